@@ -1,0 +1,75 @@
+// Command gpunetsim simulates GPU clusters under different networking
+// strategies and compares them. With no arguments it runs the default
+// strategy comparison (the strong-scaled allreduce) on built-in defaults.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// usageError marks errors caused by bad input; they exit with code 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// badInput wraps err as a usage error (exit code 2).
+func badInput(err error) error { return usageError{err} }
+
+// run executes the CLI with args and returns the process exit code:
+// 0 on success, 2 on bad input, 1 on any other failure.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "gpunetsim:", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+// isCobraUsage reports whether err came from cobra's own argument or flag
+// parsing, which is always bad input.
+func isCobraUsage(err error) bool {
+	var fe flagError
+	return errors.As(err, &fe)
+}
+
+// flagError wraps errors from flag parsing.
+type flagError struct{ err error }
+
+func (f flagError) Error() string { return f.err.Error() }
+func (f flagError) Unwrap() error { return f.err }
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "gpunetsim",
+		Short:         "Simulate who should drive the network when GPUs do the computing",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDefault(cmd, stdout, stderr)
+		},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
+	root.AddCommand(newDDTCmd(stdout), newGoalCmd(stdout, stderr))
+	addSimCommands(root, stdout, stderr)
+	return root
+}
