@@ -1,0 +1,26 @@
+// Package sim is gpunetsim's discrete-event engine: simulated time, an event
+// queue, blocking processes and deterministic random streams. It knows
+// nothing of hardware.
+//
+// Time is an int64 count of picoseconds (Time, Duration). Two kinds of
+// activity share one queue ordered by (time, sequence number), so ties run in
+// the order they were scheduled and a run repeats exactly:
+//
+//   - Callback events (At, After, AtH) for high-count mechanics: packets,
+//     ports, DMA, counters. They must not block. AtH takes a Handler and an
+//     argument and allocates nothing.
+//   - Processes (Spawn) for agents that block: host threads, GPU
+//     work-groups, service threads. A process is an iter.Pull coroutine that
+//     runs straight-line code and blocks only through engine operations:
+//     Proc.Sleep, Proc.Wait on a Signal (with a predicate), Proc.Join.
+//
+// Run drains the queue. When it empties while non-daemon processes still
+// wait, Run returns a *DeadlockError listing every blocked process and what
+// it waits on. A panic inside a process stops the run with a *PanicError
+// carrying the process name and stack.
+//
+// One Engine per goroutine; nothing here is safe for concurrent use, and
+// there is no package-level state. Random streams (Engine.Stream) are PCG
+// generators derived from the engine seed and an entity name, so adding an
+// entity never perturbs another's stream.
+package sim

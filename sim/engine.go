@@ -1,0 +1,133 @@
+package sim
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+)
+
+// Engine owns simulated time, the event queue and the processes of one run.
+// The zero value is not usable; call New.
+type Engine struct {
+	now     Time
+	seq     uint64
+	queue   eventQueue
+	events  uint64
+	seed    uint64
+	stopped bool
+
+	procs   []*Proc // live processes, in no particular order
+	spawned uint64  // processes ever spawned
+	running *Proc   // process currently executing, nil in callbacks
+	failure error   // first process panic
+	tracer  Tracer
+}
+
+// New returns an engine at time zero whose random streams derive from seed.
+func New(seed uint64) *Engine {
+	return &Engine{seed: seed, queue: eventQueue{keys: make([]key, 0, 1024)}}
+}
+
+// Now returns the current simulated time.
+func (e *Engine) Now() Time { return e.now }
+
+// Seed returns the seed the engine was created with.
+func (e *Engine) Seed() uint64 { return e.seed }
+
+// Events returns the number of events executed so far.
+func (e *Engine) Events() uint64 { return e.events }
+
+// Live returns the number of processes that have not finished.
+func (e *Engine) Live() int { return len(e.procs) }
+
+// Pending returns the number of events waiting in the queue.
+func (e *Engine) Pending() int { return e.queue.len() }
+
+// At schedules fn to run at absolute time t. Scheduling into the past is a
+// simulator bug and panics.
+func (e *Engine) At(t Time, fn func()) {
+	e.checkFuture(t)
+	e.seq++
+	e.queue.push(t, e.seq, event{h: funcHandler(fn)})
+}
+
+// After schedules fn to run d after now.
+func (e *Engine) After(d Duration, fn func()) { e.At(e.now+d, fn) }
+
+// AtH schedules h.Handle(arg) at time t without allocating.
+func (e *Engine) AtH(t Time, h Handler, arg uint64) {
+	e.checkFuture(t)
+	e.seq++
+	e.queue.push(t, e.seq, event{h: h, arg: arg})
+}
+
+func (e *Engine) checkFuture(t Time) {
+	if t < e.now {
+		panic(fmt.Sprintf("sim: event scheduled at %v, before now %v", t, e.now))
+	}
+}
+
+// Stop makes Run return after the current event.
+func (e *Engine) Stop() { e.stopped = true }
+
+// Run executes events until the queue is empty or Stop is called. It returns
+// a *PanicError if a process panicked and a *DeadlockError if the queue
+// emptied while non-daemon processes were still blocked.
+func (e *Engine) Run() error { return e.RunUntil(MaxTime) }
+
+// RunUntil executes events with time ≤ limit; see Run. Time advances to the
+// last executed event, never to limit itself.
+func (e *Engine) RunUntil(limit Time) error {
+	e.stopped = false
+	for e.queue.len() > 0 && !e.stopped {
+		if e.queue.peekTime() > limit {
+			return nil
+		}
+		t, ev := e.queue.pop()
+		e.now = t
+		e.events++
+		ev.h.Handle(ev.arg)
+		if e.failure != nil {
+			err := e.failure
+			e.shutdown()
+			return err
+		}
+	}
+	if e.stopped {
+		return nil
+	}
+	if blocked := e.blockedProcs(); len(blocked) > 0 {
+		err := &DeadlockError{At: e.now, Blocked: blocked}
+		e.shutdown()
+		return err
+	}
+	return nil
+}
+
+// Close releases the coroutines of processes that never finished (after a
+// Stop, for example). The engine must not be used afterwards.
+func (e *Engine) Close() { e.shutdown() }
+
+func (e *Engine) shutdown() {
+	procs := e.procs
+	e.procs = nil
+	for _, p := range procs {
+		p.done = true
+		p.stop()
+	}
+}
+
+// Stream returns a deterministic PCG random stream for the named entity. The
+// same seed and name always give the same sequence, independent of other
+// streams and of call order.
+func (e *Engine) Stream(name string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(e.seed, h.Sum64()))
+}
+
+// SetTracer installs t to receive process spans; nil disables tracing.
+func (e *Engine) SetTracer(t Tracer) { e.tracer = t }
+
+// Tracer returns the installed tracer, or nil.
+func (e *Engine) Tracer() Tracer { return e.tracer }

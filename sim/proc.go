@@ -1,0 +1,258 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"iter"
+	"runtime/debug"
+	"slices"
+	"strings"
+)
+
+// Proc is a simulated agent that can block: a host thread, a GPU
+// work-group, a CP service thread. Its body runs as an iter.Pull coroutine
+// and gives control back to the engine only inside engine operations (Sleep,
+// Wait, WaitUntil, Join).
+type Proc struct {
+	e      *Engine
+	name   string
+	id     uint64 // spawn order
+	slot   int    // index in Engine.procs while live
+	next   func() (struct{}, bool)
+	stop   func()
+	yield  func(struct{}) bool
+	done   bool
+	daemon bool
+	since  Time   // when the current wait began
+	reason string // what the process waits on; "" when runnable
+	exit   Signal // notified when the body returns
+}
+
+// killed unwinds a process body when the engine shuts down.
+type killed struct{}
+
+// Spawn creates a process that starts running body at the current time,
+// after the events already scheduled for now.
+func (e *Engine) Spawn(name string, body func(p *Proc)) *Proc {
+	return e.SpawnAt(e.now, name, body)
+}
+
+// SpawnAt creates a process that starts running body at time t.
+func (e *Engine) SpawnAt(t Time, name string, body func(p *Proc)) *Proc {
+	e.spawned++
+	p := &Proc{e: e, name: name, id: e.spawned, slot: len(e.procs), reason: "start", since: e.now}
+	p.next, p.stop = iter.Pull(func(yield func(struct{}) bool) {
+		p.yield = yield
+		defer p.recoverPanic()
+		body(p)
+	})
+	e.procs = append(e.procs, p)
+	e.AtH(t, p, 0)
+	return p
+}
+
+func (p *Proc) recoverPanic() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, ok := r.(killed); ok {
+		return
+	}
+	if p.e.failure == nil {
+		p.e.failure = &PanicError{Proc: p.name, At: p.e.now, Value: r, Stack: string(debug.Stack())}
+	}
+}
+
+// Name returns the process name given at Spawn.
+func (p *Proc) Name() string { return p.name }
+
+// Engine returns the engine running p.
+func (p *Proc) Engine() *Engine { return p.e }
+
+// Now returns the current simulated time.
+func (p *Proc) Now() Time { return p.e.now }
+
+// Done reports whether the process body has returned.
+func (p *Proc) Done() bool { return p.done }
+
+// SetDaemon marks p as a background agent (a polling service thread, say)
+// whose blocking at the end of a run is not a deadlock.
+func (p *Proc) SetDaemon() { p.daemon = true }
+
+// Handle resumes the process; it makes *Proc a Handler so wake-ups are
+// allocation-free events.
+func (p *Proc) Handle(uint64) {
+	if p.done {
+		return
+	}
+	prev := p.e.running
+	p.e.running = p
+	p.reason = ""
+	_, ok := p.next()
+	p.e.running = prev
+	if !ok {
+		p.finish()
+	}
+}
+
+// finish removes p from the live set and wakes its joiners.
+func (p *Proc) finish() {
+	p.done = true
+	procs := p.e.procs
+	last := len(procs) - 1
+	procs[p.slot] = procs[last]
+	procs[p.slot].slot = p.slot
+	procs[last] = nil
+	p.e.procs = procs[:last]
+	p.exit.Notify()
+}
+
+// block suspends the body until an event resumes it.
+func (p *Proc) block(reason string) {
+	if p.e.running != p {
+		panic(fmt.Sprintf("sim: process %q blocked from outside its own body", p.name))
+	}
+	p.reason, p.since = reason, p.e.now
+	if !p.yield(struct{}{}) {
+		panic(killed{})
+	}
+}
+
+// Sleep blocks for d of simulated time. Sleep(0) yields to the other events
+// scheduled for now.
+func (p *Proc) Sleep(d Duration) {
+	if d < 0 {
+		panic(fmt.Sprintf("sim: process %q sleeps for negative %v", p.name, d))
+	}
+	p.e.AtH(p.e.now+d, p, 0)
+	p.block("sleep")
+}
+
+// SleepUntil blocks until absolute time t (returns at once if t ≤ now).
+func (p *Proc) SleepUntil(t Time) {
+	if t > p.e.now {
+		p.Sleep(t - p.e.now)
+	}
+}
+
+// Wait blocks until s is notified. what names the wait for deadlock reports.
+func (p *Proc) Wait(s *Signal, what string) {
+	s.waiters = append(s.waiters, p)
+	p.block(what)
+}
+
+// WaitUntil blocks until cond holds, re-checking it each time s is notified.
+// Whoever changes the state cond reads must notify s.
+func (p *Proc) WaitUntil(s *Signal, what string, cond func() bool) {
+	for !cond() {
+		p.Wait(s, what)
+	}
+}
+
+// Join blocks until q has finished.
+func (p *Proc) Join(q *Proc) {
+	for !q.done {
+		p.Wait(&q.exit, "join "+q.name)
+	}
+}
+
+// Signal wakes the processes waiting on it. The zero value is ready to use.
+type Signal struct {
+	waiters []*Proc
+}
+
+// Notify wakes every waiting process at the current time, in the order they
+// started waiting.
+func (s *Signal) Notify() {
+	if len(s.waiters) == 0 {
+		return
+	}
+	for i, w := range s.waiters {
+		w.e.AtH(w.e.now, w, 0)
+		s.waiters[i] = nil
+	}
+	s.waiters = s.waiters[:0]
+}
+
+// Waiting returns the number of processes waiting on s.
+func (s *Signal) Waiting() int { return len(s.waiters) }
+
+// Counter is a monotonically increasing value that processes can wait on,
+// such as a completion counter.
+type Counter struct {
+	v   uint64
+	sig Signal
+}
+
+// Add increases the counter by n and wakes its waiters.
+func (c *Counter) Add(n uint64) { c.v += n; c.sig.Notify() }
+
+// Value returns the current count.
+func (c *Counter) Value() uint64 { return c.v }
+
+// WaitAtLeast blocks p until the counter reaches n.
+func (c *Counter) WaitAtLeast(p *Proc, n uint64, what string) {
+	for c.v < n {
+		p.Wait(&c.sig, what)
+	}
+}
+
+// BlockedProc describes one process stuck at the end of a run.
+type BlockedProc struct {
+	Name  string
+	Waits string
+	Since Time
+}
+
+// DeadlockError reports that no event can fire while processes still wait.
+type DeadlockError struct {
+	At      Time
+	Blocked []BlockedProc
+}
+
+func (d *DeadlockError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "deadlock at %v: %d process(es) blocked with no pending event", d.At, len(d.Blocked))
+	for _, bp := range d.Blocked {
+		fmt.Fprintf(&b, "\n  %s: waits on %s (since %v)", bp.Name, bp.Waits, bp.Since)
+	}
+	return b.String()
+}
+
+// PanicError reports a panic inside a process body.
+type PanicError struct {
+	Proc  string
+	At    Time
+	Value any
+	Stack string
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("process %s panicked at %v: %v\n%s", e.Proc, e.At, e.Value, e.Stack)
+}
+
+func (e *Engine) blockedProcs() []BlockedProc {
+	live := slices.Clone(e.procs)
+	slices.SortFunc(live, func(a, b *Proc) int { return cmp.Compare(a.id, b.id) })
+	var out []BlockedProc
+	for _, p := range live {
+		if !p.daemon {
+			out = append(out, BlockedProc{Name: p.name, Waits: p.reason, Since: p.since})
+		}
+	}
+	return out
+}
+
+// Tracer receives spans of simulated activity, one track per agent.
+type Tracer interface {
+	// Span records that track did name from start to end.
+	Span(track, name string, start, end Time)
+}
+
+// Span records a span on the engine's tracer, if any.
+func (e *Engine) Span(track, name string, start, end Time) {
+	if e.tracer != nil {
+		e.tracer.Span(track, name, start, end)
+	}
+}

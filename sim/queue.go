@@ -1,0 +1,131 @@
+package sim
+
+import "math/bits"
+
+// Handler receives allocation-free callback events scheduled with AtH.
+type Handler interface {
+	Handle(arg uint64)
+}
+
+// funcHandler adapts a plain func to Handler. A func value is pointer-shaped,
+// so the conversion does not allocate.
+type funcHandler func()
+
+func (f funcHandler) Handle(uint64) { f() }
+
+// event is what runs when a queue entry comes due.
+type event struct {
+	h   Handler
+	arg uint64
+}
+
+// key orders the queue: time first, then scheduling sequence, so ties run
+// first-in first-out. slot indexes the event's payload.
+type key struct {
+	t    Time
+	seq  uint64
+	slot int32
+}
+
+func (a *key) before(b *key) bool { return lessBit(a, b) == 1 }
+
+// lessBit is 1 when a orders before b, else 0, computed without branches as
+// the borrow of the 128-bit subtraction (a.t, a.seq) − (b.t, b.seq). Heap
+// comparisons are unpredictable, so avoiding the branch matters. Times are
+// never negative, so the unsigned view orders them correctly.
+func lessBit(a, b *key) uint64 {
+	_, borrow := bits.Sub64(a.seq, b.seq, 0)
+	_, borrow = bits.Sub64(uint64(a.t), uint64(b.t), borrow)
+	return borrow
+}
+
+// eventQueue is a hand-written 4-ary min-heap of small keys (container/heap
+// boxes through an interface and allocates per push). Payloads live in a
+// slab with a free list, so sifting moves 24-byte keys that stay in L1.
+type eventQueue struct {
+	keys []key
+	slab []event
+	free []int32
+}
+
+func (q *eventQueue) len() int { return len(q.keys) }
+
+func (q *eventQueue) push(t Time, seq uint64, ev event) {
+	var slot int32
+	if n := len(q.free); n > 0 {
+		slot = q.free[n-1]
+		q.free = q.free[:n-1]
+		q.slab[slot] = ev
+	} else {
+		slot = int32(len(q.slab))
+		q.slab = append(q.slab, ev)
+	}
+	k := key{t: t, seq: seq, slot: slot}
+	q.keys = append(q.keys, k)
+	keys := q.keys
+	i := len(keys) - 1
+	for i > 0 {
+		parent := (i - 1) / 4
+		if !k.before(&keys[parent]) {
+			break
+		}
+		keys[i] = keys[parent]
+		i = parent
+	}
+	keys[i] = k
+}
+
+// pop removes the earliest entry and returns its time and event. The queue
+// must not be empty. It uses Floyd's variant: the hole at the root moves down
+// along the smallest children to a leaf without comparing against the
+// displaced last key, which then sifts up from there (usually zero or one
+// step, since the last key is typically among the latest).
+func (q *eventQueue) pop() (Time, event) {
+	keys := q.keys
+	top := keys[0]
+	n := len(keys) - 1
+	last := keys[n]
+	keys = keys[:n]
+	q.keys = keys
+	ev := q.slab[top.slot]
+	q.slab[top.slot] = event{} // drop references for the GC
+	q.free = append(q.free, top.slot)
+	if n == 0 {
+		return top.t, ev
+	}
+	i := 0
+	for {
+		first := 4*i + 1
+		if first >= n {
+			break
+		}
+		child := first
+		if first+4 <= n {
+			// Full node: tournament without branches.
+			a := first + int(lessBit(&keys[first+1], &keys[first]))
+			b := first + 2 + int(lessBit(&keys[first+3], &keys[first+2]))
+			sel := int(lessBit(&keys[b], &keys[a]))
+			child = a + sel*(b-a)
+		} else {
+			for c := first + 1; c < n; c++ {
+				if keys[c].before(&keys[child]) {
+					child = c
+				}
+			}
+		}
+		keys[i] = keys[child]
+		i = child
+	}
+	for i > 0 {
+		parent := (i - 1) / 4
+		if !last.before(&keys[parent]) {
+			break
+		}
+		keys[i] = keys[parent]
+		i = parent
+	}
+	keys[i] = last
+	return top.t, ev
+}
+
+func (q *eventQueue) peekTime() Time { return q.keys[0].t }

@@ -1,0 +1,153 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Time is a point in simulated time, in picoseconds since the start of a run.
+type Time int64
+
+// Duration is a span of simulated time in picoseconds.
+type Duration = Time
+
+// Unit constants for Time.
+const (
+	Picosecond  Time = 1
+	Nanosecond       = 1000 * Picosecond
+	Microsecond      = 1000 * Nanosecond
+	Millisecond      = 1000 * Microsecond
+	Second           = 1000 * Millisecond
+)
+
+// MaxTime is the largest representable simulated time.
+const MaxTime Time = math.MaxInt64
+
+// Seconds returns t as floating-point seconds.
+func (t Time) Seconds() float64 { return float64(t) / float64(Second) }
+
+// Micros returns t as floating-point microseconds.
+func (t Time) Micros() float64 { return float64(t) / float64(Microsecond) }
+
+// String prints t with the largest unit that keeps it readable, e.g. "1.5us",
+// "100ns", "250ps". The output parses back with ParseDuration to the same
+// value.
+func (t Time) String() string {
+	if t == 0 {
+		return "0s"
+	}
+	sign := ""
+	v := int64(t)
+	if v < 0 {
+		if t == math.MinInt64 {
+			return "-9223372036854775808ps"
+		}
+		sign, v = "-", -v
+	}
+	units := []struct {
+		name string
+		ps   int64
+	}{{"s", int64(Second)}, {"ms", int64(Millisecond)}, {"us", int64(Microsecond)}, {"ns", int64(Nanosecond)}}
+	for _, u := range units {
+		if v >= u.ps {
+			whole, frac := v/u.ps, v%u.ps
+			if frac == 0 {
+				return fmt.Sprintf("%s%d%s", sign, whole, u.name)
+			}
+			digits := len(strconv.FormatInt(u.ps, 10)) - 1
+			fs := strings.TrimRight(fmt.Sprintf("%0*d", digits, frac), "0")
+			return fmt.Sprintf("%s%d.%s%s", sign, whole, fs, u.name)
+		}
+	}
+	return fmt.Sprintf("%s%dps", sign, v)
+}
+
+var durationUnits = map[string]int64{
+	"ps": 1, "ns": 1000, "us": 1000_000, "µs": 1000_000, "ms": 1000_000_000, "s": 1000_000_000_000,
+}
+
+// ErrBadDuration reports a malformed duration string.
+var ErrBadDuration = errors.New("bad duration")
+
+// ParseDuration parses a duration with a unit: "1.5us", "100ns", "250ps",
+// "2ms", "1s", "0". A bare number is accepted only when it is zero. The result
+// must be a whole number of picoseconds and must not overflow.
+func ParseDuration(s string) (Time, error) {
+	str := strings.TrimSpace(s)
+	if str == "0" {
+		return 0, nil
+	}
+	i := len(str)
+	for i > 0 && !isDigitOrDot(str[i-1]) {
+		i--
+	}
+	num, unit := strings.TrimSpace(str[:i]), strings.TrimSpace(str[i:])
+	mult, ok := durationUnits[unit]
+	if !ok || num == "" {
+		return 0, fmt.Errorf("%w %q: want a number with a unit ps, ns, us, ms or s (e.g. \"1.5us\")", ErrBadDuration, s)
+	}
+	v, err := parseScaled(num, mult)
+	if err != nil {
+		return 0, fmt.Errorf("%w %q: %v", ErrBadDuration, s, err)
+	}
+	return Time(v), nil
+}
+
+func isDigitOrDot(c byte) bool { return c == '.' || (c >= '0' && c <= '9') }
+
+// parseScaled parses a signed decimal number and multiplies it by mult
+// exactly, failing on fractions that do not resolve to whole units and on
+// overflow.
+func parseScaled(num string, mult int64) (int64, error) {
+	neg := false
+	if strings.HasPrefix(num, "-") {
+		neg, num = true, num[1:]
+	} else if strings.HasPrefix(num, "+") {
+		num = num[1:]
+	}
+	intPart, fracPart, _ := strings.Cut(num, ".")
+	if intPart == "" && fracPart == "" {
+		return 0, errors.New("no digits")
+	}
+	for _, part := range []string{intPart, fracPart} {
+		for _, c := range part {
+			if c < '0' || c > '9' {
+				return 0, fmt.Errorf("unexpected character %q", c)
+			}
+		}
+	}
+	var whole int64
+	if intPart != "" {
+		w, err := strconv.ParseInt(intPart, 10, 64)
+		if err != nil {
+			return 0, errors.New("number too large")
+		}
+		whole = w
+	}
+	if whole > math.MaxInt64/mult {
+		return 0, errors.New("number too large")
+	}
+	v := whole * mult
+	scale := mult
+	for _, c := range fracPart {
+		if scale%10 != 0 {
+			if c != '0' {
+				return 0, errors.New("finer than the smallest unit")
+			}
+			continue
+		}
+		scale /= 10
+		add := int64(c-'0') * scale
+		if v > math.MaxInt64-add {
+			return 0, errors.New("number too large")
+		}
+		v += add
+	}
+	if neg {
+		v = -v
+	}
+	return v, nil
+}

@@ -1,0 +1,142 @@
+// Package unit parses and prints the physical quantities of gpunetsim's
+// configuration: sizes in bytes ("2KiB", "8MiB", "64B"), bit rates
+// ("100Gbps", "28GB/s"), and durations (delegated to sim.ParseDuration). It
+// is the one place where unit strings are interpreted.
+package unit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Bytes is a size in bytes.
+type Bytes int64
+
+// Size constants.
+const (
+	B   Bytes = 1
+	KiB       = 1024 * B
+	MiB       = 1024 * KiB
+	GiB       = 1024 * MiB
+)
+
+// Rate is a data rate in bytes per second.
+type Rate float64
+
+// Errors returned by the parsers; wrapped with the offending text.
+var (
+	ErrBadSize = errors.New("bad size")
+	ErrBadRate = errors.New("bad rate")
+)
+
+var sizeUnits = map[string]float64{
+	"": 1, "b": 1, "B": 1,
+	"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+	"k": 1 << 10, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30,
+}
+
+// ParseBytes parses a size such as "64B", "2KiB", "8MiB", "1.5MB" or a bare
+// byte count "4096". The result must be a whole, non-negative number of bytes.
+func ParseBytes(s string) (Bytes, error) {
+	num, u := splitNumber(s)
+	mult, ok := sizeUnits[u]
+	if !ok || num == "" {
+		return 0, fmt.Errorf("%w %q: want a number with B, KiB, MiB, GiB, KB, MB or GB (e.g. \"2KiB\")", ErrBadSize, s)
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%w %q: malformed number", ErrBadSize, s)
+	}
+	total := v * mult
+	if total < 0 {
+		return 0, fmt.Errorf("%w %q: must not be negative", ErrBadSize, s)
+	}
+	if total > math.MaxInt64/2 {
+		return 0, fmt.Errorf("%w %q: too large", ErrBadSize, s)
+	}
+	if total != math.Trunc(total) {
+		return 0, fmt.Errorf("%w %q: not a whole number of bytes", ErrBadSize, s)
+	}
+	return Bytes(total), nil
+}
+
+// String prints b with the largest binary unit that divides it exactly.
+func (b Bytes) String() string {
+	switch {
+	case b != 0 && b%GiB == 0:
+		return fmt.Sprintf("%dGiB", b/GiB)
+	case b != 0 && b%MiB == 0:
+		return fmt.Sprintf("%dMiB", b/MiB)
+	case b != 0 && b%KiB == 0:
+		return fmt.Sprintf("%dKiB", b/KiB)
+	}
+	return fmt.Sprintf("%dB", int64(b))
+}
+
+var rateUnits = map[string]float64{
+	"bps": 1.0 / 8, "Kbps": 1e3 / 8, "Mbps": 1e6 / 8, "Gbps": 1e9 / 8, "Tbps": 1e12 / 8,
+	"Gb/s": 1e9 / 8, "Mb/s": 1e6 / 8,
+	"B/s": 1, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12,
+	"KiB/s": 1 << 10, "MiB/s": 1 << 20, "GiB/s": 1 << 30,
+}
+
+// ParseRate parses a data rate: bits per second ("100Gbps", "56Gb/s") or
+// bytes per second ("28GB/s", "50GiB/s"). It must be positive and finite.
+func ParseRate(s string) (Rate, error) {
+	num, u := splitNumber(s)
+	mult, ok := rateUnits[u]
+	if !ok || num == "" {
+		return 0, fmt.Errorf("%w %q: want a number with Gbps, Mbps, GB/s, MB/s or GiB/s (e.g. \"100Gbps\")", ErrBadRate, s)
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%w %q: malformed number", ErrBadRate, s)
+	}
+	if v <= 0 {
+		return 0, fmt.Errorf("%w %q: must be positive", ErrBadRate, s)
+	}
+	return Rate(v * mult), nil
+}
+
+// String prints r in Gbps when it is a whole number of bits per second at
+// that scale, else in GB/s.
+func (r Rate) String() string {
+	gbps := float64(r) * 8 / 1e9
+	return strconv.FormatFloat(gbps, 'g', -1, 64) + "Gbps"
+}
+
+// BytesPerSecond returns r as a float.
+func (r Rate) BytesPerSecond() float64 { return float64(r) }
+
+// TransferTime is the time to move n bytes at rate r, rounded up to whole
+// picoseconds. A zero-byte transfer takes no time.
+func (r Rate) TransferTime(n Bytes) sim.Duration {
+	if n <= 0 {
+		return 0
+	}
+	return sim.Duration(math.Ceil(float64(n) * 1e12 / float64(r)))
+}
+
+// PerByte returns the time per byte at rate r in picoseconds (fractional).
+func (r Rate) PerByte() float64 { return 1e12 / float64(r) }
+
+// ParseDuration parses a duration with a unit; see sim.ParseDuration.
+func ParseDuration(s string) (sim.Duration, error) { return sim.ParseDuration(s) }
+
+// splitNumber splits "12.5GiB" into "12.5" and "GiB", trimming spaces.
+func splitNumber(s string) (num, unit string) {
+	str := strings.TrimSpace(s)
+	i := 0
+	for i < len(str) && (str[i] == '.' || str[i] == '-' || str[i] == '+' || str[i] == 'e' && i > 0 && isDigit(str[i-1]) || isDigit(str[i])) {
+		i++
+	}
+	return str[:i], strings.TrimSpace(str[i:])
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -1,0 +1,97 @@
+package unit
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+func TestParseBytes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Bytes
+		bad  bool
+	}{
+		{"64B", 64, false}, {"2KiB", 2048, false}, {"8MiB", 8 << 20, false}, {"4096", 4096, false},
+		{"1.5KiB", 1536, false}, {"2 KiB", 2048, false}, {"1MB", 1e6, false}, {"0", 0, false},
+		{"-1KiB", 0, true}, {"1.3B", 0, true}, {"KiB", 0, true}, {"3 parsecs", 0, true}, {"1e30GiB", 0, true},
+	}
+	for _, tc := range tests {
+		got, err := ParseBytes(tc.in)
+		if (err != nil) != tc.bad || got != tc.want {
+			t.Errorf("ParseBytes(%q) = %v, %v; want %v, bad=%v", tc.in, got, err, tc.want, tc.bad)
+		}
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Rate
+		bad  bool
+	}{
+		{"100Gbps", 12.5e9, false}, {"200Gbps", 25e9, false}, {"28GB/s", 28e9, false},
+		{"56Gb/s", 7e9, false}, {"1GiB/s", 1 << 30, false},
+		{"0Gbps", 0, true}, {"-5Gbps", 0, true}, {"100", 0, true}, {"fastGbps", 0, true},
+	}
+	for _, tc := range tests {
+		got, err := ParseRate(tc.in)
+		if (err != nil) != tc.bad || got != tc.want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v, bad=%v", tc.in, float64(got), err, float64(tc.want), tc.bad)
+		}
+	}
+}
+
+func TestTransferTime(t *testing.T) {
+	r := Rate(12.5e9) // 100 Gbps
+	if got := r.TransferTime(2048 + 64); got != 168960*sim.Picosecond {
+		t.Fatalf("2112 B at 100Gbps = %v, want 168.96ns", got)
+	}
+	if r.TransferTime(0) != 0 {
+		t.Fatal("zero bytes must take no time")
+	}
+}
+
+func FuzzParseBytesRoundTrip(f *testing.F) {
+	for _, s := range []string{"2KiB", "0", "17", "1.5MiB", "x", "-3B"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := ParseBytes(s)
+		if err != nil {
+			return
+		}
+		if b < 0 {
+			t.Fatalf("%q parsed to negative %d", s, b)
+		}
+		back, err := ParseBytes(b.String())
+		if err != nil || back != b {
+			t.Fatalf("%q -> %d -> %q -> %d, %v", s, b, b.String(), back, err)
+		}
+	})
+}
+
+func FuzzParseRate(f *testing.F) {
+	for _, s := range []string{"100Gbps", "28GB/s", "", "1e9bps"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRate(s)
+		if err == nil && !(r > 0) {
+			t.Fatalf("%q parsed to non-positive rate %v", s, float64(r))
+		}
+		if err == nil {
+			back, err := ParseRate(r.String())
+			if err != nil || abs(float64(back)-float64(r)) > 1e-9*float64(r) {
+				t.Fatalf("%q -> %v -> %q -> %v, %v", s, float64(r), r.String(), float64(back), err)
+			}
+		}
+	})
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
