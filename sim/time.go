@@ -151,3 +151,15 @@ func parseScaled(num string, mult int64) (int64, error) {
 	}
 	return v, nil
 }
+
+// MarshalText implements encoding.TextMarshaler with String's format.
+func (t Time) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParseDuration.
+func (t *Time) UnmarshalText(b []byte) error {
+	v, err := ParseDuration(string(b))
+	if err == nil {
+		*t = v
+	}
+	return err
+}

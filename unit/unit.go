@@ -140,3 +140,76 @@ func splitNumber(s string) (num, unit string) {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// Freq is a clock frequency in hertz.
+type Freq float64
+
+// ErrBadFreq reports a malformed frequency.
+var ErrBadFreq = errors.New("bad frequency")
+
+var freqUnits = map[string]float64{"Hz": 1, "KHz": 1e3, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
+
+// ParseFreq parses a frequency such as "1.5GHz" or "800MHz"; it must be
+// positive.
+func ParseFreq(s string) (Freq, error) {
+	num, u := splitNumber(s)
+	mult, ok := freqUnits[u]
+	if !ok || num == "" {
+		return 0, fmt.Errorf("%w %q: want a number with Hz, MHz or GHz (e.g. \"1.5GHz\")", ErrBadFreq, s)
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return 0, fmt.Errorf("%w %q: must be a positive number", ErrBadFreq, s)
+	}
+	return Freq(v * mult), nil
+}
+
+// String prints f in GHz or MHz.
+func (f Freq) String() string {
+	if f >= 1e9 {
+		return strconv.FormatFloat(float64(f)/1e9, 'g', -1, 64) + "GHz"
+	}
+	return strconv.FormatFloat(float64(f)/1e6, 'g', -1, 64) + "MHz"
+}
+
+// Cycles returns the duration of n cycles at f, rounded to the nearest
+// picosecond.
+func (f Freq) Cycles(n float64) sim.Duration {
+	return sim.Duration(math.Round(n * 1e12 / float64(f)))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (f Freq) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (f *Freq) UnmarshalText(b []byte) error {
+	v, err := ParseFreq(string(b))
+	if err == nil {
+		*f = v
+	}
+	return err
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (b Bytes) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (b *Bytes) UnmarshalText(text []byte) error {
+	v, err := ParseBytes(string(text))
+	if err == nil {
+		*b = v
+	}
+	return err
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (r Rate) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (r *Rate) UnmarshalText(text []byte) error {
+	v, err := ParseRate(string(text))
+	if err == nil {
+		*r = v
+	}
+	return err
+}

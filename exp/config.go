@@ -1,0 +1,133 @@
+package exp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// RunSpec holds what selects and seeds a run.
+type RunSpec struct {
+	Preset     string `toml:"preset" doc:"hardware preset the other values start from" src:"RUN"`
+	Seed       uint64 `toml:"seed" doc:"seed of every random stream" src:"RUN"`
+	Functional bool   `toml:"functional" doc:"carry real bytes and verify every result against a serial reference" src:"RUN"`
+	Parallel   int    `toml:"parallel" doc:"simulations run at once in a sweep (0 = one per CPU core)" src:"RUN"`
+}
+
+// AllreduceSpec holds the knobs of the strong-scaled allreduce study
+// (workloads.md §4.1, §4.5).
+type AllreduceSpec struct {
+	Size       unit.Bytes `toml:"size" doc:"vector size in bytes (float32 elements)" src:"DOC"`
+	Nodes      []int      `toml:"nodes" doc:"node counts to sweep" src:"DEFAULT"`
+	Strategies []string   `toml:"strategies" doc:"strategies to compare (CPU is the speedup baseline)" src:"DOC"`
+	WGs        int        `toml:"wgs" doc:"GPU-TN/GDS: work-groups per step (slices), at most nic.trig_max_entries" src:"DEFAULT"`
+	WGSize     int        `toml:"wg_size" doc:"work-items per work-group" src:"DEFAULT"`
+	CPUThreads int        `toml:"cpu_threads" doc:"CPU strategy: OpenMP-style threads for the reduction" src:"DEFAULT"`
+}
+
+// LatencySpec holds the knobs of the GPU-TN latency decomposition
+// (workloads.md §8).
+type LatencySpec struct {
+	Size       unit.Bytes `toml:"size" doc:"bytes the initiator kernel copies and sends" src:"DOC"`
+	Strategies []string   `toml:"strategies" doc:"strategies to decompose" src:"DOC"`
+}
+
+// Config is everything one experiment run needs. The embedded cluster.Spec
+// gives the hardware parameters their top-level names (link.bandwidth,
+// gpu.launch, …).
+type Config struct {
+	Run RunSpec `toml:"run"`
+	cluster.Spec
+	SW        cost.Spec     `toml:"sw"`
+	MPI       mpi.Spec      `toml:"mpi"`
+	Allreduce AllreduceSpec `toml:"allreduce"`
+	Latency   LatencySpec   `toml:"latency"`
+}
+
+// DefaultConfig returns the configuration of the named preset with every
+// software and workload knob at its default.
+func DefaultConfig(preset string) (Config, error) {
+	hw, err := cluster.Preset(preset)
+	if err != nil {
+		return Config{}, err
+	}
+	var nodes []int
+	for n := 2; n <= 64; n += 2 {
+		nodes = append(nodes, n)
+	}
+	return Config{
+		Run:  RunSpec{Preset: preset, Seed: 1, Functional: true},
+		Spec: hw,
+		SW:   cost.Default(),
+		MPI:  mpi.DefaultSpec(),
+		Allreduce: AllreduceSpec{Size: 8 * unit.MiB, Nodes: nodes, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN"},
+			WGs: 16, WGSize: 256, CPUThreads: 8},
+		Latency: LatencySpec{Size: 64, Strategies: []string{"HDN", "GDS", "GPUTN"}},
+	}, nil
+}
+
+// Validate reports every invalid value at once, each naming its field.
+func (c Config) Validate() error {
+	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate()}
+	if c.Run.Parallel < 0 || c.Run.Parallel > 1024 {
+		errs = append(errs, fmt.Errorf("run.parallel = %d: must be in [0, 1024]", c.Run.Parallel))
+	}
+	return errors.Join(errs...)
+}
+
+func (a AllreduceSpec) validate() error {
+	var errs []error
+	if a.Size < 4 || a.Size%4 != 0 || a.Size > 16*unit.GiB {
+		errs = append(errs, fmt.Errorf("allreduce.size = %v: must be a positive multiple of 4 bytes (float32), at most 16GiB", a.Size))
+	}
+	if len(a.Nodes) == 0 {
+		errs = append(errs, errors.New("allreduce.nodes is empty: give at least one node count"))
+	}
+	for _, n := range a.Nodes {
+		if n < 2 || n > 65536 {
+			errs = append(errs, fmt.Errorf("allreduce.nodes contains %d: node counts must be in [2, 65536]", n))
+		} else if int64(a.Size/4) < int64(n) {
+			errs = append(errs, fmt.Errorf("allreduce.nodes contains %d: the ring needs at least one float32 per node (allreduce.size = %v)", n, a.Size))
+		}
+	}
+	errs = append(errs, checkStrategies("allreduce.strategies", a.Strategies, []string{"CPU", "HDN", "GDS", "GPUTN"}))
+	if a.WGs < 1 || a.WGs > 1024 {
+		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: must be in [1, 1024]", a.WGs))
+	}
+	if a.WGSize < 1 || a.WGSize > 1024 {
+		errs = append(errs, fmt.Errorf("allreduce.wg_size = %d: must be in [1, 1024]", a.WGSize))
+	}
+	if a.CPUThreads < 1 || a.CPUThreads > 1024 {
+		errs = append(errs, fmt.Errorf("allreduce.cpu_threads = %d: must be in [1, 1024]", a.CPUThreads))
+	}
+	return errors.Join(errs...)
+}
+
+func (l LatencySpec) validate() error {
+	var errs []error
+	if l.Size < 1 || l.Size > 64*unit.MiB {
+		errs = append(errs, fmt.Errorf("latency.size = %v: must be in [1B, 64MiB]", l.Size))
+	}
+	errs = append(errs, checkStrategies("latency.strategies", l.Strategies, []string{"HDN", "GDS", "GPUTN"}))
+	return errors.Join(errs...)
+}
+
+func checkStrategies(field string, got, allowed []string) error {
+	if len(got) == 0 {
+		return fmt.Errorf("%s is empty: must list some of %v", field, allowed)
+	}
+	for _, s := range got {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || s == a
+		}
+		if !ok {
+			return fmt.Errorf("%s contains %q: must be among %v", field, s, allowed)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package exp
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Env is what the caller lends a run besides its configuration.
+type Env struct {
+	// Tracer, when non-nil, receives spans of every simulated agent.
+	Tracer sim.Tracer
+	// Progress, when non-nil, is told after each finished simulation.
+	Progress func(done, total int)
+}
+
+// Experiment is a named, runnable study.
+type Experiment struct {
+	Name    string
+	Summary string
+	Run     func(cfg Config, env Env) (*report.Result, error)
+}
+
+// List returns the registered experiments sorted by name.
+func List() []Experiment {
+	all := experiments()
+	slices.SortFunc(all, func(a, b Experiment) int { return strings.Compare(a.Name, b.Name) })
+	return all
+}
+
+// Lookup returns the named experiment.
+func Lookup(name string) (Experiment, error) {
+	var names []string
+	for _, e := range List() {
+		if e.Name == name {
+			return e, nil
+		}
+		names = append(names, e.Name)
+	}
+	return Experiment{}, fmt.Errorf("unknown experiment %q: must be one of %s", name, strings.Join(names, ", "))
+}

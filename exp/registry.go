@@ -1,0 +1,6 @@
+package exp
+
+// experiments returns every registered experiment.
+func experiments() []Experiment {
+	return nil
+}

@@ -1,0 +1,114 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/net"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// Spec is the whole hardware description of a cluster: every node is built
+// from the same CPU, GPU, NIC and PCIe specs, joined by the network.
+type Spec struct {
+	Link     net.LinkSpec     `toml:"link"`
+	Switch   net.SwitchSpec   `toml:"switch"`
+	Topology net.TopologySpec `toml:"topology"`
+	PCIe     pcie.Spec        `toml:"pcie"`
+	CPU      cpu.Spec         `toml:"cpu"`
+	GPU      gpu.Spec         `toml:"gpu"`
+	NIC      nic.Spec         `toml:"nic"`
+}
+
+// Validate reports every invalid field of every component.
+func (s Spec) Validate() error {
+	return errors.Join(s.Link.Validate(), s.Switch.Validate(), s.Topology.Validate(),
+		s.PCIe.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate())
+}
+
+// pcieGen4x16 is the effective Gen4 x16 rate: 16 GT/s × 16 lanes × 128/130
+// ÷ 8 ≈ 31.5 GB/s raw, times the TLP efficiency MPS/(MPS+24) at MPS = 256 B
+// (hardware.md §4).
+const pcieGen4x16 = unit.Rate(16e9 * 16 * 128.0 / 130.0 / 8 * 256.0 / 280.0)
+
+// ddrRate returns channels × 8 B × transfer rate (MT/s).
+func ddrRate(channels int, mts float64) unit.Rate { return unit.Rate(float64(channels) * 8 * mts * 1e6) }
+
+// GPUTN returns preset gputn (dissertation Table 6.1, hardware.md §2.3):
+// APU-style node, 24-CU GCN3 at 1.5 GHz, 1.5 µs launch and teardown,
+// 100 ns / 100 Gbps star, 16 trigger entries.
+func GPUTN() Spec {
+	return Spec{
+		Link:     net.LinkSpec{Bandwidth: unit.Rate(100e9 / 8), Latency: 0, Payload: 2 * unit.KiB, Header: 64},
+		Switch:   net.SwitchSpec{Latency: 100 * sim.Nanosecond},
+		Topology: net.TopologySpec{Kind: "star", LeafSize: 16, InOrder: true},
+		PCIe: pcie.Spec{Latency: 250 * sim.Nanosecond, Overhead: 10 * sim.Nanosecond, Gap: 4 * sim.Nanosecond,
+			Bandwidth: pcieGen4x16, MPS: 256, MaxReadReq: 512, P2PReadPenalty: 1},
+		CPU: cpu.Spec{Cores: 8, Freq: 4e9, IPC: 2.0, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,
+			DRAMBandwidth: ddrRate(8, 2133), CacheHit: 500 * sim.Picosecond},
+		GPU: gpu.Spec{Mode: "apu", CUs: 24, SIMDs: 4, WavesPerSIMD: 40, WaveSize: 64, Freq: 1.5e9,
+			LDSPerCU: 64 * unit.KiB, MaxWGSize: 1024, Launch: 1500 * sim.Nanosecond, Teardown: 1500 * sim.Nanosecond,
+			DispatchCycles: 100, L1Lines: 512, L1Cycles: 12, L2Cycles: 100, L1InvCycles: 16, L2InvCycles: 500,
+			MemLatency: 80 * sim.Nanosecond, MemBandwidth: ddrRate(8, 2133), ScalarCycles: 4},
+		NIC: nic.Spec{CmdLatency: 100 * sim.Nanosecond, CmdSize: 64, MatchCost: 5 * sim.Nanosecond,
+			TrigEvalCost: 10 * sim.Nanosecond, EventSize: 64, EQSize: 1024, TrigFIFODepth: 256,
+			TrigPop: 2 * sim.Nanosecond, TrigMaxEntries: 16, TrigLookup: "assoc"},
+	}
+}
+
+// XTQ returns preset xtq (dissertation Table 4.1): 8 cores at 3 GHz, DDR3-1600,
+// 24 CUs at 1 GHz, and the optimistic launch model (no fixed overheads).
+func XTQ() Spec {
+	s := GPUTN()
+	s.CPU.Freq, s.CPU.IPC, s.CPU.DRAMBandwidth = 3e9, 1.5, ddrRate(8, 1600)
+	s.GPU.Freq, s.GPU.MemBandwidth = 1e9, ddrRate(8, 1600)
+	s.GPU.Launch, s.GPU.Teardown = 0, 0
+	return s
+}
+
+// CompNet returns preset compnet (dissertation Table 5.1): 16 cores at 4 GHz,
+// DDR4-2400, 12 CUs at 1.5 GHz, dGPU memory mode.
+func CompNet() Spec {
+	s := GPUTN()
+	s.CPU.Cores, s.CPU.DRAMBandwidth = 16, ddrRate(8, 2400)
+	s.GPU.CUs, s.GPU.MemBandwidth, s.GPU.Mode = 12, ddrRate(8, 2400), "dgpu"
+	return s
+}
+
+// CompNetPaper returns preset compnet_paper (ComP-Net PACT'18 Table 1): as
+// compnet with a 16 kB V-cache and 150-cycle L2.
+func CompNetPaper() Spec {
+	s := CompNet()
+	s.GPU.L1Lines, s.GPU.L2Cycles = 256, 150
+	return s
+}
+
+var presets = map[string]func() Spec{
+	"gputn": GPUTN, "xtq": XTQ, "compnet": CompNet, "compnet_paper": CompNetPaper,
+}
+
+// PresetNames lists the built-in presets in sorted order.
+func PresetNames() []string {
+	names := make([]string, 0, len(presets))
+	for n := range presets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Preset returns the named built-in preset.
+func Preset(name string) (Spec, error) {
+	f, ok := presets[name]
+	if !ok {
+		return Spec{}, fmt.Errorf("unknown preset %q: must be one of %s", name, strings.Join(PresetNames(), ", "))
+	}
+	return f(), nil
+}

@@ -1,0 +1,81 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// Spec describes one GPU (hardware.md §1.2, §5, §10).
+type Spec struct {
+	Mode            string     `toml:"mode" doc:"memory mode: apu (shared coherent memory, write-through L2) or dgpu (separate memory, write-back L2)" src:"DOC"`
+	CUs             int        `toml:"cus" doc:"compute units" src:"DOC"`
+	SIMDs           int        `toml:"simds_per_cu" doc:"SIMD-16 units per CU" src:"DOC"`
+	WavesPerSIMD    int        `toml:"waves_per_simd" doc:"resident wavefronts per SIMD" src:"DEFAULT"`
+	WaveSize        int        `toml:"wave_size" doc:"work-items per wavefront" src:"DOC"`
+	Freq            unit.Freq  `toml:"freq" doc:"GPU clock" src:"DOC"`
+	LDSPerCU        unit.Bytes `toml:"lds_per_cu" doc:"LDS scratchpad per CU" src:"DEFAULT"`
+	MaxWGSize       int        `toml:"max_wg_size" doc:"maximum work-items per work-group" src:"DEFAULT"`
+	Launch          sim.Time   `toml:"launch" doc:"fixed kernel launch overhead" src:"DOC"`
+	Teardown        sim.Time   `toml:"teardown" doc:"fixed kernel teardown overhead" src:"DOC"`
+	DispatchCycles  int        `toml:"dispatch_cycles" doc:"dispatcher cost per work-group" src:"DEFAULT"`
+	L1Lines         int        `toml:"l1_lines" doc:"vector L1 capacity in 64 B lines (32 kB)" src:"DOC"`
+	L1Cycles        int        `toml:"l1_cycles" doc:"vector L1 hit latency" src:"DOC"`
+	L2Cycles        int        `toml:"l2_cycles" doc:"L2 hit latency" src:"DOC"`
+	L1InvCycles     int        `toml:"l1_invalidate_cycles" doc:"cost of an L1 invalidate" src:"DEFAULT"`
+	L2InvCycles     int        `toml:"l2_invalidate_cycles" doc:"dGPU: base cost of invalidating NIC-shared L2 lines (+1 cycle per line)" src:"DEFAULT"`
+	MemLatency      sim.Time   `toml:"mem_latency" doc:"GPU access to memory past the L2" src:"DEFAULT"`
+	MemBandwidth    unit.Rate  `toml:"mem_bandwidth" doc:"memory bandwidth shared by the CUs (APU: the system DRAM)" src:"DEFAULT"`
+	ScalarCycles    int        `toml:"scalar_cycles" doc:"GPU cycles per serial scalar instruction" src:"DEFAULT"`
+	CooperativeOnly bool       `toml:"cooperative" doc:"reject kernels whose work-groups cannot all be resident at once" src:"DEFAULT"`
+}
+
+// Validate reports every invalid field.
+func (s Spec) Validate() error {
+	var errs []error
+	if s.Mode != "apu" && s.Mode != "dgpu" {
+		errs = append(errs, fmt.Errorf("gpu.mode = %q: must be apu or dgpu", s.Mode))
+	}
+	pos := []struct {
+		name string
+		v    int
+		max  int
+	}{
+		{"gpu.cus", s.CUs, 1024}, {"gpu.simds_per_cu", s.SIMDs, 64}, {"gpu.waves_per_simd", s.WavesPerSIMD, 1024},
+		{"gpu.wave_size", s.WaveSize, 1024}, {"gpu.max_wg_size", s.MaxWGSize, 1 << 16}, {"gpu.l1_lines", s.L1Lines, 1 << 20},
+		{"gpu.scalar_cycles", s.ScalarCycles, 1 << 20},
+	}
+	for _, p := range pos {
+		if p.v < 1 || p.v > p.max {
+			errs = append(errs, fmt.Errorf("%s = %d: must be in [1, %d]", p.name, p.v, p.max))
+		}
+	}
+	nonneg := []struct {
+		name string
+		v    int
+	}{{"gpu.dispatch_cycles", s.DispatchCycles}, {"gpu.l1_cycles", s.L1Cycles}, {"gpu.l2_cycles", s.L2Cycles},
+		{"gpu.l1_invalidate_cycles", s.L1InvCycles}, {"gpu.l2_invalidate_cycles", s.L2InvCycles}}
+	for _, p := range nonneg {
+		if p.v < 0 {
+			errs = append(errs, fmt.Errorf("%s = %d: must be ≥ 0", p.name, p.v))
+		}
+	}
+	if s.Freq <= 0 {
+		errs = append(errs, fmt.Errorf("gpu.freq = %v: must be > 0", s.Freq))
+	}
+	if s.MemBandwidth <= 0 {
+		errs = append(errs, fmt.Errorf("gpu.mem_bandwidth = %v: must be > 0", s.MemBandwidth))
+	}
+	if s.Launch < 0 || s.Teardown < 0 || s.MemLatency < 0 {
+		errs = append(errs, fmt.Errorf("gpu.launch/teardown/mem_latency = %v/%v/%v: must be ≥ 0", s.Launch, s.Teardown, s.MemLatency))
+	}
+	if s.LDSPerCU < 0 {
+		errs = append(errs, fmt.Errorf("gpu.lds_per_cu = %v: must be ≥ 0", s.LDSPerCU))
+	}
+	return errors.Join(errs...)
+}
+
+// Cycles returns the duration of n GPU cycles.
+func (s Spec) Cycles(n int) sim.Duration { return s.Freq.Cycles(float64(n)) }

@@ -1,0 +1,54 @@
+package nic
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// Spec describes the Portals-4 NIC and its extensions (nic.md §1–3).
+type Spec struct {
+	CmdLatency     sim.Time   `toml:"cmd_latency" doc:"command processing, doorbell (or trigger) to first packet" src:"DEFAULT"`
+	CmdSize        unit.Bytes `toml:"cmd_size" doc:"command descriptor size fetched from the host ring" src:"DOC"`
+	InlineCmd      bool       `toml:"inline_cmd" doc:"the host writes the whole descriptor by MMIO (no fetch)" src:"DEFAULT"`
+	MatchCost      sim.Time   `toml:"match_cost" doc:"per list entry traversed while matching" src:"DEFAULT"`
+	TrigEvalCost   sim.Time   `toml:"trig_eval_cost" doc:"per armed triggered op checked on a counter update" src:"DEFAULT"`
+	EventSize      unit.Bytes `toml:"event_size" doc:"full event written to an event queue (one posted DMA write)" src:"DEFAULT"`
+	EQSize         int        `toml:"eq_size" doc:"event queue capacity" src:"DEFAULT"`
+	TrigFIFODepth  int        `toml:"trig_fifo_depth" doc:"GPU-TN trigger FIFO depth" src:"DEFAULT"`
+	TrigPop        sim.Time   `toml:"trig_pop" doc:"GPU-TN time per FIFO pop + lookup" src:"DEFAULT"`
+	TrigMaxEntries int        `toml:"trig_max_entries" doc:"GPU-TN simultaneously active trigger entries" src:"DOC"`
+	TrigLookup     string     `toml:"trig_lookup" doc:"GPU-TN tag lookup: assoc, hash or memlist" src:"DOC"`
+}
+
+// Validate reports every invalid field.
+func (s Spec) Validate() error {
+	var errs []error
+	if s.CmdLatency < 0 || s.MatchCost < 0 || s.TrigEvalCost < 0 || s.TrigPop < 0 {
+		errs = append(errs, fmt.Errorf("nic.cmd_latency/match_cost/trig_eval_cost/trig_pop = %v/%v/%v/%v: must be ≥ 0",
+			s.CmdLatency, s.MatchCost, s.TrigEvalCost, s.TrigPop))
+	}
+	if s.CmdSize < 8 || s.CmdSize > 4*unit.KiB {
+		errs = append(errs, fmt.Errorf("nic.cmd_size = %v: must be in [8B, 4KiB]", s.CmdSize))
+	}
+	if s.EventSize < 8 || s.EventSize > 4*unit.KiB {
+		errs = append(errs, fmt.Errorf("nic.event_size = %v: must be in [8B, 4KiB]", s.EventSize))
+	}
+	if s.EQSize < 1 || s.EQSize > 1<<24 {
+		errs = append(errs, fmt.Errorf("nic.eq_size = %d: must be in [1, 16777216]", s.EQSize))
+	}
+	if s.TrigFIFODepth < 1 || s.TrigFIFODepth > 1<<20 {
+		errs = append(errs, fmt.Errorf("nic.trig_fifo_depth = %d: must be in [1, 1048576]", s.TrigFIFODepth))
+	}
+	if s.TrigMaxEntries < 1 || s.TrigMaxEntries > 1<<20 {
+		errs = append(errs, fmt.Errorf("nic.trig_max_entries = %d: must be in [1, 1048576]", s.TrigMaxEntries))
+	}
+	switch s.TrigLookup {
+	case "assoc", "hash", "memlist":
+	default:
+		errs = append(errs, fmt.Errorf("nic.trig_lookup = %q: must be assoc, hash or memlist", s.TrigLookup))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,42 @@
+package pcie
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// Spec holds the LogGP parameters of one PCIe attachment (hardware.md §4),
+// the same in both directions.
+type Spec struct {
+	Latency        sim.Time   `toml:"latency" doc:"L: one-way latency through link and root complex" src:"DEFAULT"`
+	Overhead       sim.Time   `toml:"overhead" doc:"o: issue overhead per transaction at the requester" src:"DEFAULT"`
+	Gap            sim.Time   `toml:"gap" doc:"g: minimum gap between transactions (1/message rate)" src:"DEFAULT"`
+	Bandwidth      unit.Rate  `toml:"bandwidth" doc:"effective data rate per direction (Gen4 x16 = 31.5GB/s raw × MPS/(MPS+24))" src:"DEFAULT"`
+	MPS            unit.Bytes `toml:"mps" doc:"max payload per transaction" src:"DEFAULT"`
+	MaxReadReq     unit.Bytes `toml:"max_read_request" doc:"reads are split into requests of at most this" src:"DEFAULT"`
+	P2PReadPenalty float64    `toml:"p2p_read_penalty" doc:"multiplies the bandwidth of NIC reads from GPU memory (1 = PLX, 0.5 = Intel-like)" src:"DOC"`
+}
+
+// Validate reports every invalid field.
+func (s Spec) Validate() error {
+	var errs []error
+	if s.Latency < 0 || s.Overhead < 0 || s.Gap < 0 {
+		errs = append(errs, fmt.Errorf("pcie.latency/overhead/gap = %v/%v/%v: must be ≥ 0", s.Latency, s.Overhead, s.Gap))
+	}
+	if s.Bandwidth <= 0 {
+		errs = append(errs, fmt.Errorf("pcie.bandwidth = %v: must be > 0", s.Bandwidth))
+	}
+	if s.MPS < 64 || s.MPS > 4*unit.KiB {
+		errs = append(errs, fmt.Errorf("pcie.mps = %v: must be in [64B, 4KiB]", s.MPS))
+	}
+	if s.MaxReadReq < 64 || s.MaxReadReq > 4*unit.KiB {
+		errs = append(errs, fmt.Errorf("pcie.max_read_request = %v: must be in [64B, 4KiB]", s.MaxReadReq))
+	}
+	if !(s.P2PReadPenalty > 0 && s.P2PReadPenalty <= 1) {
+		errs = append(errs, fmt.Errorf("pcie.p2p_read_penalty = %v: must be in (0, 1]", s.P2PReadPenalty))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,48 @@
+// Package cost holds the instruction-count model of runtime software
+// (gpu-networking.md §6): a software path costs instructions / (IPC × f) on
+// the core that runs it, plus the memory, PCIe and MMIO accesses the
+// simulation charges separately.
+package cost
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Spec lists the instruction counts of the runtime software paths.
+type Spec struct {
+	PortalsPost   int `toml:"portals_post" doc:"Portals command build + post (put/get/atomic), excluding the doorbell" src:"DEFAULT"`
+	EventDispatch int `toml:"event_dispatch" doc:"Portals event dequeue + dispatch" src:"DEFAULT"`
+	ShmemOp       int `toml:"shmem_op" doc:"OpenSHMEM put/get_nbi to Portals" src:"DEFAULT"`
+	ShmemQuiet    int `toml:"shmem_quiet" doc:"OpenSHMEM quiet, per pending op check" src:"DEFAULT"`
+	MPIMatch      int `toml:"mpi_match" doc:"MPI two-sided send/recv matching path (eager)" src:"DEFAULT"`
+	MPIPoll       int `toml:"mpi_poll" doc:"MPI progress poll that finds no event" src:"DEFAULT"`
+	AQLBuild      int `toml:"aql_build" doc:"HSA AQL packet build + queue reserve + doorbell" src:"DEFAULT"`
+	NBCStep       int `toml:"nbc_step" doc:"libNBC schedule step dispatch" src:"DEFAULT"`
+	Mutex         int `toml:"mutex" doc:"mutex acquire/release, excluding the locked RMW access" src:"DEFAULT"`
+	ConsumerPoll  int `toml:"consumer_poll" doc:"GHN/ComP-Net consumer poll iteration, excluding the load" src:"DEFAULT"`
+	KernelLaunch  int `toml:"kernel_launch" doc:"host runtime work to enqueue one kernel (AQL packet + doorbell)" src:"DEFAULT"`
+}
+
+// Default returns the instruction counts of gpu-networking.md §6.
+func Default() Spec {
+	return Spec{PortalsPost: 400, EventDispatch: 150, ShmemOp: 600, ShmemQuiet: 100, MPIMatch: 1500,
+		MPIPoll: 100, AQLBuild: 300, NBCStep: 300, Mutex: 30, ConsumerPoll: 40, KernelLaunch: 300}
+}
+
+// Validate reports every negative or absurd count.
+func (s Spec) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"sw.portals_post", s.PortalsPost}, {"sw.event_dispatch", s.EventDispatch}, {"sw.shmem_op", s.ShmemOp},
+		{"sw.shmem_quiet", s.ShmemQuiet}, {"sw.mpi_match", s.MPIMatch}, {"sw.mpi_poll", s.MPIPoll},
+		{"sw.aql_build", s.AQLBuild}, {"sw.nbc_step", s.NBCStep}, {"sw.mutex", s.Mutex},
+		{"sw.consumer_poll", s.ConsumerPoll}, {"sw.kernel_launch", s.KernelLaunch}} {
+		if f.v < 0 || f.v > 1e9 {
+			errs = append(errs, fmt.Errorf("%s = %d: must be in [0, 1000000000] instructions", f.name, f.v))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,28 @@
+package mpi
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// Spec holds the MPI protocol knobs (nic.md §6.1).
+type Spec struct {
+	EagerMax       unit.Bytes `toml:"eager_max" doc:"largest message sent eagerly; larger ones use rendezvous" src:"DEFAULT"`
+	OverflowBufs   int        `toml:"overflow_buffers" doc:"overflow-list buffers for unexpected eager messages" src:"DEFAULT"`
+	OverflowBufLen unit.Bytes `toml:"overflow_buffer_size" doc:"size of each overflow buffer" src:"DEFAULT"`
+}
+
+// DefaultSpec returns the defaults of nic.md §6.1.
+func DefaultSpec() Spec { return Spec{EagerMax: 32 * unit.KiB, OverflowBufs: 8, OverflowBufLen: unit.MiB} }
+
+// Validate reports every invalid field.
+func (s Spec) Validate() error {
+	if s.EagerMax < 0 || s.EagerMax > s.OverflowBufLen {
+		return fmt.Errorf("mpi.eager_max = %v: must be in [0, mpi.overflow_buffer_size = %v]", s.EagerMax, s.OverflowBufLen)
+	}
+	if s.OverflowBufs < 1 || s.OverflowBufs > 1<<16 {
+		return fmt.Errorf("mpi.overflow_buffers = %d: must be in [1, 65536]", s.OverflowBufs)
+	}
+	return nil
+}
