@@ -1,0 +1,2 @@
+// Package datatype implements MPI derived datatypes.
+package datatype

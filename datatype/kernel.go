@@ -1,0 +1,369 @@
+package datatype
+
+import "unsafe"
+
+// The copy kernels below work on raw pointers. Every caller has checked,
+// before the first kernel runs, that all source and destination bytes of the
+// whole operation lie inside the Go slices the pointers come from (see
+// Committed.checkBuf and node.lo/hi), so no kernel can touch memory outside
+// them. They also never form a pointer outside those slices (which the
+// garbage collector may reject): the user-buffer side is passed as the slice
+// data pointer plus an int offset, and addresses are formed only for bytes
+// that are accessed.
+
+// Fixed-width chunks; assigning one compiles to plain (SSE) moves.
+type (
+	w2  [2]byte
+	w12 [12]byte
+	w16 [16]byte
+	w24 [24]byte
+	w32 [32]byte
+	w48 [48]byte
+	w64 [64]byte
+)
+
+func add(p unsafe.Pointer, n int) unsafe.Pointer { return unsafe.Add(p, n) }
+
+// copySmall copies n bytes from s to d for any n; short copies avoid the
+// memmove call by moving two possibly overlapping fixed-width words.
+func copySmall(d, s unsafe.Pointer, n int) {
+	switch {
+	case n >= 64:
+		copy(unsafe.Slice((*byte)(d), n), unsafe.Slice((*byte)(s), n))
+	case n >= 32:
+		a, b := *(*w32)(s), *(*w32)(add(s, n-32))
+		*(*w32)(d), *(*w32)(add(d, n-32)) = a, b
+	case n >= 16:
+		a, b := *(*w16)(s), *(*w16)(add(s, n-16))
+		*(*w16)(d), *(*w16)(add(d, n-16)) = a, b
+	case n >= 8:
+		a, b := *(*uint64)(s), *(*uint64)(add(s, n-8))
+		*(*uint64)(d), *(*uint64)(add(d, n-8)) = a, b
+	case n >= 4:
+		a, b := *(*uint32)(s), *(*uint32)(add(s, n-4))
+		*(*uint32)(d), *(*uint32)(add(d, n-4)) = a, b
+	case n >= 2:
+		a, b := *(*uint16)(s), *(*uint16)(add(s, n-2))
+		*(*uint16)(d), *(*uint16)(add(d, n-2)) = a, b
+	case n == 1:
+		*(*byte)(d) = *(*byte)(s)
+	}
+}
+
+// vecPackT gathers count blocks of sizeof(T) bytes, stride bytes apart,
+// starting at s, into the contiguous d.
+func vecPackT[T any](d, s unsafe.Pointer, count, stride int) {
+	var z T
+	w := int(unsafe.Sizeof(z))
+	i := 0
+	for ; i+4 <= count; i += 4 {
+		a := *(*T)(add(s, i*stride))
+		b := *(*T)(add(s, (i+1)*stride))
+		c := *(*T)(add(s, (i+2)*stride))
+		e := *(*T)(add(s, (i+3)*stride))
+		*(*T)(add(d, i*w)) = a
+		*(*T)(add(d, (i+1)*w)) = b
+		*(*T)(add(d, (i+2)*w)) = c
+		*(*T)(add(d, (i+3)*w)) = e
+	}
+	for ; i < count; i++ {
+		*(*T)(add(d, i*w)) = *(*T)(add(s, i*stride))
+	}
+}
+
+// vecUnpackT scatters count blocks of sizeof(T) bytes from the contiguous s
+// to d, stride bytes apart.
+func vecUnpackT[T any](d, s unsafe.Pointer, count, stride int) {
+	var z T
+	w := int(unsafe.Sizeof(z))
+	i := 0
+	for ; i+4 <= count; i += 4 {
+		a := *(*T)(add(s, i*w))
+		b := *(*T)(add(s, (i+1)*w))
+		c := *(*T)(add(s, (i+2)*w))
+		e := *(*T)(add(s, (i+3)*w))
+		*(*T)(add(d, i*stride)) = a
+		*(*T)(add(d, (i+1)*stride)) = b
+		*(*T)(add(d, (i+2)*stride)) = c
+		*(*T)(add(d, (i+3)*stride)) = e
+	}
+	for ; i < count; i++ {
+		*(*T)(add(d, i*stride)) = *(*T)(add(s, i*w))
+	}
+}
+
+// vecPack4 gathers 4-byte blocks with a positive stride ≥ 8, combining two
+// blocks per 8-byte store. It loads 8 bytes at each block start; the extra 4
+// bytes lie before the next block's end, so only blocks followed by another
+// block are loaded that way and the last one is copied alone.
+func vecPack4(d, s unsafe.Pointer, count, stride int) {
+	i := 0
+	if stride == 8 {
+		for ; i+9 <= count; i += 8 {
+			p := add(s, i*8)
+			a := *(*uint64)(p)
+			b := *(*uint64)(add(p, 8))
+			c := *(*uint64)(add(p, 16))
+			e := *(*uint64)(add(p, 24))
+			f := *(*uint64)(add(p, 32))
+			g := *(*uint64)(add(p, 40))
+			h := *(*uint64)(add(p, 48))
+			k := *(*uint64)(add(p, 56))
+			q := add(d, i*4)
+			*(*uint64)(q) = a&0xffffffff | b<<32
+			*(*uint64)(add(q, 8)) = c&0xffffffff | e<<32
+			*(*uint64)(add(q, 16)) = f&0xffffffff | g<<32
+			*(*uint64)(add(q, 24)) = h&0xffffffff | k<<32
+		}
+	} else {
+		for ; i+5 <= count; i += 4 {
+			a := *(*uint64)(add(s, i*stride))
+			b := *(*uint64)(add(s, (i+1)*stride))
+			c := *(*uint64)(add(s, (i+2)*stride))
+			e := *(*uint64)(add(s, (i+3)*stride))
+			*(*uint64)(add(d, i*4)) = a&0xffffffff | b<<32
+			*(*uint64)(add(d, i*4+8)) = c&0xffffffff | e<<32
+		}
+	}
+	for ; i < count; i++ {
+		*(*uint32)(add(d, i*4)) = *(*uint32)(add(s, i*stride))
+	}
+}
+
+// vecPack gathers count blocks of blen bytes, stride bytes apart.
+func vecPack(d, s unsafe.Pointer, count, blen, stride int) {
+	switch blen {
+	case 1:
+		vecPackT[byte](d, s, count, stride)
+	case 2:
+		vecPackT[w2](d, s, count, stride)
+	case 4:
+		if stride >= 8 {
+			vecPack4(d, s, count, stride)
+		} else {
+			vecPackT[uint32](d, s, count, stride)
+		}
+	case 8:
+		vecPackT[uint64](d, s, count, stride)
+	case 12:
+		vecPackT[w12](d, s, count, stride)
+	case 16:
+		vecPackT[w16](d, s, count, stride)
+	case 24:
+		vecPackT[w24](d, s, count, stride)
+	case 32:
+		vecPackT[w32](d, s, count, stride)
+	case 48:
+		vecPackT[w48](d, s, count, stride)
+	case 64:
+		vecPackT[w64](d, s, count, stride)
+	default:
+		for i := range count {
+			copySmall(add(d, i*blen), add(s, i*stride), blen)
+		}
+	}
+}
+
+// vecUnpack scatters count blocks of blen bytes, stride bytes apart.
+func vecUnpack(d, s unsafe.Pointer, count, blen, stride int) {
+	switch blen {
+	case 1:
+		vecUnpackT[byte](d, s, count, stride)
+	case 2:
+		vecUnpackT[w2](d, s, count, stride)
+	case 4:
+		vecUnpackT[uint32](d, s, count, stride)
+	case 8:
+		vecUnpackT[uint64](d, s, count, stride)
+	case 12:
+		vecUnpackT[w12](d, s, count, stride)
+	case 16:
+		vecUnpackT[w16](d, s, count, stride)
+	case 24:
+		vecUnpackT[w24](d, s, count, stride)
+	case 32:
+		vecUnpackT[w32](d, s, count, stride)
+	case 48:
+		vecUnpackT[w48](d, s, count, stride)
+	case 64:
+		vecUnpackT[w64](d, s, count, stride)
+	default:
+		for i := range count {
+			copySmall(add(d, i*stride), add(s, i*blen), blen)
+		}
+	}
+}
+
+// idxPackT gathers blocks of sizeof(T) bytes at base + so + offs[i] into d.
+func idxPackT[T any](d, base unsafe.Pointer, so int, offs []int) {
+	var z T
+	w := int(unsafe.Sizeof(z))
+	i := 0
+	for ; i+4 <= len(offs); i += 4 {
+		o := offs[i : i+4 : i+4]
+		a := *(*T)(add(base, so+o[0]))
+		b := *(*T)(add(base, so+o[1]))
+		c := *(*T)(add(base, so+o[2]))
+		e := *(*T)(add(base, so+o[3]))
+		*(*T)(add(d, i*w)) = a
+		*(*T)(add(d, (i+1)*w)) = b
+		*(*T)(add(d, (i+2)*w)) = c
+		*(*T)(add(d, (i+3)*w)) = e
+	}
+	for ; i < len(offs); i++ {
+		*(*T)(add(d, i*w)) = *(*T)(add(base, so+offs[i]))
+	}
+}
+
+// idxUnpackT scatters blocks of sizeof(T) bytes from s to base + do + offs[i].
+func idxUnpackT[T any](base unsafe.Pointer, do int, s unsafe.Pointer, offs []int) {
+	var z T
+	w := int(unsafe.Sizeof(z))
+	i := 0
+	for ; i+4 <= len(offs); i += 4 {
+		o := offs[i : i+4 : i+4]
+		a := *(*T)(add(s, i*w))
+		b := *(*T)(add(s, (i+1)*w))
+		c := *(*T)(add(s, (i+2)*w))
+		e := *(*T)(add(s, (i+3)*w))
+		*(*T)(add(base, do+o[0])) = a
+		*(*T)(add(base, do+o[1])) = b
+		*(*T)(add(base, do+o[2])) = c
+		*(*T)(add(base, do+o[3])) = e
+	}
+	for ; i < len(offs); i++ {
+		*(*T)(add(base, do+offs[i])) = *(*T)(add(s, i*w))
+	}
+}
+
+// idxPack gathers blocks of blen bytes at base + so + offs[i].
+func idxPack(d, base unsafe.Pointer, so int, offs []int, blen int) {
+	switch blen {
+	case 4:
+		idxPackT[uint32](d, base, so, offs)
+	case 8:
+		idxPackT[uint64](d, base, so, offs)
+	case 12:
+		idxPackT[w12](d, base, so, offs)
+	case 16:
+		idxPackT[w16](d, base, so, offs)
+	case 24:
+		idxPackT[w24](d, base, so, offs)
+	case 32:
+		idxPackT[w32](d, base, so, offs)
+	default:
+		for i, o := range offs {
+			copySmall(add(d, i*blen), add(base, so+o), blen)
+		}
+	}
+}
+
+// idxUnpack scatters blocks of blen bytes to base + do + offs[i].
+func idxUnpack(base unsafe.Pointer, do int, s unsafe.Pointer, offs []int, blen int) {
+	switch blen {
+	case 4:
+		idxUnpackT[uint32](base, do, s, offs)
+	case 8:
+		idxUnpackT[uint64](base, do, s, offs)
+	case 12:
+		idxUnpackT[w12](base, do, s, offs)
+	case 16:
+		idxUnpackT[w16](base, do, s, offs)
+	case 24:
+		idxUnpackT[w24](base, do, s, offs)
+	case 32:
+		idxUnpackT[w32](base, do, s, offs)
+	default:
+		for i, o := range offs {
+			copySmall(add(base, do+o), add(s, i*blen), blen)
+		}
+	}
+}
+
+// pack copies one instance of n, whose origin is base + so, to d; it
+// writes n.size bytes.
+func (n *node) pack(d, base unsafe.Pointer, so int) {
+	so += n.base
+	switch n.kind {
+	case kBlock:
+		copySmall(d, add(base, so), n.blen)
+	case kVecB:
+		vecPack(d, add(base, so), n.count, n.blen, n.stride)
+	case kIdxB:
+		idxPack(d, base, so, n.offs, n.blen)
+	case kListB:
+		lens := n.lens[:len(n.offs)]
+		w := 0
+		for i, o := range n.offs {
+			copySmall(add(d, w), add(base, so+o), lens[i])
+			w += lens[i]
+		}
+	case kRep:
+		c := n.child
+		cs := c.size
+		if c.kind == kVecB {
+			for i := range n.count {
+				vecPack(add(d, i*cs), add(base, so+i*n.stride+c.base), c.count, c.blen, c.stride)
+			}
+			return
+		}
+		for i := range n.count {
+			c.pack(add(d, i*cs), base, so+i*n.stride)
+		}
+	case kIdx:
+		c := n.child
+		for i, o := range n.offs {
+			c.pack(add(d, i*c.size), base, so+o)
+		}
+	case kList:
+		kids := n.kids[:len(n.offs)]
+		cum := n.cum[:len(n.offs)]
+		for i, o := range n.offs {
+			kids[i].pack(add(d, cum[i]), base, so+o)
+		}
+	}
+}
+
+// unpack copies one instance of n from the packed s to the buffer whose
+// origin is base + do.
+func (n *node) unpack(base unsafe.Pointer, do int, s unsafe.Pointer) {
+	do += n.base
+	switch n.kind {
+	case kBlock:
+		copySmall(add(base, do), s, n.blen)
+	case kVecB:
+		vecUnpack(add(base, do), s, n.count, n.blen, n.stride)
+	case kIdxB:
+		idxUnpack(base, do, s, n.offs, n.blen)
+	case kListB:
+		lens := n.lens[:len(n.offs)]
+		r := 0
+		for i, o := range n.offs {
+			copySmall(add(base, do+o), add(s, r), lens[i])
+			r += lens[i]
+		}
+	case kRep:
+		c := n.child
+		cs := c.size
+		if c.kind == kVecB {
+			for i := range n.count {
+				vecUnpack(add(base, do+i*n.stride+c.base), add(s, i*cs), c.count, c.blen, c.stride)
+			}
+			return
+		}
+		for i := range n.count {
+			c.unpack(base, do+i*n.stride, add(s, i*cs))
+		}
+	case kIdx:
+		c := n.child
+		for i, o := range n.offs {
+			c.unpack(base, do+o, add(s, i*c.size))
+		}
+	case kList:
+		kids := n.kids[:len(n.offs)]
+		cum := n.cum[:len(n.offs)]
+		for i, o := range n.offs {
+			kids[i].unpack(base, do+o, add(s, cum[i]))
+		}
+	}
+}
