@@ -1,0 +1,197 @@
+// Package mem models a node's physical memory as real bytes: allocations in
+// one address space (host and GPU pools in dGPU mode, one pool in APU mode),
+// functional reads and writes, and watches that wake pollers when a word
+// changes. Payload-free memories keep addresses and timing but no bytes, for
+// very large runs.
+package mem
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Addr is a byte address in a node's address space. 0 is never allocated.
+type Addr uint64
+
+// LineSize is the cache-line size everywhere (hardware.md §2.4).
+const LineSize = 64
+
+// Line returns the address of the cache line holding a.
+func Line(a Addr) Addr { return a &^ (LineSize - 1) }
+
+// Pool names where an allocation lives.
+type Pool uint8
+
+// Pools of a node's memory.
+const (
+	Host Pool = iota // host DRAM (in APU mode, the one shared memory)
+	GPU              // dGPU memory; in APU mode the same physical memory
+)
+
+func (p Pool) String() string {
+	if p == GPU {
+		return "gpu"
+	}
+	return "host"
+}
+
+type region struct {
+	base Addr
+	size uint64
+	pool Pool
+	data []byte // nil when payload-free
+	name string
+}
+
+// Memory is one node's memory. The zero value is not usable; call New.
+type Memory struct {
+	name        string
+	functional  bool
+	next        Addr
+	regions     []region // sorted by base
+	watches     map[Addr]*sim.Signal
+	allocated   uint64
+	payloadFree uint64
+}
+
+// New returns an empty memory. When functional is false, allocations carry
+// no bytes: reads return zeros and writes are dropped, but every address and
+// size is still checked.
+func New(name string, functional bool) *Memory {
+	return &Memory{name: name, functional: functional, next: 1 << 20, watches: map[Addr]*sim.Signal{}}
+}
+
+// Functional reports whether the memory holds real bytes.
+func (m *Memory) Functional() bool { return m.functional }
+
+// Alloc reserves size bytes in pool, aligned to a cache line, and returns
+// the base address. Control words (flags, counters) should be allocated
+// with ForceData so polling still works in payload-free runs.
+func (m *Memory) Alloc(pool Pool, size uint64, name string) Addr {
+	return m.alloc(pool, size, name, m.functional)
+}
+
+// AllocData is Alloc with real bytes even in a payload-free memory, for
+// control words that must carry values.
+func (m *Memory) AllocData(pool Pool, size uint64, name string) Addr {
+	return m.alloc(pool, size, name, true)
+}
+
+func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
+	if size == 0 {
+		size = 1
+	}
+	base := m.next
+	r := region{base: base, size: size, pool: pool, name: name}
+	if data {
+		r.data = make([]byte, size)
+	} else {
+		m.payloadFree += size
+	}
+	m.regions = append(m.regions, r)
+	m.allocated += size
+	m.next = Line(base+Addr(size)+LineSize-1) + LineSize // keep a guard line between allocations
+	return base
+}
+
+// Allocated returns the bytes allocated so far.
+func (m *Memory) Allocated() uint64 { return m.allocated }
+
+func (m *Memory) find(a Addr, n int) (*region, error) {
+	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].base > a }) - 1
+	if i < 0 {
+		return nil, fmt.Errorf("%s: address %#x is not allocated", m.name, uint64(a))
+	}
+	r := &m.regions[i]
+	if uint64(a-r.base)+uint64(n) > r.size {
+		return nil, fmt.Errorf("%s: access [%#x, +%d) overruns allocation %q [%#x, +%d)", m.name, uint64(a), n, r.name, uint64(r.base), r.size)
+	}
+	return r, nil
+}
+
+// PoolOf returns the pool holding a.
+func (m *Memory) PoolOf(a Addr) Pool {
+	r, err := m.find(a, 0)
+	if err != nil {
+		panic(err)
+	}
+	return r.pool
+}
+
+// Bytes returns the live backing bytes of [a, a+n), or nil in a payload-free
+// allocation. Writing through the slice bypasses watches; use Write for
+// words that others poll. Out-of-range access is a simulator bug and panics.
+func (m *Memory) Bytes(a Addr, n int) []byte {
+	r, err := m.find(a, n)
+	if err != nil {
+		panic(err)
+	}
+	if r.data == nil {
+		return nil
+	}
+	off := int(a - r.base)
+	return r.data[off : off+n : off+n]
+}
+
+// Read copies [a, a+len(dst)) into dst (zeros when payload-free).
+func (m *Memory) Read(a Addr, dst []byte) {
+	if src := m.Bytes(a, len(dst)); src != nil {
+		copy(dst, src)
+	} else {
+		clear(dst)
+	}
+}
+
+// Write copies src to [a, a+len(src)) and wakes the watchers of every line
+// it touches.
+func (m *Memory) Write(a Addr, src []byte) {
+	if dst := m.Bytes(a, len(src)); dst != nil {
+		copy(dst, src)
+	}
+	m.Touch(a, len(src))
+}
+
+// Touch wakes the watchers of the lines in [a, a+n) without changing bytes
+// (for writes done through Bytes, and payload-free DMA).
+func (m *Memory) Touch(a Addr, n int) {
+	if len(m.watches) == 0 || n <= 0 {
+		return
+	}
+	for l := Line(a); l < a+Addr(n); l += LineSize {
+		if s := m.watches[l]; s != nil {
+			s.Notify()
+		}
+	}
+}
+
+// Watch returns the signal notified whenever the line holding a is written.
+func (m *Memory) Watch(a Addr) *sim.Signal {
+	l := Line(a)
+	s := m.watches[l]
+	if s == nil {
+		s = new(sim.Signal)
+		m.watches[l] = s
+	}
+	return s
+}
+
+// Load64 reads the little-endian uint64 at a.
+func (m *Memory) Load64(a Addr) uint64 {
+	b := m.Bytes(a, 8)
+	if b == nil {
+		return 0
+	}
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// Store64 writes the little-endian uint64 v at a and wakes its watchers.
+func (m *Memory) Store64(a Addr, v uint64) {
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(v >> (8 * i))
+	}
+	m.Write(a, b[:])
+}

@@ -1,0 +1,168 @@
+package net
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// Packet is what the network carries. Route gives the source and destination
+// endpoint indices; Payload is the packet's payload bytes (the header is
+// added by the link).
+type Packet interface {
+	Route() (src, dst int)
+	PayloadBytes() unit.Bytes
+}
+
+// Endpoint receives packets whose last bit has arrived.
+type Endpoint interface {
+	Receive(p Packet)
+}
+
+// port is one direction of a link: a FIFO byte server feeding the next hop.
+type port struct {
+	name  string
+	free  sim.Time // when the server is next idle
+	bytes uint64   // wire bytes sent, for statistics
+	pkts  uint64
+}
+
+// Fabric joins endpoints 0..n-1 through a topology.
+type Fabric struct {
+	e       *sim.Engine
+	link    LinkSpec
+	sw      SwitchSpec
+	topo    TopologySpec
+	ends    []Endpoint
+	up      []*port   // endpoint → its (leaf) switch
+	down    []*port   // (leaf) switch → endpoint
+	leafUp  [][]*port // fattree: leaf l → spine s
+	spineDn [][]*port // fattree: spine s → leaf l
+	rng     *rand.Rand
+	perByte float64
+}
+
+// New builds a fabric for n endpoints. Attach endpoints before sending.
+func New(e *sim.Engine, n int, link LinkSpec, sw SwitchSpec, topo TopologySpec) (*Fabric, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("net: %d endpoints: need at least 1", n)
+	}
+	if err := errorsJoin(link.Validate(), sw.Validate(), topo.Validate()); err != nil {
+		return nil, err
+	}
+	f := &Fabric{e: e, link: link, sw: sw, topo: topo, ends: make([]Endpoint, n),
+		rng: e.Stream("net.spine"), perByte: link.Bandwidth.PerByte()}
+	for i := range n {
+		f.up = append(f.up, &port{name: fmt.Sprintf("node[%d].up", i)})
+		f.down = append(f.down, &port{name: fmt.Sprintf("node[%d].down", i)})
+	}
+	if topo.Kind == "fattree" {
+		leaves := (n + topo.LeafSize - 1) / topo.LeafSize
+		spines := topo.LeafSize
+		for l := range leaves {
+			var ups []*port
+			for s := range spines {
+				ups = append(ups, &port{name: fmt.Sprintf("leaf[%d].up[%d]", l, s)})
+			}
+			f.leafUp = append(f.leafUp, ups)
+		}
+		for s := range spines {
+			var dns []*port
+			for l := range leaves {
+				dns = append(dns, &port{name: fmt.Sprintf("spine[%d].down[%d]", s, l)})
+			}
+			f.spineDn = append(f.spineDn, dns)
+		}
+	}
+	return f, nil
+}
+
+func errorsJoin(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Attach connects endpoint i.
+func (f *Fabric) Attach(i int, ep Endpoint) { f.ends[i] = ep }
+
+// Serialization returns the wire time of a packet with the given payload.
+func (f *Fabric) Serialization(payload unit.Bytes) sim.Duration {
+	return sim.Duration(float64(payload+f.link.Header)*f.perByte + 0.5)
+}
+
+// inflight is one packet moving hop by hop.
+type inflight struct {
+	f     *Fabric
+	p     Packet
+	ser   sim.Duration
+	route [4]*port
+	hops  int
+	hop   int
+}
+
+// Send injects p at the source endpoint's uplink now. The packet reaches the
+// destination's Receive after serialisation on every link, the switch
+// latency at every switch, and any queueing at busy output ports.
+func (f *Fabric) Send(p Packet) {
+	src, dst := p.Route()
+	in := &inflight{f: f, p: p, ser: f.Serialization(p.PayloadBytes())}
+	in.route[0] = f.up[src]
+	if f.topo.Kind == "fattree" {
+		ls, ld := src/f.topo.LeafSize, dst/f.topo.LeafSize
+		if ls != ld {
+			s := dst % f.topo.LeafSize
+			if !f.topo.InOrder {
+				s = f.rng.IntN(f.topo.LeafSize)
+			}
+			in.route[1], in.route[2], in.route[3] = f.leafUp[ls][s], f.spineDn[s][ld], f.down[dst]
+			in.hops = 4
+		} else {
+			in.route[1], in.hops = f.down[dst], 2
+		}
+	} else {
+		in.route[1], in.hops = f.down[dst], 2
+	}
+	in.forward(f.e.Now())
+}
+
+// forward serialises the packet on its current hop starting no earlier than
+// t and schedules its arrival at the next switch or at the destination.
+func (in *inflight) forward(t sim.Time) {
+	pt := in.route[in.hop]
+	start := max(t, pt.free)
+	pt.free = start + in.ser
+	pt.pkts++
+	pt.bytes += uint64(in.p.PayloadBytes() + in.f.link.Header)
+	arrive := pt.free + in.f.link.Latency
+	in.hop++
+	if in.hop == in.hops {
+		in.f.e.AtH(arrive, in, 1)
+		return
+	}
+	in.f.e.AtH(arrive+in.f.sw.Latency, in, 0)
+}
+
+// Handle advances the packet: arg 0 = at a switch output, 1 = delivered.
+func (in *inflight) Handle(arg uint64) {
+	if arg == 1 {
+		_, dst := in.p.Route()
+		in.f.ends[dst].Receive(in.p)
+		return
+	}
+	in.forward(in.f.e.Now())
+}
+
+// Stats returns wire bytes and packets sent through every port, by name.
+func (f *Fabric) Stats() (bytes, pkts uint64) {
+	for _, p := range f.up {
+		bytes += p.bytes
+		pkts += p.pkts
+	}
+	return bytes, pkts
+}
