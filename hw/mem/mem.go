@@ -80,9 +80,8 @@ func (m *Memory) AllocData(pool Pool, size uint64, name string) Addr {
 }
 
 func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
-	if size == 0 {
-		size = 1
-	}
+	// Whole lines, so caches can copy any line of an allocation.
+	size = (max(size, 1) + LineSize - 1) &^ (LineSize - 1)
 	base := m.next
 	r := region{base: base, size: size, pool: pool, name: name}
 	if data {
@@ -92,7 +91,7 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
 	}
 	m.regions = append(m.regions, r)
 	m.allocated += size
-	m.next = Line(base+Addr(size)+LineSize-1) + LineSize // keep a guard line between allocations
+	m.next = base + Addr(size) + LineSize // keep a guard line between allocations
 	return base
 }
 
@@ -195,3 +194,26 @@ func (m *Memory) Store64(a Addr, v uint64) {
 	}
 	m.Write(a, b[:])
 }
+
+// Server is a FIFO bandwidth server, such as a DRAM system shared by the
+// agents of a node. The zero value is unusable; call NewServer.
+type Server struct {
+	perByte float64
+	free    sim.Time
+	bytes   uint64
+}
+
+// NewServer returns a server moving bytesPerSecond.
+func NewServer(bytesPerSecond float64) *Server { return &Server{perByte: 1e12 / bytesPerSecond} }
+
+// Reserve queues n bytes behind earlier reservations starting no earlier
+// than now, and returns when the transfer finishes.
+func (s *Server) Reserve(now sim.Time, n uint64) sim.Time {
+	start := max(now, s.free)
+	s.free = start + sim.Duration(float64(n)*s.perByte+0.5)
+	s.bytes += n
+	return s.free
+}
+
+// Bytes returns the bytes moved so far.
+func (s *Server) Bytes() uint64 { return s.bytes }

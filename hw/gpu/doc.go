@@ -1,0 +1,30 @@
+// Package gpu models a GCN-style GPU at the abstraction of hardware.md §10:
+// compute units with SIMD servers and residency limits, a work-group
+// dispatcher, a command processor (CP) that serves an in-order queue of
+// kernel dispatches and stream operations, fixed launch and teardown
+// overheads, and the memory consistency model of §5.1–5.2 with functional
+// effects.
+//
+// A kernel is a Go function run once per work-group (WG) as a blocking
+// process; work-items are loops inside it. The body declares its costs
+// through the WG: VALU (vector instructions per wavefront, 4 cycles each on
+// its SIMD), Scalar, Stream (bulk bytes through the node's memory server),
+// word Loads/Stores through the cache model, Barrier, Acquire and Release.
+//
+// Memory model. Word accesses (flags, counters, queue slots) go through a
+// per-CU vector L1 that is not coherent: a line once filled returns its
+// cached bytes until an acquire at device or system scope invalidates the L1,
+// or the line is evicted (FIFO, gpu.l1_lines). So a consumer that skips the
+// acquire really reads stale data. Stores write through the L1; in APU mode
+// the L2 is write-through and probe-coherent, so it is folded into memory; in
+// dGPU mode the L2 is write-back and not probed: stores stay in dirty L2
+// lines until a system-scope release writes them back, and a system-scope
+// acquire invalidates L2 lines so NIC-written data becomes visible. System-
+// scope atomic loads bypass the caches. Kernel start implies a system
+// acquire and kernel end a system release, charged to launch and teardown.
+//
+// Bulk arrays are modelled for bandwidth only (Stream): the body reads and
+// writes their bytes in memory directly, so bulk data is never stale. This
+// keeps large kernels fast; the visibility rules are exercised by the
+// control words, which is where the strategies differ.
+package gpu

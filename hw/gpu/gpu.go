@@ -1,0 +1,259 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// Scope is a memory-model scope (hardware.md §5.1).
+type Scope uint8
+
+// Scopes, narrowest first.
+const (
+	Wavefront Scope = iota
+	Workgroup
+	Device
+	System
+)
+
+// GPU is one GPU with its command processor.
+type GPU struct {
+	e        *sim.Engine
+	name     string
+	spec     Spec
+	mem      *mem.Memory
+	dram     *mem.Server
+	cus      []*computeUnit
+	rr       int
+	room     sim.Signal // a WG retired somewhere
+	l2       *cache     // dGPU only: write-back, not probed
+	queue    []Op
+	queueSig sim.Signal
+	cp       *sim.Proc
+	stats    Stats
+}
+
+// Stats counts GPU activity.
+type Stats struct {
+	Kernels, WGs              uint64
+	L1Hits, L1Misses          uint64
+	L1Invalidates, L2Writebks uint64
+}
+
+type computeUnit struct {
+	id       int
+	simdFree []sim.Time
+	nextSIMD int
+	waves    int
+	lds      unit.Bytes
+	l1       *cache
+}
+
+// New returns a GPU using node memory m and the node's memory server dram.
+// Its command processor starts serving the queue at once.
+func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server) *GPU {
+	g := &GPU{e: e, name: name, spec: spec, mem: m, dram: dram}
+	for i := range spec.CUs {
+		g.cus = append(g.cus, &computeUnit{id: i, simdFree: make([]sim.Time, spec.SIMDs), l1: newCache(spec.L1Lines)})
+	}
+	if spec.Mode == "dgpu" {
+		g.l2 = newCache(1 << 30) // capacity is not the point; staleness is
+	}
+	g.cp = e.Spawn(name+".cp", g.serve)
+	g.cp.SetDaemon()
+	return g
+}
+
+// Name returns the GPU's instance name, e.g. "node[0].gpu".
+func (g *GPU) Name() string { return g.name }
+
+// Spec returns the GPU parameters.
+func (g *GPU) Spec() Spec { return g.spec }
+
+// Mem returns the memory the GPU reaches.
+func (g *GPU) Mem() *mem.Memory { return g.mem }
+
+// Stats returns activity counters.
+func (g *GPU) Stats() Stats { return g.stats }
+
+// Op is one entry of the CP's in-order queue: a kernel dispatch or a stream
+// operation (GDS doorbell, wait-on-value). It runs on the CP process.
+type Op func(cp *sim.Proc)
+
+// Submit appends op to the queue as the doorbell write becomes visible to
+// the CP.
+func (g *GPU) Submit(op Op) {
+	g.queue = append(g.queue, op)
+	g.queueSig.Notify()
+}
+
+func (g *GPU) serve(cp *sim.Proc) {
+	for {
+		cp.WaitUntil(&g.queueSig, "queue doorbell", func() bool { return len(g.queue) > 0 })
+		op := g.queue[0]
+		g.queue[0] = nil
+		g.queue = g.queue[1:]
+		op(cp)
+	}
+}
+
+// Kernel describes a kernel dispatch.
+type Kernel struct {
+	Name   string
+	WGs    int        // grid size in work-groups
+	WGSize int        // work-items per work-group
+	LDS    unit.Bytes // LDS per work-group
+	Body   func(wg *WG)
+}
+
+// Run is a dispatched kernel and its timeline.
+type Run struct {
+	Kernel Kernel
+	// Signal is the completion-signal word the CP sets to 1 after teardown.
+	Signal mem.Addr
+	// Timeline, filled as the kernel progresses.
+	Queued, LaunchStart, BodyStart, BodyEnd, Done sim.Time
+	finished                                      bool
+	fin                                           sim.Signal
+}
+
+// Finished reports whether the kernel's completion signal has been written.
+func (r *Run) Finished() bool { return r.finished }
+
+// WaitDone blocks p (a CP-side or test agent) until the kernel finished.
+func (r *Run) WaitDone(p *sim.Proc) {
+	p.WaitUntil(&r.fin, "kernel "+r.Kernel.Name, func() bool { return r.finished })
+}
+
+// Validate checks k against the GPU's limits.
+func (g *GPU) Validate(k Kernel) error {
+	if k.WGs < 1 {
+		return fmt.Errorf("kernel %s: %d work-groups: need at least 1", k.Name, k.WGs)
+	}
+	if k.WGSize < 1 || k.WGSize > g.spec.MaxWGSize {
+		return fmt.Errorf("kernel %s: work-group size %d: must be in [1, gpu.max_wg_size = %d]", k.Name, k.WGSize, g.spec.MaxWGSize)
+	}
+	if k.LDS > g.spec.LDSPerCU {
+		return fmt.Errorf("kernel %s: LDS %v per work-group exceeds gpu.lds_per_cu = %v", k.Name, k.LDS, g.spec.LDSPerCU)
+	}
+	waves := g.waves(k)
+	if waves > g.spec.SIMDs*g.spec.WavesPerSIMD {
+		return fmt.Errorf("kernel %s: %d wavefronts per work-group exceed a CU's %d", k.Name, waves, g.spec.SIMDs*g.spec.WavesPerSIMD)
+	}
+	if g.spec.CooperativeOnly && k.WGs > g.maxResident(k) {
+		return fmt.Errorf("kernel %s: cooperative launch of %d work-groups, but only %d can be resident", k.Name, k.WGs, g.maxResident(k))
+	}
+	return nil
+}
+
+func (g *GPU) waves(k Kernel) int { return (k.WGSize + g.spec.WaveSize - 1) / g.spec.WaveSize }
+
+// MaxResident returns how many work-groups of k fit on the GPU at once.
+func (g *GPU) maxResident(k Kernel) int {
+	perCU := g.spec.SIMDs * g.spec.WavesPerSIMD / g.waves(k)
+	if k.LDS > 0 {
+		perCU = min(perCU, int(g.spec.LDSPerCU/k.LDS))
+	}
+	return perCU * len(g.cus)
+}
+
+// MaxResident returns how many work-groups of k fit on the GPU at once.
+func (g *GPU) MaxResident(k Kernel) int { return g.maxResident(k) }
+
+// DispatchOp returns the queue operation that runs k: the CP reads the AQL
+// packet, pays the launch overhead (with the kernel-start system acquire),
+// dispatches the work-groups as they fit, waits for the last, pays the
+// teardown (with the kernel-end system release) and writes the completion
+// signal. The returned Run is filled in as it goes.
+func (g *GPU) DispatchOp(k Kernel) (Op, *Run) {
+	if err := g.Validate(k); err != nil {
+		panic(err) // callers validate first; reaching here is a simulator bug
+	}
+	r := &Run{Kernel: k, Signal: g.mem.AllocData(mem.GPU, 8, k.Name+".signal"), Queued: g.e.Now()}
+	return func(cp *sim.Proc) { g.runKernel(cp, r) }, r
+}
+
+func (g *GPU) runKernel(cp *sim.Proc, r *Run) {
+	k := r.Kernel
+	r.LaunchStart = cp.Now()
+	cp.Sleep(g.spec.MemLatency) // the CP reads the AQL packet
+	cp.Sleep(g.spec.Launch)
+	g.invalidateAll()
+	g.e.Span(g.name+".cp", "launch "+k.Name, r.LaunchStart, cp.Now())
+	r.BodyStart = cp.Now()
+	g.stats.Kernels++
+	waves := g.waves(k)
+	live := 0
+	var retired sim.Signal
+	for i := range k.WGs {
+		cu := g.place(cp, k, waves)
+		cp.Sleep(g.spec.Cycles(g.spec.DispatchCycles))
+		live++
+		wg := &WG{g: g, cu: cu, ID: i, Size: k.WGSize, waves: waves, firstSIMD: cu.nextSIMD, run: r}
+		cu.nextSIMD = (cu.nextSIMD + waves) % len(cu.simdFree)
+		g.stats.WGs++
+		wg.Proc = g.e.Spawn(fmt.Sprintf("%s.wg[%d]", g.name, i), func(p *sim.Proc) {
+			start := p.Now()
+			k.Body(wg)
+			wg.Barrier()
+			g.e.Span(fmt.Sprintf("%s.wg[%d]", g.name, i), k.Name, start, p.Now())
+			cu.waves -= waves
+			cu.lds -= k.LDS
+			live--
+			g.room.Notify()
+			retired.Notify()
+		})
+	}
+	cp.WaitUntil(&retired, "work-groups of "+k.Name, func() bool { return live == 0 })
+	r.BodyEnd = cp.Now()
+	tStart := cp.Now()
+	cp.Sleep(g.spec.Teardown)
+	g.writeBackAll(cp)
+	g.e.Span(g.name+".cp", "teardown "+k.Name, tStart, cp.Now())
+	r.Done = cp.Now()
+	r.finished = true
+	g.mem.Store64(r.Signal, 1)
+	r.fin.Notify()
+}
+
+// place waits until some CU has room for a WG of k and reserves it, trying
+// CUs round-robin.
+func (g *GPU) place(cp *sim.Proc, k Kernel, waves int) *computeUnit {
+	maxWaves := g.spec.SIMDs * g.spec.WavesPerSIMD
+	for {
+		for range g.cus {
+			cu := g.cus[g.rr]
+			g.rr = (g.rr + 1) % len(g.cus)
+			if cu.waves+waves <= maxWaves && cu.lds+k.LDS <= g.spec.LDSPerCU {
+				cu.waves += waves
+				cu.lds += k.LDS
+				return cu
+			}
+		}
+		cp.Wait(&g.room, "a CU with room for "+k.Name)
+	}
+}
+
+func (g *GPU) invalidateAll() {
+	for _, cu := range g.cus {
+		cu.l1.clear()
+	}
+	if g.l2 != nil {
+		g.l2.clear()
+	}
+}
+
+// writeBackAll writes every dirty L2 line to memory (dGPU system release).
+func (g *GPU) writeBackAll(p *sim.Proc) {
+	if g.l2 == nil {
+		return
+	}
+	n := g.l2.writeBack(g.mem)
+	g.stats.L2Writebks += uint64(n)
+	if n > 0 {
+		p.SleepUntil(g.dram.Reserve(p.Now(), uint64(n)*mem.LineSize))
+	}
+}

@@ -1,0 +1,191 @@
+package gpu
+
+import (
+	"encoding/binary"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// WG is a running work-group: the context a kernel body declares its costs
+// through. It embeds the work-group's process.
+type WG struct {
+	*sim.Proc
+	g         *GPU
+	cu        *computeUnit
+	run       *Run
+	ID        int // work-group id in the grid
+	Size      int // work-items
+	waves     int
+	firstSIMD int
+	storesAt  sim.Time // when this WG's last store reaches memory
+}
+
+// GPU returns the device the work-group runs on.
+func (w *WG) GPU() *GPU { return w.g }
+
+// Mem returns the memory the work-group reaches.
+func (w *WG) Mem() *mem.Memory { return w.g.mem }
+
+// CU returns the compute unit index.
+func (w *WG) CU() int { return w.cu.id }
+
+// Waves returns the number of wavefronts of the work-group.
+func (w *WG) Waves() int { return w.waves }
+
+// VALU issues n vector instructions per wavefront. The waves are spread over
+// the CU's SIMDs round-robin; each instruction occupies its SIMD for 4
+// cycles (64 lanes over SIMD-16). The call returns when every wave is done.
+func (w *WG) VALU(n int) {
+	if n <= 0 {
+		return
+	}
+	simds := w.cu.simdFree
+	per := make([]int, len(simds))
+	for i := range w.waves {
+		per[(w.firstSIMD+i)%len(simds)]++
+	}
+	end := w.Now()
+	for s, k := range per {
+		if k == 0 {
+			continue
+		}
+		start := max(w.Now(), simds[s])
+		simds[s] = start + w.g.spec.Cycles(4*n*k)
+		end = max(end, simds[s])
+	}
+	w.SleepUntil(end)
+}
+
+// Scalar runs n serial scalar instructions (one work-item's control code).
+func (w *WG) Scalar(n int) { w.Sleep(w.g.spec.Cycles(n * w.g.spec.ScalarCycles)) }
+
+// Stream moves n bytes of bulk array traffic through the node's memory
+// server (shared with the other CUs and, in APU mode, with the CPU).
+func (w *WG) Stream(n uint64) {
+	if n == 0 {
+		return
+	}
+	done := w.g.dram.Reserve(w.Now(), n)
+	w.SleepUntil(max(done, w.Now()+w.g.spec.MemLatency))
+}
+
+// Barrier waits until all the work-group's waves have caught up.
+func (w *WG) Barrier() {
+	end := w.Now()
+	simds := w.cu.simdFree
+	for i := range min(w.waves, len(simds)) {
+		end = max(end, simds[(w.firstSIMD+i)%len(simds)])
+	}
+	w.SleepUntil(end)
+}
+
+// Load64 is a plain (relaxed) load through the CU's L1 and, in dGPU mode,
+// the L2. A hit returns the cached copy, however stale.
+func (w *WG) Load64(a mem.Addr) uint64 {
+	l := mem.Line(a)
+	off := a - l
+	if cl := w.cu.l1.get(l); cl != nil {
+		w.g.stats.L1Hits++
+		w.Sleep(w.g.spec.Cycles(w.g.spec.L1Cycles))
+		return binary.LittleEndian.Uint64(cl.data[off:])
+	}
+	w.g.stats.L1Misses++
+	src := w.g.mem
+	lat := w.g.spec.MemLatency
+	if w.g.l2 != nil {
+		if w.g.l2.get(l) == nil {
+			w.g.l2.fill(l, w.g.mem, w.g.mem)
+		} else {
+			lat = w.g.spec.Cycles(w.g.spec.L2Cycles)
+		}
+		cl := w.cu.l1.fill(l, src, nil)
+		cl.data = w.g.l2.get(l).data
+		w.Sleep(lat)
+		return binary.LittleEndian.Uint64(cl.data[off:])
+	}
+	cl := w.cu.l1.fill(l, src, nil)
+	w.Sleep(lat)
+	return binary.LittleEndian.Uint64(cl.data[off:])
+}
+
+// AtomicLoad64 is a system-scope atomic load: it bypasses the caches and
+// reads memory.
+func (w *WG) AtomicLoad64(a mem.Addr) uint64 {
+	w.Sleep(w.g.spec.MemLatency)
+	return w.g.mem.Load64(a)
+}
+
+// Store64 writes v through the L1. In APU mode it reaches memory after the
+// memory latency; in dGPU mode it stays in a dirty L2 line until a system
+// release. The work-group does not wait.
+func (w *WG) Store64(a mem.Addr, v uint64) {
+	l := mem.Line(a)
+	off := a - l
+	if cl := w.cu.l1.get(l); cl != nil {
+		binary.LittleEndian.PutUint64(cl.data[off:], v)
+	}
+	w.Sleep(w.g.spec.Cycles(w.g.spec.L1Cycles))
+	if w.g.l2 != nil {
+		cl := w.g.l2.get(l)
+		if cl == nil {
+			cl = w.g.l2.fill(l, w.g.mem, w.g.mem)
+		}
+		binary.LittleEndian.PutUint64(cl.data[off:], v)
+		cl.dirty = true
+		return
+	}
+	at := w.Now() + w.g.spec.MemLatency
+	w.storesAt = max(w.storesAt, at)
+	m := w.g.mem
+	w.g.e.At(at, func() { m.Store64(a, v) })
+}
+
+// Release makes the work-group's earlier stores visible at scope s.
+func (w *WG) Release(s Scope) {
+	switch s {
+	case Device:
+		w.Sleep(w.g.spec.Cycles(w.g.spec.L2Cycles))
+	case System:
+		w.SleepUntil(w.storesAt)
+		w.g.writeBackAll(w.Proc)
+	}
+}
+
+// Acquire makes later loads observe values released at scope s: device and
+// system scope invalidate the CU's L1; in dGPU mode system scope also
+// invalidates the L2 (shared ranges), so NIC-written data is seen.
+func (w *WG) Acquire(s Scope) {
+	if s < Device {
+		return
+	}
+	w.cu.l1.clear()
+	w.g.stats.L1Invalidates++
+	w.Sleep(w.g.spec.Cycles(w.g.spec.L1InvCycles))
+	if s == System && w.g.l2 != nil {
+		w.g.writeBackAll(w.Proc)
+		n := len(w.g.l2.lines)
+		w.g.l2.clear()
+		w.Sleep(w.g.spec.Cycles(w.g.spec.L2InvCycles + n))
+	}
+}
+
+// PollUntil spins on the word at a until cond holds and returns its value.
+// With acquire set, each poll is a system-scope acquire followed by a load
+// (the correct pattern for NIC-written flags); without it, polls hit the L1
+// and may never see the new value, exactly as on the hardware. Iterations
+// that would see no change are not simulated one by one: the work-group
+// sleeps until the line is written, then polls again.
+func (w *WG) PollUntil(a mem.Addr, acquire bool, what string, cond func(uint64) bool) uint64 {
+	for {
+		var v uint64
+		if acquire {
+			w.Acquire(System)
+		}
+		v = w.Load64(a)
+		if cond(v) {
+			return v
+		}
+		w.Wait(w.g.mem.Watch(a), what)
+	}
+}
