@@ -1,0 +1,205 @@
+package params
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+)
+
+// DefaultPreset is the preset used when neither the caller nor the
+// configuration file names one.
+const DefaultPreset = "gputn"
+
+// Options selects the layers Load applies.
+type Options struct {
+	// Preset names the base preset; "" means the file's run.preset, else
+	// DefaultPreset.
+	Preset string
+	// File is a TOML configuration file; "" means none.
+	File string
+	// Sets are "name=value" overrides applied in order after the file.
+	Sets []string
+	// Edit, when non-nil, runs after the overrides and before Validate
+	// (e.g. a command's own flags such as --seed).
+	Edit func(cfg *exp.Config) error
+}
+
+// Load builds and validates a configuration from o's layers (see the
+// package documentation). Its errors all describe bad input: each names the
+// layer, the parameter and what is allowed.
+func Load(o Options) (exp.Config, error) {
+	var doc []byte
+	preset := o.Preset
+	if o.File != "" {
+		b, err := os.ReadFile(o.File)
+		if err != nil {
+			return exp.Config{}, fmt.Errorf("config: %w", err)
+		}
+		doc = b
+		if preset == "" {
+			var head struct {
+				Run struct {
+					Preset string `toml:"preset"`
+				} `toml:"run"`
+			}
+			if err := toml.Unmarshal(doc, &head); err != nil {
+				return exp.Config{}, fileError(o.File, doc, err)
+			}
+			preset = head.Run.Preset
+		}
+	}
+	if preset == "" {
+		preset = DefaultPreset
+	}
+	cfg, err := exp.DefaultConfig(preset)
+	if err != nil {
+		return exp.Config{}, fmt.Errorf("preset: %w", err)
+	}
+	if doc != nil {
+		if err := decodeFile(&cfg, o.File, doc); err != nil {
+			return exp.Config{}, err
+		}
+		cfg.Run.Preset = preset
+	}
+	for _, kv := range o.Sets {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return exp.Config{}, fmt.Errorf("--set %s: %w: want name=value, e.g. link.bandwidth=200Gbps", kv, ErrBadValue)
+		}
+		name = strings.TrimSpace(name)
+		if err := Set(&cfg, name, value); err != nil {
+			return exp.Config{}, fmt.Errorf("--set %s=%s: %w", name, value, stripName(err, name))
+		}
+		if name == "run.preset" && value != preset {
+			return exp.Config{}, fmt.Errorf("--set run.preset=%s: %w: choose the preset with --preset or the file's run.preset", value, ErrBadValue)
+		}
+	}
+	if o.Edit != nil {
+		if err := o.Edit(&cfg); err != nil {
+			return exp.Config{}, err
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return exp.Config{}, err
+	}
+	return cfg, nil
+}
+
+// stripName drops Set's "name: " prefix when the caller already shows it.
+func stripName(err error, name string) error {
+	if errors.Is(err, ErrUnknown) {
+		return err
+	}
+	if u := errors.Unwrap(err); u != nil && strings.HasPrefix(err.Error(), name+": ") {
+		return u
+	}
+	return err
+}
+
+// decodeFile decodes doc onto cfg, rejecting unknown keys and unit-typed
+// values given as bare numbers.
+func decodeFile(cfg *exp.Config, path string, doc []byte) error {
+	var raw map[string]any
+	if err := toml.Unmarshal(doc, &raw); err != nil {
+		return fileError(path, doc, err)
+	}
+	var errs []error
+	for _, f := range fields() {
+		v, ok := lookup(raw, f.name)
+		if !ok {
+			continue
+		}
+		switch f.typ {
+		case timeType, rateType, freqType:
+			if _, isStr := v.(string); !isStr && !isZero(v) {
+				errs = append(errs, fmt.Errorf("%s: %s = %v: %w: write a %s with its unit as a string, e.g. %s = %q",
+					path, f.name, v, ErrBadValue, typeName(f.typ), f.name[strings.LastIndex(f.name, ".")+1:], example(f.typ)))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	dec := toml.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		return fileError(path, doc, err)
+	}
+	return nil
+}
+
+func isZero(v any) bool {
+	switch x := v.(type) {
+	case int64:
+		return x == 0
+	case float64:
+		return x == 0
+	}
+	return false
+}
+
+func example(t reflect.Type) string {
+	switch t {
+	case timeType:
+		return "1.5us"
+	case rateType:
+		return "100Gbps"
+	}
+	return "1.5GHz"
+}
+
+// lookup finds a dotted name in a decoded TOML document.
+func lookup(m map[string]any, name string) (any, bool) {
+	head, rest, nested := strings.Cut(name, ".")
+	v, ok := m[head]
+	if !ok || !nested {
+		return v, ok
+	}
+	sub, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	return lookup(sub, rest)
+}
+
+// fileError turns a go-toml error into one line naming the file, line and
+// key, with suggestions for unknown keys.
+func fileError(path string, doc []byte, err error) error {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		var errs []error
+		for i := range strict.Errors {
+			de := &strict.Errors[i]
+			row, _ := de.Position()
+			name := strings.Join(de.Key(), ".")
+			errs = append(errs, fmt.Errorf("%s:%d: %w", path, row, unknown(name)))
+		}
+		return errors.Join(errs...)
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, _ := de.Position()
+		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		if key := strings.Join(de.Key(), "."); key != "" {
+			msg = key + ": " + msg
+		}
+		return fileErr{fmt.Sprintf("%s:%d: %s", path, row, msg), err}
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// fileErr is a configuration-file error with its own one-line message.
+type fileErr struct {
+	msg string
+	err error
+}
+
+func (f fileErr) Error() string { return f.msg }
+func (f fileErr) Unwrap() error { return f.err }

@@ -1,0 +1,338 @@
+package params
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// Errors returned by Set, wrapped with the parameter's name and value.
+var (
+	// ErrUnknown reports a parameter name that exp.Config does not have.
+	ErrUnknown = errors.New("unknown parameter")
+	// ErrBadValue reports a value that does not parse as the parameter's type.
+	ErrBadValue = errors.New("bad value")
+)
+
+// Info describes one parameter and its value in some configuration.
+type Info struct {
+	Name  string // dotted name, e.g. "link.bandwidth"
+	Type  string // value syntax: duration, size, rate, freq, int, uint, float, bool, string, []int, []string
+	Value string // current value printed with units; parses back with Set
+	Src   string // DOC, DEFAULT or RUN, from the field's src tag
+	Doc   string // one-line description
+}
+
+// field is one leaf of exp.Config found by reflection.
+type field struct {
+	name, src, doc string
+	index          []int // reflect.Value.FieldByIndex path from exp.Config
+	typ            reflect.Type
+}
+
+var (
+	timeType     = reflect.TypeFor[sim.Time]()
+	bytesType    = reflect.TypeFor[unit.Bytes]()
+	rateType     = reflect.TypeFor[unit.Rate]()
+	freqType     = reflect.TypeFor[unit.Freq]()
+	unmarshaler  = reflect.TypeFor[encoding.TextUnmarshaler]()
+	intSliceType = reflect.TypeFor[[]int]()
+	strSliceType = reflect.TypeFor[[]string]()
+)
+
+// fields lists every leaf of exp.Config in declaration order.
+func fields() []field {
+	var out []field
+	walk(reflect.TypeFor[exp.Config](), "", nil, &out)
+	return out
+}
+
+func walk(t reflect.Type, prefix string, index []int, out *[]field) {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		idx := append(slices.Clone(index), i)
+		tag, _, _ := strings.Cut(sf.Tag.Get("toml"), ",")
+		if tag == "-" {
+			continue
+		}
+		doc, isLeaf := sf.Tag.Lookup("doc")
+		if !isLeaf && sf.Type.Kind() == reflect.Struct && !reflect.PointerTo(sf.Type).Implements(unmarshaler) {
+			p := prefix
+			if !sf.Anonymous || tag != "" {
+				p = join(prefix, tag)
+			}
+			walk(sf.Type, p, idx, out)
+			continue
+		}
+		if !isLeaf {
+			continue
+		}
+		*out = append(*out, field{name: join(prefix, tag), src: sf.Tag.Get("src"), doc: doc, index: idx, typ: sf.Type})
+	}
+}
+
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// typeName names the value syntax of t.
+func typeName(t reflect.Type) string {
+	switch t {
+	case timeType:
+		return "duration"
+	case bytesType:
+		return "size"
+	case rateType:
+		return "rate"
+	case freqType:
+		return "freq"
+	case intSliceType:
+		return "[]int"
+	case strSliceType:
+		return "[]string"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "int"
+	case reflect.Uint, reflect.Uint64, reflect.Uint32:
+		return "uint"
+	case reflect.Float64, reflect.Float32:
+		return "float"
+	case reflect.Bool:
+		return "bool"
+	case reflect.String:
+		return "string"
+	}
+	return t.String()
+}
+
+// List returns every parameter of cfg in declaration order.
+func List(cfg exp.Config) []Info {
+	v := reflect.ValueOf(cfg)
+	fs := fields()
+	out := make([]Info, len(fs))
+	for i, f := range fs {
+		out[i] = Info{Name: f.name, Type: typeName(f.typ), Value: format(v.FieldByIndex(f.index)), Src: f.src, Doc: f.doc}
+	}
+	return out
+}
+
+// Names returns every parameter name in declaration order.
+func Names() []string {
+	fs := fields()
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.name
+	}
+	return out
+}
+
+// Record returns cfg's parameters as report.Params, in declaration order.
+func Record(cfg exp.Config) []report.Param {
+	list := List(cfg)
+	out := make([]report.Param, len(list))
+	for i, p := range list {
+		out[i] = report.Param{Name: p.Name, Value: p.Value, Src: p.Src, Doc: p.Doc}
+	}
+	return out
+}
+
+// Get returns the printed value of the named parameter.
+func Get(cfg exp.Config, name string) (string, error) {
+	for _, f := range fields() {
+		if f.name == name {
+			return format(reflect.ValueOf(cfg).FieldByIndex(f.index)), nil
+		}
+	}
+	return "", unknown(name)
+}
+
+// Set parses value as the named parameter's type and stores it in cfg. On
+// error cfg is unchanged; the error names the parameter and wraps ErrUnknown
+// or ErrBadValue.
+func Set(cfg *exp.Config, name, value string) error {
+	for _, f := range fields() {
+		if f.name != name {
+			continue
+		}
+		nv := reflect.New(f.typ).Elem()
+		if err := parse(nv, value); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		reflect.ValueOf(cfg).Elem().FieldByIndex(f.index).Set(nv)
+		return nil
+	}
+	return unknown(name)
+}
+
+// unknown builds the error for an unknown name, suggesting close names.
+func unknown(name string) error {
+	names := Names()
+	var groups []string
+	for _, n := range names {
+		g, _, _ := strings.Cut(n, ".")
+		if !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	if close := Suggest(name, append(names, groups...)); len(close) > 0 {
+		return fmt.Errorf("%w %q: did you mean %s? (gpunetsim params lists all)", ErrUnknown, name, strings.Join(close, ", "))
+	}
+	return fmt.Errorf("%w %q: names start with %s (gpunetsim params lists all)", ErrUnknown, name, strings.Join(groups, ", "))
+}
+
+// Suggest returns up to three of names close to name: those within a small
+// edit distance, or sharing its last component. Order follows names.
+func Suggest(name string, names []string) []string {
+	type cand struct {
+		n string
+		d int
+	}
+	var cs []cand
+	_, last, _ := strings.Cut(name, ".")
+	for _, n := range names {
+		d := distance(strings.ToLower(name), strings.ToLower(n))
+		limit := max(2, len(name)/4)
+		_, nl, _ := strings.Cut(n, ".")
+		switch {
+		case d <= limit:
+			cs = append(cs, cand{n, d})
+		case last != "" && nl == last:
+			cs = append(cs, cand{n, limit + 1})
+		case !strings.Contains(name, ".") && nl == name:
+			cs = append(cs, cand{n, limit + 1})
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return a.d - b.d })
+	var out []string
+	for i := 0; i < len(cs) && i < 3; i++ {
+		out = append(out, cs[i].n)
+	}
+	return out
+}
+
+// distance is the Levenshtein distance between a and b in bytes.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// format prints v in the syntax parse accepts.
+func format(v reflect.Value) string {
+	if m, ok := v.Interface().(encoding.TextMarshaler); ok {
+		b, err := m.MarshalText()
+		if err != nil {
+			return fmt.Sprint(v.Interface())
+		}
+		return string(b)
+	}
+	switch v.Type() {
+	case intSliceType:
+		return FormatInts(v.Interface().([]int))
+	case strSliceType:
+		return strings.Join(v.Interface().([]string), ",")
+	}
+	switch v.Kind() {
+	case reflect.Float64, reflect.Float32:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// parse parses s into v according to v's type.
+func parse(v reflect.Value, s string) error {
+	if u, ok := v.Addr().Interface().(encoding.TextUnmarshaler); ok {
+		if err := u.UnmarshalText([]byte(s)); err != nil {
+			return badValue{err}
+		}
+		return nil
+	}
+	switch v.Type() {
+	case intSliceType:
+		ns, err := ParseInts(s)
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(ns))
+		return nil
+	case strSliceType:
+		var ss []string
+		for p := range strings.SplitSeq(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				ss = append(ss, p)
+			}
+		}
+		v.Set(reflect.ValueOf(ss))
+		return nil
+	}
+	t := strings.TrimSpace(s)
+	switch v.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		n, err := strconv.ParseInt(t, 10, v.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("%w %q: want a decimal integer", ErrBadValue, s)
+		}
+		v.SetInt(n)
+	case reflect.Uint, reflect.Uint64, reflect.Uint32:
+		n, err := strconv.ParseUint(t, 10, v.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("%w %q: want a non-negative decimal integer", ErrBadValue, s)
+		}
+		v.SetUint(n)
+	case reflect.Float64, reflect.Float32:
+		f, err := strconv.ParseFloat(t, 64)
+		if err != nil || f != f || f > 1e300 || f < -1e300 {
+			return fmt.Errorf("%w %q: want a finite decimal number", ErrBadValue, s)
+		}
+		v.SetFloat(f)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(t)
+		if err != nil {
+			return fmt.Errorf("%w %q: want true or false", ErrBadValue, s)
+		}
+		v.SetBool(b)
+	case reflect.String:
+		v.SetString(t)
+	default:
+		return fmt.Errorf("%w: parameters of type %s cannot be set", ErrBadValue, v.Type())
+	}
+	return nil
+}
+
+// badValue marks a parse error of a unit type as ErrBadValue without
+// repeating "bad value" in front of the unit parser's own message.
+type badValue struct{ err error }
+
+func (b badValue) Error() string        { return b.err.Error() }
+func (b badValue) Unwrap() error        { return b.err }
+func (b badValue) Is(target error) bool { return target == ErrBadValue }

@@ -1,0 +1,289 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// WriteText prints r for people: each table aligned in columns with
+// durations in their natural unit ("12.5us"), then the notes, then every
+// parameter with its value, source and description, then the seed.
+func WriteText(w io.Writer, r *Result) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "experiment %s\n", r.Experiment)
+	for _, t := range r.Tables {
+		b.WriteByte('\n')
+		if t.Name != "" {
+			fmt.Fprintf(&b, "%s\n", t.Name)
+		}
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		writeRow(tw, t.Columns)
+		for _, row := range t.Rows {
+			cells := make([]string, len(row))
+			for i, c := range row {
+				cells[i] = textCell(c)
+			}
+			writeRow(tw, cells)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(r.Notes) > 0 {
+		b.WriteByte('\n')
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "note: %s\n", n)
+		}
+	}
+	if len(r.Params) > 0 {
+		b.WriteString("\nparameters\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, p := range r.Params {
+			fmt.Fprintf(tw, "  %s\t%s\t[%s]\t%s\n", p.Name, p.Value, p.Src, p.Doc)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(&b, "\nseed %d\n", r.Seed)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeRow writes cells as one tabwriter line. AlignRight needs a trailing
+// tab so that the last column is aligned too.
+func writeRow(w io.Writer, cells []string) {
+	fmt.Fprint(w, strings.Join(cells, "\t")+"\t\n")
+}
+
+// textCell formats a table cell for people.
+func textCell(c any) string {
+	switch v := c.(type) {
+	case nil:
+		return "-"
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		return strconv.FormatFloat(v, 'f', significantDecimals(v), 64)
+	case float32:
+		return textCell(float64(v))
+	}
+	return fmt.Sprint(c)
+}
+
+// significantDecimals returns how many decimals show about four significant
+// digits of v, never fewer than zero or more than six.
+func significantDecimals(v float64) int {
+	a := math.Abs(v)
+	switch {
+	case a == 0 || a >= 1000:
+		return 0
+	case a >= 100:
+		return 1
+	case a >= 10:
+		return 2
+	case a >= 1:
+		return 3
+	}
+	return 4 + min(2, int(-math.Floor(math.Log10(a)))-1)
+}
+
+// WriteCSV writes r as CSV (RFC 4180). The file opens with comment lines
+// that record where the numbers came from, each starting with "# ":
+//
+//	# experiment = allreduce
+//	# seed = 1
+//	# note = …                    (one per note)
+//	# link.bandwidth = 100Gbps [DOC] bandwidth per direction   (one per parameter)
+//
+// Each table follows as "# table = <name>", a header row and its rows;
+// several tables are separated by an empty line. Readers that skip "#"
+// lines (pandas comment='#', R comment.char) see a plain CSV when the result
+// has one table. Cells keep full precision: floats in shortest round-trip
+// form, durations (sim.Time) as microseconds with the column header
+// suffixed " [us]", booleans as true/false, a nil cell as empty.
+func WriteCSV(w io.Writer, r *Result) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# experiment = %s\n", oneLine(r.Experiment))
+	fmt.Fprintf(&b, "# seed = %d\n", r.Seed)
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "# note = %s\n", oneLine(n))
+	}
+	for _, p := range r.Params {
+		fmt.Fprintf(&b, "# %s = %s [%s] %s\n", p.Name, oneLine(p.Value), p.Src, oneLine(p.Doc))
+	}
+	for i, t := range r.Tables {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "# table = %s\n", oneLine(t.Name))
+		cw := csv.NewWriter(&b)
+		header := make([]string, len(t.Columns))
+		for j, c := range t.Columns {
+			header[j] = c
+			if timeColumn(t, j) {
+				header[j] += " [us]"
+			}
+		}
+		if err := cw.Write(header); err != nil {
+			return err
+		}
+		for _, row := range t.Rows {
+			cells := make([]string, len(row))
+			for j, c := range row {
+				cells[j] = csvCell(c)
+			}
+			if err := cw.Write(cells); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// timeColumn reports whether every non-nil cell of column j is a sim.Time
+// (and there is at least one).
+func timeColumn(t Table, j int) bool {
+	found := false
+	for _, row := range t.Rows {
+		if j >= len(row) || row[j] == nil {
+			continue
+		}
+		if _, ok := row[j].(sim.Time); !ok {
+			return false
+		}
+		found = true
+	}
+	return found
+}
+
+// csvCell formats a table cell for machines.
+func csvCell(c any) string {
+	switch v := c.(type) {
+	case nil:
+		return ""
+	case sim.Time:
+		return strconv.FormatFloat(v.Micros(), 'f', -1, 64)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case float32:
+		return strconv.FormatFloat(float64(v), 'g', -1, 32)
+	}
+	return fmt.Sprint(c)
+}
+
+// oneLine keeps a comment value on one line.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+}
+
+// WriteJSON writes r as one indented JSON object (the Result's JSON form).
+// Durations are strings with units ("12.5us"); non-finite floats, which
+// JSON cannot hold, become the strings "NaN", "+Inf" and "-Inf".
+func WriteJSON(w io.Writer, r *Result) error {
+	c := *r
+	c.Tables = make([]Table, len(r.Tables))
+	for i, t := range r.Tables {
+		t.Rows = make([][]any, len(r.Tables[i].Rows))
+		for j, row := range r.Tables[i].Rows {
+			t.Rows[j] = make([]any, len(row))
+			for k, cell := range row {
+				t.Rows[j][k] = jsonCell(cell)
+			}
+		}
+		c.Tables[i] = t
+	}
+	if r.Plot != nil {
+		p := *r.Plot
+		p.Series = make([]Series, len(r.Plot.Series))
+		for i, s := range r.Plot.Series {
+			// Non-finite points would break the encoding; drop them.
+			s.X, s.Y = finitePoints(s.X, s.Y)
+			p.Series[i] = s
+		}
+		c.Plot = &p
+	}
+	b, err := json.MarshalIndent(&c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: encoding %s as JSON: %w", r.Experiment, err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func jsonCell(c any) any {
+	switch v := c.(type) {
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return strconv.FormatFloat(v, 'g', -1, 64)
+		}
+	case float32:
+		return jsonCell(float64(v))
+	}
+	return c
+}
+
+// finitePoints returns the points of (x, y) where both coordinates are finite.
+func finitePoints(x, y []float64) (fx, fy []float64) {
+	n := min(len(x), len(y))
+	fx, fy = make([]float64, 0, n), make([]float64, 0, n)
+	for i := range n {
+		if isFinite(x[i]) && isFinite(y[i]) {
+			fx, fy = append(fx, x[i]), append(fy, y[i])
+		}
+	}
+	return fx, fy
+}
+
+func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// WriteFile writes a file atomically: write fills a temporary file in
+// path's directory, which replaces path only when write and the close both
+// succeed. On failure path is untouched and the temporary file removed, so
+// a failed run never leaves a half-written file behind.
+func WriteFile(path string, write func(io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := write(f); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

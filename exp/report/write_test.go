@@ -1,0 +1,211 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// sample returns a Result exercising every cell type.
+func sample() *Result {
+	return &Result{
+		Experiment: "allreduce",
+		Seed:       42,
+		Params: []Param{
+			{Name: "link.bandwidth", Value: "100Gbps", Src: "DOC", Doc: "bandwidth per direction"},
+			{Name: "allreduce.nodes", Value: "2,3,4", Src: "DEFAULT", Doc: "node counts to sweep"},
+			{Name: "run.seed", Value: "42", Src: "RUN", Doc: "seed of every random stream"},
+		},
+		Tables: []Table{
+			{
+				Name:    "allreduce 8MiB float32 sum",
+				Columns: []string{"nodes", "strategy", "time", "speedup", "verified"},
+				Rows: [][]any{
+					{2, "CPU", 1234567 * sim.Picosecond, 1.0, true},
+					{2, "GPUTN", 2500 * sim.Nanosecond, 0.4938268, true},
+					{3, "CPU", 3 * sim.Millisecond, 1.0, false},
+					{3, "GPUTN, \"quoted\"", 41 * sim.Microsecond, 73.17073170731707, nil},
+				},
+			},
+			{
+				Name:    "counts",
+				Columns: []string{"what", "n", "u", "ratio"},
+				Rows: [][]any{
+					{"events", int64(1 << 40), uint64(7), math.NaN()},
+					{"packets", 12, uint64(0), 0.000123456},
+				},
+			},
+		},
+		Plot: &Plot{Title: "Allreduce", XLabel: "nodes", YLabel: "speedup", LogX: true, Series: []Series{
+			{Name: "CPU", X: []float64{2, 3}, Y: []float64{1, 1}},
+			{Name: "GPUTN", X: []float64{2, 3}, Y: []float64{0.49, math.Inf(1)}},
+		}},
+		Notes: []string{"functional: every node's result verified against a serial sum"},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the output (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for _, tt := range []struct {
+		file  string
+		write func(io.Writer, *Result) error
+	}{
+		{"sample.txt.golden", WriteText},
+		{"sample.csv.golden", WriteCSV},
+		{"sample.json.golden", WriteJSON},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.write(&b, sample()); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.file, b.Bytes())
+		})
+	}
+}
+
+// TestDeterministic checks that equal results give byte-identical files.
+func TestDeterministic(t *testing.T) {
+	for name, write := range map[string]func(io.Writer, *Result) error{
+		"text": WriteText, "csv": WriteCSV, "json": WriteJSON,
+		"svg": func(w io.Writer, r *Result) error { return WritePlot(w, r, "svg") },
+	} {
+		var a, b bytes.Buffer
+		if err := write(&a, sample()); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := write(&b, sample()); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("%s: two writes of one result differ", name)
+		}
+	}
+}
+
+func TestCSVKeepsPrecision(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteCSV(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	for _, want := range []string{
+		"nodes,strategy,time [us],speedup,verified\n",
+		"2,CPU,1.234567,1,true\n",
+		"3,\"GPUTN, \"\"quoted\"\"\",41,73.17073170731707,\n",
+		"events,1099511627776,7,NaN\n",
+		"# link.bandwidth = 100Gbps [DOC] bandwidth per direction\n",
+		"# seed = 42\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("CSV lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestTextCell(t *testing.T) {
+	tests := []struct {
+		in   any
+		want string
+	}{
+		{nil, "-"},
+		{1.0, "1.000"},
+		{73.17073170731707, "73.17"},
+		{1234.5, "1234"},
+		{0.000123456, "0.000123"},
+		{0.5, "0.5000"},
+		{math.Inf(-1), "-Inf"},
+		{2500 * sim.Nanosecond, "2.5us"},
+		{true, "true"},
+		{int64(-3), "-3"},
+	}
+	for _, tt := range tests {
+		if got := textCell(tt.in); got != tt.want {
+			t.Errorf("textCell(%v) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestPlotFormats(t *testing.T) {
+	magic := map[string]string{"svg": "<?xml", "png": "\x89PNG", "pdf": "%PDF"}
+	for format, prefix := range magic {
+		got, err := PlotFormat("out/x." + strings.ToUpper(format))
+		if err != nil || got != format {
+			t.Fatalf("PlotFormat(.%s) = %q, %v", format, got, err)
+		}
+		var b bytes.Buffer
+		if err := WritePlot(&b, sample(), format); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if !strings.HasPrefix(b.String(), prefix) {
+			t.Errorf("%s plot starts with %q", format, b.String()[:min(16, b.Len())])
+		}
+	}
+	if _, err := PlotFormat("x.jpg"); err == nil || !strings.Contains(err.Error(), ".svg, .png or .pdf") {
+		t.Errorf("PlotFormat(x.jpg) error = %v", err)
+	}
+	r := sample()
+	r.Plot = nil
+	if err := WritePlot(io.Discard, r, "svg"); !errors.Is(err, ErrNoPlot) {
+		t.Errorf("WritePlot without plot: %v", err)
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.csv")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	err := WriteFile(path, func(w io.Writer) error {
+		io.WriteString(w, "half")
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("WriteFile error = %v; want boom", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Fatalf("failed write changed the file to %q", b)
+	}
+	if err := WriteFile(path, func(w io.Writer) error { return WriteCSV(w, sample()) }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !strings.HasPrefix(string(b), "# experiment = allreduce") {
+		t.Fatalf("file holds %q", b)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("directory holds %d entries; want only out.csv", len(ents))
+	}
+	if err := WriteFile(filepath.Join(dir, "no", "such.csv"), func(io.Writer) error { return nil }); err == nil {
+		t.Fatal("WriteFile into a missing directory succeeded")
+	}
+}
