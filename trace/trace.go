@@ -1,0 +1,200 @@
+package trace
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Writer buffers spans and encodes them as Chrome trace-event JSON. The zero
+// value is ready to use; a Writer must not be copied after first use.
+type Writer struct {
+	mu     sync.Mutex
+	tracks map[string]int32 // track name → index in names
+	labels map[string]int32 // span name → index in names
+	names  []string
+	spans  []span
+}
+
+// span is one recorded interval, names interned.
+type span struct {
+	track, name int32
+	start, end  sim.Time
+}
+
+// New returns an empty Writer.
+func New() *Writer { return &Writer{} }
+
+// Span records that track did name from start to end. A span whose end
+// precedes its start is recorded with zero duration.
+func (w *Writer) Span(track, name string, start, end sim.Time) {
+	if end < start {
+		end = start
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.tracks == nil {
+		w.tracks, w.labels = map[string]int32{}, map[string]int32{}
+	}
+	w.spans = append(w.spans, span{track: w.intern(w.tracks, track), name: w.intern(w.labels, name), start: start, end: end})
+}
+
+func (w *Writer) intern(m map[string]int32, s string) int32 {
+	if i, ok := m[s]; ok {
+		return i
+	}
+	i := int32(len(w.names))
+	w.names = append(w.names, s)
+	m[s] = i
+	return i
+}
+
+// Len returns the number of spans recorded so far.
+func (w *Writer) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.spans)
+}
+
+// split returns the process and thread parts of a track name.
+func split(track string) (proc, thread string) {
+	if p, t, ok := strings.Cut(track, "/"); ok {
+		return p, t
+	}
+	return "sim", track
+}
+
+// event is a span with its process and thread numbers resolved.
+type event struct {
+	pid, tid int
+	name     string
+	start    sim.Time
+	end      sim.Time
+}
+
+// Encode writes every recorded span as one JSON object
+// {"displayTimeUnit":"ns","traceEvents":[...]} to out.
+func (w *Writer) Encode(out io.Writer) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+
+	// Number processes, then threads within each process, in name order.
+	type thread struct{ proc, name string }
+	procSet := map[string]bool{}
+	threadSet := map[thread]bool{}
+	for track := range w.tracks {
+		p, t := split(track)
+		procSet[p] = true
+		threadSet[thread{p, t}] = true
+	}
+	procs := sortedKeys(procSet)
+	pid := make(map[string]int, len(procs))
+	for i, p := range procs {
+		pid[p] = i + 1
+	}
+	threads := make([]thread, 0, len(threadSet))
+	for t := range threadSet {
+		threads = append(threads, t)
+	}
+	slices.SortFunc(threads, func(a, b thread) int {
+		return cmp.Or(cmp.Compare(pid[a.proc], pid[b.proc]), strings.Compare(a.name, b.name))
+	})
+	tid := make(map[thread]int, len(threads))
+	for i, t := range threads {
+		tid[t] = i + 1
+	}
+	trackID := make(map[int32][2]int, len(w.tracks))
+	for track, i := range w.tracks {
+		p, t := split(track)
+		trackID[i] = [2]int{pid[p], tid[thread{p, t}]}
+	}
+
+	events := make([]event, len(w.spans))
+	for i, s := range w.spans {
+		id := trackID[s.track]
+		events[i] = event{pid: id[0], tid: id[1], name: w.names[s.name], start: s.start, end: s.end}
+	}
+	slices.SortFunc(events, func(a, b event) int {
+		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid), cmp.Compare(a.start, b.start),
+			cmp.Compare(b.end, a.end), strings.Compare(a.name, b.name))
+	})
+
+	bw := bufio.NewWriter(out)
+	bw.WriteString(`{"displayTimeUnit":"ns","traceEvents":[`)
+	first := true
+	sep := func() {
+		if !first {
+			bw.WriteString(",")
+		}
+		first = false
+		bw.WriteString("\n")
+	}
+	for i, p := range procs {
+		sep()
+		bw.WriteString(`{"name":"process_name","ph":"M","pid":` + strconv.Itoa(i+1) + `,"tid":0,"args":{"name":` + quote(p) + `}}`)
+		sep()
+		bw.WriteString(`{"name":"process_sort_index","ph":"M","pid":` + strconv.Itoa(i+1) + `,"tid":0,"args":{"sort_index":` + strconv.Itoa(i+1) + `}}`)
+	}
+	for i, t := range threads {
+		p := strconv.Itoa(pid[t.proc])
+		sep()
+		bw.WriteString(`{"name":"thread_name","ph":"M","pid":` + p + `,"tid":` + strconv.Itoa(i+1) + `,"args":{"name":` + quote(t.name) + `}}`)
+		sep()
+		bw.WriteString(`{"name":"thread_sort_index","ph":"M","pid":` + p + `,"tid":` + strconv.Itoa(i+1) + `,"args":{"sort_index":` + strconv.Itoa(i+1) + `}}`)
+	}
+	quoted := map[string]string{}
+	for _, e := range events {
+		q, ok := quoted[e.name]
+		if !ok {
+			q = quote(e.name)
+			quoted[e.name] = q
+		}
+		sep()
+		bw.WriteString(`{"name":` + q + `,"ph":"X","pid":` + strconv.Itoa(e.pid) + `,"tid":` + strconv.Itoa(e.tid) +
+			`,"ts":` + micros(e.start) + `,"dur":` + micros(e.end-e.start) + `}`)
+	}
+	bw.WriteString("\n]}\n")
+	return bw.Flush()
+}
+
+// micros prints t in microseconds exactly: picoseconds have at most six
+// decimals in microseconds, so the decimal is built from the integer.
+func micros(t sim.Time) string {
+	neg := t < 0
+	v := int64(t)
+	if neg {
+		v = -v
+	}
+	s := strconv.FormatInt(v/1e6, 10)
+	if frac := v % 1e6; frac != 0 {
+		f := strconv.FormatInt(frac+1e6, 10)[1:] // six digits, zero padded
+		s += "." + strings.TrimRight(f, "0")
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s) // a string always encodes
+	return string(b)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+var _ sim.Tracer = (*Writer)(nil)

@@ -1,0 +1,172 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+type rec struct {
+	track, name string
+	start, end  sim.Time
+}
+
+var spans = []rec{
+	{"GPUTN n=4/node[0].gpu.wg[3]", "compute", 1500 * sim.Nanosecond, 2 * sim.Microsecond},
+	{"GPUTN n=4/node[0].gpu.wg[3]", "kernel", 0, 5 * sim.Microsecond},
+	{"GPUTN n=4/node[1].host", "post \"put\"", 250, 1250},
+	{"CPU n=2/node[0].host", "reduce", 1, 3},
+	{"loose", "tick", 0, 0},
+	{"GPUTN n=4/node[0].gpu.wg[3]", "compute", 1500 * sim.Nanosecond, 2 * sim.Microsecond},
+}
+
+func encode(t *testing.T, order []int) []byte {
+	t.Helper()
+	w := New()
+	for _, i := range order {
+		s := spans[i]
+		w.Span(s.track, s.name, s.start, s.end)
+	}
+	var b bytes.Buffer
+	if err := w.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+type traceFile struct {
+	DisplayTimeUnit string `json:"displayTimeUnit"`
+	TraceEvents     []struct {
+		Name string         `json:"name"`
+		Ph   string         `json:"ph"`
+		Pid  int            `json:"pid"`
+		Tid  int            `json:"tid"`
+		Ts   float64        `json:"ts"`
+		Dur  float64        `json:"dur"`
+		Args map[string]any `json:"args"`
+	} `json:"traceEvents"`
+}
+
+func TestEncode(t *testing.T) {
+	out := encode(t, []int{0, 1, 2, 3, 4, 5})
+	var f traceFile
+	if err := json.Unmarshal(out, &f); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	procs := map[int]string{}
+	threads := map[[2]int]string{}
+	type x struct {
+		proc, thread, name string
+		ts, dur            float64
+	}
+	var xs []x
+	for _, e := range f.TraceEvents {
+		switch {
+		case e.Ph == "M" && e.Name == "process_name":
+			procs[e.Pid] = e.Args["name"].(string)
+		case e.Ph == "M" && e.Name == "thread_name":
+			threads[[2]int{e.Pid, e.Tid}] = e.Args["name"].(string)
+		case e.Ph == "X":
+			xs = append(xs, x{procs[e.Pid], threads[[2]int{e.Pid, e.Tid}], e.Name, e.Ts, e.Dur})
+		}
+	}
+	wantProcs := map[int]string{1: "CPU n=2", 2: "GPUTN n=4", 3: "sim"}
+	for pid, name := range wantProcs {
+		if procs[pid] != name {
+			t.Errorf("pid %d named %q; want %q", pid, procs[pid], name)
+		}
+	}
+	if len(threads) != 4 {
+		t.Errorf("got %d threads; want 4: %v", len(threads), threads)
+	}
+	want := []x{
+		{"CPU n=2", "node[0].host", "reduce", 0.000001, 0.000002},
+		{"GPUTN n=4", "node[0].gpu.wg[3]", "kernel", 0, 5},
+		{"GPUTN n=4", "node[0].gpu.wg[3]", "compute", 1.5, 0.5},
+		{"GPUTN n=4", "node[0].gpu.wg[3]", "compute", 1.5, 0.5},
+		{"GPUTN n=4", "node[1].host", "post \"put\"", 0.00025, 0.001},
+		{"sim", "loose", "tick", 0, 0},
+	}
+	if len(xs) != len(want) {
+		t.Fatalf("got %d X events; want %d: %+v", len(xs), len(want), xs)
+	}
+	for i := range want {
+		if xs[i] != want[i] {
+			t.Errorf("event %d = %+v; want %+v", i, xs[i], want[i])
+		}
+	}
+}
+
+func TestDeterministicOrder(t *testing.T) {
+	base := encode(t, []int{0, 1, 2, 3, 4, 5})
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20 {
+		order := r.Perm(len(spans))
+		if got := encode(t, order); !bytes.Equal(got, base) {
+			t.Fatalf("order %v changes the output:\n%s\nvs\n%s", order, got, base)
+		}
+	}
+}
+
+func TestConcurrentSpans(t *testing.T) {
+	w := New()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 1000 {
+				w.Span("run/agent", "s", sim.Time(g*1000+i), sim.Time(g*1000+i+1))
+			}
+		})
+	}
+	wg.Wait()
+	if w.Len() != 4000 {
+		t.Fatalf("Len = %d; want 4000", w.Len())
+	}
+	var b bytes.Buffer
+	if err := w.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	var f traceFile
+	if err := json.Unmarshal(b.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	var last float64 = -1
+	for _, e := range f.TraceEvents {
+		if e.Ph == "X" {
+			if e.Ts <= last {
+				t.Fatalf("events out of order at ts %v", e.Ts)
+			}
+			last = e.Ts
+		}
+	}
+}
+
+func TestMicros(t *testing.T) {
+	tests := []struct {
+		in   sim.Time
+		want string
+	}{
+		{0, "0"}, {1, "0.000001"}, {1500 * sim.Nanosecond, "1.5"}, {3 * sim.Second, "3000000"},
+		{-250, "-0.00025"}, {123456789, "123.456789"},
+	}
+	for _, tt := range tests {
+		if got := micros(tt.in); got != tt.want {
+			t.Errorf("micros(%d) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestEmpty(t *testing.T) {
+	var b bytes.Buffer
+	if err := New().Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	var f traceFile
+	if err := json.Unmarshal(b.Bytes(), &f); err != nil || len(f.TraceEvents) != 0 {
+		t.Fatalf("empty trace = %s (%v)", b.Bytes(), err)
+	}
+}
