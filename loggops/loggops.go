@@ -1,0 +1,696 @@
+package loggops
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"strings"
+	"time"
+
+	"github.com/gpunetsim/gpunetsim/goal"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Result is the outcome of a run. Everything but Wall is a pure function of
+// the schedule and the parameters.
+type Result struct {
+	// Finish is each host's finish time: the last moment one of its CPUs is
+	// busy.
+	Finish []sim.Time
+	// Max is the largest finish time and MaxHost the lowest host reaching it.
+	Max     sim.Time
+	MaxHost int
+	// Events is the number of queue entries processed (operations, message
+	// arrivals and re-tries when a CPU or NIC was busy).
+	Events uint64
+	// Ops is the number of operations executed.
+	Ops uint64
+	// PeakOps is the largest number of operations held in memory at once.
+	PeakOps int
+	// Wall is the wall-clock time of the run.
+	Wall time.Duration
+}
+
+// EventsPerSecond is Events divided by Wall.
+func (r *Result) EventsPerSecond() float64 {
+	if r.Wall <= 0 {
+		return 0
+	}
+	return float64(r.Events) / r.Wall.Seconds()
+}
+
+// ErrDeadlock reports a schedule that cannot finish: operations whose
+// dependencies never complete, receives without a matching send or sends
+// without a matching receive. The *DeadlockError wrapping it lists them.
+var ErrDeadlock = errors.New("loggops: schedule deadlocks")
+
+// DeadlockError lists the operations left when no event remained.
+type DeadlockError struct {
+	At    sim.Time // simulated time when the run got stuck
+	Count int      // number of stuck operations and messages
+	Stuck []string // the first few, described with rank and line
+}
+
+func (e *DeadlockError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v at %v: %d operation(s) stuck", ErrDeadlock, e.At, e.Count)
+	for _, s := range e.Stuck {
+		b.WriteString("\n  ")
+		b.WriteString(s)
+	}
+	if e.Count > len(e.Stuck) {
+		fmt.Fprintf(&b, "\n  ... and %d more", e.Count-len(e.Stuck))
+	}
+	return b.String()
+}
+
+func (e *DeadlockError) Unwrap() error { return ErrDeadlock }
+
+// maxStuck bounds the operations listed in a DeadlockError.
+const maxStuck = 10
+
+// Operation states.
+const (
+	stPending uint8 = iota // waiting for dependencies
+	stQueued               // in the event queue
+	stStarted              // a posted receive or a rendezvous send in flight
+	stDone
+)
+
+// op is one operation of a rank in memory.
+type op struct {
+	size     uint64   // bytes, or calc duration in ps
+	earliest sim.Time // before start: lower bound from dependencies; after a send starts: end of its CPU overhead
+	pos      uint64   // statement position in the rank block
+	num      uint64   // operation number in the rank
+	line     int64
+	host     uint32
+	peer     uint32
+	tag      uint32
+	deps     uint32 // unfinished dependencies
+	head     int32  // first edge to a dependent, -1 if none
+	tail     int32
+	qnext    int32 // next receive in the host's posted-receive queue
+	kind     goal.Kind
+	cpu, nic uint8
+	state    uint8
+}
+
+// edge makes op `to` wait for the start (IRequires) or end (Requires) of
+// the op owning the list.
+type edge struct {
+	to   uint32
+	next int32
+	kind goal.Kind
+}
+
+// msg is a message in flight or waiting as unexpected.
+type msg struct {
+	size     uint64
+	end      sim.Time // when receiving it ended (unexpected messages)
+	src, dst uint32
+	tag      uint32
+	sendOp   uint32 // the send, completed on match when rendezvous
+	line     int64  // the send's line (its op may be freed once eager-complete)
+	num      uint64 // the send's op number
+	next     int32  // next message in the unexpected queue
+	cpu, nic uint8  // the send's indices, also used at the receiver
+}
+
+// host is a rank's streaming and matching state.
+type host struct {
+	rr       goal.RankReader
+	look     uint64 // window lookahead
+	readPos  uint64 // statements read so far
+	nops     uint64 // operations read so far
+	base     uint64 // op number of ring[head]
+	ring     []uint32
+	head     uint32
+	count    uint32
+	rqHead   int32 // posted receives, oldest first
+	rqTail   int32
+	uqHead   int32 // unexpected messages, oldest first
+	uqTail   int32
+	eof      bool
+	finished bool
+}
+
+// sim is one run's state.
+type state struct {
+	p          Params
+	prog       goal.Program
+	ncpu, nnic int
+	nexto      []sim.Time // per host and CPU: next free time
+	nextgs     []sim.Time // per host and NIC: next free send time
+	nextgr     []sim.Time // per host and NIC: next free receive time
+	hosts      []host
+	ops        []op
+	freeOps    []uint32
+	live       int
+	peak       int
+	edges      []edge
+	freeEdge   int32
+	msgs       []msg
+	freeMsgs   []uint32
+	q          queue
+	ts         uint64
+	ready      []uint32
+	nready     int
+	events     uint64
+	done       uint64
+	now        sim.Time
+	err        error
+	stmt       goal.Stmt
+}
+
+// Run simulates prog under p. It returns a *DeadlockError (wrapping
+// ErrDeadlock) if the schedule cannot finish and the reader's error if the
+// schedule is malformed; never a partial result.
+func Run(prog goal.Program, p Params) (*Result, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	n := prog.NumRanks()
+	s := &state{p: p, prog: prog, ncpu: prog.NumCPU(), nnic: prog.NumNIC(), freeEdge: -1}
+	s.nexto = make([]sim.Time, n*s.ncpu)
+	s.nextgs = make([]sim.Time, n*s.nnic)
+	s.nextgr = make([]sim.Time, n*s.nnic)
+	s.hosts = make([]host, n)
+	if err := s.init(); err != nil {
+		return nil, err
+	}
+	s.loop()
+	if s.err != nil {
+		return nil, s.err
+	}
+	if err := s.checkFinished(); err != nil {
+		return nil, err
+	}
+	res := &Result{Finish: make([]sim.Time, n), Events: s.events, Ops: s.done, PeakOps: s.peak}
+	for h := range n {
+		f := sim.Time(0)
+		for _, t := range s.nexto[h*s.ncpu : (h+1)*s.ncpu] {
+			f = max(f, t)
+		}
+		res.Finish[h] = f
+		if f > res.Max {
+			res.Max, res.MaxHost = f, h
+		}
+	}
+	res.Wall = time.Since(start)
+	return res, nil
+}
+
+func (s *state) init() error {
+	for h := range s.hosts {
+		hs := &s.hosts[h]
+		hs.rqHead, hs.rqTail, hs.uqHead, hs.uqTail = -1, -1, -1, -1
+		rr, err := s.prog.Rank(h)
+		if err != nil {
+			return err
+		}
+		win := s.prog.Window(h)
+		hs.rr, hs.look = rr, win.Lookahead
+		if win.Roots > 0 {
+			s.readThrough(h, win.Roots+win.Lookahead)
+		}
+		if s.err != nil {
+			return s.err
+		}
+		for i := uint32(0); i < hs.count; i++ {
+			hd := hs.ring[(hs.head+i)%uint32(len(hs.ring))]
+			o := &s.ops[hd]
+			if o.pos < win.Roots && o.deps == 0 && o.state == stPending {
+				s.ready = append(s.ready, hd)
+			}
+		}
+		// Roots start at time 0, whatever the clocks say (LogGOPSim).
+		s.flushReady(true)
+		s.trim(h)
+	}
+	return s.err
+}
+
+// readThrough reads host h's statements until n have been read.
+func (s *state) readThrough(h int, n uint64) {
+	hs := &s.hosts[h]
+	st := &s.stmt
+	for hs.readPos < n && !hs.eof {
+		ok, err := hs.rr.Next(st)
+		if err != nil {
+			s.fail(err)
+			return
+		}
+		if !ok {
+			hs.eof = true
+			hs.rr = nil
+			return
+		}
+		if st.Kind.IsOp() {
+			if st.Kind == goal.Send && st.Peer == goal.AnySource || st.Kind != goal.Calc && st.Peer != goal.AnySource && int(st.Peer) >= len(s.hosts) {
+				s.fail(fmt.Errorf("loggops: rank %d %s: peer %d out of range 0..%d", h, where(st.Line, hs.nops), st.Peer, len(s.hosts)-1))
+				return
+			}
+			if int(st.CPU) >= s.ncpu || int(st.NIC) >= s.nnic {
+				s.fail(fmt.Errorf("loggops: rank %d %s: cpu %d or nic %d beyond the declared %d CPUs and %d NICs", h, where(st.Line, hs.nops), st.CPU, st.NIC, s.ncpu, s.nnic))
+				return
+			}
+			hd := s.newOp()
+			o := &s.ops[hd]
+			*o = op{size: st.Size, pos: hs.readPos, num: hs.nops, line: st.Line, host: uint32(h), peer: st.Peer, tag: st.Tag,
+				head: -1, tail: -1, qnext: -1, kind: st.Kind, cpu: st.CPU, nic: st.NIC}
+			if st.Kind == goal.Calc {
+				o.size = scale(st.Size, s.p.CalcUnit)
+			}
+			s.ringPush(hs, hd)
+			hs.nops++
+		} else {
+			a, okA := s.lookup(hs, st.A)
+			b, okB := s.lookup(hs, st.B)
+			if !okA || !okB || s.ops[a].state != stPending || s.ops[b].state >= stStarted {
+				s.fail(fmt.Errorf("loggops: rank %d line %d: dependency read after its operations started (streaming window violated by the program source)", h, st.Line))
+				return
+			}
+			s.addEdge(b, a, st.Kind)
+			s.ops[a].deps++
+		}
+		hs.readPos++
+	}
+}
+
+func where(line int64, opNum uint64) string {
+	if line > 0 {
+		return fmt.Sprintf("line %d", line)
+	}
+	return fmt.Sprintf("op %d", opNum)
+}
+
+// scale multiplies a calc duration by the unit, saturating far beyond any
+// realistic run (2^60 ps is 13 days).
+func scale(d uint64, u sim.Time) uint64 {
+	hi, lo := bits.Mul64(d, uint64(u))
+	if hi != 0 || lo > 1<<60 {
+		return 1 << 60
+	}
+	return lo
+}
+
+// perByte is the cost of the bytes after the first: ⌈(size−1)·c / 1000⌉ ps
+// for c in fs per byte; zero for empty and one-byte messages.
+func perByte(size uint64, c PerByte) sim.Time {
+	if size <= 1 || c == 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(size-1, uint64(c))
+	if hi >= fsPerPs {
+		return 1 << 60
+	}
+	q, rem := bits.Div64(hi, lo, fsPerPs)
+	if rem != 0 {
+		q++
+	}
+	if q > 1<<60 {
+		return 1 << 60
+	}
+	return sim.Time(q)
+}
+
+func (s *state) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+func (s *state) newOp() uint32 {
+	s.live++
+	s.peak = max(s.peak, s.live)
+	if n := len(s.freeOps); n > 0 {
+		hd := s.freeOps[n-1]
+		s.freeOps = s.freeOps[:n-1]
+		return hd
+	}
+	if len(s.ops) >= math.MaxInt32 {
+		panic("loggops: more than 2^31 operations in memory")
+	}
+	s.ops = append(s.ops, op{})
+	return uint32(len(s.ops) - 1)
+}
+
+func (s *state) ringPush(hs *host, hd uint32) {
+	if int(hs.count) == len(hs.ring) {
+		nr := make([]uint32, max(4, 2*len(hs.ring)))
+		for i := uint32(0); i < hs.count; i++ {
+			nr[i] = hs.ring[(hs.head+i)%uint32(len(hs.ring))]
+		}
+		hs.ring, hs.head = nr, 0
+	}
+	hs.ring[(hs.head+hs.count)%uint32(len(hs.ring))] = hd
+	hs.count++
+}
+
+// lookup finds the handle of operation number num of host hs.
+func (s *state) lookup(hs *host, num uint64) (uint32, bool) {
+	if num < hs.base || num-hs.base >= uint64(hs.count) {
+		return 0, false
+	}
+	return hs.ring[(hs.head+uint32(num-hs.base))%uint32(len(hs.ring))], true
+}
+
+// trim frees finished operations that no later statement can name.
+func (s *state) trim(h int) {
+	hs := &s.hosts[h]
+	for hs.count > 0 {
+		hd := hs.ring[hs.head]
+		o := &s.ops[hd]
+		if o.state != stDone || !hs.eof && o.pos+hs.look >= hs.readPos {
+			break
+		}
+		hs.head = (hs.head + 1) % uint32(len(hs.ring))
+		hs.count--
+		hs.base++
+		s.freeOps = append(s.freeOps, hd)
+		s.live--
+	}
+	if hs.count == 0 && hs.eof && !hs.finished {
+		hs.finished = true
+		hs.ring = nil
+		hs.head = 0
+	}
+}
+
+func (s *state) addEdge(from, to uint32, k goal.Kind) {
+	var e int32
+	if s.freeEdge >= 0 {
+		e = s.freeEdge
+		s.freeEdge = s.edges[e].next
+	} else {
+		s.edges = append(s.edges, edge{})
+		e = int32(len(s.edges) - 1)
+	}
+	s.edges[e] = edge{to: to, next: -1, kind: k}
+	o := &s.ops[from]
+	if o.tail < 0 {
+		o.head = e
+	} else {
+		s.edges[o.tail].next = e
+	}
+	o.tail = e
+}
+
+// release makes dependents of kind k of op hd wait no earlier than t.
+func (s *state) release(hd uint32, k goal.Kind, t sim.Time) {
+	for e := s.ops[hd].head; e >= 0; e = s.edges[e].next {
+		ed := &s.edges[e]
+		if ed.kind != k {
+			continue
+		}
+		d := &s.ops[ed.to]
+		d.earliest = max(d.earliest, t)
+		d.deps--
+		if d.deps == 0 {
+			s.ready = append(s.ready, ed.to)
+		}
+	}
+}
+
+// started marks op hd started at t: dependents by irequires may go.
+func (s *state) started(hd uint32, t sim.Time) {
+	o := &s.ops[hd]
+	s.readThrough(int(o.host), o.pos+s.hosts[o.host].look+1)
+	o = &s.ops[hd]
+	o.state = stStarted
+	if o.head >= 0 {
+		s.release(hd, goal.IRequires, t)
+	}
+}
+
+// finished marks op hd complete at t: dependents by requires may go.
+func (s *state) finished(hd uint32, t sim.Time) {
+	o := &s.ops[hd]
+	o.state = stDone
+	s.done++
+	if o.head >= 0 {
+		s.release(hd, goal.Requires, t)
+		// Free the edge list.
+		s.edges[o.tail].next = s.freeEdge
+		s.freeEdge = o.head
+		o.head, o.tail = -1, -1
+	}
+	s.trim(int(o.host))
+}
+
+// flushReady queues the operations that became ready during one event,
+// grouped by host (ascending) and, within a host, sends before receives
+// before calcs, keeping program order otherwise (a stable sort; LogGOPSim's
+// unstable sort can swap equal operations).
+func (s *state) flushReady(roots bool) {
+	r := s.ready
+	for i := 1; i < len(r); i++ {
+		x := r[i]
+		kx := uint64(s.ops[x].host)<<2 | uint64(s.ops[x].kind)
+		j := i
+		for j > 0 {
+			y := r[j-1]
+			if uint64(s.ops[y].host)<<2|uint64(s.ops[y].kind) <= kx {
+				break
+			}
+			r[j] = y
+			j--
+		}
+		r[j] = x
+	}
+	for _, hd := range r {
+		o := &s.ops[hd]
+		o.state = stQueued
+		t := sim.Time(0)
+		if !roots {
+			h := int(o.host)
+			t = s.nexto[h*s.ncpu+int(o.cpu)]
+			if o.kind == goal.Send {
+				t = max(t, s.nextgs[h*s.nnic+int(o.nic)])
+			}
+			t = max(t, o.earliest)
+		}
+		s.ts++
+		s.q.push(key{t: t, ts: s.ts, ref: hd, kind: evOp})
+	}
+	s.ready = r[:0]
+}
+
+func (s *state) newMsg() uint32 {
+	if n := len(s.freeMsgs); n > 0 {
+		m := s.freeMsgs[n-1]
+		s.freeMsgs = s.freeMsgs[:n-1]
+		return m
+	}
+	s.msgs = append(s.msgs, msg{})
+	return uint32(len(s.msgs) - 1)
+}
+
+// matches reports whether a receive for (src, tag) accepts a message.
+func matches(rsrc, rtag, msrc, mtag uint32) bool {
+	return (rsrc == goal.AnySource || rsrc == msrc) && (rtag == goal.AnyTag || rtag == mtag)
+}
+
+// completeRendezvous finishes the send of message m, matched at t: the
+// sender's CPU and NIC clocks are raised to t.
+func (s *state) completeRendezvous(m *msg, t sim.Time) {
+	c := int(m.src)*s.ncpu + int(m.cpu)
+	n := int(m.src)*s.nnic + int(m.nic)
+	s.nexto[c] = max(s.nexto[c], t)
+	s.nextgs[n] = max(s.nextgs[n], t)
+	so := m.sendOp
+	s.finished(so, max(t, s.ops[so].earliest))
+}
+
+func (s *state) loop() {
+	p := s.p
+	for s.q.len() > 0 && s.err == nil {
+		k := s.q.pop()
+		t := k.t
+		s.now = t
+		s.events++
+		if k.kind == evMsg {
+			s.arrive(k)
+		} else {
+			hd := k.ref
+			o := &s.ops[hd]
+			h := int(o.host)
+			c := h*s.ncpu + int(o.cpu)
+			switch o.kind {
+			case goal.Calc:
+				if s.nexto[c] > t {
+					k.t = s.nexto[c]
+					s.q.push(k)
+					continue
+				}
+				end := t + sim.Time(o.size)
+				s.nexto[c] = end
+				s.started(hd, t)
+				s.finished(hd, end)
+			case goal.Send:
+				n := h*s.nnic + int(o.nic)
+				if f := max(s.nexto[c], s.nextgs[n]); f > t {
+					k.t = f
+					s.q.push(k)
+					continue
+				}
+				s.started(hd, t)
+				o = &s.ops[hd]
+				oEnd := t + p.O + perByte(o.size, p.OverheadPerByte)
+				s.nexto[c] = oEnd
+				s.nextgs[n] = t + p.Gap + perByte(o.size, p.GapPerByte)
+				o.earliest = oEnd
+				mh := s.newMsg()
+				s.msgs[mh] = msg{size: o.size, src: uint32(h), dst: o.peer, tag: o.tag, sendOp: hd, next: -1, cpu: o.cpu, nic: o.nic, line: o.line, num: o.num}
+				s.ts++
+				s.q.push(key{t: t + p.O + p.L, ts: s.ts, ref: mh, kind: evMsg})
+				if o.size <= uint64(p.Eager) {
+					s.finished(hd, oEnd)
+				}
+			case goal.Recv:
+				s.started(hd, t)
+				o = &s.ops[hd]
+				hs := &s.hosts[h]
+				prev := int32(-1)
+				found := false
+				for mi := hs.uqHead; mi >= 0; prev, mi = mi, s.msgs[mi].next {
+					m := &s.msgs[mi]
+					if !matches(o.peer, o.tag, m.src, m.tag) {
+						continue
+					}
+					if prev < 0 {
+						hs.uqHead = m.next
+					} else {
+						s.msgs[prev].next = m.next
+					}
+					if hs.uqTail == mi {
+						hs.uqTail = prev
+					}
+					if m.size > uint64(p.Eager) {
+						s.completeRendezvous(m, t)
+					}
+					s.finished(hd, max(t, m.end))
+					s.freeMsgs = append(s.freeMsgs, uint32(mi))
+					found = true
+					break
+				}
+				if !found {
+					o.qnext = -1
+					if hs.rqTail < 0 {
+						hs.rqHead = int32(hd)
+					} else {
+						s.ops[hs.rqTail].qnext = int32(hd)
+					}
+					hs.rqTail = int32(hd)
+				}
+			}
+		}
+		if len(s.ready) > 0 {
+			s.flushReady(false)
+		}
+	}
+}
+
+// arrive processes a message arrival event.
+func (s *state) arrive(k key) {
+	p := s.p
+	t := k.t
+	m := &s.msgs[k.ref]
+	h := int(m.dst)
+	c := h*s.ncpu + int(m.cpu)
+	n := h*s.nnic + int(m.nic)
+	if f := max(s.nexto[c], s.nextgr[n]); f > t {
+		k.t = f
+		s.q.push(k)
+		return
+	}
+	gb := perByte(m.size, p.GapPerByte)
+	end := t + p.O + max(perByte(m.size, p.OverheadPerByte), gb)
+	s.nexto[c] = end
+	s.nextgr[n] = t + p.Gap + gb
+	hs := &s.hosts[h]
+	prev := int32(-1)
+	for ri := hs.rqHead; ri >= 0; prev, ri = ri, s.ops[ri].qnext {
+		r := &s.ops[ri]
+		if !matches(r.peer, r.tag, m.src, m.tag) {
+			continue
+		}
+		if prev < 0 {
+			hs.rqHead = r.qnext
+		} else {
+			s.ops[prev].qnext = r.qnext
+		}
+		if hs.rqTail == ri {
+			hs.rqTail = prev
+		}
+		if m.size > uint64(p.Eager) {
+			s.completeRendezvous(m, t)
+		}
+		s.finished(uint32(ri), end)
+		s.freeMsgs = append(s.freeMsgs, k.ref)
+		return
+	}
+	m.end = end
+	m.next = -1
+	if hs.uqTail < 0 {
+		hs.uqHead = int32(k.ref)
+	} else {
+		s.msgs[hs.uqTail].next = int32(k.ref)
+	}
+	hs.uqTail = int32(k.ref)
+}
+
+// checkFinished reports a deadlock if any operation or message is left.
+func (s *state) checkFinished() error {
+	de := &DeadlockError{At: s.now}
+	add := func(str string) {
+		de.Count++
+		if len(de.Stuck) < maxStuck {
+			de.Stuck = append(de.Stuck, str)
+		}
+	}
+	for h := range s.hosts {
+		hs := &s.hosts[h]
+		if !hs.eof {
+			s.readThrough(h, math.MaxUint64)
+			if s.err != nil {
+				return s.err
+			}
+		}
+		for i := uint32(0); i < hs.count; i++ {
+			num := hs.base + uint64(i)
+			o := &s.ops[hs.ring[(hs.head+i)%uint32(len(hs.ring))]]
+			if o.state == stDone {
+				continue
+			}
+			st := goal.Stmt{Kind: o.kind, Size: o.size, Peer: o.peer, Tag: o.tag, CPU: o.cpu, NIC: o.nic}
+			var why string
+			switch {
+			case o.state == stPending:
+				why = fmt.Sprintf("waiting for %d dependenc(ies) that never complete", o.deps)
+			case o.kind == goal.Recv:
+				why = "posted, no matching send"
+			case o.kind == goal.Send:
+				why = "rendezvous, no matching receive"
+			default:
+				why = "not finished"
+			}
+			desc := st.Describe()
+			if o.kind == goal.Calc {
+				desc = fmt.Sprintf("calc %v cpu %d", sim.Time(o.size), o.cpu)
+			}
+			add(fmt.Sprintf("rank %d %s: %s: %s", h, where(o.line, num), desc, why))
+		}
+		for mi := hs.uqHead; mi >= 0; mi = s.msgs[mi].next {
+			m := &s.msgs[mi]
+			add(fmt.Sprintf("rank %d: message of %db from rank %d (%s) tag %d never received", h, m.size, m.src, where(m.line, m.num), m.tag))
+		}
+	}
+	if de.Count > 0 {
+		return de
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package loggops
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// PerByte is a per-byte cost (LogGOPS G or O) in femtoseconds per byte, so
+// that sub-picosecond costs such as 0.0025ns (400 GB/s) stay exact integers.
+type PerByte int64
+
+// Femtoseconds per picosecond.
+const fsPerPs = 1000
+
+// String prints p as a duration per byte, e.g. "40ps" or "2.5ps".
+func (p PerByte) String() string {
+	if p%fsPerPs == 0 {
+		return sim.Time(p / fsPerPs).String()
+	}
+	return fmt.Sprintf("%dfs", int64(p))
+}
+
+// ErrBadParam reports a malformed or out-of-range LogGOPS parameter.
+var ErrBadParam = errors.New("loggops: bad parameter")
+
+// ParsePerByte parses a per-byte cost: a duration per byte with a unit
+// ("0.04ns", "40ps", "2.5ps", "25fs", "0") or a bandwidth ("25GB/s",
+// "100Gbps"), converted to the nearest femtosecond per byte.
+func ParsePerByte(s string) (PerByte, error) {
+	str := strings.TrimSpace(s)
+	if str == "0" {
+		return 0, nil
+	}
+	if strings.Contains(str, "/s") || strings.HasSuffix(str, "bps") {
+		r, err := unit.ParseRate(str)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %v", ErrBadParam, err)
+		}
+		fs := math.Round(1e15 / r.BytesPerSecond())
+		if fs > math.MaxInt64/4 {
+			return 0, fmt.Errorf("%w %q: rate too low", ErrBadParam, s)
+		}
+		return PerByte(fs), nil
+	}
+	i := len(str)
+	for i > 0 && !(str[i-1] == '.' || str[i-1] >= '0' && str[i-1] <= '9') {
+		i--
+	}
+	num, u := str[:i], strings.TrimSpace(str[i:])
+	mult := map[string]int64{"fs": 1, "ps": 1e3, "ns": 1e6, "us": 1e9, "µs": 1e9, "ms": 1e12}[u]
+	if mult == 0 || num == "" {
+		return 0, fmt.Errorf("%w %q: want a time per byte with a unit fs, ps, ns or us (e.g. \"0.04ns\") or a rate (e.g. \"25GB/s\")", ErrBadParam, s)
+	}
+	r, ok := new(big.Rat).SetString(num)
+	if !ok || r.Sign() < 0 {
+		return 0, fmt.Errorf("%w %q: malformed number", ErrBadParam, s)
+	}
+	r.Mul(r, new(big.Rat).SetInt64(mult))
+	if !r.IsInt() {
+		return 0, fmt.Errorf("%w %q: finer than a femtosecond", ErrBadParam, s)
+	}
+	if !r.Num().IsInt64() || r.Num().Int64() > math.MaxInt64/4 {
+		return 0, fmt.Errorf("%w %q: too large", ErrBadParam, s)
+	}
+	return PerByte(r.Num().Int64()), nil
+}
+
+// Params are the LogGOPS parameters of a run. The zero value is valid (every
+// cost zero, every message rendezvous except empty ones) but CalcUnit must
+// be set; DefaultParams gives workloads.md §11.12's values.
+type Params struct {
+	L sim.Time // L: wire latency of a message
+	O sim.Time // o: CPU overhead of a send or a receive
+	// Gap is g: the minimum time between two sends (or two receives) on a NIC.
+	Gap sim.Time
+	// GapPerByte is G: NIC time per byte after the first.
+	GapPerByte PerByte
+	// OverheadPerByte is O: CPU time per byte after the first.
+	OverheadPerByte PerByte
+	// Eager is S: messages of at most S bytes are eager, larger ones use
+	// rendezvous.
+	Eager unit.Bytes
+	// CalcUnit is the duration of one unit of "calc D" (LogGOPSim counts
+	// nanoseconds).
+	CalcUnit sim.Time
+}
+
+// DefaultParams returns L=1us, o=0.5us, g=0.1us, G=0.04ns (25 GB/s), O=0,
+// S=64KiB and a calc unit of 1ns.
+func DefaultParams() Params {
+	return Params{L: sim.Microsecond, O: 500 * sim.Nanosecond, Gap: 100 * sim.Nanosecond,
+		GapPerByte: 40_000, Eager: 64 * unit.KiB, CalcUnit: sim.Nanosecond}
+}
+
+// Validate reports every negative or zero-where-forbidden field at once.
+func (p Params) Validate() error {
+	var errs []error
+	neg := func(name string, v int64) {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s must not be negative", ErrBadParam, name))
+		}
+	}
+	neg("L", int64(p.L))
+	neg("o", int64(p.O))
+	neg("g", int64(p.Gap))
+	neg("G", int64(p.GapPerByte))
+	neg("O", int64(p.OverheadPerByte))
+	neg("S", int64(p.Eager))
+	if p.CalcUnit <= 0 {
+		errs = append(errs, fmt.Errorf("%w: calc unit must be positive", ErrBadParam))
+	}
+	return errors.Join(errs...)
+}
+
+// String prints the parameters in the CLI's --set syntax.
+func (p Params) String() string {
+	return fmt.Sprintf("L=%v o=%v g=%v G=%v O=%v S=%v calc=%v", p.L, p.O, p.Gap, p.GapPerByte, p.OverheadPerByte, p.Eager, p.CalcUnit)
+}
+
+// Set parses one parameter by its LogGOPS letter (L, o, g, G, O, S) or
+// "calc" (the calc unit) and stores it.
+func (p *Params) Set(name, value string) error {
+	switch name {
+	case "L", "o", "g", "calc":
+		d, err := sim.ParseDuration(value)
+		if err != nil {
+			return fmt.Errorf("%w %s: %v", ErrBadParam, name, err)
+		}
+		if d < 0 {
+			return fmt.Errorf("%w %s=%s: must not be negative", ErrBadParam, name, value)
+		}
+		switch name {
+		case "L":
+			p.L = d
+		case "o":
+			p.O = d
+		case "g":
+			p.Gap = d
+		case "calc":
+			if d <= 0 {
+				return fmt.Errorf("%w calc=%s: must be positive", ErrBadParam, value)
+			}
+			p.CalcUnit = d
+		}
+	case "G", "O":
+		v, err := ParsePerByte(value)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if name == "G" {
+			p.GapPerByte = v
+		} else {
+			p.OverheadPerByte = v
+		}
+	case "S":
+		b, err := unit.ParseBytes(value)
+		if err != nil {
+			return fmt.Errorf("%w S: %v", ErrBadParam, err)
+		}
+		p.Eager = b
+	default:
+		return fmt.Errorf("%w %q: want one of L, o, g, G, O, S, calc (case matters: o is the overhead, O the per-byte overhead)", ErrBadParam, name)
+	}
+	return nil
+}
