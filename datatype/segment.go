@@ -247,6 +247,29 @@ func (s *Segment) next(last int) (off, n int, ok bool) {
 	return off, n, true
 }
 
+// run reports a run of k ≥ 2 whole uniform blocks (kVecB or kIdxB) that
+// starts at the position and ends by last, for the bulk copy kernels.
+func (s *Segment) run(last int) (*frame, int) {
+	if s.inBlk != 0 || len(s.stack) == 0 {
+		return nil, 0
+	}
+	f := &s.stack[len(s.stack)-1]
+	if n := f.n; n.kind == kVecB || n.kind == kIdxB {
+		if k := min(n.count-f.i, (last-s.pos)/n.blen); k >= 2 {
+			return f, k
+		}
+	}
+	return nil, 0
+}
+
+// skipRun consumes the k blocks reported by run.
+func (s *Segment) skipRun(f *frame, k int) {
+	s.pos += k * f.n.blen
+	f.i += k - 1
+	s.blk += k - 1
+	s.advance()
+}
+
 func (s *Segment) checkRange(first, last int) error {
 	if first < 0 || last < first || last > s.total {
 		return fmt.Errorf("%w: stream range [%d, %d) outside the %d-byte message", ErrArguments, first, last, s.total)
@@ -329,6 +352,16 @@ func (s *Segment) Pack(dst, src []byte, origin, first, last int) (int, error) {
 	base := unsafe.Pointer(unsafe.SliceData(src))
 	d := unsafe.Pointer(unsafe.SliceData(dst))
 	for {
+		if f, k := s.run(last); k > 0 {
+			n, o := f.n, origin+f.base+f.n.base
+			if n.kind == kVecB {
+				vecPack(unsafe.Add(d, s.pos-first), unsafe.Add(base, o+f.i*n.stride), k, n.blen, n.stride)
+			} else {
+				idxPack(unsafe.Add(d, s.pos-first), base, o, n.offs[f.i:f.i+k], n.blen)
+			}
+			s.skipRun(f, k)
+			continue
+		}
 		off, n, ok := s.next(last)
 		if !ok {
 			break
@@ -354,6 +387,16 @@ func (s *Segment) Unpack(dst []byte, origin int, src []byte, first, last int) (i
 	base := unsafe.Pointer(unsafe.SliceData(dst))
 	p := unsafe.Pointer(unsafe.SliceData(src))
 	for {
+		if f, k := s.run(last); k > 0 {
+			n, o := f.n, origin+f.base+f.n.base
+			if n.kind == kVecB {
+				vecUnpack(unsafe.Add(base, o+f.i*n.stride), unsafe.Add(p, s.pos-first), k, n.blen, n.stride)
+			} else {
+				idxUnpack(base, o, unsafe.Add(p, s.pos-first), n.offs[f.i:f.i+k], n.blen)
+			}
+			s.skipRun(f, k)
+			continue
+		}
 		off, n, ok := s.next(last)
 		if !ok {
 			break
