@@ -164,18 +164,18 @@ type MEOptions uint32
 
 // ME options.
 const (
-	MEOpPut               MEOptions = 1 << iota // accept puts and atomics
-	MEOpGet                                     // accept gets (and the fetch side of atomics)
-	MEUseOnce                                   // unlink after the first match (AUTO_UNLINK event)
-	MEManageLocal                               // land messages at a NIC-managed local offset
-	MENoTruncate                                // do not match a message longer than the free space
-	MEEventDisable                              // post no full events for this ME
-	MEEventSuccessDisable                       // post no successful full events
-	MEEventOverflowDisable                      // post no events while it is an overflow-list ME
-	MEEventUnlinkDisable                        // post no AUTO_UNLINK event
-	MEEventCTComm                               // count PUT/GET/ATOMIC/FETCH_ATOMIC on ME.CT
-	MEEventCTOverflow                           // count PUT_OVERFLOW etc. on ME.CT
-	MEEventCTBytes                              // count bytes (mlength) instead of events
+	MEOpPut                MEOptions = 1 << iota // accept puts and atomics
+	MEOpGet                                      // accept gets (and the fetch side of atomics)
+	MEUseOnce                                    // unlink after the first match (AUTO_UNLINK event)
+	MEManageLocal                                // land messages at a NIC-managed local offset
+	MENoTruncate                                 // do not match a message longer than the free space
+	MEEventDisable                               // post no full events for this ME
+	MEEventSuccessDisable                        // post no successful full events
+	MEEventOverflowDisable                       // post no events while it is an overflow-list ME
+	MEEventUnlinkDisable                         // post no AUTO_UNLINK event
+	MEEventCTComm                                // count PUT/GET/ATOMIC/FETCH_ATOMIC on ME.CT
+	MEEventCTOverflow                            // count PUT_OVERFLOW etc. on ME.CT
+	MEEventCTBytes                               // count bytes (mlength) instead of events
 )
 
 // ME is a matching list entry description (nic.md §2.1–2.2).

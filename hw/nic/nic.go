@@ -1,6 +1,8 @@
 package nic
 
 import (
+	"fmt"
+
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/net"
 	"github.com/gpunetsim/gpunetsim/hw/pcie"
@@ -8,8 +10,18 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// NIC is one node's network interface. Create it with New and attach it to
-// the fabric (New does so at index id).
+const (
+	pcieUp   = pcie.Up
+	pcieDown = pcie.Down
+)
+
+// doorbellSize is the MMIO doorbell write (the new ring tail) without
+// InlineCmd.
+const doorbellSize unit.Bytes = 8
+
+// NIC is one node's network interface. Create it with New, which attaches
+// it to the fabric at index id. All methods run inside the engine's
+// goroutine; only the ones taking a *sim.Proc block, and only that process.
 type NIC struct {
 	e          *sim.Engine
 	id         int
@@ -21,6 +33,24 @@ type NIC struct {
 	fab        *net.Fabric
 	maxPayload unit.Bytes
 	stats      Stats
+
+	pts   []*pt
+	meSeq uint64
+
+	nextMsg uint64
+	out     map[uint64]*outMsg // initiator messages awaiting an ack or a reply
+	in      map[uint64]*inMsg  // target messages by (source, msg id)
+
+	inFree   sim.Time // inbound engine (parse + match) busy until
+	upVis    sim.Time // latest posted DMA write visibility (writes stay ordered)
+	trigFree sim.Time // triggered-op evaluation unit busy until
+	trigSeq  uint64
+	dmaOut   int // outstanding DMA requests
+
+	deferred map[DeferredID]Command
+	nextDef  DeferredID
+
+	tn gputn
 }
 
 // Stats are a NIC's counters.
@@ -32,20 +62,31 @@ type Stats struct {
 	BytesRx          uint64 // payload bytes received
 	Matches          uint64 // header packets matched on a priority or overflow list
 	Unexpected       uint64 // messages that matched the overflow list
-	Drops            uint64 // messages dropped (no match, PT disabled)
+	Drops            uint64 // messages dropped (no match, PT disabled, full EQ under flow control)
 	EQDrops          uint64 // events lost to a full EQ
-	TriggeredFired   uint64 // triggered ops issued
-	TrigFIFOMax      int    // GPU-TN trigger FIFO max occupancy
+	TriggeredFired   uint64 // Portals triggered ops issued (§2.7)
+	TrigFIFOMax      int    // GPU-TN trigger FIFO max occupancy (entries)
 	TrigEntriesMax   int    // GPU-TN max simultaneously live trigger entries
 	TrigFires        uint64 // GPU-TN ops issued
 	TrigStalls       uint64 // GPU-TN FIFO stalls for lack of a free entry
-	TagReuseWarnings uint64 // GPU-TN registrations while a live entry had an op
-	DMAFIFOMax       int    // max outstanding DMA requests
+	TrigRegWaits     uint64 // GPU-TN registrations that waited for a free entry
+	TagReuseWarnings uint64 // GPU-TN registrations while a live entry for the tag had an op
+	DMAFIFOMax       int    // max outstanding DMA requests (reads, posted writes)
 }
 
 // New returns a NIC for node id and attaches it to fab at index id.
+// maxPayload is the largest packet payload (the link's Payload). The spec
+// must be valid (Spec.Validate); New panics otherwise, naming the NIC.
 func New(e *sim.Engine, id int, name string, spec Spec, m *mem.Memory, link *pcie.Link, fab *net.Fabric, maxPayload unit.Bytes) *NIC {
-	n := &NIC{e: e, id: id, name: name, track: name + ".nic", spec: spec, mem: m, link: link, fab: fab, maxPayload: maxPayload}
+	if err := spec.Validate(); err != nil {
+		panic(fmt.Sprintf("%s: invalid spec: %v", name, err))
+	}
+	if maxPayload < 8 {
+		panic(fmt.Sprintf("%s: max payload %v: must be ≥ 8B", name, maxPayload))
+	}
+	n := &NIC{e: e, id: id, name: name, track: name + ".nic", spec: spec, mem: m, link: link, fab: fab,
+		maxPayload: maxPayload, out: map[uint64]*outMsg{}, in: map[uint64]*inMsg{}, deferred: map[DeferredID]Command{}}
+	n.tn.entries = map[uint64]*trigEntry{}
 	fab.Attach(id, n)
 	return n
 }
@@ -59,80 +100,189 @@ func (n *NIC) Name() string { return n.name }
 // Spec returns the NIC's parameters.
 func (n *NIC) Spec() Spec { return n.spec }
 
+// Memory returns the node memory the NIC DMAs to and from.
+func (n *NIC) Memory() *mem.Memory { return n.mem }
+
 // Stats returns a copy of the counters.
 func (n *NIC) Stats() Stats { return n.stats }
 
-// Receive implements net.Endpoint.
-func (n *NIC) Receive(p net.Packet) {}
+func (n *NIC) dmaBegin(k int) {
+	n.dmaOut += k
+	n.stats.DMAFIFOMax = max(n.stats.DMAFIFOMax, n.dmaOut)
+}
 
-// Doorbell posts cmd from a host thread.
-func (n *NIC) Doorbell(p *sim.Proc, cmd Command) {}
+func (n *NIC) dmaEnd(k int) { n.dmaOut -= k }
 
-// Execute issues cmd now + CmdLatency.
-func (n *NIC) Execute(cmd Command) {}
+// dmaRead issues a DMA read of [a, a+l) now, split into MaxReadReq
+// requests, and returns when the data is on the NIC. Reads of GPU memory
+// pay the P2P penalty. The requests count as outstanding until then; the
+// caller must call dmaEnd(k) at done.
+func (n *NIC) dmaRead(a mem.Addr, l uint64) (done sim.Time, k int) {
+	now := n.e.Now()
+	if l == 0 {
+		return now, 0
+	}
+	p2p := n.mem.PoolOf(a) == mem.GPU
+	req := uint64(n.link.Spec().MaxReadReq)
+	done = now
+	for off := uint64(0); off < l; off += req {
+		done = max(done, n.link.Read(pcieUp, now, unit.Bytes(min(req, l-off)), p2p))
+		k++
+	}
+	n.dmaBegin(k)
+	return done, k
+}
 
-// PostTriggered posts a triggered op.
-func (n *NIC) PostTriggered(p *sim.Proc, cmd Command, ct *CT, threshold uint64) {}
+// dmaWrite issues a posted DMA write of l bytes now and calls fn when it is
+// visible in memory. Visibility is kept in issue order.
+func (n *NIC) dmaWrite(l uint64, fn func()) {
+	_, vis := n.link.PostedWrite(pcieUp, n.e.Now(), unit.Bytes(l))
+	vis = max(vis, n.upVis)
+	n.upVis = vis
+	n.dmaBegin(1)
+	n.e.At(vis, func() { n.dmaEnd(1); fn() })
+}
 
-// Arm attaches cmd to ct.
-func (n *NIC) Arm(cmd Command, ct *CT, threshold uint64) {}
+// afterWrites calls fn once every posted write issued so far is visible.
+func (n *NIC) afterWrites(fn func()) { n.e.At(max(n.e.Now(), n.upVis), fn) }
 
-// PostDeferred posts without activating.
-func (n *NIC) PostDeferred(p *sim.Proc, cmd Command) DeferredID { return 0 }
+// setFlag writes 1 to the 8-byte word at a by a posted DMA write.
+func (n *NIC) setFlag(a mem.Addr) {
+	if a == 0 {
+		return
+	}
+	n.dmaWrite(8, func() { n.mem.Store64(a, 1) })
+}
 
-// ActivateDoorbell activates a deferred command.
-func (n *NIC) ActivateDoorbell(p *sim.Proc, id DeferredID) {}
+// storeData makes data (nil: payload-free source, read as zeros) visible
+// at [a, a+l) and wakes watchers.
+func (n *NIC) storeData(a mem.Addr, data []byte, l uint64) {
+	if l == 0 {
+		return
+	}
+	if b := n.mem.Bytes(a, int(l)); b != nil {
+		if data != nil {
+			copy(b, data[:l])
+		} else {
+			clear(b)
+		}
+	}
+	n.mem.Touch(a, int(l))
+}
 
-// TriggerAddr returns the MMIO trigger address.
-func (n *NIC) TriggerAddr() mem.Addr { return 0 }
+func (n *NIC) span(what string, start, end sim.Time) {
+	if n.e.Tracer() != nil {
+		n.e.Span(n.track, what, start, end)
+	}
+}
 
-// TriggerWrite stores tag to the trigger address.
-func (n *NIC) TriggerWrite(p *sim.Proc, tag uint64) {}
+// hostPost models a host command: the MMIO doorbell (or the whole
+// descriptor with InlineCmd) as a posted write over the NIC's link; p
+// sleeps until its side is done. When the write is visible the NIC fetches
+// the CmdSize descriptor by a DMA read (unless InlineCmd or !fetch), waits
+// CmdLatency, then runs fn.
+func (n *NIC) hostPost(p *sim.Proc, what string, fetch bool, fn func()) {
+	size := doorbellSize
+	if n.spec.InlineCmd {
+		size = n.spec.CmdSize
+	}
+	sf, vis := n.link.PostedWrite(pcieDown, p.Now(), size)
+	n.e.At(vis, func() {
+		start := n.e.Now()
+		t, k := start, 0
+		if fetch && !n.spec.InlineCmd {
+			t = n.link.Read(pcieUp, start, n.spec.CmdSize, false)
+			k = 1
+			n.dmaBegin(1)
+		}
+		n.e.At(t+n.spec.CmdLatency, func() {
+			n.dmaEnd(k)
+			n.span(what, start, n.e.Now())
+			fn()
+		})
+	})
+	p.SleepUntil(sf)
+}
 
-// RegisterTrigger registers a GPU-TN trigger entry.
-func (n *NIC) RegisterTrigger(p *sim.Proc, tag uint64, cmd Command, threshold uint64, completionFlag mem.Addr) {}
+// Doorbell posts cmd from a host thread p: a posted MMIO write of the
+// doorbell over the NIC's PCIe link (p sleeps until its side is done),
+// then at visibility a DMA read of the CmdSize descriptor (skipped with
+// InlineCmd), CmdLatency, and execution.
+func (n *NIC) Doorbell(p *sim.Proc, cmd Command) {
+	n.check(cmd)
+	n.hostPost(p, "cmd "+cmd.Op.String(), true, func() { n.issue(cmd) })
+}
 
-// NewCT allocates a counting event.
-func (n *NIC) NewCT() *CT { return &CT{} }
+// Execute runs cmd as a command already on the NIC (triggered op, GDS
+// activation): CmdLatency from now, no doorbell, no fetch. It never blocks.
+func (n *NIC) Execute(cmd Command) {
+	n.check(cmd)
+	n.e.After(n.spec.CmdLatency, func() { n.issue(cmd) })
+}
 
-// NewEQ allocates an event queue.
-func (n *NIC) NewEQ(size int, ring mem.Addr) *EQ { return &EQ{} }
+// PostDeferred stores cmd on the NIC without activating it (GDS: the CPU
+// prepares the descriptor; its host cost is the caller's) and returns its
+// id for ActivateDoorbell. It costs p nothing.
+func (n *NIC) PostDeferred(p *sim.Proc, cmd Command) DeferredID {
+	n.check(cmd)
+	n.nextDef++
+	n.deferred[n.nextDef] = cmd
+	return n.nextDef
+}
 
-// PTAlloc allocates a portal table entry.
-func (n *NIC) PTAlloc(eq *EQ, flowCtl bool) int { return 0 }
+// ActivateDoorbell activates a deferred command from p (the GPU command
+// processor's MMIO doorbell): a posted 8 B write over the NIC's link (p
+// sleeps until its side is done), then CmdLatency and execution, no fetch.
+// Each id activates once; an unknown id panics.
+func (n *NIC) ActivateDoorbell(p *sim.Proc, id DeferredID) {
+	cmd, ok := n.deferred[id]
+	if !ok {
+		panic(fmt.Sprintf("%s: ActivateDoorbell(%d): no such deferred command", n.name, id))
+	}
+	delete(n.deferred, id)
+	n.hostPost(p, "activate "+cmd.Op.String(), false, func() { n.issue(cmd) })
+}
 
-// PTEnable re-enables a PT.
-func (n *NIC) PTEnable(pt int) {}
-
-// MEAppend appends an ME.
-func (n *NIC) MEAppend(pt int, me ME, list List) *MEntry { return nil }
-
-// MEUnlink unlinks an ME.
-func (n *NIC) MEUnlink(m *MEntry) bool { return false }
-
-// CT is a counting event.
-type CT struct{ sig sim.Signal }
-
-// Get returns success and failure.
-func (c *CT) Get() (success, failure uint64) { return 0, 0 }
-
-// Signal is notified on change.
-func (c *CT) Signal() *sim.Signal { return &c.sig }
-
-// Inc adds to success.
-func (c *CT) Inc(n uint64) {}
-
-// Set sets success.
-func (c *CT) Set(v uint64) {}
-
-// IncFailure adds to failure.
-func (c *CT) IncFailure(n uint64) {}
-
-// EQ is an event queue.
-type EQ struct{ sig sim.Signal }
-
-// Get pops an event.
-func (q *EQ) Get() (Event, bool) { return Event{}, false }
-
-// Signal is notified on every event.
-func (q *EQ) Signal() *sim.Signal { return &q.sig }
+// check panics on a malformed command (a bug in the layer above).
+func (n *NIC) check(c Command) {
+	bad := func(why string) { panic(fmt.Sprintf("%s: bad %v command: %s", n.name, c.Op, why)) }
+	switch c.Op {
+	case CmdCTInc, CmdCTSet:
+		if c.CT == nil {
+			bad("nil CT")
+		}
+		return
+	case CmdPut, CmdGet, CmdAtomic, CmdFetchAtomic, CmdSwap:
+	default:
+		bad("unknown op")
+	}
+	if c.MD == nil {
+		bad("nil MD")
+	}
+	if c.LocalOffset+c.Length > c.MD.Length || c.LocalOffset+c.Length < c.LocalOffset {
+		bad(fmt.Sprintf("[%d, +%d) outside MD length %d", c.LocalOffset, c.Length, c.MD.Length))
+	}
+	if c.Target < 0 {
+		bad(fmt.Sprintf("target %d", c.Target))
+	}
+	switch c.Op {
+	case CmdAtomic, CmdFetchAtomic, CmdSwap:
+		if c.AtomicType > Float64 || c.AtomicOp > CSwap {
+			bad("atomic op/type out of range")
+		}
+		if c.Length%uint64(c.AtomicType.Size()) != 0 {
+			bad(fmt.Sprintf("length %d not a multiple of the %d-byte element", c.Length, c.AtomicType.Size()))
+		}
+		if c.Op == CmdSwap && c.AtomicOp != Swap && c.AtomicOp != CSwap {
+			bad("swap needs AtomicOp Swap or CSwap")
+		}
+		if c.Op != CmdAtomic {
+			if c.ResultMD == nil {
+				bad("nil ResultMD")
+			}
+			if c.ResultOffset+c.Length > c.ResultMD.Length {
+				bad("result outside ResultMD")
+			}
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package nic
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// trigAddrBase is where trigger registers live in the MMIO address space
+// (one page per NIC). They are not memory: stores go through TriggerWrite.
+const trigAddrBase mem.Addr = 0xFE00_0000_0000
+
+// trigEntrySize is the memory footprint of one trigger entry (memlist).
+const trigEntrySize unit.Bytes = 64
+
+// trigEntry is a GPU-TN trigger entry (§3.1).
+type trigEntry struct {
+	tag       uint64
+	counter   uint64
+	threshold uint64
+	hasOp     bool
+	cmd       Command
+}
+
+// trigReg is a host registration (TrigPut/TrigGet).
+type trigReg struct {
+	tag       uint64
+	cmd       Command
+	threshold uint64
+}
+
+// gputn is the NIC's GPU-TN state.
+type gputn struct {
+	entries map[uint64]*trigEntry // live entries by tag
+	fifo    []uint64              // tags visible in the trigger FIFO
+	used    int                   // FIFO slots taken: queued + writes in flight (credits)
+	space   sim.Signal            // notified when a FIFO slot frees
+	busy    bool                  // the pop unit is working on fifo[0]
+	stalled bool                  // fifo[0] waits for a free entry
+	waiting []trigReg             // registrations waiting for a free entry, FIFO
+	cache   []uint64              // memlist: on-NIC entry cache, most recent first
+}
+
+// TriggerAddr returns the trigger register's MMIO address, to hand to a
+// kernel (GetTriggerAddr, §3.2). It is an address value only: GPU code
+// stores to it with TriggerWrite.
+func (n *NIC) TriggerAddr() mem.Addr { return trigAddrBase + mem.Addr(n.id)<<12 }
+
+// TriggerWrite models a system-scope atomic store of tag to the trigger
+// address by GPU work-group process p (§3.2): p blocks while the trigger
+// FIFO has no free slot (PCIe back-pressure: a slot is taken from issue
+// until the NIC pops the entry), then the store is a posted 8 B write over
+// the NIC's link (p sleeps until its side is done); at visibility the tag
+// enters the FIFO.
+func (n *NIC) TriggerWrite(p *sim.Proc, tag uint64) {
+	t := &n.tn
+	for t.used >= n.spec.TrigFIFODepth {
+		p.Wait(&t.space, n.name+" trigger FIFO full")
+	}
+	t.used++
+	sf, vis := n.link.PostedWrite(pcieDown, p.Now(), 8)
+	n.e.At(vis, func() {
+		t.fifo = append(t.fifo, tag)
+		n.stats.TrigFIFOMax = max(n.stats.TrigFIFOMax, len(t.fifo))
+		n.kickPop()
+	})
+	p.SleepUntil(sf)
+}
+
+// RegisterTrigger registers tag's operation from host thread p (the
+// GPU-TN TrigPut/TrigGet, §3.3 onHostRegister): doorbell and descriptor
+// fetch as for Doorbell, then the entry for tag gets cmd and threshold and
+// fires at once if its counter already reached threshold. A fired entry
+// retires when its op issues (CmdLatency later); completionFlag (0: none)
+// is set on SEND for puts and atomics, on REPLY for gets and fetches.
+//
+// Policy when all TrigMaxEntries entries are live (assoc, hash): the
+// registration waits on the NIC, in FIFO order with other waiting
+// registrations, and is served before a stalled trigger FIFO when an entry
+// retires. p does not wait. Registering a tag whose live entry already has
+// an op counts a TagReuseWarnings and replaces the op and threshold (the
+// earlier op is lost: the host and GPU did not synchronise the reuse).
+func (n *NIC) RegisterTrigger(p *sim.Proc, tag uint64, cmd Command, threshold uint64, completionFlag mem.Addr) {
+	if completionFlag != 0 {
+		cmd.CompletionFlag = completionFlag
+	}
+	n.check(cmd)
+	n.hostPost(p, "trig register", true, func() { n.onHostRegister(trigReg{tag, cmd, threshold}) })
+}
+
+// TriggerEntries returns the number of live trigger entries.
+func (n *NIC) TriggerEntries() int { return len(n.tn.entries) }
+
+// TriggerCount returns the counter of tag's live entry (false: none).
+func (n *NIC) TriggerCount(tag uint64) (uint64, bool) {
+	e := n.tn.entries[tag]
+	if e == nil {
+		return 0, false
+	}
+	return e.counter, true
+}
+
+func (n *NIC) onHostRegister(r trigReg) {
+	t := &n.tn
+	e := t.entries[r.tag]
+	if e == nil {
+		if len(t.waiting) > 0 || !n.canAlloc() {
+			n.stats.TrigRegWaits++
+			t.waiting = append(t.waiting, r)
+			return
+		}
+		e = n.alloc(r.tag)
+	} else if e.hasOp {
+		n.stats.TagReuseWarnings++
+	}
+	e.cmd, e.threshold, e.hasOp = r.cmd, r.threshold, true
+	if e.counter >= e.threshold {
+		n.fireEntry(e)
+	}
+}
+
+// limited reports whether the entry count is bounded (assoc, hash); a
+// memlist keeps entries in memory with an on-NIC cache of TrigMaxEntries.
+func (n *NIC) limited() bool { return n.spec.TrigLookup != "memlist" }
+
+func (n *NIC) canAlloc() bool {
+	return !n.limited() || len(n.tn.entries) < n.spec.TrigMaxEntries
+}
+
+func (n *NIC) alloc(tag uint64) *trigEntry {
+	if !n.canAlloc() {
+		panic(fmt.Sprintf("%s: trigger entry for tag %#x allocated with %d live entries", n.name, tag, len(n.tn.entries)))
+	}
+	e := &trigEntry{tag: tag}
+	n.tn.entries[tag] = e
+	n.stats.TrigEntriesMax = max(n.stats.TrigEntriesMax, len(n.tn.entries))
+	return e
+}
+
+// fireEntry issues e's op CmdLatency from now and retires e now.
+func (n *NIC) fireEntry(e *trigEntry) {
+	n.stats.TrigFires++
+	delete(n.tn.entries, e.tag)
+	cmd := e.cmd
+	start := n.e.Now()
+	n.e.At(start+n.spec.CmdLatency, func() {
+		n.span("gputn fire", start, n.e.Now())
+		n.issue(cmd)
+	})
+	n.e.At(start, n.entryFreed)
+}
+
+// entryFreed serves waiting registrations, then a stalled FIFO.
+func (n *NIC) entryFreed() {
+	t := &n.tn
+	for len(t.waiting) > 0 && n.canAlloc() {
+		r := t.waiting[0]
+		t.waiting = t.waiting[1:]
+		e := t.entries[r.tag]
+		if e == nil {
+			e = n.alloc(r.tag)
+		} else if e.hasOp {
+			n.stats.TagReuseWarnings++
+		}
+		e.cmd, e.threshold, e.hasOp = r.cmd, r.threshold, true
+		if e.counter >= e.threshold {
+			n.fireEntry(e)
+		}
+	}
+	if t.stalled && n.canAlloc() {
+		t.stalled = false
+		t.busy = true
+		n.e.After(n.spec.TrigPop+n.lookupCost(t.fifo[0]), n.popDone)
+	}
+}
+
+// kickPop starts the pop unit on the FIFO head if it is idle.
+func (n *NIC) kickPop() {
+	t := &n.tn
+	if t.busy || t.stalled || len(t.fifo) == 0 {
+		return
+	}
+	t.busy = true
+	n.e.After(n.spec.TrigPop+n.lookupCost(t.fifo[0]), n.popDone)
+}
+
+// lookupCost is the tag lookup beyond TrigPop: none for the associative
+// match and the hash table (constant time, folded into TrigPop); for
+// memlist, a hit in the on-NIC cache of TrigMaxEntries entries is free and
+// a miss costs a 64 B DMA read of the entry from memory (LRU replacement).
+func (n *NIC) lookupCost(tag uint64) sim.Time {
+	if n.limited() {
+		return 0
+	}
+	t := &n.tn
+	for i, c := range t.cache {
+		if c == tag {
+			copy(t.cache[1:i+1], t.cache[:i])
+			t.cache[0] = tag
+			return 0
+		}
+	}
+	if len(t.cache) < n.spec.TrigMaxEntries {
+		t.cache = append(t.cache, 0)
+	}
+	copy(t.cache[1:], t.cache)
+	t.cache[0] = tag
+	now := n.e.Now()
+	return n.link.Read(pcieUp, now, trigEntrySize, false) - now
+}
+
+// popDone runs onTriggerWrite (§3.3) for the FIFO head.
+func (n *NIC) popDone() {
+	t := &n.tn
+	t.busy = false
+	tag := t.fifo[0]
+	e := t.entries[tag]
+	if e == nil {
+		if !n.canAlloc() {
+			t.stalled = true
+			n.stats.TrigStalls++
+			return
+		}
+		e = n.alloc(tag)
+	}
+	t.fifo = t.fifo[1:]
+	t.used--
+	t.space.Notify()
+	e.counter++
+	if e.hasOp && e.counter >= e.threshold {
+		n.fireEntry(e)
+	}
+	n.kickPop()
+}

@@ -1,0 +1,250 @@
+package nic
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/net"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Receive implements net.Endpoint: the inbound engine parses packets in
+// arrival order; a request header packet is matched now, costing
+// MatchCost per list entry traversed, and every later packet of any
+// message waits behind it (one inbound pipeline).
+func (n *NIC) Receive(np net.Packet) {
+	pk, ok := np.(*Packet)
+	if !ok {
+		panic(fmt.Sprintf("%s: received a %T, not a *nic.Packet", n.name, np))
+	}
+	n.stats.PacketsRx++
+	n.stats.BytesRx += pk.Len
+	var cost sim.Time
+	if pk.Kind == KindRequest && pk.Index == 0 {
+		cost = sim.Time(n.match(pk)) * n.spec.MatchCost
+	}
+	t := max(n.e.Now(), n.inFree) + cost
+	n.inFree = t
+	n.e.At(t, func() { n.deliver(pk) })
+}
+
+// match binds a header packet's message to an ME (§2.2) and returns the
+// number of list entries traversed.
+func (n *NIC) match(pk *Packet) int {
+	h := pk.Hdr
+	if h == nil {
+		panic(fmt.Sprintf("%s: header packet of message %d from node %d has no header", n.name, pk.Msg, pk.Src))
+	}
+	m := &inMsg{src: pk.Src, msg: pk.Msg, hdr: h, start: n.e.Now()}
+	key := msgKey(pk.Src, pk.Msg)
+	if n.in[key] != nil {
+		panic(fmt.Sprintf("%s: message %d from node %d already bound", n.name, pk.Msg, pk.Src))
+	}
+	n.in[key] = m
+	if h.PT < 0 || h.PT >= len(n.pts) {
+		m.fail = FailUndelivered
+		n.stats.Drops++
+		return 0
+	}
+	p := n.pts[h.PT]
+	if !p.enabled {
+		m.fail = FailPTDisabled
+		n.stats.Drops++
+		return 0
+	}
+	traversed := 0
+	var me *MEntry
+	for _, l := range [2][]*MEntry{p.prio, p.over} {
+		for _, e := range l {
+			traversed++
+			if n.admits(e, pk.Src, h, 0) {
+				me = e
+				break
+			}
+		}
+		if me != nil {
+			break
+		}
+	}
+	if me == nil || p.flowCtl && p.eq != nil && p.eq.full() {
+		n.stats.Drops++
+		m.fail = FailDropped
+		if p.flowCtl {
+			p.enabled = false
+			m.fail = FailPTDisabled
+			n.postEvent(p.eq, n.targetEvent(EventPTDisabled, nil, pk.Src, h, 0, 0, FailPTDisabled))
+		}
+		return traversed
+	}
+	n.stats.Matches++
+	m.me = me
+	off := h.RemoteOffset
+	if me.me.Options&MEManageLocal != 0 {
+		off = me.offset
+	}
+	if off <= me.me.Length {
+		m.mlength = min(h.Length, me.me.Length-off)
+	}
+	m.dest = me.me.Start + mem.Addr(off)
+	if me.me.Options&MEManageLocal != 0 {
+		me.offset += m.mlength
+	}
+	switch {
+	case me.me.Options&MEUseOnce != 0:
+		m.unlink = true
+	case me.me.Options&MEManageLocal != 0 && me.me.Length-me.offset < me.me.MinFree:
+		m.unlink = true
+	}
+	if m.unlink {
+		n.unlink(me)
+	}
+	if me.list == Overflow {
+		m.over = true
+		n.stats.Unexpected++
+		m.rec = &unexpRec{src: pk.Src, hdr: h, mlength: m.mlength, start: m.dest}
+		p.unexp = append(p.unexp, m.rec)
+	}
+	if h.Op == CmdFetchAtomic || h.Op == CmdSwap {
+		m.old = make([]byte, m.mlength)
+	}
+	return traversed
+}
+
+// deliver processes a packet after the inbound pipeline.
+func (n *NIC) deliver(pk *Packet) {
+	switch pk.Kind {
+	case KindAck:
+		n.onAck(pk)
+		return
+	case KindReply:
+		n.onReply(pk)
+		return
+	}
+	key := msgKey(pk.Src, pk.Msg)
+	m := n.in[key]
+	if m == nil {
+		panic(fmt.Sprintf("%s: packet %d of message %d from node %d has no binding (header lost?)", n.name, pk.Index, pk.Msg, pk.Src))
+	}
+	if pk.Last {
+		delete(n.in, key)
+	}
+	h := m.hdr
+	if m.me == nil {
+		if pk.Last {
+			n.respond(m, nil)
+		}
+		return
+	}
+	if h.Op == CmdGet {
+		n.targetGet(m)
+		return
+	}
+	// Clip the packet to the manipulated length.
+	lo, hi := pk.Offset, min(pk.Offset+pk.Len, m.mlength)
+	if hi > lo {
+		a, ln := m.dest+mem.Addr(lo), hi-lo
+		m.pending++
+		if h.Op == CmdPut {
+			data := pk.Data
+			n.dmaWrite(ln, func() { n.storeData(a, data, ln); n.packetDone(m) })
+		} else {
+			// Atomics: DMA read, then the read-modify-write is applied
+			// functionally when the posted write of the result lands.
+			ready, k := n.dmaRead(a, ln)
+			n.e.At(ready, func() {
+				n.dmaEnd(k)
+				n.dmaWrite(ln, func() {
+					if dst := n.mem.Bytes(a, int(ln)); dst != nil {
+						if m.old != nil {
+							copy(m.old[lo:hi], dst)
+						}
+						if pk.Data != nil {
+							applyAtomic(dst, pk.Data[:ln], h.AtomicOp, h.AtomicType, h.Operand)
+						}
+					}
+					n.mem.Touch(a, int(ln))
+					n.packetDone(m)
+				})
+			})
+		}
+	}
+	if pk.Last {
+		m.lastSeen = true
+		if m.pending == 0 {
+			n.afterWrites(func() { n.targetComplete(m) })
+		}
+	}
+}
+
+// packetDone retires one landed packet of m and completes m after its
+// completion packet.
+func (n *NIC) packetDone(m *inMsg) {
+	m.pending--
+	if m.pending == 0 && m.lastSeen {
+		n.targetComplete(m)
+	}
+}
+
+// targetGet reads the bound ME's data and replies; GET event once the
+// last reply packet has left.
+func (n *NIC) targetGet(m *inMsg) {
+	n.sendPackets(m.src, KindReply, m.msg, nil, m.mlength, FailOK, m.mlength, n.fromMemory(m.dest), func() {
+		n.targetEvents(m, EventGet)
+	})
+}
+
+// targetComplete runs when the last byte of a put/atomic is visible.
+func (n *NIC) targetComplete(m *inMsg) {
+	typ := EventPut
+	switch m.hdr.Op {
+	case CmdAtomic:
+		typ = EventAtomic
+	case CmdFetchAtomic, CmdSwap:
+		typ = EventFetchAtomic
+	}
+	n.targetEvents(m, typ)
+	n.respond(m, m.old)
+}
+
+// targetEvents posts a completed message's target events and counts.
+func (n *NIC) targetEvents(m *inMsg, typ EventType) {
+	me := m.me
+	o := me.me.Options
+	eq := n.pts[me.pt].eq
+	evOK := o&(MEEventDisable|MEEventSuccessDisable) == 0 && !(m.over && o&MEEventOverflowDisable != 0)
+	if evOK {
+		n.postEvent(eq, n.targetEvent(typ, me, m.src, m.hdr, m.mlength, m.dest, FailOK))
+	}
+	if o&MEEventCTComm != 0 {
+		me.me.CT.count(o&MEEventCTBytes != 0, m.mlength, FailOK)
+	}
+	if m.unlink && o&(MEEventDisable|MEEventUnlinkDisable) == 0 {
+		n.postEvent(eq, n.targetEvent(EventAutoUnlink, me, m.src, m.hdr, m.mlength, m.dest, FailOK))
+	}
+	if r := m.rec; r != nil {
+		r.done = true
+		if r.pendingME != nil {
+			n.overflowEvent(r.pendingME, r)
+		}
+	}
+	n.span("rx "+m.hdr.Op.String(), m.start, n.e.Now())
+}
+
+// respond sends the ack or reply of a completed or dropped message.
+func (n *NIC) respond(m *inMsg, old []byte) {
+	h := m.hdr
+	switch h.Op {
+	case CmdGet, CmdFetchAtomic, CmdSwap:
+		if m.me == nil {
+			n.sendPackets(m.src, KindReply, m.msg, nil, 0, m.fail, 0, n.fromBuffer(nil), nil)
+			return
+		}
+		if h.Op != CmdGet {
+			n.sendPackets(m.src, KindReply, m.msg, nil, m.mlength, FailOK, m.mlength, n.fromBuffer(old), nil)
+		}
+	default:
+		if h.Ack != NoAckReq {
+			n.sendPackets(m.src, KindAck, m.msg, nil, 0, m.fail, m.mlength, n.fromBuffer(nil), nil)
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package nic
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+)
+
+// issue starts cmd on the outbound engine now.
+func (n *NIC) issue(cmd Command) {
+	n.stats.Commands++
+	switch cmd.Op {
+	case CmdCTInc:
+		cmd.CT.Inc(cmd.CTValue)
+		return
+	case CmdCTSet:
+		cmd.CT.Set(cmd.CTValue)
+		return
+	}
+	n.nextMsg++
+	id := n.nextMsg
+	hdr := &Header{Op: cmd.Op, Initiator: n.id, PT: cmd.PT, MatchBits: cmd.MatchBits, RemoteOffset: cmd.RemoteOffset,
+		Length: cmd.Length, HdrData: cmd.HdrData, Ack: cmd.Ack, AtomicOp: cmd.AtomicOp, AtomicType: cmd.AtomicType,
+		Operand: cmd.Operand}
+	if cmd.Op == CmdGet {
+		n.out[id] = &outMsg{cmd: cmd, start: n.e.Now()}
+		n.sendPackets(cmd.Target, KindRequest, id, hdr, 0, FailOK, 0, n.fromBuffer(nil), nil)
+		return
+	}
+	awaits := cmd.Op == CmdFetchAtomic || cmd.Op == CmdSwap || cmd.Ack != NoAckReq
+	if awaits {
+		n.out[id] = &outMsg{cmd: cmd, start: n.e.Now()}
+	}
+	src := cmd.MD.Start + mem.Addr(cmd.LocalOffset)
+	n.sendPackets(cmd.Target, KindRequest, id, hdr, cmd.Length, FailOK, 0, n.fromMemory(src), func() {
+		n.initiatorSend(cmd)
+	})
+}
+
+// initiatorSend reports that the last payload byte has left the local
+// buffer: SEND event and count, and the completion flag of puts/atomics.
+func (n *NIC) initiatorSend(cmd Command) {
+	md := cmd.MD
+	if md.Options&(MDEventSendDisable|MDEventSuccessDisable) == 0 {
+		n.postEvent(md.EQ, n.initiatorEvent(EventSend, cmd, cmd.Length, FailOK))
+	}
+	if md.Options&MDEventCTSend != 0 {
+		md.CT.count(md.Options&MDEventCTBytes != 0, cmd.Length, FailOK)
+	}
+	if cmd.Op == CmdPut || cmd.Op == CmdAtomic {
+		n.setFlag(cmd.CompletionFlag)
+	}
+}
+
+func (n *NIC) initiatorEvent(typ EventType, cmd Command, mlength uint64, fail FailType) Event {
+	return Event{Type: typ, Initiator: n.id, PT: cmd.PT, MatchBits: cmd.MatchBits, RLength: cmd.Length,
+		MLength: mlength, RemoteOffset: cmd.RemoteOffset, Start: cmd.MD.Start + mem.Addr(cmd.LocalOffset),
+		UserPtr: cmd.UserPtr, HdrData: cmd.HdrData, NIFail: fail, AtomicOp: cmd.AtomicOp, AtomicType: cmd.AtomicType}
+}
+
+// onAck handles an ack packet at the initiator.
+func (n *NIC) onAck(pk *Packet) {
+	o := n.out[pk.Msg]
+	if o == nil {
+		panic(fmt.Sprintf("%s: ack for unknown message %d from node %d", n.name, pk.Msg, pk.Src))
+	}
+	delete(n.out, pk.Msg)
+	cmd := o.cmd
+	md := cmd.MD
+	if cmd.Ack != CTAckReq && (pk.Fail != FailOK || md.Options&MDEventSuccessDisable == 0) {
+		n.postEvent(md.EQ, n.initiatorEvent(EventAck, cmd, pk.MLength, pk.Fail))
+	}
+	if md.Options&MDEventCTAck != 0 || cmd.Ack == CTAckReq {
+		md.CT.count(md.Options&MDEventCTBytes != 0, pk.MLength, pk.Fail)
+	}
+	n.span("ack", o.start, n.e.Now())
+}
+
+// onReply handles a reply packet at the initiator: its payload is written
+// into the MD (get) or ResultMD (fetch/swap); the completion packet, once
+// visible, raises REPLY.
+func (n *NIC) onReply(pk *Packet) {
+	o := n.out[pk.Msg]
+	if o == nil {
+		panic(fmt.Sprintf("%s: reply for unknown message %d from node %d", n.name, pk.Msg, pk.Src))
+	}
+	cmd := o.cmd
+	md, off := cmd.MD, cmd.LocalOffset
+	if cmd.Op != CmdGet {
+		md, off = cmd.ResultMD, cmd.ResultOffset
+	}
+	if pk.Len > 0 {
+		a := md.Start + mem.Addr(off+pk.Offset)
+		data, ln := pk.Data, pk.Len
+		n.dmaWrite(ln, func() { n.storeData(a, data, ln) })
+	}
+	if !pk.Last {
+		return
+	}
+	delete(n.out, pk.Msg)
+	n.afterWrites(func() {
+		if md.Options&MDEventSuccessDisable == 0 || pk.Fail != FailOK {
+			ev := n.initiatorEvent(EventReply, cmd, pk.MLength, pk.Fail)
+			ev.Start = md.Start + mem.Addr(off)
+			n.postEvent(md.EQ, ev)
+		}
+		if md.Options&MDEventCTReply != 0 {
+			md.CT.count(md.Options&MDEventCTBytes != 0, pk.MLength, pk.Fail)
+		}
+		n.setFlag(cmd.CompletionFlag)
+		n.span("reply", o.start, n.e.Now())
+	})
+}
