@@ -190,10 +190,10 @@ func (f *File) index(r io.Reader) error {
 			if inRank >= 0 {
 				return lineErr(lr.line, fmt.Errorf(`rank %d inside rank %d: want "}" first`, p.n, inRank))
 			}
+			if next >= f.numRanks || int(p.n) >= f.numRanks {
+				return lineErr(lr.line, fmt.Errorf("rank %d out of range: num_ranks is %d, want ranks 0..%d", p.n, f.numRanks, f.numRanks-1))
+			}
 			if int(p.n) != next {
-				if next >= f.numRanks {
-					return lineErr(lr.line, fmt.Errorf("rank %d out of range: num_ranks is %d", p.n, f.numRanks))
-				}
 				return lineErr(lr.line, fmt.Errorf("rank %d out of order: want rank %d", p.n, next))
 			}
 			inRank = next

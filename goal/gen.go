@@ -34,6 +34,7 @@ type Generated struct {
 	n     int
 	spec  string
 	newRR func(r int) RankReader
+	win   func(r int) Window // nil: scan the rank
 }
 
 // NumRanks returns the number of ranks.
@@ -48,10 +49,29 @@ func (g *Generated) NumNIC() int { return 1 }
 // Rank returns a reader of rank r's statements.
 func (g *Generated) Rank(r int) (RankReader, error) { return g.newRR(r), nil }
 
-// Window computes rank r's window by generating the rank once.
+// Window returns rank r's window, computed by generating the rank once
+// unless the pattern knows it in closed form.
 func (g *Generated) Window(r int) Window {
+	if g.win != nil {
+		return g.win(r)
+	}
 	w, _ := ScanWindow(g.newRR(r))
 	return w
+}
+
+// exchangeWindow is the window of exchange(steps, ...): step 0 is a send
+// and a receive (the roots); each later step is a send, its dependency, a
+// receive and its dependency, both naming the previous receive.
+func exchangeWindow(steps int) Window {
+	switch {
+	case steps <= 0:
+		return Window{}
+	case steps == 1:
+		return Window{Roots: 2, Stmts: 2}
+	case steps == 2:
+		return Window{Lookahead: 4, Roots: 2, Stmts: 6}
+	}
+	return Window{Lookahead: 5, Roots: 2, Stmts: 2 + 4*uint64(steps-1)}
 }
 
 // String returns the canonical specification, e.g. "ring:ranks=4,size=1KiB".
@@ -122,7 +142,8 @@ func Ring(n int, size uint64) *Generated {
 		newRR: func(r int) RankReader {
 			right, left := uint32((r+1)%n), uint32((r-1+n)%n)
 			return exchange(steps, chunk, func(int) uint32 { return right }, func(int) uint32 { return left })
-		}}
+		},
+		win: func(int) Window { return exchangeWindow(steps) }}
 }
 
 // RecDoub returns a recursive-doubling allreduce of size bytes on n = 2^k
@@ -133,7 +154,8 @@ func RecDoub(n int, size uint64) *Generated {
 		newRR: func(r int) RankReader {
 			p := func(i int) uint32 { return uint32(r ^ 1<<i) }
 			return exchange(k, size, p, p)
-		}}
+		},
+		win: func(int) Window { return exchangeWindow(k) }}
 }
 
 // Bcast returns a binomial-tree broadcast of size bytes from rank 0 on n

@@ -281,7 +281,7 @@ func parseLine(toks [][]byte, p *parsed) error {
 
 func isKeyword(b []byte) bool {
 	switch string(b) {
-	case "send", "recv", "calc", "requires", "irequires", "rank", "num_ranks", "tag", "cpu", "nic", "to", "from", "b":
+	case "send", "recv", "calc", "requires", "irequires", "rank", "num_ranks":
 		return true
 	}
 	return false
