@@ -131,7 +131,8 @@ func (n *NIC) deliver(pk *Packet) {
 	h := m.hdr
 	if m.me == nil {
 		if pk.Last {
-			n.respond(m, nil)
+			// Responses leave in message order: after earlier deliveries.
+			n.afterWrites(func() { n.respond(m, nil) })
 		}
 		return
 	}
