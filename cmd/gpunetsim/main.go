@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -25,6 +26,9 @@ func (u usageError) Unwrap() error { return u.err }
 // badInput wraps err as a usage error (exit code 2).
 func badInput(err error) error { return usageError{err} }
 
+// maxErrorLines bounds how many problems one failed command prints.
+const maxErrorLines = 10
+
 // run executes the CLI with args and returns the process exit code:
 // 0 on success, 2 on bad input, 1 on any other failure.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -34,7 +38,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "gpunetsim:", err)
+	// One line per problem (errors.Join separates them by newlines), at
+	// most maxErrorLines of them.
+	lines := strings.Split(err.Error(), "\n")
+	for i, line := range lines {
+		if i == maxErrorLines && len(lines) > maxErrorLines+1 {
+			fmt.Fprintf(stderr, "gpunetsim: ... and %d more problems\n", len(lines)-i)
+			break
+		}
+		fmt.Fprintln(stderr, "gpunetsim:", line)
+	}
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return 2
@@ -61,7 +74,12 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short:         "Simulate who should drive the network when GPUs do the computing",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return badInput(fmt.Errorf("unknown command %q: want one of run, experiments, presets, params, ddt, goal, help (or no arguments for the default run)", args[0]))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDefault(cmd, stdout, stderr)
 		},

@@ -1,13 +1,368 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/tabwriter"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/params"
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/trace"
 )
 
-// addSimCommands registers run, presets and params.
-func addSimCommands(root *cobra.Command, stdout, stderr io.Writer) {}
+// defaultExperiment is what gpunetsim runs without arguments.
+const defaultExperiment = "allreduce"
 
-// runDefault runs the default experiment.
-func runDefault(cmd *cobra.Command, stdout, stderr io.Writer) error { return nil }
+// defaultNodes is the quick sweep of the no-argument run.
+var defaultNodes = []int{2, 4, 8, 16, 32, 64}
+
+// presetDocs describes the built-in hardware presets (hw/cluster).
+var presetDocs = map[string]string{
+	"gputn":         "GPU-TN dissertation Table 6.1: APU-style node, 24-CU GCN3 at 1.5GHz, 1.5us launch and teardown, 100ns/100Gbps star, 16 trigger entries",
+	"xtq":           "XTQ dissertation Table 4.1: 8 cores at 3GHz, DDR3-1600, 24 CUs at 1GHz, no fixed launch overheads",
+	"compnet":       "ComP-Net dissertation Table 5.1: 16 cores at 4GHz, DDR4-2400, 12 CUs at 1.5GHz, dGPU memory mode",
+	"compnet_paper": "ComP-Net PACT'18 Table 1: as compnet with a 16kB V-cache and 150-cycle L2",
+}
+
+// addSimCommands registers run, presets, params and experiments, and the
+// root command's own flags.
+func addSimCommands(root *cobra.Command, stdout, stderr io.Writer) {
+	root.Flags().String("out-dir", ".", "directory for "+defaultExperiment+".csv and "+defaultExperiment+".svg")
+	root.Long = `gpunetsim simulates GPU clusters under different networking strategies
+(CPU, HDN, GDS, GPU-TN, ...) and compares them.
+
+Without arguments it runs the strong-scaled allreduce on the gputn preset over
+2, 4, 8, 16, 32 and 64 nodes, prints the comparison and writes allreduce.csv
+and allreduce.svg. "gpunetsim run" runs any experiment with any parameters.`
+	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newParamsCmd(stdout), newExperimentsCmd(stdout))
+}
+
+// runDefault runs the default experiment at a quick sweep and writes its
+// CSV and plot into --out-dir.
+func runDefault(cmd *cobra.Command, stdout, stderr io.Writer) error {
+	dir, err := cmd.Flags().GetString("out-dir")
+	if err != nil {
+		return err
+	}
+	o := runOptions{
+		experiment: defaultExperiment,
+		load: params.Options{Edit: func(cfg *exp.Config) error {
+			cfg.Allreduce.Nodes = append([]int(nil), defaultNodes...)
+			return nil
+		}},
+		csv:  filepath.Join(dir, defaultExperiment+".csv"),
+		plot: filepath.Join(dir, defaultExperiment+".svg"),
+	}
+	return runExperiment(o, stdout, stderr)
+}
+
+// runOptions is everything one experiment run needs from the command line.
+type runOptions struct {
+	experiment             string
+	load                   params.Options
+	csv, json, plot, trace string
+	quiet                  bool
+}
+
+func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o runOptions
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "run <experiment>",
+		Short: "Run an experiment and print (and optionally save) its report",
+		Long: `Run an experiment. Parameters start from the preset (--preset, else the
+config file's run.preset, else gputn), then the TOML config file (--config),
+then each --set name=value in order, then --seed. "gpunetsim params" lists
+every name with its unit; values take units: --set link.bandwidth=200Gbps,
+--set gpu.launch=2us, --set allreduce.size=64KiB, --set allreduce.nodes=2-64/2.
+
+The report (tables, notes, every parameter with its source, the seed) goes to
+stdout; --csv, --json, --plot (.svg, .png or .pdf) and --trace (Chrome trace
+JSON for ui.perfetto.dev) save files. Files are written only when the run
+succeeds, and each appears whole or not at all.`,
+		Example: `  gpunetsim run allreduce --set allreduce.nodes=2,4,8 --csv out.csv
+  gpunetsim run latency --preset gputn --set link.bandwidth=200Gbps --json lat.json
+  gpunetsim run allreduce --config my.toml --seed 7 --plot speedup.svg --trace run.json`,
+		Args: exactArgs(1, "an experiment name (gpunetsim experiments lists them)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.experiment = args[0]
+			if cmd.Flags().Changed("seed") {
+				o.load.Edit = func(cfg *exp.Config) error { cfg.Run.Seed = seed; return nil }
+			}
+			return runExperiment(o, stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	addLoadFlags(cmd, &o.load)
+	f.Uint64Var(&seed, "seed", 0, "seed of every random stream (same as --set run.seed=N)")
+	f.StringVar(&o.csv, "csv", "", "write the tables as CSV to `file`")
+	f.StringVar(&o.json, "json", "", "write the whole result as JSON to `file`")
+	f.StringVar(&o.plot, "plot", "", "draw the result's plot to `file` (.svg, .png or .pdf)")
+	f.StringVar(&o.trace, "trace", "", "write Chrome trace events of every simulated agent to `file`")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success")
+	return cmd
+}
+
+// addLoadFlags adds --preset, --config and --set to cmd.
+func addLoadFlags(cmd *cobra.Command, o *params.Options) {
+	f := cmd.Flags()
+	f.StringVar(&o.Preset, "preset", "", "hardware preset: "+strings.Join(cluster.PresetNames(), ", ")+" (default: the config file's run.preset, else "+params.DefaultPreset+")")
+	f.StringVar(&o.File, "config", "", "TOML configuration `file` (tables [run], [link], [gpu], ... as gpunetsim params names them)")
+	f.StringArrayVar(&o.Sets, "set", nil, "override a parameter: `name=value`, with units (repeatable)")
+}
+
+// exactArgs is cobra.ExactArgs with a bad-input error that says what is wanted.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return badInput(fmt.Errorf("%s: want %s, got %d arguments", cmd.CommandPath(), what, len(args)))
+		}
+		return nil
+	}
+}
+
+// output is a rendered file waiting to be written.
+type output struct {
+	path string
+	data []byte
+}
+
+// runExperiment validates everything, runs the experiment, prints the
+// report and writes the requested files. Bad input is reported before
+// anything runs.
+func runExperiment(o runOptions, stdout, stderr io.Writer) error {
+	e, err := exp.Lookup(o.experiment)
+	if err != nil {
+		return badInput(err)
+	}
+	return runWith(e, o, stdout, stderr)
+}
+
+// runWith is runExperiment after the experiment is found.
+func runWith(e exp.Experiment, o runOptions, stdout, stderr io.Writer) error {
+	cfg, err := params.Load(o.load)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := checkOutputs(o); err != nil {
+		return badInput(err)
+	}
+
+	env := exp.Env{}
+	var tw *trace.Writer
+	if o.trace != "" {
+		tw = trace.New()
+		env.Tracer = tw
+	}
+	bar := newProgress(stderr)
+	if bar != nil {
+		env.Progress = bar.report
+	}
+	res, err := e.Run(cfg, env)
+	bar.close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.Name, err)
+	}
+	if res == nil {
+		return fmt.Errorf("%s: the experiment returned no result", e.Name)
+	}
+	if res.Experiment == "" {
+		res.Experiment = e.Name
+	}
+	if len(res.Params) == 0 {
+		res.Params = params.Record(cfg)
+	}
+	if res.Seed == 0 {
+		res.Seed = cfg.Run.Seed
+	}
+
+	outs, err := render(o, res, tw)
+	if err != nil {
+		return err
+	}
+	if !o.quiet {
+		if err := report.WriteText(stdout, res); err != nil {
+			return err
+		}
+	}
+	for _, out := range outs {
+		if err := report.WriteFile(out.path, func(w io.Writer) error { _, err := w.Write(out.data); return err }); err != nil {
+			return err
+		}
+	}
+	if !o.quiet && len(outs) > 0 {
+		names := make([]string, len(outs))
+		for i, out := range outs {
+			names[i] = out.path
+		}
+		fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// checkOutputs rejects output paths that cannot be written, before the run.
+func checkOutputs(o runOptions) error {
+	seen := map[string]string{}
+	for _, f := range []struct{ flag, path string }{{"--csv", o.csv}, {"--json", o.json}, {"--plot", o.plot}, {"--trace", o.trace}} {
+		if f.path == "" {
+			continue
+		}
+		clean := filepath.Clean(f.path)
+		if prev, ok := seen[clean]; ok {
+			return fmt.Errorf("%s %s: the same file as %s", f.flag, f.path, prev)
+		}
+		seen[clean] = f.flag
+		if fi, err := os.Stat(f.path); err == nil && fi.IsDir() {
+			return fmt.Errorf("%s %s: is a directory, want a file name", f.flag, f.path)
+		}
+		dir := filepath.Dir(f.path)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%s %s: directory %s does not exist", f.flag, f.path, dir)
+		}
+	}
+	if o.plot != "" {
+		if _, err := report.PlotFormat(o.plot); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
+	return nil
+}
+
+// render encodes every requested file in memory, so that an encoding error
+// leaves no file behind.
+func render(o runOptions, res *report.Result, tw *trace.Writer) ([]output, error) {
+	var outs []output
+	add := func(path string, write func(io.Writer) error) error {
+		if path == "" {
+			return nil
+		}
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		outs = append(outs, output{path, b.Bytes()})
+		return nil
+	}
+	err := errors.Join(
+		add(o.csv, func(w io.Writer) error { return report.WriteCSV(w, res) }),
+		add(o.json, func(w io.Writer) error { return report.WriteJSON(w, res) }),
+		add(o.plot, func(w io.Writer) error {
+			format, err := report.PlotFormat(o.plot)
+			if err != nil {
+				return err
+			}
+			return report.WritePlot(w, res, format)
+		}),
+		add(o.trace, func(w io.Writer) error { return tw.Encode(w) }),
+	)
+	return outs, err
+}
+
+// progress draws a progress bar on stderr when stderr is a terminal.
+type progress struct {
+	out io.Writer
+	mu  sync.Mutex
+	bar *progressbar.ProgressBar
+}
+
+// newProgress returns a progress whose report is nil unless w is a terminal.
+func newProgress(w io.Writer) *progress {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return &progress{out: w}
+}
+
+// report is exp.Env.Progress.
+func (p *progress) report(done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar == nil {
+		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.out), progressbar.OptionSetDescription("simulating"),
+			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionSetPredictTime(true))
+	}
+	p.bar.Set(done)
+}
+
+// close removes the bar from the terminal.
+func (p *progress) close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar.Clear()
+	}
+}
+
+func newPresetsCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "presets",
+		Short: "List the hardware presets",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			for _, name := range cluster.PresetNames() {
+				fmt.Fprintf(tw, "%s\t%s\n", name, presetDocs[name])
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newParamsCmd(stdout io.Writer) *cobra.Command {
+	var o params.Options
+	cmd := &cobra.Command{
+		Use:   "params",
+		Short: "List every parameter with its type, value, source and meaning",
+		Long: `List every parameter of the configuration that --preset, --config and --set
+produce (by default the gputn preset): name, value syntax, value with units,
+source and description. The source says where a default comes from: DOC (the
+literature), DEFAULT (a modelling choice of this simulator) or RUN (run setup).`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := params.Load(o)
+			if err != nil {
+				return badInput(err)
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tTYPE\tVALUE\tSRC\tDOC")
+			for _, p := range params.List(cfg) {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Type, p.Value, p.Src, p.Doc)
+			}
+			return tw.Flush()
+		},
+	}
+	addLoadFlags(cmd, &o)
+	return cmd
+}
+
+func newExperimentsCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "experiments",
+		Short: "List the experiments that gpunetsim run accepts",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			for _, e := range exp.List() {
+				fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Summary)
+			}
+			return tw.Flush()
+		},
+	}
+}

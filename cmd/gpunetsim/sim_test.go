@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/params"
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// fake is an experiment whose result depends only on its configuration.
+func fake(calls *int) exp.Experiment {
+	return exp.Experiment{Name: "fake", Summary: "test double", Run: func(cfg exp.Config, env exp.Env) (*report.Result, error) {
+		*calls++
+		t := report.Table{Name: "times", Columns: []string{"nodes", "time"}}
+		var s report.Series
+		for i, n := range cfg.Allreduce.Nodes {
+			d := sim.Time(cfg.Run.Seed) * sim.Time(n) * sim.Nanosecond
+			t.Rows = append(t.Rows, []any{n, d})
+			s.X, s.Y = append(s.X, float64(n)), append(s.Y, d.Micros())
+			if env.Tracer != nil {
+				env.Tracer.Span("FAKE n="+itoa(n)+"/node[0].host", "work", 0, d)
+			}
+			if env.Progress != nil {
+				env.Progress(i+1, len(cfg.Allreduce.Nodes))
+			}
+		}
+		s.Name = "fake"
+		return &report.Result{Tables: []report.Table{t}, Plot: &report.Plot{Title: "fake", Series: []report.Series{s}}}, nil
+	}}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestRunWithWritesEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	calls := 0
+	o := runOptions{
+		load: params.Options{Sets: []string{"allreduce.nodes=2,3", "run.seed=5"}},
+		csv:  filepath.Join(dir, "out.csv"), json: filepath.Join(dir, "out.json"),
+		plot: filepath.Join(dir, "out.svg"), trace: filepath.Join(dir, "trace.json"),
+	}
+	var stdout, stderr bytes.Buffer
+	if err := runWith(fake(&calls), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || stderr.Len() != 0 {
+		t.Fatalf("calls %d, stderr %q", calls, stderr.String())
+	}
+	csv := read(t, o.csv)
+	for _, want := range []string{"# experiment = fake\n", "# seed = 5\n", "# allreduce.nodes = 2,3 [DEFAULT]", "# gpu.launch = 1.5us [DOC]", "nodes,time [us]\n2,0.01\n3,0.015\n"} {
+		if !strings.Contains(csv, want) {
+			t.Errorf("CSV lacks %q:\n%s", want, csv)
+		}
+	}
+	var res report.Result
+	if err := json.Unmarshal([]byte(read(t, o.json)), &res); err != nil || res.Seed != 5 || len(res.Params) < 60 {
+		t.Errorf("JSON: %v, seed %d, %d params", err, res.Seed, len(res.Params))
+	}
+	if !strings.HasPrefix(read(t, o.plot), "<?xml") {
+		t.Error("plot is not SVG")
+	}
+	if tr := read(t, o.trace); !strings.Contains(tr, `"name":"FAKE n=3"`) || !strings.Contains(tr, `"dur":0.015`) {
+		t.Errorf("trace lacks the fake spans:\n%s", tr)
+	}
+	out := stdout.String()
+	for _, want := range []string{"experiment fake", "times", "link.bandwidth", "[DEFAULT]", "seed 5", "wrote " + o.csv} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestRunWithDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i := range 2 {
+		calls := 0
+		o := runOptions{load: params.Options{Sets: []string{"allreduce.nodes=2-8/2"}}, csv: filepath.Join(dir, itoa(i)+".csv"), quiet: true}
+		var stdout bytes.Buffer
+		if err := runWith(fake(&calls), o, &stdout, &stdout); err != nil {
+			t.Fatal(err)
+		}
+		if stdout.Len() != 0 {
+			t.Fatalf("--quiet printed %q", stdout.String())
+		}
+		files = append(files, read(t, o.csv))
+	}
+	if files[0] != files[1] {
+		t.Fatal("two runs with one seed wrote different CSV")
+	}
+}
+
+func TestRunWithRejectsBeforeRunning(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		o    runOptions
+		has  string
+	}{
+		{"bad set", runOptions{load: params.Options{Sets: []string{"link.bandwidth=0Gbps"}}, csv: filepath.Join(dir, "a.csv")}, "link.bandwidth"},
+		{"missing dir", runOptions{csv: filepath.Join(dir, "nope", "a.csv")}, "does not exist"},
+		{"plot extension", runOptions{plot: filepath.Join(dir, "a.jpg"), csv: filepath.Join(dir, "a.csv")}, ".svg, .png or .pdf"},
+		{"same file", runOptions{csv: filepath.Join(dir, "a.csv"), json: filepath.Join(dir, "a.csv")}, "same file"},
+		{"directory", runOptions{json: dir}, "is a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			err := runWith(fake(&calls), tt.o, &bytes.Buffer{}, &bytes.Buffer{})
+			var ue usageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.has) {
+				t.Fatalf("error = %v; want bad input containing %q", err, tt.has)
+			}
+			if calls != 0 {
+				t.Fatal("the experiment ran")
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Fatalf("left %v behind", ents)
+			}
+		})
+	}
+}
+
+func TestFailedRunLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	boom := exp.Experiment{Name: "boom", Run: func(exp.Config, exp.Env) (*report.Result, error) {
+		return nil, errors.New("deadlock: 3 processes blocked")
+	}}
+	o := runOptions{csv: filepath.Join(dir, "a.csv"), trace: filepath.Join(dir, "t.json")}
+	err := runWith(boom, o, &bytes.Buffer{}, &bytes.Buffer{})
+	var ue usageError
+	if err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), "boom: deadlock") {
+		t.Fatalf("error = %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("left %v behind", ents)
+	}
+}
+
+func TestPresetDocs(t *testing.T) {
+	for _, name := range cluster.PresetNames() {
+		if presetDocs[name] == "" {
+			t.Errorf("preset %s has no description in presetDocs", name)
+		}
+	}
+	if len(presetDocs) != len(cluster.PresetNames()) {
+		t.Errorf("presetDocs describes presets that do not exist")
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		has  string
+	}{
+		{[]string{"presets"}, 0, ""},
+		{[]string{"params", "--preset", "compnet"}, 0, ""},
+		{[]string{"nonsense"}, 2, `unknown command "nonsense"`},
+		{[]string{"run"}, 2, "want an experiment name"},
+		{[]string{"run", "no-such-experiment"}, 2, `unknown experiment "no-such-experiment"`},
+		{[]string{"params", "--preset", "big"}, 2, `unknown preset "big"`},
+		{[]string{"params", "--set", "link.bandwidth=fast"}, 2, `--set link.bandwidth=fast: bad rate "fast"`},
+		{[]string{"params", "--bogus"}, 2, "unknown flag: --bogus"},
+		{[]string{"presets", "extra"}, 2, "want no arguments"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(tt.args, &stdout, &stderr)
+		if code != tt.code {
+			t.Errorf("%v: exit %d; want %d (stderr %q)", tt.args, code, tt.code, stderr.String())
+		}
+		if tt.code != 0 {
+			if lines := strings.Count(stderr.String(), "\n"); lines != 1 || !strings.HasPrefix(stderr.String(), "gpunetsim: ") || !strings.Contains(stderr.String(), tt.has) {
+				t.Errorf("%v: stderr %q; want one line containing %q", tt.args, stderr.String(), tt.has)
+			}
+		}
+	}
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
