@@ -56,6 +56,9 @@ func runDefault(cmd *cobra.Command, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return badInput(fmt.Errorf("--out-dir %s: not an existing directory", dir))
+	}
 	o := runOptions{
 		experiment: defaultExperiment,
 		load: params.Options{Edit: func(cfg *exp.Config) error {
