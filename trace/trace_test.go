@@ -170,3 +170,13 @@ func TestEmpty(t *testing.T) {
 		t.Fatalf("empty trace = %s (%v)", b.Bytes(), err)
 	}
 }
+
+func BenchmarkSpan(b *testing.B) {
+	w := New()
+	tracks := []string{"GPUTN n=64/node[0].gpu.wg[0]", "GPUTN n=64/node[1].host", "GPUTN n=64/node[2].nic"}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		w.Span(tracks[i%len(tracks)], "compute", sim.Time(i), sim.Time(i+10))
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
