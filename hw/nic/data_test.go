@@ -1,0 +1,334 @@
+package nic_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// enc encodes float64 values as elements of type t.
+func enc(t nic.AtomicType, vals []float64) []byte {
+	var b []byte
+	for _, x := range vals {
+		switch t {
+		case nic.Int32:
+			b = binary.LittleEndian.AppendUint32(b, uint32(int32(x)))
+		case nic.Int64:
+			b = binary.LittleEndian.AppendUint64(b, uint64(int64(x)))
+		case nic.Float32:
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(x)))
+		case nic.Float64:
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+		}
+	}
+	return b
+}
+
+// TestAtomics checks the target read-modify-write and the fetched old
+// values for sum/min/max on int32/int64/float32/float64, plus swap and
+// compare-and-swap, against values computed here.
+func TestAtomics(t *testing.T) {
+	target := []float64{5, -3, 2.5, -1e9, 0}
+	incoming := []float64{-7, 4, 2.5, 3e9, -0.5}
+	typs := []nic.AtomicType{nic.Int32, nic.Int64, nic.Float32, nic.Float64}
+	ops := []struct {
+		op nic.AtomicOp
+		f  func(a, b float64) float64
+	}{
+		{nic.Sum, func(a, b float64) float64 { return a + b }},
+		{nic.Min, math.Min},
+		{nic.Max, math.Max},
+	}
+	for _, typ := range typs {
+		for _, o := range ops {
+			for _, fetch := range []bool{false, true} {
+				name := fmt.Sprintf("type=%d/op=%d/fetch=%v", typ, o.op, fetch)
+				t.Run(name, func(t *testing.T) {
+					isInt := typ == nic.Int32 || typ == nic.Int64
+					tv, iv := slices.Clone(target), slices.Clone(incoming)
+					if isInt {
+						for i := range tv {
+							tv[i], iv[i] = math.Trunc(tv[i]), math.Trunc(iv[i])
+						}
+						if typ == nic.Int32 {
+							tv[3], iv[3] = -1e8, 3e8 // stay in range
+						}
+					}
+					want := make([]float64, len(tv))
+					for i := range tv {
+						want[i] = o.f(tv[i], iv[i])
+					}
+					got, old := runAtomic(t, typ, o.op, enc(typ, tv), enc(typ, iv), fetch, 0)
+					if !bytes.Equal(got, enc(typ, want)) {
+						t.Fatalf("target = % x, want % x", got, enc(typ, want))
+					}
+					if fetch && !bytes.Equal(old, enc(typ, tv)) {
+						t.Fatalf("fetched = % x, want old % x", old, enc(typ, tv))
+					}
+				})
+			}
+		}
+	}
+	t.Run("swap", func(t *testing.T) {
+		got, old := runAtomic(t, nic.Int64, nic.Swap, enc(nic.Int64, []float64{11}), enc(nic.Int64, []float64{22}), true, 0)
+		if u64(got) != 22 || u64(old) != 11 {
+			t.Fatalf("swap: target %d old %d, want 22 11", u64(got), u64(old))
+		}
+	})
+	for _, c := range []struct {
+		cmp  uint64
+		want uint64
+	}{{11, 22}, {12, 11}} {
+		t.Run(fmt.Sprintf("cswap cmp=%d", c.cmp), func(t *testing.T) {
+			got, old := runAtomic(t, nic.Int64, nic.CSwap, enc(nic.Int64, []float64{11}), enc(nic.Int64, []float64{22}), true, c.cmp)
+			if u64(got) != c.want || u64(old) != 11 {
+				t.Fatalf("cswap: target %d old %d, want %d 11", u64(got), u64(old), c.want)
+			}
+		})
+	}
+}
+
+// runAtomic applies incoming to target on node 0 from node 1 and returns
+// the target bytes and (fetch) the returned old bytes.
+func runAtomic(t *testing.T, typ nic.AtomicType, op nic.AtomicOp, target, incoming []byte, fetch bool, operand uint64) (got, old []byte) {
+	v := newEnv(t, 2, true)
+	tn := v.nics[0]
+	eq := tn.NewEQ(0, 0)
+	pt := tn.PTAlloc(eq, false)
+	n := uint64(len(target))
+	dst := v.alloc(0, n, func(k int) byte { return target[k] })
+	tn.MEAppend(pt, nic.ME{Start: dst, Length: n, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEOpGet}, nic.Priority)
+	src := v.alloc(1, n, func(k int) byte { return incoming[k] })
+	res := v.alloc(1, n, nil)
+	ieq := v.nics[1].NewEQ(0, 0)
+	cmd := nic.Command{Op: nic.CmdAtomic, MD: &nic.MD{Start: src, Length: n, EQ: ieq}, Length: n, PT: pt,
+		AtomicOp: op, AtomicType: typ, Operand: operand}
+	if op == nic.Swap || op == nic.CSwap {
+		cmd.Op = nic.CmdSwap
+	} else if fetch {
+		cmd.Op = nic.CmdFetchAtomic
+	}
+	if fetch {
+		cmd.ResultMD = &nic.MD{Start: res, Length: n, EQ: ieq}
+	}
+	v.host(1, func(p *sim.Proc) { v.nics[1].Doorbell(p, cmd) })
+	v.run()
+	evs := drain(eq)
+	wantEv := nic.EventAtomic
+	if fetch {
+		wantEv = nic.EventFetchAtomic
+	}
+	if len(evs) != 1 || evs[0].Type != wantEv || evs[0].MLength != n || evs[0].AtomicOp != op {
+		t.Fatalf("target events %+v, want one %v", evs, wantEv)
+	}
+	want := []nic.EventType{nic.EventSend, nic.EventAck}
+	if fetch {
+		want = []nic.EventType{nic.EventSend, nic.EventReply}
+	}
+	if got := types(drain(ieq)); !slices.Equal(got, want) {
+		t.Fatalf("initiator events %v, want %v", got, want)
+	}
+	return v.read(0, dst, int(n)), v.read(1, res, int(n))
+}
+
+// TestMultiPacket: 10 KiB puts and gets over 2 KiB packets land
+// byte-exact, in 5 packets each, including at an offset and truncated.
+func TestMultiPacket(t *testing.T) {
+	const size = 10 * 1024
+	cases := []struct {
+		name         string
+		op           nic.Op
+		length       uint64
+		meLen        uint64
+		remoteOffset uint64
+		wantM        uint64
+		wantPkts     uint64 // data packets of the message
+	}{
+		{"put 10KiB", nic.CmdPut, size, size, 0, size, 5},
+		{"put 10KiB+1 at offset 3", nic.CmdPut, size + 1, size + 8, 3, size + 1, 6},
+		{"put truncated to 5000", nic.CmdPut, size, 5000, 0, 5000, 5},
+		{"get 10KiB", nic.CmdGet, size, size, 0, size, 5},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := newEnv(t, 2, true)
+			tn := v.nics[0]
+			eq := tn.NewEQ(0, 0)
+			pt := tn.PTAlloc(eq, false)
+			pattern := func(k int) byte { return byte(k*7 + k/251) }
+			var me, md = v.alloc(0, c.meLen, nil), v.alloc(1, c.length, nil)
+			if c.op == nic.CmdGet {
+				me = v.alloc(0, c.meLen, pattern)
+			} else {
+				md = v.alloc(1, c.length, pattern)
+			}
+			tn.MEAppend(pt, nic.ME{Start: me, Length: c.meLen, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEOpGet}, nic.Priority)
+			flag := v.mems[1].AllocData(0, 8, "flag")
+			ieq := v.nics[1].NewEQ(0, 0)
+			cmd := nic.Command{Op: c.op, MD: &nic.MD{Start: md, Length: c.length, EQ: ieq}, Length: c.length, PT: pt,
+				RemoteOffset: c.remoteOffset, CompletionFlag: flag}
+			var flagAt sim.Time
+			v.host(1, func(p *sim.Proc) {
+				v.nics[1].Doorbell(p, cmd)
+				p.WaitUntil(v.mems[1].Watch(flag), "flag", func() bool { return v.mems[1].Load64(flag) == 1 })
+				flagAt = p.Now()
+			})
+			v.run()
+			evs := drain(eq)
+			if len(evs) != 1 || evs[0].MLength != c.wantM || evs[0].RLength != c.length {
+				t.Fatalf("target events %+v, want one with mlength %d", evs, c.wantM)
+			}
+			if c.op == nic.CmdGet {
+				if !bytes.Equal(v.read(1, md, int(c.wantM)), v.read(0, me, int(c.wantM))) {
+					t.Fatal("get data differs")
+				}
+			} else if !bytes.Equal(v.read(0, me+mem.Addr(c.remoteOffset), int(c.wantM)), v.read(1, md, int(c.wantM))) {
+				t.Fatal("put data differs")
+			}
+			s0, s1 := v.nics[0].Stats(), v.nics[1].Stats()
+			var pkts uint64 = s1.PacketsTx
+			if c.op == nic.CmdGet {
+				pkts = s0.PacketsTx
+			}
+			if pkts != c.wantPkts {
+				t.Fatalf("data packets %d, want %d", pkts, c.wantPkts)
+			}
+			iev := drain(ieq)
+			last := iev[len(iev)-1]
+			if flagAt == 0 || (c.op == nic.CmdGet && flagAt < last.Time) {
+				t.Fatalf("completion flag at %v, last initiator event %v at %v", flagAt, last.Type, last.Time)
+			}
+		})
+	}
+}
+
+// TestPayloadFreeTiming: a payload-free memory gives the same event times
+// as a functional one.
+func TestPayloadFreeTiming(t *testing.T) {
+	times := func(functional bool) []sim.Time {
+		v := newEnv(t, 2, functional)
+		tn := v.nics[0]
+		eq := tn.NewEQ(0, 0)
+		pt := tn.PTAlloc(eq, false)
+		tn.MEAppend(pt, nic.ME{Start: v.alloc(0, 1<<16, nil), Length: 1 << 16, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEOpGet}, nic.Priority)
+		ieq := v.nics[1].NewEQ(0, 0)
+		md := &nic.MD{Start: v.alloc(1, 1<<16, nil), Length: 1 << 16, EQ: ieq}
+		v.host(1, func(p *sim.Proc) {
+			v.nics[1].Doorbell(p, putCmd(md, 40000, 0, pt, 0))
+			v.nics[1].Doorbell(p, nic.Command{Op: nic.CmdGet, MD: md, Length: 30000, PT: pt})
+		})
+		v.run()
+		var out []sim.Time
+		for _, ev := range append(drain(eq), drain(ieq)...) {
+			out = append(out, ev.Time)
+		}
+		return out
+	}
+	f, pf := times(true), times(false)
+	if len(f) != 5 || !slices.Equal(f, pf) {
+		t.Fatalf("functional %v, payload-free %v: want the same 5 event times", f, pf)
+	}
+}
+
+// TestPutLatency bounds a one-packet put's latency from the components of
+// the timing model: doorbell posted write (o + L), descriptor fetch
+// (2L + o), CmdLatency, payload DMA read (2L + o), two wire hops and the
+// switch, and the target's posted write (o + L) for the data and again for
+// the event.
+func TestPutLatency(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprint("inline=", inline), func(t *testing.T) {
+			v := newEnv(t, 2, true, func(s *cluster.Spec) { s.NIC.InlineCmd = inline })
+			tn := v.nics[0]
+			eq := tn.NewEQ(0, 0)
+			pt := tn.PTAlloc(eq, false)
+			tn.MEAppend(pt, nic.ME{Start: v.alloc(0, 64, nil), Length: 64, MatchID: nic.AnyID, Options: nic.MEOpPut}, nic.Priority)
+			md := &nic.MD{Start: v.alloc(1, 64, nil), Length: 64}
+			v.host(1, func(p *sim.Proc) { v.nics[1].Doorbell(p, putCmd(md, 8, 0, pt, 0)) })
+			v.run()
+			evs := drain(eq)
+			s := v.spec
+			L, o := s.PCIe.Latency, s.PCIe.Overhead
+			lo := (o + L) + (2*L + o) + s.NIC.CmdLatency + (2*L + o) + s.Switch.Latency + 2*(o+L) + s.NIC.MatchCost
+			if inline {
+				lo -= 2*L + o
+			}
+			hi := lo + 100*sim.Nanosecond // bytes·G, wire serialisation, gaps
+			if len(evs) != 1 || evs[0].Time < lo || evs[0].Time > hi {
+				t.Fatalf("PUT event at %v, want in [%v, %v]", evs[0].Time, lo, hi)
+			}
+		})
+	}
+}
+
+// scenario runs a mixed workload and returns every event time and the
+// engine's event count.
+func scenario(t *testing.T) ([]sim.Time, uint64) {
+	v := newEnv(t, 3, true)
+	tn := v.nics[0]
+	eq := tn.NewEQ(0, 0)
+	pt := tn.PTAlloc(eq, false)
+	tn.MEAppend(pt, nic.ME{Start: v.alloc(0, 1<<20, nil), Length: 1 << 20, MatchID: nic.AnyID, IgnoreBits: ^uint64(0),
+		Options: nic.MEOpPut | nic.MEOpGet | nic.MEManageLocal}, nic.Priority)
+	var ieqs []*nic.EQ
+	for i := 1; i <= 2; i++ {
+		ieq := v.nics[i].NewEQ(0, 0)
+		ieqs = append(ieqs, ieq)
+		md := &nic.MD{Start: v.alloc(i, 1<<16, func(k int) byte { return byte(k + i) }), Length: 1 << 16, EQ: ieq}
+		v.host(i, func(p *sim.Proc) {
+			for k := range 20 {
+				v.nics[i].Doorbell(p, putCmd(md, uint64(1000*k+i), 0, pt, 0))
+				p.Sleep(sim.Time(50*i) * sim.Nanosecond)
+			}
+		})
+	}
+	v.run()
+	var out []sim.Time
+	for _, q := range append([]*nic.EQ{eq}, ieqs...) {
+		for _, ev := range drain(q) {
+			out = append(out, ev.Time)
+		}
+	}
+	return out, v.e.Events()
+}
+
+// TestDeterminism: the same setup twice gives the same events and times.
+func TestDeterminism(t *testing.T) {
+	a, na := scenario(t)
+	b, nb := scenario(t)
+	if len(a) != 20*2+40*2 || !slices.Equal(a, b) || na != nb {
+		t.Fatalf("runs differ: %d/%d events (%d/%d engine events)", len(a), len(b), na, nb)
+	}
+}
+
+// BenchmarkPutStream streams 4 KiB puts from node 1 to node 0 and reports
+// simulated packets per wall-clock second.
+func BenchmarkPutStream(b *testing.B) {
+	v := newEnv(b, 2, false)
+	tn := v.nics[0]
+	pt := tn.PTAlloc(nil, false)
+	tn.MEAppend(pt, nic.ME{Start: v.alloc(0, 4096, nil), Length: 4096, MatchID: nic.AnyID, Options: nic.MEOpPut}, nic.Priority)
+	md := &nic.MD{Start: v.alloc(1, 4096, nil), Length: 4096}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		v.nics[1].Execute(nic.Command{Op: nic.CmdPut, MD: md, Length: 4096, PT: pt, Ack: nic.NoAckReq})
+		if v.e.Pending() > 4096 {
+			if err := v.e.RunUntil(v.e.Now() + sim.Microsecond); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := v.e.Run(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(v.nics[0].Stats().PacketsRx)/b.Elapsed().Seconds(), "packets/s")
+}
