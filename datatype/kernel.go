@@ -92,6 +92,47 @@ func vecUnpackT[T any](d, s unsafe.Pointer, count, stride int) {
 	}
 }
 
+// vecPackWideT is vecPackT for chunks wider than a register: direct
+// memory-to-memory moves, so the compiler does not stage them on the stack.
+func vecPackWideT[T any](d, s unsafe.Pointer, count, stride int) {
+	var z T
+	w := int(unsafe.Sizeof(z))
+	i := 0
+	for ; i+2 <= count; i += 2 {
+		*(*T)(add(d, i*w)) = *(*T)(add(s, i*stride))
+		*(*T)(add(d, (i+1)*w)) = *(*T)(add(s, (i+1)*stride))
+	}
+	for ; i < count; i++ {
+		*(*T)(add(d, i*w)) = *(*T)(add(s, i*stride))
+	}
+}
+
+// vecUnpackWideT is vecUnpackT for chunks wider than a register.
+func vecUnpackWideT[T any](d, s unsafe.Pointer, count, stride int) {
+	var z T
+	w := int(unsafe.Sizeof(z))
+	i := 0
+	for ; i+2 <= count; i += 2 {
+		*(*T)(add(d, i*stride)) = *(*T)(add(s, i*w))
+		*(*T)(add(d, (i+1)*stride)) = *(*T)(add(s, (i+1)*w))
+	}
+	for ; i < count; i++ {
+		*(*T)(add(d, i*stride)) = *(*T)(add(s, i*w))
+	}
+}
+
+// copyWide copies n ≥ 64 bytes in 64-byte chunks, the last one overlapping
+// the previous as needed; it avoids the memmove call for medium blocks.
+func copyWide(d, s unsafe.Pointer, n int) {
+	o := 0
+	for ; o+64 <= n; o += 64 {
+		*(*w64)(add(d, o)) = *(*w64)(add(s, o))
+	}
+	if o < n {
+		*(*w64)(add(d, n-64)) = *(*w64)(add(s, n-64))
+	}
+}
+
 // vecPack4 gathers 4-byte blocks with a positive stride ≥ 8, combining two
 // blocks per 8-byte store. It loads 8 bytes at each block start; the extra 4
 // bytes lie before the next block's end, so only blocks followed by another
@@ -150,14 +191,20 @@ func vecPack(d, s unsafe.Pointer, count, blen, stride int) {
 	case 16:
 		vecPackT[w16](d, s, count, stride)
 	case 24:
-		vecPackT[w24](d, s, count, stride)
+		vecPackWideT[w24](d, s, count, stride)
 	case 32:
-		vecPackT[w32](d, s, count, stride)
+		vecPackWideT[w32](d, s, count, stride)
 	case 48:
-		vecPackT[w48](d, s, count, stride)
+		vecPackWideT[w48](d, s, count, stride)
 	case 64:
-		vecPackT[w64](d, s, count, stride)
+		vecPackWideT[w64](d, s, count, stride)
 	default:
+		if blen > 64 && blen <= 1024 {
+			for i := range count {
+				copyWide(add(d, i*blen), add(s, i*stride), blen)
+			}
+			return
+		}
 		for i := range count {
 			copySmall(add(d, i*blen), add(s, i*stride), blen)
 		}
@@ -180,14 +227,20 @@ func vecUnpack(d, s unsafe.Pointer, count, blen, stride int) {
 	case 16:
 		vecUnpackT[w16](d, s, count, stride)
 	case 24:
-		vecUnpackT[w24](d, s, count, stride)
+		vecUnpackWideT[w24](d, s, count, stride)
 	case 32:
-		vecUnpackT[w32](d, s, count, stride)
+		vecUnpackWideT[w32](d, s, count, stride)
 	case 48:
-		vecUnpackT[w48](d, s, count, stride)
+		vecUnpackWideT[w48](d, s, count, stride)
 	case 64:
-		vecUnpackT[w64](d, s, count, stride)
+		vecUnpackWideT[w64](d, s, count, stride)
 	default:
+		if blen > 64 && blen <= 1024 {
+			for i := range count {
+				copyWide(add(d, i*stride), add(s, i*blen), blen)
+			}
+			return
+		}
 		for i := range count {
 			copySmall(add(d, i*stride), add(s, i*blen), blen)
 		}

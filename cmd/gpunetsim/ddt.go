@@ -1,12 +1,205 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gpunetsim/gpunetsim/datatype"
+	"github.com/gpunetsim/gpunetsim/datatype/apps"
+	"github.com/gpunetsim/gpunetsim/unit"
 )
 
 // newDDTCmd builds the "ddt" command group (MPI derived datatypes).
 func newDDTCmd(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{Use: "ddt", Short: "MPI derived-datatype engine tools"}
+	cmd := &cobra.Command{Use: "ddt", Short: "MPI derived-datatype engine tools"}
+	cmd.AddCommand(newDDTInspectCmd(stdout), newDDTBenchCmd(stdout))
+	return cmd
+}
+
+func newDDTInspectCmd(stdout io.Writer) *cobra.Command {
+	var count, head int
+	cmd := &cobra.Command{
+		Use:   "inspect '<type text>'",
+		Short: "Print a datatype's size, bounds, extents, block count and type map head",
+		Long: `Inspect parses a datatype in the text form of shared/fixtures/ddt, e.g.
+  vector(4,2,3)<float64>
+  struct(2;1,1;0,8;float64,int8)
+  subarray(2,C;6,8;2,3;1,4)<float64>
+and prints its attributes and the first blocks of its flattened type map
+(byte offset from the origin, length), merged as an MPI iovec list.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if count < 0 {
+				return badInput(fmt.Errorf("--count %d: must not be negative", count))
+			}
+			if head < 0 {
+				return badInput(fmt.Errorf("--head %d: must not be negative", head))
+			}
+			t, err := datatype.Parse(args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			return ddtInspect(stdout, t, count, head)
+		},
+	}
+	cmd.Flags().IntVar(&count, "count", 1, "number of elements")
+	cmd.Flags().IntVar(&head, "head", 16, "type-map blocks to print")
+	return cmd
+}
+
+func ddtInspect(w io.Writer, t *datatype.Type, count, head int) error {
+	c := t.Commit()
+	packed, err := c.PackedSize(count)
+	if err != nil {
+		return badInput(err)
+	}
+	lo, hi, err := c.Span(count)
+	if err != nil {
+		return badInput(err)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "type\t%v\n", t)
+	fmt.Fprintf(tw, "combiner\t%v\n", t.Combiner())
+	fmt.Fprintf(tw, "count\t%d\n", count)
+	fmt.Fprintf(tw, "size\t%d\n", t.Size())
+	fmt.Fprintf(tw, "lb\t%d\n", t.LB())
+	fmt.Fprintf(tw, "ub\t%d\n", t.UB())
+	fmt.Fprintf(tw, "extent\t%d\n", t.Extent())
+	fmt.Fprintf(tw, "true_lb\t%d\n", t.TrueLB())
+	fmt.Fprintf(tw, "true_ub\t%d\n", t.TrueUB())
+	fmt.Fprintf(tw, "true_extent\t%d\n", t.TrueExtent())
+	fmt.Fprintf(tw, "alignment\t%d\n", t.Alignment())
+	fmt.Fprintf(tw, "packed_size\t%d\n", packed)
+	fmt.Fprintf(tw, "span\t[%d, %d)\n", lo, hi)
+	fmt.Fprintf(tw, "loop_depth\t%d\n", c.Depth())
+	blocks := 0
+	var first [][2]int
+	for off, n := range t.Blocks(count) {
+		if blocks < head {
+			first = append(first, [2]int{off, n})
+		}
+		blocks++
+	}
+	fmt.Fprintf(tw, "blocks\t%d\n", blocks)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(first) > 0 {
+		fmt.Fprintf(w, "type map (offset length), first %d of %d:\n", len(first), blocks)
+		for _, b := range first {
+			fmt.Fprintf(w, "  %d %d\n", b[0], b[1])
+		}
+	}
+	return nil
+}
+
+func newDDTBenchCmd(stdout io.Writer) *cobra.Command {
+	var size string
+	var dur time.Duration
+	var withApps bool
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Print pack/unpack throughput (GB/s) for the vector sweep and the application types",
+		Long: `Bench measures pack and unpack throughput of the committed datatype
+engine, in GB/s of packed data with warm caches, for vector(n, B, 2B)<byte>
+with blocks B of 4, 8, 16, 64, 256 and 2048 bytes (--size packed), and for
+the application types of datatypes.md §8 at their benchmark sizes, beside a
+memcpy of --size measured in the same run.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := unit.ParseBytes(size)
+			if err != nil {
+				return badInput(fmt.Errorf("--size: %w", err))
+			}
+			if n < 4096 {
+				return badInput(fmt.Errorf("--size %s: want at least 4KiB", size))
+			}
+			if dur <= 0 {
+				return badInput(fmt.Errorf("--time %v: must be positive", dur))
+			}
+			return ddtBench(stdout, int(n), dur, withApps)
+		},
+	}
+	cmd.Flags().StringVar(&size, "size", "4MiB", "packed bytes per operation for memcpy and the vector sweep")
+	cmd.Flags().DurationVar(&dur, "time", 300*time.Millisecond, "measuring time per row and direction")
+	cmd.Flags().BoolVar(&withApps, "apps", true, "include the application datatypes")
+	return cmd
+}
+
+// measure runs op repeatedly for about d (after one warm-up call) and
+// returns the throughput in GB/s of n bytes per call.
+func measure(n int, d time.Duration, op func() error) (float64, error) {
+	if err := op(); err != nil {
+		return 0, err
+	}
+	calls := 0
+	start := time.Now()
+	for {
+		if err := op(); err != nil {
+			return 0, err
+		}
+		calls++
+		if el := time.Since(start); el >= d {
+			return float64(n) * float64(calls) / el.Seconds() / 1e9, nil
+		}
+	}
+}
+
+type benchRow struct {
+	name   string
+	c      *datatype.Committed
+	count  int
+	buflen int
+}
+
+func ddtBench(w io.Writer, size int, d time.Duration, withApps bool) error {
+	var rows []benchRow
+	for _, bl := range []int{4, 8, 16, 64, 256, 2048} {
+		t, err := datatype.Vector(size/bl, bl, 2*bl, datatype.Byte())
+		if err != nil {
+			return badInput(err)
+		}
+		rows = append(rows, benchRow{fmt.Sprintf("vector block=%dB stride=%dB", bl, 2*bl), t.Commit(), 1, t.TrueUB()})
+	}
+	if withApps {
+		cases, err := apps.BenchCases()
+		if err != nil {
+			return err
+		}
+		for _, c := range cases {
+			rows = append(rows, benchRow{c.Name, c.Type.Commit(), c.Count, c.BufLen})
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "datatype\tpacked bytes\tpack GB/s\tunpack GB/s\t\n")
+	src, dst := make([]byte, size), make([]byte, size)
+	mc, _ := measure(size, d, func() error { copy(dst, src); return nil })
+	fmt.Fprintf(tw, "memcpy\t%d\t%.2f\t%.2f\t\n", size, mc, mc)
+	for _, r := range rows {
+		n, err := r.c.PackedSize(r.count)
+		if err != nil {
+			return err
+		}
+		user, packed := make([]byte, r.buflen), make([]byte, n)
+		for i := range user {
+			user[i] = byte(i*131 + 7)
+		}
+		p, err := measure(n, d, func() error { _, err := r.c.Pack(packed, user, 0, r.count); return err })
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		u, err := measure(n, d, func() error { _, err := r.c.Unpack(user, 0, packed, r.count); return err })
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t\n", r.name, n, p, u)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return nil
 }

@@ -1,0 +1,210 @@
+package datatype
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestBadInput(t *testing.T) {
+	deep := strings.Repeat("dup<", 70) + "byte" + strings.Repeat(">", 70)
+	for _, tc := range []struct {
+		text string
+		want error
+	}{
+		{"", ErrSyntax},
+		{"foo", ErrSyntax},
+		{"vector(1,2)<float64>", ErrSyntax},
+		{"vector(1,1,1)<float64>>", ErrSyntax},
+		{"struct(2;1,1;0,8;float64)", ErrSyntax},
+		{"indexed(3;1,1;0,0)<byte>", ErrSyntax},
+		{"subarray(1,X;4;2;1)<byte>", ErrSyntax},
+		{"resized(0,8)<", ErrSyntax},
+		{deep, ErrSyntax},
+		{"contig(-1)<byte>", ErrNegative},
+		{"vector(2,-1,3)<byte>", ErrNegative},
+		{"hvector(-2,1,3)<byte>", ErrNegative},
+		{"indexed(2;1,-1;0,0)<byte>", ErrNegative},
+		{"indexed_block(1,-1;0)<byte>", ErrNegative},
+		{"struct(1;-1;0;byte)", ErrNegative},
+		{"indexed(-1;;)<byte>", ErrNegative},
+		{"contig(99999999999999999999)<byte>", ErrOverflow},
+		{"contig(4611686018427387903)<float64>", ErrOverflow},
+		{"contig(1000000000)<contig(1000000000)<contig(1000000000)<byte>>>", ErrOverflow},
+		{"hvector(2,1,2305843009213693951)<float64>", ErrOverflow},
+		{"vector(3,1,1000000000000)<contig(1000000000)<byte>>", ErrOverflow},
+		{"resized(2000000000000000000,2000000000000000000)<byte>", ErrOverflow},
+		{"subarray(2,C;4,4;2,2;3,1)<byte>", ErrSubarray},
+		{"subarray(1,C;4;5;0)<byte>", ErrSubarray},
+		{"subarray(1,C;4;2;-1)<byte>", ErrSubarray},
+		{"subarray(1,F;0;0;0)<byte>", ErrSubarray},
+		{"subarray(0,C;;;)<byte>", ErrMismatch},
+	} {
+		ty, err := Parse(tc.text)
+		if !errors.Is(err, tc.want) || ty != nil {
+			t.Errorf("Parse(%.40q) = %v, %v; want error %v", tc.text, ty, err, tc.want)
+		}
+	}
+}
+
+func TestConstructorErrors(t *testing.T) {
+	for name, f := range map[string]func() (*Type, error){
+		"nil base":        func() (*Type, error) { return Contiguous(1, nil) },
+		"nil struct type": func() (*Type, error) { return Struct([]int{1}, []int{0}, []*Type{nil}) },
+		"indexed lists":   func() (*Type, error) { return Indexed([]int{1}, []int{1, 2}, Byte()) },
+		"struct lists":    func() (*Type, error) { return Struct([]int{1}, []int{1, 2}, []*Type{Byte()}) },
+		"subarray order":  func() (*Type, error) { return Subarray([]int{2}, []int{1}, []int{0}, Order(7), Byte()) },
+		"resized nil":     func() (*Type, error) { return Resized(nil, 0, 1) },
+		"dup nil":         func() (*Type, error) { return Dup(nil) },
+	} {
+		if ty, err := f(); err == nil || ty != nil {
+			t.Errorf("%s: got %v, %v", name, ty, err)
+		}
+	}
+}
+
+func TestBufferErrors(t *testing.T) {
+	c := MustParse("vector(4,2,3)<float64>").Commit() // touches [0, 88), packs 64
+	src, packed := make([]byte, 88), make([]byte, 64)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"short source", second(c.Pack(packed, src[:87], 0, 1)), ErrBuffer},
+		{"origin past start", second(c.Pack(packed, src, -1, 1)), ErrBuffer},
+		{"short packed", second(c.Pack(packed[:63], src, 0, 1)), ErrBuffer},
+		{"count 2 too big", second(c.Pack(make([]byte, 128), src, 0, 2)), ErrBuffer},
+		{"negative count", second(c.Pack(packed, src, 0, -1)), ErrNegative},
+		{"huge count", second(c.Pack(packed, src, 0, 1<<62)), ErrOverflow},
+		{"unpack short dst", second(c.Unpack(src[:80], 0, packed, 1)), ErrBuffer},
+		{"unpack short packed", second(c.Unpack(src, 0, packed[:10], 1)), ErrBuffer},
+		{"unpack huge origin", second(c.Unpack(src, 1<<62, packed, 1)), ErrBuffer},
+		{"segment range", second(c.NewSegment(1).Pack(packed, src, 0, 10, 65)), ErrArguments},
+		{"segment reversed", second(c.NewSegment(1).Unpack(src, 0, packed, 10, 5)), ErrArguments},
+		{"segment short dst", second(c.NewSegment(1).Pack(packed[:3], src, 0, 0, 10)), ErrBuffer},
+		{"checkpoint interval", second(c.Checkpoints(1, 0)), ErrArguments},
+	} {
+		if !errors.Is(tc.err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, tc.err, tc.want)
+		}
+	}
+	// Nothing was written by the failed packs.
+	for i, b := range packed {
+		if b != 0 {
+			t.Fatalf("failed pack wrote packed[%d]", i)
+		}
+	}
+	other := MustParse("contig(2)<byte>").Commit().NewSegment(1)
+	if err := other.Restore(c.NewSegment(1).Checkpoint()); !errors.Is(err, ErrArguments) {
+		t.Errorf("restore across types: %v", err)
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+func TestNamedTypes(t *testing.T) {
+	for _, tc := range []struct {
+		t           *Type
+		name        string
+		size, align int
+	}{
+		{Byte(), "byte", 1, 1}, {Int8(), "int8", 1, 1}, {Uint8(), "uint8", 1, 1},
+		{Int16(), "int16", 2, 2}, {Uint16(), "uint16", 2, 2}, {Int32(), "int32", 4, 4},
+		{Uint32(), "uint32", 4, 4}, {Int64(), "int64", 8, 8}, {Uint64(), "uint64", 8, 8},
+		{Float32(), "float32", 4, 4}, {Float64(), "float64", 8, 8},
+		{Complex64(), "complex64", 8, 4}, {Complex128(), "complex128", 16, 8},
+	} {
+		if tc.t.String() != tc.name || tc.t.Size() != tc.size || tc.t.Extent() != tc.size ||
+			tc.t.Alignment() != tc.align || tc.t.LB() != 0 || tc.t.TrueExtent() != tc.size {
+			t.Errorf("%s: got %v size %d extent %d align %d", tc.name, tc.t, tc.t.Size(), tc.t.Extent(), tc.t.Alignment())
+		}
+		if n, ok := Named(tc.name); !ok || n != tc.t {
+			t.Errorf("Named(%q) = %v, %v", tc.name, n, ok)
+		}
+	}
+	if _, ok := Named("float16"); ok {
+		t.Error("Named(float16) found")
+	}
+}
+
+func TestQueries(t *testing.T) {
+	for _, tc := range []struct {
+		text                                  string
+		size, lb, ub, tlb, tub, blocks, align int
+	}{
+		{"struct(2;1,1;0,8;float64,int8)", 9, 0, 16, 0, 9, 1, 8},
+		{"struct(2;1,1;0,8;complex64,int8)", 9, 0, 12, 0, 9, 1, 4},
+		{"resized(-8,40)<contig(2)<float64>>", 16, -8, 32, 0, 16, 1, 8},
+		{"vector(3,0,2)<float64>", 0, 0, 32, 0, 32, 0, 8},
+		{"indexed(3;0,2,0;1,4,6)<int16>", 4, 8, 12, 8, 12, 1, 2},
+		{"indexed(2;0,0;1,4)<int16>", 0, 0, 0, 0, 0, 0, 2},
+		{"subarray(2,C;6,8;2,3;1,4)<float64>", 48, 0, 384, 96, 184, 2, 8},
+		{"hvector(2,1,-24)<contig(2)<int32>>", 16, -24, 8, -24, 8, 2, 4},
+	} {
+		ty := MustParse(tc.text)
+		got := []int{ty.Size(), ty.LB(), ty.UB(), ty.TrueLB(), ty.TrueUB(), ty.NumBlocks(1), ty.Alignment()}
+		want := []int{tc.size, tc.lb, tc.ub, tc.tlb, tc.tub, tc.blocks, tc.align}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: size,lb,ub,tlb,tub,blocks,align = %v, want %v", tc.text, got, want)
+		}
+	}
+}
+
+// TestSegmentStats: catch-up, reset and region counts follow the spec's
+// Process semantics.
+func TestSegmentStats(t *testing.T) {
+	c := MustParse("vector(100,1,2)<float64>").Commit() // 100 blocks of 8 bytes
+	s := c.NewSegment(1)
+	var regions []Block
+	regions = s.BlockList(0, 20, regions) // blocks 0, 1, half of 2
+	if len(regions) != 3 || regions[2] != (Block{Off: 32, Len: 4, Stream: 16}) {
+		t.Fatalf("regions %v", regions)
+	}
+	s.BlockList(400, 408, nil) // catch-up over blocks 2..49
+	st := s.Stats()
+	if st.CatchUps != 1 || st.CatchUpBytes != 380 || st.SkippedBlocks != 48 || st.Resets != 0 {
+		t.Fatalf("after catch-up %+v", st)
+	}
+	s.BlockList(8, 16, nil) // behind: reset
+	st = s.Stats()
+	if st.Resets != 1 || s.Position() != 16 {
+		t.Fatalf("after reset %+v at %d", st, s.Position())
+	}
+	cps, err := c.Checkpoints(1, 256)
+	if err != nil || len(cps) != 4 || cps[3].Position() != 768 || CheckpointFor(cps, 700) != cps[2] {
+		t.Fatalf("checkpoints %v %v", cps, err)
+	}
+	if cps[1].Depth() != 1 || cps[1].Bytes() <= 0 {
+		t.Fatalf("checkpoint depth %d bytes %d", cps[1].Depth(), cps[1].Bytes())
+	}
+}
+
+func ExampleParse() {
+	t, err := Parse("struct(2;1,1;0,8;float64,int8)")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(t, t.Size(), t.Extent(), t.TrueExtent())
+	for off, n := range t.Blocks(2) {
+		fmt.Println(off, n)
+	}
+	// Output:
+	// struct(2;1,1;0,8;float64,int8) 9 16 9
+	// 0 9
+	// 16 9
+}
+
+func ExampleSegment_BlockList() {
+	c := MustParse("vector(4,2,3)<float64>").Commit()
+	seg := c.NewSegment(1)
+	// The regions of one 40-byte packet starting at stream byte 8.
+	for _, b := range seg.BlockList(8, 48, nil) {
+		fmt.Printf("host %d len %d stream %d\n", b.Off, b.Len, b.Stream)
+	}
+	// Output:
+	// host 8 len 8 stream 8
+	// host 24 len 16 stream 16
+	// host 48 len 16 stream 32
+}
