@@ -322,7 +322,7 @@ func (fr *fileRank) Next(s *Stmt) (bool, error) {
 // remember records a label, forgetting labels that can no longer be named.
 func (fr *fileRank) remember(label string) {
 	fr.labels[label] = labelRef{op: fr.nops, pos: fr.pos}
-	if n := uint64(len(fr.labels)); n > 2*fr.look+1024 {
+	if n := uint64(len(fr.labels)); n > 2*fr.look+16 {
 		for k, v := range fr.labels {
 			if v.pos+fr.look < fr.pos {
 				delete(fr.labels, k)

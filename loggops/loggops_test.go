@@ -3,6 +3,7 @@ package loggops
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,19 +57,7 @@ func TestEagerMessage(t *testing.T) {
 	}
 }
 
-func itoa(v uint64) string { return sim.Time(v).String()[:0] + strings.TrimSpace(strings.Repeat(" ", 0)) + uitoa(v) }
-
-func uitoa(v uint64) string {
-	if v == 0 {
-		return "0"
-	}
-	var b []byte
-	for v > 0 {
-		b = append([]byte{byte('0' + v%10)}, b...)
-		v /= 10
-	}
-	return string(b)
-}
+func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
 
 func TestClosedForms(t *testing.T) {
 	p := testParams()

@@ -1,12 +1,337 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gpunetsim/gpunetsim/goal"
+	"github.com/gpunetsim/gpunetsim/loggops"
+	"github.com/gpunetsim/gpunetsim/sim"
 )
+
+const goalLong = `LogGOPS scale mode: simulate GOAL schedules (the LogGOPSim/Schedgen text
+format) in the LogGOPS model, or generate them.
+
+  gpunetsim goal run FILE [-L 700ns -o 200ns -g 100ns -G 0.04ns -O 0 -S 64KiB]
+  gpunetsim goal run --gen ring:ranks=1024,size=8MiB     (no file: generated on the fly)
+  gpunetsim goal gen ring --ranks 1024 --size 8MiB [--out FILE]
+
+FILE may be "-" for standard input. Parameters can also be given as
+--set L=700ns --set G=25GB/s (G and O are per-byte costs: a time per byte such
+as 0.04ns or 2.5ps, or a bandwidth such as 25GB/s). calc durations in GOAL are
+in units of --calc-unit (default 1ns, as in LogGOPSim).
+
+Patterns (for gen and --gen, as name:key=value,...):
+` + "%s" + `
+Standard output is deterministic (identical for identical input and
+parameters); wall time, events/s and memory go to standard error.`
 
 // newGoalCmd builds the "goal" command group (LogGOPS scale mode).
 func newGoalCmd(stdout, stderr io.Writer) *cobra.Command {
-	return &cobra.Command{Use: "goal", Short: "Run and generate GOAL schedules in the LogGOPS model"}
+	var pats strings.Builder
+	for _, p := range goal.Patterns {
+		fmt.Fprintf(&pats, "  %-9s %s\n            %s\n", p.Name, p.Params, p.Doc)
+	}
+	cmd := &cobra.Command{
+		Use:   "goal",
+		Short: "Run and generate GOAL schedules in the LogGOPS model",
+		Long:  fmt.Sprintf(goalLong, pats.String()),
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newGoalRunCmd(stdout, stderr), newGoalGenCmd(stdout))
+	return cmd
 }
+
+// goalRunFlags are the flags of "goal run".
+type goalRunFlags struct {
+	L, o, g, G, O, S, calc string
+	set                    []string
+	gen                    string
+	csv, json              string
+	hosts                  bool
+}
+
+func newGoalRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f goalRunFlags
+	def := loggops.DefaultParams()
+	cmd := &cobra.Command{
+		Use:   "run [FILE]",
+		Short: "Simulate a GOAL schedule (a file, - for stdin, or --gen PATTERN)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runGoal(cmd, args, &f, stdout, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.L, "latency", "L", def.L.String(), "LogGOPS L: wire latency")
+	fl.StringVarP(&f.o, "overhead", "o", def.O.String(), "LogGOPS o: CPU overhead per message")
+	fl.StringVarP(&f.g, "gap", "g", def.Gap.String(), "LogGOPS g: NIC gap between messages")
+	fl.StringVarP(&f.G, "gap-per-byte", "G", "0.04ns", "LogGOPS G: NIC time per byte (or a bandwidth, e.g. 25GB/s)")
+	fl.StringVarP(&f.O, "overhead-per-byte", "O", "0", "LogGOPS O: CPU time per byte")
+	fl.StringVarP(&f.S, "eager", "S", def.Eager.String(), "LogGOPS S: largest eager message")
+	fl.StringVar(&f.calc, "calc-unit", def.CalcUnit.String(), "duration of one unit of \"calc D\"")
+	fl.StringArrayVar(&f.set, "set", nil, "set a parameter, e.g. L=700ns (L, o, g, G, O, S, calc); applied after the flags")
+	fl.StringVar(&f.gen, "gen", "", "simulate a generated schedule instead of a file, e.g. ring:ranks=1024,size=8MiB")
+	fl.StringVar(&f.csv, "csv", "", "write per-host finish times as CSV to this file")
+	fl.StringVar(&f.json, "json", "", "write the result as JSON to this file")
+	fl.BoolVar(&f.hosts, "hosts", false, "print every host's finish time (default: only up to 16 hosts)")
+	return cmd
+}
+
+func goalParams(cmd *cobra.Command, f *goalRunFlags) (loggops.Params, error) {
+	p := loggops.DefaultParams()
+	for _, kv := range []struct{ flag, name, val string }{
+		{"latency", "L", f.L}, {"overhead", "o", f.o}, {"gap", "g", f.g},
+		{"gap-per-byte", "G", f.G}, {"overhead-per-byte", "O", f.O}, {"eager", "S", f.S}, {"calc-unit", "calc", f.calc},
+	} {
+		if err := p.Set(kv.name, kv.val); err != nil {
+			return p, fmt.Errorf("-%s/--%s: %w", kv.name, kv.flag, err)
+		}
+	}
+	for _, s := range f.set {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return p, fmt.Errorf("--set %q: want NAME=VALUE with NAME one of L, o, g, G, O, S, calc", s)
+		}
+		if err := p.Set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
+			return p, fmt.Errorf("--set %s: %w", s, err)
+		}
+	}
+	return p, p.Validate()
+}
+
+func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr io.Writer) error {
+	p, err := goalParams(cmd, f)
+	if err != nil {
+		return badInput(err)
+	}
+	var prog goal.Program
+	switch {
+	case f.gen != "" && len(args) > 0:
+		return badInput(errors.New("goal run: give a FILE or --gen, not both"))
+	case f.gen != "":
+		g, err := goal.ParsePattern(f.gen)
+		if err != nil {
+			return badInput(fmt.Errorf("--gen: %w", err))
+		}
+		prog = g
+	case len(args) == 1:
+		var in io.Reader = os.Stdin
+		if args[0] != "-" {
+			fh, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer fh.Close()
+			in = fh
+		}
+		gf, err := goal.Open(in)
+		if err != nil {
+			if errors.Is(err, goal.ErrSyntax) {
+				return badInput(fmt.Errorf("%s: %w", args[0], err))
+			}
+			return err
+		}
+		defer gf.Close()
+		prog = gf
+	default:
+		return badInput(errors.New("goal run: want a GOAL FILE (or - for stdin) or --gen PATTERN"))
+	}
+	res, err := loggops.Run(prog, p)
+	if err != nil {
+		if errors.Is(err, goal.ErrSyntax) || errors.Is(err, loggops.ErrDeadlock) {
+			return badInput(err)
+		}
+		return err
+	}
+	n := prog.NumRanks()
+	if f.csv != "" {
+		if err := writeAtomic(f.csv, func(w io.Writer) error { return goalCSV(w, res) }); err != nil {
+			return err
+		}
+	}
+	if f.json != "" {
+		if err := writeAtomic(f.json, func(w io.Writer) error { return goalJSON(w, prog, p, res) }); err != nil {
+			return err
+		}
+	}
+	bw := bufio.NewWriter(stdout)
+	fmt.Fprintf(bw, "ranks %d, %d CPU(s) and %d NIC(s) per host; %v\n", n, prog.NumCPU(), prog.NumNIC(), p)
+	fmt.Fprintf(bw, "max finish %v (%d ps) at host %d\n", res.Max, int64(res.Max), res.MaxHost)
+	fmt.Fprintf(bw, "events %d, operations %d, peak operations in memory %d\n", res.Events, res.Ops, res.PeakOps)
+	if f.hosts || n <= 16 {
+		for h, t := range res.Finish {
+			fmt.Fprintf(bw, "host %d: %v\n", h, t)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	peak := peakRSS()
+	fmt.Fprintf(stderr, "wall %v, %.2f M events/s, peak memory %.1f MB (%.0f B/rank)\n",
+		res.Wall.Round(1000), res.EventsPerSecond()/1e6, float64(peak)/1e6, float64(peak)/float64(max(n, 1)))
+	return nil
+}
+
+func goalCSV(w io.Writer, res *loggops.Result) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("host,finish_ps\n")
+	buf := make([]byte, 0, 32)
+	for h, t := range res.Finish {
+		buf = strconv.AppendInt(buf[:0], int64(h), 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, int64(t), 10)
+		buf = append(buf, '\n')
+		bw.Write(buf)
+	}
+	return bw.Flush()
+}
+
+// goalResult is the JSON form of a run; every field is deterministic.
+type goalResult struct {
+	Ranks    int     `json:"ranks"`
+	CPUs     int     `json:"cpus"`
+	NICs     int     `json:"nics"`
+	Params   string  `json:"params"`
+	MaxPs    int64   `json:"max_ps"`
+	Max      string  `json:"max"`
+	MaxHost  int     `json:"max_host"`
+	Events   uint64  `json:"events"`
+	Ops      uint64  `json:"operations"`
+	FinishPs []int64 `json:"finish_ps"`
+}
+
+func goalJSON(w io.Writer, prog goal.Program, p loggops.Params, res *loggops.Result) error {
+	fin := make([]int64, len(res.Finish))
+	for i, t := range res.Finish {
+		fin[i] = int64(t)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(goalResult{Ranks: prog.NumRanks(), CPUs: prog.NumCPU(), NICs: prog.NumNIC(), Params: p.String(),
+		MaxPs: int64(res.Max), Max: res.Max.String(), MaxHost: res.MaxHost, Events: res.Events, Ops: res.Ops, FinishPs: fin})
+}
+
+// writeAtomic writes a file through a temporary file in the same directory
+// and renames it into place, so an error never leaves a partial file.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(tmp, 256<<10)
+	err = tmp.Chmod(0o644)
+	if err == nil {
+		err = write(bw)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// peakRSS returns the process's peak resident memory in bytes (VmHWM on
+// Linux), or the Go runtime's total obtained memory elsewhere.
+func peakRSS() uint64 {
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+				fields := strings.Fields(rest)
+				if len(fields) > 0 {
+					if kb, err := strconv.ParseUint(fields[0], 10, 64); err == nil {
+						return kb * 1024
+					}
+				}
+			}
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Sys
+}
+
+func newGoalGenCmd(stdout io.Writer) *cobra.Command {
+	var (
+		out              string
+		ranks, x, y, its int
+		size, compute    string
+	)
+	cmd := &cobra.Command{
+		Use:   "gen PATTERN",
+		Short: "Write a generated GOAL schedule (ring, recdoub, bcast, halo, alltoall)",
+		Long: "Write a generated GOAL schedule to standard output or --out. PATTERN is a name\n" +
+			"with flags (gen ring --ranks 8 --size 1MiB) or a full spec (gen ring:ranks=8,size=1MiB).\n" +
+			"See 'gpunetsim goal --help' for the patterns.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, spec, hasSpec := strings.Cut(args[0], ":")
+			kv := map[string]string{}
+			if hasSpec {
+				g, err := goal.ParsePattern(args[0])
+				if err != nil {
+					return badInput(err)
+				}
+				_ = spec
+				return genOut(g, out, stdout)
+			}
+			fl := cmd.Flags()
+			for _, k := range []string{"ranks", "x", "y", "iters"} {
+				if fl.Changed(k) {
+					v, _ := fl.GetInt(k)
+					kv[k] = strconv.Itoa(v)
+				}
+			}
+			if fl.Changed("size") {
+				kv["size"] = size
+			}
+			if fl.Changed("compute") {
+				kv["compute"] = compute
+			}
+			g, err := goal.NewPattern(name, kv)
+			if err != nil {
+				return badInput(err)
+			}
+			return genOut(g, out, stdout)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&out, "out", "", "write to this file instead of standard output")
+	fl.IntVar(&ranks, "ranks", 0, "number of ranks")
+	fl.StringVar(&size, "size", "8B", "message size (ring: total vector size)")
+	fl.IntVar(&x, "x", 0, "halo: grid width")
+	fl.IntVar(&y, "y", 0, "halo: grid height")
+	fl.IntVar(&its, "iters", 1, "halo: iterations")
+	fl.StringVar(&compute, "compute", "0", "halo: compute time per iteration, e.g. 20us")
+	return cmd
+}
+
+func genOut(g *goal.Generated, out string, stdout io.Writer) error {
+	if out == "" {
+		return goal.WriteText(stdout, g)
+	}
+	return writeAtomic(out, func(w io.Writer) error { return goal.WriteText(w, g) })
+}
+
+// Compile-time check that the result times are picoseconds.
+var _ = sim.Picosecond

@@ -1,0 +1,61 @@
+// Package goal reads and generates GOAL schedules, the text format of
+// LogGOPSim and Schedgen (workloads.md §11.12), for the LogGOPS scale mode
+// in package loggops.
+//
+// # Format
+//
+//	num_ranks P
+//	rank 0 {
+//	  l1: send 8b to 1 tag 0 cpu 0 nic 0
+//	  l2: recv 8 b from -1 tag -1
+//	  l3: calc 1000 cpu 1
+//	  l3 requires l1     // l3 starts after l1 completes
+//	  l3 irequires l2    /* l3 starts once l2 has started */
+//	}
+//	rank 1 { ... }      // blocks in order 0..P-1
+//
+// One statement per line. Optional fields default to 0 and come in the
+// order tag, cpu, nic (calc takes only cpu). -1 means any source or any tag,
+// on receives only. Labels are per rank, unique, and a dependency names
+// labels defined on earlier lines. Calc durations are in the simulator's
+// time unit (LogGOPSim counts nanoseconds). CPUs and NICs per host: the
+// highest index used in the file plus one (indices up to 255).
+//
+// # Streaming
+//
+// A Program is read one rank at a time through RankReader; operations are
+// numbered 0, 1, ... per rank and dependencies name them by number. Open
+// indexes a text file in one pass (validating all of it, so errors come
+// before any simulation, with 1-based line numbers) and then re-reads each
+// rank block lazily through a small buffer; a non-seekable input is first
+// spooled to a temporary file. Memory is therefore proportional to ranks,
+// not to file size.
+//
+// For exact streaming the simulator must know when it has read far enough:
+// every operation's dependencies must be known before any of them starts,
+// and every operation without dependencies must be known at time 0. Each
+// rank's Window records the two bounds: Lookahead, the largest distance in
+// statements between an operation named by a dependency and the last
+// dependency of the waiting operation, and Roots, the extent of the
+// operations without dependencies. Schedgen-style files, which put each
+// dependency right after its operation, have windows of a few statements;
+// a file that lists all dependencies at the end of a block still works,
+// with that block held in memory.
+//
+// # Generators
+//
+// Ring (reduce-scatter + allgather), RecDoub (recursive-doubling
+// allreduce), Bcast (binomial tree), Halo (2-D periodic halo exchange with
+// compute) and AllToAll produce a Program directly, one rank at a time and
+// without text; WriteText prints any Program as GOAL. ParsePattern builds a
+// generator from a "name:key=value,..." string. The ring and
+// recursive-doubling schedules chain each step's send and receive on the
+// previous receive, so at most one receive per rank is posted at a time.
+//
+// # Differences from LogGOPSim's parser
+//
+// Comments may end any line (LogGOPSim allows them only before a
+// statement); duplicate labels, labels reused from another rank, a tag of -1
+// on a send and a "}" following a comment on the same line are errors rather
+// than silently accepted.
+package goal
