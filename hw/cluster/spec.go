@@ -39,7 +39,9 @@ func (s Spec) Validate() error {
 const pcieGen4x16 = unit.Rate(16e9 * 16 * 128.0 / 130.0 / 8 * 256.0 / 280.0)
 
 // ddrRate returns channels × 8 B × transfer rate (MT/s).
-func ddrRate(channels int, mts float64) unit.Rate { return unit.Rate(float64(channels) * 8 * mts * 1e6) }
+func ddrRate(channels int, mts float64) unit.Rate {
+	return unit.Rate(float64(channels) * 8 * mts * 1e6)
+}
 
 // GPUTN returns preset gputn (dissertation Table 6.1, hardware.md §2.3):
 // APU-style node, 24-CU GCN3 at 1.5 GHz, 1.5 µs launch and teardown,

@@ -14,7 +14,9 @@ type Spec struct {
 }
 
 // DefaultSpec returns the defaults of nic.md §6.1.
-func DefaultSpec() Spec { return Spec{EagerMax: 32 * unit.KiB, OverflowBufs: 8, OverflowBufLen: unit.MiB} }
+func DefaultSpec() Spec {
+	return Spec{EagerMax: 32 * unit.KiB, OverflowBufs: 8, OverflowBufLen: unit.MiB}
+}
 
 // Validate reports every invalid field.
 func (s Spec) Validate() error {

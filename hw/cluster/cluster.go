@@ -1,0 +1,72 @@
+// Package cluster assembles nodes and the network from a Spec: per node a
+// memory (real bytes or payload-free), a memory server shared by CPU and
+// GPU, the host CPU, the GPU with its command processor, a PCIe attachment
+// and a Portals NIC, all joined by the fabric. It is the only place that
+// knows how the hardware components connect.
+package cluster
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/net"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Node is one machine of the cluster.
+type Node struct {
+	ID   int
+	Name string // "node[3]"
+	Mem  *mem.Memory
+	DRAM *mem.Server
+	CPU  *cpu.CPU
+	GPU  *gpu.GPU
+	NIC  *nic.NIC
+	PCIe *pcie.Link // the NIC's attachment
+}
+
+// Cluster is the whole machine.
+type Cluster struct {
+	Spec   Spec
+	Engine *sim.Engine
+	Fabric *net.Fabric
+	Nodes  []*Node
+}
+
+// New builds n nodes from spec on engine e. With functional false the
+// memories carry no payload bytes (timing is unchanged).
+func New(e *sim.Engine, spec Spec, n int, functional bool) (*Cluster, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("cluster: %d nodes: need at least 1", n)
+	}
+	fab, err := net.New(e, n, spec.Link, spec.Switch, spec.Topology)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Spec: spec, Engine: e, Fabric: fab}
+	for i := range n {
+		name := fmt.Sprintf("node[%d]", i)
+		m := mem.New(name+".mem", functional)
+		dram := mem.NewServer(float64(spec.CPU.DRAMBandwidth))
+		gdram := dram
+		if spec.GPU.Mode == "dgpu" {
+			gdram = mem.NewServer(float64(spec.GPU.MemBandwidth))
+		}
+		link := pcie.New(spec.PCIe)
+		nd := &Node{ID: i, Name: name, Mem: m, DRAM: dram, PCIe: link,
+			CPU: cpu.New(e, name+".cpu", spec.CPU, m, dram),
+			GPU: gpu.New(e, name+".gpu", spec.GPU, m, gdram),
+			NIC: nic.New(e, i, name+".nic", spec.NIC, m, link, fab, spec.Link.Payload),
+		}
+		fab.Attach(i, nd.NIC)
+		c.Nodes = append(c.Nodes, nd)
+	}
+	return c, nil
+}

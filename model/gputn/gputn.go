@@ -1,0 +1,102 @@
+// Package gputn is the GPU Triggered Networking programming model
+// (gpu-networking.md §4): the host builds full Portals commands and
+// registers them on the NIC as trigger entries (TrigPut, TrigGet), and
+// kernels fire them with a system-scope store of a tag to the NIC's trigger
+// address, after a system-scope release of the data.
+//
+// Granularities (nic.md §3.4) are expressed by the tags and thresholds the
+// host registers and the helpers kernels call: TriggerWorkItem (one tag per
+// work-item), TriggerWorkGroup (the leader after a barrier), TriggerKernel
+// (every WG leader writes one tag whose threshold is the number of WGs) and
+// TriggerMixed (k work-items share a tag).
+package gputn
+
+import (
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+)
+
+// Host is the host side of GPU-TN on one node.
+type Host struct {
+	t   *cpu.Thread
+	nic *nic.NIC
+	sw  cost.Spec
+}
+
+// NewHost returns the GPU-TN host API for thread t on NIC n (RdmaInit).
+func NewHost(t *cpu.Thread, n *nic.NIC, sw cost.Spec) *Host { return &Host{t: t, nic: n, sw: sw} }
+
+// Put describes the network operation a trigger entry issues.
+type Put struct {
+	Src          mem.Addr
+	Length       uint64
+	Target       int
+	PT           int
+	RemoteOffset uint64
+	MatchBits    uint64
+	// CompletionFlag, if non-zero, is set to 1 by the NIC when the put
+	// completes locally (the send buffer is reusable).
+	CompletionFlag mem.Addr
+}
+
+// TrigPut builds the Portals put and registers it under tag with the given
+// threshold. It may be called before or after the kernel that triggers it
+// starts (relaxed synchronization).
+func (h *Host) TrigPut(tag uint64, p Put, threshold uint64) {
+	h.t.Instr(h.sw.PortalsPost)
+	cmd := nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: p.Src, Length: p.Length}, Length: p.Length,
+		Target: p.Target, PT: p.PT, RemoteOffset: p.RemoteOffset, MatchBits: p.MatchBits, Ack: nic.NoAckReq}
+	h.nic.RegisterTrigger(h.t.Proc, tag, cmd, threshold, p.CompletionFlag)
+}
+
+// TrigGet registers a get of length bytes from the target's ME into dst.
+func (h *Host) TrigGet(tag uint64, dst mem.Addr, length uint64, target, pt int, remoteOffset uint64, threshold uint64, flag mem.Addr) {
+	h.t.Instr(h.sw.PortalsPost)
+	cmd := nic.Command{Op: nic.CmdGet, MD: &nic.MD{Start: dst, Length: length}, Length: length,
+		Target: target, PT: pt, RemoteOffset: remoteOffset}
+	h.nic.RegisterTrigger(h.t.Proc, tag, cmd, threshold, flag)
+}
+
+// TrigAddr is the NIC's memory-mapped trigger address as a kernel holds
+// it (GetTriggerAddr).
+type TrigAddr struct{ nic *nic.NIC }
+
+// Addr returns the MMIO address value.
+func (a TrigAddr) Addr() mem.Addr { return a.nic.TriggerAddr() }
+
+// TriggerAddr returns the NIC's trigger address, to pass to kernels.
+func (h *Host) TriggerAddr() TrigAddr { return TrigAddr{h.nic} }
+
+// Trigger is the kernel-side network trigger: a system-scope atomic store
+// of tag to the trigger address (a posted MMIO write). The caller must have
+// released its data at system scope first.
+func Trigger(wg *gpu.WG, a TrigAddr, tag uint64) { a.nic.TriggerWrite(wg.Proc, tag) }
+
+// TriggerWorkGroup is work-group granularity: barrier, system-scope
+// release, then the leader stores the tag.
+func TriggerWorkGroup(wg *gpu.WG, n TrigAddr, tag uint64) {
+	wg.Barrier()
+	wg.Release(gpu.System)
+	Trigger(wg, n, tag)
+}
+
+// TriggerWorkItem is work-item granularity: after a system-scope release,
+// every work-item stores its own tag, tagBase + global id.
+func TriggerWorkItem(wg *gpu.WG, n TrigAddr, tagBase uint64) {
+	wg.Release(gpu.System)
+	for i := range wg.Size {
+		Trigger(wg, n, tagBase+uint64(wg.ID*wg.Size+i))
+	}
+}
+
+// TriggerMixed is mixed granularity: groups of k work-items share a tag
+// (registered with threshold k), tagBase + global id / k.
+func TriggerMixed(wg *gpu.WG, n TrigAddr, tagBase uint64, k int) {
+	wg.Release(gpu.System)
+	for i := range wg.Size {
+		Trigger(wg, n, tagBase+uint64((wg.ID*wg.Size+i)/k))
+	}
+}

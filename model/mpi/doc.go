@@ -1,0 +1,16 @@
+// Package mpi is a two-sided MPI-style layer over the Portals NIC
+// (nic.md §6.1): Isend/Irecv/Wait with tag matching, an eager protocol for
+// messages up to mpi.eager_max and rendezvous (receiver-issued Get) above
+// it, unexpected messages held in NIC overflow buffers, and progress only
+// inside MPI calls on the calling host thread.
+//
+// Match bits are context(16) | source rank(24) | tag(24); AnySource and
+// AnyTag become ignore bits. A rendezvous header is a zero-byte Put whose
+// hdr_data carries the length, a per-sender cookie and a flag; the receiver
+// Gets the data from the sender's exposed ME on the rendezvous PT, and the
+// sender's request completes on the GET event.
+//
+// Software costs follow gpu-networking.md §6: mpi_match per send or receive
+// posted, portals_post per NIC command, event_dispatch per event handled,
+// mpi_poll per progress poll that finds nothing.
+package mpi

@@ -1,0 +1,287 @@
+package mpi
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+)
+
+// Wildcards for Irecv.
+const (
+	AnySource = -1
+	AnyTag    = -1
+)
+
+const (
+	ctxMPI     = 1
+	rndvFlag   = uint64(1) << 63
+	lenBits    = 40
+	cookieMask = (uint64(1) << 23) - 1
+	srcMask    = (uint64(1) << 24) - 1
+	tagMask    = (uint64(1) << 24) - 1
+)
+
+func matchBits(src, tag int) uint64 {
+	return uint64(ctxMPI)<<48 | (uint64(src)&srcMask)<<24 | uint64(tag)&tagMask
+}
+
+// Comm is one rank's MPI endpoint, driven by one host thread.
+type Comm struct {
+	t        *cpu.Thread
+	nic      *nic.NIC
+	mem      *mem.Memory
+	spec     Spec
+	sw       cost.Spec
+	rank     int
+	size     int
+	eq       *nic.EQ
+	ptMPI    int
+	ptRndv   int
+	cookie   uint64
+	overflow int // live overflow buffers
+	stats    Stats
+}
+
+// Stats counts protocol activity of one rank.
+type Stats struct {
+	EagerSends, RndvSends, Unexpected, Events, Polls uint64
+}
+
+// Request is a nonblocking send or receive.
+type Request struct {
+	send   bool
+	done   bool
+	buf    mem.Addr
+	length uint64
+	got    uint64 // bytes received
+	src    int    // matched source (receives)
+	entry  *nic.MEntry
+}
+
+// Done reports whether the request completed.
+func (r *Request) Done() bool { return r.done }
+
+// Len returns the received length of a completed receive.
+func (r *Request) Len() uint64 { return r.got }
+
+// Source returns the matched source of a completed receive.
+func (r *Request) Source() int { return r.src }
+
+type overflowTag struct{}
+
+// Init sets up rank's MPI state on its NIC: the MPI and rendezvous portal
+// tables, the event queue, and the overflow buffers. The node IDs of the
+// fabric are the ranks.
+func Init(t *cpu.Thread, n *nic.NIC, rank, size int, spec Spec, sw cost.Spec) (*Comm, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if rank < 0 || rank >= size || size > int(srcMask) {
+		return nil, fmt.Errorf("mpi: rank %d of %d: out of range", rank, size)
+	}
+	m := t.CPU().Mem()
+	ring := m.AllocData(mem.Host, uint64(n.Spec().EQSize)*uint64(n.Spec().EventSize), "mpi.eq")
+	c := &Comm{t: t, nic: n, mem: m, spec: spec, sw: sw, rank: rank, size: size}
+	c.eq = n.NewEQ(n.Spec().EQSize, ring)
+	c.ptMPI = n.PTAlloc(c.eq, false)
+	c.ptRndv = n.PTAlloc(c.eq, false)
+	for range spec.OverflowBufs {
+		c.appendOverflow()
+	}
+	return c, nil
+}
+
+// Rank returns the caller's rank.
+func (c *Comm) Rank() int { return c.rank }
+
+// Size returns the number of ranks.
+func (c *Comm) Size() int { return c.size }
+
+// Stats returns protocol counters.
+func (c *Comm) Stats() Stats { return c.stats }
+
+func (c *Comm) appendOverflow() {
+	size := uint64(c.spec.OverflowBufLen)
+	buf := c.mem.Alloc(mem.Host, size, "mpi.overflow")
+	c.nic.MEAppend(c.ptMPI, nic.ME{Start: buf, Length: size, MatchID: nic.AnyID, IgnoreBits: ^uint64(0),
+		Options: nic.MEOpPut | nic.MEManageLocal, MinFree: uint64(c.spec.EagerMax), UserPtr: overflowTag{}}, nic.Overflow)
+	c.overflow++
+}
+
+func (c *Comm) checkPeer(peer int, wildcard bool) error {
+	if (wildcard && peer == AnySource) || (peer >= 0 && peer < c.size) {
+		return nil
+	}
+	return fmt.Errorf("mpi: rank %d out of range [0, %d)", peer, c.size)
+}
+
+// Isend starts sending n bytes at buf to rank dst with tag.
+func (c *Comm) Isend(buf mem.Addr, n uint64, dst, tag int) (*Request, error) {
+	if err := c.checkPeer(dst, false); err != nil {
+		return nil, err
+	}
+	if tag < 0 || uint64(tag) > tagMask {
+		return nil, fmt.Errorf("mpi: tag %d out of range [0, %d]", tag, tagMask)
+	}
+	r := &Request{send: true, buf: buf, length: n}
+	c.t.Instr(c.sw.MPIMatch)
+	md := &nic.MD{Start: buf, Length: n, EQ: c.eq}
+	cmd := nic.Command{Op: nic.CmdPut, MD: md, Length: n, Target: dst, PT: c.ptMPI,
+		MatchBits: matchBits(c.rank, tag), Ack: nic.NoAckReq, UserPtr: r, HdrData: n}
+	if n > uint64(c.spec.EagerMax) {
+		c.cookie = (c.cookie + 1) & cookieMask
+		bits := uint64(c.rank)<<32 | c.cookie
+		r.entry = c.nic.MEAppend(c.ptRndv, nic.ME{Start: buf, Length: n, MatchID: dst, MatchBits: bits,
+			Options: nic.MEOpGet | nic.MEUseOnce, UserPtr: r}, nic.Priority)
+		cmd.Length = 0
+		cmd.HdrData = rndvFlag | c.cookie<<lenBits | n
+		cmd.MD = &nic.MD{Start: buf, Length: 0, Options: nic.MDEventSendDisable}
+		c.stats.RndvSends++
+	} else {
+		c.stats.EagerSends++
+	}
+	c.t.Instr(c.sw.PortalsPost)
+	c.nic.Doorbell(c.t.Proc, cmd)
+	return r, nil
+}
+
+// Irecv starts receiving up to n bytes into buf from src (or AnySource) with
+// tag (or AnyTag).
+func (c *Comm) Irecv(buf mem.Addr, n uint64, src, tag int) (*Request, error) {
+	if err := c.checkPeer(src, true); err != nil {
+		return nil, err
+	}
+	if tag != AnyTag && (tag < 0 || uint64(tag) > tagMask) {
+		return nil, fmt.Errorf("mpi: tag %d out of range [0, %d]", tag, tagMask)
+	}
+	r := &Request{buf: buf, length: n}
+	c.t.Instr(c.sw.MPIMatch)
+	me := nic.ME{Start: buf, Length: n, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEUseOnce, UserPtr: r}
+	s, tg := src, tag
+	if src == AnySource {
+		s = 0
+		me.IgnoreBits |= srcMask << 24
+	} else {
+		me.MatchID = src
+	}
+	if tag == AnyTag {
+		tg = 0
+		me.IgnoreBits |= tagMask
+	}
+	me.MatchBits = matchBits(s, tg)
+	c.t.Instr(c.sw.PortalsPost)
+	r.entry = c.nic.MEAppend(c.ptMPI, me, nic.Priority)
+	return r, nil
+}
+
+// Wait progresses until r completes.
+func (c *Comm) Wait(r *Request) { c.Waitall(r) }
+
+// Waitall progresses until every request completes.
+func (c *Comm) Waitall(rs ...*Request) {
+	for {
+		pending := false
+		for _, r := range rs {
+			pending = pending || !r.done
+		}
+		if !pending {
+			return
+		}
+		c.progressOne()
+	}
+}
+
+// Test progresses once without blocking and reports whether r completed.
+func (c *Comm) Test(r *Request) bool {
+	if ev, ok := c.eq.Get(); ok {
+		c.handle(ev)
+	} else {
+		c.stats.Polls++
+		c.t.Instr(c.sw.MPIPoll)
+	}
+	return r.done
+}
+
+// progressOne handles one event, polling the event queue until one arrives.
+func (c *Comm) progressOne() {
+	ev, ok := c.eq.Get()
+	for !ok {
+		c.stats.Polls++
+		c.t.Instr(c.sw.MPIPoll)
+		c.t.Wait(c.eq.Signal(), "MPI event queue")
+		c.t.Sleep(c.t.CPU().Spec().DRAMLatency) // the poll that sees the new event misses
+		ev, ok = c.eq.Get()
+	}
+	c.handle(ev)
+}
+
+func (c *Comm) handle(ev nic.Event) {
+	c.stats.Events++
+	c.t.Instr(c.sw.EventDispatch)
+	r, _ := ev.UserPtr.(*Request)
+	switch ev.Type {
+	case nic.EventSend:
+		if r != nil && r.send {
+			r.done = true
+		}
+	case nic.EventGet:
+		if r != nil && r.send {
+			r.done = true
+		}
+	case nic.EventReply:
+		if r != nil {
+			r.done = true
+		}
+	case nic.EventPut:
+		if r != nil {
+			c.matched(r, ev, false)
+		}
+	case nic.EventPutOverflow:
+		if r != nil {
+			c.matched(r, ev, true)
+		}
+	case nic.EventAutoUnlink:
+		if _, ok := ev.UserPtr.(overflowTag); ok {
+			c.overflow--
+			c.appendOverflow()
+		}
+	}
+}
+
+// matched completes a receive whose header has arrived: eager data is in
+// place (or in an overflow buffer, then copied); a rendezvous header starts
+// the Get.
+func (c *Comm) matched(r *Request, ev nic.Event, unexpected bool) {
+	r.src = ev.Initiator
+	if unexpected {
+		c.stats.Unexpected++
+	}
+	if ev.HdrData&rndvFlag != 0 {
+		n := ev.HdrData & (uint64(1)<<lenBits - 1)
+		cookie := (ev.HdrData >> lenBits) & cookieMask
+		if n > r.length {
+			panic(fmt.Sprintf("mpi: rank %d: message of %d bytes truncated to %d", c.rank, n, r.length))
+		}
+		r.got = n
+		c.t.Instr(c.sw.PortalsPost)
+		c.nic.Doorbell(c.t.Proc, nic.Command{Op: nic.CmdGet, MD: &nic.MD{Start: r.buf, Length: n, EQ: c.eq},
+			Length: n, Target: ev.Initiator, PT: c.ptRndv, MatchBits: uint64(ev.Initiator)<<32 | cookie, UserPtr: r})
+		return
+	}
+	r.got = ev.MLength
+	if ev.RLength > r.length {
+		panic(fmt.Sprintf("mpi: rank %d: message of %d bytes truncated to %d", c.rank, ev.RLength, r.length))
+	}
+	if unexpected && ev.MLength > 0 {
+		src := c.mem.Bytes(ev.Start, int(ev.MLength))
+		if dst := c.mem.Bytes(r.buf, int(ev.MLength)); dst != nil && src != nil {
+			copy(dst, src)
+		}
+		c.mem.Touch(r.buf, int(ev.MLength))
+		c.t.Compute(2*ev.MLength, 1)
+	}
+	r.done = true
+}

@@ -1,0 +1,390 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/gputn"
+	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/model/nbc"
+	"github.com/gpunetsim/gpunetsim/model/rdma"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// Allreduce is the strong-scaled float32 SUM allreduce of workloads.md
+// §4.1 and §4.5: a ring reduce-scatter followed by a ring allgather.
+type Allreduce struct {
+	Size       unit.Bytes // vector bytes (float32 elements)
+	WGs        int        // GDS/GPUTN: slices per chunk, one work-group each
+	WGSize     int        // work-items per work-group
+	CPUThreads int        // CPU: threads of the host reduction
+}
+
+// AllreduceResult is what one run measured.
+type AllreduceResult struct {
+	Time     sim.Time   // until the last node holds the full result
+	Finish   []sim.Time // per node
+	Verified bool       // functional run checked against the serial sum
+}
+
+// Validate checks the parameters for n nodes.
+func (a Allreduce) Validate(n int) error {
+	elems := int64(a.Size / 4)
+	switch {
+	case a.Size <= 0 || a.Size%4 != 0:
+		return fmt.Errorf("allreduce size %v: must be a positive multiple of 4 bytes", a.Size)
+	case n < 2:
+		return fmt.Errorf("allreduce on %d nodes: need at least 2", n)
+	case elems < int64(n):
+		return fmt.Errorf("allreduce of %d float32 on %d nodes: need at least one element per node", elems, n)
+	case a.WGs < 1 || a.WGSize < 1 || a.CPUThreads < 1:
+		return fmt.Errorf("allreduce: wgs, wg_size and cpu_threads must be ≥ 1 (got %d, %d, %d)", a.WGs, a.WGSize, a.CPUThreads)
+	}
+	return nil
+}
+
+// Run runs the allreduce on cluster c under strategy s. The engine must be
+// fresh; Run drives it to completion.
+func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (AllreduceResult, error) {
+	n := len(c.Nodes)
+	if err := a.Validate(n); err != nil {
+		return AllreduceResult{}, err
+	}
+	w := 1
+	if s == strategy.GDS || s == strategy.GPUTN {
+		w = a.WGs
+	}
+	lay := newRingLayout(int(a.Size/4), n, w)
+	res := AllreduceResult{Finish: make([]sim.Time, n)}
+	bases := make([]mem.Addr, n)
+	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
+		base := nd.Mem.Alloc(nd.Pool, lay.totalSize, "allreduce")
+		bases[nd.Rank] = base
+		lay.fill(nd.Mem, base, nd.Rank)
+		var err error
+		switch s {
+		case strategy.CPU, strategy.HDN:
+			err = a.twoSided(nd, lay, base)
+		case strategy.GDS:
+			err = a.gds(nd, lay, base)
+		case strategy.GPUTN:
+			err = a.gputn(nd, lay, base)
+		default:
+			err = fmt.Errorf("allreduce has no %s implementation", s)
+		}
+		res.Finish[nd.Rank] = nd.Host.Now()
+		return err
+	})
+	if err := c.Engine.Run(); err != nil {
+		return res, err
+	}
+	if err := g.Err(); err != nil {
+		return res, err
+	}
+	for _, t := range res.Finish {
+		res.Time = max(res.Time, t)
+	}
+	if c.Nodes[0].Mem.Functional() {
+		want := lay.reference()
+		for i, nd := range c.Nodes {
+			if err := lay.verify(nd.Mem, bases[i], want); err != nil {
+				return res, fmt.Errorf("%s allreduce on %d nodes: node %d: %w", s, n, i, err)
+			}
+		}
+		res.Verified = true
+	}
+	return res, nil
+}
+
+// fill writes node r's input into every subslot and sets the sequence word
+// of the first chunk it sends.
+func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
+	for k := range l.n {
+		for s := range l.w {
+			off, nb := l.sub(k, s)
+			b := m.Bytes(base+mem.Addr(off), int(nb))
+			if b == nil {
+				continue
+			}
+			elemOff, _ := l.slice(k, s)
+			vals := f32(b)
+			for j := range vals {
+				vals[j] = inputValue(r, l.chunkOff[k]+elemOff+j)
+			}
+		}
+	}
+	for s := range l.w {
+		off, nb := l.sub(r, s)
+		m.Store64(base+mem.Addr(off+pad8(nb)), 1)
+	}
+}
+
+// reference returns the serial float32 sum over nodes, element by element.
+func (l *ringLayout) reference() []float32 {
+	want := make([]float32, l.elems)
+	for r := range l.n {
+		for e := range want {
+			want[e] += inputValue(r, e)
+		}
+	}
+	return want
+}
+
+// verify compares node memory with the serial reference.
+func (l *ringLayout) verify(m *mem.Memory, base mem.Addr, ref []float32) error {
+	for k := range l.n {
+		for s := range l.w {
+			off, nb := l.sub(k, s)
+			got := f32(m.Bytes(base+mem.Addr(off), int(nb)))
+			elemOff, _ := l.slice(k, s)
+			for j, v := range got {
+				e := l.chunkOff[k] + elemOff + j
+				want := ref[e]
+				if math.Abs(float64(v-want)) > 1e-5*math.Max(1, math.Abs(float64(want))) {
+					return fmt.Errorf("element %d = %v, want %v", e, v, want)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ringSchedule returns the libNBC-style schedule of node i (workloads.md
+// §4.6): per step a send of one chunk to the right, a receive from the
+// left, and in the reduce-scatter half a reduction.
+func ringSchedule(l *ringLayout, i int) nbc.Schedule {
+	n := l.n
+	var sched nbc.Schedule
+	for st := range 2 * (n - 1) {
+		rs := st < n-1
+		sendK, recvK := mod(i-st, n), mod(i-st-1, n)
+		if !rs {
+			s := st - (n - 1)
+			sendK, recvK = mod(i+1-s, n), mod(i-s, n)
+		}
+		round := nbc.Round{
+			{Kind: nbc.Send, Peer: mod(i+1, n), Chunk: sendK, Step: st},
+			{Kind: nbc.Recv, Peer: mod(i-1, n), Chunk: recvK, Step: st},
+		}
+		if rs {
+			round = append(round, nbc.Op{Kind: nbc.Reduce, Chunk: recvK, Step: st})
+		}
+		sched = append(sched, round)
+	}
+	return sched
+}
+
+// recvAddr returns where step st's incoming chunk k slice s lands: a
+// receive slot in the reduce-scatter half, in place in the allgather half.
+func (l *ringLayout) recvAddr(base mem.Addr, st, k, s int) (mem.Addr, uint64) {
+	_, nb := l.sub(k, s)
+	if st < l.n-1 {
+		return base + mem.Addr(l.recv(st, s)), nb
+	}
+	off, _ := l.sub(k, s)
+	return base + mem.Addr(off), nb
+}
+
+// twoSided is the CPU and HDN ring: MPI Isend/Irecv per step; the
+// reduction runs on the host (CPU) or in a kernel per step (HDN).
+func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
+	for _, round := range ringSchedule(l, nd.Rank) {
+		var reqs []*mpi.Request
+		for _, op := range round {
+			switch op.Kind {
+			case nbc.Send:
+				off, nb := l.sub(op.Chunk, 0)
+				r, err := nd.MPI.Isend(base+mem.Addr(off), nb, op.Peer, op.Step)
+				if err != nil {
+					return err
+				}
+				reqs = append(reqs, r)
+			case nbc.Recv:
+				addr, nb := l.recvAddr(base, op.Step, op.Chunk, 0)
+				r, err := nd.MPI.Irecv(addr, nb, op.Peer, op.Step)
+				if err != nil {
+					return err
+				}
+				reqs = append(reqs, r)
+			}
+		}
+		nd.MPI.Waitall(reqs...)
+		for _, op := range round {
+			if op.Kind != nbc.Reduce {
+				continue
+			}
+			off, nb := l.sub(op.Chunk, 0)
+			dst, src := base+mem.Addr(off), base+mem.Addr(l.recv(op.Step, 0))
+			nd.Host.Instr(nd.SW.NBCStep)
+			if nd.Strategy == strategy.CPU {
+				addInto(nd.Mem, dst, src, nb)
+				nd.Host.Compute(3*nb, a.CPUThreads)
+				continue
+			}
+			k := reduceKernel(fmt.Sprintf("reduce[%d]", op.Step), dst, src, nb, a.kernelWGs(nd, nb), a.WGSize, nil)
+			nd.Stream.Wait(nd.Stream.Launch(k))
+		}
+	}
+	return nil
+}
+
+// kernelWGs sizes a one-step reduction kernel: enough work-groups to cover
+// the chunk, at most two per CU.
+func (a Allreduce) kernelWGs(nd *strategy.Node, nb uint64) int {
+	items := (int(nb/4) + a.WGSize - 1) / a.WGSize
+	return max(1, min(items, 2*nd.GPU.CUs))
+}
+
+// addInto adds the float32 values at src into dst (functional part only).
+func addInto(m *mem.Memory, dst, src mem.Addr, nb uint64) {
+	d, s := m.Bytes(dst, int(nb)), m.Bytes(src, int(nb))
+	if d == nil || s == nil {
+		return
+	}
+	df, sf := f32(d), f32(s)
+	for i := range df {
+		df[i] += sf[i]
+	}
+}
+
+// reduceKernel adds nb bytes of float32 at src into dst with wgs
+// work-groups of wgSize items; each work-group takes a contiguous part and
+// is charged 4 vector instructions per element per work-item and 12 bytes
+// of memory traffic per element. then, if non-nil, runs on work-group 0
+// after its part.
+func reduceKernel(name string, dst, src mem.Addr, nb uint64, wgs, wgSize int, then func(wg *gpu.WG)) gpu.Kernel {
+	elems := int(nb / 4)
+	return gpu.Kernel{Name: name, WGs: wgs, WGSize: wgSize, Body: func(wg *gpu.WG) {
+		lo, hi := wg.ID*elems/wgs, (wg.ID+1)*elems/wgs
+		reduceRange(wg, dst, src, lo, hi, wgSize)
+		if then != nil && wg.ID == 0 {
+			then(wg)
+		}
+	}}
+}
+
+// reduceRange is one work-group adding elements [lo, hi).
+func reduceRange(wg *gpu.WG, dst, src mem.Addr, lo, hi, wgSize int) {
+	if hi <= lo {
+		return
+	}
+	cnt := hi - lo
+	addInto(wg.Mem(), dst+mem.Addr(4*lo), src+mem.Addr(4*lo), uint64(4*cnt))
+	wg.VALU(4 * ((cnt + wgSize - 1) / wgSize))
+	wg.Stream(uint64(12 * cnt))
+}
+
+// tag numbers the trigger entry of (step, slice).
+func tag(st, s, w int) uint64 { return uint64(1000 + st*w + s) }
+
+// puts returns node i's one-sided put of step st, slice s.
+func (l *ringLayout) put(base mem.Addr, i, st, s int) rdma.Put {
+	sendK := mod(i-st, l.n)
+	if st >= l.n-1 {
+		sendK = mod(i+1-(st-(l.n-1)), l.n)
+	}
+	off, _ := l.sub(sendK, s)
+	remote := off
+	if st < l.n-1 {
+		remote = l.recv(st, s)
+	}
+	return rdma.Put{Src: base + mem.Addr(off), Length: l.subBytes(sendK, s), Target: mod(i+1, l.n), RemoteOffset: remote}
+}
+
+// stepChunk returns the chunk node i receives in step st.
+func (l *ringLayout) stepChunk(i, st int) int {
+	if st < l.n-1 {
+		return mod(i-st-1, l.n)
+	}
+	return mod(i-(st-(l.n-1)), l.n)
+}
+
+// flagAddr returns the sequence word that announces step st's slice s.
+func (l *ringLayout) flagAddr(base mem.Addr, i, st, s int) mem.Addr {
+	addr, nb := l.recvAddr(base, st, l.stepChunk(i, st), s)
+	return addr + mem.Addr(pad8(nb))
+}
+
+// stepWork is what the work-group of slice s does after step st's data
+// arrived: reduce it (reduce-scatter half), then stamp the chunk it
+// forwards next with that step's sequence number.
+func (l *ringLayout) stepWork(wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) {
+	k := l.stepChunk(i, st)
+	off, _ := l.sub(k, s)
+	if st < l.n-1 {
+		_, cnt := l.slice(k, s)
+		reduceRange(wg, base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
+	}
+	if st+1 < 2*(l.n-1) {
+		_, nb := l.sub(k, s)
+		wg.Store64(base+mem.Addr(off+pad8(nb)), uint64(st+2))
+	}
+}
+
+// gds pre-posts every put, then streams per step: wait for the step's
+// flags, a kernel that reduces and stamps, and the CP ringing the next
+// step's puts.
+func (a Allreduce) gds(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
+	nd.RDMA.Expose(base, l.totalSize)
+	steps := 2 * (l.n - 1)
+	ids := make([][]rdma.Deferred, steps)
+	for st := range steps {
+		for s := range l.w {
+			ids[st] = append(ids[st], nd.RDMA.Prepost(l.put(base, nd.Rank, st, s)))
+		}
+	}
+	nd.Stream.NicTrigger(ids[0]...)
+	var last *gpu.Run
+	for st := range steps {
+		for s := range l.w {
+			want := uint64(st + 1)
+			nd.Stream.WaitValue(l.flagAddr(base, nd.Rank, st, s), fmt.Sprintf("flag step %d slice %d", st, s),
+				func(v uint64) bool { return v == want })
+		}
+		last = nd.Stream.Launch(gpu.Kernel{Name: fmt.Sprintf("step[%d]", st), WGs: l.w, WGSize: a.WGSize,
+			Body: func(wg *gpu.WG) { l.stepWork(wg, base, nd.Rank, st, wg.ID, a.WGSize) }})
+		if st+1 < steps {
+			nd.Stream.NicTrigger(ids[st+1]...)
+		}
+	}
+	nd.Stream.Wait(last)
+	return nil
+}
+
+// gputn launches one persistent kernel and registers a triggered put per
+// (step, slice), tag base + step·W + slice, threshold 1, in step order.
+// Work-group s polls each step's flag with a system-scope acquire, reduces
+// or forwards, releases at system scope and writes the next tag.
+func (a Allreduce) gputn(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
+	nd.RDMA.Expose(base, l.totalSize)
+	trig := nd.TN.TriggerAddr()
+	steps := 2 * (l.n - 1)
+	i := nd.Rank
+	run := nd.Stream.Launch(gpu.Kernel{Name: "allreduce", WGs: l.w, WGSize: a.WGSize, Body: func(wg *gpu.WG) {
+		s := wg.ID
+		gputn.TriggerWorkGroup(wg, trig, tag(0, s, l.w))
+		for st := range steps {
+			want := uint64(st + 1)
+			wg.PollUntil(l.flagAddr(base, i, st, s), true, fmt.Sprintf("flag step %d", st),
+				func(v uint64) bool { return v == want })
+			l.stepWork(wg, base, i, st, s, a.WGSize)
+			if st+1 < steps {
+				gputn.TriggerWorkGroup(wg, trig, tag(st+1, s, l.w))
+			}
+		}
+	}})
+	for st := range steps {
+		for s := range l.w {
+			p := l.put(base, i, st, s)
+			nd.TN.TrigPut(tag(st, s, l.w), gputn.Put{Src: p.Src, Length: p.Length, Target: p.Target,
+				PT: nd.RDMA.PT(), RemoteOffset: p.RemoteOffset}, 1)
+		}
+	}
+	nd.Stream.Wait(run)
+	return nil
+}

@@ -1,0 +1,98 @@
+package workload
+
+import (
+	"unsafe"
+)
+
+// ringLayout places an allreduce vector of elems float32 values, split into
+// n ring chunks (the last takes the remainder) of w slices each, in one
+// region per node. Every (chunk, slice) has a subslot: the slice's floats,
+// padding to 8 bytes, then an 8-byte sequence word that travels with the
+// data; the receiver polls the word it expects (the trailing-flag protocol
+// of workloads.md §4.5, written last by in-order DMA). The reduce-scatter
+// receives land in per-step receive slots after the data; allgather
+// receives land in place.
+type ringLayout struct {
+	n, w      int
+	elems     int
+	chunkOff  []int // element offset of chunk k
+	chunkLen  []int
+	dataOff   []uint64 // byte offset of subslot (k, s) at index k*w+s
+	recvSlot  uint64   // bytes per receive subslot
+	recvBase  uint64
+	totalSize uint64
+}
+
+func pad8(b uint64) uint64 { return (b + 7) &^ 7 }
+
+func newRingLayout(elems, n, w int) *ringLayout {
+	l := &ringLayout{n: n, w: w, elems: elems}
+	base, rem := elems/n, elems%n
+	off := 0
+	maxSlice := 0
+	var pos uint64
+	for k := range n {
+		size := base
+		if k == n-1 {
+			size += rem
+		}
+		l.chunkOff = append(l.chunkOff, off)
+		l.chunkLen = append(l.chunkLen, size)
+		off += size
+		for s := range w {
+			_, sl := l.slice(k, s)
+			maxSlice = max(maxSlice, sl)
+			l.dataOff = append(l.dataOff, pos)
+			pos += pad8(uint64(sl)*4) + 8
+		}
+	}
+	l.recvSlot = pad8(uint64(maxSlice)*4) + 8
+	l.recvBase = pos
+	l.totalSize = pos + uint64(n-1)*uint64(w)*l.recvSlot
+	return l
+}
+
+// slice returns the element offset within chunk k and length of slice s.
+func (l *ringLayout) slice(k, s int) (off, n int) {
+	base, rem := l.chunkLen[k]/l.w, l.chunkLen[k]%l.w
+	off = s * base
+	n = base
+	if s == l.w-1 {
+		n += rem
+	}
+	return off, n
+}
+
+// sub returns the byte offset and data bytes of subslot (k, s).
+func (l *ringLayout) sub(k, s int) (uint64, uint64) {
+	_, n := l.slice(k, s)
+	return l.dataOff[k*l.w+s], uint64(n) * 4
+}
+
+// subBytes is the put length of subslot (k, s): data, padding and sequence
+// word.
+func (l *ringLayout) subBytes(k, s int) uint64 {
+	_, n := l.sub(k, s)
+	return pad8(n) + 8
+}
+
+// recv returns the byte offset of reduce-scatter step st's receive subslot
+// for slice s.
+func (l *ringLayout) recv(st, s int) uint64 {
+	return l.recvBase + uint64(st*l.w+s)*l.recvSlot
+}
+
+func mod(a, n int) int { return ((a % n) + n) % n }
+
+// f32 views little-endian bytes as float32 values (amd64 and arm64 are
+// little-endian, which the simulator's memories assume).
+func f32(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+// inputValue is element j of node r's input: small multiples of 1/8, so
+// every partial sum is exact in float32 whatever the summation order.
+func inputValue(r, j int) float32 { return float32((r*7+j*13)%101) / 8 }
