@@ -84,8 +84,9 @@
 // pointer plus integer offsets. Leaves run specialized kernels:
 // fixed-width unrolled moves for 1, 2, 4, 8, 12, 16, 24, 32, 48 and 64-byte
 // blocks (strided or indexed), 4-byte strided blocks gathered two at a time
-// with 8-byte loads and one 8-byte store, 64-byte chunk loops for blocks up
-// to 1 KiB, and copy (memmove) beyond. A count of a contiguous type is one
+// with 8-byte loads and one 8-byte store, and copy (memmove) beyond 64
+// bytes. Chunks up to 32 bytes are structs of at most four words, which
+// the compiler keeps in registers; wider ones move memory to memory. A count of a contiguous type is one
 // copy. Nothing allocates after Commit.
 //
 // # Segments, catch-up, reset, block lists

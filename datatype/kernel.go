@@ -11,13 +11,14 @@ import "unsafe"
 // data pointer plus an int offset, and addresses are formed only for bytes
 // that are accessed.
 
-// Fixed-width chunks; assigning one compiles to plain (SSE) moves.
+// Fixed-width chunks. Up to 32 bytes they are structs of at most four
+// scalars, which the compiler keeps in registers (arrays would be staged
+// on the stack); wider ones are arrays moved memory to memory.
 type (
-	w2  [2]byte
-	w12 [12]byte
-	w16 [16]byte
-	w24 [24]byte
-	w32 [32]byte
+	w12 struct{ a, b, c uint32 }
+	w16 struct{ a, b uint64 }
+	w24 struct{ a, b, c uint64 }
+	w32 struct{ a, b, c, d uint64 }
 	w48 [48]byte
 	w64 [64]byte
 )
@@ -51,44 +52,54 @@ func copySmall(d, s unsafe.Pointer, n int) {
 }
 
 // vecPackT gathers count blocks of sizeof(T) bytes, stride bytes apart,
-// starting at s, into the contiguous d.
+// starting at s, into the contiguous d. T must be register-sized.
 func vecPackT[T any](d, s unsafe.Pointer, count, stride int) {
 	var z T
 	w := int(unsafe.Sizeof(z))
-	i := 0
+	s2, s3, s4 := 2*stride, 3*stride, 4*stride
+	i, so, do := 0, 0, 0
 	for ; i+4 <= count; i += 4 {
-		a := *(*T)(add(s, i*stride))
-		b := *(*T)(add(s, (i+1)*stride))
-		c := *(*T)(add(s, (i+2)*stride))
-		e := *(*T)(add(s, (i+3)*stride))
-		*(*T)(add(d, i*w)) = a
-		*(*T)(add(d, (i+1)*w)) = b
-		*(*T)(add(d, (i+2)*w)) = c
-		*(*T)(add(d, (i+3)*w)) = e
+		a := *(*T)(add(s, so))
+		b := *(*T)(add(s, so+stride))
+		c := *(*T)(add(s, so+s2))
+		e := *(*T)(add(s, so+s3))
+		*(*T)(add(d, do)) = a
+		*(*T)(add(d, do+w)) = b
+		*(*T)(add(d, do+2*w)) = c
+		*(*T)(add(d, do+3*w)) = e
+		so += s4
+		do += 4 * w
 	}
 	for ; i < count; i++ {
-		*(*T)(add(d, i*w)) = *(*T)(add(s, i*stride))
+		*(*T)(add(d, do)) = *(*T)(add(s, so))
+		so += stride
+		do += w
 	}
 }
 
 // vecUnpackT scatters count blocks of sizeof(T) bytes from the contiguous s
-// to d, stride bytes apart.
+// to d, stride bytes apart. T must be register-sized.
 func vecUnpackT[T any](d, s unsafe.Pointer, count, stride int) {
 	var z T
 	w := int(unsafe.Sizeof(z))
-	i := 0
+	s2, s3, s4 := 2*stride, 3*stride, 4*stride
+	i, so, do := 0, 0, 0
 	for ; i+4 <= count; i += 4 {
-		a := *(*T)(add(s, i*w))
-		b := *(*T)(add(s, (i+1)*w))
-		c := *(*T)(add(s, (i+2)*w))
-		e := *(*T)(add(s, (i+3)*w))
-		*(*T)(add(d, i*stride)) = a
-		*(*T)(add(d, (i+1)*stride)) = b
-		*(*T)(add(d, (i+2)*stride)) = c
-		*(*T)(add(d, (i+3)*stride)) = e
+		a := *(*T)(add(s, so))
+		b := *(*T)(add(s, so+w))
+		c := *(*T)(add(s, so+2*w))
+		e := *(*T)(add(s, so+3*w))
+		*(*T)(add(d, do)) = a
+		*(*T)(add(d, do+stride)) = b
+		*(*T)(add(d, do+s2)) = c
+		*(*T)(add(d, do+s3)) = e
+		do += s4
+		so += 4 * w
 	}
 	for ; i < count; i++ {
-		*(*T)(add(d, i*stride)) = *(*T)(add(s, i*w))
+		*(*T)(add(d, do)) = *(*T)(add(s, so))
+		do += stride
+		so += w
 	}
 }
 
@@ -97,13 +108,10 @@ func vecUnpackT[T any](d, s unsafe.Pointer, count, stride int) {
 func vecPackWideT[T any](d, s unsafe.Pointer, count, stride int) {
 	var z T
 	w := int(unsafe.Sizeof(z))
-	i := 0
-	for ; i+2 <= count; i += 2 {
-		*(*T)(add(d, i*w)) = *(*T)(add(s, i*stride))
-		*(*T)(add(d, (i+1)*w)) = *(*T)(add(s, (i+1)*stride))
-	}
-	for ; i < count; i++ {
-		*(*T)(add(d, i*w)) = *(*T)(add(s, i*stride))
+	for i, so, do := 0, 0, 0; i < count; i++ {
+		*(*T)(add(d, do)) = *(*T)(add(s, so))
+		so += stride
+		do += w
 	}
 }
 
@@ -111,25 +119,10 @@ func vecPackWideT[T any](d, s unsafe.Pointer, count, stride int) {
 func vecUnpackWideT[T any](d, s unsafe.Pointer, count, stride int) {
 	var z T
 	w := int(unsafe.Sizeof(z))
-	i := 0
-	for ; i+2 <= count; i += 2 {
-		*(*T)(add(d, i*stride)) = *(*T)(add(s, i*w))
-		*(*T)(add(d, (i+1)*stride)) = *(*T)(add(s, (i+1)*w))
-	}
-	for ; i < count; i++ {
-		*(*T)(add(d, i*stride)) = *(*T)(add(s, i*w))
-	}
-}
-
-// copyWide copies n ≥ 64 bytes in 64-byte chunks, the last one overlapping
-// the previous as needed; it avoids the memmove call for medium blocks.
-func copyWide(d, s unsafe.Pointer, n int) {
-	o := 0
-	for ; o+64 <= n; o += 64 {
-		*(*w64)(add(d, o)) = *(*w64)(add(s, o))
-	}
-	if o < n {
-		*(*w64)(add(d, n-64)) = *(*w64)(add(s, n-64))
+	for i, so, do := 0, 0, 0; i < count; i++ {
+		*(*T)(add(d, do)) = *(*T)(add(s, so))
+		do += stride
+		so += w
 	}
 }
 
@@ -177,7 +170,7 @@ func vecPack(d, s unsafe.Pointer, count, blen, stride int) {
 	case 1:
 		vecPackT[byte](d, s, count, stride)
 	case 2:
-		vecPackT[w2](d, s, count, stride)
+		vecPackT[uint16](d, s, count, stride)
 	case 4:
 		if stride >= 8 {
 			vecPack4(d, s, count, stride)
@@ -199,12 +192,6 @@ func vecPack(d, s unsafe.Pointer, count, blen, stride int) {
 	case 64:
 		vecPackWideT[w64](d, s, count, stride)
 	default:
-		if blen > 64 && blen <= 1024 {
-			for i := range count {
-				copyWide(add(d, i*blen), add(s, i*stride), blen)
-			}
-			return
-		}
 		for i := range count {
 			copySmall(add(d, i*blen), add(s, i*stride), blen)
 		}
@@ -217,7 +204,7 @@ func vecUnpack(d, s unsafe.Pointer, count, blen, stride int) {
 	case 1:
 		vecUnpackT[byte](d, s, count, stride)
 	case 2:
-		vecUnpackT[w2](d, s, count, stride)
+		vecUnpackT[uint16](d, s, count, stride)
 	case 4:
 		vecUnpackT[uint32](d, s, count, stride)
 	case 8:
@@ -235,12 +222,6 @@ func vecUnpack(d, s unsafe.Pointer, count, blen, stride int) {
 	case 64:
 		vecUnpackWideT[w64](d, s, count, stride)
 	default:
-		if blen > 64 && blen <= 1024 {
-			for i := range count {
-				copyWide(add(d, i*stride), add(s, i*blen), blen)
-			}
-			return
-		}
 		for i := range count {
 			copySmall(add(d, i*stride), add(s, i*blen), blen)
 		}
@@ -289,6 +270,24 @@ func idxUnpackT[T any](base unsafe.Pointer, do int, s unsafe.Pointer, offs []int
 	}
 }
 
+// idxPackWideT is idxPackT without staging, for chunks of more than two words.
+func idxPackWideT[T any](d, base unsafe.Pointer, so int, offs []int) {
+	var z T
+	w := int(unsafe.Sizeof(z))
+	for i, o := range offs {
+		*(*T)(add(d, i*w)) = *(*T)(add(base, so+o))
+	}
+}
+
+// idxUnpackWideT is idxUnpackT without staging.
+func idxUnpackWideT[T any](base unsafe.Pointer, do int, s unsafe.Pointer, offs []int) {
+	var z T
+	w := int(unsafe.Sizeof(z))
+	for i, o := range offs {
+		*(*T)(add(base, do+o)) = *(*T)(add(s, i*w))
+	}
+}
+
 // idxPack gathers blocks of blen bytes at base + so + offs[i].
 func idxPack(d, base unsafe.Pointer, so int, offs []int, blen int) {
 	switch blen {
@@ -301,9 +300,9 @@ func idxPack(d, base unsafe.Pointer, so int, offs []int, blen int) {
 	case 16:
 		idxPackT[w16](d, base, so, offs)
 	case 24:
-		idxPackT[w24](d, base, so, offs)
+		idxPackWideT[w24](d, base, so, offs)
 	case 32:
-		idxPackT[w32](d, base, so, offs)
+		idxPackWideT[w32](d, base, so, offs)
 	default:
 		for i, o := range offs {
 			copySmall(add(d, i*blen), add(base, so+o), blen)
@@ -323,9 +322,9 @@ func idxUnpack(base unsafe.Pointer, do int, s unsafe.Pointer, offs []int, blen i
 	case 16:
 		idxUnpackT[w16](base, do, s, offs)
 	case 24:
-		idxUnpackT[w24](base, do, s, offs)
+		idxUnpackWideT[w24](base, do, s, offs)
 	case 32:
-		idxUnpackT[w32](base, do, s, offs)
+		idxUnpackWideT[w32](base, do, s, offs)
 	default:
 		for i, o := range offs {
 			copySmall(add(base, do+o), add(s, i*blen), blen)
