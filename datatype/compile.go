@@ -41,6 +41,11 @@ type node struct {
 	nblk   int // raw (unmerged) blocks of one instance, saturating
 	lo, hi int // memory span [lo, hi) touched, relative to the instance origin
 	depth  int // frames a segment needs for this subtree
+
+	// tr marks a transpose (kRep of kVecB whose children are adjacent
+	// columns, stride == child blen, and whose rows do not overlap): the
+	// kernels may then visit it row by row.
+	tr bool
 }
 
 func (n *node) isLeaf() bool { return n.kind <= kListB }
@@ -91,7 +96,15 @@ func mkRep(count, stride int, c *node) *node {
 		return n
 	}
 	n.kind, n.child, n.depth = kRep, c, c.depth+1
+	n.tr = c.kind == kVecB && stride == c.blen && c.count >= 4 && abs(c.stride) >= count*c.blen
 	return n
+}
+
+func abs(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 // arith reports whether offs is an arithmetic progression, and its step.

@@ -332,6 +332,54 @@ func idxUnpack(base unsafe.Pointer, do int, s unsafe.Pointer, offs []int, blen i
 	}
 }
 
+// transposeT visits a transpose node — cols adjacent columns of rows
+// blocks of sizeof(T) bytes, rowStride apart — tile by tile (64 bytes of a
+// row at a time) instead of column by column, so each cache line of the
+// user buffer is touched once per tile rather than once per column. user
+// points at row 0 of column 0; the packed stream holds the columns one
+// after the other. pack selects the direction.
+func transposeT[T any](user, packed unsafe.Pointer, cols, rows, rowStride int, pack bool) {
+	var z T
+	l := int(unsafe.Sizeof(z))
+	g := max(1, 64/l)
+	colBytes := rows * l
+	for j0 := 0; j0 < cols; j0 += g {
+		gg := min(g, cols-j0)
+		for i := range rows {
+			u := add(user, i*rowStride+j0*l)
+			p := add(packed, j0*colBytes+i*l)
+			if pack {
+				for k := range gg {
+					*(*T)(add(p, k*colBytes)) = *(*T)(add(u, k*l))
+				}
+			} else {
+				for k := range gg {
+					*(*T)(add(u, k*l)) = *(*T)(add(p, k*colBytes))
+				}
+			}
+		}
+	}
+}
+
+// transpose runs transposeT for the block length of n's child; it reports
+// false if there is no kernel for it.
+func transpose(n *node, user, packed unsafe.Pointer, pack bool) bool {
+	c := n.child
+	switch c.blen {
+	case 4:
+		transposeT[uint32](user, packed, n.count, c.count, c.stride, pack)
+	case 8:
+		transposeT[uint64](user, packed, n.count, c.count, c.stride, pack)
+	case 16:
+		transposeT[w16](user, packed, n.count, c.count, c.stride, pack)
+	case 32:
+		transposeT[w32](user, packed, n.count, c.count, c.stride, pack)
+	default:
+		return false
+	}
+	return true
+}
+
 // pack copies one instance of n, whose origin is base + so, to d; it
 // writes n.size bytes.
 func (n *node) pack(d, base unsafe.Pointer, so int) {
@@ -353,6 +401,9 @@ func (n *node) pack(d, base unsafe.Pointer, so int) {
 	case kRep:
 		c := n.child
 		cs := c.size
+		if n.tr && transpose(n, add(base, so+c.base), d, true) {
+			return
+		}
 		if c.kind == kVecB {
 			for i := range n.count {
 				vecPack(add(d, i*cs), add(base, so+i*n.stride+c.base), c.count, c.blen, c.stride)
@@ -397,6 +448,9 @@ func (n *node) unpack(base unsafe.Pointer, do int, s unsafe.Pointer) {
 	case kRep:
 		c := n.child
 		cs := c.size
+		if n.tr && transpose(n, add(base, do+c.base), s, false) {
+			return
+		}
 		if c.kind == kVecB {
 			for i := range n.count {
 				vecUnpack(add(base, do+i*n.stride+c.base), add(s, i*cs), c.count, c.blen, c.stride)

@@ -208,3 +208,25 @@ func ExampleSegment_BlockList() {
 	// host 24 len 16 stream 16
 	// host 48 len 16 stream 32
 }
+
+// TestTransposeKernels: interleaved columns (the FFT2D receive shape) take
+// the tiled transpose kernels; they must agree with the oracle.
+func TestTransposeKernels(t *testing.T) {
+	for _, text := range []string{
+		"contig(7)<resized(0,4)<vector(9,1,8)<float32>>>",
+		"contig(20)<resized(0,8)<vector(5,1,21)<float64>>>",
+		"contig(5)<resized(0,16)<vector(6,1,-7)<complex128>>>",
+		"contig(3)<resized(0,32)<vector(11,1,3)<contig(2)<complex128>>>>",
+		"contig(9)<resized(0,12)<vector(4,1,10)<contig(3)<int32>>>>",
+		"contig(2)<resized(0,8)<hvector(8,1,16)<float64>>>",
+	} {
+		ty := MustParse(text)
+		c := ty.Commit()
+		if c.root.kind != kRep || !c.root.tr {
+			t.Errorf("%s: not compiled as a transpose (%v)", text, c.root.kind)
+		}
+		for count := range 3 {
+			checkOracle(t, ty, count, plan{cuts: []int{5, 17, 40}, order: []int{3, 1, 0, 2}, interval: 24})
+		}
+	}
+}
