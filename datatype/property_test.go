@@ -20,7 +20,10 @@ type plan struct {
 }
 
 func (p plan) pieces(total int) [][2]int {
-	pts := append([]int{0}, p.cuts...)
+	pts := []int{0}
+	for _, c := range p.cuts {
+		pts = append(pts, min(max(c, 0), total))
+	}
 	pts = append(pts, total)
 	var out [][2]int
 	for i := 1; i < len(pts); i++ {
