@@ -11,8 +11,8 @@
 // order.
 //
 // Spans are buffered in memory and written by Encode at the end of a run.
-// The output is deterministic: pids and tids are numbered in sorted name
-// order and events are sorted by (process, thread, start, longest first,
+// The output is deterministic: pids and tids are numbered in natural name
+// order (node[2] before node[10]) and events are sorted by (process, thread, start, longest first,
 // name), so the same set of spans gives the same bytes whatever order they
 // arrived in, even from simulations run in parallel (Span is safe for
 // concurrent use). Callers that want the file to appear atomically write it

@@ -104,7 +104,7 @@ func (w *Writer) Encode(out io.Writer) error {
 		threads = append(threads, t)
 	}
 	slices.SortFunc(threads, func(a, b thread) int {
-		return cmp.Or(cmp.Compare(pid[a.proc], pid[b.proc]), strings.Compare(a.name, b.name))
+		return cmp.Or(cmp.Compare(pid[a.proc], pid[b.proc]), Natural(a.name, b.name))
 	})
 	tid := make(map[thread]int, len(threads))
 	for i, t := range threads {
@@ -193,8 +193,38 @@ func sortedKeys(m map[string]bool) []string {
 	for k := range m {
 		out = append(out, k)
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, Natural)
 	return out
 }
 
 var _ sim.Tracer = (*Writer)(nil)
+
+// Natural compares a and b with runs of digits compared as numbers, so
+// "node[2]" sorts before "node[10]" and "GPUTN n=8" before "GPUTN n=16".
+// Strings equal in that order are compared bytewise, so the order is total.
+func Natural(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if isDigit(a[i]) && isDigit(b[j]) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			da, db := strings.TrimLeft(a[si:i], "0"), strings.TrimLeft(b[sj:j], "0")
+			if c := cmp.Or(cmp.Compare(len(da), len(db)), strings.Compare(da, db)); c != 0 {
+				return c
+			}
+			continue
+		}
+		if a[i] != b[j] {
+			return cmp.Compare(a[i], b[j])
+		}
+		i, j = i+1, j+1
+	}
+	return cmp.Or(cmp.Compare(len(a)-i, len(b)-j), strings.Compare(a, b))
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

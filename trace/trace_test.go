@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math/rand/v2"
 	"sync"
@@ -179,4 +180,16 @@ func BenchmarkSpan(b *testing.B) {
 		w.Span(tracks[i%len(tracks)], "compute", sim.Time(i), sim.Time(i+10))
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+func TestNatural(t *testing.T) {
+	sorted := []string{"", "CPU n=2", "CPU n=3", "CPU n=16", "GPUTN n=2", "GPUTN n=10", "node[0].gpu.wg[2]", "node[0].gpu.wg[10]",
+		"node[0].host", "node[01]", "node[1]", "node[2]", "node[10]", "x"}
+	for i := range sorted {
+		for j := range sorted {
+			if got, want := Natural(sorted[i], sorted[j]), cmp.Compare(i, j); got != want {
+				t.Errorf("Natural(%q, %q) = %d; want %d", sorted[i], sorted[j], got, want)
+			}
+		}
+	}
 }

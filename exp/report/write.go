@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -27,18 +28,7 @@ func WriteText(w io.Writer, r *Result) error {
 		if t.Name != "" {
 			fmt.Fprintf(&b, "%s\n", t.Name)
 		}
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		writeRow(tw, t.Columns)
-		for _, row := range t.Rows {
-			cells := make([]string, len(row))
-			for i, c := range row {
-				cells[i] = textCell(c)
-			}
-			writeRow(tw, cells)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		writeTable(&b, t)
 	}
 	if len(r.Notes) > 0 {
 		b.WriteByte('\n')
@@ -61,10 +51,64 @@ func WriteText(w io.Writer, r *Result) error {
 	return err
 }
 
-// writeRow writes cells as one tabwriter line. AlignRight needs a trailing
-// tab so that the last column is aligned too.
-func writeRow(w io.Writer, cells []string) {
-	fmt.Fprint(w, strings.Join(cells, "\t")+"\t\n")
+// writeTable prints t in aligned columns two spaces apart, indented by
+// two: columns whose cells are all numbers or durations are right-aligned,
+// the others left-aligned.
+func writeTable(b *bytes.Buffer, t Table) {
+	n := len(t.Columns)
+	for _, row := range t.Rows {
+		n = max(n, len(row))
+	}
+	cells := make([][]string, 0, len(t.Rows)+1)
+	header := make([]string, n)
+	copy(header, t.Columns)
+	cells = append(cells, header)
+	right := make([]bool, n)
+	for j := range right {
+		right[j] = true
+	}
+	for _, row := range t.Rows {
+		line := make([]string, n)
+		for j := range n {
+			var c any
+			if j < len(row) {
+				c = row[j]
+			}
+			line[j] = textCell(c)
+			if c != nil && !numeric(c) {
+				right[j] = false
+			}
+		}
+		cells = append(cells, line)
+	}
+	width := make([]int, n)
+	for _, line := range cells {
+		for j, c := range line {
+			width[j] = max(width[j], utf8.RuneCountInString(c))
+		}
+	}
+	for _, line := range cells {
+		var l strings.Builder
+		for j, c := range line {
+			pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(c))
+			l.WriteString("  ")
+			if right[j] {
+				l.WriteString(pad + c)
+			} else {
+				l.WriteString(c + pad)
+			}
+		}
+		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+	}
+}
+
+// numeric reports whether a cell is a number or a duration.
+func numeric(c any) bool {
+	switch c.(type) {
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, sim.Time:
+		return true
+	}
+	return false
 }
 
 // textCell formats a table cell for people.
@@ -83,21 +127,22 @@ func textCell(c any) string {
 	return fmt.Sprint(c)
 }
 
-// significantDecimals returns how many decimals show about four significant
-// digits of v, never fewer than zero or more than six.
+// significantDecimals returns how many decimals to print v with: about four
+// significant digits above 1, three decimals down to 0.01, and up to six
+// for smaller magnitudes.
 func significantDecimals(v float64) int {
 	a := math.Abs(v)
 	switch {
-	case a == 0 || a >= 1000:
+	case a >= 1000:
 		return 0
 	case a >= 100:
 		return 1
 	case a >= 10:
 		return 2
-	case a >= 1:
+	case a >= 0.01 || a == 0:
 		return 3
 	}
-	return 4 + min(2, int(-math.Floor(math.Log10(a)))-1)
+	return min(6, 2+int(-math.Floor(math.Log10(a))))
 }
 
 // WriteCSV writes r as CSV (RFC 4180). The file opens with comment lines
