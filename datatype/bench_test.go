@@ -64,7 +64,10 @@ func BenchmarkSegmentVector(b *testing.B) {
 	c := ty.Commit()
 	user := fill(ty.TrueExtent())
 	packed := make([]byte, ty.Size())
-	seg := c.NewSegment(1)
+	seg, err := c.NewSegment(1)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(int64(ty.Size()))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -16,7 +16,31 @@ type Committed struct {
 
 // Commit compiles t into its executable loop tree (see the package doc).
 func (t *Type) Commit() *Committed {
-	return &Committed{t: t, root: compile(t), extent: t.Extent()}
+	root := compile(t)
+	internOffsets(root, map[string][]int{}, map[*node]bool{})
+	return &Committed{t: t, root: root, extent: t.Extent()}
+}
+
+// internOffsets makes nodes with equal offset lists share one slice, so
+// that kernels walking several of them (LAMMPS' per-property lists) keep a
+// single copy in cache.
+func internOffsets(n *node, seen map[string][]int, done map[*node]bool) {
+	if n == nil || done[n] {
+		return
+	}
+	done[n] = true
+	if len(n.offs) > 1 {
+		key := string(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(n.offs))), len(n.offs)*int(unsafe.Sizeof(n.offs[0]))))
+		if o, ok := seen[key]; ok {
+			n.offs = o
+		} else {
+			seen[key] = n.offs
+		}
+	}
+	internOffsets(n.child, seen, done)
+	for _, k := range n.kids {
+		internOffsets(k, seen, done)
+	}
 }
 
 // Type returns the type c was committed from.

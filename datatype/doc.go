@@ -13,9 +13,9 @@
 //	n, err := c.Pack(packed, user, origin, count)   // user[origin] is the MPI buffer address
 //	n, err = c.Unpack(user, origin, packed, count)
 //
-//	seg := c.NewSegment(count)                      // partial processing, e.g. per packet
-//	seg.Unpack(user, origin, payload, off, off+len(payload))
-//	blocks := seg.BlockList(off, off+k, blocks[:0]) // regions only, for DMA-issuing handlers
+//	seg, err := c.NewSegment(count)                 // partial processing, e.g. per packet
+//	_, err = seg.Unpack(user, origin, payload, off, off+len(payload))
+//	blocks, err := seg.BlockList(off, off+k, blocks[:0]) // regions only, for DMA-issuing handlers
 //
 // Buffers are byte slices plus an origin index, so types with negative lower
 // bounds or displacements address bytes before the origin. Every operation

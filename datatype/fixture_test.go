@@ -190,8 +190,11 @@ func TestFixtures(t *testing.T) {
 				t.Errorf("iov head %v, want %v", trim(iov), f.IovHead)
 			}
 			// The committed engine's block list agrees with the reference walk.
-			seg := c.NewSegment(f.Count)
-			got := seg.BlockList(0, f.PackedLen, nil)
+			seg := mustSegment(t, c, f.Count)
+			got, err := seg.BlockList(0, f.PackedLen, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if !equalIov(blocksToIov(got), iov) {
 				t.Errorf("segment block list differs:\ngot  %v\nwant %v", trim(blocksToIov(got)), trim(iov))
 			}
@@ -201,7 +204,7 @@ func TestFixtures(t *testing.T) {
 					continue
 				}
 				part := make([]byte, f.PackedLen)
-				seg := c.NewSegment(f.Count)
+				seg := mustSegment(t, c, f.Count)
 				for a := 0; a < f.PackedLen; a += cut {
 					b := min(a+cut, f.PackedLen)
 					if _, err := seg.Pack(part[a:b], src, f.OriginOffset, a, b); err != nil {
@@ -238,4 +241,13 @@ func blocksToIov(bs []Block) [][2]int {
 		out[i] = [2]int{b.Off, b.Len}
 	}
 	return out
+}
+
+func mustSegment(t failer, c *Committed, count int) *Segment {
+	t.Helper()
+	s, err := c.NewSegment(count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

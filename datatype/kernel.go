@@ -288,11 +288,28 @@ func idxUnpackWideT[T any](base unsafe.Pointer, do int, s unsafe.Pointer, offs [
 	}
 }
 
+// idxPack4 gathers 4-byte blocks, storing them two at a time.
+func idxPack4(d, base unsafe.Pointer, so int, offs []int) {
+	i := 0
+	for ; i+4 <= len(offs); i += 4 {
+		o := offs[i : i+4 : i+4]
+		a := *(*uint32)(add(base, so+o[0]))
+		b := *(*uint32)(add(base, so+o[1]))
+		c := *(*uint32)(add(base, so+o[2]))
+		e := *(*uint32)(add(base, so+o[3]))
+		*(*uint64)(add(d, i*4)) = uint64(a) | uint64(b)<<32
+		*(*uint64)(add(d, i*4+8)) = uint64(c) | uint64(e)<<32
+	}
+	for ; i < len(offs); i++ {
+		*(*uint32)(add(d, i*4)) = *(*uint32)(add(base, so+offs[i]))
+	}
+}
+
 // idxPack gathers blocks of blen bytes at base + so + offs[i].
 func idxPack(d, base unsafe.Pointer, so int, offs []int, blen int) {
 	switch blen {
 	case 4:
-		idxPackT[uint32](d, base, so, offs)
+		idxPack4(d, base, so, offs)
 	case 8:
 		idxPackT[uint64](d, base, so, offs)
 	case 12:

@@ -114,7 +114,7 @@ func checkOracle(t failer, ty *Type, count int, p plan) bool {
 	}
 	// Pieces through one segment, in the plan's order (catch-up and reset).
 	pcs := p.pieces(total)
-	seg := c.NewSegment(count)
+	seg := mustSegment(t, c, count)
 	part := make([]byte, total)
 	for _, r := range pcs {
 		if _, err := seg.Pack(part[r[0]:r[1]], src, origin, r[0], r[1]); err != nil {
@@ -141,7 +141,7 @@ func checkOracle(t failer, ty *Type, count int, p plan) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scratch := c.NewSegment(count)
+	scratch := mustSegment(t, c, count)
 	working := map[*Checkpoint]*Segment{}
 	ro, rw := make([]byte, total), make([]byte, total)
 	for _, r := range pcs {
@@ -177,7 +177,9 @@ func checkOracle(t failer, ty *Type, count int, p plan) bool {
 	sorted := slices.Clone(pcs)
 	slices.SortFunc(sorted, func(a, b [2]int) int { return a[0] - b[0] })
 	for _, r := range sorted {
-		bl = seg.BlockList(r[0], r[1], bl)
+		if bl, err = seg.BlockList(r[0], r[1], bl); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var merged [][2]int
 	next := 0

@@ -52,13 +52,12 @@ type Segment struct {
 	stats SegmentStats
 }
 
-// NewSegment returns a segment at stream position 0 for count elements of c.
-// It panics if count is negative or the message size overflows; check
-// PackedSize first when count comes from outside.
-func (c *Committed) NewSegment(count int) *Segment {
+// NewSegment returns a segment at stream position 0 for count elements of
+// c. It fails if count is negative or the message size overflows.
+func (c *Committed) NewSegment(count int) (*Segment, error) {
 	total, err := c.PackedSize(count)
 	if err != nil {
-		panic(fmt.Sprintf("datatype: NewSegment(%d) of %v: %v", count, c.t, err))
+		return nil, err
 	}
 	s := &Segment{c: c, count: count, total: total}
 	if total > 0 {
@@ -66,7 +65,7 @@ func (c *Committed) NewSegment(count int) *Segment {
 		s.stack = make([]frame, 0, s.root.depth)
 	}
 	s.seek(0)
-	return s
+	return s, nil
 }
 
 // Committed returns the committed type s processes.
@@ -314,10 +313,10 @@ func (s *Segment) Process(first, last int, emit func(hostOff, n, streamOff int))
 
 // BlockList appends to dst the merged regions of stream bytes [first,
 // last), without copying any data (for DMA-issuing handlers), and returns
-// the extended slice. It panics if the range is outside the message.
-func (s *Segment) BlockList(first, last int, dst []Block) []Block {
+// the extended slice. Block offsets are relative to the buffer origin.
+func (s *Segment) BlockList(first, last int, dst []Block) ([]Block, error) {
 	if err := s.checkRange(first, last); err != nil {
-		panic(err)
+		return dst, err
 	}
 	s.moveTo(first)
 	start := len(dst)
@@ -333,7 +332,7 @@ func (s *Segment) BlockList(first, last int, dst []Block) []Block {
 		dst = append(dst, Block{Off: off, Len: n, Stream: s.pos - n})
 	}
 	s.stats.Regions += len(dst) - start
-	return dst
+	return dst, nil
 }
 
 // Pack packs stream bytes [first, last) of the message whose origin is
@@ -466,7 +465,10 @@ func (c *Committed) Checkpoints(count, interval int) ([]*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := c.NewSegment(count)
+	s, err := c.NewSegment(count)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]*Checkpoint, 0, total/interval+1)
 	for p := 0; p < total || p == 0; p += interval {
 		s.moveTo(p)

@@ -81,10 +81,13 @@ func TestBufferErrors(t *testing.T) {
 		{"unpack short dst", second(c.Unpack(src[:80], 0, packed, 1)), ErrBuffer},
 		{"unpack short packed", second(c.Unpack(src, 0, packed[:10], 1)), ErrBuffer},
 		{"unpack huge origin", second(c.Unpack(src, 1<<62, packed, 1)), ErrBuffer},
-		{"segment range", second(c.NewSegment(1).Pack(packed, src, 0, 10, 65)), ErrArguments},
-		{"segment reversed", second(c.NewSegment(1).Unpack(src, 0, packed, 10, 5)), ErrArguments},
-		{"segment short dst", second(c.NewSegment(1).Pack(packed[:3], src, 0, 0, 10)), ErrBuffer},
+		{"segment range", second(mustSegment(t, c, 1).Pack(packed, src, 0, 10, 65)), ErrArguments},
+		{"segment reversed", second(mustSegment(t, c, 1).Unpack(src, 0, packed, 10, 5)), ErrArguments},
+		{"segment short dst", second(mustSegment(t, c, 1).Pack(packed[:3], src, 0, 0, 10)), ErrBuffer},
 		{"checkpoint interval", second(c.Checkpoints(1, 0)), ErrArguments},
+		{"segment count", second(c.NewSegment(-1)), ErrNegative},
+		{"segment huge count", second(c.NewSegment(1 << 60)), ErrOverflow},
+		{"block list range", second(mustSegment(t, c, 1).BlockList(0, 100, nil)), ErrArguments},
 	} {
 		if !errors.Is(tc.err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, tc.err, tc.want)
@@ -96,8 +99,8 @@ func TestBufferErrors(t *testing.T) {
 			t.Fatalf("failed pack wrote packed[%d]", i)
 		}
 	}
-	other := MustParse("contig(2)<byte>").Commit().NewSegment(1)
-	if err := other.Restore(c.NewSegment(1).Checkpoint()); !errors.Is(err, ErrArguments) {
+	other := mustSegment(t, MustParse("contig(2)<byte>").Commit(), 1)
+	if err := other.Restore(mustSegment(t, c, 1).Checkpoint()); !errors.Is(err, ErrArguments) {
 		t.Errorf("restore across types: %v", err)
 	}
 }
@@ -156,9 +159,8 @@ func TestQueries(t *testing.T) {
 // Process semantics.
 func TestSegmentStats(t *testing.T) {
 	c := MustParse("vector(100,1,2)<float64>").Commit() // 100 blocks of 8 bytes
-	s := c.NewSegment(1)
-	var regions []Block
-	regions = s.BlockList(0, 20, regions) // blocks 0, 1, half of 2
+	s := mustSegment(t, c, 1)
+	regions, _ := s.BlockList(0, 20, nil) // blocks 0, 1, half of 2
 	if len(regions) != 3 || regions[2] != (Block{Off: 32, Len: 4, Stream: 16}) {
 		t.Fatalf("regions %v", regions)
 	}
@@ -198,9 +200,10 @@ func ExampleParse() {
 
 func ExampleSegment_BlockList() {
 	c := MustParse("vector(4,2,3)<float64>").Commit()
-	seg := c.NewSegment(1)
+	seg, _ := c.NewSegment(1)
 	// The regions of one 40-byte packet starting at stream byte 8.
-	for _, b := range seg.BlockList(8, 48, nil) {
+	blocks, _ := seg.BlockList(8, 48, nil)
+	for _, b := range blocks {
 		fmt.Printf("host %d len %d stream %d\n", b.Off, b.Len, b.Stream)
 	}
 	// Output:
