@@ -51,6 +51,9 @@ and prints its attributes and the first blocks of its flattened type map
 	return cmd
 }
 
+// maxInspectBlocks bounds the type-map walk of ddt inspect.
+const maxInspectBlocks = 1 << 24
+
 func ddtInspect(w io.Writer, t *datatype.Type, count, head int) error {
 	c := t.Commit()
 	packed, err := c.PackedSize(count)
@@ -76,20 +79,32 @@ func ddtInspect(w io.Writer, t *datatype.Type, count, head int) error {
 	fmt.Fprintf(tw, "packed_size\t%d\n", packed)
 	fmt.Fprintf(tw, "span\t[%d, %d)\n", lo, hi)
 	fmt.Fprintf(tw, "loop_depth\t%d\n", c.Depth())
-	blocks := 0
+	blocks, more := 0, false
 	var first [][2]int
 	for off, n := range t.Blocks(count) {
+		if blocks == maxInspectBlocks {
+			more = true
+			break
+		}
 		if blocks < head {
 			first = append(first, [2]int{off, n})
 		}
 		blocks++
 	}
-	fmt.Fprintf(tw, "blocks\t%d\n", blocks)
+	if more {
+		fmt.Fprintf(tw, "blocks\tmore than %d (stopped counting)\n", maxInspectBlocks)
+	} else {
+		fmt.Fprintf(tw, "blocks\t%d\n", blocks)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if len(first) > 0 {
-		fmt.Fprintf(w, "type map (offset length), first %d of %d:\n", len(first), blocks)
+		total := fmt.Sprint(blocks)
+		if more {
+			total = "more than " + total
+		}
+		fmt.Fprintf(w, "type map (offset length), first %d of %s:\n", len(first), total)
 		for _, b := range first {
 			fmt.Fprintf(w, "  %d %d\n", b[0], b[1])
 		}
