@@ -73,6 +73,9 @@ func DefaultConfig(preset string) (Config, error) {
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
 	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate()}
+	if c.Allreduce.WGs > c.NIC.TrigMaxEntries {
+		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: must be ≤ nic.trig_max_entries = %d (one trigger entry per slice)", c.Allreduce.WGs, c.NIC.TrigMaxEntries))
+	}
 	if c.Run.Parallel < 0 || c.Run.Parallel > 1024 {
 		errs = append(errs, fmt.Errorf("run.parallel = %d: must be in [0, 1024]", c.Run.Parallel))
 	}

@@ -55,9 +55,9 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	if err := a.Validate(n); err != nil {
 		return AllreduceResult{}, err
 	}
-	w := 1
-	if s == strategy.GDS || s == strategy.GPUTN {
-		w = a.WGs
+	w := 1 // one message per step: a whole chunk
+	if s == strategy.GPUTN {
+		w = a.WGs // one triggered put per (step, work-group slice)
 	}
 	lay := newRingLayout(int(a.Size/4), n, w)
 	res := AllreduceResult{Finish: make([]sim.Time, n)}
@@ -327,29 +327,38 @@ func (l *ringLayout) stepWork(wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) {
 }
 
 // gds pre-posts every put, then streams per step: wait for the step's
-// flags, a kernel that reduces and stamps, and the CP ringing the next
-// step's puts.
+// flag, a kernel that reduces (reduce-scatter) and stamps the chunk it
+// forwards next, and the CP ringing the next step's put.
 func (a Allreduce) gds(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
 	nd.RDMA.Expose(base, l.totalSize)
 	steps := 2 * (l.n - 1)
-	ids := make([][]rdma.Deferred, steps)
+	ids := make([]rdma.Deferred, steps)
 	for st := range steps {
-		for s := range l.w {
-			ids[st] = append(ids[st], nd.RDMA.Prepost(l.put(base, nd.Rank, st, s)))
-		}
+		ids[st] = nd.RDMA.Prepost(l.put(base, nd.Rank, st, 0))
 	}
-	nd.Stream.NicTrigger(ids[0]...)
+	nd.Stream.NicTrigger(ids[0])
 	var last *gpu.Run
 	for st := range steps {
-		for s := range l.w {
-			want := uint64(st + 1)
-			nd.Stream.WaitValue(l.flagAddr(base, nd.Rank, st, s), fmt.Sprintf("flag step %d slice %d", st, s),
-				func(v uint64) bool { return v == want })
+		want := uint64(st + 1)
+		nd.Stream.WaitValue(l.flagAddr(base, nd.Rank, st, 0), fmt.Sprintf("flag step %d", st),
+			func(v uint64) bool { return v == want })
+		k := l.stepChunk(nd.Rank, st)
+		off, nb := l.sub(k, 0)
+		stamp := func(wg *gpu.WG) {
+			if st+1 < steps {
+				wg.Store64(base+mem.Addr(off+pad8(nb)), uint64(st+2))
+			}
 		}
-		last = nd.Stream.Launch(gpu.Kernel{Name: fmt.Sprintf("step[%d]", st), WGs: l.w, WGSize: a.WGSize,
-			Body: func(wg *gpu.WG) { l.stepWork(wg, base, nd.Rank, st, wg.ID, a.WGSize) }})
+		var kern gpu.Kernel
+		if st < l.n-1 {
+			kern = reduceKernel(fmt.Sprintf("step[%d]", st), base+mem.Addr(off), base+mem.Addr(l.recv(st, 0)), nb,
+				a.kernelWGs(nd, nb), a.WGSize, stamp)
+		} else {
+			kern = gpu.Kernel{Name: fmt.Sprintf("step[%d]", st), WGs: 1, WGSize: a.WGSize, Body: stamp}
+		}
+		last = nd.Stream.Launch(kern)
 		if st+1 < steps {
-			nd.Stream.NicTrigger(ids[st+1]...)
+			nd.Stream.NicTrigger(ids[st+1])
 		}
 	}
 	nd.Stream.Wait(last)

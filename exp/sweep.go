@@ -1,0 +1,80 @@
+package exp
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+)
+
+// prefixTracer sends one simulation's spans under "label/track", so runs of
+// a sweep become separate processes in the trace.
+type prefixTracer struct {
+	t     sim.Tracer
+	label string
+}
+
+func (p prefixTracer) Span(track, name string, start, end sim.Time) {
+	p.t.Span(p.label+"/"+track, name, start, end)
+}
+
+// newRun builds a fresh engine and cluster of n nodes for one simulation.
+func newRun(cfg Config, env Env, label string, n int) (*cluster.Cluster, error) {
+	e := sim.New(cfg.Run.Seed)
+	if env.Tracer != nil {
+		e.SetTracer(prefixTracer{env.Tracer, label})
+	}
+	return cluster.New(e, cfg.Spec, n, cfg.Run.Functional)
+}
+
+func strategyConfig(cfg Config) strategy.Config {
+	return strategy.Config{SW: cfg.SW, MPI: cfg.MPI}
+}
+
+// forEach runs job(i) for i in [0, n) on cfg.Run.Parallel workers (one per
+// core when 0), or one at a time when tracing, since a tracer is shared.
+// Results must be stored by index, so output order never depends on
+// scheduling.
+func forEach(cfg Config, env Env, n int, job func(i int) error) error {
+	workers := cfg.Run.Parallel
+	if workers == 0 {
+		workers = runtime.NumCPU()
+	}
+	if env.Tracer != nil {
+		workers = 1
+	}
+	workers = max(1, min(workers, n))
+	errs := make([]error, n)
+	var mu sync.Mutex
+	done := 0
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = job(i)
+				mu.Lock()
+				done++
+				if env.Progress != nil {
+					env.Progress(done, n)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
