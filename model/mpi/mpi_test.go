@@ -1,0 +1,147 @@
+package mpi
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// world runs body on every rank of an n-node gputn cluster.
+func world(t *testing.T, n int, body func(c *Comm, t *cpu.Thread)) *sim.Engine {
+	t.Helper()
+	e := sim.New(1)
+	cl, err := cluster.New(e, cluster.GPUTN(), n, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, nd := range cl.Nodes {
+		nd.CPU.Spawn("rank", func(th *cpu.Thread) {
+			c, err := Init(th, nd.NIC, i, n, DefaultSpec(), cost.Default())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			body(c, th)
+		})
+	}
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7) + seed
+	}
+	return b
+}
+
+func TestEagerRendezvousAndUnexpected(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		size      int
+		recvDelay sim.Time // post the receive late: the message is unexpected
+	}{
+		{"eager expected", 1000, 0},
+		{"eager unexpected", 1000, 20 * sim.Microsecond},
+		{"rendezvous expected", 100_000, 0},
+		{"rendezvous unexpected", 100_000, 20 * sim.Microsecond},
+		{"zero bytes", 0, 0},
+	} {
+		var got []byte
+		var st Stats
+		world(t, 2, func(c *Comm, th *cpu.Thread) {
+			m := th.CPU().Mem()
+			buf := m.Alloc(mem.Host, uint64(max(tc.size, 1)), "buf")
+			if c.Rank() == 0 {
+				m.Write(buf, pattern(tc.size, 1))
+				r, err := c.Isend(buf, uint64(tc.size), 1, 42)
+				if err != nil {
+					t.Error(err)
+				}
+				c.Wait(r)
+				return
+			}
+			th.Sleep(tc.recvDelay)
+			r, err := c.Irecv(buf, uint64(tc.size), 0, 42)
+			if err != nil {
+				t.Error(err)
+			}
+			c.Wait(r)
+			if r.Len() != uint64(tc.size) || r.Source() != 0 {
+				t.Errorf("%s: len %d source %d", tc.name, r.Len(), r.Source())
+			}
+			got = append([]byte(nil), m.Bytes(buf, tc.size)...)
+			st = c.Stats()
+		})
+		if !bytes.Equal(got, pattern(tc.size, 1)) {
+			t.Errorf("%s: received bytes differ", tc.name)
+		}
+		if unexpected := tc.recvDelay > 0; unexpected != (st.Unexpected == 1) {
+			t.Errorf("%s: unexpected count %d", tc.name, st.Unexpected)
+		}
+	}
+}
+
+// Messages with the same source and tag match receives in posting order;
+// wildcards match anything.
+func TestMatchingOrderAndWildcards(t *testing.T) {
+	var order []byte
+	var srcs []int
+	world(t, 3, func(c *Comm, th *cpu.Thread) {
+		m := th.CPU().Mem()
+		switch c.Rank() {
+		case 0, 2:
+			var reqs []*Request
+			for k := range 3 {
+				b := m.Alloc(mem.Host, 8, "s")
+				m.Write(b, []byte{byte(10*c.Rank() + k)})
+				r, _ := c.Isend(b, 1, 1, 5)
+				reqs = append(reqs, r)
+			}
+			c.Waitall(reqs...)
+		case 1:
+			th.Sleep(30 * sim.Microsecond) // all six messages are unexpected by now
+			for k := range 3 {
+				b := m.Alloc(mem.Host, 8, "r")
+				r, _ := c.Irecv(b, 8, 0, 5)
+				c.Wait(r)
+				order = append(order, m.Bytes(b, 1)[0])
+				_ = k
+			}
+			for range 3 {
+				b := m.Alloc(mem.Host, 8, "r")
+				r, _ := c.Irecv(b, 8, AnySource, AnyTag)
+				c.Wait(r)
+				srcs = append(srcs, r.Source())
+			}
+		}
+	})
+	if !bytes.Equal(order, []byte{0, 1, 2}) {
+		t.Errorf("rank 0's messages received in order %v, want 0 1 2", order)
+	}
+	for _, s := range srcs {
+		if s != 2 {
+			t.Errorf("wildcard receives matched source %v, want only rank 2 left", srcs)
+			break
+		}
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	world(t, 2, func(c *Comm, th *cpu.Thread) {
+		if _, err := c.Isend(0, 1, 5, 0); err == nil {
+			t.Error("send to rank 5 of 2 accepted")
+		}
+		if _, err := c.Irecv(0, 1, 0, -3); err == nil {
+			t.Error("negative tag accepted")
+		}
+	})
+}
