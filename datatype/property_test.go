@@ -135,6 +135,28 @@ func checkOracle(t failer, ty *Type, count int, p plan) bool {
 			t.Fatalf("%v ×%d: segment unpack in pieces %v differs", ty, count, pcs)
 		}
 	}
+	// Process: the emitted regions, applied as copies, unpack the pieces;
+	// regions are clipped to each piece and merged within it.
+	if !overlap {
+		gotU := make([]byte, n)
+		pseg := mustSegment(t, c, count)
+		for _, r := range pcs {
+			sum := 0
+			nreg, err := pseg.Process(r[0], r[1], func(host, k, stream int) {
+				if stream < r[0] || stream+k > r[1] || k <= 0 {
+					t.Fatalf("region stream [%d,%d) outside piece %v", stream, stream+k, r)
+				}
+				copy(gotU[origin+host:origin+host+k], packed[stream:stream+k])
+				sum += k
+			})
+			if err != nil || sum != r[1]-r[0] || (nreg == 0) != (sum == 0) {
+				t.Fatalf("Process %v: %d regions, %d bytes, %v", r, nreg, sum, err)
+			}
+		}
+		if !bytes.Equal(gotU, wantU) {
+			t.Fatalf("%v ×%d: Process regions in pieces %v differ", ty, count, pcs)
+		}
+	}
 	// Checkpoints: read-only use on a private scratch segment, and
 	// progressing use on per-checkpoint working segments.
 	cps, err := c.Checkpoints(count, max(1, p.interval))
@@ -171,6 +193,20 @@ func checkOracle(t failer, ty *Type, count int, p plan) bool {
 	}
 	if !bytes.Equal(ro, packed) || !bytes.Equal(rw, packed) {
 		t.Fatalf("%v ×%d: checkpointed pack (interval %d) differs", ty, count, p.interval)
+	}
+	if !overlap { // read-only checkpoints also unpack the pieces in any order
+		gotU := make([]byte, n)
+		for _, r := range pcs {
+			if err := scratch.Restore(CheckpointFor(cps, r[0])); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := scratch.Unpack(gotU, origin, packed[r[0]:r[1]], r[0], r[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(gotU, wantU) {
+			t.Fatalf("%v ×%d: checkpointed unpack (interval %d) differs", ty, count, p.interval)
+		}
 	}
 	// Block lists of the pieces, in stream order, merge back to the type map.
 	var bl []Block
