@@ -24,7 +24,10 @@ func (k kind) String() string {
 // node is one level of the committed loop tree. Nodes are immutable once
 // built and may be shared.
 //
-// Invariant: size > 0 (empty subtrees are dropped while building).
+// Invariant: size > 0 (empty subtrees are dropped while building);
+// count ≥ 1; for kListB and kList, cum[i] is the packed size of blocks or
+// kids before i and cum[count] == size; [lo, hi) holds every byte the
+// node's blocks touch, relative to its instance origin (base included).
 type node struct {
 	kind   kind
 	count  int   // blocks (leaf kinds) or child instances (loop kinds)

@@ -45,10 +45,14 @@ type Segment struct {
 	count int
 	total int // packed bytes of the whole message
 
-	stack []frame // stack[len-1] is a leaf-kind frame unless done
-	pos   int     // stream bytes already consumed
-	inBlk int     // bytes of the current raw block already consumed
-	blk   int     // index of the current raw block in the message
+	// Invariant: stack is empty iff pos == total; otherwise stack[0].n is
+	// root, every frame's node is the current child of the frame below,
+	// and stack[len-1] is a leaf-kind frame whose current block holds
+	// stream byte pos at offset inBlk (0 ≤ inBlk < block length).
+	stack []frame
+	pos   int // stream bytes already consumed
+	inBlk int // bytes of the current raw block already consumed
+	blk   int // index of the current raw block in the message
 	stats SegmentStats
 }
 
