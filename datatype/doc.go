@@ -108,6 +108,15 @@
 // BlockList returns the same regions without copying, for handlers that
 // issue DMA writes.
 //
+// # For NIC offload
+//
+// Committed.Shape reports whether count elements normalize to a single
+// level of blocks — contiguous, vector, index-block or indexed — the forms
+// the specialized handlers of datatypes.md §4 take; anything else is
+// ShapeGeneral and needs the dataloops. Committed.DataloopBytes estimates
+// their NIC memory, Checkpoint.Bytes a checkpoint's, Segment.Stats the
+// catch-up work (blocks skipped, resets) a handler did.
+//
 // # Checkpoints
 //
 // Segment.Checkpoint snapshots a segment (a deep copy of its frames);

@@ -233,3 +233,29 @@ func TestTransposeKernels(t *testing.T) {
 		}
 	}
 }
+
+func TestShape(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		count int
+		want  Shape
+	}{
+		{"contig(3)<float64>", 2, Shape{Kind: ShapeContiguous, Count: 1, BlockLen: 48}},
+		{"vector(4,2,3)<float64>", 1, Shape{Kind: ShapeVector, Count: 4, BlockLen: 16, Stride: 24}},
+		{"resized(0,16)<float64>", 3, Shape{Kind: ShapeVector, Count: 3, BlockLen: 8, Stride: 16}},
+		{"indexed_block(3,1;5,0,2)<int32>", 1, Shape{Kind: ShapeIndexBlock, Count: 3, BlockLen: 4, Offsets: []int{20, 0, 8}}},
+		{"hindexed(2;1,2;-8,4)<int32>", 1, Shape{Kind: ShapeIndexed, Count: 2, Offsets: []int{-8, 4}, Lens: []int{4, 8}}},
+		{"subarray(2,C;4,4;2,2;1,1)<float64>", 1, Shape{Kind: ShapeVector, Count: 2, Base: 40, BlockLen: 16, Stride: 32}},
+		{"vector(2,1,3)<vector(2,1,2)<int8>>", 1, Shape{Kind: ShapeGeneral}},
+		{"contig(0)<byte>", 5, Shape{Kind: ShapeEmpty}},
+	} {
+		c := MustParse(tc.text).Commit()
+		got, err := c.Shape(tc.count)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s ×%d: Shape = %+v, %v; want %+v", tc.text, tc.count, got, err, tc.want)
+		}
+		if got.Kind != ShapeEmpty && c.DataloopBytes(tc.count) <= 0 {
+			t.Errorf("%s: DataloopBytes = %d", tc.text, c.DataloopBytes(tc.count))
+		}
+	}
+}
