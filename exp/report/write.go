@@ -18,7 +18,9 @@ import (
 )
 
 // WriteText prints r for people: each table aligned in columns with
-// durations in their natural unit ("12.5us"), then the notes, then every
+// durations in their largest unit to four significant digits ("12.5us",
+// "1.201ms"; the CSV and JSON forms keep every picosecond), floats to about
+// four significant digits, then the notes, then every
 // parameter with its value, source and description, then the seed.
 func WriteText(w io.Writer, r *Result) error {
 	var b bytes.Buffer
@@ -123,8 +125,37 @@ func textCell(c any) string {
 		return strconv.FormatFloat(v, 'f', significantDecimals(v), 64)
 	case float32:
 		return textCell(float64(v))
+	case sim.Time:
+		return humanTime(v)
 	}
 	return fmt.Sprint(c)
+}
+
+// humanTime prints t in its largest unit with four significant digits,
+// trailing zeros dropped: "792.6us", "1.201ms", "2.5us", "160ns".
+func humanTime(t sim.Time) string {
+	if t == 0 {
+		return "0s"
+	}
+	units := []struct {
+		name string
+		ps   sim.Time
+	}{{"s", sim.Second}, {"ms", sim.Millisecond}, {"us", sim.Microsecond}, {"ns", sim.Nanosecond}, {"ps", sim.Picosecond}}
+	a := t
+	if a < 0 {
+		a = -a
+	}
+	for _, u := range units {
+		if a >= u.ps || u.ps == sim.Picosecond {
+			v := float64(t) / float64(u.ps)
+			s := strconv.FormatFloat(v, 'f', max(0, 3-int(math.Floor(math.Log10(math.Abs(v))))), 64)
+			if strings.Contains(s, ".") {
+				s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+			}
+			return s + u.name
+		}
+	}
+	return t.String()
 }
 
 // significantDecimals returns how many decimals to print v with: about four

@@ -146,6 +146,13 @@ func TestTextCell(t *testing.T) {
 		{0.0, "0.000"},
 		{math.Inf(-1), "-Inf"},
 		{2500 * sim.Nanosecond, "2.5us"},
+		{792604202 * sim.Picosecond, "792.6us"},
+		{1201460763 * sim.Picosecond, "1.201ms"},
+		{1999999999 * sim.Picosecond, "2ms"},
+		{160 * sim.Nanosecond, "160ns"},
+		{sim.Time(250), "250ps"},
+		{-1500 * sim.Nanosecond, "-1.5us"},
+		{3 * sim.Second / 2, "1.5s"},
 		{true, "true"},
 		{int64(-3), "-3"},
 	}
