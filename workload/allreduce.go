@@ -8,7 +8,6 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/gputn"
-	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/model/nbc"
 	"github.com/gpunetsim/gpunetsim/model/rdma"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -154,25 +153,28 @@ func (l *ringLayout) verify(m *mem.Memory, base mem.Addr, ref []float32) error {
 	return nil
 }
 
-// ringSchedule returns the libNBC-style schedule of node i (workloads.md
-// §4.6): per step a send of one chunk to the right, a receive from the
-// left, and in the reduce-scatter half a reduction.
-func ringSchedule(l *ringLayout, i int) nbc.Schedule {
+// ringSchedule returns the libNBC-style schedule of node i for slice s
+// (workloads.md §4.6): per step a send of one chunk to the right, a receive
+// from the left, and in the reduce-scatter half a reduction of the received
+// chunk into the local one. Addresses are the data bytes of the subslots.
+func ringSchedule(l *ringLayout, base mem.Addr, i, s int) nbc.Schedule {
 	n := l.n
 	var sched nbc.Schedule
 	for st := range 2 * (n - 1) {
-		rs := st < n-1
-		sendK, recvK := mod(i-st, n), mod(i-st-1, n)
-		if !rs {
-			s := st - (n - 1)
-			sendK, recvK = mod(i+1-s, n), mod(i-s, n)
+		sendK, recvK := mod(i-st, n), l.stepChunk(i, st)
+		if st >= n-1 {
+			sendK = mod(i+1-(st-(n-1)), n)
 		}
+		sendOff, sendLen := l.sub(sendK, s)
+		recvAddr, recvLen := l.recvAddr(base, st, recvK, s)
 		round := nbc.Round{
-			{Kind: nbc.Send, Peer: mod(i+1, n), Chunk: sendK, Step: st},
-			{Kind: nbc.Recv, Peer: mod(i-1, n), Chunk: recvK, Step: st},
+			{Kind: nbc.Send, Peer: mod(i+1, n), Chunk: sendK, Step: st, Addr: base + mem.Addr(sendOff), Len: sendLen},
+			{Kind: nbc.Recv, Peer: mod(i-1, n), Chunk: recvK, Step: st, Addr: recvAddr, Len: recvLen},
 		}
-		if rs {
-			round = append(round, nbc.Op{Kind: nbc.Reduce, Chunk: recvK, Step: st})
+		if st < n-1 {
+			dstOff, _ := l.sub(recvK, s)
+			round = append(round, nbc.Op{Kind: nbc.Reduce, Chunk: recvK, Step: st,
+				Addr: base + mem.Addr(dstOff), Src: recvAddr, Len: recvLen})
 		}
 		sched = append(sched, round)
 	}
@@ -190,47 +192,21 @@ func (l *ringLayout) recvAddr(base mem.Addr, st, k, s int) (mem.Addr, uint64) {
 	return base + mem.Addr(off), nb
 }
 
-// twoSided is the CPU and HDN ring: MPI Isend/Irecv per step; the
-// reduction runs on the host (CPU) or in a kernel per step (HDN).
+// twoSided is the CPU and HDN ring: the schedule runs as a nonblocking
+// collective over MPI (Isend/Irecv per step); the reduction runs on the
+// host's cores (CPU) or in a kernel per step (HDN).
 func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
-	for _, round := range ringSchedule(l, nd.Rank) {
-		var reqs []*mpi.Request
-		for _, op := range round {
-			switch op.Kind {
-			case nbc.Send:
-				off, nb := l.sub(op.Chunk, 0)
-				r, err := nd.MPI.Isend(base+mem.Addr(off), nb, op.Peer, op.Step)
-				if err != nil {
-					return err
-				}
-				reqs = append(reqs, r)
-			case nbc.Recv:
-				addr, nb := l.recvAddr(base, op.Step, op.Chunk, 0)
-				r, err := nd.MPI.Irecv(addr, nb, op.Peer, op.Step)
-				if err != nil {
-					return err
-				}
-				reqs = append(reqs, r)
-			}
+	local := func(op nbc.Op) {
+		nd.Host.Instr(nd.SW.NBCStep)
+		if nd.Strategy == strategy.CPU {
+			addInto(nd.Mem, op.Addr, op.Src, op.Len)
+			nd.Host.Compute(3*op.Len, a.CPUThreads)
+			return
 		}
-		nd.MPI.Waitall(reqs...)
-		for _, op := range round {
-			if op.Kind != nbc.Reduce {
-				continue
-			}
-			off, nb := l.sub(op.Chunk, 0)
-			dst, src := base+mem.Addr(off), base+mem.Addr(l.recv(op.Step, 0))
-			nd.Host.Instr(nd.SW.NBCStep)
-			if nd.Strategy == strategy.CPU {
-				addInto(nd.Mem, dst, src, nb)
-				nd.Host.Compute(3*nb, a.CPUThreads)
-				continue
-			}
-			k := reduceKernel(fmt.Sprintf("reduce[%d]", op.Step), dst, src, nb, a.kernelWGs(nd, nb), a.WGSize, nil)
-			nd.Stream.Wait(nd.Stream.Launch(k))
-		}
+		k := reduceKernel(fmt.Sprintf("reduce[%d]", op.Step), op.Addr, op.Src, op.Len, a.kernelWGs(nd, op.Len), a.WGSize, nil)
+		nd.Stream.Wait(nd.Stream.Launch(k))
 	}
-	return nil
+	return nbc.Start(nbc.OverMPI(nd.MPI), local, ringSchedule(l, base, nd.Rank, 0)).Wait()
 }
 
 // kernelWGs sizes a one-step reduction kernel: enough work-groups to cover
@@ -387,11 +363,22 @@ func (a Allreduce) gputn(nd *strategy.Node, l *ringLayout, base mem.Addr) error 
 			}
 		}
 	}})
+	// Every send of the schedule becomes a triggered put, registered in
+	// step order while the kernel already runs (relaxed synchronization).
+	scheds := make([]nbc.Schedule, l.w)
+	for s := range l.w {
+		scheds[s] = ringSchedule(l, base, i, s)
+	}
 	for st := range steps {
 		for s := range l.w {
-			p := l.put(base, i, st, s)
-			nd.TN.TrigPut(tag(st, s, l.w), gputn.Put{Src: p.Src, Length: p.Length, Target: p.Target,
-				PT: nd.RDMA.PT(), RemoteOffset: p.RemoteOffset}, 1)
+			for _, op := range scheds[s][st] {
+				if op.Kind != nbc.Send {
+					continue
+				}
+				p := l.put(base, i, op.Step, s)
+				nd.TN.TrigPut(tag(op.Step, s, l.w), gputn.Put{Src: p.Src, Length: p.Length, Target: op.Peer,
+					PT: nd.RDMA.PT(), RemoteOffset: p.RemoteOffset}, 1)
+			}
 		}
 	}
 	nd.Stream.Wait(run)

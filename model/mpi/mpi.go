@@ -285,3 +285,16 @@ func (c *Comm) matched(r *Request, ev nic.Event, unexpected bool) {
 	}
 	r.done = true
 }
+
+// Poll handles one pending event, if any, without blocking.
+func (c *Comm) Poll() {
+	if ev, ok := c.eq.Get(); ok {
+		c.handle(ev)
+		return
+	}
+	c.stats.Polls++
+	c.t.Instr(c.sw.MPIPoll)
+}
+
+// Block waits for and handles one event.
+func (c *Comm) Block() { c.progressOne() }

@@ -1,23 +1,34 @@
 // Package nbc is the libNBC-style schedule model of workloads.md §4.6: a
 // collective is a Schedule of Rounds; every op of a round must complete
-// before the next round starts. The schedule is data: host progress engines
-// (CPU, HDN) walk it with MPI, and the GPU-TN and GDS runtimes map its sends
-// to pre-registered triggered or deferred puts, one per (step, slice).
+// before the next round starts. The schedule is data: the host executor
+// here runs it as a nonblocking collective over a two-sided transport (MPI)
+// — Start posts the first round, Test advances it whenever the caller
+// progresses, Wait blocks until the end — and the GPU-TN and GDS runtimes
+// map its sends to pre-registered triggered or deferred puts instead.
 package nbc
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+)
 
 // Kind is what an op does.
 type Kind uint8
 
 // Op kinds.
 const (
-	Send   Kind = iota // send chunk Chunk to Peer
-	Recv               // receive chunk Chunk from Peer
-	Reduce             // combine the received chunk into the local one
-	Copy               // copy the received chunk into place
+	Send   Kind = iota // send Len bytes at Addr to Peer
+	Recv               // receive up to Len bytes into Addr from Peer
+	Reduce             // combine Src into Addr (Len bytes), a local op
+	Copy               // copy Src to Addr (Len bytes), a local op
 )
 
 func (k Kind) String() string {
-	return [...]string{"send", "recv", "reduce", "copy"}[k]
+	if int(k) < 4 {
+		return [...]string{"send", "recv", "reduce", "copy"}[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
 }
 
 // Op is one schedule operation. Chunk names the algorithm's data unit; Step
@@ -27,6 +38,9 @@ type Op struct {
 	Peer  int
 	Chunk int
 	Step  int
+	Addr  mem.Addr // send source, receive or reduce destination
+	Src   mem.Addr // reduce/copy source
+	Len   uint64
 }
 
 // Round is a set of ops that may proceed concurrently.
@@ -46,4 +60,110 @@ func (s Schedule) Sends() int {
 		}
 	}
 	return n
+}
+
+// Request is an outstanding transport operation.
+type Request interface{ Done() bool }
+
+// Transport is the two-sided layer a schedule runs over.
+type Transport interface {
+	// Isend and Irecv start the op's message; the tag is op.Step.
+	Isend(op Op) (Request, error)
+	Irecv(op Op) (Request, error)
+	// Poll handles at most one pending completion without blocking.
+	Poll()
+	// Block waits until at least one completion was handled.
+	Block()
+}
+
+// Handle is a running nonblocking collective.
+type Handle struct {
+	sched Schedule
+	tr    Transport
+	local func(op Op)
+	round int
+	reqs  []Request
+	err   error
+}
+
+// Start begins executing sched over tr; local runs the round's Reduce and
+// Copy ops (it may block the calling host thread, e.g. on a kernel) after
+// the round's messages completed.
+func Start(tr Transport, local func(op Op), sched Schedule) *Handle {
+	h := &Handle{sched: sched, tr: tr, local: local}
+	h.post()
+	return h
+}
+
+func (h *Handle) post() {
+	h.reqs = h.reqs[:0]
+	for h.round < len(h.sched) && h.err == nil {
+		for _, op := range h.sched[h.round] {
+			var r Request
+			var err error
+			switch op.Kind {
+			case Send:
+				r, err = h.tr.Isend(op)
+			case Recv:
+				r, err = h.tr.Irecv(op)
+			default:
+				continue
+			}
+			if err != nil {
+				h.err = fmt.Errorf("nbc round %d %s: %w", h.round, op.Kind, err)
+				return
+			}
+			h.reqs = append(h.reqs, r)
+		}
+		if len(h.reqs) > 0 {
+			return
+		}
+		h.finishRound() // a round of local ops only
+	}
+}
+
+func (h *Handle) finishRound() {
+	for _, op := range h.sched[h.round] {
+		if op.Kind == Reduce || op.Kind == Copy {
+			h.local(op)
+		}
+	}
+	h.round++
+}
+
+// Round returns the index of the round in progress (len(schedule) when
+// done).
+func (h *Handle) Round() int { return h.round }
+
+// Test progresses the collective once and reports whether it finished.
+func (h *Handle) Test() (bool, error) {
+	if h.err != nil || h.round >= len(h.sched) {
+		return true, h.err
+	}
+	h.tr.Poll()
+	h.advance()
+	return h.round >= len(h.sched) || h.err != nil, h.err
+}
+
+func (h *Handle) advance() {
+	for h.round < len(h.sched) && h.err == nil {
+		for _, r := range h.reqs {
+			if !r.Done() {
+				return
+			}
+		}
+		h.finishRound()
+		h.post()
+	}
+}
+
+// Wait blocks until the collective finished.
+func (h *Handle) Wait() error {
+	for {
+		h.advance()
+		if h.err != nil || h.round >= len(h.sched) {
+			return h.err
+		}
+		h.tr.Block()
+	}
 }
