@@ -64,7 +64,12 @@ func (t *Thread) CPU() *CPU { return t.cpu }
 func (t *Thread) Track() string { return t.track }
 
 // Span records a trace span on the thread's track from start to now.
-func (t *Thread) Span(what string, start sim.Time) { t.Engine().Span(t.track, what, start, t.Now()) }
+// Empty spans are dropped.
+func (t *Thread) Span(what string, start sim.Time) {
+	if now := t.Now(); now > start {
+		t.Engine().Span(t.track, what, start, now)
+	}
+}
 
 // Instr runs n instructions of runtime software.
 func (t *Thread) Instr(n int) {
@@ -84,8 +89,10 @@ func (t *Thread) Compute(bytes uint64, threads int) {
 	}
 	threads = max(1, min(threads, t.cpu.spec.Cores))
 	coreTime := t.cpu.spec.Freq.Cycles(float64(bytes) / (t.cpu.spec.StreamBPC * float64(threads)))
-	done := max(t.Now()+coreTime, t.cpu.dram.Reserve(t.Now(), bytes))
+	start := t.Now()
+	done := max(start+coreTime, t.cpu.dram.Reserve(start, bytes))
 	t.SleepUntil(done)
+	t.Span("compute", start)
 }
 
 // WaitWord polls the 64-bit word at a until cond holds and returns its

@@ -10,13 +10,13 @@ import (
 
 // Spec describes the host CPU of a node and its memory.
 type Spec struct {
-	Cores          int       `toml:"cores" doc:"host cores" src:"DOC"`
-	Freq           unit.Freq `toml:"freq" doc:"core clock" src:"DOC"`
-	IPC            float64   `toml:"ipc" doc:"effective instructions per cycle of runtime software (gpu-networking.md §6)" src:"DEFAULT"`
-	StreamBPC      float64   `toml:"stream_bytes_per_cycle" doc:"streaming reduction/stencil throughput per core" src:"DEFAULT"`
-	DRAMLatency    sim.Time  `toml:"dram_latency" doc:"DRAM access latency (a poll that misses pays it)" src:"DEFAULT"`
-	DRAMBandwidth  unit.Rate `toml:"dram_bandwidth" doc:"peak DRAM bandwidth (channels × 8B × transfer rate)" src:"DEFAULT"`
-	CacheHit       sim.Time  `toml:"cache_hit" doc:"a poll that hits its cache line (unchanged word)" src:"DEFAULT"`
+	Cores         int       `toml:"cores" doc:"host cores" src:"DOC"`
+	Freq          unit.Freq `toml:"freq" doc:"core clock" src:"DOC"`
+	IPC           float64   `toml:"ipc" doc:"effective instructions per cycle of runtime software (gpu-networking.md §6)" src:"DEFAULT"`
+	StreamBPC     float64   `toml:"stream_bytes_per_cycle" doc:"streaming reduction/stencil throughput per core" src:"DEFAULT"`
+	DRAMLatency   sim.Time  `toml:"dram_latency" doc:"DRAM access latency (a poll that misses pays it)" src:"DEFAULT"`
+	DRAMBandwidth unit.Rate `toml:"dram_bandwidth" doc:"peak DRAM bandwidth (channels × 8B × transfer rate)" src:"DEFAULT"`
+	CacheHit      sim.Time  `toml:"cache_hit" doc:"a poll that hits its cache line (unchanged word)" src:"DEFAULT"`
 }
 
 // Validate reports every invalid field.

@@ -46,6 +46,7 @@ type Put struct {
 // threshold. It may be called before or after the kernel that triggers it
 // starts (relaxed synchronization).
 func (h *Host) TrigPut(tag uint64, p Put, threshold uint64) {
+	defer h.t.Span("TrigPut", h.t.Now())
 	h.t.Instr(h.sw.PortalsPost)
 	cmd := nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: p.Src, Length: p.Length}, Length: p.Length,
 		Target: p.Target, PT: p.PT, RemoteOffset: p.RemoteOffset, MatchBits: p.MatchBits, Ack: nic.NoAckReq}

@@ -127,6 +127,7 @@ func (c *Comm) Isend(buf mem.Addr, n uint64, dst, tag int) (*Request, error) {
 		return nil, fmt.Errorf("mpi: tag %d out of range [0, %d]", tag, tagMask)
 	}
 	r := &Request{send: true, buf: buf, length: n}
+	defer c.t.Span("MPI_Isend", c.t.Now())
 	c.t.Instr(c.sw.MPIMatch)
 	md := &nic.MD{Start: buf, Length: n, EQ: c.eq}
 	cmd := nic.Command{Op: nic.CmdPut, MD: md, Length: n, Target: dst, PT: c.ptMPI,
@@ -158,6 +159,7 @@ func (c *Comm) Irecv(buf mem.Addr, n uint64, src, tag int) (*Request, error) {
 		return nil, fmt.Errorf("mpi: tag %d out of range [0, %d]", tag, tagMask)
 	}
 	r := &Request{buf: buf, length: n}
+	defer c.t.Span("MPI_Irecv", c.t.Now())
 	c.t.Instr(c.sw.MPIMatch)
 	me := nic.ME{Start: buf, Length: n, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEUseOnce, UserPtr: r}
 	s, tg := src, tag
@@ -182,6 +184,7 @@ func (c *Comm) Wait(r *Request) { c.Waitall(r) }
 
 // Waitall progresses until every request completes.
 func (c *Comm) Waitall(rs ...*Request) {
+	defer c.t.Span("MPI_Wait", c.t.Now())
 	for {
 		pending := false
 		for _, r := range rs {
@@ -297,4 +300,7 @@ func (c *Comm) Poll() {
 }
 
 // Block waits for and handles one event.
-func (c *Comm) Block() { c.progressOne() }
+func (c *Comm) Block() {
+	defer c.t.Span("MPI progress", c.t.Now())
+	c.progressOne()
+}

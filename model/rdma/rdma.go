@@ -63,6 +63,7 @@ func (ep *Endpoint) Put(p Put) {
 // Prepost builds the command and posts it to the NIC without activating it
 // (GDS); the GPU's CP activates it later with a stream NIC trigger.
 func (ep *Endpoint) Prepost(p Put) Deferred {
+	defer ep.t.Span("prepost put", ep.t.Now())
 	ep.t.Instr(ep.sw.PortalsPost)
 	return ep.nic.PostDeferred(ep.t.Proc, ep.command(p))
 }

@@ -50,6 +50,7 @@ func (s *Stream) GPU() *gpu.GPU { return s.g }
 // enqueue charges the host for building a packet and ringing the queue
 // doorbell, and hands op to the CP when the doorbell lands.
 func (s *Stream) enqueue(instr int, op gpu.Op) {
+	defer s.t.Span("stream enqueue", s.t.Now())
 	s.t.Instr(instr)
 	s.ops++
 	g := s.g
@@ -66,6 +67,7 @@ func (s *Stream) Launch(k gpu.Kernel) *gpu.Run {
 
 // Wait blocks the host thread until run's completion signal is seen.
 func (s *Stream) Wait(run *gpu.Run) {
+	defer s.t.Span("wait kernel", s.t.Now())
 	s.t.WaitWord(run.Signal, "completion of kernel "+run.Kernel.Name, func(v uint64) bool { return v != 0 })
 }
 

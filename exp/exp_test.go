@@ -1,0 +1,95 @@
+package exp
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+func quickConfig(t *testing.T) Config {
+	t.Helper()
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Allreduce.Nodes = []int{2, 3, 5}
+	cfg.Allreduce.Size = 96 * unit.KiB
+	return cfg
+}
+
+// Same configuration and seed give identical results, however many
+// workers run the sweep.
+func TestAllreduceIsDeterministicAcrossWorkers(t *testing.T) {
+	var out []string
+	for _, workers := range []int{1, 2, 1} {
+		cfg := quickConfig(t)
+		cfg.Run.Parallel = workers
+		res, err := runAllreduce(cfg, Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	if out[0] != out[1] || out[1] != out[2] {
+		t.Fatal("results differ between runs with the same seed")
+	}
+	if !strings.Contains(out[0], "matched the serial") {
+		t.Fatalf("functional verification note missing: %s", out[0])
+	}
+}
+
+func TestAllreduceReportsSpeedupAgainstCPU(t *testing.T) {
+	res, err := runAllreduce(quickConfig(t), Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := res.Tables[1]
+	if long.Columns[4] != "speedup_vs_CPU" || len(long.Rows) != 3*4 {
+		t.Fatalf("columns %v, %d rows", long.Columns, len(long.Rows))
+	}
+	for _, row := range long.Rows {
+		if row[1] == "CPU" && row[4] != 1.0 {
+			t.Errorf("CPU speedup %v, want 1", row[4])
+		}
+		if row[6] != true {
+			t.Errorf("row %v not verified", row)
+		}
+	}
+	if res.Plot == nil || len(res.Plot.Series) != 4 || len(res.Plot.Series[0].X) != 3 {
+		t.Fatalf("plot %+v", res.Plot)
+	}
+}
+
+func TestInvalidConfigsAreRejected(t *testing.T) {
+	for name, mut := range map[string]func(*Config){
+		"one node":        func(c *Config) { c.Allreduce.Nodes = []int{1} },
+		"too many wgs":    func(c *Config) { c.Allreduce.WGs = 17 },
+		"odd size":        func(c *Config) { c.Allreduce.Size = 6 },
+		"more nodes than": func(c *Config) { c.Allreduce.Size = 16; c.Allreduce.Nodes = []int{8} },
+		"bad strategy":    func(c *Config) { c.Allreduce.Strategies = []string{"XYZ"} },
+		"zero bandwidth":  func(c *Config) { c.Link.Bandwidth = 0 },
+	} {
+		cfg := quickConfig(t)
+		mut(&cfg)
+		if _, err := runAllreduce(cfg, Env{}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestLatencyExperiment(t *testing.T) {
+	cfg := quickConfig(t)
+	res, err := runLatency(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tables[0].Rows) != 3 || len(res.Tables[1].Rows) < 15 {
+		t.Fatalf("tables %+v", res.Tables)
+	}
+}
