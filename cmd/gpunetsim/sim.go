@@ -59,7 +59,13 @@ func runDefault(cmd *cobra.Command, stdout, stderr io.Writer) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return badInput(fmt.Errorf("--out-dir %s: not an existing directory", dir))
 	}
-	o := runOptions{
+	return runExperiment(defaultOptions(dir), stdout, stderr)
+}
+
+// defaultOptions is what the no-argument run does: the default experiment
+// on the gputn preset at the quick sweep, saving CSV and SVG into dir.
+func defaultOptions(dir string) runOptions {
+	return runOptions{
 		experiment: defaultExperiment,
 		load: params.Options{Edit: func(cfg *exp.Config) error {
 			cfg.Allreduce.Nodes = append([]int(nil), defaultNodes...)
@@ -68,7 +74,6 @@ func runDefault(cmd *cobra.Command, stdout, stderr io.Writer) error {
 		csv:  filepath.Join(dir, defaultExperiment+".csv"),
 		plot: filepath.Join(dir, defaultExperiment+".svg"),
 	}
-	return runExperiment(o, stdout, stderr)
 }
 
 // runOptions is everything one experiment run needs from the command line.

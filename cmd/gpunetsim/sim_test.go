@@ -80,6 +80,29 @@ func TestRunWithWritesEveryFile(t *testing.T) {
 	}
 }
 
+func TestDefaultOptions(t *testing.T) {
+	dir := t.TempDir()
+	o := defaultOptions(dir)
+	if o.experiment != "allreduce" {
+		t.Fatalf("default experiment %q", o.experiment)
+	}
+	calls := 0
+	var stdout bytes.Buffer
+	if err := runWith(fake(&calls), o, &stdout, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	csv := read(t, filepath.Join(dir, "allreduce.csv"))
+	if !strings.Contains(csv, "# allreduce.nodes = 2,4,8,16,32,64 [DEFAULT]") || !strings.Contains(csv, "# run.preset = gputn [RUN]") {
+		t.Errorf("default CSV records the wrong sweep:\n%s", csv)
+	}
+	if !strings.HasPrefix(read(t, filepath.Join(dir, "allreduce.svg")), "<?xml") {
+		t.Error("no SVG plot")
+	}
+	if want := "wrote " + filepath.Join(dir, "allreduce.csv") + ", " + filepath.Join(dir, "allreduce.svg") + "\n"; !strings.HasSuffix(stdout.String(), want) {
+		t.Errorf("stdout does not end with %q:\n%s", want, stdout.String())
+	}
+}
+
 func TestRunWithDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	var files []string
