@@ -37,6 +37,7 @@ type node struct {
 	offs   []int // kIdxB, kListB, kIdx, kList: byte offsets (before base)
 	lens   []int // kListB: block lengths in bytes
 	cum    []int // kListB, kList: packed bytes before block or kid i (len count+1)
+	cumBlk []int // kList: raw blocks before kid i (len count+1), saturating
 	child  *node // kRep, kIdx
 	kids   []*node
 
@@ -197,10 +198,11 @@ func mkList(offs []int, kids []*node) *node {
 		n.size = n.cum[len(bo)]
 		return n
 	}
-	n := &node{kind: kList, count: len(k), offs: o, kids: k, cum: make([]int, len(k)+1)}
+	n := &node{kind: kList, count: len(k), offs: o, kids: k, cum: make([]int, len(k)+1), cumBlk: make([]int, len(k)+1)}
 	n.lo, n.hi = o[0]+k[0].lo, o[0]+k[0].hi
 	for i, c := range k {
 		n.cum[i+1] = n.cum[i] + c.size
+		n.cumBlk[i+1] = satAdd(n.cumBlk[i], c.nblk)
 		n.nblk = satAdd(n.nblk, c.nblk)
 		n.lo, n.hi = min(n.lo, o[i]+c.lo), max(n.hi, o[i]+c.hi)
 		n.depth = max(n.depth, c.depth+1)

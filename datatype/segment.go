@@ -162,13 +162,11 @@ func (s *Segment) seek(t int) {
 		case kRep, kIdx:
 			i = rem / n.child.size
 			rem -= i * n.child.size
-			s.blk += i * n.child.nblk
+			s.blk = satAdd(s.blk, satMul(i, n.child.nblk))
 		case kList:
 			i = sort.Search(n.count, func(k int) bool { return n.cum[k+1] > rem }) // first kid ending after rem
 			rem -= n.cum[i]
-			for _, k := range n.kids[:i] {
-				s.blk += k.nblk
-			}
+			s.blk += n.cumBlk[i]
 		case kBlock:
 			i = 0
 		case kVecB, kIdxB:
