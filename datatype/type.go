@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Combiner names the constructor that made a Type, as MPI_Type_get_envelope
@@ -277,20 +278,19 @@ func checkNonNeg(what string, v int) error {
 	return nil
 }
 
+// satMul multiplies non-negative counts, saturating at MaxInt64/2.
 func satMul(a, b int) int {
-	if a == 0 || b == 0 {
+	if a <= 0 || b <= 0 {
 		return 0
 	}
-	if a > math.MaxInt32*2 && b > 1 || b > math.MaxInt32*2 && a > 1 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64/2 {
 		return math.MaxInt64 / 2
 	}
-	p := a * b
-	if p/b != a || p > math.MaxInt64/2 {
-		return math.MaxInt64 / 2
-	}
-	return p
+	return int(lo)
 }
 
+// satAdd adds non-negative counts, saturating at MaxInt64/2.
 func satAdd(a, b int) int { return min(a+b, math.MaxInt64/2) }
 
 func finish(t *Type, c *calc) (*Type, error) {

@@ -3,6 +3,7 @@ package datatype
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -257,5 +258,18 @@ func TestShape(t *testing.T) {
 		if got.Kind != ShapeEmpty && c.DataloopBytes(tc.count) <= 0 {
 			t.Errorf("%s: DataloopBytes = %d", tc.text, c.DataloopBytes(tc.count))
 		}
+	}
+}
+
+func TestSaturating(t *testing.T) {
+	for _, tc := range []struct{ a, b, want int }{
+		{0, 5, 0}, {3, 4, 12}, {5e9, 2, 1e10}, {1 << 40, 1 << 40, math.MaxInt64 / 2}, {-1, 3, 0},
+	} {
+		if got := satMul(tc.a, tc.b); got != tc.want {
+			t.Errorf("satMul(%d, %d) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if got := satAdd(math.MaxInt64/2, math.MaxInt64/2); got != math.MaxInt64/2 {
+		t.Errorf("satAdd saturates at %d", got)
 	}
 }
