@@ -6,7 +6,10 @@
 // "GPUTN n=4/node[0].gpu.wg[3]" is split at its first "/": the part before
 // names the simulation run, shown as a process (pid), and the rest names the
 // agent, shown as a thread (tid) of that process; a track without "/"
-// belongs to the process "sim". Processes and threads carry
+// belongs to the process "sim". Chrome requires the complete events of one
+// thread to nest, so spans of an agent that overlap without nesting (a NIC
+// serving several transfers at once) are spread over extra lanes, threads
+// named "agent #2", "agent #3", … Processes and threads carry
 // process_name/thread_name metadata and sort indices so they appear in name
 // order.
 //

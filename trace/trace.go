@@ -79,21 +79,88 @@ type event struct {
 	end      sim.Time
 }
 
+// thread is one Chrome thread: an agent's lane within a run.
+type thread struct {
+	proc, agent string
+	lane        int
+}
+
+// label names a thread: the agent, with " #k" for its k-th lane (k ≥ 2).
+func (t thread) label() string {
+	if t.lane == 0 {
+		return t.agent
+	}
+	return t.agent + " #" + strconv.Itoa(t.lane+1)
+}
+
+// laned is a span placed on a lane of its track.
+type laned struct {
+	span
+	lane int
+}
+
+// assignLanes sorts one track's spans by (start, longest first, name) and
+// gives each the first lane on which it nests inside or follows the spans
+// already there, so every lane is properly nested as Chrome "X" events
+// must be. Agents whose spans overlap (a NIC serving several transfers at
+// once) get extra lanes.
+func (w *Writer) assignLanes(spans []span) []laned {
+	slices.SortFunc(spans, func(a, b span) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end), strings.Compare(w.names[a.name], w.names[b.name]))
+	})
+	var open [][]sim.Time // per lane, the end times of the enclosing spans
+	out := make([]laned, len(spans))
+	for i, s := range spans {
+		lane := -1
+		for l := range open {
+			st := open[l]
+			for len(st) > 0 && st[len(st)-1] <= s.start && !(st[len(st)-1] == s.start && s.end == s.start) {
+				st = st[:len(st)-1]
+			}
+			open[l] = st
+			if lane < 0 && (len(st) == 0 || st[len(st)-1] >= s.end) {
+				lane = l
+			}
+		}
+		if lane < 0 {
+			lane = len(open)
+			open = append(open, nil)
+		}
+		open[lane] = append(open[lane], s.end)
+		out[i] = laned{s, lane}
+	}
+	return out
+}
+
 // Encode writes every recorded span as one JSON object
 // {"displayTimeUnit":"ns","traceEvents":[...]} to out.
 func (w *Writer) Encode(out io.Writer) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 
-	// Number processes, then threads within each process, in name order.
-	type thread struct{ proc, name string }
-	procSet := map[string]bool{}
-	threadSet := map[thread]bool{}
-	for track := range w.tracks {
-		p, t := split(track)
-		procSet[p] = true
-		threadSet[thread{p, t}] = true
+	// Place each track's spans on lanes.
+	perTrack := make(map[int32][]span, len(w.tracks))
+	for _, s := range w.spans {
+		perTrack[s.track] = append(perTrack[s.track], s)
 	}
+	type placed struct {
+		th thread
+		laned
+	}
+	var all []placed
+	threadSet := map[thread]bool{}
+	procSet := map[string]bool{}
+	for track, spans := range perTrack {
+		p, a := split(w.names[track])
+		procSet[p] = true
+		for _, l := range w.assignLanes(spans) {
+			th := thread{p, a, l.lane}
+			threadSet[th] = true
+			all = append(all, placed{th, l})
+		}
+	}
+
+	// Number processes, then threads within each process, in natural order.
 	procs := sortedKeys(procSet)
 	pid := make(map[string]int, len(procs))
 	for i, p := range procs {
@@ -104,22 +171,16 @@ func (w *Writer) Encode(out io.Writer) error {
 		threads = append(threads, t)
 	}
 	slices.SortFunc(threads, func(a, b thread) int {
-		return cmp.Or(cmp.Compare(pid[a.proc], pid[b.proc]), Natural(a.name, b.name))
+		return cmp.Or(cmp.Compare(pid[a.proc], pid[b.proc]), Natural(a.agent, b.agent), cmp.Compare(a.lane, b.lane))
 	})
 	tid := make(map[thread]int, len(threads))
 	for i, t := range threads {
 		tid[t] = i + 1
 	}
-	trackID := make(map[int32][2]int, len(w.tracks))
-	for track, i := range w.tracks {
-		p, t := split(track)
-		trackID[i] = [2]int{pid[p], tid[thread{p, t}]}
-	}
 
-	events := make([]event, len(w.spans))
-	for i, s := range w.spans {
-		id := trackID[s.track]
-		events[i] = event{pid: id[0], tid: id[1], name: w.names[s.name], start: s.start, end: s.end}
+	events := make([]event, len(all))
+	for i, p := range all {
+		events[i] = event{pid: pid[p.th.proc], tid: tid[p.th], name: w.names[p.name], start: p.start, end: p.end}
 	}
 	slices.SortFunc(events, func(a, b event) int {
 		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid), cmp.Compare(a.start, b.start),
@@ -145,7 +206,7 @@ func (w *Writer) Encode(out io.Writer) error {
 	for i, t := range threads {
 		p := strconv.Itoa(pid[t.proc])
 		sep()
-		bw.WriteString(`{"name":"thread_name","ph":"M","pid":` + p + `,"tid":` + strconv.Itoa(i+1) + `,"args":{"name":` + quote(t.name) + `}}`)
+		bw.WriteString(`{"name":"thread_name","ph":"M","pid":` + p + `,"tid":` + strconv.Itoa(i+1) + `,"args":{"name":` + quote(t.label()) + `}}`)
 		sep()
 		bw.WriteString(`{"name":"thread_sort_index","ph":"M","pid":` + p + `,"tid":` + strconv.Itoa(i+1) + `,"args":{"sort_index":` + strconv.Itoa(i+1) + `}}`)
 	}

@@ -193,3 +193,70 @@ func TestNatural(t *testing.T) {
 		}
 	}
 }
+
+// TestLanesNest checks that random spans, overlapping at will, come out as
+// properly nested events on every thread, none lost.
+func TestLanesNest(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	w := New()
+	const n = 2000
+	for range n {
+		start := sim.Time(r.IntN(1000))
+		w.Span("run/nic", "x", start, start+sim.Time(r.IntN(50)))
+	}
+	var b bytes.Buffer
+	if err := w.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	var f traceFile
+	if err := json.Unmarshal(b.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	names := map[int]string{}
+	open := map[int][]float64{}
+	count := 0
+	for _, e := range f.TraceEvents {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			names[e.Tid] = e.Args["name"].(string)
+		}
+		if e.Ph != "X" {
+			continue
+		}
+		count++
+		st := open[e.Tid]
+		for len(st) > 0 && st[len(st)-1] <= e.Ts+1e-9 {
+			st = st[:len(st)-1]
+		}
+		if len(st) > 0 && e.Ts+e.Dur > st[len(st)-1]+1e-9 {
+			t.Fatalf("thread %s: event [%v, %v] overlaps an enclosing event ending at %v", names[e.Tid], e.Ts, e.Ts+e.Dur, st[len(st)-1])
+		}
+		open[e.Tid] = append(st, e.Ts+e.Dur)
+	}
+	if count != n {
+		t.Fatalf("%d events; want %d", count, n)
+	}
+	if len(names) < 2 || names[1] != "nic" || names[2] != "nic #2" {
+		t.Fatalf("lanes named %v", names)
+	}
+}
+
+func TestOverlapGetsSecondLane(t *testing.T) {
+	w := New()
+	w.Span("r/nic", "a", 0, 10)
+	w.Span("r/nic", "b", 5, 15)  // overlaps a: second lane
+	w.Span("r/nic", "c", 2, 4)   // inside a: first lane
+	w.Span("r/nic", "d", 10, 12) // after a: first lane
+	var b bytes.Buffer
+	if err := w.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"args":{"name":"nic"}`, `"args":{"name":"nic #2"}`,
+		`{"name":"a","ph":"X","pid":1,"tid":1,`, `{"name":"c","ph":"X","pid":1,"tid":1,`,
+		`{"name":"d","ph":"X","pid":1,"tid":1,`, `{"name":"b","ph":"X","pid":1,"tid":2,`,
+	} {
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("trace lacks %s:\n%s", want, b.Bytes())
+		}
+	}
+}

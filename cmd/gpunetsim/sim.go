@@ -119,7 +119,7 @@ succeeds, and each appears whole or not at all.`,
 	f.StringVar(&o.json, "json", "", "write the whole result as JSON to `file`")
 	f.StringVar(&o.plot, "plot", "", "draw the result's plot to `file` (.svg, .png or .pdf)")
 	f.StringVar(&o.trace, "trace", "", "write Chrome trace events of every simulated agent to `file`")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success (no report, no progress bar)")
 	return cmd
 }
 
@@ -174,7 +174,10 @@ func runWith(e exp.Experiment, o runOptions, stdout, stderr io.Writer) error {
 		tw = trace.New()
 		env.Tracer = tw
 	}
-	bar := newProgress(stderr)
+	var bar *progress
+	if !o.quiet {
+		bar = newProgress(stderr)
+	}
 	if bar != nil {
 		env.Progress = bar.report
 	}
