@@ -54,13 +54,10 @@ type DeadlockError struct {
 
 func (e *DeadlockError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v at %v: %d operation(s) stuck", ErrDeadlock, e.At, e.Count)
-	for _, s := range e.Stuck {
-		b.WriteString("\n  ")
-		b.WriteString(s)
-	}
+	fmt.Fprintf(&b, "%v at %v: %d operation(s) stuck: ", ErrDeadlock, e.At, e.Count)
+	b.WriteString(strings.Join(e.Stuck, "; "))
 	if e.Count > len(e.Stuck) {
-		fmt.Fprintf(&b, "\n  ... and %d more", e.Count-len(e.Stuck))
+		fmt.Fprintf(&b, "; ... and %d more", e.Count-len(e.Stuck))
 	}
 	return b.String()
 }
@@ -670,7 +667,7 @@ func (s *state) checkFinished() error {
 			var why string
 			switch {
 			case o.state == stPending:
-				why = fmt.Sprintf("waiting for %d dependenc(ies) that never complete", o.deps)
+				why = fmt.Sprintf("never ready, %d unfinished dependencies", o.deps)
 			case o.kind == goal.Recv:
 				why = "posted, no matching send"
 			case o.kind == goal.Send:

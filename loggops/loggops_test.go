@@ -228,7 +228,7 @@ func TestDeadlocks(t *testing.T) {
 		{"unmatched recv", "num_ranks 2\nrank 0 {\n}\nrank 1 {\nrecv 8b from 0 tag 3\n}\n", "rank 1 line 5: recv 8b from 0 tag 3"},
 		{"unmatched eager send", "num_ranks 2\nrank 0 {\nsend 8b to 1\n}\nrank 1 {\n}\n", "message of 8b from rank 0 (line 3)"},
 		{"unmatched rendezvous send", "num_ranks 2\nrank 0 {\nsend 100000b to 1\n}\nrank 1 {\n}\n", "rendezvous, no matching receive"},
-		{"cycle", "num_ranks 1\nrank 0 {\na: calc 1\nb: calc 1\na requires b\nb requires a\n}\n", "rank 0 line 3: calc 1ns cpu 0: waiting for 1"},
+		{"cycle", "num_ranks 1\nrank 0 {\na: calc 1\nb: calc 1\na requires b\nb requires a\n}\n", "rank 0 line 3: calc 1ns cpu 0: never ready, 1 unfinished"},
 		{"tag mismatch", "num_ranks 2\nrank 0 {\nsend 8b to 1 tag 1\n}\nrank 1 {\nrecv 8b from 0 tag 2\n}\n", "posted, no matching send"},
 	}
 	for _, tc := range tests {
