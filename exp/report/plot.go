@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -54,8 +57,13 @@ func WritePlot(w io.Writer, r *Result, format string) error {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
+	p.Title.Padding = vg.Points(8)
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.Padding = vg.Points(2)
+	var xs []float64
+	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for i, s := range r.Plot.Series {
 		var pts plotter.XYs
 		x, y := finitePoints(s.X, s.Y)
@@ -64,6 +72,10 @@ func WritePlot(w io.Writer, r *Result, format string) error {
 				continue
 			}
 			pts = append(pts, plotter.XY{X: x[j], Y: y[j]})
+			if !slices.Contains(xs, x[j]) {
+				xs = append(xs, x[j])
+			}
+			ymin, ymax = min(ymin, y[j]), max(ymax, y[j])
 		}
 		if len(pts) == 0 {
 			continue
@@ -80,6 +92,17 @@ func WritePlot(w io.Writer, r *Result, format string) error {
 		p.Add(line, points)
 		p.Legend.Add(s.Name, line, points)
 	}
+	if ymax > ymin || ymax > 0 {
+		// Start at zero when the data are positive, and leave the top
+		// quarter for the legend.
+		if ymin >= 0 {
+			p.Y.Min = 0
+		}
+		p.Y.Max = ymax + (ymax-p.Y.Min)*0.25*float64(min(len(r.Plot.Series), 8))/4
+	}
+	if ticks := dataTicks(xs); ticks != nil {
+		p.X.Tick.Marker = ticks
+	}
 	wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, format)
 	if err != nil {
 		return fmt.Errorf("report: plot: %w", err)
@@ -92,4 +115,21 @@ func WritePlot(w io.Writer, r *Result, format string) error {
 
 var plotShapes = []draw.GlyphDrawer{
 	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{},
+}
+
+// dataTicks puts x ticks at the data's own x values when they are a few
+// whole numbers (node counts), else returns nil for the default ticks.
+func dataTicks(xs []float64) plot.Ticker {
+	if len(xs) == 0 || len(xs) > 12 {
+		return nil
+	}
+	slices.Sort(xs)
+	ticks := make(plot.ConstantTicks, len(xs))
+	for i, x := range xs {
+		if x != math.Trunc(x) || math.Abs(x) > 1e15 {
+			return nil
+		}
+		ticks[i] = plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)}
+	}
+	return ticks
 }
