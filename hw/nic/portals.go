@@ -251,7 +251,7 @@ func (n *NIC) MEAppend(idx int, me ME, list List) *MEntry {
 	if list == Priority {
 		for i := 0; i < len(p.unexp); {
 			r := p.unexp[i]
-			if !n.admits(m, r.src, r.hdr, 0) {
+			if !n.admits(m, r.src, r.hdr) {
 				i++
 				continue
 			}
@@ -332,7 +332,7 @@ func (n *NIC) unlink(m *MEntry) {
 // admits reports whether entry m matches a header from src (§2.2): match
 // bits under the ignore mask, source filter, op permission, and for
 // NO_TRUNCATE that the message fits at the entry's offset.
-func (n *NIC) admits(m *MEntry, src int, h *Header, _ int) bool {
+func (n *NIC) admits(m *MEntry, src int, h *Header) bool {
 	me := &m.me
 	if (h.MatchBits^me.MatchBits)&^me.IgnoreBits != 0 {
 		return false

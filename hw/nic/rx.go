@@ -57,7 +57,7 @@ func (n *NIC) match(pk *Packet) int {
 	for _, l := range [2][]*MEntry{p.prio, p.over} {
 		for _, e := range l {
 			traversed++
-			if n.admits(e, pk.Src, h, 0) {
+			if n.admits(e, pk.Src, h) {
 				me = e
 				break
 			}

@@ -1,0 +1,91 @@
+// Package nic models a node's network interface with Portals 4 semantics,
+// Portals triggered operations and the GPU-TN trigger extension
+// (shared/spec/nic.md §1–3; the MPI mapping of §6.1 is built above it, in
+// model/).
+//
+// # Usage
+//
+// Build one NIC per node with New over the node's mem.Memory, the NIC's
+// pcie.Link and the net.Fabric (New attaches it). Target side: allocate an
+// EQ (NewEQ), counting events (NewCT), portal table entries (PTAlloc), and
+// append matching entries (MEAppend). Initiator side: describe buffers with
+// MD and post Commands. Agents (host threads, GPU work-groups) are
+// *sim.Proc and use the blocking entry points; the NIC itself is callback
+// mechanics and never blocks:
+//
+//	Doorbell(p, cmd)                     host command (§1): MMIO doorbell, descriptor fetch, CmdLatency
+//	PostTriggered(p, cmd, ct, threshold) Portals triggered op (§2.7); Arm is the NIC-side half
+//	PostDeferred / ActivateDoorbell      GDS: the CPU stores, the GPU CP's doorbell activates
+//	RegisterTrigger(p, tag, cmd, th, f)  GPU-TN TrigPut/TrigGet (§3.3 onHostRegister)
+//	TriggerWrite(p, tag)                 GPU-TN store to TriggerAddr (§3.2, §3.3 onTriggerWrite)
+//	Execute(cmd)                         a command already on the NIC (CmdLatency, no PCIe)
+//
+// Completion is observed through EQ (Get, Wait, Signal), CT (Get, Wait,
+// Signal) and Command.CompletionFlag words in memory (Watch them).
+//
+// # Timing model (all times int64 picoseconds, sizes in bytes)
+//
+//   - Host command: a posted write (Down) of the 8 B doorbell, or of the
+//     CmdSize descriptor with InlineCmd; the caller sleeps until its side
+//     is done. At visibility the NIC DMA-reads the CmdSize descriptor (a
+//     PCIe read, skipped with InlineCmd), waits CmdLatency and executes.
+//     Commands are pipelined (CmdLatency is a latency, not an occupancy).
+//   - Outbound: a message is split into packets of at most maxPayload; each
+//     packet's payload is DMA-read (requests of at most MaxReadReq, P2P
+//     penalty for GPU memory) and handed to the fabric when it arrives, in
+//     order; all reads of a message are issued at once (the NIC buffer is
+//     not bounded). SEND is raised when the last packet has been read and
+//     sent (the buffer is reusable).
+//   - Inbound: one pipeline in arrival order. A header packet is matched
+//     at arrival, costing MatchCost per list entry traversed (priority,
+//     then overflow), delaying it and every packet behind it. Put payloads
+//     are posted DMA writes (Up), visible in order; atomics DMA-read the
+//     target, then post the result, applying the read-modify-write
+//     functionally when the write lands. Once the completion packet's data
+//     is visible: target events (each a posted EventSize write, visible
+//     then), CT counts (on the NIC, immediate), and the ack or fetch reply
+//     (a zero-payload or data packet). Gets read the ME's data and reply;
+//     GET is raised when the last reply packet has left. Responses to
+//     dropped messages wait for earlier writes, so acks leave in order.
+//   - Initiator: acks raise ACK (or only a count for CT_ACK_REQ); reply
+//     data is written into the MD (ResultMD for fetches) and REPLY raised
+//     when visible. Completion flags are 8 B posted writes.
+//   - Triggered ops (§2.7): one evaluation unit, TrigEvalCost per armed
+//     entry examined; a fired op issues CmdLatency after evaluation.
+//   - GPU-TN (§3): trigger stores are 8 B posted writes (Down); a FIFO slot
+//     is taken at issue and freed at pop (the writer blocks when all
+//     TrigFIFODepth slots are taken). The NIC pops one entry per TrigPop
+//     (lookup included for assoc and hash); memlist adds a 64 B DMA read on
+//     a miss in its on-NIC cache of TrigMaxEntries entries and has no entry
+//     limit. With assoc or hash, at most TrigMaxEntries entries live; a
+//     trigger for a new tag then stalls the FIFO, and a registration for a
+//     new tag waits on the NIC (served first when an entry retires). A fired
+//     entry retires at once; its op issues CmdLatency later.
+//
+// # Semantics (§2)
+//
+// Matching follows §2.2: priority list then overflow list in append
+// order, match bits under ignore bits, MatchID source filter, operation
+// permission (fetching atomics need both MEOpPut and MEOpGet), NO_TRUNCATE.
+// An overflow match raises PUT (etc.) on the overflow ME and records the
+// header on the PT's unexpected list; a later priority append that matches
+// it raises PUT_OVERFLOW (etc.) with Start in the overflow buffer. CTs count
+// only with MEEventCTComm / MEEventCTOverflow / MDEventCT* set, as in
+// Portals. A message that matches nothing is dropped (no target event; ACK
+// or REPLY with FailDropped; a failure count on the MD's CT when counting).
+// A PT with flow control is disabled instead when nothing matches or its EQ
+// is full (PT_DISABLED event, FailPTDisabled) until PTEnable. An EQ that is
+// full when an event lands loses it (EQ.Dropped, Stats.EQDrops). Modelled
+// failures are data, never Go errors; malformed commands and broken
+// invariants are simulator bugs and panic naming the NIC.
+//
+// # Not modelled
+//
+// Non-matching NIs and LEs, NI limits, PtlMESearch, MD/ME handles freed
+// while in use, AUTO_FREE, bounded NIC buffers and DMA engine occupancy
+// (the DMA FIFO is reported, not bounded), packet loss and retransmission,
+// out-of-order arrival within a message (the header is assumed first),
+// the CT host mirror (a host CT poll's MMIO cost is the caller's), XTQ and
+// sPIN (nic.md §4–5), the GPU-TN dynamic extension (§3.5). Host software
+// costs of Portals calls (MEAppend, EQGet) are charged by the caller.
+package nic
