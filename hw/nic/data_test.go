@@ -201,6 +201,14 @@ func TestMultiPacket(t *testing.T) {
 			if pkts != c.wantPkts {
 				t.Fatalf("data packets %d, want %d", pkts, c.wantPkts)
 			}
+			// The reads of all packets are in flight together (pipelined).
+			reader := s1
+			if c.op == nic.CmdGet {
+				reader = s0
+			}
+			if reader.DMAFIFOMax < int(c.wantPkts) {
+				t.Fatalf("DMA FIFO max %d, want ≥ %d (pipelined packet reads)", reader.DMAFIFOMax, c.wantPkts)
+			}
 			iev := drain(ieq)
 			last := iev[len(iev)-1]
 			if flagAt == 0 || (c.op == nic.CmdGet && flagAt < last.Time) {
