@@ -17,6 +17,7 @@ const (
 	kList // kids[i] at base + offs[i]
 )
 
+// String names the node kind, for debugging.
 func (k kind) String() string {
 	return [...]string{"block", "vecb", "idxb", "listb", "rep", "idx", "list"}[k]
 }

@@ -16,6 +16,7 @@ const (
 	ShapeGeneral                     // anything else: needs the dataloops (RW-CP, RO-CP, HPU-local)
 )
 
+// String names the shape.
 func (k ShapeKind) String() string {
 	return [...]string{"empty", "contiguous", "vector", "index-block", "indexed", "general"}[k]
 }
