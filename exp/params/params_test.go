@@ -332,3 +332,21 @@ func FuzzSet(f *testing.F) {
 		}
 	})
 }
+
+// FuzzInts checks that FormatInts prints any list ParseInts accepts in a
+// form that parses back to the same list.
+func FuzzInts(f *testing.F) {
+	for _, s := range []string{"2-64/2", "2,3,5", "1-4,7,9-13/2", "-5--1", "", "3,3,3", "9,7,5,3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ns, err := ParseInts(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseInts(FormatInts(ns))
+		if err != nil || !slices.Equal(back, ns) {
+			t.Fatalf("%q → %v → %q → %v, %v", s, ns, FormatInts(ns), back, err)
+		}
+	})
+}
