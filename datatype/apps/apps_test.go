@@ -141,3 +141,81 @@ func TestIndexList(t *testing.T) {
 		t.Fatalf("a must skip 7919 for D=7919: %v", l)
 	}
 }
+
+// TestLAMMPSExchange: what the send type packs, the receive type unpacks
+// into the ghost atoms D.. of each per-atom array, in list order.
+func TestLAMMPSExchange(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		const icount, d = 37, 101
+		send, err := LAMMPS(full, false, icount, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recv, err := LAMMPS(full, true, icount, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if send.PackedSize() != recv.PackedSize() || send.BufLen != recv.BufLen {
+			t.Fatalf("send/recv sizes differ: %d/%d bytes, %d/%d buffer", send.PackedSize(), recv.PackedSize(), send.BufLen, recv.BufLen)
+		}
+		src := fill(send.BufLen)
+		packed := make([]byte, send.PackedSize())
+		if _, err := send.Type.Commit().Pack(packed, src, 0, 1); err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]byte, recv.BufLen)
+		if _, err := recv.Type.Commit().Unpack(dst, 0, packed, 1); err != nil {
+			t.Fatal(err)
+		}
+		list := IndexList(icount, d)
+		l := d + icount
+		off := 0
+		narr := 4
+		if full {
+			narr = 6
+		}
+		for k := range narr {
+			per := 8
+			if k == 0 {
+				per = 24
+			}
+			for j, idx := range list {
+				got := dst[off+(d+j)*per : off+(d+j+1)*per]
+				want := src[off+idx*per : off+(idx+1)*per]
+				if string(got) != string(want) {
+					t.Fatalf("full=%v array %d ghost %d: got %x want %x", full, k, j, got, want)
+				}
+			}
+			off += l * per
+		}
+	}
+}
+
+// TestFFT2DTranspose: packing rows with the send type and unpacking with
+// the receive type transposes each rank's N/P×N/P block.
+func TestFFT2DTranspose(t *testing.T) {
+	const n, p = 32, 4
+	send, _ := FFT2D(n, p, false)
+	recv, _ := FFT2D(n, p, true)
+	src := fill(send.BufLen)
+	packed := make([]byte, send.PackedSize())
+	if _, err := send.Type.Commit().Pack(packed, src, 0, send.Count); err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]byte, recv.BufLen)
+	if _, err := recv.Type.Commit().Unpack(dst, 0, packed, recv.Count); err != nil {
+		t.Fatal(err)
+	}
+	r := n / p
+	for blk := range p { // block blk holds columns blk·r.. of the r rows
+		for i := range r {
+			for j := range r {
+				s := src[(i*n+blk*r+j)*16:][:16] // row i, column blk·r+j
+				got := dst[(j*n+blk*r+i)*16:][:16]
+				if string(got) != string(s) {
+					t.Fatalf("block %d (%d,%d) not transposed", blk, i, j)
+				}
+			}
+		}
+	}
+}
