@@ -38,8 +38,9 @@ type NIC struct {
 	meSeq uint64
 
 	nextMsg uint64
-	out     map[uint64]*outMsg // initiator messages awaiting an ack or a reply
-	in      map[uint64]*inMsg  // target messages by (source, msg id)
+	out     map[uint64]*outMsg   // initiator messages awaiting an ack or a reply
+	in      map[uint64]*inMsg    // target messages by (source, msg id)
+	early   map[uint64][]*Packet // payload packets that overtook their header
 
 	inFree   sim.Time // inbound engine (parse + match) busy until
 	upVis    sim.Time // latest posted DMA write visibility (writes stay ordered)
@@ -72,6 +73,7 @@ type Stats struct {
 	TrigRegWaits     uint64 // GPU-TN registrations that waited for a free entry
 	TagReuseWarnings uint64 // GPU-TN registrations while a live entry for the tag had an op
 	DMAFIFOMax       int    // max outstanding DMA requests (reads, posted writes)
+	Overtaken        uint64 // payload packets that arrived before their header (held)
 }
 
 // New returns a NIC for node id and attaches it to fab at index id.
@@ -85,7 +87,7 @@ func New(e *sim.Engine, id int, name string, spec Spec, m *mem.Memory, link *pci
 		panic(fmt.Sprintf("%s: max payload %v: must be ≥ 8B", name, maxPayload))
 	}
 	n := &NIC{e: e, id: id, name: name, track: name + ".nic", spec: spec, mem: m, link: link, fab: fab,
-		maxPayload: maxPayload, out: map[uint64]*outMsg{}, in: map[uint64]*inMsg{}, deferred: map[DeferredID]Command{}}
+		maxPayload: maxPayload, out: map[uint64]*outMsg{}, in: map[uint64]*inMsg{}, early: map[uint64][]*Packet{}, deferred: map[DeferredID]Command{}}
 	n.tn.entries = map[uint64]*trigEntry{}
 	fab.Attach(id, n)
 	return n

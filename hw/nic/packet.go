@@ -57,6 +57,7 @@ func (p *Packet) PayloadBytes() unit.Bytes { return unit.Bytes(p.Len) }
 type outMsg struct {
 	cmd   Command
 	start sim.Time
+	seen  int // reply packets processed
 }
 
 // inMsg is a target message bound to an ME (nil: dropped) until its
@@ -75,7 +76,9 @@ type inMsg struct {
 	old      []byte    // fetch: old target values
 	start    sim.Time
 	pending  int  // packets whose DMA has not landed
-	lastSeen bool // completion packet processed
+	lastSeen bool // every packet processed
+	seen     int  // packets processed
+	npk      int  // packets in the message
 }
 
 func msgKey(src int, msg uint64) uint64 { return uint64(src)<<48 | msg }

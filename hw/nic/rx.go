@@ -35,7 +35,7 @@ func (n *NIC) match(pk *Packet) int {
 	if h == nil {
 		panic(fmt.Sprintf("%s: header packet of message %d from node %d has no header", n.name, pk.Msg, pk.Src))
 	}
-	m := &inMsg{src: pk.Src, msg: pk.Msg, hdr: h, start: n.e.Now()}
+	m := &inMsg{src: pk.Src, msg: pk.Msg, hdr: h, start: n.e.Now(), npk: n.packets(h.Length)}
 	key := msgKey(pk.Src, pk.Msg)
 	if n.in[key] != nil {
 		panic(fmt.Sprintf("%s: message %d from node %d already bound", n.name, pk.Msg, pk.Src))
@@ -110,6 +110,12 @@ func (n *NIC) match(pk *Packet) int {
 	return traversed
 }
 
+// packets returns the number of packets of an l-byte message.
+func (n *NIC) packets(l uint64) int {
+	mp := uint64(n.maxPayload)
+	return int(max(1, (l+mp-1)/mp))
+}
+
 // deliver processes a packet after the inbound pipeline.
 func (n *NIC) deliver(pk *Packet) {
 	switch pk.Kind {
@@ -123,14 +129,33 @@ func (n *NIC) deliver(pk *Packet) {
 	key := msgKey(pk.Src, pk.Msg)
 	m := n.in[key]
 	if m == nil {
-		panic(fmt.Sprintf("%s: packet %d of message %d from node %d has no binding (header lost?)", n.name, pk.Index, pk.Msg, pk.Src))
+		// A payload packet overtook its header (out-of-order fabric):
+		// hold it until the header is matched.
+		if pk.Index == 0 {
+			panic(fmt.Sprintf("%s: header of message %d from node %d has no binding", n.name, pk.Msg, pk.Src))
+		}
+		n.stats.Overtaken++
+		n.early[key] = append(n.early[key], pk)
+		return
 	}
-	if pk.Last {
+	m.seen++
+	done := m.seen == m.npk
+	if done {
 		delete(n.in, key)
+	}
+	if pk.Index == 0 {
+		if held := n.early[key]; held != nil {
+			delete(n.early, key)
+			defer func() {
+				for _, q := range held {
+					n.deliver(q)
+				}
+			}()
+		}
 	}
 	h := m.hdr
 	if m.me == nil {
-		if pk.Last {
+		if done {
 			// Responses leave in message order: after earlier deliveries.
 			n.afterWrites(func() { n.respond(m, nil) })
 		}
@@ -169,7 +194,7 @@ func (n *NIC) deliver(pk *Packet) {
 			})
 		}
 	}
-	if pk.Last {
+	if done {
 		m.lastSeen = true
 		if m.pending == 0 {
 			n.afterWrites(func() { n.targetComplete(m) })

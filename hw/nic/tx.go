@@ -94,7 +94,8 @@ func (n *NIC) onReply(pk *Packet) {
 		data, ln := pk.Data, pk.Len
 		n.dmaWrite(ln, func() { n.storeData(a, data, ln) })
 	}
-	if !pk.Last {
+	o.seen++
+	if o.seen < n.packets(pk.MLength) {
 		return
 	}
 	delete(n.out, pk.Msg)
