@@ -142,7 +142,8 @@ type state struct {
 	nextgs     []sim.Time // per host and NIC: next free send time
 	nextgr     []sim.Time // per host and NIC: next free receive time
 	hosts      []host
-	ops        []op
+	ops        [][]op // slab in chunks of opChunk
+	nops       int    // handles allocated
 	freeOps    []uint32
 	live       int
 	peak       int
@@ -218,7 +219,7 @@ func (s *state) init() error {
 		}
 		for i := uint32(0); i < hs.count; i++ {
 			hd := hs.ring[(hs.head+i)%uint32(len(hs.ring))]
-			o := &s.ops[hd]
+			o := s.op(hd)
 			if o.pos < win.Roots && o.deps == 0 && o.state == stPending {
 				s.ready = append(s.ready, hd)
 			}
@@ -255,7 +256,7 @@ func (s *state) readThrough(h int, n uint64) {
 				return
 			}
 			hd := s.newOp()
-			o := &s.ops[hd]
+			o := s.op(hd)
 			*o = op{size: st.Size, pos: hs.readPos, num: hs.nops, line: st.Line, host: uint32(h), peer: st.Peer, tag: st.Tag,
 				head: -1, tail: -1, qnext: -1, kind: st.Kind, cpu: st.CPU, nic: st.NIC}
 			if st.Kind == goal.Calc {
@@ -266,12 +267,12 @@ func (s *state) readThrough(h int, n uint64) {
 		} else {
 			a, okA := s.lookup(hs, st.A)
 			b, okB := s.lookup(hs, st.B)
-			if !okA || !okB || s.ops[a].state != stPending || s.ops[b].state >= stStarted {
+			if !okA || !okB || s.op(a).state != stPending || s.op(b).state >= stStarted {
 				s.fail(fmt.Errorf("loggops: rank %d line %d: dependency read after its operations started (streaming window violated by the program source)", h, st.Line))
 				return
 			}
 			s.addEdge(b, a, st.Kind)
-			s.ops[a].deps++
+			s.op(a).deps++
 		}
 		hs.readPos++
 	}
@@ -328,12 +329,22 @@ func (s *state) newOp() uint32 {
 		s.freeOps = s.freeOps[:n-1]
 		return hd
 	}
-	if len(s.ops) >= math.MaxInt32 {
+	if s.nops >= math.MaxInt32 {
 		panic("loggops: more than 2^31 operations in memory")
 	}
-	s.ops = append(s.ops, op{})
-	return uint32(len(s.ops) - 1)
+	if s.nops&(opChunk-1) == 0 {
+		s.ops = append(s.ops, make([]op, opChunk))
+	}
+	s.nops++
+	return uint32(s.nops - 1)
 }
+
+// opChunk is the number of operations per slab chunk. Chunks never move,
+// so growing the slab copies nothing.
+const opChunk = 4096
+
+// op returns the operation with handle hd.
+func (s *state) op(hd uint32) *op { return &s.ops[hd/opChunk][hd%opChunk] }
 
 func (s *state) ringPush(hs *host, hd uint32) {
 	if int(hs.count) == len(hs.ring) {
@@ -360,7 +371,7 @@ func (s *state) trim(h int) {
 	hs := &s.hosts[h]
 	for hs.count > 0 {
 		hd := hs.ring[hs.head]
-		o := &s.ops[hd]
+		o := s.op(hd)
 		if o.state != stDone || !hs.eof && o.pos+hs.look >= hs.readPos {
 			break
 		}
@@ -387,7 +398,7 @@ func (s *state) addEdge(from, to uint32, k goal.Kind) {
 		e = int32(len(s.edges) - 1)
 	}
 	s.edges[e] = edge{to: to, next: -1, kind: k}
-	o := &s.ops[from]
+	o := s.op(from)
 	if o.tail < 0 {
 		o.head = e
 	} else {
@@ -398,12 +409,12 @@ func (s *state) addEdge(from, to uint32, k goal.Kind) {
 
 // release makes dependents of kind k of op hd wait no earlier than t.
 func (s *state) release(hd uint32, k goal.Kind, t sim.Time) {
-	for e := s.ops[hd].head; e >= 0; e = s.edges[e].next {
+	for e := s.op(hd).head; e >= 0; e = s.edges[e].next {
 		ed := &s.edges[e]
 		if ed.kind != k {
 			continue
 		}
-		d := &s.ops[ed.to]
+		d := s.op(ed.to)
 		d.earliest = max(d.earliest, t)
 		d.deps--
 		if d.deps == 0 {
@@ -414,9 +425,9 @@ func (s *state) release(hd uint32, k goal.Kind, t sim.Time) {
 
 // started marks op hd started at t: dependents by irequires may go.
 func (s *state) started(hd uint32, t sim.Time) {
-	o := &s.ops[hd]
+	o := s.op(hd)
 	s.readThrough(int(o.host), o.pos+s.hosts[o.host].look+1)
-	o = &s.ops[hd]
+	o = s.op(hd)
 	o.state = stStarted
 	if o.head >= 0 {
 		s.release(hd, goal.IRequires, t)
@@ -425,7 +436,7 @@ func (s *state) started(hd uint32, t sim.Time) {
 
 // finished marks op hd complete at t: dependents by requires may go.
 func (s *state) finished(hd uint32, t sim.Time) {
-	o := &s.ops[hd]
+	o := s.op(hd)
 	o.state = stDone
 	s.done++
 	if o.head >= 0 {
@@ -446,11 +457,11 @@ func (s *state) flushReady(roots bool) {
 	r := s.ready
 	for i := 1; i < len(r); i++ {
 		x := r[i]
-		kx := uint64(s.ops[x].host)<<2 | uint64(s.ops[x].kind)
+		kx := uint64(s.op(x).host)<<2 | uint64(s.op(x).kind)
 		j := i
 		for j > 0 {
 			y := r[j-1]
-			if uint64(s.ops[y].host)<<2|uint64(s.ops[y].kind) <= kx {
+			if uint64(s.op(y).host)<<2|uint64(s.op(y).kind) <= kx {
 				break
 			}
 			r[j] = y
@@ -459,7 +470,7 @@ func (s *state) flushReady(roots bool) {
 		r[j] = x
 	}
 	for _, hd := range r {
-		o := &s.ops[hd]
+		o := s.op(hd)
 		o.state = stQueued
 		t := sim.Time(0)
 		if !roots {
@@ -499,7 +510,7 @@ func (s *state) completeRendezvous(m *msg, t sim.Time) {
 	s.nexto[c] = max(s.nexto[c], t)
 	s.nextgs[n] = max(s.nextgs[n], t)
 	so := m.sendOp
-	s.finished(so, max(t, s.ops[so].earliest))
+	s.finished(so, max(t, s.op(so).earliest))
 }
 
 func (s *state) loop() {
@@ -513,7 +524,7 @@ func (s *state) loop() {
 			s.arrive(k)
 		} else {
 			hd := k.ref
-			o := &s.ops[hd]
+			o := s.op(hd)
 			h := int(o.host)
 			c := h*s.ncpu + int(o.cpu)
 			switch o.kind {
@@ -535,7 +546,7 @@ func (s *state) loop() {
 					continue
 				}
 				s.started(hd, t)
-				o = &s.ops[hd]
+				o = s.op(hd)
 				oEnd := t + p.O + perByte(o.size, p.OverheadPerByte)
 				s.nexto[c] = oEnd
 				s.nextgs[n] = t + p.Gap + perByte(o.size, p.GapPerByte)
@@ -549,7 +560,7 @@ func (s *state) loop() {
 				}
 			case goal.Recv:
 				s.started(hd, t)
-				o = &s.ops[hd]
+				o = s.op(hd)
 				hs := &s.hosts[h]
 				prev := int32(-1)
 				found := false
@@ -579,7 +590,7 @@ func (s *state) loop() {
 					if hs.rqTail < 0 {
 						hs.rqHead = int32(hd)
 					} else {
-						s.ops[hs.rqTail].qnext = int32(hd)
+						s.op(uint32(hs.rqTail)).qnext = int32(hd)
 					}
 					hs.rqTail = int32(hd)
 				}
@@ -610,15 +621,15 @@ func (s *state) arrive(k key) {
 	s.nextgr[n] = t + p.Gap + gb
 	hs := &s.hosts[h]
 	prev := int32(-1)
-	for ri := hs.rqHead; ri >= 0; prev, ri = ri, s.ops[ri].qnext {
-		r := &s.ops[ri]
+	for ri := hs.rqHead; ri >= 0; prev, ri = ri, s.op(uint32(ri)).qnext {
+		r := s.op(uint32(ri))
 		if !matches(r.peer, r.tag, m.src, m.tag) {
 			continue
 		}
 		if prev < 0 {
 			hs.rqHead = r.qnext
 		} else {
-			s.ops[prev].qnext = r.qnext
+			s.op(uint32(prev)).qnext = r.qnext
 		}
 		if hs.rqTail == ri {
 			hs.rqTail = prev
@@ -659,7 +670,7 @@ func (s *state) checkFinished() error {
 		}
 		for i := uint32(0); i < hs.count; i++ {
 			num := hs.base + uint64(i)
-			o := &s.ops[hs.ring[(hs.head+i)%uint32(len(hs.ring))]]
+			o := s.op(hs.ring[(hs.head+i)%uint32(len(hs.ring))])
 			if o.state == stDone {
 				continue
 			}
