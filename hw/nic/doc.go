@@ -47,6 +47,9 @@
 //     (a zero-payload or data packet). Gets read the ME's data and reply;
 //     GET is raised when the last reply packet has left. Responses to
 //     dropped messages wait for earlier writes, so acks leave in order.
+//     Out-of-order fabrics are tolerated: payload packets that overtake
+//     their header are held until it is matched (Stats.Overtaken), and a
+//     message completes when all its packets are in, not on the last index.
 //   - Initiator: acks raise ACK (or only a count for CT_ACK_REQ); reply
 //     data is written into the MD (ResultMD for fetches) and REPLY raised
 //     when visible. Completion flags are 8 B posted writes.
@@ -84,7 +87,6 @@
 // Non-matching NIs and LEs, NI limits, PtlMESearch, MD/ME handles freed
 // while in use, AUTO_FREE, bounded NIC buffers and DMA engine occupancy
 // (the DMA FIFO is reported, not bounded), packet loss and retransmission,
-// out-of-order arrival within a message (the header is assumed first),
 // the CT host mirror (a host CT poll's MMIO cost is the caller's), XTQ and
 // sPIN (nic.md §4–5), the GPU-TN dynamic extension (§3.5). Host software
 // costs of Portals calls (MEAppend, EQGet) are charged by the caller.
