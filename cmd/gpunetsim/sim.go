@@ -199,6 +199,9 @@ func runWith(e exp.Experiment, o runOptions, stdout, stderr io.Writer) error {
 		res.Seed = cfg.Run.Seed
 	}
 
+	if o.plot != "" && res.Plot == nil {
+		return badInput(fmt.Errorf("--plot %s: experiment %s draws no plot; use --csv or --json", o.plot, e.Name))
+	}
 	outs, err := render(o, res, tw)
 	if err != nil {
 		return err
