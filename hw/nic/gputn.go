@@ -53,7 +53,9 @@ func (n *NIC) TriggerAddr() mem.Addr { return trigAddrBase + mem.Addr(n.id)<<12 
 // FIFO has no free slot (PCIe back-pressure: a slot is taken from issue
 // until the NIC pops the entry), then the store is a posted 8 B write over
 // the NIC's link (p sleeps until its side is done); at visibility the tag
-// enters the FIFO.
+// enters the FIFO. Only the NIC's link is charged: the GPU's own path to
+// the root complex (dGPU mode) and the release before the store are the
+// caller's.
 func (n *NIC) TriggerWrite(p *sim.Proc, tag uint64) {
 	t := &n.tn
 	for t.used >= n.spec.TrigFIFODepth {

@@ -110,7 +110,7 @@ func TestTrace(t *testing.T) {
 	v.host(1, func(p *sim.Proc) { v.nics[1].Doorbell(p, putCmd(md, 8, 0, pt, 0)) })
 	v.run()
 	got := strings.Join(r.spans, "\n")
-	for _, want := range []string{"node[1].nic cmd put", "node[1].nic tx put", "node[0].nic rx put", "node[0].nic tx ack"} {
+	for _, want := range []string{"node[1].nic cmd", "node[1].nic tx put", "node[0].nic rx put", "node[0].nic tx ack"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing span %q in\n%s", want, got)
 		}

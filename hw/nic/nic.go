@@ -178,6 +178,14 @@ func (n *NIC) span(what string, start, end sim.Time) {
 	}
 }
 
+// spanOp records prefix+op from start to now, building the name only when
+// tracing.
+func (n *NIC) spanOp(prefix, op string, start sim.Time) {
+	if n.e.Tracer() != nil {
+		n.e.Span(n.track, prefix+op, start, n.e.Now())
+	}
+}
+
 // hostPost models a host command: the MMIO doorbell (or the whole
 // descriptor with InlineCmd) as a posted write over the NIC's link; p
 // sleeps until its side is done. When the write is visible the NIC fetches
@@ -212,7 +220,7 @@ func (n *NIC) hostPost(p *sim.Proc, what string, fetch bool, fn func()) {
 // InlineCmd), CmdLatency, and execution.
 func (n *NIC) Doorbell(p *sim.Proc, cmd Command) {
 	n.check(cmd)
-	n.hostPost(p, "cmd "+cmd.Op.String(), true, func() { n.issue(cmd) })
+	n.hostPost(p, "cmd", true, func() { n.issue(cmd) })
 }
 
 // Execute runs cmd as a command already on the NIC (triggered op, GDS
@@ -235,14 +243,15 @@ func (n *NIC) PostDeferred(p *sim.Proc, cmd Command) DeferredID {
 // ActivateDoorbell activates a deferred command from p (the GPU command
 // processor's MMIO doorbell): a posted 8 B write over the NIC's link (p
 // sleeps until its side is done), then CmdLatency and execution, no fetch.
-// Each id activates once; an unknown id panics.
+// Each id activates once; an unknown id panics. Only the NIC's link is
+// charged: in dGPU mode the GPU side of the path is the caller's.
 func (n *NIC) ActivateDoorbell(p *sim.Proc, id DeferredID) {
 	cmd, ok := n.deferred[id]
 	if !ok {
 		panic(fmt.Sprintf("%s: ActivateDoorbell(%d): no such deferred command", n.name, id))
 	}
 	delete(n.deferred, id)
-	n.hostPost(p, "activate "+cmd.Op.String(), false, func() { n.issue(cmd) })
+	n.hostPost(p, "activate", false, func() { n.issue(cmd) })
 }
 
 // check panics on a malformed command (a bug in the layer above).

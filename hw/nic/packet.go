@@ -113,7 +113,7 @@ func (n *NIC) sendPackets(dst int, kind Kind, msg uint64, hdr *Header, l uint64,
 			n.stats.BytesTx += ln
 			n.fab.Send(pk)
 			if pk.Last {
-				n.span("tx "+kindName(kind, hdr), start, n.e.Now())
+				n.spanOp("tx ", kindName(kind, hdr), start)
 				if fin != nil {
 					fin()
 				}

@@ -253,7 +253,7 @@ func (n *NIC) targetEvents(m *inMsg, typ EventType) {
 			n.overflowEvent(r.pendingME, r)
 		}
 	}
-	n.span("rx "+m.hdr.Op.String(), m.start, n.e.Now())
+	n.spanOp("rx ", m.hdr.Op.String(), m.start)
 }
 
 // respond sends the ack or reply of a completed or dropped message.

@@ -12,7 +12,7 @@ import (
 func (n *NIC) PostTriggered(p *sim.Proc, cmd Command, ct *CT, threshold uint64) {
 	n.check(cmd)
 	n.checkCT(ct)
-	n.hostPost(p, "trig post "+cmd.Op.String(), true, func() { n.Arm(cmd, ct, threshold) })
+	n.hostPost(p, "trig post", true, func() { n.Arm(cmd, ct, threshold) })
 }
 
 // Arm stores cmd on the NIC attached to ct, to issue once ct's success
@@ -80,7 +80,7 @@ func (n *NIC) fireTriggered(a armedOp, evaluated sim.Time) {
 	n.stats.TriggeredFired++
 	start := n.e.Now()
 	n.e.At(evaluated+n.spec.CmdLatency, func() {
-		n.span("trig "+a.cmd.Op.String(), start, n.e.Now())
+		n.spanOp("trig ", a.cmd.Op.String(), start)
 		n.issue(a.cmd)
 	})
 }
