@@ -380,3 +380,48 @@ func FuzzParse(f *testing.F) {
 		checkOracle(t, ty, 1, plan{cuts: []int{ty.Size() / 3, ty.Size() / 2}, order: []int{2, 0, 1}, interval: 5})
 	})
 }
+
+// FuzzPackUnpack: unpacking what was packed restores exactly the type-map
+// bytes of a random type and leaves every other byte alone.
+func FuzzPackUnpack(f *testing.F) {
+	f.Add([]byte{2, 2, 3, 1, 4, 9, 1, 7}, uint8(2))
+	f.Add([]byte{3, 8, 2, 1, 2, 3, 7, 9, 2, 1, 0, 5}, uint8(1))
+	f.Add([]byte{1, 9, 2, 3, 2, 1, 0, 1, 1}, uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, cnt uint8) {
+		ty := genType(&byteChooser{b: data}, 3)
+		count := int(cnt % 4)
+		if satMul(count, ty.nelems) > maxOracleEntries {
+			return
+		}
+		es := naiveMap(ty, count)
+		if overlapping(es) {
+			return
+		}
+		lo, hi := naiveSpan(es)
+		origin, n := 5-lo, hi-lo+11
+		src := fill(n)
+		c := ty.Commit()
+		packed := make([]byte, count*ty.Size())
+		if _, err := c.Pack(packed, src, origin, count); err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]byte, n)
+		for i := range dst {
+			dst[i] = 0xA5
+		}
+		if _, err := c.Unpack(dst, origin, packed, count); err != nil {
+			t.Fatal(err)
+		}
+		touched := make([]bool, n)
+		for _, e := range es {
+			for k := range e.size {
+				touched[origin+e.off+k] = true
+			}
+		}
+		for i := range dst {
+			if touched[i] && dst[i] != src[i] || !touched[i] && dst[i] != 0xA5 {
+				t.Fatalf("%v ×%d: byte %d = %#x (touched %v), source %#x", ty, count, i-origin, dst[i], touched[i], src[i])
+			}
+		}
+	})
+}
