@@ -79,3 +79,31 @@ func BenchmarkSegmentVector(b *testing.B) {
 	}
 	reportGBs(b, ty.Size())
 }
+
+// BenchmarkStructArray packs and unpacks count elements of a padded
+// struct (an array of C structs), about 4 MiB packed.
+func BenchmarkStructArray(b *testing.B) {
+	ty := MustParse("struct(3;1,1,1;0,8,16;int32,float64,int16)") // 14 bytes in a 24-byte extent
+	c := ty.Commit()
+	count := benchPacked / ty.Size()
+	user := fill(count * ty.Extent())
+	packed := make([]byte, count*ty.Size())
+	b.Run("pack", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.Pack(packed, user, 0, count); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportGBs(b, len(packed))
+	})
+	b.Run("unpack", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.Unpack(user, 0, packed, count); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportGBs(b, len(packed))
+	})
+}

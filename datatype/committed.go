@@ -131,9 +131,11 @@ func (c *Committed) Pack(dst, src []byte, origin, count int) (int, error) {
 		copy(dst[:n], src[origin+r.base:])
 		return n, nil
 	}
-	for i := range count {
-		r.pack(unsafe.Add(d, i*r.size), base, origin+i*c.extent)
-	}
+	// The count loop is a repetition node on the stack, so it gets the
+	// same merging and kernels as any other level without allocating.
+	var w node
+	rep := repInto(&w, count, c.extent, c.root)
+	rep.pack(d, base, origin)
 	return n, nil
 }
 
@@ -163,8 +165,8 @@ func (c *Committed) Unpack(dst []byte, origin int, src []byte, count int) (int, 
 		copy(dst[origin+r.base:], src[:n])
 		return n, nil
 	}
-	for i := range count {
-		r.unpack(base, origin+i*c.extent, unsafe.Add(s, i*r.size))
-	}
+	var w node
+	rep := repInto(&w, count, c.extent, c.root)
+	rep.unpack(base, origin, s)
 	return n, nil
 }

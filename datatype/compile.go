@@ -76,6 +76,12 @@ func block(blen int) *node {
 
 // mkRep places count copies of c stride bytes apart.
 func mkRep(count, stride int, c *node) *node {
+	return repInto(new(node), count, stride, c)
+}
+
+// repInto is mkRep building into n, which it returns unless the result is
+// nil or c itself; callers may pass a node on their stack.
+func repInto(n *node, count, stride int, c *node) *node {
 	if c == nil || count <= 0 {
 		return nil
 	}
@@ -83,7 +89,7 @@ func mkRep(count, stride int, c *node) *node {
 		return c
 	}
 	span0, span1 := min(0, (count-1)*stride), max(0, (count-1)*stride)
-	n := &node{count: count, stride: stride, size: count * c.size, nblk: satMul(count, c.nblk),
+	*n = node{count: count, stride: stride, size: count * c.size, nblk: satMul(count, c.nblk),
 		lo: c.lo + span0, hi: c.hi + span1}
 	switch {
 	case c.kind == kBlock && stride == c.blen:
@@ -98,10 +104,11 @@ func mkRep(count, stride int, c *node) *node {
 		return n
 	case c.kind == kRep && c.count*c.stride == stride:
 		n.kind, n.child, n.base, n.count, n.stride, n.depth = kRep, c.child, c.base, count*c.count, c.stride, c.depth
-		return n
+	default:
+		n.kind, n.child, n.depth = kRep, c, c.depth+1
 	}
-	n.kind, n.child, n.depth = kRep, c, c.depth+1
-	n.tr = c.kind == kVecB && stride == c.blen && c.count >= 4 && abs(c.stride) >= count*c.blen
+	k := n.child
+	n.tr = k.kind == kVecB && n.stride == k.blen && k.count >= 4 && abs(k.stride) >= n.count*k.blen
 	return n
 }
 

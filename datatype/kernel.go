@@ -421,9 +421,26 @@ func (n *node) pack(d, base unsafe.Pointer, so int) {
 		if n.tr && transpose(n, add(base, so+c.base), d, true) {
 			return
 		}
-		if c.kind == kVecB {
+		switch c.kind {
+		case kVecB:
 			for i := range n.count {
 				vecPack(add(d, i*cs), add(base, so+i*n.stride+c.base), c.count, c.blen, c.stride)
+			}
+			return
+		case kIdxB:
+			for i := range n.count {
+				idxPack(add(d, i*cs), base, so+i*n.stride+c.base, c.offs, c.blen)
+			}
+			return
+		case kListB:
+			lens := c.lens[:len(c.offs)]
+			w := 0
+			for i := range n.count {
+				o0 := so + i*n.stride + c.base
+				for k, o := range c.offs {
+					copySmall(add(d, w), add(base, o0+o), lens[k])
+					w += lens[k]
+				}
 			}
 			return
 		}
@@ -468,9 +485,26 @@ func (n *node) unpack(base unsafe.Pointer, do int, s unsafe.Pointer) {
 		if n.tr && transpose(n, add(base, do+c.base), s, false) {
 			return
 		}
-		if c.kind == kVecB {
+		switch c.kind {
+		case kVecB:
 			for i := range n.count {
 				vecUnpack(add(base, do+i*n.stride+c.base), add(s, i*cs), c.count, c.blen, c.stride)
+			}
+			return
+		case kIdxB:
+			for i := range n.count {
+				idxUnpack(base, do+i*n.stride+c.base, add(s, i*cs), c.offs, c.blen)
+			}
+			return
+		case kListB:
+			lens := c.lens[:len(c.offs)]
+			r := 0
+			for i := range n.count {
+				o0 := do + i*n.stride + c.base
+				for k, o := range c.offs {
+					copySmall(add(base, o0+o), add(s, r), lens[k])
+					r += lens[k]
+				}
 			}
 			return
 		}
