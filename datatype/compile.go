@@ -51,7 +51,22 @@ type node struct {
 	// columns, stride == child blen, and whose rows do not overlap): the
 	// kernels may then visit it row by row.
 	tr bool
+	// tile says whether the tiled kernel may run a kRep of a short block
+	// list: tileAny (pack and unpack), tilePack (pack only: repetitions
+	// or blocks overlap, so unpack must keep stream order) or tileNo.
+	tile tileMode
 }
+
+type tileMode uint8
+
+const (
+	tileNo tileMode = iota
+	tilePack
+	tileAny
+)
+
+// maxTileBlocks bounds the block list length the tiled kernel handles.
+const maxTileBlocks = 8
 
 func (n *node) isLeaf() bool { return n.kind <= kListB }
 
@@ -109,7 +124,29 @@ func repInto(n *node, count, stride int, c *node) *node {
 	}
 	k := n.child
 	n.tr = k.kind == kVecB && n.stride == k.blen && k.count >= 4 && abs(k.stride) >= n.count*k.blen
+	if (k.kind == kListB || k.kind == kIdxB) && k.count <= maxTileBlocks && n.count >= 16 {
+		n.tile = tilePack
+		if abs(n.stride) >= k.hi-k.lo && !blocksOverlap(k) {
+			n.tile = tileAny
+		}
+	}
 	return n
+}
+
+// blocksOverlap reports whether two blocks of a short block list share a byte.
+func blocksOverlap(k *node) bool {
+	for i := range k.offs {
+		for j := range i {
+			li, lj := k.blen, k.blen
+			if k.kind == kListB {
+				li, lj = k.lens[i], k.lens[j]
+			}
+			if k.offs[i] < k.offs[j]+lj && k.offs[j] < k.offs[i]+li {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func abs(v int) int {

@@ -25,6 +25,19 @@ type (
 
 func add(p unsafe.Pointer, n int) unsafe.Pointer { return unsafe.Add(p, n) }
 
+// copyBlk is copySmall with the commonest block sizes inlined at the call
+// site, for loops over blocks of varying length.
+func copyBlk(d, s unsafe.Pointer, n int) {
+	switch n {
+	case 8:
+		*(*uint64)(d) = *(*uint64)(s)
+	case 4:
+		*(*uint32)(d) = *(*uint32)(s)
+	default:
+		copySmall(d, s, n)
+	}
+}
+
 // copySmall copies n bytes from s to d for any n; short copies avoid the
 // memmove call by moving two possibly overlapping fixed-width words.
 func copySmall(d, s unsafe.Pointer, n int) {
@@ -349,6 +362,73 @@ func idxUnpack(base unsafe.Pointer, do int, s unsafe.Pointer, offs []int, blen i
 	}
 }
 
+// stridedT copies count chunks of sizeof(T) bytes from s (sstride apart)
+// to d (dstride apart).
+func stridedT[T any](d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count int) {
+	for i, so, do := 0, 0, 0; i < count; i++ {
+		*(*T)(add(d, do)) = *(*T)(add(s, so))
+		so += sstride
+		do += dstride
+	}
+}
+
+// strided copies count blocks of blen bytes from s (sstride apart) to d
+// (dstride apart).
+func strided(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count, blen int) {
+	switch blen {
+	case 1:
+		stridedT[byte](d, dstride, s, sstride, count)
+	case 2:
+		stridedT[uint16](d, dstride, s, sstride, count)
+	case 4:
+		stridedT[uint32](d, dstride, s, sstride, count)
+	case 8:
+		stridedT[uint64](d, dstride, s, sstride, count)
+	case 12:
+		stridedT[w12](d, dstride, s, sstride, count)
+	case 16:
+		stridedT[w16](d, dstride, s, sstride, count)
+	case 24:
+		stridedT[w24](d, dstride, s, sstride, count)
+	case 32:
+		stridedT[w32](d, dstride, s, sstride, count)
+	default:
+		for i := range count {
+			copySmall(add(d, i*dstride), add(s, i*sstride), blen)
+		}
+	}
+}
+
+// tileElems is how many repetitions tiled kernels handle per pass.
+const tileElems = 128
+
+// tiled runs a repetition of a short block list (kListB, or kIdxB) block by
+// block over tiles of tileElems repetitions: each pass is one strided copy
+// with a fixed block length, and a tile's lines stay in L1 between passes.
+// user points at the origin of repetition 0 (child base included).
+func tiled(n *node, user, packed unsafe.Pointer, pack bool) {
+	c := n.child
+	cs := c.size
+	for t0 := 0; t0 < n.count; t0 += tileElems {
+		tc := min(tileElems, n.count-t0)
+		pos := 0
+		for k, o := range c.offs {
+			l := c.blen
+			if c.kind == kListB {
+				l = c.lens[k]
+			}
+			u := add(user, t0*n.stride+o)
+			p := add(packed, t0*cs+pos)
+			if pack {
+				strided(p, cs, u, n.stride, tc, l)
+			} else {
+				strided(u, n.stride, p, cs, tc, l)
+			}
+			pos += l
+		}
+	}
+}
+
 // transposeT visits a transpose node — cols adjacent columns of rows
 // blocks of sizeof(T) bytes, rowStride apart — tile by tile (64 bytes of a
 // row at a time) instead of column by column, so each cache line of the
@@ -412,13 +492,17 @@ func (n *node) pack(d, base unsafe.Pointer, so int) {
 		lens := n.lens[:len(n.offs)]
 		w := 0
 		for i, o := range n.offs {
-			copySmall(add(d, w), add(base, so+o), lens[i])
+			copyBlk(add(d, w), add(base, so+o), lens[i])
 			w += lens[i]
 		}
 	case kRep:
 		c := n.child
 		cs := c.size
 		if n.tr && transpose(n, add(base, so+c.base), d, true) {
+			return
+		}
+		if n.tile != tileNo {
+			tiled(n, add(base, so+c.base), d, true)
 			return
 		}
 		switch c.kind {
@@ -438,7 +522,7 @@ func (n *node) pack(d, base unsafe.Pointer, so int) {
 			for i := range n.count {
 				o0 := so + i*n.stride + c.base
 				for k, o := range c.offs {
-					copySmall(add(d, w), add(base, o0+o), lens[k])
+					copyBlk(add(d, w), add(base, o0+o), lens[k])
 					w += lens[k]
 				}
 			}
@@ -476,13 +560,17 @@ func (n *node) unpack(base unsafe.Pointer, do int, s unsafe.Pointer) {
 		lens := n.lens[:len(n.offs)]
 		r := 0
 		for i, o := range n.offs {
-			copySmall(add(base, do+o), add(s, r), lens[i])
+			copyBlk(add(base, do+o), add(s, r), lens[i])
 			r += lens[i]
 		}
 	case kRep:
 		c := n.child
 		cs := c.size
 		if n.tr && transpose(n, add(base, do+c.base), s, false) {
+			return
+		}
+		if n.tile == tileAny {
+			tiled(n, add(base, do+c.base), s, false)
 			return
 		}
 		switch c.kind {
@@ -502,7 +590,7 @@ func (n *node) unpack(base unsafe.Pointer, do int, s unsafe.Pointer) {
 			for i := range n.count {
 				o0 := do + i*n.stride + c.base
 				for k, o := range c.offs {
-					copySmall(add(base, o0+o), add(s, r), lens[k])
+					copyBlk(add(base, o0+o), add(s, r), lens[k])
 					r += lens[k]
 				}
 			}

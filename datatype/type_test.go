@@ -273,3 +273,32 @@ func TestSaturating(t *testing.T) {
 		t.Errorf("satAdd saturates at %d", got)
 	}
 }
+
+// TestTiledKernels: repetitions of short block lists (arrays of structs)
+// take the tiled kernels; overlapping ones only for pack. All must agree
+// with the oracle.
+func TestTiledKernels(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		count int
+		want  tileMode
+	}{
+		{"struct(3;1,1,1;0,8,16;int32,float64,int16)", 300, tileAny},
+		{"contig(40)<struct(2;1,1;0,12;float64,int8)>", 1, tileAny},
+		{"hvector(20,1,-40)<hindexed(3;1,2,1;0,12,30)<int32>>", 1, tileAny},
+		{"contig(17)<indexed_block(3,1;0,5,2)<float32>>", 2, tileAny},
+		{"contig(33)<hindexed(2;3,1;0,5)<byte>>", 1, tileAny},
+		{"contig(20)<resized(0,4)<hindexed(3;1,1,1;0,6,9)<int16>>>", 1, tilePack},
+		{"contig(18)<hindexed(2;2,1;0,4)<int32>>", 1, tilePack},
+		{"resized(0,13)<hindexed(3;1,1,1;0,2,7)<int16>>", 300, tileAny},
+	} {
+		ty := MustParse(tc.text)
+		c := ty.Commit()
+		var w node
+		r := repInto(&w, tc.count, c.extent, c.root)
+		if r.tile != tc.want {
+			t.Errorf("%s ×%d: tile mode %d, want %d (root %v)", tc.text, tc.count, r.tile, tc.want, r.kind)
+		}
+		checkOracle(t, ty, tc.count, plan{cuts: []int{7, 100, 101, 250}, order: []int{4, 2, 0, 3, 1}, interval: 33})
+	}
+}
