@@ -199,7 +199,7 @@ func genType(c chooser, depth int) *Type {
 	case 0:
 		return namedList[c.intn("named", 0, len(namedList)-1)]
 	case 1:
-		t, err = Contiguous(c.intn("n", 0, 4), sub())
+		t, err = Contiguous(c.intn("n", 0, 20), sub())
 	case 2:
 		t, err = Vector(c.intn("count", 0, 4), c.intn("bl", 0, 3), c.intn("stride", -4, 6), sub())
 	case 3:
