@@ -181,9 +181,9 @@ var namedList = []*Type{tByte, tInt8, tUint8, tInt16, tUint16, tInt32, tUint32, 
 // genType builds a random nested type; nil means the constructor rejected
 // the random arguments (never happens for the ranges used) .
 func genType(c chooser, depth int) *Type {
-	k := 0
+	k := 0 // named types only at the leaves
 	if depth > 0 {
-		k = c.intn("kind", 0, 11)
+		k = c.intn("kind", 1, 11)
 	}
 	ints := func(label string, n, lo, hi int) []int {
 		v := make([]int, n)
