@@ -480,8 +480,12 @@ func (c *Committed) Checkpoints(count, interval int) ([]*Checkpoint, error) {
 }
 
 // CheckpointFor returns the checkpoint with the largest position ≤ first
-// from a list made by Checkpoints.
+// from a list made by Checkpoints (sorted by position), or nil if the list
+// is empty.
 func CheckpointFor(cps []*Checkpoint, first int) *Checkpoint {
+	if len(cps) == 0 {
+		return nil
+	}
 	i := sort.Search(len(cps), func(k int) bool { return cps[k].seg.pos > first })
 	if i == 0 {
 		return cps[0]
