@@ -184,6 +184,20 @@ func Bcast(n int, size uint64) *Generated {
 				buf = append(buf, op(Send, size, uint32(r+1<<e), 0), dep(Requires, uint64(i), 0))
 				return buf, r+1<<(e+1) < n
 			}}
+		},
+		win: func(r int) Window {
+			if r == 0 {
+				k := uint64(bits.Len(uint(n - 1)))
+				return Window{Roots: k, Stmts: k}
+			}
+			m := uint64(0) // children
+			for e := bits.Len(uint(r)); r+1<<e < n; e++ {
+				m++
+			}
+			if m == 0 {
+				return Window{Roots: 1, Stmts: 1}
+			}
+			return Window{Lookahead: 2 * m, Roots: 1, Stmts: 1 + 2*m}
 		}}
 }
 
