@@ -153,10 +153,10 @@ type RankReader interface {
 // read for the simulation to be exact while streaming. Statements are
 // numbered from 0 within the rank block.
 type Window struct {
-	// Lookahead is the largest distance, in statements, from an operation
-	// referenced by a dependency back... precisely: for every dependency
-	// "A requires B" it bounds fin(A) − min(pos(A), pos(B)), where fin(A) is
-	// the position of the last dependency naming A as the waiting operation.
+	// Lookahead bounds, in statements, how far ahead a dependency can
+	// reach: for every dependency "A requires B" (or irequires) it is at
+	// least fin(A) − min(pos(A), pos(B)), where fin(A) is the position of
+	// the last dependency line naming A as the waiting operation.
 	Lookahead uint64
 	// Roots is one past the position of the last operation without
 	// dependencies (0 if none).
