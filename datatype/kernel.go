@@ -11,16 +11,14 @@ import "unsafe"
 // data pointer plus an int offset, and addresses are formed only for bytes
 // that are accessed.
 
-// Fixed-width chunks. Up to 32 bytes they are structs of at most four
-// scalars, which the compiler keeps in registers (arrays would be staged
-// on the stack); wider ones are arrays moved memory to memory.
+// Fixed-width chunks up to 32 bytes: structs of at most four scalars,
+// which the compiler keeps in registers (arrays would be staged on the
+// stack or copied by memmove). 48 and 64-byte blocks move as two of them.
 type (
 	w12 struct{ a, b, c uint32 }
 	w16 struct{ a, b uint64 }
 	w24 struct{ a, b, c uint64 }
 	w32 struct{ a, b, c, d uint64 }
-	w48 [48]byte
-	w64 [64]byte
 )
 
 func add(p unsafe.Pointer, n int) unsafe.Pointer { return unsafe.Add(p, n) }
@@ -201,9 +199,9 @@ func vecPack(d, s unsafe.Pointer, count, blen, stride int) {
 	case 32:
 		vecPackWideT[w32](d, s, count, stride)
 	case 48:
-		vecPackWideT[w48](d, s, count, stride)
+		strided48(d, 48, s, stride, count)
 	case 64:
-		vecPackWideT[w64](d, s, count, stride)
+		strided64(d, 64, s, stride, count)
 	default:
 		for i := range count {
 			copySmall(add(d, i*blen), add(s, i*stride), blen)
@@ -231,9 +229,9 @@ func vecUnpack(d, s unsafe.Pointer, count, blen, stride int) {
 	case 32:
 		vecUnpackWideT[w32](d, s, count, stride)
 	case 48:
-		vecUnpackWideT[w48](d, s, count, stride)
+		strided48(d, stride, s, 48, count)
 	case 64:
-		vecUnpackWideT[w64](d, s, count, stride)
+		strided64(d, stride, s, 64, count)
 	default:
 		for i := range count {
 			copySmall(add(d, i*stride), add(s, i*blen), blen)
@@ -372,6 +370,31 @@ func stridedT[T any](d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, c
 	}
 }
 
+// strided48 and strided64 are stridedT for 48 and 64 bytes, moved as
+// register-sized pieces (an array assignment of that size would call
+// memmove, since source and destination might overlap).
+func strided48(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count int) {
+	for i, so, do := 0, 0, 0; i < count; i++ {
+		p, q := add(s, so), add(d, do)
+		a, b := *(*w32)(p), *(*w16)(add(p, 32))
+		*(*w32)(q) = a
+		*(*w16)(add(q, 32)) = b
+		so += sstride
+		do += dstride
+	}
+}
+
+func strided64(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count int) {
+	for i, so, do := 0, 0, 0; i < count; i++ {
+		p, q := add(s, so), add(d, do)
+		a, b := *(*w32)(p), *(*w32)(add(p, 32))
+		*(*w32)(q) = a
+		*(*w32)(add(q, 32)) = b
+		so += sstride
+		do += dstride
+	}
+}
+
 // strided copies count blocks of blen bytes from s (sstride apart) to d
 // (dstride apart).
 func strided(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count, blen int) {
@@ -392,6 +415,10 @@ func strided(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count, bl
 		stridedT[w24](d, dstride, s, sstride, count)
 	case 32:
 		stridedT[w32](d, dstride, s, sstride, count)
+	case 48:
+		strided48(d, dstride, s, sstride, count)
+	case 64:
+		strided64(d, dstride, s, sstride, count)
 	default:
 		for i := range count {
 			copySmall(add(d, i*dstride), add(s, i*sstride), blen)
