@@ -323,6 +323,23 @@ func (s *Segment) BlockList(first, last int, dst []Block) ([]Block, error) {
 	s.moveTo(first)
 	start := len(dst)
 	for {
+		if f, k := s.run(last); k > 0 { // a run of whole uniform blocks
+			n := f.n
+			o0 := f.base + n.base
+			for j := f.i; j < f.i+k; j++ {
+				off := o0 + j*n.stride
+				if n.kind == kIdxB {
+					off = o0 + n.offs[j]
+				}
+				if m := len(dst) - 1; m >= start && dst[m].Off+dst[m].Len == off {
+					dst[m].Len += n.blen
+				} else {
+					dst = append(dst, Block{Off: off, Len: n.blen, Stream: s.pos + (j-f.i)*n.blen})
+				}
+			}
+			s.skipRun(f, k)
+			continue
+		}
 		off, n, ok := s.next(last)
 		if !ok {
 			break
