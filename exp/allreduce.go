@@ -41,6 +41,7 @@ func runAllreduce(cfg Config, env Env) (*report.Result, error) {
 		if err != nil {
 			return err
 		}
+		defer c.Engine.Close() // release daemon coroutines (the GPUs' CPs) and their memory
 		res, err := w.Run(c, s, strategyConfig(cfg))
 		if err != nil {
 			return fmt.Errorf("%s on %d nodes: %w", s, n, err)

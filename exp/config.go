@@ -84,7 +84,8 @@ func (c Config) Validate() error {
 
 func (a AllreduceSpec) validate() error {
 	var errs []error
-	if a.Size < 4 || a.Size%4 != 0 || a.Size > 16*unit.GiB {
+	sizeOK := a.Size >= 4 && a.Size%4 == 0 && a.Size <= 16*unit.GiB
+	if !sizeOK {
 		errs = append(errs, fmt.Errorf("allreduce.size = %v: must be a positive multiple of 4 bytes (float32), at most 16GiB", a.Size))
 	}
 	if len(a.Nodes) == 0 {
@@ -93,7 +94,7 @@ func (a AllreduceSpec) validate() error {
 	for _, n := range a.Nodes {
 		if n < 2 || n > 65536 {
 			errs = append(errs, fmt.Errorf("allreduce.nodes contains %d: node counts must be in [2, 65536]", n))
-		} else if int64(a.Size/4) < int64(n) {
+		} else if sizeOK && int64(a.Size/4) < int64(n) {
 			errs = append(errs, fmt.Errorf("allreduce.nodes contains %d: the ring needs at least one float32 per node (allreduce.size = %v)", n, a.Size))
 		}
 	}

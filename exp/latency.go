@@ -27,6 +27,7 @@ func runLatency(cfg Config, env Env) (*report.Result, error) {
 		if err != nil {
 			return err
 		}
+		defer c.Engine.Close()
 		results[i], err = workload.Latency{Size: cfg.Latency.Size}.Run(c, strats[i], strategyConfig(cfg))
 		return err
 	})

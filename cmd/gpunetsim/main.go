@@ -31,12 +31,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 )
 
+// defaultMemLimit is the soft heap limit when GOMEMLIMIT is unset: sweeps
+// run several functional simulations at once, each holding its nodes'
+// memories, and the garbage of finished ones should be collected before the
+// heap doubles.
+const defaultMemLimit = 4 << 30
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemLimit)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

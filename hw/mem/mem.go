@@ -41,7 +41,8 @@ type region struct {
 	base Addr
 	size uint64
 	pool Pool
-	data []byte // nil when payload-free
+	data []byte // nil when payload-free or not yet touched
+	lazy bool   // data is allocated on first access
 	name string
 }
 
@@ -85,7 +86,7 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
 	base := m.next
 	r := region{base: base, size: size, pool: pool, name: name}
 	if data {
-		r.data = make([]byte, size)
+		r.lazy = true // allocated on first access: untouched buffers cost nothing
 	} else {
 		m.payloadFree += size
 	}
@@ -128,7 +129,10 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 		panic(err)
 	}
 	if r.data == nil {
-		return nil
+		if !r.lazy {
+			return nil
+		}
+		r.data = make([]byte, r.size)
 	}
 	off := int(a - r.base)
 	return r.data[off : off+n : off+n]

@@ -146,7 +146,9 @@ func (n *NIC) fromMemory(base mem.Addr) func(off, ln uint64) (sim.Time, func() [
 					return nil
 				}
 				if b := n.mem.Bytes(a, int(ln)); b != nil {
-					return append([]byte(nil), b...)
+					buf := n.fab.GetBuf(int(ln))
+					copy(buf, b)
+					return buf
 				}
 				return nil
 			}, func() {

@@ -172,7 +172,7 @@ func (n *NIC) deliver(pk *Packet) {
 		m.pending++
 		if h.Op == CmdPut {
 			data := pk.Data
-			n.dmaWrite(ln, func() { n.storeData(a, data, ln); n.packetDone(m) })
+			n.dmaWrite(ln, func() { n.storeData(a, data, ln); n.fab.PutBuf(data); n.packetDone(m) })
 		} else {
 			// Atomics: DMA read, then the read-modify-write is applied
 			// functionally when the posted write of the result lands.

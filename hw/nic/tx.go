@@ -92,7 +92,7 @@ func (n *NIC) onReply(pk *Packet) {
 	if pk.Len > 0 {
 		a := md.Start + mem.Addr(off+pk.Offset)
 		data, ln := pk.Data, pk.Len
-		n.dmaWrite(ln, func() { n.storeData(a, data, ln) })
+		n.dmaWrite(ln, func() { n.storeData(a, data, ln); n.fab.PutBuf(data) })
 	}
 	o.seen++
 	if o.seen < n.packets(pk.MLength) {
