@@ -290,20 +290,36 @@ func (s *Segment) Process(first, last int, emit func(hostOff, n, streamOff int))
 	s.moveTo(first)
 	regions := 0
 	pend, pl, ps := 0, 0, 0
-	for {
-		off, n, ok := s.next(last)
-		if !ok {
-			break
-		}
+	add := func(off, n, stream int) {
 		if pl > 0 && pend+pl == off {
 			pl += n
-			continue
+			return
 		}
 		if pl > 0 {
 			emit(pend, pl, ps)
 			regions++
 		}
-		pend, pl, ps = off, n, s.pos-n
+		pend, pl, ps = off, n, stream
+	}
+	for {
+		if f, k := s.run(last); k > 0 { // a run of whole uniform blocks
+			n := f.n
+			o0 := f.base + n.base
+			for j := f.i; j < f.i+k; j++ {
+				off := o0 + j*n.stride
+				if n.kind == kIdxB {
+					off = o0 + n.offs[j]
+				}
+				add(off, n.blen, s.pos+(j-f.i)*n.blen)
+			}
+			s.skipRun(f, k)
+			continue
+		}
+		off, n, ok := s.next(last)
+		if !ok {
+			break
+		}
+		add(off, n, s.pos-n)
 	}
 	if pl > 0 {
 		emit(pend, pl, ps)
