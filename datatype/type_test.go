@@ -302,3 +302,34 @@ func TestTiledKernels(t *testing.T) {
 		checkOracle(t, ty, tc.count, plan{cuts: []int{7, 100, 101, 250}, order: []int{4, 2, 0, 3, 1}, interval: 33})
 	}
 }
+
+// ExampleCommitted_Checkpoints shows the two checkpoint uses of
+// datatypes.md §5: RO-CP copies the nearest checkpoint into a private
+// segment per packet; RW-CP gives each sequence a working segment that
+// progresses in place and is restored from its checkpoint when a packet
+// arrives out of order.
+func ExampleCommitted_Checkpoints() {
+	c := MustParse("vector(64,1,2)<float64>").Commit() // 512 packed bytes
+	const k = 64                                        // packet payload
+	cps, _ := c.Checkpoints(1, 2*k)                     // Δr = 2 packets
+
+	// RO-CP: any packet, any order, any handler.
+	scratch, _ := c.NewSegment(1)
+	_ = scratch.Restore(CheckpointFor(cps, 5*k))
+	regions, _ := scratch.BlockList(5*k, 6*k, nil)
+	fmt.Println("RO-CP packet 5:", len(regions), "regions from host offset", regions[0].Off)
+
+	// RW-CP: sequence j owns checkpoint j; packets 2 and 3 form sequence 1.
+	work := cps[1].Segment()
+	for _, pkt := range []int{3, 2} { // packet 3 arrives first
+		if work.Position() > pkt*k {
+			_ = work.Restore(cps[1]) // behind the working copy: restore the master
+		}
+		regions, _ = work.BlockList(pkt*k, (pkt+1)*k, regions[:0])
+		fmt.Println("RW-CP packet", pkt, "starts at host offset", regions[0].Off)
+	}
+	// Output:
+	// RO-CP packet 5: 8 regions from host offset 640
+	// RW-CP packet 3 starts at host offset 384
+	// RW-CP packet 2 starts at host offset 256
+}
