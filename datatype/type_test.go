@@ -310,8 +310,8 @@ func TestTiledKernels(t *testing.T) {
 // arrives out of order.
 func ExampleCommitted_Checkpoints() {
 	c := MustParse("vector(64,1,2)<float64>").Commit() // 512 packed bytes
-	const k = 64                                        // packet payload
-	cps, _ := c.Checkpoints(1, 2*k)                     // Δr = 2 packets
+	const k = 64                                       // packet payload
+	cps, _ := c.Checkpoints(1, 2*k)                    // Δr = 2 packets
 
 	// RO-CP: any packet, any order, any handler.
 	scratch, _ := c.NewSegment(1)
