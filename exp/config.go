@@ -73,6 +73,7 @@ func DefaultConfig(preset string) (Config, error) {
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
 	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate()}
+	errs = append(errs, c.kernelFits()...)
 	if c.Allreduce.WGs > c.NIC.TrigMaxEntries {
 		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: must be ≤ nic.trig_max_entries = %d (one trigger entry per slice)", c.Allreduce.WGs, c.NIC.TrigMaxEntries))
 	}
@@ -80,6 +81,31 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("run.parallel = %d: must be in [0, 1024]", c.Run.Parallel))
 	}
 	return errors.Join(errs...)
+}
+
+// kernelFits checks the allreduce kernels against the GPU: work-group size,
+// and for the persistent GPU-TN kernel, all work-groups resident at once
+// (they wait on each other's data).
+func (c Config) kernelFits() []error {
+	g, a := c.GPU, c.Allreduce
+	if g.Validate() != nil || a.WGSize < 1 {
+		return nil // reported elsewhere
+	}
+	var errs []error
+	if a.WGSize > g.MaxWGSize {
+		errs = append(errs, fmt.Errorf("allreduce.wg_size = %d: must be ≤ gpu.max_wg_size = %d", a.WGSize, g.MaxWGSize))
+		return errs
+	}
+	waves := (a.WGSize + g.WaveSize - 1) / g.WaveSize
+	perCU := g.SIMDs * g.WavesPerSIMD / waves
+	if perCU == 0 {
+		return append(errs, fmt.Errorf("allreduce.wg_size = %d: a work-group of %d wavefronts does not fit a CU (gpu.simds_per_cu × gpu.waves_per_simd = %d)",
+			a.WGSize, waves, g.SIMDs*g.WavesPerSIMD))
+	}
+	if resident := perCU * g.CUs; a.WGs > resident {
+		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: the persistent GPU-TN kernel needs every work-group resident, but only %d work-groups of %d work-items fit the GPU", a.WGs, resident, a.WGSize))
+	}
+	return errs
 }
 
 func (a AllreduceSpec) validate() error {
@@ -113,8 +139,8 @@ func (a AllreduceSpec) validate() error {
 
 func (l LatencySpec) validate() error {
 	var errs []error
-	if l.Size < 1 || l.Size > 64*unit.MiB {
-		errs = append(errs, fmt.Errorf("latency.size = %v: must be in [1B, 64MiB]", l.Size))
+	if l.Size < 8 || l.Size%8 != 0 || l.Size > 64*unit.MiB {
+		errs = append(errs, fmt.Errorf("latency.size = %v: must be a multiple of 8 bytes in [8B, 64MiB]", l.Size))
 	}
 	errs = append(errs, checkStrategies("latency.strategies", l.Strategies, []string{"HDN", "GDS", "GPUTN"}))
 	return errors.Join(errs...)

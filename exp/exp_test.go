@@ -74,6 +74,8 @@ func TestInvalidConfigsAreRejected(t *testing.T) {
 		"more nodes than": func(c *Config) { c.Allreduce.Size = 16; c.Allreduce.Nodes = []int{8} },
 		"bad strategy":    func(c *Config) { c.Allreduce.Strategies = []string{"XYZ"} },
 		"zero bandwidth":  func(c *Config) { c.Link.Bandwidth = 0 },
+		"wg too large":    func(c *Config) { c.Allreduce.WGSize = 2048 },
+		"not resident":    func(c *Config) { c.GPU.CUs = 1; c.GPU.WavesPerSIMD = 1; c.Allreduce.WGSize = 256 },
 	} {
 		cfg := quickConfig(t)
 		mut(&cfg)

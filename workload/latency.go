@@ -68,7 +68,7 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 		}
 		put := rdma.Put{Src: buf, Length: size + 8, Target: 1}
 		copyKernel := func(onDone func(wg *gpu.WG)) gpu.Kernel {
-			return gpu.Kernel{Name: "copy", WGs: 1, WGSize: int(min(size/4, 1024)), Body: func(wg *gpu.WG) {
+			return gpu.Kernel{Name: "copy", WGs: 1, WGSize: max(1, min(int(size/4), nd.GPU.MaxWGSize)), Body: func(wg *gpu.WG) {
 				if d, sb := wg.Mem().Bytes(buf, int(size)), wg.Mem().Bytes(src, int(size)); d != nil && sb != nil {
 					copy(d, sb)
 				}
