@@ -114,29 +114,6 @@ func vecUnpackT[T any](d, s unsafe.Pointer, count, stride int) {
 	}
 }
 
-// vecPackWideT is vecPackT for chunks wider than a register: direct
-// memory-to-memory moves, so the compiler does not stage them on the stack.
-func vecPackWideT[T any](d, s unsafe.Pointer, count, stride int) {
-	var z T
-	w := int(unsafe.Sizeof(z))
-	for i, so, do := 0, 0, 0; i < count; i++ {
-		*(*T)(add(d, do)) = *(*T)(add(s, so))
-		so += stride
-		do += w
-	}
-}
-
-// vecUnpackWideT is vecUnpackT for chunks wider than a register.
-func vecUnpackWideT[T any](d, s unsafe.Pointer, count, stride int) {
-	var z T
-	w := int(unsafe.Sizeof(z))
-	for i, so, do := 0, 0, 0; i < count; i++ {
-		*(*T)(add(d, do)) = *(*T)(add(s, so))
-		do += stride
-		so += w
-	}
-}
-
 // vecPack4 gathers 4-byte blocks with a positive stride ≥ 8, combining two
 // blocks per 8-byte store. It loads 8 bytes at each block start; the extra 4
 // bytes lie before the next block's end, so only blocks followed by another
@@ -193,11 +170,11 @@ func vecPack(d, s unsafe.Pointer, count, blen, stride int) {
 	case 12:
 		vecPackT[w12](d, s, count, stride)
 	case 16:
-		vecPackT[w16](d, s, count, stride)
+		strided16(d, 16, s, stride, count)
 	case 24:
-		vecPackWideT[w24](d, s, count, stride)
+		strided24(d, 24, s, stride, count)
 	case 32:
-		vecPackWideT[w32](d, s, count, stride)
+		strided32(d, 32, s, stride, count)
 	case 48:
 		strided48(d, 48, s, stride, count)
 	case 64:
@@ -223,11 +200,11 @@ func vecUnpack(d, s unsafe.Pointer, count, blen, stride int) {
 	case 12:
 		vecUnpackT[w12](d, s, count, stride)
 	case 16:
-		vecUnpackT[w16](d, s, count, stride)
+		strided16(d, stride, s, 16, count)
 	case 24:
-		vecUnpackWideT[w24](d, s, count, stride)
+		strided24(d, stride, s, 24, count)
 	case 32:
-		vecUnpackWideT[w32](d, s, count, stride)
+		strided32(d, stride, s, 32, count)
 	case 48:
 		strided48(d, stride, s, 48, count)
 	case 64:
@@ -281,24 +258,6 @@ func idxUnpackT[T any](base unsafe.Pointer, do int, s unsafe.Pointer, offs []int
 	}
 }
 
-// idxPackWideT is idxPackT without staging, for chunks of more than two words.
-func idxPackWideT[T any](d, base unsafe.Pointer, so int, offs []int) {
-	var z T
-	w := int(unsafe.Sizeof(z))
-	for i, o := range offs {
-		*(*T)(add(d, i*w)) = *(*T)(add(base, so+o))
-	}
-}
-
-// idxUnpackWideT is idxUnpackT without staging.
-func idxUnpackWideT[T any](base unsafe.Pointer, do int, s unsafe.Pointer, offs []int) {
-	var z T
-	w := int(unsafe.Sizeof(z))
-	for i, o := range offs {
-		*(*T)(add(base, do+o)) = *(*T)(add(s, i*w))
-	}
-}
-
 // idxPack4 gathers 4-byte blocks, storing them two at a time.
 func idxPack4(d, base unsafe.Pointer, so int, offs []int) {
 	i := 0
@@ -326,11 +285,11 @@ func idxPack(d, base unsafe.Pointer, so int, offs []int, blen int) {
 	case 12:
 		idxPackT[w12](d, base, so, offs)
 	case 16:
-		idxPackT[w16](d, base, so, offs)
+		idxPack16(d, base, so, offs)
 	case 24:
-		idxPackWideT[w24](d, base, so, offs)
+		idxPack24(d, base, so, offs)
 	case 32:
-		idxPackWideT[w32](d, base, so, offs)
+		idxPack32(d, base, so, offs)
 	default:
 		for i, o := range offs {
 			copySmall(add(d, i*blen), add(base, so+o), blen)
@@ -348,11 +307,11 @@ func idxUnpack(base unsafe.Pointer, do int, s unsafe.Pointer, offs []int, blen i
 	case 12:
 		idxUnpackT[w12](base, do, s, offs)
 	case 16:
-		idxUnpackT[w16](base, do, s, offs)
+		idxUnpack16(base, do, s, offs)
 	case 24:
-		idxUnpackWideT[w24](base, do, s, offs)
+		idxUnpack24(base, do, s, offs)
 	case 32:
-		idxUnpackWideT[w32](base, do, s, offs)
+		idxUnpack32(base, do, s, offs)
 	default:
 		for i, o := range offs {
 			copySmall(add(base, do+o), add(s, i*blen), blen)
@@ -365,31 +324,6 @@ func idxUnpack(base unsafe.Pointer, do int, s unsafe.Pointer, offs []int, blen i
 func stridedT[T any](d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count int) {
 	for i, so, do := 0, 0, 0; i < count; i++ {
 		*(*T)(add(d, do)) = *(*T)(add(s, so))
-		so += sstride
-		do += dstride
-	}
-}
-
-// strided48 and strided64 are stridedT for 48 and 64 bytes, moved as
-// register-sized pieces (an array assignment of that size would call
-// memmove, since source and destination might overlap).
-func strided48(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count int) {
-	for i, so, do := 0, 0, 0; i < count; i++ {
-		p, q := add(s, so), add(d, do)
-		a, b := *(*w32)(p), *(*w16)(add(p, 32))
-		*(*w32)(q) = a
-		*(*w16)(add(q, 32)) = b
-		so += sstride
-		do += dstride
-	}
-}
-
-func strided64(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count int) {
-	for i, so, do := 0, 0, 0; i < count; i++ {
-		p, q := add(s, so), add(d, do)
-		a, b := *(*w32)(p), *(*w32)(add(p, 32))
-		*(*w32)(q) = a
-		*(*w32)(add(q, 32)) = b
 		so += sstride
 		do += dstride
 	}
@@ -410,11 +344,11 @@ func strided(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count, bl
 	case 12:
 		stridedT[w12](d, dstride, s, sstride, count)
 	case 16:
-		stridedT[w16](d, dstride, s, sstride, count)
+		strided16(d, dstride, s, sstride, count)
 	case 24:
-		stridedT[w24](d, dstride, s, sstride, count)
+		strided24(d, dstride, s, sstride, count)
 	case 32:
-		stridedT[w32](d, dstride, s, sstride, count)
+		strided32(d, dstride, s, sstride, count)
 	case 48:
 		strided48(d, dstride, s, sstride, count)
 	case 64:
