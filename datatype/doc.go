@@ -85,9 +85,10 @@
 // built on the stack per call so it merges like any other level. Leaves
 // run specialized kernels:
 //   - fixed-width moves for 1, 2, 4, 8, 12, 16, 24, 32, 48 and 64-byte
-//     blocks, strided or indexed, unrolled four times; chunks are structs of
-//     at most four words, which the compiler keeps in registers (arrays
-//     would be staged on the stack or copied by memmove calls);
+//     blocks, strided or indexed: up to 12 bytes through general registers
+//     (loops unrolled four times), 16 to 64 bytes as 16-byte SSE moves of
+//     [16]byte values (wider array assignments would call memmove, and
+//     temporaries of array type would be staged on the stack);
 //   - 4-byte strided blocks gathered two at a time (two 8-byte loads, one
 //     8-byte store), and 4-byte indexed blocks stored in pairs;
 //   - copy (memmove) for blocks over 64 bytes, and a single copy for a
