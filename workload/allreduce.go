@@ -117,6 +117,18 @@ func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
 			}
 		}
 	}
+	// Sequence words carry values even in payload-free runs.
+	for k := range l.n {
+		for s := range l.w {
+			off, nb := l.sub(k, s)
+			m.MarkControl(base+mem.Addr(off+pad8(nb)), 8)
+		}
+	}
+	for st := range l.n - 1 {
+		for s := range l.w {
+			m.MarkControl(l.flagAddr(base, r, st, s), 8)
+		}
+	}
 	for s := range l.w {
 		off, nb := l.sub(r, s)
 		m.Store64(base+mem.Addr(off+pad8(nb)), 1)

@@ -1,6 +1,10 @@
 package gpu
 
-import "github.com/gpunetsim/gpunetsim/hw/mem"
+import (
+	"math/bits"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+)
 
 // cache holds line copies: what a non-coherent cache returns until it is
 // invalidated. Eviction is FIFO.
@@ -12,7 +16,23 @@ type cache struct {
 
 type cline struct {
 	data  [mem.LineSize]byte
-	dirty bool
+	dirty uint64 // one bit per byte written since the fill: GPU caches write back byte masks
+}
+
+// flush writes the dirty bytes of the line at l to m and cleans it. Only
+// written bytes go back, so data another agent (or bulk traffic) put in the
+// rest of the line survives.
+func (cl *cline) flush(l mem.Addr, m *mem.Memory) {
+	for d := cl.dirty; d != 0; {
+		lo := bits.TrailingZeros64(d)
+		hi := lo + bits.TrailingZeros64(^(d >> lo))
+		m.Write(l+mem.Addr(lo), cl.data[lo:hi])
+		if hi == 64 {
+			break
+		}
+		d &^= (uint64(1)<<hi - 1)
+	}
+	cl.dirty = 0
 }
 
 func newCache(capacity int) *cache {
@@ -28,8 +48,8 @@ func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
 	if len(c.lines) >= c.cap && len(c.order) > 0 {
 		old := c.order[0]
 		c.order = c.order[1:]
-		if ol := c.lines[old]; ol != nil && ol.dirty && wb != nil {
-			wb.Write(old, ol.data[:])
+		if ol := c.lines[old]; ol != nil && ol.dirty != 0 && wb != nil {
+			ol.flush(old, wb)
 		}
 		delete(c.lines, old)
 	}
@@ -49,9 +69,8 @@ func (c *cache) clear() {
 func (c *cache) writeBack(m *mem.Memory) int {
 	n := 0
 	for _, l := range c.order {
-		if cl := c.lines[l]; cl != nil && cl.dirty {
-			m.Write(l, cl.data[:])
-			cl.dirty = false
+		if cl := c.lines[l]; cl != nil && cl.dirty != 0 {
+			cl.flush(l, m)
 			n++
 		}
 	}

@@ -95,3 +95,30 @@ func TestValidateRejectsImpossibleKernels(t *testing.T) {
 		}
 	}
 }
+
+// A dGPU store stays in a dirty L2 line until a system release; the
+// write-back carries only the bytes written, so bulk data that reached
+// memory in the same line meanwhile survives.
+func TestDGPUWriteBackIsByteMasked(t *testing.T) {
+	e, g := newGPU("dgpu")
+	m := g.Mem()
+	buf := m.AllocData(mem.GPU, 64, "line")
+	var beforeRelease, afterRelease uint64
+	op, _ := g.DispatchOp(Kernel{Name: "k", WGs: 1, WGSize: 64, Body: func(wg *WG) {
+		wg.Store64(buf+56, 42)
+		m.Store64(buf, 7) // another agent writes the start of the line in memory
+		beforeRelease = m.Load64(buf + 56)
+		wg.Release(System)
+		afterRelease = m.Load64(buf + 56)
+	}})
+	g.Submit(op)
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if beforeRelease != 0 || afterRelease != 42 {
+		t.Fatalf("memory word before/after release = %d/%d, want 0/42", beforeRelease, afterRelease)
+	}
+	if m.Load64(buf) != 7 {
+		t.Fatalf("the write-back clobbered bytes it did not write: %d", m.Load64(buf))
+	}
+}

@@ -132,7 +132,7 @@ func (w *WG) Store64(a mem.Addr, v uint64) {
 			cl = w.g.l2.fill(l, w.g.mem, w.g.mem)
 		}
 		binary.LittleEndian.PutUint64(cl.data[off:], v)
-		cl.dirty = true
+		cl.dirty |= 0xff << off
 		return
 	}
 	at := w.Now() + w.g.spec.MemLatency

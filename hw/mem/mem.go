@@ -44,6 +44,9 @@ type region struct {
 	data []byte // nil when payload-free or not yet touched
 	lazy bool   // data is allocated on first access
 	name string
+	// ctrl holds the real bytes of control lines (flags, sequence words) of
+	// a payload-free allocation, by line address.
+	ctrl map[Addr]*[LineSize]byte
 }
 
 // Memory is one node's memory. The zero value is not usable; call New.
@@ -138,20 +141,75 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 	return r.data[off : off+n : off+n]
 }
 
-// Read copies [a, a+len(dst)) into dst (zeros when payload-free).
+// Read copies [a, a+len(dst)) into dst. Payload-free bytes read as zeros,
+// except in control lines.
 func (m *Memory) Read(a Addr, dst []byte) {
 	if src := m.Bytes(a, len(dst)); src != nil {
 		copy(dst, src)
-	} else {
-		clear(dst)
+		return
+	}
+	clear(dst)
+	r, _ := m.find(a, len(dst))
+	for l, line := range r.ctrl {
+		lo, hi := max(l, a), min(l+LineSize, a+Addr(len(dst)))
+		if lo < hi {
+			copy(dst[lo-a:hi-a], line[lo-l:hi-l])
+		}
 	}
 }
 
+// MarkControl keeps real bytes for the lines of [a, a+n) even in a
+// payload-free allocation, so flags and sequence words that travel inside
+// payload-free buffers still carry their values. In a functional memory it
+// does nothing.
+func (m *Memory) MarkControl(a Addr, n int) {
+	r, err := m.find(a, n)
+	if err != nil {
+		panic(err)
+	}
+	if r.data != nil || r.lazy {
+		return
+	}
+	if r.ctrl == nil {
+		r.ctrl = map[Addr]*[LineSize]byte{}
+	}
+	for l := Line(a); l < a+Addr(n); l += LineSize {
+		if r.ctrl[l] == nil {
+			r.ctrl[l] = new([LineSize]byte)
+		}
+	}
+}
+
+// HasData reports whether reading [a, a+n) can return anything but zeros:
+// the range is functional or holds control lines.
+func (m *Memory) HasData(a Addr, n int) bool {
+	r, err := m.find(a, n)
+	if err != nil {
+		panic(err)
+	}
+	if r.data != nil || r.lazy {
+		return true
+	}
+	for l := Line(a); l < a+Addr(n); l += LineSize {
+		if r.ctrl[l] != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Write copies src to [a, a+len(src)) and wakes the watchers of every line
-// it touches.
+// it touches. In a payload-free allocation only control lines keep bytes.
 func (m *Memory) Write(a Addr, src []byte) {
 	if dst := m.Bytes(a, len(src)); dst != nil {
 		copy(dst, src)
+	} else if r, _ := m.find(a, len(src)); len(r.ctrl) > 0 {
+		for l := Line(a); l < a+Addr(len(src)); l += LineSize {
+			if line := r.ctrl[l]; line != nil {
+				lo, hi := max(l, a), min(l+LineSize, a+Addr(len(src)))
+				copy(line[lo-l:hi-l], src[lo-a:hi-a])
+			}
+		}
 	}
 	m.Touch(a, len(src))
 }
@@ -184,7 +242,9 @@ func (m *Memory) Watch(a Addr) *sim.Signal {
 func (m *Memory) Load64(a Addr) uint64 {
 	b := m.Bytes(a, 8)
 	if b == nil {
-		return 0
+		var w [8]byte
+		m.Read(a, w[:])
+		b = w[:]
 	}
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56

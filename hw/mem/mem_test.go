@@ -71,3 +71,26 @@ func TestServerQueuesFIFO(t *testing.T) {
 		t.Fatalf("second done %v, want queued behind the first", d)
 	}
 }
+
+func TestControlLinesInPayloadFreeMemory(t *testing.T) {
+	m := New("m", false)
+	buf := m.Alloc(Host, 4096, "bulk")
+	m.MarkControl(buf+2048, 8)
+	m.Store64(buf+2048, 5)
+	m.Store64(buf+8, 9) // not a control line: dropped
+	if m.Load64(buf+2048) != 5 || m.Load64(buf+8) != 0 {
+		t.Fatalf("control word %d, bulk word %d", m.Load64(buf+2048), m.Load64(buf+8))
+	}
+	if !m.HasData(buf+2000, 100) || m.HasData(buf, 1000) {
+		t.Fatal("HasData wrong")
+	}
+	// A packet-sized write carries the control word with it.
+	pkt := make([]byte, 128)
+	pkt[120] = 77
+	m.Write(buf+2048-120, pkt)
+	got := make([]byte, 128)
+	m.Read(buf+2048-120, got)
+	if got[120] != 77 || got[0] != 0 {
+		t.Fatalf("read back %v", got[118:124])
+	}
+}

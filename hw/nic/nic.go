@@ -162,12 +162,12 @@ func (n *NIC) storeData(a mem.Addr, data []byte, l uint64) {
 	if l == 0 {
 		return
 	}
+	if data != nil {
+		n.mem.Write(a, data[:l]) // also keeps control words of payload-free buffers
+		return
+	}
 	if b := n.mem.Bytes(a, int(l)); b != nil {
-		if data != nil {
-			copy(b, data[:l])
-		} else {
-			clear(b)
-		}
+		clear(b)
 	}
 	n.mem.Touch(a, int(l))
 }

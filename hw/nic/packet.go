@@ -150,6 +150,11 @@ func (n *NIC) fromMemory(base mem.Addr) func(off, ln uint64) (sim.Time, func() [
 					copy(buf, b)
 					return buf
 				}
+				if n.mem.HasData(a, int(ln)) { // control words inside a payload-free buffer
+					buf := n.fab.GetBuf(int(ln))
+					n.mem.Read(a, buf)
+					return buf
+				}
 				return nil
 			}, func() {
 				n.dmaEnd(k)
