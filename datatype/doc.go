@@ -78,7 +78,9 @@
 //   - struct and indexed blocks that are plain blocks become one block list,
 //     merging neighbours; identical children become an indexed node;
 //   - resized and dup vanish (they only change the extent their parent
-//     uses), and subarray becomes its nest of strided nodes plus a base.
+//     uses), and subarray becomes its nest of strided nodes plus a base;
+//   - equal offset lists are shared (LAMMPS' per-property lists), so the
+//     kernels keep one copy in cache.
 //
 // Pack and Unpack walk the tree recursively with the buffer as a base
 // pointer plus integer offsets; the count loop is one more repetition node,
