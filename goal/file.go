@@ -98,7 +98,7 @@ func (f *File) Rank(r int) (RankReader, error) {
 	return &fileRank{
 		lr:     lineReader{br: bufio.NewReaderSize(io.NewSectionReader(f.ra, ri.off, ri.end-ri.off), bufSize), line: ri.line},
 		tz:     tokenizer{inBlock: ri.inBlock},
-		labels: make(map[string]labelRef),
+		labels: newLabelTab(),
 		look:   ri.win.Lookahead,
 	}, nil
 }
@@ -149,7 +149,7 @@ func (f *File) index(r io.Reader) error {
 		p       parsed
 		inRank  = -1
 		next    = 0 // next expected rank
-		labels  = map[string]uint64{}
+		labels  = newLabelTab()
 		wc      winCalc
 		nops    uint64
 		seenNum bool
@@ -164,11 +164,7 @@ func (f *File) index(r io.Reader) error {
 			return fmt.Errorf("goal: reading line %d: %w", lr.line+1, err)
 		}
 		wasBlock := tz.inBlock
-		toks, err := tz.split(line)
-		if err != nil {
-			return lineErr(lr.line, err)
-		}
-		if err := parseLine(toks, &p); err != nil {
+		if err := tz.parse(line, &p); err != nil {
 			return lineErr(lr.line, err)
 		}
 		switch p.kind {
@@ -198,7 +194,7 @@ func (f *File) index(r io.Reader) error {
 			}
 			inRank = next
 			f.ranks = append(f.ranks, rankIndex{off: lr.off, line: lr.line, inBlock: tz.inBlock})
-			clear(labels)
+			labels.reset()
 			wc.reset()
 			nops = 0
 		case lineClose:
@@ -218,8 +214,8 @@ func (f *File) index(r io.Reader) error {
 				return lineErr(lr.line, errors.New(`statement outside a rank block: want "rank R {" first`))
 			}
 			if p.kind == lineDep {
-				a, okA := labels[string(p.label)]
-				b, okB := labels[string(p.label2)]
+				a, _, okA := labels.get(p.label)
+				b, _, okB := labels.get(p.label2)
 				switch {
 				case !okA:
 					return lineErr(lr.line, fmt.Errorf("unknown label %q: %s must name a label defined earlier in rank %d", p.label, p.st.Kind, inRank))
@@ -235,11 +231,8 @@ func (f *File) index(r io.Reader) error {
 			}
 			f.maxCPU = max(f.maxCPU, int(st.CPU))
 			f.maxNIC = max(f.maxNIC, int(st.NIC))
-			if p.label != nil {
-				if _, dup := labels[string(p.label)]; dup {
-					return lineErr(lr.line, fmt.Errorf("label %q defined twice in rank %d", p.label, inRank))
-				}
-				labels[string(p.label)] = nops
+			if p.label != nil && labels.put(p.label, nops, 0) {
+				return lineErr(lr.line, fmt.Errorf("label %q defined twice in rank %d", p.label, inRank))
 			}
 			nops++
 			wc.op()
@@ -260,15 +253,12 @@ func (f *File) index(r io.Reader) error {
 	return nil
 }
 
-// labelRef is a label's operation number and statement position.
-type labelRef struct{ op, pos uint64 }
-
 // fileRank reads one rank block for the simulation.
 type fileRank struct {
 	lr     lineReader
 	tz     tokenizer
 	p      parsed
-	labels map[string]labelRef
+	labels *labelTab
 	look   uint64
 	pos    uint64 // next statement position
 	nops   uint64
@@ -285,11 +275,7 @@ func (fr *fileRank) Next(s *Stmt) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("goal: reading line %d: %w", fr.lr.line+1, err)
 		}
-		toks, err := fr.tz.split(line)
-		if err != nil {
-			return false, lineErr(fr.lr.line, err)
-		}
-		if err := parseLine(toks, &fr.p); err != nil {
+		if err := fr.tz.parse(line, &fr.p); err != nil {
 			return false, lineErr(fr.lr.line, err)
 		}
 		switch fr.p.kind {
@@ -297,18 +283,18 @@ func (fr *fileRank) Next(s *Stmt) (bool, error) {
 			*s = fr.p.st
 			s.Line = fr.lr.line
 			if fr.p.label != nil {
-				fr.remember(string(fr.p.label))
+				fr.remember(fr.p.label)
 			}
 			fr.nops++
 			fr.pos++
 			return true, nil
 		case lineDep:
-			a, okA := fr.labels[string(fr.p.label)]
-			b, okB := fr.labels[string(fr.p.label2)]
+			a, _, okA := fr.labels.get(fr.p.label)
+			b, _, okB := fr.labels.get(fr.p.label2)
 			if !okA || !okB {
 				return false, lineErr(fr.lr.line, errors.New("label outside the streaming window (file changed since it was indexed?)"))
 			}
-			*s = Stmt{Kind: fr.p.st.Kind, A: a.op, B: b.op, Line: fr.lr.line}
+			*s = Stmt{Kind: fr.p.st.Kind, A: a, B: b, Line: fr.lr.line}
 			fr.pos++
 			return true, nil
 		case lineEmpty:
@@ -320,13 +306,10 @@ func (fr *fileRank) Next(s *Stmt) (bool, error) {
 }
 
 // remember records a label, forgetting labels that can no longer be named.
-func (fr *fileRank) remember(label string) {
-	fr.labels[label] = labelRef{op: fr.nops, pos: fr.pos}
-	if n := uint64(len(fr.labels)); n > 2*fr.look+16 {
-		for k, v := range fr.labels {
-			if v.pos+fr.look < fr.pos {
-				delete(fr.labels, k)
-			}
-		}
+func (fr *fileRank) remember(label []byte) {
+	fr.labels.put(label, fr.nops, fr.pos)
+	if n := uint64(fr.labels.n); n > 2*fr.look+16 {
+		pos, look := fr.pos, fr.look
+		fr.labels.rebuild(func(e *labelEnt) bool { return e.pos+look >= pos })
 	}
 }

@@ -2,6 +2,7 @@ package loggops
 
 import (
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -68,4 +69,42 @@ func TestBigRuns(t *testing.T) {
 				g, r.Max, r.MaxHost, r.Events, r.EventsPerSecond()/1e6, r.PeakOps, float64(ms.HeapInuse)/float64(n))
 		})
 	}
+}
+
+// BenchmarkRing1024File is the speed target read from GOAL text:
+// the 1024-rank 8 MiB ring allreduce written to a 229 MB file (once, before
+// the timer), then opened, indexed and simulated in every iteration, as
+// "gpunetsim goal run FILE" does. events/s counts the whole from-file run.
+func BenchmarkRing1024File(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "ring1024.goal")
+	fh, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := goal.WriteText(fh, goal.Ring(1024, 8<<20)); err != nil {
+		b.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var events uint64
+	for b.Loop() {
+		fh, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := goal.Open(fh)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := Run(f, DefaultParams())
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += r.Events
+		f.Close()
+		fh.Close()
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 }

@@ -1,0 +1,69 @@
+package goal
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// writeTemp writes g as GOAL text to a file in dir and returns its path.
+func writeTemp(tb testing.TB, dir string, g *Generated) string {
+	tb.Helper()
+	path := filepath.Join(dir, "sched.goal")
+	fh, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := WriteText(fh, g); err != nil {
+		tb.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkParse measures the reader alone on a Schedgen-style file (a
+// 256-rank 8 MiB ring allreduce, about 14 MB of text): Open (the indexing
+// pass) and then every rank read to its end, as the simulator does. MB/s
+// counts the file once; both passes are included.
+func BenchmarkParse(b *testing.B) {
+	path := writeTemp(b, b.TempDir(), Ring(256, 8<<20))
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	b.ReportAllocs()
+	var stmts uint64
+	var s Stmt
+	for b.Loop() {
+		fh, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := Open(fh)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for r := range f.NumRanks() {
+			rr, err := f.Rank(r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for {
+				ok, err := rr.Next(&s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				stmts++
+			}
+		}
+		f.Close()
+		fh.Close()
+	}
+	b.ReportMetric(float64(stmts)/b.Elapsed().Seconds(), "stmts/s")
+}

@@ -1,0 +1,291 @@
+package goal
+
+import "hash/maphash"
+
+// This file holds the reader's fast paths: a parser for the common shapes
+// of operation and dependency lines, and a label table that does not
+// allocate per label. Anything the fast parser does not recognise (comments,
+// wildcards, malformed text, num_ranks, rank and "}" lines) goes to the
+// general tokenizer and parseLine, which also produce every error message;
+// FuzzFastLine checks that both agree on every line the fast path accepts.
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'
+}
+
+// fastCursor walks one line.
+type fastCursor struct {
+	b []byte
+	i int
+}
+
+func (c *fastCursor) skipSpace() {
+	for c.i < len(c.b) && isSpace(c.b[c.i]) {
+		c.i++
+	}
+}
+
+// word skips white space and returns the next run of word bytes (empty if
+// none).
+func (c *fastCursor) word() []byte {
+	c.skipSpace()
+	j := c.i
+	for j < len(c.b) && isWordByte(c.b[j]) {
+		j++
+	}
+	w := c.b[c.i:j]
+	c.i = j
+	return w
+}
+
+// atEnd skips white space and reports whether the line is finished.
+func (c *fastCursor) atEnd() bool {
+	c.skipSpace()
+	return c.i == len(c.b)
+}
+
+// digits parses a non-empty run of at most 19 decimal digits no larger
+// than max.
+func digits(b []byte, max uint64) (uint64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v, v <= max
+}
+
+// parseFast parses the common forms of an operation or dependency line
+// outside a block comment into p. It returns false, leaving p unspecified,
+// for anything else; the caller then uses the general parser, which gives
+// the same result for every line parseFast accepts.
+func parseFast(line []byte, p *parsed) bool {
+	c := fastCursor{b: line}
+	w := c.word()
+	if len(w) == 0 || !isIdent(w) {
+		return false
+	}
+	*p = parsed{}
+	c.skipSpace()
+	if c.i < len(line) && line[c.i] == ':' {
+		if isKeyword(w) {
+			return false
+		}
+		p.label = w
+		c.i++
+		w = c.word()
+	} else {
+		switch string(w) {
+		case "send", "recv", "calc":
+		case "num_ranks", "rank":
+			return false
+		default:
+			k := c.word()
+			switch string(k) {
+			case "requires":
+				p.st.Kind = Requires
+			case "irequires":
+				p.st.Kind = IRequires
+			default:
+				return false
+			}
+			b := c.word()
+			if !isIdent(b) || !c.atEnd() {
+				return false
+			}
+			p.kind, p.label, p.label2 = lineDep, w, b
+			return true
+		}
+	}
+	p.kind = lineOp
+	st := &p.st
+	var ok bool
+	switch string(w) {
+	case "send", "recv":
+		st.Kind = Send
+		dir := "to"
+		if w[0] == 'r' {
+			st.Kind, dir = Recv, "from"
+		}
+		n := c.word()
+		if len(n) >= 2 && n[len(n)-1] == 'b' {
+			n = n[:len(n)-1]
+		} else if string(c.word()) != "b" {
+			return false
+		}
+		if st.Size, ok = digits(n, 1<<62); !ok {
+			return false
+		}
+		if string(c.word()) != dir {
+			return false
+		}
+		v, ok := digits(c.word(), 1<<31-1)
+		if !ok {
+			return false
+		}
+		st.Peer = uint32(v)
+		w = c.word()
+		if string(w) == "tag" {
+			v, ok := digits(c.word(), 1<<32-2)
+			if !ok {
+				return false
+			}
+			st.Tag = uint32(v)
+			w = c.word()
+		}
+	case "calc":
+		st.Kind = Calc
+		if st.Size, ok = digits(c.word(), 1<<62); !ok {
+			return false
+		}
+		w = c.word()
+	default:
+		return false
+	}
+	if string(w) == "cpu" {
+		v, ok := digits(c.word(), MaxIndex)
+		if !ok {
+			return false
+		}
+		st.CPU = uint8(v)
+		w = c.word()
+	}
+	if string(w) == "nic" && st.Kind != Calc {
+		v, ok := digits(c.word(), MaxIndex)
+		if !ok {
+			return false
+		}
+		st.NIC = uint8(v)
+		w = c.word()
+	}
+	return len(w) == 0 && c.atEnd()
+}
+
+// parse parses one line into p, through the fast path when it can.
+func (z *tokenizer) parse(line []byte, p *parsed) error {
+	if !z.inBlock && parseFast(line, p) {
+		return nil
+	}
+	toks, err := z.split(line)
+	if err != nil {
+		return err
+	}
+	return parseLine(toks, p)
+}
+
+// labelTab maps labels to an operation number and statement position
+// without allocating per label: label bytes go to an arena, entries to an
+// open-addressed table. Its memory is proportional to the labels it holds.
+type labelTab struct {
+	seed  maphash.Seed
+	arena []byte
+	ents  []labelEnt // length a power of two, at most half full
+	n     int
+
+	spare      []labelEnt // the previous table, reused by rebuild
+	spareArena []byte
+}
+
+// labelEnt is one table slot; n == 0 marks an empty slot (labels are never
+// empty).
+type labelEnt struct {
+	off     int
+	n       int32
+	h       uint32
+	op, pos uint64
+}
+
+func newLabelTab() *labelTab {
+	return &labelTab{seed: maphash.MakeSeed(), ents: make([]labelEnt, 64)}
+}
+
+func (t *labelTab) reset() {
+	if t.n == 0 {
+		return
+	}
+	clear(t.ents)
+	t.arena = t.arena[:0]
+	t.n = 0
+}
+
+func (t *labelTab) slot(label []byte, h uint64) (int, bool) {
+	mask := len(t.ents) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		e := &t.ents[i]
+		if e.n == 0 {
+			return i, false
+		}
+		if e.h == uint32(h>>32) && string(t.arena[e.off:e.off+int(e.n)]) == string(label) {
+			return i, true
+		}
+	}
+}
+
+// get returns the entry of label.
+func (t *labelTab) get(label []byte) (op, pos uint64, ok bool) {
+	i, ok := t.slot(label, maphash.Bytes(t.seed, label))
+	if !ok {
+		return 0, 0, false
+	}
+	return t.ents[i].op, t.ents[i].pos, true
+}
+
+// put sets label's entry and reports whether the label was already there.
+func (t *labelTab) put(label []byte, op, pos uint64) bool {
+	h := maphash.Bytes(t.seed, label)
+	i, ok := t.slot(label, h)
+	if ok {
+		t.ents[i].op, t.ents[i].pos = op, pos
+		return true
+	}
+	t.ents[i] = labelEnt{off: len(t.arena), n: int32(len(label)), h: uint32(h >> 32), op: op, pos: pos}
+	t.arena = append(t.arena, label...)
+	t.n++
+	if 2*t.n > len(t.ents) {
+		t.rebuild(func(*labelEnt) bool { return true })
+	}
+	return false
+}
+
+// rebuild keeps the entries for which keep is true, compacting the arena
+// and resizing the table to at least twice their number. It reuses the
+// previous table's memory, so a table that is trimmed regularly (a rank
+// read through its streaming window) stops allocating.
+func (t *labelTab) rebuild(keep func(*labelEnt) bool) {
+	old, oldArena := t.ents, t.arena
+	n := 0
+	for i := range old {
+		if old[i].n != 0 && keep(&old[i]) {
+			n++
+		}
+	}
+	size := 64
+	for size < 4*n {
+		size *= 2
+	}
+	if cap(t.spare) >= size {
+		t.ents = t.spare[:size]
+		clear(t.ents)
+	} else {
+		t.ents = make([]labelEnt, size)
+	}
+	t.arena = t.spareArena[:0]
+	t.n = 0
+	for i := range old {
+		e := &old[i]
+		if e.n == 0 || !keep(e) {
+			continue
+		}
+		lb := oldArena[e.off : e.off+int(e.n)]
+		j, _ := t.slot(lb, maphash.Bytes(t.seed, lb))
+		t.ents[j] = labelEnt{off: len(t.arena), n: e.n, h: e.h, op: e.op, pos: e.pos}
+		t.arena = append(t.arena, lb...)
+		t.n++
+	}
+	t.spare, t.spareArena = old, oldArena[:0]
+}
