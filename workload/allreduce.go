@@ -298,25 +298,38 @@ func (l *ringLayout) flagAddr(base mem.Addr, i, st, s int) mem.Addr {
 	return addr + mem.Addr(pad8(nb))
 }
 
-// stepWork is what the work-group of slice s does after step st's data
-// arrived: reduce it (reduce-scatter half), then stamp the chunk it
-// forwards next with that step's sequence number.
-func (l *ringLayout) stepWork(wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) {
-	k := l.stepChunk(i, st)
-	off, _ := l.sub(k, s)
+// expect is the sequence word that announces step st's data. A
+// reduce-scatter step carries st+1; every allgather step carries n, the
+// stamp of the fully reduced chunk, forwarded unchanged. No allgather
+// receive target ever holds n before its data lands (the only subslot a
+// node stamps n is the chunk it sends first, which it never receives), so
+// the allgather needs neither a copy nor a re-stamp.
+func (l *ringLayout) expect(st int) uint64 {
 	if st < l.n-1 {
-		_, cnt := l.slice(k, s)
-		reduceRange(wg, base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
+		return uint64(st + 1)
 	}
-	if st+1 < 2*(l.n-1) {
-		_, nb := l.sub(k, s)
-		wg.Store64(base+mem.Addr(off+pad8(nb)), uint64(st+2))
+	return uint64(l.n)
+}
+
+// stepWork is what the work-group of slice s does after step st's data
+// arrived: in the reduce-scatter half, reduce it into the local chunk and
+// stamp that chunk, which it forwards next, with the next step's sequence
+// number. Allgather data arrives in place and is forwarded as it is.
+func (l *ringLayout) stepWork(wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) {
+	if st >= l.n-1 {
+		return
 	}
+	k := l.stepChunk(i, st)
+	off, nb := l.sub(k, s)
+	_, cnt := l.slice(k, s)
+	reduceRange(wg, base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
+	wg.Store64(base+mem.Addr(off+pad8(nb)), uint64(st+2))
 }
 
 // gds pre-posts every put, then streams per step: wait for the step's
-// flag, a kernel that reduces (reduce-scatter) and stamps the chunk it
-// forwards next, and the CP ringing the next step's put.
+// flag; in the reduce-scatter half a kernel that reduces and stamps the
+// chunk it forwards next; then the CP rings the next step's put. Allgather
+// steps need no kernel: the data arrived in place and is forwarded as is.
 func (a Allreduce) gds(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
 	nd.RDMA.Expose(base, l.totalSize)
 	steps := 2 * (l.n - 1)
@@ -325,31 +338,22 @@ func (a Allreduce) gds(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
 		ids[st] = nd.RDMA.Prepost(l.put(base, nd.Rank, st, 0))
 	}
 	nd.Stream.NicTrigger(ids[0])
-	var last *gpu.Run
 	for st := range steps {
-		want := uint64(st + 1)
+		want := l.expect(st)
 		nd.Stream.WaitValue(l.flagAddr(base, nd.Rank, st, 0), fmt.Sprintf("flag step %d", st),
 			func(v uint64) bool { return v == want })
-		k := l.stepChunk(nd.Rank, st)
-		off, nb := l.sub(k, 0)
-		stamp := func(wg *gpu.WG) {
-			if st+1 < steps {
-				wg.Store64(base+mem.Addr(off+pad8(nb)), uint64(st+2))
-			}
-		}
-		var kern gpu.Kernel
 		if st < l.n-1 {
-			kern = reduceKernel(fmt.Sprintf("step[%d]", st), base+mem.Addr(off), base+mem.Addr(l.recv(st, 0)), nb,
-				a.kernelWGs(nd, nb), a.WGSize, stamp)
-		} else {
-			kern = gpu.Kernel{Name: fmt.Sprintf("step[%d]", st), WGs: 1, WGSize: a.WGSize, Body: stamp}
+			k := l.stepChunk(nd.Rank, st)
+			off, nb := l.sub(k, 0)
+			stamp := func(wg *gpu.WG) { wg.Store64(base+mem.Addr(off+pad8(nb)), uint64(st+2)) }
+			nd.Stream.Launch(reduceKernel(fmt.Sprintf("step[%d]", st), base+mem.Addr(off), base+mem.Addr(l.recv(st, 0)), nb,
+				a.kernelWGs(nd, nb), a.WGSize, stamp))
 		}
-		last = nd.Stream.Launch(kern)
 		if st+1 < steps {
 			nd.Stream.NicTrigger(ids[st+1])
 		}
 	}
-	nd.Stream.Wait(last)
+	nd.Stream.Synchronize()
 	return nil
 }
 
@@ -366,7 +370,7 @@ func (a Allreduce) gputn(nd *strategy.Node, l *ringLayout, base mem.Addr) error 
 		s := wg.ID
 		gputn.TriggerWorkGroup(wg, trig, tag(0, s, l.w))
 		for st := range steps {
-			want := uint64(st + 1)
+			want := l.expect(st)
 			wg.PollUntil(l.flagAddr(base, i, st, s), true, fmt.Sprintf("flag step %d", st),
 				func(v uint64) bool { return v == want })
 			l.stepWork(wg, base, i, st, s, a.WGSize)
