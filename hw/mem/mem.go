@@ -21,6 +21,10 @@ const LineSize = 64
 // Line returns the address of the cache line holding a.
 func Line(a Addr) Addr { return a &^ (LineSize - 1) }
 
+// hugeThreshold is the allocation size from which backing bytes are
+// advised onto huge pages.
+const hugeThreshold = 4 << 20
+
 // Pool names where an allocation lives.
 type Pool uint8
 
@@ -47,6 +51,9 @@ type region struct {
 	// ctrl holds the real bytes of control lines (flags, sequence words) of
 	// a payload-free allocation, by line address.
 	ctrl map[Addr]*[LineSize]byte
+	// watched counts the lines of this allocation someone watches, so
+	// writes to unwatched allocations skip the watch lookups.
+	watched int
 }
 
 // Memory is one node's memory. The zero value is not usable; call New.
@@ -136,6 +143,7 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 			return nil
 		}
 		r.data = make([]byte, r.size)
+		adviseHuge(r.data)
 	}
 	off := int(a - r.base)
 	return r.data[off : off+n : off+n]
@@ -220,6 +228,9 @@ func (m *Memory) Touch(a Addr, n int) {
 	if len(m.watches) == 0 || n <= 0 {
 		return
 	}
+	if r, err := m.find(a, n); err == nil && r.watched == 0 {
+		return
+	}
 	for l := Line(a); l < a+Addr(n); l += LineSize {
 		if s := m.watches[l]; s != nil {
 			s.Notify()
@@ -234,6 +245,9 @@ func (m *Memory) Watch(a Addr) *sim.Signal {
 	if s == nil {
 		s = new(sim.Signal)
 		m.watches[l] = s
+		if r, err := m.find(l, 0); err == nil {
+			r.watched++
+		}
 	}
 	return s
 }
