@@ -2,10 +2,11 @@ package goal
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"sync"
 )
 
 // File is a GOAL text schedule indexed for streaming. Open reads the text
@@ -19,6 +20,7 @@ type File struct {
 	maxCPU   int
 	maxNIC   int
 	ranks    []rankIndex
+	bufs     sync.Pool // *[]byte read buffers of the rank decoders
 }
 
 // rankIndex locates one rank block.
@@ -35,7 +37,14 @@ type rankIndex struct {
 // never need to fit in memory. Errors wrap ErrSyntax and name the 1-based
 // line and what was expected.
 func Open(r io.Reader) (*File, error) {
+	return open(r, parallelMin, runtime.GOMAXPROCS(0))
+}
+
+// open is Open indexing texts of at least parMin bytes in up to stretches
+// parallel stretches.
+func open(r io.Reader, parMin int64, stretches int) (*File, error) {
 	f := &File{}
+	f.bufs.New = func() any { return new([]byte) }
 	var size int64
 	if osf, ok := r.(*os.File); ok {
 		if st, err := osf.Stat(); err == nil && st.Mode().IsRegular() {
@@ -55,7 +64,7 @@ func Open(r io.Reader) (*File, error) {
 		}
 		f.ra, size = tmp, n
 	}
-	if err := f.index(io.NewSectionReader(f.ra, 0, size)); err != nil {
+	if err := f.index(size, parMin, stretches); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -90,16 +99,18 @@ func (f *File) NumNIC() int { return f.maxNIC + 1 }
 func (f *File) Window(r int) Window { return f.ranks[r].win }
 
 // Rank returns a reader of rank r's statements; dependencies are resolved
-// to operation numbers.
+// to operation numbers. The reader decodes the block in chunks, the next
+// chunk on another goroutine while the caller consumes the current one.
 func (f *File) Rank(r int) (RankReader, error) {
-	ri := f.ranks[r]
-	bufSize := (32 << 20) / max(f.numRanks, 1)
-	bufSize = min(max(bufSize, 512), 64<<10)
+	ri := &f.ranks[r]
+	// Two chunks per rank, about 16 MB in all, 8 to 1024 statements each.
+	chunk := (16 << 20) / (2 * stmtSize * max(f.numRanks, 1))
+	chunk = min(max(chunk, 8), 1024)
 	return &fileRank{
-		lr:     lineReader{br: bufio.NewReaderSize(io.NewSectionReader(f.ra, ri.off, ri.end-ri.off), bufSize), line: ri.line},
-		tz:     tokenizer{inBlock: ri.inBlock},
-		labels: newLabelTab(),
-		look:   ri.win.Lookahead,
+		dec: rankDecoder{f: f, off: ri.off, end: ri.end, line: ri.line, look: ri.win.Lookahead,
+			tz: tokenizer{inBlock: ri.inBlock}, readSize: min(max(chunk*64, 4<<10), 64<<10)},
+		chunk: chunk,
+		ch:    make(chan chunkResult, 1),
 	}, nil
 }
 
@@ -135,181 +146,4 @@ func (l *lineReader) next() ([]byte, error) {
 		b = b[:n-1]
 	}
 	return b, nil
-}
-
-func lineErr(line int64, err error) error {
-	return fmt.Errorf("%w: line %d: %v", ErrSyntax, line, err)
-}
-
-// index is the validating first pass.
-func (f *File) index(r io.Reader) error {
-	lr := lineReader{br: bufio.NewReaderSize(r, 256<<10)}
-	var (
-		tz      tokenizer
-		p       parsed
-		inRank  = -1
-		next    = 0 // next expected rank
-		labels  = newLabelTab()
-		wc      winCalc
-		nops    uint64
-		seenNum bool
-	)
-	for {
-		startOff := lr.off
-		line, err := lr.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("goal: reading line %d: %w", lr.line+1, err)
-		}
-		wasBlock := tz.inBlock
-		if err := tz.parse(line, &p); err != nil {
-			return lineErr(lr.line, err)
-		}
-		switch p.kind {
-		case lineEmpty:
-		case lineNumRanks:
-			if seenNum {
-				return lineErr(lr.line, errors.New("num_ranks given twice"))
-			}
-			if inRank >= 0 {
-				return lineErr(lr.line, errors.New("num_ranks inside a rank block"))
-			}
-			seenNum = true
-			f.numRanks = int(p.n)
-			f.ranks = make([]rankIndex, 0, min(f.numRanks, 1<<20))
-		case lineRank:
-			if !seenNum {
-				return lineErr(lr.line, errors.New(`rank block before "num_ranks P"`))
-			}
-			if inRank >= 0 {
-				return lineErr(lr.line, fmt.Errorf(`rank %d inside rank %d: want "}" first`, p.n, inRank))
-			}
-			if next >= f.numRanks || int(p.n) >= f.numRanks {
-				return lineErr(lr.line, fmt.Errorf("rank %d out of range: num_ranks is %d, want ranks 0..%d", p.n, f.numRanks, f.numRanks-1))
-			}
-			if int(p.n) != next {
-				return lineErr(lr.line, fmt.Errorf("rank %d out of order: want rank %d", p.n, next))
-			}
-			inRank = next
-			f.ranks = append(f.ranks, rankIndex{off: lr.off, line: lr.line, inBlock: tz.inBlock})
-			labels.reset()
-			wc.reset()
-			nops = 0
-		case lineClose:
-			if inRank < 0 {
-				return lineErr(lr.line, errors.New(`"}" outside a rank block`))
-			}
-			if wasBlock {
-				return lineErr(lr.line, errors.New(`"}" must start its own line, not follow a comment`))
-			}
-			ri := &f.ranks[inRank]
-			ri.end = startOff
-			ri.win = wc.window()
-			inRank = -1
-			next++
-		case lineOp, lineDep:
-			if inRank < 0 {
-				return lineErr(lr.line, errors.New(`statement outside a rank block: want "rank R {" first`))
-			}
-			if p.kind == lineDep {
-				a, _, okA := labels.get(p.label)
-				b, _, okB := labels.get(p.label2)
-				switch {
-				case !okA:
-					return lineErr(lr.line, fmt.Errorf("unknown label %q: %s must name a label defined earlier in rank %d", p.label, p.st.Kind, inRank))
-				case !okB:
-					return lineErr(lr.line, fmt.Errorf("unknown label %q: %s must name a label defined earlier in rank %d", p.label2, p.st.Kind, inRank))
-				}
-				wc.dep(a, b)
-				continue
-			}
-			st := &p.st
-			if st.Peer != AnySource && int(st.Peer) >= f.numRanks {
-				return lineErr(lr.line, fmt.Errorf("rank %d out of range: num_ranks is %d, want 0..%d", st.Peer, f.numRanks, f.numRanks-1))
-			}
-			f.maxCPU = max(f.maxCPU, int(st.CPU))
-			f.maxNIC = max(f.maxNIC, int(st.NIC))
-			if p.label != nil && labels.put(p.label, nops, 0) {
-				return lineErr(lr.line, fmt.Errorf("label %q defined twice in rank %d", p.label, inRank))
-			}
-			nops++
-			wc.op()
-		}
-	}
-	if tz.inBlock {
-		return lineErr(lr.line, errors.New("unterminated /* comment"))
-	}
-	if inRank >= 0 {
-		return lineErr(lr.line, fmt.Errorf(`end of input inside rank %d: want "}"`, inRank))
-	}
-	if !seenNum {
-		return fmt.Errorf(`%w: no "num_ranks P" line`, ErrSyntax)
-	}
-	if next < f.numRanks {
-		return lineErr(lr.line, fmt.Errorf("end of input after rank %d: num_ranks is %d, want rank blocks 0..%d", next-1, f.numRanks, f.numRanks-1))
-	}
-	return nil
-}
-
-// fileRank reads one rank block for the simulation.
-type fileRank struct {
-	lr     lineReader
-	tz     tokenizer
-	p      parsed
-	labels *labelTab
-	look   uint64
-	pos    uint64 // next statement position
-	nops   uint64
-	done   bool
-}
-
-func (fr *fileRank) Next(s *Stmt) (bool, error) {
-	for !fr.done {
-		line, err := fr.lr.next()
-		if err == io.EOF {
-			fr.done = true
-			break
-		}
-		if err != nil {
-			return false, fmt.Errorf("goal: reading line %d: %w", fr.lr.line+1, err)
-		}
-		if err := fr.tz.parse(line, &fr.p); err != nil {
-			return false, lineErr(fr.lr.line, err)
-		}
-		switch fr.p.kind {
-		case lineOp:
-			*s = fr.p.st
-			s.Line = fr.lr.line
-			if fr.p.label != nil {
-				fr.remember(fr.p.label)
-			}
-			fr.nops++
-			fr.pos++
-			return true, nil
-		case lineDep:
-			a, _, okA := fr.labels.get(fr.p.label)
-			b, _, okB := fr.labels.get(fr.p.label2)
-			if !okA || !okB {
-				return false, lineErr(fr.lr.line, errors.New("label outside the streaming window (file changed since it was indexed?)"))
-			}
-			*s = Stmt{Kind: fr.p.st.Kind, A: a, B: b, Line: fr.lr.line}
-			fr.pos++
-			return true, nil
-		case lineEmpty:
-		default:
-			return false, lineErr(fr.lr.line, errors.New("unexpected line inside a rank block (file changed since it was indexed?)"))
-		}
-	}
-	return false, nil
-}
-
-// remember records a label, forgetting labels that can no longer be named.
-func (fr *fileRank) remember(label []byte) {
-	fr.labels.put(label, fr.nops, fr.pos)
-	if n := uint64(fr.labels.n); n > 2*fr.look+16 {
-		pos, look := fr.pos, fr.look
-		fr.labels.rebuild(func(e *labelEnt) bool { return e.pos+look >= pos })
-	}
 }

@@ -9,8 +9,21 @@ import (
 )
 
 // readAll opens text and returns every rank's statements rendered as text.
+// It also indexes text split into stretches at every possible "rank R {"
+// line (the parallel path Open takes for large files) and fails the test
+// unless both give the same result or the same error.
 func readAll(t testing.TB, text string) (string, error) {
-	f, err := Open(strings.NewReader(text))
+	t.Helper()
+	seq, seqErr := readAllWith(text, 1<<62, 1)
+	par, parErr := readAllWith(text, 1, 4+len(text)/16)
+	if seq != par || fmt.Sprint(seqErr) != fmt.Sprint(parErr) {
+		t.Fatalf("sequential and parallel indexing differ:\n%s%v\nvs\n%s%v", seq, seqErr, par, parErr)
+	}
+	return seq, seqErr
+}
+
+func readAllWith(text string, parMin int64, stretches int) (string, error) {
+	f, err := open(strings.NewReader(text), parMin, stretches)
 	if err != nil {
 		return "", err
 	}
@@ -204,6 +217,9 @@ func FuzzOpen(f *testing.F) {
 	f.Add("num_ranks 1\nrank 0 {\na: calc 5\nb: calc 6 cpu 2\nb requires a\nb irequires a\n}\n")
 	f.Add("/* x */ num_ranks 1 // y\nrank 0 {\n/*\n*/\n}\n")
 	f.Add("num_ranks 1\nrank 0 {\na: calc 1\na requires a\n}\n")
+	f.Add("num_ranks 3\nrank 0 {\n/*\nrank 1 {\n*/\n}\nrank 1 {\nx: send 8b to 2\n}\nrank 2 {\nrecv 8b from 1\n}\n")
+	f.Add("num_ranks 3\nrank 0 {\n}\nrank 1 {\nrank 2 {\n}\nrank 2 {\n}\n")
+	f.Add("num_ranks 2\nrank 0 {\n}\nrank 1 {\n}\nrank 2 {\n}\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		out, err := readAll(t, text)
 		if err != nil {

@@ -1,0 +1,323 @@
+package goal
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// lineError is an error on one line of the text. Line numbers are
+// relative to the stretch of text an indexer reads until index makes them
+// absolute.
+type lineError struct {
+	line int64
+	err  error
+	io   bool // a read error rather than malformed text
+}
+
+func (e *lineError) Error() string {
+	if e.io {
+		return fmt.Sprintf("goal: reading line %d: %v", e.line, e.err)
+	}
+	return fmt.Sprintf("%v: line %d: %v", ErrSyntax, e.line, e.err)
+}
+
+// Unwrap returns ErrSyntax for malformed text and the read error
+// otherwise.
+func (e *lineError) Unwrap() error {
+	if e.io {
+		return e.err
+	}
+	return ErrSyntax
+}
+
+func lineErr(line int64, err error) error { return &lineError{line: line, err: err} }
+
+func readErr(line int64, err error) error { return &lineError{line: line, err: err, io: true} }
+
+// indexer is the validating first pass over a stretch of the text. The
+// text is split at "rank R {" lines into stretches indexed in parallel,
+// each from the state a sequential pass would have there (index checks
+// that afterwards).
+type indexer struct {
+	numRanks       int
+	seenNum        bool
+	inRank         int // rank whose block is open, or -1
+	next           int // next expected rank
+	maxCPU, maxNIC int
+	ranks          []rankIndex // blocks found, line numbers relative
+	tz             tokenizer
+	p              parsed
+	labels         *labelTab
+	wc             winCalc
+	nops           uint64
+	lines          int64 // lines read
+	header         bool  // stop before the first rank line
+	headerEnd      int64 // offset of that line
+}
+
+func newIndexer() *indexer { return &indexer{inRank: -1, labels: newLabelTab()} }
+
+// run indexes the text of r, which starts at offset base of the file.
+func (ix *indexer) run(r io.Reader, base int64) error {
+	lr := lineReader{br: bufio.NewReaderSize(r, 256<<10), off: base}
+	for {
+		startOff := lr.off
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return readErr(lr.line+1, err)
+		}
+		ix.lines = lr.line
+		wasBlock := ix.tz.inBlock
+		p := &ix.p
+		if err := ix.tz.parse(line, p); err != nil {
+			return lineErr(lr.line, err)
+		}
+		switch p.kind {
+		case lineEmpty:
+		case lineNumRanks:
+			if ix.seenNum {
+				return lineErr(lr.line, errors.New("num_ranks given twice"))
+			}
+			if ix.inRank >= 0 {
+				return lineErr(lr.line, errors.New("num_ranks inside a rank block"))
+			}
+			ix.seenNum = true
+			ix.numRanks = int(p.n)
+			if ix.ranks == nil && !ix.header {
+				ix.ranks = make([]rankIndex, 0, min(ix.numRanks, 1<<20))
+			}
+		case lineRank:
+			if ix.header {
+				ix.headerEnd, ix.lines = startOff, lr.line-1
+				return nil
+			}
+			if !ix.seenNum {
+				return lineErr(lr.line, errors.New(`rank block before "num_ranks P"`))
+			}
+			if ix.inRank >= 0 {
+				return lineErr(lr.line, fmt.Errorf(`rank %d inside rank %d: want "}" first`, p.n, ix.inRank))
+			}
+			if ix.next >= ix.numRanks || int(p.n) >= ix.numRanks {
+				return lineErr(lr.line, fmt.Errorf("rank %d out of range: num_ranks is %d, want ranks 0..%d", p.n, ix.numRanks, ix.numRanks-1))
+			}
+			if int(p.n) != ix.next {
+				return lineErr(lr.line, fmt.Errorf("rank %d out of order: want rank %d", p.n, ix.next))
+			}
+			ix.inRank = ix.next
+			ix.ranks = append(ix.ranks, rankIndex{off: lr.off, line: lr.line, inBlock: ix.tz.inBlock})
+			ix.labels.reset()
+			ix.wc.reset()
+			ix.nops = 0
+		case lineClose:
+			if ix.inRank < 0 {
+				return lineErr(lr.line, errors.New(`"}" outside a rank block`))
+			}
+			if wasBlock {
+				return lineErr(lr.line, errors.New(`"}" must start its own line, not follow a comment`))
+			}
+			ri := &ix.ranks[len(ix.ranks)-1]
+			ri.end = startOff
+			ri.win = ix.wc.window()
+			ix.inRank = -1
+			ix.next++
+		case lineOp, lineDep:
+			if ix.inRank < 0 {
+				return lineErr(lr.line, errors.New(`statement outside a rank block: want "rank R {" first`))
+			}
+			if p.kind == lineDep {
+				a, _, okA := ix.labels.get(p.label)
+				b, _, okB := ix.labels.get(p.label2)
+				switch {
+				case !okA:
+					return lineErr(lr.line, fmt.Errorf("unknown label %q: %s must name a label defined earlier in rank %d", p.label, p.st.Kind, ix.inRank))
+				case !okB:
+					return lineErr(lr.line, fmt.Errorf("unknown label %q: %s must name a label defined earlier in rank %d", p.label2, p.st.Kind, ix.inRank))
+				}
+				ix.wc.dep(a, b)
+				continue
+			}
+			st := &p.st
+			if st.Peer != AnySource && int(st.Peer) >= ix.numRanks {
+				return lineErr(lr.line, fmt.Errorf("rank %d out of range: num_ranks is %d, want 0..%d", st.Peer, ix.numRanks, ix.numRanks-1))
+			}
+			ix.maxCPU = max(ix.maxCPU, int(st.CPU))
+			ix.maxNIC = max(ix.maxNIC, int(st.NIC))
+			if p.label != nil && ix.labels.put(p.label, ix.nops, 0) {
+				return lineErr(lr.line, fmt.Errorf("label %q defined twice in rank %d", p.label, ix.inRank))
+			}
+			ix.nops++
+			ix.wc.op()
+		}
+	}
+	ix.lines = lr.line
+	return nil
+}
+
+// finish checks the state at the end of the input.
+func (ix *indexer) finish() error {
+	if ix.tz.inBlock {
+		return lineErr(ix.lines, errors.New("unterminated /* comment"))
+	}
+	if ix.inRank >= 0 {
+		return lineErr(ix.lines, fmt.Errorf(`end of input inside rank %d: want "}"`, ix.inRank))
+	}
+	if !ix.seenNum {
+		return fmt.Errorf(`%w: no "num_ranks P" line`, ErrSyntax)
+	}
+	if ix.next < ix.numRanks {
+		return lineErr(ix.lines, fmt.Errorf("end of input after rank %d: num_ranks is %d, want rank blocks 0..%d", ix.next-1, ix.numRanks, ix.numRanks-1))
+	}
+	return nil
+}
+
+// parallelMin is the smallest text indexed in parallel.
+const parallelMin = 4 << 20
+
+// index is the validating first pass over the size bytes of f.ra. Large
+// texts are split at "rank R {" lines and the stretches indexed in
+// parallel; the result, including which error is reported, is that of one
+// sequential pass, which index falls back to if a split turns out not to be
+// at the start of a rank block (inside a comment, say).
+func (f *File) index(size, parMin int64, stretches int) error {
+	var ix *indexer
+	var err error
+	if size >= parMin && stretches >= 2 {
+		ix, err = f.indexParallel(size, min(stretches, 8))
+	}
+	if ix == nil && err == nil {
+		ix = newIndexer()
+		err = ix.run(io.NewSectionReader(f.ra, 0, size), 0)
+	}
+	if err == nil {
+		err = ix.finish()
+	}
+	if err != nil {
+		return err
+	}
+	f.numRanks, f.maxCPU, f.maxNIC, f.ranks = ix.numRanks, ix.maxCPU, ix.maxNIC, ix.ranks
+	return nil
+}
+
+// indexParallel indexes a large text in stretches. It returns nil and no
+// error if the text should be indexed sequentially instead.
+func (f *File) indexParallel(size int64, k int) (*indexer, error) {
+	// The header: num_ranks, up to the first rank line.
+	hd := newIndexer()
+	hd.header = true
+	if err := hd.run(io.NewSectionReader(f.ra, 0, min(size, 1<<20)), 0); err != nil || hd.headerEnd == 0 || !hd.seenNum {
+		return nil, nil
+	}
+	// Split points: the next "\nrank R {" after each k-th of the text.
+	type stretch struct {
+		off, end int64
+		first    int // rank number at off (stretches after the first)
+		ix       *indexer
+		err      error
+	}
+	parts := []stretch{{off: 0}}
+	buf := make([]byte, 64<<10)
+	for i := 1; i < k; i++ {
+		at := max(size*int64(i)/int64(k), parts[len(parts)-1].off+1)
+		off, r := f.findRank(buf, at, size)
+		if off < 0 {
+			break
+		}
+		parts[len(parts)-1].end = off
+		parts = append(parts, stretch{off: off, first: r})
+	}
+	parts[len(parts)-1].end = size
+	if len(parts) < 2 {
+		return nil, nil
+	}
+	var wg sync.WaitGroup
+	for i := range parts {
+		s := &parts[i]
+		s.ix = newIndexer()
+		if i > 0 {
+			s.ix.numRanks, s.ix.seenNum, s.ix.next = hd.numRanks, true, s.first
+			s.ix.ranks = make([]rankIndex, 0, min(hd.numRanks, 1<<20)/len(parts)+1)
+		}
+		wg.Go(func() { s.err = s.ix.run(io.NewSectionReader(f.ra, s.off, s.end-s.off), s.off) })
+	}
+	wg.Wait()
+	// Check each stretch started where a sequential pass would have been,
+	// then report the first error or merge.
+	all := parts[0].ix
+	var lines int64
+	for i := range parts {
+		s := &parts[i]
+		if i > 0 {
+			prev := parts[i-1].ix
+			if prev.inRank >= 0 || prev.tz.inBlock || prev.next != s.first || !prev.seenNum || prev.numRanks != hd.numRanks {
+				return nil, nil
+			}
+		}
+		if s.err != nil {
+			var le *lineError
+			if errors.As(s.err, &le) {
+				le.line += lines
+			}
+			return nil, s.err
+		}
+		if i > 0 {
+			for _, ri := range s.ix.ranks {
+				ri.line += lines
+				all.ranks = append(all.ranks, ri)
+			}
+			all.maxCPU = max(all.maxCPU, s.ix.maxCPU)
+			all.maxNIC = max(all.maxNIC, s.ix.maxNIC)
+			all.inRank, all.next, all.tz = s.ix.inRank, s.ix.next, s.ix.tz
+		}
+		lines += s.ix.lines
+	}
+	all.lines = lines
+	return all, nil
+}
+
+// findRank returns the offset of the first line starting "rank R " at or
+// after at (and after a newline), with R, or -1.
+func (f *File) findRank(buf []byte, at, size int64) (int64, int) {
+	const pat = "\nrank "
+	for pos := at - 1; pos < size; pos += int64(len(buf) - len(pat) - 24) {
+		n, err := f.ra.ReadAt(buf[:min(int64(len(buf)), size-pos)], pos)
+		if err != nil && err != io.EOF {
+			return -1, 0
+		}
+		b := buf[:n]
+		for i := 0; ; {
+			j := bytes.Index(b[i:], []byte(pat))
+			if j < 0 {
+				break
+			}
+			j += i
+			if r, ok := rankNumber(b[j+len(pat):]); ok {
+				return pos + int64(j) + 1, r
+			}
+			i = j + 1
+		}
+		if int64(n) < int64(len(buf)) {
+			break
+		}
+	}
+	return -1, 0
+}
+
+// rankNumber parses the R of "R {" at the start of b.
+func rankNumber(b []byte) (int, bool) {
+	i := 0
+	for i < len(b) && i < 11 && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	if i == 0 || i == len(b) || b[i] != ' ' && b[i] != '{' {
+		return 0, false
+	}
+	v, ok := digits(b[:i], 1<<31-1)
+	return int(v), ok
+}
