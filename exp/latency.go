@@ -37,17 +37,14 @@ func runLatency(cfg Config, env Env) (*report.Result, error) {
 	timeline := report.Table{Name: "timeline", Columns: []string{"strategy", "node", "phase", "start", "end", "duration"}}
 	summary := report.Table{Name: "end-to-end", Columns: []string{"strategy", "end_to_end", "end_to_end_us", "verified"}}
 	plot := &report.Plot{Title: fmt.Sprintf("Latency decomposition, %v message, preset %s", cfg.Latency.Size, cfg.Run.Preset),
-		XLabel: "time (us)", YLabel: "phase (stacked per strategy)"}
+		XLabel: "time (us)"}
 	for i, s := range strats {
 		r := results[i]
-		ser := report.Series{Name: string(s)}
-		for k, seg := range r.Segments {
+		for _, seg := range r.Segments {
 			timeline.Rows = append(timeline.Rows, []any{string(s), seg.Node, seg.Phase, seg.Start, seg.End, seg.End - seg.Start})
-			y := float64(len(strats)-i) + float64(k)/float64(len(r.Segments)+1)
-			ser.X = append(ser.X, seg.Start.Micros(), seg.End.Micros())
-			ser.Y = append(ser.Y, y, y)
+			plot.Bars = append(plot.Bars, report.Bar{Row: string(s) + " " + seg.Node, Phase: seg.Phase,
+				Start: seg.Start.Micros(), End: seg.End.Micros()})
 		}
-		plot.Series = append(plot.Series, ser)
 		summary.Rows = append(summary.Rows, []any{string(s), r.EndToEnd, round3(r.EndToEnd.Micros()), r.Verified})
 	}
 	res := &report.Result{Experiment: "latency", Seed: cfg.Run.Seed, Tables: []report.Table{summary, timeline}, Plot: plot}

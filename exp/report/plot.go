@@ -39,7 +39,8 @@ func PlotFormat(path string) (string, error) {
 var plotPalette = []color.Color{
 	color.RGBA{0, 114, 178, 255}, color.RGBA{213, 94, 0, 255}, color.RGBA{0, 158, 115, 255},
 	color.RGBA{204, 121, 167, 255}, color.RGBA{230, 159, 0, 255}, color.RGBA{86, 180, 233, 255},
-	color.RGBA{0, 0, 0, 255}, color.RGBA{240, 228, 66, 255},
+	color.RGBA{0, 0, 0, 255}, color.RGBA{240, 228, 66, 255}, color.RGBA{120, 120, 120, 255},
+	color.RGBA{140, 86, 75, 255},
 }
 
 // WritePlot draws r.Plot as a line plot with points, one line per series,
@@ -62,6 +63,12 @@ func WritePlot(w io.Writer, r *Result, format string) error {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.Padding = vg.Points(2)
+	if len(r.Plot.Bars) > 0 {
+		if err := addBars(p, r.Plot.Bars); err != nil {
+			return err
+		}
+		return writePlot(w, p, format)
+	}
 	var xs []float64
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for i, s := range r.Plot.Series {
@@ -103,6 +110,10 @@ func WritePlot(w io.Writer, r *Result, format string) error {
 	if ticks := dataTicks(xs); ticks != nil {
 		p.X.Tick.Marker = ticks
 	}
+	return writePlot(w, p, format)
+}
+
+func writePlot(w io.Writer, p *plot.Plot, format string) error {
 	wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, format)
 	if err != nil {
 		return fmt.Errorf("report: plot: %w", err)
@@ -132,4 +143,51 @@ func dataTicks(xs []float64) plot.Ticker {
 		ticks[i] = plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)}
 	}
 	return ticks
+}
+
+// addBars draws a timeline: one row per distinct Bar.Row, first row at the
+// top, one filled rectangle per bar coloured by phase.
+func addBars(p *plot.Plot, bars []Bar) error {
+	var rows, phases []string
+	for _, b := range bars {
+		if !slices.Contains(rows, b.Row) {
+			rows = append(rows, b.Row)
+		}
+		if !slices.Contains(phases, b.Phase) {
+			phases = append(phases, b.Phase)
+		}
+	}
+	legend := map[string]bool{}
+	xmax := 0.0
+	for _, b := range bars {
+		xmax = max(xmax, b.End)
+		if math.IsNaN(b.Start) || math.IsNaN(b.End) || math.IsInf(b.Start, 0) || math.IsInf(b.End, 0) {
+			continue
+		}
+		y := float64(len(rows) - 1 - slices.Index(rows, b.Row))
+		end := max(b.End, b.Start)
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: b.Start, Y: y - 0.35}, {X: end, Y: y - 0.35}, {X: end, Y: y + 0.35}, {X: b.Start, Y: y + 0.35}})
+		if err != nil {
+			return fmt.Errorf("report: timeline bar %q: %w", b.Phase, err)
+		}
+		c := plotPalette[slices.Index(phases, b.Phase)%len(plotPalette)]
+		poly.Color = c
+		poly.LineStyle.Color = color.White
+		poly.LineStyle.Width = vg.Points(0.5)
+		p.Add(poly)
+		if !legend[b.Phase] {
+			legend[b.Phase] = true
+			p.Legend.Add(b.Phase, poly)
+		}
+	}
+	ticks := make(plot.ConstantTicks, len(rows))
+	for i, row := range rows {
+		ticks[i] = plot.Tick{Value: float64(len(rows) - 1 - i), Label: row}
+	}
+	p.Y.Tick.Marker = ticks
+	p.Y.Min, p.Y.Max = -0.6, float64(len(rows))-0.4
+	// Room on the right for the legend, so it never hides a bar.
+	p.X.Min, p.X.Max = 0, xmax*1.6
+	p.Legend.Top, p.Legend.Left = true, false
+	return nil
 }

@@ -27,13 +27,25 @@ type Series struct {
 	Y    []float64 `json:"y"`
 }
 
-// Plot describes a line plot over one or more series.
+// Bar is one interval of a timeline (Gantt) plot: on row Row, phase Phase
+// from Start to End (x units).
+type Bar struct {
+	Row   string  `json:"row"`
+	Phase string  `json:"phase"`
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
+}
+
+// Plot describes a line plot over one or more series, or, when Bars is
+// non-empty, a timeline with one row per distinct Bar.Row (top to bottom in
+// order of first appearance) and one colour per phase.
 type Plot struct {
 	Title  string   `json:"title"`
 	XLabel string   `json:"xlabel"`
 	YLabel string   `json:"ylabel"`
 	LogX   bool     `json:"logx"`
-	Series []Series `json:"series"`
+	Series []Series `json:"series,omitempty"`
+	Bars   []Bar    `json:"bars,omitempty"`
 }
 
 // Result is everything one experiment run produced.
