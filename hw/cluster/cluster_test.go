@@ -1,0 +1,43 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+func TestPresetsAreValid(t *testing.T) {
+	for _, name := range PresetNames() {
+		s, err := Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Validate(); err != nil {
+			t.Errorf("preset %s: %v", name, err)
+		}
+	}
+	if _, err := Preset("nope"); err == nil {
+		t.Error("unknown preset accepted")
+	}
+	if g := GPUTN(); g.GPU.Launch != 1500*sim.Nanosecond || g.NIC.TrigMaxEntries != 16 || g.GPU.CUs != 24 {
+		t.Errorf("gputn preset drifted from hardware.md §2.3: %+v", g.GPU)
+	}
+	if CompNet().GPU.Mode != "dgpu" || XTQ().GPU.Launch != 0 {
+		t.Error("compnet must be dGPU and xtq must have no fixed launch overhead")
+	}
+}
+
+func TestNewRejectsBadInput(t *testing.T) {
+	if _, err := New(sim.New(1), GPUTN(), 0, true); err == nil {
+		t.Error("0 nodes accepted")
+	}
+	bad := GPUTN()
+	bad.Link.Bandwidth = 0
+	if _, err := New(sim.New(1), bad, 2, true); err == nil {
+		t.Error("zero bandwidth accepted")
+	}
+	c, err := New(sim.New(1), GPUTN(), 3, false)
+	if err != nil || len(c.Nodes) != 3 || c.Nodes[2].Name != "node[2]" || c.Nodes[0].Mem.Functional() {
+		t.Fatalf("cluster %+v, %v", c, err)
+	}
+}

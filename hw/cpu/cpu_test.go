@@ -1,0 +1,63 @@
+package cpu
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+func spec() Spec {
+	return Spec{Cores: 8, Freq: 4e9, IPC: 2, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,
+		DRAMBandwidth: 100e9, CacheHit: 500}
+}
+
+func run(t *testing.T, body func(th *Thread)) sim.Time {
+	t.Helper()
+	e := sim.New(1)
+	m := mem.New("m", true)
+	c := New(e, "cpu", spec(), m, mem.NewServer(100e9))
+	var end sim.Time
+	c.Spawn("t", func(th *Thread) { body(th); end = th.Now() })
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return end
+}
+
+func TestInstructionCost(t *testing.T) {
+	// 400 instructions at IPC 2 and 4 GHz = 50 ns.
+	if got := run(t, func(th *Thread) { th.Instr(400) }); got != 50*sim.Nanosecond {
+		t.Fatalf("400 instructions took %v, want 50ns", got)
+	}
+}
+
+func TestComputeIsCoreOrDRAMBound(t *testing.T) {
+	// One core: 64 KiB at 16 B/cycle at 4 GHz = 1024 ns (DRAM would take 655 ns).
+	if got := run(t, func(th *Thread) { th.Compute(64<<10, 1) }); got != 1024*sim.Nanosecond {
+		t.Errorf("one core: %v, want 1.024us", got)
+	}
+	// Eight cores would take 128 ns, but DRAM at 100 GB/s caps it at 655.36 ns.
+	if got := run(t, func(th *Thread) { th.Compute(64<<10, 8) }); got != 655360 {
+		t.Errorf("eight cores: %v, want the DRAM bound 655.36ns", got)
+	}
+}
+
+func TestWaitWordPaysAMissAfterTheWrite(t *testing.T) {
+	e := sim.New(1)
+	m := mem.New("m", true)
+	c := New(e, "cpu", spec(), m, mem.NewServer(100e9))
+	flag := m.AllocData(mem.Host, 8, "flag")
+	var seen sim.Time
+	c.Spawn("poller", func(th *Thread) {
+		th.WaitWord(flag, "flag", func(v uint64) bool { return v == 3 })
+		seen = th.Now()
+	})
+	e.At(sim.Microsecond, func() { m.Store64(flag, 3) })
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if seen != sim.Microsecond+80*sim.Nanosecond {
+		t.Fatalf("detected at %v, want 1.08us", seen)
+	}
+}
