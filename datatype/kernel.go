@@ -152,8 +152,29 @@ func vecPack4(d, s unsafe.Pointer, count, stride int) {
 	}
 }
 
+// Blocks of wideMin to wideMax bytes go to the assembly kernel where there
+// is one (stridedWide); longer blocks are one memmove each, which then
+// costs less than the block.
+const (
+	wideMin = 32
+	wideMax = 1024
+)
+
+// copyLong copies count blocks of blen > 64 bytes from s (sstride apart) to
+// d (dstride apart), one memmove each.
+func copyLong(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count, blen int) {
+	for i, so, do := 0, 0, 0; i < count; i++ {
+		copy(unsafe.Slice((*byte)(add(d, do)), blen), unsafe.Slice((*byte)(add(s, so)), blen))
+		so += sstride
+		do += dstride
+	}
+}
+
 // vecPack gathers count blocks of blen bytes, stride bytes apart.
 func vecPack(d, s unsafe.Pointer, count, blen, stride int) {
+	if stridedWide(d, blen, s, stride, count, blen) {
+		return
+	}
 	switch blen {
 	case 1:
 		vecPackT[byte](d, s, count, stride)
@@ -180,6 +201,10 @@ func vecPack(d, s unsafe.Pointer, count, blen, stride int) {
 	case 64:
 		strided64(d, 64, s, stride, count)
 	default:
+		if blen > 64 {
+			copyLong(d, blen, s, stride, count, blen)
+			return
+		}
 		for i := range count {
 			copySmall(add(d, i*blen), add(s, i*stride), blen)
 		}
@@ -188,6 +213,9 @@ func vecPack(d, s unsafe.Pointer, count, blen, stride int) {
 
 // vecUnpack scatters count blocks of blen bytes, stride bytes apart.
 func vecUnpack(d, s unsafe.Pointer, count, blen, stride int) {
+	if stridedWide(d, stride, s, blen, count, blen) {
+		return
+	}
 	switch blen {
 	case 1:
 		vecUnpackT[byte](d, s, count, stride)
@@ -210,6 +238,10 @@ func vecUnpack(d, s unsafe.Pointer, count, blen, stride int) {
 	case 64:
 		strided64(d, stride, s, 64, count)
 	default:
+		if blen > 64 {
+			copyLong(d, stride, s, blen, count, blen)
+			return
+		}
 		for i := range count {
 			copySmall(add(d, i*stride), add(s, i*blen), blen)
 		}
@@ -332,6 +364,9 @@ func stridedT[T any](d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, c
 // strided copies count blocks of blen bytes from s (sstride apart) to d
 // (dstride apart).
 func strided(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count, blen int) {
+	if stridedWide(d, dstride, s, sstride, count, blen) {
+		return
+	}
 	switch blen {
 	case 1:
 		stridedT[byte](d, dstride, s, sstride, count)
@@ -354,6 +389,10 @@ func strided(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count, bl
 	case 64:
 		strided64(d, dstride, s, sstride, count)
 	default:
+		if blen > 64 {
+			copyLong(d, dstride, s, sstride, count, blen)
+			return
+		}
 		for i := range count {
 			copySmall(add(d, i*dstride), add(s, i*sstride), blen)
 		}

@@ -1,0 +1,12 @@
+//go:build !amd64 || race || purego
+
+package datatype
+
+import "unsafe"
+
+// stridedWide reports false: without the amd64 assembly kernel (or under
+// the race detector, which cannot see memory accessed by assembly), wide
+// strided blocks take the Go kernels.
+func stridedWide(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count, blen int) bool {
+	return false
+}
