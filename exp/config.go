@@ -74,6 +74,13 @@ func DefaultConfig(preset string) (Config, error) {
 func (c Config) Validate() error {
 	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate()}
 	errs = append(errs, c.kernelFits()...)
+	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
+		for _, st := range c.Allreduce.Strategies {
+			if st == "GDS" || st == "GPUTN" {
+				errs = append(errs, fmt.Errorf("topology.in_order = false: the %s allreduce detects arrival by a trailing flag that in-order delivery writes last; use topology.in_order=true or drop %s from allreduce.strategies", st, st))
+			}
+		}
+	}
 	if c.Allreduce.WGs > c.NIC.TrigMaxEntries {
 		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: must be ≤ nic.trig_max_entries = %d (one trigger entry per slice)", c.Allreduce.WGs, c.NIC.TrigMaxEntries))
 	}

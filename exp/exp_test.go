@@ -75,6 +75,7 @@ func TestInvalidConfigsAreRejected(t *testing.T) {
 		"bad strategy":    func(c *Config) { c.Allreduce.Strategies = []string{"XYZ"} },
 		"zero bandwidth":  func(c *Config) { c.Link.Bandwidth = 0 },
 		"wg too large":    func(c *Config) { c.Allreduce.WGSize = 2048 },
+		"out of order":    func(c *Config) { c.Topology.Kind, c.Topology.LeafSize, c.Topology.InOrder = "fattree", 2, false },
 		"not resident":    func(c *Config) { c.GPU.CUs = 1; c.GPU.WavesPerSIMD = 1; c.Allreduce.WGSize = 256 },
 	} {
 		cfg := quickConfig(t)
