@@ -104,11 +104,14 @@ func ParseRate(s string) (Rate, error) {
 	return Rate(v * mult), nil
 }
 
-// String prints r in Gbps when it is a whole number of bits per second at
-// that scale, else in GB/s.
+// String prints r in Gbps when that is a whole number ("100Gbps"), else in
+// GB/s ("136.512GB/s"); either form parses back to the same value.
 func (r Rate) String() string {
 	gbps := float64(r) * 8 / 1e9
-	return strconv.FormatFloat(gbps, 'g', -1, 64) + "Gbps"
+	if gbps == math.Trunc(gbps) {
+		return strconv.FormatFloat(gbps, 'f', -1, 64) + "Gbps"
+	}
+	return strconv.FormatFloat(float64(r)/1e9, 'g', -1, 64) + "GB/s"
 }
 
 // BytesPerSecond returns r as a float.

@@ -34,9 +34,10 @@ func (s Spec) Validate() error {
 }
 
 // pcieGen4x16 is the effective Gen4 x16 rate: 16 GT/s × 16 lanes × 128/130
-// ÷ 8 ≈ 31.5 GB/s raw, times the TLP efficiency MPS/(MPS+24) at MPS = 256 B
-// (hardware.md §4).
-const pcieGen4x16 = unit.Rate(16e9 * 16 * 128.0 / 130.0 / 8 * 256.0 / 280.0)
+// ÷ 8 ≈ 31.51 GB/s raw, times the TLP efficiency MPS/(MPS+24) at MPS = 256 B
+// (hardware.md §4) = 28.807 GB/s, rounded to 28.8 GB/s so the printed
+// parameter is exact.
+const pcieGen4x16 = unit.Rate(28.8e9)
 
 // ddrRate returns channels × 8 B × transfer rate (MT/s).
 func ddrRate(channels int, mts float64) unit.Rate {
