@@ -16,6 +16,7 @@ type allreducePoint struct {
 	time     sim.Time
 	events   uint64
 	verified bool
+	slices   int
 }
 
 // runAllreduce sweeps node counts × strategies and reports time and speedup
@@ -33,7 +34,7 @@ func runAllreduce(cfg Config, env Env) (*report.Result, error) {
 		}
 		strats[i] = s
 	}
-	w := workload.Allreduce{Size: a.Size, WGs: a.WGs, WGSize: a.WGSize, CPUThreads: a.CPUThreads}
+	w := workload.Allreduce{Size: a.Size, WGs: a.WGs, MaxWGs: cfg.maxSlices(), WGSize: a.WGSize, CPUThreads: a.CPUThreads}
 	points := make([]allreducePoint, len(a.Nodes)*len(strats))
 	err := forEach(cfg, env, len(points), func(i int) error {
 		n, s := a.Nodes[i/len(strats)], strats[i%len(strats)]
@@ -46,7 +47,7 @@ func runAllreduce(cfg Config, env Env) (*report.Result, error) {
 		if err != nil {
 			return fmt.Errorf("%s on %d nodes: %w", s, n, err)
 		}
-		points[i] = allreducePoint{n, s, res.Time, c.Engine.Events(), res.Verified}
+		points[i] = allreducePoint{n, s, res.Time, c.Engine.Events(), res.Verified, res.Slices}
 		return nil
 	})
 	if err != nil {
@@ -66,7 +67,7 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 			baseline[p.nodes] = p.time
 		}
 	}
-	long := report.Table{Name: "allreduce", Columns: []string{"nodes", "strategy", "time", "time_us", "speedup_vs_" + string(base), "events", "verified"}}
+	long := report.Table{Name: "allreduce", Columns: []string{"nodes", "strategy", "time", "time_us", "speedup_vs_" + string(base), "events", "verified", "wgs"}}
 	wide := report.Table{Name: "speedup vs " + string(base), Columns: []string{"nodes"}}
 	for _, s := range strats {
 		wide.Columns = append(wide.Columns, string(s)+" time", string(s)+" speedup")
@@ -80,7 +81,7 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 	allVerified := true
 	for i, p := range points {
 		sp := float64(baseline[p.nodes]) / float64(p.time)
-		long.Rows = append(long.Rows, []any{p.nodes, string(p.strategy), p.time, round3(p.time.Micros()), round3(sp), p.events, p.verified})
+		long.Rows = append(long.Rows, []any{p.nodes, string(p.strategy), p.time, round3(p.time.Micros()), round3(sp), p.events, p.verified, p.slices})
 		if i%len(strats) == 0 {
 			wide.Rows = append(wide.Rows, []any{p.nodes})
 		}

@@ -24,7 +24,7 @@ type AllreduceSpec struct {
 	Size       unit.Bytes `toml:"size" doc:"vector size in bytes (float32 elements)" src:"DOC"`
 	Nodes      []int      `toml:"nodes" doc:"node counts to sweep" src:"DEFAULT"`
 	Strategies []string   `toml:"strategies" doc:"strategies to compare (CPU is the speedup baseline)" src:"DOC"`
-	WGs        int        `toml:"wgs" doc:"GPU-TN/GDS: work-groups per step (slices), at most nic.trig_max_entries" src:"DEFAULT"`
+	WGs        int        `toml:"wgs" doc:"GPU-TN: work-groups (slices) of the persistent kernel, at most nic.trig_max_entries; 0 = one per 16KiB of a chunk, up to that limit" src:"DEFAULT"`
 	WGSize     int        `toml:"wg_size" doc:"work-items per work-group" src:"DEFAULT"`
 	CPUThreads int        `toml:"cpu_threads" doc:"CPU strategy: OpenMP-style threads for the reduction" src:"DEFAULT"`
 }
@@ -65,7 +65,7 @@ func DefaultConfig(preset string) (Config, error) {
 		SW:   cost.Default(),
 		MPI:  mpi.DefaultSpec(),
 		Allreduce: AllreduceSpec{Size: 8 * unit.MiB, Nodes: nodes, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN"},
-			WGs: 16, WGSize: 256, CPUThreads: 8},
+			WGs: 0, WGSize: 256, CPUThreads: 8},
 		Latency: LatencySpec{Size: 64, Strategies: []string{"HDN", "GDS", "GPUTN"}},
 	}, nil
 }
@@ -81,13 +81,25 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	if c.Allreduce.WGs > c.NIC.TrigMaxEntries {
+	if c.Allreduce.WGs > 0 && c.Allreduce.WGs > c.NIC.TrigMaxEntries {
 		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: must be ≤ nic.trig_max_entries = %d (one trigger entry per slice)", c.Allreduce.WGs, c.NIC.TrigMaxEntries))
 	}
 	if c.Run.Parallel < 0 || c.Run.Parallel > 1024 {
 		errs = append(errs, fmt.Errorf("run.parallel = %d: must be in [0, 1024]", c.Run.Parallel))
 	}
 	return errors.Join(errs...)
+}
+
+// maxSlices is the most GPU-TN work-groups the hardware allows: one
+// trigger entry each, all resident at once.
+func (c Config) maxSlices() int {
+	g, a := c.GPU, c.Allreduce
+	m := c.NIC.TrigMaxEntries
+	if g.WaveSize > 0 && a.WGSize > 0 {
+		waves := (a.WGSize + g.WaveSize - 1) / g.WaveSize
+		m = min(m, g.SIMDs*g.WavesPerSIMD/waves*g.CUs)
+	}
+	return max(1, m)
 }
 
 // kernelFits checks the allreduce kernels against the GPU: work-group size,
@@ -109,7 +121,7 @@ func (c Config) kernelFits() []error {
 		return append(errs, fmt.Errorf("allreduce.wg_size = %d: a work-group of %d wavefronts does not fit a CU (gpu.simds_per_cu × gpu.waves_per_simd = %d)",
 			a.WGSize, waves, g.SIMDs*g.WavesPerSIMD))
 	}
-	if resident := perCU * g.CUs; a.WGs > resident {
+	if resident := perCU * g.CUs; a.WGs > resident || (a.WGs == 0 && resident < 1) {
 		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: the persistent GPU-TN kernel needs every work-group resident, but only %d work-groups of %d work-items fit the GPU", a.WGs, resident, a.WGSize))
 	}
 	return errs
@@ -132,8 +144,8 @@ func (a AllreduceSpec) validate() error {
 		}
 	}
 	errs = append(errs, checkStrategies("allreduce.strategies", a.Strategies, []string{"CPU", "HDN", "GDS", "GPUTN"}))
-	if a.WGs < 1 || a.WGs > 1024 {
-		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: must be in [1, 1024]", a.WGs))
+	if a.WGs < 0 || a.WGs > 1024 {
+		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: must be in [0, 1024] (0 = automatic)", a.WGs))
 	}
 	if a.WGSize < 1 || a.WGSize > 1024 {
 		errs = append(errs, fmt.Errorf("allreduce.wg_size = %d: must be in [1, 1024]", a.WGSize))

@@ -76,7 +76,7 @@ func TestInvalidConfigsAreRejected(t *testing.T) {
 		"zero bandwidth":  func(c *Config) { c.Link.Bandwidth = 0 },
 		"wg too large":    func(c *Config) { c.Allreduce.WGSize = 2048 },
 		"out of order":    func(c *Config) { c.Topology.Kind, c.Topology.LeafSize, c.Topology.InOrder = "fattree", 2, false },
-		"not resident":    func(c *Config) { c.GPU.CUs = 1; c.GPU.WavesPerSIMD = 1; c.Allreduce.WGSize = 256 },
+		"not resident":    func(c *Config) { c.GPU.CUs = 1; c.GPU.WavesPerSIMD = 1; c.Allreduce.WGSize = 256; c.Allreduce.WGs = 16 },
 	} {
 		cfg := quickConfig(t)
 		mut(&cfg)

@@ -19,7 +19,8 @@ import (
 // §4.1 and §4.5: a ring reduce-scatter followed by a ring allgather.
 type Allreduce struct {
 	Size       unit.Bytes // vector bytes (float32 elements)
-	WGs        int        // GDS/GPUTN: slices per chunk, one work-group each
+	WGs        int        // GPUTN: slices per chunk, one work-group each; 0 = auto (see Slices)
+	MaxWGs     int        // GPUTN auto: at most this many slices (trigger entries, residency); 0 = 16
 	WGSize     int        // work-items per work-group
 	CPUThreads int        // CPU: threads of the host reduction
 }
@@ -29,6 +30,23 @@ type AllreduceResult struct {
 	Time     sim.Time   // until the last node holds the full result
 	Finish   []sim.Time // per node
 	Verified bool       // functional run checked against the serial sum
+	Slices   int        // work-group slices per chunk (GPU-TN), else 1
+}
+
+// Slices returns the GPU-TN work-groups per step on n nodes: WGs when set,
+// else [DEFAULT] ceil(size / (n × 16 KiB)) — one work-group per 16 KiB of a
+// chunk, the rule of workloads.md §4.4 — clamped to [1, MaxWGs].
+func (a Allreduce) Slices(n int) int {
+	if a.WGs > 0 {
+		return a.WGs
+	}
+	limit := a.MaxWGs
+	if limit == 0 {
+		limit = 16
+	}
+	per := int64(n) * 16 * 1024
+	w := int((int64(a.Size) + per - 1) / per)
+	return max(1, min(w, limit))
 }
 
 // Validate checks the parameters for n nodes.
@@ -41,8 +59,8 @@ func (a Allreduce) Validate(n int) error {
 		return fmt.Errorf("allreduce on %d nodes: need at least 2", n)
 	case elems < int64(n):
 		return fmt.Errorf("allreduce of %d float32 on %d nodes: need at least one element per node", elems, n)
-	case a.WGs < 1 || a.WGSize < 1 || a.CPUThreads < 1:
-		return fmt.Errorf("allreduce: wgs, wg_size and cpu_threads must be ≥ 1 (got %d, %d, %d)", a.WGs, a.WGSize, a.CPUThreads)
+	case a.WGs < 0 || a.MaxWGs < 0 || a.WGSize < 1 || a.CPUThreads < 1:
+		return fmt.Errorf("allreduce: wgs and max_wgs must be ≥ 0, wg_size and cpu_threads ≥ 1 (got %d, %d, %d, %d)", a.WGs, a.MaxWGs, a.WGSize, a.CPUThreads)
 	}
 	return nil
 }
@@ -56,10 +74,10 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	}
 	w := 1 // one message per step: a whole chunk
 	if s == strategy.GPUTN {
-		w = a.WGs // one triggered put per (step, work-group slice)
+		w = a.Slices(n) // one triggered put per (step, work-group slice)
 	}
 	lay := newRingLayout(int(a.Size/4), n, w)
-	res := AllreduceResult{Finish: make([]sim.Time, n)}
+	res := AllreduceResult{Finish: make([]sim.Time, n), Slices: w}
 	bases := make([]mem.Addr, n)
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		base := nd.Mem.Alloc(nd.Pool, lay.totalSize, "allreduce")
