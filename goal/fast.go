@@ -1,6 +1,9 @@
 package goal
 
-import "hash/maphash"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // This file holds the reader's fast paths: a parser for the common shapes
 // of operation and dependency lines, and a label table that does not
@@ -27,35 +30,43 @@ const (
 
 func isSpace(c byte) bool { return byteClass[c]&classSpace != 0 }
 
-// fastCursor walks one line.
-type fastCursor struct {
-	b []byte
-	i int
-}
-
-func (c *fastCursor) skipSpace() {
-	for c.i < len(c.b) && isSpace(c.b[c.i]) {
-		c.i++
+// skipSpace returns the index of the first non-space byte of b at or
+// after i.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && byteClass[b[i]]&classSpace != 0 {
+		i++
 	}
+	return i
 }
 
-// word skips white space and returns the next run of word bytes (empty if
-// none).
-func (c *fastCursor) word() []byte {
-	c.skipSpace()
-	j := c.i
-	for j < len(c.b) && byteClass[c.b[j]]&classWord != 0 {
+// word skips white space from i and returns the next run of word bytes
+// (empty if none) and the index after it.
+func word(b []byte, i int) ([]byte, int) {
+	i = skipSpace(b, i)
+	j := i
+	for j < len(b) && byteClass[b[j]]&classWord != 0 {
 		j++
 	}
-	w := c.b[c.i:j]
-	c.i = j
-	return w
+	return b[i:j], j
 }
 
-// atEnd skips white space and reports whether the line is finished.
-func (c *fastCursor) atEnd() bool {
-	c.skipSpace()
-	return c.i == len(c.b)
+// number skips white space from i and parses a word of at most 19
+// decimal digits no larger than max; ok is false for any other word.
+func number(b []byte, i int, max uint64) (v uint64, j int, ok bool) {
+	i = skipSpace(b, i)
+	j = i
+	for j < len(b) && j-i < 20 {
+		c := b[j] - '0'
+		if c > 9 {
+			break
+		}
+		v = v*10 + uint64(c)
+		j++
+	}
+	if j == i || j-i > 19 || v > max || j < len(b) && byteClass[b[j]]&classWord != 0 {
+		return 0, j, false
+	}
+	return v, j, true
 }
 
 // digits parses a non-empty run of at most 19 decimal digits no larger
@@ -79,27 +90,26 @@ func digits(b []byte, max uint64) (uint64, bool) {
 // for anything else; the caller then uses the general parser, which gives
 // the same result for every line parseFast accepts.
 func parseFast(line []byte, p *parsed) bool {
-	c := fastCursor{b: line}
-	w := c.word()
+	b := line
+	w, i := word(b, 0)
 	if len(w) == 0 || !isIdent(w) {
 		return false
 	}
 	*p = parsed{}
-	c.skipSpace()
-	if c.i < len(line) && line[c.i] == ':' {
+	i = skipSpace(b, i)
+	if i < len(b) && b[i] == ':' {
 		if isKeyword(w) {
 			return false
 		}
 		p.label = w
-		c.i++
-		w = c.word()
+		w, i = word(b, i+1)
 	} else {
 		switch string(w) {
 		case "send", "recv", "calc":
 		case "num_ranks", "rank":
 			return false
 		default:
-			k := c.word()
+			k, j := word(b, i)
 			switch string(k) {
 			case "requires":
 				p.st.Kind = Requires
@@ -108,11 +118,11 @@ func parseFast(line []byte, p *parsed) bool {
 			default:
 				return false
 			}
-			b := c.word()
-			if !isIdent(b) || !c.atEnd() {
+			l2, j := word(b, j)
+			if !isIdent(l2) || skipSpace(b, j) != len(b) {
 				return false
 			}
-			p.kind, p.label, p.label2 = lineDep, w, b
+			p.kind, p.label, p.label2 = lineDep, w, l2
 			return true
 		}
 	}
@@ -126,58 +136,74 @@ func parseFast(line []byte, p *parsed) bool {
 		if w[0] == 'r' {
 			st.Kind, dir = Recv, "from"
 		}
-		n := c.word()
-		if len(n) >= 2 && n[len(n)-1] == 'b' {
-			n = n[:len(n)-1]
-		} else if string(c.word()) != "b" {
+		// "8b" or "8 b"
+		i = skipSpace(b, i)
+		j := i
+		for j < len(b) && b[j]-'0' <= 9 {
+			j++
+		}
+		if j-i == 0 || j-i > 19 {
 			return false
 		}
-		if st.Size, ok = digits(n, 1<<62); !ok {
+		if st.Size, ok = digits(b[i:j], 1<<62); !ok {
 			return false
 		}
-		if string(c.word()) != dir {
+		if j < len(b) && b[j] == 'b' {
+			j++
+		} else {
+			var u []byte
+			if j < len(b) && byteClass[b[j]]&classWord != 0 {
+				return false
+			}
+			if u, j = word(b, j); string(u) != "b" {
+				return false
+			}
+		}
+		if j < len(b) && byteClass[b[j]]&classWord != 0 {
 			return false
 		}
-		v, ok := digits(c.word(), 1<<31-1)
-		if !ok {
+		if w, i = word(b, j); string(w) != dir {
+			return false
+		}
+		var v uint64
+		if v, i, ok = number(b, i, 1<<31-1); !ok {
 			return false
 		}
 		st.Peer = uint32(v)
-		w = c.word()
+		w, i = word(b, i)
 		if string(w) == "tag" {
-			v, ok := digits(c.word(), 1<<32-2)
-			if !ok {
+			if v, i, ok = number(b, i, 1<<32-2); !ok {
 				return false
 			}
 			st.Tag = uint32(v)
-			w = c.word()
+			w, i = word(b, i)
 		}
 	case "calc":
 		st.Kind = Calc
-		if st.Size, ok = digits(c.word(), 1<<62); !ok {
+		if st.Size, i, ok = number(b, i, 1<<62); !ok {
 			return false
 		}
-		w = c.word()
+		w, i = word(b, i)
 	default:
 		return false
 	}
 	if string(w) == "cpu" {
-		v, ok := digits(c.word(), MaxIndex)
-		if !ok {
+		var v uint64
+		if v, i, ok = number(b, i, MaxIndex); !ok {
 			return false
 		}
 		st.CPU = uint8(v)
-		w = c.word()
+		w, i = word(b, i)
 	}
 	if string(w) == "nic" && st.Kind != Calc {
-		v, ok := digits(c.word(), MaxIndex)
-		if !ok {
+		var v uint64
+		if v, i, ok = number(b, i, MaxIndex); !ok {
 			return false
 		}
 		st.NIC = uint8(v)
-		w = c.word()
+		w, i = word(b, i)
 	}
-	return len(w) == 0 && c.atEnd()
+	return len(w) == 0 && skipSpace(b, i) == len(b)
 }
 
 // parse parses one line into p, through the fast path when it can.
@@ -192,11 +218,33 @@ func (z *tokenizer) parse(line []byte, p *parsed) error {
 	return parseLine(toks, p)
 }
 
+// hashLabel is a fast hash of a short byte string (labels are a few bytes):
+// 8-byte words folded with 128-bit multiplications, wyhash-style. Quality
+// only matters for the table's probe lengths; results never depend on it.
+func hashLabel(b []byte) uint64 {
+	const (
+		k0 = 0xa0761d6478bd642f
+		k1 = 0xe7037ed1a0b428db
+	)
+	h := uint64(len(b)) ^ k0
+	for len(b) >= 8 {
+		hi, lo := bits.Mul64(h^binary.LittleEndian.Uint64(b), k1)
+		h = hi ^ lo
+		b = b[8:]
+	}
+	var w uint64
+	for i, c := range b {
+		w |= uint64(c) << (8 * i)
+	}
+	hi, lo := bits.Mul64(h^w, k1)
+	hi, lo = bits.Mul64(hi^lo^k0, k1)
+	return hi ^ lo
+}
+
 // labelTab maps labels to an operation number and statement position
 // without allocating per label: label bytes go to an arena, entries to an
 // open-addressed table. Its memory is proportional to the labels it holds.
 type labelTab struct {
-	seed  maphash.Seed
 	arena []byte
 	ents  []labelEnt // length a power of two, at most half full
 	n     int
@@ -215,7 +263,7 @@ type labelEnt struct {
 }
 
 func newLabelTab() *labelTab {
-	return &labelTab{seed: maphash.MakeSeed(), ents: make([]labelEnt, 64)}
+	return &labelTab{ents: make([]labelEnt, 64)}
 }
 
 func (t *labelTab) reset() {
@@ -242,7 +290,7 @@ func (t *labelTab) slot(label []byte, h uint64) (int, bool) {
 
 // get returns the entry of label.
 func (t *labelTab) get(label []byte) (op, pos uint64, ok bool) {
-	i, ok := t.slot(label, maphash.Bytes(t.seed, label))
+	i, ok := t.slot(label, hashLabel(label))
 	if !ok {
 		return 0, 0, false
 	}
@@ -251,7 +299,7 @@ func (t *labelTab) get(label []byte) (op, pos uint64, ok bool) {
 
 // put sets label's entry and reports whether the label was already there.
 func (t *labelTab) put(label []byte, op, pos uint64) bool {
-	h := maphash.Bytes(t.seed, label)
+	h := hashLabel(label)
 	i, ok := t.slot(label, h)
 	if ok {
 		t.ents[i].op, t.ents[i].pos = op, pos
@@ -296,7 +344,7 @@ func (t *labelTab) rebuild(keep func(*labelEnt) bool) {
 			continue
 		}
 		lb := oldArena[e.off : e.off+int(e.n)]
-		j, _ := t.slot(lb, maphash.Bytes(t.seed, lb))
+		j, _ := t.slot(lb, hashLabel(lb))
 		t.ents[j] = labelEnt{off: len(t.arena), n: e.n, h: e.h, op: e.op, pos: e.pos}
 		t.arena = append(t.arena, lb...)
 		t.n++

@@ -103,12 +103,12 @@ func (f *File) Window(r int) Window { return f.ranks[r].win }
 // chunk on another goroutine while the caller consumes the current one.
 func (f *File) Rank(r int) (RankReader, error) {
 	ri := &f.ranks[r]
-	// Two chunks per rank, about 16 MB in all, 8 to 1024 statements each.
-	chunk := (16 << 20) / (2 * stmtSize * max(f.numRanks, 1))
+	// Two chunks per rank, about 32 MB in all, 8 to 1024 statements each.
+	chunk := (32 << 20) / (2 * stmtSize * max(f.numRanks, 1))
 	chunk = min(max(chunk, 8), 1024)
 	return &fileRank{
 		dec: rankDecoder{f: f, off: ri.off, end: ri.end, line: ri.line, look: ri.win.Lookahead,
-			tz: tokenizer{inBlock: ri.inBlock}, readSize: min(max(chunk*64, 4<<10), 64<<10)},
+			tz: tokenizer{inBlock: ri.inBlock}, readSize: chunk * 40},
 		chunk: chunk,
 		ch:    make(chan chunkResult, 1),
 	}, nil

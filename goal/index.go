@@ -50,7 +50,6 @@ type indexer struct {
 	maxCPU, maxNIC int
 	ranks          []rankIndex // blocks found, line numbers relative
 	tz             tokenizer
-	p              parsed
 	labels         *labelTab
 	wc             winCalc
 	nops           uint64
@@ -64,6 +63,8 @@ func newIndexer() *indexer { return &indexer{inRank: -1, labels: newLabelTab()} 
 // run indexes the text of r, which starts at offset base of the file.
 func (ix *indexer) run(r io.Reader, base int64) error {
 	lr := lineReader{br: bufio.NewReaderSize(r, 256<<10), off: base}
+	var pl parsed // on the stack: no write barriers for its slices
+	p := &pl
 	for {
 		startOff := lr.off
 		line, err := lr.next()
@@ -75,7 +76,6 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 		}
 		ix.lines = lr.line
 		wasBlock := ix.tz.inBlock
-		p := &ix.p
 		if err := ix.tz.parse(line, p); err != nil {
 			return lineErr(lr.line, err)
 		}

@@ -89,7 +89,6 @@ type rankDecoder struct {
 	off, end  int64 // unread part of the block body
 	line      int64 // number of the line last read
 	tz        tokenizer
-	p         parsed
 	look      uint64
 	pos, nops uint64 // next statement position and operation number
 	readSize  int
@@ -111,6 +110,14 @@ type recentLabel struct {
 func (d *rankDecoder) decode(out []Stmt) ([]Stmt, error) {
 	bp := d.f.bufs.Get().(*[]byte)
 	defer d.f.bufs.Put(bp)
+	start := d.off
+	defer func() {
+		// Read about what the next chunk will need: the text is re-read
+		// from the first line not decoded.
+		if n := d.off - start; len(out) == cap(out) && n > 0 {
+			d.readSize = int(min(max(n+n/8+64, 512), 1<<20))
+		}
+	}()
 	for len(out) < cap(out) && !d.done {
 		n := int(min(int64(d.readSize), d.end-d.off))
 		if len(*bp) < n {
@@ -160,24 +167,25 @@ func (d *rankDecoder) decode(out []Stmt) ([]Stmt, error) {
 
 // stmt parses one line of the block; it reports false for an empty line.
 func (d *rankDecoder) stmt(line []byte, s *Stmt) (bool, error) {
-	if err := d.tz.parse(line, &d.p); err != nil {
+	var p parsed // on the stack: no write barriers for its slices
+	if err := d.tz.parse(line, &p); err != nil {
 		return false, lineErr(d.line, err)
 	}
-	switch d.p.kind {
+	switch p.kind {
 	case lineOp:
-		*s = d.p.st
+		*s = p.st
 		s.Line = d.line
-		d.remember(d.p.label)
+		d.remember(p.label)
 		d.nops++
 		d.pos++
 		return true, nil
 	case lineDep:
-		a, okA := d.lookup(d.p.label)
-		b, okB := d.lookup(d.p.label2)
+		a, okA := d.lookup(p.label)
+		b, okB := d.lookup(p.label2)
 		if !okA || !okB {
 			return false, lineErr(d.line, errors.New("label outside the streaming window (file changed since it was indexed?)"))
 		}
-		*s = Stmt{Kind: d.p.st.Kind, A: a, B: b, Line: d.line}
+		*s = Stmt{Kind: p.st.Kind, A: a, B: b, Line: d.line}
 		d.pos++
 		return true, nil
 	case lineEmpty:
