@@ -94,6 +94,9 @@ func TestBadInput(t *testing.T) {
 		{"send any source", "num_ranks 2\nrank 0 {\nsend 8b to -1\n}\nrank 1 {\n}\n", "line 3: rank \"-1\": want a non-negative integer"},
 		{"send any tag", "num_ranks 2\nrank 0 {\nsend 8b to 1 tag -1\n}\nrank 1 {\n}\n", "line 3: tag \"-1\""},
 		{"duplicate label", "num_ranks 1\nrank 0 {\na: calc 1\na: calc 2\n}\n", `line 4: label "a" defined twice`},
+		{"duplicate canonical label", "num_ranks 1\nrank 0 {\nl0: calc 1\nl0: calc 2\n}\n", `line 4: label "l0" defined twice`},
+		{"canonical label defined late", "num_ranks 1\nrank 0 {\nl1: calc 1\nl1: calc 2\n}\n", `line 4: label "l1" defined twice`},
+		{"canonical label not yet defined", "num_ranks 1\nrank 0 {\nl0: calc 1\nl0 requires l1\nl1: calc 2\n}\n", `line 4: unknown label "l1"`},
 		{"unclosed", "num_ranks 1\nrank 0 {\ncalc 1\n", `end of input inside rank 0: want "}"`},
 		{"op outside", "num_ranks 1\ncalc 1\n", "line 2: statement outside a rank block"},
 		{"cpu too big", "num_ranks 1\nrank 0 {\ncalc 1 cpu 256\n}\n", "line 3: cpu \"256\": want an integer up to 255"},
@@ -219,6 +222,7 @@ func FuzzOpen(f *testing.F) {
 	f.Add("num_ranks 1\nrank 0 {\na: calc 1\na requires a\n}\n")
 	f.Add("num_ranks 3\nrank 0 {\n/*\nrank 1 {\n*/\n}\nrank 1 {\nx: send 8b to 2\n}\nrank 2 {\nrecv 8b from 1\n}\n")
 	f.Add("num_ranks 3\nrank 0 {\n}\nrank 1 {\nrank 2 {\n}\nrank 2 {\n}\n")
+	f.Add("num_ranks 1\nrank 0 {\nl1: calc 1\nl0: calc 2\nl01: calc 3\nl2: calc 4\nl2 requires l1\nl01 requires l0\n}\n")
 	f.Add("num_ranks 2\nrank 0 {\n}\nrank 1 {\n}\nrank 2 {\n}\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		out, err := readAll(t, text)

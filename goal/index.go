@@ -51,6 +51,9 @@ type indexer struct {
 	ranks          []rankIndex // blocks found, line numbers relative
 	tz             tokenizer
 	labels         *labelTab
+	recent         [4]shortLabel // the last labelled operations, checked before labels
+	canon          []uint64      // bit k: operation k is labelled "lk" (kept out of labels)
+	rnext          int
 	wc             winCalc
 	nops           uint64
 	lines          int64 // lines read
@@ -113,6 +116,8 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 			ix.inRank = ix.next
 			ix.ranks = append(ix.ranks, rankIndex{off: lr.off, line: lr.line, inBlock: ix.tz.inBlock})
 			ix.labels.reset()
+			ix.recent = [4]shortLabel{}
+			ix.canon = ix.canon[:0]
 			ix.wc.reset()
 			ix.nops = 0
 		case lineClose:
@@ -132,8 +137,8 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 				return lineErr(lr.line, errors.New(`statement outside a rank block: want "rank R {" first`))
 			}
 			if p.kind == lineDep {
-				a, _, okA := ix.labels.get(p.label)
-				b, _, okB := ix.labels.get(p.label2)
+				a, okA := ix.lookup(p.label)
+				b, okB := ix.lookup(p.label2)
 				switch {
 				case !okA:
 					return lineErr(lr.line, fmt.Errorf("unknown label %q: %s must name a label defined earlier in rank %d", p.label, p.st.Kind, ix.inRank))
@@ -149,8 +154,18 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 			}
 			ix.maxCPU = max(ix.maxCPU, int(st.CPU))
 			ix.maxNIC = max(ix.maxNIC, int(st.NIC))
-			if p.label != nil && ix.labels.put(p.label, ix.nops, 0) {
-				return lineErr(lr.line, fmt.Errorf("label %q defined twice in rank %d", p.label, ix.inRank))
+			if ix.nops%64 == 0 {
+				ix.canon = append(ix.canon, 0)
+			}
+			if p.label != nil {
+				if ix.define(p.label) {
+					return lineErr(lr.line, fmt.Errorf("label %q defined twice in rank %d", p.label, ix.inRank))
+				}
+				if len(p.label) <= len(shortLabel{}.b) {
+					r := &ix.recent[ix.rnext%len(ix.recent)]
+					r.n, r.op = uint8(copy(r.b[:], p.label)), ix.nops
+					ix.rnext++
+				}
 			}
 			ix.nops++
 			ix.wc.op()
@@ -158,6 +173,58 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 	}
 	ix.lines = lr.line
 	return nil
+}
+
+// shortLabel is a copy of a short label and its operation number; n == 0
+// marks an unused slot.
+type shortLabel struct {
+	b  [22]byte
+	n  uint8
+	op uint64
+}
+
+// canonNum returns k if label is "lk" (k in decimal without leading
+// zeros), the labels WriteText and Schedgen write.
+func canonNum(label []byte) (uint64, bool) {
+	if len(label) < 2 || label[0] != 'l' || label[1] == '0' && len(label) > 2 {
+		return 0, false
+	}
+	return digits(label[1:], 1<<62)
+}
+
+// define records the label of operation ix.nops and reports whether it
+// was already defined. A label "lk" on operation k only sets a bit, so
+// Schedgen-style files need no hash table.
+func (ix *indexer) define(label []byte) (dup bool) {
+	k, canon := canonNum(label)
+	switch {
+	case canon && k == ix.nops:
+		if ix.labels.n > 0 {
+			if _, _, ok := ix.labels.get(label); ok {
+				return true
+			}
+		}
+		ix.canon[k/64] |= 1 << (k % 64)
+		return false
+	case canon && k < ix.nops && ix.canon[k/64]&(1<<(k%64)) != 0:
+		return true
+	}
+	return ix.labels.put(label, ix.nops, 0)
+}
+
+// lookup returns the operation number of a label of the open rank block,
+// checking the most recent labels first (dependencies usually name them).
+func (ix *indexer) lookup(label []byte) (uint64, bool) {
+	if k, ok := canonNum(label); ok && k < ix.nops && ix.canon[k/64]&(1<<(k%64)) != 0 {
+		return k, true
+	}
+	for i := range ix.recent {
+		if r := &ix.recent[i]; r.n != 0 && string(r.b[:r.n]) == string(label) {
+			return r.op, true
+		}
+	}
+	op, _, ok := ix.labels.get(label)
+	return op, ok
 }
 
 // finish checks the state at the end of the input.
