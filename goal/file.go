@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sync"
 )
 
 // File is a GOAL text schedule indexed for streaming. Open reads the text
@@ -20,15 +19,16 @@ type File struct {
 	maxCPU   int
 	maxNIC   int
 	ranks    []rankIndex
-	bufs     sync.Pool // *[]byte read buffers of the rank decoders
+	spools   []*spool // the statements in binary, written by the index pass
+	opts     openOpts
 }
 
-// rankIndex locates one rank block.
+// rankIndex locates one rank block's statements in a spool.
 type rankIndex struct {
-	off, end int64 // byte range of the block body (after "rank R {")
-	line     int64 // line number of the "rank R {" line
-	win      Window
-	inBlock  bool // the body starts inside a /* comment
+	sp         *spool
+	boff, bend int64 // byte range of the records
+	line       int64 // line number of the "rank R {" line
+	win        Window
 }
 
 // Open reads a GOAL schedule from r, validates it and indexes its rank
@@ -37,14 +37,18 @@ type rankIndex struct {
 // never need to fit in memory. Errors wrap ErrSyntax and name the 1-based
 // line and what was expected.
 func Open(r io.Reader) (*File, error) {
-	return open(r, parallelMin, runtime.GOMAXPROCS(0))
+	return open(r, openOpts{parMin: parallelMin, stretches: runtime.GOMAXPROCS(0), spoolMem: spoolMem})
 }
 
-// open is Open indexing texts of at least parMin bytes in up to stretches
-// parallel stretches.
-func open(r io.Reader, parMin int64, stretches int) (*File, error) {
-	f := &File{}
-	f.bufs.New = func() any { return new([]byte) }
+// openOpts are Open's tuning knobs, varied by the tests.
+type openOpts struct {
+	parMin    int64 // index texts of at least parMin bytes in parallel
+	stretches int   // in up to this many stretches
+	spoolMem  int   // binary kept in memory per stretch before a temp file
+}
+
+func open(r io.Reader, opts openOpts) (*File, error) {
+	f := &File{opts: opts}
 	var size int64
 	if osf, ok := r.(*os.File); ok {
 		if st, err := osf.Stat(); err == nil && st.Mode().IsRegular() {
@@ -64,25 +68,39 @@ func open(r io.Reader, parMin int64, stretches int) (*File, error) {
 		}
 		f.ra, size = tmp, n
 	}
-	if err := f.index(size, parMin, stretches); err != nil {
+	if err := f.index(size); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
 }
 
-// Close releases the temporary copy, if any. It does not close the reader
-// passed to Open.
+// Close releases the temporary files, if any. It does not close the
+// reader passed to Open.
 func (f *File) Close() error {
+	err := f.closeSpools()
 	if f.spool == nil {
-		return nil
+		return err
 	}
 	name := f.spool.Name()
-	err := f.spool.Close()
+	if cerr := f.spool.Close(); err == nil {
+		err = cerr
+	}
 	if rerr := os.Remove(name); err == nil {
 		err = rerr
 	}
 	f.spool = nil
+	return err
+}
+
+func (f *File) closeSpools() error {
+	var err error
+	for _, sp := range f.spools {
+		if cerr := sp.close(); err == nil {
+			err = cerr
+		}
+	}
+	f.spools = nil
 	return err
 }
 
@@ -99,19 +117,12 @@ func (f *File) NumNIC() int { return f.maxNIC + 1 }
 func (f *File) Window(r int) Window { return f.ranks[r].win }
 
 // Rank returns a reader of rank r's statements; dependencies are resolved
-// to operation numbers. The reader decodes the block in chunks, the next
-// chunk on another goroutine while the caller consumes the current one.
+// to operation numbers. It decodes the binary form the index pass wrote,
+// through a buffer of at most 16 KiB (8 MiB over all ranks).
 func (f *File) Rank(r int) (RankReader, error) {
 	ri := &f.ranks[r]
-	// Two chunks per rank, about 32 MB in all, 8 to 1024 statements each.
-	chunk := (32 << 20) / (2 * stmtSize * max(f.numRanks, 1))
-	chunk = min(max(chunk, 8), 1024)
-	return &fileRank{
-		dec: rankDecoder{f: f, off: ri.off, end: ri.end, line: ri.line, look: ri.win.Lookahead,
-			tz: tokenizer{inBlock: ri.inBlock}, readSize: chunk * 40},
-		chunk: chunk,
-		ch:    make(chan chunkResult, 1),
-	}, nil
+	size := min(max((8<<20)/max(f.numRanks, 1), 4*maxRecord), 16<<10)
+	return &fileRank{sp: ri.sp, off: ri.boff, end: ri.bend, buf: make([]byte, size), line: ri.line, remaining: ri.win.Stmts}, nil
 }
 
 // lineReader reads lines of any length, tracking the line number and the

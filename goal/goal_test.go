@@ -10,20 +10,21 @@ import (
 
 // readAll opens text and returns every rank's statements rendered as text.
 // It also indexes text split into stretches at every possible "rank R {"
-// line (the parallel path Open takes for large files) and fails the test
+// line (the parallel path Open takes for large files), with the binary
+// statements in temporary files rather than memory, and fails the test
 // unless both give the same result or the same error.
 func readAll(t testing.TB, text string) (string, error) {
 	t.Helper()
-	seq, seqErr := readAllWith(text, 1<<62, 1)
-	par, parErr := readAllWith(text, 1, 4+len(text)/16)
+	seq, seqErr := readAllWith(text, openOpts{parMin: 1 << 62, stretches: 1, spoolMem: spoolMem})
+	par, parErr := readAllWith(text, openOpts{parMin: 1, stretches: 4 + len(text)/16, spoolMem: len(text) % 7})
 	if seq != par || fmt.Sprint(seqErr) != fmt.Sprint(parErr) {
 		t.Fatalf("sequential and parallel indexing differ:\n%s%v\nvs\n%s%v", seq, seqErr, par, parErr)
 	}
 	return seq, seqErr
 }
 
-func readAllWith(text string, parMin int64, stretches int) (string, error) {
-	f, err := open(strings.NewReader(text), parMin, stretches)
+func readAllWith(text string, opts openOpts) (string, error) {
+	f, err := open(strings.NewReader(text), opts)
 	if err != nil {
 		return "", err
 	}
@@ -74,6 +75,38 @@ l1: recv 8b from 0 tag 7 nic 2
 	f, _ := Open(strings.NewReader(text))
 	if f.NumCPU() != 2 || f.NumNIC() != 3 {
 		t.Errorf("NumCPU, NumNIC = %d, %d; want 2, 3", f.NumCPU(), f.NumNIC())
+	}
+}
+
+// TestLines checks the line numbers carried by the statements, with the
+// statements spooled in memory and in a file.
+func TestLines(t *testing.T) {
+	text := "// c\nnum_ranks 2\nrank 0 {\n\nl1: send 8b to 1\n/* x\n*/ l2: calc 5\n\n\nl2 requires l1\n}\nrank 1 {\nrecv 8b from 0 // y\n}\n"
+	want := [][]int64{{5, 7, 10}, {13}}
+	for _, mem := range []int{spoolMem, 0} {
+		f, err := open(strings.NewReader(text), openOpts{parMin: 1, stretches: 2, spoolMem: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r, lines := range want {
+			rr, _ := f.Rank(r)
+			var got []int64
+			var s Stmt
+			for {
+				ok, err := rr.Next(&s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				got = append(got, s.Line)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(lines) {
+				t.Errorf("spool %d: rank %d lines %v, want %v", mem, r, got, lines)
+			}
+		}
+		f.Close()
 	}
 }
 

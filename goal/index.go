@@ -59,9 +59,14 @@ type indexer struct {
 	lines          int64 // lines read
 	header         bool  // stop before the first rank line
 	headerEnd      int64 // offset of that line
+	sp             *spool
+	rec            []byte
+	prevLine       int64 // line of the previous statement of the open block
 }
 
-func newIndexer() *indexer { return &indexer{inRank: -1, labels: newLabelTab()} }
+func newIndexer(spoolMax int) *indexer {
+	return &indexer{inRank: -1, labels: newLabelTab(), sp: &spool{max: spoolMax}, rec: make([]byte, 0, maxRecord)}
+}
 
 // run indexes the text of r, which starts at offset base of the file.
 func (ix *indexer) run(r io.Reader, base int64) error {
@@ -114,7 +119,8 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 				return lineErr(lr.line, fmt.Errorf("rank %d out of order: want rank %d", p.n, ix.next))
 			}
 			ix.inRank = ix.next
-			ix.ranks = append(ix.ranks, rankIndex{off: lr.off, line: lr.line, inBlock: ix.tz.inBlock})
+			ix.ranks = append(ix.ranks, rankIndex{sp: ix.sp, boff: ix.sp.size, line: lr.line})
+			ix.prevLine = lr.line
 			ix.labels.reset()
 			ix.recent = [4]shortLabel{}
 			ix.canon = ix.canon[:0]
@@ -128,7 +134,7 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 				return lineErr(lr.line, errors.New(`"}" must start its own line, not follow a comment`))
 			}
 			ri := &ix.ranks[len(ix.ranks)-1]
-			ri.end = startOff
+			ri.bend = ix.sp.size
 			ri.win = ix.wc.window()
 			ix.inRank = -1
 			ix.next++
@@ -146,6 +152,9 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 					return lineErr(lr.line, fmt.Errorf("unknown label %q: %s must name a label defined earlier in rank %d", p.label2, p.st.Kind, ix.inRank))
 				}
 				ix.wc.dep(a, b)
+				if err := ix.spoolStmt(&Stmt{Kind: p.st.Kind, A: a, B: b}, lr.line); err != nil {
+					return err
+				}
 				continue
 			}
 			st := &p.st
@@ -167,12 +176,22 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 					ix.rnext++
 				}
 			}
+			if err := ix.spoolStmt(st, lr.line); err != nil {
+				return err
+			}
 			ix.nops++
 			ix.wc.op()
 		}
 	}
 	ix.lines = lr.line
 	return nil
+}
+
+// spoolStmt writes st, read on line, to the spool.
+func (ix *indexer) spoolStmt(st *Stmt, line int64) error {
+	ix.rec = appendRecord(ix.rec[:0], st, line, ix.prevLine, ix.nops)
+	ix.prevLine = line
+	return ix.sp.write(ix.rec)
 }
 
 // shortLabel is a copy of a short label and its operation number; n == 0
@@ -252,18 +271,24 @@ const parallelMin = 4 << 20
 // parallel; the result, including which error is reported, is that of one
 // sequential pass, which index falls back to if a split turns out not to be
 // at the start of a rank block (inside a comment, say).
-func (f *File) index(size, parMin int64, stretches int) error {
+func (f *File) index(size int64) error {
 	var ix *indexer
 	var err error
-	if size >= parMin && stretches >= 2 {
-		ix, err = f.indexParallel(size, min(stretches, 8))
+	if size >= f.opts.parMin && f.opts.stretches >= 2 {
+		ix, err = f.indexParallel(size, min(f.opts.stretches, 8))
 	}
 	if ix == nil && err == nil {
-		ix = newIndexer()
+		ix = newIndexer(f.opts.spoolMem)
+		f.spools = []*spool{ix.sp}
 		err = ix.run(io.NewSectionReader(f.ra, 0, size), 0)
 	}
 	if err == nil {
 		err = ix.finish()
+	}
+	for _, sp := range f.spools {
+		if err == nil {
+			err = sp.finish()
+		}
 	}
 	if err != nil {
 		return err
@@ -276,7 +301,7 @@ func (f *File) index(size, parMin int64, stretches int) error {
 // error if the text should be indexed sequentially instead.
 func (f *File) indexParallel(size int64, k int) (*indexer, error) {
 	// The header: num_ranks, up to the first rank line.
-	hd := newIndexer()
+	hd := newIndexer(f.opts.spoolMem)
 	hd.header = true
 	if err := hd.run(io.NewSectionReader(f.ra, 0, min(size, 1<<20)), 0); err != nil || hd.headerEnd == 0 || !hd.seenNum {
 		return nil, nil
@@ -306,7 +331,7 @@ func (f *File) indexParallel(size int64, k int) (*indexer, error) {
 	var wg sync.WaitGroup
 	for i := range parts {
 		s := &parts[i]
-		s.ix = newIndexer()
+		s.ix = newIndexer(f.opts.spoolMem)
 		if i > 0 {
 			s.ix.numRanks, s.ix.seenNum, s.ix.next = hd.numRanks, true, s.first
 			s.ix.ranks = make([]rankIndex, 0, min(hd.numRanks, 1<<20)/len(parts)+1)
@@ -314,6 +339,9 @@ func (f *File) indexParallel(size int64, k int) (*indexer, error) {
 		wg.Go(func() { s.err = s.ix.run(io.NewSectionReader(f.ra, s.off, s.end-s.off), s.off) })
 	}
 	wg.Wait()
+	for i := range parts {
+		f.spools = append(f.spools, parts[i].ix.sp)
+	}
 	// Check each stretch started where a sequential pass would have been,
 	// then report the first error or merge.
 	all := parts[0].ix
@@ -323,6 +351,7 @@ func (f *File) indexParallel(size int64, k int) (*indexer, error) {
 		if i > 0 {
 			prev := parts[i-1].ix
 			if prev.inRank >= 0 || prev.tz.inBlock || prev.next != s.first || !prev.seenNum || prev.numRanks != hd.numRanks {
+				f.closeSpools()
 				return nil, nil
 			}
 		}

@@ -1,0 +1,256 @@
+package goal
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// The index pass parses every statement anyway, so it also writes it to a
+// spool in a compact binary form (about 6 bytes a statement, a quarter of
+// the text) with dependencies already resolved to operation numbers. Rank
+// readers decode the spool instead of parsing the text a second time, and
+// need neither labels nor a tokenizer.
+//
+// Record: a flags byte, then uvarints. Flags: bits 0-2 the Kind, then
+// recAnySource, recTag, recAnyTag, recCPU, recNIC. Fields: the line
+// distance to the previous statement (or the "rank R {" line); for an
+// operation the size, the peer (unless any source), the tag (if recTag and
+// not recAnyTag), then a cpu and a nic byte if flagged; for a dependency
+// nops−A and nops−B, where nops counts the operations before it.
+const (
+	recAnySource = 1 << (3 + iota)
+	recTag
+	recAnyTag
+	recCPU
+	recNIC
+)
+
+// maxRecord bounds the length of one record.
+const maxRecord = 1 + 4*binary.MaxVarintLen64 + 2
+
+// spoolMem is how much binary a spool keeps in memory before it moves to a
+// temporary file.
+const spoolMem = 1 << 20
+
+// spool holds the binary statements of a stretch of the text: in memory
+// while small, else in a temporary file removed by close.
+type spool struct {
+	max  int // bytes kept in memory, normally spoolMem
+	mem  []byte
+	f    *os.File
+	w    *bufio.Writer
+	size int64
+}
+
+func (s *spool) write(rec []byte) error {
+	s.size += int64(len(rec))
+	if s.f == nil {
+		if len(s.mem)+len(rec) <= s.max {
+			s.mem = append(s.mem, rec...)
+			return nil
+		}
+		f, err := os.CreateTemp("", "gpunetsim-goal-*.bin")
+		if err != nil {
+			return fmt.Errorf("goal: spooling statements: %w", err)
+		}
+		s.f, s.w = f, bufio.NewWriterSize(f, 256<<10)
+		s.w.Write(s.mem)
+		s.mem = nil
+	}
+	if _, err := s.w.Write(rec); err != nil {
+		return fmt.Errorf("goal: spooling statements: %w", err)
+	}
+	return nil
+}
+
+// finish flushes the spool for reading.
+func (s *spool) finish() error {
+	if s.w == nil {
+		return nil
+	}
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("goal: spooling statements: %w", err)
+	}
+	s.w = nil
+	return nil
+}
+
+func (s *spool) ReadAt(p []byte, off int64) (int, error) {
+	if s.f != nil {
+		return s.f.ReadAt(p, off)
+	}
+	if off >= int64(len(s.mem)) {
+		return 0, io.EOF
+	}
+	n := copy(p, s.mem[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (s *spool) close() error {
+	s.mem = nil
+	if s.f == nil {
+		return nil
+	}
+	name := s.f.Name()
+	err := s.f.Close()
+	if rerr := os.Remove(name); err == nil {
+		err = rerr
+	}
+	s.f, s.w = nil, nil
+	return err
+}
+
+// appendRecord appends the record of st, read on line line, to buf. prev
+// is the line of the previous statement and nops the number of operations
+// before st.
+func appendRecord(buf []byte, st *Stmt, line, prev int64, nops uint64) []byte {
+	flags := byte(st.Kind)
+	if !st.Kind.IsOp() {
+		buf = append(buf, flags)
+		buf = binary.AppendUvarint(buf, uint64(line-prev))
+		buf = binary.AppendUvarint(buf, nops-st.A)
+		return binary.AppendUvarint(buf, nops-st.B)
+	}
+	if st.Peer == AnySource {
+		flags |= recAnySource
+	}
+	if st.Tag != 0 {
+		flags |= recTag
+		if st.Tag == AnyTag {
+			flags |= recAnyTag
+		}
+	}
+	if st.CPU != 0 {
+		flags |= recCPU
+	}
+	if st.NIC != 0 {
+		flags |= recNIC
+	}
+	buf = append(buf, flags)
+	buf = binary.AppendUvarint(buf, uint64(line-prev))
+	buf = binary.AppendUvarint(buf, st.Size)
+	if flags&recAnySource == 0 {
+		buf = binary.AppendUvarint(buf, uint64(st.Peer))
+	}
+	if flags&(recTag|recAnyTag) == recTag {
+		buf = binary.AppendUvarint(buf, uint64(st.Tag))
+	}
+	if flags&recCPU != 0 {
+		buf = append(buf, st.CPU)
+	}
+	if flags&recNIC != 0 {
+		buf = append(buf, st.NIC)
+	}
+	return buf
+}
+
+var errCorrupt = errors.New("goal: corrupt statement spool")
+
+// uvarint decodes a uvarint at b[*i:].
+func uvarint(b []byte, i *int) (uint64, error) {
+	v, n := binary.Uvarint(b[*i:])
+	if n <= 0 {
+		return 0, errCorrupt
+	}
+	*i += n
+	return v, nil
+}
+
+// fileRank reads one rank's statements from the spool through a small
+// buffer.
+type fileRank struct {
+	sp        *spool
+	off, end  int64 // unread part of the rank's records
+	buf       []byte
+	r, w      int // buf[r:w] is unread
+	line      int64
+	nops      uint64
+	remaining uint64 // statements left
+}
+
+func (fr *fileRank) Next(s *Stmt) (bool, error) {
+	if fr.remaining == 0 {
+		fr.buf = nil
+		return false, nil
+	}
+	if fr.w-fr.r < maxRecord && fr.off < fr.end {
+		n := copy(fr.buf, fr.buf[fr.r:fr.w])
+		m := int(min(int64(len(fr.buf)-n), fr.end-fr.off))
+		if _, err := fr.sp.ReadAt(fr.buf[n:n+m], fr.off); err != nil && err != io.EOF {
+			return false, fmt.Errorf("goal: reading the statement spool: %w", err)
+		}
+		fr.off += int64(m)
+		fr.r, fr.w = 0, n+m
+	}
+	b := fr.buf[:fr.w]
+	i := fr.r
+	if i >= len(b) {
+		return false, errCorrupt
+	}
+	flags := b[i]
+	i++
+	dl, err := uvarint(b, &i)
+	if err != nil {
+		return false, err
+	}
+	fr.line += int64(dl)
+	*s = Stmt{Kind: Kind(flags & 7), Line: fr.line}
+	if !s.Kind.IsOp() {
+		da, err := uvarint(b, &i)
+		if err != nil {
+			return false, err
+		}
+		db, err := uvarint(b, &i)
+		if err != nil {
+			return false, err
+		}
+		s.A, s.B = fr.nops-da, fr.nops-db
+	} else {
+		if s.Size, err = uvarint(b, &i); err != nil {
+			return false, err
+		}
+		s.Peer = AnySource
+		if flags&recAnySource == 0 {
+			v, err := uvarint(b, &i)
+			if err != nil {
+				return false, err
+			}
+			s.Peer = uint32(v)
+		}
+		switch flags & (recTag | recAnyTag) {
+		case recTag:
+			v, err := uvarint(b, &i)
+			if err != nil {
+				return false, err
+			}
+			s.Tag = uint32(v)
+		case recTag | recAnyTag:
+			s.Tag = AnyTag
+		}
+		if flags&recCPU != 0 {
+			if i >= len(b) {
+				return false, errCorrupt
+			}
+			s.CPU = b[i]
+			i++
+		}
+		if flags&recNIC != 0 {
+			if i >= len(b) {
+				return false, errCorrupt
+			}
+			s.NIC = b[i]
+			i++
+		}
+		fr.nops++
+	}
+	fr.r = i
+	fr.remaining--
+	return true, nil
+}
