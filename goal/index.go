@@ -60,12 +60,11 @@ type indexer struct {
 	header         bool  // stop before the first rank line
 	headerEnd      int64 // offset of that line
 	sp             *spool
-	rec            []byte
 	prevLine       int64 // line of the previous statement of the open block
 }
 
 func newIndexer(spoolMax int) *indexer {
-	return &indexer{inRank: -1, labels: newLabelTab(), sp: &spool{max: spoolMax}, rec: make([]byte, 0, maxRecord)}
+	return &indexer{inRank: -1, labels: newLabelTab(), sp: &spool{max: spoolMax}}
 }
 
 // run indexes the text of r, which starts at offset base of the file.
@@ -189,9 +188,10 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 
 // spoolStmt writes st, read on line, to the spool.
 func (ix *indexer) spoolStmt(st *Stmt, line int64) error {
-	ix.rec = appendRecord(ix.rec[:0], st, line, ix.prevLine, ix.nops)
+	n := len(ix.sp.buf)
+	ix.sp.buf = appendRecord(ix.sp.buf, st, line, ix.prevLine, ix.nops)
 	ix.prevLine = line
-	return ix.sp.write(ix.rec)
+	return ix.sp.add(len(ix.sp.buf) - n)
 }
 
 // shortLabel is a copy of a short label and its operation number; n == 0

@@ -1,7 +1,6 @@
 package goal
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -37,56 +36,62 @@ const maxRecord = 1 + 4*binary.MaxVarintLen64 + 2
 const spoolMem = 1 << 20
 
 // spool holds the binary statements of a stretch of the text: in memory
-// while small, else in a temporary file removed by close.
+// while small, else in a temporary file removed by close. Records are
+// appended straight to buf.
 type spool struct {
-	max  int // bytes kept in memory, normally spoolMem
-	mem  []byte
+	max  int    // bytes kept in memory, normally spoolMem
+	buf  []byte // all records (in memory), or those not yet written to f
 	f    *os.File
-	w    *bufio.Writer
-	size int64
+	size int64 // bytes of records in all
 }
 
-func (s *spool) write(rec []byte) error {
-	s.size += int64(len(rec))
+// spoolChunk is the size of the writes to a spool's file.
+const spoolChunk = 256 << 10
+
+// add accounts for the record just appended to s.buf (n bytes) and writes
+// the buffer out when it is due.
+func (s *spool) add(n int) error {
+	s.size += int64(n)
+	if s.f == nil && len(s.buf) <= s.max || s.f != nil && len(s.buf) < spoolChunk {
+		return nil
+	}
 	if s.f == nil {
-		if len(s.mem)+len(rec) <= s.max {
-			s.mem = append(s.mem, rec...)
-			return nil
-		}
 		f, err := os.CreateTemp("", "gpunetsim-goal-*.bin")
 		if err != nil {
 			return fmt.Errorf("goal: spooling statements: %w", err)
 		}
-		s.f, s.w = f, bufio.NewWriterSize(f, 256<<10)
-		s.w.Write(s.mem)
-		s.mem = nil
+		s.f = f
 	}
-	if _, err := s.w.Write(rec); err != nil {
+	return s.flush()
+}
+
+func (s *spool) flush() error {
+	if _, err := s.f.Write(s.buf); err != nil {
 		return fmt.Errorf("goal: spooling statements: %w", err)
 	}
+	if cap(s.buf) < spoolChunk+maxRecord {
+		s.buf = make([]byte, 0, spoolChunk+maxRecord)
+	}
+	s.buf = s.buf[:0]
 	return nil
 }
 
-// finish flushes the spool for reading.
+// finish writes out what is buffered, for reading.
 func (s *spool) finish() error {
-	if s.w == nil {
+	if s.f == nil || len(s.buf) == 0 {
 		return nil
 	}
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("goal: spooling statements: %w", err)
-	}
-	s.w = nil
-	return nil
+	return s.flush()
 }
 
 func (s *spool) ReadAt(p []byte, off int64) (int, error) {
 	if s.f != nil {
 		return s.f.ReadAt(p, off)
 	}
-	if off >= int64(len(s.mem)) {
+	if off >= int64(len(s.buf)) {
 		return 0, io.EOF
 	}
-	n := copy(p, s.mem[off:])
+	n := copy(p, s.buf[off:])
 	if n < len(p) {
 		return n, io.EOF
 	}
@@ -94,7 +99,7 @@ func (s *spool) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (s *spool) close() error {
-	s.mem = nil
+	s.buf = nil
 	if s.f == nil {
 		return nil
 	}
@@ -103,7 +108,7 @@ func (s *spool) close() error {
 	if rerr := os.Remove(name); err == nil {
 		err = rerr
 	}
-	s.f, s.w = nil, nil
+	s.f = nil
 	return err
 }
 
