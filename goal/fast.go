@@ -12,12 +12,13 @@ import (
 // general tokenizer and parseLine, which also produce every error message;
 // FuzzFastLine checks that both agree on every line the fast path accepts.
 
-// byteClass classifies each byte for the fast parser: classWord for the
-// bytes of words (isWordByte), classSpace for white space.
+// byteClass classifies each byte for the fast parsers: classWord for the
+// bytes of words (isWordByte), classSpace for white space, classIdent for
+// the bytes of labels after the first (letters, digits, _).
 const byteClass = "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x02\x02\x02\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
-	"\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x01\x00\x00\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x00\x00\x00\x00\x00" +
-	"\x00\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x00\x00\x00\x01" +
-	"\x00\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x00\x00\x00\x00" +
+	"\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x01\x00\x00\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x00\x00\x00\x00\x00\x00" +
+	"\x00\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x00\x00\x00\x00\x05" +
+	"\x00\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x05\x00\x00\x00\x00\x00" +
 	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
 	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
 	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
@@ -26,6 +27,7 @@ const byteClass = "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x02\x02\x02\x02\x00\
 const (
 	classWord  = 1
 	classSpace = 2
+	classIdent = 4
 )
 
 func isSpace(c byte) bool { return byteClass[c]&classSpace != 0 }
@@ -206,9 +208,135 @@ func parseFast(line []byte, p *parsed) bool {
 	return len(w) == 0 && skipSpace(b, i) == len(b)
 }
 
-// parse parses one line into p, through the fast path when it can.
+// parseCompact parses the exact shape WriteText and Schedgen print, with
+// single spaces and nothing else ("l3: send 8b to 1 tag 2",
+// "l3 requires l1"), comparing keywords as byte strings. It returns false
+// for anything else, leaving p unspecified; parseFast and then the general
+// parser take over. Like parseFast it agrees with the general parser on
+// every line it accepts (FuzzFastLine).
+func parseCompact(b []byte, p *parsed) bool {
+	i := 0
+	for i < len(b) && byteClass[b[i]]&classIdent != 0 {
+		i++
+	}
+	if i == 0 || i == len(b) || !(b[0] >= 'a' && b[0] <= 'z' || b[0] >= 'A' && b[0] <= 'Z') {
+		return false
+	}
+	w := b[:i]
+	*p = parsed{}
+	switch b[i] {
+	case ':':
+		if i+1 == len(b) || b[i+1] != ' ' || isKeyword(w) {
+			return false
+		}
+		p.label = w
+		i += 2
+	case ' ':
+		j := i + 1
+		switch {
+		case hasPrefix(b[j:], "requires "):
+			p.st.Kind, j = Requires, j+len("requires ")
+		case hasPrefix(b[j:], "irequires "):
+			p.st.Kind, j = IRequires, j+len("irequires ")
+		default:
+			i = 0 // an operation without a label
+		}
+		if i == 0 {
+			break
+		}
+		if string(w) == "rank" || string(w) == "num_ranks" {
+			return false
+		}
+		l2 := b[j:]
+		if len(l2) == 0 || !(l2[0] >= 'a' && l2[0] <= 'z' || l2[0] >= 'A' && l2[0] <= 'Z') {
+			return false
+		}
+		for _, c := range l2 {
+			if byteClass[c]&classIdent == 0 {
+				return false
+			}
+		}
+		p.kind, p.label, p.label2 = lineDep, w, l2
+		return true
+	default:
+		return false
+	}
+	st := &p.st
+	p.kind = lineOp
+	var dir string
+	switch {
+	case hasPrefix(b[i:], "send "):
+		st.Kind, dir = Send, " to "
+	case hasPrefix(b[i:], "recv "):
+		st.Kind, dir = Recv, " from "
+	case hasPrefix(b[i:], "calc "):
+		st.Kind = Calc
+	default:
+		return false
+	}
+	i += 5
+	var ok bool
+	if st.Size, i, ok = compactNum(b, i, 1<<62); !ok {
+		return false
+	}
+	if st.Kind != Calc {
+		switch {
+		case i < len(b) && b[i] == 'b':
+			i++
+		case hasPrefix(b[i:], " b"):
+			i += 2
+		default:
+			return false
+		}
+		if !hasPrefix(b[i:], dir) {
+			return false
+		}
+		v, j, ok := compactNum(b, i+len(dir), 1<<31-1)
+		if !ok {
+			return false
+		}
+		st.Peer, i = uint32(v), j
+		if hasPrefix(b[i:], " tag ") {
+			if v, i, ok = compactNum(b, i+5, 1<<32-2); !ok {
+				return false
+			}
+			st.Tag = uint32(v)
+		}
+	}
+	if hasPrefix(b[i:], " cpu ") {
+		v, j, ok := compactNum(b, i+5, MaxIndex)
+		if !ok {
+			return false
+		}
+		st.CPU, i = uint8(v), j
+	}
+	if st.Kind != Calc && hasPrefix(b[i:], " nic ") {
+		v, j, ok := compactNum(b, i+5, MaxIndex)
+		if !ok {
+			return false
+		}
+		st.NIC, i = uint8(v), j
+	}
+	return i == len(b)
+}
+
+func hasPrefix(b []byte, s string) bool { return len(b) >= len(s) && string(b[:len(s)]) == s }
+
+// compactNum parses 1 to 19 decimal digits at b[i:] no larger than max and
+// returns the index after them.
+func compactNum(b []byte, i int, max uint64) (uint64, int, bool) {
+	var v uint64
+	j := i
+	for j < len(b) && b[j]-'0' <= 9 && j-i < 19 {
+		v = v*10 + uint64(b[j]-'0')
+		j++
+	}
+	return v, j, j > i && v <= max
+}
+
+// parse parses one line into p, through the fast paths when it can.
 func (z *tokenizer) parse(line []byte, p *parsed) error {
-	if !z.inBlock && parseFast(line, p) {
+	if !z.inBlock && (parseCompact(line, p) || parseFast(line, p)) {
 		return nil
 	}
 	toks, err := z.split(line)

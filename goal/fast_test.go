@@ -7,14 +7,16 @@ import (
 	"testing"
 )
 
-// FuzzFastLine checks that the fast line parser agrees with the general
-// one on every line it accepts.
+// FuzzFastLine checks that the fast line parsers (parseCompact and
+// parseFast) agree with the general one on every line they accept.
 func FuzzFastLine(f *testing.F) {
 	for _, l := range []string{
 		"l0: send 8192b to 1", "l1: recv 8 b from 1023 tag 4 cpu 1 nic 2", "x2 : calc 100 cpu 3",
 		"l2 requires l1", "  a irequires b  ", "send 8b to 1 tag 7", "recv 8b from -1 tag -1",
 		"calc 5 nic 1", "l0: send 8b to 1 // c", "rank 3 {", "}", "num_ranks 4", "send: calc 1",
 		"l0: send 18446744073709551615b to 1", "a requires 8b", "l0: send 8bb to 1",
+		"rank requires x", "send requires x", "l0: calc 5 cpu 2", "l0: recv 8 b from 3 tag 0 nic 1",
+		"l0: send 1234567890123456789012b to 1", "l9 irequires l8", "l0: send 8b to 2147483648",
 	} {
 		f.Add(l)
 	}
@@ -22,27 +24,34 @@ func FuzzFastLine(f *testing.F) {
 		if strings.ContainsRune(line, '\n') {
 			return
 		}
-		var fast parsed
-		if !parseFast([]byte(line), &fast) {
-			return
-		}
-		var z tokenizer
-		toks, err := z.split([]byte(line))
-		if err != nil {
-			t.Fatalf("fast path accepted %q, tokenizer says %v", line, err)
-		}
-		var slow parsed
-		if err := parseLine(toks, &slow); err != nil {
-			t.Fatalf("fast path accepted %q, parser says %v", line, err)
-		}
-		if !bytes.Equal(fast.label, slow.label) || !bytes.Equal(fast.label2, slow.label2) {
-			t.Fatalf("%q: labels %q %q, want %q %q", line, fast.label, fast.label2, slow.label, slow.label2)
-		}
-		fast.label, fast.label2, slow.label, slow.label2 = nil, nil, nil, nil
-		if !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("%q: fast %+v, general %+v", line, fast, slow)
+		for _, fn := range []func([]byte, *parsed) bool{parseCompact, parseFast} {
+			checkFast(t, line, fn)
 		}
 	})
+}
+
+func checkFast(t *testing.T, line string, parse func([]byte, *parsed) bool) {
+	var fast parsed
+	if !parse([]byte(line), &fast) {
+		return
+	}
+	t.Helper()
+	var z tokenizer
+	toks, err := z.split([]byte(line))
+	if err != nil {
+		t.Fatalf("fast path accepted %q, tokenizer says %v", line, err)
+	}
+	var slow parsed
+	if err := parseLine(toks, &slow); err != nil {
+		t.Fatalf("fast path accepted %q, parser says %v", line, err)
+	}
+	if !bytes.Equal(fast.label, slow.label) || !bytes.Equal(fast.label2, slow.label2) {
+		t.Fatalf("%q: labels %q %q, want %q %q", line, fast.label, fast.label2, slow.label, slow.label2)
+	}
+	fast.label, fast.label2, slow.label, slow.label2 = nil, nil, nil, nil
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("%q: fast %+v, general %+v", line, fast, slow)
+	}
 }
 
 // TestLabelTab checks the label table against a map, with trimming.
@@ -106,6 +115,18 @@ func TestByteClass(t *testing.T) {
 		}
 		if isSpace(b) != ws {
 			t.Errorf("byte %#x: space %v, want %v", b, isSpace(b), ws)
+		}
+	}
+}
+
+// TestCompactAccepts checks that the compact parser takes the lines
+// WriteText prints (so the speed measured for them is its speed).
+func TestCompactAccepts(t *testing.T) {
+	var p parsed
+	for _, l := range []string{"l0: send 8192b to 1", "l12: recv 8b from 1023 tag 7", "l3 requires l1",
+		"l4 irequires l2", "l5: calc 100 cpu 1", "l6: send 8b to 1 tag 2 cpu 1 nic 3"} {
+		if !parseCompact([]byte(l), &p) {
+			t.Errorf("parseCompact rejects %q", l)
 		}
 	}
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // File is a GOAL text schedule indexed for streaming. Open reads the text
-// once, checks it completely and records where each rank block starts; Rank
-// then re-reads one block at a time through a small buffer. Memory is
-// proportional to the number of ranks, not to the size of the text.
+// once, checks it completely, records each rank's Window and spools the
+// statements in binary; Rank then decodes one rank at a time through a
+// small buffer. Memory is proportional to the number of ranks, not to the
+// size of the text. Close removes the temporary files.
 type File struct {
 	ra       io.ReaderAt
 	spool    *os.File // temporary copy of a non-seekable input, removed by Close
@@ -32,10 +33,11 @@ type rankIndex struct {
 }
 
 // Open reads a GOAL schedule from r, validates it and indexes its rank
-// blocks. A regular *os.File is read in place; any other reader is first
-// copied to a temporary file (removed by Close), so multi-gigabyte inputs
-// never need to fit in memory. Errors wrap ErrSyntax and name the 1-based
-// line and what was expected.
+// blocks. A regular *os.File is read in place (with ReadAt, so r's offset
+// is not used); any other reader is first copied to a temporary file, so
+// multi-gigabyte inputs never need to fit in memory. Errors wrap ErrSyntax
+// and name the 1-based line and what was expected; on an error no
+// temporary file is left behind. Call Close when done.
 func Open(r io.Reader) (*File, error) {
 	return open(r, openOpts{parMin: parallelMin, stretches: runtime.GOMAXPROCS(0), spoolMem: spoolMem})
 }
