@@ -72,7 +72,11 @@ l1: recv 8b from 0 tag 7 nic 2
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	f, _ := Open(strings.NewReader(text))
+	f, err := Open(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close() // removes the temporary copy of the input
 	if f.NumCPU() != 2 || f.NumNIC() != 3 {
 		t.Errorf("NumCPU, NumNIC = %d, %d; want 2, 3", f.NumCPU(), f.NumNIC())
 	}
