@@ -1,7 +1,6 @@
 package goal
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -125,38 +124,4 @@ func (f *File) Rank(r int) (RankReader, error) {
 	ri := &f.ranks[r]
 	size := min(max((8<<20)/max(f.numRanks, 1), 4*maxRecord), 16<<10)
 	return &fileRank{sp: ri.sp, off: ri.boff, end: ri.bend, buf: make([]byte, size), line: ri.line, remaining: ri.win.Stmts}, nil
-}
-
-// lineReader reads lines of any length, tracking the line number and the
-// byte offset of the next line.
-type lineReader struct {
-	br   *bufio.Reader
-	long []byte
-	line int64 // number of the line last returned
-	off  int64 // offset just past the line last returned
-}
-
-// next returns the next line without its newline, or io.EOF.
-func (l *lineReader) next() ([]byte, error) {
-	b, err := l.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		l.long = append(l.long[:0], b...)
-		for err == bufio.ErrBufferFull {
-			b, err = l.br.ReadSlice('\n')
-			l.long = append(l.long, b...)
-		}
-		b = l.long
-	}
-	if err != nil && err != io.EOF {
-		return nil, err
-	}
-	if len(b) == 0 && err == io.EOF {
-		return nil, io.EOF
-	}
-	l.line++
-	l.off += int64(len(b))
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-	}
-	return b, nil
 }

@@ -302,3 +302,21 @@ func ExampleWriteText() {
 	// l3 requires l1
 	// }
 }
+
+// TestLongLine reads lines longer than the reader's buffers.
+func TestLongLine(t *testing.T) {
+	long := strings.Repeat("x", 1<<20+3)
+	text := "num_ranks 1\n// " + long + "\nrank 0 {\nl0: calc 1 /* " + long + " */\n" + long + ": calc 2\n" + long + " requires l0\n}\n"
+	got, err := readAll(t, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "num_ranks 1\nrank 0 {\nl0: calc 1\nl1: calc 2\nl1 requires l0\n}\n"
+	if got != want {
+		t.Errorf("got\n%.200s\nwant\n%s", got, want)
+	}
+	_, err = readAll(t, text+"oops\n")
+	if err == nil || !strings.Contains(err.Error(), "line 8:") {
+		t.Errorf("error %v, want one on line 8", err)
+	}
+}

@@ -1,7 +1,6 @@
 package goal
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -69,7 +68,7 @@ func newIndexer(spoolMax int) *indexer {
 
 // run indexes the text of r, which starts at offset base of the file.
 func (ix *indexer) run(r io.Reader, base int64) error {
-	lr := lineReader{br: bufio.NewReaderSize(r, 256<<10), off: base}
+	lr := lineScanner{r: r, buf: make([]byte, 512<<10), off: base}
 	var pl parsed // on the stack: no write barriers for its slices
 	p := &pl
 	for {
@@ -244,6 +243,61 @@ func (ix *indexer) lookup(label []byte) (uint64, bool) {
 	}
 	op, _, ok := ix.labels.get(label)
 	return op, ok
+}
+
+// lineScanner reads lines of any length through one large buffer, tracking
+// the line number and the offset of the next line: the index pass's
+// lighter bufio.Reader.ReadSlice.
+type lineScanner struct {
+	r      io.Reader
+	buf    []byte
+	lo, hi int // buf[lo:hi] is unread
+	eof    bool
+	line   int64 // number of the line last returned
+	off    int64 // offset just past the line last returned
+}
+
+// next returns the next line without its newline, or io.EOF.
+func (l *lineScanner) next() ([]byte, error) {
+	for {
+		if j := bytes.IndexByte(l.buf[l.lo:l.hi], '\n'); j >= 0 {
+			b := l.buf[l.lo : l.lo+j]
+			l.lo += j + 1
+			l.off += int64(j + 1)
+			l.line++
+			return b, nil
+		}
+		if l.eof {
+			if l.lo == l.hi {
+				return nil, io.EOF
+			}
+			b := l.buf[l.lo:l.hi]
+			l.off += int64(len(b))
+			l.lo = l.hi
+			l.line++
+			return b, nil
+		}
+		if err := l.fill(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// fill moves the unread bytes to the front and reads more, growing the
+// buffer for a line longer than it.
+func (l *lineScanner) fill() error {
+	n := copy(l.buf, l.buf[l.lo:l.hi])
+	l.lo, l.hi = 0, n
+	if n == len(l.buf) {
+		l.buf = append(l.buf, make([]byte, len(l.buf))...)
+	}
+	m, err := l.r.Read(l.buf[n:])
+	l.hi += m
+	if err == io.EOF {
+		l.eof = true
+		return nil
+	}
+	return err
 }
 
 // finish checks the state at the end of the input.
