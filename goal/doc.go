@@ -45,7 +45,7 @@
 // result, including which error is reported first, is that of one
 // sequential pass, to which Open falls back if a split was not really at a
 // block boundary (inside a comment, say). On the project's 2-core VM, Open
-// reads Schedgen-style text at about 500 MB/s on one core and 600-750 MB/s
+// reads Schedgen-style text at about 540 MB/s on one core and 600-750 MB/s
 // on two, and "gpunetsim goal run" simulates a 229 MB, 6.3 M-event ring
 // allreduce file at 4.1-4.8 M events/s of total wall time with 25 MB peak
 // RSS (BenchmarkParse here, BenchmarkRing1024File in package loggops; see
