@@ -1,6 +1,10 @@
 package loggops
 
-import "github.com/gpunetsim/gpunetsim/sim"
+import (
+	"math/bits"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
 
 // Event kinds.
 const (
@@ -18,8 +22,16 @@ type key struct {
 	kind uint32
 }
 
-func (a *key) before(b *key) bool {
-	return a.t < b.t || a.t == b.t && a.ts < b.ts
+func (a *key) before(b *key) bool { return lessBit(a, b) == 1 }
+
+// lessBit is 1 when a orders before b, else 0, computed without branches as
+// the borrow of the 128-bit subtraction (a.t, a.ts) − (b.t, b.ts); heap
+// comparisons are unpredictable, so the branch costs more than the
+// arithmetic. Times are never negative.
+func lessBit(a, b *key) uint64 {
+	_, borrow := bits.Sub64(a.ts, b.ts, 0)
+	_, borrow = bits.Sub64(uint64(a.t), uint64(b.t), borrow)
+	return borrow
 }
 
 // queue is a 4-ary min-heap of keys.
@@ -42,6 +54,10 @@ func (q *queue) push(e key) {
 	k[i] = e
 }
 
+// pop removes the earliest key. It uses Floyd's variant: the hole at the
+// root moves down along the smallest children (chosen by a branch-free
+// tournament) to a leaf, and the displaced last key sifts up from there,
+// usually zero or one step.
 func (q *queue) pop() key {
 	k := q.k
 	top := k[0]
@@ -59,17 +75,27 @@ func (q *queue) pop() key {
 			break
 		}
 		m := c
-		end := min(c+4, n)
-		for j := c + 1; j < end; j++ {
-			if k[j].before(&k[m]) {
-				m = j
+		if c+4 <= n {
+			a := c + int(lessBit(&k[c+1], &k[c]))
+			b := c + 2 + int(lessBit(&k[c+3], &k[c+2]))
+			m = a + int(lessBit(&k[b], &k[a]))*(b-a)
+		} else {
+			for j := c + 1; j < n; j++ {
+				if k[j].before(&k[m]) {
+					m = j
+				}
 			}
-		}
-		if !k[m].before(&last) {
-			break
 		}
 		k[i] = k[m]
 		i = m
+	}
+	for i > 0 {
+		p := (i - 1) / 4
+		if !last.before(&k[p]) {
+			break
+		}
+		k[i] = k[p]
+		i = p
 	}
 	k[i] = last
 	return top

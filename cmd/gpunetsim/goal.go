@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -112,6 +113,7 @@ func goalParams(cmd *cobra.Command, f *goalRunFlags) (loggops.Params, error) {
 }
 
 func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr io.Writer) error {
+	start := time.Now()
 	p, err := goalParams(cmd, f)
 	if err != nil {
 		return badInput(err)
@@ -179,8 +181,10 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 		return err
 	}
 	peak := peakRSS()
-	fmt.Fprintf(stderr, "wall %v, %.2f M events/s, peak memory %.1f MB (%.0f B/rank)\n",
-		res.Wall.Round(1000), res.EventsPerSecond()/1e6, float64(peak)/1e6, float64(peak)/float64(max(n, 1)))
+	total := time.Since(start)
+	fmt.Fprintf(stderr, "wall %v (reading and checking %v, simulating %v), %.2f M events/s overall (%.2f M/s simulating), peak memory %.1f MB (%.0f B/rank)\n",
+		total.Round(time.Millisecond), (total - res.Wall).Round(time.Millisecond), res.Wall.Round(time.Millisecond),
+		float64(res.Events)/total.Seconds()/1e6, res.EventsPerSecond()/1e6, float64(peak)/1e6, float64(peak)/float64(max(n, 1)))
 	return nil
 }
 
