@@ -167,10 +167,13 @@
 // # Performance
 //
 // Benchmarks (BenchmarkVector, BenchmarkMemcpy, BenchmarkSegmentVector in
-// this package; BenchmarkApps in datatype/apps) report GB/s of packed data
-// with warm caches and 0 allocations per call; `gpunetsim ddt bench` prints
-// the same table beside a memcpy measured in the same run. docs/ddt.md
-// records measured numbers against the MPICH 4.0.2 / Open MPI 4.1.4 bar.
+// this package; BenchmarkApps and BenchmarkMemcpy in datatype/apps) report
+// GB/s of packed data with warm caches and 0 allocations per call: the
+// mean (GB/s) and the throughput of the 10th-percentile call (GB/s-p10),
+// which on a shared machine is far steadier than the mean. `gpunetsim ddt
+// bench` prints the same table beside a memcpy measured in the same run.
+// docs/ddt.md records measured numbers against the MPICH 4.0.2 /
+// Open MPI 4.1.4 bar.
 //
 // # What it leaves out
 //
