@@ -121,13 +121,15 @@ const maxParseList = 1 << 24
 // constructor's error, and give the byte offset of the problem.
 func Parse(text string) (*Type, error) {
 	p := parser{s: text}
-	t, err := p.typ(0)
-	if err != nil {
-		return nil, err
+	t := p.typ(0)
+	if p.err == nil {
+		p.skip()
+		if p.i != len(p.s) {
+			p.failf("unexpected %q after the type", p.rest())
+		}
 	}
-	p.skip()
-	if p.i != len(p.s) {
-		return nil, p.errorf("unexpected %q after the type", p.rest())
+	if p.err != nil {
+		return nil, p.err
 	}
 	return t, nil
 }
@@ -141,9 +143,14 @@ func MustParse(text string) *Type {
 	return t
 }
 
+// parser reads the text form with a sticky error, like bufio.Scanner: the
+// readers below record the first error in err and, once it is set, do
+// nothing and return zero values, so a caller reads a whole production and
+// checks err once.
 type parser struct {
-	s string
-	i int
+	s   string
+	i   int   // offset of the next byte to read
+	err error // the first error met; Invariant: i does not move once set
 }
 
 func (p *parser) rest() string {
@@ -154,8 +161,16 @@ func (p *parser) rest() string {
 	return r
 }
 
-func (p *parser) errorf(format string, args ...any) error {
-	return fmt.Errorf("%w at offset %d: %s", ErrSyntax, p.i, fmt.Sprintf(format, args...))
+// fail records err unless an earlier error is already recorded.
+func (p *parser) fail(err error) {
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+// failf records an ErrSyntax at the current offset.
+func (p *parser) failf(format string, args ...any) {
+	p.fail(fmt.Errorf("%w at offset %d: %s", ErrSyntax, p.i, fmt.Sprintf(format, args...)))
 }
 
 func (p *parser) skip() {
@@ -170,6 +185,9 @@ func (p *parser) skip() {
 }
 
 func (p *parser) ident() string {
+	if p.err != nil {
+		return ""
+	}
 	p.skip()
 	j := p.i
 	for p.i < len(p.s) {
@@ -183,24 +201,25 @@ func (p *parser) ident() string {
 	return p.s[j:p.i]
 }
 
-func (p *parser) expect(ch byte) error {
-	p.skip()
-	if p.i >= len(p.s) || p.s[p.i] != ch {
-		if p.i >= len(p.s) {
-			return p.errorf("expected %q, found end of text", ch)
-		}
-		return p.errorf("expected %q, found %q", ch, p.rest())
+func (p *parser) expect(ch byte) {
+	if p.err != nil {
+		return
 	}
-	p.i++
-	return nil
-}
-
-func (p *parser) peek(ch byte) bool {
 	p.skip()
-	return p.i < len(p.s) && p.s[p.i] == ch
+	switch {
+	case p.i >= len(p.s):
+		p.failf("expected %q, found end of text", ch)
+	case p.s[p.i] != ch:
+		p.failf("expected %q, found %q", ch, p.rest())
+	default:
+		p.i++
+	}
 }
 
-func (p *parser) num() (int, error) {
+func (p *parser) num() int {
+	if p.err != nil {
+		return 0
+	}
 	p.skip()
 	j := p.i
 	if p.i < len(p.s) && (p.s[p.i] == '-' || p.s[p.i] == '+') {
@@ -211,285 +230,233 @@ func (p *parser) num() (int, error) {
 	}
 	tok := p.s[j:p.i]
 	v, err := strconv.ParseInt(tok, 10, 64)
-	if err != nil {
+	switch {
+	case errors.Is(err, strconv.ErrRange):
 		p.i = j
-		if errors.Is(err, strconv.ErrRange) {
-			return 0, fmt.Errorf("%w at offset %d: number %s out of range", ErrOverflow, j, tok)
-		}
-		return 0, p.errorf("expected a number, found %q", p.rest())
+		p.fail(fmt.Errorf("%w at offset %d: number %s out of range", ErrOverflow, j, tok))
+		return 0
+	case err != nil:
+		p.i = j
+		p.failf("expected a number, found %q", p.rest())
+		return 0
+	case v > maxSpan || v < -maxSpan:
+		p.fail(fmt.Errorf("%w at offset %d: number %d beyond ±2^61", ErrOverflow, j, v))
+		return 0
 	}
-	if v > maxSpan || v < -maxSpan {
-		return 0, fmt.Errorf("%w at offset %d: number %d beyond ±2^61", ErrOverflow, j, v)
-	}
-	return int(v), nil
+	return int(v)
 }
 
 // list reads n comma-separated numbers.
-func (p *parser) list(n int) ([]int, error) {
-	out := make([]int, 0, min(n, 1024))
-	for k := range n {
-		if k > 0 {
-			if err := p.expect(','); err != nil {
-				return nil, err
-			}
-		}
-		v, err := p.num()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
+func (p *parser) list(n int) []int {
+	if p.err != nil {
+		return nil
 	}
-	return out, nil
+	out := make([]int, 0, min(n, 1024))
+	for k := 0; k < n && p.err == nil; k++ {
+		if k > 0 {
+			p.expect(',')
+		}
+		out = append(out, p.num())
+	}
+	return out
 }
 
 // count reads a list length and checks it.
-func (p *parser) count(what string) (int, error) {
+func (p *parser) count(what string) int {
 	at := p.i
-	n, err := p.num()
-	if err != nil {
-		return 0, err
+	n := p.num()
+	switch {
+	case p.err != nil:
+		return 0
+	case n < 0:
+		p.fail(fmt.Errorf("%w at offset %d: %s = %d", ErrNegative, at, what, n))
+		return 0
+	case n > maxParseList:
+		p.fail(fmt.Errorf("%w at offset %d: %s = %d is too long for text", ErrOverflow, at, what, n))
+		return 0
 	}
-	if n < 0 {
-		return 0, fmt.Errorf("%w at offset %d: %s = %d", ErrNegative, at, what, n)
-	}
-	if n > maxParseList {
-		return 0, fmt.Errorf("%w at offset %d: %s = %d is too long for text", ErrOverflow, at, what, n)
-	}
-	return n, nil
+	return n
 }
 
-func (p *parser) base(depth int) (*Type, error) {
-	if err := p.expect('<'); err != nil {
-		return nil, err
-	}
-	t, err := p.typ(depth + 1)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.expect('>'); err != nil {
-		return nil, err
-	}
-	return t, nil
+// base reads "<T>", the old type of a constructor at the given depth.
+func (p *parser) base(depth int) *Type {
+	p.expect('<')
+	t := p.typ(depth + 1)
+	p.expect('>')
+	return t
 }
 
-// nums reads a fixed sequence of numbers separated by the given separators.
-func (p *parser) nums(seps string) ([]int, error) {
-	out := make([]int, 0, len(seps)+1)
-	for k := 0; ; k++ {
-		v, err := p.num()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-		if k == len(seps) {
-			return out, nil
-		}
-		if err := p.expect(seps[k]); err != nil {
-			return nil, err
-		}
+// args reads "(A1,..,Ak)<T>", the shape of contig, resized, vector and hvector.
+func (p *parser) args(k, depth int) ([]int, *Type) {
+	p.expect('(')
+	a := p.list(k)
+	p.expect(')')
+	return a, p.base(depth)
+}
+
+// blocks reads "N; BL1,..,BLN; D1,..,DN", shared by indexed, hindexed and struct.
+func (p *parser) blocks() (bls, ds []int, n int) {
+	n = p.count("count")
+	p.expect(';')
+	bls = p.list(n)
+	p.expect(';')
+	ds = p.list(n)
+	return bls, ds, n
+}
+
+// order reads the C or F of a subarray.
+func (p *parser) order() Order {
+	switch o := p.ident(); o {
+	case "C", "c":
+		return OrderC
+	case "F", "f":
+		return OrderFortran
+	default:
+		p.failf("subarray order must be C or F, found %q", o)
+		return OrderC
 	}
 }
 
-func (p *parser) typ(depth int) (*Type, error) {
+// The readers of the shared shapes below call mk only if the text read
+// well; otherwise they return nil, nil and p.err says why.
+
+// vector reads "(N,BL,STRIDE)<T>" of vector and hvector.
+func (p *parser) vector(depth int, mk func(n, bl, stride int, old *Type) (*Type, error)) (*Type, error) {
+	a, old := p.args(3, depth)
+	if p.err != nil {
+		return nil, nil
+	}
+	return mk(a[0], a[1], a[2], old)
+}
+
+// indexed reads "(N; BL..; D..)<T>" of indexed and hindexed.
+func (p *parser) indexed(depth int, mk func(bls, ds []int, old *Type) (*Type, error)) (*Type, error) {
+	p.expect('(')
+	bls, ds, _ := p.blocks()
+	p.expect(')')
+	old := p.base(depth)
+	if p.err != nil {
+		return nil, nil
+	}
+	return mk(bls, ds, old)
+}
+
+// indexedBlock reads "(N,BL; D..)<T>" of indexed_block and hindexed_block.
+func (p *parser) indexedBlock(depth int, mk func(bl int, ds []int, old *Type) (*Type, error)) (*Type, error) {
+	p.expect('(')
+	n := p.count("count")
+	p.expect(',')
+	bl := p.num()
+	p.expect(';')
+	ds := p.list(n)
+	p.expect(')')
+	old := p.base(depth)
+	if p.err != nil {
+		return nil, nil
+	}
+	return mk(bl, ds, old)
+}
+
+// typ reads a type at the given nesting depth. A constructor's error is
+// wrapped with the type's name and offset.
+func (p *parser) typ(depth int) *Type {
+	if p.err != nil {
+		return nil
+	}
 	if depth > maxParseDepth {
-		return nil, p.errorf("types nested deeper than %d", maxParseDepth)
+		p.failf("types nested deeper than %d", maxParseDepth)
+		return nil
 	}
 	start := p.i
 	name := p.ident()
 	if t, ok := namedTypes[name]; ok {
-		return t, nil
+		return t
 	}
-	wrap := func(t *Type, err error) (*Type, error) {
-		if err != nil {
-			return nil, fmt.Errorf("%s at offset %d: %w", name, start, err)
-		}
-		return t, nil
-	}
+	var t *Type
+	var err error
 	switch name {
 	case "dup":
-		old, err := p.base(depth)
-		if err != nil {
-			return nil, err
+		old := p.base(depth)
+		if p.err != nil {
+			return nil
 		}
-		return wrap(Dup(old))
-	case "contig", "contiguous", "vector", "hvector", "resized":
-		seps := map[string]string{"contig": "", "contiguous": "", "vector": ",,", "hvector": ",,", "resized": ","}[name]
-		if err := p.expect('('); err != nil {
-			return nil, err
+		t, err = Dup(old)
+	case "contig", "contiguous":
+		a, old := p.args(1, depth) // N
+		if p.err != nil {
+			return nil
 		}
-		v, err := p.nums(seps)
-		if err != nil {
-			return nil, err
+		t, err = Contiguous(a[0], old)
+	case "resized":
+		a, old := p.args(2, depth) // LB,EXTENT
+		if p.err != nil {
+			return nil
 		}
-		if err := p.expect(')'); err != nil {
-			return nil, err
-		}
-		old, err := p.base(depth)
-		if err != nil {
-			return nil, err
-		}
-		switch name {
-		case "vector":
-			return wrap(Vector(v[0], v[1], v[2], old))
-		case "hvector":
-			return wrap(HVector(v[0], v[1], v[2], old))
-		case "resized":
-			return wrap(Resized(old, v[0], v[1]))
-		}
-		return wrap(Contiguous(v[0], old))
-	case "indexed", "hindexed":
-		if err := p.expect('('); err != nil {
-			return nil, err
-		}
-		n, err := p.count("count")
-		if err != nil {
-			return nil, err
-		}
-		if err := p.expect(';'); err != nil {
-			return nil, err
-		}
-		bls, err := p.list(n)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.expect(';'); err != nil {
-			return nil, err
-		}
-		ds, err := p.list(n)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.expect(')'); err != nil {
-			return nil, err
-		}
-		old, err := p.base(depth)
-		if err != nil {
-			return nil, err
-		}
-		if name == "indexed" {
-			return wrap(Indexed(bls, ds, old))
-		}
-		return wrap(HIndexed(bls, ds, old))
-	case "indexed_block", "hindexed_block":
-		if err := p.expect('('); err != nil {
-			return nil, err
-		}
-		n, err := p.count("count")
-		if err != nil {
-			return nil, err
-		}
-		if err := p.expect(','); err != nil {
-			return nil, err
-		}
-		bl, err := p.num()
-		if err != nil {
-			return nil, err
-		}
-		if err := p.expect(';'); err != nil {
-			return nil, err
-		}
-		ds, err := p.list(n)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.expect(')'); err != nil {
-			return nil, err
-		}
-		old, err := p.base(depth)
-		if err != nil {
-			return nil, err
-		}
-		if name == "indexed_block" {
-			return wrap(IndexedBlock(bl, ds, old))
-		}
-		return wrap(HIndexedBlock(bl, ds, old))
+		t, err = Resized(old, a[0], a[1])
+	case "vector":
+		t, err = p.vector(depth, Vector)
+	case "hvector":
+		t, err = p.vector(depth, HVector)
+	case "indexed":
+		t, err = p.indexed(depth, Indexed)
+	case "hindexed":
+		t, err = p.indexed(depth, HIndexed)
+	case "indexed_block":
+		t, err = p.indexedBlock(depth, IndexedBlock)
+	case "hindexed_block":
+		t, err = p.indexedBlock(depth, HIndexedBlock)
 	case "struct":
-		if err := p.expect('('); err != nil {
-			return nil, err
-		}
-		n, err := p.count("count")
-		if err != nil {
-			return nil, err
-		}
-		if err := p.expect(';'); err != nil {
-			return nil, err
-		}
-		bls, err := p.list(n)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.expect(';'); err != nil {
-			return nil, err
-		}
-		ds, err := p.list(n)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.expect(';'); err != nil {
-			return nil, err
-		}
+		p.expect('(')
+		bls, ds, n := p.blocks()
+		p.expect(';')
 		types := make([]*Type, 0, min(n, 1024))
-		for k := range n {
+		for k := 0; k < n && p.err == nil; k++ {
 			if k > 0 {
-				if err := p.expect(','); err != nil {
-					return nil, err
-				}
+				p.expect(',')
 			}
-			ty, err := p.typ(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			types = append(types, ty)
+			types = append(types, p.typ(depth+1))
 		}
-		if err := p.expect(')'); err != nil {
-			return nil, err
+		p.expect(')')
+		if p.err != nil {
+			return nil
 		}
-		return wrap(Struct(bls, ds, types))
+		t, err = Struct(bls, ds, types)
 	case "subarray":
-		if err := p.expect('('); err != nil {
-			return nil, err
-		}
-		n, err := p.count("ndims")
-		if err != nil {
-			return nil, err
-		}
-		if err := p.expect(','); err != nil {
-			return nil, err
-		}
-		var order Order
-		switch o := p.ident(); o {
-		case "C", "c":
-			order = OrderC
-		case "F", "f":
-			order = OrderFortran
-		default:
-			return nil, p.errorf("subarray order must be C or F, found %q", o)
-		}
-		var lists [3][]int
+		p.expect('(')
+		n := p.count("ndims")
+		p.expect(',')
+		order := p.order()
+		var lists [3][]int // sizes, subsizes, starts
 		for k := range lists {
-			if err := p.expect(';'); err != nil {
-				return nil, err
-			}
-			if lists[k], err = p.list(n); err != nil {
-				return nil, err
-			}
+			p.expect(';')
+			lists[k] = p.list(n)
 		}
-		if err := p.expect(')'); err != nil {
-			return nil, err
+		p.expect(')')
+		old := p.base(depth)
+		if p.err != nil {
+			return nil
 		}
-		old, err := p.base(depth)
-		if err != nil {
-			return nil, err
-		}
-		return wrap(Subarray(lists[0], lists[1], lists[2], order, old))
+		t, err = Subarray(lists[0], lists[1], lists[2], order, old)
 	case "":
 		p.skip()
 		if p.i >= len(p.s) {
-			return nil, p.errorf("expected a type, found end of text")
+			p.failf("expected a type, found end of text")
+		} else {
+			p.failf("expected a type, found %q", p.rest())
 		}
-		return nil, p.errorf("expected a type, found %q", p.rest())
+		return nil
+	default:
+		p.i = start
+		p.skip()
+		p.failf("unknown type %q", name)
+		return nil
 	}
-	p.i = start
-	p.skip()
-	return nil, p.errorf("unknown type %q", name)
+	if err != nil {
+		p.fail(fmt.Errorf("%s at offset %d: %w", name, start, err))
+		return nil
+	}
+	if p.err != nil { // a shared-shape reader that stopped early
+		return nil
+	}
+	return t
 }
