@@ -176,7 +176,7 @@ func Run(prog goal.Program, p Params) (*Result, error) {
 	s.nextgs = make([]sim.Time, n*s.nnic)
 	s.nextgr = make([]sim.Time, n*s.nnic)
 	s.hosts = make([]host, n)
-	s.q.k = make([]key, 0, min(2*n+16, 1<<22))
+	s.q = newQueue()
 	if err := s.init(); err != nil {
 		return nil, err
 	}
