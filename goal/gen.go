@@ -111,24 +111,57 @@ func op(k Kind, size uint64, peer, tag uint32) Stmt {
 
 func dep(k Kind, a, b uint64) Stmt { return Stmt{Kind: k, A: a, B: b} }
 
-// exchange builds a program of steps: in step i the rank sends to to(i) and
-// receives from from(i); both wait for the previous step's receive.
-func exchange(steps int, size uint64, to, from func(i int) uint32) RankReader {
-	return &stmtList{fill: func(i int, buf []Stmt) ([]Stmt, bool) {
-		if i >= steps {
-			return buf, false
-		}
-		s, r := uint64(2*i), uint64(2*i+1)
-		buf = append(buf, op(Send, size, to(i), uint32(i)))
-		if i > 0 {
-			buf = append(buf, dep(Requires, s, r-2))
-		}
-		buf = append(buf, op(Recv, size, from(i), uint32(i)))
-		if i > 0 {
-			buf = append(buf, dep(Requires, r, r-2))
-		}
-		return buf, i+1 < steps
-	}}
+// exchange is a program of steps: in step i the rank sends size bytes to
+// peer(i) and receives from the matching peer; both wait for the previous
+// step's receive. It is a plain struct, not a closure over a buffer: a
+// 65,536-rank ring holds one per rank and reads one per simulated event.
+type exchange struct {
+	steps int
+	size  uint64
+	rank  uint32
+	right uint32 // ring: the send peer; 0 for recursive doubling
+	left  uint32 // ring: the receive peer
+	xor   bool   // recursive doubling: the peer is rank xor 2^i
+	step  int    // current step
+	pos   int    // next statement within the step
+}
+
+func (e *exchange) peers(i int) (to, from uint32) {
+	if e.xor {
+		p := e.rank ^ 1<<i
+		return p, p
+	}
+	return e.right, e.left
+}
+
+// Next produces step i's statements: send, then (for i > 0) its dependency
+// on receive i−1, then the receive and its dependency.
+func (e *exchange) Next(st *Stmt) (bool, error) {
+	i := e.step
+	if i >= e.steps {
+		return false, nil
+	}
+	s, r := uint64(2*i), uint64(2*i+1)
+	to, from := e.peers(i)
+	j := e.pos
+	if i == 0 && j == 1 {
+		j = 2 // step 0 has no dependencies
+	}
+	switch j {
+	case 0:
+		*st = op(Send, e.size, to, uint32(i))
+	case 1:
+		*st = dep(Requires, s, r-2)
+	case 2:
+		*st = op(Recv, e.size, from, uint32(i))
+	case 3:
+		*st = dep(Requires, r, r-2)
+	}
+	e.pos = j + 1
+	if e.pos == 4 || i == 0 && e.pos == 3 {
+		e.step, e.pos = i+1, 0
+	}
+	return true, nil
 }
 
 // Ring returns a ring allreduce of size bytes on n ranks: n−1 reduce-scatter
@@ -140,8 +173,7 @@ func Ring(n int, size uint64) *Generated {
 	steps := 2 * (n - 1)
 	return &Generated{name: "ring", n: n, spec: fmt.Sprintf("ring:ranks=%d,size=%s", n, unit.Bytes(size)),
 		newRR: func(r int) RankReader {
-			right, left := uint32((r+1)%n), uint32((r-1+n)%n)
-			return exchange(steps, chunk, func(int) uint32 { return right }, func(int) uint32 { return left })
+			return &exchange{steps: steps, size: chunk, rank: uint32(r), right: uint32((r + 1) % n), left: uint32((r - 1 + n) % n)}
 		},
 		win: func(int) Window { return exchangeWindow(steps) }}
 }
@@ -152,8 +184,7 @@ func RecDoub(n int, size uint64) *Generated {
 	k := bits.Len(uint(n)) - 1
 	return &Generated{name: "recdoub", n: n, spec: fmt.Sprintf("recdoub:ranks=%d,size=%s", n, unit.Bytes(size)),
 		newRR: func(r int) RankReader {
-			p := func(i int) uint32 { return uint32(r ^ 1<<i) }
-			return exchange(k, size, p, p)
+			return &exchange{steps: k, size: size, rank: uint32(r), xor: true}
 		},
 		win: func(int) Window { return exchangeWindow(k) }}
 }
