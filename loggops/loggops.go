@@ -219,7 +219,7 @@ func (s *state) init() error {
 			return s.err
 		}
 		for i := uint32(0); i < hs.count; i++ {
-			hd := hs.ring[(hs.head+i)%uint32(len(hs.ring))]
+			hd := hs.ring[(hs.head+i)&hs.mask()]
 			o := s.op(hd)
 			if o.pos < win.Roots && o.deps == 0 && o.state == stPending {
 				s.ready = append(s.ready, hd)
@@ -351,20 +351,24 @@ func (s *state) ringPush(hs *host, hd uint32) {
 	if int(hs.count) == len(hs.ring) {
 		nr := make([]uint32, max(4, 2*len(hs.ring)))
 		for i := uint32(0); i < hs.count; i++ {
-			nr[i] = hs.ring[(hs.head+i)%uint32(len(hs.ring))]
+			nr[i] = hs.ring[(hs.head+i)&hs.mask()]
 		}
 		hs.ring, hs.head = nr, 0
 	}
-	hs.ring[(hs.head+hs.count)%uint32(len(hs.ring))] = hd
+	hs.ring[(hs.head+hs.count)&hs.mask()] = hd
 	hs.count++
 }
+
+// mask maps a position to a ring slot: rings grow from 4 by doubling, so
+// their lengths are powers of two.
+func (hs *host) mask() uint32 { return uint32(len(hs.ring)) - 1 }
 
 // lookup finds the handle of operation number num of host hs.
 func (s *state) lookup(hs *host, num uint64) (uint32, bool) {
 	if num < hs.base || num-hs.base >= uint64(hs.count) {
 		return 0, false
 	}
-	return hs.ring[(hs.head+uint32(num-hs.base))%uint32(len(hs.ring))], true
+	return hs.ring[(hs.head+uint32(num-hs.base))&hs.mask()], true
 }
 
 // trim frees finished operations that no later statement can name.
@@ -376,7 +380,7 @@ func (s *state) trim(h int) {
 		if o.state != stDone || !hs.eof && o.pos+hs.look >= hs.readPos {
 			break
 		}
-		hs.head = (hs.head + 1) % uint32(len(hs.ring))
+		hs.head = (hs.head + 1) & hs.mask()
 		hs.count--
 		hs.base++
 		s.freeOps = append(s.freeOps, hd)
@@ -671,7 +675,7 @@ func (s *state) checkFinished() error {
 		}
 		for i := uint32(0); i < hs.count; i++ {
 			num := hs.base + uint64(i)
-			o := s.op(hs.ring[(hs.head+i)%uint32(len(hs.ring))])
+			o := s.op(hs.ring[(hs.head+i)&hs.mask()])
 			if o.state == stDone {
 				continue
 			}
