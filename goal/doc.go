@@ -74,8 +74,15 @@
 //
 // # Differences from LogGOPSim's parser
 //
-// Comments may end any line (LogGOPSim allows them only before a
-// statement); duplicate labels, labels reused from another rank, a tag of -1
-// on a send and a "}" following a comment on the same line are errors rather
-// than silently accepted.
+// Every file both accept means the same. This reader is stricter where
+// LogGOPSim's re2c scanner is lax or silently wraps: tokens must be
+// separated by blanks ("8bto 1" is an error), "rank R {" and "}" stand on
+// their own lines, num_ranks comes before the first block, nothing follows
+// the last block, tags, ranks, sizes and cpu/nic indices out of range are
+// errors rather than truncated, and duplicate labels, a label spelled like
+// a keyword, a tag of -1 on a send (a wildcard in LogGOPSim) and a "}"
+// following a comment on the same line are errors rather than silently
+// accepted. It is more lenient in two ways: comments may end any line
+// (LogGOPSim allows them only before a statement), and lines may be
+// indented.
 package goal

@@ -42,35 +42,64 @@
 // CPU or NIC is busy; a message gets one when it is sent. Operations that
 // become ready in the same step are stamped host by host (ascending),
 // sends before receives before calcs, and otherwise in program order. This
-// is LogGOPSim's order; the engine in package sim cannot express it (its
-// sequence number changes on every push), so the package keeps its own
-// queue, which is also lighter than a callback per event: one bucket of
-// entries per distinct time, drained in stamp order, and a small heap of
-// the times. Collectives at scale run in lockstep (a 65,536-rank ring has
-// tens of thousands of entries at each of a few times), where a heap over
-// all entries would miss the cache at every level of every pop.
+// is LogGOPSim's order but for the last rule; the engine in package sim
+// cannot express it (its sequence number changes on every push), so the
+// package keeps its own queue, which is also lighter than a callback per
+// event: one bucket of entries per distinct time, drained in stamp order,
+// and a small heap of the times. Collectives at scale run in lockstep (a
+// 65,536-rank ring has tens of thousands of entries at each of a few
+// times), where a heap over all entries would miss the cache at every
+// level of every pop.
 //
 // # Pitfalls of LogGOPSim that this package does not share
 //
-//   - Operations that become ready together keep program order (LogGOPSim's
-//     unstable sort by type can reorder them, breaking first-in first-out
-//     matching for the same source and tag once more than 16 are ready).
+// With Params.Compat = CompatNone (the default):
+//
+//   - Operations that become ready together keep program order. LogGOPSim
+//     takes them in release order (the order of the dependency lines that
+//     name the completing operation) and then sorts each host's batch by
+//     kind with std::sort, which is unstable beyond 16 elements: equal
+//     operations are permuted, which breaks first-in first-out matching for
+//     the same source and tag and reorders sends to different peers (any
+//     host with more than 16 operations ready at once, e.g. a linear
+//     all-to-all of 10 ranks, gets other times).
 //   - An operation released by a dependency never starts before that
 //     dependency's completion (or, for irequires, its start): a calc at
 //     t+d, an eager send at t+o+(s−1)O, a rendezvous send at its match, a
 //     receive when its message has been received (t'+o+max(...)) or when it
 //     is posted if that is later. LogGOPSim starts it at its own CPU's free
-//     time, which on another CPU can be in the past. With one CPU and one
-//     NIC the two rules give the same times.
+//     time, which on another CPU can be in the past. With one CPU the two
+//     rules give the same times.
 //   - A zero-byte message has no per-byte term (LogGOPSim computes (0−1)·G
-//     in unsigned arithmetic).
+//     in unsigned arithmetic, i.e. −G, and wraps around if that takes a
+//     clock below zero).
 //   - Rendezvous is decided by the message's size in both matching paths,
 //     and the clocks raised are those of the CPU and NIC the send used
 //     (LogGOPSim uses the receive's size and indices when the receive finds
-//     the message already queued).
+//     the message already queued; with sizes on both sides of S it completes
+//     a send twice or never).
 //   - Errors cite 1-based line numbers; a schedule that cannot finish is a
 //     *DeadlockError listing the stuck operations and unmatched messages,
-//     never a partial result.
+//     never a partial result (LogGOPSim prints times whenever its matching
+//     queues are empty, even if operations never ran).
+//
+// # Reproducing LogGOPSim
+//
+// Params.Compat = CompatLogGOPSim (CLI --compat loggopsim) reproduces the
+// first three pitfalls bit for bit: release order reordered by an exact
+// re-implementation of libstdc++'s std::sort (introsort, tested against
+// permutations produced by g++), released operations at their own CPU's
+// clock, and −G (−O) for empty messages, with an error where LogGOPSim's
+// clock would wrap. The last two are not reproduced: they are LogGOPSim
+// bugs whose results depend on counter wrap-around, and this package still
+// reports them as deadlocks. A LogGOPSim built against another C++ library
+// (libc++ on macOS) sorts differently and cannot be matched.
+//
+// LogGOPSim's parameters are integers in one time unit (usually ns). To
+// compare with per-byte costs below one unit, run LogGOPSim in ps and give
+// this package --calc-unit 1ps; pass S explicitly (LogGOPSim's default is
+// 65535, ours 64KiB). LogGOPSim prints per-host times instead of the
+// maximum for 16 hosts or fewer.
 //
 // # Streaming and memory
 //

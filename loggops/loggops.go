@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 	"time"
 
@@ -154,7 +155,7 @@ type state struct {
 	q          queue
 	ts         uint64
 	ready      []uint32
-	nready     int
+	keys       []readyKey // flushReady's scratch
 	events     uint64
 	done       uint64
 	now        sim.Time
@@ -316,6 +317,23 @@ func perByte(size uint64, c PerByte) sim.Time {
 	return sim.Time(q)
 }
 
+// perByte is the package-level perByte, except that with CompatLogGOPSim
+// an empty message costs (0−1)·c, that is −⌈c/1000⌉ ps, as LogGOPSim's
+// unsigned arithmetic makes it.
+func (s *state) perByte(size uint64, c PerByte) sim.Time {
+	if size == 0 && s.p.Compat == CompatLogGOPSim {
+		return -perByte(2, c)
+	}
+	return perByte(size, c)
+}
+
+// wrapError reports a clock that an empty message's −G (or −O) took below
+// zero under CompatLogGOPSim, where LogGOPSim's unsigned clock wraps to
+// about 2^64 and its times mean nothing.
+func (s *state) wrapError(line int, num uint64, rank int) error {
+	return fmt.Errorf("loggops: compat=loggopsim: the empty message sent by rank %d %s makes a clock negative ((0−1)·G or (0−1)·O exceeds it); LogGOPSim's unsigned clock wraps around there and has no meaningful result", rank, where(int64(line), num))
+}
+
 func (s *state) fail(err error) {
 	if s.err == nil {
 		s.err = err
@@ -456,23 +474,15 @@ func (s *state) finished(hd uint32, t sim.Time) {
 
 // flushReady queues the operations that became ready during one event,
 // grouped by host (ascending) and, within a host, sends before receives
-// before calcs, keeping program order otherwise (a stable sort; LogGOPSim's
-// unstable sort can swap equal operations).
+// before calcs, and otherwise in program order. With CompatLogGOPSim each
+// host's operations keep the order they were released in and are then
+// reordered by kind with libstdc++'s unstable std::sort, as LogGOPSim does.
 func (s *state) flushReady(roots bool) {
 	r := s.ready
-	for i := 1; i < len(r); i++ {
-		x := r[i]
-		kx := uint64(s.op(x).host)<<2 | uint64(s.op(x).kind)
-		j := i
-		for j > 0 {
-			y := r[j-1]
-			if uint64(s.op(y).host)<<2|uint64(s.op(y).kind) <= kx {
-				break
-			}
-			r[j] = y
-			j--
-		}
-		r[j] = x
+	if s.p.Compat == CompatLogGOPSim {
+		s.orderLogGOPSim(r)
+	} else {
+		s.orderProgram(r)
 	}
 	for _, hd := range r {
 		o := s.op(hd)
@@ -484,12 +494,95 @@ func (s *state) flushReady(roots bool) {
 			if o.kind == goal.Send {
 				t = max(t, s.nextgs[h*s.nnic+int(o.nic)])
 			}
-			t = max(t, o.earliest)
+			if s.p.Compat != CompatLogGOPSim {
+				t = max(t, o.earliest)
+			}
 		}
 		s.ts++
 		s.q.push(key{t: t, ts: s.ts, ref: hd, kind: evOp})
 	}
 	s.ready = r[:0]
+}
+
+// readyKey orders one ready operation.
+type readyKey struct {
+	major uint64 // host<<2 | kind, or host alone (CompatLogGOPSim)
+	minor uint64 // operation number, or release position (CompatLogGOPSim)
+	hd    uint32
+	kind  goal.Kind
+}
+
+func (a readyKey) cmp(b readyKey) int {
+	switch {
+	case a.major != b.major:
+		if a.major < b.major {
+			return -1
+		}
+		return 1
+	case a.minor < b.minor:
+		return -1
+	case a.minor > b.minor:
+		return 1
+	}
+	return 0
+}
+
+// sortKeys sorts the ready operations r by the keys mk gives, which are
+// unique, and writes the order back to r.
+func (s *state) sortKeys(r []uint32, mk func(i int, o *op) readyKey) []readyKey {
+	ks := s.keys[:0]
+	for i, hd := range r {
+		k := mk(i, s.op(hd))
+		k.hd = hd
+		ks = append(ks, k)
+	}
+	if len(ks) <= 16 {
+		for i := 1; i < len(ks); i++ {
+			for j := i; j > 0 && ks[j].cmp(ks[j-1]) < 0; j-- {
+				ks[j], ks[j-1] = ks[j-1], ks[j]
+			}
+		}
+	} else {
+		slices.SortFunc(ks, readyKey.cmp)
+	}
+	for i := range ks {
+		r[i] = ks[i].hd
+	}
+	s.keys = ks
+	return ks
+}
+
+// orderProgram orders by host, kind and program order.
+func (s *state) orderProgram(r []uint32) {
+	if len(r) < 2 {
+		return
+	}
+	s.sortKeys(r, func(_ int, o *op) readyKey {
+		return readyKey{major: uint64(o.host)<<2 | uint64(o.kind), minor: o.num}
+	})
+}
+
+// orderLogGOPSim orders by host, keeping release order, and then each
+// host's run by kind with std::sort's permutation of equal kinds.
+func (s *state) orderLogGOPSim(r []uint32) {
+	if len(r) < 2 {
+		return
+	}
+	ks := s.sortKeys(r, func(i int, o *op) readyKey {
+		return readyKey{major: uint64(o.host), minor: uint64(i), kind: o.kind}
+	})
+	for a := 0; a < len(ks); {
+		b := a + 1
+		for b < len(ks) && ks[b].major == ks[a].major {
+			b++
+		}
+		run := ks[a:b]
+		gccSort(run, func(x, y readyKey) bool { return x.kind < y.kind })
+		for i := range run {
+			r[a+i] = run[i].hd
+		}
+		a = b
+	}
 }
 
 func (s *state) newMsg() uint32 {
@@ -552,9 +645,13 @@ func (s *state) loop() {
 				}
 				s.started(hd, t)
 				o = s.op(hd)
-				oEnd := t + p.O + perByte(o.size, p.OverheadPerByte)
+				oEnd := t + p.O + s.perByte(o.size, p.OverheadPerByte)
 				s.nexto[c] = oEnd
-				s.nextgs[n] = t + p.Gap + perByte(o.size, p.GapPerByte)
+				s.nextgs[n] = t + p.Gap + s.perByte(o.size, p.GapPerByte)
+				if o.size == 0 && min(oEnd, s.nextgs[n]) < 0 {
+					s.fail(s.wrapError(int(o.line), o.num, h))
+					return
+				}
 				o.earliest = oEnd
 				mh := s.newMsg()
 				s.msgs[mh] = msg{size: o.size, src: uint32(h), dst: o.peer, tag: o.tag, sendOp: hd, next: -1, cpu: o.cpu, nic: o.nic, line: o.line, num: o.num}
@@ -620,10 +717,16 @@ func (s *state) arrive(k key) {
 		s.q.push(k)
 		return
 	}
-	gb := perByte(m.size, p.GapPerByte)
-	end := t + p.O + max(perByte(m.size, p.OverheadPerByte), gb)
+	gb := s.perByte(m.size, p.GapPerByte)
+	// Unsigned, as in LogGOPSim: equal to max for the non-negative costs
+	// of CompatNone, and LogGOPSim's result for CompatLogGOPSim's −G.
+	end := t + p.O + sim.Time(max(uint64(s.perByte(m.size, p.OverheadPerByte)), uint64(gb)))
 	s.nexto[c] = end
 	s.nextgr[n] = t + p.Gap + gb
+	if m.size == 0 && min(end, s.nextgr[n]) < 0 {
+		s.fail(s.wrapError(int(m.line), m.num, int(m.src)))
+		return
+	}
 	hs := &s.hosts[h]
 	prev := int32(-1)
 	for ri := hs.rqHead; ri >= 0; prev, ri = ri, s.op(uint32(ri)).qnext {

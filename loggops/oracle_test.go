@@ -99,7 +99,10 @@ func oracle(prog goal.Program, p Params) ([]sim.Time, error) {
 			if a.host != b.host {
 				return a.host < b.host
 			}
-			return ops[a.host][a.op].st.Kind < ops[b.host][b.op].st.Kind
+			if ka, kb := ops[a.host][a.op].st.Kind, ops[b.host][b.op].st.Kind; ka != kb {
+				return ka < kb
+			}
+			return a.op < b.op // program order, not release order
 		})
 		for _, r := range ready {
 			free(r.host, ops[r.host][r.op])

@@ -89,6 +89,46 @@ type Params struct {
 	// CalcUnit is the duration of one unit of "calc D" (LogGOPSim counts
 	// nanoseconds).
 	CalcUnit sim.Time
+	// Compat selects the semantics: CompatNone (the default) fixes
+	// LogGOPSim's pitfalls as the package documentation lists them;
+	// CompatLogGOPSim reproduces them, for bit-for-bit comparisons with the
+	// reference tool.
+	Compat Compat
+}
+
+// Compat is a choice of semantics where LogGOPSim's behaviour is a defect.
+type Compat uint8
+
+// Semantics.
+const (
+	// CompatNone: operations ready together keep program order, a released
+	// operation never starts before its dependency completed, and an empty
+	// message has no per-byte cost.
+	CompatNone Compat = iota
+	// CompatLogGOPSim: LogGOPSim's order (each host's batch in release
+	// order, reordered by libstdc++'s unstable std::sort by kind), released
+	// operations start at their own CPU's clock, and an empty message
+	// costs (0−1)·G, i.e. −G, as in LogGOPSim's unsigned arithmetic.
+	CompatLogGOPSim
+)
+
+// String returns "none" or "loggopsim".
+func (c Compat) String() string {
+	if c == CompatLogGOPSim {
+		return "loggopsim"
+	}
+	return "none"
+}
+
+// ParseCompat parses "none" or "loggopsim".
+func ParseCompat(s string) (Compat, error) {
+	switch strings.TrimSpace(s) {
+	case "none":
+		return CompatNone, nil
+	case "loggopsim":
+		return CompatLogGOPSim, nil
+	}
+	return 0, fmt.Errorf("%w compat=%q: want none or loggopsim", ErrBadParam, s)
 }
 
 // DefaultParams returns L=1us, o=0.5us, g=0.1us, G=0.04ns (25 GB/s), O=0,
@@ -115,16 +155,19 @@ func (p Params) Validate() error {
 	if p.CalcUnit <= 0 {
 		errs = append(errs, fmt.Errorf("%w: calc unit must be positive", ErrBadParam))
 	}
+	if p.Compat > CompatLogGOPSim {
+		errs = append(errs, fmt.Errorf("%w: compat %d: want none or loggopsim", ErrBadParam, p.Compat))
+	}
 	return errors.Join(errs...)
 }
 
 // String prints the parameters in the CLI's --set syntax.
 func (p Params) String() string {
-	return fmt.Sprintf("L=%v o=%v g=%v G=%v O=%v S=%v calc=%v", p.L, p.O, p.Gap, p.GapPerByte, p.OverheadPerByte, p.Eager, p.CalcUnit)
+	return fmt.Sprintf("L=%v o=%v g=%v G=%v O=%v S=%v calc=%v compat=%v", p.L, p.O, p.Gap, p.GapPerByte, p.OverheadPerByte, p.Eager, p.CalcUnit, p.Compat)
 }
 
-// Set parses one parameter by its LogGOPS letter (L, o, g, G, O, S) or
-// "calc" (the calc unit) and stores it.
+// Set parses one parameter by its LogGOPS letter (L, o, g, G, O, S),
+// "calc" (the calc unit) or "compat" (none or loggopsim) and stores it.
 func (p *Params) Set(name, value string) error {
 	switch name {
 	case "L", "o", "g", "calc":
@@ -164,8 +207,14 @@ func (p *Params) Set(name, value string) error {
 			return fmt.Errorf("%w S: %v", ErrBadParam, err)
 		}
 		p.Eager = b
+	case "compat":
+		c, err := ParseCompat(value)
+		if err != nil {
+			return err
+		}
+		p.Compat = c
 	default:
-		return fmt.Errorf("%w %q: want one of L, o, g, G, O, S, calc (case matters: o is the overhead, O the per-byte overhead)", ErrBadParam, name)
+		return fmt.Errorf("%w %q: want one of L, o, g, G, O, S, calc, compat (case matters: o is the overhead, O the per-byte overhead)", ErrBadParam, name)
 	}
 	return nil
 }

@@ -57,6 +57,7 @@ func newGoalCmd(stdout, stderr io.Writer) *cobra.Command {
 // goalRunFlags are the flags of "goal run".
 type goalRunFlags struct {
 	L, o, g, G, O, S, calc string
+	compat                 string
 	set                    []string
 	gen                    string
 	csv, json              string
@@ -82,7 +83,8 @@ func newGoalRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVarP(&f.O, "overhead-per-byte", "O", "0", "LogGOPS O: CPU time per byte")
 	fl.StringVarP(&f.S, "eager", "S", def.Eager.String(), "LogGOPS S: largest eager message")
 	fl.StringVar(&f.calc, "calc-unit", def.CalcUnit.String(), "duration of one unit of \"calc D\"")
-	fl.StringArrayVar(&f.set, "set", nil, "set a parameter, e.g. L=700ns (L, o, g, G, O, S, calc); applied after the flags")
+	fl.StringVar(&f.compat, "compat", "none", "none: LogGOPSim's pitfalls fixed (program order, dependencies respected, empty messages free); loggopsim: reproduce LogGOPSim bit for bit")
+	fl.StringArrayVar(&f.set, "set", nil, "set a parameter, e.g. L=700ns (L, o, g, G, O, S, calc, compat); applied after the flags")
 	fl.StringVar(&f.gen, "gen", "", "simulate a generated schedule instead of a file, e.g. ring:ranks=1024,size=8MiB")
 	fl.StringVar(&f.csv, "csv", "", "write per-host finish times as CSV to this file")
 	fl.StringVar(&f.json, "json", "", "write the result as JSON to this file")
@@ -94,16 +96,19 @@ func goalParams(cmd *cobra.Command, f *goalRunFlags) (loggops.Params, error) {
 	p := loggops.DefaultParams()
 	for _, kv := range []struct{ flag, name, val string }{
 		{"latency", "L", f.L}, {"overhead", "o", f.o}, {"gap", "g", f.g},
-		{"gap-per-byte", "G", f.G}, {"overhead-per-byte", "O", f.O}, {"eager", "S", f.S}, {"calc-unit", "calc", f.calc},
+		{"gap-per-byte", "G", f.G}, {"overhead-per-byte", "O", f.O}, {"eager", "S", f.S}, {"calc-unit", "calc", f.calc}, {"compat", "compat", f.compat},
 	} {
 		if err := p.Set(kv.name, kv.val); err != nil {
+			if len(kv.name) > 1 { // no shorthand
+				return p, fmt.Errorf("--%s: %w", kv.flag, err)
+			}
 			return p, fmt.Errorf("-%s/--%s: %w", kv.name, kv.flag, err)
 		}
 	}
 	for _, s := range f.set {
 		k, v, ok := strings.Cut(s, "=")
 		if !ok {
-			return p, fmt.Errorf("--set %q: want NAME=VALUE with NAME one of L, o, g, G, O, S, calc", s)
+			return p, fmt.Errorf("--set %q: want NAME=VALUE with NAME one of L, o, g, G, O, S, calc, compat", s)
 		}
 		if err := p.Set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
 			return p, fmt.Errorf("--set %s: %w", s, err)
