@@ -192,6 +192,9 @@ func Run(prog goal.Program, p Params) (*Result, error) {
 	for h := range n {
 		f := sim.Time(0)
 		for _, t := range s.nexto[h*s.ncpu : (h+1)*s.ncpu] {
+			if s.wrapped(h, t) {
+				return nil, s.err
+			}
 			f = max(f, t)
 		}
 		res.Finish[h] = f
@@ -327,11 +330,17 @@ func (s *state) perByte(size uint64, c PerByte) sim.Time {
 	return perByte(size, c)
 }
 
-// wrapError reports a clock that an empty message's −G (or −O) took below
-// zero under CompatLogGOPSim, where LogGOPSim's unsigned clock wraps to
-// about 2^64 and its times mean nothing.
-func (s *state) wrapError(line int, num uint64, rank int) error {
-	return fmt.Errorf("loggops: compat=loggopsim: the empty message sent by rank %d %s makes a clock negative ((0−1)·G or (0−1)·O exceeds it); LogGOPSim's unsigned clock wraps around there and has no meaningful result", rank, where(int64(line), num))
+// wrapped reports, and fails the run, if clock v of host h is below zero:
+// under CompatLogGOPSim an empty message's (0−1)·G or (0−1)·O can take a
+// clock there, which LogGOPSim's unsigned arithmetic wraps to about 2^64.
+// That is harmless until the clock is read (a later operation, or the
+// finish time), where LogGOPSim's result stops meaning anything.
+func (s *state) wrapped(h int, v sim.Time) bool {
+	if v >= 0 {
+		return false
+	}
+	s.fail(fmt.Errorf("loggops: compat=loggopsim: rank %d reads a clock that an empty message's (0−1)·G or (0−1)·O took below zero; LogGOPSim's unsigned clock wraps around to about 2^64 there and its result has no meaning", h))
+	return true
 }
 
 func (s *state) fail(err error) {
@@ -494,6 +503,9 @@ func (s *state) flushReady(roots bool) {
 			if o.kind == goal.Send {
 				t = max(t, s.nextgs[h*s.nnic+int(o.nic)])
 			}
+			if s.wrapped(h, t) {
+				t = 0
+			}
 			if s.p.Compat != CompatLogGOPSim {
 				t = max(t, o.earliest)
 			}
@@ -605,8 +617,9 @@ func matches(rsrc, rtag, msrc, mtag uint32) bool {
 func (s *state) completeRendezvous(m *msg, t sim.Time) {
 	c := int(m.src)*s.ncpu + int(m.cpu)
 	n := int(m.src)*s.nnic + int(m.nic)
-	s.nexto[c] = max(s.nexto[c], t)
-	s.nextgs[n] = max(s.nextgs[n], t)
+	// Unsigned, as in LogGOPSim: a wrapped clock stays wrapped.
+	s.nexto[c] = sim.Time(max(uint64(s.nexto[c]), uint64(t)))
+	s.nextgs[n] = sim.Time(max(uint64(s.nextgs[n]), uint64(t)))
 	so := m.sendOp
 	s.finished(so, max(t, s.op(so).earliest))
 }
@@ -627,7 +640,7 @@ func (s *state) loop() {
 			c := h*s.ncpu + int(o.cpu)
 			switch o.kind {
 			case goal.Calc:
-				if s.nexto[c] > t {
+				if s.nexto[c] > t || s.wrapped(h, s.nexto[c]) {
 					k.t = s.nexto[c]
 					s.q.push(k)
 					continue
@@ -638,7 +651,7 @@ func (s *state) loop() {
 				s.finished(hd, end)
 			case goal.Send:
 				n := h*s.nnic + int(o.nic)
-				if f := max(s.nexto[c], s.nextgs[n]); f > t {
+				if f := max(s.nexto[c], s.nextgs[n]); f > t || s.wrapped(h, min(s.nexto[c], s.nextgs[n])) {
 					k.t = f
 					s.q.push(k)
 					continue
@@ -648,10 +661,6 @@ func (s *state) loop() {
 				oEnd := t + p.O + s.perByte(o.size, p.OverheadPerByte)
 				s.nexto[c] = oEnd
 				s.nextgs[n] = t + p.Gap + s.perByte(o.size, p.GapPerByte)
-				if o.size == 0 && min(oEnd, s.nextgs[n]) < 0 {
-					s.fail(s.wrapError(int(o.line), o.num, h))
-					return
-				}
 				o.earliest = oEnd
 				mh := s.newMsg()
 				s.msgs[mh] = msg{size: o.size, src: uint32(h), dst: o.peer, tag: o.tag, sendOp: hd, next: -1, cpu: o.cpu, nic: o.nic, line: o.line, num: o.num}
@@ -712,7 +721,7 @@ func (s *state) arrive(k key) {
 	h := int(m.dst)
 	c := h*s.ncpu + int(m.cpu)
 	n := h*s.nnic + int(m.nic)
-	if f := max(s.nexto[c], s.nextgr[n]); f > t {
+	if f := max(s.nexto[c], s.nextgr[n]); f > t || s.wrapped(h, min(s.nexto[c], s.nextgr[n])) {
 		k.t = f
 		s.q.push(k)
 		return
@@ -723,10 +732,6 @@ func (s *state) arrive(k key) {
 	end := t + p.O + sim.Time(max(uint64(s.perByte(m.size, p.OverheadPerByte)), uint64(gb)))
 	s.nexto[c] = end
 	s.nextgr[n] = t + p.Gap + gb
-	if m.size == 0 && min(end, s.nextgr[n]) < 0 {
-		s.fail(s.wrapError(int(m.line), m.num, int(m.src)))
-		return
-	}
 	hs := &s.hosts[h]
 	prev := int32(-1)
 	for ri := hs.rqHead; ri >= 0; prev, ri = ri, s.op(uint32(ri)).qnext {
