@@ -97,6 +97,27 @@ l1: recv 8b from 0
 }
 `, refParams(0), 6317, 6117, 1},
 	}
+	// A rendezvous send matched by a receive posted later (on cpu 1):
+	// LogGOPSim raises the sender's cpu 1 clock, not cpu 0's, so the
+	// sender's calc is not delayed to the match at 5 us.
+	cases = append(cases, struct {
+		name      string
+		text      string
+		p         Params
+		ref, none sim.Time
+		refHost   int
+	}{"rendezvous raises the receive's indices", `num_ranks 2
+rank 0 {
+l1: send 100b to 1
+l2: calc 1000
+l2 requires l1
+}
+rank 1 {
+l1: calc 5000 cpu 1
+l2: recv 100b from 0 cpu 1
+l2 requires l1
+}
+`, refParams(0), 5000, 6000, 0})
 	zero := refParams(0)
 	zero.GapPerByte = 5_000_000
 	cases = append(cases, struct {
@@ -199,5 +220,30 @@ func TestCompatWrap(t *testing.T) {
 	_, err = runText(t, two, p)
 	if err == nil || !strings.Contains(err.Error(), "rank 0 reads a clock") {
 		t.Fatalf("err = %v, want a wrap-around error on rank 0", err)
+	}
+}
+
+// TestCompatSizeMismatch: a receive and a queued message on opposite sides
+// of S make LogGOPSim complete the send twice or never; compat mode says so
+// instead of guessing.
+func TestCompatSizeMismatch(t *testing.T) {
+	text := `num_ranks 2
+rank 0 {
+l1: send 100b to 1
+l2: calc 10000
+l2 requires l1
+}
+rank 1 {
+l1: calc 5000
+l2: recv 10b from 0
+l2 requires l1
+}
+`
+	if _, err := runText(t, text, refParams(CompatNone)); err != nil {
+		t.Fatalf("compat=none: %v", err)
+	}
+	_, err := runText(t, text, refParams(CompatLogGOPSim))
+	if err == nil || !strings.Contains(err.Error(), "rank 1 line 9: a 10b receive matches a queued 100b message") {
+		t.Fatalf("compat=loggopsim: err = %v, want the size-mismatch error", err)
 	}
 }

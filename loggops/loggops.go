@@ -614,9 +614,9 @@ func matches(rsrc, rtag, msrc, mtag uint32) bool {
 
 // completeRendezvous finishes the send of message m, matched at t: the
 // sender's CPU and NIC clocks are raised to t.
-func (s *state) completeRendezvous(m *msg, t sim.Time) {
-	c := int(m.src)*s.ncpu + int(m.cpu)
-	n := int(m.src)*s.nnic + int(m.nic)
+func (s *state) completeRendezvous(m *msg, t sim.Time, cpu, nic uint8) {
+	c := int(m.src)*s.ncpu + int(cpu)
+	n := int(m.src)*s.nnic + int(nic)
 	// Unsigned, as in LogGOPSim: a wrapped clock stays wrapped.
 	s.nexto[c] = sim.Time(max(uint64(s.nexto[c]), uint64(t)))
 	s.nextgs[n] = sim.Time(max(uint64(s.nextgs[n]), uint64(t)))
@@ -688,8 +688,16 @@ func (s *state) loop() {
 					if hs.uqTail == mi {
 						hs.uqTail = prev
 					}
+					cpu, nic := m.cpu, m.nic
+					if p.Compat == CompatLogGOPSim {
+						if (o.size > uint64(p.Eager)) != (m.size > uint64(p.Eager)) {
+							s.fail(fmt.Errorf("loggops: compat=loggopsim: rank %d %s: a %db receive matches a queued %db message from rank %d and S=%v lies between them; LogGOPSim decides rendezvous by the receive's size there and completes the send twice or never, which is not reproduced (use compat=none)", h, where(o.line, o.num), o.size, m.size, m.src, p.Eager))
+							return
+						}
+						cpu, nic = o.cpu, o.nic // LogGOPSim raises the receive's indices
+					}
 					if m.size > uint64(p.Eager) {
-						s.completeRendezvous(m, t)
+						s.completeRendezvous(m, t, cpu, nic)
 					}
 					s.finished(hd, max(t, m.end))
 					s.freeMsgs = append(s.freeMsgs, uint32(mi))
@@ -748,7 +756,7 @@ func (s *state) arrive(k key) {
 			hs.rqTail = prev
 		}
 		if m.size > uint64(p.Eager) {
-			s.completeRendezvous(m, t)
+			s.completeRendezvous(m, t, m.cpu, m.nic)
 		}
 		s.finished(uint32(ri), end)
 		s.freeMsgs = append(s.freeMsgs, k.ref)
