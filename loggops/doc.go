@@ -91,13 +91,13 @@
 // permutations produced by g++), released operations at their own CPU's
 // clock, and −G (−O) for empty messages, with an error where a clock that
 // this took below zero (which LogGOPSim's unsigned arithmetic wraps to
-// about 2^64) is read. A differential test against a re-statement of
-// LogGOPSim's loop agreed on every one of several hundred random schedules
-// (multiple CPUs and NICs, wildcards, rendezvous, empty messages, batches
-// of more than 16 ready operations). The last two are not reproduced: they are LogGOPSim
-// bugs whose results depend on counter wrap-around, and this package still
-// reports them as deadlocks. A LogGOPSim built against another C++ library
-// (libc++ on macOS) sorts differently and cannot be matched.
+// about 2^64) is read. Of the fourth it reproduces the raised indices (the
+// receive's CPU and NIC at the sender); a receive and a queued message on
+// opposite sides of S, where LogGOPSim completes the send twice or never,
+// is an error. The fifth is not reproduced: such runs are deadlocks here.
+// A LogGOPSim built against another C++ library (libc++ on macOS) sorts
+// differently and cannot be matched. docs/goal.md records the differential
+// comparison with a re-statement of LogGOPSim's loop.
 //
 // LogGOPSim's parameters are integers in one time unit (usually ns). To
 // compare with per-byte costs below one unit, run LogGOPSim in ps and give
