@@ -156,6 +156,8 @@ type state struct {
 	ts         uint64
 	ready      []uint32
 	keys       []readyKey // flushReady's scratch
+	progress   func(Status)
+	every      uint64 // events between progress calls
 	events     uint64
 	done       uint64
 	now        sim.Time
@@ -163,16 +165,41 @@ type state struct {
 	stmt       goal.Stmt
 }
 
+// Status is a snapshot of a run in progress.
+type Status struct {
+	Now    sim.Time // simulated time of the current event
+	Events uint64   // events processed so far
+	Ops    uint64   // operations completed so far
+}
+
+// Options are the optional settings of RunOptions.
+type Options struct {
+	// Progress, if set, is called every ProgressEvery events (default
+	// 2^24, a second or two) from the simulating goroutine. It must not
+	// keep the run waiting; rate-limit printing by wall time inside it.
+	Progress      func(Status)
+	ProgressEvery uint64
+}
+
 // Run simulates prog under p. It returns a *DeadlockError (wrapping
 // ErrDeadlock) if the schedule cannot finish and the reader's error if the
 // schedule is malformed; never a partial result.
 func Run(prog goal.Program, p Params) (*Result, error) {
+	return RunOptions(prog, p, Options{})
+}
+
+// RunOptions is Run with progress reporting. The result does not depend on
+// the options.
+func RunOptions(prog goal.Program, p Params, opt Options) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	n := prog.NumRanks()
-	s := &state{p: p, prog: prog, ncpu: prog.NumCPU(), nnic: prog.NumNIC(), freeEdge: -1}
+	s := &state{p: p, prog: prog, ncpu: prog.NumCPU(), nnic: prog.NumNIC(), freeEdge: -1, progress: opt.Progress, every: opt.ProgressEvery}
+	if s.every == 0 {
+		s.every = 1 << 24
+	}
 	s.nexto = make([]sim.Time, n*s.ncpu)
 	s.nextgs = make([]sim.Time, n*s.nnic)
 	s.nextgr = make([]sim.Time, n*s.nnic)
@@ -631,6 +658,9 @@ func (s *state) loop() {
 		t := k.t
 		s.now = t
 		s.events++
+		if s.progress != nil && s.events%s.every == 0 {
+			s.progress(Status{Now: t, Events: s.events, Ops: s.done})
+		}
 		if k.kind == evMsg {
 			s.arrive(k)
 		} else {

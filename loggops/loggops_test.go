@@ -350,3 +350,24 @@ func TestParsePerByte(t *testing.T) {
 		}
 	}
 }
+
+func TestProgress(t *testing.T) {
+	g := goal.Ring(16, 1<<20)
+	want := mustRun(t, g, testParams())
+	var calls []Status
+	got, err := RunOptions(g, testParams(), Options{ProgressEvery: 100, Progress: func(st Status) { calls = append(calls, st) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Max != want.Max || got.Events != want.Events {
+		t.Fatalf("with progress: max %v, %d events; without: %v, %d", got.Max, got.Events, want.Max, want.Events)
+	}
+	if uint64(len(calls)) != want.Events/100 {
+		t.Fatalf("%d progress calls for %d events, want %d", len(calls), want.Events, want.Events/100)
+	}
+	for i, st := range calls {
+		if st.Events != uint64(i+1)*100 || i > 0 && (st.Now < calls[i-1].Now || st.Ops < calls[i-1].Ops) {
+			t.Fatalf("call %d: %+v after %+v", i, st, calls[max(i-1, 0)])
+		}
+	}
+}

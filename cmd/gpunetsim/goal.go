@@ -62,6 +62,7 @@ type goalRunFlags struct {
 	gen                    string
 	csv, json              string
 	hosts                  bool
+	progress               time.Duration
 }
 
 func newGoalRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -89,6 +90,8 @@ func newGoalRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.csv, "csv", "", "write per-host finish times as CSV to this file")
 	fl.StringVar(&f.json, "json", "", "write the result as JSON to this file")
 	fl.BoolVar(&f.hosts, "hosts", false, "print every host's finish time (default: only up to 16 hosts)")
+	fl.DurationVar(&f.progress, "progress", 0, "print a progress line to stderr at most this often (wall time; --progress alone: 10s)")
+	fl.Lookup("progress").NoOptDefVal = "10s"
 	return cmd
 }
 
@@ -155,7 +158,10 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 	default:
 		return badInput(errors.New("goal run: want a GOAL FILE (or - for stdin) or --gen PATTERN"))
 	}
-	res, err := loggops.Run(prog, p)
+	if f.progress < 0 {
+		return badInput(fmt.Errorf("--progress %v: want a positive wall-clock interval, e.g. 10s", f.progress))
+	}
+	res, err := loggops.RunOptions(prog, p, progressOptions(f.progress, stderr))
 	if err != nil {
 		if errors.Is(err, goal.ErrSyntax) || errors.Is(err, loggops.ErrDeadlock) {
 			return badInput(err)
@@ -344,3 +350,24 @@ func genOut(g *goal.Generated, out string, stdout io.Writer) error {
 
 // Compile-time check that the result times are picoseconds.
 var _ = sim.Picosecond
+
+// progressOptions prints the simulated time, events and completed
+// operations to w at most once per interval of wall time; none if 0.
+func progressOptions(interval time.Duration, w io.Writer) loggops.Options {
+	if interval <= 0 {
+		return loggops.Options{}
+	}
+	start := time.Now()
+	last := start
+	var lastEvents uint64
+	return loggops.Options{ProgressEvery: 1 << 20, Progress: func(st loggops.Status) {
+		now := time.Now()
+		if now.Sub(last) < interval {
+			return
+		}
+		rate := float64(st.Events-lastEvents) / now.Sub(last).Seconds()
+		fmt.Fprintf(w, "progress: wall %v, simulated %v, %d events (%.2f M/s), %d operations done\n",
+			now.Sub(start).Round(100*time.Millisecond), st.Now, st.Events, rate/1e6, st.Ops)
+		last, lastEvents = now, st.Events
+	}}
+}
