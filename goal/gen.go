@@ -195,27 +195,7 @@ func RecDoub(n int, size uint64) *Generated {
 // 2^i for i = 0, 1, .... Sends wait for the receive.
 func Bcast(n int, size uint64) *Generated {
 	return &Generated{name: "bcast", n: n, spec: fmt.Sprintf("bcast:ranks=%d,size=%s", n, unit.Bytes(size)),
-		newRR: func(r int) RankReader {
-			first := 0
-			return &stmtList{fill: func(i int, buf []Stmt) ([]Stmt, bool) {
-				if r == 0 {
-					if 1<<i >= n {
-						return buf, false
-					}
-					buf = append(buf, op(Send, size, uint32(1<<i), 0))
-					return buf, 1<<(i+1) < n
-				}
-				j := bits.Len(uint(r)) - 1
-				if i == 0 {
-					first = j + 1
-					buf = append(buf, op(Recv, size, uint32(r-1<<j), 0))
-					return buf, r+1<<first < n
-				}
-				e := first + i - 1
-				buf = append(buf, op(Send, size, uint32(r+1<<e), 0), dep(Requires, uint64(i), 0))
-				return buf, r+1<<(e+1) < n
-			}}
-		},
+		newRR: func(r int) RankReader { return &bcastReader{n: n, r: r, size: size} },
 		win: func(r int) Window {
 			if r == 0 {
 				k := uint64(bits.Len(uint(n - 1)))
@@ -230,6 +210,48 @@ func Bcast(n int, size uint64) *Generated {
 			}
 			return Window{Lookahead: 2 * m, Roots: 1, Stmts: 1 + 2*m}
 		}}
+}
+
+// bcastReader produces rank r's part of Bcast: a plain struct rather than
+// a closure over a buffer, since a million-rank broadcast holds one per
+// rank at once.
+type bcastReader struct {
+	n, r  int
+	size  uint64
+	i     int  // operations produced
+	dep   bool // the dependency of send i−1 is next
+	first int  // rank r ≠ 0: exponent of its first child
+}
+
+func (b *bcastReader) Next(st *Stmt) (bool, error) {
+	if b.dep {
+		b.dep = false
+		*st = dep(Requires, uint64(b.i-1), 0)
+		return true, nil
+	}
+	if b.r == 0 {
+		if 1<<b.i >= b.n {
+			return false, nil
+		}
+		*st = op(Send, b.size, uint32(1<<b.i), 0)
+		b.i++
+		return true, nil
+	}
+	if b.i == 0 {
+		j := bits.Len(uint(b.r)) - 1
+		b.first = j + 1
+		*st = op(Recv, b.size, uint32(b.r-1<<j), 0)
+		b.i++
+		return true, nil
+	}
+	e := b.first + b.i - 1
+	if b.r+1<<e >= b.n {
+		return false, nil
+	}
+	*st = op(Send, b.size, uint32(b.r+1<<e), 0)
+	b.i++
+	b.dep = true
+	return true, nil
 }
 
 // Halo returns a 2-D periodic halo exchange on an x × y grid: per
