@@ -84,7 +84,7 @@ func newGoalRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVarP(&f.O, "overhead-per-byte", "O", "0", "LogGOPS O: CPU time per byte")
 	fl.StringVarP(&f.S, "eager", "S", def.Eager.String(), "LogGOPS S: largest eager message")
 	fl.StringVar(&f.calc, "calc-unit", def.CalcUnit.String(), "duration of one unit of \"calc D\"")
-	fl.StringVar(&f.compat, "compat", "none", "none: LogGOPSim's pitfalls fixed (program order, dependencies respected, empty messages free); loggopsim: reproduce LogGOPSim bit for bit")
+	fl.StringVar(&f.compat, "compat", "none", "none: LogGOPSim's pitfalls fixed (program order, dependencies respected, empty messages free); loggopsim: LogGOPSim's semantics, pitfalls included (docs/goal.md)")
 	fl.StringArrayVar(&f.set, "set", nil, "set a parameter, e.g. L=700ns (L, o, g, G, O, S, calc, compat); applied after the flags")
 	fl.StringVar(&f.gen, "gen", "", "simulate a generated schedule instead of a file, e.g. ring:ranks=1024,size=8MiB")
 	fl.StringVar(&f.csv, "csv", "", "write per-host finish times as CSV to this file")
