@@ -221,6 +221,12 @@ func TestCompatWrap(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "rank 0 reads a clock") {
 		t.Fatalf("err = %v, want a wrap-around error on rank 0", err)
 	}
+	// A later send whose CPU clock is fine but whose NIC clock wrapped.
+	later := "num_ranks 2\nrank 0 {\na: send 0b to 1\nb: calc 1000\nc: send 1b to 1\nc requires b\n}\nrank 1 {\nrecv 0b from 0\nrecv 1b from 0\n}\n"
+	_, err = runText(t, later, p)
+	if err == nil || !strings.Contains(err.Error(), "rank 0 reads a clock") {
+		t.Fatalf("err = %v, want a wrap-around error on rank 0", err)
+	}
 }
 
 // TestCompatSizeMismatch: a receive and a queued message on opposite sides

@@ -527,10 +527,12 @@ func (s *state) flushReady(roots bool) {
 		if !roots {
 			h := int(o.host)
 			t = s.nexto[h*s.ncpu+int(o.cpu)]
+			lowest := t
 			if o.kind == goal.Send {
-				t = max(t, s.nextgs[h*s.nnic+int(o.nic)])
+				gs := s.nextgs[h*s.nnic+int(o.nic)]
+				t, lowest = max(t, gs), min(t, gs)
 			}
-			if s.wrapped(h, t) {
+			if s.wrapped(h, lowest) {
 				t = 0
 			}
 			if s.p.Compat != CompatLogGOPSim {
@@ -640,7 +642,8 @@ func matches(rsrc, rtag, msrc, mtag uint32) bool {
 }
 
 // completeRendezvous finishes the send of message m, matched at t: the
-// sender's CPU and NIC clocks are raised to t.
+// sender's clocks of CPU cpu and NIC nic (the send's, or with
+// CompatLogGOPSim on a queued message the receive's) are raised to t.
 func (s *state) completeRendezvous(m *msg, t sim.Time, cpu, nic uint8) {
 	c := int(m.src)*s.ncpu + int(cpu)
 	n := int(m.src)*s.nnic + int(nic)
