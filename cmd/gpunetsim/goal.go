@@ -158,6 +158,9 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 	default:
 		return badInput(errors.New("goal run: want a GOAL FILE (or - for stdin) or --gen PATTERN"))
 	}
+	if err := checkMemory(prog.NumRanks()); err != nil {
+		return badInput(err)
+	}
 	if f.progress < 0 {
 		return badInput(fmt.Errorf("--progress %v: want a positive wall-clock interval, e.g. 10s", f.progress))
 	}
@@ -269,21 +272,48 @@ func writeAtomic(path string, write func(io.Writer) error) error {
 // peakRSS returns the process's peak resident memory in bytes (VmHWM on
 // Linux), or the Go runtime's total obtained memory elsewhere.
 func peakRSS() uint64 {
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-				fields := strings.Fields(rest)
-				if len(fields) > 0 {
-					if kb, err := strconv.ParseUint(fields[0], 10, 64); err == nil {
-						return kb * 1024
-					}
-				}
-			}
-		}
+	if kb := procKB("/proc/self/status", "VmHWM:"); kb > 0 {
+		return kb * 1024
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.Sys
+}
+
+// procKB reads the "key: N kB" line of a /proc file; 0 if absent.
+func procKB(path, key string) uint64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, key); ok {
+			if fields := strings.Fields(rest); len(fields) > 0 {
+				if kb, err := strconv.ParseUint(fields[0], 10, 64); err == nil {
+					return kb
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// bytesPerRank is about the least memory a rank takes in a run (a
+// 1,048,576-rank binomial broadcast, the leanest generated schedule,
+// peaks at 523 B per rank).
+const bytesPerRank = 500
+
+// checkMemory refuses a run that cannot fit in the memory available now
+// (Linux; elsewhere it lets the run try) rather than letting the operating
+// system kill it part way.
+func checkMemory(ranks int) error {
+	avail := procKB("/proc/meminfo", "MemAvailable:") * 1024
+	need := uint64(ranks) * bytesPerRank
+	if avail == 0 || need <= avail {
+		return nil
+	}
+	return fmt.Errorf("goal run: %d ranks need about %.1f GB (≈%d B per rank at the least), more than the %.1f GB of memory available",
+		ranks, float64(need)/1e9, bytesPerRank, float64(avail)/1e9)
 }
 
 func newGoalGenCmd(stdout io.Writer) *cobra.Command {
