@@ -110,6 +110,10 @@
 // Ranks are read lazily (see package goal's Window): an operation is loaded
 // before anything it waits for starts, and dropped when it has completed and
 // no later statement can name it. Memory is proportional to ranks plus the
-// operations in flight: about 150 bytes per rank, plus 72 per operation
-// held.
+// operations in flight: about 150 bytes of state per rank plus its reader
+// (a generator's few dozen bytes, or a file rank's decoding buffer), 72 per
+// operation held and 16 per queued event. Measured peaks (RSS, Go runtime
+// included): 523 B per rank for a 1,048,576-rank binomial broadcast, whose
+// operations are all live at once, and 1.7 KB per rank for a 65,536-rank
+// ring allreduce.
 package loggops
