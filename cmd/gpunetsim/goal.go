@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -62,6 +63,7 @@ type goalRunFlags struct {
 	gen                    string
 	csv, json              string
 	hosts                  bool
+	format                 string
 	progress               time.Duration
 }
 
@@ -90,6 +92,7 @@ func newGoalRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.csv, "csv", "", "write per-host finish times as CSV to this file")
 	fl.StringVar(&f.json, "json", "", "write the result as JSON to this file")
 	fl.BoolVar(&f.hosts, "hosts", false, "print every host's finish time (default: only up to 16 hosts)")
+	fl.StringVar(&f.format, "format", "text", "standard output: text, or loggopsim (LogGOPSim's \"Host i: T\" / \"Maximum finishing time at host H: T\" lines, T in calc units)")
 	fl.DurationVar(&f.progress, "progress", 0, "print a progress line to stderr at most this often (wall time; --progress alone: 10s)")
 	fl.Lookup("progress").NoOptDefVal = "10s"
 	return cmd
@@ -158,6 +161,9 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 	default:
 		return badInput(errors.New("goal run: want a GOAL FILE (or - for stdin) or --gen PATTERN"))
 	}
+	if f.format != "text" && f.format != "loggopsim" {
+		return badInput(fmt.Errorf("--format %q: want text or loggopsim", f.format))
+	}
 	if err := checkMemory(prog.NumRanks()); err != nil {
 		return badInput(err)
 	}
@@ -183,12 +189,16 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 		}
 	}
 	bw := bufio.NewWriter(stdout)
-	fmt.Fprintf(bw, "ranks %d, %d CPU(s) and %d NIC(s) per host; %v\n", n, prog.NumCPU(), prog.NumNIC(), p)
-	fmt.Fprintf(bw, "max finish %v (%d ps) at host %d\n", res.Max, int64(res.Max), res.MaxHost)
-	fmt.Fprintf(bw, "events %d, operations %d, peak operations in memory %d\n", res.Events, res.Ops, res.PeakOps)
-	if f.hosts || n <= 16 {
-		for h, t := range res.Finish {
-			fmt.Fprintf(bw, "host %d: %v\n", h, t)
+	if f.format == "loggopsim" {
+		writeLogGOPSim(bw, res, p.CalcUnit, f.hosts)
+	} else {
+		fmt.Fprintf(bw, "ranks %d, %d CPU(s) and %d NIC(s) per host; %v\n", n, prog.NumCPU(), prog.NumNIC(), p)
+		fmt.Fprintf(bw, "max finish %v (%d ps) at host %d\n", res.Max, int64(res.Max), res.MaxHost)
+		fmt.Fprintf(bw, "events %d, operations %d, peak operations in memory %d\n", res.Events, res.Ops, res.PeakOps)
+		if f.hosts || n <= 16 {
+			for h, t := range res.Finish {
+				fmt.Fprintf(bw, "host %d: %v\n", h, t)
+			}
 		}
 	}
 	if err := bw.Flush(); err != nil {
@@ -400,4 +410,45 @@ func progressOptions(interval time.Duration, w io.Writer) loggops.Options {
 			now.Sub(start).Round(100*time.Millisecond), st.Now, st.Events, rate/1e6, st.Ops)
 		last, lastEvents = now, st.Events
 	}}
+}
+
+// writeLogGOPSim prints the result as LogGOPSim does, so that scripts
+// written for its output read ours: per-host "Host i: T" lines after
+// "Times:" for 16 hosts or fewer (or with --hosts), else the maximum with
+// its value in seconds assuming ns, as LogGOPSim prints it. T is in calc
+// units, LogGOPSim's single time unit; a time that is not a whole number
+// of units (a per-byte cost below one unit) keeps its exact decimals.
+func writeLogGOPSim(w io.Writer, res *loggops.Result, unit sim.Time, hosts bool) {
+	if hosts || len(res.Finish) <= 16 {
+		fmt.Fprintln(w, "Times:")
+		for h, t := range res.Finish {
+			fmt.Fprintf(w, "Host %d: %s\n", h, inUnits(t, unit))
+		}
+		if len(res.Finish) <= 16 {
+			return
+		}
+	}
+	v := float64(res.Max) / float64(unit)
+	fmt.Fprintf(w, "Maximum finishing time at host %d: %s (%s s)\n", res.MaxHost, inUnits(res.Max, unit), strconv.FormatFloat(v/1e9, 'g', 6, 64))
+}
+
+// inUnits prints t as a multiple of unit, exactly.
+func inUnits(t, unit sim.Time) string {
+	if t%unit == 0 {
+		return strconv.FormatInt(int64(t/unit), 10)
+	}
+	return strings.TrimRight(new(big.Rat).SetFrac64(int64(t), int64(unit)).FloatString(decimals(unit)), "0")
+}
+
+// decimals is the number of decimal places that print any multiple of
+// 1/unit exactly when unit is a power of ten (ps per unit), else 12.
+func decimals(unit sim.Time) int {
+	d := 0
+	for u := unit; u > 1; u /= 10 {
+		if u%10 != 0 {
+			return 12
+		}
+		d++
+	}
+	return d
 }
