@@ -57,6 +57,16 @@ func allToAll(n int, size int) string {
 	return b.String()
 }
 
+// compatCase is a schedule with LogGOPSim's maximum finishing time and
+// host, and ours under CompatNone, in ns.
+type compatCase struct {
+	name      string
+	text      string
+	p         Params
+	ref, none sim.Time
+	refHost   int
+}
+
 // TestCompatLogGOPSim checks CompatLogGOPSim against LogGOPSim's maximum
 // finishing times for schedules where its pitfalls show, and CompatNone
 // against the issue's semantics. The LogGOPSim times were worked out by
@@ -100,13 +110,7 @@ l1: recv 8b from 0
 	// A rendezvous send matched by a receive posted later (on cpu 1):
 	// LogGOPSim raises the sender's cpu 1 clock, not cpu 0's, so the
 	// sender's calc is not delayed to the match at 5 us.
-	cases = append(cases, struct {
-		name      string
-		text      string
-		p         Params
-		ref, none sim.Time
-		refHost   int
-	}{"rendezvous raises the receive's indices", `num_ranks 2
+	cases = append(cases, compatCase{"rendezvous raises the receive's indices", `num_ranks 2
 rank 0 {
 l1: send 100b to 1
 l2: calc 1000
@@ -120,13 +124,7 @@ l2 requires l1
 `, refParams(0), 5000, 6000, 0})
 	zero := refParams(0)
 	zero.GapPerByte = 5_000_000
-	cases = append(cases, struct {
-		name      string
-		text      string
-		p         Params
-		ref, none sim.Time
-		refHost   int
-	}{"empty message costs -G", "num_ranks 2\nrank 0 {\nsend 0b to 1\n}\nrank 1 {\nrecv 0b from 0\n}\n", zero, 1095, 1100, 1})
+	cases = append(cases, compatCase{"empty message costs -G", "num_ranks 2\nrank 0 {\nsend 0b to 1\n}\nrank 1 {\nrecv 0b from 0\n}\n", zero, 1095, 1100, 1})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for _, mode := range []Compat{CompatLogGOPSim, CompatNone} {
