@@ -98,6 +98,15 @@ func newGoalRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
+// flagNames is how an error names a flag: "-L/--latency", or "--compat"
+// for a flag without a shorthand.
+func flagNames(cmd *cobra.Command, name string) string {
+	if fl := cmd.Flags().Lookup(name); fl != nil && fl.Shorthand != "" {
+		return "-" + fl.Shorthand + "/--" + name
+	}
+	return "--" + name
+}
+
 func goalParams(cmd *cobra.Command, f *goalRunFlags) (loggops.Params, error) {
 	p := loggops.DefaultParams()
 	for _, kv := range []struct{ flag, name, val string }{
@@ -105,10 +114,7 @@ func goalParams(cmd *cobra.Command, f *goalRunFlags) (loggops.Params, error) {
 		{"gap-per-byte", "G", f.G}, {"overhead-per-byte", "O", f.O}, {"eager", "S", f.S}, {"calc-unit", "calc", f.calc}, {"compat", "compat", f.compat},
 	} {
 		if err := p.Set(kv.name, kv.val); err != nil {
-			if len(kv.name) > 1 { // no shorthand
-				return p, fmt.Errorf("--%s: %w", kv.flag, err)
-			}
-			return p, fmt.Errorf("-%s/--%s: %w", kv.name, kv.flag, err)
+			return p, fmt.Errorf("%s: %w", flagNames(cmd, kv.flag), err)
 		}
 	}
 	for _, s := range f.set {
