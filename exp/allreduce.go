@@ -38,7 +38,7 @@ func runAllreduce(cfg Config, env Env) (*report.Result, error) {
 	points := make([]allreducePoint, len(a.Nodes)*len(strats))
 	err := forEach(cfg, env, len(points), func(i int) error {
 		n, s := a.Nodes[i/len(strats)], strats[i%len(strats)]
-		c, err := newRun(cfg, env, fmt.Sprintf("%s n=%d", s, n), n)
+		c, err := newRun(cfg, env, fmt.Sprintf("%s n=%d", s, n), n, s)
 		if err != nil {
 			return err
 		}

@@ -143,7 +143,7 @@ func (a AllreduceSpec) validate() error {
 			errs = append(errs, fmt.Errorf("allreduce.nodes contains %d: the ring needs at least one float32 per node (allreduce.size = %v)", n, a.Size))
 		}
 	}
-	errs = append(errs, checkStrategies("allreduce.strategies", a.Strategies, []string{"CPU", "HDN", "GDS", "GPUTN"}))
+	errs = append(errs, checkStrategies("allreduce.strategies", a.Strategies, workloadStrategies("allreduce")))
 	if a.WGs < 0 || a.WGs > 1024 {
 		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: must be in [0, 1024] (0 = automatic)", a.WGs))
 	}
@@ -161,7 +161,7 @@ func (l LatencySpec) validate() error {
 	if l.Size < 8 || l.Size%8 != 0 || l.Size > 64*unit.MiB {
 		errs = append(errs, fmt.Errorf("latency.size = %v: must be a multiple of 8 bytes in [8B, 64MiB]", l.Size))
 	}
-	errs = append(errs, checkStrategies("latency.strategies", l.Strategies, []string{"HDN", "GDS", "GPUTN"}))
+	errs = append(errs, checkStrategies("latency.strategies", l.Strategies, workloadStrategies("latency")))
 	return errors.Join(errs...)
 }
 

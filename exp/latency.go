@@ -23,7 +23,7 @@ func runLatency(cfg Config, env Env) (*report.Result, error) {
 	}
 	results := make([]workload.LatencyResult, len(strats))
 	err := forEach(cfg, env, len(strats), func(i int) error {
-		c, err := newRun(cfg, env, string(strats[i]), 2)
+		c, err := newRun(cfg, env, string(strats[i]), 2, strats[i])
 		if err != nil {
 			return err
 		}

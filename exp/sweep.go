@@ -7,6 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/workload"
 )
 
 // prefixTracer sends one simulation's spans under "label/track", so runs of
@@ -20,13 +21,34 @@ func (p prefixTracer) Span(track, name string, start, end sim.Time) {
 	p.t.Span(p.label+"/"+track, name, start, end)
 }
 
-// newRun builds a fresh engine and cluster of n nodes for one simulation.
-func newRun(cfg Config, env Env, label string, n int) (*cluster.Cluster, error) {
+// newRun builds a fresh engine and cluster of n nodes for one simulation
+// of strategy s, in the memory mode the strategy runs in.
+func newRun(cfg Config, env Env, label string, n int, s strategy.Strategy) (*cluster.Cluster, error) {
 	e := sim.New(cfg.Run.Seed)
 	if env.Tracer != nil {
 		e.SetTracer(prefixTracer{env.Tracer, label})
 	}
-	return cluster.New(e, cfg.Spec, n, cfg.Run.Functional)
+	spec := cfg.Spec
+	if d, err := strategy.Lookup(string(s)); err == nil {
+		spec = d.Adjust(spec)
+	}
+	return cluster.New(e, spec, n, cfg.Run.Functional)
+}
+
+// workloadStrategies returns the registered strategies that run workload
+// name, in registry order.
+func workloadStrategies(name string) []string {
+	w, err := workload.Lookup(name)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range strategy.Registry() {
+		if _, ok := w.Impl(s); ok {
+			out = append(out, string(s.Strategy))
+		}
+	}
+	return out
 }
 
 func strategyConfig(cfg Config) strategy.Config {

@@ -1,12 +1,17 @@
 // Package strategy names the networking strategies (overview.md §3) and
 // composes hardware and programming models into the node setups they run
 // on: which agents exist on a node (a host thread, a GPU stream, MPI, the
-// GPU-TN host API, one-sided endpoints) and how they are wired.
+// GPU-TN host API, one-sided endpoints, device-API backends) and how they
+// are wired.
+//
+// Registry is the one list of strategies. Each Def declares the
+// programming-model capabilities (Cap) it provides; workloads are written
+// against capabilities, never strategy names (design-families.md), so a
+// new strategy runs every workload whose needs it meets.
 package strategy
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
@@ -19,10 +24,11 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/stream"
 )
 
-// Strategy is who drives the network.
+// Strategy is who drives the network: the name of a registered Def.
 type Strategy string
 
-// Strategies implemented so far.
+// The strategies of overview.md §3 that are registered. Registry holds the
+// full definition of each.
 const (
 	CPU   Strategy = "CPU"
 	HDN   Strategy = "HDN"
@@ -41,34 +47,29 @@ type Info struct {
 	Summary        string
 }
 
-var infos = []Info{
-	{CPU, "CPU", "n/a", "n/a", "n/a", "Everything", "no GPU: host threads compute and drive MPI"},
-	{HDN, "HDN, Inter-Kernel, Inter-K", "Yes", "No", "–", "Network stack", "GPU kernels; the host does MPI at kernel boundaries"},
-	{GDS, "GDS", "Yes", "Yes", "Network trigger", "Partial network stack", "CPU pre-posts puts; the GPU's CP rings them after each kernel"},
-	{GPUTN, "GPU-TN", "No", "Yes", "Network trigger", "Partial network stack", "CPU registers triggered puts; the kernel fires them with a store"},
+// All returns the characteristic table of the registered strategies.
+func All() []Info {
+	var out []Info
+	for _, d := range Registry() {
+		out = append(out, d.Info)
+	}
+	return out
 }
 
-// All returns the characteristic table of the implemented strategies.
-func All() []Info { return append([]Info(nil), infos...) }
-
-// Parse returns the strategy named s (case-insensitive; "GPU-TN" accepted).
+// Parse returns the registered strategy named s (see Lookup).
 func Parse(s string) (Strategy, error) {
-	norm := strings.ReplaceAll(strings.ToUpper(s), "-", "")
-	var names []string
-	for _, in := range infos {
-		if string(in.Strategy) == norm {
-			return in.Strategy, nil
-		}
-		names = append(names, string(in.Strategy))
-	}
-	return "", fmt.Errorf("unknown strategy %q: must be one of %s", s, strings.Join(names, ", "))
+	d, err := Lookup(s)
+	return d.Strategy, err
 }
 
 // Node is one node's programming-model surface under a strategy. Workloads
-// use it and never reach into the hardware. Fields a strategy does not use
-// are nil.
+// use it and never reach into the hardware. The kernel-boundary family's
+// handles are fields, nil unless Def.Caps has the capability that names
+// them; the other families' handles (device-API backends, task queues,
+// NIC handlers) are reached with Get.
 type Node struct {
 	Strategy Strategy
+	Def      Def // the strategy's registry entry (capabilities, preset)
 	Rank     int
 	Size     int
 	Host     *cpu.Thread    // the application's host thread
@@ -81,6 +82,8 @@ type Node struct {
 	GPU      gpu.Spec       // device limits for sizing kernels
 	Threads  int            // host cores available for CPU compute
 	SW       cost.Spec      // software cost model, for workload-level paths
+
+	caps []any // further capability values (Provide, Get)
 }
 
 // Config is what Setup needs besides the cluster.
@@ -89,37 +92,71 @@ type Config struct {
 	MPI mpi.Spec
 }
 
+// World is what the node setups of one run share: the cluster, the
+// configuration, and run-scoped values (a symmetric heap's layout, a
+// table every node registers into) created once by the first node that
+// asks.
+type World struct {
+	Cluster *cluster.Cluster
+	Config  Config
+	shared  map[string]any
+}
+
+// NewWorld returns the shared state of one run on c.
+func NewWorld(c *cluster.Cluster, cfg Config) *World {
+	return &World{Cluster: c, Config: cfg, shared: map[string]any{}}
+}
+
+// Shared returns the run-scoped value under key, made by mk on first use.
+func (w *World) Shared(key string, mk func() any) any {
+	v, ok := w.shared[key]
+	if !ok {
+		v = mk()
+		w.shared[key] = v
+	}
+	return v
+}
+
+func (w *World) hw(n *Node) *cluster.Node { return w.Cluster.Nodes[n.Rank] }
+
 // Setup builds the programming-model state of node i for strategy s on host
 // thread t (call it from t's body, at the start of the run: it costs the
 // host the setup software paths).
-func Setup(s Strategy, c *cluster.Cluster, i int, t *cpu.Thread, cfg Config) (*Node, error) {
-	hw := c.Nodes[i]
-	n := &Node{Strategy: s, Rank: i, Size: len(c.Nodes), Host: t, Mem: hw.Mem, Pool: mem.GPU,
-		GPU: hw.GPU.Spec(), Threads: hw.CPU.Spec().Cores, SW: cfg.SW}
-	var err error
-	switch s {
-	case CPU:
-		n.Pool = mem.Host
-		n.MPI, err = mpi.Init(t, hw.NIC, i, n.Size, cfg.MPI, cfg.SW)
-	case HDN:
-		n.MPI, err = mpi.Init(t, hw.NIC, i, n.Size, cfg.MPI, cfg.SW)
-		n.Stream = stream.New(t, hw.GPU, hw.NIC, cfg.SW)
-	case GDS:
-		n.Stream = stream.New(t, hw.GPU, hw.NIC, cfg.SW)
-		n.RDMA = rdma.New(t, hw.NIC, cfg.SW)
-	case GPUTN:
-		n.Stream = stream.New(t, hw.GPU, hw.NIC, cfg.SW)
-		n.RDMA = rdma.New(t, hw.NIC, cfg.SW)
-		n.TN = gputn.NewHost(t, hw.NIC, cfg.SW)
-	default:
-		return nil, fmt.Errorf("strategy %q has no node setup", s)
+func Setup(s Strategy, w *World, i int, t *cpu.Thread) (*Node, error) {
+	d, err := Lookup(string(s))
+	if err != nil {
+		return nil, err
 	}
-	return n, err
+	c := w.Cluster
+	hw := c.Nodes[i]
+	n := &Node{Strategy: d.Strategy, Def: d, Rank: i, Size: len(c.Nodes), Host: t, Mem: hw.Mem, Pool: mem.GPU,
+		GPU: hw.GPU.Spec(), Threads: hw.CPU.Spec().Cores, SW: w.Config.SW}
+	if err := d.Setup(n, w); err != nil {
+		return nil, fmt.Errorf("%s setup on node %d: %w", d.Strategy, i, err)
+	}
+	return n, nil
+}
+
+// Provide adds capability value v (a model's handle, e.g. a device-API
+// backend) to the node; Get finds it by type.
+func (n *Node) Provide(v any) { n.caps = append(n.caps, v) }
+
+// Get returns the node's capability value of type T (the first provided
+// value assignable to T), or false when the strategy provides none.
+func Get[T any](n *Node) (T, bool) {
+	for _, v := range n.caps {
+		if t, ok := v.(T); ok {
+			return t, true
+		}
+	}
+	var zero T
+	return zero, false
 }
 
 // Group is the set of host threads of one run, one per node.
 type Group struct {
 	Nodes []*Node
+	World *World
 	errs  []error
 }
 
@@ -137,10 +174,10 @@ func (g *Group) Err() error {
 // strategy s and runs body. Errors are collected for Group.Err after the
 // engine ran.
 func Spawn(c *cluster.Cluster, s Strategy, cfg Config, body func(n *Node) error) *Group {
-	g := &Group{Nodes: make([]*Node, len(c.Nodes)), errs: make([]error, len(c.Nodes))}
+	g := &Group{Nodes: make([]*Node, len(c.Nodes)), errs: make([]error, len(c.Nodes)), World: NewWorld(c, cfg)}
 	for i, hw := range c.Nodes {
 		hw.CPU.Spawn("app", func(t *cpu.Thread) {
-			n, err := Setup(s, c, i, t, cfg)
+			n, err := Setup(s, g.World, i, t)
 			if err != nil {
 				g.errs[i] = err
 				return

@@ -72,8 +72,12 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	if err := a.Validate(n); err != nil {
 		return AllreduceResult{}, err
 	}
+	im, _, err := AllreduceDef().implFor(s)
+	if err != nil {
+		return AllreduceResult{}, err
+	}
 	w := 1 // one message per step: a whole chunk
-	if s == strategy.GPUTN {
+	if im.Name == "triggered" {
 		w = a.Slices(n) // one triggered put per (step, work-group slice)
 	}
 	lay := newRingLayout(int(a.Size/4), n, w)
@@ -84,15 +88,13 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		bases[nd.Rank] = base
 		lay.fill(nd.Mem, base, nd.Rank)
 		var err error
-		switch s {
-		case strategy.CPU, strategy.HDN:
+		switch im.Name {
+		case "host", "kernel-boundary":
 			err = a.twoSided(nd, lay, base)
-		case strategy.GDS:
+		case "stream-triggered":
 			err = a.gds(nd, lay, base)
-		case strategy.GPUTN:
+		case "triggered":
 			err = a.gputn(nd, lay, base)
-		default:
-			err = fmt.Errorf("allreduce has no %s implementation", s)
 		}
 		res.Finish[nd.Rank] = nd.Host.Now()
 		return err
@@ -228,7 +230,7 @@ func (l *ringLayout) recvAddr(base mem.Addr, st, k, s int) (mem.Addr, uint64) {
 func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
 	local := func(op nbc.Op) {
 		nd.Host.Instr(nd.SW.NBCStep)
-		if nd.Strategy == strategy.CPU {
+		if nd.Stream == nil { // host compute
 			addInto(nd.Mem, op.Addr, op.Src, op.Len)
 			nd.Host.Compute(3*op.Len, a.CPUThreads)
 			return

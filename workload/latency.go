@@ -42,6 +42,10 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 	if lt.Size < 1 || lt.Size%8 != 0 {
 		return LatencyResult{}, fmt.Errorf("latency size %v: must be a positive multiple of 8 bytes", lt.Size)
 	}
+	im, _, err := LatencyDef().implFor(s)
+	if err != nil {
+		return LatencyResult{}, err
+	}
 	size := uint64(lt.Size)
 	var (
 		run                     *gpu.Run
@@ -80,8 +84,8 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 				}
 			}}
 		}
-		switch s {
-		case strategy.HDN:
+		switch im.Name {
+		case "kernel-boundary":
 			run = nd.Stream.Launch(copyKernel(nil))
 			nd.Stream.Wait(run)
 			seen = nd.Host.Now()
@@ -91,13 +95,13 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 			}
 			posted = nd.Host.Now()
 			nd.MPI.Wait(r)
-		case strategy.GDS:
+		case "stream-triggered":
 			id := nd.RDMA.Prepost(put)
 			run = nd.Stream.Launch(copyKernel(nil))
 			nd.Stream.NicTrigger(id)
 			nd.Stream.Synchronize()
 			posted = nd.Stream.LastNicTrigger()
-		case strategy.GPUTN:
+		case "triggered":
 			trig := nd.TN.TriggerAddr()
 			run = nd.Stream.Launch(copyKernel(func(wg *gpu.WG) {
 				wg.Release(gpu.System)
@@ -108,8 +112,6 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 			nd.TN.TrigPut(7, gputn.Put{Src: put.Src, Length: put.Length, Target: 1, PT: nd.RDMA.PT()}, 1)
 			nd.Stream.Wait(run)
 			posted = triggerAt
-		default:
-			return fmt.Errorf("latency microbenchmark has no %s implementation", s)
 		}
 		return nil
 	})
@@ -136,13 +138,13 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 	add("initiator", "kernel launch", run.Queued, run.BodyStart)
 	add("initiator", "kernel body", run.BodyStart, run.BodyEnd)
 	add("initiator", "kernel teardown", run.BodyEnd, run.Done)
-	switch s {
-	case strategy.HDN:
+	switch im.Name {
+	case "kernel-boundary":
 		add("initiator", "host observes completion", run.Done, seen)
 		add("initiator", "CPU network post", seen, posted)
-	case strategy.GDS:
+	case "stream-triggered":
 		add("initiator", "CP network post", run.Done, posted)
-	case strategy.GPUTN:
+	case "triggered":
 		add("initiator", "GPU trigger store", triggerStart, posted)
 	}
 	add("network", "NIC/wire", posted, arrived)

@@ -1,0 +1,162 @@
+package strategy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/gputn"
+	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/model/rdma"
+	"github.com/gpunetsim/gpunetsim/model/stream"
+)
+
+// Cap is a set of programming-model capabilities (design-families.md): what
+// a workload can program against on a node. A strategy provides a set; a
+// workload implementation needs one.
+type Cap uint32
+
+// The capabilities. Each names the model package a workload calls.
+const (
+	// TwoSided: MPI send/recv and nonblocking collectives on the host
+	// (model/mpi, model/nbc; Node.MPI).
+	TwoSided Cap = 1 << iota
+	// HostCompute: the host's threads do the computing; there is no GPU in
+	// the strategy (Node.Threads, cpu.Thread.Compute).
+	HostCompute
+	// Stream: a GPU stream on the host (kernel launch, wait, GDS stream
+	// operations; model/stream; Node.Stream).
+	Stream
+	// StreamTriggered: the CP rings pre-posted NIC commands and waits on
+	// values between kernels (GDS; Node.Stream with Node.RDMA).
+	StreamTriggered
+	// OneSided: host one-sided puts into exposed regions, pre-postable
+	// (model/rdma; Node.RDMA).
+	OneSided
+	// Triggers: GPU-TN triggered operations registered by the host and
+	// fired by a GPU store (model/gputn; Node.TN).
+	Triggers
+	// Overlap: kernels may run while the host drives MPI (HDN_OVERLAP).
+	Overlap
+	// DeviceShmem: the OpenSHMEM-style device API for work-groups
+	// (model/shmem), served by a backend (GHN, ComP-Net, GIO).
+	DeviceShmem
+	// DeviceVerbs: GPU threads post verbs work requests and poll CQs, with
+	// the GPI subset on top (GPUrdma).
+	DeviceVerbs
+	// RemoteTasks: remote kernel launch by message (XTQ, HSA).
+	RemoteTasks
+	// NICHandlers: sPIN packet handlers on the NIC.
+	NICHandlers
+)
+
+var capNames = []string{"two-sided", "host-compute", "stream", "stream-triggered", "one-sided", "triggers",
+	"overlap", "device-shmem", "device-verbs", "remote-tasks", "nic-handlers"}
+
+// Has reports whether c contains every capability of need.
+func (c Cap) Has(need Cap) bool { return c&need == need }
+
+// String lists the capabilities joined by "+".
+func (c Cap) String() string {
+	var parts []string
+	for i, n := range capNames {
+		if c&(1<<i) != 0 {
+			parts = append(parts, n)
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "+")
+}
+
+// Def is one strategy of the registry: its name, its row of the
+// characteristic table, the capabilities it provides, the hardware it runs
+// on, and the setup that wires hardware to those capabilities.
+type Def struct {
+	Info
+	// Caps is what a workload may program against under this strategy.
+	Caps Cap
+	// Preset is the hardware preset the documents use for it
+	// (overview.md §3).
+	Preset string
+	// GPUMode, when set ("apu" or "dgpu"), is the memory mode the strategy
+	// runs in whatever the preset's (overview.md §3: GHN_APU is APU mode).
+	GPUMode string
+	// Setup fills node n's capabilities from its hardware. It runs in the
+	// application host thread at the start of the run and costs the host
+	// the setup software paths.
+	Setup func(n *Node, w *World) error
+}
+
+// Adjust returns the hardware spec a run of this strategy uses: spec with
+// the strategy's memory mode applied.
+func (d Def) Adjust(spec cluster.Spec) cluster.Spec {
+	if d.GPUMode != "" {
+		spec.GPU.Mode = d.GPUMode
+	}
+	return spec
+}
+
+// Registry returns every strategy, in the order of the characteristic
+// table. It is the single list the experiments, the matrix and the CLI
+// read.
+func Registry() []Def {
+	return []Def{
+		{Info: Info{CPU, "CPU", "n/a", "n/a", "n/a", "Everything", "no GPU: host threads compute and drive MPI"},
+			Caps: TwoSided | HostCompute, Preset: "gputn", Setup: setupCPU},
+		{Info: Info{HDN, "HDN, Inter-Kernel, Inter-K", "Yes", "No", "–", "Network stack", "GPU kernels; the host does MPI at kernel boundaries"},
+			Caps: TwoSided | Stream, Preset: "gputn", Setup: setupHDN},
+		{Info: Info{GDS, "GDS", "Yes", "Yes", "Network trigger", "Partial network stack", "CPU pre-posts puts; the GPU's CP rings them after each kernel"},
+			Caps: Stream | StreamTriggered | OneSided, Preset: "gputn", Setup: setupGDS},
+		{Info: Info{GPUTN, "GPU-TN", "No", "Yes", "Network trigger", "Partial network stack", "CPU registers triggered puts; the kernel fires them with a store"},
+			Caps: Stream | OneSided | Triggers, Preset: "gputn", Setup: setupGPUTN},
+	}
+}
+
+// Lookup returns the registered strategy named s (case-insensitive; "-"
+// and "_" ignored, so "GPU-TN" and "gputn" both name GPUTN).
+func Lookup(s string) (Def, error) {
+	norm := normalize(s)
+	var names []string
+	for _, d := range Registry() {
+		if normalize(string(d.Strategy)) == norm {
+			return d, nil
+		}
+		names = append(names, string(d.Strategy))
+	}
+	return Def{}, fmt.Errorf("unknown strategy %q: must be one of %s", s, strings.Join(names, ", "))
+}
+
+func normalize(s string) string {
+	return strings.NewReplacer("-", "", "_", "").Replace(strings.ToUpper(s))
+}
+
+func setupCPU(n *Node, w *World) (err error) {
+	n.Pool = mem.Host
+	n.MPI, err = mpi.Init(n.Host, w.hw(n).NIC, n.Rank, n.Size, w.Config.MPI, w.Config.SW)
+	return err
+}
+
+func setupHDN(n *Node, w *World) (err error) {
+	hw := w.hw(n)
+	n.MPI, err = mpi.Init(n.Host, hw.NIC, n.Rank, n.Size, w.Config.MPI, w.Config.SW)
+	n.Stream = stream.New(n.Host, hw.GPU, hw.NIC, w.Config.SW)
+	return err
+}
+
+func setupGDS(n *Node, w *World) error {
+	hw := w.hw(n)
+	n.Stream = stream.New(n.Host, hw.GPU, hw.NIC, w.Config.SW)
+	n.RDMA = rdma.New(n.Host, hw.NIC, w.Config.SW)
+	return nil
+}
+
+func setupGPUTN(n *Node, w *World) error {
+	hw := w.hw(n)
+	n.Stream = stream.New(n.Host, hw.GPU, hw.NIC, w.Config.SW)
+	n.RDMA = rdma.New(n.Host, hw.NIC, w.Config.SW)
+	n.TN = gputn.NewHost(n.Host, hw.NIC, w.Config.SW)
+	return nil
+}

@@ -1,0 +1,148 @@
+package workload
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// Impl is one implementation of a workload, written against a set of
+// programming-model capabilities (design-families.md), not a strategy.
+type Impl struct {
+	Name  string       // e.g. "triggered", "kernel-boundary"
+	Needs strategy.Cap // every capability it programs against
+}
+
+// Def is one workload of the registry. The (strategy, workload) matrix is
+// computed from it: a cell is the first implementation whose needs the
+// strategy provides. A cell with no implementation must carry a reason in
+// NotApplicable (the matrix test enforces it).
+type Def struct {
+	Name    string
+	Summary string
+	// Impls in preference order.
+	Impls []Impl
+	// NotApplicable says, per strategy without an implementation, why the
+	// workload does not apply to it.
+	NotApplicable map[strategy.Strategy]string
+	// Small runs the workload once at its small default size on s, on a
+	// fresh cluster of hardware hw (the strategy's mode already applied),
+	// for the matrix experiment.
+	Small func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error)
+}
+
+// Cell is what one small run of a workload on a strategy measured.
+type Cell struct {
+	Impl     string   // implementation that ran
+	Nodes    int      // cluster size used
+	Time     sim.Time // the workload's own measure of completion
+	Events   uint64   // engine events
+	Verified bool     // checked against the serial reference
+}
+
+// Impl returns the implementation of d that strategy s runs, or false when
+// none applies.
+func (d Def) Impl(s strategy.Def) (Impl, bool) {
+	for _, im := range d.Impls {
+		if s.Caps.Has(im.Needs) {
+			return im, true
+		}
+	}
+	return Impl{}, false
+}
+
+// implFor is Impl for a strategy name, with an error naming the workload
+// when the strategy is unknown or has no implementation.
+func (d Def) implFor(s strategy.Strategy) (Impl, strategy.Def, error) {
+	sd, err := strategy.Lookup(string(s))
+	if err != nil {
+		return Impl{}, sd, err
+	}
+	im, ok := d.Impl(sd)
+	if !ok {
+		why := d.NotApplicable[sd.Strategy]
+		if why == "" {
+			why = fmt.Sprintf("no implementation needs only %v", sd.Caps)
+		}
+		return Impl{}, sd, fmt.Errorf("%s does not run on %s: %s", d.Name, s, why)
+	}
+	return im, sd, nil
+}
+
+// Registry returns every workload, sorted by name.
+func Registry() []Def {
+	return []Def{AllreduceDef(), LatencyDef()}
+}
+
+// Lookup returns the registered workload named name.
+func Lookup(name string) (Def, error) {
+	var names []string
+	for _, d := range Registry() {
+		if d.Name == name {
+			return d, nil
+		}
+		names = append(names, d.Name)
+	}
+	return Def{}, fmt.Errorf("unknown workload %q: must be one of %s", name, strings.Join(names, ", "))
+}
+
+// newCluster builds the small cluster of a matrix cell.
+func newCluster(hw cluster.Spec, nodes int, seed uint64, functional bool) (*cluster.Cluster, error) {
+	return cluster.New(sim.New(seed), hw, nodes, functional)
+}
+
+// AllreduceDef is the ring allreduce's registry entry.
+func AllreduceDef() Def {
+	return Def{
+		Name:    "allreduce",
+		Summary: "strong-scaled float32 SUM ring allreduce (workloads.md §4)",
+		Impls: []Impl{
+			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
+			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
+			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
+			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
+		},
+		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
+			const nodes = 4
+			c, err := newCluster(hw, nodes, seed, functional)
+			if err != nil {
+				return Cell{}, err
+			}
+			defer c.Engine.Close()
+			a := Allreduce{Size: 256 * unit.KiB, WGSize: 256, CPUThreads: hw.CPU.Cores}
+			r, err := a.Run(c, s.Strategy, cfg)
+			im, _ := AllreduceDef().Impl(s)
+			return Cell{Impl: im.Name, Nodes: nodes, Time: r.Time, Events: c.Engine.Events(), Verified: r.Verified}, err
+		},
+	}
+}
+
+// LatencyDef is the latency decomposition's registry entry.
+func LatencyDef() Def {
+	return Def{
+		Name:    "latency",
+		Summary: "2-node GPU-kernel-to-remote-detect latency decomposition (workloads.md §8)",
+		Impls: []Impl{
+			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
+			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
+			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
+		},
+		NotApplicable: map[strategy.Strategy]string{
+			strategy.CPU: "it times a GPU kernel's data reaching a remote node; the CPU strategy has no GPU",
+		},
+		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
+			c, err := newCluster(hw, 2, seed, functional)
+			if err != nil {
+				return Cell{}, err
+			}
+			defer c.Engine.Close()
+			r, err := Latency{Size: 64}.Run(c, s.Strategy, cfg)
+			im, _ := LatencyDef().Impl(s)
+			return Cell{Impl: im.Name, Nodes: 2, Time: r.EndToEnd, Events: c.Engine.Events(), Verified: r.Verified}, err
+		},
+	}
+}
