@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"unsafe"
 )
 
@@ -94,5 +95,75 @@ func f32(b []byte) []float32 {
 }
 
 // inputValue is element j of node r's input: small multiples of 1/8, so
-// every partial sum is exact in float32 whatever the summation order.
-func inputValue(r, j int) float32 { return float32((r*7+j*13)%101) / 8 }
+// every partial sum is exact in float32 whatever the summation order. It
+// repeats with period inputPeriod in j.
+func inputValue(r, j int) float32 { return float32((r*7+j*13)%inputPeriod) / 8 }
+
+// inputPeriod is the period of every input and of their sums.
+const inputPeriod = 101
+
+// patternReps is how many periods a pattern holds, so one copy moves up to
+// patternReps-1 periods (≈25 KiB) at memmove speed.
+const patternReps = 64
+
+// pattern is a periodic float32 sequence v(j), j ≥ 0, of period
+// inputPeriod, stored as little-endian bytes for bulk copy and compare.
+type pattern struct {
+	b []byte
+}
+
+func newPattern(v func(j int) float32) *pattern {
+	vals := make([]float32, inputPeriod*patternReps)
+	for j := range inputPeriod {
+		vals[j] = v(j)
+	}
+	for j := inputPeriod; j < len(vals); j++ {
+		vals[j] = vals[j-inputPeriod]
+	}
+	return &pattern{b: unsafe.Slice((*byte)(unsafe.Pointer(&vals[0])), 4*len(vals))}
+}
+
+// at returns v(j).
+func (p *pattern) at(j int) float32 { return f32(p.b)[j%inputPeriod] }
+
+// chunks calls fn for consecutive pieces of the sequence starting at
+// element first, covering n bytes: fn(offset into the n bytes, pattern
+// bytes of that piece).
+func (p *pattern) chunks(first, n int, fn func(off int, src []byte) bool) {
+	maxBytes := 4 * inputPeriod * (patternReps - 1)
+	for off := 0; off < n; {
+		phase := 4 * ((first + off/4) % inputPeriod)
+		k := min(n-off, maxBytes)
+		if !fn(off, p.b[phase:phase+k]) {
+			return
+		}
+		off += k
+	}
+}
+
+// copyTo writes v(first), v(first+1), … into dst.
+func (p *pattern) copyTo(dst []byte, first int) {
+	p.chunks(first, len(dst), func(off int, src []byte) bool {
+		copy(dst[off:], src)
+		return true
+	})
+}
+
+// equal compares got with v(first), …; on a mismatch it returns the index
+// j of the first differing element.
+func (p *pattern) equal(got []byte, first int) (int, bool) {
+	bad := -1
+	p.chunks(first, len(got), func(off int, src []byte) bool {
+		if bytes.Equal(got[off:off+len(src)], src) {
+			return true
+		}
+		for i := 0; i < len(src); i += 4 {
+			if !bytes.Equal(got[off+i:off+i+4], src[i:i+4]) {
+				bad = first + (off+i)/4
+				break
+			}
+		}
+		return false
+	})
+	return bad, bad < 0
+}

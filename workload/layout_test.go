@@ -1,0 +1,63 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+)
+
+// TestPatternMatchesInputValue checks the periodic pattern against the
+// element-wise definition across several periods and start phases.
+func TestPatternMatchesInputValue(t *testing.T) {
+	for _, r := range []int{0, 3, 63} {
+		p := newPattern(func(j int) float32 { return inputValue(r, j) })
+		for _, first := range []int{0, 1, 100, 101, 12345} {
+			n := 4 * (inputPeriod*patternReps*2 + 7) // longer than one chunk
+			b := make([]byte, n)
+			p.copyTo(b, first)
+			for i, v := range f32(b) {
+				if want := inputValue(r, first+i); v != want {
+					t.Fatalf("r=%d first=%d: element %d = %v, want %v", r, first, i, v, want)
+				}
+			}
+			if j, ok := p.equal(b, first); !ok {
+				t.Fatalf("equal reports element %d of a correct copy", j)
+			}
+			f32(b)[len(b)/4-3] += 1
+			if j, ok := p.equal(b, first); ok || j != first+len(b)/4-3 {
+				t.Fatalf("corrupted element %d: equal = %d, %v", first+len(b)/4-3, j, ok)
+			}
+		}
+	}
+}
+
+// TestVerifyCatchesOneWrongElement fills a layout with the reference sum
+// and checks verify accepts it and rejects a single changed float.
+func TestVerifyCatchesOneWrongElement(t *testing.T) {
+	l := newRingLayout(10007, 5, 3)
+	m := mem.New("m", true)
+	base := m.Alloc(mem.GPU, l.totalSize, "buf")
+	ref := l.reference()
+	for k := range l.n {
+		for s := range l.w {
+			off, nb := l.sub(k, s)
+			elemOff, _ := l.slice(k, s)
+			ref.copyTo(m.Bytes(base+mem.Addr(off), int(nb)), l.chunkOff[k]+elemOff)
+		}
+	}
+	if err := l.verify(m, base, ref); err != nil {
+		t.Fatal(err)
+	}
+	off, _ := l.sub(4, 2)
+	f32(m.Bytes(base+mem.Addr(off), 4))[0] += 0.125
+	if err := l.verify(m, base, ref); err == nil {
+		t.Fatal("a wrong element passed verification")
+	}
+	var sum float32
+	for r := range 5 {
+		sum += inputValue(r, 7)
+	}
+	if ref.at(7) != sum {
+		t.Fatalf("reference(7) = %v, want %v", ref.at(7), sum)
+	}
+}
