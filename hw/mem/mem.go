@@ -7,6 +7,7 @@ package mem
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -41,6 +42,12 @@ func (p Pool) String() string {
 	return "host"
 }
 
+// watch is one watched line and its signal.
+type watch struct {
+	line Addr
+	sig  *sim.Signal
+}
+
 type region struct {
 	base Addr
 	size uint64
@@ -51,9 +58,11 @@ type region struct {
 	// ctrl holds the real bytes of control lines (flags, sequence words) of
 	// a payload-free allocation, by line address.
 	ctrl map[Addr]*[LineSize]byte
-	// watched counts the lines of this allocation someone watches, so
-	// writes to unwatched allocations skip the watch lookups.
-	watched int
+	// watched holds the watched lines of this allocation sorted by
+	// address, so a write finds the watchers of its range by binary search
+	// instead of one map lookup per line (writes to unwatched allocations
+	// skip the search).
+	watched []watch
 }
 
 // Memory is one node's memory. The zero value is not usable; call New.
@@ -228,7 +237,12 @@ func (m *Memory) Touch(a Addr, n int) {
 	if len(m.watches) == 0 || n <= 0 {
 		return
 	}
-	if r, err := m.find(a, n); err == nil && r.watched == 0 {
+	if r, err := m.find(a, n); err == nil {
+		end := a + Addr(n)
+		i := sort.Search(len(r.watched), func(i int) bool { return r.watched[i].line >= Line(a) })
+		for ; i < len(r.watched) && r.watched[i].line < end; i++ {
+			r.watched[i].sig.Notify()
+		}
 		return
 	}
 	for l := Line(a); l < a+Addr(n); l += LineSize {
@@ -246,7 +260,8 @@ func (m *Memory) Watch(a Addr) *sim.Signal {
 		s = new(sim.Signal)
 		m.watches[l] = s
 		if r, err := m.find(l, 0); err == nil {
-			r.watched++
+			i := sort.Search(len(r.watched), func(i int) bool { return r.watched[i].line >= l })
+			r.watched = slices.Insert(r.watched, i, watch{l, s})
 		}
 	}
 	return s
