@@ -1,55 +1,96 @@
 package exp
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
 	"github.com/gpunetsim/gpunetsim/workload"
 )
 
+// allreducePoint is the result of one (nodes, strategy) simulation, as the
+// study cache stores it.
 type allreducePoint struct {
-	nodes    int
-	strategy strategy.Strategy
-	time     sim.Time
-	events   uint64
-	verified bool
-	slices   int
+	Nodes    int               `json:"nodes"`
+	Strategy strategy.Strategy `json:"strategy"`
+	Time     sim.Time          `json:"time"`
+	Events   uint64            `json:"events"`
+	Verified bool              `json:"verified"`
+	Slices   int               `json:"slices"`
+}
+
+// allreducePoints splits the allreduce sweep into one point per (node
+// count, strategy).
+func allreducePoints() Points {
+	return Points{List: allreduceList, Simulate: allreduceSimulate, Assemble: allreduceAssemble}
 }
 
 // runAllreduce sweeps node counts × strategies and reports time and speedup
 // against the CPU baseline.
 func runAllreduce(cfg Config, env Env) (*report.Result, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	a := cfg.Allreduce
-	strats := make([]strategy.Strategy, len(a.Strategies))
-	for i, name := range a.Strategies {
+	return RunPoints(allreducePoints(), cfg, env)
+}
+
+// allreduceStrategies parses allreduce.strategies.
+func allreduceStrategies(cfg Config) ([]strategy.Strategy, error) {
+	strats := make([]strategy.Strategy, len(cfg.Allreduce.Strategies))
+	for i, name := range cfg.Allreduce.Strategies {
 		s, err := strategy.Parse(name)
 		if err != nil {
 			return nil, fmt.Errorf("allreduce.strategies: %w", err)
 		}
 		strats[i] = s
 	}
+	return strats, nil
+}
+
+func allreduceList(cfg Config) ([]Point, error) {
+	if _, err := allreduceStrategies(cfg); err != nil {
+		return nil, err
+	}
+	var pts []Point
+	for _, n := range cfg.Allreduce.Nodes {
+		for _, s := range cfg.Allreduce.Strategies {
+			pc := cfg
+			pc.Allreduce.Nodes = []int{n}
+			pc.Allreduce.Strategies = []string{s}
+			pts = append(pts, Point{Label: fmt.Sprintf("%s n=%d", s, n), Config: pc})
+		}
+	}
+	return pts, nil
+}
+
+func allreduceSimulate(p Point, env Env) ([]byte, error) {
+	cfg := p.Config
+	a := cfg.Allreduce
+	s, err := strategy.Parse(a.Strategies[0])
+	if err != nil {
+		return nil, err
+	}
+	n := a.Nodes[0]
 	w := workload.Allreduce{Size: a.Size, WGs: a.WGs, MaxWGs: cfg.maxSlices(), WGSize: a.WGSize, CPUThreads: a.CPUThreads}
-	points := make([]allreducePoint, len(a.Nodes)*len(strats))
-	err := forEach(cfg, env, len(points), func(i int) error {
-		n, s := a.Nodes[i/len(strats)], strats[i%len(strats)]
-		c, err := newRun(cfg, env, fmt.Sprintf("%s n=%d", s, n), n, s)
-		if err != nil {
-			return err
-		}
-		defer c.Engine.Close() // release daemon coroutines (the GPUs' CPs) and their memory
-		res, err := w.Run(c, s, strategyConfig(cfg))
-		if err != nil {
-			return fmt.Errorf("%s on %d nodes: %w", s, n, err)
-		}
-		points[i] = allreducePoint{n, s, res.Time, c.Engine.Events(), res.Verified, res.Slices}
-		return nil
-	})
+	c, err := newRun(cfg, env, p.Label, n, s)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Engine.Close() // release daemon coroutines (the GPUs' CPs) and their memory
+	res, err := w.Run(c, s, strategyConfig(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("%s on %d nodes: %w", s, n, err)
+	}
+	return json.Marshal(allreducePoint{n, s, res.Time, c.Engine.Events(), res.Verified, res.Slices})
+}
+
+func allreduceAssemble(cfg Config, results [][]byte) (*report.Result, error) {
+	strats, err := allreduceStrategies(cfg)
+	if err != nil {
+		return nil, err
+	}
+	points, err := decodeResults[allreducePoint](results)
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +104,8 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 	}
 	baseline := map[int]sim.Time{}
 	for _, p := range points {
-		if p.strategy == base {
-			baseline[p.nodes] = p.time
+		if p.Strategy == base {
+			baseline[p.Nodes] = p.Time
 		}
 	}
 	long := report.Table{Name: "allreduce", Columns: []string{"nodes", "strategy", "time", "time_us", "speedup_vs_" + string(base), "events", "verified", "wgs"}}
@@ -80,16 +121,16 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 	}
 	allVerified := true
 	for i, p := range points {
-		sp := float64(baseline[p.nodes]) / float64(p.time)
-		long.Rows = append(long.Rows, []any{p.nodes, string(p.strategy), p.time, round3(p.time.Micros()), round3(sp), p.events, p.verified, p.slices})
+		sp := float64(baseline[p.Nodes]) / float64(p.Time)
+		long.Rows = append(long.Rows, []any{p.Nodes, string(p.Strategy), p.Time, round3(p.Time.Micros()), round3(sp), p.Events, p.Verified, p.Slices})
 		if i%len(strats) == 0 {
-			wide.Rows = append(wide.Rows, []any{p.nodes})
+			wide.Rows = append(wide.Rows, []any{p.Nodes})
 		}
 		row := &wide.Rows[len(wide.Rows)-1]
-		*row = append(*row, p.time, round3(sp))
-		series[p.strategy].X = append(series[p.strategy].X, float64(p.nodes))
-		series[p.strategy].Y = append(series[p.strategy].Y, sp)
-		allVerified = allVerified && p.verified
+		*row = append(*row, p.Time, round3(sp))
+		series[p.Strategy].X = append(series[p.Strategy].X, float64(p.Nodes))
+		series[p.Strategy].Y = append(series[p.Strategy].Y, sp)
+		allVerified = allVerified && p.Verified
 	}
 	for _, s := range strats {
 		plot.Series = append(plot.Series, *series[s])
@@ -106,4 +147,15 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 
 func round3(v float64) float64 {
 	return float64(int64(v*1000+0.5)) / 1000
+}
+
+// reportNodes is the allreduce's size in "gpunetsim report": node counts
+// doubling from 2 to 64, as the no-argument run.
+func reportNodes(cfg *Config) { cfg.Allreduce.Nodes = []int{2, 4, 8, 16, 32, 64} }
+
+// quickAllreduce is a seconds-long allreduce for tests: 96KiB on 2 and 4
+// nodes.
+func quickAllreduce(cfg *Config) {
+	cfg.Allreduce.Nodes = []int{2, 4}
+	cfg.Allreduce.Size = 96 * unit.KiB
 }

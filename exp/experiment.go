@@ -22,6 +22,12 @@ type Experiment struct {
 	Name    string
 	Summary string
 	Run     func(cfg Config, env Env) (*report.Result, error)
+	// Points, when set, splits Run into independent simulation points so
+	// that studies cache and distribute them (Run should then be
+	// RunPoints(*Points, …)). Without it a study runs Run whole, uncached.
+	Points *Points
+	// Sizes edit the default configuration for "gpunetsim report".
+	Sizes Sizes
 }
 
 // List returns the registered experiments sorted by name.

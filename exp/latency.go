@@ -1,6 +1,7 @@
 package exp
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
@@ -8,11 +9,19 @@ import (
 	"github.com/gpunetsim/gpunetsim/workload"
 )
 
+// latencyPoints splits the latency decomposition into one point per
+// strategy.
+func latencyPoints() Points {
+	return Points{List: latencyList, Simulate: latencySimulate, Assemble: latencyAssemble}
+}
+
 // runLatency decomposes the one-message latency of each strategy.
 func runLatency(cfg Config, env Env) (*report.Result, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
+	return RunPoints(latencyPoints(), cfg, env)
+}
+
+// latencyStrategies parses latency.strategies.
+func latencyStrategies(cfg Config) ([]strategy.Strategy, error) {
 	var strats []strategy.Strategy
 	for _, name := range cfg.Latency.Strategies {
 		s, err := strategy.Parse(name)
@@ -21,16 +30,45 @@ func runLatency(cfg Config, env Env) (*report.Result, error) {
 		}
 		strats = append(strats, s)
 	}
-	results := make([]workload.LatencyResult, len(strats))
-	err := forEach(cfg, env, len(strats), func(i int) error {
-		c, err := newRun(cfg, env, string(strats[i]), 2, strats[i])
-		if err != nil {
-			return err
-		}
-		defer c.Engine.Close()
-		results[i], err = workload.Latency{Size: cfg.Latency.Size}.Run(c, strats[i], strategyConfig(cfg))
-		return err
-	})
+	return strats, nil
+}
+
+func latencyList(cfg Config) ([]Point, error) {
+	if _, err := latencyStrategies(cfg); err != nil {
+		return nil, err
+	}
+	pts := make([]Point, len(cfg.Latency.Strategies))
+	for i, s := range cfg.Latency.Strategies {
+		pc := cfg
+		pc.Latency.Strategies = []string{s}
+		pts[i] = Point{Label: s, Config: pc}
+	}
+	return pts, nil
+}
+
+func latencySimulate(p Point, env Env) ([]byte, error) {
+	s, err := strategy.Parse(p.Config.Latency.Strategies[0])
+	if err != nil {
+		return nil, err
+	}
+	c, err := newRun(p.Config, env, string(s), 2, s)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Engine.Close()
+	r, err := workload.Latency{Size: p.Config.Latency.Size}.Run(c, s, strategyConfig(p.Config))
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(r)
+}
+
+func latencyAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
+	strats, err := latencyStrategies(cfg)
+	if err != nil {
+		return nil, err
+	}
+	results, err := decodeResults[workload.LatencyResult](raw)
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,12 @@ package exp
 // experiments returns every registered experiment.
 func experiments() []Experiment {
 	return []Experiment{
-		{Name: "allreduce", Summary: "strong-scaled float32 SUM allreduce (ring) under CPU, HDN, GDS and GPU-TN; time and speedup vs CPU (workloads.md §4.5)", Run: runAllreduce},
-		{Name: "latency", Summary: "GPU-TN latency decomposition on 2 nodes under HDN, GDS and GPU-TN (workloads.md §8)", Run: runLatency},
+		{Name: "allreduce", Summary: "strong-scaled float32 SUM allreduce (ring) under CPU, HDN, GDS and GPU-TN; time and speedup vs CPU (workloads.md §4.5)", Run: runAllreduce,
+			Points: ptr(allreducePoints()), Sizes: Sizes{Default: reportNodes, Quick: quickAllreduce}},
+		{Name: "latency", Summary: "GPU-TN latency decomposition on 2 nodes under HDN, GDS and GPU-TN (workloads.md §8)", Run: runLatency, Points: ptr(latencyPoints())},
 		{Name: "strategies", Summary: "qualitative characteristic table of the strategies (overview.md §5)", Run: runStrategies},
 	}
 }
+
+// ptr returns a pointer to a copy of v.
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,72 @@
+package params
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+func TestParseSweep(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		want []string
+	}{
+		{"link.bandwidth=25Gbps..400Gbps*2", []string{"25Gbps", "50Gbps", "100Gbps", "200Gbps", "400Gbps"}},
+		{"link.bandwidth=25Gbps..300Gbps*2", []string{"25Gbps", "50Gbps", "100Gbps", "200Gbps"}},
+		{"gpu.launch=1us..4us+1us", []string{"1us", "2us", "3us", "4us"}},
+		{"gpu.launch=1.5us, 500ns", []string{"1.5us", "500ns"}},
+		{"allreduce.size=1KiB..8KiB*2,64KiB", []string{"1KiB", "2KiB", "4KiB", "8KiB", "64KiB"}},
+		{"run.seed=1..3+1", []string{"1", "2", "3"}},
+		{"run.functional=true,false", []string{"true", "false"}},
+	} {
+		sw, err := ParseSweep(c.spec)
+		if err != nil {
+			t.Errorf("%s: %v", c.spec, err)
+			continue
+		}
+		if !slices.Equal(sw.Values, c.want) {
+			t.Errorf("%s: got %v, want %v", c.spec, sw.Values, c.want)
+		}
+	}
+}
+
+func TestParseSweepRejects(t *testing.T) {
+	for spec, want := range map[string]error{
+		"link.bandwith=1Gbps":              ErrUnknown,
+		"link.bandwidth=":                  ErrBadValue,
+		"link.bandwidth=25Gbps..400Gbps":   ErrBadValue,
+		"link.bandwidth=400Gbps..25Gbps*2": ErrBadValue,
+		"link.bandwidth=25Gbps..400Gbps*1": ErrBadValue,
+		"link.bandwidth=25..400Gbps*2":     ErrBadValue,
+		"link.bandwidth=1Gbps,1Gbps":       ErrBadValue,
+		"run.functional=true..false+1":     ErrBadValue,
+		"allreduce.nodes=2,4":              ErrBadValue,
+		"gpu.launch=1us..2us+0s":           ErrBadValue,
+		"run.seed=1..100000+1":             ErrBadValue,
+		"nonsense":                         ErrBadValue,
+	} {
+		_, err := ParseSweep(spec)
+		if !errors.Is(err, want) {
+			t.Errorf("%s: got %v, want %v", spec, err, want)
+		}
+	}
+}
+
+func FuzzParseSweep(f *testing.F) {
+	f.Add("link.bandwidth=25Gbps..400Gbps*2")
+	f.Add("gpu.launch=1us..4us+1us,7us")
+	f.Fuzz(func(t *testing.T, spec string) {
+		sw, err := ParseSweep(spec)
+		if err != nil {
+			return
+		}
+		// Every value parses back as the parameter and prints the same.
+		for _, v := range sw.Values {
+			f, _ := fieldNamed(sw.Name)
+			got, err := canonical(f, v)
+			if err != nil || got != v {
+				t.Fatalf("%s: value %q reparses as %q, %v", spec, v, got, err)
+			}
+		}
+	})
+}

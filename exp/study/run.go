@@ -1,0 +1,339 @@
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/params"
+	"github.com/gpunetsim/gpunetsim/exp/report"
+)
+
+// Plan is a study expanded into configurations and simulation points.
+type Plan struct {
+	Study Study
+	// Runs holds one configuration per entry and sweep combination, entry
+	// by entry, combinations in cross-product order.
+	Runs []Run
+	// Tasks holds the distinct points of every run, in order of first
+	// appearance, then one task per run of an experiment without Points.
+	// Slices of a study share out Tasks by index.
+	Tasks []Task
+}
+
+// Run is one configuration of an entry.
+type Run struct {
+	Entry  int
+	Values []string // the entry's swept values, in the order of its sweeps
+	Config exp.Config
+	// Keys are the cache keys of the run's points (nil for an experiment
+	// without Points).
+	Keys []string
+}
+
+// Task is one unit of work: a point, or a whole run of an experiment
+// without Points (Point is then nil).
+type Task struct {
+	Experiment exp.Experiment
+	Point      *exp.Point
+	Key        string // cache key of Point, or "run:<index>" for a whole run
+	KeyText    string
+	Run        int // the first run that needs this task
+}
+
+// Label describes the task in messages.
+func (t Task) Label(p *Plan) string {
+	r := p.Runs[t.Run]
+	s := p.Study.Entries[r.Entry].Label
+	if t.Point != nil {
+		s += " " + t.Point.Label
+	}
+	for i, v := range r.Values {
+		s += " " + p.Study.Entries[r.Entry].Sweeps[i].Name + "=" + v
+	}
+	return s
+}
+
+// Expand loads every configuration of s (reporting bad input before any
+// work) and lists its points; version keys the cache.
+func Expand(s Study, version string) (*Plan, error) {
+	p := &Plan{Study: s}
+	seen := map[string]bool{}
+	var whole []Task
+	for ei, e := range s.Entries {
+		for _, values := range combos(e.Sweeps) {
+			load := e.Load
+			load.Sets = append([]string(nil), e.Load.Sets...)
+			for i, v := range values {
+				load.Sets = append(load.Sets, e.Sweeps[i].Name+"="+v)
+			}
+			cfg, err := params.Load(load)
+			if err != nil {
+				return nil, fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, values), err)
+			}
+			run := Run{Entry: ei, Values: values, Config: cfg}
+			ri := len(p.Runs)
+			if e.Experiment.Points == nil {
+				whole = append(whole, Task{Experiment: e.Experiment, Key: fmt.Sprintf("run:%d", ri), Run: ri})
+				p.Runs = append(p.Runs, run)
+				continue
+			}
+			pts, err := e.Experiment.Points.List(cfg)
+			if err != nil {
+				return nil, fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, values), err)
+			}
+			for i := range pts {
+				text := KeyText(version, e.Experiment.Name, pts[i])
+				key := hashKey(text)
+				run.Keys = append(run.Keys, key)
+				if !seen[key] {
+					seen[key] = true
+					p.Tasks = append(p.Tasks, Task{Experiment: e.Experiment, Point: &pts[i], Key: key, KeyText: text, Run: ri})
+				}
+			}
+			p.Runs = append(p.Runs, run)
+		}
+	}
+	p.Tasks = append(p.Tasks, whole...)
+	return p, nil
+}
+
+// comboLabel prints " name=value ..." for a sweep combination.
+func comboLabel(sweeps []params.Sweep, values []string) string {
+	var b strings.Builder
+	for i, v := range values {
+		fmt.Fprintf(&b, " %s=%s", sweeps[i].Name, v)
+	}
+	return b.String()
+}
+
+// Slice selects the tasks of one Slurm array task: those whose index is
+// Index modulo Count.
+type Slice struct{ Index, Count int }
+
+// ParseSlice parses "i/n" with 0 ≤ i < n.
+func ParseSlice(s string) (Slice, error) {
+	var sl Slice
+	if _, err := fmt.Sscanf(s, "%d/%d", &sl.Index, &sl.Count); err != nil || fmt.Sprintf("%d/%d", sl.Index, sl.Count) != s {
+		return Slice{}, fmt.Errorf("slice %q: want i/n, e.g. 3/8", s)
+	}
+	if sl.Count < 1 || sl.Index < 0 || sl.Index >= sl.Count {
+		return Slice{}, fmt.Errorf("slice %q: want 0 ≤ i < n", s)
+	}
+	return sl, nil
+}
+
+// Progress counts the tasks of one execution.
+type Progress struct {
+	Total  int // tasks to go through
+	Done   int // tasks finished, Cached included
+	Cached int // tasks found in the cache
+}
+
+// Options control Execute.
+type Options struct {
+	// Cache, when non-nil, is read before and written after each point.
+	Cache *Cache
+	// Fresh ignores what the cache holds (results are still written).
+	Fresh bool
+	// Slice, when non-nil, limits the work to one slice of the tasks and
+	// skips the report (the tasks' results go to the cache only). Whole
+	// runs of experiments without Points belong to no slice.
+	Slice *Slice
+	// CacheOnly assembles the report from the cache without simulating:
+	// missing points are an error (study collect).
+	CacheOnly bool
+	// Parallel is how many tasks run at once (0: one per CPU core).
+	Parallel int
+	// Progress, when non-nil, is called after each task (serially).
+	Progress func(Progress)
+}
+
+// Outcome is what Execute produced: one merged result per entry (none
+// with a Slice), and the counts.
+type Outcome struct {
+	Results  []*report.Result
+	Progress Progress
+}
+
+// Execute runs the plan's tasks (those of o.Slice, if set), reusing and
+// filling o.Cache, and assembles one result per entry. Cancelling ctx
+// stops starting new tasks; finished points are already in the cache.
+func Execute(ctx context.Context, p *Plan, o Options) (Outcome, error) {
+	var tasks []int
+	for i, t := range p.Tasks {
+		if o.Slice != nil && (t.Point == nil || i%o.Slice.Count != o.Slice.Index) {
+			continue
+		}
+		tasks = append(tasks, i)
+	}
+	points := make(map[string][]byte, len(p.Tasks))
+	whole := map[int]*report.Result{}
+	var mu sync.Mutex
+	prog := Progress{Total: len(tasks)}
+	var missing []string
+	err := pool(ctx, parallel(o.Parallel), len(tasks), func(j int) error {
+		t := p.Tasks[tasks[j]]
+		res, cached, err := do(p, t, o)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if errors.Is(err, errMissing) {
+				missing = append(missing, t.Label(p))
+				err = nil
+			}
+			return err
+		}
+		if t.Point != nil {
+			points[t.Key] = res.([]byte)
+		} else {
+			whole[t.Run] = res.(*report.Result)
+		}
+		prog.Done++
+		if cached {
+			prog.Cached++
+		}
+		if o.Progress != nil {
+			o.Progress(prog)
+		}
+		return nil
+	})
+	out := Outcome{Progress: prog}
+	if err != nil {
+		return out, err
+	}
+	if len(missing) > 0 {
+		return out, fmt.Errorf("%d of %d points are not in the cache %s (first: %s): run the missing slices or gpunetsim study run", len(missing), len(tasks), o.Cache.Dir(), missing[0])
+	}
+	if o.Slice != nil {
+		return out, nil
+	}
+	out.Results, err = assemble(p, points, whole)
+	return out, err
+}
+
+// errMissing reports a point absent from the cache in CacheOnly mode.
+var errMissing = errors.New("not in the cache")
+
+// do runs or fetches one task.
+func do(p *Plan, t Task, o Options) (res any, cached bool, err error) {
+	r := p.Runs[t.Run]
+	if t.Point == nil {
+		res, err := t.Experiment.Run(r.Config, exp.Env{})
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", t.Label(p), err)
+		}
+		return res, false, nil
+	}
+	if o.Cache != nil && !o.Fresh {
+		if b, ok := o.Cache.get(t.Key, t.KeyText); ok {
+			return b, true, nil
+		}
+	}
+	if o.CacheOnly {
+		return nil, false, errMissing
+	}
+	b, err := t.Experiment.Points.Simulate(*t.Point, exp.Env{})
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", t.Label(p), err)
+	}
+	if o.Cache != nil {
+		if err := o.Cache.put(t.Key, t.KeyText, b); err != nil {
+			return nil, false, err
+		}
+	}
+	return b, false, nil
+}
+
+func parallel(n int) int {
+	if n <= 0 {
+		return runtime.NumCPU()
+	}
+	return n
+}
+
+// pool runs job(0..n-1) on workers goroutines until ctx is cancelled or a
+// job fails; it returns the first error, or ctx's.
+func pool(ctx context.Context, workers, n int, job func(i int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(workers, n)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := job(i); err != nil {
+					cancel(err)
+				}
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// assemble builds each entry's merged result from the points' results.
+func assemble(p *Plan, points map[string][]byte, whole map[int]*report.Result) ([]*report.Result, error) {
+	var out []*report.Result
+	for ei, e := range p.Study.Entries {
+		var results []*report.Result
+		var values [][]string
+		for ri, r := range p.Runs {
+			if r.Entry != ei {
+				continue
+			}
+			res := whole[ri]
+			if e.Experiment.Points != nil {
+				raw := make([][]byte, len(r.Keys))
+				for i, k := range r.Keys {
+					raw[i] = points[k]
+				}
+				var err error
+				if res, err = e.Experiment.Points.Assemble(r.Config, raw); err != nil {
+					return nil, fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, r.Values), err)
+				}
+			}
+			if res == nil {
+				return nil, fmt.Errorf("%s: the experiment returned no result", e.Label)
+			}
+			normalise(res, e.Experiment.Name, r.Config)
+			results = append(results, res)
+			values = append(values, r.Values)
+		}
+		m, err := Merge(e.Sweeps, values, results)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Label, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// normalise fills what an experiment may leave to its caller: its name,
+// the parameters and the seed.
+func normalise(res *report.Result, name string, cfg exp.Config) {
+	if res.Experiment == "" {
+		res.Experiment = name
+	}
+	if len(res.Params) == 0 {
+		res.Params = params.Record(cfg)
+	}
+	if res.Seed == 0 {
+		res.Seed = cfg.Run.Seed
+	}
+}

@@ -1,0 +1,148 @@
+package study
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/params"
+)
+
+// Study is a list of entries, each an experiment over its sweeps.
+type Study struct {
+	Name    string
+	Entries []Entry
+}
+
+// Entry is one experiment of a study: its configuration layers and the
+// parameters it sweeps (crossed, first sweep outermost).
+type Entry struct {
+	// Label names the entry's outputs; unique within the study.
+	Label      string
+	Experiment exp.Experiment
+	Load       params.Options
+	Sweeps     []params.Sweep
+}
+
+// file is the TOML form of a study (docs/studies.md).
+type file struct {
+	Name       string      `toml:"name"`
+	Preset     string      `toml:"preset"`
+	Config     string      `toml:"config"`
+	Set        []string    `toml:"set"`
+	Sweep      []string    `toml:"sweep"`
+	Experiment []fileEntry `toml:"experiment"`
+}
+
+type fileEntry struct {
+	Name   string   `toml:"name"`
+	Label  string   `toml:"label"`
+	Preset string   `toml:"preset"`
+	Set    []string `toml:"set"`
+	Sweep  []string `toml:"sweep"`
+}
+
+// Load reads a study TOML file: top-level name, preset, config (a
+// parameter file, relative to the study file), set and sweep apply to
+// every [[experiment]], which adds its own name, label, preset, set and
+// sweep. Unknown fields, experiments and parameters, and malformed sweeps
+// are errors naming the field.
+func Load(path string) (Study, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Study{}, fmt.Errorf("study: %w", err)
+	}
+	var f file
+	dec := toml.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		var sm *toml.StrictMissingError
+		if errors.As(err, &sm) {
+			return Study{}, fmt.Errorf("study %s: unknown field: %s", path, strings.TrimSpace(sm.String()))
+		}
+		return Study{}, fmt.Errorf("study %s: %w", path, err)
+	}
+	if len(f.Experiment) == 0 {
+		return Study{}, fmt.Errorf("study %s: no [[experiment]]: list at least one", path)
+	}
+	if f.Config != "" && !filepath.IsAbs(f.Config) {
+		f.Config = filepath.Join(filepath.Dir(path), f.Config)
+	}
+	s := Study{Name: f.Name}
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	for i, fe := range f.Experiment {
+		e, err := exp.Lookup(fe.Name)
+		if err != nil {
+			return Study{}, fmt.Errorf("study %s: experiment %d: %w", path, i+1, err)
+		}
+		preset := fe.Preset
+		if preset == "" {
+			preset = f.Preset
+		}
+		en := Entry{Label: fe.Label, Experiment: e,
+			Load: params.Options{Preset: preset, File: f.Config, Sets: append(append([]string(nil), f.Set...), fe.Set...)}}
+		for _, spec := range append(append([]string(nil), f.Sweep...), fe.Sweep...) {
+			sw, err := params.ParseSweep(spec)
+			if err != nil {
+				return Study{}, fmt.Errorf("study %s: experiment %s: %w", path, fe.Name, err)
+			}
+			en.Sweeps = append(en.Sweeps, sw)
+		}
+		s.Entries = append(s.Entries, en)
+	}
+	return s, s.check()
+}
+
+// check gives every entry a unique label and rejects a parameter swept
+// twice in one entry.
+func (s *Study) check() error {
+	used := map[string]int{}
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		seen := map[string]bool{}
+		for _, sw := range e.Sweeps {
+			if seen[sw.Name] {
+				return fmt.Errorf("study: experiment %s sweeps %s twice: merge the values into one sweep", e.Experiment.Name, sw.Name)
+			}
+			seen[sw.Name] = true
+		}
+		if e.Label == "" {
+			e.Label = e.Experiment.Name
+		}
+		used[e.Label]++
+		if n := used[e.Label]; n > 1 {
+			e.Label = fmt.Sprintf("%s-%d", e.Label, n)
+		}
+	}
+	return nil
+}
+
+// Single is the study of one experiment over sweeps.
+func Single(e exp.Experiment, load params.Options, sweeps []params.Sweep) (Study, error) {
+	s := Study{Name: e.Name, Entries: []Entry{{Experiment: e, Load: load, Sweeps: sweeps}}}
+	return s, s.check()
+}
+
+// combos returns the cross product of sweeps' values, first sweep
+// outermost; one empty combination when there are no sweeps.
+func combos(sweeps []params.Sweep) [][]string {
+	out := [][]string{nil}
+	for _, sw := range sweeps {
+		var next [][]string
+		for _, c := range out {
+			for _, v := range sw.Values {
+				next = append(next, append(append([]string(nil), c...), v))
+			}
+		}
+		out = next
+	}
+	return out
+}
