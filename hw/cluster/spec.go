@@ -11,6 +11,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/net"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/hw/pcie"
+	"github.com/gpunetsim/gpunetsim/hw/spin"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -25,12 +26,13 @@ type Spec struct {
 	CPU      cpu.Spec         `toml:"cpu"`
 	GPU      gpu.Spec         `toml:"gpu"`
 	NIC      nic.Spec         `toml:"nic"`
+	Spin     spin.Spec        `toml:"spin"`
 }
 
 // Validate reports every invalid field of every component.
 func (s Spec) Validate() error {
 	return errors.Join(s.Link.Validate(), s.Switch.Validate(), s.Topology.Validate(),
-		s.PCIe.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate())
+		s.PCIe.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate(), s.Spin.Validate())
 }
 
 // pcieGen4x16 is the effective Gen4 x16 rate: 16 GT/s × 16 lanes × 128/130
@@ -63,6 +65,7 @@ func GPUTN() Spec {
 		NIC: nic.Spec{CmdLatency: 100 * sim.Nanosecond, CmdSize: 64, MatchCost: 5 * sim.Nanosecond,
 			TrigEvalCost: 10 * sim.Nanosecond, EventSize: 64, EQSize: 1024, TrigFIFODepth: 256,
 			TrigPop: 2 * sim.Nanosecond, TrigMaxEntries: 16, TrigLookup: "assoc"},
+		Spin: spin.DefaultSpec(),
 	}
 }
 
@@ -93,7 +96,31 @@ func CompNetPaper() Spec {
 	return s
 }
 
+// pcieGen4x32 is the effective Gen4 x32 rate of the spin preset: 32 lanes ×
+// 16 GT/s × 128/130 ÷ 8 = 63.02 GB/s raw, times the full-TLP efficiency
+// MPS/(MPS+24) at MPS = 256 B = 57.61 GB/s, rounded to 57.6 GB/s. The sPIN
+// DMA engine charges each shorter TLP its 24 B overhead on top
+// (spin.tlp_header), so small writes pay the packet overheads the
+// documents model.
+const pcieGen4x32 = unit.Rate(57.6e9)
+
+// Spin returns preset spin (hardware.md §12.1, the documents' SST + gem5
+// setup): 200 Gb/s links with 2 KiB payloads, PCIe Gen4 x32, an i7-4770
+// host at 3.4 GHz for the unpack baseline, and a sPIN NIC with 16 HPUs at
+// 800 MHz — the count of the datatype experiments (workloads.md §11; the
+// documents' default of 32 is spin.hpus=32). The PCIe gap of 2 ns (500 M
+// TLPs/s) is a [DEFAULT] for x32: twice the x16 message rate.
+func Spin() Spec {
+	s := GPUTN()
+	s.Link.Bandwidth = unit.Rate(200e9 / 8)
+	s.PCIe.Bandwidth, s.PCIe.Gap = pcieGen4x32, 2*sim.Nanosecond
+	s.CPU.Cores, s.CPU.Freq = 4, 3.4e9
+	s.Spin.HPUs = 16
+	return s
+}
+
 var presets = map[string]func() Spec{
+	"spin":  Spin,
 	"gputn": GPUTN, "xtq": XTQ, "compnet": CompNet, "compnet_paper": CompNetPaper,
 }
 

@@ -189,6 +189,9 @@ type ME struct {
 	MinFree    uint64 // MANAGE_LOCAL: unlink when Length − local offset < MinFree
 	CT         *CT    // may be nil
 	UserPtr    any    // returned in target events
+	// Ctx, when non-nil, is the sPIN execution context (nic.md §5.2)
+	// that processes the entry's put packets instead of the plain DMA path.
+	Ctx ExecContext
 }
 
 // List names a PT list.
@@ -265,9 +268,10 @@ const (
 	FailDropped              // no ME matched (or the PT's EQ was full without flow control)
 	FailPTDisabled           // the PT was disabled (flow control)
 	FailUndelivered          // the target does not exist or has no such PT
+	FailHandler              // a sPIN handler returned FAIL (nic.md §5.3)
 )
 
-var failNames = [...]string{"OK", "DROPPED", "PT_DISABLED", "UNDELIVERABLE"}
+var failNames = [...]string{"OK", "DROPPED", "PT_DISABLED", "UNDELIVERABLE", "HANDLER_FAIL"}
 
 func (f FailType) String() string {
 	if int(f) < len(failNames) {

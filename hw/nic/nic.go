@@ -48,6 +48,9 @@ type NIC struct {
 	trigSeq  uint64
 	dmaOut   int // outstanding DMA requests
 
+	rxStalled bool      // a sPIN context refused a packet (packet buffer full)
+	rxHeld    []*Packet // packets waiting behind the refused one, in arrival order
+
 	deferred map[DeferredID]Command
 	nextDef  DeferredID
 

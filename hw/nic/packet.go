@@ -75,10 +75,11 @@ type inMsg struct {
 	unlink   bool      // this message unlinked the ME
 	old      []byte    // fetch: old target values
 	start    sim.Time
-	pending  int  // packets whose DMA has not landed
-	lastSeen bool // every packet processed
-	seen     int  // packets processed
-	npk      int  // packets in the message
+	pending  int     // packets whose DMA has not landed
+	lastSeen bool    // every packet processed
+	seen     int     // packets processed
+	npk      int     // packets in the message
+	ctx      *CtxMsg // bound to an ME with a sPIN execution context
 }
 
 func msgKey(src int, msg uint64) uint64 { return uint64(src)<<48 | msg }

@@ -126,6 +126,10 @@ func (n *NIC) deliver(pk *Packet) {
 		n.onReply(pk)
 		return
 	}
+	if n.rxStalled { // a sPIN context refused an earlier packet: wait behind it
+		n.rxHeld = append(n.rxHeld, pk)
+		return
+	}
 	key := msgKey(pk.Src, pk.Msg)
 	m := n.in[key]
 	if m == nil {
@@ -136,6 +140,9 @@ func (n *NIC) deliver(pk *Packet) {
 		}
 		n.stats.Overtaken++
 		n.early[key] = append(n.early[key], pk)
+		return
+	}
+	if m.me != nil && m.me.me.Ctx != nil && m.hdr.Op == CmdPut && !n.offerCtx(m, pk) {
 		return
 	}
 	m.seen++
@@ -164,6 +171,9 @@ func (n *NIC) deliver(pk *Packet) {
 	if h.Op == CmdGet {
 		n.targetGet(m)
 		return
+	}
+	if m.ctx != nil {
+		return // the execution context owns the packet and completes the message
 	}
 	// Clip the packet to the manipulated length.
 	lo, hi := pk.Offset, min(pk.Offset+pk.Len, m.mlength)

@@ -1,0 +1,90 @@
+package spin
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// Kind names a handler (nic.md §5.2).
+type Kind uint8
+
+// Handler kinds.
+const (
+	Header Kind = iota
+	Payload
+	Completion
+)
+
+// String names the kind.
+func (k Kind) String() string { return [...]string{"header", "payload", "completion"}[k] }
+
+// Return is a handler's return code (nic.md §5.3).
+type Return uint8
+
+// Return codes.
+const (
+	Success Return = iota
+	Drop           // discard the remaining packets of the message
+	Fail           // end the message with a HANDLER_FAIL event
+)
+
+// Handler is a packet handler. It runs on an HPU as part of a blocking
+// agent and charges its time through h.
+type Handler func(h *HandlerCtx) Return
+
+// Policy is a packet scheduling policy (nic.md §5.4).
+type Policy struct {
+	// BlockedRR selects blocked round-robin; otherwise ready HERs go FIFO
+	// to any idle HPU.
+	BlockedRR bool
+	// Delta is Δp: packet i belongs to sequence ⌊i/Δp⌋.
+	Delta int
+	// VHPUs is the number of virtual HPUs: sequence s runs on vHPU s mod VHPUs.
+	VHPUs int
+}
+
+// Context is a sPIN execution context (nic.md §5.2): up to three handlers,
+// a block of NIC memory shared by them, and a scheduling policy. Bind it
+// to an ME by setting nic.ME.Ctx to it. Its Mem bytes are taken from the
+// NIC memory at NewContext and given back by Release.
+type Context struct {
+	s          *NIC
+	header     Handler
+	payload    Handler
+	completion Handler
+	policy     Policy
+	mem        unit.Bytes
+	// Tag is returned in the DMA events of the context's handlers unless
+	// a handler gives its own.
+	Tag any
+}
+
+// Handlers groups the handlers of a context; any may be nil (not
+// installed). Without a payload handler a packet's bytes land at its
+// stream offset from the ME start, as on the plain path.
+type Handlers struct {
+	Header, Payload, Completion Handler
+}
+
+// NewContext allocates mem bytes of NIC memory for the context's shared
+// structures and returns the context, or an error naming the sizes when
+// the NIC memory cannot hold them, or when the policy is malformed.
+func (s *NIC) NewContext(h Handlers, pol Policy, mem unit.Bytes) (*Context, error) {
+	if pol.BlockedRR && (pol.Delta < 1 || pol.VHPUs < 1) {
+		return nil, fmt.Errorf("%s: blocked round-robin with Δp = %d and %d vHPUs: both must be ≥ 1", s.name, pol.Delta, pol.VHPUs)
+	}
+	if err := s.Alloc(mem); err != nil {
+		return nil, fmt.Errorf("execution context: %w", err)
+	}
+	return &Context{s: s, header: h.Header, payload: h.Payload, completion: h.Completion, policy: pol, mem: mem}, nil
+}
+
+// Release gives the context's NIC memory back.
+func (c *Context) Release() {
+	c.s.Free(c.mem)
+	c.mem = 0
+}
+
+// Policy returns the context's scheduling policy.
+func (c *Context) Policy() Policy { return c.policy }

@@ -1,0 +1,137 @@
+package spin
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// HandlerCtx is what a running handler sees and how it spends time: its
+// packet, its message, and the handler services of nic.md §5.3. Compute is
+// charged with Cycles against a handler-local clock that runs ahead of the
+// engine; services that interact with shared resources (NIC memory, DMA,
+// commands) first bring the HPU's agent to that time, so every request
+// reaches its resource at the simulated time the handler issued it.
+type HandlerCtx struct {
+	s     *NIC
+	p     *sim.Proc
+	h     *hpu
+	pkt   *packet
+	ms    *msgState
+	start sim.Time
+	t     sim.Time
+
+	Kind   Kind          // which handler this is
+	Packet nic.CtxPacket // the packet (zero for the completion handler)
+	Msg    *nic.CtxMsg   // the message; Msg.State is the context's per-message state
+	VHPU   int           // the vHPU under blocked round-robin, else -1
+	HPU    int           // the physical HPU
+}
+
+// Spec returns the NIC's parameters (cycle costs for the handler's model).
+func (h *HandlerCtx) Spec() Spec { return h.s.spec }
+
+// Elapsed is the handler's time so far, invocation overhead included.
+func (h *HandlerCtx) Elapsed() sim.Duration { return h.t - h.start }
+
+// Now is the handler's local time: the engine's time plus the compute
+// charged since the last service call.
+func (h *HandlerCtx) Now() sim.Time { return h.t }
+
+// Cycles charges n HPU cycles of compute.
+func (h *HandlerCtx) Cycles(n int) { h.t += h.s.spec.Cycles(n) }
+
+// sync brings the HPU's agent to the handler's local time.
+func (h *HandlerCtx) sync() {
+	if h.t > h.p.Now() {
+		h.p.SleepUntil(h.t)
+	}
+}
+
+// NICMem reads or writes b bytes of NIC memory (the shared NIC-memory
+// server: bandwidth, channels, latency); the HPU waits for it.
+func (h *HandlerCtx) NICMem(b unit.Bytes) {
+	h.sync()
+	h.t = h.s.nm.access(h.p.Now(), b)
+	h.sync()
+}
+
+// DMAPayload issues PtlHandlerDMAToHostNB from the packet's payload bytes
+// [off, off+n) to host address dst (flags: NoEvent). The packet stays in
+// the packet buffer until the DMA engine has read them.
+func (h *HandlerCtx) DMAPayload(off, n uint64, dst mem.Addr, flags int) {
+	if h.pkt == nil || off+n > h.pkt.pk.Len {
+		panic(fmt.Sprintf("%s: %v handler DMAs payload [%d, +%d) of a %d-byte packet", h.h.track, h.Kind, off, n, h.pktLen()))
+	}
+	var data []byte
+	if h.pkt.pk.Data != nil {
+		data = h.pkt.pk.Data[off : off+n]
+	}
+	h.pkt.refs++
+	h.issue(&dmaReq{host: dst, n: unit.Bytes(n), data: data, pkt: h.pkt, event: flags&NoEvent == 0, tag: h.ms.ctx.Tag})
+}
+
+func (h *HandlerCtx) pktLen() uint64 {
+	if h.pkt == nil {
+		return 0
+	}
+	return h.pkt.pk.Len
+}
+
+// DMAToHost issues PtlHandlerDMAToHostNB of n bytes of NIC memory (data,
+// nil in a payload-free run) to dst; a zero-byte DMA without NoEvent is
+// the completion handler's end-of-message marker (datatypes.md §3).
+func (h *HandlerCtx) DMAToHost(data []byte, n uint64, dst mem.Addr, flags int) {
+	h.issue(&dmaReq{host: dst, n: unit.Bytes(n), data: data, event: flags&NoEvent == 0, tag: h.ms.ctx.Tag})
+}
+
+// DMAToHostB is the blocking PtlHandlerDMAToHostB: the HPU waits until
+// the write is visible in host memory.
+func (h *HandlerCtx) DMAToHostB(data []byte, n uint64, dst mem.Addr, flags int) {
+	done := false
+	r := &dmaReq{host: dst, n: unit.Bytes(n), data: data, event: flags&NoEvent == 0, tag: h.ms.ctx.Tag,
+		wake: func() { done = true; h.h.wake.Notify() }}
+	h.issue(r)
+	h.sync()
+	h.p.WaitUntil(&h.h.wake, "blocking DMA to host", func() bool { return done })
+	h.t = h.p.Now()
+}
+
+func (h *HandlerCtx) issue(r *dmaReq) {
+	h.t += h.s.spec.Cycles(h.s.spec.DMAIssueCycles)
+	h.s.e.At(h.t, func() { h.s.dma.enqueue(r) })
+}
+
+// DMAFromHostB reads n bytes at host address src into dst (nil: timing
+// only) by a DMA read over PCIe; the HPU waits for the data.
+func (h *HandlerCtx) DMAFromHostB(src mem.Addr, n uint64, dst []byte) {
+	h.t += h.s.spec.Cycles(h.s.spec.DMAIssueCycles)
+	h.sync()
+	h.s.stats.DMAReads++
+	done := false
+	h.s.nic.HostRead(src, n, func() {
+		if dst != nil {
+			h.s.host.Read(src, dst[:n])
+		}
+		done = true
+		h.h.wake.Notify()
+	})
+	h.p.WaitUntil(&h.h.wake, "DMA read from host", func() bool { return done })
+	h.t = h.p.Now()
+}
+
+// Command pushes a NIC command (Put, Get, counter update …) into the NIC
+// command queue from the handler (nic.md §5.3): it executes CmdLatency
+// later, with no doorbell and no PCIe fetch.
+func (h *HandlerCtx) Command(cmd nic.Command) {
+	h.t += h.s.spec.Cycles(h.s.spec.DMAIssueCycles)
+	h.sync()
+	h.s.stats.Commands++
+	h.s.nic.Execute(cmd)
+}
+
+func memAddr(o uint64) mem.Addr     { return mem.Addr(o) }
+func unitBytes(o uint64) unit.Bytes { return unit.Bytes(o) }

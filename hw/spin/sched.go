@@ -1,0 +1,233 @@
+package spin
+
+import (
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// her is a handler execution request (nic.md §5.1).
+type her struct {
+	kind Kind
+	p    *packet // nil for the completion handler
+	msg  *msgState
+}
+
+// unitQ is what the scheduler hands an HPU: one HER (default policy) or a
+// vHPU with its queue of ready HERs (blocked round-robin).
+type unitQ struct {
+	hers    []*her
+	head    int
+	vhpu    int // -1 for a lone HER
+	running bool
+	queued  bool
+}
+
+// msgState is the scheduler's view of one message.
+type msgState struct {
+	ctx         *Context
+	cm          *nic.CtxMsg
+	headerDone  bool
+	held        []*her // payload HERs waiting for the header handler
+	payloadLeft int    // payload handlers (or deposits) not finished
+	vhpus       []*unitQ
+	failed      bool
+	dropped     bool
+}
+
+func newMsgState(c *Context, m *nic.CtxMsg) *msgState {
+	ms := &msgState{ctx: c, cm: m, payloadLeft: m.Packets(), headerDone: c.header == nil}
+	if c.policy.BlockedRR {
+		ms.vhpus = make([]*unitQ, c.policy.VHPUs)
+	}
+	return ms
+}
+
+// scheduler assigns ready HERs to idle HPUs (nic.md §5.4). Happens-before:
+// a message's payload HERs become ready only once its header handler has
+// finished, and its completion HER only once every payload handler has.
+type scheduler struct {
+	s        *NIC
+	idle     []*hpu
+	runnable []*unitQ
+	rhead    int
+}
+
+// arrived raises the HERs of a packet now in the packet buffer.
+func (q *scheduler) arrived(p *packet) {
+	ms := p.msg
+	c := ms.ctx
+	if p.pk.Index == 0 && c.header != nil {
+		p.refs++
+		q.push(&unitQ{hers: []*her{{kind: Header, p: p, msg: ms}}, vhpu: -1})
+	}
+	switch {
+	case c.payload == nil:
+		// No payload handler: the bytes land at their stream offset, as
+		// on the plain path, through the DMA engine.
+		q.s.deposit(p)
+		q.s.unref(p)
+		q.payloadDone(ms)
+	case !ms.headerDone:
+		ms.held = append(ms.held, &her{kind: Payload, p: p, msg: ms})
+	default:
+		q.ready(&her{kind: Payload, p: p, msg: ms})
+	}
+	q.dispatch()
+}
+
+// deposit DMAs a packet's payload to its offset from the ME start.
+func (s *NIC) deposit(p *packet) {
+	if p.pk.Len == 0 {
+		return
+	}
+	p.refs++
+	s.dma.enqueue(&dmaReq{host: p.msg.cm.Host() + memAddr(p.pk.Offset), n: unitBytes(p.pk.Len), data: p.pk.Data, pkt: p})
+}
+
+// ready makes a payload HER runnable under the context's policy.
+func (q *scheduler) ready(x *her) {
+	pol := x.msg.ctx.policy
+	if !pol.BlockedRR {
+		q.push(&unitQ{hers: []*her{x}, vhpu: -1})
+		return
+	}
+	v := (x.p.pk.Index / pol.Delta) % pol.VHPUs
+	u := x.msg.vhpus[v]
+	if u == nil {
+		u = &unitQ{vhpu: v}
+		x.msg.vhpus[v] = u
+	}
+	u.hers = append(u.hers, x)
+	if !u.running && !u.queued {
+		q.push(u)
+	}
+}
+
+func (q *scheduler) push(u *unitQ) {
+	u.queued = true
+	q.runnable = append(q.runnable, u)
+}
+
+// dispatch hands runnable units to idle HPUs, both in FIFO order.
+func (q *scheduler) dispatch() {
+	for len(q.idle) > 0 && q.rhead < len(q.runnable) {
+		u := q.runnable[q.rhead]
+		q.runnable[q.rhead] = nil
+		q.rhead++
+		u.queued, u.running = false, true
+		h := q.idle[0]
+		q.idle = q.idle[1:]
+		h.unit = u
+		h.sig.Notify()
+	}
+	if q.rhead == len(q.runnable) {
+		q.runnable, q.rhead = q.runnable[:0], 0
+	}
+}
+
+// done runs after a handler (or its skip) for HER x.
+func (q *scheduler) done(x *her) {
+	ms := x.msg
+	switch x.kind {
+	case Header:
+		ms.headerDone = true
+		for _, y := range ms.held {
+			q.ready(y)
+		}
+		ms.held = nil
+		q.s.unref(x.p)
+	case Payload:
+		q.s.unref(x.p)
+		q.payloadDone(ms)
+	case Completion:
+		q.finish(ms)
+	}
+}
+
+func (q *scheduler) payloadDone(ms *msgState) {
+	ms.payloadLeft--
+	if ms.payloadLeft > 0 {
+		return
+	}
+	if ms.ctx.completion != nil && !ms.failed {
+		q.push(&unitQ{hers: []*her{{kind: Completion, msg: ms}}, vhpu: -1})
+		return
+	}
+	q.finish(ms)
+}
+
+// finish completes the message once every DMA issued so far is on PCIe
+// (and, through the NIC, once those writes are visible).
+func (q *scheduler) finish(ms *msgState) {
+	q.s.dma.afterPosted(func() {
+		fail := nic.FailOK
+		if ms.failed {
+			fail = nic.FailHandler
+			q.s.stats.Failed++
+		}
+		ms.cm.Complete(fail)
+	})
+}
+
+// hpu is one handler processing unit: a blocking agent that runs the HERs
+// of the unit the scheduler gives it.
+type hpu struct {
+	s     *NIC
+	id    int
+	track string
+	unit  *unitQ
+	sig   sim.Signal
+	wake  sim.Signal // blocking DMAs and reads
+}
+
+func (h *hpu) run(p *sim.Proc) {
+	q := &h.s.sched
+	for {
+		p.WaitUntil(&h.sig, "her", func() bool { return h.unit != nil })
+		u := h.unit
+		for u.head < len(u.hers) {
+			x := u.hers[u.head]
+			u.hers[u.head] = nil
+			u.head++
+			h.exec(p, x, u.vhpu)
+			q.done(x)
+		}
+		u.hers, u.head, u.running = u.hers[:0], 0, false
+		h.unit = nil
+		q.idle = append(q.idle, h)
+		q.dispatch()
+	}
+}
+
+// exec runs one handler (or skips it after DROP/FAIL).
+func (h *hpu) exec(p *sim.Proc, x *her, vhpu int) {
+	ms := x.msg
+	c := ms.ctx
+	fn := [...]Handler{c.header, c.payload, c.completion}[x.kind]
+	if ms.failed || (ms.dropped && x.kind == Payload) {
+		if x.kind == Payload {
+			h.s.stats.Dropped++
+		}
+		return
+	}
+	s := h.s
+	start := p.Now()
+	hc := &HandlerCtx{s: s, p: p, h: h, ms: ms, Kind: x.kind, Msg: ms.cm, VHPU: vhpu, HPU: h.id, start: start,
+		t: start + s.spec.Cycles(s.spec.InvokeCycles), pkt: x.p}
+	if x.p != nil {
+		hc.Packet = x.p.pk
+	}
+	ret := fn(hc)
+	hc.sync()
+	s.stats.Handlers[x.kind]++
+	s.stats.HandlerBusy += p.Now() - start
+	if s.e.Tracer() != nil {
+		s.e.Span(h.track, x.kind.String(), start, p.Now())
+	}
+	switch ret {
+	case Drop:
+		ms.dropped = true
+	case Fail:
+		ms.failed = true
+	}
+}
