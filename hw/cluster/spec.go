@@ -64,7 +64,8 @@ func GPUTN() Spec {
 			MemLatency: 80 * sim.Nanosecond, MemBandwidth: ddrRate(8, 2133), ScalarCycles: 4},
 		NIC: nic.Spec{CmdLatency: 100 * sim.Nanosecond, CmdSize: 64, MatchCost: 5 * sim.Nanosecond,
 			TrigEvalCost: 10 * sim.Nanosecond, EventSize: 64, EQSize: 1024, TrigFIFODepth: 256,
-			TrigPop: 2 * sim.Nanosecond, TrigMaxEntries: 16, TrigLookup: "assoc"},
+			TrigPop: 2 * sim.Nanosecond, TrigMaxEntries: 16, TrigLookup: "assoc",
+			VerbsEngines: 16, VerbsWQECost: 10 * sim.Nanosecond},
 		Spin: spin.DefaultSpec(),
 	}
 }

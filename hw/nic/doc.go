@@ -82,12 +82,40 @@
 // failures are data, never Go errors; malformed commands and broken
 // invariants are simulator bugs and panic naming the NIC.
 //
+// # Verbs front end (gpu-networking.md §2.1, verbs*.go)
+//
+// InfiniBand reliable-connected queue pairs on the same packet engine,
+// PCIe link and fabric. Software (a host thread or GPU threads) writes
+// 64 B WQEs into a send ring in host or GPU memory (AllocData), keeps a
+// doorbell record, and rings the QP's MMIO doorbell (QP.Doorbell, or
+// DoorbellFrom for a write forwarded from the GPU) with the new producer
+// index. After CmdLatency the QP joins the run queue of VerbsEngines HCA
+// engines: one QP's WQEs are processed serially (packet ordering), other
+// QPs in parallel. An engine fetches the posted WQEs by one DMA read of at
+// most MaxReadReq bytes (so what sits in memory at that moment is what is
+// sent: an unflushed GPU store is misread), spends VerbsWQECost, checks
+// the lkey, reads the payload by DMA (inline data comes from the WQE) and
+// hands the packets to the fabric. Operations: RDMA write, write with
+// immediate, send, send with immediate (these consume a receive WQE the
+// target fetches by DMA after reading the receive producer index from the
+// doorbell record) and RDMA read. Completions are 64 B CQEs with an owner
+// bit (OwnerFor), posted DMA writes ordered after the data, issued in WQE
+// order per QP once the ack (or the last read-response byte) is in; one CQ
+// may serve several QPs. Bad keys, out-of-range addresses, missing receive
+// WQEs and malformed WQEs complete with error CQEs (WCStatus); the QP then
+// enters the error state and every later WQE is flushed, at both ends.
+// SetReorder switches on the peer-to-peer write-reordering hazard of
+// hardware.md §5.4 for verbs writes into GPU memory.
+//
 // # Not modelled
 //
 // Non-matching NIs and LEs, NI limits, PtlMESearch, MD/ME handles freed
 // while in use, AUTO_FREE, bounded NIC buffers and DMA engine occupancy
 // (the DMA FIFO is reported, not bounded), packet loss and retransmission,
 // the CT host mirror (a host CT poll's MMIO cost is the caller's), XTQ and
-// sPIN (nic.md §4–5), the GPU-TN dynamic extension (§3.5). Host software
+// sPIN (nic.md §4–5), the GPU-TN dynamic extension (§3.5); verbs: RNR and
+// transport retries, unreliable and dynamically connected transports,
+// atomics, scatter/gather lists of more than one entry, CQ overrun (a CQ
+// must be sized for the WQEs of its QPs). Host software
 // costs of Portals calls (MEAppend, EQGet) are charged by the caller.
 package nic

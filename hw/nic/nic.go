@@ -55,6 +55,7 @@ type NIC struct {
 	nextDef  DeferredID
 
 	tn gputn
+	v  *verbs // verbs front end (verbs*.go), made on first use
 }
 
 // Stats are a NIC's counters.

@@ -30,6 +30,7 @@ type Header struct {
 	AtomicOp     AtomicOp
 	AtomicType   AtomicType
 	Operand      uint64
+	RC           *RCHeader // verbs messages (verbs_rx.go)
 }
 
 // Packet is one network packet of a message. It implements net.Packet.

@@ -118,6 +118,10 @@ func (n *NIC) packets(l uint64) int {
 
 // deliver processes a packet after the inbound pipeline.
 func (n *NIC) deliver(pk *Packet) {
+	if isRC(pk.Kind) {
+		n.rcDeliver(pk)
+		return
+	}
 	switch pk.Kind {
 	case KindAck:
 		n.onAck(pk)

@@ -21,6 +21,8 @@ type Spec struct {
 	TrigPop        sim.Time   `toml:"trig_pop" doc:"GPU-TN time per FIFO pop + lookup" src:"DEFAULT"`
 	TrigMaxEntries int        `toml:"trig_max_entries" doc:"GPU-TN simultaneously active trigger entries" src:"DOC"`
 	TrigLookup     string     `toml:"trig_lookup" doc:"GPU-TN tag lookup: assoc, hash or memlist" src:"DOC"`
+	VerbsEngines   int        `toml:"verbs_engines" doc:"verbs: HCA engines processing different QPs in parallel (one QP's WQEs are serial)" src:"DEFAULT"`
+	VerbsWQECost   sim.Time   `toml:"verbs_wqe_cost" doc:"verbs: engine time per WQE (parse, validate, build the first packet)" src:"DEFAULT"`
 }
 
 // Validate reports every invalid field.
@@ -49,6 +51,12 @@ func (s Spec) Validate() error {
 	case "assoc", "hash", "memlist":
 	default:
 		errs = append(errs, fmt.Errorf("nic.trig_lookup = %q: must be assoc, hash or memlist", s.TrigLookup))
+	}
+	if s.VerbsEngines < 1 || s.VerbsEngines > 1024 {
+		errs = append(errs, fmt.Errorf("nic.verbs_engines = %d: must be in [1, 1024]", s.VerbsEngines))
+	}
+	if s.VerbsWQECost < 0 {
+		errs = append(errs, fmt.Errorf("nic.verbs_wqe_cost = %v: must be ≥ 0", s.VerbsWQECost))
 	}
 	return errors.Join(errs...)
 }

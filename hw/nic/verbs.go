@@ -1,0 +1,450 @@
+package nic
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// The verbs front end (gpu-networking.md §2.1): InfiniBand reliable-
+// connected queue pairs over the same packet engine, PCIe link and fabric
+// as the Portals interface. Work queues and completion queues are rings of
+// 64 B entries in node memory (host or GPU pool) that software writes and
+// the NIC reads by DMA, so every byte the GPU or the host puts there is
+// really fetched, and a stale or unflushed entry is really misread.
+
+// WQESize and CQESize are the sizes of a work-queue and a completion-queue
+// entry (hardware.md §6: WQE = 64 B; CQE [DEFAULT] 64 B).
+const (
+	WQESize = 64
+	CQESize = 64
+	// InlineMax is the payload a WQE can carry inline (its last 16 bytes).
+	InlineMax = 16
+	// WQEWords is the number of 8-byte fields of a WQE (the unit the
+	// GPUrdma calibration charges per store, hardware.md §6).
+	WQEWords = WQESize / 8
+)
+
+// VerbsOp is a work request's operation.
+type VerbsOp uint8
+
+// Work-request operations.
+const (
+	VNop      VerbsOp = iota // completes without traffic (invalid in a posted WQE)
+	VWrite                   // RDMA write
+	VWriteImm                // RDMA write with immediate: consumes a receive WQE at the target
+	VSend                    // send: lands in the buffer of the target's next receive WQE
+	VSendImm                 // send with immediate
+	VRead                    // RDMA read
+	vOpCount
+)
+
+var vopNames = [...]string{"nop", "rdma-write", "rdma-write-imm", "send", "send-imm", "rdma-read"}
+
+func (o VerbsOp) String() string {
+	if int(o) < len(vopNames) {
+		return vopNames[o]
+	}
+	return fmt.Sprintf("verbs-op(%d)", uint8(o))
+}
+
+// needsRecv reports whether the operation consumes a receive WQE.
+func (o VerbsOp) needsRecv() bool { return o == VWriteImm || o == VSend || o == VSendImm }
+
+// WQE flags.
+const (
+	WQESignaled uint8 = 1 << iota // write a CQE on completion
+	WQEInline                     // the payload is in WQE.Inline, not at LocalAddr
+)
+
+// WQE is a send-queue entry. Its 64-byte layout, one field per 8-byte
+// word (Word): 0 opcode, flags, immediate; 1 length, lkey; 2 local
+// address; 3 remote address; 4 rkey, QP number (control segment); 5 wr_id;
+// 6–7 inline data.
+type WQE struct {
+	Op         VerbsOp
+	Flags      uint8
+	Imm        uint32
+	Length     uint32
+	LKey       uint32
+	LocalAddr  mem.Addr
+	RemoteAddr mem.Addr
+	RKey       uint32
+	QPN        uint32
+	WRID       uint64
+	Inline     [InlineMax]byte
+}
+
+// Word returns the WQE's 8-byte field i (little-endian in memory).
+func (w WQE) Word(i int) uint64 {
+	switch i {
+	case 0:
+		return uint64(w.Op) | uint64(w.Flags)<<8 | uint64(w.Imm)<<32
+	case 1:
+		return uint64(w.Length) | uint64(w.LKey)<<32
+	case 2:
+		return uint64(w.LocalAddr)
+	case 3:
+		return uint64(w.RemoteAddr)
+	case 4:
+		return uint64(w.RKey) | uint64(w.QPN)<<32
+	case 5:
+		return w.WRID
+	case 6:
+		return binary.LittleEndian.Uint64(w.Inline[:8])
+	case 7:
+		return binary.LittleEndian.Uint64(w.Inline[8:])
+	}
+	panic(fmt.Sprintf("nic: WQE word %d out of [0, %d)", i, WQEWords))
+}
+
+// Encode writes the WQE's 64 bytes into b.
+func (w WQE) Encode(b []byte) {
+	for i := range WQEWords {
+		binary.LittleEndian.PutUint64(b[8*i:], w.Word(i))
+	}
+}
+
+// DecodeWQE parses 64 bytes as a WQE.
+func DecodeWQE(b []byte) WQE {
+	u := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
+	w := WQE{Op: VerbsOp(u(0)), Flags: uint8(u(0) >> 8), Imm: uint32(u(0) >> 32),
+		Length: uint32(u(1)), LKey: uint32(u(1) >> 32), LocalAddr: mem.Addr(u(2)), RemoteAddr: mem.Addr(u(3)),
+		RKey: uint32(u(4)), QPN: uint32(u(4) >> 32), WRID: u(5)}
+	copy(w.Inline[:], b[48:64])
+	return w
+}
+
+// RecvWQE is a receive-queue entry: 0 wr_id, 1 address, 2 length and lkey
+// (the rest of the 64 bytes is unused).
+type RecvWQE struct {
+	WRID   uint64
+	Addr   mem.Addr
+	Length uint32
+	LKey   uint32
+}
+
+// Encode writes the receive WQE into b (at least 24 bytes).
+func (r RecvWQE) Encode(b []byte) {
+	binary.LittleEndian.PutUint64(b, r.WRID)
+	binary.LittleEndian.PutUint64(b[8:], uint64(r.Addr))
+	binary.LittleEndian.PutUint64(b[16:], uint64(r.Length)|uint64(r.LKey)<<32)
+}
+
+// DecodeRecvWQE parses a receive WQE.
+func DecodeRecvWQE(b []byte) RecvWQE {
+	v := binary.LittleEndian.Uint64(b[16:])
+	return RecvWQE{WRID: binary.LittleEndian.Uint64(b), Addr: mem.Addr(binary.LittleEndian.Uint64(b[8:])),
+		Length: uint32(v), LKey: uint32(v >> 32)}
+}
+
+// WCStatus is a completion's status (ibv_wc_status).
+type WCStatus uint8
+
+// Completion statuses.
+const (
+	WCSuccess      WCStatus = iota
+	WCLocLenErr             // inline payload too long, or a receive buffer too small
+	WCLocQPOpErr            // bad opcode, or a WQE whose control segment names another QP
+	WCLocProtErr            // the lkey does not cover the local buffer with the needed access
+	WCRemInvReqErr          // the target QP does not exist or could not take the message
+	WCRemAccessErr          // the rkey does not cover the remote range with the needed access
+	WCRNRRetryExc           // no receive WQE was posted at the target (no RNR retries modelled)
+	WCWRFlushErr            // flushed: the QP was already in the error state
+)
+
+var wcNames = [...]string{"success", "local-length-error", "local-qp-operation-error", "local-protection-error",
+	"remote-invalid-request", "remote-access-error", "rnr-retry-exceeded", "wr-flush-error"}
+
+func (s WCStatus) String() string {
+	if int(s) < len(wcNames) {
+		return wcNames[s]
+	}
+	return fmt.Sprintf("wc-status(%d)", uint8(s))
+}
+
+// CQE is a completion-queue entry. Layout: 0–3 QP number, 4–7 WQE index
+// (low 32 bits), 8–15 wr_id, 16–19 byte count, 20–23 immediate, 24
+// opcode, 25 status, 26 flags (bit 0: immediate present, bit 1: receive
+// completion), 63 owner bit.
+type CQE struct {
+	QPN     uint32
+	Index   uint32
+	WRID    uint64
+	ByteLen uint32
+	Imm     uint32
+	Op      VerbsOp
+	Status  WCStatus
+	HasImm  bool
+	Recv    bool // a receive completion (send or write-with-immediate arrived)
+	Owner   uint8
+}
+
+// Encode writes the CQE's 64 bytes into b.
+func (c CQE) Encode(b []byte) {
+	clear(b[:CQESize])
+	binary.LittleEndian.PutUint32(b, c.QPN)
+	binary.LittleEndian.PutUint32(b[4:], c.Index)
+	binary.LittleEndian.PutUint64(b[8:], c.WRID)
+	binary.LittleEndian.PutUint32(b[16:], c.ByteLen)
+	binary.LittleEndian.PutUint32(b[20:], c.Imm)
+	b[24], b[25] = byte(c.Op), byte(c.Status)
+	if c.HasImm {
+		b[26] |= 1
+	}
+	if c.Recv {
+		b[26] |= 2
+	}
+	b[63] = c.Owner
+}
+
+// DecodeCQE parses 64 bytes as a CQE.
+func DecodeCQE(b []byte) CQE {
+	return CQE{QPN: binary.LittleEndian.Uint32(b), Index: binary.LittleEndian.Uint32(b[4:]),
+		WRID: binary.LittleEndian.Uint64(b[8:]), ByteLen: binary.LittleEndian.Uint32(b[16:]),
+		Imm: binary.LittleEndian.Uint32(b[20:]), Op: VerbsOp(b[24]), Status: WCStatus(b[25]),
+		HasImm: b[26]&1 != 0, Recv: b[26]&2 != 0, Owner: b[63]}
+}
+
+// OwnerFor returns the owner bit a valid CQE carries at completion count k
+// of a CQ of entries slots: 1 on the first pass over the ring, 0 on the
+// second, and so on, so zeroed memory never looks valid.
+func OwnerFor(k uint64, entries int) uint8 { return uint8((k/uint64(entries) + 1) & 1) }
+
+// Access is a memory region's permission set.
+type Access uint8
+
+// Access rights of a memory region.
+const (
+	AccessLocalWrite  Access = 1 << iota // the NIC may write it for local WQEs (read responses, receives)
+	AccessRemoteWrite                    // remote RDMA writes may land in it
+	AccessRemoteRead                     // remote RDMA reads may read it
+)
+
+// MR is a registered memory region; its Key serves as lkey and rkey.
+type MR struct {
+	Key    uint32
+	Addr   mem.Addr
+	Length uint64
+	Access Access
+}
+
+// covers reports whether the region holds [a, a+l) with access need.
+func (r *MR) covers(a mem.Addr, l uint64, need Access) bool {
+	return r != nil && a >= r.Addr && l <= r.Length && uint64(a-r.Addr) <= r.Length-l && r.Access&need == need
+}
+
+// CQ is a completion queue: a ring of CQESize entries at Base that the NIC
+// writes by posted DMA writes, in completion order, with the owner bit of
+// OwnerFor. Several QPs may share one CQ.
+type CQ struct {
+	Num      int
+	Base     mem.Addr
+	Entries  int
+	produced uint64
+}
+
+// Produced returns the number of CQEs the NIC has issued to the CQ.
+func (c *CQ) Produced() uint64 { return c.produced }
+
+// SlotAddr returns the address of CQE number k (counting from 0).
+func (c *CQ) SlotAddr(k uint64) mem.Addr { return c.Base + mem.Addr(k%uint64(c.Entries)*CQESize) }
+
+// QPConfig places a queue pair's rings and names its CQs.
+type QPConfig struct {
+	SQ        mem.Addr // send ring: SQEntries × WQESize bytes
+	SQEntries int
+	RQ        mem.Addr // receive ring: RQEntries × WQESize bytes (0: no receive queue)
+	RQEntries int
+	// DBRec is the doorbell record: 8 B send producer index, then 8 B
+	// receive producer index. The NIC reads the receive half by DMA when a
+	// message needs a receive WQE; the send half is software's record
+	// (the MMIO doorbell carries the send index to the NIC).
+	DBRec  mem.Addr
+	SendCQ *CQ
+	RecvCQ *CQ // nil: SendCQ
+}
+
+// QPState is a queue pair's state.
+type QPState uint8
+
+// QP states (the connected ones; setup is Connect).
+const (
+	QPInit QPState = iota
+	QPReady
+	QPError
+)
+
+// QP is a reliable-connected queue pair.
+type QP struct {
+	n      *NIC
+	Num    uint32
+	cfg    QPConfig
+	state  QPState
+	remote int
+	rqpn   uint32
+
+	posted  uint64 // send producer index the NIC has seen by doorbell
+	next    uint64 // next WQE to process
+	cacheAt uint64 // index of cache[0]
+	cache   []WQE  // fetched WQEs not yet processed
+	queued  bool   // on the engine run queue
+	active  bool   // an engine is processing it
+
+	retired  uint64             // WQEs completed in order
+	finished map[uint64]wqeDone // completed out of order, awaiting retirement
+	rqNext   uint64             // receive WQEs consumed
+	stats    QPStats
+}
+
+// QPStats count one QP's work.
+type QPStats struct {
+	WQEs, Fetches, CQEs, Errors, Doorbells uint64
+}
+
+type wqeDone struct {
+	w      WQE
+	status WCStatus
+	bytes  uint32
+}
+
+// Config returns the QP's configuration.
+func (q *QP) Config() QPConfig { return q.cfg }
+
+// State returns the QP's state.
+func (q *QP) State() QPState { return q.state }
+
+// Stats returns the QP's counters.
+func (q *QP) Stats() QPStats { return q.stats }
+
+// Retired returns the number of send WQEs completed (in order).
+func (q *QP) Retired() uint64 { return q.retired }
+
+// Connect binds the QP to QP rqpn on node remote and makes it ready.
+func (q *QP) Connect(remote int, rqpn uint32) {
+	q.remote, q.rqpn, q.state = remote, rqpn, QPReady
+}
+
+// verbs is the NIC's verbs state.
+type verbs struct {
+	mrs     map[uint32]*MR
+	nextKey uint32
+	qps     []*QP
+	cqs     []*CQ
+	runq    []*QP
+	busy    int
+	in      map[uint64]*rcIn
+	early   map[uint64][]*Packet
+	reorder *Reorder
+	stats   VerbsStats
+}
+
+// VerbsStats count the verbs front end's activity.
+type VerbsStats struct {
+	WQEs, Fetches, CQEs, ErrorCQEs, Naks, EnginesMax uint64
+	Reordered                                        uint64 // NIC→GPU writes delayed by the reorder hazard
+}
+
+func (n *NIC) vs() *verbs {
+	if n.v == nil {
+		n.v = &verbs{mrs: map[uint32]*MR{}, nextKey: 0x100, in: map[uint64]*rcIn{}, early: map[uint64][]*Packet{}}
+	}
+	return n.v
+}
+
+// VerbsStats returns the verbs counters.
+func (n *NIC) VerbsStats() VerbsStats { return n.vs().stats }
+
+// RegMR registers [a, a+length) with access and returns the region. It
+// costs the caller nothing (registration is setup).
+func (n *NIC) RegMR(a mem.Addr, length uint64, access Access) *MR {
+	v := n.vs()
+	v.nextKey++
+	r := &MR{Key: v.nextKey, Addr: a, Length: length, Access: access}
+	v.mrs[r.Key] = r
+	return r
+}
+
+// DeregMR removes a region: later WQEs naming its key fail.
+func (n *NIC) DeregMR(key uint32) { delete(n.vs().mrs, key) }
+
+// CreateCQ makes a completion queue of entries slots at base (entries ×
+// CQESize bytes, real bytes: allocate it with AllocData).
+func (n *NIC) CreateCQ(base mem.Addr, entries int) (*CQ, error) {
+	if entries < 1 || entries > 1<<22 {
+		return nil, fmt.Errorf("%s: CQ of %d entries: must be in [1, 4194304]", n.name, entries)
+	}
+	if !n.mem.HasData(base, entries*CQESize) {
+		return nil, fmt.Errorf("%s: CQ ring at %#x holds no bytes: allocate it with AllocData", n.name, uint64(base))
+	}
+	v := n.vs()
+	c := &CQ{Num: len(v.cqs), Base: base, Entries: entries}
+	v.cqs = append(v.cqs, c)
+	return c, nil
+}
+
+// CreateQP makes a queue pair in the init state; Connect makes it ready.
+func (n *NIC) CreateQP(cfg QPConfig) (*QP, error) {
+	if cfg.SQEntries < 1 || cfg.SQEntries > 1<<16 {
+		return nil, fmt.Errorf("%s: send queue of %d entries: must be in [1, 65536]", n.name, cfg.SQEntries)
+	}
+	if cfg.SendCQ == nil {
+		return nil, fmt.Errorf("%s: QP without a send CQ", n.name)
+	}
+	if cfg.RecvCQ == nil {
+		cfg.RecvCQ = cfg.SendCQ
+	}
+	if !n.mem.HasData(cfg.SQ, cfg.SQEntries*WQESize) || !n.mem.HasData(cfg.DBRec, 16) {
+		return nil, fmt.Errorf("%s: send ring or doorbell record holds no bytes: allocate them with AllocData", n.name)
+	}
+	if cfg.RQ != 0 && (cfg.RQEntries < 1 || !n.mem.HasData(cfg.RQ, cfg.RQEntries*WQESize)) {
+		return nil, fmt.Errorf("%s: receive ring of %d entries: need ≥ 1 entry with real bytes", n.name, cfg.RQEntries)
+	}
+	v := n.vs()
+	q := &QP{n: n, Num: uint32(len(v.qps) + 1), cfg: cfg, finished: map[uint64]wqeDone{}}
+	v.qps = append(v.qps, q)
+	return q, nil
+}
+
+// qp returns QP number num, or nil.
+func (n *NIC) qp(num uint32) *QP {
+	v := n.vs()
+	if num < 1 || int(num) > len(v.qps) {
+		return nil
+	}
+	return v.qps[num-1]
+}
+
+// Doorbell is a host thread's MMIO doorbell for the send queue: a posted
+// 8 B write over the NIC's link carrying the new producer index pi; p
+// sleeps until its side is done.
+func (q *QP) Doorbell(p *sim.Proc, pi uint64) {
+	sf := q.DoorbellFrom(p.Now(), pi)
+	p.SleepUntil(sf)
+}
+
+// DoorbellFrom enters the MMIO doorbell write into the NIC's link at time
+// at (a write forwarded from another device, e.g. the GPU's posted write
+// through the PCIe switch) and returns when the link took it. The NIC
+// acts on it when it is visible.
+func (q *QP) DoorbellFrom(at sim.Time, pi uint64) sim.Time {
+	n := q.n
+	sf, vis := n.link.PostedWrite(pcieDown, at, doorbellSize)
+	n.e.At(vis, func() { n.ringed(q, pi) })
+	return sf
+}
+
+// ringed handles a doorbell when it reaches the NIC: the new work is
+// processed after the command latency.
+func (n *NIC) ringed(q *QP, pi uint64) {
+	q.stats.Doorbells++
+	if pi <= q.posted {
+		return
+	}
+	n.e.After(n.spec.CmdLatency, func() {
+		q.posted = max(q.posted, pi)
+		n.schedule(q)
+	})
+}

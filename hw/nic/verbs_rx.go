@@ -1,0 +1,298 @@
+package nic
+
+import (
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Packet kinds of the verbs front end, after the Portals ones.
+const (
+	KindRCRequest  Kind = iota + 16 // RDMA write/send data, or a read request
+	KindRCAck                       // ack or NAK (RCHeader.Status) of a write or send
+	KindRCReadResp                  // RDMA read response data (or its NAK)
+)
+
+func isRC(k Kind) bool { return k >= KindRCRequest && k <= KindRCReadResp }
+
+// RCHeader is the transport header of a verbs message (the BTH/RETH/
+// immediate of InfiniBand, reduced to what the model uses), carried by
+// the message's first packet in Header.RC.
+type RCHeader struct {
+	Op         VerbsOp
+	DstQPN     uint32
+	RemoteAddr mem.Addr
+	RKey       uint32
+	Imm        uint32
+	Status     WCStatus // acks and read responses
+}
+
+// rcIn is a verbs message in flight: at the initiator (qp, idx, w) until
+// its ack or read response completes it; at the target (src, msg, hdr)
+// until its last byte is visible.
+type rcIn struct {
+	qp    *QP
+	idx   uint64
+	w     WQE
+	start sim.Time
+
+	src      int
+	msg      uint64
+	hdr      *RCHeader
+	length   uint64
+	status   WCStatus
+	dest     mem.Addr
+	recv     *RecvWQE
+	recvWait bool
+	held     []*Packet
+	seen     int
+	npk      int
+	pending  int
+	lastSeen bool
+}
+
+// rcDeliver processes a verbs packet after the inbound pipeline.
+func (n *NIC) rcDeliver(pk *Packet) {
+	v := n.vs()
+	if r := v.reorder; r != nil && pk.Kind != KindRCAck {
+		r.noteRx(n.e.Now(), n.fab.Serialization(pk.PayloadBytes()))
+	}
+	switch pk.Kind {
+	case KindRCAck:
+		m := v.in[outKey(pk.Msg)]
+		delete(v.in, outKey(pk.Msg))
+		st := pk.Hdr.RC.Status
+		if st != WCSuccess {
+			v.stats.Naks++
+		}
+		n.complete(m.qp, m.idx, m.w, st, m.w.Length)
+		n.vspan(m.w.Op.String(), m.start)
+		return
+	case KindRCReadResp:
+		n.readResponse(pk)
+		return
+	}
+	key := msgKey(pk.Src, pk.Msg)
+	m := v.in[key]
+	if m == nil {
+		if pk.Index != 0 { // overtook its header on an out-of-order fabric
+			n.stats.Overtaken++
+			v.early[key] = append(v.early[key], pk)
+			return
+		}
+		m = n.rcBind(pk)
+		v.in[key] = m
+		if m.hdr.Op == VRead {
+			delete(v.in, key)
+			n.readRespond(m)
+			return
+		}
+		defer func() {
+			held := v.early[key]
+			delete(v.early, key)
+			for _, q := range held {
+				n.rcDeliver(q)
+			}
+		}()
+	}
+	if m.recvWait {
+		m.held = append(m.held, pk)
+		return
+	}
+	n.rcData(m, pk)
+}
+
+// rcBind checks a message's header at the target: QP, rkey and range, and
+// starts fetching a receive WQE when the operation consumes one.
+func (n *NIC) rcBind(pk *Packet) *rcIn {
+	h := pk.Hdr.RC
+	m := &rcIn{src: pk.Src, msg: pk.Msg, hdr: h, length: pk.Hdr.Length, npk: n.packets(pk.Hdr.Length),
+		dest: h.RemoteAddr, start: n.e.Now()}
+	q := n.qp(h.DstQPN)
+	m.qp = q
+	switch {
+	case q == nil || q.state != QPReady || q.remote != pk.Src:
+		m.status = WCRemInvReqErr
+	case h.Op == VWrite || h.Op == VWriteImm:
+		if !n.vs().mrs[h.RKey].covers(h.RemoteAddr, m.length, AccessRemoteWrite) {
+			m.status = WCRemAccessErr
+		}
+	case h.Op == VRead:
+		if !n.vs().mrs[h.RKey].covers(h.RemoteAddr, m.length, AccessRemoteRead) {
+			m.status = WCRemAccessErr
+		}
+	}
+	if m.status == WCSuccess && h.Op.needsRecv() {
+		m.recvWait = true
+		n.fetchRecv(q, m)
+	}
+	return m
+}
+
+// fetchRecv reads the receive producer index from the doorbell record and
+// then the next receive WQE, both by DMA; the message's packets wait.
+func (n *NIC) fetchRecv(q *QP, m *rcIn) {
+	if q.cfg.RQ == 0 {
+		m.status = WCRemInvReqErr
+		n.e.After(0, func() { n.recvReady(m) })
+		return
+	}
+	idx := q.rqNext
+	q.rqNext++
+	dbr := q.cfg.DBRec + 8
+	t1, k1 := n.dmaRead(dbr, 8)
+	n.e.At(t1, func() {
+		n.dmaEnd(k1)
+		if idx >= n.mem.Load64(dbr) {
+			q.rqNext = min(q.rqNext, idx) // nothing was consumed
+			m.status = WCRNRRetryExc
+			n.recvReady(m)
+			return
+		}
+		a := q.cfg.RQ + mem.Addr(idx%uint64(q.cfg.RQEntries)*WQESize)
+		t2, k2 := n.dmaRead(a, WQESize)
+		n.e.At(t2, func() {
+			n.dmaEnd(k2)
+			var b [WQESize]byte
+			n.mem.Read(a, b[:])
+			r := DecodeRecvWQE(b[:])
+			m.recv = &r
+			if m.hdr.Op != VWriteImm {
+				switch {
+				case uint64(r.Length) < m.length:
+					m.status = WCLocLenErr
+				case m.length > 0 && !n.vs().mrs[r.LKey].covers(r.Addr, m.length, AccessLocalWrite):
+					m.status = WCLocProtErr
+				}
+				m.dest = r.Addr
+			}
+			n.recvReady(m)
+		})
+	})
+}
+
+// recvReady releases the packets that waited for the receive WQE.
+func (n *NIC) recvReady(m *rcIn) {
+	m.recvWait = false
+	held := m.held
+	m.held = nil
+	for _, pk := range held {
+		n.rcData(m, pk)
+	}
+}
+
+// rcData lands one packet of a write or send (nothing on an error) and
+// completes the message after its last byte is visible.
+func (n *NIC) rcData(m *rcIn, pk *Packet) {
+	m.seen++
+	if m.status == WCSuccess && pk.Len > 0 {
+		a, data, ln := m.dest+mem.Addr(pk.Offset), pk.Data, pk.Len
+		m.pending++
+		n.rcWrite(a, data, ln, func() { n.fab.PutBuf(data); m.pending--; n.rcMaybeDone(m) })
+	}
+	if m.seen == m.npk {
+		m.lastSeen = true
+		delete(n.vs().in, msgKey(m.src, m.msg))
+		n.rcMaybeDone(m)
+	}
+}
+
+// rcMaybeDone writes the receive CQE (if any) and sends the ack once every
+// packet of m is visible.
+func (n *NIC) rcMaybeDone(m *rcIn) {
+	if !m.lastSeen || m.pending > 0 {
+		return
+	}
+	m.lastSeen = false
+	n.afterWrites(func() {
+		h := m.hdr
+		if m.recv != nil {
+			c := CQE{QPN: m.qp.Num, Index: uint32(m.qp.rqNext - 1), WRID: m.recv.WRID, ByteLen: uint32(m.length),
+				Imm: h.Imm, HasImm: h.Op != VSend, Recv: true, Op: h.Op, Status: m.status}
+			n.writeCQE(m.qp.cfg.RecvCQ, c)
+		}
+		st := m.status
+		if st != WCSuccess && m.qp != nil {
+			m.qp.state = QPError // the responder stops too (no retries are modelled): later messages are refused
+		}
+		if st == WCLocLenErr || st == WCLocProtErr {
+			st = WCRemInvReqErr // the requester sees a remote error
+		}
+		n.sendPackets(m.src, KindRCAck, m.msg, &Header{RC: &RCHeader{Status: st}}, 0, FailOK, 0, n.fromBuffer(nil), nil)
+		n.vspan("rx "+h.Op.String(), m.start)
+	})
+}
+
+// readRespond answers an RDMA read: the data is read by DMA and sent back
+// (or a NAK of zero length).
+func (n *NIC) readRespond(m *rcIn) {
+	hdr := &Header{Length: m.length, RC: &RCHeader{Status: m.status}}
+	if m.status != WCSuccess {
+		if m.status == WCRemAccessErr {
+			m.qp.state = QPError
+		}
+		hdr.Length = 0
+		n.sendPackets(m.src, KindRCReadResp, m.msg, hdr, 0, FailOK, 0, n.fromBuffer(nil), nil)
+		return
+	}
+	n.sendPackets(m.src, KindRCReadResp, m.msg, hdr, m.length, FailOK, m.length, n.fromMemory(m.dest), nil)
+}
+
+// readResponse lands RDMA read response data at the initiator and
+// completes the WQE when all of it is visible.
+func (n *NIC) readResponse(pk *Packet) {
+	v := n.vs()
+	m := v.in[outKey(pk.Msg)]
+	if pk.Index == 0 {
+		m.status = pk.Hdr.RC.Status
+		m.npk = n.packets(pk.Hdr.Length)
+	}
+	m.seen++
+	if m.status == WCSuccess && pk.Len > 0 {
+		a, data, ln := m.w.LocalAddr+mem.Addr(pk.Offset), pk.Data, pk.Len
+		m.pending++
+		n.rcWrite(a, data, ln, func() {
+			n.fab.PutBuf(data)
+			m.pending--
+			n.readMaybeDone(m)
+		})
+	}
+	if m.npk > 0 && m.seen == m.npk {
+		m.lastSeen = true
+		n.readMaybeDone(m)
+	}
+}
+
+func (n *NIC) readMaybeDone(m *rcIn) {
+	if !m.lastSeen || m.pending > 0 {
+		return
+	}
+	m.lastSeen = false
+	delete(n.vs().in, outKey(m.msg))
+	n.afterWrites(func() {
+		n.complete(m.qp, m.idx, m.w, m.status, m.w.Length)
+		n.vspan(m.w.Op.String(), m.start)
+	})
+}
+
+// rcWrite is a posted DMA write of data to a; done runs when the NIC
+// considers it visible (its write ordering point). With the peer-to-peer
+// reorder hazard on, a write into GPU memory lands only after an extra
+// random delay (hardware.md §5.4), so a later flag can overtake it.
+func (n *NIC) rcWrite(a mem.Addr, data []byte, l uint64, done func()) {
+	n.dmaWrite(l, func() {
+		if d := n.reorderDelay(a); d > 0 {
+			buf := append([]byte(nil), data...)
+			n.e.After(d, func() { n.storeData(a, bufOrNil(buf, data), l) })
+		} else {
+			n.storeData(a, data, l)
+		}
+		done()
+	})
+}
+
+func bufOrNil(buf, data []byte) []byte {
+	if data == nil {
+		return nil
+	}
+	return buf
+}

@@ -1,0 +1,188 @@
+package nic
+
+import (
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// The HCA's send side. Packet ordering forces one QP's WQEs to be
+// processed serially (fetch, payload read, hand to the wire), so a QP is
+// served by at most one of Spec.VerbsEngines processing engines at a time;
+// different QPs run on different engines in parallel and share the PCIe
+// link and the wire. An engine takes one WQE of a QP, then the QP goes to
+// the back of the run queue, so busy QPs share the engines round-robin.
+
+// schedule queues q for an engine when it has unprocessed WQEs.
+func (n *NIC) schedule(q *QP) {
+	v := n.vs()
+	if !q.queued && !q.active && q.next < q.posted {
+		q.queued = true
+		v.runq = append(v.runq, q)
+	}
+	n.dispatch()
+}
+
+// dispatch starts queued QPs on free engines.
+func (n *NIC) dispatch() {
+	v := n.vs()
+	for v.busy < n.spec.VerbsEngines && len(v.runq) > 0 {
+		q := v.runq[0]
+		v.runq[0] = nil
+		v.runq = v.runq[1:]
+		q.queued, q.active = false, true
+		v.busy++
+		v.stats.EnginesMax = max(v.stats.EnginesMax, uint64(v.busy))
+		n.processNext(q)
+	}
+}
+
+// release frees q's engine after its WQE was handed on.
+func (n *NIC) release(q *QP) {
+	v := n.vs()
+	q.active = false
+	v.busy--
+	n.schedule(q)
+}
+
+// processNext runs q's next WQE, fetching a batch of WQEs by DMA first
+// when it is not on the NIC yet. A batch is every posted WQE up to one
+// maximum read request, without wrapping the ring.
+func (n *NIC) processNext(q *QP) {
+	idx := q.next
+	if k := idx - q.cacheAt; idx >= q.cacheAt && k < uint64(len(q.cache)) {
+		n.execWQE(q, idx, q.cache[k])
+		return
+	}
+	ents := uint64(q.cfg.SQEntries)
+	batch := max(1, uint64(n.link.Spec().MaxReadReq)/WQESize)
+	cnt := min(q.posted-idx, batch, ents-idx%ents)
+	a := q.cfg.SQ + mem.Addr(idx%ents*WQESize)
+	done, k := n.dmaRead(a, cnt*WQESize)
+	q.stats.Fetches++
+	n.vs().stats.Fetches++
+	n.e.At(done, func() {
+		n.dmaEnd(k)
+		// The NIC sees memory as it is now: WQE bytes still in a GPU
+		// cache, or not yet written, are misread.
+		buf := make([]byte, cnt*WQESize)
+		n.mem.Read(a, buf)
+		q.cache = q.cache[:0]
+		for i := range cnt {
+			q.cache = append(q.cache, DecodeWQE(buf[i*WQESize:]))
+		}
+		q.cacheAt = idx
+		n.execWQE(q, idx, q.cache[0])
+	})
+}
+
+// execWQE validates and starts WQE idx of q; the engine is released when
+// its last packet has been handed to the fabric (or at once on an error).
+func (n *NIC) execWQE(q *QP, idx uint64, w WQE) {
+	q.next++
+	q.stats.WQEs++
+	n.vs().stats.WQEs++
+	start := n.e.Now()
+	fail := func(s WCStatus) {
+		n.e.After(n.spec.VerbsWQECost, func() {
+			n.complete(q, idx, w, s, 0)
+			n.release(q)
+		})
+	}
+	if q.state == QPError {
+		fail(WCWRFlushErr)
+		return
+	}
+	if st := n.checkLocal(q, w); st != WCSuccess {
+		fail(st)
+		return
+	}
+	n.e.After(n.spec.VerbsWQECost, func() {
+		v := n.vs()
+		n.nextMsg++
+		msg := n.nextMsg
+		v.in[outKey(msg)] = &rcIn{qp: q, idx: idx, w: w, start: start, msg: msg}
+		hdr := &Header{Length: uint64(w.Length), RC: &RCHeader{Op: w.Op, DstQPN: q.rqpn, RemoteAddr: w.RemoteAddr,
+			RKey: w.RKey, Imm: w.Imm}}
+		fin := func() { n.release(q) }
+		switch {
+		case w.Op == VRead:
+			n.sendPackets(q.remote, KindRCRequest, msg, hdr, 0, FailOK, 0, n.fromBuffer(nil), fin)
+		case w.Flags&WQEInline != 0:
+			data := make([]byte, w.Length)
+			copy(data, w.Inline[:w.Length])
+			n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromBuffer(data), fin)
+		default:
+			n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemory(w.LocalAddr), fin)
+		}
+	})
+}
+
+// checkLocal validates a WQE against the QP and its local key.
+func (n *NIC) checkLocal(q *QP, w WQE) WCStatus {
+	switch {
+	case w.Op == VNop || w.Op >= vOpCount || w.QPN != q.Num || q.state != QPReady:
+		return WCLocQPOpErr
+	case w.Flags&WQEInline != 0 && (w.Length > InlineMax || w.Op == VRead):
+		return WCLocLenErr
+	case w.Flags&WQEInline != 0:
+		return WCSuccess
+	}
+	need := Access(0)
+	if w.Op == VRead {
+		need = AccessLocalWrite
+	}
+	if w.Length > 0 && !n.vs().mrs[w.LKey].covers(w.LocalAddr, uint64(w.Length), need) {
+		return WCLocProtErr
+	}
+	return WCSuccess
+}
+
+// complete records WQE idx's outcome and retires finished WQEs in order,
+// writing a CQE for each signalled one (and for every error). Once a WQE
+// failed the QP is in the error state and every later WQE is flushed.
+func (n *NIC) complete(q *QP, idx uint64, w WQE, s WCStatus, bytes uint32) {
+	q.finished[idx] = wqeDone{w: w, status: s, bytes: bytes}
+	for {
+		d, ok := q.finished[q.retired]
+		if !ok {
+			return
+		}
+		delete(q.finished, q.retired)
+		if q.state == QPError {
+			d.status = WCWRFlushErr // everything after the first error is flushed
+		}
+		if d.status != WCSuccess {
+			q.state = QPError
+			q.stats.Errors++
+		}
+		if d.w.Flags&WQESignaled != 0 || d.status != WCSuccess {
+			n.writeCQE(q.cfg.SendCQ, CQE{QPN: q.Num, Index: uint32(q.retired), WRID: d.w.WRID, ByteLen: d.bytes,
+				Op: d.w.Op, Status: d.status})
+		}
+		q.retired++
+	}
+}
+
+// writeCQE posts a CQE to c by a 64 B posted DMA write, ordered after the
+// data writes issued before it.
+func (n *NIC) writeCQE(c *CQ, e CQE) {
+	k := c.produced
+	c.produced++
+	e.Owner = OwnerFor(k, c.Entries)
+	v := n.vs()
+	v.stats.CQEs++
+	if e.Status != WCSuccess {
+		v.stats.ErrorCQEs++
+	}
+	var b [CQESize]byte
+	e.Encode(b[:])
+	a := c.SlotAddr(k)
+	n.dmaWrite(CQESize, func() { n.mem.Write(a, b[:]) })
+}
+
+// outKey keys an initiator message in verbs.in (target messages use
+// msgKey(src, msg) with src < 1<<15; the top bit marks initiator state).
+func outKey(msg uint64) uint64 { return 1<<63 | msg }
+
+// span helper for verbs traces.
+func (n *NIC) vspan(what string, start sim.Time) { n.spanOp("verbs ", what, start) }
