@@ -23,6 +23,17 @@
 // scope atomic loads bypass the caches. Kernel start implies a system
 // acquire and kernel end a system release, charged to launch and teardown.
 //
+// User-mode queues (aql.go, hardware.md §8, nic.md §4.1): HSA AQL rings in
+// host memory with write and read indices and a doorbell word, served by a
+// per-queue packet processor on the CP that waits for the doorbell, reads
+// the slot (a memory access), waits for a valid header, frees the slot,
+// runs the kernel (kernel objects are registered code handles; arguments
+// are read from the kernarg address) and decrements the completion signal
+// after teardown. Packets of one queue run one at a time (as with the
+// barrier bit); queues run concurrently. The launch overheads are the
+// preset's (zero in preset xtq: the CP reads the packet and dispatches as
+// CUs free up).
+//
 // Bulk arrays are modelled for bandwidth only (Stream): the body reads and
 // writes their bytes in memory directly, so bulk data is never stale. This
 // keeps large kernels fast; the visibility rules are exercised by the

@@ -34,6 +34,7 @@ type GPU struct {
 	queueSig sim.Signal
 	cp       *sim.Proc
 	stats    Stats
+	aql      aqlState // user-mode queues and kernel objects (aql.go)
 }
 
 // Stats counts GPU activity.
@@ -177,9 +178,21 @@ func (g *GPU) DispatchOp(k Kernel) (Op, *Run) {
 }
 
 func (g *GPU) runKernel(cp *sim.Proc, r *Run) {
-	k := r.Kernel
 	r.LaunchStart = cp.Now()
 	cp.Sleep(g.spec.MemLatency) // the CP reads the AQL packet
+	g.execute(cp, r)
+	r.Done = cp.Now()
+	r.finished = true
+	g.mem.Store64(r.Signal, 1)
+	r.fin.Notify()
+}
+
+// execute runs a decoded dispatch on cp: the launch overhead (with the
+// kernel-start system acquire), the work-groups as they fit, the teardown
+// (with the kernel-end system release). The caller writes the completion
+// signal.
+func (g *GPU) execute(cp *sim.Proc, r *Run) {
+	k := r.Kernel
 	cp.Sleep(g.spec.Launch)
 	g.invalidateAll()
 	g.e.Span(g.name+".cp", "launch "+k.Name, r.LaunchStart, cp.Now())
@@ -213,10 +226,6 @@ func (g *GPU) runKernel(cp *sim.Proc, r *Run) {
 	cp.Sleep(g.spec.Teardown)
 	g.writeBackAll(cp)
 	g.e.Span(g.name+".cp", "teardown "+k.Name, tStart, cp.Now())
-	r.Done = cp.Now()
-	r.finished = true
-	g.mem.Store64(r.Signal, 1)
-	r.fin.Notify()
 }
 
 // place waits until some CU has room for a WG of k and reserves it, trying

@@ -247,10 +247,11 @@ const (
 	EventAutoFree
 	EventSearch
 	EventPTDisabled
+	EventTask // XTQ: a task the target NIC could not deliver or enqueue (NIFail says why)
 )
 
 var eventNames = [...]string{"SEND", "ACK", "REPLY", "PUT", "GET", "ATOMIC", "FETCH_ATOMIC",
-	"PUT_OVERFLOW", "GET_OVERFLOW", "ATOMIC_OVERFLOW", "LINK", "AUTO_UNLINK", "AUTO_FREE", "SEARCH", "PT_DISABLED"}
+	"PUT_OVERFLOW", "GET_OVERFLOW", "ATOMIC_OVERFLOW", "LINK", "AUTO_UNLINK", "AUTO_FREE", "SEARCH", "PT_DISABLED", "TASK"}
 
 func (t EventType) String() string {
 	if int(t) < len(eventNames) {
@@ -271,7 +272,17 @@ const (
 	FailHandler              // a sPIN handler returned FAIL (nic.md §5.3)
 )
 
-var failNames = [...]string{"OK", "DROPPED", "PT_DISABLED", "UNDELIVERABLE", "HANDLER_FAIL"}
+// XTQ failure types (xtq.go), reported in TASK events and failed acks.
+const (
+	FailTaskNoBuffer  FailType = FailHandler + 1 + iota // no posted receive buffer matched
+	FailTaskTooLarge                                    // larger than what is left of the posted buffer
+	FailTaskNoKernel                                    // kernel index not registered (Event.HdrData holds it)
+	FailTaskNoQueue                                     // queue index not registered (Event.HdrData holds it)
+	FailTaskQueueFull                                   // GPU queue full under nic.xtq_full_policy = drop
+)
+
+var failNames = [...]string{"OK", "DROPPED", "PT_DISABLED", "UNDELIVERABLE", "HANDLER_FAIL", "XTQ_NO_BUFFER", "XTQ_TOO_LARGE",
+	"XTQ_NO_KERNEL", "XTQ_NO_QUEUE", "XTQ_QUEUE_FULL"}
 
 func (f FailType) String() string {
 	if int(f) < len(failNames) {

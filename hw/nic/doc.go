@@ -107,15 +107,36 @@
 // SetReorder switches on the peer-to-peer write-reordering hazard of
 // hardware.md §5.4 for verbs writes into GPU memory.
 //
+// # XTQ (nic.md §4, xtq.go)
+//
+// XtqPut gathers a command buffer (64 B AQL packet + kernel arguments) and
+// a payload by two DMA streams into one put flagged xtq. At the target the
+// header is matched against the posted receive buffer (MANAGE_LOCAL); a
+// missing buffer or a message larger than its free space fails at once.
+// When every byte is visible, the NIC rewrites its copy of the packet
+// through the kernel and queue lookup tables (2 × xtq_lookup + xtq_rewrite)
+// and writes arguments 0 and 1 (KLUT buffer, payload address) into memory;
+// per queue, in arrival order, it DMA-reads the queue's write and read
+// indices, holds the task and re-polls every xtq_retry while the queue is
+// full (or fails it, xtq_full_policy = drop), reserves the slot by a
+// non-posted atomic on the write index, writes the packet body, then the
+// header, and only once all of those and the payload are visible writes
+// the new write index to the queue's doorbell, then acks. Failures (no
+// buffer, too large, unknown kernel or queue index, full queue under drop)
+// are TASK events with NIFail XTQ_* at the target and a failed ack.
+//
 // # Not modelled
 //
 // Non-matching NIs and LEs, NI limits, PtlMESearch, MD/ME handles freed
 // while in use, AUTO_FREE, bounded NIC buffers and DMA engine occupancy
 // (the DMA FIFO is reported, not bounded), packet loss and retransmission,
-// the CT host mirror (a host CT poll's MMIO cost is the caller's), XTQ and
-// sPIN (nic.md §4–5), the GPU-TN dynamic extension (§3.5); verbs: RNR and
+// the CT host mirror (a host CT poll's MMIO cost is the caller's), sPIN
+// (nic.md §5), the GPU-TN dynamic extension (§3.5); verbs: RNR and
 // transport retries, unreliable and dynamically connected transports,
 // atomics, scatter/gather lists of more than one entry, CQ overrun (a CQ
-// must be sized for the WQEs of its QPs). Host software
-// costs of Portals calls (MEAppend, EQGet) are charged by the caller.
+// must be sized for the WQEs of its QPs); for XTQ, the CPU-task
+// Function Lookup Table and agent-dispatch packets, the host-memory tables
+// behind an on-NIC cache, and the bounded (depth 8) hold buffer: held
+// tasks wait in arrival order, unbounded. Host software costs of Portals
+// calls (MEAppend, EQGet) are charged by the caller.
 package nic

@@ -54,8 +54,9 @@ type NIC struct {
 	deferred map[DeferredID]Command
 	nextDef  DeferredID
 
-	tn gputn
-	v  *verbs // verbs front end (verbs*.go), made on first use
+	tn  gputn
+	v   *verbs // verbs front end (verbs*.go), made on first use
+	xtq xtqState
 }
 
 // Stats are a NIC's counters.

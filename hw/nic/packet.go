@@ -30,7 +30,8 @@ type Header struct {
 	AtomicOp     AtomicOp
 	AtomicType   AtomicType
 	Operand      uint64
-	RC           *RCHeader // verbs messages (verbs_rx.go)
+	RC           *RCHeader   // verbs messages (verbs_rx.go)
+	Task         *TaskHeader // gather put or XTQ message (xtq.go); nil otherwise
 }
 
 // Packet is one network packet of a message. It implements net.Packet.

@@ -66,6 +66,9 @@ func (n *NIC) match(pk *Packet) int {
 			break
 		}
 	}
+	if n.xtqReject(m, p, me) {
+		return traversed
+	}
 	if me == nil || p.flowCtl && p.eq != nil && p.eq.full() {
 		n.stats.Drops++
 		m.fail = FailDropped
@@ -235,6 +238,10 @@ func (n *NIC) targetGet(m *inMsg) {
 
 // targetComplete runs when the last byte of a put/atomic is visible.
 func (n *NIC) targetComplete(m *inMsg) {
+	if t := m.hdr.Task; t != nil && t.Xtq {
+		n.xtqTarget(m)
+		return
+	}
 	typ := EventPut
 	switch m.hdr.Op {
 	case CmdAtomic:

@@ -23,6 +23,15 @@ type Spec struct {
 	TrigLookup     string     `toml:"trig_lookup" doc:"GPU-TN tag lookup: assoc, hash or memlist" src:"DOC"`
 	VerbsEngines   int        `toml:"verbs_engines" doc:"verbs: HCA engines processing different QPs in parallel (one QP's WQEs are serial)" src:"DEFAULT"`
 	VerbsWQECost   sim.Time   `toml:"verbs_wqe_cost" doc:"verbs: engine time per WQE (parse, validate, build the first packet)" src:"DEFAULT"`
+	// XTQ (nic.md §4.3). The spec's default full-queue policy is drop; the
+	// default here is retry, because a dropped task is lost work the
+	// collectives cannot recover, and the issue asks that a full queue
+	// back-pressure without loss.
+	XtqLookup     sim.Time `toml:"xtq_lookup" doc:"XTQ: one lookup-table access (on-NIC SRAM)" src:"DEFAULT"`
+	XtqRewrite    sim.Time `toml:"xtq_rewrite" doc:"XTQ: command-packet rewrite" src:"DEFAULT"`
+	XtqTableSize  int      `toml:"xtq_table_size" doc:"XTQ: entries per lookup table (kernels, queues)" src:"DOC"`
+	XtqFullPolicy string   `toml:"xtq_full_policy" doc:"XTQ: GPU queue full: retry (hold the task on the NIC, re-poll the read index) or drop (fail it)" src:"DEFAULT"`
+	XtqRetry      sim.Time `toml:"xtq_retry" doc:"XTQ: re-poll interval of a held task's queue read index" src:"DEFAULT"`
 }
 
 // Validate reports every invalid field.
@@ -57,6 +66,18 @@ func (s Spec) Validate() error {
 	}
 	if s.VerbsWQECost < 0 {
 		errs = append(errs, fmt.Errorf("nic.verbs_wqe_cost = %v: must be ≥ 0", s.VerbsWQECost))
+	}
+	if s.XtqLookup < 0 || s.XtqRewrite < 0 {
+		errs = append(errs, fmt.Errorf("nic.xtq_lookup/xtq_rewrite = %v/%v: must be ≥ 0", s.XtqLookup, s.XtqRewrite))
+	}
+	if s.XtqTableSize < 1 || s.XtqTableSize > 1<<16 {
+		errs = append(errs, fmt.Errorf("nic.xtq_table_size = %d: must be in [1, 65536]", s.XtqTableSize))
+	}
+	if s.XtqFullPolicy != "retry" && s.XtqFullPolicy != "drop" {
+		errs = append(errs, fmt.Errorf("nic.xtq_full_policy = %q: must be retry or drop", s.XtqFullPolicy))
+	}
+	if s.XtqRetry <= 0 {
+		errs = append(errs, fmt.Errorf("nic.xtq_retry = %v: must be > 0", s.XtqRetry))
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,386 @@
+package nic
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// XTQ (nic.md §4): a put whose body is [64 B command packet | kernel
+// arguments | payload], gathered by the initiator NIC from two buffers, and
+// turned by the target NIC into an AQL kernel dispatch in a GPU user-mode
+// queue without the target CPU.
+
+// TaskHeader marks a gather put (Header.Task). With Xtq set it is an XTQ
+// message (header flag xtq=1); without, a plain put whose body was
+// gathered from two buffers (Portals iovec), which HSA uses.
+type TaskHeader struct {
+	Xtq    bool
+	CmdLen uint64 // command packet + arguments, ≥ 64 bytes
+}
+
+// XtqKernel is a Kernel Lookup Table entry (nic.md §4.2).
+type XtqKernel struct {
+	Object uint64   // kernel object handle written into the packet
+	Buffer mem.Addr // target-resident buffer, written into kernel argument 0
+	Signal mem.Addr // completion signal written into the packet; 0 = keep the initiator's
+}
+
+// XtqQueue is a Queue Lookup Table entry: a user-mode queue descriptor.
+type XtqQueue struct {
+	Base       mem.Addr // slot 0
+	Size       uint64   // slots, a power of two
+	WriteIndex mem.Addr
+	ReadIndex  mem.Addr
+	Doorbell   mem.Addr
+}
+
+// GatherPut is an XtqPut (or, with Xtq false, a plain two-buffer put).
+type GatherPut struct {
+	Xtq        bool
+	Target     int
+	PT         int // the target's task portal
+	MatchBits  uint64
+	Cmd        mem.Addr // command packet followed by the kernel arguments
+	CmdLen     uint64   // ≥ 64 for XTQ
+	Payload    mem.Addr
+	PayloadLen uint64
+	Ack        AckType
+	EQ         *EQ // initiator events (SEND, ACK); may be nil
+	CT         *CT // counts ACKs when non-nil
+	UserPtr    any
+}
+
+// XtqStats counts the target-side XTQ procedure.
+type XtqStats struct {
+	Tasks      uint64 // packets written into a GPU queue
+	Failures   uint64 // tasks failed (failure event posted)
+	FullPolls  uint64 // queue-index reads that found the queue full
+	MaxHeld    int    // most tasks waiting for one queue at once
+	Doorbells  uint64
+	Rewrites   uint64
+	HeldNanos  sim.Time // total time tasks waited for queue room
+	LastTaskAt sim.Time // when the last doorbell write was issued
+}
+
+type xtqState struct {
+	kernels map[uint64]XtqKernel
+	queues  map[uint16]*xtqQueue
+	stats   XtqStats
+}
+
+type xtqQueue struct {
+	desc XtqQueue
+	held []*xtqJob // waiting in arrival order; the head is being enqueued
+	busy bool
+}
+
+type xtqJob struct {
+	m      *inMsg
+	packet [gpu.AQLPacketSize]byte
+	since  sim.Time
+}
+
+// XtqStats returns the XTQ counters.
+func (n *NIC) XtqStats() XtqStats { return n.xtq.stats }
+
+// XtqRegisterKernel fills KLUT[idx] (XtqRegisterKernel of nic.md §4.4).
+// The host's cost of the call is the caller's.
+func (n *NIC) XtqRegisterKernel(idx uint64, k XtqKernel) error {
+	if idx >= uint64(n.spec.XtqTableSize) {
+		return fmt.Errorf("%s: XtqRegisterKernel: index %d: must be in [0, nic.xtq_table_size = %d)", n.name, idx, n.spec.XtqTableSize)
+	}
+	if n.xtq.kernels == nil {
+		n.xtq.kernels = map[uint64]XtqKernel{}
+	}
+	n.xtq.kernels[idx] = k
+	return nil
+}
+
+// XtqRegisterQueue fills QLUT[idx].
+func (n *NIC) XtqRegisterQueue(idx uint16, q XtqQueue) error {
+	if int(idx) >= n.spec.XtqTableSize {
+		return fmt.Errorf("%s: XtqRegisterQueue: index %d: must be in [0, nic.xtq_table_size = %d)", n.name, idx, n.spec.XtqTableSize)
+	}
+	if q.Size == 0 || q.Size&(q.Size-1) != 0 {
+		return fmt.Errorf("%s: XtqRegisterQueue: queue size %d: must be a power of two", n.name, q.Size)
+	}
+	if n.xtq.queues == nil {
+		n.xtq.queues = map[uint16]*xtqQueue{}
+	}
+	n.xtq.queues[idx] = &xtqQueue{desc: q}
+	return nil
+}
+
+// XtqPut posts a gather put from host thread p: the doorbell and command
+// fetch of a host command, then the NIC reads the command buffer and the
+// payload by two DMA streams into one outgoing message. SEND is raised
+// when both reads are done; ACK (if requested) when the target has
+// delivered and enqueued the task, or failed it.
+func (n *NIC) XtqPut(p *sim.Proc, g GatherPut) {
+	if g.Xtq && g.CmdLen < gpu.AQLPacketSize {
+		panic(fmt.Sprintf("%s: XtqPut: command length %d: must hold the 64 B packet", n.name, g.CmdLen))
+	}
+	if g.Target < 0 {
+		panic(fmt.Sprintf("%s: XtqPut: target %d", n.name, g.Target))
+	}
+	n.hostPost(p, "xtq put", true, func() { n.issueGather(g) })
+}
+
+func (n *NIC) issueGather(g GatherPut) {
+	n.stats.Commands++
+	n.nextMsg++
+	id := n.nextMsg
+	total := g.CmdLen + g.PayloadLen
+	md := &MD{Start: g.Cmd, Length: total, EQ: g.EQ, CT: g.CT}
+	if g.CT != nil {
+		md.Options |= MDEventCTAck
+	}
+	cmd := Command{Op: CmdPut, MD: md, Length: total, Target: g.Target, PT: g.PT, MatchBits: g.MatchBits,
+		Ack: g.Ack, UserPtr: g.UserPtr}
+	hdr := &Header{Op: CmdPut, Initiator: n.id, PT: g.PT, MatchBits: g.MatchBits, Length: total, Ack: g.Ack,
+		Task: &TaskHeader{Xtq: g.Xtq, CmdLen: g.CmdLen}}
+	if g.Ack != NoAckReq {
+		n.out[id] = &outMsg{cmd: cmd, start: n.e.Now()}
+	}
+	n.sendPackets(g.Target, KindRequest, id, hdr, total, FailOK, 0, n.fromTwo(g.Cmd, g.CmdLen, g.Payload), func() {
+		n.initiatorSend(cmd)
+	})
+}
+
+// fromTwo returns a fetch function for a message whose bytes [0, la) come
+// from a and the rest from b: each packet issues a DMA read per part.
+func (n *NIC) fromTwo(a mem.Addr, la uint64, b mem.Addr) func(off, ln uint64) (sim.Time, func() []byte, func()) {
+	return func(off, ln uint64) (sim.Time, func() []byte, func()) {
+		type part struct {
+			src     mem.Addr
+			at, len uint64
+		}
+		var parts []part
+		if off < la {
+			l := min(ln, la-off)
+			parts = append(parts, part{a + mem.Addr(off), 0, l})
+		}
+		if off+ln > la {
+			lo := max(off, la)
+			parts = append(parts, part{b + mem.Addr(lo-la), lo - off, off + ln - lo})
+		}
+		ready, k := n.e.Now(), 0
+		for _, p := range parts {
+			t, kk := n.dmaRead(p.src, p.len)
+			ready, k = max(ready, t), k+kk
+		}
+		return ready, func() []byte {
+				if ln == 0 {
+					return nil
+				}
+				has := false
+				for _, p := range parts {
+					has = has || n.mem.HasData(p.src, int(p.len))
+				}
+				if !has {
+					return nil
+				}
+				buf := n.fab.GetBuf(int(ln))
+				for _, p := range parts {
+					n.mem.Read(p.src, buf[p.at:p.at+p.len])
+				}
+				return buf
+			}, func() {
+				n.dmaEnd(k)
+			}
+	}
+}
+
+// xtqReject checks an XTQ header packet against the posted receive buffer
+// (me, nil when nothing matched) and reports true when the message is
+// refused: no posted buffer, or the message does not fit in what is left
+// of it. The failure is a TASK event at the target and a failed ack.
+// An accepted message's command and argument bytes are kept as control
+// words, so a payload-free run still carries them.
+func (n *NIC) xtqReject(m *inMsg, p *pt, me *MEntry) bool {
+	h := m.hdr
+	if h.Task == nil || !h.Task.Xtq {
+		return false
+	}
+	fail := FailOK
+	var free uint64
+	if me != nil {
+		off := h.RemoteOffset
+		if me.me.Options&MEManageLocal != 0 {
+			off = me.offset
+		}
+		if off <= me.me.Length {
+			free = me.me.Length - off
+		}
+		if h.Length > free {
+			fail = FailTaskTooLarge
+		} else {
+			n.mem.MarkControl(me.me.Start+mem.Addr(off), int(h.Task.CmdLen))
+		}
+	} else {
+		fail = FailTaskNoBuffer
+	}
+	if fail == FailOK {
+		return false
+	}
+	m.fail = fail
+	n.stats.Drops++
+	n.xtq.stats.Failures++
+	ev := n.targetEvent(EventTask, nil, m.src, h, free, 0, fail)
+	n.postEvent(p.eq, ev)
+	return true
+}
+
+// xtqTarget runs the target-side procedure of nic.md §4.3 once every byte
+// of message m is visible in the posted buffer: rewrite the NIC's copy of
+// the command packet through the lookup tables, rewrite kernel arguments 0
+// and 1 in memory, then hand the packet to the queue's enqueue engine.
+func (n *NIC) xtqTarget(m *inMsg) {
+	le := binary.LittleEndian
+	base := m.dest
+	var pkt [gpu.AQLPacketSize]byte
+	n.mem.Read(base, pkt[:]) // the NIC kept this copy as the body streamed through
+	kidx := le.Uint64(pkt[gpu.AQLKernelObjectOff:])
+	qidx := le.Uint16(pkt[gpu.AQLQueueIndexOff:])
+	start := n.e.Now()
+	n.e.After(2*n.spec.XtqLookup+n.spec.XtqRewrite, func() {
+		k, okK := n.xtq.kernels[kidx]
+		q, okQ := n.xtq.queues[qidx]
+		switch {
+		case !okK:
+			n.xtqFail(m, FailTaskNoKernel, kidx)
+			return
+		case !okQ:
+			n.xtqFail(m, FailTaskNoQueue, uint64(qidx))
+			return
+		}
+		n.xtq.stats.Rewrites++
+		args := base + gpu.AQLPacketSize
+		le.PutUint64(pkt[gpu.AQLKernelObjectOff:], k.Object)
+		le.PutUint64(pkt[gpu.AQLKernargOff:], uint64(args))
+		if k.Signal != 0 {
+			le.PutUint64(pkt[gpu.AQLSignalOff:], uint64(k.Signal))
+		}
+		le.PutUint16(pkt[gpu.AQLQueueIndexOff:], 0)
+		if argsLen := m.hdr.Task.CmdLen - gpu.AQLPacketSize; argsLen >= 16 {
+			payload := base + mem.Addr(m.hdr.Task.CmdLen)
+			n.dmaWrite(16, func() {
+				n.mem.Store64(args, uint64(k.Buffer))
+				n.mem.Store64(args+8, uint64(payload))
+			})
+		}
+		n.span("xtq rewrite", start, n.e.Now())
+		q.held = append(q.held, &xtqJob{m: m, packet: pkt, since: n.e.Now()})
+		n.xtq.stats.MaxHeld = max(n.xtq.stats.MaxHeld, len(q.held))
+		n.xtqNext(q)
+	})
+}
+
+// xtqFail fails task m: a TASK event naming the reason (HdrData carries
+// the offending index) and a failed ack.
+func (n *NIC) xtqFail(m *inMsg, fail FailType, idx uint64) {
+	m.fail = fail
+	n.xtq.stats.Failures++
+	ev := n.targetEvent(EventTask, m.me, m.src, m.hdr, m.mlength, m.dest, fail)
+	ev.HdrData = idx
+	n.postEvent(n.pts[m.me.pt].eq, ev)
+	n.respond(m, nil)
+}
+
+// xtqNext starts enqueueing the head task of q unless one is in progress:
+// tasks for one queue enter it in arrival order.
+func (n *NIC) xtqNext(q *xtqQueue) {
+	if q.busy || len(q.held) == 0 {
+		return
+	}
+	q.busy = true
+	n.xtqCheck(q, q.held[0])
+}
+
+// xtqCheck reads the queue's write and read indices (one DMA read of the
+// 16 B the indices share) and reserves a slot when there is room. A full
+// queue holds the task on the NIC and re-polls every xtq_retry (policy
+// retry), or fails it (policy drop).
+func (n *NIC) xtqCheck(q *xtqQueue, j *xtqJob) {
+	d := q.desc
+	t, k := n.dmaRead(d.WriteIndex, 16)
+	n.e.At(t, func() {
+		n.dmaEnd(k)
+		w, r := n.mem.Load64(d.WriteIndex), n.mem.Load64(d.ReadIndex)
+		if w-r >= d.Size {
+			n.xtq.stats.FullPolls++
+			if n.spec.XtqFullPolicy == "drop" {
+				q.held = q.held[1:]
+				q.busy = false
+				n.xtqFail(j.m, FailTaskQueueFull, 0)
+				n.xtqNext(q)
+				return
+			}
+			n.e.After(n.spec.XtqRetry, func() { n.xtqCheck(q, j) })
+			return
+		}
+		n.xtqReserve(q, j)
+	})
+}
+
+// xtqReserve does the multi-producer AQL protocol: an atomic fetch-add on
+// the write index (a non-posted round trip; the add takes effect at
+// memory when issued), then, once the slot is free, the packet body
+// (bytes 2–63) and, ordered after it, the header; once those and the
+// task's data are visible, the doorbell write of the new write index.
+func (n *NIC) xtqReserve(q *xtqQueue, j *xtqJob) {
+	d := q.desc
+	w := n.mem.Load64(d.WriteIndex)
+	n.mem.Store64(d.WriteIndex, w+1)
+	t := n.link.Atomic(pcieUp, n.e.Now(), 8, 0)
+	n.dmaBegin(1)
+	n.e.At(t, func() {
+		n.dmaEnd(1)
+		n.xtqWhenFree(q, w, func() { n.xtqWrite(q, j, w) })
+	})
+}
+
+// xtqWhenFree runs fn once slot w is free (another producer may have
+// reserved ahead of the NIC's check), re-reading the read index every
+// xtq_retry.
+func (n *NIC) xtqWhenFree(q *xtqQueue, w uint64, fn func()) {
+	d := q.desc
+	if w-n.mem.Load64(d.ReadIndex) < d.Size {
+		fn()
+		return
+	}
+	n.xtq.stats.FullPolls++
+	n.e.After(n.spec.XtqRetry, func() {
+		t, k := n.dmaRead(d.ReadIndex, 8)
+		n.e.At(t, func() { n.dmaEnd(k); n.xtqWhenFree(q, w, fn) })
+	})
+}
+
+func (n *NIC) xtqWrite(q *xtqQueue, j *xtqJob, w uint64) {
+	d := q.desc
+	slot := d.Base + mem.Addr((w%d.Size)*gpu.AQLPacketSize)
+	pkt := j.packet
+	header := binary.LittleEndian.Uint16(pkt[gpu.AQLHeaderOff:])
+	n.dmaWrite(gpu.AQLPacketSize-2, func() { n.mem.Write(slot+2, pkt[2:]) })
+	n.dmaWrite(2, func() { n.mem.Write(slot, []byte{byte(header), byte(header >> 8)}) })
+	// The doorbell: only once the payload, the argument rewrite and both
+	// packet writes are globally visible.
+	n.afterWrites(func() {
+		n.xtq.stats.Tasks++
+		n.xtq.stats.HeldNanos += n.e.Now() - j.since
+		n.dmaWrite(8, func() {
+			n.xtq.stats.Doorbells++
+			gpu.RingDoorbell(n.mem, d.Doorbell, w+1)
+		})
+		n.xtq.stats.LastTaskAt = n.e.Now()
+		n.spanOp("xtq enqueue q", "", j.since)
+		q.held = q.held[1:]
+		q.busy = false
+		n.respond(j.m, nil)
+		n.xtqNext(q)
+	})
+}

@@ -1,0 +1,336 @@
+package nic_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// xtqEnv is two xtq-preset nodes: node 0 sends tasks, node 1 has a posted
+// receive buffer, a user-mode queue, a copy kernel and a signal
+// registered at index 42.
+type xtqEnv struct {
+	t      *testing.T
+	c      *cluster.Cluster
+	q      *gpu.AQLQueue
+	pt     int
+	eq     [2]*nic.EQ
+	dst    mem.Addr // KLUT buffer: tasks copy their payload to dst + arg2
+	sig    mem.Addr
+	obj    uint64
+	kargs  [][]uint64 // per launched work-group 0: the 3 arguments it read
+	kargAt []mem.Addr
+}
+
+const taskIdx = 42
+
+func newXtqEnv(t *testing.T, qsize int, recvBytes uint64, kernelVALU int, opts ...func(*cluster.Spec)) *xtqEnv {
+	t.Helper()
+	s := cluster.XTQ()
+	for _, o := range opts {
+		o(&s)
+	}
+	c, err := cluster.New(sim.New(1), s, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &xtqEnv{t: t, c: c}
+	tg := c.Nodes[1]
+	if v.q, err = tg.GPU.NewAQLQueue("tasks", qsize); err != nil {
+		t.Fatal(err)
+	}
+	v.dst = tg.Mem.Alloc(mem.GPU, 1<<20, "dst")
+	v.sig = tg.GPU.NewSignal("sig", 0)
+	v.obj = tg.GPU.LoadKernel(gpu.KernelCode{Name: "copy", Body: func(wg *gpu.WG, kernarg mem.Addr) {
+		a := wg.LoadArgs(kernarg, 3)
+		if wg.ID == 0 {
+			v.kargs = append(v.kargs, a)
+			v.kargAt = append(v.kargAt, kernarg)
+		}
+		wg.VALU(kernelVALU)
+		if wg.ID == 0 {
+			n := int(binary.LittleEndian.Uint64(wg.Mem().Bytes(kernarg+24, 8)))
+			copy(wg.Mem().Bytes(mem.Addr(a[0]+a[2]), n), wg.Mem().Bytes(mem.Addr(a[1]), n))
+		}
+	}})
+	for i, nd := range c.Nodes {
+		v.eq[i] = nd.NIC.NewEQ(0, 0)
+		v.pt = nd.NIC.PTAlloc(v.eq[i], false)
+	}
+	if recvBytes > 0 {
+		v.post(recvBytes)
+	}
+	must(t, tg.NIC.XtqRegisterKernel(taskIdx, nic.XtqKernel{Object: v.obj, Buffer: v.dst, Signal: v.sig}))
+	must(t, tg.NIC.XtqRegisterQueue(taskIdx, nic.XtqQueue{Base: v.q.Base(), Size: v.q.Size(),
+		WriteIndex: v.q.WriteIndex(), ReadIndex: v.q.ReadIndex(), Doorbell: v.q.Doorbell()}))
+	return v
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// post appends a MANAGE_LOCAL receive buffer of n bytes on node 1.
+func (v *xtqEnv) post(n uint64) mem.Addr {
+	nd := v.c.Nodes[1]
+	buf := nd.Mem.Alloc(mem.Host, n, "recv")
+	nd.NIC.MEAppend(v.pt, nic.ME{Start: buf, Length: n, MatchID: nic.AnyID, IgnoreBits: ^uint64(0),
+		Options: nic.MEOpPut | nic.MEManageLocal}, nic.Priority)
+	return buf
+}
+
+// task is one XtqPut: kernel and queue index, payload bytes, destination
+// offset (arg 2) and the copy length (arg 3).
+type task struct {
+	kernel  uint64
+	queue   uint16
+	payload []byte
+	off     uint64
+	signal  mem.Addr // the initiator's completion-signal field
+}
+
+// send posts the tasks from node 0, one after another.
+func (v *xtqEnv) send(tasks ...task) {
+	nd := v.c.Nodes[0]
+	v.c.Engine.Spawn("initiator", func(p *sim.Proc) {
+		for _, tk := range tasks {
+			cmd := nd.Mem.AllocData(mem.Host, 64+32, "cmd")
+			pkt := gpu.AQLPacket{Header: gpu.DispatchHeader, WGSize: 64, Grid: 128, KernelObject: tk.kernel,
+				QueueIndex: tk.queue, Signal: tk.signal}
+			b := pkt.Encode()
+			nd.Mem.Write(cmd, b[:])
+			nd.Mem.Store64(cmd+64+16, tk.off)
+			nd.Mem.Store64(cmd+64+24, uint64(len(tk.payload)))
+			pay := nd.Mem.Alloc(mem.Host, uint64(len(tk.payload)), "payload")
+			nd.Mem.Write(pay, tk.payload)
+			nd.NIC.XtqPut(p, nic.GatherPut{Xtq: true, Target: 1, PT: v.pt, Cmd: cmd, CmdLen: 64 + 32,
+				Payload: pay, PayloadLen: uint64(len(tk.payload)), EQ: v.eq[0]})
+		}
+	})
+}
+
+func payload(n, seed int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + seed*13 + 1)
+	}
+	return b
+}
+
+func (v *xtqEnv) run() {
+	v.t.Helper()
+	if err := v.c.Engine.Run(); err != nil {
+		v.t.Fatal(err)
+	}
+}
+
+// The target NIC rewrites the command packet through its tables: the
+// queued packet names the KLUT kernel object and signal, its kernarg points
+// just after the packet in the posted buffer, and arguments 0 and 1 hold
+// the KLUT buffer and the payload address; argument 2 passes through.
+func TestXtqLookupTableRewrite(t *testing.T) {
+	v := newXtqEnv(t, 8, 64<<10, 1)
+	recv := v.c.Nodes[1].Mem // the first posted buffer lands at its start
+	v.c.Nodes[1].Mem.Store64(v.sig, 1)
+	p := payload(4096, 1)
+	v.send(task{kernel: taskIdx, queue: taskIdx, payload: p, off: 512})
+	v.run()
+	if len(v.kargs) != 1 {
+		t.Fatalf("%d kernels ran, want 1", len(v.kargs))
+	}
+	a, at := v.kargs[0], v.kargAt[0]
+	if mem.Addr(a[0]) != v.dst || mem.Addr(a[1]) != at+32 || a[2] != 512 {
+		t.Errorf("args = %#x (kernarg %#x), want [KLUT buffer %#x, payload %#x, 512]", a, at, v.dst, at+32)
+	}
+	if got := recv.Bytes(v.dst+512, len(p)); string(got) != string(p) {
+		t.Error("the kernel did not copy the payload to the KLUT buffer")
+	}
+	if got := recv.Load64(v.sig); got != 0 {
+		t.Errorf("completion signal = %d after one task, want 0 (decremented from 1)", got)
+	}
+	r := v.q.Runs()[0]
+	if r.Signal != v.sig || !r.Finished() || r.Done < r.BodyEnd {
+		t.Errorf("run signal %#x finished=%v done %v body end %v", r.Signal, r.Finished(), r.Done, r.BodyEnd)
+	}
+	ack := drain(v.eq[0])
+	if len(ack) != 2 || ack[1].Type != nic.EventAck || ack[1].NIFail != nic.FailOK {
+		t.Errorf("initiator events %v, want SEND then ACK OK", ack)
+	}
+}
+
+// A KLUT entry without a signal keeps the initiator's completion signal.
+func TestXtqKeepsInitiatorSignal(t *testing.T) {
+	v := newXtqEnv(t, 8, 64<<10, 1)
+	tg := v.c.Nodes[1]
+	must(t, tg.NIC.XtqRegisterKernel(7, nic.XtqKernel{Object: v.obj, Buffer: v.dst}))
+	own := tg.GPU.NewSignal("own", 1)
+	v.send(task{kernel: 7, queue: taskIdx, payload: payload(64, 2), signal: own})
+	v.run()
+	if tg.Mem.Load64(own) != 0 || tg.Mem.Load64(v.sig) != 0 {
+		t.Errorf("initiator's signal = %d (want 0), KLUT signal untouched = %d (want 0)", tg.Mem.Load64(own), tg.Mem.Load64(v.sig))
+	}
+}
+
+// Every doorbell write finds the announced packet's header published, its
+// fields rewritten, and the task's payload and arguments in memory.
+func TestXtqDoorbellNeverPrecedesDataOrPacket(t *testing.T) {
+	v := newXtqEnv(t, 4, 1<<20, 1)
+	tg := v.c.Nodes[1]
+	m := tg.Mem
+	const tasks = 6
+	var sent []task
+	for i := range tasks {
+		sent = append(sent, task{kernel: taskIdx, queue: taskIdx, payload: payload(1024*(i+1), i), off: uint64(i) * 8192})
+	}
+	m.Store64(v.sig, tasks)
+	checked := 0
+	probe := v.c.Engine.Spawn("doorbell probe", func(p *sim.Proc) {
+		last := uint64(0)
+		for {
+			p.WaitUntil(m.Watch(v.q.Doorbell()), "doorbell", func() bool { return m.Load64(v.q.Doorbell()) > last })
+			last = m.Load64(v.q.Doorbell())
+			w := last - 1
+			raw := m.Bytes(v.q.Slot(w), 64)
+			pk := gpu.DecodeAQL(raw)
+			if pk.Header != gpu.DispatchHeader || pk.KernelObject != v.obj || pk.Signal != v.sig {
+				t.Errorf("doorbell %d at %v: slot holds header %#x object %#x signal %#x", last, p.Now(), pk.Header, pk.KernelObject, pk.Signal)
+				continue
+			}
+			args := pk.Kernarg
+			pay := mem.Addr(m.Load64(args + 8))
+			want := sent[w].payload
+			if got := m.Bytes(pay, len(want)); pay != args+32 || string(got) != string(want) {
+				t.Errorf("doorbell %d at %v: payload not in memory yet", last, p.Now())
+			}
+			if mem.Addr(m.Load64(args)) != v.dst {
+				t.Errorf("doorbell %d: argument 0 not rewritten yet", last)
+			}
+			checked++
+		}
+	})
+	probe.SetDaemon()
+	v.send(sent...)
+	v.run()
+	if checked != tasks || m.Load64(v.sig) != 0 {
+		t.Fatalf("checked %d doorbells, signal %d; want %d and 0", checked, m.Load64(v.sig), tasks)
+	}
+}
+
+// A queue of two slots under six slow tasks: the NIC holds the tasks it
+// cannot enqueue and re-polls; every task runs once, in order, and nothing
+// is overwritten.
+func TestXtqFullQueueBackPressuresWithoutLoss(t *testing.T) {
+	v := newXtqEnv(t, 2, 1<<20, 20000)
+	tg := v.c.Nodes[1]
+	const tasks = 6
+	tg.Mem.Store64(v.sig, tasks)
+	var sent []task
+	for i := range tasks {
+		sent = append(sent, task{kernel: taskIdx, queue: taskIdx, payload: payload(256, i), off: uint64(i) * 256})
+	}
+	v.send(sent...)
+	v.run()
+	st := tg.NIC.XtqStats()
+	if len(v.q.Runs()) != tasks || st.Tasks != tasks || st.FullPolls == 0 || st.MaxHeld < 2 {
+		t.Fatalf("runs %d, stats %+v: want %d tasks, full polls > 0, several held", len(v.q.Runs()), st, tasks)
+	}
+	for i, tk := range sent {
+		if got := tg.Mem.Bytes(v.dst+mem.Addr(tk.off), 256); string(got) != string(tk.payload) {
+			t.Errorf("task %d's payload is missing or overwritten", i)
+		}
+		if v.kargs[i][2] != tk.off {
+			t.Errorf("kernel %d ran task with offset %d, want %d (order)", i, v.kargs[i][2], tk.off)
+		}
+	}
+	if tg.Mem.Load64(v.sig) != 0 {
+		t.Errorf("signal = %d, want 0", tg.Mem.Load64(v.sig))
+	}
+}
+
+// Under the drop policy a task that finds the queue full fails with
+// XTQ_QUEUE_FULL (event at the target, failed ack) and the run ends.
+func TestXtqFullQueueDropPolicy(t *testing.T) {
+	v := newXtqEnv(t, 1, 1<<20, 20000, func(s *cluster.Spec) { s.NIC.XtqFullPolicy = "drop" })
+	var sent []task
+	for i := range 4 {
+		sent = append(sent, task{kernel: taskIdx, queue: taskIdx, payload: payload(64, i)})
+	}
+	v.send(sent...)
+	v.run()
+	fails := 0
+	for _, ev := range drain(v.eq[1]) {
+		if ev.Type == nic.EventTask && ev.NIFail == nic.FailTaskQueueFull {
+			fails++
+		}
+	}
+	if fails == 0 || fails+len(v.q.Runs()) != 4 {
+		t.Errorf("%d dropped + %d ran, want some dropped and 4 in all", fails, len(v.q.Runs()))
+	}
+}
+
+// Bad input is a failure event naming the problem and a failed ack, never
+// a panic or a hang.
+func TestXtqFailureEvents(t *testing.T) {
+	cases := []struct {
+		name   string
+		recv   uint64
+		tk     task
+		fail   nic.FailType
+		hdrIdx uint64
+	}{
+		{"unknown kernel", 1 << 16, task{kernel: 5, queue: taskIdx, payload: payload(64, 0)}, nic.FailTaskNoKernel, 5},
+		{"unknown queue", 1 << 16, task{kernel: taskIdx, queue: 9, payload: payload(64, 0)}, nic.FailTaskNoQueue, 9},
+		{"payload larger than the posted buffer", 1024, task{kernel: taskIdx, queue: taskIdx, payload: payload(4096, 0)}, nic.FailTaskTooLarge, 0},
+		{"no posted buffer", 0, task{kernel: taskIdx, queue: taskIdx, payload: payload(64, 0)}, nic.FailTaskNoBuffer, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := newXtqEnv(t, 4, tc.recv, 1)
+			v.send(tc.tk)
+			v.run()
+			evs := drain(v.eq[1])
+			if len(evs) != 1 || evs[0].Type != nic.EventTask || evs[0].NIFail != tc.fail {
+				t.Fatalf("target events %v, want one TASK %v", evs, tc.fail)
+			}
+			if tc.hdrIdx != 0 && evs[0].HdrData != tc.hdrIdx {
+				t.Errorf("event names index %d, want %d", evs[0].HdrData, tc.hdrIdx)
+			}
+			var ack *nic.Event
+			for _, ev := range drain(v.eq[0]) {
+				if ev.Type == nic.EventAck {
+					ack = &ev
+				}
+			}
+			if ack == nil || ack.NIFail != tc.fail {
+				t.Errorf("initiator ack %v, want failure %v", ack, tc.fail)
+			}
+			if len(v.q.Runs()) != 0 {
+				t.Error("a failed task launched a kernel")
+			}
+			if fmt.Sprint(tc.fail) == "FAIL?" {
+				t.Errorf("failure %d has no name", tc.fail)
+			}
+		})
+	}
+}
+
+// Registration rejects indices beyond the table.
+func TestXtqRegisterRange(t *testing.T) {
+	v := newXtqEnv(t, 4, 0, 1)
+	n := v.c.Nodes[1].NIC
+	if err := n.XtqRegisterKernel(64, nic.XtqKernel{}); err == nil {
+		t.Error("kernel index 64 accepted with a 64-entry table")
+	}
+	if err := n.XtqRegisterQueue(0, nic.XtqQueue{Size: 3}); err == nil {
+		t.Error("queue of 3 slots accepted")
+	}
+}
