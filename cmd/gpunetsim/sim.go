@@ -47,7 +47,8 @@ func addSimCommands(root *cobra.Command, stdout, stderr io.Writer) {
 Without arguments it runs the strong-scaled allreduce on the gputn preset over
 2, 4, 8, 16, 32 and 64 nodes, prints the comparison and writes allreduce.csv
 and allreduce.svg. "gpunetsim run" runs any experiment with any parameters.`
-	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newParamsCmd(stdout), newExperimentsCmd(stdout))
+	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newParamsCmd(stdout), newExperimentsCmd(stdout),
+		newStudyCmd(stdout, stderr), newReportCmd(stdout, stderr))
 }
 
 // runDefault runs the default experiment at a quick sweep and writes its
@@ -83,6 +84,7 @@ type runOptions struct {
 	load                   params.Options
 	csv, json, plot, trace string
 	quiet                  bool
+	study                  runStudyFlags
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -121,6 +123,7 @@ succeeds, and each appears whole or not at all.`,
 	f.StringVar(&o.plot, "plot", "", "draw the result's plot to `file` (.svg, .png or .pdf)")
 	f.StringVar(&o.trace, "trace", "", "write Chrome trace events of every simulated agent to `file`")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success (no report, no progress bar)")
+	addRunStudyFlags(cmd, &o.study)
 	return cmd
 }
 
@@ -182,8 +185,14 @@ func runWith(e exp.Experiment, o runOptions, stdout, stderr io.Writer) error {
 	if bar != nil {
 		env.Progress = bar.report
 	}
-	res, err := e.Run(cfg, env)
-	bar.close()
+	var res *report.Result
+	if o.study.active() {
+		bar.close()
+		res, err = runAsStudy(e, o, stderr)
+	} else {
+		res, err = e.Run(cfg, env)
+		bar.close()
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", e.Name, err)
 	}

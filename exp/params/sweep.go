@@ -33,7 +33,7 @@ func ParseSweep(spec string) (Sweep, error) {
 	}
 	f, ok := fieldNamed(name)
 	if !ok {
-		return Sweep{}, fmt.Errorf("sweep: %w", unknown(name))
+		return Sweep{}, unknown(name)
 	}
 	if f.typ.Kind() == reflect.Slice {
 		return Sweep{}, fmt.Errorf("%w: sweep %s: a list parameter is the experiment's own sweep; set it with --set %s=...", ErrBadValue, name, name)

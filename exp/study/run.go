@@ -156,7 +156,10 @@ type Options struct {
 // Outcome is what Execute produced: one merged result per entry (none
 // with a Slice), and the counts.
 type Outcome struct {
-	Results  []*report.Result
+	Results []*report.Result
+	// Parts holds, per entry, the result of each sweep combination before
+	// merging (its plot title names the combination): a report's facets.
+	Parts    [][]*report.Result
 	Progress Progress
 }
 
@@ -212,7 +215,7 @@ func Execute(ctx context.Context, p *Plan, o Options) (Outcome, error) {
 	if o.Slice != nil {
 		return out, nil
 	}
-	out.Results, err = assemble(p, points, whole)
+	out.Results, out.Parts, err = assemble(p, points, whole)
 	return out, err
 }
 
@@ -288,8 +291,9 @@ feed:
 }
 
 // assemble builds each entry's merged result from the points' results.
-func assemble(p *Plan, points map[string][]byte, whole map[int]*report.Result) ([]*report.Result, error) {
+func assemble(p *Plan, points map[string][]byte, whole map[int]*report.Result) ([]*report.Result, [][]*report.Result, error) {
 	var out []*report.Result
+	var parts [][]*report.Result
 	for ei, e := range p.Study.Entries {
 		var results []*report.Result
 		var values [][]string
@@ -305,11 +309,11 @@ func assemble(p *Plan, points map[string][]byte, whole map[int]*report.Result) (
 				}
 				var err error
 				if res, err = e.Experiment.Points.Assemble(r.Config, raw); err != nil {
-					return nil, fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, r.Values), err)
+					return nil, nil, fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, r.Values), err)
 				}
 			}
 			if res == nil {
-				return nil, fmt.Errorf("%s: the experiment returned no result", e.Label)
+				return nil, nil, fmt.Errorf("%s: the experiment returned no result", e.Label)
 			}
 			normalise(res, e.Experiment.Name, r.Config)
 			results = append(results, res)
@@ -317,11 +321,12 @@ func assemble(p *Plan, points map[string][]byte, whole map[int]*report.Result) (
 		}
 		m, err := Merge(e.Sweeps, values, results)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Label, err)
+			return nil, nil, fmt.Errorf("%s: %w", e.Label, err)
 		}
 		out = append(out, m)
+		parts = append(parts, facets(e.Sweeps, values, results))
 	}
-	return out, nil
+	return out, parts, nil
 }
 
 // normalise fills what an experiment may leave to its caller: its name,

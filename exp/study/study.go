@@ -98,12 +98,12 @@ func Load(path string) (Study, error) {
 		}
 		s.Entries = append(s.Entries, en)
 	}
-	return s, s.check()
+	return s, s.Check()
 }
 
-// check gives every entry a unique label and rejects a parameter swept
+// Check gives every entry a unique label and rejects a parameter swept
 // twice in one entry.
-func (s *Study) check() error {
+func (s *Study) Check() error {
 	used := map[string]int{}
 	for i := range s.Entries {
 		e := &s.Entries[i]
@@ -128,7 +128,7 @@ func (s *Study) check() error {
 // Single is the study of one experiment over sweeps.
 func Single(e exp.Experiment, load params.Options, sweeps []params.Sweep) (Study, error) {
 	s := Study{Name: e.Name, Entries: []Entry{{Experiment: e, Load: load, Sweeps: sweeps}}}
-	return s, s.check()
+	return s, s.Check()
 }
 
 // combos returns the cross product of sweeps' values, first sweep

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/params"
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/exp/study"
+)
+
+// reportOptions are gpunetsim report's flags.
+type reportOptions struct {
+	out, size, preset, cache string
+	fresh, quiet             bool
+}
+
+func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o reportOptions
+	cmd := &cobra.Command{
+		Use:     "report",
+		Aliases: []string{"reproduce"},
+		Short:   "Run every experiment at its study size (or take it from the cache) and write one self-contained HTML report",
+		Long: `Run every registered experiment at its default study size, reusing the
+result cache, and write one HTML file that opens offline: for each
+experiment its plots (inline SVG), tables, verification status, the
+crossovers between plotted series, notes, and every parameter with the seed.
+--size quick runs a few seconds' worth (for tests and CI).`,
+		Example: `  gpunetsim report                       # gpunetsim-report.html
+  gpunetsim report --size quick --out quick.html
+  chromium --headless --screenshot=report.png --window-size=1280,6000 "file://$PWD/gpunetsim-report.html"`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return writeReport(cmd.Context(), o, stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "gpunetsim-report.html", "the HTML `file` to write")
+	f.StringVar(&o.size, "size", "default", "study size: default or quick")
+	f.StringVar(&o.preset, "preset", "", "hardware preset (default "+params.DefaultPreset+")")
+	f.StringVar(&o.cache, "cache", defaultCache, "result cache `directory`")
+	f.BoolVar(&o.fresh, "fresh", false, "simulate every point again, ignoring cached results")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success")
+	return cmd
+}
+
+// reportStudy is the study of every registered experiment at a size.
+func reportStudy(size, preset string) (study.Study, error) {
+	if size != "default" && size != "quick" {
+		return study.Study{}, fmt.Errorf("--size %q: must be default or quick", size)
+	}
+	s := study.Study{Name: "report-" + size}
+	for _, e := range exp.List() {
+		edit := e.Sizes.Default
+		if size == "quick" && e.Sizes.Quick != nil {
+			edit = e.Sizes.Quick
+		}
+		load := params.Options{Preset: preset}
+		if edit != nil {
+			load.Edit = func(cfg *exp.Config) error { edit(cfg); return nil }
+		}
+		s.Entries = append(s.Entries, study.Entry{Experiment: e, Load: load})
+	}
+	return s, s.Check()
+}
+
+func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer) error {
+	s, err := reportStudy(o.size, o.preset)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := checkOutputs(runOptions{json: o.out}); err != nil {
+		return badInput(fmt.Errorf("--out: %w", err))
+	}
+	if !strings.HasSuffix(strings.ToLower(o.out), ".html") {
+		return badInput(fmt.Errorf("--out %s: want a .html file", o.out))
+	}
+	version, err := programVersion()
+	if err != nil {
+		return err
+	}
+	plan, err := study.Expand(s, version)
+	if err != nil {
+		return badInput(err)
+	}
+	cache, err := study.OpenCache(o.cache, version)
+	if err != nil {
+		return badInput(fmt.Errorf("--cache: %w", err))
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	bar := newStudyProgress(stderr, o.quiet)
+	res, err := study.Execute(ctx, plan, study.Options{Cache: cache, Fresh: o.fresh, Parallel: plan.Runs[0].Config.Run.Parallel, Progress: bar.report})
+	bar.close()
+	if err != nil {
+		return err
+	}
+	var sections []report.Section
+	for i, r := range res.Results {
+		e := s.Entries[i].Experiment
+		sections = append(sections, report.Section{Title: e.Name, Summary: e.Summary, Result: r})
+	}
+	preset := o.preset
+	if preset == "" {
+		preset = params.DefaultPreset
+	}
+	var b bytes.Buffer
+	if err := report.WriteHTML(&b, fmt.Sprintf("gpunetsim report: every experiment, preset %s, %s study size", preset, o.size), sections); err != nil {
+		return err
+	}
+	if err := report.WriteFile(o.out, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
+		return err
+	}
+	if !o.quiet {
+		fmt.Fprintf(stdout, "%d experiments, %d points (%d cached); wrote %s\n", len(sections), res.Progress.Done, res.Progress.Cached, filepath.Clean(o.out))
+	}
+	return nil
+}

@@ -1,0 +1,564 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/params"
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/exp/study"
+)
+
+// defaultCache is the result cache of study commands and gpunetsim
+// report: results are keyed by content, so every study can share it.
+const defaultCache = "gpunetsim-cache"
+
+// studyFlags are the flags every study command shares.
+type studyFlags struct {
+	load   params.Options
+	sweeps []string
+	cache  string
+	fresh  bool
+	out    string
+	quiet  bool
+}
+
+func addStudyFlags(cmd *cobra.Command, f *studyFlags, withFresh bool) {
+	addLoadFlags(cmd, &f.load)
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.sweeps, "sweep", nil, "sweep a parameter: `name=v1,v2,...` or a range with units, lo..hi*k or lo..hi+step (repeatable; crossed)")
+	fl.StringVar(&f.cache, "cache", defaultCache, "result cache `directory` (created if needed; shared by studies)")
+	if withFresh {
+		fl.BoolVar(&f.fresh, "fresh", false, "simulate every point again, ignoring cached results (and refresh them)")
+	}
+	fl.StringVar(&f.out, "out", "", "output `directory` for the report files (default: study-<name>)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success (no report, no progress)")
+}
+
+func newStudyCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "study",
+		Short: "Run, submit to Slurm, and collect studies: experiments over parameter sweeps, cached point by point",
+		Long: `A study is one experiment (named on the command line, with --set and --sweep)
+or a TOML file listing experiments and sweeps (docs/studies.md). Every
+simulation point is cached in --cache under a hash of its full configuration
+and the program version, as soon as it finishes: re-running a study reuses
+finished points, so an interrupted study resumes and a changed one re-runs
+only what changed.
+
+  gpunetsim study run STUDY             run it here, write the report files
+  gpunetsim study submit STUDY --tasks N  a Slurm job array; each task runs a slice
+  gpunetsim study collect STUDY         assemble the report from the cache`,
+		Args: exactArgs(0, "a subcommand: run, submit or collect"),
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newStudyRunCmd(stdout, stderr), newStudySubmitCmd(stdout, stderr), newStudyCollectCmd(stdout, stderr))
+	return cmd
+}
+
+func newStudyRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f studyFlags
+	var slice string
+	cmd := &cobra.Command{
+		Use:   "run <study.toml | experiment>",
+		Short: "Run a study (or one slice of it) into the cache and write its report",
+		Example: `  gpunetsim study run allreduce --set allreduce.nodes=2-16/2 --sweep link.bandwidth=25Gbps..400Gbps*2
+  gpunetsim study run bandwidth.toml --out results
+  gpunetsim study run bandwidth.toml --slice 3/8     # what Slurm task 3 of 8 runs`,
+		Args: exactArgs(1, "a study file or an experiment name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var sl *study.Slice
+			if slice != "" {
+				s, err := study.ParseSlice(slice)
+				if err != nil {
+					return badInput(fmt.Errorf("--slice: %w", err))
+				}
+				sl = &s
+			}
+			return studyRun(cmd.Context(), args[0], f, sl, false, stdout, stderr)
+		},
+	}
+	addStudyFlags(cmd, &f, true)
+	cmd.Flags().StringVar(&slice, "slice", "", "run only slice `i/n` of the points into the cache (a Slurm array task's share) and write no report")
+	return cmd
+}
+
+func newStudyCollectCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f studyFlags
+	cmd := &cobra.Command{
+		Use:   "collect <study.toml | experiment>",
+		Short: "Assemble a study's report from the cache, simulating nothing",
+		Long: `Assemble the report of a study whose points are in the cache (after the
+tasks of "gpunetsim study submit" finished). Give the same study, --set and
+--sweep as to submit. Missing points are an error that counts them and names
+the first; nothing is written then.`,
+		Args: exactArgs(1, "a study file or an experiment name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return studyRun(cmd.Context(), args[0], f, nil, true, stdout, stderr)
+		},
+	}
+	addStudyFlags(cmd, &f, false)
+	return cmd
+}
+
+// loadStudy reads a study file, or makes the study of one experiment,
+// and adds the command line's --set and --sweep to every entry.
+func loadStudy(arg string, f studyFlags) (study.Study, error) {
+	var sweeps []params.Sweep
+	for _, spec := range f.sweeps {
+		sw, err := params.ParseSweep(spec)
+		if err != nil {
+			return study.Study{}, fmt.Errorf("--sweep: %w", err)
+		}
+		sweeps = append(sweeps, sw)
+	}
+	if e, err := exp.Lookup(arg); err == nil {
+		if _, statErr := os.Stat(arg); statErr != nil {
+			return study.Single(e, f.load, sweeps)
+		}
+	}
+	if _, err := os.Stat(arg); err != nil {
+		_, lookupErr := exp.Lookup(arg)
+		return study.Study{}, fmt.Errorf("study %s: neither a study file (%w) nor an experiment (%w)", arg, err, lookupErr)
+	}
+	if f.load.File != "" {
+		return study.Study{}, errors.New("--config: a study file names its parameter file itself (config = ...)")
+	}
+	s, err := study.Load(arg)
+	if err != nil {
+		return study.Study{}, err
+	}
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		if f.load.Preset != "" {
+			e.Load.Preset = f.load.Preset
+		}
+		e.Load.Sets = append(e.Load.Sets, f.load.Sets...)
+		e.Sweeps = append(e.Sweeps, sweeps...)
+	}
+	return s, s.Check()
+}
+
+// studyOutDir is --out, or study-<name>.
+func studyOutDir(f studyFlags, s study.Study) string {
+	if f.out != "" {
+		return f.out
+	}
+	return "study-" + s.Name
+}
+
+// prepared is a study ready to execute.
+type prepared struct {
+	study study.Study
+	plan  *study.Plan
+	cache *study.Cache
+}
+
+// prepare loads and expands a study and opens its cache: every bad input
+// is reported here, before any work.
+func prepare(arg string, f studyFlags) (prepared, error) {
+	s, err := loadStudy(arg, f)
+	if err != nil {
+		return prepared{}, badInput(err)
+	}
+	version, err := programVersion()
+	if err != nil {
+		return prepared{}, err
+	}
+	plan, err := study.Expand(s, version)
+	if err != nil {
+		return prepared{}, badInput(err)
+	}
+	cache, err := study.OpenCache(f.cache, version)
+	if err != nil {
+		return prepared{}, badInput(fmt.Errorf("--cache: %w", err))
+	}
+	return prepared{s, plan, cache}, nil
+}
+
+// studyRun runs (or, with collectOnly, collects) a study and writes its
+// report files; with a slice it only fills the cache.
+func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice, collectOnly bool, stdout, stderr io.Writer) error {
+	p, err := prepare(arg, f)
+	if err != nil {
+		return err
+	}
+	out := studyOutDir(f, p.study)
+	if slice == nil {
+		if err := checkOutDir(out); err != nil {
+			return badInput(fmt.Errorf("--out: %w", err))
+		}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	bar := newStudyProgress(stderr, f.quiet)
+	o, err := study.Execute(ctx, p.plan, study.Options{Cache: p.cache, Fresh: f.fresh, Slice: slice, CacheOnly: collectOnly,
+		Parallel: p.plan.Runs[0].Config.Run.Parallel, Progress: bar.report})
+	bar.close()
+	if err != nil {
+		return err
+	}
+	if slice != nil {
+		if !f.quiet {
+			fmt.Fprintf(stdout, "slice %d/%d: %d points, %d simulated, %d cached, in %s\n", slice.Index, slice.Count,
+				o.Progress.Done, o.Progress.Done-o.Progress.Cached, o.Progress.Cached, p.cache.Dir())
+		}
+		return nil
+	}
+	return writeStudy(p, o, out, f.quiet, stdout)
+}
+
+// checkOutDir creates dir if needed and checks that it takes files.
+func checkOutDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	probe, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return fmt.Errorf("%s: not writable: %w", dir, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// writeStudy prints the study's reports and writes, in dir, each entry's
+// CSV, JSON and SVG plot and one HTML report of them all.
+func writeStudy(p prepared, o study.Outcome, dir string, quiet bool, stdout io.Writer) error {
+	var outs []output
+	var sections []report.Section
+	for i, res := range o.Results {
+		e := p.study.Entries[i]
+		base := filepath.Join(dir, e.Label)
+		files := map[string]func(io.Writer) error{
+			base + ".csv":  func(w io.Writer) error { return report.WriteCSV(w, res) },
+			base + ".json": func(w io.Writer) error { return report.WriteJSON(w, res) },
+		}
+		if res.Plot != nil {
+			files[base+".svg"] = func(w io.Writer) error { return report.WritePlot(w, res, "svg") }
+		}
+		for _, ext := range []string{".csv", ".json", ".svg"} {
+			if write, ok := files[base+ext]; ok {
+				var b bytes.Buffer
+				if err := write(&b); err != nil {
+					return fmt.Errorf("%s: %w", base+ext, err)
+				}
+				outs = append(outs, output{base + ext, b.Bytes()})
+			}
+		}
+		sections = append(sections, report.Section{Title: e.Label, Summary: e.Experiment.Summary, Result: res, Facets: facetsOf(o, i)})
+	}
+	var html bytes.Buffer
+	if err := report.WriteHTML(&html, "gpunetsim study "+p.study.Name, sections); err != nil {
+		return err
+	}
+	outs = append(outs, output{filepath.Join(dir, "report.html"), html.Bytes()})
+	if !quiet {
+		for _, res := range o.Results {
+			if err := report.WriteText(stdout, res); err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout)
+		}
+	}
+	names := make([]string, len(outs))
+	for i, out := range outs {
+		if err := report.WriteFile(out.path, func(w io.Writer) error { _, err := w.Write(out.data); return err }); err != nil {
+			return err
+		}
+		names[i] = out.path
+	}
+	if !quiet {
+		fmt.Fprintf(stdout, "%d points (%d cached); wrote %s\n", o.Progress.Done, o.Progress.Cached, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// facetsOf returns entry i's per-combination results when it has sweeps.
+func facetsOf(o study.Outcome, i int) []*report.Result {
+	if i < len(o.Parts) && len(o.Parts[i]) > 1 {
+		return o.Parts[i]
+	}
+	return nil
+}
+
+func newStudySubmitCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f studyFlags
+	var s submitOptions
+	cmd := &cobra.Command{
+		Use:   "submit <study.toml | experiment>",
+		Short: "Write a Slurm job array that runs a study's points in slices into the shared cache, and submit it",
+		Long: `Write <out>/<name>.sbatch, a Slurm batch script whose array task i runs
+"gpunetsim study run STUDY --slice i/N" into the cache, and submit it with
+sbatch --array=0-(N-1). The executable, the study file and the cache must be
+on a file system every node sees. When the tasks are done,
+"gpunetsim study collect STUDY" (same study, --set and --sweep) assembles
+the report. --local runs the same script's tasks one after the other here,
+without Slurm.`,
+		Example: `  gpunetsim study submit bandwidth.toml --tasks 16 --sbatch-arg=--time=2:00:00 --sbatch-arg=--partition=cpu
+  gpunetsim study submit bandwidth.toml --tasks 4 --local && gpunetsim study collect bandwidth.toml`,
+		Args: exactArgs(1, "a study file or an experiment name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return studySubmit(args[0], f, s, stdout, stderr)
+		},
+	}
+	addStudyFlags(cmd, &f, false)
+	fl := cmd.Flags()
+	fl.IntVar(&s.tasks, "tasks", 0, "number of array tasks (slices), at least 1")
+	fl.StringArrayVar(&s.sbatchArgs, "sbatch-arg", nil, "pass `arg` to sbatch, e.g. --sbatch-arg=--partition=cpu (repeatable)")
+	fl.BoolVar(&s.wait, "wait", false, "wait until every task has finished (sbatch --wait)")
+	fl.BoolVar(&s.local, "local", false, "run the tasks here, one after the other, instead of submitting")
+	fl.StringVar(&s.exe, "gpunetsim", "", "the gpunetsim `executable` the tasks run (default: this one)")
+	return cmd
+}
+
+// submitOptions are study submit's own flags.
+type submitOptions struct {
+	tasks      int
+	sbatchArgs []string
+	wait       bool
+	local      bool
+	exe        string
+}
+
+// studySubmit writes the batch script and submits it (or runs its tasks
+// here with --local).
+func studySubmit(arg string, f studyFlags, s submitOptions, stdout, stderr io.Writer) error {
+	if s.tasks < 1 || s.tasks > 100000 {
+		return badInput(fmt.Errorf("--tasks = %d: must be in [1, 100000]", s.tasks))
+	}
+	p, err := prepare(arg, f)
+	if err != nil {
+		return err
+	}
+	sbatch := ""
+	if !s.local {
+		if sbatch, err = exec.LookPath("sbatch"); err != nil {
+			return badInput(fmt.Errorf("sbatch not found (%w): install Slurm's client, or run the tasks here with --local", err))
+		}
+	}
+	if s.exe == "" {
+		if s.exe, err = os.Executable(); err != nil {
+			return fmt.Errorf("finding this executable: %w", err)
+		}
+	}
+	out := studyOutDir(f, p.study)
+	if err := checkOutDir(out); err != nil {
+		return badInput(fmt.Errorf("--out: %w", err))
+	}
+	script, err := batchScript(arg, f, s, p, out)
+	if err != nil {
+		return badInput(err)
+	}
+	path := filepath.Join(out, p.study.Name+".sbatch")
+	if err := report.WriteFile(path, func(w io.Writer) error { _, err := io.WriteString(w, script); return err }); err != nil {
+		return err
+	}
+	if s.local {
+		return runLocally(path, s.tasks, f.quiet, stdout, stderr)
+	}
+	args := append([]string{"--parsable", fmt.Sprintf("--array=0-%d", s.tasks-1)}, s.sbatchArgs...)
+	if s.wait {
+		args = append(args, "--wait")
+	}
+	var so, se bytes.Buffer
+	c := exec.Command(sbatch, append(args, path)...)
+	c.Stdout, c.Stderr = &so, &se
+	if err := c.Run(); err != nil {
+		if !s.wait {
+			os.Remove(path) // nothing was submitted: leave nothing behind
+		}
+		return fmt.Errorf("sbatch %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(se.String()))
+	}
+	job, _, _ := strings.Cut(strings.TrimSpace(so.String()), ";")
+	if !f.quiet {
+		fmt.Fprintf(stdout, "submitted Slurm job %s: %d tasks over %d points into %s (script %s)\n", job, s.tasks, len(p.plan.Tasks), p.cache.Dir(), path)
+		if !s.wait {
+			fmt.Fprintf(stdout, "when it is done: %s\n", collectCommand(arg, f, p))
+		}
+	}
+	return nil
+}
+
+// batchScript writes the Slurm batch script: array task i runs slice i/N
+// of the study with absolute paths, so it runs from any directory.
+func batchScript(arg string, f studyFlags, s submitOptions, p prepared, out string) (string, error) {
+	abs := func(path string) (string, error) {
+		a, err := filepath.Abs(path)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		return a, nil
+	}
+	studyArg := arg
+	if _, err := os.Stat(arg); err == nil {
+		a, err := abs(arg)
+		if err != nil {
+			return "", err
+		}
+		studyArg = a
+	}
+	cache, err := abs(p.cache.Dir())
+	if err != nil {
+		return "", err
+	}
+	outAbs, err := abs(out)
+	if err != nil {
+		return "", err
+	}
+	cmd := []string{s.exe, "study", "run", studyArg, "--cache", cache}
+	if f.load.Preset != "" {
+		cmd = append(cmd, "--preset", f.load.Preset)
+	}
+	if f.load.File != "" {
+		a, err := abs(f.load.File)
+		if err != nil {
+			return "", err
+		}
+		cmd = append(cmd, "--config", a)
+	}
+	for _, set := range f.load.Sets {
+		cmd = append(cmd, "--set", set)
+	}
+	for _, sw := range f.sweeps {
+		cmd = append(cmd, "--sweep", sw)
+	}
+	quoted := make([]string, len(cmd))
+	for i, c := range cmd {
+		quoted[i] = shellQuote(c)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/bash\n")
+	fmt.Fprintf(&b, "# gpunetsim study %s: %d points in %d slices; written by gpunetsim study submit.\n", p.study.Name, len(p.plan.Tasks), s.tasks)
+	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", shellQuote("gpunetsim-"+p.study.Name))
+	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", s.tasks-1)
+	fmt.Fprintf(&b, "#SBATCH --ntasks=1\n")
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(outAbs, "slurm-%A_%a.out"))
+	fmt.Fprintf(&b, "set -eu\n")
+	fmt.Fprintf(&b, ": \"${SLURM_ARRAY_TASK_ID:?run this script with sbatch, or set SLURM_ARRAY_TASK_ID}\"\n")
+	fmt.Fprintf(&b, "exec %s --slice \"${SLURM_ARRAY_TASK_ID}/%d\"\n", strings.Join(quoted, " "), s.tasks)
+	return b.String(), nil
+}
+
+// collectCommand is the command line that collects the study.
+func collectCommand(arg string, f studyFlags, p prepared) string {
+	cmd := []string{"gpunetsim", "study", "collect", arg, "--cache", p.cache.Dir()}
+	if f.out != "" {
+		cmd = append(cmd, "--out", f.out)
+	}
+	if f.load.Preset != "" {
+		cmd = append(cmd, "--preset", f.load.Preset)
+	}
+	if f.load.File != "" {
+		cmd = append(cmd, "--config", f.load.File)
+	}
+	for _, set := range f.load.Sets {
+		cmd = append(cmd, "--set", set)
+	}
+	for _, sw := range f.sweeps {
+		cmd = append(cmd, "--sweep", sw)
+	}
+	for i, c := range cmd {
+		cmd[i] = shellQuote(c)
+	}
+	return strings.Join(cmd, " ")
+}
+
+// shellQuote quotes s for bash when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// runLocally runs the batch script's tasks here, one after the other, as
+// Slurm would (SLURM_ARRAY_TASK_ID set), without Slurm.
+func runLocally(script string, tasks int, quiet bool, stdout, stderr io.Writer) error {
+	for i := range tasks {
+		c := exec.Command("bash", script)
+		c.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID="+strconv.Itoa(i), "SLURM_ARRAY_TASK_COUNT="+strconv.Itoa(tasks), "SLURM_ARRAY_JOB_ID=local")
+		c.Stdout, c.Stderr = stdout, stderr
+		if quiet {
+			c.Stdout = io.Discard
+		}
+		if err := c.Run(); err != nil {
+			return fmt.Errorf("local task %d of %s: %w", i, script, err)
+		}
+	}
+	return nil
+}
+
+// runStudyFlags are the study flags of gpunetsim run.
+type runStudyFlags struct {
+	sweeps []string
+	cache  string
+	fresh  bool
+}
+
+// active reports whether the run goes through the study machinery.
+func (r runStudyFlags) active() bool { return len(r.sweeps) > 0 || r.cache != "" }
+
+func addRunStudyFlags(cmd *cobra.Command, r *runStudyFlags) {
+	f := cmd.Flags()
+	f.StringArrayVar(&r.sweeps, "sweep", nil, "sweep a parameter: `name=v1,v2,...` or a range with units, lo..hi*k or lo..hi+step (repeatable; crossed with the experiment's own sweep; rows gain one column per swept parameter)")
+	f.StringVar(&r.cache, "cache", "", "reuse and fill the result cache in `directory` (see gpunetsim study)")
+	f.BoolVar(&r.fresh, "fresh", false, "with --cache: simulate every point again")
+}
+
+// runAsStudy runs gpunetsim run's experiment through the study machinery:
+// sweeps, and the cache when --cache is given.
+func runAsStudy(e exp.Experiment, o runOptions, stderr io.Writer) (*report.Result, error) {
+	if o.trace != "" {
+		return nil, badInput(errors.New("--trace: a trace records one configuration's simulations; drop --sweep and --cache to trace"))
+	}
+	if o.study.fresh && o.study.cache == "" {
+		return nil, badInput(errors.New("--fresh: needs --cache"))
+	}
+	f := studyFlags{load: o.load, sweeps: o.study.sweeps, cache: o.study.cache, fresh: o.study.fresh, quiet: o.quiet}
+	var sweeps []params.Sweep
+	for _, spec := range f.sweeps {
+		sw, err := params.ParseSweep(spec)
+		if err != nil {
+			return nil, badInput(fmt.Errorf("--sweep: %w", err))
+		}
+		sweeps = append(sweeps, sw)
+	}
+	s, err := study.Single(e, f.load, sweeps)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	version, err := programVersion()
+	if err != nil {
+		return nil, err
+	}
+	plan, err := study.Expand(s, version)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	opts := study.Options{Fresh: f.fresh, Parallel: plan.Runs[0].Config.Run.Parallel}
+	if f.cache != "" {
+		if opts.Cache, err = study.OpenCache(f.cache, version); err != nil {
+			return nil, badInput(fmt.Errorf("--cache: %w", err))
+		}
+	}
+	bar := newStudyProgress(stderr, f.quiet)
+	opts.Progress = bar.report
+	out, err := study.Execute(context.Background(), plan, opts)
+	bar.close()
+	if err != nil {
+		return nil, err
+	}
+	return out.Results[0], nil
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/gpunetsim/gpunetsim/exp/study"
+)
+
+// plainInterval is how often a study prints a progress line when stderr
+// is not a terminal.
+const plainInterval = 10 * time.Second
+
+// studyProgress shows a study's progress on stderr: a bar with points
+// done, points cached, rate and ETA on a terminal; one plain line every
+// plainInterval (and a last one) otherwise.
+type studyProgress struct {
+	out      io.Writer
+	terminal bool
+	now      func() time.Time
+	every    time.Duration
+
+	mu        sync.Mutex
+	start     time.Time
+	lastLine  time.Time
+	bar       *progressbar.ProgressBar
+	lastState study.Progress
+}
+
+// newStudyProgress returns the progress display for w; quiet gives nil,
+// whose methods do nothing.
+func newStudyProgress(w io.Writer, quiet bool) *studyProgress {
+	if quiet {
+		return nil
+	}
+	f, ok := w.(*os.File)
+	isTerm := ok && term.IsTerminal(int(f.Fd()))
+	p := &studyProgress{out: w, terminal: isTerm, now: time.Now, every: plainInterval}
+	p.start = p.now()
+	p.lastLine = p.start
+	return p
+}
+
+// report is study.Options.Progress.
+func (p *studyProgress) report(s study.Progress) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lastState = s
+	if p.terminal {
+		if p.bar == nil {
+			p.bar = progressbar.NewOptions(s.Total, progressbar.OptionSetWriter(p.out), progressbar.OptionShowCount(),
+				progressbar.OptionShowIts(), progressbar.OptionSetItsString("points"), progressbar.OptionSetPredictTime(true),
+				progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+		}
+		p.bar.Describe(fmt.Sprintf("points (%d cached)", s.Cached))
+		p.bar.Set(s.Done)
+		return
+	}
+	if now := p.now(); now.Sub(p.lastLine) >= p.every || s.Done == s.Total {
+		p.lastLine = now
+		fmt.Fprintln(p.out, p.line(s, now))
+	}
+}
+
+// line describes s at time now: counts, simulation rate and ETA.
+func (p *studyProgress) line(s study.Progress, now time.Time) string {
+	elapsed := now.Sub(p.start)
+	simulated := s.Done - s.Cached
+	l := fmt.Sprintf("gpunetsim: %d/%d points (%d cached, %d simulated) in %s", s.Done, s.Total, s.Cached, simulated, elapsed.Round(time.Second))
+	if simulated > 0 && elapsed > 0 {
+		rate := float64(simulated) / elapsed.Seconds()
+		l += fmt.Sprintf(", %.3g points/s", rate)
+		if left := s.Total - s.Done; left > 0 {
+			eta := time.Duration(float64(left) / rate * float64(time.Second))
+			l += ", ETA " + eta.Round(time.Second).String()
+		}
+	}
+	return l
+}
+
+// close removes the bar from the terminal.
+func (p *studyProgress) close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar.Clear()
+	}
+}

@@ -1,0 +1,295 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Section is one experiment of an HTML report.
+type Section struct {
+	// Title heads the section (e.g. the experiment's name).
+	Title string
+	// Summary says what the experiment measures.
+	Summary string
+	// Result holds the tables, notes, parameters and seed.
+	Result *Result
+	// Facets, when non-empty, are drawn as one figure each instead of
+	// Result's plot (a study's sweep combinations, each a result of its
+	// own), and crossovers are looked for within each.
+	Facets []*Result
+}
+
+// Crossover is a change of order between two plot series: Above is above
+// Below at X0 and under it at X1 (consecutive x values both series have).
+type Crossover struct {
+	Above, Below string
+	X0, X1       float64
+}
+
+// Crossovers lists where two series of p swap order, in series order.
+// Equal values at an x are skipped, so touching is not crossing.
+func Crossovers(p *Plot) []Crossover {
+	if p == nil {
+		return nil
+	}
+	var out []Crossover
+	for i, a := range p.Series {
+		for _, b := range p.Series[i+1:] {
+			out = append(out, crossings(a, b)...)
+		}
+	}
+	return out
+}
+
+// crossings compares a and b at the x values both have, in increasing x.
+func crossings(a, b Series) []Crossover {
+	bv := map[float64]float64{}
+	for i := range min(len(b.X), len(b.Y)) {
+		if isFinite(b.X[i]) && isFinite(b.Y[i]) {
+			bv[b.X[i]] = b.Y[i]
+		}
+	}
+	type pt struct{ x, d float64 }
+	var pts []pt
+	for i := range min(len(a.X), len(a.Y)) {
+		if y, ok := bv[a.X[i]]; ok && isFinite(a.Y[i]) && a.Y[i] != y {
+			pts = append(pts, pt{a.X[i], a.Y[i] - y})
+		}
+	}
+	slices.SortFunc(pts, func(p, q pt) int { return cmpFloat(p.x, q.x) })
+	var out []Crossover
+	for i := 1; i < len(pts); i++ {
+		p, q := pts[i-1], pts[i]
+		switch {
+		case p.d > 0 && q.d < 0:
+			out = append(out, Crossover{Above: a.Name, Below: b.Name, X0: p.x, X1: q.x})
+		case p.d < 0 && q.d > 0:
+			out = append(out, Crossover{Above: b.Name, Below: a.Name, X0: p.x, X1: q.x})
+		}
+	}
+	return out
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Verification summarises the "verified" column of r's largest table
+// that has one: how many rows are verified, out of how many. ok is false
+// when no table has the column.
+func Verification(r *Result) (verified, total int, ok bool) {
+	best := -1
+	for ti, t := range r.Tables {
+		if slices.Contains(t.Columns, "verified") && (best < 0 || len(t.Rows) > len(r.Tables[best].Rows)) {
+			best = ti
+		}
+	}
+	if best < 0 {
+		return 0, 0, false
+	}
+	t := r.Tables[best]
+	col := slices.Index(t.Columns, "verified")
+	for _, row := range t.Rows {
+		if col < len(row) {
+			total++
+			if v, isBool := row[col].(bool); isBool && v {
+				verified++
+			}
+		}
+	}
+	return verified, total, true
+}
+
+// htmlFigure is one inline SVG plot.
+type htmlFigure struct {
+	Caption string
+	SVG     template.HTML
+}
+
+type htmlTable struct {
+	Name    string
+	Columns []string
+	Rows    [][]string
+	Right   []bool
+}
+
+type htmlSection struct {
+	ID, Title, Summary string
+	Status, StatusClass string
+	Crossovers         []string
+	Figures            []htmlFigure
+	Tables             []htmlTable
+	Notes              []string
+	Params             []Param
+	Seed               uint64
+}
+
+// WriteHTML writes one self-contained HTML page holding every section:
+// plots as inline SVG, tables, verification status, crossovers, notes,
+// parameters and seed. It loads nothing from elsewhere, so it opens
+// offline. A short script marks each figure whose drawing has a non-empty
+// bounding box (data-rendered) and counts them on <body>
+// (data-figures, data-figures-rendered), for browser checks.
+func WriteHTML(w io.Writer, title string, sections []Section) error {
+	page := struct {
+		Title    string
+		Sections []htmlSection
+	}{Title: title}
+	for i, s := range sections {
+		hs, err := htmlSectionOf(i, s)
+		if err != nil {
+			return err
+		}
+		page.Sections = append(page.Sections, hs)
+	}
+	var b bytes.Buffer
+	if err := htmlPage().Execute(&b, page); err != nil {
+		return fmt.Errorf("report: HTML: %w", err)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func htmlSectionOf(i int, s Section) (htmlSection, error) {
+	r := s.Result
+	hs := htmlSection{ID: fmt.Sprintf("s%d", i+1), Title: s.Title, Summary: s.Summary, Notes: r.Notes, Params: r.Params, Seed: r.Seed}
+	switch v, n, ok := Verification(r); {
+	case !ok:
+		hs.Status, hs.StatusClass = "no functional check in this experiment", "none"
+	case v == n:
+		hs.Status, hs.StatusClass = fmt.Sprintf("verified: %d of %d simulations matched their serial reference", v, n), "ok"
+	default:
+		hs.Status, hs.StatusClass = fmt.Sprintf("NOT verified: %d of %d simulations failed or were not checked", n-v, n), "bad"
+	}
+	facets := s.Facets
+	if len(facets) == 0 {
+		facets = []*Result{r}
+	}
+	for _, f := range facets {
+		if f.Plot == nil {
+			continue
+		}
+		var svg bytes.Buffer
+		if err := WritePlot(&svg, f, "svg"); err != nil {
+			return hs, fmt.Errorf("report: HTML figure %q: %w", f.Plot.Title, err)
+		}
+		hs.Figures = append(hs.Figures, htmlFigure{Caption: f.Plot.Title, SVG: template.HTML(inlineSVG(svg.String()))})
+		for _, c := range Crossovers(f.Plot) {
+			hs.Crossovers = append(hs.Crossovers, fmt.Sprintf("%s: %s drops below %s between %s = %s and %s (%s leads after)",
+				f.Plot.Title, c.Above, c.Below, f.Plot.XLabel, fmtX(c.X0), fmtX(c.X1), c.Below))
+		}
+	}
+	for _, t := range r.Tables {
+		ht := htmlTable{Name: t.Name, Columns: t.Columns, Right: make([]bool, len(t.Columns))}
+		for j := range ht.Right {
+			ht.Right[j] = true
+		}
+		for _, row := range t.Rows {
+			cells := make([]string, len(row))
+			for j, c := range row {
+				cells[j] = textCell(c)
+				if j < len(ht.Right) && c != nil && !numeric(c) {
+					ht.Right[j] = false
+				}
+			}
+			ht.Rows = append(ht.Rows, cells)
+		}
+		hs.Tables = append(hs.Tables, ht)
+	}
+	return hs, nil
+}
+
+func fmtX(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return fmt.Sprintf("%d", int64(x))
+	}
+	return fmt.Sprintf("%g", x)
+}
+
+// inlineSVG drops what precedes the <svg> element (XML declaration,
+// comments), which has no place inside HTML.
+func inlineSVG(s string) string {
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		return s[i:]
+	}
+	return s
+}
+
+// htmlPage parses the page template.
+func htmlPage() *template.Template {
+	return template.Must(template.New("page").Parse(htmlSource))
+}
+
+const htmlSource = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+nav ul { columns: 2; }
+figure { margin: 1em 0; display: inline-block; vertical-align: top; }
+figure svg { width: 36em; max-width: 100%; height: auto; }
+figcaption { font-size: 0.9em; color: #555; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ddd; padding: 0.15em 0.5em; }
+th { background: #f3f3f3; } td.r { text-align: right; font-variant-numeric: tabular-nums; }
+.status { padding: 0.3em 0.6em; border-radius: 0.3em; display: inline-block; }
+.ok { background: #e3f5e1; } .bad { background: #fbe0e0; } .none { background: #eee; }
+details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<nav><ul>{{range .Sections}}<li><a href="#{{.ID}}">{{.Title}}</a></li>{{end}}</ul></nav>
+{{range .Sections}}
+<section id="{{.ID}}">
+<h2>{{.Title}}</h2>
+{{if .Summary}}<p>{{.Summary}}</p>{{end}}
+<p class="status {{.StatusClass}}">{{.Status}}</p>
+{{if .Crossovers}}<h3>Crossovers</h3><ul>{{range .Crossovers}}<li>{{.}}</li>{{end}}</ul>
+{{else if .Figures}}<p>Crossovers: none between the plotted series.</p>{{end}}
+{{range .Figures}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}
+{{range $t := .Tables}}<h3>{{.Name}}</h3>
+<table><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr>{{range $j, $c := .}}<td{{if index $t.Right $j}} class="r"{{end}}>{{$c}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+{{end}}
+{{if .Notes}}<h3>Notes</h3><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<details><summary>Parameters ({{len .Params}}) and seed {{.Seed}}</summary>
+<table><thead><tr><th>name</th><th>value</th><th>source</th><th>meaning</th></tr></thead>
+<tbody>{{range .Params}}<tr><td>{{.Name}}</td><td>{{.Value}}</td><td class="src">{{.Src}}</td><td>{{.Doc}}</td></tr>
+{{end}}</tbody></table></details>
+</section>
+{{end}}
+<script>
+(function () {
+  var figs = document.querySelectorAll("figure");
+  var rendered = 0;
+  figs.forEach(function (f) {
+    var svg = f.querySelector("svg");
+    if (!svg) { return; }
+    var box = svg.getBBox();
+    if (box.width > 0 && box.height > 0) { rendered++; f.setAttribute("data-rendered", "yes"); }
+  });
+  document.body.setAttribute("data-figures", String(figs.length));
+  document.body.setAttribute("data-figures-rendered", String(rendered));
+})();
+</script>
+</body>
+</html>
+`
