@@ -125,14 +125,14 @@ type htmlTable struct {
 }
 
 type htmlSection struct {
-	ID, Title, Summary string
+	ID, Title, Summary  string
 	Status, StatusClass string
-	Crossovers         []string
-	Figures            []htmlFigure
-	Tables             []htmlTable
-	Notes              []string
-	Params             []Param
-	Seed               uint64
+	Crossovers          []string
+	Figures             []htmlFigure
+	Tables              []htmlTable
+	Notes               []string
+	Params              []Param
+	Seed                uint64
 }
 
 // WriteHTML writes one self-contained HTML page holding every section:
