@@ -108,6 +108,12 @@ func Registry() []Def {
 			Caps: TwoSided | HostCompute, Preset: "gputn", Setup: setupCPU},
 		{Info: Info{HDN, "HDN, Inter-Kernel, Inter-K", "Yes", "No", "–", "Network stack", "GPU kernels; the host does MPI at kernel boundaries"},
 			Caps: TwoSided | Stream, Preset: "gputn", Setup: setupHDN},
+		// HDN_OVERLAP is HDN's node (MPI and a stream) with one more
+		// capability: a workload may leave an independent kernel running
+		// while the host drives MPI. Workloads without independent work
+		// (the ring allreduce) run their kernel-boundary implementation.
+		{Info: Info{HDNOverlap, "Inter-K-Overlap (GIO)", "Yes", "No", "–", "Network stack", "HDN, with an independent kernel running while the host does MPI"},
+			Caps: TwoSided | Stream | Overlap, Preset: "gputn", Setup: setupHDN},
 		{Info: Info{GDS, "GDS", "Yes", "Yes", "Network trigger", "Partial network stack", "CPU pre-posts puts; the GPU's CP rings them after each kernel"},
 			Caps: Stream | StreamTriggered | OneSided, Preset: "gputn", Setup: setupGDS},
 		{Info: Info{GPUTN, "GPU-TN", "No", "Yes", "Network trigger", "Partial network stack", "CPU registers triggered puts; the kernel fires them with a store"},

@@ -34,6 +34,9 @@ const (
 	HDN   Strategy = "HDN"
 	GDS   Strategy = "GDS"
 	GPUTN Strategy = "GPUTN"
+	// HDNOverlap is HDN with kernels overlapping the host's MPI calls where
+	// the algorithm allows (overview.md §4.2).
+	HDNOverlap Strategy = "HDN_OVERLAP"
 )
 
 // Info is a row of the qualitative characteristic table (overview.md §5).
