@@ -46,6 +46,7 @@ type Config struct {
 	MPI       mpi.Spec      `toml:"mpi"`
 	Allreduce AllreduceSpec `toml:"allreduce"`
 	Latency   LatencySpec   `toml:"latency"`
+	Matrix    MatrixSpec    `toml:"matrix"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -67,12 +68,13 @@ func DefaultConfig(preset string) (Config, error) {
 		Allreduce: AllreduceSpec{Size: 8 * unit.MiB, Nodes: nodes, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN"},
 			WGs: 0, WGSize: 256, CPUThreads: 8},
 		Latency: LatencySpec{Size: 64, Strategies: []string{"HDN", "GDS", "GPUTN"}},
+		Matrix:  defaultMatrix(),
 	}, nil
 }
 
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
-	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate()}
+	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.Matrix.validate()}
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
 		for _, st := range c.Allreduce.Strategies {

@@ -2,6 +2,8 @@ package exp
 
 import (
 	"encoding/json"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/workload"
 	"strings"
 	"testing"
 
@@ -94,5 +96,50 @@ func TestLatencyExperiment(t *testing.T) {
 	}
 	if len(res.Tables[0].Rows) != 3 || len(res.Tables[1].Rows) < 15 {
 		t.Fatalf("tables %+v", res.Tables)
+	}
+}
+
+// The matrix lists every registered (workload, strategy) cell: applicable
+// cells ran and verified, the baseline's speedup is 1, and every other
+// cell carries the workload's written reason.
+func TestMatrixExperiment(t *testing.T) {
+	cfg := quickConfig(t)
+	res, err := runMatrix(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := res.Tables[0].Rows
+	if want := len(workload.Registry()) * len(strategy.Registry()); len(rows) != want {
+		t.Fatalf("%d rows, want %d", len(rows), want)
+	}
+	for _, r := range rows {
+		w, _ := workload.Lookup(r[0].(string))
+		s, _ := strategy.Lookup(r[1].(string))
+		im, ok := w.Impl(s)
+		switch {
+		case !ok && r[11] != w.NotApplicable[s.Strategy]:
+			t.Errorf("%v: not-applicable cell without its reason", r)
+		case ok && (r[2] != im.Name || r[7] != true):
+			t.Errorf("%v: want impl %s, verified", r, im.Name)
+		case ok && s.Strategy == w.Baseline && r[9] != 1.0:
+			t.Errorf("%v: the baseline's speedup is not 1", r)
+		}
+	}
+}
+
+// The strategies table is the registry, with each strategy's capabilities.
+func TestStrategiesTableFromRegistry(t *testing.T) {
+	res, err := runStrategies(quickConfig(t), Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := res.Tables[0].Rows
+	if len(rows) != len(strategy.Registry()) {
+		t.Fatalf("%d rows for %d strategies", len(rows), len(strategy.Registry()))
+	}
+	for i, d := range strategy.Registry() {
+		if rows[i][0] != string(d.Strategy) || rows[i][6] != d.Caps.String() {
+			t.Errorf("row %v, want %s with %v", rows[i], d.Strategy, d.Caps)
+		}
 	}
 }

@@ -92,9 +92,10 @@ func latencyAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 
 // runStrategies prints the characteristic table (no simulation).
 func runStrategies(cfg Config, env Env) (*report.Result, error) {
-	t := report.Table{Name: "strategies", Columns: []string{"strategy", "aliases", "kernel boundary", "GPU triggered", "GPU overhead", "CPU overhead", "summary"}}
-	for _, in := range strategy.All() {
-		t.Rows = append(t.Rows, []any{string(in.Strategy), in.Aliases, in.KernelBoundary, in.GPUTriggered, in.GPUOverhead, in.CPUOverhead, in.Summary})
+	t := report.Table{Name: "strategies", Columns: []string{"strategy", "aliases", "kernel boundary", "GPU triggered", "GPU overhead", "CPU overhead", "capabilities", "preset", "summary"}}
+	for _, d := range strategy.Registry() {
+		in := d.Info
+		t.Rows = append(t.Rows, []any{string(in.Strategy), in.Aliases, in.KernelBoundary, in.GPUTriggered, in.GPUOverhead, in.CPUOverhead, d.Caps.String(), d.Preset, in.Summary})
 	}
 	return &report.Result{Experiment: "strategies", Seed: cfg.Run.Seed, Tables: []report.Table{t}}, nil
 }

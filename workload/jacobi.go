@@ -75,8 +75,9 @@ func (j Jacobi) Validate(n int) error {
 // JacobiDef is the Jacobi relaxation's registry entry.
 func JacobiDef() Def {
 	return Def{
-		Name:    "jacobi",
-		Summary: "2-D 5-point fp32 Jacobi with halo exchange and global residual (workloads.md §6)",
+		Name:     "jacobi",
+		Summary:  "2-D 5-point fp32 Jacobi with halo exchange and global residual (workloads.md §6)",
+		Baseline: strategy.HDN, // §6.2: speedup vs HDN
 		Impls: []Impl{
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.Stream | strategy.OneSided},

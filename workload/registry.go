@@ -24,6 +24,9 @@ type Impl struct {
 type Def struct {
 	Name    string
 	Summary string
+	// Baseline is the strategy the workload's speedups are given against
+	// (workloads.md §0: the baseline the workload names).
+	Baseline strategy.Strategy
 	// Impls in preference order.
 	Impls []Impl
 	// NotApplicable says, per strategy without an implementation, why the
@@ -102,8 +105,9 @@ func newCluster(hw cluster.Spec, nodes int, seed uint64, functional bool) (*clus
 // kernel-boundary ring.
 func AllreduceDef() Def {
 	return Def{
-		Name:    "allreduce",
-		Summary: "strong-scaled float32 SUM ring allreduce (workloads.md §4)",
+		Name:     "allreduce",
+		Summary:  "strong-scaled float32 SUM ring allreduce (workloads.md §4)",
+		Baseline: strategy.CPU,
 		Impls: []Impl{
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
@@ -128,8 +132,9 @@ func AllreduceDef() Def {
 // LatencyDef is the latency decomposition's registry entry.
 func LatencyDef() Def {
 	return Def{
-		Name:    "latency",
-		Summary: "2-node GPU-kernel-to-remote-detect latency decomposition (workloads.md §8)",
+		Name:     "latency",
+		Summary:  "2-node GPU-kernel-to-remote-detect latency decomposition (workloads.md §8)",
+		Baseline: strategy.HDN,
 		Impls: []Impl{
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},

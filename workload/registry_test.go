@@ -23,6 +23,11 @@ func TestMatrixComplete(t *testing.T) {
 				t.Errorf("%s × %s: implementation %q and also a reason it does not apply (%q)", w.Name, s.Strategy, im.Name, why)
 			}
 		}
+		if b, err := strategy.Lookup(string(w.Baseline)); err != nil {
+			t.Errorf("%s: baseline: %v", w.Name, err)
+		} else if _, ok := w.Impl(b); !ok {
+			t.Errorf("%s: baseline %s does not run it", w.Name, b.Strategy)
+		}
 		for name := range w.NotApplicable {
 			if _, err := strategy.Lookup(string(name)); err != nil {
 				t.Errorf("%s: NotApplicable names %v", w.Name, err)
