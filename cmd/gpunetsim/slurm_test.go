@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// slurmStudy is a small study for the Slurm round trip: 2 × 2 × 4
+// allreduce points, 2 × 3 latency points and the strategies table.
+const slurmStudy = `name = "roundtrip"
+set = ["allreduce.size=96KiB", "allreduce.nodes=2,3"]
+sweep = ["link.bandwidth=50Gbps..100Gbps*2"]
+
+[[experiment]]
+name = "allreduce"
+
+[[experiment]]
+name = "latency"
+
+[[experiment]]
+name = "strategies"
+`
+
+// buildGpunetsim builds the command into dir and returns its path.
+func buildGpunetsim(t *testing.T, dir string) string {
+	t.Helper()
+	exe := filepath.Join(dir, "gpunetsim")
+	out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return exe
+}
+
+// runExe runs the built gpunetsim with a deadline and fails the test on
+// error.
+func runExe(t *testing.T, ctx context.Context, dir, exe string, args ...string) string {
+	t.Helper()
+	c := exec.CommandContext(ctx, exe, args...)
+	c.Dir = dir
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	if err := c.Run(); err != nil {
+		t.Fatalf("gpunetsim %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out.String(), errOut.String())
+	}
+	return out.String()
+}
+
+// TestSlurmRoundTrip submits a study as a real Slurm job array (one task
+// per slice, all writing into one cache), waits for it, collects the
+// report, and checks that every file equals a local run's byte for byte.
+// It needs sbatch and a running cluster (.ci/slurm-up starts a one-node
+// one on this machine); without sbatch it is skipped.
+func TestSlurmRoundTrip(t *testing.T) {
+	if _, err := exec.LookPath("sbatch"); err != nil {
+		t.Skip("sbatch not found: no Slurm here (.ci/run installs it and runs .ci/slurm-up)")
+	}
+	if out, err := exec.Command("sinfo", "-h", "-o", "%T").Output(); err != nil || !strings.ContainsAny(string(out), "ima") {
+		t.Fatalf("sbatch is installed but no Slurm node is up (sinfo: %q, %v): start one with .ci/slurm-up", out, err)
+	}
+	dir := t.TempDir()
+	exe := buildGpunetsim(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, "s.toml"), []byte(slurmStudy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	out := runExe(t, ctx, dir, exe, "study", "submit", "s.toml", "--tasks", "3", "--cache", "shared", "--out", "slurm", "--wait")
+	if !strings.Contains(out, "submitted Slurm job ") {
+		t.Fatalf("submit printed %q", out)
+	}
+	for i := range 3 {
+		logs, _ := filepath.Glob(filepath.Join(dir, "slurm", "slurm-*_"+string(rune('0'+i))+".out"))
+		if len(logs) != 1 {
+			t.Fatalf("task %d: logs %v", i, logs)
+		}
+		b, err := os.ReadFile(logs[0])
+		if err != nil || !strings.Contains(string(b), "slice "+string(rune('0'+i))+"/3: ") {
+			t.Fatalf("task %d log %s: %q, %v", i, logs[0], b, err)
+		}
+	}
+	runExe(t, ctx, dir, exe, "study", "collect", "s.toml", "--cache", "shared", "--out", "slurm", "-q")
+	runExe(t, ctx, dir, exe, "study", "run", "s.toml", "--cache", "local-cache", "--out", "local", "-q")
+
+	files, _ := filepath.Glob(filepath.Join(dir, "local", "*"))
+	if len(files) < 8 {
+		t.Fatalf("local run wrote only %v", files)
+	}
+	for _, f := range files {
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, "slurm", filepath.Base(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the Slurm study's file differs from the local run's", filepath.Base(f))
+		}
+	}
+}
