@@ -103,7 +103,7 @@ func (d Def) Adjust(spec cluster.Spec) cluster.Spec {
 // table. It is the single list the experiments, the matrix and the CLI
 // read.
 func Registry() []Def {
-	return []Def{
+	return append([]Def{
 		{Info: Info{CPU, "CPU", "n/a", "n/a", "n/a", "Everything", "no GPU: host threads compute and drive MPI"},
 			Caps: TwoSided | HostCompute, Preset: "gputn", Setup: setupCPU},
 		{Info: Info{HDN, "HDN, Inter-Kernel, Inter-K", "Yes", "No", "–", "Network stack", "GPU kernels; the host does MPI at kernel boundaries"},
@@ -118,7 +118,7 @@ func Registry() []Def {
 			Caps: Stream | StreamTriggered | OneSided, Preset: "gputn", Setup: setupGDS},
 		{Info: Info{GPUTN, "GPU-TN", "No", "Yes", "Network trigger", "Partial network stack", "CPU registers triggered puts; the kernel fires them with a store"},
 			Caps: Stream | OneSided | Triggers, Preset: "gputn", Setup: setupGPUTN},
-	}
+	}, spinDefs()...)
 }
 
 // Lookup returns the registered strategy named s (case-insensitive; "-"

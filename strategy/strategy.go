@@ -21,6 +21,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/gputn"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/model/rdma"
+	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
 	"github.com/gpunetsim/gpunetsim/model/stream"
 )
 
@@ -93,6 +94,9 @@ type Node struct {
 type Config struct {
 	SW  cost.Spec
 	MPI mpi.Spec
+	// DDT holds the datatype-offload costs of the sPIN strategies (zero:
+	// their defaults).
+	DDT spinmodel.Costs
 }
 
 // World is what the node setups of one run share: the cluster, the

@@ -85,6 +85,8 @@ func JacobiDef() Def {
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
+		NotApplicable: spinNotApplicable("the Jacobi relaxation computes on host or GPU cores and exchanges contiguous halos; " +
+			"the sPIN strategies provide receive-side datatype handlers on the NIC only"),
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
 			const nodes = 6 // a non-square 2×3 process grid
 			c, err := newCluster(hw, nodes, seed, functional)

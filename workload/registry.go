@@ -78,7 +78,7 @@ func (d Def) implFor(s strategy.Strategy) (Impl, strategy.Def, error) {
 
 // Registry returns every workload, sorted by name.
 func Registry() []Def {
-	return []Def{AllreduceDef(), JacobiDef(), LatencyDef()}
+	return []Def{AllreduceDef(), DDTUnpackDef(), JacobiDef(), LatencyDef()}
 }
 
 // Lookup returns the registered workload named name.
@@ -114,6 +114,8 @@ func AllreduceDef() Def {
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
+		NotApplicable: spinNotApplicable("the ring allreduce reduces on host or GPU cores; the sPIN strategies provide " +
+			"receive-side datatype handlers on the NIC, and reductions inside handlers are not modelled"),
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
 			const nodes = 4
 			c, err := newCluster(hw, nodes, seed, functional)
@@ -141,7 +143,8 @@ func LatencyDef() Def {
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 		},
 		NotApplicable: map[strategy.Strategy]string{
-			strategy.CPU: "it times a GPU kernel's data reaching a remote node; the CPU strategy has no GPU",
+			strategy.CPU:             "it times a GPU kernel's data reaching a remote node; the CPU strategy has no GPU",
+			strategy.SpinSpecialized: spinNoGPU, strategy.SpinHPULocal: spinNoGPU, strategy.SpinROCP: spinNoGPU, strategy.SpinRWCP: spinNoGPU,
 		},
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
 			c, err := newCluster(hw, 2, seed, functional)
@@ -154,4 +157,13 @@ func LatencyDef() Def {
 			return Cell{Impl: im.Name, Nodes: 2, Time: r.EndToEnd, Events: c.Engine.Events(), Verified: r.Verified}, err
 		},
 	}
+}
+
+// spinNoGPU is why the GPU-kernel workloads do not apply to the sPIN
+// strategies.
+const spinNoGPU = "it times a GPU kernel's data reaching a remote node; the sPIN strategies offload datatype processing to NIC handlers and have no GPU path"
+
+// spinNotApplicable gives every sPIN strategy the same reason.
+func spinNotApplicable(why string) map[strategy.Strategy]string {
+	return map[strategy.Strategy]string{strategy.SpinSpecialized: why, strategy.SpinHPULocal: why, strategy.SpinROCP: why, strategy.SpinRWCP: why}
 }

@@ -1,0 +1,43 @@
+// Package spin implements the receive-side MPI datatype strategies of
+// shared/spec/datatypes.md §3–7 on the sPIN NIC of hw/spin, with the
+// datatype engine of package datatype doing the real region computation:
+//
+//   - HostUnpack: the packed message lands contiguously by plain RDMA, then
+//     the host unpacks it with datatype.Unpack; its time is the cold-cache
+//     model of §7.1 (regions·t_region + m/BW_copy_cold).
+//   - Iovec: the Portals-4 iovec engine (§7.2) walks a host-built list.
+//   - Specialized (§4): vector arithmetic or a binary search over the
+//     prefix sums of an index list; only for types that normalize to one
+//     level of blocks (ErrNotApplicable otherwise).
+//   - HPULocal (§5.1): a segment per vHPU (blocked-RR, Δp = 1, P vHPUs),
+//     catching up over the packets other vHPUs took, resetting when a
+//     packet lies behind.
+//   - ROCP (§5.2): the nearest host checkpoint is copied (C bytes of NIC
+//     memory traffic and C/8 cycles; none at one checkpoint per packet),
+//     caught up and discarded.
+//   - RWCP (§5.3): blocked-RR with Δp = Δr/k and one vHPU per checkpoint;
+//     each vHPU progresses its checkpoint in place and restores it from a
+//     master copy when a packet of its sequence arrives behind it.
+//
+// Every handler charges the cycle costs of §7.3 (Costs) for the work the
+// datatype engine really did: blocks found, blocks skipped in catch-up
+// (Segment.Stats), stack depth; DMA issue and invocation are the NIC's
+// (hw/spin). Δr comes from ChooseInterval (§5.4), with T_PH(γ) estimated
+// from the same constants; the [DEFAULT] buffer-aware refinement keeps the
+// first packets of all P sequences within the packet buffer (see
+// ChooseInterval), which the literal procedure does not, and the simulated
+// back-pressure shows why.
+//
+// Endpoint is the MPI integration (§6): a receive plans the method's
+// NIC structures, allocates NIC memory (ErrNICMemory when they do not
+// fit), copies them over PCIe as host time, posts the ME with its
+// execution context, and sends a ready-to-receive message so the data
+// never arrives unexpected; the completion handler's zero-byte DMA event,
+// FIFO-ordered after every write, ends the receive. Plans are built per
+// (datatype, count) and hold offsets relative to the buffer origin.
+//
+// Not modelled: the LRU eviction of NIC-resident types (a receive whose
+// structures do not fit fails instead), unexpected-message unpack, user
+// attributes (type_set_attr), sender-side (outbound) datatype processing,
+// and the PULP accelerator of hardware.md §12.2.
+package spin

@@ -1,0 +1,61 @@
+package spin
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// TestChooseIntervalHandComputed checks the Δr procedure of datatypes.md
+// §5.4 on cases worked out by hand (in the comments).
+func TestChooseIntervalHandComputed(t *testing.T) {
+	base := IntervalInput{K: 2048, M: 4 << 20, P: 16, TPkt: 100 * sim.Nanosecond, C: 612, Copies: 1,
+		MNIC: int(6 * unit.MiB), BPkt: 256 << 10, Eps: 0.2}
+	cases := []struct {
+		name string
+		tph  sim.Duration
+		mnic int
+		want IntervalChoice
+	}{
+		// n_pkt = 2048, ⌈n_pkt/P⌉ = 128; ε·128·10µs = 256µs;
+		// q = ⌊(256µs − 0.1µs) / (15 · 0.1µs)⌋ = ⌊170.6⌋ = 170; ⌈2048/170⌉ = 13
+		// checkpoints × 612 B fit; buffered = 10µs·2048/0.1µs = 204800 ≤ 256Ki.
+		{"sched", 10 * sim.Microsecond, 0, IntervalChoice{Interval: 170 * 2048, Q: 170, Checkpoints: 13, Sched: true}},
+		// T_PH = 0.1µs: q = ⌊(2.56 − 0.1)/1.5⌋ = 1, 2048 checkpoints = 1.25 MB
+		// > 10000 B: grow to ⌈2048·612/10000⌉ = 126, then 127 (still 17
+		// checkpoints = 10404 B), then 128 (16 × 612 = 9792 B).
+		{"grown", 100 * sim.Nanosecond, 10000, IntervalChoice{Interval: 128 * 2048, Q: 128, Checkpoints: 16, Sched: true, Grown: true}},
+		// T_PH = 0.05µs: q = ⌊(1.28 − 0.1)/1.5⌋ = 0: constraint 1 cannot hold;
+		// q = 1, one checkpoint per packet.
+		{"unmet", 50 * sim.Nanosecond, 0, IntervalChoice{Interval: 2048, Q: 1, Checkpoints: 2048}},
+	}
+	for _, c := range cases {
+		in := base
+		in.TPH = c.tph
+		if c.mnic > 0 {
+			in.MNIC = c.mnic
+		}
+		got, err := ChooseInterval(in)
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+	}
+	// T_PH = 40µs: a handler's arrivals (819200 B) exceed the 256 KiB
+	// buffer; q = ⌊(0.2·128·40 − 0.1)/1.5⌋ = 682 is shrunk to 128 by
+	// constraint 3; buffer-aware (T_PH > T_pkt) then to 256Ki/(2048·16) = 8.
+	in := base
+	in.TPH = 40 * sim.Microsecond
+	got, err := ChooseInterval(in)
+	if err != nil || got.Q != 128 || !got.Shrunk {
+		t.Errorf("literal: got %+v, %v; want q = 128, shrunk", got, err)
+	}
+	in.BufferAware = true
+	if got, err = ChooseInterval(in); err != nil || got.Q != 8 || got.Checkpoints != 256 {
+		t.Errorf("buffer-aware: got %+v, %v; want q = 8, 256 checkpoints", got, err)
+	}
+	in.MNIC = 500
+	if _, err := ChooseInterval(in); err == nil {
+		t.Error("a NIC memory below one checkpoint was accepted")
+	}
+}

@@ -1,0 +1,41 @@
+package spin
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Method is a receive-side datatype processing strategy.
+type Method uint8
+
+// The methods: the two baselines (datatypes.md §7) and the four offload
+// strategies (§4, §5).
+const (
+	HostUnpack  Method = iota // contiguous RDMA, then the CPU unpacks (§7.1)
+	Iovec                     // Portals-4 iovec list on the NIC (§7.2)
+	Specialized               // type-specific handlers (§4)
+	HPULocal                  // a segment per HPU with catch-up (§5.1)
+	ROCP                      // read-only checkpoints (§5.2)
+	RWCP                      // progressing checkpoints (§5.3)
+)
+
+var methodNames = [...]string{"host", "iovec", "specialized", "hpu-local", "ro-cp", "rw-cp"}
+
+// Methods lists every method in order.
+func Methods() []Method { return []Method{HostUnpack, Iovec, Specialized, HPULocal, ROCP, RWCP} }
+
+// String is the method's name.
+func (m Method) String() string { return methodNames[m] }
+
+// Handlers reports whether the method runs sPIN handlers.
+func (m Method) Handlers() bool { return m >= Specialized }
+
+// ParseMethod reads a method name (as String prints it).
+func ParseMethod(s string) (Method, error) {
+	for i, n := range methodNames {
+		if strings.EqualFold(s, n) {
+			return Method(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown datatype method %q: must be one of %s", s, strings.Join(methodNames[:], ", "))
+}

@@ -1,0 +1,196 @@
+package spin
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/gpunetsim/gpunetsim/datatype"
+	hwspin "github.com/gpunetsim/gpunetsim/hw/spin"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// ErrNotApplicable: the method cannot process this datatype (specialized
+// handlers need a single level of blocks, datatypes.md §4).
+var ErrNotApplicable = errors.New("method does not apply to this datatype")
+
+// ErrNICMemory: the method's structures do not fit the NIC memory.
+var ErrNICMemory = errors.New("datatype structures do not fit NIC memory")
+
+// MemUse is the NIC memory a method's structures take (workloads.md §11.4).
+type MemUse struct {
+	Dataloops   unit.Bytes // committed dataloops (general methods)
+	Segments    unit.Bytes // HPU-local: one segment per HPU
+	Checkpoints unit.Bytes // RO-CP, RW-CP (RW-CP: working + master copies)
+	Descriptors unit.Bytes // specialized: vector descriptor, or offsets/lengths/prefix sums
+	Iovec       unit.Bytes // iovec: the whole list (moved to the NIC over time)
+}
+
+// Total is the NIC memory held for the message (the iovec list streams
+// through v entries at a time, so it counts only those).
+func (u MemUse) Total() unit.Bytes { return u.Dataloops + u.Segments + u.Checkpoints + u.Descriptors }
+
+// Moved is the bytes the host moves to the NIC for the method (§8 "bytes
+// moved to the NIC").
+func (u MemUse) Moved() unit.Bytes { return u.Dataloops + u.Checkpoints + u.Descriptors + u.Iovec }
+
+// Env is the hardware view a plan needs.
+type Env struct {
+	Spin  hwspin.Spec
+	Costs Costs
+	K     int          // packet payload bytes
+	TPkt  sim.Duration // packet inter-arrival time at line rate
+}
+
+// Plan is what the host builds at commit/post time for one (datatype,
+// count) under one method (datatypes.md §6 step 1): the NIC-resident
+// structures, the checkpoint interval, and the estimates that chose it.
+type Plan struct {
+	Method  Method
+	C       *datatype.Committed
+	Count   int
+	Size    int     // packed bytes m
+	Regions int     // merged contiguous regions
+	Gamma   float64 // regions per packet
+	Depth   int     // segment stack depth at stream 0
+	Lo, Hi  int     // buffer span relative to the origin
+	Shape   datatype.Shape
+	Blocks  []datatype.Block // the type map's regions (host unpack, iovec, traffic)
+	Lines   int              // distinct 64 B lines the regions touch
+
+	Interval    IntervalChoice         // RO-CP, RW-CP
+	Checkpoints []*datatype.Checkpoint // RO-CP, RW-CP
+	prefix      []int                  // specialized indexed: packed offset of each block
+	TPH         sim.Duration           // estimated payload-handler time
+	Mem         MemUse
+	// HostCreate is the host's one-time cost to build the NIC structures
+	// (checkpoints: Process over the message without copies), before the
+	// copy over PCIe (§7.3).
+	HostCreate sim.Duration
+}
+
+// NewPlan builds the plan of method for count elements of c.
+func NewPlan(method Method, c *datatype.Committed, count int, env Env) (*Plan, error) {
+	m, err := c.PackedSize(count)
+	if err != nil {
+		return nil, err
+	}
+	if m == 0 {
+		return nil, fmt.Errorf("%v: empty message", c.Type())
+	}
+	lo, hi, err := c.Span(count)
+	if err != nil {
+		return nil, err
+	}
+	seg, err := c.NewSegment(count)
+	if err != nil {
+		return nil, err
+	}
+	blocks, err := seg.BlockList(0, m, nil)
+	if err != nil {
+		return nil, err
+	}
+	npkt := (m + env.K - 1) / env.K
+	p := &Plan{Method: method, C: c, Count: count, Size: m, Regions: len(blocks), Gamma: float64(len(blocks)) / float64(npkt),
+		Depth: c.Depth() + 1, Lo: lo, Hi: hi, Blocks: blocks, Lines: touchedLines(blocks)}
+	cs := env.Costs
+	p.HostCreate = sim.Duration(len(blocks)) * cs.HostRegion
+	switch method {
+	case Specialized:
+		if err := p.planSpecialized(cs); err != nil {
+			return nil, err
+		}
+	case HPULocal:
+		p.Mem.Dataloops = unit.Bytes(c.DataloopBytes(count))
+		p.Mem.Segments = unit.Bytes(env.Spin.HPUs) * cs.Checkpoint
+	case ROCP, RWCP:
+		p.Mem.Dataloops = unit.Bytes(c.DataloopBytes(count))
+		copies := 1
+		if method == RWCP && cs.MasterCopies {
+			copies = 2
+		}
+		p.TPH = p.estimateTPH(env)
+		ch, err := ChooseInterval(IntervalInput{K: env.K, M: m, P: env.Spin.HPUs, TPkt: env.TPkt, TPH: p.TPH,
+			C: int(cs.Checkpoint), Copies: copies, MNIC: int(env.Spin.MemSize - p.Mem.Dataloops), BPkt: int(env.Spin.PktBuffer), Eps: cs.Epsilon, BufferAware: cs.BufferAware})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrNICMemory, err)
+		}
+		p.Interval = ch
+		if p.Checkpoints, err = c.Checkpoints(count, ch.Interval); err != nil {
+			return nil, err
+		}
+		p.Mem.Checkpoints = unit.Bytes(len(p.Checkpoints)*copies) * cs.Checkpoint
+	case Iovec:
+		p.Mem.Iovec = unit.Bytes(len(blocks)) * env.Spin.IovecEntrySize
+		p.HostCreate = 0 // the list is the type map the host already walks to post
+	}
+	if p.Mem.Total() > env.Spin.MemSize {
+		return nil, fmt.Errorf("%w: %s needs %v (dataloops %v, segments %v, checkpoints %v, descriptors %v), spin.mem_size = %v",
+			ErrNICMemory, method, p.Mem.Total(), p.Mem.Dataloops, p.Mem.Segments, p.Mem.Checkpoints, p.Mem.Descriptors, env.Spin.MemSize)
+	}
+	return p, nil
+}
+
+// estimateTPH is T_PH(γ) = T_init + T_setup + γ·T_block of the general
+// handlers (§5.4) from the cost constants.
+func (p *Plan) estimateTPH(env Env) sim.Duration {
+	cs, sp := env.Costs, env.Spin
+	cyc := float64(sp.InvokeCycles+cs.MPITStart+cs.LevelCycles*p.Depth) + p.Gamma*float64(cs.BlockCycles+sp.DMAIssueCycles)
+	return sp.HPUFreq.Cycles(cyc)
+}
+
+func (p *Plan) planSpecialized(cs Costs) error {
+	sh, err := p.C.Shape(p.Count)
+	if err != nil {
+		return err
+	}
+	p.Shape = sh
+	w := cs.DescriptorWord
+	switch sh.Kind {
+	case datatype.ShapeContiguous, datatype.ShapeVector:
+		p.Mem.Descriptors = 3 * w // spin_vec_t{block_size, stride, count}
+	case datatype.ShapeIndexBlock:
+		p.Mem.Descriptors = unit.Bytes(sh.Count+2) * w // offsets; prefix sums are j·block_size
+	case datatype.ShapeIndexed:
+		p.Mem.Descriptors = unit.Bytes(3*sh.Count) * w // offsets, lengths, prefix sums
+		p.prefix = make([]int, sh.Count+1)
+		for j, l := range sh.Lens {
+			p.prefix[j+1] = p.prefix[j] + l
+		}
+	default:
+		return fmt.Errorf("%w: specialized handlers need a vector, index-block or indexed type after normalization; %v is %v",
+			ErrNotApplicable, p.C.Type(), sh.Kind)
+	}
+	return nil
+}
+
+// searchLevels is the binary-search depth over n blocks.
+func searchLevels(n int) int { return bits.Len(uint(max(n, 1))) }
+
+// touchedLines counts the distinct 64 B lines the regions cover (regions
+// are in stream order, not address order, so lines are counted per region
+// and a region's first line is not counted again when the previous region
+// ended in it).
+func touchedLines(blocks []datatype.Block) int {
+	n, last := 0, -1<<62
+	for _, b := range blocks {
+		first, end := floorDiv(b.Off, 64), floorDiv(b.Off+b.Len-1, 64)
+		if first == last {
+			first++
+		}
+		if end >= first {
+			n += end - first + 1
+		}
+		last = end
+	}
+	return n
+}
+
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
