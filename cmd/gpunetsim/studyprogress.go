@@ -18,19 +18,19 @@ import (
 const plainInterval = 10 * time.Second
 
 // studyProgress shows a study's progress on stderr: a bar with points
-// done, points cached, rate and ETA on a terminal; one plain line every
-// plainInterval (and a last one) otherwise.
+// done, points cached, rate and ETA on a terminal; otherwise one plain
+// line every plainInterval, whether or not a point finished meanwhile
+// (large points take minutes), and a last one when all are done.
 type studyProgress struct {
 	out      io.Writer
 	terminal bool
-	now      func() time.Time
-	every    time.Duration
+	start    time.Time
+	stop     chan struct{}
+	stopped  sync.WaitGroup
 
-	mu        sync.Mutex
-	start     time.Time
-	lastLine  time.Time
-	bar       *progressbar.ProgressBar
-	lastState study.Progress
+	mu    sync.Mutex
+	bar   *progressbar.ProgressBar
+	state study.Progress
 }
 
 // newStudyProgress returns the progress display for w; quiet gives nil,
@@ -40,10 +40,33 @@ func newStudyProgress(w io.Writer, quiet bool) *studyProgress {
 		return nil
 	}
 	f, ok := w.(*os.File)
-	isTerm := ok && term.IsTerminal(int(f.Fd()))
-	p := &studyProgress{out: w, terminal: isTerm, now: time.Now, every: plainInterval}
-	p.start = p.now()
-	p.lastLine = p.start
+	if ok && term.IsTerminal(int(f.Fd())) {
+		return &studyProgress{out: w, terminal: true, start: time.Now()}
+	}
+	return newPlainProgress(w, plainInterval)
+}
+
+// newPlainProgress prints a line on w every interval until close.
+func newPlainProgress(w io.Writer, every time.Duration) *studyProgress {
+	p := &studyProgress{out: w, start: time.Now(), stop: make(chan struct{})}
+	p.stopped.Add(1)
+	go func() {
+		defer p.stopped.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case now := <-t.C:
+				p.mu.Lock()
+				if p.state.Total > 0 && p.state.Done < p.state.Total {
+					fmt.Fprintln(p.out, p.line(p.state, now))
+				}
+				p.mu.Unlock()
+			}
+		}
+	}()
 	return p
 }
 
@@ -54,7 +77,7 @@ func (p *studyProgress) report(s study.Progress) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.lastState = s
+	p.state = s
 	if p.terminal {
 		if p.bar == nil {
 			p.bar = progressbar.NewOptions(s.Total, progressbar.OptionSetWriter(p.out), progressbar.OptionShowCount(),
@@ -65,9 +88,8 @@ func (p *studyProgress) report(s study.Progress) {
 		p.bar.Set(s.Done)
 		return
 	}
-	if now := p.now(); now.Sub(p.lastLine) >= p.every || s.Done == s.Total {
-		p.lastLine = now
-		fmt.Fprintln(p.out, p.line(s, now))
+	if s.Done == s.Total {
+		fmt.Fprintln(p.out, p.line(s, time.Now()))
 	}
 }
 
@@ -87,10 +109,15 @@ func (p *studyProgress) line(s study.Progress, now time.Time) string {
 	return l
 }
 
-// close removes the bar from the terminal.
+// close removes the bar from the terminal, or stops the plain lines.
 func (p *studyProgress) close() {
 	if p == nil {
 		return
+	}
+	if p.stop != nil {
+		close(p.stop)
+		p.stopped.Wait()
+		p.stop = nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -128,6 +128,7 @@ type htmlSection struct {
 	ID, Title, Summary  string
 	Status, StatusClass string
 	Crossovers          []string
+	HasSeries           bool // some figure has line series, so crossovers were looked for
 	Figures             []htmlFigure
 	Tables              []htmlTable
 	Notes               []string
@@ -185,6 +186,7 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 			return hs, fmt.Errorf("report: HTML figure %q: %w", f.Plot.Title, err)
 		}
 		hs.Figures = append(hs.Figures, htmlFigure{Caption: f.Plot.Title, SVG: template.HTML(inlineSVG(svg.String()))})
+		hs.HasSeries = hs.HasSeries || len(f.Plot.Series) > 0
 		for _, c := range Crossovers(f.Plot) {
 			hs.Crossovers = append(hs.Crossovers, fmt.Sprintf("%s: %s drops below %s between %s = %s and %s (%s leads after)",
 				f.Plot.Title, c.Above, c.Below, f.Plot.XLabel, fmtX(c.X0), fmtX(c.X1), c.Below))
@@ -261,7 +263,7 @@ details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; }
 {{if .Summary}}<p>{{.Summary}}</p>{{end}}
 <p class="status {{.StatusClass}}">{{.Status}}</p>
 {{if .Crossovers}}<h3>Crossovers</h3><ul>{{range .Crossovers}}<li>{{.}}</li>{{end}}</ul>
-{{else if .Figures}}<p>Crossovers: none between the plotted series.</p>{{end}}
+{{else if .HasSeries}}<p>Crossovers: none between the plotted series.</p>{{end}}
 {{range .Figures}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
 {{range $t := .Tables}}<h3>{{.Name}}</h3>

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cacheEntries returns the cache's entry files (temporary files, which
+// start with a dot, excluded).
+func cacheEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") && !strings.HasPrefix(d.Name(), ".") {
+			out = append(out, path)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestKilledStudyResumes kills (SIGKILL) a study process part way, checks
+// the cache holds only whole entries, re-runs the study, and checks that it
+// simulates only the missing points and writes exactly what an
+// uninterrupted run writes.
+func TestKilledStudyResumes(t *testing.T) {
+	dir := t.TempDir()
+	exe := buildGpunetsim(t, dir)
+	args := []string{"study", "run", "allreduce", "--set", "allreduce.nodes=2-9", "--set", "allreduce.size=256KiB",
+		"--set", "run.parallel=1", "--sweep", "link.bandwidth=50Gbps,100Gbps"} // 8 × 4 × 2 = 64 points
+	const total = 64
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	c := exec.CommandContext(ctx, exe, append(args, "--cache", "c", "--out", "killed", "-q")...)
+	c.Dir = dir
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for len(cacheEntries(t, filepath.Join(dir, "c"))) < 3 {
+		if ctx.Err() != nil {
+			t.Fatal("the study wrote no cache entries")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	c.Process.Kill()
+	c.Wait()
+	entries := cacheEntries(t, filepath.Join(dir, "c"))
+	if len(entries) >= total {
+		t.Fatalf("the study finished (%d entries) before it was killed", len(entries))
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(e)
+		var v struct{ Key, Result json.RawMessage }
+		if err != nil || json.Unmarshal(b, &v) != nil || len(v.Result) == 0 {
+			t.Fatalf("entry %s is damaged: %v", e, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "killed", "allreduce.csv")); err == nil {
+		t.Fatal("the killed study wrote its report")
+	}
+
+	var stderr bytes.Buffer
+	c = exec.CommandContext(ctx, exe, append(args, "--cache", "c", "--out", "resumed")...)
+	c.Dir, c.Stderr = dir, &stderr
+	if out, err := c.Output(); err != nil {
+		t.Fatalf("resume: %v\n%s\n%s", err, out, stderr.String())
+	}
+	m := regexp.MustCompile(`(\d+)/(\d+) points \((\d+) cached, (\d+) simulated\)`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no progress line: %q", stderr.String())
+	}
+	cached, _ := strconv.Atoi(m[3])
+	if m[2] != strconv.Itoa(total) || cached != len(entries) {
+		t.Fatalf("resumed: %s, want %d cached of %d", m[0], len(entries), total)
+	}
+
+	runExe(t, ctx, dir, exe, append(args, "--cache", "fresh-cache", "--out", "whole", "-q")...)
+	for _, f := range []string{"allreduce.csv", "allreduce.json", "allreduce.svg", "report.html"} {
+		want, err := os.ReadFile(filepath.Join(dir, "whole", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, "resumed", f))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: the resumed study's file differs from an uninterrupted run's (%v)", f, err)
+		}
+	}
+}

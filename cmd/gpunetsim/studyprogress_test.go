@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpunetsim/gpunetsim/exp/study"
+)
+
+// syncBuffer is a bytes.Buffer safe for the progress goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Off a terminal, progress lines come periodically even while no point
+// finishes, then one last line; -q gives a nil progress that prints nothing.
+func TestPlainProgressLines(t *testing.T) {
+	var out syncBuffer
+	p := newPlainProgress(&out, 5*time.Millisecond)
+	p.report(study.Progress{Total: 10, Done: 4, Cached: 3})
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(out.String(), "\n") < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.report(study.Progress{Total: 10, Done: 10, Cached: 3})
+	p.close()
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("got %q, want periodic lines and a last one", out.String())
+	}
+	periodic := regexp.MustCompile(`^gpunetsim: 4/10 points \(3 cached, 1 simulated\) in \d+s, [0-9.e+]+ points/s, ETA \S+$`)
+	for _, l := range lines[:len(lines)-1] {
+		if !periodic.MatchString(l) {
+			t.Errorf("line %q", l)
+		}
+	}
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "gpunetsim: 10/10 points (3 cached, 7 simulated) in ") || strings.Contains(last, "ETA") {
+		t.Errorf("last line %q", last)
+	}
+	n := strings.Count(out.String(), "\n")
+	time.Sleep(20 * time.Millisecond)
+	if strings.Count(out.String(), "\n") != n {
+		t.Error("lines after close")
+	}
+
+	quiet := newStudyProgress(&out, true)
+	quiet.report(study.Progress{Total: 1, Done: 1})
+	quiet.close()
+	if strings.Count(out.String(), "\n") != n {
+		t.Error("-q printed progress")
+	}
+}

@@ -1,0 +1,70 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestCrossovers(t *testing.T) {
+	p := &Plot{Series: []Series{
+		{Name: "A", X: []float64{8, 2, 4, 16}, Y: []float64{1, 3, 2, 0.5}},
+		{Name: "B", X: []float64{2, 4, 8, 16}, Y: []float64{1, 2, 2, 2}}, // A above, equal at 4, then below
+		{Name: "C", X: []float64{2, 16}, Y: []float64{0, 1}},             // below A at 2, above at 16: no shared x between
+	}}
+	got := Crossovers(p)
+	want := []Crossover{{Above: "A", Below: "B", X0: 2, X1: 8}, {Above: "A", Below: "C", X0: 2, X1: 16}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("crossover %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if Crossovers(&Plot{Series: []Series{p.Series[1], p.Series[1]}}) != nil {
+		t.Error("identical series cross")
+	}
+}
+
+func TestVerification(t *testing.T) {
+	r := &Result{Tables: []Table{
+		{Columns: []string{"x", "verified"}, Rows: [][]any{{1, true}}},
+		{Columns: []string{"verified", "y"}, Rows: [][]any{{true, 1}, {false, 2}, {true, 3}}},
+	}}
+	if v, n, ok := Verification(r); !ok || v != 2 || n != 3 {
+		t.Fatalf("got %d of %d, %v", v, n, ok)
+	}
+	if _, _, ok := Verification(&Result{Tables: []Table{{Columns: []string{"x"}}}}); ok {
+		t.Fatal("a result without a verified column has a status")
+	}
+}
+
+// The page holds one inline SVG per facet, the status, crossovers,
+// escaped table cells and the parameters, and refers to nothing outside.
+func TestWriteHTML(t *testing.T) {
+	r := sample()
+	facet := *r
+	facet.Plot = &Plot{Title: "facet <2>", XLabel: "nodes", Series: []Series{
+		{Name: "A", X: []float64{2, 4}, Y: []float64{1, 3}}, {Name: "B", X: []float64{2, 4}, Y: []float64{2, 2}}}}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, "title & more", []Section{{Title: "one", Summary: "first", Result: r}, {Title: "two", Result: r, Facets: []*Result{&facet, &facet}}}); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	for _, want := range []string{
+		"<title>title &amp; more</title>", `<section id="s1">`, `<section id="s2">`,
+		"facet &lt;2&gt;: B drops below A between nodes = 2 and 4 (A leads after)",
+		"<td>run.seed</td><td>42</td>", "GPUTN, &#34;quoted&#34;", "NOT verified: 2 of 4",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(s, "<figure><svg"); n != 3 {
+		t.Errorf("%d inline SVG figures, want 3 (one plot, two facets)", n)
+	}
+	if strings.Contains(s, "<?xml") {
+		t.Error("an XML declaration inside the HTML")
+	}
+}
