@@ -1,15 +1,3 @@
-// Package cpu models the host CPU of a node at the level the strategies
-// need: host threads as blocking agents whose runtime software costs
-// instructions / (IPC × f) (gpu-networking.md §6), streaming compute at a
-// per-core byte rate capped by the DRAM bandwidth shared with the other
-// agents of the node (hardware.md §10), and polling of memory words.
-//
-// Caches are not simulated line by line: a poll of an unchanged word costs
-// a cache hit, and the first poll after a writer changed it costs a DRAM
-// access (the writer's store or DMA invalidated the line). Polling loops are
-// not simulated iteration by iteration: the thread sleeps until the word is
-// written and then pays the miss, which is the time the next poll would see
-// the change, up to one hit's latency.
 package cpu
 
 import (
@@ -27,6 +15,23 @@ type CPU struct {
 	mem   *mem.Memory
 	dram  *mem.Server
 	instr uint64
+	stats Stats
+}
+
+// Stats counts what the CPU's cores did.
+type Stats struct {
+	StreamBytes uint64       // bytes moved by Compute
+	StreamLines uint64       // cache lines (misses) those bytes took
+	StreamTime  sim.Duration // core time spent streaming, summed over cores
+}
+
+// LoadedLatency returns the mean memory latency a streaming miss saw, by
+// Little's law: time × outstanding misses / misses. Zero if nothing streamed.
+func (s Stats) LoadedLatency(outstanding int) sim.Duration {
+	if s.StreamLines == 0 {
+		return 0
+	}
+	return sim.Duration(float64(s.StreamTime) * float64(outstanding) / float64(s.StreamLines))
 }
 
 // New returns the CPU of a node; dram is the node's shared memory server.
@@ -39,6 +44,9 @@ func (c *CPU) Spec() Spec { return c.spec }
 
 // Mem returns the node memory the CPU reaches.
 func (c *CPU) Mem() *mem.Memory { return c.mem }
+
+// Stats returns the counters of streaming work so far.
+func (c *CPU) Stats() Stats { return c.stats }
 
 // Instructions returns the runtime instructions charged so far.
 func (c *CPU) Instructions() uint64 { return c.instr }
@@ -80,19 +88,70 @@ func (t *Thread) Instr(n int) {
 	t.Sleep(t.cpu.spec.Instr(n))
 }
 
-// Compute streams bytes of a reduction or stencil over threads cores
-// (OpenMP-style): each core moves stream_bytes_per_cycle, and the whole
-// region is capped by the node's DRAM bandwidth.
+// Compute streams bytes of a reduction or stencil as an OpenMP-style
+// parallel region of threads threads (at most one per core): the calling
+// thread and threads-1 team threads each stream an equal share, and the
+// region ends when the last share is done (hardware.md §10, see stream).
 func (t *Thread) Compute(bytes uint64, threads int) {
 	if bytes == 0 {
 		return
 	}
-	threads = max(1, min(threads, t.cpu.spec.Cores))
-	coreTime := t.cpu.spec.Freq.Cycles(float64(bytes) / (t.cpu.spec.StreamBPC * float64(threads)))
+	if threads < 1 {
+		panic(fmt.Sprintf("cpu: %s computes with %d threads", t.track, threads))
+	}
+	threads = min(threads, t.cpu.spec.Cores)
 	start := t.Now()
-	done := max(start+coreTime, t.cpu.dram.Reserve(start, bytes))
-	t.SleepUntil(done)
+	share := bytes / uint64(threads)
+	team := make([]*Thread, 0, threads-1)
+	for i := 1; i < threads; i++ {
+		n := share
+		if i == threads-1 {
+			n = bytes - share*uint64(threads-1)
+		}
+		team = append(team, t.cpu.Spawn(fmt.Sprintf("omp[%d]", i), func(w *Thread) { w.stream(n) }))
+	}
+	t.stream(share)
+	for _, w := range team {
+		t.Join(w.Proc)
+	}
 	t.Span("compute", start)
+}
+
+// streamSlice is how many bytes a core streams between two reservations
+// at the memory server: small enough that other agents' traffic interleaves
+// with a long region, large enough that a region costs few events.
+const streamSlice = 16 << 10
+
+// stream moves bytes through one core. Each slice of the region reserves its
+// bytes at the node's DRAM server (FIFO, shared with the GPU in APU mode) and
+// ends at the latest of
+//   - the issue bound, bytes / (stream_bytes_per_cycle × f);
+//   - under the mlp model, Little's law: lines × dram_latency / outstanding
+//     misses (at least one latency), the time the core's miss-handling
+//     capacity needs to bring the lines in;
+//   - the server's finish time, which includes the traffic queued ahead.
+//
+// A core alone is thus latency-bound at outstanding × line / latency, and
+// enough cores together saturate at the DRAM bandwidth; the loaded latency
+// a miss saw is recorded in Stats.
+func (t *Thread) stream(bytes uint64) {
+	s := t.cpu.spec
+	for bytes > 0 {
+		n := min(bytes, streamSlice)
+		bytes -= n
+		start := t.Now()
+		end := max(start+s.Freq.Cycles(float64(n)/s.StreamBPC), t.cpu.dram.Reserve(start, n))
+		lines := (n + uint64(s.LineSize) - 1) / uint64(s.LineSize)
+		if s.ComputeModel == ModelMLP {
+			out := s.Outstanding()
+			little := sim.Duration(float64(lines)*float64(s.DRAMLatency)/float64(out) + 0.5)
+			end = max(end, start+max(s.DRAMLatency, little))
+		}
+		t.cpu.stats.StreamBytes += n
+		t.cpu.stats.StreamLines += lines
+		t.cpu.stats.StreamTime += end - start
+		t.SleepUntil(end)
+	}
 }
 
 // WaitWord polls the 64-bit word at a until cond holds and returns its

@@ -9,14 +9,26 @@ import (
 
 func spec() Spec {
 	return Spec{Cores: 8, Freq: 4e9, IPC: 2, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,
-		DRAMBandwidth: 100e9, CacheHit: 500}
+		DRAMBandwidth: 100e9, CacheHit: 500, ComputeModel: ModelMLP, L1DMisses: 4, L2Misses: 20,
+		LineSize: 64, PrefetchDepth: 16}
+}
+
+func flatSpec() Spec {
+	s := spec()
+	s.ComputeModel = ModelFlat
+	return s
 }
 
 func run(t *testing.T, body func(th *Thread)) sim.Time {
 	t.Helper()
+	return runSpec(t, flatSpec(), body)
+}
+
+func runSpec(t *testing.T, sp Spec, body func(th *Thread)) sim.Time {
+	t.Helper()
 	e := sim.New(1)
 	m := mem.New("m", true)
-	c := New(e, "cpu", spec(), m, mem.NewServer(100e9))
+	c := New(e, "cpu", sp, m, mem.NewServer(float64(sp.DRAMBandwidth)))
 	var end sim.Time
 	c.Spawn("t", func(th *Thread) { body(th); end = th.Now() })
 	if err := e.Run(); err != nil {
@@ -32,7 +44,7 @@ func TestInstructionCost(t *testing.T) {
 	}
 }
 
-func TestComputeIsCoreOrDRAMBound(t *testing.T) {
+func TestFlatComputeIsCoreOrDRAMBound(t *testing.T) {
 	// One core: 64 KiB at 16 B/cycle at 4 GHz = 1024 ns (DRAM would take 655 ns).
 	if got := run(t, func(th *Thread) { th.Compute(64<<10, 1) }); got != 1024*sim.Nanosecond {
 		t.Errorf("one core: %v, want 1.024us", got)
@@ -60,4 +72,8 @@ func TestWaitWordPaysAMissAfterTheWrite(t *testing.T) {
 	if seen != sim.Microsecond+80*sim.Nanosecond {
 		t.Fatalf("detected at %v, want 1.08us", seen)
 	}
+}
+
+func newTestCPU(e *sim.Engine, s Spec) *CPU {
+	return New(e, "cpu", s, mem.New("m", true), mem.NewServer(float64(s.DRAMBandwidth)))
 }

@@ -8,15 +8,35 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
+// Compute models selectable with cpu.compute_model.
+const (
+	// ModelMLP bounds a streaming core by the cache misses it keeps in
+	// flight (Little's law, hardware.md §10).
+	ModelMLP = "mlp"
+	// ModelFlat streams at stream_bytes_per_cycle per core, for comparison
+	// with the earlier model only.
+	ModelFlat = "flat"
+)
+
 // Spec describes the host CPU of a node and its memory.
 type Spec struct {
 	Cores         int       `toml:"cores" doc:"host cores" src:"DOC"`
 	Freq          unit.Freq `toml:"freq" doc:"core clock" src:"DOC"`
 	IPC           float64   `toml:"ipc" doc:"effective instructions per cycle of runtime software (gpu-networking.md §6)" src:"DEFAULT"`
-	StreamBPC     float64   `toml:"stream_bytes_per_cycle" doc:"streaming reduction/stencil throughput per core" src:"DEFAULT"`
-	DRAMLatency   sim.Time  `toml:"dram_latency" doc:"DRAM access latency (a poll that misses pays it)" src:"DEFAULT"`
+	StreamBPC     float64   `toml:"stream_bytes_per_cycle" doc:"issue-bound streaming rate per core (load/store ports); the whole rate when cpu.compute_model = flat" src:"DEFAULT"`
+	DRAMLatency   sim.Time  `toml:"dram_latency" doc:"unloaded DRAM access latency (a poll that misses pays it; a streaming miss waits at least this)" src:"DEFAULT"`
 	DRAMBandwidth unit.Rate `toml:"dram_bandwidth" doc:"peak DRAM bandwidth (channels × 8B × transfer rate)" src:"DEFAULT"`
 	CacheHit      sim.Time  `toml:"cache_hit" doc:"a poll that hits its cache line (unchanged word)" src:"DEFAULT"`
+
+	// The streaming model (hardware.md §10). The defaults are gem5's stock
+	// classic caches, which the documents' hosts used: 4 L1D MSHRs, 20 L2
+	// MSHRs, no prefetcher.
+	ComputeModel  string     `toml:"compute_model" doc:"host streaming model: mlp (misses in flight / loaded latency, capped by DRAM) or flat (stream_bytes_per_cycle per core)" src:"DEFAULT"`
+	L1DMisses     int        `toml:"l1d_misses" doc:"outstanding L1D misses per core (MSHRs): the demand misses a streaming core keeps in flight" src:"DEFAULT"`
+	L2Misses      int        `toml:"l2_misses" doc:"outstanding L2 misses per core (MSHRs): caps demand plus prefetch misses in flight" src:"DEFAULT"`
+	LineSize      unit.Bytes `toml:"line_size" doc:"cache line: the bytes one miss brings" src:"DEFAULT"`
+	Prefetch      bool       `toml:"prefetch" doc:"L2 stream prefetcher on: it keeps prefetch_depth lines in flight ahead of the demand misses" src:"DEFAULT"`
+	PrefetchDepth int        `toml:"prefetch_depth" doc:"lines the prefetcher runs ahead when cpu.prefetch is on" src:"DEFAULT"`
 }
 
 // Validate reports every invalid field.
@@ -40,8 +60,50 @@ func (s Spec) Validate() error {
 	if s.DRAMBandwidth <= 0 {
 		errs = append(errs, fmt.Errorf("cpu.dram_bandwidth = %v: must be > 0", s.DRAMBandwidth))
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, s.validateStreaming()...)...)
+}
+
+func (s Spec) validateStreaming() []error {
+	var errs []error
+	if s.ComputeModel != ModelMLP && s.ComputeModel != ModelFlat {
+		errs = append(errs, fmt.Errorf("cpu.compute_model = %q: must be %s or %s", s.ComputeModel, ModelMLP, ModelFlat))
+	}
+	if s.L1DMisses < 1 || s.L1DMisses > 4096 {
+		errs = append(errs, fmt.Errorf("cpu.l1d_misses = %d: must be in [1, 4096]", s.L1DMisses))
+	}
+	if s.L2Misses < 1 || s.L2Misses > 4096 {
+		errs = append(errs, fmt.Errorf("cpu.l2_misses = %d: must be in [1, 4096]", s.L2Misses))
+	}
+	if s.LineSize < 1 || s.LineSize > 4096 {
+		errs = append(errs, fmt.Errorf("cpu.line_size = %v: must be in [1B, 4KiB]", s.LineSize))
+	}
+	if s.PrefetchDepth < 0 || s.PrefetchDepth > 4096 {
+		errs = append(errs, fmt.Errorf("cpu.prefetch_depth = %d: must be in [0, 4096]", s.PrefetchDepth))
+	}
+	return errs
 }
 
 // Instr returns the time to run n instructions of runtime software.
 func (s Spec) Instr(n int) sim.Duration { return s.Freq.Cycles(float64(n) / s.IPC) }
+
+// Outstanding returns the cache misses one streaming core keeps in flight:
+// its L1D MSHRs, plus what the prefetcher runs ahead when it is on, never
+// more than the L2 MSHRs that track them all.
+func (s Spec) Outstanding() int {
+	n := s.L1DMisses
+	if s.Prefetch {
+		n += s.PrefetchDepth
+	}
+	return min(n, max(s.L2Misses, s.L1DMisses))
+}
+
+// CoreStreamRate returns one core's streaming rate in bytes per second on
+// an unloaded memory: the issue bound, or under the mlp model the smaller
+// of it and Little's law, outstanding misses × line / DRAM latency.
+func (s Spec) CoreStreamRate() float64 {
+	issue := s.StreamBPC * float64(s.Freq)
+	if s.ComputeModel == ModelFlat || s.DRAMLatency <= 0 {
+		return issue
+	}
+	return min(issue, float64(s.Outstanding())*float64(s.LineSize)/s.DRAMLatency.Seconds())
+}
