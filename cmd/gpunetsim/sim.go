@@ -34,6 +34,8 @@ var presetDocs = map[string]string{
 	"xtq":           "XTQ dissertation Table 4.1: 8 cores at 3GHz, DDR3-1600, 24 CUs at 1GHz, no fixed launch overheads",
 	"compnet":       "ComP-Net dissertation Table 5.1: 16 cores at 4GHz, DDR4-2400, 12 CUs at 1.5GHz, dGPU memory mode",
 	"compnet_paper": "ComP-Net PACT'18 Table 1: as compnet with a 16kB V-cache and 150-cycle L2",
+	"gpurdma":       "GPUrdma facts (hardware.md §6): K40c (15 SMs, 32-thread warps) in dGPU mode, Connect-IB on FDR 56Gbps, PCIe Gen3 x16 via PLX",
+	"gio":           "GIO cluster (hardware.md §7): MI-25 (64 CUs at 1.5GHz, 484GB/s HBM) in dGPU mode, 56Gbps InfiniBand, PCIe Gen3 x16",
 	"spin":          "sPIN SST+gem5 setup (hardware.md §12.1): 200Gbps, 2KiB packets, PCIe Gen4 x32, 16 HPUs at 800MHz, 50GiB/s NIC memory",
 }
 

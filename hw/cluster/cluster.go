@@ -27,6 +27,9 @@ type Node struct {
 	GPU  *gpu.GPU
 	NIC  *nic.NIC
 	PCIe *pcie.Link // the NIC's attachment
+	// GPULink is the GPU's attachment: its stores to host memory and its
+	// MMIO writes to the NIC start here (GPU-native networking).
+	GPULink *pcie.Link
 }
 
 // Cluster is the whole machine.
@@ -60,7 +63,7 @@ func New(e *sim.Engine, spec Spec, n int, functional bool) (*Cluster, error) {
 			gdram = mem.NewServer(float64(spec.GPU.MemBandwidth))
 		}
 		link := pcie.New(spec.PCIe)
-		nd := &Node{ID: i, Name: name, Mem: m, DRAM: dram, PCIe: link,
+		nd := &Node{ID: i, Name: name, Mem: m, DRAM: dram, PCIe: link, GPULink: pcie.New(spec.PCIe),
 			CPU: cpu.New(e, name+".cpu", spec.CPU, m, dram),
 			GPU: gpu.New(e, name+".gpu", spec.GPU, m, gdram),
 			NIC: nic.New(e, i, name+".nic", spec.NIC, m, link, fab, spec.Link.Payload),

@@ -123,8 +123,39 @@ func Spin() Spec {
 	return s
 }
 
+// pcieGen3x16 is the effective Gen3 x16 rate of the K40c, Connect-IB and
+// MI-25 attachments: 16 lanes × 8 GT/s × 128/130 ÷ 8 = 15.75 GB/s raw,
+// times MPS/(MPS+24) at MPS = 256 B = 14.40 GB/s.
+const pcieGen3x16 = unit.Rate(14.4e9)
+
+// GPURDMA returns preset gpurdma (hardware.md §6): an NVIDIA K40c (15 SMs,
+// 32-thread warps; 4 schedulers × 16 warps, 745 MHz base clock, 288 GB/s
+// GDDR5 and a 400 ns memory latency are [DEFAULT] K40c data-sheet values)
+// in dGPU mode, a Connect-IB HCA on FDR InfiniBand (56 Gb/s), both PCIe
+// Gen3 x16 behind a PLX PEX8747 switch (no peer-to-peer read penalty).
+func GPURDMA() Spec {
+	s := GPUTN()
+	s.Link.Bandwidth = unit.Rate(56e9 / 8)
+	s.PCIe.Bandwidth, s.PCIe.P2PReadPenalty = pcieGen3x16, 1
+	s.GPU.Mode, s.GPU.CUs, s.GPU.WaveSize, s.GPU.WavesPerSIMD = "dgpu", 15, 32, 16
+	s.GPU.Freq, s.GPU.MemBandwidth, s.GPU.MemLatency = 745e6, unit.Rate(288e9), 400*sim.Nanosecond
+	s.GPU.LDSPerCU, s.GPU.L1Lines = 48*unit.KiB, 256
+	return s
+}
+
+// GIO returns preset gio (hardware.md §7): up to 4 nodes of one x86 host
+// and one AMD Radeon MI-25 (dGPU with HBM; 64 CUs at 1.5 GHz and 484 GB/s
+// are the [DEFAULT] values of §7) on 56 Gb/s InfiniBand, PCIe Gen3 x16.
+func GIO() Spec {
+	s := GPUTN()
+	s.Link.Bandwidth = unit.Rate(56e9 / 8)
+	s.PCIe.Bandwidth = pcieGen3x16
+	s.GPU.Mode, s.GPU.CUs, s.GPU.MemBandwidth = "dgpu", 64, unit.Rate(484e9)
+	return s
+}
+
 var presets = map[string]func() Spec{
-	"spin":  Spin,
+	"spin": Spin, "gpurdma": GPURDMA, "gio": GIO,
 	"gputn": GPUTN, "xtq": XTQ, "compnet": CompNet, "compnet_paper": CompNetPaper,
 }
 

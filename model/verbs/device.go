@@ -1,0 +1,261 @@
+package verbs
+
+import (
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// The GPU-side post path (gpu-networking.md §2.2): a GPU thread writes the
+// WQE, updates the doorbell record, fences at system scope and writes the
+// QP's MMIO doorbell; it then polls the CQ. The stores are real: a WQE in
+// GPU memory sits in the (dGPU, write-back) L2 until the system fence
+// writes it back, so a doorbell without the fence makes the NIC fetch
+// stale bytes.
+
+// store is one GPU store of an 8-byte word into q's rings, costing c: into
+// GPU memory through the caches, or a posted write over the GPU's PCIe
+// link into host memory.
+func (q *QP) store(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration) {
+	if q.pool == mem.GPU {
+		// The calibrated cost includes the store's own L1 access.
+		g := wg.GPU().Spec()
+		wg.Sleep(max(0, c-g.Cycles(g.L1Cycles)))
+		wg.Store64(a, v)
+		return
+	}
+	wg.Sleep(c)
+	n := q.node
+	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+	q.hostVis = max(q.hostVis, vis)
+	m := n.mem
+	n.e.At(vis, func() { m.Store64(a, v) })
+	wg.SleepUntil(sf)
+}
+
+// Post writes w into the next send slot from one GPU thread: FieldStore
+// per 8-byte field written, every field on the naive path, only the
+// fields that differ from the slot's contents with WQE reuse. It fails,
+// naming the QP, when the send queue is full.
+func (q *QP) Post(wg *gpu.WG, w nic.WQE) error {
+	if q.Outstanding() >= uint64(q.depth) {
+		return q.errFull()
+	}
+	start := wg.Now()
+	q.write(wg, w)
+	q.stats.WQETime += wg.Now() - start
+	return nil
+}
+
+func (q *QP) write(wg *gpu.WG, w nic.WQE) {
+	w.QPN = q.nq.Num
+	s := q.pi % uint64(q.depth)
+	base := q.slot(q.pi)
+	reuse := q.node.d.spec.WQEReuse
+	for i := range nic.WQEWords {
+		v := w.Word(i)
+		if reuse && q.shadow[s][i] == v {
+			continue
+		}
+		q.store(wg, base+mem.Addr(8*i), v, q.node.d.spec.FieldStore)
+		q.shadow[s][i] = v
+		q.stats.Fields++
+	}
+	q.pi++
+	q.stats.Posts++
+}
+
+// PostBlock is the threadblock-collaborative post (gpu-networking.md
+// §2.4): thread t writes WQE t at its own slot, all lanes together, so
+// each field costs one FieldStore for the whole block (one vector store);
+// the stores themselves are all made. It fails, naming the QP, when the
+// WQEs do not fit the queue.
+func (q *QP) PostBlock(wg *gpu.WG, ws []nic.WQE) error {
+	if q.Outstanding()+uint64(len(ws)) > uint64(q.depth) {
+		return q.errFull()
+	}
+	start := wg.Now()
+	spec := q.node.d.spec
+	for i := range nic.WQEWords {
+		var addrs []mem.Addr
+		var vals []uint64
+		for t, w := range ws {
+			w.QPN = q.nq.Num
+			k := q.pi + uint64(t)
+			s := k % uint64(q.depth)
+			v := w.Word(i)
+			if spec.WQEReuse && q.shadow[s][i] == v {
+				continue
+			}
+			addrs = append(addrs, q.slot(k)+mem.Addr(8*i))
+			vals = append(vals, v)
+			q.shadow[s][i] = v
+			q.stats.Fields++
+		}
+		if len(addrs) == 0 {
+			continue
+		}
+		c := spec.FieldStore
+		if q.pool == mem.GPU {
+			g := wg.GPU().Spec()
+			c = max(0, c-g.Cycles(g.L1Cycles)) // the vector store's L1 access is part of it
+		}
+		wg.Sleep(c)
+		q.storeLanes(wg, addrs, vals)
+	}
+	q.pi += uint64(len(ws))
+	q.stats.Posts += uint64(len(ws))
+	q.stats.WQETime += wg.Now() - start
+	return nil
+}
+
+// storeLanes is one vector store into q's rings: through the GPU caches,
+// or one posted write per lane over the GPU's PCIe link.
+func (q *QP) storeLanes(wg *gpu.WG, addrs []mem.Addr, vals []uint64) {
+	if q.pool == mem.GPU {
+		wg.StoreLanes(addrs, vals)
+		return
+	}
+	n := q.node
+	sf := wg.Now()
+	for i, a := range addrs {
+		f, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+		sf = max(sf, f)
+		q.hostVis = max(q.hostVis, vis)
+		m, a, v := n.mem, a, vals[i]
+		n.e.At(vis, func() { m.Store64(a, v) })
+	}
+	wg.SleepUntil(sf)
+}
+
+// Ring updates the doorbell record, fences at system scope and writes
+// the MMIO doorbell with the producer index (a posted write from the GPU,
+// forwarded down the NIC's link). A ring with nothing new is skipped.
+func (q *QP) Ring(wg *gpu.WG) {
+	q.ring(wg, true)
+}
+
+// RingUnfenced is Ring without the system fence: the missing-fix variant
+// the visibility tests use (WQE bytes may still sit in the GPU L2).
+func (q *QP) RingUnfenced(wg *gpu.WG) { q.ring(wg, false) }
+
+func (q *QP) ring(wg *gpu.WG, fence bool) {
+	if q.rung == q.pi {
+		return
+	}
+	start := wg.Now()
+	spec := q.node.d.spec
+	q.store(wg, q.dbr, q.pi, spec.DBRecord)
+	if fence {
+		wg.Sleep(spec.Fence)
+		wg.Release(gpu.System)
+		wg.SleepUntil(max(wg.Now(), q.hostVis))
+	}
+	n := q.node
+	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+	pi, nq, e := q.pi, q.nq, n.e
+	e.At(vis, func() { nq.DoorbellFrom(e.Now(), pi) })
+	wg.SleepUntil(sf)
+	q.rung = q.pi
+	q.stats.Doorbells++
+	q.stats.DoorbellTime += wg.Now() - start
+}
+
+// load is one poll of CQ memory by a GPU thread: a volatile load (it
+// bypasses the caches) of GPU memory, or a PCIe read of host memory.
+func (c *CQ) load(wg *gpu.WG, a mem.Addr) {
+	if c.pool == mem.GPU {
+		wg.AtomicLoad64(a)
+		return
+	}
+	wg.SleepUntil(c.node.gpuLink.Read(pcie.Up, wg.Now(), nic.CQESize, false))
+}
+
+// Poll polls the CQ from one GPU thread until the next CQE is valid,
+// consumes it (retiring a WQE of the QP it names) and returns it. Each
+// poll is one load; between polls that would see nothing the thread
+// sleeps until the slot is written.
+func (c *CQ) Poll(wg *gpu.WG) nic.CQE {
+	k := c.ci
+	a := c.nq.SlotAddr(k)
+	for {
+		c.load(wg, a)
+		if e, ok := c.cqeAt(k); ok {
+			c.consume(e)
+			return e
+		}
+		wg.Wait(c.node.mem.Watch(a), "CQE")
+	}
+}
+
+// WaitQP polls until q has at most keep WQEs outstanding and returns the
+// first error CQE seen, if any.
+func (c *CQ) WaitQP(wg *gpu.WG, q *QP, keep uint64) (bad nic.CQE, ok bool) {
+	start := wg.Now()
+	ok = true
+	for q.Outstanding() > keep {
+		e := c.Poll(wg)
+		q.stats.Polls++
+		if e.Status != nic.WCSuccess && ok {
+			bad, ok = e, false
+		}
+	}
+	q.stats.PollTime += wg.Now() - start
+	return bad, ok
+}
+
+// Scanner is one thread block's view of a shared CQ for the
+// collaborative poll (gpu-networking.md §2.4): thread t examines slot
+// cursor+t, and a warp vote tells whether any slot holds a CQE of the
+// block's QP. Each block keeps its own cursor; the CQ must hold every CQE
+// of the run (no block consumes for the others).
+type Scanner struct {
+	cq     *CQ
+	qp     *QP
+	cursor uint64
+	width  int
+}
+
+// NewScanner returns block q's scanner of its CQ with width threads.
+func (q *QP) NewScanner(width int) *Scanner { return &Scanner{cq: q.cq, qp: q, width: width} }
+
+// Wait scans until the block's QP has at most keep WQEs outstanding. Each
+// round costs one parallel load (all lanes at once) and the vote.
+func (s *Scanner) Wait(wg *gpu.WG, keep uint64) (bad nic.CQE, ok bool) {
+	start := wg.Now()
+	ok = true
+	q, c := s.qp, s.cq
+	for q.Outstanding() > keep {
+		c.load(wg, c.nq.SlotAddr(s.cursor))
+		wg.Scalar(4) // the warp vote
+		q.stats.Polls++
+		adv := true
+		for t := range s.width {
+			k := s.cursor + uint64(t)
+			e, valid := c.cqeAt(k)
+			if !valid {
+				adv = false
+				continue
+			}
+			if adv {
+				s.cursor = k + 1
+			}
+			if e.QPN == q.nq.Num && k >= q.scanned {
+				q.scanned = k + 1
+				q.retire(e)
+				if e.Status != nic.WCSuccess && ok {
+					bad, ok = e, false
+				}
+			}
+		}
+		if q.Outstanding() > keep {
+			if _, valid := c.cqeAt(s.cursor); !valid {
+				wg.Wait(c.node.mem.Watch(c.nq.SlotAddr(s.cursor)), "CQE (collaborative)")
+			}
+		}
+	}
+	q.stats.PollTime += wg.Now() - start
+	return bad, ok
+}

@@ -1,0 +1,264 @@
+package verbs
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Domain is the verbs state of one run: a Node per cluster node. Host
+// initialisation (QP, CQ and buffer creation, registration, doorbell
+// mapping) is setup and costs no simulated time.
+type Domain struct {
+	spec  Spec
+	nodes []*Node
+}
+
+// NewDomain builds the verbs runtime of every node of c. With
+// spec.P2PWriteReorder the NICs' writes into GPU memory get the
+// reordering hazard.
+func NewDomain(c *cluster.Cluster, spec Spec) *Domain {
+	d := &Domain{spec: spec}
+	for i, hw := range c.Nodes {
+		if spec.P2PWriteReorder {
+			hw.NIC.SetReorder(&nic.Reorder{Mean: spec.ReorderMean, Threshold: spec.ReorderThreshold, Window: spec.ReorderWindow})
+		}
+		d.nodes = append(d.nodes, &Node{d: d, Rank: i, e: c.Engine, nic: hw.NIC, mem: hw.Mem, gpuLink: hw.GPULink})
+	}
+	return d
+}
+
+// Spec returns the domain's knobs.
+func (d *Domain) Spec() Spec { return d.spec }
+
+// Node returns node i's runtime.
+func (d *Domain) Node(i int) *Node { return d.nodes[i] }
+
+// Size returns the number of nodes.
+func (d *Domain) Size() int { return len(d.nodes) }
+
+// Node is one node's verbs runtime.
+type Node struct {
+	d         *Domain
+	Rank      int
+	e         *sim.Engine
+	nic       *nic.NIC
+	mem       *mem.Memory
+	gpuLink   *pcie.Link
+	footprint uint64
+}
+
+// Mem returns the node's memory.
+func (n *Node) Mem() *mem.Memory { return n.mem }
+
+// Spec returns the domain's knobs.
+func (n *Node) Spec() Spec { return n.d.spec }
+
+// Footprint returns the bytes of QP and CQ memory allocated on the node.
+func (n *Node) Footprint() uint64 { return n.footprint }
+
+// Pool maps a placement knob ("gpu", "host") to a memory pool.
+func Pool(loc string) mem.Pool {
+	if loc == "host" {
+		return mem.Host
+	}
+	return mem.GPU
+}
+
+// RegMR registers [a, a+l) for local and remote access.
+func (n *Node) RegMR(a mem.Addr, l uint64) *nic.MR {
+	return n.nic.RegMR(a, l, nic.AccessLocalWrite|nic.AccessRemoteWrite|nic.AccessRemoteRead)
+}
+
+// CQ is a completion queue and its consumer state. Several QPs may share
+// it; polling it retires the WQEs of whichever QP each CQE names.
+type CQ struct {
+	node *Node
+	nq   *nic.CQ
+	pool mem.Pool
+	ci   uint64
+	qps  map[uint32]*QP
+	// Errors counts CQEs with an error status seen by pollers.
+	Errors uint64
+}
+
+// NewCQ creates a CQ of entries slots in pool.
+func (n *Node) NewCQ(entries int, pool mem.Pool) (*CQ, error) {
+	base := n.mem.AllocData(pool, uint64(entries)*nic.CQESize, "cq")
+	nq, err := n.nic.CreateCQ(base, entries)
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", n.Rank, err)
+	}
+	n.footprint += uint64(entries) * nic.CQESize
+	return &CQ{node: n, nq: nq, pool: pool, qps: map[uint32]*QP{}}, nil
+}
+
+// Consumed returns the number of CQEs consumed.
+func (c *CQ) Consumed() uint64 { return c.ci }
+
+// Entries returns the CQ's size.
+func (c *CQ) Entries() int { return c.nq.Entries }
+
+// QP is one end of a reliable connection and its software state: the
+// send producer index, the WQEs whose completions were consumed, and a
+// shadow of each send slot's last written words (what a GPU thread knows
+// is already in memory, for WQE reuse).
+type QP struct {
+	node    *Node
+	nq      *nic.QP
+	cq      *CQ
+	pool    mem.Pool
+	sq, dbr mem.Addr
+	rq      mem.Addr
+	depth   int
+	rdepth  int
+	pi      uint64
+	done    uint64
+	rpi     uint64
+	rdone   uint64 // receive completions consumed
+	shadow  [][nic.WQEWords]uint64
+	peer    *QP
+	hostVis sim.Time // latest GPU posted write to a host-memory ring
+	rung    uint64   // producer index of the last doorbell
+	scanned uint64   // collaborative poll: CQ slots already examined for this QP
+	stats   Stats
+}
+
+// Stats are a QP's post-path counters and step times.
+type Stats struct {
+	Posts, Fields, Doorbells, Polls, CQEs uint64
+	WQETime, DoorbellTime, PollTime       sim.Duration
+}
+
+// Stats returns the QP's counters.
+func (q *QP) Stats() Stats { return q.stats }
+
+// Num returns the QP number.
+func (q *QP) Num() uint32 { return q.nq.Num }
+
+// Peer returns the other end.
+func (q *QP) Peer() *QP { return q.peer }
+
+// Depth returns the send-queue size.
+func (q *QP) Depth() int { return q.depth }
+
+// Outstanding returns the WQEs posted and not yet completed (seen in a
+// CQE by a poller).
+func (q *QP) Outstanding() uint64 { return q.pi - q.done }
+
+// Posted returns the send producer index.
+func (q *QP) Posted() uint64 { return q.pi }
+
+// Completed returns the WQEs whose completions were consumed.
+func (q *QP) Completed() uint64 { return q.done }
+
+// Place says where a QP's rings and its CQ live.
+type Place struct {
+	QP mem.Pool
+}
+
+// Connect creates a QP on node a and one on node b, connected to each
+// other, with send depth depth (receive queues of the same depth), ring
+// placement pa/pb and completion queues cqa/cqb.
+func (d *Domain) Connect(a, b int, pa, pb Place, cqa, cqb *CQ, depth int) (*QP, *QP, error) {
+	qa, err := d.nodes[a].newQP(pa, cqa, depth)
+	if err != nil {
+		return nil, nil, err
+	}
+	qb, err := d.nodes[b].newQP(pb, cqb, depth)
+	if err != nil {
+		return nil, nil, err
+	}
+	qa.nq.Connect(b, qb.nq.Num)
+	qb.nq.Connect(a, qa.nq.Num)
+	qa.peer, qb.peer = qb, qa
+	return qa, qb, nil
+}
+
+func (n *Node) newQP(p Place, cq *CQ, depth int) (*QP, error) {
+	if cq == nil || cq.node != n {
+		return nil, fmt.Errorf("node %d: QP needs a CQ of the same node", n.Rank)
+	}
+	ring := uint64(depth) * nic.WQESize
+	sq := n.mem.AllocData(p.QP, ring, "sq")
+	rq := n.mem.AllocData(p.QP, ring, "rq")
+	dbr := n.mem.AllocData(p.QP, 16, "dbr")
+	nq, err := n.nic.CreateQP(nic.QPConfig{SQ: sq, SQEntries: depth, RQ: rq, RQEntries: depth, DBRec: dbr, SendCQ: cq.nq})
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", n.Rank, err)
+	}
+	n.footprint += 2*ring + 16
+	q := &QP{node: n, nq: nq, cq: cq, pool: p.QP, sq: sq, rq: rq, dbr: dbr, depth: depth, rdepth: depth,
+		shadow: make([][nic.WQEWords]uint64, depth)}
+	cq.qps[nq.Num] = q
+	return q, nil
+}
+
+// Preinit writes template w into every send slot (host setup, free): the
+// static fields a GPU thread with WQE reuse does not rewrite.
+func (q *QP) Preinit(w nic.WQE) {
+	w.QPN = q.nq.Num
+	var b [nic.WQESize]byte
+	w.Encode(b[:])
+	for s := range q.depth {
+		q.node.mem.Write(q.slot(uint64(s)), b[:])
+		for i := range nic.WQEWords {
+			q.shadow[s][i] = w.Word(i)
+		}
+	}
+}
+
+func (q *QP) slot(k uint64) mem.Addr { return q.sq + mem.Addr(k%uint64(q.depth)*nic.WQESize) }
+
+// errFull is the QP-overflow error, naming the QP.
+func (q *QP) errFull() error {
+	return fmt.Errorf("node %d QP %d: send queue full (%d WQEs outstanding, gnn.qp_depth = %d): poll the CQ before posting more",
+		q.node.Rank, q.nq.Num, q.Outstanding(), q.depth)
+}
+
+// PostRecv adds a receive WQE (host setup path, free): the buffer a
+// send or a write-with-immediate consumes.
+func (q *QP) PostRecv(r nic.RecvWQE) error {
+	if q.rpi-q.rdone >= uint64(q.rdepth) {
+		return fmt.Errorf("node %d QP %d: receive queue full", q.node.Rank, q.nq.Num)
+	}
+	var b [nic.WQESize]byte
+	r.Encode(b[:])
+	q.node.mem.Write(q.rq+mem.Addr(q.rpi%uint64(q.rdepth)*nic.WQESize), b[:])
+	q.rpi++
+	q.node.mem.Store64(q.dbr+8, q.rpi)
+	return nil
+}
+
+// retire records that a CQE for q was consumed.
+func (q *QP) retire(e nic.CQE) {
+	if e.Recv {
+		q.rdone++
+	} else {
+		q.done++
+	}
+	q.stats.CQEs++
+}
+
+// cqeAt decodes the CQE in slot k if its owner bit says it is valid.
+func (c *CQ) cqeAt(k uint64) (nic.CQE, bool) {
+	var b [nic.CQESize]byte
+	c.node.mem.Read(c.nq.SlotAddr(k), b[:])
+	e := nic.DecodeCQE(b[:])
+	return e, e.Owner == nic.OwnerFor(k, c.nq.Entries)
+}
+
+// consume takes CQE ci and retires it on its QP.
+func (c *CQ) consume(e nic.CQE) {
+	c.ci++
+	if e.Status != nic.WCSuccess {
+		c.Errors++
+	}
+	if q := c.qps[e.QPN]; q != nil {
+		q.retire(e)
+	}
+}
