@@ -23,6 +23,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/rdma"
 	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
 	"github.com/gpunetsim/gpunetsim/model/stream"
+	"github.com/gpunetsim/gpunetsim/model/verbs"
 )
 
 // Strategy is who drives the network: the name of a registered Def.
@@ -97,6 +98,8 @@ type Config struct {
 	// DDT holds the datatype-offload costs of the sPIN strategies (zero:
 	// their defaults).
 	DDT spinmodel.Costs
+	// GNN holds the GPUrdma knobs (zero: their defaults).
+	GNN verbs.Spec
 }
 
 // World is what the node setups of one run share: the cluster, the

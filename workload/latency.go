@@ -53,7 +53,9 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 		arrived, detected       sim.Time
 		srcs, bufs              [2]mem.Addr
 		triggerStart, triggerAt sim.Time
+		vl                      verbsLatency
 	)
+	vl.remoteBuffer = &bufs[1]
 	e := c.Engine
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		src := nd.Mem.Alloc(nd.Pool, size, "src")
@@ -66,6 +68,11 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 		}
 		if nd.RDMA != nil {
 			nd.RDMA.Expose(buf, size+8)
+		}
+		if im.Name == "device-verbs" {
+			if err := vl.register(nd, buf, size+8); err != nil {
+				return err
+			}
 		}
 		if nd.Rank == 1 {
 			return lt.target(nd, buf, size, &detected)
@@ -112,6 +119,15 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 			nd.TN.TrigPut(7, gputn.Put{Src: put.Src, Length: put.Length, Target: 1, PT: nd.RDMA.PT()}, 1)
 			nd.Stream.Wait(run)
 			posted = triggerAt
+		case "device-verbs":
+			tail, err := vl.post(nd, buf, size+8)
+			if err != nil {
+				return err
+			}
+			run = nd.Stream.Launch(copyKernel(tail))
+			nd.Stream.Wait(run)
+			posted = vl.rung
+			return vl.postErr
 		}
 		return nil
 	})
@@ -146,6 +162,8 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 		add("initiator", "CP network post", run.Done, posted)
 	case "triggered":
 		add("initiator", "GPU trigger store", triggerStart, posted)
+	case "device-verbs":
+		add("initiator", "GPU WQE + doorbell", vl.start, posted)
 	}
 	add("network", "NIC/wire", posted, arrived)
 	add("target", "target poll detect", arrived, detected)

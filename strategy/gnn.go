@@ -1,0 +1,42 @@
+package strategy
+
+import (
+	"github.com/gpunetsim/gpunetsim/model/stream"
+	"github.com/gpunetsim/gpunetsim/model/verbs"
+)
+
+// GNNGPURDMA is GPU Native Networking, GPUrdma-style (overview.md §4.5):
+// GPU threads build verbs WQEs, ring the NIC's doorbell and poll the CQ.
+const GNNGPURDMA Strategy = "GNN_GPURDMA"
+
+// gnnDefs are the registry entries of the GPU-native strategies.
+func gnnDefs() []Def {
+	return []Def{
+		{Info: Info{GNNGPURDMA, "GPUrdma, GPU-side GPI", "No", "Yes", "WQE build, doorbell, CQ poll", "Setup only", "GPU threads post verbs WQEs, ring the NIC doorbell and poll the CQ; no CPU on the path"},
+			Caps: Stream | DeviceVerbs, Preset: "gpurdma", GPUMode: "dgpu", Setup: setupGPURDMA},
+	}
+}
+
+// setupGPURDMA gives the node a kernel stream and the run's verbs domain
+// (strategy.Get of *verbs.Domain and of the node's *verbs.Node).
+func setupGPURDMA(n *Node, w *World) error {
+	hw := w.hw(n)
+	spec := w.Config.gnnSpec()
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	d := w.Shared("verbs", func() any { return verbs.NewDomain(w.Cluster, spec) }).(*verbs.Domain)
+	n.Stream = stream.New(n.Host, hw.GPU, hw.NIC, w.Config.SW)
+	n.Provide(d)
+	n.Provide(d.Node(n.Rank))
+	return nil
+}
+
+// gnnSpec returns the GPUrdma knobs, the defaults when the configuration
+// leaves them unset.
+func (c Config) gnnSpec() verbs.Spec {
+	if c.GNN == (verbs.Spec{}) {
+		return verbs.DefaultSpec()
+	}
+	return c.GNN
+}
