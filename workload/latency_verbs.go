@@ -5,7 +5,6 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
-	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
@@ -16,7 +15,7 @@ import (
 // flag to the target's registered buffer, rings the doorbell (fence
 // included) and polls the CQ, all inside the kernel.
 type verbsLatency struct {
-	mrs          [2]*nic.MR
+	mrs          [2]*verbs.MR
 	start, rung  sim.Time
 	postErr      error
 	remoteBuffer *mem.Addr
@@ -54,8 +53,7 @@ func (v *verbsLatency) post(nd *strategy.Node, buf mem.Addr, size uint64) (func(
 	}
 	return func(wg *gpu.WG) {
 		v.start = wg.Now()
-		w := nic.WQE{Op: nic.VWrite, Flags: nic.WQESignaled, Length: uint32(size), LKey: v.mrs[0].Key, LocalAddr: buf,
-			RemoteAddr: *v.remoteBuffer, RKey: v.mrs[1].Key}
+		w := verbs.Write(v.mrs[0], buf, v.mrs[1], *v.remoteBuffer, size)
 		if v.postErr = qp.Post(wg, w); v.postErr != nil {
 			return
 		}

@@ -262,3 +262,17 @@ func (c *CQ) consume(e nic.CQE) {
 		q.retire(e)
 	}
 }
+
+// MR is a registered memory region (hw/nic's), named here so that callers
+// above the model layer need not import the NIC.
+type MR = nic.MR
+
+// CQE is a completion-queue entry (hw/nic's).
+type CQE = nic.CQE
+
+// Write returns the signalled RDMA write of size bytes from laddr (inside
+// local) to raddr (inside remote).
+func Write(local *MR, laddr mem.Addr, remote *MR, raddr mem.Addr, size uint64) nic.WQE {
+	return nic.WQE{Op: nic.VWrite, Flags: nic.WQESignaled, Length: uint32(size), LKey: local.Key, LocalAddr: laddr,
+		RemoteAddr: raddr, RKey: remote.Key}
+}
