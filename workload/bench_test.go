@@ -16,19 +16,25 @@ import (
 // allreduce on 64 nodes in functional mode (real bytes, verified), per
 // strategy. It reports simulated events per wall second and wall seconds
 // per run.
-func BenchmarkAllreduce64(b *testing.B) {
+func BenchmarkAllreduce64(b *testing.B) { benchAllreduce(b, 64, true) }
+
+// BenchmarkAllreduce256 is the 8 MiB allreduce on 256 nodes payload-free
+// (timing only), per strategy.
+func BenchmarkAllreduce256(b *testing.B) { benchAllreduce(b, 256, false) }
+
+func benchAllreduce(b *testing.B, nodes int, functional bool) {
 	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN} {
 		b.Run(string(s), func(b *testing.B) {
 			var events uint64
 			for range b.N {
 				e := sim.New(1)
-				c, err := cluster.New(e, cluster.GPUTN(), 64, true)
+				c, err := cluster.New(e, cluster.GPUTN(), nodes, functional)
 				if err != nil {
 					b.Fatal(err)
 				}
 				a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8}
 				r, err := a.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
-				if err != nil || !r.Verified {
+				if err != nil || r.Verified != functional {
 					b.Fatalf("%v verified=%v", err, r.Verified)
 				}
 				events += e.Events()
