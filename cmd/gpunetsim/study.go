@@ -447,6 +447,8 @@ func batchScript(arg string, f studyFlags, s submitOptions, p prepared, out stri
 	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(outAbs, "slurm-%A_%a.out"))
 	fmt.Fprintf(&b, "set -eu\n")
 	fmt.Fprintf(&b, ": \"${SLURM_ARRAY_TASK_ID:?run this script with sbatch, or set SLURM_ARRAY_TASK_ID}\"\n")
+	fmt.Fprintf(&b, "if [ \"${SLURM_ARRAY_TASK_COUNT:-%d}\" != %d ]; then\n", s.tasks, s.tasks)
+	fmt.Fprintf(&b, "  echo \"gpunetsim: this script shares the points out to %d tasks, but the array has $SLURM_ARRAY_TASK_COUNT: submit it with --array=0-%d\" >&2; exit 2\nfi\n", s.tasks, s.tasks-1)
 	fmt.Fprintf(&b, "exec %s --slice \"${SLURM_ARRAY_TASK_ID}/%d\"\n", strings.Join(quoted, " "), s.tasks)
 	return b.String(), nil
 }

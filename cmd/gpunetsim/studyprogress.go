@@ -30,6 +30,7 @@ type studyProgress struct {
 
 	mu    sync.Mutex
 	bar   *progressbar.ProgressBar
+	base  int // points cached before the first simulation: not on the bar
 	state study.Progress
 }
 
@@ -79,13 +80,16 @@ func (p *studyProgress) report(s study.Progress) {
 	defer p.mu.Unlock()
 	p.state = s
 	if p.terminal {
+		// The bar counts the points to simulate, so its rate and ETA are
+		// the simulations'; cached points are in the description.
 		if p.bar == nil {
-			p.bar = progressbar.NewOptions(s.Total, progressbar.OptionSetWriter(p.out), progressbar.OptionShowCount(),
+			p.base = s.Cached
+			p.bar = progressbar.NewOptions(s.Total-s.Cached, progressbar.OptionSetWriter(p.out), progressbar.OptionShowCount(),
 				progressbar.OptionShowIts(), progressbar.OptionSetItsString("points"), progressbar.OptionSetPredictTime(true),
 				progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
 		}
-		p.bar.Describe(fmt.Sprintf("points (%d cached)", s.Cached))
-		p.bar.Set(s.Done)
+		p.bar.Describe(fmt.Sprintf("%d/%d points, %d cached", s.Done, s.Total, s.Cached))
+		p.bar.Set(s.Done - p.base)
 		return
 	}
 	if s.Done == s.Total {

@@ -178,9 +178,27 @@ func Execute(ctx context.Context, p *Plan, o Options) (Outcome, error) {
 	whole := map[int]*report.Result{}
 	var mu sync.Mutex
 	prog := Progress{Total: len(tasks)}
+	// Cached points first, so that progress counts, rates and ETAs
+	// describe the simulations still to run.
+	todo := tasks[:0:0]
+	for _, i := range tasks {
+		t := p.Tasks[i]
+		if t.Point != nil && o.Cache != nil && !o.Fresh {
+			if b, ok := o.Cache.get(t.Key, t.KeyText); ok {
+				points[t.Key] = b
+				prog.Done++
+				prog.Cached++
+				continue
+			}
+		}
+		todo = append(todo, i)
+	}
+	if o.Progress != nil && prog.Total > 0 {
+		o.Progress(prog)
+	}
 	var missing []string
-	err := pool(ctx, parallel(o.Parallel), len(tasks), func(j int) error {
-		t := p.Tasks[tasks[j]]
+	err := pool(ctx, parallel(o.Parallel), len(todo), func(j int) error {
+		t := p.Tasks[todo[j]]
 		res, cached, err := do(p, t, o)
 		mu.Lock()
 		defer mu.Unlock()

@@ -404,3 +404,20 @@ name = "strategies"
 		}
 	}
 }
+
+func FuzzParseSlice(f *testing.F) {
+	f.Add("3/8")
+	f.Add("0/1")
+	f.Fuzz(func(t *testing.T, s string) {
+		sl, err := ParseSlice(s)
+		if err != nil {
+			return
+		}
+		if sl.Count < 1 || sl.Index < 0 || sl.Index >= sl.Count {
+			t.Fatalf("%q gave %+v", s, sl)
+		}
+		if back, err := ParseSlice(strconv.Itoa(sl.Index) + "/" + strconv.Itoa(sl.Count)); err != nil || back != sl {
+			t.Fatalf("%q: %+v does not print back", s, sl)
+		}
+	})
+}
