@@ -86,8 +86,9 @@ func cmpFloat(a, b float64) int {
 }
 
 // Verification summarises the "verified" column of r's largest table
-// that has one: how many rows are verified, out of how many. ok is false
-// when no table has the column.
+// that has one: how many rows are verified (true), out of how many rows
+// hold a check (a bool; other cells, such as nil for a not-applicable
+// cell, are skipped). ok is false when no table has the column.
 func Verification(r *Result) (verified, total int, ok bool) {
 	best := -1
 	for ti, t := range r.Tables {
@@ -101,9 +102,10 @@ func Verification(r *Result) (verified, total int, ok bool) {
 	t := r.Tables[best]
 	col := slices.Index(t.Columns, "verified")
 	for _, row := range t.Rows {
-		if col < len(row) {
+		// A cell that is not a bool (nil: not applicable) is no check.
+		if v, isBool := cell(row, col).(bool); isBool {
 			total++
-			if v, isBool := row[col].(bool); isBool && v {
+			if v {
 				verified++
 			}
 		}
@@ -171,7 +173,7 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 	case v == n:
 		hs.Status, hs.StatusClass = fmt.Sprintf("verified: %d of %d simulations matched their serial reference", v, n), "ok"
 	default:
-		hs.Status, hs.StatusClass = fmt.Sprintf("NOT verified: %d of %d simulations failed or were not checked", n-v, n), "bad"
+		hs.Status, hs.StatusClass = fmt.Sprintf("NOT verified: %d of %d checked simulations did not match their serial reference", n-v, n), "bad"
 	}
 	facets := s.Facets
 	if len(facets) == 0 {
@@ -210,6 +212,13 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 		hs.Tables = append(hs.Tables, ht)
 	}
 	return hs, nil
+}
+
+func cell(row []any, j int) any {
+	if j < len(row) {
+		return row[j]
+	}
+	return nil
 }
 
 func fmtX(x float64) string {
