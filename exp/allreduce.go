@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -21,6 +22,7 @@ type allreducePoint struct {
 	Events   uint64            `json:"events"`
 	Verified bool              `json:"verified"`
 	Slices   int               `json:"slices"`
+	Cores    []cpu.CoreStats   `json:"cores"` // node 0's host cores at the end of the run
 }
 
 // allreducePoints splits the allreduce sweep into one point per (node
@@ -82,7 +84,7 @@ func allreduceSimulate(p Point, env Env) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s on %d nodes: %w", s, n, err)
 	}
-	return json.Marshal(allreducePoint{n, s, res.Time, c.Engine.Events(), res.Verified, res.Slices})
+	return json.Marshal(allreducePoint{n, s, res.Time, c.Engine.Events(), res.Verified, res.Slices, c.Nodes[0].CPU.CoreStats()})
 }
 
 func allreduceAssemble(cfg Config, results [][]byte) (*report.Result, error) {
@@ -135,7 +137,7 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 	for _, s := range strats {
 		plot.Series = append(plot.Series, *series[s])
 	}
-	res := &report.Result{Experiment: "allreduce", Seed: cfg.Run.Seed, Tables: []report.Table{wide, long}, Plot: plot}
+	res := &report.Result{Experiment: "allreduce", Seed: cfg.Run.Seed, Tables: []report.Table{wide, long, coreTable(points)}, Plot: plot}
 	res.Notes = append(res.Notes, fmt.Sprintf("time = until the last node holds the full result; speedup = %s time / strategy time", base))
 	if cfg.Run.Functional && allVerified {
 		res.Notes = append(res.Notes, "functional: every node's result matched the serial float32 sum exactly (inputs are multiples of 1/8, so every order of summation is exact)")
@@ -143,6 +145,31 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 		res.Notes = append(res.Notes, "payload-free run: buffers carry no bytes (same timing); results not verified")
 	}
 	return res
+}
+
+// coreTable reports how busy node 0's host cores were over each run:
+// running, polling or switching, as a fraction of the run's time.
+func coreTable(points []allreducePoint) report.Table {
+	t := report.Table{Name: "host core utilisation (node 0)", Columns: []string{"nodes", "strategy", "polling_share"}}
+	if len(points) == 0 {
+		return t
+	}
+	for k := range points[0].Cores {
+		t.Columns = append(t.Columns, fmt.Sprintf("core%d", k))
+	}
+	for _, p := range points {
+		var busy, polling sim.Duration
+		row := []any{p.Nodes, string(p.Strategy), 0.0}
+		for _, c := range p.Cores {
+			busy, polling = busy+c.Busy, polling+c.Polling
+			row = append(row, round3(c.Utilization(p.Time)))
+		}
+		if busy > 0 {
+			row[2] = round3(float64(polling) / float64(busy))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
 }
 
 func round3(v float64) float64 {

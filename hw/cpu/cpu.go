@@ -14,6 +14,8 @@ type CPU struct {
 	spec  Spec
 	mem   *mem.Memory
 	dram  *mem.Server
+	cores []*core
+	team  []*int // identities of the OpenMP team threads, kept across regions
 	instr uint64
 	stats Stats
 }
@@ -36,7 +38,11 @@ func (s Stats) LoadedLatency(outstanding int) sim.Duration {
 
 // New returns the CPU of a node; dram is the node's shared memory server.
 func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server) *CPU {
-	return &CPU{e: e, name: name, spec: spec, mem: m, dram: dram}
+	c := &CPU{e: e, name: name, spec: spec, mem: m, dram: dram}
+	for i := range max(1, spec.Cores) {
+		c.cores = append(c.cores, &core{id: i, cpu: c})
+	}
+	return c
 }
 
 // Spec returns the CPU parameters.
@@ -51,22 +57,66 @@ func (c *CPU) Stats() Stats { return c.stats }
 // Instructions returns the runtime instructions charged so far.
 func (c *CPU) Instructions() uint64 { return c.instr }
 
-// Thread is a host thread: a process bound to one core.
+// Thread is a host thread: a process that runs on one core of its CPU,
+// competing for it with the other threads placed there.
 type Thread struct {
 	*sim.Proc
 	cpu   *CPU
 	track string
+	core  *core
+	ident any // what the core's context holds: the thread, or its team slot
+
+	turn      sim.Signal // notified when the thread is put on its core
+	queued    bool       // in its core's queue
+	awake     bool       // its process waits in acquire (not parked in a poll)
+	running   bool       // inside a runFor chunk: yields at its slice end by itself
+	polling   bool       // spinning on a word or an event queue
+	pollSince sim.Time
 }
 
-// Spawn starts a host thread running body.
+// Spawn starts a host thread running body on the core the scheduler
+// places it on: the one with the fewest live threads, the lowest index
+// among equals (the first thread of a node gets core 0). Threads do not
+// migrate.
 func (c *CPU) Spawn(name string, body func(t *Thread)) *Thread {
-	t := &Thread{cpu: c, track: c.name + "." + name}
-	t.Proc = c.e.Spawn(t.track, func(*sim.Proc) { body(t) })
+	return c.spawn(c.place(), name, body)
+}
+
+// SpawnOn starts a host thread running body pinned to core k, in
+// [0, cpu.cores), whatever else runs there (a GHN service thread on a core
+// of its own, or on the application's core to show what that costs).
+func (c *CPU) SpawnOn(k int, name string, body func(t *Thread)) (*Thread, error) {
+	if k < 0 || k >= len(c.cores) {
+		return nil, fmt.Errorf("cpu: thread %q pinned to core %d: must be in [0, %d) (cpu.cores)", name, k, len(c.cores))
+	}
+	return c.spawn(c.cores[k], name, body), nil
+}
+
+func (c *CPU) spawn(k *core, name string, body func(t *Thread)) *Thread {
+	t := &Thread{cpu: c, track: c.name + "." + name, core: k}
+	t.ident = t
+	k.threads++
+	t.Proc = c.e.Spawn(t.track, func(*sim.Proc) {
+		defer t.exit()
+		t.acquire()
+		body(t)
+	})
 	return t
+}
+
+// exit gives the core up when the body returns.
+func (t *Thread) exit() {
+	t.core.threads--
+	if t.core.cur == t {
+		t.core.release()
+	}
 }
 
 // CPU returns the processor the thread runs on.
 func (t *Thread) CPU() *CPU { return t.cpu }
+
+// Core returns the index of the core the thread runs on.
+func (t *Thread) Core() int { return t.core.id }
 
 // Track returns the trace track name of the thread.
 func (t *Thread) Track() string { return t.track }
@@ -79,19 +129,47 @@ func (t *Thread) Span(what string, start sim.Time) {
 	}
 }
 
+// Sleep keeps the thread's core busy for d of core time (a stall or work
+// the thread does): sharing the core stretches it.
+func (t *Thread) Sleep(d sim.Duration) { t.runFor(d) }
+
+// SleepUntil keeps the core busy until time when, or later if the thread
+// loses its core on the way.
+func (t *Thread) SleepUntil(when sim.Time) { t.runFor(max(0, when-t.Now())) }
+
+// Wait spins on the core until s is notified (a polling loop: the core
+// stays busy; see Block for a blocking wait).
+func (t *Thread) Wait(s *sim.Signal, what string) { t.spin(func() { t.Proc.Wait(s, what) }) }
+
+// WaitUntil spins on the core until cond holds, re-checked at each
+// notification of s.
+func (t *Thread) WaitUntil(s *sim.Signal, what string, cond func() bool) {
+	t.spin(func() { t.Proc.WaitUntil(s, what, cond) })
+}
+
+// Join spins until thread q has finished (an OpenMP barrier).
+func (t *Thread) Join(q *Thread) { t.spin(func() { t.Proc.Join(q.Proc) }) }
+
+// Block waits off the core until s is notified (a blocking wait: the core
+// runs other threads meanwhile), then pays cpu.wake_latency and waits for
+// its core.
+func (t *Thread) Block(s *sim.Signal, what string) { t.block(func() { t.Proc.Wait(s, what) }) }
+
 // Instr runs n instructions of runtime software.
 func (t *Thread) Instr(n int) {
 	if n < 0 {
 		panic(fmt.Sprintf("cpu: %s runs %d instructions", t.track, n))
 	}
 	t.cpu.instr += uint64(n)
-	t.Sleep(t.cpu.spec.Instr(n))
+	t.runFor(t.cpu.spec.Instr(n))
 }
 
 // Compute streams bytes of a reduction or stencil as an OpenMP-style
-// parallel region of threads threads (at most one per core): the calling
-// thread and threads-1 team threads each stream an equal share, and the
+// parallel region of threads threads: the calling thread and threads-1 team
+// threads, placed by the scheduler, each stream an equal share, and the
 // region ends when the last share is done (hardware.md §10, see stream).
+// Team threads that share a core with others (more threads than cores, or
+// a core taken by a polling helper) take turns on it.
 func (t *Thread) Compute(bytes uint64, threads int) {
 	if bytes == 0 {
 		return
@@ -99,7 +177,6 @@ func (t *Thread) Compute(bytes uint64, threads int) {
 	if threads < 1 {
 		panic(fmt.Sprintf("cpu: %s computes with %d threads", t.track, threads))
 	}
-	threads = min(threads, t.cpu.spec.Cores)
 	start := t.Now()
 	share := bytes / uint64(threads)
 	team := make([]*Thread, 0, threads-1)
@@ -108,13 +185,35 @@ func (t *Thread) Compute(bytes uint64, threads int) {
 		if i == threads-1 {
 			n = bytes - share*uint64(threads-1)
 		}
-		team = append(team, t.cpu.Spawn(fmt.Sprintf("omp[%d]", i), func(w *Thread) { w.stream(n) }))
+		w := t.cpu.Spawn(fmt.Sprintf("omp[%d]", i), func(w *Thread) { w.stream(n) })
+		w.ident = t.cpu.teamSlot(i)
+		team = append(team, w)
 	}
 	t.stream(share)
+	// The barrier spins, unless the team outnumbers the cores: then, like
+	// libgomp's throttled spin, the caller sleeps so its core's team thread
+	// can run.
 	for _, w := range team {
-		t.Join(w.Proc)
+		if w.Done() {
+			continue
+		}
+		if threads > t.cpu.spec.Cores {
+			t.block(func() { t.Proc.Join(w.Proc) })
+		} else {
+			t.Join(w)
+		}
 	}
 	t.Span("compute", start)
+}
+
+// teamSlot returns the identity of OpenMP team thread i: a region's team
+// threads are the same OS threads as the previous region's (a thread pool),
+// so putting one back on the core it ran on costs no context switch.
+func (c *CPU) teamSlot(i int) *int {
+	for len(c.team) <= i {
+		c.team = append(c.team, new(int))
+	}
+	return c.team[i]
 }
 
 // streamSlice is how many bytes a core streams between two reservations
@@ -150,7 +249,7 @@ func (t *Thread) stream(bytes uint64) {
 		t.cpu.stats.StreamBytes += n
 		t.cpu.stats.StreamLines += lines
 		t.cpu.stats.StreamTime += end - start
-		t.SleepUntil(end)
+		t.runFor(end - start)
 	}
 }
 
@@ -181,4 +280,18 @@ func (t *Thread) Load(a mem.Addr) uint64 {
 func (t *Thread) Store(a mem.Addr, v uint64) {
 	m := t.cpu.mem
 	t.Engine().After(t.cpu.spec.DRAMLatency, func() { m.Store64(a, v) })
+}
+
+// BlockWord waits off the core until the word at a satisfies cond (a
+// blocking wait on a signal: the writer's interrupt wakes the thread, which
+// pays cpu.wake_latency and then waits for its core), and returns it.
+func (t *Thread) BlockWord(a mem.Addr, what string, cond func(uint64) bool) uint64 {
+	m := t.cpu.mem
+	t.Sleep(t.cpu.spec.CacheHit)
+	if v := m.Load64(a); cond(v) {
+		return v
+	}
+	t.block(func() { t.Proc.WaitUntil(m.Watch(a), what, func() bool { return cond(m.Load64(a)) }) })
+	t.Sleep(t.cpu.spec.DRAMLatency)
+	return m.Load64(a)
 }

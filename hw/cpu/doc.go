@@ -25,6 +25,39 @@
 // cpu.stream_bytes_per_cycle, the region capped by the DRAM server) for
 // comparison only.
 //
+// # Cores as a shared resource
+//
+// A thread runs on one core of its CPU and competes for it with the other
+// threads placed there. The API for host threads (application threads,
+// OpenMP team threads, GHN service threads):
+//
+//   - CPU.Spawn(name, body) lets the scheduler place the thread on the core
+//     with the fewest live threads (the lowest index among equals: a node's
+//     first thread gets core 0). CPU.SpawnOn(k, name, body) pins it to core
+//     k and refuses a k outside [0, cpu.cores). Threads never migrate.
+//   - Thread.Instr, Sleep, SleepUntil, Load and the streaming of Compute
+//     keep the core busy (instructions, stalls); Thread.Wait, WaitUntil,
+//     WaitWord and Join spin on the core (a polling loop: the core stays
+//     busy, as the literature's GHN service threads and MPI progress do);
+//     Thread.Block and BlockWord wait off the core and pay cpu.wake_latency
+//     when woken.
+//   - Threads sharing a core take turns round robin: a thread runs at most
+//     cpu.time_slice while another waits, and putting a different thread's
+//     context on a core costs cpu.context_switch of core time (an OpenMP
+//     team thread of the same slot resumes free, as a thread pool does).
+//     A polling thread is taken off its core at its slice end whenever a
+//     thread waits; a busy one yields at its slice end.
+//   - CPU.CoreStats reports per core the busy time (running, polling or
+//     switching), the polling part and the switches: the per-core
+//     utilisation the experiments print and that energy (hardware.md §11)
+//     charges.
+//
+// Calls made on the embedded sim.Proc directly (a device access such as a
+// NIC doorbell that takes a *sim.Proc) keep the core without yielding at a
+// slice end; they are short. When every thread of a core only polls,
+// their slices are not simulated until one of them has something to see:
+// it then gets the core at the holder's next slice boundary.
+//
 // # Polling
 //
 // Caches are not simulated line by line: a poll of an unchanged word costs
@@ -34,7 +67,8 @@
 // written and then pays the miss, which is the time the next poll would see
 // the change, up to one hit's latency.
 //
-// Left out: cache capacity and reuse (a region always streams from DRAM,
-// even when its data would fit the L2 or L3), the L3's mostly-exclusive
-// policy, NUMA, and frequency scaling.
+// Left out: thread migration and load balancing between cores, priorities,
+// CFS's wake-up preemption, hyper-threading, cache capacity and reuse (a
+// region always streams from DRAM, even when its data would fit the L2 or
+// L3), the L3's mostly-exclusive policy, NUMA, and frequency scaling.
 package cpu

@@ -37,6 +37,12 @@ type Spec struct {
 	LineSize      unit.Bytes `toml:"line_size" doc:"cache line: the bytes one miss brings" src:"DEFAULT"`
 	Prefetch      bool       `toml:"prefetch" doc:"L2 stream prefetcher on: it keeps prefetch_depth lines in flight ahead of the demand misses" src:"DEFAULT"`
 	PrefetchDepth int        `toml:"prefetch_depth" doc:"lines the prefetcher runs ahead when cpu.prefetch is on" src:"DEFAULT"`
+
+	// Cores as a shared resource: threads beyond the cores, or pinned to a
+	// busy one, share it round robin.
+	TimeSlice     sim.Time `toml:"time_slice" doc:"scheduler time slice: a thread sharing a core runs at most this long before the next one gets it (Linux CFS minimum granularity order)" src:"DEFAULT"`
+	ContextSwitch sim.Time `toml:"context_switch" doc:"core time to put a different thread on a core (kernel path plus cache and TLB refill)" src:"DEFAULT"`
+	WakeLatency   sim.Time `toml:"wake_latency" doc:"blocking wait: from the awaited write to the thread being runnable again (interrupt, handler, scheduler wake-up)" src:"DEFAULT"`
 }
 
 // Validate reports every invalid field.
@@ -76,6 +82,15 @@ func (s Spec) validateStreaming() []error {
 	}
 	if s.LineSize < 1 || s.LineSize > 4096 {
 		errs = append(errs, fmt.Errorf("cpu.line_size = %v: must be in [1B, 4KiB]", s.LineSize))
+	}
+	if s.TimeSlice < sim.Nanosecond || s.TimeSlice > sim.Second {
+		errs = append(errs, fmt.Errorf("cpu.time_slice = %v: must be in [1ns, 1s]", s.TimeSlice))
+	}
+	if s.ContextSwitch < 0 || s.ContextSwitch > sim.Second {
+		errs = append(errs, fmt.Errorf("cpu.context_switch = %v: must be in [0s, 1s]", s.ContextSwitch))
+	}
+	if s.WakeLatency < 0 || s.WakeLatency > sim.Second {
+		errs = append(errs, fmt.Errorf("cpu.wake_latency = %v: must be in [0s, 1s]", s.WakeLatency))
 	}
 	if s.PrefetchDepth < 0 || s.PrefetchDepth > 4096 {
 		errs = append(errs, fmt.Errorf("cpu.prefetch_depth = %d: must be in [0, 4096]", s.PrefetchDepth))

@@ -1,0 +1,230 @@
+package cpu
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// core is one host core: the thread on it, the threads waiting for it, and
+// its time accounting. Scheduling is round robin with a time slice
+// (cpu.time_slice); putting a different thread on the core costs
+// cpu.context_switch of core time.
+type core struct {
+	id       int
+	cpu      *CPU
+	cur      *Thread   // on the core (running, polling or blocked in a device access)
+	last     any       // identity of the thread whose context the core holds
+	queue    []*Thread // runnable threads waiting for the core, in order
+	readyAt  sim.Time  // end of the context switch in progress
+	sliceEnd sim.Time  // end of cur's slice
+	since    sim.Time  // when cur was put on the core
+	threads  int       // live threads placed on the core
+	timerGen uint64    // identifies the latest slice timer
+	stats    CoreStats
+}
+
+// CoreStats is what one core did.
+type CoreStats struct {
+	Busy     sim.Duration // time a thread held the core (running, polling or switching in)
+	Polling  sim.Duration // part of Busy spent spinning on a word or event queue
+	Switches uint64       // context switches (a different thread put on the core)
+}
+
+// Utilization returns the fraction of elapsed during which the core was busy.
+func (s CoreStats) Utilization(elapsed sim.Duration) float64 {
+	if elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Busy) / float64(elapsed)
+}
+
+// CoreStats returns per-core accounting up to now, including the interval
+// of the threads on the cores at this moment.
+func (c *CPU) CoreStats() []CoreStats {
+	out := make([]CoreStats, len(c.cores))
+	now := c.e.Now()
+	for i, k := range c.cores {
+		out[i] = k.stats
+		if k.cur != nil {
+			out[i].Busy += now - k.since
+			if k.cur.polling {
+				out[i].Polling += now - k.cur.pollSince
+			}
+		}
+	}
+	return out
+}
+
+// place returns the core for a thread the scheduler places: the one with
+// the fewest live threads, the lowest index among equals. Threads do not
+// migrate afterwards.
+func (c *CPU) place() *core {
+	best := c.cores[0]
+	for _, k := range c.cores[1:] {
+		if k.threads < best.threads {
+			best = k
+		}
+	}
+	return best
+}
+
+// acquire returns once t holds its core and the switch to it is done.
+func (t *Thread) acquire() {
+	k := t.core
+	if k.cur == nil && len(k.queue) == 0 {
+		k.dispatch(t)
+	} else if k.cur != t {
+		if !t.queued {
+			k.queue = append(k.queue, t)
+			t.queued = true
+		}
+		t.awake = true
+		k.armTimer()
+		t.Proc.WaitUntil(&t.turn, fmt.Sprintf("%s core %d", t.cpu.name, k.id), func() bool { return k.cur == t })
+		t.awake = false
+	}
+	t.Proc.SleepUntil(k.readyAt)
+}
+
+// dispatch puts t on the core.
+func (k *core) dispatch(t *Thread) {
+	now := k.cpu.e.Now()
+	k.cur, k.since, k.readyAt = t, now, now
+	if k.last != nil && k.last != t.ident {
+		k.readyAt += k.cpu.spec.ContextSwitch
+		k.stats.Switches++
+	}
+	k.last = t.ident
+	k.sliceEnd = k.readyAt + k.cpu.spec.TimeSlice
+	if t.polling {
+		t.pollSince = k.readyAt
+	}
+	t.turn.Notify()
+	k.armTimer()
+}
+
+// release takes the thread on the core off it (it blocks, yields or ends)
+// and puts the next waiting thread on.
+func (k *core) release() {
+	t := k.cur
+	now := k.cpu.e.Now()
+	k.stats.Busy += now - k.since
+	if t.polling {
+		k.stats.Polling += max(0, now-t.pollSince)
+	}
+	k.cur = nil
+	if len(k.queue) > 0 {
+		next := k.queue[0]
+		k.queue = slices.Delete(k.queue, 0, 1)
+		next.queued = false
+		k.dispatch(next)
+	}
+}
+
+// preempt moves the thread on the core to the back of the queue and puts
+// the next one on.
+func (k *core) preempt() {
+	t := k.cur
+	k.queue = append(k.queue, t)
+	t.queued = true
+	k.release()
+}
+
+// armTimer schedules the end of the current slice when a thread that is
+// not running instructions holds the core while an awake thread waits. A
+// thread running instructions yields by itself at its slice end (runFor);
+// when only parked pollers wait, their slices change nothing observable
+// until one of them wakes, which arms the timer then.
+func (k *core) armTimer() {
+	if k.cur == nil || k.cur.running || !k.hasAwake() {
+		return
+	}
+	k.timerGen++
+	gen, at := k.timerGen, k.nextSliceEnd()
+	k.cpu.e.At(at, func() {
+		if gen == k.timerGen && k.cur != nil && !k.cur.running && len(k.queue) > 0 {
+			k.preempt()
+		}
+	})
+}
+
+// nextSliceEnd returns the first slice boundary of the current holder not
+// before now (an uncontended holder's slices renew back to back).
+func (k *core) nextSliceEnd() sim.Time {
+	now, s := k.cpu.e.Now(), k.cpu.spec.TimeSlice
+	if k.sliceEnd >= now || s <= 0 {
+		return max(k.sliceEnd, now)
+	}
+	n := (now - k.sliceEnd + s - 1) / s
+	return k.sliceEnd + n*s
+}
+
+func (k *core) hasAwake() bool {
+	for _, t := range k.queue {
+		if t.awake {
+			return true
+		}
+	}
+	return false
+}
+
+// runFor keeps t's core busy for d of core time, yielding at the end of
+// each slice while another thread waits for the core.
+func (t *Thread) runFor(d sim.Duration) {
+	if d < 0 {
+		panic(fmt.Sprintf("cpu: %s runs for negative %v", t.track, d))
+	}
+	if d == 0 { // yields to the other events of this instant, like sim.Proc.Sleep(0)
+		t.acquire()
+		t.Proc.Sleep(0)
+		return
+	}
+	for {
+		t.acquire()
+		if d <= 0 {
+			return
+		}
+		k := t.core
+		now := t.Now()
+		if now >= k.sliceEnd {
+			if len(k.queue) > 0 {
+				k.preempt()
+				continue
+			}
+			k.sliceEnd = now + t.cpu.spec.TimeSlice
+		}
+		chunk := min(d, k.sliceEnd-now)
+		t.running = true
+		t.Proc.Sleep(chunk)
+		t.running = false
+		d -= chunk
+	}
+}
+
+// spin runs wait (which blocks t's process until what it polls for
+// happens) with t polling on its core: the core stays busy, and the slice
+// timer may take it away while another thread waits.
+func (t *Thread) spin(wait func()) {
+	t.acquire()
+	t.polling, t.pollSince = true, t.Now()
+	t.core.armTimer()
+	wait()
+	if t.core.cur == t {
+		t.core.stats.Polling += t.Now() - t.pollSince
+	}
+	t.polling = false
+	t.acquire()
+}
+
+// block runs wait with t off its core (a blocking wait: the thread sleeps
+// in the kernel and the core runs others), then pays the wake-up latency
+// and waits for the core again.
+func (t *Thread) block(wait func()) {
+	t.acquire()
+	t.core.release()
+	wait()
+	t.Proc.Sleep(t.cpu.spec.WakeLatency)
+	t.acquire()
+}
