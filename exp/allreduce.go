@@ -22,7 +22,8 @@ type allreducePoint struct {
 	Events   uint64            `json:"events"`
 	Verified bool              `json:"verified"`
 	Slices   int               `json:"slices"`
-	Cores    []cpu.CoreStats   `json:"cores"` // node 0's host cores at the end of the run
+	Cores    []cpu.CoreStats   `json:"cores"`          // node 0's host cores at the end of the run
+	Energy   float64           `json:"service_energy"` // joules, device-shmem strategies
 }
 
 // allreducePoints splits the allreduce sweep into one point per (node
@@ -84,7 +85,7 @@ func allreduceSimulate(p Point, env Env) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s on %d nodes: %w", s, n, err)
 	}
-	return json.Marshal(allreducePoint{n, s, res.Time, c.Engine.Events(), res.Verified, res.Slices, c.Nodes[0].CPU.CoreStats()})
+	return json.Marshal(allreducePoint{n, s, res.Time, c.Engine.Events(), res.Verified, res.Slices, c.Nodes[0].CPU.CoreStats(), res.ServiceEnergy})
 }
 
 func allreduceAssemble(cfg Config, results [][]byte) (*report.Result, error) {
@@ -110,7 +111,7 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 			baseline[p.Nodes] = p.Time
 		}
 	}
-	long := report.Table{Name: "allreduce", Columns: []string{"nodes", "strategy", "time", "time_us", "speedup_vs_" + string(base), "events", "verified", "wgs"}}
+	long := report.Table{Name: "allreduce", Columns: []string{"nodes", "strategy", "time", "time_us", "speedup_vs_" + string(base), "events", "verified", "wgs", "service_energy_uj"}}
 	wide := report.Table{Name: "speedup vs " + string(base), Columns: []string{"nodes"}}
 	for _, s := range strats {
 		wide.Columns = append(wide.Columns, string(s)+" time", string(s)+" speedup")
@@ -124,7 +125,7 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 	allVerified := true
 	for i, p := range points {
 		sp := float64(baseline[p.Nodes]) / float64(p.Time)
-		long.Rows = append(long.Rows, []any{p.Nodes, string(p.Strategy), p.Time, round3(p.Time.Micros()), round3(sp), p.Events, p.Verified, p.Slices})
+		long.Rows = append(long.Rows, []any{p.Nodes, string(p.Strategy), p.Time, round3(p.Time.Micros()), round3(sp), p.Events, p.Verified, p.Slices, round3(p.Energy * 1e6)})
 		if i%len(strats) == 0 {
 			wide.Rows = append(wide.Rows, []any{p.Nodes})
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
@@ -47,6 +48,7 @@ type Config struct {
 	Allreduce AllreduceSpec `toml:"allreduce"`
 	Latency   LatencySpec   `toml:"latency"`
 	Matrix    MatrixSpec    `toml:"matrix"`
+	Shmem     shmem.Spec    `toml:"shmem"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -69,12 +71,13 @@ func DefaultConfig(preset string) (Config, error) {
 			WGs: 0, WGSize: 256, CPUThreads: 8},
 		Latency: LatencySpec{Size: 64, Strategies: []string{"HDN", "GDS", "GPUTN"}},
 		Matrix:  defaultMatrix(),
+		Shmem:   shmem.DefaultSpec(),
 	}, nil
 }
 
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
-	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.Matrix.validate()}
+	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.Matrix.validate(), c.Shmem.Validate()}
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
 		for _, st := range c.Allreduce.Strategies {

@@ -118,7 +118,7 @@ func Registry() []Def {
 			Caps: Stream | StreamTriggered | OneSided, Preset: "gputn", Setup: setupGDS},
 		{Info: Info{GPUTN, "GPU-TN", "No", "Yes", "Network trigger", "Partial network stack", "CPU registers triggered puts; the kernel fires them with a store"},
 			Caps: Stream | OneSided | Triggers, Preset: "gputn", Setup: setupGPUTN},
-	}, append(spinDefs(), gnnDefs()...)...)
+	}, append(append(spinDefs(), gnnDefs()...), shmemDefs()...)...)
 }
 
 // Lookup returns the registered strategy named s (case-insensitive; "-"

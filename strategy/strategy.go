@@ -21,6 +21,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/gputn"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/model/rdma"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
 	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
 	"github.com/gpunetsim/gpunetsim/model/stream"
 	"github.com/gpunetsim/gpunetsim/model/verbs"
@@ -100,6 +101,8 @@ type Config struct {
 	DDT spinmodel.Costs
 	// GNN holds the GPUrdma knobs (zero: their defaults).
 	GNN verbs.Spec
+	// Shmem holds the device runtime knobs (zero: shmem.DefaultSpec()).
+	Shmem shmem.Spec
 }
 
 // World is what the node setups of one run share: the cluster, the

@@ -9,6 +9,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/gputn"
 	"github.com/gpunetsim/gpunetsim/model/nbc"
 	"github.com/gpunetsim/gpunetsim/model/rdma"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -29,7 +30,10 @@ type AllreduceResult struct {
 	Time     sim.Time   // until the last node holds the full result
 	Finish   []sim.Time // per node
 	Verified bool       // functional run checked against the serial sum
-	Slices   int        // work-group slices per chunk (GPU-TN), else 1
+	Slices   int        // work-group slices per chunk (GPU-TN) or rings (device shmem), else 1
+	// ServiceEnergy is the energy of the network service threads, summed
+	// over the nodes, in joules (device-shmem strategies; hardware.md §11).
+	ServiceEnergy float64
 }
 
 // Slices returns the GPU-TN work-groups per step on n nodes: WGs when set,
@@ -76,18 +80,33 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		return AllreduceResult{}, err
 	}
 	w := 1 // one message per step: a whole chunk
-	if im.Name == "triggered" {
+	switch im.Name {
+	case "triggered":
 		w = a.Slices(n) // one triggered put per (step, work-group slice)
+	case "device-shmem":
+		w = a.Rings(n, c.Spec.GPU.CUs) // one ring per work-group
 	}
 	lay := newRingLayout(int(a.Size/4), n, w)
 	res := AllreduceResult{Finish: make([]sim.Time, n), Slices: w}
 	bases := make([]mem.Addr, n)
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
-		base := nd.Mem.Alloc(nd.Pool, lay.totalSize, "allreduce")
+		var dev *shmem.Device
+		var base mem.Addr
+		var err error
+		if im.Name == "device-shmem" {
+			if dev, base, err = a.shmemInit(nd, lay); err != nil {
+				return err
+			}
+		} else {
+			base = nd.Mem.Alloc(nd.Pool, lay.totalSize, "allreduce")
+		}
 		bases[nd.Rank] = base
 		lay.fill(nd.Mem, base, nd.Rank)
-		var err error
 		switch im.Name {
+		case "device-shmem":
+			var rep shmem.Report
+			rep, err = a.multiRing(nd, dev, lay, base)
+			res.ServiceEnergy += rep.Energy.Total()
 		case "host", "kernel-boundary":
 			err = a.twoSided(nd, lay, base)
 		case "stream-triggered":

@@ -111,6 +111,7 @@ func AllreduceDef() Def {
 		Impls: []Impl{
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
+			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
@@ -133,6 +134,11 @@ func AllreduceDef() Def {
 	}
 }
 
+// deviceShmemLatency is why the decomposition does not apply to the
+// intra-kernel strategies.
+const deviceShmemLatency = "its phases (kernel end, host or CP post, trigger) are those of a send at or after a kernel boundary; " +
+	"a device-shmem strategy sends from inside the running kernel, and its one-message latency (call → data visible) is the shmemget experiment (workloads.md §5.3)"
+
 // LatencyDef is the latency decomposition's registry entry.
 func LatencyDef() Def {
 	return Def{
@@ -148,6 +154,8 @@ func LatencyDef() Def {
 		NotApplicable: map[strategy.Strategy]string{
 			strategy.CPU:             "it times a GPU kernel's data reaching a remote node; the CPU strategy has no GPU",
 			strategy.SpinSpecialized: spinNoGPU, strategy.SpinHPULocal: spinNoGPU, strategy.SpinROCP: spinNoGPU, strategy.SpinRWCP: spinNoGPU,
+			strategy.GHNDGPU: deviceShmemLatency, strategy.GHNDGPUHostQ: deviceShmemLatency,
+			strategy.GHNAPU: deviceShmemLatency, strategy.COMPNET: deviceShmemLatency,
 		},
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
 			c, err := newCluster(hw, 2, seed, functional)

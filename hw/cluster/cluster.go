@@ -8,6 +8,7 @@ package cluster
 import (
 	"fmt"
 
+	"github.com/gpunetsim/gpunetsim/hw/cp"
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -30,6 +31,7 @@ type Node struct {
 	// GPULink is the GPU's attachment: its stores to host memory and its
 	// MMIO writes to the NIC start here (GPU-native networking).
 	GPULink *pcie.Link
+	CP      *cp.CP // the GPU's command-processor cores (service threads)
 }
 
 // Cluster is the whole machine.
@@ -68,6 +70,8 @@ func New(e *sim.Engine, spec Spec, n int, functional bool) (*Cluster, error) {
 			GPU: gpu.New(e, name+".gpu", spec.GPU, m, gdram),
 			NIC: nic.New(e, i, name+".nic", spec.NIC, m, link, fab, spec.Link.Payload),
 		}
+		nd.GPU.UseL2(spec.L2)
+		nd.CP = cp.New(e, name+".cp", spec.CP, nd.GPU)
 		fab.Attach(i, nd.NIC)
 		c.Nodes = append(c.Nodes, nd)
 	}

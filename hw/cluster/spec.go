@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpunetsim/gpunetsim/hw/cp"
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/net"
@@ -27,12 +28,15 @@ type Spec struct {
 	GPU      gpu.Spec         `toml:"gpu"`
 	NIC      nic.Spec         `toml:"nic"`
 	Spin     spin.Spec        `toml:"spin"`
+	L2       gpu.L2Spec       `toml:"gpu_l2"`
+	CP       cp.Spec          `toml:"cp"`
 }
 
 // Validate reports every invalid field of every component.
 func (s Spec) Validate() error {
 	return errors.Join(s.Link.Validate(), s.Switch.Validate(), s.Topology.Validate(),
-		s.PCIe.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate(), s.Spin.Validate())
+		s.PCIe.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate(), s.Spin.Validate(),
+		s.L2.Validate(), s.CP.Validate())
 }
 
 // pcieGen4x16 is the effective Gen4 x16 rate: 16 GT/s × 16 lanes × 128/130
@@ -71,6 +75,8 @@ func GPUTN() Spec {
 			XtqLookup: 5 * sim.Nanosecond, XtqRewrite: 20 * sim.Nanosecond, XtqTableSize: 64, XtqFullPolicy: "retry",
 			XtqRetry: sim.Microsecond},
 		Spin: spin.DefaultSpec(),
+		L2:   gpu.L2Spec{Size: unit.MiB, Ways: 16},
+		CP:   cp.DefaultSpec(),
 	}
 }
 

@@ -35,6 +35,7 @@ type GPU struct {
 	cp       *sim.Proc
 	stats    Stats
 	aql      aqlState // user-mode queues and kernel objects (aql.go)
+	tags     *L2      // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
 }
 
 // Stats counts GPU activity.

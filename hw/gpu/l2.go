@@ -1,0 +1,390 @@
+package gpu
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// L2Spec is the geometry of the GPU L2 tag model (hardware.md §1.2, §2.2,
+// §9).
+type L2Spec struct {
+	Size unit.Bytes `toml:"size" doc:"GPU L2 capacity (tag model: hit/miss, LRU eviction, LOCKED lines)" src:"DOC"`
+	Ways int        `toml:"ways" doc:"GPU L2 associativity" src:"DOC"`
+}
+
+// Validate reports every invalid field.
+func (s L2Spec) Validate() error {
+	var errs []error
+	if s.Ways < 1 || s.Ways > 64 {
+		errs = append(errs, fmt.Errorf("gpu_l2.ways = %d: must be in [1, 64]", s.Ways))
+	}
+	if s.Size < mem.LineSize || s.Size > unit.GiB {
+		errs = append(errs, fmt.Errorf("gpu_l2.size = %v: must be in [64B, 1GiB]", s.Size))
+	} else if s.Ways >= 1 && int64(s.Size)%(int64(s.Ways)*mem.LineSize) != 0 {
+		errs = append(errs, fmt.Errorf("gpu_l2.size = %v: must be a multiple of gpu_l2.ways × 64 B = %d B", s.Size, s.Ways*mem.LineSize))
+	}
+	return errors.Join(errs...)
+}
+
+// Requester says who accesses the L2, for the per-requester hit rates.
+type Requester uint8
+
+// Requesters.
+const (
+	CU Requester = iota // a compute unit (work-group)
+	CP                  // a command-processor core
+)
+
+// L2Stats are the tag model's counters.
+type L2Stats struct {
+	Hits, Misses  [2]uint64 // by Requester
+	Evictions     uint64
+	LockedStores  uint64       // store_locked instructions
+	Locked        int          // lines locked now (store_locked)
+	MaxLocked     int          // most lines locked at once
+	Unlocks       uint64       // locked lines released by a CP access
+	LockHold      sim.Duration // summed hold time of released locks
+	Bypasses      uint64       // fills that found every way of the set locked
+	RMWs, RMWWait uint64       // CP lock-prefixed RMWs; those that waited for another's lock
+}
+
+// HitRate returns hits / accesses of requester r (0 when it made none).
+func (s L2Stats) HitRate(r Requester) float64 {
+	n := s.Hits[r] + s.Misses[r]
+	if n == 0 {
+		return 0
+	}
+	return float64(s.Hits[r]) / float64(n)
+}
+
+// L2 is the set-associative tag array of the GPU L2: which lines are
+// resident (LRU replacement), which are LOCKED by a store_locked (pinned:
+// never a victim, unlocked by the first CP access) and which are locked by
+// a CP read-modify-write (other accessors wait). Line data stay in the
+// functional caches of gpu.go and in memory; evicting a line here writes
+// its dirty bytes back and drops the functional copy, so capacity misses
+// are real.
+type L2 struct {
+	sets, ways int
+	lines      []l2line
+	clock      uint64
+	stats      L2Stats
+	shared     [][2]mem.Addr // NIC-shared ranges: a system acquire invalidates them
+}
+
+type l2line struct {
+	tag      mem.Addr
+	valid    bool
+	used     uint64
+	locked   bool // store_locked
+	lockedAt sim.Time
+	rmw      bool // held by a CP RMW
+	rmwDone  *sim.Signal
+}
+
+// UseL2 gives the GPU its L2 tag model. Call it once, before the run.
+func (g *GPU) UseL2(s L2Spec) {
+	if err := s.Validate(); err != nil {
+		panic(fmt.Sprintf("%s: %v", g.name, err))
+	}
+	ways := s.Ways
+	sets := int(s.Size) / mem.LineSize / ways
+	g.tags = &L2{sets: sets, ways: ways, lines: make([]l2line, sets*ways)}
+}
+
+// L2Stats returns the tag model's counters (zero without UseL2).
+func (g *GPU) L2Stats() L2Stats {
+	if g.tags == nil {
+		return L2Stats{}
+	}
+	return g.tags.stats
+}
+
+// ShareWithNIC records [a, a+n) as memory the NIC writes (heap, get
+// destinations, fetch results): a system-scope acquire by the CP
+// invalidates its L2 lines.
+func (g *GPU) ShareWithNIC(a mem.Addr, n uint64) {
+	if g.tags != nil {
+		g.tags.shared = append(g.tags.shared, [2]mem.Addr{a, a + mem.Addr(n)})
+	}
+}
+
+func (t *L2) set(l mem.Addr) []l2line {
+	i := int(uint64(l)/mem.LineSize) % t.sets
+	return t.lines[i*t.ways : (i+1)*t.ways]
+}
+
+func (t *L2) find(l mem.Addr) *l2line {
+	for i, w := range t.set(l) {
+		if w.valid && w.tag == l {
+			return &t.set(l)[i]
+		}
+	}
+	return nil
+}
+
+// touch looks line l up for requester r, filling it on a miss (LRU victim
+// among unlocked ways; with every way locked the access bypasses the L2).
+// It returns whether it hit and, for a fill, the victim evicted.
+func (g *GPU) touch(l mem.Addr, r Requester) (hit bool) {
+	t := g.tags
+	if t == nil {
+		return g.l2 != nil && g.l2.get(l) != nil
+	}
+	t.clock++
+	if w := t.find(l); w != nil {
+		w.used = t.clock
+		t.stats.Hits[r]++
+		return true
+	}
+	t.stats.Misses[r]++
+	set := t.set(l)
+	victim := -1
+	for i := range set {
+		w := &set[i]
+		if w.locked || w.rmw {
+			continue
+		}
+		if !w.valid {
+			victim = i
+			break
+		}
+		if victim < 0 || w.used < set[victim].used {
+			victim = i
+		}
+	}
+	if victim < 0 {
+		t.stats.Bypasses++
+		return false
+	}
+	w := &set[victim]
+	if w.valid {
+		t.stats.Evictions++
+		g.dropLine(w.tag)
+	}
+	*w = l2line{tag: l, valid: true, used: t.clock}
+	return false
+}
+
+// dropLine writes the functional L2 copy of line l back (dirty bytes only)
+// and forgets it: the line left the L2.
+func (g *GPU) dropLine(l mem.Addr) {
+	if g.l2 == nil {
+		return
+	}
+	if cl := g.l2.get(l); cl != nil {
+		if cl.dirty != 0 {
+			cl.flush(l, g.mem)
+			g.stats.L2Writebks++
+		}
+		delete(g.l2.lines, l)
+	}
+}
+
+// cpUnlock releases a store_locked line at the first CP access.
+func (g *GPU) cpUnlock(l mem.Addr) {
+	if g.tags == nil {
+		return
+	}
+	if w := g.tags.find(l); w != nil && w.locked {
+		w.locked = false
+		g.tags.stats.Locked--
+		g.tags.stats.Unlocks++
+		g.tags.stats.LockHold += g.e.Now() - w.lockedAt
+	}
+}
+
+// l2Line returns the current bytes of line l as the L2 holds them: the
+// functional dGPU copy when present, else memory.
+func (g *GPU) l2Line(l mem.Addr) [mem.LineSize]byte {
+	var b [mem.LineSize]byte
+	if g.l2 != nil {
+		if cl := g.l2.get(l); cl != nil {
+			return cl.data
+		}
+	}
+	g.mem.Read(l, b[:])
+	return b
+}
+
+// CPReadLine is a CP core's access to line l at the L2 after its private
+// L1 missed: the tag lookup (a CP access unlocks a store_locked line), the
+// line's current bytes, and the latency (an L2 hit, or memory past it).
+// The caller sleeps for lat. A line held by another CP's RMW waits for it
+// first (p blocks).
+func (g *GPU) CPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration) {
+	g.waitRMW(p, l)
+	hit = g.touch(l, CP)
+	g.cpUnlock(l)
+	lat = g.spec.MemLatency
+	if hit {
+		lat = g.spec.Cycles(g.spec.L2Cycles)
+	}
+	return g.l2Line(l), hit, lat
+}
+
+// CPStore64 is a CP core's store of v at a, written through its L1 into the
+// L2 (device scope: visible to the work-groups at the L2). In dGPU mode the
+// line is dirty in the L2 until a system release; in APU mode the L2 is
+// write-through. Pollers of the word are woken.
+func (g *GPU) CPStore64(p *sim.Proc, a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
+	g.waitRMW(p, mem.Line(a))
+	return g.cpStore(a, v)
+}
+
+func (g *GPU) cpStore(a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
+	l := mem.Line(a)
+	hit = g.touch(l, CP)
+	g.cpUnlock(l)
+	lat = g.spec.Cycles(g.spec.L2Cycles)
+	if g.l2 == nil {
+		g.mem.Store64(a, v)
+		return hit, lat
+	}
+	cl := g.l2.get(l)
+	if cl == nil {
+		cl = g.l2.fill(l, g.mem, g.mem)
+	}
+	off := a - l
+	binary.LittleEndian.PutUint64(cl.data[off:], v)
+	cl.dirty |= 0xff << off
+	g.mem.Touch(a, 8) // wake pollers: the new value is at the coherence point
+	return hit, lat
+}
+
+// CPRMW is a CP core's lock-prefixed read-modify-write of the word at a
+// (hardware.md §9 use 1): it bypasses the CP L1; the read half locks the
+// line at the L2 (other accessors wait), f computes the new value from
+// the old, the write half stores it and releases the lock. It returns the
+// old value and costs p two L2 accesses.
+func (g *GPU) CPRMW(p *sim.Proc, a mem.Addr, f func(old uint64) uint64) uint64 {
+	l := mem.Line(a)
+	g.waitRMW(p, l)
+	hit := g.touch(l, CP)
+	g.cpUnlock(l)
+	var w *l2line
+	if g.tags != nil {
+		g.tags.stats.RMWs++
+		if w = g.tags.find(l); w != nil {
+			w.rmw, w.rmwDone = true, new(sim.Signal)
+		}
+	}
+	lat := g.spec.MemLatency
+	if hit {
+		lat = g.spec.Cycles(g.spec.L2Cycles)
+	}
+	p.Sleep(lat)
+	data := g.l2Line(l)
+	old := binary.LittleEndian.Uint64(data[a-l:])
+	_, wlat := g.cpStore(a, f(old))
+	p.Sleep(wlat)
+	if w != nil && w.valid && w.tag == l {
+		w.rmw = false
+		w.rmwDone.Notify()
+	}
+	return old
+}
+
+func (g *GPU) waitRMW(p *sim.Proc, l mem.Addr) {
+	if g.tags == nil {
+		return
+	}
+	for {
+		w := g.tags.find(l)
+		if w == nil || !w.rmw {
+			return
+		}
+		g.tags.stats.RMWWait++
+		p.Wait(w.rmwDone, "an L2 line locked by a CP RMW")
+	}
+}
+
+// SystemRelease writes every dirty L2 line back to memory (dGPU; a no-op
+// in APU mode): what the CP's system-scope release marker does before it
+// rings the NIC, so the command and source data are visible to it.
+func (g *GPU) SystemRelease(p *sim.Proc) { g.writeBackAll(p) }
+
+// SystemAcquire invalidates the L2 lines of the NIC-shared ranges (dGPU),
+// so data the NIC wrote into memory is seen, at the cost of
+// gpu.l2_invalidate_cycles plus one cycle per line. Queue lines, which
+// the NIC never writes, stay resident.
+func (g *GPU) SystemAcquire(p *sim.Proc) {
+	if g.l2 == nil {
+		return
+	}
+	n := 0
+	for l, cl := range g.l2.lines {
+		if !g.nicShared(l) {
+			continue
+		}
+		if cl.dirty != 0 {
+			cl.flush(l, g.mem)
+			g.stats.L2Writebks++
+		}
+		delete(g.l2.lines, l)
+		if g.tags != nil {
+			if w := g.tags.find(l); w != nil && !w.locked && !w.rmw {
+				w.valid = false
+			}
+		}
+		n++
+	}
+	p.Sleep(g.spec.Cycles(g.spec.L2InvCycles + n))
+}
+
+func (g *GPU) nicShared(l mem.Addr) bool {
+	if g.tags == nil {
+		return true
+	}
+	for _, r := range g.tags.shared {
+		if l+mem.LineSize > r[0] && l < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// StoreTracked is Store64 seen by the L2 tag model: the line is looked up
+// (filled on a miss) for the CU. With locked set it is the store_locked
+// instruction of hardware.md §9: the line is pinned LOCKED until the
+// first CP access.
+func (w *WG) StoreTracked(a mem.Addr, v uint64, locked bool) {
+	w.Store64(a, v)
+	g := w.g
+	l := mem.Line(a)
+	g.touch(l, CU)
+	if !locked || g.tags == nil {
+		return
+	}
+	g.tags.stats.LockedStores++
+	if ln := g.tags.find(l); ln != nil && !ln.locked {
+		ln.locked, ln.lockedAt = true, g.e.Now()
+		g.tags.stats.Locked++
+		g.tags.stats.MaxLocked = max(g.tags.stats.MaxLocked, g.tags.stats.Locked)
+	}
+}
+
+// StreamLines moves n bytes of bulk array traffic at [a, a+n) through the
+// memory server like Stream, and passes every line through the L2 tag
+// model, so streaming work-groups evict other lines (workloads.md §5.5).
+func (w *WG) StreamLines(a mem.Addr, n uint64) {
+	for l := mem.Line(a); l < a+mem.Addr(n); l += mem.LineSize {
+		w.g.touch(l, CU)
+	}
+	w.Stream(n)
+}
+
+// CoherentLoad64 returns the word at a as the device coherence point holds
+// it (the L2's copy, else memory), at no cost: what the next acquire and
+// load would return. Pollers use it to sleep through stretches where
+// nothing changes without missing a change made during their last load.
+func (g *GPU) CoherentLoad64(a mem.Addr) uint64 {
+	l := mem.Line(a)
+	d := g.l2Line(l)
+	return binary.LittleEndian.Uint64(d[a-l:])
+}

@@ -1,0 +1,91 @@
+package gpu
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// A queue line written with store_locked survives a streaming work-group
+// that sweeps four times the L2; written with a plain store it is evicted,
+// so the CP's later read misses. The CP read unlocks the line.
+func TestLockedLinesSurviveStreamingEviction(t *testing.T) {
+	for _, locked := range []bool{false, true} {
+		e, g := newGPU("dgpu")
+		g.UseL2(L2Spec{Size: 8 * unit.KiB, Ways: 4})
+		m := g.Mem()
+		slot := m.AllocData(mem.GPU, 64, "slot")
+		big := m.Alloc(mem.GPU, 32<<10, "stream")
+		var hit bool
+		var got uint64
+		op, _ := g.DispatchOp(Kernel{Name: "k", WGs: 1, WGSize: 64, Body: func(wg *WG) {
+			wg.StoreTracked(slot, 5, locked)
+			wg.StreamLines(big, 32<<10)
+			var data [mem.LineSize]byte
+			var lat sim.Duration
+			data, hit, lat = g.CPReadLine(wg.Proc, slot)
+			wg.Sleep(lat)
+			got = uint64(data[0])
+		}})
+		g.Submit(op)
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		st := g.L2Stats()
+		if hit != locked {
+			t.Errorf("locked=%v: CP hit=%v, want %v", locked, hit, locked)
+		}
+		if got != 5 {
+			t.Errorf("locked=%v: CP read %d, want 5 (an eviction must write the dirty line back)", locked, got)
+		}
+		if locked && (st.Unlocks != 1 || st.Locked != 0 || st.LockHold <= 0) {
+			t.Errorf("locked: unlocks %d locked %d hold %v, want one released lock with a positive hold", st.Unlocks, st.Locked, st.LockHold)
+		}
+		if st.Evictions == 0 {
+			t.Errorf("locked=%v: streaming evicted nothing", locked)
+		}
+	}
+}
+
+// With every way of a set locked, a new fill bypasses the L2 instead of
+// evicting a locked line.
+func TestAllWaysLockedBypasses(t *testing.T) {
+	e, g := newGPU("dgpu")
+	g.UseL2(L2Spec{Size: 2 * unit.KiB, Ways: 2}) // 16 sets
+	m := g.Mem()
+	buf := m.AllocData(mem.GPU, 4<<10, "buf")
+	stride := mem.Addr(16 * mem.LineSize) // same set
+	base := (buf + stride - 1) &^ (stride - 1)
+	op, _ := g.DispatchOp(Kernel{Name: "k", WGs: 1, WGSize: 64, Body: func(wg *WG) {
+		wg.StoreTracked(base, 1, true)
+		wg.StoreTracked(base+stride, 2, true)
+		wg.StoreTracked(base+2*stride, 3, false)
+	}})
+	g.Submit(op)
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if st := g.L2Stats(); st.Bypasses != 1 || st.Locked != 2 || st.Evictions != 0 {
+		t.Fatalf("stats %+v: want one bypass, two locked lines, no eviction", st)
+	}
+}
+
+// A CP RMW holds its line LOCKED: a second CP RMW of the same word waits
+// for it, and the two increments both land.
+func TestCPRMWIsAtomic(t *testing.T) {
+	e, g := newGPU("dgpu")
+	g.UseL2(L2Spec{Size: 8 * unit.KiB, Ways: 4})
+	w := g.Mem().AllocData(mem.GPU, 8, "mutex")
+	for range 2 {
+		e.Spawn("cp", func(p *sim.Proc) { g.CPRMW(p, w, func(o uint64) uint64 { return o + 1 }) })
+	}
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	g.l2.writeBack(g.Mem())
+	if v := g.Mem().Load64(w); v != 2 || g.L2Stats().RMWWait != 1 {
+		t.Fatalf("word %d after two RMWs, waits %d; want 2 and one wait", v, g.L2Stats().RMWWait)
+	}
+}

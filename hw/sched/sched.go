@@ -1,0 +1,155 @@
+package sched
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Sched is a set of cores shared by the threads bound to them.
+type Sched struct {
+	name    string
+	quantum sim.Duration
+	cores   []*core
+	next    int
+}
+
+type core struct {
+	holder *Thread
+	queue  []*Thread // runnable threads waiting for the core, FIFO
+}
+
+// Thread is one software thread's claim on a core.
+type Thread struct {
+	s       *Sched
+	c       *core
+	p       *sim.Proc
+	turn    sim.Signal
+	used    sim.Duration // of the current quantum
+	busy    sim.Duration // total time on the core
+	preempt uint64
+	gone    bool
+	// Nudge is notified when another thread starts waiting for the core
+	// this thread holds, so a holder sleeping through an idle stretch can
+	// go back to polling (and be preempted).
+	Nudge sim.Signal
+}
+
+// New returns a scheduler of cores cores with the given quantum. name
+// labels panics.
+func New(name string, cores int, quantum sim.Duration) *Sched {
+	if cores < 1 || quantum <= 0 {
+		panic(fmt.Sprintf("sched %s: %d cores, quantum %v: need ≥ 1 core and a positive quantum", name, cores, quantum))
+	}
+	s := &Sched{name: name, quantum: quantum}
+	for range cores {
+		s.cores = append(s.cores, &core{})
+	}
+	return s
+}
+
+// Cores returns the number of cores.
+func (s *Sched) Cores() int { return len(s.cores) }
+
+// Bind attaches process p to the next core, round-robin.
+func (s *Sched) Bind(p *sim.Proc) *Thread {
+	c := s.cores[s.next%len(s.cores)]
+	s.next++
+	return &Thread{s: s, c: c, p: p}
+}
+
+// Core returns the index of the thread's core.
+func (t *Thread) Core() int {
+	for i, c := range t.s.cores {
+		if c == t.c {
+			return i
+		}
+	}
+	return -1
+}
+
+// Busy occupies the thread's core for d of work, waiting for its turn and
+// yielding at quantum boundaries while others are runnable.
+func (t *Thread) Busy(d sim.Duration) {
+	if t.gone {
+		panic(fmt.Sprintf("sched %s: %s works after Exit", t.s.name, t.p.Name()))
+	}
+	for {
+		t.claim()
+		if t.used >= t.s.quantum && len(t.c.queue) > 0 {
+			t.yield()
+		}
+		step := d
+		if len(t.c.queue) > 0 {
+			step = min(d, t.s.quantum-t.used)
+		}
+		if step > 0 {
+			t.p.Sleep(step)
+		}
+		t.used += step
+		t.busy += step
+		d -= step
+		if d <= 0 {
+			return
+		}
+	}
+}
+
+// claim waits until t holds its core.
+func (t *Thread) claim() {
+	c := t.c
+	if c.holder == nil {
+		c.holder, t.used = t, 0
+		return
+	}
+	if c.holder == t {
+		return
+	}
+	c.queue = append(c.queue, t)
+	c.holder.Nudge.Notify()
+	t.p.WaitUntil(&t.turn, "its turn on a core", func() bool { return c.holder == t })
+	t.used = 0
+}
+
+// Contended reports whether other threads wait for t's core.
+func (t *Thread) Contended() bool { return len(t.c.queue) > 0 }
+
+// yield hands the core to the first waiting thread and queues t behind.
+func (t *Thread) yield() {
+	c := t.c
+	t.preempt++
+	c.queue = append(c.queue, t)
+	t.handOver()
+	t.p.WaitUntil(&t.turn, "its turn on a core", func() bool { return c.holder == t })
+	t.used = 0
+}
+
+// handOver gives the core to the next queued thread (or frees it).
+func (t *Thread) handOver() {
+	c := t.c
+	c.holder = nil
+	if len(c.queue) == 0 {
+		return
+	}
+	next := c.queue[0]
+	c.queue = c.queue[1:]
+	c.holder = next
+	next.turn.Notify()
+}
+
+// Exit releases the core for good (the thread stopped).
+func (t *Thread) Exit() {
+	if t.gone {
+		return
+	}
+	t.gone = true
+	if t.c.holder == t {
+		t.handOver()
+	}
+}
+
+// BusyTime returns the time the thread spent on its core.
+func (t *Thread) BusyTime() sim.Duration { return t.busy }
+
+// Preemptions returns how often the thread lost its core at a quantum end.
+func (t *Thread) Preemptions() uint64 { return t.preempt }

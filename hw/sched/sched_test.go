@@ -1,0 +1,59 @@
+package sched
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Three threads of 30 µs work on one core with a 10 µs quantum finish
+// round-robin: at 70, 80 and 90 µs; on three cores all at 30 µs.
+func TestTimeSlicing(t *testing.T) {
+	for _, tc := range []struct {
+		cores int
+		want  []sim.Time
+	}{
+		{1, []sim.Time{70 * sim.Microsecond, 80 * sim.Microsecond, 90 * sim.Microsecond}},
+		{3, []sim.Time{30 * sim.Microsecond, 30 * sim.Microsecond, 30 * sim.Microsecond}},
+	} {
+		e := sim.New(1)
+		s := New("cp", tc.cores, 10*sim.Microsecond)
+		ends := make([]sim.Time, 3)
+		for i := range 3 {
+			e.Spawn("t", func(p *sim.Proc) {
+				th := s.Bind(p)
+				for range 30 {
+					th.Busy(sim.Microsecond)
+				}
+				th.Exit()
+				ends[i] = p.Now()
+			})
+		}
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range ends {
+			if ends[i] != tc.want[i] {
+				t.Errorf("%d cores: thread %d ended at %v, want %v", tc.cores, i, ends[i], tc.want[i])
+			}
+		}
+	}
+}
+
+// A thread alone on its core is never preempted, however long it works.
+func TestAloneIsNotPreempted(t *testing.T) {
+	e := sim.New(1)
+	s := New("host", 1, sim.Microsecond)
+	var th *Thread
+	e.Spawn("t", func(p *sim.Proc) {
+		th = s.Bind(p)
+		th.Busy(50 * sim.Microsecond)
+		th.Exit()
+	})
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if th.Preemptions() != 0 || th.BusyTime() != 50*sim.Microsecond {
+		t.Fatalf("preemptions %d busy %v", th.Preemptions(), th.BusyTime())
+	}
+}

@@ -1,0 +1,104 @@
+package shmem
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// CoreEnergy is the power profile of one core type (hardware.md §11):
+// E = P_static × T_alive + Σ events × E_event. Energies in nanojoules.
+type CoreEnergy struct {
+	Static float64 `toml:"static_w" doc:"static power while the thread is alive, watts" src:"DEFAULT"`
+	Instr  float64 `toml:"instr_nj" doc:"energy per committed instruction, nJ" src:"DEFAULT"`
+	L1     float64 `toml:"l1_nj" doc:"energy per L1 access, nJ" src:"DEFAULT"`
+	L2     float64 `toml:"l2_nj" doc:"energy per L2/LLC access (CP: GPU L2), nJ" src:"DEFAULT"`
+	DRAM   float64 `toml:"dram_nj" doc:"energy per 64 B memory access past the caches, nJ" src:"DEFAULT"`
+	PCIe   float64 `toml:"pcie_nj" doc:"energy per PCIe transaction the thread issues, nJ" src:"DEFAULT"`
+}
+
+// EnergySpec holds the profiles of the two core types that run service
+// threads.
+type EnergySpec struct {
+	Host CoreEnergy `toml:"host"`
+	CP   CoreEnergy `toml:"cp"`
+}
+
+// DefaultEnergy returns hardware.md §11's table (host 8-wide OOO at 4 GHz,
+// CP 2-wide at 2 GHz, 22 nm). The table gives no DRAM or PCIe energy;
+// [DEFAULT] 10 nJ per 64 B DRAM access (≈ 20 pJ/bit over 512 bits) and
+// 2.5 nJ per PCIe transaction (≈ 5 pJ/bit over a 64 B TLP) for both.
+func DefaultEnergy() EnergySpec {
+	return EnergySpec{
+		Host: CoreEnergy{Static: 2.0, Instr: 0.5, L1: 0.05, L2: 0.3, DRAM: 10, PCIe: 2.5},
+		CP:   CoreEnergy{Static: 0.25, Instr: 0.08, L1: 0.02, L2: 0.2, DRAM: 10, PCIe: 2.5},
+	}
+}
+
+// Validate reports every negative coefficient.
+func (s EnergySpec) Validate() error {
+	var errs []error
+	for _, c := range []struct {
+		name string
+		e    CoreEnergy
+	}{{"host", s.Host}, {"cp", s.CP}} {
+		for _, f := range []struct {
+			n string
+			v float64
+		}{{"static_w", c.e.Static}, {"instr_nj", c.e.Instr}, {"l1_nj", c.e.L1}, {"l2_nj", c.e.L2}, {"dram_nj", c.e.DRAM}, {"pcie_nj", c.e.PCIe}} {
+			if !(f.v >= 0 && f.v <= 1e6) {
+				errs = append(errs, fmt.Errorf("shmem.energy.%s.%s = %v: must be in [0, 1e6]", c.name, f.n, f.v))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Counts are the events of one service thread the energy model charges.
+type Counts struct {
+	Instr, L1, L2, DRAM, PCIe uint64
+}
+
+// Energy is a split energy in joules.
+type Energy struct {
+	Static, Dynamic float64
+}
+
+// Total returns static + dynamic joules.
+func (e Energy) Total() float64 { return e.Static + e.Dynamic }
+
+// of returns the energy of a thread alive for alive with counts n.
+func (c CoreEnergy) of(alive sim.Duration, n Counts) Energy {
+	dyn := float64(n.Instr)*c.Instr + float64(n.L1)*c.L1 + float64(n.L2)*c.L2 + float64(n.DRAM)*c.DRAM + float64(n.PCIe)*c.PCIe
+	return Energy{Static: c.Static * alive.Seconds(), Dynamic: dyn * 1e-9}
+}
+
+// ThreadReport is one service thread's activity.
+type ThreadReport struct {
+	Name        string
+	Core        string // "host" or "cp"
+	Alive       sim.Duration
+	Counts      Counts
+	Polls       uint64 // queue polls
+	Served      uint64 // entries handed to the network
+	Preemptions uint64
+	Energy      Energy
+}
+
+// Report is what a device's service agents did over a run.
+type Report struct {
+	Kind    Kind
+	Calls   Stats
+	Threads []ThreadReport
+	Energy  Energy // summed over the threads
+}
+
+// Polls returns the polls of all threads.
+func (r Report) Polls() uint64 {
+	var n uint64
+	for _, t := range r.Threads {
+		n += t.Polls
+	}
+	return n
+}

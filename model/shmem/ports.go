@@ -1,0 +1,282 @@
+package shmem
+
+import (
+	"encoding/binary"
+
+	"github.com/gpunetsim/gpunetsim/hw/cp"
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
+	"github.com/gpunetsim/gpunetsim/hw/sched"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// ---------------------------------------------------------------------------
+// Producers: how a work-group reaches its queue (gpu-networking.md §1
+// table, rows "queue memory" and "producer publish scope").
+
+// gpuProducer writes a queue in GPU memory (or, in APU mode, the shared
+// memory) through the CU's caches and publishes at scope: system for GHN
+// (dGPU: write back the L2; APU: wait for the write-through), device for
+// ComP-Net (the CP reads at the L2). With locked set, slot and status
+// stores are store_locked (hardware.md §9).
+type gpuProducer struct {
+	scope  gpu.Scope
+	locked bool
+	g      *gpu.GPU
+}
+
+func (p gpuProducer) store(wg *gpu.WG, a mem.Addr, v uint64) { wg.StoreTracked(a, v, p.locked) }
+
+func (p gpuProducer) fill(wg *gpu.WG, slot mem.Addr, w [7]uint64) {
+	for i := 1; i < len(w); i++ {
+		wg.StoreTracked(slot+mem.Addr(8*i), w[i], p.locked)
+	}
+}
+
+func (p gpuProducer) release(wg *gpu.WG) { wg.Release(p.scope) }
+func (p gpuProducer) acquire(wg *gpu.WG) { wg.Acquire(p.scope) }
+
+func (p gpuProducer) load(wg *gpu.WG, a mem.Addr) uint64 { return wg.Load64(a) }
+
+func (p gpuProducer) peek(a mem.Addr) uint64 {
+	if p.scope == gpu.System {
+		return p.g.Mem().Load64(a) // a system acquire drops the L2 copy
+	}
+	return p.g.CoherentLoad64(a)
+}
+
+// hostqProducer writes a queue in host memory with PCIe posted writes over
+// the GPU's link and reads it with PCIe reads (GHN_DGPU_HOSTQ).
+type hostqProducer struct {
+	link    *pcie.Link
+	m       *mem.Memory
+	visible sim.Time // the latest posted write's visibility
+}
+
+func (p *hostqProducer) write(wg *gpu.WG, a mem.Addr, b []byte) {
+	free, vis := p.link.PostedWrite(pcie.Up, wg.Now(), unit.Bytes(len(b)))
+	p.visible = max(p.visible, vis)
+	data := append([]byte(nil), b...)
+	m := p.m
+	wg.Engine().At(vis, func() { m.Write(a, data) })
+	wg.SleepUntil(free)
+}
+
+func (p *hostqProducer) store(wg *gpu.WG, a mem.Addr, v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	p.write(wg, a, b[:])
+}
+
+// fill writes words 1..6 as one write-combined posted write.
+func (p *hostqProducer) fill(wg *gpu.WG, slot mem.Addr, w [7]uint64) {
+	var b [48]byte
+	for i := 1; i < len(w); i++ {
+		binary.LittleEndian.PutUint64(b[8*(i-1):], w[i])
+	}
+	p.write(wg, slot+8, b[:])
+}
+
+// release waits until the posted writes are visible in host memory.
+func (p *hostqProducer) release(wg *gpu.WG) { wg.SleepUntil(p.visible) }
+func (p *hostqProducer) acquire(*gpu.WG)    {}
+
+func (p *hostqProducer) load(wg *gpu.WG, a mem.Addr) uint64 {
+	wg.SleepUntil(p.link.Read(pcie.Up, wg.Now(), 8, false))
+	return p.m.Load64(a)
+}
+
+func (p *hostqProducer) peek(a mem.Addr) uint64 { return p.m.Load64(a) }
+
+// ---------------------------------------------------------------------------
+// Consumers: how a service thread reaches the queues (row "consumer poll
+// path") and what it is charged.
+
+type consumer interface {
+	proc() *sim.Proc
+	name() string
+	coreType() string
+	instr(n int)
+	poll(a mem.Addr) uint64     // one poll of a status word (with the acquire marker)
+	line(a mem.Addr) [8]uint64  // the rest of the entry
+	store(a mem.Addr, v uint64) // a queue word (status, read index)
+	local(a mem.Addr, v uint64) // the library's own memory (bounce words)
+	rmw(a mem.Addr, f func(uint64) uint64) uint64
+	releaseSystem()                  // before the doorbell
+	acquireSystem()                  // before reading NIC-written state
+	addPCIe()                        // one PCIe transaction issued
+	stall(until sim.Time)            // wait holding the core (an uncached read)
+	idle() bool                      // may sleep through unchanged polls (coherent cache hits)
+	nudge() *sim.Signal              // notified when polling should resume
+	skip(polls uint64, instr int)    // account polls slept through
+	pollCost(instr int) sim.Duration // one unchanged poll
+	counts() Counts
+	exit()
+}
+
+// hostPort is a host helper thread (GHN). Queues in GPU memory are read
+// and written over the GPU's PCIe link (GHN_DGPU); queues in host or
+// shared memory are read through the thread's coherent cache: a poll of
+// an unchanged word hits, the first poll after a writer changed it
+// misses to DRAM (GHN_DGPU_HOSTQ, GHN_APU).
+type hostPort struct {
+	t      *cpu.Thread
+	slot   *sched.Thread
+	spec   cpu.Spec
+	link   *pcie.Link
+	m      *mem.Memory
+	overPC bool // queue words live across PCIe
+	seen   map[mem.Addr]uint64
+	n      Counts
+}
+
+func (h *hostPort) proc() *sim.Proc    { return h.t.Proc }
+func (h *hostPort) name() string       { return h.t.Track() }
+func (h *hostPort) coreType() string   { return "host" }
+func (h *hostPort) counts() Counts     { return h.n }
+func (h *hostPort) exit()              { h.slot.Exit() }
+func (h *hostPort) addPCIe()           { h.n.PCIe++ }
+func (h *hostPort) nudge() *sim.Signal { return &h.slot.Nudge }
+
+func (h *hostPort) instr(n int) {
+	if n <= 0 {
+		return
+	}
+	h.n.Instr += uint64(n)
+	h.slot.Busy(h.spec.Instr(n))
+}
+
+func (h *hostPort) stall(until sim.Time) {
+	if d := until - h.t.Now(); d > 0 {
+		h.slot.Busy(d)
+	}
+}
+
+func (h *hostPort) cached(a mem.Addr) uint64 {
+	h.n.L1++
+	v := h.m.Load64(a)
+	if old, ok := h.seen[a]; ok && old == v {
+		h.slot.Busy(h.spec.CacheHit)
+		return v
+	}
+	h.n.L2++
+	h.n.DRAM++
+	h.slot.Busy(h.spec.DRAMLatency)
+	h.seen[a] = v
+	return v
+}
+
+func (h *hostPort) poll(a mem.Addr) uint64 {
+	if !h.overPC {
+		return h.cached(a)
+	}
+	h.n.PCIe++
+	h.stall(h.link.Read(pcie.Down, h.t.Now(), 8, false))
+	return h.m.Load64(a)
+}
+
+func (h *hostPort) line(a mem.Addr) [8]uint64 {
+	var w [8]uint64
+	var b [entrySize]byte
+	if h.overPC {
+		h.n.PCIe++
+		h.stall(h.link.Read(pcie.Down, h.t.Now(), entrySize, false))
+	} else {
+		h.n.L1++
+		h.slot.Busy(h.spec.CacheHit) // the poll brought the line in
+	}
+	h.m.Read(a, b[:])
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return w
+}
+
+func (h *hostPort) store(a mem.Addr, v uint64) {
+	if !h.overPC {
+		h.local(a, v)
+		return
+	}
+	h.n.PCIe++
+	free, vis := h.link.PostedWrite(pcie.Down, h.t.Now(), 8)
+	m := h.m
+	h.t.Engine().At(vis, func() { m.Store64(a, v) })
+	h.stall(free)
+}
+
+func (h *hostPort) local(a mem.Addr, v uint64) {
+	h.n.L1++
+	h.slot.Busy(h.spec.CacheHit)
+	h.m.Store64(a, v)
+	h.seen[a] = v
+}
+
+func (h *hostPort) rmw(a mem.Addr, f func(uint64) uint64) uint64 {
+	h.n.L1++
+	h.slot.Busy(h.spec.CacheHit)
+	old := h.m.Load64(a)
+	h.m.Store64(a, f(old))
+	return old
+}
+
+func (h *hostPort) releaseSystem() {}
+func (h *hostPort) acquireSystem() {}
+
+func (h *hostPort) idle() bool { return !h.overPC && !h.slot.Contended() }
+
+func (h *hostPort) pollCost(instr int) sim.Duration { return h.spec.CacheHit + h.spec.Instr(instr) }
+
+func (h *hostPort) skip(polls uint64, instr int) {
+	h.n.Instr += polls * uint64(instr)
+	h.n.L1 += polls
+}
+
+// cpPort is a ComP-Net service thread on a CP core: polls are a device
+// acquire marker (the CP L1 is invalidated) and a load that hits the GPU
+// L2 when the line is resident.
+type cpPort struct {
+	t       *cp.Thread
+	acquire bool
+	pcie    uint64
+}
+
+func (c *cpPort) proc() *sim.Proc                              { return c.t.Proc }
+func (c *cpPort) name() string                                 { return c.t.Name() }
+func (c *cpPort) coreType() string                             { return "cp" }
+func (c *cpPort) instr(n int)                                  { c.t.Instr(n) }
+func (c *cpPort) store(a mem.Addr, v uint64)                   { c.t.Store64(a, v) }
+func (c *cpPort) local(a mem.Addr, v uint64)                   { c.t.Store64(a, v) }
+func (c *cpPort) rmw(a mem.Addr, f func(uint64) uint64) uint64 { return c.t.RMW(a, f) }
+func (c *cpPort) releaseSystem()                               { c.t.ReleaseSystem() }
+func (c *cpPort) acquireSystem()                               { c.t.AcquireSystem() }
+func (c *cpPort) addPCIe()                                     { c.pcie++ }
+func (c *cpPort) stall(until sim.Time)                         { c.t.SleepUntil(until) }
+func (c *cpPort) idle() bool                                   { return false }
+func (c *cpPort) nudge() *sim.Signal                           { return nil }
+func (c *cpPort) skip(uint64, int)                             {}
+func (c *cpPort) pollCost(int) sim.Duration                    { return 0 }
+func (c *cpPort) exit()                                        {}
+
+func (c *cpPort) poll(a mem.Addr) uint64 {
+	if c.acquire {
+		c.t.Acquire()
+	}
+	return c.t.Load64(a)
+}
+
+func (c *cpPort) line(a mem.Addr) [8]uint64 {
+	var w [8]uint64
+	d := c.t.LoadLine(mem.Line(a))
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint64(d[8*i:])
+	}
+	return w
+}
+
+func (c *cpPort) counts() Counts {
+	n := c.t.Counts()
+	return Counts{Instr: n.Instr, L1: n.L1, L2: n.L2, DRAM: n.Mem, PCIe: c.pcie}
+}

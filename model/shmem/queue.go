@@ -1,0 +1,220 @@
+package shmem
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+)
+
+// Entry status values (gpu-networking.md §1.2). failed is this
+// simulator's: the network reported the operation failed.
+const (
+	statusFree     = 0
+	statusPosted   = 1
+	statusComplete = 2
+	statusFailed   = 3
+)
+
+// Entry flags.
+const (
+	flagBlocking = 1 << 0
+	flagInline   = 1 << 1
+)
+
+// entrySize is one queue entry [DOC].
+const entrySize = 64
+
+// queue is one work-group's ring of Q entries, its shared read index
+// (own line) and one result word per slot (own lines: the NIC writes
+// them).
+type queue struct {
+	idx     int
+	q       uint64
+	ring    mem.Addr
+	readIdx mem.Addr
+	results mem.Addr
+	owner   *service
+
+	// producer state (the work-group's LDS)
+	w, lr uint64
+	done  []bool // slot known FREE or COMPLETE by the producer
+
+	// consumer state (the service thread's private read index)
+	rd uint64
+}
+
+func (q *queue) slot(i uint64) mem.Addr   { return q.ring + mem.Addr(i%q.q)*entrySize }
+func (q *queue) result(i uint64) mem.Addr { return q.results + mem.Addr(i%q.q)*8 }
+
+// entry is a decoded queue entry. Word layout (little-endian, §1.2):
+// 0 status|op<<32|flags<<48, 1 PE|len<<32, 2 dst, 3 src or inline data,
+// 4 compare value, 5 ctx id, 6 sequence number (this simulator's use of
+// the reserved bytes: a consumer recognises an entry of an earlier lap).
+type entry struct {
+	status uint32
+	op     Op
+	flags  uint16
+	pe     int
+	len    uint64
+	dst    mem.Addr
+	src    uint64
+	cond   uint64
+	ctx    uint64
+	seq    uint64
+}
+
+func (e entry) blocking() bool { return e.flags&flagBlocking != 0 }
+
+func encode(r *Request, ctx int, seq uint64) [7]uint64 {
+	flags := uint64(0)
+	if r.Blocking {
+		flags |= flagBlocking
+	}
+	src := uint64(r.Src)
+	if r.Op == OpP || r.Op.atomic() {
+		flags |= flagInline // data smaller than 8 bytes travels in the entry
+		src = r.Value
+	}
+	if r.Op == OpGet {
+		src = uint64(r.Src)
+	}
+	return [7]uint64{statusPosted | uint64(r.Op)<<32 | flags<<48, uint64(uint32(r.PE)) | r.Len<<32,
+		uint64(r.Dst), src, r.Cond, uint64(ctx), seq}
+}
+
+func decode(w [8]uint64) entry {
+	return entry{status: uint32(w[0]), op: Op(uint16(w[0] >> 32)), flags: uint16(w[0] >> 48),
+		pe: int(int32(uint32(w[1]))), len: w[1] >> 32, dst: mem.Addr(w[2]), src: w[3], cond: w[4], ctx: w[5], seq: w[6]}
+}
+
+// producer is how a work-group reaches its queue's memory in one backend:
+// plain stores, the release and acquire of the publish scope, loads, and
+// a free look at the coherent value (to sleep through unchanged polls).
+type producer interface {
+	store(wg *gpu.WG, a mem.Addr, v uint64)
+	fill(wg *gpu.WG, slot mem.Addr, words [7]uint64) // words 1..6 of an entry
+	release(wg *gpu.WG)
+	acquire(wg *gpu.WG)
+	load(wg *gpu.WG, a mem.Addr) uint64
+	peek(a mem.Addr) uint64
+}
+
+// qchan is a work-group's channel: the producer protocol of
+// gpu-networking.md §1.3.
+type qchan struct {
+	b  *queueBackend
+	q  *queue
+	wg *gpu.WG
+}
+
+func (c *qchan) Close() {}
+
+// Submit runs steps 1–5 of the producer protocol on the leader
+// work-item.
+func (c *qchan) Submit(r *Request) error {
+	b, q, wg, p := c.b, c.q, c.wg, c.b.prod
+	wg.Scalar(b.spec.ProducerInstr)
+	c.reserve()
+	s := q.w % q.q
+	slot := q.slot(q.w)
+	words := encode(r, q.idx, q.w)
+	p.fill(wg, slot, words) // 2: fill …
+	p.release(wg)           // … and release at the publish scope
+	p.store(wg, slot, words[0])
+	p.release(wg) // 3: post
+	q.done[s] = false
+	if q.owner != nil {
+		q.owner.nudge()
+	}
+	seq := q.w
+	q.w++ // 4
+	if !r.Blocking {
+		return nil
+	}
+	if err := c.complete(); err != nil {
+		return err
+	}
+	if r.Op.fetches() {
+		r.Result = p.load(wg, q.result(seq))
+	}
+	return nil
+}
+
+// reserve is step 1: a slot is free when the ring does not look full and
+// the slot is not still POSTED from the previous lap (a pending blocking
+// entry the consumer already skipped, §1.4 step 4).
+func (c *qchan) reserve() {
+	q, wg, p := c.q, c.wg, c.b.prod
+	for {
+		if q.w-q.lr >= q.q {
+			q.lr = p.load(wg, q.readIdx) // 1b: refresh the stale read index
+			if q.w-q.lr >= q.q {
+				lr := q.lr
+				c.waitWhile(q.readIdx, "a free slot (ring full)", func(v uint64) bool { return v == lr })
+				p.acquire(wg)
+				continue
+			}
+		}
+		s := q.w % q.q
+		if q.w < q.q || q.done[s] {
+			return
+		}
+		slot := q.slot(q.w)
+		st := p.load(wg, slot)
+		if uint32(st) != statusPosted {
+			q.done[s] = true
+			return
+		}
+		c.waitWhile(slot, "a slot still POSTED from the previous lap", posted)
+		p.acquire(wg)
+	}
+}
+
+// complete is step 5: poll the status of every entry in [localReadIdx,
+// writeIdx) not yet seen complete, acquire after each pass, until all are
+// COMPLETE.
+func (c *qchan) complete() error {
+	q, wg, p := c.q, c.wg, c.b.prod
+	var failed bool
+	for {
+		var first uint64
+		pending := false
+		for i := q.lr; i < q.w; i++ {
+			s := i % q.q
+			if q.done[s] {
+				continue
+			}
+			st := uint32(p.load(wg, q.slot(i)))
+			if st == statusComplete || st == statusFailed {
+				q.done[s] = true
+				failed = failed || st == statusFailed
+				continue
+			}
+			if !pending {
+				first, pending = i, true
+			}
+		}
+		p.acquire(wg)
+		if !pending {
+			break
+		}
+		c.waitWhile(q.slot(first), "completion of its queue entries", posted)
+	}
+	if failed {
+		return fmt.Errorf("%w: queue %d", ErrFailed, q.idx)
+	}
+	return nil
+}
+
+func posted(v uint64) bool { return uint32(v) == statusPosted }
+
+// waitWhile sleeps while the word at a, as the coherence point holds it,
+// satisfies cond: the polls in between would all see no change. It never
+// misses a change made during the work-group's last load.
+func (c *qchan) waitWhile(a mem.Addr, what string, cond func(uint64) bool) {
+	m := c.wg.Mem()
+	for cond(c.b.prod.peek(a)) {
+		c.wg.Wait(m.Watch(a), what)
+	}
+}

@@ -1,0 +1,288 @@
+package shmem
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/cp"
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/sched"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// queueBackend is the host-forwarding family (GHN_*, COMPNET): one queue
+// per work-group, service threads that own queues round-robin, and the
+// OpenSHMEM-over-Portals library they call.
+type queueBackend struct {
+	dev    *Device
+	kind   Kind
+	spec   Spec
+	sw     cost.Spec
+	prod   producer
+	queues []*queue
+	svcs   []*service
+	lib    *lib
+}
+
+func newQueueBackend(d *Device) (*queueBackend, error) {
+	rt := d.rt
+	n := rt.node
+	if n.GPU == nil || n.NIC == nil {
+		return nil, fmt.Errorf("shmem %s on PE %d: needs a GPU and a NIC", rt.kind, n.PE)
+	}
+	b := &queueBackend{dev: d, kind: rt.kind, spec: rt.spec, sw: n.SW}
+	mode := n.GPU.Spec().Mode
+	switch rt.kind {
+	case GHNAPU:
+		if mode != "apu" {
+			return nil, fmt.Errorf("shmem %s on PE %d: needs gpu.mode = apu (coherent shared memory), got %s", rt.kind, n.PE, mode)
+		}
+		b.prod = gpuProducer{scope: gpu.System, g: n.GPU}
+	case GHNDGPU, CompNetCP, GHNHostQ:
+		if mode != "dgpu" {
+			return nil, fmt.Errorf("shmem %s on PE %d: needs gpu.mode = dgpu, got %s", rt.kind, n.PE, mode)
+		}
+	}
+	switch rt.kind {
+	case GHNDGPU:
+		b.prod = gpuProducer{scope: gpu.System, g: n.GPU}
+	case CompNetCP:
+		b.prod = gpuProducer{scope: gpu.Device, locked: rt.spec.LLCLocking, g: n.GPU}
+	case GHNHostQ:
+		b.prod = &hostqProducer{link: n.GPULink, m: n.Mem}
+	}
+	pool, libPool := mem.GPU, mem.Host
+	if rt.kind == GHNHostQ {
+		pool = mem.Host
+	}
+	if rt.kind == CompNetCP {
+		libPool = mem.GPU
+	}
+	q := uint64(rt.spec.QueueEntries)
+	for i := range d.queues {
+		ring := n.Mem.AllocData(pool, q*entrySize+mem.LineSize, fmt.Sprintf("shmem.queue[%d]", i))
+		res := n.Mem.AllocData(pool, q*8, fmt.Sprintf("shmem.results[%d]", i))
+		n.GPU.ShareWithNIC(res, q*8)
+		b.queues = append(b.queues, &queue{idx: i, q: q, ring: ring, readIdx: ring + mem.Addr(q*entrySize), results: res,
+			done: make([]bool, q)})
+	}
+	b.lib = newLib(b, n, libPool)
+	b.startServices()
+	return b, nil
+}
+
+func (b *queueBackend) Expose(idx int, base mem.Addr, size uint64) { b.lib.expose(idx, base, size) }
+
+func (b *queueBackend) Open(wg *gpu.WG, q int) (Channel, error) {
+	if wg.GPU() != b.dev.rt.node.GPU {
+		return nil, fmt.Errorf("work-group of another GPU")
+	}
+	return &qchan{b: b, q: b.queues[q], wg: wg}, nil
+}
+
+// startServices spawns the service threads and splits the queues evenly
+// among them (contiguous blocks).
+func (b *queueBackend) startServices() {
+	n := b.dev.rt.node
+	threads := min(b.spec.Threads, len(b.queues))
+	var host *sched.Sched
+	if b.kind != CompNetCP {
+		cores := b.spec.HostCores
+		if cores == 0 {
+			cores = max(1, min(threads, n.CPU.Spec().Cores-1))
+		}
+		host = sched.New(fmt.Sprintf("node[%d].ghn", n.PE), cores, b.spec.HostQuantum)
+	}
+	for t := range threads {
+		s := &service{b: b}
+		for i, q := range b.queues {
+			if i*threads/len(b.queues) == t {
+				s.queues = append(s.queues, q)
+				q.owner = s
+			}
+		}
+		b.svcs = append(b.svcs, s)
+		name := fmt.Sprintf("svc[%d]", t)
+		if b.kind == CompNetCP {
+			n.CP.Spawn(name, func(th *cp.Thread) {
+				s.port = &cpPort{t: th, acquire: b.spec.ConsumerAcquire}
+				s.run()
+			})
+			continue
+		}
+		n.CPU.Spawn(name, func(th *cpu.Thread) {
+			s.port = &hostPort{t: th, slot: host.Bind(th.Proc), spec: n.CPU.Spec(), link: n.GPULink, m: n.Mem,
+				overPC: b.kind == GHNDGPU, seen: map[mem.Addr]uint64{}}
+			s.run()
+		})
+	}
+}
+
+// Stop ends the service threads and reports them.
+func (b *queueBackend) Stop() Report {
+	var rep Report
+	es := b.dev.rt.spec.Energy
+	for _, s := range b.svcs {
+		s.stop = true
+		if s.port == nil {
+			continue
+		}
+		if sig := s.port.nudge(); sig != nil {
+			sig.Notify()
+		}
+		n := s.port.counts()
+		alive := s.port.proc().Now() - s.start
+		prof := es.Host
+		if s.port.coreType() == "cp" {
+			prof = es.CP
+		}
+		tr := ThreadReport{Name: s.port.name(), Core: s.port.coreType(), Alive: alive, Counts: n, Polls: s.polls,
+			Served: s.served, Energy: prof.of(alive, n)}
+		rep.Threads = append(rep.Threads, tr)
+		rep.Energy.Static += tr.Energy.Static
+		rep.Energy.Dynamic += tr.Energy.Dynamic
+	}
+	return rep
+}
+
+// service is one service thread: the consumer protocol of
+// gpu-networking.md §1.4.
+type service struct {
+	b       *queueBackend
+	port    consumer
+	queues  []*queue
+	pending []pend
+	rounds  int
+	stop    bool
+	start   sim.Time
+	polls   uint64
+	served  uint64
+}
+
+type pend struct {
+	q *queue
+	e entry
+}
+
+// nudge wakes the thread if it sleeps through an idle stretch.
+func (s *service) nudge() {
+	if s.port == nil {
+		return
+	}
+	if sig := s.port.nudge(); sig != nil {
+		sig.Notify()
+	}
+}
+
+func (s *service) run() {
+	defer s.port.exit()
+	s.start = s.port.proc().Now()
+	sw := s.b.sw
+	for !s.stop {
+		found := false
+		for _, q := range s.queues {
+			if s.visit(q) {
+				found = true
+			}
+		}
+		s.rounds++
+		if len(s.pending) > 0 && s.rounds >= s.b.spec.QuietRounds {
+			s.quietPending()
+			s.rounds = 0
+		}
+		if !found && len(s.pending) == 0 && s.port.idle() {
+			s.sleep(sw.ConsumerPoll)
+		}
+	}
+}
+
+// visit is steps 1–4 for one queue.
+func (s *service) visit(q *queue) bool {
+	slot := q.slot(q.rd)
+	st := s.port.poll(slot)
+	s.port.instr(s.b.sw.ConsumerPoll)
+	s.polls++
+	if uint32(st) != statusPosted {
+		return false
+	}
+	e := decode(s.port.line(slot))
+	if e.status != statusPosted || e.seq != q.rd {
+		return false // an entry of an earlier lap, left POSTED while pending
+	}
+	s.b.lib.issue(s.port, q, e)
+	s.served++
+	if e.blocking() {
+		s.pending = append(s.pending, pend{q, e}) // converted to non-blocking, completed by a quiet
+	} else {
+		s.port.store(slot, word0(e, statusComplete))
+	}
+	q.rd++
+	s.port.store(q.readIdx, q.rd) // publish the shared read index
+	return true
+}
+
+func word0(e entry, status uint32) uint64 {
+	return uint64(status) | uint64(e.op)<<32 | uint64(e.flags)<<48
+}
+
+// quietPending is step 5: quiet each context with pending entries and
+// mark its entries COMPLETE (or FAILED). [DEFAULT resolution] The quiet
+// checks the context's CT and does not block: a context whose
+// operations are still in flight keeps its entries pending until a later
+// round, so the thread keeps serving the other work-groups and one
+// context's quiet never waits for another's traffic (§1.1 contexts; the
+// "skip the quiet when the CTs show completion" optimization of §1.4).
+func (s *service) quietPending() {
+	ctxs := map[int]int{}
+	var order []int
+	for _, p := range s.pending {
+		if ctxs[p.q.idx] == 0 {
+			order = append(order, p.q.idx)
+		}
+		ctxs[p.q.idx]++
+	}
+	done, failed := map[int]bool{}, map[int]bool{}
+	any := false
+	for _, c := range order {
+		done[c], failed[c] = s.b.lib.quiet(s.port, c, ctxs[c])
+		any = any || done[c]
+	}
+	if !any {
+		return
+	}
+	s.port.acquireSystem()
+	keep := s.pending[:0]
+	for _, p := range s.pending {
+		if !done[p.q.idx] {
+			keep = append(keep, p)
+			continue
+		}
+		st := uint32(statusComplete)
+		if failed[p.q.idx] {
+			st = statusFailed
+		}
+		s.port.store(p.q.slot(p.e.seq), word0(p.e, st))
+	}
+	s.pending = keep
+}
+
+// sleep sleeps through an idle stretch of a coherent-cache poller: every
+// poll would hit an unchanged line. The polls are accounted, not run.
+func (s *service) sleep(instr int) {
+	p := s.port.proc()
+	m := s.b.dev.rt.node.Mem
+	for _, q := range s.queues {
+		if uint32(m.Load64(q.slot(q.rd))) == statusPosted {
+			return // posted since this round polled it: poll again
+		}
+	}
+	start := p.Now()
+	p.Wait(s.port.nudge(), "a posted entry")
+	if cost := s.port.pollCost(instr); cost > 0 {
+		polls := uint64((p.Now() - start) / cost)
+		s.port.skip(polls, instr)
+		s.polls += polls
+	}
+}
