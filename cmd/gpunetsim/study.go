@@ -286,7 +286,7 @@ func writeStudy(p prepared, o study.Outcome, dir string, quiet bool, stdout io.W
 }
 
 // facetsOf returns entry i's per-combination results when it has sweeps.
-func facetsOf(o study.Outcome, i int) []*report.Result {
+func facetsOf(o study.Outcome, i int) []report.Facet {
 	if i < len(o.Parts) && len(o.Parts[i]) > 1 {
 		return o.Parts[i]
 	}

@@ -21,7 +21,14 @@ type Section struct {
 	// Facets, when non-empty, are drawn as one figure each instead of
 	// Result's plot (a study's sweep combinations, each a result of its
 	// own), and crossovers are looked for within each.
-	Facets []*Result
+	Facets []Facet
+}
+
+// Facet is one figure of a faceted section: a result whose plot is drawn
+// titled Label (e.g. "link.bandwidth=25Gbps"), its own title in the caption.
+type Facet struct {
+	Label  string
+	Result *Result
 }
 
 // Crossover is a change of order between two plot series: Above is above
@@ -176,22 +183,30 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 		hs.Status, hs.StatusClass = fmt.Sprintf("NOT verified: %d of %d checked simulations did not match their serial reference", n-v, n), "bad"
 	}
 	facets := s.Facets
-	if len(facets) == 0 {
-		facets = []*Result{r}
+	if len(facets) == 0 && r.Plot != nil {
+		facets = []Facet{{Label: r.Plot.Title, Result: r}}
 	}
 	for _, f := range facets {
-		if f.Plot == nil {
+		if f.Result.Plot == nil {
 			continue
 		}
+		titled := *f.Result
+		plot := *f.Result.Plot
+		plot.Title = f.Label
+		titled.Plot = &plot
 		var svg bytes.Buffer
-		if err := WritePlot(&svg, f, "svg"); err != nil {
-			return hs, fmt.Errorf("report: HTML figure %q: %w", f.Plot.Title, err)
+		if err := WritePlot(&svg, &titled, "svg"); err != nil {
+			return hs, fmt.Errorf("report: HTML figure %q: %w", f.Label, err)
 		}
-		hs.Figures = append(hs.Figures, htmlFigure{Caption: f.Plot.Title, SVG: template.HTML(inlineSVG(svg.String()))})
-		hs.HasSeries = hs.HasSeries || len(f.Plot.Series) > 0
-		for _, c := range Crossovers(f.Plot) {
+		caption := f.Result.Plot.Title
+		if f.Label != caption {
+			caption += " — " + f.Label
+		}
+		hs.Figures = append(hs.Figures, htmlFigure{Caption: caption, SVG: template.HTML(inlineSVG(svg.String()))})
+		hs.HasSeries = hs.HasSeries || len(plot.Series) > 0
+		for _, c := range Crossovers(&plot) {
 			hs.Crossovers = append(hs.Crossovers, fmt.Sprintf("%s: %s drops below %s between %s = %s and %s (%s leads after)",
-				f.Plot.Title, c.Above, c.Below, f.Plot.XLabel, fmtX(c.X0), fmtX(c.X1), c.Below))
+				f.Label, c.Above, c.Below, plot.XLabel, fmtX(c.X0), fmtX(c.X1), c.Below))
 		}
 	}
 	for _, t := range r.Tables {
@@ -253,7 +268,7 @@ body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; pa
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 nav ul { columns: 2; }
 figure { margin: 1em 0; display: inline-block; vertical-align: top; }
-figure svg { width: 36em; max-width: 100%; height: auto; }
+figure svg { width: 33em; max-width: 100%; height: auto; }
 figcaption { font-size: 0.9em; color: #555; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ddd; padding: 0.15em 0.5em; }

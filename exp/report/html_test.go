@@ -48,13 +48,13 @@ func TestWriteHTML(t *testing.T) {
 	facet.Plot = &Plot{Title: "facet <2>", XLabel: "nodes", Series: []Series{
 		{Name: "A", X: []float64{2, 4}, Y: []float64{1, 3}}, {Name: "B", X: []float64{2, 4}, Y: []float64{2, 2}}}}
 	var b bytes.Buffer
-	if err := WriteHTML(&b, "title & more", []Section{{Title: "one", Summary: "first", Result: r}, {Title: "two", Result: r, Facets: []*Result{&facet, &facet}}}); err != nil {
+	if err := WriteHTML(&b, "title & more", []Section{{Title: "one", Summary: "first", Result: r}, {Title: "two", Result: r, Facets: []Facet{{"x=1", &facet}, {"x=<2>", &facet}}}}); err != nil {
 		t.Fatal(err)
 	}
 	s := b.String()
 	for _, want := range []string{
 		"<title>title &amp; more</title>", `<section id="s1">`, `<section id="s2">`,
-		"facet &lt;2&gt;: B drops below A between nodes = 2 and 4 (A leads after)",
+		"x=&lt;2&gt;: B drops below A between nodes = 2 and 4 (A leads after)", "facet &lt;2&gt; — x=1",
 		"<td>run.seed</td><td>42</td>", "GPUTN, &#34;quoted&#34;", "NOT verified: 1 of 3 checked",
 	} {
 		if !strings.Contains(s, want) {

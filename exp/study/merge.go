@@ -97,25 +97,15 @@ func mergePlots(names []string, values [][]string, results []*report.Result) *re
 	return &p
 }
 
-// facets returns each combination's result with its plot titled by the
-// combination (copies: results are not changed).
-func facets(sweeps []params.Sweep, values [][]string, results []*report.Result) []*report.Result {
-	if len(sweeps) == 0 {
-		return results
-	}
+// facets returns each combination's result labelled by the combination.
+func facets(sweeps []params.Sweep, values [][]string, results []*report.Result) []report.Facet {
 	var names []string
 	for _, sw := range sweeps {
 		names = append(names, sw.Name)
 	}
-	out := make([]*report.Result, len(results))
+	out := make([]report.Facet, len(results))
 	for i, r := range results {
-		c := *r
-		if r.Plot != nil {
-			pl := *r.Plot
-			pl.Title += " — " + Combination(names, values[i])
-			c.Plot = &pl
-		}
-		out[i] = &c
+		out[i] = report.Facet{Label: Combination(names, values[i]), Result: r}
 	}
 	return out
 }

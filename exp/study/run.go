@@ -158,8 +158,8 @@ type Options struct {
 type Outcome struct {
 	Results []*report.Result
 	// Parts holds, per entry, the result of each sweep combination before
-	// merging (its plot title names the combination): a report's facets.
-	Parts    [][]*report.Result
+	// merging, labelled by the combination: a report's facets.
+	Parts    [][]report.Facet
 	Progress Progress
 }
 
@@ -309,9 +309,9 @@ feed:
 }
 
 // assemble builds each entry's merged result from the points' results.
-func assemble(p *Plan, points map[string][]byte, whole map[int]*report.Result) ([]*report.Result, [][]*report.Result, error) {
+func assemble(p *Plan, points map[string][]byte, whole map[int]*report.Result) ([]*report.Result, [][]report.Facet, error) {
 	var out []*report.Result
-	var parts [][]*report.Result
+	var parts [][]report.Facet
 	for ei, e := range p.Study.Entries {
 		var results []*report.Result
 		var values [][]string
