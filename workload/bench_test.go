@@ -18,6 +18,10 @@ import (
 // per run.
 func BenchmarkAllreduce64(b *testing.B) { benchAllreduce(b, 64, true) }
 
+// BenchmarkAllreduce64PayloadFree is BenchmarkAllreduce64 without
+// payload bytes (timing only), to profile the event path alone.
+func BenchmarkAllreduce64PayloadFree(b *testing.B) { benchAllreduce(b, 64, false) }
+
 // BenchmarkAllreduce256 is the 8 MiB allreduce on 256 nodes payload-free
 // (timing only), per strategy.
 func BenchmarkAllreduce256(b *testing.B) { benchAllreduce(b, 256, false) }

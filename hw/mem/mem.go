@@ -48,6 +48,22 @@ type watch struct {
 	sig  *sim.Signal
 }
 
+// ctrlLine is one control line of a payload-free allocation.
+type ctrlLine struct {
+	line  Addr
+	bytes *[LineSize]byte
+}
+
+// ctrlIn returns the control lines of r that overlap [a, a+n).
+func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
+	lo := sort.Search(len(r.ctrl), func(i int) bool { return r.ctrl[i].line >= Line(a) })
+	hi := lo
+	for hi < len(r.ctrl) && r.ctrl[hi].line < a+Addr(n) {
+		hi++
+	}
+	return r.ctrl[lo:hi]
+}
+
 type region struct {
 	base Addr
 	size uint64
@@ -57,7 +73,9 @@ type region struct {
 	name string
 	// ctrl holds the real bytes of control lines (flags, sequence words) of
 	// a payload-free allocation, by line address.
-	ctrl map[Addr]*[LineSize]byte
+	// Sorted by address: a read or write finds the control lines of its
+	// range by binary search (a payload-free buffer can hold thousands).
+	ctrl []ctrlLine
 	// watched holds the watched lines of this allocation sorted by
 	// address, so a write finds the watchers of its range by binary search
 	// instead of one map lookup per line (writes to unwatched allocations
@@ -167,11 +185,10 @@ func (m *Memory) Read(a Addr, dst []byte) {
 	}
 	clear(dst)
 	r, _ := m.find(a, len(dst))
-	for l, line := range r.ctrl {
+	for _, c := range r.ctrlIn(a, len(dst)) {
+		l := c.line
 		lo, hi := max(l, a), min(l+LineSize, a+Addr(len(dst)))
-		if lo < hi {
-			copy(dst[lo-a:hi-a], line[lo-l:hi-l])
-		}
+		copy(dst[lo-a:hi-a], c.bytes[lo-l:hi-l])
 	}
 }
 
@@ -187,12 +204,10 @@ func (m *Memory) MarkControl(a Addr, n int) {
 	if r.data != nil || r.lazy {
 		return
 	}
-	if r.ctrl == nil {
-		r.ctrl = map[Addr]*[LineSize]byte{}
-	}
 	for l := Line(a); l < a+Addr(n); l += LineSize {
-		if r.ctrl[l] == nil {
-			r.ctrl[l] = new([LineSize]byte)
+		i := sort.Search(len(r.ctrl), func(i int) bool { return r.ctrl[i].line >= l })
+		if i == len(r.ctrl) || r.ctrl[i].line != l {
+			r.ctrl = slices.Insert(r.ctrl, i, ctrlLine{l, new([LineSize]byte)})
 		}
 	}
 }
@@ -207,12 +222,7 @@ func (m *Memory) HasData(a Addr, n int) bool {
 	if r.data != nil || r.lazy {
 		return true
 	}
-	for l := Line(a); l < a+Addr(n); l += LineSize {
-		if r.ctrl[l] != nil {
-			return true
-		}
-	}
-	return false
+	return len(r.ctrlIn(a, n)) > 0
 }
 
 // Write copies src to [a, a+len(src)) and wakes the watchers of every line
@@ -221,11 +231,10 @@ func (m *Memory) Write(a Addr, src []byte) {
 	if dst := m.Bytes(a, len(src)); dst != nil {
 		copy(dst, src)
 	} else if r, _ := m.find(a, len(src)); len(r.ctrl) > 0 {
-		for l := Line(a); l < a+Addr(len(src)); l += LineSize {
-			if line := r.ctrl[l]; line != nil {
-				lo, hi := max(l, a), min(l+LineSize, a+Addr(len(src)))
-				copy(line[lo-l:hi-l], src[lo-a:hi-a])
-			}
+		for _, c := range r.ctrlIn(a, len(src)) {
+			l := c.line
+			lo, hi := max(l, a), min(l+LineSize, a+Addr(len(src)))
+			copy(c.bytes[lo-l:hi-l], src[lo-a:hi-a])
 		}
 	}
 	m.Touch(a, len(src))
