@@ -245,8 +245,7 @@ func (l *ringLayout) recvAddr(base mem.Addr, st, k, s int) (mem.Addr, uint64) {
 // collective over MPI (Isend/Irecv per step); the reduction runs on the
 // host's cores (CPU) or in a kernel per step (HDN).
 func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
-	local := func(op nbc.Op) {
-		nd.Host.Instr(nd.SW.NBCStep)
+	local := func(op nbc.Op) { // the round's dispatch (sw.nbc_step) is charged by nbc
 		if nd.Stream == nil { // host compute
 			addInto(nd.Mem, op.Addr, op.Src, op.Len)
 			nd.Host.Compute(3*op.Len, a.CPUThreads)

@@ -295,3 +295,15 @@ func (t *Thread) BlockWord(a mem.Addr, what string, cond func(uint64) bool) uint
 	t.Sleep(t.cpu.spec.DRAMLatency)
 	return m.Load64(a)
 }
+
+// RMW performs a locked read-modify-write that adds add to the word at a
+// and returns the old value. The line is assumed taken by another agent
+// (a queue index the GPU or NIC reads), so it costs a DRAM access on the
+// core.
+func (t *Thread) RMW(a mem.Addr, add uint64) uint64 {
+	t.Sleep(t.cpu.spec.DRAMLatency)
+	m := t.cpu.mem
+	v := m.Load64(a)
+	m.Store64(a, v+add)
+	return v
+}

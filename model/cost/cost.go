@@ -17,17 +17,29 @@ type Spec struct {
 	ShmemQuiet    int `toml:"shmem_quiet" doc:"OpenSHMEM quiet, per pending op check" src:"DEFAULT"`
 	MPIMatch      int `toml:"mpi_match" doc:"MPI two-sided send/recv matching path (eager)" src:"DEFAULT"`
 	MPIPoll       int `toml:"mpi_poll" doc:"MPI progress poll that finds no event" src:"DEFAULT"`
-	AQLBuild      int `toml:"aql_build" doc:"HSA AQL packet build + queue reserve + doorbell" src:"DEFAULT"`
+	AQLBuild      int `toml:"aql_build" doc:"HSA AQL packet build + queue reserve + doorbell for a packet that is not a kernel dispatch (GDS trigger/wait, barrier marker), excluding the memory ops" src:"DEFAULT"`
 	NBCStep       int `toml:"nbc_step" doc:"libNBC schedule step dispatch" src:"DEFAULT"`
 	Mutex         int `toml:"mutex" doc:"mutex acquire/release, excluding the locked RMW access" src:"DEFAULT"`
 	ConsumerPoll  int `toml:"consumer_poll" doc:"GHN/ComP-Net consumer poll iteration, excluding the load" src:"DEFAULT"`
-	KernelLaunch  int `toml:"kernel_launch" doc:"host runtime work to enqueue one kernel (AQL packet + doorbell)" src:"DEFAULT"`
+	KernelLaunch  int `toml:"kernel_launch" doc:"host runtime work to launch one kernel: argument setup, AQL dispatch packet build, queue reserve, doorbell, excluding the memory ops" src:"DEFAULT"`
+
+	// How host runtime threads wait (hardware.md §10: "the host observes
+	// it when its poll next sees the signal").
+	KernelWait string `toml:"kernel_wait" doc:"waiting for a kernel's completion signal: poll (spin on the signal, the core stays busy) or block (sleep in the driver until the signal's interrupt: frees the core, pays cpu.wake_latency)" src:"DEFAULT"`
+	MPIWait    string `toml:"mpi_wait" doc:"MPI progress when no event is pending: poll (spin on the event queue) or block (sleep until the NIC's event interrupt, paying cpu.wake_latency)" src:"DEFAULT"`
 }
+
+// Wait modes of KernelWait and MPIWait.
+const (
+	WaitPoll  = "poll"
+	WaitBlock = "block"
+)
 
 // Default returns the instruction counts of gpu-networking.md §6.
 func Default() Spec {
 	return Spec{PortalsPost: 400, EventDispatch: 150, ShmemOp: 600, ShmemQuiet: 100, MPIMatch: 1500,
-		MPIPoll: 100, AQLBuild: 300, NBCStep: 300, Mutex: 30, ConsumerPoll: 40, KernelLaunch: 300}
+		MPIPoll: 100, AQLBuild: 300, NBCStep: 300, Mutex: 30, ConsumerPoll: 40, KernelLaunch: 300,
+		KernelWait: WaitPoll, MPIWait: WaitPoll}
 }
 
 // Validate reports every negative or absurd count.
@@ -42,6 +54,11 @@ func (s Spec) Validate() error {
 		{"sw.consumer_poll", s.ConsumerPoll}, {"sw.kernel_launch", s.KernelLaunch}} {
 		if f.v < 0 || f.v > 1e9 {
 			errs = append(errs, fmt.Errorf("%s = %d: must be in [0, 1000000000] instructions", f.name, f.v))
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"sw.kernel_wait", s.KernelWait}, {"sw.mpi_wait", s.MPIWait}} {
+		if f.v != WaitPoll && f.v != WaitBlock {
+			errs = append(errs, fmt.Errorf("%s = %q: must be %s or %s", f.name, f.v, WaitPoll, WaitBlock))
 		}
 	}
 	return errors.Join(errs...)

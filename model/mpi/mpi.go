@@ -214,7 +214,11 @@ func (c *Comm) progressOne() {
 	for !ok {
 		c.stats.Polls++
 		c.t.Instr(c.sw.MPIPoll)
-		c.t.Wait(c.eq.Signal(), "MPI event queue")
+		if c.sw.MPIWait == cost.WaitBlock {
+			c.t.Block(c.eq.Signal(), "MPI event queue")
+		} else {
+			c.t.Wait(c.eq.Signal(), "MPI event queue")
+		}
 		c.t.Sleep(c.t.CPU().Spec().DRAMLatency) // the poll that sees the new event misses
 		ev, ok = c.eq.Get()
 	}
@@ -288,6 +292,10 @@ func (c *Comm) matched(r *Request, ev nic.Event, unexpected bool) {
 	}
 	r.done = true
 }
+
+// ScheduleStep charges the dispatch of one round of a nonblocking
+// collective's schedule (libNBC, sw.nbc_step) on the rank's thread.
+func (c *Comm) ScheduleStep() { c.t.Instr(c.sw.NBCStep) }
 
 // Poll handles one pending event, if any, without blocking.
 func (c *Comm) Poll() {

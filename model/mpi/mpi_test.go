@@ -145,3 +145,55 @@ func TestBadArguments(t *testing.T) {
 		}
 	})
 }
+
+// recvTime returns when rank 0's receive of a message rank 1 sends at
+// 50 µs completes, with sw.mpi_wait = mode.
+func recvTime(t *testing.T, mode string) sim.Time {
+	t.Helper()
+	e := sim.New(1)
+	cl, err := cluster.New(e, cluster.GPUTN(), 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := cost.Default()
+	sw.MPIWait = mode
+	var done sim.Time
+	for i, nd := range cl.Nodes {
+		nd.CPU.Spawn("rank", func(th *cpu.Thread) {
+			c, err := Init(th, nd.NIC, i, 2, DefaultSpec(), sw)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			buf := nd.Mem.AllocData(mem.Host, 64, "buf")
+			if i == 1 {
+				th.Sleep(50*sim.Microsecond - th.Now())
+				r, err := c.Isend(buf, 64, 0, 7)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				c.Wait(r)
+				return
+			}
+			r, err := c.Irecv(buf, 64, 1, 7)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			c.Wait(r)
+			done = th.Now()
+		})
+	}
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return done
+}
+
+func TestBlockingProgressPaysTheWakeUp(t *testing.T) {
+	poll, block := recvTime(t, cost.WaitPoll), recvTime(t, cost.WaitBlock)
+	if d := block - poll; d != cluster.GPUTN().CPU.WakeLatency {
+		t.Errorf("blocking progress completed %v after polling progress, want cpu.wake_latency", d)
+	}
+}

@@ -13,3 +13,4 @@ func (o overMPI) Isend(op Op) (Request, error) { return o.c.Isend(op.Addr, op.Le
 func (o overMPI) Irecv(op Op) (Request, error) { return o.c.Irecv(op.Addr, op.Len, op.Peer, op.Step) }
 func (o overMPI) Poll()                        { o.c.Poll() }
 func (o overMPI) Block()                       { o.c.Block() }
+func (o overMPI) Step()                        { o.c.ScheduleStep() }

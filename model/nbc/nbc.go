@@ -95,9 +95,18 @@ func Start(tr Transport, local func(op Op), sched Schedule) *Handle {
 	return h
 }
 
+// Stepper is a Transport that charges the schedule's dispatch of a round
+// (libNBC's schedule step, sw.nbc_step) on the host thread running it.
+type Stepper interface {
+	Step()
+}
+
 func (h *Handle) post() {
 	h.reqs = h.reqs[:0]
 	for h.round < len(h.sched) && h.err == nil {
+		if st, ok := h.tr.(Stepper); ok {
+			st.Step()
+		}
 		for _, op := range h.sched[h.round] {
 			var r Request
 			var err error

@@ -3,11 +3,17 @@
 // launches and, for GDS (gpu-networking.md §5), NIC-trigger and wait-value
 // operations, plus host synchronization on a kernel's completion signal.
 //
-// A launch costs the host sw.kernel_launch instructions to build the AQL
-// packet, then a doorbell store that reaches the CP after the memory
-// latency; the CP reads the packet and pays the GPU's launch overhead
-// (hardware.md §10). A host waits for a kernel by polling its completion
-// signal.
+// The host's path to enqueue a packet (hardware.md §10, gpu-networking.md
+// §6): the runtime's instructions (sw.kernel_launch for a kernel dispatch,
+// sw.aql_build for the other packets: GDS trigger and wait, barrier
+// marker), the queue reserve's locked read-modify-write of the queue's
+// write index (a miss: the CP's reads took the line, so it costs
+// cpu.dram_latency on the host core), the packet's store, and the doorbell
+// store, which reaches the CP after the memory latency; the CP reads the
+// packet and pays the GPU's launch overhead. A host waits for a kernel's
+// completion signal by polling it (sw.kernel_wait = poll: its core stays
+// busy) or in a blocking wait (block: the core is free, and the thread
+// runs again cpu.wake_latency after the signal is written).
 package stream
 
 import (
@@ -31,6 +37,8 @@ type Stream struct {
 	sw  cost.Spec
 	ops int
 
+	writeIndex mem.Addr // the queue's write index, 0 until the first packet
+
 	lastTrigger sim.Time
 }
 
@@ -52,6 +60,10 @@ func (s *Stream) GPU() *gpu.GPU { return s.g }
 func (s *Stream) enqueue(instr int, op gpu.Op) {
 	defer s.t.Span("stream enqueue", s.t.Now())
 	s.t.Instr(instr)
+	if s.writeIndex == 0 {
+		s.writeIndex = s.g.Mem().AllocData(mem.Host, 8, "aql.write_index")
+	}
+	s.t.RMW(s.writeIndex, 1)
 	s.ops++
 	g := s.g
 	s.t.Engine().After(s.g.Spec().MemLatency, func() { g.Submit(op) })
@@ -68,7 +80,18 @@ func (s *Stream) Launch(k gpu.Kernel) *gpu.Run {
 // Wait blocks the host thread until run's completion signal is seen.
 func (s *Stream) Wait(run *gpu.Run) {
 	defer s.t.Span("wait kernel", s.t.Now())
-	s.t.WaitWord(run.Signal, "completion of kernel "+run.Kernel.Name, func(v uint64) bool { return v != 0 })
+	s.waitWord(run.Signal, "completion of kernel "+run.Kernel.Name)
+}
+
+// waitWord waits for the word at a to become non-zero as sw.kernel_wait
+// says: spinning on it or blocked until it is written.
+func (s *Stream) waitWord(a mem.Addr, what string) {
+	nonZero := func(v uint64) bool { return v != 0 }
+	if s.sw.KernelWait == cost.WaitBlock {
+		s.t.BlockWord(a, what, nonZero)
+		return
+	}
+	s.t.WaitWord(a, what, nonZero)
 }
 
 // NicTrigger enqueues a GDS NIC trigger: when it reaches the head, the CP
@@ -76,7 +99,7 @@ func (s *Stream) Wait(run *gpu.Run) {
 // host pre-posted as id.
 func (s *Stream) NicTrigger(ids ...nic.DeferredID) {
 	n := s.nic
-	s.enqueue(s.sw.KernelLaunch, func(cp *sim.Proc) {
+	s.enqueue(s.sw.AQLBuild, func(cp *sim.Proc) {
 		for _, id := range ids {
 			n.ActivateDoorbell(cp, id)
 		}
@@ -89,7 +112,7 @@ func (s *Stream) NicTrigger(ids ...nic.DeferredID) {
 func (s *Stream) WaitValue(a mem.Addr, what string, cond func(uint64) bool) {
 	m := s.g.Mem()
 	lat := s.g.Spec().MemLatency
-	s.enqueue(s.sw.KernelLaunch, func(cp *sim.Proc) {
+	s.enqueue(s.sw.AQLBuild, func(cp *sim.Proc) {
 		start := cp.Now()
 		cp.Sleep(lat)
 		if cond(m.Load64(a)) {
@@ -106,7 +129,7 @@ func (s *Stream) WaitValue(a mem.Addr, what string, cond func(uint64) bool) {
 // stream reaches it, for the host to synchronize on everything before it.
 func (s *Stream) Marker(a mem.Addr, v uint64) {
 	m := s.g.Mem()
-	s.enqueue(0, func(cp *sim.Proc) { m.Store64(a, v) })
+	s.enqueue(s.sw.AQLBuild, func(cp *sim.Proc) { m.Store64(a, v) })
 }
 
 // Synchronize blocks the host thread until every operation enqueued so far
@@ -115,5 +138,5 @@ func (s *Stream) Synchronize() {
 	m := s.g.Mem()
 	word := m.AllocData(mem.Host, 8, "stream.sync")
 	s.Marker(word, 1)
-	s.t.WaitWord(word, "stream synchronize", func(v uint64) bool { return v != 0 })
+	s.waitWord(word, "stream synchronize")
 }

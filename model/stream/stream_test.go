@@ -67,3 +67,61 @@ func TestLaunchAndWait(t *testing.T) {
 		t.Fatalf("host woke at %v, kernel done %v (teardown %v)", waited, run.Done, run.Done-run.BodyEnd)
 	}
 }
+
+// launchAndWait launches one kernel with sw.kernel_wait = mode while a
+// second thread pinned to the host's core does 20 µs of work, and returns
+// when the host enqueued, when it saw completion, the kernel's Run and when
+// the other thread finished.
+func launchAndWait(t *testing.T, mode string) (enqueued, seen sim.Time, run *gpu.Run, other sim.Time) {
+	t.Helper()
+	e := sim.New(1)
+	c, _ := cluster.New(e, cluster.GPUTN(), 1, true)
+	nd := c.Nodes[0]
+	sw := cost.Default()
+	sw.KernelWait = mode
+	_, err := nd.CPU.SpawnOn(0, "host", func(th *cpu.Thread) {
+		s := New(th, nd.GPU, nd.NIC, sw)
+		run = s.Launch(gpu.Kernel{Name: "k", WGs: 1, WGSize: 64, Body: func(wg *gpu.WG) { wg.VALU(10) }})
+		enqueued = th.Now()
+		s.Wait(run)
+		seen = th.Now()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nd.CPU.SpawnOn(0, "other", func(o *cpu.Thread) { o.Instr(20 * 8000); other = o.Now() }); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return enqueued, seen, run, other
+}
+
+func TestLaunchPathAndWaitModes(t *testing.T) {
+	spec := cluster.GPUTN().CPU
+	enq, seen, run, other := launchAndWait(t, cost.WaitPoll)
+	// The launch: 300 instructions at IPC 2, 4 GHz (37.5 ns) and the queue
+	// reserve's RMW miss (80 ns).
+	if want := spec.Instr(300) + spec.DRAMLatency; enq != want {
+		t.Errorf("enqueue took %v, want %v (sw.kernel_launch + the write index RMW)", enq, want)
+	}
+	// Polling: the host sees the signal one miss after it is written; the
+	// other thread on its core runs only after the host is done.
+	if seen != run.Done+spec.DRAMLatency {
+		t.Errorf("polling host saw completion at %v, want %v", seen, run.Done+spec.DRAMLatency)
+	}
+	if other < seen+20*sim.Microsecond {
+		t.Errorf("with the host polling, the other thread ended at %v, before the host (%v) + its 20us", other, seen)
+	}
+	_, seenB, runB, otherB := launchAndWait(t, cost.WaitBlock)
+	// Blocking: the core is free, so the other thread runs at once (one
+	// switch in); the host, woken cpu.wake_latency after the signal, waits
+	// for the other thread, which is within its slice, to finish.
+	if want := enq + spec.CacheHit + spec.ContextSwitch + 20*sim.Microsecond; otherB != want { // one poll hit before blocking
+		t.Errorf("with the host blocked, the other thread ended at %v, want %v", otherB, want)
+	}
+	if seenB < runB.Done+spec.WakeLatency || seenB < otherB {
+		t.Errorf("blocked host saw completion at %v: want after signal %v + wake latency and after the other thread (%v)", seenB, runB.Done, otherB)
+	}
+}
