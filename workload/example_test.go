@@ -27,8 +27,8 @@ func ExampleAllreduce_Run() {
 		fmt.Printf("%-5s %v verified=%v\n", s, r.Time, r.Verified)
 	}
 	// Output:
-	// CPU   29.89551us verified=true
-	// HDN   37.440027us verified=true
-	// GDS   31.228407us verified=true
-	// GPUTN 17.902008us verified=true
+	// CPU   30.00801us verified=true
+	// HDN   37.792527us verified=true
+	// GDS   31.288407us verified=true
+	// GPUTN 17.982008us verified=true
 }
