@@ -8,6 +8,7 @@ func experiments() []Experiment {
 		{Name: "latency", Summary: "GPU-TN latency decomposition on 2 nodes under HDN, GDS and GPU-TN (workloads.md §8)", Run: runLatency, Points: ptr(latencyPoints())},
 		{Name: "matrix", Summary: "every workload's small instance on every strategy that runs it: implementation, time, verified, speedup vs the workload's baseline; not-applicable cells with their reason", Run: runMatrix,
 			Points: ptr(matrixPoints())},
+		{Name: "taskspawn", Summary: "remote task spawn on 2 nodes under CPU, HSA and XTQ: end-to-end time over a size sweep and the per-phase breakdown (workloads.md §1)", Run: runTaskSpawn, Points: ptr(taskSpawnPoints())},
 		{Name: "strategies", Summary: "qualitative characteristic table of the strategies (overview.md §5)", Run: runStrategies},
 	}
 }

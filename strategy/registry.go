@@ -118,6 +118,10 @@ func Registry() []Def {
 			Caps: Stream | StreamTriggered | OneSided, Preset: "gputn", Setup: setupGDS},
 		{Info: Info{GPUTN, "GPU-TN", "No", "Yes", "Network trigger", "Partial network stack", "CPU registers triggered puts; the kernel fires them with a store"},
 			Caps: Stream | OneSided | Triggers, Preset: "gputn", Setup: setupGPUTN},
+		{Info: Info{XTQ, "XTQ", "Yes (optimised)", "No", "–", "Network stack (initiator only)", "the initiator's put carries an AQL packet; the target NIC enqueues it into the GPU queue, no target CPU"},
+			Caps: RemoteTasks, Preset: "xtq", Setup: setupXTQ},
+		{Info: Info{HSA, "HSA", "Yes", "No", "–", "Network stack both sides + target task enqueue", "two-sided send; the target CPU builds the AQL packet and enqueues it"},
+			Caps: TwoSided | Stream | RemoteTasks, Preset: "xtq", Setup: setupHSA},
 	}, append(append(spinDefs(), gnnDefs()...), shmemDefs()...)...)
 }
 

@@ -40,6 +40,8 @@ const (
 	// HDNOverlap is HDN with kernels overlapping the host's MPI calls where
 	// the algorithm allows (overview.md §4.2).
 	HDNOverlap Strategy = "HDN_OVERLAP"
+	XTQ        Strategy = "XTQ"
+	HSA        Strategy = "HSA"
 )
 
 // Info is a row of the qualitative characteristic table (overview.md §5).

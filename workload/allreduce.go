@@ -113,14 +113,13 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 			err = a.gds(nd, lay, base)
 		case "triggered":
 			err = a.gputn(nd, lay, base)
+		case "remote-tasks":
+			err = a.remoteAllreduce(nd, lay, base)
 		}
 		res.Finish[nd.Rank] = nd.Host.Now()
 		return err
 	})
-	if err := c.Engine.Run(); err != nil {
-		return res, err
-	}
-	if err := g.Err(); err != nil {
+	if err := runTasks(c, g); err != nil {
 		return res, err
 	}
 	for _, t := range res.Finish {

@@ -78,7 +78,7 @@ func (d Def) implFor(s strategy.Strategy) (Impl, strategy.Def, error) {
 
 // Registry returns every workload, sorted by name.
 func Registry() []Def {
-	return []Def{AllreduceDef(), DDTUnpackDef(), JacobiDef(), LatencyDef()}
+	return []Def{AllreduceDef(), DDTUnpackDef(), JacobiDef(), LatencyDef(), TaskSpawnDef()}
 }
 
 // Lookup returns the registered workload named name.
@@ -112,6 +112,7 @@ func AllreduceDef() Def {
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
+			{Name: "remote-tasks", Needs: strategy.RemoteTasks},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
@@ -156,6 +157,7 @@ func LatencyDef() Def {
 			strategy.SpinSpecialized: spinNoGPU, strategy.SpinHPULocal: spinNoGPU, strategy.SpinROCP: spinNoGPU, strategy.SpinRWCP: spinNoGPU,
 			strategy.GHNDGPU: deviceShmemLatency, strategy.GHNDGPUHostQ: deviceShmemLatency,
 			strategy.GHNAPU: deviceShmemLatency, strategy.COMPNET: deviceShmemLatency,
+			strategy.XTQ: "it times a local kernel's data reaching a remote CPU; XTQ's primitive launches a remote kernel instead (see the taskspawn workload)",
 		},
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
 			c, err := newCluster(hw, 2, seed, functional)

@@ -275,3 +275,6 @@ func (w *WG) LoadArgs(kernarg mem.Addr, n int) []uint64 {
 	}
 	return out
 }
+
+// Groups returns the number of work-groups in the work-group's grid.
+func (w *WG) Groups() int { return w.run.Kernel.WGs }

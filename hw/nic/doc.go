@@ -120,8 +120,9 @@
 // indices, holds the task and re-polls every xtq_retry while the queue is
 // full (or fails it, xtq_full_policy = drop), reserves the slot by a
 // non-posted atomic on the write index, writes the packet body, then the
-// header, and only once all of those and the payload are visible writes
-// the new write index to the queue's doorbell, then acks. Failures (no
+// header, then the new write index to the queue's doorbell: posted writes
+// stay ordered, so the doorbell is visible only after the payload, the
+// arguments and the packet. The ack leaves then. Failures (no
 // buffer, too large, unknown kernel or queue index, full queue under drop)
 // are TASK events with NIFail XTQ_* at the target and a failed ack.
 //

@@ -238,8 +238,7 @@ func (n *NIC) targetGet(m *inMsg) {
 
 // targetComplete runs when the last byte of a put/atomic is visible.
 func (n *NIC) targetComplete(m *inMsg) {
-	if t := m.hdr.Task; t != nil && t.Xtq {
-		n.xtqTarget(m)
+	if n.taskLanded(m) {
 		return
 	}
 	typ := EventPut

@@ -62,8 +62,11 @@ type XtqStats struct {
 	MaxHeld    int    // most tasks waiting for one queue at once
 	Doorbells  uint64
 	Rewrites   uint64
-	HeldNanos  sim.Time // total time tasks waited for queue room
+	HeldTime   sim.Time // total time tasks waited for queue room
 	LastTaskAt sim.Time // when the last doorbell write was issued
+	LastBell   sim.Time // when the last doorbell write became visible
+	LastLanded sim.Time // when the last gather put (XTQ or not)'s bytes were all visible
+	LastIssue  sim.Time // initiator: when the last gather put started on the NIC
 }
 
 type xtqState struct {
@@ -131,6 +134,7 @@ func (n *NIC) XtqPut(p *sim.Proc, g GatherPut) {
 }
 
 func (n *NIC) issueGather(g GatherPut) {
+	n.xtq.stats.LastIssue = n.e.Now()
 	n.stats.Commands++
 	n.nextMsg++
 	id := n.nextMsg
@@ -140,9 +144,11 @@ func (n *NIC) issueGather(g GatherPut) {
 		md.Options |= MDEventCTAck
 	}
 	cmd := Command{Op: CmdPut, MD: md, Length: total, Target: g.Target, PT: g.PT, MatchBits: g.MatchBits,
-		Ack: g.Ack, UserPtr: g.UserPtr}
+		Ack: g.Ack, UserPtr: g.UserPtr, HdrData: g.CmdLen}
+	// hdr_data carries the command length, so a plain gather put's
+	// receiver (HSA) finds the payload after the command.
 	hdr := &Header{Op: CmdPut, Initiator: n.id, PT: g.PT, MatchBits: g.MatchBits, Length: total, Ack: g.Ack,
-		Task: &TaskHeader{Xtq: g.Xtq, CmdLen: g.CmdLen}}
+		HdrData: g.CmdLen, Task: &TaskHeader{Xtq: g.Xtq, CmdLen: g.CmdLen}}
 	if g.Ack != NoAckReq {
 		n.out[id] = &outMsg{cmd: cmd, start: n.e.Now()}
 	}
@@ -200,14 +206,15 @@ func (n *NIC) fromTwo(a mem.Addr, la uint64, b mem.Addr) func(off, ln uint64) (s
 // refused: no posted buffer, or the message does not fit in what is left
 // of it. The failure is a TASK event at the target and a failed ack.
 // An accepted message's command and argument bytes are kept as control
-// words, so a payload-free run still carries them.
+// words, so a payload-free run still carries them. Plain gather puts are
+// never refused here.
 func (n *NIC) xtqReject(m *inMsg, p *pt, me *MEntry) bool {
 	h := m.hdr
-	if h.Task == nil || !h.Task.Xtq {
+	if h.Task == nil {
 		return false
 	}
-	fail := FailOK
 	var free uint64
+	var at mem.Addr
 	if me != nil {
 		off := h.RemoteOffset
 		if me.me.Options&MEManageLocal != 0 {
@@ -216,15 +223,25 @@ func (n *NIC) xtqReject(m *inMsg, p *pt, me *MEntry) bool {
 		if off <= me.me.Length {
 			free = me.me.Length - off
 		}
-		if h.Length > free {
-			fail = FailTaskTooLarge
-		} else {
-			n.mem.MarkControl(me.me.Start+mem.Addr(off), int(h.Task.CmdLen))
-		}
-	} else {
+		at = me.me.Start + mem.Addr(off)
+	}
+	fail := FailOK
+	switch {
+	case me == nil:
 		fail = FailTaskNoBuffer
+	case h.Length > free:
+		fail = FailTaskTooLarge
+	}
+	if !h.Task.Xtq {
+		// A plain gather put follows the Portals rules; its command is
+		// still a control word for the receiving host.
+		if me != nil {
+			n.mem.MarkControl(at, int(min(h.Task.CmdLen, free)))
+		}
+		return false
 	}
 	if fail == FailOK {
+		n.mem.MarkControl(at, int(h.Task.CmdLen))
 		return false
 	}
 	m.fail = fail
@@ -233,6 +250,21 @@ func (n *NIC) xtqReject(m *inMsg, p *pt, me *MEntry) bool {
 	ev := n.targetEvent(EventTask, nil, m.src, h, free, 0, fail)
 	n.postEvent(p.eq, ev)
 	return true
+}
+
+// taskLanded records when a gather put's bytes were all visible and, for
+// an XTQ message, runs the target procedure instead of the put's events;
+// it reports whether it did.
+func (n *NIC) taskLanded(m *inMsg) bool {
+	t := m.hdr.Task
+	if t == nil {
+		return false
+	}
+	n.xtq.stats.LastLanded = n.e.Now()
+	if t.Xtq {
+		n.xtqTarget(m)
+	}
+	return t.Xtq
 }
 
 // xtqTarget runs the target-side procedure of nic.md §4.3 once every byte
@@ -367,20 +399,20 @@ func (n *NIC) xtqWrite(q *xtqQueue, j *xtqJob, w uint64) {
 	header := binary.LittleEndian.Uint16(pkt[gpu.AQLHeaderOff:])
 	n.dmaWrite(gpu.AQLPacketSize-2, func() { n.mem.Write(slot+2, pkt[2:]) })
 	n.dmaWrite(2, func() { n.mem.Write(slot, []byte{byte(header), byte(header >> 8)}) })
-	// The doorbell: only once the payload, the argument rewrite and both
-	// packet writes are globally visible.
-	n.afterWrites(func() {
-		n.xtq.stats.Tasks++
-		n.xtq.stats.HeldNanos += n.e.Now() - j.since
-		n.dmaWrite(8, func() {
-			n.xtq.stats.Doorbells++
-			gpu.RingDoorbell(n.mem, d.Doorbell, w+1)
-		})
-		n.xtq.stats.LastTaskAt = n.e.Now()
-		n.spanOp("xtq enqueue q", "", j.since)
-		q.held = q.held[1:]
-		q.busy = false
+	// The doorbell: a posted write issued after the payload, the argument
+	// rewrite and both packet writes, so (posted writes stay ordered) it is
+	// visible only once they all are.
+	n.xtq.stats.Tasks++
+	n.xtq.stats.HeldTime += n.e.Now() - j.since
+	n.xtq.stats.LastTaskAt = n.e.Now()
+	n.dmaWrite(8, func() {
+		n.xtq.stats.Doorbells++
+		n.xtq.stats.LastBell = n.e.Now()
+		gpu.RingDoorbell(n.mem, d.Doorbell, w+1)
+		n.spanOp("xtq enqueue", "", j.since)
 		n.respond(j.m, nil)
-		n.xtqNext(q)
 	})
+	q.held = q.held[1:]
+	q.busy = false
+	n.xtqNext(q)
 }

@@ -27,6 +27,10 @@ type Spec struct {
 	// it when its poll next sees the signal").
 	KernelWait string `toml:"kernel_wait" doc:"waiting for a kernel's completion signal: poll (spin on the signal, the core stays busy) or block (sleep in the driver until the signal's interrupt: frees the core, pays cpu.wake_latency)" src:"DEFAULT"`
 	MPIWait    string `toml:"mpi_wait" doc:"MPI progress when no event is pending: poll (spin on the event queue) or block (sleep until the NIC's event interrupt, paying cpu.wake_latency)" src:"DEFAULT"`
+	// TaskBuild is not in gpu-networking.md §6: filling 64 B of packet
+	// fields and a few arguments is about a third of an AQL build (which
+	// also reserves a slot and rings a doorbell).
+	TaskBuild int `toml:"task_build" doc:"XTQ/HSA initiator: build the 64 B command packet and kernel arguments of a remote task" src:"DEFAULT"`
 }
 
 // Wait modes of KernelWait and MPIWait.
@@ -39,7 +43,7 @@ const (
 func Default() Spec {
 	return Spec{PortalsPost: 400, EventDispatch: 150, ShmemOp: 600, ShmemQuiet: 100, MPIMatch: 1500,
 		MPIPoll: 100, AQLBuild: 300, NBCStep: 300, Mutex: 30, ConsumerPoll: 40, KernelLaunch: 300,
-		KernelWait: WaitPoll, MPIWait: WaitPoll}
+		KernelWait: WaitPoll, MPIWait: WaitPoll, TaskBuild: 100}
 }
 
 // Validate reports every negative or absurd count.
@@ -51,7 +55,8 @@ func (s Spec) Validate() error {
 	}{{"sw.portals_post", s.PortalsPost}, {"sw.event_dispatch", s.EventDispatch}, {"sw.shmem_op", s.ShmemOp},
 		{"sw.shmem_quiet", s.ShmemQuiet}, {"sw.mpi_match", s.MPIMatch}, {"sw.mpi_poll", s.MPIPoll},
 		{"sw.aql_build", s.AQLBuild}, {"sw.nbc_step", s.NBCStep}, {"sw.mutex", s.Mutex},
-		{"sw.consumer_poll", s.ConsumerPoll}, {"sw.kernel_launch", s.KernelLaunch}} {
+		{"sw.consumer_poll", s.ConsumerPoll}, {"sw.kernel_launch", s.KernelLaunch},
+		{"sw.task_build", s.TaskBuild}} {
 		if f.v < 0 || f.v > 1e9 {
 			errs = append(errs, fmt.Errorf("%s = %d: must be in [0, 1000000000] instructions", f.name, f.v))
 		}

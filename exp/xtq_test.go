@@ -1,0 +1,88 @@
+package exp
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+func xtqConfig(t *testing.T) Config {
+	t.Helper()
+	cfg, err := DefaultConfig("xtq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// The task spawn verifies every point, and its breakdown has a bar per
+// phase for 64 B and 4 KiB under every strategy, on one time axis.
+func TestTaskSpawnExperiment(t *testing.T) {
+	cfg := xtqConfig(t)
+	cfg.TaskSpawn.MaxSize = 4 * unit.KiB
+	cfg.TaskSpawn.Strategies = []string{"CPU", "HDN", "HSA", "XTQ"}
+	res, err := runTaskSpawn(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(res.Tables[0].Rows); got != 7*4 {
+		t.Fatalf("%d end-to-end rows, want 28", got)
+	}
+	for _, row := range res.Tables[0].Rows {
+		if row[len(row)-1] != true {
+			t.Errorf("row %v not verified", row)
+		}
+	}
+	rows := map[string]bool{}
+	for _, b := range res.Plot.Bars {
+		rows[b.Row] = true
+		if b.Start < 0 || b.End < b.Start {
+			t.Errorf("bar %+v", b)
+		}
+	}
+	for _, r := range []string{"CPU 64B", "HSA 4KiB", "XTQ 64B", "XTQ 4KiB"} {
+		if !rows[r] {
+			t.Errorf("no timeline row %q in %v", r, rows)
+		}
+	}
+}
+
+func TestXtqConfigErrorsNameTheField(t *testing.T) {
+	for _, c := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.TaskSpawn.MaxSize = 32 }, "taskspawn.max_size = 32B"},
+		{func(c *Config) { c.TaskSpawn.Strategies = []string{"GDS"} }, `taskspawn.strategies contains "GDS"`},
+	} {
+		cfg := xtqConfig(t)
+		c.edit(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want it to name %q", err, c.want)
+		}
+	}
+}
+
+// BenchmarkXtqAllreduceSweep is the XTQ chapter's main sweep: 4 MiB
+// Allreduce strong-scaled over every even node count from 2 to 64 under
+// CPU, HSA and XTQ (workloads.md §4.2), functional, on every core.
+func BenchmarkXtqAllreduceSweep(b *testing.B) {
+	cfg, err := DefaultConfig("xtq")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Allreduce.Size = 4 * unit.MiB
+	cfg.Allreduce.Strategies = []string{"CPU", "HSA", "XTQ"}
+	for b.Loop() {
+		res, err := runAllreduce(cfg, Env{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var events float64
+		for _, row := range res.Tables[1].Rows {
+			events += float64(row[5].(uint64))
+		}
+		b.ReportMetric(events/b.Elapsed().Seconds(), "events/s")
+	}
+}

@@ -1,0 +1,93 @@
+package xtq
+
+import (
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// serveHSA is the HSA target's progress thread: it polls the task event
+// queue and turns every arrived task into an AQL dispatch.
+func (s *state) serveHSA(t *cpu.Thread) {
+	lat := t.CPU().Spec().DRAMLatency
+	for {
+		ev, ok := s.taskEQ.Get()
+		for !ok {
+			t.Wait(s.taskEQ.Signal(), "HSA task events")
+			t.Sleep(lat) // the poll that sees the new event misses
+			ev, ok = s.taskEQ.Get()
+		}
+		t.Instr(s.sw.EventDispatch)
+		if ev.Type != nic.EventPut {
+			continue // AUTO_UNLINK of a full receive buffer
+		}
+		s.stats.LastLanded = ev.Time
+		start := t.Now()
+		t.Instr(s.sw.MPIMatch) // the two-sided receive's matching path
+		s.hsaTask(t, ev)
+		t.Span("HSA enqueue", start)
+	}
+}
+
+// hsaTask reads the task description at ev.Start, looks the kernel and
+// queue up, writes arguments 0 and 1 and enqueues the packet.
+func (s *state) hsaTask(t *cpu.Thread, ev nic.Event) {
+	cmdLen := ev.HdrData
+	if ev.MLength < ev.RLength {
+		s.failures = append(s.failures, s.taskError(ev.Initiator, nic.FailTaskTooLarge, 0, ev.RLength, ev.MLength))
+		return
+	}
+	t.Load(ev.Start) // the description's line: one miss
+	var raw [gpu.AQLPacketSize]byte
+	s.mem.Read(ev.Start, raw[:])
+	pk := gpu.DecodeAQL(raw[:])
+	t.Instr(s.sw.AQLBuild)
+	k, okK := s.kernels[pk.KernelObject]
+	q, okQ := s.queues[pk.QueueIndex]
+	switch {
+	case !okK:
+		s.failures = append(s.failures, s.taskError(ev.Initiator, nic.FailTaskNoKernel, pk.KernelObject, 0, 0))
+		return
+	case !okQ:
+		s.failures = append(s.failures, s.taskError(ev.Initiator, nic.FailTaskNoQueue, uint64(pk.QueueIndex), 0, 0))
+		return
+	}
+	args := ev.Start + gpu.AQLPacketSize
+	pk.KernelObject, pk.Kernarg, pk.QueueIndex = k.Object, args, 0
+	if k.Signal != 0 {
+		pk.Signal = k.Signal
+	}
+	if cmdLen >= gpu.AQLPacketSize+16 {
+		t.Store(args, uint64(k.Buffer))
+		t.Store(args+8, uint64(ev.Start+mem.Addr(cmdLen)))
+	}
+	s.stats.LastBell = HostEnqueue(t, q, pk)
+	s.stats.Enqueued++
+}
+
+// HostEnqueue runs the AQL producer protocol on host thread t: an atomic
+// add on the write index (a locked access to a line the NIC and the CP
+// also write: a miss), a wait for the slot if the queue is full, then the
+// packet body, the header and the doorbell as stores that become visible
+// in program order one memory latency later. It returns when the doorbell
+// is visible; the thread itself does not wait for it.
+func HostEnqueue(t *cpu.Thread, q *gpu.AQLQueue, pk gpu.AQLPacket) sim.Time {
+	m := t.CPU().Mem()
+	lat := t.CPU().Spec().DRAMLatency
+	t.Sleep(lat)
+	w := m.Load64(q.WriteIndex())
+	m.Store64(q.WriteIndex(), w+1)
+	if w-m.Load64(q.ReadIndex()) >= q.Size() {
+		t.WaitWord(q.ReadIndex(), "room in the GPU queue", func(r uint64) bool { return w-r < q.Size() })
+	}
+	b := pk.Encode()
+	slot := q.Slot(w)
+	t.Engine().After(lat, func() {
+		m.Write(slot+2, b[2:])
+		m.Write(slot, b[:2])
+		gpu.RingDoorbell(m, q.Doorbell(), w+1)
+	})
+	return t.Now() + lat
+}

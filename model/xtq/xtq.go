@@ -1,0 +1,356 @@
+package xtq
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Mode selects who turns an arriving task into a GPU dispatch.
+type Mode uint8
+
+// Modes.
+const (
+	XTQ Mode = iota // the target NIC (nic.md §4.3)
+	HSA             // a host progress thread on the target (overview.md §4.10)
+)
+
+func (m Mode) String() string {
+	if m == HSA {
+		return "HSA"
+	}
+	return "XTQ"
+}
+
+// Notification channels for Notify and WaitNotify. Channels below
+// chanBarrier are the workloads'.
+const (
+	ChanAck     = 0 // acks of completed tasks (MPI Accumulate)
+	ChanSync    = 1 // resource-ready syncs (Reduce, Allreduce)
+	ChanData    = 2 // arrivals of plain puts into an exposed region (PutData)
+	chanBarrier = 3
+	channels    = 4
+)
+
+// Task is one remote task: a kernel dispatch on the target's GPU with its
+// arguments and a payload.
+type Task struct {
+	Target int
+	Kernel uint64 // kernel lookup index
+	Queue  uint16 // queue lookup index
+	Grid   int    // work-items (a multiple of WGSize)
+	WGSize int
+	// Args are the kernel arguments; 0 and 1 are overwritten at the target
+	// with the kernel's registered buffer and the payload address.
+	Args       []uint64
+	Payload    mem.Addr
+	PayloadLen uint64
+}
+
+// CmdLen returns the bytes of command packet and arguments t sends.
+func (t Task) CmdLen() uint64 { return gpu.AQLPacketSize + 8*uint64(len(t.Args)) }
+
+// Stats are a node's remote-task counters and last timestamps.
+type Stats struct {
+	Tasks      uint64   // tasks sent
+	Enqueued   uint64   // HSA: tasks the progress thread enqueued
+	Notifies   uint64   // zero-length notifications sent
+	LastLanded sim.Time // HSA: when the last task's receive event became visible
+	LastBell   sim.Time // HSA: when the last doorbell store became visible
+}
+
+type state struct {
+	mode     Mode
+	nic      *nic.NIC
+	gpu      *gpu.GPU
+	mem      *mem.Memory
+	sw       cost.Spec
+	rank     int
+	size     int
+	taskEQ   *nic.EQ
+	taskPT   int
+	noteEQ   *nic.EQ
+	notePT   int
+	noteBuf  mem.Addr
+	notes    [channels]uint64
+	barriers uint64
+	posted   map[mem.Addr]*nic.MEntry
+	kernels  map[uint64]nic.XtqKernel // HSA's host tables
+	queues   map[uint16]*gpu.AQLQueue
+	failures []error
+	stats    Stats
+}
+
+// Runtime is one node's remote-task API bound to the host thread that
+// calls it (Thread binds another thread of the same node).
+type Runtime struct {
+	*state
+	t *cpu.Thread
+}
+
+// New sets up the remote-task runtime of node rank on host thread t: the
+// task portal and its event queue, the notification portal with one entry
+// per channel, and under HSA the progress thread. Every node must create
+// its runtimes (and other portals) in the same order so portal indices
+// agree.
+func New(t *cpu.Thread, n *nic.NIC, g *gpu.GPU, rank, size int, mode Mode, sw cost.Spec) (*Runtime, error) {
+	if rank < 0 || rank >= size {
+		return nil, fmt.Errorf("xtq: rank %d of %d: out of range", rank, size)
+	}
+	m := n.Memory()
+	s := &state{mode: mode, nic: n, gpu: g, mem: m, sw: sw, rank: rank, size: size,
+		posted: map[mem.Addr]*nic.MEntry{}, kernels: map[uint64]nic.XtqKernel{}, queues: map[uint16]*gpu.AQLQueue{}}
+	ring := func(name string) mem.Addr {
+		return m.AllocData(mem.Host, uint64(n.Spec().EQSize)*uint64(n.Spec().EventSize), name)
+	}
+	s.taskEQ = n.NewEQ(0, ring("xtq.task.eq"))
+	s.taskPT = n.PTAlloc(s.taskEQ, false)
+	s.noteEQ = n.NewEQ(0, ring("xtq.notify.eq"))
+	s.notePT = n.PTAlloc(s.noteEQ, false)
+	s.noteBuf = m.AllocData(mem.Host, 8, "xtq.notify")
+	for ch := range channels {
+		if ch == ChanData {
+			continue // arrivals land in exposed regions (Expose)
+		}
+		n.MEAppend(s.notePT, nic.ME{Start: s.noteBuf, MatchID: nic.AnyID, MatchBits: uint64(ch), Options: nic.MEOpPut}, nic.Priority)
+	}
+	r := &Runtime{state: s, t: t}
+	if mode == HSA {
+		th := t.CPU().Spawn("hsa.progress", s.serveHSA)
+		th.SetDaemon()
+	}
+	return r, nil
+}
+
+// Thread returns the runtime bound to host thread t (of the same node).
+func (r *Runtime) Thread(t *cpu.Thread) *Runtime { return &Runtime{state: r.state, t: t} }
+
+// Host returns the thread the runtime is bound to.
+func (r *Runtime) Host() *cpu.Thread { return r.t }
+
+// Mode returns who enqueues arriving tasks.
+func (r *Runtime) Mode() Mode { return r.mode }
+
+// Rank returns the node's rank.
+func (r *Runtime) Rank() int { return r.rank }
+
+// Size returns the number of nodes.
+func (r *Runtime) Size() int { return r.size }
+
+// Stats returns the node's counters.
+func (r *Runtime) Stats() Stats { return r.stats }
+
+// TaskingInit creates a user-mode GPU queue of slots entries and registers
+// it at queue index idx.
+func (r *Runtime) TaskingInit(idx uint16, slots int) (*gpu.AQLQueue, error) {
+	q, err := r.gpu.NewAQLQueue(fmt.Sprintf("xtq.q%d", idx), slots)
+	if err != nil {
+		return nil, err
+	}
+	return q, r.RegisterQueue(idx, q)
+}
+
+// RegisterQueue puts q at queue index idx (XtqRegisterQueue): an entry of
+// the NIC's table under XTQ, of the host runtime's under HSA.
+func (r *Runtime) RegisterQueue(idx uint16, q *gpu.AQLQueue) error {
+	if int(idx) >= r.nic.Spec().XtqTableSize {
+		return fmt.Errorf("xtq: queue index %d: must be in [0, nic.xtq_table_size = %d)", idx, r.nic.Spec().XtqTableSize)
+	}
+	r.queues[idx] = q
+	if r.mode == HSA {
+		return nil
+	}
+	r.t.Instr(r.sw.PortalsPost) // a table write through the NIC's command interface
+	return r.nic.XtqRegisterQueue(idx, nic.XtqQueue{Base: q.Base(), Size: q.Size(), WriteIndex: q.WriteIndex(),
+		ReadIndex: q.ReadIndex(), Doorbell: q.Doorbell()})
+}
+
+// RegisterKernel loads code on the GPU and puts it at kernel index idx with
+// its target buffer (written into argument 0 of every task) and completion
+// signal (0: keep the initiator's). It returns the kernel object.
+func (r *Runtime) RegisterKernel(idx uint64, code gpu.KernelCode, buffer, signal mem.Addr) (uint64, error) {
+	if idx >= uint64(r.nic.Spec().XtqTableSize) {
+		return 0, fmt.Errorf("xtq: kernel index %d: must be in [0, nic.xtq_table_size = %d)", idx, r.nic.Spec().XtqTableSize)
+	}
+	obj := r.gpu.LoadKernel(code)
+	k := nic.XtqKernel{Object: obj, Buffer: buffer, Signal: signal}
+	r.kernels[idx] = k
+	if r.mode == HSA {
+		return obj, nil
+	}
+	r.t.Instr(r.sw.PortalsPost)
+	return obj, r.nic.XtqRegisterKernel(idx, k)
+}
+
+// NewSignal returns a completion signal with initial value v.
+func (r *Runtime) NewSignal(name string, v uint64) mem.Addr { return r.gpu.NewSignal(name, v) }
+
+// SignalWait polls the signal until cond holds and returns its value.
+func (r *Runtime) SignalWait(sig mem.Addr, what string, cond func(uint64) bool) uint64 {
+	defer r.t.Span("SignalWait", r.t.Now())
+	return r.t.WaitWord(sig, what, cond)
+}
+
+// PostBuffer posts [buf, buf+size) as the receive buffer of arriving tasks
+// (RdmaPostBuffer): MANAGE_LOCAL, so tasks land back to back, unlinked once
+// full. Posting the same buf again replaces its earlier entry.
+func (r *Runtime) PostBuffer(buf mem.Addr, size uint64) {
+	r.t.Instr(r.sw.PortalsPost)
+	if old := r.posted[buf]; old != nil {
+		r.nic.MEUnlink(old)
+	}
+	r.posted[buf] = r.nic.MEAppend(r.taskPT, nic.ME{Start: buf, Length: size, MatchID: nic.AnyID, IgnoreBits: ^uint64(0),
+		Options: nic.MEOpPut | nic.MEManageLocal, MinFree: 1}, nic.Priority)
+}
+
+// Put sends task t (XtqPut): the host builds the command packet (indices in
+// the kernel-object and queue fields) and arguments in a command buffer and
+// posts one gather put of it and the payload. Under HSA it also pays the
+// MPI send path. The thread returns once the NIC doorbell is written.
+func (r *Runtime) Put(t Task) error {
+	if t.Target < 0 || t.Target >= r.size {
+		return fmt.Errorf("xtq: task target %d: must be in [0, %d)", t.Target, r.size)
+	}
+	if len(t.Args) < 2 {
+		return fmt.Errorf("xtq: task has %d kernel arguments: needs at least 2 (target buffer, payload)", len(t.Args))
+	}
+	if t.WGSize < 1 || t.WGSize > 1<<15 || t.Grid < t.WGSize || t.Grid > 1<<31 {
+		return fmt.Errorf("xtq: task grid %d, work-group size %d: need 1 ≤ wg ≤ 32768 and wg ≤ grid < 2^31", t.Grid, t.WGSize)
+	}
+	defer r.t.Span("XtqPut", r.t.Now())
+	r.t.Instr(r.sw.TaskBuild)
+	if r.mode == HSA {
+		r.t.Instr(r.sw.MPIMatch)
+	}
+	cmd := r.mem.AllocData(mem.Host, t.CmdLen(), "xtq.cmd")
+	pkt := gpu.AQLPacket{Header: gpu.DispatchHeader, WGSize: uint16(t.WGSize), Grid: uint32(t.Grid),
+		QueueIndex: t.Queue, KernelObject: t.Kernel}
+	b := pkt.Encode()
+	r.mem.Write(cmd, b[:])
+	for i, a := range t.Args {
+		r.mem.Store64(cmd+gpu.AQLPacketSize+mem.Addr(8*i), a)
+	}
+	r.t.Instr(r.sw.PortalsPost)
+	r.stats.Tasks++
+	r.nic.XtqPut(r.t.Proc, nic.GatherPut{Xtq: r.mode == XTQ, Target: t.Target, PT: r.taskPT, Cmd: cmd,
+		CmdLen: t.CmdLen(), Payload: t.Payload, PayloadLen: t.PayloadLen, Ack: nic.NoAckReq})
+	return nil
+}
+
+// Expose makes [base, base+length) the target of PutData: puts land at
+// their remote offset and each arrival counts on channel ChanData.
+func (r *Runtime) Expose(base mem.Addr, length uint64) {
+	r.t.Instr(r.sw.PortalsPost)
+	r.nic.MEAppend(r.notePT, nic.ME{Start: base, Length: length, MatchID: nic.AnyID, MatchBits: ChanData,
+		Options: nic.MEOpPut}, nic.Priority)
+}
+
+// PutData puts length bytes at src into the peer's exposed region at
+// remoteOffset (a plain one-sided put; the peer counts it on ChanData).
+func (r *Runtime) PutData(peer int, src mem.Addr, length, remoteOffset uint64) {
+	defer r.t.Span("put", r.t.Now())
+	r.t.Instr(r.sw.PortalsPost)
+	r.nic.Doorbell(r.t.Proc, nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: src, Length: length, Options: nic.MDEventSendDisable | nic.MDEventSuccessDisable},
+		Length: length, Target: peer, PT: r.notePT, MatchBits: ChanData, RemoteOffset: remoteOffset, Ack: nic.NoAckReq})
+}
+
+// Notify sends a zero-length message on channel ch to peer.
+func (r *Runtime) Notify(peer, ch int) {
+	r.t.Instr(r.sw.PortalsPost)
+	r.stats.Notifies++
+	r.nic.Doorbell(r.t.Proc, nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: r.noteBuf, Options: nic.MDEventSendDisable | nic.MDEventSuccessDisable},
+		Target: peer, PT: r.notePT, MatchBits: uint64(ch), Ack: nic.NoAckReq})
+}
+
+// WaitNotify polls the notification events until total notifications
+// have arrived on channel ch since the start (counts are cumulative). One
+// thread per node should wait for notifications at a time.
+func (r *Runtime) WaitNotify(ch int, total uint64, what string) {
+	defer r.t.Span("wait "+what, r.t.Now())
+	for {
+		for ev, ok := r.noteEQ.Get(); ok; ev, ok = r.noteEQ.Get() {
+			r.t.Instr(r.sw.EventDispatch)
+			if ev.Type == nic.EventPut && ev.MatchBits < channels {
+				r.notes[ev.MatchBits]++
+			}
+		}
+		if r.notes[ch] >= total {
+			return
+		}
+		r.t.Wait(r.noteEQ.Signal(), what)
+		r.t.Sleep(r.t.CPU().Spec().DRAMLatency) // the poll that sees the new event misses
+	}
+}
+
+// Notified returns the notifications counted so far on channel ch.
+func (r *Runtime) Notified(ch int) uint64 { return r.notes[ch] }
+
+// Barrier is the execution barrier of nic.md §4.4 over notifications:
+// every node notifies node 0, which answers all once everyone arrived.
+func (r *Runtime) Barrier() {
+	r.barriers++
+	if r.rank == 0 {
+		r.WaitNotify(chanBarrier, r.barriers*uint64(r.size-1), "barrier arrivals")
+		for p := 1; p < r.size; p++ {
+			r.Notify(p, chanBarrier)
+		}
+		return
+	}
+	r.Notify(0, chanBarrier)
+	r.WaitNotify(chanBarrier, r.barriers, "barrier release")
+}
+
+// IssueTime returns when the node's NIC last started a task put (the end
+// of the initiator's post: doorbell, command fetch, command processing).
+func (r *Runtime) IssueTime() sim.Time { return r.nic.XtqStats().LastIssue }
+
+// TargetTimes returns, for the last task that reached the node, when its
+// bytes were all in the posted buffer (HSA: when its receive event became
+// visible) and when the GPU queue's doorbell was written.
+func (r *Runtime) TargetTimes() (landed, bell sim.Time) {
+	if r.mode == HSA {
+		return r.stats.LastLanded, r.stats.LastBell
+	}
+	st := r.nic.XtqStats()
+	return st.LastLanded, st.LastBell
+}
+
+// Failures returns every failed task the node has seen (the TASK events of
+// the NIC under XTQ, the progress thread's records under HSA), each naming
+// the cause. It consumes the task event queue under XTQ.
+func (r *Runtime) Failures() []error {
+	if r.mode == XTQ {
+		for ev, ok := r.taskEQ.Get(); ok; ev, ok = r.taskEQ.Get() {
+			if ev.Type == nic.EventTask {
+				r.failures = append(r.failures, r.taskError(ev.Initiator, ev.NIFail, ev.HdrData, ev.RLength, ev.MLength))
+			}
+		}
+	}
+	return r.failures
+}
+
+// ErrTaskFailed is wrapped by every task failure.
+var ErrTaskFailed = errors.New("remote task failed")
+
+func (s *state) taskError(src int, fail nic.FailType, idx, rlen, free uint64) error {
+	what := ""
+	switch fail {
+	case nic.FailTaskNoKernel:
+		what = fmt.Sprintf("kernel index %d is not registered", idx)
+	case nic.FailTaskNoQueue:
+		what = fmt.Sprintf("queue index %d is not registered", idx)
+	case nic.FailTaskTooLarge:
+		what = fmt.Sprintf("the %d-byte task is larger than the %d bytes left in the posted buffer", rlen, free)
+	case nic.FailTaskNoBuffer:
+		what = "no receive buffer is posted"
+	case nic.FailTaskQueueFull:
+		what = "the GPU queue was full (nic.xtq_full_policy = drop)"
+	}
+	return fmt.Errorf("%w: %s task from node %d at node %d: %v: %s", ErrTaskFailed, s.mode, src, s.rank, fail, what)
+}

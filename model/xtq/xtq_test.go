@@ -1,0 +1,136 @@
+package xtq_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/model/xtq"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// setup is what the target registers and posts.
+type setup struct {
+	recv   uint64 // posted buffer bytes (0: none)
+	kernel uint64 // kernel index registered
+	queue  uint16 // queue index registered
+}
+
+// spawn runs the XTQ example program on two xtq-preset nodes in mode:
+// node 1 registers per st and waits for its signal to count down tasks
+// times; node 0 sends tasks of n bytes aimed at kernel k, queue q. It
+// returns the engine's error, the target runtime and the target's result
+// buffer and the payload.
+func spawn(t *testing.T, mode xtq.Mode, st setup, k uint64, q uint16, n uint64, tasks int) (error, *xtq.Runtime, []byte, []byte) {
+	t.Helper()
+	c, err := cluster.New(sim.New(1), cluster.XTQ(), 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rts [2]*xtq.Runtime
+	var dst mem.Addr
+	want := make([]byte, n)
+	for i := range want {
+		want[i] = byte(3*i + 1)
+	}
+	copyCode := gpu.KernelCode{Name: "add", Body: func(wg *gpu.WG, kernarg mem.Addr) {
+		a := wg.LoadArgs(kernarg, 3)
+		if wg.ID == 0 {
+			d, s := wg.Mem().Bytes(mem.Addr(a[0]), int(a[2])), wg.Mem().Bytes(mem.Addr(a[1]), int(a[2]))
+			for i := range d {
+				d[i] += s[i]
+			}
+		}
+		wg.VALU(10)
+	}}
+	for i, nd := range c.Nodes {
+		nd.CPU.Spawn("app", func(th *cpu.Thread) {
+			rt, err := xtq.New(th, nd.NIC, nd.GPU, i, 2, mode, cost.Default())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			rts[i] = rt
+			if i == 0 {
+				pay := nd.Mem.Alloc(mem.Host, n, "payload")
+				nd.Mem.Write(pay, want)
+				rt.Barrier()
+				for range tasks {
+					if err := rt.Put(xtq.Task{Target: 1, Kernel: k, Queue: q, Grid: 128, WGSize: 64,
+						Args: []uint64{0, 0, n}, Payload: pay, PayloadLen: n}); err != nil {
+						t.Error(err)
+					}
+				}
+				return
+			}
+			dst = nd.Mem.Alloc(mem.GPU, n, "dst")
+			if st.recv > 0 {
+				rt.PostBuffer(nd.Mem.Alloc(mem.Host, st.recv, "recv"), st.recv)
+			}
+			if _, err := rt.TaskingInit(st.queue, 4); err != nil {
+				t.Error(err)
+			}
+			sig := rt.NewSignal("sig", uint64(tasks))
+			if _, err := rt.RegisterKernel(st.kernel, copyCode, dst, sig); err != nil {
+				t.Error(err)
+			}
+			rt.Barrier()
+			rt.SignalWait(sig, "tasks", func(v uint64) bool { return v == 0 })
+		})
+	}
+	err = c.Engine.Run()
+	return err, rts[1], c.Nodes[1].Mem.Bytes(dst, int(n)), want
+}
+
+func TestTasksRunInBothModes(t *testing.T) {
+	for _, mode := range []xtq.Mode{xtq.XTQ, xtq.HSA} {
+		const tasks = 5
+		err, rt, got, want := spawn(t, mode, setup{recv: 1 << 16, kernel: 7, queue: 3}, 7, 3, 1000, tasks)
+		if err != nil || len(rt.Failures()) != 0 {
+			t.Fatalf("%v: %v %v", mode, err, rt.Failures())
+		}
+		for i := range got {
+			if got[i] != byte(tasks)*want[i] {
+				t.Fatalf("%v: byte %d = %d, want %d (every task added once)", mode, i, got[i], byte(tasks)*want[i])
+			}
+		}
+		if mode == xtq.HSA && rt.Stats().Enqueued != tasks {
+			t.Errorf("HSA progress thread enqueued %d tasks, want %d", rt.Stats().Enqueued, tasks)
+		}
+	}
+}
+
+// Bad input ends the run with failure records that name the problem; the
+// waiting target is reported, not left hanging silently.
+func TestBadTasksAreNamedFailures(t *testing.T) {
+	cases := []struct {
+		name string
+		st   setup
+		k    uint64
+		q    uint16
+		n    uint64
+		want string
+	}{
+		{"unregistered kernel", setup{recv: 1 << 16, kernel: 7, queue: 3}, 9, 3, 64, "XTQ_NO_KERNEL: kernel index 9 is not registered"},
+		{"unregistered queue", setup{recv: 1 << 16, kernel: 7, queue: 3}, 7, 5, 64, "XTQ_NO_QUEUE: queue index 5 is not registered"},
+		{"payload larger than the posted buffer", setup{recv: 512, kernel: 7, queue: 3}, 7, 3, 4096, "XTQ_TOO_LARGE"},
+	}
+	for _, mode := range []xtq.Mode{xtq.XTQ, xtq.HSA} {
+		for _, tc := range cases {
+			err, rt, _, _ := spawn(t, mode, tc.st, tc.k, tc.q, tc.n, 1)
+			var dl *sim.DeadlockError
+			if !errors.As(err, &dl) {
+				t.Errorf("%v %s: run ended with %v, want the target reported waiting", mode, tc.name, err)
+			}
+			f := rt.Failures()
+			if len(f) != 1 || !errors.Is(f[0], xtq.ErrTaskFailed) || !strings.Contains(f[0].Error(), tc.want) {
+				t.Errorf("%v %s: failures %v, want one naming %q", mode, tc.name, f, tc.want)
+			}
+		}
+	}
+}

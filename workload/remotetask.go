@@ -1,0 +1,162 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/xtq"
+	"github.com/gpunetsim/gpunetsim/strategy"
+)
+
+// Kernel and queue lookup indices every node registers the same way
+// (nic.md §4.2: globally coordinated indices).
+const (
+	taskQueue    = 42 // the user-mode queue remote tasks enter
+	kernelCopy   = 42 // task spawn: copy the payload into the target buffer
+	kernelReduce = 1  // Allreduce/Reduce: add the payload (float32 or float64) into the target buffer
+	kernelAcc    = 2  // Accumulate: add float64 payload into the window
+	queueSlots   = 64 // slots of the task queue
+)
+
+// xtqNotApplicable adds XTQ's reason to a workload's not-applicable map.
+func xtqNotApplicable(m map[strategy.Strategy]string, why string) map[strategy.Strategy]string {
+	m[strategy.XTQ] = why
+	return m
+}
+
+// remoteTasks returns the node's remote-task runtime (strategies with
+// RemoteTasks provide one).
+func remoteTasks(nd *strategy.Node) (*xtq.Runtime, error) {
+	rt, ok := strategy.Get[*xtq.Runtime](nd)
+	if !ok {
+		return nil, fmt.Errorf("%s provides no remote-task runtime", nd.Strategy)
+	}
+	return rt, nil
+}
+
+// copyCode copies args[3] bytes from the payload (args[1]) to the target
+// buffer (args[0]) at offset args[2]; each work-group copies its share,
+// charged as streamed bytes (read + write) and a few vector instructions.
+func copyCode() gpu.KernelCode {
+	return gpu.KernelCode{Name: "copy", Body: func(wg *gpu.WG, kernarg mem.Addr) {
+		a := wg.LoadArgs(kernarg, 4)
+		n := a[3]
+		lo, hi := uint64(wg.ID)*n/uint64(wg.Groups()), uint64(wg.ID+1)*n/uint64(wg.Groups())
+		if hi <= lo {
+			return
+		}
+		dst, src := mem.Addr(a[0]+a[2]+lo), mem.Addr(a[1]+lo)
+		m := wg.Mem()
+		if d, s := m.Bytes(dst, int(hi-lo)), m.Bytes(src, int(hi-lo)); d != nil && s != nil {
+			copy(d, s)
+		}
+		wg.VALU(2 * int((hi-lo+uint64(4*wg.Size)-1)/uint64(4*wg.Size)))
+		wg.Stream(2 * (hi - lo))
+	}}
+}
+
+// reduceCode adds args[3] bytes of float32 at the payload (args[1]) into
+// the target buffer (args[0]) at offset args[2]; each work-group takes a
+// contiguous part (reduceRange's costs).
+func reduceCode() gpu.KernelCode {
+	return gpu.KernelCode{Name: "reduce", Body: func(wg *gpu.WG, kernarg mem.Addr) {
+		a := wg.LoadArgs(kernarg, 4)
+		elems := int(a[3] / 4)
+		g := wg.Groups()
+		reduceRange(wg, mem.Addr(a[0]+a[2]), mem.Addr(a[1]), wg.ID*elems/g, (wg.ID+1)*elems/g, wg.Size)
+	}}
+}
+
+// taskGrid returns the grid of a task over nb bytes: enough work-groups of
+// wgSize items for one 4-byte element each, at most two per CU.
+func taskGrid(nd *strategy.Node, nb uint64, wgSize int) int {
+	items := (int(nb/4) + wgSize - 1) / wgSize
+	return max(1, min(items, 2*nd.GPU.CUs)) * wgSize
+}
+
+// taskFailures joins the failure events of every node's runtime: what a
+// run that stopped waiting reports as its cause.
+func taskFailures(g *strategy.Group) error {
+	var errs []error
+	for _, nd := range g.Nodes {
+		if nd == nil {
+			continue
+		}
+		if rt, ok := strategy.Get[*xtq.Runtime](nd); ok {
+			errs = append(errs, rt.Failures()...)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runTasks drives c's engine; when it stops early and a node saw a failed
+// task, the failure is the error.
+func runTasks(c *cluster.Cluster, g *strategy.Group) error {
+	err := c.Engine.Run()
+	if f := taskFailures(g); f != nil {
+		return f
+	}
+	if err != nil {
+		return err
+	}
+	return g.Err()
+}
+
+// remoteAllreduce is the XTQ Allreduce of workloads.md §4.2 as a libNBC-
+// style schedule: per reduce-scatter round a zero-length resource-ready
+// sync (the node posts its receive buffer, then tells its left neighbour),
+// then a task put of the chunk to the right neighbour whose kernel adds it
+// into that node's chunk; before the next round the node waits for its
+// own incoming kernel's completion signal (the chunk it forwards next).
+// The allgather steps are plain puts, each forwarded once it arrived.
+func (a Allreduce) remoteAllreduce(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
+	rt, err := remoteTasks(nd)
+	if err != nil {
+		return err
+	}
+	n, i := l.n, nd.Rank
+	if _, err := rt.TaskingInit(taskQueue, queueSlots); err != nil {
+		return err
+	}
+	sig := rt.NewSignal("allreduce.signal", uint64(n-1))
+	if _, err := rt.RegisterKernel(kernelReduce, reduceCode(), base, sig); err != nil {
+		return err
+	}
+	maxChunk := uint64(0)
+	for k := range n {
+		_, nb := l.sub(k, 0)
+		maxChunk = max(maxChunk, nb)
+	}
+	args := []uint64{0, 0, 0, 0}
+	cmdLen := xtq.Task{Args: args}.CmdLen()
+	recv := nd.Mem.Alloc(mem.Host, cmdLen+maxChunk, "allreduce.recv")
+	rt.Expose(base, l.totalSize)
+	rt.Barrier()
+	right, left := mod(i+1, n), mod(i-1, n)
+	for st := range n - 1 {
+		nd.Host.Instr(nd.SW.NBCStep)
+		rt.PostBuffer(recv, cmdLen+maxChunk)
+		rt.Notify(left, xtq.ChanSync)
+		rt.WaitNotify(xtq.ChanSync, uint64(st+1), "resource-ready sync")
+		k := mod(i-st, n)
+		off, nb := l.sub(k, 0)
+		nd.Host.Instr(nd.SW.NBCStep)
+		if err := rt.Put(xtq.Task{Target: right, Kernel: kernelReduce, Queue: taskQueue, Grid: taskGrid(nd, nb, a.WGSize),
+			WGSize: a.WGSize, Args: []uint64{0, 0, off, nb}, Payload: base + mem.Addr(off), PayloadLen: nb}); err != nil {
+			return err
+		}
+		pending := uint64(n - 2 - st)
+		rt.SignalWait(sig, fmt.Sprintf("reduce kernel of round %d", st), func(v uint64) bool { return v <= pending })
+	}
+	for s := range n - 1 {
+		nd.Host.Instr(nd.SW.NBCStep)
+		k := mod(i+1-s, n)
+		off, nb := l.sub(k, 0)
+		rt.PutData(right, base+mem.Addr(off), nb, off)
+		rt.WaitNotify(xtq.ChanData, uint64(s+1), fmt.Sprintf("allgather step %d", s))
+	}
+	return nil
+}

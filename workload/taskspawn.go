@@ -1,0 +1,266 @@
+package workload
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/xtq"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// TaskSpawn is the remote task spawn of workloads.md §1: on two nodes the
+// initiator sends Size bytes and the target runs an active message that
+// copies them into a target buffer — a GPU kernel started by the NIC
+// (XTQ) or by the target CPU (HSA, HDN), or a handler on the target's
+// application thread (CPU). The target CPU waits for completion.
+type TaskSpawn struct {
+	Size   unit.Bytes
+	WGSize int // work-items per work-group of the copy kernel
+}
+
+// TaskSpawnResult is one strategy's breakdown on one time axis (zero =
+// the initiator starts posting).
+type TaskSpawnResult struct {
+	Impl     string
+	Phases   []Segment
+	EndToEnd sim.Time // initiator post to completion observed at the target
+	Verified bool
+}
+
+// Phase names of the breakdown (workloads.md §1).
+const (
+	PhasePost       = "initiator post"
+	PhaseTransfer   = "data transfer"
+	PhaseEnqueue    = "target enqueue"
+	PhaseLaunch     = "kernel launch"
+	PhaseExecute    = "execution"
+	PhaseCompletion = "completion signal"
+)
+
+// TaskSpawnDef is the task spawn's registry entry.
+func TaskSpawnDef() Def {
+	return Def{
+		Name:    "taskspawn",
+		Summary: "2-node remote task spawn (active-message memcpy) latency breakdown (workloads.md §1)",
+		Impls: []Impl{
+			{Name: "remote-tasks", Needs: strategy.RemoteTasks},
+			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
+			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
+		},
+		Baseline:      strategy.CPU,
+		NotApplicable: taskSpawnNotApplicable(),
+		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
+			c, err := newCluster(hw, 2, seed, functional)
+			if err != nil {
+				return Cell{}, err
+			}
+			defer c.Engine.Close()
+			r, err := TaskSpawn{Size: 4 * unit.KiB, WGSize: 256}.Run(c, s.Strategy, cfg)
+			return Cell{Impl: r.Impl, Nodes: 2, Time: r.EndToEnd, Events: c.Engine.Events(), Verified: r.Verified}, err
+		},
+	}
+}
+
+// taskSpawnNotApplicable gives the reasons the task spawn does not run on
+// the strategies without a receive-side launch path.
+func taskSpawnNotApplicable() map[strategy.Strategy]string {
+	m := gnnNotApplicable(spinNotApplicable("the active message is a memcpy kernel or host handler; the sPIN strategies run datatype handlers on the NIC only"),
+		"starting a kernel when a message arrives needs the target CPU (HDN, HSA) or NIC (XTQ); GPUrdma's GPU threads poll their own CQs and the documents run no remote task spawn with it")
+	m[strategy.GDS] = "starting work when a message arrives needs the target CPU (HDN, HSA) or NIC (XTQ); GDS only pre-posts the sender's puts"
+	m[strategy.GPUTN] = "starting work when a message arrives needs the target CPU (HDN, HSA) or NIC (XTQ); GPU-TN only triggers the sender's puts"
+	return m
+}
+
+// spawnTimes are the instants the breakdown is cut at.
+type spawnTimes struct {
+	start, posted, landed, bell, handler, detected sim.Time
+	run                                            *gpu.Run
+	initiator                                      *xtq.Runtime // reads the NIC's issue time after the run
+}
+
+// Run runs the task spawn under s on a two-node cluster.
+func (ts TaskSpawn) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (TaskSpawnResult, error) {
+	if len(c.Nodes) != 2 {
+		return TaskSpawnResult{}, fmt.Errorf("task spawn needs 2 nodes, got %d", len(c.Nodes))
+	}
+	if ts.Size < 1 || ts.Size > 64*unit.MiB {
+		return TaskSpawnResult{}, fmt.Errorf("task spawn size %v: must be in [1B, 64MiB]", ts.Size)
+	}
+	if ts.WGSize < 1 || ts.WGSize > 1024 {
+		return TaskSpawnResult{}, fmt.Errorf("task spawn work-group size %d: must be in [1, 1024]", ts.WGSize)
+	}
+	im, _, err := TaskSpawnDef().implFor(s)
+	if err != nil {
+		return TaskSpawnResult{}, err
+	}
+	size := uint64(ts.Size)
+	var tm spawnTimes
+	var src, dst mem.Addr
+	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
+		buf := nd.Mem.Alloc(nd.Pool, size, "taskspawn")
+		if nd.Rank == 0 {
+			src = buf
+			if b := nd.Mem.Bytes(buf, int(size)); b != nil {
+				for i := range b {
+					b[i] = byte(i*31 + 7)
+				}
+			}
+		} else {
+			dst = buf
+		}
+		switch im.Name {
+		case "remote-tasks":
+			return ts.remote(nd, buf, &tm)
+		default:
+			return ts.twoSided(nd, buf, &tm)
+		}
+	})
+	if err := runTasks(c, g); err != nil {
+		return TaskSpawnResult{}, err
+	}
+	if tm.initiator != nil {
+		tm.posted = tm.initiator.IssueTime()
+	}
+	res := TaskSpawnResult{Impl: im.Name, EndToEnd: tm.detected - tm.start}
+	add := func(phase string, a, b sim.Time) {
+		node := "target"
+		switch phase {
+		case PhasePost:
+			node = "initiator"
+		case PhaseTransfer:
+			node = "network"
+		}
+		res.Phases = append(res.Phases, Segment{Node: node, Phase: phase, Start: a - tm.start, End: b - tm.start})
+	}
+	add(PhasePost, tm.start, tm.posted)
+	switch im.Name {
+	case "remote-tasks":
+		add(PhaseTransfer, tm.posted, tm.landed)
+		add(PhaseEnqueue, tm.landed, tm.bell)
+		add(PhaseLaunch, tm.bell, tm.run.BodyStart)
+		add(PhaseExecute, tm.run.BodyStart, tm.run.BodyEnd)
+		add(PhaseCompletion, tm.run.BodyEnd, tm.detected)
+	case "kernel-boundary":
+		add(PhaseTransfer, tm.posted, tm.landed)
+		add(PhaseLaunch, tm.landed, tm.run.BodyStart)
+		add(PhaseExecute, tm.run.BodyStart, tm.run.BodyEnd)
+		add(PhaseCompletion, tm.run.BodyEnd, tm.detected)
+	case "host":
+		add(PhaseTransfer, tm.posted, tm.landed)
+		add(PhaseEnqueue, tm.landed, tm.handler)
+		add(PhaseExecute, tm.handler, tm.detected)
+	}
+	if m0, m1 := c.Nodes[0].Mem, c.Nodes[1].Mem; m0.Functional() {
+		if string(m0.Bytes(src, int(size))) != string(m1.Bytes(dst, int(size))) {
+			return res, fmt.Errorf("%s task spawn: the target buffer differs from the payload", s)
+		}
+		res.Verified = true
+	}
+	return res, nil
+}
+
+// remote is the XTQ example program (nic.md §4.4): the target posts its
+// receive buffer, creates the queue, registers the copy kernel and its
+// signal at index 42, and enters the barrier, then waits on the signal;
+// the initiator leaves the barrier and puts the task.
+func (ts TaskSpawn) remote(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) error {
+	rt, err := remoteTasks(nd)
+	if err != nil {
+		return err
+	}
+	size := uint64(ts.Size)
+	task := xtq.Task{Target: 1, Kernel: kernelCopy, Queue: taskQueue, Grid: copyGrid(nd, size, ts.WGSize), WGSize: ts.WGSize,
+		Args: []uint64{0, 0, 0, size}, Payload: buf, PayloadLen: size}
+	if nd.Rank == 0 {
+		rt.Barrier()
+		tm.start = nd.Host.Now()
+		tm.initiator = rt
+		return rt.Put(task)
+	}
+	recv := nd.Mem.Alloc(mem.Host, task.CmdLen()+size, "taskspawn.recv")
+	rt.PostBuffer(recv, task.CmdLen()+size)
+	q, err := rt.TaskingInit(taskQueue, queueSlots)
+	if err != nil {
+		return err
+	}
+	sig := rt.NewSignal("taskspawn.signal", 1)
+	if _, err := rt.RegisterKernel(kernelCopy, copyCode(), buf, sig); err != nil {
+		return err
+	}
+	rt.Barrier()
+	rt.SignalWait(sig, "the copy task's completion signal", func(v uint64) bool { return v == 0 })
+	tm.detected = nd.Host.Now()
+	tm.landed, tm.bell = rt.TargetTimes()
+	tm.run = q.Runs()[0]
+	return nil
+}
+
+// copyGrid sizes the copy kernel: one work-item per 16 B, at most two
+// work-groups per CU.
+func copyGrid(nd *strategy.Node, size uint64, wgSize int) int {
+	items := (int(size/16) + wgSize - 1) / wgSize
+	return max(1, min(items, 2*nd.GPU.CUs)) * wgSize
+}
+
+// twoSided is the CPU and HDN active message over MPI: the target posts
+// its receive and sends a zero-length ready message (the barrier); the
+// initiator sends the payload; the target's application thread completes
+// the receive and runs the handler — a host memcpy (CPU) or a kernel it
+// launches and waits for (HDN).
+func (ts TaskSpawn) twoSided(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) error {
+	size := uint64(ts.Size)
+	if nd.Rank == 0 {
+		ready, err := nd.MPI.Irecv(buf, 0, 1, 1)
+		if err != nil {
+			return err
+		}
+		nd.MPI.Wait(ready)
+		tm.start = nd.Host.Now()
+		r, err := nd.MPI.Isend(buf, size, 1, 0)
+		if err != nil {
+			return err
+		}
+		tm.posted = nd.Host.Now()
+		nd.MPI.Wait(r)
+		return nil
+	}
+	recv := nd.Mem.Alloc(nd.Pool, size, "taskspawn.recv")
+	r, err := nd.MPI.Irecv(recv, size, 0, 0)
+	if err != nil {
+		return err
+	}
+	ready, err := nd.MPI.Isend(buf, 0, 0, 1)
+	if err != nil {
+		return err
+	}
+	nd.MPI.Wait(ready)
+	nd.MPI.Wait(r)
+	tm.landed = nd.Host.Now()
+	if nd.Stream == nil { // host handler
+		nd.Host.Instr(nd.SW.EventDispatch)
+		tm.handler = nd.Host.Now()
+		if d, s := nd.Mem.Bytes(buf, int(size)), nd.Mem.Bytes(recv, int(size)); d != nil && s != nil {
+			copy(d, s)
+		}
+		nd.Host.Compute(2*size, 1)
+		tm.detected = nd.Host.Now()
+		return nil
+	}
+	k := gpu.Kernel{Name: "copy", WGs: copyGrid(nd, size, ts.WGSize) / ts.WGSize, WGSize: ts.WGSize, Body: func(wg *gpu.WG) {
+		n := size
+		lo, hi := uint64(wg.ID)*n/uint64(wg.Groups()), uint64(wg.ID+1)*n/uint64(wg.Groups())
+		if d, s := wg.Mem().Bytes(buf+mem.Addr(lo), int(hi-lo)), wg.Mem().Bytes(recv+mem.Addr(lo), int(hi-lo)); d != nil && s != nil {
+			copy(d, s)
+		}
+		wg.VALU(2 * int((hi-lo+uint64(4*wg.Size)-1)/uint64(4*wg.Size)))
+		wg.Stream(2 * (hi - lo))
+	}}
+	tm.run = nd.Stream.Launch(k)
+	nd.Stream.Wait(tm.run)
+	tm.detected = nd.Host.Now()
+	return nil
+}
