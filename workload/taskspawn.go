@@ -72,6 +72,11 @@ func taskSpawnNotApplicable() map[strategy.Strategy]string {
 		"starting a kernel when a message arrives needs the target CPU (HDN, HSA) or NIC (XTQ); GPUrdma's GPU threads poll their own CQs and the documents run no remote task spawn with it")
 	m[strategy.GDS] = "starting work when a message arrives needs the target CPU (HDN, HSA) or NIC (XTQ); GDS only pre-posts the sender's puts"
 	m[strategy.GPUTN] = "starting work when a message arrives needs the target CPU (HDN, HSA) or NIC (XTQ); GPU-TN only triggers the sender's puts"
+	for _, d := range strategy.Registry() {
+		if d.Caps.Has(strategy.DeviceShmem) && !d.Caps.Has(strategy.TwoSided) {
+			m[d.Strategy] = "the device-shmem backends serve requests of kernels already running; starting a kernel when a message arrives needs the target CPU (HDN, HSA) or NIC (XTQ)"
+		}
+	}
 	return m
 }
 
