@@ -138,7 +138,10 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 	for _, s := range strats {
 		plot.Series = append(plot.Series, *series[s])
 	}
-	res := &report.Result{Experiment: "allreduce", Seed: cfg.Run.Seed, Tables: []report.Table{wide, long, coreTable(points)}, Plot: plot}
+	times := allreduceTimes(strats, points)
+	res := &report.Result{Experiment: "allreduce", Seed: cfg.Run.Seed, Plot: plot,
+		Tables: []report.Table{wide, long, coreTable(points), report.CrossoverTable("crossovers (time)", "nodes", "faster", times)}}
+	res.Outputs = allreduceOutputs(strats, base, plot.Series, times)
 	res.Notes = append(res.Notes, fmt.Sprintf("time = until the last node holds the full result; speedup = %s time / strategy time", base))
 	if cfg.Run.Functional && allVerified {
 		res.Notes = append(res.Notes, "functional: every node's result matched the serial float32 sum exactly (inputs are multiples of 1/8, so every order of summation is exact)")
@@ -146,6 +149,49 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 		res.Notes = append(res.Notes, "payload-free run: buffers carry no bytes (same timing); results not verified")
 	}
 	return res
+}
+
+// allreduceTimes returns each strategy's time (µs) against node count.
+func allreduceTimes(strats []strategy.Strategy, points []allreducePoint) []report.Series {
+	out := make([]report.Series, len(strats))
+	for i, s := range strats {
+		out[i].Name = string(s)
+		for _, p := range points {
+			if p.Strategy == s {
+				out[i].X = append(out[i].X, float64(p.Nodes))
+				out[i].Y = append(out[i].Y, p.Time.Micros())
+			}
+		}
+	}
+	return out
+}
+
+// allreduceOutputs names the scalar results: the last strategy's speedup
+// at the largest node count first (the headline), then every speedup and
+// time, then every crossover of the times.
+func allreduceOutputs(strats []strategy.Strategy, base strategy.Strategy, speedups, times []report.Series) []report.Output {
+	var out []report.Output
+	last := speedups[len(speedups)-1]
+	if n := len(last.X); n > 0 && strats[len(strats)-1] != base {
+		out = append(out, report.Output{Name: fmt.Sprintf("%s speedup vs %s at %g nodes", last.Name, base, last.X[n-1]), Value: last.Y[n-1], Unit: "x"})
+	}
+	for _, s := range speedups {
+		if s.Name == string(base) {
+			continue
+		}
+		for i, x := range s.X {
+			name := fmt.Sprintf("%s speedup vs %s at %g nodes", s.Name, base, x)
+			if len(out) == 0 || out[0].Name != name {
+				out = append(out, report.Output{Name: name, Value: s.Y[i], Unit: "x"})
+			}
+		}
+	}
+	for _, s := range times {
+		for i, x := range s.X {
+			out = append(out, report.Output{Name: fmt.Sprintf("%s time at %g nodes", s.Name, x), Value: s.Y[i], Unit: "us"})
+		}
+	}
+	return append(out, report.CrossoverOutputs("nodes", "faster", times)...)
 }
 
 // coreTable reports how busy node 0's host cores were over each run:

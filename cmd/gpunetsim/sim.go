@@ -49,6 +49,7 @@ func addSimCommands(root *cobra.Command, stdout, stderr io.Writer) {
 Without arguments it runs the strong-scaled allreduce on the gputn preset over
 2, 4, 8, 16, 32 and 64 nodes, prints the comparison and writes allreduce.csv
 and allreduce.svg. "gpunetsim run" runs any experiment with any parameters.`
+	root.AddCommand(newSensitivityCmd(stdout, stderr))
 	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newParamsCmd(stdout), newExperimentsCmd(stdout),
 		newStudyCmd(stdout, stderr), newReportCmd(stdout, stderr))
 }

@@ -36,6 +36,9 @@ type Facet struct {
 type Crossover struct {
 	Above, Below string
 	X0, X1       float64
+	// X is where the straight lines between the two sweep points cross
+	// (X0 < X < X1): an estimate of the crossover between sweep points.
+	X float64
 }
 
 // Crossovers lists where two series of p swap order, in series order.
@@ -72,11 +75,12 @@ func crossings(a, b Series) []Crossover {
 	var out []Crossover
 	for i := 1; i < len(pts); i++ {
 		p, q := pts[i-1], pts[i]
+		x := p.x + (q.x-p.x)*p.d/(p.d-q.d)
 		switch {
 		case p.d > 0 && q.d < 0:
-			out = append(out, Crossover{Above: a.Name, Below: b.Name, X0: p.x, X1: q.x})
+			out = append(out, Crossover{Above: a.Name, Below: b.Name, X0: p.x, X1: q.x, X: x})
 		case p.d < 0 && q.d > 0:
-			out = append(out, Crossover{Above: b.Name, Below: a.Name, X0: p.x, X1: q.x})
+			out = append(out, Crossover{Above: b.Name, Below: a.Name, X0: p.x, X1: q.x, X: x})
 		}
 	}
 	return out

@@ -13,7 +13,9 @@ func TestCrossovers(t *testing.T) {
 		{Name: "C", X: []float64{2, 16}, Y: []float64{0, 1}},             // below A at 2, above at 16: no shared x between
 	}}
 	got := Crossovers(p)
-	want := []Crossover{{Above: "A", Below: "B", X0: 2, X1: 8}, {Above: "A", Below: "C", X0: 2, X1: 16}}
+	// X interpolates linearly between the bracketing points (the tie at 4
+	// is skipped): A-B goes 2 → -1 over 2..8, A-C 3 → -0.5 over 2..16.
+	want := []Crossover{{Above: "A", Below: "B", X0: 2, X1: 8, X: 6}, {Above: "A", Below: "C", X0: 2, X1: 16, X: 14}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}

@@ -63,6 +63,12 @@ func WritePlot(w io.Writer, r *Result, format string) error {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.Padding = vg.Points(2)
+	if len(r.Plot.Tornado) > 0 {
+		if err := addTornado(p, r.Plot); err != nil {
+			return err
+		}
+		return writePlot(w, p, format)
+	}
 	if len(r.Plot.Bars) > 0 {
 		if err := addBars(p, r.Plot.Bars); err != nil {
 			return err

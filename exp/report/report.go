@@ -46,6 +46,19 @@ type Plot struct {
 	LogX   bool     `json:"logx"`
 	Series []Series `json:"series,omitempty"`
 	Bars   []Bar    `json:"bars,omitempty"`
+	// Tornado, when non-empty, makes the plot a tornado chart: one row per
+	// bar, top to bottom, each showing the change of one output when one
+	// knob is moved down (Low) and up (High); TornadoLegend names the two.
+	Tornado       []TornadoBar `json:"tornado,omitempty"`
+	TornadoLegend [2]string    `json:"tornado_legend,omitzero"`
+}
+
+// TornadoBar is one row of a tornado chart: the output's change (x units,
+// e.g. percent) with the knob Label moved down and up.
+type TornadoBar struct {
+	Label string  `json:"label"`
+	Low   float64 `json:"low"`
+	High  float64 `json:"high"`
 }
 
 // Result is everything one experiment run produced.
@@ -56,4 +69,19 @@ type Result struct {
 	Tables     []Table  `json:"tables"`
 	Plot       *Plot    `json:"plot,omitempty"`
 	Notes      []string `json:"notes,omitempty"` // e.g. "functional: every node's result verified against a serial sum"
+	// Outputs are the experiment's scalar results (times, speedups,
+	// crossovers), the headline first, for sensitivity studies to compare.
+	Outputs []Output `json:"outputs,omitempty"`
+}
+
+// Output is one scalar result of an experiment, named so that a reader
+// needs no code to know what it is, e.g. "GPUTN speedup vs CPU at 64
+// nodes".
+type Output struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit,omitempty"` // "us", "x", "nodes", …
+	// Crossover marks a crossover point: it may vanish or appear when a
+	// parameter moves, and its change is read in Unit, not in percent.
+	Crossover bool `json:"crossover,omitempty"`
 }

@@ -1,0 +1,314 @@
+package sensitivity
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/params"
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// threshold is the smallest change, in percent, the per-output table
+// lists: below it a knob does not move the output in any way that matters
+// for a comparison.
+const threshold = 0.5
+
+// topPerOutput is how many knobs the per-output table lists per output.
+const topPerOutput = 3
+
+// tornadoBars is how many knobs the tornado plot shows.
+const tornadoBars = 15
+
+// effect is what moving one knob did to one output.
+type effect struct {
+	knob      string
+	low, high float64 // the output with the knob divided / multiplied (NaN: absent or not run)
+	lowRun    bool    // the divided run exists
+	highRun   bool
+}
+
+// change returns the change of v from base as a percentage, and whether
+// the output exists on both sides. A crossover that vanishes or appears
+// counts as a 100% change.
+func change(base, v float64) (float64, bool) {
+	bNaN, vNaN := math.IsNaN(base), math.IsNaN(v)
+	switch {
+	case bNaN && vNaN:
+		return 0, false
+	case bNaN || vNaN:
+		return 100, true
+	case base == 0:
+		return 0, v == 0
+	}
+	return (v - base) / math.Abs(base) * 100, true
+}
+
+// describe says a change in words: "+12.3%", "-0.5 nodes", "vanishes".
+func describe(o report.Output, v float64, ran bool) string {
+	switch {
+	case !ran:
+		return "not run"
+	case math.IsNaN(o.Value) && math.IsNaN(v):
+		return "none"
+	case math.IsNaN(v):
+		return "vanishes"
+	case math.IsNaN(o.Value):
+		return fmt.Sprintf("appears at %.3g %s", v, o.Unit)
+	case o.Crossover:
+		return fmt.Sprintf("%+.3g %s", v-o.Value, o.Unit)
+	}
+	pct, _ := change(o.Value, v)
+	return fmt.Sprintf("%+.2f%%", pct)
+}
+
+// outputs returns r's outputs: those the experiment declares, else every
+// numeric cell of its first table, named by table, column and row key.
+func outputs(r *report.Result) []report.Output {
+	if len(r.Outputs) > 0 || len(r.Tables) == 0 {
+		return r.Outputs
+	}
+	t := r.Tables[0]
+	var out []report.Output
+	for _, row := range t.Rows {
+		if len(row) == 0 {
+			continue
+		}
+		for j := 1; j < len(row) && j < len(t.Columns); j++ {
+			if v, ok := number(row[j]); ok {
+				out = append(out, report.Output{Name: fmt.Sprintf("%s: %s at %s = %v", t.Name, t.Columns[j], t.Columns[0], row[0]), Value: v})
+			}
+		}
+	}
+	return out
+}
+
+func number(c any) (float64, bool) {
+	switch v := c.(type) {
+	case int:
+		return float64(v), true
+	case int64:
+		return float64(v), true
+	case uint64:
+		return float64(v), true
+	case float64:
+		return v, true
+	case sim.Time:
+		return v.Micros(), true
+	}
+	return 0, false
+}
+
+// byName indexes outputs by name.
+func byName(os []report.Output) map[string]float64 {
+	m := make(map[string]float64, len(os))
+	for _, o := range os {
+		m[o.Name] = o.Value
+	}
+	return m
+}
+
+// baseOutputs returns the base run's outputs plus, valued NaN, every
+// crossover that only a perturbed run has.
+func baseOutputs(runs []*run) []report.Output {
+	base := outputs(runs[0].res)
+	have := byName(base)
+	for _, r := range runs[1:] {
+		for _, o := range outputs(r.res) {
+			if _, ok := have[o.Name]; !ok && o.Crossover {
+				have[o.Name] = math.NaN()
+				base = append(base, report.Output{Name: o.Name, Value: math.NaN(), Unit: o.Unit, Crossover: true})
+			}
+		}
+	}
+	return base
+}
+
+// effects returns, per output, what each knob did to it.
+func effects(outs []report.Output, ks []params.Info, runs []*run) [][]effect {
+	vals := make(map[*run]map[string]float64, len(runs))
+	for _, r := range runs[1:] {
+		vals[r] = byName(outputs(r.res))
+	}
+	out := make([][]effect, len(outs))
+	for i, o := range outs {
+		for _, k := range ks {
+			e := effect{knob: k.Name, low: math.NaN(), high: math.NaN()}
+			for _, r := range runs[1:] {
+				if r.knob != k.Name {
+					continue
+				}
+				v, ok := vals[r][o.Name]
+				if !ok {
+					v = math.NaN()
+				}
+				if r.up {
+					e.high, e.highRun = v, true
+				} else {
+					e.low, e.lowRun = v, true
+				}
+			}
+			out[i] = append(out[i], e)
+		}
+	}
+	return out
+}
+
+// size returns the larger absolute change of e, in percent.
+func (e effect) size(base float64) float64 {
+	m := 0.0
+	for _, side := range []struct {
+		v   float64
+		ran bool
+	}{{e.low, e.lowRun}, {e.high, e.highRun}} {
+		if c, ok := change(base, side.v); ok && side.ran {
+			m = max(m, math.Abs(c))
+		}
+	}
+	return m
+}
+
+func assemble(cfg exp.Config, name string, o Options, ks []params.Info, runs []*run, skipped []string) (*report.Result, error) {
+	outs := baseOutputs(runs)
+	if len(outs) == 0 {
+		return nil, fmt.Errorf("experiment %s reports no numeric output to study", name)
+	}
+	effs := effects(outs, ks, runs)
+	focus := 0
+	if o.Output != "" {
+		focus = slices.IndexFunc(outs, func(x report.Output) bool { return x.Name == o.Output })
+		if focus < 0 {
+			return nil, fmt.Errorf("--output %q: the experiment has no such output; it has %s", o.Output, names(outs))
+		}
+	}
+	res := &report.Result{Experiment: "sensitivity " + name, Seed: cfg.Run.Seed, Outputs: outs,
+		Tables: []report.Table{knobTable(ks, runs, outs, effs, o.Factor), outputTable(outs, effs, o.Factor)}}
+	res.Plot = tornado(outs[focus], effs[focus], o.Factor)
+	res.Notes = append(res.Notes,
+		fmt.Sprintf("how to read: each knob was divided by %g and multiplied by %g, one at a time, with every other parameter at its value below, and experiment %s re-run (%d runs: the base and %d perturbed); a change is the output's relative change (a crossover's shift in its own unit; a crossover that vanishes or appears counts as 100%%)", o.Factor, o.Factor, name, len(runs), len(runs)-1),
+		fmt.Sprintf("table 'knobs': every knob studied, with the largest change it caused in any output; table 'outputs': per output, the %d knobs that move it most (only changes ≥ %.1f%%)", topPerOutput, threshold),
+		fmt.Sprintf("plot: tornado of output %q: bars show its change with each knob divided (left colour) and multiplied (right colour) by %g", outs[focus].Name, o.Factor),
+		"perturbed runs carry no payload bytes (the same timing); `gpunetsim run` verifies the base configuration functionally")
+	for _, s := range skipped {
+		res.Notes = append(res.Notes, "not perturbed: "+s)
+	}
+	return res, nil
+}
+
+func names(outs []report.Output) string {
+	var n []string
+	for i, o := range outs {
+		if i == 5 {
+			n = append(n, fmt.Sprintf("… (%d in all; --json lists them)", len(outs)))
+			break
+		}
+		n = append(n, fmt.Sprintf("%q", o.Name))
+	}
+	return strings.Join(n, ", ")
+}
+
+// knobTable ranks the knobs by the largest change they caused in any
+// output.
+func knobTable(ks []params.Info, runs []*run, outs []report.Output, effs [][]effect, factor float64) report.Table {
+	t := report.Table{Name: "knobs", Columns: []string{"knob", "value", fmt.Sprintf("÷%g", factor), fmt.Sprintf("×%g", factor), "largest change %", "of output", "outputs moved ≥ 1%"}}
+	type row struct {
+		cells   []any
+		largest float64
+	}
+	var rows []row
+	for ki, k := range ks {
+		low, high := "not run", "not run"
+		for _, r := range runs[1:] {
+			if r.knob == k.Name && r.up {
+				high = r.value
+			} else if r.knob == k.Name {
+				low = r.value
+			}
+		}
+		largest, which, moved := 0.0, "-", 0
+		for oi, o := range outs {
+			sz := effs[oi][ki].size(o.Value)
+			if sz >= 1 {
+				moved++
+			}
+			if sz > largest {
+				largest, which = sz, o.Name
+			}
+		}
+		rows = append(rows, row{[]any{k.Name, k.Value, low, high, round2(largest), which, moved}, largest})
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(b.largest, a.largest) })
+	for _, r := range rows {
+		t.Rows = append(t.Rows, r.cells)
+	}
+	return t
+}
+
+// outputTable lists, per output, the knobs that move it most.
+func outputTable(outs []report.Output, effs [][]effect, factor float64) report.Table {
+	t := report.Table{Name: "outputs", Columns: []string{"output", "base", "knob", fmt.Sprintf("change at ÷%g", factor), fmt.Sprintf("change at ×%g", factor)}}
+	for oi, o := range outs {
+		es := slices.Clone(effs[oi])
+		slices.SortStableFunc(es, func(a, b effect) int { return cmp.Compare(b.size(o.Value), a.size(o.Value)) })
+		base := "none"
+		if !math.IsNaN(o.Value) {
+			base = strings.TrimSpace(fmt.Sprintf("%.4g %s", o.Value, o.Unit))
+		}
+		listed := 0
+		for _, e := range es {
+			if listed == topPerOutput || e.size(o.Value) < threshold {
+				break
+			}
+			t.Rows = append(t.Rows, []any{o.Name, base, e.knob, describe(o, e.low, e.lowRun), describe(o, e.high, e.highRun)})
+			listed++
+		}
+		if listed == 0 {
+			t.Rows = append(t.Rows, []any{o.Name, base, fmt.Sprintf("(no knob moves it by %.1f%% or more)", threshold), "", ""})
+		}
+	}
+	return t
+}
+
+// tornado draws output o's change with every knob that moves it, largest
+// span at the top.
+func tornado(o report.Output, es []effect, factor float64) *report.Plot {
+	p := &report.Plot{Title: fmt.Sprintf("What moves %s (%.4g %s)", o.Name, o.Value, o.Unit), XLabel: "change of the output (%)"}
+	if o.Crossover {
+		p.XLabel = "shift of the crossover (%, vanishing = ±100)"
+	}
+	type bar struct {
+		knob      string
+		low, high float64
+	}
+	var bars []bar
+	for _, e := range es {
+		lo, _ := change(o.Value, e.low)
+		hi, _ := change(o.Value, e.high)
+		if !e.lowRun {
+			lo = 0
+		}
+		if !e.highRun {
+			hi = 0
+		}
+		if math.Max(math.Abs(lo), math.Abs(hi)) >= 0.01 {
+			bars = append(bars, bar{e.knob, lo, hi})
+		}
+	}
+	slices.SortStableFunc(bars, func(a, b bar) int {
+		return cmp.Compare(math.Max(math.Abs(b.low), math.Abs(b.high)), math.Max(math.Abs(a.low), math.Abs(a.high)))
+	})
+	if len(bars) > tornadoBars {
+		bars = bars[:tornadoBars]
+	}
+	for _, b := range bars {
+		p.Tornado = append(p.Tornado, report.TornadoBar{Label: b.knob, Low: b.low, High: b.high})
+	}
+	p.TornadoLegend = [2]string{fmt.Sprintf("knob ÷ %g", factor), fmt.Sprintf("knob × %g", factor)}
+	return p
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -1,0 +1,143 @@
+package sensitivity
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// small is a reduced allreduce sweep: 2 and 4 nodes, 64 KiB, CPU and
+// GPU-TN.
+func small(t testing.TB) exp.Config {
+	t.Helper()
+	cfg, err := exp.DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Allreduce.Nodes = []int{2, 4}
+	cfg.Allreduce.Size = 64 * unit.KiB
+	cfg.Allreduce.Strategies = []string{"CPU", "GPUTN"}
+	return cfg
+}
+
+func output(t *testing.T, r *report.Result, name string) report.Output {
+	t.Helper()
+	for _, o := range r.Outputs {
+		if o.Name == name {
+			return o
+		}
+	}
+	t.Fatalf("no output %q", name)
+	return report.Output{}
+}
+
+// rows returns the "outputs" table rows of output name as knob → the two
+// change cells.
+func rows(r *report.Result, name string) map[string][2]string {
+	out := map[string][2]string{}
+	for _, row := range r.Tables[1].Rows {
+		if row[0] == name {
+			out[row[2].(string)] = [2]string{row[3].(string), row[4].(string)}
+		}
+	}
+	return out
+}
+
+func TestKnobsMoveTheOutputsTheyDrive(t *testing.T) {
+	r, err := Run(small(t), "allreduce", Options{Knobs: []string{"cpu.l1d_misses", "gpu.launch", "link.latency"}, Factor: 2}, exp.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fewer misses in flight slow the CPU's reductions: its time rises;
+	// the GPU's launch overhead does not touch the CPU strategy.
+	cpu := rows(r, "CPU time at 2 nodes")
+	if c, ok := cpu["cpu.l1d_misses"]; !ok || !strings.HasPrefix(c[0], "+") || !strings.HasPrefix(c[1], "-") {
+		t.Errorf("CPU time at 2 nodes vs cpu.l1d_misses: %v, want a rise at ÷2 and a fall at ×2", cpu)
+	}
+	if _, ok := cpu["gpu.launch"]; ok {
+		t.Errorf("gpu.launch listed as moving the CPU strategy's time: %v", cpu)
+	}
+	gputn := rows(r, "GPUTN time at 2 nodes")
+	if c, ok := gputn["gpu.launch"]; !ok || !strings.HasPrefix(c[1], "+") {
+		t.Errorf("GPUTN time vs gpu.launch: %v, want a rise at ×2", gputn)
+	}
+	if o := output(t, r, "GPUTN speedup vs CPU at 4 nodes"); r.Outputs[0] != o || o.Value <= 1 {
+		t.Errorf("headline %+v, want GPUTN's speedup at 4 nodes (> 1) first", r.Outputs[0])
+	}
+	// link.latency is 0: reported, not run.
+	notes := strings.Join(r.Notes, "\n")
+	if !strings.Contains(notes, "link.latency ÷ 2 (0s → not perturbed): is 0") {
+		t.Errorf("notes do not say link.latency was not perturbed:\n%s", notes)
+	}
+	if r.Plot == nil || len(r.Plot.Tornado) == 0 || r.Plot.Tornado[0].Label != "cpu.l1d_misses" {
+		t.Errorf("tornado %+v: want cpu.l1d_misses as the widest bar of the headline", r.Plot)
+	}
+}
+
+func TestCrossoverOutputsVanishAndAppear(t *testing.T) {
+	base := report.Output{Name: "x", Value: 5, Unit: "nodes", Crossover: true}
+	for _, c := range []struct {
+		v    float64
+		ran  bool
+		want string
+	}{{math.NaN(), true, "vanishes"}, {6.5, true, "+1.5 nodes"}, {5, false, "not run"}} {
+		if got := describe(base, c.v, c.ran); got != c.want {
+			t.Errorf("describe(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+	none := report.Output{Name: "x", Value: math.NaN(), Unit: "nodes", Crossover: true}
+	if got := describe(none, 3, true); got != "appears at 3 nodes" {
+		t.Errorf("describe(appearing) = %q", got)
+	}
+}
+
+func TestCheckRejectsBadOptions(t *testing.T) {
+	cfg := small(t)
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Factor: 1}, "--factor = 1: must be a finite number > 1"},
+		{Options{Factor: 0.5}, "--factor = 0.5"},
+		{Options{Factor: 2, Knobs: []string{"cpu.nope"}}, `unknown parameter "cpu.nope"`},
+		{Options{Factor: 2, Knobs: []string{"cpu.compute_model"}}, "cpu.compute_model is a string"},
+	} {
+		err := Check(cfg, "allreduce", c.o)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Count(err.Error(), "\n") > 0 {
+			t.Errorf("Check(%+v) = %v, want one line containing %q", c.o, err, c.want)
+		}
+	}
+}
+
+func TestDefaultKnobsLeaveOtherExperimentsAlone(t *testing.T) {
+	ks := knobs(small(t), "allreduce", nil)
+	if len(ks) < 30 {
+		t.Fatalf("%d knobs, want every numeric DEFAULT knob", len(ks))
+	}
+	for _, k := range ks {
+		if strings.HasPrefix(k.Name, "latency.") || k.Src != "DEFAULT" {
+			t.Errorf("knob %s (%s) studied for allreduce", k.Name, k.Src)
+		}
+	}
+}
+
+// BenchmarkDefaultAllreduceStudy runs the study the CLI runs by default
+// (every DEFAULT knob, ×/÷2, allreduce over 2..64 nodes in powers of two)
+// and reports its wall time; it takes minutes (docs/sensitivity.md).
+func BenchmarkDefaultAllreduceStudy(b *testing.B) {
+	cfg := small(b)
+	cfg.Allreduce.Nodes = []int{2, 4, 8, 16, 32, 64}
+	cfg.Allreduce.Size = 8 * unit.MiB
+	cfg.Allreduce.Strategies = []string{"CPU", "HDN", "GDS", "GPUTN"}
+	for b.Loop() {
+		r, err := Run(cfg, "allreduce", Options{Factor: 2}, exp.Env{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(len(r.Tables[0].Rows)), "knobs")
+	}
+}
