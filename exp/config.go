@@ -8,6 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/model/shmem"
+	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
@@ -43,13 +44,15 @@ type LatencySpec struct {
 type Config struct {
 	Run RunSpec `toml:"run"`
 	cluster.Spec
-	SW        cost.Spec     `toml:"sw"`
-	MPI       mpi.Spec      `toml:"mpi"`
-	Allreduce AllreduceSpec `toml:"allreduce"`
-	Latency   LatencySpec   `toml:"latency"`
-	Matrix    MatrixSpec    `toml:"matrix"`
-	Shmem     shmem.Spec    `toml:"shmem"`
-	TaskSpawn TaskSpawnSpec `toml:"taskspawn"`
+	SW        cost.Spec       `toml:"sw"`
+	MPI       mpi.Spec        `toml:"mpi"`
+	Allreduce AllreduceSpec   `toml:"allreduce"`
+	Latency   LatencySpec     `toml:"latency"`
+	Matrix    MatrixSpec      `toml:"matrix"`
+	Shmem     shmem.Spec      `toml:"shmem"`
+	TaskSpawn TaskSpawnSpec   `toml:"taskspawn"`
+	DDT       spinmodel.Costs `toml:"ddt"`
+	DDTBench  DDTBenchSpec    `toml:"ddtbench"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -74,13 +77,15 @@ func DefaultConfig(preset string) (Config, error) {
 		Matrix:    defaultMatrix(),
 		Shmem:     shmem.DefaultSpec(),
 		TaskSpawn: TaskSpawnSpec{MinSize: 64, MaxSize: 64 * unit.KiB, Strategies: []string{"CPU", "HSA", "XTQ"}, WGSize: 256},
+		DDT:       spinmodel.DefaultCosts(),
+		DDTBench:  defaultDDTBench(),
 	}, nil
 }
 
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
 	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.Matrix.validate(), c.Shmem.Validate(),
-		c.TaskSpawn.validate()}
+		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate()}
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
 		for _, st := range c.Allreduce.Strategies {

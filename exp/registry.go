@@ -9,6 +9,13 @@ func experiments() []Experiment {
 		{Name: "matrix", Summary: "every workload's small instance on every strategy that runs it: implementation, time, verified, speedup vs the workload's baseline; not-applicable cells with their reason", Run: runMatrix,
 			Points: ptr(matrixPoints())},
 		{Name: "taskspawn", Summary: "remote task spawn on 2 nodes under CPU, HSA and XTQ: end-to-end time over a size sweep and the per-phase breakdown (workloads.md §1)", Run: runTaskSpawn, Points: ptr(taskSpawnPoints())},
+		{Name: "ddt_vector", Summary: "sPIN vector unpack throughput vs block size, every datatype method (workloads.md §11.1)", Run: runDDTVector},
+		{Name: "ddt_breakdown", Summary: "sPIN payload-handler time split into init/setup/processing vs γ (workloads.md §11.2)", Run: runDDTBreakdown},
+		{Name: "ddt_hpus", Summary: "sPIN throughput vs number of HPUs at γ = 1 (workloads.md §11.3)", Run: runDDTHPUs},
+		{Name: "ddt_memory", Summary: "sPIN NIC memory occupancy by component vs block size and HPUs (workloads.md §11.4)", Run: runDDTMemory},
+		{Name: "ddt_dmaqueue", Summary: "sPIN DMA write FIFO maximum vs γ and occupancy over time (workloads.md §11.5)", Run: runDDTDMAQueue},
+		{Name: "ddt_apps", Summary: "application datatypes: speedup over host unpack, bytes to the NIC, memory traffic, checkpoint amortization (workloads.md §11.6–11.8)", Run: runDDTApps},
+		{Name: "ddt_put", Summary: "1-byte put latency with and without a sPIN context (workloads.md §11.9)", Run: runDDTPut},
 		{Name: "strategies", Summary: "qualitative characteristic table of the strategies (overview.md §5)", Run: runStrategies},
 	}
 }

@@ -1,0 +1,509 @@
+package exp
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/gpunetsim/gpunetsim/datatype"
+	"github.com/gpunetsim/gpunetsim/datatype/apps"
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	hwspin "github.com/gpunetsim/gpunetsim/hw/spin"
+	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/workload"
+)
+
+// ddtJob is one receive of the datatype studies.
+type ddtJob struct {
+	label  string
+	method spinmodel.Method
+	typ    *datatype.Committed
+	count  int
+	hpus   int // 0: the configuration's spin.hpus
+	trace  bool
+}
+
+// ddtOut is a job's result; NA marks a method that does not apply.
+type ddtOut struct {
+	workload.DDTResult
+	NA bool
+}
+
+// runDDTJobs runs the jobs, one simulation each, on the run's workers.
+func runDDTJobs(cfg Config, env Env, jobs []ddtJob) ([]ddtOut, error) {
+	out := make([]ddtOut, len(jobs))
+	err := forEach(cfg, env, len(jobs), func(i int) error {
+		j := jobs[i]
+		pc := cfg
+		if j.hpus > 0 {
+			pc.Spin.HPUs = j.hpus
+		}
+		c, err := newRun(pc, env, j.label, 2, "")
+		if err != nil {
+			return err
+		}
+		defer c.Engine.Close()
+		r, err := workload.DDTUnpack{Type: j.typ, Count: j.count, TraceDMA: j.trace}.RunMethod(c, j.method, pc.DDT)
+		if errors.Is(err, spinmodel.ErrNotApplicable) {
+			out[i].NA = true
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", j.label, err)
+		}
+		out[i].DDTResult = r
+		return nil
+	})
+	return out, err
+}
+
+// vectorType is the §11.1 receive type: size/bl blocks of bl bytes at
+// stride 2·bl.
+func vectorType(size, bl int) (*datatype.Committed, error) {
+	t, err := datatype.Vector(size/bl, bl, 2*bl, datatype.Byte())
+	if err != nil {
+		return nil, err
+	}
+	return t.Commit(), nil
+}
+
+func gbps(bytes int, t sim.Duration) float64 {
+	if t <= 0 {
+		return 0
+	}
+	return round3(float64(bytes) / float64(t) * 1e3)
+}
+
+// verifiedNote summarizes verification of the results.
+func verifiedNote(cfg Config, outs []ddtOut) string {
+	if !cfg.Run.Functional {
+		return "run.functional = false: bytes were not checked"
+	}
+	n := 0
+	for _, o := range outs {
+		if o.NA {
+			continue
+		}
+		if !o.Verified {
+			return "functional: SOME receive buffers DIFFER from datatype.Unpack"
+		}
+		n++
+	}
+	return fmt.Sprintf("functional: all %d receive buffers equal datatype.Unpack of the same stream (sentinel-filled, so untouched bytes were checked too)", n)
+}
+
+func presetNote(cfg Config) string {
+	return fmt.Sprintf("preset %s, %d HPUs at %v, link %v, PCIe %v",
+		cfg.Run.Preset, cfg.Spin.HPUs, cfg.Spin.HPUFreq, cfg.Link.Bandwidth, cfg.PCIe.Bandwidth)
+}
+
+// rtrNote says what the receive times measure.
+const rtrNote = "time = RTR send to last byte placed (datatypes.md §6)"
+
+// runDDTVector is workloads.md §11.1: vector unpack throughput vs block size.
+func runDDTVector(cfg Config, env Env) (*report.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ms, _ := cfg.DDTBench.methods()
+	size := int(cfg.DDTBench.Size)
+	var jobs []ddtJob
+	for _, bl := range cfg.DDTBench.Blocks {
+		ty, err := vectorType(size, bl)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v b=%d", m, bl), method: m, typ: ty, count: 1})
+		}
+	}
+	outs, err := runDDTJobs(cfg, env, jobs)
+	if err != nil {
+		return nil, err
+	}
+	t := report.Table{Name: "vector", Columns: []string{"method", "block", "gamma", "time", "GBps", "interval", "dma_writes", "dma_fifo_max", "stalls", "verified"}}
+	plot := &report.Plot{Title: fmt.Sprintf("Vector unpack throughput, %v message, stride 2×block", cfg.DDTBench.Size),
+		XLabel: "block size (B)", YLabel: "throughput (GB/s)", LogX: true}
+	series := map[spinmodel.Method]*report.Series{}
+	for _, m := range ms {
+		series[m] = &report.Series{Name: m.String()}
+	}
+	for i, j := range jobs {
+		o := outs[i]
+		bl := cfg.DDTBench.Blocks[i/len(ms)]
+		tp := gbps(size, o.Time())
+		t.Rows = append(t.Rows, []any{j.method.String(), bl, round3(o.Plan.Gamma), o.Time(), tp, o.Plan.Interval.Interval,
+			o.Stats.DMAWrites, o.Stats.DMAFIFOMax, o.Stats.Stalls, o.Verified})
+		s := series[j.method]
+		s.X, s.Y = append(s.X, float64(bl)), append(s.Y, tp)
+	}
+	for _, m := range ms {
+		plot.Series = append(plot.Series, *series[m])
+	}
+	res := &report.Result{Experiment: "ddt_vector", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
+	res.Notes = append(res.Notes, presetNote(cfg), rtrNote, verifiedNote(cfg, outs))
+	return res, nil
+}
+
+// gammaBlocks returns the vector block size of γ blocks per packet.
+func gammaBlocks(cfg Config, g int) int { return int(cfg.Link.Payload) / g }
+
+// runDDTBreakdown is workloads.md §11.2: payload-handler time split into
+// init, setup (catch-up included) and processing, per method and γ.
+func runDDTBreakdown(cfg Config, env Env) (*report.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ms := handlerMethods(cfg)
+	size := int(cfg.DDTBench.Size)
+	var jobs []ddtJob
+	for _, g := range cfg.DDTBench.Gammas {
+		ty, err := vectorType(size, gammaBlocks(cfg, g))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v γ=%d", m, g), method: m, typ: ty, count: 1})
+		}
+	}
+	outs, err := runDDTJobs(cfg, env, jobs)
+	if err != nil {
+		return nil, err
+	}
+	t := report.Table{Name: "breakdown", Columns: []string{"method", "gamma", "handlers", "init_ns", "setup_ns", "proc_ns", "total_ns", "catchup_blocks", "checkpoint_copies"}}
+	plot := &report.Plot{Title: "Payload handler time per packet (mean)", XLabel: "time (ns)"}
+	for i, j := range jobs {
+		b := outs[i].Break
+		n := float64(max(b.Handlers, 1))
+		in, se, pr := float64(b.Init)/n/1e3, float64(b.Setup)/n/1e3, float64(b.Proc)/n/1e3
+		g := cfg.DDTBench.Gammas[i/len(ms)]
+		t.Rows = append(t.Rows, []any{j.method.String(), g, b.Handlers, round3(in), round3(se), round3(pr), round3(in + se + pr), b.CatchUpBlocks, b.CheckpointCopies})
+		row := fmt.Sprintf("%s γ=%d", j.method, g)
+		plot.Bars = append(plot.Bars, report.Bar{Row: row, Phase: "init", Start: 0, End: in},
+			report.Bar{Row: row, Phase: "setup", Start: in, End: in + se},
+			report.Bar{Row: row, Phase: "processing", Start: in + se, End: in + se + pr})
+	}
+	res := &report.Result{Experiment: "ddt_breakdown", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
+	res.Notes = append(res.Notes, presetNote(cfg), rtrNote, verifiedNote(cfg, outs),
+		"init = invocation (+ checkpoint copy); setup = processing-function start + catch-up; processing = blocks found + DMA issue")
+	return res, nil
+}
+
+// handlerMethods are the configured methods that run handlers.
+func handlerMethods(cfg Config) []spinmodel.Method {
+	ms, _ := cfg.DDTBench.methods()
+	return slices.DeleteFunc(ms, func(m spinmodel.Method) bool { return !m.Handlers() })
+}
+
+// runDDTHPUs is workloads.md §11.3: throughput vs HPUs at γ = 1.
+func runDDTHPUs(cfg Config, env Env) (*report.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ms := handlerMethods(cfg)
+	size := int(cfg.DDTBench.Size)
+	ty, err := vectorType(size, int(cfg.Link.Payload))
+	if err != nil {
+		return nil, err
+	}
+	var jobs []ddtJob
+	for _, h := range cfg.DDTBench.HPUs {
+		for _, m := range ms {
+			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v P=%d", m, h), method: m, typ: ty, count: 1, hpus: h})
+		}
+	}
+	outs, err := runDDTJobs(cfg, env, jobs)
+	if err != nil {
+		return nil, err
+	}
+	t := report.Table{Name: "hpus", Columns: []string{"method", "hpus", "time", "GBps", "handler_busy", "verified"}}
+	plot := &report.Plot{Title: fmt.Sprintf("HPU scaling, %v vector of %v blocks (γ = 1)", cfg.DDTBench.Size, cfg.Link.Payload),
+		XLabel: "HPUs", YLabel: "throughput (GB/s)", LogX: true}
+	series := map[spinmodel.Method]*report.Series{}
+	for _, m := range ms {
+		series[m] = &report.Series{Name: m.String()}
+	}
+	for i, j := range jobs {
+		o := outs[i]
+		tp := gbps(size, o.Time())
+		t.Rows = append(t.Rows, []any{j.method.String(), j.hpus, o.Time(), tp, o.Stats.HandlerBusy, o.Verified})
+		series[j.method].X = append(series[j.method].X, float64(j.hpus))
+		series[j.method].Y = append(series[j.method].Y, tp)
+	}
+	for _, m := range ms {
+		plot.Series = append(plot.Series, *series[m])
+	}
+	res := &report.Result{Experiment: "ddt_hpus", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
+	res.Notes = append(res.Notes, presetNote(cfg), rtrNote, verifiedNote(cfg, outs))
+	return res, nil
+}
+
+// planEnv is the plan environment of the configuration with P HPUs.
+func planEnv(cfg Config, hpus int) spinmodel.Env {
+	sp := cfg.Spin
+	sp.HPUs = hpus
+	ser := float64(cfg.Link.Payload+cfg.Link.Header) * cfg.Link.Bandwidth.PerByte()
+	return spinmodel.Env{Spin: sp, Costs: cfg.DDT, K: int(cfg.Link.Payload), TPkt: sim.Duration(ser + 0.5)}
+}
+
+// runDDTMemory is workloads.md §11.4: NIC memory occupancy by component,
+// (a) vs block size at spin.hpus, (b) vs HPUs at γ = 16. The plans are
+// what the host builds at post time; no message is simulated.
+func runDDTMemory(cfg Config, env Env) (*report.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ms := handlerMethods(cfg)
+	size := int(cfg.DDTBench.Size)
+	t := report.Table{Name: "nic_memory", Columns: []string{"sweep", "x", "method", "interval", "dataloops", "segments", "checkpoints", "descriptors", "total"}}
+	plot := &report.Plot{Title: fmt.Sprintf("NIC memory occupancy, %v vector, %d HPUs", cfg.DDTBench.Size, cfg.Spin.HPUs),
+		XLabel: "block size (B)", YLabel: "NIC memory (KiB)", LogX: true}
+	series := map[spinmodel.Method]*report.Series{}
+	for _, m := range ms {
+		series[m] = &report.Series{Name: m.String()}
+	}
+	add := func(sweep string, x, bl, hpus int) error {
+		ty, err := vectorType(size, bl)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			p, err := spinmodel.NewPlan(m, ty, 1, planEnv(cfg, hpus))
+			if err != nil {
+				t.Rows = append(t.Rows, []any{sweep, x, m.String(), 0, "-", "-", "-", "-", err.Error()})
+				continue
+			}
+			u := p.Mem
+			t.Rows = append(t.Rows, []any{sweep, x, m.String(), p.Interval.Interval, int64(u.Dataloops), int64(u.Segments), int64(u.Checkpoints), int64(u.Descriptors), int64(u.Total())})
+			if sweep == "block" {
+				series[m].X = append(series[m].X, float64(x))
+				series[m].Y = append(series[m].Y, round3(float64(u.Total())/1024))
+			}
+		}
+		return nil
+	}
+	for _, bl := range cfg.DDTBench.Blocks {
+		if err := add("block", bl, bl, cfg.Spin.HPUs); err != nil {
+			return nil, err
+		}
+	}
+	for _, h := range cfg.DDTBench.HPUs {
+		if err := add("hpus", h, gammaBlocks(cfg, 16), h); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range ms {
+		plot.Series = append(plot.Series, *series[m])
+	}
+	res := &report.Result{Experiment: "ddt_memory", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
+	res.Notes = append(res.Notes, presetNote(cfg),
+		fmt.Sprintf("bytes; checkpoints and segments at C = %v; RW-CP master copies %v; interval from datatypes.md §5.4 with ε = %v", cfg.DDT.Checkpoint, cfg.DDT.MasterCopies, cfg.DDT.Epsilon),
+		"sweep hpus uses γ = 16 (128 B blocks)")
+	return res, nil
+}
+
+// runDDTDMAQueue is workloads.md §11.5: maximum DMA write FIFO occupancy
+// per method and γ, and the occupancy over time at the largest γ.
+func runDDTDMAQueue(cfg Config, env Env) (*report.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ms, _ := cfg.DDTBench.methods()
+	ms = slices.DeleteFunc(ms, func(m spinmodel.Method) bool { return m == spinmodel.HostUnpack })
+	size := int(cfg.DDTBench.Size)
+	gs := cfg.DDTBench.Gammas
+	gTrace := slices.Max(gs)
+	var jobs []ddtJob
+	for _, g := range gs {
+		ty, err := vectorType(size, gammaBlocks(cfg, g))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v γ=%d", m, g), method: m, typ: ty, count: 1, trace: g == gTrace})
+		}
+	}
+	outs, err := runDDTJobs(cfg, env, jobs)
+	if err != nil {
+		return nil, err
+	}
+	t := report.Table{Name: "dma_queue", Columns: []string{"method", "gamma", "dma_fifo_max", "dma_writes", "time", "host_checkpoint_create"}}
+	plot := &report.Plot{Title: fmt.Sprintf("DMA write FIFO occupancy, γ = %d", gTrace), XLabel: "time since RTR (us)", YLabel: "requests"}
+	for i, j := range jobs {
+		o := outs[i]
+		g := gs[i/len(ms)]
+		t.Rows = append(t.Rows, []any{j.method.String(), g, o.Stats.DMAFIFOMax, o.Stats.DMAWrites, o.Time(), o.Plan.HostCreate + o.Post})
+		if !j.trace {
+			continue
+		}
+		s := report.Series{Name: j.method.String()}
+		if o.Plan.Method == spinmodel.ROCP || o.Plan.Method == spinmodel.RWCP {
+			// The host's checkpoint creation and copy, before the RTR.
+			c := -(o.Plan.HostCreate + o.Post).Micros()
+			s.X, s.Y = append(s.X, c, 0), append(s.Y, 0, 0)
+		}
+		for _, p := range thin(o.Trace, 2000) {
+			s.X = append(s.X, round3((p.Time - o.Start).Micros()))
+			s.Y = append(s.Y, float64(p.Occ))
+		}
+		plot.Series = append(plot.Series, s)
+	}
+	res := &report.Result{Experiment: "ddt_dmaqueue", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
+	res.Notes = append(res.Notes, presetNote(cfg), rtrNote, verifiedNote(cfg, outs),
+		"RO-CP/RW-CP traces start at minus the host checkpoint creation + copy time (occupancy 0 meanwhile); the FIFO is unbounded")
+	return res, nil
+}
+
+// thin keeps at most about n samples of a trace, each the maximum of
+// its window, so peaks survive.
+func thin(tr []hwspin.OccSample, n int) []hwspin.OccSample {
+	if len(tr) <= n {
+		return tr
+	}
+	w := (len(tr) + n - 1) / n
+	var out []hwspin.OccSample
+	for i := 0; i < len(tr); i += w {
+		best := tr[i]
+		for _, x := range tr[i:min(i+w, len(tr))] {
+			if x.Occ > best.Occ {
+				best = x
+			}
+		}
+		out = append(out, best)
+	}
+	return out
+}
+
+// appCases returns the configured application datatypes.
+func appCases(cfg Config) ([]apps.Case, error) {
+	if cfg.DDTBench.Apps == "fixtures" {
+		m, err := apps.FixtureCases()
+		if err != nil {
+			return nil, err
+		}
+		var out []apps.Case
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			c := m[name]
+			c.Name = name
+			out = append(out, c)
+		}
+		return out, nil
+	}
+	return apps.AllCases()
+}
+
+// runDDTApps is workloads.md §11.6–11.8: per application datatype, the
+// speedup of RW-CP, specialized and iovec over host unpack, the bytes moved
+// to the NIC, main-memory traffic, and checkpoint amortization.
+func runDDTApps(cfg Config, env Env) (*report.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cases, err := appCases(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ms := []spinmodel.Method{spinmodel.HostUnpack, spinmodel.RWCP, spinmodel.Specialized, spinmodel.Iovec}
+	var jobs []ddtJob
+	for _, c := range cases {
+		ty := c.Type.Commit()
+		for _, m := range ms {
+			jobs = append(jobs, ddtJob{label: c.Name + " " + m.String(), method: m, typ: ty, count: c.Count})
+		}
+	}
+	outs, err := runDDTJobs(cfg, env, jobs)
+	if err != nil {
+		return nil, err
+	}
+	sp := report.Table{Name: "speedup", Columns: []string{"app", "S", "gamma", "T_host", "speedup_rwcp", "speedup_specialized", "speedup_iovec",
+		"nic_bytes_rwcp", "nic_bytes_specialized", "nic_bytes_iovec", "verified"}}
+	tr := report.Table{Name: "memory_traffic", Columns: []string{"app", "host_bytes", "rwcp_bytes", "host_over_rwcp"}}
+	am := report.Table{Name: "amortization", Columns: []string{"app", "T_create", "T_host", "T_rwcp", "reuses"}}
+	plot := &report.Plot{Title: "Application datatypes: speedup over host unpack", XLabel: "input (table order)", YLabel: "speedup"}
+	ser := []report.Series{{Name: "rw-cp"}, {Name: "specialized"}, {Name: "iovec"}}
+	var logRatio float64
+	for i, c := range cases {
+		o := outs[i*len(ms) : (i+1)*len(ms)]
+		host, rw, spec, iov := o[0], o[1], o[2], o[3]
+		th := host.Time()
+		speed := func(x ddtOut) any {
+			if x.NA {
+				return "-"
+			}
+			return round3(float64(th) / float64(x.Time()))
+		}
+		moved := func(x ddtOut) any {
+			if x.NA {
+				return "-"
+			}
+			return int64(x.Plan.Mem.Moved())
+		}
+		ver := host.Verified && rw.Verified && iov.Verified && (spec.NA || spec.Verified)
+		sp.Rows = append(sp.Rows, []any{c.Name, host.Plan.Size, round3(host.Plan.Gamma), th, speed(rw), speed(spec), speed(iov),
+			moved(rw), moved(spec), moved(iov), ver})
+		for k, x := range []ddtOut{rw, spec, iov} {
+			if !x.NA {
+				ser[k].X = append(ser[k].X, float64(i))
+				ser[k].Y = append(ser[k].Y, round3(float64(th)/float64(x.Time())))
+			}
+		}
+		// §7.1 traffic: the message written by the NIC, plus LLC misses ×
+		// 64 B of the cold unpack (reading the packed copy, writing the
+		// touched destination lines).
+		m := host.Plan.Size
+		hb := m + m + host.Plan.Lines*64
+		tr.Rows = append(tr.Rows, []any{c.Name, hb, m, round3(float64(hb) / float64(m))})
+		logRatio += math.Log(float64(hb) / float64(m))
+		create := rw.Plan.HostCreate + rw.Post
+		reuses := any("never")
+		if gain := th - rw.Time(); gain > 0 {
+			reuses = int64((create + gain - 1) / gain)
+		}
+		am.Rows = append(am.Rows, []any{c.Name, create, th, rw.Time(), reuses})
+	}
+	if len(cases) > 0 {
+		tr.Rows = append(tr.Rows, []any{"geomean", "", "", round3(math.Exp(logRatio / float64(len(cases))))})
+	}
+	plot.Series = ser
+	res := &report.Result{Experiment: "ddt_apps", Seed: cfg.Run.Seed, Tables: []report.Table{sp, tr, am}, Plot: plot}
+	res.Notes = append(res.Notes, presetNote(cfg), rtrNote, verifiedNote(cfg, outs),
+		"speedup = T_host / T_method; '-' = specialized handlers do not apply (not a single level of blocks)",
+		"reuses = ceil(T_create / (T_host − T_rwcp)), T_create = host checkpoint creation + copy to the NIC (datatypes.md §7.3)")
+	return res, nil
+}
+
+// runDDTPut is workloads.md §11.9: a 1-byte put with and without a sPIN
+// context (header, payload and completion handlers).
+func runDDTPut(cfg Config, env Env) (*report.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var lat [2]sim.Duration
+	var ok [2]bool
+	for i, with := range []bool{false, true} {
+		c, err := newRun(cfg, env, fmt.Sprintf("spin=%v", with), 2, "")
+		if err != nil {
+			return nil, err
+		}
+		lat[i], ok[i], err = spinmodel.PutLatency(c, with)
+		c.Engine.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	t := report.Table{Name: "put_latency", Columns: []string{"path", "latency", "latency_ns", "overhead_ns", "verified"}}
+	for i, name := range []string{"plain DMA", "sPIN handlers"} {
+		t.Rows = append(t.Rows, []any{name, lat[i], round3(float64(lat[i]) / 1e3), round3(float64(lat[i]-lat[0]) / 1e3), ok[i]})
+	}
+	plot := &report.Plot{Title: "1-byte put: doorbell to target PUT event", XLabel: "latency (ns)"}
+	for i, name := range []string{"plain DMA", "sPIN handlers"} {
+		plot.Bars = append(plot.Bars, report.Bar{Row: name, Phase: "put", Start: 0, End: round3(float64(lat[i]) / 1e3)})
+	}
+	res := &report.Result{Experiment: "ddt_put", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
+	res.Notes = append(res.Notes, presetNote(cfg),
+		"the sPIN path adds the packet copy into NIC memory, HER scheduling, three handler invocations and the DMA issue (nic.md §5.6)")
+	return res, nil
+}

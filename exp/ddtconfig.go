@@ -1,0 +1,75 @@
+package exp
+
+import (
+	"errors"
+	"fmt"
+
+	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// DDTBenchSpec holds the knobs of the sPIN datatype studies (workloads.md
+// §11). Run them on preset spin (--preset spin); the hardware they use is
+// cluster.Spec's spin.*, pcie.* and link.* values.
+type DDTBenchSpec struct {
+	Size    unit.Bytes `toml:"size" doc:"message size of the vector studies (§11.1–11.5)" src:"DOC"`
+	Blocks  []int      `toml:"blocks" doc:"vector block sizes in bytes (stride = 2 × block)" src:"DEFAULT"`
+	Gammas  []int      `toml:"gammas" doc:"γ (blocks per 2KiB packet) of the breakdown and DMA-queue studies (§11.2, §11.5)" src:"DOC"`
+	HPUs    []int      `toml:"hpus" doc:"HPU counts of the scaling and memory studies (§11.3, §11.4b)" src:"DEFAULT"`
+	Methods []string   `toml:"methods" doc:"methods to compare: host, iovec, specialized, hpu-local, ro-cp, rw-cp" src:"DOC"`
+	Apps    string     `toml:"apps" doc:"application datatypes of §11.6–11.8: all (datatypes.md §8 sizes) or fixtures (the small app_* cases)" src:"DEFAULT"`
+}
+
+func defaultDDTBench() DDTBenchSpec {
+	return DDTBenchSpec{Size: 4 * unit.MiB, Blocks: []int{4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096},
+		Gammas: []int{1, 2, 4, 8, 16}, HPUs: []int{1, 2, 4, 8, 16, 32},
+		Methods: []string{"host", "iovec", "specialized", "hpu-local", "ro-cp", "rw-cp"}, Apps: "all"}
+}
+
+// methods parses the method list.
+func (d DDTBenchSpec) methods() ([]spinmodel.Method, error) {
+	var out []spinmodel.Method
+	for _, s := range d.Methods {
+		m, err := spinmodel.ParseMethod(s)
+		if err != nil {
+			return nil, fmt.Errorf("ddtbench.methods: %w", err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func (d DDTBenchSpec) validate() error {
+	var errs []error
+	if d.Size < 2*unit.KiB || d.Size > 256*unit.MiB {
+		errs = append(errs, fmt.Errorf("ddtbench.size = %v: must be in [2KiB, 256MiB]", d.Size))
+	}
+	if len(d.Blocks) == 0 {
+		errs = append(errs, errors.New("ddtbench.blocks is empty: give at least one block size"))
+	}
+	for _, b := range d.Blocks {
+		if b < 1 || unit.Bytes(b) > d.Size {
+			errs = append(errs, fmt.Errorf("ddtbench.blocks contains %d: block sizes must be in [1, ddtbench.size = %v]", b, d.Size))
+		}
+	}
+	for _, g := range d.Gammas {
+		if g < 1 || g > 2048 {
+			errs = append(errs, fmt.Errorf("ddtbench.gammas contains %d: γ must be in [1, 2048] (blocks of 2KiB/γ bytes)", g))
+		}
+	}
+	for _, h := range d.HPUs {
+		if h < 1 || h > 4096 {
+			errs = append(errs, fmt.Errorf("ddtbench.hpus contains %d: HPU counts must be in [1, 4096]", h))
+		}
+	}
+	if len(d.Methods) == 0 {
+		errs = append(errs, errors.New("ddtbench.methods is empty: give some of host, iovec, specialized, hpu-local, ro-cp, rw-cp"))
+	}
+	if _, err := d.methods(); err != nil {
+		errs = append(errs, err)
+	}
+	if d.Apps != "all" && d.Apps != "fixtures" {
+		errs = append(errs, fmt.Errorf("ddtbench.apps = %q: must be all or fixtures", d.Apps))
+	}
+	return errors.Join(errs...)
+}
