@@ -27,6 +27,12 @@ type port struct {
 	free  sim.Time // when the server is next idle
 	bytes uint64   // wire bytes sent, for statistics
 	pkts  uint64
+
+	// Flow model (flow.go).
+	flows    []*flow // active flows crossing this port
+	mark     uint64  // component search epoch
+	capLeft  float64 // water-filling: capacity not yet given out
+	unfrozen int     // water-filling: flows without a rate yet
 }
 
 // Fabric joins endpoints 0..n-1 through a topology.
@@ -42,7 +48,8 @@ type Fabric struct {
 	spineDn [][]*port // fattree: spine s → leaf l
 	rng     *rand.Rand
 	perByte float64
-	free    [][]byte // recycled payload buffers (GetBuf/PutBuf)
+	free    [][]byte   // recycled payload buffers (GetBuf/PutBuf)
+	fl      *flowState // non-nil in the flow model
 }
 
 // New builds a fabric for n endpoints. Attach endpoints before sending.
@@ -112,8 +119,18 @@ type inflight struct {
 // latency at every switch, and any queueing at busy output ports.
 func (f *Fabric) Send(p Packet) {
 	src, dst := p.Route()
-	in := &inflight{f: f, p: p, ser: f.Serialization(p.PayloadBytes())}
-	in.route[0] = f.up[src]
+	route, hops := f.route(src, dst)
+	if f.fl != nil {
+		f.sendFlow(p, route, hops)
+		return
+	}
+	in := &inflight{f: f, p: p, ser: f.Serialization(p.PayloadBytes()), route: route, hops: hops}
+	in.forward(f.e.Now())
+}
+
+// route returns the output ports a packet from src to dst crosses.
+func (f *Fabric) route(src, dst int) (route [4]*port, hops int) {
+	route[0] = f.up[src]
 	if f.topo.Kind == "fattree" {
 		ls, ld := src/f.topo.LeafSize, dst/f.topo.LeafSize
 		if ls != ld {
@@ -121,15 +138,12 @@ func (f *Fabric) Send(p Packet) {
 			if !f.topo.InOrder {
 				s = f.rng.IntN(f.topo.LeafSize)
 			}
-			in.route[1], in.route[2], in.route[3] = f.leafUp[ls][s], f.spineDn[s][ld], f.down[dst]
-			in.hops = 4
-		} else {
-			in.route[1], in.hops = f.down[dst], 2
+			route[1], route[2], route[3] = f.leafUp[ls][s], f.spineDn[s][ld], f.down[dst]
+			return route, 4
 		}
-	} else {
-		in.route[1], in.hops = f.down[dst], 2
 	}
-	in.forward(f.e.Now())
+	route[1] = f.down[dst]
+	return route, 2
 }
 
 // forward serialises the packet on its current hop starting no earlier than

@@ -1,0 +1,295 @@
+package net
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// Network models, selected by NetworkSpec.Model.
+const (
+	// ModelPacket moves every packet hop by hop through FIFO output ports
+	// (store and forward, hardware.md §3).
+	ModelPacket = "packet"
+	// ModelFlow moves whole messages as fluid flows that share every link
+	// they cross with max-min fairness.
+	ModelFlow = "flow"
+)
+
+// NetworkSpec selects how the fabric moves data.
+type NetworkSpec struct {
+	Model string `toml:"model" doc:"packet (every packet through FIFO output ports) or flow (whole messages as flows sharing links max-min fairly; for very large runs)" src:"RUN"`
+}
+
+// Validate reports an unknown model.
+func (s NetworkSpec) Validate() error {
+	if s.Model != ModelPacket && s.Model != ModelFlow {
+		return fmt.Errorf("network.model = %q: must be packet or flow", s.Model)
+	}
+	return nil
+}
+
+// Paced is implemented by a flow-mode message whose source cannot feed the
+// wire faster than its DMA: the flow never completes before NotBefore.
+type Paced interface {
+	NotBefore() sim.Time
+}
+
+// Ingester is implemented by an endpoint that drains arriving bytes into
+// memory at a finite rate while a flow streams in (a NIC's DMA over PCIe).
+// The fabric hands it a flow-mode message that much ahead of the flow's
+// last byte, so the endpoint's own write of the whole message ends when a
+// packet-by-packet write of its last piece would have.
+type Ingester interface {
+	// IngestLead returns how long before the last byte of an n-byte
+	// message arrives the endpoint should receive it.
+	IngestLead(n unit.Bytes) sim.Duration
+}
+
+// flow is one message in flow mode. Invariant: while active, it is in the
+// flows list of every port of its path, at index pos[h] of path[h].
+type flow struct {
+	f         *Fabric
+	p         Packet
+	path      [4]*port
+	pos       [4]int
+	hops      int
+	pair      uint64
+	wire      float64 // wire bytes of the message (payload + per-packet headers)
+	remaining float64 // wire bytes not yet sent
+	rate      float64 // bytes per ps; 0 until the first allocation
+	oldRate   float64 // rate before the current reallocation
+	last      sim.Time
+	notBefore sim.Time
+	version   uint64 // bumped on every reschedule; stale events carry an older one
+	mark      uint64 // component search epoch
+	frozen    bool   // water-filling: rate fixed this round
+	started   sim.Time
+}
+
+// flowState is the fabric's flow-mode bookkeeping.
+type flowState struct {
+	epoch  uint64
+	queued map[uint64][]*flow  // per (src, dst) pair: messages behind the active one, FIFO
+	busy   map[uint64]bool     // pairs with an active flow
+	lastAt map[uint64]sim.Time // per pair: latest delivery, so a pair's messages arrive in order
+	ports  []*port             // scratch: component ports
+	flows  []*flow             // scratch: component flows
+	cap    float64             // link capacity, bytes per ps
+	active int
+}
+
+// UseFlows switches the fabric to the flow model (network.model = flow).
+// Call it before the first Send.
+func (f *Fabric) UseFlows() {
+	f.fl = &flowState{queued: map[uint64][]*flow{}, busy: map[uint64]bool{}, lastAt: map[uint64]sim.Time{}, cap: 1 / f.perByte}
+}
+
+// wireBytes is what an n-byte message costs on the wire: the payload plus
+// one header per link packet, as the packet model would send it.
+func (f *Fabric) wireBytes(n unit.Bytes) float64 {
+	pk := max(1, (n+f.link.Payload-1)/f.link.Payload)
+	return float64(n + pk*f.link.Header)
+}
+
+// sendFlow starts (or queues behind its pair's active message) a flow-mode
+// message. Messages of one (src, dst) pair are served in order, as the
+// packet model's FIFO ports deliver them.
+func (f *Fabric) sendFlow(p Packet, route [4]*port, hops int) {
+	src, dst := p.Route()
+	fl := &flow{f: f, p: p, path: route, hops: hops, pair: uint64(src)<<32 | uint64(uint32(dst)),
+		wire: f.wireBytes(p.PayloadBytes())}
+	fl.remaining = fl.wire
+	if pc, ok := p.(Paced); ok {
+		fl.notBefore = pc.NotBefore()
+	}
+	for h := range hops {
+		route[h].pkts += uint64(max(1, (p.PayloadBytes()+f.link.Payload-1)/f.link.Payload))
+		route[h].bytes += uint64(fl.wire)
+	}
+	if f.fl.busy[fl.pair] {
+		f.fl.queued[fl.pair] = append(f.fl.queued[fl.pair], fl)
+		return
+	}
+	f.startFlow(fl)
+}
+
+func (f *Fabric) startFlow(fl *flow) {
+	fs := f.fl
+	fs.busy[fl.pair] = true
+	fs.active++
+	now := f.e.Now()
+	fl.last, fl.started = now, now
+	for h := range fl.hops {
+		pt := fl.path[h]
+		fl.pos[h] = len(pt.flows)
+		pt.flows = append(pt.flows, fl)
+	}
+	f.reallocate(fl.path[:fl.hops])
+}
+
+// Handle is a flow's completion event; arg is the version it was scheduled
+// with (a later reallocation makes it stale).
+func (fl *flow) Handle(arg uint64) {
+	if arg != fl.version {
+		return
+	}
+	f := fl.f
+	now := f.e.Now()
+	fl.remaining = 0
+	for h := range fl.hops {
+		pt := fl.path[h]
+		i := fl.pos[h]
+		lastFl := pt.flows[len(pt.flows)-1]
+		pt.flows[i] = lastFl
+		lastFl.pos[lastFl.hopOf(pt)] = i
+		pt.flows = pt.flows[:len(pt.flows)-1]
+	}
+	f.fl.active--
+	f.reallocate(fl.path[:fl.hops])
+	f.deliverFlow(fl, now)
+	fs := f.fl
+	if q := fs.queued[fl.pair]; len(q) > 0 {
+		next := q[0]
+		if len(q) == 1 {
+			delete(fs.queued, fl.pair)
+		} else {
+			fs.queued[fl.pair] = q[1:]
+		}
+		f.startFlow(next)
+	} else {
+		delete(fs.busy, fl.pair)
+	}
+}
+
+// hopOf returns the index of port pt on the flow's path.
+func (fl *flow) hopOf(pt *port) int {
+	for h := range fl.hops {
+		if fl.path[h] == pt {
+			return h
+		}
+	}
+	panic("net: flow not on port " + pt.name)
+}
+
+// deliverFlow hands the message to its destination: the last byte left the
+// source at now, and reaches the destination after every link's latency,
+// every switch's latency and, per store-and-forward switch, one more
+// packet's serialisation (the pipeline fill of the packet model).
+func (f *Fabric) deliverFlow(fl *flow, now sim.Time) {
+	_, dst := fl.p.Route()
+	n := fl.p.PayloadBytes()
+	first := min(n, f.link.Payload)
+	arrive := now + sim.Duration(fl.hops)*f.link.Latency + sim.Duration(fl.hops-1)*(f.sw.Latency+f.Serialization(first))
+	if in, ok := f.ends[dst].(Ingester); ok {
+		arrive = max(fl.started+f.link.Latency, arrive-in.IngestLead(n))
+	}
+	arrive = max(arrive, now, f.fl.lastAt[fl.pair])
+	f.fl.lastAt[fl.pair] = arrive
+	f.e.AtH(arrive, (*flowDelivery)(fl), 0)
+}
+
+// flowDelivery is the delivery event of a finished flow.
+type flowDelivery flow
+
+func (d *flowDelivery) Handle(uint64) {
+	_, dst := d.p.Route()
+	d.f.ends[dst].Receive(d.p)
+}
+
+// reallocate recomputes the max-min fair rates of every flow connected to
+// the given ports (through shared links) and reschedules their completions.
+// Flows elsewhere keep their rates: a start or end only moves its own
+// component.
+func (f *Fabric) reallocate(seed []*port) {
+	fs := f.fl
+	fs.epoch++
+	fs.ports, fs.flows = fs.ports[:0], fs.flows[:0]
+	for _, pt := range seed {
+		f.collect(pt)
+	}
+	now := f.e.Now()
+	for _, fl := range fs.flows {
+		if fl.rate > 0 {
+			fl.remaining = math.Max(0, fl.remaining-fl.rate*float64(now-fl.last))
+		}
+		fl.last = now
+		fl.frozen, fl.oldRate = false, fl.rate
+	}
+	f.waterFill()
+	for _, fl := range fs.flows {
+		if fl.rate == fl.oldRate && fl.version > 0 {
+			continue // its scheduled completion still holds
+		}
+		fl.version++
+		end := now + sim.Time(math.Ceil(fl.remaining/fl.rate))
+		f.e.AtH(max(end, fl.notBefore), fl, fl.version)
+	}
+}
+
+// collect adds port pt and, transitively, every flow on it and every port
+// of those flows to the component of this epoch.
+func (f *Fabric) collect(pt *port) {
+	fs := f.fl
+	if pt.mark == fs.epoch {
+		return
+	}
+	pt.mark = fs.epoch
+	fs.ports = append(fs.ports, pt)
+	for _, fl := range pt.flows {
+		if fl.mark == fs.epoch {
+			continue
+		}
+		fl.mark = fs.epoch
+		fs.flows = append(fs.flows, fl)
+		for h := range fl.hops {
+			f.collect(fl.path[h])
+		}
+	}
+}
+
+// waterFill gives the component's flows their max-min fair rates
+// (progressive filling): repeatedly find the port whose remaining capacity
+// split among its unfrozen flows is smallest, give those flows that share,
+// and freeze them.
+func (f *Fabric) waterFill() {
+	fs := f.fl
+	for _, pt := range fs.ports {
+		pt.capLeft = fs.cap
+		pt.unfrozen = len(pt.flows)
+	}
+	left := len(fs.flows)
+	for left > 0 {
+		var best *port
+		share := math.Inf(1)
+		for _, pt := range fs.ports {
+			if pt.unfrozen > 0 {
+				if s := pt.capLeft / float64(pt.unfrozen); s < share {
+					best, share = pt, s
+				}
+			}
+		}
+		for _, fl := range best.flows {
+			if fl.frozen {
+				continue
+			}
+			fl.frozen, fl.rate = true, share
+			left--
+			for h := range fl.hops {
+				pt := fl.path[h]
+				pt.capLeft -= share
+				pt.unfrozen--
+			}
+		}
+	}
+}
+
+// ActiveFlows returns the number of flow-mode messages on the wire.
+func (f *Fabric) ActiveFlows() int {
+	if f.fl == nil {
+		return 0
+	}
+	return f.fl.active
+}
