@@ -17,6 +17,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/net"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/gputn"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
@@ -143,6 +144,9 @@ func Setup(s Strategy, w *World, i int, t *cpu.Thread) (*Node, error) {
 		return nil, err
 	}
 	c := w.Cluster
+	if d.Caps.Has(NICHandlers) && c.Spec.Network.Model == net.ModelFlow {
+		return nil, fmt.Errorf("strategy %s runs packet handlers on the NIC: it needs network.model = packet (the flow model carries whole messages)", d.Strategy)
+	}
 	hw := c.Nodes[i]
 	n := &Node{Strategy: d.Strategy, Def: d, Rank: i, Size: len(c.Nodes), Host: t, Mem: hw.Mem, Pool: mem.GPU,
 		GPU: hw.GPU.Spec(), Threads: hw.CPU.Spec().Cores, SW: w.Config.SW}

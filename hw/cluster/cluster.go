@@ -55,6 +55,10 @@ func New(e *sim.Engine, spec Spec, n int, functional bool) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	flows := spec.Network.Model == net.ModelFlow
+	if flows {
+		fab.UseFlows()
+	}
 	c := &Cluster{Spec: spec, Engine: e, Fabric: fab}
 	for i := range n {
 		name := fmt.Sprintf("node[%d]", i)
@@ -72,6 +76,9 @@ func New(e *sim.Engine, spec Spec, n int, functional bool) (*Cluster, error) {
 		}
 		nd.GPU.UseL2(spec.L2)
 		nd.CP = cp.New(e, name+".cp", spec.CP, nd.GPU)
+		if flows {
+			nd.NIC.UseFlows()
+		}
 		fab.Attach(i, nd.NIC)
 		c.Nodes = append(c.Nodes, nd)
 	}

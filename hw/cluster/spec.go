@@ -23,6 +23,7 @@ type Spec struct {
 	Link     net.LinkSpec     `toml:"link"`
 	Switch   net.SwitchSpec   `toml:"switch"`
 	Topology net.TopologySpec `toml:"topology"`
+	Network  net.NetworkSpec  `toml:"network"`
 	PCIe     pcie.Spec        `toml:"pcie"`
 	CPU      cpu.Spec         `toml:"cpu"`
 	GPU      gpu.Spec         `toml:"gpu"`
@@ -34,7 +35,7 @@ type Spec struct {
 
 // Validate reports every invalid field of every component.
 func (s Spec) Validate() error {
-	return errors.Join(s.Link.Validate(), s.Switch.Validate(), s.Topology.Validate(),
+	return errors.Join(s.Link.Validate(), s.Switch.Validate(), s.Topology.Validate(), s.Network.Validate(),
 		s.PCIe.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate(), s.Spin.Validate(),
 		s.L2.Validate(), s.CP.Validate())
 }
@@ -58,6 +59,7 @@ func GPUTN() Spec {
 		Link:     net.LinkSpec{Bandwidth: unit.Rate(100e9 / 8), Latency: 0, Payload: 2 * unit.KiB, Header: 64},
 		Switch:   net.SwitchSpec{Latency: 100 * sim.Nanosecond},
 		Topology: net.TopologySpec{Kind: "star", LeafSize: 16, InOrder: true},
+		Network:  net.NetworkSpec{Model: net.ModelPacket},
 		PCIe: pcie.Spec{Latency: 250 * sim.Nanosecond, Overhead: 10 * sim.Nanosecond, Gap: 4 * sim.Nanosecond,
 			Bandwidth: pcieGen4x16, MPS: 256, MaxReadReq: 512, P2PReadPenalty: 1},
 		CPU: cpu.Spec{Cores: 8, Freq: 4e9, IPC: 2.0, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,

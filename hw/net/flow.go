@@ -37,17 +37,6 @@ type Paced interface {
 	NotBefore() sim.Time
 }
 
-// Ingester is implemented by an endpoint that drains arriving bytes into
-// memory at a finite rate while a flow streams in (a NIC's DMA over PCIe).
-// The fabric hands it a flow-mode message that much ahead of the flow's
-// last byte, so the endpoint's own write of the whole message ends when a
-// packet-by-packet write of its last piece would have.
-type Ingester interface {
-	// IngestLead returns how long before the last byte of an n-byte
-	// message arrives the endpoint should receive it.
-	IngestLead(n unit.Bytes) sim.Duration
-}
-
 // flow is one message in flow mode. Invariant: while active, it is in the
 // flows list of every port of its path, at index pos[h] of path[h].
 type flow struct {
@@ -66,7 +55,6 @@ type flow struct {
 	version   uint64 // bumped on every reschedule; stale events carry an older one
 	mark      uint64 // component search epoch
 	frozen    bool   // water-filling: rate fixed this round
-	started   sim.Time
 }
 
 // flowState is the fabric's flow-mode bookkeeping.
@@ -121,7 +109,7 @@ func (f *Fabric) startFlow(fl *flow) {
 	fs.busy[fl.pair] = true
 	fs.active++
 	now := f.e.Now()
-	fl.last, fl.started = now, now
+	fl.last = now
 	for h := range fl.hops {
 		pt := fl.path[h]
 		fl.pos[h] = len(pt.flows)
@@ -179,14 +167,9 @@ func (fl *flow) hopOf(pt *port) int {
 // every switch's latency and, per store-and-forward switch, one more
 // packet's serialisation (the pipeline fill of the packet model).
 func (f *Fabric) deliverFlow(fl *flow, now sim.Time) {
-	_, dst := fl.p.Route()
-	n := fl.p.PayloadBytes()
-	first := min(n, f.link.Payload)
+	first := min(fl.p.PayloadBytes(), f.link.Payload)
 	arrive := now + sim.Duration(fl.hops)*f.link.Latency + sim.Duration(fl.hops-1)*(f.sw.Latency+f.Serialization(first))
-	if in, ok := f.ends[dst].(Ingester); ok {
-		arrive = max(fl.started+f.link.Latency, arrive-in.IngestLead(n))
-	}
-	arrive = max(arrive, now, f.fl.lastAt[fl.pair])
+	arrive = max(arrive, f.fl.lastAt[fl.pair])
 	f.fl.lastAt[fl.pair] = arrive
 	f.e.AtH(arrive, (*flowDelivery)(fl), 0)
 }

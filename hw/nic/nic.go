@@ -32,6 +32,7 @@ type NIC struct {
 	link       *pcie.Link
 	fab        *net.Fabric
 	maxPayload unit.Bytes
+	flowPiece  unit.Bytes // flow model: the link's packet payload (UseFlows); 0 in the packet model
 	stats      Stats
 
 	pts   []*pt
@@ -143,8 +144,10 @@ func (n *NIC) dmaRead(a mem.Addr, l uint64) (done sim.Time, k int) {
 // dmaWrite issues a posted DMA write of l bytes now and calls fn when it is
 // visible in memory. Visibility is kept in issue order.
 func (n *NIC) dmaWrite(l uint64, fn func()) {
-	_, vis := n.link.PostedWrite(pcieUp, n.e.Now(), unit.Bytes(l))
-	vis = max(vis, n.upVis)
+	// In the flow model a whole message arrives at once; its write streamed
+	// while the message was on the wire (UseFlows).
+	_, vis := n.link.PostedWrite(pcieUp, n.e.Now()-n.ingestLead(unit.Bytes(l)), unit.Bytes(l))
+	vis = max(vis, n.upVis, n.e.Now())
 	n.upVis = vis
 	n.dmaBegin(1)
 	n.e.At(vis, func() { n.dmaEnd(1); fn() })

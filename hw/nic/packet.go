@@ -47,6 +47,8 @@ type Packet struct {
 	Data     []byte   // payload; nil when payload-free or empty
 	Fail     FailType // acks and replies
 	MLength  uint64   // acks and replies: bytes the target manipulated
+
+	notBefore sim.Time // flow model: the flow cannot complete earlier (net.Paced)
 }
 
 // Route implements net.Packet.
@@ -93,6 +95,10 @@ func msgKey(src int, msg uint64) uint64 { return uint64(src)<<48 | msg }
 // fin runs once the last packet has been handed to the fabric.
 func (n *NIC) sendPackets(dst int, kind Kind, msg uint64, hdr *Header, l uint64, fail FailType, mlength uint64,
 	fetch func(off, ln uint64) (sim.Time, func() []byte, func()), fin func()) {
+	if n.flowPiece > 0 {
+		n.sendFlowMessage(dst, kind, msg, hdr, l, fail, mlength, fetch, fin)
+		return
+	}
 	mp := uint64(n.maxPayload)
 	np := max(1, (l+mp-1)/mp)
 	start := n.e.Now()

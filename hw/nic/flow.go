@@ -1,0 +1,101 @@
+package nic
+
+import (
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// flowMessagePayload is the packet payload limit in the flow model: a
+// message is one packet, whatever its size.
+const flowMessagePayload = unit.Bytes(1) << 40
+
+// UseFlows switches the NIC to the flow network model (network.model =
+// flow): every message goes to the fabric as one packet that the fabric
+// moves as a flow. DMA reads still happen per link-sized piece, with the
+// same PCIe reservations as in the packet model: the message enters the
+// fabric when its first piece is on the NIC, and its flow cannot complete
+// before the last piece is (net.Paced). On arrival the whole message is
+// written by one posted DMA write issued as if it had started streaming the
+// PCIe time of all but one piece earlier (ingestLead): in the packet model
+// the pieces are written while later ones are still on the wire, so the
+// data becomes visible when a packet-by-packet write of the last piece
+// would have (later if the PCIe link is busy). Call before the first
+// command.
+func (n *NIC) UseFlows() {
+	n.flowPiece = n.maxPayload
+	n.maxPayload = flowMessagePayload
+}
+
+// NotBefore implements net.Paced: the earliest time the packet's flow may
+// complete (0: no constraint).
+func (p *Packet) NotBefore() sim.Time { return p.notBefore }
+
+// ingestLead is, in the flow model, the PCIe write time of all but the last
+// link-sized piece of a b-byte message: how much of its DMA write the
+// packet model overlaps with the wire.
+func (n *NIC) ingestLead(b unit.Bytes) sim.Duration {
+	if n.flowPiece == 0 || b <= n.flowPiece {
+		return 0
+	}
+	return sim.Duration(float64(b-n.flowPiece)*n.link.Spec().Bandwidth.PerByte() + 0.5)
+}
+
+// sendFlowMessage is sendPackets in the flow model: the pieces' DMA reads
+// are issued as in the packet model, but one packet carries the message.
+func (n *NIC) sendFlowMessage(dst int, kind Kind, msg uint64, hdr *Header, l uint64, fail FailType, mlength uint64,
+	fetch func(off, ln uint64) (sim.Time, func() []byte, func()), fin func()) {
+	mp := uint64(n.flowPiece)
+	np := max(1, (l+mp-1)/mp)
+	start := n.e.Now()
+	readies := make([]sim.Time, np)
+	datas := make([]func() []byte, np)
+	dones := make([]func(), np)
+	for k := range np {
+		off := k * mp
+		readies[k], datas[k], dones[k] = fetch(off, min(mp, l-off))
+	}
+	last := readies[np-1]
+	for _, r := range readies {
+		last = max(last, r)
+	}
+	pk := &Packet{Src: n.id, Dst: dst, Kind: kind, Msg: msg, Index: 0, Offset: 0, Len: l, Last: true,
+		Hdr: hdr, Fail: fail, MLength: mlength, notBefore: last + n.fab.Serialization(unit.Bytes(min(mp, l)))}
+	n.e.At(readies[0], func() {
+		pk.Data = gatherPieces(datas, mp, l, n)
+		n.stats.PacketsTx++
+		n.stats.BytesTx += l
+		n.fab.Send(pk)
+	})
+	n.e.At(last, func() {
+		for _, d := range dones {
+			if d != nil {
+				d()
+			}
+		}
+		n.spanOp("tx ", kindName(kind, hdr), start)
+		if fin != nil {
+			fin()
+		}
+	})
+}
+
+// gatherPieces joins the pieces' bytes into one payload (nil when every
+// piece is payload-free).
+func gatherPieces(datas []func() []byte, mp, l uint64, n *NIC) []byte {
+	var out []byte
+	for k, data := range datas {
+		if data == nil {
+			continue
+		}
+		b := data()
+		if b == nil {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, l)
+		}
+		copy(out[uint64(k)*mp:], b)
+		n.fab.PutBuf(b)
+	}
+	return out
+}
