@@ -44,15 +44,17 @@ type LatencySpec struct {
 type Config struct {
 	Run RunSpec `toml:"run"`
 	cluster.Spec
-	SW        cost.Spec       `toml:"sw"`
-	MPI       mpi.Spec        `toml:"mpi"`
-	Allreduce AllreduceSpec   `toml:"allreduce"`
-	Latency   LatencySpec     `toml:"latency"`
-	Matrix    MatrixSpec      `toml:"matrix"`
-	Shmem     shmem.Spec      `toml:"shmem"`
-	TaskSpawn TaskSpawnSpec   `toml:"taskspawn"`
-	DDT       spinmodel.Costs `toml:"ddt"`
-	DDTBench  DDTBenchSpec    `toml:"ddtbench"`
+	SW         cost.Spec       `toml:"sw"`
+	MPI        mpi.Spec        `toml:"mpi"`
+	Allreduce  AllreduceSpec   `toml:"allreduce"`
+	Latency    LatencySpec     `toml:"latency"`
+	Matrix     MatrixSpec      `toml:"matrix"`
+	Shmem      shmem.Spec      `toml:"shmem"`
+	TaskSpawn  TaskSpawnSpec   `toml:"taskspawn"`
+	DDT        spinmodel.Costs `toml:"ddt"`
+	DDTBench   DDTBenchSpec    `toml:"ddtbench"`
+	Accumulate AccumulateSpec  `toml:"accumulate"`
+	Reduce     ReduceSpec      `toml:"reduce"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -73,19 +75,22 @@ func DefaultConfig(preset string) (Config, error) {
 		MPI:  mpi.DefaultSpec(),
 		Allreduce: AllreduceSpec{Size: 8 * unit.MiB, Nodes: nodes, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN"},
 			WGs: 0, WGSize: 256, CPUThreads: 8},
-		Latency:   LatencySpec{Size: 64, Strategies: []string{"HDN", "GDS", "GPUTN"}},
-		Matrix:    defaultMatrix(),
-		Shmem:     shmem.DefaultSpec(),
-		TaskSpawn: TaskSpawnSpec{MinSize: 64, MaxSize: 64 * unit.KiB, Strategies: []string{"CPU", "HSA", "XTQ"}, WGSize: 256},
-		DDT:       spinmodel.DefaultCosts(),
-		DDTBench:  defaultDDTBench(),
+		Latency:    LatencySpec{Size: 64, Strategies: []string{"HDN", "GDS", "GPUTN"}},
+		Matrix:     defaultMatrix(),
+		Shmem:      shmem.DefaultSpec(),
+		TaskSpawn:  TaskSpawnSpec{MinSize: 64, MaxSize: 64 * unit.KiB, Strategies: []string{"CPU", "HSA", "XTQ"}, WGSize: 256},
+		DDT:        spinmodel.DefaultCosts(),
+		DDTBench:   defaultDDTBench(),
+		Accumulate: defaultAccumulate(),
+		Reduce:     defaultReduce(),
 	}, nil
 }
 
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
 	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.Matrix.validate(), c.Shmem.Validate(),
-		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate()}
+		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(),
+		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
 		for _, st := range c.Allreduce.Strategies {

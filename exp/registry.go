@@ -8,6 +8,8 @@ func experiments() []Experiment {
 		{Name: "latency", Summary: "GPU-TN latency decomposition on 2 nodes under HDN, GDS and GPU-TN (workloads.md §8)", Run: runLatency, Points: ptr(latencyPoints())},
 		{Name: "matrix", Summary: "every workload's small instance on every strategy that runs it: implementation, time, verified, speedup vs the workload's baseline; not-applicable cells with their reason", Run: runMatrix,
 			Points: ptr(matrixPoints())},
+		{Name: "accumulate", Summary: "MPI Accumulate in passive-target epochs on 2 nodes under CPU, HSA and XTQ: time per epoch over a size sweep or an NWChem-like size mix (workloads.md §2)", Run: runAccumulate, Points: ptr(accumulatePoints())},
+		{Name: "reduce", Summary: "MPI Reduce with a zero-length resource-ready sync under CPU, HSA and XTQ: completion at the root over a size sweep (workloads.md §3)", Run: runReduce, Points: ptr(reducePoints())},
 		{Name: "taskspawn", Summary: "remote task spawn on 2 nodes under CPU, HSA and XTQ: end-to-end time over a size sweep and the per-phase breakdown (workloads.md §1)", Run: runTaskSpawn, Points: ptr(taskSpawnPoints())},
 		{Name: "ddt_vector", Summary: "sPIN vector unpack throughput vs block size, every datatype method (workloads.md §11.1)", Run: runDDTVector},
 		{Name: "ddt_breakdown", Summary: "sPIN payload-handler time split into init/setup/processing vs γ (workloads.md §11.2)", Run: runDDTBreakdown},

@@ -1,6 +1,7 @@
 package exp
 
 import (
+	"github.com/gpunetsim/gpunetsim/exp/report"
 	"strings"
 	"testing"
 
@@ -84,5 +85,67 @@ func BenchmarkXtqAllreduceSweep(b *testing.B) {
 			events += float64(row[5].(uint64))
 		}
 		b.ReportMetric(events/b.Elapsed().Seconds(), "events/s")
+	}
+}
+
+func TestAccumulateAndReduceExperiments(t *testing.T) {
+	cfg := xtqConfig(t)
+	cfg.Accumulate.MinSize, cfg.Accumulate.MaxSize, cfg.Accumulate.Epochs, cfg.Accumulate.PerEpoch = 8, 64*unit.KiB, 3, 2
+	cfg.Reduce.MinSize, cfg.Reduce.MaxSize, cfg.Reduce.Nodes = 8, 64*unit.KiB, 3
+	for _, run := range []func(Config, Env) (*report.Result, error){runAccumulate, runReduce} {
+		res, err := run(cfg, Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := res.Tables[0].Rows
+		if len(rows) != 14*3 {
+			t.Fatalf("%s: %d rows, want 42", res.Experiment, len(rows))
+		}
+		for _, row := range rows {
+			if row[len(row)-1] != true {
+				t.Errorf("%s: row %v not verified", res.Experiment, row)
+			}
+		}
+		if len(res.Plot.Series) != 3 || !strings.Contains(strings.Join(res.Notes, "\n"), "functional") {
+			t.Errorf("%s: plot %d series, notes %v", res.Experiment, len(res.Plot.Series), res.Notes)
+		}
+	}
+	cfg.Accumulate.Distribution = "nwchem"
+	res, err := runAccumulate(cfg, Env{})
+	if err != nil || len(res.Tables[0].Rows) != 3 {
+		t.Fatalf("nwchem mix: %v %v", res, err)
+	}
+}
+
+// The experiments of the other strategies keep working on preset xtq.
+func TestAllreduceAndLatencyOnXtqPreset(t *testing.T) {
+	cfg := xtqConfig(t)
+	cfg.Allreduce.Nodes, cfg.Allreduce.Size = []int{2, 3}, 96*unit.KiB
+	cfg.Allreduce.Strategies = []string{"CPU", "HDN", "GDS", "GPUTN", "HSA", "XTQ"}
+	res, err := runAllreduce(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(res.Tables[1].Rows); got != 12 {
+		t.Fatalf("allreduce: %d rows, want 12", got)
+	}
+	if _, err := runLatency(cfg, Env{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNWChemSizesFollowTheDistribution(t *testing.T) {
+	sizes := nwchemSizes(1, 20000)
+	small := 0
+	for _, s := range sizes {
+		if s < 8 || s > 1<<20 || s%8 != 0 {
+			t.Fatalf("size %v outside [8B, 1MiB] or not a float64 multiple", s)
+		}
+		if s <= 4096 {
+			small++
+		}
+	}
+	if frac := float64(small) / float64(len(sizes)); frac < 0.48 || frac > 0.52 {
+		t.Errorf("%.3f of the sizes are ≤ 4KiB, want about half (median 4KiB)", frac)
 	}
 }

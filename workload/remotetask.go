@@ -92,17 +92,17 @@ func taskFailures(g *strategy.Group) error {
 	return errors.Join(errs...)
 }
 
-// runTasks drives c's engine; when it stops early and a node saw a failed
-// task, the failure is the error.
+// runTasks drives c's engine; when it stops early, a failed task a node
+// saw, else a node's own error, is the error.
 func runTasks(c *cluster.Cluster, g *strategy.Group) error {
 	err := c.Engine.Run()
 	if f := taskFailures(g); f != nil {
 		return f
 	}
-	if err != nil {
-		return err
+	if gerr := g.Err(); gerr != nil {
+		return gerr // a node's own error explains why the others waited
 	}
-	return g.Err()
+	return err
 }
 
 // remoteAllreduce is the XTQ Allreduce of workloads.md §4.2 as a libNBC-

@@ -4,6 +4,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/sim"
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -71,5 +72,54 @@ func BenchmarkAllreduce64Remote(b *testing.B) {
 				c.Engine.Close()
 			}
 		})
+	}
+}
+
+var remoteStrategies = []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.HSA, strategy.XTQ}
+
+func xtqCluster(t testing.TB, n int, functional bool) *cluster.Cluster {
+	t.Helper()
+	c, err := cluster.New(sim.New(1), cluster.XTQ(), n, functional)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var xtqCfg = strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()}
+
+// Several accumulates per epoch, overlapping (stride 0, 1/2 size) or not,
+// equal the serial reference on every strategy; sizes cycle through
+// eager and rendezvous.
+func TestAccumulateEqualsSerialReference(t *testing.T) {
+	for _, s := range remoteStrategies {
+		for _, stride := range []unit.Bytes{0, 2 * unit.KiB, 4 * unit.KiB} {
+			a := Accumulate{Sizes: []unit.Bytes{4 * unit.KiB, 8, 40 * unit.KiB}, PerEpoch: 3, Epochs: 4, Stride: stride, WGSize: 256, CPUThreads: 8}
+			r, err := a.Run(xtqCluster(t, 2, true), s, xtqCfg)
+			if err != nil || !r.Verified || r.PerEpoch <= 0 {
+				t.Errorf("%s stride %v: %+v %v", s, stride, r, err)
+			}
+		}
+	}
+}
+
+func TestAccumulateOutsideWindowIsRefused(t *testing.T) {
+	for _, s := range remoteStrategies {
+		a := Accumulate{Sizes: []unit.Bytes{512}, PerEpoch: 3, Epochs: 1, Stride: 512, Window: 1024, WGSize: 64, CPUThreads: 1}
+		_, err := a.Run(xtqCluster(t, 2, true), s, xtqCfg)
+		if err == nil || !strings.Contains(err.Error(), "512 bytes at displacement 1024 lie outside the 1024-byte window") {
+			t.Errorf("%s: %v, want the out-of-window accumulate named", s, err)
+		}
+	}
+}
+
+func TestReduceOnOddAndEvenNodeCounts(t *testing.T) {
+	for _, s := range remoteStrategies {
+		for _, n := range []int{2, 3, 5} {
+			r, err := Reduce{Size: 24*unit.KiB + 8, WGSize: 256, CPUThreads: 8}.Run(xtqCluster(t, n, true), s, xtqCfg)
+			if err != nil || !r.Verified || r.Time <= 0 {
+				t.Errorf("%s n=%d: %+v %v", s, n, r, err)
+			}
+		}
 	}
 }

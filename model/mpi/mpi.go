@@ -214,9 +214,13 @@ func (c *Comm) progressOne() {
 	for !ok {
 		c.stats.Polls++
 		c.t.Instr(c.sw.MPIPoll)
-		if c.sw.MPIWait == cost.WaitBlock {
+		switch {
+		case c.eq.Len() > 0:
+			// The event landed while the poll ran: no wait, or the wake-up
+			// would be lost.
+		case c.sw.MPIWait == cost.WaitBlock:
 			c.t.Block(c.eq.Signal(), "MPI event queue")
-		} else {
+		default:
 			c.t.Wait(c.eq.Signal(), "MPI event queue")
 		}
 		c.t.Sleep(c.t.CPU().Spec().DRAMLatency) // the poll that sees the new event misses

@@ -283,7 +283,7 @@ func (r *Runtime) WaitNotify(ch int, total uint64, what string) {
 		if r.notes[ch] >= total {
 			return
 		}
-		r.t.Wait(r.noteEQ.Signal(), what)
+		r.t.WaitUntil(r.noteEQ.Signal(), what, func() bool { return r.noteEQ.Len() > 0 })
 		r.t.Sleep(r.t.CPU().Spec().DRAMLatency) // the poll that sees the new event misses
 	}
 }
