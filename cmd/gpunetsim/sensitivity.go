@@ -31,6 +31,7 @@ Parameters load as for "gpunetsim run". For allreduce, without --config or
 (2, 4, 8, 16, 32, 64).`,
 		Example: `  gpunetsim sensitivity allreduce --plot tornado.svg
   gpunetsim sensitivity allreduce --knobs cpu.l1d_misses,gpu.launch --factor 4
+  gpunetsim sensitivity allreduce --knobs 'cpu.*,sw.*'
   gpunetsim sensitivity latency --csv sens.csv`,
 		Args: exactArgs(1, "an experiment name (gpunetsim experiments lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,7 +60,7 @@ Parameters load as for "gpunetsim run". For allreduce, without --config or
 	}
 	f := cmd.Flags()
 	addLoadFlags(cmd, &o.load)
-	f.StringVar(&knobs, "knobs", "", "comma-separated knobs to perturb (default: every numeric DEFAULT knob)")
+	f.StringVar(&knobs, "knobs", "", "comma-separated knobs to perturb, or section.* for a section's (default: every numeric DEFAULT knob)")
 	f.Float64Var(&so.Factor, "factor", 2, "divide and multiply each knob by this factor (> 1)")
 	f.StringVar(&so.Output, "output", "", "output the tornado plot shows (default: the experiment's headline)")
 	f.StringVar(&o.csv, "csv", "", "write the tables as CSV to `file`")

@@ -55,7 +55,7 @@ func addTornado(p *plot.Plot, pl *Plot) error {
 		ticks[i] = plot.Tick{Value: float64(rows - 1 - i), Label: b.Label}
 	}
 	p.Y.Tick.Marker = ticks
-	p.Y.Min, p.Y.Max = -0.6, float64(rows)+0.6 // room on top for the legend
+	p.Y.Min, p.Y.Max = -0.6, float64(rows)+1.4 // room on top for the legend
 	p.X.Min, p.X.Max = -xmax*1.15, xmax*1.15
 	p.Legend.Top, p.Legend.Left = true, false
 	p.Legend.Padding = vg.Points(2)

@@ -19,8 +19,9 @@ import (
 
 // Options select the study.
 type Options struct {
-	// Knobs to perturb; empty means every numeric DEFAULT knob that is not
-	// in another experiment's section.
+	// Knobs to perturb, by name or as "section.*" (every numeric DEFAULT
+	// knob of the section); empty means every numeric DEFAULT knob that is
+	// not in another experiment's section.
 	Knobs []string
 	// Factor each knob is divided and multiplied by; must be > 1.
 	Factor float64
@@ -47,6 +48,12 @@ func Check(cfg exp.Config, experiment string, o Options) error {
 		infos[p.Name] = p
 	}
 	for _, k := range o.Knobs {
+		if section, ok := strings.CutSuffix(k, ".*"); ok {
+			if len(knobs(cfg, experiment, []string{k})) == 0 {
+				errs = append(errs, fmt.Errorf("--knobs: %s matches no numeric DEFAULT knob (section %q)", k, section))
+			}
+			continue
+		}
 		p, ok := infos[k]
 		switch {
 		case !ok:
@@ -59,8 +66,9 @@ func Check(cfg exp.Config, experiment string, o Options) error {
 	return errors.Join(errs...)
 }
 
-// knobs returns the knobs to perturb: the chosen ones, or every numeric
-// DEFAULT knob outside other experiments' sections.
+// knobs returns the knobs to perturb: the chosen ones (a "section.*"
+// choosing the section's numeric DEFAULT knobs), or every numeric DEFAULT
+// knob outside other experiments' sections.
 func knobs(cfg exp.Config, experiment string, chosen []string) []params.Info {
 	others := map[string]bool{}
 	for _, e := range exp.List() {
@@ -71,7 +79,8 @@ func knobs(cfg exp.Config, experiment string, chosen []string) []params.Info {
 		section, _, _ := strings.Cut(p.Name, ".")
 		switch {
 		case len(chosen) > 0:
-			if slices.Contains(chosen, p.Name) {
+			whole := slices.Contains(chosen, section+".*") && p.Src == "DEFAULT" && slices.Contains(numericTypes, p.Type)
+			if whole || slices.Contains(chosen, p.Name) {
 				out = append(out, p)
 			}
 		case p.Src == "DEFAULT" && slices.Contains(numericTypes, p.Type) && !others[section]:

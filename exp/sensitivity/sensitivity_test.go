@@ -105,11 +105,29 @@ func TestCheckRejectsBadOptions(t *testing.T) {
 		{Options{Factor: 0.5}, "--factor = 0.5"},
 		{Options{Factor: 2, Knobs: []string{"cpu.nope"}}, `unknown parameter "cpu.nope"`},
 		{Options{Factor: 2, Knobs: []string{"cpu.compute_model"}}, "cpu.compute_model is a string"},
+		{Options{Factor: 2, Knobs: []string{"nosuch.*"}}, "nosuch.* matches no numeric DEFAULT knob"},
 	} {
 		err := Check(cfg, "allreduce", c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Count(err.Error(), "\n") > 0 {
 			t.Errorf("Check(%+v) = %v, want one line containing %q", c.o, err, c.want)
 		}
+	}
+}
+
+func TestSectionWildcard(t *testing.T) {
+	ks := knobs(small(t), "allreduce", []string{"cpu.*", "gpu.launch"})
+	var names []string
+	for _, k := range ks {
+		names = append(names, k.Name)
+	}
+	got := strings.Join(names, ",")
+	for _, want := range []string{"cpu.ipc", "cpu.l1d_misses", "cpu.time_slice", "gpu.launch"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("cpu.*,gpu.launch chose %s: missing %s", got, want)
+		}
+	}
+	if strings.Contains(got, "cpu.cores") || strings.Contains(got, "cpu.compute_model") {
+		t.Errorf("cpu.* chose a DOC or non-numeric knob: %s", got)
 	}
 }
 
