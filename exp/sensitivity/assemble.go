@@ -67,7 +67,9 @@ func describe(o report.Output, v float64, ran bool) string {
 }
 
 // outputs returns r's outputs: those the experiment declares, else every
-// numeric cell of its first table, named by table, column and row key.
+// numeric cell of its first table, named by table, column and row key (a
+// value a row repeats, such as a time printed with and without its unit,
+// once).
 func outputs(r *report.Result) []report.Output {
 	if len(r.Outputs) > 0 || len(r.Tables) == 0 {
 		return r.Outputs
@@ -78,8 +80,10 @@ func outputs(r *report.Result) []report.Output {
 		if len(row) == 0 {
 			continue
 		}
+		seen := map[float64]bool{} // a value printed twice (time and time_us) is one output
 		for j := 1; j < len(row) && j < len(t.Columns); j++ {
-			if v, ok := number(row[j]); ok {
+			if v, ok := number(row[j]); ok && !seen[v] {
+				seen[v] = true
 				out = append(out, report.Output{Name: fmt.Sprintf("%s: %s at %s = %v", t.Name, t.Columns[j], t.Columns[0], row[0]), Value: v})
 			}
 		}

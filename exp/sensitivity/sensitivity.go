@@ -107,7 +107,16 @@ func scaled(p params.Info, f float64) (string, error) {
 			return "", fmt.Errorf("rounds back to %s", p.Value)
 		}
 	}
-	return format(v), nil
+	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > 1e300 {
+		return "", fmt.Errorf("scaled to %v, out of range", v)
+	}
+	out := format(v)
+	// The printed value must read back as the type (units print with a
+	// few digits, so a tiny or huge value may not).
+	if _, _, err := parseNumber(params.Info{Type: p.Type, Value: out}); err != nil {
+		return "", fmt.Errorf("scaled to %s, which is not a valid %s", out, p.Type)
+	}
+	return out, nil
 }
 
 // parseNumber reads p's printed value as a number and returns a printer

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/params"
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -158,4 +159,24 @@ func BenchmarkDefaultAllreduceStudy(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(r.Tables[0].Rows)), "knobs")
 	}
+}
+
+// FuzzScaled: any printed value of a numeric type either scales to a value
+// that parses back as the same type, or is refused with a reason; never a
+// panic.
+func FuzzScaled(f *testing.F) {
+	for _, s := range [][2]string{{"duration", "1.5us"}, {"size", "2KiB"}, {"rate", "100Gbps"}, {"freq", "1.5GHz"},
+		{"int", "4"}, {"float", "2"}, {"int", "0"}, {"int", "1"}, {"duration", "bad"}} {
+		f.Add(s[0], s[1], 2.0)
+	}
+	f.Fuzz(func(t *testing.T, typ, value string, factor float64) {
+		p := params.Info{Name: "x.y", Type: typ, Value: value}
+		v, err := scaled(p, factor)
+		if err != nil {
+			return
+		}
+		if _, _, err := parseNumber(params.Info{Type: typ, Value: v}); err != nil {
+			t.Fatalf("scaled %s %q by %v to %q, which does not parse back: %v", typ, value, factor, v, err)
+		}
+	})
 }
