@@ -124,7 +124,9 @@ func accumulatePoints() Points {
 	return Points{List: accumulateList, Simulate: accumulateSimulate, Assemble: accumulateAssemble}
 }
 
-func runAccumulate(cfg Config, env Env) (*report.Result, error) { return RunPoints(accumulatePoints(), cfg, env) }
+func runAccumulate(cfg Config, env Env) (*report.Result, error) {
+	return RunPoints(accumulatePoints(), cfg, env)
+}
 
 func accumulateList(cfg Config) ([]Point, error) {
 	a := cfg.Accumulate
@@ -197,7 +199,9 @@ func reducePoints() Points {
 	return Points{List: reduceList, Simulate: reduceSimulate, Assemble: reduceAssemble}
 }
 
-func runReduce(cfg Config, env Env) (*report.Result, error) { return RunPoints(reducePoints(), cfg, env) }
+func runReduce(cfg Config, env Env) (*report.Result, error) {
+	return RunPoints(reducePoints(), cfg, env)
+}
 
 func reduceList(cfg Config) ([]Point, error) {
 	var pts []Point
