@@ -44,17 +44,20 @@ type LatencySpec struct {
 type Config struct {
 	Run RunSpec `toml:"run"`
 	cluster.Spec
-	SW         cost.Spec       `toml:"sw"`
-	MPI        mpi.Spec        `toml:"mpi"`
-	Allreduce  AllreduceSpec   `toml:"allreduce"`
-	Latency    LatencySpec     `toml:"latency"`
-	Matrix     MatrixSpec      `toml:"matrix"`
-	Shmem      shmem.Spec      `toml:"shmem"`
-	TaskSpawn  TaskSpawnSpec   `toml:"taskspawn"`
-	DDT        spinmodel.Costs `toml:"ddt"`
-	DDTBench   DDTBenchSpec    `toml:"ddtbench"`
-	Accumulate AccumulateSpec  `toml:"accumulate"`
-	Reduce     ReduceSpec      `toml:"reduce"`
+	SW          cost.Spec       `toml:"sw"`
+	MPI         mpi.Spec        `toml:"mpi"`
+	Allreduce   AllreduceSpec   `toml:"allreduce"`
+	Latency     LatencySpec     `toml:"latency"`
+	Matrix      MatrixSpec      `toml:"matrix"`
+	Shmem       shmem.Spec      `toml:"shmem"`
+	TaskSpawn   TaskSpawnSpec   `toml:"taskspawn"`
+	DDT         spinmodel.Costs `toml:"ddt"`
+	DDTBench    DDTBenchSpec    `toml:"ddtbench"`
+	Accumulate  AccumulateSpec  `toml:"accumulate"`
+	Reduce      ReduceSpec      `toml:"reduce"`
+	Jacobi      JacobiSpec      `toml:"jacobi"`
+	Jacobi1D    Jacobi1DSpec    `toml:"jacobi1d"`
+	JacobiScale JacobiScaleSpec `toml:"jacobiscale"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -64,6 +67,7 @@ func DefaultConfig(preset string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	jac, jac1d, jacScale := defaultJacobi()
 	var nodes []int
 	for n := 2; n <= 64; n += 2 {
 		nodes = append(nodes, n)
@@ -83,6 +87,7 @@ func DefaultConfig(preset string) (Config, error) {
 		DDTBench:   defaultDDTBench(),
 		Accumulate: defaultAccumulate(),
 		Reduce:     defaultReduce(),
+		Jacobi:     jac, Jacobi1D: jac1d, JacobiScale: jacScale,
 	}, nil
 }
 
@@ -91,6 +96,7 @@ func (c Config) Validate() error {
 	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.Matrix.validate(), c.Shmem.Validate(),
 		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(),
 		c.Accumulate.validate(), c.Reduce.validate()}
+	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate())
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
 		for _, st := range c.Allreduce.Strategies {

@@ -143,3 +143,86 @@ func TestStrategiesTableFromRegistry(t *testing.T) {
 		}
 	}
 }
+
+func quickJacobi(t *testing.T) Config {
+	t.Helper()
+	cfg := quickConfig(t)
+	cfg.Jacobi.Sizes = []int{8, 24}
+	cfg.Jacobi.Procs = "2x3"
+	cfg.Jacobi.MaxWGs = 4
+	cfg.Jacobi1D.Nodes = 3
+	cfg.Jacobi1D.Log2Elems = []int{6, 9}
+	cfg.JacobiScale.Grids = []int{24, 48}
+	cfg.JacobiScale.Nodes = []int{1, 2, 4, 6}
+	cfg.JacobiScale.WeakSize = 12
+	cfg.JacobiScale.Iters = 3
+	return cfg
+}
+
+// Every Jacobi study runs on every registered strategy that runs Jacobi,
+// verifies each point against the serial run, and gives the baseline a
+// speedup of 1; weak scaling is normalized to the baseline at the fewest
+// nodes.
+func TestJacobiExperiments(t *testing.T) {
+	cfg := quickJacobi(t)
+	for _, name := range []string{"jacobi", "jacobi1d", "jacobistrong", "jacobiweak"} {
+		ex, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := ex.Run(cfg, Env{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		tab := res.Tables[0]
+		for _, r := range tab.Rows {
+			if r[13] != true {
+				t.Errorf("%s: row %v not verified", name, r)
+			}
+			if r[3] == "HDN" && r[12] != 1.0 {
+				t.Errorf("%s: HDN row %v: speedup vs itself %v", name, r, r[12])
+			}
+		}
+		if len(res.Plot.Series) == 0 {
+			t.Errorf("%s: no plot", name)
+		}
+		if name == "jacobiweak" && res.Plot.Series[1].Name == "HDN" && res.Plot.Series[1].Y[0] != 1 {
+			t.Errorf("weak scaling: HDN at 1 node normalized to %v", res.Plot.Series[1].Y[0])
+		}
+	}
+}
+
+// Points above jacobi.verify_max_points run payload-free and say so.
+func TestJacobiVerifyLimit(t *testing.T) {
+	cfg := quickJacobi(t)
+	cfg.Jacobi.VerifyMax = 100 // 8×8 = 64 points verify, 24×24 do not
+	res, err := jacobiRun("nxn")(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Tables[0].Rows {
+		if want := r[0] == 8; r[13] != want {
+			t.Errorf("row %v: verified %v, want %v", r, r[13], want)
+		}
+	}
+}
+
+func TestJacobiBadInput(t *testing.T) {
+	for name, tc := range map[string]struct {
+		mut  func(*Config)
+		want string
+	}{
+		"procs syntax":     {func(c *Config) { c.Jacobi.Procs = "4by4" }, "jacobi.procs"},
+		"small N":          {func(c *Config) { c.Jacobi.Sizes = []int{2} }, "jacobi.sizes contains 2"},
+		"baseline":         {func(c *Config) { c.Jacobi.Baseline = "GDS"; c.Jacobi.Strategies = []string{"HDN"} }, "jacobi.baseline"},
+		"strategy":         {func(c *Config) { c.Jacobi.Strategies = []string{"HDN", "NOPE"} }, "jacobi.strategies"},
+		"grid not divided": {func(c *Config) { c.JacobiScale.Grids = []int{25} }, "jacobiscale.grids contains 25"},
+		"1d size":          {func(c *Config) { c.Jacobi1D.Log2Elems = []int{2} }, "jacobi1d.log2_elements"},
+	} {
+		cfg := quickJacobi(t)
+		tc.mut(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
+	}
+}

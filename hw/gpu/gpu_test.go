@@ -122,3 +122,23 @@ func TestDGPUWriteBackIsByteMasked(t *testing.T) {
 		t.Fatalf("the write-back clobbered bytes it did not write: %d", m.Load64(buf))
 	}
 }
+
+// A write that lands while an acquiring poll's load is in flight (after
+// the load took its value, before it returned) is seen by the next poll:
+// whatever the write time, the poller finishes.
+func TestAcquiringPollSeesWriteDuringItsLoad(t *testing.T) {
+	for _, mode := range []string{"apu", "dgpu"} {
+		for at := sim.Microsecond; at < 4*sim.Microsecond; at += 10 * sim.Nanosecond {
+			e, g := newGPU(mode)
+			flag := g.Mem().AllocData(mem.GPU, 8, "flag")
+			op, _ := g.DispatchOp(Kernel{Name: "poll", WGs: 1, WGSize: 64, Body: func(wg *WG) {
+				wg.PollUntil(flag, true, "flag", func(v uint64) bool { return v == 7 })
+			}})
+			g.Submit(op)
+			e.At(at, func() { g.Mem().Store64(flag, 7) })
+			if err := e.Run(); err != nil {
+				t.Fatalf("%s, write at %v: %v", mode, at, err)
+			}
+		}
+	}
+}

@@ -186,6 +186,13 @@ func (w *WG) PollUntil(a mem.Addr, acquire bool, what string, cond func(uint64) 
 		if cond(v) {
 			return v
 		}
+		// The load took its value at the start of its latency; a write
+		// that landed during it is seen by the next acquiring poll, not
+		// by waiting for yet another write. (A poll without acquire keeps
+		// hitting its stale L1 line, so it waits, as on the hardware.)
+		if acquire && w.g.mem.Load64(a) != v {
+			continue
+		}
 		w.Wait(w.g.mem.Watch(a), what)
 	}
 }
