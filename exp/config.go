@@ -58,6 +58,7 @@ type Config struct {
 	Jacobi      JacobiSpec      `toml:"jacobi"`
 	Jacobi1D    Jacobi1DSpec    `toml:"jacobi1d"`
 	JacobiScale JacobiScaleSpec `toml:"jacobiscale"`
+	DDTFFT      FFT2DSpec       `toml:"fft2d"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -88,6 +89,7 @@ func DefaultConfig(preset string) (Config, error) {
 		Accumulate: defaultAccumulate(),
 		Reduce:     defaultReduce(),
 		Jacobi:     jac, Jacobi1D: jac1d, JacobiScale: jacScale,
+		DDTFFT: defaultFFT2D(),
 	}, nil
 }
 
@@ -97,6 +99,7 @@ func (c Config) Validate() error {
 		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(),
 		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate())
+	errs = append(errs, c.DDTFFT.validate())
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
 		for _, st := range c.Allreduce.Strategies {

@@ -25,6 +25,7 @@ func experiments() []Experiment {
 		{Name: "ddt_memory", Summary: "sPIN NIC memory occupancy by component vs block size and HPUs (workloads.md §11.4)", Run: runDDTMemory},
 		{Name: "ddt_dmaqueue", Summary: "sPIN DMA write FIFO maximum vs γ and occupancy over time (workloads.md §11.5)", Run: runDDTDMAQueue},
 		{Name: "ddt_apps", Summary: "application datatypes: speedup over host unpack, bytes to the NIC, memory traffic, checkpoint amortization (workloads.md §11.6–11.8)", Run: runDDTApps},
+		{Name: "fft2d", Summary: "FFT2D strong scaling: unpack costs from the sPIN NIC, a GOAL schedule replayed by LogGOPS, host unpack vs RW-CP (workloads.md §11.12)", Run: runFFT2D},
 		{Name: "ddt_put", Summary: "1-byte put latency with and without a sPIN context (workloads.md §11.9)", Run: runDDTPut},
 		{Name: "strategies", Summary: "qualitative characteristic table of the strategies (overview.md §5)", Run: runStrategies},
 	}

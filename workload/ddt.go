@@ -118,10 +118,16 @@ func (w DDTUnpack) body(rank int, ep *spinmodel.Endpoint, m *mem.Memory, p *sim.
 	if size == 0 {
 		return fmt.Errorf("ddt_unpack: %d × %v packs to no bytes", w.Count, w.Type.Type())
 	}
-	packed := ddtStream(size)
+	functional := m.Functional()
+	var packed []byte
+	if functional {
+		packed = ddtStream(size)
+	}
 	if rank == 0 {
 		buf := m.Alloc(mem.Host, uint64(size), "ddt.packed")
-		m.Write(buf, packed)
+		if functional {
+			m.Write(buf, packed)
+		}
 		ep.Send(p, buf, size, 1)
 		return nil
 	}
@@ -132,8 +138,11 @@ func (w DDTUnpack) body(rank int, ep *spinmodel.Endpoint, m *mem.Memory, p *sim.
 	}
 	span := plan.Hi - plan.Lo
 	buf := m.Alloc(mem.Host, uint64(span), "ddt.recv")
-	want := ddtSentinel(span)
-	m.Write(buf, want)
+	var want []byte
+	if functional {
+		want = ddtSentinel(span)
+		m.Write(buf, want)
+	}
 	ep.TraceDMA = w.TraceDMA
 	r, err := ep.Recv(p, plan, buf, 0)
 	if err != nil {
@@ -141,7 +150,7 @@ func (w DDTUnpack) body(rank int, ep *spinmodel.Endpoint, m *mem.Memory, p *sim.
 		return err
 	}
 	res.RecvResult, res.Plan = r, plan
-	if got := m.Bytes(buf, span); got != nil {
+	if got := m.Bytes(buf, span); functional && got != nil {
 		if _, err := w.Type.Unpack(want, -plan.Lo, packed, w.Count); err != nil {
 			return err
 		}
