@@ -32,6 +32,7 @@ type msgState struct {
 	vhpus       []*unitQ
 	failed      bool
 	dropped     bool
+	maxIdx      int // highest packet index taken so far
 }
 
 func newMsgState(c *Context, m *nic.CtxMsg) *msgState {

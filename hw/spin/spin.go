@@ -44,6 +44,7 @@ type Stats struct {
 	MemAllocated unit.Bytes // NIC memory held by contexts now
 	Failed       uint64     // messages ended by a handler returning FAIL
 	Dropped      uint64     // packets discarded after a handler returned DROP
+	OutOfOrder   uint64     // packets that arrived after a later packet of their message
 }
 
 // New attaches a sPIN processing side to n. The spec must be valid; New
@@ -132,7 +133,14 @@ func (c *Context) Arrive(m *nic.CtxMsg, pk nic.CtxPacket) bool {
 		ms = newMsgState(c, m)
 		m.State = ms
 	}
-	return c.s.take(ms, pk, c.s.sched.arrived)
+	ok := c.s.take(ms, pk, c.s.sched.arrived)
+	if ok && pk.Index < ms.maxIdx {
+		c.s.stats.OutOfOrder++
+	}
+	if ok {
+		ms.maxIdx = max(ms.maxIdx, pk.Index)
+	}
+	return ok
 }
 
 // take copies a packet into the packet buffer and calls ready when the

@@ -352,3 +352,27 @@ func TestIovec(t *testing.T) {
 		t.Fatalf("%d fetches, want %d", io.Fetches(), want)
 	}
 }
+
+// TestHandlerCommand: a header handler pushes a Put into the NIC command
+// queue; it reaches the initiator like any put.
+func TestHandlerCommand(t *testing.T) {
+	v := newEnv(t, small(2))
+	back := v.mems[0].Alloc(mem.Host, 64, "back")
+	eq0 := v.nics[0].NewEQ(0, 0)
+	pt0 := v.nics[0].PTAlloc(eq0, false)
+	v.nics[0].MEAppend(pt0, nic.ME{Start: back, Length: 8, MatchID: nic.AnyID, Options: nic.MEOpPut}, nic.Priority)
+	reply := v.mems[1].Alloc(mem.Host, 64, "reply")
+	v.mems[1].Write(reply, []byte("handler!"))
+	ctx, err := v.sp.NewContext(spin.Handlers{Header: func(h *spin.HandlerCtx) spin.Return {
+		h.Command(nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: reply, Length: 8}, Length: 8, Target: h.Msg.Src(), PT: pt0})
+		return spin.Success
+	}}, spin.Policy{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.put(4096, ctx)
+	v.run()
+	if got := v.mems[0].Bytes(back, 8); string(got) != "handler!" || v.sp.Stats().Commands != 1 {
+		t.Fatalf("initiator got %q after %d handler commands", got, v.sp.Stats().Commands)
+	}
+}
