@@ -8,8 +8,8 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
-	"github.com/gpunetsim/gpunetsim/sim"
 	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
+	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // TestOutOfOrderArrival: on a fat tree with random spines and competing
