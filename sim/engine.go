@@ -21,6 +21,7 @@ type Engine struct {
 	running *Proc   // process currently executing, nil in callbacks
 	failure error   // first process panic
 	tracer  Tracer
+	windows *Windows // optional lookahead-window statistics
 }
 
 // New returns an engine at time zero whose random streams derive from seed.
@@ -86,6 +87,9 @@ func (e *Engine) RunUntil(limit Time) error {
 		t, ev := e.queue.pop()
 		e.now = t
 		e.events++
+		if e.windows != nil {
+			e.windows.note(t)
+		}
 		ev.h.Handle(ev.arg)
 		if e.failure != nil {
 			err := e.failure

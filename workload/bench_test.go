@@ -81,3 +81,49 @@ func BenchmarkAllreduceCheck64(b *testing.B) {
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
 }
+
+// BenchmarkLookaheadWindows measures what a conservative parallel engine
+// could gain on the 64-node 8 MiB allreduce (payload-free): events per
+// window of the lookahead (link latency + switch latency, 100 ns in preset
+// gputn), and the speedup bound for two balanced partitions that
+// synchronise once per non-empty window at a barrier cost of 0.5 µs, with
+// the measured sequential cost per event (docs/parallel.md).
+func BenchmarkLookaheadWindows(b *testing.B) {
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.GPUTN} {
+		b.Run(string(s), func(b *testing.B) {
+			for range b.N {
+				e := sim.New(1)
+				hw := cluster.GPUTN()
+				c, err := cluster.New(e, hw, 64, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				w := e.CountWindows(hw.Link.Latency + hw.Switch.Latency)
+				a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8}
+				if _, err := a.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()}); err != nil {
+					b.Fatal(err)
+				}
+				perEvent := b.Elapsed().Seconds() / float64(e.Events()) // seconds, this run alone (b.N = 1)
+				const barrier = 0.5e-6
+				var nonEmpty, small int
+				var seq, par float64
+				for _, n := range w.Counts {
+					if n == 0 {
+						continue
+					}
+					nonEmpty++
+					if n < 16 {
+						small++
+					}
+					seq += float64(n) * perEvent
+					par += float64(n)*perEvent/2 + barrier
+				}
+				b.ReportMetric(float64(e.Events())/float64(nonEmpty), "events/window")
+				b.ReportMetric(float64(small)/float64(nonEmpty), "windows<16ev")
+				b.ReportMetric(seq/par, "speedup-bound")
+				b.ReportMetric(perEvent*1e9, "ns/event")
+				e.Close()
+			}
+		})
+	}
+}
