@@ -94,7 +94,7 @@ func (g *GPU) UseL2(s L2Spec) {
 	}
 	ways := s.Ways
 	sets := int(s.Size) / mem.LineSize / ways
-	g.tags = &L2{sets: sets, ways: ways, lines: make([]l2line, sets*ways)}
+	g.tags = &L2{sets: sets, ways: ways} // lines allocated on first access: most GPUs of a large run never use them
 }
 
 // L2Stats returns the tag model's counters (zero without UseL2).
@@ -115,6 +115,9 @@ func (g *GPU) ShareWithNIC(a mem.Addr, n uint64) {
 }
 
 func (t *L2) set(l mem.Addr) []l2line {
+	if t.lines == nil {
+		t.lines = make([]l2line, t.sets*t.ways)
+	}
 	i := int(uint64(l)/mem.LineSize) % t.sets
 	return t.lines[i*t.ways : (i+1)*t.ways]
 }

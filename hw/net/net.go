@@ -2,6 +2,7 @@ package net
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -50,6 +51,9 @@ type Fabric struct {
 	perByte float64
 	free    [][]byte   // recycled payload buffers (GetBuf/PutBuf)
 	fl      *flowState // non-nil in the flow model
+
+	big      map[int][][]byte // recycled larger buffers by log2 capacity
+	bigBytes int
 }
 
 // New builds a fabric for n endpoints. Attach endpoints before sending.
@@ -183,13 +187,15 @@ func (f *Fabric) Stats() (bytes, pkts uint64) {
 }
 
 // GetBuf returns a byte slice of length n for a packet payload, reusing one
-// released by PutBuf when n fits the link's payload size. Functional runs
-// move gigabytes of payload through short-lived buffers; recycling them
-// keeps the heap (and the run's resident memory) flat.
+// released by PutBuf. Functional runs move gigabytes of payload through
+// short-lived buffers, and flow-model messages are whole messages;
+// recycling keeps the heap (and the run's resident memory) flat.
+// Link-sized buffers come back as they were left (callers overwrite them);
+// larger ones come back zeroed.
 func (f *Fabric) GetBuf(n int) []byte {
 	size := int(f.link.Payload)
 	if n > size {
-		return make([]byte, n)
+		return f.getBig(n)
 	}
 	if k := len(f.free); k > 0 {
 		b := f.free[k-1]
@@ -204,5 +210,37 @@ func (f *Fabric) GetBuf(n int) []byte {
 func (f *Fabric) PutBuf(b []byte) {
 	if cap(b) == int(f.link.Payload) && len(f.free) < 1<<16 {
 		f.free = append(f.free, b[:0])
+		return
 	}
+	f.putBig(b)
+}
+
+// bigPoolBytes bounds the bytes kept in the pool of larger buffers.
+const bigPoolBytes = 64 << 20
+
+// getBig returns a zeroed buffer of length n from the size class of the
+// next power of two.
+func (f *Fabric) getBig(n int) []byte {
+	c := bits.Len(uint(n - 1))
+	if k := len(f.big[c]); k > 0 {
+		b := f.big[c][k-1]
+		f.big[c] = f.big[c][:k-1]
+		f.bigBytes -= cap(b)
+		b = b[:n]
+		clear(b)
+		return b
+	}
+	return make([]byte, n, 1<<c)
+}
+
+func (f *Fabric) putBig(b []byte) {
+	c := bits.Len(uint(cap(b) - 1))
+	if cap(b) != 1<<c || cap(b) <= int(f.link.Payload) || f.bigBytes+cap(b) > bigPoolBytes {
+		return
+	}
+	if f.big == nil {
+		f.big = map[int][][]byte{}
+	}
+	f.big[c] = append(f.big[c], b[:0])
+	f.bigBytes += cap(b)
 }

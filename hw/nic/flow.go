@@ -92,7 +92,7 @@ func gatherPieces(datas []func() []byte, mp, l uint64, n *NIC) []byte {
 			continue
 		}
 		if out == nil {
-			out = make([]byte, l)
+			out = n.fab.GetBuf(int(l)) // zeroed: payload-free pieces read as zeros
 		}
 		copy(out[uint64(k)*mp:], b)
 		n.fab.PutBuf(b)
