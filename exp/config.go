@@ -59,6 +59,7 @@ type Config struct {
 	Jacobi1D    Jacobi1DSpec    `toml:"jacobi1d"`
 	JacobiScale JacobiScaleSpec `toml:"jacobiscale"`
 	DDTFFT      FFT2DSpec       `toml:"fft2d"`
+	ShmemBench  ShmemBenchSpec  `toml:"shmembench"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -89,7 +90,8 @@ func DefaultConfig(preset string) (Config, error) {
 		Accumulate: defaultAccumulate(),
 		Reduce:     defaultReduce(),
 		Jacobi:     jac, Jacobi1D: jac1d, JacobiScale: jacScale,
-		DDTFFT: defaultFFT2D(),
+		DDTFFT:     defaultFFT2D(),
+		ShmemBench: defaultShmemBench(),
 	}, nil
 }
 
@@ -100,6 +102,7 @@ func (c Config) Validate() error {
 		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate())
 	errs = append(errs, c.DDTFFT.validate())
+	errs = append(errs, c.ShmemBench.validate())
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
 		for _, st := range c.Allreduce.Strategies {

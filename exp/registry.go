@@ -27,6 +27,14 @@ func experiments() []Experiment {
 		{Name: "ddt_apps", Summary: "application datatypes: speedup over host unpack, bytes to the NIC, memory traffic, checkpoint amortization (workloads.md §11.6–11.8)", Run: runDDTApps},
 		{Name: "fft2d", Summary: "FFT2D strong scaling: unpack costs from the sPIN NIC, a GOAL schedule replayed by LogGOPS, host unpack vs RW-CP (workloads.md §11.12)", Run: runFFT2D},
 		{Name: "ddt_put", Summary: "1-byte put latency with and without a sPIN context (workloads.md §11.9)", Run: runDDTPut},
+		{Name: "ghnqueue", Summary: "GHN queue placement and helper scalability: mean service time vs queues per host thread, GHN_DGPU vs GHN_DGPU_HOSTQ (workloads.md §5.1–5.2)",
+			Run: runShmemPoints(ghnqueuePoints()), Points: ptr(ghnqueuePoints())},
+		{Name: "shmemget", Summary: "single work-group get latency vs payload, one service thread, GHN_DGPU, GHN_APU, COMPNET (workloads.md §5.3)",
+			Run: runShmemPoints(shmemgetPoints()), Points: ptr(shmemgetPoints())},
+		{Name: "shmemload", Summary: "480 WGs × 64 work-items, 1-byte puts: completion time and service-thread energy vs service threads (workloads.md §5.4)",
+			Run: runShmemPoints(shmemloadPoints()), Points: ptr(shmemloadPoints())},
+		{Name: "cpl2", Summary: "L2 hit rate of ComP-Net CP accesses vs streaming work-groups, LLC locking off and on (workloads.md §5.5)",
+			Run: runShmemPoints(cpl2Points()), Points: ptr(cpl2Points())},
 		{Name: "strategies", Summary: "qualitative characteristic table of the strategies (overview.md §5)", Run: runStrategies},
 	}
 }

@@ -38,6 +38,9 @@ func (a Allreduce) shmemInit(nd *strategy.Node, l *ringLayout) (*shmem.Device, m
 		return nil, 0, err
 	}
 	base, err := dev.Malloc(l.totalSize)
+	if err != nil {
+		dev.Finalize()
+	}
 	return dev, base, err
 }
 
@@ -55,6 +58,7 @@ func (a Allreduce) multiRing(nd *strategy.Node, dev *shmem.Device, l *ringLayout
 		errs[wg.ID] = a.ringWG(wg, dev, l, base, i, steps)
 	}}
 	if err := dev.Cooperative(k); err != nil {
+		dev.Finalize()
 		return shmem.Report{}, err
 	}
 	nd.Stream.Wait(nd.Stream.Launch(k))

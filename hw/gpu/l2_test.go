@@ -89,3 +89,32 @@ func TestCPRMWIsAtomic(t *testing.T) {
 		t.Fatalf("word %d after two RMWs, waits %d; want 2 and one wait", v, g.L2Stats().RMWWait)
 	}
 }
+
+// A store made while another work-group's system acquire is writing the
+// L2 back must survive the invalidation (dGPU): work-group 0 dirties 1000
+// lines, so its acquire's write-back takes 640 ns; work-group 1 stores in
+// that window and leaves the line for the kernel-end release.
+func TestStoreDuringSystemAcquireSurvives(t *testing.T) {
+	e, g := newGPU("dgpu")
+	m := g.Mem()
+	a := m.AllocData(mem.GPU, 1000*64, "a")
+	b := m.AllocData(mem.GPU, 64, "b")
+	op, _ := g.DispatchOp(Kernel{Name: "k", WGs: 2, WGSize: 64, Body: func(wg *WG) {
+		if wg.ID == 0 {
+			for i := range 1000 {
+				wg.Store64(a+mem.Addr(64*i), 1)
+			}
+			wg.Acquire(System)
+			return
+		}
+		wg.Sleep(12290 * sim.Nanosecond) // 1000 stores of 12 ns, then the acquire writes back until ≈ 12.66 µs
+		wg.Store64(b, 7)
+	}})
+	g.Submit(op)
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if v := m.Load64(b); v != 7 {
+		t.Fatalf("store during another's system acquire lost: memory holds %d, want 7", v)
+	}
+}

@@ -163,10 +163,18 @@ func (w *WG) Acquire(s Scope) {
 	w.g.stats.L1Invalidates++
 	w.Sleep(w.g.spec.Cycles(w.g.spec.L1InvCycles))
 	if s == System && w.g.l2 != nil {
-		w.g.writeBackAll(w.Proc)
-		n := len(w.g.l2.lines)
-		w.g.l2.clear()
-		w.Sleep(w.g.spec.Cycles(w.g.spec.L2InvCycles + n))
+		// Write back and invalidate in one step, before sleeping for
+		// either: a store another work-group makes meanwhile must land
+		// in a fresh line, not in one this invalidation then drops.
+		g := w.g
+		wb := g.l2.writeBack(g.mem)
+		g.stats.L2Writebks += uint64(wb)
+		n := len(g.l2.lines)
+		g.l2.clear()
+		if wb > 0 {
+			w.SleepUntil(g.dram.Reserve(w.Now(), uint64(wb)*mem.LineSize))
+		}
+		w.Sleep(g.spec.Cycles(g.spec.L2InvCycles + n))
 	}
 }
 

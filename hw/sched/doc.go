@@ -2,7 +2,7 @@
 // cores (hardware.md §8: "if more service threads are requested than there
 // are CP cores, the threads are time-sliced round-robin on the cores",
 // [DEFAULT] quantum 10 µs). It serves the ComP-Net service threads on the
-// CP cores and the GHN helper threads on the host cores.
+// CP cores (the host cores have their own scheduler in hw/cpu).
 //
 // A thread is bound to one core (round-robin at Bind) and charges every
 // stretch of work with Busy, including the stalls of its memory accesses:

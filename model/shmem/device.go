@@ -93,6 +93,7 @@ type Stats struct {
 	Calls       uint64       // device calls submitted
 	Blocking    uint64       // of them blocking (incl. fence and quiet)
 	BlockingSum sim.Duration // summed call → completion time of the blocking calls
+	RingFull    uint64       // reservations that found the ring full after refreshing the read index
 }
 
 // MeanService returns the mean time a blocking call took (post →

@@ -76,8 +76,10 @@
 // allocation, a CT per context, a library mutex taken with a
 // lock-prefixed RMW (on the CP: an L2 LOCKED line).
 //
-// Service threads are time-sliced on their cores (hw/sched): CP threads
-// beyond cp.cores, GHN threads beyond shmem.host_cores. Each thread counts
+// Service threads are time-sliced on their cores: CP threads beyond
+// cp.cores by hw/sched (cp.quantum); GHN helper threads are pinned to host
+// cores 1…shmem.host_cores and share them through hw/cpu's scheduler
+// (cpu.time_slice), their idle polling a spinning wait. Each thread counts
 // instructions, L1, L2, DRAM and PCIe events; Finalize turns them and the
 // thread's alive time into energy (hardware.md §11, EnergySpec).
 //
@@ -92,8 +94,8 @@
 //     same value (coherent-cache helper threads, the work-group's
 //     completion polls); the skipped polls of helper threads are counted
 //     for energy. PCIe and CP polls are simulated one by one.
-//   - A thread spinning on the library mutex or in a doorbell is not
-//     preempted at its quantum end.
+//   - A CP thread waiting in a doorbell is not preempted at its quantum
+//     end; context switches on the CP cost nothing.
 //   - No intra-node short-circuit (§1.1): every operation goes through the
 //     NIC, even to the own PE.
 package shmem

@@ -6,7 +6,6 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/hw/pcie"
-	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // lib is the host side of OpenSHMEM over Portals (nic.md §6.2, SOS-like)
@@ -23,8 +22,6 @@ type lib struct {
 	link   *pcie.Link // the NIC's attachment: CT reads
 	pt     int
 	mutex  mem.Addr
-	held   bool
-	free   sim.Signal
 	ctxs   map[int]*lctx
 	m      *mem.Memory
 	pool   mem.Pool
@@ -58,19 +55,18 @@ func (l *lib) ctx(i int) *lctx {
 	return c
 }
 
+// lock takes the library mutex: a test-and-set by lock-prefixed RMW,
+// retried after a short spin while another thread holds it. Spinning
+// stays on the core, so a holder time-sliced on the same core gets it
+// back at the spinner's quantum end.
 func (l *lib) lock(c consumer) {
-	p := c.proc()
-	p.WaitUntil(&l.free, "the OpenSHMEM library mutex", func() bool { return !l.held })
-	l.held = true
 	c.instr(l.b.sw.Mutex)
-	c.rmw(l.mutex, func(uint64) uint64 { return 1 })
+	for c.rmw(l.mutex, func(uint64) uint64 { return 1 }) != 0 {
+		c.instr(l.b.sw.ConsumerPoll)
+	}
 }
 
-func (l *lib) unlock(c consumer) {
-	c.local(l.mutex, 0)
-	l.held = false
-	l.free.Notify()
-}
+func (l *lib) unlock(c consumer) { c.local(l.mutex, 0) }
 
 // word returns a bounce word holding v, written by the service thread.
 func (l *lib) word(c consumer, ctx *lctx, v uint64) mem.Addr {
@@ -113,7 +109,7 @@ func (l *lib) issue(c consumer, q *queue, e entry) {
 	}
 	idx, off, ok := heap.lookup(sym, e.len)
 	if !ok {
-		panic(fmt.Sprintf("shmem: queue %d entry %d: %#x is not symmetric (the device library checks this)", q.idx, e.seq, uint64(sym)))
+		panic(fmt.Sprintf("shmem: queue %d entry %d: %#x is not symmetric (the device library checks this) %+v mem=%x", q.idx, e.seq, uint64(sym), e, l.m.Bytes(q.slot(e.seq), 64)))
 	}
 	cmd := nic.Command{Target: e.pe, PT: l.pt, MatchBits: uint64(idx), RemoteOffset: off, Length: e.len}
 	md := func(a mem.Addr, n uint64, opt nic.MDOptions) *nic.MD {

@@ -8,7 +8,6 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/pcie"
-	"github.com/gpunetsim/gpunetsim/hw/sched"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -105,15 +104,17 @@ type consumer interface {
 	store(a mem.Addr, v uint64) // a queue word (status, read index)
 	local(a mem.Addr, v uint64) // the library's own memory (bounce words)
 	rmw(a mem.Addr, f func(uint64) uint64) uint64
-	releaseSystem()                  // before the doorbell
-	acquireSystem()                  // before reading NIC-written state
-	addPCIe()                        // one PCIe transaction issued
-	stall(until sim.Time)            // wait holding the core (an uncached read)
-	idle() bool                      // may sleep through unchanged polls (coherent cache hits)
-	nudge() *sim.Signal              // notified when polling should resume
-	skip(polls uint64, instr int)    // account polls slept through
-	pollCost(instr int) sim.Duration // one unchanged poll
+	releaseSystem()                         // before the doorbell
+	acquireSystem()                         // before reading NIC-written state
+	addPCIe()                               // one PCIe transaction issued
+	stall(until sim.Time)                   // wait holding the core (an uncached read)
+	idle() bool                             // may sleep through unchanged polls (coherent cache hits)
+	nudge() *sim.Signal                     // notified when polling should resume
+	idleWait(what string, cond func() bool) // spin on the core until cond holds (re-checked when nudged)
+	skip(polls uint64, instr int)           // account polls slept through
+	pollCost(instr int) sim.Duration        // one unchanged poll
 	counts() Counts
+	preemptions() uint64
 	exit()
 }
 
@@ -124,7 +125,7 @@ type consumer interface {
 // misses to DRAM (GHN_DGPU_HOSTQ, GHN_APU).
 type hostPort struct {
 	t      *cpu.Thread
-	slot   *sched.Thread
+	wake   sim.Signal // notified when an entry is posted to an owned queue
 	spec   cpu.Spec
 	link   *pcie.Link
 	m      *mem.Memory
@@ -137,34 +138,32 @@ func (h *hostPort) proc() *sim.Proc    { return h.t.Proc }
 func (h *hostPort) name() string       { return h.t.Track() }
 func (h *hostPort) coreType() string   { return "host" }
 func (h *hostPort) counts() Counts     { return h.n }
-func (h *hostPort) exit()              { h.slot.Exit() }
+func (h *hostPort) exit()              {}
 func (h *hostPort) addPCIe()           { h.n.PCIe++ }
-func (h *hostPort) nudge() *sim.Signal { return &h.slot.Nudge }
+func (h *hostPort) nudge() *sim.Signal { return &h.wake }
 
 func (h *hostPort) instr(n int) {
 	if n <= 0 {
 		return
 	}
 	h.n.Instr += uint64(n)
-	h.slot.Busy(h.spec.Instr(n))
+	h.t.Instr(n)
 }
 
 func (h *hostPort) stall(until sim.Time) {
-	if d := until - h.t.Now(); d > 0 {
-		h.slot.Busy(d)
-	}
+	h.t.SleepUntil(until)
 }
 
 func (h *hostPort) cached(a mem.Addr) uint64 {
 	h.n.L1++
 	v := h.m.Load64(a)
 	if old, ok := h.seen[a]; ok && old == v {
-		h.slot.Busy(h.spec.CacheHit)
+		h.t.Sleep(h.spec.CacheHit)
 		return v
 	}
 	h.n.L2++
 	h.n.DRAM++
-	h.slot.Busy(h.spec.DRAMLatency)
+	h.t.Sleep(h.spec.DRAMLatency)
 	h.seen[a] = v
 	return v
 }
@@ -186,7 +185,7 @@ func (h *hostPort) line(a mem.Addr) [8]uint64 {
 		h.stall(h.link.Read(pcie.Down, h.t.Now(), entrySize, false))
 	} else {
 		h.n.L1++
-		h.slot.Busy(h.spec.CacheHit) // the poll brought the line in
+		h.t.Sleep(h.spec.CacheHit) // the poll brought the line in
 	}
 	h.m.Read(a, b[:])
 	for i := range w {
@@ -209,14 +208,14 @@ func (h *hostPort) store(a mem.Addr, v uint64) {
 
 func (h *hostPort) local(a mem.Addr, v uint64) {
 	h.n.L1++
-	h.slot.Busy(h.spec.CacheHit)
+	h.t.Sleep(h.spec.CacheHit)
 	h.m.Store64(a, v)
 	h.seen[a] = v
 }
 
 func (h *hostPort) rmw(a mem.Addr, f func(uint64) uint64) uint64 {
 	h.n.L1++
-	h.slot.Busy(h.spec.CacheHit)
+	h.t.Sleep(h.spec.CacheHit)
 	old := h.m.Load64(a)
 	h.m.Store64(a, f(old))
 	return old
@@ -225,7 +224,7 @@ func (h *hostPort) rmw(a mem.Addr, f func(uint64) uint64) uint64 {
 func (h *hostPort) releaseSystem() {}
 func (h *hostPort) acquireSystem() {}
 
-func (h *hostPort) idle() bool { return !h.overPC && !h.slot.Contended() }
+func (h *hostPort) idle() bool { return !h.overPC }
 
 func (h *hostPort) pollCost(instr int) sim.Duration { return h.spec.CacheHit + h.spec.Instr(instr) }
 
@@ -280,3 +279,12 @@ func (c *cpPort) counts() Counts {
 	n := c.t.Counts()
 	return Counts{Instr: n.Instr, L1: n.L1, L2: n.L2, DRAM: n.Mem, PCIe: c.pcie}
 }
+
+func (h *hostPort) preemptions() uint64 { return 0 } // the host scheduler (hw/cpu) does not count them
+func (c *cpPort) preemptions() uint64   { return c.t.Preemptions() }
+
+// idleWait spins on the helper's core (hw/cpu's polling wait: the core
+// stays busy and is time-sliced with the other threads placed on it).
+func (h *hostPort) idleWait(what string, cond func() bool) { h.t.WaitUntil(&h.wake, what, cond) }
+
+func (c *cpPort) idleWait(string, func() bool) {} // never called: CP polls are simulated one by one (idle is false)

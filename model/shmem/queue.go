@@ -150,6 +150,7 @@ func (c *qchan) reserve() {
 		if q.w-q.lr >= q.q {
 			q.lr = p.load(wg, q.readIdx) // 1b: refresh the stale read index
 			if q.w-q.lr >= q.q {
+				c.b.dev.stats.RingFull++
 				lr := q.lr
 				c.waitWhile(q.readIdx, "a free slot (ring full)", func(v uint64) bool { return v == lr })
 				p.acquire(wg)

@@ -7,7 +7,6 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
-	"github.com/gpunetsim/gpunetsim/hw/sched"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -87,13 +86,13 @@ func (b *queueBackend) Open(wg *gpu.WG, q int) (Channel, error) {
 func (b *queueBackend) startServices() {
 	n := b.dev.rt.node
 	threads := min(b.spec.Threads, len(b.queues))
-	var host *sched.Sched
+	cores := 0 // GHN: helper threads are pinned to cores 1…cores (core 0 runs the application)
 	if b.kind != CompNetCP {
-		cores := b.spec.HostCores
+		cores = b.spec.HostCores
 		if cores == 0 {
 			cores = max(1, min(threads, n.CPU.Spec().Cores-1))
 		}
-		host = sched.New(fmt.Sprintf("node[%d].ghn", n.PE), cores, b.spec.HostQuantum)
+		cores = min(cores, n.CPU.Spec().Cores)
 	}
 	for t := range threads {
 		s := &service{b: b}
@@ -112,11 +111,15 @@ func (b *queueBackend) startServices() {
 			})
 			continue
 		}
-		n.CPU.Spawn(name, func(th *cpu.Thread) {
-			s.port = &hostPort{t: th, slot: host.Bind(th.Proc), spec: n.CPU.Spec(), link: n.GPULink, m: n.Mem,
+		core := (1 + t%cores) % n.CPU.Spec().Cores
+		_, err := n.CPU.SpawnOn(core, name, func(th *cpu.Thread) {
+			s.port = &hostPort{t: th, spec: n.CPU.Spec(), link: n.GPULink, m: n.Mem,
 				overPC: b.kind == GHNDGPU, seen: map[mem.Addr]uint64{}}
 			s.run()
 		})
+		if err != nil {
+			panic(err) // core is in range by construction
+		}
 	}
 }
 
@@ -139,7 +142,7 @@ func (b *queueBackend) Stop() Report {
 			prof = es.CP
 		}
 		tr := ThreadReport{Name: s.port.name(), Core: s.port.coreType(), Alive: alive, Counts: n, Polls: s.polls,
-			Served: s.served, Energy: prof.of(alive, n)}
+			Served: s.served, Preemptions: s.port.preemptions(), Energy: prof.of(alive, n)}
 		rep.Threads = append(rep.Threads, tr)
 		rep.Energy.Static += tr.Energy.Static
 		rep.Energy.Dynamic += tr.Energy.Dynamic
@@ -273,13 +276,19 @@ func (s *service) quietPending() {
 func (s *service) sleep(instr int) {
 	p := s.port.proc()
 	m := s.b.dev.rt.node.Mem
-	for _, q := range s.queues {
-		if uint32(m.Load64(q.slot(q.rd))) == statusPosted {
-			return // posted since this round polled it: poll again
+	posted := func() bool {
+		if s.stop {
+			return true
 		}
+		for _, q := range s.queues {
+			if uint32(m.Load64(q.slot(q.rd))) == statusPosted {
+				return true // posted since this round polled it: poll again
+			}
+		}
+		return false
 	}
 	start := p.Now()
-	p.Wait(s.port.nudge(), "a posted entry")
+	s.port.idleWait("a posted entry", posted)
 	if cost := s.port.pollCost(instr); cost > 0 {
 		polls := uint64((p.Now() - start) / cost)
 		s.port.skip(polls, instr)

@@ -3,20 +3,17 @@ package shmem
 import (
 	"errors"
 	"fmt"
-
-	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // Spec holds the knobs of the device runtime (gpu-networking.md §1, §6;
 // hardware.md §8, §11).
 type Spec struct {
-	Threads       int      `toml:"threads" doc:"service threads per node: GHN host helper threads, or COMPNET CP threads (time-sliced beyond cp.cores); queues are split evenly" src:"DEFAULT"`
-	HostCores     int      `toml:"host_cores" doc:"GHN: host cores the helper threads run on (threads beyond are time-sliced); 0 = one per thread, at most cpu.cores − 1" src:"DEFAULT"`
-	HostQuantum   sim.Time `toml:"host_quantum" doc:"GHN: time slice of helper threads sharing a host core" src:"DEFAULT"`
-	QueueEntries  int      `toml:"queue_entries" doc:"entries of 64 B per work-group queue" src:"DOC"`
-	QuietRounds   int      `toml:"quiet_rounds" doc:"polling rounds over the owned queues before pending blocking entries are quieted (compnet.quietRounds)" src:"DEFAULT"`
-	LLCLocking    bool     `toml:"llc_locking" doc:"COMPNET: producers write queue slots and status with store_locked (compnet.llcLocking, hardware.md §9)" src:"DEFAULT"`
-	ProducerInstr int      `toml:"producer_instr" doc:"scalar instructions of the work-group leader's queue management per call (reserve, fill, index update)" src:"DEFAULT"`
+	Threads       int  `toml:"threads" doc:"service threads per node: GHN host helper threads, or COMPNET CP threads (time-sliced beyond cp.cores); queues are split evenly" src:"DEFAULT"`
+	HostCores     int  `toml:"host_cores" doc:"GHN: host cores the helper threads are pinned to, cores 1…host_cores (core 0 runs the application; threads beyond share cores, time-sliced by cpu.time_slice); 0 = one per thread, at most cpu.cores − 1" src:"DEFAULT"`
+	QueueEntries  int  `toml:"queue_entries" doc:"entries of 64 B per work-group queue" src:"DOC"`
+	QuietRounds   int  `toml:"quiet_rounds" doc:"polling rounds over the owned queues before pending blocking entries are quieted (compnet.quietRounds)" src:"DEFAULT"`
+	LLCLocking    bool `toml:"llc_locking" doc:"COMPNET: producers write queue slots and status with store_locked (compnet.llcLocking, hardware.md §9)" src:"DEFAULT"`
+	ProducerInstr int  `toml:"producer_instr" doc:"scalar instructions of the work-group leader's queue management per call (reserve, fill, index update)" src:"DEFAULT"`
 	// ConsumerAcquire is the service thread's acquire before each poll.
 	// Turning it off reproduces the stale-read hazard of hardware.md §5.2.
 	ConsumerAcquire bool       `toml:"consumer_acquire" doc:"service threads issue the acquire marker before each poll (off only to show the stale-read hazard)" src:"DEFAULT"`
@@ -27,7 +24,7 @@ type Spec struct {
 // §8, §11: one service thread, 64-entry queues, 4 quiet rounds, no LLC
 // locking.
 func DefaultSpec() Spec {
-	return Spec{Threads: 1, HostQuantum: 10 * sim.Microsecond, QueueEntries: 64, QuietRounds: 4,
+	return Spec{Threads: 1, QueueEntries: 64, QuietRounds: 4,
 		ProducerInstr: 40, ConsumerAcquire: true, Energy: DefaultEnergy()}
 }
 
@@ -39,9 +36,6 @@ func (s Spec) Validate() error {
 	}
 	if s.HostCores < 0 || s.HostCores > 1024 {
 		errs = append(errs, fmt.Errorf("shmem.host_cores = %d: must be in [0, 1024]", s.HostCores))
-	}
-	if s.HostQuantum <= 0 {
-		errs = append(errs, fmt.Errorf("shmem.host_quantum = %v: must be > 0", s.HostQuantum))
 	}
 	if s.QueueEntries < 2 || s.QueueEntries > 1<<16 {
 		errs = append(errs, fmt.Errorf("shmem.queue_entries = %d: must be in [2, 65536]", s.QueueEntries))

@@ -29,7 +29,15 @@ type Backend struct {
 	HW    cluster.Spec // the GPU mode must suit the backend
 	Spec  shmem.Spec
 	Nodes int // PEs (≥ 2); 0 means 3
+	// Limit, when set, stops Scenario at this simulated time and reports
+	// ErrTimeLimit if a kernel has not finished (service threads poll
+	// forever, so a lost request would otherwise never end the run).
+	Limit sim.Time
 }
+
+// ErrTimeLimit is Scenario's error when a kernel did not finish by
+// Backend.Limit.
+var ErrTimeLimit = errors.New("kernels still running at the time limit")
 
 // Run runs the whole suite against b.
 func Run(t *testing.T, b Backend) {
@@ -73,12 +81,21 @@ func Scenario(b Backend, alloc []uint64, kernel func(pe int, sym []mem.Addr) Ker
 	syms := make([][]mem.Addr, b.Nodes)
 	reps := make([]shmem.Report, b.Nodes)
 	errs := make([]error, b.Nodes)
+	done := 0
 	for i, nd := range c.Nodes {
 		nd.CPU.Spawn("app", func(th *cpu.Thread) {
 			errs[i] = runPE(b, nd, th, team, i, alloc, kernel, &syms[i], &reps[i])
+			done++
 		})
 	}
-	if err := c.Engine.Run(); err != nil {
+	if b.Limit > 0 {
+		if err := c.Engine.RunUntil(b.Limit); err != nil {
+			return c, syms, reps, err
+		}
+		if done < len(c.Nodes) {
+			return c, syms, reps, fmt.Errorf("%w (%v)", ErrTimeLimit, b.Limit)
+		}
+	} else if err := c.Engine.Run(); err != nil {
 		return c, syms, reps, err
 	}
 	return c, syms, reps, errors.Join(errs...)
@@ -93,6 +110,7 @@ func runPE(b Backend, nd *cluster.Node, th *cpu.Thread, team *shmem.Team, pe int
 	if err != nil {
 		return err
 	}
+	defer func() { *rep = d.Finalize() }() // also on errors: the service threads must stop
 	for _, n := range alloc {
 		a, err := d.Malloc(n)
 		if err != nil {
@@ -119,7 +137,6 @@ func runPE(b Backend, nd *cluster.Node, th *cpu.Thread, team *shmem.Team, pe int
 	op, run := nd.GPU.DispatchOp(gk)
 	nd.GPU.Submit(op)
 	run.WaitDone(th.Proc)
-	*rep = d.Finalize()
 	return errors.Join(errs...)
 }
 

@@ -1,0 +1,407 @@
+package exp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+	"github.com/gpunetsim/gpunetsim/workload"
+)
+
+// ShmemBenchSpec holds the knobs of the device-shmem microbenchmarks
+// (workloads.md §5.1–5.5). Run them with the documents' preset: --preset
+// compnet.
+type ShmemBenchSpec struct {
+	QueueStrategies []string   `toml:"queue_strategies" doc:"ghnqueue: strategies (queue placement, §5.1)" src:"DOC"`
+	QueueWGs        []int      `toml:"queue_wgs" doc:"ghnqueue: work-groups issuing requests (= queues; §5.2 sweeps 64…2048 on gpu.cus=64)" src:"DEFAULT"`
+	QueueThreads    []int      `toml:"queue_threads" doc:"ghnqueue: host helper threads (§5.2: 1, 2, 4, 8, 16)" src:"DEFAULT"`
+	QueueOps        int        `toml:"queue_ops" doc:"ghnqueue: blocking 8 B puts per work-group" src:"DEFAULT"`
+	GetStrategies   []string   `toml:"get_strategies" doc:"shmemget: strategies (§5.3)" src:"DOC"`
+	GetMin          unit.Bytes `toml:"get_min" doc:"shmemget: smallest payload" src:"DEFAULT"`
+	GetMax          unit.Bytes `toml:"get_max" doc:"shmemget: largest payload (powers of 4 from get_min)" src:"DEFAULT"`
+	GetReps         int        `toml:"get_reps" doc:"shmemget: gets per point (the first is a warm-up)" src:"DEFAULT"`
+	LoadStrategies  []string   `toml:"load_strategies" doc:"shmemload: strategies (§5.4; energy normalised to the first)" src:"DOC"`
+	LoadThreads     []int      `toml:"load_threads" doc:"shmemload: service threads per node" src:"DEFAULT"`
+	LoadWGs         int        `toml:"load_wgs" doc:"shmemload: work-groups (480 × 64 fills the 12-CU GPU)" src:"DOC"`
+	LoadWGSize      int        `toml:"load_wg_size" doc:"shmemload: work-items per work-group" src:"DOC"`
+	LoadBytes       int        `toml:"load_bytes" doc:"shmemload: bytes per put" src:"DOC"`
+	L2Ratios        []int      `toml:"l2_ratios" doc:"cpl2: streaming work-groups per networking work-group (§5.5)" src:"DEFAULT"`
+	L2NetWGs        int        `toml:"l2_net_wgs" doc:"cpl2: networking work-groups" src:"DEFAULT"`
+	L2Puts          int        `toml:"l2_puts" doc:"cpl2: 64 B non-blocking puts per networking work-group" src:"DEFAULT"`
+	L2Stream        unit.Bytes `toml:"l2_stream" doc:"cpl2: bytes each streaming work-group reads and writes" src:"DEFAULT"`
+	L2Chunk         unit.Bytes `toml:"l2_chunk" doc:"cpl2: bytes streamed per step" src:"DEFAULT"`
+	L2Size          unit.Bytes `toml:"l2_size" doc:"cpl2: the single CU's scaled L2 (1 MB / 12, 16-way)" src:"DEFAULT"`
+}
+
+// defaultShmemBench returns the documents' sweeps.
+func defaultShmemBench() ShmemBenchSpec {
+	return ShmemBenchSpec{
+		QueueStrategies: []string{"GHN_DGPU", "GHN_DGPU_HOSTQ"}, QueueWGs: []int{1, 2, 4, 8, 16, 32, 64}, QueueThreads: []int{1}, QueueOps: 8,
+		GetStrategies: []string{"GHN_DGPU", "GHN_APU", "COMPNET"}, GetMin: 1, GetMax: unit.MiB, GetReps: 4,
+		LoadStrategies: []string{"GHN_DGPU", "GHN_APU", "COMPNET"}, LoadThreads: []int{1, 2, 4, 8, 16}, LoadWGs: 480, LoadWGSize: 64, LoadBytes: 1,
+		L2Ratios: []int{0, 1, 2, 4, 8, 16}, L2NetWGs: 2, L2Puts: 64, L2Stream: 256 * unit.KiB, L2Chunk: 4 * unit.KiB, L2Size: 85 * unit.KiB,
+	}
+}
+
+func (s ShmemBenchSpec) validate() error {
+	var errs []error
+	shm := shmemStrategies()
+	for _, f := range []struct {
+		name string
+		v    []string
+	}{{"shmembench.queue_strategies", s.QueueStrategies}, {"shmembench.get_strategies", s.GetStrategies}, {"shmembench.load_strategies", s.LoadStrategies}} {
+		errs = append(errs, checkStrategies(f.name, f.v, shm))
+	}
+	for _, f := range []struct {
+		name    string
+		v       []int
+		lo, hi  int
+		allowed string
+	}{{"shmembench.queue_wgs", s.QueueWGs, 1, 65536, "[1, 65536]"}, {"shmembench.queue_threads", s.QueueThreads, 1, 1024, "[1, 1024]"},
+		{"shmembench.load_threads", s.LoadThreads, 1, 1024, "[1, 1024]"}, {"shmembench.l2_ratios", s.L2Ratios, 0, 64, "[0, 64]"}} {
+		if len(f.v) == 0 {
+			errs = append(errs, fmt.Errorf("%s is empty: give at least one value in %s", f.name, f.allowed))
+		}
+		for _, v := range f.v {
+			if v < f.lo || v > f.hi {
+				errs = append(errs, fmt.Errorf("%s contains %d: must be in %s", f.name, v, f.allowed))
+			}
+		}
+	}
+	for _, f := range []struct {
+		name   string
+		v      int
+		lo, hi int
+	}{{"shmembench.queue_ops", s.QueueOps, 1, 1 << 20}, {"shmembench.get_reps", s.GetReps, 2, 1 << 20},
+		{"shmembench.load_wgs", s.LoadWGs, 1, 1 << 20}, {"shmembench.load_wg_size", s.LoadWGSize, 1, 1024},
+		{"shmembench.load_bytes", s.LoadBytes, 1, 8}, {"shmembench.l2_net_wgs", s.L2NetWGs, 1, 1024}, {"shmembench.l2_puts", s.L2Puts, 1, 1 << 20}} {
+		if f.v < f.lo || f.v > f.hi {
+			errs = append(errs, fmt.Errorf("%s = %d: must be in [%d, %d]", f.name, f.v, f.lo, f.hi))
+		}
+	}
+	if s.GetMin < 1 || s.GetMax < s.GetMin || s.GetMax > 64*unit.MiB {
+		errs = append(errs, fmt.Errorf("shmembench.get_min/get_max = %v/%v: need 1B ≤ get_min ≤ get_max ≤ 64MiB", s.GetMin, s.GetMax))
+	}
+	if s.L2Stream < 0 || s.L2Stream > unit.GiB || s.L2Chunk < 64 || s.L2Chunk > s.L2Stream && s.L2Stream > 0 {
+		errs = append(errs, fmt.Errorf("shmembench.l2_stream/l2_chunk = %v/%v: need 64B ≤ l2_chunk ≤ l2_stream ≤ 1GiB", s.L2Stream, s.L2Chunk))
+	}
+	if s.L2Size < 1024 || s.L2Size%1024 != 0 || s.L2Size > unit.GiB {
+		errs = append(errs, fmt.Errorf("shmembench.l2_size = %v: must be a multiple of 1KiB (16 ways × 64 B) in [1KiB, 1GiB]", s.L2Size))
+	}
+	return errors.Join(errs...)
+}
+
+// shmemStrategies lists the registered strategies with the device-shmem
+// capability.
+func shmemStrategies() []string {
+	var out []string
+	for _, d := range strategy.Registry() {
+		if d.Caps.Has(strategy.DeviceShmem) {
+			out = append(out, string(d.Strategy))
+		}
+	}
+	return out
+}
+
+// shmemPoint is one simulation of a device-shmem microbenchmark.
+type shmemPoint struct {
+	Strategy string   `json:"strategy"`
+	X        int64    `json:"x"` // the swept value (work-groups, bytes, threads, ratio)
+	Y        int      `json:"y"` // the second swept value (threads; locking 0/1)
+	Time     sim.Time `json:"time"`
+	Service  sim.Time `json:"service"`
+	Latency  sim.Time `json:"latency"`
+	Polls    uint64   `json:"polls"`
+	Static   float64  `json:"static_j"`
+	Dynamic  float64  `json:"dynamic_j"`
+	HitRate  float64  `json:"hit_rate"`
+	CPAcc    uint64   `json:"cp_accesses"`
+	Locked   int      `json:"max_locked"`
+	Hold     sim.Time `json:"lock_hold"`
+	Events   uint64   `json:"events"`
+}
+
+type shmemRunner interface {
+	Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (workload.ShmemRun, error)
+}
+
+// simulateShmem runs one point of a device-shmem microbenchmark on nodes
+// nodes and encodes what it measured; x and y are the point's swept values.
+func simulateShmem(p Point, env Env, name string, nodes int, x int64, y int, bench shmemRunner) ([]byte, error) {
+	cfg := p.Config
+	s, err := strategy.Parse(name)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newRun(cfg, env, p.Label, nodes, s)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Engine.Close()
+	r, err := bench.Run(c, s, strategyConfig(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Label, err)
+	}
+	hold := sim.Time(0)
+	if r.L2.Unlocks > 0 {
+		hold = r.L2.LockHold / sim.Time(r.L2.Unlocks)
+	}
+	return json.Marshal(shmemPoint{Strategy: name, X: x, Y: y, Time: r.Kernel, Service: r.Report.Calls.MeanService(),
+		Latency: r.Latency, Polls: r.Report.Polls(), Static: r.Report.Energy.Static, Dynamic: r.Report.Energy.Dynamic,
+		HitRate: r.L2.HitRate(gpu.CP), CPAcc: r.L2.Hits[gpu.CP] + r.L2.Misses[gpu.CP], Locked: r.L2.MaxLocked, Hold: hold,
+		Events: c.Engine.Events()})
+}
+
+func shmemPresetNote(cfg Config) []string {
+	if cfg.Run.Preset == "compnet" || cfg.Run.Preset == "compnet_paper" {
+		return nil
+	}
+	return []string{fmt.Sprintf("preset %s: the documents ran these microbenchmarks on preset compnet (--preset compnet)", cfg.Run.Preset)}
+}
+
+// ---------------------------------------------------------------------------
+// ghnqueue: queue placement and helper-thread scalability (§5.1–5.2).
+
+func ghnqueuePoints() Points {
+	return Points{
+		List: func(cfg Config) ([]Point, error) {
+			b := cfg.ShmemBench
+			var pts []Point
+			for _, t := range b.QueueThreads {
+				for _, w := range b.QueueWGs {
+					for _, s := range b.QueueStrategies {
+						pc := cfg
+						pc.ShmemBench.QueueStrategies, pc.ShmemBench.QueueWGs, pc.ShmemBench.QueueThreads = []string{s}, []int{w}, []int{t}
+						pc.Shmem.Threads = t
+						pts = append(pts, Point{Label: fmt.Sprintf("%s wgs=%d threads=%d", s, w, t), Config: pc})
+					}
+				}
+			}
+			return pts, nil
+		},
+		Simulate: func(p Point, env Env) ([]byte, error) {
+			b := p.Config.ShmemBench
+			w := b.QueueWGs[0]
+			return simulateShmem(p, env, b.QueueStrategies[0], 2, int64(w), b.QueueThreads[0],
+				workload.ShmemService{WGs: w, WGSize: 64, Ops: b.QueueOps})
+		},
+		Assemble: func(cfg Config, results [][]byte) (*report.Result, error) {
+			pts, err := decodeResults[shmemPoint](results)
+			if err != nil {
+				return nil, err
+			}
+			t := report.Table{Name: "ghnqueue", Columns: []string{"strategy", "threads", "wgs", "queues_per_thread", "service", "service_us", "kernel", "polls", "events"}}
+			plot := &report.Plot{Title: "GHN queue placement: mean service time", XLabel: "queues per helper thread", YLabel: "service time (us)", LogX: true}
+			series := map[string]*report.Series{}
+			var order []string
+			for _, p := range pts {
+				q := float64(p.X) / float64(p.Y)
+				t.Rows = append(t.Rows, []any{p.Strategy, p.Y, int(p.X), round3(q), p.Service, round3(p.Service.Micros()), p.Time, p.Polls, p.Events})
+				key := fmt.Sprintf("%s, %d thread(s)", p.Strategy, p.Y)
+				if series[key] == nil {
+					series[key] = &report.Series{Name: key}
+					order = append(order, key)
+				}
+				series[key].X = append(series[key].X, q)
+				series[key].Y = append(series[key].Y, p.Service.Micros())
+			}
+			for _, k := range order {
+				plot.Series = append(plot.Series, *series[k])
+			}
+			res := &report.Result{Experiment: "ghnqueue", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
+			res.Notes = append(res.Notes, "service time = a work-group's blocking call, post → completion observed (mean over node 0's calls); every call is a blocking 8 B put to the next node",
+				"§5.2 (helper-thread scalability): --set gpu.cus=64 --set shmembench.queue_wgs=64,128,256,512,1024,2048 --set shmembench.queue_threads=1,2,4,8,16")
+			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
+			return res, nil
+		},
+	}
+}
+
+// ---------------------------------------------------------------------------
+// shmemget: get latency vs payload (§5.3).
+
+func getSizes(b ShmemBenchSpec) []int64 {
+	var out []int64
+	for n := int64(b.GetMin); n <= int64(b.GetMax); n *= 4 {
+		out = append(out, n)
+	}
+	return out
+}
+
+func shmemgetPoints() Points {
+	return Points{
+		List: func(cfg Config) ([]Point, error) {
+			var pts []Point
+			for _, n := range getSizes(cfg.ShmemBench) {
+				for _, s := range cfg.ShmemBench.GetStrategies {
+					pc := cfg
+					pc.ShmemBench.GetStrategies, pc.ShmemBench.GetMin, pc.ShmemBench.GetMax = []string{s}, unit.Bytes(n), unit.Bytes(n)
+					pc.Shmem.Threads = 1
+					pts = append(pts, Point{Label: fmt.Sprintf("%s get %v", s, unit.Bytes(n)), Config: pc})
+				}
+			}
+			return pts, nil
+		},
+		Simulate: func(p Point, env Env) ([]byte, error) {
+			b := p.Config.ShmemBench
+			return simulateShmem(p, env, b.GetStrategies[0], 2, int64(b.GetMin), 1,
+				workload.ShmemGet{Size: uint64(b.GetMin), Reps: b.GetReps})
+		},
+		Assemble: func(cfg Config, results [][]byte) (*report.Result, error) {
+			pts, err := decodeResults[shmemPoint](results)
+			if err != nil {
+				return nil, err
+			}
+			t := report.Table{Name: "shmemget", Columns: []string{"strategy", "bytes", "latency", "latency_us", "polls", "events"}}
+			plot := &report.Plot{Title: "Single work-group get latency, one service thread", XLabel: "payload (bytes)", YLabel: "latency (us)", LogX: true}
+			series := map[string]*report.Series{}
+			for _, p := range pts {
+				t.Rows = append(t.Rows, []any{p.Strategy, p.X, p.Latency, round3(p.Latency.Micros()), p.Polls, p.Events})
+				if series[p.Strategy] == nil {
+					series[p.Strategy] = &report.Series{Name: p.Strategy}
+				}
+				series[p.Strategy].X = append(series[p.Strategy].X, float64(p.X))
+				series[p.Strategy].Y = append(series[p.Strategy].Y, p.Latency.Micros())
+			}
+			for _, s := range cfg.ShmemBench.GetStrategies {
+				if series[s] != nil {
+					plot.Series = append(plot.Series, *series[s])
+				}
+			}
+			res := &report.Result{Experiment: "shmemget", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
+			res.Notes = append(res.Notes, "latency = blocking getmem call → data visible to the work-group, mean over the gets after a warm-up; data checked")
+			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
+			return res, nil
+		},
+	}
+}
+
+// ---------------------------------------------------------------------------
+// shmemload: 480 work-groups × service threads, time and energy (§5.4).
+
+func shmemloadPoints() Points {
+	return Points{
+		List: func(cfg Config) ([]Point, error) {
+			var pts []Point
+			for _, t := range cfg.ShmemBench.LoadThreads {
+				for _, s := range cfg.ShmemBench.LoadStrategies {
+					pc := cfg
+					pc.ShmemBench.LoadStrategies, pc.ShmemBench.LoadThreads = []string{s}, []int{t}
+					pc.Shmem.Threads = t
+					pts = append(pts, Point{Label: fmt.Sprintf("%s threads=%d", s, t), Config: pc})
+				}
+			}
+			return pts, nil
+		},
+		Simulate: func(p Point, env Env) ([]byte, error) {
+			b := p.Config.ShmemBench
+			return simulateShmem(p, env, b.LoadStrategies[0], 2, int64(b.LoadThreads[0]), 0,
+				workload.ShmemLoad{WGs: b.LoadWGs, WGSize: b.LoadWGSize, Bytes: b.LoadBytes})
+		},
+		Assemble: func(cfg Config, results [][]byte) (*report.Result, error) {
+			pts, err := decodeResults[shmemPoint](results)
+			if err != nil {
+				return nil, err
+			}
+			base := cfg.ShmemBench.LoadStrategies[0]
+			ref := map[int64]shmemPoint{}
+			for _, p := range pts {
+				if p.Strategy == base {
+					ref[p.X] = p
+				}
+			}
+			t := report.Table{Name: "shmemload", Columns: []string{"strategy", "threads", "time", "time_us", "time_vs_" + base,
+				"energy_uj", "static_uj", "dynamic_uj", "energy_vs_" + base, "polls", "events"}}
+			plot := &report.Plot{Title: fmt.Sprintf("%d WGs × %d work-items, %d-byte puts: completion time", cfg.ShmemBench.LoadWGs, cfg.ShmemBench.LoadWGSize, cfg.ShmemBench.LoadBytes),
+				XLabel: "service threads", YLabel: "time (us)", LogX: true}
+			series := map[string]*report.Series{}
+			for _, p := range pts {
+				e := p.Static + p.Dynamic
+				r := ref[p.X]
+				t.Rows = append(t.Rows, []any{p.Strategy, int(p.X), p.Time, round3(p.Time.Micros()), round3(ratio(float64(p.Time), float64(r.Time))),
+					round3(e * 1e6), round3(p.Static * 1e6), round3(p.Dynamic * 1e6), round3(ratio(e, r.Static+r.Dynamic)), p.Polls, p.Events})
+				if series[p.Strategy] == nil {
+					series[p.Strategy] = &report.Series{Name: p.Strategy}
+				}
+				series[p.Strategy].X = append(series[p.Strategy].X, float64(p.X))
+				series[p.Strategy].Y = append(series[p.Strategy].Y, p.Time.Micros())
+			}
+			for _, s := range cfg.ShmemBench.LoadStrategies {
+				if series[s] != nil {
+					plot.Series = append(plot.Series, *series[s])
+				}
+			}
+			res := &report.Result{Experiment: "shmemload", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
+			res.Notes = append(res.Notes, "time = node 0's kernel body (first work-group start → last end); energy = node 0's service threads only (hardware.md §11): static power × alive time + per-event energy",
+				fmt.Sprintf("ratios are against %s at the same thread count; COMPNET threads beyond cp.cores are time-sliced (cp.quantum)", base))
+			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
+			return res, nil
+		},
+	}
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// ---------------------------------------------------------------------------
+// cpl2: CP L2 hit rate under streaming interference (§5.5).
+
+func cpl2Points() Points {
+	return Points{
+		List: func(cfg Config) ([]Point, error) {
+			var pts []Point
+			for _, lock := range []bool{false, true} {
+				for _, r := range cfg.ShmemBench.L2Ratios {
+					pc := cfg
+					pc.ShmemBench.L2Ratios = []int{r}
+					pc.Shmem.LLCLocking = lock
+					pc.GPU.CUs = 1
+					pc.L2.Size, pc.L2.Ways = cfg.ShmemBench.L2Size, 16
+					pts = append(pts, Point{Label: fmt.Sprintf("COMPNET ratio=%d locking=%v", r, lock), Config: pc})
+				}
+			}
+			return pts, nil
+		},
+		Simulate: func(p Point, env Env) ([]byte, error) {
+			b := p.Config.ShmemBench
+			lock := 0
+			if p.Config.Shmem.LLCLocking {
+				lock = 1
+			}
+			return simulateShmem(p, env, "COMPNET", 2, int64(b.L2Ratios[0]), lock,
+				workload.CPL2{NetWGs: b.L2NetWGs, Streaming: b.L2Ratios[0], Puts: b.L2Puts, StreamBytes: uint64(b.L2Stream), Chunk: uint64(b.L2Chunk)})
+		},
+		Assemble: func(cfg Config, results [][]byte) (*report.Result, error) {
+			pts, err := decodeResults[shmemPoint](results)
+			if err != nil {
+				return nil, err
+			}
+			t := report.Table{Name: "cpl2", Columns: []string{"streaming_per_net", "llc_locking", "cp_hit_rate", "cp_l2_accesses", "max_locked_lines", "mean_lock_hold", "time", "events"}}
+			plot := &report.Plot{Title: "L2 hit rate of CP accesses under streaming interference (1 CU)", XLabel: "streaming : networking work-groups", YLabel: "CP L2 hit rate"}
+			series := [2]*report.Series{{Name: "llc_locking off"}, {Name: "llc_locking on"}}
+			for _, p := range pts {
+				t.Rows = append(t.Rows, []any{int(p.X), p.Y == 1, round3(p.HitRate), p.CPAcc, p.Locked, p.Hold, p.Time, p.Events})
+				series[p.Y].X = append(series[p.Y].X, float64(p.X))
+				series[p.Y].Y = append(series[p.Y].Y, p.HitRate)
+			}
+			plot.Series = []report.Series{*series[0], *series[1]}
+			res := &report.Result{Experiment: "cpl2", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
+			res.Notes = append(res.Notes, fmt.Sprintf("node 0, one CU, L2 %v 16-way; hit rate counts only CP-generated L2 accesses (polls, entry reads, status and read-index stores, library mutex)", cfg.ShmemBench.L2Size))
+			return res, nil
+		},
+	}
+}
+
+func runShmemPoints(ps Points) func(cfg Config, env Env) (*report.Result, error) {
+	return func(cfg Config, env Env) (*report.Result, error) { return RunPoints(ps, cfg, env) }
+}

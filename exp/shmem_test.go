@@ -1,0 +1,146 @@
+package exp
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// quickShmem is the compnet preset with the device-shmem sweeps cut down
+// to a second of work.
+func quickShmem(t *testing.T) Config {
+	t.Helper()
+	cfg, err := DefaultConfig("compnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &cfg.ShmemBench
+	b.QueueWGs = []int{1, 4}
+	b.GetMax = 4 * unit.KiB
+	b.LoadWGs, b.LoadThreads = 48, []int{1, 2}
+	b.L2Ratios, b.L2Puts, b.L2Stream = []int{0, 4}, 16, 64*unit.KiB
+	return cfg
+}
+
+func runExp(t *testing.T, name string, cfg Config) *report.Result {
+	t.Helper()
+	ex, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ex.Run(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tables) == 0 || len(res.Tables[0].Rows) == 0 || res.Plot == nil {
+		t.Fatalf("%s: empty result", name)
+	}
+	return res
+}
+
+// cell returns row r's value of column col.
+func cell(t *testing.T, tb report.Table, r int, col string) any {
+	t.Helper()
+	for i, c := range tb.Columns {
+		if c == col {
+			return tb.Rows[r][i]
+		}
+	}
+	t.Fatalf("table %s has no column %s", tb.Name, col)
+	return nil
+}
+
+func num(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	}
+	return -1
+}
+
+// Host-memory queues serve faster than GPU-memory queues polled over
+// PCIe, and one helper thread slows down as it owns more queues.
+func TestGHNQueueShape(t *testing.T) {
+	tb := runExp(t, "ghnqueue", quickShmem(t)).Tables[0]
+	// rows: (DGPU, 1), (HOSTQ, 1), (DGPU, 4), (HOSTQ, 4)
+	d1, h1, d4, h4 := num(cell(t, tb, 0, "service_us")), num(cell(t, tb, 1, "service_us")), num(cell(t, tb, 2, "service_us")), num(cell(t, tb, 3, "service_us"))
+	if !(h1 < d1 && h4 < d4 && d4 > d1 && h4 > h1) {
+		t.Fatalf("service times DGPU %v→%v, HOSTQ %v→%v: want HOSTQ faster and both slower with 4 queues", d1, d4, h1, h4)
+	}
+}
+
+// Get latency grows with the payload; the coherent APU queue beats the
+// PCIe-polled dGPU queue for small gets.
+func TestShmemGetShape(t *testing.T) {
+	tb := runExp(t, "shmemget", quickShmem(t)).Tables[0]
+	lat := map[string][]float64{}
+	for r := range tb.Rows {
+		s := cell(t, tb, r, "strategy").(string)
+		lat[s] = append(lat[s], num(cell(t, tb, r, "latency_us")))
+	}
+	for s, l := range lat {
+		if l[len(l)-1] < l[0] {
+			t.Errorf("%s: 4 KiB get (%v us) faster than 1 B (%v us)", s, l[len(l)-1], l[0])
+		}
+	}
+	if lat["GHN_APU"][0] >= lat["GHN_DGPU"][0] {
+		t.Errorf("1 B get: GHN_APU %v us not below GHN_DGPU %v us", lat["GHN_APU"][0], lat["GHN_DGPU"][0])
+	}
+}
+
+// ComP-Net's service thread costs far less energy than a host helper, and
+// a second helper thread speeds GHN_DGPU up.
+func TestShmemLoadShape(t *testing.T) {
+	tb := runExp(t, "shmemload", quickShmem(t)).Tables[0]
+	// rows: threads 1: DGPU, APU, COMPNET; threads 2: DGPU, APU, COMPNET
+	if e := num(cell(t, tb, 2, "energy_vs_GHN_DGPU")); !(e > 0 && e < 0.5) {
+		t.Errorf("COMPNET energy vs GHN_DGPU = %v, want well below 1", e)
+	}
+	if t1, t2 := num(cell(t, tb, 0, "time_us")), num(cell(t, tb, 3, "time_us")); t2 >= t1 {
+		t.Errorf("GHN_DGPU with 2 threads %v us, not faster than 1 thread %v us", t2, t1)
+	}
+}
+
+// Streaming work-groups lower the CP's L2 hit rate; LLC locking keeps
+// more of its accesses hitting.
+func TestCPL2Shape(t *testing.T) {
+	tb := runExp(t, "cpl2", quickShmem(t)).Tables[0]
+	// rows: locking off: ratio 0, 4; locking on: ratio 0, 4
+	off0, off4, on4 := num(cell(t, tb, 0, "cp_hit_rate")), num(cell(t, tb, 1, "cp_hit_rate")), num(cell(t, tb, 3, "cp_hit_rate"))
+	if !(off4 < off0 && on4 > off4) {
+		t.Fatalf("hit rates: no streaming %v, streaming %v, streaming+locking %v", off0, off4, on4)
+	}
+	if n := num(cell(t, tb, 3, "max_locked_lines")); n <= 0 {
+		t.Fatalf("locking on but no locked line: %v", n)
+	}
+}
+
+// Bad sweep values are one error naming the field.
+func TestShmemBenchValidate(t *testing.T) {
+	cfg := quickShmem(t)
+	cfg.ShmemBench.LoadBytes = 9
+	if err := cfg.Validate(); err == nil || !contains(err.Error(), "shmembench.load_bytes = 9") {
+		t.Fatalf("err = %v", err)
+	}
+	cfg = quickShmem(t)
+	cfg.ShmemBench.GetStrategies = []string{"GPUTN"}
+	if err := cfg.Validate(); err == nil || !contains(err.Error(), "shmembench.get_strategies") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}

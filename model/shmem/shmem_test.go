@@ -1,0 +1,147 @@
+package shmem_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
+	"github.com/gpunetsim/gpunetsim/model/shmem/shmemtest"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+func hw(mode string) cluster.Spec {
+	s := cluster.CompNet()
+	s.GPU.Mode = mode
+	return s
+}
+
+// A 4-entry ring driven by 40 non-blocking puts fills up (the producer
+// refreshes its stale read index and waits) and wraps around ten times;
+// every put lands.
+func TestRingFullAndWrapAround(t *testing.T) {
+	for _, kind := range []shmem.Kind{shmem.GHNDGPU, shmem.GHNHostQ, shmem.GHNAPU, shmem.CompNetCP} {
+		sp := shmem.DefaultSpec()
+		sp.QueueEntries = 4
+		mode := "dgpu"
+		if kind == shmem.GHNAPU {
+			mode = "apu"
+		}
+		const puts = 40
+		c, syms, _, err := shmemtest.Scenario(shmemtest.Backend{Kind: kind, HW: hw(mode), Spec: sp, Nodes: 2},
+			[]uint64{8 * puts, 8 * puts}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+				return shmemtest.Kernel{WGs: 1, Body: func(pe int, x *shmem.Ctx) error {
+					for i := range puts {
+						src := s[0] + mem.Addr(8*i)
+						x.WG().Mem().Store64(src, uint64(100*pe+i))
+						if err := x.PutmemNBI(s[1]+mem.Addr(8*i), src, 8, 1-pe); err != nil {
+							return err
+						}
+					}
+					return x.Quiet()
+				}}
+			})
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		for pe := range 2 {
+			for i := range puts {
+				if v := c.Nodes[pe].Mem.Load64(syms[pe][1] + mem.Addr(8*i)); v != uint64(100*(1-pe)+i) {
+					t.Fatalf("%s: PE %d word %d = %d", kind, pe, i, v)
+				}
+			}
+		}
+	}
+}
+
+// The ring-full path is really taken: the device counts reservations
+// that found the ring full.
+func TestRingFullIsCounted(t *testing.T) {
+	sp := shmem.DefaultSpec()
+	sp.QueueEntries = 2
+	_, _, reps, err := shmemtest.Scenario(shmemtest.Backend{Kind: shmem.GHNDGPU, HW: hw("dgpu"), Spec: sp, Nodes: 2},
+		[]uint64{8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+			return shmemtest.Kernel{WGs: 1, Body: func(pe int, x *shmem.Ctx) error {
+				for range 10 {
+					if err := x.PutmemNBI(s[0], s[0], 8, 1-pe); err != nil {
+						return err
+					}
+				}
+				return x.Quiet()
+			}}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reps[0].Calls.RingFull == 0 {
+		t.Fatalf("10 puts into a 2-entry ring never found it full: %+v", reps[0].Calls)
+	}
+}
+
+// A ComP-Net service thread that skips the acquire marker before its
+// polls keeps the status line in its private L1: it never sees the
+// POSTED entry, and the work-group's put never completes. With the
+// marker, the same run finishes.
+func TestConsumerWithoutAcquireReadsStaleData(t *testing.T) {
+	for _, acquire := range []bool{true, false} {
+		sp := shmem.DefaultSpec()
+		sp.ConsumerAcquire = acquire
+		_, _, _, err := shmemtest.Scenario(shmemtest.Backend{Kind: shmem.CompNetCP, HW: hw("dgpu"), Spec: sp, Nodes: 2, Limit: 500 * sim.Microsecond},
+			[]uint64{8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+				return shmemtest.Kernel{WGs: 1, Body: func(pe int, x *shmem.Ctx) error {
+					x.WG().Sleep(5 * sim.Microsecond) // the CP polls the empty slot first
+					return x.P(s[0], 1, 8, 1-pe)
+				}}
+			})
+		switch {
+		case acquire && err != nil:
+			t.Errorf("with the acquire marker: %v", err)
+		case !acquire && !errors.Is(err, shmemtest.ErrTimeLimit):
+			t.Errorf("without the acquire marker: err = %v, want the put stuck (stale CP L1)", err)
+		}
+	}
+}
+
+// The cooperative-launch rule: a kernel whose work-groups cannot all be
+// resident is an error naming the rule, and a work-group without a queue
+// cannot create a context.
+func TestCooperativeLaunchRule(t *testing.T) {
+	_, _, _, err := shmemtest.Scenario(shmemtest.Backend{Kind: shmem.CompNetCP, HW: hw("dgpu"), Spec: shmem.DefaultSpec(), Nodes: 2},
+		nil, func(pe int, s []mem.Addr) shmemtest.Kernel {
+			return shmemtest.Kernel{WGs: 12*160 + 1, Body: func(int, *shmem.Ctx) error { return nil }}
+		})
+	if err == nil || !strings.Contains(err.Error(), "cooperative launch") {
+		t.Fatalf("oversized cooperative kernel: %v", err)
+	}
+}
+
+// Every service thread is reported with its energy split, and a CP thread
+// alive as long as a host thread costs less static energy (0.25 W vs 2 W).
+func TestReportEnergy(t *testing.T) {
+	run := func(kind shmem.Kind) shmem.Report {
+		_, _, reps, err := shmemtest.Scenario(shmemtest.Backend{Kind: kind, HW: hw("dgpu"), Spec: shmem.DefaultSpec(), Nodes: 2},
+			[]uint64{8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+				return shmemtest.Kernel{WGs: 1, Body: func(pe int, x *shmem.Ctx) error { return x.P(s[0], 1, 8, 1-pe) }}
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reps[0]
+	}
+	host, cp := run(shmem.GHNDGPU), run(shmem.CompNetCP)
+	for _, r := range []shmem.Report{host, cp} {
+		if len(r.Threads) != 1 || r.Threads[0].Alive <= 0 || r.Energy.Static <= 0 || r.Energy.Dynamic <= 0 || r.Polls() == 0 {
+			t.Fatalf("%s report %+v", r.Kind, r)
+		}
+	}
+	hs := host.Energy.Static / host.Threads[0].Alive.Seconds()
+	cs := cp.Energy.Static / cp.Threads[0].Alive.Seconds()
+	if hs < 1.99 || hs > 2.01 || cs < 0.249 || cs > 0.251 {
+		t.Fatalf("static power host %v W, CP %v W; want 2 and 0.25", hs, cs)
+	}
+	if host.Threads[0].Core != "host" || cp.Threads[0].Core != "cp" || host.Threads[0].Counts.PCIe == 0 {
+		t.Fatalf("threads %+v / %+v", host.Threads[0], cp.Threads[0])
+	}
+}

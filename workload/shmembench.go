@@ -1,0 +1,222 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+)
+
+// ShmemRun is what one run of a device-shmem microbenchmark measured on
+// node 0 (workloads.md §5).
+type ShmemRun struct {
+	Kernel  sim.Duration // kernel body: first work-group start to last end
+	Report  shmem.Report // node 0's service threads: polls, energy
+	L2      gpu.L2Stats  // node 0's GPU L2 (CP hit rate, locked lines)
+	Latency sim.Duration // ShmemGet: mean latency of one get
+}
+
+// shmemKernel runs, on every node of c under strategy s (a device-shmem
+// strategy), one kernel of wgs work-groups of wgSize items whose body is
+// body(node, ctx), after allocating the symmetric buffers sizes. It
+// returns node 0's measures.
+func shmemKernel(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, wgs, wgSize int, sizes []uint64,
+	body func(pe int, sym []mem.Addr, x *shmem.Ctx) error) (ShmemRun, error) {
+	var out ShmemRun
+	errs := make([]error, len(c.Nodes))
+	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
+		rt, ok := strategy.Get[*shmem.Runtime](nd)
+		if !ok {
+			return fmt.Errorf("%s provides no device shmem runtime", s)
+		}
+		dev, err := rt.Init(wgs)
+		if err != nil {
+			return err
+		}
+		defer dev.Finalize() // stops the service threads, also on errors (a second call is a no-op)
+		var sym []mem.Addr
+		for _, n := range sizes {
+			a, err := dev.Malloc(n)
+			if err != nil {
+				return err
+			}
+			sym = append(sym, a)
+		}
+		wgErrs := make([]error, wgs)
+		k := gpu.Kernel{Name: "bench", WGs: wgs, WGSize: wgSize, Body: func(wg *gpu.WG) {
+			x, err := dev.CtxCreate(wg)
+			if err == nil {
+				err = body(nd.Rank, sym, x)
+			}
+			if err == nil {
+				err = x.Destroy()
+			}
+			wgErrs[wg.ID] = err
+		}}
+		if err := dev.Cooperative(k); err != nil {
+			return err
+		}
+		run := nd.Stream.Launch(k)
+		nd.Stream.Wait(run)
+		rep := dev.Finalize()
+		if nd.Rank == 0 {
+			out.Kernel, out.Report = run.BodyEnd-run.BodyStart, rep
+		}
+		errs[nd.Rank] = errors.Join(wgErrs...)
+		return nil
+	})
+	if err := c.Engine.Run(); err != nil {
+		return out, err
+	}
+	if err := g.Err(); err != nil {
+		return out, err
+	}
+	out.L2 = c.Nodes[0].GPU.L2Stats()
+	return out, errors.Join(errs...)
+}
+
+// ShmemService is the queue-placement and helper-scalability
+// microbenchmark (workloads.md §5.1–5.2): WGs work-groups each issue Ops
+// blocking 8-byte puts to the next node; the measure is the mean service
+// time a work-group sees (post → completion observed), from node 0.
+type ShmemService struct {
+	WGs, WGSize, Ops int
+}
+
+// Run runs it on c (2 nodes or more) under s.
+func (b ShmemService) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (ShmemRun, error) {
+	if b.WGs < 1 || b.Ops < 1 || b.WGSize < 1 {
+		return ShmemRun{}, fmt.Errorf("shmem service benchmark: wgs, ops and wg_size must be ≥ 1 (got %d, %d, %d)", b.WGs, b.Ops, b.WGSize)
+	}
+	return shmemKernel(c, s, cfg, b.WGs, b.WGSize, []uint64{uint64(8 * b.WGs)}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+		slot := sym[0] + mem.Addr(8*x.WG().ID)
+		for i := range b.Ops {
+			if err := x.P(slot, uint64(i+1), 8, (pe+1)%x.NPEs()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ShmemGet is the get-latency sweep point (workloads.md §5.3): one
+// work-group issues Reps blocking gets of Size bytes from node 1; the
+// first is a warm-up, the mean of the others is the latency. The data
+// is checked.
+type ShmemGet struct {
+	Size uint64
+	Reps int
+}
+
+// Run runs it on a 2-node cluster c under s.
+func (b ShmemGet) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (ShmemRun, error) {
+	if b.Size < 1 || b.Reps < 2 {
+		return ShmemRun{}, fmt.Errorf("shmem get benchmark: size ≥ 1 byte and reps ≥ 2 (got %d, %d)", b.Size, b.Reps)
+	}
+	var lat sim.Duration
+	bad := false
+	run, err := shmemKernel(c, s, cfg, 1, 64, []uint64{b.Size, b.Size}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+		wg := x.WG()
+		src, dst := sym[0], sym[1]
+		if bs := wg.Mem().Bytes(src, int(b.Size)); bs != nil {
+			for i := range bs {
+				bs[i] = byte(pe*17 + i)
+			}
+		}
+		if err := x.Barrier(); err != nil {
+			return err
+		}
+		if pe != 0 {
+			return x.Barrier()
+		}
+		var start sim.Time
+		for r := range b.Reps {
+			if r == 1 {
+				start = wg.Now()
+			}
+			if err := x.Getmem(dst, src, b.Size, 1); err != nil {
+				return err
+			}
+		}
+		lat = (wg.Now() - start) / sim.Duration(b.Reps-1)
+		if got := wg.Mem().Bytes(dst, int(b.Size)); got != nil {
+			for i := range got {
+				bad = bad || got[i] != byte(17+i)
+			}
+		}
+		return x.Barrier()
+	})
+	run.Latency = lat
+	if err == nil && bad {
+		err = fmt.Errorf("%s get of %d bytes: wrong data", s, b.Size)
+	}
+	return run, err
+}
+
+// ShmemLoad is the fully loaded GPU (workloads.md §5.4): WGs work-groups
+// of WGSize items each put one Bytes-byte value to the next node, then
+// quiet. The measures are the kernel's completion time and the service
+// threads' energy.
+type ShmemLoad struct {
+	WGs, WGSize int
+	Bytes       int
+}
+
+// Run runs it on c under s.
+func (b ShmemLoad) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (ShmemRun, error) {
+	if b.WGs < 1 || b.WGSize < 1 || b.Bytes < 1 || b.Bytes > 8 {
+		return ShmemRun{}, fmt.Errorf("shmem load benchmark: wgs, wg_size ≥ 1 and bytes in [1, 8] (got %d, %d, %d)", b.WGs, b.WGSize, b.Bytes)
+	}
+	return shmemKernel(c, s, cfg, b.WGs, b.WGSize, []uint64{uint64(8 * b.WGs)}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+		if err := x.P(sym[0]+mem.Addr(8*x.WG().ID), uint64(pe+1), b.Bytes, (pe+1)%x.NPEs()); err != nil {
+			return err
+		}
+		return x.Quiet()
+	})
+}
+
+// CPL2 is the L2 interference microbenchmark (workloads.md §5.5):
+// networking work-groups loop Puts non-blocking 64-byte puts (then a
+// quiet) while Streaming work-groups per networking one read and write
+// arrays far larger than the L2 through it. The measure is the L2 hit
+// rate of the CP's accesses.
+type CPL2 struct {
+	NetWGs, Streaming, Puts int
+	StreamBytes             uint64 // per streaming work-group
+	Chunk                   uint64 // streamed per step, between which the work-group yields
+}
+
+// Run runs it on c (a 1-CU GPU with a scaled L2) under s.
+func (b CPL2) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (ShmemRun, error) {
+	if b.NetWGs < 1 || b.Streaming < 0 || b.Puts < 1 || b.Chunk < 64 {
+		return ShmemRun{}, fmt.Errorf("cp l2 benchmark: net wgs, puts ≥ 1, streaming ≥ 0, chunk ≥ 64 B (got %d, %d, %d, %d)", b.NetWGs, b.Puts, b.Streaming, b.Chunk)
+	}
+	wgs := b.NetWGs * (1 + b.Streaming)
+	arrays := make([]mem.Addr, len(c.Nodes))
+	for i, nd := range c.Nodes {
+		if b.Streaming > 0 {
+			arrays[i] = nd.Mem.Alloc(mem.GPU, b.StreamBytes*uint64(b.NetWGs*b.Streaming), "stream")
+		}
+	}
+	return shmemKernel(c, s, cfg, wgs, 64, []uint64{64 * uint64(b.NetWGs), 64}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+		wg := x.WG()
+		if wg.ID < b.NetWGs {
+			for range b.Puts {
+				if err := x.PutmemNBI(sym[0]+mem.Addr(64*wg.ID), sym[1], 64, (pe+1)%x.NPEs()); err != nil {
+					return err
+				}
+			}
+			return x.Quiet()
+		}
+		base := arrays[pe] + mem.Addr(uint64(wg.ID-b.NetWGs)*b.StreamBytes)
+		for off := uint64(0); off < b.StreamBytes; off += b.Chunk {
+			wg.StreamLines(base+mem.Addr(off), min(b.Chunk, b.StreamBytes-off))
+		}
+		return nil
+	})
+}

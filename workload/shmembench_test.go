@@ -1,0 +1,63 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+)
+
+// BenchmarkShmemLoad480 is the fully loaded GPU of workloads.md §5.4 at
+// the largest service-thread count: 480 work-groups × 64 work-items, one
+// 1-byte put each then a quiet, 16 service threads, 2 nodes of preset
+// compnet, per strategy. It reports simulated events per wall second and
+// wall seconds per run.
+func BenchmarkShmemLoad480(b *testing.B) {
+	for _, s := range []strategy.Strategy{strategy.GHNDGPU, strategy.GHNAPU, strategy.COMPNET} {
+		b.Run(string(s), func(b *testing.B) {
+			d, _ := strategy.Lookup(string(s))
+			sp := shmem.DefaultSpec()
+			sp.Threads = 16
+			var events uint64
+			for range b.N {
+				e := sim.New(1)
+				c, err := cluster.New(e, d.Adjust(cluster.CompNet()), 2, true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := (ShmemLoad{WGs: 480, WGSize: 64, Bytes: 1}).Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec(), Shmem: sp}); err != nil {
+					b.Fatal(err)
+				}
+				events += e.Events()
+				e.Close()
+			}
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+		})
+	}
+}
+
+// The load benchmark runs on 4 ComP-Net service threads time-sliced on 2
+// CP cores: every work-group makes its three calls (p, quiet, the quiet
+// of ctx_destroy) and the threads are preempted at quantum ends.
+func TestShmemLoadDelivers(t *testing.T) {
+	d, _ := strategy.Lookup(string(strategy.COMPNET))
+	c, err := cluster.New(sim.New(1), d.Adjust(cluster.CompNet()), 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Engine.Close()
+	sp := shmem.DefaultSpec()
+	sp.Threads = 4
+	r, err := (ShmemLoad{WGs: 48, WGSize: 64, Bytes: 1}).Run(c, strategy.COMPNET, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec(), Shmem: sp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kernel <= 0 || len(r.Report.Threads) != 4 || r.Report.Calls.Calls != 48*3 || r.Report.Threads[0].Preemptions == 0 {
+		t.Fatalf("run %+v", r)
+	}
+}
