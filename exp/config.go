@@ -101,7 +101,7 @@ func (c Config) Validate() error {
 		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(),
 		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate())
-	errs = append(errs, c.DDTFFT.validate())
+	errs = append(errs, c.DDTFFT.validate(), c.ddtInterval())
 	errs = append(errs, c.ShmemBench.validate())
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {

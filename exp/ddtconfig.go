@@ -73,3 +73,13 @@ func (d DDTBenchSpec) validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// ddtInterval checks a user-set checkpoint interval against the packet
+// payload; the other constraints depend on the message and are checked
+// when the receive is planned.
+func (c Config) ddtInterval() error {
+	if c.DDT.Interval > 0 && c.Link.Payload > 0 && c.DDT.Interval%c.Link.Payload != 0 {
+		return fmt.Errorf("ddt.interval = %v: must be a multiple of link.payload = %v (0 = chosen by the model)", c.DDT.Interval, c.Link.Payload)
+	}
+	return nil
+}

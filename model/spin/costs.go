@@ -29,6 +29,7 @@ type Costs struct {
 	HostRegion     sim.Time   `toml:"host_region" doc:"host unpack: time per contiguous region (t_region)" src:"DEFAULT"`
 	HostCopyCold   unit.Rate  `toml:"host_copy_cold" doc:"host unpack: cold-cache copy bandwidth (BW_copy_cold)" src:"DEFAULT"`
 	DescriptorWord unit.Bytes `toml:"descriptor_word" doc:"bytes per offset, length or prefix-sum entry of specialized descriptors" src:"DEFAULT"`
+	Interval       unit.Bytes `toml:"interval" doc:"RO-CP/RW-CP checkpoint interval Δr, a multiple of the packet payload; 0 = chosen by the model of datatypes.md §5.4" src:"RUN"`
 }
 
 // DefaultCosts returns the constants of datatypes.md §7.
@@ -62,6 +63,9 @@ func (c Costs) Validate() error {
 	}
 	if c.HostCopyCold <= 0 {
 		errs = append(errs, fmt.Errorf("ddt.host_copy_cold = %v: must be > 0", c.HostCopyCold))
+	}
+	if c.Interval < 0 || c.Interval > unit.GiB {
+		errs = append(errs, fmt.Errorf("ddt.interval = %v: must be in [0, 1GiB] (0 = chosen by the model)", c.Interval))
 	}
 	if c.DescriptorWord < 1 || c.DescriptorWord > 64 {
 		errs = append(errs, fmt.Errorf("ddt.descriptor_word = %v: must be in [1B, 64B]", c.DescriptorWord))

@@ -1,7 +1,12 @@
 package spin
 
 import (
+	"errors"
+	"strings"
 	"testing"
+
+	"github.com/gpunetsim/gpunetsim/datatype"
+	hwspin "github.com/gpunetsim/gpunetsim/hw/spin"
 
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -57,5 +62,39 @@ func TestChooseIntervalHandComputed(t *testing.T) {
 	in.MNIC = 500
 	if _, err := ChooseInterval(in); err == nil {
 		t.Error("a NIC memory below one checkpoint was accepted")
+	}
+}
+
+// TestFixedIntervalErrors: a user-set Δr that breaks a constraint fails
+// naming ddt.interval.
+func TestFixedIntervalErrors(t *testing.T) {
+	ty, err := datatype.Vector(1<<18, 4, 8, datatype.Byte())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ty.Commit()
+	env := Env{Spin: hwspin.DefaultSpec(), Costs: DefaultCosts(), K: 2048, TPkt: 85 * sim.Nanosecond}
+	for _, tc := range []struct {
+		dr   unit.Bytes
+		want string
+	}{
+		{1000, "must be a multiple of the 2048 B packet payload"},
+		{2048 * 256, "exceed spin.pkt_buffer"},
+	} {
+		env.Costs.Interval = tc.dr
+		_, err := NewPlan(RWCP, c, 1, env)
+		if !errors.Is(err, ErrInterval) || !strings.Contains(err.Error(), "ddt.interval") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Δr = %v: %v; want ErrInterval with %q", tc.dr, err, tc.want)
+		}
+	}
+	env.Costs.Interval = 4096
+	env.Spin.MemSize = 4096
+	if _, err := NewPlan(RWCP, c, 1, env); !errors.Is(err, ErrInterval) || !strings.Contains(err.Error(), "constraint 2") {
+		t.Errorf("checkpoints over NIC memory: %v", err)
+	}
+	env.Spin.MemSize = hwspin.DefaultSpec().MemSize
+	p, err := NewPlan(RWCP, c, 1, env)
+	if err != nil || p.Interval.Q != 2 || p.Interval.Checkpoints != 256 {
+		t.Errorf("Δr = 4096: %+v, %v; want 2 packets per sequence, 256 checkpoints", p.Interval, err)
 	}
 }

@@ -111,10 +111,18 @@ func NewPlan(method Method, c *datatype.Committed, count int, env Env) (*Plan, e
 			copies = 2
 		}
 		p.TPH = p.estimateTPH(env)
-		ch, err := ChooseInterval(IntervalInput{K: env.K, M: m, P: env.Spin.HPUs, TPkt: env.TPkt, TPH: p.TPH,
-			C: int(cs.Checkpoint), Copies: copies, MNIC: int(env.Spin.MemSize - p.Mem.Dataloops), BPkt: int(env.Spin.PktBuffer), Eps: cs.Epsilon, BufferAware: cs.BufferAware})
+		var ch IntervalChoice
+		if cs.Interval > 0 {
+			ch, err = fixedInterval(int(cs.Interval), m, copies, p.TPH, env, p.Mem.Dataloops)
+		} else {
+			ch, err = ChooseInterval(IntervalInput{K: env.K, M: m, P: env.Spin.HPUs, TPkt: env.TPkt, TPH: p.TPH,
+				C: int(cs.Checkpoint), Copies: copies, MNIC: int(env.Spin.MemSize - p.Mem.Dataloops), BPkt: int(env.Spin.PktBuffer), Eps: cs.Epsilon, BufferAware: cs.BufferAware})
+			if err != nil {
+				err = fmt.Errorf("%w: %v", ErrNICMemory, err)
+			}
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrNICMemory, err)
+			return nil, err
 		}
 		p.Interval = ch
 		if p.Checkpoints, err = c.Checkpoints(count, ch.Interval); err != nil {
@@ -193,4 +201,32 @@ func floorDiv(a, b int) int {
 		q--
 	}
 	return q
+}
+
+// ErrInterval: a user-set checkpoint interval breaks a constraint of
+// datatypes.md §5.3–5.4.
+var ErrInterval = errors.New("bad checkpoint interval")
+
+// fixedInterval checks a user-set Δr (ddt.interval) against the spec's
+// constraints: a positive multiple of k, checkpoints that fit the NIC
+// memory, and packets buffered during scheduling that fit the buffer.
+func fixedInterval(dr, m, copies int, tph sim.Duration, env Env, loops unit.Bytes) (IntervalChoice, error) {
+	k := env.K
+	if dr%k != 0 {
+		return IntervalChoice{}, fmt.Errorf("%w: ddt.interval = %v: must be a multiple of the %d B packet payload", ErrInterval, unit.Bytes(dr), k)
+	}
+	npkt := (m + k - 1) / k
+	q := min(dr/k, npkt)
+	cps := (npkt + q - 1) / q
+	need := unit.Bytes(cps*copies) * env.Costs.Checkpoint
+	if free := env.Spin.MemSize - loops; need > free {
+		return IntervalChoice{}, fmt.Errorf("%w: ddt.interval = %v: %d checkpoints × %d × %v = %v exceed the %v of NIC memory left after the dataloops (datatypes.md §5.4 constraint 2)",
+			ErrInterval, unit.Bytes(dr), cps, copies, env.Costs.Checkpoint, need, free)
+	}
+	buffered := int(float64(tph) * float64(k) / float64(env.TPkt))
+	if b := min(buffered, q*k); b > int(env.Spin.PktBuffer) {
+		return IntervalChoice{}, fmt.Errorf("%w: ddt.interval = %v: %v buffered while a sequence is scheduled exceed spin.pkt_buffer = %v (datatypes.md §5.4 constraint 3)",
+			ErrInterval, unit.Bytes(dr), unit.Bytes(b), env.Spin.PktBuffer)
+	}
+	return IntervalChoice{Interval: q * k, Q: q, Checkpoints: cps}, nil
 }
