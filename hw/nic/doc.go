@@ -126,6 +126,18 @@
 // buffer, too large, unknown kernel or queue index, full queue under drop)
 // are TASK events with NIFail XTQ_* at the target and a failed ack.
 //
+// # sPIN hooks (nic.md §5)
+//
+// An ME whose Ctx is set hands its put packets to that execution context
+// (ExecContext, ctx.go; implemented by hw/spin) instead of the plain DMA
+// path; the context may refuse a packet (full packet buffer), which stalls
+// the inbound engine until Resume, and ends the message with
+// CtxMsg.Complete. SPutStart / SPut.Stream (sput.go) send a streaming put:
+// one message over consecutive regions, packetized over the concatenated
+// stream, whose completion packet carries the final length; the target
+// clips its packets to the room in the ME until then (MANAGE_LOCAL MEs
+// advance by that room).
+//
 // # Not modelled
 //
 // Non-matching NIs and LEs, NI limits, PtlMESearch, MD/ME handles freed

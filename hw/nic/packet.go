@@ -32,6 +32,9 @@ type Header struct {
 	Operand      uint64
 	RC           *RCHeader   // verbs messages (verbs_rx.go)
 	Task         *TaskHeader // gather put or XTQ message (xtq.go); nil otherwise
+	// Streaming marks a streaming put (sput.go): Length is unknown at the
+	// header; the completion packet's header copy carries the final one.
+	Streaming bool
 }
 
 // Packet is one network packet of a message. It implements net.Packet.

@@ -2,6 +2,7 @@ package nic
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/net"
@@ -36,6 +37,9 @@ func (n *NIC) match(pk *Packet) int {
 		panic(fmt.Sprintf("%s: header packet of message %d from node %d has no header", n.name, pk.Msg, pk.Src))
 	}
 	m := &inMsg{src: pk.Src, msg: pk.Msg, hdr: h, start: n.e.Now(), npk: n.packets(h.Length)}
+	if h.Streaming {
+		m.npk = math.MaxInt // until the completion packet (streamEnd)
+	}
 	key := msgKey(pk.Src, pk.Msg)
 	if n.in[key] != nil {
 		panic(fmt.Sprintf("%s: message %d from node %d already bound", n.name, pk.Msg, pk.Src))
@@ -89,6 +93,11 @@ func (n *NIC) match(pk *Packet) int {
 		m.mlength = min(h.Length, me.me.Length-off)
 	}
 	m.dest = me.me.Start + mem.Addr(off)
+	if h.Streaming {
+		// The length is unknown until the completion packet: packets are
+		// clipped to the room in the ME until then (streamEnd).
+		m.mlength = me.me.Length - min(off, me.me.Length)
+	}
 	if me.me.Options&MEManageLocal != 0 {
 		me.offset += m.mlength
 	}
@@ -148,6 +157,9 @@ func (n *NIC) deliver(pk *Packet) {
 		n.stats.Overtaken++
 		n.early[key] = append(n.early[key], pk)
 		return
+	}
+	if m.hdr.Streaming && pk.Last {
+		n.streamEnd(m, pk)
 	}
 	if m.me != nil && m.me.me.Ctx != nil && m.hdr.Op == CmdPut && !n.offerCtx(m, pk) {
 		return

@@ -47,8 +47,9 @@ func (v *Iovec) Fetches() int { return v.fetches }
 // Arrive implements nic.ExecContext.
 func (v *Iovec) Arrive(m *nic.CtxMsg, pk nic.CtxPacket) bool {
 	if v.ms == nil {
-		v.ms = &msgState{cm: m, payloadLeft: m.Packets()}
+		v.ms = &msgState{cm: m, payloadLeft: m.Packets(), expected: m.Packets()}
 	}
+	v.ms.learnLength()
 	return v.s.take(v.ms, pk, func(p *packet) {
 		v.q = append(v.q, p)
 		v.run()

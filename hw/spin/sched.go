@@ -33,10 +33,11 @@ type msgState struct {
 	failed      bool
 	dropped     bool
 	maxIdx      int // highest packet index taken so far
+	expected    int // packets of the message (a streaming put's grows known at its end)
 }
 
 func newMsgState(c *Context, m *nic.CtxMsg) *msgState {
-	ms := &msgState{ctx: c, cm: m, payloadLeft: m.Packets(), headerDone: c.header == nil}
+	ms := &msgState{ctx: c, cm: m, payloadLeft: m.Packets(), expected: m.Packets(), headerDone: c.header == nil}
 	if c.policy.BlockedRR {
 		ms.vhpus = make([]*unitQ, c.policy.VHPUs)
 	}
@@ -230,5 +231,13 @@ func (h *hpu) exec(p *sim.Proc, x *her, vhpu int) {
 		ms.dropped = true
 	case Fail:
 		ms.failed = true
+	}
+}
+
+// learnLength updates a streaming put's packet count once the NIC knows it.
+func (ms *msgState) learnLength() {
+	if n := ms.cm.Packets(); n != ms.expected {
+		ms.payloadLeft -= ms.expected - n
+		ms.expected = n
 	}
 }

@@ -133,6 +133,7 @@ func (c *Context) Arrive(m *nic.CtxMsg, pk nic.CtxPacket) bool {
 		ms = newMsgState(c, m)
 		m.State = ms
 	}
+	ms.learnLength()
 	ok := c.s.take(ms, pk, c.s.sched.arrived)
 	if ok && pk.Index < ms.maxIdx {
 		c.s.stats.OutOfOrder++

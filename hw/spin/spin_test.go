@@ -376,3 +376,54 @@ func TestHandlerCommand(t *testing.T) {
 		t.Fatalf("initiator got %q after %d handler commands", got, v.sp.Stats().Commands)
 	}
 }
+
+// TestStreamingPut: three regions streamed as one message arrive as one
+// message (one match, one PUT event), packetized over the concatenated
+// stream, on the plain path and through a sPIN context.
+func TestStreamingPut(t *testing.T) {
+	for _, withCtx := range []bool{false, true} {
+		v := newEnv(t, small(4))
+		regions := [][2]uint64{{100, 1000}, {5000, 3000}, {20000, 500}} // (offset, size) in the source buffer
+		src := make([]byte, 32768)
+		for i := range src {
+			src[i] = byte(i * 11)
+		}
+		a := v.mems[0].Alloc(mem.Host, uint64(len(src)), "src")
+		v.mems[0].Write(a, src)
+		var want []byte
+		for _, r := range regions {
+			want = append(want, src[r[0]:r[0]+r[1]]...)
+		}
+		dst := v.mems[1].Alloc(mem.Host, 8192, "dst")
+		me := nic.ME{Start: dst, Length: 8192, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEUseOnce}
+		if withCtx {
+			ctx, err := v.sp.NewContext(spin.Handlers{Payload: copyHandler(700, 50)}, spin.Policy{}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			me.Ctx = ctx
+		}
+		v.nics[1].MEAppend(v.pt, me, nic.Priority)
+		md := &nic.MD{Start: a, Length: uint64(len(src))}
+		v.e.Spawn("streamer", func(p *sim.Proc) {
+			s := v.nics[0].SPutStart(nic.Command{Op: nic.CmdPut, MD: md, LocalOffset: regions[0][0], Length: regions[0][1], Target: 1, PT: v.pt})
+			p.Sleep(2 * sim.Microsecond) // the CPU finds the next region meanwhile
+			s.Stream(md, regions[1][0], regions[1][1], false)
+			p.Sleep(2 * sim.Microsecond)
+			s.Stream(md, regions[2][0], regions[2][1], true)
+		})
+		ev := v.run()
+		if got := v.mems[1].Bytes(dst, len(want)); !bytes.Equal(got, want) {
+			t.Fatalf("ctx=%v: streamed bytes differ", withCtx)
+		}
+		if ev.Type != nic.EventPut || ev.MLength != uint64(len(want)) || ev.RLength != uint64(len(want)) {
+			t.Fatalf("ctx=%v: event %+v; want a PUT of %d bytes", withCtx, ev, len(want))
+		}
+		if un, _ := v.eq.Get(); un.Type != nic.EventAutoUnlink || v.eq.Len() != 0 {
+			t.Fatalf("ctx=%v: after the PUT %+v and %d more; want only the AUTO_UNLINK", withCtx, un, v.eq.Len())
+		}
+		if st := v.nics[1].Stats(); st.PacketsRx != 3 || st.Matches != 1 {
+			t.Fatalf("ctx=%v: %d packets, %d matches; want 3 packets (4500 B over 2 KiB), one match", withCtx, st.PacketsRx, st.Matches)
+		}
+	}
+}
