@@ -104,14 +104,3 @@ func (a Allreduce) ringWG(wg *gpu.WG, dev *shmem.Device, l *ringLayout, base mem
 	}
 	return ctx.Destroy()
 }
-
-// withDeviceShmemPending adds the device-shmem strategies to a workload's
-// NotApplicable map while its intra-kernel implementation is not written.
-func withDeviceShmemPending(m map[strategy.Strategy]string) map[strategy.Strategy]string {
-	const why = "the intra-kernel version (workloads.md §6.1: persistent kernel, halo puts + wait_until, " +
-		"device-scope residual with an elected work-group) is not implemented yet"
-	for _, s := range []strategy.Strategy{strategy.GHNDGPU, strategy.GHNDGPUHostQ, strategy.GHNAPU, strategy.COMPNET} {
-		m[s] = why
-	}
-	return m
-}

@@ -8,6 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
@@ -30,7 +31,10 @@ type jacobiNode struct {
 	nd   *strategy.Node
 	l    *jacobiLayout
 	base mem.Addr
-	res  []float32 // global residual per iteration as this node saw it
+	// counters holds the device-shmem implementation's per-(iteration,
+	// side) edge counters, one line each.
+	counters mem.Addr
+	res      []float32 // global residual per iteration as this node saw it
 	// phases is the host timeline's breakdown (JacobiResult.Phases).
 	phases     map[string]sim.Time
 	overlapped sim.Time
@@ -59,7 +63,15 @@ func (j Jacobi) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 		l := newJacobiLayout(j, n, nd.Rank, rounds)
 		jn := &jacobiNode{j: j, nd: nd, l: l, res: make([]float32, j.Iters), phases: map[string]sim.Time{}}
 		nodes[nd.Rank] = jn
-		jn.base = nd.Mem.Alloc(nd.Pool, l.total, "jacobi")
+		var dev *shmem.Device
+		if im.Name == "device-shmem" {
+			var err error
+			if dev, jn.base, err = jn.jacobiShmemInit(); err != nil {
+				return err
+			}
+		} else {
+			jn.base = nd.Mem.Alloc(nd.Pool, l.total, "jacobi")
+		}
 		l.fill(nd.Mem, jn.base)
 		start[nd.Rank] = nd.Host.Now()
 		var err error
@@ -74,6 +86,8 @@ func (j Jacobi) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 			err = jn.gds()
 		case "triggered":
 			err = jn.gputn()
+		case "device-shmem":
+			err = jn.deviceShmem(dev)
 		}
 		finish[nd.Rank] = nd.Host.Now()
 		return err
