@@ -79,9 +79,14 @@ func (p *hostqProducer) fill(wg *gpu.WG, slot mem.Addr, w [7]uint64) {
 	p.write(wg, slot+8, b[:])
 }
 
-// release waits until the posted writes are visible in host memory.
-func (p *hostqProducer) release(wg *gpu.WG) { wg.SleepUntil(p.visible) }
-func (p *hostqProducer) acquire(*gpu.WG)    {}
+// release is the system-scope release: the posted writes visible in host
+// memory, and the work-group's data in GPU memory (dirty L2 lines, e.g. a
+// put's source) written back so the NIC reads it.
+func (p *hostqProducer) release(wg *gpu.WG) {
+	wg.Release(gpu.System)
+	wg.SleepUntil(p.visible)
+}
+func (p *hostqProducer) acquire(*gpu.WG) {}
 
 func (p *hostqProducer) load(wg *gpu.WG, a mem.Addr) uint64 {
 	wg.SleepUntil(p.link.Read(pcie.Up, wg.Now(), 8, false))
