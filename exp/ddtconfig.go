@@ -83,3 +83,18 @@ func (c Config) ddtInterval() error {
 	}
 	return nil
 }
+
+// quickDDT shrinks the datatype studies to seconds (tests, the quick
+// report): small messages, three block sizes, the small app fixtures.
+func quickDDT(cfg *Config) {
+	cfg.DDTBench.Size = 64 * unit.KiB
+	cfg.DDTBench.Blocks = []int{16, 256, 2048}
+	cfg.DDTBench.Gammas = []int{1, 16}
+	cfg.DDTBench.HPUs = []int{1, 16}
+	cfg.DDTBench.Apps = "fixtures"
+}
+
+// quickFFT2D is a seconds-long FFT2D projection: n = 512 on 4 and 16 ranks.
+func quickFFT2D(cfg *Config) {
+	cfg.DDTFFT.N, cfg.DDTFFT.Procs, cfg.DDTFFT.SplitAt = 512, []int{4, 16}, 16
+}
