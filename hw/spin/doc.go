@@ -58,14 +58,18 @@
 //     all those writes are visible, and sends the ack. A FAIL ends the
 //     message with a HANDLER_FAIL event; DROP skips the message's later
 //     payload handlers.
+//   - Outbound sPIN (ProcessPut, §5.5): one HER per packet of the message,
+//     no packet data in NIC memory; the payload handler finds its packet's
+//     host regions and hands them over with StreamRegion (a streaming-put
+//     command each); the NIC appends them to one streaming put
+//     (nic.SPutStart) in packet order, whatever order handlers finish in.
 //   - Iovec engine: one engine processes packets in arrival order, a DMA
 //     write per region; every IovecEntries entries consumed it stalls for
 //     an IovecFetch read of the next ones (no prefetch).
 //
 // # Not modelled
 //
-// Streaming puts and the sender-side (outbound) sPIN path of §5.5, handler
-// instruction caches, the PULP accelerator of hardware.md §12.2, DMA
+// Handler instruction caches, the PULP accelerator of hardware.md §12.2, DMA
 // completion events on the PT EQ (they are kept on the sPIN side; the
 // message's completion is the PUT event there), and contexts on overflow
 // lists (unexpected messages take the plain path, datatypes.md §6).

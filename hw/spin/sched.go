@@ -32,8 +32,9 @@ type msgState struct {
 	vhpus       []*unitQ
 	failed      bool
 	dropped     bool
-	maxIdx      int // highest packet index taken so far
-	expected    int // packets of the message (a streaming put's grows known at its end)
+	maxIdx      int       // highest packet index taken so far
+	expected    int       // packets of the message (a streaming put's grows known at its end)
+	out         *Outbound // outbound sPIN message (ProcessPut); nil for inbound ones
 }
 
 func newMsgState(c *Context, m *nic.CtxMsg) *msgState {
@@ -139,7 +140,11 @@ func (q *scheduler) done(x *her) {
 		ms.held = nil
 		q.s.unref(x.p)
 	case Payload:
-		q.s.unref(x.p)
+		if ms.out != nil {
+			ms.out.packetDone(x.p.pk.Index)
+		} else {
+			q.s.unref(x.p)
+		}
 		q.payloadDone(ms)
 	case Completion:
 		q.finish(ms)
@@ -161,6 +166,10 @@ func (q *scheduler) payloadDone(ms *msgState) {
 // finish completes the message once every DMA issued so far is on PCIe
 // (and, through the NIC, once those writes are visible).
 func (q *scheduler) finish(ms *msgState) {
+	if ms.out != nil {
+		ms.out.finish(ms.failed)
+		return
+	}
 	q.s.dma.afterPosted(func() {
 		fail := nic.FailOK
 		if ms.failed {
