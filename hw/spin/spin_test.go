@@ -427,3 +427,43 @@ func TestStreamingPut(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockingDMA: a blocking DMA to host returns once the bytes are
+// visible; a blocking DMA read returns the host's bytes.
+func TestBlockingDMA(t *testing.T) {
+	v := newEnv(t, small(1))
+	probe := v.mems[1].Alloc(mem.Host, 64, "probe")
+	v.mems[1].Write(probe, []byte("from the host"))
+	var seenAfter, readBack []byte
+	var nbEnd, bEnd sim.Duration
+	ctx, err := v.sp.NewContext(spin.Handlers{Payload: func(h *spin.HandlerCtx) spin.Return {
+		if h.Packet.Index != 0 {
+			return spin.Success
+		}
+		dst := h.Msg.Host()
+		start := h.Now()
+		h.DMAToHostB(h.Packet.Data[:64], 64, dst, spin.NoEvent)
+		bEnd = h.Now() - start
+		seenAfter = append([]byte(nil), v.mems[1].Bytes(dst, 64)...)
+		start = h.Now()
+		h.DMAPayload(64, 64, dst+64, spin.NoEvent)
+		nbEnd = h.Now() - start
+		readBack = make([]byte, 13)
+		h.DMAFromHostB(probe, 13, readBack)
+		return spin.Success
+	}}, spin.Policy{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, src := v.put(4096, ctx)
+	v.run()
+	if !bytes.Equal(seenAfter, src[:64]) {
+		t.Fatal("the blocking DMA returned before its bytes were visible")
+	}
+	if nbEnd >= bEnd {
+		t.Fatalf("non-blocking issue took %v, blocking %v: the blocking one should wait for the PCIe write", nbEnd, bEnd)
+	}
+	if string(readBack) != "from the host" || v.sp.Stats().DMAReads != 1 {
+		t.Fatalf("DMA read got %q", readBack)
+	}
+}
