@@ -19,6 +19,7 @@ import (
 // reportOptions are gpunetsim report's flags.
 type reportOptions struct {
 	out, size, preset, cache string
+	only                     []string
 	fresh, quiet             bool
 }
 
@@ -48,16 +49,28 @@ crossovers between plotted series, notes, and every parameter with the seed.
 	f.StringVar(&o.cache, "cache", defaultCache, "result cache `directory`")
 	f.BoolVar(&o.fresh, "fresh", false, "simulate every point again, ignoring cached results")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success")
+	f.StringSliceVar(&o.only, "only", nil, "report only these `experiments` (comma-separated; default every one)")
 	return cmd
 }
 
 // reportStudy is the study of every registered experiment at a size.
-func reportStudy(size, preset string) (study.Study, error) {
+func reportStudy(size, preset string, only ...string) (study.Study, error) {
 	if size != "default" && size != "quick" {
 		return study.Study{}, fmt.Errorf("--size %q: must be default or quick", size)
 	}
+	list := exp.List()
+	if len(only) > 0 {
+		list = nil
+		for _, name := range only {
+			e, err := exp.Lookup(name)
+			if err != nil {
+				return study.Study{}, fmt.Errorf("--only: %w", err)
+			}
+			list = append(list, e)
+		}
+	}
 	s := study.Study{Name: "report-" + size}
-	for _, e := range exp.List() {
+	for _, e := range list {
 		edit := e.Sizes.Default
 		if size == "quick" && e.Sizes.Quick != nil {
 			edit = e.Sizes.Quick
@@ -72,7 +85,7 @@ func reportStudy(size, preset string) (study.Study, error) {
 }
 
 func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer) error {
-	s, err := reportStudy(o.size, o.preset)
+	s, err := reportStudy(o.size, o.preset, o.only...)
 	if err != nil {
 		return badInput(err)
 	}
