@@ -56,7 +56,7 @@ func (q *QP) write(wg *gpu.WG, w nic.WQE) {
 	reuse := q.node.d.spec.WQEReuse
 	for i := range nic.WQEWords {
 		v := w.Word(i)
-		if reuse && q.shadow[s][i] == v {
+		if reuse && !dynamic(i) && q.shadow[s][i] == v {
 			continue
 		}
 		q.store(wg, base+mem.Addr(8*i), v, q.node.d.spec.FieldStore)
@@ -66,6 +66,12 @@ func (q *QP) write(wg *gpu.WG, w nic.WQE) {
 	q.pi++
 	q.stats.Posts++
 }
+
+// dynamic reports whether WQE word i is one of the fields that change
+// per message (gpu-networking.md §2.3: size and addresses — words 1, 2,
+// 3), which WQE reuse always writes; the static fields are written only
+// when they differ from the pre-initialised slot.
+func dynamic(i int) bool { return i >= 1 && i <= 3 }
 
 // PostBlock is the threadblock-collaborative post (gpu-networking.md
 // §2.4): thread t writes WQE t at its own slot, all lanes together, so
@@ -86,7 +92,7 @@ func (q *QP) PostBlock(wg *gpu.WG, ws []nic.WQE) error {
 			k := q.pi + uint64(t)
 			s := k % uint64(q.depth)
 			v := w.Word(i)
-			if spec.WQEReuse && q.shadow[s][i] == v {
+			if spec.WQEReuse && !dynamic(i) && q.shadow[s][i] == v {
 				continue
 			}
 			addrs = append(addrs, q.slot(k)+mem.Addr(8*i))
@@ -231,9 +237,9 @@ func (s *Scanner) Wait(wg *gpu.WG, keep uint64) (bad nic.CQE, ok bool) {
 		c.load(wg, c.nq.SlotAddr(s.cursor))
 		wg.Scalar(4) // the warp vote
 		q.stats.Polls++
-		adv := true
+		adv, base := true, s.cursor
 		for t := range s.width {
-			k := s.cursor + uint64(t)
+			k := base + uint64(t)
 			e, valid := c.cqeAt(k)
 			if !valid {
 				adv = false

@@ -140,6 +140,9 @@ func (q *QP) Stats() Stats { return q.stats }
 // Num returns the QP number.
 func (q *QP) Num() uint32 { return q.nq.Num }
 
+// Node returns the QP's node runtime.
+func (q *QP) Node() *Node { return q.node }
+
 // Peer returns the other end.
 func (q *QP) Peer() *QP { return q.peer }
 
@@ -267,6 +270,9 @@ func (c *CQ) consume(e nic.CQE) {
 // above the model layer need not import the NIC.
 type MR = nic.MR
 
+// WQE is a send work request (hw/nic's).
+type WQE = nic.WQE
+
 // CQE is a completion-queue entry (hw/nic's).
 type CQE = nic.CQE
 
@@ -276,3 +282,6 @@ func Write(local *MR, laddr mem.Addr, remote *MR, raddr mem.Addr, size uint64) n
 	return nic.WQE{Op: nic.VWrite, Flags: nic.WQESignaled, Length: uint32(size), LKey: local.Key, LocalAddr: laddr,
 		RemoteAddr: raddr, RKey: remote.Key}
 }
+
+// Failed reports whether a completion carries an error status.
+func Failed(e CQE) bool { return e.Status != nic.WCSuccess }
