@@ -35,6 +35,17 @@ func experiments() []Experiment {
 			Run: runShmemPoints(shmemloadPoints()), Points: ptr(shmemloadPoints())},
 		{Name: "cpl2", Summary: "L2 hit rate of ComP-Net CP accesses vs streaming work-groups, LLC locking off and on (workloads.md §5.5)",
 			Run: runShmemPoints(cpl2Points()), Points: ptr(cpl2Points())},
+		{Name: "ddt_vector", Summary: "sPIN vector unpack throughput vs block size, every datatype method (workloads.md §11.1)", Run: runDDTVector},
+		{Name: "ddt_breakdown", Summary: "sPIN payload-handler time split into init/setup/processing vs γ (workloads.md §11.2)", Run: runDDTBreakdown},
+		{Name: "ddt_hpus", Summary: "sPIN throughput vs number of HPUs at γ = 1 (workloads.md §11.3)", Run: runDDTHPUs},
+		{Name: "ddt_memory", Summary: "sPIN NIC memory occupancy by component vs block size and HPUs (workloads.md §11.4)", Run: runDDTMemory},
+		{Name: "ddt_dmaqueue", Summary: "sPIN DMA write FIFO maximum vs γ and occupancy over time (workloads.md §11.5)", Run: runDDTDMAQueue},
+		{Name: "ddt_apps", Summary: "application datatypes: speedup over host unpack, bytes to the NIC, memory traffic, checkpoint amortization (workloads.md §11.6–11.8)", Run: runDDTApps},
+		{Name: "fft2d", Summary: "FFT2D strong scaling: unpack costs from the sPIN NIC, a GOAL schedule replayed by LogGOPS, host unpack vs RW-CP (workloads.md §11.12)", Run: runFFT2D},
+		{Name: "ddt_put", Summary: "1-byte put latency with and without a sPIN context (workloads.md §11.9)", Run: runDDTPut},
+		{Name: "gpurdma", Summary: "GPUrdma single-thread bandwidth and latency vs size for the naive path and each optimisation, the naive per-step breakdown, and QP/CQ placement (workloads.md §9.1, §9.3)", Run: runGPURdma},
+		{Name: "gpurdma_multiqp", Summary: "GPUrdma multi-QP message rate: QP per warp, QP per threadblock (collaborative), host-driven (workloads.md §9.2)", Run: runGPURdmaMultiQP},
+		{Name: "gpi", Summary: "GPU-side GPI: latency ping-pong, 180 MB throughput ping-pong (basic, overlapped) and the matrix-vector stream vs CPU-driven GPI (workloads.md §9.4–9.6)", Run: runGPI},
 		{Name: "strategies", Summary: "qualitative characteristic table of the strategies (overview.md §5)", Run: runStrategies},
 	}
 }
