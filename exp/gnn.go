@@ -254,3 +254,30 @@ func runGPI(cfg Config, env Env) (*report.Result, error) {
 		"matvec: persistent = one kernel serving every batch with GPI calls; relaunch = the worker CPU launches a kernel per batch and sends its results")
 	return res, nil
 }
+
+// The report study's sizes of the GNN experiments: Default keeps every
+// figure's shape in reasonable time (messages up to 256 KiB, an 18 MB
+// throughput ping-pong, 8 MB of matrix-vector stream per batch size);
+// Quick runs in a second.
+func defaultGPURdmaSize(cfg *Config) {
+	cfg.GPURdma.Sizes = []int{2, 32, 512, 8 << 10, 64 << 10, 256 << 10}
+}
+
+func quickGPURdmaSize(cfg *Config) {
+	cfg.GPURdma.Sizes, cfg.GPURdma.Msgs = []int{8, 64 << 10}, 32
+}
+
+func defaultMultiQPSize(cfg *Config) { cfg.GPURdma.MultiMsgs = 256 }
+
+func quickMultiQPSize(cfg *Config) {
+	cfg.GPURdma.MultiSizes, cfg.GPURdma.MultiMsgs, cfg.GNN.Warps = []int{64}, 32, 4
+}
+
+func defaultGPISize(cfg *Config) {
+	cfg.GPI.ThroughputSize, cfg.GPI.MatVecTotal = 18_000_000, 8_000_000
+}
+
+func quickGPISize(cfg *Config) {
+	cfg.GPI.PingPongIters, cfg.GPI.ThroughputSize, cfg.GPI.Queues = 5, 300_000, 3
+	cfg.GPI.MatVecBatches, cfg.GPI.MatVecTotal = []int{60_000}, 120_000
+}

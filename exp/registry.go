@@ -43,9 +43,12 @@ func experiments() []Experiment {
 		{Name: "ddt_apps", Summary: "application datatypes: speedup over host unpack, bytes to the NIC, memory traffic, checkpoint amortization (workloads.md §11.6–11.8)", Run: runDDTApps},
 		{Name: "fft2d", Summary: "FFT2D strong scaling: unpack costs from the sPIN NIC, a GOAL schedule replayed by LogGOPS, host unpack vs RW-CP (workloads.md §11.12)", Run: runFFT2D},
 		{Name: "ddt_put", Summary: "1-byte put latency with and without a sPIN context (workloads.md §11.9)", Run: runDDTPut},
-		{Name: "gpurdma", Summary: "GPUrdma single-thread bandwidth and latency vs size for the naive path and each optimisation, the naive per-step breakdown, and QP/CQ placement (workloads.md §9.1, §9.3)", Run: runGPURdma},
-		{Name: "gpurdma_multiqp", Summary: "GPUrdma multi-QP message rate: QP per warp, QP per threadblock (collaborative), host-driven (workloads.md §9.2)", Run: runGPURdmaMultiQP},
-		{Name: "gpi", Summary: "GPU-side GPI: latency ping-pong, 180 MB throughput ping-pong (basic, overlapped) and the matrix-vector stream vs CPU-driven GPI (workloads.md §9.4–9.6)", Run: runGPI},
+		{Name: "gpurdma", Summary: "GPUrdma single-thread bandwidth and latency vs size for the naive path and each optimisation, the naive per-step breakdown, and QP/CQ placement (workloads.md §9.1, §9.3)", Run: runGPURdma,
+			Sizes: Sizes{Default: defaultGPURdmaSize, Quick: quickGPURdmaSize}},
+		{Name: "gpurdma_multiqp", Summary: "GPUrdma multi-QP message rate: QP per warp, QP per threadblock (collaborative), host-driven (workloads.md §9.2)", Run: runGPURdmaMultiQP,
+			Sizes: Sizes{Default: defaultMultiQPSize, Quick: quickMultiQPSize}},
+		{Name: "gpi", Summary: "GPU-side GPI: latency ping-pong, 180 MB throughput ping-pong (basic, overlapped) and the matrix-vector stream vs CPU-driven GPI (workloads.md §9.4–9.6)", Run: runGPI,
+			Sizes: Sizes{Default: defaultGPISize, Quick: quickGPISize}},
 		{Name: "strategies", Summary: "qualitative characteristic table of the strategies (overview.md §5)", Run: runStrategies},
 	}
 }

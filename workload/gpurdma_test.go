@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -129,5 +130,32 @@ func TestGPIMatVec(t *testing.T) {
 	}
 	if rate[0] <= rate[1] {
 		t.Errorf("persistent kernel (%.2f) not faster than relaunching (%.2f) at small batches", rate[0], rate[1])
+	}
+}
+
+// hardware.md §5.4: under the peer-to-peer reorder hazard a slice's
+// notification can become visible before its payload. Forwarding at once
+// returns stale bytes; validating the known contents first (the
+// application workaround) returns the right ones.
+func TestReorderHazardNeedsValidation(t *testing.T) {
+	reorder := func(s *verbs.Spec) {
+		s.P2PWriteReorder, s.ReorderThreshold, s.ReorderMean, s.CheckVisibility = true, 0, 20*sim.Microsecond, true
+	}
+	tp := GPIThroughput{Size: 3 * unit.MiB, Queues: 6, Worker: "gpu", Overlap: true}
+	if _, err := tp.Run(gpurdmaCluster(t, nil), strategy.GNNGPURDMA, gnnConfig(reorder)); err == nil {
+		t.Fatal("without validation the reordered payload must be forwarded stale")
+	}
+	tp.Validate = true
+	c := gpurdmaCluster(t, nil)
+	r, err := tp.Run(c, strategy.GNNGPURDMA, gnnConfig(reorder))
+	if err != nil || !r.Verified || r.Revalidate == 0 {
+		t.Fatalf("validated: %v, verified %v, %d revalidations", err, r.Verified, r.Revalidate)
+	}
+	hz := c.Nodes[1].Mem.Checker().Hazards()
+	if len(hz) == 0 || !strings.Contains(hz[0].Fix, "validate received contents") || !strings.Contains(hz[0].Agent, "node[1].nic") {
+		t.Fatalf("checker: %v", hz)
+	}
+	if _, err := tp.Run(gpurdmaCluster(t, nil), strategy.GNNGPURDMA, gnnConfig(nil)); err != nil {
+		t.Fatalf("hazard off: %v", err)
 	}
 }

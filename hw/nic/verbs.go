@@ -338,6 +338,9 @@ type verbs struct {
 	in      map[uint64]*rcIn
 	early   map[uint64][]*Packet
 	reorder *Reorder
+	ppb     *PPB
+	landed  uint64 // highest sequence number of a GPU-memory write that landed
+	wseq    uint64 // sequence numbers of verbs writes
 	stats   VerbsStats
 }
 
@@ -443,7 +446,11 @@ func (n *NIC) ringed(q *QP, pi uint64) {
 	if pi <= q.posted {
 		return
 	}
-	n.e.After(n.spec.CmdLatency, func() {
+	t := n.e.Now() + n.spec.CmdLatency
+	if p := n.vs().ppb; p != nil {
+		t = max(t, p.flushDone) // a PPB flush posted before the doorbell completes first
+	}
+	n.e.At(t, func() {
 		q.posted = max(q.posted, pi)
 		n.schedule(q)
 	})

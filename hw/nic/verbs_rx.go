@@ -279,15 +279,37 @@ func (n *NIC) readMaybeDone(m *rcIn) {
 // reorder hazard on, a write into GPU memory lands only after an extra
 // random delay (hardware.md §5.4), so a later flag can overtake it.
 func (n *NIC) rcWrite(a mem.Addr, data []byte, l uint64, done func()) {
+	v := n.vs()
+	v.wseq++
+	seq := v.wseq
 	n.dmaWrite(l, func() {
 		if d := n.reorderDelay(a); d > 0 {
 			buf := append([]byte(nil), data...)
-			n.e.After(d, func() { n.storeData(a, bufOrNil(buf, data), l) })
+			n.e.After(d, func() {
+				n.storeData(a, bufOrNil(buf, data), l)
+				n.landedAt(a, seq)
+			})
 		} else {
 			n.storeData(a, data, l)
+			n.landedAt(a, seq)
 		}
 		done()
 	})
+}
+
+// landedAt records that write seq reached memory at a and reports, with a
+// checker, a write that landed after a later one (it was overtaken).
+func (n *NIC) landedAt(a mem.Addr, seq uint64) {
+	v := n.vs()
+	if seq > v.landed {
+		v.landed = seq
+		return
+	}
+	if c := n.mem.Checker(); c != nil {
+		c.Report(mem.Hazard{At: n.e.Now(), Agent: n.name + " → GPU (peer-to-peer write)", Addr: a,
+			What: "payload landed after a later write (a flag) was already visible",
+			Fix:  "validate received contents (known values or a CRC) before use (gnn.p2p_write_reorder)"})
+	}
 }
 
 func bufOrNil(buf, data []byte) []byte {

@@ -65,7 +65,7 @@ func (n *NIC) processNext(q *QP) {
 		// The NIC sees memory as it is now: WQE bytes still in a GPU
 		// cache, or not yet written, are misread.
 		buf := make([]byte, cnt*WQESize)
-		n.mem.Read(a, buf)
+		n.vread(a, buf)
 		q.cache = q.cache[:0]
 		for i := range cnt {
 			q.cache = append(q.cache, DecodeWQE(buf[i*WQESize:]))
@@ -111,6 +111,8 @@ func (n *NIC) execWQE(q *QP, idx uint64, w WQE) {
 			data := make([]byte, w.Length)
 			copy(data, w.Inline[:w.Length])
 			n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromBuffer(data), fin)
+		case v.ppb != nil:
+			n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemoryPPB(w.LocalAddr), fin)
 		default:
 			n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemory(w.LocalAddr), fin)
 		}

@@ -169,6 +169,17 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 	q.stats.DoorbellTime += wg.Now() - start
 }
 
+// FlushPPB is the GIO device runtime's flush of the PCIe-path cache: a
+// posted MMIO write of its control register over the GPU's link; the
+// flush completes its latency after the write arrives, and the NIC serves
+// no later doorbell before that.
+func (q *QP) FlushPPB(wg *gpu.WG) {
+	n := q.node
+	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+	n.nic.FlushPPBAt(vis)
+	wg.SleepUntil(sf)
+}
+
 // load is one poll of CQ memory by a GPU thread: a volatile load (it
 // bypasses the caches) of GPU memory, or a PCIe read of host memory.
 func (c *CQ) load(wg *gpu.WG, a mem.Addr) {

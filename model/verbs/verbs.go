@@ -27,9 +27,24 @@ func NewDomain(c *cluster.Cluster, spec Spec) *Domain {
 		if spec.P2PWriteReorder {
 			hw.NIC.SetReorder(&nic.Reorder{Mean: spec.ReorderMean, Threshold: spec.ReorderThreshold, Window: spec.ReorderWindow})
 		}
+		if spec.CheckVisibility && hw.Mem.Checker() == nil {
+			hw.Mem.SetChecker(&mem.Checker{})
+		}
 		d.nodes = append(d.nodes, &Node{d: d, Rank: i, e: c.Engine, nic: hw.NIC, mem: hw.Mem, gpuLink: hw.GPULink})
 	}
 	return d
+}
+
+// Hazards returns every visibility hazard the nodes' checkers saw
+// (gnn.check_visibility), node by node.
+func (d *Domain) Hazards() []mem.Hazard {
+	var out []mem.Hazard
+	for _, n := range d.nodes {
+		if c := n.mem.Checker(); c != nil {
+			out = append(out, c.Hazards()...)
+		}
+	}
+	return out
 }
 
 // Spec returns the domain's knobs.

@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -229,3 +231,7 @@ func TestPlacementCosts(t *testing.T) {
 		t.Errorf("QP placement changed nothing (%v)", hg)
 	}
 }
+
+type cpuThread = cpu.Thread
+
+func costDefault() cost.Spec { return cost.Default() }
