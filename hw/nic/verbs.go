@@ -38,10 +38,22 @@ const (
 	VSend                    // send: lands in the buffer of the target's next receive WQE
 	VSendImm                 // send with immediate
 	VRead                    // RDMA read
+	// VAtomic is an RDMA atomic of Length (4 or 8) bytes at RemoteAddr:
+	// Imm selects AtomicAdd, AtomicSwap or AtomicCSwap, the operand is
+	// Inline[0:8] and the compare value Inline[8:16]; the old value
+	// returns into LocalAddr.
+	VAtomic
 	vOpCount
 )
 
-var vopNames = [...]string{"nop", "rdma-write", "rdma-write-imm", "send", "send-imm", "rdma-read"}
+// Atomic operations of a VAtomic WQE (in WQE.Imm).
+const (
+	AtomicAdd uint32 = iota
+	AtomicSwap
+	AtomicCSwap
+)
+
+var vopNames = [...]string{"nop", "rdma-write", "rdma-write-imm", "send", "send-imm", "rdma-read", "rdma-atomic"}
 
 func (o VerbsOp) String() string {
 	if int(o) < len(vopNames) {
