@@ -53,13 +53,13 @@ func (q *QP) write(wg *gpu.WG, w nic.WQE) {
 	w.QPN = q.nq.Num
 	s := q.pi % uint64(q.depth)
 	base := q.slot(q.pi)
-	reuse := q.node.d.spec.WQEReuse
+	reuse := q.node.spec.WQEReuse
 	for i := range nic.WQEWords {
 		v := w.Word(i)
 		if reuse && !dynamic(i) && q.shadow[s][i] == v {
 			continue
 		}
-		q.store(wg, base+mem.Addr(8*i), v, q.node.d.spec.FieldStore)
+		q.store(wg, base+mem.Addr(8*i), v, q.node.spec.FieldStore)
 		q.shadow[s][i] = v
 		q.stats.Fields++
 	}
@@ -83,7 +83,7 @@ func (q *QP) PostBlock(wg *gpu.WG, ws []nic.WQE) error {
 		return q.errFull()
 	}
 	start := wg.Now()
-	spec := q.node.d.spec
+	spec := q.node.spec
 	for i := range nic.WQEWords {
 		var addrs []mem.Addr
 		var vals []uint64
@@ -152,7 +152,7 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 		return
 	}
 	start := wg.Now()
-	spec := q.node.d.spec
+	spec := q.node.spec
 	q.store(wg, q.dbr, q.pi, spec.DBRecord)
 	if fence {
 		wg.Sleep(spec.Fence)

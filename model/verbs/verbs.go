@@ -30,7 +30,7 @@ func NewDomain(c *cluster.Cluster, spec Spec) *Domain {
 		if spec.CheckVisibility && hw.Mem.Checker() == nil {
 			hw.Mem.SetChecker(&mem.Checker{})
 		}
-		d.nodes = append(d.nodes, &Node{d: d, Rank: i, e: c.Engine, nic: hw.NIC, mem: hw.Mem, gpuLink: hw.GPULink})
+		d.nodes = append(d.nodes, &Node{spec: spec, Rank: i, e: c.Engine, nic: hw.NIC, mem: hw.Mem, gpuLink: hw.GPULink})
 	}
 	return d
 }
@@ -58,7 +58,7 @@ func (d *Domain) Size() int { return len(d.nodes) }
 
 // Node is one node's verbs runtime.
 type Node struct {
-	d         *Domain
+	spec      Spec
 	Rank      int
 	e         *sim.Engine
 	nic       *nic.NIC
@@ -71,7 +71,7 @@ type Node struct {
 func (n *Node) Mem() *mem.Memory { return n.mem }
 
 // Spec returns the domain's knobs.
-func (n *Node) Spec() Spec { return n.d.spec }
+func (n *Node) Spec() Spec { return n.spec }
 
 // Footprint returns the bytes of QP and CQ memory allocated on the node.
 func (n *Node) Footprint() uint64 { return n.footprint }
