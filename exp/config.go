@@ -64,6 +64,7 @@ type Config struct {
 	GNN         verbs.Spec      `toml:"gnn"`
 	GPURdma     GPURdmaSpec     `toml:"gpurdma"`
 	GPI         GPISpec         `toml:"gpi"`
+	GIOBench    GIOBenchSpec    `toml:"giobench"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -99,6 +100,7 @@ func DefaultConfig(preset string) (Config, error) {
 		GNN:        verbs.DefaultSpec(),
 		GPURdma:    defaultGPURdma(),
 		GPI:        defaultGPI(),
+		GIOBench:   defaultGIOBench(),
 	}, nil
 }
 
@@ -110,7 +112,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate())
 	errs = append(errs, c.DDTFFT.validate(), c.ddtInterval())
 	errs = append(errs, c.ShmemBench.validate())
-	errs = append(errs, c.GNN.Validate(), c.GPURdma.validate(), c.GPI.validate())
+	errs = append(errs, c.GNN.Validate(), c.GPURdma.validate(), c.GPI.validate(), c.GIOBench.validate())
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
 		for _, st := range c.Allreduce.Strategies {

@@ -47,6 +47,8 @@ func experiments() []Experiment {
 			Sizes: Sizes{Default: defaultGPURdmaSize, Quick: quickGPURdmaSize}},
 		{Name: "gpurdma_multiqp", Summary: "GPUrdma multi-QP message rate: QP per warp, QP per threadblock (collaborative), host-driven (workloads.md §9.2)", Run: runGPURdmaMultiQP,
 			Sizes: Sizes{Default: defaultMultiQPSize, Quick: quickMultiQPSize}},
+		{Name: "gio", Summary: "GIO put latency vs size against CPU, HDN (empty kernels) and GHN_DGPU, and vs issuing work-groups (workloads.md §10.1)", Run: runGIOBench,
+			Sizes: Sizes{Quick: quickGIOBench}},
 		{Name: "gpi", Summary: "GPU-side GPI: latency ping-pong, 180 MB throughput ping-pong (basic, overlapped) and the matrix-vector stream vs CPU-driven GPI (workloads.md §9.4–9.6)", Run: runGPI,
 			Sizes: Sizes{Default: defaultGPISize, Quick: quickGPISize}},
 		{Name: "strategies", Summary: "qualitative characteristic table of the strategies (overview.md §5)", Run: runStrategies},

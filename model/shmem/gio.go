@@ -39,11 +39,15 @@ type gioBackend struct {
 	scratch  mem.Addr // 8 B per queue: atomic results
 	scratchM *nic.MR
 	landing  *nic.MR // the device's g landing words
+	heap     *nic.MR // the symmetric heap's current registration
+	heapBase mem.Addr
+	heapEnd  mem.Addr
 }
 
 // GIOStats count the GIO runtime's activity.
 type GIOStats struct {
 	Posts, TemplateStalls, Templates, PPBFlushes uint64
+	Fields                                       uint64 // WQE fields the GPU wrote
 	StallTime                                    sim.Duration
 }
 
@@ -94,7 +98,14 @@ func (b *gioBackend) Expose(idx int, base mem.Addr, size uint64) {
 	for len(b.mrs) <= idx {
 		b.mrs = append(b.mrs, nil)
 	}
-	b.mrs[idx] = b.vn.RegMR(base, size)
+	// GIO registers one symmetric heap: the region grows to cover every
+	// allocation, so one key (the templated rkey) serves all of them.
+	if b.heapBase == 0 || base < b.heapBase {
+		b.heapBase = base
+	}
+	b.heapEnd = max(b.heapEnd, base+mem.Addr(size))
+	b.heap = b.vn.RegMR(b.heapBase, uint64(b.heapEnd-b.heapBase))
+	b.mrs[idx] = b.heap
 	b.uncache(base, size)
 }
 
@@ -159,16 +170,16 @@ func (b *gioBackend) template(t *cpu.Thread) {
 	}
 }
 
-// templateSlot writes the static words of the next slot of qp: rkey of
-// the first symmetric allocation with the QP number, and wr_id, as two
+// templateSlot writes the static words of the next slot of qp: the
+// target's heap rkey with the QP number, and wr_id, as two
 // PCIe posted writes into GPU memory.
 func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP) {
 	t.Instr(b.spec.TemplateInstr)
 	k := c.templated[pe]
 	rb := b.dev.rt.team.devs[pe].backend.(*gioBackend)
 	w := nic.WQE{QPN: qp.Num()}
-	if len(rb.mrs) > 0 {
-		w.RKey = rb.mrs[0].Key
+	if rb.heap != nil {
+		w.RKey = rb.heap.Key
 	}
 	vis := qp.HostTemplate(t, k, w, []int{4, 5})
 	c.templated[pe]++
@@ -187,7 +198,19 @@ func (b *gioBackend) Open(wg *gpu.WG, q int) (Channel, error) {
 	return c, nil
 }
 
-func (b *gioBackend) Stop() Report { return Report{} }
+func (b *gioBackend) Stop() Report {
+	for _, c := range b.ctxs {
+		if c == nil {
+			continue
+		}
+		for _, qp := range c.qps {
+			if qp != nil {
+				b.stats.Fields += qp.Stats().Fields
+			}
+		}
+	}
+	return Report{GIO: b.stats}
+}
 
 // Stats returns the GIO counters.
 func (b *gioBackend) Stats() GIOStats { return b.stats }
@@ -227,7 +250,10 @@ func (c *gioCtx) Submit(r *Request) error {
 		return fmt.Errorf("%w: PE %d has no such symmetric object", ErrFailed, r.PE)
 	}
 	remote, _ := d.heap.translate(sym, r.Len, target)
-	rk := tb.mrs[idx]
+	rk := tb.mrs[idx] // the heap registration current when it was exposed
+	if tb.heap != nil {
+		rk = tb.heap
+	}
 	if r.PE == d.pe {
 		return c.local(r, remote)
 	}
@@ -291,8 +317,8 @@ func amoOf(op Op) uint32 {
 // lkey returns the key of the registered region holding a local buffer
 // (the symmetric heap), or 0.
 func (c *gioCtx) lkey(a mem.Addr, n uint64) uint32 {
-	if i, ok := c.region(a, n); ok {
-		return c.b.mrs[i].Key
+	if _, ok := c.region(a, n); ok {
+		return c.b.heap.Key
 	}
 	b, d := c.b, c.b.dev
 	if size := uint64(d.queues) * mem.LineSize; d.scratch != 0 && a >= d.scratch && uint64(a-d.scratch)+n <= size {
