@@ -9,6 +9,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/model/shmem"
 	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
+	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
@@ -60,6 +61,10 @@ type Config struct {
 	JacobiScale JacobiScaleSpec `toml:"jacobiscale"`
 	DDTFFT      FFT2DSpec       `toml:"fft2d"`
 	ShmemBench  ShmemBenchSpec  `toml:"shmembench"`
+	GNN         verbs.Spec      `toml:"gnn"`
+	GPURdma     GPURdmaSpec     `toml:"gpurdma"`
+	GPI         GPISpec         `toml:"gpi"`
+	GIOBench    GIOBenchSpec    `toml:"giobench"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -92,6 +97,10 @@ func DefaultConfig(preset string) (Config, error) {
 		Jacobi:     jac, Jacobi1D: jac1d, JacobiScale: jacScale,
 		DDTFFT:     defaultFFT2D(),
 		ShmemBench: defaultShmemBench(),
+		GNN:        verbs.DefaultSpec(),
+		GPURdma:    defaultGPURdma(),
+		GPI:        defaultGPI(),
+		GIOBench:   defaultGIOBench(),
 	}, nil
 }
 
@@ -103,6 +112,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate())
 	errs = append(errs, c.DDTFFT.validate(), c.ddtInterval())
 	errs = append(errs, c.ShmemBench.validate())
+	errs = append(errs, c.GNN.Validate(), c.GPURdma.validate(), c.GPI.validate(), c.GIOBench.validate())
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
 		for _, st := range c.Allreduce.Strategies {

@@ -52,7 +52,7 @@ func workloadStrategies(name string) []string {
 }
 
 func strategyConfig(cfg Config) strategy.Config {
-	return strategy.Config{SW: cfg.SW, MPI: cfg.MPI, Shmem: cfg.Shmem, DDT: cfg.DDT}
+	return strategy.Config{SW: cfg.SW, MPI: cfg.MPI, Shmem: cfg.Shmem, DDT: cfg.DDT, GNN: cfg.GNN}
 }
 
 // forEach runs job(i) for i in [0, n) on cfg.Run.Parallel workers (one per

@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"github.com/gpunetsim/gpunetsim/model/shmem"
 	"github.com/gpunetsim/gpunetsim/model/stream"
 	"github.com/gpunetsim/gpunetsim/model/verbs"
 )
@@ -14,6 +15,7 @@ func gnnDefs() []Def {
 	return []Def{
 		{Info: Info{GNNGPURDMA, "GPUrdma, GPU-side GPI", "No", "Yes", "WQE build, doorbell, CQ poll", "Setup only", "GPU threads post verbs WQEs, ring the NIC doorbell and poll the CQ; no CPU on the path"},
 			Caps: Stream | DeviceVerbs, Preset: "gpurdma", GPUMode: "dgpu", Setup: setupGPURDMA},
+		gioDef(),
 	}
 }
 
@@ -39,4 +41,16 @@ func (c Config) gnnSpec() verbs.Spec {
 		return verbs.DefaultSpec()
 	}
 	return c.GNN
+}
+
+// GNNGIO is GPU Native Networking, GIO-style (overview.md §4.6): the CPU
+// templates WQEs ahead of the GPU, work-groups write the dynamic fields,
+// flush the PCIe-path cache and ring the doorbell, behind the
+// OpenSHMEM-style device API.
+const GNNGIO Strategy = "GNN_GIO"
+
+func gioDef() Def {
+	return Def{Info: Info{GNNGIO, "GIO", "No", "Yes", "dynamic WQE fields, PPB flush, doorbell, CQ poll", "WQE templating ahead of the GPU",
+		"the CPU templates verbs WQEs; work-groups fill the dynamic fields and ring the NIC from inside the kernel (OpenSHMEM-style API)"},
+		Caps: Stream | DeviceShmem, Preset: "gio", GPUMode: "dgpu", Setup: setupShmem(shmem.GIO)}
 }

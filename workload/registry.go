@@ -78,7 +78,7 @@ func (d Def) implFor(s strategy.Strategy) (Impl, strategy.Def, error) {
 
 // Registry returns every workload, sorted by name.
 func Registry() []Def {
-	return []Def{AccumulateDef(), AllreduceDef(), DDTUnpackDef(), JacobiDef(), LatencyDef(), ReduceDef(), TaskSpawnDef()}
+	return []Def{AccumulateDef(), AllreduceDef(), DDTUnpackDef(), JacobiDef(), LatencyDef(), PutLatencyDef(), ReduceDef(), TaskSpawnDef()}
 }
 
 // Lookup returns the registered workload named name.
@@ -156,7 +156,7 @@ func LatencyDef() Def {
 			strategy.CPU:             "it times a GPU kernel's data reaching a remote node; the CPU strategy has no GPU",
 			strategy.SpinSpecialized: spinNoGPU, strategy.SpinHPULocal: spinNoGPU, strategy.SpinROCP: spinNoGPU, strategy.SpinRWCP: spinNoGPU,
 			strategy.GHNDGPU: deviceShmemLatency, strategy.GHNDGPUHostQ: deviceShmemLatency,
-			strategy.GHNAPU: deviceShmemLatency, strategy.COMPNET: deviceShmemLatency,
+			strategy.GHNAPU: deviceShmemLatency, strategy.COMPNET: deviceShmemLatency, strategy.GNNGIO: deviceShmemLatency,
 			strategy.XTQ: "it times a local kernel's data reaching a remote CPU; XTQ's primitive launches a remote kernel instead (see the taskspawn workload)",
 		},
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {

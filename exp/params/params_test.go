@@ -268,7 +268,7 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"unknown preset", Options{Preset: "nope"}, []string{`unknown preset "nope"`, "gputn"}},
 		{"unknown file key", Options{File: "[link]\nbandwith = \"1Gbps\"\n"}, []string{":2:", `unknown parameter "link.bandwith"`, "did you mean link.bandwidth"}},
-		{"unknown table", Options{File: "[lnk]\nbandwidth = \"1Gbps\"\n"}, []string{`unknown parameter "lnk"`, "did you mean link?"}},
+		{"unknown table", Options{File: "[lnk]\nbandwidth = \"1Gbps\"\n"}, []string{`unknown parameter "lnk"`, "did you mean link"}},
 		{"bad unit in file", Options{File: "[link]\nbandwidth = \"fast\"\n"}, []string{":2:", "link.bandwidth", `bad rate "fast"`}},
 		{"bare number duration", Options{File: "[gpu]\nlaunch = 1500\n"}, []string{"gpu.launch = 1500", "with its unit"}},
 		{"bare number rate", Options{File: "[link]\nbandwidth = 100\n"}, []string{"link.bandwidth = 100", `"100Gbps"`}},

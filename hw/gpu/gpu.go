@@ -34,8 +34,9 @@ type GPU struct {
 	queueSig sim.Signal
 	cp       *sim.Proc
 	stats    Stats
-	aql      aqlState // user-mode queues and kernel objects (aql.go)
-	tags     *L2      // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
+	aql      aqlState      // user-mode queues and kernel objects (aql.go)
+	tags     *L2           // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
+	uncached [][2]mem.Addr // L2-uncacheable ranges (uncached.go)
 }
 
 // Stats counts GPU activity.
@@ -43,6 +44,7 @@ type Stats struct {
 	Kernels, WGs              uint64
 	L1Hits, L1Misses          uint64
 	L1Invalidates, L2Writebks uint64
+	Uncached                  uint64 // loads and stores of L2-uncacheable pages
 }
 
 type computeUnit struct {

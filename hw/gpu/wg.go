@@ -83,6 +83,9 @@ func (w *WG) Barrier() {
 // Load64 is a plain (relaxed) load through the CU's L1 and, in dGPU mode,
 // the L2. A hit returns the cached copy, however stale.
 func (w *WG) Load64(a mem.Addr) uint64 {
+	if w.g.uncached != nil && w.g.Uncached(a) {
+		return w.uncachedLoad(a)
+	}
 	l := mem.Line(a)
 	off := a - l
 	if cl := w.cu.l1.get(l); cl != nil {
@@ -98,6 +101,7 @@ func (w *WG) Load64(a mem.Addr) uint64 {
 			w.g.l2.fill(l, w.g.mem, w.g.mem)
 		} else {
 			lat = w.g.spec.Cycles(w.g.spec.L2Cycles)
+			w.checkStale(l, w.g.l2.get(l), off)
 		}
 		cl := w.cu.l1.fill(l, src, nil)
 		cl.data = w.g.l2.get(l).data
@@ -120,6 +124,10 @@ func (w *WG) AtomicLoad64(a mem.Addr) uint64 {
 // memory latency; in dGPU mode it stays in a dirty L2 line until a system
 // release. The work-group does not wait.
 func (w *WG) Store64(a mem.Addr, v uint64) {
+	if w.g.uncached != nil && w.g.Uncached(a) {
+		w.uncachedStore(a, v)
+		return
+	}
 	l := mem.Line(a)
 	off := a - l
 	if cl := w.cu.l1.get(l); cl != nil {

@@ -92,6 +92,7 @@ type Memory struct {
 	watches     map[Addr]*sim.Signal
 	allocated   uint64
 	payloadFree uint64
+	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
 }
 
 // New returns an empty memory. When functional is false, allocations carry

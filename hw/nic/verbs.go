@@ -38,10 +38,22 @@ const (
 	VSend                    // send: lands in the buffer of the target's next receive WQE
 	VSendImm                 // send with immediate
 	VRead                    // RDMA read
+	// VAtomic is an RDMA atomic of Length (4 or 8) bytes at RemoteAddr:
+	// Imm selects AtomicAdd, AtomicSwap or AtomicCSwap, the operand is
+	// Inline[0:8] and the compare value Inline[8:16]; the old value
+	// returns into LocalAddr.
+	VAtomic
 	vOpCount
 )
 
-var vopNames = [...]string{"nop", "rdma-write", "rdma-write-imm", "send", "send-imm", "rdma-read"}
+// Atomic operations of a VAtomic WQE (in WQE.Imm).
+const (
+	AtomicAdd uint32 = iota
+	AtomicSwap
+	AtomicCSwap
+)
+
+var vopNames = [...]string{"nop", "rdma-write", "rdma-write-imm", "send", "send-imm", "rdma-read", "rdma-atomic"}
 
 func (o VerbsOp) String() string {
 	if int(o) < len(vopNames) {
@@ -338,6 +350,9 @@ type verbs struct {
 	in      map[uint64]*rcIn
 	early   map[uint64][]*Packet
 	reorder *Reorder
+	ppb     *PPB
+	landed  uint64 // highest sequence number of a GPU-memory write that landed
+	wseq    uint64 // sequence numbers of verbs writes
 	stats   VerbsStats
 }
 
@@ -443,7 +458,11 @@ func (n *NIC) ringed(q *QP, pi uint64) {
 	if pi <= q.posted {
 		return
 	}
-	n.e.After(n.spec.CmdLatency, func() {
+	t := n.e.Now() + n.spec.CmdLatency
+	if p := n.vs().ppb; p != nil {
+		t = max(t, p.flushDone) // a PPB flush posted before the doorbell completes first
+	}
+	n.e.At(t, func() {
 		q.posted = max(q.posted, pi)
 		n.schedule(q)
 	})

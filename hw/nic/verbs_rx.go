@@ -1,6 +1,8 @@
 package nic
 
 import (
+	"encoding/binary"
+
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -24,6 +26,8 @@ type RCHeader struct {
 	RKey       uint32
 	Imm        uint32
 	Status     WCStatus // acks and read responses
+	Operand    uint64   // atomics
+	Compare    uint64   // compare-swap
 }
 
 // rcIn is a verbs message in flight: at the initiator (qp, idx, w) until
@@ -81,7 +85,7 @@ func (n *NIC) rcDeliver(pk *Packet) {
 		}
 		m = n.rcBind(pk)
 		v.in[key] = m
-		if m.hdr.Op == VRead {
+		if m.hdr.Op == VRead || m.hdr.Op == VAtomic {
 			delete(v.in, key)
 			n.readRespond(m)
 			return
@@ -118,6 +122,11 @@ func (n *NIC) rcBind(pk *Packet) *rcIn {
 		}
 	case h.Op == VRead:
 		if !n.vs().mrs[h.RKey].covers(h.RemoteAddr, m.length, AccessRemoteRead) {
+			m.status = WCRemAccessErr
+		}
+	case h.Op == VAtomic:
+		if !n.vs().mrs[h.RKey].covers(h.RemoteAddr, m.length, AccessRemoteRead|AccessRemoteWrite) ||
+			uint64(h.RemoteAddr)%m.length != 0 {
 			m.status = WCRemAccessErr
 		}
 	}
@@ -234,7 +243,49 @@ func (n *NIC) readRespond(m *rcIn) {
 		n.sendPackets(m.src, KindRCReadResp, m.msg, hdr, 0, FailOK, 0, n.fromBuffer(nil), nil)
 		return
 	}
+	if m.hdr.Op == VAtomic {
+		n.atomicRespond(m, hdr)
+		return
+	}
 	n.sendPackets(m.src, KindRCReadResp, m.msg, hdr, m.length, FailOK, m.length, n.fromMemory(m.dest), nil)
+}
+
+// atomicRespond performs an RDMA atomic: a DMA read of the target, then
+// the read-modify-write applied when the posted write of the result lands
+// (so atomics from every initiator serialise there), and the old value
+// sent back.
+func (n *NIC) atomicRespond(m *rcIn, hdr *Header) {
+	h, a, w := m.hdr, m.dest, m.length
+	t, k := n.dmaRead(a, w)
+	n.e.At(t, func() {
+		n.dmaEnd(k)
+		n.dmaWrite(w, func() {
+			var b [8]byte
+			n.mem.Read(a, b[:w])
+			old := binary.LittleEndian.Uint64(b[:])
+			mask := uint64(1)<<(8*w) - 1
+			if w == 8 {
+				mask = ^uint64(0)
+			}
+			nv := old
+			switch h.Imm {
+			case AtomicAdd:
+				nv = old + h.Operand
+			case AtomicSwap:
+				nv = h.Operand
+			case AtomicCSwap:
+				if old&mask == h.Compare&mask {
+					nv = h.Operand
+				}
+			}
+			var out [8]byte
+			binary.LittleEndian.PutUint64(out[:], nv)
+			n.mem.Write(a, out[:w])
+			resp := make([]byte, w)
+			copy(resp, b[:w])
+			n.sendPackets(m.src, KindRCReadResp, m.msg, hdr, w, FailOK, w, n.fromBuffer(resp), nil)
+		})
+	})
 }
 
 // readResponse lands RDMA read response data at the initiator and
@@ -279,15 +330,37 @@ func (n *NIC) readMaybeDone(m *rcIn) {
 // reorder hazard on, a write into GPU memory lands only after an extra
 // random delay (hardware.md §5.4), so a later flag can overtake it.
 func (n *NIC) rcWrite(a mem.Addr, data []byte, l uint64, done func()) {
+	v := n.vs()
+	v.wseq++
+	seq := v.wseq
 	n.dmaWrite(l, func() {
 		if d := n.reorderDelay(a); d > 0 {
 			buf := append([]byte(nil), data...)
-			n.e.After(d, func() { n.storeData(a, bufOrNil(buf, data), l) })
+			n.e.After(d, func() {
+				n.storeData(a, bufOrNil(buf, data), l)
+				n.landedAt(a, seq)
+			})
 		} else {
 			n.storeData(a, data, l)
+			n.landedAt(a, seq)
 		}
 		done()
 	})
+}
+
+// landedAt records that write seq reached memory at a and reports, with a
+// checker, a write that landed after a later one (it was overtaken).
+func (n *NIC) landedAt(a mem.Addr, seq uint64) {
+	v := n.vs()
+	if seq > v.landed {
+		v.landed = seq
+		return
+	}
+	if c := n.mem.Checker(); c != nil {
+		c.Report(mem.Hazard{At: n.e.Now(), Agent: n.name + " → GPU (peer-to-peer write)", Addr: a,
+			What: "payload landed after a later write (a flag) was already visible",
+			Fix:  "validate received contents (known values or a CRC) before use (gnn.p2p_write_reorder)"})
+	}
 }
 
 func bufOrNil(buf, data []byte) []byte {

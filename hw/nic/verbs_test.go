@@ -2,6 +2,7 @@ package nic_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -437,4 +438,31 @@ func FuzzWQERoundTrip(f *testing.F) {
 			t.Fatal("CQE round trip")
 		}
 	})
+}
+
+func TestVerbsAtomics(t *testing.T) {
+	r := newRCPair(t)
+	r.v.mems[1].Store64(r.buf[1]+64, 10)
+	at := func(op uint32, width uint32, operand, cmp uint64, res mem.Addr) nic.WQE {
+		w := nic.WQE{Op: nic.VAtomic, Flags: nic.WQESignaled, Imm: op, Length: width, LKey: r.mr[0].Key, LocalAddr: res,
+			RemoteAddr: r.buf[1] + 64, RKey: r.mr[1].Key}
+		binary.LittleEndian.PutUint64(w.Inline[:8], operand)
+		binary.LittleEndian.PutUint64(w.Inline[8:], cmp)
+		return w
+	}
+	r.post(0, at(nic.AtomicAdd, 8, 5, 0, r.buf[0]))       // 10 → 15, old 10
+	r.post(0, at(nic.AtomicCSwap, 8, 99, 15, r.buf[0]+8)) // 15 → 99, old 15
+	r.post(0, at(nic.AtomicCSwap, 8, 7, 1, r.buf[0]+16))  // no swap, old 99
+	r.post(0, at(nic.AtomicSwap, 4, 3, 0, r.buf[0]+24))   // low word 99 → 3, old 99
+	r.ring(0, 0)
+	got := r.watchCQ(0)
+	r.v.run()
+	m0 := r.v.mems[0]
+	olds := []uint64{m0.Load64(r.buf[0]), m0.Load64(r.buf[0] + 8), m0.Load64(r.buf[0] + 16), m0.Load64(r.buf[0]+24) & 0xffffffff}
+	if olds[0] != 10 || olds[1] != 15 || olds[2] != 99 || olds[3] != 99 || r.v.mems[1].Load64(r.buf[1]+64) != 3 {
+		t.Fatalf("old values %v, final %d", olds, r.v.mems[1].Load64(r.buf[1]+64))
+	}
+	if len(*got) != 4 || (*got)[3].c.Status != nic.WCSuccess {
+		t.Fatalf("CQEs %+v", *got)
+	}
 }

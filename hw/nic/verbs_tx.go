@@ -65,7 +65,7 @@ func (n *NIC) processNext(q *QP) {
 		// The NIC sees memory as it is now: WQE bytes still in a GPU
 		// cache, or not yet written, are misread.
 		buf := make([]byte, cnt*WQESize)
-		n.mem.Read(a, buf)
+		n.vread(a, buf)
 		q.cache = q.cache[:0]
 		for i := range cnt {
 			q.cache = append(q.cache, DecodeWQE(buf[i*WQESize:]))
@@ -103,14 +103,19 @@ func (n *NIC) execWQE(q *QP, idx uint64, w WQE) {
 		v.in[outKey(msg)] = &rcIn{qp: q, idx: idx, w: w, start: start, msg: msg}
 		hdr := &Header{Length: uint64(w.Length), RC: &RCHeader{Op: w.Op, DstQPN: q.rqpn, RemoteAddr: w.RemoteAddr,
 			RKey: w.RKey, Imm: w.Imm}}
+		if w.Op == VAtomic {
+			hdr.RC.Operand, hdr.RC.Compare = w.Word(6), w.Word(7)
+		}
 		fin := func() { n.release(q) }
 		switch {
-		case w.Op == VRead:
+		case w.Op == VRead || w.Op == VAtomic:
 			n.sendPackets(q.remote, KindRCRequest, msg, hdr, 0, FailOK, 0, n.fromBuffer(nil), fin)
 		case w.Flags&WQEInline != 0:
 			data := make([]byte, w.Length)
 			copy(data, w.Inline[:w.Length])
 			n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromBuffer(data), fin)
+		case v.ppb != nil:
+			n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemoryPPB(w.LocalAddr), fin)
 		default:
 			n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemory(w.LocalAddr), fin)
 		}
@@ -122,13 +127,15 @@ func (n *NIC) checkLocal(q *QP, w WQE) WCStatus {
 	switch {
 	case w.Op == VNop || w.Op >= vOpCount || w.QPN != q.Num || q.state != QPReady:
 		return WCLocQPOpErr
-	case w.Flags&WQEInline != 0 && (w.Length > InlineMax || w.Op == VRead):
+	case w.Flags&WQEInline != 0 && (w.Length > InlineMax || w.Op == VRead || w.Op == VAtomic):
+		return WCLocLenErr
+	case w.Op == VAtomic && (w.Length != 4 && w.Length != 8 || w.Imm > AtomicCSwap):
 		return WCLocLenErr
 	case w.Flags&WQEInline != 0:
 		return WCSuccess
 	}
 	need := Access(0)
-	if w.Op == VRead {
+	if w.Op == VRead || w.Op == VAtomic {
 		need = AccessLocalWrite
 	}
 	if w.Length > 0 && !n.vs().mrs[w.LKey].covers(w.LocalAddr, uint64(w.Length), need) {

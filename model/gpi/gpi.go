@@ -89,13 +89,19 @@ func (w *World) dataPool(rank int) mem.Pool {
 // SegmentCreate allocates segment id of size bytes on rank (GPU memory on
 // a GPU-side rank, host memory otherwise) and registers it.
 func (w *World) SegmentCreate(id, rank int, size uint64) mem.Addr {
+	return w.SegmentCreateIn(id, rank, size, w.dataPool(rank))
+}
+
+// SegmentCreateIn is SegmentCreate in an explicit pool (a CPU-driven rank
+// whose data the GPU computes on registers GPU memory).
+func (w *World) SegmentCreateIn(id, rank int, size uint64, pool mem.Pool) mem.Addr {
 	s := w.segs[id]
 	if s == nil {
 		s = make([]area, len(w.sides))
 		w.segs[id] = s
 	}
 	n := w.d.Node(rank)
-	a := n.Mem().Alloc(w.dataPool(rank), size, fmt.Sprintf("gpi.segment[%d]", id))
+	a := n.Mem().Alloc(pool, size, fmt.Sprintf("gpi.segment[%d]", id))
 	s[rank] = area{addr: a, size: size, mr: n.RegMR(a, size)}
 	return a
 }

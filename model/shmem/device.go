@@ -24,7 +24,8 @@ const (
 	GHNHostQ   Kind = "ghn-hostq" // queues in host memory, written by the GPU with PCIe stores
 	GHNAPU     Kind = "ghn-apu"   // queues in coherent shared memory (APU mode)
 	CompNetCP  Kind = "compnet"   // CP service threads poll the queues through the GPU L2
-	kindsCount      = 5
+	GIO        Kind = "gio"       // GPU-native: templated verbs work requests, no service thread (gio.go)
+	kindsCount      = 6
 )
 
 // Node is the hardware of one PE that a runtime is built on.
@@ -126,6 +127,8 @@ func (r *Runtime) Init(numQueues int) (*Device, error) {
 		d.backend = &idealBackend{dev: d}
 	case GHNDGPU, GHNHostQ, GHNAPU, CompNetCP:
 		d.backend, err = newQueueBackend(d)
+	case GIO:
+		d.backend, err = newGIOBackend(d)
 	default:
 		err = fmt.Errorf("shmem: unknown backend %q", r.kind)
 	}

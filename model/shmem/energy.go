@@ -91,7 +91,8 @@ type Report struct {
 	Kind    Kind
 	Calls   Stats
 	Threads []ThreadReport
-	Energy  Energy // summed over the threads
+	Energy  Energy   // summed over the threads
+	GIO     GIOStats // the GIO backend's posts, templates and stalls (gio.go)
 }
 
 // Polls returns the polls of all threads.

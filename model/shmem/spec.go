@@ -18,6 +18,7 @@ type Spec struct {
 	// Turning it off reproduces the stale-read hazard of hardware.md §5.2.
 	ConsumerAcquire bool       `toml:"consumer_acquire" doc:"service threads issue the acquire marker before each poll (off only to show the stale-read hazard)" src:"DEFAULT"`
 	Energy          EnergySpec `toml:"energy"`
+	GIO             GIOSpec    `toml:"gio"`
 }
 
 // DefaultSpec returns the knobs of gpu-networking.md §1 and hardware.md
@@ -25,7 +26,7 @@ type Spec struct {
 // locking.
 func DefaultSpec() Spec {
 	return Spec{Threads: 1, QueueEntries: 64, QuietRounds: 4,
-		ProducerInstr: 40, ConsumerAcquire: true, Energy: DefaultEnergy()}
+		ProducerInstr: 40, ConsumerAcquire: true, Energy: DefaultEnergy(), GIO: DefaultGIOSpec()}
 }
 
 // Validate reports every invalid field.
@@ -46,6 +47,6 @@ func (s Spec) Validate() error {
 	if s.ProducerInstr < 0 || s.ProducerInstr > 1<<20 {
 		errs = append(errs, fmt.Errorf("shmem.producer_instr = %d: must be in [0, 1048576]", s.ProducerInstr))
 	}
-	errs = append(errs, s.Energy.Validate())
+	errs = append(errs, s.Energy.Validate(), s.GIO.Validate())
 	return errors.Join(errs...)
 }

@@ -53,19 +53,25 @@ func (q *QP) write(wg *gpu.WG, w nic.WQE) {
 	w.QPN = q.nq.Num
 	s := q.pi % uint64(q.depth)
 	base := q.slot(q.pi)
-	reuse := q.node.d.spec.WQEReuse
+	reuse := q.node.spec.WQEReuse
 	for i := range nic.WQEWords {
 		v := w.Word(i)
-		if reuse && q.shadow[s][i] == v {
+		if reuse && !dynamic(i) && q.shadow[s][i] == v {
 			continue
 		}
-		q.store(wg, base+mem.Addr(8*i), v, q.node.d.spec.FieldStore)
+		q.store(wg, base+mem.Addr(8*i), v, q.node.spec.FieldStore)
 		q.shadow[s][i] = v
 		q.stats.Fields++
 	}
 	q.pi++
 	q.stats.Posts++
 }
+
+// dynamic reports whether WQE word i is one of the fields that change
+// per message (gpu-networking.md §2.3: size and addresses — words 1, 2,
+// 3), which WQE reuse always writes; the static fields are written only
+// when they differ from the pre-initialised slot.
+func dynamic(i int) bool { return i >= 1 && i <= 3 }
 
 // PostBlock is the threadblock-collaborative post (gpu-networking.md
 // §2.4): thread t writes WQE t at its own slot, all lanes together, so
@@ -77,7 +83,7 @@ func (q *QP) PostBlock(wg *gpu.WG, ws []nic.WQE) error {
 		return q.errFull()
 	}
 	start := wg.Now()
-	spec := q.node.d.spec
+	spec := q.node.spec
 	for i := range nic.WQEWords {
 		var addrs []mem.Addr
 		var vals []uint64
@@ -86,7 +92,7 @@ func (q *QP) PostBlock(wg *gpu.WG, ws []nic.WQE) error {
 			k := q.pi + uint64(t)
 			s := k % uint64(q.depth)
 			v := w.Word(i)
-			if spec.WQEReuse && q.shadow[s][i] == v {
+			if spec.WQEReuse && !dynamic(i) && q.shadow[s][i] == v {
 				continue
 			}
 			addrs = append(addrs, q.slot(k)+mem.Addr(8*i))
@@ -146,7 +152,7 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 		return
 	}
 	start := wg.Now()
-	spec := q.node.d.spec
+	spec := q.node.spec
 	q.store(wg, q.dbr, q.pi, spec.DBRecord)
 	if fence {
 		wg.Sleep(spec.Fence)
@@ -161,6 +167,17 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 	q.rung = q.pi
 	q.stats.Doorbells++
 	q.stats.DoorbellTime += wg.Now() - start
+}
+
+// FlushPPB is the GIO device runtime's flush of the PCIe-path cache: a
+// posted MMIO write of its control register over the GPU's link; the
+// flush completes its latency after the write arrives, and the NIC serves
+// no later doorbell before that.
+func (q *QP) FlushPPB(wg *gpu.WG) {
+	n := q.node
+	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+	n.nic.FlushPPBAt(vis)
+	wg.SleepUntil(sf)
 }
 
 // load is one poll of CQ memory by a GPU thread: a volatile load (it
@@ -231,9 +248,9 @@ func (s *Scanner) Wait(wg *gpu.WG, keep uint64) (bad nic.CQE, ok bool) {
 		c.load(wg, c.nq.SlotAddr(s.cursor))
 		wg.Scalar(4) // the warp vote
 		q.stats.Polls++
-		adv := true
+		adv, base := true, s.cursor
 		for t := range s.width {
-			k := s.cursor + uint64(t)
+			k := base + uint64(t)
 			e, valid := c.cqeAt(k)
 			if !valid {
 				adv = false

@@ -28,6 +28,8 @@ type Spec struct {
 	ReorderMean      sim.Time `toml:"reorder_mean" doc:"mean extra landing delay of a NIC→GPU write above the utilisation threshold" src:"DEFAULT"`
 	ReorderThreshold float64  `toml:"reorder_threshold" doc:"inbound link utilisation from which NIC→GPU writes are delayed" src:"DEFAULT"`
 	ReorderWindow    sim.Time `toml:"reorder_window" doc:"window over which the inbound link utilisation is measured" src:"DEFAULT"`
+
+	CheckVisibility bool `toml:"check_visibility" doc:"checker: report every visibility hazard (stale GPU L2 line, stale PPB read, overtaken peer-to-peer write) with agent, address and missing fix" src:"RUN"`
 }
 
 // DefaultSpec returns the calibration of hardware.md §6 with the naive

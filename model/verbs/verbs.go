@@ -27,9 +27,24 @@ func NewDomain(c *cluster.Cluster, spec Spec) *Domain {
 		if spec.P2PWriteReorder {
 			hw.NIC.SetReorder(&nic.Reorder{Mean: spec.ReorderMean, Threshold: spec.ReorderThreshold, Window: spec.ReorderWindow})
 		}
-		d.nodes = append(d.nodes, &Node{d: d, Rank: i, e: c.Engine, nic: hw.NIC, mem: hw.Mem, gpuLink: hw.GPULink})
+		if spec.CheckVisibility && hw.Mem.Checker() == nil {
+			hw.Mem.SetChecker(&mem.Checker{})
+		}
+		d.nodes = append(d.nodes, &Node{spec: spec, Rank: i, e: c.Engine, nic: hw.NIC, mem: hw.Mem, gpuLink: hw.GPULink})
 	}
 	return d
+}
+
+// Hazards returns every visibility hazard the nodes' checkers saw
+// (gnn.check_visibility), node by node.
+func (d *Domain) Hazards() []mem.Hazard {
+	var out []mem.Hazard
+	for _, n := range d.nodes {
+		if c := n.mem.Checker(); c != nil {
+			out = append(out, c.Hazards()...)
+		}
+	}
+	return out
 }
 
 // Spec returns the domain's knobs.
@@ -43,7 +58,7 @@ func (d *Domain) Size() int { return len(d.nodes) }
 
 // Node is one node's verbs runtime.
 type Node struct {
-	d         *Domain
+	spec      Spec
 	Rank      int
 	e         *sim.Engine
 	nic       *nic.NIC
@@ -56,7 +71,7 @@ type Node struct {
 func (n *Node) Mem() *mem.Memory { return n.mem }
 
 // Spec returns the domain's knobs.
-func (n *Node) Spec() Spec { return n.d.spec }
+func (n *Node) Spec() Spec { return n.spec }
 
 // Footprint returns the bytes of QP and CQ memory allocated on the node.
 func (n *Node) Footprint() uint64 { return n.footprint }
@@ -139,6 +154,9 @@ func (q *QP) Stats() Stats { return q.stats }
 
 // Num returns the QP number.
 func (q *QP) Num() uint32 { return q.nq.Num }
+
+// Node returns the QP's node runtime.
+func (q *QP) Node() *Node { return q.node }
 
 // Peer returns the other end.
 func (q *QP) Peer() *QP { return q.peer }
@@ -267,6 +285,9 @@ func (c *CQ) consume(e nic.CQE) {
 // above the model layer need not import the NIC.
 type MR = nic.MR
 
+// WQE is a send work request (hw/nic's).
+type WQE = nic.WQE
+
 // CQE is a completion-queue entry (hw/nic's).
 type CQE = nic.CQE
 
@@ -276,3 +297,6 @@ func Write(local *MR, laddr mem.Addr, remote *MR, raddr mem.Addr, size uint64) n
 	return nic.WQE{Op: nic.VWrite, Flags: nic.WQESignaled, Length: uint32(size), LKey: local.Key, LocalAddr: laddr,
 		RemoteAddr: raddr, RKey: remote.Key}
 }
+
+// Failed reports whether a completion carries an error status.
+func Failed(e CQE) bool { return e.Status != nic.WCSuccess }

@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -144,9 +146,9 @@ func TestOptimisationFlags(t *testing.T) {
 	reuse := run(func(s *verbs.Spec) { s.WQEReuse = true })
 	pipe := run(func(s *verbs.Spec) { s.Pipeline = true })
 	batch := run(func(s *verbs.Spec) { s.Pipeline, s.BatchDoorbell = true, true })
-	if naive.Fields != 16*8 || reuse.Fields != 16*2 || pipe.Fields != naive.Fields {
-		// Reuse writes only what changes: both addresses (the length is
-		// 8 B every time, as in the template).
+	if naive.Fields != 16*8 || reuse.Fields != 16*3 || pipe.Fields != naive.Fields {
+		// Reuse writes only the per-message fields: size and both
+		// addresses.
 		t.Errorf("fields written: naive %d, reuse %d, pipeline %d", naive.Fields, reuse.Fields, pipe.Fields)
 	}
 	if naive.Doorbells != 16 || pipe.Doorbells != 16 || batch.Doorbells != 2 {
@@ -229,3 +231,7 @@ func TestPlacementCosts(t *testing.T) {
 		t.Errorf("QP placement changed nothing (%v)", hg)
 	}
 }
+
+type cpuThread = cpu.Thread
+
+func costDefault() cost.Spec { return cost.Default() }

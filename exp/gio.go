@@ -1,0 +1,122 @@
+package exp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+	"github.com/gpunetsim/gpunetsim/workload"
+)
+
+// GIOBenchSpec holds the knobs of the GIO microbenchmarks (workloads.md
+// §10.1).
+type GIOBenchSpec struct {
+	Sizes      []int    `toml:"sizes" doc:"latency vs size: bytes per message (multiples of 8)" src:"DEFAULT"`
+	Strategies []string `toml:"strategies" doc:"latency vs size: GNN_GIO and its baselines (CPU, HDN = Inter-K-Empty, GHN_DGPU = IKN)" src:"DOC"`
+	WGs        []int    `toml:"wgs" doc:"work-group scaling: work-groups issuing puts" src:"DEFAULT"`
+	Small      int      `toml:"small" doc:"work-group scaling: the small message (network not saturated), bytes" src:"DEFAULT"`
+	Large      int      `toml:"large" doc:"work-group scaling: the large message (network saturated), bytes" src:"DEFAULT"`
+}
+
+func defaultGIOBench() GIOBenchSpec {
+	return GIOBenchSpec{Sizes: []int{8, 64, 512, 4096, 32768, 262144}, Strategies: []string{"CPU", "HDN", "GHN_DGPU", "GNN_GIO"},
+		WGs: []int{1, 2, 4, 8, 16, 32}, Small: 64, Large: 65536}
+}
+
+func (g GIOBenchSpec) validate() error {
+	var errs []error
+	listInRange(&errs, "giobench.sizes", g.Sizes, 8, 1<<28)
+	for _, s := range g.Sizes {
+		if s%8 != 0 {
+			errs = append(errs, fmt.Errorf("giobench.sizes contains %d: sizes must be multiples of 8 bytes", s))
+			break
+		}
+	}
+	errs = append(errs, checkStrategies("giobench.strategies", g.Strategies, workloadStrategies("putlatency")))
+	listInRange(&errs, "giobench.wgs", g.WGs, 1, 1024)
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"giobench.small", g.Small}, {"giobench.large", g.Large}} {
+		if f.v < 8 || f.v%8 != 0 || f.v > 1<<28 {
+			errs = append(errs, fmt.Errorf("%s = %d: must be a multiple of 8 in [8, 268435456]", f.name, f.v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runGIOBench is latency vs size for GNN_GIO and its baselines, and the
+// work-group scaling of GNN_GIO and GHN_DGPU (workloads.md §10.1).
+func runGIOBench(cfg Config, env Env) (*report.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	g := cfg.GIOBench
+	type job struct {
+		s         strategy.Strategy
+		size, wgs int
+		scaling   bool
+	}
+	var jobs []job
+	for _, name := range g.Strategies {
+		s, _ := strategy.Parse(name)
+		for _, size := range g.Sizes {
+			jobs = append(jobs, job{s, size, 1, false})
+		}
+	}
+	for _, s := range []strategy.Strategy{strategy.GNNGIO, strategy.GHNDGPU} {
+		for _, size := range []int{g.Small, g.Large} {
+			for _, w := range g.WGs {
+				jobs = append(jobs, job{s, size, w, true})
+			}
+		}
+	}
+	results := make([]workload.PutLatencyResult, len(jobs))
+	err := forEach(cfg, env, len(jobs), func(i int) error {
+		j := jobs[i]
+		c, err := newRun(cfg, env, fmt.Sprintf("%s %dB×%d", j.s, j.size, j.wgs), 2, j.s)
+		if err != nil {
+			return err
+		}
+		defer c.Engine.Close()
+		results[i], err = workload.PutLatency{Size: unit.Bytes(j.size), WGs: j.wgs}.Run(c, j.s, strategyConfig(cfg))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	lat := report.Table{Name: "latency", Columns: []string{"strategy", "size_B", "latency_us", "gio_template_stalls", "verified"}}
+	scale := report.Table{Name: "wg-scaling", Columns: []string{"strategy", "size_B", "wgs", "latency_us", "verified"}}
+	plot := &report.Plot{Title: fmt.Sprintf("Put latency vs size, one work-group, preset %s", cfg.Run.Preset),
+		XLabel: "message size (B)", YLabel: "latency (us)", LogX: true}
+	idx := map[strategy.Strategy]int{}
+	for i, j := range jobs {
+		r := results[i]
+		if j.scaling {
+			scale.Rows = append(scale.Rows, []any{string(j.s), j.size, j.wgs, round3(r.Time.Micros()), r.Verified})
+			continue
+		}
+		lat.Rows = append(lat.Rows, []any{string(j.s), j.size, round3(r.Time.Micros()), r.GIO.TemplateStalls, r.Verified})
+		k, ok := idx[j.s]
+		if !ok {
+			plot.Series = append(plot.Series, report.Series{Name: string(j.s)})
+			k = len(plot.Series) - 1
+			idx[j.s] = k
+		}
+		plot.Series[k].X = append(plot.Series[k].X, float64(j.size))
+		plot.Series[k].Y = append(plot.Series[k].Y, r.Time.Micros())
+	}
+	res := &report.Result{Experiment: "gio", Seed: cfg.Run.Seed, Tables: []report.Table{lat, scale}, Plot: plot}
+	if cfg.Run.Preset != "gio" {
+		res.Notes = append(res.Notes, fmt.Sprintf("preset %s: the documents' cluster is preset gio (--preset gio)", cfg.Run.Preset))
+	}
+	res.Notes = append(res.Notes, "latency = initiator kernel launch (MPI call for CPU) to the target seeing the last byte; HDN runs an empty kernel first (Inter-K-Empty)",
+		"GNN_GIO: templated WQEs, four dynamic fields, PPB flush, doorbell from the work-group; GHN_DGPU: host helper threads (IKN)")
+	return res, nil
+}
+
+func quickGIOBench(cfg *Config) {
+	cfg.GIOBench.Sizes, cfg.GIOBench.WGs = []int{64, 4096}, []int{1, 4}
+}

@@ -1,0 +1,122 @@
+package nic
+
+import (
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// PPB is the read cache of the PCIe-path IP block through which the NIC
+// reads GPU memory (hardware.md §5.3, GIO): lines the NIC read stay in it,
+// and GPU writes to memory do not update them, so a later NIC read of a
+// line the GPU rewrote returns the old bytes until the PPB is flushed (an
+// MMIO write to its control register, then FlushLatency). Verbs reads of
+// GPU memory (WQE fetches and payloads) go through it when it is set.
+type PPB struct {
+	Lines        int // capacity in 64 B lines, FIFO replacement
+	FlushLatency sim.Duration
+	lines        map[mem.Addr]*[mem.LineSize]byte
+	order        []mem.Addr
+	flushDone    sim.Time // the latest flush completes then; doorbells behind it wait
+	stats        PPBStats
+}
+
+// PPBStats count the PPB's activity.
+type PPBStats struct {
+	Hits, Misses, StaleHits, Flushes uint64
+}
+
+// SetPPB puts p on the NIC's path to GPU memory (nil removes it).
+func (n *NIC) SetPPB(p *PPB) {
+	if p != nil {
+		p.lines = map[mem.Addr]*[mem.LineSize]byte{}
+	}
+	n.vs().ppb = p
+}
+
+// PPBStats returns the PPB counters (zero without a PPB).
+func (n *NIC) PPBStats() PPBStats {
+	if p := n.vs().ppb; p != nil {
+		return p.stats
+	}
+	return PPBStats{}
+}
+
+// FlushPPBAt flushes the PPB when the control-register write arrives at
+// time at (the caller's posted MMIO write) and returns when the flush is
+// done.
+func (n *NIC) FlushPPBAt(at sim.Time) sim.Time {
+	p := n.vs().ppb
+	if p == nil {
+		return at
+	}
+	done := at + p.FlushLatency
+	p.flushDone = max(p.flushDone, done)
+	n.e.At(done, func() {
+		clear(p.lines)
+		p.order = p.order[:0]
+		p.stats.Flushes++
+	})
+	return done
+}
+
+// vread reads [a, a+len(dst)) as the NIC sees it: through the PPB for GPU
+// memory, from memory otherwise.
+func (n *NIC) vread(a mem.Addr, dst []byte) {
+	p := n.vs().ppb
+	if p == nil || len(dst) == 0 || n.mem.PoolOf(a) != mem.GPU {
+		n.mem.Read(a, dst)
+		return
+	}
+	end := a + mem.Addr(len(dst))
+	for l := mem.Line(a); l < end; l += mem.LineSize {
+		line := p.lines[l]
+		if line == nil {
+			p.stats.Misses++
+			line = new([mem.LineSize]byte)
+			n.mem.Read(l, line[:])
+			if len(p.order) >= p.Lines {
+				delete(p.lines, p.order[0])
+				p.order = p.order[1:]
+			}
+			p.lines[l] = line
+			p.order = append(p.order, l)
+		} else {
+			p.stats.Hits++
+			n.checkPPB(l, line)
+		}
+		lo, hi := max(l, a), min(l+mem.LineSize, end)
+		copy(dst[lo-a:hi-a], line[lo-l:hi-l])
+	}
+}
+
+// checkPPB reports a PPB hit on a line whose bytes memory no longer holds.
+func (n *NIC) checkPPB(l mem.Addr, line *[mem.LineSize]byte) {
+	var cur [mem.LineSize]byte
+	n.mem.Read(l, cur[:])
+	if cur == *line {
+		return
+	}
+	n.vs().ppb.stats.StaleHits++
+	if c := n.mem.Checker(); c != nil {
+		c.Report(mem.Hazard{At: n.e.Now(), Agent: n.name + " (PPB)", Addr: l,
+			What: "NIC read of GPU memory returned stale bytes from the PCIe-path cache",
+			Fix:  "flush the PPB (MMIO write to its control register) before ringing the doorbell (GIO)"})
+	}
+}
+
+// fromMemoryPPB is fromMemory reading through the PPB.
+func (n *NIC) fromMemoryPPB(base mem.Addr) func(off, ln uint64) (sim.Time, func() []byte, func()) {
+	inner := n.fromMemory(base)
+	return func(off, ln uint64) (sim.Time, func() []byte, func()) {
+		ready, _, done := inner(off, ln)
+		a := base + mem.Addr(off)
+		return ready, func() []byte {
+			if ln == 0 {
+				return nil
+			}
+			buf := n.fab.GetBuf(int(ln))
+			n.vread(a, buf)
+			return buf
+		}, done
+	}
+}

@@ -1,0 +1,420 @@
+package shmem
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/model/verbs"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// The GIO backend (gpu-networking.md §3, overview.md §4.6): GPU-native
+// networking behind the same device API. Each context (work-group queue)
+// owns a reliable-connected QP to every other PE and a CQ, all in GPU
+// memory mapped L2-uncacheable, as is the symmetric heap. A host thread
+// templates the send queues ahead of the GPU: it writes the static
+// fields of upcoming WQEs (rkey, QP number, wr_id) into slots whose
+// previous WQE completed. A device call then claims the next slot with a
+// device-scope atomic, waits if the template is not there yet (a counted
+// stall), writes the four dynamic fields (opcode, size with lkey, source,
+// destination), flushes the PCIe-path cache when the NIC will read GPU
+// memory, releases at system scope and rings the doorbell. Quiet polls the
+// context's CQ until every WQE it issued has completed.
+
+// gioBackend is one PE's GIO runtime.
+type gioBackend struct {
+	dev      *Device
+	vn       *verbs.Node
+	spec     GIOSpec
+	mrs      []*nic.MR
+	passive  *verbs.CQ   // CQ of the remote ends of other PEs' QPs
+	ctxs     []*gioCtx   // by queue
+	tmpl     *cpu.Thread // the templating host thread
+	work     sim.Signal  // a slot freed or a QP created: templating work
+	stats    GIOStats
+	scratch  mem.Addr // 8 B per queue: atomic results
+	scratchM *nic.MR
+	landing  *nic.MR // the device's g landing words
+	heap     *nic.MR // the symmetric heap's current registration
+	heapBase mem.Addr
+	heapEnd  mem.Addr
+}
+
+// GIOStats count the GIO runtime's activity.
+type GIOStats struct {
+	Posts, TemplateStalls, Templates, PPBFlushes uint64
+	Fields                                       uint64 // WQE fields the GPU wrote
+	StallTime                                    sim.Duration
+}
+
+// gioCtx is one context: a QP to every other PE and their CQ.
+type gioCtx struct {
+	b         *gioBackend
+	q         int
+	qps       []*verbs.QP // by PE (nil for this PE)
+	cq        *verbs.CQ
+	templated []uint64 // per PE: slots whose template is visible
+	wg        *gpu.WG
+}
+
+func newGIOBackend(d *Device) (*gioBackend, error) {
+	r := d.rt
+	s := r.spec.GIO
+	vs := verbs.DefaultSpec()
+	vs.FieldStore, vs.DBRecord, vs.QPDepth = s.FieldStore, s.DBRecord, r.spec.QueueEntries
+	n := r.node
+	b := &gioBackend{dev: d, spec: s, vn: verbs.NewNode(n.Host.Engine(), d.pe, n.NIC, n.Mem, n.GPULink, vs)}
+	if s.PPBLines > 0 {
+		n.NIC.SetPPB(&nic.PPB{Lines: s.PPBLines, FlushLatency: s.PPBFlush})
+	}
+	var err error
+	pool := mem.GPU
+	if b.passive, err = b.vn.NewCQ(max(1, d.queues*d.npes)*vs.QPDepth, pool); err != nil {
+		return nil, err
+	}
+	b.scratch = n.Mem.AllocData(mem.GPU, uint64(d.queues)*8, "gio.atomic-results")
+	b.scratchM = b.vn.RegMR(b.scratch, uint64(d.queues)*8)
+	b.uncache(b.scratch, uint64(d.queues)*8)
+	b.ctxs = make([]*gioCtx, d.queues)
+	return b, nil
+}
+
+// uncache maps [a, a+n) L2-uncacheable unless shaders have L2
+// maintenance (gio.shader_l2_maintenance).
+func (b *gioBackend) uncache(a mem.Addr, n uint64) {
+	if !b.spec.ShaderL2Maintenance {
+		b.dev.rt.node.GPU.SetUncached(a, n)
+	}
+}
+
+// Expose registers symmetric allocation idx and maps it uncacheable; the
+// first one also connects every context to every other PE (host setup:
+// by then every PE has initialised) and starts templating.
+func (b *gioBackend) Expose(idx int, base mem.Addr, size uint64) {
+	for len(b.mrs) <= idx {
+		b.mrs = append(b.mrs, nil)
+	}
+	// GIO registers one symmetric heap: the region grows to cover every
+	// allocation, so one key (the templated rkey) serves all of them.
+	if b.heapBase == 0 || base < b.heapBase {
+		b.heapBase = base
+	}
+	b.heapEnd = max(b.heapEnd, base+mem.Addr(size))
+	b.heap = b.vn.RegMR(b.heapBase, uint64(b.heapEnd-b.heapBase))
+	b.mrs[idx] = b.heap
+	b.uncache(base, size)
+}
+
+// connect builds the contexts' QPs (both ends) and starts the templater.
+func (b *gioBackend) connect() error {
+	d := b.dev
+	for q := range d.queues {
+		c := &gioCtx{b: b, q: q, qps: make([]*verbs.QP, d.npes), templated: make([]uint64, d.npes)}
+		var err error
+		if c.cq, err = b.vn.NewCQ(max(1, d.npes-1)*b.vn.Spec().QPDepth, mem.GPU); err != nil {
+			return err
+		}
+		b.uncache(c.cq.Base(), uint64(c.cq.Entries())*nic.CQESize)
+		for pe := range d.npes {
+			if pe == d.pe {
+				continue
+			}
+			rb, ok := d.rt.team.devs[pe].backend.(*gioBackend)
+			if !ok {
+				return fmt.Errorf("gio: PE %d runs another backend", pe)
+			}
+			place := verbs.Place{QP: mem.GPU}
+			qa, qb, err := verbs.ConnectNodes(b.vn, rb.vn, place, place, c.cq, rb.passive, b.vn.Spec().QPDepth)
+			if err != nil {
+				return err
+			}
+			for _, a := range qa.Areas() {
+				b.uncache(a.Addr, a.Size)
+			}
+			for _, a := range qb.Areas() {
+				rb.uncache(a.Addr, a.Size)
+			}
+			c.qps[pe] = qa
+		}
+		b.ctxs[q] = c
+	}
+	n := d.rt.node
+	b.tmpl = n.CPU.Spawn("gio-template", b.template)
+	b.tmpl.SetDaemon()
+	return nil
+}
+
+// template is the host templating loop: it fills the static fields of
+// every free, untemplated slot, then sleeps until a slot frees.
+func (b *gioBackend) template(t *cpu.Thread) {
+	for {
+		did := false
+		for _, c := range b.ctxs {
+			for pe, qp := range c.qps {
+				if qp == nil {
+					continue
+				}
+				for c.templated[pe] < qp.Completed()+uint64(qp.Depth()) {
+					b.templateSlot(t, c, pe, qp)
+					did = true
+				}
+			}
+		}
+		if !did {
+			t.Wait(&b.work, "gio: a slot to template")
+		}
+	}
+}
+
+// templateSlot writes the static words of the next slot of qp: the
+// target's heap rkey with the QP number, and wr_id, as two
+// PCIe posted writes into GPU memory.
+func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP) {
+	t.Instr(b.spec.TemplateInstr)
+	k := c.templated[pe]
+	rb := b.dev.rt.team.devs[pe].backend.(*gioBackend)
+	w := nic.WQE{QPN: qp.Num()}
+	if rb.heap != nil {
+		w.RKey = rb.heap.Key
+	}
+	vis := qp.HostTemplate(t, k, w, []int{4, 5})
+	c.templated[pe]++
+	b.stats.Templates++
+	t.Engine().At(vis, func() { b.work.Notify() })
+}
+
+func (b *gioBackend) Open(wg *gpu.WG, q int) (Channel, error) {
+	if b.ctxs[0] == nil {
+		if err := b.connect(); err != nil {
+			return nil, err
+		}
+	}
+	c := b.ctxs[q]
+	c.wg = wg
+	return c, nil
+}
+
+func (b *gioBackend) Stop() Report {
+	for _, c := range b.ctxs {
+		if c == nil {
+			continue
+		}
+		for _, qp := range c.qps {
+			if qp != nil {
+				b.stats.Fields += qp.Stats().Fields
+			}
+		}
+	}
+	return Report{GIO: b.stats}
+}
+
+// Stats returns the GIO counters.
+func (b *gioBackend) Stats() GIOStats { return b.stats }
+
+func (c *gioCtx) Close() {}
+
+// region returns the symmetric allocation holding [a, a+n) on this PE.
+func (c *gioCtx) region(a mem.Addr, n uint64) (int, bool) {
+	for i, r := range c.b.dev.heap.regions {
+		if a >= r.base && uint64(a-r.base)+n <= r.size {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// Submit carries one device call as verbs work requests.
+func (c *gioCtx) Submit(r *Request) error {
+	d := c.b.dev
+	switch r.Op {
+	case OpFence:
+		return nil // one RC QP per PE delivers in order
+	case OpQuiet:
+		return c.quiet()
+	}
+	if r.PE < 0 || r.PE >= d.npes {
+		return fmt.Errorf("%w: PE %d", ErrFailed, r.PE)
+	}
+	target := d.rt.team.devs[r.PE]
+	tb := target.backend.(*gioBackend)
+	sym := r.Dst
+	if r.Op == OpGet {
+		sym = r.Src
+	}
+	idx, ok := c.region(sym, r.Len)
+	if !ok {
+		return fmt.Errorf("%w: PE %d has no such symmetric object", ErrFailed, r.PE)
+	}
+	remote, _ := d.heap.translate(sym, r.Len, target)
+	rk := tb.mrs[idx] // the heap registration current when it was exposed
+	if tb.heap != nil {
+		rk = tb.heap
+	}
+	if r.PE == d.pe {
+		return c.local(r, remote)
+	}
+	qp := c.qps[r.PE]
+	w := nic.WQE{Op: nic.VWrite, Flags: nic.WQESignaled, Length: uint32(r.Len), RemoteAddr: remote, RKey: rk.Key}
+	gpuSource := false
+	switch r.Op {
+	case OpPut:
+		w.LocalAddr, w.LKey = r.Src, c.lkey(r.Src, r.Len)
+		gpuSource = d.heap.mem.PoolOf(r.Src) == mem.GPU
+	case OpGet:
+		w.Op, w.LocalAddr, w.LKey = nic.VRead, r.Dst, c.lkey(r.Dst, r.Len)
+	case OpP:
+		w.Flags |= nic.WQEInline
+		binary.LittleEndian.PutUint64(w.Inline[:8], r.Value)
+	default: // atomics
+		w.Op, w.Imm = nic.VAtomic, amoOf(r.Op)
+		w.LocalAddr, w.LKey = c.b.scratch+mem.Addr(8*c.q), c.b.scratchM.Key
+		binary.LittleEndian.PutUint64(w.Inline[:8], r.Value)
+		binary.LittleEndian.PutUint64(w.Inline[8:], r.Cond)
+		if r.Op == OpAdd || r.Op == OpFetchAdd {
+			w.Imm = nic.AtomicAdd
+		}
+	}
+	if w.LKey == 0 && w.Flags&nic.WQEInline == 0 && w.Op != nic.VAtomic {
+		return fmt.Errorf("%w: local buffer %#x is not registered (GIO registers the symmetric heap)", ErrFailed, uint64(w.LocalAddr))
+	}
+	if err := c.post(qp, r.PE, w, gpuSource); err != nil {
+		return err
+	}
+	if !r.Blocking && !r.Op.atomic() {
+		return nil
+	}
+	if err := c.wait(qp); err != nil {
+		return err
+	}
+	switch {
+	case r.Op == OpGet:
+		c.wg.Acquire(gpu.System) // the NIC wrote the destination
+	case r.Op.atomic():
+		v := c.wg.AtomicLoad64(w.LocalAddr)
+		r.Result = v & (1<<(8*r.Len) - 1)
+		if r.Len == 8 {
+			r.Result = v
+		}
+	}
+	return nil
+}
+
+// amoOf maps an atomic op to the verbs atomic.
+func amoOf(op Op) uint32 {
+	switch op {
+	case OpSwap:
+		return nic.AtomicSwap
+	case OpCSwap:
+		return nic.AtomicCSwap
+	}
+	return nic.AtomicAdd
+}
+
+// lkey returns the key of the registered region holding a local buffer
+// (the symmetric heap), or 0.
+func (c *gioCtx) lkey(a mem.Addr, n uint64) uint32 {
+	if _, ok := c.region(a, n); ok {
+		return c.b.heap.Key
+	}
+	b, d := c.b, c.b.dev
+	if size := uint64(d.queues) * mem.LineSize; d.scratch != 0 && a >= d.scratch && uint64(a-d.scratch)+n <= size {
+		if b.landing == nil { // the device's landing words of g, registered on first use
+			b.landing = b.vn.RegMR(d.scratch, size)
+		}
+		return b.landing.Key
+	}
+	return 0
+}
+
+// local applies a call whose target is this PE through the NIC's
+// loopback-free path: GIO has no intra-PE short cut, so it still goes
+// out as a verbs request to itself is not possible over RC; it is applied
+// as a local memory operation by the leader (gpu-networking.md §3 does
+// not describe self-targeted calls).
+func (c *gioCtx) local(r *Request, remote mem.Addr) error {
+	m := c.b.dev.heap.mem
+	wg := c.wg
+	wg.Sleep(wg.GPU().Spec().MemLatency)
+	switch r.Op {
+	case OpPut:
+		buf := make([]byte, r.Len)
+		m.Read(r.Src, buf)
+		m.Write(remote, buf)
+	case OpGet:
+		buf := make([]byte, r.Len)
+		m.Read(remote, buf)
+		m.Write(r.Dst, buf)
+	case OpP:
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], r.Value)
+		m.Write(remote, b[:r.Len])
+	default:
+		var b [8]byte
+		m.Read(remote, b[:r.Len])
+		old := binary.LittleEndian.Uint64(b[:])
+		r.Result = old
+		binary.LittleEndian.PutUint64(b[:], applyAMO(r.Op, old, r.Value, r.Cond))
+		m.Write(remote, b[:r.Len])
+	}
+	return nil
+}
+
+// post is the device post path of §3.3 for one WQE on qp (to PE pe).
+func (c *gioCtx) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
+	wg, b := c.wg, c.b
+	if qp.Outstanding() >= uint64(qp.Depth()) {
+		if err := c.waitKeep(qp, uint64(qp.Depth()-1)); err != nil {
+			return err
+		}
+	}
+	g := wg.GPU().Spec()
+	wg.Sleep(g.Cycles(g.L2Cycles)) // claim the slot: device-scope atomic on the producer index
+	k := qp.Posted()
+	if c.templated[pe] <= k {
+		b.stats.TemplateStalls++
+		t0 := wg.Now()
+		b.work.Notify()
+		wg.WaitUntil(&b.work, "gio: template of the next slot", func() bool { return c.templated[pe] > k })
+		b.stats.StallTime += wg.Now() - t0
+	}
+	if err := qp.PostFields(wg, w, []int{0, 1, 2, 3}); err != nil {
+		return err
+	}
+	if gpuSource && b.spec.PPBLines > 0 && !b.spec.SkipPPBFlush {
+		qp.FlushPPB(wg)
+		b.stats.PPBFlushes++
+	}
+	wg.Release(gpu.System)
+	qp.RingUnfenced(wg) // the system release above is the fence
+	b.stats.Posts++
+	return nil
+}
+
+// wait polls the context's CQ until qp has nothing outstanding.
+func (c *gioCtx) wait(qp *verbs.QP) error { return c.waitKeep(qp, 0) }
+
+func (c *gioCtx) waitKeep(qp *verbs.QP, keep uint64) error {
+	e, ok := c.cq.WaitQP(c.wg, qp, keep)
+	c.b.work.Notify() // slots freed: more templating
+	if !ok {
+		return fmt.Errorf("%w: GIO work request on QP %d completed with %v", ErrFailed, e.QPN, e.Status)
+	}
+	return nil
+}
+
+// quiet completes every WQE the context issued.
+func (c *gioCtx) quiet() error {
+	for _, qp := range c.qps {
+		if qp != nil {
+			if err := c.wait(qp); err != nil {
+				return err
+			}
+		}
+	}
+	c.wg.Acquire(gpu.System)
+	return nil
+}

@@ -1,0 +1,42 @@
+package shmem
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// GIOSpec holds the knobs of the GIO backend (gpu-networking.md §3,
+// hardware.md §5.3, §6).
+type GIOSpec struct {
+	FieldStore          sim.Time `toml:"field_store" doc:"GPU store of one dynamic WQE field (the per-field cost of hardware.md §6)" src:"DOC"`
+	DBRecord            sim.Time `toml:"db_record" doc:"GPU write of the doorbell record before the MMIO doorbell" src:"DEFAULT"`
+	TemplateInstr       int      `toml:"template_instr" doc:"host instructions to template one WQE (static fields: rkey, QP number, wr_id)" src:"DEFAULT"`
+	PPBLines            int      `toml:"ppb_lines" doc:"PCIe-path (PPB) read cache on the NIC→GPU path, in 64 B lines (0: none)" src:"DEFAULT"`
+	PPBFlush            sim.Time `toml:"ppb_flush" doc:"PPB flush latency after its MMIO control write arrives" src:"DEFAULT"`
+	ShaderL2Maintenance bool     `toml:"shader_l2_maintenance" doc:"shaders have L2 maintenance operations, so NIC-visible pages stay L2-cacheable (the documents' recommendation)" src:"DOC"`
+	SkipPPBFlush        bool     `toml:"skip_ppb_flush" doc:"hazard: the device runtime does not flush the PPB before the doorbell (the NIC may read stale bytes)" src:"RUN"`
+}
+
+// DefaultGIOSpec returns the GIO defaults: the §6 per-field cost, a
+// 64-line PPB with a 200 ns flush, L2-uncacheable NIC-visible pages.
+func DefaultGIOSpec() GIOSpec {
+	return GIOSpec{FieldStore: 200 * sim.Nanosecond, DBRecord: 200 * sim.Nanosecond, TemplateInstr: 60,
+		PPBLines: 64, PPBFlush: 200 * sim.Nanosecond}
+}
+
+// Validate reports every invalid field.
+func (s GIOSpec) Validate() error {
+	var errs []error
+	if s.FieldStore < 0 || s.DBRecord < 0 || s.PPBFlush < 0 {
+		errs = append(errs, fmt.Errorf("shmem.gio.field_store/db_record/ppb_flush = %v/%v/%v: must be ≥ 0", s.FieldStore, s.DBRecord, s.PPBFlush))
+	}
+	if s.TemplateInstr < 0 || s.TemplateInstr > 1<<20 {
+		errs = append(errs, fmt.Errorf("shmem.gio.template_instr = %d: must be in [0, 1048576]", s.TemplateInstr))
+	}
+	if s.PPBLines < 0 || s.PPBLines > 1<<20 {
+		errs = append(errs, fmt.Errorf("shmem.gio.ppb_lines = %d: must be in [0, 1048576]", s.PPBLines))
+	}
+	return errors.Join(errs...)
+}

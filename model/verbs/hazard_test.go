@@ -1,0 +1,111 @@
+package verbs_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/model/verbs"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+func checked() verbs.Spec {
+	s := verbs.DefaultSpec()
+	s.CheckVisibility = true
+	return s
+}
+
+func hazardNamed(t *testing.T, d *verbs.Domain, agent, fix string) {
+	t.Helper()
+	for _, h := range d.Hazards() {
+		if strings.Contains(h.Agent, agent) && strings.Contains(h.Fix, fix) && h.Addr != 0 {
+			return
+		}
+	}
+	t.Fatalf("no hazard by %q naming fix %q; got %v", agent, fix, d.Hazards())
+}
+
+// hardware.md §5.3 (1): the NIC writes GPU memory without probing the
+// L2. A kernel that polls a flag through the L2 (device-scope acquire, no
+// L2 maintenance) keeps hitting the stale line and hangs; with the page
+// mapped L2-uncacheable it sees the NIC's write.
+func TestNICWriteBehindStaleL2Line(t *testing.T) {
+	for _, uncached := range []bool{false, true} {
+		r := newRig(t, checked())
+		g := r.c.Nodes[0].GPU
+		flag := r.c.Nodes[0].Mem.AllocData(mem.GPU, 64, "flag")
+		if uncached {
+			g.SetUncached(flag, 64)
+		}
+		fmr := r.d.Node(0).RegMR(flag, 64)
+		// The target side writes the flag into node 0's GPU memory.
+		hsrc := r.c.Nodes[1].Mem.AllocData(mem.Host, 64, "one")
+		r.c.Nodes[1].Mem.Store64(hsrc, 1)
+		smr := r.d.Node(1).RegMR(hsrc, 64)
+		r.c.Nodes[1].CPU.Spawn("writer", func(th *cpuThread) {
+			th.Sleep(5 * sim.Microsecond)
+			if err := r.tq.HostPost(th, costDefault(), verbs.Write(smr, hsrc, fmr, flag, 8)); err != nil {
+				t.Error(err)
+			}
+			r.tq.HostRing(th)
+		})
+		var seen bool
+		r.kernel(t, func(wg *gpu.WG) {
+			wg.Load64(flag) // the line is now in the L2
+			for range 50 {
+				wg.Acquire(gpu.Device)
+				if wg.Load64(flag) == 1 {
+					seen = true
+					return
+				}
+				wg.Sleep(sim.Microsecond)
+			}
+		})
+		if seen != uncached {
+			t.Fatalf("uncached=%v: flag seen %v", uncached, seen)
+		}
+		if !uncached {
+			hazardNamed(t, r.d, "gpu.wg[0]", "L2-uncacheable")
+		} else if len(r.d.Hazards()) != 0 {
+			t.Fatalf("fix on, hazards %v", r.d.Hazards())
+		}
+	}
+}
+
+// hardware.md §5.3 (2): the PPB keeps a line the NIC read; the GPU then
+// rewrites the buffer. Without a flush the next RDMA write sends the old
+// bytes; with the flush before the doorbell it sends the new ones.
+func TestPPBStaleWithoutFlush(t *testing.T) {
+	for _, flush := range []bool{false, true} {
+		r := newRig(t, checked())
+		r.c.Nodes[0].NIC.SetPPB(&nic.PPB{Lines: 64, FlushLatency: 200 * sim.Nanosecond})
+		m := r.c.Nodes[0].Mem
+		m.Store64(r.src, 111)
+		r.kernel(t, func(wg *gpu.WG) {
+			r.qp.Post(wg, r.write(0, 8))
+			r.qp.Ring(wg)
+			r.cq.WaitQP(wg, r.qp, 0)
+			wg.Store64(r.src, 222)
+			wg.Release(gpu.System) // the new value is in GPU memory
+			w := r.write(0, 8)
+			w.RemoteAddr += 8
+			r.qp.Post(wg, w)
+			if flush {
+				r.qp.FlushPPB(wg)
+			}
+			r.qp.Ring(wg)
+			r.cq.WaitQP(wg, r.qp, 0)
+		})
+		got := r.c.Nodes[1].Mem.Load64(r.dst + 8)
+		if flush != (got == 222) {
+			t.Fatalf("flush=%v: the NIC sent %d", flush, got)
+		}
+		if !flush {
+			hazardNamed(t, r.d, "nic (PPB)", "flush the PPB")
+		} else if len(r.d.Hazards()) != 0 {
+			t.Fatalf("fix on, hazards %v", r.d.Hazards())
+		}
+	}
+}

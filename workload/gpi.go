@@ -1,0 +1,497 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/gpi"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// The GPI workloads of workloads.md §9.4–9.6: node 0 is the master on a
+// host thread; node 1 the worker, either GPU thread blocks calling the
+// device GPI subset ("gpu", GNN_GPURDMA) or a host thread calling GPI
+// (the CPU-driven baseline, "cpu").
+
+// gpiWorld builds the run's GPI world on first call (node setups run one
+// after the other at time 0, so the first caller builds it for both).
+type gpiWorld struct {
+	w   *gpi.World
+	err error
+}
+
+func (g *gpiWorld) get(nd *strategy.Node, worker string, notifs, queues int) (*gpi.World, error) {
+	if g.w != nil || g.err != nil {
+		return g.w, g.err
+	}
+	d, err := verbsOf(nd)
+	if err != nil {
+		g.err = err
+		return nil, err
+	}
+	side := gpi.GPUSide
+	if worker != "gpu" && worker != "persistent" {
+		side = gpi.CPUSide
+	}
+	g.w, g.err = gpi.New(d, []gpi.Side{gpi.CPUSide, side}, notifs)
+	for q := 0; q < queues && g.err == nil; q++ {
+		g.err = g.w.Connect(q)
+	}
+	return g.w, g.err
+}
+
+func checkWorker(what, worker string, allowed ...string) error {
+	for _, a := range allowed {
+		if worker == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s worker %q: must be one of %v", what, worker, allowed)
+}
+
+// GPIPingPong is the GPI latency ping-pong (§9.4): the CPU master
+// notifies, the worker's notify_waitsome sees it and notifies back; the
+// round trip is measured on the master.
+type GPIPingPong struct {
+	Iters  int
+	Worker string // "gpu" (one thread block) or "cpu"
+}
+
+// GPIPingPongResult is one run.
+type GPIPingPongResult struct {
+	RoundTrip sim.Time // average over the iterations
+	Verified  bool     // every reply carried the value sent
+}
+
+// Run runs the ping-pong on two nodes under s.
+func (p GPIPingPong) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (GPIPingPongResult, error) {
+	if err := checkWorker("gpi ping-pong", p.Worker, "gpu", "cpu"); err != nil {
+		return GPIPingPongResult{}, err
+	}
+	if p.Iters < 1 || len(c.Nodes) != 2 {
+		return GPIPingPongResult{}, fmt.Errorf("gpi ping-pong: %d iterations on %d nodes: need ≥ 1 on 2", p.Iters, len(c.Nodes))
+	}
+	var res GPIPingPongResult
+	var gw gpiWorld
+	ok := true
+	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
+		w, err := gw.get(nd, p.Worker, 8, 1)
+		if err != nil {
+			return err
+		}
+		if nd.Rank == 0 {
+			h := w.Host(0, nd.Host, nd.SW)
+			t0 := nd.Host.Now()
+			for it := 1; it <= p.Iters; it++ {
+				if err := h.Notify(1, 0, uint64(it), 0); err != nil {
+					return err
+				}
+				_, v, err := h.NotifyWaitsome(1, 1)
+				if err != nil {
+					return err
+				}
+				ok = ok && v == uint64(it)
+				h.NotifyReset(1)
+			}
+			res.RoundTrip = (nd.Host.Now() - t0) / sim.Duration(p.Iters)
+			return h.Wait(0)
+		}
+		if p.Worker == "cpu" {
+			h := w.Host(1, nd.Host, nd.SW)
+			for range p.Iters {
+				if _, _, err := h.NotifyWaitsome(0, 1); err != nil {
+					return err
+				}
+				if err := h.Notify(0, 1, h.NotifyReset(0), 0); err != nil {
+					return err
+				}
+			}
+			return h.Wait(0)
+		}
+		var kerr error
+		run := nd.Stream.Launch(gpu.Kernel{Name: "gpi-pong", WGs: 1, WGSize: min(1024, nd.GPU.MaxWGSize), Body: func(wg *gpu.WG) {
+			d := w.Device(1)
+			for range p.Iters {
+				if _, _, kerr = d.NotifyWaitsome(wg, 0, 1); kerr != nil {
+					return
+				}
+				if kerr = d.Notify(wg, 0, 1, d.NotifyReset(wg, 0), 0); kerr != nil {
+					return
+				}
+			}
+			kerr = d.Wait(wg, 0)
+		}})
+		nd.Stream.Wait(run)
+		return kerr
+	})
+	if err := c.Engine.Run(); err != nil {
+		return res, err
+	}
+	if err := g.Err(); err != nil {
+		return res, err
+	}
+	res.Verified = ok
+	return res, nil
+}
+
+// GPIThroughput is the 180 MB throughput ping-pong (§9.5): the master
+// sends Size bytes from host memory into the worker's segment and waits
+// for the worker to return them over Queues queues in equal slices. Basic:
+// one write_notify, the worker's blocks all wait for it. Overlap: one
+// write_notify per slice, and block b starts as soon as slice b is there;
+// with Validate it first checks the slice's known contents in a
+// data-parallel loop (the workaround for the reorder hazard, hardware.md
+// §5.4), charging the loop and re-checking until the contents are right.
+type GPIThroughput struct {
+	Size     unit.Bytes
+	Queues   int
+	Worker   string // "gpu" or "cpu"
+	Overlap  bool
+	Validate bool
+}
+
+// GPIThroughputResult is one run.
+type GPIThroughputResult struct {
+	Time       sim.Time
+	Gbps       float64 // 2 × Size over the time
+	Revalidate uint64  // slice checks that found stale contents
+	Verified   bool
+}
+
+func pattern8(i int) byte { return byte(i*31 + i>>9) }
+
+// Run runs the throughput ping-pong on two nodes under s.
+func (p GPIThroughput) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (GPIThroughputResult, error) {
+	if err := checkWorker("gpi throughput", p.Worker, "gpu", "cpu"); err != nil {
+		return GPIThroughputResult{}, err
+	}
+	size := uint64(p.Size)
+	if p.Queues < 1 || size < uint64(p.Queues) || len(c.Nodes) != 2 {
+		return GPIThroughputResult{}, fmt.Errorf("gpi throughput: %v over %d queues on %d nodes: need a byte per queue, 2 nodes", p.Size, p.Queues, len(c.Nodes))
+	}
+	slice := size / uint64(p.Queues)
+	sliceOf := func(b int) (off, n uint64) {
+		off = uint64(b) * slice
+		if b == p.Queues-1 {
+			return off, size - off
+		}
+		return off, slice
+	}
+	var res GPIThroughputResult
+	var gw gpiWorld
+	var src, back mem.Addr
+	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
+		w, err := gw.get(nd, p.Worker, 2*p.Queues+1, p.Queues)
+		if err != nil {
+			return err
+		}
+		if nd.Rank == 0 {
+			src = w.SegmentCreate(1, 0, size)
+			back = w.SegmentCreate(2, 0, size)
+			w.SegmentCreate(1, 1, size)
+			if b := nd.Mem.Bytes(src, int(size)); b != nil {
+				for i := range b {
+					b[i] = pattern8(i)
+				}
+			}
+			h := w.Host(0, nd.Host, nd.SW)
+			t0 := nd.Host.Now()
+			if !p.Overlap {
+				err = h.WriteNotify(1, 0, 1, 1, 0, size, 0, 1, 0)
+			}
+			for b := 0; p.Overlap && b < p.Queues && err == nil; b++ {
+				off, n := sliceOf(b)
+				err = h.WriteNotify(1, off, 1, 1, off, n, b, 1, 0)
+			}
+			if err != nil {
+				return err
+			}
+			for range p.Queues {
+				id, _, err := h.NotifyWaitsome(p.Queues, p.Queues)
+				if err != nil {
+					return err
+				}
+				h.NotifyReset(id)
+			}
+			res.Time = nd.Host.Now() - t0
+			return h.Wait(0)
+		}
+		wait := func(b int) int {
+			if p.Overlap {
+				return b
+			}
+			return 0
+		}
+		if p.Worker == "cpu" {
+			h := w.Host(1, nd.Host, nd.SW)
+			for b := range p.Queues {
+				if b == 0 || p.Overlap {
+					if _, _, err := h.NotifyWaitsome(wait(b), 1); err != nil {
+						return err
+					}
+				}
+				off, n := sliceOf(b)
+				if err := h.WriteNotify(1, off, 0, 2, off, n, p.Queues+b, 1, b); err != nil {
+					return err
+				}
+			}
+			for b := range p.Queues {
+				if err := h.Wait(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		dst := w.SegmentAddr(1, 1)
+		var kerr error
+		run := nd.Stream.Launch(gpu.Kernel{Name: "gpi-return", WGs: p.Queues, WGSize: min(1024, nd.GPU.MaxWGSize), Body: func(wg *gpu.WG) {
+			d := w.Device(1)
+			b := wg.ID
+			if _, _, err := d.NotifyWaitsome(wg, wait(b), 1); err != nil {
+				kerr = err
+				return
+			}
+			off, n := sliceOf(b)
+			if p.Validate {
+				res.Revalidate += validateSlice(wg, dst, off, n)
+			}
+			if err := d.WriteNotify(wg, 1, off, 0, 2, off, n, p.Queues+b, 1, b); err != nil {
+				kerr = err
+				return
+			}
+			if err := d.Wait(wg, b); err != nil {
+				kerr = err
+			}
+		}})
+		nd.Stream.Wait(run)
+		return kerr
+	})
+	if err := c.Engine.Run(); err != nil {
+		return res, err
+	}
+	if err := g.Err(); err != nil {
+		return res, err
+	}
+	res.Gbps = 2 * float64(size) * 8 / res.Time.Seconds() / 1e9
+	if m := c.Nodes[0].Mem; m.Functional() {
+		if !bytes.Equal(m.Bytes(src, int(size)), m.Bytes(back, int(size))) {
+			return res, fmt.Errorf("gpi throughput: the returned buffer differs from the one sent (stale data forwarded)")
+		}
+		res.Verified = true
+	}
+	return res, nil
+}
+
+// validateSlice is the data-parallel content check of a received slice:
+// the block streams it once per check and re-checks, after the next
+// write lands, until every byte is the known pattern. It returns the
+// failed checks.
+func validateSlice(wg *gpu.WG, dst mem.Addr, off, n uint64) uint64 {
+	m := wg.Mem()
+	failed := uint64(0)
+	for {
+		wg.Stream(n)
+		wg.VALU(int(n/uint64(4*wg.Size)) + 1)
+		b := m.Bytes(dst+mem.Addr(off), int(n))
+		good := true
+		for i := range b {
+			if b[i] != pattern8(int(off)+i) {
+				good = false
+				break
+			}
+		}
+		if good || b == nil {
+			return failed
+		}
+		failed++
+		wg.Sleep(sim.Microsecond) // let late lines land before the next pass
+	}
+}
+
+// GPIMatVec is the multi-matrix-vector stream (§9.6): a fixed 32×32
+// float32 matrix, a stream of 32-element vectors sent by the master in
+// batches of Batch bytes; the worker multiplies each batch and returns
+// the results. "persistent": a kernel of Blocks thread blocks that loads
+// the matrix once and serves every batch with GPI calls. "relaunch": the
+// worker CPU waits for each batch, launches a kernel (which loads the
+// matrix again), waits for it, and sends the results.
+type GPIMatVec struct {
+	Batch   unit.Bytes
+	Batches int
+	Blocks  int
+	Threads int
+	Worker  string // "persistent" or "relaunch"
+}
+
+// GPIMatVecResult is one run.
+type GPIMatVecResult struct {
+	Time     sim.Time
+	MVecs    float64 // million vector products per second
+	Verified bool
+}
+
+const mvDim = 32
+
+// mvMatrix is the fixed matrix, element (r, c).
+func mvMatrix(r, c int) float32 { return float32((r*7+c*3)%11) - 5 }
+
+// mvVector is element e of vector v of batch b.
+func mvVector(b, v, e int) float32 { return float32((b*13+v*5+e)%9) - 4 }
+
+// matvec computes out = M × in for every vector of in (little-endian
+// float32).
+func matvec(in, out []byte) {
+	for v := 0; v+mvDim*4 <= len(in); v += mvDim * 4 {
+		for r := range mvDim {
+			var acc float32
+			for c := range mvDim {
+				acc += mvMatrix(r, c) * math.Float32frombits(binary.LittleEndian.Uint32(in[v+4*c:]))
+			}
+			binary.LittleEndian.PutUint32(out[v+4*r:], math.Float32bits(acc))
+		}
+	}
+}
+
+// Run runs the stream on two nodes under s.
+func (p GPIMatVec) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (GPIMatVecResult, error) {
+	if err := checkWorker("gpi matvec", p.Worker, "persistent", "relaunch"); err != nil {
+		return GPIMatVecResult{}, err
+	}
+	vb := uint64(mvDim * 4)
+	batch := uint64(p.Batch) / vb * vb
+	if batch == 0 || p.Batches < 1 || p.Blocks < 1 || p.Threads < 1 || len(c.Nodes) != 2 {
+		return GPIMatVecResult{}, fmt.Errorf("gpi matvec: batch %v (≥ one %d-byte vector), %d batches, %d blocks × %d threads on %d nodes: all must be positive, 2 nodes",
+			p.Batch, vb, p.Batches, p.Blocks, p.Threads, len(c.Nodes))
+	}
+	vecs := int(batch / vb)
+	per := (vecs + p.Blocks - 1) / p.Blocks
+	part := func(b int) (off, n uint64) {
+		lo, hi := min(b*per, vecs), min((b+1)*per, vecs)
+		return uint64(lo) * vb, uint64(hi-lo) * vb
+	}
+	results := p.Blocks
+	if p.Worker == "relaunch" {
+		results = 1
+	}
+	var res GPIMatVecResult
+	var gw gpiWorld
+	ok := true
+	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
+		w, err := gw.get(nd, p.Worker, 2*p.Blocks+2, p.Blocks)
+		if err != nil {
+			return err
+		}
+		if nd.Rank == 0 {
+			in, out := w.SegmentCreate(1, 0, batch), w.SegmentCreate(2, 0, batch)
+			w.SegmentCreateIn(1, 1, batch, mem.GPU)
+			w.SegmentCreateIn(2, 1, batch, mem.GPU)
+			h := w.Host(0, nd.Host, nd.SW)
+			want := make([]byte, batch)
+			t0 := nd.Host.Now()
+			for b := range p.Batches {
+				if ib := nd.Mem.Bytes(in, int(batch)); ib != nil {
+					for i := 0; i < len(ib); i += 4 {
+						binary.LittleEndian.PutUint32(ib[i:], math.Float32bits(mvVector(b, i/int(vb), i%int(vb)/4)))
+					}
+					matvec(ib, want)
+				}
+				if err := h.WriteNotify(1, 0, 1, 1, 0, batch, 0, uint64(b+1), 0); err != nil {
+					return err
+				}
+				for k := 1; p.Worker == "persistent" && k < p.Blocks; k++ {
+					if err := h.Notify(1, k, uint64(b+1), 0); err != nil {
+						return err
+					}
+				}
+				for range results {
+					id, _, err := h.NotifyWaitsome(p.Blocks, results)
+					if err != nil {
+						return err
+					}
+					h.NotifyReset(id)
+				}
+				if ob := nd.Mem.Bytes(out, int(batch)); ob != nil {
+					ok = ok && bytes.Equal(ob, want)
+				}
+			}
+			res.Time = nd.Host.Now() - t0
+			return h.Wait(0)
+		}
+		in, out := w.SegmentAddr(1, 1), w.SegmentAddr(2, 1)
+		compute := func(wg *gpu.WG, loadMatrix bool) {
+			if loadMatrix {
+				wg.Stream(mvDim * mvDim * 4)
+			}
+			off, n := part(wg.ID)
+			if n == 0 {
+				return
+			}
+			m := wg.Mem()
+			if ib, ob := m.Bytes(in+mem.Addr(off), int(n)), m.Bytes(out+mem.Addr(off), int(n)); ib != nil && ob != nil {
+				matvec(ib, ob)
+			}
+			// One multiply-add per thread per matrix element of every
+			// vector, spread over the block's threads.
+			wg.VALU(int(n/vb)*mvDim*mvDim*2/max(1, wg.Size) + 1)
+			wg.Stream(2 * n)
+		}
+		if p.Worker == "relaunch" {
+			h := w.Host(1, nd.Host, nd.SW)
+			for b := range p.Batches {
+				if _, _, err := h.NotifyWaitsome(0, 1); err != nil {
+					return err
+				}
+				h.NotifyReset(0)
+				run := nd.Stream.Launch(gpu.Kernel{Name: "matvec", WGs: p.Blocks, WGSize: p.Threads, Body: func(wg *gpu.WG) { compute(wg, true) }})
+				nd.Stream.Wait(run)
+				if err := h.WriteNotify(2, 0, 0, 2, 0, batch, p.Blocks, uint64(b+1), 0); err != nil {
+					return err
+				}
+			}
+			return h.Wait(0)
+		}
+		var kerr error
+		run := nd.Stream.Launch(gpu.Kernel{Name: "matvec-persistent", WGs: p.Blocks, WGSize: p.Threads, Body: func(wg *gpu.WG) {
+			d := w.Device(1)
+			wg.Stream(mvDim * mvDim * 4) // the matrix into shared memory, once
+			for b := range p.Batches {
+				if _, _, kerr = d.NotifyWaitsome(wg, wg.ID, 1); kerr != nil {
+					return
+				}
+				d.NotifyReset(wg, wg.ID)
+				compute(wg, false)
+				off, n := part(wg.ID)
+				if n == 0 { // more blocks than vectors: only the notification
+					kerr = d.Notify(wg, 0, p.Blocks+wg.ID, uint64(b+1), wg.ID)
+				} else {
+					kerr = d.WriteNotify(wg, 2, off, 0, 2, off, n, p.Blocks+wg.ID, uint64(b+1), wg.ID)
+				}
+				if kerr != nil {
+					return
+				}
+			}
+			kerr = d.Wait(wg, wg.ID)
+		}})
+		nd.Stream.Wait(run)
+		return kerr
+	})
+	if err := c.Engine.Run(); err != nil {
+		return res, err
+	}
+	if err := g.Err(); err != nil {
+		return res, err
+	}
+	res.MVecs = float64(vecs*p.Batches) / res.Time.Seconds() / 1e6
+	res.Verified = ok && c.Nodes[0].Mem.Functional()
+	if !ok {
+		return res, fmt.Errorf("gpi matvec: results differ from the CPU matrix-vector product")
+	}
+	return res, nil
+}

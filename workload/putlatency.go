@@ -1,0 +1,215 @@
+package workload
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// PutLatency is the GIO microbenchmark (workloads.md §10.1): WGs
+// work-groups on node 0 each send Size bytes to node 1, which detects
+// their arrival. Device-shmem strategies (GNN_GIO, GHN, ComP-Net): each
+// work-group puts its slice and then a flag word (fence between), the
+// target kernel's work-groups wait_until their flag. Kernel-boundary
+// (HDN, "Inter-K-Empty"): an empty kernel of WGs work-groups, then the host
+// sends all slices with MPI at the kernel boundary. Host (CPU): MPI only.
+// The time runs from the initiator's start (kernel launch, or the MPI
+// call) to the target seeing the last byte.
+type PutLatency struct {
+	Size unit.Bytes
+	WGs  int
+}
+
+// PutLatencyResult is one run.
+type PutLatencyResult struct {
+	Time     sim.Time
+	Verified bool
+	GIO      shmem.GIOStats // the initiator's GIO counters (GNN_GIO only)
+}
+
+// PutLatencyDef is the microbenchmark's registry entry.
+func PutLatencyDef() Def {
+	why := "it times GPU work-groups' messages from inside a kernel or at its boundary; "
+	return Def{
+		Name:     "putlatency",
+		Summary:  "GIO put latency vs size and vs issuing work-groups (workloads.md §10.1)",
+		Baseline: strategy.CPU,
+		Impls: []Impl{
+			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
+			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
+			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
+		},
+		NotApplicable: putLatencyNA(why),
+		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
+			c, err := newCluster(hw, 2, seed, functional)
+			if err != nil {
+				return Cell{}, err
+			}
+			defer c.Engine.Close()
+			r, err := PutLatency{Size: 256, WGs: 2}.Run(c, s.Strategy, cfg)
+			im, _ := PutLatencyDef().Impl(s)
+			return Cell{Impl: im.Name, Nodes: 2, Time: r.Time, Events: c.Engine.Events(), Verified: r.Verified}, err
+		},
+	}
+}
+
+// putLatencyNA gives the strategies without an implementation their
+// reason.
+func putLatencyNA(why string) map[strategy.Strategy]string {
+	m := map[strategy.Strategy]string{}
+	for _, d := range strategy.Registry() {
+		if d.Caps.Has(strategy.DeviceShmem|strategy.Stream) || d.Caps.Has(strategy.TwoSided|strategy.Stream) ||
+			d.Caps.Has(strategy.TwoSided|strategy.HostCompute) {
+			continue
+		}
+		m[d.Strategy] = why + "this strategy offers neither the device OpenSHMEM API nor host MPI"
+	}
+	return m
+}
+
+// Run runs the microbenchmark under s on a two-node cluster.
+func (p PutLatency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (PutLatencyResult, error) {
+	if len(c.Nodes) != 2 || p.Size < 8 || p.Size%8 != 0 || p.WGs < 1 {
+		return PutLatencyResult{}, fmt.Errorf("putlatency: %v per work-group (a multiple of 8 B), %d work-groups on %d nodes: need positive sizes on 2 nodes",
+			p.Size, p.WGs, len(c.Nodes))
+	}
+	im, _, err := PutLatencyDef().implFor(s)
+	if err != nil {
+		return PutLatencyResult{}, err
+	}
+	size := uint64(p.Size)
+	slot := size + 8 // the slice, then its flag
+	var res PutLatencyResult
+	var start, end sim.Time
+	var srcs, dsts [2]mem.Addr
+	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
+		if im.Name != "device-shmem" {
+			return p.mpi(nd, im.Name, size, &srcs, &dsts, &start, &end)
+		}
+		rt, ok := strategy.Get[*shmem.Runtime](nd)
+		if !ok {
+			return fmt.Errorf("%s provides no device shmem runtime", nd.Strategy)
+		}
+		dev, err := rt.Init(p.WGs)
+		if err != nil {
+			return err
+		}
+		buf, err := dev.Malloc(uint64(p.WGs) * slot)
+		if err != nil {
+			return err
+		}
+		src, err := dev.Malloc(uint64(p.WGs) * size)
+		if err != nil {
+			return err
+		}
+		srcs[nd.Rank], dsts[nd.Rank] = src, buf
+		fillPattern(nd.Mem, src, uint64(p.WGs)*size, 3)
+		errs := make([]error, p.WGs)
+		k := gpu.Kernel{Name: "putlatency", WGs: p.WGs, WGSize: 64, Body: func(wg *gpu.WG) {
+			ctx, err := dev.CtxCreate(wg)
+			if err != nil {
+				errs[wg.ID] = err
+				return
+			}
+			at := buf + mem.Addr(uint64(wg.ID)*slot)
+			if nd.Rank == 0 {
+				errs[wg.ID] = sendSlice(ctx, at, src+mem.Addr(uint64(wg.ID)*size), size)
+			} else {
+				_, errs[wg.ID] = ctx.WaitUntil(at+mem.Addr(size), 8, shmem.CmpEQ, 1)
+				end = max(end, wg.Now())
+			}
+			if err := ctx.Destroy(); err != nil && errs[wg.ID] == nil {
+				errs[wg.ID] = err
+			}
+		}}
+		if err := dev.Cooperative(k); err != nil {
+			return err
+		}
+		run := nd.Stream.Launch(k)
+		nd.Stream.Wait(run)
+		if nd.Rank == 0 {
+			start = run.Queued
+			res.GIO = dev.Finalize().GIO
+		} else {
+			dev.Finalize()
+		}
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := c.Engine.Run(); err != nil {
+		return res, err
+	}
+	if err := g.Err(); err != nil {
+		return res, err
+	}
+	res.Time = end - start
+	if m0, m1 := c.Nodes[0].Mem, c.Nodes[1].Mem; m0.Functional() {
+		for w := range p.WGs {
+			stride := slot
+			if im.Name != "device-shmem" {
+				stride = size // MPI sends the slices back to back
+			}
+			got := m1.Bytes(dsts[1]+mem.Addr(uint64(w)*stride), int(size))
+			if !bytes.Equal(got, m0.Bytes(srcs[0]+mem.Addr(uint64(w)*size), int(size))) {
+				return res, fmt.Errorf("putlatency: work-group %d's slice differs at the target", w)
+			}
+		}
+		res.Verified = true
+	}
+	return res, nil
+}
+
+// sendSlice puts one work-group's slice, then (after a fence) its flag.
+func sendSlice(ctx *shmem.Ctx, at, src mem.Addr, size uint64) error {
+	if err := ctx.PutmemNBI(at, src, size, 1); err != nil {
+		return err
+	}
+	if err := ctx.Fence(); err != nil {
+		return err
+	}
+	if err := ctx.P(at+mem.Addr(size), 1, 8, 1); err != nil {
+		return err
+	}
+	return ctx.Quiet()
+}
+
+// mpi is the host-driven side: with a stream (HDN) an empty kernel of
+// WGs work-groups runs first and the host sends at its boundary.
+func (p PutLatency) mpi(nd *strategy.Node, impl string, size uint64, srcs, dsts *[2]mem.Addr, start, end *sim.Time) error {
+	n := uint64(p.WGs) * size
+	buf := nd.Mem.Alloc(nd.Pool, n, "putlatency")
+	srcs[nd.Rank], dsts[nd.Rank] = buf, buf
+	fillPattern(nd.Mem, buf, n, 3)
+	if nd.Rank == 1 {
+		r, err := nd.MPI.Irecv(buf, n, 0, 0)
+		if err != nil {
+			return err
+		}
+		nd.MPI.Wait(r)
+		*end = nd.Host.Now()
+		return nil
+	}
+	*start = nd.Host.Now()
+	if impl == "kernel-boundary" {
+		run := nd.Stream.Launch(gpu.Kernel{Name: "empty", WGs: p.WGs, WGSize: 64, Body: func(*gpu.WG) {}})
+		*start = run.Queued
+		nd.Stream.Wait(run)
+	}
+	r, err := nd.MPI.Isend(buf, n, 1, 0)
+	if err != nil {
+		return err
+	}
+	nd.MPI.Wait(r)
+	return nil
+}
