@@ -60,6 +60,7 @@ type Config struct {
 	JacobiScale JacobiScaleSpec `toml:"jacobiscale"`
 	DDTFFT      FFT2DSpec       `toml:"fft2d"`
 	ShmemBench  ShmemBenchSpec  `toml:"shmembench"`
+	ML          MLSpec          `toml:"ml"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -92,6 +93,7 @@ func DefaultConfig(preset string) (Config, error) {
 		Jacobi:     jac, Jacobi1D: jac1d, JacobiScale: jacScale,
 		DDTFFT:     defaultFFT2D(),
 		ShmemBench: defaultShmemBench(),
+		ML:         defaultML(),
 	}, nil
 }
 
@@ -102,6 +104,8 @@ func (c Config) Validate() error {
 		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate())
 	errs = append(errs, c.DDTFFT.validate(), c.ddtInterval())
+	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate(), c.ML.validate())
+	errs = append(errs, c.DDTFFT.validate())
 	errs = append(errs, c.ShmemBench.validate())
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
