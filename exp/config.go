@@ -65,6 +65,7 @@ type Config struct {
 	GPURdma     GPURdmaSpec     `toml:"gpurdma"`
 	GPI         GPISpec         `toml:"gpi"`
 	GIOBench    GIOBenchSpec    `toml:"giobench"`
+	ML          MLSpec          `toml:"ml"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -101,6 +102,7 @@ func DefaultConfig(preset string) (Config, error) {
 		GPURdma:    defaultGPURdma(),
 		GPI:        defaultGPI(),
 		GIOBench:   defaultGIOBench(),
+		ML:         defaultML(),
 	}, nil
 }
 
@@ -110,7 +112,7 @@ func (c Config) Validate() error {
 		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(),
 		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate())
-	errs = append(errs, c.DDTFFT.validate(), c.ddtInterval())
+	errs = append(errs, c.DDTFFT.validate(), c.ddtInterval(), c.ML.validate())
 	errs = append(errs, c.ShmemBench.validate())
 	errs = append(errs, c.GNN.Validate(), c.GPURdma.validate(), c.GPI.validate(), c.GIOBench.validate())
 	errs = append(errs, c.kernelFits()...)

@@ -14,6 +14,8 @@ func experiments() []Experiment {
 			Points: ptr(jacobiPoints("strong"))},
 		{Name: "jacobiweak", Summary: "Jacobi weak scaling, fixed points per node, runtime normalized to HDN (workloads.md §6.3)", Run: jacobiRun("weak"),
 			Points: ptr(jacobiPoints("weak"))},
+		{Name: "mlproj", Summary: "machine-learning (CNTK) projection: per-call Allreduce ratios from simulated allreduces, projected runtime and speedup per strategy (workloads.md §7)", Run: runML,
+			Points: ptr(mlPoints())},
 		{Name: "matrix", Summary: "every workload's small instance on every strategy that runs it: implementation, time, verified, speedup vs the workload's baseline; not-applicable cells with their reason", Run: runMatrix,
 			Points: ptr(matrixPoints())},
 		{Name: "accumulate", Summary: "MPI Accumulate in passive-target epochs on 2 nodes under CPU, HSA and XTQ: time per epoch over a size sweep or an NWChem-like size mix (workloads.md §2)", Run: runAccumulate, Points: ptr(accumulatePoints())},

@@ -1,0 +1,108 @@
+package exp
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The projection's arithmetic on a hand-computed case: a workload blocked
+// 25% of the time whose calls become half as long runs 0.875 of its
+// profiled time, a speedup of 8/7.
+func TestProjectRuntimeByHand(t *testing.T) {
+	if got := projectRuntime(0.25, 0.5); got != 0.875 {
+		t.Fatalf("T = %v, want 0.875", got)
+	}
+	if got := projectRuntime(0.25, 1); got != 1 {
+		t.Fatalf("unchanged calls: T = %v, want 1", got)
+	}
+	if sp := projectRuntime(0.5, 1) / projectRuntime(0.5, 0.5); sp != 4.0/3 {
+		t.Fatalf("speedup %v, want 4/3", sp)
+	}
+}
+
+func writeTable(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A user table: the projection takes R_X from one simulation per distinct
+// size (two workloads share one), and every row obeys T = (1−f) + f·R
+// against the simulated allreduce times it reports.
+func TestMLProjectionFromUserTable(t *testing.T) {
+	cfg := quickConfig(t)
+	cfg.ML.Table = writeTable(t, "workload,domain,blocked_pct,calls,size\nA,x,50,10,64KiB\nB,y,20,1000,64KiB\nC,z,0,5,16KiB\n")
+	cfg.ML.Nodes = 4
+	cfg.ML.Strategies = []string{"CPU", "HDN", "GPUTN"}
+	cfg.ML.Baseline = "HDN"
+	pts, err := mlList(cfg)
+	if err != nil || len(pts) != 2*3 {
+		t.Fatalf("%d points (%v), want 2 sizes × 3 strategies", len(pts), err)
+	}
+	res, err := runML(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	times := map[string]float64{} // size/strategy → simulated time
+	for _, r := range res.Tables[2].Rows {
+		times[r[0].(interface{ String() string }).String()+"/"+r[2].(string)] = r[4].(float64)
+	}
+	for _, r := range res.Tables[1].Rows {
+		f := r[2].(float64) / 100
+		size := r[4].(interface{ String() string }).String()
+		ratio := times[size+"/"+r[5].(string)] / times[size+"/CPU"]
+		base := projectRuntime(f, times[size+"/HDN"]/times[size+"/CPU"])
+		if !(ratio > 0) || !(base > 0) {
+			t.Fatalf("%v: no simulated time for its size (%v)", r, times)
+		}
+		if d := r[9].(float64) - projectRuntime(f, ratio); d > 1e-3 || d < -1e-3 {
+			t.Errorf("%v: runtime %v, want %v", r, r[9], projectRuntime(f, ratio))
+		}
+		if d := r[10].(float64) - base/projectRuntime(f, ratio); d > 1e-3 || d < -1e-3 {
+			t.Errorf("%v: speedup %v, want %v", r, r[10], base/projectRuntime(f, ratio))
+		}
+		if r[0] == "C" && r[9] != 1.0 {
+			t.Errorf("a workload never blocked in Allreduce must project to 1: %v", r)
+		}
+	}
+}
+
+func TestMLBadTables(t *testing.T) {
+	for name, tc := range map[string]struct{ text, want string }{
+		"missing column": {"workload,domain,blocked_pct,size\nA,x,5,1MiB\n", `missing column "calls"`},
+		"negative pct":   {"workload,domain,blocked_pct,calls,size\nA,x,-5,10,1MiB\n", `row 1 (A): blocked_pct = "-5": must be a percentage in [0, 100]`},
+		"bad size":       {"workload,domain,blocked_pct,calls,size\nA,x,5,10,3B\n", `row 1 (A): size = "3B"`},
+		"zero calls":     {"workload,domain,blocked_pct,calls,size\nA,x,5,0,4KiB\n", `calls = "0"`},
+		"no rows":        {"workload,domain,blocked_pct,calls,size\n", "no workload rows"},
+		"duplicate":      {"workload,domain,blocked_pct,calls,size\nA,x,5,1,4KiB\nA,y,5,1,4KiB\n", "distinct"},
+	} {
+		cfg := quickConfig(t)
+		cfg.ML.Table = writeTable(t, tc.text)
+		err := cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "ml.table") {
+			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
+	}
+}
+
+// FuzzMLTable: the parser never panics, and what it accepts is a valid table.
+func FuzzMLTable(f *testing.F) {
+	f.Add(cntkTable)
+	f.Add("workload,domain,blocked_pct,calls,size\nA,x,5,1,4KiB\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		rows, err := parseMLTable(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		for _, r := range rows {
+			if r.Blocked < 0 || r.Blocked > 1 || r.Calls < 1 || r.Size < 4 || r.Size%4 != 0 {
+				t.Fatalf("accepted %+v", r)
+			}
+		}
+	})
+}
