@@ -14,7 +14,7 @@ import (
 // slurmStudy is a small study for the Slurm round trip: 2 × 2 × 4
 // allreduce points, 2 × 3 latency points and the strategies table.
 const slurmStudy = `name = "roundtrip"
-set = ["allreduce.size=96KiB", "allreduce.nodes=2,3"]
+set = ["allreduce.size=96KiB", "allreduce.nodes=2,3", "allreduce.strategies=CPU,HDN,GDS,GPUTN"]
 sweep = ["link.bandwidth=50Gbps..100Gbps*2"]
 
 [[experiment]]
