@@ -111,7 +111,9 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 		ctx = context.Background()
 	}
 	bar := newStudyProgress(stderr, o.quiet)
+	stop := bar.onInterrupt(cache.Dir(), stderr)
 	res, err := study.Execute(ctx, plan, study.Options{Cache: cache, Fresh: o.fresh, Parallel: plan.Runs[0].Config.Run.Parallel, Progress: bar.report})
+	stop()
 	bar.close()
 	if err != nil {
 		return err

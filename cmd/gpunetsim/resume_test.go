@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +36,7 @@ func cacheEntries(t *testing.T, dir string) []string {
 func TestKilledStudyResumes(t *testing.T) {
 	dir := t.TempDir()
 	exe := buildGpunetsim(t, dir)
-	args := []string{"study", "run", "allreduce", "--set", "allreduce.nodes=2-9", "--set", "allreduce.size=256KiB",
+	args := []string{"study", "run", "allreduce", "--set", "allreduce.nodes=2-9", "--set", "allreduce.size=256KiB", "--set", "allreduce.strategies=CPU,HDN,GDS,GPUTN",
 		"--set", "run.parallel=1", "--sweep", "link.bandwidth=50Gbps,100Gbps"} // 8 × 4 × 2 = 64 points
 	const total = 64
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -94,5 +95,40 @@ func TestKilledStudyResumes(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s: the resumed study's file differs from an uninterrupted run's (%v)", f, err)
 		}
+	}
+}
+
+// Ctrl-C ends a study at once with exit code 130 and a line saying how
+// far it got and how to resume.
+func TestInterruptedStudySaysHowToResume(t *testing.T) {
+	dir := t.TempDir()
+	exe := buildGpunetsim(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c := exec.CommandContext(ctx, exe, "study", "run", "allreduce", "--set", "allreduce.nodes=2-17", "--set", "allreduce.size=512KiB",
+		"--set", "run.parallel=1", "--cache", "c", "--out", "o")
+	c.Dir = dir
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for len(cacheEntries(t, filepath.Join(dir, "c"))) < 2 {
+		if ctx.Err() != nil {
+			t.Fatal("the study wrote no cache entries")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	c.Process.Signal(os.Interrupt)
+	err := c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want status 130\n%s", err, stderr.String())
+	}
+	if !regexp.MustCompile(`gpunetsim: interrupted: \d+ of \d+ points are in the cache c; run the same command again to resume\n$`).MatchString(stderr.String()) {
+		t.Fatalf("stderr %q", stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "o", "allreduce.csv")); err == nil {
+		t.Fatal("the interrupted study wrote its report")
 	}
 }

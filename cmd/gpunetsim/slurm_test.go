@@ -14,7 +14,7 @@ import (
 // slurmStudy is a small study for the Slurm round trip: 2 × 2 × 4
 // allreduce points, 2 × 3 latency points and the strategies table.
 const slurmStudy = `name = "roundtrip"
-set = ["allreduce.size=96KiB", "allreduce.nodes=2,3"]
+set = ["allreduce.size=96KiB", "allreduce.nodes=2,3", "allreduce.strategies=CPU,HDN,GDS,GPUTN"]
 sweep = ["link.bandwidth=50Gbps..100Gbps*2"]
 
 [[experiment]]
@@ -27,13 +27,26 @@ name = "latency"
 name = "strategies"
 `
 
-// buildGpunetsim builds the command into dir and returns its path.
+// buildGpunetsim puts the command in dir as a file named gpunetsim: a
+// hard link to (or copy of) this test binary, which testscript.Main (see
+// TestMain) runs as the command when it is called by that name. No
+// toolchain is needed, and Slurm tasks can run it like the real program.
 func buildGpunetsim(t *testing.T, dir string) string {
 	t.Helper()
-	exe := filepath.Join(dir, "gpunetsim")
-	out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput()
+	self, err := os.Executable()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "gpunetsim")
+	if os.Link(self, exe) == nil {
+		return exe
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	return exe
 }

@@ -204,8 +204,10 @@ func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice,
 		ctx = context.Background()
 	}
 	bar := newStudyProgress(stderr, f.quiet)
+	stop := bar.onInterrupt(p.cache.Dir(), stderr)
 	o, err := study.Execute(ctx, p.plan, study.Options{Cache: p.cache, Fresh: f.fresh, Slice: slice, CacheOnly: collectOnly,
 		Parallel: p.plan.Runs[0].Config.Run.Parallel, Progress: bar.report})
+	stop()
 	bar.close()
 	if err != nil {
 		return err

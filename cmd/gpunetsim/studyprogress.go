@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -27,6 +29,9 @@ type studyProgress struct {
 	start    time.Time
 	stop     chan struct{}
 	stopped  sync.WaitGroup
+	// closeOnce stops the ticker once: close runs on success and, from
+	// the signal handler, on interrupt.
+	closeOnce sync.Once
 
 	mu    sync.Mutex
 	bar   *progressbar.ProgressBar
@@ -118,15 +123,49 @@ func (p *studyProgress) close() {
 	if p == nil {
 		return
 	}
-	if p.stop != nil {
-		close(p.stop)
-		p.stopped.Wait()
-		p.stop = nil
-	}
+	p.closeOnce.Do(func() {
+		if p.stop != nil {
+			close(p.stop)
+			p.stopped.Wait()
+		}
+	})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar != nil {
 		p.bar.Finish()
 		p.bar.Clear()
+	}
+}
+
+// onInterrupt makes SIGINT and SIGTERM end a study at once with a line
+// that says how far it got and how to resume: finished points are already
+// in the cache (each entry whole), the running ones are lost. The
+// returned function stops watching.
+func (p *studyProgress) onInterrupt(cacheDir string, stderr io.Writer) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			var s study.Progress
+			if p != nil {
+				p.close()
+				p.mu.Lock()
+				s = p.state
+				p.mu.Unlock()
+			}
+			fmt.Fprintf(stderr, "\ngpunetsim: interrupted: %d of %d points are in the cache %s; run the same command again to resume\n", s.Done, s.Total, cacheDir)
+			code := 130
+			if sig == syscall.SIGTERM {
+				code = 143
+			}
+			os.Exit(code)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
 	}
 }

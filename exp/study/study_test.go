@@ -32,7 +32,7 @@ func quickStudy(t *testing.T) Study {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Single(e, params.Options{Sets: []string{"allreduce.nodes=2,3", "allreduce.size=96KiB"}}, []params.Sweep{sw})
+	s, err := Single(e, params.Options{Sets: []string{"allreduce.nodes=2,3", "allreduce.size=96KiB", "allreduce.strategies=CPU,HDN,GDS,GPUTN"}}, []params.Sweep{sw})
 	if err != nil {
 		t.Fatal(err)
 	}
