@@ -7,6 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/nbc"
 	"github.com/gpunetsim/gpunetsim/model/xtq"
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
@@ -105,19 +106,17 @@ func runTasks(c *cluster.Cluster, g *strategy.Group) error {
 	return err
 }
 
-// remoteAllreduce is the XTQ Allreduce of workloads.md §4.2 as a libNBC-
-// style schedule: per reduce-scatter round a zero-length resource-ready
-// sync (the node posts its receive buffer, then tells its left neighbour),
-// then a task put of the chunk to the right neighbour whose kernel adds it
-// into that node's chunk; before the next round the node waits for its
-// own incoming kernel's completion signal (the chunk it forwards next).
-// The allgather steps are plain puts, each forwarded once it arrived.
+// remoteAllreduce is the XTQ Allreduce of workloads.md §4.2: the ring as
+// a libNBC schedule (taskRingSchedule) run over the remote-task transport
+// (nbc.OverTasks). The node's reduction kernel is registered with its
+// vector as the target buffer and a signal counting the n-1 incoming
+// reduce-scatter tasks.
 func (a Allreduce) remoteAllreduce(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
 	rt, err := remoteTasks(nd)
 	if err != nil {
 		return err
 	}
-	n, i := l.n, nd.Rank
+	n := l.n
 	if _, err := rt.TaskingInit(taskQueue, queueSlots); err != nil {
 		return err
 	}
@@ -130,33 +129,50 @@ func (a Allreduce) remoteAllreduce(nd *strategy.Node, l *ringLayout, base mem.Ad
 		_, nb := l.sub(k, 0)
 		maxChunk = max(maxChunk, nb)
 	}
-	args := []uint64{0, 0, 0, 0}
-	cmdLen := xtq.Task{Args: args}.CmdLen()
-	recv := nd.Mem.Alloc(mem.Host, cmdLen+maxChunk, "allreduce.recv")
+	recvLen := xtq.Task{Args: make([]uint64, 4)}.CmdLen() + maxChunk
+	recv := nd.Mem.Alloc(mem.Host, recvLen, "allreduce.recv")
 	rt.Expose(base, l.totalSize)
 	rt.Barrier()
+	tr := nbc.OverTasks(rt, nbc.TaskSetup{Kernel: kernelReduce, Queue: taskQueue, Recv: recv, RecvLen: recvLen,
+		Signal: sig, Tasks: uint64(n - 1), StepInstr: nd.SW.NBCStep,
+		Grid: func(nb uint64) (int, int) { return taskGrid(nd, nb, a.WGSize), a.WGSize }})
+	return nbc.Start(tr, nil, taskRingSchedule(l, base, nd.Rank)).Wait()
+}
+
+// taskRingSchedule is node i's remote-task ring (workloads.md §4.2, §4.6).
+// Reduce-scatter step st is two rounds: the resource-ready sync (post the
+// receive buffer, tell the left neighbour, hear from the right one), then
+// the XtqPut of chunk i−st to the right neighbour — its kernel adds the
+// chunk into the neighbour's copy — and the wait for the node's own
+// incoming task (the chunk it forwards next). Allgather step s is a plain
+// put of chunk i+1−s into the right neighbour's vector and the wait for
+// chunk i−s from the left.
+func taskRingSchedule(l *ringLayout, base mem.Addr, i int) nbc.Schedule {
+	n := l.n
 	right, left := mod(i+1, n), mod(i-1, n)
+	var sched nbc.Schedule
 	for st := range n - 1 {
-		nd.Host.Instr(nd.SW.NBCStep)
-		rt.PostBuffer(recv, cmdLen+maxChunk)
-		rt.Notify(left, xtq.ChanSync)
-		rt.WaitNotify(xtq.ChanSync, uint64(st+1), "resource-ready sync")
 		k := mod(i-st, n)
 		off, nb := l.sub(k, 0)
-		nd.Host.Instr(nd.SW.NBCStep)
-		if err := rt.Put(xtq.Task{Target: right, Kernel: kernelReduce, Queue: taskQueue, Grid: taskGrid(nd, nb, a.WGSize),
-			WGSize: a.WGSize, Args: []uint64{0, 0, off, nb}, Payload: base + mem.Addr(off), PayloadLen: nb}); err != nil {
-			return err
-		}
-		pending := uint64(n - 2 - st)
-		rt.SignalWait(sig, fmt.Sprintf("reduce kernel of round %d", st), func(v uint64) bool { return v <= pending })
+		sched = append(sched,
+			nbc.Round{
+				{Kind: nbc.TaskPost, Peer: left, Step: st},
+				{Kind: nbc.Send, Peer: left, Step: st},
+				{Kind: nbc.Recv, Peer: right, Step: st},
+			},
+			nbc.Round{
+				{Kind: nbc.XtqPut, Peer: right, Chunk: k, Step: st, Addr: base + mem.Addr(off), Len: nb, Offset: off},
+				{Kind: nbc.TaskWait, Peer: left, Chunk: l.stepChunk(i, st), Step: st},
+			})
 	}
 	for s := range n - 1 {
-		nd.Host.Instr(nd.SW.NBCStep)
-		k := mod(i+1-s, n)
+		k, rk := mod(i+1-s, n), mod(i-s, n)
 		off, nb := l.sub(k, 0)
-		rt.PutData(right, base+mem.Addr(off), nb, off)
-		rt.WaitNotify(xtq.ChanData, uint64(s+1), fmt.Sprintf("allgather step %d", s))
+		roff, rnb := l.sub(rk, 0)
+		sched = append(sched, nbc.Round{
+			{Kind: nbc.Send, Peer: right, Chunk: k, Step: n - 1 + s, Addr: base + mem.Addr(off), Len: nb, Offset: off},
+			{Kind: nbc.Recv, Peer: left, Chunk: rk, Step: n - 1 + s, Addr: base + mem.Addr(roff), Len: rnb},
+		})
 	}
-	return nil
+	return sched
 }

@@ -5,6 +5,8 @@
 // — Start posts the first round, Test advances it whenever the caller
 // progresses, Wait blocks until the end — and the GPU-TN and GDS runtimes
 // map its sends to pre-registered triggered or deferred puts instead.
+// Remote-task schedules (tasks.go, xtq.go) add XtqPut, TaskPost and
+// TaskWait ops, run over the XTQ/HSA runtime (OverTasks).
 package nbc
 
 import (
@@ -24,9 +26,11 @@ const (
 	Copy               // copy Src to Addr (Len bytes), a local op
 )
 
+var kindNames = [...]string{"send", "recv", "reduce", "copy", "xtqput", "taskpost", "taskwait"}
+
 func (k Kind) String() string {
-	if int(k) < 4 {
-		return [...]string{"send", "recv", "reduce", "copy"}[k]
+	if int(k) < len(kindNames) {
+		return kindNames[k]
 	}
 	return fmt.Sprintf("kind(%d)", k)
 }
@@ -41,6 +45,9 @@ type Op struct {
 	Addr  mem.Addr // send source, receive or reduce destination
 	Src   mem.Addr // reduce/copy source
 	Len   uint64
+	// Offset is where a one-sided op lands in the peer's buffer: the
+	// element offset an XtqPut's kernel updates, or a put's destination.
+	Offset uint64
 }
 
 // Round is a set of ops that may proceed concurrently.
@@ -115,6 +122,8 @@ func (h *Handle) post() {
 				r, err = h.tr.Isend(op)
 			case Recv:
 				r, err = h.tr.Irecv(op)
+			case XtqPut, TaskPost, TaskWait:
+				r, err = h.task(op)
 			default:
 				continue
 			}

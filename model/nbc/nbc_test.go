@@ -72,3 +72,28 @@ func TestTransportErrorStopsTheCollective(t *testing.T) {
 		t.Fatalf("err = %v, want a round-2 failure", err)
 	}
 }
+
+// fakeTasks runs the remote-task kinds like sends.
+type fakeTasks struct{ fake }
+
+func (f *fakeTasks) Task(op Op) (Request, error) { return f.start(op.Kind.String(), op) }
+
+// Remote-task ops go to a TaskTransport in round order; a plain transport
+// refuses them with an error naming the kind.
+func TestTaskOps(t *testing.T) {
+	s := Schedule{
+		{{Kind: TaskPost, Step: 0}, {Kind: Send, Step: 0}, {Kind: Recv, Step: 0}},
+		{{Kind: XtqPut, Step: 1}, {Kind: TaskWait, Step: 1}},
+	}
+	f := &fakeTasks{fake{failAt: -1}}
+	if err := Start(f, nil, s).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(f.log, " "); got != "taskpost0 s0 r0 xtqput1 taskwait1" {
+		t.Errorf("log %q", got)
+	}
+	err := Start(&fake{failAt: -1}, nil, s).Wait()
+	if err == nil || !strings.Contains(err.Error(), "cannot run taskpost ops") {
+		t.Errorf("plain transport: %v, want a refusal naming taskpost", err)
+	}
+}

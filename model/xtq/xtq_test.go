@@ -134,3 +134,48 @@ func TestBadTasksAreNamedFailures(t *testing.T) {
 		}
 	}
 }
+
+// The host producer protocol (HSA): the doorbell is written after the
+// packet's header, a full queue makes the producer wait for room, and
+// every packet runs once.
+func TestHostEnqueueOrderAndBackPressure(t *testing.T) {
+	c, err := cluster.New(sim.New(1), cluster.XTQ(), 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd := c.Nodes[0]
+	q, err := nd.GPU.NewAQLQueue("q", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	obj := nd.GPU.LoadKernel(gpu.KernelCode{Name: "slow", Body: func(wg *gpu.WG, _ mem.Addr) { wg.VALU(5000); runs++ }})
+	sig := nd.GPU.NewSignal("s", 3)
+	m := nd.Mem
+	probe := c.Engine.Spawn("doorbell probe", func(p *sim.Proc) {
+		last := uint64(0)
+		for {
+			p.WaitUntil(m.Watch(q.Doorbell()), "doorbell", func() bool { return m.Load64(q.Doorbell()) > last })
+			last = m.Load64(q.Doorbell())
+			if pk := gpu.DecodeAQL(m.Bytes(q.Slot(last-1), 64)); pk.Header != gpu.DispatchHeader || pk.KernelObject != obj {
+				t.Errorf("doorbell %d: slot header %#x object %#x not published yet", last, pk.Header, pk.KernelObject)
+			}
+		}
+	})
+	probe.SetDaemon()
+	var waited sim.Time
+	nd.CPU.Spawn("producer", func(th *cpu.Thread) {
+		for range 3 {
+			start := th.Now()
+			xtq.HostEnqueue(th, q, gpu.AQLPacket{Header: gpu.DispatchHeader, WGSize: 64, Grid: 64, KernelObject: obj, Signal: sig})
+			waited = max(waited, th.Now()-start)
+		}
+		th.WaitWord(sig, "kernels", func(v uint64) bool { return v == 0 })
+	})
+	if err := c.Engine.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 3 || waited < 5*sim.Microsecond {
+		t.Errorf("%d kernels ran, longest enqueue %v: want 3, and a wait for room behind a 20us kernel", runs, waited)
+	}
+}
