@@ -60,6 +60,7 @@ type Config struct {
 	JacobiScale JacobiScaleSpec `toml:"jacobiscale"`
 	DDTFFT      FFT2DSpec       `toml:"fft2d"`
 	ShmemBench  ShmemBenchSpec  `toml:"shmembench"`
+	HostCPU     HostCPUSpec     `toml:"hostcpu"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -92,6 +93,7 @@ func DefaultConfig(preset string) (Config, error) {
 		Jacobi:     jac, Jacobi1D: jac1d, JacobiScale: jacScale,
 		DDTFFT:     defaultFFT2D(),
 		ShmemBench: defaultShmemBench(),
+		HostCPU:    HostCPUSpec{Size: 64 * unit.MiB, Threads: []int{1, 2, 4, 8, 16}},
 	}, nil
 }
 
@@ -103,6 +105,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate())
 	errs = append(errs, c.DDTFFT.validate(), c.ddtInterval())
 	errs = append(errs, c.ShmemBench.validate())
+	errs = append(errs, c.HostCPU.validate())
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
 		for _, st := range c.Allreduce.Strategies {

@@ -35,6 +35,7 @@ func experiments() []Experiment {
 			Run: runShmemPoints(shmemloadPoints()), Points: ptr(shmemloadPoints())},
 		{Name: "cpl2", Summary: "L2 hit rate of ComP-Net CP accesses vs streaming work-groups, LLC locking off and on (workloads.md §5.5)",
 			Run: runShmemPoints(cpl2Points()), Points: ptr(cpl2Points())},
+		{Name: "hostcpu", Summary: "host streaming rate vs OpenMP threads: memory-level parallelism (Little's law) saturating at DRAM, prefetcher, flat rate, a polling helper on a team core (hardware.md §10)", Run: runHostCPU},
 		{Name: "strategies", Summary: "qualitative characteristic table of the strategies (overview.md §5)", Run: runStrategies},
 	}
 }
