@@ -66,6 +66,7 @@ type Config struct {
 	GPI         GPISpec         `toml:"gpi"`
 	GIOBench    GIOBenchSpec    `toml:"giobench"`
 	ML          MLSpec          `toml:"ml"`
+	HostCPU     HostCPUSpec     `toml:"hostcpu"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -103,6 +104,7 @@ func DefaultConfig(preset string) (Config, error) {
 		GPI:        defaultGPI(),
 		GIOBench:   defaultGIOBench(),
 		ML:         defaultML(),
+		HostCPU:    HostCPUSpec{Size: 64 * unit.MiB, Threads: []int{1, 2, 4, 8, 16}},
 	}, nil
 }
 
@@ -115,6 +117,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.DDTFFT.validate(), c.ddtInterval(), c.ML.validate())
 	errs = append(errs, c.ShmemBench.validate())
 	errs = append(errs, c.GNN.Validate(), c.GPURdma.validate(), c.GPI.validate(), c.GIOBench.validate())
+	errs = append(errs, c.HostCPU.validate())
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
 		for _, st := range c.Allreduce.Strategies {

@@ -53,6 +53,7 @@ func experiments() []Experiment {
 			Sizes: Sizes{Quick: quickGIOBench}},
 		{Name: "gpi", Summary: "GPU-side GPI: latency ping-pong, 180 MB throughput ping-pong (basic, overlapped) and the matrix-vector stream vs CPU-driven GPI (workloads.md §9.4–9.6)", Run: runGPI,
 			Sizes: Sizes{Default: defaultGPISize, Quick: quickGPISize}},
+		{Name: "hostcpu", Summary: "host streaming rate vs OpenMP threads: memory-level parallelism (Little's law) saturating at DRAM, prefetcher, flat rate, a polling helper on a team core (hardware.md §10)", Run: runHostCPU},
 		{Name: "strategies", Summary: "qualitative characteristic table of the strategies (overview.md §5)", Run: runStrategies},
 	}
 }

@@ -60,10 +60,15 @@ func (c *CPU) CoreStats() []CoreStats {
 // place returns the core for a thread the scheduler places: the one with
 // the fewest live threads, the lowest index among equals. Threads do not
 // migrate afterwards.
-func (c *CPU) place() *core {
-	best := c.cores[0]
-	for _, k := range c.cores[1:] {
-		if k.threads < best.threads {
+func (c *CPU) place() *core { return c.placeAvoiding(nil) }
+
+// placeAvoiding is place, but among equally loaded cores it takes avoid
+// last: an OpenMP team thread does not join its master's core while
+// another core is as free.
+func (c *CPU) placeAvoiding(avoid *core) *core {
+	var best *core
+	for _, k := range c.cores {
+		if best == nil || k.threads < best.threads || (best == avoid && k.threads == best.threads) {
 			best = k
 		}
 	}
