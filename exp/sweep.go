@@ -1,7 +1,9 @@
 package exp
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -78,7 +80,7 @@ func forEach(cfg Config, env Env, n int, job func(i int) error) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				errs[i] = job(i)
+				errs[i] = recoverJob(job, i)
 				mu.Lock()
 				done++
 				if env.Progress != nil {
@@ -99,4 +101,16 @@ func forEach(cfg Config, env Env, n int, job func(i int) error) error {
 		}
 	}
 	return nil
+}
+
+// recoverJob runs job(i), returning a panic outside the simulated agents
+// (building a cluster, say) as a *sim.PanicError: a sweep worker's panic
+// would otherwise end the process before the command can report it.
+func recoverJob(job func(int) error, i int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &sim.PanicError{Proc: fmt.Sprintf("sweep job %d", i), Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	return job(i)
 }

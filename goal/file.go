@@ -57,7 +57,7 @@ func open(r io.Reader, opts openOpts) (*File, error) {
 		}
 	}
 	if f.ra == nil {
-		tmp, err := os.CreateTemp("", "gpunetsim-goal-*")
+		tmp, err := tempFile("gpunetsim-goal-*")
 		if err != nil {
 			return nil, fmt.Errorf("goal: spooling input: %w", err)
 		}
@@ -83,12 +83,8 @@ func (f *File) Close() error {
 	if f.spool == nil {
 		return err
 	}
-	name := f.spool.Name()
-	if cerr := f.spool.Close(); err == nil {
+	if cerr := closeTemp(f.spool); err == nil {
 		err = cerr
-	}
-	if rerr := os.Remove(name); err == nil {
-		err = rerr
 	}
 	f.spool = nil
 	return err

@@ -56,7 +56,7 @@ func (s *spool) add(n int) error {
 		return nil
 	}
 	if s.f == nil {
-		f, err := os.CreateTemp("", "gpunetsim-goal-*.bin")
+		f, err := tempFile("gpunetsim-goal-*.bin")
 		if err != nil {
 			return fmt.Errorf("goal: spooling statements: %w", err)
 		}
@@ -103,11 +103,7 @@ func (s *spool) close() error {
 	if s.f == nil {
 		return nil
 	}
-	name := s.f.Name()
-	err := s.f.Close()
-	if rerr := os.Remove(name); err == nil {
-		err = rerr
-	}
+	err := closeTemp(s.f)
 	s.f = nil
 	return err
 }

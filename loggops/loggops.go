@@ -366,6 +366,10 @@ func (s *state) wrapped(h int, v sim.Time) bool {
 	if v >= 0 {
 		return false
 	}
+	if s.p.Compat != CompatLogGOPSim { // only an int64 overflow takes a clock below zero
+		s.fail(fmt.Errorf("loggops: %w on rank %d after %v: the parameters or the schedule's sizes and calc durations are too large", sim.ErrTimeOverflow, h, s.now))
+		return true
+	}
 	s.fail(fmt.Errorf("loggops: compat=loggopsim: rank %d reads a clock that an empty message's (0−1)·G or (0−1)·O took below zero; LogGOPSim's unsigned clock wraps around to about 2^64 there and its result has no meaning", h))
 	return true
 }
@@ -659,6 +663,11 @@ func (s *state) loop() {
 	for s.q.len() > 0 && s.err == nil {
 		k := s.q.pop()
 		t := k.t
+		if t < s.now && p.Compat != CompatLogGOPSim {
+			// Only an int64 overflow of a sum of times goes back in time.
+			s.fail(fmt.Errorf("loggops: %w after %v: the parameters or the schedule's sizes and calc durations are too large", sim.ErrTimeOverflow, s.now))
+			break
+		}
 		s.now = t
 		s.events++
 		if s.progress != nil && s.events%s.every == 0 {

@@ -138,21 +138,34 @@ func DefaultParams() Params {
 		GapPerByte: 40_000, Eager: 64 * unit.KiB, CalcUnit: sim.Nanosecond}
 }
 
-// Validate reports every negative or zero-where-forbidden field at once.
+// MaxParam bounds the time parameters L, o, g and the calc unit, and G and
+// O (as time per byte): an hour, far beyond any network but far inside the
+// int64-picosecond clock, so that a sum of a few of them cannot wrap
+// around. (A run whose schedule still passes the end of the clock fails
+// with sim.ErrTimeOverflow.)
+const MaxParam = 3600 * sim.Second
+
+// Validate reports every negative, too large or zero-where-forbidden field
+// at once.
 func (p Params) Validate() error {
 	var errs []error
-	neg := func(name string, v int64) {
-		if v < 0 {
+	check := func(name string, v, max int64, show, limit string) {
+		switch {
+		case v < 0:
 			errs = append(errs, fmt.Errorf("%w: %s must not be negative", ErrBadParam, name))
+		case max > 0 && v > max:
+			errs = append(errs, fmt.Errorf("%w: %s = %s: must be at most %s (larger values overflow the int64-picosecond clock)", ErrBadParam, name, show, limit))
 		}
 	}
-	neg("L", int64(p.L))
-	neg("o", int64(p.O))
-	neg("g", int64(p.Gap))
-	neg("G", int64(p.GapPerByte))
-	neg("O", int64(p.OverheadPerByte))
-	neg("S", int64(p.Eager))
-	if p.CalcUnit <= 0 {
+	maxT, maxB := int64(MaxParam), int64(MaxParam)*fsPerPs
+	check("L", int64(p.L), maxT, p.L.String(), MaxParam.String())
+	check("o", int64(p.O), maxT, p.O.String(), MaxParam.String())
+	check("g", int64(p.Gap), maxT, p.Gap.String(), MaxParam.String())
+	check("G", int64(p.GapPerByte), maxB, p.GapPerByte.String(), MaxParam.String()+" per byte")
+	check("O", int64(p.OverheadPerByte), maxB, p.OverheadPerByte.String(), MaxParam.String()+" per byte")
+	check("S", int64(p.Eager), 0, p.Eager.String(), "")
+	check("calc", int64(p.CalcUnit), maxT, p.CalcUnit.String(), MaxParam.String())
+	if p.CalcUnit == 0 {
 		errs = append(errs, fmt.Errorf("%w: calc unit must be positive", ErrBadParam))
 	}
 	if p.Compat > CompatLogGOPSim {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"runtime/debug"
 )
 
 // Engine owns simulated time, the event queue and the processes of one run.
@@ -19,7 +20,7 @@ type Engine struct {
 	procs   []*Proc // live processes, in no particular order
 	spawned uint64  // processes ever spawned
 	running *Proc   // process currently executing, nil in callbacks
-	failure error   // first process panic
+	failure error   // first process panic or time overflow
 	tracer  Tracer
 	windows *Windows // optional lookahead-window statistics
 }
@@ -45,9 +46,13 @@ func (e *Engine) Live() int { return len(e.procs) }
 func (e *Engine) Pending() int { return e.queue.len() }
 
 // At schedules fn to run at absolute time t. Scheduling into the past is a
-// simulator bug and panics.
+// simulator bug and panics; a negative t, which only an int64 overflow of
+// now plus a duration produces, or MaxTime, where saturated sums end,
+// stops the run with a *TimeOverflowError.
 func (e *Engine) At(t Time, fn func()) {
-	e.checkFuture(t)
+	if !e.checkFuture(t) {
+		return
+	}
 	e.seq++
 	e.queue.push(t, e.seq, event{h: funcHandler(fn)})
 }
@@ -57,15 +62,24 @@ func (e *Engine) After(d Duration, fn func()) { e.At(e.now+d, fn) }
 
 // AtH schedules h.Handle(arg) at time t without allocating.
 func (e *Engine) AtH(t Time, h Handler, arg uint64) {
-	e.checkFuture(t)
+	if !e.checkFuture(t) {
+		return
+	}
 	e.seq++
 	e.queue.push(t, e.seq, event{h: h, arg: arg})
 }
 
-func (e *Engine) checkFuture(t Time) {
-	if t < e.now {
-		panic(fmt.Sprintf("sim: event scheduled at %v, before now %v", t, e.now))
+// checkFuture reports whether t can be scheduled: a time before now is a
+// bug (panic), a negative one an overflow (the run fails).
+func (e *Engine) checkFuture(t Time) bool {
+	if t >= e.now && t < MaxTime {
+		return true
 	}
+	if t < 0 || t == MaxTime {
+		e.overflow()
+		return false
+	}
+	panic(fmt.Sprintf("sim: event scheduled at %v, before now %v", t, e.now))
 }
 
 // Stop makes Run return after the current event.
@@ -77,8 +91,15 @@ func (e *Engine) Stop() { e.stopped = true }
 func (e *Engine) Run() error { return e.RunUntil(MaxTime) }
 
 // RunUntil executes events with time ≤ limit; see Run. Time advances to the
-// last executed event, never to limit itself.
-func (e *Engine) RunUntil(limit Time) error {
+// last executed event, never to limit itself. A panic in a callback event
+// is returned as a *PanicError, like one in a process.
+func (e *Engine) RunUntil(limit Time) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Proc: "a callback event", At: e.now, Value: r, Stack: string(debug.Stack())}
+			e.shutdown()
+		}
+	}()
 	e.stopped = false
 	for e.queue.len() > 0 && !e.stopped {
 		if e.queue.peekTime() > limit {

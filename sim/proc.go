@@ -123,14 +123,26 @@ func (p *Proc) block(reason string) {
 // scheduled for now.
 func (p *Proc) Sleep(d Duration) {
 	if d < 0 {
+		if d < -MaxTime/2 { // only a wrapped computation is this negative
+			p.e.overflow()
+			p.block("sleep past the end of the clock")
+			return
+		}
 		panic(fmt.Sprintf("sim: process %q sleeps for negative %v", p.name, d))
 	}
 	p.e.AtH(p.e.now+d, p, 0)
 	p.block("sleep")
 }
 
-// SleepUntil blocks until absolute time t (returns at once if t ≤ now).
+// SleepUntil blocks until absolute time t (returns at once if t ≤ now). A
+// negative t, which only an int64 overflow produces, stops the run with a
+// *TimeOverflowError.
 func (p *Proc) SleepUntil(t Time) {
+	if t < 0 {
+		p.e.overflow()
+		p.block("sleep past the end of the clock")
+		return
+	}
 	if t > p.e.now {
 		p.Sleep(t - p.e.now)
 	}

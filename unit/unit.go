@@ -123,7 +123,7 @@ func (r Rate) TransferTime(n Bytes) sim.Duration {
 	if n <= 0 {
 		return 0
 	}
-	return sim.Duration(math.Ceil(float64(n) * 1e12 / float64(r)))
+	return sim.FromPicoseconds(math.Ceil(float64(n) * 1e12 / float64(r)))
 }
 
 // PerByte returns the time per byte at rate r in picoseconds (fractional).
@@ -178,7 +178,7 @@ func (f Freq) String() string {
 // Cycles returns the duration of n cycles at f, rounded to the nearest
 // picosecond.
 func (f Freq) Cycles(n float64) sim.Duration {
-	return sim.Duration(math.Round(n * 1e12 / float64(f)))
+	return sim.FromPicoseconds(n * 1e12 / float64(f))
 }
 
 // MarshalText implements encoding.TextMarshaler.

@@ -18,7 +18,7 @@ import (
 func newDDTCmd(stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "ddt", Short: "MPI derived-datatype engine tools"}
 	cmd.AddCommand(newDDTInspectCmd(stdout), newDDTBenchCmd(stdout))
-	return cmd
+	return groupCmd(cmd)
 }
 
 func newDDTInspectCmd(stdout io.Writer) *cobra.Command {
@@ -32,7 +32,7 @@ func newDDTInspectCmd(stdout io.Writer) *cobra.Command {
   subarray(2,C;6,8;2,3;1,4)<float64>
 and prints its attributes and the first blocks of its flattened type map
 (byte offset from the origin, length), merged as an MPI iovec list.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1, "one datatype in text form, e.g. 'vector(4,2,3)<float64>'"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if count < 0 {
 				return badInput(fmt.Errorf("--count %d: must not be negative", count))
@@ -129,7 +129,7 @@ timed: "GB/s" is the median call's throughput, "p10" the 10th-percentile
 (fast) call's, the statistics docs/ddt.md quotes. Each row is compared with
 a memcpy of its own packed size, from a written (non-zero) buffer into a
 separate one, measured in the same run with the same statistic.`,
-		Args: cobra.NoArgs,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := unit.ParseBytes(size)
 			if err != nil {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/big"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -48,11 +47,9 @@ func newGoalCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "goal",
 		Short: "Run and generate GOAL schedules in the LogGOPS model",
 		Long:  fmt.Sprintf(goalLong, pats.String()),
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newGoalRunCmd(stdout, stderr), newGoalGenCmd(stdout))
-	return cmd
+	return groupCmd(cmd)
 }
 
 // goalRunFlags are the flags of "goal run".
@@ -73,7 +70,7 @@ func newGoalRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [FILE]",
 		Short: "Simulate a GOAL schedule (a file, - for stdin, or --gen PATTERN)",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  maxArgs(1, "one GOAL FILE (or - for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runGoal(cmd, args, &f, stdout, stderr)
 		},
@@ -135,6 +132,23 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 	if err != nil {
 		return badInput(err)
 	}
+	if f.format != "text" && f.format != "loggopsim" {
+		return badInput(fmt.Errorf("--format %q: want text or loggopsim", f.format))
+	}
+	if f.progress < 0 {
+		return badInput(fmt.Errorf("--progress %v: want a positive wall-clock interval, e.g. 10s", f.progress))
+	}
+	var csvOut, jsonOut *outFile
+	if f.csv != "" {
+		if csvOut, err = sessionOf(cmd).reserve("--csv", f.csv); err != nil {
+			return err
+		}
+	}
+	if f.json != "" {
+		if jsonOut, err = sessionOf(cmd).reserve("--json", f.json); err != nil {
+			return err
+		}
+	}
 	var prog goal.Program
 	switch {
 	case f.gen != "" && len(args) > 0:
@@ -148,7 +162,7 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 	case len(args) == 1:
 		var in io.Reader = os.Stdin
 		if args[0] != "-" {
-			fh, err := os.Open(args[0])
+			fh, err := openInput(args[0])
 			if err != nil {
 				return err
 			}
@@ -167,30 +181,24 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 	default:
 		return badInput(errors.New("goal run: want a GOAL FILE (or - for stdin) or --gen PATTERN"))
 	}
-	if f.format != "text" && f.format != "loggopsim" {
-		return badInput(fmt.Errorf("--format %q: want text or loggopsim", f.format))
-	}
 	if err := checkMemory(prog.NumRanks()); err != nil {
 		return badInput(err)
 	}
-	if f.progress < 0 {
-		return badInput(fmt.Errorf("--progress %v: want a positive wall-clock interval, e.g. 10s", f.progress))
-	}
 	res, err := loggops.RunOptions(prog, p, progressOptions(f.progress, stderr))
 	if err != nil {
-		if errors.Is(err, goal.ErrSyntax) || errors.Is(err, loggops.ErrDeadlock) {
-			return badInput(err)
+		if errors.Is(err, goal.ErrSyntax) {
+			return badInput(err) // found while streaming: nothing was printed or written
 		}
-		return err
+		return err // a deadlocking schedule, an overflow: a failure of the run (exit 1)
 	}
 	n := prog.NumRanks()
-	if f.csv != "" {
-		if err := writeAtomic(f.csv, func(w io.Writer) error { return goalCSV(w, res) }); err != nil {
+	if csvOut != nil {
+		if err := csvOut.commit(func(w io.Writer) error { return goalCSV(w, res) }); err != nil {
 			return err
 		}
 	}
-	if f.json != "" {
-		if err := writeAtomic(f.json, func(w io.Writer) error { return goalJSON(w, prog, p, res) }); err != nil {
+	if jsonOut != nil {
+		if err := jsonOut.commit(func(w io.Writer) error { return goalJSON(w, prog, p, res) }); err != nil {
 			return err
 		}
 	}
@@ -257,34 +265,6 @@ func goalJSON(w io.Writer, prog goal.Program, p loggops.Params, res *loggops.Res
 		MaxPs: int64(res.Max), Max: res.Max.String(), MaxHost: res.MaxHost, Events: res.Events, Ops: res.Ops, FinishPs: fin})
 }
 
-// writeAtomic writes a file through a temporary file in the same directory
-// and renames it into place, so an error never leaves a partial file.
-func writeAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(tmp, 256<<10)
-	err = tmp.Chmod(0o644)
-	if err == nil {
-		err = write(bw)
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
 // peakRSS returns the process's peak resident memory in bytes (VmHWM on
 // Linux), or the Go runtime's total obtained memory elsewhere.
 func peakRSS() uint64 {
@@ -344,7 +324,7 @@ func newGoalGenCmd(stdout io.Writer) *cobra.Command {
 		Long: "Write a generated GOAL schedule to standard output or --out. PATTERN is a name\n" +
 			"with flags (gen ring --ranks 8 --size 1MiB) or a full spec (gen ring:ranks=8,size=1MiB).\n" +
 			"See 'gpunetsim goal --help' for the patterns.",
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1, "a PATTERN, e.g. ring (with --ranks, --size) or ring:ranks=8,size=1MiB"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, spec, hasSpec := strings.Cut(args[0], ":")
 			kv := map[string]string{}
@@ -354,7 +334,7 @@ func newGoalGenCmd(stdout io.Writer) *cobra.Command {
 					return badInput(err)
 				}
 				_ = spec
-				return genOut(g, out, stdout)
+				return genOut(sessionOf(cmd), g, out, stdout)
 			}
 			fl := cmd.Flags()
 			for _, k := range []string{"ranks", "x", "y", "iters"} {
@@ -373,7 +353,7 @@ func newGoalGenCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			return genOut(g, out, stdout)
+			return genOut(sessionOf(cmd), g, out, stdout)
 		},
 	}
 	fl := cmd.Flags()
@@ -387,11 +367,17 @@ func newGoalGenCmd(stdout io.Writer) *cobra.Command {
 	return cmd
 }
 
-func genOut(g *goal.Generated, out string, stdout io.Writer) error {
+// genOut writes g to stdout, or to the file out, reserved before the
+// text is generated.
+func genOut(s *session, g *goal.Generated, out string, stdout io.Writer) error {
 	if out == "" {
 		return goal.WriteText(stdout, g)
 	}
-	return writeAtomic(out, func(w io.Writer) error { return goal.WriteText(w, g) })
+	f, err := s.reserve("--out", out)
+	if err != nil {
+		return err
+	}
+	return f.commit(func(w io.Writer) error { return goal.WriteText(w, g) })
 }
 
 // Compile-time check that the result times are picoseconds.

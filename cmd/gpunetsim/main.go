@@ -20,19 +20,22 @@
 // terminal. Files are rendered in memory and written atomically after the
 // run succeeds.
 //
-// Exit status: 0 on success; 2 on bad input (unknown experiment, preset,
-// parameter or flag; malformed value; a value Validate rejects; an output
-// path that cannot be written), reported before anything runs as one line
-// "gpunetsim: ..." per problem; 1 on any other failure.
+// Exit status: 0 on success; 2 on bad input (unknown command, experiment,
+// preset, parameter or flag; a missing argument or input file; a malformed
+// value; a value Validate rejects; an output path that cannot be written; a
+// run too large for the memory available), reported before anything runs
+// as one line "gpunetsim: ..." per problem; 1 on a failure during the run
+// (deadlock, failed verification or invariant, simulated time overflow);
+// 3 on an internal error (a bug), with one line naming the file that holds
+// the stack; 130 or 143 on SIGINT or SIGTERM, after removing unfinished
+// output files and printing "gpunetsim: interrupted".
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -50,49 +53,18 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// usageError marks errors caused by bad input; they exit with code 2.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-// badInput wraps err as a usage error (exit code 2).
-func badInput(err error) error { return usageError{err} }
-
-// maxErrorLines bounds how many problems one failed command prints.
-const maxErrorLines = 10
-
-// run executes the CLI with args and returns the process exit code:
-// 0 on success, 2 on bad input, 1 on any other failure.
+// run executes the CLI with args and returns the process exit code (see
+// exit.go): 0 on success, 2 on bad input, 1 on a failure during the run, 3
+// on an internal error; exit ends the process on SIGINT/SIGTERM.
 func run(args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd(stdout, stderr)
-	root.SetArgs(args)
-	err := root.Execute()
-	if err == nil {
-		return 0
-	}
-	// One line per problem (errors.Join separates them by newlines), at
-	// most maxErrorLines of them.
-	lines := strings.Split(err.Error(), "\n")
-	for i, line := range lines {
-		if i == maxErrorLines && len(lines) > maxErrorLines+1 {
-			fmt.Fprintf(stderr, "gpunetsim: ... and %d more problems\n", len(lines)-i)
-			break
-		}
-		fmt.Fprintln(stderr, "gpunetsim:", line)
-	}
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
-		return 2
-	}
-	return 1
+	return runExit(args, stdout, stderr, os.Exit)
 }
 
-// isCobraUsage reports whether err came from cobra's own argument or flag
-// parsing, which is always bad input.
-func isCobraUsage(err error) bool {
-	var fe flagError
-	return errors.As(err, &fe)
+// runExit is run with the function that ends the process on an interrupt.
+func runExit(args []string, stdout, stderr io.Writer, exit func(int)) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	return reportError(withSession(root, stderr, exit), args, stderr)
 }
 
 // flagError wraps errors from flag parsing.

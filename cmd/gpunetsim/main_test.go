@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -26,12 +31,25 @@ func TestMain(m *testing.M) {
 //	exits N prog args...
 //
 // which runs prog like exec, keeps its stdout and stderr for the
-// following checks, and fails unless it exits with status N.
+// following checks, and fails unless it exits with status N;
+//
+//	interrupt SIGNAL WAIT prog args...
+//
+// which starts prog with a standard input that never ends, waits until
+// WAIT holds (a glob in $WORK matching a file, or a duration such as 1s),
+// sends SIGNAL (INT or TERM), and fails unless prog exits with 128 + the
+// signal's number having printed "gpunetsim: interrupted"; and
+//
+//	nofiles GLOB...
+//
+// which fails if any GLOB (relative to $WORK) matches a file.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: os.Getenv("GPUNETSIM_UPDATE_SCRIPTS") == "1",
-		Cmds:          map[string]func(*testscript.TestScript, bool, []string){"exits": exits},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			"exits": exits, "interrupt": interrupt, "nofiles": nofiles,
+		},
 	})
 }
 
@@ -53,5 +71,64 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited with status %d; want %d", args[1], got, want)
+	}
+}
+
+func interrupt(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: interrupt INT|TERM WAIT prog args...")
+	}
+	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM}[args[0]]
+	if sig == 0 {
+		ts.Fatalf("interrupt: unknown signal %q", args[0])
+	}
+	path, err := exec.LookPath(args[2])
+	if err != nil {
+		ts.Fatalf("interrupt: %v", err)
+	}
+	cmd := exec.Command(path, args[3:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = append(os.Environ(), "TMPDIR="+ts.Getenv("TMPDIR"), "PATH="+ts.Getenv("PATH"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe() // open until the end: a reader of stdin keeps waiting
+	ts.Check(err)
+	defer stdin.Close()
+	ts.Check(cmd.Start())
+	if d, err := time.ParseDuration(args[1]); err == nil {
+		time.Sleep(d)
+	} else {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			if m, _ := filepath.Glob(filepath.Join(cmd.Dir, args[1])); len(m) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				ts.Fatalf("interrupt: %s never appeared", args[1])
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	ts.Check(cmd.Process.Signal(sig))
+	err = cmd.Wait()
+	ts.Logf("stderr: %s", stderr.String())
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
+		ts.Fatalf("%s after SIG%s: %v; want exit status %d", args[2], args[0], err, 128+int(sig))
+	}
+	if !strings.Contains(stderr.String(), "gpunetsim: interrupted") {
+		ts.Fatalf("stderr does not say it was interrupted: %q", stderr.String())
+	}
+}
+
+func nofiles(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: nofiles GLOB...")
+	}
+	for _, g := range args {
+		if m, _ := filepath.Glob(filepath.Join(ts.Getenv("WORK"), g)); len(m) > 0 {
+			ts.Fatalf("left behind: %v", m)
+		}
 	}
 }

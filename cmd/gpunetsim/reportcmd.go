@@ -89,11 +89,15 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return badInput(err)
 	}
-	if err := checkOutputs(runOptions{json: o.out}); err != nil {
-		return badInput(fmt.Errorf("--out: %w", err))
-	}
 	if !strings.HasSuffix(strings.ToLower(o.out), ".html") {
 		return badInput(fmt.Errorf("--out %s: want a .html file", o.out))
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	out, err := sessionFrom(ctx).reserve("--out", o.out)
+	if err != nil {
+		return err
 	}
 	version, err := programVersion()
 	if err != nil {
@@ -106,9 +110,6 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 	cache, err := study.OpenCache(o.cache, version)
 	if err != nil {
 		return badInput(fmt.Errorf("--cache: %w", err))
-	}
-	if ctx == nil {
-		ctx = context.Background()
 	}
 	bar := newStudyProgress(stderr, o.quiet)
 	stop := bar.onInterrupt(cache.Dir(), stderr)
@@ -131,7 +132,7 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 	if err := report.WriteHTML(&b, fmt.Sprintf("gpunetsim report: every experiment, preset %s, %s study size", preset, o.size), sections); err != nil {
 		return err
 	}
-	if err := report.WriteFile(o.out, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
+	if err := out.commit(func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
 		return err
 	}
 	if !o.quiet {

@@ -55,7 +55,7 @@ Parameters load as for "gpunetsim run". For allreduce, without --config or
 			e := exp.Experiment{Name: "sensitivity " + name, Run: func(cfg exp.Config, env exp.Env) (*report.Result, error) {
 				return sensitivity.Run(cfg, name, so, env)
 			}}
-			return runWith(e, o, stdout, stderr)
+			return runWith(sessionOf(cmd), e, o, stdout, stderr)
 		},
 	}
 	f := cmd.Flags()

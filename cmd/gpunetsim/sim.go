@@ -64,7 +64,7 @@ func runDefault(cmd *cobra.Command, stdout, stderr io.Writer) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return badInput(fmt.Errorf("--out-dir %s: not an existing directory", dir))
 	}
-	return runExperiment(defaultOptions(dir), stdout, stderr)
+	return runExperiment(cmd, defaultOptions(dir), stdout, stderr)
 }
 
 // defaultOptions is what the no-argument run does: the default experiment
@@ -115,7 +115,7 @@ succeeds, and each appears whole or not at all.`,
 			if cmd.Flags().Changed("seed") {
 				o.load.Edit = func(cfg *exp.Config) error { cfg.Run.Seed = seed; return nil }
 			}
-			return runExperiment(o, stdout, stderr)
+			return runExperiment(cmd, o, stdout, stderr)
 		},
 	}
 	f := cmd.Flags()
@@ -138,6 +138,36 @@ func addLoadFlags(cmd *cobra.Command, o *params.Options) {
 	f.StringArrayVar(&o.Sets, "set", nil, "override a parameter: `name=value`, with units (repeatable)")
 }
 
+// maxArgs is cobra.MaximumNArgs with a bad-input error that says what is
+// wanted.
+func maxArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return badInput(fmt.Errorf("%s: want at most %s, got %d arguments", cmd.CommandPath(), what, len(args)))
+		}
+		return nil
+	}
+}
+
+// groupCmd makes cmd a group of subcommands: without one, or with an
+// unknown one, it is bad input naming the subcommands.
+func groupCmd(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		var names []string
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		if len(args) == 0 {
+			return badInput(fmt.Errorf("%s: want a subcommand: %s (see %s --help)", c.CommandPath(), strings.Join(names, ", "), c.CommandPath()))
+		}
+		return badInput(fmt.Errorf("%s: unknown subcommand %q: want one of %s", c.CommandPath(), args[0], strings.Join(names, ", ")))
+	}
+	cmd.RunE = func(*cobra.Command, []string) error { return nil } // Args has already refused
+	return cmd
+}
+
 // exactArgs is cobra.ExactArgs with a bad-input error that says what is wanted.
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
@@ -148,31 +178,56 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// output is a rendered file waiting to be written.
-type output struct {
-	path string
-	data []byte
-}
-
 // runExperiment validates everything, runs the experiment, prints the
 // report and writes the requested files. Bad input is reported before
 // anything runs.
-func runExperiment(o runOptions, stdout, stderr io.Writer) error {
+func runExperiment(cmd *cobra.Command, o runOptions, stdout, stderr io.Writer) error {
 	e, err := exp.Lookup(o.experiment)
 	if err != nil {
 		return badInput(err)
 	}
-	return runWith(e, o, stdout, stderr)
+	return runWith(sessionOf(cmd), e, o, stdout, stderr)
+}
+
+// runOutputs are the files a run writes, reserved before it starts.
+type runOutputs struct {
+	csv, json, plot, trace *outFile
+}
+
+// reserveOutputs checks every output path and creates its temporary file,
+// before the run.
+func reserveOutputs(s *session, o runOptions) (runOutputs, error) {
+	var r runOutputs
+	if o.plot != "" {
+		if _, err := report.PlotFormat(o.plot); err != nil {
+			return r, badInput(fmt.Errorf("--plot: %w", err))
+		}
+	}
+	for _, f := range []struct {
+		flag, path string
+		out        **outFile
+	}{{"--csv", o.csv, &r.csv}, {"--json", o.json, &r.json}, {"--plot", o.plot, &r.plot}, {"--trace", o.trace, &r.trace}} {
+		if f.path == "" {
+			continue
+		}
+		out, err := s.reserve(f.flag, f.path)
+		if err != nil {
+			return r, err
+		}
+		*f.out = out
+	}
+	return r, nil
 }
 
 // runWith is runExperiment after the experiment is found.
-func runWith(e exp.Experiment, o runOptions, stdout, stderr io.Writer) error {
+func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Writer) error {
 	cfg, err := params.Load(o.load)
 	if err != nil {
 		return badInput(err)
 	}
-	if err := checkOutputs(o); err != nil {
-		return badInput(err)
+	outs, err := reserveOutputs(s, o)
+	if err != nil {
+		return err
 	}
 
 	env := exp.Env{}
@@ -215,7 +270,7 @@ func runWith(e exp.Experiment, o runOptions, stdout, stderr io.Writer) error {
 	if o.plot != "" && res.Plot == nil {
 		return badInput(fmt.Errorf("--plot %s: experiment %s draws no plot; use --csv or --json", o.plot, e.Name))
 	}
-	outs, err := render(o, res, tw)
+	files, err := render(o, outs, res, tw)
 	if err != nil {
 		return err
 	}
@@ -224,77 +279,53 @@ func runWith(e exp.Experiment, o runOptions, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	for _, out := range outs {
-		if err := report.WriteFile(out.path, func(w io.Writer) error { _, err := w.Write(out.data); return err }); err != nil {
+	var names []string
+	for _, r := range files {
+		if err := r.out.commit(func(w io.Writer) error { _, err := w.Write(r.data); return err }); err != nil {
 			return err
 		}
+		names = append(names, r.out.path)
 	}
-	if !o.quiet && len(outs) > 0 {
-		names := make([]string, len(outs))
-		for i, out := range outs {
-			names[i] = out.path
-		}
+	if !o.quiet && len(names) > 0 {
 		fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(names, ", "))
 	}
 	return nil
 }
 
-// checkOutputs rejects output paths that cannot be written, before the run.
-func checkOutputs(o runOptions) error {
-	seen := map[string]string{}
-	for _, f := range []struct{ flag, path string }{{"--csv", o.csv}, {"--json", o.json}, {"--plot", o.plot}, {"--trace", o.trace}} {
-		if f.path == "" {
-			continue
-		}
-		clean := filepath.Clean(f.path)
-		if prev, ok := seen[clean]; ok {
-			return fmt.Errorf("%s %s: the same file as %s", f.flag, f.path, prev)
-		}
-		seen[clean] = f.flag
-		if fi, err := os.Stat(f.path); err == nil && fi.IsDir() {
-			return fmt.Errorf("%s %s: is a directory, want a file name", f.flag, f.path)
-		}
-		dir := filepath.Dir(f.path)
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("%s %s: directory %s does not exist", f.flag, f.path, dir)
-		}
-	}
-	if o.plot != "" {
-		if _, err := report.PlotFormat(o.plot); err != nil {
-			return fmt.Errorf("--plot: %w", err)
-		}
-	}
-	return nil
+// rendered is a file's content waiting to be committed.
+type rendered struct {
+	out  *outFile
+	data []byte
 }
 
 // render encodes every requested file in memory, so that an encoding error
 // leaves no file behind.
-func render(o runOptions, res *report.Result, tw *trace.Writer) ([]output, error) {
-	var outs []output
-	add := func(path string, write func(io.Writer) error) error {
-		if path == "" {
+func render(o runOptions, outs runOutputs, res *report.Result, tw *trace.Writer) ([]rendered, error) {
+	var list []rendered
+	add := func(out *outFile, write func(io.Writer) error) error {
+		if out == nil {
 			return nil
 		}
 		var b bytes.Buffer
 		if err := write(&b); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return fmt.Errorf("%s: %w", out.path, err)
 		}
-		outs = append(outs, output{path, b.Bytes()})
+		list = append(list, rendered{out, b.Bytes()})
 		return nil
 	}
 	err := errors.Join(
-		add(o.csv, func(w io.Writer) error { return report.WriteCSV(w, res) }),
-		add(o.json, func(w io.Writer) error { return report.WriteJSON(w, res) }),
-		add(o.plot, func(w io.Writer) error {
+		add(outs.csv, func(w io.Writer) error { return report.WriteCSV(w, res) }),
+		add(outs.json, func(w io.Writer) error { return report.WriteJSON(w, res) }),
+		add(outs.plot, func(w io.Writer) error {
 			format, err := report.PlotFormat(o.plot)
 			if err != nil {
 				return err
 			}
 			return report.WritePlot(w, res, format)
 		}),
-		add(o.trace, func(w io.Writer) error { return tw.Encode(w) }),
+		add(outs.trace, func(w io.Writer) error { return tw.Encode(w) }),
 	)
-	return outs, err
+	return list, err
 }
 
 // progress draws a progress bar on stderr when stderr is a terminal.

@@ -39,6 +39,14 @@ func fake(calls *int) exp.Experiment {
 	}}
 }
 
+// testRunWith is runWith in a session of its own, which removes what the
+// run reserved and did not write, as the command does.
+func testRunWith(e exp.Experiment, o runOptions, stdout, stderr *bytes.Buffer) error {
+	s := &session{stderr: stderr}
+	defer s.discard()
+	return runWith(s, e, o, stdout, stderr)
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestRunWithWritesEveryFile(t *testing.T) {
@@ -50,7 +58,7 @@ func TestRunWithWritesEveryFile(t *testing.T) {
 		plot: filepath.Join(dir, "out.svg"), trace: filepath.Join(dir, "trace.json"),
 	}
 	var stdout, stderr bytes.Buffer
-	if err := runWith(fake(&calls), o, &stdout, &stderr); err != nil {
+	if err := testRunWith(fake(&calls), o, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 1 || stderr.Len() != 0 {
@@ -88,7 +96,7 @@ func TestDefaultOptions(t *testing.T) {
 	}
 	calls := 0
 	var stdout bytes.Buffer
-	if err := runWith(fake(&calls), o, &stdout, &stdout); err != nil {
+	if err := testRunWith(fake(&calls), o, &stdout, &stdout); err != nil {
 		t.Fatal(err)
 	}
 	csv := read(t, filepath.Join(dir, "allreduce.csv"))
@@ -110,7 +118,7 @@ func TestRunWithDeterministic(t *testing.T) {
 		calls := 0
 		o := runOptions{load: params.Options{Sets: []string{"allreduce.nodes=2-8/2"}}, csv: filepath.Join(dir, itoa(i)+".csv"), quiet: true}
 		var stdout bytes.Buffer
-		if err := runWith(fake(&calls), o, &stdout, &stdout); err != nil {
+		if err := testRunWith(fake(&calls), o, &stdout, &stdout); err != nil {
 			t.Fatal(err)
 		}
 		if stdout.Len() != 0 {
@@ -139,7 +147,7 @@ func TestRunWithRejectsBeforeRunning(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			err := runWith(fake(&calls), tt.o, &bytes.Buffer{}, &bytes.Buffer{})
+			err := testRunWith(fake(&calls), tt.o, &bytes.Buffer{}, &bytes.Buffer{})
 			var ue usageError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.has) {
 				t.Fatalf("error = %v; want bad input containing %q", err, tt.has)
@@ -160,7 +168,7 @@ func TestFailedRunLeavesNoFile(t *testing.T) {
 		return nil, errors.New("deadlock: 3 processes blocked")
 	}}
 	o := runOptions{csv: filepath.Join(dir, "a.csv"), trace: filepath.Join(dir, "t.json")}
-	err := runWith(boom, o, &bytes.Buffer{}, &bytes.Buffer{})
+	err := testRunWith(boom, o, &bytes.Buffer{}, &bytes.Buffer{})
 	var ue usageError
 	if err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), "boom: deadlock") {
 		t.Fatalf("error = %v", err)

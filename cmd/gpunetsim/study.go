@@ -235,10 +235,16 @@ func checkOutDir(dir string) error {
 	return os.Remove(probe.Name())
 }
 
+// studyOutput is a rendered file of a study waiting to be written.
+type studyOutput struct {
+	path string
+	data []byte
+}
+
 // writeStudy prints the study's reports and writes, in dir, each entry's
 // CSV, JSON and SVG plot and one HTML report of them all.
 func writeStudy(p prepared, o study.Outcome, dir string, quiet bool, stdout io.Writer) error {
-	var outs []output
+	var outs []studyOutput
 	var sections []report.Section
 	for i, res := range o.Results {
 		e := p.study.Entries[i]
@@ -256,7 +262,7 @@ func writeStudy(p prepared, o study.Outcome, dir string, quiet bool, stdout io.W
 				if err := write(&b); err != nil {
 					return fmt.Errorf("%s: %w", base+ext, err)
 				}
-				outs = append(outs, output{base + ext, b.Bytes()})
+				outs = append(outs, studyOutput{base + ext, b.Bytes()})
 			}
 		}
 		sections = append(sections, report.Section{Title: e.Label, Summary: e.Experiment.Summary, Result: res, Facets: facetsOf(o, i)})
@@ -265,7 +271,7 @@ func writeStudy(p prepared, o study.Outcome, dir string, quiet bool, stdout io.W
 	if err := report.WriteHTML(&html, "gpunetsim study "+p.study.Name, sections); err != nil {
 		return err
 	}
-	outs = append(outs, output{filepath.Join(dir, "report.html"), html.Bytes()})
+	outs = append(outs, studyOutput{filepath.Join(dir, "report.html"), html.Bytes()})
 	if !quiet {
 		for _, res := range o.Results {
 			if err := report.WriteText(stdout, res); err != nil {

@@ -86,10 +86,29 @@ func Load(o Options) (exp.Config, error) {
 			return exp.Config{}, err
 		}
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := validate(cfg); err != nil {
 		return exp.Config{}, err
 	}
 	return cfg, nil
+}
+
+// validate is cfg.Validate plus the type-wide bounds of CheckBounds, with
+// each parameter reported once.
+func validate(cfg exp.Config) error {
+	verr := cfg.Validate()
+	said := ""
+	if verr != nil {
+		said = verr.Error()
+	}
+	v := reflect.ValueOf(cfg)
+	errs := []error{verr}
+	for _, f := range fields() {
+		if strings.Contains(said, f.name+" ") {
+			continue // its own Validate has already named it
+		}
+		errs = append(errs, checkBound(f, v.FieldByIndex(f.index)))
+	}
+	return errors.Join(errs...)
 }
 
 // stripName drops Set's "name: " prefix when the caller already shows it.

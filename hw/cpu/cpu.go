@@ -239,11 +239,11 @@ func (t *Thread) stream(bytes uint64) {
 		n := min(bytes, streamSlice)
 		bytes -= n
 		start := t.Now()
-		end := max(start+s.Freq.Cycles(float64(n)/s.StreamBPC), t.cpu.dram.Reserve(start, n))
+		end := max(start.Add(s.Freq.Cycles(float64(n)/s.StreamBPC)), t.cpu.dram.Reserve(start, n))
 		lines := (n + uint64(s.LineSize) - 1) / uint64(s.LineSize)
 		if s.ComputeModel == ModelMLP {
 			out := s.Outstanding()
-			little := sim.Duration(float64(lines)*float64(s.DRAMLatency)/float64(out) + 0.5)
+			little := sim.FromPicoseconds(float64(lines) * float64(s.DRAMLatency) / float64(out))
 			end = max(end, start+max(s.DRAMLatency, little))
 		}
 		t.cpu.stats.StreamBytes += n

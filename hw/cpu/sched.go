@@ -181,6 +181,10 @@ func (t *Thread) runFor(d sim.Duration) {
 	if d < 0 {
 		panic(fmt.Sprintf("cpu: %s runs for negative %v", t.track, d))
 	}
+	if t.Now().Add(d) == sim.MaxTime { // would end past the clock: report the overflow now, not after MaxTime/slice slices
+		t.Proc.SleepUntil(sim.MaxTime)
+		return
+	}
 	if d == 0 { // yields to the other events of this instant, like sim.Proc.Sleep(0)
 		t.acquire()
 		t.Proc.Sleep(0)

@@ -313,7 +313,7 @@ func NewServer(bytesPerSecond float64) *Server { return &Server{perByte: 1e12 / 
 // than now, and returns when the transfer finishes.
 func (s *Server) Reserve(now sim.Time, n uint64) sim.Time {
 	start := max(now, s.free)
-	s.free = start + sim.Duration(float64(n)*s.perByte+0.5)
+	s.free = start.Add(sim.FromPicoseconds(float64(n) * s.perByte))
 	s.bytes += n
 	return s.free
 }

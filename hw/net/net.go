@@ -105,7 +105,7 @@ func (f *Fabric) Attach(i int, ep Endpoint) { f.ends[i] = ep }
 
 // Serialization returns the wire time of a packet with the given payload.
 func (f *Fabric) Serialization(payload unit.Bytes) sim.Duration {
-	return sim.Duration(float64(payload+f.link.Header)*f.perByte + 0.5)
+	return sim.FromPicoseconds(float64(payload+f.link.Header) * f.perByte)
 }
 
 // inflight is one packet moving hop by hop.

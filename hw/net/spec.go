@@ -37,8 +37,8 @@ func (s LinkSpec) Validate() error {
 	if s.Latency < 0 {
 		errs = append(errs, fmt.Errorf("link.latency = %v: must be ≥ 0", s.Latency))
 	}
-	if s.Payload < 1 || s.Payload > unit.MiB {
-		errs = append(errs, fmt.Errorf("link.payload = %v: must be in [1B, 1MiB]", s.Payload))
+	if s.Payload < 8 || s.Payload > unit.MiB { // a NIC needs room for one 64-bit word (atomics, flags)
+		errs = append(errs, fmt.Errorf("link.payload = %v: must be in [8B, 1MiB]", s.Payload))
 	}
 	if s.Header < 0 || s.Header > 4*unit.KiB {
 		errs = append(errs, fmt.Errorf("link.header = %v: must be in [0B, 4KiB]", s.Header))

@@ -58,7 +58,7 @@ func (l *Link) issue(d Dir, now sim.Time) sim.Time {
 func (l *Link) stream(d Dir, t sim.Time, n unit.Bytes, penalty float64) sim.Time {
 	s := &l.sides[d]
 	start := max(t, s.free)
-	s.free = start + sim.Duration(float64(n)*l.perByte/penalty+0.5)
+	s.free = start.Add(sim.FromPicoseconds(float64(n) * l.perByte / penalty))
 	s.bytes += uint64(n)
 	return s.free
 }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// checkInternal asserts that stderr is one line reporting an internal
+// error with a crash file that holds want (and the stack).
+func checkInternal(t *testing.T, code int, stderr string, want string) {
+	t.Helper()
+	if code != exitInternal {
+		t.Fatalf("exit %d; want %d", code, exitInternal)
+	}
+	m := regexp.MustCompile(`^gpunetsim: internal error \(a bug: please report it with (\S+)\): .*\n$`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("stderr %q; want one line naming the crash file", stderr)
+	}
+	if strings.Contains(stderr, "goroutine") {
+		t.Errorf("the stack reached the terminal: %q", stderr)
+	}
+	b, err := os.ReadFile(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{want, "goroutine", "command: gpunetsim"} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("crash file lacks %q:\n%s", w, b)
+		}
+	}
+}
+
+func TestPanicInCommandIsInternalError(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	root := &cobra.Command{Use: "gpunetsim", SilenceErrors: true, SilenceUsage: true}
+	root.AddCommand(&cobra.Command{Use: "boom", RunE: func(*cobra.Command, []string) error {
+		var m map[string]int
+		m["x"] = 1 // a nil-map write: a real runtime panic
+		return nil
+	}})
+	root.SetArgs([]string{"boom"})
+	var stderr bytes.Buffer
+	code := reportError(withSession(root, &stderr, func(int) { t.Fatal("exit called") }), []string{"boom"}, &stderr)
+	checkInternal(t, code, stderr.String(), "assignment to entry in nil map")
+}
+
+func TestSimulatedPanicIsInternalError(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	dir := t.TempDir()
+	boom := exp.Experiment{Name: "boom", Run: func(exp.Config, exp.Env) (*report.Result, error) {
+		return nil, fmt.Errorf("HDN on 2 nodes: %w", &sim.PanicError{Proc: "node[0].nic", At: 5, Value: "index out of range", Stack: "goroutine 7 [running]:\nmain.nic()"})
+	}}
+	var stdout, stderr bytes.Buffer
+	err := testRunWith(boom, runOptions{csv: dir + "/out.csv"}, &stdout, &stderr)
+	code := reportError(err, []string{"run", "boom"}, &stderr)
+	checkInternal(t, code, stderr.String(), "main.nic()")
+	if !strings.Contains(stderr.String(), "boom: HDN on 2 nodes: process node[0].nic panicked at 5ps: index out of range") {
+		t.Errorf("stderr lacks the context: %q", stderr.String())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left %v behind", ents)
+	}
+}
+
+func TestExitCodeClasses(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{nil, exitOK},
+		{errors.New("deadlock"), exitFailure},
+		{fmt.Errorf("x: %w", &sim.TimeOverflowError{Agent: "a", At: 1}), exitFailure},
+		{badInput(errors.New("bad")), exitBadInput},
+		{fmt.Errorf("ctx: %w", badInput(errors.New("bad"))), exitBadInput},
+		{flagError{errors.New("unknown flag")}, exitBadInput},
+		{panicError("boom"), exitInternal},
+		{fmt.Errorf("ctx: %w", &sim.PanicError{Proc: "p"}), exitInternal},
+	} {
+		if got := exitCode(c.err); got != c.want {
+			t.Errorf("exitCode(%v) = %d; want %d", c.err, got, c.want)
+		}
+	}
+}

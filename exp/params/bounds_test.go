@@ -1,0 +1,47 @@
+package params
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+)
+
+func TestPresetsWithinBounds(t *testing.T) {
+	for _, name := range cluster.PresetNames() {
+		cfg, err := exp.DefaultConfig(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckBounds(cfg); err != nil {
+			t.Errorf("preset %s: %v", name, err)
+		}
+	}
+}
+
+func TestBoundsNameTheParameter(t *testing.T) {
+	for _, c := range []struct{ set, want string }{
+		{"link.bandwidth=1e-30Gbps", "link.bandwidth = 1.25e-31GB/s: must be in [1Mbps, 1000TB/s]"},
+		{"pcie.bandwidth=1e30Gbps", "pcie.bandwidth = "},
+		{"switch.latency=9223372036854775807ps", "switch.latency = 9223372.036854775807s: must be in [0s, 3600s]"},
+		{"cpu.freq=1Hz", "cpu.freq = 1e-06MHz: must be in [1MHz, 1000GHz]"},
+		{"gpu.l1_cycles=3000000000000", "gpu.l1_cycles = 3000000000000: must be in [-1e12, 1e12]"},
+		{"gpu.lds_per_cu=2TiB", "gpu.lds_per_cu = 2048GiB: must be in [0B, 1024GiB]"},
+	} {
+		_, err := Load(Options{Sets: []string{c.set}})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--set %s: %v; want %q", c.set, err, c.want)
+		}
+		if err != nil && strings.Count(err.Error(), "\n") != 0 {
+			t.Errorf("--set %s: more than one line: %v", c.set, err)
+		}
+	}
+}
+
+func TestBoundsReportEachParameterOnce(t *testing.T) {
+	_, err := Load(Options{Sets: []string{"sw.mpi_match=9223372036854775807"}})
+	if err == nil || strings.Count(err.Error(), "sw.mpi_match") != 1 {
+		t.Fatalf("error %v; want sw.mpi_match named once (by its own Validate)", err)
+	}
+}
