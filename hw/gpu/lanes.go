@@ -1,8 +1,6 @@
 package gpu
 
 import (
-	"encoding/binary"
-
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 )
 
@@ -24,22 +22,6 @@ func (w *WG) StoreLanes(addrs []mem.Addr, vals []uint64) {
 
 // storeWord is Store64's effect without its time.
 func (w *WG) storeWord(a mem.Addr, v uint64) {
-	l := mem.Line(a)
-	off := a - l
-	if cl := w.cu.l1.get(l); cl != nil {
-		binary.LittleEndian.PutUint64(cl.data[off:], v)
-	}
-	if w.g.l2 != nil {
-		cl := w.g.l2.get(l)
-		if cl == nil {
-			cl = w.g.l2.fill(l, w.g.mem, w.g.mem)
-		}
-		binary.LittleEndian.PutUint64(cl.data[off:], v)
-		cl.dirty |= 0xff << off
-		return
-	}
-	at := w.Now() + w.g.spec.MemLatency
-	w.storesAt = max(w.storesAt, at)
-	m := w.g.mem
-	w.g.e.At(at, func() { m.Store64(a, v) })
+	w.storeL1(a, v)
+	w.storeBeyondL1(a, v)
 }

@@ -128,12 +128,24 @@ func (w *WG) Store64(a mem.Addr, v uint64) {
 		w.uncachedStore(a, v)
 		return
 	}
+	w.storeL1(a, v)
+	w.Sleep(w.g.spec.Cycles(w.g.spec.L1Cycles))
+	w.storeBeyondL1(a, v)
+}
+
+// storeL1 updates the work-group's L1 copy of a's line, if it holds one.
+func (w *WG) storeL1(a mem.Addr, v uint64) {
+	l := mem.Line(a)
+	if cl := w.cu.l1.get(l); cl != nil {
+		binary.LittleEndian.PutUint64(cl.data[a-l:], v)
+	}
+}
+
+// storeBeyondL1 writes v into a dirty L2 line (dGPU) or to memory after
+// the memory latency (APU).
+func (w *WG) storeBeyondL1(a mem.Addr, v uint64) {
 	l := mem.Line(a)
 	off := a - l
-	if cl := w.cu.l1.get(l); cl != nil {
-		binary.LittleEndian.PutUint64(cl.data[off:], v)
-	}
-	w.Sleep(w.g.spec.Cycles(w.g.spec.L1Cycles))
 	if w.g.l2 != nil {
 		cl := w.g.l2.get(l)
 		if cl == nil {
