@@ -160,6 +160,7 @@ func GIO() Spec {
 	s.Link.Bandwidth = unit.Rate(56e9 / 8)
 	s.PCIe.Bandwidth = pcieGen3x16
 	s.GPU.Mode, s.GPU.CUs, s.GPU.MemBandwidth = "dgpu", 64, unit.Rate(484e9)
+	s.L2.Size = 4 * unit.MiB // §7 [DEFAULT] MI-25 L2: its reuse decides the L2-off cost of §5.3
 	return s
 }
 

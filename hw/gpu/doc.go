@@ -37,5 +37,12 @@
 // Bulk arrays are modelled for bandwidth only (Stream): the body reads and
 // writes their bytes in memory directly, so bulk data is never stale. This
 // keeps large kernels fast; the visibility rules are exercised by the
-// control words, which is where the strategies differ.
+// control words, which is where the strategies differ. Address-carrying
+// bulk accesses (StreamLines, the LoadLanes gather, bulk.go) pass each
+// line through the L2 tag model: L2 hits cost the L2 latency and no
+// memory bandwidth, misses and every line of an L2-uncacheable page go to
+// the memory server, so the cost of GIO's uncacheable pages emerges from
+// the reuse of the access pattern (hardware.md §5.3). The tag model is
+// not invalidated by a work-group's system-scope acquire (the functional
+// L2 copy is), so timing of reuse across such acquires is optimistic.
 package gpu

@@ -45,6 +45,8 @@ type Stats struct {
 	L1Hits, L1Misses          uint64
 	L1Invalidates, L2Writebks uint64
 	Uncached                  uint64 // loads and stores of L2-uncacheable pages
+	BulkHits, BulkMisses      uint64 // lines of bulk accesses (StreamLines, LoadLanes) the L2 served / that went to memory
+	BulkUncached              uint64 // of the misses, lines of L2-uncacheable pages
 }
 
 type computeUnit struct {

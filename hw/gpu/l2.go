@@ -372,16 +372,6 @@ func (w *WG) StoreTracked(a mem.Addr, v uint64, locked bool) {
 	}
 }
 
-// StreamLines moves n bytes of bulk array traffic at [a, a+n) through the
-// memory server like Stream, and passes every line through the L2 tag
-// model, so streaming work-groups evict other lines (workloads.md §5.5).
-func (w *WG) StreamLines(a mem.Addr, n uint64) {
-	for l := mem.Line(a); l < a+mem.Addr(n); l += mem.LineSize {
-		w.g.touch(l, CU)
-	}
-	w.Stream(n)
-}
-
 // CoherentLoad64 returns the word at a as the device coherence point holds
 // it (the L2's copy, else memory), at no cost: what the next acquire and
 // load would return. Pollers use it to sleep through stretches where
