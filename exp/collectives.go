@@ -26,6 +26,7 @@ type AccumulateSpec struct {
 	Strategies   []string   `toml:"strategies" doc:"strategies to compare (speedups vs CPU and vs HSA)" src:"DOC"`
 	WGSize       int        `toml:"wg_size" doc:"work-items per work-group of the accumulate kernel" src:"DEFAULT"`
 	CPUThreads   int        `toml:"cpu_threads" doc:"CPU strategy: threads applying the op" src:"DEFAULT"`
+	Window       unit.Bytes `toml:"window" doc:"target window bytes; 0 sizes it to hold every accumulate (an accumulate outside it is refused by the initiator, naming it)" src:"RUN"`
 }
 
 // ReduceSpec holds the knobs of the MPI Reduce study (workloads.md §3).
@@ -75,6 +76,9 @@ func (a AccumulateSpec) validate() error {
 	}
 	if a.CPUThreads < 1 || a.CPUThreads > 1024 {
 		errs = append(errs, fmt.Errorf("accumulate.cpu_threads = %d: must be in [1, 1024]", a.CPUThreads))
+	}
+	if a.Window < 0 || a.Window%8 != 0 || a.Window > 4*unit.GiB {
+		errs = append(errs, fmt.Errorf("accumulate.window = %v: must be 0 (fit) or a multiple of 8 bytes up to 4GiB", a.Window))
 	}
 	errs = append(errs, checkStrategies("accumulate.strategies", a.Strategies, workloadStrategies("accumulate")))
 	return errors.Join(errs...)
@@ -157,7 +161,7 @@ func accumulateSimulate(p Point, env Env) ([]byte, error) {
 		return nil, err
 	}
 	w := workload.Accumulate{Sizes: []unit.Bytes{a.MinSize}, PerEpoch: a.PerEpoch, Epochs: a.Epochs, Stride: a.MinSize,
-		WGSize: a.WGSize, CPUThreads: a.CPUThreads}
+		WGSize: a.WGSize, CPUThreads: a.CPUThreads, Window: a.Window}
 	pt := collectivePoint{Size: a.MinSize, MeanSize: float64(a.MinSize), Strategy: string(s)}
 	if a.Distribution == "nwchem" {
 		w.Sizes = nwchemSizes(p.Config.Run.Seed, a.Epochs*a.PerEpoch)

@@ -18,6 +18,12 @@ type TaskSpawnSpec struct {
 	MaxSize    unit.Bytes `toml:"max_size" doc:"largest payload of the sweep" src:"DEFAULT"`
 	Strategies []string   `toml:"strategies" doc:"strategies to compare (CPU: handler on the target's application thread; HSA, XTQ: a GPU kernel)" src:"DOC"`
 	WGSize     int        `toml:"wg_size" doc:"work-items per work-group of the copy kernel" src:"DEFAULT"`
+	// The aim of the task (HSA, XTQ): the target registers its copy
+	// kernel and queue at index 42; other values send a task the target
+	// refuses, which the run reports naming the index.
+	KernelIndex int        `toml:"kernel_index" doc:"HSA/XTQ: kernel lookup index the initiator's task names (the target registers 42)" src:"DOC"`
+	QueueIndex  int        `toml:"queue_index" doc:"HSA/XTQ: queue lookup index the initiator's task names (the target registers 42)" src:"DOC"`
+	RecvSize    unit.Bytes `toml:"recv_size" doc:"HSA/XTQ: bytes of the receive buffer the target posts; 0 = the task's command, arguments and payload exactly" src:"RUN"`
 }
 
 func (t TaskSpawnSpec) validate() error {
@@ -30,6 +36,15 @@ func (t TaskSpawnSpec) validate() error {
 	}
 	if t.WGSize < 1 || t.WGSize > 1024 {
 		errs = append(errs, fmt.Errorf("taskspawn.wg_size = %d: must be in [1, 1024]", t.WGSize))
+	}
+	if t.KernelIndex < 0 || t.KernelIndex > 1<<32-1 {
+		errs = append(errs, fmt.Errorf("taskspawn.kernel_index = %d: must be in [0, 4294967295]", t.KernelIndex))
+	}
+	if t.QueueIndex < 0 || t.QueueIndex > 1<<16-1 {
+		errs = append(errs, fmt.Errorf("taskspawn.queue_index = %d: must be in [0, 65535] (the packet's 16-bit field)", t.QueueIndex))
+	}
+	if t.RecvSize < 0 || t.RecvSize > 128*unit.MiB {
+		errs = append(errs, fmt.Errorf("taskspawn.recv_size = %v: must be in [0, 128MiB]", t.RecvSize))
 	}
 	errs = append(errs, checkStrategies("taskspawn.strategies", t.Strategies, workloadStrategies("taskspawn")))
 	return errors.Join(errs...)
@@ -91,7 +106,8 @@ func taskSpawnSimulate(p Point, env Env) ([]byte, error) {
 		return nil, err
 	}
 	defer c.Engine.Close()
-	r, err := workload.TaskSpawn{Size: ts.MinSize, WGSize: ts.WGSize}.Run(c, s, strategyConfig(p.Config))
+	aim := &workload.TaskAim{Kernel: uint64(ts.KernelIndex), Queue: uint16(ts.QueueIndex), Recv: ts.RecvSize}
+	r, err := workload.TaskSpawn{Size: ts.MinSize, WGSize: ts.WGSize, Aim: aim}.Run(c, s, strategyConfig(p.Config))
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,27 @@ import (
 type TaskSpawn struct {
 	Size   unit.Bytes
 	WGSize int // work-items per work-group of the copy kernel
+	// Aim is what the initiator's task names and the target posts (HSA,
+	// XTQ); nil: the registered indices and a buffer that fits exactly.
+	Aim *TaskAim
+}
+
+// TaskAim sets the lookup indices a task spawn's initiator sends (the
+// target registers kernelCopy and taskQueue) and the bytes of the receive
+// buffer the target posts (0: exactly the task). A mismatch is bad input
+// the target refuses with a failure naming it.
+type TaskAim struct {
+	Kernel uint64
+	Queue  uint16
+	Recv   unit.Bytes
+}
+
+// aim returns ts.Aim or the matching default.
+func (ts TaskSpawn) aim() TaskAim {
+	if ts.Aim != nil {
+		return *ts.Aim
+	}
+	return TaskAim{Kernel: kernelCopy, Queue: taskQueue}
 }
 
 // TaskSpawnResult is one strategy's breakdown on one time axis (zero =
@@ -178,7 +199,8 @@ func (ts TaskSpawn) remote(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) erro
 		return err
 	}
 	size := uint64(ts.Size)
-	task := xtq.Task{Target: 1, Kernel: kernelCopy, Queue: taskQueue, Grid: copyGrid(nd, size, ts.WGSize), WGSize: ts.WGSize,
+	aim := ts.aim()
+	task := xtq.Task{Target: 1, Kernel: aim.Kernel, Queue: aim.Queue, Grid: copyGrid(nd, size, ts.WGSize), WGSize: ts.WGSize,
 		Args: []uint64{0, 0, 0, size}, Payload: buf, PayloadLen: size}
 	if nd.Rank == 0 {
 		rt.Barrier()
@@ -186,8 +208,12 @@ func (ts TaskSpawn) remote(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) erro
 		tm.initiator = rt
 		return rt.Put(task)
 	}
-	recv := nd.Mem.Alloc(mem.Host, task.CmdLen()+size, "taskspawn.recv")
-	rt.PostBuffer(recv, task.CmdLen()+size)
+	recvLen := task.CmdLen() + size
+	if aim.Recv > 0 {
+		recvLen = uint64(aim.Recv)
+	}
+	recv := nd.Mem.Alloc(mem.Host, recvLen, "taskspawn.recv")
+	rt.PostBuffer(recv, recvLen)
 	q, err := rt.TaskingInit(taskQueue, queueSlots)
 	if err != nil {
 		return err

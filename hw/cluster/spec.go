@@ -75,7 +75,7 @@ func GPUTN() Spec {
 			TrigPop: 2 * sim.Nanosecond, TrigMaxEntries: 16, TrigLookup: "assoc",
 			VerbsEngines: 16, VerbsWQECost: 10 * sim.Nanosecond,
 			XtqLookup: 5 * sim.Nanosecond, XtqRewrite: 20 * sim.Nanosecond, XtqTableSize: 64, XtqFullPolicy: "retry",
-			XtqRetry: sim.Microsecond},
+			XtqRetry: sim.Microsecond, XtqHoldDepth: 8},
 		Spin: spin.DefaultSpec(),
 		L2:   gpu.L2Spec{Size: unit.MiB, Ways: 16},
 		CP:   cp.DefaultSpec(),

@@ -126,6 +126,14 @@
 // buffer, too large, unknown kernel or queue index, full queue under drop)
 // are TASK events with NIFail XTQ_* at the target and a failed ack.
 //
+// The NIC keeps each task's command copy in a hold buffer of
+// xtq_hold_depth slots (8, nic.md §4.3) from header parse to enqueue
+// (xtq_hold.go). When every slot is taken, a new task header is not
+// parsed: it waits at the ingress with the rest of its message, behind it
+// every later task header and every later message of its source, until
+// an enqueue frees a slot; nothing is dropped or overwritten. Packets of
+// accepted messages, other sources' plain messages and responses pass.
+//
 // # sPIN hooks (nic.md §5)
 //
 // An ME whose Ctx is set hands its put packets to that execution context
@@ -149,7 +157,8 @@
 // atomics, scatter/gather lists of more than one entry, CQ overrun (a CQ
 // must be sized for the WQEs of its QPs); for XTQ, the CPU-task
 // Function Lookup Table and agent-dispatch packets, the host-memory tables
-// behind an on-NIC cache, and the bounded (depth 8) hold buffer: held
-// tasks wait in arrival order, unbounded. Host software costs of Portals
-// calls (MEAppend, EQGet) are charged by the caller.
+// behind an on-NIC cache, and link credits behind the hold buffer (the
+// packets waiting at the ingress are unbounded; the sender is not
+// stopped). Host software costs of Portals calls (MEAppend, EQGet) are
+// charged by the caller.
 package nic

@@ -87,6 +87,7 @@ type inMsg struct {
 	seen     int     // packets processed
 	npk      int     // packets in the message
 	ctx      *CtxMsg // bound to an ME with a sPIN execution context
+	hold     bool    // XTQ: occupies a slot of the NIC's hold buffer
 }
 
 func msgKey(src int, msg uint64) uint64 { return uint64(src)<<48 | msg }

@@ -20,13 +20,26 @@ func (n *NIC) Receive(np net.Packet) {
 	}
 	n.stats.PacketsRx++
 	n.stats.BytesRx += pk.Len
+	if n.xtqWaits(pk) {
+		return // an XTQ task header found the hold buffer full (xtq_hold.go)
+	}
+	n.ingress(pk)
+}
+
+// ingress parses pk: a request header is matched now, and the packet is
+// delivered once the inbound pipeline is free.
+func (n *NIC) ingress(pk *Packet) {
 	var cost sim.Time
-	if pk.Kind == KindRequest && pk.Index == 0 {
+	header := pk.Kind == KindRequest && pk.Index == 0
+	if header {
 		cost = sim.Time(n.match(pk)) * n.spec.MatchCost
 	}
 	t := max(n.e.Now(), n.inFree) + cost
 	n.inFree = t
 	n.e.At(t, func() { n.deliver(pk) })
+	if m := n.in[msgKey(pk.Src, pk.Msg)]; header && m != nil && m.hold && m.me == nil {
+		n.xtqRelease(m) // a refused task holds nothing
+	}
 }
 
 // match binds a header packet's message to an ME (§2.2) and returns the
@@ -45,6 +58,9 @@ func (n *NIC) match(pk *Packet) int {
 		panic(fmt.Sprintf("%s: message %d from node %d already bound", n.name, pk.Msg, pk.Src))
 	}
 	n.in[key] = m
+	if h.Task != nil && h.Task.Xtq {
+		n.xtqHold(m)
+	}
 	if h.PT < 0 || h.PT >= len(n.pts) {
 		m.fail = FailUndelivered
 		n.stats.Drops++

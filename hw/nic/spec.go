@@ -32,6 +32,7 @@ type Spec struct {
 	XtqTableSize  int      `toml:"xtq_table_size" doc:"XTQ: entries per lookup table (kernels, queues)" src:"DOC"`
 	XtqFullPolicy string   `toml:"xtq_full_policy" doc:"XTQ: GPU queue full: retry (hold the task on the NIC, re-poll the read index) or drop (fail it)" src:"DEFAULT"`
 	XtqRetry      sim.Time `toml:"xtq_retry" doc:"XTQ: re-poll interval of a held task's queue read index" src:"DEFAULT"`
+	XtqHoldDepth  int      `toml:"xtq_hold_depth" doc:"XTQ: tasks the NIC holds at once (command copies from header parse to enqueue); when full, new task headers wait at the ingress" src:"DOC"`
 }
 
 // Validate reports every invalid field.
@@ -75,6 +76,9 @@ func (s Spec) Validate() error {
 	}
 	if s.XtqFullPolicy != "retry" && s.XtqFullPolicy != "drop" {
 		errs = append(errs, fmt.Errorf("nic.xtq_full_policy = %q: must be retry or drop", s.XtqFullPolicy))
+	}
+	if s.XtqHoldDepth < 1 || s.XtqHoldDepth > 1<<16 {
+		errs = append(errs, fmt.Errorf("nic.xtq_hold_depth = %d: must be in [1, 65536]", s.XtqHoldDepth))
 	}
 	if s.XtqRetry <= 0 {
 		errs = append(errs, fmt.Errorf("nic.xtq_retry = %v: must be > 0", s.XtqRetry))

@@ -59,19 +59,26 @@ type XtqStats struct {
 	Tasks      uint64 // packets written into a GPU queue
 	Failures   uint64 // tasks failed (failure event posted)
 	FullPolls  uint64 // queue-index reads that found the queue full
-	MaxHeld    int    // most tasks waiting for one queue at once
-	Doorbells  uint64
-	Rewrites   uint64
-	HeldTime   sim.Time // total time tasks waited for queue room
-	LastTaskAt sim.Time // when the last doorbell write was issued
-	LastBell   sim.Time // when the last doorbell write became visible
-	LastLanded sim.Time // when the last gather put (XTQ or not)'s bytes were all visible
-	LastIssue  sim.Time // initiator: when the last gather put started on the NIC
+	MaxHeld    int    // most hold-buffer slots taken at once (≤ nic.xtq_hold_depth)
+	MaxBacklog int    // most packets waiting at the ingress for a hold slot
+	// IngressWaits counts the task headers (and headers queued behind
+	// them) that waited at the ingress; IngressWaitTime is their total
+	// wait.
+	IngressWaits    uint64
+	IngressWaitTime sim.Time
+	Doorbells       uint64
+	Rewrites        uint64
+	HeldTime        sim.Time // total time tasks waited for queue room
+	LastTaskAt      sim.Time // when the last doorbell write was issued
+	LastBell        sim.Time // when the last doorbell write became visible
+	LastLanded      sim.Time // when the last gather put (XTQ or not)'s bytes were all visible
+	LastIssue       sim.Time // initiator: when the last gather put started on the NIC
 }
 
 type xtqState struct {
 	kernels map[uint64]XtqKernel
 	queues  map[uint16]*xtqQueue
+	in      xtqIngress
 	stats   XtqStats
 }
 
@@ -307,7 +314,6 @@ func (n *NIC) xtqTarget(m *inMsg) {
 		}
 		n.span("xtq rewrite", start, n.e.Now())
 		q.held = append(q.held, &xtqJob{m: m, packet: pkt, since: n.e.Now()})
-		n.xtq.stats.MaxHeld = max(n.xtq.stats.MaxHeld, len(q.held))
 		n.xtqNext(q)
 	})
 }
@@ -321,6 +327,7 @@ func (n *NIC) xtqFail(m *inMsg, fail FailType, idx uint64) {
 	ev.HdrData = idx
 	n.postEvent(n.pts[m.me.pt].eq, ev)
 	n.respond(m, nil)
+	n.xtqRelease(m)
 }
 
 // xtqNext starts enqueueing the head task of q unless one is in progress:
@@ -414,5 +421,6 @@ func (n *NIC) xtqWrite(q *xtqQueue, j *xtqJob, w uint64) {
 	})
 	q.held = q.held[1:]
 	q.busy = false
+	n.xtqRelease(j.m) // the command copy is in the queue now
 	n.xtqNext(q)
 }

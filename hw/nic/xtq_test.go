@@ -334,3 +334,36 @@ func TestXtqRegisterRange(t *testing.T) {
 		t.Error("queue of 3 slots accepted")
 	}
 }
+
+// Sixteen slow tasks into a two-slot queue: at most nic.xtq_hold_depth
+// (8) are held on the NIC at once, the others wait at the ingress, and
+// every task still runs once, in order, with its own payload.
+func TestXtqHoldBufferBoundedWithoutLoss(t *testing.T) {
+	for _, depth := range []int{8, 1} {
+		v := newXtqEnv(t, 2, 1<<20, 20000, func(s *cluster.Spec) { s.NIC.XtqHoldDepth = depth })
+		tg := v.c.Nodes[1]
+		const tasks = 16
+		tg.Mem.Store64(v.sig, tasks)
+		var sent []task
+		for i := range tasks {
+			sent = append(sent, task{kernel: taskIdx, queue: taskIdx, payload: payload(256, i), off: uint64(i) * 256})
+		}
+		v.send(sent...)
+		v.run()
+		st := tg.NIC.XtqStats()
+		if st.MaxHeld != depth || st.MaxBacklog == 0 || st.IngressWaits == 0 || st.IngressWaitTime <= 0 {
+			t.Errorf("depth %d: stats %+v: want the hold buffer filled to exactly %d and headers waiting at the ingress", depth, st, depth)
+		}
+		if len(v.q.Runs()) != tasks || st.Tasks != tasks || tg.Mem.Load64(v.sig) != 0 {
+			t.Fatalf("depth %d: %d runs, %d enqueued, signal %d: want %d, %d, 0", depth, len(v.q.Runs()), st.Tasks, tg.Mem.Load64(v.sig), tasks, tasks)
+		}
+		for i, tk := range sent {
+			if got := tg.Mem.Bytes(v.dst+mem.Addr(tk.off), 256); string(got) != string(tk.payload) {
+				t.Errorf("depth %d: task %d's payload is missing or overwritten", depth, i)
+			}
+			if v.kargs[i][2] != tk.off {
+				t.Errorf("depth %d: kernel %d ran the task with offset %d, want %d (order)", depth, i, v.kargs[i][2], tk.off)
+			}
+		}
+	}
+}
