@@ -19,6 +19,12 @@ type RunSpec struct {
 	Seed       uint64 `toml:"seed" doc:"seed of every random stream" src:"RUN"`
 	Functional bool   `toml:"functional" doc:"carry real bytes and verify every result against a serial reference" src:"RUN"`
 	Parallel   int    `toml:"parallel" doc:"simulations run at once in a sweep (0 = one per CPU core)" src:"RUN"`
+	// MemLimit caps the memory a run may need (exp.EstimateMemory); a run
+	// estimated above it is refused before any work.
+	MemLimit unit.Bytes `toml:"mem_limit" doc:"memory a run may use; a run estimated to need more is refused before it starts (0 = the memory available now)" src:"RUN"`
+	// CheckInvariants verifies the hardware models' conservation and
+	// protocol invariants at the end of every simulation (hw/cluster).
+	CheckInvariants bool `toml:"check_invariants" doc:"verify conservation and protocol invariants (bytes, packets, counters, queues, blocked agents) at the end of every simulation; a violation fails the run" src:"RUN"`
 }
 
 // AllreduceSpec holds the knobs of the strong-scaled allreduce study

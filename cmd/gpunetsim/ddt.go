@@ -113,8 +113,12 @@ func ddtInspect(w io.Writer, t *datatype.Type, count, head int) error {
 	return nil
 }
 
+// maxBenchTime bounds ddt bench's measuring time per row and direction
+// (about 20 rows run, twice each).
+const maxBenchTime = time.Minute
+
 func newDDTBenchCmd(stdout io.Writer) *cobra.Command {
-	var size string
+	var size, memLimit string
 	var dur time.Duration
 	var withApps bool
 	cmd := &cobra.Command{
@@ -138,8 +142,11 @@ separate one, measured in the same run with the same statistic.`,
 			if n < 4096 {
 				return badInput(fmt.Errorf("--size %s: want at least 4KiB", size))
 			}
-			if dur <= 0 {
-				return badInput(fmt.Errorf("--time %v: must be positive", dur))
+			if dur <= 0 || dur > maxBenchTime {
+				return badInput(fmt.Errorf("--time %v: must be in (0s, %v]", dur, maxBenchTime))
+			}
+			if err := checkBenchMemory(n, memLimit); err != nil {
+				return badInput(err)
 			}
 			return ddtBench(stdout, int(n), dur, withApps)
 		},
@@ -147,6 +154,7 @@ separate one, measured in the same run with the same statistic.`,
 	cmd.Flags().StringVar(&size, "size", "4MiB", "packed bytes per operation for memcpy and the vector sweep")
 	cmd.Flags().DurationVar(&dur, "time", 300*time.Millisecond, "measuring time per row and direction")
 	cmd.Flags().BoolVar(&withApps, "apps", true, "include the application datatypes")
+	addMemLimitFlag(cmd, &memLimit)
 	return cmd
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gpunetsim/gpunetsim/exp"
 	"io"
 	"math/big"
 	"os"
@@ -62,6 +63,7 @@ type goalRunFlags struct {
 	hosts                  bool
 	format                 string
 	progress               time.Duration
+	memLimit               string
 }
 
 func newGoalRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -92,6 +94,7 @@ func newGoalRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.format, "format", "text", "standard output: text, or loggopsim (LogGOPSim's \"Host i: T\" / \"Maximum finishing time at host H: T\" lines, T in calc units)")
 	fl.DurationVar(&f.progress, "progress", 0, "print a progress line to stderr at most this often (wall time; --progress alone: 10s)")
 	fl.Lookup("progress").NoOptDefVal = "10s"
+	addMemLimitFlag(cmd, &f.memLimit)
 	return cmd
 }
 
@@ -181,7 +184,7 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 	default:
 		return badInput(errors.New("goal run: want a GOAL FILE (or - for stdin) or --gen PATTERN"))
 	}
-	if err := checkMemory(prog.NumRanks()); err != nil {
+	if err := checkMemory(prog.NumRanks(), f.memLimit); err != nil {
 		return badInput(err)
 	}
 	res, err := loggops.RunOptions(prog, p, progressOptions(f.progress, stderr))
@@ -302,14 +305,17 @@ const bytesPerRank = 500
 // checkMemory refuses a run that cannot fit in the memory available now
 // (Linux; elsewhere it lets the run try) rather than letting the operating
 // system kill it part way.
-func checkMemory(ranks int) error {
-	avail := procKB("/proc/meminfo", "MemAvailable:") * 1024
+func checkMemory(ranks int, memLimit string) error {
+	avail, what, err := flagMemoryLimit(memLimit)
+	if err != nil {
+		return err
+	}
 	need := uint64(ranks) * bytesPerRank
 	if avail == 0 || need <= avail {
 		return nil
 	}
-	return fmt.Errorf("goal run: %d ranks need about %.1f GB (≈%d B per rank at the least), more than the %.1f GB of memory available",
-		ranks, float64(need)/1e9, bytesPerRank, float64(avail)/1e9)
+	return fmt.Errorf("goal run: %d ranks need about %s (≈%d B per rank at the least), more than the %s %s",
+		ranks, exp.FormatBytes(float64(need)), bytesPerRank, exp.FormatBytes(float64(avail)), what)
 }
 
 func newGoalGenCmd(stdout io.Writer) *cobra.Command {

@@ -9,10 +9,10 @@ import (
 )
 
 func TestCheckMemory(t *testing.T) {
-	if err := checkMemory(1024); err != nil {
+	if err := checkMemory(1024, ""); err != nil {
 		t.Errorf("1024 ranks: %v", err)
 	}
-	err := checkMemory(1 << 40)
+	err := checkMemory(1<<40, "")
 	if runtime.GOOS != "linux" {
 		return
 	}

@@ -107,6 +107,9 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return badInput(err)
 	}
+	if err := checkPlanMemory(plan); err != nil {
+		return err
+	}
 	cache, err := study.OpenCache(o.cache, version)
 	if err != nil {
 		return badInput(fmt.Errorf("--cache: %w", err))

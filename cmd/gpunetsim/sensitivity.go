@@ -55,6 +55,7 @@ Parameters load as for "gpunetsim run". For allreduce, without --config or
 			e := exp.Experiment{Name: "sensitivity " + name, Run: func(cfg exp.Config, env exp.Env) (*report.Result, error) {
 				return sensitivity.Run(cfg, name, so, env)
 			}}
+			o.memName = name
 			return runWith(sessionOf(cmd), e, o, stdout, stderr)
 		},
 	}

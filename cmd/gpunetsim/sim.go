@@ -88,6 +88,9 @@ type runOptions struct {
 	csv, json, plot, trace string
 	quiet                  bool
 	study                  runStudyFlags
+	// memName is the experiment whose memory need is checked before the
+	// run (default: the experiment run).
+	memName string
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -224,6 +227,13 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	cfg, err := params.Load(o.load)
 	if err != nil {
 		return badInput(err)
+	}
+	memName := o.memName
+	if memName == "" {
+		memName = e.Name
+	}
+	if err := checkRunMemory(memName, cfg); err != nil {
+		return err
 	}
 	outs, err := reserveOutputs(s, o)
 	if err != nil {

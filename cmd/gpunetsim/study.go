@@ -180,6 +180,9 @@ func prepare(arg string, f studyFlags) (prepared, error) {
 	if err != nil {
 		return prepared{}, badInput(err)
 	}
+	if err := checkPlanMemory(plan); err != nil {
+		return prepared{}, err
+	}
 	cache, err := study.OpenCache(f.cache, version)
 	if err != nil {
 		return prepared{}, badInput(fmt.Errorf("--cache: %w", err))

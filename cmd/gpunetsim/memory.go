@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/study"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// memoryLimit is the memory a run may use: run.mem_limit when set, else
+// MemAvailable of /proc/meminfo (0 when unknown: no check).
+func memoryLimit(cfg exp.Config) (avail uint64, what string) {
+	if cfg.Run.MemLimit > 0 {
+		return uint64(cfg.Run.MemLimit), "run.mem_limit"
+	}
+	return availableMemory()
+}
+
+// availableMemory is MemAvailable of /proc/meminfo in bytes, or the
+// cgroup's memory.max when that is smaller (0 when neither is known).
+func availableMemory() (uint64, string) {
+	avail := procKB("/proc/meminfo", "MemAvailable:") * 1024
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if max, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && max > 0 && (avail == 0 || max < avail) {
+			return max, "memory limit of the cgroup (memory.max)"
+		}
+	}
+	return avail, "memory available (MemAvailable)"
+}
+
+// checkRunMemory refuses, as bad input, a run of experiment name on cfg
+// that exp.EstimateMemory says cannot fit, before any work: the operating
+// system would otherwise kill it part way.
+func checkRunMemory(name string, cfg exp.Config) error {
+	avail, what := memoryLimit(cfg)
+	if avail == 0 {
+		return nil
+	}
+	need := exp.EstimateMemory(name, cfg)
+	if need.Fits(avail) {
+		return nil
+	}
+	return badInput(need.Refusal(avail, what))
+}
+
+// checkPlanMemory checks every run of a study plan (each runs alone).
+func checkPlanMemory(plan *study.Plan) error {
+	for _, r := range plan.Runs {
+		name := plan.Study.Entries[r.Entry].Experiment.Name
+		if err := checkRunMemory(name, r.Config); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// addMemLimitFlag adds --mem-limit to a command without a configuration
+// (goal run, ddt bench), the run.mem_limit of the others.
+func addMemLimitFlag(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVar(v, "mem-limit", "", "memory the command may use, e.g. 8GiB; a run estimated to need more is refused before it starts (default: the memory available now)")
+}
+
+// flagMemoryLimit is --mem-limit when given, else the memory available.
+func flagMemoryLimit(flag string) (uint64, string, error) {
+	if flag == "" {
+		avail, what := availableMemory()
+		return avail, what, nil
+	}
+	b, err := unit.ParseBytes(flag)
+	if err != nil || b <= 0 {
+		if err == nil {
+			err = errors.New("must be positive")
+		}
+		return 0, "", fmt.Errorf("--mem-limit %s: %w", flag, err)
+	}
+	return uint64(b), "--mem-limit", nil
+}
+
+// benchFactor is the bytes ddt bench holds per byte of --size at its
+// peak: the memcpy source and destination kept for comparison, and a
+// vector row's strided user buffer (twice the packed size) with its
+// packed buffer.
+const benchFactor = 5
+
+// checkBenchMemory refuses a ddt bench whose buffers cannot fit.
+func checkBenchMemory(size unit.Bytes, memLimit string) error {
+	avail, what, err := flagMemoryLimit(memLimit)
+	if err != nil || avail == 0 {
+		return err
+	}
+	need := float64(size) * benchFactor
+	if need <= float64(avail) {
+		return nil
+	}
+	return fmt.Errorf("--size %v: ddt bench needs about %s of memory (%d× the size), more than the %s %s",
+		size, exp.FormatBytes(need), benchFactor, exp.FormatBytes(float64(avail)), what)
+}

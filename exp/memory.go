@@ -1,0 +1,236 @@
+package exp
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// The memory model of one simulation, calibrated by measuring the peak
+// resident size of allreduce runs (docs/memory.md has the measurements):
+// payload-free runs of 64, 256 and 512 nodes grow as about 100 KB per node
+// plus 1.6 KB per (node, peer) pair (per-peer MPI, Portals and routing
+// state); functional runs hold 2.1–2.3 bytes per byte of a node's payload
+// (its buffers, lazily backed, plus the serial reference).
+const (
+	// memBase is the process without a simulation: runtime, tables,
+	// the report (measured ≈22 MB).
+	memBase = 32 << 20
+	// memPerNode is one node's model state (memory maps, queues, agents).
+	memPerNode = 128 << 10
+	// memPerPeer is the state one node keeps per peer.
+	memPerPeer = 2 << 10
+	// memPayloadFactor is bytes of process memory per byte of a node's
+	// functional payload.
+	memPayloadFactor = 2.3
+)
+
+// MemNeed is the estimated peak memory of a run and the parameter that
+// decides it.
+type MemNeed struct {
+	// Param names the deciding parameter as --set takes it.
+	Param string
+	// Value is that parameter's value, as printed.
+	Value string
+	// Bytes is the estimated peak resident memory.
+	Bytes float64
+	// Sims is how many simulations the estimate assumes run at once.
+	Sims int
+}
+
+// Fits reports whether the need fits in avail bytes.
+func (m MemNeed) Fits(avail uint64) bool { return m.Bytes <= float64(avail) }
+
+// Refusal is the one-line error for a need that does not fit in avail
+// bytes, naming the parameter and both sizes.
+func (m MemNeed) Refusal(avail uint64, limit string) error {
+	sims := ""
+	if m.Sims > 1 {
+		sims = fmt.Sprintf(" (%d simulations at once; run.parallel=1 runs one)", m.Sims)
+	}
+	return fmt.Errorf("%s = %s: the run needs about %s of memory%s, more than the %s %s",
+		m.Param, m.Value, FormatBytes(m.Bytes), sims, FormatBytes(float64(avail)), limit)
+}
+
+// FormatBytes prints a byte count with a binary unit (e.g. "79.4GiB").
+func FormatBytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if b >= 1e6 {
+		return fmt.Sprintf("%.3g%s", b, units[i])
+	}
+	return fmt.Sprintf("%.1f%s", b, units[i])
+}
+
+// simMem is one simulation of a run: its cluster size, the functional
+// payload bytes each node holds, and the parameters that set them.
+type simMem struct {
+	nodes        float64
+	payload      float64 // bytes per node, before memPayloadFactor
+	nodesParam   string
+	nodesValue   string
+	payloadParam string
+	payloadValue string
+}
+
+// bytes is the estimated peak of the simulation in a run with the given
+// functional mode.
+func (s simMem) bytes(functional bool) float64 {
+	b := s.nodes*memPerNode + s.nodes*s.nodes*memPerPeer
+	if functional {
+		b += s.nodes * s.payload * memPayloadFactor
+	}
+	return b
+}
+
+// EstimateMemory estimates the peak memory of running experiment name on
+// cfg, before any work: the largest simulations that may run at once (one
+// per worker) plus the process itself. Experiments whose size no parameter
+// can grow beyond a few MB need only memBase.
+func EstimateMemory(name string, cfg Config) MemNeed {
+	sims := simsOf(name, cfg)
+	need := MemNeed{Param: "run.parallel", Value: fmt.Sprint(cfg.Run.Parallel), Bytes: memBase, Sims: 1}
+	if len(sims) == 0 {
+		return need
+	}
+	f := cfg.Run.Functional
+	slices.SortFunc(sims, func(a, b simMem) int { return cmp.Compare(b.bytes(f), a.bytes(f)) })
+	workers := cfg.Run.Parallel
+	if workers == 0 {
+		workers = runtime.NumCPU()
+	}
+	workers = max(1, min(workers, len(sims)))
+	for _, s := range sims[:workers] {
+		need.Bytes += s.bytes(f)
+	}
+	need.Sims = workers
+	top := sims[0]
+	payload := top.nodes * top.payload * memPayloadFactor
+	if f && payload >= top.nodes*memPerNode+top.nodes*top.nodes*memPerPeer {
+		need.Param, need.Value = top.payloadParam, top.payloadValue
+	} else {
+		need.Param, need.Value = top.nodesParam, top.nodesValue
+	}
+	return need
+}
+
+// simsOf lists the simulations a run of experiment name performs, as far
+// as parameters can make them large.
+func simsOf(name string, cfg Config) []simMem {
+	fixed := func(nodes int, param string, payload float64) simMem {
+		return simMem{nodes: float64(nodes), payload: payload, nodesParam: param, nodesValue: fmt.Sprint(nodes)}
+	}
+	var out []simMem
+	switch {
+	case name == "allreduce":
+		a := cfg.Allreduce
+		for _, n := range a.Nodes {
+			for range max(1, len(a.Strategies)) {
+				out = append(out, simMem{nodes: float64(n), payload: float64(a.Size),
+					nodesParam: "allreduce.nodes", nodesValue: fmt.Sprint(n), payloadParam: "allreduce.size", payloadValue: a.Size.String()})
+			}
+		}
+	case name == "latency":
+		out = append(out, sized(fixed(2, "nodes", 0), "latency.size", cfg.Latency.Size))
+	case name == "mlproj":
+		out = append(out, fixed(cfg.ML.Nodes, "ml.nodes", 0))
+	case name == "accumulate":
+		out = append(out, sized(fixed(2, "nodes", 0), "accumulate.max_size", cfg.Accumulate.MaxSize))
+	case name == "reduce":
+		out = append(out, sized(fixed(cfg.Reduce.Nodes, "reduce.nodes", 0), "reduce.max_size", cfg.Reduce.MaxSize))
+	case name == "taskspawn":
+		out = append(out, sized(fixed(2, "nodes", 0), "taskspawn.max_size", cfg.TaskSpawn.MaxSize))
+	case name == "hostcpu":
+		out = append(out, sized(fixed(1, "nodes", 0), "hostcpu.size", cfg.HostCPU.Size))
+	case name == "shmemget":
+		out = append(out, sized(fixed(2, "nodes", 0), "shmembench.get_max", cfg.ShmemBench.GetMax))
+	case strings.HasPrefix(name, "ddt_") && name != "ddt_apps":
+		out = append(out, sized(fixed(2, "nodes", 0), "ddtbench.size", cfg.DDTBench.Size))
+	case name == "gpurdma":
+		out = append(out, sizedInts(fixed(2, "nodes", 0), "gpurdma.sizes", cfg.GPURdma.Sizes))
+	case name == "gio":
+		out = append(out, sizedInts(fixed(2, "nodes", 0), "giobench.sizes", append([]int{cfg.GIOBench.Large}, cfg.GIOBench.Sizes...)))
+	case name == "gpi":
+		out = append(out, sizedInts(fixed(2, "nodes", 0), "gpi.throughput_size", []int{cfg.GPI.ThroughputSize}))
+	case strings.HasPrefix(name, "jacobi"):
+		out = jacobiSims(name, cfg)
+	}
+	return out
+}
+
+// sized gives s a payload of b bytes per node set by param.
+func sized(s simMem, param string, b unit.Bytes) simMem {
+	s.payload, s.payloadParam, s.payloadValue = float64(b), param, b.String()
+	return s
+}
+
+// sizedInts gives s the largest of sizes (bytes) as its payload.
+func sizedInts(s simMem, param string, sizes []int) simMem {
+	m := 0
+	for _, v := range sizes {
+		m = max(m, v)
+	}
+	s.payload, s.payloadParam, s.payloadValue = float64(m), param, fmt.Sprint(m)
+	return s
+}
+
+// jacobiSims lists the Jacobi runs: each node holds its points twice (the
+// grid and the next iterate) as float64. Points above
+// jacobi.verify_max_points run payload-free.
+func jacobiSims(name string, cfg Config) []simMem {
+	j := cfg.Jacobi
+	strats := float64(max(1, len(j.Strategies)))
+	point := func(nodes, points float64, nodesParam, nodesValue, payloadParam, payloadValue string) simMem {
+		payload := 2 * 8 * points
+		if points > float64(j.VerifyMax) {
+			payload = 0
+		}
+		return simMem{nodes: nodes, payload: payload, nodesParam: nodesParam, nodesValue: nodesValue,
+			payloadParam: payloadParam, payloadValue: payloadValue}
+	}
+	var out []simMem
+	switch name {
+	case "jacobi":
+		var r, c float64
+		if _, err := fmt.Sscanf(j.Procs, "%gx%g", &r, &c); err != nil {
+			return nil
+		}
+		for _, n := range j.Sizes {
+			out = append(out, point(r*c, float64(n)*float64(n), "jacobi.procs", j.Procs, "jacobi.sizes", fmt.Sprint(n)))
+		}
+	case "jacobi1d":
+		for _, l := range cfg.Jacobi1D.Log2Elems {
+			out = append(out, point(float64(cfg.Jacobi1D.Nodes), math.Ldexp(1, l), "jacobi1d.nodes", fmt.Sprint(cfg.Jacobi1D.Nodes),
+				"jacobi1d.log2_elements", fmt.Sprint(l)))
+		}
+	case "jacobistrong", "jacobiweak":
+		s := cfg.JacobiScale
+		for _, n := range s.Nodes {
+			if name == "jacobiweak" {
+				w := float64(s.WeakSize)
+				out = append(out, point(float64(n), w*w, "jacobiscale.nodes", fmt.Sprint(n), "jacobiscale.weak_size", fmt.Sprint(s.WeakSize)))
+				continue
+			}
+			for _, g := range s.Grids {
+				out = append(out, point(float64(n), float64(g)*float64(g)/float64(max(1, n)), "jacobiscale.nodes", fmt.Sprint(n),
+					"jacobiscale.grids", fmt.Sprint(g)))
+			}
+		}
+	}
+	var all []simMem
+	for _, s := range out {
+		for range int(strats) {
+			all = append(all, s)
+		}
+	}
+	return all
+}
