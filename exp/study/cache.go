@@ -20,8 +20,9 @@ const cacheFormat = "gpunetsim point cache v1"
 
 // keyExcluded reports the parameters that cannot change a point's result
 // and so stay out of its key: run.parallel only sets how many simulations
-// run at once (results are identical for any value; exp tests check it).
-func keyExcluded(name string) bool { return name == "run.parallel" }
+// run at once (results are identical for any value; exp tests check it);
+// run.mem_limit only decides whether a run may start.
+func keyExcluded(name string) bool { return name == "run.parallel" || name == "run.mem_limit" }
 
 // ErrCache reports a cache directory that cannot be used.
 var ErrCache = errors.New("result cache")
@@ -79,6 +80,7 @@ func KeyText(version, experiment string, p exp.Point) string {
 	}
 	exact := p.Config
 	exact.Run.Parallel = 0
+	exact.Run.MemLimit = 0
 	fmt.Fprintf(&b, "exact %#v\n", exact)
 	return b.String()
 }
