@@ -145,7 +145,7 @@ func taskSpawnAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 			baseline[p.Size] = float64(p.Result.EndToEnd)
 		}
 	}
-	summary := report.Table{Name: "end-to-end", Columns: []string{"size", "strategy", "impl", "end_to_end", "end_to_end_us", "vs_" + base, "events", "verified"}}
+	summary := report.Table{Name: "end-to-end", Columns: []string{"size", "strategy", "impl", "end_to_end", "end_to_end_us", "vs_" + base, "events", "table_hits", "table_misses", "verified"}}
 	breakdown := report.Table{Name: "breakdown", Columns: []string{"size", "strategy", "node", "phase", "start", "end", "duration"}}
 	shown := breakdownSizes(cfg.TaskSpawn.sizes())
 	plot := &report.Plot{Title: fmt.Sprintf("Remote task spawn breakdown (memcpy active message), preset %s", cfg.Run.Preset),
@@ -154,7 +154,7 @@ func taskSpawnAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	for _, p := range points {
 		r := p.Result
 		summary.Rows = append(summary.Rows, []any{p.Size.String(), p.Strategy, r.Impl, r.EndToEnd, round3(r.EndToEnd.Micros()),
-			round3(float64(r.EndToEnd) / baseline[p.Size]), p.Events, r.Verified})
+			round3(float64(r.EndToEnd) / baseline[p.Size]), p.Events, r.TableHits, r.TableMisses, r.Verified})
 		for _, seg := range r.Phases {
 			breakdown.Rows = append(breakdown.Rows, []any{p.Size.String(), p.Strategy, seg.Node, seg.Phase, seg.Start, seg.End, seg.End - seg.Start})
 			if slices.Contains(shown, p.Size) {
@@ -168,7 +168,8 @@ func taskSpawnAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	res.Notes = append(res.Notes,
 		"end-to-end = the initiator starts posting to the target CPU observing completion; phases share that time axis (0 = post)",
 		"XTQ/HSA post ends when the NIC starts the gather put; CPU/HDN post ends when MPI_Isend returns (the NIC's command fetch is then part of the transfer)",
-		"HSA transfer ends when the receive event is visible to the target CPU; XTQ transfer ends when the task's bytes are in the posted buffer")
+		"HSA transfer ends when the receive event is visible to the target CPU; XTQ transfer ends when the task's bytes are in the posted buffer",
+		fmt.Sprintf("XTQ lookup tables: nic.xtq_tables = %s (table_hits/table_misses count the on-NIC cache of host-memory tables; a miss is a PCIe read inside target enqueue)", cfg.NIC.XtqTables))
 	if cfg.Run.Functional && verified {
 		res.Notes = append(res.Notes, "functional: every target buffer equals the payload")
 	}

@@ -50,6 +50,9 @@ type TaskSpawnResult struct {
 	Phases   []Segment
 	EndToEnd sim.Time // initiator post to completion observed at the target
 	Verified bool
+	// TableHits and TableMisses are the target NIC's lookup-table cache
+	// counts (XTQ with nic.xtq_tables = host; else 0).
+	TableHits, TableMisses uint64
 }
 
 // Phase names of the breakdown (workloads.md §1).
@@ -104,6 +107,7 @@ func taskSpawnNotApplicable() map[strategy.Strategy]string {
 // spawnTimes are the instants the breakdown is cut at.
 type spawnTimes struct {
 	start, posted, landed, bell, handler, detected sim.Time
+	hits, misses                                   uint64
 	run                                            *gpu.Run
 	initiator                                      *xtq.Runtime // reads the NIC's issue time after the run
 }
@@ -151,7 +155,7 @@ func (ts TaskSpawn) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 	if tm.initiator != nil {
 		tm.posted = tm.initiator.IssueTime()
 	}
-	res := TaskSpawnResult{Impl: im.Name, EndToEnd: tm.detected - tm.start}
+	res := TaskSpawnResult{Impl: im.Name, EndToEnd: tm.detected - tm.start, TableHits: tm.hits, TableMisses: tm.misses}
 	add := func(phase string, a, b sim.Time) {
 		node := "target"
 		switch phase {
@@ -226,6 +230,7 @@ func (ts TaskSpawn) remote(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) erro
 	rt.SignalWait(sig, "the copy task's completion signal", func(v uint64) bool { return v == 0 })
 	tm.detected = nd.Host.Now()
 	tm.landed, tm.bell = rt.TargetTimes()
+	tm.hits, tm.misses = rt.TableCache()
 	tm.run = q.Runs()[0]
 	return nil
 }

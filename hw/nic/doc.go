@@ -134,6 +134,14 @@
 // an enqueue frees a slot; nothing is dropped or overwritten. Packets of
 // accepted messages, other sources' plain messages and responses pass.
 //
+// The lookup tables are on-NIC SRAM (xtq_tables = nic, xtq_lookup per
+// lookup) or live in host memory behind an on-NIC set-associative LRU
+// cache (xtq_tables = host, xtq_cache_entries, xtq_cache_ways;
+// xtq_tables.go): the registration calls write the entry to host memory
+// and invalidate its cached copy, a hit costs xtq_lookup, a miss a PCIe
+// DMA read of the entry (misses of one task are issued together; a lookup
+// of an entry already being read waits for that read).
+//
 // # sPIN hooks (nic.md §5)
 //
 // An ME whose Ctx is set hands its put packets to that execution context
@@ -156,8 +164,8 @@
 // transport retries, unreliable and dynamically connected transports,
 // atomics, scatter/gather lists of more than one entry, CQ overrun (a CQ
 // must be sized for the WQEs of its QPs); for XTQ, the CPU-task
-// Function Lookup Table and agent-dispatch packets, the host-memory tables
-// behind an on-NIC cache, and link credits behind the hold buffer (the
+// Function Lookup Table and agent-dispatch packets, and link credits
+// behind the hold buffer (the
 // packets waiting at the ingress are unbounded; the sender is not
 // stopped). Host software costs of Portals calls (MEAppend, EQGet) are
 // charged by the caller.

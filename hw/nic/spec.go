@@ -27,12 +27,15 @@ type Spec struct {
 	// default here is retry, because a dropped task is lost work the
 	// collectives cannot recover, and the issue asks that a full queue
 	// back-pressure without loss.
-	XtqLookup     sim.Time `toml:"xtq_lookup" doc:"XTQ: one lookup-table access (on-NIC SRAM)" src:"DEFAULT"`
-	XtqRewrite    sim.Time `toml:"xtq_rewrite" doc:"XTQ: command-packet rewrite" src:"DEFAULT"`
-	XtqTableSize  int      `toml:"xtq_table_size" doc:"XTQ: entries per lookup table (kernels, queues)" src:"DOC"`
-	XtqFullPolicy string   `toml:"xtq_full_policy" doc:"XTQ: GPU queue full: retry (hold the task on the NIC, re-poll the read index) or drop (fail it)" src:"DEFAULT"`
-	XtqRetry      sim.Time `toml:"xtq_retry" doc:"XTQ: re-poll interval of a held task's queue read index" src:"DEFAULT"`
-	XtqHoldDepth  int      `toml:"xtq_hold_depth" doc:"XTQ: tasks the NIC holds at once (command copies from header parse to enqueue); when full, new task headers wait at the ingress" src:"DOC"`
+	XtqLookup       sim.Time `toml:"xtq_lookup" doc:"XTQ: one lookup-table access (on-NIC SRAM)" src:"DEFAULT"`
+	XtqRewrite      sim.Time `toml:"xtq_rewrite" doc:"XTQ: command-packet rewrite" src:"DEFAULT"`
+	XtqTableSize    int      `toml:"xtq_table_size" doc:"XTQ: entries per lookup table (kernels, queues)" src:"DOC"`
+	XtqFullPolicy   string   `toml:"xtq_full_policy" doc:"XTQ: GPU queue full: retry (hold the task on the NIC, re-poll the read index) or drop (fail it)" src:"DEFAULT"`
+	XtqRetry        sim.Time `toml:"xtq_retry" doc:"XTQ: re-poll interval of a held task's queue read index" src:"DEFAULT"`
+	XtqTables       string   `toml:"xtq_tables" doc:"XTQ: where the lookup tables live: nic (on-NIC SRAM, the prototype) or host (host memory behind an on-NIC cache; a miss is a PCIe read)" src:"DOC"`
+	XtqCacheEntries int      `toml:"xtq_cache_entries" doc:"XTQ, xtq_tables = host: entries of the on-NIC table cache (kernel, function and queue entries share it)" src:"DEFAULT"`
+	XtqCacheWays    int      `toml:"xtq_cache_ways" doc:"XTQ, xtq_tables = host: associativity of the table cache (LRU within a set)" src:"DEFAULT"`
+	XtqHoldDepth    int      `toml:"xtq_hold_depth" doc:"XTQ: tasks the NIC holds at once (command copies from header parse to enqueue); when full, new task headers wait at the ingress" src:"DOC"`
 }
 
 // Validate reports every invalid field.
@@ -76,6 +79,14 @@ func (s Spec) Validate() error {
 	}
 	if s.XtqFullPolicy != "retry" && s.XtqFullPolicy != "drop" {
 		errs = append(errs, fmt.Errorf("nic.xtq_full_policy = %q: must be retry or drop", s.XtqFullPolicy))
+	}
+	if s.XtqTables != "nic" && s.XtqTables != "host" {
+		errs = append(errs, fmt.Errorf("nic.xtq_tables = %q: must be nic or host", s.XtqTables))
+	}
+	if s.XtqCacheEntries < 1 || s.XtqCacheEntries > 1<<16 {
+		errs = append(errs, fmt.Errorf("nic.xtq_cache_entries = %d: must be in [1, 65536]", s.XtqCacheEntries))
+	} else if s.XtqCacheWays < 1 || s.XtqCacheWays > s.XtqCacheEntries || s.XtqCacheEntries%s.XtqCacheWays != 0 {
+		errs = append(errs, fmt.Errorf("nic.xtq_cache_ways = %d: must divide nic.xtq_cache_entries = %d", s.XtqCacheWays, s.XtqCacheEntries))
 	}
 	if s.XtqHoldDepth < 1 || s.XtqHoldDepth > 1<<16 {
 		errs = append(errs, fmt.Errorf("nic.xtq_hold_depth = %d: must be in [1, 65536]", s.XtqHoldDepth))

@@ -66,6 +66,13 @@ type XtqStats struct {
 	// wait.
 	IngressWaits    uint64
 	IngressWaitTime sim.Time
+	// Table lookups: CacheHits and CacheMisses count the on-NIC cache of
+	// host-memory tables (xtq_tables = host; a miss is a PCIe read);
+	// LookupTime is the total time tasks spent looking their entries up.
+	CacheHits   uint64
+	CacheMisses uint64
+	CacheMerged uint64 // lookups that waited for an entry read already in flight
+	LookupTime  sim.Time
 	Doorbells       uint64
 	Rewrites        uint64
 	HeldTime        sim.Time // total time tasks waited for queue room
@@ -80,6 +87,10 @@ type xtqState struct {
 	queues  map[uint16]*xtqQueue
 	in      xtqIngress
 	stats   XtqStats
+	// Host-memory tables (xtq_tables = host): each table's base address
+	// and the on-NIC cache of their entries.
+	tableBase [tables]mem.Addr
+	cache     xtqCache
 }
 
 type xtqQueue struct {
@@ -107,6 +118,7 @@ func (n *NIC) XtqRegisterKernel(idx uint64, k XtqKernel) error {
 		n.xtq.kernels = map[uint64]XtqKernel{}
 	}
 	n.xtq.kernels[idx] = k
+	n.writeEntry(tableKernel, idx, k.words()...)
 	return nil
 }
 
@@ -121,7 +133,11 @@ func (n *NIC) XtqRegisterQueue(idx uint16, q XtqQueue) error {
 	if n.xtq.queues == nil {
 		n.xtq.queues = map[uint16]*xtqQueue{}
 	}
+	if old := n.xtq.queues[idx]; old != nil && (len(old.held) > 0 || old.busy) {
+		return fmt.Errorf("%s: XtqRegisterQueue: index %d: tasks for the queue it names are still on the NIC", n.name, idx)
+	}
 	n.xtq.queues[idx] = &xtqQueue{desc: q}
+	n.writeEntry(tableQueue, uint64(idx), q.words()...)
 	return nil
 }
 
@@ -286,36 +302,52 @@ func (n *NIC) xtqTarget(m *inMsg) {
 	kidx := le.Uint64(pkt[gpu.AQLKernelObjectOff:])
 	qidx := le.Uint16(pkt[gpu.AQLQueueIndexOff:])
 	start := n.e.Now()
-	n.e.After(2*n.spec.XtqLookup+n.spec.XtqRewrite, func() {
-		k, okK := n.xtq.kernels[kidx]
-		q, okQ := n.xtq.queues[qidx]
+	n.xtqLookup([]tableLookup{{tableKernel, kidx}, {tableQueue, uint64(qidx)}}, func(entries [][]uint64) {
+		n.xtq.stats.LookupTime += n.e.Now() - start
 		switch {
-		case !okK:
+		case entries[0] == nil:
 			n.xtqFail(m, FailTaskNoKernel, kidx)
 			return
-		case !okQ:
+		case entries[1] == nil:
 			n.xtqFail(m, FailTaskNoQueue, uint64(qidx))
 			return
 		}
-		n.xtq.stats.Rewrites++
-		args := base + gpu.AQLPacketSize
-		le.PutUint64(pkt[gpu.AQLKernelObjectOff:], k.Object)
-		le.PutUint64(pkt[gpu.AQLKernargOff:], uint64(args))
-		if k.Signal != 0 {
-			le.PutUint64(pkt[gpu.AQLSignalOff:], uint64(k.Signal))
-		}
-		le.PutUint16(pkt[gpu.AQLQueueIndexOff:], 0)
-		if argsLen := m.hdr.Task.CmdLen - gpu.AQLPacketSize; argsLen >= 16 {
-			payload := base + mem.Addr(m.hdr.Task.CmdLen)
-			n.dmaWrite(16, func() {
-				n.mem.Store64(args, uint64(k.Buffer))
-				n.mem.Store64(args+8, uint64(payload))
-			})
-		}
-		n.span("xtq rewrite", start, n.e.Now())
-		q.held = append(q.held, &xtqJob{m: m, packet: pkt, since: n.e.Now()})
-		n.xtqNext(q)
+		n.e.After(n.spec.XtqRewrite, func() {
+			n.xtqRewrite(m, pkt, kernelFromWords(entries[0]), n.xtqQueueState(qidx, queueFromWords(entries[1])), start)
+		})
 	})
+}
+
+// xtqQueueState returns the NIC's enqueue state of queue index qidx,
+// whose descriptor the lookup returned.
+func (n *NIC) xtqQueueState(qidx uint16, desc XtqQueue) *xtqQueue {
+	q := n.xtq.queues[qidx]
+	q.desc = desc
+	return q
+}
+
+// xtqRewrite rewrites the NIC's copy of the packet with the kernel's entry
+// and hands it to q's enqueue engine.
+func (n *NIC) xtqRewrite(m *inMsg, pkt [gpu.AQLPacketSize]byte, k XtqKernel, q *xtqQueue, start sim.Time) {
+	le := binary.LittleEndian
+	n.xtq.stats.Rewrites++
+	args := m.dest + gpu.AQLPacketSize
+	le.PutUint64(pkt[gpu.AQLKernelObjectOff:], k.Object)
+	le.PutUint64(pkt[gpu.AQLKernargOff:], uint64(args))
+	if k.Signal != 0 {
+		le.PutUint64(pkt[gpu.AQLSignalOff:], uint64(k.Signal))
+	}
+	le.PutUint16(pkt[gpu.AQLQueueIndexOff:], 0)
+	if argsLen := m.hdr.Task.CmdLen - gpu.AQLPacketSize; argsLen >= 16 {
+		payload := m.dest + mem.Addr(m.hdr.Task.CmdLen)
+		n.dmaWrite(16, func() {
+			n.mem.Store64(args, uint64(k.Buffer))
+			n.mem.Store64(args+8, uint64(payload))
+		})
+	}
+	n.span("xtq rewrite", start, n.e.Now())
+	q.held = append(q.held, &xtqJob{m: m, packet: pkt, since: n.e.Now()})
+	n.xtqNext(q)
 }
 
 // xtqFail fails task m: a TASK event naming the reason (HdrData carries

@@ -26,6 +26,7 @@ type xtqEnv struct {
 	obj    uint64
 	kargs  [][]uint64 // per launched work-group 0: the 3 arguments it read
 	kargAt []mem.Addr
+	gap    sim.Time // send: the initiator's pause between tasks
 }
 
 const taskIdx = 42
@@ -114,6 +115,7 @@ func (v *xtqEnv) send(tasks ...task) {
 			nd.Mem.Write(pay, tk.payload)
 			nd.NIC.XtqPut(p, nic.GatherPut{Xtq: true, Target: 1, PT: v.pt, Cmd: cmd, CmdLen: 64 + 32,
 				Payload: pay, PayloadLen: uint64(len(tk.payload)), EQ: v.eq[0]})
+			p.Sleep(v.gap)
 		}
 	})
 }
@@ -365,5 +367,97 @@ func TestXtqHoldBufferBoundedWithoutLoss(t *testing.T) {
 				t.Errorf("depth %d: kernel %d ran the task with offset %d, want %d (order)", depth, i, v.kargs[i][2], tk.off)
 			}
 		}
+	}
+}
+
+// hostTables puts the lookup tables in host memory behind a cache of the
+// given entries and ways.
+func hostTables(entries, ways int) func(*cluster.Spec) {
+	return func(s *cluster.Spec) {
+		s.NIC.XtqTables, s.NIC.XtqCacheEntries, s.NIC.XtqCacheWays = "host", entries, ways
+	}
+}
+
+// sendTasks runs n copy tasks (kernel and queue index 42) and returns the
+// target NIC's XTQ counters.
+func sendTasks(t *testing.T, n int, gap sim.Time, opts ...func(*cluster.Spec)) (nic.XtqStats, *xtqEnv) {
+	t.Helper()
+	v := newXtqEnv(t, 8, 1<<20, 1, opts...)
+	v.gap = gap
+	tg := v.c.Nodes[1]
+	tg.Mem.Store64(v.sig, uint64(n))
+	var sent []task
+	for i := range n {
+		sent = append(sent, task{kernel: taskIdx, queue: taskIdx, payload: payload(128, i), off: uint64(i) * 128})
+	}
+	v.send(sent...)
+	v.run()
+	if len(v.q.Runs()) != n || tg.Mem.Load64(v.sig) != 0 {
+		t.Fatalf("%d of %d tasks ran", len(v.q.Runs()), n)
+	}
+	return tg.NIC.XtqStats(), v
+}
+
+// With the tables in host memory the first task misses on its kernel and
+// queue entries and pays a PCIe read round trip for them (issued
+// together); later tasks hit and pay what on-NIC tables cost. A
+// one-entry cache keeps missing.
+func TestXtqHostTablesCache(t *testing.T) {
+	const gap = 5 * sim.Microsecond // each task lands after the previous one's lookups
+	onNIC, v := sendTasks(t, 1, gap)
+	spec := v.c.Nodes[1].NIC.Spec()
+	hit := 2 * spec.XtqLookup // the cost of two on-NIC lookups
+	if onNIC.LookupTime != hit || onNIC.CacheHits+onNIC.CacheMisses != 0 {
+		t.Fatalf("on-NIC tables: lookup time %v, cache %d/%d; want %v and no cache use", onNIC.LookupTime, onNIC.CacheHits, onNIC.CacheMisses, hit)
+	}
+	one, v := sendTasks(t, 1, gap, hostTables(16, 4))
+	pcie := v.c.Nodes[1].NIC.Link().Spec()
+	roundTrip := 2*pcie.Latency + pcie.Overhead
+	if one.CacheMisses != 2 || one.CacheHits != 0 || one.LookupTime < roundTrip || one.LookupTime > roundTrip+100*sim.Nanosecond {
+		t.Errorf("host tables, cold: %d misses, %d hits, lookup %v; want 2 misses costing one PCIe round trip (%v)",
+			one.CacheMisses, one.CacheHits, one.LookupTime, roundTrip)
+	}
+	three, _ := sendTasks(t, 3, gap, hostTables(16, 4))
+	if three.CacheMisses != 2 || three.CacheHits != 4 || three.LookupTime-one.LookupTime != 2*spec.XtqLookup {
+		t.Errorf("host tables, warm: %d misses, %d hits, lookup %v (cold task %v); want the later tasks to hit at %v each",
+			three.CacheMisses, three.CacheHits, three.LookupTime, one.LookupTime, spec.XtqLookup)
+	}
+	thrash, _ := sendTasks(t, 3, gap, hostTables(1, 1))
+	// One entry: the kernel and queue entries evict each other, so every
+	// task misses on the one it looked up longest ago.
+	if thrash.CacheMisses != 4 || thrash.CacheHits != 2 || thrash.LookupTime < 3*roundTrip {
+		t.Errorf("one-entry cache: %d misses, %d hits, lookup %v; want a miss per task after the first two", thrash.CacheMisses, thrash.CacheHits, thrash.LookupTime)
+	}
+	// Back to back, the later tasks find the entries' reads in flight and
+	// wait for them instead of reading again.
+	burst, _ := sendTasks(t, 3, 0, hostTables(16, 4))
+	if burst.CacheMisses != 2 || burst.CacheMerged+burst.CacheHits != 4 || burst.CacheMerged == 0 {
+		t.Errorf("burst: %d misses, %d merged, %d hits; want 2 reads and the other lookups merged or hit", burst.CacheMisses, burst.CacheMerged, burst.CacheHits)
+	}
+}
+
+// Re-registering an index rewrites its host-memory entry and invalidates
+// the cached copy: the next task uses the new entry.
+func TestXtqHostTableReRegistration(t *testing.T) {
+	v := newXtqEnv(t, 8, 1<<20, 1, hostTables(16, 4))
+	tg := v.c.Nodes[1]
+	other := tg.Mem.Alloc(mem.GPU, 4096, "other")
+	tg.Mem.Store64(v.sig, 2)
+	first, second := payload(64, 1), payload(64, 2)
+	v.send(task{kernel: taskIdx, queue: taskIdx, payload: first})
+	v.c.Engine.At(50*sim.Microsecond, func() {
+		must(t, tg.NIC.XtqRegisterKernel(taskIdx, nic.XtqKernel{Object: v.obj, Buffer: other, Signal: v.sig}))
+		v.send(task{kernel: taskIdx, queue: taskIdx, payload: second})
+	})
+	v.run()
+	st := tg.NIC.XtqStats()
+	if got := tg.Mem.Bytes(v.dst, 64); string(got) != string(first) {
+		t.Error("the first task did not reach the first buffer")
+	}
+	if got := tg.Mem.Bytes(other, 64); string(got) != string(second) {
+		t.Errorf("the second task did not reach the re-registered buffer (cache %d hits, %d misses)", st.CacheHits, st.CacheMisses)
+	}
+	if st.CacheMisses != 3 || st.CacheHits != 1 {
+		t.Errorf("cache %d misses, %d hits; want the kernel entry missed again after re-registration (3, 1)", st.CacheMisses, st.CacheHits)
 	}
 }

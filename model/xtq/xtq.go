@@ -321,6 +321,18 @@ func (r *Runtime) TargetTimes() (landed, bell sim.Time) {
 	return st.LastLanded, st.LastBell
 }
 
+// TableCache returns the node's NIC table-cache counters under XTQ with
+// nic.xtq_tables = host: lookups that hit, and entry reads from host
+// memory (misses; lookups that waited for a read already in flight count
+// as hits here, since they issued no read). Zero otherwise.
+func (r *Runtime) TableCache() (hits, misses uint64) {
+	if r.mode != XTQ {
+		return 0, 0
+	}
+	st := r.nic.XtqStats()
+	return st.CacheHits + st.CacheMerged, st.CacheMisses
+}
+
 // Failures returns every failed task the node has seen (the TASK events of
 // the NIC under XTQ, the progress thread's records under HSA), each naming
 // the cause. It consumes the task event queue under XTQ.
