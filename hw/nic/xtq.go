@@ -73,13 +73,13 @@ type XtqStats struct {
 	CacheMisses uint64
 	CacheMerged uint64 // lookups that waited for an entry read already in flight
 	LookupTime  sim.Time
-	Doorbells       uint64
-	Rewrites        uint64
-	HeldTime        sim.Time // total time tasks waited for queue room
-	LastTaskAt      sim.Time // when the last doorbell write was issued
-	LastBell        sim.Time // when the last doorbell write became visible
-	LastLanded      sim.Time // when the last gather put (XTQ or not)'s bytes were all visible
-	LastIssue       sim.Time // initiator: when the last gather put started on the NIC
+	Doorbells   uint64
+	Rewrites    uint64
+	HeldTime    sim.Time // total time tasks waited for queue room
+	LastTaskAt  sim.Time // when the last doorbell write was issued
+	LastBell    sim.Time // when the last doorbell write became visible
+	LastLanded  sim.Time // when the last gather put (XTQ or not)'s bytes were all visible
+	LastIssue   sim.Time // initiator: when the last gather put started on the NIC
 }
 
 type xtqState struct {

@@ -24,9 +24,9 @@ import (
 type xtqTable uint8
 
 const (
-	tableKernel xtqTable = iota // KLUT
-	tableQueue                  // QLUT
-	tableFunction               // FLUT
+	tableKernel   xtqTable = iota // KLUT
+	tableQueue                    // QLUT
+	tableFunction                 // FLUT
 	tables
 )
 
