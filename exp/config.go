@@ -88,7 +88,7 @@ func DefaultConfig(preset string) (Config, error) {
 		nodes = append(nodes, n)
 	}
 	return Config{
-		Run:  RunSpec{Preset: preset, Seed: 1, Functional: true},
+		Run:  RunSpec{Preset: preset, Seed: 1, Functional: true, CheckInvariants: true},
 		Spec: hw,
 		SW:   cost.Default(),
 		MPI:  mpi.DefaultSpec(),

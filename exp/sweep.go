@@ -34,7 +34,11 @@ func newRun(cfg Config, env Env, label string, n int, s strategy.Strategy) (*clu
 	if d, err := strategy.Lookup(string(s)); err == nil {
 		spec = d.Adjust(spec)
 	}
-	return cluster.New(e, spec, n, cfg.Run.Functional)
+	c, err := cluster.New(e, spec, n, cfg.Run.Functional)
+	if err == nil {
+		c.SetCheckInvariants(cfg.Run.CheckInvariants)
+	}
+	return c, err
 }
 
 // workloadStrategies returns the registered strategies that run workload

@@ -23,6 +23,8 @@ type Engine struct {
 	failure error   // first process panic or time overflow
 	tracer  Tracer
 	windows *Windows // optional lookahead-window statistics
+	// endChecks verify invariants when a run ends idle (invariant.go).
+	endChecks []EndCheck
 }
 
 // New returns an engine at time zero whose random streams derive from seed.
@@ -86,8 +88,9 @@ func (e *Engine) checkFuture(t Time) bool {
 func (e *Engine) Stop() { e.stopped = true }
 
 // Run executes events until the queue is empty or Stop is called. It returns
-// a *PanicError if a process panicked and a *DeadlockError if the queue
-// emptied while non-daemon processes were still blocked.
+// a *PanicError if a process panicked, a *DeadlockError if the queue
+// emptied while non-daemon processes were still blocked, and an
+// *InvariantError if a check added by AddEndCheck found a violation.
 func (e *Engine) Run() error { return e.RunUntil(MaxTime) }
 
 // RunUntil executes events with time ≤ limit; see Run. Time advances to the
@@ -126,7 +129,7 @@ func (e *Engine) RunUntil(limit Time) (err error) {
 		e.shutdown()
 		return err
 	}
-	return nil
+	return e.endCheck()
 }
 
 // Close releases the coroutines of processes that never finished (after a

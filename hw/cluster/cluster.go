@@ -40,6 +40,8 @@ type Cluster struct {
 	Engine *sim.Engine
 	Fabric *net.Fabric
 	Nodes  []*Node
+	// noCheck turns the end-of-run invariant check off (SetCheckInvariants).
+	noCheck bool
 }
 
 // New builds n nodes from spec on engine e. With functional false the
@@ -82,5 +84,28 @@ func New(e *sim.Engine, spec Spec, n int, functional bool) (*Cluster, error) {
 		fab.Attach(i, nd.NIC)
 		c.Nodes = append(c.Nodes, nd)
 	}
+	e.AddEndCheck(c.Invariants)
 	return c, nil
+}
+
+// SetCheckInvariants turns the end-of-run invariant check (Invariants,
+// on by default) on or off.
+func (c *Cluster) SetCheckInvariants(on bool) { c.noCheck = !on }
+
+// Invariants checks the conservation and protocol invariants the hardware
+// models promise, whenever the engine ends a run with nothing left to do
+// (sim.Engine.AddEndCheck): the fabric's links, every NIC's counters,
+// messages, DMA, event queues, counting events and trigger resources, and
+// every GPU's AQL queues. Blocked processes at that point are a
+// sim.DeadlockError, reported before this check. It reads counters only.
+func (c *Cluster) Invariants(now sim.Time) []sim.Violation {
+	if c.noCheck {
+		return nil
+	}
+	out := c.Fabric.Invariants(now)
+	for _, nd := range c.Nodes {
+		out = append(out, nd.NIC.Invariants(now)...)
+		out = append(out, nd.GPU.Invariants(now)...)
+	}
+	return out
 }

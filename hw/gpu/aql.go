@@ -93,6 +93,7 @@ type KernelCode struct {
 type aqlState struct {
 	objects []KernelCode
 	queues  int
+	list    []*AQLQueue // every queue, for the invariant check
 }
 
 // kernelObjectBase keeps kernel object handles far from small table
@@ -161,6 +162,7 @@ func (g *GPU) NewAQLQueue(name string, size int) (*AQLQueue, error) {
 	m := g.mem
 	q := &AQLQueue{g: g, name: fmt.Sprintf("%s.cp.q[%d]", g.name, g.aql.queues), size: uint64(size)}
 	g.aql.queues++
+	g.aql.list = append(g.aql.list, q)
 	q.base = m.AllocData(mem.Host, uint64(size)*AQLPacketSize, name+".ring")
 	for i := range uint64(size) {
 		m.Write(q.slot(i), []byte{byte(AQLTypeInvalid), 0})

@@ -136,6 +136,10 @@ func (fl *flow) Handle(arg uint64) {
 		pt.flows = pt.flows[:len(pt.flows)-1]
 	}
 	f.fl.active--
+	for h := range fl.hops {
+		fl.path[h].donePkts += uint64(max(1, (fl.p.PayloadBytes()+f.link.Payload-1)/f.link.Payload))
+		fl.path[h].doneBytes += uint64(fl.wire)
+	}
 	f.reallocate(fl.path[:fl.hops])
 	f.deliverFlow(fl, now)
 	fs := f.fl
@@ -177,10 +181,7 @@ func (f *Fabric) deliverFlow(fl *flow, now sim.Time) {
 // flowDelivery is the delivery event of a finished flow.
 type flowDelivery flow
 
-func (d *flowDelivery) Handle(uint64) {
-	_, dst := d.p.Route()
-	d.f.ends[dst].Receive(d.p)
-}
+func (d *flowDelivery) Handle(uint64) { d.f.receive(d.p) }
 
 // reallocate recomputes the max-min fair rates of every flow connected to
 // the given ports (through shared links) and reschedules their completions.

@@ -28,6 +28,10 @@ type port struct {
 	free  sim.Time // when the server is next idle
 	bytes uint64   // wire bytes sent, for statistics
 	pkts  uint64
+	// Wire bytes and packets that reached the far end of the link: equal
+	// to bytes and pkts whenever nothing is on the link (invariant.go).
+	doneBytes uint64
+	donePkts  uint64
 
 	// Flow model (flow.go).
 	flows    []*flow // active flows crossing this port
@@ -54,6 +58,10 @@ type Fabric struct {
 
 	big      map[int][][]byte // recycled larger buffers by log2 capacity
 	bigBytes int
+
+	// Per endpoint: packets and payload bytes handed to Send and handed to
+	// the endpoint's Receive (invariant.go).
+	sent, delivered []endCount
 }
 
 // New builds a fabric for n endpoints. Attach endpoints before sending.
@@ -65,7 +73,7 @@ func New(e *sim.Engine, n int, link LinkSpec, sw SwitchSpec, topo TopologySpec) 
 		return nil, err
 	}
 	f := &Fabric{e: e, link: link, sw: sw, topo: topo, ends: make([]Endpoint, n),
-		rng: e.Stream("net.spine"), perByte: link.Bandwidth.PerByte()}
+		rng: e.Stream("net.spine"), perByte: link.Bandwidth.PerByte(), sent: make([]endCount, n), delivered: make([]endCount, n)}
 	for i := range n {
 		f.up = append(f.up, &port{name: fmt.Sprintf("node[%d].up", i)})
 		f.down = append(f.down, &port{name: fmt.Sprintf("node[%d].down", i)})
@@ -123,6 +131,7 @@ type inflight struct {
 // latency at every switch, and any queueing at busy output ports.
 func (f *Fabric) Send(p Packet) {
 	src, dst := p.Route()
+	f.sent[src].add(p)
 	route, hops := f.route(src, dst)
 	if f.fl != nil {
 		f.sendFlow(p, route, hops)
@@ -169,9 +178,11 @@ func (in *inflight) forward(t sim.Time) {
 
 // Handle advances the packet: arg 0 = at a switch output, 1 = delivered.
 func (in *inflight) Handle(arg uint64) {
+	done := in.route[in.hop-1] // the link the packet just crossed
+	done.donePkts++
+	done.doneBytes += uint64(in.p.PayloadBytes() + in.f.link.Header)
 	if arg == 1 {
-		_, dst := in.p.Route()
-		in.f.ends[dst].Receive(in.p)
+		in.f.receive(in.p)
 		return
 	}
 	in.forward(in.f.e.Now())

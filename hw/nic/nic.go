@@ -58,6 +58,11 @@ type NIC struct {
 	tn  gputn
 	v   *verbs // verbs front end (verbs*.go), made on first use
 	xtq xtqState
+
+	// Every counting event and event queue made, for the end-of-run
+	// invariant check (invariant.go).
+	cts []*CT
+	eqs []*EQ
 }
 
 // Stats are a NIC's counters.

@@ -26,7 +26,11 @@ type armedOp struct {
 }
 
 // NewCT allocates a counting event at {0, 0}.
-func (n *NIC) NewCT() *CT { return &CT{n: n} }
+func (n *NIC) NewCT() *CT {
+	c := &CT{n: n}
+	n.cts = append(n.cts, c)
+	return c
+}
 
 // Get returns the success and failure counts.
 func (c *CT) Get() (success, failure uint64) { return c.success, c.failure }
@@ -116,7 +120,9 @@ func (n *NIC) NewEQ(size int, ring mem.Addr) *EQ {
 	if size <= 0 {
 		size = n.spec.EQSize
 	}
-	return &EQ{size: size, ring: ring, mem: n.mem, evSize: int(n.spec.EventSize)}
+	q := &EQ{size: size, ring: ring, mem: n.mem, evSize: int(n.spec.EventSize)}
+	n.eqs = append(n.eqs, q)
+	return q
 }
 
 // Get pops the oldest visible event (Portals EQGet); false when empty.

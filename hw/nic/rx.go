@@ -50,6 +50,12 @@ func (n *NIC) match(pk *Packet) int {
 		panic(fmt.Sprintf("%s: header packet of message %d from node %d has no header", n.name, pk.Msg, pk.Src))
 	}
 	m := &inMsg{src: pk.Src, msg: pk.Msg, hdr: h, start: n.e.Now(), npk: n.packets(h.Length)}
+	if h.Op == CmdGet {
+		// A get request is its header packet alone (tx.go); Length is what
+		// the reply carries. Counting the reply's packets here left the
+		// binding in n.in forever (found by the invariant check).
+		m.npk = 1
+	}
 	if h.Streaming {
 		m.npk = math.MaxInt // until the completion packet (streamEnd)
 	}

@@ -1,0 +1,64 @@
+package nic
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Invariants checks what the NIC promises once a run has nothing left to
+// do: its packet and byte counters agree with what the fabric took from it
+// and delivered to it; no initiator message awaits an ack or a reply, no
+// target message is part-received, no packet is held; no DMA is
+// outstanding; every event queue has no event in flight and holds at most
+// its size; no triggered operation whose threshold its counter reached is
+// still armed; the GPU-TN trigger FIFO and trigger entries stayed within
+// their sizes. Each violation names the NIC and the time.
+func (n *NIC) Invariants(now sim.Time) []sim.Violation {
+	var out []sim.Violation
+	bad := func(format string, args ...any) {
+		out = append(out, sim.Violation{Agent: n.name, At: now, What: fmt.Sprintf(format, args...)})
+	}
+	st := n.stats
+	if pk, b := n.fab.Sent(n.id); pk != st.PacketsTx || b != st.BytesTx {
+		bad("sent %d packets (%d bytes) by its counters, the fabric took %d (%d bytes)", st.PacketsTx, st.BytesTx, pk, b)
+	}
+	if pk, b := n.fab.Delivered(n.id); pk != st.PacketsRx || b != st.BytesRx {
+		bad("received %d packets (%d bytes) by its counters, the fabric delivered %d (%d bytes)", st.PacketsRx, st.BytesRx, pk, b)
+	}
+	if len(n.out) > 0 {
+		bad("%d initiator message(s) still await an ack or a reply", len(n.out))
+	}
+	if len(n.in) > 0 {
+		bad("%d target message(s) part-received", len(n.in))
+	}
+	if len(n.early) > 0 {
+		bad("payload packets of %d message(s) held without their header", len(n.early))
+	}
+	if len(n.rxHeld) > 0 {
+		bad("%d received packet(s) held behind a refused one", len(n.rxHeld))
+	}
+	if n.dmaOut != 0 {
+		bad("%d DMA request(s) outstanding", n.dmaOut)
+	}
+	for i, q := range n.eqs {
+		if q.reserved != 0 {
+			bad("event queue %d: %d event(s) still in flight", i, q.reserved)
+		}
+		if q.Len() > q.size {
+			bad("event queue %d holds %d events, more than its size %d", i, q.Len(), q.size)
+		}
+	}
+	for i, c := range n.cts {
+		if len(c.armed) > 0 && c.armed[0].threshold <= c.success {
+			bad("counter %d: success %d reached the threshold %d of an op still armed", i, c.success, c.armed[0].threshold)
+		}
+	}
+	if st.TrigFIFOMax > n.spec.TrigFIFODepth {
+		bad("GPU-TN trigger FIFO held %d entries, more than nic.trig_fifo_depth = %d", st.TrigFIFOMax, n.spec.TrigFIFODepth)
+	}
+	if n.limited() && st.TrigEntriesMax > n.spec.TrigMaxEntries {
+		bad("GPU-TN had %d live trigger entries, more than nic.trig_max_entries = %d", st.TrigEntriesMax, n.spec.TrigMaxEntries)
+	}
+	return out
+}

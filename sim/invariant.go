@@ -1,0 +1,54 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Violation is one conservation or protocol invariant found broken at the
+// end of a run: which agent, when, and what.
+type Violation struct {
+	Agent string
+	At    Time
+	What  string
+}
+
+func (v Violation) String() string { return fmt.Sprintf("%s at %v: %s", v.Agent, v.At, v.What) }
+
+// InvariantError reports every violation found at the end of a run.
+type InvariantError struct {
+	Violations []Violation
+}
+
+func (e *InvariantError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invariant check: %d violation(s)", len(e.Violations))
+	for _, v := range e.Violations {
+		b.WriteString("\n  ")
+		b.WriteString(v.String())
+	}
+	return b.String()
+}
+
+// EndCheck inspects the simulated world when a run has ended and returns
+// the invariants it finds broken.
+type EndCheck func(now Time) []Violation
+
+// AddEndCheck registers check to run whenever Run or RunUntil ends with
+// nothing left to do: the queue empty and no process blocked (that is a
+// DeadlockError instead). Its violations make the run fail with an
+// *InvariantError. Checks should read counters, not logs, so that checking
+// every run stays cheap.
+func (e *Engine) AddEndCheck(check EndCheck) { e.endChecks = append(e.endChecks, check) }
+
+// endCheck runs the registered checks; nil when every invariant holds.
+func (e *Engine) endCheck() error {
+	var all []Violation
+	for _, c := range e.endChecks {
+		all = append(all, c(e.now)...)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return &InvariantError{Violations: all}
+}
