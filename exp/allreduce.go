@@ -2,6 +2,7 @@ package exp
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -36,6 +37,29 @@ func allreducePoints() Points {
 // against the CPU baseline.
 func runAllreduce(cfg Config, env Env) (*report.Result, error) {
 	return RunPoints(allreducePoints(), cfg, env)
+}
+
+// validateAlgorithm checks allreduce.algorithm and that every strategy in
+// allreduce.strategies runs it.
+func (a AllreduceSpec) validateAlgorithm() error {
+	switch a.Algorithm {
+	case workload.AlgRing:
+		return nil
+	case workload.AlgRHD:
+	default:
+		return fmt.Errorf("allreduce.algorithm = %q: must be %s or %s", a.Algorithm, workload.AlgRing, workload.AlgRHD)
+	}
+	var errs []error
+	for _, name := range a.Strategies {
+		s, err := strategy.Parse(name)
+		if err != nil {
+			continue // allreduce.strategies reports it
+		}
+		if !workload.RHDSupported(s) {
+			errs = append(errs, fmt.Errorf("allreduce.algorithm = rhd: runs on the two-sided strategies (host or kernel-boundary reduction, e.g. CPU, HDN), not %s; drop %s from allreduce.strategies or use allreduce.algorithm=ring", s, s))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // allreduceStrategies parses allreduce.strategies.
@@ -75,7 +99,7 @@ func allreduceSimulate(p Point, env Env) ([]byte, error) {
 		return nil, err
 	}
 	n := a.Nodes[0]
-	w := workload.Allreduce{Size: a.Size, WGs: a.WGs, MaxWGs: cfg.maxSlices(), WGSize: a.WGSize, CPUThreads: a.CPUThreads}
+	w := workload.Allreduce{Size: a.Size, WGs: a.WGs, MaxWGs: cfg.maxSlices(), WGSize: a.WGSize, CPUThreads: a.CPUThreads, Algorithm: a.Algorithm}
 	c, err := newRun(cfg, env, p.Label, n, s)
 	if err != nil {
 		return nil, err

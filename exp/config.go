@@ -36,6 +36,7 @@ type AllreduceSpec struct {
 	WGs        int        `toml:"wgs" doc:"GPU-TN: work-groups (slices) of the persistent kernel, at most nic.trig_max_entries; 0 = one per 16KiB of a chunk, up to that limit" src:"DEFAULT"`
 	WGSize     int        `toml:"wg_size" doc:"work-items per work-group" src:"DEFAULT"`
 	CPUThreads int        `toml:"cpu_threads" doc:"CPU strategy: OpenMP-style threads for the reduction" src:"DEFAULT"`
+	Algorithm  string     `toml:"algorithm" doc:"ring (2(n-1) steps, every strategy) or rhd (recursive halving-doubling, 2 log2 n steps; two-sided strategies such as CPU and HDN)" src:"DEFAULT"`
 }
 
 // LatencySpec holds the knobs of the GPU-TN latency decomposition
@@ -93,7 +94,7 @@ func DefaultConfig(preset string) (Config, error) {
 		SW:   cost.Default(),
 		MPI:  mpi.DefaultSpec(),
 		Allreduce: AllreduceSpec{Size: 8 * unit.MiB, Nodes: nodes, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN"},
-			WGs: 0, WGSize: 256, CPUThreads: 8},
+			WGs: 0, WGSize: 256, CPUThreads: 8, Algorithm: "ring"},
 		Latency:    LatencySpec{Size: 64, Strategies: []string{"HDN", "GDS", "GPUTN"}},
 		Matrix:     defaultMatrix(),
 		Shmem:      shmem.DefaultSpec(),
@@ -124,6 +125,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.ShmemBench.validate())
 	errs = append(errs, c.GNN.Validate(), c.GPURdma.validate(), c.GPI.validate(), c.GIOBench.validate())
 	errs = append(errs, c.HostCPU.validate())
+	errs = append(errs, c.Allreduce.validateAlgorithm())
 	errs = append(errs, c.kernelFits()...)
 	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
 		for _, st := range c.Allreduce.Strategies {

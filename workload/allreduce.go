@@ -23,6 +23,7 @@ type Allreduce struct {
 	MaxWGs     int        // GPUTN auto: at most this many slices (trigger entries, residency); 0 = 16
 	WGSize     int        // work-items per work-group
 	CPUThreads int        // CPU: threads of the host reduction
+	Algorithm  string     // AlgRing ("" too) or AlgRHD
 }
 
 // AllreduceResult is what one run measured.
@@ -64,6 +65,8 @@ func (a Allreduce) Validate(n int) error {
 		return fmt.Errorf("allreduce of %d float32 on %d nodes: need at least one element per node", elems, n)
 	case a.WGs < 0 || a.MaxWGs < 0 || a.WGSize < 1 || a.CPUThreads < 1:
 		return fmt.Errorf("allreduce: wgs and max_wgs must be ≥ 0, wg_size and cpu_threads ≥ 1 (got %d, %d, %d, %d)", a.WGs, a.MaxWGs, a.WGSize, a.CPUThreads)
+	case a.Algorithm != "" && a.Algorithm != AlgRing && a.Algorithm != AlgRHD:
+		return fmt.Errorf("allreduce algorithm %q: must be %s or %s", a.Algorithm, AlgRing, AlgRHD)
 	}
 	return nil
 }
@@ -78,6 +81,9 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	im, _, err := AllreduceDef().implFor(s)
 	if err != nil {
 		return AllreduceResult{}, err
+	}
+	if a.Algorithm == AlgRHD {
+		return a.runRHD(c, s, cfg, im.Name)
 	}
 	w := 1 // one message per step: a whole chunk
 	switch im.Name {
@@ -244,7 +250,14 @@ func (l *ringLayout) recvAddr(base mem.Addr, st, k, s int) (mem.Addr, uint64) {
 // collective over MPI (Isend/Irecv per step); the reduction runs on the
 // host's cores (CPU) or in a kernel per step (HDN).
 func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
-	local := func(op nbc.Op) { // the round's dispatch (sw.nbc_step) is charged by nbc
+	return nbc.Start(nbc.OverMPI(nd.MPI), a.localReduce(nd), ringSchedule(l, base, nd.Rank, 0)).Wait()
+}
+
+// localReduce is the two-sided schedules' Reduce op: on the host's cores
+// (host compute) or in a kernel (HDN). The round's dispatch (sw.nbc_step)
+// is charged by nbc.
+func (a Allreduce) localReduce(nd *strategy.Node) func(op nbc.Op) {
+	return func(op nbc.Op) {
 		if nd.Stream == nil { // host compute
 			addInto(nd.Mem, op.Addr, op.Src, op.Len)
 			nd.Host.Compute(3*op.Len, a.CPUThreads)
@@ -253,7 +266,6 @@ func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) err
 		k := reduceKernel(fmt.Sprintf("reduce[%d]", op.Step), op.Addr, op.Src, op.Len, a.kernelWGs(nd, op.Len), a.WGSize, nil)
 		nd.Stream.Wait(nd.Stream.Launch(k))
 	}
-	return nbc.Start(nbc.OverMPI(nd.MPI), local, ringSchedule(l, base, nd.Rank, 0)).Wait()
 }
 
 // kernelWGs sizes a one-step reduction kernel: enough work-groups to cover

@@ -1,12 +1,14 @@
 package workload
 
 import (
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/net"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -34,18 +36,37 @@ func BenchmarkAllreduce256(b *testing.B) { benchAllreduce(b, 256, false) }
 // docs/network.md).
 func BenchmarkAllreduce1024PayloadFree(b *testing.B) { benchAllreduce(b, 1024, false) }
 
+// BenchmarkAllreduceRHDFlow is the 8 MiB allreduce with recursive
+// halving-doubling in the flow network model, payload-free, on CPU and
+// HDN; the point is 16,384 nodes (-bench RHDFlow/16384 -benchtime
+// 1x), the smaller ones show how the cost grows.
+func BenchmarkAllreduceRHDFlow(b *testing.B) {
+	hw := cluster.GPUTN()
+	hw.Network.Model = net.ModelFlow
+	for _, n := range []int{1024, 4096, 16384} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			benchAllreduceOn(b, hw, n, false, AlgRHD, []strategy.Strategy{strategy.CPU, strategy.HDN})
+		})
+	}
+}
+
 func benchAllreduce(b *testing.B, nodes int, functional bool) {
-	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN} {
+	benchAllreduceOn(b, cluster.GPUTN(), nodes, functional, AlgRing,
+		[]strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN})
+}
+
+func benchAllreduceOn(b *testing.B, hw cluster.Spec, nodes int, functional bool, alg string, strats []strategy.Strategy) {
+	for _, s := range strats {
 		b.Run(string(s), func(b *testing.B) {
 			var events uint64
 			cpu0 := cpuSeconds(b)
 			for range b.N {
 				e := sim.New(1)
-				c, err := cluster.New(e, cluster.GPUTN(), nodes, functional)
+				c, err := cluster.New(e, hw, nodes, functional)
 				if err != nil {
 					b.Fatal(err)
 				}
-				a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8}
+				a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8, Algorithm: alg}
 				r, err := a.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
 				if err != nil || r.Verified != functional {
 					b.Fatalf("%v verified=%v", err, r.Verified)

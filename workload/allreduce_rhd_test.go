@@ -1,0 +1,225 @@
+package workload
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/net"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/model/nbc"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+func runRHD(t *testing.T, s strategy.Strategy, nodes int, size unit.Bytes, functional bool) (AllreduceResult, uint64, error) {
+	t.Helper()
+	e := sim.New(1)
+	defer e.Close()
+	c, err := cluster.New(e, cluster.GPUTN(), nodes, functional)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Allreduce{Size: size, WGSize: 256, CPUThreads: 8, Algorithm: AlgRHD}
+	res, err := a.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	return res, e.Events(), err
+}
+
+// The simulated RHD allreduce leaves the exact sum on every node, for
+// powers of two and not, with uneven blocks (sizes not divisible by the
+// node count) and with one element per node.
+func TestRHDAllreduceCorrect(t *testing.T) {
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN} {
+		for _, n := range []int{2, 3, 4, 5, 6, 7, 8, 12, 13} {
+			for _, size := range []unit.Bytes{64*unit.KiB + 12, unit.Bytes(4 * n)} {
+				res, _, err := runRHD(t, s, n, size, true)
+				if err != nil || !res.Verified || res.Time <= 0 {
+					t.Errorf("%s n=%d size=%v: verified=%v time=%v err=%v", s, n, size, res.Verified, res.Time, err)
+				}
+			}
+		}
+	}
+}
+
+// Strategies whose allreduce is not a two-sided schedule refuse rhd with
+// an error naming the algorithm.
+func TestRHDRefusedWhereItDoesNotFit(t *testing.T) {
+	for _, s := range []strategy.Strategy{strategy.GDS, strategy.GPUTN} {
+		if RHDSupported(s) {
+			t.Errorf("%s: RHDSupported", s)
+		}
+		_, _, err := runRHD(t, s, 4, 64*unit.KiB, false)
+		if err == nil || !strings.Contains(err.Error(), "rhd") {
+			t.Errorf("%s: err = %v, want an error naming rhd", s, err)
+		}
+	}
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN} {
+		if !RHDSupported(s) {
+			t.Errorf("%s: !RHDSupported", s)
+		}
+	}
+}
+
+// On two nodes recursive halving-doubling and the ring send the same two
+// half-vector messages per node, so their simulated times agree exactly.
+func TestRHDEqualsRingOnTwoNodes(t *testing.T) {
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN} {
+		ring, _ := runAllreduce(t, s, 2, 256*unit.KiB, false)
+		rhd, _, err := runRHD(t, s, 2, 256*unit.KiB, false)
+		if err != nil || rhd.Time != ring.Time {
+			t.Errorf("%s: rhd %v (err %v), ring %v", s, rhd.Time, err, ring.Time)
+		}
+	}
+}
+
+// RHD sends 2·log2(n) messages per node instead of the ring's 2(n−1): in
+// the flow model, where a message costs a few events whatever its size,
+// 32 nodes take far fewer events (10 steps instead of 62).
+func TestRHDFewerMessages(t *testing.T) {
+	hw := cluster.GPUTN()
+	hw.Network.Model = net.ModelFlow
+	ring, ringEv := runAllreduceOn(t, hw, strategy.CPU, 32, 1*unit.MiB, false)
+	e := sim.New(1)
+	defer e.Close()
+	c, err := cluster.New(e, hw, 32, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Allreduce{Size: 1 * unit.MiB, WGSize: 256, CPUThreads: 8, Algorithm: AlgRHD}
+	rhd, err := a.Run(c, strategy.CPU, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	if err != nil || e.Events()*3 > ringEv || rhd.Time <= 0 || ring.Time <= 0 {
+		t.Errorf("rhd %d events (%v, err %v), ring %d events (%v)", e.Events(), rhd.Time, err, ringEv, ring.Time)
+	}
+}
+
+// TestRHDScheduleSums executes every node's schedule abstractly (no
+// timing): each element carries how often each rank's input is in it;
+// sends snapshot the range when their round starts, rounds complete when
+// every receive found its matching send (same peers, step and length).
+// Every node must end with every rank counted exactly once in every
+// element, for every n up to 70, and the sends per node must be
+// 2·log2(p) (+1 for the ranks that fold in an extra one).
+func TestRHDScheduleSums(t *testing.T) {
+	for n := 2; n <= 70; n++ {
+		elems := 3*n + 5 // uneven blocks
+		l := newRHDLayout(elems, n)
+		checkRHDSchedule(t, l)
+	}
+}
+
+func checkRHDSchedule(t *testing.T, l *rhdLayout) {
+	t.Helper()
+	n := l.n
+	words := int(l.totalSize / 4)
+	memv := make([][][]uint8, n) // node → element word → count per rank
+	scheds := make([]nbc.Schedule, n)
+	for i := range n {
+		memv[i] = make([][]uint8, words)
+		for w := range words {
+			memv[i][w] = make([]uint8, n)
+			if w < l.elems {
+				memv[i][w][i] = 1
+			}
+		}
+		scheds[i] = rhdSchedule(l, 0, i)
+	}
+	type key struct{ src, dst, step int }
+	type msg struct {
+		data [][]uint8
+	}
+	mail := map[key]msg{}
+	round := make([]int, n)
+	post := func(i int) {
+		if round[i] >= len(scheds[i]) {
+			return
+		}
+		for _, op := range scheds[i][round[i]] {
+			if op.Kind != nbc.Send {
+				continue
+			}
+			var d [][]uint8
+			for w := range int(op.Len / 4) {
+				d = append(d, append([]uint8(nil), memv[i][int(op.Addr/4)+w]...))
+			}
+			mail[key{i, op.Peer, op.Step}] = msg{d}
+		}
+	}
+	for i := range n {
+		post(i)
+	}
+	m := 0
+	for l.p>>m > 1 {
+		m++
+	}
+	for progress := true; progress; {
+		progress = false
+		for i := range n {
+			if round[i] >= len(scheds[i]) {
+				continue
+			}
+			ready := true
+			for _, op := range scheds[i][round[i]] {
+				if op.Kind == nbc.Recv {
+					if _, ok := mail[key{op.Peer, i, op.Step}]; !ok {
+						ready = false
+					}
+				}
+			}
+			if !ready {
+				continue
+			}
+			for _, op := range scheds[i][round[i]] {
+				switch op.Kind {
+				case nbc.Recv:
+					k := key{op.Peer, i, op.Step}
+					got := mail[k]
+					delete(mail, k)
+					if uint64(len(got.data))*4 != op.Len {
+						t.Fatalf("n=%d node %d step %d: received %d words, expected %d B", n, i, op.Step, len(got.data), op.Len)
+					}
+					for w, c := range got.data {
+						copy(memv[i][int(op.Addr/4)+w], c)
+					}
+				case nbc.Reduce:
+					for w := range int(op.Len / 4) {
+						dst, src := memv[i][int(op.Addr/4)+w], memv[i][int(op.Src/4)+w]
+						for r := range dst {
+							dst[r] += src[r]
+						}
+					}
+				}
+			}
+			round[i]++
+			post(i)
+			progress = true
+		}
+	}
+	if len(mail) != 0 {
+		t.Fatalf("n=%d: %d messages never received", n, len(mail))
+	}
+	for i := range n {
+		if round[i] != len(scheds[i]) {
+			t.Fatalf("n=%d: node %d stuck in round %d of %d", n, i, round[i], len(scheds[i]))
+		}
+		for w := range l.elems {
+			for r, c := range memv[i][w] {
+				if c != 1 {
+					t.Fatalf("n=%d: node %d element %d counts rank %d %d times", n, i, w, r, c)
+				}
+			}
+		}
+		sends := scheds[i].Sends()
+		want := 2 * m
+		if i < 2*l.rest() {
+			want = 2*m + 1
+			if i%2 == 0 {
+				want = 1
+			}
+		}
+		if sends != want {
+			t.Errorf("n=%d node %d: %d sends, want %d", n, i, sends, want)
+		}
+	}
+}
