@@ -230,3 +230,15 @@ func TestJacobiBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestExperimentNamesUnique guards the registry against a name listed
+// twice (a merge leaves both copies and Lookup silently takes the first).
+func TestExperimentNamesUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, e := range List() {
+		if seen[e.Name] {
+			t.Errorf("experiment %q registered twice", e.Name)
+		}
+		seen[e.Name] = true
+	}
+}

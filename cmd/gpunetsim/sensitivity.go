@@ -63,6 +63,7 @@ Parameters load as for "gpunetsim run". For allreduce, without --config or
 	addLoadFlags(cmd, &o.load)
 	f.StringVar(&knobs, "knobs", "", "comma-separated knobs to perturb, or section.* for a section's (default: every numeric DEFAULT knob)")
 	f.Float64Var(&so.Factor, "factor", 2, "divide and multiply each knob by this factor (> 1)")
+	f.BoolVar(&so.NoScreen, "no-screen", false, "perturb every knob one by one, even in sections that a group run shows this experiment does not read")
 	f.StringVar(&so.Output, "output", "", "output the tornado plot shows (default: the experiment's headline)")
 	f.StringVar(&o.csv, "csv", "", "write the tables as CSV to `file`")
 	f.StringVar(&o.json, "json", "", "write the whole result as JSON to `file`")

@@ -28,6 +28,9 @@ type Options struct {
 	// Output names the output the tornado plot shows; "" means the
 	// experiment's headline (its first output).
 	Output string
+	// NoScreen perturbs every knob one by one even where a whole section
+	// moved together changes nothing (see screen).
+	NoScreen bool
 }
 
 // numericTypes are the parameter types a factor applies to.
@@ -203,8 +206,21 @@ func Run(cfg exp.Config, name string, o Options, env exp.Env) (*report.Result, e
 	}
 	cfg.Run.Parallel = 1
 	ks := knobs(cfg, name, o.Knobs)
+	var screened []string
+	var done []*run
+	if !o.NoScreen {
+		ks, done, screened = screen(e, cfg, ks, o.Factor, workers, env)
+		if done[0].err != nil {
+			return nil, fmt.Errorf("sensitivity of %s, the base configuration: %w", name, done[0].err)
+		}
+	}
 	runs, skipped := plan(cfg, ks, o.Factor)
-	runAll(e, runs, workers, env)
+	rest := runs
+	if done != nil {
+		runs[0], rest = done[0], runs[1:] // the base already ran with the screening runs
+	}
+	runAll(e, rest, workers, env)
+	skipped = append(screened, skipped...)
 	for _, r := range runs {
 		if r.err != nil {
 			what := "the base configuration"

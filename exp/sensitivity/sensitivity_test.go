@@ -180,3 +180,41 @@ func FuzzScaled(f *testing.F) {
 		}
 	})
 }
+
+// TestScreeningDropsExactlyTheUnusedSections: the allreduce on CPU and
+// GPU-TN never reads the device-shmem library's knobs but does read the
+// host CPU's. Screening must drop shmem.* with a note and keep cpu.*, and
+// the dropped knobs must be ones that, studied one by one, move nothing.
+func TestScreeningDropsExactlyTheUnusedSections(t *testing.T) {
+	cfg := small(t)
+	cfg.Allreduce.Nodes = []int{2}
+	o := Options{Knobs: []string{"shmem.*", "cpu.*"}, Factor: 2}
+	r, err := Run(cfg, "allreduce", o, exp.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	studied := map[string]bool{}
+	for _, row := range r.Tables[0].Rows {
+		studied[row[0].(string)] = true
+	}
+	if !studied["cpu.l1d_misses"] || studied["shmem.quiet_rounds"] || len(studied) == 0 {
+		t.Errorf("studied knobs %v: want cpu.* kept and shmem.* screened out", studied)
+	}
+	if notes := strings.Join(r.Notes, "\n"); !strings.Contains(notes, "section shmem (") || strings.Contains(notes, "section cpu (") {
+		t.Errorf("notes do not name exactly the screened section:\n%s", notes)
+	}
+
+	o.Knobs, o.NoScreen = []string{"shmem.*"}, true
+	full, err := Run(cfg, "allreduce", o, exp.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Tables[0].Rows) < 2 {
+		t.Fatalf("--no-screen studied %d shmem knobs", len(full.Tables[0].Rows))
+	}
+	for _, row := range full.Tables[0].Rows {
+		if row[4].(float64) != 0 {
+			t.Errorf("screened knob %s moves %v by %v%% when studied alone", row[0], row[5], row[4])
+		}
+	}
+}
