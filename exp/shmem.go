@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -125,6 +126,24 @@ type shmemPoint struct {
 	Locked   int      `json:"max_locked"`
 	Hold     sim.Time `json:"lock_hold"`
 	Events   uint64   `json:"events"`
+	Cores    int      `json:"cores,omitempty"`     // distinct cores the service threads ran on
+	CoreUtil float64  `json:"core_util,omitempty"` // service threads' time on their cores / their lives
+}
+
+// coreUse returns how many distinct cores rep's service threads ran on and
+// the fraction of their lives they held those cores.
+func coreUse(rep shmem.Report) (int, float64) {
+	cores := map[string]bool{}
+	var on, alive sim.Duration
+	for _, t := range rep.Threads {
+		cores[fmt.Sprintf("%s%d", t.Core, t.CoreID)] = true
+		on += t.OnCore
+		alive += t.Alive
+	}
+	if alive == 0 {
+		return len(cores), 0
+	}
+	return len(cores), float64(on) / float64(alive)
 }
 
 type shmemRunner interface {
@@ -148,6 +167,7 @@ func simulateShmem(p Point, env Env, name string, nodes int, x int64, y int, ben
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Label, err)
 	}
+	cores, util := coreUse(r.Report)
 	hold := sim.Time(0)
 	if r.L2.Unlocks > 0 {
 		hold = r.L2.LockHold / sim.Time(r.L2.Unlocks)
@@ -155,7 +175,7 @@ func simulateShmem(p Point, env Env, name string, nodes int, x int64, y int, ben
 	return json.Marshal(shmemPoint{Strategy: name, X: x, Y: y, Time: r.Kernel, Service: r.Report.Calls.MeanService(),
 		Latency: r.Latency, Polls: r.Report.Polls(), Static: r.Report.Energy.Static, Dynamic: r.Report.Energy.Dynamic,
 		HitRate: r.L2.HitRate(gpu.CP), CPAcc: r.L2.Hits[gpu.CP] + r.L2.Misses[gpu.CP], Locked: r.L2.MaxLocked, Hold: hold,
-		Events: c.Engine.Events()})
+		Events: c.Engine.Events(), Cores: cores, CoreUtil: util})
 }
 
 func shmemPresetNote(cfg Config) []string {
@@ -317,7 +337,7 @@ func shmemloadPoints() Points {
 				}
 			}
 			t := report.Table{Name: "shmemload", Columns: []string{"strategy", "threads", "time", "time_us", "time_vs_" + base,
-				"energy_uj", "static_uj", "dynamic_uj", "energy_vs_" + base, "polls", "events"}}
+				"energy_uj", "static_uj", "dynamic_uj", "energy_vs_" + base, "cores", "core_util", "polls", "events"}}
 			plot := &report.Plot{Title: fmt.Sprintf("%d WGs × %d work-items, %d-byte puts: completion time", cfg.ShmemBench.LoadWGs, cfg.ShmemBench.LoadWGSize, cfg.ShmemBench.LoadBytes),
 				XLabel: "service threads", YLabel: "time (us)", LogX: true}
 			series := map[string]*report.Series{}
@@ -325,7 +345,7 @@ func shmemloadPoints() Points {
 				e := p.Static + p.Dynamic
 				r := ref[p.X]
 				t.Rows = append(t.Rows, []any{p.Strategy, int(p.X), p.Time, round3(p.Time.Micros()), round3(ratio(float64(p.Time), float64(r.Time))),
-					round3(e * 1e6), round3(p.Static * 1e6), round3(p.Dynamic * 1e6), round3(ratio(e, r.Static+r.Dynamic)), p.Polls, p.Events})
+					round3(e * 1e6), round3(p.Static * 1e6), round3(p.Dynamic * 1e6), round3(ratio(e, r.Static+r.Dynamic)), p.Cores, round3(p.CoreUtil), p.Polls, p.Events})
 				if series[p.Strategy] == nil {
 					series[p.Strategy] = &report.Series{Name: p.Strategy}
 				}
@@ -338,7 +358,7 @@ func shmemloadPoints() Points {
 				}
 			}
 			res := &report.Result{Experiment: "shmemload", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
-			res.Notes = append(res.Notes, "time = node 0's kernel body (first work-group start → last end); energy = node 0's service threads only (hardware.md §11): static power × alive time + per-event energy",
+			res.Notes = append(res.Notes, "time = node 0's kernel body (first work-group start → last end); energy = node 0's service threads only (hardware.md §11): per core, static power × the longest life of the service threads on it (threads time-sliced on one core share it) + per-event energy; cores = distinct cores they ran on, core_util = their time holding a core / their lives",
 				fmt.Sprintf("ratios are against %s at the same thread count; COMPNET threads beyond cp.cores are time-sliced (cp.quantum)", base))
 			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
 			return res, nil

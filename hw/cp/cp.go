@@ -109,6 +109,10 @@ func (t *Thread) Counts() Counts { return t.n }
 // Core returns the index of the thread's core.
 func (t *Thread) Core() int { return t.slot.Core() }
 
+// BusyTime returns the time the thread held its core: its instructions
+// and memory accesses, not the time it waited for its turn.
+func (t *Thread) BusyTime() sim.Duration { return t.slot.BusyTime() }
+
 // Preemptions returns how often the thread lost its core at a quantum end.
 func (t *Thread) Preemptions() uint64 { return t.slot.Preemptions() }
 

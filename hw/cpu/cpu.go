@@ -72,6 +72,7 @@ type Thread struct {
 	running   bool       // inside a runFor chunk: yields at its slice end by itself
 	polling   bool       // spinning on a word or an event queue
 	pollSince sim.Time
+	onCore    sim.Duration // time held the core, up to its last release
 }
 
 // Spawn starts a host thread running body on the core the scheduler

@@ -57,6 +57,18 @@ func (c *CPU) CoreStats() []CoreStats {
 	return out
 }
 
+// OnCore returns the time t has held its core up to now (running,
+// polling or switching in): the core activity energy charges to the
+// thread (hardware.md §11), which is less than its lifetime when it
+// shares the core with other threads.
+func (t *Thread) OnCore() sim.Duration {
+	d := t.onCore
+	if k := t.core; k != nil && k.cur == t {
+		d += t.cpu.e.Now() - k.since
+	}
+	return d
+}
+
 // place returns the core for a thread the scheduler places: the one with
 // the fewest live threads, the lowest index among equals. Threads do not
 // migrate afterwards.
@@ -116,6 +128,7 @@ func (k *core) release() {
 	t := k.cur
 	now := k.cpu.e.Now()
 	k.stats.Busy += now - k.since
+	t.onCore += now - k.since
 	if t.polling {
 		k.stats.Polling += max(0, now-t.pollSince)
 	}

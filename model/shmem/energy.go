@@ -78,7 +78,9 @@ func (c CoreEnergy) of(alive sim.Duration, n Counts) Energy {
 type ThreadReport struct {
 	Name        string
 	Core        string // "host" or "cp"
+	CoreID      int    // which core of that type it ran on
 	Alive       sim.Duration
+	OnCore      sim.Duration // part of Alive the thread held its core: what static power is charged for
 	Counts      Counts
 	Polls       uint64 // queue polls
 	Served      uint64 // entries handed to the network

@@ -120,6 +120,8 @@ type consumer interface {
 	pollCost(instr int) sim.Duration        // one unchanged poll
 	counts() Counts
 	preemptions() uint64
+	onCore() sim.Duration // time the thread held its core
+	core() int            // index of its core (host or CP)
 	exit()
 }
 
@@ -285,8 +287,12 @@ func (c *cpPort) counts() Counts {
 	return Counts{Instr: n.Instr, L1: n.L1, L2: n.L2, DRAM: n.Mem, PCIe: c.pcie}
 }
 
-func (h *hostPort) preemptions() uint64 { return 0 } // the host scheduler (hw/cpu) does not count them
-func (c *cpPort) preemptions() uint64   { return c.t.Preemptions() }
+func (h *hostPort) preemptions() uint64  { return 0 } // the host scheduler (hw/cpu) does not count them
+func (h *hostPort) onCore() sim.Duration { return h.t.OnCore() }
+func (c *cpPort) onCore() sim.Duration   { return c.t.BusyTime() }
+func (h *hostPort) core() int            { return h.t.Core() }
+func (c *cpPort) core() int              { return c.t.Core() }
+func (c *cpPort) preemptions() uint64    { return c.t.Preemptions() }
 
 // idleWait spins on the helper's core (hw/cpu's polling wait: the core
 // stays busy and is time-sliced with the other threads placed on it).

@@ -123,10 +123,22 @@ func (b *queueBackend) startServices() {
 	}
 }
 
-// Stop ends the service threads and reports them.
+// Stop ends the service threads and reports them. Static power is a
+// core's (hardware.md §11: the profile of the core type running the
+// thread): threads time-sliced on one core share that core's static
+// energy, P_static × the longest of their lives, in proportion to their
+// lives, instead of each paying for a core of its own. A thread alone on
+// its core (the documents' case) pays P_static × its life.
 func (b *queueBackend) Stop() Report {
 	var rep Report
 	es := b.dev.rt.spec.Energy
+	type coreKey struct {
+		typ string
+		id  int
+	}
+	span := map[coreKey]sim.Duration{} // longest life on the core
+	lives := map[coreKey]sim.Duration{}
+	var keys []coreKey
 	for _, s := range b.svcs {
 		s.stop = true
 		if s.port == nil {
@@ -137,13 +149,23 @@ func (b *queueBackend) Stop() Report {
 		}
 		n := s.port.counts()
 		alive := s.port.proc().Now() - s.start
+		k := coreKey{s.port.coreType(), s.port.core()}
+		span[k] = max(span[k], alive)
+		lives[k] += alive
+		keys = append(keys, k)
+		rep.Threads = append(rep.Threads, ThreadReport{Name: s.port.name(), Core: k.typ, CoreID: k.id, Alive: alive, OnCore: s.port.onCore(),
+			Counts: n, Polls: s.polls, Served: s.served, Preemptions: s.port.preemptions()})
+	}
+	for i := range rep.Threads {
+		tr, k := &rep.Threads[i], keys[i]
 		prof := es.Host
-		if s.port.coreType() == "cp" {
+		if k.typ == "cp" {
 			prof = es.CP
 		}
-		tr := ThreadReport{Name: s.port.name(), Core: s.port.coreType(), Alive: alive, Counts: n, Polls: s.polls,
-			Served: s.served, Preemptions: s.port.preemptions(), Energy: prof.of(alive, n)}
-		rep.Threads = append(rep.Threads, tr)
+		tr.Energy = prof.of(0, tr.Counts)
+		if lives[k] > 0 {
+			tr.Energy.Static = prof.Static * span[k].Seconds() * float64(tr.Alive) / float64(lives[k])
+		}
 		rep.Energy.Static += tr.Energy.Static
 		rep.Energy.Dynamic += tr.Energy.Dynamic
 	}

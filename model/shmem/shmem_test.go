@@ -145,3 +145,38 @@ func TestReportEnergy(t *testing.T) {
 		t.Fatalf("threads %+v / %+v", host.Threads[0], cp.Threads[0])
 	}
 }
+
+// Two helper threads time-sliced on one host core share that core's
+// static power; on two cores each pays for its own (hardware.md §11 charges
+// the core type running the thread, and a shared core runs both).
+func TestSharedCoreStaticEnergy(t *testing.T) {
+	run := func(cores int) shmem.Report {
+		spec := shmem.DefaultSpec()
+		spec.Threads, spec.HostCores = 2, cores
+		_, _, reps, err := shmemtest.Scenario(shmemtest.Backend{Kind: shmem.GHNDGPU, HW: hw("dgpu"), Spec: spec, Nodes: 2},
+			[]uint64{8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+				return shmemtest.Kernel{WGs: 2, Body: func(pe int, x *shmem.Ctx) error { return x.P(s[0], 1, 8, 1-pe) }}
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reps[0]
+	}
+	static := func(r shmem.Report) (watts float64, cores map[int]bool) {
+		cores = map[int]bool{}
+		var longest float64
+		for _, th := range r.Threads {
+			cores[th.CoreID] = true
+			longest = max(longest, th.Alive.Seconds())
+		}
+		return r.Energy.Static / longest, cores
+	}
+	one, c1 := static(run(1))
+	two, c2 := static(run(2))
+	if len(c1) != 1 || len(c2) != 2 {
+		t.Fatalf("helpers on cores %v and %v, want one core and two", c1, c2)
+	}
+	if one < 1.99 || one > 2.01 || two < 3.9 || two > 4.01 {
+		t.Fatalf("static power of two helpers: %v W on one core, %v W on two; want 2 and ≈4", one, two)
+	}
+}
