@@ -9,6 +9,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/params"
@@ -59,7 +63,62 @@ func OpenCache(dir, version string) (*Cache, error) {
 	}
 	probe.Close()
 	os.Remove(probe.Name())
-	return &Cache{dir: dir, version: version}, nil
+	c := &Cache{dir: dir, version: version}
+	c.removeOrphans(time.Now())
+	return c, nil
+}
+
+// tempPrefix names this process's temporary entries: ".tmp-<host>-<pid>-",
+// so that a later process can tell the orphans of a killed writer (a
+// SIGKILL between writing and renaming) from a live writer's files.
+func tempPrefix() string {
+	host, _ := os.Hostname()
+	host = strings.NewReplacer("-", "_", "/", "_").Replace(host)
+	return fmt.Sprintf(".tmp-%s-%d-", host, os.Getpid())
+}
+
+// orphanAge is how old a temporary entry of another host must be before
+// it counts as orphaned: a write takes milliseconds.
+const orphanAge = time.Hour
+
+// removeOrphans deletes the temporary entries of writers that are gone:
+// those of this host whose process no longer exists, and any older than
+// orphanAge (another host's, or an older layout's). Errors are ignored: a
+// file another process removes first is not an error, and an orphan left
+// behind costs only space.
+func (c *Cache) removeOrphans(now time.Time) {
+	host, _ := os.Hostname()
+	host = strings.NewReplacer("-", "_", "/", "_").Replace(host)
+	tmps, _ := filepath.Glob(filepath.Join(c.dir, "*", ".tmp-*"))
+	for _, f := range tmps {
+		if orphaned(filepath.Base(f), host, now, f) {
+			os.Remove(f)
+		}
+	}
+}
+
+// orphaned reports whether the temporary file name (at path) belongs to a
+// writer that is gone.
+func orphaned(name, host string, now time.Time, path string) bool {
+	if fi, err := os.Stat(path); err == nil && now.Sub(fi.ModTime()) > orphanAge {
+		return true
+	}
+	parts := strings.SplitN(strings.TrimPrefix(name, ".tmp-"), "-", 3)
+	if len(parts) < 3 || parts[0] != host {
+		return false
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return !processAlive(pid)
+}
+
+// processAlive reports whether a process with this pid exists (signal 0
+// checks without sending anything).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Dir returns the cache's directory.
@@ -123,7 +182,7 @@ func (c *Cache) put(key, text string, result []byte) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("%w: %w", ErrCache, err)
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
+	f, err := os.CreateTemp(dir, tempPrefix()+"*")
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrCache, err)
 	}

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/params"
@@ -420,4 +423,46 @@ func FuzzParseSlice(f *testing.F) {
 			t.Fatalf("%q: %+v does not print back", s, sl)
 		}
 	})
+}
+
+// A writer killed between writing an entry and renaming it leaves a
+// temporary file; the next OpenCache removes those of dead processes of
+// this host and old ones of any host, and keeps a live writer's.
+func TestOpenCacheRemovesOrphanedTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "ab")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no `true` to get a dead pid:", err)
+	}
+	host, _ := os.Hostname()
+	host = strings.NewReplacer("-", "_", "/", "_").Replace(host)
+	files := map[string]bool{ // name → kept
+		fmt.Sprintf(".tmp-%s-%d-1", host, dead.Process.Pid): false,
+		fmt.Sprintf(".tmp-%s-%d-2", host, os.Getpid()):      true,
+		".tmp-otherhost-1-3":                                true,
+		".tmp-otherhost-1-4":                                false, // made old below
+		"ab00.json":                                         true,
+	}
+	for name := range files {
+		if err := os.WriteFile(filepath.Join(sub, name), []byte("{"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(filepath.Join(sub, ".tmp-otherhost-1-4"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenCache(dir, "v"); err != nil {
+		t.Fatal(err)
+	}
+	for name, kept := range files {
+		_, err := os.Stat(filepath.Join(sub, name))
+		if (err == nil) != kept {
+			t.Errorf("%s: present %v, want %v", name, err == nil, kept)
+		}
+	}
 }
