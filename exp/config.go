@@ -61,6 +61,7 @@ type Config struct {
 	TaskSpawn   TaskSpawnSpec   `toml:"taskspawn"`
 	DDT         spinmodel.Costs `toml:"ddt"`
 	DDTBench    DDTBenchSpec    `toml:"ddtbench"`
+	DDTPULP     DDTPULPSpec     `toml:"ddtpulp"`
 	Accumulate  AccumulateSpec  `toml:"accumulate"`
 	Reduce      ReduceSpec      `toml:"reduce"`
 	Jacobi      JacobiSpec      `toml:"jacobi"`
@@ -101,6 +102,7 @@ func DefaultConfig(preset string) (Config, error) {
 		TaskSpawn:  TaskSpawnSpec{MinSize: 64, MaxSize: 64 * unit.KiB, Strategies: []string{"CPU", "HSA", "XTQ"}, WGSize: 256, KernelIndex: 42, QueueIndex: 42},
 		DDT:        spinmodel.DefaultCosts(),
 		DDTBench:   defaultDDTBench(),
+		DDTPULP:    defaultDDTPULP(),
 		Accumulate: defaultAccumulate(),
 		Reduce:     defaultReduce(),
 		Jacobi:     jac, Jacobi1D: jac1d, JacobiScale: jacScale,
@@ -118,7 +120,7 @@ func DefaultConfig(preset string) (Config, error) {
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
 	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.Matrix.validate(), c.Shmem.Validate(),
-		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(),
+		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(), c.DDTPULP.validate(),
 		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate())
 	errs = append(errs, c.DDTFFT.validate(), c.ddtInterval(), c.ML.validate())

@@ -36,6 +36,7 @@ var presetDocs = map[string]string{
 	"compnet_paper": "ComP-Net PACT'18 Table 1: as compnet with a 16kB V-cache and 150-cycle L2",
 	"gpurdma":       "GPUrdma facts (hardware.md §6): K40c (15 SMs, 32-thread warps) in dGPU mode, Connect-IB on FDR 56Gbps, PCIe Gen3 x16 via PLX",
 	"gio":           "GIO cluster (hardware.md §7): MI-25 (64 CUs at 1.5GHz, 484GB/s HBM) in dGPU mode, 56Gbps InfiniBand, PCIe Gen3 x16",
+	"pulp":          "sPIN on the PULP accelerator (hardware.md §12.2): the spin node with 4 clusters × 8 RISC-V cores at 1GHz, L1/L2 scratchpads, cluster DMAs",
 	"spin":          "sPIN SST+gem5 setup (hardware.md §12.1): 200Gbps, 2KiB packets, PCIe Gen4 x32, 16 HPUs at 800MHz, 50GiB/s NIC memory",
 }
 

@@ -133,6 +133,19 @@ func Spin() Spec {
 	return s
 }
 
+// PULP returns preset pulp (hardware.md §12.2): the spin preset's node,
+// network and PCIe with the PULP accelerator as the HPUs — 4 clusters × 8
+// RISC-V cores at 1 GHz on L1/L2 scratchpads with cluster DMAs
+// (spin.hpu_model = pulp, spin.pulp.*). The datatype structures keep the
+// 6 MiB of M_NIC and the 256 KiB packet buffer, both inside its 8 MiB L2.
+func PULP() Spec {
+	s := Spin()
+	s.Spin.Model = spin.ModelPULP
+	s.Spin.HPUs = s.Spin.PULP.TotalCores()
+	s.Spin.HPUFreq = 1e9
+	return s
+}
+
 // pcieGen3x16 is the effective Gen3 x16 rate of the K40c, Connect-IB and
 // MI-25 attachments: 16 lanes × 8 GT/s × 128/130 ÷ 8 = 15.75 GB/s raw,
 // times MPS/(MPS+24) at MPS = 256 B = 14.40 GB/s.
@@ -166,7 +179,7 @@ func GIO() Spec {
 }
 
 var presets = map[string]func() Spec{
-	"spin": Spin, "gpurdma": GPURDMA, "gio": GIO,
+	"spin": Spin, "pulp": PULP, "gpurdma": GPURDMA, "gio": GIO,
 	"gputn": GPUTN, "xtq": XTQ, "compnet": CompNet, "compnet_paper": CompNetPaper,
 }
 

@@ -55,6 +55,7 @@ type Context struct {
 	completion Handler
 	policy     Policy
 	mem        unit.Bytes
+	base       uint64 // NIC address of the context's memory
 	// Tag is returned in the DMA events of the context's handlers unless
 	// a handler gives its own.
 	Tag any
@@ -77,7 +78,9 @@ func (s *NIC) NewContext(h Handlers, pol Policy, mem unit.Bytes) (*Context, erro
 	if err := s.Alloc(mem); err != nil {
 		return nil, fmt.Errorf("execution context: %w", err)
 	}
-	return &Context{s: s, header: h.Header, payload: h.Payload, completion: h.Completion, policy: pol, mem: mem}, nil
+	c := &Context{s: s, header: h.Header, payload: h.Payload, completion: h.Completion, policy: pol, mem: mem, base: s.ctxBase}
+	s.ctxBase += uint64(mem)
+	return c, nil
 }
 
 // Release gives the context's NIC memory back.

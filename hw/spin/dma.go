@@ -39,6 +39,7 @@ type dmaReq struct {
 	event bool
 	tag   any
 	wake  func() // blocking DMA: run when visible
+	hpu   int    // the issuing HPU (its local copy is the source); -1: the packet buffer
 }
 
 // dmaEngine is the DMA write request FIFO towards PCIe: a request enters at
@@ -46,19 +47,21 @@ type dmaReq struct {
 // NIC's PCIe link (each TLP pays the link's gap and TLPHeader of
 // overhead); it is visible L later, in FIFO order.
 type dmaEngine struct {
-	s       *NIC
-	seq     uint64
-	reading int        // requests whose NIC-memory read is in progress
-	lefts   []sim.Time // leave times of posted requests still counted (non-decreasing)
-	head    int
-	max     int
-	trace   []OccSample
-	tracing bool
-	writes  uint64
-	events  []DMAEvent
-	sig     sim.Signal
-	posted  uint64 // requests handed to PCIe
-	waiters []barrier
+	s        *NIC
+	seq      uint64
+	reading  int        // requests whose NIC-memory read is in progress
+	lefts    []sim.Time // leave times of posted requests still counted (non-decreasing)
+	head     int
+	max      int
+	trace    []OccSample
+	tracing  bool
+	writes   uint64
+	events   []DMAEvent
+	sig      sim.Signal
+	posted   uint64   // requests handed to PCIe
+	lastRd   sim.Time // when the previous request's source read ended
+	lastLand sim.Time // when the last write became visible
+	waiters  []barrier
 }
 
 // barrier runs fn once request seq has been handed to PCIe.
@@ -100,7 +103,14 @@ func (d *dmaEngine) enqueue(r *dmaReq) {
 	d.writes++
 	d.reading++
 	d.sample(s.e.Now())
-	done := s.nm.access(s.e.Now(), r.n)
+	var addr uint64
+	if r.pkt != nil {
+		addr = r.pkt.addr
+	}
+	// The FIFO hands requests to PCIe in order: one whose read ends early
+	// (another cluster's DMA channel on pulp) waits for those before it.
+	done := max(s.mem.dmaRead(s.e.Now(), r.hpu, addr, r.n), d.lastRd)
+	d.lastRd = done
 	s.e.At(done, func() { d.post(r) })
 }
 
@@ -138,6 +148,7 @@ func (d *dmaEngine) post(r *dmaReq) {
 // land makes r's bytes visible and raises its event.
 func (d *dmaEngine) land(r *dmaReq) {
 	s := d.s
+	d.lastLand = s.e.Now()
 	if r.n > 0 {
 		if r.data != nil {
 			s.host.Write(r.host, r.data[:r.n])

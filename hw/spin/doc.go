@@ -63,14 +63,26 @@
 //     host regions and hands them over with StreamRegion (a streaming-put
 //     command each); the NIC appends them to one streaming put
 //     (nic.SPutStart) in packet order, whatever order handlers finish in.
+//   - HPU model pulp (spin.hpu_model, hardware.md §12.2, package pulp):
+//     the same agents and scheduler on the PULP accelerator's memories.
+//     Packets land in L2 through the input port; before a handler runs, the
+//     cluster DMA stages its packet into L1 (Stats.StageWait); SharedMem
+//     (dataloops, master checkpoints) goes to L2 with its bank queues;
+//     NICMem is the core's L1; Bring moves a checkpoint or segment into the
+//     running cluster's L1 on first use and between clusters after; a DMA
+//     write leaves L1 through the cluster DMA and the output port, and the
+//     FIFO hands requests to PCIe in order (a request read early by
+//     another cluster waits for the ones before it).
+//   - Static runs (RunStatic, workloads.md §11.10–11.11): packets preloaded
+//     in NIC memory and assigned to HPUs up front, no scheduler; each
+//     handler's Work over Elapsed is its IPC under the cycle-cost model.
 //   - Iovec engine: one engine processes packets in arrival order, a DMA
 //     write per region; every IovecEntries entries consumed it stalls for
 //     an IovecFetch read of the next ones (no prefetch).
 //
 // # Not modelled
 //
-// Handler instruction caches, the PULP accelerator of hardware.md §12.2, DMA
-// completion events on the PT EQ (they are kept on the sPIN side; the
+// Handler instruction caches, DMA completion events on the PT EQ (they are kept on the sPIN side; the
 // message's completion is the PUT event there), and contexts on overflow
 // lists (unexpected messages take the plain path, datatypes.md §6).
 package spin

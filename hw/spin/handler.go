@@ -23,6 +23,7 @@ type HandlerCtx struct {
 	ms    *msgState
 	start sim.Time
 	t     sim.Time
+	work  sim.Duration // cycles charged: compute, invocation, DMA issue
 
 	Kind   Kind          // which handler this is
 	Packet nic.CtxPacket // the packet (zero for the completion handler)
@@ -41,8 +42,19 @@ func (h *HandlerCtx) Elapsed() sim.Duration { return h.t - h.start }
 // charged since the last service call.
 func (h *HandlerCtx) Now() sim.Time { return h.t }
 
+// Work is the part of Elapsed the handler charged as cycles (compute,
+// invocation, DMA issue): the instructions of a single-issue core at one
+// per cycle. Elapsed − Work is time stalled on memories and DMAs, so
+// Work/Elapsed is the handler's IPC under the cost model.
+func (h *HandlerCtx) Work() sim.Duration { return h.work }
+
 // Cycles charges n HPU cycles of compute.
-func (h *HandlerCtx) Cycles(n int) { h.t += h.s.spec.Cycles(n) }
+func (h *HandlerCtx) Cycles(n int) { h.charge(h.s.spec.Cycles(n)) }
+
+func (h *HandlerCtx) charge(d sim.Duration) {
+	h.t += d
+	h.work += d
+}
 
 // sync brings the HPU's agent to the handler's local time.
 func (h *HandlerCtx) sync() {
@@ -51,11 +63,32 @@ func (h *HandlerCtx) sync() {
 	}
 }
 
-// NICMem reads or writes b bytes of NIC memory (the shared NIC-memory
-// server: bandwidth, channels, latency); the HPU waits for it.
+// NICMem reads or writes b bytes of the handler's HPU-local state (arm:
+// the shared NIC-memory server with its bandwidth, channels and latency;
+// pulp: the L1 banks of the HPU's core); the HPU waits for it.
 func (h *HandlerCtx) NICMem(b unit.Bytes) {
 	h.sync()
-	h.t = h.s.nm.access(h.p.Now(), b)
+	h.t = h.s.mem.local(h.p.Now(), h.HPU, b)
+	h.sync()
+}
+
+// SharedMem reads or writes b bytes at offset off of the context's shared
+// NIC memory (dataloops, master checkpoints; arm: NIC memory, pulp: L2
+// with its bank queues); the HPU waits for it.
+func (h *HandlerCtx) SharedMem(off, b unit.Bytes) {
+	h.sync()
+	h.t = h.s.mem.shared(h.p.Now(), h.HPU, h.ms.ctx.base+uint64(off), b)
+	h.sync()
+}
+
+// Bring makes the b-byte object at offset off of the context's memory (a
+// checkpoint or segment worked on in place) resident where this HPU works:
+// nothing on the flat NIC memory; on pulp a DMA into the L1 of the HPU's
+// cluster on first use, or from the L1 of the cluster that used it last.
+// The HPU waits for it.
+func (h *HandlerCtx) Bring(off, b unit.Bytes) {
+	h.sync()
+	h.t = max(h.t, h.s.mem.bring(h.p.Now(), h.HPU, h.ms.ctx.base+uint64(off), b))
 	h.sync()
 }
 
@@ -71,7 +104,7 @@ func (h *HandlerCtx) DMAPayload(off, n uint64, dst mem.Addr, flags int) {
 		data = h.pkt.pk.Data[off : off+n]
 	}
 	h.pkt.refs++
-	h.issue(&dmaReq{host: dst, n: unit.Bytes(n), data: data, pkt: h.pkt, event: flags&NoEvent == 0, tag: h.ms.ctx.Tag})
+	h.issue(&dmaReq{host: dst, n: unit.Bytes(n), data: data, pkt: h.pkt, event: flags&NoEvent == 0, tag: h.ms.ctx.Tag, hpu: h.HPU})
 }
 
 func (h *HandlerCtx) pktLen() uint64 {
@@ -85,14 +118,14 @@ func (h *HandlerCtx) pktLen() uint64 {
 // nil in a payload-free run) to dst; a zero-byte DMA without NoEvent is
 // the completion handler's end-of-message marker (datatypes.md §3).
 func (h *HandlerCtx) DMAToHost(data []byte, n uint64, dst mem.Addr, flags int) {
-	h.issue(&dmaReq{host: dst, n: unit.Bytes(n), data: data, event: flags&NoEvent == 0, tag: h.ms.ctx.Tag})
+	h.issue(&dmaReq{host: dst, n: unit.Bytes(n), data: data, event: flags&NoEvent == 0, tag: h.ms.ctx.Tag, hpu: h.HPU})
 }
 
 // DMAToHostB is the blocking PtlHandlerDMAToHostB: the HPU waits until
 // the write is visible in host memory.
 func (h *HandlerCtx) DMAToHostB(data []byte, n uint64, dst mem.Addr, flags int) {
 	done := false
-	r := &dmaReq{host: dst, n: unit.Bytes(n), data: data, event: flags&NoEvent == 0, tag: h.ms.ctx.Tag,
+	r := &dmaReq{host: dst, n: unit.Bytes(n), data: data, event: flags&NoEvent == 0, tag: h.ms.ctx.Tag, hpu: h.HPU,
 		wake: func() { done = true; h.h.wake.Notify() }}
 	h.issue(r)
 	h.sync()
@@ -101,14 +134,14 @@ func (h *HandlerCtx) DMAToHostB(data []byte, n uint64, dst mem.Addr, flags int) 
 }
 
 func (h *HandlerCtx) issue(r *dmaReq) {
-	h.t += h.s.spec.Cycles(h.s.spec.DMAIssueCycles)
+	h.charge(h.s.spec.Cycles(h.s.spec.DMAIssueCycles))
 	h.s.e.At(h.t, func() { h.s.dma.enqueue(r) })
 }
 
 // DMAFromHostB reads n bytes at host address src into dst (nil: timing
 // only) by a DMA read over PCIe; the HPU waits for the data.
 func (h *HandlerCtx) DMAFromHostB(src mem.Addr, n uint64, dst []byte) {
-	h.t += h.s.spec.Cycles(h.s.spec.DMAIssueCycles)
+	h.charge(h.s.spec.Cycles(h.s.spec.DMAIssueCycles))
 	h.sync()
 	h.s.stats.DMAReads++
 	done := false
@@ -127,7 +160,7 @@ func (h *HandlerCtx) DMAFromHostB(src mem.Addr, n uint64, dst []byte) {
 // command queue from the handler (nic.md §5.3): it executes CmdLatency
 // later, with no doorbell and no PCIe fetch.
 func (h *HandlerCtx) Command(cmd nic.Command) {
-	h.t += h.s.spec.Cycles(h.s.spec.DMAIssueCycles)
+	h.charge(h.s.spec.Cycles(h.s.spec.DMAIssueCycles))
 	h.sync()
 	h.s.stats.Commands++
 	h.s.nic.Execute(cmd)

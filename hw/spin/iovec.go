@@ -79,7 +79,7 @@ func (v *Iovec) run() {
 				if p.pk.Data != nil {
 					data = p.pk.Data[o-p.pk.Offset : o-p.pk.Offset+n]
 				}
-				s.dma.enqueue(&dmaReq{host: p.msg.cm.Host() + memAddr(e.Off+v.eoff), n: unitBytes(n), data: data, pkt: p})
+				s.dma.enqueue(&dmaReq{host: p.msg.cm.Host() + memAddr(e.Off+v.eoff), n: unitBytes(n), data: data, pkt: p, hpu: -1})
 			}
 			o += n
 			v.eoff += n

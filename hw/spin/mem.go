@@ -35,3 +35,44 @@ func (m *nicMem) access(now sim.Time, n unit.Bytes) sim.Time {
 	m.bytes += uint64(n)
 	return done
 }
+
+// memory is where the sPIN side's bytes live and how they move: the flat
+// NIC memory of preset spin (hardware.md §12.1, nicMem) or the PULP
+// accelerator's L1/L2 scratchpads and cluster DMAs (§12.2, pulpMem). hpu is
+// the physical HPU on whose behalf the access happens (-1: the NIC's own
+// engines); addresses are NIC addresses (packet slots, then context
+// memory).
+type memory interface {
+	// packetIn writes an arriving packet into the packet buffer.
+	packetIn(now sim.Time, addr uint64, n unit.Bytes) sim.Time
+	// stage makes a packet visible to the HPU that will run its handler.
+	stage(now sim.Time, hpu int, addr uint64, n unit.Bytes) sim.Time
+	// local is a handler's access to its HPU-local state.
+	local(now sim.Time, hpu int, n unit.Bytes) sim.Time
+	// shared is a handler's access to its context's shared structures.
+	shared(now sim.Time, hpu int, addr uint64, n unit.Bytes) sim.Time
+	// bring makes the context object at addr resident where hpu works on
+	// it in place (a checkpoint, a segment).
+	bring(now sim.Time, hpu int, addr uint64, n unit.Bytes) sim.Time
+	// dmaRead reads a DMA write's source: hpu's local copy of the
+	// payload, or (hpu < 0) the packet buffer at addr.
+	dmaRead(now sim.Time, hpu int, addr uint64, n unit.Bytes) sim.Time
+	// moved is the bytes moved so far.
+	moved() uint64
+}
+
+// The flat NIC memory serves every access the same way: one memory, used
+// in place, so staging and bringing cost nothing.
+func (m *nicMem) packetIn(now sim.Time, _ uint64, n unit.Bytes) sim.Time { return m.access(now, n) }
+func (m *nicMem) stage(now sim.Time, _ int, _ uint64, _ unit.Bytes) sim.Time {
+	return now
+}
+func (m *nicMem) local(now sim.Time, _ int, n unit.Bytes) sim.Time { return m.access(now, n) }
+func (m *nicMem) shared(now sim.Time, _ int, _ uint64, n unit.Bytes) sim.Time {
+	return m.access(now, n)
+}
+func (m *nicMem) bring(now sim.Time, _ int, _ uint64, _ unit.Bytes) sim.Time { return now }
+func (m *nicMem) dmaRead(now sim.Time, _ int, _ uint64, n unit.Bytes) sim.Time {
+	return m.access(now, n)
+}
+func (m *nicMem) moved() uint64 { return m.bytes }

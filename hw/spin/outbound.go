@@ -64,7 +64,7 @@ func (h *HandlerCtx) StreamRegion(off, n uint64) {
 	if o == nil {
 		panic(fmt.Sprintf("%s: StreamRegion from a handler of an inbound message", h.h.track))
 	}
-	h.t += h.s.spec.Cycles(h.s.spec.DMAIssueCycles)
+	h.charge(h.s.spec.Cycles(h.s.spec.DMAIssueCycles))
 	i := h.Packet.Index
 	o.regions[i] = append(o.regions[i], region{off, n})
 }

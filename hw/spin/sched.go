@@ -35,6 +35,7 @@ type msgState struct {
 	maxIdx      int       // highest packet index taken so far
 	expected    int       // packets of the message (a streaming put's grows known at its end)
 	out         *Outbound // outbound sPIN message (ProcessPut); nil for inbound ones
+	static      *Static   // a static run's packets (RunStatic); nil otherwise
 }
 
 func newMsgState(c *Context, m *nic.CtxMsg) *msgState {
@@ -84,7 +85,7 @@ func (s *NIC) deposit(p *packet) {
 		return
 	}
 	p.refs++
-	s.dma.enqueue(&dmaReq{host: p.msg.cm.Host() + memAddr(p.pk.Offset), n: unitBytes(p.pk.Len), data: p.pk.Data, pkt: p})
+	s.dma.enqueue(&dmaReq{host: p.msg.cm.Host() + memAddr(p.pk.Offset), n: unitBytes(p.pk.Len), data: p.pk.Data, pkt: p, hpu: -1})
 }
 
 // ready makes a payload HER runnable under the context's policy.
@@ -128,6 +129,17 @@ func (q *scheduler) dispatch() {
 	}
 }
 
+// takeIdle removes h from the idle HPUs; false if it is not idle.
+func (q *scheduler) takeIdle(h *hpu) bool {
+	for i, x := range q.idle {
+		if x == h {
+			q.idle = append(q.idle[:i], q.idle[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
 // done runs after a handler (or its skip) for HER x.
 func (q *scheduler) done(x *her) {
 	ms := x.msg
@@ -166,6 +178,10 @@ func (q *scheduler) payloadDone(ms *msgState) {
 // finish completes the message once every DMA issued so far is on PCIe
 // (and, through the NIC, once those writes are visible).
 func (q *scheduler) finish(ms *msgState) {
+	if ms.static != nil {
+		ms.static.finish()
+		return
+	}
 	if ms.out != nil {
 		ms.out.finish(ms.failed)
 		return
@@ -189,6 +205,9 @@ type hpu struct {
 	unit  *unitQ
 	sig   sim.Signal
 	wake  sim.Signal // blocking DMAs and reads
+	last  sim.Time   // when its last handler ended
+	// record, when set, receives every handler run (static runs).
+	record func(HandlerRun)
 }
 
 func (h *hpu) run(p *sim.Proc) {
@@ -222,9 +241,18 @@ func (h *hpu) exec(p *sim.Proc, x *her, vhpu int) {
 		return
 	}
 	s := h.s
+	if x.p != nil && ms.out == nil {
+		// The packet moves to the HPU's local memory before its handler
+		// starts (pulp: the cluster DMA from L2 into L1).
+		if ready := s.mem.stage(p.Now(), h.id, x.p.addr, x.p.size); ready > p.Now() {
+			s.stats.StageWait += ready - p.Now()
+			p.SleepUntil(ready)
+		}
+	}
 	start := p.Now()
+	invoke := s.spec.Cycles(s.spec.InvokeCycles)
 	hc := &HandlerCtx{s: s, p: p, h: h, ms: ms, Kind: x.kind, Msg: ms.cm, VHPU: vhpu, HPU: h.id, start: start,
-		t: start + s.spec.Cycles(s.spec.InvokeCycles), pkt: x.p}
+		t: start + invoke, work: invoke, pkt: x.p}
 	if x.p != nil {
 		hc.Packet = x.p.pk
 	}
@@ -232,6 +260,11 @@ func (h *hpu) exec(p *sim.Proc, x *her, vhpu int) {
 	hc.sync()
 	s.stats.Handlers[x.kind]++
 	s.stats.HandlerBusy += p.Now() - start
+	s.stats.HandlerWork += hc.work
+	h.last = p.Now()
+	if h.record != nil {
+		h.record(HandlerRun{HPU: h.id, Index: hc.Packet.Index, Kind: x.kind, Start: start, Elapsed: p.Now() - start, Work: hc.work})
+	}
 	if s.e.Tracer() != nil {
 		s.e.Span(h.track, x.kind.String(), start, p.Now())
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gpunetsim/gpunetsim/hw/pulp"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -25,6 +26,8 @@ type Spec struct {
 	IovecEntries   int        `toml:"iovec_entries" doc:"v: iovec entries the Portals-iovec NIC holds at a time (scatter-gather limit)" src:"DOC"`
 	IovecFetch     sim.Time   `toml:"iovec_fetch" doc:"PCIe read latency to fetch the next v iovec entries" src:"DOC"`
 	IovecEntrySize unit.Bytes `toml:"iovec_entry_size" doc:"bytes per iovec entry (address, length)" src:"DEFAULT"`
+	Model          string     `toml:"hpu_model" doc:"HPU model: arm (cores on a flat NIC memory, hardware.md §12.1) or pulp (clusters with L1/L2 scratchpads and cluster DMAs, §12.2; spin.pulp.*)" src:"DOC"`
+	PULP           pulp.Spec  `toml:"pulp"`
 }
 
 // DefaultSpec returns the `spin` preset's NIC side (hardware.md §12.1):
@@ -37,8 +40,15 @@ func DefaultSpec() Spec {
 		HPUs: 32, HPUFreq: 800e6, MemBandwidth: unit.Rate(50 * float64(unit.GiB)), MemLatency: 1, MemChannels: 0,
 		MemSize: 6 * unit.MiB, PktBuffer: 256 * unit.KiB, InvokeCycles: 50, DMAIssueCycles: 20, TLPHeader: 24,
 		IovecEntries: 32, IovecFetch: 500 * sim.Nanosecond, IovecEntrySize: 16,
+		Model: ModelARM, PULP: pulp.DefaultSpec(),
 	}
 }
+
+// HPU models (Spec.Model).
+const (
+	ModelARM  = "arm"  // HPUs on the flat NIC memory (hardware.md §12.1)
+	ModelPULP = "pulp" // the PULP accelerator's memories and DMAs (hardware.md §12.2)
+)
 
 // Channels returns the NIC memory channel count (MemChannels, or 2 × HPUs).
 func (s Spec) Channels() int {
@@ -90,6 +100,17 @@ func (s Spec) Validate() error {
 	}
 	if s.IovecEntrySize < 1 || s.IovecEntrySize > 256 {
 		bad("spin.iovec_entry_size = %v: must be in [1B, 256B]", s.IovecEntrySize)
+	}
+	switch s.Model {
+	case ModelARM:
+	case ModelPULP:
+		if err := s.PULP.Validate(); err != nil {
+			errs = append(errs, err)
+		} else if s.HPUs > s.PULP.TotalCores() {
+			bad("spin.hpus = %d: the pulp model has spin.pulp.clusters × spin.pulp.cores = %d cores; must be ≤ that", s.HPUs, s.PULP.TotalCores())
+		}
+	default:
+		bad("spin.hpu_model = %q: must be arm or pulp", s.Model)
 	}
 	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/hw/pulp"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -19,13 +20,16 @@ type NIC struct {
 	host  *mem.Memory
 	spec  Spec
 	name  string
-	nm    *nicMem
+	mem   memory
+	accel *pulp.Accel // the PULP model's accelerator; nil for arm
 	dma   dmaEngine
 	sched scheduler
 	hpus  []*hpu
 
 	bufUsed unit.Bytes // packet buffer bytes held
 	alloc   unit.Bytes // NIC memory allocated to contexts
+	slot    uint64     // packets taken so far: the next one's packet-buffer slot
+	ctxBase uint64     // NIC address of the next context's memory
 	stats   Stats
 }
 
@@ -36,6 +40,8 @@ type Stats struct {
 	BufMax       unit.Bytes // packet buffer high-water mark
 	Handlers     [3]uint64  // handler runs by kind (header, payload, completion)
 	HandlerBusy  sim.Time   // HPU time spent in handlers, summed over HPUs
+	HandlerWork  sim.Time   // of it, cycles the handlers charged (compute, invocation, DMA issue)
+	StageWait    sim.Time   // HPU time waiting for packets to reach local memory before handlers (pulp)
 	DMAWrites    uint64     // DMA write requests issued by handlers and engines
 	DMAFIFOMax   int        // maximum DMA write FIFO occupancy (requests)
 	DMAReads     uint64     // DMA reads from host issued by handlers
@@ -58,7 +64,16 @@ func New(n *nic.NIC, spec Spec) *NIC {
 	if spec.PktBuffer < n.MaxPayload() {
 		panic(fmt.Sprintf("%s: spin.pkt_buffer = %v is below one packet (%v)", name, spec.PktBuffer, n.MaxPayload()))
 	}
-	s := &NIC{e: n.Engine(), nic: n, host: n.Memory(), spec: spec, name: name, nm: newNICMem(spec)}
+	s := &NIC{e: n.Engine(), nic: n, host: n.Memory(), spec: spec, name: name, ctxBase: uint64(spec.PktBuffer)}
+	if spec.Model == ModelPULP {
+		pm, err := newPulpMem(spec)
+		if err != nil {
+			panic(fmt.Sprintf("%s: %v", name, err))
+		}
+		s.mem, s.accel = pm, pm.a
+	} else {
+		s.mem = newNICMem(spec)
+	}
 	s.dma.s = s
 	s.sched.s = s
 	for i := range spec.HPUs {
@@ -82,10 +97,13 @@ func (s *NIC) Stats() Stats {
 	st := s.stats
 	st.DMAWrites = s.dma.writes
 	st.DMAFIFOMax = s.dma.max
-	st.NICMemBytes = s.nm.bytes
+	st.NICMemBytes = s.mem.moved()
 	st.MemAllocated = s.alloc
 	return st
 }
+
+// Accel returns the PULP accelerator (spin.hpu_model = pulp), else nil.
+func (s *NIC) Accel() *pulp.Accel { return s.accel }
 
 // TraceDMA turns on the DMA write FIFO occupancy trace (off by default: it
 // holds a sample per request).
@@ -122,6 +140,9 @@ type packet struct {
 	pk   nic.CtxPacket
 	refs int // the handler run + DMA requests still reading it
 	size unit.Bytes
+	addr uint64 // NIC address of its packet-buffer slot
+	// preloaded: placed by a static run, outside the packet buffer.
+	preloaded bool
 }
 
 // Arrive implements nic.ExecContext for the contexts of this NIC: it copies
@@ -155,10 +176,20 @@ func (s *NIC) take(ms *msgState, pk nic.CtxPacket, ready func(*packet)) bool {
 	s.bufUsed += size
 	s.stats.BufMax = max(s.stats.BufMax, s.bufUsed)
 	s.stats.Packets++
-	p := &packet{msg: ms, pk: pk, refs: 1, size: size}
-	done := s.nm.access(s.e.Now(), size)
+	p := &packet{msg: ms, pk: pk, refs: 1, size: size, addr: s.slotAddr()}
+	done := s.mem.packetIn(s.e.Now(), p.addr, size)
 	s.e.At(done, func() { ready(p) })
 	return true
+}
+
+// slotAddr returns the NIC address of the next packet-buffer slot: slots
+// of one full payload each, taken round-robin over the buffer.
+func (s *NIC) slotAddr() uint64 {
+	k := uint64(s.nic.MaxPayload())
+	n := max(uint64(s.spec.PktBuffer)/k, 1)
+	a := (s.slot % n) * k
+	s.slot++
+	return a
 }
 
 // unref drops one reference to p's buffer slot and frees it at zero; a
@@ -166,6 +197,9 @@ func (s *NIC) take(ms *msgState, pk nic.CtxPacket, ready func(*packet)) bool {
 func (s *NIC) unref(p *packet) {
 	p.refs--
 	if p.refs > 0 {
+		return
+	}
+	if p.preloaded {
 		return
 	}
 	s.bufUsed -= p.size

@@ -22,6 +22,7 @@ type Costs struct {
 	VecBlock       int        `toml:"vec_block_cycles" doc:"specialized vector handler: per block (DMA issue extra)" src:"DEFAULT"`
 	IdxSearch      int        `toml:"idx_search_cycles" doc:"specialized index handlers: per binary-search level" src:"DEFAULT"`
 	IdxBlock       int        `toml:"idx_block_cycles" doc:"specialized index handlers: per block (DMA issue extra)" src:"DEFAULT"`
+	DataloopRead   unit.Bytes `toml:"dataloop_read" doc:"dataloop bytes a general handler reads per stack level at its start (one loop's fields: kind, count, sizes, extents, stride, child); NIC memory on arm, L2 on pulp" src:"DEFAULT"`
 	Checkpoint     unit.Bytes `toml:"checkpoint_size" doc:"C: checkpoint (and segment) size in NIC memory" src:"DOC"`
 	Epsilon        float64    `toml:"epsilon" doc:"ε: allowed scheduling-overhead fraction when choosing Δr" src:"DOC"`
 	MasterCopies   bool       `toml:"rwcp_master_copies" doc:"RW-CP keeps a master copy of every checkpoint (NIC memory ×2)" src:"DEFAULT"`
@@ -35,7 +36,7 @@ type Costs struct {
 // DefaultCosts returns the constants of datatypes.md §7.
 func DefaultCosts() Costs {
 	return Costs{MPITStart: 60, LevelCycles: 25, BlockCycles: 45, SkipCycles: 12, VecSetup: 20, VecBlock: 8,
-		IdxSearch: 10, IdxBlock: 10, Checkpoint: 612, Epsilon: 0.2, MasterCopies: true, BufferAware: true,
+		IdxSearch: 10, IdxBlock: 10, DataloopRead: 64, Checkpoint: 612, Epsilon: 0.2, MasterCopies: true, BufferAware: true,
 		HostRegion: 15 * sim.Nanosecond, HostCopyCold: 6e9, DescriptorWord: 8}
 }
 
@@ -51,6 +52,9 @@ func (c Costs) Validate() error {
 		if f.v < 0 || f.v > 1<<20 {
 			errs = append(errs, fmt.Errorf("ddt.%s = %d: must be in [0, 1048576]", f.name, f.v))
 		}
+	}
+	if c.DataloopRead < 0 || c.DataloopRead > unit.MiB {
+		errs = append(errs, fmt.Errorf("ddt.dataloop_read = %v: must be in [0B, 1MiB]", c.DataloopRead))
 	}
 	if c.Checkpoint < 8 || c.Checkpoint > unit.MiB {
 		errs = append(errs, fmt.Errorf("ddt.checkpoint_size = %v: must be in [8B, 1MiB]", c.Checkpoint))

@@ -36,8 +36,13 @@
 // FIFO-ordered after every write, ends the receive. Plans are built per
 // (datatype, count) and hold offsets relative to the buffer origin.
 //
+// Kernel and Bandwidth are the static runs of workloads.md §11.10–11.11:
+// packets preloaded in NIC memory and assigned to HPUs up front, the RW-CP
+// handlers above (one checkpoint per run of packets, brought into the
+// running core's local memory) or a plain block copy; on preset pulp they
+// exercise the accelerator's L2, cluster DMAs and output port.
+//
 // Not modelled: the LRU eviction of NIC-resident types (a receive whose
 // structures do not fit fails instead), unexpected-message unpack, user
-// attributes (type_set_attr), sender-side (outbound) datatype processing,
-// and the PULP accelerator of hardware.md §12.2.
+// attributes (type_set_attr) and sender-side (outbound) datatype processing.
 package spin

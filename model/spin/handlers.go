@@ -7,6 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	hwspin "github.com/gpunetsim/gpunetsim/hw/spin"
 	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
 )
 
 // Breakdown splits payload-handler time (workloads.md §11.2): init
@@ -141,6 +142,10 @@ func (r *recvState) general(h *hwspin.HandlerCtx) hwspin.Return {
 	init := h.Elapsed()
 	before := seg.Stats()
 	h.Cycles(cs.MPITStart + cs.LevelCycles*p.Depth)
+	if cs.DataloopRead > 0 {
+		// The descent reads each level's dataloop (NIC memory; L2 on pulp).
+		h.SharedMem(0, unit.Bytes(p.Depth)*cs.DataloopRead)
+	}
 	blocks, err := seg.BlockList(first, last, r.blocks[h.HPU][:0])
 	if err != nil {
 		return hwspin.Fail
@@ -174,6 +179,7 @@ func (r *recvState) segment(h *hwspin.HandlerCtx, first int) *datatype.Segment {
 			s, _ = p.C.NewSegment(p.Count)
 			r.segs[h.VHPU] = s
 		}
+		h.Bring(p.objectOff(h.VHPU), cs.Checkpoint)
 		return s
 	case ROCP:
 		cp := datatype.CheckpointFor(p.Checkpoints, first)
@@ -181,7 +187,7 @@ func (r *recvState) segment(h *hwspin.HandlerCtx, first int) *datatype.Segment {
 			// One checkpoint per packet: each is used once, in place, no copy.
 			return cp.Segment()
 		}
-		r.copyCheckpoint(h, cs)
+		r.copyCheckpoint(h, cs, p.objectOff(first/p.Interval.Interval))
 		s := r.segs[h.HPU]
 		if s == nil {
 			s = cp.Segment()
@@ -197,9 +203,10 @@ func (r *recvState) segment(h *hwspin.HandlerCtx, first int) *datatype.Segment {
 			s = p.Checkpoints[j].Segment() // the working copy, in place in NIC memory
 			r.segs[j] = s
 		}
+		h.Bring(p.objectOff(j), cs.Checkpoint)
 		if first < s.Position() {
 			// Out of order behind the working copy: restore it from the master.
-			r.copyCheckpoint(h, cs)
+			r.copyCheckpoint(h, cs, p.objectOff(len(p.Checkpoints)+j))
 			_ = s.Restore(p.Checkpoints[j])
 			r.bd.Resets++
 		}
@@ -207,10 +214,11 @@ func (r *recvState) segment(h *hwspin.HandlerCtx, first int) *datatype.Segment {
 	}
 }
 
-// copyCheckpoint charges a C-byte checkpoint copy: NIC-memory traffic and
-// C/8 cycles (§7.3).
-func (r *recvState) copyCheckpoint(h *hwspin.HandlerCtx, cs Costs) {
-	h.NICMem(cs.Checkpoint)
+// copyCheckpoint charges a C-byte copy of the checkpoint at context offset
+// off: its read from the context's memory (NIC memory; L2 on pulp) and C/8
+// cycles (§7.3).
+func (r *recvState) copyCheckpoint(h *hwspin.HandlerCtx, cs Costs, off unit.Bytes) {
+	h.SharedMem(off, cs.Checkpoint)
 	h.Cycles(int(cs.Checkpoint) / 8)
 	r.bd.CheckpointCopies++
 }

@@ -64,6 +64,7 @@ type Plan struct {
 	prefix      []int                  // specialized indexed: packed offset of each block
 	TPH         sim.Duration           // estimated payload-handler time
 	Mem         MemUse
+	costs       Costs
 	// HostCreate is the host's one-time cost to build the NIC structures
 	// (checkpoints: Process over the message without copies), before the
 	// copy over PCIe (§7.3).
@@ -95,6 +96,7 @@ func NewPlan(method Method, c *datatype.Committed, count int, env Env) (*Plan, e
 	p := &Plan{Method: method, C: c, Count: count, Size: m, Regions: len(blocks), Gamma: float64(len(blocks)) / float64(npkt),
 		Depth: c.Depth() + 1, Lo: lo, Hi: hi, Blocks: blocks, Lines: touchedLines(blocks)}
 	cs := env.Costs
+	p.costs = cs
 	p.HostCreate = sim.Duration(len(blocks)) * cs.HostRegion
 	switch method {
 	case Specialized:
@@ -138,6 +140,13 @@ func NewPlan(method Method, c *datatype.Committed, count int, env Env) (*Plan, e
 			ErrNICMemory, method, p.Mem.Total(), p.Mem.Dataloops, p.Mem.Segments, p.Mem.Checkpoints, p.Mem.Descriptors, env.Spin.MemSize)
 	}
 	return p, nil
+}
+
+// objectOff is the offset in the context's NIC memory of object i after
+// the dataloops: HPU-local segment i, or checkpoint i (RW-CP: the working
+// copies, then the masters).
+func (p *Plan) objectOff(i int) unit.Bytes {
+	return p.Mem.Dataloops + unit.Bytes(i)*p.costs.Checkpoint
 }
 
 // estimateTPH is T_PH(γ) = T_init + T_setup + γ·T_block of the general
