@@ -99,7 +99,7 @@ func DefaultConfig(preset string) (Config, error) {
 		Latency:    LatencySpec{Size: 64, Strategies: []string{"HDN", "GDS", "GPUTN"}},
 		Matrix:     defaultMatrix(),
 		Shmem:      shmem.DefaultSpec(),
-		TaskSpawn:  TaskSpawnSpec{MinSize: 64, MaxSize: 64 * unit.KiB, Strategies: []string{"CPU", "HSA", "XTQ"}, WGSize: 256, KernelIndex: 42, QueueIndex: 42},
+		TaskSpawn:  TaskSpawnSpec{MinSize: 64, MaxSize: 64 * unit.KiB, Strategies: []string{"CPU", "HSA", "XTQ"}, WGSize: 256, KernelIndex: 42, QueueIndex: 42, CPUTasks: true},
 		DDT:        spinmodel.DefaultCosts(),
 		DDTBench:   defaultDDTBench(),
 		DDTPULP:    defaultDDTPULP(),

@@ -23,6 +23,7 @@ type TaskSpawnSpec struct {
 	// refuses, which the run reports naming the index.
 	KernelIndex int        `toml:"kernel_index" doc:"HSA/XTQ: kernel lookup index the initiator's task names (the target registers 42)" src:"DOC"`
 	QueueIndex  int        `toml:"queue_index" doc:"HSA/XTQ: queue lookup index the initiator's task names (the target registers 42)" src:"DOC"`
+	CPUTasks    bool       `toml:"cpu_tasks" doc:"also run the active message as a CPU task (a host function on the target's CPU agent queue, nic.md §4.1) under every remote-task strategy listed" src:"DOC"`
 	RecvSize    unit.Bytes `toml:"recv_size" doc:"HSA/XTQ: bytes of the receive buffer the target posts; 0 = the task's command, arguments and payload exactly" src:"RUN"`
 }
 
@@ -71,8 +72,17 @@ func doublings(lo, hi unit.Bytes) []unit.Bytes {
 type taskSpawnPoint struct {
 	Size     unit.Bytes `json:"size"`
 	Strategy string     `json:"strategy"`
+	CPUTask  bool       `json:"cpu_task"`
 	Result   workload.TaskSpawnResult
 	Events   uint64 `json:"events"`
+}
+
+// row is the point's timeline row label.
+func (p taskSpawnPoint) row() string {
+	if p.CPUTask {
+		return fmt.Sprintf("%s cpu-task %v", p.Strategy, p.Size)
+	}
+	return fmt.Sprintf("%s %v", p.Strategy, p.Size)
 }
 
 func taskSpawnPoints() Points {
@@ -89,10 +99,26 @@ func taskSpawnList(cfg Config) ([]Point, error) {
 		for _, s := range cfg.TaskSpawn.Strategies {
 			pc := cfg
 			pc.TaskSpawn.MinSize, pc.TaskSpawn.MaxSize, pc.TaskSpawn.Strategies = size, size, []string{s}
+			pc.TaskSpawn.CPUTasks = false
 			pts = append(pts, Point{Label: fmt.Sprintf("%s %v", s, size), Config: pc})
+			if cfg.TaskSpawn.CPUTasks && remoteTaskStrategy(s) {
+				pc.TaskSpawn.CPUTasks = true
+				pts = append(pts, Point{Label: fmt.Sprintf("%s cpu-task %v", s, size), Config: pc})
+			}
 		}
 	}
 	return pts, nil
+}
+
+// remoteTaskStrategy reports whether strategy s provides remote tasks
+// (and so can run a CPU task).
+func remoteTaskStrategy(s string) bool {
+	for _, d := range strategy.Registry() {
+		if string(d.Strategy) == s {
+			return d.Caps.Has(strategy.RemoteTasks)
+		}
+	}
+	return false
 }
 
 func taskSpawnSimulate(p Point, env Env) ([]byte, error) {
@@ -107,11 +133,11 @@ func taskSpawnSimulate(p Point, env Env) ([]byte, error) {
 	}
 	defer c.Engine.Close()
 	aim := &workload.TaskAim{Kernel: uint64(ts.KernelIndex), Queue: uint16(ts.QueueIndex), Recv: ts.RecvSize}
-	r, err := workload.TaskSpawn{Size: ts.MinSize, WGSize: ts.WGSize, Aim: aim}.Run(c, s, strategyConfig(p.Config))
+	r, err := workload.TaskSpawn{Size: ts.MinSize, WGSize: ts.WGSize, Aim: aim, CPUTask: ts.CPUTasks}.Run(c, s, strategyConfig(p.Config))
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(taskSpawnPoint{Size: ts.MinSize, Strategy: string(s), Result: r, Events: c.Engine.Events()})
+	return json.Marshal(taskSpawnPoint{Size: ts.MinSize, Strategy: string(s), CPUTask: ts.CPUTasks, Result: r, Events: c.Engine.Events()})
 }
 
 // breakdownSizes are the sizes the timeline plot shows: 64 B and 4 KiB
@@ -141,24 +167,24 @@ func taskSpawnAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	}
 	baseline := map[unit.Bytes]float64{}
 	for _, p := range points {
-		if p.Strategy == base {
+		if p.Strategy == base && !p.CPUTask {
 			baseline[p.Size] = float64(p.Result.EndToEnd)
 		}
 	}
-	summary := report.Table{Name: "end-to-end", Columns: []string{"size", "strategy", "impl", "end_to_end", "end_to_end_us", "vs_" + base, "events", "table_hits", "table_misses", "verified"}}
-	breakdown := report.Table{Name: "breakdown", Columns: []string{"size", "strategy", "node", "phase", "start", "end", "duration"}}
+	summary := report.Table{Name: "end-to-end", Columns: []string{"size", "strategy", "impl", "agent", "end_to_end", "end_to_end_us", "vs_" + base, "events", "table_hits", "table_misses", "verified"}}
+	breakdown := report.Table{Name: "breakdown", Columns: []string{"size", "strategy", "agent", "node", "phase", "start", "end", "duration"}}
 	shown := breakdownSizes(cfg.TaskSpawn.sizes())
 	plot := &report.Plot{Title: fmt.Sprintf("Remote task spawn breakdown (memcpy active message), preset %s", cfg.Run.Preset),
 		XLabel: "time since the initiator's post (us)"}
 	verified := true
 	for _, p := range points {
 		r := p.Result
-		summary.Rows = append(summary.Rows, []any{p.Size.String(), p.Strategy, r.Impl, r.EndToEnd, round3(r.EndToEnd.Micros()),
+		summary.Rows = append(summary.Rows, []any{p.Size.String(), p.Strategy, r.Impl, r.Agent, r.EndToEnd, round3(r.EndToEnd.Micros()),
 			round3(float64(r.EndToEnd) / baseline[p.Size]), p.Events, r.TableHits, r.TableMisses, r.Verified})
 		for _, seg := range r.Phases {
-			breakdown.Rows = append(breakdown.Rows, []any{p.Size.String(), p.Strategy, seg.Node, seg.Phase, seg.Start, seg.End, seg.End - seg.Start})
+			breakdown.Rows = append(breakdown.Rows, []any{p.Size.String(), p.Strategy, r.Agent, seg.Node, seg.Phase, seg.Start, seg.End, seg.End - seg.Start})
 			if slices.Contains(shown, p.Size) {
-				plot.Bars = append(plot.Bars, report.Bar{Row: fmt.Sprintf("%s %v", p.Strategy, p.Size), Phase: seg.Phase,
+				plot.Bars = append(plot.Bars, report.Bar{Row: p.row(), Phase: seg.Phase,
 					Start: seg.Start.Micros(), End: seg.End.Micros()})
 			}
 		}

@@ -27,8 +27,8 @@ func TestTaskSpawnExperiment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(res.Tables[0].Rows); got != 7*4 {
-		t.Fatalf("%d end-to-end rows, want 28", got)
+	if got := len(res.Tables[0].Rows); got != 7*6 {
+		t.Fatalf("%d end-to-end rows, want 42 (4 strategies + CPU tasks under HSA and XTQ, 7 sizes)", got)
 	}
 	for _, row := range res.Tables[0].Rows {
 		if row[len(row)-1] != true {
@@ -42,7 +42,7 @@ func TestTaskSpawnExperiment(t *testing.T) {
 			t.Errorf("bar %+v", b)
 		}
 	}
-	for _, r := range []string{"CPU 64B", "HSA 4KiB", "XTQ 64B", "XTQ 4KiB"} {
+	for _, r := range []string{"CPU 64B", "HSA 4KiB", "XTQ 64B", "XTQ 4KiB", "XTQ cpu-task 64B", "HSA cpu-task 4KiB"} {
 		if !rows[r] {
 			t.Errorf("no timeline row %q in %v", r, rows)
 		}

@@ -31,6 +31,42 @@ func TestRemoteTaskAllreduce(t *testing.T) {
 	}
 }
 
+// A CPU task spawn (XTQ, HSA) verifies, its phases tile the end-to-end
+// time, the function runs on the CPU agent, and XTQ's enqueue involves no
+// target CPU: its dispatch phase is the agent thread's doorbell poll and
+// packet read. Non-remote-task strategies refuse the option.
+func TestCPUTaskSpawnBreakdown(t *testing.T) {
+	for _, s := range []strategy.Strategy{strategy.HSA, strategy.XTQ} {
+		c, err := cluster.New(sim.New(1), cluster.XTQ(), 2, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := TaskSpawn{Size: 4 * unit.KiB, WGSize: 256, CPUTask: true}.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+		if err != nil || !r.Verified || r.Agent != "CPU agent" {
+			t.Fatalf("%s: %v verified=%v agent=%q", s, err, r.Verified, r.Agent)
+		}
+		prev, phases := sim.Time(0), []string{}
+		for _, p := range r.Phases {
+			if p.Start != prev || p.End <= p.Start {
+				t.Errorf("%s: phase %s [%v, %v] does not follow %v", s, p.Phase, p.Start, p.End, prev)
+			}
+			prev = p.End
+			phases = append(phases, p.Phase)
+		}
+		want := []string{PhasePost, PhaseTransfer, PhaseEnqueue, PhaseDispatch, PhaseExecute, PhaseCompletion}
+		if strings.Join(phases, ",") != strings.Join(want, ",") || prev != r.EndToEnd {
+			t.Errorf("%s: phases %v ending at %v, want %v ending at %v", s, phases, prev, want, r.EndToEnd)
+		}
+	}
+	c, err := cluster.New(sim.New(1), cluster.XTQ(), 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (TaskSpawn{Size: 64, WGSize: 64, CPUTask: true}).Run(c, strategy.CPU, xtqCfg); err == nil {
+		t.Error("a CPU task under the CPU strategy was accepted")
+	}
+}
+
 func TestTaskSpawnBreakdown(t *testing.T) {
 	for _, size := range []unit.Bytes{64, 4 * unit.KiB} {
 		for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.HSA, strategy.XTQ} {

@@ -23,6 +23,12 @@ type TaskSpawn struct {
 	// Aim is what the initiator's task names and the target posts (HSA,
 	// XTQ); nil: the registered indices and a buffer that fits exactly.
 	Aim *TaskAim
+	// CPUTask makes the active message a host function on the target's
+	// CPU agent (nic.md §4.1 CPU command packet): an agent-dispatch packet
+	// enqueued by the NIC (XTQ) or the progress thread (HSA) into a CPU
+	// agent queue whose host thread runs the copy. Remote-task strategies
+	// only.
+	CPUTask bool
 }
 
 // TaskAim sets the lookup indices a task spawn's initiator sends (the
@@ -46,7 +52,11 @@ func (ts TaskSpawn) aim() TaskAim {
 // TaskSpawnResult is one strategy's breakdown on one time axis (zero =
 // the initiator starts posting).
 type TaskSpawnResult struct {
-	Impl     string
+	Impl string
+	// Agent is what runs the active message: "GPU kernel", "CPU handler"
+	// (the target's application thread, CPU strategy) or "CPU agent" (a
+	// remote CPU task).
+	Agent    string
 	Phases   []Segment
 	EndToEnd sim.Time // initiator post to completion observed at the target
 	Verified bool
@@ -61,6 +71,7 @@ const (
 	PhaseTransfer   = "data transfer"
 	PhaseEnqueue    = "target enqueue"
 	PhaseLaunch     = "kernel launch"
+	PhaseDispatch   = "function dispatch" // CPU task: the agent thread sees the doorbell and reads the packet
 	PhaseExecute    = "execution"
 	PhaseCompletion = "completion signal"
 )
@@ -109,6 +120,7 @@ type spawnTimes struct {
 	start, posted, landed, bell, handler, detected sim.Time
 	hits, misses                                   uint64
 	run                                            *gpu.Run
+	funcStart, funcEnd                             sim.Time     // CPU task: the function's run on the agent thread
 	initiator                                      *xtq.Runtime // reads the NIC's issue time after the run
 }
 
@@ -127,6 +139,9 @@ func (ts TaskSpawn) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 	if err != nil {
 		return TaskSpawnResult{}, err
 	}
+	if ts.CPUTask && im.Name != "remote-tasks" {
+		return TaskSpawnResult{}, fmt.Errorf("task spawn: CPU tasks need a remote-task strategy (XTQ, HSA), not %s", s)
+	}
 	size := uint64(ts.Size)
 	var tm spawnTimes
 	var src, dst mem.Addr
@@ -142,8 +157,10 @@ func (ts TaskSpawn) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 		} else {
 			dst = buf
 		}
-		switch im.Name {
-		case "remote-tasks":
+		switch {
+		case ts.CPUTask:
+			return ts.remoteCPU(nd, buf, &tm)
+		case im.Name == "remote-tasks":
 			return ts.remote(nd, buf, &tm)
 		default:
 			return ts.twoSided(nd, buf, &tm)
@@ -155,7 +172,7 @@ func (ts TaskSpawn) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 	if tm.initiator != nil {
 		tm.posted = tm.initiator.IssueTime()
 	}
-	res := TaskSpawnResult{Impl: im.Name, EndToEnd: tm.detected - tm.start, TableHits: tm.hits, TableMisses: tm.misses}
+	res := TaskSpawnResult{Impl: im.Name, Agent: ts.agent(im.Name), EndToEnd: tm.detected - tm.start, TableHits: tm.hits, TableMisses: tm.misses}
 	add := func(phase string, a, b sim.Time) {
 		node := "target"
 		switch phase {
@@ -167,19 +184,25 @@ func (ts TaskSpawn) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 		res.Phases = append(res.Phases, Segment{Node: node, Phase: phase, Start: a - tm.start, End: b - tm.start})
 	}
 	add(PhasePost, tm.start, tm.posted)
-	switch im.Name {
-	case "remote-tasks":
+	switch {
+	case ts.CPUTask:
+		add(PhaseTransfer, tm.posted, tm.landed)
+		add(PhaseEnqueue, tm.landed, tm.bell)
+		add(PhaseDispatch, tm.bell, tm.funcStart)
+		add(PhaseExecute, tm.funcStart, tm.funcEnd)
+		add(PhaseCompletion, tm.funcEnd, tm.detected)
+	case im.Name == "remote-tasks":
 		add(PhaseTransfer, tm.posted, tm.landed)
 		add(PhaseEnqueue, tm.landed, tm.bell)
 		add(PhaseLaunch, tm.bell, tm.run.BodyStart)
 		add(PhaseExecute, tm.run.BodyStart, tm.run.BodyEnd)
 		add(PhaseCompletion, tm.run.BodyEnd, tm.detected)
-	case "kernel-boundary":
+	case im.Name == "kernel-boundary":
 		add(PhaseTransfer, tm.posted, tm.landed)
 		add(PhaseLaunch, tm.landed, tm.run.BodyStart)
 		add(PhaseExecute, tm.run.BodyStart, tm.run.BodyEnd)
 		add(PhaseCompletion, tm.run.BodyEnd, tm.detected)
-	case "host":
+	case im.Name == "host":
 		add(PhaseTransfer, tm.posted, tm.landed)
 		add(PhaseEnqueue, tm.landed, tm.handler)
 		add(PhaseExecute, tm.handler, tm.detected)
@@ -233,6 +256,73 @@ func (ts TaskSpawn) remote(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) erro
 	tm.hits, tm.misses = rt.TableCache()
 	tm.run = q.Runs()[0]
 	return nil
+}
+
+// agent names what runs the active message under implementation impl.
+func (ts TaskSpawn) agent(impl string) string {
+	switch {
+	case ts.CPUTask:
+		return "CPU agent"
+	case impl == "host":
+		return "CPU handler"
+	}
+	return "GPU kernel"
+}
+
+// remoteCPU is remote with a CPU task: the target creates a CPU agent
+// queue (its own host thread) and registers the copy function and its
+// signal at index 42; the initiator sends an agent-dispatch task.
+func (ts TaskSpawn) remoteCPU(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) error {
+	rt, err := remoteTasks(nd)
+	if err != nil {
+		return err
+	}
+	size := uint64(ts.Size)
+	aim := ts.aim()
+	if nd.Rank == 0 {
+		rt.Barrier()
+		tm.start = nd.Host.Now()
+		tm.initiator = rt
+		return rt.PutCPU(xtq.CPUTask{Target: 1, Function: aim.Kernel, Queue: uint32(aim.Queue), Args: [4]uint64{0, 0, 0, size},
+			Payload: buf, PayloadLen: size})
+	}
+	recvLen := cpuTaskCmd + size
+	if aim.Recv > 0 {
+		recvLen = uint64(aim.Recv)
+	}
+	rt.PostBuffer(nd.Mem.Alloc(mem.Host, recvLen, "taskspawn.recv"), recvLen)
+	q, err := rt.TaskingInitCPU(taskQueue, queueSlots)
+	if err != nil {
+		return err
+	}
+	sig := rt.NewSignal("taskspawn.signal", 1)
+	if _, err := rt.RegisterFunction(kernelCopy, "copy", hostCopy, buf, sig); err != nil {
+		return err
+	}
+	rt.Barrier()
+	rt.SignalWait(sig, "the copy task's completion signal", func(v uint64) bool { return v == 0 })
+	tm.detected = nd.Host.Now()
+	tm.landed, tm.bell = rt.TargetTimes()
+	tm.hits, tm.misses = rt.TableCache()
+	r := q.Runs()[0]
+	tm.funcStart, tm.funcEnd = r.Start, r.End
+	return nil
+}
+
+// cpuTaskCmd is the bytes of a CPU task's command: the 64-byte
+// agent-dispatch packet, its arguments embedded.
+const cpuTaskCmd = 64
+
+// hostCopy is the copy as a host function: args[3] bytes from the payload
+// (args[1]) to the target buffer (args[0]) at offset args[2], streamed by
+// the agent thread.
+func hostCopy(c xtq.Call) {
+	a := c.Args
+	m := c.T.CPU().Mem()
+	if d, s := m.Bytes(mem.Addr(a[0]+a[2]), int(a[3])), m.Bytes(mem.Addr(a[1]), int(a[3])); d != nil && s != nil {
+		copy(d, s)
+	}
+	c.T.Compute(2*a[3], 1)
 }
 
 // copyGrid sizes the copy kernel: one work-item per 16 B, at most two

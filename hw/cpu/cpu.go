@@ -18,6 +18,9 @@ type CPU struct {
 	team  []*int // identities of the OpenMP team threads, kept across regions
 	instr uint64
 	stats Stats
+	// functions are the host functions agent-dispatch packets can name
+	// (LoadFunction, agent.go).
+	functions []Function
 }
 
 // Stats counts what the CPU's cores did.

@@ -67,6 +67,17 @@
 // written and then pays the miss, which is the time the next poll would see
 // the change, up to one hit's latency.
 //
+// # Agent dispatch
+//
+// A CPU agent queue (agent.go; nic.md §4.1, §4.3) is an HSA-style
+// user-mode queue of 64-byte agent-dispatch packets in host memory with a
+// doorbell signal. Its own host thread polls the doorbell (WaitWord: the
+// poll that sees the producer's write misses), reads the packet (a
+// miss), frees the slot, calls the function the packet's pointer names
+// (LoadFunction) with the four embedded arguments on that thread, and
+// decrements the completion signal by a locked read-modify-write. The
+// call adds no fixed overhead of its own; the function charges its work.
+//
 // Left out: thread migration and load balancing between cores, priorities,
 // CFS's wake-up preemption, hyper-threading, cache capacity and reuse (a
 // region always streams from DRAM, even when its data would fit the L2 or

@@ -274,15 +274,17 @@ const (
 
 // XTQ failure types (xtq.go), reported in TASK events and failed acks.
 const (
-	FailTaskNoBuffer  FailType = FailHandler + 1 + iota // no posted receive buffer matched
-	FailTaskTooLarge                                    // larger than what is left of the posted buffer
-	FailTaskNoKernel                                    // kernel index not registered (Event.HdrData holds it)
-	FailTaskNoQueue                                     // queue index not registered (Event.HdrData holds it)
-	FailTaskQueueFull                                   // GPU queue full under nic.xtq_full_policy = drop
+	FailTaskNoBuffer   FailType = FailHandler + 1 + iota // no posted receive buffer matched
+	FailTaskTooLarge                                     // larger than what is left of the posted buffer
+	FailTaskNoKernel                                     // kernel index not registered (Event.HdrData holds it)
+	FailTaskNoQueue                                      // queue index not registered (Event.HdrData holds it)
+	FailTaskQueueFull                                    // GPU queue full under nic.xtq_full_policy = drop
+	FailTaskNoFunction                                   // CPU task: function index not registered (Event.HdrData holds it)
+	FailTaskWrongAgent                                   // the queue index names a queue of the other agent (Event.HdrData holds it)
 )
 
 var failNames = [...]string{"OK", "DROPPED", "PT_DISABLED", "UNDELIVERABLE", "HANDLER_FAIL", "XTQ_NO_BUFFER", "XTQ_TOO_LARGE",
-	"XTQ_NO_KERNEL", "XTQ_NO_QUEUE", "XTQ_QUEUE_FULL"}
+	"XTQ_NO_KERNEL", "XTQ_NO_QUEUE", "XTQ_QUEUE_FULL", "XTQ_NO_FUNCTION", "XTQ_WRONG_AGENT"}
 
 func (f FailType) String() string {
 	if int(f) < len(failNames) {

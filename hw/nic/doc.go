@@ -126,6 +126,13 @@
 // buffer, too large, unknown kernel or queue index, full queue under drop)
 // are TASK events with NIFail XTQ_* at the target and a failed ack.
 //
+// A message whose packet header type is AGENT_DISPATCH is a CPU task
+// (xtq_cpu.go): function index and queue index from the agent packet, the
+// Function Lookup Table (XtqRegisterFunction) gives the function pointer,
+// argument 0 (buffer) and the signal, argument 1 becomes the payload
+// address; the queue must be a CPU agent queue (XtqQueue.Agent), else
+// XTQ_WRONG_AGENT, and the enqueue is the GPU task's.
+//
 // The NIC keeps each task's command copy in a hold buffer of
 // xtq_hold_depth slots (8, nic.md §4.3) from header parse to enqueue
 // (xtq_hold.go). When every slot is taken, a new task header is not
@@ -163,9 +170,8 @@
 // (nic.md §5), the GPU-TN dynamic extension (§3.5); verbs: RNR and
 // transport retries, unreliable and dynamically connected transports,
 // atomics, scatter/gather lists of more than one entry, CQ overrun (a CQ
-// must be sized for the WQEs of its QPs); for XTQ, the CPU-task
-// Function Lookup Table and agent-dispatch packets, and link credits
-// behind the hold buffer (the
+// must be sized for the WQEs of its QPs); for XTQ, link credits behind
+// the hold buffer (the
 // packets waiting at the ingress are unbounded; the sender is not
 // stopped). Host software costs of Portals calls (MEAppend, EQGet) are
 // charged by the caller.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -36,6 +37,23 @@ type XtqQueue struct {
 	WriteIndex mem.Addr
 	ReadIndex  mem.Addr
 	Doorbell   mem.Addr
+	Agent      XtqAgent // the queue's owner: the packets it takes
+}
+
+// XtqAgent is the agent a user-mode queue feeds.
+type XtqAgent uint8
+
+// Agents.
+const (
+	AgentGPU XtqAgent = iota // kernel-dispatch packets (hw/gpu AQL queue)
+	AgentCPU                 // agent-dispatch packets (hw/cpu agent queue)
+)
+
+func (a XtqAgent) String() string {
+	if a == AgentCPU {
+		return "CPU"
+	}
+	return "GPU"
 }
 
 // GatherPut is an XtqPut (or, with Xtq false, a plain two-buffer put).
@@ -83,10 +101,11 @@ type XtqStats struct {
 }
 
 type xtqState struct {
-	kernels map[uint64]XtqKernel
-	queues  map[uint16]*xtqQueue
-	in      xtqIngress
-	stats   XtqStats
+	kernels   map[uint64]XtqKernel
+	functions map[uint64]XtqFunction
+	queues    map[uint16]*xtqQueue
+	in        xtqIngress
+	stats     XtqStats
 	// Host-memory tables (xtq_tables = host): each table's base address
 	// and the on-NIC cache of their entries.
 	tableBase [tables]mem.Addr
@@ -299,6 +318,10 @@ func (n *NIC) xtqTarget(m *inMsg) {
 	base := m.dest
 	var pkt [gpu.AQLPacketSize]byte
 	n.mem.Read(base, pkt[:]) // the NIC kept this copy as the body streamed through
+	if uint16(pkt[gpu.AQLHeaderOff]) == cpu.PacketTypeAgentDispatch {
+		n.xtqCPUTask(m, pkt)
+		return
+	}
 	kidx := le.Uint64(pkt[gpu.AQLKernelObjectOff:])
 	qidx := le.Uint16(pkt[gpu.AQLQueueIndexOff:])
 	start := n.e.Now()
@@ -310,6 +333,9 @@ func (n *NIC) xtqTarget(m *inMsg) {
 			return
 		case entries[1] == nil:
 			n.xtqFail(m, FailTaskNoQueue, uint64(qidx))
+			return
+		case queueFromWords(entries[1]).Agent != AgentGPU:
+			n.xtqFail(m, FailTaskWrongAgent, uint64(qidx))
 			return
 		}
 		n.e.After(n.spec.XtqRewrite, func() {

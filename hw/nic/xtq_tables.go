@@ -224,8 +224,15 @@ func (n *NIC) xtqOnNIC(l tableLookup) []uint64 {
 			return k.words()
 		}
 	case tableQueue:
-		if q, ok := n.xtq.queues[uint16(l.idx)]; ok && l.idx < 1<<16 {
+		if l.idx >= 1<<16 {
+			return nil
+		}
+		if q, ok := n.xtq.queues[uint16(l.idx)]; ok {
 			return q.desc.words()
+		}
+	case tableFunction:
+		if f, ok := n.xtq.functions[l.idx]; ok {
+			return f.words()
 		}
 	}
 	return nil
@@ -238,9 +245,16 @@ func kernelFromWords(w []uint64) XtqKernel {
 }
 
 func (q XtqQueue) words() []uint64 {
-	return []uint64{uint64(q.Base), q.Size, uint64(q.WriteIndex), uint64(q.ReadIndex), uint64(q.Doorbell)}
+	return []uint64{uint64(q.Base), q.Size, uint64(q.WriteIndex), uint64(q.ReadIndex), uint64(q.Doorbell), uint64(q.Agent)}
 }
 
 func queueFromWords(w []uint64) XtqQueue {
-	return XtqQueue{Base: mem.Addr(w[0]), Size: w[1], WriteIndex: mem.Addr(w[2]), ReadIndex: mem.Addr(w[3]), Doorbell: mem.Addr(w[4])}
+	return XtqQueue{Base: mem.Addr(w[0]), Size: w[1], WriteIndex: mem.Addr(w[2]), ReadIndex: mem.Addr(w[3]), Doorbell: mem.Addr(w[4]),
+		Agent: XtqAgent(w[5])}
+}
+
+func (f XtqFunction) words() []uint64 { return []uint64{f.Pointer, uint64(f.Buffer), uint64(f.Signal)} }
+
+func functionFromWords(w []uint64) XtqFunction {
+	return XtqFunction{Pointer: w[0], Buffer: mem.Addr(w[1]), Signal: mem.Addr(w[2])}
 }

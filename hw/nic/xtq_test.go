@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
@@ -459,5 +460,71 @@ func TestXtqHostTableReRegistration(t *testing.T) {
 	}
 	if st.CacheMisses != 3 || st.CacheHits != 1 {
 		t.Errorf("cache %d misses, %d hits; want the kernel entry missed again after re-registration (3, 1)", st.CacheMisses, st.CacheHits)
+	}
+}
+
+// A CPU task (agent-dispatch packet): the NIC rewrites it through the
+// Function Lookup Table (function pointer, argument 0 = FLUT buffer,
+// argument 1 = payload address, 2 and 3 passed through, FLUT signal) and
+// enqueues it into the CPU agent queue; at the doorbell the packet is
+// published and the payload is in memory; the agent thread runs the
+// function, which copies the payload, and decrements the signal.
+func TestXtqCPUTaskRewriteAndDoorbellOrder(t *testing.T) {
+	v := newXtqEnv(t, 8, 1<<20, 1)
+	tg, in := v.c.Nodes[1], v.c.Nodes[0]
+	m := tg.Mem
+	aq, err := tg.CPU.NewAgentQueue("ctasks", 4)
+	must(t, err)
+	var got [][4]uint64
+	ptr := tg.CPU.LoadFunction(cpu.Function{Name: "copy", Body: func(th *cpu.Thread, a [4]uint64) {
+		got = append(got, a)
+		copy(m.Bytes(mem.Addr(a[0]+a[2]), int(a[3])), m.Bytes(mem.Addr(a[1]), int(a[3])))
+		th.Compute(2*a[3], 1)
+	}})
+	sig := tg.GPU.NewSignal("csig", 2)
+	must(t, tg.NIC.XtqRegisterFunction(5, nic.XtqFunction{Pointer: ptr, Buffer: v.dst, Signal: sig}))
+	must(t, tg.NIC.XtqRegisterQueue(6, nic.XtqQueue{Base: aq.Base(), Size: aq.Size(), WriteIndex: aq.WriteIndex(),
+		ReadIndex: aq.ReadIndex(), Doorbell: aq.Doorbell(), Agent: nic.AgentCPU}))
+	pays := [][]byte{payload(300, 1), payload(2000, 2)}
+	checked := 0
+	probe := v.c.Engine.Spawn("doorbell probe", func(p *sim.Proc) {
+		last := uint64(0)
+		for {
+			p.WaitUntil(m.Watch(aq.Doorbell()), "doorbell", func() bool { return m.Load64(aq.Doorbell()) > last })
+			last = m.Load64(aq.Doorbell())
+			pk := cpu.DecodeAgent(m.Bytes(aq.Slot(last-1), 64))
+			want := pays[last-1]
+			if pk.Header != cpu.AgentDispatchHeader || pk.Function != ptr || pk.Signal != sig || mem.Addr(pk.Args[0]) != v.dst ||
+				pk.Args[2] != 4096*(last-1) || pk.Args[3] != uint64(len(want)) || pk.QueueIndex != 0 {
+				t.Errorf("doorbell %d: slot holds %+v", last, pk)
+			} else if string(m.Bytes(mem.Addr(pk.Args[1]), len(want))) != string(want) {
+				t.Errorf("doorbell %d: the payload is not in memory yet", last)
+			}
+			checked++
+		}
+	})
+	probe.SetDaemon()
+	v.c.Engine.Spawn("initiator", func(p *sim.Proc) {
+		for i, pay := range pays {
+			cmd := in.Mem.AllocData(mem.Host, 64, "cmd")
+			b := cpu.AgentPacket{Header: cpu.AgentDispatchHeader, QueueIndex: 6, Function: 5,
+				Args: [4]uint64{0, 0, 4096 * uint64(i), uint64(len(pay))}}.Encode()
+			in.Mem.Write(cmd, b[:])
+			src := in.Mem.Alloc(mem.Host, uint64(len(pay)), "payload")
+			in.Mem.Write(src, pay)
+			in.NIC.XtqPut(p, nic.GatherPut{Xtq: true, Target: 1, PT: v.pt, Cmd: cmd, CmdLen: 64, Payload: src, PayloadLen: uint64(len(pay))})
+		}
+	})
+	v.run()
+	if checked != 2 || len(got) != 2 || m.Load64(sig) != 0 || aq.Stats().Calls != 2 {
+		t.Fatalf("%d doorbells checked, %d calls, signal %d: want 2, 2, 0", checked, len(got), m.Load64(sig))
+	}
+	for i, pay := range pays {
+		if string(m.Bytes(v.dst+mem.Addr(4096*i), len(pay))) != string(pay) {
+			t.Errorf("task %d: the function did not copy the payload into the FLUT buffer", i)
+		}
+		if got[i][1] != got[0][1]+uint64(i)*(64+300) && i > 0 {
+			t.Errorf("task %d's payload at %#x: want it right after the first task (MANAGE_LOCAL)", i, got[i][1])
+		}
 	}
 }

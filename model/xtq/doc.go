@@ -31,7 +31,14 @@
 // A waiter on the task's signal then waits forever, as on the hardware; the
 // engine stops with a deadlock, and Failures names the cause.
 //
-// Not modelled: CPU tasks (the Function Lookup Table and agent-dispatch
-// packets), queues shared by several processes, signal handles other than
-// the address of their value.
+// CPU tasks (cputask.go; nic.md §4.1): PutCPU sends an agent-dispatch
+// packet (function and queue indices, four embedded arguments) that the
+// NIC (XTQ) or the progress thread (HSA) rewrites through the function
+// table (RegisterFunction) and enqueues into a CPU agent queue
+// (TaskingInitCPU), whose own host thread polls the doorbell and runs the
+// function (hw/cpu agent.go). A task whose queue index names a queue of
+// the other agent fails with XTQ_WRONG_AGENT.
+//
+// Not modelled: queues shared by several processes, signal handles other
+// than the address of their value.
 package xtq

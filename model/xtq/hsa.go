@@ -42,8 +42,12 @@ func (s *state) hsaTask(t *cpu.Thread, ev nic.Event) {
 	t.Load(ev.Start) // the description's line: one miss
 	var raw [gpu.AQLPacketSize]byte
 	s.mem.Read(ev.Start, raw[:])
-	pk := gpu.DecodeAQL(raw[:])
 	t.Instr(s.sw.AQLBuild)
+	if uint16(raw[gpu.AQLHeaderOff]) == cpu.PacketTypeAgentDispatch {
+		s.hsaCPUTask(t, ev, raw[:])
+		return
+	}
+	pk := gpu.DecodeAQL(raw[:])
 	k, okK := s.kernels[pk.KernelObject]
 	q, okQ := s.queues[pk.QueueIndex]
 	switch {
@@ -52,6 +56,9 @@ func (s *state) hsaTask(t *cpu.Thread, ev nic.Event) {
 		return
 	case !okQ:
 		s.failures = append(s.failures, s.taskError(ev.Initiator, nic.FailTaskNoQueue, uint64(pk.QueueIndex), 0, 0))
+		return
+	case q.agent != nic.AgentGPU:
+		s.failures = append(s.failures, s.taskError(ev.Initiator, nic.FailTaskWrongAgent, uint64(pk.QueueIndex), 0, 0))
 		return
 	}
 	args := ev.Start + gpu.AQLPacketSize
@@ -63,7 +70,7 @@ func (s *state) hsaTask(t *cpu.Thread, ev nic.Event) {
 		t.Store(args, uint64(k.Buffer))
 		t.Store(args+8, uint64(ev.Start+mem.Addr(cmdLen)))
 	}
-	s.stats.LastBell = HostEnqueue(t, q, pk)
+	s.stats.LastBell = HostEnqueue(t, q.q, pk)
 	s.stats.Enqueued++
 }
 
@@ -73,7 +80,12 @@ func (s *state) hsaTask(t *cpu.Thread, ev nic.Event) {
 // packet body, the header and the doorbell as stores that become visible
 // in program order one memory latency later. It returns when the doorbell
 // is visible; the thread itself does not wait for it.
-func HostEnqueue(t *cpu.Thread, q *gpu.AQLQueue, pk gpu.AQLPacket) sim.Time {
+func HostEnqueue(t *cpu.Thread, q Queue, pk gpu.AQLPacket) sim.Time {
+	return hostEnqueueBytes(t, q, pk.Encode())
+}
+
+// hostEnqueueBytes is HostEnqueue of an encoded packet (either kind).
+func hostEnqueueBytes(t *cpu.Thread, q Queue, b [gpu.AQLPacketSize]byte) sim.Time {
 	m := t.CPU().Mem()
 	lat := t.CPU().Spec().DRAMLatency
 	t.Sleep(lat)
@@ -82,7 +94,6 @@ func HostEnqueue(t *cpu.Thread, q *gpu.AQLQueue, pk gpu.AQLPacket) sim.Time {
 	if w-m.Load64(q.ReadIndex()) >= q.Size() {
 		t.WaitWord(q.ReadIndex(), "room in the GPU queue", func(r uint64) bool { return w-r < q.Size() })
 	}
-	b := pk.Encode()
 	slot := q.Slot(w)
 	t.Engine().After(lat, func() {
 		m.Write(slot+2, b[2:])

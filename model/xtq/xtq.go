@@ -82,7 +82,8 @@ type state struct {
 	barriers uint64
 	posted   map[mem.Addr]*nic.MEntry
 	kernels  map[uint64]nic.XtqKernel // HSA's host tables
-	queues   map[uint16]*gpu.AQLQueue
+	queues   map[uint16]hostQueue
+	funcs    map[uint64]nic.XtqFunction
 	failures []error
 	stats    Stats
 }
@@ -105,7 +106,8 @@ func New(t *cpu.Thread, n *nic.NIC, g *gpu.GPU, rank, size int, mode Mode, sw co
 	}
 	m := n.Memory()
 	s := &state{mode: mode, nic: n, gpu: g, mem: m, sw: sw, rank: rank, size: size,
-		posted: map[mem.Addr]*nic.MEntry{}, kernels: map[uint64]nic.XtqKernel{}, queues: map[uint16]*gpu.AQLQueue{}}
+		posted: map[mem.Addr]*nic.MEntry{}, kernels: map[uint64]nic.XtqKernel{}, queues: map[uint16]hostQueue{},
+		funcs: map[uint64]nic.XtqFunction{}}
 	ring := func(name string) mem.Addr {
 		return m.AllocData(mem.Host, uint64(n.Spec().EQSize)*uint64(n.Spec().EventSize), name)
 	}
@@ -159,16 +161,21 @@ func (r *Runtime) TaskingInit(idx uint16, slots int) (*gpu.AQLQueue, error) {
 // RegisterQueue puts q at queue index idx (XtqRegisterQueue): an entry of
 // the NIC's table under XTQ, of the host runtime's under HSA.
 func (r *Runtime) RegisterQueue(idx uint16, q *gpu.AQLQueue) error {
+	return r.registerQueue(idx, q, nic.AgentGPU)
+}
+
+// registerQueue puts q, a queue of agent a, at queue index idx.
+func (r *Runtime) registerQueue(idx uint16, q Queue, a nic.XtqAgent) error {
 	if int(idx) >= r.nic.Spec().XtqTableSize {
 		return fmt.Errorf("xtq: queue index %d: must be in [0, nic.xtq_table_size = %d)", idx, r.nic.Spec().XtqTableSize)
 	}
-	r.queues[idx] = q
+	r.queues[idx] = hostQueue{q, a}
 	if r.mode == HSA {
 		return nil
 	}
 	r.t.Instr(r.sw.PortalsPost) // a table write through the NIC's command interface
 	return r.nic.XtqRegisterQueue(idx, nic.XtqQueue{Base: q.Base(), Size: q.Size(), WriteIndex: q.WriteIndex(),
-		ReadIndex: q.ReadIndex(), Doorbell: q.Doorbell()})
+		ReadIndex: q.ReadIndex(), Doorbell: q.Doorbell(), Agent: a})
 }
 
 // RegisterKernel loads code on the GPU and puts it at kernel index idx with
@@ -363,6 +370,10 @@ func (s *state) taskError(src int, fail nic.FailType, idx, rlen, free uint64) er
 		what = "no receive buffer is posted"
 	case nic.FailTaskQueueFull:
 		what = "the GPU queue was full (nic.xtq_full_policy = drop)"
+	case nic.FailTaskNoFunction:
+		what = fmt.Sprintf("function index %d is not registered", idx)
+	case nic.FailTaskWrongAgent:
+		what = fmt.Sprintf("queue index %d is a queue of the other agent (a CPU task needs a CPU agent queue, a kernel a GPU queue)", idx)
 	}
 	return fmt.Errorf("%w: %s task from node %d at node %d: %v: %s", ErrTaskFailed, s.mode, src, s.rank, fail, what)
 }
