@@ -73,6 +73,7 @@ type Config struct {
 	GPURdma     GPURdmaSpec     `toml:"gpurdma"`
 	GPI         GPISpec         `toml:"gpi"`
 	GIOBench    GIOBenchSpec    `toml:"giobench"`
+	SpTS        SpTSSpec        `toml:"spts"`
 	ML          MLSpec          `toml:"ml"`
 	HostCPU     HostCPUSpec     `toml:"hostcpu"`
 }
@@ -112,6 +113,7 @@ func DefaultConfig(preset string) (Config, error) {
 		GPURdma:    defaultGPURdma(),
 		GPI:        defaultGPI(),
 		GIOBench:   defaultGIOBench(),
+		SpTS:       defaultSpTS(),
 		ML:         defaultML(),
 		HostCPU:    HostCPUSpec{Size: 64 * unit.MiB, Threads: []int{1, 2, 4, 8, 16}},
 	}, nil
@@ -125,7 +127,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate())
 	errs = append(errs, c.DDTFFT.validate(), c.ddtInterval(), c.ML.validate())
 	errs = append(errs, c.ShmemBench.validate())
-	errs = append(errs, c.GNN.Validate(), c.GPURdma.validate(), c.GPI.validate(), c.GIOBench.validate())
+	errs = append(errs, c.GNN.Validate(), c.GPURdma.validate(), c.GPI.validate(), c.GIOBench.validate(), c.SpTS.validate())
 	errs = append(errs, c.HostCPU.validate())
 	errs = append(errs, c.Allreduce.validateAlgorithm())
 	errs = append(errs, c.kernelFits()...)

@@ -45,6 +45,8 @@ func experiments() []Experiment {
 			Sizes: Sizes{Default: defaultMultiQPSize, Quick: quickMultiQPSize}},
 		{Name: "gio", Summary: "GIO put latency vs size against CPU, HDN (empty kernels) and GHN_DGPU, and vs issuing work-groups (workloads.md §10.1)", Run: runGIOBench,
 			Sizes: Sizes{Quick: quickGIOBench}},
+		{Name: "spts", Summary: "sparse triangular solve on synthetic SuiteSparse-class matrices: strong scaling GNN_GIO vs GHN_DGPU (IKN) and level-scheduled baselines, single-GPU L2-off vs L2-on (workloads.md §10.2, hardware.md §5.3)", Run: runSpTS,
+			Sizes: Sizes{Quick: quickSpTS}},
 		{Name: "gpi", Summary: "GPU-side GPI: latency ping-pong, 180 MB throughput ping-pong (basic, overlapped) and the matrix-vector stream vs CPU-driven GPI (workloads.md §9.4–9.6)", Run: runGPI,
 			Sizes: Sizes{Default: defaultGPISize, Quick: quickGPISize}},
 		{Name: "hostcpu", Summary: "host streaming rate vs OpenMP threads: memory-level parallelism (Little's law) saturating at DRAM, prefetcher, flat rate, a polling helper on a team core (hardware.md §10)", Run: runHostCPU},

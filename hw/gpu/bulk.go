@@ -133,32 +133,12 @@ func (w *WG) peek(a mem.Addr) uint64 {
 // §5.3).
 func (w *WG) AtomicAdd64(a mem.Addr, v uint64) uint64 {
 	g := w.g
-	if (g.uncached != nil && g.Uncached(a)) || g.l2 == nil {
-		w.Sleep(g.spec.MemLatency)
-		old := g.mem.Load64(a)
-		g.mem.Store64(a, old+v)
-		return old
-	}
-	l := mem.Line(a)
-	hit := g.tags != nil && g.touch(l, CU)
 	lat := g.spec.MemLatency
-	if hit {
+	if !(g.uncached != nil && g.Uncached(a)) && g.l2 != nil && g.tags != nil && g.touch(mem.Line(a), CU) {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
 	}
 	w.Sleep(lat)
-	cl := g.l2.get(l)
-	if cl == nil {
-		cl = g.l2.fill(l, g.mem, g.mem)
-	}
-	off := a - l
-	old := binary.LittleEndian.Uint64(cl.data[off:])
-	binary.LittleEndian.PutUint64(cl.data[off:], old+v)
-	cl.dirty |= 0xff << off
-	if c := w.cu.l1.get(l); c != nil {
-		binary.LittleEndian.PutUint64(c.data[off:], old+v)
-	}
-	g.mem.Touch(a, 8) // wake pollers: the new value is at the coherence point
-	return old
+	return w.addAt(a, v)
 }
 
 // PollDevice spins on the word at a with device-scope acquires (an L1
@@ -178,4 +158,51 @@ func (w *WG) PollDevice(a mem.Addr, what string, cond func(uint64) bool) uint64 
 			w.Wait(w.g.mem.Watch(a), what)
 		}
 	}
+}
+
+// AtomicAddLanes is one vector atomic instruction of a wavefront: lane i
+// adds v to the word at addrs[i] at device scope (AtomicAdd64's effect).
+// The lanes issue together; the instruction completes after the slowest
+// lane (the L2 latency when every line hits, the memory latency when one
+// misses or lies in an L2-uncacheable page).
+func (w *WG) AtomicAddLanes(addrs []mem.Addr, v uint64) {
+	if len(addrs) == 0 {
+		return
+	}
+	g := w.g
+	lat := g.spec.Cycles(g.spec.L2Cycles)
+	for _, a := range addrs {
+		if (g.uncached != nil && g.Uncached(a)) || g.l2 == nil || !(g.tags != nil && g.touch(mem.Line(a), CU)) {
+			lat = g.spec.MemLatency
+		}
+	}
+	w.Sleep(lat)
+	for _, a := range addrs {
+		w.addAt(a, v)
+	}
+}
+
+// addAt applies a device-scope atomic add at the coherence point without
+// its time.
+func (w *WG) addAt(a mem.Addr, v uint64) uint64 {
+	g := w.g
+	if (g.uncached != nil && g.Uncached(a)) || g.l2 == nil {
+		old := g.mem.Load64(a)
+		g.mem.Store64(a, old+v)
+		return old
+	}
+	l := mem.Line(a)
+	cl := g.l2.get(l)
+	if cl == nil {
+		cl = g.l2.fill(l, g.mem, g.mem)
+	}
+	off := a - l
+	old := binary.LittleEndian.Uint64(cl.data[off:])
+	binary.LittleEndian.PutUint64(cl.data[off:], old+v)
+	cl.dirty |= 0xff << off
+	if c := w.cu.l1.get(l); c != nil {
+		binary.LittleEndian.PutUint64(c.data[off:], old+v)
+	}
+	g.mem.Touch(a, 8) // wake pollers: the new value is at the coherence point
+	return old
 }

@@ -149,16 +149,16 @@ func (b *gioBackend) connect() error {
 }
 
 // template is the host templating loop: it fills the static fields of
-// every free, untemplated slot, then sleeps until a slot frees.
+// every free, untemplated slot, then sleeps until a slot frees. It goes
+// round-robin, one slot per QP per pass, so the next slot of every
+// context is ready early instead of the last context waiting until every
+// other QP is full (with many contexts that wait would dominate).
 func (b *gioBackend) template(t *cpu.Thread) {
 	for {
 		did := false
 		for _, c := range b.ctxs {
 			for pe, qp := range c.qps {
-				if qp == nil {
-					continue
-				}
-				for c.templated[pe] < qp.Completed()+uint64(qp.Depth()) {
+				if qp != nil && c.templated[pe] < qp.Completed()+uint64(qp.Depth()) {
 					b.templateSlot(t, c, pe, qp)
 					did = true
 				}

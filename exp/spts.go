@@ -1,0 +1,206 @@
+package exp
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/workload"
+)
+
+// SpTSSpec holds the knobs of the sparse triangular solve experiment
+// (workloads.md §10.2, hardware.md §5.3).
+type SpTSSpec struct {
+	Classes       []string `toml:"classes" doc:"synthetic matrix classes: powerlaw (WikiTalk), circuit (ASIC_320ks), kkt (nlpkkt160), road (road_usa)" src:"DOC"`
+	Rows          int      `toml:"rows" doc:"rows of every synthetic matrix (scaled down from the SuiteSparse sizes; nonzeros per row as the reference matrix's lower triangle)" src:"DEFAULT"`
+	Nodes         []int    `toml:"nodes" doc:"strong scaling: node counts" src:"DOC"`
+	Strategies    []string `toml:"strategies" doc:"strong scaling: GNN_GIO against IKN (GHN_DGPU), optionally the level-scheduled baselines (CPU, HDN, HDN_OVERLAP)" src:"DOC"`
+	WGs           int      `toml:"wgs" doc:"work-groups per node, one wavefront each (device-shmem: persistent; level-scheduled: at most this many per level kernel)" src:"DEFAULT"`
+	L2OffSlowdown []string `toml:"l2off_slowdown" doc:"optional calibration (gio.l2offSlowdown of hardware.md §5.3): L2-off overhead in percent per class in the order powerlaw, circuit, kkt, road (the documents: 1, 5.5, 9.3, 7); empty: the L2-off time comes from the uncacheable heap (the mechanism)" src:"RUN"`
+}
+
+func defaultSpTS() SpTSSpec {
+	return SpTSSpec{Classes: workload.SpTSClasses(), Rows: 8192, Nodes: []int{2, 3, 4},
+		Strategies: []string{"GNN_GIO", "GHN_DGPU", "HDN", "CPU"}, WGs: 128}
+}
+
+func quickSpTS(cfg *Config) {
+	cfg.SpTS.Rows, cfg.SpTS.Nodes, cfg.SpTS.Strategies = 1024, []int{2, 4}, []string{"GNN_GIO", "GHN_DGPU"}
+}
+
+func (s SpTSSpec) validate() error {
+	var errs []error
+	if len(s.Classes) == 0 {
+		errs = append(errs, fmt.Errorf("spts.classes is empty: must list some of %v", workload.SpTSClasses()))
+	}
+	for _, c := range s.Classes {
+		if !slices.Contains(workload.SpTSClasses(), c) {
+			errs = append(errs, fmt.Errorf("spts.classes contains %q: must be one of %v", c, workload.SpTSClasses()))
+		}
+	}
+	if s.Rows < 64 || s.Rows > 1<<22 {
+		errs = append(errs, fmt.Errorf("spts.rows = %d: must be in [64, 4194304]", s.Rows))
+	}
+	listInRange(&errs, "spts.nodes", s.Nodes, 1, 64)
+	errs = append(errs, checkStrategies("spts.strategies", s.Strategies, workloadStrategies("spts")))
+	if s.WGs < 1 || s.WGs > 1024 {
+		errs = append(errs, fmt.Errorf("spts.wgs = %d: must be in [1, 1024]", s.WGs))
+	}
+	if _, err := s.slowdowns(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// slowdowns parses spts.l2off_slowdown: nil when unset, else one
+// fraction per class in the order of workload.SpTSClasses.
+func (s SpTSSpec) slowdowns() ([]float64, error) {
+	if len(s.L2OffSlowdown) == 0 {
+		return nil, nil
+	}
+	if n := len(s.L2OffSlowdown); n != len(workload.SpTSClasses()) {
+		return nil, fmt.Errorf("spts.l2off_slowdown has %d values: must be empty or one percent per class (%v)", n, workload.SpTSClasses())
+	}
+	out := make([]float64, len(s.L2OffSlowdown))
+	for i, v := range s.L2OffSlowdown {
+		pct, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(pct >= 0 && pct <= 1000) {
+			return nil, fmt.Errorf("spts.l2off_slowdown contains %q: percents must be numbers in [0, 1000]", v)
+		}
+		out[i] = pct / 100
+	}
+	return out, nil
+}
+
+// spTSJob is one simulated solve.
+type spTSJob struct {
+	class string
+	s     strategy.Strategy
+	nodes int
+	l2on  bool // single-GPU study: the heap cacheable (shader L2 maintenance)
+}
+
+// runSpTS is the strong scaling of the distributed solve and the
+// single-GPU L2-off vs L2-on study (workloads.md §10.2).
+func runSpTS(cfg Config, env Env) (*report.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := cfg.SpTS
+	var jobs []spTSJob
+	for _, class := range p.Classes {
+		for _, name := range p.Strategies {
+			s, _ := strategy.Parse(name)
+			for _, n := range p.Nodes {
+				jobs = append(jobs, spTSJob{class, s, n, false})
+			}
+		}
+		jobs = append(jobs, spTSJob{class, strategy.GNNGIO, 1, false}, spTSJob{class, strategy.GNNGIO, 1, true})
+	}
+	mats := map[string]*workload.TriMatrix{}
+	for _, class := range p.Classes {
+		ref := workload.SpTSReferences()[class]
+		a, err := workload.GenSynthetic(p.Rows, int(ref.LowerNNZPerRow()*float64(p.Rows)), class, cfg.Run.Seed)
+		if err != nil {
+			return nil, err
+		}
+		mats[class] = a
+	}
+	results := make([]workload.SpTSResult, len(jobs))
+	err := forEach(cfg, env, len(jobs), func(i int) error {
+		j := jobs[i]
+		c, err := newRun(cfg, env, fmt.Sprintf("spts %s %s×%d l2on=%v", j.class, j.s, j.nodes, j.l2on), j.nodes, j.s)
+		if err != nil {
+			return err
+		}
+		defer c.Engine.Close()
+		sc := strategyConfig(cfg)
+		if j.nodes == 1 {
+			sc.Shmem.GIO.ShaderL2Maintenance = j.l2on
+		}
+		results[i], err = workload.SpTS{Matrix: mats[j.class], WGs: p.WGs, Seed: cfg.Run.Seed}.Run(c, j.s, sc)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return spTSReport(cfg, jobs, results, mats), nil
+}
+
+// spTSReport builds the tables, the plot and the outputs.
+func spTSReport(cfg Config, jobs []spTSJob, results []workload.SpTSResult, mats map[string]*workload.TriMatrix) *report.Result {
+	p := cfg.SpTS
+	scale := report.Table{Name: "strong-scaling", Columns: []string{"class", "stands_for", "rows", "nnz", "levels", "strategy", "nodes",
+		"time_us", "vs_GHN_DGPU", "remote_values", "residual", "verified", "synthetic"}}
+	l2 := report.Table{Name: "l2-off", Columns: []string{"class", "stands_for", "l2off_us", "l2on_us", "overhead_pct", "documents_pct",
+		"bulk_hit_rate_off", "bulk_hit_rate_on", "source"}}
+	plot := &report.Plot{Title: fmt.Sprintf("SpTS strong scaling (synthetic, %d rows), preset %s", p.Rows, cfg.Run.Preset),
+		XLabel: "nodes", YLabel: "time (us)"}
+	ikn := map[[2]any]float64{}
+	for i, j := range jobs {
+		if j.s == strategy.GHNDGPU {
+			ikn[[2]any{j.class, j.nodes}] = results[i].Time.Micros()
+		}
+	}
+	series := map[string]int{}
+	res := &report.Result{Experiment: "spts", Seed: cfg.Run.Seed}
+	off := map[string]workload.SpTSResult{}
+	for i, j := range jobs {
+		r, a := results[i], mats[j.class]
+		ref := workload.SpTSReferences()[j.class]
+		if j.nodes == 1 {
+			if !j.l2on {
+				off[j.class] = r
+				continue
+			}
+			l2.Rows = append(l2.Rows, spTSL2Row(p, j.class, ref, off[j.class], r))
+			continue
+		}
+		rel := 0.0
+		if t := ikn[[2]any{j.class, j.nodes}]; t > 0 {
+			rel = round3(r.Time.Micros() / t)
+		}
+		scale.Rows = append(scale.Rows, []any{j.class, ref.Matrix, a.N, a.NNZ(), r.Levels, string(j.s), j.nodes,
+			round3(r.Time.Micros()), rel, r.RemoteValues, r.Residual, r.Verified, a.Synthetic})
+		name := fmt.Sprintf("%s %s", j.s, j.class)
+		k, ok := series[name]
+		if !ok {
+			plot.Series = append(plot.Series, report.Series{Name: name})
+			k = len(plot.Series) - 1
+			series[name] = k
+		}
+		plot.Series[k].X = append(plot.Series[k].X, float64(j.nodes))
+		plot.Series[k].Y = append(plot.Series[k].Y, r.Time.Micros())
+		if j.s == strategy.GNNGIO && j.nodes == p.Nodes[len(p.Nodes)-1] && rel > 0 {
+			res.Outputs = append(res.Outputs, report.Output{Name: fmt.Sprintf("GNN_GIO time vs GHN_DGPU, %s, %d nodes", j.class, j.nodes), Value: rel, Unit: "x"})
+		}
+	}
+	for _, row := range l2.Rows {
+		res.Outputs = append(res.Outputs, report.Output{Name: fmt.Sprintf("single-GPU L2-off overhead, %s", row[0]), Value: row[4].(float64), Unit: "%"})
+	}
+	res.Tables, res.Plot = []report.Table{scale, l2}, plot
+	if cfg.Run.Preset != "gio" {
+		res.Notes = append(res.Notes, fmt.Sprintf("preset %s: the documents' cluster is preset gio (--preset gio)", cfg.Run.Preset))
+	}
+	res.Notes = append(res.Notes,
+		"SYNTHETIC matrices (gen_synthetic): SuiteSparse files are not used; each class stands for the matrix named, scaled down to spts.rows rows with its lower-triangle nonzeros per row",
+		"GNN_GIO and GHN_DGPU (IKN): one persistent kernel per node, sync-free in-degree counters, x_j put + fence + flag put from inside the kernel; HDN, HDN_OVERLAP, CPU: level scheduling, MPI exchange per level",
+		"l2-off: one GPU, GNN_GIO with its heap (x, flags, counters) L2-uncacheable vs cacheable (shmem.gio.shader_l2_maintenance); the matrix stays cacheable")
+	return res
+}
+
+// spTSL2Row is one class's L2-off vs L2-on row: the mechanism's, or with
+// spts.l2off_slowdown the L2-on time scaled by the calibration table.
+func spTSL2Row(p SpTSSpec, class string, ref workload.SpTSReference, off, on workload.SpTSResult) []any {
+	offUs, source := off.Time.Micros(), "uncacheable heap (mechanism)"
+	if f, _ := p.slowdowns(); f != nil {
+		k := slices.Index(workload.SpTSClasses(), class)
+		offUs, source = on.Time.Micros()*(1+f[k]), "spts.l2off_slowdown (calibration)"
+	}
+	pct := round3(100 * (offUs/on.Time.Micros() - 1))
+	return []any{class, ref.Matrix, round3(offUs), round3(on.Time.Micros()), pct, ref.L2OffPct,
+		round3(off.BulkHitRate), round3(on.BulkHitRate), source}
+}

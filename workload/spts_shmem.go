@@ -1,0 +1,242 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+)
+
+// spTSNode is one node's memory layout of the device-shmem solve.
+type spTSNode struct {
+	lo, hi           int
+	x, flag, cnt     mem.Addr // symmetric: x (all rows), remote-arrival flags (all rows), local in-degree counters (block)
+	one              mem.Addr // symmetric: the flag value 1, the source of flag puts
+	rowPtr, col, val mem.Addr // the node's CSR rows (plain GPU memory)
+	yv, dep          mem.Addr // right-hand side, dependents lists
+	depOff           []int    // offset of each local row's dependents list in dep
+}
+
+// spTSWaves is the gather and atomic width: one wavefront per row.
+const spTSWaves = 64
+
+// runShmem is the device-shmem solve (see SpTS).
+func (p SpTS) runShmem(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, pl *spTSPlan) (SpTSResult, error) {
+	a := pl.a
+	var res SpTSResult
+	start, end := sim.Time(math.MaxInt64), sim.Time(0)
+	sent := make([]uint64, len(c.Nodes))
+	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
+		rt, ok := strategy.Get[*shmem.Runtime](nd)
+		if !ok {
+			return fmt.Errorf("%s provides no device shmem runtime", nd.Strategy)
+		}
+		wgs := min(p.WGs, pl.block)
+		dev, err := rt.Init(wgs)
+		if err != nil {
+			return err
+		}
+		lay, err := pl.layout(nd, dev)
+		if err != nil {
+			return err
+		}
+		errs := make([]error, wgs)
+		k := gpu.Kernel{Name: "spts", WGs: wgs, WGSize: spTSWaves, Body: func(wg *gpu.WG) {
+			errs[wg.ID] = pl.solveRows(wg, dev, lay, wgs, &sent[nd.Rank])
+		}}
+		if err := dev.Cooperative(k); err != nil {
+			return err
+		}
+		run := nd.Stream.Launch(k)
+		nd.Stream.Wait(run)
+		start, end = min(start, run.Queued), max(end, nd.Host.Now())
+		dev.Finalize()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := c.Engine.Run(); err != nil {
+		return res, err
+	}
+	if err := g.Err(); err != nil {
+		return res, err
+	}
+	res.Time = end - start
+	for _, n := range sent {
+		res.RemoteValues += n
+	}
+	x := make([]float64, a.N)
+	for n, nd := range c.Nodes {
+		lo, hi := pl.rows(n)
+		for i := lo; i < hi; i++ {
+			x[i] = math.Float64frombits(nd.Mem.Load64(pl.xAt[n] + mem.Addr(8*i)))
+		}
+	}
+	return res, pl.verify(x, &res)
+}
+
+// layout allocates and fills node nd's arrays: the symmetric x, flags,
+// counters (initial in-degrees) and flag source; the CSR rows, the
+// right-hand side and the dependents lists in plain GPU memory.
+func (pl *spTSPlan) layout(nd *strategy.Node, dev *shmem.Device) (*spTSNode, error) {
+	a := pl.a
+	lo, hi := pl.rows(nd.Rank)
+	l := &spTSNode{lo: lo, hi: hi}
+	var err error
+	for _, f := range []struct {
+		at *mem.Addr
+		n  uint64
+	}{{&l.x, 8 * uint64(a.N)}, {&l.flag, 8 * uint64(a.N)}, {&l.cnt, 8 * uint64(pl.block)}, {&l.one, 8}} {
+		if *f.at, err = dev.Malloc(f.n); err != nil {
+			return nil, err
+		}
+	}
+	pl.xAt[nd.Rank] = l.x
+	m := nd.Mem
+	m.Store64(l.one, 1)
+	for i := lo; i < hi; i++ {
+		m.Store64(l.cnt+mem.Addr(8*(i-lo)), uint64(pl.localIn[i]))
+	}
+	nnz := int(a.RowPtr[hi] - a.RowPtr[lo])
+	l.rowPtr = m.Alloc(mem.GPU, 8*uint64(hi-lo+1), "spts.rowptr")
+	l.col = m.Alloc(mem.GPU, 4*uint64(max(1, nnz)), "spts.col")
+	l.val = m.Alloc(mem.GPU, 8*uint64(max(1, nnz)), "spts.val")
+	l.yv = m.Alloc(mem.GPU, 8*uint64(hi-lo), "spts.y")
+	l.depOff = make([]int, hi-lo+1)
+	for i := lo; i < hi; i++ {
+		l.depOff[i-lo+1] = l.depOff[i-lo] + len(pl.deps[i])
+	}
+	l.dep = m.Alloc(mem.GPU, 4*uint64(max(1, l.depOff[hi-lo])), "spts.dependents")
+	if m.Functional() {
+		base := a.RowPtr[lo]
+		for i := lo; i <= hi; i++ {
+			m.Store64(l.rowPtr+mem.Addr(8*(i-lo)), uint64(a.RowPtr[i]-base))
+		}
+		for k := range nnz {
+			m.Write(l.col+mem.Addr(4*k), le32(uint32(a.Col[int(base)+k])))
+			m.Store64(l.val+mem.Addr(8*k), math.Float64bits(a.Val[int(base)+k]))
+		}
+		for i := lo; i < hi; i++ {
+			m.Store64(l.yv+mem.Addr(8*(i-lo)), math.Float64bits(pl.y[i]))
+		}
+	}
+	return l, nil
+}
+
+func le32(v uint32) []byte { return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)} }
+
+// solveRows is one work-group's share of the node's rows: rows lo+ID,
+// lo+ID+wgs, … in increasing order, so the lowest unfinished row of the
+// whole solve always belongs to a running work-group (no deadlock while
+// every work-group is resident).
+func (pl *spTSPlan) solveRows(wg *gpu.WG, dev *shmem.Device, l *spTSNode, wgs int, sent *uint64) error {
+	ctx, err := dev.CtxCreate(wg)
+	if err != nil {
+		return err
+	}
+	for i := l.lo + wg.ID; i < l.hi; i += wgs {
+		if err := pl.solveRow(wg, ctx, l, i, sent); err != nil {
+			return err
+		}
+	}
+	return ctx.Destroy()
+}
+
+// solveRow waits for row i's inputs, solves it and publishes x_i.
+func (pl *spTSPlan) solveRow(wg *gpu.WG, ctx *shmem.Ctx, l *spTSNode, i int, sent *uint64) error {
+	a, r := pl.a, i-l.lo
+	if pl.localIn[i] > 0 {
+		wg.PollDevice(l.cnt+mem.Addr(8*r), "spts: local in-degree", func(v uint64) bool { return v == 0 })
+	}
+	for _, j := range pl.remoteIn[i] {
+		if _, err := ctx.WaitUntil(l.flag+mem.Addr(8*j), 8, shmem.CmpEQ, 1); err != nil {
+			return err
+		}
+	}
+	cs, _ := a.Row(i)
+	off := uint64(a.RowPtr[i] - a.RowPtr[l.lo])
+	wg.StreamLines(l.rowPtr+mem.Addr(8*r), 16)
+	wg.StreamLines(l.col+mem.Addr(4*off), 4*uint64(len(cs)))
+	wg.StreamLines(l.val+mem.Addr(8*off), 8*uint64(len(cs)))
+	wg.StreamLines(l.yv+mem.Addr(8*r), 8)
+	xs := pl.gather(wg, l, cs[:len(cs)-1])
+	wg.VALU(spTSRowInstr(len(cs)))
+	k := 0
+	xi := a.rowSolve(i, pl.y[i], func(int32) float64 { k++; return xs[k-1] })
+	wg.Store64(l.x+mem.Addr(8*i), math.Float64bits(xi))
+	wg.Release(gpu.Device)
+	pl.signalLocal(wg, l, i)
+	for _, q := range pl.targets[i] {
+		at := l.x + mem.Addr(8*i)
+		if err := ctx.PutmemNBI(at, at, 8, q); err != nil {
+			return err
+		}
+		if err := ctx.Fence(); err != nil {
+			return err
+		}
+		if err := ctx.PutmemNBI(l.flag+mem.Addr(8*i), l.one, 8, q); err != nil {
+			return err
+		}
+		*sent++
+	}
+	return nil
+}
+
+// gather reads x at the columns cs, one vector load per 64 lanes.
+func (pl *spTSPlan) gather(wg *gpu.WG, l *spTSNode, cs []int32) []float64 {
+	xs := make([]float64, 0, len(cs))
+	addrs := make([]mem.Addr, 0, spTSWaves)
+	bits := make([]uint64, spTSWaves)
+	for k := 0; k < len(cs); k += spTSWaves {
+		addrs = addrs[:0]
+		for _, j := range cs[k:min(k+spTSWaves, len(cs))] {
+			addrs = append(addrs, l.x+mem.Addr(8*j))
+		}
+		wg.LoadLanes(addrs, bits)
+		for _, b := range bits[:len(addrs)] {
+			xs = append(xs, math.Float64frombits(b))
+		}
+	}
+	return xs
+}
+
+// signalLocal decrements the in-degree counters of row i's dependents on
+// this node: the dependents list is read, then one vector atomic per 64.
+func (pl *spTSPlan) signalLocal(wg *gpu.WG, l *spTSNode, i int) {
+	r := i - l.lo
+	n := l.depOff[r+1] - l.depOff[r]
+	if n == 0 {
+		return
+	}
+	wg.StreamLines(l.dep+mem.Addr(4*l.depOff[r]), 4*uint64(n))
+	addrs := make([]mem.Addr, 0, spTSWaves)
+	for _, d := range pl.deps[i] {
+		if int(d) >= l.hi {
+			break // dependents are sorted: the rest live on later nodes
+		}
+		addrs = append(addrs, l.cnt+mem.Addr(8*(int(d)-l.lo)))
+		if len(addrs) == spTSWaves {
+			wg.AtomicAddLanes(addrs, ^uint64(0))
+			addrs = addrs[:0]
+		}
+	}
+	wg.AtomicAddLanes(addrs, ^uint64(0))
+}
+
+// spTSRowInstr is the vector instructions of one row: per 64 nonzeros an
+// index-to-address computation and a fused multiply-add (fp64: [DEFAULT]
+// two issue slots each), the wavefront reduction (log2 64 = 6 steps of a
+// lane shuffle and an add) and the fp64 division (a reciprocal and two
+// Newton steps, about 10 instructions).
+func spTSRowInstr(nnz int) int {
+	chunks := (nnz + spTSWaves - 1) / spTSWaves
+	return chunks*(1+2) + 6*2 + 10
+}
