@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/strategy"
@@ -19,7 +20,7 @@ type SpTSSpec struct {
 	Nodes         []int    `toml:"nodes" doc:"strong scaling: node counts" src:"DOC"`
 	Strategies    []string `toml:"strategies" doc:"strong scaling: GNN_GIO against IKN (GHN_DGPU), optionally the level-scheduled baselines (CPU, HDN, HDN_OVERLAP)" src:"DOC"`
 	WGs           int      `toml:"wgs" doc:"work-groups per node, one wavefront each (device-shmem: persistent; level-scheduled: at most this many per level kernel)" src:"DEFAULT"`
-	L2OffSlowdown []string `toml:"l2off_slowdown" doc:"optional calibration (gio.l2offSlowdown of hardware.md §5.3): L2-off overhead in percent per class in the order powerlaw, circuit, kkt, road (the documents: 1, 5.5, 9.3, 7); empty: the L2-off time comes from the uncacheable heap (the mechanism)" src:"RUN"`
+	L2OffSlowdown string   `toml:"l2off_slowdown" doc:"optional calibration (gio.l2offSlowdown of hardware.md §5.3): L2-off overhead in percent per class in the order powerlaw, circuit, kkt, road (the documents: 1, 5.5, 9.3, 7); empty: the L2-off time comes from the uncacheable heap (the mechanism)" src:"RUN"`
 }
 
 func defaultSpTS() SpTSSpec {
@@ -55,17 +56,18 @@ func (s SpTSSpec) validate() error {
 	return errors.Join(errs...)
 }
 
-// slowdowns parses spts.l2off_slowdown: nil when unset, else one
+// slowdowns parses spts.l2off_slowdown (a comma list): nil when unset, else one
 // fraction per class in the order of workload.SpTSClasses.
 func (s SpTSSpec) slowdowns() ([]float64, error) {
-	if len(s.L2OffSlowdown) == 0 {
+	if s.L2OffSlowdown == "" {
 		return nil, nil
 	}
-	if n := len(s.L2OffSlowdown); n != len(workload.SpTSClasses()) {
+	list := strings.Split(s.L2OffSlowdown, ",")
+	if n := len(list); n != len(workload.SpTSClasses()) {
 		return nil, fmt.Errorf("spts.l2off_slowdown has %d values: must be empty or one percent per class (%v)", n, workload.SpTSClasses())
 	}
-	out := make([]float64, len(s.L2OffSlowdown))
-	for i, v := range s.L2OffSlowdown {
+	out := make([]float64, len(list))
+	for i, v := range list {
 		pct, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(pct >= 0 && pct <= 1000) {
 			return nil, fmt.Errorf("spts.l2off_slowdown contains %q: percents must be numbers in [0, 1000]", v)

@@ -14,8 +14,11 @@ func FuzzSpTSSlowdowns(f *testing.F) {
 	f.Add("a,b,c,d")
 	f.Add("-1,0,0,0")
 	f.Fuzz(func(t *testing.T, list string) {
-		s := SpTSSpec{L2OffSlowdown: strings.Split(list, ",")}
+		s := SpTSSpec{L2OffSlowdown: list}
 		got, err := s.slowdowns()
+		if list == "" && got == nil && err == nil {
+			return
+		}
 		if err != nil {
 			if !strings.Contains(err.Error(), "spts.l2off_slowdown") {
 				t.Fatalf("error does not name the field: %v", err)
