@@ -56,6 +56,7 @@ type Context struct {
 	policy     Policy
 	mem        unit.Bytes
 	base       uint64 // NIC address of the context's memory
+	owned      bool   // its memory was allocated by NewContext (Release frees it)
 	// Tag is returned in the DMA events of the context's handlers unless
 	// a handler gives its own.
 	Tag any
@@ -78,14 +79,61 @@ func (s *NIC) NewContext(h Handlers, pol Policy, mem unit.Bytes) (*Context, erro
 	if err := s.Alloc(mem); err != nil {
 		return nil, fmt.Errorf("execution context: %w", err)
 	}
-	c := &Context{s: s, header: h.Header, payload: h.Payload, completion: h.Completion, policy: pol, mem: mem, base: s.ctxBase}
+	c := &Context{s: s, header: h.Header, payload: h.Payload, completion: h.Completion, policy: pol, mem: mem, base: s.ctxBase, owned: true}
 	s.ctxBase += uint64(mem)
 	return c, nil
 }
 
-// Release gives the context's NIC memory back.
+// Region is a block of NIC memory holding structures that outlive one
+// execution context: a committed datatype's dataloops and checkpoints,
+// kept resident for later receives (datatypes.md §6).
+type Region struct {
+	Base  uint64     // NIC address
+	Size  unit.Bytes // bytes held
+	freed bool
+}
+
+// AllocRegion reserves b bytes of NIC memory, or fails naming the sizes
+// when they do not fit what is free of spin.mem_size.
+func (s *NIC) AllocRegion(b unit.Bytes) (*Region, error) {
+	if err := s.Alloc(b); err != nil {
+		return nil, err
+	}
+	r := &Region{Base: s.ctxBase, Size: b}
+	s.ctxBase += uint64(b)
+	return r, nil
+}
+
+// FreeRegion gives a region's memory back (once).
+func (s *NIC) FreeRegion(r *Region) {
+	if r.freed {
+		return
+	}
+	r.freed = true
+	s.Free(r.Size)
+}
+
+// MemFree returns the NIC memory not held by contexts and regions.
+func (s *NIC) MemFree() unit.Bytes { return s.spec.MemSize - s.alloc }
+
+// NewContextIn returns a context whose shared memory is region r, which
+// outlives it (Release leaves r allocated).
+func (s *NIC) NewContextIn(h Handlers, pol Policy, r *Region) (*Context, error) {
+	if pol.BlockedRR && (pol.Delta < 1 || pol.VHPUs < 1) {
+		return nil, fmt.Errorf("%s: blocked round-robin with Δp = %d and %d vHPUs: both must be ≥ 1", s.name, pol.Delta, pol.VHPUs)
+	}
+	if r.freed {
+		return nil, fmt.Errorf("%s: execution context on a freed NIC memory region", s.name)
+	}
+	return &Context{s: s, header: h.Header, payload: h.Payload, completion: h.Completion, policy: pol, mem: r.Size, base: r.Base}, nil
+}
+
+// Release gives the context's NIC memory back, unless it lives in a
+// Region.
 func (c *Context) Release() {
-	c.s.Free(c.mem)
+	if c.owned {
+		c.s.Free(c.mem)
+	}
 	c.mem = 0
 }
 

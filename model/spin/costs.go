@@ -30,6 +30,7 @@ type Costs struct {
 	HostRegion     sim.Time   `toml:"host_region" doc:"host unpack: time per contiguous region (t_region)" src:"DEFAULT"`
 	HostCopyCold   unit.Rate  `toml:"host_copy_cold" doc:"host unpack: cold-cache copy bandwidth (BW_copy_cold)" src:"DEFAULT"`
 	DescriptorWord unit.Bytes `toml:"descriptor_word" doc:"bytes per offset, length or prefix-sum entry of specialized descriptors" src:"DEFAULT"`
+	NICPolicy      string     `toml:"nic_mem_policy" doc:"when a receive's structures do not fit the free NIC memory: evict (idle resident types, lowest priority then least recently used) or fallback (host unpack)" src:"DOC"`
 	Interval       unit.Bytes `toml:"interval" doc:"RO-CP/RW-CP checkpoint interval Δr, a multiple of the packet payload; 0 = chosen by the model of datatypes.md §5.4" src:"RUN"`
 }
 
@@ -37,7 +38,7 @@ type Costs struct {
 func DefaultCosts() Costs {
 	return Costs{MPITStart: 60, LevelCycles: 25, BlockCycles: 45, SkipCycles: 12, VecSetup: 20, VecBlock: 8,
 		IdxSearch: 10, IdxBlock: 10, DataloopRead: 64, Checkpoint: 612, Epsilon: 0.2, MasterCopies: true, BufferAware: true,
-		HostRegion: 15 * sim.Nanosecond, HostCopyCold: 6e9, DescriptorWord: 8}
+		HostRegion: 15 * sim.Nanosecond, HostCopyCold: 6e9, DescriptorWord: 8, NICPolicy: PolicyEvict}
 }
 
 // Validate reports every invalid field.
@@ -70,6 +71,9 @@ func (c Costs) Validate() error {
 	}
 	if c.Interval < 0 || c.Interval > unit.GiB {
 		errs = append(errs, fmt.Errorf("ddt.interval = %v: must be in [0, 1GiB] (0 = chosen by the model)", c.Interval))
+	}
+	if c.NICPolicy != PolicyEvict && c.NICPolicy != PolicyFallback {
+		errs = append(errs, fmt.Errorf("ddt.nic_mem_policy = %q: must be evict or fallback", c.NICPolicy))
 	}
 	if c.DescriptorWord < 1 || c.DescriptorWord > 64 {
 		errs = append(errs, fmt.Errorf("ddt.descriptor_word = %v: must be in [1B, 64B]", c.DescriptorWord))

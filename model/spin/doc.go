@@ -42,7 +42,24 @@
 // running core's local memory) or a plain block copy; on preset pulp they
 // exercise the accelerator's L2, cluster DMAs and output port.
 //
-// Not modelled: the LRU eviction of NIC-resident types (a receive whose
-// structures do not fit fails instead), unexpected-message unpack, user
-// attributes (type_set_attr) and sender-side (outbound) datatype processing.
+// NIC memory (§6 step 2): a plan's structures are copied to the NIC on
+// its first receive and stay resident for later receives of the same plan
+// (no copy then). When they do not fit what is free, ddt.nic_mem_policy
+// decides: evict idle resident structures (lowest Plan.Priority first,
+// least recently used among equals) or fall back to host unpack; a receive
+// that finds no room even after eviction falls back too. Structures larger
+// than the whole NIC memory fail at NewPlan with ErrNICMemory naming the
+// datatype.
+//
+// Unexpected messages (§6): with EnableUnexpected the data PT has
+// overflow-list buffers; SendEager sends without the RTR and RecvPosted
+// posts without it. A message already there when the receive is posted
+// cannot be offloaded (its datatype was unknown when it came): Portals'
+// append reports it as PUT_OVERFLOW and the host unpacks it from the
+// overflow buffer with the cold-cache model. The ddt experiments use the
+// RTR protocol, so their data never arrives unexpected.
+//
+// Not modelled: user attributes other than the priority (type_set_attr
+// offload on/off, ε per type) and sender-side (outbound) datatype
+// processing in the experiments.
 package spin

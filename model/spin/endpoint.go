@@ -1,6 +1,7 @@
 package spin
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -31,6 +32,9 @@ type Endpoint struct {
 	rtrEQ  *nic.EQ
 	dataPT int
 	rtrPT  int
+	res    *residency // NIC-resident structures (methods with handlers)
+	ovSize unit.Bytes // overflow buffer size (EnableUnexpected)
+	ovMin  unit.Bytes // largest unexpected message an overflow buffer must still take
 	// TraceDMA records the DMA write FIFO occupancy over time.
 	TraceDMA bool
 }
@@ -45,6 +49,7 @@ func NewEndpoint(n *nic.NIC, method Method, sp hwspin.Spec, cs Costs, link LinkV
 	e.rtrPT = n.PTAlloc(e.rtrEQ, false)
 	if method != HostUnpack {
 		e.sp = hwspin.New(n, sp)
+		e.res = &residency{sp: e.sp}
 	}
 	return e
 }
@@ -61,6 +66,15 @@ func (e *Endpoint) Method() Method { return e.method }
 // Env returns the plan environment of the endpoint.
 func (e *Endpoint) Env() Env { return e.env }
 
+// Residency returns the counters of the NIC-resident datatype structures
+// (zero for host unpack and iovec).
+func (e *Endpoint) Residency() ResidencyStats {
+	if e.res == nil {
+		return ResidencyStats{}
+	}
+	return e.res.Stats()
+}
+
 // Spin returns the sPIN side (nil for host unpack).
 func (e *Endpoint) Spin() *hwspin.NIC { return e.sp }
 
@@ -75,8 +89,13 @@ type RecvResult struct {
 	Stats    hwspin.Stats
 	Trace    []hwspin.OccSample
 	Break    Breakdown
-	Fetches  int // iovec entry fetches
-	Fallback bool
+	Fetches  int  // iovec entry fetches
+	Fallback bool // no room in NIC memory: the host unpacked (datatypes.md §6 step 2 (a))
+	Resident bool // the structures were already in NIC memory: nothing copied
+	Evicted  int  // resident structures evicted to make room for this receive
+	// Unexpected: the message arrived before the receive was posted; the
+	// host unpacked it from an overflow buffer (datatypes.md §6).
+	Unexpected bool
 }
 
 // Time is the receive's duration: RTR send to the last byte placed.
@@ -88,21 +107,51 @@ func (e *Endpoint) Plan(pl func(Method, Env) (*Plan, error)) (*Plan, error) {
 }
 
 // Recv receives the message of plan from node src into the buffer whose
-// span starts at buf (the datatype origin is buf − plan.Lo): it allocates
-// NIC memory for the plan's structures and copies them over PCIe (host
-// time), posts the ME, sends the RTR and waits for the data, unpacking on
-// the host for the baseline. A plan whose structures do not fit the NIC
-// memory fails before anything is sent.
+// span starts at buf (the datatype origin is buf − plan.Lo): it makes the
+// plan's structures resident in NIC memory — reused from an earlier
+// receive, or allocated (evicting idle ones under ddt.nic_mem_policy =
+// evict) and copied over PCIe as host time —, posts the ME, sends the RTR
+// and waits for the data, unpacking on the host for the baseline or when
+// no NIC memory could be found. Structures that can never fit the NIC
+// memory fail before anything is sent.
 func (e *Endpoint) Recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int) (RecvResult, error) {
+	return e.recv(p, plan, buf, src, true)
+}
+
+// RecvPosted posts the receive of plan from src without the
+// ready-to-receive handshake (the sender used SendEager). A message that
+// arrived before the post is unexpected: it cannot be offloaded, because
+// its datatype was unknown when it came (datatypes.md §6); Portals' append
+// finds it on the unexpected list (PUT_OVERFLOW) and the host unpacks it
+// from the overflow buffer (EnableUnexpected) with the cold-cache model.
+// A message that arrives after the post is processed by the method.
+func (e *Endpoint) RecvPosted(p *sim.Proc, plan *Plan, buf mem.Addr, src int) (RecvResult, error) {
+	return e.recv(p, plan, buf, src, false)
+}
+
+func (e *Endpoint) recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int, rtr bool) (RecvResult, error) {
 	var res RecvResult
 	origin := buf - mem.Addr(plan.Lo)
 	span := uint64(plan.Hi - plan.Lo)
 	me := nic.ME{Start: buf, Length: span, MatchID: src, MatchBits: dataBits, Options: nic.MEOpPut | nic.MEUseOnce}
+	method := e.method
+	var ent *resident
+	if method.Handlers() {
+		var err error
+		ent, res.Resident, res.Evicted, err = e.res.acquire(plan, e.env.Costs.NICPolicy)
+		switch {
+		case errors.Is(err, errNoRoom):
+			method, res.Fallback = HostUnpack, true
+		case err != nil:
+			return res, fmt.Errorf("%s receive: %w", e.method, err)
+		default:
+			defer e.res.release(ent)
+		}
+	}
 	var bounce mem.Addr
 	var iov *hwspin.Iovec
 	var bd Breakdown
-	var ctx *hwspin.Context
-	switch e.method {
+	switch method {
 	case HostUnpack:
 		bounce = e.nic.Memory().Alloc(mem.Host, uint64(plan.Size), "ddt.bounce")
 		me.Start, me.Length = bounce, uint64(plan.Size)
@@ -116,9 +165,9 @@ func (e *Endpoint) Recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int) (RecvRes
 	default:
 		st := newRecvState(plan, e.env.Costs, origin, e.env.Spin.HPUs, &bd)
 		hs, pol := st.handlers(e.env.Spin.HPUs)
-		var err error
-		if ctx, err = e.sp.NewContext(hs, pol, plan.Mem.Total()); err != nil {
-			return res, fmt.Errorf("%s receive: %w: %w", e.method, ErrNICMemory, err)
+		ctx, err := e.sp.NewContextIn(hs, pol, ent.region)
+		if err != nil {
+			return res, fmt.Errorf("%s receive: %w", e.method, err)
 		}
 		defer ctx.Release()
 		me.Ctx = ctx
@@ -126,25 +175,32 @@ func (e *Endpoint) Recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int) (RecvRes
 	if e.sp != nil {
 		e.sp.TraceDMA(e.TraceDMA)
 	}
-	// Post: copy the structures to the NIC (host overhead, datatypes.md §6 step 2).
+	// Post: copy the structures to the NIC (host overhead, datatypes.md §6
+	// step 2), unless an earlier receive left them there.
 	t0 := p.Now()
-	if moved := plan.Mem.Total(); moved > 0 && e.method != Iovec {
+	if moved := plan.Mem.Total(); moved > 0 && method.Handlers() && !res.Resident {
 		free, _ := e.nic.Link().PostedWrite(pcie.Down, p.Now(), moved)
 		p.SleepUntil(free)
 	}
 	res.Post = p.Now() - t0
 	e.nic.MEAppend(e.dataPT, me, nic.Priority)
 	res.Start = p.Now()
-	e.nic.Doorbell(p, nic.Command{Op: nic.CmdPut, MD: &nic.MD{}, Target: src, PT: e.rtrPT, MatchBits: rtrBits})
+	if rtr {
+		e.nic.Doorbell(p, nic.Command{Op: nic.CmdPut, MD: &nic.MD{}, Target: src, PT: e.rtrPT, MatchBits: rtrBits})
+	}
 	ev := e.waitPut(p, e.dataEQ)
 	res.Arrived, res.Fail = p.Now(), ev.NIFail
-	if e.method == HostUnpack {
-		t := p.Now()
-		if err := hostUnpack(e.nic.Memory(), plan, origin, bounce); err != nil {
+	switch {
+	case ev.Type == nic.EventPutOverflow:
+		// Unexpected: the bytes sit in an overflow buffer, packed.
+		res.Unexpected = true
+		if err := e.unpackOnHost(p, plan, origin, ev.Start, &res); err != nil {
 			return res, err
 		}
-		p.Sleep(sim.Duration(plan.Regions)*e.env.Costs.HostRegion + e.env.Costs.HostCopyCold.TransferTime(unit.Bytes(plan.Size)))
-		res.Unpack = p.Now() - t
+	case method == HostUnpack:
+		if err := e.unpackOnHost(p, plan, origin, bounce, &res); err != nil {
+			return res, err
+		}
 	}
 	res.End = p.Now()
 	res.Break = bd
@@ -158,6 +214,18 @@ func (e *Endpoint) Recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int) (RecvRes
 	return res, nil
 }
 
+// unpackOnHost unpacks the packed bytes at src into the receive buffer
+// with the datatype engine and charges the cold-cache model of §7.1.
+func (e *Endpoint) unpackOnHost(p *sim.Proc, plan *Plan, origin, src mem.Addr, res *RecvResult) error {
+	t := p.Now()
+	if err := hostUnpack(e.nic.Memory(), plan, origin, src); err != nil {
+		return err
+	}
+	p.Sleep(sim.Duration(plan.Regions)*e.env.Costs.HostRegion + e.env.Costs.HostCopyCold.TransferTime(unit.Bytes(plan.Size)))
+	res.Unpack = p.Now() - t
+	return nil
+}
+
 // rtrCancel in an RTR's header data tells the sender the receive failed.
 const rtrCancel = 1
 
@@ -167,14 +235,51 @@ func (e *Endpoint) Cancel(p *sim.Proc, src int) {
 	e.nic.Doorbell(p, nic.Command{Op: nic.CmdPut, MD: &nic.MD{}, Target: src, PT: e.rtrPT, MatchBits: rtrBits, HdrData: rtrCancel})
 }
 
-// waitPut waits for the PUT event of the data message.
+// waitPut waits for the data message's event: PUT on the posted ME, or
+// PUT_OVERFLOW when the append found it on the unexpected list. Events of
+// the overflow buffers are progress: a buffer the NIC unlinked because it
+// filled up is replaced (MPI progress happens inside its calls, nic.md
+// §6.1), and the PUT that landed a message in it is noted only by the NIC.
 func (e *Endpoint) waitPut(p *sim.Proc, q *nic.EQ) nic.Event {
 	for {
 		ev := q.Wait(p)
-		if ev.Type == nic.EventPut {
+		_, over := ev.UserPtr.(overflowTag)
+		switch {
+		case over && ev.Type == nic.EventAutoUnlink:
+			e.appendOverflow()
+		case over:
+		case ev.Type == nic.EventPut || ev.Type == nic.EventPutOverflow:
 			return ev
 		}
 	}
+}
+
+// overflowTag marks the overflow-list buffers' events.
+type overflowTag struct{}
+
+// EnableUnexpected gives the data PT n overflow-list buffers of size bytes
+// each (MANAGE_LOCAL, unlinked when they cannot take one more message of
+// up to maxMsg bytes, then replaced): a message that arrives before its
+// receive is posted lands in one (datatypes.md §6, nic.md §6.1).
+func (e *Endpoint) EnableUnexpected(n int, size, maxMsg unit.Bytes) {
+	e.ovSize, e.ovMin = size, maxMsg
+	for range n {
+		e.appendOverflow()
+	}
+}
+
+func (e *Endpoint) appendOverflow() {
+	buf := e.nic.Memory().Alloc(mem.Host, uint64(e.ovSize), "ddt.overflow")
+	e.nic.MEAppend(e.dataPT, nic.ME{Start: buf, Length: uint64(e.ovSize), MatchID: nic.AnyID, MatchBits: dataBits,
+		Options: nic.MEOpPut | nic.MEManageLocal | nic.MENoTruncate, MinFree: uint64(e.ovMin), UserPtr: overflowTag{}}, nic.Overflow)
+}
+
+// SendEager puts m packed bytes from buf to dst now, without waiting for
+// a ready-to-receive message: if dst has not posted the receive yet, the
+// message is unexpected there.
+func (e *Endpoint) SendEager(p *sim.Proc, buf mem.Addr, m int, dst int) {
+	e.nic.Doorbell(p, nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: buf, Length: uint64(m)}, Length: uint64(m),
+		Target: dst, PT: e.dataPT, MatchBits: dataBits})
 }
 
 // hostUnpack unpacks the bounce buffer into the receive buffer with the

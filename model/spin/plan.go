@@ -64,7 +64,11 @@ type Plan struct {
 	prefix      []int                  // specialized indexed: packed offset of each block
 	TPH         sim.Duration           // estimated payload-handler time
 	Mem         MemUse
-	costs       Costs
+	// Priority is the user's offload priority (type_set_attr, datatypes.md
+	// §6): under NIC-memory pressure, resident structures of lower
+	// priority are evicted first.
+	Priority int
+	costs    Costs
 	// HostCreate is the host's one-time cost to build the NIC structures
 	// (checkpoints: Process over the message without copies), before the
 	// copy over PCIe (§7.3).
@@ -136,8 +140,8 @@ func NewPlan(method Method, c *datatype.Committed, count int, env Env) (*Plan, e
 		p.HostCreate = 0 // the list is the type map the host already walks to post
 	}
 	if p.Mem.Total() > env.Spin.MemSize {
-		return nil, fmt.Errorf("%w: %s needs %v (dataloops %v, segments %v, checkpoints %v, descriptors %v), spin.mem_size = %v",
-			ErrNICMemory, method, p.Mem.Total(), p.Mem.Dataloops, p.Mem.Segments, p.Mem.Checkpoints, p.Mem.Descriptors, env.Spin.MemSize)
+		return nil, fmt.Errorf("%w: %d × %v under %s needs %v (dataloops %v, segments %v, checkpoints %v, descriptors %v), spin.mem_size = %v",
+			ErrNICMemory, count, c.Type(), method, p.Mem.Total(), p.Mem.Dataloops, p.Mem.Segments, p.Mem.Checkpoints, p.Mem.Descriptors, env.Spin.MemSize)
 	}
 	return p, nil
 }
