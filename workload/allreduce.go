@@ -6,6 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/gpi"
 	"github.com/gpunetsim/gpunetsim/model/gputn"
 	"github.com/gpunetsim/gpunetsim/model/nbc"
 	"github.com/gpunetsim/gpunetsim/model/rdma"
@@ -89,21 +90,29 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	switch im.Name {
 	case "triggered":
 		w = a.Slices(n) // one triggered put per (step, work-group slice)
-	case "device-shmem":
+	case "device-shmem", "device-verbs":
 		w = a.Rings(n, c.Spec.GPU.CUs) // one ring per work-group
 	}
 	lay := newRingLayout(int(a.Size/4), n, w)
 	res := AllreduceResult{Finish: make([]sim.Time, n), Slices: w}
 	bases := make([]mem.Addr, n)
+	var vr verbsRing
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		var dev *shmem.Device
+		var gw *gpi.World
 		var base mem.Addr
 		var err error
-		if im.Name == "device-shmem" {
+		switch im.Name {
+		case "device-shmem":
 			if dev, base, err = a.shmemInit(nd, lay); err != nil {
 				return err
 			}
-		} else {
+		case "device-verbs":
+			if gw, err = vr.get(nd, lay); err != nil {
+				return err
+			}
+			base = gw.SegmentAddr(0, nd.Rank)
+		default:
 			base = nd.Mem.Alloc(nd.Pool, lay.totalSize, "allreduce")
 		}
 		bases[nd.Rank] = base
@@ -113,6 +122,8 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 			var rep shmem.Report
 			rep, err = a.multiRing(nd, dev, lay, base)
 			res.ServiceEnergy += rep.Energy.Total()
+		case "device-verbs":
+			err = a.verbsRingRun(nd, gw, lay, base)
 		case "host", "kernel-boundary":
 			err = a.twoSided(nd, lay, base)
 		case "stream-triggered":

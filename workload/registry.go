@@ -112,14 +112,13 @@ func AllreduceDef() Def {
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
+			{Name: "device-verbs", Needs: strategy.DeviceVerbs | strategy.Stream},
 			{Name: "remote-tasks", Needs: strategy.RemoteTasks},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
-		NotApplicable: gnnNotApplicable(spinNotApplicable("the ring allreduce reduces on host or GPU cores; the sPIN strategies provide "+
+		NotApplicable: spinNotApplicable("the ring allreduce reduces on host or GPU cores; the sPIN strategies provide " +
 			"receive-side datatype handlers on the NIC, and reductions inside handlers are not modelled"),
-			"the GPUrdma documents evaluate microbenchmarks, GPI ping-pong and a matrix-vector stream (workloads.md §9), not the ring allreduce; "+
-				"a device-verbs ring is not implemented"),
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
 			const nodes = 4
 			c, err := newCluster(hw, nodes, seed, functional)

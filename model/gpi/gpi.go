@@ -179,6 +179,14 @@ func (w *World) Connect(queue int) error {
 	return nil
 }
 
+// ConnectPair creates the QPs of queue between ranks a and b only (host
+// setup), for applications whose communication pattern is sparse (a ring
+// needs n pairs per queue, not n²/2).
+func (w *World) ConnectPair(queue, a, b int) error {
+	_, _, err := w.queue(a, queue, b)
+	return err
+}
+
 // writeWQE builds the RDMA write of size bytes of segment segL at offL on
 // rank to segment segR at offR on peer.
 func (w *World) writeWQE(rank, segL int, offL uint64, peer, segR int, offR, size uint64) (nic.WQE, error) {

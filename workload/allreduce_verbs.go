@@ -1,0 +1,96 @@
+package workload
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/gpi"
+	"github.com/gpunetsim/gpunetsim/strategy"
+)
+
+// verbsRing is the run-wide state of the device-verbs ring allreduce: a
+// GPI world whose segment 0 is every node's allreduce region (GPU memory,
+// registered) and queue s connects each node to its right neighbour for
+// ring s. Node setups run one after the other at time 0, so the first
+// caller builds it for all.
+type verbsRing struct {
+	w   *gpi.World
+	err error
+}
+
+func (v *verbsRing) get(nd *strategy.Node, l *ringLayout) (*gpi.World, error) {
+	if v.w != nil || v.err != nil {
+		return v.w, v.err
+	}
+	d, err := verbsOf(nd)
+	if err != nil {
+		v.err = err
+		return nil, err
+	}
+	sides := make([]gpi.Side, l.n)
+	for i := range sides {
+		sides[i] = gpi.GPUSide
+	}
+	v.w, v.err = gpi.New(d, sides, 1)
+	for r := 0; r < l.n && v.err == nil; r++ {
+		v.w.SegmentCreate(0, r, l.totalSize)
+	}
+	for s := 0; s < l.w && v.err == nil; s++ {
+		for r := 0; r < l.n && v.err == nil; r++ {
+			v.err = v.w.ConnectPair(s, r, mod(r+1, l.n))
+		}
+	}
+	return v.w, v.err
+}
+
+// verbsRingRun is the GPUrdma ring allreduce (device verbs, no CPU on the
+// path): one kernel of W work-groups, QP per threadblock (gnn.qp_per =
+// block): work-group w runs the ring of workloads.md §4.1 over slice w of
+// every chunk. Per step its leader posts one RDMA write of the slice and
+// its trailing sequence word to the right neighbour through the device
+// GPI subset (WQE build, system fence, doorbell: model/verbs costs); the
+// RC transport writes the bytes in order, so the word lands last. It then
+// polls its own sequence word in GPU memory with system-scope acquires
+// (NIC writes do not update the GPU L2) and reduces (reduce-scatter) or
+// keeps (allgather) the slice. gaspi_wait drains the queue at the end.
+func (a Allreduce) verbsRingRun(nd *strategy.Node, w *gpi.World, l *ringLayout, base mem.Addr) error {
+	steps := 2 * (l.n - 1)
+	errs := make([]error, l.w)
+	dev := w.Device(nd.Rank)
+	k := gpu.Kernel{Name: "allreduce", WGs: l.w, WGSize: a.WGSize, Body: func(wg *gpu.WG) {
+		errs[wg.ID] = a.verbsRingWG(wg, dev, l, base, nd.Rank, steps)
+	}}
+	nd.Stream.Wait(nd.Stream.Launch(k))
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a Allreduce) verbsRingWG(wg *gpu.WG, dev *gpi.Device, l *ringLayout, base mem.Addr, i, steps int) error {
+	s := wg.ID
+	send := func(st int) error {
+		p := l.put(base, i, st, s)
+		return dev.Write(wg, 0, uint64(p.Src-base), p.Target, 0, p.RemoteOffset, p.Length, s)
+	}
+	if err := send(0); err != nil {
+		return err
+	}
+	for st := range steps {
+		want := l.expect(st)
+		wg.PollUntil(l.flagAddr(base, i, st, s), true, "allreduce sequence word", func(v uint64) bool { return v == want })
+		l.stepWork(wg, base, i, st, s, a.WGSize)
+		if st+1 < steps {
+			if err := send(st + 1); err != nil {
+				return err
+			}
+		}
+	}
+	if err := dev.Wait(wg, s); err != nil {
+		return fmt.Errorf("allreduce: node %d ring %d: %w", i, s, err)
+	}
+	return nil
+}
