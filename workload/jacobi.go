@@ -82,13 +82,13 @@ func JacobiDef() Def {
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.Stream | strategy.OneSided},
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
+			{Name: "device-verbs", Needs: strategy.DeviceVerbs | strategy.Stream},
 			{Name: "overlap", Needs: strategy.TwoSided | strategy.Stream | strategy.Overlap},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
-		NotApplicable: xtqNotApplicable(gnnNotApplicable(spinNotApplicable("the Jacobi relaxation computes on host or GPU cores and exchanges contiguous halos; "+
+		NotApplicable: xtqNotApplicable(spinNotApplicable("the Jacobi relaxation computes on host or GPU cores and exchanges contiguous halos; "+
 			"the sPIN strategies provide receive-side datatype handlers on the NIC only"),
-			"the GPUrdma documents do not run Jacobi (workloads.md §6 has ComP-Net, GPU-TN and GIO versions); a device-verbs halo exchange is not implemented"),
 			"the XTQ documents do not run Jacobi (workloads.md §6 has ComP-Net, GPU-TN and GIO versions); a halo exchange as remote tasks is not implemented"),
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
 			const nodes = 6 // a non-square 2×3 process grid

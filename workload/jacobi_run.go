@@ -7,6 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/gpi"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/model/shmem"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -59,22 +60,33 @@ func (j Jacobi) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 	}
 	nodes := make([]*jacobiNode, n)
 	start, finish := make([]sim.Time, n), make([]sim.Time, n)
+	var jv jacobiVerbs
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		l := newJacobiLayout(j, n, nd.Rank, rounds)
 		jn := &jacobiNode{j: j, nd: nd, l: l, res: make([]float32, j.Iters), phases: map[string]sim.Time{}}
 		nodes[nd.Rank] = jn
 		var dev *shmem.Device
-		if im.Name == "device-shmem" {
-			var err error
+		var gw *gpi.World
+		var err error
+		switch im.Name {
+		case "device-shmem":
 			if dev, jn.base, err = jn.jacobiShmemInit(); err != nil {
 				return err
 			}
-		} else {
+		case "device-verbs":
+			all := make([]*jacobiLayout, n)
+			for r := range n {
+				all[r] = newJacobiLayout(j, n, r, rounds)
+			}
+			if gw, err = jv.get(nd, all); err != nil {
+				return err
+			}
+			jn.base = gw.SegmentAddr(0, nd.Rank)
+		default:
 			jn.base = nd.Mem.Alloc(nd.Pool, l.total, "jacobi")
 		}
 		l.fill(nd.Mem, jn.base)
 		start[nd.Rank] = nd.Host.Now()
-		var err error
 		switch im.Name {
 		case "host":
 			err = jn.host()
@@ -88,6 +100,8 @@ func (j Jacobi) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 			err = jn.gputn()
 		case "device-shmem":
 			err = jn.deviceShmem(dev)
+		case "device-verbs":
+			err = jn.deviceVerbs(gw)
 		}
 		finish[nd.Rank] = nd.Host.Now()
 		return err

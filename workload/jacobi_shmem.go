@@ -68,22 +68,57 @@ func (jn *jacobiNode) deviceShmem(dev *shmem.Device) error {
 	return errors.Join(errs...)
 }
 
-// shmemTile is one work-group's whole run.
+// tileComm is what the persistent kernel needs from a device-side
+// communication library: a non-blocking put of local bytes to an offset of
+// a peer's region (on one of the library's queues: halo direction d uses
+// queue d, residual round k queue 4+k), a wait until a local word compares
+// to a value, and the work-group's end of use.
+type tileComm interface {
+	put(wg *gpu.WG, queue int, remote uint64, src mem.Addr, n uint64, pe int) error
+	waitUntil(wg *gpu.WG, a mem.Addr, cmp shmem.Cmp, v uint64) error
+	done(wg *gpu.WG) error
+}
+
+// shmemComm is tileComm over an OpenSHMEM context (symmetric heap: the
+// region sits at the same address on every node).
+type shmemComm struct {
+	ctx  *shmem.Ctx
+	base mem.Addr
+}
+
+func (c shmemComm) put(_ *gpu.WG, _ int, remote uint64, src mem.Addr, n uint64, pe int) error {
+	return c.ctx.PutmemNBI(c.base+mem.Addr(remote), src, n, pe)
+}
+
+func (c shmemComm) waitUntil(_ *gpu.WG, a mem.Addr, cmp shmem.Cmp, v uint64) error {
+	_, err := c.ctx.WaitUntil(a, 8, cmp, v)
+	return err
+}
+
+func (c shmemComm) done(*gpu.WG) error { return c.ctx.Destroy() }
+
+// shmemTile is one work-group's whole run over the device OpenSHMEM API.
 func (jn *jacobiNode) shmemTile(wg *gpu.WG, dev *shmem.Device, ts []rect, edgeWGs [4]uint64) error {
-	l := jn.l
-	r := ts[wg.ID]
 	ctx, err := dev.CtxCreate(wg)
 	if err != nil {
 		return err
 	}
+	return jn.persistentTile(wg, shmemComm{ctx, jn.base}, ts, edgeWGs)
+}
+
+// persistentTile is one work-group's whole run of the intra-kernel
+// implementations (see deviceShmem).
+func (jn *jacobiNode) persistentTile(wg *gpu.WG, c tileComm, ts []rect, edgeWGs [4]uint64) error {
+	l := jn.l
+	r := ts[wg.ID]
 	for t := range jn.j.Iters {
 		if t > 0 {
-			if _, err := ctx.WaitUntil(l.ctrlAddr(jn.base, t-1, globalLine)+8, 8, shmem.CmpNE, 0); err != nil {
+			if err := c.waitUntil(wg, l.ctrlAddr(jn.base, t-1, globalLine)+8, shmem.CmpNE, 0); err != nil {
 				return err
 			}
 			for d := range 4 {
 				if _, _, ok := l.edgeRange(r, d); ok && l.neighbour(d) >= 0 {
-					if _, err := ctx.WaitUntil(jn.seqAddr(l.recv[t%2][d], d), 8, shmem.CmpEQ, uint64(t+1)); err != nil {
+					if err := c.waitUntil(wg, jn.seqAddr(l.recv[t%2][d], d), shmem.CmpEQ, uint64(t+1)); err != nil {
 						return err
 					}
 				}
@@ -96,18 +131,18 @@ func (jn *jacobiNode) shmemTile(wg *gpu.WG, dev *shmem.Device, ts []rect, edgeWG
 			}
 			if atomicInc(wg, jn.counters+mem.Addr((t*4+d)*mem.LineSize)) == edgeWGs[d] {
 				p := jn.haloPut(t+1, d)
-				if err := ctx.PutmemNBI(jn.base+mem.Addr(p.RemoteOffset), p.Src, p.Length, p.Target); err != nil {
+				if err := c.put(wg, d, p.RemoteOffset, p.Src, p.Length, p.Target); err != nil {
 					return err
 				}
 			}
 		}
 		if count == uint64(len(ts)) {
-			if err := jn.shmemResidual(wg, ctx, t); err != nil {
+			if err := jn.shmemResidual(wg, c, t); err != nil {
 				return err
 			}
 		}
 	}
-	return ctx.Destroy()
+	return c.done(wg)
 }
 
 // atomicInc is a device-scope atomic increment of the word at a (one L2
@@ -122,9 +157,9 @@ func atomicInc(wg *gpu.WG, a mem.Addr) uint64 {
 }
 
 // shmemResidual is the elected work-group's dissemination max of
-// iteration t (round k: put the value so far to rank+2^k, wait_until the
+// iteration t (round k: put the value so far to rank+2^k, wait until the
 // value of rank−2^k arrived) and the publication of the result.
-func (jn *jacobiNode) shmemResidual(wg *gpu.WG, ctx *shmem.Ctx, t int) error {
+func (jn *jacobiNode) shmemResidual(wg *gpu.WG, c tileComm, t int) error {
 	l, m := jn.l, wg.Mem()
 	wg.Sleep(wg.GPU().Spec().Cycles(wg.GPU().Spec().L2Cycles)) // read the final accumulator
 	v := bitsf32(m.Load64(l.ctrlAddr(jn.base, t, accLine)))
@@ -132,10 +167,10 @@ func (jn *jacobiNode) shmemResidual(wg *gpu.WG, ctx *shmem.Ctx, t int) error {
 		out, in := l.outSlot(jn.base, t, k), l.inSlot(jn.base, t, k)
 		wg.Store64(out, f32bits(v))
 		wg.Store64(out+8, 1)
-		if err := ctx.PutmemNBI(in, out, 16, mod(l.rankOf()+(1<<k), l.n)); err != nil {
+		if err := c.put(wg, 4+k, jn.slotOffset(in), out, 16, mod(l.rankOf()+(1<<k), l.n)); err != nil {
 			return err
 		}
-		if _, err := ctx.WaitUntil(in+8, 8, shmem.CmpNE, 0); err != nil {
+		if err := c.waitUntil(wg, in+8, shmem.CmpNE, 0); err != nil {
 			return err
 		}
 		v = max(v, bitsf32(m.Load64(in)))
