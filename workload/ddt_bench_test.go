@@ -11,7 +11,8 @@ import (
 )
 
 // BenchmarkDDTVector4MiB runs the §11.1 sweep (4 MiB, blocks 4 B … 4 KiB,
-// stride 2 × block, real bytes, verified) once per method per iteration
+// stride 2 × block, real bytes, verified) once per method per iteration,
+// on the ARM HPUs (preset spin) and on the PULP accelerator (preset pulp),
 // and reports simulated events per wall second.
 func BenchmarkDDTVector4MiB(b *testing.B) {
 	const size = 4 << 20
@@ -24,26 +25,37 @@ func BenchmarkDDTVector4MiB(b *testing.B) {
 		}
 		types[i] = t.Commit()
 	}
-	for _, m := range spinmodel.Methods() {
-		b.Run(m.String(), func(b *testing.B) {
-			var events uint64
-			start := time.Now()
-			for range b.N {
-				for _, c := range types {
-					cl, err := cluster.New(sim.New(1), cluster.Spin(), 2, true)
-					if err != nil {
-						b.Fatal(err)
-					}
-					r, err := DDTUnpack{Type: c, Count: 1}.RunMethod(cl, m, spinmodel.DefaultCosts())
-					if err != nil || !r.Verified {
-						b.Fatalf("%v: verified %v, %v", m, r.Verified, err)
-					}
-					events += cl.Engine.Events()
-					cl.Engine.Close()
-				}
-			}
-			b.ReportMetric(float64(events)/time.Since(start).Seconds(), "events/s")
-			b.ReportMetric(float64(events)/float64(b.N), "events/op")
-		})
+	for _, preset := range []string{"spin", "pulp"} {
+		hw, err := cluster.Preset(preset)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, m := range spinmodel.Methods() {
+			benchDDTVector(b, preset, hw, m, types)
+		}
 	}
+}
+
+// benchDDTVector is one method's sweep on one preset.
+func benchDDTVector(b *testing.B, preset string, hw cluster.Spec, m spinmodel.Method, types []*datatype.Committed) {
+	b.Run(preset+"/"+m.String(), func(b *testing.B) {
+		var events uint64
+		start := time.Now()
+		for range b.N {
+			for _, c := range types {
+				cl, err := cluster.New(sim.New(1), hw, 2, true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := DDTUnpack{Type: c, Count: 1}.RunMethod(cl, m, spinmodel.DefaultCosts())
+				if err != nil || !r.Verified {
+					b.Fatalf("%v: verified %v, %v", m, r.Verified, err)
+				}
+				events += cl.Engine.Events()
+				cl.Engine.Close()
+			}
+		}
+		b.ReportMetric(float64(events)/time.Since(start).Seconds(), "events/s")
+		b.ReportMetric(float64(events)/float64(b.N), "events/op")
+	})
 }

@@ -87,6 +87,9 @@ func (h *HandlerCtx) SharedMem(off, b unit.Bytes) {
 // cluster on first use, or from the L1 of the cluster that used it last.
 // The HPU waits for it.
 func (h *HandlerCtx) Bring(off, b unit.Bytes) {
+	if h.s.accel == nil {
+		return // one flat NIC memory: used in place, nothing to move
+	}
 	h.sync()
 	h.t = max(h.t, h.s.mem.bring(h.p.Now(), h.HPU, h.ms.ctx.base+uint64(off), b))
 	h.sync()
