@@ -146,6 +146,11 @@ func TestPULPSpecValidate(t *testing.T) {
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "spin.pulp.dma_width") {
 		t.Fatalf("Validate() = %v", err)
 	}
+	s = pulpSpec(4)
+	s.MemSize = 8 << 20
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "the pulp model keeps both in L2") {
+		t.Fatalf("Validate() = %v", err)
+	}
 	s.Model = "gpu"
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), `spin.hpu_model = "gpu": must be arm or pulp`) {
 		t.Fatalf("Validate() = %v", err)

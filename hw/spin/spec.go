@@ -108,6 +108,8 @@ func (s Spec) Validate() error {
 			errs = append(errs, err)
 		} else if s.HPUs > s.PULP.TotalCores() {
 			bad("spin.hpus = %d: the pulp model has spin.pulp.clusters × spin.pulp.cores = %d cores; must be ≤ that", s.HPUs, s.PULP.TotalCores())
+		} else if l2 := unit.Bytes(s.PULP.L2Banks) * s.PULP.L2BankSize; s.MemSize+s.PktBuffer > l2 {
+			bad("spin.mem_size + spin.pkt_buffer = %v: the pulp model keeps both in L2 (spin.pulp.l2_banks × spin.pulp.l2_bank_size = %v); must be ≤ that", s.MemSize+s.PktBuffer, l2)
 		}
 	default:
 		bad("spin.hpu_model = %q: must be arm or pulp", s.Model)
