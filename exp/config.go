@@ -122,7 +122,7 @@ func DefaultConfig(preset string) (Config, error) {
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
 	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.Matrix.validate(), c.Shmem.Validate(),
-		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(), c.DDTPULP.validate(),
+		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(), c.DDTPULP.validate(), c.DDTPULP.fitsL2(c.Spin.PULP),
 		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(c.Jacobi.Strategies), c.JacobiScale.validate())
 	errs = append(errs, c.DDTFFT.validate(), c.ddtInterval(), c.ML.validate())

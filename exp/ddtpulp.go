@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/pulp"
 	hwspin "github.com/gpunetsim/gpunetsim/hw/spin"
 	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -58,6 +59,20 @@ func (d DDTPULPSpec) validate() error {
 	}
 	if d.ARMHPUs < 0 || d.ARMHPUs > 4096 {
 		errs = append(errs, fmt.Errorf("ddtpulp.arm_hpus = %d: must be in [0, 4096] (0 = the spin preset's)", d.ARMHPUs))
+	}
+	return errors.Join(errs...)
+}
+
+// fitsL2 checks that what the studies preload fits the PULP L2 (the
+// bandwidth test's blocks; the microkernel's packets).
+func (d DDTPULPSpec) fitsL2(p pulp.Spec) error {
+	l2 := unit.Bytes(p.L2Banks) * p.L2BankSize
+	var errs []error
+	if d.BWTotal > l2 {
+		errs = append(errs, fmt.Errorf("ddtpulp.bw_total = %v: the blocks are preloaded in L2 (spin.pulp.l2_banks × spin.pulp.l2_bank_size = %v); must be ≤ that", d.BWTotal, l2))
+	}
+	if d.Size > l2 {
+		errs = append(errs, fmt.Errorf("ddtpulp.size = %v: the packets are preloaded in L2 (spin.pulp.l2_banks × spin.pulp.l2_bank_size = %v); must be ≤ that", d.Size, l2))
 	}
 	return errors.Join(errs...)
 }
