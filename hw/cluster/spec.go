@@ -73,7 +73,7 @@ func GPUTN() Spec {
 		NIC: nic.Spec{CmdLatency: 100 * sim.Nanosecond, CmdSize: 64, MatchCost: 5 * sim.Nanosecond,
 			TrigEvalCost: 10 * sim.Nanosecond, EventSize: 64, EQSize: 1024, TrigFIFODepth: 256,
 			TrigPop: 2 * sim.Nanosecond, TrigMaxEntries: 16, TrigLookup: "assoc",
-			VerbsEngines: 16, VerbsWQECost: 10 * sim.Nanosecond,
+			VerbsEngines: 16, VerbsWQECost: 10 * sim.Nanosecond, VerbsMaxSGE: 16, VerbsRNRRetry: 3, VerbsRNRTimer: 10 * sim.Microsecond,
 			XtqLookup: 5 * sim.Nanosecond, XtqRewrite: 20 * sim.Nanosecond, XtqTableSize: 64, XtqFullPolicy: "retry",
 			XtqRetry: sim.Microsecond, XtqHoldDepth: 8,
 			XtqTables: "nic", XtqCacheEntries: 16, XtqCacheWays: 4},

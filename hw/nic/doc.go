@@ -104,6 +104,13 @@
 // may serve several QPs. Bad keys, out-of-range addresses, missing receive
 // WQEs and malformed WQEs complete with error CQEs (WCStatus); the QP then
 // enters the error state and every later WQE is flushed, at both ends.
+// Scatter/gather lists (verbs_sge.go): a WQE with WQESGL gathers its
+// payload from (a read scatters its response over) up to VerbsMaxSGE
+// entries, a receive WQE with NumSGE scatters a send over its list; the
+// NIC reads a list by DMA and checks count, keys and total. A CQ with a
+// consumer record (CQ.SetConsumerRecord) overruns when a CQE would
+// overwrite an unconsumed one: the CQ enters the error state, a CQ error
+// event is raised (AsyncEvents) and its QPs move to the error state.
 // SetReorder switches on the peer-to-peer write-reordering hazard of
 // hardware.md §5.4 for verbs writes into GPU memory.
 //
@@ -169,8 +176,7 @@
 // the CT host mirror (a host CT poll's MMIO cost is the caller's), sPIN
 // (nic.md §5), the GPU-TN dynamic extension (§3.5); verbs: RNR and
 // transport retries, unreliable and dynamically connected transports,
-// atomics, scatter/gather lists of more than one entry, CQ overrun (a CQ
-// must be sized for the WQEs of its QPs); for XTQ, link credits behind
+// CQ overrun on CQs without a consumer record; for XTQ, link credits behind
 // the hold buffer (the
 // packets waiting at the ingress are unbounded; the sender is not
 // stopped). Host software costs of Portals calls (MEAppend, EQGet) are

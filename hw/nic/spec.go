@@ -23,6 +23,9 @@ type Spec struct {
 	TrigLookup     string     `toml:"trig_lookup" doc:"GPU-TN tag lookup: assoc, hash or memlist" src:"DOC"`
 	VerbsEngines   int        `toml:"verbs_engines" doc:"verbs: HCA engines processing different QPs in parallel (one QP's WQEs are serial)" src:"DEFAULT"`
 	VerbsWQECost   sim.Time   `toml:"verbs_wqe_cost" doc:"verbs: engine time per WQE (parse, validate, build the first packet)" src:"DEFAULT"`
+	VerbsMaxSGE    int        `toml:"verbs_max_sge" doc:"verbs: scatter/gather entries per work request (a longer list completes with a local length error)" src:"DEFAULT"`
+	VerbsRNRRetry  int        `toml:"verbs_rnr_retry" doc:"verbs: retries of a send or write-with-immediate after an RNR NAK (no receive WQE posted); 7 retries forever, as in InfiniBand" src:"DEFAULT"`
+	VerbsRNRTimer  sim.Time   `toml:"verbs_rnr_timer" doc:"verbs: minimum RNR NAK timer, the requester's wait before a retry (InfiniBand encoding 1: 0.01 ms)" src:"DEFAULT"`
 	// XTQ (nic.md §4.3). The spec's default full-queue policy is drop; the
 	// default here is retry, because a dropped task is lost work the
 	// collectives cannot recover, and the issue asks that a full queue
@@ -70,6 +73,15 @@ func (s Spec) Validate() error {
 	}
 	if s.VerbsWQECost < 0 {
 		errs = append(errs, fmt.Errorf("nic.verbs_wqe_cost = %v: must be ≥ 0", s.VerbsWQECost))
+	}
+	if s.VerbsMaxSGE < 1 || s.VerbsMaxSGE > 256 {
+		errs = append(errs, fmt.Errorf("nic.verbs_max_sge = %d: must be in [1, 256]", s.VerbsMaxSGE))
+	}
+	if s.VerbsRNRRetry < 0 || s.VerbsRNRRetry > 7 {
+		errs = append(errs, fmt.Errorf("nic.verbs_rnr_retry = %d: must be in [0, 7] (7: forever)", s.VerbsRNRRetry))
+	}
+	if s.VerbsRNRTimer < 0 {
+		errs = append(errs, fmt.Errorf("nic.verbs_rnr_timer = %v: must be ≥ 0", s.VerbsRNRTimer))
 	}
 	if s.XtqLookup < 0 || s.XtqRewrite < 0 {
 		errs = append(errs, fmt.Errorf("nic.xtq_lookup/xtq_rewrite = %v/%v: must be ≥ 0", s.XtqLookup, s.XtqRewrite))

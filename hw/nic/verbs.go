@@ -69,6 +69,7 @@ func (o VerbsOp) needsRecv() bool { return o == VWriteImm || o == VSend || o == 
 const (
 	WQESignaled uint8 = 1 << iota // write a CQE on completion
 	WQEInline                     // the payload is in WQE.Inline, not at LocalAddr
+	WQESGL                        // the local buffer is a scatter/gather list at LocalAddr (verbs_sge.go)
 )
 
 // WQE is a send-queue entry. Its 64-byte layout, one field per 8-byte
@@ -136,20 +137,27 @@ type RecvWQE struct {
 	Addr   mem.Addr
 	Length uint32
 	LKey   uint32
+	// SGL, when NumSGE > 0, is a scatter list of NumSGE entries (words 3
+	// and 4) that replaces (Addr, Length, LKey).
+	SGL    mem.Addr
+	NumSGE uint32
 }
 
-// Encode writes the receive WQE into b (at least 24 bytes).
+// Encode writes the receive WQE into b (at least 40 bytes).
 func (r RecvWQE) Encode(b []byte) {
 	binary.LittleEndian.PutUint64(b, r.WRID)
 	binary.LittleEndian.PutUint64(b[8:], uint64(r.Addr))
 	binary.LittleEndian.PutUint64(b[16:], uint64(r.Length)|uint64(r.LKey)<<32)
+	binary.LittleEndian.PutUint64(b[24:], uint64(r.SGL))
+	binary.LittleEndian.PutUint64(b[32:], uint64(r.NumSGE))
 }
 
 // DecodeRecvWQE parses a receive WQE.
 func DecodeRecvWQE(b []byte) RecvWQE {
 	v := binary.LittleEndian.Uint64(b[16:])
 	return RecvWQE{WRID: binary.LittleEndian.Uint64(b), Addr: mem.Addr(binary.LittleEndian.Uint64(b[8:])),
-		Length: uint32(v), LKey: uint32(v >> 32)}
+		Length: uint32(v), LKey: uint32(v >> 32), SGL: mem.Addr(binary.LittleEndian.Uint64(b[24:])),
+		NumSGE: uint32(binary.LittleEndian.Uint64(b[32:]))}
 }
 
 // WCStatus is a completion's status (ibv_wc_status).
@@ -251,11 +259,52 @@ func (r *MR) covers(a mem.Addr, l uint64, need Access) bool {
 // CQ is a completion queue: a ring of CQESize entries at Base that the NIC
 // writes by posted DMA writes, in completion order, with the owner bit of
 // OwnerFor. Several QPs may share one CQ.
+//
+// With a consumer record (SetConsumerRecord) the NIC checks every CQE
+// against it: a CQE that would overwrite one software has not consumed is
+// a CQ overrun, as in verbs: the CQ enters the error state (that CQE and
+// every later one are dropped), an asynchronous CQ error event is raised
+// (AsyncEvents) and every QP completing into the CQ moves to the error
+// state, so its later work requests are flushed.
 type CQ struct {
 	Num      int
 	Base     mem.Addr
 	Entries  int
 	produced uint64
+	ci       mem.Addr // consumer record (0: software sizes the CQ, no check)
+	failed   bool
+	dropped  uint64
+}
+
+// SetConsumerRecord names the 8-byte word where software keeps the count
+// of CQEs it consumed (the CQ doorbell record's consumer index). The NIC
+// reads it as memory holds it when it writes a CQE (the HCA keeps the
+// record where it reads it; the read is not charged separately).
+func (c *CQ) SetConsumerRecord(a mem.Addr) { c.ci = a }
+
+// Failed reports whether the CQ overran and is in the error state.
+func (c *CQ) Failed() bool { return c.failed }
+
+// Dropped returns the CQEs dropped because the CQ is in the error state.
+func (c *CQ) Dropped() uint64 { return c.dropped }
+
+// AsyncKind names an asynchronous error event (ibv_event_type).
+type AsyncKind uint8
+
+// Asynchronous events.
+const (
+	EventCQError AsyncKind = iota // a CQ overran (IBV_EVENT_CQ_ERR)
+)
+
+func (k AsyncKind) String() string { return "cq-error" }
+
+// AsyncEvent is an asynchronous error event of the NIC: data in the
+// simulated world that software reads, never a panic.
+type AsyncEvent struct {
+	Kind AsyncKind
+	At   sim.Time
+	CQ   int      // the CQ of a cq-error
+	QPs  []uint32 // the QPs it moved to the error state
 }
 
 // Produced returns the number of CQEs the NIC has issued to the CQ.
@@ -354,11 +403,16 @@ type verbs struct {
 	landed  uint64 // highest sequence number of a GPU-memory write that landed
 	wseq    uint64 // sequence numbers of verbs writes
 	stats   VerbsStats
+	async   []AsyncEvent
 }
+
+// AsyncEvents returns the NIC's asynchronous error events so far.
+func (n *NIC) AsyncEvents() []AsyncEvent { return n.vs().async }
 
 // VerbsStats count the verbs front end's activity.
 type VerbsStats struct {
 	WQEs, Fetches, CQEs, ErrorCQEs, Naks, EnginesMax uint64
+	CQOverruns, RNRNaks, RNRRetries                  uint64
 	Reordered                                        uint64 // NIC→GPU writes delayed by the reorder hazard
 }
 

@@ -46,6 +46,7 @@ type rcIn struct {
 	status   WCStatus
 	dest     mem.Addr
 	recv     *RecvWQE
+	sgl      []SGE // the initiator's read scatter list, or the receive WQE's list
 	recvWait bool
 	held     []*Packet
 	seen     int
@@ -165,6 +166,12 @@ func (n *NIC) fetchRecv(q *QP, m *rcIn) {
 			n.mem.Read(a, b[:])
 			r := DecodeRecvWQE(b[:])
 			m.recv = &r
+			if r.NumSGE > 0 && m.hdr.Op != VWriteImm {
+				n.fetchSGL(r.SGL, int(r.NumSGE), AccessLocalWrite, m.length, true,
+					func(list []SGE) { m.sgl = list; n.recvReady(m) },
+					func(s WCStatus) { m.status = s; n.recvReady(m) })
+				return
+			}
 			if m.hdr.Op != VWriteImm {
 				switch {
 				case uint64(r.Length) < m.length:
@@ -193,7 +200,13 @@ func (n *NIC) recvReady(m *rcIn) {
 // completes the message after its last byte is visible.
 func (n *NIC) rcData(m *rcIn, pk *Packet) {
 	m.seen++
-	if m.status == WCSuccess && pk.Len > 0 {
+	if m.status == WCSuccess && pk.Len > 0 && m.sgl != nil {
+		data := pk.Data
+		m.pending++ // until every piece was issued
+		m.pending += n.scatter(m.sgl, pk.Offset, pk.Len, data, func() { m.pending--; n.rcMaybeDone(m) })
+		n.fab.PutBuf(data)
+		m.pending--
+	} else if m.status == WCSuccess && pk.Len > 0 {
 		a, data, ln := m.dest+mem.Addr(pk.Offset), pk.Data, pk.Len
 		m.pending++
 		n.rcWrite(a, data, ln, func() { n.fab.PutBuf(data); m.pending--; n.rcMaybeDone(m) })
@@ -298,7 +311,13 @@ func (n *NIC) readResponse(pk *Packet) {
 		m.npk = n.packets(pk.Hdr.Length)
 	}
 	m.seen++
-	if m.status == WCSuccess && pk.Len > 0 {
+	if m.status == WCSuccess && pk.Len > 0 && m.sgl != nil {
+		data := pk.Data
+		m.pending++
+		m.pending += n.scatter(m.sgl, pk.Offset, pk.Len, data, func() { m.pending--; n.readMaybeDone(m) })
+		n.fab.PutBuf(data)
+		m.pending--
+	} else if m.status == WCSuccess && pk.Len > 0 {
 		a, data, ln := m.w.LocalAddr+mem.Addr(pk.Offset), pk.Data, pk.Len
 		m.pending++
 		n.rcWrite(a, data, ln, func() {

@@ -97,29 +97,48 @@ func (n *NIC) execWQE(q *QP, idx uint64, w WQE) {
 		return
 	}
 	n.e.After(n.spec.VerbsWQECost, func() {
-		v := n.vs()
-		n.nextMsg++
-		msg := n.nextMsg
-		v.in[outKey(msg)] = &rcIn{qp: q, idx: idx, w: w, start: start, msg: msg}
-		hdr := &Header{Length: uint64(w.Length), RC: &RCHeader{Op: w.Op, DstQPN: q.rqpn, RemoteAddr: w.RemoteAddr,
-			RKey: w.RKey, Imm: w.Imm}}
-		if w.Op == VAtomic {
-			hdr.RC.Operand, hdr.RC.Compare = w.Word(6), w.Word(7)
+		if w.Flags&WQESGL == 0 {
+			n.startWQE(q, idx, w, start, nil)
+			return
 		}
-		fin := func() { n.release(q) }
-		switch {
-		case w.Op == VRead || w.Op == VAtomic:
-			n.sendPackets(q.remote, KindRCRequest, msg, hdr, 0, FailOK, 0, n.fromBuffer(nil), fin)
-		case w.Flags&WQEInline != 0:
-			data := make([]byte, w.Length)
-			copy(data, w.Inline[:w.Length])
-			n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromBuffer(data), fin)
-		case v.ppb != nil:
-			n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemoryPPB(w.LocalAddr), fin)
-		default:
-			n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemory(w.LocalAddr), fin)
+		need := Access(0)
+		if w.Op == VRead {
+			need = AccessLocalWrite
 		}
+		n.fetchSGL(w.LocalAddr, w.sgeCount(), need, uint64(w.Length), false,
+			func(list []SGE) { n.startWQE(q, idx, w, start, list) },
+			func(s WCStatus) { n.complete(q, idx, w, s, 0); n.release(q) })
 	})
+}
+
+// startWQE sends WQE idx of q (its gather or scatter list, when it has
+// one, already fetched and checked); the engine is released when the last
+// packet has been handed to the fabric.
+func (n *NIC) startWQE(q *QP, idx uint64, w WQE, start sim.Time, list []SGE) {
+	v := n.vs()
+	n.nextMsg++
+	msg := n.nextMsg
+	v.in[outKey(msg)] = &rcIn{qp: q, idx: idx, w: w, start: start, msg: msg, sgl: list}
+	hdr := &Header{Length: uint64(w.Length), RC: &RCHeader{Op: w.Op, DstQPN: q.rqpn, RemoteAddr: w.RemoteAddr,
+		RKey: w.RKey, Imm: w.Imm}}
+	if w.Op == VAtomic {
+		hdr.RC.Operand, hdr.RC.Compare = w.Word(6), w.Word(7)
+	}
+	fin := func() { n.release(q) }
+	switch {
+	case w.Op == VRead || w.Op == VAtomic:
+		n.sendPackets(q.remote, KindRCRequest, msg, hdr, 0, FailOK, 0, n.fromBuffer(nil), fin)
+	case w.Flags&WQEInline != 0:
+		data := make([]byte, w.Length)
+		copy(data, w.Inline[:w.Length])
+		n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromBuffer(data), fin)
+	case list != nil:
+		n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromSGL(list), fin)
+	case v.ppb != nil:
+		n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemoryPPB(w.LocalAddr), fin)
+	default:
+		n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemory(w.LocalAddr), fin)
+	}
 }
 
 // checkLocal validates a WQE against the QP and its local key.
@@ -131,8 +150,10 @@ func (n *NIC) checkLocal(q *QP, w WQE) WCStatus {
 		return WCLocLenErr
 	case w.Op == VAtomic && (w.Length != 4 && w.Length != 8 || w.Imm > AtomicCSwap):
 		return WCLocLenErr
-	case w.Flags&WQEInline != 0:
-		return WCSuccess
+	case w.Flags&WQESGL != 0 && (w.Flags&WQEInline != 0 || w.Op == VAtomic):
+		return WCLocQPOpErr
+	case w.Flags&(WQEInline|WQESGL) != 0:
+		return WCSuccess // inline data needs no key; a list's entries are checked when it is fetched
 	}
 	need := Access(0)
 	if w.Op == VRead || w.Op == VAtomic {
@@ -173,6 +194,10 @@ func (n *NIC) complete(q *QP, idx uint64, w WQE, s WCStatus, bytes uint32) {
 // writeCQE posts a CQE to c by a 64 B posted DMA write, ordered after the
 // data writes issued before it.
 func (n *NIC) writeCQE(c *CQ, e CQE) {
+	if c.failed || n.overrun(c) {
+		c.dropped++
+		return
+	}
 	k := c.produced
 	c.produced++
 	e.Owner = OwnerFor(k, c.Entries)
@@ -193,3 +218,24 @@ func outKey(msg uint64) uint64 { return 1<<63 | msg }
 
 // span helper for verbs traces.
 func (n *NIC) vspan(what string, start sim.Time) { n.spanOp("verbs ", what, start) }
+
+// overrun reports whether the next CQE of c would overwrite one software
+// has not consumed; if so it puts c in the error state, moves every QP
+// completing into it to the error state and raises the CQ error event.
+func (n *NIC) overrun(c *CQ) bool {
+	if c.ci == 0 || c.produced-n.mem.Load64(c.ci) < uint64(c.Entries) {
+		return false
+	}
+	v := n.vs()
+	c.failed = true
+	v.stats.CQOverruns++
+	ev := AsyncEvent{Kind: EventCQError, At: n.e.Now(), CQ: c.Num}
+	for _, q := range v.qps {
+		if q.cfg.SendCQ == c || q.cfg.RecvCQ == c {
+			q.state = QPError
+			ev.QPs = append(ev.QPs, q.Num)
+		}
+	}
+	v.async = append(v.async, ev)
+	return true
+}
