@@ -111,6 +111,12 @@
 // consumer record (CQ.SetConsumerRecord) overruns when a CQE would
 // overwrite an unconsumed one: the CQ enters the error state, a CQ error
 // event is raised (AsyncEvents) and its QPs move to the error state.
+// A send or write with immediate that finds no receive WQE gets an RNR
+// NAK (verbs_rnr.go): the responder holds the QP's later messages behind
+// one waiting for its receive WQE and drops them after the NAK; the
+// requester waits VerbsRNRTimer, goes back to the NAKed WQE and re-sends
+// from there, up to VerbsRNRRetry times (7: forever), then fails the WQE
+// with WCRNRRetryExc and flushes the rest.
 // SetReorder switches on the peer-to-peer write-reordering hazard of
 // hardware.md §5.4 for verbs writes into GPU memory.
 //
@@ -174,8 +180,8 @@
 // while in use, AUTO_FREE, bounded NIC buffers and DMA engine occupancy
 // (the DMA FIFO is reported, not bounded), packet loss and retransmission,
 // the CT host mirror (a host CT poll's MMIO cost is the caller's), sPIN
-// (nic.md §5), the GPU-TN dynamic extension (§3.5); verbs: RNR and
-// transport retries, unreliable and dynamically connected transports,
+// (nic.md §5), the GPU-TN dynamic extension (§3.5); verbs: transport
+// retries (the fabric loses nothing), unreliable and dynamically connected transports,
 // CQ overrun on CQs without a consumer record; for XTQ, link credits behind
 // the hold buffer (the
 // packets waiting at the ingress are unbounded; the sender is not

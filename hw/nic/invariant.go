@@ -38,6 +38,16 @@ func (n *NIC) Invariants(now sim.Time) []sim.Violation {
 	if len(n.rxHeld) > 0 {
 		bad("%d received packet(s) held behind a refused one", len(n.rxHeld))
 	}
+	if v := n.v; v != nil && len(v.dropped) > 0 {
+		bad("verbs: packets of %d message(s) dropped after an RNR NAK still expected", len(v.dropped))
+	}
+	if v := n.v; v != nil {
+		for _, q := range v.qps {
+			if len(q.rnr.held) > 0 {
+				bad("verbs QP %d: %d message(s) held behind one waiting for a receive WQE", q.Num, len(q.rnr.held))
+			}
+		}
+	}
 	if n.dmaOut != 0 {
 		bad("%d DMA request(s) outstanding", n.dmaOut)
 	}

@@ -171,7 +171,7 @@ const (
 	WCLocProtErr            // the lkey does not cover the local buffer with the needed access
 	WCRemInvReqErr          // the target QP does not exist or could not take the message
 	WCRemAccessErr          // the rkey does not cover the remote range with the needed access
-	WCRNRRetryExc           // no receive WQE was posted at the target (no RNR retries modelled)
+	WCRNRRetryExc           // no receive WQE was posted at the target through every RNR retry
 	WCWRFlushErr            // flushed: the QP was already in the error state
 )
 
@@ -357,6 +357,7 @@ type QP struct {
 	retired  uint64             // WQEs completed in order
 	finished map[uint64]wqeDone // completed out of order, awaiting retirement
 	rqNext   uint64             // receive WQEs consumed
+	rnr      rnrState           // RNR NAKs and go-back (verbs_rnr.go)
 	stats    QPStats
 }
 
@@ -404,6 +405,7 @@ type verbs struct {
 	wseq    uint64 // sequence numbers of verbs writes
 	stats   VerbsStats
 	async   []AsyncEvent
+	dropped map[uint64]int // packets still to come of messages the responder dropped (verbs_rnr.go)
 }
 
 // AsyncEvents returns the NIC's asynchronous error events so far.

@@ -198,3 +198,71 @@ func TestVerbsSGLErrors(t *testing.T) {
 		})
 	}
 }
+
+// Two sends go out before the target posts any receive WQE; the receives
+// come 15 µs later. The first send is RNR-NAKed, the second (in flight
+// behind it) is dropped; after the RNR timer the requester goes back and
+// both are delivered once, in order, into the first two of three receive
+// WQEs; the target QP stays ready.
+func TestVerbsRNRRetrySucceeds(t *testing.T) {
+	r := newRCPair(t)
+	r.v.mems[0].Write(r.buf[0], pattern(200, 5))
+	r.post(0, nic.WQE{Op: nic.VSend, Flags: nic.WQESignaled, Length: 100, LKey: r.mr[0].Key, LocalAddr: r.buf[0], WRID: 1})
+	r.post(0, nic.WQE{Op: nic.VSend, Flags: nic.WQESignaled, Length: 50, LKey: r.mr[0].Key, LocalAddr: r.buf[0] + 100, WRID: 2})
+	r.ring(0, 0)
+	r.v.e.SpawnAt(15*sim.Microsecond, "post-recv", func(p *sim.Proc) {
+		for k := range 3 {
+			r.postRecv(1, nic.RecvWQE{WRID: uint64(10 + k), Addr: r.buf[1] + mem.Addr(1000*k), Length: 1000, LKey: r.mr[1].Key})
+		}
+	})
+	ini, tgt := r.watchCQ(0), r.watchCQ(1)
+	r.v.run()
+	if len(*ini) != 2 || (*ini)[0].c.WRID != 1 || (*ini)[1].c.WRID != 2 || (*ini)[0].c.Status != nic.WCSuccess || (*ini)[1].c.Status != nic.WCSuccess {
+		t.Fatalf("initiator CQEs %+v: want sends 1 and 2 completed in order", *ini)
+	}
+	if len(*tgt) != 2 || (*tgt)[0].c.WRID != 10 || (*tgt)[0].c.ByteLen != 100 || (*tgt)[1].c.WRID != 11 || (*tgt)[1].c.ByteLen != 50 {
+		t.Fatalf("target CQEs %+v: want receives 10 (100 B) and 11 (50 B), each once", *tgt)
+	}
+	if !bytes.Equal(r.v.read(1, r.buf[1], 100), pattern(200, 5)[:100]) || !bytes.Equal(r.v.read(1, r.buf[1]+1000, 50), pattern(200, 5)[100:150]) {
+		t.Fatal("sends landed wrong")
+	}
+	st := r.v.nics[0].VerbsStats()
+	if st.RNRNaks < 1 || st.RNRRetries != st.RNRNaks || r.qp[1].State() != nic.QPReady || r.qp[0].State() != nic.QPReady {
+		t.Fatalf("RNR NAKs %d retries %d, states %v/%v: want retried NAKs and both QPs ready", st.RNRNaks, st.RNRRetries, r.qp[0].State(), r.qp[1].State())
+	}
+	if (*ini)[0].at < 15*sim.Microsecond {
+		t.Fatalf("send completed at %v, before any receive WQE was posted", (*ini)[0].at)
+	}
+}
+
+// Without a receive WQE ever posted, the requester retries exactly
+// nic.verbs_rnr_retry times, RNR timer apart, then completes the send with
+// rnr-retry-exceeded and flushes the next WQE; the responder stays ready.
+func TestVerbsRNRRetryExhausted(t *testing.T) {
+	for _, retries := range []int{0, 2} {
+		r := newRCPair(t, func(s *cluster.Spec) { s.NIC.VerbsRNRRetry, s.NIC.VerbsRNRTimer = retries, 20*sim.Microsecond })
+		r.post(0, nic.WQE{Op: nic.VSend, Flags: nic.WQESignaled, Length: 8, LKey: r.mr[0].Key, LocalAddr: r.buf[0], WRID: 1})
+		r.post(0, nic.WQE{Op: nic.VWrite, Flags: nic.WQESignaled, Length: 8, LKey: r.mr[0].Key, LocalAddr: r.buf[0],
+			RemoteAddr: r.buf[1] + 64, RKey: r.mr[1].Key, WRID: 2})
+		r.v.mems[0].Write(r.buf[0], pattern(8, 1))
+		r.ring(0, 0)
+		ini := r.watchCQ(0)
+		r.v.run()
+		if len(*ini) != 2 || (*ini)[0].c.Status != nic.WCRNRRetryExc || (*ini)[1].c.Status != nic.WCWRFlushErr {
+			t.Fatalf("retries %d: CQEs %+v, want rnr-retry-exceeded then a flush", retries, *ini)
+		}
+		st := r.v.nics[0].VerbsStats()
+		if st.RNRNaks != uint64(retries+1) || st.RNRRetries != uint64(retries) {
+			t.Fatalf("retries %d: %d NAKs, %d retries", retries, st.RNRNaks, st.RNRRetries)
+		}
+		if at := (*ini)[0].at; at < sim.Time(retries)*20*sim.Microsecond || at > sim.Time(retries)*20*sim.Microsecond+20*sim.Microsecond {
+			t.Fatalf("retries %d: failed at %v, want after %d RNR timers of 20 µs", retries, at, retries)
+		}
+		if r.qp[1].State() != nic.QPReady || r.qp[0].State() != nic.QPError {
+			t.Fatalf("retries %d: states %v/%v, want the requester in error and the responder ready", retries, r.qp[0].State(), r.qp[1].State())
+		}
+		if !bytes.Equal(r.v.read(1, r.buf[1]+64, 8), make([]byte, 8)) {
+			t.Fatalf("retries %d: the flushed write reached the target", retries)
+		}
+	}
+}

@@ -28,6 +28,8 @@ type RCHeader struct {
 	Status     WCStatus // acks and read responses
 	Operand    uint64   // atomics
 	Compare    uint64   // compare-swap
+	PSN        uint64   // the requester's WQE index (verbs_rnr.go)
+	Gen        uint64   // the requester's go-back generation
 }
 
 // rcIn is a verbs message in flight: at the initiator (qp, idx, w) until
@@ -48,6 +50,7 @@ type rcIn struct {
 	recv     *RecvWQE
 	sgl      []SGE // the initiator's read scatter list, or the receive WQE's list
 	recvWait bool
+	rnr      bool // no receive WQE was posted: answered with an RNR NAK
 	held     []*Packet
 	seen     int
 	npk      int
@@ -64,8 +67,15 @@ func (n *NIC) rcDeliver(pk *Packet) {
 	switch pk.Kind {
 	case KindRCAck:
 		m := v.in[outKey(pk.Msg)]
+		if m == nil {
+			return // the message was abandoned by a go-back; its ack still came
+		}
 		delete(v.in, outKey(pk.Msg))
 		st := pk.Hdr.RC.Status
+		if st == WCRNRRetryExc {
+			n.rnrNak(m)
+			return
+		}
 		if st != WCSuccess {
 			v.stats.Naks++
 		}
@@ -79,9 +89,15 @@ func (n *NIC) rcDeliver(pk *Packet) {
 	key := msgKey(pk.Src, pk.Msg)
 	m := v.in[key]
 	if m == nil {
+		if n.rcDropped(pk) {
+			return
+		}
 		if pk.Index != 0 { // overtook its header on an out-of-order fabric
 			n.stats.Overtaken++
 			v.early[key] = append(v.early[key], pk)
+			return
+		}
+		if !n.rcAdmit(n.qp(pk.Hdr.RC.DstQPN), pk) {
 			return
 		}
 		m = n.rcBind(pk)
@@ -133,6 +149,7 @@ func (n *NIC) rcBind(pk *Packet) *rcIn {
 	}
 	if m.status == WCSuccess && h.Op.needsRecv() {
 		m.recvWait = true
+		q.rnr.busy = m
 		n.fetchRecv(q, m)
 	}
 	return m
@@ -154,7 +171,7 @@ func (n *NIC) fetchRecv(q *QP, m *rcIn) {
 		n.dmaEnd(k1)
 		if idx >= n.mem.Load64(dbr) {
 			q.rqNext = min(q.rqNext, idx) // nothing was consumed
-			m.status = WCRNRRetryExc
+			m.status, m.rnr = WCRNRRetryExc, true
 			n.recvReady(m)
 			return
 		}
@@ -189,6 +206,7 @@ func (n *NIC) fetchRecv(q *QP, m *rcIn) {
 // recvReady releases the packets that waited for the receive WQE.
 func (n *NIC) recvReady(m *rcIn) {
 	m.recvWait = false
+	defer n.rcRecvResolved(m)
 	held := m.held
 	m.held = nil
 	for _, pk := range held {
@@ -233,8 +251,8 @@ func (n *NIC) rcMaybeDone(m *rcIn) {
 			n.writeCQE(m.qp.cfg.RecvCQ, c)
 		}
 		st := m.status
-		if st != WCSuccess && m.qp != nil {
-			m.qp.state = QPError // the responder stops too (no retries are modelled): later messages are refused
+		if st != WCSuccess && !m.rnr && m.qp != nil {
+			m.qp.state = QPError // the responder stops too: later messages are refused (an RNR NAK leaves it ready)
 		}
 		if st == WCLocLenErr || st == WCLocProtErr {
 			st = WCRemInvReqErr // the requester sees a remote error

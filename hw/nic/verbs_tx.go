@@ -60,8 +60,13 @@ func (n *NIC) processNext(q *QP) {
 	done, k := n.dmaRead(a, cnt*WQESize)
 	q.stats.Fetches++
 	n.vs().stats.Fetches++
+	gen := q.rnr.gen
 	n.e.At(done, func() {
 		n.dmaEnd(k)
+		if gen != q.rnr.gen { // a go-back meanwhile: start over from the new position
+			n.release(q)
+			return
+		}
 		// The NIC sees memory as it is now: WQE bytes still in a GPU
 		// cache, or not yet written, are misread.
 		buf := make([]byte, cnt*WQESize)
@@ -82,9 +87,12 @@ func (n *NIC) execWQE(q *QP, idx uint64, w WQE) {
 	q.stats.WQEs++
 	n.vs().stats.WQEs++
 	start := n.e.Now()
+	gen := q.rnr.gen
 	fail := func(s WCStatus) {
 		n.e.After(n.spec.VerbsWQECost, func() {
-			n.complete(q, idx, w, s, 0)
+			if gen == q.rnr.gen {
+				n.complete(q, idx, w, s, 0)
+			}
 			n.release(q)
 		})
 	}
@@ -97,6 +105,10 @@ func (n *NIC) execWQE(q *QP, idx uint64, w WQE) {
 		return
 	}
 	n.e.After(n.spec.VerbsWQECost, func() {
+		if gen != q.rnr.gen { // abandoned by a go-back while being parsed
+			n.release(q)
+			return
+		}
 		if w.Flags&WQESGL == 0 {
 			n.startWQE(q, idx, w, start, nil)
 			return
@@ -106,8 +118,19 @@ func (n *NIC) execWQE(q *QP, idx uint64, w WQE) {
 			need = AccessLocalWrite
 		}
 		n.fetchSGL(w.LocalAddr, w.sgeCount(), need, uint64(w.Length), false,
-			func(list []SGE) { n.startWQE(q, idx, w, start, list) },
-			func(s WCStatus) { n.complete(q, idx, w, s, 0); n.release(q) })
+			func(list []SGE) {
+				if gen != q.rnr.gen {
+					n.release(q)
+					return
+				}
+				n.startWQE(q, idx, w, start, list)
+			},
+			func(s WCStatus) {
+				if gen == q.rnr.gen {
+					n.complete(q, idx, w, s, 0)
+				}
+				n.release(q)
+			})
 	})
 }
 
@@ -120,7 +143,7 @@ func (n *NIC) startWQE(q *QP, idx uint64, w WQE, start sim.Time, list []SGE) {
 	msg := n.nextMsg
 	v.in[outKey(msg)] = &rcIn{qp: q, idx: idx, w: w, start: start, msg: msg, sgl: list}
 	hdr := &Header{Length: uint64(w.Length), RC: &RCHeader{Op: w.Op, DstQPN: q.rqpn, RemoteAddr: w.RemoteAddr,
-		RKey: w.RKey, Imm: w.Imm}}
+		RKey: w.RKey, Imm: w.Imm, PSN: idx, Gen: q.rnr.gen}}
 	if w.Op == VAtomic {
 		hdr.RC.Operand, hdr.RC.Compare = w.Word(6), w.Word(7)
 	}
