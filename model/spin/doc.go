@@ -59,7 +59,10 @@
 // overflow buffer with the cold-cache model. The ddt experiments use the
 // RTR protocol, so their data never arrives unexpected.
 //
-// Not modelled: user attributes other than the priority (type_set_attr
-// offload on/off, ε per type) and sender-side (outbound) datatype
-// processing in the experiments.
+// User hints (type_set_attr, §6): Plan.Priority (victim selection),
+// Plan.NoOffload (the host unpacks), and ε per type through the Costs given
+// to NewPlan.
+//
+// Not modelled: sender-side (outbound) datatype processing in the
+// experiments.
 package spin

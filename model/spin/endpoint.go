@@ -135,6 +135,9 @@ func (e *Endpoint) recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int, rtr bool
 	span := uint64(plan.Hi - plan.Lo)
 	me := nic.ME{Start: buf, Length: span, MatchID: src, MatchBits: dataBits, Options: nic.MEOpPut | nic.MEUseOnce}
 	method := e.method
+	if plan.NoOffload && method != HostUnpack {
+		method = HostUnpack
+	}
 	var ent *resident
 	if method.Handlers() {
 		var err error

@@ -68,7 +68,10 @@ type Plan struct {
 	// §6): under NIC-memory pressure, resident structures of lower
 	// priority are evicted first.
 	Priority int
-	costs    Costs
+	// NoOffload is the user's "do not offload" hint (type_set_attr): the
+	// receive lands contiguously and the host unpacks it.
+	NoOffload bool
+	costs     Costs
 	// HostCreate is the host's one-time cost to build the NIC structures
 	// (checkpoints: Process over the message without copies), before the
 	// copy over PCIe (§7.3).

@@ -19,6 +19,11 @@ import (
 // 1 under RW-CP with one checkpoint per packet, and checks every buffer
 // against datatype.Unpack. prio gives each type's user priority.
 func recvSeq(t *testing.T, costs spinmodel.Costs, memSize unit.Bytes, types []*datatype.Committed, prio []int, seq []int) ([]spinmodel.RecvResult, spinmodel.ResidencyStats) {
+	return recvSeqWith(t, costs, memSize, types, func(i int, p *spinmodel.Plan) { p.Priority = prio[i] }, seq)
+}
+
+// recvSeqWith is recvSeq with the user's hints set by hint on each plan.
+func recvSeqWith(t *testing.T, costs spinmodel.Costs, memSize unit.Bytes, types []*datatype.Committed, hint func(int, *spinmodel.Plan), seq []int) ([]spinmodel.RecvResult, spinmodel.ResidencyStats) {
 	t.Helper()
 	hw := cluster.Spin()
 	hw.Spin.MemSize = memSize
@@ -35,7 +40,7 @@ func recvSeq(t *testing.T, costs spinmodel.Costs, memSize unit.Bytes, types []*d
 		if plans[i], err = spinmodel.NewPlan(spinmodel.RWCP, ty, 1, rcv.Env()); err != nil {
 			t.Fatal(err)
 		}
-		plans[i].Priority = prio[i]
+		hint(i, plans[i])
 	}
 	var results []spinmodel.RecvResult
 	var failure error
@@ -163,5 +168,15 @@ func TestTooLargeForNICMemory(t *testing.T) {
 	}(), Costs: env.Costs, K: 2048, TPkt: env.TPkt})
 	if !errors.Is(err, spinmodel.ErrNICMemory) || !strings.Contains(err.Error(), ty.Type().String()) || !strings.Contains(err.Error(), "spin.mem_size = 4KiB") {
 		t.Fatalf("error %v: want ErrNICMemory naming %v and spin.mem_size", err, ty.Type())
+	}
+}
+
+// The "do not offload" hint: the receive lands contiguously and the host
+// unpacks it; nothing is made resident.
+func TestNoOffloadHint(t *testing.T) {
+	res, st := recvSeqWith(t, checkpointEveryPacket(), 6<<20, threeTypes(t), func(i int, p *spinmodel.Plan) { p.NoOffload = i == 1 }, []int{0, 1})
+	if res[1].Unpack == 0 || res[1].Post != 0 || res[1].Stats.Handlers[1] != res[0].Stats.Handlers[1] || st.Entries != 1 {
+		t.Fatalf("no-offload receive: unpack %v, post %v, payload handlers %d → %d, resident entries %d",
+			res[1].Unpack, res[1].Post, res[0].Stats.Handlers[1], res[1].Stats.Handlers[1], st.Entries)
 	}
 }
