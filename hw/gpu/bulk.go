@@ -199,7 +199,7 @@ func (w *WG) addAt(a mem.Addr, v uint64) uint64 {
 	off := a - l
 	old := binary.LittleEndian.Uint64(cl.data[off:])
 	binary.LittleEndian.PutUint64(cl.data[off:], old+v)
-	cl.dirty |= 0xff << off
+	g.l2.write(l, cl, off, 0xff)
 	if c := w.cu.l1.get(l); c != nil {
 		binary.LittleEndian.PutUint64(c.data[off:], old+v)
 	}

@@ -1,7 +1,9 @@
 package gpu
 
 import (
+	"cmp"
 	"math/bits"
+	"slices"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 )
@@ -12,11 +14,53 @@ type cache struct {
 	lines map[mem.Addr]*cline
 	order []mem.Addr
 	cap   int
+	// dirtied lists the lines made dirty since the last writeBack, so a
+	// system release visits those, not every line of a 16 K-line L2.
+	dirtied []dirtyRef
+	seq     uint64 // fills so far: a line's position in order
 }
 
 type cline struct {
-	data  [mem.LineSize]byte
-	dirty uint64 // one bit per byte written since the fill: GPU caches write back byte masks
+	data   [mem.LineSize]byte
+	dirty  uint64 // one bit per byte written since the fill: GPU caches write back byte masks
+	seq    uint64 // fill number (the order writeBack flushes in)
+	listed bool   // in dirtied
+}
+
+// dirtyRef names a line copy in dirtied; a copy evicted or dropped since
+// is no longer lines[l] and is skipped.
+type dirtyRef struct {
+	l  mem.Addr
+	cl *cline
+}
+
+// write marks the bytes mask << off of line l's copy cl dirty (the
+// caller has written them into cl.data).
+func (c *cache) write(l mem.Addr, cl *cline, off mem.Addr, mask uint64) {
+	cl.dirty |= mask << off
+	if cl.listed {
+		return
+	}
+	cl.listed = true
+	if len(c.dirtied) >= 2*c.cap+64 {
+		c.compact() // copies evicted without a release in between
+	}
+	c.dirtied = append(c.dirtied, dirtyRef{l, cl})
+}
+
+// compact drops the entries of dirtied whose copy has left the cache or
+// is clean again, so the list stays within the cache's size.
+func (c *cache) compact() {
+	keep := c.dirtied[:0]
+	for _, d := range c.dirtied {
+		if c.lines[d.l] == d.cl && d.cl.dirty != 0 {
+			keep = append(keep, d)
+		} else {
+			d.cl.listed = false
+		}
+	}
+	clear(c.dirtied[len(keep):])
+	c.dirtied = keep
 }
 
 // flush writes the dirty bytes of the line at l to m and cleans it. Only
@@ -53,7 +97,8 @@ func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
 		}
 		delete(c.lines, old)
 	}
-	cl := &cline{}
+	c.seq++
+	cl := &cline{seq: c.seq}
 	src.Read(l, cl.data[:])
 	c.lines[l] = cl
 	c.order = append(c.order, l)
@@ -63,16 +108,25 @@ func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
 func (c *cache) clear() {
 	clear(c.lines)
 	c.order = c.order[:0]
+	c.dirtied = c.dirtied[:0]
 }
 
-// writeBack writes dirty lines to m and returns how many there were.
+// writeBack writes dirty lines to m, in fill order, and returns how many
+// there were.
 func (c *cache) writeBack(m *mem.Memory) int {
-	n := 0
-	for _, l := range c.order {
-		if cl := c.lines[l]; cl != nil && cl.dirty != 0 {
-			cl.flush(l, m)
-			n++
+	live := c.dirtied[:0]
+	for _, d := range c.dirtied {
+		d.cl.listed = false
+		if c.lines[d.l] == d.cl && d.cl.dirty != 0 {
+			live = append(live, d)
 		}
 	}
+	slices.SortFunc(live, func(a, b dirtyRef) int { return cmp.Compare(a.cl.seq, b.cl.seq) })
+	for _, d := range live {
+		d.cl.flush(d.l, m)
+	}
+	n := len(live)
+	clear(c.dirtied)
+	c.dirtied = c.dirtied[:0]
 	return n
 }

@@ -255,7 +255,7 @@ func (g *GPU) cpStore(a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
 	}
 	off := a - l
 	binary.LittleEndian.PutUint64(cl.data[off:], v)
-	cl.dirty |= 0xff << off
+	g.l2.write(l, cl, off, 0xff)
 	g.mem.Touch(a, 8) // wake pollers: the new value is at the coherence point
 	return hit, lat
 }

@@ -152,7 +152,7 @@ func (w *WG) storeBeyondL1(a mem.Addr, v uint64) {
 			cl = w.g.l2.fill(l, w.g.mem, w.g.mem)
 		}
 		binary.LittleEndian.PutUint64(cl.data[off:], v)
-		cl.dirty |= 0xff << off
+		w.g.l2.write(l, cl, off, 0xff)
 		return
 	}
 	at := w.Now() + w.g.spec.MemLatency
