@@ -1,9 +1,11 @@
 package gpu
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -321,10 +323,17 @@ func (g *GPU) SystemAcquire(p *sim.Proc) {
 		return
 	}
 	n := 0
+	// Visit the lines in fill order, not map order: a flush wakes pollers
+	// of its line, and their order must not depend on the run.
+	var shared []dirtyRef
 	for l, cl := range g.l2.lines {
-		if !g.nicShared(l) {
-			continue
+		if g.nicShared(l) {
+			shared = append(shared, dirtyRef{l, cl})
 		}
+	}
+	slices.SortFunc(shared, func(a, b dirtyRef) int { return cmp.Compare(a.cl.seq, b.cl.seq) })
+	for _, d := range shared {
+		l, cl := d.l, d.cl
 		if cl.dirty != 0 {
 			cl.flush(l, g.mem)
 			g.stats.L2Writebks++
