@@ -26,7 +26,7 @@ import (
 // counters live in the symmetric heap (L2-uncacheable on GNN_GIO unless
 // shmem.gio.shader_l2_maintenance), the matrix in plain GPU memory.
 //
-// Kernel-boundary (HDN, HDN_OVERLAP, HSA) and host (CPU): level
+// Kernel-boundary (HDN, HSA), overlap (HDN_OVERLAP) and host (CPU): level
 // scheduling (spts_levels.go).
 type SpTS struct {
 	Matrix *TriMatrix
@@ -53,6 +53,7 @@ func SpTSDef() Def {
 		Baseline: strategy.CPU,
 		Impls: []Impl{
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
+			{Name: "overlap", Needs: strategy.TwoSided | strategy.Stream | strategy.Overlap},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
@@ -108,7 +109,7 @@ func (p SpTS) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) 
 	case "device-shmem":
 		res, err = p.runShmem(c, s, cfg, pl)
 	default:
-		res, err = p.runLevels(c, s, cfg, pl, im.Name == "host")
+		res, err = p.runLevels(c, s, cfg, pl, im.Name)
 	}
 	if err != nil {
 		return res, err

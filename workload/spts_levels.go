@@ -19,9 +19,9 @@ import (
 // node needs, one message per node pair and level that has any. A row's
 // remote inputs are gathered straight from the receive buffers they
 // arrived in; its x_i is stored into x and into the send slot of every
-// node that needs it, so no pack or unpack pass runs. HDN_OVERLAP has no
-// independent work to overlap here: every level's kernel needs the
-// previous level's exchange, so it runs this kernel-boundary schedule.
+// node that needs it, so no pack or unpack pass runs. With overlap
+// (HDN_OVERLAP) each level's exchange runs while the next level's rows
+// that need none of its remote values are solved.
 
 // spTSLevelNode is one node's layout for level scheduling.
 type spTSLevelNode struct {
@@ -104,8 +104,9 @@ func (l *spTSLevelNode) xAddr(j int32) mem.Addr {
 	return l.x + mem.Addr(8*j)
 }
 
-// runLevels is the level-scheduled solve, on GPU kernels or host cores.
-func (p SpTS) runLevels(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, pl *spTSPlan, host bool) (SpTSResult, error) {
+// runLevels is the level-scheduled solve of implementation impl (host,
+// kernel-boundary or overlap).
+func (p SpTS) runLevels(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, pl *spTSPlan, impl string) (SpTSResult, error) {
 	a := pl.a
 	level, levels := a.Levels()
 	var res SpTSResult
@@ -115,28 +116,14 @@ func (p SpTS) runLevels(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 		l := pl.levelLayout(nd.Mem, nd.Pool, nd.Rank, level, levels)
 		lays[nd.Rank] = l
 		start = min(start, nd.Host.Now())
-		for lv := range levels {
-			var rs []*mpi.Request
-			for _, m := range l.recvs[lv] {
-				r, err := nd.MPI.Irecv(m.buf, 8*uint64(m.n), m.peer, lv)
-				if err != nil {
-					return err
-				}
-				rs = append(rs, r)
-			}
-			if host {
-				pl.hostLevel(nd, l, l.rows[lv])
-			} else if len(l.rows[lv]) > 0 {
-				nd.Stream.Wait(nd.Stream.Launch(pl.levelKernel(nd, l, l.rows[lv], p.WGs)))
-			}
-			for _, m := range l.sends[lv] {
-				r, err := nd.MPI.Isend(m.buf, 8*uint64(m.n), m.peer, lv)
-				if err != nil {
-					return err
-				}
-				rs = append(rs, r)
-			}
-			nd.MPI.Waitall(rs...)
+		var err error
+		if impl == "overlap" {
+			err = pl.levelsOverlap(nd, l, level, levels, p.WGs)
+		} else {
+			err = pl.levelsInOrder(nd, l, levels, p.WGs, impl == "host")
+		}
+		if err != nil {
+			return err
 		}
 		end = max(end, nd.Host.Now())
 		return nil
@@ -165,6 +152,93 @@ func (p SpTS) runLevels(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 		}
 	}
 	return res, pl.verify(x, &res)
+}
+
+// levelsInOrder runs the levels one after the other: solve (one kernel,
+// or the host's cores), then the level's exchange.
+func (pl *spTSPlan) levelsInOrder(nd *strategy.Node, l *spTSLevelNode, levels, wgs int, host bool) error {
+	for lv := range levels {
+		rs, err := l.exchange(nd, lv, l.recvs[lv], nd.MPI.Irecv)
+		if err != nil {
+			return err
+		}
+		if host {
+			pl.hostLevel(nd, l, l.rows[lv])
+		} else if len(l.rows[lv]) > 0 {
+			nd.Stream.Wait(nd.Stream.Launch(pl.levelKernel(nd, l, l.rows[lv], wgs)))
+		}
+		ss, err := l.exchange(nd, lv, l.sends[lv], nd.MPI.Isend)
+		if err != nil {
+			return err
+		}
+		nd.MPI.Waitall(append(rs, ss...)...)
+	}
+	return nil
+}
+
+// levelsOverlap overlaps each level's exchange with the next level's
+// independent work (HDN_OVERLAP): the rows of level lv that need no value
+// of level lv−1 from another node run in one kernel while the host
+// completes level lv−1's exchange; the others run in a second kernel
+// after it.
+func (pl *spTSPlan) levelsOverlap(nd *strategy.Node, l *spTSLevelNode, level []int32, levels, wgs int) error {
+	var pending []*mpi.Request
+	for lv := range levels {
+		rs, err := l.exchange(nd, lv, l.recvs[lv], nd.MPI.Irecv)
+		if err != nil {
+			return err
+		}
+		var inner, outer []int
+		for _, i := range l.rows[lv] {
+			if pl.needsLevel(i, level, int32(lv-1)) {
+				outer = append(outer, i)
+			} else {
+				inner = append(inner, i)
+			}
+		}
+		var runs []*gpu.Run
+		if len(inner) > 0 {
+			runs = append(runs, nd.Stream.Launch(pl.levelKernel(nd, l, inner, wgs)))
+		}
+		nd.MPI.Waitall(pending...)
+		if len(outer) > 0 {
+			runs = append(runs, nd.Stream.Launch(pl.levelKernel(nd, l, outer, wgs)))
+		}
+		for _, r := range runs {
+			nd.Stream.Wait(r)
+		}
+		ss, err := l.exchange(nd, lv, l.sends[lv], nd.MPI.Isend)
+		if err != nil {
+			return err
+		}
+		pending = append(rs, ss...)
+	}
+	nd.MPI.Waitall(pending...)
+	return nil
+}
+
+// needsLevel reports whether row i reads a value of level lv computed on
+// another node.
+func (pl *spTSPlan) needsLevel(i int, level []int32, lv int32) bool {
+	for _, j := range pl.remoteIn[i] {
+		if level[j] == lv {
+			return true
+		}
+	}
+	return false
+}
+
+// exchange starts level lv's messages msgs with op (Isend or Irecv).
+func (l *spTSLevelNode) exchange(nd *strategy.Node, lv int, msgs []spTSMsg, op func(mem.Addr, uint64, int, int) (*mpi.Request, error)) ([]*mpi.Request, error) {
+	var rs []*mpi.Request
+	for _, m := range msgs {
+		r, err := op(m.buf, 8*uint64(m.n), m.peer, lv)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
 }
 
 // levelKernel solves rows (one level of the node's block): up to wgs

@@ -90,7 +90,7 @@ func TestSpTSDistributed(t *testing.T) {
 		for i := range a.N {
 			want += uint64(len(pl.targets[i]))
 		}
-		for _, s := range []strategy.Strategy{strategy.GNNGIO, strategy.GHNDGPU, strategy.HDN, strategy.CPU} {
+		for _, s := range []strategy.Strategy{strategy.GNNGIO, strategy.GHNDGPU, strategy.HDN, strategy.HDNOverlap, strategy.CPU} {
 			r := solveOn(t, s, a, nodes, shmem.DefaultSpec())
 			if r.RemoteValues != want || want == 0 {
 				t.Errorf("%s on %d nodes: %d remote values, want %d (> 0)", s, nodes, r.RemoteValues, want)
@@ -122,4 +122,19 @@ func TestSpTSL2OffOverhead(t *testing.T) {
 		t.Errorf("bulk L2 hit rate: on %.3f, off %.3f; want higher with the heap cacheable", on.BulkHitRate, off.BulkHitRate)
 	}
 	t.Logf("L2 off %v, on %v (+%.1f%%); hit rates %.3f / %.3f", off.Time, on.Time, 100*(float64(off.Time)/float64(on.Time)-1), off.BulkHitRate, on.BulkHitRate)
+}
+
+// HDN_OVERLAP overlaps each level's exchange with the next level's rows
+// that need none of its remote values, so on the banded class (every
+// level has such rows) it finishes before the in-order HDN schedule.
+func TestSpTSOverlapBeatsInOrder(t *testing.T) {
+	a, err := GenSynthetic(1024, 1024*8, ClassKKT, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdn := solveOn(t, strategy.HDN, a, 2, shmem.DefaultSpec())
+	ovl := solveOn(t, strategy.HDNOverlap, a, 2, shmem.DefaultSpec())
+	if ovl.Time >= hdn.Time {
+		t.Errorf("HDN_OVERLAP %v, HDN %v: want the overlapped schedule faster", ovl.Time, hdn.Time)
+	}
 }
