@@ -62,6 +62,8 @@ type Fabric struct {
 	// Per endpoint: packets and payload bytes handed to Send and handed to
 	// the endpoint's Receive (invariant.go).
 	sent, delivered []endCount
+
+	spare []*inflight // delivered packets' hop state, reused by Send
 }
 
 // New builds a fabric for n endpoints. Attach endpoints before sending.
@@ -137,7 +139,14 @@ func (f *Fabric) Send(p Packet) {
 		f.sendFlow(p, route, hops)
 		return
 	}
-	in := &inflight{f: f, p: p, ser: f.Serialization(p.PayloadBytes()), route: route, hops: hops}
+	var in *inflight
+	if k := len(f.spare); k > 0 {
+		in = f.spare[k-1]
+		f.spare = f.spare[:k-1]
+	} else {
+		in = new(inflight)
+	}
+	*in = inflight{f: f, p: p, ser: f.Serialization(p.PayloadBytes()), route: route, hops: hops}
 	in.forward(f.e.Now())
 }
 
@@ -182,7 +191,10 @@ func (in *inflight) Handle(arg uint64) {
 	done.donePkts++
 	done.doneBytes += uint64(in.p.PayloadBytes() + in.f.link.Header)
 	if arg == 1 {
-		in.f.receive(in.p)
+		f, p := in.f, in.p
+		*in = inflight{} // the queue no longer holds it: reuse it for a later packet
+		f.spare = append(f.spare, in)
+		f.receive(p)
 		return
 	}
 	in.forward(in.f.e.Now())

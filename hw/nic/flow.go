@@ -43,35 +43,31 @@ func (n *NIC) ingestLead(b unit.Bytes) sim.Duration {
 // sendFlowMessage is sendPackets in the flow model: the pieces' DMA reads
 // are issued as in the packet model, but one packet carries the message.
 func (n *NIC) sendFlowMessage(dst int, kind Kind, msg uint64, hdr *Header, l uint64, fail FailType, mlength uint64,
-	fetch func(off, ln uint64) (sim.Time, func() []byte, func()), fin func()) {
+	src payloadSrc, fin func()) {
 	mp := uint64(n.flowPiece)
 	np := max(1, (l+mp-1)/mp)
 	start := n.e.Now()
-	readies := make([]sim.Time, np)
-	datas := make([]func() []byte, np)
-	dones := make([]func(), np)
+	var first, last sim.Time
+	dmaK := 0
 	for k := range np {
 		off := k * mp
-		readies[k], datas[k], dones[k] = fetch(off, min(mp, l-off))
-	}
-	last := readies[np-1]
-	for _, r := range readies {
-		last = max(last, r)
+		ready, kk := n.srcRead(&src, off, min(mp, l-off))
+		if k == 0 {
+			first, last = ready, ready
+		}
+		last = max(last, ready)
+		dmaK += kk
 	}
 	pk := &Packet{Src: n.id, Dst: dst, Kind: kind, Msg: msg, Index: 0, Offset: 0, Len: l, Last: true,
 		Hdr: hdr, Fail: fail, MLength: mlength, notBefore: last + n.fab.Serialization(unit.Bytes(min(mp, l)))}
-	n.e.At(readies[0], func() {
-		pk.Data = gatherPieces(datas, mp, l, n)
+	n.e.At(first, func() {
+		pk.Data = n.gatherPieces(&src, mp, l)
 		n.stats.PacketsTx++
 		n.stats.BytesTx += l
 		n.fab.Send(pk)
 	})
 	n.e.At(last, func() {
-		for _, d := range dones {
-			if d != nil {
-				d()
-			}
-		}
+		n.dmaEnd(dmaK)
 		n.spanOp("tx ", kindName(kind, hdr), start)
 		if fin != nil {
 			fin()
@@ -79,22 +75,19 @@ func (n *NIC) sendFlowMessage(dst int, kind Kind, msg uint64, hdr *Header, l uin
 	})
 }
 
-// gatherPieces joins the pieces' bytes into one payload (nil when every
-// piece is payload-free).
-func gatherPieces(datas []func() []byte, mp, l uint64, n *NIC) []byte {
+// gatherPieces joins the bytes of the message's link-sized pieces into one
+// payload (nil when every piece is payload-free).
+func (n *NIC) gatherPieces(src *payloadSrc, mp, l uint64) []byte {
 	var out []byte
-	for k, data := range datas {
-		if data == nil {
-			continue
-		}
-		b := data()
+	for off := uint64(0); off < l; off += mp {
+		b := n.srcData(src, off, min(mp, l-off))
 		if b == nil {
 			continue
 		}
 		if out == nil {
 			out = n.fab.GetBuf(int(l)) // zeroed: payload-free pieces read as zeros
 		}
-		copy(out[uint64(k)*mp:], b)
+		copy(out[off:], b)
 		n.fab.PutBuf(b)
 	}
 	return out

@@ -149,13 +149,23 @@ func (n *NIC) dmaRead(a mem.Addr, l uint64) (done sim.Time, k int) {
 // dmaWrite issues a posted DMA write of l bytes now and calls fn when it is
 // visible in memory. Visibility is kept in issue order.
 func (n *NIC) dmaWrite(l uint64, fn func()) {
+	n.e.At(n.postWrite(l), func() { n.dmaEnd(1); fn() })
+}
+
+// dmaWriteH is dmaWrite with an event handler instead of a closure; h
+// must call dmaEnd(1).
+func (n *NIC) dmaWriteH(l uint64, h sim.Handler) { n.e.AtH(n.postWrite(l), h, 0) }
+
+// postWrite issues a posted DMA write of l bytes now and returns when it
+// is visible in memory (in issue order).
+func (n *NIC) postWrite(l uint64) sim.Time {
 	// In the flow model a whole message arrives at once; its write streamed
 	// while the message was on the wire (UseFlows).
 	_, vis := n.link.PostedWrite(pcieUp, n.e.Now()-n.ingestLead(unit.Bytes(l)), unit.Bytes(l))
 	vis = max(vis, n.upVis, n.e.Now())
 	n.upVis = vis
 	n.dmaBegin(1)
-	n.e.At(vis, func() { n.dmaEnd(1); fn() })
+	return vis
 }
 
 // afterWrites calls fn once every posted write issued so far is visible.

@@ -52,6 +52,15 @@ type Packet struct {
 	MLength  uint64   // acks and replies: bytes the target manipulated
 
 	notBefore sim.Time // flow model: the flow cannot complete earlier (net.Paced)
+
+	// Event state, so a packet is its own send, delivery and landing event
+	// (no closure per packet).
+	tx      *txMsg   // the message it belongs to (sendPackets)
+	dmaK    int      // DMA read requests it retires when sent
+	rx      *NIC     // the NIC delivering it (Receive)
+	in      *inMsg   // put landing: the target message
+	land    mem.Addr // landing: where its payload is written
+	landLen uint64   // landing: bytes written
 }
 
 // Route implements net.Packet.
@@ -92,46 +101,67 @@ type inMsg struct {
 
 func msgKey(src int, msg uint64) uint64 { return uint64(src)<<48 | msg }
 
+// txMsg is what the packets of one outgoing message share: where the
+// payload comes from and what to do after the last packet left.
+type txMsg struct {
+	n     *NIC
+	src   payloadSrc
+	kind  Kind
+	hdr   *Header
+	start sim.Time
+	fin   func()
+}
+
 // sendPackets sends a message of length l to dst as packets of at most
 // maxPayload (a zero-length message is one empty packet). Packet k's
-// payload comes from fetch(off, len), which returns when the data is on the
-// NIC and the bytes; packets go to the fabric at that time, in order.
-// fin runs once the last packet has been handed to the fabric.
+// payload is read from src by DMA issued now; packets go to the fabric when
+// their data is on the NIC, in order. fin runs once the last packet has
+// been handed to the fabric. The message's packets are one allocation and
+// each packet is its own send event (pktSend): no closures per packet.
 func (n *NIC) sendPackets(dst int, kind Kind, msg uint64, hdr *Header, l uint64, fail FailType, mlength uint64,
-	fetch func(off, ln uint64) (sim.Time, func() []byte, func()), fin func()) {
+	src payloadSrc, fin func()) {
 	if n.flowPiece > 0 {
-		n.sendFlowMessage(dst, kind, msg, hdr, l, fail, mlength, fetch, fin)
+		n.sendFlowMessage(dst, kind, msg, hdr, l, fail, mlength, src, fin)
 		return
 	}
 	mp := uint64(n.maxPayload)
 	np := max(1, (l+mp-1)/mp)
-	start := n.e.Now()
+	tx := &txMsg{n: n, src: src, kind: kind, hdr: hdr, start: n.e.Now(), fin: fin}
+	pkts := make([]Packet, np)
 	for k := range np {
 		off := k * mp
 		ln := min(mp, l-off)
-		pk := &Packet{Src: n.id, Dst: dst, Kind: kind, Msg: msg, Index: int(k), Offset: off, Len: ln,
-			Last: k == np-1, Fail: fail, MLength: mlength}
+		pk := &pkts[k]
+		*pk = Packet{Src: n.id, Dst: dst, Kind: kind, Msg: msg, Index: int(k), Offset: off, Len: ln,
+			Last: k == np-1, Fail: fail, MLength: mlength, tx: tx}
 		if k == 0 {
 			pk.Hdr = hdr
 		}
-		ready, data, done := fetch(off, ln)
-		n.e.At(ready, func() {
-			if done != nil {
-				done()
-			}
-			if data != nil {
-				pk.Data = data()
-			}
-			n.stats.PacketsTx++
-			n.stats.BytesTx += ln
-			n.fab.Send(pk)
-			if pk.Last {
-				n.spanOp("tx ", kindName(kind, hdr), start)
-				if fin != nil {
-					fin()
-				}
-			}
-		})
+		var ready sim.Time
+		ready, pk.dmaK = n.srcRead(&tx.src, off, ln)
+		n.e.AtH(ready, (*pktSend)(pk), 0)
+	}
+}
+
+// pktSend is a packet as the event that hands it to the fabric once its
+// payload is on the NIC.
+type pktSend Packet
+
+// Handle ends the packet's DMA reads, takes its payload and sends it.
+func (p *pktSend) Handle(uint64) {
+	pk := (*Packet)(p)
+	tx := pk.tx
+	n := tx.n
+	n.dmaEnd(pk.dmaK)
+	pk.Data = n.srcData(&tx.src, pk.Offset, pk.Len)
+	n.stats.PacketsTx++
+	n.stats.BytesTx += pk.Len
+	n.fab.Send(pk)
+	if pk.Last {
+		n.spanOp("tx ", kindName(tx.kind, tx.hdr), tx.start)
+		if tx.fin != nil {
+			tx.fin()
+		}
 	}
 }
 
@@ -148,39 +178,116 @@ func kindName(k Kind, h *Header) string {
 	return "data"
 }
 
-// fromMemory returns a fetch function reading the payload from memory at
-// base by DMA.
-func (n *NIC) fromMemory(base mem.Addr) func(off, ln uint64) (sim.Time, func() []byte, func()) {
-	return func(off, ln uint64) (sim.Time, func() []byte, func()) {
-		ready, k := n.dmaRead(base+mem.Addr(off), ln)
-		a := base + mem.Addr(off)
-		return ready, func() []byte {
-				if ln == 0 {
-					return nil
-				}
-				if b := n.mem.Bytes(a, int(ln)); b != nil {
-					buf := n.fab.GetBuf(int(ln))
-					copy(buf, b)
-					return buf
-				}
-				if n.mem.HasData(a, int(ln)) { // control words inside a payload-free buffer
-					buf := n.fab.GetBuf(int(ln))
-					n.mem.Read(a, buf)
-					return buf
-				}
-				return nil
-			}, func() {
-				n.dmaEnd(k)
-			}
-	}
+// srcKind says where a message's payload comes from.
+type srcKind uint8
+
+const (
+	srcBuffer    srcKind = iota // bytes already on the NIC (none when nil)
+	srcMemory                   // DMA reads of memory
+	srcMemoryPPB                // DMA reads of GPU memory through the PPB (verbs_ppb.go)
+	srcTwo                      // gather put: [0, la) from base, the rest from base2 (xtq.go)
+)
+
+// payloadSrc is a message's payload source: a value, so packets need no
+// fetch closures.
+type payloadSrc struct {
+	kind        srcKind
+	buf         []byte
+	base, base2 mem.Addr
+	la          uint64
 }
 
-// fromBuffer returns a fetch function for data already on the NIC.
-func (n *NIC) fromBuffer(buf []byte) func(off, ln uint64) (sim.Time, func() []byte, func()) {
-	return func(off, ln uint64) (sim.Time, func() []byte, func()) {
-		if buf == nil || ln == 0 {
-			return n.e.Now(), nil, nil
+// fromMemory returns the source reading the payload from memory at base
+// by DMA.
+func (n *NIC) fromMemory(base mem.Addr) payloadSrc { return payloadSrc{kind: srcMemory, base: base} }
+
+// fromBuffer returns the source for data already on the NIC (nil: none).
+func (n *NIC) fromBuffer(buf []byte) payloadSrc { return payloadSrc{kind: srcBuffer, buf: buf} }
+
+// srcRead issues now the DMA reads of bytes [off, off+ln) of s's payload
+// and returns when they are on the NIC and the DMA requests to retire then
+// (dmaEnd).
+func (n *NIC) srcRead(s *payloadSrc, off, ln uint64) (sim.Time, int) {
+	switch s.kind {
+	case srcMemory, srcMemoryPPB:
+		return n.dmaRead(s.base+mem.Addr(off), ln)
+	case srcTwo:
+		ready, k := n.e.Now(), 0
+		for _, p := range s.parts(off, ln) {
+			if p.len == 0 {
+				continue
+			}
+			t, kk := n.dmaRead(p.src, p.len)
+			ready, k = max(ready, t), k+kk
 		}
-		return n.e.Now(), func() []byte { return buf[off : off+ln] }, nil
+		return ready, k
 	}
+	return n.e.Now(), 0
+}
+
+// srcData returns bytes [off, off+ln) of s's payload as the packet leaves:
+// a pool buffer (fab.GetBuf) or a slice of s's buffer; nil when empty or
+// payload-free.
+func (n *NIC) srcData(s *payloadSrc, off, ln uint64) []byte {
+	if ln == 0 {
+		return nil
+	}
+	switch s.kind {
+	case srcMemory:
+		a := s.base + mem.Addr(off)
+		if b := n.mem.Bytes(a, int(ln)); b != nil {
+			buf := n.fab.GetBuf(int(ln))
+			copy(buf, b)
+			return buf
+		}
+		if n.mem.HasData(a, int(ln)) { // control words inside a payload-free buffer
+			buf := n.fab.GetBuf(int(ln))
+			n.mem.Read(a, buf)
+			return buf
+		}
+		return nil
+	case srcMemoryPPB:
+		buf := n.fab.GetBuf(int(ln))
+		n.vread(s.base+mem.Addr(off), buf)
+		return buf
+	case srcTwo:
+		parts := s.parts(off, ln)
+		has := false
+		for _, p := range parts {
+			has = has || p.len > 0 && n.mem.HasData(p.src, int(p.len))
+		}
+		if !has {
+			return nil
+		}
+		buf := n.fab.GetBuf(int(ln))
+		for _, p := range parts {
+			if p.len > 0 {
+				n.mem.Read(p.src, buf[p.at:p.at+p.len])
+			}
+		}
+		return buf
+	}
+	if s.buf == nil {
+		return nil
+	}
+	return s.buf[off : off+ln]
+}
+
+// srcPart is one contiguous piece of a gather put's packet.
+type srcPart struct {
+	src     mem.Addr
+	at, len uint64 // offset in the packet, bytes (0: unused)
+}
+
+// parts splits bytes [off, off+ln) of a srcTwo payload at la.
+func (s *payloadSrc) parts(off, ln uint64) [2]srcPart {
+	var ps [2]srcPart
+	if off < s.la {
+		ps[0] = srcPart{s.base + mem.Addr(off), 0, min(ln, s.la-off)}
+	}
+	if off+ln > s.la {
+		lo := max(off, s.la)
+		ps[1] = srcPart{s.base2 + mem.Addr(lo-s.la), lo - off, off + ln - lo}
+	}
+	return ps
 }

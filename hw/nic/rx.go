@@ -36,10 +36,30 @@ func (n *NIC) ingress(pk *Packet) {
 	}
 	t := max(n.e.Now(), n.inFree) + cost
 	n.inFree = t
-	n.e.At(t, func() { n.deliver(pk) })
+	pk.rx = n
+	n.e.AtH(t, (*pktDeliver)(pk), 0)
 	if m := n.in[msgKey(pk.Src, pk.Msg)]; header && m != nil && m.hold && m.me == nil {
 		n.xtqRelease(m) // a refused task holds nothing
 	}
+}
+
+// pktDeliver is a packet as the event that leaves the inbound pipeline.
+type pktDeliver Packet
+
+// Handle delivers the packet.
+func (p *pktDeliver) Handle(uint64) { p.rx.deliver((*Packet)(p)) }
+
+// pktLand is a put packet as the event that makes its posted DMA write
+// visible (dmaWriteH).
+type pktLand Packet
+
+// Handle stores the payload, recycles its buffer and retires the packet.
+func (p *pktLand) Handle(uint64) {
+	n := p.rx
+	n.dmaEnd(1)
+	n.storeData(p.land, p.Data, p.landLen)
+	n.fab.PutBuf(p.Data)
+	n.packetDone(p.in)
 }
 
 // match binds a header packet's message to an ME (§2.2) and returns the
@@ -222,8 +242,8 @@ func (n *NIC) deliver(pk *Packet) {
 		a, ln := m.dest+mem.Addr(lo), hi-lo
 		m.pending++
 		if h.Op == CmdPut {
-			data := pk.Data
-			n.dmaWrite(ln, func() { n.storeData(a, data, ln); n.fab.PutBuf(data); n.packetDone(m) })
+			pk.in, pk.land, pk.landLen = m, a, ln
+			n.dmaWriteH(ln, (*pktLand)(pk))
 		} else {
 			// Atomics: DMA read, then the read-modify-write is applied
 			// functionally when the posted write of the result lands.

@@ -90,9 +90,8 @@ func (n *NIC) onReply(pk *Packet) {
 		md, off = cmd.ResultMD, cmd.ResultOffset
 	}
 	if pk.Len > 0 {
-		a := md.Start + mem.Addr(off+pk.Offset)
-		data, ln := pk.Data, pk.Len
-		n.dmaWrite(ln, func() { n.storeData(a, data, ln); n.fab.PutBuf(data) })
+		pk.land, pk.landLen = md.Start+mem.Addr(off+pk.Offset), pk.Len
+		n.dmaWriteH(pk.Len, (*pktReplyLand)(pk))
 	}
 	o.seen++
 	if o.seen < n.packets(pk.MLength) {
@@ -111,4 +110,16 @@ func (n *NIC) onReply(pk *Packet) {
 		n.setFlag(cmd.CompletionFlag)
 		n.span("reply", o.start, n.e.Now())
 	})
+}
+
+// pktReplyLand is a reply packet as the event that makes its posted DMA
+// write visible (dmaWriteH).
+type pktReplyLand Packet
+
+// Handle stores the payload and recycles its buffer.
+func (p *pktReplyLand) Handle(uint64) {
+	n := p.rx
+	n.dmaEnd(1)
+	n.storeData(p.land, p.Data, p.landLen)
+	n.fab.PutBuf(p.Data)
 }

@@ -105,18 +105,6 @@ func (n *NIC) checkPPB(l mem.Addr, line *[mem.LineSize]byte) {
 }
 
 // fromMemoryPPB is fromMemory reading through the PPB.
-func (n *NIC) fromMemoryPPB(base mem.Addr) func(off, ln uint64) (sim.Time, func() []byte, func()) {
-	inner := n.fromMemory(base)
-	return func(off, ln uint64) (sim.Time, func() []byte, func()) {
-		ready, _, done := inner(off, ln)
-		a := base + mem.Addr(off)
-		return ready, func() []byte {
-			if ln == 0 {
-				return nil
-			}
-			buf := n.fab.GetBuf(int(ln))
-			n.vread(a, buf)
-			return buf
-		}, done
-	}
+func (n *NIC) fromMemoryPPB(base mem.Addr) payloadSrc {
+	return payloadSrc{kind: srcMemoryPPB, base: base}
 }

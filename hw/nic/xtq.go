@@ -199,48 +199,10 @@ func (n *NIC) issueGather(g GatherPut) {
 	})
 }
 
-// fromTwo returns a fetch function for a message whose bytes [0, la) come
-// from a and the rest from b: each packet issues a DMA read per part.
-func (n *NIC) fromTwo(a mem.Addr, la uint64, b mem.Addr) func(off, ln uint64) (sim.Time, func() []byte, func()) {
-	return func(off, ln uint64) (sim.Time, func() []byte, func()) {
-		type part struct {
-			src     mem.Addr
-			at, len uint64
-		}
-		var parts []part
-		if off < la {
-			l := min(ln, la-off)
-			parts = append(parts, part{a + mem.Addr(off), 0, l})
-		}
-		if off+ln > la {
-			lo := max(off, la)
-			parts = append(parts, part{b + mem.Addr(lo-la), lo - off, off + ln - lo})
-		}
-		ready, k := n.e.Now(), 0
-		for _, p := range parts {
-			t, kk := n.dmaRead(p.src, p.len)
-			ready, k = max(ready, t), k+kk
-		}
-		return ready, func() []byte {
-				if ln == 0 {
-					return nil
-				}
-				has := false
-				for _, p := range parts {
-					has = has || n.mem.HasData(p.src, int(p.len))
-				}
-				if !has {
-					return nil
-				}
-				buf := n.fab.GetBuf(int(ln))
-				for _, p := range parts {
-					n.mem.Read(p.src, buf[p.at:p.at+p.len])
-				}
-				return buf
-			}, func() {
-				n.dmaEnd(k)
-			}
-	}
+// fromTwo returns the source of a message whose bytes [0, la) come from a
+// and the rest from b: each packet issues a DMA read per part.
+func (n *NIC) fromTwo(a mem.Addr, la uint64, b mem.Addr) payloadSrc {
+	return payloadSrc{kind: srcTwo, base: a, la: la, base2: b}
 }
 
 // xtqReject checks an XTQ header packet against the posted receive buffer
