@@ -350,6 +350,18 @@ func (l *ringLayout) stepChunk(i, st int) int {
 	return mod(i-(st-(l.n-1)), l.n)
 }
 
+// flagName names step st's flag wait (deadlock reports); the names are
+// made once per run, not per poll.
+func (l *ringLayout) flagName(st int) string {
+	if l.flagNames == nil {
+		l.flagNames = make([]string, 2*(l.n-1))
+		for i := range l.flagNames {
+			l.flagNames[i] = fmt.Sprintf("flag step %d", i)
+		}
+	}
+	return l.flagNames[st]
+}
+
 // flagAddr returns the sequence word that announces step st's slice s.
 func (l *ringLayout) flagAddr(base mem.Addr, i, st, s int) mem.Addr {
 	addr, nb := l.recvAddr(base, st, l.stepChunk(i, st), s)
@@ -398,7 +410,7 @@ func (a Allreduce) gds(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
 	nd.Stream.NicTrigger(ids[0])
 	for st := range steps {
 		want := l.expect(st)
-		nd.Stream.WaitValue(l.flagAddr(base, nd.Rank, st, 0), fmt.Sprintf("flag step %d", st),
+		nd.Stream.WaitValue(l.flagAddr(base, nd.Rank, st, 0), l.flagName(st),
 			func(v uint64) bool { return v == want })
 		if st < l.n-1 {
 			k := l.stepChunk(nd.Rank, st)
@@ -429,7 +441,7 @@ func (a Allreduce) gputn(nd *strategy.Node, l *ringLayout, base mem.Addr) error 
 		gputn.TriggerWorkGroup(wg, trig, tag(0, s, l.w))
 		for st := range steps {
 			want := l.expect(st)
-			wg.PollUntil(l.flagAddr(base, i, st, s), true, fmt.Sprintf("flag step %d", st),
+			wg.PollUntil(l.flagAddr(base, i, st, s), true, l.flagName(st),
 				func(v uint64) bool { return v == want })
 			l.stepWork(wg, base, i, st, s, a.WGSize)
 			if st+1 < steps {

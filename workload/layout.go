@@ -22,6 +22,7 @@ type ringLayout struct {
 	recvSlot  uint64   // bytes per receive subslot
 	recvBase  uint64
 	totalSize uint64
+	flagNames []string // flagName, made on first use
 }
 
 func pad8(b uint64) uint64 { return (b + 7) &^ 7 }

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -189,7 +190,7 @@ func (t *Thread) Compute(bytes uint64, threads int) {
 		if i == threads-1 {
 			n = bytes - share*uint64(threads-1)
 		}
-		w := t.cpu.spawn(t.cpu.placeAvoiding(t.core), fmt.Sprintf("omp[%d]", i), func(w *Thread) { w.stream(n) })
+		w := t.cpu.spawn(t.cpu.placeAvoiding(t.core), "omp["+strconv.Itoa(i)+"]", func(w *Thread) { w.stream(n) })
 		w.ident = t.cpu.teamSlot(i)
 		team = append(team, w)
 	}

@@ -23,6 +23,7 @@ type core struct {
 	threads  int       // live threads placed on the core
 	timerGen uint64    // identifies the latest slice timer
 	stats    CoreStats
+	waitName string // what a thread waiting for the core waits for (deadlock reports)
 }
 
 // CoreStats is what one core did.
@@ -99,7 +100,10 @@ func (t *Thread) acquire() {
 		}
 		t.awake = true
 		k.armTimer()
-		t.Proc.WaitUntil(&t.turn, fmt.Sprintf("%s core %d", t.cpu.name, k.id), func() bool { return k.cur == t })
+		if k.waitName == "" { // named once, on first contention
+			k.waitName = fmt.Sprintf("%s core %d", t.cpu.name, k.id)
+		}
+		t.Proc.WaitUntil(&t.turn, k.waitName, func() bool { return k.cur == t })
 		t.awake = false
 	}
 	t.Proc.SleepUntil(k.readyAt)

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -213,11 +214,12 @@ func (g *GPU) execute(cp *sim.Proc, r *Run) {
 		wg := &WG{g: g, cu: cu, ID: i, Size: k.WGSize, waves: waves, firstSIMD: cu.nextSIMD, run: r}
 		cu.nextSIMD = (cu.nextSIMD + waves) % len(cu.simdFree)
 		g.stats.WGs++
-		wg.Proc = g.e.Spawn(fmt.Sprintf("%s.wg[%d]", g.name, i), func(p *sim.Proc) {
+		name := g.name + ".wg[" + strconv.Itoa(i) + "]"
+		wg.Proc = g.e.Spawn(name, func(p *sim.Proc) {
 			start := p.Now()
 			k.Body(wg)
 			wg.Barrier()
-			g.e.Span(fmt.Sprintf("%s.wg[%d]", g.name, i), k.Name, start, p.Now())
+			g.e.Span(name, k.Name, start, p.Now())
 			cu.waves -= waves
 			cu.lds -= k.LDS
 			live--

@@ -245,24 +245,7 @@ func (n *NIC) deliver(pk *Packet) {
 			pk.in, pk.land, pk.landLen = m, a, ln
 			n.dmaWriteH(ln, (*pktLand)(pk))
 		} else {
-			// Atomics: DMA read, then the read-modify-write is applied
-			// functionally when the posted write of the result lands.
-			ready, k := n.dmaRead(a, ln)
-			n.e.At(ready, func() {
-				n.dmaEnd(k)
-				n.dmaWrite(ln, func() {
-					if dst := n.mem.Bytes(a, int(ln)); dst != nil {
-						if m.old != nil {
-							copy(m.old[lo:hi], dst)
-						}
-						if pk.Data != nil {
-							applyAtomic(dst, pk.Data[:ln], h.AtomicOp, h.AtomicType, h.Operand)
-						}
-					}
-					n.mem.Touch(a, int(ln))
-					n.packetDone(m)
-				})
-			})
+			n.deliverAtomic(m, pk, a, lo, hi)
 		}
 	}
 	if done {
@@ -271,6 +254,29 @@ func (n *NIC) deliver(pk *Packet) {
 			n.afterWrites(func() { n.targetComplete(m) })
 		}
 	}
+}
+
+// deliverAtomic applies an atomic packet: DMA read, then the
+// read-modify-write is applied functionally when the posted write of the
+// result lands.
+func (n *NIC) deliverAtomic(m *inMsg, pk *Packet, a mem.Addr, lo, hi uint64) {
+	h, ln := m.hdr, hi-lo
+	ready, k := n.dmaRead(a, ln)
+	n.e.At(ready, func() {
+		n.dmaEnd(k)
+		n.dmaWrite(ln, func() {
+			if dst := n.mem.Bytes(a, int(ln)); dst != nil {
+				if m.old != nil {
+					copy(m.old[lo:hi], dst)
+				}
+				if pk.Data != nil {
+					applyAtomic(dst, pk.Data[:ln], h.AtomicOp, h.AtomicType, h.Operand)
+				}
+			}
+			n.mem.Touch(a, int(ln))
+			n.packetDone(m)
+		})
+	})
 }
 
 // packetDone retires one landed packet of m and completes m after its

@@ -98,7 +98,15 @@ func (n *NIC) onReply(pk *Packet) {
 		return
 	}
 	delete(n.out, pk.Msg)
+	n.replyComplete(o, pk, md, off)
+}
+
+// replyComplete raises REPLY once the last reply packet's write is visible.
+// (A function of its own so that onReply's locals stay off the heap for
+// the other packets.)
+func (n *NIC) replyComplete(o *outMsg, pk *Packet, md *MD, off uint64) {
 	n.afterWrites(func() {
+		cmd := o.cmd
 		if md.Options&MDEventSuccessDisable == 0 || pk.Fail != FailOK {
 			ev := n.initiatorEvent(EventReply, cmd, pk.MLength, pk.Fail)
 			ev.Start = md.Start + mem.Addr(off)
