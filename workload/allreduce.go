@@ -218,32 +218,28 @@ func (l *ringLayout) verify(m *mem.Memory, base mem.Addr, ref *pattern) error {
 	return nil
 }
 
-// ringSchedule returns the libNBC-style schedule of node i for slice s
-// (workloads.md §4.6): per step a send of one chunk to the right, a receive
-// from the left, and in the reduce-scatter half a reduction of the received
-// chunk into the local one. Addresses are the data bytes of the subslots.
-func ringSchedule(l *ringLayout, base mem.Addr, i, s int) nbc.Schedule {
+// ringRound returns round (step) st of the libNBC-style ring schedule of
+// node i for slice s (workloads.md §4.6), 2(n−1) rounds in all: per step a
+// send of one chunk to the right, a receive from the left, and in the
+// reduce-scatter half a reduction of the received chunk into the local
+// one. Addresses are the data bytes of the subslots.
+func ringRound(l *ringLayout, base mem.Addr, i, s, st int) nbc.Round {
 	n := l.n
-	var sched nbc.Schedule
-	for st := range 2 * (n - 1) {
-		sendK, recvK := mod(i-st, n), l.stepChunk(i, st)
-		if st >= n-1 {
-			sendK = mod(i+1-(st-(n-1)), n)
-		}
-		sendOff, sendLen := l.sub(sendK, s)
-		recvAddr, recvLen := l.recvAddr(base, st, recvK, s)
-		round := nbc.Round{
-			{Kind: nbc.Send, Peer: mod(i+1, n), Chunk: sendK, Step: st, Addr: base + mem.Addr(sendOff), Len: sendLen},
-			{Kind: nbc.Recv, Peer: mod(i-1, n), Chunk: recvK, Step: st, Addr: recvAddr, Len: recvLen},
-		}
-		if st < n-1 {
-			dstOff, _ := l.sub(recvK, s)
-			round = append(round, nbc.Op{Kind: nbc.Reduce, Chunk: recvK, Step: st,
-				Addr: base + mem.Addr(dstOff), Src: recvAddr, Len: recvLen})
-		}
-		sched = append(sched, round)
+	sendK, recvK := mod(i-st, n), l.stepChunk(i, st)
+	if st >= n-1 {
+		sendK = mod(i+1-(st-(n-1)), n)
 	}
-	return sched
+	sendOff, sendLen := l.sub(sendK, s)
+	recvAddr, recvLen := l.recvAddr(base, st, recvK, s)
+	round := make(nbc.Round, 2, 3)
+	round[0] = nbc.Op{Kind: nbc.Send, Peer: mod(i+1, n), Chunk: sendK, Step: st, Addr: base + mem.Addr(sendOff), Len: sendLen}
+	round[1] = nbc.Op{Kind: nbc.Recv, Peer: mod(i-1, n), Chunk: recvK, Step: st, Addr: recvAddr, Len: recvLen}
+	if st < n-1 {
+		dstOff, _ := l.sub(recvK, s)
+		round = append(round, nbc.Op{Kind: nbc.Reduce, Chunk: recvK, Step: st,
+			Addr: base + mem.Addr(dstOff), Src: recvAddr, Len: recvLen})
+	}
+	return round
 }
 
 // recvAddr returns where step st's incoming chunk k slice s lands: a
@@ -261,7 +257,10 @@ func (l *ringLayout) recvAddr(base mem.Addr, st, k, s int) (mem.Addr, uint64) {
 // collective over MPI (Isend/Irecv per step); the reduction runs on the
 // host's cores (CPU) or in a kernel per step (HDN).
 func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
-	return nbc.Start(nbc.OverMPI(nd.MPI), a.localReduce(nd), ringSchedule(l, base, nd.Rank, 0)).Wait()
+	// Rounds are made as they start: the whole schedule is 2(n−1) rounds
+	// per node, which at a thousand nodes would dominate memory.
+	round := func(st int) nbc.Round { return ringRound(l, base, nd.Rank, 0, st) }
+	return nbc.StartRounds(nbc.OverMPI(nd.MPI), a.localReduce(nd), 2*(l.n-1), round).Wait()
 }
 
 // localReduce is the two-sided schedules' Reduce op: on the host's cores
@@ -451,13 +450,9 @@ func (a Allreduce) gputn(nd *strategy.Node, l *ringLayout, base mem.Addr) error 
 	}})
 	// Every send of the schedule becomes a triggered put, registered in
 	// step order while the kernel already runs (relaxed synchronization).
-	scheds := make([]nbc.Schedule, l.w)
-	for s := range l.w {
-		scheds[s] = ringSchedule(l, base, i, s)
-	}
 	for st := range steps {
 		for s := range l.w {
-			for _, op := range scheds[s][st] {
+			for _, op := range ringRound(l, base, i, s, st) {
 				if op.Kind != nbc.Send {
 					continue
 				}

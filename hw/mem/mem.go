@@ -93,6 +93,7 @@ type Memory struct {
 	allocated   uint64
 	payloadFree uint64
 	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
+	last        int      // region find returned last: accesses cluster, so it is tried first
 }
 
 // New returns an empty memory. When functional is false, allocations carry
@@ -138,6 +139,14 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
 func (m *Memory) Allocated() uint64 { return m.allocated }
 
 func (m *Memory) find(a Addr, n int) (*region, error) {
+	if i := m.last; i < len(m.regions) {
+		// The region the search would find: the last one starting at or
+		// before a.
+		r := &m.regions[i]
+		if r.base <= a && (i+1 == len(m.regions) || m.regions[i+1].base > a) && uint64(a-r.base)+uint64(n) <= r.size {
+			return r, nil
+		}
+	}
 	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].base > a }) - 1
 	if i < 0 {
 		return nil, fmt.Errorf("%s: address %#x is not allocated", m.name, uint64(a))
@@ -146,6 +155,7 @@ func (m *Memory) find(a Addr, n int) (*region, error) {
 	if uint64(a-r.base)+uint64(n) > r.size {
 		return nil, fmt.Errorf("%s: access [%#x, +%d) overruns allocation %q [%#x, +%d)", m.name, uint64(a), n, r.name, uint64(r.base), r.size)
 	}
+	m.last = i
 	return r, nil
 }
 

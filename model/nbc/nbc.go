@@ -85,8 +85,10 @@ type Transport interface {
 
 // Handle is a running nonblocking collective.
 type Handle struct {
-	sched Schedule
-	tr    Transport
+	rounds int
+	gen    func(i int) Round
+	cur    Round // the round in progress, gen(round)
+	tr     Transport
 	local func(op Op)
 	round int
 	reqs  []Request
@@ -97,7 +99,14 @@ type Handle struct {
 // Copy ops (it may block the calling host thread, e.g. on a kernel) after
 // the round's messages completed.
 func Start(tr Transport, local func(op Op), sched Schedule) *Handle {
-	h := &Handle{sched: sched, tr: tr, local: local}
+	return StartRounds(tr, local, len(sched), func(i int) Round { return sched[i] })
+}
+
+// StartRounds is Start for a schedule of n rounds made one round at a
+// time: round(i) is called once, when round i starts, so a collective on
+// thousands of nodes need not hold every node's whole schedule at once.
+func StartRounds(tr Transport, local func(op Op), n int, round func(i int) Round) *Handle {
+	h := &Handle{rounds: n, gen: round, tr: tr, local: local}
 	h.post()
 	return h
 }
@@ -110,11 +119,12 @@ type Stepper interface {
 
 func (h *Handle) post() {
 	h.reqs = h.reqs[:0]
-	for h.round < len(h.sched) && h.err == nil {
+	for h.round < h.rounds && h.err == nil {
 		if st, ok := h.tr.(Stepper); ok {
 			st.Step()
 		}
-		for _, op := range h.sched[h.round] {
+		h.cur = h.gen(h.round)
+		for _, op := range h.cur {
 			var r Request
 			var err error
 			switch op.Kind {
@@ -141,7 +151,7 @@ func (h *Handle) post() {
 }
 
 func (h *Handle) finishRound() {
-	for _, op := range h.sched[h.round] {
+	for _, op := range h.cur {
 		if op.Kind == Reduce || op.Kind == Copy {
 			h.local(op)
 		}
@@ -155,16 +165,16 @@ func (h *Handle) Round() int { return h.round }
 
 // Test progresses the collective once and reports whether it finished.
 func (h *Handle) Test() (bool, error) {
-	if h.err != nil || h.round >= len(h.sched) {
+	if h.err != nil || h.round >= h.rounds {
 		return true, h.err
 	}
 	h.tr.Poll()
 	h.advance()
-	return h.round >= len(h.sched) || h.err != nil, h.err
+	return h.round >= h.rounds || h.err != nil, h.err
 }
 
 func (h *Handle) advance() {
-	for h.round < len(h.sched) && h.err == nil {
+	for h.round < h.rounds && h.err == nil {
 		for _, r := range h.reqs {
 			if !r.Done() {
 				return
@@ -179,7 +189,7 @@ func (h *Handle) advance() {
 func (h *Handle) Wait() error {
 	for {
 		h.advance()
-		if h.err != nil || h.round >= len(h.sched) {
+		if h.err != nil || h.round >= h.rounds {
 			return h.err
 		}
 		h.tr.Block()
