@@ -186,6 +186,7 @@ const (
 	srcMemory                   // DMA reads of memory
 	srcMemoryPPB                // DMA reads of GPU memory through the PPB (verbs_ppb.go)
 	srcTwo                      // gather put: [0, la) from base, the rest from base2 (xtq.go)
+	srcSGL                      // verbs scatter-gather list (verbs_sge.go)
 )
 
 // payloadSrc is a message's payload source: a value, so packets need no
@@ -195,6 +196,7 @@ type payloadSrc struct {
 	buf         []byte
 	base, base2 mem.Addr
 	la          uint64
+	list        []SGE
 }
 
 // fromMemory returns the source reading the payload from memory at base
@@ -218,6 +220,13 @@ func (n *NIC) srcRead(s *payloadSrc, off, ln uint64) (sim.Time, int) {
 				continue
 			}
 			t, kk := n.dmaRead(p.src, p.len)
+			ready, k = max(ready, t), k+kk
+		}
+		return ready, k
+	case srcSGL:
+		ready, k := n.e.Now(), 0
+		for _, p := range sgePieces(s.list, off, ln) {
+			t, kk := n.dmaRead(p.addr, p.len)
 			ready, k = max(ready, t), k+kk
 		}
 		return ready, k
@@ -264,6 +273,12 @@ func (n *NIC) srcData(s *payloadSrc, off, ln uint64) []byte {
 			if p.len > 0 {
 				n.mem.Read(p.src, buf[p.at:p.at+p.len])
 			}
+		}
+		return buf
+	case srcSGL:
+		buf := n.fab.GetBuf(int(ln))
+		for _, p := range sgePieces(s.list, off, ln) {
+			n.vread(p.addr, buf[p.off:p.off+p.len])
 		}
 		return buf
 	}

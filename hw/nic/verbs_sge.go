@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
-	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // Scatter/gather lists (ibv_sge lists). A send WQE with WQESGL takes its
@@ -106,30 +105,9 @@ func sgePieces(list []SGE, off, ln uint64) []sgePiece {
 	return out
 }
 
-// fromSGL returns a fetch function that gathers packet payloads from the
-// list's entries: one DMA read per piece, the payload assembled in order.
-func (n *NIC) fromSGL(list []SGE) func(off, ln uint64) (sim.Time, func() []byte, func()) {
-	return func(off, ln uint64) (sim.Time, func() []byte, func()) {
-		ps := sgePieces(list, off, ln)
-		ready, reads := n.e.Now(), 0
-		for _, p := range ps {
-			t, k := n.dmaRead(p.addr, p.len)
-			ready, reads = max(ready, t), reads+k
-		}
-		return ready, func() []byte {
-				if ln == 0 {
-					return nil
-				}
-				buf := n.fab.GetBuf(int(ln))
-				for _, p := range ps {
-					n.vread(p.addr, buf[p.off:p.off+p.len])
-				}
-				return buf
-			}, func() {
-				n.dmaEnd(reads)
-			}
-	}
-}
+// fromSGL returns the source that gathers packet payloads from the list's
+// entries: one DMA read per piece, the payload assembled in order.
+func (n *NIC) fromSGL(list []SGE) payloadSrc { return payloadSrc{kind: srcSGL, list: list} }
 
 // scatter lands data (nil in payload-free runs) for message bytes
 // [off, off+ln) over the list, one posted write per piece; done runs once

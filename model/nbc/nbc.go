@@ -89,10 +89,10 @@ type Handle struct {
 	gen    func(i int) Round
 	cur    Round // the round in progress, gen(round)
 	tr     Transport
-	local func(op Op)
-	round int
-	reqs  []Request
-	err   error
+	local  func(op Op)
+	round  int
+	reqs   []Request
+	err    error
 }
 
 // Start begins executing sched over tr; local runs the round's Reduce and
