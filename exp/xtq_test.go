@@ -1,9 +1,12 @@
 package exp
 
 import (
-	"github.com/gpunetsim/gpunetsim/exp/report"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
 
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -67,7 +70,10 @@ func TestXtqConfigErrorsNameTheField(t *testing.T) {
 
 // BenchmarkXtqAllreduceSweep is the XTQ chapter's main sweep: 4 MiB
 // Allreduce strong-scaled over every even node count from 2 to 64 under
-// CPU, HSA and XTQ (workloads.md §4.2), functional, on every core.
+// CPU, HSA and XTQ (workloads.md §4.2), functional, on every core. Besides
+// wall time it reports the process's CPU seconds per sweep (user + system:
+// on a shared machine the wall time depends on the other load, the CPU
+// time does not) and the simulated events.
 func BenchmarkXtqAllreduceSweep(b *testing.B) {
 	cfg, err := DefaultConfig("xtq")
 	if err != nil {
@@ -75,17 +81,29 @@ func BenchmarkXtqAllreduceSweep(b *testing.B) {
 	}
 	cfg.Allreduce.Size = 4 * unit.MiB
 	cfg.Allreduce.Strategies = []string{"CPU", "HSA", "XTQ"}
+	var events float64
+	cpu0 := cpuSeconds(b)
 	for b.Loop() {
 		res, err := runAllreduce(cfg, Env{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		var events float64
 		for _, row := range res.Tables[1].Rows {
 			events += float64(row[5].(uint64))
 		}
-		b.ReportMetric(events/b.Elapsed().Seconds(), "events/s")
 	}
+	b.ReportMetric(events/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(events/float64(b.N), "events/op")
+	b.ReportMetric((cpuSeconds(b)-cpu0)/float64(b.N), "cpu-s/op")
+}
+
+// cpuSeconds returns the user and system CPU time the process has used.
+func cpuSeconds(b *testing.B) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 func TestAccumulateAndReduceExperiments(t *testing.T) {

@@ -360,26 +360,39 @@ func (n *NIC) xtqNext(q *xtqQueue) {
 	n.xtqCheck(q, q.held[0])
 }
 
-// xtqCheck reads the queue's write and read indices (one DMA read of the
-// 16 B the indices share) and reserves a slot when there is room. A full
-// queue holds the task on the NIC and re-polls every xtq_retry (policy
-// retry), or fails it (policy drop).
+// xtqCheck checks the queue for room and reserves a slot. Under policy
+// retry the read of the read index and the fetch-add on the write index
+// are issued back to back (two outstanding non-posted requests, as a
+// host producer's atomic add and index load overlap): a task that finds
+// the queue full keeps its slot and the NIC re-polls the read index every
+// xtq_retry until the slot is free. Under policy drop a reservation cannot
+// be taken back, so the NIC first reads both indices (one DMA read of the
+// 16 B they share), fails the task if the queue is full, and reserves
+// only when there is room.
 func (n *NIC) xtqCheck(q *xtqQueue, j *xtqJob) {
 	d := q.desc
+	if n.spec.XtqFullPolicy == "retry" {
+		tr, kr := n.dmaRead(d.ReadIndex, 8)
+		w := n.mem.Load64(d.WriteIndex)
+		n.mem.Store64(d.WriteIndex, w+1)
+		ta := n.link.Atomic(pcieUp, n.e.Now(), 8, 0)
+		n.dmaBegin(1)
+		n.e.At(max(tr, ta), func() {
+			n.dmaEnd(kr + 1)
+			n.xtqWhenFree(q, w, func() { n.xtqWrite(q, j, w) })
+		})
+		return
+	}
 	t, k := n.dmaRead(d.WriteIndex, 16)
 	n.e.At(t, func() {
 		n.dmaEnd(k)
 		w, r := n.mem.Load64(d.WriteIndex), n.mem.Load64(d.ReadIndex)
 		if w-r >= d.Size {
 			n.xtq.stats.FullPolls++
-			if n.spec.XtqFullPolicy == "drop" {
-				q.held = q.held[1:]
-				q.busy = false
-				n.xtqFail(j.m, FailTaskQueueFull, 0)
-				n.xtqNext(q)
-				return
-			}
-			n.e.After(n.spec.XtqRetry, func() { n.xtqCheck(q, j) })
+			q.held = q.held[1:]
+			q.busy = false
+			n.xtqFail(j.m, FailTaskQueueFull, 0)
+			n.xtqNext(q)
 			return
 		}
 		n.xtqReserve(q, j)
@@ -403,9 +416,9 @@ func (n *NIC) xtqReserve(q *xtqQueue, j *xtqJob) {
 	})
 }
 
-// xtqWhenFree runs fn once slot w is free (another producer may have
-// reserved ahead of the NIC's check), re-reading the read index every
-// xtq_retry.
+// xtqWhenFree runs fn once slot w is free (the queue was full when the
+// NIC reserved it, or another producer reserved ahead of the NIC's check),
+// re-reading the read index every xtq_retry.
 func (n *NIC) xtqWhenFree(q *xtqQueue, w uint64, fn func()) {
 	d := q.desc
 	if w-n.mem.Load64(d.ReadIndex) < d.Size {
