@@ -32,5 +32,6 @@
 // Not modelled: L1 and L2 capacity limits (the sPIN side accounts for NIC
 // memory and the packet buffer), the shared instruction caches (handlers
 // are charged in cycles), interconnect contention other than at the L2
-// bank ports and the DMA channels, and bounded DMA command queues.
+// bank ports and the DMA channels. The bound on queued outbound DMA
+// transfers (dma_queue) is enforced by the sPIN side, which issues them.
 package pulp

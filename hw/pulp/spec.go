@@ -23,6 +23,7 @@ type Spec struct {
 	L2Interleave unit.Bytes `toml:"l2_interleave" doc:"L2 address interleaving granule over the banks (one packet slot)" src:"DEFAULT"`
 	DMAWidth     unit.Bytes `toml:"dma_width" doc:"cluster DMA bytes per cycle in each direction (64 bit)" src:"DOC"`
 	DMASetup     int        `toml:"dma_setup_cycles" doc:"cycles a cluster DMA channel spends per transfer (descriptor decode, address generation)" src:"DEFAULT"`
+	DMAQueue     int        `toml:"dma_queue" doc:"outbound transfers a cluster DMA holds at once (issued, source not yet read); a core issuing into a full queue stalls; 0 = unbounded" src:"DEFAULT"`
 	PortWidth    unit.Bytes `toml:"port_width" doc:"bytes per cycle of the network input port and the PCIe output port (256 bit)" src:"DOC"`
 }
 
@@ -32,11 +33,12 @@ type Spec struct {
 // cluster and direction, 256-bit input and output ports. The [DEFAULT]
 // values: 4-byte L1 bank words (32-bit cores); L2 interleaved over its
 // banks in 2 KiB granules, so consecutive packet slots alternate banks;
-// 4 setup cycles per DMA transfer.
+// 4 setup cycles per DMA transfer; 16 outbound transfers queued per
+// cluster DMA (a command FIFO per engine, as in PULP's cluster DMA).
 func DefaultSpec() Spec {
 	return Spec{Clusters: 4, Cores: 8, L1Banks: 16, L1BankSize: 64 * unit.KiB, L1Width: 4, L1Latency: 1,
 		L2Banks: 2, L2BankSize: 4 * unit.MiB, L2Width: 32, L2Latency: 10, L2Interleave: 2 * unit.KiB,
-		DMAWidth: 8, DMASetup: 4, PortWidth: 32}
+		DMAWidth: 8, DMASetup: 4, DMAQueue: 16, PortWidth: 32}
 }
 
 // Validate reports every invalid field.
@@ -54,6 +56,7 @@ func (s Spec) Validate() error {
 	in("l2_banks", s.L2Banks, 1, 1024)
 	in("l2_latency_cycles", s.L2Latency, 0, 1<<16)
 	in("dma_setup_cycles", s.DMASetup, 0, 1<<16)
+	in("dma_queue", s.DMAQueue, 0, 1<<20)
 	bytesIn := func(name string, v, lo, hi unit.Bytes) {
 		if v < lo || v > hi {
 			errs = append(errs, fmt.Errorf("spin.pulp.%s = %v: must be in [%v, %v]", name, v, lo, hi))

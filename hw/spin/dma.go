@@ -40,6 +40,8 @@ type dmaReq struct {
 	tag   any
 	wake  func() // blocking DMA: run when visible
 	hpu   int    // the issuing HPU (its local copy is the source); -1: the packet buffer
+	// queued: it holds a slot of its HPU's cluster DMA queue (pulp) until read.
+	queued bool
 }
 
 // dmaEngine is the DMA write request FIFO towards PCIe: a request enters at
@@ -120,6 +122,11 @@ func (d *dmaEngine) post(r *dmaReq) {
 	d.reading--
 	if r.pkt != nil {
 		s.unref(r.pkt)
+	}
+	if r.queued {
+		c := s.accel.Cluster(r.hpu)
+		s.dmaQ[c]--
+		s.dmaQS[c].Notify()
 	}
 	mps := s.nic.Link().Spec().MPS
 	h := s.spec.TLPHeader

@@ -70,8 +70,10 @@
 //     (dataloops, master checkpoints) goes to L2 with its bank queues;
 //     NICMem is the core's L1; Bring moves a checkpoint or segment into the
 //     running cluster's L1 on first use and between clusters after; a DMA
-//     write leaves L1 through the cluster DMA and the output port, and the
-//     FIFO hands requests to PCIe in order (a request read early by
+//     write leaves L1 through the cluster DMA and the output port — a
+//     cluster queues at most spin.pulp.dma_queue of them until their source
+//     is read, and a handler issuing into a full queue stalls
+//     (Stats.DMAQueueWait) — and the FIFO hands requests to PCIe in order (a request read early by
 //     another cluster waits for the ones before it).
 //   - Static runs (RunStatic, workloads.md §11.10–11.11): packets preloaded
 //     in NIC memory and assigned to HPUs up front, no scheduler; each

@@ -138,7 +138,24 @@ func (h *HandlerCtx) DMAToHostB(data []byte, n uint64, dst mem.Addr, flags int) 
 
 func (h *HandlerCtx) issue(r *dmaReq) {
 	h.charge(h.s.spec.Cycles(h.s.spec.DMAIssueCycles))
-	h.s.e.At(h.t, func() { h.s.dma.enqueue(r) })
+	s := h.s
+	if s.dmaQ == nil || s.spec.PULP.DMAQueue == 0 {
+		s.e.At(h.t, func() { s.dma.enqueue(r) })
+		return
+	}
+	// The cluster DMA takes a bounded number of transfers: a core issuing
+	// into a full queue stalls until one has been read out.
+	h.sync()
+	c := s.accel.Cluster(h.HPU)
+	if q := s.spec.PULP.DMAQueue; s.dmaQ[c] >= q {
+		t0 := h.p.Now()
+		h.p.WaitUntil(&s.dmaQS[c], "cluster DMA queue", func() bool { return s.dmaQ[c] < q })
+		h.t = h.p.Now()
+		s.stats.DMAQueueWait += h.t - t0
+	}
+	s.dmaQ[c]++
+	r.queued = true
+	s.dma.enqueue(r)
 }
 
 // DMAFromHostB reads n bytes at host address src into dst (nil: timing

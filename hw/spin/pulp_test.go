@@ -156,3 +156,27 @@ func TestPULPSpecValidate(t *testing.T) {
 		t.Fatalf("Validate() = %v", err)
 	}
 }
+
+// A cluster DMA queues at most spin.pulp.dma_queue outbound transfers: a
+// handler issuing many large DMAs stalls on it (and not without the
+// bound); the bytes are right either way.
+func TestPULPDMAQueue(t *testing.T) {
+	for _, q := range []int{0, 4} {
+		sp := pulpSpec(32)
+		sp.PULP.DMAQueue = q
+		v := newEnv(t, sp)
+		ctx, err := v.sp.NewContext(spin.Handlers{Payload: copyHandler(256, 0)}, spin.Policy{}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 64 * 2048
+		d, src := v.put(n, ctx)
+		v.run()
+		if got := v.mems[1].Bytes(d, n); !bytes.Equal(got, src) {
+			t.Fatalf("dma_queue %d: wrong bytes", q)
+		}
+		if w := v.sp.Stats().DMAQueueWait; (q == 0) != (w == 0) {
+			t.Fatalf("dma_queue %d: handlers stalled %v on the cluster DMA queue", q, w)
+		}
+	}
+}

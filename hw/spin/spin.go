@@ -21,7 +21,9 @@ type NIC struct {
 	spec  Spec
 	name  string
 	mem   memory
-	accel *pulp.Accel // the PULP model's accelerator; nil for arm
+	accel *pulp.Accel  // the PULP model's accelerator; nil for arm
+	dmaQ  []int        // pulp: outbound DMA transfers queued per cluster (issued, source not yet read)
+	dmaQS []sim.Signal // pulp: notified when a cluster's queue drains by one
 	dma   dmaEngine
 	sched scheduler
 	hpus  []*hpu
@@ -42,6 +44,7 @@ type Stats struct {
 	HandlerBusy  sim.Time   // HPU time spent in handlers, summed over HPUs
 	HandlerWork  sim.Time   // of it, cycles the handlers charged (compute, invocation, DMA issue)
 	StageWait    sim.Time   // HPU time waiting for packets to reach local memory before handlers (pulp)
+	DMAQueueWait sim.Time   // handler time stalled on a full cluster DMA queue (pulp)
 	DMAWrites    uint64     // DMA write requests issued by handlers and engines
 	DMAFIFOMax   int        // maximum DMA write FIFO occupancy (requests)
 	DMAReads     uint64     // DMA reads from host issued by handlers
@@ -71,6 +74,7 @@ func New(n *nic.NIC, spec Spec) *NIC {
 			panic(fmt.Sprintf("%s: %v", name, err))
 		}
 		s.mem, s.accel = pm, pm.a
+		s.dmaQ, s.dmaQS = make([]int, spec.PULP.Clusters), make([]sim.Signal, spec.PULP.Clusters)
 	} else {
 		s.mem = newNICMem(spec)
 	}
