@@ -21,7 +21,7 @@ type xtqEnv struct {
 	c      *cluster.Cluster
 	q      *gpu.AQLQueue
 	pt     int
-	eq     [2]*nic.EQ
+	eq     []*nic.EQ
 	dst    mem.Addr // KLUT buffer: tasks copy their payload to dst + arg2
 	sig    mem.Addr
 	obj    uint64
@@ -34,11 +34,17 @@ const taskIdx = 42
 
 func newXtqEnv(t *testing.T, qsize int, recvBytes uint64, kernelVALU int, opts ...func(*cluster.Spec)) *xtqEnv {
 	t.Helper()
+	return newXtqEnvN(t, 2, qsize, recvBytes, kernelVALU, opts...)
+}
+
+// newXtqEnvN is newXtqEnv on nodes nodes (node 1 the target).
+func newXtqEnvN(t *testing.T, nodes, qsize int, recvBytes uint64, kernelVALU int, opts ...func(*cluster.Spec)) *xtqEnv {
+	t.Helper()
 	s := cluster.XTQ()
 	for _, o := range opts {
 		o(&s)
 	}
-	c, err := cluster.New(sim.New(1), s, 2, true)
+	c, err := cluster.New(sim.New(1), s, nodes, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +67,9 @@ func newXtqEnv(t *testing.T, qsize int, recvBytes uint64, kernelVALU int, opts .
 			copy(wg.Mem().Bytes(mem.Addr(a[0]+a[2]), n), wg.Mem().Bytes(mem.Addr(a[1]), n))
 		}
 	}})
-	for i, nd := range c.Nodes {
-		v.eq[i] = nd.NIC.NewEQ(0, 0)
-		v.pt = nd.NIC.PTAlloc(v.eq[i], false)
+	for _, nd := range c.Nodes {
+		v.eq = append(v.eq, nd.NIC.NewEQ(0, 0))
+		v.pt = nd.NIC.PTAlloc(v.eq[len(v.eq)-1], false)
 	}
 	if recvBytes > 0 {
 		v.post(recvBytes)
@@ -526,5 +532,49 @@ func TestXtqCPUTaskRewriteAndDoorbellOrder(t *testing.T) {
 		if got[i][1] != got[0][1]+uint64(i)*(64+300) && i > 0 {
 			t.Errorf("task %d's payload at %#x: want it right after the first task (MANAGE_LOCAL)", i, got[i][1])
 		}
+	}
+}
+
+// While task headers wait at node 1's ingress for a hold slot, a plain
+// put from another source is not stuck behind them: it lands long before
+// the held tasks drain (they wait for 20,000-cycle kernels).
+func TestXtqHoldBufferLetsOtherSourcesPass(t *testing.T) {
+	v := newXtqEnvN(t, 3, 2, 1<<20, 20000, func(s *cluster.Spec) { s.NIC.XtqHoldDepth = 2 })
+	tg, other := v.c.Nodes[1], v.c.Nodes[2]
+	const tasks = 8
+	tg.Mem.Store64(v.sig, tasks)
+	var sent []task
+	for i := range tasks {
+		sent = append(sent, task{kernel: taskIdx, queue: taskIdx, payload: payload(256, i), off: uint64(i) * 256})
+	}
+	v.send(sent...)
+	// A second portal on every node for plain puts.
+	var plainPT int
+	plainEQ := make([]*nic.EQ, 3)
+	for i, nd := range v.c.Nodes {
+		plainEQ[i] = nd.NIC.NewEQ(0, 0)
+		plainPT = nd.NIC.PTAlloc(plainEQ[i], false)
+	}
+	dst := tg.Mem.Alloc(mem.Host, 64, "plain dst")
+	tg.NIC.MEAppend(plainPT, nic.ME{Start: dst, Length: 64, MatchID: nic.AnyID, IgnoreBits: ^uint64(0), Options: nic.MEOpPut}, nic.Priority)
+	want := payload(64, 9)
+	var landed sim.Time
+	v.c.Engine.Spawn("other source", func(p *sim.Proc) {
+		p.Sleep(10 * sim.Microsecond) // the hold buffer is full by then
+		if tg.NIC.XtqStats().MaxBacklog == 0 {
+			t.Error("no task header was waiting when the plain put was sent")
+		}
+		src := other.Mem.Alloc(mem.Host, 64, "plain src")
+		other.Mem.Write(src, want)
+		other.NIC.Doorbell(p, nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: src, Length: 64}, Length: 64, Target: 1, PT: plainPT})
+		p.WaitUntil(plainEQ[1].Signal(), "the plain put's PUT event", func() bool { return plainEQ[1].Len() > 0 })
+		landed = p.Now()
+	})
+	v.run()
+	if string(tg.Mem.Bytes(dst, 64)) != string(want) || landed == 0 || landed > 20*sim.Microsecond {
+		t.Errorf("plain put landed at %v: want it within 10us of its send, not after the held tasks", landed)
+	}
+	if len(v.q.Runs()) != tasks || tg.Mem.Load64(v.sig) != 0 || tg.NIC.XtqStats().MaxHeld != 2 {
+		t.Errorf("%d of %d tasks ran, max held %d (want 2)", len(v.q.Runs()), tasks, tg.NIC.XtqStats().MaxHeld)
 	}
 }
