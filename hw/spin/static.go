@@ -42,9 +42,10 @@ type Static struct {
 
 // RunStatic preloads the packets of lists (lists[i] for HPU i, run in
 // that order) and starts ctx's payload handler on each, now. The packets
-// sit in NIC memory at addresses index × payload size (on pulp: in L2,
-// alternating banks), outside the packet buffer's accounting: they are not
-// arriving, they are already there. Every HPU with a list must be idle.
+// sit back to back in NIC memory, each at its stream offset (on pulp: in
+// L2, interleaved over the banks), outside the packet buffer's
+// accounting: they are not arriving, they are already there. Every HPU
+// with a list must be idle.
 func (s *NIC) RunStatic(ctx *Context, lists [][]nic.CtxPacket) (*Static, error) {
 	if ctx.payload == nil {
 		return nil, fmt.Errorf("%s: static run with a context without a payload handler", s.name)
@@ -61,7 +62,6 @@ func (s *NIC) RunStatic(ctx *Context, lists [][]nic.CtxPacket) (*Static, error) 
 		return nil, fmt.Errorf("%s: static run without packets", s.name)
 	}
 	ms := &msgState{ctx: ctx, payloadLeft: total, expected: total, headerDone: true, static: st}
-	k := uint64(s.nic.MaxPayload())
 	for i, l := range lists {
 		if len(l) == 0 {
 			continue
@@ -72,7 +72,7 @@ func (s *NIC) RunStatic(ctx *Context, lists [][]nic.CtxPacket) (*Static, error) 
 		}
 		u := &unitQ{vhpu: -1, running: true}
 		for _, pk := range l {
-			p := &packet{msg: ms, pk: pk, refs: 1, size: unit.Bytes(pk.Len), addr: uint64(pk.Index) * k, preloaded: true}
+			p := &packet{msg: ms, pk: pk, refs: 1, size: unit.Bytes(pk.Len), addr: pk.Offset, preloaded: true}
 			u.hers = append(u.hers, &her{kind: Payload, p: p, msg: ms})
 		}
 		h.record = func(r HandlerRun) { st.Runs = append(st.Runs, r) }
