@@ -180,3 +180,36 @@ func TestPULPDMAQueue(t *testing.T) {
 		}
 	}
 }
+
+// A static run refuses what it cannot do, naming it.
+func TestStaticErrors(t *testing.T) {
+	v := newEnv(t, pulpSpec(2))
+	noPayload, err := v.sp.NewContext(spin.Handlers{}, spin.Policy{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := v.sp.NewContext(spin.Handlers{Payload: copyHandler(64, 10)}, spin.Policy{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := []nic.CtxPacket{{Index: 0, Len: 64}}
+	for _, tc := range []struct {
+		ctx   *spin.Context
+		lists [][]nic.CtxPacket
+		want  string
+	}{
+		{noPayload, [][]nic.CtxPacket{pk}, "without a payload handler"},
+		{ctx, [][]nic.CtxPacket{pk, pk, pk}, "static run over 3 HPUs, spin.hpus = 2"},
+		{ctx, [][]nic.CtxPacket{nil}, "static run without packets"},
+	} {
+		if _, err := v.sp.RunStatic(tc.ctx, tc.lists); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("RunStatic = %v, want %q", err, tc.want)
+		}
+	}
+	if _, err := v.sp.RunStatic(ctx, [][]nic.CtxPacket{pk}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.sp.RunStatic(ctx, [][]nic.CtxPacket{pk}); err == nil || !strings.Contains(err.Error(), "HPU 0, which is busy") {
+		t.Errorf("a second static run on a busy HPU: %v", err)
+	}
+}
