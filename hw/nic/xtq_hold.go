@@ -40,14 +40,18 @@ func isTaskHeader(pk *Packet) bool {
 // behind a packet that does; it reports whether it did.
 func (n *NIC) xtqWaits(pk *Packet) bool {
 	x := &n.xtq.in
-	if pk.Kind != KindRequest || len(x.backlog) == 0 && !(isTaskHeader(pk) && x.holding >= n.spec.XtqHoldDepth) {
-		return false
+	if pk.Kind != KindRequest {
+		return false // responses have their own virtual channel
 	}
 	key := msgKey(pk.Src, pk.Msg)
 	_, waiting := x.waitMsg[key]
-	header := pk.Index == 0
-	task := isTaskHeader(pk)
-	if !waiting && !(header && (x.waitSrc[pk.Src] > 0 || task && (x.tasks > 0 || x.holding >= n.spec.XtqHoldDepth))) {
+	header, task := pk.Index == 0, isTaskHeader(pk)
+	full := x.holding >= n.spec.XtqHoldDepth
+	switch {
+	case waiting: // a later packet of a message whose header waits
+	case header && x.waitSrc[pk.Src] > 0: // behind its source's waiting message
+	case task && (x.tasks > 0 || full): // slots go to task headers in arrival order
+	default:
 		return false
 	}
 	x.backlog = append(x.backlog, pk)

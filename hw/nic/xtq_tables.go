@@ -171,22 +171,7 @@ func (n *NIC) xtqLookup(lks []tableLookup, done func(entries [][]uint64)) {
 			continue
 		}
 		missed = append(missed, i)
-		key := tableKey(l.table, l.idx)
-		if t, ok := n.xtq.cache.pending[key]; ok {
-			n.xtq.stats.CacheMerged++ // the entry's read is already in flight
-			ready = max(ready, t)
-			continue
-		}
-		n.xtq.stats.CacheMisses++
-		t, k := n.dmaRead(n.tableEntry(l.table, l.idx), l.table.entrySize())
-		ready = max(ready, t)
-		n.xtq.cache.pending[key] = t
-		n.e.At(t, func() {
-			n.dmaEnd(k)
-			delete(n.xtq.cache.pending, key)
-			b := n.mem.Bytes(n.tableEntry(l.table, l.idx), int(l.table.entrySize()))
-			n.xtq.cache.fill(key, append([]byte(nil), b...))
-		})
+		ready = max(ready, n.xtqMiss(l))
 	}
 	n.e.At(ready, func() {
 		for _, i := range missed {
@@ -195,6 +180,26 @@ func (n *NIC) xtqLookup(lks []tableLookup, done func(entries [][]uint64)) {
 		}
 		done(out)
 	})
+}
+
+// xtqMiss fetches entry l into the cache unless its read is already in
+// flight, and returns when the entry will be on the NIC.
+func (n *NIC) xtqMiss(l tableLookup) sim.Time {
+	key := tableKey(l.table, l.idx)
+	if t, ok := n.xtq.cache.pending[key]; ok {
+		n.xtq.stats.CacheMerged++
+		return t
+	}
+	n.xtq.stats.CacheMisses++
+	a, size := n.tableEntry(l.table, l.idx), l.table.entrySize()
+	t, k := n.dmaRead(a, size)
+	n.xtq.cache.pending[key] = t
+	n.e.At(t, func() {
+		n.dmaEnd(k)
+		delete(n.xtq.cache.pending, key)
+		n.xtq.cache.fill(key, append([]byte(nil), n.mem.Bytes(a, int(size))...))
+	})
+	return t
 }
 
 // tableLookup is one index to look up.
