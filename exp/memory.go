@@ -163,6 +163,12 @@ func simsOf(name string, cfg Config) []simMem {
 		out = append(out, sizedInts(fixed(2, "nodes", 0), "gpi.throughput_size", []int{cfg.GPI.ThroughputSize}))
 	case strings.HasPrefix(name, "jacobi"):
 		out = jacobiSims(name, cfg)
+	case name == "fft2d":
+		// The LogGOPS replay holds every rank's transpose: state per
+		// (rank, peer) pair, 1.3 KB measured at P = 1024 (docs/memory.md).
+		for _, p := range cfg.DDTFFT.Procs {
+			out = append(out, fixed(p, "fft2d.procs", 0))
+		}
 	}
 	return out
 }
