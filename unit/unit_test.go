@@ -1,6 +1,7 @@
 package unit
 
 import (
+	"math"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -94,4 +95,25 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// FuzzParseFreq checks that ParseFreq never panics and that an accepted
+// frequency prints in a form that parses back to it.
+func FuzzParseFreq(f *testing.F) {
+	for _, s := range []string{"1.5GHz", "800MHz", "1Hz", "0Hz", "-1GHz", "1e30GHz", "NaNGHz", "x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseFreq(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseFreq(v.String())
+		if err != nil {
+			t.Fatalf("%q → %v prints %q, refused: %v", s, v, v.String(), err)
+		}
+		if back != v && math.Abs(float64(back-v)) > 1e-9*math.Abs(float64(v)) {
+			t.Fatalf("%q → %v → %q → %v", s, v, v.String(), back)
+		}
+	})
 }

@@ -26,9 +26,8 @@ move it and by how much: table "knobs" ranks the knobs, table "outputs" lists
 the knobs that move each output, and --plot draws a tornado chart of one output
 (--output, default the experiment's headline).
 
-Parameters load as for "gpunetsim run". For allreduce, without --config or
---set allreduce.nodes, the node counts are those of the no-argument run
-(2, 4, 8, 16, 32, 64).`,
+Parameters load as for "gpunetsim run" (allreduce: the node counts of the
+no-argument run, 2, 4, 8, 16, 32, 64, unless set).`,
 		Example: `  gpunetsim sensitivity allreduce --plot tornado.svg
   gpunetsim sensitivity allreduce --knobs cpu.l1d_misses,gpu.launch --factor 4
   gpunetsim sensitivity allreduce --knobs 'cpu.*,sw.*'
@@ -38,12 +37,6 @@ Parameters load as for "gpunetsim run". For allreduce, without --config or
 			name := args[0]
 			if knobs != "" {
 				so.Knobs = strings.Split(knobs, ",")
-			}
-			if name == defaultExperiment && o.load.File == "" && !setsParam(o.load.Sets, "allreduce.nodes") {
-				o.load.Edit = func(cfg *exp.Config) error {
-					cfg.Allreduce.Nodes = append([]int(nil), defaultNodes...)
-					return nil
-				}
 			}
 			cfg, err := params.Load(o.load)
 			if err != nil {
@@ -70,14 +63,4 @@ Parameters load as for "gpunetsim run". For allreduce, without --config or
 	f.StringVar(&o.plot, "plot", "", "draw the tornado chart to `file` (.svg, .png or .pdf)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success (no report, no progress bar)")
 	return cmd
-}
-
-// setsParam reports whether a --set list assigns the named parameter.
-func setsParam(sets []string, name string) bool {
-	for _, s := range sets {
-		if n, _, _ := strings.Cut(s, "="); strings.TrimSpace(n) == name {
-			return true
-		}
-	}
-	return false
 }

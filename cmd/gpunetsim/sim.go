@@ -25,9 +25,6 @@ import (
 // defaultExperiment is what gpunetsim runs without arguments.
 const defaultExperiment = "allreduce"
 
-// defaultNodes is the quick sweep of the no-argument run.
-var defaultNodes = []int{2, 4, 8, 16, 32, 64}
-
 // presetDocs describes the built-in hardware presets (hw/cluster).
 var presetDocs = map[string]string{
 	"gputn":         "GPU-TN dissertation Table 6.1: APU-style node, 24-CU GCN3 at 1.5GHz, 1.5us launch and teardown, 100ns/100Gbps star, 16 trigger entries",
@@ -72,13 +69,9 @@ func runDefault(cmd *cobra.Command, stdout, stderr io.Writer) error {
 // on the gputn preset at the quick sweep, saving CSV and SVG into dir.
 func defaultOptions(dir string) runOptions {
 	return runOptions{
-		experiment: defaultExperiment,
-		load: params.Options{Edit: func(cfg *exp.Config) error {
-			cfg.Allreduce.Nodes = append([]int(nil), defaultNodes...)
-			return nil
-		}},
-		csv:  filepath.Join(dir, defaultExperiment+".csv"),
-		plot: filepath.Join(dir, defaultExperiment+".svg"),
+		experiment: defaultExperiment, // on its default sweep, the same as "run allreduce"
+		csv:        filepath.Join(dir, defaultExperiment+".csv"),
+		plot:       filepath.Join(dir, defaultExperiment+".svg"),
 	}
 }
 
@@ -91,7 +84,8 @@ type runOptions struct {
 	study                  runStudyFlags
 	// memName is the experiment whose memory need is checked before the
 	// run (default: the experiment run).
-	memName string
+	memName     string
+	traceFilter traceFlags
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -129,6 +123,7 @@ succeeds, and each appears whole or not at all.`,
 	f.StringVar(&o.json, "json", "", "write the whole result as JSON to `file`")
 	f.StringVar(&o.plot, "plot", "", "draw the result's plot to `file` (.svg, .png or .pdf)")
 	f.StringVar(&o.trace, "trace", "", "write Chrome trace events of every simulated agent to `file`")
+	addTraceFilterFlags(cmd, &o.traceFilter)
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success (no report, no progress bar)")
 	addRunStudyFlags(cmd, &o.study)
 	return cmd
@@ -236,6 +231,10 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	if err := checkRunMemory(memName, cfg); err != nil {
 		return err
 	}
+	filter, err := o.traceFilter.filter(o.trace)
+	if err != nil {
+		return err
+	}
 	outs, err := reserveOutputs(s, o)
 	if err != nil {
 		return err
@@ -246,6 +245,10 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	if o.trace != "" {
 		tw = trace.New()
 		env.Tracer = tw
+		if filter != nil {
+			filter.Next = tw
+			env.Tracer = filter
+		}
 	}
 	var bar *progress
 	if !o.quiet {
@@ -285,6 +288,7 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
+	warnTraceSize(stderr, files, outs.trace, filter, o.traceFilter.warnAt)
 	if !o.quiet {
 		if err := report.WriteText(stdout, res); err != nil {
 			return err

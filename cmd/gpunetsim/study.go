@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,11 +61,9 @@ only what changed.
   gpunetsim study run STUDY             run it here, write the report files
   gpunetsim study submit STUDY --tasks N  a Slurm job array; each task runs a slice
   gpunetsim study collect STUDY         assemble the report from the cache`,
-		Args: exactArgs(0, "a subcommand: run, submit or collect"),
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newStudyRunCmd(stdout, stderr), newStudySubmitCmd(stdout, stderr), newStudyCollectCmd(stdout, stderr))
-	return cmd
+	return groupCmd(cmd)
 }
 
 func newStudyRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -163,6 +162,9 @@ type prepared struct {
 	study study.Study
 	plan  *study.Plan
 	cache *study.Cache
+	// cacheCreated: the cache directory did not exist before; a command
+	// that fails removes it again while it is empty.
+	cacheCreated bool
 }
 
 // prepare loads and expands a study and opens its cache: every bad input
@@ -183,25 +185,36 @@ func prepare(arg string, f studyFlags) (prepared, error) {
 	if err := checkPlanMemory(plan); err != nil {
 		return prepared{}, err
 	}
+	_, statErr := os.Stat(f.cache)
 	cache, err := study.OpenCache(f.cache, version)
 	if err != nil {
 		return prepared{}, badInput(fmt.Errorf("--cache: %w", err))
 	}
-	return prepared{s, plan, cache}, nil
+	return prepared{study: s, plan: plan, cache: cache, cacheCreated: errors.Is(statErr, fs.ErrNotExist)}, nil
 }
 
 // studyRun runs (or, with collectOnly, collects) a study and writes its
 // report files; with a slice it only fills the cache.
-func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice, collectOnly bool, stdout, stderr io.Writer) error {
+func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice, collectOnly bool, stdout, stderr io.Writer) (err error) {
+	if collectOnly {
+		// Collecting reads a cache that the tasks filled: a missing one is
+		// a mistyped --cache, not an empty cache to create.
+		if fi, err := os.Stat(f.cache); err != nil || !fi.IsDir() {
+			return badInput(fmt.Errorf("--cache %s: no such cache directory to collect from", f.cache))
+		}
+	}
 	p, err := prepare(arg, f)
 	if err != nil {
 		return err
 	}
+	defer removeIfFailed(p.cacheCreated, f.cache, &err)
 	out := studyOutDir(f, p.study)
 	if slice == nil {
-		if err := checkOutDir(out); err != nil {
-			return badInput(fmt.Errorf("--out: %w", err))
+		created, cerr := checkOutDir(out)
+		if cerr != nil {
+			return badInput(fmt.Errorf("--out: %w", cerr))
 		}
+		defer removeIfFailed(created, out, &err)
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -225,17 +238,29 @@ func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice,
 	return writeStudy(p, o, out, f.quiet, stdout)
 }
 
-// checkOutDir creates dir if needed and checks that it takes files.
-func checkOutDir(dir string) error {
+// checkOutDir creates dir if needed and checks that it takes files; it
+// reports whether it created dir.
+func checkOutDir(dir string) (created bool, err error) {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		created = true
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return false, err
 	}
 	probe, err := os.CreateTemp(dir, ".probe-*")
 	if err != nil {
-		return fmt.Errorf("%s: not writable: %w", dir, err)
+		return created, fmt.Errorf("%s: not writable: %w", dir, err)
 	}
 	probe.Close()
-	return os.Remove(probe.Name())
+	return created, os.Remove(probe.Name())
+}
+
+// removeIfFailed removes dir when the command failed (*err != nil) and
+// created it, if it is still empty: a failed command leaves nothing behind.
+func removeIfFailed(created bool, dir string, err *error) {
+	if created && *err != nil {
+		os.Remove(dir) // fails, harmlessly, when the directory holds files
+	}
 }
 
 // studyOutput is a rendered file of a study waiting to be written.
@@ -345,7 +370,7 @@ type submitOptions struct {
 
 // studySubmit writes the batch script and submits it (or runs its tasks
 // here with --local).
-func studySubmit(arg string, f studyFlags, s submitOptions, stdout, stderr io.Writer) error {
+func studySubmit(arg string, f studyFlags, s submitOptions, stdout, stderr io.Writer) (err error) {
 	if s.tasks < 1 || s.tasks > 100000 {
 		return badInput(fmt.Errorf("--tasks = %d: must be in [1, 100000]", s.tasks))
 	}
@@ -353,6 +378,7 @@ func studySubmit(arg string, f studyFlags, s submitOptions, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	defer removeIfFailed(p.cacheCreated, f.cache, &err)
 	sbatch := ""
 	if !s.local {
 		if sbatch, err = exec.LookPath("sbatch"); err != nil {
@@ -365,9 +391,11 @@ func studySubmit(arg string, f studyFlags, s submitOptions, stdout, stderr io.Wr
 		}
 	}
 	out := studyOutDir(f, p.study)
-	if err := checkOutDir(out); err != nil {
-		return badInput(fmt.Errorf("--out: %w", err))
+	created, cerr := checkOutDir(out)
+	if cerr != nil {
+		return badInput(fmt.Errorf("--out: %w", cerr))
 	}
+	defer removeIfFailed(created, out, &err)
 	script, err := batchScript(arg, f, s, p, out)
 	if err != nil {
 		return badInput(err)

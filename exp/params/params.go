@@ -142,12 +142,19 @@ func Names() []string {
 	return out
 }
 
-// Record returns cfg's parameters as report.Params, in declaration order.
+// Record returns cfg's parameters as report.Params, in declaration order,
+// each marked Set when its value differs from the default of cfg's preset
+// (the user overrode it by --config, --set, --seed or a sweep).
 func Record(cfg exp.Config) []report.Param {
 	list := List(cfg)
+	var defaults []Info
+	if d, err := exp.DefaultConfig(cfg.Run.Preset); err == nil {
+		defaults = List(d)
+	}
 	out := make([]report.Param, len(list))
 	for i, p := range list {
-		out[i] = report.Param{Name: p.Name, Value: p.Value, Src: p.Src, Doc: p.Doc}
+		set := defaults != nil && defaults[i].Value != p.Value
+		out[i] = report.Param{Name: p.Name, Value: p.Value, Src: p.Src, Doc: p.Doc, Set: set}
 	}
 	return out
 }

@@ -258,7 +258,7 @@ func inlineSVG(s string) string {
 
 // htmlPage parses the page template.
 func htmlPage() *template.Template {
-	return template.Must(template.New("page").Parse(htmlSource))
+	return template.Must(template.New("page").Funcs(template.FuncMap{"setCount": setCount}).Parse(htmlSource))
 }
 
 const htmlSource = `<!DOCTYPE html>
@@ -279,7 +279,7 @@ th, td { border: 1px solid #ddd; padding: 0.15em 0.5em; }
 th { background: #f3f3f3; } td.r { text-align: right; font-variant-numeric: tabular-nums; }
 .status { padding: 0.3em 0.6em; border-radius: 0.3em; display: inline-block; }
 .ok { background: #e3f5e1; } .bad { background: #fbe0e0; } .none { background: #eee; }
-details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; }
+details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; } tr.set td { font-weight: bold; }
 </style>
 </head>
 <body>
@@ -300,9 +300,9 @@ details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; }
 {{end}}</tbody></table>
 {{end}}
 {{if .Notes}}<h3>Notes</h3><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-<details><summary>Parameters ({{len .Params}}) and seed {{.Seed}}</summary>
-<table><thead><tr><th>name</th><th>value</th><th>source</th><th>meaning</th></tr></thead>
-<tbody>{{range .Params}}<tr><td>{{.Name}}</td><td>{{.Value}}</td><td class="src">{{.Src}}</td><td>{{.Doc}}</td></tr>
+<details><summary>Parameters ({{len .Params}}{{with setCount .Params}}, {{.}} set by the user{{end}}) and seed {{.Seed}}</summary>
+<table><thead><tr><th>name</th><th>value</th><th>set</th><th>source</th><th>meaning</th></tr></thead>
+<tbody>{{range .Params}}<tr{{if .Set}} class="set"{{end}}><td>{{.Name}}</td><td>{{.Value}}</td><td>{{if .Set}}set{{end}}</td><td class="src">{{.Src}}</td><td>{{.Doc}}</td></tr>
 {{end}}</tbody></table></details>
 </section>
 {{end}}
@@ -323,3 +323,14 @@ details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; }
 </body>
 </html>
 `
+
+// setCount is how many of ps the user set (0 prints nothing).
+func setCount(ps []Param) int {
+	n := 0
+	for _, p := range ps {
+		if p.Set {
+			n++
+		}
+	}
+	return n
+}

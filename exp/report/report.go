@@ -9,6 +9,9 @@ type Param struct {
 	Value string `json:"value"` // printed with units, e.g. "100Gbps"
 	Src   string `json:"src"`   // "DOC" (fixed by the literature), "DEFAULT" (a modelling choice) or "RUN" (run setup)
 	Doc   string `json:"doc"`   // one-line description
+	// Set marks a value the user chose: it differs from the preset's
+	// default. Reports flag it ("*" in text, "set" in HTML).
+	Set bool `json:"set,omitempty"`
 }
 
 // Table is a rectangular result: Columns name the cells of every row.

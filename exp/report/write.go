@@ -39,10 +39,18 @@ func WriteText(w io.Writer, r *Result) error {
 		}
 	}
 	if len(r.Params) > 0 {
-		b.WriteString("\nparameters\n")
+		b.WriteString("\nparameters")
+		if anySet(r.Params) {
+			b.WriteString(" (* = set by the user, differs from the preset)")
+		}
+		b.WriteByte('\n')
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, p := range r.Params {
-			fmt.Fprintf(tw, "  %s\t%s\t[%s]\t%s\n", p.Name, p.Value, p.Src, p.Doc)
+			mark := " "
+			if p.Set {
+				mark = "*"
+			}
+			fmt.Fprintf(tw, " %s%s\t%s\t[%s]\t%s\n", mark, p.Name, p.Value, p.Src, p.Doc)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -362,4 +370,14 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// anySet reports whether a parameter of ps is marked Set.
+func anySet(ps []Param) bool {
+	for _, p := range ps {
+		if p.Set {
+			return true
+		}
+	}
+	return false
 }
