@@ -19,14 +19,14 @@ func TestFilter(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		f    Filter
+		f    *Filter
 		want []int // indices of kept spans
 	}{
-		{"all", Filter{}, []int{0, 1, 2, 3}},
-		{"strategy", Filter{Strategy: "GPUTN"}, []int{0, 1, 3}},
-		{"nodes", Filter{Nodes: 8}, []int{0, 2, 3}},
-		{"both", Filter{Strategy: "gputn", Nodes: 16}, []int{1}},
-		{"window", Filter{From: 1 * us, To: 6 * us}, []int{0, 1, 2}},
+		{"all", &Filter{}, []int{0, 1, 2, 3}},
+		{"strategy", &Filter{Strategy: "GPUTN"}, []int{0, 1, 3}},
+		{"nodes", &Filter{Nodes: 8}, []int{0, 2, 3}},
+		{"both", &Filter{Strategy: "gputn", Nodes: 16}, []int{1}},
+		{"window", &Filter{From: 1 * us, To: 6 * us}, []int{0, 1, 2}},
 	} {
 		w := New()
 		c.f.Next = w
