@@ -82,7 +82,8 @@ type spTSJob struct {
 	class string
 	s     strategy.Strategy
 	nodes int
-	l2on  bool // single-GPU study: the heap cacheable (shader L2 maintenance)
+	l2    bool // part of the single-GPU L2 study
+	l2on  bool // in it: the heap cacheable (shader L2 maintenance)
 }
 
 // runSpTS is the strong scaling of the distributed solve and the
@@ -97,10 +98,10 @@ func runSpTS(cfg Config, env Env) (*report.Result, error) {
 		for _, name := range p.Strategies {
 			s, _ := strategy.Parse(name)
 			for _, n := range p.Nodes {
-				jobs = append(jobs, spTSJob{class, s, n, false})
+				jobs = append(jobs, spTSJob{class, s, n, false, false})
 			}
 		}
-		jobs = append(jobs, spTSJob{class, strategy.GNNGIO, 1, false}, spTSJob{class, strategy.GNNGIO, 1, true})
+		jobs = append(jobs, spTSJob{class, strategy.GNNGIO, 1, true, false}, spTSJob{class, strategy.GNNGIO, 1, true, true})
 	}
 	mats := map[string]*workload.TriMatrix{}
 	for _, class := range p.Classes {
@@ -120,7 +121,7 @@ func runSpTS(cfg Config, env Env) (*report.Result, error) {
 		}
 		defer c.Engine.Close()
 		sc := strategyConfig(cfg)
-		if j.nodes == 1 {
+		if j.l2 {
 			sc.Shmem.GIO.ShaderL2Maintenance = j.l2on
 		}
 		results[i], err = workload.SpTS{Matrix: mats[j.class], WGs: p.WGs, Seed: cfg.Run.Seed}.Run(c, j.s, sc)
@@ -153,7 +154,7 @@ func spTSReport(cfg Config, jobs []spTSJob, results []workload.SpTSResult, mats 
 	for i, j := range jobs {
 		r, a := results[i], mats[j.class]
 		ref := workload.SpTSReferences()[j.class]
-		if j.nodes == 1 {
+		if j.l2 {
 			if !j.l2on {
 				off[j.class] = r
 				continue
