@@ -117,6 +117,9 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		}
 		bases[nd.Rank] = base
 		lay.fill(nd.Mem, base, nd.Rank)
+		if !rhdRuns(im.Name) { // the two-sided ring matches messages; it reads no flags
+			lay.markFlags(nd.Mem, base, nd.Rank)
+		}
 		switch im.Name {
 		case "device-shmem":
 			var rep shmem.Report
@@ -154,9 +157,9 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	return res, nil
 }
 
-// fill writes node r's input into every subslot and sets the sequence word
-// of the first chunk it sends. Inputs repeat with period inputPeriod, so
-// each subslot is a copy out of one pattern (memmove speed).
+// fill writes node r's input into every subslot. Inputs repeat with
+// period inputPeriod, so each subslot is a copy out of one pattern
+// (memmove speed).
 func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
 	pat := newPattern(func(j int) float32 { return inputValue(r, j) })
 	for k := range l.n {
@@ -170,7 +173,14 @@ func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
 			pat.copyTo(b, l.chunkOff[k]+elemOff)
 		}
 	}
-	// Sequence words carry values even in payload-free runs.
+}
+
+// markFlags prepares the trailing-flag protocol (GDS, GPU-TN, device
+// shmem, remote tasks): sequence words and step flags carry values even in
+// payload-free runs, and the first chunk node r sends is stamped. The
+// two-sided ring needs none of it; at a thousand nodes these 3n words per
+// node would be most of its memory.
+func (l *ringLayout) markFlags(m *mem.Memory, base mem.Addr, r int) {
 	for k := range l.n {
 		for s := range l.w {
 			off, nb := l.sub(k, s)

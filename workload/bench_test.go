@@ -110,6 +110,7 @@ func BenchmarkAllreduceCheck64(b *testing.B) {
 			ms[r] = mem.New("m", true)
 			bases[r] = ms[r].Alloc(mem.GPU, l.totalSize, "allreduce")
 			l.fill(ms[r], bases[r], r)
+			l.markFlags(ms[r], bases[r], r)
 		}
 		if l.reference() == nil {
 			b.Fatal("no reference")
