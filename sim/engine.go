@@ -17,10 +17,11 @@ type Engine struct {
 	seed    uint64
 	stopped bool
 
-	procs   []*Proc // live processes, in no particular order
-	spawned uint64  // processes ever spawned
-	running *Proc   // process currently executing, nil in callbacks
-	failure error   // first process panic or time overflow
+	procs   []*Proc    // live processes, in no particular order
+	idle    []*carrier // coroutines of finished processes, for reuse
+	spawned uint64     // processes ever spawned
+	running *Proc      // process currently executing, nil in callbacks
+	failure error      // first process panic or time overflow
 	tracer  Tracer
 	windows *Windows // optional lookahead-window statistics
 	// endChecks verify invariants when a run ends idle (invariant.go).
@@ -141,7 +142,12 @@ func (e *Engine) shutdown() {
 	e.procs = nil
 	for _, p := range procs {
 		p.done = true
-		p.stop()
+		p.c.stop()
+	}
+	idle := e.idle
+	e.idle = nil
+	for _, c := range idle {
+		c.stop()
 	}
 }
 

@@ -17,10 +17,9 @@ type Proc struct {
 	e      *Engine
 	name   string
 	id     uint64 // spawn order
-	slot   int    // index in Engine.procs while live
-	next   func() (struct{}, bool)
-	stop   func()
-	yield  func(struct{}) bool
+	slot   int      // index in Engine.procs while live
+	c      *carrier // the coroutine running the body; nil once finished
+	ended  bool     // the body returned (the carrier is about to be reused)
 	done   bool
 	daemon bool
 	since  Time   // when the current wait began
@@ -41,14 +40,57 @@ func (e *Engine) Spawn(name string, body func(p *Proc)) *Proc {
 func (e *Engine) SpawnAt(t Time, name string, body func(p *Proc)) *Proc {
 	e.spawned++
 	p := &Proc{e: e, name: name, id: e.spawned, slot: len(e.procs), reason: "start", since: e.now}
-	p.next, p.stop = iter.Pull(func(yield func(struct{}) bool) {
-		p.yield = yield
-		defer p.recoverPanic()
-		body(p)
-	})
+	var c *carrier
+	if k := len(e.idle); k > 0 {
+		c, e.idle[k-1] = e.idle[k-1], nil
+		e.idle = e.idle[:k-1]
+	} else {
+		c = newCarrier()
+	}
+	c.p, c.body, p.c = p, body, c
 	e.procs = append(e.procs, p)
 	e.AtH(t, p, 0)
 	return p
+}
+
+// carrier is a coroutine that runs process bodies one after another: when
+// a body returns, the coroutine waits in Engine.idle for the next Spawn
+// instead of ending, so short-lived processes (work-groups, OpenMP team
+// threads) cost no goroutine each. Which coroutine runs a process changes
+// nothing the simulation sees.
+type carrier struct {
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	p     *Proc
+	body  func(p *Proc)
+}
+
+// maxIdle bounds the coroutines kept for reuse (each holds a stack).
+const maxIdle = 4096
+
+func newCarrier() *carrier {
+	c := &carrier{}
+	c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
+		c.yield = yield
+		for c.run() {
+			c.p.ended = true
+			c.p, c.body = nil, nil
+			if !yield(struct{}{}) { // idle until the next Spawn, or shutdown
+				return
+			}
+		}
+		// A panic (recorded by recoverPanic) or a shutdown ended the body:
+		// the coroutine ends with it.
+	})
+	return c
+}
+
+// run runs the current body and reports whether it returned normally.
+func (c *carrier) run() (returned bool) {
+	defer c.p.recoverPanic()
+	c.body(c.p)
+	return true
 }
 
 func (p *Proc) recoverPanic() {
@@ -89,10 +131,21 @@ func (p *Proc) Handle(uint64) {
 	prev := p.e.running
 	p.e.running = p
 	p.reason = ""
-	_, ok := p.next()
+	c := p.c
+	_, ok := c.next()
 	p.e.running = prev
-	if !ok {
+	switch {
+	case !ok:
+		p.c = nil
 		p.finish()
+	case p.ended:
+		p.c = nil
+		p.finish()
+		if len(p.e.idle) < maxIdle {
+			p.e.idle = append(p.e.idle, c)
+		} else {
+			c.stop()
+		}
 	}
 }
 
@@ -114,7 +167,7 @@ func (p *Proc) block(reason string) {
 		panic(fmt.Sprintf("sim: process %q blocked from outside its own body", p.name))
 	}
 	p.reason, p.since = reason, p.e.now
-	if !p.yield(struct{}{}) {
+	if !p.c.yield(struct{}{}) {
 		panic(killed{})
 	}
 }
