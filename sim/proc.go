@@ -16,7 +16,7 @@ import (
 type Proc struct {
 	e      *Engine
 	name   string
-	id     uint64 // spawn order
+	id     uint64   // spawn order
 	slot   int      // index in Engine.procs while live
 	c      *carrier // the coroutine running the body; nil once finished
 	ended  bool     // the body returned (the carrier is about to be reused)
