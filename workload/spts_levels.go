@@ -252,8 +252,8 @@ func (pl *spTSPlan) levelKernel(nd *strategy.Node, l *spTSLevelNode, rows []int,
 			cs, _ := a.Row(i)
 			off := uint64(a.RowPtr[i] - a.RowPtr[l.lo])
 			wg.StreamLines(l.rowPtr+mem.Addr(8*(i-l.lo)), 16)
-			wg.StreamLines(l.col+mem.Addr(4*off), 4*uint64(len(cs)))
-			wg.StreamLines(l.val+mem.Addr(8*off), 8*uint64(len(cs)))
+			wg.StreamRanges(gpu.Range{Addr: l.col + mem.Addr(4*off), Bytes: 4 * uint64(len(cs))},
+				gpu.Range{Addr: l.val + mem.Addr(8*off), Bytes: 8 * uint64(len(cs))})
 			xs := make([]float64, 0, len(cs))
 			addrs := make([]mem.Addr, 0, spTSWaves)
 			bits := make([]uint64, spTSWaves)

@@ -163,10 +163,9 @@ func (pl *spTSPlan) solveRow(wg *gpu.WG, ctx *shmem.Ctx, l *spTSNode, i int, sen
 	}
 	cs, _ := a.Row(i)
 	off := uint64(a.RowPtr[i] - a.RowPtr[l.lo])
-	wg.StreamLines(l.rowPtr+mem.Addr(8*r), 16)
-	wg.StreamLines(l.col+mem.Addr(4*off), 4*uint64(len(cs)))
-	wg.StreamLines(l.val+mem.Addr(8*off), 8*uint64(len(cs)))
-	wg.StreamLines(l.yv+mem.Addr(8*r), 8)
+	wg.StreamLines(l.rowPtr+mem.Addr(8*r), 16) // the row bounds, then everything they address at once
+	wg.StreamRanges(gpu.Range{Addr: l.col + mem.Addr(4*off), Bytes: 4 * uint64(len(cs))},
+		gpu.Range{Addr: l.val + mem.Addr(8*off), Bytes: 8 * uint64(len(cs))}, gpu.Range{Addr: l.yv + mem.Addr(8*r), Bytes: 8})
 	xs := pl.gather(wg, l, cs[:len(cs)-1])
 	wg.VALU(spTSRowInstr(len(cs)))
 	k := 0

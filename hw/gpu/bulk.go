@@ -78,6 +78,26 @@ func (w *WG) StreamLines(a mem.Addr, n uint64) {
 	w.SleepUntil(b.done(w.g, w.Now()))
 }
 
+// Range is a bulk byte range [Addr, Addr+Bytes).
+type Range struct {
+	Addr  mem.Addr
+	Bytes uint64
+}
+
+// StreamRanges is StreamLines for several independent ranges whose loads
+// the work-group issues together (their addresses are all known): the
+// lines of every range go through the L2 model and the access completes
+// with the slowest, so independent loads overlap their latencies.
+func (w *WG) StreamRanges(rs ...Range) {
+	var b bulkLines
+	for _, r := range rs {
+		for l := mem.Line(r.Addr); l < r.Addr+mem.Addr(r.Bytes); l += mem.LineSize {
+			b.line(w.g, l)
+		}
+	}
+	w.SleepUntil(b.done(w.g, w.Now()))
+}
+
 // LoadLanes is one vector gather of a wavefront: lane i reads the 8-byte
 // word at addrs[i] into out[i] (len(out) ≥ len(addrs)). The lanes issue
 // together and coalesce by line; each distinct line goes through the L2

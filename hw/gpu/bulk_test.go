@@ -143,3 +143,29 @@ func TestAtomicAdd64AndPollDevice(t *testing.T) {
 		}
 	}
 }
+
+// Independent ranges issued together overlap their latencies: two cold
+// ranges cost one memory latency together, two apart.
+func TestStreamRangesOverlap(t *testing.T) {
+	e, g := newGPU("dgpu")
+	g.UseL2(L2Spec{Size: 64 * unit.KiB, Ways: 8})
+	a := g.Mem().Alloc(mem.GPU, 4096, "a")
+	b := g.Mem().Alloc(mem.GPU, 4096, "b")
+	var together, apart sim.Duration
+	op, _ := g.DispatchOp(Kernel{Name: "k", WGs: 1, WGSize: 64, Body: func(wg *WG) {
+		t0 := wg.Now()
+		wg.StreamRanges(Range{a, 64}, Range{b, 64})
+		together = wg.Now() - t0
+		t0 = wg.Now()
+		wg.StreamLines(a+1024, 64)
+		wg.StreamLines(b+1024, 64)
+		apart = wg.Now() - t0
+	}})
+	g.Submit(op)
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if lat := g.Spec().MemLatency; together != lat || apart != 2*lat {
+		t.Errorf("together %v, apart %v: want %v and %v", together, apart, lat, 2*lat)
+	}
+}
