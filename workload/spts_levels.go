@@ -25,13 +25,12 @@ import (
 
 // spTSLevelNode is one node's layout for level scheduling.
 type spTSLevelNode struct {
-	lo, hi           int
-	x                mem.Addr
-	rowPtr, col, val mem.Addr
-	at               map[int32]mem.Addr   // where each remote x_j arrives
-	sendAt           map[int32][]mem.Addr // where each local x_i is sent from (one slot per target)
-	rows             [][]int              // local rows per level
-	sends, recvs     [][]spTSMsg          // per level: messages to and from other nodes
+	spTSRows
+	x            mem.Addr
+	at           map[int32]mem.Addr   // where each remote x_j arrives
+	sendAt       map[int32][]mem.Addr // where each local x_i is sent from (one slot per target)
+	rows         [][]int              // local rows per level
+	sends, recvs [][]spTSMsg          // per level: messages to and from other nodes
 }
 
 // spTSMsg is one level's message between two nodes.
@@ -45,13 +44,9 @@ type spTSMsg struct {
 func (pl *spTSPlan) levelLayout(m *mem.Memory, pool mem.Pool, n int, level []int32, levels int) *spTSLevelNode {
 	a := pl.a
 	lo, hi := pl.rows(n)
-	l := &spTSLevelNode{lo: lo, hi: hi, at: map[int32]mem.Addr{}, sendAt: map[int32][]mem.Addr{},
+	l := &spTSLevelNode{spTSRows: allocRows(m, pool, pl, lo, hi), at: map[int32]mem.Addr{}, sendAt: map[int32][]mem.Addr{},
 		rows: make([][]int, levels), sends: make([][]spTSMsg, levels), recvs: make([][]spTSMsg, levels)}
 	l.x = m.Alloc(pool, 8*uint64(a.N), "spts.x")
-	nnz := uint64(a.RowPtr[hi] - a.RowPtr[lo])
-	l.rowPtr = m.Alloc(pool, 8*uint64(hi-lo+1), "spts.rowptr")
-	l.col = m.Alloc(pool, 4*max(1, nnz), "spts.col")
-	l.val = m.Alloc(pool, 8*max(1, nnz), "spts.val")
 	for i := lo; i < hi; i++ {
 		l.rows[level[i]] = append(l.rows[level[i]], i)
 	}
@@ -244,16 +239,16 @@ func (l *spTSLevelNode) exchange(nd *strategy.Node, lv int, msgs []spTSMsg, op f
 // levelKernel solves rows (one level of the node's block): up to wgs
 // work-groups of one wavefront, rows round-robin.
 func (pl *spTSPlan) levelKernel(nd *strategy.Node, l *spTSLevelNode, rows []int, wgs int) gpu.Kernel {
-	a := pl.a
 	n := min(wgs, len(rows))
 	return gpu.Kernel{Name: "spts-level", WGs: n, WGSize: spTSWaves, Body: func(wg *gpu.WG) {
 		for k := wg.ID; k < len(rows); k += n {
 			i := rows[k]
-			cs, _ := a.Row(i)
-			off := uint64(a.RowPtr[i] - a.RowPtr[l.lo])
+			cs, vs, yi := l.row(wg.Mem(), pl, i)
+			off := l.offset(pl, i)
 			wg.StreamLines(l.rowPtr+mem.Addr(8*(i-l.lo)), 16)
 			wg.StreamRanges(gpu.Range{Addr: l.col + mem.Addr(4*off), Bytes: 4 * uint64(len(cs))},
-				gpu.Range{Addr: l.val + mem.Addr(8*off), Bytes: 8 * uint64(len(cs))})
+				gpu.Range{Addr: l.val + mem.Addr(8*off), Bytes: 8 * uint64(len(cs))},
+				gpu.Range{Addr: l.rhs + mem.Addr(8*(i-l.lo)), Bytes: 8})
 			xs := make([]float64, 0, len(cs))
 			addrs := make([]mem.Addr, 0, spTSWaves)
 			bits := make([]uint64, spTSWaves)
@@ -270,7 +265,7 @@ func (pl *spTSPlan) levelKernel(nd *strategy.Node, l *spTSLevelNode, rows []int,
 			}
 			wg.VALU(spTSRowInstr(len(cs)))
 			q := 0
-			xi := math.Float64bits(a.rowSolve(i, pl.y[i], func(int32) float64 { q++; return xs[q-1] }))
+			xi := math.Float64bits(rowSolve(cs, vs, yi, func(int32) float64 { q++; return xs[q-1] }))
 			wg.Store64(l.x+mem.Addr(8*i), xi)
 			for _, at := range l.sendAt[int32(i)] {
 				wg.Store64(at, xi)
@@ -285,13 +280,12 @@ func (pl *spTSPlan) hostLevel(nd *strategy.Node, l *spTSLevelNode, rows []int) {
 	if len(rows) == 0 {
 		return
 	}
-	a := pl.a
 	var bytes uint64
 	m := nd.Mem
 	for _, i := range rows {
-		cs, _ := a.Row(i)
-		bytes += 16 + 20*uint64(len(cs)) // row bounds; per nonzero index, value and gathered x
-		xi := math.Float64bits(a.rowSolve(i, pl.y[i], func(j int32) float64 { return math.Float64frombits(m.Load64(l.xAddr(j))) }))
+		cs, vs, yi := l.row(m, pl, i)
+		bytes += 24 + 20*uint64(len(cs)) // row bounds and y; per nonzero index, value and gathered x
+		xi := math.Float64bits(rowSolve(cs, vs, yi, func(j int32) float64 { return math.Float64frombits(m.Load64(l.xAddr(j))) }))
 		m.Store64(l.x+mem.Addr(8*i), xi)
 		for _, at := range l.sendAt[int32(i)] {
 			m.Store64(at, xi)

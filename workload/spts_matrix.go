@@ -209,16 +209,17 @@ func roadCols(rng *rand.Rand, rows int, perRow float64) func(int) []int32 {
 func (a *TriMatrix) Solve(y []float64) []float64 {
 	x := make([]float64, a.N)
 	for i := range a.N {
-		x[i] = a.rowSolve(i, y[i], func(j int32) float64 { return x[j] })
+		cs, vs := a.Row(i)
+		x[i] = rowSolve(cs, vs, y[i], func(j int32) float64 { return x[j] })
 	}
 	return x
 }
 
-// rowSolve is one row of the forward substitution, in the order every
-// implementation uses (so results agree bit for bit): y_i minus the
-// off-diagonal products in column order, divided by the diagonal.
-func (a *TriMatrix) rowSolve(i int, yi float64, x func(int32) float64) float64 {
-	cs, vs := a.Row(i)
+// rowSolve is one row (columns cs, values vs, the diagonal last) of the
+// forward substitution, in the order every implementation uses (so
+// results agree bit for bit): y_i minus the off-diagonal products in
+// column order, divided by the diagonal.
+func rowSolve(cs []int32, vs []float64, yi float64, x func(int32) float64) float64 {
 	s := yi
 	for k, j := range cs[:len(cs)-1] {
 		s -= vs[k] * x(j)

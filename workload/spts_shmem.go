@@ -14,12 +14,11 @@ import (
 
 // spTSNode is one node's memory layout of the device-shmem solve.
 type spTSNode struct {
-	lo, hi           int
-	x, flag, cnt     mem.Addr // symmetric: x (all rows), remote-arrival flags (all rows), local in-degree counters (block)
-	one              mem.Addr // symmetric: the flag value 1, the source of flag puts
-	rowPtr, col, val mem.Addr // the node's CSR rows (plain GPU memory)
-	yv, dep          mem.Addr // right-hand side, dependents lists
-	depOff           []int    // offset of each local row's dependents list in dep
+	spTSRows              // the node's rows and right-hand side (plain GPU memory)
+	x, flag, cnt mem.Addr // symmetric: x (all rows), remote-arrival flags (all rows), local in-degree counters (block)
+	one          mem.Addr // symmetric: the flag value 1, the source of flag puts
+	dep          mem.Addr // dependents lists
+	depOff       []int    // offset of each local row's dependents list in dep
 }
 
 // spTSWaves is the gather and atomic width: one wavefront per row.
@@ -89,7 +88,7 @@ func (p SpTS) runShmem(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 func (pl *spTSPlan) layout(nd *strategy.Node, dev *shmem.Device) (*spTSNode, error) {
 	a := pl.a
 	lo, hi := pl.rows(nd.Rank)
-	l := &spTSNode{lo: lo, hi: hi}
+	l := &spTSNode{}
 	var err error
 	for _, f := range []struct {
 		at *mem.Addr
@@ -105,33 +104,14 @@ func (pl *spTSPlan) layout(nd *strategy.Node, dev *shmem.Device) (*spTSNode, err
 	for i := lo; i < hi; i++ {
 		m.Store64(l.cnt+mem.Addr(8*(i-lo)), uint64(pl.localIn[i]))
 	}
-	nnz := int(a.RowPtr[hi] - a.RowPtr[lo])
-	l.rowPtr = m.Alloc(mem.GPU, 8*uint64(hi-lo+1), "spts.rowptr")
-	l.col = m.Alloc(mem.GPU, 4*uint64(max(1, nnz)), "spts.col")
-	l.val = m.Alloc(mem.GPU, 8*uint64(max(1, nnz)), "spts.val")
-	l.yv = m.Alloc(mem.GPU, 8*uint64(hi-lo), "spts.y")
+	l.spTSRows = allocRows(m, mem.GPU, pl, lo, hi)
 	l.depOff = make([]int, hi-lo+1)
 	for i := lo; i < hi; i++ {
 		l.depOff[i-lo+1] = l.depOff[i-lo] + len(pl.deps[i])
 	}
 	l.dep = m.Alloc(mem.GPU, 4*uint64(max(1, l.depOff[hi-lo])), "spts.dependents")
-	if m.Functional() {
-		base := a.RowPtr[lo]
-		for i := lo; i <= hi; i++ {
-			m.Store64(l.rowPtr+mem.Addr(8*(i-lo)), uint64(a.RowPtr[i]-base))
-		}
-		for k := range nnz {
-			m.Write(l.col+mem.Addr(4*k), le32(uint32(a.Col[int(base)+k])))
-			m.Store64(l.val+mem.Addr(8*k), math.Float64bits(a.Val[int(base)+k]))
-		}
-		for i := lo; i < hi; i++ {
-			m.Store64(l.yv+mem.Addr(8*(i-lo)), math.Float64bits(pl.y[i]))
-		}
-	}
 	return l, nil
 }
-
-func le32(v uint32) []byte { return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)} }
 
 // solveRows is one work-group's share of the node's rows: rows lo+ID,
 // lo+ID+wgs, … in increasing order, so the lowest unfinished row of the
@@ -152,7 +132,7 @@ func (pl *spTSPlan) solveRows(wg *gpu.WG, dev *shmem.Device, l *spTSNode, wgs in
 
 // solveRow waits for row i's inputs, solves it and publishes x_i.
 func (pl *spTSPlan) solveRow(wg *gpu.WG, ctx *shmem.Ctx, l *spTSNode, i int, sent *uint64) error {
-	a, r := pl.a, i-l.lo
+	r := i - l.lo
 	if pl.localIn[i] > 0 {
 		wg.PollDevice(l.cnt+mem.Addr(8*r), "spts: local in-degree", func(v uint64) bool { return v == 0 })
 	}
@@ -161,15 +141,15 @@ func (pl *spTSPlan) solveRow(wg *gpu.WG, ctx *shmem.Ctx, l *spTSNode, i int, sen
 			return err
 		}
 	}
-	cs, _ := a.Row(i)
-	off := uint64(a.RowPtr[i] - a.RowPtr[l.lo])
+	cs, vs, yi := l.row(wg.Mem(), pl, i)
+	off := l.offset(pl, i)
 	wg.StreamLines(l.rowPtr+mem.Addr(8*r), 16) // the row bounds, then everything they address at once
 	wg.StreamRanges(gpu.Range{Addr: l.col + mem.Addr(4*off), Bytes: 4 * uint64(len(cs))},
-		gpu.Range{Addr: l.val + mem.Addr(8*off), Bytes: 8 * uint64(len(cs))}, gpu.Range{Addr: l.yv + mem.Addr(8*r), Bytes: 8})
+		gpu.Range{Addr: l.val + mem.Addr(8*off), Bytes: 8 * uint64(len(cs))}, gpu.Range{Addr: l.rhs + mem.Addr(8*r), Bytes: 8})
 	xs := pl.gather(wg, l, cs[:len(cs)-1])
 	wg.VALU(spTSRowInstr(len(cs)))
 	k := 0
-	xi := a.rowSolve(i, pl.y[i], func(int32) float64 { k++; return xs[k-1] })
+	xi := rowSolve(cs, vs, yi, func(int32) float64 { k++; return xs[k-1] })
 	wg.Store64(l.x+mem.Addr(8*i), math.Float64bits(xi))
 	wg.Release(gpu.Device)
 	pl.signalLocal(wg, l, i)
