@@ -24,12 +24,10 @@ import (
 // dependent row puts x_i there, fences, and puts x_i's flag — from inside
 // the kernel, through the device OpenSHMEM API. x, the flags and the
 // counters live in the symmetric heap (L2-uncacheable on GNN_GIO unless
-// shmem.gio.shader_l2_maintenance), the matrix in plain GPU memory. The
-// matrix and right-hand side are constant input: their bytes are in GPU
-// memory and every row's reads are charged there, while the arithmetic
-// takes their values from the host copy; x, the counters and the flags
-// are read from and written to simulated memory, so a stale or missing
-// value would change the answer.
+// shmem.gio.shader_l2_maintenance), the matrix in plain GPU memory. Every
+// value the arithmetic uses is read from node memory (spts_rows.go; in a
+// payload-free run the matrix comes from the host copy), so a stale or
+// missing x, counter or flag would change the answer.
 //
 // Kernel-boundary (HDN, HSA), overlap (HDN_OVERLAP) and host (CPU): level
 // scheduling (spts_levels.go).
