@@ -122,6 +122,16 @@ func TestSpTSL2OffOverhead(t *testing.T) {
 		t.Errorf("bulk L2 hit rate: on %.3f, off %.3f; want higher with the heap cacheable", on.BulkHitRate, off.BulkHitRate)
 	}
 	t.Logf("L2 off %v, on %v (+%.1f%%); hit rates %.3f / %.3f", off.Time, on.Time, 100*(float64(off.Time)/float64(on.Time)-1), off.BulkHitRate, on.BulkHitRate)
+	// The power-law class, with about one nonzero per row, has little x
+	// reuse to lose: its overhead is smaller than the banded class's.
+	p, err := GenSynthetic(2048, 2048*5/4, ClassPowerLaw, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poff, pon := solveOn(t, strategy.GNNGIO, p, 1, shmem.DefaultSpec()), solveOn(t, strategy.GNNGIO, p, 1, sh)
+	if ratio, pratio := float64(off.Time)/float64(on.Time), float64(poff.Time)/float64(pon.Time); pratio >= ratio {
+		t.Errorf("L2-off slowdown: power-law %.4f, banded %.4f: want less for the class with less reuse", pratio, ratio)
+	}
 }
 
 // HDN_OVERLAP overlaps each level's exchange with the next level's rows
