@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/big"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -379,11 +380,36 @@ func genOut(s *session, g *goal.Generated, out string, stdout io.Writer) error {
 	if out == "" {
 		return goal.WriteText(stdout, g)
 	}
+	if err := checkGenDisk(g, out); err != nil {
+		return badInput(err)
+	}
 	f, err := s.reserve("--out", out)
 	if err != nil {
 		return err
 	}
 	return f.commit(func(w io.Writer) error { return goal.WriteText(w, g) })
+}
+
+// minStmtBytes is the fewest bytes a statement of generated GOAL text
+// takes ("l1: recv 8b from 1\n" is 19; labels and sizes grow with the
+// schedule).
+const minStmtBytes = 16
+
+// checkGenDisk refuses a schedule whose text cannot fit in the free space
+// of --out's file system, estimated from rank 0's statements times the
+// ranks, rather than filling the disk part way.
+func checkGenDisk(g *goal.Generated, out string) error {
+	free := freeDisk(filepath.Dir(out))
+	if free == 0 {
+		return nil
+	}
+	stmts := float64(g.Window(0).Stmts) * float64(g.NumRanks())
+	need := stmts * minStmtBytes
+	if need <= float64(free) {
+		return nil
+	}
+	return fmt.Errorf("--out %s: %s needs about %s of text (%.3g statements), more than the %s free there",
+		out, g, exp.FormatBytes(need), stmts, exp.FormatBytes(float64(free)))
 }
 
 // Compile-time check that the result times are picoseconds.

@@ -172,10 +172,16 @@ func checkOutputPath(flag, path string) error {
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("%s %s: is a directory, want a file name", flag, path)
+	} else if err == nil && fi.Mode().Perm()&0o222 == 0 {
+		// The rename that puts the output in place would replace a
+		// read-only file silently (even for a user who could not write it).
+		return fmt.Errorf("%s %s: the file is read-only; remove it or choose another name", flag, path)
 	}
 	dir := filepath.Dir(path)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("%s %s: directory %s does not exist", flag, path, dir)
+	} else if fi.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("%s %s: directory %s is read-only", flag, path, dir)
 	}
 	return nil
 }
