@@ -266,3 +266,27 @@ func TestVerbsRNRRetryExhausted(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSGLRoundTrip: scatter/gather entries and receive WQEs (with their
+// list fields) decode and re-encode to the same values.
+func FuzzSGLRoundTrip(f *testing.F) {
+	f.Add(make([]byte, 64))
+	f.Add(bytes.Repeat([]byte{0xff}, 64))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < nic.WQESize {
+			return
+		}
+		s := nic.DecodeSGE(b)
+		var sb [nic.SGESize]byte
+		s.Encode(sb[:])
+		if !bytes.Equal(sb[:], b[:nic.SGESize]) || nic.DecodeSGE(sb[:]) != s {
+			t.Fatalf("SGE round trip: %x → %+v → %x", b[:nic.SGESize], s, sb)
+		}
+		r := nic.DecodeRecvWQE(b)
+		var rb [nic.WQESize]byte
+		r.Encode(rb[:])
+		if nic.DecodeRecvWQE(rb[:]) != r {
+			t.Fatalf("receive WQE round trip: %+v", r)
+		}
+	})
+}
