@@ -96,7 +96,7 @@ func (g GPISpec) validate() error {
 	inRange(&errs, "gpi.queues", g.Queues, 1, 1024)
 	inRange(&errs, "gpi.throughput_size", g.ThroughputSize, max(1, g.Queues), 1<<32)
 	listInRange(&errs, "gpi.matvec_batches", g.MatVecBatches, 128, 1<<30)
-	inRange(&errs, "gpi.matvec_total", g.MatVecTotal, 128, 1<<40)
+	inRange(&errs, "gpi.matvec_total", g.MatVecTotal, 128, 16<<30) // the documents stream 2.4 GB; 16 GiB is hours of simulation already
 	inRange(&errs, "gpi.blocks", g.Blocks, 1, 1024)
 	inRange(&errs, "gpi.threads", g.Threads, 1, 1024)
 	return errors.Join(errs...)

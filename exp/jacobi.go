@@ -156,6 +156,10 @@ func (s JacobiScaleSpec) validate() error {
 		for _, g := range s.Grids {
 			if g%r != 0 || g%c != 0 || g/c < 3 || g/r < 3 {
 				errs = append(errs, fmt.Errorf("jacobiscale.grids contains %d: the %dx%d process grid of %d nodes must divide it into blocks of at least 3×3", g, r, c, n))
+			} else if g/c > 1<<16 || g/r > 1<<16 {
+				// The same bound as weak_size: a node's block side at most
+				// 65536 (larger blocks run for hours).
+				errs = append(errs, fmt.Errorf("jacobiscale.grids contains %d: the %dx%d process grid of %d nodes gives blocks of %d×%d; the block side must be at most 65536", g, r, c, n, g/r, g/c))
 			}
 		}
 	}
