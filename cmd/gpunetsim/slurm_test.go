@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -70,11 +72,31 @@ func runExe(t *testing.T, ctx context.Context, dir, exe string, args ...string) 
 // report, and checks that every file equals a local run's byte for byte.
 // It needs sbatch and a running cluster (.ci/slurm-up starts a one-node
 // one on this machine); without sbatch it is skipped.
+// waitSlurmNode waits until a node is idle, mixed or allocated: under a
+// heavy load slurmctld marks a live slurmd "not responding" for a while
+// and brings it back itself (ReturnToService=2).
+func waitSlurmNode(patience time.Duration) ([]byte, error) {
+	deadline := time.Now().Add(patience)
+	for {
+		out, err := exec.Command("sinfo", "-h", "-o", "%T").Output()
+		if err == nil && regexp.MustCompile(`(?m)^(idle|mixed|allocated)$`).Match(out) {
+			return out, nil
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = errors.New("no node idle, mixed or allocated")
+			}
+			return out, err
+		}
+		time.Sleep(time.Second)
+	}
+}
+
 func TestSlurmRoundTrip(t *testing.T) {
 	if _, err := exec.LookPath("sbatch"); err != nil {
 		t.Skip("sbatch not found: no Slurm here (.ci/run installs it and runs .ci/slurm-up)")
 	}
-	if out, err := exec.Command("sinfo", "-h", "-o", "%T").Output(); err != nil || !strings.ContainsAny(string(out), "ima") {
+	if out, err := waitSlurmNode(90 * time.Second); err != nil {
 		t.Fatalf("sbatch is installed but no Slurm node is up (sinfo: %q, %v): start one with .ci/slurm-up", out, err)
 	}
 	dir := t.TempDir()
