@@ -2,6 +2,8 @@ package nic
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -62,6 +64,17 @@ func (n *NIC) Invariants(now sim.Time) []sim.Violation {
 	for i, c := range n.cts {
 		if len(c.armed) > 0 && c.armed[0].threshold <= c.success {
 			bad("counter %d: success %d reached the threshold %d of an op still armed", i, c.success, c.armed[0].threshold)
+		}
+	}
+	if x := n.xtq.in; x.holding != 0 || len(x.backlog) != 0 {
+		bad("XTQ: %d hold slot(s) taken and %d packet(s) waiting at the ingress", x.holding, len(x.backlog))
+	}
+	if n.xtq.stats.MaxHeld > n.spec.XtqHoldDepth {
+		bad("XTQ hold buffer held %d task headers, more than nic.xtq_hold_depth = %d", n.xtq.stats.MaxHeld, n.spec.XtqHoldDepth)
+	}
+	for _, id := range slices.Sorted(maps.Keys(n.xtq.queues)) { // reported in a fixed order
+		if q := n.xtq.queues[id]; len(q.held) != 0 {
+			bad("XTQ queue %d: %d task(s) never enqueued", id, len(q.held))
 		}
 	}
 	if st.TrigFIFOMax > n.spec.TrigFIFODepth {

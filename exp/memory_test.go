@@ -1,0 +1,58 @@
+package exp
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// The estimate names the parameter that decides it, grows with it, and
+// counts one simulation per worker.
+func TestEstimateMemory(t *testing.T) {
+	base, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.Run.Parallel = 1
+	cases := []struct {
+		name      string
+		edit      func(c *Config)
+		param     string
+		atLeast   float64
+		atMost    float64
+		simsAtOne int
+	}{
+		{"16GiB CPU allreduce on 2 nodes", func(c *Config) {
+			c.Allreduce.Size, c.Allreduce.Nodes, c.Allreduce.Strategies = 16*unit.GiB, []int{2}, []string{"CPU"}
+		}, "allreduce.size", 2 * 16 * (1 << 30) * 2, 2 * 16 * (1 << 30) * 3, 1},
+		{"65536 nodes payload-free", func(c *Config) {
+			c.Allreduce.Nodes, c.Run.Functional, c.Allreduce.Strategies = []int{65536}, false, []string{"CPU"}
+		}, "allreduce.nodes", 65536.0 * 65536 * 1024, 65536.0 * 65536 * 4096, 1},
+		{"small allreduce", func(c *Config) {
+			c.Allreduce.Size, c.Allreduce.Nodes = 64*unit.KiB, []int{2}
+		}, "allreduce.size", memBase, 64 << 20, 1},
+	}
+	for _, c := range cases {
+		cfg := base
+		c.edit(&cfg)
+		need := EstimateMemory("allreduce", cfg)
+		if need.Param != c.param || need.Bytes < c.atLeast || need.Bytes > c.atMost || need.Sims != c.simsAtOne {
+			t.Errorf("%s: %+v, want %s in [%g, %g] with %d simulation", c.name, need, c.param, c.atLeast, c.atMost, c.simsAtOne)
+		}
+	}
+	// Two workers count the two largest simulations.
+	cfg := base
+	cfg.Run.Parallel = 2
+	one, two := EstimateMemory("allreduce", base), EstimateMemory("allreduce", cfg)
+	if two.Sims != 2 || two.Bytes <= one.Bytes {
+		t.Errorf("parallel 2: %+v; parallel 1: %+v", two, one)
+	}
+	// An experiment no parameter can grow needs only the process.
+	if n := EstimateMemory("strategies", base); n.Bytes != memBase {
+		t.Errorf("strategies: %+v, want %d bytes", n, memBase)
+	}
+	if err := (MemNeed{Param: "allreduce.size", Value: "16GiB", Bytes: 3 << 40, Sims: 2}).Refusal(8<<30, "run.mem_limit"); err == nil ||
+		err.Error() != "allreduce.size = 16GiB: the run needs about 3.0TiB of memory (2 simulations at once; run.parallel=1 runs one), more than the 8.0GiB run.mem_limit" {
+		t.Errorf("refusal: %v", err)
+	}
+}
