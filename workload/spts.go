@@ -56,6 +56,7 @@ func SpTSDef() Def {
 		Baseline: strategy.CPU,
 		Impls: []Impl{
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
+			{Name: "device-verbs", Needs: strategy.DeviceVerbs | strategy.Stream},
 			{Name: "overlap", Needs: strategy.TwoSided | strategy.Stream | strategy.Overlap},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
@@ -88,8 +89,6 @@ func spTSNotApplicable() map[strategy.Strategy]string {
 	m[strategy.GPUTN] = "not implemented: a triggered solve would pre-register one triggered put (and flag put) per (x_j, remote owner) " +
 		"pair — thousands per matrix, beyond the NIC's trigger list — before the kernel; the documents compare GIO with IKN (GHN_DGPU) only"
 	m[strategy.XTQ] = "not implemented: remote tasks would launch a kernel per arriving x_j batch; the documents compare GIO with IKN (GHN_DGPU) only"
-	m[strategy.GNNGPURDMA] = "not implemented: the GPUrdma documents evaluate microbenchmarks, GPI ping-pong and a matrix-vector stream " +
-		"(workloads.md §9), not the solve; a device-verbs solve would need per-row RDMA writes plus notifications (GPI write_notify)"
 	return m
 }
 
@@ -111,6 +110,8 @@ func (p SpTS) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) 
 	switch im.Name {
 	case "device-shmem":
 		res, err = p.runShmem(c, s, cfg, pl)
+	case "device-verbs":
+		res, err = p.runVerbs(c, s, cfg, pl)
 	default:
 		res, err = p.runLevels(c, s, cfg, pl, im.Name)
 	}

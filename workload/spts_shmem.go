@@ -46,7 +46,11 @@ func (p SpTS) runShmem(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		}
 		errs := make([]error, wgs)
 		k := gpu.Kernel{Name: "spts", WGs: wgs, WGSize: spTSWaves, Body: func(wg *gpu.WG) {
-			errs[wg.ID] = pl.solveRows(wg, dev, lay, wgs, &sent[nd.Rank])
+			ctx, err := dev.CtxCreate(wg)
+			if err == nil {
+				err = pl.solveRows(wg, shmemRows{ctx, lay}, lay, wgs, &sent[nd.Rank])
+			}
+			errs[wg.ID] = err
 		}}
 		if err := dev.Cooperative(k); err != nil {
 			return err
@@ -113,31 +117,61 @@ func (pl *spTSPlan) layout(nd *strategy.Node, dev *shmem.Device) (*spTSNode, err
 	return l, nil
 }
 
+// spTSComm is what a row needs from the device-side library: wait until
+// remote x_j has arrived, and publish x_i to node q (the value, then its
+// flag, in that order).
+type spTSComm interface {
+	waitRemote(wg *gpu.WG, j int) error
+	publish(wg *gpu.WG, i, q int) error
+	done(wg *gpu.WG) error
+}
+
+// shmemRows is spTSComm over an OpenSHMEM context: put x_i, fence, put
+// its flag; wait_until the flag.
+type shmemRows struct {
+	ctx *shmem.Ctx
+	l   *spTSNode
+}
+
+func (c shmemRows) waitRemote(_ *gpu.WG, j int) error {
+	_, err := c.ctx.WaitUntil(c.l.flag+mem.Addr(8*j), 8, shmem.CmpEQ, 1)
+	return err
+}
+
+func (c shmemRows) publish(_ *gpu.WG, i, q int) error {
+	at := c.l.x + mem.Addr(8*i)
+	if err := c.ctx.PutmemNBI(at, at, 8, q); err != nil {
+		return err
+	}
+	if err := c.ctx.Fence(); err != nil {
+		return err
+	}
+	return c.ctx.PutmemNBI(c.l.flag+mem.Addr(8*i), c.l.one, 8, q)
+}
+
+func (c shmemRows) done(*gpu.WG) error { return c.ctx.Destroy() }
+
 // solveRows is one work-group's share of the node's rows: rows lo+ID,
 // lo+ID+wgs, … in increasing order, so the lowest unfinished row of the
 // whole solve always belongs to a running work-group (no deadlock while
 // every work-group is resident).
-func (pl *spTSPlan) solveRows(wg *gpu.WG, dev *shmem.Device, l *spTSNode, wgs int, sent *uint64) error {
-	ctx, err := dev.CtxCreate(wg)
-	if err != nil {
-		return err
-	}
+func (pl *spTSPlan) solveRows(wg *gpu.WG, c spTSComm, l *spTSNode, wgs int, sent *uint64) error {
 	for i := l.lo + wg.ID; i < l.hi; i += wgs {
-		if err := pl.solveRow(wg, ctx, l, i, sent); err != nil {
+		if err := pl.solveRow(wg, c, l, i, sent); err != nil {
 			return err
 		}
 	}
-	return ctx.Destroy()
+	return c.done(wg)
 }
 
 // solveRow waits for row i's inputs, solves it and publishes x_i.
-func (pl *spTSPlan) solveRow(wg *gpu.WG, ctx *shmem.Ctx, l *spTSNode, i int, sent *uint64) error {
+func (pl *spTSPlan) solveRow(wg *gpu.WG, c spTSComm, l *spTSNode, i int, sent *uint64) error {
 	r := i - l.lo
 	if pl.localIn[i] > 0 {
 		wg.PollDevice(l.cnt+mem.Addr(8*r), "spts: local in-degree", func(v uint64) bool { return v == 0 })
 	}
 	for _, j := range pl.remoteIn[i] {
-		if _, err := ctx.WaitUntil(l.flag+mem.Addr(8*j), 8, shmem.CmpEQ, 1); err != nil {
+		if err := c.waitRemote(wg, int(j)); err != nil {
 			return err
 		}
 	}
@@ -154,14 +188,7 @@ func (pl *spTSPlan) solveRow(wg *gpu.WG, ctx *shmem.Ctx, l *spTSNode, i int, sen
 	wg.Release(gpu.Device)
 	pl.signalLocal(wg, l, i)
 	for _, q := range pl.targets[i] {
-		at := l.x + mem.Addr(8*i)
-		if err := ctx.PutmemNBI(at, at, 8, q); err != nil {
-			return err
-		}
-		if err := ctx.Fence(); err != nil {
-			return err
-		}
-		if err := ctx.PutmemNBI(l.flag+mem.Addr(8*i), l.one, 8, q); err != nil {
+		if err := c.publish(wg, i, q); err != nil {
 			return err
 		}
 		*sent++

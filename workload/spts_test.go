@@ -90,7 +90,7 @@ func TestSpTSDistributed(t *testing.T) {
 		for i := range a.N {
 			want += uint64(len(pl.targets[i]))
 		}
-		for _, s := range []strategy.Strategy{strategy.GNNGIO, strategy.GHNDGPU, strategy.HDN, strategy.HDNOverlap, strategy.CPU} {
+		for _, s := range []strategy.Strategy{strategy.GNNGIO, strategy.GHNDGPU, strategy.GNNGPURDMA, strategy.HDN, strategy.HDNOverlap, strategy.CPU} {
 			r := solveOn(t, s, a, nodes, shmem.DefaultSpec())
 			if r.RemoteValues != want || want == 0 {
 				t.Errorf("%s on %d nodes: %d remote values, want %d (> 0)", s, nodes, r.RemoteValues, want)
@@ -146,5 +146,24 @@ func TestSpTSOverlapBeatsInOrder(t *testing.T) {
 	ovl := solveOn(t, strategy.HDNOverlap, a, 2, shmem.DefaultSpec())
 	if ovl.Time >= hdn.Time {
 		t.Errorf("HDN_OVERLAP %v, HDN %v: want the overlapped schedule faster", ovl.Time, hdn.Time)
+	}
+}
+
+// The device-verbs solve on a road-class matrix over three nodes: x lines
+// straddle the row blocks, so a gather racing a NIC write would read a
+// stale x unless the acquire follows the notification (it verifies).
+func TestSpTSDeviceVerbsRoad(t *testing.T) {
+	a, err := GenSynthetic(8192, int(SpTSReferences()[ClassRoad].LowerNNZPerRow()*8192), ClassRoad, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := newCluster(cluster.GPURDMA(), 3, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Engine.Close()
+	r, err := SpTS{Matrix: a, WGs: 128, Seed: 1}.Run(c, strategy.GNNGPURDMA, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	if err != nil || !r.Verified || r.RemoteValues == 0 {
+		t.Fatalf("%+v, %v", r, err)
 	}
 }

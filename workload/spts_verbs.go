@@ -1,0 +1,155 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/gpi"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+)
+
+// verbsRows is spTSComm over the device GPI subset (GNN_GPURDMA): x_i is
+// published with gpu_gaspi_write_notify — an RDMA write of the value and
+// an inline write of notification i, two WQEs on the work-group's own QP
+// to q, delivered in order — and a row waits for remote x_j by polling its
+// notification j with system-scope acquires (NIC writes do not update the
+// GPU L2). Each work-group posts on queue = its ID, so every QP has one
+// poster.
+type verbsRows struct {
+	dev  *gpi.Device
+	w    *gpi.World
+	rank int
+}
+
+func (c verbsRows) waitRemote(wg *gpu.WG, j int) error {
+	a := c.w.NotificationAddr(c.rank, j)
+	for wg.AtomicLoad64(a) == 0 {
+		wg.Wait(wg.Mem().Watch(a), "spts: remote x notification")
+	}
+	// Acquire after the flag was seen, not before: a line of x another
+	// work-group filled before the value landed must not serve the gather.
+	wg.Acquire(gpu.System)
+	return nil
+}
+
+func (c verbsRows) publish(wg *gpu.WG, i, q int) error {
+	return c.dev.WriteNotify(wg, 0, 8*uint64(i), q, 0, 8*uint64(i), 8, i, 1, wg.ID)
+}
+
+func (verbsRows) done(*gpu.WG) error { return nil }
+
+// spTSVerbsWorld is the run's GPI world: segment 0 is x (all rows) on
+// every node, one notification per row, queue w (work-group w) connected
+// between every pair of nodes. Node setups run one after the other at
+// time 0, so the first caller builds it for all.
+type spTSVerbsWorld struct {
+	w   *gpi.World
+	err error
+}
+
+func (v *spTSVerbsWorld) get(nd *strategy.Node, nodes, rows, wgs int) (*gpi.World, error) {
+	if v.w != nil || v.err != nil {
+		return v.w, v.err
+	}
+	d, err := verbsOf(nd)
+	if err != nil {
+		v.err = err
+		return nil, err
+	}
+	if rows > 1<<16 {
+		v.err = fmt.Errorf("spts on %s: %d rows need a GPI notification each, at most 65536", nd.Strategy, rows)
+		return nil, v.err
+	}
+	sides := make([]gpi.Side, nodes)
+	for i := range sides {
+		sides[i] = gpi.GPUSide
+	}
+	if v.w, v.err = gpi.New(d, sides, rows); v.err != nil {
+		return nil, v.err
+	}
+	for r := range nodes {
+		v.w.SegmentCreate(0, r, 8*uint64(rows))
+	}
+	for q := 0; q < wgs && v.err == nil; q++ {
+		v.err = v.w.Connect(q)
+	}
+	return v.w, v.err
+}
+
+// runVerbs is the device-verbs solve: the device-shmem algorithm (see
+// SpTS) with the GPU threads posting the writes themselves.
+func (p SpTS) runVerbs(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, pl *spTSPlan) (SpTSResult, error) {
+	a := pl.a
+	var res SpTSResult
+	start, end := sim.Time(math.MaxInt64), sim.Time(0)
+	sent := make([]uint64, len(c.Nodes))
+	wgs := min(p.WGs, pl.block)
+	var vw spTSVerbsWorld
+	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
+		w, err := vw.get(nd, len(c.Nodes), a.N, wgs)
+		if err != nil {
+			return err
+		}
+		lay := pl.layoutVerbs(nd, w)
+		errs := make([]error, wgs)
+		comm := verbsRows{w.Device(nd.Rank), w, nd.Rank}
+		k := gpu.Kernel{Name: "spts", WGs: wgs, WGSize: spTSWaves, Body: func(wg *gpu.WG) {
+			errs[wg.ID] = pl.solveRows(wg, comm, lay, wgs, &sent[nd.Rank])
+		}}
+		if r := nd.Stream.GPU().MaxResident(k); r < wgs {
+			return fmt.Errorf("spts: %d work-groups wait on each other, but only %d can be resident at once", wgs, r)
+		}
+		run := nd.Stream.Launch(k)
+		nd.Stream.Wait(run)
+		start, end = min(start, run.Queued), max(end, nd.Host.Now())
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := c.Engine.Run(); err != nil {
+		return res, err
+	}
+	if err := g.Err(); err != nil {
+		return res, err
+	}
+	res.Time = end - start
+	for _, n := range sent {
+		res.RemoteValues += n
+	}
+	x := make([]float64, a.N)
+	for n, nd := range c.Nodes {
+		lo, hi := pl.rows(n)
+		for i := lo; i < hi; i++ {
+			x[i] = math.Float64frombits(nd.Mem.Load64(pl.xAt[n] + mem.Addr(8*i)))
+		}
+	}
+	return res, pl.verify(x, &res)
+}
+
+// layoutVerbs is layout for the device-verbs solve: x is GPI segment 0,
+// the flags are GPI notifications, the counters plain GPU memory that
+// carries values in payload-free runs too.
+func (pl *spTSPlan) layoutVerbs(nd *strategy.Node, w *gpi.World) *spTSNode {
+	lo, hi := pl.rows(nd.Rank)
+	m := nd.Mem
+	l := &spTSNode{x: w.SegmentAddr(0, nd.Rank)}
+	pl.xAt[nd.Rank] = l.x
+	l.cnt = m.AllocData(mem.GPU, 8*uint64(max(1, pl.block)), "spts.in_degree")
+	for i := lo; i < hi; i++ {
+		m.Store64(l.cnt+mem.Addr(8*(i-lo)), uint64(pl.localIn[i]))
+	}
+	l.spTSRows = allocRows(m, mem.GPU, pl, lo, hi)
+	l.depOff = make([]int, hi-lo+1)
+	for i := lo; i < hi; i++ {
+		l.depOff[i-lo+1] = l.depOff[i-lo] + len(pl.deps[i])
+	}
+	l.dep = m.Alloc(mem.GPU, 4*uint64(max(1, l.depOff[hi-lo])), "spts.dependents")
+	return l
+}
