@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/gpunetsim/gpunetsim/unit"
+	"github.com/gpunetsim/gpunetsim/workload"
 )
 
 // The memory model of one simulation, calibrated by measuring the peak
@@ -75,6 +77,7 @@ func FormatBytes(b float64) string {
 // payload bytes each node holds, and the parameters that set them.
 type simMem struct {
 	nodes        float64
+	peers        float64 // peers each node keeps state for; 0 = every other node
 	payload      float64 // bytes per node, before memPayloadFactor
 	nodesParam   string
 	nodesValue   string
@@ -85,7 +88,11 @@ type simMem struct {
 // bytes is the estimated peak of the simulation in a run with the given
 // functional mode.
 func (s simMem) bytes(functional bool) float64 {
-	b := s.nodes*memPerNode + s.nodes*s.nodes*memPerPeer
+	peers := s.peers
+	if peers == 0 {
+		peers = s.nodes
+	}
+	b := s.nodes*memPerNode + s.nodes*peers*memPerPeer
 	if functional {
 		b += s.nodes * s.payload * memPayloadFactor
 	}
@@ -115,7 +122,7 @@ func EstimateMemory(name string, cfg Config) MemNeed {
 	need.Sims = workers
 	top := sims[0]
 	payload := top.nodes * top.payload * memPayloadFactor
-	if f && payload >= top.nodes*memPerNode+top.nodes*top.nodes*memPerPeer {
+	if f && payload >= top.bytes(false) {
 		need.Param, need.Value = top.payloadParam, top.payloadValue
 	} else {
 		need.Param, need.Value = top.nodesParam, top.nodesValue
@@ -134,8 +141,12 @@ func simsOf(name string, cfg Config) []simMem {
 	case name == "allreduce":
 		a := cfg.Allreduce
 		for _, n := range a.Nodes {
+			peers := 0.0
+			if a.Algorithm == workload.AlgRHD { // a partner per halving and doubling step
+				peers = float64(2 * bits.Len(uint(n)))
+			}
 			for range max(1, len(a.Strategies)) {
-				out = append(out, simMem{nodes: float64(n), payload: float64(a.Size),
+				out = append(out, simMem{nodes: float64(n), peers: peers, payload: float64(a.Size),
 					nodesParam: "allreduce.nodes", nodesValue: fmt.Sprint(n), payloadParam: "allreduce.size", payloadValue: a.Size.String()})
 			}
 		}
