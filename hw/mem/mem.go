@@ -48,6 +48,56 @@ type watch struct {
 	sig  *sim.Signal
 }
 
+// watchList is an allocation's watched lines in ascending order, in
+// blocks of at most watchBlock: adding a line moves at most a block, not
+// the whole list (a GPU-TN node polls 2(n−1) lines per work-group slice,
+// added in no particular order).
+type watchList struct {
+	blocks [][]watch // each non-empty and ascending, the blocks in ascending order
+}
+
+const watchBlock = 128
+
+// insert adds w, whose line is not in the list.
+func (wl *watchList) insert(w watch) {
+	if len(wl.blocks) == 0 {
+		wl.blocks = [][]watch{{w}}
+		return
+	}
+	bi := max(0, sort.Search(len(wl.blocks), func(i int) bool { return wl.blocks[i][0].line > w.line })-1)
+	b := wl.blocks[bi]
+	i := sort.Search(len(b), func(i int) bool { return b[i].line >= w.line })
+	b = slices.Insert(b, i, w)
+	if len(b) > watchBlock {
+		half := len(b) / 2
+		right := slices.Clone(b[half:])
+		clear(b[half:])
+		b = b[:half]
+		wl.blocks = slices.Insert(wl.blocks, bi+1, right)
+	}
+	wl.blocks[bi] = b
+}
+
+// notify wakes the watchers of the lines in [lo, hi), in ascending order.
+func (wl *watchList) notify(lo, hi Addr) { wl.each(lo, hi, (*sim.Signal).Notify) }
+
+// each calls fn with the signal of every watched line in [lo, hi), in
+// ascending order.
+func (wl *watchList) each(lo, hi Addr, fn func(*sim.Signal)) {
+	bs := wl.blocks
+	bi := sort.Search(len(bs), func(i int) bool { return bs[i][len(bs[i])-1].line >= lo })
+	for ; bi < len(bs); bi++ {
+		b := bs[bi]
+		i := sort.Search(len(b), func(i int) bool { return b[i].line >= lo })
+		for ; i < len(b); i++ {
+			if b[i].line >= hi {
+				return
+			}
+			fn(b[i].sig)
+		}
+	}
+}
+
 // ctrlLine is one control line of a payload-free allocation.
 type ctrlLine struct {
 	line  Addr
@@ -80,7 +130,7 @@ type region struct {
 	// address, so a write finds the watchers of its range by binary search
 	// instead of one map lookup per line (writes to unwatched allocations
 	// skip the search).
-	watched []watch
+	watched watchList
 }
 
 // Memory is one node's memory. The zero value is not usable; call New.
@@ -258,11 +308,7 @@ func (m *Memory) Touch(a Addr, n int) {
 		return
 	}
 	if r, err := m.find(a, n); err == nil {
-		end := a + Addr(n)
-		i := sort.Search(len(r.watched), func(i int) bool { return r.watched[i].line >= Line(a) })
-		for ; i < len(r.watched) && r.watched[i].line < end; i++ {
-			r.watched[i].sig.Notify()
-		}
+		r.watched.notify(Line(a), a+Addr(n))
 		return
 	}
 	for l := Line(a); l < a+Addr(n); l += LineSize {
@@ -280,8 +326,7 @@ func (m *Memory) Watch(a Addr) *sim.Signal {
 		s = new(sim.Signal)
 		m.watches[l] = s
 		if r, err := m.find(l, 0); err == nil {
-			i := sort.Search(len(r.watched), func(i int) bool { return r.watched[i].line >= l })
-			r.watched = slices.Insert(r.watched, i, watch{l, s})
+			r.watched.insert(watch{l, s})
 		}
 	}
 	return s

@@ -1,0 +1,58 @@
+package mem
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// The blocked watch list behaves as one sorted list: after inserts in
+// random order, every range visits exactly the watched lines inside it,
+// ascending, and the blocks stay sorted, non-empty and bounded.
+func TestWatchListMatchesSortedList(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 20 {
+		var wl watchList
+		var ref []Addr
+		sigs := map[*sim.Signal]Addr{}
+		for range 50 + round*60 {
+			l := Addr(rng.IntN(4000)) * LineSize
+			if slices.Contains(ref, l) {
+				continue
+			}
+			s := new(sim.Signal)
+			sigs[s] = l
+			wl.insert(watch{l, s})
+			ref = append(ref, l)
+		}
+		slices.Sort(ref)
+		var all []Addr
+		for _, b := range wl.blocks {
+			if len(b) == 0 || len(b) > watchBlock {
+				t.Fatalf("block of %d entries", len(b))
+			}
+			for _, w := range b {
+				all = append(all, w.line)
+			}
+		}
+		if !slices.Equal(all, ref) {
+			t.Fatalf("round %d: list %v, want %v", round, all, ref)
+		}
+		for range 100 {
+			lo := Addr(rng.IntN(4100)) * LineSize
+			hi := lo + Addr(rng.IntN(300*LineSize))
+			var got, want []Addr
+			wl.each(lo, hi, func(s *sim.Signal) { got = append(got, sigs[s]) })
+			for _, l := range ref {
+				if l >= lo && l < hi {
+					want = append(want, l)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("[%d, %d): visited %v, want %v", lo, hi, got, want)
+			}
+		}
+	}
+}
