@@ -15,8 +15,8 @@ import (
 const minGroup = 2
 
 // screen runs the base configuration and, per section of two or more of
-// the knobs, one run with every knob of the section multiplied by factor
-// at once (group screening). A section whose group run reproduces the
+// the knobs, one run with every knob of the section moved at once
+// (groupConfig; group screening). A section whose group run reproduces the
 // base run exactly — every table cell, including the event counts, and
 // every output — is not read by this experiment, so its knobs are dropped
 // from the one-by-one study with a note; the other sections' knobs are
@@ -58,7 +58,7 @@ func screen(e exp.Experiment, cfg exp.Config, ks []params.Info, factor float64, 
 		if r.err == nil && bytes.Equal(fingerprint(r), base) {
 			sec := group[r]
 			unused[sec] = true
-			notes = append(notes, fmt.Sprintf("section %s (%d knobs): multiplying all of them by %g at once reproduced the base run exactly (every table cell and output), so this experiment does not read them; they were not perturbed one by one (--no-screen does)", sec, len(bySection[sec]), factor))
+			notes = append(notes, fmt.Sprintf("section %s (%d knobs): moving all of them at once (×%g, or ÷%g where the product is rejected) reproduced the base run exactly (every table cell and output), so this experiment does not read them; they were not perturbed one by one (--no-screen does)", sec, len(bySection[sec]), factor, factor))
 		}
 	}
 	var kept []params.Info
@@ -70,19 +70,23 @@ func screen(e exp.Experiment, cfg exp.Config, ks []params.Info, factor float64, 
 	return kept, runs[:1], notes
 }
 
-// groupConfig returns cfg with every knob of ps multiplied by factor, and
-// whether that configuration is valid (knobs that cannot move are left
-// at their value; a combination the configuration rejects is not
-// screened).
+// groupConfig returns cfg with every knob of ps moved at once: multiplied
+// by factor, or divided where the configuration rejects the product, or
+// left at its value where it rejects both (or no factor moves it); and
+// whether the result is valid.
 func groupConfig(cfg exp.Config, ps []params.Info, factor float64) (exp.Config, bool) {
 	c := cfg
 	for _, p := range ps {
-		v, err := scaled(p, factor)
-		if err != nil {
-			continue
-		}
-		if params.Set(&c, p.Name, v) != nil {
-			return cfg, false
+		for _, f := range []float64{factor, 1 / factor} {
+			v, err := scaled(p, f)
+			if err != nil {
+				continue
+			}
+			try := c
+			if params.Set(&try, p.Name, v) == nil && try.Validate() == nil {
+				c = try
+				break
+			}
 		}
 	}
 	return c, c.Validate() == nil
