@@ -73,11 +73,32 @@ func FormatBytes(b float64) string {
 	return fmt.Sprintf("%.1f%s", b, units[i])
 }
 
+// allreduceState returns the allreduce's model state per node and per
+// (node, peer) pair under strategy st, fitted to peak RSS of payload-free
+// runs (docs/memory.md) and rounded up: the 1024-node 8 MiB ring took CPU
+// 122 MB, HDN 840 MB, GDS 2.64 GB (it pre-posts every put of the
+// schedule), GPU-TN 1.66 GB; the 16,384-node RHD on the flow model CPU
+// 1.75 GB and HDN 4.71 GB (HDN's per-node state: a GPU, its stream and
+// kernels). Other strategies keep memPerNode and memPerPeer.
+func allreduceState(st string) (perNode, perPeer float64) {
+	switch st {
+	case "CPU":
+		return memPerNode, 128
+	case "HDN", "HDN_OVERLAP":
+		return 320 << 10, 1 << 10
+	case "GDS":
+		return memPerNode, 3 << 10
+	}
+	return memPerNode, memPerPeer
+}
+
 // simMem is one simulation of a run: its cluster size, the functional
 // payload bytes each node holds, and the parameters that set them.
 type simMem struct {
 	nodes        float64
 	peers        float64 // peers each node keeps state for; 0 = every other node
+	perNode      float64 // bytes per node; 0 = memPerNode
+	perPeer      float64 // bytes per (node, peer) pair; 0 = memPerPeer
 	payload      float64 // bytes per node, before memPayloadFactor
 	nodesParam   string
 	nodesValue   string
@@ -92,7 +113,14 @@ func (s simMem) bytes(functional bool) float64 {
 	if peers == 0 {
 		peers = s.nodes
 	}
-	b := s.nodes*memPerNode + s.nodes*peers*memPerPeer
+	perNode, perPeer := s.perNode, s.perPeer
+	if perNode == 0 {
+		perNode = memPerNode
+	}
+	if perPeer == 0 {
+		perPeer = memPerPeer
+	}
+	b := s.nodes*perNode + s.nodes*peers*perPeer
 	if functional {
 		b += s.nodes * s.payload * memPayloadFactor
 	}
@@ -145,8 +173,9 @@ func simsOf(name string, cfg Config) []simMem {
 			if a.Algorithm == workload.AlgRHD { // a partner per halving and doubling step
 				peers = float64(2 * bits.Len(uint(n)))
 			}
-			for range max(1, len(a.Strategies)) {
-				out = append(out, simMem{nodes: float64(n), peers: peers, payload: float64(a.Size),
+			for _, st := range a.Strategies {
+				perNode, perPeer := allreduceState(st)
+				out = append(out, simMem{nodes: float64(n), peers: peers, perNode: perNode, perPeer: perPeer, payload: float64(a.Size),
 					nodesParam: "allreduce.nodes", nodesValue: fmt.Sprint(n), payloadParam: "allreduce.size", payloadValue: a.Size.String()})
 			}
 		}

@@ -4,8 +4,8 @@ import "testing"
 
 // With allreduce.algorithm=rhd a node keeps state for its 2·log2 n
 // partners, not for every other node: the 16,384-node payload-free run
-// is estimated at a few GiB (measured 3.9 GB peak before the per-node
-// savings of docs/speed.md), the ring at hundreds.
+// is estimated at a few GiB (measured 1.75 GB peak, docs/speed.md), the
+// ring at more than ten times that.
 func TestEstimateMemoryRHD(t *testing.T) {
 	cfg, err := DefaultConfig("gputn")
 	if err != nil {
@@ -19,7 +19,7 @@ func TestEstimateMemoryRHD(t *testing.T) {
 	cfg.Allreduce.Algorithm = "rhd"
 	rhd := EstimateMemory("allreduce", cfg)
 	const gib = 1 << 30
-	if rhd.Bytes < 2*gib || rhd.Bytes > 5*gib || ring.Bytes < 100*gib || rhd.Param != "allreduce.nodes" {
+	if rhd.Bytes < 2*gib || rhd.Bytes > 5*gib || ring.Bytes < 10*rhd.Bytes || rhd.Param != "allreduce.nodes" {
 		t.Errorf("rhd %.3g B (%s), ring %.3g B", rhd.Bytes, rhd.Param, ring.Bytes)
 	}
 }
