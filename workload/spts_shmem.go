@@ -24,41 +24,68 @@ type spTSNode struct {
 // spTSWaves is the gather and atomic width: one wavefront per row.
 const spTSWaves = 64
 
+// spTSDevice is one node's device-side library for the persistent
+// solve: its layout, a work-group's handle, the co-residency rule the
+// kernel must meet, and what runs after the kernel.
+type spTSDevice struct {
+	lay   *spTSNode
+	comm  func(wg *gpu.WG) (spTSComm, error)
+	check func(k gpu.Kernel) error
+	done  func()
+}
+
 // runShmem is the device-shmem solve (see SpTS).
 func (p SpTS) runShmem(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, pl *spTSPlan) (SpTSResult, error) {
+	return p.runPersistent(c, s, cfg, pl, func(nd *strategy.Node, wgs int) (spTSDevice, error) {
+		rt, ok := strategy.Get[*shmem.Runtime](nd)
+		if !ok {
+			return spTSDevice{}, fmt.Errorf("%s provides no device shmem runtime", nd.Strategy)
+		}
+		dev, err := rt.Init(wgs)
+		if err != nil {
+			return spTSDevice{}, err
+		}
+		lay, err := pl.layout(nd, dev)
+		if err != nil {
+			return spTSDevice{}, err
+		}
+		comm := func(wg *gpu.WG) (spTSComm, error) {
+			ctx, err := dev.CtxCreate(wg)
+			return shmemRows{ctx, lay}, err
+		}
+		return spTSDevice{lay: lay, comm: comm, check: dev.Cooperative, done: func() { dev.Finalize() }}, nil
+	})
+}
+
+// runPersistent runs the persistent-kernel solve on every node with the
+// library open gives it, then gathers x and verifies it.
+func (p SpTS) runPersistent(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, pl *spTSPlan,
+	open func(nd *strategy.Node, wgs int) (spTSDevice, error)) (SpTSResult, error) {
 	a := pl.a
 	var res SpTSResult
 	start, end := sim.Time(math.MaxInt64), sim.Time(0)
 	sent := make([]uint64, len(c.Nodes))
+	wgs := min(p.WGs, pl.block)
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
-		rt, ok := strategy.Get[*shmem.Runtime](nd)
-		if !ok {
-			return fmt.Errorf("%s provides no device shmem runtime", nd.Strategy)
-		}
-		wgs := min(p.WGs, pl.block)
-		dev, err := rt.Init(wgs)
-		if err != nil {
-			return err
-		}
-		lay, err := pl.layout(nd, dev)
+		d, err := open(nd, wgs)
 		if err != nil {
 			return err
 		}
 		errs := make([]error, wgs)
 		k := gpu.Kernel{Name: "spts", WGs: wgs, WGSize: spTSWaves, Body: func(wg *gpu.WG) {
-			ctx, err := dev.CtxCreate(wg)
+			comm, err := d.comm(wg)
 			if err == nil {
-				err = pl.solveRows(wg, shmemRows{ctx, lay}, lay, wgs, &sent[nd.Rank])
+				err = pl.solveRows(wg, comm, d.lay, wgs, &sent[nd.Rank])
 			}
 			errs[wg.ID] = err
 		}}
-		if err := dev.Cooperative(k); err != nil {
+		if err := d.check(k); err != nil {
 			return err
 		}
 		run := nd.Stream.Launch(k)
 		nd.Stream.Wait(run)
 		start, end = min(start, run.Queued), max(end, nd.Host.Now())
-		dev.Finalize()
+		d.done()
 		for _, err := range errs {
 			if err != nil {
 				return err

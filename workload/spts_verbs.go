@@ -2,13 +2,11 @@ package workload
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/gpi"
-	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
 
@@ -83,54 +81,22 @@ func (v *spTSVerbsWorld) get(nd *strategy.Node, nodes, rows, wgs int) (*gpi.Worl
 // runVerbs is the device-verbs solve: the device-shmem algorithm (see
 // SpTS) with the GPU threads posting the writes themselves.
 func (p SpTS) runVerbs(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, pl *spTSPlan) (SpTSResult, error) {
-	a := pl.a
-	var res SpTSResult
-	start, end := sim.Time(math.MaxInt64), sim.Time(0)
-	sent := make([]uint64, len(c.Nodes))
-	wgs := min(p.WGs, pl.block)
 	var vw spTSVerbsWorld
-	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
-		w, err := vw.get(nd, len(c.Nodes), a.N, wgs)
+	return p.runPersistent(c, s, cfg, pl, func(nd *strategy.Node, wgs int) (spTSDevice, error) {
+		w, err := vw.get(nd, len(c.Nodes), pl.a.N, wgs)
 		if err != nil {
-			return err
+			return spTSDevice{}, err
 		}
-		lay := pl.layoutVerbs(nd, w)
-		errs := make([]error, wgs)
-		comm := verbsRows{w.Device(nd.Rank), w, nd.Rank}
-		k := gpu.Kernel{Name: "spts", WGs: wgs, WGSize: spTSWaves, Body: func(wg *gpu.WG) {
-			errs[wg.ID] = pl.solveRows(wg, comm, lay, wgs, &sent[nd.Rank])
-		}}
-		if r := nd.Stream.GPU().MaxResident(k); r < wgs {
-			return fmt.Errorf("spts: %d work-groups wait on each other, but only %d can be resident at once", wgs, r)
-		}
-		run := nd.Stream.Launch(k)
-		nd.Stream.Wait(run)
-		start, end = min(start, run.Queued), max(end, nd.Host.Now())
-		for _, err := range errs {
-			if err != nil {
-				return err
+		rows := verbsRows{w.Device(nd.Rank), w, nd.Rank}
+		check := func(k gpu.Kernel) error {
+			if r := nd.Stream.GPU().MaxResident(k); r < k.WGs {
+				return fmt.Errorf("spts: %d work-groups wait on each other, but only %d can be resident at once", k.WGs, r)
 			}
+			return nil
 		}
-		return nil
+		return spTSDevice{lay: pl.layoutVerbs(nd, w), comm: func(*gpu.WG) (spTSComm, error) { return rows, nil },
+			check: check, done: func() {}}, nil
 	})
-	if err := c.Engine.Run(); err != nil {
-		return res, err
-	}
-	if err := g.Err(); err != nil {
-		return res, err
-	}
-	res.Time = end - start
-	for _, n := range sent {
-		res.RemoteValues += n
-	}
-	x := make([]float64, a.N)
-	for n, nd := range c.Nodes {
-		lo, hi := pl.rows(n)
-		for i := lo; i < hi; i++ {
-			x[i] = math.Float64frombits(nd.Mem.Load64(pl.xAt[n] + mem.Addr(8*i)))
-		}
-	}
-	return res, pl.verify(x, &res)
 }
 
 // layoutVerbs is layout for the device-verbs solve: x is GPI segment 0,
