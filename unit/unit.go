@@ -101,7 +101,10 @@ func ParseRate(s string) (Rate, error) {
 	if v <= 0 {
 		return 0, fmt.Errorf("%w %q: must be positive", ErrBadRate, s)
 	}
-	return Rate(v * mult), nil
+	if r := v * mult; !math.IsInf(r, 0) && r > 0 {
+		return Rate(r), nil
+	}
+	return 0, fmt.Errorf("%w %q: out of range (at most %g bytes/s)", ErrBadRate, s, math.MaxFloat64)
 }
 
 // String prints r in Gbps when that is a whole number ("100Gbps"), else in
@@ -164,7 +167,10 @@ func ParseFreq(s string) (Freq, error) {
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 		return 0, fmt.Errorf("%w %q: must be a positive number", ErrBadFreq, s)
 	}
-	return Freq(v * mult), nil
+	if f := v * mult; !math.IsInf(f, 0) && f > 0 {
+		return Freq(f), nil
+	}
+	return 0, fmt.Errorf("%w %q: out of range (at most %g Hz)", ErrBadFreq, s, math.MaxFloat64)
 }
 
 // String prints f in GHz or MHz.

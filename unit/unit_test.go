@@ -117,3 +117,17 @@ func FuzzParseFreq(f *testing.F) {
 		}
 	})
 }
+
+// A number that is finite but overflows once scaled by its unit is refused
+// (found by FuzzParseFreq: "1e300GHz" had become +Inf Hz).
+func TestScaledOverflowRefused(t *testing.T) {
+	if f, err := ParseFreq("1e300GHz"); err == nil {
+		t.Errorf("ParseFreq(1e300GHz) = %v, want an out-of-range error", f)
+	}
+	if r, err := ParseRate("1e306Tbps"); err == nil {
+		t.Errorf("ParseRate(1e306Tbps) = %v, want an out-of-range error", r)
+	}
+	if _, err := ParseFreq("1e9GHz"); err != nil {
+		t.Errorf("ParseFreq(1e9GHz): %v", err)
+	}
+}
