@@ -1,7 +1,3 @@
-// Package unit parses and prints the physical quantities of gpunetsim's
-// configuration: sizes in bytes ("2KiB", "8MiB", "64B"), bit rates
-// ("100Gbps", "28GB/s"), and durations (delegated to sim.ParseDuration). It
-// is the one place where unit strings are interpreted.
 package unit
 
 import (

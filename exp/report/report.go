@@ -1,6 +1,3 @@
-// Package report holds the results of gpunetsim experiments and writes them
-// as text tables, CSV, JSON and plots. Every result records all parameters
-// (defaults included) and the seed, so a file alone says what produced it.
 package report
 
 // Param is one configuration value as it was used by a run.

@@ -1,8 +1,3 @@
-// Package cluster assembles nodes and the network from a Spec: per node a
-// memory (real bytes or payload-free), a memory server shared by CPU and
-// GPU, the host CPU, the GPU with its command processor, a PCIe attachment
-// and a Portals NIC, all joined by the fabric. It is the only place that
-// knows how the hardware components connect.
 package cluster
 
 import (

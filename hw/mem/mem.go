@@ -1,8 +1,3 @@
-// Package mem models a node's physical memory as real bytes: allocations in
-// one address space (host and GPU pools in dGPU mode, one pool in APU mode),
-// functional reads and writes, and watches that wake pollers when a word
-// changes. Payload-free memories keep addresses and timing but no bytes, for
-// very large runs.
 package mem
 
 import (

@@ -1,14 +1,3 @@
-// Package gputn is the GPU Triggered Networking programming model
-// (gpu-networking.md §4): the host builds full Portals commands and
-// registers them on the NIC as trigger entries (TrigPut, TrigGet), and
-// kernels fire them with a system-scope store of a tag to the NIC's trigger
-// address, after a system-scope release of the data.
-//
-// Granularities (nic.md §3.4) are expressed by the tags and thresholds the
-// host registers and the helpers kernels call: TriggerWorkItem (one tag per
-// work-item), TriggerWorkGroup (the leader after a barrier), TriggerKernel
-// (every WG leader writes one tag whose threshold is the number of WGs) and
-// TriggerMixed (k work-items share a tag).
 package gputn
 
 import (

@@ -1,8 +1,3 @@
-// Package rdma is the one-sided host API over the Portals NIC used by the
-// GDS and GPU-TN runtimes and by workloads that put into exposed memory:
-// expose a region as a persistent ME (remote offsets address it, like an
-// OpenSHMEM symmetric heap), and post puts now or deferred (GDS: built and
-// posted by the CPU, activated later by the GPU's CP).
 package rdma
 
 import (

@@ -1,0 +1,10 @@
+// Package cluster assembles nodes and the network from a Spec: per node a
+// memory (real bytes or payload-free), a memory server shared by CPU and
+// GPU, the host CPU, the GPU with its command processor, a PCIe attachment
+// and a Portals NIC, all joined by the fabric. It is the only place that
+// knows how the hardware components connect.
+//
+// Spec: hardware.md §1–2 (the node and the presets gputn, xtq, compnet,
+// compnet_paper), §6–7 (gpurdma, gio), §12 (spin, pulp). Left out: more
+// than one GPU or NIC per node.
+package cluster

@@ -1,0 +1,8 @@
+// Package shmemtest is the conformance suite of the device-side
+// OpenSHMEM API (model/shmem), in the style of testing/fstest: Run checks
+// one backend — every call's functional result, fence ordering, quiet
+// that waits only on its own context, wait_until's comparisons, the
+// barrier, errors naming the work-group, and the ping/pong example of
+// gpu-networking.md §1.7 — on a small simulated cluster. Every backend
+// runs it, including the ideal one the suite is tested with.
+package shmemtest
