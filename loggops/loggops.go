@@ -53,6 +53,7 @@ type DeadlockError struct {
 	Stuck []string // the first few, described with rank and line
 }
 
+// Error returns the message of a DeadlockError.
 func (e *DeadlockError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%v at %v: %d operation(s) stuck: ", ErrDeadlock, e.At, e.Count)
@@ -63,6 +64,7 @@ func (e *DeadlockError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the error a DeadlockError wraps.
 func (e *DeadlockError) Unwrap() error { return ErrDeadlock }
 
 // maxStuck bounds the operations listed in a DeadlockError.

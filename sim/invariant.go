@@ -13,6 +13,7 @@ type Violation struct {
 	What  string
 }
 
+// String returns the printed name of a Violation.
 func (v Violation) String() string { return fmt.Sprintf("%s at %v: %s", v.Agent, v.At, v.What) }
 
 // InvariantError reports every violation found at the end of a run.
@@ -20,6 +21,7 @@ type InvariantError struct {
 	Violations []Violation
 }
 
+// Error returns the message of an InvariantError.
 func (e *InvariantError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "invariant check: %d violation(s)", len(e.Violations))

@@ -18,10 +18,12 @@ type TimeOverflowError struct {
 	At    Time   // simulated time when it was scheduled
 }
 
+// Error returns the message of a TimeOverflowError.
 func (e *TimeOverflowError) Error() string {
 	return fmt.Sprintf("%v: %s scheduled an event past the end of the clock at %v; a duration parameter is too large or a rate or frequency too small", ErrTimeOverflow, e.Agent, e.At)
 }
 
+// Unwrap returns the error a TimeOverflowError wraps.
 func (e *TimeOverflowError) Unwrap() error { return ErrTimeOverflow }
 
 // overflow records a time overflow as the run's failure; Run returns it

@@ -276,6 +276,7 @@ type DeadlockError struct {
 	Blocked []BlockedProc
 }
 
+// Error returns the message of a DeadlockError.
 func (d *DeadlockError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "deadlock at %v: %d process(es) blocked with no pending event", d.At, len(d.Blocked))
@@ -293,6 +294,7 @@ type PanicError struct {
 	Stack string
 }
 
+// Error returns the message of a PanicError.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("process %s panicked at %v: %v\n%s", e.Proc, e.At, e.Value, e.Stack)
 }

@@ -17,6 +17,7 @@ type Hazard struct {
 	Fix   string
 }
 
+// String returns the printed name of a Hazard.
 func (h Hazard) String() string {
 	return fmt.Sprintf("%v %s: %s at %#x; missing fix: %s", h.At, h.Agent, h.What, uint64(h.Addr), h.Fix)
 }

@@ -30,6 +30,7 @@ const (
 	GPU              // dGPU memory; in APU mode the same physical memory
 )
 
+// String returns the printed name of a Pool.
 func (p Pool) String() string {
 	if p == GPU {
 		return "gpu"

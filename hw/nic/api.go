@@ -28,6 +28,7 @@ const (
 
 var opNames = [...]string{"put", "get", "atomic", "fetch-atomic", "swap", "ct-inc", "ct-set"}
 
+// String returns the printed name of an Op.
 func (o Op) String() string {
 	if int(o) < len(opNames) {
 		return opNames[o]
@@ -253,6 +254,7 @@ const (
 var eventNames = [...]string{"SEND", "ACK", "REPLY", "PUT", "GET", "ATOMIC", "FETCH_ATOMIC",
 	"PUT_OVERFLOW", "GET_OVERFLOW", "ATOMIC_OVERFLOW", "LINK", "AUTO_UNLINK", "AUTO_FREE", "SEARCH", "PT_DISABLED", "TASK"}
 
+// String returns the printed name of an EventType.
 func (t EventType) String() string {
 	if int(t) < len(eventNames) {
 		return eventNames[t]
@@ -286,6 +288,7 @@ const (
 var failNames = [...]string{"OK", "DROPPED", "PT_DISABLED", "UNDELIVERABLE", "HANDLER_FAIL", "XTQ_NO_BUFFER", "XTQ_TOO_LARGE",
 	"XTQ_NO_KERNEL", "XTQ_NO_QUEUE", "XTQ_QUEUE_FULL", "XTQ_NO_FUNCTION", "XTQ_WRONG_AGENT"}
 
+// String returns the printed name of a FailType.
 func (f FailType) String() string {
 	if int(f) < len(failNames) {
 		return failNames[f]

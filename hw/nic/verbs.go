@@ -55,6 +55,7 @@ const (
 
 var vopNames = [...]string{"nop", "rdma-write", "rdma-write-imm", "send", "send-imm", "rdma-read", "rdma-atomic"}
 
+// String returns the printed name of a VerbsOp.
 func (o VerbsOp) String() string {
 	if int(o) < len(vopNames) {
 		return vopNames[o]
@@ -178,6 +179,7 @@ const (
 var wcNames = [...]string{"success", "local-length-error", "local-qp-operation-error", "local-protection-error",
 	"remote-invalid-request", "remote-access-error", "rnr-retry-exceeded", "wr-flush-error"}
 
+// String returns the printed name of a WCStatus.
 func (s WCStatus) String() string {
 	if int(s) < len(wcNames) {
 		return wcNames[s]
@@ -296,6 +298,7 @@ const (
 	EventCQError AsyncKind = iota // a CQ overran (IBV_EVENT_CQ_ERR)
 )
 
+// String returns the printed name of an AsyncKind.
 func (k AsyncKind) String() string { return "cq-error" }
 
 // AsyncEvent is an asynchronous error event of the NIC: data in the

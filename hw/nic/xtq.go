@@ -49,6 +49,7 @@ const (
 	AgentCPU                 // agent-dispatch packets (hw/cpu agent queue)
 )
 
+// String returns the printed name of a XtqAgent.
 func (a XtqAgent) String() string {
 	if a == AgentCPU {
 		return "CPU"

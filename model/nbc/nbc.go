@@ -19,6 +19,7 @@ const (
 
 var kindNames = [...]string{"send", "recv", "reduce", "copy", "xtqput", "taskpost", "taskwait"}
 
+// String returns the printed name of a Kind.
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]

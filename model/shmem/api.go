@@ -27,6 +27,7 @@ const (
 
 var opNames = [...]string{"?", "put", "get", "p", "atomic_add", "atomic_fetch_add", "atomic_swap", "atomic_compare_swap", "fence", "quiet"}
 
+// String returns the printed name of an Op.
 func (o Op) String() string {
 	if int(o) < len(opNames) {
 		return opNames[o]

@@ -21,6 +21,7 @@ const (
 	HSA             // a host progress thread on the target (overview.md §4.10)
 )
 
+// String returns the printed name of a Mode.
 func (m Mode) String() string {
 	if m == HSA {
 		return "HSA"
