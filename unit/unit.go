@@ -82,6 +82,10 @@ var rateUnits = map[string]float64{
 	"KiB/s": 1 << 10, "MiB/s": 1 << 20, "GiB/s": 1 << 30,
 }
 
+// maxRate is the largest rate in bytes per second whose value in bits
+// per second is still a finite float64.
+const maxRate = math.MaxFloat64 / 8
+
 // ParseRate parses a data rate: bits per second ("100Gbps", "56Gb/s") or
 // bytes per second ("28GB/s", "50GiB/s"). It must be positive and finite.
 func ParseRate(s string) (Rate, error) {
@@ -97,10 +101,11 @@ func ParseRate(s string) (Rate, error) {
 	if v <= 0 {
 		return 0, fmt.Errorf("%w %q: must be positive", ErrBadRate, s)
 	}
-	if r := v * mult; !math.IsInf(r, 0) && r > 0 {
+	// At most what still prints in bits per second (×8 stays finite).
+	if r := v * mult; r > 0 && r <= maxRate {
 		return Rate(r), nil
 	}
-	return 0, fmt.Errorf("%w %q: out of range (at most %g bytes/s)", ErrBadRate, s, math.MaxFloat64)
+	return 0, fmt.Errorf("%w %q: out of range (at most %g bytes/s)", ErrBadRate, s, maxRate)
 }
 
 // String prints r in Gbps when that is a whole number ("100Gbps"), else in

@@ -127,6 +127,9 @@ func TestScaledOverflowRefused(t *testing.T) {
 	if r, err := ParseRate("1e306Tbps"); err == nil {
 		t.Errorf("ParseRate(1e306Tbps) = %v, want an out-of-range error", r)
 	}
+	if r, err := ParseRate("2.27e307B/s"); err == nil {
+		t.Errorf("ParseRate(2.27e307B/s) = %v, whose bits per second overflow; want an out-of-range error", float64(r))
+	}
 	if _, err := ParseFreq("1e9GHz"); err != nil {
 		t.Errorf("ParseFreq(1e9GHz): %v", err)
 	}
