@@ -62,12 +62,7 @@ func (a Allreduce) verbsRingRun(nd *strategy.Node, w *gpi.World, l *ringLayout, 
 		errs[wg.ID] = a.verbsRingWG(wg, dev, l, base, nd.Rank, steps)
 	}}
 	nd.Stream.Wait(nd.Stream.Launch(k))
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return firstErr(errs)
 }
 
 func (a Allreduce) verbsRingWG(wg *gpu.WG, dev *gpi.Device, l *ringLayout, base mem.Addr, i, steps int) error {

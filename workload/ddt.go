@@ -74,10 +74,7 @@ func (w DDTUnpack) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		}
 		return w.body(n.Rank, ep, n.Mem, n.Host.Proc, &res)
 	})
-	if err := c.Engine.Run(); err != nil {
-		return res, err
-	}
-	if err := g.Err(); err != nil {
+	if err := runGroup(c, g); err != nil {
 		return res, err
 	}
 	return res, nil

@@ -131,10 +131,7 @@ func (p GPIPingPong) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.C
 		nd.Stream.Wait(run)
 		return kerr
 	})
-	if err := c.Engine.Run(); err != nil {
-		return res, err
-	}
-	if err := g.Err(); err != nil {
+	if err := runGroup(c, g); err != nil {
 		return res, err
 	}
 	res.Verified = ok
@@ -273,10 +270,7 @@ func (p GPIThroughput) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		nd.Stream.Wait(run)
 		return kerr
 	})
-	if err := c.Engine.Run(); err != nil {
-		return res, err
-	}
-	if err := g.Err(); err != nil {
+	if err := runGroup(c, g); err != nil {
 		return res, err
 	}
 	res.Gbps = 2 * float64(size) * 8 / res.Time.Seconds() / 1e9
@@ -482,10 +476,7 @@ func (p GPIMatVec) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		nd.Stream.Wait(run)
 		return kerr
 	})
-	if err := c.Engine.Run(); err != nil {
-		return res, err
-	}
-	if err := g.Err(); err != nil {
+	if err := runGroup(c, g); err != nil {
 		return res, err
 	}
 	res.MVecs = float64(vecs*p.Batches) / res.Time.Seconds() / 1e6

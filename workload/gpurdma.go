@@ -116,10 +116,7 @@ func (b RdmaBW) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 		res.PerMsg, res.WQE, res.Doorbell, res.Poll = res.Time/k, st.WQETime/k, st.DoorbellTime/k, st.PollTime/k
 		return postErr
 	})
-	if err := c.Engine.Run(); err != nil {
-		return res, err
-	}
-	if err := g.Err(); err != nil {
+	if err := runGroup(c, g); err != nil {
 		return res, err
 	}
 	res.GBps = float64(size) * float64(b.Msgs) / res.Time.Seconds() / 1e9
@@ -265,10 +262,7 @@ func (b RdmaMultiQP) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.C
 		res.EnginesMax = c.Nodes[0].NIC.VerbsStats().EnginesMax
 		return runErr
 	})
-	if err := c.Engine.Run(); err != nil {
-		return res, err
-	}
-	if err := g.Err(); err != nil {
+	if err := runGroup(c, g); err != nil {
 		return res, err
 	}
 	total := float64(b.Warps * b.Msgs)

@@ -107,10 +107,7 @@ func (j Jacobi) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 		return err
 	})
 	res := JacobiResult{Impl: im.Name}
-	if err := c.Engine.Run(); err != nil {
-		return res, err
-	}
-	if err := g.Err(); err != nil {
+	if err := runGroup(c, g); err != nil {
 		return res, err
 	}
 	first, last := start[0], finish[0]

@@ -140,17 +140,9 @@ func (p PutLatency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 		} else {
 			dev.Finalize()
 		}
-		for _, err := range errs {
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return firstErr(errs)
 	})
-	if err := c.Engine.Run(); err != nil {
-		return res, err
-	}
-	if err := g.Err(); err != nil {
+	if err := runGroup(c, g); err != nil {
 		return res, err
 	}
 	res.Time = end - start

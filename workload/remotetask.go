@@ -93,6 +93,26 @@ func taskFailures(g *strategy.Group) error {
 	return errors.Join(errs...)
 }
 
+// runGroup drives c's engine to the end; a stop (deadlock, invariant
+// violation) is the error, else the first node's own error.
+func runGroup(c *cluster.Cluster, g *strategy.Group) error {
+	if err := c.Engine.Run(); err != nil {
+		return err
+	}
+	return g.Err()
+}
+
+// firstErr returns the first non-nil error of errs (one per work-group),
+// or nil.
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // runTasks drives c's engine; when it stops early, a failed task a node
 // saw, else a node's own error, is the error.
 func runTasks(c *cluster.Cluster, g *strategy.Group) error {

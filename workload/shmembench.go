@@ -70,10 +70,7 @@ func shmemKernel(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, w
 		errs[nd.Rank] = errors.Join(wgErrs...)
 		return nil
 	})
-	if err := c.Engine.Run(); err != nil {
-		return out, err
-	}
-	if err := g.Err(); err != nil {
+	if err := runGroup(c, g); err != nil {
 		return out, err
 	}
 	out.L2 = c.Nodes[0].GPU.L2Stats()

@@ -123,10 +123,7 @@ func (p SpTS) runLevels(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 		end = max(end, nd.Host.Now())
 		return nil
 	})
-	if err := c.Engine.Run(); err != nil {
-		return res, err
-	}
-	if err := g.Err(); err != nil {
+	if err := runGroup(c, g); err != nil {
 		return res, err
 	}
 	res.Time = end - start

@@ -86,17 +86,9 @@ func (p SpTS) runPersistent(c *cluster.Cluster, s strategy.Strategy, cfg strateg
 		nd.Stream.Wait(run)
 		start, end = min(start, run.Queued), max(end, nd.Host.Now())
 		d.done()
-		for _, err := range errs {
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return firstErr(errs)
 	})
-	if err := c.Engine.Run(); err != nil {
-		return res, err
-	}
-	if err := g.Err(); err != nil {
+	if err := runGroup(c, g); err != nil {
 		return res, err
 	}
 	res.Time = end - start
