@@ -19,6 +19,11 @@
 // it waits on. A panic inside a process stops the run with a *PanicError
 // carrying the process name and stack.
 //
+// A Group (parallel.go) splits one simulation into partitions, one Engine
+// each, run in parallel windows of the lookahead (the least delay of any
+// cross-partition interaction) with a deterministic merge of the events
+// posted across partitions at every barrier (docs/parallel.md).
+//
 // One Engine per goroutine; nothing here is safe for concurrent use, and
 // there is no package-level state. Random streams (Engine.Stream) are PCG
 // generators derived from the engine seed and an entity name, so adding an

@@ -1,0 +1,308 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"runtime/debug"
+	"slices"
+)
+
+// Group runs one simulation split into partitions, each an Engine with its
+// own event queue, processes and sequence counter, in parallel under
+// conservative synchronisation (docs/parallel.md). Every cross-partition
+// interaction takes at least the lookahead L of simulated time (in the
+// cluster: a link plus a switch), so the events of the window [T, T+L) of
+// different partitions are independent: each partition runs its window on
+// its own goroutine, then all meet at a barrier, where the events posted
+// across partitions (Post) are merged into their destination queues. The
+// next window starts at the earliest pending event of any partition, so
+// stretches with nothing to do cost nothing.
+//
+// A run repeats exactly for a given partition count, whatever GOMAXPROCS:
+// a partition's window depends only on its own queue, and cross events are
+// merged in a fixed order (time, then the time they were posted, then the
+// source partition, then the order the source posted them). Against the
+// sequential engine, the one difference is the order of events at the same
+// picosecond on one partition: a merged event takes the destination's next
+// sequence number at the barrier, so it runs after the local events of its
+// time that were scheduled before the barrier, where the sequential engine
+// would order them by when each was scheduled.
+type Group struct {
+	parts []*Engine
+	look  Duration
+	k     int
+	out   [][]crossEvent // out[src*k+dst], appended by src during a window
+	merge []crossEvent   // scratch for the barrier's merge
+	errs  []error        // per partition, the window's failure
+	// endChecks run, with the latest partition time, once every partition
+	// is idle.
+	endChecks []EndCheck
+	windows   uint64 // windows run
+	crossed   uint64 // events posted across partitions
+}
+
+// crossEvent is an event posted from one partition to another.
+type crossEvent struct {
+	t, sent Time
+	src     int
+	h       Handler
+	arg     uint64
+}
+
+// NewGroup returns k partitions whose engines share seed (so Stream gives
+// the same sequence for a name on every partition), synchronised every
+// lookahead of simulated time.
+func NewGroup(seed uint64, k int, lookahead Duration) (*Group, error) {
+	if k < 1 {
+		return nil, fmt.Errorf("sim: %d partitions: need at least 1", k)
+	}
+	if lookahead < 1 {
+		return nil, fmt.Errorf("sim: lookahead %v: must be > 0 (a zero-latency interaction between partitions cannot run in parallel)", lookahead)
+	}
+	g := &Group{look: lookahead, k: k, out: make([][]crossEvent, k*k), errs: make([]error, k)}
+	for range k {
+		g.parts = append(g.parts, New(seed))
+	}
+	return g, nil
+}
+
+// Partitions returns the number of partitions.
+func (g *Group) Partitions() int { return g.k }
+
+// Engine returns partition i's engine. Build partition i's agents on it;
+// they must touch no other partition's state except through Post.
+func (g *Group) Engine(i int) *Engine { return g.parts[i] }
+
+// Lookahead returns the least delay of a cross-partition event.
+func (g *Group) Lookahead() Duration { return g.look }
+
+// Events returns the events run by all partitions.
+func (g *Group) Events() uint64 {
+	var n uint64
+	for _, e := range g.parts {
+		n += e.events
+	}
+	return n
+}
+
+// Windows returns the number of synchronisation windows run so far.
+func (g *Group) Windows() uint64 { return g.windows }
+
+// Crossed returns the number of events posted across partitions.
+func (g *Group) Crossed() uint64 { return g.crossed }
+
+// Now returns the latest time any partition has reached.
+func (g *Group) Now() Time {
+	var t Time
+	for _, e := range g.parts {
+		t = max(t, e.now)
+	}
+	return t
+}
+
+// Post schedules h.Handle(arg) at time t on partition dst, from an event or
+// process of partition src. A cross-partition event must lie at least the
+// lookahead after src's now; an earlier one is a simulator bug and panics.
+// Within a partition (src == dst) Post is AtH.
+func (g *Group) Post(src, dst int, t Time, h Handler, arg uint64) {
+	e := g.parts[src]
+	if src == dst {
+		e.AtH(t, h, arg)
+		return
+	}
+	if t < e.now+g.look {
+		panic(fmt.Sprintf("sim: event posted from partition %d to %d at %v, within the lookahead %v of now %v", src, dst, t, g.look, e.now))
+	}
+	g.out[src*g.k+dst] = append(g.out[src*g.k+dst], crossEvent{t: t, sent: e.now, src: src, h: h, arg: arg})
+}
+
+// AddEndCheck registers check to run when Run ends with every partition
+// idle, with the latest partition time (see Engine.AddEndCheck).
+func (g *Group) AddEndCheck(check EndCheck) { g.endChecks = append(g.endChecks, check) }
+
+// Run runs every partition's events until all queues are empty or an
+// engine was stopped, window by window. It returns the failure of the
+// earliest (time, then partition) failing partition, a *DeadlockError
+// listing the blocked processes of every partition, or an *InvariantError
+// from the partitions' and the group's end checks, as Engine.Run does.
+// After a Stop, the other partitions finish the current window.
+func (g *Group) Run() error {
+	work, done := g.startWorkers()
+	defer func() {
+		for _, w := range work {
+			close(w)
+		}
+	}()
+	for {
+		g.mergeCross()
+		limit, ok := g.nextLimit()
+		if !ok {
+			break
+		}
+		g.windows++
+		for _, w := range work {
+			w <- limit
+		}
+		g.errs[0] = g.parts[0].runWindow(limit)
+		for range g.k - 1 {
+			<-done
+		}
+		if err := g.firstFailure(); err != nil {
+			g.shutdown()
+			return err
+		}
+		if g.stopped() {
+			return nil
+		}
+	}
+	return g.endOfRun()
+}
+
+// startWorkers starts a goroutine per partition 1..k−1 that runs one window
+// per limit received on work, each on a fixed partition (the partition's
+// coroutines then stay on one thread's caches), and reports on done.
+func (g *Group) startWorkers() (work []chan Time, done chan struct{}) {
+	done = make(chan struct{}, g.k)
+	for me := 1; me < g.k; me++ {
+		w := make(chan Time)
+		work = append(work, w)
+		go func() {
+			for limit := range w {
+				g.errs[me] = g.parts[me].runWindow(limit)
+				done <- struct{}{}
+			}
+		}()
+	}
+	return work, done
+}
+
+// nextLimit returns the last time of the next window, which starts at the
+// earliest pending event; false when every queue is empty.
+func (g *Group) nextLimit() (Time, bool) {
+	start, ok := MaxTime, false
+	for _, e := range g.parts {
+		if e.queue.len() > 0 {
+			start, ok = min(start, e.queue.peekTime()), true
+		}
+	}
+	return start.Add(g.look - 1), ok
+}
+
+// mergeCross moves the events posted during the last window into their
+// destination queues in the deterministic order (time, posting time,
+// source partition, posting order).
+func (g *Group) mergeCross() {
+	for dst, e := range g.parts {
+		buf := g.merge[:0]
+		for src := range g.k {
+			box := &g.out[src*g.k+dst]
+			buf = append(buf, *box...)
+			clear(*box)
+			*box = (*box)[:0]
+		}
+		if len(buf) == 0 {
+			continue
+		}
+		slices.SortStableFunc(buf, func(a, b crossEvent) int {
+			return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.sent, b.sent), cmp.Compare(a.src, b.src))
+		})
+		for _, ev := range buf {
+			e.seq++
+			e.queue.push(ev.t, e.seq, event{h: ev.h, arg: ev.arg})
+		}
+		g.crossed += uint64(len(buf))
+		clear(buf)
+		g.merge = buf[:0]
+	}
+}
+
+// firstFailure returns the failure of the window with the earliest time,
+// ties to the lower partition, or nil.
+func (g *Group) firstFailure() error {
+	var first error
+	var at Time
+	for i, err := range g.errs {
+		if err == nil {
+			continue
+		}
+		g.errs[i] = nil
+		if t := g.parts[i].now; first == nil || t < at {
+			first, at = err, t
+		}
+	}
+	return first
+}
+
+func (g *Group) stopped() bool {
+	for _, e := range g.parts {
+		if e.stopped {
+			return true
+		}
+	}
+	return false
+}
+
+// endOfRun reports the blocked processes of every partition as one
+// deadlock, else runs the end checks.
+func (g *Group) endOfRun() error {
+	var blocked []BlockedProc
+	for _, e := range g.parts {
+		blocked = append(blocked, e.blockedProcs()...)
+	}
+	if len(blocked) > 0 {
+		err := &DeadlockError{At: g.Now(), Blocked: blocked}
+		g.shutdown()
+		return err
+	}
+	var all []Violation
+	for _, e := range g.parts {
+		if err := e.endCheck(); err != nil {
+			all = append(all, err.(*InvariantError).Violations...)
+		}
+	}
+	now := g.Now()
+	for _, c := range g.endChecks {
+		all = append(all, c(now)...)
+	}
+	if len(all) > 0 {
+		return &InvariantError{Violations: all}
+	}
+	return nil
+}
+
+// Close releases every partition's unfinished coroutines.
+func (g *Group) Close() { g.shutdown() }
+
+func (g *Group) shutdown() {
+	for _, e := range g.parts {
+		e.shutdown()
+	}
+}
+
+// runWindow runs the events with time ≤ limit, as RunUntil does, but
+// leaves the end-of-run checks to the Group: an empty queue here only
+// means the partition waits for another's events.
+func (e *Engine) runWindow(limit Time) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Proc: "a callback event", At: e.now, Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	e.stopped = false
+	for e.queue.len() > 0 && !e.stopped {
+		if e.queue.peekTime() > limit {
+			return nil
+		}
+		t, ev := e.queue.pop()
+		e.now = t
+		e.events++
+		if e.windows != nil {
+			e.windows.note(t)
+		}
+		ev.h.Handle(ev.arg)
+		if e.failure != nil {
+			return e.failure
+		}
+	}
+	return nil
+}
