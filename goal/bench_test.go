@@ -67,3 +67,68 @@ func BenchmarkParse(b *testing.B) {
 	}
 	b.ReportMetric(float64(stmts)/b.Elapsed().Seconds(), "stmts/s")
 }
+
+// BenchmarkOpenRing1024 measures reading and checking the large
+// file, the 1024-rank 8 MiB ring allreduce as WriteText prints it (229 MB,
+// written once before the timer): "open" is Open and Close (the text read,
+// checked, indexed and spooled, in parallel stretches over all CPUs),
+// "open+read" adds reading every rank's statements back from the spool,
+// as the simulator does. MB/s counts the text once; cpu-s/op is the
+// process's user+system CPU time per iteration (both cores), which unlike
+// the wall time does not depend on what else the machine runs.
+func BenchmarkOpenRing1024(b *testing.B) {
+	path := writeTemp(b, b.TempDir(), Ring(1024, 8<<20))
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, readBack := range []bool{false, true} {
+		name := "open"
+		if readBack {
+			name = "open+read"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(st.Size())
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				openAndRead(b, path, readBack)
+			}
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+		})
+	}
+}
+
+// openAndRead opens the GOAL file at path and, if readBack, reads every
+// rank to its end.
+func openAndRead(b *testing.B, path string, readBack bool) {
+	fh, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fh.Close()
+	f, err := Open(fh)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if !readBack {
+		return
+	}
+	var s Stmt
+	for r := range f.NumRanks() {
+		rr, err := f.Rank(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			ok, err := rr.Next(&s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+		}
+	}
+}

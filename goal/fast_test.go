@@ -130,3 +130,28 @@ func TestCompactAccepts(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedAccepts checks that the fused loop takes every statement line
+// WriteText prints for the generators (so the speed measured for them is
+// its speed), leaving only the "rank R {" and "}" lines to the general
+// parser.
+func TestFusedAccepts(t *testing.T) {
+	for _, g := range []*Generated{Ring(8, 1<<20), RecDoub(8, 1<<10), Bcast(8, 8), Halo(3, 3, 2, 64, 1000), AllToAll(4, 64)} {
+		var buf bytes.Buffer
+		if err := WriteText(&buf, g); err != nil {
+			t.Fatal(err)
+		}
+		text := buf.Bytes()
+		for r := range g.NumRanks() {
+			head := []byte("rank " + itoa(uint64(r)) + " {\n")
+			start := bytes.Index(text, head) + len(head)
+			end := start + bytes.Index(text[start:], []byte("}\n"))
+			ix := newIndexer(openOpts{spoolMem: spoolMem})
+			ix.numRanks, ix.inRank = g.NumRanks(), r
+			n, lines, err := ix.indexLines(text[start:end], 0)
+			if err != nil || n != end-start || lines != int64(bytes.Count(text[start:end], []byte("\n"))) {
+				t.Fatalf("%T rank %d: indexLines took %d of %d bytes, %d lines (%v); stopped at %.40q", g, r, n, end-start, lines, err, text[start+n:end])
+			}
+		}
+	}
+}

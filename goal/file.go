@@ -46,6 +46,8 @@ type openOpts struct {
 	parMin    int64 // index texts of at least parMin bytes in parallel
 	stretches int   // in up to this many stretches
 	spoolMem  int   // binary kept in memory per stretch before a temp file
+	unfused   bool  // every line through the general path (no indexLines)
+	bufSize   int   // initial line buffer per stretch, 0 for the default
 }
 
 func open(r io.Reader, opts openOpts) (*File, error) {

@@ -11,29 +11,57 @@ import (
 // readAll opens text and returns every rank's statements rendered as text.
 // It also indexes text split into stretches at every possible "rank R {"
 // line (the parallel path Open takes for large files), with the binary
-// statements in temporary files rather than memory, and fails the test
-// unless both give the same result or the same error.
+// statements in temporary files rather than memory and small line buffers,
+// and once more with every line through the general parser (no fused
+// loop), and fails the test unless all give the same statements, line
+// numbers and windows, or the same error.
 func readAll(t testing.TB, text string) (string, error) {
 	t.Helper()
-	seq, seqErr := readAllWith(text, openOpts{parMin: 1 << 62, stretches: 1, spoolMem: spoolMem})
-	par, parErr := readAllWith(text, openOpts{parMin: 1, stretches: 4 + len(text)/16, spoolMem: len(text) % 7})
-	if seq != par || fmt.Sprint(seqErr) != fmt.Sprint(parErr) {
-		t.Fatalf("sequential and parallel indexing differ:\n%s%v\nvs\n%s%v", seq, seqErr, par, parErr)
+	seq, seqDetail, seqErr := readAllWith(text, openOpts{parMin: 1 << 62, stretches: 1, spoolMem: spoolMem})
+	for _, opts := range []openOpts{
+		{parMin: 1, stretches: 4 + len(text)/16, spoolMem: len(text) % 7, bufSize: 1 + len(text)%61},
+		{parMin: 1 << 62, stretches: 1, spoolMem: spoolMem, unfused: true},
+	} {
+		out, detail, err := readAllWith(text, opts)
+		if out != seq || detail != seqDetail || fmt.Sprint(err) != fmt.Sprint(seqErr) {
+			t.Fatalf("indexing with %+v differs:\n%s%s%v\nvs\n%s%s%v", opts, seq, seqDetail, seqErr, out, detail, err)
+		}
 	}
 	return seq, seqErr
 }
 
-func readAllWith(text string, opts openOpts) (string, error) {
+// readAllWith opens text with opts and returns the text WriteText prints
+// and, in detail, every statement's line and every rank's window.
+func readAllWith(text string, opts openOpts) (out, detail string, err error) {
 	f, err := open(strings.NewReader(text), opts)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer f.Close()
-	var buf bytes.Buffer
+	var buf, det bytes.Buffer
 	if err := WriteText(&buf, f); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return buf.String(), nil
+	var s Stmt
+	for r := range f.NumRanks() {
+		fmt.Fprintf(&det, "rank %d %+v:", r, f.Window(r))
+		rr, err := f.Rank(r)
+		if err != nil {
+			return "", "", err
+		}
+		for {
+			ok, err := rr.Next(&s)
+			if err != nil {
+				return "", "", err
+			}
+			if !ok {
+				break
+			}
+			fmt.Fprintf(&det, " %d", s.Line)
+		}
+		det.WriteByte('\n')
+	}
+	return buf.String(), det.String(), nil
 }
 
 func TestParseForms(t *testing.T) {
@@ -261,6 +289,16 @@ func FuzzOpen(f *testing.F) {
 	f.Add("num_ranks 3\nrank 0 {\n}\nrank 1 {\nrank 2 {\n}\nrank 2 {\n}\n")
 	f.Add("num_ranks 1\nrank 0 {\nl1: calc 1\nl0: calc 2\nl01: calc 3\nl2: calc 4\nl2 requires l1\nl01 requires l0\n}\n")
 	f.Add("num_ranks 2\nrank 0 {\n}\nrank 1 {\n}\nrank 2 {\n}\n")
+	// The fused loop's shapes, and lines it must leave to the general
+	// parser (errors, wildcards, labels out of order, spacing, comments).
+	f.Add("num_ranks 2\nrank 0 {\nl0: send 8b to 1\nl1: recv 8b from 1 tag 4294967294 cpu 2 nic 3\nl2: calc 7 cpu 1\nl2 requires l1\nl2 irequires l0\n}\nrank 1 {\nl0: recv 8 b from 0\nl1: send 8b to 0\nl1 requires l0\n}\n")
+	f.Add("num_ranks 2\nrank 0 {\nl0: send 8b to 2\n}\nrank 1 {\n}\n")
+	f.Add("num_ranks 2\nrank 0 {\nl0: calc 1\nl0: calc 2\n}\nrank 1 {\n}\n")
+	f.Add("num_ranks 1\nrank 0 {\nl0: calc 1\nl1: calc 2\nl1 requires l2\nl1 requires l1\n}\n")
+	f.Add("num_ranks 1\nrank 0 {\nl0: calc 1\nl2: calc 2\nl1: calc 3\nl2 requires l0\nl3: calc 4\n}\n")
+	f.Add("num_ranks 1\nrank 0 {\nl0: calc 1\r\nl1: calc 2 nic 1\nl1: calc 3 cpu 256\n}\n")
+	f.Add("num_ranks 2\nrank 0 {\nl0: send 8b to 1 tag 4294967295\nl1: recv 8b from -1\nl2: send 99999999999999999999b to 1\n}\nrank 1 {\n}\n")
+	f.Add("num_ranks 1\nrank 0 {\nl0: calc 1 /*\nl1: calc 2\n*/ l1: calc 3\nl1 requires l0 // c\n}")
 	f.Fuzz(func(t *testing.T, text string) {
 		out, err := readAll(t, text)
 		if err != nil {

@@ -2,6 +2,7 @@ package goal
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -60,18 +61,30 @@ type indexer struct {
 	headerEnd      int64 // offset of that line
 	sp             *spool
 	prevLine       int64 // line of the previous statement of the open block
+	fused          bool  // take common lines through indexLines
+	bufSize        int   // the line buffer's initial size, 0 for the default
 }
 
-func newIndexer(spoolMax int) *indexer {
-	return &indexer{inRank: -1, labels: newLabelTab(), sp: &spool{max: spoolMax}}
+func newIndexer(opts openOpts) *indexer {
+	return &indexer{inRank: -1, labels: newLabelTab(), sp: newSpool(opts.spoolMem), fused: !opts.unfused, bufSize: opts.bufSize}
 }
 
 // run indexes the text of r, which starts at offset base of the file.
 func (ix *indexer) run(r io.Reader, base int64) error {
-	lr := lineScanner{r: r, buf: make([]byte, 512<<10), off: base}
+	lr := lineScanner{r: r, buf: make([]byte, cmp.Or(ix.bufSize, 512<<10)), off: base}
 	var pl parsed // on the stack: no write barriers for its slices
 	p := &pl
 	for {
+		if ix.fused && ix.inRank >= 0 && !ix.tz.inBlock && lr.lo < lr.end {
+			n, m, err := ix.indexLines(lr.buf[lr.lo:lr.end], lr.line)
+			lr.lo += n
+			lr.off += int64(n)
+			lr.line += m
+			ix.lines = lr.line
+			if err != nil {
+				return err
+			}
+		}
 		startOff := lr.off
 		line, err := lr.next()
 		if err == io.EOF {
@@ -117,7 +130,7 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 				return lineErr(lr.line, fmt.Errorf("rank %d out of order: want rank %d", p.n, ix.next))
 			}
 			ix.inRank = ix.next
-			ix.ranks = append(ix.ranks, rankIndex{sp: ix.sp, boff: ix.sp.size, line: lr.line})
+			ix.ranks = append(ix.ranks, rankIndex{sp: ix.sp, boff: ix.sp.size(), line: lr.line})
 			ix.prevLine = lr.line
 			ix.labels.reset()
 			ix.recent = [4]shortLabel{}
@@ -132,7 +145,7 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 				return lineErr(lr.line, errors.New(`"}" must start its own line, not follow a comment`))
 			}
 			ri := &ix.ranks[len(ix.ranks)-1]
-			ri.bend = ix.sp.size
+			ri.bend = ix.sp.size()
 			ri.win = ix.wc.window()
 			ix.inRank = -1
 			ix.next++
@@ -187,10 +200,12 @@ func (ix *indexer) run(r io.Reader, base int64) error {
 
 // spoolStmt writes st, read on line, to the spool.
 func (ix *indexer) spoolStmt(st *Stmt, line int64) error {
-	n := len(ix.sp.buf)
 	ix.sp.buf = appendRecord(ix.sp.buf, st, line, ix.prevLine, ix.nops)
 	ix.prevLine = line
-	return ix.sp.add(len(ix.sp.buf) - n)
+	if len(ix.sp.buf) >= ix.sp.limit {
+		return ix.sp.spill()
+	}
+	return nil
 }
 
 // shortLabel is a copy of a short label and its operation number; n == 0
@@ -252,6 +267,7 @@ type lineScanner struct {
 	r      io.Reader
 	buf    []byte
 	lo, hi int // buf[lo:hi] is unread
+	end    int // buf[lo:end] holds complete lines
 	eof    bool
 	line   int64 // number of the line last returned
 	off    int64 // offset just past the line last returned
@@ -293,6 +309,7 @@ func (l *lineScanner) fill() error {
 	}
 	m, err := l.r.Read(l.buf[n:])
 	l.hi += m
+	l.end = bytes.LastIndexByte(l.buf[:l.hi], '\n') + 1
 	if err == io.EOF {
 		l.eof = true
 		return nil
@@ -332,7 +349,7 @@ func (f *File) index(size int64) error {
 		ix, err = f.indexParallel(size, min(f.opts.stretches, 8))
 	}
 	if ix == nil && err == nil {
-		ix = newIndexer(f.opts.spoolMem)
+		ix = newIndexer(f.opts)
 		f.spools = []*spool{ix.sp}
 		err = ix.run(io.NewSectionReader(f.ra, 0, size), 0)
 	}
@@ -355,7 +372,7 @@ func (f *File) index(size int64) error {
 // error if the text should be indexed sequentially instead.
 func (f *File) indexParallel(size int64, k int) (*indexer, error) {
 	// The header: num_ranks, up to the first rank line.
-	hd := newIndexer(f.opts.spoolMem)
+	hd := newIndexer(f.opts)
 	hd.header = true
 	if err := hd.run(io.NewSectionReader(f.ra, 0, min(size, 1<<20)), 0); err != nil || hd.headerEnd == 0 || !hd.seenNum {
 		return nil, nil
@@ -385,7 +402,7 @@ func (f *File) indexParallel(size int64, k int) (*indexer, error) {
 	var wg sync.WaitGroup
 	for i := range parts {
 		s := &parts[i]
-		s.ix = newIndexer(f.opts.spoolMem)
+		s.ix = newIndexer(f.opts)
 		if i > 0 {
 			s.ix.numRanks, s.ix.seenNum, s.ix.next = hd.numRanks, true, s.first
 			s.ix.ranks = make([]rankIndex, 0, min(hd.numRanks, 1<<20)/len(parts)+1)

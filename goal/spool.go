@@ -37,30 +37,36 @@ const spoolMem = 1 << 20
 
 // spool holds the binary statements of a stretch of the text: in memory
 // while small, else in a temporary file removed by close. Records are
-// appended straight to buf.
+// appended straight to buf; whoever appends calls spill once len(buf)
+// reaches limit.
 type spool struct {
-	max  int    // bytes kept in memory, normally spoolMem
-	buf  []byte // all records (in memory), or those not yet written to f
-	f    *os.File
-	size int64 // bytes of records in all
+	max     int    // bytes kept in memory, normally spoolMem
+	buf     []byte // all records (in memory), or those not yet written to f
+	f       *os.File
+	written int64 // bytes of records written to f
+	limit   int   // spill when len(buf) reaches this
 }
 
 // spoolChunk is the size of the writes to a spool's file.
 const spoolChunk = 256 << 10
 
-// add accounts for the record just appended to s.buf (n bytes) and writes
-// the buffer out when it is due.
-func (s *spool) add(n int) error {
-	s.size += int64(n)
-	if s.f == nil && len(s.buf) <= s.max || s.f != nil && len(s.buf) < spoolChunk {
-		return nil
-	}
+func newSpool(max int) *spool {
+	return &spool{max: max, limit: max + 1}
+}
+
+// size returns the bytes of records in all.
+func (s *spool) size() int64 { return s.written + int64(len(s.buf)) }
+
+// spill moves the buffered records to the temporary file, creating it the
+// first time (when the records no longer fit in s.max bytes).
+func (s *spool) spill() error {
 	if s.f == nil {
 		f, err := tempFile("gpunetsim-goal-*.bin")
 		if err != nil {
 			return fmt.Errorf("goal: spooling statements: %w", err)
 		}
 		s.f = f
+		s.limit = spoolChunk
 	}
 	return s.flush()
 }
@@ -69,6 +75,7 @@ func (s *spool) flush() error {
 	if _, err := s.f.Write(s.buf); err != nil {
 		return fmt.Errorf("goal: spooling statements: %w", err)
 	}
+	s.written += int64(len(s.buf))
 	if cap(s.buf) < spoolChunk+maxRecord {
 		s.buf = make([]byte, 0, spoolChunk+maxRecord)
 	}
