@@ -83,6 +83,9 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	if err != nil {
 		return AllreduceResult{}, err
 	}
+	if c.Group != nil && !partitionable(im.Name) {
+		return AllreduceResult{}, partitionRefusal(c.Group.Partitions(), s, im.Name)
+	}
 	if a.Algorithm == AlgRHD {
 		return a.runRHD(c, s, cfg, im.Name)
 	}
@@ -94,6 +97,7 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		w = a.Rings(n, c.Spec.GPU.CUs) // one ring per work-group
 	}
 	lay := newRingLayout(int(a.Size/4), n, w)
+	lay.flagName(0) // made now: the nodes of a partitioned run read them in parallel
 	res := AllreduceResult{Finish: make([]sim.Time, n), Slices: w}
 	bases := make([]mem.Addr, n)
 	var vr verbsRing

@@ -96,7 +96,7 @@ func taskFailures(g *strategy.Group) error {
 // runGroup drives c's engine to the end; a stop (deadlock, invariant
 // violation) is the error, else the first node's own error.
 func runGroup(c *cluster.Cluster, g *strategy.Group) error {
-	if err := c.Engine.Run(); err != nil {
+	if err := c.Run(); err != nil {
 		return err
 	}
 	return g.Err()
@@ -116,7 +116,7 @@ func firstErr(errs []error) error {
 // runTasks drives c's engine; when it stops early, a failed task a node
 // saw, else a node's own error, is the error.
 func runTasks(c *cluster.Cluster, g *strategy.Group) error {
-	err := c.Engine.Run()
+	err := c.Run()
 	if f := taskFailures(g); f != nil {
 		return f
 	}

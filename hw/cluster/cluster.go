@@ -31,10 +31,16 @@ type Node struct {
 
 // Cluster is the whole machine.
 type Cluster struct {
-	Spec   Spec
+	Spec Spec
+	// Engine runs the simulation; in a partitioned cluster (NewPartitioned)
+	// it is partition 0's, and Run, Events and Close drive the Group.
 	Engine *sim.Engine
 	Fabric *net.Fabric
 	Nodes  []*Node
+	// Group is the partitioned engine (NewPartitioned), nil for one
+	// engine; Part[i] is node i's partition.
+	Group *sim.Group
+	Part  []int
 	// noCheck turns the end-of-run invariant check off (SetCheckInvariants).
 	noCheck bool
 }
@@ -42,6 +48,17 @@ type Cluster struct {
 // New builds n nodes from spec on engine e. With functional false the
 // memories carry no payload bytes (timing is unchanged).
 func New(e *sim.Engine, spec Spec, n int, functional bool) (*Cluster, error) {
+	c, err := newFabric(e, spec, n)
+	if err != nil {
+		return nil, err
+	}
+	c.buildNodes(functional, func(int) *sim.Engine { return e }, func(int) *net.Fabric { return c.Fabric })
+	e.AddEndCheck(c.Invariants)
+	return c, nil
+}
+
+// newFabric validates spec and builds the cluster's fabric on e.
+func newFabric(e *sim.Engine, spec Spec, n int) (*Cluster, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -52,12 +69,19 @@ func New(e *sim.Engine, spec Spec, n int, functional bool) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	flows := spec.Network.Model == net.ModelFlow
-	if flows {
+	if spec.Network.Model == net.ModelFlow {
 		fab.UseFlows()
 	}
-	c := &Cluster{Spec: spec, Engine: e, Fabric: fab}
-	for i := range n {
+	return &Cluster{Spec: spec, Engine: e, Fabric: fab}, nil
+}
+
+// buildNodes builds the nodes, node i on engine engineOf(i) attached to
+// fabric fabricOf(i).
+func (c *Cluster) buildNodes(functional bool, engineOf func(int) *sim.Engine, fabricOf func(int) *net.Fabric) {
+	spec := c.Spec
+	flows := spec.Network.Model == net.ModelFlow
+	for i := range c.Fabric.Endpoints() {
+		e, fab := engineOf(i), fabricOf(i)
 		name := fmt.Sprintf("node[%d]", i)
 		m := mem.New(name+".mem", functional)
 		dram := mem.NewServer(float64(spec.CPU.DRAMBandwidth))
@@ -79,8 +103,6 @@ func New(e *sim.Engine, spec Spec, n int, functional bool) (*Cluster, error) {
 		fab.Attach(i, nd.NIC)
 		c.Nodes = append(c.Nodes, nd)
 	}
-	e.AddEndCheck(c.Invariants)
-	return c, nil
 }
 
 // SetCheckInvariants turns the end-of-run invariant check (Invariants,

@@ -25,6 +25,7 @@ type Endpoint interface {
 // port is one direction of a link: a FIFO byte server feeding the next hop.
 type port struct {
 	name  string
+	owner int      // the partition serving it (partition.go); 0 unsplit
 	free  sim.Time // when the server is next idle
 	bytes uint64   // wire bytes sent, for statistics
 	pkts  uint64
@@ -64,6 +65,8 @@ type Fabric struct {
 	sent, delivered []endCount
 
 	spare []*inflight // delivered packets' hop state, reused by Send
+
+	shard *shardState // non-nil when split over partitions (partition.go)
 }
 
 // New builds a fabric for n endpoints. Attach endpoints before sending.
@@ -112,6 +115,9 @@ func errorsJoin(errs ...error) error {
 
 // Attach connects endpoint i.
 func (f *Fabric) Attach(i int, ep Endpoint) { f.ends[i] = ep }
+
+// Endpoints returns the number of endpoints.
+func (f *Fabric) Endpoints() int { return len(f.ends) }
 
 // Serialization returns the wire time of a packet with the given payload.
 func (f *Fabric) Serialization(payload unit.Bytes) sim.Duration {
@@ -182,14 +188,24 @@ func (in *inflight) forward(t sim.Time) {
 		in.f.e.AtH(arrive, in, 1)
 		return
 	}
-	in.f.e.AtH(arrive+in.f.sw.Latency, in, 0)
+	next := arrive + in.f.sw.Latency
+	if sh := in.f.shard; sh != nil {
+		if owner := in.route[in.hop].owner; owner != sh.part {
+			in.handOver(next, owner)
+			return
+		}
+	}
+	in.f.e.AtH(next, in, 0)
 }
 
-// Handle advances the packet: arg 0 = at a switch output, 1 = delivered.
+// Handle advances the packet: arg 0 = at a switch output, 1 = delivered,
+// handedOver = at a switch output of another partition (partition.go).
 func (in *inflight) Handle(arg uint64) {
-	done := in.route[in.hop-1] // the link the packet just crossed
-	done.donePkts++
-	done.doneBytes += uint64(in.p.PayloadBytes() + in.f.link.Header)
+	if arg != handedOver {
+		done := in.route[in.hop-1] // the link the packet just crossed
+		done.donePkts++
+		done.doneBytes += uint64(in.p.PayloadBytes() + in.f.link.Header)
+	}
 	if arg == 1 {
 		f, p := in.f, in.p
 		*in = inflight{} // the queue no longer holds it: reuse it for a later packet

@@ -1,0 +1,101 @@
+package cluster
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/net"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// MaxPartitions returns the most partitions n nodes of spec can be split
+// into: one per node on a star, one per leaf switch on a fat tree (a
+// partition holds whole leaves, whose up-ports it serves).
+func MaxPartitions(spec Spec, n int) int {
+	if spec.Topology.Kind == "fattree" && spec.Topology.LeafSize > 0 {
+		return (n + spec.Topology.LeafSize - 1) / spec.Topology.LeafSize
+	}
+	return n
+}
+
+// Lookahead returns the least simulated time anything one node does takes
+// to reach another: a packet crosses at least one link and one switch
+// before it reaches a port another partition serves.
+func Lookahead(spec Spec) sim.Duration { return spec.Link.Latency + spec.Switch.Latency }
+
+// PartitionOf returns the partition of each of n nodes split into k:
+// contiguous node ranges of whole leaf switches (a star counts each node
+// as a leaf), balanced to within one leaf.
+func PartitionOf(spec Spec, n, k int) []int {
+	units, per := MaxPartitions(spec, n), 1 // leaves, nodes per leaf
+	if spec.Topology.Kind == "fattree" {
+		per = spec.Topology.LeafSize
+	}
+	of := make([]int, n)
+	for i := range of {
+		of[i] = (i / per) * k / units
+	}
+	return of
+}
+
+// NewPartitioned builds n nodes from spec split into k partitions run in
+// parallel (sim.Group, docs/parallel.md): node i's memory, CPU, GPU, CP and
+// NIC live on its partition's engine, and the fabric is split so each port
+// is served by one partition (net.Fabric.Partition). The lookahead is
+// Lookahead(spec), which must be positive. The network must be the packet
+// model. Run the cluster with Run; the end-of-run invariants are checked
+// once every partition is idle.
+func NewPartitioned(seed uint64, spec Spec, n, k int, functional bool) (*Cluster, error) {
+	if most := MaxPartitions(spec, n); k < 1 || k > most {
+		return nil, fmt.Errorf("run.partitions = %d: must be in [1, %d] for %d nodes on a %s (a partition holds whole leaf switches)", k, most, n, spec.Topology.Kind)
+	}
+	if la := Lookahead(spec); la <= 0 {
+		return nil, fmt.Errorf("run.partitions = %d: link.latency + switch.latency = %v leaves partitions no lookahead; must be > 0", k, la)
+	}
+	if spec.Network.Model != net.ModelPacket {
+		return nil, fmt.Errorf("run.partitions = %d: network.model = %s shares links max-min fairly across the whole fabric; partitions need network.model = packet", k, spec.Network.Model)
+	}
+	g, err := sim.NewGroup(seed, k, Lookahead(spec))
+	if err != nil {
+		return nil, err
+	}
+	c, err := newFabric(g.Engine(0), spec, n)
+	if err != nil {
+		return nil, err
+	}
+	of := PartitionOf(spec, n, k)
+	shards, err := c.Fabric.Partition(g, of)
+	if err != nil {
+		return nil, err
+	}
+	c.Group, c.Part = g, of
+	c.buildNodes(functional, func(i int) *sim.Engine { return g.Engine(of[i]) }, func(i int) *net.Fabric { return shards[of[i]] })
+	g.AddEndCheck(c.Invariants)
+	return c, nil
+}
+
+// Run runs the simulation to its end: the engine's Run, or the Group's
+// for a partitioned cluster.
+func (c *Cluster) Run() error {
+	if c.Group != nil {
+		return c.Group.Run()
+	}
+	return c.Engine.Run()
+}
+
+// Events returns the events run so far, over every partition.
+func (c *Cluster) Events() uint64 {
+	if c.Group != nil {
+		return c.Group.Events()
+	}
+	return c.Engine.Events()
+}
+
+// Close releases the coroutines of processes that never finished (the
+// GPUs' command processors, for example), on every partition.
+func (c *Cluster) Close() {
+	if c.Group != nil {
+		c.Group.Close()
+		return
+	}
+	c.Engine.Close()
+}

@@ -1,0 +1,114 @@
+package workload
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// partitionedAllreduce runs the allreduce on a cluster split into k
+// partitions (k = 0: the sequential cluster.New) and returns the result
+// and the event count.
+func partitionedAllreduce(t testing.TB, hw cluster.Spec, s strategy.Strategy, alg string, nodes, k int, size unit.Bytes, functional bool) (AllreduceResult, uint64) {
+	t.Helper()
+	var c *cluster.Cluster
+	var err error
+	if k == 0 {
+		c, err = cluster.New(sim.New(1), hw, nodes, functional)
+	} else {
+		c, err = cluster.NewPartitioned(1, hw, nodes, k, functional)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a := Allreduce{Size: size, WGs: 4, WGSize: 256, CPUThreads: 8, Algorithm: alg}
+	res, err := a.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	if err != nil {
+		t.Fatalf("%s %s on %d nodes, %d partitions: %v", s, alg, nodes, k, err)
+	}
+	return res, c.Events()
+}
+
+func fatTree(leaf int) cluster.Spec {
+	hw := cluster.GPUTN()
+	hw.Topology.Kind, hw.Topology.LeafSize = "fattree", leaf
+	return hw
+}
+
+// The partitioned allreduce verifies and reproduces the sequential
+// engine's times and event counts exactly, for every partitionable
+// strategy, both algorithms, both topologies and uneven splits. Exact
+// equality holds because no two events of one partition meet at the same
+// picosecond with one of them merged across partitions: a packet handed
+// over at a switch is the only event at its time on the destination port
+// (a ring or an rhd pair sends to one peer per step, and in-order delivery
+// spaces the packets by a serialisation). Where that were not so, the
+// merged event would run after the local ones of its picosecond
+// (sim.Group), and times could differ by the reordering (docs/parallel.md).
+func TestPartitionedAllreduceMatchesSequential(t *testing.T) {
+	cases := []struct {
+		hw     cluster.Spec
+		topo   string
+		alg    string
+		nodes  int
+		splits []int
+	}{
+		{cluster.GPUTN(), "star", AlgRing, 5, []int{2, 5}},
+		{cluster.GPUTN(), "star", AlgRing, 8, []int{3}},
+		{fatTree(4), "fattree", AlgRing, 12, []int{2, 3}},
+		{cluster.GPUTN(), "star", AlgRHD, 6, []int{2, 4}},
+		{fatTree(2), "fattree", AlgRHD, 8, []int{2, 4}},
+	}
+	for _, c := range cases {
+		for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN} {
+			if c.alg == AlgRHD && !RHDSupported(s) {
+				continue
+			}
+			want, wantEv := partitionedAllreduce(t, c.hw, s, c.alg, c.nodes, 0, 24*unit.KiB+8, true)
+			for _, k := range c.splits {
+				got, ev := partitionedAllreduce(t, c.hw, s, c.alg, c.nodes, k, 24*unit.KiB+8, true)
+				if !got.Verified || got.Time != want.Time || ev != wantEv {
+					t.Errorf("%s %s %s n=%d k=%d: verified=%v %v, %d events; sequential %v, %d events",
+						c.topo, c.alg, s, c.nodes, k, got.Verified, got.Time, ev, want.Time, wantEv)
+				}
+			}
+		}
+	}
+}
+
+// A partitioned run gives the same result whether the partitions share
+// one OS thread or run on two.
+func TestPartitionedAllreduceIndependentOfGOMAXPROCS(t *testing.T) {
+	run := func(procs int) (AllreduceResult, uint64) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		return partitionedAllreduce(t, cluster.GPUTN(), strategy.GPUTN, AlgRing, 6, 2, 16*unit.KiB, true)
+	}
+	a, ea := run(1)
+	b, eb := run(2)
+	if a.Time != b.Time || ea != eb || !a.Verified || !b.Verified {
+		t.Fatalf("GOMAXPROCS=1: %v, %d events; GOMAXPROCS=2: %v, %d events", a.Time, ea, b.Time, eb)
+	}
+}
+
+// Implementations that share run-wide state refuse a partitioned cluster
+// with one line naming the knob.
+func TestPartitionedAllreduceRefusesSharedState(t *testing.T) {
+	c, err := cluster.NewPartitioned(1, cluster.GPUTN(), 4, 2, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a := Allreduce{Size: 16 * unit.KiB, WGSize: 256, CPUThreads: 8}
+	_, err = a.Run(c, strategy.GHNAPU, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	if err == nil || !strings.Contains(err.Error(), "run.partitions = 2") {
+		t.Fatalf("err = %v, want a run.partitions refusal", err)
+	}
+}
