@@ -11,6 +11,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/nbc"
 	"github.com/gpunetsim/gpunetsim/model/rdma"
 	"github.com/gpunetsim/gpunetsim/model/shmem"
+	"github.com/gpunetsim/gpunetsim/model/stream"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -375,6 +376,17 @@ func (l *ringLayout) flagName(st int) string {
 	return l.flagNames[st]
 }
 
+// stepName names GDS's step-st kernel; the names are made once per run.
+func (l *ringLayout) stepName(st int) string {
+	if l.stepNames == nil {
+		l.stepNames = make([]string, l.n-1)
+		for i := range l.stepNames {
+			l.stepNames[i] = fmt.Sprintf("step[%d]", i)
+		}
+	}
+	return l.stepNames[st]
+}
+
 // flagAddr returns the sequence word that announces step st's slice s.
 func (l *ringLayout) flagAddr(base mem.Addr, i, st, s int) mem.Addr {
 	addr, nb := l.recvAddr(base, st, l.stepChunk(i, st), s)
@@ -413,31 +425,62 @@ func (l *ringLayout) stepWork(wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) {
 // flag; in the reduce-scatter half a kernel that reduces and stamps the
 // chunk it forwards next; then the CP rings the next step's put. Allgather
 // steps need no kernel: the data arrived in place and is forwarded as is.
+// The puts and the stream operations are made from their step when the
+// NIC or the CP reaches them (a block of deferred puts, a stream Program):
+// the whole schedule is enqueued ahead of the CP on every node, which at a
+// thousand nodes would otherwise hold a few megabytes per node.
 func (a Allreduce) gds(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
 	nd.RDMA.Expose(base, l.totalSize)
-	steps := 2 * (l.n - 1)
-	ids := make([]rdma.Deferred, steps)
-	for st := range steps {
-		ids[st] = nd.RDMA.Prepost(l.put(base, nd.Rank, st, 0))
-	}
-	nd.Stream.NicTrigger(ids[0])
-	for st := range steps {
-		want := l.expect(st)
-		nd.Stream.WaitValue(l.flagAddr(base, nd.Rank, st, 0), l.flagName(st),
-			func(v uint64) bool { return v == want })
-		if st < l.n-1 {
-			k := l.stepChunk(nd.Rank, st)
-			off, nb := l.sub(k, 0)
-			stamp := func(wg *gpu.WG) { wg.Store64(base+mem.Addr(off+pad8(nb)), uint64(st+2)) }
-			nd.Stream.Launch(reduceKernel(fmt.Sprintf("step[%d]", st), base+mem.Addr(off), base+mem.Addr(l.recv(st, 0)), nb,
-				a.kernelWGs(nd, nb), a.WGSize, stamp))
-		}
-		if st+1 < steps {
-			nd.Stream.NicTrigger(ids[st+1])
-		}
-	}
+	first := nd.RDMA.PrepostBlock(2*(l.n-1), func(st int) rdma.Put { return l.put(base, nd.Rank, st, 0) })
+	nd.Stream.Enqueue(&gdsProgram{a: a, nd: nd, l: l, base: base, first: first})
 	nd.Stream.Synchronize()
 	return nil
+}
+
+// gdsProgram is node nd's GDS ring schedule as stream operations: the
+// trigger of step 0's put, then per step the flag wait, in the
+// reduce-scatter half the step's kernel, and the trigger of the next
+// step's put (none after the last step): 1 + 3(n−1) + 2(n−1) − 1.
+type gdsProgram struct {
+	a     Allreduce
+	nd    *strategy.Node
+	l     *ringLayout
+	base  mem.Addr
+	first rdma.Deferred // step st's put is first+st
+}
+
+func (p *gdsProgram) Len() int { return 5 * (p.l.n - 1) }
+
+// at returns what operation i is and its step (for a trigger, the step
+// whose put it activates).
+func (p *gdsProgram) at(i int) (stream.OpKind, int) {
+	if i == 0 {
+		return stream.OpTrigger, 0
+	}
+	j, rs := i-1, 3*(p.l.n-1)
+	if j < rs {
+		return [3]stream.OpKind{stream.OpWaitEqual, stream.OpKernel, stream.OpTrigger}[j%3], j/3 + j%3/2
+	}
+	j -= rs
+	return [2]stream.OpKind{stream.OpWaitEqual, stream.OpTrigger}[j%2], p.l.n - 1 + j/2 + j%2
+}
+
+func (p *gdsProgram) Kind(i int) stream.OpKind { k, _ := p.at(i); return k }
+
+func (p *gdsProgram) Op(i int) stream.Op {
+	k, st := p.at(i)
+	l, r := p.l, p.nd.Rank
+	switch k {
+	case stream.OpTrigger:
+		return stream.Op{Kind: k, Deferred: p.first + rdma.Deferred(st)}
+	case stream.OpWaitEqual:
+		return stream.Op{Kind: k, Addr: l.flagAddr(p.base, r, st, 0), Value: l.expect(st), What: l.flagName(st)}
+	}
+	kk := l.stepChunk(r, st)
+	off, nb := l.sub(kk, 0)
+	stamp := func(wg *gpu.WG) { wg.Store64(p.base+mem.Addr(off+pad8(nb)), uint64(st+2)) }
+	return stream.Op{Kind: k, Kernel: reduceKernel(l.stepName(st), p.base+mem.Addr(off), p.base+mem.Addr(l.recv(st, 0)), nb,
+		p.a.kernelWGs(p.nd, nb), p.a.WGSize, stamp)}
 }
 
 // gputn launches one persistent kernel and registers a triggered put per

@@ -23,6 +23,7 @@ type ringLayout struct {
 	recvBase  uint64
 	totalSize uint64
 	flagNames []string // flagName, made on first use
+	stepNames []string // stepName, made on first use
 }
 
 func pad8(b uint64) uint64 { return (b + 7) &^ 7 }

@@ -189,7 +189,9 @@ func (g *GPU) runKernel(cp *sim.Proc, r *Run) {
 	g.execute(cp, r)
 	r.Done = cp.Now()
 	r.finished = true
-	g.mem.Store64(r.Signal, 1)
+	if r.Signal != 0 { // RunUnsignalled: a null completion signal
+		g.mem.Store64(r.Signal, 1)
+	}
 	r.fin.Notify()
 }
 

@@ -52,8 +52,7 @@ type NIC struct {
 	rxStalled bool      // a sPIN context refused a packet (packet buffer full)
 	rxHeld    []*Packet // packets waiting behind the refused one, in arrival order
 
-	deferred map[DeferredID]Command
-	nextDef  DeferredID
+	deferred deferredCmds // GDS commands posted but not yet activated (deferred.go)
 
 	tn  gputn
 	v   *verbs // verbs front end (verbs*.go), made on first use
@@ -98,7 +97,7 @@ func New(e *sim.Engine, id int, name string, spec Spec, m *mem.Memory, link *pci
 		panic(fmt.Sprintf("%s: max payload %v: must be ≥ 8B", name, maxPayload))
 	}
 	n := &NIC{e: e, id: id, name: name, track: name + ".nic", spec: spec, mem: m, link: link, fab: fab,
-		maxPayload: maxPayload, out: map[uint64]*outMsg{}, in: map[uint64]*inMsg{}, early: map[uint64][]*Packet{}, deferred: map[DeferredID]Command{}}
+		maxPayload: maxPayload, out: map[uint64]*outMsg{}, in: map[uint64]*inMsg{}, early: map[uint64][]*Packet{}}
 	n.tn.entries = map[uint64]*trigEntry{}
 	fab.Attach(id, n)
 	return n
@@ -251,30 +250,6 @@ func (n *NIC) Doorbell(p *sim.Proc, cmd Command) {
 func (n *NIC) Execute(cmd Command) {
 	n.check(cmd)
 	n.e.After(n.spec.CmdLatency, func() { n.issue(cmd) })
-}
-
-// PostDeferred stores cmd on the NIC without activating it (GDS: the CPU
-// prepares the descriptor; its host cost is the caller's) and returns its
-// id for ActivateDoorbell. It costs p nothing.
-func (n *NIC) PostDeferred(p *sim.Proc, cmd Command) DeferredID {
-	n.check(cmd)
-	n.nextDef++
-	n.deferred[n.nextDef] = cmd
-	return n.nextDef
-}
-
-// ActivateDoorbell activates a deferred command from p (the GPU command
-// processor's MMIO doorbell): a posted 8 B write over the NIC's link (p
-// sleeps until its side is done), then CmdLatency and execution, no fetch.
-// Each id activates once; an unknown id panics. Only the NIC's link is
-// charged: in dGPU mode the GPU side of the path is the caller's.
-func (n *NIC) ActivateDoorbell(p *sim.Proc, id DeferredID) {
-	cmd, ok := n.deferred[id]
-	if !ok {
-		panic(fmt.Sprintf("%s: ActivateDoorbell(%d): no such deferred command", n.name, id))
-	}
-	delete(n.deferred, id)
-	n.hostPost(p, "activate", false, func() { n.issue(cmd) })
 }
 
 // check panics on a malformed command (a bug in the layer above).

@@ -2,6 +2,7 @@ package nic_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -265,5 +266,41 @@ func TestDeferred(t *testing.T) {
 	evs := drain(eq)
 	if len(evs) != 1 || evs[0].Time < 10*sim.Microsecond {
 		t.Fatalf("events %+v, want one after 10us", evs)
+	}
+}
+
+// TestDeferredBlock: a block of deferred commands activates like single
+// ones, each id once and in any order, with ids continuing after single
+// posts; an id activated twice or never posted panics.
+func TestDeferredBlock(t *testing.T) {
+	v := newEnv(t, 2, true)
+	pt, eq := v.sink()
+	in := v.nics[1]
+	md := &nic.MD{Start: v.alloc(1, 8, nil), Length: 8}
+	put := func(i int) nic.Command { c := putCmd(md, 8, 0, pt, 0); c.HdrData = uint64(10 + i); return c }
+	var single, first nic.DeferredID
+	v.host(1, func(p *sim.Proc) {
+		single = in.PostDeferred(p, put(-10))
+		first = in.PostDeferredBlock(p, 3, put)
+	})
+	order := []int{2, 0, 1}
+	v.e.SpawnAt(10*sim.Microsecond, "node[1].gpu.cp", func(p *sim.Proc) {
+		for _, i := range order {
+			in.ActivateDoorbell(p, first+nic.DeferredID(i))
+			p.Sleep(2 * sim.Microsecond)
+		}
+	})
+	v.run()
+	if first != single+1 {
+		t.Fatalf("block starts at id %d, want %d (after the single post)", first, single+1)
+	}
+	if got := hdrs(drain(eq)); !slices.Equal(got, []uint64{12, 10, 11}) {
+		t.Fatalf("arrivals %v, want [12 10 11] (activation order)", got)
+	}
+	for _, id := range []nic.DeferredID{first, first + 3} {
+		v.e.Spawn("cp", func(p *sim.Proc) { in.ActivateDoorbell(p, id) })
+		if err := v.e.Run(); err == nil || !strings.Contains(err.Error(), "no such deferred command") {
+			t.Errorf("ActivateDoorbell(%d): run error %v, want no such deferred command", id, err)
+		}
 	}
 }

@@ -62,3 +62,17 @@ func (ep *Endpoint) Prepost(p Put) Deferred {
 	ep.t.Instr(ep.sw.PortalsPost)
 	return ep.nic.PostDeferred(ep.t.Proc, ep.command(p))
 }
+
+// PrepostBlock preposts count puts, put(0) … put(count−1), as count
+// Prepost calls would (the host is charged for each in turn), and returns
+// the id of put(0); put(i) has id first+i. The NIC keeps put rather than
+// count descriptors (nic.PostDeferredBlock), so put must return the same
+// put for the same i every time.
+func (ep *Endpoint) PrepostBlock(count int, put func(i int) Put) Deferred {
+	for range count {
+		start := ep.t.Now()
+		ep.t.Instr(ep.sw.PortalsPost)
+		ep.t.Span("prepost put", start)
+	}
+	return ep.nic.PostDeferredBlock(ep.t.Proc, count, func(i int) nic.Command { return ep.command(put(i)) })
+}

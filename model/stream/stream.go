@@ -24,6 +24,37 @@ type Stream struct {
 	writeIndex mem.Addr // the queue's write index, 0 until the first packet
 
 	lastTrigger sim.Time
+
+	// The operations enqueued and not yet run, in order, as small values:
+	// a GDS host enqueues its whole schedule ahead of the CP (thousands of
+	// operations per node at a thousand nodes), so an operation is a few
+	// words, not a closure. The ones that carry a function or a list keep
+	// it in payloads, in the same order.
+	pending  fifo[op]
+	payloads fifo[any]
+	progNext int    // the next operation of the Program at the head of pending
+	submit   func() // the doorbell reaching the CP: one GPU queue entry for the next operation
+	runNext  gpu.Op // the CP runs the pending head
+}
+
+// opKind is what a queued operation does when the CP reaches it.
+type opKind uint8
+
+const (
+	opDispatch opKind = iota // payload gpu.Op: a kernel dispatch made at enqueue (Launch)
+	opTrigger                // ring the doorbell of deferred command v
+	opTriggers               // payload []nic.DeferredID
+	opWaitCond               // payload func(uint64) bool on the word at a
+	opMarker                 // store v at a
+	opProgram                // payload Program: its operations, one per CP queue entry
+)
+
+// op is one queued operation; what names a wait in deadlock reports.
+type op struct {
+	a    mem.Addr
+	v    uint64
+	what string
+	kind opKind
 }
 
 // LastNicTrigger returns when the CP last finished ringing NIC doorbells
@@ -33,15 +64,30 @@ func (s *Stream) LastNicTrigger() sim.Time { return s.lastTrigger }
 // New returns a stream on g driven by host thread t; n is the NIC whose
 // pre-posted commands NicTrigger operations activate (may be nil).
 func New(t *cpu.Thread, g *gpu.GPU, n *nic.NIC, sw cost.Spec) *Stream {
-	return &Stream{t: t, g: g, nic: n, sw: sw}
+	s := &Stream{t: t, g: g, nic: n, sw: sw}
+	s.runNext = s.run
+	s.submit = func() { g.Submit(s.runNext) }
+	return s
 }
 
 // GPU returns the device the stream feeds.
 func (s *Stream) GPU() *gpu.GPU { return s.g }
 
-// enqueue charges the host for building a packet and ringing the queue
-// doorbell, and hands op to the CP when the doorbell lands.
-func (s *Stream) enqueue(instr int, op gpu.Op) {
+// enqueue queues o (with payload p when o's kind has one) and charges
+// the host for building its packet and ringing the doorbell.
+func (s *Stream) enqueue(instr int, o op, p any) {
+	s.pending.push(o)
+	if p != nil {
+		s.payloads.push(p)
+	}
+	s.charge(instr)
+}
+
+// charge is the host building one packet (instr instructions), reserving
+// its slot (the write index's read-modify-write) and ringing the doorbell,
+// which reaches the CP after the memory latency and gives it one queue
+// entry: the next pending operation.
+func (s *Stream) charge(instr int) {
 	defer s.t.Span("stream enqueue", s.t.Now())
 	s.t.Instr(instr)
 	if s.writeIndex == 0 {
@@ -49,15 +95,41 @@ func (s *Stream) enqueue(instr int, op gpu.Op) {
 	}
 	s.t.RMW(s.writeIndex, 1)
 	s.ops++
-	g := s.g
-	s.t.Engine().After(s.g.Spec().MemLatency, func() { g.Submit(op) })
+	s.t.Engine().After(s.g.Spec().MemLatency, s.submit)
+}
+
+// run is the CP reaching the oldest pending operation: the doorbells of
+// the operations reach the CP in enqueue order and it serves its queue in
+// order, so the head is the operation this queue entry stands for.
+func (s *Stream) run(cp *sim.Proc) {
+	if s.pending.peek().kind == opProgram {
+		s.runProgramOp(cp)
+		return
+	}
+	o := s.pending.pop()
+	switch o.kind {
+	case opDispatch:
+		s.payloads.pop().(gpu.Op)(cp)
+	case opTrigger:
+		s.nic.ActivateDoorbell(cp, nic.DeferredID(o.v))
+		s.lastTrigger = cp.Now()
+	case opTriggers:
+		for _, id := range s.payloads.pop().([]nic.DeferredID) {
+			s.nic.ActivateDoorbell(cp, id)
+		}
+		s.lastTrigger = cp.Now()
+	case opWaitCond:
+		s.waitValue(cp, o.a, o.what, s.payloads.pop().(func(uint64) bool))
+	case opMarker:
+		s.g.Mem().Store64(o.a, o.v)
+	}
 }
 
 // Launch enqueues kernel k and returns its Run (timeline and completion
 // signal). The host does not wait.
 func (s *Stream) Launch(k gpu.Kernel) *gpu.Run {
-	op, run := s.g.DispatchOp(k)
-	s.enqueue(s.sw.KernelLaunch, op)
+	dispatch, run := s.g.DispatchOp(k)
+	s.enqueue(s.sw.KernelLaunch, op{kind: opDispatch}, dispatch)
 	return run
 }
 
@@ -82,38 +154,39 @@ func (s *Stream) waitWord(a mem.Addr, what string) {
 // performs a system-scope release and rings the doorbell of the command the
 // host pre-posted as id.
 func (s *Stream) NicTrigger(ids ...nic.DeferredID) {
-	n := s.nic
-	s.enqueue(s.sw.AQLBuild, func(cp *sim.Proc) {
-		for _, id := range ids {
-			n.ActivateDoorbell(cp, id)
-		}
-		s.lastTrigger = cp.Now()
-	})
+	if len(ids) == 1 {
+		s.enqueue(s.sw.AQLBuild, op{kind: opTrigger, v: uint64(ids[0])}, nil)
+		return
+	}
+	s.enqueue(s.sw.AQLBuild, op{kind: opTriggers}, ids)
 }
 
 // WaitValue enqueues a GDS wait: the CP polls the word at a every
 // WaitPollInterval until cond holds, before starting later operations.
 func (s *Stream) WaitValue(a mem.Addr, what string, cond func(uint64) bool) {
+	s.enqueue(s.sw.AQLBuild, op{kind: opWaitCond, a: a, what: what}, cond)
+}
+
+// waitValue is a wait operation on the CP: a read of the word after the
+// memory latency, then, until cond holds, a re-read at every poll tick.
+func (s *Stream) waitValue(cp *sim.Proc, a mem.Addr, what string, cond func(uint64) bool) {
 	m := s.g.Mem()
 	lat := s.g.Spec().MemLatency
-	s.enqueue(s.sw.AQLBuild, func(cp *sim.Proc) {
-		start := cp.Now()
-		cp.Sleep(lat)
-		if cond(m.Load64(a)) {
-			return
-		}
-		cp.WaitUntil(m.Watch(a), what, func() bool { return cond(m.Load64(a)) })
-		// The change is seen at the next poll tick.
-		ticks := (cp.Now() - start + WaitPollInterval - 1) / WaitPollInterval
-		cp.SleepUntil(start + ticks*WaitPollInterval + lat)
-	})
+	start := cp.Now()
+	cp.Sleep(lat)
+	if cond(m.Load64(a)) {
+		return
+	}
+	cp.WaitUntil(m.Watch(a), what, func() bool { return cond(m.Load64(a)) })
+	// The change is seen at the next poll tick.
+	ticks := (cp.Now() - start + WaitPollInterval - 1) / WaitPollInterval
+	cp.SleepUntil(start + ticks*WaitPollInterval + lat)
 }
 
 // Marker enqueues an operation that sets the word at a to v when the
 // stream reaches it, for the host to synchronize on everything before it.
 func (s *Stream) Marker(a mem.Addr, v uint64) {
-	m := s.g.Mem()
-	s.enqueue(s.sw.AQLBuild, func(cp *sim.Proc) { m.Store64(a, v) })
+	s.enqueue(s.sw.AQLBuild, op{kind: opMarker, a: a, v: v}, nil)
 }
 
 // Synchronize blocks the host thread until every operation enqueued so far
