@@ -79,6 +79,9 @@ func allreduceList(cfg Config) ([]Point, error) {
 	if _, err := allreduceStrategies(cfg); err != nil {
 		return nil, err
 	}
+	if err := allreducePartitions(cfg); err != nil {
+		return nil, err
+	}
 	var pts []Point
 	for _, n := range cfg.Allreduce.Nodes {
 		for _, s := range cfg.Allreduce.Strategies {
@@ -100,16 +103,16 @@ func allreduceSimulate(p Point, env Env) ([]byte, error) {
 	}
 	n := a.Nodes[0]
 	w := workload.Allreduce{Size: a.Size, WGs: a.WGs, MaxWGs: cfg.maxSlices(), WGSize: a.WGSize, CPUThreads: a.CPUThreads, Algorithm: a.Algorithm}
-	c, err := newRun(cfg, env, p.Label, n, s)
+	c, err := newPartitionedRun(cfg, env, p.Label, n, s)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Engine.Close() // release daemon coroutines (the GPUs' CPs) and their memory
+	defer c.Close() // release daemon coroutines (the GPUs' CPs) and their memory
 	res, err := w.Run(c, s, strategyConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("%s on %d nodes: %w", s, n, err)
 	}
-	return json.Marshal(allreducePoint{n, s, res.Time, c.Engine.Events(), res.Verified, res.Slices, c.Nodes[0].CPU.CoreStats(), res.ServiceEnergy})
+	return json.Marshal(allreducePoint{n, s, res.Time, c.Events(), res.Verified, res.Slices, c.Nodes[0].CPU.CoreStats(), res.ServiceEnergy})
 }
 
 func allreduceAssemble(cfg Config, results [][]byte) (*report.Result, error) {

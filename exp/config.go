@@ -25,6 +25,10 @@ type RunSpec struct {
 	// CheckInvariants verifies the hardware models' conservation and
 	// protocol invariants at the end of every simulation (hw/cluster).
 	CheckInvariants bool `toml:"check_invariants" doc:"verify conservation and protocol invariants (bytes, packets, counters, queues, blocked agents) at the end of every simulation; a violation fails the run" src:"RUN"`
+	// Partitions splits one simulation over that many engines run in
+	// parallel (hw/cluster.NewPartitioned, docs/parallel.md); results are
+	// those of one engine.
+	Partitions int `toml:"partitions" doc:"engines one simulation is split into, run in parallel on as many cores (allreduce on CPU, HDN, GDS, GPUTN, packet network; 1 = one engine)" src:"RUN"`
 }
 
 // AllreduceSpec holds the knobs of the strong-scaled allreduce study
@@ -91,7 +95,7 @@ func DefaultConfig(preset string) (Config, error) {
 	// cores. Denser sweeps are a --set allreduce.nodes=2-64/2 away.
 	nodes := []int{2, 4, 8, 16, 32, 64}
 	return Config{
-		Run:  RunSpec{Preset: preset, Seed: 1, Functional: true, CheckInvariants: true},
+		Run:  RunSpec{Preset: preset, Seed: 1, Functional: true, CheckInvariants: true, Partitions: 1},
 		Spec: hw,
 		SW:   cost.Default(),
 		MPI:  mpi.DefaultSpec(),
@@ -143,6 +147,9 @@ func (c Config) Validate() error {
 	}
 	if c.Run.Parallel < 0 || c.Run.Parallel > 1024 {
 		errs = append(errs, fmt.Errorf("run.parallel = %d: must be in [0, 1024]", c.Run.Parallel))
+	}
+	if c.Run.Partitions < 1 || c.Run.Partitions > maxPartitions {
+		errs = append(errs, fmt.Errorf("run.partitions = %d: must be in [1, %d]", c.Run.Partitions, maxPartitions))
 	}
 	return errors.Join(errs...)
 }

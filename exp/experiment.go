@@ -28,6 +28,9 @@ type Experiment struct {
 	Points *Points
 	// Sizes edit the default configuration for "gpunetsim report".
 	Sizes Sizes
+	// Partitions, when set, checks a configuration with run.partitions > 1
+	// (partition.go); without it the experiment refuses one.
+	Partitions func(cfg Config) error
 }
 
 // List returns the registered experiments sorted by name.

@@ -4,7 +4,7 @@ package exp
 func experiments() []Experiment {
 	return []Experiment{
 		{Name: "allreduce", Summary: "strong-scaled float32 SUM allreduce (ring) under CPU, HDN, GDS and GPU-TN; time and speedup vs CPU (workloads.md §4.5)", Run: runAllreduce,
-			Points: ptr(allreducePoints()), Sizes: Sizes{Default: reportNodes, Quick: quickAllreduce}},
+			Points: ptr(allreducePoints()), Sizes: Sizes{Default: reportNodes, Quick: quickAllreduce}, Partitions: allreducePartitions},
 		{Name: "latency", Summary: "GPU-TN latency decomposition on 2 nodes under HDN, GDS and GPU-TN (workloads.md §8)", Run: runLatency, Points: ptr(latencyPoints())},
 		{Name: "jacobi", Summary: "Jacobi 2-D one-iteration local N×N sweep on a 2-D process grid, speedup vs HDN (workloads.md §6.2)", Run: jacobiRun("nxn"),
 			Points: ptr(jacobiPoints("nxn"))},

@@ -26,6 +26,9 @@ func (p prefixTracer) Span(track, name string, start, end sim.Time) {
 // newRun builds a fresh engine and cluster of n nodes for one simulation
 // of strategy s, in the memory mode the strategy runs in.
 func newRun(cfg Config, env Env, label string, n int, s strategy.Strategy) (*cluster.Cluster, error) {
+	if k := cfg.Run.Partitions; k > 1 {
+		return nil, fmt.Errorf("run.partitions = %d: this experiment runs on one engine; only allreduce runs partitioned; use run.partitions=1", k)
+	}
 	e := sim.New(cfg.Run.Seed)
 	if env.Tracer != nil {
 		e.SetTracer(prefixTracer{env.Tracer, label})

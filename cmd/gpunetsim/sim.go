@@ -224,6 +224,9 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	if err != nil {
 		return badInput(err)
 	}
+	if err := e.CheckRun(cfg); err != nil {
+		return badInput(err)
+	}
 	memName := o.memName
 	if memName == "" {
 		memName = e.Name

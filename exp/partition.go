@@ -1,0 +1,81 @@
+package exp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/net"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/workload"
+)
+
+// maxPartitions bounds run.partitions: more engines than cores only adds
+// barriers, and the largest machines this runs on have far fewer cores.
+const maxPartitions = 1024
+
+// CheckRun refuses, before any work, a configuration the experiment
+// cannot run as asked: run.partitions > 1 where the experiment runs on one
+// engine, or where its own check (Experiment.Partitions) fails.
+func (e Experiment) CheckRun(cfg Config) error {
+	k := cfg.Run.Partitions
+	if k <= 1 {
+		return nil
+	}
+	if e.Partitions == nil {
+		return fmt.Errorf("run.partitions = %d: experiment %s runs on one engine (only allreduce runs partitioned); use run.partitions=1", k, e.Name)
+	}
+	return e.Partitions(cfg)
+}
+
+// allreducePartitions checks run.partitions against the allreduce sweep:
+// every strategy must have a partitionable implementation, the network
+// must be the packet model with a positive link + switch latency (the
+// lookahead), and every node count must have at least as many leaves.
+func allreducePartitions(cfg Config) error {
+	k := cfg.Run.Partitions
+	if k <= 1 {
+		return nil
+	}
+	var errs []error
+	for _, name := range cfg.Allreduce.Strategies {
+		s, err := strategy.Parse(name)
+		if err == nil && !workload.AllreducePartitionable(s) {
+			errs = append(errs, fmt.Errorf("run.partitions = %d: the %s allreduce shares run-wide state across nodes and runs on one engine; drop %s from allreduce.strategies or use run.partitions=1", k, s, s))
+		}
+	}
+	if cfg.Network.Model != net.ModelPacket {
+		errs = append(errs, fmt.Errorf("run.partitions = %d: network.model = %s shares links max-min fairly across the whole fabric; partitions need network.model=packet", k, cfg.Network.Model))
+	}
+	if la := cluster.Lookahead(cfg.Spec); la <= 0 {
+		errs = append(errs, fmt.Errorf("run.partitions = %d: link.latency + switch.latency = %v gives partitions no lookahead; must be > 0", k, la))
+	}
+	for _, n := range cfg.Allreduce.Nodes {
+		if most := cluster.MaxPartitions(cfg.Spec, n); k > most {
+			errs = append(errs, fmt.Errorf("run.partitions = %d: must be in [1, %d] for allreduce.nodes = %d on a %s (a partition holds whole leaf switches)", k, most, n, cfg.Topology.Kind))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// newPartitionedRun is newRun on cfg.Run.Partitions engines run in
+// parallel (cluster.NewPartitioned); one partition is newRun itself.
+func newPartitionedRun(cfg Config, env Env, label string, n int, s strategy.Strategy) (*cluster.Cluster, error) {
+	k := cfg.Run.Partitions
+	if k <= 1 {
+		return newRun(cfg, env, label, n, s)
+	}
+	if env.Tracer != nil {
+		return nil, fmt.Errorf("run.partitions = %d: a trace is written by one engine; drop --trace or use run.partitions=1", k)
+	}
+	spec := cfg.Spec
+	if d, err := strategy.Lookup(string(s)); err == nil {
+		spec = d.Adjust(spec)
+	}
+	c, err := cluster.NewPartitioned(cfg.Run.Seed, spec, n, k, cfg.Run.Functional)
+	if err == nil {
+		c.SetCheckInvariants(cfg.Run.CheckInvariants)
+	}
+	return c, err
+}

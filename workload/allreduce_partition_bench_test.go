@@ -1,0 +1,69 @@
+package workload
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// BenchmarkAllreducePartitioned is the 8 MiB payload-free ring allreduce
+// on one engine (p1, cluster.New) and split over two engines run in
+// parallel (p2, cluster.NewPartitioned), per strategy, at 256 and 1024
+// nodes: wall seconds and events per wall second, whose ratio p1/p2 is
+// the speed-up on two cores (docs/parallel.md), the cores the run used
+// (CPU over wall seconds: on a shared machine a second thread also wins a
+// larger share), events per CPU-second (the cost of the windows and
+// barriers) and events per synchronisation window. The simulated results are
+// identical (TestPartitionedAllreduceMatchesSequential). Run one size at a
+// time with -benchtime 1x; a 1024-node run takes about a minute per
+// strategy on one core.
+func BenchmarkAllreducePartitioned(b *testing.B) {
+	for _, n := range []int{256, 1024} {
+		for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN} {
+			for _, k := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%d/%s/p%d", n, s, k), func(b *testing.B) { benchPartitioned(b, s, n, k) })
+			}
+		}
+	}
+}
+
+func benchPartitioned(b *testing.B, s strategy.Strategy, n, k int) {
+	var events, windows uint64
+	cpu0 := cpuSeconds(b)
+	for range b.N {
+		var c *cluster.Cluster
+		var err error
+		if k == 1 {
+			c, err = cluster.New(sim.New(1), cluster.GPUTN(), n, false)
+		} else {
+			c, err = cluster.NewPartitioned(1, cluster.GPUTN(), n, k, false)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8}
+		if _, err := a.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()}); err != nil {
+			b.Fatal(err)
+		}
+		events += c.Events()
+		if c.Group != nil {
+			windows += c.Group.Windows()
+		}
+		c.Close()
+	}
+	wall := b.Elapsed().Seconds()
+	b.ReportMetric(wall/float64(b.N), "s/run")
+	b.ReportMetric(float64(events)/wall, "events/s")
+	cpu := cpuSeconds(b) - cpu0
+	b.ReportMetric(cpu/wall, "cores")
+	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
+	if windows > 0 {
+		b.ReportMetric(float64(events)/float64(windows), "events/window")
+	}
+}
