@@ -13,6 +13,10 @@
 //     work-groups, service threads. A process is an iter.Pull coroutine that
 //     runs straight-line code and blocks only through engine operations:
 //     Proc.Sleep, Proc.Wait on a Signal (with a predicate), Proc.Join.
+//   - Step processes (SpawnSteps) for agents too numerous for a coroutine
+//     each (GPU work-groups): the body is a Stepper, a state machine the
+//     engine calls at the start and after each wait, with the same events
+//     as the coroutine body that waits where it waits.
 //
 // Run drains the queue. When it empties while non-daemon processes still
 // wait, Run returns a *DeadlockError listing every blocked process and what

@@ -142,7 +142,9 @@ func (e *Engine) shutdown() {
 	e.procs = nil
 	for _, p := range procs {
 		p.done = true
-		p.c.stop()
+		if p.c != nil { // step processes (steps.go) have no coroutine
+			p.c.stop()
+		}
 	}
 	idle := e.idle
 	e.idle = nil

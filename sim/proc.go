@@ -22,9 +22,11 @@ type Proc struct {
 	ended  bool     // the body returned (the carrier is about to be reused)
 	done   bool
 	daemon bool
-	since  Time   // when the current wait began
-	reason string // what the process waits on; "" when runnable
-	exit   Signal // notified when the body returns
+	since  Time    // when the current wait began
+	reason string  // what the process waits on; "" when runnable
+	exit   Signal  // notified when the body returns
+	steps  Stepper // the body of a step process (steps.go); nil for a coroutine
+	waited bool    // a step process waited in its current step
 }
 
 // killed unwinds a process body when the engine shuts down.
@@ -128,6 +130,10 @@ func (p *Proc) Handle(uint64) {
 	if p.done {
 		return
 	}
+	if p.steps != nil {
+		p.runSteps()
+		return
+	}
 	prev := p.e.running
 	p.e.running = p
 	p.reason = ""
@@ -165,6 +171,10 @@ func (p *Proc) finish() {
 func (p *Proc) block(reason string) {
 	if p.e.running != p {
 		panic(fmt.Sprintf("sim: process %q blocked from outside its own body", p.name))
+	}
+	if p.steps != nil {
+		p.stepWait(reason)
+		return
 	}
 	p.reason, p.since = reason, p.e.now
 	if !p.c.yield(struct{}{}) {

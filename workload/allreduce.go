@@ -315,17 +315,71 @@ func addInto(m *mem.Memory, dst, src mem.Addr, nb uint64) {
 // reduceKernel adds nb bytes of float32 at src into dst with wgs
 // work-groups of wgSize items; each work-group takes a contiguous part and
 // is charged 4 vector instructions per element per work-item and 12 bytes
-// of memory traffic per element. then, if non-nil, runs on work-group 0
-// after its part.
-func reduceKernel(name string, dst, src mem.Addr, nb uint64, wgs, wgSize int, then func(wg *gpu.WG)) gpu.Kernel {
+// of memory traffic per element. stamp, if non-nil, is a word work-group 0
+// stores after its part. The work-groups run as steps (callback events),
+// which a straight-line body allows.
+func reduceKernel(name string, dst, src mem.Addr, nb uint64, wgs, wgSize int, stamp *wordStore) gpu.Kernel {
 	elems := int(nb / 4)
-	return gpu.Kernel{Name: name, WGs: wgs, WGSize: wgSize, Body: func(wg *gpu.WG) {
+	return gpu.Kernel{Name: name, WGs: wgs, WGSize: wgSize, Steps: func(wg *gpu.WG) gpu.StepBody {
 		lo, hi := wg.ID*elems/wgs, (wg.ID+1)*elems/wgs
-		reduceRange(wg, dst, src, lo, hi, wgSize)
-		if then != nil && wg.ID == 0 {
-			then(wg)
-		}
+		r := &reduceWG{stamp: stamp}
+		r.red.set(dst, src, lo, hi, wgSize)
+		return r
 	}}
+}
+
+// wordStore is a word a kernel stores (a sequence stamp).
+type wordStore struct {
+	at mem.Addr
+	v  uint64
+}
+
+// reduceWG is one work-group of reduceKernel as steps.
+type reduceWG struct {
+	red     reduceSteps
+	stamp   *wordStore
+	reduced bool
+}
+
+// Step implements gpu.StepBody.
+func (r *reduceWG) Step(wg *gpu.WG) bool {
+	if !r.reduced {
+		r.reduced = r.red.step(wg)
+		return false
+	}
+	return r.stamp == nil || wg.ID != 0 || wg.TryStore64(r.stamp.at, r.stamp.v)
+}
+
+// reduceSteps is reduceRange as steps: the functional add and the VALU
+// charge, then the memory stream.
+type reduceSteps struct {
+	dst, src    mem.Addr
+	cnt, wgSize int
+	pc          uint8
+}
+
+// set prepares the addition of elements [lo, hi).
+func (r *reduceSteps) set(dst, src mem.Addr, lo, hi, wgSize int) {
+	*r = reduceSteps{dst: dst + mem.Addr(4*lo), src: src + mem.Addr(4*lo), cnt: hi - lo, wgSize: wgSize}
+}
+
+// step runs the next operation; true when the reduction is done (its
+// stream may still be pending).
+func (r *reduceSteps) step(wg *gpu.WG) bool {
+	if r.cnt <= 0 {
+		return true
+	}
+	switch r.pc {
+	case 0:
+		addInto(wg.Mem(), r.dst, r.src, uint64(4*r.cnt))
+		r.pc = 1
+		wg.VALU(4 * ((r.cnt + r.wgSize - 1) / r.wgSize))
+		return false
+	default:
+		r.pc = 0
+		wg.Stream(uint64(12 * r.cnt))
+		return true
+	}
 }
 
 // reduceRange is one work-group adding elements [lo, hi).
@@ -337,6 +391,77 @@ func reduceRange(wg *gpu.WG, dst, src mem.Addr, lo, hi, wgSize int) {
 	addInto(wg.Mem(), dst+mem.Addr(4*lo), src+mem.Addr(4*lo), uint64(4*cnt))
 	wg.VALU(4 * ((cnt + wgSize - 1) / wgSize))
 	wg.Stream(uint64(12 * cnt))
+}
+
+// ringTNWG is work-group s of the GPU-TN ring allreduce kernel as steps:
+// trigger step 0's put; then for each step poll its flag with
+// system-scope acquires, do the step's work (stepWork: in the
+// reduce-scatter half reduce and stamp) and trigger the next step's put.
+type ringTNWG struct {
+	l               *ringLayout
+	base            mem.Addr
+	i, s, st, steps int
+	wgSize          int
+	trig            gputn.TrigAddr
+	tr              gputn.WGTrigger
+	red             reduceSteps
+	flag, stampAt   mem.Addr
+	want            uint64
+	cond            func(uint64) bool
+	pc              uint8
+}
+
+// The states of a ringTNWG.
+const (
+	tnTrigger = iota // trigger step st's put
+	tnPoll           // wait for step st's data
+	tnReduce         // reduce it into the chunk forwarded next
+	tnStamp          // stamp that chunk with the next sequence number
+)
+
+// Step implements gpu.StepBody.
+func (t *ringTNWG) Step(wg *gpu.WG) bool {
+	switch t.pc {
+	case tnTrigger:
+		if t.tr.Try(wg, t.trig, tag(t.st, t.s, t.l.w)) {
+			t.pc, t.want, t.flag = tnPoll, t.l.expect(t.st), t.l.flagAddr(t.base, t.i, t.st, t.s)
+		}
+		return false
+	case tnPoll:
+		if _, ok := wg.TryPollUntil(t.flag, true, t.l.flagName(t.st), t.cond); !ok {
+			return false
+		}
+		if t.st >= t.l.n-1 { // allgather: the data arrived in place
+			return t.next()
+		}
+		k := t.l.stepChunk(t.i, t.st)
+		off, nb := t.l.sub(k, t.s)
+		_, cnt := t.l.slice(k, t.s)
+		t.red.set(t.base+mem.Addr(off), t.base+mem.Addr(t.l.recv(t.st, t.s)), 0, cnt, t.wgSize)
+		t.stampAt = t.base + mem.Addr(off+pad8(nb))
+		t.pc = tnReduce
+		return false
+	case tnReduce:
+		if t.red.step(wg) {
+			t.pc = tnStamp
+		}
+		return false
+	default:
+		if !wg.TryStore64(t.stampAt, uint64(t.st+2)) {
+			return false
+		}
+		return t.next()
+	}
+}
+
+// next moves to the trigger of the next step; true after the last.
+func (t *ringTNWG) next() bool {
+	if t.st+1 >= t.steps {
+		return true
+	}
+	t.st++
+	t.pc = tnTrigger
+	return false
 }
 
 // tag numbers the trigger entry of (step, slice).
@@ -478,7 +603,7 @@ func (p *gdsProgram) Op(i int) stream.Op {
 	}
 	kk := l.stepChunk(r, st)
 	off, nb := l.sub(kk, 0)
-	stamp := func(wg *gpu.WG) { wg.Store64(p.base+mem.Addr(off+pad8(nb)), uint64(st+2)) }
+	stamp := &wordStore{at: p.base + mem.Addr(off+pad8(nb)), v: uint64(st + 2)}
 	return stream.Op{Kind: k, Kernel: reduceKernel(l.stepName(st), p.base+mem.Addr(off), p.base+mem.Addr(l.recv(st, 0)), nb,
 		p.a.kernelWGs(p.nd, nb), p.a.WGSize, stamp)}
 }
@@ -492,18 +617,10 @@ func (a Allreduce) gputn(nd *strategy.Node, l *ringLayout, base mem.Addr) error 
 	trig := nd.TN.TriggerAddr()
 	steps := 2 * (l.n - 1)
 	i := nd.Rank
-	run := nd.Stream.Launch(gpu.Kernel{Name: "allreduce", WGs: l.w, WGSize: a.WGSize, Body: func(wg *gpu.WG) {
-		s := wg.ID
-		gputn.TriggerWorkGroup(wg, trig, tag(0, s, l.w))
-		for st := range steps {
-			want := l.expect(st)
-			wg.PollUntil(l.flagAddr(base, i, st, s), true, l.flagName(st),
-				func(v uint64) bool { return v == want })
-			l.stepWork(wg, base, i, st, s, a.WGSize)
-			if st+1 < steps {
-				gputn.TriggerWorkGroup(wg, trig, tag(st+1, s, l.w))
-			}
-		}
+	run := nd.Stream.Launch(gpu.Kernel{Name: "allreduce", WGs: l.w, WGSize: a.WGSize, Steps: func(wg *gpu.WG) gpu.StepBody {
+		t := &ringTNWG{l: l, base: base, i: i, s: wg.ID, steps: steps, wgSize: a.WGSize, trig: trig}
+		t.cond = func(v uint64) bool { return v == t.want }
+		return t
 	}})
 	// Every send of the schedule becomes a triggered put, registered in
 	// step order while the kernel already runs (relaxed synchronization).

@@ -10,6 +10,10 @@
 // through the WG: VALU (vector instructions per wavefront, 4 cycles each on
 // its SIMD), Scalar, Stream (bulk bytes through the node's memory server),
 // word Loads/Stores through the cache model, Barrier, Acquire and Release.
+// A kernel may instead give its body as a state machine (Kernel.Steps,
+// steps.go): the work-group then runs as callback events, with the same
+// simulated times and events, but no coroutine stack and no coroutine
+// switch per wait; large runs use it for their hot kernels.
 //
 // Memory model. Word accesses (flags, counters, queue slots) go through a
 // per-CU vector L1 that is not coherent: a line once filled returns its

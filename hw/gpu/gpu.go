@@ -114,6 +114,9 @@ type Kernel struct {
 	WGSize int        // work-items per work-group
 	LDS    unit.Bytes // LDS per work-group
 	Body   func(wg *WG)
+	// Steps, when set, replaces Body: it returns the work-group's body as
+	// a StepBody, run as callback events instead of a coroutine (steps.go).
+	Steps func(wg *WG) StepBody
 }
 
 // Run is a dispatched kernel and its timeline.
@@ -207,29 +210,27 @@ func (g *GPU) execute(cp *sim.Proc, r *Run) {
 	r.BodyStart = cp.Now()
 	g.stats.Kernels++
 	waves := g.waves(k)
-	live := 0
-	var retired sim.Signal
+	kr := &kernelRun{g: g, k: &r.Kernel}
 	for i := range k.WGs {
 		cu := g.place(cp, k, waves)
 		cp.Sleep(g.spec.Cycles(g.spec.DispatchCycles))
-		live++
+		kr.live++
 		wg := &WG{g: g, cu: cu, ID: i, Size: k.WGSize, waves: waves, firstSIMD: cu.nextSIMD, run: r}
 		cu.nextSIMD = (cu.nextSIMD + waves) % len(cu.simdFree)
 		g.stats.WGs++
 		name := g.name + ".wg[" + strconv.Itoa(i) + "]"
+		if k.Steps != nil {
+			wg.Proc = g.e.SpawnSteps(name, &wgSteps{kr: kr, wg: wg, body: k.Steps(wg)})
+			continue
+		}
 		wg.Proc = g.e.Spawn(name, func(p *sim.Proc) {
 			start := p.Now()
 			k.Body(wg)
 			wg.Barrier()
-			g.e.Span(name, k.Name, start, p.Now())
-			cu.waves -= waves
-			cu.lds -= k.LDS
-			live--
-			g.room.Notify()
-			retired.Notify()
+			kr.retire(wg, start)
 		})
 	}
-	cp.WaitUntil(&retired, "work-groups of "+k.Name, func() bool { return live == 0 })
+	cp.WaitUntil(&kr.retired, "work-groups of "+k.Name, func() bool { return kr.live == 0 })
 	r.BodyEnd = cp.Now()
 	tStart := cp.Now()
 	cp.Sleep(g.spec.Teardown)

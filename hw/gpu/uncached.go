@@ -27,24 +27,6 @@ func (g *GPU) Uncached(a mem.Addr) bool {
 	return false
 }
 
-// uncachedLoad reads memory directly.
-func (w *WG) uncachedLoad(a mem.Addr) uint64 {
-	w.g.stats.Uncached++
-	w.Sleep(w.g.spec.MemLatency)
-	return w.g.mem.Load64(a)
-}
-
-// uncachedStore writes memory after the memory latency; a system release
-// waits for it.
-func (w *WG) uncachedStore(a mem.Addr, v uint64) {
-	w.g.stats.Uncached++
-	w.Sleep(w.g.spec.Cycles(w.g.spec.L1Cycles))
-	at := w.Now() + w.g.spec.MemLatency
-	w.storesAt = max(w.storesAt, at)
-	m := w.g.mem
-	w.g.e.At(at, func() { m.Store64(a, v) })
-}
-
 // checkStale reports an L2 hit on line l whose clean bytes differ from
 // memory: another agent (the NIC) wrote memory under the line.
 func (w *WG) checkStale(l mem.Addr, cl *cline, off mem.Addr) {

@@ -19,6 +19,7 @@ type WG struct {
 	waves     int
 	firstSIMD int
 	storesAt  sim.Time // when this WG's last store reaches memory
+	ph        wgPhases // progress through a multi-wait operation (steps.go)
 }
 
 // GPU returns the device the work-group runs on.
@@ -83,34 +84,12 @@ func (w *WG) Barrier() {
 // Load64 is a plain (relaxed) load through the CU's L1 and, in dGPU mode,
 // the L2. A hit returns the cached copy, however stale.
 func (w *WG) Load64(a mem.Addr) uint64 {
-	if w.g.uncached != nil && w.g.Uncached(a) {
-		return w.uncachedLoad(a)
-	}
-	l := mem.Line(a)
-	off := a - l
-	if cl := w.cu.l1.get(l); cl != nil {
-		w.g.stats.L1Hits++
-		w.Sleep(w.g.spec.Cycles(w.g.spec.L1Cycles))
-		return binary.LittleEndian.Uint64(cl.data[off:])
-	}
-	w.g.stats.L1Misses++
-	src := w.g.mem
-	lat := w.g.spec.MemLatency
-	if w.g.l2 != nil {
-		if w.g.l2.get(l) == nil {
-			w.g.l2.fill(l, w.g.mem, w.g.mem)
-		} else {
-			lat = w.g.spec.Cycles(w.g.spec.L2Cycles)
-			w.checkStale(l, w.g.l2.get(l), off)
+	for {
+		if v, ok := w.tryLoad64(a); ok {
+			return v
 		}
-		cl := w.cu.l1.fill(l, src, nil)
-		cl.data = w.g.l2.get(l).data
-		w.Sleep(lat)
-		return binary.LittleEndian.Uint64(cl.data[off:])
+		w.mustHaveBlocked("Load64")
 	}
-	cl := w.cu.l1.fill(l, src, nil)
-	w.Sleep(lat)
-	return binary.LittleEndian.Uint64(cl.data[off:])
 }
 
 // AtomicLoad64 is a system-scope atomic load: it bypasses the caches and
@@ -124,13 +103,9 @@ func (w *WG) AtomicLoad64(a mem.Addr) uint64 {
 // memory latency; in dGPU mode it stays in a dirty L2 line until a system
 // release. The work-group does not wait.
 func (w *WG) Store64(a mem.Addr, v uint64) {
-	if w.g.uncached != nil && w.g.Uncached(a) {
-		w.uncachedStore(a, v)
-		return
+	for !w.TryStore64(a, v) {
+		w.mustHaveBlocked("Store64")
 	}
-	w.storeL1(a, v)
-	w.Sleep(w.g.spec.Cycles(w.g.spec.L1Cycles))
-	w.storeBeyondL1(a, v)
 }
 
 // storeL1 updates the work-group's L1 copy of a's line, if it holds one.
@@ -163,12 +138,8 @@ func (w *WG) storeBeyondL1(a mem.Addr, v uint64) {
 
 // Release makes the work-group's earlier stores visible at scope s.
 func (w *WG) Release(s Scope) {
-	switch s {
-	case Device:
-		w.Sleep(w.g.spec.Cycles(w.g.spec.L2Cycles))
-	case System:
-		w.SleepUntil(w.storesAt)
-		w.g.writeBackAll(w.Proc)
+	for !w.TryRelease(s) {
+		w.mustHaveBlocked("Release")
 	}
 }
 
@@ -176,25 +147,8 @@ func (w *WG) Release(s Scope) {
 // system scope invalidate the CU's L1; in dGPU mode system scope also
 // invalidates the L2 (shared ranges), so NIC-written data is seen.
 func (w *WG) Acquire(s Scope) {
-	if s < Device {
-		return
-	}
-	w.cu.l1.clear()
-	w.g.stats.L1Invalidates++
-	w.Sleep(w.g.spec.Cycles(w.g.spec.L1InvCycles))
-	if s == System && w.g.l2 != nil {
-		// Write back and invalidate in one step, before sleeping for
-		// either: a store another work-group makes meanwhile must land
-		// in a fresh line, not in one this invalidation then drops.
-		g := w.g
-		wb := g.l2.writeBack(g.mem)
-		g.stats.L2Writebks += uint64(wb)
-		n := len(g.l2.lines)
-		g.l2.clear()
-		if wb > 0 {
-			w.SleepUntil(g.dram.Reserve(w.Now(), uint64(wb)*mem.LineSize))
-		}
-		w.Sleep(g.spec.Cycles(g.spec.L2InvCycles + n))
+	for !w.tryAcquire(s) {
+		w.mustHaveBlocked("Acquire")
 	}
 }
 
@@ -206,21 +160,9 @@ func (w *WG) Acquire(s Scope) {
 // sleeps until the line is written, then polls again.
 func (w *WG) PollUntil(a mem.Addr, acquire bool, what string, cond func(uint64) bool) uint64 {
 	for {
-		var v uint64
-		if acquire {
-			w.Acquire(System)
-		}
-		v = w.Load64(a)
-		if cond(v) {
+		if v, ok := w.TryPollUntil(a, acquire, what, cond); ok {
 			return v
 		}
-		// The load took its value at the start of its latency; a write
-		// that landed during it is seen by the next acquiring poll, not
-		// by waiting for yet another write. (A poll without acquire keeps
-		// hitting its stale L1 line, so it waits, as on the hardware.)
-		if acquire && w.g.mem.Load64(a) != v {
-			continue
-		}
-		w.Wait(w.g.mem.Watch(a), what)
+		w.mustHaveBlocked("PollUntil")
 	}
 }

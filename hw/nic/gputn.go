@@ -57,9 +57,19 @@ func (n *NIC) TriggerAddr() mem.Addr { return trigAddrBase + mem.Addr(n.id)<<12 
 // the root complex (dGPU mode) and the release before the store are the
 // caller's.
 func (n *NIC) TriggerWrite(p *sim.Proc, tag uint64) {
+	for !n.TryTriggerWrite(p, tag) {
+	}
+}
+
+// TryTriggerWrite is TriggerWrite for a step process (sim.SpawnSteps): with
+// the trigger FIFO full it waits for space and returns false (call it
+// again after the wait); otherwise it posts the write, waits for the
+// posted write to leave and returns true.
+func (n *NIC) TryTriggerWrite(p *sim.Proc, tag uint64) bool {
 	t := &n.tn
-	for t.used >= n.spec.TrigFIFODepth {
+	if t.used >= n.spec.TrigFIFODepth {
 		p.Wait(&t.space, n.name+" trigger FIFO full")
+		return false
 	}
 	t.used++
 	sf, vis := n.link.PostedWrite(pcieDown, p.Now(), 8)
@@ -69,6 +79,7 @@ func (n *NIC) TriggerWrite(p *sim.Proc, tag uint64) {
 		n.kickPop()
 	})
 	p.SleepUntil(sf)
+	return true
 }
 
 // RegisterTrigger registers tag's operation from host thread p (the

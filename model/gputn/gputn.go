@@ -68,9 +68,37 @@ func Trigger(wg *gpu.WG, a TrigAddr, tag uint64) { a.nic.TriggerWrite(wg.Proc, t
 // TriggerWorkGroup is work-group granularity: barrier, system-scope
 // release, then the leader stores the tag.
 func TriggerWorkGroup(wg *gpu.WG, n TrigAddr, tag uint64) {
-	wg.Barrier()
-	wg.Release(gpu.System)
-	Trigger(wg, n, tag)
+	var t WGTrigger
+	for !t.Try(wg, n, tag) {
+	}
+}
+
+// WGTrigger is TriggerWorkGroup for a work-group body in steps
+// (gpu.Kernel.Steps); its zero value is ready. Keep one per work-group.
+type WGTrigger struct{ phase uint8 }
+
+// Try runs the trigger's next part: the barrier, the system-scope release
+// (two parts), the trigger store. It returns false when the part waited
+// and Try must be called again, in the work-group's next step; true when
+// the trigger store is posted (its wait may be pending: end the step).
+func (t *WGTrigger) Try(wg *gpu.WG, n TrigAddr, tag uint64) bool {
+	switch t.phase {
+	case 0:
+		t.phase = 1
+		wg.Barrier()
+		return false
+	case 1:
+		if wg.TryRelease(gpu.System) {
+			t.phase = 2
+		}
+		return false
+	default:
+		if !n.nic.TryTriggerWrite(wg.Proc, tag) {
+			return false
+		}
+		t.phase = 0
+		return true
+	}
 }
 
 // TriggerWorkItem is work-item granularity: after a system-scope release,

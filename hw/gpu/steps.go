@@ -1,0 +1,286 @@
+package gpu
+
+import (
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Work-groups as callback events. A kernel with Steps instead of Body
+// runs each work-group as a sim step process (sim.SpawnSteps): a small
+// state machine the engine calls at the work-group's start and after each
+// of its waits, instead of a coroutine. It schedules the same events at the
+// same times as the equivalent Body, so results and event counts are
+// identical; what changes is the cost of the simulator: no coroutine stack
+// per resident work-group (a 16,384-node run holds hundreds of thousands)
+// and a call instead of two coroutine switches per wake-up.
+//
+// Inside a step, the WG operations that wait at most once, at their end
+// (VALU, Scalar, Stream, StreamLines, StreamRanges, LoadLanes, Barrier,
+// Sleep, SleepUntil), are called as usual: the call records the wait and
+// returns, and the step must return too. Operations with several waits
+// or a result read after their wait have Try forms (TryStore64,
+// TryRelease, TryPollUntil) that return false when they waited and must
+// be called again, in the next step; true when they are finished (their
+// last wait may still be pending, so the step returns after them too).
+// The rule for a StepBody is therefore: at most one WG operation per call
+// to Step, then return.
+
+// StepBody is a work-group body as a state machine (Kernel.Steps).
+type StepBody interface {
+	// Step runs the body's next operation and reports whether the body
+	// has finished. It returns after at most one WG operation; it is
+	// called again once that operation's wait is over (at once when the
+	// operation did not wait).
+	Step(wg *WG) (done bool)
+}
+
+// kernelRun is the state of one dispatch that its work-groups share.
+type kernelRun struct {
+	g       *GPU
+	k       *Kernel
+	live    int        // work-groups dispatched and not yet retired
+	retired sim.Signal // a work-group retired
+}
+
+// retire frees wg's CU resources and tells the dispatcher; its body and
+// final barrier are done.
+func (kr *kernelRun) retire(wg *WG, start sim.Time) {
+	g := kr.g
+	g.e.Span(wg.Name(), kr.k.Name, start, wg.Now())
+	wg.cu.waves -= wg.waves
+	wg.cu.lds -= kr.k.LDS
+	kr.live--
+	g.room.Notify()
+	kr.retired.Notify()
+}
+
+// wgSteps runs a StepBody as the work-group's process, with the final
+// barrier and the retirement a Body gets.
+type wgSteps struct {
+	kr    *kernelRun
+	wg    *WG
+	body  StepBody
+	start sim.Time
+	phase uint8 // 0 start, 1 body, 2 barrier, 3 retire
+}
+
+// Step implements sim.Stepper.
+func (s *wgSteps) Step(*sim.Proc) bool {
+	switch s.phase {
+	case 0:
+		s.start = s.wg.Now()
+		s.phase = 1
+		fallthrough
+	case 1:
+		if s.body.Step(s.wg) {
+			s.phase = 2
+		}
+		return false
+	case 2:
+		s.wg.Barrier()
+		s.phase = 3
+		return false
+	default:
+		s.kr.retire(s.wg, s.start)
+		return true
+	}
+}
+
+// mustHaveBlocked panics when a blocking WG operation runs in a step
+// body: its wait did not block, so its continuation would run too early.
+func (w *WG) mustHaveBlocked(op string) {
+	if w.Waited() {
+		panic("gpu: " + op + " in a step body of work-group " + w.Name() + ": use its Try form")
+	}
+}
+
+// wgPhases is where a work-group is inside its multi-wait operations
+// (the Try forms); zero when it is in none.
+type wgPhases struct {
+	store, release, acquire, load, poll uint8
+	acqLines                            int      // L2 lines the acquire invalidated
+	ldLine                              *cline   // the L1 copy a pending load reads
+	ldOff                               mem.Addr // the word's offset in ldLine
+	ldAddr                              mem.Addr // a pending uncached or atomic load's address
+}
+
+// TryStore64 is Store64 in steps: the first call writes the L1 copy and
+// waits for the L1 (false); the second sends the store beyond the L1
+// (true).
+func (w *WG) TryStore64(a mem.Addr, v uint64) bool {
+	if w.g.uncached != nil && w.g.Uncached(a) {
+		return w.tryUncachedStore(a, v)
+	}
+	if w.ph.store == 0 {
+		w.storeL1(a, v)
+		w.ph.store = 1
+		w.Sleep(w.g.spec.Cycles(w.g.spec.L1Cycles))
+		return false
+	}
+	w.ph.store = 0
+	w.storeBeyondL1(a, v)
+	return true
+}
+
+// tryUncachedStore is uncachedStore in steps.
+func (w *WG) tryUncachedStore(a mem.Addr, v uint64) bool {
+	if w.ph.store == 0 {
+		w.g.stats.Uncached++
+		w.ph.store = 1
+		w.Sleep(w.g.spec.Cycles(w.g.spec.L1Cycles))
+		return false
+	}
+	w.ph.store = 0
+	at := w.Now() + w.g.spec.MemLatency
+	w.storesAt = max(w.storesAt, at)
+	m := w.g.mem
+	w.g.e.At(at, func() { m.Store64(a, v) })
+	return true
+}
+
+// TryRelease is Release in steps. At system scope the first call waits
+// for the work-group's stores to reach memory (false), the second writes
+// the dirty L2 lines back (true; in dGPU mode it waits for that).
+func (w *WG) TryRelease(s Scope) bool {
+	switch s {
+	case Device:
+		w.Sleep(w.g.spec.Cycles(w.g.spec.L2Cycles))
+	case System:
+		if w.ph.release == 0 {
+			w.ph.release = 1
+			w.SleepUntil(w.storesAt)
+			return false
+		}
+		w.ph.release = 0
+		w.g.writeBackAll(w.Proc)
+	}
+	return true
+}
+
+// tryAcquire is Acquire in steps: true when it is over, with no wait
+// pending.
+func (w *WG) tryAcquire(s Scope) bool {
+	g := w.g
+	switch w.ph.acquire {
+	case 0:
+		if s < Device {
+			return true
+		}
+		w.cu.l1.clear()
+		g.stats.L1Invalidates++
+		w.ph.acquire = 1
+		w.Sleep(g.spec.Cycles(g.spec.L1InvCycles))
+		return false
+	case 1:
+		if s != System || g.l2 == nil {
+			w.ph.acquire = 0
+			return true
+		}
+		// Write back and invalidate in one step, before sleeping for
+		// either: a store another work-group makes meanwhile must land
+		// in a fresh line, not in one this invalidation then drops.
+		wb := g.l2.writeBack(g.mem)
+		g.stats.L2Writebks += uint64(wb)
+		w.ph.acqLines = len(g.l2.lines)
+		g.l2.clear()
+		w.ph.acquire = 2
+		if wb > 0 {
+			w.SleepUntil(g.dram.Reserve(w.Now(), uint64(wb)*mem.LineSize))
+			return false
+		}
+		fallthrough
+	case 2:
+		w.ph.acquire = 3
+		w.Sleep(g.spec.Cycles(g.spec.L2InvCycles + w.ph.acqLines))
+		return false
+	default:
+		w.ph.acquire = 0
+		return true
+	}
+}
+
+// tryLoad64 is Load64 in steps: the first call looks the line up and
+// waits for its latency (false); the second returns the word as the line
+// copy (or memory) holds it then (true).
+func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
+	g := w.g
+	if w.ph.load == 1 {
+		w.ph.load = 0
+		if cl := w.ph.ldLine; cl != nil {
+			w.ph.ldLine = nil
+			return leUint64(cl.data[w.ph.ldOff:]), true
+		}
+		return g.mem.Load64(w.ph.ldAddr), true
+	}
+	w.ph.load = 1
+	if g.uncached != nil && g.Uncached(a) {
+		g.stats.Uncached++
+		w.ph.ldAddr = a
+		w.Sleep(g.spec.MemLatency)
+		return 0, false
+	}
+	l := mem.Line(a)
+	off := a - l
+	w.ph.ldOff = off
+	if cl := w.cu.l1.get(l); cl != nil {
+		g.stats.L1Hits++
+		w.ph.ldLine = cl
+		w.Sleep(g.spec.Cycles(g.spec.L1Cycles))
+		return 0, false
+	}
+	g.stats.L1Misses++
+	lat := g.spec.MemLatency
+	if g.l2 != nil {
+		if g.l2.get(l) == nil {
+			g.l2.fill(l, g.mem, g.mem)
+		} else {
+			lat = g.spec.Cycles(g.spec.L2Cycles)
+			w.checkStale(l, g.l2.get(l), off)
+		}
+		cl := w.cu.l1.fill(l, g.mem, nil)
+		cl.data = g.l2.get(l).data
+		w.ph.ldLine = cl
+		w.Sleep(lat)
+		return 0, false
+	}
+	w.ph.ldLine = w.cu.l1.fill(l, g.mem, nil)
+	w.Sleep(lat)
+	return 0, false
+}
+
+// TryPollUntil is PollUntil in steps: false while it polls or waits for
+// the line to be written; the word's value and true once cond holds
+// (no wait pending).
+func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint64) bool) (uint64, bool) {
+	for {
+		if w.ph.poll == 0 {
+			if acquire && !w.tryAcquire(System) {
+				return 0, false
+			}
+			w.ph.poll = 1
+		}
+		v, ok := w.tryLoad64(a)
+		if !ok {
+			return 0, false
+		}
+		w.ph.poll = 0
+		if cond(v) {
+			return v, true
+		}
+		// The load took its value at the start of its latency; a write
+		// that landed during it is seen by the next acquiring poll, not
+		// by waiting for yet another write. (A poll without acquire keeps
+		// hitting its stale L1 line, so it waits, as on the hardware.)
+		if acquire && w.g.mem.Load64(a) != v {
+			continue
+		}
+		w.Wait(w.g.mem.Watch(a), what)
+		return 0, false
+	}
+}
+
+func leUint64(b []byte) uint64 {
+	_ = b[7]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}

@@ -1,0 +1,88 @@
+package sim
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+// Stepper is the body of a process that runs as callback events instead of
+// a coroutine (SpawnSteps): a state machine that the engine calls at the
+// process's start and again after each of its waits. Thousands of such
+// processes (GPU work-groups) cost a small struct each instead of a
+// coroutine stack, and a wake-up costs a call instead of two coroutine
+// switches.
+type Stepper interface {
+	// Step runs the body from where it stopped and reports whether it has
+	// finished. It may wait at most once (Sleep, SleepUntil that does
+	// block, Wait) and must return right after that wait; the engine
+	// calls it again when the wait is over. A step that returns false
+	// without having waited is called again at once, so a state machine
+	// may advance one state per call whether or not the state's
+	// operation waited. Loops that wait (WaitUntil, Join,
+	// Counter.WaitAtLeast) do not fit a step: check the condition and
+	// Wait once instead.
+	Step(p *Proc) (done bool)
+}
+
+// SpawnSteps creates a process whose body is s, starting at the current
+// time after the events already scheduled for now. It is Spawn for a
+// Stepper: the same events at the same times, with the same sequence
+// numbers, as a coroutine body that waits where s waits; it is live,
+// named in deadlock reports and joinable like any process.
+func (e *Engine) SpawnSteps(name string, s Stepper) *Proc {
+	e.spawned++
+	p := &Proc{e: e, name: name, id: e.spawned, slot: len(e.procs), reason: "start", since: e.now, steps: s}
+	e.procs = append(e.procs, p)
+	e.AtH(e.now, p, 0)
+	return p
+}
+
+// runSteps resumes a step process: it calls the body until it waits or
+// finishes.
+func (p *Proc) runSteps() {
+	prev := p.e.running
+	p.e.running = p
+	p.reason = ""
+	defer p.stepPanic(prev)
+	for {
+		p.waited = false
+		if p.steps.Step(p) {
+			p.e.running = prev
+			p.finish()
+			return
+		}
+		if p.waited {
+			break
+		}
+	}
+	p.e.running = prev
+}
+
+// stepPanic turns a panic in a step body into the run's *PanicError
+// naming the process, as for a coroutine body.
+func (p *Proc) stepPanic(prev *Proc) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	p.e.running = prev
+	if p.e.failure == nil {
+		p.e.failure = &PanicError{Proc: p.name, At: p.e.now, Value: r, Stack: string(debug.Stack())}
+	}
+}
+
+// stepWait records a step process's wait; the event or signal that ends it
+// is already registered. A second wait in the same step would be lost, so
+// it is a bug in the body.
+func (p *Proc) stepWait(reason string) {
+	if p.waited {
+		panic(fmt.Sprintf("sim: step process %q waits twice in one step (%s, then %s)", p.name, p.reason, reason))
+	}
+	p.waited = true
+	p.reason, p.since = reason, p.e.now
+}
+
+// Waited reports whether the current step of a step process has waited:
+// whether it must return to the engine now. (Always false for a
+// coroutine process, whose waits return only when they are over.)
+func (p *Proc) Waited() bool { return p.waited }

@@ -1,0 +1,137 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// stepScript is the step form of scriptBody: the same waits, one per step.
+type stepScript struct {
+	sig *Signal
+	log *[]string
+	pc  int
+}
+
+func (s *stepScript) Step(p *Proc) bool {
+	*s.log = append(*s.log, fmt.Sprintf("%d@%v", s.pc, p.Now()))
+	s.pc++
+	switch s.pc {
+	case 1:
+		p.Sleep(3)
+	case 2:
+		p.SleepUntil(p.Now()) // does not block: the next step runs at once
+	case 3:
+		p.Wait(s.sig, "the signal")
+	case 4:
+		p.Sleep(0)
+	case 5:
+		p.SleepUntil(40)
+	default:
+		return true
+	}
+	return false
+}
+
+// scriptBody is a coroutine body with the waits of stepScript.
+func scriptBody(sig *Signal, log *[]string) func(p *Proc) {
+	return func(p *Proc) {
+		note := func(pc int) { *log = append(*log, fmt.Sprintf("%d@%v", pc, p.Now())) }
+		note(0)
+		p.Sleep(3)
+		note(1)
+		p.SleepUntil(p.Now())
+		note(2)
+		p.Wait(sig, "the signal")
+		note(3)
+		p.Sleep(0)
+		note(4)
+		p.SleepUntil(40)
+		note(5)
+	}
+}
+
+// run runs two agents and a notifier: the spawn order, the callback
+// that notifies at 10 and a competing coroutine make event order visible.
+func runScript(steps bool) (log []string, events uint64, end Time) {
+	e := New(1)
+	var sig Signal
+	e.At(10, sig.Notify)
+	e.Spawn("other", func(p *Proc) {
+		for range 4 {
+			p.Sleep(5)
+			log = append(log, fmt.Sprintf("other@%v", p.Now()))
+		}
+	})
+	var q *Proc
+	if steps {
+		q = e.SpawnSteps("agent", &stepScript{sig: &sig, log: &log})
+	} else {
+		q = e.Spawn("agent", scriptBody(&sig, &log))
+	}
+	e.Spawn("joiner", func(p *Proc) {
+		p.Join(q)
+		log = append(log, fmt.Sprintf("joined@%v", p.Now()))
+	})
+	if err := e.Run(); err != nil {
+		panic(err)
+	}
+	return log, e.Events(), e.Now()
+}
+
+// A step process runs its steps at the times, in the event order and with
+// the event count of the coroutine body that waits where it waits, and
+// is joinable.
+func TestStepsMatchCoroutine(t *testing.T) {
+	wantLog, wantEv, wantEnd := runScript(false)
+	gotLog, gotEv, gotEnd := runScript(true)
+	if strings.Join(gotLog, " ") != strings.Join(wantLog, " ") || gotEv != wantEv || gotEnd != wantEnd {
+		t.Fatalf("steps: %v, %d events, end %v\ncoroutine: %v, %d events, end %v", gotLog, gotEv, gotEnd, wantLog, wantEv, wantEnd)
+	}
+	if !strings.Contains(strings.Join(gotLog, " "), "joined@40") {
+		t.Fatalf("joiner did not see the step process end at 40: %v", gotLog)
+	}
+}
+
+type twoWaits struct{}
+
+func (twoWaits) Step(p *Proc) bool {
+	p.Sleep(1)
+	p.Sleep(2)
+	return true
+}
+
+// A step that waits twice would lose the first wait: the run fails with
+// a panic naming the process.
+func TestStepsWaitTwice(t *testing.T) {
+	e := New(1)
+	e.SpawnSteps("greedy", twoWaits{})
+	err := e.Run()
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Proc != "greedy" || !strings.Contains(fmt.Sprint(pe.Value), "waits twice") {
+		t.Fatalf("err = %v, want a panic of greedy about waiting twice", err)
+	}
+	e.Close()
+}
+
+type waitForever struct{ sig *Signal }
+
+func (w waitForever) Step(p *Proc) bool {
+	p.Wait(w.sig, "a flag nobody sets")
+	return false
+}
+
+// A step process stuck on a signal is named, with its wait, in the
+// deadlock report, and Close copes with a live process without coroutine.
+func TestStepsDeadlock(t *testing.T) {
+	e := New(1)
+	var sig Signal
+	e.SpawnSteps("poller", waitForever{&sig})
+	err := e.Run()
+	var de *DeadlockError
+	if !errors.As(err, &de) || len(de.Blocked) != 1 || de.Blocked[0].Name != "poller" || de.Blocked[0].Waits != "a flag nobody sets" {
+		t.Fatalf("err = %v, want a deadlock naming poller", err)
+	}
+	e.Close()
+}
