@@ -161,14 +161,18 @@ func appendRecord(buf []byte, st *Stmt, line, prev int64, nops uint64) []byte {
 
 var errCorrupt = errors.New("goal: corrupt statement spool")
 
-// uvarint decodes a uvarint at b[*i:].
-func uvarint(b []byte, i *int) (uint64, error) {
-	v, n := binary.Uvarint(b[*i:])
-	if n <= 0 {
-		return 0, errCorrupt
+// uvarint decodes a uvarint at b[i:] and returns the index after it; ok
+// is false if there is none. It is small enough to be inlined.
+func uvarint(b []byte, i int) (v uint64, j int, ok bool) {
+	for s := uint(0); i < len(b) && s < 64; s += 7 {
+		c := b[i]
+		i++
+		v |= uint64(c&0x7f) << s
+		if c < 0x80 {
+			return v, i, true
+		}
 	}
-	*i += n
-	return v, nil
+	return v, i, false
 }
 
 // fileRank reads one rank's statements from the spool through a small
@@ -189,13 +193,9 @@ func (fr *fileRank) Next(s *Stmt) (bool, error) {
 		return false, nil
 	}
 	if fr.w-fr.r < maxRecord && fr.off < fr.end {
-		n := copy(fr.buf, fr.buf[fr.r:fr.w])
-		m := int(min(int64(len(fr.buf)-n), fr.end-fr.off))
-		if _, err := fr.sp.ReadAt(fr.buf[n:n+m], fr.off); err != nil && err != io.EOF {
-			return false, fmt.Errorf("goal: reading the statement spool: %w", err)
+		if err := fr.fill(); err != nil {
+			return false, err
 		}
-		fr.off += int64(m)
-		fr.r, fr.w = 0, n+m
 	}
 	b := fr.buf[:fr.w]
 	i := fr.r
@@ -203,62 +203,66 @@ func (fr *fileRank) Next(s *Stmt) (bool, error) {
 		return false, errCorrupt
 	}
 	flags := b[i]
-	i++
-	dl, err := uvarint(b, &i)
-	if err != nil {
-		return false, err
-	}
+	dl, i, ok := uvarint(b, i+1)
 	fr.line += int64(dl)
 	*s = Stmt{Kind: Kind(flags & 7), Line: fr.line}
 	if !s.Kind.IsOp() {
-		da, err := uvarint(b, &i)
-		if err != nil {
-			return false, err
-		}
-		db, err := uvarint(b, &i)
-		if err != nil {
-			return false, err
+		da, i2, okA := uvarint(b, i)
+		db, i3, okB := uvarint(b, i2)
+		if !ok || !okA || !okB {
+			return false, errCorrupt
 		}
 		s.A, s.B = fr.nops-da, fr.nops-db
+		i = i3
 	} else {
-		if s.Size, err = uvarint(b, &i); err != nil {
-			return false, err
-		}
-		s.Peer = AnySource
+		var okS, okP, okT bool
+		s.Size, i, okS = uvarint(b, i)
+		s.Peer, okP = AnySource, true
 		if flags&recAnySource == 0 {
-			v, err := uvarint(b, &i)
-			if err != nil {
-				return false, err
-			}
+			var v uint64
+			v, i, okP = uvarint(b, i)
 			s.Peer = uint32(v)
 		}
+		okT = true
 		switch flags & (recTag | recAnyTag) {
 		case recTag:
-			v, err := uvarint(b, &i)
-			if err != nil {
-				return false, err
-			}
+			var v uint64
+			v, i, okT = uvarint(b, i)
 			s.Tag = uint32(v)
 		case recTag | recAnyTag:
 			s.Tag = AnyTag
 		}
-		if flags&recCPU != 0 {
-			if i >= len(b) {
-				return false, errCorrupt
-			}
+		if flags&recCPU != 0 && i < len(b) {
 			s.CPU = b[i]
 			i++
+		} else if flags&recCPU != 0 {
+			okT = false
 		}
-		if flags&recNIC != 0 {
-			if i >= len(b) {
-				return false, errCorrupt
-			}
+		if flags&recNIC != 0 && i < len(b) {
 			s.NIC = b[i]
 			i++
+		} else if flags&recNIC != 0 {
+			okT = false
+		}
+		if !ok || !okS || !okP || !okT {
+			return false, errCorrupt
 		}
 		fr.nops++
 	}
 	fr.r = i
 	fr.remaining--
 	return true, nil
+}
+
+// fill moves the unread records to the front of the buffer and reads
+// more.
+func (fr *fileRank) fill() error {
+	n := copy(fr.buf, fr.buf[fr.r:fr.w])
+	m := int(min(int64(len(fr.buf)-n), fr.end-fr.off))
+	if _, err := fr.sp.ReadAt(fr.buf[n:n+m], fr.off); err != nil && err != io.EOF {
+		return fmt.Errorf("goal: reading the statement spool: %w", err)
+	}
+	fr.off += int64(m)
+	fr.r, fr.w = 0, n+m
+	return nil
 }
