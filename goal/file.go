@@ -38,13 +38,19 @@ type rankIndex struct {
 // and name the 1-based line and what was expected; on an error no
 // temporary file is left behind. Call Close when done.
 func Open(r io.Reader) (*File, error) {
-	return open(r, openOpts{parMin: parallelMin, stretches: runtime.GOMAXPROCS(0), spoolMem: spoolMem})
+	workers := runtime.GOMAXPROCS(0)
+	stretches := 1
+	if workers > 1 {
+		stretches = 4 * workers
+	}
+	return open(r, openOpts{parMin: parallelMin, stretches: stretches, workers: workers, spoolMem: spoolMem})
 }
 
 // openOpts are Open's tuning knobs, varied by the tests.
 type openOpts struct {
 	parMin    int64 // index texts of at least parMin bytes in parallel
-	stretches int   // in up to this many stretches
+	stretches int   // in up to this many stretches (at most 16)
+	workers   int   // by this many goroutines
 	spoolMem  int   // binary kept in memory per stretch before a temp file
 	unfused   bool  // every line through the general path (no indexLines)
 	bufSize   int   // initial line buffer per stretch, 0 for the default

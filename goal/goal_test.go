@@ -19,7 +19,7 @@ func readAll(t testing.TB, text string) (string, error) {
 	t.Helper()
 	seq, seqDetail, seqErr := readAllWith(text, openOpts{parMin: 1 << 62, stretches: 1, spoolMem: spoolMem})
 	for _, opts := range []openOpts{
-		{parMin: 1, stretches: 4 + len(text)/16, spoolMem: len(text) % 7, bufSize: 1 + len(text)%61},
+		{parMin: 1, stretches: 4 + len(text)/16, workers: 1 + len(text)%3, spoolMem: len(text) % 7, bufSize: 1 + len(text)%61},
 		{parMin: 1 << 62, stretches: 1, spoolMem: spoolMem, unfused: true},
 	} {
 		out, detail, err := readAllWith(text, opts)

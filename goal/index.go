@@ -60,9 +60,10 @@ type indexer struct {
 	header         bool  // stop before the first rank line
 	headerEnd      int64 // offset of that line
 	sp             *spool
-	prevLine       int64 // line of the previous statement of the open block
-	fused          bool  // take common lines through indexLines
-	bufSize        int   // the line buffer's initial size, 0 for the default
+	prevLine       int64  // line of the previous statement of the open block
+	fused          bool   // take common lines through indexLines
+	bufSize        int    // the line buffer's initial size, 0 for the default
+	lineBuf        []byte // the line buffer, if given by the caller
 }
 
 func newIndexer(opts openOpts) *indexer {
@@ -71,7 +72,11 @@ func newIndexer(opts openOpts) *indexer {
 
 // run indexes the text of r, which starts at offset base of the file.
 func (ix *indexer) run(r io.Reader, base int64) error {
-	lr := lineScanner{r: r, buf: make([]byte, cmp.Or(ix.bufSize, 512<<10)), off: base}
+	if ix.lineBuf == nil {
+		ix.lineBuf = make([]byte, cmp.Or(ix.bufSize, 512<<10))
+	}
+	lr := lineScanner{r: r, buf: ix.lineBuf, off: base}
+	defer func() { ix.lineBuf = lr.buf }()
 	var pl parsed // on the stack: no write barriers for its slices
 	p := &pl
 	for {
@@ -346,7 +351,7 @@ func (f *File) index(size int64) error {
 	var ix *indexer
 	var err error
 	if size >= f.opts.parMin && f.opts.stretches >= 2 {
-		ix, err = f.indexParallel(size, min(f.opts.stretches, 8))
+		ix, err = f.indexParallel(size, min(f.opts.stretches, 16))
 	}
 	if ix == nil && err == nil {
 		ix = newIndexer(f.opts)
@@ -399,15 +404,31 @@ func (f *File) indexParallel(size int64, k int) (*indexer, error) {
 	if len(parts) < 2 {
 		return nil, nil
 	}
+	// More stretches than workers, so that a worker slowed down (by
+	// another process on its core, say) leaves the rest to the others. A
+	// worker passes its line buffer on to the next stretch.
 	var wg sync.WaitGroup
+	bufs := make(chan []byte, max(f.opts.workers, 1))
+	for range cap(bufs) {
+		bufs <- nil
+	}
+	// Each stretch's binary goes to a file once it passes one write chunk
+	// (the text is large), so memory stays a chunk per stretch.
+	opts := f.opts
+	opts.spoolMem = min(opts.spoolMem, spoolChunk)
 	for i := range parts {
 		s := &parts[i]
-		s.ix = newIndexer(f.opts)
+		s.ix = newIndexer(opts)
 		if i > 0 {
 			s.ix.numRanks, s.ix.seenNum, s.ix.next = hd.numRanks, true, s.first
 			s.ix.ranks = make([]rankIndex, 0, min(hd.numRanks, 1<<20)/len(parts)+1)
 		}
-		wg.Go(func() { s.err = s.ix.run(io.NewSectionReader(f.ra, s.off, s.end-s.off), s.off) })
+		wg.Go(func() {
+			s.ix.lineBuf = <-bufs
+			s.err = s.ix.run(io.NewSectionReader(f.ra, s.off, s.end-s.off), s.off)
+			bufs <- s.ix.lineBuf
+			s.ix.lineBuf = nil
+		})
 	}
 	wg.Wait()
 	for i := range parts {

@@ -83,12 +83,18 @@ func (s *spool) flush() error {
 	return nil
 }
 
-// finish writes out what is buffered, for reading.
+// finish writes out what is buffered, for reading, and releases the
+// buffer of a spool in a file.
 func (s *spool) finish() error {
-	if s.f == nil || len(s.buf) == 0 {
+	if s.f == nil {
 		return nil
 	}
-	return s.flush()
+	var err error
+	if len(s.buf) > 0 {
+		err = s.flush()
+	}
+	s.buf = nil
+	return err
 }
 
 func (s *spool) ReadAt(p []byte, off int64) (int, error) {
