@@ -37,6 +37,18 @@ func (e *Engine) SpawnSteps(name string, s Stepper) *Proc {
 	return p
 }
 
+// StartSteps creates a step process and runs its first step at once, in
+// the current event (no start event): for an agent that continues what the
+// running one was doing (a command processor handing its dispatch loop to
+// a step process) and must schedule exactly the events it would have.
+func (e *Engine) StartSteps(name string, s Stepper) *Proc {
+	e.spawned++
+	p := &Proc{e: e, name: name, id: e.spawned, slot: len(e.procs), since: e.now, steps: s}
+	e.procs = append(e.procs, p)
+	p.runSteps()
+	return p
+}
+
 // runSteps resumes a step process: it calls the body until it waits or
 // finishes.
 func (p *Proc) runSteps() {
@@ -86,3 +98,22 @@ func (p *Proc) stepWait(reason string) {
 // whether it must return to the engine now. (Always false for a
 // coroutine process, whose waits return only when they are over.)
 func (p *Proc) Waited() bool { return p.waited }
+
+// Wake resumes the processes waiting on s at once, inside the current
+// event, in the order they started waiting: Notify without a wake-up event
+// per waiter, for a callback event that stands in for the waiter's own
+// wake-up (the event the waiter would have run in). Only callback events
+// may call it, not process bodies.
+func (s *Signal) Wake() {
+	ws := s.waiters
+	if len(ws) == 0 {
+		return
+	}
+	if ws[0].e.running != nil {
+		panic(fmt.Sprintf("sim: Signal.Wake from process %q; only callback events may wake in place", ws[0].e.running.name))
+	}
+	s.waiters = nil // a resumed waiter may wait on s again
+	for _, w := range ws {
+		w.Handle(0)
+	}
+}

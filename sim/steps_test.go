@@ -135,3 +135,89 @@ func TestStepsDeadlock(t *testing.T) {
 	}
 	e.Close()
 }
+
+type sleepTwice struct {
+	log *[]Time
+	n   int
+}
+
+func (s *sleepTwice) Step(p *Proc) bool {
+	*s.log = append(*s.log, p.Now())
+	s.n++
+	if s.n > 2 {
+		return true
+	}
+	p.Sleep(3)
+	return false
+}
+
+// StartSteps runs the first step inside the current event: the process
+// that hands over its work schedules no start event, so the events are
+// those of the coroutine doing the work itself.
+func TestStartStepsInPlace(t *testing.T) {
+	run := func(handOver bool) ([]Time, uint64) {
+		e := New(1)
+		var log []Time
+		e.SpawnAt(5, "cp", func(p *Proc) {
+			if handOver {
+				e.StartSteps("worker", &sleepTwice{log: &log})
+				return
+			}
+			for range 2 {
+				log = append(log, p.Now())
+				p.Sleep(3)
+			}
+			log = append(log, p.Now())
+		})
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return log, e.Events()
+	}
+	wantLog, wantEv := run(false)
+	gotLog, gotEv := run(true)
+	if fmt.Sprint(gotLog) != fmt.Sprint(wantLog) || gotEv != wantEv {
+		t.Fatalf("handed over: %v, %d events; in place: %v, %d events", gotLog, gotEv, wantLog, wantEv)
+	}
+}
+
+// Signal.Wake resumes a waiter inside the calling callback event (one
+// event fewer than Notify, which schedules the wake-up), and refuses to
+// run from a process body.
+func TestSignalWake(t *testing.T) {
+	for _, inPlace := range []bool{false, true} {
+		e := New(1)
+		var sig Signal
+		var woke Time
+		e.Spawn("waiter", func(p *Proc) {
+			p.Wait(&sig, "wake")
+			woke = p.Now()
+		})
+		e.At(10, func() {
+			if inPlace {
+				sig.Wake()
+			} else {
+				sig.Notify()
+			}
+		})
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		want := uint64(3) // start, callback, wake-up
+		if inPlace {
+			want = 2
+		}
+		if woke != 10 || e.Events() != want {
+			t.Errorf("in place %v: woke at %v after %d events, want 10 and %d", inPlace, woke, e.Events(), want)
+		}
+	}
+	e := New(1)
+	var sig Signal
+	e.Spawn("waiter", func(p *Proc) { p.Wait(&sig, "wake") })
+	e.Spawn("waker", func(p *Proc) { sig.Wake() })
+	var pe *PanicError
+	if err := e.Run(); !errors.As(err, &pe) || !strings.Contains(fmt.Sprint(pe.Value), "only callback events") {
+		t.Fatalf("err = %v, want Wake from a process refused", err)
+	}
+	e.Close()
+}

@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -209,28 +208,13 @@ func (g *GPU) execute(cp *sim.Proc, r *Run) {
 	g.e.Span(g.name+".cp", "launch "+k.Name, r.LaunchStart, cp.Now())
 	r.BodyStart = cp.Now()
 	g.stats.Kernels++
-	waves := g.waves(k)
-	kr := &kernelRun{g: g, k: &r.Kernel}
-	for i := range k.WGs {
-		cu := g.place(cp, k, waves)
-		cp.Sleep(g.spec.Cycles(g.spec.DispatchCycles))
-		kr.live++
-		wg := &WG{g: g, cu: cu, ID: i, Size: k.WGSize, waves: waves, firstSIMD: cu.nextSIMD, run: r}
-		cu.nextSIMD = (cu.nextSIMD + waves) % len(cu.simdFree)
-		g.stats.WGs++
-		name := g.name + ".wg[" + strconv.Itoa(i) + "]"
-		if k.Steps != nil {
-			wg.Proc = g.e.SpawnSteps(name, &wgSteps{kr: kr, wg: wg, body: k.Steps(wg)})
-			continue
-		}
-		wg.Proc = g.e.Spawn(name, func(p *sim.Proc) {
-			start := p.Now()
-			k.Body(wg)
-			wg.Barrier()
-			kr.retire(wg, start)
-		})
-	}
-	cp.WaitUntil(&kr.retired, "work-groups of "+k.Name, func() bool { return kr.live == 0 })
+	kr := &kernelRun{g: g, k: &r.Kernel, r: r, waves: g.waves(k)}
+	// The work-groups are placed, dispatched and waited for by a step
+	// process that continues the CP's work in this event; the CP itself
+	// waits once, for the last work-group to retire.
+	d := g.e.StartSteps(g.name+".dispatch", kr)
+	d.SetDaemon() // part of the CP, which is a daemon
+	cp.WaitUntil(&kr.fin, "work-groups of "+k.Name, func() bool { return kr.dispatched == k.WGs && kr.live == 0 })
 	r.BodyEnd = cp.Now()
 	tStart := cp.Now()
 	cp.Sleep(g.spec.Teardown)
@@ -238,22 +222,20 @@ func (g *GPU) execute(cp *sim.Proc, r *Run) {
 	g.e.Span(g.name+".cp", "teardown "+k.Name, tStart, cp.Now())
 }
 
-// place waits until some CU has room for a WG of k and reserves it, trying
-// CUs round-robin.
-func (g *GPU) place(cp *sim.Proc, k Kernel, waves int) *computeUnit {
+// place reserves room for a WG of k on some CU, trying CUs round-robin,
+// and reports false when none has room.
+func (g *GPU) place(k *Kernel, waves int) *computeUnit {
 	maxWaves := g.spec.SIMDs * g.spec.WavesPerSIMD
-	for {
-		for range g.cus {
-			cu := g.cus[g.rr]
-			g.rr = (g.rr + 1) % len(g.cus)
-			if cu.waves+waves <= maxWaves && cu.lds+k.LDS <= g.spec.LDSPerCU {
-				cu.waves += waves
-				cu.lds += k.LDS
-				return cu
-			}
+	for range g.cus {
+		cu := g.cus[g.rr]
+		g.rr = (g.rr + 1) % len(g.cus)
+		if cu.waves+waves <= maxWaves && cu.lds+k.LDS <= g.spec.LDSPerCU {
+			cu.waves += waves
+			cu.lds += k.LDS
+			return cu
 		}
-		cp.Wait(&g.room, "a CU with room for "+k.Name)
 	}
+	return nil
 }
 
 func (g *GPU) invalidateAll() {

@@ -1,6 +1,8 @@
 package gpu
 
 import (
+	"strconv"
+
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -34,16 +36,63 @@ type StepBody interface {
 	Step(wg *WG) (done bool)
 }
 
-// kernelRun is the state of one dispatch that its work-groups share.
+// kernelRun is one dispatch: its work-groups' shared state and the
+// dispatcher. The CP hands the dispatch loop to a step process (Step: place
+// a work-group, wait the dispatch cycles, spawn it; wait for a CU with room
+// when none has) and waits once; the wake-ups it had while work-groups
+// retired become callback events of kernelRun (Handle), the last of which
+// resumes the CP in place. Same events at the same times as the CP doing
+// it all as a coroutine, without a coroutine switch per work-group.
 type kernelRun struct {
-	g       *GPU
-	k       *Kernel
-	live    int        // work-groups dispatched and not yet retired
-	retired sim.Signal // a work-group retired
+	g          *GPU
+	k          *Kernel
+	r          *Run
+	waves      int
+	dispatched int          // work-groups dispatched so far
+	live       int          // work-groups dispatched and not yet retired
+	cu         *computeUnit // the CU reserved for the next work-group
+	wakeSet    bool         // a retirement wake-up (Handle) is scheduled
+	fin        sim.Signal   // the CP waits on it for the last retirement
+}
+
+// Step implements sim.Stepper: the dispatch loop.
+func (kr *kernelRun) Step(p *sim.Proc) bool {
+	g, k := kr.g, kr.k
+	if kr.cu == nil {
+		if kr.cu = g.place(k, kr.waves); kr.cu == nil {
+			p.Wait(&g.room, "a CU with room for "+k.Name)
+			return false
+		}
+		p.Sleep(g.spec.Cycles(g.spec.DispatchCycles))
+		return false
+	}
+	cu := kr.cu
+	kr.cu = nil
+	i := kr.dispatched
+	kr.dispatched++
+	kr.live++
+	wg := &WG{g: g, cu: cu, ID: i, Size: k.WGSize, waves: kr.waves, firstSIMD: cu.nextSIMD, run: kr.r}
+	cu.nextSIMD = (cu.nextSIMD + kr.waves) % len(cu.simdFree)
+	g.stats.WGs++
+	name := g.name + ".wg[" + strconv.Itoa(i) + "]"
+	if k.Steps != nil {
+		wg.Proc = g.e.SpawnSteps(name, &wgSteps{kr: kr, wg: wg, body: k.Steps(wg)})
+	} else {
+		body := k.Body
+		wg.Proc = g.e.Spawn(name, func(p *sim.Proc) {
+			start := p.Now()
+			body(wg)
+			wg.Barrier()
+			kr.retire(wg, start)
+		})
+	}
+	return kr.dispatched == k.WGs
 }
 
 // retire frees wg's CU resources and tells the dispatcher; its body and
-// final barrier are done.
+// final barrier are done. Once every work-group is dispatched, the CP
+// waits for them: a retirement wakes it (in Handle) unless a wake-up is
+// already scheduled.
 func (kr *kernelRun) retire(wg *WG, start sim.Time) {
 	g := kr.g
 	g.e.Span(wg.Name(), kr.k.Name, start, wg.Now())
@@ -51,7 +100,19 @@ func (kr *kernelRun) retire(wg *WG, start sim.Time) {
 	wg.cu.lds -= kr.k.LDS
 	kr.live--
 	g.room.Notify()
-	kr.retired.Notify()
+	if kr.dispatched == kr.k.WGs && !kr.wakeSet {
+		kr.wakeSet = true
+		g.e.AtH(g.e.Now(), kr, 0)
+	}
+}
+
+// Handle is the CP's wake-up at a retirement: it resumes the CP when the
+// last work-group has retired, else the CP waits on.
+func (kr *kernelRun) Handle(uint64) {
+	kr.wakeSet = false
+	if kr.live == 0 {
+		kr.fin.Wake()
+	}
 }
 
 // wgSteps runs a StepBody as the work-group's process, with the final
