@@ -99,6 +99,7 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	}
 	lay := newRingLayout(int(a.Size/4), n, w)
 	lay.flagName(0) // made now: the nodes of a partitioned run read them in parallel
+	lay.stepName(0)
 	res := AllreduceResult{Finish: make([]sim.Time, n), Slices: w}
 	bases := make([]mem.Addr, n)
 	var vr verbsRing
@@ -622,20 +623,14 @@ func (a Allreduce) gputn(nd *strategy.Node, l *ringLayout, base mem.Addr) error 
 		t.cond = func(v uint64) bool { return v == t.want }
 		return t
 	}})
-	// Every send of the schedule becomes a triggered put, registered in
-	// step order while the kernel already runs (relaxed synchronization).
-	for st := range steps {
-		for s := range l.w {
-			for _, op := range ringRound(l, base, i, s, st) {
-				if op.Kind != nbc.Send {
-					continue
-				}
-				p := l.put(base, i, op.Step, s)
-				nd.TN.TrigPut(tag(op.Step, s, l.w), gputn.Put{Src: p.Src, Length: p.Length, Target: op.Peer,
-					PT: nd.RDMA.PT(), RemoteOffset: p.RemoteOffset}, 1)
-			}
-		}
-	}
+	// Every send of the schedule (node i's put of each step and slice to
+	// its right neighbour) becomes a triggered put, registered in step
+	// order while the kernel already runs (relaxed synchronization).
+	pt := nd.RDMA.PT()
+	nd.TN.TrigPutBlock(steps*l.w, func(k int) uint64 { return tag(k/l.w, k%l.w, l.w) }, func(k int) gputn.Put {
+		p := l.put(base, i, k/l.w, k%l.w)
+		return gputn.Put{Src: p.Src, Length: p.Length, Target: p.Target, PT: pt, RemoteOffset: p.RemoteOffset}
+	}, 1)
 	nd.Stream.Wait(run)
 	return nil
 }

@@ -21,15 +21,41 @@ type trigEntry struct {
 	counter   uint64
 	threshold uint64
 	hasOp     bool
-	cmd       Command
+	op        trigOp
 }
 
 // trigReg is a host registration (TrigPut/TrigGet).
 type trigReg struct {
 	tag       uint64
-	cmd       Command
+	op        trigOp
 	threshold uint64
 }
+
+// trigOp is a registered operation: a command of its own, or command i
+// of a CommandBlock. A GPU-TN ring registers 2(n−1) puts per node, each
+// live until its step: an entry holds a few words instead of a command.
+type trigOp struct {
+	one *Command
+	blk *CommandBlock
+	i   int
+}
+
+func (o trigOp) command() Command {
+	if o.one != nil {
+		return *o.one
+	}
+	return o.blk.cmd(o.i)
+}
+
+// CommandBlock is a family of commands made from their index, such as
+// the puts of a ring schedule: registered by index (RegisterTriggerOf),
+// the NIC keeps the block and the index and makes the command again when
+// the entry fires, so the function must return the same command for the
+// same index every time.
+type CommandBlock struct{ cmd func(i int) Command }
+
+// NewCommandBlock returns the block whose command i is cmd(i).
+func NewCommandBlock(cmd func(i int) Command) *CommandBlock { return &CommandBlock{cmd: cmd} }
 
 // gputn is the NIC's GPU-TN state.
 type gputn struct {
@@ -100,7 +126,15 @@ func (n *NIC) RegisterTrigger(p *sim.Proc, tag uint64, cmd Command, threshold ui
 		cmd.CompletionFlag = completionFlag
 	}
 	n.check(cmd)
-	n.hostPost(p, "trig register", true, func() { n.onHostRegister(trigReg{tag, cmd, threshold}) })
+	n.hostPost(p, "trig register", true, func() { n.onHostRegister(trigReg{tag, trigOp{one: &cmd}, threshold}) })
+}
+
+// RegisterTriggerOf is RegisterTrigger of command i of b (its completion
+// flag is the command's own): the same doorbell, fetch and entry, but the
+// entry keeps b and i rather than the command.
+func (n *NIC) RegisterTriggerOf(p *sim.Proc, tag uint64, b *CommandBlock, i int, threshold uint64) {
+	n.check(b.cmd(i))
+	n.hostPost(p, "trig register", true, func() { n.onHostRegister(trigReg{tag, trigOp{blk: b, i: i}, threshold}) })
 }
 
 // TriggerEntries returns the number of live trigger entries.
@@ -128,7 +162,7 @@ func (n *NIC) onHostRegister(r trigReg) {
 	} else if e.hasOp {
 		n.stats.TagReuseWarnings++
 	}
-	e.cmd, e.threshold, e.hasOp = r.cmd, r.threshold, true
+	e.op, e.threshold, e.hasOp = r.op, r.threshold, true
 	if e.counter >= e.threshold {
 		n.fireEntry(e)
 	}
@@ -156,7 +190,7 @@ func (n *NIC) alloc(tag uint64) *trigEntry {
 func (n *NIC) fireEntry(e *trigEntry) {
 	n.stats.TrigFires++
 	delete(n.tn.entries, e.tag)
-	cmd := e.cmd
+	cmd := e.op.command()
 	start := n.e.Now()
 	n.e.At(start+n.spec.CmdLatency, func() {
 		n.span("gputn fire", start, n.e.Now())
@@ -177,7 +211,7 @@ func (n *NIC) entryFreed() {
 		} else if e.hasOp {
 			n.stats.TagReuseWarnings++
 		}
-		e.cmd, e.threshold, e.hasOp = r.cmd, r.threshold, true
+		e.op, e.threshold, e.hasOp = r.op, r.threshold, true
 		if e.counter >= e.threshold {
 			n.fireEntry(e)
 		}

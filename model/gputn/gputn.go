@@ -37,9 +37,32 @@ type Put struct {
 func (h *Host) TrigPut(tag uint64, p Put, threshold uint64) {
 	defer h.t.Span("TrigPut", h.t.Now())
 	h.t.Instr(h.sw.PortalsPost)
-	cmd := nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: p.Src, Length: p.Length}, Length: p.Length,
+	h.nic.RegisterTrigger(h.t.Proc, tag, putCommand(p), threshold, p.CompletionFlag)
+}
+
+// TrigPutBlock registers count puts, as count TrigPut calls would, one
+// after the other (the host is charged for each in turn): registration i
+// is put(i) under tag(i) with the given threshold. The NIC keeps put and
+// the index, not a command per entry (nic.CommandBlock), so put must give
+// the same put for the same i every time.
+func (h *Host) TrigPutBlock(count int, tag func(i int) uint64, put func(i int) Put, threshold uint64) {
+	blk := nic.NewCommandBlock(func(i int) nic.Command {
+		p := put(i)
+		c := putCommand(p)
+		c.CompletionFlag = p.CompletionFlag
+		return c
+	})
+	for i := range count {
+		start := h.t.Now()
+		h.t.Instr(h.sw.PortalsPost)
+		h.nic.RegisterTriggerOf(h.t.Proc, tag(i), blk, i, threshold)
+		h.t.Span("TrigPut", start)
+	}
+}
+
+func putCommand(p Put) nic.Command {
+	return nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: p.Src, Length: p.Length}, Length: p.Length,
 		Target: p.Target, PT: p.PT, RemoteOffset: p.RemoteOffset, MatchBits: p.MatchBits, Ack: nic.NoAckReq}
-	h.nic.RegisterTrigger(h.t.Proc, tag, cmd, threshold, p.CompletionFlag)
 }
 
 // TrigGet registers a get of length bytes from the target's ME into dst.
