@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -39,15 +40,68 @@ func BenchmarkAllreduce1024PayloadFree(b *testing.B) { benchAllreduce(b, 1024, f
 // BenchmarkAllreduceRHDFlow is the 8 MiB allreduce with recursive
 // halving-doubling in the flow network model, payload-free, on CPU and
 // HDN; the point is 16,384 nodes (-bench RHDFlow/16384 -benchtime
-// 1x), the smaller ones show how the cost grows.
+// 1x), the smaller ones show how the cost grows. Besides the event rate
+// it reports the peaks of goroutines, goroutine stacks and heap in use,
+// sampled every 10 ms of wall time while the runs go (the memory of a
+// large run is where coroutines per agent show).
 func BenchmarkAllreduceRHDFlow(b *testing.B) {
 	hw := cluster.GPUTN()
 	hw.Network.Model = net.ModelFlow
-	for _, n := range []int{1024, 4096, 16384} {
+	for _, n := range []int{1024, 2048, 4096, 16384} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			benchAllreduceOn(b, hw, n, false, AlgRHD, []strategy.Strategy{strategy.CPU, strategy.HDN})
+			for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN} {
+				b.Run(string(s), func(b *testing.B) {
+					p := startPeaks()
+					benchAllreduceRuns(b, hw, n, false, AlgRHD, s)
+					p.report(b)
+				})
+			}
 		})
 	}
+}
+
+// peaks samples the goroutine count and the stack and heap in use until
+// report.
+type peaks struct {
+	stop                chan struct{}
+	done                chan struct{}
+	goroutines          int
+	stackBytes, heapUse uint64
+}
+
+func startPeaks() *peaks {
+	p := &peaks{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			p.sample()
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peaks) sample() {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	p.goroutines = max(p.goroutines, runtime.NumGoroutine())
+	p.stackBytes = max(p.stackBytes, ms.StackInuse)
+	p.heapUse = max(p.heapUse, ms.HeapInuse)
+}
+
+// report stops the sampling and reports the peaks.
+func (p *peaks) report(b *testing.B) {
+	close(p.stop)
+	<-p.done
+	b.ReportMetric(float64(p.goroutines), "peak-goroutines")
+	b.ReportMetric(float64(p.stackBytes)/1e6, "peak-stack-MB")
+	b.ReportMetric(float64(p.heapUse)/1e6, "peak-heap-MB")
 }
 
 func benchAllreduce(b *testing.B, nodes int, functional bool) {
@@ -57,30 +111,34 @@ func benchAllreduce(b *testing.B, nodes int, functional bool) {
 
 func benchAllreduceOn(b *testing.B, hw cluster.Spec, nodes int, functional bool, alg string, strats []strategy.Strategy) {
 	for _, s := range strats {
-		b.Run(string(s), func(b *testing.B) {
-			var events uint64
-			cpu0 := cpuSeconds(b)
-			for range b.N {
-				e := sim.New(1)
-				c, err := cluster.New(e, hw, nodes, functional)
-				if err != nil {
-					b.Fatal(err)
-				}
-				a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8, Algorithm: alg}
-				r, err := a.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
-				if err != nil || r.Verified != functional {
-					b.Fatalf("%v verified=%v", err, r.Verified)
-				}
-				events += e.Events()
-				e.Close()
-			}
-			cpu := cpuSeconds(b) - cpu0
-			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-			b.ReportMetric(float64(events)/cpu, "events/cpu-s")
-			b.ReportMetric(float64(events)/float64(b.N), "events/run")
-			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
-		})
+		b.Run(string(s), func(b *testing.B) { benchAllreduceRuns(b, hw, nodes, functional, alg, s) })
 	}
+}
+
+// benchAllreduceRuns runs the allreduce b.N times on strategy s and
+// reports the event rates.
+func benchAllreduceRuns(b *testing.B, hw cluster.Spec, nodes int, functional bool, alg string, s strategy.Strategy) {
+	var events uint64
+	cpu0 := cpuSeconds(b)
+	for range b.N {
+		e := sim.New(1)
+		c, err := cluster.New(e, hw, nodes, functional)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8, Algorithm: alg}
+		r, err := a.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+		if err != nil || r.Verified != functional {
+			b.Fatalf("%v verified=%v", err, r.Verified)
+		}
+		events += e.Events()
+		e.Close()
+	}
+	cpu := cpuSeconds(b) - cpu0
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/run")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
 }
 
 // cpuSeconds is the process's user plus system CPU time so far. On the

@@ -37,6 +37,7 @@ type GPU struct {
 	aql      aqlState      // user-mode queues and kernel objects (aql.go)
 	tags     *L2           // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
 	uncached [][2]mem.Addr // L2-uncacheable ranges (uncached.go)
+	wgNames  []string      // "<gpu>.wg[i]", made once per index (kernels reuse them)
 }
 
 // Stats counts GPU activity.

@@ -71,13 +71,16 @@ func (kr *kernelRun) Step(p *sim.Proc) bool {
 	i := kr.dispatched
 	kr.dispatched++
 	kr.live++
-	wg := &WG{g: g, cu: cu, ID: i, Size: k.WGSize, waves: kr.waves, firstSIMD: cu.nextSIMD, run: kr.r}
+	w := WG{g: g, cu: cu, ID: i, Size: k.WGSize, waves: kr.waves, firstSIMD: cu.nextSIMD, run: kr.r}
 	cu.nextSIMD = (cu.nextSIMD + kr.waves) % len(cu.simdFree)
 	g.stats.WGs++
-	name := g.name + ".wg[" + strconv.Itoa(i) + "]"
+	name := g.wgName(i)
 	if k.Steps != nil {
-		wg.Proc = g.e.SpawnSteps(name, &wgSteps{kr: kr, wg: wg, body: k.Steps(wg)})
+		s := &wgSteps{kr: kr, wg: w} // one allocation for both
+		s.body = k.Steps(&s.wg)
+		s.wg.Proc = g.e.SpawnSteps(name, s)
 	} else {
+		wg := &w
 		body := k.Body
 		wg.Proc = g.e.Spawn(name, func(p *sim.Proc) {
 			start := p.Now()
@@ -87,6 +90,14 @@ func (kr *kernelRun) Step(p *sim.Proc) bool {
 		})
 	}
 	return kr.dispatched == k.WGs
+}
+
+// wgName returns work-group i's process name.
+func (g *GPU) wgName(i int) string {
+	for len(g.wgNames) <= i {
+		g.wgNames = append(g.wgNames, g.name+".wg["+strconv.Itoa(len(g.wgNames))+"]")
+	}
+	return g.wgNames[i]
 }
 
 // retire frees wg's CU resources and tells the dispatcher; its body and
@@ -119,7 +130,7 @@ func (kr *kernelRun) Handle(uint64) {
 // barrier and the retirement a Body gets.
 type wgSteps struct {
 	kr    *kernelRun
-	wg    *WG
+	wg    WG
 	body  StepBody
 	start sim.Time
 	phase uint8 // 0 start, 1 body, 2 barrier, 3 retire
@@ -127,22 +138,23 @@ type wgSteps struct {
 
 // Step implements sim.Stepper.
 func (s *wgSteps) Step(*sim.Proc) bool {
+	wg := &s.wg
 	switch s.phase {
 	case 0:
-		s.start = s.wg.Now()
+		s.start = wg.Now()
 		s.phase = 1
 		fallthrough
 	case 1:
-		if s.body.Step(s.wg) {
+		if s.body.Step(wg) {
 			s.phase = 2
 		}
 		return false
 	case 2:
-		s.wg.Barrier()
+		wg.Barrier()
 		s.phase = 3
 		return false
 	default:
-		s.kr.retire(s.wg, s.start)
+		s.kr.retire(wg, s.start)
 		return true
 	}
 }
