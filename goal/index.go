@@ -377,7 +377,9 @@ func (f *File) index(size int64) error {
 // error if the text should be indexed sequentially instead.
 func (f *File) indexParallel(size int64, k int) (*indexer, error) {
 	// The header: num_ranks, up to the first rank line.
-	hd := newIndexer(f.opts)
+	hdOpts := f.opts
+	hdOpts.bufSize = cmp.Or(hdOpts.bufSize, 64<<10)
+	hd := newIndexer(hdOpts)
 	hd.header = true
 	if err := hd.run(io.NewSectionReader(f.ra, 0, min(size, 1<<20)), 0); err != nil || hd.headerEnd == 0 || !hd.seenNum {
 		return nil, nil
@@ -419,6 +421,7 @@ func (f *File) indexParallel(size int64, k int) (*indexer, error) {
 	for i := range parts {
 		s := &parts[i]
 		s.ix = newIndexer(opts)
+		s.ix.sp.buf = make([]byte, 0, spoolChunk+maxRecord)
 		if i > 0 {
 			s.ix.numRanks, s.ix.seenNum, s.ix.next = hd.numRanks, true, s.first
 			s.ix.ranks = make([]rankIndex, 0, min(hd.numRanks, 1<<20)/len(parts)+1)
