@@ -138,13 +138,7 @@ func openAndRead(b *testing.B, path string, readBack bool) {
 // rank block of the 1024-rank ring (8,188 statement lines in memory), the
 // per-line cost of reading and checking a Schedgen-style file on one core.
 func BenchmarkIndexLines(b *testing.B) {
-	var buf bytes.Buffer
-	if err := WriteText(&buf, Ring(1024, 8<<20)); err != nil {
-		b.Fatal(err)
-	}
-	text := buf.Bytes()
-	start := bytes.Index(text, []byte("rank 0 {\n")) + len("rank 0 {\n")
-	body := text[start : start+bytes.Index(text[start:], []byte("}\n"))]
+	body := rankText(b, Ring(1024, 8<<20), 0)
 	lines := bytes.Count(body, []byte("\n"))
 	ix := newIndexer(openOpts{spoolMem: 1 << 30})
 	ix.numRanks, ix.inRank = 1024, 0
@@ -157,4 +151,28 @@ func BenchmarkIndexLines(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*lines), "ns/line")
+}
+
+// rankText returns rank r's statement lines as WriteText prints them.
+func rankText(tb testing.TB, p Program, r int) []byte {
+	rr, err := p.Rank(r)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var buf []byte
+	var s Stmt
+	var nops uint64
+	for {
+		ok, err := rr.Next(&s)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if !ok {
+			return buf
+		}
+		buf = append(s.AppendText(buf, nops), '\n')
+		if s.Kind.IsOp() {
+			nops++
+		}
+	}
 }

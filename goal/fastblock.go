@@ -126,6 +126,22 @@ func labelNum(b []byte, i int) (k uint64, j int, ok bool) {
 	return k, j, n > 0 && n <= 18 && (b[i] != '0' || n == 1) && j < len(b)
 }
 
+// decimalAt parses 1 to 19 decimal digits at b[i:] no larger than max
+// and returns the index after them. It accepts what compactNum accepts,
+// with one test per digit instead of two.
+func decimalAt(b []byte, i int, max uint64) (uint64, int, bool) {
+	var v uint64
+	j := i
+	for ; j < len(b); j++ {
+		c := b[j] - '0'
+		if c > 9 {
+			break
+		}
+		v = v*10 + uint64(c)
+	}
+	return v, j, j > i && j-i <= 19 && v <= max
+}
+
 // record is an operation parsed by record.op.
 type record struct {
 	kind      Kind
@@ -154,7 +170,7 @@ func (r *record) op(b []byte, i int, numRanks uint64) (int, bool) {
 		return 0, false
 	}
 	var ok bool
-	if r.size, i, ok = compactNum(b, i+5, 1<<62); !ok {
+	if r.size, i, ok = decimalAt(b, i+5, 1<<62); !ok {
 		return 0, false
 	}
 	if r.kind != Calc {
@@ -170,26 +186,26 @@ func (r *record) op(b []byte, i int, numRanks uint64) (int, bool) {
 			return 0, false
 		}
 		var v uint64
-		if v, i, ok = compactNum(b, i+len(dir), numRanks-1); !ok {
+		if v, i, ok = decimalAt(b, i+len(dir), numRanks-1); !ok {
 			return 0, false
 		}
 		r.peer = uint32(v)
 		if hasPrefix(b[i:], " tag ") {
-			if v, i, ok = compactNum(b, i+5, 1<<32-2); !ok {
+			if v, i, ok = decimalAt(b, i+5, 1<<32-2); !ok {
 				return 0, false
 			}
 			r.tag = uint32(v)
 		}
 	}
 	if hasPrefix(b[i:], " cpu ") {
-		v, j, ok := compactNum(b, i+5, MaxIndex)
+		v, j, ok := decimalAt(b, i+5, MaxIndex)
 		if !ok {
 			return 0, false
 		}
 		r.cpu, i = uint8(v), j
 	}
 	if r.kind != Calc && hasPrefix(b[i:], " nic ") {
-		v, j, ok := compactNum(b, i+5, MaxIndex)
+		v, j, ok := decimalAt(b, i+5, MaxIndex)
 		if !ok {
 			return 0, false
 		}
