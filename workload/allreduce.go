@@ -98,7 +98,10 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		w = a.Rings(n, c.Spec.GPU.CUs) // one ring per work-group
 	}
 	lay := newRingLayout(int(a.Size/4), n, w)
-	lay.flagName(0) // made now: the nodes of a partitioned run read them in parallel
+	// The layout's name caches are made now: the nodes of a partitioned
+	// run read the layout in parallel (cluster.NewPartitioned), so nothing
+	// in it may be written during the run.
+	lay.flagName(0)
 	lay.stepName(0)
 	res := AllreduceResult{Finish: make([]sim.Time, n), Slices: w}
 	bases := make([]mem.Addr, n)

@@ -22,6 +22,8 @@ type ringLayout struct {
 	recvSlot  uint64   // bytes per receive subslot
 	recvBase  uint64
 	totalSize uint64
+	// Name caches, made before a run starts (Allreduce.Run): a
+	// partitioned run's nodes read the layout in parallel.
 	flagNames []string // flagName, made on first use
 	stepNames []string // stepName, made on first use
 }
