@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"fmt"
+
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -35,6 +37,21 @@ type Stream struct {
 	progNext int    // the next operation of the Program at the head of pending
 	submit   func() // the doorbell reaching the CP: one GPU queue entry for the next operation
 	runNext  gpu.Op // the CP runs the pending head
+
+	// Completion signals come from a pool, as in a GPU runtime: a kernel's
+	// word goes back once the host has seen it (Wait) and the next launch
+	// resets it, so a host that launches and waits for a kernel per step
+	// (HDN: 2(n−1) steps per node) holds a few words, not one allocation
+	// and one watched line per kernel.
+	freeSignals []mem.Addr
+	signalRun   map[mem.Addr]signalUse
+}
+
+// signalUse is the run that last used a pooled signal word, and whether
+// the host has seen it (the word is back in the pool).
+type signalUse struct {
+	run  *gpu.Run
+	seen bool
 }
 
 // opKind is what a queued operation does when the CP reaches it.
@@ -128,15 +145,44 @@ func (s *Stream) run(cp *sim.Proc) {
 // Launch enqueues kernel k and returns its Run (timeline and completion
 // signal). The host does not wait.
 func (s *Stream) Launch(k gpu.Kernel) *gpu.Run {
-	dispatch, run := s.g.DispatchOp(k)
+	sig := s.signal()
+	dispatch, run := s.g.DispatchOpSignal(k, sig)
+	s.signalRun[sig] = signalUse{run: run}
 	s.enqueue(s.sw.KernelLaunch, op{kind: opDispatch}, dispatch)
 	return run
 }
 
-// Wait blocks the host thread until run's completion signal is seen.
+// signal takes a completion signal word from the pool, reset to 0 (the
+// store is part of the launch's sw.kernel_launch), or allocates one.
+func (s *Stream) signal() mem.Addr {
+	m := s.g.Mem()
+	if n := len(s.freeSignals); n > 0 {
+		a := s.freeSignals[n-1]
+		s.freeSignals = s.freeSignals[:n-1]
+		m.Store64(a, 0)
+		return a
+	}
+	if s.signalRun == nil {
+		s.signalRun = map[mem.Addr]signalUse{}
+	}
+	return m.AllocData(mem.GPU, 8, "stream.signal")
+}
+
+// Wait blocks the host thread until run's completion signal is seen. The
+// signal word of a run this stream launched then goes back to its pool:
+// waiting again for the same run is fine until the next launch reuses it,
+// and a bug (a panic) after.
 func (s *Stream) Wait(run *gpu.Run) {
 	defer s.t.Span("wait kernel", s.t.Now())
+	u, pooled := s.signalRun[run.Signal]
+	if pooled && u.run != run {
+		panic(fmt.Sprintf("stream on %s: Wait for kernel %s, already waited for, whose signal a later launch reuses", s.g.Name(), run.Kernel.Name))
+	}
 	s.waitWord(run.Signal, "completion of kernel "+run.Kernel.Name)
+	if pooled && !u.seen {
+		s.signalRun[run.Signal] = signalUse{run: run, seen: true}
+		s.freeSignals = append(s.freeSignals, run.Signal)
+	}
 }
 
 // waitWord waits for the word at a to become non-zero as sw.kernel_wait
