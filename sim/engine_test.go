@@ -2,6 +2,8 @@ package sim
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -215,4 +217,61 @@ func TestStopAndCloseReleaseProcesses(t *testing.T) {
 	if e.Live() != 0 {
 		t.Fatal("Close left live processes")
 	}
+}
+
+// chainRecorder appends its argument to a shared log when handled.
+type chainRecorder struct {
+	e   *Engine
+	log *[]string
+}
+
+func (r chainRecorder) Handle(arg uint64) {
+	*r.log = append(*r.log, fmt.Sprintf("%v:%d", r.e.Now(), arg))
+}
+
+// TestChainKeepsEngineOrder schedules the same random events once through
+// Engine.AtH and once through two chains (in order, out of order, ties,
+// events scheduled from handlers) and requires the same log and event
+// count: a chain only delays when an event enters the queue.
+func TestChainKeepsEngineOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		type sched struct {
+			at    int64
+			chain int // -1: plain AtH
+			then  int64
+		}
+		plan := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) sched {
+			return sched{rapid.Int64Range(0, 30).Draw(t, "at"), rapid.IntRange(-1, 1).Draw(t, "chain"), rapid.Int64Range(-1, 10).Draw(t, "then")}
+		}), 1, 60).Draw(t, "plan")
+		run := func(chained bool) ([]string, uint64) {
+			e := New(1)
+			var log []string
+			var chains [2]Chain
+			rec := chainRecorder{e: e, log: &log}
+			at := func(t Time, c int, arg uint64) {
+				if chained && c >= 0 {
+					chains[c].AtH(e, t, rec, arg)
+					return
+				}
+				e.AtH(t, rec, arg)
+			}
+			for i, s := range plan {
+				e.At(0, func() {
+					at(e.Now()+Time(s.at), s.chain, uint64(i))
+					if s.then >= 0 {
+						e.After(Duration(s.then), func() { at(e.Now()+Time(s.at), s.chain, uint64(100+i)) })
+					}
+				})
+			}
+			if err := e.Run(); err != nil {
+				t.Fatal(err)
+			}
+			return log, e.Events()
+		}
+		want, wantEvents := run(false)
+		got, gotEvents := run(true)
+		if !slices.Equal(got, want) || gotEvents != wantEvents {
+			t.Fatalf("chained: %v (%d events)\nwant      %v (%d events)", got, gotEvents, want, wantEvents)
+		}
+	})
 }

@@ -34,6 +34,11 @@ type port struct {
 	doneBytes uint64
 	donePkts  uint64
 
+	// arrivals holds the packets this port has sent, as the events of
+	// their arrival at the next hop: a FIFO server's completions come due
+	// in order, so only the first is in the engine's queue (sim.Chain).
+	arrivals sim.Chain
+
 	// Flow model (flow.go).
 	flows    []*flow // active flows crossing this port
 	mark     uint64  // component search epoch
@@ -185,7 +190,7 @@ func (in *inflight) forward(t sim.Time) {
 	arrive := pt.free + in.f.link.Latency
 	in.hop++
 	if in.hop == in.hops {
-		in.f.e.AtH(arrive, in, 1)
+		pt.arrivals.AtH(in.f.e, arrive, in, 1)
 		return
 	}
 	next := arrive + in.f.sw.Latency
@@ -195,7 +200,7 @@ func (in *inflight) forward(t sim.Time) {
 			return
 		}
 	}
-	in.f.e.AtH(next, in, 0)
+	pt.arrivals.AtH(in.f.e, next, in, 0)
 }
 
 // Handle advances the packet: arg 0 = at a switch output, 1 = delivered,

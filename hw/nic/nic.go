@@ -34,6 +34,10 @@ type NIC struct {
 	maxPayload unit.Bytes
 	flowPiece  unit.Bytes // flow model: the link's packet payload (UseFlows); 0 in the packet model
 	stats      Stats
+	// sends holds the packets whose payload DMA is under way, as the
+	// events that hand them to the fabric: DMA reads complete in issue
+	// order, so only the first is in the engine's queue (sim.Chain).
+	sends sim.Chain
 
 	pts   []*pt
 	meSeq uint64

@@ -139,7 +139,7 @@ func (n *NIC) sendPackets(dst int, kind Kind, msg uint64, hdr *Header, l uint64,
 		}
 		var ready sim.Time
 		ready, pk.dmaK = n.srcRead(&tx.src, off, ln)
-		n.e.AtH(ready, (*pktSend)(pk), 0)
+		n.sends.AtH(n.e, ready, (*pktSend)(pk), 0)
 	}
 }
 
