@@ -110,6 +110,10 @@ func (g *Group) Post(src, dst int, t Time, h Handler, arg uint64) {
 		e.AtH(t, h, arg)
 		return
 	}
+	if t < 0 || t >= MaxTime {
+		e.overflow() // as AtH: the run fails with a *TimeOverflowError
+		return
+	}
 	if t < e.now+g.look {
 		panic(fmt.Sprintf("sim: event posted from partition %d to %d at %v, within the lookahead %v of now %v", src, dst, t, g.look, e.now))
 	}
@@ -160,11 +164,16 @@ func (g *Group) Run() error {
 
 // startWorkers starts a goroutine per partition 1..k−1 that runs one window
 // per limit received on work, each on a fixed partition (the partition's
-// coroutines then stay on one thread's caches), and reports on done.
+// coroutines then stay on one thread's caches), and reports on done. The
+// channels are buffered so that handing out a window never waits for a
+// worker to be scheduled: partition 0 starts its own window at once.
+// (Polling a while before blocking, to spare the wake-up of a sleeping
+// thread, used more CPU per event and did not shorten the runs on the
+// shared machine.)
 func (g *Group) startWorkers() (work []chan Time, done chan struct{}) {
 	done = make(chan struct{}, g.k)
 	for me := 1; me < g.k; me++ {
-		w := make(chan Time)
+		w := make(chan Time, 1)
 		work = append(work, w)
 		go func() {
 			for limit := range w {

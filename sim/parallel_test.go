@@ -222,3 +222,15 @@ func TestNewGroupRefusesBadArguments(t *testing.T) {
 		t.Error("zero lookahead accepted")
 	}
 }
+
+// An event posted past the end of the clock fails the run as AtH does.
+func TestGroupPostOverflowFails(t *testing.T) {
+	g, err := NewGroup(1, 2, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Engine(0).At(10, func() { g.Post(0, 1, MaxTime, funcHandler(func() {}), 0) })
+	if err := g.Run(); !errors.Is(err, ErrTimeOverflow) {
+		t.Fatalf("err = %v, want a time overflow", err)
+	}
+}

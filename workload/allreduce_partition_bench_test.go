@@ -34,7 +34,7 @@ func BenchmarkAllreducePartitioned(b *testing.B) {
 }
 
 func benchPartitioned(b *testing.B, s strategy.Strategy, n, k int) {
-	var events, windows uint64
+	var events, windows, busiest uint64
 	cpu0 := cpuSeconds(b)
 	for range b.N {
 		var c *cluster.Cluster
@@ -52,8 +52,11 @@ func benchPartitioned(b *testing.B, s strategy.Strategy, n, k int) {
 			b.Fatal(err)
 		}
 		events += c.Events()
-		if c.Group != nil {
-			windows += c.Group.Windows()
+		if g := c.Group; g != nil {
+			windows += g.Windows()
+			for p := range g.Partitions() {
+				busiest = max(busiest, g.Engine(p).Events())
+			}
 		}
 		c.Close()
 	}
@@ -65,5 +68,8 @@ func benchPartitioned(b *testing.B, s strategy.Strategy, n, k int) {
 	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
 	if windows > 0 {
 		b.ReportMetric(float64(events)/float64(windows), "events/window")
+		// The busiest partition's share of the events, times k: 1 is a
+		// perfect balance, and bounds the speed-up at k/balance.
+		b.ReportMetric(float64(busiest)*float64(k)/float64(events/uint64(b.N)), "balance")
 	}
 }

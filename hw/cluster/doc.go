@@ -2,7 +2,10 @@
 // memory (real bytes or payload-free), a memory server shared by CPU and
 // GPU, the host CPU, the GPU with its command processor, a PCIe attachment
 // and a Portals NIC, all joined by the fabric. It is the only place that
-// knows how the hardware components connect.
+// knows how the hardware components connect. NewPartitioned builds the
+// same cluster split over the engines of a sim.Group, contiguous ranges of
+// whole leaf switches, for one simulation on several cores
+// (docs/parallel.md).
 //
 // Spec: hardware.md §1–2 (the node and the presets gputn, xtq, compnet,
 // compnet_paper), §6–7 (gpurdma, gio), §12 (spin, pulp). Left out: more

@@ -6,5 +6,10 @@
 //
 // The network moves opaque Packets between endpoints; what a packet means is
 // the NIC's business. It never blocks: each hop is a callback event.
+// Partition (partition.go) splits a packet-model fabric over the engines
+// of a sim.Group: each output port is served by one partition, and a
+// packet moves to another partition's port with its arrival time at that
+// switch, at least a link and a switch latency ahead (docs/parallel.md).
+//
 // Not modelled: credit-based flow control (buffers are unbounded), bit errors.
 package net
