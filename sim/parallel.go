@@ -39,6 +39,8 @@ type Group struct {
 	endChecks []EndCheck
 	windows   uint64 // windows run
 	crossed   uint64 // events posted across partitions
+	critical  uint64 // per window, the busiest partition's events, summed
+	before    []uint64
 }
 
 // crossEvent is an event posted from one partition to another.
@@ -87,6 +89,13 @@ func (g *Group) Events() uint64 {
 
 // Windows returns the number of synchronisation windows run so far.
 func (g *Group) Windows() uint64 { return g.windows }
+
+// Critical returns the events on the run's critical path: per window, the
+// events of the busiest partition, summed. Events over Critical is the
+// speed-up the windows allow on as many idle cores as partitions, if
+// every event cost the same and barriers nothing; it does not depend on
+// the machine's load.
+func (g *Group) Critical() uint64 { return g.critical }
 
 // Crossed returns the number of events posted across partitions.
 func (g *Group) Crossed() uint64 { return g.crossed }
@@ -144,6 +153,7 @@ func (g *Group) Run() error {
 			break
 		}
 		g.windows++
+		g.noteBefore()
 		for _, w := range work {
 			w <- limit
 		}
@@ -151,6 +161,7 @@ func (g *Group) Run() error {
 		for range g.k - 1 {
 			<-done
 		}
+		g.noteAfter()
 		if err := g.firstFailure(); err != nil {
 			g.shutdown()
 			return err
@@ -183,6 +194,23 @@ func (g *Group) startWorkers() (work []chan Time, done chan struct{}) {
 		}()
 	}
 	return work, done
+}
+
+// noteBefore records every partition's event count before a window.
+func (g *Group) noteBefore() {
+	g.before = g.before[:0]
+	for _, e := range g.parts {
+		g.before = append(g.before, e.events)
+	}
+}
+
+// noteAfter adds the window's busiest partition's events to Critical.
+func (g *Group) noteAfter() {
+	var most uint64
+	for i, e := range g.parts {
+		most = max(most, e.events-g.before[i])
+	}
+	g.critical += most
 }
 
 // nextLimit returns the last time of the next window, which starts at the

@@ -97,6 +97,9 @@ func TestGroupPartitionsMatchOnePartition(t *testing.T) {
 		if tn.g.Events() != ref.g.Events() || tn.g.Now() != ref.g.Now() {
 			t.Fatalf("k=%d: %d events ending at %v, want %d at %v", k, tn.g.Events(), tn.g.Now(), ref.g.Events(), ref.g.Now())
 		}
+		if c := tn.g.Critical(); c*uint64(k) < tn.g.Events() || c > tn.g.Events() {
+			t.Fatalf("k=%d: %d critical events of %d: must be in [events/k, events]", k, c, tn.g.Events())
+		}
 		if tn.g.Crossed() == 0 || tn.g.Windows() == 0 {
 			t.Fatalf("k=%d: %d events crossed in %d windows: the test crosses nothing", k, tn.g.Crossed(), tn.g.Windows())
 		}

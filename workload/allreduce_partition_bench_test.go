@@ -19,7 +19,9 @@ import (
 // the speed-up on two cores (docs/parallel.md), the cores the run used
 // (CPU over wall seconds: on a shared machine a second thread also wins a
 // larger share), events per CPU-second (the cost of the windows and
-// barriers) and events per synchronisation window. The simulated results are
+// barriers), events per synchronisation window, the balance of the
+// partitions and the speed-up their per-window balance allows on idle
+// cores (ideal-speedup, independent of the load). The simulated results are
 // identical (TestPartitionedAllreduceMatchesSequential). Run one size at a
 // time with -benchtime 1x; a 1024-node run takes about a minute per
 // strategy on one core.
@@ -34,7 +36,7 @@ func BenchmarkAllreducePartitioned(b *testing.B) {
 }
 
 func benchPartitioned(b *testing.B, s strategy.Strategy, n, k int) {
-	var events, windows, busiest uint64
+	var events, windows, busiest, critical uint64
 	cpu0 := cpuSeconds(b)
 	for range b.N {
 		var c *cluster.Cluster
@@ -54,6 +56,7 @@ func benchPartitioned(b *testing.B, s strategy.Strategy, n, k int) {
 		events += c.Events()
 		if g := c.Group; g != nil {
 			windows += g.Windows()
+			critical += g.Critical()
 			for p := range g.Partitions() {
 				busiest = max(busiest, g.Engine(p).Events())
 			}
@@ -71,5 +74,9 @@ func benchPartitioned(b *testing.B, s strategy.Strategy, n, k int) {
 		// The busiest partition's share of the events, times k: 1 is a
 		// perfect balance, and bounds the speed-up at k/balance.
 		b.ReportMetric(float64(busiest)*float64(k)/float64(events/uint64(b.N)), "balance")
+		// Events over the critical path (per window the busiest
+		// partition's events): the speed-up the windows allow on k idle
+		// cores, whatever the machine's load now.
+		b.ReportMetric(float64(events)/float64(critical), "ideal-speedup")
 	}
 }
