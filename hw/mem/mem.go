@@ -54,6 +54,20 @@ type watchList struct {
 
 const watchBlock = 128
 
+// find returns the signal of watched line l (nil: not watched).
+func (wl *watchList) find(l Addr) *sim.Signal {
+	bs := wl.blocks
+	bi := sort.Search(len(bs), func(i int) bool { return bs[i][len(bs[i])-1].line >= l })
+	if bi == len(bs) {
+		return nil
+	}
+	b := bs[bi]
+	if i := sort.Search(len(b), func(i int) bool { return b[i].line >= l }); i < len(b) && b[i].line == l {
+		return b[i].sig
+	}
+	return nil
+}
+
 // insert adds w, whose line is not in the list.
 func (wl *watchList) insert(w watch) {
 	if len(wl.blocks) == 0 {
@@ -144,8 +158,9 @@ type Memory struct {
 	name        string
 	functional  bool
 	next        Addr
-	regions     []region // sorted by base
-	watches     map[Addr]*sim.Signal
+	regions     []region             // sorted by base
+	watches     map[Addr]*sim.Signal // watched lines outside every allocation
+	nwatched    int                  // watched lines in all
 	allocated   uint64
 	payloadFree uint64
 	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
@@ -156,7 +171,7 @@ type Memory struct {
 // no bytes: reads return zeros and writes are dropped, but every address and
 // size is still checked.
 func New(name string, functional bool) *Memory {
-	return &Memory{name: name, functional: functional, next: 1 << 20, watches: map[Addr]*sim.Signal{}}
+	return &Memory{name: name, functional: functional, next: 1 << 20}
 }
 
 // Functional reports whether the memory holds real bytes.
@@ -310,7 +325,7 @@ func (m *Memory) Write(a Addr, src []byte) {
 // Touch wakes the watchers of the lines in [a, a+n) without changing bytes
 // (for writes done through Bytes, and payload-free DMA).
 func (m *Memory) Touch(a Addr, n int) {
-	if len(m.watches) == 0 || n <= 0 {
+	if m.nwatched == 0 || n <= 0 {
 		return
 	}
 	if r, err := m.find(a, n); err == nil {
@@ -325,15 +340,30 @@ func (m *Memory) Touch(a Addr, n int) {
 }
 
 // Watch returns the signal notified whenever the line holding a is written.
+// A line of an allocation is found in the allocation's watch list (a
+// GDS or GPU-TN node at a thousand nodes watches thousands of flag lines:
+// a map entry each besides the list would be a third of their memory);
+// lines outside every allocation are kept in a map.
 func (m *Memory) Watch(a Addr) *sim.Signal {
 	l := Line(a)
-	s := m.watches[l]
+	r, err := m.find(l, 0)
+	if err != nil {
+		s := m.watches[l]
+		if s == nil {
+			s = new(sim.Signal)
+			if m.watches == nil {
+				m.watches = map[Addr]*sim.Signal{}
+			}
+			m.watches[l] = s
+			m.nwatched++
+		}
+		return s
+	}
+	s := r.watched.find(l)
 	if s == nil {
 		s = new(sim.Signal)
-		m.watches[l] = s
-		if r, err := m.find(l, 0); err == nil {
-			r.watched.insert(watch{l, s})
-		}
+		r.watched.insert(watch{l, s})
+		m.nwatched++
 	}
 	return s
 }
