@@ -14,8 +14,8 @@ import (
 
 // BenchmarkAllreducePartitioned is the 8 MiB payload-free ring allreduce
 // on one engine (p1, cluster.New) and split over two engines run in
-// parallel (p2, cluster.NewPartitioned), per strategy, at 256 and 1024
-// nodes: wall seconds and events per wall second, whose ratio p1/p2 is
+// parallel (p2, cluster.NewPartitioned), per strategy, at 128, 256 and
+// 1024 nodes: wall seconds and events per wall second, whose ratio p1/p2 is
 // the speed-up on two cores (docs/parallel.md), the cores the run used
 // (CPU over wall seconds: on a shared machine a second thread also wins a
 // larger share), events per CPU-second (the cost of the windows and
@@ -26,7 +26,7 @@ import (
 // time with -benchtime 1x; a 1024-node run takes about a minute per
 // strategy on one core.
 func BenchmarkAllreducePartitioned(b *testing.B) {
-	for _, n := range []int{256, 1024} {
+	for _, n := range []int{128, 256, 1024} {
 		for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN} {
 			for _, k := range []int{1, 2} {
 				b.Run(fmt.Sprintf("%d/%s/p%d", n, s, k), func(b *testing.B) { benchPartitioned(b, s, n, k) })
