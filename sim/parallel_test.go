@@ -237,3 +237,22 @@ func TestGroupPostOverflowFails(t *testing.T) {
 		t.Fatalf("err = %v, want a time overflow", err)
 	}
 }
+
+// Stop on one partition ends the run after the current window; the other
+// partitions finish that window and nothing later runs.
+func TestGroupStopEndsAfterTheWindow(t *testing.T) {
+	g, err := NewGroup(1, 2, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran []Time
+	g.Engine(0).At(10, func() { g.Engine(0).Stop() })
+	g.Engine(1).At(50, func() { ran = append(ran, 50) })
+	g.Engine(1).At(500, func() { ran = append(ran, 500) })
+	if err := g.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ran, []Time{50}) {
+		t.Fatalf("ran %v, want only the event inside the stopped window", ran)
+	}
+}
