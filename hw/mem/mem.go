@@ -114,7 +114,11 @@ type ctrlLine struct {
 	bytes *[LineSize]byte
 }
 
-// ctrlIn returns the control lines of r that overlap [a, a+n).
+// ctrlIn returns the control lines of r that overlap [a, a+n). When its
+// previous answer does not fit, it searches one block of the block index
+// (indexCtrl), not all of r's control lines: with thousands per buffer
+// (GPU-TN's flags) and accesses all over it, the full search's cache
+// misses were a tenth of a 256-node run.
 func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 	c, l := r.ctrl, Line(a)
 	// The search's answer is often the previous one (a read right after
@@ -123,14 +127,41 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 	// them cache misses at a thousand nodes.
 	lo := r.ctrlHint
 	if lo > len(c) || lo < len(c) && c[lo].line < l || lo > 0 && c[lo-1].line >= l {
-		lo = sort.Search(len(c), func(i int) bool { return c[i].line >= l })
+		if r.ctrlIdx == nil {
+			r.indexCtrl()
+		}
+		b := int((l - r.base) >> r.ctrlShift)
+		lo = int(r.ctrlIdx[b])
+		lo += sort.Search(int(r.ctrlIdx[b+1])-lo, func(i int) bool { return c[lo+i].line >= l })
 		r.ctrlHint = lo
 	}
 	hi := lo
-	for hi < len(r.ctrl) && r.ctrl[hi].line < a+Addr(n) {
+	for hi < len(c) && c[hi].line < a+Addr(n) {
 		hi++
 	}
-	return r.ctrl[lo:hi]
+	return c[lo:hi]
+}
+
+// indexCtrl builds r's block index of control lines: ctrlIdx[b] is the
+// position in ctrl of the first line at or after the start of block b
+// (blocks of 1 << ctrlShift bytes from r.base, at least 4 KiB and about
+// one per control line, so the index is smaller than the lines).
+func (r *region) indexCtrl() {
+	shift := uint(12)
+	for r.size>>shift > uint64(len(r.ctrl))+1 {
+		shift++
+	}
+	nb := int(r.size>>shift) + 2 // the last partial block and an end marker
+	idx := make([]int32, nb)
+	j := 0
+	for b := range nb {
+		start := r.base + Addr(b)<<shift
+		for j < len(r.ctrl) && r.ctrl[j].line < start {
+			j++
+		}
+		idx[b] = int32(j)
+	}
+	r.ctrlIdx, r.ctrlShift = idx, shift
 }
 
 type region struct {
@@ -144,8 +175,10 @@ type region struct {
 	// a payload-free allocation, by line address.
 	// Sorted by address: a read or write finds the control lines of its
 	// range by binary search (a payload-free buffer can hold thousands).
-	ctrl     []ctrlLine
-	ctrlHint int // ctrlIn's last answer: the first control line at or after the range
+	ctrl      []ctrlLine
+	ctrlHint  int     // ctrlIn's last answer: the first control line at or after the range
+	ctrlIdx   []int32 // block index of ctrl (indexCtrl); nil when stale
+	ctrlShift uint    // log2 of the index's block size
 	// watched holds the watched lines of this allocation sorted by
 	// address, so a write finds the watchers of its range by binary search
 	// instead of one map lookup per line (writes to unwatched allocations
@@ -290,6 +323,7 @@ func (m *Memory) MarkControl(a Addr, n int) {
 		i := sort.Search(len(r.ctrl), func(i int) bool { return r.ctrl[i].line >= l })
 		if i == len(r.ctrl) || r.ctrl[i].line != l {
 			r.ctrl = slices.Insert(r.ctrl, i, ctrlLine{l, new([LineSize]byte)})
+			r.ctrlIdx = nil
 		}
 	}
 }

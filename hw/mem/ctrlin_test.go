@@ -1,0 +1,46 @@
+package mem
+
+import (
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// ctrlIn, which starts from a block index of the control lines, returns
+// exactly the lines a linear scan finds, whatever the buffer's size, the
+// order of queries and the lines added between them (the index is rebuilt).
+func TestCtrlInMatchesScan(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := New("m", false)
+		size := rapid.IntRange(1, 1<<20).Draw(t, "size")
+		base := m.Alloc(GPU, uint64(size), "buf")
+		r, err := m.find(base, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range rapid.IntRange(1, 200).Draw(t, "ops") {
+			a := base + Addr(rapid.IntRange(0, size-1).Draw(t, "a"))
+			n := rapid.IntRange(1, min(4096, int(base+Addr(size)-a))).Draw(t, "n")
+			if rapid.IntRange(0, 3).Draw(t, "mark") == 0 {
+				n = min(n, 256)
+				m.MarkControl(a, n)
+				continue
+			}
+			var want []Addr
+			for _, c := range r.ctrl {
+				if c.line+LineSize > a && c.line < a+Addr(n) {
+					want = append(want, c.line)
+				}
+			}
+			got := r.ctrlIn(a, n)
+			if len(got) != len(want) {
+				t.Fatalf("ctrlIn(%#x, %d) = %d lines, scan %d", a, n, len(got), len(want))
+			}
+			for i := range got {
+				if got[i].line != want[i] {
+					t.Fatalf("ctrlIn(%#x, %d)[%d] = %#x, scan %#x", a, n, i, got[i].line, want[i])
+				}
+			}
+		}
+	})
+}
