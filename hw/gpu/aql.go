@@ -271,6 +271,7 @@ func (q *AQLQueue) launch(p *sim.Proc, pk AQLPacket, seen sim.Time) {
 // access: the kernarg segment is a few lines fetched together).
 func (w *WG) LoadArgs(kernarg mem.Addr, n int) []uint64 {
 	w.Sleep(w.g.spec.MemLatency)
+	w.mustHaveBlocked("LoadArgs")
 	out := make([]uint64, n)
 	for i := range out {
 		out[i] = w.g.mem.Load64(kernarg + mem.Addr(8*i))

@@ -158,6 +158,7 @@ func (w *WG) AtomicAdd64(a mem.Addr, v uint64) uint64 {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
 	}
 	w.Sleep(lat)
+	w.mustHaveBlocked("AtomicAdd64")
 	return w.addAt(a, v)
 }
 
@@ -197,6 +198,7 @@ func (w *WG) AtomicAddLanes(addrs []mem.Addr, v uint64) {
 		}
 	}
 	w.Sleep(lat)
+	w.mustHaveBlocked("AtomicAddLanes")
 	for _, a := range addrs {
 		w.addAt(a, v)
 	}

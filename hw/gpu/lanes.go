@@ -15,6 +15,7 @@ func (w *WG) StoreLanes(addrs []mem.Addr, vals []uint64) {
 		return
 	}
 	w.Sleep(w.g.spec.Cycles(w.g.spec.L1Cycles))
+	w.mustHaveBlocked("StoreLanes")
 	for i, a := range addrs {
 		w.storeWord(a, vals[i])
 	}

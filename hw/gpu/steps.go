@@ -160,7 +160,10 @@ func (s *wgSteps) Step(*sim.Proc) bool {
 }
 
 // mustHaveBlocked panics when a blocking WG operation runs in a step
-// body: its wait did not block, so its continuation would run too early.
+// body: its wait did not block, so its continuation (an effect or a
+// result read after the wait) would run too early. Operations without
+// a Try form (AtomicLoad64, AtomicAdd64, AtomicAddLanes, StoreLanes,
+// LoadArgs) cannot be used in a step body.
 func (w *WG) mustHaveBlocked(op string) {
 	if w.Waited() {
 		panic("gpu: " + op + " in a step body of work-group " + w.Name() + ": use its Try form")

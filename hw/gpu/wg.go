@@ -96,6 +96,7 @@ func (w *WG) Load64(a mem.Addr) uint64 {
 // reads memory.
 func (w *WG) AtomicLoad64(a mem.Addr) uint64 {
 	w.Sleep(w.g.spec.MemLatency)
+	w.mustHaveBlocked("AtomicLoad64")
 	return w.g.mem.Load64(a)
 }
 
