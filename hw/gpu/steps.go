@@ -177,7 +177,7 @@ type wgPhases struct {
 	acqLines                            int      // L2 lines the acquire invalidated
 	ldLine                              *cline   // the L1 copy a pending load reads
 	ldOff                               mem.Addr // the word's offset in ldLine
-	ldAddr                              mem.Addr // a pending uncached or atomic load's address
+	ldAddr                              mem.Addr // a pending uncached load's address
 }
 
 // TryStore64 is Store64 in steps: the first call writes the L1 copy and
@@ -198,7 +198,9 @@ func (w *WG) TryStore64(a mem.Addr, v uint64) bool {
 	return true
 }
 
-// tryUncachedStore is uncachedStore in steps.
+// tryUncachedStore is TryStore64 to an L2-uncacheable page: after the
+// L1 cycles the store goes to memory, where it lands after the memory
+// latency (a system release waits for it).
 func (w *WG) tryUncachedStore(a mem.Addr, v uint64) bool {
 	if w.ph.store == 0 {
 		w.g.stats.Uncached++
