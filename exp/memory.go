@@ -78,14 +78,15 @@ func FormatBytes(b float64) string {
 // runs (docs/memory.md) and rounded up: the 1024-node 8 MiB ring took CPU
 // 122 MB, HDN 840 MB, GDS 2.64 GB (it pre-posts every put of the
 // schedule), GPU-TN 1.66 GB; the 16,384-node RHD on the flow model CPU
-// 1.75 GB and HDN 4.71 GB (HDN's per-node state: a GPU, its stream and
-// kernels). Other strategies keep memPerNode and memPerPeer.
+// 1.75 GB and HDN 1.35 GB (815 MB for the 1024-node ring; 4.71 GB while
+// its reduction work-groups were coroutines, docs/speed.md). Other
+// strategies keep memPerNode and memPerPeer.
 func allreduceState(st string) (perNode, perPeer float64) {
 	switch st {
 	case "CPU":
 		return memPerNode, 128
 	case "HDN", "HDN_OVERLAP":
-		return 320 << 10, 1 << 10
+		return 64 << 10, 800
 	case "GDS":
 		return memPerNode, 3 << 10
 	}
