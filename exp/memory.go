@@ -76,10 +76,11 @@ func FormatBytes(b float64) string {
 // allreduceState returns the allreduce's model state per node and per
 // (node, peer) pair under strategy st, fitted to peak RSS of payload-free
 // runs (docs/memory.md) and rounded up: the 1024-node 8 MiB ring took CPU
-// 122 MB, HDN 840 MB, GDS 2.64 GB (it pre-posts every put of the
-// schedule), GPU-TN 1.66 GB; the 16,384-node RHD on the flow model CPU
-// 1.75 GB and HDN 1.35 GB (815 MB for the 1024-node ring; 4.71 GB while
-// its reduction work-groups were coroutines, docs/speed.md). Other
+// 123 MB, HDN 83 MB, GDS 752 MB, GPU-TN 853 MB (GDS and GPU-TN: the flag
+// lines each node polls, 2(n−1), and their control bytes; before their
+// schedules were made as they run, GDS 2.64 GB and GPU-TN 1.66 GB); the
+// 16,384-node RHD on the flow model CPU 1.75 GB and HDN 1.35 GB (4.71 GB
+// while its reduction work-groups were coroutines, docs/speed.md). Other
 // strategies keep memPerNode and memPerPeer.
 func allreduceState(st string) (perNode, perPeer float64) {
 	switch st {
@@ -87,8 +88,8 @@ func allreduceState(st string) (perNode, perPeer float64) {
 		return memPerNode, 128
 	case "HDN", "HDN_OVERLAP":
 		return 64 << 10, 800
-	case "GDS":
-		return memPerNode, 3 << 10
+	case "GDS", "GPUTN":
+		return memPerNode, 1 << 10
 	}
 	return memPerNode, memPerPeer
 }

@@ -28,9 +28,9 @@ func TestEstimateMemory(t *testing.T) {
 		{"65536 nodes payload-free", func(c *Config) {
 			c.Allreduce.Nodes, c.Run.Functional, c.Allreduce.Strategies = []int{65536}, false, []string{"CPU"}
 		}, "allreduce.nodes", 65536.0 * 65536 * 64, 65536.0 * 65536 * 512, 1},
-		{"65536 nodes payload-free, GDS (pre-posts every put)", func(c *Config) {
+		{"65536 nodes payload-free, GDS (a flag line per step and node)", func(c *Config) {
 			c.Allreduce.Nodes, c.Run.Functional, c.Allreduce.Strategies = []int{65536}, false, []string{"GDS"}
-		}, "allreduce.nodes", 65536.0 * 65536 * 2048, 65536.0 * 65536 * 4096, 1},
+		}, "allreduce.nodes", 65536.0 * 65536 * 512, 65536.0 * 65536 * 1536, 1},
 		{"small allreduce", func(c *Config) {
 			c.Allreduce.Size, c.Allreduce.Nodes, c.Allreduce.Strategies = 64*unit.KiB, []int{2}, []string{"CPU"}
 		}, "allreduce.size", memBase, 64 << 20, 1},

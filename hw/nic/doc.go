@@ -16,7 +16,9 @@
 //	Doorbell(p, cmd)                     host command (§1): MMIO doorbell, descriptor fetch, CmdLatency
 //	PostTriggered(p, cmd, ct, threshold) Portals triggered op (§2.7); Arm is the NIC-side half
 //	PostDeferred / ActivateDoorbell      GDS: the CPU stores, the GPU CP's doorbell activates
+//	PostDeferredBlock(p, count, cmd)     GDS: count deferred commands made from their index
 //	RegisterTrigger(p, tag, cmd, th, f)  GPU-TN TrigPut/TrigGet (§3.3 onHostRegister)
+//	RegisterTriggerOf(p, tag, blk, i, th) the same for command i of a CommandBlock
 //	TriggerWrite(p, tag)                 GPU-TN store to TriggerAddr (§3.2, §3.3 onTriggerWrite)
 //	Execute(cmd)                         a command already on the NIC (CmdLatency, no PCIe)
 //

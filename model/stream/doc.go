@@ -14,4 +14,13 @@
 // completion signal by polling it (sw.kernel_wait = poll: its core stays
 // busy) or in a blocking wait (block: the core is free, and the thread
 // runs again cpu.wake_latency after the signal is written).
+//
+// Completion signals come from a per-stream pool: a kernel's word goes
+// back once the host has waited for it and the next launch resets it (the
+// store is part of sw.kernel_launch). A Program (Enqueue) is a schedule of
+// operations made from their index when the CP reaches them (GDS: wait,
+// kernel, trigger per ring step), each costing the host what the single
+// call costs; its kernels run with a null completion signal. Operations
+// waiting for the CP are small values, not closures: a GDS host enqueues
+// its whole schedule ahead of the CP.
 package stream
