@@ -45,14 +45,15 @@ func fatTree(leaf int) cluster.Spec {
 
 // The partitioned allreduce verifies and reproduces the sequential
 // engine's times and event counts exactly, for every partitionable
-// strategy, both algorithms, both topologies and uneven splits. Exact
-// equality holds because no two events of one partition meet at the same
-// picosecond with one of them merged across partitions: a packet handed
-// over at a switch is the only event at its time on the destination port
-// (a ring or an rhd pair sends to one peer per step, and in-order delivery
-// spaces the packets by a serialisation). Where that were not so, the
-// merged event would run after the local ones of its picosecond
-// (sim.Group), and times could differ by the reordering (docs/parallel.md).
+// strategy, both algorithms, both topologies and uneven splits. Where a
+// packet handed over at a switch ties at the same picosecond with an event
+// of the destination partition, the merged packet runs after it
+// (sim.Group), which one engine need not do; only a tie on shared state
+// (the switch's output port) could change a time, and in these collectives
+// no other packet reaches that port at the same picosecond from the other
+// partition (a ring or an rhd pair sends to one peer per step, and
+// in-order links space one sender's packets by a serialisation). This test
+// and the 64/96-node comparisons in docs/parallel.md check it.
 func TestPartitionedAllreduceMatchesSequential(t *testing.T) {
 	cases := []struct {
 		hw     cluster.Spec
