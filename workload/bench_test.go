@@ -33,9 +33,22 @@ func BenchmarkAllreduce256(b *testing.B) { benchAllreduce(b, 256, false) }
 
 // BenchmarkAllreduce1024PayloadFree is the scale point: the 8 MiB
 // allreduce on 1024 nodes at packet level, payload-free, per strategy (run
-// it with -benchtime 1x; peak memory is /usr/bin/time -v of the CLI run,
-// docs/network.md).
-func BenchmarkAllreduce1024PayloadFree(b *testing.B) { benchAllreduce(b, 1024, false) }
+// it with -benchtime 1x), with GPU-TN's default slices as the CLI runs it
+// (one work-group per step at this size; 16 would be 16 times its puts
+// and flags). Besides the event rate it reports the peaks of heap and
+// stacks in use, also per node; the peak resident size is /usr/bin/time
+// of the CLI run (docs/network.md).
+func BenchmarkAllreduce1024PayloadFree(b *testing.B) {
+	const n = 1024
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN} {
+		b.Run(string(s), func(b *testing.B) {
+			p := startPeaks()
+			benchAllreduceRunsWGs(b, cluster.GPUTN(), n, false, AlgRing, s, 0)
+			p.report(b)
+			b.ReportMetric(float64(p.heapUse+p.stackBytes)/n/1e3, "peak-heap+stack-KB/node")
+		})
+	}
+}
 
 // BenchmarkAllreduceRHDFlow is the 8 MiB allreduce with recursive
 // halving-doubling in the flow network model, payload-free, on CPU and
@@ -118,6 +131,12 @@ func benchAllreduceOn(b *testing.B, hw cluster.Spec, nodes int, functional bool,
 // benchAllreduceRuns runs the allreduce b.N times on strategy s and
 // reports the event rates.
 func benchAllreduceRuns(b *testing.B, hw cluster.Spec, nodes int, functional bool, alg string, s strategy.Strategy) {
+	benchAllreduceRunsWGs(b, hw, nodes, functional, alg, s, 16)
+}
+
+// benchAllreduceRunsWGs is benchAllreduceRuns with wgs GPU-TN slices (0:
+// the default rule, Allreduce.Slices).
+func benchAllreduceRunsWGs(b *testing.B, hw cluster.Spec, nodes int, functional bool, alg string, s strategy.Strategy, wgs int) {
 	var events uint64
 	cpu0 := cpuSeconds(b)
 	for range b.N {
@@ -126,7 +145,7 @@ func benchAllreduceRuns(b *testing.B, hw cluster.Spec, nodes int, functional boo
 		if err != nil {
 			b.Fatal(err)
 		}
-		a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8, Algorithm: alg}
+		a := Allreduce{Size: 8 * unit.MiB, WGs: wgs, WGSize: 256, CPUThreads: 8, Algorithm: alg}
 		r, err := a.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
 		if err != nil || r.Verified != functional {
 			b.Fatalf("%v verified=%v", err, r.Verified)
