@@ -155,11 +155,12 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		res.Time = max(res.Time, t)
 	}
 	if c.Nodes[0].Mem.Functional() {
-		want := lay.reference()
+		mems := make([]*mem.Memory, n)
 		for i, nd := range c.Nodes {
-			if err := lay.verify(nd.Mem, bases[i], want); err != nil {
-				return res, fmt.Errorf("%s allreduce on %d nodes: node %d: %w", s, n, i, err)
-			}
+			mems[i] = nd.Mem
+		}
+		if err := lay.verifyAll(mems, bases, lay.reference()); err != nil {
+			return res, fmt.Errorf("%s allreduce on %d nodes: %w", s, n, err)
 		}
 		res.Verified = true
 	}
@@ -170,18 +171,20 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 // period inputPeriod, so each subslot is a copy out of one pattern
 // (memmove speed).
 func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
+	all := m.Bytes(base, int(l.totalSize))
+	if all == nil {
+		return
+	}
 	pat := newPattern(func(j int) float32 { return inputValue(r, j) })
-	for k := range l.n {
+	// Chunks on both cores: the copies are first touches of fresh pages.
+	_ = forBlocks(l.n, l.totalSize, func(k int) error {
 		for s := range l.w {
 			off, nb := l.sub(k, s)
-			b := m.Bytes(base+mem.Addr(off), int(nb))
-			if b == nil {
-				continue
-			}
 			elemOff, _ := l.slice(k, s)
-			pat.copyTo(b, l.chunkOff[k]+elemOff)
+			pat.copyTo(all[off:off+nb], l.chunkOff[k]+elemOff)
 		}
-	}
+		return nil
+	})
 }
 
 // markFlags prepares the trailing-flag protocol (GDS, GPU-TN, device
@@ -218,6 +221,17 @@ func (l *ringLayout) reference() *pattern {
 			sum += inputValue(r, j)
 		}
 		return sum
+	})
+}
+
+// verifyAll verifies every node's result (verify) on all cores and
+// returns the error of the first node, in rank order, that differs.
+func (l *ringLayout) verifyAll(mems []*mem.Memory, bases []mem.Addr, ref *pattern) error {
+	return forBlocks(len(mems), uint64(len(mems))*l.totalSize, func(i int) error {
+		if err := l.verify(mems[i], bases[i], ref); err != nil {
+			return fmt.Errorf("node %d: %w", i, err)
+		}
+		return nil
 	})
 }
 
