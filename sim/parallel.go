@@ -159,7 +159,7 @@ func (g *Group) Run() error {
 		}
 		g.errs[0] = g.parts[0].runWindow(limit)
 		for range g.k - 1 {
-			<-done
+			receive(done)
 		}
 		g.noteAfter()
 		if err := g.firstFailure(); err != nil {
@@ -177,17 +177,20 @@ func (g *Group) Run() error {
 // per limit received on work, each on a fixed partition (the partition's
 // coroutines then stay on one thread's caches), and reports on done. The
 // channels are buffered so that handing out a window never waits for a
-// worker to be scheduled: partition 0 starts its own window at once.
-// (Polling a while before blocking, to spare the wake-up of a sleeping
-// thread, used more CPU per event and did not shorten the runs on the
-// shared machine.)
+// worker to be scheduled: partition 0 starts its own window at once. Both
+// sides poll a while before they block (receive), which on idle cores
+// spares the wake-up of a sleeping thread at every window.
 func (g *Group) startWorkers() (work []chan Time, done chan struct{}) {
 	done = make(chan struct{}, g.k)
 	for me := 1; me < g.k; me++ {
 		w := make(chan Time, 1)
 		work = append(work, w)
 		go func() {
-			for limit := range w {
+			for {
+				limit, ok := receive(w)
+				if !ok {
+					return
+				}
 				g.errs[me] = g.parts[me].runWindow(limit)
 				done <- struct{}{}
 			}
