@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -17,8 +16,15 @@ type CPU struct {
 	dram  *mem.Server
 	cores []*core
 	team  []*int // identities of the OpenMP team threads, kept across regions
-	instr uint64
-	stats Stats
+	// teamTracks are the team threads' names; idleTeam holds the team
+	// threads of finished regions, reused by the next (team.go).
+	teamTracks []string
+	idleTeam   []*teamThread
+	// teamCoroutines runs team threads as coroutines instead of step
+	// processes: the reference form the tests compare the step form with.
+	teamCoroutines bool
+	instr          uint64
+	stats          Stats
 	// functions are the host functions agent-dispatch packets can name
 	// (LoadFunction, agent.go).
 	functions []Function
@@ -77,6 +83,14 @@ type Thread struct {
 	polling   bool       // spinning on a word or an event queue
 	pollSince sim.Time
 	onCore    sim.Duration // time held the core, up to its last release
+
+	// Where the thread's blocking operations stand, so that they can run
+	// as steps (tryAcquire, tryRun, tryStream) in a step process.
+	acq        acqState
+	run        runState
+	runLeft    sim.Duration // core time left of the current run
+	chunk      sim.Duration // the chunk of it being slept on the core
+	streamLeft uint64       // bytes left of the current stream
 }
 
 // Spawn starts a host thread running body on the core the scheduler
@@ -184,15 +198,13 @@ func (t *Thread) Compute(bytes uint64, threads int) {
 	}
 	start := t.Now()
 	share := bytes / uint64(threads)
-	team := make([]*Thread, 0, threads-1)
+	team := make([]*teamThread, 0, threads-1)
 	for i := 1; i < threads; i++ {
 		n := share
 		if i == threads-1 {
 			n = bytes - share*uint64(threads-1)
 		}
-		w := t.cpu.spawn(t.cpu.placeAvoiding(t.core), "omp["+strconv.Itoa(i)+"]", func(w *Thread) { w.stream(n) })
-		w.ident = t.cpu.teamSlot(i)
-		team = append(team, w)
+		team = append(team, t.cpu.spawnTeam(t, i, n))
 	}
 	t.stream(share)
 	// The barrier spins, unless the team outnumbers the cores: then, like
@@ -205,9 +217,10 @@ func (t *Thread) Compute(bytes uint64, threads int) {
 		if threads > t.cpu.spec.Cores {
 			t.block(func() { t.Proc.Join(w.Proc) })
 		} else {
-			t.Join(w)
+			t.Join(&w.Thread)
 		}
 	}
+	t.cpu.endTeam(team)
 	t.Span("compute", start)
 }
 
@@ -239,10 +252,26 @@ const streamSlice = 16 << 10
 // enough cores together saturate at the DRAM bandwidth; the loaded latency
 // a miss saw is recorded in Stats.
 func (t *Thread) stream(bytes uint64) {
+	t.streamLeft = bytes
+	for !t.tryStream() {
+	}
+}
+
+// tryStream is stream as a step: it advances the stream of t.streamLeft
+// bytes and reports true once it is over, false when it waited (or must
+// wait) and has to be called again. Each slice reserves its bytes at the
+// DRAM server once, when its run begins.
+func (t *Thread) tryStream() bool {
 	s := t.cpu.spec
-	for bytes > 0 {
-		n := min(bytes, streamSlice)
-		bytes -= n
+	for {
+		if t.run != runIdle && !t.tryRun() {
+			return false
+		}
+		if t.streamLeft == 0 {
+			return true
+		}
+		n := min(t.streamLeft, streamSlice)
+		t.streamLeft -= n
 		start := t.Now()
 		end := max(start.Add(s.Freq.Cycles(float64(n)/s.StreamBPC)), t.cpu.dram.Reserve(start, n))
 		lines := (n + uint64(s.LineSize) - 1) / uint64(s.LineSize)
@@ -254,7 +283,7 @@ func (t *Thread) stream(bytes uint64) {
 		t.cpu.stats.StreamBytes += n
 		t.cpu.stats.StreamLines += lines
 		t.cpu.stats.StreamTime += end - start
-		t.runFor(end - start)
+		t.beginRun(end - start)
 	}
 }
 

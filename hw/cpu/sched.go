@@ -90,23 +90,61 @@ func (c *CPU) placeAvoiding(avoid *core) *core {
 
 // acquire returns once t holds its core and the switch to it is done.
 func (t *Thread) acquire() {
-	k := t.core
-	if k.cur == nil && len(k.queue) == 0 {
-		k.dispatch(t)
-	} else if k.cur != t {
-		if !t.queued {
-			k.queue = append(k.queue, t)
-			t.queued = true
-		}
-		t.awake = true
-		k.armTimer()
-		if k.waitName == "" { // named once, on first contention
-			k.waitName = fmt.Sprintf("%s core %d", t.cpu.name, k.id)
-		}
-		t.Proc.WaitUntil(&t.turn, k.waitName, func() bool { return k.cur == t })
-		t.awake = false
+	for !t.tryAcquire() {
 	}
-	t.Proc.SleepUntil(k.readyAt)
+}
+
+// acqState is where a thread's acquire of its core stands (tryAcquire).
+type acqState uint8
+
+const (
+	acqIdle  acqState = iota // not acquiring
+	acqTurn                  // queued, waiting on turn until the core is t's
+	acqReady                 // on the core, sleeping out the context switch
+)
+
+// tryAcquire is acquire as a step: it reports true once t holds its core
+// and the switch to it is done, false when it waited (or must wait) and
+// has to be called again after the wait, which a step process's next Step
+// does and acquire's loop does at once (a coroutine's wait has returned).
+// Each call waits at most once, at its end, where acquire waits, so both
+// forms schedule the same events.
+func (t *Thread) tryAcquire() bool {
+	k := t.core
+	switch t.acq {
+	case acqTurn:
+		if k.cur != t {
+			t.Proc.Wait(&t.turn, k.waitName)
+			return false
+		}
+		t.awake = false
+	case acqReady:
+		t.acq = acqIdle
+		return true
+	default:
+		if k.cur == nil && len(k.queue) == 0 {
+			k.dispatch(t)
+		} else if k.cur != t {
+			if !t.queued {
+				k.queue = append(k.queue, t)
+				t.queued = true
+			}
+			t.awake = true
+			k.armTimer()
+			if k.waitName == "" { // named once, on first contention
+				k.waitName = fmt.Sprintf("%s core %d", t.cpu.name, k.id)
+			}
+			t.acq = acqTurn
+			return t.tryAcquire()
+		}
+	}
+	if r := k.readyAt; r > t.Now() || r < 0 { // SleepUntil waits (or reports the overflow)
+		t.acq = acqReady
+		t.Proc.SleepUntil(r)
+		return false
+	}
+	t.acq = acqIdle
+	return true
 }
 
 // dispatch puts t on the core.
@@ -195,38 +233,85 @@ func (k *core) hasAwake() bool {
 // runFor keeps t's core busy for d of core time, yielding at the end of
 // each slice while another thread waits for the core.
 func (t *Thread) runFor(d sim.Duration) {
+	t.beginRun(d)
+	for !t.tryRun() {
+	}
+}
+
+// runState is where a thread's run of core time stands (tryRun).
+type runState uint8
+
+const (
+	runIdle     runState = iota // no run in progress
+	runCore                     // acquiring the core for the next chunk
+	runChunk                    // sleeping a chunk of the run on the core
+	runYield                    // a zero run: acquiring, then Sleep(0)
+	runOverflow                 // a run past the clock: SleepUntil(MaxTime)
+	runDone                     // the last wait is over
+)
+
+// beginRun starts a run of d of core time, advanced by tryRun.
+func (t *Thread) beginRun(d sim.Duration) {
 	if d < 0 {
 		panic(fmt.Sprintf("cpu: %s runs for negative %v", t.track, d))
 	}
-	if t.Now().Add(d) == sim.MaxTime { // would end past the clock: report the overflow now, not after MaxTime/slice slices
+	t.runLeft = d
+	switch {
+	case t.Now().Add(d) == sim.MaxTime: // would end past the clock: report the overflow now, not after MaxTime/slice slices
+		t.run = runOverflow
+	case d == 0: // yields to the other events of this instant, like sim.Proc.Sleep(0)
+		t.run = runYield
+	default:
+		t.run = runCore
+	}
+}
+
+// tryRun is runFor as a step: it advances the run begun by beginRun and
+// reports true once it is over, false when it waited (or changed state)
+// and has to be called again. Each call waits at most once, at its end,
+// where runFor waits.
+func (t *Thread) tryRun() bool {
+	switch t.run {
+	case runOverflow:
+		t.run = runDone
 		t.Proc.SleepUntil(sim.MaxTime)
-		return
-	}
-	if d == 0 { // yields to the other events of this instant, like sim.Proc.Sleep(0)
-		t.acquire()
+		return false
+	case runYield:
+		if !t.tryAcquire() {
+			return false
+		}
+		t.run = runDone
 		t.Proc.Sleep(0)
-		return
-	}
-	for {
-		t.acquire()
-		if d <= 0 {
-			return
-		}
-		k := t.core
-		now := t.Now()
-		if now >= k.sliceEnd {
-			if len(k.queue) > 0 {
-				k.preempt()
-				continue
-			}
-			k.sliceEnd = now + t.cpu.spec.TimeSlice
-		}
-		chunk := min(d, k.sliceEnd-now)
-		t.running = true
-		t.Proc.Sleep(chunk)
+		return false
+	case runDone:
+		t.run = runIdle
+		return true
+	case runChunk:
 		t.running = false
-		d -= chunk
+		t.runLeft -= t.chunk
+		t.run = runCore
 	}
+	if !t.tryAcquire() {
+		return false
+	}
+	if t.runLeft <= 0 {
+		t.run = runIdle
+		return true
+	}
+	k := t.core
+	now := t.Now()
+	if now >= k.sliceEnd {
+		if len(k.queue) > 0 {
+			k.preempt()
+			return false // acquire again, behind the queue
+		}
+		k.sliceEnd = now + t.cpu.spec.TimeSlice
+	}
+	t.chunk = min(t.runLeft, k.sliceEnd-now)
+	t.running = true
+	t.run = runChunk
+	t.Proc.Sleep(t.chunk)
+	return false
 }
 
 // spin runs wait (which blocks t's process until what it polls for
