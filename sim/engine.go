@@ -57,6 +57,10 @@ func (e *Engine) At(t Time, fn func()) {
 		return
 	}
 	e.seq++
+	if t == e.now {
+		e.queue.pushNow(t, e.seq, event{h: funcHandler(fn)})
+		return
+	}
 	e.queue.push(t, e.seq, event{h: funcHandler(fn)})
 }
 
@@ -69,6 +73,10 @@ func (e *Engine) AtH(t Time, h Handler, arg uint64) {
 		return
 	}
 	e.seq++
+	if t == e.now {
+		e.queue.pushNow(t, e.seq, event{h: h, arg: arg})
+		return
+	}
 	e.queue.push(t, e.seq, event{h: h, arg: arg})
 }
 

@@ -275,3 +275,57 @@ func TestChainKeepsEngineOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestDueFIFOKeepsHeapOrder runs random schedules (zero delays from
+// handlers, ties, chains) once as usual and once with every event forced
+// through the heap, and requires the same log and event count: the FIFO of
+// events due now only spares heap operations.
+func TestDueFIFOKeepsHeapOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		type sched struct {
+			at, then int64
+			chain    int
+		}
+		plan := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) sched {
+			return sched{rapid.Int64Range(0, 3).Draw(t, "at"), rapid.Int64Range(-1, 2).Draw(t, "then"), rapid.IntRange(-1, 0).Draw(t, "chain")}
+		}), 1, 60).Draw(t, "plan")
+		run := func(heapOnly bool) ([]string, uint64) {
+			e := New(1)
+			var log []string
+			var chain Chain
+			rec := chainRecorder{e: e, log: &log}
+			at := func(t Time, c int, arg uint64) {
+				switch {
+				case c == 0:
+					chain.AtH(e, t, rec, arg)
+				case heapOnly:
+					e.seq++
+					e.queue.push(t, e.seq, event{h: rec, arg: arg})
+				default:
+					e.AtH(t, rec, arg)
+				}
+			}
+			for i, s := range plan {
+				at(Time(s.at), s.chain, uint64(i))
+				if s.then >= 0 {
+					later := func() { at(e.Now()+Time(s.then), s.chain, uint64(100+i)) }
+					if heapOnly {
+						e.seq++
+						e.queue.push(Time(s.at), e.seq, event{h: funcHandler(later)})
+					} else {
+						e.At(Time(s.at), later)
+					}
+				}
+			}
+			if err := e.Run(); err != nil {
+				t.Fatal(err)
+			}
+			return log, e.Events()
+		}
+		want, wantEvents := run(true)
+		got, gotEvents := run(false)
+		if !slices.Equal(got, want) || gotEvents != wantEvents {
+			t.Fatalf("with the FIFO: %v (%d events)\nheap only:    %v (%d events)", got, gotEvents, want, wantEvents)
+		}
+	})
+}

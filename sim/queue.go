@@ -42,13 +42,72 @@ func lessBit(a, b *key) uint64 {
 // eventQueue is a hand-written 4-ary min-heap of small keys (container/heap
 // boxes through an interface and allocates per push). Payloads live in a
 // slab with a free list, so sifting moves 24-byte keys that stay in L1.
+//
+// Events scheduled for the current time (a fifth of a packet-level run's:
+// wake-ups, zero-cost hand-offs) skip the heap: they take the next sequence
+// number, so they come after everything already due now and in the order
+// they were scheduled, a FIFO (pushNow). pop takes the smaller key of the
+// FIFO's head and the heap's top, so the order is exactly the heap's alone.
 type eventQueue struct {
 	keys []key
 	slab []event
 	free []int32
+	// due holds events at the current time with increasing sequence
+	// numbers; due[dueHead:] are pending.
+	due     []dueEvent
+	dueHead int
 }
 
-func (q *eventQueue) len() int { return len(q.keys) }
+// dueEvent is an event in the current-time FIFO.
+type dueEvent struct {
+	t   Time
+	seq uint64
+	ev  event
+}
+
+func (q *eventQueue) len() int { return len(q.keys) + len(q.due) - q.dueHead }
+
+// pushNow queues ev at t, the time of the event being run, with a sequence
+// number above every other pending event's.
+func (q *eventQueue) pushNow(t Time, seq uint64, ev event) {
+	q.due = append(q.due, dueEvent{t: t, seq: seq, ev: ev})
+}
+
+// dueFirst reports whether the FIFO's head comes before the heap's top.
+func (q *eventQueue) dueFirst() bool {
+	if q.dueHead == len(q.due) {
+		return false
+	}
+	if len(q.keys) == 0 {
+		return true
+	}
+	d, k := &q.due[q.dueHead], &q.keys[0]
+	return d.t < k.t || (d.t == k.t && d.seq < k.seq)
+}
+
+// pop removes the earliest entry, from the FIFO or the heap, and returns
+// its time and event. The queue must not be empty.
+func (q *eventQueue) pop() (Time, event) {
+	if !q.dueFirst() {
+		return q.popHeap()
+	}
+	d := &q.due[q.dueHead]
+	t, ev := d.t, d.ev
+	d.ev = event{} // drop references for the GC
+	q.dueHead++
+	if q.dueHead == len(q.due) {
+		q.due, q.dueHead = q.due[:0], 0
+	}
+	return t, ev
+}
+
+// peekTime returns the earliest pending time. The queue must not be empty.
+func (q *eventQueue) peekTime() Time {
+	if q.dueFirst() {
+		return q.due[q.dueHead].t
+	}
+	return q.keys[0].t
+}
 
 func (q *eventQueue) push(t Time, seq uint64, ev event) {
 	var slot int32
@@ -75,12 +134,12 @@ func (q *eventQueue) push(t Time, seq uint64, ev event) {
 	keys[i] = k
 }
 
-// pop removes the earliest entry and returns its time and event. The queue
-// must not be empty. It uses Floyd's variant: the hole at the root moves down
+// popHeap removes the heap's earliest entry and returns its time and
+// event. The heap must not be empty. It uses Floyd's variant: the hole at the root moves down
 // along the smallest children to a leaf without comparing against the
 // displaced last key, which then sifts up from there (usually zero or one
 // step, since the last key is typically among the latest).
-func (q *eventQueue) pop() (Time, event) {
+func (q *eventQueue) popHeap() (Time, event) {
 	keys := q.keys
 	top := keys[0]
 	n := len(keys) - 1
@@ -127,5 +186,3 @@ func (q *eventQueue) pop() (Time, event) {
 	keys[i] = last
 	return top.t, ev
 }
-
-func (q *eventQueue) peekTime() Time { return q.keys[0].t }
