@@ -91,6 +91,8 @@ type Thread struct {
 	runLeft    sim.Duration // core time left of the current run
 	chunk      sim.Duration // the chunk of it being slept on the core
 	streamLeft uint64       // bytes left of the current stream
+
+	team []*teamThread // the team of the thread's current region (Compute), kept for the next
 }
 
 // Spawn starts a host thread running body on the core the scheduler
@@ -198,7 +200,7 @@ func (t *Thread) Compute(bytes uint64, threads int) {
 	}
 	start := t.Now()
 	share := bytes / uint64(threads)
-	team := make([]*teamThread, 0, threads-1)
+	team := t.team[:0]
 	for i := 1; i < threads; i++ {
 		n := share
 		if i == threads-1 {
@@ -221,6 +223,7 @@ func (t *Thread) Compute(bytes uint64, threads int) {
 		}
 	}
 	t.cpu.endTeam(team)
+	t.team = team[:0]
 	t.Span("compute", start)
 }
 

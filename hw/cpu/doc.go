@@ -52,6 +52,13 @@
 //     utilisation the experiments print and that energy (hardware.md §11)
 //     charges.
 //
+// OpenMP team threads run as step processes (sim.Engine.SpawnSteps,
+// team.go): their body (acquire the core, stream the share, give the core
+// up) is a state machine over the Try forms of the scheduler's blocking
+// operations (tryAcquire, tryRun, tryStream), which the blocking forms
+// loop over, so both share one implementation and schedule the same
+// events. Team-thread objects and names are reused from region to region.
+//
 // Calls made on the embedded sim.Proc directly (a device access such as a
 // NIC doorbell that takes a *sim.Proc) keep the core without yielding at a
 // slice end; they are short. When every thread of a core only polls,
