@@ -80,7 +80,8 @@ func (kr *kernelRun) Step(p *sim.Proc) bool {
 		s.body = k.Steps(&s.wg)
 		s.wg.Proc = g.e.SpawnSteps(name, s)
 	} else {
-		wg := &w
+		wg := new(WG) // not &w: that would move w to the heap on the Steps path too
+		*wg = w
 		body := k.Body
 		wg.Proc = g.e.Spawn(name, func(p *sim.Proc) {
 			start := p.Now()

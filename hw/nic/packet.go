@@ -40,16 +40,16 @@ type Header struct {
 // Packet is one network packet of a message. It implements net.Packet.
 type Packet struct {
 	Src, Dst int
-	Kind     Kind
-	Msg      uint64 // message id, unique per initiator (replies and acks carry the initiator's id)
-	Index    int    // packet index in the message; 0 is the header packet
-	Offset   uint64 // byte offset in the message
-	Len      uint64 // payload bytes
-	Last     bool   // completion packet
-	Hdr      *Header
-	Data     []byte   // payload; nil when payload-free or empty
+	Kind     Kind     // (the three small fields together: a message allocates its packets at once)
+	Last     bool     // completion packet
 	Fail     FailType // acks and replies
-	MLength  uint64   // acks and replies: bytes the target manipulated
+	Msg      uint64   // message id, unique per initiator (replies and acks carry the initiator's id)
+	Index    int      // packet index in the message; 0 is the header packet
+	Offset   uint64   // byte offset in the message
+	Len      uint64   // payload bytes
+	Hdr      *Header
+	Data     []byte // payload; nil when payload-free or empty
+	MLength  uint64 // acks and replies: bytes the target manipulated
 
 	notBefore sim.Time // flow model: the flow cannot complete earlier (net.Paced)
 
