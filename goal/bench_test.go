@@ -37,34 +37,8 @@ func BenchmarkParse(b *testing.B) {
 	b.SetBytes(st.Size())
 	b.ReportAllocs()
 	var stmts uint64
-	var s Stmt
 	for b.Loop() {
-		fh, err := os.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f, err := Open(fh)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for r := range f.NumRanks() {
-			rr, err := f.Rank(r)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for {
-				ok, err := rr.Next(&s)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if !ok {
-					break
-				}
-				stmts++
-			}
-		}
-		f.Close()
-		fh.Close()
+		stmts += openAndRead(b, path, true)
 	}
 	b.ReportMetric(float64(stmts)/b.Elapsed().Seconds(), "stmts/s")
 }
@@ -101,8 +75,8 @@ func BenchmarkOpenRing1024(b *testing.B) {
 }
 
 // openAndRead opens the GOAL file at path and, if readBack, reads every
-// rank to its end.
-func openAndRead(b *testing.B, path string, readBack bool) {
+// rank to its end; it returns the statements read.
+func openAndRead(b *testing.B, path string, readBack bool) (stmts uint64) {
 	fh, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)
@@ -114,7 +88,7 @@ func openAndRead(b *testing.B, path string, readBack bool) {
 	}
 	defer f.Close()
 	if !readBack {
-		return
+		return 0
 	}
 	var s Stmt
 	for r := range f.NumRanks() {
@@ -130,8 +104,10 @@ func openAndRead(b *testing.B, path string, readBack bool) {
 			if !ok {
 				break
 			}
+			stmts++
 		}
 	}
+	return stmts
 }
 
 // BenchmarkIndexLines measures the index pass's fused loop alone on one

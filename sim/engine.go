@@ -112,10 +112,31 @@ func (e *Engine) RunUntil(limit Time) (err error) {
 			e.shutdown()
 		}
 	}()
+	later := e.runEvents(limit)
+	if e.failure != nil {
+		err := e.failure
+		e.shutdown()
+		return err
+	}
+	if later || e.stopped {
+		return nil
+	}
+	if blocked := e.blockedProcs(); len(blocked) > 0 {
+		err := &DeadlockError{At: e.now, Blocked: blocked}
+		e.shutdown()
+		return err
+	}
+	return e.endCheck()
+}
+
+// runEvents runs the events with time ≤ limit until the queue is empty,
+// Stop is called or an event fails (e.failure). It reports whether events
+// after limit remain, so that an empty-queue check does not apply.
+func (e *Engine) runEvents(limit Time) (later bool) {
 	e.stopped = false
 	for e.queue.len() > 0 && !e.stopped {
 		if e.queue.peekTime() > limit {
-			return nil
+			return true
 		}
 		t, ev := e.queue.pop()
 		e.now = t
@@ -125,20 +146,10 @@ func (e *Engine) RunUntil(limit Time) (err error) {
 		}
 		ev.h.Handle(ev.arg)
 		if e.failure != nil {
-			err := e.failure
-			e.shutdown()
-			return err
+			return false
 		}
 	}
-	if e.stopped {
-		return nil
-	}
-	if blocked := e.blockedProcs(); len(blocked) > 0 {
-		err := &DeadlockError{At: e.now, Blocked: blocked}
-		e.shutdown()
-		return err
-	}
-	return e.endCheck()
+	return false
 }
 
 // Close releases the coroutines of processes that never finished (after a

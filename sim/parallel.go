@@ -328,21 +328,6 @@ func (e *Engine) runWindow(limit Time) (err error) {
 			err = &PanicError{Proc: "a callback event", At: e.now, Value: r, Stack: string(debug.Stack())}
 		}
 	}()
-	e.stopped = false
-	for e.queue.len() > 0 && !e.stopped {
-		if e.queue.peekTime() > limit {
-			return nil
-		}
-		t, ev := e.queue.pop()
-		e.now = t
-		e.events++
-		if e.windows != nil {
-			e.windows.note(t)
-		}
-		ev.h.Handle(ev.arg)
-		if e.failure != nil {
-			return e.failure
-		}
-	}
-	return nil
+	e.runEvents(limit)
+	return e.failure
 }

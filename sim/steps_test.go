@@ -235,15 +235,5 @@ func BenchmarkStepSwitch(b *testing.B) {
 	for i := range procs {
 		e.SpawnSteps("p", sleeper{Time(1 + i%13)})
 	}
-	_ = e.RunUntil(100) // all started
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := e.Events()
-	for e.Events()-start < uint64(b.N) {
-		_ = e.RunUntil(e.now + 50)
-	}
-	b.StopTimer()
-	n := e.Events() - start
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/switch")
-	e.Close()
+	measureSwitches(b, e)
 }
