@@ -14,34 +14,22 @@ import (
 // registered) and queue s connects each node to its right neighbour for
 // ring s. Node setups run one after the other at time 0, so the first
 // caller builds it for all.
-type verbsRing struct {
-	w   *gpi.World
-	err error
-}
+type verbsRing struct{ sharedWorld }
 
 func (v *verbsRing) get(nd *strategy.Node, l *ringLayout) (*gpi.World, error) {
-	if v.w != nil || v.err != nil {
-		return v.w, v.err
-	}
-	d, err := verbsOf(nd)
-	if err != nil {
-		v.err = err
-		return nil, err
-	}
-	sides := make([]gpi.Side, l.n)
-	for i := range sides {
-		sides[i] = gpi.GPUSide
-	}
-	v.w, v.err = gpi.New(d, sides, 1)
-	for r := 0; r < l.n && v.err == nil; r++ {
-		v.w.SegmentCreate(0, r, l.totalSize)
-	}
-	for s := 0; s < l.w && v.err == nil; s++ {
-		for r := 0; r < l.n && v.err == nil; r++ {
-			v.err = v.w.ConnectPair(s, r, mod(r+1, l.n))
+	return v.world(nd, gpuSides(l.n), 1, func(w *gpi.World) error {
+		for r := range l.n {
+			w.SegmentCreate(0, r, l.totalSize)
 		}
-	}
-	return v.w, v.err
+		for s := range l.w {
+			for r := range l.n {
+				if err := w.ConnectPair(s, r, mod(r+1, l.n)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // verbsRingRun is the GPUrdma ring allreduce (device verbs, no CPU on the

@@ -20,31 +20,64 @@ import (
 // device GPI subset ("gpu", GNN_GPURDMA) or a host thread calling GPI
 // (the CPU-driven baseline, "cpu").
 
-// gpiWorld builds the run's GPI world on first call (node setups run one
-// after the other at time 0, so the first caller builds it for both).
-type gpiWorld struct {
+// sharedWorld is a run-wide GPI world built by the first node's setup
+// (node setups run one after the other at time 0) and handed, or the error
+// building it met, to every node.
+type sharedWorld struct {
 	w   *gpi.World
 	err error
 }
 
-func (g *gpiWorld) get(nd *strategy.Node, worker string, notifs, queues int) (*gpi.World, error) {
-	if g.w != nil || g.err != nil {
-		return g.w, g.err
+// world returns the world, building it on the first call: sides and
+// notifs as gpi.New takes them, then wire creates its segments and
+// connects its queues.
+func (s *sharedWorld) world(nd *strategy.Node, sides []gpi.Side, notifs int, wire func(*gpi.World) error) (*gpi.World, error) {
+	if s.w == nil && s.err == nil {
+		s.w, s.err = buildWorld(nd, sides, notifs, wire)
 	}
+	return s.w, s.err
+}
+
+func buildWorld(nd *strategy.Node, sides []gpi.Side, notifs int, wire func(*gpi.World) error) (*gpi.World, error) {
 	d, err := verbsOf(nd)
 	if err != nil {
-		g.err = err
 		return nil, err
 	}
+	w, err := gpi.New(d, sides, notifs)
+	if err != nil {
+		return nil, err
+	}
+	if err := wire(w); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// gpuSides is n GPU-side ranks.
+func gpuSides(n int) []gpi.Side {
+	sides := make([]gpi.Side, n)
+	for i := range sides {
+		sides[i] = gpi.GPUSide
+	}
+	return sides
+}
+
+// gpiWorld is the GPI world of the master/worker workloads below.
+type gpiWorld struct{ sharedWorld }
+
+func (g *gpiWorld) get(nd *strategy.Node, worker string, notifs, queues int) (*gpi.World, error) {
 	side := gpi.GPUSide
 	if worker != "gpu" && worker != "persistent" {
 		side = gpi.CPUSide
 	}
-	g.w, g.err = gpi.New(d, []gpi.Side{gpi.CPUSide, side}, notifs)
-	for q := 0; q < queues && g.err == nil; q++ {
-		g.err = g.w.Connect(q)
-	}
-	return g.w, g.err
+	return g.world(nd, []gpi.Side{gpi.CPUSide, side}, notifs, func(w *gpi.World) error {
+		for q := range queues {
+			if err := w.Connect(q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func checkWorker(what, worker string, allowed ...string) error {

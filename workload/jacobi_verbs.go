@@ -44,43 +44,28 @@ func (verbsComm) done(*gpu.WG) error { return nil }
 // connects each node to its neighbour in direction d and queue 4+k to its
 // residual partner of round k. Node setups run one after the other at
 // time 0, so the first caller builds it for all.
-type jacobiVerbs struct {
-	w   *gpi.World
-	err error
-}
+type jacobiVerbs struct{ sharedWorld }
 
 func (v *jacobiVerbs) get(nd *strategy.Node, ls []*jacobiLayout) (*gpi.World, error) {
-	if v.w != nil || v.err != nil {
-		return v.w, v.err
-	}
-	d, err := verbsOf(nd)
-	if err != nil {
-		v.err = err
-		return nil, err
-	}
-	sides := make([]gpi.Side, len(ls))
-	for i := range sides {
-		sides[i] = gpi.GPUSide
-	}
-	if v.w, v.err = gpi.New(d, sides, 1); v.err != nil {
-		return nil, v.err
-	}
-	for r, l := range ls {
-		v.w.SegmentCreate(0, r, l.total)
-	}
-	for r, l := range ls {
-		for dir := range 4 {
-			if p := l.neighbour(dir); p >= 0 && p > r {
-				v.err = errors.Join(v.err, v.w.ConnectPair(dir, r, p), v.w.ConnectPair(opposite(dir), r, p))
+	return v.world(nd, gpuSides(len(ls)), 1, func(w *gpi.World) error {
+		for r, l := range ls {
+			w.SegmentCreate(0, r, l.total)
+		}
+		var err error
+		for r, l := range ls {
+			for dir := range 4 {
+				if p := l.neighbour(dir); p >= 0 && p > r {
+					err = errors.Join(err, w.ConnectPair(dir, r, p), w.ConnectPair(opposite(dir), r, p))
+				}
+			}
+			for k := range l.rounds {
+				if p := mod(r+(1<<k), l.n); p != r {
+					err = errors.Join(err, w.ConnectPair(4+k, r, p))
+				}
 			}
 		}
-		for k := range l.rounds {
-			if p := mod(r+(1<<k), l.n); p != r {
-				v.err = errors.Join(v.err, v.w.ConnectPair(4+k, r, p))
-			}
-		}
-	}
-	return v.w, v.err
+		return err
+	})
 }
 
 // deviceVerbs is the GPUrdma implementation: the intra-kernel

@@ -44,38 +44,23 @@ func (verbsRows) done(*gpu.WG) error { return nil }
 // every node, one notification per row, queue w (work-group w) connected
 // between every pair of nodes. Node setups run one after the other at
 // time 0, so the first caller builds it for all.
-type spTSVerbsWorld struct {
-	w   *gpi.World
-	err error
-}
+type spTSVerbsWorld struct{ sharedWorld }
 
 func (v *spTSVerbsWorld) get(nd *strategy.Node, nodes, rows, wgs int) (*gpi.World, error) {
-	if v.w != nil || v.err != nil {
-		return v.w, v.err
-	}
-	d, err := verbsOf(nd)
-	if err != nil {
-		v.err = err
-		return nil, err
-	}
 	if rows > 1<<16 {
-		v.err = fmt.Errorf("spts on %s: %d rows need a GPI notification each, at most 65536", nd.Strategy, rows)
-		return nil, v.err
+		return nil, fmt.Errorf("spts on %s: %d rows need a GPI notification each, at most 65536", nd.Strategy, rows)
 	}
-	sides := make([]gpi.Side, nodes)
-	for i := range sides {
-		sides[i] = gpi.GPUSide
-	}
-	if v.w, v.err = gpi.New(d, sides, rows); v.err != nil {
-		return nil, v.err
-	}
-	for r := range nodes {
-		v.w.SegmentCreate(0, r, 8*uint64(rows))
-	}
-	for q := 0; q < wgs && v.err == nil; q++ {
-		v.err = v.w.Connect(q)
-	}
-	return v.w, v.err
+	return v.world(nd, gpuSides(nodes), rows, func(w *gpi.World) error {
+		for r := range nodes {
+			w.SegmentCreate(0, r, 8*uint64(rows))
+		}
+		for q := range wgs {
+			if err := w.Connect(q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // runVerbs is the device-verbs solve: the device-shmem algorithm (see
