@@ -263,17 +263,29 @@ func TestChainKeepsEngineOrder(t *testing.T) {
 					}
 				})
 			}
-			if err := e.Run(); err != nil {
-				t.Fatal(err)
-			}
-			return log, e.Events()
+			return runLogged(t, e, &log)
 		}
-		want, wantEvents := run(false)
-		got, gotEvents := run(true)
-		if !slices.Equal(got, want) || gotEvents != wantEvents {
-			t.Fatalf("chained: %v (%d events)\nwant      %v (%d events)", got, gotEvents, want, wantEvents)
-		}
+		requireSameRuns(t, "chained", run)
 	})
+}
+
+// runLogged runs e to the end and returns its event log and event count.
+func runLogged(t *rapid.T, e *Engine, log *[]string) ([]string, uint64) {
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return *log, e.Events()
+}
+
+// requireSameRuns runs a schedule as the reference (subject false) and as
+// the subject, and fails unless both logged the same events in the same
+// order, with the same event count.
+func requireSameRuns(t *rapid.T, subject string, run func(subject bool) ([]string, uint64)) {
+	want, wantEvents := run(false)
+	got, gotEvents := run(true)
+	if !slices.Equal(got, want) || gotEvents != wantEvents {
+		t.Fatalf("%s: %v (%d events)\nreference: %v (%d events)", subject, got, gotEvents, want, wantEvents)
+	}
 }
 
 // TestDueFIFOKeepsHeapOrder runs random schedules (zero delays from
@@ -317,15 +329,8 @@ func TestDueFIFOKeepsHeapOrder(t *testing.T) {
 					}
 				}
 			}
-			if err := e.Run(); err != nil {
-				t.Fatal(err)
-			}
-			return log, e.Events()
+			return runLogged(t, e, &log)
 		}
-		want, wantEvents := run(true)
-		got, gotEvents := run(false)
-		if !slices.Equal(got, want) || gotEvents != wantEvents {
-			t.Fatalf("with the FIFO: %v (%d events)\nheap only:    %v (%d events)", got, gotEvents, want, wantEvents)
-		}
+		requireSameRuns(t, "with the FIFO", func(fifo bool) ([]string, uint64) { return run(!fifo) })
 	})
 }

@@ -53,13 +53,10 @@ func (p *pktDeliver) Handle(uint64) { p.rx.deliver((*Packet)(p)) }
 // visible (dmaWriteH).
 type pktLand Packet
 
-// Handle stores the payload, recycles its buffer and retires the packet.
-func (p *pktLand) Handle(uint64) {
-	n := p.rx
-	n.dmaEnd(1)
-	n.storeData(p.land, p.Data, p.landLen)
-	n.fab.PutBuf(p.Data)
-	n.packetDone(p.in)
+// Handle lands the payload (as a reply's) and retires the packet.
+func (p *pktLand) Handle(arg uint64) {
+	(*pktReplyLand)(p).Handle(arg)
+	p.rx.packetDone(p.in)
 }
 
 // match binds a header packet's message to an ME (§2.2) and returns the
