@@ -30,11 +30,27 @@ type Stepper interface {
 // numbers, as a coroutine body that waits where s waits; it is live,
 // named in deadlock reports and joinable like any process.
 func (e *Engine) SpawnSteps(name string, s Stepper) *Proc {
+	p := new(Proc)
+	e.SpawnStepsIn(p, name, s)
+	return p
+}
+
+// SpawnStepsIn is SpawnSteps into p, which is either a zero Proc or a step
+// process of e that has finished: agents made and retired by the
+// thousand (GPU work-groups) keep their process with the rest of their
+// state and reuse it, instead of allocating one each. Nothing of p's
+// earlier life can resume the new process: a step process finishes only
+// in a step that did not wait (runSteps refuses one that did), so when it
+// finishes no wake-up of it is pending, in the event queue or on a signal.
+// Whoever keeps p after it finished must not expect it to stay finished.
+func (e *Engine) SpawnStepsIn(p *Proc, name string, s Stepper) {
+	if p.e != nil && (p.e != e || p.steps == nil || !p.done) {
+		panic(fmt.Sprintf("sim: SpawnStepsIn %q into process %q, which is not a finished step process of this engine", name, p.name))
+	}
 	e.spawned++
-	p := &Proc{e: e, name: name, id: e.spawned, slot: len(e.procs), reason: "start", since: e.now, steps: s}
+	*p = Proc{e: e, name: name, id: e.spawned, slot: len(e.procs), reason: "start", since: e.now, steps: s}
 	e.procs = append(e.procs, p)
 	e.AtH(e.now, p, 0)
-	return p
 }
 
 // StartSteps creates a step process and runs its first step at once, in
@@ -59,6 +75,9 @@ func (p *Proc) runSteps() {
 	for {
 		p.waited = false
 		if p.steps.Step(p) {
+			if p.waited { // its wake-up would resume whatever reuses p
+				panic(fmt.Sprintf("sim: step process %q finishes in a step that waited (%s)", p.name, p.reason))
+			}
 			p.e.running = prev
 			p.finish()
 			return

@@ -338,9 +338,11 @@ func addInto(m *mem.Memory, dst, src mem.Addr, nb uint64) {
 // which a straight-line body allows.
 func reduceKernel(name string, dst, src mem.Addr, nb uint64, wgs, wgSize int, stamp *wordStore) gpu.Kernel {
 	elems := int(nb / 4)
+	bodies := make([]reduceWG, wgs) // one allocation per kernel, not per work-group
 	return gpu.Kernel{Name: name, WGs: wgs, WGSize: wgSize, Steps: func(wg *gpu.WG) gpu.StepBody {
 		lo, hi := wg.ID*elems/wgs, (wg.ID+1)*elems/wgs
-		r := &reduceWG{stamp: stamp}
+		r := &bodies[wg.ID]
+		*r = reduceWG{stamp: stamp}
 		r.red.set(dst, src, lo, hi, wgSize)
 		return r
 	}}

@@ -38,6 +38,7 @@ type GPU struct {
 	tags     *L2           // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
 	uncached [][2]mem.Addr // L2-uncacheable ranges (uncached.go)
 	wgNames  []string      // "<gpu>.wg[i]", made once per index (kernels reuse them)
+	freeWGs  []*wgSteps    // retired step work-groups, for reuse (steps.go)
 }
 
 // Stats counts GPU activity.

@@ -76,9 +76,11 @@ func (kr *kernelRun) Step(p *sim.Proc) bool {
 	g.stats.WGs++
 	name := g.wgName(i)
 	if k.Steps != nil {
-		s := &wgSteps{kr: kr, wg: w} // one allocation for both
+		s := g.stepWG()
+		s.kr, s.wg, s.phase = kr, w, 0
+		s.wg.Proc = &s.proc
 		s.body = k.Steps(&s.wg)
-		s.wg.Proc = g.e.SpawnSteps(name, s)
+		g.e.SpawnStepsIn(&s.proc, name, s)
 	} else {
 		wg := new(WG) // not &w: that would move w to the heap on the Steps path too
 		*wg = w
@@ -128,13 +130,28 @@ func (kr *kernelRun) Handle(uint64) {
 }
 
 // wgSteps runs a StepBody as the work-group's process, with the final
-// barrier and the retirement a Body gets.
+// barrier and the retirement a Body gets. It holds the work-group's WG
+// and process, and goes back to its GPU's free list when the work-group
+// retires: a reduction kernel per step makes hundreds of thousands of
+// work-groups per run, and at most the resident ones live at a time.
 type wgSteps struct {
 	kr    *kernelRun
 	wg    WG
 	body  StepBody
 	start sim.Time
 	phase uint8 // 0 start, 1 body, 2 barrier, 3 retire
+	proc  sim.Proc
+}
+
+// stepWG returns a retired work-group's wgSteps, or a new one.
+func (g *GPU) stepWG() *wgSteps {
+	if n := len(g.freeWGs); n > 0 {
+		s := g.freeWGs[n-1]
+		g.freeWGs[n-1] = nil
+		g.freeWGs = g.freeWGs[:n-1]
+		return s
+	}
+	return new(wgSteps)
 }
 
 // Step implements sim.Stepper.
@@ -156,6 +173,12 @@ func (s *wgSteps) Step(*sim.Proc) bool {
 		return false
 	default:
 		s.kr.retire(wg, s.start)
+		// Reused only from a later event, after the engine finished
+		// the process (SpawnStepsIn checks); nothing is kept that a
+		// retired work-group's holders could still reach.
+		g := wg.g
+		s.kr, s.body = nil, nil
+		g.freeWGs = append(g.freeWGs, s)
 		return true
 	}
 }
