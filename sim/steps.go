@@ -44,9 +44,7 @@ func (e *Engine) SpawnSteps(name string, s Stepper) *Proc {
 // finishes no wake-up of it is pending, in the event queue or on a signal.
 // Whoever keeps p after it finished must not expect it to stay finished.
 func (e *Engine) SpawnStepsIn(p *Proc, name string, s Stepper) {
-	if p.e != nil && (p.e != e || p.steps == nil || !p.done) {
-		panic(fmt.Sprintf("sim: SpawnStepsIn %q into process %q, which is not a finished step process of this engine", name, p.name))
-	}
+	e.reuse(p, name)
 	e.spawned++
 	*p = Proc{e: e, name: name, id: e.spawned, slot: len(e.procs), reason: "start", since: e.now, steps: s}
 	e.procs = append(e.procs, p)
@@ -58,11 +56,26 @@ func (e *Engine) SpawnStepsIn(p *Proc, name string, s Stepper) {
 // running one was doing (a command processor handing its dispatch loop to
 // a step process) and must schedule exactly the events it would have.
 func (e *Engine) StartSteps(name string, s Stepper) *Proc {
+	p := new(Proc)
+	e.StartStepsIn(p, name, s)
+	return p
+}
+
+// StartStepsIn is StartSteps into p, a zero Proc or a finished step
+// process of e (see SpawnStepsIn).
+func (e *Engine) StartStepsIn(p *Proc, name string, s Stepper) {
+	e.reuse(p, name)
 	e.spawned++
-	p := &Proc{e: e, name: name, id: e.spawned, slot: len(e.procs), since: e.now, steps: s}
+	*p = Proc{e: e, name: name, id: e.spawned, slot: len(e.procs), since: e.now, steps: s}
 	e.procs = append(e.procs, p)
 	p.runSteps()
-	return p
+}
+
+// reuse panics unless p is a zero Proc or a finished step process of e.
+func (e *Engine) reuse(p *Proc, name string) {
+	if p.e != nil && (p.e != e || p.steps == nil || !p.done) {
+		panic(fmt.Sprintf("sim: %q reuses process %q, which is not a finished step process of this engine", name, p.name))
+	}
 }
 
 // runSteps resumes a step process: it calls the body until it waits or

