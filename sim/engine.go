@@ -83,9 +83,13 @@ func (e *Engine) AtH(t Time, h Handler, arg uint64) {
 // checkFuture reports whether t can be scheduled: a time before now is a
 // bug (panic), a negative one an overflow (the run fails).
 func (e *Engine) checkFuture(t Time) bool {
-	if t >= e.now && t < MaxTime {
-		return true
-	}
+	return t >= e.now && t < MaxTime || e.badTime(t)
+}
+
+// badTime handles a time checkFuture refused (kept out of line so that the
+// check inlines into every scheduling call): it returns false after
+// failing the run on an overflow and panics on a time in the past.
+func (e *Engine) badTime(t Time) bool {
 	if t < 0 || t == MaxTime {
 		e.overflow()
 		return false

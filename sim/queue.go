@@ -155,24 +155,18 @@ func (q *eventQueue) popHeap() (Time, event) {
 	i := 0
 	for {
 		first := 4*i + 1
-		if first >= n {
+		if first+4 > n {
+			i = q.lastChildren(i, first, n)
 			break
 		}
-		child := first
-		if first+4 <= n {
-			// Full node: tournament without branches.
-			a := first + int(lessBit(&keys[first+1], &keys[first]))
-			b := first + 2 + int(lessBit(&keys[first+3], &keys[first+2]))
-			sel := int(lessBit(&keys[b], &keys[a]))
-			child = a + sel*(b-a)
-		} else {
-			for c := first + 1; c < n; c++ {
-				if keys[c].before(&keys[child]) {
-					child = c
-				}
-			}
-		}
-		keys[i] = keys[child]
+		// Full node: a tournament without branches over the four
+		// children, seen as one array so that there is one bounds check.
+		c := (*[4]key)(keys[first : first+4])
+		a := lessBit(&c[1], &c[0])
+		b := 2 + lessBit(&c[3], &c[2])
+		b = a + lessBit(&c[b&3], &c[a&1])*(b-a)
+		child := first + int(b&3)
+		keys[i] = c[b&3]
 		i = child
 	}
 	for i > 0 {
@@ -185,4 +179,21 @@ func (q *eventQueue) popHeap() (Time, event) {
 	}
 	keys[i] = last
 	return top.t, ev
+}
+
+// lastChildren moves the hole at i down into the smallest of its fewer than
+// four children keys[first:n], if any, and returns the hole's new index.
+func (q *eventQueue) lastChildren(i, first, n int) int {
+	keys := q.keys
+	if first >= n {
+		return i
+	}
+	child := first
+	for c := first + 1; c < n; c++ {
+		if keys[c].before(&keys[child]) {
+			child = c
+		}
+	}
+	keys[i] = keys[child]
+	return child
 }

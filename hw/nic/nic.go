@@ -139,12 +139,7 @@ func (n *NIC) dmaRead(a mem.Addr, l uint64) (done sim.Time, k int) {
 		return now, 0
 	}
 	p2p := n.mem.PoolOf(a) == mem.GPU
-	req := uint64(n.link.Spec().MaxReadReq)
-	done = now
-	for off := uint64(0); off < l; off += req {
-		done = max(done, n.link.Read(pcieUp, now, unit.Bytes(min(req, l-off)), p2p))
-		k++
-	}
+	done, k = n.link.ReadSplit(pcieUp, now, unit.Bytes(l), n.link.Spec().MaxReadReq, p2p)
 	n.dmaBegin(k)
 	return done, k
 }
