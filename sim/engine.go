@@ -142,7 +142,7 @@ func (e *Engine) runEvents(limit Time) (later bool) {
 		if e.queue.peekTime() > limit {
 			return true
 		}
-		t, ev := e.queue.pop()
+		t, ev := e.queue.take()
 		e.now = t
 		e.events++
 		if e.windows != nil {

@@ -56,6 +56,11 @@ type eventQueue struct {
 	// numbers; due[dueHead:] are pending.
 	due     []dueEvent
 	dueHead int
+	// hole: take handed out the heap's top and left its key in place.
+	// The next push replaces it (one sift instead of a removal and an
+	// insertion: most events schedule one more, a chain its next, a
+	// process its wake-up); settle removes it if none comes.
+	hole bool
 }
 
 // dueEvent is an event in the current-time FIFO.
@@ -65,7 +70,21 @@ type dueEvent struct {
 	ev  event
 }
 
-func (q *eventQueue) len() int { return len(q.keys) + len(q.due) - q.dueHead }
+func (q *eventQueue) len() int {
+	n := len(q.keys) + len(q.due) - q.dueHead
+	if q.hole {
+		n--
+	}
+	return n
+}
+
+// settle removes the top key that take left in place, if any.
+func (q *eventQueue) settle() {
+	if q.hole {
+		q.hole = false
+		q.removeTop()
+	}
+}
 
 // pushNow queues ev at t, the time of the event being run, with a sequence
 // number above every other pending event's.
@@ -74,6 +93,7 @@ func (q *eventQueue) pushNow(t Time, seq uint64, ev event) {
 }
 
 // dueFirst reports whether the FIFO's head comes before the heap's top.
+// The queue must be settled.
 func (q *eventQueue) dueFirst() bool {
 	if q.dueHead == len(q.due) {
 		return false
@@ -88,8 +108,23 @@ func (q *eventQueue) dueFirst() bool {
 // pop removes the earliest entry, from the FIFO or the heap, and returns
 // its time and event. The queue must not be empty.
 func (q *eventQueue) pop() (Time, event) {
+	t, ev := q.take()
+	q.settle()
+	return t, ev
+}
+
+// take returns the earliest entry's time and event and removes it: from
+// the FIFO at once, from the heap by leaving a hole at the top for the
+// next push or settle. The queue must not be empty.
+func (q *eventQueue) take() (Time, event) {
+	q.settle()
 	if !q.dueFirst() {
-		return q.popHeap()
+		top := &q.keys[0]
+		ev := q.slab[top.slot]
+		q.slab[top.slot] = event{} // drop references for the GC
+		q.free = append(q.free, top.slot)
+		q.hole = true
+		return top.t, ev
 	}
 	d := &q.due[q.dueHead]
 	t, ev := d.t, d.ev
@@ -103,6 +138,7 @@ func (q *eventQueue) pop() (Time, event) {
 
 // peekTime returns the earliest pending time. The queue must not be empty.
 func (q *eventQueue) peekTime() Time {
+	q.settle()
 	if q.dueFirst() {
 		return q.due[q.dueHead].t
 	}
@@ -120,9 +156,60 @@ func (q *eventQueue) push(t Time, seq uint64, ev event) {
 		q.slab = append(q.slab, ev)
 	}
 	k := key{t: t, seq: seq, slot: slot}
+	if q.hole {
+		q.hole = false
+		q.replaceTop(k)
+		return
+	}
 	q.keys = append(q.keys, k)
+	q.siftUp(len(q.keys)-1, k)
+}
+
+// removeTop removes the heap's top key. It uses Floyd's variant: the hole
+// at the root moves down along the smallest children to a leaf without
+// comparing against the displaced last key, which then sifts up from
+// there (usually zero or one step, since the last key is typically among
+// the latest).
+func (q *eventQueue) removeTop() {
+	n := len(q.keys) - 1
+	last := q.keys[n]
+	q.keys = q.keys[:n]
+	if n > 0 {
+		q.siftUp(q.holeToLeaf(), last)
+	}
+}
+
+// replaceTop puts k in the place of the heap's top key: the hole at the
+// root moves to a leaf as in removeTop and k sifts up from there.
+func (q *eventQueue) replaceTop(k key) {
+	q.siftUp(q.holeToLeaf(), k)
+}
+
+// holeToLeaf moves a hole at the root down along the smallest children to
+// a leaf and returns the leaf's index.
+func (q *eventQueue) holeToLeaf() int {
 	keys := q.keys
-	i := len(keys) - 1
+	n := len(keys)
+	i := 0
+	for {
+		first := 4*i + 1
+		if first+4 > n {
+			return q.lastChildren(i, first, n)
+		}
+		// Full node: a tournament without branches over the four
+		// children, seen as one array so that there is one bounds check.
+		c := (*[4]key)(keys[first : first+4])
+		a := lessBit(&c[1], &c[0])
+		b := 2 + lessBit(&c[3], &c[2])
+		b = a + lessBit(&c[b&3], &c[a&1])*(b-a)
+		keys[i] = c[b&3]
+		i = first + int(b&3)
+	}
+}
+
+// siftUp puts k into the hole at i, moving it up past later parents.
+func (q *eventQueue) siftUp(i int, k key) {
+	keys := q.keys
 	for i > 0 {
 		parent := (i - 1) / 4
 		if !k.before(&keys[parent]) {
@@ -132,53 +219,6 @@ func (q *eventQueue) push(t Time, seq uint64, ev event) {
 		i = parent
 	}
 	keys[i] = k
-}
-
-// popHeap removes the heap's earliest entry and returns its time and
-// event. The heap must not be empty. It uses Floyd's variant: the hole at the root moves down
-// along the smallest children to a leaf without comparing against the
-// displaced last key, which then sifts up from there (usually zero or one
-// step, since the last key is typically among the latest).
-func (q *eventQueue) popHeap() (Time, event) {
-	keys := q.keys
-	top := keys[0]
-	n := len(keys) - 1
-	last := keys[n]
-	keys = keys[:n]
-	q.keys = keys
-	ev := q.slab[top.slot]
-	q.slab[top.slot] = event{} // drop references for the GC
-	q.free = append(q.free, top.slot)
-	if n == 0 {
-		return top.t, ev
-	}
-	i := 0
-	for {
-		first := 4*i + 1
-		if first+4 > n {
-			i = q.lastChildren(i, first, n)
-			break
-		}
-		// Full node: a tournament without branches over the four
-		// children, seen as one array so that there is one bounds check.
-		c := (*[4]key)(keys[first : first+4])
-		a := lessBit(&c[1], &c[0])
-		b := 2 + lessBit(&c[3], &c[2])
-		b = a + lessBit(&c[b&3], &c[a&1])*(b-a)
-		child := first + int(b&3)
-		keys[i] = c[b&3]
-		i = child
-	}
-	for i > 0 {
-		parent := (i - 1) / 4
-		if !last.before(&keys[parent]) {
-			break
-		}
-		keys[i] = keys[parent]
-		i = parent
-	}
-	keys[i] = last
-	return top.t, ev
 }
 
 // lastChildren moves the hole at i down into the smallest of its fewer than

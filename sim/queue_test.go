@@ -1,0 +1,59 @@
+package sim
+
+import (
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The queue hands out events in (time, sequence) order whatever the mix of
+// operations: pushes into the hole that take leaves at the heap's top
+// (replaceTop), pushes with no hole, takes settled later or by the next
+// take, current-time FIFO entries, and sequence numbers taken ahead of
+// time and pushed later, as a Chain does. The reference is a sorted list.
+func TestQueueTakeReplaceOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var q eventQueue
+		var ref, reserved []key // slot holds the event's identity
+		var seq uint64
+		var now Time
+		for i := range rapid.IntRange(1, 300).Draw(t, "ops") {
+			switch op := rapid.IntRange(0, 5).Draw(t, "op"); {
+			case op == 0 || op == 1 && len(reserved) == 0:
+				seq++
+				k := key{t: now + Time(rapid.Int64Range(0, 40).Draw(t, "dt")), seq: seq, slot: int32(i)}
+				q.push(k.t, k.seq, event{arg: uint64(k.slot)})
+				ref = append(ref, k)
+			case op == 1:
+				j := rapid.IntRange(0, len(reserved)-1).Draw(t, "which")
+				k := reserved[j]
+				reserved = slices.Delete(reserved, j, j+1)
+				k.t = max(k.t, now)
+				q.push(k.t, k.seq, event{arg: uint64(k.slot)})
+				ref = append(ref, k)
+			case op == 2:
+				seq++
+				reserved = append(reserved, key{t: now + Time(rapid.Int64Range(0, 40).Draw(t, "dt")), seq: seq, slot: int32(i)})
+			case op == 3:
+				seq++
+				q.pushNow(now, seq, event{arg: uint64(i)})
+				ref = append(ref, key{t: now, seq: seq, slot: int32(i)})
+			case op == 4 && len(ref) > 0:
+				gotT, ev := q.take()
+				slices.SortFunc(ref, func(a, b key) int { return int(lessBit(&b, &a)) - int(lessBit(&a, &b)) })
+				want := ref[0]
+				ref = ref[1:]
+				if gotT != want.t || ev.arg != uint64(want.slot) {
+					t.Fatalf("op %d: took event %d at %v, want %d at %v", i, ev.arg, gotT, want.slot, want.t)
+				}
+				now = gotT
+			default:
+				q.settle()
+			}
+			if q.len() != len(ref) {
+				t.Fatalf("op %d: len %d, want %d", i, q.len(), len(ref))
+			}
+		}
+	})
+}
