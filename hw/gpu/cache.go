@@ -18,6 +18,10 @@ type cache struct {
 	// system release visits those, not every line of a 16 K-line L2.
 	dirtied []dirtyRef
 	seq     uint64 // fills so far: a line's position in order
+	// free holds copies that left the cache and that nothing refers to
+	// any more, for the next fills: a GPU-TN work-group's polls fill a
+	// line after every acquire (which clears the L1).
+	free []*cline
 }
 
 type cline struct {
@@ -25,6 +29,15 @@ type cline struct {
 	dirty  uint64 // one bit per byte written since the fill: GPU caches write back byte masks
 	seq    uint64 // fill number (the order writeBack flushes in)
 	listed bool   // in dirtied
+	loads  uint32 // pending loads that read the copy when their latency ends (wgPhases.ldLine)
+}
+
+// release offers cl, which has left the cache, for reuse unless a pending
+// load or the dirty list still refers to it.
+func (c *cache) release(cl *cline) {
+	if cl.loads == 0 && !cl.listed {
+		c.free = append(c.free, cl)
+	}
 }
 
 // dirtyRef names a line copy in dirtied; a copy evicted or dropped since
@@ -92,13 +105,24 @@ func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
 	if len(c.lines) >= c.cap && len(c.order) > 0 {
 		old := c.order[0]
 		c.order = c.order[1:]
-		if ol := c.lines[old]; ol != nil && ol.dirty != 0 && wb != nil {
+		ol := c.lines[old]
+		if ol != nil && ol.dirty != 0 && wb != nil {
 			ol.flush(old, wb)
 		}
 		delete(c.lines, old)
+		if ol != nil {
+			c.release(ol)
+		}
 	}
 	c.seq++
-	cl := &cline{seq: c.seq}
+	var cl *cline
+	if k := len(c.free); k > 0 {
+		cl = c.free[k-1]
+		c.free = c.free[:k-1]
+		*cl = cline{seq: c.seq}
+	} else {
+		cl = &cline{seq: c.seq}
+	}
 	src.Read(l, cl.data[:])
 	c.lines[l] = cl
 	c.order = append(c.order, l)
@@ -106,6 +130,9 @@ func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
 }
 
 func (c *cache) clear() {
+	for _, cl := range c.lines {
+		c.release(cl)
+	}
 	clear(c.lines)
 	c.order = c.order[:0]
 	c.dirtied = c.dirtied[:0]

@@ -42,6 +42,7 @@ type GPU struct {
 	freeRuns     []*kernelRun  // finished dispatches, for reuse
 	dispatchName string        // the dispatcher's process name
 	cyc          cycleMemo     // the last Cycles conversion (spec.go)
+	stores       []*memStore   // store events done with, for reuse (wg.go)
 }
 
 // Stats counts GPU activity.

@@ -234,10 +234,7 @@ func (w *WG) tryUncachedStore(a mem.Addr, v uint64) bool {
 		return false
 	}
 	w.ph.store = 0
-	at := w.Now() + w.g.spec.MemLatency
-	w.storesAt = max(w.storesAt, at)
-	m := w.g.mem
-	w.g.e.At(at, func() { m.Store64(a, v) })
+	w.storeToMem(a, v)
 	return true
 }
 
@@ -302,6 +299,13 @@ func (w *WG) tryAcquire(s Scope) bool {
 	}
 }
 
+// readLater makes cl the copy the pending load reads at the end of its
+// latency; cl stays out of the cache's reuse until then.
+func (ph *wgPhases) readLater(cl *cline) {
+	ph.ldLine = cl
+	cl.loads++
+}
+
 // tryLoad64 is Load64 in steps: the first call looks the line up and
 // waits for its latency (false); the second returns the word as the line
 // copy (or memory) holds it then (true).
@@ -311,6 +315,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 		w.ph.load = 0
 		if cl := w.ph.ldLine; cl != nil {
 			w.ph.ldLine = nil
+			cl.loads--
 			return leUint64(cl.data[w.ph.ldOff:]), true
 		}
 		return g.mem.Load64(w.ph.ldAddr), true
@@ -327,7 +332,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	w.ph.ldOff = off
 	if cl := w.cu.l1.get(l); cl != nil {
 		g.stats.L1Hits++
-		w.ph.ldLine = cl
+		w.ph.readLater(cl)
 		w.Sleep(g.spec.Cycles(g.spec.L1Cycles))
 		return 0, false
 	}
@@ -342,11 +347,11 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 		}
 		cl := w.cu.l1.fill(l, g.mem, nil)
 		cl.data = g.l2.get(l).data
-		w.ph.ldLine = cl
+		w.ph.readLater(cl)
 		w.Sleep(lat)
 		return 0, false
 	}
-	w.ph.ldLine = w.cu.l1.fill(l, g.mem, nil)
+	w.ph.readLater(w.cu.l1.fill(l, g.mem, nil))
 	w.Sleep(lat)
 	return 0, false
 }

@@ -131,10 +131,39 @@ func (w *WG) storeBeyondL1(a mem.Addr, v uint64) {
 		w.g.l2.write(l, cl, off, 0xff)
 		return
 	}
+	w.storeToMem(a, v)
+}
+
+// storeToMem sends a store to memory, where it lands after the memory
+// latency (a system release waits for it).
+func (w *WG) storeToMem(a mem.Addr, v uint64) {
 	at := w.Now() + w.g.spec.MemLatency
 	w.storesAt = max(w.storesAt, at)
-	m := w.g.mem
-	w.g.e.At(at, func() { m.Store64(a, v) })
+	g := w.g
+	var s *memStore
+	if k := len(g.stores); k > 0 {
+		s = g.stores[k-1]
+		g.stores = g.stores[:k-1]
+	} else {
+		s = &memStore{g: g}
+	}
+	s.a, s.v = a, v
+	g.e.AtH(at, s, 0)
+}
+
+// memStore is a store on its way to memory: the event that lands it. The
+// GPU reuses them (GPU.stores), so a store allocates nothing.
+type memStore struct {
+	g *GPU
+	a mem.Addr
+	v uint64
+}
+
+// Handle lands the store.
+func (s *memStore) Handle(uint64) {
+	g, a, v := s.g, s.a, s.v
+	g.stores = append(g.stores, s)
+	g.mem.Store64(a, v)
 }
 
 // Release makes the work-group's earlier stores visible at scope s.

@@ -15,13 +15,17 @@ const trigAddrBase mem.Addr = 0xFE00_0000_0000
 // trigEntrySize is the memory footprint of one trigger entry (memlist).
 const trigEntrySize unit.Bytes = 64
 
-// trigEntry is a GPU-TN trigger entry (§3.1).
+// trigEntry is a GPU-TN trigger entry (§3.1). A fired entry leaves the
+// table at once and is the event that issues its op CmdLatency later
+// (Handle); then the NIC reuses it (gputn.free).
 type trigEntry struct {
 	tag       uint64
 	counter   uint64
 	threshold uint64
 	hasOp     bool
 	op        trigOp
+	n         *NIC
+	fired     sim.Time // when it fired
 }
 
 // trigReg is a host registration (TrigPut/TrigGet).
@@ -60,13 +64,56 @@ func NewCommandBlock(cmd func(i int) Command) *CommandBlock { return &CommandBlo
 // gputn is the NIC's GPU-TN state.
 type gputn struct {
 	entries map[uint64]*trigEntry // live entries by tag
-	fifo    []uint64              // tags visible in the trigger FIFO
+	fifo    fifo[uint64]          // tags visible in the trigger FIFO
 	used    int                   // FIFO slots taken: queued + writes in flight (credits)
 	space   sim.Signal            // notified when a FIFO slot frees
 	busy    bool                  // the pop unit is working on fifo[0]
 	stalled bool                  // fifo[0] waits for a free entry
-	waiting []trigReg             // registrations waiting for a free entry, FIFO
+	waiting fifo[trigReg]         // registrations waiting for a free entry
 	cache   []uint64              // memlist: on-NIC entry cache, most recent first
+	memlist bool                  // Spec.TrigLookup is "memlist" (compared once, in New)
+	free    []*trigEntry          // entries whose op has issued, for reuse
+	regFree []*tnReg              // registrations done with, for reuse
+}
+
+// The GPU-TN events of a NIC that need nothing but the NIC (and a tag) are
+// the NIC itself under these types: no allocation per event.
+type (
+	tnArrive    NIC // a trigger store becomes visible: its tag enters the FIFO (arg: the tag)
+	tnPopDone   NIC // the pop unit is done with the FIFO head
+	tnEntryFree NIC // a fired entry has retired
+)
+
+func (h *tnArrive) Handle(tag uint64) { (*NIC)(h).triggerArrived(tag) }
+func (h *tnPopDone) Handle(uint64)    { (*NIC)(h).popDone() }
+func (h *tnEntryFree) Handle(uint64)  { (*NIC)(h).entryFreed() }
+
+// tnReg is a host registration on its way to the NIC (the hostOp of its
+// host command), reused once delivered.
+type tnReg struct {
+	n *NIC
+	r trigReg
+}
+
+func (g *tnReg) exec() {
+	n, r := g.n, g.r
+	g.r = trigReg{}
+	n.tn.regFree = append(n.tn.regFree, g)
+	n.onHostRegister(r)
+}
+
+// register posts r from host thread p (RegisterTrigger, RegisterTriggerOf).
+func (n *NIC) register(p *sim.Proc, r trigReg) {
+	t := &n.tn
+	var g *tnReg
+	if k := len(t.regFree); k > 0 {
+		g = t.regFree[k-1]
+		t.regFree = t.regFree[:k-1]
+	} else {
+		g = &tnReg{n: n}
+	}
+	g.r = r
+	n.hostPostOp(p, "trig register", true, g)
 }
 
 // TriggerAddr returns the trigger register's MMIO address, to hand to a
@@ -99,13 +146,17 @@ func (n *NIC) TryTriggerWrite(p *sim.Proc, tag uint64) bool {
 	}
 	t.used++
 	sf, vis := n.link.PostedWrite(pcieDown, p.Now(), 8)
-	n.e.At(vis, func() {
-		t.fifo = append(t.fifo, tag)
-		n.stats.TrigFIFOMax = max(n.stats.TrigFIFOMax, len(t.fifo))
-		n.kickPop()
-	})
+	n.e.AtH(vis, (*tnArrive)(n), tag)
 	p.SleepUntil(sf)
 	return true
+}
+
+// triggerArrived puts a visible trigger store's tag into the FIFO.
+func (n *NIC) triggerArrived(tag uint64) {
+	t := &n.tn
+	t.fifo.push(tag)
+	n.stats.TrigFIFOMax = max(n.stats.TrigFIFOMax, t.fifo.len())
+	n.kickPop()
 }
 
 // RegisterTrigger registers tag's operation from host thread p (the
@@ -126,7 +177,7 @@ func (n *NIC) RegisterTrigger(p *sim.Proc, tag uint64, cmd Command, threshold ui
 		cmd.CompletionFlag = completionFlag
 	}
 	n.check(cmd)
-	n.hostPost(p, "trig register", true, func() { n.onHostRegister(trigReg{tag, trigOp{one: &cmd}, threshold}) })
+	n.register(p, trigReg{tag, trigOp{one: &cmd}, threshold})
 }
 
 // RegisterTriggerOf is RegisterTrigger of command i of b (its completion
@@ -134,7 +185,7 @@ func (n *NIC) RegisterTrigger(p *sim.Proc, tag uint64, cmd Command, threshold ui
 // entry keeps b and i rather than the command.
 func (n *NIC) RegisterTriggerOf(p *sim.Proc, tag uint64, b *CommandBlock, i int, threshold uint64) {
 	n.check(b.cmd(i))
-	n.hostPost(p, "trig register", true, func() { n.onHostRegister(trigReg{tag, trigOp{blk: b, i: i}, threshold}) })
+	n.register(p, trigReg{tag, trigOp{blk: b, i: i}, threshold})
 }
 
 // TriggerEntries returns the number of live trigger entries.
@@ -153,9 +204,9 @@ func (n *NIC) onHostRegister(r trigReg) {
 	t := &n.tn
 	e := t.entries[r.tag]
 	if e == nil {
-		if len(t.waiting) > 0 || !n.canAlloc() {
+		if t.waiting.len() > 0 || !n.canAlloc() {
 			n.stats.TrigRegWaits++
-			t.waiting = append(t.waiting, r)
+			t.waiting.push(r)
 			return
 		}
 		e = n.alloc(r.tag)
@@ -170,7 +221,7 @@ func (n *NIC) onHostRegister(r trigReg) {
 
 // limited reports whether the entry count is bounded (assoc, hash); a
 // memlist keeps entries in memory with an on-NIC cache of TrigMaxEntries.
-func (n *NIC) limited() bool { return n.spec.TrigLookup != "memlist" }
+func (n *NIC) limited() bool { return !n.tn.memlist }
 
 func (n *NIC) canAlloc() bool {
 	return !n.limited() || len(n.tn.entries) < n.spec.TrigMaxEntries
@@ -180,31 +231,48 @@ func (n *NIC) alloc(tag uint64) *trigEntry {
 	if !n.canAlloc() {
 		panic(fmt.Sprintf("%s: trigger entry for tag %#x allocated with %d live entries", n.name, tag, len(n.tn.entries)))
 	}
-	e := &trigEntry{tag: tag}
+	t := &n.tn
+	var e *trigEntry
+	if k := len(t.free); k > 0 {
+		e = t.free[k-1]
+		t.free = t.free[:k-1]
+		e.tag = tag
+	} else {
+		e = &trigEntry{tag: tag, n: n}
+	}
 	n.tn.entries[tag] = e
 	n.stats.TrigEntriesMax = max(n.stats.TrigEntriesMax, len(n.tn.entries))
 	return e
 }
 
-// fireEntry issues e's op CmdLatency from now and retires e now.
+// fireEntry issues e's op CmdLatency from now (e.Handle) and retires e
+// now.
 func (n *NIC) fireEntry(e *trigEntry) {
 	n.stats.TrigFires++
 	delete(n.tn.entries, e.tag)
+	e.fired = n.e.Now()
+	n.e.AtH(e.fired+n.spec.CmdLatency, e, 0)
+	n.e.AtH(e.fired, (*tnEntryFree)(n), 0)
+}
+
+// Handle issues the fired entry's op; the entry is then free for reuse.
+// (Its command is made now rather than at the fire: a command block
+// makes the same command for an index every time, and a single command
+// is never changed once registered.)
+func (e *trigEntry) Handle(uint64) {
+	n := e.n
+	n.span("gputn fire", e.fired, n.e.Now())
 	cmd := e.op.command()
-	start := n.e.Now()
-	n.e.At(start+n.spec.CmdLatency, func() {
-		n.span("gputn fire", start, n.e.Now())
-		n.issue(cmd)
-	})
-	n.e.At(start, n.entryFreed)
+	*e = trigEntry{n: n}
+	n.tn.free = append(n.tn.free, e)
+	n.issue(cmd)
 }
 
 // entryFreed serves waiting registrations, then a stalled FIFO.
 func (n *NIC) entryFreed() {
 	t := &n.tn
-	for len(t.waiting) > 0 && n.canAlloc() {
-		r := t.waiting[0]
-		t.waiting = t.waiting[1:]
+	for t.waiting.len() > 0 && n.canAlloc() {
+		r := t.waiting.pop()
 		e := t.entries[r.tag]
 		if e == nil {
 			e = n.alloc(r.tag)
@@ -219,18 +287,18 @@ func (n *NIC) entryFreed() {
 	if t.stalled && n.canAlloc() {
 		t.stalled = false
 		t.busy = true
-		n.e.After(n.spec.TrigPop+n.lookupCost(t.fifo[0]), n.popDone)
+		n.e.AtH(n.e.Now()+n.spec.TrigPop+n.lookupCost(t.fifo.front()), (*tnPopDone)(n), 0)
 	}
 }
 
 // kickPop starts the pop unit on the FIFO head if it is idle.
 func (n *NIC) kickPop() {
 	t := &n.tn
-	if t.busy || t.stalled || len(t.fifo) == 0 {
+	if t.busy || t.stalled || t.fifo.len() == 0 {
 		return
 	}
 	t.busy = true
-	n.e.After(n.spec.TrigPop+n.lookupCost(t.fifo[0]), n.popDone)
+	n.e.AtH(n.e.Now()+n.spec.TrigPop+n.lookupCost(t.fifo.front()), (*tnPopDone)(n), 0)
 }
 
 // lookupCost is the tag lookup beyond TrigPop: none for the associative
@@ -262,7 +330,7 @@ func (n *NIC) lookupCost(tag uint64) sim.Time {
 func (n *NIC) popDone() {
 	t := &n.tn
 	t.busy = false
-	tag := t.fifo[0]
+	tag := t.fifo.front()
 	e := t.entries[tag]
 	if e == nil {
 		if !n.canAlloc() {
@@ -272,7 +340,7 @@ func (n *NIC) popDone() {
 		}
 		e = n.alloc(tag)
 	}
-	t.fifo = t.fifo[1:]
+	t.fifo.pop()
 	t.used--
 	t.space.Notify()
 	e.counter++

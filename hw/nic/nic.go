@@ -57,6 +57,7 @@ type NIC struct {
 	rxHeld    []*Packet // packets waiting behind the refused one, in arrival order
 
 	deferred deferredCmds // GDS commands posted but not yet activated (deferred.go)
+	cmdFree  []*hostCmd   // host commands done with, for reuse (hostcmd.go)
 
 	tn  gputn
 	v   *verbs // verbs front end (verbs*.go), made on first use
@@ -103,6 +104,7 @@ func New(e *sim.Engine, id int, name string, spec Spec, m *mem.Memory, link *pci
 	n := &NIC{e: e, id: id, name: name, track: name + ".nic", spec: spec, mem: m, link: link, fab: fab,
 		maxPayload: maxPayload, out: map[uint64]*outMsg{}, in: map[uint64]*inMsg{}, early: map[uint64][]*Packet{}}
 	n.tn.entries = map[uint64]*trigEntry{}
+	n.tn.memlist = spec.TrigLookup == "memlist"
 	fab.Attach(id, n)
 	return n
 }
@@ -205,34 +207,6 @@ func (n *NIC) spanOp(prefix, op string, start sim.Time) {
 	if n.e.Tracer() != nil {
 		n.e.Span(n.track, prefix+op, start, n.e.Now())
 	}
-}
-
-// hostPost models a host command: the MMIO doorbell (or the whole
-// descriptor with InlineCmd) as a posted write over the NIC's link; p
-// sleeps until its side is done. When the write is visible the NIC fetches
-// the CmdSize descriptor by a DMA read (unless InlineCmd or !fetch), waits
-// CmdLatency, then runs fn.
-func (n *NIC) hostPost(p *sim.Proc, what string, fetch bool, fn func()) {
-	size := doorbellSize
-	if n.spec.InlineCmd {
-		size = n.spec.CmdSize
-	}
-	sf, vis := n.link.PostedWrite(pcieDown, p.Now(), size)
-	n.e.At(vis, func() {
-		start := n.e.Now()
-		t, k := start, 0
-		if fetch && !n.spec.InlineCmd {
-			t = n.link.Read(pcieUp, start, n.spec.CmdSize, false)
-			k = 1
-			n.dmaBegin(1)
-		}
-		n.e.At(t+n.spec.CmdLatency, func() {
-			n.dmaEnd(k)
-			n.span(what, start, n.e.Now())
-			fn()
-		})
-	})
-	p.SleepUntil(sf)
 }
 
 // Doorbell posts cmd from a host thread p: a posted MMIO write of the
