@@ -21,28 +21,29 @@ const (
 
 // GPU is one GPU with its command processor.
 type GPU struct {
-	e            *sim.Engine
-	name         string
-	spec         Spec
-	mem          *mem.Memory
-	dram         *mem.Server
-	cus          []*computeUnit
-	rr           int
-	room         sim.Signal // a WG retired somewhere
-	l2           *cache     // dGPU only: write-back, not probed
-	queue        []Op
-	queueSig     sim.Signal
-	cp           *sim.Proc
-	stats        Stats
-	aql          aqlState      // user-mode queues and kernel objects (aql.go)
-	tags         *L2           // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
-	uncached     [][2]mem.Addr // L2-uncacheable ranges (uncached.go)
-	wgNames      []string      // "<gpu>.wg[i]", made once per index (kernels reuse them)
-	freeWGs      []*wgSteps    // retired step work-groups, for reuse (steps.go)
-	freeRuns     []*kernelRun  // finished dispatches, for reuse
-	dispatchName string        // the dispatcher's process name
-	cyc          cycleMemo     // the last Cycles conversion (spec.go)
-	stores       []*memStore   // store events done with, for reuse (wg.go)
+	e             *sim.Engine
+	name          string
+	spec          Spec
+	mem           *mem.Memory
+	dram          *mem.Server
+	cus           []*computeUnit
+	rr            int
+	room          sim.Signal // a WG retired somewhere
+	l2            *cache     // dGPU only: write-back, not probed
+	queue         []Op
+	queueSig      sim.Signal
+	cp            *sim.Proc
+	stats         Stats
+	aql           aqlState      // user-mode queues and kernel objects (aql.go)
+	tags          *L2           // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
+	uncached      [][2]mem.Addr // L2-uncacheable ranges (uncached.go)
+	wgNames       []string      // "<gpu>.wg[i]", made once per index (kernels reuse them)
+	freeWGs       []*wgSteps    // retired step work-groups, for reuse (steps.go)
+	freeRuns      []*kernelRun  // finished dispatches, for reuse
+	dispatchName  string        // the dispatcher's process name
+	cyc           cycleMemo     // the last Cycles conversion of VALU (spec.go)
+	dispatchDelay sim.Duration  // spec.DispatchCycles, converted once
+	stores        []*memStore   // store events done with, for reuse (wg.go)
 }
 
 // Stats counts GPU activity.
@@ -67,7 +68,7 @@ type computeUnit struct {
 // New returns a GPU using node memory m and the node's memory server dram.
 // Its command processor starts serving the queue at once.
 func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server) *GPU {
-	g := &GPU{e: e, name: name, spec: spec, mem: m, dram: dram}
+	g := &GPU{e: e, name: name, spec: spec, mem: m, dram: dram, dispatchDelay: spec.Cycles(spec.DispatchCycles)}
 	for i := range spec.CUs {
 		g.cus = append(g.cus, &computeUnit{id: i, simdFree: make([]sim.Time, spec.SIMDs), l1: newCache(spec.L1Lines)})
 	}

@@ -80,8 +80,8 @@ func (s Spec) Validate() error {
 // Cycles returns the duration of n GPU cycles.
 func (s Spec) Cycles(n int) sim.Duration { return s.Freq.Cycles(float64(n)) }
 
-// cycleMemo is the last Spec.Cycles a GPU computed: its hot callers (the
-// dispatcher, VALU) ask for the same few counts again and again, and the
+// cycleMemo is the last Spec.Cycles a GPU's VALU computed: the
+// work-groups of a kernel ask for the same count again and again, and the
 // conversion is a float division and a rounding.
 type cycleMemo struct {
 	n int

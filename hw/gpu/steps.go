@@ -64,7 +64,7 @@ func (kr *kernelRun) Step(p *sim.Proc) bool {
 			p.Wait(&g.room, "a CU with room for "+k.Name)
 			return false
 		}
-		p.Sleep(g.cycles(g.spec.DispatchCycles))
+		p.Sleep(g.dispatchDelay)
 		return false
 	}
 	cu := kr.cu
