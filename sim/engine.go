@@ -138,11 +138,11 @@ func (e *Engine) RunUntil(limit Time) (err error) {
 // after limit remain, so that an empty-queue check does not apply.
 func (e *Engine) runEvents(limit Time) (later bool) {
 	e.stopped = false
-	for e.queue.len() > 0 && !e.stopped {
-		if e.queue.peekTime() > limit {
-			return true
+	for !e.stopped {
+		t, ev, ok, later := e.queue.next(limit)
+		if !ok {
+			return later
 		}
-		t, ev := e.queue.take()
 		e.now = t
 		e.events++
 		if e.windows != nil {

@@ -113,6 +113,45 @@ func (q *eventQueue) pop() (Time, event) {
 	return t, ev
 }
 
+// next takes the earliest entry as take does if it is due at or before
+// limit (ok). Otherwise it takes nothing and later reports whether an
+// entry is pending (after limit). It is the event loop's peek and take in
+// one: one settle and one FIFO-or-heap decision per event.
+func (q *eventQueue) next(limit Time) (t Time, ev event, ok, later bool) {
+	q.settle()
+	if !q.dueFirst() {
+		if len(q.keys) == 0 {
+			return 0, event{}, false, false
+		}
+		top := &q.keys[0]
+		if top.t > limit {
+			return 0, event{}, false, true
+		}
+		ev = q.slab[top.slot]
+		q.slab[top.slot] = event{} // drop references for the GC
+		q.free = append(q.free, top.slot)
+		q.hole = true
+		return top.t, ev, true, false
+	}
+	if q.due[q.dueHead].t > limit {
+		return 0, event{}, false, true
+	}
+	t, ev = q.popDue()
+	return t, ev, true, false
+}
+
+// popDue removes and returns the FIFO's head.
+func (q *eventQueue) popDue() (Time, event) {
+	d := &q.due[q.dueHead]
+	t, ev := d.t, d.ev
+	d.ev = event{} // drop references for the GC
+	q.dueHead++
+	if q.dueHead == len(q.due) {
+		q.due, q.dueHead = q.due[:0], 0
+	}
+	return t, ev
+}
+
 // take returns the earliest entry's time and event and removes it: from
 // the FIFO at once, from the heap by leaving a hole at the top for the
 // next push or settle. The queue must not be empty.
@@ -126,14 +165,7 @@ func (q *eventQueue) take() (Time, event) {
 		q.hole = true
 		return top.t, ev
 	}
-	d := &q.due[q.dueHead]
-	t, ev := d.t, d.ev
-	d.ev = event{} // drop references for the GC
-	q.dueHead++
-	if q.dueHead == len(q.due) {
-		q.due, q.dueHead = q.due[:0], 0
-	}
-	return t, ev
+	return q.popDue()
 }
 
 // peekTime returns the earliest pending time. The queue must not be empty.

@@ -11,7 +11,8 @@ import (
 // operations: pushes into the hole that take leaves at the heap's top
 // (replaceTop), pushes with no hole, takes settled later or by the next
 // take, current-time FIFO entries, and sequence numbers taken ahead of
-// time and pushed later, as a Chain does. The reference is a sorted list.
+// time and pushed later, as a Chain does; taken by take or by the event
+// loop's next with a limit. The reference is a sorted list.
 func TestQueueTakeReplaceOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var q eventQueue
@@ -40,9 +41,24 @@ func TestQueueTakeReplaceOrder(t *testing.T) {
 				q.pushNow(now, seq, event{arg: uint64(i)})
 				ref = append(ref, key{t: now, seq: seq, slot: int32(i)})
 			case op == 4 && len(ref) > 0:
-				gotT, ev := q.take()
 				slices.SortFunc(ref, func(a, b key) int { return int(lessBit(&b, &a)) - int(lessBit(&a, &b)) })
 				want := ref[0]
+				var gotT Time
+				var ev event
+				if rapid.Bool().Draw(t, "next") {
+					// The event loop's form, with a limit on either side.
+					limit := now + Time(rapid.Int64Range(0, 40).Draw(t, "limit"))
+					var ok, later bool
+					gotT, ev, ok, later = q.next(limit)
+					if ok != (want.t <= limit) || later == ok {
+						t.Fatalf("op %d: next(%v) = ok %v, later %v with the earliest at %v", i, limit, ok, later, want.t)
+					}
+					if !ok {
+						continue
+					}
+				} else {
+					gotT, ev = q.take()
+				}
 				ref = ref[1:]
 				if gotT != want.t || ev.arg != uint64(want.slot) {
 					t.Fatalf("op %d: took event %d at %v, want %d at %v", i, ev.arg, gotT, want.slot, want.t)
