@@ -30,7 +30,7 @@ type Engine struct {
 
 // New returns an engine at time zero whose random streams derive from seed.
 func New(seed uint64) *Engine {
-	return &Engine{seed: seed, queue: eventQueue{keys: make([]key, 0, 1024)}}
+	return &Engine{seed: seed}
 }
 
 // Now returns the current simulated time.

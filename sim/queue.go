@@ -39,9 +39,10 @@ func lessBit(a, b *key) uint64 {
 	return borrow
 }
 
-// eventQueue is a hand-written 4-ary min-heap of small keys (container/heap
-// boxes through an interface and allocates per push). Payloads live in a
-// slab with a free list, so sifting moves 24-byte keys that stay in L1.
+// eventQueue orders pending events: a radix heap of small keys
+// (radix.go; container/heap boxes through an interface and allocates per
+// push). Payloads live in a slab with a free list, so the heap moves
+// 24-byte keys without pointers.
 //
 // Events scheduled for the current time (a fifth of a packet-level run's:
 // wake-ups, zero-cost hand-offs) skip the heap: they take the next sequence
@@ -49,18 +50,13 @@ func lessBit(a, b *key) uint64 {
 // they were scheduled, a FIFO (pushNow). pop takes the smaller key of the
 // FIFO's head and the heap's top, so the order is exactly the heap's alone.
 type eventQueue struct {
-	keys []key
+	heap radixHeap
 	slab []event
 	free []int32
 	// due holds events at the current time with increasing sequence
 	// numbers; due[dueHead:] are pending.
 	due     []dueEvent
 	dueHead int
-	// hole: take handed out the heap's top and left its key in place.
-	// The next push replaces it (one sift instead of a removal and an
-	// insertion: most events schedule one more, a chain its next, a
-	// process its wake-up); settle removes it if none comes.
-	hole bool
 }
 
 // dueEvent is an event in the current-time FIFO.
@@ -70,21 +66,7 @@ type dueEvent struct {
 	ev  event
 }
 
-func (q *eventQueue) len() int {
-	n := len(q.keys) + len(q.due) - q.dueHead
-	if q.hole {
-		n--
-	}
-	return n
-}
-
-// settle removes the top key that take left in place, if any.
-func (q *eventQueue) settle() {
-	if q.hole {
-		q.hole = false
-		q.removeTop()
-	}
-}
+func (q *eventQueue) len() int { return q.heap.n + len(q.due) - q.dueHead }
 
 // pushNow queues ev at t, the time of the event being run, with a sequence
 // number above every other pending event's.
@@ -93,51 +75,46 @@ func (q *eventQueue) pushNow(t Time, seq uint64, ev event) {
 }
 
 // dueFirst reports whether the FIFO's head comes before the heap's top.
-// The queue must be settled.
 func (q *eventQueue) dueFirst() bool {
 	if q.dueHead == len(q.due) {
 		return false
 	}
-	if len(q.keys) == 0 {
+	if q.heap.n == 0 {
 		return true
 	}
-	d, k := &q.due[q.dueHead], &q.keys[0]
+	d, k := &q.due[q.dueHead], q.heap.min()
 	return d.t < k.t || (d.t == k.t && d.seq < k.seq)
 }
 
-// pop removes the earliest entry, from the FIFO or the heap, and returns
-// its time and event. The queue must not be empty.
-func (q *eventQueue) pop() (Time, event) {
-	t, ev := q.take()
-	q.settle()
-	return t, ev
-}
-
-// next takes the earliest entry as take does if it is due at or before
+// next takes the earliest entry, as pop does, if it is due at or before
 // limit (ok). Otherwise it takes nothing and later reports whether an
-// entry is pending (after limit). It is the event loop's peek and take in
-// one: one settle and one FIFO-or-heap decision per event.
+// entry is pending (after limit). It is the event loop's peek and pop in
+// one: one FIFO-or-heap decision per event.
 func (q *eventQueue) next(limit Time) (t Time, ev event, ok, later bool) {
-	q.settle()
 	if !q.dueFirst() {
-		if len(q.keys) == 0 {
+		if q.heap.n == 0 {
 			return 0, event{}, false, false
 		}
-		top := &q.keys[0]
-		if top.t > limit {
+		if q.heap.min().t > limit {
 			return 0, event{}, false, true
 		}
-		ev = q.slab[top.slot]
-		q.slab[top.slot] = event{} // drop references for the GC
-		q.free = append(q.free, top.slot)
-		q.hole = true
-		return top.t, ev, true, false
+		t, ev = q.popHeap()
+		return t, ev, true, false
 	}
 	if q.due[q.dueHead].t > limit {
 		return 0, event{}, false, true
 	}
 	t, ev = q.popDue()
 	return t, ev, true, false
+}
+
+// popHeap removes the heap's earliest entry and returns its time and event.
+func (q *eventQueue) popHeap() (Time, event) {
+	k := q.heap.pop()
+	ev := q.slab[k.slot]
+	q.slab[k.slot] = event{} // drop references for the GC
+	q.free = append(q.free, k.slot)
+	return k.t, ev
 }
 
 // popDue removes and returns the FIFO's head.
@@ -152,31 +129,25 @@ func (q *eventQueue) popDue() (Time, event) {
 	return t, ev
 }
 
-// take returns the earliest entry's time and event and removes it: from
-// the FIFO at once, from the heap by leaving a hole at the top for the
-// next push or settle. The queue must not be empty.
-func (q *eventQueue) take() (Time, event) {
-	q.settle()
+// pop removes the earliest entry, from the FIFO or the heap, and returns
+// its time and event. The queue must not be empty.
+func (q *eventQueue) pop() (Time, event) {
 	if !q.dueFirst() {
-		top := &q.keys[0]
-		ev := q.slab[top.slot]
-		q.slab[top.slot] = event{} // drop references for the GC
-		q.free = append(q.free, top.slot)
-		q.hole = true
-		return top.t, ev
+		return q.popHeap()
 	}
 	return q.popDue()
 }
 
 // peekTime returns the earliest pending time. The queue must not be empty.
 func (q *eventQueue) peekTime() Time {
-	q.settle()
 	if q.dueFirst() {
 		return q.due[q.dueHead].t
 	}
-	return q.keys[0].t
+	return q.heap.min().t
 }
 
+// push queues ev at t with sequence number seq; t must not be before the
+// time of the last event taken.
 func (q *eventQueue) push(t Time, seq uint64, ev event) {
 	var slot int32
 	if n := len(q.free); n > 0 {
@@ -187,85 +158,5 @@ func (q *eventQueue) push(t Time, seq uint64, ev event) {
 		slot = int32(len(q.slab))
 		q.slab = append(q.slab, ev)
 	}
-	k := key{t: t, seq: seq, slot: slot}
-	if q.hole {
-		q.hole = false
-		q.replaceTop(k)
-		return
-	}
-	q.keys = append(q.keys, k)
-	q.siftUp(len(q.keys)-1, k)
-}
-
-// removeTop removes the heap's top key. It uses Floyd's variant: the hole
-// at the root moves down along the smallest children to a leaf without
-// comparing against the displaced last key, which then sifts up from
-// there (usually zero or one step, since the last key is typically among
-// the latest).
-func (q *eventQueue) removeTop() {
-	n := len(q.keys) - 1
-	last := q.keys[n]
-	q.keys = q.keys[:n]
-	if n > 0 {
-		q.siftUp(q.holeToLeaf(), last)
-	}
-}
-
-// replaceTop puts k in the place of the heap's top key: the hole at the
-// root moves to a leaf as in removeTop and k sifts up from there.
-func (q *eventQueue) replaceTop(k key) {
-	q.siftUp(q.holeToLeaf(), k)
-}
-
-// holeToLeaf moves a hole at the root down along the smallest children to
-// a leaf and returns the leaf's index.
-func (q *eventQueue) holeToLeaf() int {
-	keys := q.keys
-	n := len(keys)
-	i := 0
-	for {
-		first := 4*i + 1
-		if first+4 > n {
-			return q.lastChildren(i, first, n)
-		}
-		// Full node: a tournament without branches over the four
-		// children, seen as one array so that there is one bounds check.
-		c := (*[4]key)(keys[first : first+4])
-		a := lessBit(&c[1], &c[0])
-		b := 2 + lessBit(&c[3], &c[2])
-		b = a + lessBit(&c[b&3], &c[a&1])*(b-a)
-		keys[i] = c[b&3]
-		i = first + int(b&3)
-	}
-}
-
-// siftUp puts k into the hole at i, moving it up past later parents.
-func (q *eventQueue) siftUp(i int, k key) {
-	keys := q.keys
-	for i > 0 {
-		parent := (i - 1) / 4
-		if !k.before(&keys[parent]) {
-			break
-		}
-		keys[i] = keys[parent]
-		i = parent
-	}
-	keys[i] = k
-}
-
-// lastChildren moves the hole at i down into the smallest of its fewer than
-// four children keys[first:n], if any, and returns the hole's new index.
-func (q *eventQueue) lastChildren(i, first, n int) int {
-	keys := q.keys
-	if first >= n {
-		return i
-	}
-	child := first
-	for c := first + 1; c < n; c++ {
-		if keys[c].before(&keys[child]) {
-			child = c
-		}
-	}
-	keys[i] = keys[child]
-	return child
+	q.heap.push(key{t: t, seq: seq, slot: slot})
 }
