@@ -42,17 +42,19 @@ func (w *WG) VALU(n int) {
 		return
 	}
 	simds := w.cu.simdFree
-	per := make([]int, len(simds))
-	for i := range w.waves {
-		per[(w.firstSIMD+i)%len(simds)]++
-	}
-	end := w.Now()
-	for s, k := range per {
-		if k == 0 {
-			continue
+	nS := len(simds)
+	// Round-robin from firstSIMD: every SIMD gets waves/nS waves, and the
+	// waves%nS SIMDs after firstSIMD one more.
+	base, extra := w.waves/nS, w.waves%nS
+	now := w.Now()
+	end := now
+	for j := range min(w.waves, nS) {
+		s := (w.firstSIMD + j) % nS
+		k := base
+		if j < extra {
+			k++
 		}
-		start := max(w.Now(), simds[s])
-		simds[s] = start + w.g.cycles(4*n*k)
+		simds[s] = max(now, simds[s]) + w.g.cycles(4*n*k)
 		end = max(end, simds[s])
 	}
 	w.SleepUntil(end)
