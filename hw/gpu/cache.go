@@ -30,12 +30,14 @@ type cline struct {
 	seq    uint64 // fill number (the order writeBack flushes in)
 	listed bool   // in dirtied
 	loads  uint32 // pending loads that read the copy when their latency ends (wgPhases.ldLine)
+	free   bool   // in the cache's free list
 }
 
 // release offers cl, which has left the cache, for reuse unless a pending
 // load or the dirty list still refers to it.
 func (c *cache) release(cl *cline) {
-	if cl.loads == 0 && !cl.listed {
+	if cl.loads == 0 && !cl.listed && !cl.free {
+		cl.free = true
 		c.free = append(c.free, cl)
 	}
 }
@@ -130,8 +132,19 @@ func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
 }
 
 func (c *cache) clear() {
-	for _, cl := range c.lines {
-		c.release(cl)
+	if len(c.order) <= 16 {
+		// Every line is in order (a dropped line's address may be there
+		// twice, hence release's check): looking the few lines of a
+		// polling work-group's L1 up is cheaper than ranging over the map.
+		for _, l := range c.order {
+			if cl := c.lines[l]; cl != nil {
+				c.release(cl)
+			}
+		}
+	} else {
+		for _, cl := range c.lines {
+			c.release(cl)
+		}
 	}
 	clear(c.lines)
 	c.order = c.order[:0]

@@ -178,9 +178,15 @@ func (q *EQ) push(ev Event) bool {
 // postEvent writes ev to q by a posted DMA write; it is visible (and
 // time-stamped) when the write lands.
 func (n *NIC) postEvent(q *EQ, ev Event) {
-	if q == nil {
-		return
+	if q != nil {
+		n.postEventTo(q, ev)
 	}
+}
+
+// postEventTo is postEvent to a queue. (Apart, so that the event, which
+// the write's closure keeps, is moved to the heap only when there is a
+// queue: most puts post to none.)
+func (n *NIC) postEventTo(q *EQ, ev Event) {
 	_, vis := n.link.PostedWrite(pcieUp, n.e.Now(), n.spec.EventSize)
 	q.reserved++
 	n.dmaBegin(1)

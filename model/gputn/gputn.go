@@ -1,6 +1,8 @@
 package gputn
 
 import (
+	"math"
+
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -13,10 +15,18 @@ type Host struct {
 	t   *cpu.Thread
 	nic *nic.NIC
 	sw  cost.Spec
+	// all is the MD the puts are made on: bound once over the whole
+	// address space (as OpenSHMEM over Portals does), a put's source is
+	// its offset. A ring's puts are made twice each (checked when
+	// registered, made again when fired): an MD per put was most of what
+	// they allocated.
+	all *nic.MD
 }
 
 // NewHost returns the GPU-TN host API for thread t on NIC n (RdmaInit).
-func NewHost(t *cpu.Thread, n *nic.NIC, sw cost.Spec) *Host { return &Host{t: t, nic: n, sw: sw} }
+func NewHost(t *cpu.Thread, n *nic.NIC, sw cost.Spec) *Host {
+	return &Host{t: t, nic: n, sw: sw, all: &nic.MD{Length: math.MaxUint64}}
+}
 
 // Put describes the network operation a trigger entry issues.
 type Put struct {
@@ -37,7 +47,7 @@ type Put struct {
 func (h *Host) TrigPut(tag uint64, p Put, threshold uint64) {
 	defer h.t.Span("TrigPut", h.t.Now())
 	h.t.Instr(h.sw.PortalsPost)
-	h.nic.RegisterTrigger(h.t.Proc, tag, putCommand(p), threshold, p.CompletionFlag)
+	h.nic.RegisterTrigger(h.t.Proc, tag, h.putCommand(p), threshold, p.CompletionFlag)
 }
 
 // TrigPutBlock registers count puts, as count TrigPut calls would, one
@@ -48,7 +58,7 @@ func (h *Host) TrigPut(tag uint64, p Put, threshold uint64) {
 func (h *Host) TrigPutBlock(count int, tag func(i int) uint64, put func(i int) Put, threshold uint64) {
 	blk := nic.NewCommandBlock(func(i int) nic.Command {
 		p := put(i)
-		c := putCommand(p)
+		c := h.putCommand(p)
 		c.CompletionFlag = p.CompletionFlag
 		return c
 	})
@@ -60,8 +70,8 @@ func (h *Host) TrigPutBlock(count int, tag func(i int) uint64, put func(i int) P
 	}
 }
 
-func putCommand(p Put) nic.Command {
-	return nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: p.Src, Length: p.Length}, Length: p.Length,
+func (h *Host) putCommand(p Put) nic.Command {
+	return nic.Command{Op: nic.CmdPut, MD: h.all, LocalOffset: uint64(p.Src), Length: p.Length,
 		Target: p.Target, PT: p.PT, RemoteOffset: p.RemoteOffset, MatchBits: p.MatchBits, Ack: nic.NoAckReq}
 }
 
