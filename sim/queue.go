@@ -91,20 +91,26 @@ func (q *eventQueue) dueFirst() bool {
 // entry is pending (after limit). It is the event loop's peek and pop in
 // one: one FIFO-or-heap decision per event.
 func (q *eventQueue) next(limit Time) (t Time, ev event, ok, later bool) {
-	if !q.dueFirst() {
-		if q.heap.n == 0 {
-			return 0, event{}, false, false
-		}
-		if q.heap.min().t > limit {
-			return 0, event{}, false, true
-		}
-		t, ev = q.popHeap()
-		return t, ev, true, false
+	var k *key
+	if q.heap.n > 0 {
+		k = q.heap.min()
 	}
-	if q.due[q.dueHead].t > limit {
+	if q.dueHead < len(q.due) {
+		if d := &q.due[q.dueHead]; k == nil || d.t < k.t || d.t == k.t && d.seq < k.seq {
+			if d.t > limit {
+				return 0, event{}, false, true
+			}
+			t, ev = q.popDue()
+			return t, ev, true, false
+		}
+	}
+	if k == nil {
+		return 0, event{}, false, false
+	}
+	if k.t > limit {
 		return 0, event{}, false, true
 	}
-	t, ev = q.popDue()
+	t, ev = q.popHeap()
 	return t, ev, true, false
 }
 

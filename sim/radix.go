@@ -41,20 +41,34 @@ func (r *radixHeap) push(k key) {
 	}
 	r.n++
 	b := r.bucketOf(k.t)
-	if b > 0 {
-		r.buckets[b] = append(r.buckets[b], k)
-		r.mask |= 1 << b
-		switch {
-		case b == r.lowB && k.before(&r.buckets[b][r.lowI]):
-			r.lowI = len(r.buckets[b]) - 1
-		case b < r.lowB:
-			r.lowB = 0 // a lower bucket: min finds it
-		}
+	if b == 0 {
+		r.pushLast(k)
 		return
 	}
-	// At last's time: in sequence order among bucket 0's keys. A new key
-	// usually has the highest number; a chain's key was numbered earlier
-	// and moves forward.
+	bk := &r.buckets[b]
+	*bk = append(*bk, k)
+	r.mask |= 1 << b
+	if b <= r.lowB {
+		r.noteLow(b)
+	}
+}
+
+// noteLow keeps lowB and lowI right after a push into bucket b ≤ lowB.
+func (r *radixHeap) noteLow(b int) {
+	if b < r.lowB {
+		r.lowB = 0 // a lower bucket: min finds it
+		return
+	}
+	z := r.buckets[b]
+	if n := len(z) - 1; z[n].before(&z[r.lowI]) {
+		r.lowI = n
+	}
+}
+
+// pushLast adds k at last's time: in sequence order among bucket 0's
+// keys. A new key usually has the highest number; a chain's key was
+// numbered earlier and moves forward.
+func (r *radixHeap) pushLast(k key) {
 	z := append(r.buckets[0], k)
 	i := len(z) - 1
 	for i > r.head && k.seq < z[i-1].seq {
@@ -71,6 +85,12 @@ func (r *radixHeap) min() *key {
 	if r.head < len(r.buckets[0]) {
 		return &r.buckets[0][r.head]
 	}
+	return r.lowest()
+}
+
+// lowest is min with bucket 0 empty: the earliest key of the lowest
+// non-empty bucket.
+func (r *radixHeap) lowest() *key {
 	if r.lowB == 0 {
 		r.lowB = bits.TrailingZeros64(r.mask)
 		src := r.buckets[r.lowB]
@@ -89,30 +109,38 @@ func (r *radixHeap) pop() key {
 	if r.head == len(r.buckets[0]) {
 		r.split()
 	}
-	k := r.buckets[0][r.head]
+	k := &r.buckets[0][r.head]
 	r.head++
 	r.n--
-	return k
+	return *k
 }
 
 // split refills the empty bucket 0 from the lowest non-empty bucket: that
 // bucket's earliest time becomes last, its keys at that time go to bucket
 // 0 (sorted by sequence number) and the others to lower buckets.
 func (r *radixHeap) split() {
-	m := r.min()
+	r.lowest()
 	b := r.lowB
-	r.last = m.t
-	r.buckets[0], r.head = r.buckets[0][:0], 0
 	src := r.buckets[b]
-	for _, k := range src {
-		nb := r.bucketOf(k.t)
-		r.buckets[nb] = append(r.buckets[nb], k)
-		r.mask |= 1 << nb
+	last := src[r.lowI].t
+	r.last = last
+	z := r.buckets[0][:0]
+	mask := r.mask &^ (1 << b)
+	for i := range src {
+		k := &src[i]
+		nb := bits.Len64(uint64(k.t ^ last))
+		if nb == 0 {
+			z = append(z, *k)
+			continue
+		}
+		r.buckets[nb] = append(r.buckets[nb], *k)
+		mask |= 1 << nb
 	}
+	r.buckets[0], r.head = z, 0
 	r.buckets[b] = src[:0]
-	r.mask &^= 1<<b | 1 // bucket 0 is tracked by its length
+	r.mask = mask
 	r.lowB = 0
-	sortBySeq(r.buckets[0])
+	sortBySeq(z)
 }
 
 // sortBySeq sorts keys by sequence number: insertion sort, as a split
