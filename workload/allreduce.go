@@ -301,6 +301,7 @@ func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) err
 // is charged by nbc.
 func (a Allreduce) localReduce(nd *strategy.Node) func(op nbc.Op) {
 	var names []string // "reduce[step]", made once per step
+	var rk reduceKernels
 	return func(op nbc.Op) {
 		if nd.Stream == nil { // host compute
 			addInto(nd.Mem, op.Addr, op.Src, op.Len)
@@ -310,7 +311,7 @@ func (a Allreduce) localReduce(nd *strategy.Node) func(op nbc.Op) {
 		for len(names) <= op.Step {
 			names = append(names, fmt.Sprintf("reduce[%d]", len(names)))
 		}
-		k := reduceKernel(names[op.Step], op.Addr, op.Src, op.Len, a.kernelWGs(nd, op.Len), a.WGSize, nil)
+		k := rk.kernel(names[op.Step], op.Addr, op.Src, op.Len, a.kernelWGs(nd, op.Len), a.WGSize, nil)
 		nd.Stream.Wait(nd.Stream.Launch(k))
 	}
 }
@@ -354,22 +355,60 @@ func addF32(d, s []float32) {
 	}
 }
 
-// reduceKernel adds nb bytes of float32 at src into dst with wgs
-// work-groups of wgSize items; each work-group takes a contiguous part and
-// is charged 4 vector instructions per element per work-item and 12 bytes
-// of memory traffic per element. stamp, if non-nil, is a word work-group 0
-// stores after its part. The work-groups run as steps (callback events),
-// which a straight-line body allows.
-func reduceKernel(name string, dst, src mem.Addr, nb uint64, wgs, wgSize int, stamp *wordStore) gpu.Kernel {
-	elems := int(nb / 4)
-	bodies := make([]reduceWG, wgs) // one allocation per kernel, not per work-group
-	return gpu.Kernel{Name: name, WGs: wgs, WGSize: wgSize, Steps: func(wg *gpu.WG) gpu.StepBody {
-		lo, hi := wg.ID*elems/wgs, (wg.ID+1)*elems/wgs
-		r := &bodies[wg.ID]
-		*r = reduceWG{stamp: stamp}
-		r.red.set(dst, src, lo, hi, wgSize)
-		return r
-	}}
+// reduceKernels makes the reduction kernels of one caller that runs them
+// one after another, each made after the previous one finished (a node's
+// HDN steps, which wait for their kernel; a GDS stream's program, whose
+// CP makes a kernel when it reaches it): the work-groups' bodies, the
+// kernel's parameters and its Steps function are reused from kernel to
+// kernel instead of allocated per kernel (4032 kernels of 48 work-groups
+// in a 64-node HDN run). kernel panics if a work-group of the previous
+// kernel has not finished yet.
+type reduceKernels struct {
+	dst, src           mem.Addr
+	elems, wgs, wgSize int
+	stamp              wordStore
+	stamped            bool
+	bodies             []reduceWG
+	busy               int // work-groups started and not finished
+	steps              func(wg *gpu.WG) gpu.StepBody
+}
+
+// kernel returns the kernel that adds nb bytes of float32 at src into dst
+// with wgs work-groups of wgSize items; each work-group takes a contiguous
+// part and is charged 4 vector instructions per element per work-item and
+// 12 bytes of memory traffic per element. stamp, if non-nil, is a word
+// work-group 0 stores after its part. The work-groups run as steps
+// (callback events), which a straight-line body allows.
+func (rk *reduceKernels) kernel(name string, dst, src mem.Addr, nb uint64, wgs, wgSize int, stamp *wordStore) gpu.Kernel {
+	if rk.busy != 0 {
+		panic(fmt.Sprintf("reduction kernel %s made while %d work-groups of the previous one still run", name, rk.busy))
+	}
+	rk.dst, rk.src, rk.elems, rk.wgs, rk.wgSize = dst, src, int(nb/4), wgs, wgSize
+	rk.stamped = stamp != nil
+	if stamp != nil {
+		rk.stamp = *stamp
+	}
+	if cap(rk.bodies) < wgs {
+		rk.bodies = make([]reduceWG, wgs)
+	}
+	rk.bodies = rk.bodies[:wgs]
+	if rk.steps == nil {
+		rk.steps = rk.body
+	}
+	return gpu.Kernel{Name: name, WGs: wgs, WGSize: wgSize, Steps: rk.steps}
+}
+
+// body is work-group wg's body of the current kernel.
+func (rk *reduceKernels) body(wg *gpu.WG) gpu.StepBody {
+	lo, hi := wg.ID*rk.elems/rk.wgs, (wg.ID+1)*rk.elems/rk.wgs
+	r := &rk.bodies[wg.ID]
+	*r = reduceWG{rk: rk}
+	if rk.stamped {
+		r.stamp = &rk.stamp
+	}
+	r.red.set(rk.dst, rk.src, lo, hi, rk.wgSize)
+	rk.busy++
+	return r
 }
 
 // wordStore is a word a kernel stores (a sequence stamp).
@@ -378,10 +417,11 @@ type wordStore struct {
 	v  uint64
 }
 
-// reduceWG is one work-group of reduceKernel as steps.
+// reduceWG is one work-group of a reduction kernel as steps.
 type reduceWG struct {
 	red     reduceSteps
 	stamp   *wordStore
+	rk      *reduceKernels
 	reduced bool
 }
 
@@ -391,7 +431,11 @@ func (r *reduceWG) Step(wg *gpu.WG) bool {
 		r.reduced = r.red.step(wg)
 		return false
 	}
-	return r.stamp == nil || wg.ID != 0 || wg.TryStore64(r.stamp.at, r.stamp.v)
+	if r.stamp == nil || wg.ID != 0 || wg.TryStore64(r.stamp.at, r.stamp.v) {
+		r.rk.busy--
+		return true
+	}
+	return false
 }
 
 // reduceSteps is reduceRange as steps: the functional add and the VALU
@@ -616,6 +660,7 @@ type gdsProgram struct {
 	l     *ringLayout
 	base  mem.Addr
 	first rdma.Deferred // step st's put is first+st
+	rk    reduceKernels // the CP makes each step's kernel after the previous one finished
 }
 
 func (p *gdsProgram) Len() int { return 5 * (p.l.n - 1) }
@@ -647,9 +692,9 @@ func (p *gdsProgram) Op(i int) stream.Op {
 	}
 	kk := l.stepChunk(r, st)
 	off, nb := l.sub(kk, 0)
-	stamp := &wordStore{at: p.base + mem.Addr(off+pad8(nb)), v: uint64(st + 2)}
-	return stream.Op{Kind: k, Kernel: reduceKernel(l.stepName(st), p.base+mem.Addr(off), p.base+mem.Addr(l.recv(st, 0)), nb,
-		p.a.kernelWGs(p.nd, nb), p.a.WGSize, stamp)}
+	stamp := wordStore{at: p.base + mem.Addr(off+pad8(nb)), v: uint64(st + 2)}
+	return stream.Op{Kind: k, Kernel: p.rk.kernel(l.stepName(st), p.base+mem.Addr(off), p.base+mem.Addr(l.recv(st, 0)), nb,
+		p.a.kernelWGs(p.nd, nb), p.a.WGSize, &stamp)}
 }
 
 // gputn launches one persistent kernel and registers a triggered put per
