@@ -17,10 +17,6 @@ const LineSize = 64
 // Line returns the address of the cache line holding a.
 func Line(a Addr) Addr { return a &^ (LineSize - 1) }
 
-// hugeThreshold is the allocation size from which backing bytes are
-// advised onto huge pages.
-const hugeThreshold = 4 << 20
-
 // Pool names where an allocation lives.
 type Pool uint8
 
@@ -284,8 +280,12 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 		if !r.lazy {
 			return nil
 		}
+		// 4 KiB pages, not transparent huge pages: with the kernel's
+		// default defrag=madvise, huge-page faults of madvised memory stall
+		// in compaction once memory is fragmented, and the 64-node
+		// functional runs took 3.0-3.6 s instead of 1.2-2.0 s
+		// (docs/speed.md).
 		r.data = make([]byte, r.size)
-		adviseHuge(r.data)
 	}
 	off := int(a - r.base)
 	return r.data[off : off+n : off+n]
