@@ -78,6 +78,14 @@ func (s *stepsForm) Step(wg *WG) bool {
 // equivalence kernel in either form while callbacks set the flags, one of
 // them first to a value the pollers reject.
 func runStepsKernel(mode string, steps bool) string {
+	out, _ := runStepsKernels(mode, steps, 1)
+	return out
+}
+
+// runStepsKernels is runStepsKernel with kernels of the same work
+// dispatched one after another on the GPU (the later ones find their
+// flags set), and returns the GPU too.
+func runStepsKernels(mode string, steps bool, kernels int) (string, *GPU) {
 	e, g := newGPU(mode)
 	m := g.Mem()
 	var log []string
@@ -90,19 +98,44 @@ func runStepsKernel(mode string, steps bool) string {
 	} else {
 		k.Body = l.bodyForm
 	}
-	op, run := g.DispatchOp(k)
-	g.Submit(op)
+	var run *Run
+	for range kernels {
+		var op Op
+		op, run = g.DispatchOp(k)
+		g.Submit(op)
+	}
 	e.At(3*sim.Microsecond, func() { m.Store64(l.flags, 2) })
 	e.At(4*sim.Microsecond, func() { m.Store64(l.flags+8, 1) })
 	e.At(9*sim.Microsecond, func() { m.Store64(l.flags+8, 5) })
 	if err := e.Run(); err != nil {
-		return err.Error()
+		return err.Error(), g
 	}
 	var mem6 []uint64
 	for i := range 6 {
 		mem6 = append(mem6, m.Load64(l.unc+mem.Addr(8*i)))
 	}
-	return fmt.Sprintf("%s\nend %v done %v events %d stats %+v unc %v", strings.Join(log, "\n"), e.Now(), run.Done, e.Events(), g.Stats(), mem6)
+	return fmt.Sprintf("%s\nend %v done %v events %d stats %+v unc %v", strings.Join(log, "\n"), e.Now(), run.Done, e.Events(), g.Stats(), mem6), g
+}
+
+// Step work-groups and dispatches reuse their state from kernel to
+// kernel: three kernels of six work-groups (four fit at once) give what
+// coroutine bodies give, and the GPU kept no more work-group states than
+// were resident at once and one dispatch state.
+func TestStepWorkGroupsReused(t *testing.T) {
+	for _, mode := range []string{"apu", "dgpu"} {
+		want, _ := runStepsKernels(mode, false, 3)
+		got, g := runStepsKernels(mode, true, 3)
+		if got != want {
+			t.Errorf("%s: steps\n%s\nbody\n%s", mode, got, want)
+		}
+		if strings.Count(want, "wg5") != 3 {
+			t.Errorf("%s: the kernels did not run through:\n%s", mode, want)
+		}
+		resident := g.MaxResident(Kernel{WGs: 6, WGSize: 256})
+		if n := len(g.freeWGs); n == 0 || n > resident || len(g.freeRuns) != 1 {
+			t.Errorf("%s: %d work-group states (resident at most %d), %d dispatch states kept; want 1..%d and 1", mode, n, resident, len(g.freeRuns), resident)
+		}
+	}
 }
 
 // A kernel whose work-groups run as steps gives the times, event count,
