@@ -44,7 +44,11 @@ func newEnv(t testing.TB, nodes int, functional bool, opts ...opt) *env {
 		name := fmt.Sprintf("node[%d]", i)
 		m := mem.New(name, functional)
 		v.mems = append(v.mems, m)
-		v.nics = append(v.nics, nic.New(e, i, name, s.NIC, m, pcie.New(s.PCIe), fab, s.Link.Payload))
+		n := nic.New(e, i, name, s.NIC, m, pcie.New(s.PCIe), fab, s.Link.Payload)
+		// Every NIC test also checks that no retired packet is used again
+		// (recycle.go): a stale read would see impossible values.
+		nic.PoisonRetired(n, true)
+		v.nics = append(v.nics, n)
 	}
 	// Every NIC test checks the fabric's and the NICs' invariants.
 	e.AddEndCheck(func(now sim.Time) []sim.Violation {

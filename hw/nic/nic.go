@@ -56,6 +56,12 @@ type NIC struct {
 	rxStalled bool      // a sPIN context refused a packet (packet buffer full)
 	rxHeld    []*Packet // packets waiting behind the refused one, in arrival order
 
+	// Packet arrays of messages whose every packet was retired here, by
+	// packet count (recycle.go).
+	pktFree [][][]Packet
+	// poisonRetired: tests overwrite retired packets and never reuse them.
+	poisonRetired bool
+
 	deferred deferredCmds // GDS commands posted but not yet activated (deferred.go)
 	cmdFree  []*hostCmd   // host commands done with, for reuse (hostcmd.go)
 

@@ -110,14 +110,19 @@ type txMsg struct {
 	hdr   *Header
 	start sim.Time
 	fin   func()
+	// The message's packets, and how many of them were retired at the
+	// destination (recycle.go).
+	pkts    []Packet
+	retired int
 }
 
 // sendPackets sends a message of length l to dst as packets of at most
 // maxPayload (a zero-length message is one empty packet). Packet k's
 // payload is read from src by DMA issued now; packets go to the fabric when
 // their data is on the NIC, in order. fin runs once the last packet has
-// been handed to the fabric. The message's packets are one allocation and
-// each packet is its own send event (pktSend): no closures per packet.
+// been handed to the fabric. The message's packets are one array, often a
+// recycled one (recycle.go), and each packet is its own send event
+// (pktSend): no closures per packet.
 func (n *NIC) sendPackets(dst int, kind Kind, msg uint64, hdr *Header, l uint64, fail FailType, mlength uint64,
 	src payloadSrc, fin func()) {
 	if n.flowPiece > 0 {
@@ -126,8 +131,8 @@ func (n *NIC) sendPackets(dst int, kind Kind, msg uint64, hdr *Header, l uint64,
 	}
 	mp := uint64(n.maxPayload)
 	np := max(1, (l+mp-1)/mp)
-	tx := &txMsg{n: n, src: src, kind: kind, hdr: hdr, start: n.e.Now(), fin: fin}
-	pkts := make([]Packet, np)
+	pkts := n.packetArray(int(np))
+	tx := &txMsg{n: n, src: src, kind: kind, hdr: hdr, start: n.e.Now(), fin: fin, pkts: pkts}
 	for k := range np {
 		off := k * mp
 		ln := min(mp, l-off)

@@ -54,9 +54,11 @@ func (p *pktDeliver) Handle(uint64) { p.rx.deliver((*Packet)(p)) }
 type pktLand Packet
 
 // Handle lands the payload (as a reply's) and retires the packet.
-func (p *pktLand) Handle(arg uint64) {
-	(*pktReplyLand)(p).Handle(arg)
-	p.rx.packetDone(p.in)
+func (p *pktLand) Handle(uint64) {
+	(*pktReplyLand)(p).store()
+	n, m := p.rx, p.in
+	n.retire((*Packet)(p))
+	n.packetDone(m)
 }
 
 // match binds a header packet's message to an ME (§2.2) and returns the
@@ -176,6 +178,7 @@ func (n *NIC) deliver(pk *Packet) {
 	switch pk.Kind {
 	case KindAck:
 		n.onAck(pk)
+		n.retire(pk)
 		return
 	case KindReply:
 		n.onReply(pk)
@@ -228,6 +231,7 @@ func (n *NIC) deliver(pk *Packet) {
 	}
 	if h.Op == CmdGet {
 		n.targetGet(m)
+		n.retire(pk) // a get request is its header packet alone
 		return
 	}
 	if m.ctx != nil {

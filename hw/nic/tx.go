@@ -105,15 +105,16 @@ func (n *NIC) onReply(pk *Packet) {
 // (A function of its own so that onReply's locals stay off the heap for
 // the other packets.)
 func (n *NIC) replyComplete(o *outMsg, pk *Packet, md *MD, off uint64) {
+	mlength, fail := pk.MLength, pk.Fail // the packet may be retired before
 	n.afterWrites(func() {
 		cmd := o.cmd
-		if md.Options&MDEventSuccessDisable == 0 || pk.Fail != FailOK {
-			ev := n.initiatorEvent(EventReply, cmd, pk.MLength, pk.Fail)
+		if md.Options&MDEventSuccessDisable == 0 || fail != FailOK {
+			ev := n.initiatorEvent(EventReply, cmd, mlength, fail)
 			ev.Start = md.Start + mem.Addr(off)
 			n.postEvent(md.EQ, ev)
 		}
 		if md.Options&MDEventCTReply != 0 {
-			md.CT.count(md.Options&MDEventCTBytes != 0, pk.MLength, pk.Fail)
+			md.CT.count(md.Options&MDEventCTBytes != 0, mlength, fail)
 		}
 		n.setFlag(cmd.CompletionFlag)
 		n.span("reply", o.start, n.e.Now())
@@ -124,8 +125,14 @@ func (n *NIC) replyComplete(o *outMsg, pk *Packet, md *MD, off uint64) {
 // write visible (dmaWriteH).
 type pktReplyLand Packet
 
-// Handle stores the payload and recycles its buffer.
+// Handle stores the payload, recycles its buffer and retires the packet.
 func (p *pktReplyLand) Handle(uint64) {
+	p.store()
+	p.rx.retire((*Packet)(p))
+}
+
+// store stores the payload and recycles its buffer.
+func (p *pktReplyLand) store() {
 	n := p.rx
 	n.dmaEnd(1)
 	n.storeData(p.land, p.Data, p.landLen)

@@ -1,0 +1,13 @@
+package nic
+
+// PoisonRetired makes n overwrite every packet it retires with impossible
+// values and never reuse the arrays (on) or recycle them as runs do (off).
+func PoisonRetired(n *NIC, on bool) { n.poisonRetired = on }
+
+// RecycledArrays returns how many packet arrays of np packets n keeps.
+func RecycledArrays(n *NIC, np int) int {
+	if np >= len(n.pktFree) {
+		return 0
+	}
+	return len(n.pktFree[np])
+}
