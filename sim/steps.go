@@ -20,7 +20,9 @@ type Stepper interface {
 	// may advance one state per call whether or not the state's
 	// operation waited. Loops that wait (WaitUntil, Join,
 	// Counter.WaitAtLeast) do not fit a step: check the condition and
-	// Wait once instead.
+	// Wait once instead. A step that reports the process done must not
+	// have waited (the run fails): its wake-up would resume nothing, or
+	// whatever reuses the process (SpawnStepsIn).
 	Step(p *Proc) (done bool)
 }
 
