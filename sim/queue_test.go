@@ -75,3 +75,31 @@ func TestQueueOrderAgainstSortedList(t *testing.T) {
 		}
 	})
 }
+
+// sortBySeq sorts whatever the order it is given, nearly sorted (insertion
+// sort) or not (the fallback after its move budget).
+func TestSortBySeq(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		// Long enough for the move budget to run out when unsorted.
+		seqs := rapid.SliceOfNDistinct(rapid.Uint64Range(0, 1_000_000), 100, 400, rapid.ID[uint64]).Draw(t, "seqs")
+		if rapid.Bool().Draw(t, "nearly sorted") {
+			slices.Sort(seqs)
+			for range rapid.IntRange(0, 10).Draw(t, "swaps") {
+				i, j := rapid.IntRange(0, max(0, len(seqs)-1)).Draw(t, "i"), rapid.IntRange(0, max(0, len(seqs)-1)).Draw(t, "j")
+				if len(seqs) > 0 {
+					seqs[i], seqs[j] = seqs[j], seqs[i]
+				}
+			}
+		}
+		z := make([]key, len(seqs))
+		for i, s := range seqs {
+			z[i] = key{t: 7, seq: s, slot: int32(i)}
+		}
+		sortBySeq(z)
+		for i := 1; i < len(z); i++ {
+			if z[i-1].seq >= z[i].seq {
+				t.Fatalf("not sorted at %d: %d then %d", i, z[i-1].seq, z[i].seq)
+			}
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 )
@@ -144,12 +145,12 @@ func (r *radixHeap) split() {
 }
 
 // sortBySeq sorts keys by sequence number: insertion sort, as a split
-// moves keys in the order they were pushed, which is mostly theirs.
+// moves keys in the order they were pushed, which is mostly theirs (a
+// symmetric run puts a hundred keys at one time, nearly sorted). Should
+// the keys be far from sorted, it gives up after a few moves per key and
+// sorts them properly.
 func sortBySeq(z []key) {
-	if len(z) > 32 {
-		slices.SortFunc(z, func(a, b key) int { return int(lessBit(&b, &a)) - int(lessBit(&a, &b)) })
-		return
-	}
+	budget := 8 * len(z)
 	for i := 1; i < len(z); i++ {
 		k := z[i]
 		j := i
@@ -158,5 +159,9 @@ func sortBySeq(z []key) {
 			j--
 		}
 		z[j] = k
+		if budget -= i - j; budget < 0 {
+			slices.SortFunc(z, func(a, b key) int { return cmp.Compare(a.seq, b.seq) })
+			return
+		}
 	}
 }
