@@ -46,7 +46,17 @@ type watch struct {
 // added in no particular order).
 type watchList struct {
 	blocks [][]watch // each non-empty and ascending, the blocks in ascending order
+	// summary has bit k set when a watched line lies in [base + k·watchGrain,
+	// +watchGrain): most writes to a buffer with watched flags (the
+	// payload packets landing around them) touch none, and the summary
+	// tells so without searching the blocks.
+	base    Addr
+	summary []uint64
 }
+
+// watchGrain is the memory one summary bit covers: a 16 MiB buffer's
+// summary is 2 KiB.
+const watchGrain = 1 << 10
 
 const watchBlock = 128
 
@@ -66,6 +76,11 @@ func (wl *watchList) find(l Addr) *sim.Signal {
 
 // insert adds w, whose line is not in the list.
 func (wl *watchList) insert(w watch) {
+	k := uint64(w.line-wl.base) / watchGrain
+	if need := int(k/64) + 1; need > len(wl.summary) {
+		wl.summary = append(wl.summary, make([]uint64, need-len(wl.summary))...)
+	}
+	wl.summary[k/64] |= 1 << (k % 64)
 	if len(wl.blocks) == 0 {
 		wl.blocks = [][]watch{{w}}
 		return
@@ -85,7 +100,33 @@ func (wl *watchList) insert(w watch) {
 }
 
 // notify wakes the watchers of the lines in [lo, hi), in ascending order.
-func (wl *watchList) notify(lo, hi Addr) { wl.each(lo, hi, (*sim.Signal).Notify) }
+func (wl *watchList) notify(lo, hi Addr) {
+	if wl.maybe(lo, hi) {
+		wl.each(lo, hi, (*sim.Signal).Notify)
+	}
+}
+
+// maybe reports whether [lo, hi) may hold a watched line (false: surely
+// none), from the summary.
+func (wl *watchList) maybe(lo, hi Addr) bool {
+	if hi <= lo || lo < wl.base {
+		return hi > lo
+	}
+	k0, k1 := uint64(lo-wl.base)/watchGrain, uint64(hi-1-wl.base)/watchGrain
+	for w := k0 / 64; w <= k1/64 && w < uint64(len(wl.summary)); w++ {
+		bits := wl.summary[w]
+		if w == k0/64 {
+			bits &= ^uint64(0) << (k0 % 64)
+		}
+		if w == k1/64 {
+			bits &= ^uint64(0) >> (63 - k1%64)
+		}
+		if bits != 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // each calls fn with the signal of every watched line in [lo, hi), in
 // ascending order.
@@ -223,7 +264,7 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
 	// Whole lines, so caches can copy any line of an allocation.
 	size = (max(size, 1) + LineSize - 1) &^ (LineSize - 1)
 	base := m.next
-	r := region{base: base, size: size, pool: pool, name: name}
+	r := region{base: base, size: size, pool: pool, name: name, watched: watchList{base: base}}
 	if data {
 		r.lazy = true // allocated on first access: untouched buffers cost nothing
 	} else {

@@ -10,15 +10,18 @@ import (
 
 // The blocked watch list behaves as one sorted list: after inserts in
 // random order, every range visits exactly the watched lines inside it,
-// ascending, and the blocks stay sorted, non-empty and bounded.
+// ascending, and the blocks stay sorted, non-empty and bounded. Its
+// summary says "none" exactly for the ranges whose summary chunks hold no
+// watched line.
 func TestWatchListMatchesSortedList(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 20 {
-		var wl watchList
+		const base = 1 << 20
+		wl := watchList{base: base}
 		var ref []Addr
 		sigs := map[*sim.Signal]Addr{}
 		for range 50 + round*60 {
-			l := Addr(rng.IntN(4000)) * LineSize
+			l := base + Addr(rng.IntN(4000))*LineSize
 			if slices.Contains(ref, l) {
 				continue
 			}
@@ -41,7 +44,7 @@ func TestWatchListMatchesSortedList(t *testing.T) {
 			t.Fatalf("round %d: list %v, want %v", round, all, ref)
 		}
 		for range 100 {
-			lo := Addr(rng.IntN(4100)) * LineSize
+			lo := base + Addr(rng.IntN(4100))*LineSize
 			hi := lo + Addr(rng.IntN(300*LineSize))
 			var got, want []Addr
 			wl.each(lo, hi, func(s *sim.Signal) { got = append(got, sigs[s]) })
@@ -52,6 +55,15 @@ func TestWatchListMatchesSortedList(t *testing.T) {
 			}
 			if !slices.Equal(got, want) {
 				t.Fatalf("[%d, %d): visited %v, want %v", lo, hi, got, want)
+			}
+			chunked := false // a watched line in one of the chunks [lo, hi) touches
+			for _, l := range ref {
+				if hi > lo && (l-base)/watchGrain >= (lo-base)/watchGrain && (l-base)/watchGrain <= (hi-1-base)/watchGrain {
+					chunked = true
+				}
+			}
+			if got := wl.maybe(lo, hi); got != chunked {
+				t.Fatalf("[%d, %d): summary says %v, want %v (watched inside: %v)", lo, hi, got, chunked, want)
 			}
 		}
 	}
