@@ -134,6 +134,11 @@ func (p *Proc) Handle(uint64) {
 		p.runSteps()
 		return
 	}
+	p.resume()
+}
+
+// resume switches to the coroutine of p until it waits or ends.
+func (p *Proc) resume() {
 	prev := p.e.running
 	p.e.running = p
 	p.reason = ""

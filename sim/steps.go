@@ -94,6 +94,11 @@ func (p *Proc) runSteps() {
 				panic(fmt.Sprintf("sim: step process %q finishes in a step that waited (%s)", p.name, p.reason))
 			}
 			p.e.running = prev
+			if p.c != nil { // a coroutine lent its process (RunSteps): back to it
+				p.steps = nil
+				p.resume()
+				return
+			}
 			p.finish()
 			return
 		}
@@ -149,5 +154,39 @@ func (s *Signal) Wake() {
 	s.waiters = nil // a resumed waiter may wait on s again
 	for _, w := range ws {
 		w.Handle(0)
+	}
+}
+
+// RunSteps runs s as the body of p, a coroutine process calling it from
+// its own body, until s reports done, then returns: the coroutine lends
+// its process to a state machine for a stretch of many short waits (a
+// host thread's MPI progress loop), switching away once and back once
+// instead of twice per wait. The first step runs at once; each later one
+// runs in the event that wakes p, and the coroutine resumes in the event
+// of the last step, so the events, their times and their order are those
+// of the coroutine doing the same waits itself. s follows the Stepper
+// contract (a step that reports done must not have waited).
+func (p *Proc) RunSteps(s Stepper) {
+	if p.e.running != p || p.c == nil || p.steps != nil {
+		panic(fmt.Sprintf("sim: RunSteps on %q from outside its own coroutine body", p.name))
+	}
+	p.steps = s // its waits register as a step process's (block)
+	for {
+		p.waited = false
+		if s.Step(p) {
+			p.steps = nil
+			if p.waited {
+				panic(fmt.Sprintf("sim: process %q finishes RunSteps in a step that waited (%s)", p.name, p.reason))
+			}
+			return
+		}
+		if p.waited {
+			break
+		}
+	}
+	p.waited = false
+	// Later wake-ups run the steps (Handle); the last resumes the coroutine.
+	if !p.c.yield(struct{}{}) {
+		panic(killed{})
 	}
 }

@@ -92,6 +92,13 @@ type Thread struct {
 	chunk      sim.Duration // the chunk of it being slept on the core
 	streamLeft uint64       // bytes left of the current stream
 
+	// The operation begun by a Begin* call, advanced by Try (steps.go).
+	op      opKind
+	opStart sim.Time    // when a step-form Compute began
+	ws      waitState   // where a step-form Wait or Block stands
+	wsig    *sim.Signal // what it waits on
+	wwhat   string
+
 	team []*teamThread // the team of the thread's current region (Compute), kept for the next
 }
 

@@ -43,6 +43,7 @@ type Comm struct {
 	cookie   uint64
 	overflow int // live overflow buffers
 	stats    Stats
+	call     call // the step-form call in progress (steps.go)
 }
 
 // Stats counts protocol activity of one rank.

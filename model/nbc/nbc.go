@@ -130,7 +130,7 @@ func (h *Handle) post() {
 				continue
 			}
 			if err != nil {
-				h.err = fmt.Errorf("nbc round %d %s: %w", h.round, op.Kind, err)
+				h.err = opError(h.round, op, err)
 				return
 			}
 			h.reqs = append(h.reqs, r)
@@ -140,6 +140,11 @@ func (h *Handle) post() {
 		}
 		h.finishRound() // a round of local ops only
 	}
+}
+
+// opError is the collective's error when round's op could not start.
+func opError(round int, op Op, err error) error {
+	return fmt.Errorf("nbc round %d %s: %w", round, op.Kind, err)
 }
 
 func (h *Handle) finishRound() {
@@ -167,18 +172,30 @@ func (h *Handle) Test() (bool, error) {
 
 func (h *Handle) advance() {
 	for h.round < h.rounds && h.err == nil {
-		for _, r := range h.reqs {
-			if !r.Done() {
-				return
-			}
+		if !h.reqsDone() {
+			return
 		}
 		h.finishRound()
 		h.post()
 	}
 }
 
-// Wait blocks until the collective finished.
+// reqsDone reports whether the round's requests have all completed.
+func (h *Handle) reqsDone() bool {
+	for _, r := range h.reqs {
+		if !r.Done() {
+			return false
+		}
+	}
+	return true
+}
+
+// Wait blocks until the collective finished. Over a StepTransport its
+// progress loop runs as steps (steps.go), with the same effects.
 func (h *Handle) Wait() error {
+	if tr, ok := h.tr.(StepTransport); ok {
+		return h.waitSteps(tr)
+	}
 	for {
 		h.advance()
 		if h.err != nil || h.round >= h.rounds {

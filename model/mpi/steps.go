@@ -1,0 +1,369 @@
+package mpi
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// MPI calls as steps. A nonblocking collective's progress loop (model/nbc)
+// makes a score of short waits per round on the rank's thread: instructions,
+// polls, the wait on the event queue, the poll that misses, the doorbell.
+// Run as coroutine code each is two coroutine switches; run as a state
+// machine in the thread's process (sim.Proc.RunSteps) each is a call. The
+// Begin* forms start a call and Try advances it (cpu.Thread's Begin/Try
+// operations underneath); they do what Isend, Irecv, Block and
+// ScheduleStep do, in the same order, so they schedule the same events at
+// the same times. The blocking forms stay as they are: the reference the
+// step forms are tested against (TestStepCallsMatchBlocking), and the API
+// of callers that are coroutine code.
+
+// callKind is the MPI call Try advances.
+type callKind uint8
+
+const (
+	callNone     callKind = iota
+	callIsend             // Isend
+	callIrecv             // Irecv
+	callProgress          // Block: progressOne in an "MPI progress" span
+	callStep              // ScheduleStep
+)
+
+// Stages of a call.
+const (
+	stBegin   = iota // nothing done yet
+	stInstr1         // Isend, Irecv: the matching instructions
+	stInstr2         // Isend, Irecv: the Portals post
+	stBell           // Isend: the doorbell's posted write
+	stPoll           // progress: the poll's instructions
+	stWaitEQ         // progress: the wait for an event
+	stMiss           // progress: the poll that sees the event misses
+	stHandle         // progress: the event's dispatch instructions
+	stRndv           // progress: a rendezvous Get's Portals post
+	stGetBell        // progress: the Get's doorbell
+	stCopy           // progress: copying an unexpected eager message
+	stEnd            // the call's span, then done
+)
+
+// call is where the step-form call in progress stands.
+type call struct {
+	kind  callKind
+	stage uint8
+	start sim.Time
+	req   *Request
+	cmd   nic.Command
+	me    nic.ME
+	ev    nic.Event
+	tag   int
+	src   int
+}
+
+// Proc returns the process of the rank's thread, which runs the steps.
+func (c *Comm) Proc() *sim.Proc { return c.t.Proc }
+
+// BeginIsend starts Isend as steps; the request is complete only once a
+// later Block completes it, as for Isend. Errors are Isend's, before any
+// time passes.
+func (c *Comm) BeginIsend(buf mem.Addr, n uint64, dst, tag int) (*Request, error) {
+	if err := c.checkPeer(dst, false); err != nil {
+		return nil, err
+	}
+	if tag < 0 || uint64(tag) > tagMask {
+		return nil, fmt.Errorf("mpi: tag %d out of range [0, %d]", tag, tagMask)
+	}
+	r := &Request{send: true, buf: buf, length: n}
+	c.call = call{kind: callIsend, req: r, tag: tag, src: dst}
+	return r, nil
+}
+
+// BeginIrecv starts Irecv as steps.
+func (c *Comm) BeginIrecv(buf mem.Addr, n uint64, src, tag int) (*Request, error) {
+	if err := c.checkPeer(src, true); err != nil {
+		return nil, err
+	}
+	if tag != AnyTag && (tag < 0 || uint64(tag) > tagMask) {
+		return nil, fmt.Errorf("mpi: tag %d out of range [0, %d]", tag, tagMask)
+	}
+	r := &Request{buf: buf, length: n}
+	c.call = call{kind: callIrecv, req: r, tag: tag, src: src}
+	return r, nil
+}
+
+// BeginBlock starts Block as steps.
+func (c *Comm) BeginBlock() { c.call = call{kind: callProgress} }
+
+// BeginScheduleStep starts ScheduleStep as steps.
+func (c *Comm) BeginScheduleStep() { c.call = call{kind: callStep} }
+
+// Try advances the call begun by a Begin* form and reports true once it is
+// over, false when the thread waited (or Try must be called again at
+// once), like a sim.Stepper's Step.
+func (c *Comm) Try() bool {
+	var done bool
+	switch c.call.kind {
+	case callNone:
+		return true
+	case callIsend:
+		done = c.tryIsend()
+	case callIrecv:
+		done = c.tryIrecv()
+	case callProgress:
+		done = c.tryProgress()
+	case callStep:
+		if c.call.stage == stBegin {
+			c.call.stage = stEnd
+			c.t.BeginInstr(c.sw.NBCStep)
+		}
+		done = c.t.Try()
+	}
+	if done {
+		c.call = call{}
+	}
+	return done
+}
+
+// tryIsend is Isend from its first instruction on.
+func (c *Comm) tryIsend() bool {
+	k, t, r := &c.call, c.t, c.call.req
+	switch k.stage {
+	case stBegin:
+		k.start = t.Now()
+		t.BeginInstr(c.sw.MPIMatch)
+		k.stage = stInstr1
+		fallthrough
+	case stInstr1:
+		if !t.Try() {
+			return false
+		}
+		buf, n, dst := r.buf, r.length, k.src
+		md := &nic.MD{Start: buf, Length: n, EQ: c.eq}
+		k.cmd = nic.Command{Op: nic.CmdPut, MD: md, Length: n, Target: dst, PT: c.ptMPI,
+			MatchBits: matchBits(c.rank, k.tag), Ack: nic.NoAckReq, UserPtr: r, HdrData: n}
+		if n > uint64(c.spec.EagerMax) {
+			c.cookie = (c.cookie + 1) & cookieMask
+			bits := uint64(c.rank)<<32 | c.cookie
+			r.entry = c.nic.MEAppend(c.ptRndv, nic.ME{Start: buf, Length: n, MatchID: dst, MatchBits: bits,
+				Options: nic.MEOpGet | nic.MEUseOnce, UserPtr: r}, nic.Priority)
+			k.cmd.Length = 0
+			k.cmd.HdrData = rndvFlag | c.cookie<<lenBits | n
+			k.cmd.MD = &nic.MD{Start: buf, Length: 0, Options: nic.MDEventSendDisable}
+			c.stats.RndvSends++
+		} else {
+			c.stats.EagerSends++
+		}
+		t.BeginInstr(c.sw.PortalsPost)
+		k.stage = stInstr2
+		fallthrough
+	case stInstr2:
+		if !t.Try() {
+			return false
+		}
+		k.stage = stBell
+		c.nic.Doorbell(t.Proc, k.cmd)
+		if t.Waited() {
+			return false
+		}
+		fallthrough
+	case stBell:
+		t.Span("MPI_Isend", k.start)
+	}
+	return true
+}
+
+// tryIrecv is Irecv from its first instruction on.
+func (c *Comm) tryIrecv() bool {
+	k, t, r := &c.call, c.t, c.call.req
+	switch k.stage {
+	case stBegin:
+		k.start = t.Now()
+		t.BeginInstr(c.sw.MPIMatch)
+		k.stage = stInstr1
+		fallthrough
+	case stInstr1:
+		if !t.Try() {
+			return false
+		}
+		me := nic.ME{Start: r.buf, Length: r.length, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEUseOnce, UserPtr: r}
+		s, tg := k.src, k.tag
+		if k.src == AnySource {
+			s = 0
+			me.IgnoreBits |= srcMask << 24
+		} else {
+			me.MatchID = k.src
+		}
+		if k.tag == AnyTag {
+			tg = 0
+			me.IgnoreBits |= tagMask
+		}
+		me.MatchBits = matchBits(s, tg)
+		k.me = me
+		t.BeginInstr(c.sw.PortalsPost)
+		k.stage = stInstr2
+		fallthrough
+	case stInstr2:
+		if !t.Try() {
+			return false
+		}
+		r.entry = c.nic.MEAppend(c.ptMPI, k.me, nic.Priority)
+		t.Span("MPI_Irecv", k.start)
+	}
+	return true
+}
+
+// tryProgress is Block: progressOne, its polls and waits and the handling
+// of the event, in an "MPI progress" span.
+func (c *Comm) tryProgress() bool {
+	k, t := &c.call, c.t
+	for {
+		switch k.stage {
+		case stBegin:
+			k.start = t.Now()
+			if ev, ok := c.eq.Get(); ok {
+				c.beginHandle(ev)
+			} else {
+				c.beginPoll()
+			}
+		case stPoll:
+			if !t.Try() {
+				return false
+			}
+			switch {
+			case c.eq.Len() > 0: // the event landed while the poll ran (progressOne)
+				c.beginMiss()
+				continue
+			case c.sw.MPIWait == cost.WaitBlock:
+				t.BeginBlock(c.eq.Signal(), "MPI event queue")
+			default:
+				t.BeginWait(c.eq.Signal(), "MPI event queue")
+			}
+			k.stage = stWaitEQ
+		case stWaitEQ:
+			if !t.Try() {
+				return false
+			}
+			c.beginMiss()
+		case stMiss:
+			if !t.Try() {
+				return false
+			}
+			if ev, ok := c.eq.Get(); ok {
+				c.beginHandle(ev)
+			} else {
+				c.beginPoll()
+			}
+		case stHandle:
+			if !t.Try() {
+				return false
+			}
+			c.dispatch()
+		case stRndv:
+			if !t.Try() {
+				return false
+			}
+			r, ev := k.req, k.ev
+			cookie := (ev.HdrData >> lenBits) & cookieMask
+			k.stage = stGetBell
+			c.nic.Doorbell(t.Proc, nic.Command{Op: nic.CmdGet, MD: &nic.MD{Start: r.buf, Length: r.got, EQ: c.eq},
+				Length: r.got, Target: ev.Initiator, PT: c.ptRndv, MatchBits: uint64(ev.Initiator)<<32 | cookie, UserPtr: r})
+			if t.Waited() {
+				return false
+			}
+		case stGetBell:
+			k.stage = stEnd
+		case stCopy:
+			if !t.Try() {
+				return false
+			}
+			k.req.done = true
+			k.stage = stEnd
+		case stEnd:
+			t.Span("MPI progress", k.start)
+			return true
+		}
+	}
+}
+
+func (c *Comm) beginPoll() {
+	c.stats.Polls++
+	c.t.BeginInstr(c.sw.MPIPoll)
+	c.call.stage = stPoll
+}
+
+func (c *Comm) beginMiss() {
+	c.t.BeginSleep(c.t.CPU().Spec().DRAMLatency)
+	c.call.stage = stMiss
+}
+
+func (c *Comm) beginHandle(ev nic.Event) {
+	c.stats.Events++
+	c.t.BeginInstr(c.sw.EventDispatch)
+	c.call.ev = ev
+	c.call.stage = stHandle
+}
+
+// dispatch is handle after its instructions: it completes the request the
+// event is about, or starts what completes it (matched).
+func (c *Comm) dispatch() {
+	k := &c.call
+	ev := k.ev
+	k.stage = stEnd
+	r, _ := ev.UserPtr.(*Request)
+	switch ev.Type {
+	case nic.EventSend, nic.EventGet:
+		if r != nil && r.send {
+			r.done = true
+		}
+	case nic.EventReply:
+		if r != nil {
+			r.done = true
+		}
+	case nic.EventPut, nic.EventPutOverflow:
+		if r != nil {
+			c.beginMatched(r, ev, ev.Type == nic.EventPutOverflow)
+		}
+	case nic.EventAutoUnlink:
+		if _, ok := ev.UserPtr.(overflowTag); ok {
+			c.overflow--
+			c.appendOverflow()
+		}
+	}
+}
+
+// beginMatched is matched up to its first wait.
+func (c *Comm) beginMatched(r *Request, ev nic.Event, unexpected bool) {
+	k := &c.call
+	r.src = ev.Initiator
+	if unexpected {
+		c.stats.Unexpected++
+	}
+	if ev.HdrData&rndvFlag != 0 {
+		n := ev.HdrData & (uint64(1)<<lenBits - 1)
+		if n > r.length {
+			panic(fmt.Sprintf("mpi: rank %d: message of %d bytes truncated to %d", c.rank, n, r.length))
+		}
+		r.got = n
+		k.req = r
+		c.t.BeginInstr(c.sw.PortalsPost)
+		k.stage = stRndv
+		return
+	}
+	r.got = ev.MLength
+	if ev.RLength > r.length {
+		panic(fmt.Sprintf("mpi: rank %d: message of %d bytes truncated to %d", c.rank, ev.RLength, r.length))
+	}
+	if unexpected && ev.MLength > 0 {
+		src := c.mem.Bytes(ev.Start, int(ev.MLength))
+		if dst := c.mem.Bytes(r.buf, int(ev.MLength)); dst != nil && src != nil {
+			copy(dst, src)
+		}
+		c.mem.Touch(r.buf, int(ev.MLength))
+		k.req = r
+		c.t.BeginCompute(2 * ev.MLength)
+		k.stage = stCopy
+		return
+	}
+	r.done = true
+}
