@@ -234,7 +234,7 @@ type Memory struct {
 	allocated   uint64
 	payloadFree uint64
 	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
-	last        int      // region find returned last: accesses cluster, so it is tried first
+	last        *region  // region find returned last (accesses cluster, so it is tried first); nil after an Alloc moved the regions
 }
 
 // New returns an empty memory. When functional is false, allocations carry
@@ -271,6 +271,7 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
 		m.payloadFree += size
 	}
 	m.regions = append(m.regions, r)
+	m.last = nil
 	m.allocated += size
 	m.next = base + Addr(size) + LineSize // keep a guard line between allocations
 	return base
@@ -280,14 +281,19 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
 func (m *Memory) Allocated() uint64 { return m.allocated }
 
 func (m *Memory) find(a Addr, n int) (*region, error) {
-	if i := m.last; i < len(m.regions) {
-		// The region the search would find: the last one starting at or
-		// before a.
-		r := &m.regions[i]
-		if r.base <= a && (i+1 == len(m.regions) || m.regions[i+1].base > a) && uint64(a-r.base)+uint64(n) <= r.size {
+	// Most accesses fall in the region of the previous one: a check small
+	// enough to inline (regions do not overlap, so a range inside one is
+	// found in no other).
+	if r := m.last; r != nil {
+		if off := uint64(a - r.base); off < r.size && off+uint64(n) <= r.size {
 			return r, nil
 		}
 	}
+	return m.search(a, n)
+}
+
+// search finds the region holding [a, a+n) by binary search.
+func (m *Memory) search(a Addr, n int) (*region, error) {
 	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].base > a }) - 1
 	if i < 0 {
 		return nil, fmt.Errorf("%s: address %#x is not allocated", m.name, uint64(a))
@@ -296,7 +302,7 @@ func (m *Memory) find(a Addr, n int) (*region, error) {
 	if uint64(a-r.base)+uint64(n) > r.size {
 		return nil, fmt.Errorf("%s: access [%#x, +%d) overruns allocation %q [%#x, +%d)", m.name, uint64(a), n, r.name, uint64(r.base), r.size)
 	}
-	m.last = i
+	m.last = r
 	return r, nil
 }
 
@@ -325,8 +331,9 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 		// default defrag=madvise, huge-page faults of madvised memory stall
 		// in compaction once memory is fragmented, and the 64-node
 		// functional runs took 3.0-3.6 s instead of 1.2-2.0 s
-		// (docs/speed.md).
+		// (docs/speed.md). The pages are faulted in on the other core.
 		r.data = make([]byte, r.size)
+		populate(r.data)
 	}
 	off := int(a - r.base)
 	return r.data[off : off+n : off+n]

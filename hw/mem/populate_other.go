@@ -1,0 +1,7 @@
+//go:build !linux
+
+package mem
+
+// populate does nothing where MADV_POPULATE_WRITE is not available: the
+// pages fault in on first touch.
+func populate([]byte) {}
