@@ -190,3 +190,14 @@ func (p *Proc) RunSteps(s Stepper) {
 		panic(killed{})
 	}
 }
+
+// TryJoin is Join as a step: it reports true if q has finished, and
+// otherwise waits once for q's end (the caller checks again after the
+// wait, as Join's loop does).
+func (p *Proc) TryJoin(q *Proc) bool {
+	if q.done {
+		return true
+	}
+	p.Wait(&q.exit, "join "+q.name)
+	return false
+}

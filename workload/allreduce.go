@@ -293,8 +293,32 @@ func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) err
 	// Rounds are made as they start: the whole schedule is 2(n−1) rounds
 	// per node, which at a thousand nodes would dominate memory.
 	round := func(st int) nbc.Round { return ringRound(l, base, nd.Rank, 0, st) }
-	return nbc.StartRounds(nbc.OverMPI(nd.MPI), a.localReduce(nd), 2*(l.n-1), round).Wait()
+	h := nbc.StartRounds(nbc.OverMPI(nd.MPI), a.localReduce(nd), 2*(l.n-1), round)
+	if nd.Stream == nil { // host compute: the reductions run as steps of the wait too
+		h.WithLocalSteps(hostReduce{nd: nd, threads: a.CPUThreads})
+	}
+	return h.Wait()
 }
+
+// hostReduce is localReduce's host-compute Reduce as steps of the host
+// thread (nbc.LocalStepper): the same sum and the same parallel region.
+type hostReduce struct {
+	nd      *strategy.Node
+	threads int
+}
+
+// BeginLocal implements nbc.LocalStepper.
+func (r hostReduce) BeginLocal(op nbc.Op) bool {
+	if op.Kind != nbc.Reduce {
+		return false
+	}
+	addInto(r.nd.Mem, op.Addr, op.Src, op.Len)
+	r.nd.Host.BeginCompute(3*op.Len, r.threads)
+	return true
+}
+
+// TryLocal implements nbc.LocalStepper.
+func (r hostReduce) TryLocal() bool { return r.nd.Host.Try() }
 
 // localReduce is the two-sided schedules' Reduce op: on the host's cores
 // (host compute) or in a kernel (HDN). The round's dispatch (sw.nbc_step)

@@ -93,11 +93,14 @@ type Thread struct {
 	streamLeft uint64       // bytes left of the current stream
 
 	// The operation begun by a Begin* call, advanced by Try (steps.go).
-	op      opKind
-	opStart sim.Time    // when a step-form Compute began
-	ws      waitState   // where a step-form Wait or Block stands
-	wsig    *sim.Signal // what it waits on
-	wwhat   string
+	op       opKind
+	opStart  sim.Time    // when a step-form Compute began
+	opJoined int         // team threads a step-form Compute has joined
+	ws       waitState   // where a step-form Wait or Block (or join) stands
+	wblock   bool        // it blocks off the core (else it spins)
+	wsig     *sim.Signal // what it waits on, or
+	wjoin    *sim.Proc   // the team thread it joins
+	wwhat    string
 
 	team []*teamThread // the team of the thread's current region (Compute), kept for the next
 }

@@ -20,11 +20,10 @@ import (
 type opKind uint8
 
 const (
-	opNone   opKind = iota
-	opRun           // Instr, Sleep, SleepUntil: tryRun
-	opStream        // a one-thread Compute: tryStream, then its span
-	opSpin          // Wait: spin on a signal
-	opBlock         // Block: block on a signal
+	opNone    opKind = iota
+	opRun            // Instr, Sleep, SleepUntil: tryRun
+	opCompute        // Compute: tryCompute
+	opWait           // Wait or Block on a signal: tryWait
 )
 
 // waitState is where a step-form Wait or Block stands (tryWait).
@@ -53,23 +52,67 @@ func (t *Thread) BeginSleep(d sim.Duration) {
 	t.beginRun(d)
 }
 
-// BeginCompute starts Compute(bytes, 1) as steps: a stream on the
-// thread's own core, without a team. (A region with a team stays a
-// blocking operation.)
-func (t *Thread) BeginCompute(bytes uint64) {
-	t.op = opStream
-	t.opStart = t.Now()
-	t.streamLeft = bytes
+// BeginCompute starts Compute(bytes, threads) as steps: the team is
+// spawned now, then Try streams the caller's share and joins the team.
+func (t *Thread) BeginCompute(bytes uint64, threads int) {
+	if threads < 1 {
+		panic(fmt.Sprintf("cpu: %s computes with %d threads", t.track, threads))
+	}
+	t.op, t.opStart, t.opJoined = opCompute, t.Now(), 0
+	if bytes == 0 {
+		t.op = opNone
+		return
+	}
+	share := bytes / uint64(threads)
+	team := t.team[:0]
+	for i := 1; i < threads; i++ {
+		n := share
+		if i == threads-1 {
+			n = bytes - share*uint64(threads-1)
+		}
+		team = append(team, t.cpu.spawnTeam(t, i, n))
+	}
+	t.team = team
+	t.streamLeft = share
+}
+
+// tryCompute is Compute after its team was spawned: the caller's stream,
+// then the barrier, a join of each team thread not yet done (spinning, or
+// blocking when the team outnumbers the cores).
+func (t *Thread) tryCompute() bool {
+	if t.opJoined == 0 && t.wjoin == nil && !t.tryStream() {
+		return false
+	}
+	team := t.team
+	for t.opJoined < len(team) {
+		if t.wjoin == nil {
+			w := team[t.opJoined]
+			if w.Done() {
+				t.opJoined++
+				continue
+			}
+			t.ws, t.wblock, t.wjoin = wsAcquire, len(team)+1 > t.cpu.spec.Cores, w.Proc
+		}
+		if !t.tryWait() {
+			return false
+		}
+		t.wjoin = nil
+		t.opJoined++
+	}
+	t.cpu.endTeam(team)
+	t.team = team[:0]
+	t.Span("compute", t.opStart)
+	return true
 }
 
 // BeginWait starts Wait(s, what) as steps.
-func (t *Thread) BeginWait(s *sim.Signal, what string) { t.beginWait(opSpin, s, what) }
+func (t *Thread) BeginWait(s *sim.Signal, what string) { t.beginWait(false, s, what) }
 
 // BeginBlock starts Block(s, what) as steps.
-func (t *Thread) BeginBlock(s *sim.Signal, what string) { t.beginWait(opBlock, s, what) }
+func (t *Thread) BeginBlock(s *sim.Signal, what string) { t.beginWait(true, s, what) }
 
-func (t *Thread) beginWait(k opKind, s *sim.Signal, what string) {
-	t.op, t.ws, t.wsig, t.wwhat = k, wsAcquire, s, what
+func (t *Thread) beginWait(block bool, s *sim.Signal, what string) {
+	t.op, t.ws, t.wblock, t.wsig, t.wwhat = opWait, wsAcquire, block, s, what
 }
 
 // Try advances the operation begun by a Begin* call: true once it is over
@@ -81,11 +124,9 @@ func (t *Thread) Try() bool {
 		return true
 	case opRun:
 		done = t.tryRun()
-	case opStream:
-		if done = t.tryStream(); done {
-			t.Span("compute", t.opStart)
-		}
-	case opSpin, opBlock:
+	case opCompute:
+		done = t.tryCompute()
+	case opWait:
 		done = t.tryWait()
 	}
 	if done {
@@ -94,7 +135,8 @@ func (t *Thread) Try() bool {
 	return done
 }
 
-// tryWait is spin (Wait) or block (Block) on t.wsig as a step.
+// tryWait is spin (Wait) or block (Block) on t.wsig, or the join of
+// t.wjoin, as a step.
 func (t *Thread) tryWait() bool {
 	for {
 		switch t.ws {
@@ -102,7 +144,7 @@ func (t *Thread) tryWait() bool {
 			if !t.tryAcquire() {
 				return false
 			}
-			if t.op == opBlock {
+			if t.wblock {
 				t.core.release()
 			} else {
 				t.polling, t.pollSince = true, t.Now()
@@ -110,12 +152,19 @@ func (t *Thread) tryWait() bool {
 			}
 			t.ws = wsWait
 		case wsWait:
+			if t.wjoin != nil {
+				if !t.Proc.TryJoin(t.wjoin) {
+					return false
+				}
+				t.ws = wsWoken
+				continue
+			}
 			t.ws = wsWoken
 			t.Proc.Wait(t.wsig, t.wwhat)
 			return false
 		case wsWoken:
 			t.wsig = nil
-			if t.op == opBlock {
+			if t.wblock {
 				t.ws = wsWake
 				t.Proc.Sleep(t.cpu.spec.WakeLatency)
 				return false

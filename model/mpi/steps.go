@@ -361,7 +361,7 @@ func (c *Comm) beginMatched(r *Request, ev nic.Event, unexpected bool) {
 		}
 		c.mem.Touch(r.buf, int(ev.MLength))
 		k.req = r
-		c.t.BeginCompute(2 * ev.MLength)
+		c.t.BeginCompute(2*ev.MLength, 1)
 		k.stage = stCopy
 		return
 	}

@@ -85,6 +85,8 @@ type Handle struct {
 	round  int
 	reqs   []Request
 	err    error
+	// localSteps runs local ops as steps in Wait (WithLocalSteps).
+	localSteps LocalStepper
 }
 
 // Start begins executing sched over tr; local runs the round's Reduce and

@@ -7,9 +7,9 @@ import "github.com/gpunetsim/gpunetsim/sim"
 // its Isend and Irecv) as a state machine in the host thread's process
 // (sim.Proc.RunSteps) instead of as coroutine code: one coroutine switch
 // away and one back per stretch instead of two per wait. A round's local
-// ops (Reduce, Copy) may block in ways the transport does not run as
-// steps (a parallel region, a kernel), so the machine hands those back to
-// the coroutine: Wait runs them there and resumes the machine. The machine
+// ops (Reduce, Copy) run as steps too when a LocalStepper takes them (a
+// reduction on the host's cores); others (a kernel launch and its wait)
+// go back to the coroutine: Wait runs them there and resumes the machine. The machine
 // calls the transport's step forms in the order the coroutine loop calls
 // the blocking ones, so both schedule the same events at the same times.
 
@@ -29,16 +29,37 @@ type StepTransport interface {
 	Try() bool
 }
 
+// LocalStepper runs a schedule's local ops as steps of the thread's
+// process too (a reduction on the host's cores: cpu.Thread.BeginCompute),
+// so that Wait need not go back to the coroutine for them.
+type LocalStepper interface {
+	// BeginLocal starts op (a Reduce or Copy) and reports whether it runs
+	// as steps; if not, Wait runs it with the blocking local function,
+	// in the coroutine.
+	BeginLocal(op Op) bool
+	// TryLocal advances the op begun last, reporting true once it is over.
+	TryLocal() bool
+}
+
+// WithLocalSteps makes Wait run the local ops that ls accepts as steps
+// (their effects as the local function's); it returns h.
+func (h *Handle) WithLocalSteps(ls LocalStepper) *Handle {
+	h.localSteps = ls
+	return h
+}
+
 // waitState is where the step-form Wait stands.
 type waitState uint8
 
 const (
-	wAdvance  waitState = iota // check the round's requests (advance)
-	wBlock                     // Block in progress
-	wPost                      // post the next round (post)
-	wDispatch                  // the round's dispatch in progress
-	wOp                        // start the round's next op
-	wOpCall                    // its Isend or Irecv in progress
+	wAdvance   waitState = iota // check the round's requests (advance)
+	wBlock                      // Block in progress
+	wPost                       // post the next round (post)
+	wDispatch                   // the round's dispatch in progress
+	wOp                         // start the round's next op
+	wOpCall                     // its Isend or Irecv in progress
+	wLocal                      // run the round's next local op
+	wLocalCall                  // a local op in progress as steps
 )
 
 // waiter is the state machine of a Wait over a StepTransport.
@@ -58,24 +79,15 @@ func (h *Handle) waitSteps(tr StepTransport) error {
 		if h.err != nil || h.round >= h.rounds {
 			return h.err
 		}
-		h.finishRound() // the round's local ops, in the coroutine
-		w.state = wPost
+		h.local(h.cur[w.op]) // a local op that does not run as steps
+		w.op++
+		w.state = wLocal
 	}
 }
 
-// hasLocal reports whether the round has local ops (finishRound runs them).
-func hasLocal(r Round) bool {
-	for _, op := range r {
-		if op.Kind == Reduce || op.Kind == Copy {
-			return true
-		}
-	}
-	return false
-}
-
-// Step implements sim.Stepper: Wait's loop over advance, post and Block.
-// It reports done when the collective finished or a round's local ops are
-// due.
+// Step implements sim.Stepper: Wait's loop over advance, finishRound,
+// post and Block. It reports done when the collective finished or a
+// local op must run in the coroutine.
 func (w *waiter) Step(*sim.Proc) bool {
 	h, tr := w.h, w.tr
 	for {
@@ -89,11 +101,7 @@ func (w *waiter) Step(*sim.Proc) bool {
 				w.state = wBlock
 				continue
 			}
-			if hasLocal(h.cur) {
-				return true
-			}
-			h.round++ // finishRound of a round without local ops
-			w.state = wPost
+			w.op, w.state = 0, wLocal // finishRound
 		case wBlock:
 			if !tr.Try() {
 				return false
@@ -119,11 +127,7 @@ func (w *waiter) Step(*sim.Proc) bool {
 					w.state = wAdvance
 					continue
 				}
-				if hasLocal(h.cur) { // a round of local ops only
-					return true
-				}
-				h.round++
-				w.state = wPost
+				w.op, w.state = 0, wLocal // a round of local ops only
 				continue
 			}
 			if w.startOp(h.cur[w.op]) {
@@ -137,6 +141,27 @@ func (w *waiter) Step(*sim.Proc) bool {
 			}
 			w.op++
 			w.state = wOp
+		case wLocal:
+			if w.op == len(h.cur) {
+				h.round++
+				w.state = wPost
+				continue
+			}
+			op := h.cur[w.op]
+			switch {
+			case op.Kind != Reduce && op.Kind != Copy:
+				w.op++
+			case h.localSteps != nil && h.localSteps.BeginLocal(op):
+				w.state = wLocalCall
+			default:
+				return true // Wait runs it in the coroutine
+			}
+		case wLocalCall:
+			if !h.localSteps.TryLocal() {
+				return false
+			}
+			w.op++
+			w.state = wLocal
 		}
 	}
 }

@@ -50,7 +50,22 @@ type ringScenario struct {
 	busy    sim.Duration // a thread on the rank's core running this long (core sharing)
 	late    sim.Duration // odd ranks start this late (unexpected messages)
 	threads int          // threads of the local reduction (a parallel region)
+	// coroutineLocal keeps the local ops blocking: Wait's step form hands
+	// them back to the coroutine.
+	coroutineLocal bool
 }
+
+// computeSteps runs the local ops as steps: the reduction's region.
+type computeSteps struct {
+	th      *cpu.Thread
+	threads int
+}
+
+func (c computeSteps) BeginLocal(op Op) bool {
+	c.th.BeginCompute(3*op.Len, c.threads)
+	return true
+}
+func (c computeSteps) TryLocal() bool { return c.th.Try() }
 
 // runRing runs s with Wait's step form, or with coroutines set its
 // blocking form.
@@ -96,7 +111,11 @@ func runRing(t *testing.T, s ringScenario, coroutines bool) ringRun {
 			m := th.CPU().Mem()
 			base := m.Alloc(mem.Host, 2*uint64(s.n)*s.chunk, "ring")
 			local := func(op Op) { th.Compute(3*op.Len, s.threads) }
-			if err := Start(tr, local, ringSchedule(s, i, base)).Wait(); err != nil {
+			h := Start(tr, local, ringSchedule(s, i, base))
+			if !s.coroutineLocal {
+				h.WithLocalSteps(computeSteps{th, s.threads})
+			}
+			if err := h.Wait(); err != nil {
 				t.Error(err)
 			}
 			r.ends[i], r.mpi[i] = th.Now(), c.Stats()
@@ -146,6 +165,8 @@ func TestWaitStepsMatchCoroutine(t *testing.T) {
 	for _, s := range []ringScenario{
 		{name: "eager, poll", n: 4, chunk: 4 << 10, wait: cost.WaitPoll, threads: 1},
 		{name: "rendezvous, poll, team reductions", n: 5, chunk: 64 << 10, wait: cost.WaitPoll, threads: 4},
+		{name: "reductions in the coroutine", n: 4, chunk: 64 << 10, wait: cost.WaitPoll, threads: 4, coroutineLocal: true},
+		{name: "team outnumbers the cores", n: 3, chunk: 64 << 10, wait: cost.WaitPoll, cores: 2, slice: 3 * sim.Microsecond, threads: 5},
 		{name: "eager, block, unexpected", n: 4, chunk: 8 << 10, wait: cost.WaitBlock, late: 30 * sim.Microsecond, threads: 2},
 		{name: "rendezvous, unexpected, block", n: 3, chunk: 100 << 10, wait: cost.WaitBlock, late: 50 * sim.Microsecond, threads: 1},
 		{name: "shared core, 2us slices, poll", n: 4, chunk: 16 << 10, wait: cost.WaitPoll, slice: 2 * sim.Microsecond,
