@@ -115,3 +115,36 @@ func TestTeamStepsMatchCoroutines(t *testing.T) {
 		})
 	}
 }
+
+// A region's team threads run in the step processes of the previous
+// region's, not in new ones (SpawnStepsIn), and every region still runs.
+func TestTeamProcsReused(t *testing.T) {
+	e := sim.New(1)
+	c := newTestCPU(e, spec())
+	procs := func() map[*sim.Proc]bool {
+		m := map[*sim.Proc]bool{}
+		for _, w := range c.idleTeam {
+			if w.Proc != &w.proc {
+				t.Errorf("team thread %s runs in a process it does not hold", w.track)
+			}
+			m[w.Proc] = true
+		}
+		return m
+	}
+	var first, second map[*sim.Proc]bool
+	c.Spawn("app", func(th *Thread) {
+		th.Compute(1<<20, 4)
+		first = procs()
+		th.Compute(1<<20, 4)
+		second = procs()
+	})
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 3 || !reflect.DeepEqual(first, second) {
+		t.Errorf("team processes %v, then %v: want the same three", first, second)
+	}
+	if got := c.Stats().StreamBytes; got != 2<<20 {
+		t.Errorf("streamed %d bytes, want %d", got, 2<<20)
+	}
+}
