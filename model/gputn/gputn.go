@@ -62,12 +62,7 @@ func (h *Host) TrigPutBlock(count int, tag func(i int) uint64, put func(i int) P
 		c.CompletionFlag = p.CompletionFlag
 		return c
 	})
-	for i := range count {
-		start := h.t.Now()
-		h.t.Instr(h.sw.PortalsPost)
-		h.nic.RegisterTriggerOf(h.t.Proc, tag(i), blk, i, threshold)
-		h.t.Span("TrigPut", start)
-	}
+	h.t.Proc.RunSteps(&trigPuts{h: h, blk: blk, tag: tag, threshold: threshold, count: count})
 }
 
 func (h *Host) putCommand(p Put) nic.Command {
