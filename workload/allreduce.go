@@ -293,8 +293,13 @@ func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) err
 	// Rounds are made as they start: the whole schedule is 2(n−1) rounds
 	// per node, which at a thousand nodes would dominate memory.
 	round := func(st int) nbc.Round { return ringRound(l, base, nd.Rank, 0, st) }
-	h := nbc.StartRounds(nbc.OverMPI(nd.MPI), a.localReduce(nd), 2*(l.n-1), round)
-	if nd.Stream == nil { // host compute: the reductions run as steps of the wait too
+	return a.wait(nd, nbc.StartRounds(nbc.OverMPI(nd.MPI), a.localReduce(nd), 2*(l.n-1), round))
+}
+
+// wait waits for a two-sided schedule started with localReduce: with host
+// compute its reductions run as steps of the wait too (hostReduce).
+func (a Allreduce) wait(nd *strategy.Node, h *nbc.Handle) error {
+	if nd.Stream == nil {
 		h.WithLocalSteps(hostReduce{nd: nd, threads: a.CPUThreads})
 	}
 	return h.Wait()
