@@ -255,8 +255,9 @@ func (l *ringLayout) verify(m *mem.Memory, base mem.Addr, ref *pattern) error {
 // node i for slice s (workloads.md §4.6), 2(n−1) rounds in all: per step a
 // send of one chunk to the right, a receive from the left, and in the
 // reduce-scatter half a reduction of the received chunk into the local
-// one. Addresses are the data bytes of the subslots.
-func ringRound(l *ringLayout, base mem.Addr, i, s, st int) nbc.Round {
+// one. Addresses are the data bytes of the subslots. The round is made in
+// the storage of round (the previous one's, or nil).
+func ringRound(round nbc.Round, l *ringLayout, base mem.Addr, i, s, st int) nbc.Round {
 	n := l.n
 	sendK, recvK := mod(i-st, n), l.stepChunk(i, st)
 	if st >= n-1 {
@@ -264,7 +265,7 @@ func ringRound(l *ringLayout, base mem.Addr, i, s, st int) nbc.Round {
 	}
 	sendOff, sendLen := l.sub(sendK, s)
 	recvAddr, recvLen := l.recvAddr(base, st, recvK, s)
-	round := make(nbc.Round, 2, 3)
+	round = append(round[:0], nbc.Op{}, nbc.Op{})
 	round[0] = nbc.Op{Kind: nbc.Send, Peer: mod(i+1, n), Chunk: sendK, Step: st, Addr: base + mem.Addr(sendOff), Len: sendLen}
 	round[1] = nbc.Op{Kind: nbc.Recv, Peer: mod(i-1, n), Chunk: recvK, Step: st, Addr: recvAddr, Len: recvLen}
 	if st < n-1 {
@@ -292,7 +293,11 @@ func (l *ringLayout) recvAddr(base mem.Addr, st, k, s int) (mem.Addr, uint64) {
 func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
 	// Rounds are made as they start: the whole schedule is 2(n−1) rounds
 	// per node, which at a thousand nodes would dominate memory.
-	round := func(st int) nbc.Round { return ringRound(l, base, nd.Rank, 0, st) }
+	var buf nbc.Round // the previous round's storage (nbc.StartRounds)
+	round := func(st int) nbc.Round {
+		buf = ringRound(buf, l, base, nd.Rank, 0, st)
+		return buf
+	}
 	return a.wait(nd, nbc.StartRounds(nbc.OverMPI(nd.MPI), a.localReduce(nd), 2*(l.n-1), round))
 }
 

@@ -60,6 +60,7 @@ type Request struct {
 	got    uint64 // bytes received
 	src    int    // matched source (receives)
 	entry  *nic.MEntry
+	md     nic.MD // what the NIC sends from (a send) or gets into (a rendezvous receive)
 }
 
 // Done reports whether the request completed.
@@ -130,8 +131,8 @@ func (c *Comm) Isend(buf mem.Addr, n uint64, dst, tag int) (*Request, error) {
 	r := &Request{send: true, buf: buf, length: n}
 	defer c.t.Span("MPI_Isend", c.t.Now())
 	c.t.Instr(c.sw.MPIMatch)
-	md := &nic.MD{Start: buf, Length: n, EQ: c.eq}
-	cmd := nic.Command{Op: nic.CmdPut, MD: md, Length: n, Target: dst, PT: c.ptMPI,
+	r.md = nic.MD{Start: buf, Length: n, EQ: c.eq}
+	cmd := nic.Command{Op: nic.CmdPut, MD: &r.md, Length: n, Target: dst, PT: c.ptMPI,
 		MatchBits: matchBits(c.rank, tag), Ack: nic.NoAckReq, UserPtr: r, HdrData: n}
 	if n > uint64(c.spec.EagerMax) {
 		c.cookie = (c.cookie + 1) & cookieMask
@@ -140,7 +141,7 @@ func (c *Comm) Isend(buf mem.Addr, n uint64, dst, tag int) (*Request, error) {
 			Options: nic.MEOpGet | nic.MEUseOnce, UserPtr: r}, nic.Priority)
 		cmd.Length = 0
 		cmd.HdrData = rndvFlag | c.cookie<<lenBits | n
-		cmd.MD = &nic.MD{Start: buf, Length: 0, Options: nic.MDEventSendDisable}
+		r.md = nic.MD{Start: buf, Length: 0, Options: nic.MDEventSendDisable}
 		c.stats.RndvSends++
 	} else {
 		c.stats.EagerSends++
@@ -279,7 +280,8 @@ func (c *Comm) matched(r *Request, ev nic.Event, unexpected bool) {
 		}
 		r.got = n
 		c.t.Instr(c.sw.PortalsPost)
-		c.nic.Doorbell(c.t.Proc, nic.Command{Op: nic.CmdGet, MD: &nic.MD{Start: r.buf, Length: n, EQ: c.eq},
+		r.md = nic.MD{Start: r.buf, Length: n, EQ: c.eq}
+		c.nic.Doorbell(c.t.Proc, nic.Command{Op: nic.CmdGet, MD: &r.md,
 			Length: n, Target: ev.Initiator, PT: c.ptRndv, MatchBits: uint64(ev.Initiator)<<32 | cookie, UserPtr: r})
 		return
 	}

@@ -139,8 +139,8 @@ func (c *Comm) tryIsend() bool {
 			return false
 		}
 		buf, n, dst := r.buf, r.length, k.src
-		md := &nic.MD{Start: buf, Length: n, EQ: c.eq}
-		k.cmd = nic.Command{Op: nic.CmdPut, MD: md, Length: n, Target: dst, PT: c.ptMPI,
+		r.md = nic.MD{Start: buf, Length: n, EQ: c.eq}
+		k.cmd = nic.Command{Op: nic.CmdPut, MD: &r.md, Length: n, Target: dst, PT: c.ptMPI,
 			MatchBits: matchBits(c.rank, k.tag), Ack: nic.NoAckReq, UserPtr: r, HdrData: n}
 		if n > uint64(c.spec.EagerMax) {
 			c.cookie = (c.cookie + 1) & cookieMask
@@ -149,7 +149,7 @@ func (c *Comm) tryIsend() bool {
 				Options: nic.MEOpGet | nic.MEUseOnce, UserPtr: r}, nic.Priority)
 			k.cmd.Length = 0
 			k.cmd.HdrData = rndvFlag | c.cookie<<lenBits | n
-			k.cmd.MD = &nic.MD{Start: buf, Length: 0, Options: nic.MDEventSendDisable}
+			r.md = nic.MD{Start: buf, Length: 0, Options: nic.MDEventSendDisable}
 			c.stats.RndvSends++
 		} else {
 			c.stats.EagerSends++
@@ -266,7 +266,8 @@ func (c *Comm) tryProgress() bool {
 			r, ev := k.req, k.ev
 			cookie := (ev.HdrData >> lenBits) & cookieMask
 			k.stage = stGetBell
-			c.nic.Doorbell(t.Proc, nic.Command{Op: nic.CmdGet, MD: &nic.MD{Start: r.buf, Length: r.got, EQ: c.eq},
+			r.md = nic.MD{Start: r.buf, Length: r.got, EQ: c.eq}
+			c.nic.Doorbell(t.Proc, nic.Command{Op: nic.CmdGet, MD: &r.md,
 				Length: r.got, Target: ev.Initiator, PT: c.ptRndv, MatchBits: uint64(ev.Initiator)<<32 | cookie, UserPtr: r})
 			if t.Waited() {
 				return false

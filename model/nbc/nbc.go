@@ -99,6 +99,8 @@ func Start(tr Transport, local func(op Op), sched Schedule) *Handle {
 // StartRounds is Start for a schedule of n rounds made one round at a
 // time: round(i) is called once, when round i starts, so a collective on
 // thousands of nodes need not hold every node's whole schedule at once.
+// The handle is done with a round when it asks for the next, so round(i)
+// may return the storage of round i-1.
 func StartRounds(tr Transport, local func(op Op), n int, round func(i int) Round) *Handle {
 	h := &Handle{rounds: n, gen: round, tr: tr, local: local}
 	h.post()
