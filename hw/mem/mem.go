@@ -52,6 +52,10 @@ type watchList struct {
 	// tells so without searching the blocks.
 	base    Addr
 	summary []uint64
+	// Where the last each started (block, index): payload packets land
+	// in ascending order, so the next search usually starts there or
+	// just after. Checked before use, never trusted.
+	hintB, hintI int
 }
 
 // watchGrain is the memory one summary bit covers: a 16 MiB buffer's
@@ -132,10 +136,9 @@ func (wl *watchList) maybe(lo, hi Addr) bool {
 // ascending order.
 func (wl *watchList) each(lo, hi Addr, fn func(*sim.Signal)) {
 	bs := wl.blocks
-	bi := sort.Search(len(bs), func(i int) bool { return bs[i][len(bs[i])-1].line >= lo })
-	for ; bi < len(bs); bi++ {
+	bi, i := wl.start(lo)
+	for ; bi < len(bs); bi, i = bi+1, 0 {
 		b := bs[bi]
-		i := sort.Search(len(b), func(i int) bool { return b[i].line >= lo })
 		for ; i < len(b); i++ {
 			if b[i].line >= hi {
 				return
@@ -143,6 +146,35 @@ func (wl *watchList) each(lo, hi Addr, fn func(*sim.Signal)) {
 			fn(b[i].sig)
 		}
 	}
+}
+
+// start returns the first watched line at or after lo as (block, index),
+// or (len(blocks), 0) when there is none: the hint when it is that line
+// (or the next block's first is), else by binary search.
+func (wl *watchList) start(lo Addr) (int, int) {
+	bs := wl.blocks
+	if bi, i := wl.hintB, wl.hintI; bi < len(bs) && i < len(bs[bi]) {
+		b := bs[bi]
+		for k := 0; k < 2 && i < len(b) && b[i].line < lo; k++ {
+			i++ // the next line or the one after: the packet after
+		}
+		if i == len(b) && bi+1 < len(bs) {
+			bi, i = bi+1, 0
+			b = bs[bi]
+		}
+		if i < len(b) && b[i].line >= lo && (i > 0 && b[i-1].line < lo || i == 0 && (bi == 0 || bs[bi-1][len(bs[bi-1])-1].line < lo)) {
+			wl.hintB, wl.hintI = bi, i
+			return bi, i
+		}
+	}
+	bi := sort.Search(len(bs), func(i int) bool { return bs[i][len(bs[i])-1].line >= lo })
+	if bi == len(bs) {
+		return bi, 0
+	}
+	b := bs[bi]
+	i := sort.Search(len(b), func(i int) bool { return b[i].line >= lo })
+	wl.hintB, wl.hintI = bi, i
+	return bi, i
 }
 
 // ctrlLine is one control line of a payload-free allocation.

@@ -9,7 +9,8 @@ import (
 )
 
 // The blocked watch list behaves as one sorted list: after inserts in
-// random order, every range visits exactly the watched lines inside it,
+// random order, every range (random, or ascending as landing packets go)
+// visits exactly the watched lines inside it,
 // ascending, and the blocks stay sorted, non-empty and bounded. Its
 // summary says "none" exactly for the ranges whose summary chunks hold no
 // watched line.
@@ -43,9 +44,26 @@ func TestWatchListMatchesSortedList(t *testing.T) {
 		if !slices.Equal(all, ref) {
 			t.Fatalf("round %d: list %v, want %v", round, all, ref)
 		}
-		for range 100 {
+		prev := Addr(base)
+		for k := range 300 {
+			// Random ranges, and ascending runs of adjacent ones (packets
+			// landing in order: each's hint path), some starting inside a
+			// line, with inserts between runs (a stale hint).
 			lo := base + Addr(rng.IntN(4100))*LineSize
+			if k%3 != 0 {
+				lo = prev + Addr(rng.IntN(3))*LineSize/2
+			}
 			hi := lo + Addr(rng.IntN(300*LineSize))
+			prev = hi
+			if k%50 == 49 {
+				if l := base + Addr(rng.IntN(4000))*LineSize; !slices.Contains(ref, l) {
+					s := new(sim.Signal)
+					sigs[s] = l
+					wl.insert(watch{l, s})
+					ref = append(ref, l)
+					slices.Sort(ref)
+				}
+			}
 			var got, want []Addr
 			wl.each(lo, hi, func(s *sim.Signal) { got = append(got, sigs[s]) })
 			for _, l := range ref {
