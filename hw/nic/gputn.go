@@ -64,12 +64,12 @@ func NewCommandBlock(cmd func(i int) Command) *CommandBlock { return &CommandBlo
 // gputn is the NIC's GPU-TN state.
 type gputn struct {
 	entries map[uint64]*trigEntry // live entries by tag
-	fifo    fifo[uint64]          // tags visible in the trigger FIFO
+	fifo    sim.FIFO[uint64]      // tags visible in the trigger FIFO
 	used    int                   // FIFO slots taken: queued + writes in flight (credits)
 	space   sim.Signal            // notified when a FIFO slot frees
 	busy    bool                  // the pop unit is working on fifo[0]
 	stalled bool                  // fifo[0] waits for a free entry
-	waiting fifo[trigReg]         // registrations waiting for a free entry
+	waiting sim.FIFO[trigReg]     // registrations waiting for a free entry
 	cache   []uint64              // memlist: on-NIC entry cache, most recent first
 	memlist bool                  // Spec.TrigLookup is "memlist" (compared once, in New)
 	free    []*trigEntry          // entries whose op has issued, for reuse
@@ -154,8 +154,8 @@ func (n *NIC) TryTriggerWrite(p *sim.Proc, tag uint64) bool {
 // triggerArrived puts a visible trigger store's tag into the FIFO.
 func (n *NIC) triggerArrived(tag uint64) {
 	t := &n.tn
-	t.fifo.push(tag)
-	n.stats.TrigFIFOMax = max(n.stats.TrigFIFOMax, t.fifo.len())
+	t.fifo.Push(tag)
+	n.stats.TrigFIFOMax = max(n.stats.TrigFIFOMax, t.fifo.Len())
 	n.kickPop()
 }
 
@@ -204,9 +204,9 @@ func (n *NIC) onHostRegister(r trigReg) {
 	t := &n.tn
 	e := t.entries[r.tag]
 	if e == nil {
-		if t.waiting.len() > 0 || !n.canAlloc() {
+		if t.waiting.Len() > 0 || !n.canAlloc() {
 			n.stats.TrigRegWaits++
-			t.waiting.push(r)
+			t.waiting.Push(r)
 			return
 		}
 		e = n.alloc(r.tag)
@@ -271,8 +271,8 @@ func (e *trigEntry) Handle(uint64) {
 // entryFreed serves waiting registrations, then a stalled FIFO.
 func (n *NIC) entryFreed() {
 	t := &n.tn
-	for t.waiting.len() > 0 && n.canAlloc() {
-		r := t.waiting.pop()
+	for t.waiting.Len() > 0 && n.canAlloc() {
+		r := t.waiting.Pop()
 		e := t.entries[r.tag]
 		if e == nil {
 			e = n.alloc(r.tag)
@@ -287,18 +287,18 @@ func (n *NIC) entryFreed() {
 	if t.stalled && n.canAlloc() {
 		t.stalled = false
 		t.busy = true
-		n.e.AtH(n.e.Now()+n.spec.TrigPop+n.lookupCost(t.fifo.front()), (*tnPopDone)(n), 0)
+		n.e.AtH(n.e.Now()+n.spec.TrigPop+n.lookupCost(*t.fifo.Front()), (*tnPopDone)(n), 0)
 	}
 }
 
 // kickPop starts the pop unit on the FIFO head if it is idle.
 func (n *NIC) kickPop() {
 	t := &n.tn
-	if t.busy || t.stalled || t.fifo.len() == 0 {
+	if t.busy || t.stalled || t.fifo.Len() == 0 {
 		return
 	}
 	t.busy = true
-	n.e.AtH(n.e.Now()+n.spec.TrigPop+n.lookupCost(t.fifo.front()), (*tnPopDone)(n), 0)
+	n.e.AtH(n.e.Now()+n.spec.TrigPop+n.lookupCost(*t.fifo.Front()), (*tnPopDone)(n), 0)
 }
 
 // lookupCost is the tag lookup beyond TrigPop: none for the associative
@@ -330,7 +330,7 @@ func (n *NIC) lookupCost(tag uint64) sim.Time {
 func (n *NIC) popDone() {
 	t := &n.tn
 	t.busy = false
-	tag := t.fifo.front()
+	tag := *t.fifo.Front()
 	e := t.entries[tag]
 	if e == nil {
 		if !n.canAlloc() {
@@ -340,7 +340,7 @@ func (n *NIC) popDone() {
 		}
 		e = n.alloc(tag)
 	}
-	t.fifo.pop()
+	t.fifo.Pop()
 	t.used--
 	t.space.Notify()
 	e.counter++

@@ -53,8 +53,8 @@ func (s *Stream) Enqueue(p Program) {
 	if n == 0 {
 		return
 	}
-	s.pending.push(op{kind: opProgram})
-	s.payloads.push(p)
+	s.pending.Push(op{kind: opProgram})
+	s.payloads.Push(p)
 	for i := range n {
 		instr := s.sw.AQLBuild
 		if p.Kind(i) == OpKernel {
@@ -67,15 +67,15 @@ func (s *Stream) Enqueue(p Program) {
 // runProgramOp runs the next operation of the Program at the head of the
 // pending queue, and retires the Program after its last.
 func (s *Stream) runProgramOp(cp *sim.Proc) {
-	p := (*s.payloads.peek()).(Program)
+	p := (*s.payloads.Front()).(Program)
 	i := s.progNext
 	o := p.Op(i)
 	if o.Kind != p.Kind(i) { // a bug in the Program
 		panic(fmt.Sprintf("stream program on %s: operation %d is a %d, Kind says %d", s.g.Name(), i, o.Kind, p.Kind(i)))
 	}
 	if s.progNext++; s.progNext == p.Len() {
-		s.pending.pop()
-		s.payloads.pop()
+		s.pending.Pop()
+		s.payloads.Pop()
 		s.progNext = 0
 	}
 	switch o.Kind {

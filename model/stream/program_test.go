@@ -92,34 +92,3 @@ func TestProgramMatchesSingleCalls(t *testing.T) {
 		}
 	}
 }
-
-// The stream's queues hold nothing once the CP has run everything, and
-// keep their order across reuse (fifo).
-func TestFIFOOrderAndReuse(t *testing.T) {
-	var f fifo[int]
-	next, want := 0, 0
-	for round := range 50 {
-		for range round % 7 {
-			f.push(next)
-			next++
-		}
-		for range round % 5 {
-			if want == next {
-				break
-			}
-			if got := f.pop(); got != want {
-				t.Fatalf("pop = %d, want %d", got, want)
-			}
-			want++
-		}
-	}
-	for want < next {
-		if got := f.pop(); got != want {
-			t.Fatalf("pop = %d, want %d", got, want)
-		}
-		want++
-	}
-	if len(f.buf) != 0 || f.head != 0 {
-		t.Fatalf("empty fifo holds %d slots from %d", len(f.buf), f.head)
-	}
-}

@@ -32,8 +32,8 @@ type Stream struct {
 	// operations per node at a thousand nodes), so an operation is a few
 	// words, not a closure. The ones that carry a function or a list keep
 	// it in payloads, in the same order.
-	pending  fifo[op]
-	payloads fifo[any]
+	pending  sim.FIFO[op]
+	payloads sim.FIFO[any]
 	progNext int    // the next operation of the Program at the head of pending
 	submit   func() // the doorbell reaching the CP: one GPU queue entry for the next operation
 	runNext  gpu.Op // the CP runs the pending head
@@ -93,9 +93,9 @@ func (s *Stream) GPU() *gpu.GPU { return s.g }
 // enqueue queues o (with payload p when o's kind has one) and charges
 // the host for building its packet and ringing the doorbell.
 func (s *Stream) enqueue(instr int, o op, p any) {
-	s.pending.push(o)
+	s.pending.Push(o)
 	if p != nil {
-		s.payloads.push(p)
+		s.payloads.Push(p)
 	}
 	s.charge(instr)
 }
@@ -119,24 +119,24 @@ func (s *Stream) charge(instr int) {
 // the operations reach the CP in enqueue order and it serves its queue in
 // order, so the head is the operation this queue entry stands for.
 func (s *Stream) run(cp *sim.Proc) {
-	if s.pending.peek().kind == opProgram {
+	if s.pending.Front().kind == opProgram {
 		s.runProgramOp(cp)
 		return
 	}
-	o := s.pending.pop()
+	o := s.pending.Pop()
 	switch o.kind {
 	case opDispatch:
-		s.payloads.pop().(gpu.Op)(cp)
+		s.payloads.Pop().(gpu.Op)(cp)
 	case opTrigger:
 		s.nic.ActivateDoorbell(cp, nic.DeferredID(o.v))
 		s.lastTrigger = cp.Now()
 	case opTriggers:
-		for _, id := range s.payloads.pop().([]nic.DeferredID) {
+		for _, id := range s.payloads.Pop().([]nic.DeferredID) {
 			s.nic.ActivateDoorbell(cp, id)
 		}
 		s.lastTrigger = cp.Now()
 	case opWaitCond:
-		s.waitValue(cp, o.a, o.what, s.payloads.pop().(func(uint64) bool))
+		s.waitValue(cp, o.a, o.what, s.payloads.Pop().(func(uint64) bool))
 	case opMarker:
 		s.g.Mem().Store64(o.a, o.v)
 	}
