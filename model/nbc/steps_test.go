@@ -11,6 +11,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/sim"
+	"pgregory.net/rapid"
 )
 
 // coroutineForm hides the step forms of a transport: Wait runs its
@@ -67,9 +68,16 @@ func (c computeSteps) BeginLocal(op Op) bool {
 }
 func (c computeSteps) TryLocal() bool { return c.th.Try() }
 
+// testReporter is what runRing needs of a *testing.T or a *rapid.T.
+type testReporter interface {
+	Helper()
+	Error(args ...any)
+	Fatal(args ...any)
+}
+
 // runRing runs s with Wait's step form, or with coroutines set its
 // blocking form.
-func runRing(t *testing.T, s ringScenario, coroutines bool) ringRun {
+func runRing(t testReporter, s ringScenario, coroutines bool) ringRun {
 	t.Helper()
 	e := sim.New(1)
 	spec := cluster.GPUTN()
@@ -206,4 +214,32 @@ func TestWaitStepsMatchCoroutine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The same over random scenarios: ring sizes, message sizes about the
+// eager limit, wait modes, time slices, core counts, a busy thread on the
+// rank's core, late ranks and region sizes.
+func TestWaitStepsMatchCoroutineRapid(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		us := func(name string, hi int) sim.Duration {
+			return sim.Duration(rapid.IntRange(0, hi).Draw(rt, name)) * sim.Microsecond
+		}
+		s := ringScenario{
+			n:              rapid.IntRange(2, 5).Draw(rt, "n"),
+			chunk:          rapid.SampledFrom([]uint64{0, 1 << 10, 32 << 10, 32<<10 + 4, 96 << 10}).Draw(rt, "chunk"),
+			wait:           rapid.SampledFrom([]string{cost.WaitPoll, cost.WaitBlock}).Draw(rt, "wait"),
+			slice:          us("slice", 5),
+			cores:          rapid.IntRange(0, 3).Draw(rt, "cores"),
+			busy:           us("busy", 300),
+			late:           us("late", 60),
+			threads:        rapid.IntRange(1, 6).Draw(rt, "threads"),
+			coroutineLocal: rapid.Bool().Draw(rt, "coroutineLocal"),
+		}
+		want := runRing(rt, s, true)
+		got := runRing(rt, s, false)
+		if !reflect.DeepEqual(got, want) {
+			rt.Fatalf("steps: ends %v events %d mpi %+v\ncoroutines: ends %v events %d mpi %+v",
+				got.ends, got.events, got.mpi, want.ends, want.events, want.mpi)
+		}
+	})
 }
