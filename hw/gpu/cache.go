@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // cache holds line copies: what a non-coherent cache returns until it is
@@ -21,7 +22,7 @@ type cache struct {
 	// free holds copies that left the cache and that nothing refers to
 	// any more, for the next fills: a GPU-TN work-group's polls fill a
 	// line after every acquire (which clears the L1).
-	free []*cline
+	free sim.FreeList[*cline]
 }
 
 type cline struct {
@@ -38,7 +39,7 @@ type cline struct {
 func (c *cache) release(cl *cline) {
 	if cl.loads == 0 && !cl.listed && !cl.free {
 		cl.free = true
-		c.free = append(c.free, cl)
+		c.free.Put(cl)
 	}
 }
 
@@ -117,10 +118,8 @@ func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
 		}
 	}
 	c.seq++
-	var cl *cline
-	if k := len(c.free); k > 0 {
-		cl = c.free[k-1]
-		c.free = c.free[:k-1]
+	cl, ok := c.free.Get()
+	if ok {
 		*cl = cline{seq: c.seq}
 	} else {
 		cl = &cline{seq: c.seq}

@@ -27,8 +27,8 @@ func TestCacheReusesOnlyUnreferencedCopies(t *testing.T) {
 	delete(c.lines, line(2))          // dropped (as GPU.dropLine does), then filled again:
 	second := c.fill(line(2), m, nil) // line 2 is in the fill order twice
 	c.clear()
-	if len(c.free) != 2 {
-		t.Fatalf("%d copies free after the clear, want 2 (lines 1 and 2; 0 is pinned, 2's first copy dropped)", len(c.free))
+	if c.free.Len() != 2 {
+		t.Fatalf("%d copies free after the clear, want 2 (lines 1 and 2; 0 is pinned, 2's first copy dropped)", c.free.Len())
 	}
 	got := map[*cline]*cline{}
 	copies := map[int]*cline{}

@@ -34,16 +34,16 @@ type GPU struct {
 	queueSig      sim.Signal
 	cp            *sim.Proc
 	stats         Stats
-	aql           aqlState      // user-mode queues and kernel objects (aql.go)
-	tags          *L2           // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
-	uncached      [][2]mem.Addr // L2-uncacheable ranges (uncached.go)
-	wgNames       []string      // "<gpu>.wg[i]", made once per index (kernels reuse them)
-	freeWGs       []*wgSteps    // retired step work-groups, for reuse (steps.go)
-	freeRuns      []*kernelRun  // finished dispatches, for reuse
-	dispatchName  string        // the dispatcher's process name
-	cyc           cycleMemo     // the last Cycles conversion of VALU (spec.go)
-	dispatchDelay sim.Duration  // spec.DispatchCycles, converted once
-	stores        []*memStore   // store events done with, for reuse (wg.go)
+	aql           aqlState                 // user-mode queues and kernel objects (aql.go)
+	tags          *L2                      // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
+	uncached      [][2]mem.Addr            // L2-uncacheable ranges (uncached.go)
+	wgNames       []string                 // "<gpu>.wg[i]", made once per index (kernels reuse them)
+	freeWGs       sim.FreeList[*wgSteps]   // retired step work-groups, for reuse (steps.go)
+	freeRuns      sim.FreeList[*kernelRun] // finished dispatches, for reuse
+	dispatchName  string                   // the dispatcher's process name
+	cyc           cycleMemo                // the last Cycles conversion of VALU (spec.go)
+	dispatchDelay sim.Duration             // spec.DispatchCycles, converted once
+	stores        sim.FreeList[*memStore]  // store events done with, for reuse (wg.go)
 }
 
 // Stats counts GPU activity.
@@ -246,18 +246,15 @@ func (g *GPU) execute(cp *sim.Proc, r *Run) {
 	}
 	// The dispatcher finished with its last dispatch and the last
 	// retirement's wake-up (Handle) has run: nothing refers to kr now.
-	g.freeRuns = append(g.freeRuns, kr)
+	g.freeRuns.Put(kr)
 }
 
 // newKernelRun returns the dispatch state of r: a finished dispatch's
 // kernelRun, whose dispatcher process the engine checks is finished when
 // it is reused, or a new one.
 func (g *GPU) newKernelRun(r *Run) *kernelRun {
-	var kr *kernelRun
-	if n := len(g.freeRuns); n > 0 {
-		kr = g.freeRuns[n-1]
-		g.freeRuns = g.freeRuns[:n-1]
-	} else {
+	kr, ok := g.freeRuns.Get()
+	if !ok {
 		kr = new(kernelRun)
 	}
 	kr.g, kr.k, kr.r, kr.waves = g, &r.Kernel, r, g.waves(r.Kernel)

@@ -146,10 +146,7 @@ type wgSteps struct {
 
 // stepWG returns a retired work-group's wgSteps, or a new one.
 func (g *GPU) stepWG() *wgSteps {
-	if n := len(g.freeWGs); n > 0 {
-		s := g.freeWGs[n-1]
-		g.freeWGs[n-1] = nil
-		g.freeWGs = g.freeWGs[:n-1]
+	if s, ok := g.freeWGs.Get(); ok {
 		return s
 	}
 	return new(wgSteps)
@@ -179,7 +176,7 @@ func (s *wgSteps) Step(*sim.Proc) bool {
 		// retired work-group's holders could still reach.
 		g := wg.g
 		s.kr, s.body = nil, nil
-		g.freeWGs = append(g.freeWGs, s)
+		g.freeWGs.Put(s)
 		return true
 	}
 }

@@ -132,8 +132,8 @@ func TestStepWorkGroupsReused(t *testing.T) {
 			t.Errorf("%s: the kernels did not run through:\n%s", mode, want)
 		}
 		resident := g.MaxResident(Kernel{WGs: 6, WGSize: 256})
-		if n := len(g.freeWGs); n == 0 || n > resident || len(g.freeRuns) != 1 {
-			t.Errorf("%s: %d work-group states (resident at most %d), %d dispatch states kept; want 1..%d and 1", mode, n, resident, len(g.freeRuns), resident)
+		if n := g.freeWGs.Len(); n == 0 || n > resident || g.freeRuns.Len() != 1 {
+			t.Errorf("%s: %d work-group states (resident at most %d), %d dispatch states kept; want 1..%d and 1", mode, n, resident, g.freeRuns.Len(), resident)
 		}
 	}
 }

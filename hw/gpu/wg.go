@@ -142,11 +142,8 @@ func (w *WG) storeToMem(a mem.Addr, v uint64) {
 	at := w.Now() + w.g.spec.MemLatency
 	w.storesAt = max(w.storesAt, at)
 	g := w.g
-	var s *memStore
-	if k := len(g.stores); k > 0 {
-		s = g.stores[k-1]
-		g.stores = g.stores[:k-1]
-	} else {
+	s, ok := g.stores.Get()
+	if !ok {
 		s = &memStore{g: g}
 	}
 	s.a, s.v = a, v
@@ -164,7 +161,7 @@ type memStore struct {
 // Handle lands the store.
 func (s *memStore) Handle(uint64) {
 	g, a, v := s.g, s.a, s.v
-	g.stores = append(g.stores, s)
+	g.stores.Put(s)
 	g.mem.Store64(a, v)
 }
 

@@ -69,7 +69,7 @@ type Fabric struct {
 	// the endpoint's Receive (invariant.go).
 	sent, delivered []endCount
 
-	spare []*inflight // delivered packets' hop state, reused by Send
+	spare sim.FreeList[*inflight] // delivered packets' hop state, reused by Send
 
 	shard *shardState // non-nil when split over partitions (partition.go)
 }
@@ -150,11 +150,8 @@ func (f *Fabric) Send(p Packet) {
 		f.sendFlow(p, route, hops)
 		return
 	}
-	var in *inflight
-	if k := len(f.spare); k > 0 {
-		in = f.spare[k-1]
-		f.spare = f.spare[:k-1]
-	} else {
+	in, ok := f.spare.Get()
+	if !ok {
 		in = new(inflight)
 	}
 	*in = inflight{f: f, p: p, ser: f.Serialization(p.PayloadBytes()), route: route, hops: hops}
@@ -214,7 +211,7 @@ func (in *inflight) Handle(arg uint64) {
 	if arg == 1 {
 		f, p := in.f, in.p
 		*in = inflight{} // the queue no longer holds it: reuse it for a later packet
-		f.spare = append(f.spare, in)
+		f.spare.Put(in)
 		f.receive(p)
 		return
 	}

@@ -63,17 +63,17 @@ func NewCommandBlock(cmd func(i int) Command) *CommandBlock { return &CommandBlo
 
 // gputn is the NIC's GPU-TN state.
 type gputn struct {
-	entries map[uint64]*trigEntry // live entries by tag
-	fifo    sim.FIFO[uint64]      // tags visible in the trigger FIFO
-	used    int                   // FIFO slots taken: queued + writes in flight (credits)
-	space   sim.Signal            // notified when a FIFO slot frees
-	busy    bool                  // the pop unit is working on fifo[0]
-	stalled bool                  // fifo[0] waits for a free entry
-	waiting sim.FIFO[trigReg]     // registrations waiting for a free entry
-	cache   []uint64              // memlist: on-NIC entry cache, most recent first
-	memlist bool                  // Spec.TrigLookup is "memlist" (compared once, in New)
-	free    []*trigEntry          // entries whose op has issued, for reuse
-	regFree []*tnReg              // registrations done with, for reuse
+	entries map[uint64]*trigEntry    // live entries by tag
+	fifo    sim.FIFO[uint64]         // tags visible in the trigger FIFO
+	used    int                      // FIFO slots taken: queued + writes in flight (credits)
+	space   sim.Signal               // notified when a FIFO slot frees
+	busy    bool                     // the pop unit is working on fifo[0]
+	stalled bool                     // fifo[0] waits for a free entry
+	waiting sim.FIFO[trigReg]        // registrations waiting for a free entry
+	cache   []uint64                 // memlist: on-NIC entry cache, most recent first
+	memlist bool                     // Spec.TrigLookup is "memlist" (compared once, in New)
+	free    sim.FreeList[*trigEntry] // entries whose op has issued, for reuse
+	regFree sim.FreeList[*tnReg]     // registrations done with, for reuse
 }
 
 // The GPU-TN events of a NIC that need nothing but the NIC (and a tag) are
@@ -98,18 +98,15 @@ type tnReg struct {
 func (g *tnReg) exec() {
 	n, r := g.n, g.r
 	g.r = trigReg{}
-	n.tn.regFree = append(n.tn.regFree, g)
+	n.tn.regFree.Put(g)
 	n.onHostRegister(r)
 }
 
 // register posts r from host thread p (RegisterTrigger, RegisterTriggerOf).
 func (n *NIC) register(p *sim.Proc, r trigReg) {
 	t := &n.tn
-	var g *tnReg
-	if k := len(t.regFree); k > 0 {
-		g = t.regFree[k-1]
-		t.regFree = t.regFree[:k-1]
-	} else {
+	g, ok := t.regFree.Get()
+	if !ok {
 		g = &tnReg{n: n}
 	}
 	g.r = r
@@ -232,10 +229,8 @@ func (n *NIC) alloc(tag uint64) *trigEntry {
 		panic(fmt.Sprintf("%s: trigger entry for tag %#x allocated with %d live entries", n.name, tag, len(n.tn.entries)))
 	}
 	t := &n.tn
-	var e *trigEntry
-	if k := len(t.free); k > 0 {
-		e = t.free[k-1]
-		t.free = t.free[:k-1]
+	e, ok := t.free.Get()
+	if ok {
 		e.tag = tag
 	} else {
 		e = &trigEntry{tag: tag, n: n}
@@ -264,7 +259,7 @@ func (e *trigEntry) Handle(uint64) {
 	n.span("gputn fire", e.fired, n.e.Now())
 	cmd := e.op.command()
 	*e = trigEntry{n: n}
-	n.tn.free = append(n.tn.free, e)
+	n.tn.free.Put(e)
 	n.issue(cmd)
 }
 

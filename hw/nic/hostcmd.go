@@ -47,11 +47,8 @@ func (n *NIC) hostPostOp(p *sim.Proc, what string, fetch bool, op hostOp) {
 		size = n.spec.CmdSize
 	}
 	sf, vis := n.link.PostedWrite(pcieDown, p.Now(), size)
-	var c *hostCmd
-	if k := len(n.cmdFree); k > 0 {
-		c = n.cmdFree[k-1]
-		n.cmdFree = n.cmdFree[:k-1]
-	} else {
+	c, ok := n.cmdFree.Get()
+	if !ok {
 		c = &hostCmd{n: n}
 	}
 	c.what, c.fetch, c.op = what, fetch, op
@@ -79,6 +76,6 @@ func (c *hostCmd) Handle(ev uint64) {
 	n.span(c.what, c.start, n.e.Now())
 	op := c.op
 	c.op = nil
-	n.cmdFree = append(n.cmdFree, c)
+	n.cmdFree.Put(c)
 	op.exec()
 }

@@ -62,8 +62,8 @@ type NIC struct {
 	// poisonRetired: tests overwrite retired packets and never reuse them.
 	poisonRetired bool
 
-	deferred deferredCmds // GDS commands posted but not yet activated (deferred.go)
-	cmdFree  []*hostCmd   // host commands done with, for reuse (hostcmd.go)
+	deferred deferredCmds           // GDS commands posted but not yet activated (deferred.go)
+	cmdFree  sim.FreeList[*hostCmd] // host commands done with, for reuse (hostcmd.go)
 
 	tn  gputn
 	v   *verbs // verbs front end (verbs*.go), made on first use

@@ -43,7 +43,7 @@ type Stream struct {
 	// resets it, so a host that launches and waits for a kernel per step
 	// (HDN: 2(n−1) steps per node) holds a few words, not one allocation
 	// and one watched line per kernel.
-	freeSignals []mem.Addr
+	freeSignals sim.FreeList[mem.Addr]
 	signalRun   map[mem.Addr]signalUse
 }
 
@@ -156,9 +156,7 @@ func (s *Stream) Launch(k gpu.Kernel) *gpu.Run {
 // store is part of the launch's sw.kernel_launch), or allocates one.
 func (s *Stream) signal() mem.Addr {
 	m := s.g.Mem()
-	if n := len(s.freeSignals); n > 0 {
-		a := s.freeSignals[n-1]
-		s.freeSignals = s.freeSignals[:n-1]
+	if a, ok := s.freeSignals.Get(); ok {
 		m.Store64(a, 0)
 		return a
 	}
@@ -181,7 +179,7 @@ func (s *Stream) Wait(run *gpu.Run) {
 	s.waitWord(run.Signal, "completion of kernel "+run.Kernel.Name)
 	if pooled && !u.seen {
 		s.signalRun[run.Signal] = signalUse{run: run, seen: true}
-		s.freeSignals = append(s.freeSignals, run.Signal)
+		s.freeSignals.Put(run.Signal)
 	}
 }
 

@@ -38,3 +38,20 @@ func TestFIFOOrderAndReuse(t *testing.T) {
 		t.Fatalf("empty fifo holds %d slots from %d", len(f.buf), f.head)
 	}
 }
+
+// A free list hands back what was put, last first, then reports empty.
+func TestFreeListLastInFirstOut(t *testing.T) {
+	var f FreeList[*int]
+	a, b := new(int), new(int)
+	f.Put(a)
+	f.Put(b)
+	if got, ok := f.Get(); !ok || got != b {
+		t.Fatalf("first Get = %p, %v; want the last put %p", got, ok, b)
+	}
+	if got, ok := f.Get(); !ok || got != a || f.Len() != 0 {
+		t.Fatalf("second Get = %p, %v (len %d); want %p", got, ok, f.Len(), a)
+	}
+	if got, ok := f.Get(); ok || got != nil {
+		t.Fatalf("Get of an empty list = %p, %v", got, ok)
+	}
+}

@@ -38,3 +38,28 @@ func (f *FIFO[T]) Pop() T {
 
 // Front returns the oldest element in place; the queue must not be empty.
 func (f *FIFO[T]) Front() *T { return &f.buf[f.head] }
+
+// FreeList keeps things done with for reuse, last in first out (the most
+// recently used is the likeliest still in cache). The zero FreeList is
+// empty and ready.
+type FreeList[T any] struct{ items []T }
+
+// Get returns a kept thing and true, or the zero T and false when none is
+// kept.
+func (f *FreeList[T]) Get() (T, bool) {
+	var zero T
+	n := len(f.items)
+	if n == 0 {
+		return zero, false
+	}
+	v := f.items[n-1]
+	f.items[n-1] = zero // hold nothing for the collector
+	f.items = f.items[:n-1]
+	return v, true
+}
+
+// Put keeps v for a later Get.
+func (f *FreeList[T]) Put(v T) { f.items = append(f.items, v) }
+
+// Len returns the number of things kept.
+func (f *FreeList[T]) Len() int { return len(f.items) }
