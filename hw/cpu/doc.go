@@ -57,7 +57,12 @@
 // up) is a state machine over the Try forms of the scheduler's blocking
 // operations (tryAcquire, tryRun, tryStream), which the blocking forms
 // loop over, so both share one implementation and schedule the same
-// events. Team-thread objects and names are reused from region to region.
+// events. Team-thread objects, names and step processes are reused from
+// region to region. A model layer can run a stretch of a host thread's
+// work as steps too (steps.go: Begin* and Try forms of Instr, Sleep, Wait,
+// Block and Compute, run in the thread's own process lent by its coroutine
+// with sim.Proc.RunSteps: model/mpi's progress loop); the blocking forms
+// are their reference (TestWaitStepsMatchCoroutine in model/nbc).
 //
 // Calls made on the embedded sim.Proc directly (a device access such as a
 // NIC doorbell that takes a *sim.Proc) keep the core without yielding at a

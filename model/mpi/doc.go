@@ -13,4 +13,9 @@
 // Software costs follow gpu-networking.md §6: mpi_match per send or receive
 // posted, portals_post per NIC command, event_dispatch per event handled,
 // mpi_poll per progress poll that finds nothing.
+//
+// Isend, Irecv, Block and ScheduleStep also have step forms (steps.go:
+// Begin* and Try) that a nonblocking collective's wait runs as a state
+// machine in the rank thread's process (model/nbc): the same events at the
+// same times, without two coroutine switches per wait.
 package mpi

@@ -6,5 +6,7 @@
 // progresses, Wait blocks until the end — and the GPU-TN and GDS runtimes
 // map its sends to pre-registered triggered or deferred puts instead.
 // Remote-task schedules (tasks.go, xtq.go) add XtqPut, TaskPost and
-// TaskWait ops, run over the XTQ/HSA runtime (OverTasks).
+// TaskWait ops, run over the XTQ/HSA runtime (OverTasks). Over MPI, Wait
+// runs its progress loop (and, with WithLocalSteps, the local ops) as steps
+// of the host thread's process (steps.go), with the blocking loop's effects.
 package nbc
