@@ -6,6 +6,36 @@ import "github.com/gpunetsim/gpunetsim/sim"
 // (hostPost).
 type hostOp interface{ exec() }
 
+// issueOp is the action of a command the host or the NIC itself posts
+// (Doorbell, Execute): issue it. The NIC reuses them (opFree): a closure
+// over the command per message was a tenth of what a two-sided run
+// allocated.
+type issueOp struct {
+	n   *NIC
+	cmd Command
+}
+
+// issueOpOf returns an issueOp for cmd.
+func (n *NIC) issueOpOf(cmd Command) *issueOp {
+	o, ok := n.opFree.Get()
+	if !ok {
+		o = &issueOp{n: n}
+	}
+	o.cmd = cmd
+	return o
+}
+
+// exec issues the command, the op reused from then on.
+func (o *issueOp) exec() {
+	n, cmd := o.n, o.cmd
+	o.cmd = Command{}
+	n.opFree.Put(o)
+	n.issue(cmd)
+}
+
+// Handle is exec as an event (Execute).
+func (o *issueOp) Handle(uint64) { o.exec() }
+
 // funcOp is a host command's action as a function.
 type funcOp func()
 

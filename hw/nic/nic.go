@@ -64,6 +64,7 @@ type NIC struct {
 
 	deferred deferredCmds           // GDS commands posted but not yet activated (deferred.go)
 	cmdFree  sim.FreeList[*hostCmd] // host commands done with, for reuse (hostcmd.go)
+	opFree   sim.FreeList[*issueOp] // issue actions done with, for reuse (hostcmd.go)
 
 	tn  gputn
 	v   *verbs // verbs front end (verbs*.go), made on first use
@@ -221,14 +222,14 @@ func (n *NIC) spanOp(prefix, op string, start sim.Time) {
 // InlineCmd), CmdLatency, and execution.
 func (n *NIC) Doorbell(p *sim.Proc, cmd Command) {
 	n.check(cmd)
-	n.hostPost(p, "cmd", true, func() { n.issue(cmd) })
+	n.hostPostOp(p, "cmd", true, n.issueOpOf(cmd))
 }
 
 // Execute runs cmd as a command already on the NIC (triggered op, GDS
 // activation): CmdLatency from now, no doorbell, no fetch. It never blocks.
 func (n *NIC) Execute(cmd Command) {
 	n.check(cmd)
-	n.e.After(n.spec.CmdLatency, func() { n.issue(cmd) })
+	n.e.AtH(n.e.Now()+n.spec.CmdLatency, n.issueOpOf(cmd), 0)
 }
 
 // check panics on a malformed command (a bug in the layer above).
