@@ -122,15 +122,33 @@ func (c *Comm) checkPeer(peer int, wildcard bool) error {
 
 // Isend starts sending n bytes at buf to rank dst with tag.
 func (c *Comm) Isend(buf mem.Addr, n uint64, dst, tag int) (*Request, error) {
-	if err := c.checkPeer(dst, false); err != nil {
+	if err := c.checkSend(dst, tag); err != nil {
 		return nil, err
-	}
-	if tag < 0 || uint64(tag) > tagMask {
-		return nil, fmt.Errorf("mpi: tag %d out of range [0, %d]", tag, tagMask)
 	}
 	r := &Request{send: true, buf: buf, length: n}
 	defer c.t.Span("MPI_Isend", c.t.Now())
 	c.t.Instr(c.sw.MPIMatch)
+	cmd := c.sendCommand(r, dst, tag)
+	c.t.Instr(c.sw.PortalsPost)
+	c.nic.Doorbell(c.t.Proc, cmd)
+	return r, nil
+}
+
+// checkSend checks Isend's destination and tag.
+func (c *Comm) checkSend(dst, tag int) error {
+	if err := c.checkPeer(dst, false); err != nil {
+		return err
+	}
+	if tag < 0 || uint64(tag) > tagMask {
+		return fmt.Errorf("mpi: tag %d out of range [0, %d]", tag, tagMask)
+	}
+	return nil
+}
+
+// sendCommand makes send r's put: the whole message when eager, else
+// the rendezvous header, with r's buffer exposed for the receiver's Get.
+func (c *Comm) sendCommand(r *Request, dst, tag int) nic.Command {
+	buf, n := r.buf, r.length
 	r.md = nic.MD{Start: buf, Length: n, EQ: c.eq}
 	cmd := nic.Command{Op: nic.CmdPut, MD: &r.md, Length: n, Target: dst, PT: c.ptMPI,
 		MatchBits: matchBits(c.rank, tag), Ack: nic.NoAckReq, UserPtr: r, HdrData: n}
@@ -146,24 +164,39 @@ func (c *Comm) Isend(buf mem.Addr, n uint64, dst, tag int) (*Request, error) {
 	} else {
 		c.stats.EagerSends++
 	}
-	c.t.Instr(c.sw.PortalsPost)
-	c.nic.Doorbell(c.t.Proc, cmd)
-	return r, nil
+	return cmd
 }
 
 // Irecv starts receiving up to n bytes into buf from src (or AnySource) with
 // tag (or AnyTag).
 func (c *Comm) Irecv(buf mem.Addr, n uint64, src, tag int) (*Request, error) {
-	if err := c.checkPeer(src, true); err != nil {
+	if err := c.checkRecv(src, tag); err != nil {
 		return nil, err
-	}
-	if tag != AnyTag && (tag < 0 || uint64(tag) > tagMask) {
-		return nil, fmt.Errorf("mpi: tag %d out of range [0, %d]", tag, tagMask)
 	}
 	r := &Request{buf: buf, length: n}
 	defer c.t.Span("MPI_Irecv", c.t.Now())
 	c.t.Instr(c.sw.MPIMatch)
-	me := nic.ME{Start: buf, Length: n, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEUseOnce, UserPtr: r}
+	me := c.recvME(r, src, tag)
+	c.t.Instr(c.sw.PortalsPost)
+	r.entry = c.nic.MEAppend(c.ptMPI, me, nic.Priority)
+	return r, nil
+}
+
+// checkRecv checks Irecv's source and tag (wildcards allowed).
+func (c *Comm) checkRecv(src, tag int) error {
+	if err := c.checkPeer(src, true); err != nil {
+		return err
+	}
+	if tag != AnyTag && (tag < 0 || uint64(tag) > tagMask) {
+		return fmt.Errorf("mpi: tag %d out of range [0, %d]", tag, tagMask)
+	}
+	return nil
+}
+
+// recvME makes receive r's match entry for src and tag (wildcards become
+// ignore bits).
+func (c *Comm) recvME(r *Request, src, tag int) nic.ME {
+	me := nic.ME{Start: r.buf, Length: r.length, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEUseOnce, UserPtr: r}
 	s, tg := src, tag
 	if src == AnySource {
 		s = 0
@@ -176,9 +209,7 @@ func (c *Comm) Irecv(buf mem.Addr, n uint64, src, tag int) (*Request, error) {
 		me.IgnoreBits |= tagMask
 	}
 	me.MatchBits = matchBits(s, tg)
-	c.t.Instr(c.sw.PortalsPost)
-	r.entry = c.nic.MEAppend(c.ptMPI, me, nic.Priority)
-	return r, nil
+	return me
 }
 
 // Wait progresses until r completes.

@@ -68,11 +68,8 @@ func (c *Comm) Proc() *sim.Proc { return c.t.Proc }
 // later Block completes it, as for Isend. Errors are Isend's, before any
 // time passes.
 func (c *Comm) BeginIsend(buf mem.Addr, n uint64, dst, tag int) (*Request, error) {
-	if err := c.checkPeer(dst, false); err != nil {
+	if err := c.checkSend(dst, tag); err != nil {
 		return nil, err
-	}
-	if tag < 0 || uint64(tag) > tagMask {
-		return nil, fmt.Errorf("mpi: tag %d out of range [0, %d]", tag, tagMask)
 	}
 	r := &Request{send: true, buf: buf, length: n}
 	c.call = call{kind: callIsend, req: r, tag: tag, src: dst}
@@ -81,11 +78,8 @@ func (c *Comm) BeginIsend(buf mem.Addr, n uint64, dst, tag int) (*Request, error
 
 // BeginIrecv starts Irecv as steps.
 func (c *Comm) BeginIrecv(buf mem.Addr, n uint64, src, tag int) (*Request, error) {
-	if err := c.checkPeer(src, true); err != nil {
+	if err := c.checkRecv(src, tag); err != nil {
 		return nil, err
-	}
-	if tag != AnyTag && (tag < 0 || uint64(tag) > tagMask) {
-		return nil, fmt.Errorf("mpi: tag %d out of range [0, %d]", tag, tagMask)
 	}
 	r := &Request{buf: buf, length: n}
 	c.call = call{kind: callIrecv, req: r, tag: tag, src: src}
@@ -107,9 +101,9 @@ func (c *Comm) Try() bool {
 	case callNone:
 		return true
 	case callIsend:
-		done = c.tryIsend()
+		done = c.tryPost(true)
 	case callIrecv:
-		done = c.tryIrecv()
+		done = c.tryPost(false)
 	case callProgress:
 		done = c.tryProgress()
 	case callStep:
@@ -125,8 +119,11 @@ func (c *Comm) Try() bool {
 	return done
 }
 
-// tryIsend is Isend from its first instruction on.
-func (c *Comm) tryIsend() bool {
+// tryPost is Isend (send) or Irecv from its first instruction on: the
+// matching instructions, the call's Portals object (the send's put, the
+// receive's match entry), the post's instructions, then the doorbell
+// (send) or the append (receive), and the call's span.
+func (c *Comm) tryPost(send bool) bool {
 	k, t, r := &c.call, c.t, c.call.req
 	switch k.stage {
 	case stBegin:
@@ -138,21 +135,10 @@ func (c *Comm) tryIsend() bool {
 		if !t.Try() {
 			return false
 		}
-		buf, n, dst := r.buf, r.length, k.src
-		r.md = nic.MD{Start: buf, Length: n, EQ: c.eq}
-		k.cmd = nic.Command{Op: nic.CmdPut, MD: &r.md, Length: n, Target: dst, PT: c.ptMPI,
-			MatchBits: matchBits(c.rank, k.tag), Ack: nic.NoAckReq, UserPtr: r, HdrData: n}
-		if n > uint64(c.spec.EagerMax) {
-			c.cookie = (c.cookie + 1) & cookieMask
-			bits := uint64(c.rank)<<32 | c.cookie
-			r.entry = c.nic.MEAppend(c.ptRndv, nic.ME{Start: buf, Length: n, MatchID: dst, MatchBits: bits,
-				Options: nic.MEOpGet | nic.MEUseOnce, UserPtr: r}, nic.Priority)
-			k.cmd.Length = 0
-			k.cmd.HdrData = rndvFlag | c.cookie<<lenBits | n
-			r.md = nic.MD{Start: buf, Length: 0, Options: nic.MDEventSendDisable}
-			c.stats.RndvSends++
+		if send {
+			k.cmd = c.sendCommand(r, k.src, k.tag)
 		} else {
-			c.stats.EagerSends++
+			k.me = c.recvME(r, k.src, k.tag)
 		}
 		t.BeginInstr(c.sw.PortalsPost)
 		k.stage = stInstr2
@@ -162,53 +148,18 @@ func (c *Comm) tryIsend() bool {
 			return false
 		}
 		k.stage = stBell
-		c.nic.Doorbell(t.Proc, k.cmd)
-		if t.Waited() {
+		if !send {
+			r.entry = c.nic.MEAppend(c.ptMPI, k.me, nic.Priority)
+		} else if c.nic.Doorbell(t.Proc, k.cmd); t.Waited() {
 			return false
 		}
 		fallthrough
 	case stBell:
-		t.Span("MPI_Isend", k.start)
-	}
-	return true
-}
-
-// tryIrecv is Irecv from its first instruction on.
-func (c *Comm) tryIrecv() bool {
-	k, t, r := &c.call, c.t, c.call.req
-	switch k.stage {
-	case stBegin:
-		k.start = t.Now()
-		t.BeginInstr(c.sw.MPIMatch)
-		k.stage = stInstr1
-		fallthrough
-	case stInstr1:
-		if !t.Try() {
-			return false
-		}
-		me := nic.ME{Start: r.buf, Length: r.length, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEUseOnce, UserPtr: r}
-		s, tg := k.src, k.tag
-		if k.src == AnySource {
-			s = 0
-			me.IgnoreBits |= srcMask << 24
+		if send {
+			t.Span("MPI_Isend", k.start)
 		} else {
-			me.MatchID = k.src
+			t.Span("MPI_Irecv", k.start)
 		}
-		if k.tag == AnyTag {
-			tg = 0
-			me.IgnoreBits |= tagMask
-		}
-		me.MatchBits = matchBits(s, tg)
-		k.me = me
-		t.BeginInstr(c.sw.PortalsPost)
-		k.stage = stInstr2
-		fallthrough
-	case stInstr2:
-		if !t.Try() {
-			return false
-		}
-		r.entry = c.nic.MEAppend(c.ptMPI, k.me, nic.Priority)
-		t.Span("MPI_Irecv", k.start)
 	}
 	return true
 }
