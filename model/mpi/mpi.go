@@ -299,36 +299,56 @@ func (c *Comm) handle(ev nic.Event) {
 // place (or in an overflow buffer, then copied); a rendezvous header starts
 // the Get.
 func (c *Comm) matched(r *Request, ev nic.Event, unexpected bool) {
+	if c.matchHeader(r, ev, unexpected) {
+		c.t.Instr(c.sw.PortalsPost)
+		c.nic.Doorbell(c.t.Proc, c.getCommand(r, ev))
+		return
+	}
+	if unexpected && ev.MLength > 0 {
+		c.copyUnexpected(r, ev)
+		c.t.Compute(2*ev.MLength, 1)
+	}
+	r.done = true
+}
+
+// matchHeader takes in receive r's matched header: its source, the
+// message's length in r.got (a rendezvous header's from its header data),
+// checked against r's buffer. It reports whether the header is a
+// rendezvous one, whose data the receiver gets (getCommand).
+func (c *Comm) matchHeader(r *Request, ev nic.Event, unexpected bool) (rndv bool) {
 	r.src = ev.Initiator
 	if unexpected {
 		c.stats.Unexpected++
 	}
+	n, full := ev.MLength, ev.RLength
 	if ev.HdrData&rndvFlag != 0 {
-		n := ev.HdrData & (uint64(1)<<lenBits - 1)
-		cookie := (ev.HdrData >> lenBits) & cookieMask
-		if n > r.length {
-			panic(fmt.Sprintf("mpi: rank %d: message of %d bytes truncated to %d", c.rank, n, r.length))
-		}
-		r.got = n
-		c.t.Instr(c.sw.PortalsPost)
-		r.md = nic.MD{Start: r.buf, Length: n, EQ: c.eq}
-		c.nic.Doorbell(c.t.Proc, nic.Command{Op: nic.CmdGet, MD: &r.md,
-			Length: n, Target: ev.Initiator, PT: c.ptRndv, MatchBits: uint64(ev.Initiator)<<32 | cookie, UserPtr: r})
-		return
+		n = ev.HdrData & (uint64(1)<<lenBits - 1)
+		full, rndv = n, true
 	}
-	r.got = ev.MLength
-	if ev.RLength > r.length {
-		panic(fmt.Sprintf("mpi: rank %d: message of %d bytes truncated to %d", c.rank, ev.RLength, r.length))
+	if full > r.length {
+		panic(fmt.Sprintf("mpi: rank %d: message of %d bytes truncated to %d", c.rank, full, r.length))
 	}
-	if unexpected && ev.MLength > 0 {
-		src := c.mem.Bytes(ev.Start, int(ev.MLength))
-		if dst := c.mem.Bytes(r.buf, int(ev.MLength)); dst != nil && src != nil {
-			copy(dst, src)
-		}
-		c.mem.Touch(r.buf, int(ev.MLength))
-		c.t.Compute(2*ev.MLength, 1)
+	r.got = n
+	return rndv
+}
+
+// getCommand is the Get of a rendezvous message's r.got bytes from the
+// sender of header ev into r's buffer.
+func (c *Comm) getCommand(r *Request, ev nic.Event) nic.Command {
+	cookie := (ev.HdrData >> lenBits) & cookieMask
+	r.md = nic.MD{Start: r.buf, Length: r.got, EQ: c.eq}
+	return nic.Command{Op: nic.CmdGet, MD: &r.md, Length: r.got, Target: ev.Initiator, PT: c.ptRndv,
+		MatchBits: uint64(ev.Initiator)<<32 | cookie, UserPtr: r}
+}
+
+// copyUnexpected copies an unexpected eager message from the overflow
+// buffer it landed in to r's buffer (the caller charges the copy).
+func (c *Comm) copyUnexpected(r *Request, ev nic.Event) {
+	src := c.mem.Bytes(ev.Start, int(ev.MLength))
+	if dst := c.mem.Bytes(r.buf, int(ev.MLength)); dst != nil && src != nil {
+		copy(dst, src)
 	}
-	r.done = true
+	c.mem.Touch(r.buf, int(ev.MLength))
 }
 
 // ScheduleStep charges the dispatch of one round of a nonblocking

@@ -1,8 +1,6 @@
 package mpi
 
 import (
-	"fmt"
-
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/model/cost"
@@ -214,12 +212,8 @@ func (c *Comm) tryProgress() bool {
 			if !t.Try() {
 				return false
 			}
-			r, ev := k.req, k.ev
-			cookie := (ev.HdrData >> lenBits) & cookieMask
 			k.stage = stGetBell
-			r.md = nic.MD{Start: r.buf, Length: r.got, EQ: c.eq}
-			c.nic.Doorbell(t.Proc, nic.Command{Op: nic.CmdGet, MD: &r.md,
-				Length: r.got, Target: ev.Initiator, PT: c.ptRndv, MatchBits: uint64(ev.Initiator)<<32 | cookie, UserPtr: r})
+			c.nic.Doorbell(t.Proc, c.getCommand(k.req, k.ev))
 			if t.Waited() {
 				return false
 			}
@@ -287,31 +281,14 @@ func (c *Comm) dispatch() {
 // beginMatched is matched up to its first wait.
 func (c *Comm) beginMatched(r *Request, ev nic.Event, unexpected bool) {
 	k := &c.call
-	r.src = ev.Initiator
-	if unexpected {
-		c.stats.Unexpected++
-	}
-	if ev.HdrData&rndvFlag != 0 {
-		n := ev.HdrData & (uint64(1)<<lenBits - 1)
-		if n > r.length {
-			panic(fmt.Sprintf("mpi: rank %d: message of %d bytes truncated to %d", c.rank, n, r.length))
-		}
-		r.got = n
+	if c.matchHeader(r, ev, unexpected) {
 		k.req = r
 		c.t.BeginInstr(c.sw.PortalsPost)
 		k.stage = stRndv
 		return
 	}
-	r.got = ev.MLength
-	if ev.RLength > r.length {
-		panic(fmt.Sprintf("mpi: rank %d: message of %d bytes truncated to %d", c.rank, ev.RLength, r.length))
-	}
 	if unexpected && ev.MLength > 0 {
-		src := c.mem.Bytes(ev.Start, int(ev.MLength))
-		if dst := c.mem.Bytes(r.buf, int(ev.MLength)); dst != nil && src != nil {
-			copy(dst, src)
-		}
-		c.mem.Touch(r.buf, int(ev.MLength))
+		c.copyUnexpected(r, ev)
 		k.req = r
 		c.t.BeginCompute(2*ev.MLength, 1)
 		k.stage = stCopy
