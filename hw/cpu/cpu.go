@@ -209,15 +209,8 @@ func (t *Thread) Compute(bytes uint64, threads int) {
 		panic(fmt.Sprintf("cpu: %s computes with %d threads", t.track, threads))
 	}
 	start := t.Now()
-	share := bytes / uint64(threads)
-	team := t.team[:0]
-	for i := 1; i < threads; i++ {
-		n := share
-		if i == threads-1 {
-			n = bytes - share*uint64(threads-1)
-		}
-		team = append(team, t.cpu.spawnTeam(t, i, n))
-	}
+	share := t.spawnShares(bytes, threads)
+	team := t.team
 	t.stream(share)
 	// The barrier spins, unless the team outnumbers the cores: then, like
 	// libgomp's throttled spin, the caller sleeps so its core's team thread
@@ -235,6 +228,23 @@ func (t *Thread) Compute(bytes uint64, threads int) {
 	t.cpu.endTeam(team)
 	t.team = team[:0]
 	t.Span("compute", start)
+}
+
+// spawnShares starts the threads−1 team threads of a parallel region over
+// bytes, in t.team, each on an equal share (the last one on the rest), and
+// returns the calling thread's share.
+func (t *Thread) spawnShares(bytes uint64, threads int) uint64 {
+	share := bytes / uint64(threads)
+	team := t.team[:0]
+	for i := 1; i < threads; i++ {
+		n := share
+		if i == threads-1 {
+			n = bytes - share*uint64(threads-1)
+		}
+		team = append(team, t.cpu.spawnTeam(t, i, n))
+	}
+	t.team = team
+	return share
 }
 
 // teamSlot returns the identity of OpenMP team thread i: a region's team

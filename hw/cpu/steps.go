@@ -63,17 +63,7 @@ func (t *Thread) BeginCompute(bytes uint64, threads int) {
 		t.op = opNone
 		return
 	}
-	share := bytes / uint64(threads)
-	team := t.team[:0]
-	for i := 1; i < threads; i++ {
-		n := share
-		if i == threads-1 {
-			n = bytes - share*uint64(threads-1)
-		}
-		team = append(team, t.cpu.spawnTeam(t, i, n))
-	}
-	t.team = team
-	t.streamLeft = share
+	t.streamLeft = t.spawnShares(bytes, threads)
 }
 
 // tryCompute is Compute after its team was spawned: the caller's stream,
