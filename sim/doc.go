@@ -16,7 +16,15 @@
 //   - Step processes (SpawnSteps) for agents too numerous for a coroutine
 //     each (GPU work-groups): the body is a Stepper, a state machine the
 //     engine calls at the start and after each wait, with the same events
-//     as the coroutine body that waits where it waits.
+//     as the coroutine body that waits where it waits. A coroutine can also
+//     lend its process to a Stepper for a stretch of many short waits
+//     (Proc.RunSteps: a host thread's MPI progress loop).
+//
+// The queue is a radix heap (radix.go: monotone, as nothing is scheduled
+// before now) beside a FIFO of the events scheduled for the current time;
+// a Chain keeps only the first of a series of events that come due in
+// scheduling order (a link's arrivals) in it. FIFO and FreeList (reuse.go)
+// are the storage-reusing queue and free list the models share.
 //
 // Run drains the queue. When it empties while non-daemon processes still
 // wait, Run returns a *DeadlockError listing every blocked process and what

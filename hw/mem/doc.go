@@ -7,4 +7,10 @@
 // Spec: hardware.md §5 (memory modes and the visibility rules the caches
 // above it enforce). Left out: virtual memory, pages and TLBs; the caches
 // themselves live with their agents (hw/gpu, hw/cpu).
+//
+// The simulator's own memory: a functional allocation's bytes are a Go
+// slice made on first access, on ordinary 4 KiB pages (transparent huge
+// pages stalled in compaction), and one of 4 MiB or more is populated by
+// the kernel from another goroutine (MADV_POPULATE_WRITE) so that the
+// first-touch faults of a gigabyte of node memory run on the other core.
 package mem

@@ -52,6 +52,8 @@
 //     Out-of-order fabrics are tolerated: payload packets that overtake
 //     their header are held until it is matched (Stats.Overtaken), and a
 //     message completes when all its packets are in, not on the last index.
+//     (Simulator only: a message's packets are one array, recycled once
+//     every packet was retired where it is last used, recycle.go.)
 //   - Initiator: acks raise ACK (or only a count for CT_ACK_REQ); reply
 //     data is written into the MD (ResultMD for fetches) and REPLY raised
 //     when visible. Completion flags are 8 B posted writes.
