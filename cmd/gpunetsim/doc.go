@@ -28,5 +28,8 @@
 // (deadlock, failed verification or invariant, simulated time overflow);
 // 3 on an internal error (a bug), with one line naming the file that holds
 // the stack; 130 or 143 on SIGINT or SIGTERM, after removing unfinished
-// output files and printing "gpunetsim: interrupted".
+// output files and printing "gpunetsim: interrupted". Standard output
+// closed under a run (`| head`) ends it the same way with 141 (SIGPIPE),
+// or with 1 and "broken pipe" when the failed write is seen first; either
+// way no unfinished output file is left.
 package main

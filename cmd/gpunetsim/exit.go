@@ -29,8 +29,9 @@ const (
 	// exitInternal: a bug in gpunetsim (a Go panic). One line on stderr,
 	// the stack in a file named on that line.
 	exitInternal = 3
-	// exitInterrupted: SIGINT or SIGTERM; 128 + the signal number, as a
-	// shell reports it (130 for SIGINT, 143 for SIGTERM).
+	// exitInterrupted: SIGINT, SIGTERM or SIGPIPE; 128 + the signal
+	// number, as a shell reports it (130 for SIGINT, 143 for SIGTERM, 141
+	// when standard output was closed under the run).
 	exitInterrupted = 128
 )
 

@@ -42,13 +42,20 @@ func TestMain(m *testing.M) {
 //
 //	nofiles GLOB...
 //
-// which fails if any GLOB (relative to $WORK) matches a file.
+// which fails if any GLOB (relative to $WORK) matches a file; and
+//
+//	closedout prog args...
+//
+// which runs prog with its standard output a pipe whose reading end is
+// already closed (as `prog | head -0` leaves it) and fails unless prog
+// exits with 1 having said "broken pipe", or with 141 (128 + SIGPIPE)
+// having said "gpunetsim: interrupted".
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: os.Getenv("GPUNETSIM_UPDATE_SCRIPTS") == "1",
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"exits": exits, "interrupt": interrupt, "nofiles": nofiles,
+			"exits": exits, "interrupt": interrupt, "nofiles": nofiles, "closedout": closedOut,
 		},
 	})
 }
@@ -71,6 +78,37 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited with status %d; want %d", args[1], got, want)
+	}
+}
+
+func closedOut(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: closedout prog args...")
+	}
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		ts.Fatalf("closedout: %v", err)
+	}
+	r, w, err := os.Pipe()
+	ts.Check(err)
+	r.Close() // every write to the pipe fails (EPIPE, SIGPIPE)
+	cmd := exec.Command(path, args[1:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = append(os.Environ(), "TMPDIR="+ts.Getenv("TMPDIR"), "PATH="+ts.Getenv("PATH"))
+	cmd.Stdout = w
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	w.Close()
+	ts.Logf("stderr: %s", stderr.String())
+	// The failed write ends the command (status 1, "broken pipe"), unless
+	// the SIGPIPE handler records the signal first (141, "interrupted").
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 && ee.ExitCode() != 128+int(syscall.SIGPIPE) {
+		ts.Fatalf("%s with its standard output closed: %v; want exit status 1 or %d", args[0], err, 128+int(syscall.SIGPIPE))
+	}
+	if out := stderr.String(); !strings.Contains(out, "broken pipe") && !strings.Contains(out, "gpunetsim: interrupted") {
+		ts.Fatalf("%s did not say why it stopped:\n%s", args[0], out)
 	}
 }
 

@@ -52,13 +52,16 @@ func sessionFrom(ctx context.Context) *session {
 // before the session removes its outputs and ends the process anyway.
 const interruptGrace = 500 * time.Millisecond
 
-// watchSignals handles SIGINT and SIGTERM: it cancels the command's
-// context and, unless the command returns within interruptGrace (or at a
-// second signal), ends the interrupt itself (see endInterrupt). The
+// watchSignals handles SIGINT and SIGTERM, and SIGPIPE (standard output or
+// error closed under it, as by `| head`): it cancels the command's context
+// and, unless the command returns within interruptGrace (or at a second
+// signal), ends the interrupt itself (see endInterrupt). Without the
+// SIGPIPE handler Go ends the process on its first write to a closed
+// standard output, leaving the reserved outputs' temporaries behind. The
 // returned function stops watching.
 func (s *session) watchSignals(cancel func(), exit func(int)) (stop func()) {
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPIPE)
 	done := make(chan struct{})
 	go func() {
 		select {
