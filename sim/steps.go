@@ -46,11 +46,17 @@ func (e *Engine) SpawnSteps(name string, s Stepper) *Proc {
 // finishes no wake-up of it is pending, in the event queue or on a signal.
 // Whoever keeps p after it finished must not expect it to stay finished.
 func (e *Engine) SpawnStepsIn(p *Proc, name string, s Stepper) {
+	e.liveSteps(p, name, s, "start")
+	e.AtH(e.now, p, 0)
+}
+
+// liveSteps makes p (a zero Proc or a finished step process of e) a live
+// step process with body s, waiting for reason ("" when it runs now).
+func (e *Engine) liveSteps(p *Proc, name string, s Stepper, reason string) {
 	e.reuse(p, name)
 	e.spawned++
-	*p = Proc{e: e, name: name, id: e.spawned, slot: len(e.procs), reason: "start", since: e.now, steps: s}
+	*p = Proc{e: e, name: name, id: e.spawned, slot: len(e.procs), reason: reason, since: e.now, steps: s}
 	e.procs = append(e.procs, p)
-	e.AtH(e.now, p, 0)
 }
 
 // StartSteps creates a step process and runs its first step at once, in
@@ -66,10 +72,7 @@ func (e *Engine) StartSteps(name string, s Stepper) *Proc {
 // StartStepsIn is StartSteps into p, a zero Proc or a finished step
 // process of e (see SpawnStepsIn).
 func (e *Engine) StartStepsIn(p *Proc, name string, s Stepper) {
-	e.reuse(p, name)
-	e.spawned++
-	*p = Proc{e: e, name: name, id: e.spawned, slot: len(e.procs), since: e.now, steps: s}
-	e.procs = append(e.procs, p)
+	e.liveSteps(p, name, s, "")
 	p.runSteps()
 }
 
