@@ -27,8 +27,8 @@ type RunSpec struct {
 	CheckInvariants bool `toml:"check_invariants" doc:"verify conservation and protocol invariants (bytes, packets, counters, queues, blocked agents) at the end of every simulation; a violation fails the run" src:"RUN"`
 	// Partitions splits one simulation over that many engines run in
 	// parallel (hw/cluster.NewPartitioned, docs/parallel.md); results are
-	// those of one engine.
-	Partitions int `toml:"partitions" doc:"engines one simulation is split into, run in parallel on as many cores (allreduce on CPU, HDN, GDS, GPUTN, packet network; 1 = one engine)" src:"RUN"`
+	// those of one engine. 0 picks per point (workload.AutoPartitions).
+	Partitions int `toml:"partitions" doc:"engines one simulation is split into, run in parallel on as many cores (allreduce on CPU, HDN, GDS, GPUTN, packet network; 1 = one engine; 0 = auto: where it pays, on the cores the sweep leaves free, one engine per 8 nodes functional or 64 payload-free)" src:"RUN"`
 }
 
 // AllreduceSpec holds the knobs of the strong-scaled allreduce study
@@ -95,7 +95,7 @@ func DefaultConfig(preset string) (Config, error) {
 	// cores. Denser sweeps are a --set allreduce.nodes=2-64/2 away.
 	nodes := []int{2, 4, 8, 16, 32, 64}
 	return Config{
-		Run:  RunSpec{Preset: preset, Seed: 1, Functional: true, CheckInvariants: true, Partitions: 1},
+		Run:  RunSpec{Preset: preset, Seed: 1, Functional: true, CheckInvariants: true, Partitions: 0},
 		Spec: hw,
 		SW:   cost.Default(),
 		MPI:  mpi.DefaultSpec(),
@@ -148,8 +148,8 @@ func (c Config) Validate() error {
 	if c.Run.Parallel < 0 || c.Run.Parallel > 1024 {
 		errs = append(errs, fmt.Errorf("run.parallel = %d: must be in [0, 1024]", c.Run.Parallel))
 	}
-	if c.Run.Partitions < 1 || c.Run.Partitions > maxPartitions {
-		errs = append(errs, fmt.Errorf("run.partitions = %d: must be in [1, %d]", c.Run.Partitions, maxPartitions))
+	if c.Run.Partitions < 0 || c.Run.Partitions > maxPartitions {
+		errs = append(errs, fmt.Errorf("run.partitions = %d: must be in [0, %d] (0 = auto)", c.Run.Partitions, maxPartitions))
 	}
 	return errors.Join(errs...)
 }

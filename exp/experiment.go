@@ -15,6 +15,10 @@ type Env struct {
 	Tracer sim.Tracer
 	// Progress, when non-nil, is told after each finished simulation.
 	Progress func(done, total int)
+	// Cores is how many cores one simulation may use (run.partitions = 0
+	// splits a large allreduce over them); 0 or 1: one. RunPoints sets it
+	// to the cores its workers leave free.
+	Cores int
 }
 
 // Experiment is a named, runnable study.

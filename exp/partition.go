@@ -61,17 +61,23 @@ func allreducePartitions(cfg Config) error {
 
 // newPartitionedRun is newRun on cfg.Run.Partitions engines run in
 // parallel (cluster.NewPartitioned); one partition is newRun itself.
+// With run.partitions = 0 the engines are workload.AutoPartitions' choice
+// for the cores env leaves the point (one when tracing).
 func newPartitionedRun(cfg Config, env Env, label string, n int, s strategy.Strategy) (*cluster.Cluster, error) {
+	spec := cfg.Spec
+	if d, err := strategy.Lookup(string(s)); err == nil {
+		spec = d.Adjust(spec)
+	}
 	k := cfg.Run.Partitions
+	if k == 0 && env.Tracer == nil {
+		k = workload.AutoPartitions(spec, n, cfg.Run.Functional, s, env.Cores)
+	}
 	if k <= 1 {
+		cfg.Run.Partitions = 1
 		return newRun(cfg, env, label, n, s)
 	}
 	if env.Tracer != nil {
 		return nil, fmt.Errorf("run.partitions = %d: a trace is written by one engine; drop --trace or use run.partitions=1", k)
-	}
-	spec := cfg.Spec
-	if d, err := strategy.Lookup(string(s)); err == nil {
-		spec = d.Adjust(spec)
 	}
 	c, err := cluster.NewPartitioned(cfg.Run.Seed, spec, n, k, cfg.Run.Functional)
 	if err == nil {

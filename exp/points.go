@@ -56,6 +56,7 @@ func RunPoints(ps Points, cfg Config, env Env) (*report.Result, error) {
 		return nil, err
 	}
 	results := make([][]byte, len(pts))
+	env.Cores = coresPerRun(cfg, env, len(pts))
 	err = forEach(cfg, env, len(pts), func(i int) error {
 		r, err := ps.Simulate(pts[i], env)
 		if err != nil {

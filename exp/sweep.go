@@ -69,14 +69,7 @@ func strategyConfig(cfg Config) strategy.Config {
 // Results must be stored by index, so output order never depends on
 // scheduling.
 func forEach(cfg Config, env Env, n int, job func(i int) error) error {
-	workers := cfg.Run.Parallel
-	if workers == 0 {
-		workers = runtime.NumCPU()
-	}
-	if env.Tracer != nil {
-		workers = 1
-	}
-	workers = max(1, min(workers, n))
+	workers := sweepWorkers(cfg, env, n)
 	errs := make([]error, n)
 	var mu sync.Mutex
 	done := 0
@@ -108,6 +101,24 @@ func forEach(cfg Config, env Env, n int, job func(i int) error) error {
 		}
 	}
 	return nil
+}
+
+// sweepWorkers is how many of n simulations forEach runs at once.
+func sweepWorkers(cfg Config, env Env, n int) int {
+	workers := cfg.Run.Parallel
+	if workers == 0 {
+		workers = runtime.NumCPU()
+	}
+	if env.Tracer != nil {
+		workers = 1
+	}
+	return max(1, min(workers, n))
+}
+
+// coresPerRun is how many cores each of n simulations run by forEach may
+// use: the machine's cores shared by the simulations running at once.
+func coresPerRun(cfg Config, env Env, n int) int {
+	return max(1, runtime.GOMAXPROCS(0)/sweepWorkers(cfg, env, n))
 }
 
 // recoverJob runs job(i), returning a panic outside the simulated agents

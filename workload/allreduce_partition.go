@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
 
@@ -31,4 +32,35 @@ func AllreducePartitionable(s strategy.Strategy) bool {
 
 func partitionRefusal(k int, s strategy.Strategy, impl string) error {
 	return fmt.Errorf("run.partitions = %d: the %s allreduce (%s implementation) shares run-wide state across nodes and runs on one engine; the partitioned allreduce runs CPU, HDN, GDS and GPUTN; use run.partitions=1", k, s, impl)
+}
+
+// Nodes per engine from which a partitioned allreduce pays on two idle
+// cores, measured (docs/parallel.md, "When it pays"): a functional run's
+// own memory traffic (inputs, payload copies, reductions, verification)
+// splits with its nodes, so 8 8-MiB nodes per engine already gain (16
+// nodes: 1.3x, 64: 1.4-1.5x); payload-free, the barrier of every window
+// costs more than the events in it below about 64 nodes per engine (32
+// nodes: 0.9-1.0x, 64: 0.8-1.2x, 128: 1.3-1.55x).
+const (
+	autoNodesFunctional  = 8
+	autoNodesPayloadFree = 64
+)
+
+// AutoPartitions is the number of engines run.partitions = 0 (auto) runs
+// one allreduce point of n nodes on, given cores free for it: as many as
+// pay (one per autoNodes* nodes), no more than the cores or the leaves
+// (cluster.MaxPartitions), and 1 wherever a partitioned run is refused
+// (a strategy whose allreduce shares run-wide state, the flow network, no
+// lookahead). spec is the strategy's adjusted cluster spec. The results
+// are those of one engine (TestPartitionedAllreduceMatchesSequential);
+// only the wall time differs.
+func AutoPartitions(spec cluster.Spec, n int, functional bool, s strategy.Strategy, cores int) int {
+	if cores < 2 || !AllreducePartitionable(s) || cluster.CanPartition(spec) != nil {
+		return 1
+	}
+	per := autoNodesPayloadFree
+	if functional {
+		per = autoNodesFunctional
+	}
+	return max(1, min(cores, cluster.MaxPartitions(spec, n), n/per))
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/net"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -111,5 +112,43 @@ func TestPartitionedAllreduceRefusesSharedState(t *testing.T) {
 	_, err = a.Run(c, strategy.GHNAPU, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
 	if err == nil || !strings.Contains(err.Error(), "run.partitions = 2") {
 		t.Fatalf("err = %v, want a run.partitions refusal", err)
+	}
+}
+
+// AutoPartitions splits where the measurements say it pays (one engine
+// per 8 functional or 64 payload-free nodes), within the cores and the
+// leaves, and never where a partitioned run would be refused.
+func TestAutoPartitions(t *testing.T) {
+	flow := cluster.GPUTN()
+	flow.Network.Model = net.ModelFlow
+	noLookahead := cluster.GPUTN()
+	noLookahead.Link.Latency, noLookahead.Switch.Latency = 0, 0
+	cases := []struct {
+		name       string
+		hw         cluster.Spec
+		nodes      int
+		functional bool
+		s          strategy.Strategy
+		cores      int
+		want       int
+	}{
+		{"one core", cluster.GPUTN(), 1024, false, strategy.CPU, 1, 1},
+		{"no cores said", cluster.GPUTN(), 1024, false, strategy.CPU, 0, 1},
+		{"functional 8 nodes", cluster.GPUTN(), 8, true, strategy.HDN, 2, 1},
+		{"functional 16 nodes", cluster.GPUTN(), 16, true, strategy.HDN, 2, 2},
+		{"functional 64 nodes, 2 cores", cluster.GPUTN(), 64, true, strategy.GPUTN, 2, 2},
+		{"functional 64 nodes, 16 cores", cluster.GPUTN(), 64, true, strategy.GDS, 16, 8},
+		{"payload-free 64 nodes", cluster.GPUTN(), 64, false, strategy.CPU, 2, 1},
+		{"payload-free 128 nodes", cluster.GPUTN(), 128, false, strategy.CPU, 2, 2},
+		{"payload-free 1024 nodes, 64 cores", cluster.GPUTN(), 1024, false, strategy.HDN, 64, 16},
+		{"fat tree: whole leaves", fatTree(32), 64, true, strategy.CPU, 8, 2},
+		{"shared run-wide state", cluster.GPUTN(), 64, true, strategy.GHNAPU, 2, 1},
+		{"flow network", flow, 1024, false, strategy.CPU, 2, 1},
+		{"no lookahead", noLookahead, 1024, false, strategy.CPU, 2, 1},
+	}
+	for _, c := range cases {
+		if got := AutoPartitions(c.hw, c.nodes, c.functional, c.s, c.cores); got != c.want {
+			t.Errorf("%s: AutoPartitions(%d nodes, functional %v, %s, %d cores) = %d, want %d", c.name, c.nodes, c.functional, c.s, c.cores, got, c.want)
+		}
 	}
 }

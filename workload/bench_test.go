@@ -23,6 +23,39 @@ import (
 // per run.
 func BenchmarkAllreduce64(b *testing.B) { benchAllreduce(b, 64, true) }
 
+// BenchmarkAllreduce64Auto is BenchmarkAllreduce64 as the CLI runs one
+// such point by default (run.partitions = 0, run.parallel = 1 or a single
+// point): split over the engines AutoPartitions picks for the machine's
+// cores (2 on the 2-core reference machine), with the same simulated
+// results. It reports the engines besides the rates.
+func BenchmarkAllreduce64Auto(b *testing.B) {
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN} {
+		b.Run(string(s), func(b *testing.B) {
+			k := AutoPartitions(cluster.GPUTN(), 64, true, s, runtime.GOMAXPROCS(0))
+			var events uint64
+			cpu0 := cpuSeconds(b)
+			for range b.N {
+				c, err := cluster.NewPartitioned(1, cluster.GPUTN(), 64, k, true)
+				if k == 1 {
+					c, err = cluster.New(sim.New(1), cluster.GPUTN(), 64, true)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8, Algorithm: AlgRing}
+				r, err := a.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+				if err != nil || !r.Verified {
+					b.Fatalf("%v verified=%v", err, r.Verified)
+				}
+				events += c.Events()
+				c.Close()
+			}
+			reportRates(b, events, cpuSeconds(b)-cpu0)
+			b.ReportMetric(float64(k), "engines")
+		})
+	}
+}
+
 // BenchmarkAllreduce64PayloadFree is BenchmarkAllreduce64 without
 // payload bytes (timing only), to profile the event path alone.
 func BenchmarkAllreduce64PayloadFree(b *testing.B) { benchAllreduce(b, 64, false) }
@@ -153,7 +186,12 @@ func benchAllreduceRunsWGs(b *testing.B, hw cluster.Spec, nodes int, functional 
 		events += e.Events()
 		e.Close()
 	}
-	cpu := cpuSeconds(b) - cpu0
+	reportRates(b, events, cpuSeconds(b)-cpu0)
+}
+
+// reportRates reports events per wall and CPU second, events and wall
+// seconds per run.
+func reportRates(b *testing.B, events uint64, cpu float64) {
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
 	b.ReportMetric(float64(events)/float64(b.N), "events/run")

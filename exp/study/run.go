@@ -197,9 +197,12 @@ func Execute(ctx context.Context, p *Plan, o Options) (Outcome, error) {
 		o.Progress(prog)
 	}
 	var missing []string
-	err := pool(ctx, parallel(o.Parallel), len(todo), func(j int) error {
+	workers := parallel(o.Parallel)
+	// A point may split over the cores the pool leaves free (run.partitions = 0).
+	env := exp.Env{Cores: runtime.GOMAXPROCS(0) / max(1, min(workers, len(todo)))}
+	err := pool(ctx, workers, len(todo), func(j int) error {
 		t := p.Tasks[todo[j]]
-		res, cached, err := do(p, t, o)
+		res, cached, err := do(p, t, o, env)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -241,7 +244,7 @@ func Execute(ctx context.Context, p *Plan, o Options) (Outcome, error) {
 var errMissing = errors.New("not in the cache")
 
 // do runs or fetches one task.
-func do(p *Plan, t Task, o Options) (res any, cached bool, err error) {
+func do(p *Plan, t Task, o Options, env exp.Env) (res any, cached bool, err error) {
 	r := p.Runs[t.Run]
 	if t.Point == nil {
 		res, err := t.Experiment.Run(r.Config, exp.Env{})
@@ -258,7 +261,7 @@ func do(p *Plan, t Task, o Options) (res any, cached bool, err error) {
 	if o.CacheOnly {
 		return nil, false, errMissing
 	}
-	b, err := t.Experiment.Points.Simulate(*t.Point, exp.Env{})
+	b, err := t.Experiment.Points.Simulate(*t.Point, env)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", t.Label(p), err)
 	}

@@ -37,6 +37,19 @@ func PartitionOf(spec Spec, n, k int) []int {
 	return of
 }
 
+// CanPartition reports why a cluster of spec cannot be split into
+// partitions (nil: it can): they need a positive lookahead and the packet
+// network.
+func CanPartition(spec Spec) error {
+	if la := Lookahead(spec); la <= 0 {
+		return fmt.Errorf("link.latency + switch.latency = %v leaves partitions no lookahead; must be > 0", la)
+	}
+	if spec.Network.Model != net.ModelPacket {
+		return fmt.Errorf("network.model = %s shares links max-min fairly across the whole fabric; partitions need network.model = packet", spec.Network.Model)
+	}
+	return nil
+}
+
 // NewPartitioned builds n nodes from spec split into k partitions run in
 // parallel (sim.Group, docs/parallel.md): node i's memory, CPU, GPU, CP and
 // NIC live on its partition's engine, and the fabric is split so each port
@@ -48,11 +61,8 @@ func NewPartitioned(seed uint64, spec Spec, n, k int, functional bool) (*Cluster
 	if most := MaxPartitions(spec, n); k < 1 || k > most {
 		return nil, fmt.Errorf("run.partitions = %d: must be in [1, %d] for %d nodes on a %s (a partition holds whole leaf switches)", k, most, n, spec.Topology.Kind)
 	}
-	if la := Lookahead(spec); la <= 0 {
-		return nil, fmt.Errorf("run.partitions = %d: link.latency + switch.latency = %v leaves partitions no lookahead; must be > 0", k, la)
-	}
-	if spec.Network.Model != net.ModelPacket {
-		return nil, fmt.Errorf("run.partitions = %d: network.model = %s shares links max-min fairly across the whole fabric; partitions need network.model = packet", k, spec.Network.Model)
+	if err := CanPartition(spec); err != nil {
+		return nil, fmt.Errorf("run.partitions = %d: %w", k, err)
 	}
 	g, err := sim.NewGroup(seed, k, Lookahead(spec))
 	if err != nil {

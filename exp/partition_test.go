@@ -1,0 +1,88 @@
+package exp
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// discardTracer drops every span.
+type discardTracer struct{}
+
+func (discardTracer) Span(string, string, sim.Time, sim.Time) {}
+
+// run.partitions = 0 splits a point over the cores the sweep leaves it
+// where a partitioned run pays, on one engine otherwise, and the point's
+// result is byte for byte that of one engine.
+func TestAutoPartitionsRunsPointsSplitWithTheSameResult(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Allreduce.Nodes, cfg.Allreduce.Strategies, cfg.Allreduce.Size = []int{16}, []string{"HDN"}, 64*unit.KiB
+	if cfg.Run.Partitions != 0 || !cfg.Run.Functional {
+		t.Fatalf("defaults: run.partitions = %d, functional %v; want 0 (auto), functional", cfg.Run.Partitions, cfg.Run.Functional)
+	}
+	engines := func(env Env) int {
+		c, err := newPartitionedRun(cfg, env, "p", 16, strategy.HDN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if c.Group == nil {
+			return 1
+		}
+		return c.Group.Partitions()
+	}
+	for _, tc := range []struct {
+		name string
+		env  Env
+		want int
+	}{
+		{"two free cores", Env{Cores: 2}, 2},
+		{"one free core", Env{Cores: 1}, 1},
+		{"tracing", Env{Cores: 2, Tracer: discardTracer{}}, 1},
+	} {
+		if got := engines(tc.env); got != tc.want {
+			t.Errorf("%s: %d engines; want %d", tc.name, got, tc.want)
+		}
+	}
+
+	pt := Point{Label: "HDN n=16", Config: cfg}
+	auto, err := allreduceSimulate(pt, Env{Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt.Config.Run.Partitions = 1
+	one, err := allreduceSimulate(pt, Env{Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(auto, one) {
+		t.Errorf("auto-partitioned point:\n%s\none engine:\n%s", auto, one)
+	}
+}
+
+// RunPoints leaves each point the cores its workers do not use.
+func TestCoresPerRun(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	cfg.Run.Parallel = 1
+	if got := coresPerRun(cfg, Env{}, 10); got != procs {
+		t.Errorf("run.parallel = 1: %d cores per run; want all %d", got, procs)
+	}
+	cfg.Run.Parallel = 0
+	if got := coresPerRun(cfg, Env{}, 1); got != procs {
+		t.Errorf("one point: %d cores per run; want all %d", got, procs)
+	}
+	if got := coresPerRun(cfg, Env{}, 1000); got != max(1, procs/runtime.NumCPU()) {
+		t.Errorf("a sweep filling every core: %d cores per run; want %d", got, max(1, procs/runtime.NumCPU()))
+	}
+}
