@@ -239,7 +239,12 @@ type region struct {
 	pool Pool
 	data []byte // nil when payload-free or not yet touched
 	lazy bool   // data is allocated on first access
-	name string
+	// snaps are the lazy snapshots of data (snapshot.go), which every
+	// access overlapping [snapLo, snapHi) materialises first.
+	snaps          []*Snapshot
+	snapLo, snapHi int
+	idx            int // index in Memory.regions
+	name           string
 	// ctrl holds the real bytes of control lines (flags, sequence words) of
 	// a payload-free allocation, by line address.
 	// Sorted by address: a read or write finds the control lines of its
@@ -267,6 +272,7 @@ type Memory struct {
 	payloadFree uint64
 	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
 	last        *region  // region find returned last (accesses cluster, so it is tried first); nil after an Alloc moved the regions
+	snapFree    sim.FreeList[*Snapshot]
 }
 
 // New returns an empty memory. When functional is false, allocations carry
@@ -296,7 +302,7 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
 	// Whole lines, so caches can copy any line of an allocation.
 	size = (max(size, 1) + LineSize - 1) &^ (LineSize - 1)
 	base := m.next
-	r := region{base: base, size: size, pool: pool, name: name, watched: watchList{base: base}}
+	r := region{base: base, size: size, pool: pool, name: name, watched: watchList{base: base}, snapLo: int(^uint(0) >> 1), idx: len(m.regions)}
 	if data {
 		r.lazy = true // allocated on first access: untouched buffers cost nothing
 	} else {
@@ -355,20 +361,30 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 	if err != nil {
 		panic(err)
 	}
-	if r.data == nil {
-		if !r.lazy {
-			return nil
-		}
-		// 4 KiB pages, not transparent huge pages: with the kernel's
-		// default defrag=madvise, huge-page faults of madvised memory stall
-		// in compaction once memory is fragmented, and the 64-node
-		// functional runs took 3.0-3.6 s instead of 1.2-2.0 s
-		// (docs/speed.md). The pages are faulted in on the other core.
-		r.data = make([]byte, r.size)
-		populate(r.data)
+	if r.data == nil && !r.back() {
+		return nil
 	}
 	off := int(a - r.base)
+	if len(r.snaps) > 0 { // the caller may write: snapshots of the range take their bytes now
+		r.materialize(off, off+n)
+	}
 	return r.data[off : off+n : off+n]
+}
+
+// back gives a lazily allocated region its bytes and reports whether it
+// has any (false: payload-free).
+func (r *region) back() bool {
+	if !r.lazy {
+		return false
+	}
+	// 4 KiB pages, not transparent huge pages: with the kernel's default
+	// defrag=madvise, huge-page faults of madvised memory stall in
+	// compaction once memory is fragmented, and the 64-node functional
+	// runs took 3.0-3.6 s instead of 1.2-2.0 s (docs/speed.md). The pages
+	// are faulted in on the other core.
+	r.data = make([]byte, r.size)
+	populate(r.data)
+	return true
 }
 
 // Read copies [a, a+len(dst)) into dst. Payload-free bytes read as zeros,

@@ -17,6 +17,13 @@ type Packet interface {
 	PayloadBytes() unit.Bytes
 }
 
+// Detacher is a packet that may refer to its sender's state (a payload
+// still in the sender's memory): Detach, called before the packet crosses
+// to another partition, makes it self-contained.
+type Detacher interface {
+	Detach()
+}
+
 // Endpoint receives packets whose last bit has arrived.
 type Endpoint interface {
 	Receive(p Packet)

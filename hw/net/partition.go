@@ -84,6 +84,9 @@ const handedOver = 2
 // to that partition's shard, arriving at time t. The link just crossed
 // counts its delivery here, on the partition that serves it.
 func (in *inflight) handOver(t sim.Time, owner int) {
+	if d, ok := in.p.(Detacher); ok {
+		d.Detach()
+	}
 	sh := in.f.shard
 	done := in.route[in.hop-1]
 	done.donePkts++

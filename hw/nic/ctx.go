@@ -131,6 +131,7 @@ func (n *NIC) offerCtx(m *inMsg, pk *Packet) bool {
 	if m.ctx == nil {
 		m.ctx = &CtxMsg{n: n, in: m}
 	}
+	pk.ready() // the context reads the payload from here on
 	ok := m.me.me.Ctx.Arrive(m.ctx, CtxPacket{Index: pk.Index, Offset: pk.Offset, Len: pk.Len, Data: pk.Data, Last: pk.Last})
 	if !ok {
 		n.rxStalled = true

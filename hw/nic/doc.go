@@ -53,7 +53,13 @@
 //     their header are held until it is matched (Stats.Overtaken), and a
 //     message completes when all its packets are in, not on the last index.
 //     (Simulator only: a message's packets are one array, recycled once
-//     every packet was retired where it is last used, recycle.go.)
+//     every packet was retired where it is last used, recycle.go. A
+//     Portals packet's payload stays in the sender's memory as a
+//     mem.Snapshot when it is read and is copied once, straight into the
+//     destination, when it lands; anything reaching the source range
+//     first, another reader of the payload, or a crossing to another
+//     partition copies it into the packet's buffer then. The bytes that
+//     land are those of the read, as with an eager copy.)
 //   - Initiator: acks raise ACK (or only a count for CT_ACK_REQ); reply
 //     data is written into the MD (ResultMD for fetches) and REPLY raised
 //     when visible. Completion flags are 8 B posted writes.

@@ -11,3 +11,8 @@ func RecycledArrays(n *NIC, np int) int {
 	}
 	return len(n.pktFree[np])
 }
+
+// EagerPayloads makes n copy every payload out of memory when its packet
+// is sent (on) instead of leaving it there as a snapshot until it lands
+// (off, as runs do).
+func EagerPayloads(n *NIC, on bool) { n.eagerPayloads = on }

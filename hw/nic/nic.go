@@ -23,17 +23,20 @@ const doorbellSize unit.Bytes = 8
 // it to the fabric at index id. All methods run inside the engine's
 // goroutine; only the ones taking a *sim.Proc block, and only that process.
 type NIC struct {
-	e          *sim.Engine
-	id         int
-	name       string
-	track      string
-	spec       Spec
-	mem        *mem.Memory
-	link       *pcie.Link
-	fab        *net.Fabric
-	maxPayload unit.Bytes
-	flowPiece  unit.Bytes // flow model: the link's packet payload (UseFlows); 0 in the packet model
-	stats      Stats
+	e     *sim.Engine
+	id    int
+	name  string
+	track string
+	spec  Spec
+	mem   *mem.Memory
+	link  *pcie.Link
+	fab   *net.Fabric
+	// eagerPayloads copies payloads out of memory at send, never as
+	// snapshots (tests compare the two).
+	eagerPayloads bool
+	maxPayload    unit.Bytes
+	flowPiece     unit.Bytes // flow model: the link's packet payload (UseFlows); 0 in the packet model
+	stats         Stats
 	// sends holds the packets whose payload DMA is under way, as the
 	// events that hand them to the fabric: DMA reads complete in issue
 	// order, so only the first is in the engine's queue (sim.Chain).

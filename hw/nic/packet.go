@@ -61,6 +61,28 @@ type Packet struct {
 	in      *inMsg   // put landing: the target message
 	land    mem.Addr // landing: where its payload is written
 	landLen uint64   // landing: bytes written
+	// snap, when set, holds Data's bytes still in the sender's memory
+	// (srcSnapshot): the landing copies them from there, every other
+	// reader of Data calls ready first.
+	snap *mem.Snapshot
+}
+
+// ready puts the payload's bytes into Data if they are still only in the
+// sender's memory (snap).
+func (p *Packet) ready() {
+	if p.snap != nil {
+		p.snap.Materialize()
+	}
+}
+
+// Detach implements net.Detacher: a packet crossing to another partition
+// takes its payload bytes along (the sender's memory is not the other
+// partition's to read).
+func (p *Packet) Detach() {
+	if p.snap != nil {
+		p.snap.Release() // on the sender's engine, whose memory it is
+		p.snap = nil
+	}
 }
 
 // Route implements net.Packet.
@@ -158,7 +180,7 @@ func (p *pktSend) Handle(uint64) {
 	tx := pk.tx
 	n := tx.n
 	n.dmaEnd(pk.dmaK)
-	pk.Data = n.srcData(&tx.src, pk.Offset, pk.Len)
+	pk.Data = n.srcSnapshot(pk)
 	n.stats.PacketsTx++
 	n.stats.BytesTx += pk.Len
 	n.fab.Send(pk)
@@ -242,6 +264,25 @@ func (n *NIC) srcRead(s *payloadSrc, off, ln uint64) (sim.Time, int) {
 // srcData returns bytes [off, off+ln) of s's payload as the packet leaves:
 // a pool buffer (fab.GetBuf) or a slice of s's buffer; nil when empty or
 // payload-free.
+// srcSnapshot is srcData for packet pk of a message being sent, leaving
+// the bytes of plain memory in place as a snapshot (pk.snap) when there
+// are any: a Portals put's or reply's landing copies them straight from
+// the sender's memory, unless something reached that range of it first.
+// Verbs packets, whose receive paths copy and recycle payloads in many
+// places, copy at once.
+func (n *NIC) srcSnapshot(pk *Packet) []byte {
+	s := &pk.tx.src
+	if s.kind != srcMemory || pk.Len == 0 || isRC(pk.Kind) || n.eagerPayloads {
+		return n.srcData(s, pk.Offset, pk.Len)
+	}
+	buf := n.fab.GetBuf(int(pk.Len))
+	if pk.snap = n.mem.Snapshot(s.base+mem.Addr(pk.Offset), buf); pk.snap == nil {
+		n.fab.PutBuf(buf)
+		return n.srcData(s, pk.Offset, pk.Len)
+	}
+	return buf
+}
+
 func (n *NIC) srcData(s *payloadSrc, off, ln uint64) []byte {
 	if ln == 0 {
 		return nil

@@ -271,6 +271,7 @@ func (n *NIC) deliverAtomic(m *inMsg, pk *Packet, a mem.Addr, lo, hi uint64) {
 					copy(m.old[lo:hi], dst)
 				}
 				if pk.Data != nil {
+					pk.ready()
 					applyAtomic(dst, pk.Data[:ln], h.AtomicOp, h.AtomicType, h.Operand)
 				}
 			}

@@ -135,6 +135,16 @@ func (p *pktReplyLand) Handle(uint64) {
 func (p *pktReplyLand) store() {
 	n := p.rx
 	n.dmaEnd(1)
+	if s := p.snap; s != nil {
+		p.snap = nil
+		if dst := n.mem.Bytes(p.land, int(p.landLen)); dst != nil {
+			s.CopyTo(dst) // one copy, from the sender's memory or the buffer
+			n.mem.Touch(p.land, int(p.landLen))
+			n.fab.PutBuf(p.Data)
+			return
+		}
+		s.Materialize()
+	}
 	n.storeData(p.land, p.Data, p.landLen)
 	n.fab.PutBuf(p.Data)
 }
