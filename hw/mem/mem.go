@@ -361,8 +361,11 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 	if err != nil {
 		panic(err)
 	}
-	if r.data == nil && !r.back() {
-		return nil
+	if r.data == nil {
+		if !r.lazy {
+			return nil
+		}
+		r.back()
 	}
 	off := int(a - r.base)
 	if len(r.snaps) > 0 { // the caller may write: snapshots of the range take their bytes now

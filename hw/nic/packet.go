@@ -269,10 +269,11 @@ func (n *NIC) srcRead(s *payloadSrc, off, ln uint64) (sim.Time, int) {
 // are any: a Portals put's or reply's landing copies them straight from
 // the sender's memory, unless something reached that range of it first.
 // Verbs packets, whose receive paths copy and recycle payloads in many
-// places, copy at once.
+// places, copy at once, and so do payload-free runs (nothing to copy but
+// control words).
 func (n *NIC) srcSnapshot(pk *Packet) []byte {
 	s := &pk.tx.src
-	if s.kind != srcMemory || pk.Len == 0 || isRC(pk.Kind) || n.eagerPayloads {
+	if s.kind != srcMemory || pk.Len == 0 || isRC(pk.Kind) || n.eagerPayloads || !n.mem.Functional() {
 		return n.srcData(s, pk.Offset, pk.Len)
 	}
 	buf := n.fab.GetBuf(int(pk.Len))
