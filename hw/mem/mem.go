@@ -240,11 +240,12 @@ type region struct {
 	data []byte // nil when payload-free or not yet touched
 	lazy bool   // data is allocated on first access
 	// snaps are the lazy snapshots of data (snapshot.go), which every
-	// access overlapping [snapLo, snapHi) materialises first.
-	snaps          []*Snapshot
-	snapLo, snapHi int
-	idx            int // index in Memory.regions
-	name           string
+	// access overlapping them materialises first; snapCount counts them
+	// per block.
+	snaps     []*Snapshot
+	snapCount []int32
+	idx       int // index in Memory.regions
+	name      string
 	// ctrl holds the real bytes of control lines (flags, sequence words) of
 	// a payload-free allocation, by line address.
 	// Sorted by address: a read or write finds the control lines of its
@@ -302,7 +303,7 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
 	// Whole lines, so caches can copy any line of an allocation.
 	size = (max(size, 1) + LineSize - 1) &^ (LineSize - 1)
 	base := m.next
-	r := region{base: base, size: size, pool: pool, name: name, watched: watchList{base: base}, snapLo: int(^uint(0) >> 1), idx: len(m.regions)}
+	r := region{base: base, size: size, pool: pool, name: name, watched: watchList{base: base}, idx: len(m.regions)}
 	if data {
 		r.lazy = true // allocated on first access: untouched buffers cost nothing
 	} else {
@@ -368,7 +369,7 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 		r.back()
 	}
 	off := int(a - r.base)
-	if len(r.snaps) > 0 { // the caller may write: snapshots of the range take their bytes now
+	if len(r.snaps) > 0 && n > 0 { // the caller may write: snapshots of the range take their bytes now
 		r.materialize(off, off+n)
 	}
 	return r.data[off : off+n : off+n]

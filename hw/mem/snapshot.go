@@ -42,9 +42,36 @@ func (m *Memory) Snapshot(a Addr, buf []byte) *Snapshot {
 	}
 	*s = Snapshot{m: m, ri: r.idx, off: int(a - r.base), buf: buf, lazy: true, at: len(r.snaps)}
 	r.snaps = append(r.snaps, s)
-	r.snapLo = min(r.snapLo, s.off)
-	r.snapHi = max(r.snapHi, s.off+len(buf))
+	r.countSnaps(s.off, s.off+len(buf), 1)
 	return s
+}
+
+// snapBlockShift is log2 of the blocks in which a region counts its lazy
+// snapshots, so that an access finds out whether any may overlap it by
+// looking at the counts of the one or two blocks it touches instead of
+// the whole list (a GPU-TN sender has dozens of packets in flight from
+// one buffer while its flag words there are read and written).
+const snapBlockShift = 12
+
+// countSnaps adds d to the snapshot counts of the blocks [lo, hi) touches.
+func (r *region) countSnaps(lo, hi, d int) {
+	if r.snapCount == nil {
+		r.snapCount = make([]int32, (r.size+1<<snapBlockShift-1)>>snapBlockShift)
+	}
+	for b := lo >> snapBlockShift; b <= (hi-1)>>snapBlockShift; b++ {
+		r.snapCount[b] += int32(d)
+	}
+}
+
+// snapped reports whether a lazy snapshot may overlap [lo, hi): one of
+// the blocks it touches has one.
+func (r *region) snapped(lo, hi int) bool {
+	for b := lo >> snapBlockShift; b <= (hi-1)>>snapBlockShift; b++ {
+		if r.snapCount[b] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Materialize copies the snapshot's bytes into its buffer now, if they
@@ -98,27 +125,20 @@ func (r *region) forget(s *Snapshot) {
 	r.snaps[last] = nil
 	r.snaps = r.snaps[:last]
 	s.lazy = false
-	if last == 0 {
-		r.snapLo, r.snapHi = int(^uint(0)>>1), 0
-	}
+	r.countSnaps(s.off, s.off+len(s.buf), -1)
 }
 
 // materialize materialises r's snapshots that overlap [lo, hi) (offsets
-// in r.data), before an access there, and narrows the range the remaining
-// ones cover.
+// in r.data, hi > lo), before an access there.
 func (r *region) materialize(lo, hi int) {
-	if hi <= r.snapLo || lo >= r.snapHi {
+	if !r.snapped(lo, hi) {
 		return
 	}
-	nlo, nhi := int(^uint(0)>>1), 0
 	for i := 0; i < len(r.snaps); {
-		s := r.snaps[i]
-		if s.off < hi && lo < s.off+len(s.buf) {
+		if s := r.snaps[i]; s.off < hi && lo < s.off+len(s.buf) {
 			s.Materialize() // moves the last snapshot to i
 			continue
 		}
-		nlo, nhi = min(nlo, s.off), max(nhi, s.off+len(s.buf))
 		i++
 	}
-	r.snapLo, r.snapHi = nlo, nhi
 }
