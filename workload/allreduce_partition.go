@@ -44,12 +44,17 @@ func partitionRefusal(k int, s strategy.Strategy, impl string) error {
 const (
 	autoNodesFunctional  = 8
 	autoNodesPayloadFree = 64
+	// autoMaxEngines bounds the engines auto picks: more than two were not
+	// measured (the reference machine has two cores); run.partitions = K
+	// asks for more.
+	autoMaxEngines = 2
 )
 
 // AutoPartitions is the number of engines run.partitions = 0 (auto) runs
 // one allreduce point of n nodes on, given cores free for it: as many as
-// pay (one per autoNodes* nodes), no more than the cores or the leaves
-// (cluster.MaxPartitions), and 1 wherever a partitioned run is refused
+// pay (one per autoNodes* nodes), no more than the cores, the leaves
+// (cluster.MaxPartitions) or autoMaxEngines, and 1 wherever a partitioned
+// run is refused
 // (a strategy whose allreduce shares run-wide state, the flow network, no
 // lookahead). spec is the strategy's adjusted cluster spec. The results
 // are those of one engine (TestPartitionedAllreduceMatchesSequential);
@@ -62,5 +67,5 @@ func AutoPartitions(spec cluster.Spec, n int, functional bool, s strategy.Strate
 	if functional {
 		per = autoNodesFunctional
 	}
-	return max(1, min(cores, cluster.MaxPartitions(spec, n), n/per))
+	return max(1, min(cores, autoMaxEngines, cluster.MaxPartitions(spec, n), n/per))
 }
