@@ -1,8 +1,8 @@
 package mem
 
-// Snapshot is the bytes [a, a+n) of a memory had when the snapshot was
-// taken (Memory.Snapshot), held without copying them while they stay
-// unchanged: a NIC reads a payload out of memory into a packet buffer and
+// Snapshot stands for the bytes [a, a+n) of a memory held when the
+// snapshot was taken (Memory.Snapshot), without copying them while they
+// stay unchanged: a NIC reads a payload out of memory into a packet buffer and
 // writes it into the destination a few microseconds later, and in
 // between the source is rarely touched, so one copy (source to
 // destination, CopyTo) does instead of two. The memory copies the bytes
@@ -26,14 +26,14 @@ type Snapshot struct {
 
 // Snapshot takes a snapshot of [a, a+len(buf)) into buf, which the caller
 // must not touch until it has materialised or consumed the snapshot. It
-// returns nil, copying nothing, when the range has no bytes (payload-free:
-// use Read).
+// returns nil, copying nothing, when the range is empty or has no bytes
+// (payload-free: use Read).
 func (m *Memory) Snapshot(a Addr, buf []byte) *Snapshot {
 	r, err := m.find(a, len(buf))
 	if err != nil {
 		panic(err)
 	}
-	if r.data == nil && !r.back() {
+	if len(buf) == 0 || r.data == nil && !r.back() {
 		return nil
 	}
 	s, ok := m.snapFree.Get()
