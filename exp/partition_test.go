@@ -67,6 +67,43 @@ func TestAutoPartitionsRunsPointsSplitWithTheSameResult(t *testing.T) {
 	}
 }
 
+// Every point auto splits gives the bytes of one engine: each
+// partitionable strategy, ring and rhd (the two-sided ones), functional at
+// the smallest size auto splits (16 nodes) and payload-free at 128.
+func TestAutoPartitionedPointsMatchOneEngine(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		s, alg     string
+		nodes      int
+		functional bool
+	}{
+		{"CPU", "ring", 16, true}, {"HDN", "ring", 16, true}, {"GDS", "ring", 16, true}, {"GPUTN", "ring", 16, true},
+		{"CPU", "rhd", 16, true}, {"HDN", "rhd", 16, true},
+		{"HDN", "ring", 128, false}, {"GPUTN", "ring", 128, false},
+	}
+	for _, c := range cases {
+		pc := cfg
+		pc.Allreduce.Nodes, pc.Allreduce.Strategies, pc.Allreduce.Algorithm = []int{c.nodes}, []string{c.s}, c.alg
+		pc.Allreduce.Size, pc.Run.Functional = 256*unit.KiB, c.functional
+		pt := Point{Label: c.s, Config: pc}
+		auto, err := allreduceSimulate(pt, Env{Cores: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt.Config.Run.Partitions = 1
+		one, err := allreduceSimulate(pt, Env{Cores: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(auto, one) {
+			t.Errorf("%s %s on %d nodes (functional %v): auto\n%s\none engine\n%s", c.s, c.alg, c.nodes, c.functional, auto, one)
+		}
+	}
+}
+
 // RunPoints leaves each point the cores its workers do not use.
 func TestCoresPerRun(t *testing.T) {
 	cfg, err := DefaultConfig("gputn")
