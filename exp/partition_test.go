@@ -52,19 +52,24 @@ func TestAutoPartitionsRunsPointsSplitWithTheSameResult(t *testing.T) {
 		}
 	}
 
-	pt := Point{Label: "HDN n=16", Config: cfg}
+	if auto, one := autoAndOneEngine(t, Point{Label: "HDN n=16", Config: cfg}); !bytes.Equal(auto, one) {
+		t.Errorf("auto-partitioned point:\n%s\none engine:\n%s", auto, one)
+	}
+}
+
+// autoAndOneEngine returns point pt's result with run.partitions = 0 on two
+// free cores and with one engine.
+func autoAndOneEngine(t *testing.T, pt Point) (auto, one []byte) {
+	t.Helper()
 	auto, err := allreduceSimulate(pt, Env{Cores: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pt.Config.Run.Partitions = 1
-	one, err := allreduceSimulate(pt, Env{Cores: 2})
-	if err != nil {
+	if one, err = allreduceSimulate(pt, Env{Cores: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(auto, one) {
-		t.Errorf("auto-partitioned point:\n%s\none engine:\n%s", auto, one)
-	}
+	return auto, one
 }
 
 // Every point auto splits gives the bytes of one engine: each
@@ -88,17 +93,7 @@ func TestAutoPartitionedPointsMatchOneEngine(t *testing.T) {
 		pc := cfg
 		pc.Allreduce.Nodes, pc.Allreduce.Strategies, pc.Allreduce.Algorithm = []int{c.nodes}, []string{c.s}, c.alg
 		pc.Allreduce.Size, pc.Run.Functional = 256*unit.KiB, c.functional
-		pt := Point{Label: c.s, Config: pc}
-		auto, err := allreduceSimulate(pt, Env{Cores: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pt.Config.Run.Partitions = 1
-		one, err := allreduceSimulate(pt, Env{Cores: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(auto, one) {
+		if auto, one := autoAndOneEngine(t, Point{Label: c.s, Config: pc}); !bytes.Equal(auto, one) {
 			t.Errorf("%s %s on %d nodes (functional %v): auto\n%s\none engine\n%s", c.s, c.alg, c.nodes, c.functional, auto, one)
 		}
 	}
