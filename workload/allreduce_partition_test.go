@@ -115,6 +115,11 @@ func TestPartitionedAllreduceRefusesSharedState(t *testing.T) {
 	}
 }
 
+func outOfOrder(hw cluster.Spec) cluster.Spec {
+	hw.Topology.InOrder = false
+	return hw
+}
+
 // AutoPartitions splits where the measurements say it pays (one engine
 // per 8 functional or 64 payload-free nodes), within the cores and the
 // leaves, and never where a partitioned run would be refused.
@@ -143,6 +148,8 @@ func TestAutoPartitions(t *testing.T) {
 		{"payload-free 1024 nodes, 64 cores", cluster.GPUTN(), 1024, false, strategy.HDN, 64, 2},
 		{"fat tree: whole leaves", fatTree(32), 64, true, strategy.CPU, 8, 2},
 		{"fat tree: one leaf", fatTree(32), 32, true, strategy.CPU, 8, 1},
+		{"fat tree, random spines: results would differ", outOfOrder(fatTree(16)), 64, true, strategy.CPU, 2, 1},
+		{"star, in_order off (no spines)", outOfOrder(cluster.GPUTN()), 64, true, strategy.CPU, 2, 2},
 		{"shared run-wide state", cluster.GPUTN(), 64, true, strategy.GHNAPU, 2, 1},
 		{"flow network", flow, 1024, false, strategy.CPU, 2, 1},
 		{"no lookahead", noLookahead, 1024, false, strategy.CPU, 2, 1},
