@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"bytes"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -40,6 +41,35 @@ func TestCtrlInMatchesScan(t *testing.T) {
 				if got[i].line != want[i] {
 					t.Fatalf("ctrlIn(%#x, %d)[%d] = %#x, scan %#x", a, n, i, got[i].line, want[i])
 				}
+			}
+		}
+	})
+}
+
+// ReadControlInto on zeros reads what Read reads, and writes nothing
+// outside the span it returns.
+func TestReadControlIntoMatchesRead(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := New("m", false)
+		const size = 1 << 14
+		base := m.Alloc(GPU, size, "buf")
+		for range rapid.IntRange(0, 20).Draw(t, "lines") {
+			a := base + Addr(rapid.IntRange(0, size-8).Draw(t, "at"))&^7
+			m.MarkControl(a, 8)
+			m.Store64(a, rapid.Uint64Range(1, 1<<63).Draw(t, "v"))
+		}
+		a := base + Addr(rapid.IntRange(0, size-1).Draw(t, "a"))
+		n := rapid.IntRange(1, int(base+size-a)).Draw(t, "n")
+		want := make([]byte, n)
+		m.Read(a, want)
+		got := make([]byte, n)
+		lo, hi := m.ReadControlInto(a, got)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("ReadControlInto(%#x, %d) differs from Read", a, n)
+		}
+		for i, x := range got {
+			if x != 0 && (i < lo || i >= hi) {
+				t.Fatalf("byte %d = %d outside the returned span [%d, %d)", i, x, lo, hi)
 			}
 		}
 	})

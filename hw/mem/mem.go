@@ -400,7 +400,32 @@ func (m *Memory) Read(a Addr, dst []byte) {
 	}
 	clear(dst)
 	r, _ := m.find(a, len(dst))
-	for _, c := range r.ctrlIn(a, len(dst)) {
+	readLines(r.ctrlIn(a, len(dst)), a, dst)
+}
+
+// ReadControlInto copies the bytes of the control lines of a payload-free
+// range [a, a+len(dst)) into dst and returns the span [lo, hi) of dst it
+// wrote; it writes nothing else (the caller's zeros stay), and nothing at
+// all (lo == hi) when the range holds no control lines. The range must be
+// payload-free (Bytes returned nil).
+func (m *Memory) ReadControlInto(a Addr, dst []byte) (lo, hi int) {
+	r, err := m.find(a, len(dst))
+	if err != nil {
+		panic(err)
+	}
+	lines := r.ctrlIn(a, len(dst))
+	if len(lines) == 0 {
+		return 0, 0
+	}
+	readLines(lines, a, dst)
+	first, last := lines[0].line, lines[len(lines)-1].line
+	return int(max(first, a) - a), int(min(last+LineSize, a+Addr(len(dst))) - a)
+}
+
+// readLines copies the bytes of control lines into dst, which holds
+// [a, a+len(dst)).
+func readLines(lines []ctrlLine, a Addr, dst []byte) {
+	for _, c := range lines {
 		l := c.line
 		lo, hi := max(l, a), min(l+LineSize, a+Addr(len(dst)))
 		copy(dst[lo-a:hi-a], c.bytes[lo-l:hi-l])

@@ -31,6 +31,8 @@ type NIC struct {
 	mem   *mem.Memory
 	link  *pcie.Link
 	fab   *net.Fabric
+	// ctrlFree pools payload-free control payloads (ctrlbuf.go).
+	ctrlFree sim.FreeList[*ctrlBuf]
 	// eagerPayloads copies payloads out of memory at send, never as
 	// snapshots (tests compare the two).
 	eagerPayloads bool

@@ -65,6 +65,9 @@ type Packet struct {
 	// (srcSnapshot): the landing copies them from there, every other
 	// reader of Data calls ready first.
 	snap *mem.Snapshot
+	// ctrl, when set, is the pooled buffer Data lives in (ctrlPayload);
+	// the landing gives it back.
+	ctrl *ctrlBuf
 }
 
 // ready puts the payload's bytes into Data if they are still only in the
@@ -273,7 +276,14 @@ func (n *NIC) srcRead(s *payloadSrc, off, ln uint64) (sim.Time, int) {
 // control words).
 func (n *NIC) srcSnapshot(pk *Packet) []byte {
 	s := &pk.tx.src
-	if s.kind != srcMemory || pk.Len == 0 || isRC(pk.Kind) || n.eagerPayloads || !n.mem.Functional() {
+	if s.kind != srcMemory || pk.Len == 0 || isRC(pk.Kind) || n.eagerPayloads {
+		return n.srcData(s, pk.Offset, pk.Len)
+	}
+	if !n.mem.Functional() {
+		a := s.base + mem.Addr(pk.Offset)
+		if n.mem.Bytes(a, int(pk.Len)) == nil { // payload-free: control words at most
+			return n.ctrlPayload(pk, a)
+		}
 		return n.srcData(s, pk.Offset, pk.Len)
 	}
 	buf := n.fab.GetBuf(int(pk.Len))

@@ -2,6 +2,7 @@ package nic_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -68,4 +69,66 @@ func TestSnapshotPayloadMatchesEagerCopy(t *testing.T) {
 			t.Fatalf("%v: no overwrite time fell between two packets' reads", op)
 		}
 	}
+}
+
+// In a payload-free run a put carries only its source's control words
+// (a flag protocol's sequence word in a payload-free buffer), from a pool
+// of buffers kept zero but for the control bytes of their last packet
+// (ctrlbuf.go). Puts back and forth, one packet each, with their control
+// words at different offsets (and one with none), land exactly those
+// words and zeros elsewhere in a destination that keeps every byte: no
+// control byte of an earlier packet comes along.
+func TestPayloadFreeControlWordsLandAlone(t *testing.T) {
+	const size = 2048 // one packet
+	v := newEnv(t, 2, false)
+	pts := [2]int{}
+	for i, n := range v.nics {
+		pts[i] = n.PTAlloc(n.NewEQ(0, 0), false)
+	}
+	offsets := [][]int{{0, 8}, {1024}, nil, {512, 2040}, {64}, {1536}}
+	type landing struct {
+		dst  mem.Addr
+		node int
+		want []byte
+	}
+	var checks []landing
+	v.host(0, func(p *sim.Proc) {
+		for k, offs := range offsets {
+			from, to := k%2, 1-k%2
+			src := v.mems[from].Alloc(mem.Host, size, "src") // payload-free
+			want := make([]byte, size)
+			for j, off := range offs {
+				a := src + mem.Addr(off)
+				v.mems[from].MarkControl(a, 8)
+				w := uint64(k*100 + j + 1)
+				v.mems[from].Store64(a, w)
+				binary.LittleEndian.PutUint64(want[off:], w)
+			}
+			dst := v.mems[to].AllocData(mem.Host, size, "dst") // every byte kept
+			v.nics[to].MEAppend(pts[to], nic.ME{Start: dst, Length: size, MatchID: nic.AnyID, MatchBits: uint64(k), Options: nic.MEOpPut}, nic.Priority)
+			flag := v.mems[from].AllocData(mem.Host, 8, "flag")
+			cmd := nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: src, Length: size}, Length: size, Target: to, PT: pts[to], MatchBits: uint64(k), CompletionFlag: flag}
+			v.nics[from].Execute(cmd)
+			p.WaitUntil(v.mems[from].Watch(flag), "put done", func() bool { return v.mems[from].Load64(flag) == 1 })
+			p.Sleep(sim.Microsecond) // the target's landing is visible before the ack
+			checks = append(checks, landing{dst, to, want})
+		}
+	})
+	v.run()
+	for k, c := range checks {
+		if got := v.read(c.node, c.dst, size); !bytes.Equal(got, c.want) {
+			t.Errorf("put %d (control words at %v): landed bytes differ from its control words and zeros: %v", k, offsets[k], nonzero(got))
+		}
+	}
+}
+
+// nonzero returns the offsets and values of b's non-zero bytes.
+func nonzero(b []byte) map[int]byte {
+	out := map[int]byte{}
+	for i, x := range b {
+		if x != 0 {
+			out[i] = x
+		}
+	}
+	return out
 }

@@ -146,5 +146,10 @@ func (p *pktReplyLand) store() {
 		s.Materialize()
 	}
 	n.storeData(p.land, p.Data, p.landLen)
+	if cb := p.ctrl; cb != nil {
+		p.ctrl = nil
+		n.ctrlFree.Put(cb)
+		return
+	}
 	n.fab.PutBuf(p.Data)
 }
