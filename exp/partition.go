@@ -73,7 +73,6 @@ func newPartitionedRun(cfg Config, env Env, label string, n int, s strategy.Stra
 		k = workload.AutoPartitions(spec, n, cfg.Run.Functional, s, env.Cores)
 	}
 	if k <= 1 {
-		cfg.Run.Partitions = 1
 		return newRun(cfg, env, label, n, s)
 	}
 	if env.Tracer != nil {

@@ -264,16 +264,13 @@ func (n *NIC) srcRead(s *payloadSrc, off, ln uint64) (sim.Time, int) {
 	return n.e.Now(), 0
 }
 
-// srcData returns bytes [off, off+ln) of s's payload as the packet leaves:
-// a pool buffer (fab.GetBuf) or a slice of s's buffer; nil when empty or
-// payload-free.
 // srcSnapshot is srcData for packet pk of a message being sent, leaving
 // the bytes of plain memory in place as a snapshot (pk.snap) when there
 // are any: a Portals put's or reply's landing copies them straight from
 // the sender's memory, unless something reached that range of it first.
-// Verbs packets, whose receive paths copy and recycle payloads in many
-// places, copy at once, and so do payload-free runs (nothing to copy but
-// control words).
+// A payload-free range gives its control words at most, in a pooled
+// buffer (ctrlPayload). Verbs packets, whose receive paths copy and
+// recycle payloads in many places, copy at once.
 func (n *NIC) srcSnapshot(pk *Packet) []byte {
 	s := &pk.tx.src
 	if s.kind != srcMemory || pk.Len == 0 || isRC(pk.Kind) || n.eagerPayloads {
@@ -294,6 +291,9 @@ func (n *NIC) srcSnapshot(pk *Packet) []byte {
 	return buf
 }
 
+// srcData returns bytes [off, off+ln) of s's payload as the packet leaves:
+// a pool buffer (fab.GetBuf) or a slice of s's buffer; nil when empty or
+// payload-free.
 func (n *NIC) srcData(s *payloadSrc, off, ln uint64) []byte {
 	if ln == 0 {
 		return nil
