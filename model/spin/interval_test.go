@@ -124,7 +124,9 @@ func TestChooseIntervalObeysEachConstraint(t *testing.T) {
 		}
 		// Constraint 1: (P−1)·q·T_pkt + T_pkt ≤ ε·⌈n_pkt/P⌉·T_PH.
 		budget := in.Eps * float64((npkt+in.P-1)/in.P) * float64(in.TPH)
-		sched := func(q int) bool { return in.P == 1 || float64(in.P-1)*float64(q)*float64(in.TPkt)+float64(in.TPkt) <= budget }
+		sched := func(q int) bool {
+			return in.P == 1 || float64(in.P-1)*float64(q)*float64(in.TPkt)+float64(in.TPkt) <= budget
+		}
 		// Constraint 2: ⌈n_pkt/q⌉ checkpoints × C × copies ≤ M_NIC.
 		if need := ch.Checkpoints * in.C * in.Copies; need > in.MNIC {
 			r.Fatalf("constraint 2: %d B of checkpoints > M_NIC %d (%+v)", need, in.MNIC, ch)
