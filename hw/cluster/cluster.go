@@ -110,7 +110,7 @@ func (c *Cluster) buildNodes(functional bool, engineOf func(int) *sim.Engine, fa
 			NIC: nic.New(e, i, name+".nic", spec.NIC, m, link, fab, spec.Link.Payload),
 		}
 		nd.GPU.UseL2(spec.L2)
-		nd.CP = cp.New(e, name+".cp", spec.CP, nd.GPU)
+		nd.CP = cp.New(e, name+".cp", spec.CP, nd.GPU, spec.CPU.StallCPI())
 		if flows {
 			nd.NIC.UseFlows()
 		}

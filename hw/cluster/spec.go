@@ -65,7 +65,7 @@ func GPUTN() Spec {
 		Network:  net.NetworkSpec{Model: net.ModelPacket},
 		PCIe: pcie.Spec{Latency: 250 * sim.Nanosecond, Overhead: 10 * sim.Nanosecond, Gap: 4 * sim.Nanosecond,
 			Bandwidth: pcieGen4x16, MPS: 256, MaxReadReq: 512, P2PReadPenalty: 1},
-		CPU: cpu.Spec{Cores: 8, Freq: 4e9, IPC: 2.0, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,
+		CPU: cpu.Spec{Cores: 8, Freq: 4e9, IPC: 2.0, Width: 8, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,
 			DRAMBandwidth: ddrRate(8, 2133), CacheHit: 500 * sim.Picosecond,
 			ComputeModel: cpu.ModelMLP, L1DMisses: 4, L2Misses: 20, LineSize: 64, PrefetchDepth: 16,
 			TimeSlice: sim.Millisecond, ContextSwitch: 2 * sim.Microsecond, WakeLatency: 5 * sim.Microsecond},
