@@ -68,7 +68,8 @@ func GPUTN() Spec {
 		CPU: cpu.Spec{Cores: 8, Freq: 4e9, IPC: 2.0, Width: 8, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,
 			DRAMBandwidth: ddrRate(8, 2133), CacheHit: 500 * sim.Picosecond,
 			ComputeModel: cpu.ModelMLP, L1DMisses: 4, L2Misses: 20, LineSize: 64, PrefetchDepth: 16,
-			TimeSlice: sim.Millisecond, ContextSwitch: 2 * sim.Microsecond, WakeLatency: 5 * sim.Microsecond},
+			TimeSlice: sim.Millisecond, ContextSwitch: 2 * sim.Microsecond, WakeLatency: 5 * sim.Microsecond,
+			Cache: cpu.HaswellCache()},
 		GPU: gpu.Spec{Mode: "apu", CUs: 24, SIMDs: 4, WavesPerSIMD: 40, WaveSize: 64, Freq: 1.5e9,
 			LDSPerCU: 64 * unit.KiB, MaxWGSize: 1024, Launch: 1500 * sim.Nanosecond, Teardown: 1500 * sim.Nanosecond,
 			DispatchCycles: 100, L1Lines: 512, L1Cycles: 12, L2Cycles: 100, L1InvCycles: 16, L2InvCycles: 500,
@@ -133,7 +134,17 @@ func Spin() Spec {
 	s.Link.Bandwidth = unit.Rate(200e9 / 8)
 	s.PCIe.Bandwidth, s.PCIe.Gap = pcieGen4x32, 2*sim.Nanosecond
 	s.CPU.Cores, s.CPU.Freq = 4, 3.4e9
-	s.Spin.HPUs = 16
+	// The documents' measurement host (an Intel i7-4770, Haswell): dual
+	// channel DDR3-1600 (Intel ARK), 36 cycles + 57 ns to DRAM (7-cpu.com's
+	// i7-4770 measurement), 10 L1D fill buffers and 16 L2 miss slots
+	// (superqueue), the L2 streamer on and up to 20 lines ahead (Intel
+	// Optimization Reference Manual, Haswell); the caches of HaswellCache.
+	s.CPU.DRAMBandwidth, s.CPU.DRAMLatency = ddrRate(2, 1600), 68*sim.Nanosecond
+	s.CPU.L1DMisses, s.CPU.L2Misses, s.CPU.Prefetch, s.CPU.PrefetchDepth = 10, 16, true, 20
+	s.CPU.Cache = cpu.HaswellCache()
+	// 32 HPUs unless an experiment states otherwise (the sPIN datatype
+	// paper's simulation set-up).
+	s.Spin.HPUs = 32
 	return s
 }
 
