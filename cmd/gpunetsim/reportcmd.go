@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -95,7 +98,8 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	out, err := sessionFrom(ctx).reserve("--out", o.out)
+	sess := sessionFrom(ctx)
+	out, err := sess.reserve("--out", o.out)
 	if err != nil {
 		return err
 	}
@@ -110,14 +114,18 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 	if err := checkPlanMemory(plan); err != nil {
 		return err
 	}
+	_, statErr := os.Stat(o.cache)
 	cache, err := study.OpenCache(o.cache, version)
 	if err != nil {
 		return badInput(fmt.Errorf("--cache: %w", err))
 	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		sess.createdDir(o.cache)
+	}
+	cache.Warn = func(msg string) { fmt.Fprintln(stderr, "gpunetsim: "+msg) }
 	bar := newStudyProgress(stderr, o.quiet)
-	stop := bar.onInterrupt(cache.Dir(), stderr)
+	sess.onInterrupt(func() string { cache.Close(); return bar.interruptNote(cache.Dir()) })
 	res, err := study.Execute(ctx, plan, study.Options{Cache: cache, Fresh: o.fresh, Parallel: plan.Runs[0].Config.Run.Parallel, Progress: bar.report})
-	stop()
 	bar.close()
 	if err != nil {
 		return err

@@ -298,29 +298,6 @@ func TestCollectNamesMissingPoints(t *testing.T) {
 	}
 }
 
-// A damaged or foreign entry is a miss, never a result.
-func TestDamagedEntryIsAMiss(t *testing.T) {
-	p := expand(t, quickStudy(t))
-	dir := t.TempDir()
-	c := openCache(t, dir)
-	task := p.Tasks[0]
-	if err := c.put(task.Key, task.KeyText, []byte(`{"x":1}`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := c.get(task.Key, task.KeyText); !ok {
-		t.Fatal("stored entry not found")
-	}
-	if _, ok := c.get(task.Key, task.KeyText+"other"); ok {
-		t.Fatal("an entry with another key text was accepted")
-	}
-	if err := os.WriteFile(c.path(task.Key), []byte(`{"key": "trunc`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := c.get(task.Key, task.KeyText); ok {
-		t.Fatal("a truncated entry was accepted")
-	}
-}
-
 func TestOpenCacheRejectsUnusableDir(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(f, nil, 0o644); err != nil {
