@@ -79,7 +79,9 @@ func TestCacheRefusesDamagedAndForeignEntries(t *testing.T) {
 		{"the old format", func([]byte) []byte {
 			return []byte(`{"key":"gpunetsim point cache v1\nversion x","result":` + result + `}`)
 		}, "format"},
-		{"another format", func(b []byte) []byte { return bytes.Replace(b, []byte(cacheFormat), []byte("gpunetsim point cache v9"), 1) }, "format"},
+		{"another format", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(cacheFormat), []byte("gpunetsim point cache v9"), 1)
+		}, "format"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, task, b := storedEntry(t, result)
