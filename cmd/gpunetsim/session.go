@@ -296,13 +296,9 @@ func checkOutputPath(flag, path string) (final string, err error) {
 	if path == "" {
 		return "", fmt.Errorf("%s: empty file name", flag)
 	}
-	final = path
-	if li, err := os.Lstat(path); err == nil && li.Mode()&fs.ModeSymlink != 0 {
-		target, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			return "", fmt.Errorf("%s %s: a symbolic link to a file that cannot be reached (%w); remove it or choose another name", flag, path, unwrapPath(err))
-		}
-		final = target
+	final, err = followLinks(path)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: a symbolic link that cannot be followed (%w); remove it or choose another name", flag, path, unwrapPath(err))
 	}
 	if fi, err := os.Stat(final); err == nil {
 		switch {
@@ -323,6 +319,31 @@ func checkOutputPath(flag, path string) (final string, err error) {
 		return "", fmt.Errorf("%s %s: directory %s is read-only", flag, path, dir)
 	}
 	return final, nil
+}
+
+// maxLinks bounds the symbolic links followed from an output path (as
+// the kernel's ELOOP limit does).
+const maxLinks = 40
+
+// followLinks returns the file a path names after its symbolic links, as
+// opening it for writing would create or replace it: the target of a
+// dangling link is the file to create.
+func followLinks(path string) (string, error) {
+	for range maxLinks {
+		li, err := os.Lstat(path)
+		if err != nil || li.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return "", syscall.ELOOP
 }
 
 // fileKind names a file type that is not a regular file.

@@ -443,3 +443,40 @@ func TestOpenCacheRemovesOrphanedTemporaries(t *testing.T) {
 		}
 	}
 }
+
+// Labels become safe, unique file names: no separator, no leading dot, no
+// control character; the first entry keeps a label, a later one takes the
+// first label-N no entry asked for, compared without case.
+func TestCheckSanitisesAndDeduplicatesLabels(t *testing.T) {
+	e, err := exp.Lookup("latency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		asked, want []string
+	}{
+		{[]string{"", ""}, []string{"latency", "latency-2"}},
+		{[]string{"a", "a", "a-2", "A"}, []string{"a", "a-3", "a-2", "A-4"}},
+		{[]string{"../x", "/etc/passwd", "..", ".", "a\x00b\nc", "a b\tc"}, []string{"___x", "_etc_passwd", "__", "_", "a_b_c", "a_b_c-2"}},
+		{[]string{"x/y", "x_y"}, []string{"x_y", "x_y-2"}},
+		{[]string{strings.Repeat("é", 100)}, []string{strings.Repeat("é", maxNameBytes/2)}},
+	} {
+		s := Study{Name: "../n"}
+		for _, l := range tc.asked {
+			s.Entries = append(s.Entries, Entry{Label: l, Experiment: e})
+		}
+		if err := s.Check(); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, en := range s.Entries {
+			got = append(got, en.Label)
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("labels %q became %q, want %q", tc.asked, got, tc.want)
+		}
+		if s.Name != "___n" {
+			t.Errorf("study name %q, want ___n", s.Name)
+		}
+	}
+}
