@@ -94,7 +94,7 @@ func DefaultConfig(preset string) (Config, error) {
 	// and the report): powers of two, 24 simulations, about 20 s on two
 	// cores. Denser sweeps are a --set allreduce.nodes=2-64/2 away.
 	nodes := []int{2, 4, 8, 16, 32, 64}
-	return Config{
+	cfg := Config{
 		Run:  RunSpec{Preset: preset, Seed: 1, Functional: true, CheckInvariants: true, Partitions: 0},
 		Spec: hw,
 		SW:   cost.Default(),
@@ -120,7 +120,8 @@ func DefaultConfig(preset string) (Config, error) {
 		SpTS:       defaultSpTS(),
 		ML:         defaultML(),
 		HostCPU:    HostCPUSpec{Size: 64 * unit.MiB, Threads: []int{1, 2, 4, 8, 16}},
-	}, nil
+	}
+	return dropUnavailable(cfg), nil
 }
 
 // Validate reports every invalid value at once, each naming its field.
@@ -135,10 +136,11 @@ func (c Config) Validate() error {
 	errs = append(errs, c.HostCPU.validate())
 	errs = append(errs, c.Allreduce.validateAlgorithm())
 	errs = append(errs, c.kernelFits()...)
-	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
+	errs = append(errs, c.unavailable()...)
+	if !c.Topology.Ordered() {
 		for _, st := range c.Allreduce.Strategies {
 			if st == "GDS" || st == "GPUTN" {
-				errs = append(errs, fmt.Errorf("topology.in_order = false: the %s allreduce detects arrival by a trailing flag that in-order delivery writes last; use topology.in_order=true or drop %s from allreduce.strategies", st, st))
+				errs = append(errs, fmt.Errorf("topology: %s delivers packets of one pair out of order (topology.in_order = false or topology.routing = %s): the %s allreduce detects arrival by a trailing flag that in-order delivery writes last; use ordered routing or drop %s from allreduce.strategies", c.Topology.Kind, c.Topology.Routing, st, st))
 			}
 		}
 	}
