@@ -27,6 +27,8 @@ func variantSpec(s verbs.Spec, v string) verbs.Spec {
 		fallthrough
 	case "reuse":
 		s.WQEReuse = true
+	case "cpu": // the CPU-driven baseline pipelines as the best GPU variant does
+		s.Pipeline = true
 	}
 	return s
 }
@@ -84,7 +86,7 @@ func runGPURdma(cfg Config, env Env) (*report.Result, error) {
 		spec := variantSpec(cfg.GNN, j.variant)
 		spec.QPLoc, spec.CQLoc = j.qpLoc, j.cqLoc
 		return runGNN(cfg, env, fmt.Sprintf("%s %dB", j.variant, j.size), spec, func(r gnnRun) (err error) {
-			results[i], err = workload.RdmaBW{Size: unit.Bytes(j.size), Msgs: j.msgs}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
+			results[i], err = workload.RdmaBW{Size: unit.Bytes(j.size), Msgs: j.msgs, Host: j.variant == "cpu"}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
 			return err
 		})
 	})

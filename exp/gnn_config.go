@@ -10,7 +10,7 @@ import (
 type GPURdmaSpec struct {
 	Sizes         []int    `toml:"sizes" doc:"single-thread benchmark message sizes in bytes (2 B … 4 MB)" src:"DEFAULT"`
 	Msgs          int      `toml:"msgs" doc:"RDMA writes one GPU thread issues (fills one QP)" src:"DOC"`
-	Variants      []string `toml:"variants" doc:"single-thread variants, cumulative: naive, reuse (+WQE reuse), pipeline (+pipelining), batch (+reduced doorbells)" src:"DOC"`
+	Variants      []string `toml:"variants" doc:"single-thread variants, cumulative: naive, reuse (+WQE reuse), pipeline (+pipelining), batch (+reduced doorbells); cpu: the CPU-driven baseline (one host thread, standard verbs, one doorbell per post, pipelined)" src:"DOC"`
 	MultiSizes    []int    `toml:"multi_sizes" doc:"multi-QP message sizes in bytes (2 B – 1 KB)" src:"DOC"`
 	MultiMsgs     int      `toml:"multi_msgs" doc:"multi-QP: RDMA writes per QP" src:"DEFAULT"`
 	MultiModes    []string `toml:"multi_modes" doc:"multi-QP posters: warp (QP per warp), block (QP per threadblock, collaborative), cpu (host-driven)" src:"DOC"`
@@ -33,7 +33,7 @@ func defaultGPURdma() GPURdmaSpec {
 	for s := 2; s <= 4<<20; s *= 4 {
 		sizes = append(sizes, s)
 	}
-	return GPURdmaSpec{Sizes: append(sizes, 4<<20), Msgs: 1024, Variants: []string{"naive", "reuse", "pipeline", "batch"},
+	return GPURdmaSpec{Sizes: append(sizes, 4<<20), Msgs: 1024, Variants: []string{"naive", "reuse", "pipeline", "batch", "cpu"},
 		MultiSizes: []int{2, 8, 32, 128, 512, 1024}, MultiMsgs: 1024, MultiModes: []string{"warp", "block", "cpu"},
 		PlacementSize: 64 << 10}
 }
@@ -82,7 +82,7 @@ func (g GPURdmaSpec) validate() error {
 	var errs []error
 	listInRange(&errs, "gpurdma.sizes", g.Sizes, 1, 1<<30)
 	inRange(&errs, "gpurdma.msgs", g.Msgs, 1, 1<<20)
-	oneOf(&errs, "gpurdma.variants", g.Variants, "naive", "reuse", "pipeline", "batch")
+	oneOf(&errs, "gpurdma.variants", g.Variants, "naive", "reuse", "pipeline", "batch", "cpu")
 	listInRange(&errs, "gpurdma.multi_sizes", g.MultiSizes, 1, 1<<30)
 	inRange(&errs, "gpurdma.multi_msgs", g.MultiMsgs, 1, 1<<20)
 	oneOf(&errs, "gpurdma.multi_modes", g.MultiModes, "warp", "block", "cpu")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -128,6 +129,10 @@ func List(cfg exp.Config) []Info {
 	out := make([]Info, len(fs))
 	for i, f := range fs {
 		out[i] = Info{Name: f.name, Type: typeName(f.typ), Value: format(v.FieldByIndex(f.index)), Src: f.src, Doc: f.doc}
+		if ps, ok := cluster.PresetSource(cfg.Run.Preset, f.name); ok {
+			out[i].Src = ps.Tag
+			out[i].Doc += " (preset " + cfg.Run.Preset + ": " + ps.Ref + ")"
+		}
 	}
 	return out
 }
