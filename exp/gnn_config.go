@@ -22,6 +22,7 @@ type GPISpec struct {
 	PingPongIters  int   `toml:"pingpong_iters" doc:"latency ping-pong round trips averaged" src:"DEFAULT"`
 	ThroughputSize int   `toml:"throughput_size" doc:"throughput ping-pong bytes sent and returned (180 MB)" src:"DOC"`
 	Queues         int   `toml:"queues" doc:"GPI queues = worker thread blocks returning equal slices" src:"DOC"`
+	Rounds         int   `toml:"rounds" doc:"throughput ping-pong rounds of the whole buffer (the paper gives none; 10)" src:"DEFAULT"`
 	MatVecBatches  []int `toml:"matvec_batches" doc:"matrix-vector stream batch sizes in bytes (60–1920 KB)" src:"DOC"`
 	MatVecTotal    int   `toml:"matvec_total" doc:"bytes of vectors streamed per batch size (the documents stream 2.4 GB)" src:"DEFAULT"`
 	Blocks         int   `toml:"blocks" doc:"matrix-vector worker thread blocks" src:"DOC"`
@@ -39,7 +40,7 @@ func defaultGPURdma() GPURdmaSpec {
 }
 
 func defaultGPI() GPISpec {
-	return GPISpec{PingPongIters: 100, ThroughputSize: 180_000_000, Queues: 30,
+	return GPISpec{PingPongIters: 100, ThroughputSize: 180_000_000, Queues: 30, Rounds: 10,
 		MatVecBatches: []int{60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000}, MatVecTotal: 64 << 20,
 		Blocks: 30, Threads: 1024}
 }
@@ -94,6 +95,7 @@ func (g GPISpec) validate() error {
 	var errs []error
 	inRange(&errs, "gpi.pingpong_iters", g.PingPongIters, 1, 1<<20)
 	inRange(&errs, "gpi.queues", g.Queues, 1, 1024)
+	inRange(&errs, "gpi.rounds", g.Rounds, 1, 1000)
 	inRange(&errs, "gpi.throughput_size", g.ThroughputSize, max(1, g.Queues), 1<<32)
 	listInRange(&errs, "gpi.matvec_batches", g.MatVecBatches, 128, 1<<30)
 	inRange(&errs, "gpi.matvec_total", g.MatVecTotal, 128, 16<<30) // the documents stream 2.4 GB; 16 GiB is hours of simulation already
