@@ -135,10 +135,10 @@ func (c Config) Validate() error {
 	errs = append(errs, c.HostCPU.validate())
 	errs = append(errs, c.Allreduce.validateAlgorithm())
 	errs = append(errs, c.kernelFits()...)
-	if c.Topology.Kind == "fattree" && !c.Topology.InOrder {
+	if !c.Topology.Ordered() {
 		for _, st := range c.Allreduce.Strategies {
 			if st == "GDS" || st == "GPUTN" {
-				errs = append(errs, fmt.Errorf("topology.in_order = false: the %s allreduce detects arrival by a trailing flag that in-order delivery writes last; use topology.in_order=true or drop %s from allreduce.strategies", st, st))
+				errs = append(errs, fmt.Errorf("topology: %s delivers packets of one pair out of order (topology.in_order = false or topology.routing = %s): the %s allreduce detects arrival by a trailing flag that in-order delivery writes last; use ordered routing or drop %s from allreduce.strategies", c.Topology.Kind, c.Topology.Routing, st, st))
 			}
 		}
 	}

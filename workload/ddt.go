@@ -43,6 +43,7 @@ func DDTUnpackDef() Def {
 		// (datatypes.md §6); the ddt experiments give speedups against host
 		// unpack, a method of the study rather than a strategy.
 		Baseline:      strategy.SpinRWCP,
+		Preset:        "spin", // the sPIN paper's set-up
 		Impls:         []Impl{{Name: "nic-handlers", Needs: strategy.NICHandlers}},
 		NotApplicable: withoutCap(strategy.NICHandlers, why),
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {

@@ -56,10 +56,14 @@ func ddrRate(channels int, mts float64) unit.Rate {
 // 100 ns / 100 Gbps star, 16 trigger entries.
 func GPUTN() Spec {
 	return Spec{
-		Link:     net.LinkSpec{Bandwidth: unit.Rate(100e9 / 8), Latency: 0, Payload: 2 * unit.KiB, Header: 64},
-		Switch:   net.SwitchSpec{Latency: 100 * sim.Nanosecond},
-		Topology: net.TopologySpec{Kind: "star", LeafSize: 16, InOrder: true},
-		Network:  net.NetworkSpec{Model: net.ModelPacket},
+		Link:   net.LinkSpec{Bandwidth: unit.Rate(100e9 / 8), Latency: 0, Payload: 2 * unit.KiB, Header: 64},
+		Switch: net.SwitchSpec{Latency: 100 * sim.Nanosecond},
+		Topology: net.TopologySpec{Kind: "star", LeafSize: 16, InOrder: true, Rails: 1,
+			// Dragonfly shape of a Slingshot Rosetta switch (De Sensi et al., "An
+			// In-Depth Analysis of the Slingshot Interconnect", SC 2020): 64 ports,
+			// 16 to endpoints, 31 local, 17 global.
+			NodesPerRouter: 16, RoutersPerGroup: 32, GlobalPerRouter: 17, Radix: 64, Routing: "minimal"},
+		Network: net.NetworkSpec{Model: net.ModelPacket},
 		PCIe: pcie.Spec{Latency: 250 * sim.Nanosecond, Overhead: 10 * sim.Nanosecond, Gap: 4 * sim.Nanosecond,
 			Bandwidth: pcieGen4x16, MPS: 256, MaxReadReq: 512, P2PReadPenalty: 1},
 		CPU: cpu.Spec{Cores: 8, Freq: 4e9, IPC: 2.0, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,

@@ -42,8 +42,8 @@ type Paced interface {
 type flow struct {
 	f         *Fabric
 	p         Packet
-	path      [4]*port
-	pos       [4]int
+	path      [maxHops]*port
+	pos       [maxHops]int
 	hops      int
 	pair      uint64
 	wire      float64 // wire bytes of the message (payload + per-packet headers)
@@ -85,7 +85,7 @@ func (f *Fabric) wireBytes(n unit.Bytes) float64 {
 // sendFlow starts (or queues behind its pair's active message) a flow-mode
 // message. Messages of one (src, dst) pair are served in order, as the
 // packet model's FIFO ports deliver them.
-func (f *Fabric) sendFlow(p Packet, route [4]*port, hops int) {
+func (f *Fabric) sendFlow(p Packet, route [maxHops]*port, hops int) {
 	src, dst := p.Route()
 	fl := &flow{f: f, p: p, path: route, hops: hops, pair: uint64(src)<<32 | uint64(uint32(dst)),
 		wire: f.wireBytes(p.PayloadBytes())}

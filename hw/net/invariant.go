@@ -41,6 +41,9 @@ func (f *Fabric) ports() []*port {
 	for _, s := range f.spineDn {
 		all = append(all, s...)
 	}
+	if f.tp != nil {
+		all = append(all, f.tp.ports()...)
+	}
 	return all
 }
 

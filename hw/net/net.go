@@ -79,6 +79,8 @@ type Fabric struct {
 	spare sim.FreeList[*inflight] // delivered packets' hop state, reused by Send
 
 	shard *shardState // non-nil when split over partitions (partition.go)
+
+	tp topology // railfattree and dragonfly (topo.go); nil for star and fattree
 }
 
 // New builds a fabric for n endpoints. Attach endpoints before sending.
@@ -94,6 +96,9 @@ func New(e *sim.Engine, n int, link LinkSpec, sw SwitchSpec, topo TopologySpec) 
 	for i := range n {
 		f.up = append(f.up, &port{name: fmt.Sprintf("node[%d].up", i)})
 		f.down = append(f.down, &port{name: fmt.Sprintf("node[%d].down", i)})
+	}
+	if err := f.buildTopology(n); err != nil {
+		return nil, err
 	}
 	if topo.Kind == "fattree" {
 		leaves := (n + topo.LeafSize - 1) / topo.LeafSize
@@ -141,7 +146,7 @@ type inflight struct {
 	f     *Fabric
 	p     Packet
 	ser   sim.Duration
-	route [4]*port
+	route [maxHops]*port
 	hops  int
 	hop   int
 }
@@ -166,7 +171,10 @@ func (f *Fabric) Send(p Packet) {
 }
 
 // route returns the output ports a packet from src to dst crosses.
-func (f *Fabric) route(src, dst int) (route [4]*port, hops int) {
+func (f *Fabric) route(src, dst int) (route [maxHops]*port, hops int) {
+	if f.tp != nil {
+		return f.tp.route(f, src, dst)
+	}
 	route[0] = f.up[src]
 	if f.topo.Kind == "fattree" {
 		ls, ld := src/f.topo.LeafSize, dst/f.topo.LeafSize
