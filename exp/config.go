@@ -94,7 +94,7 @@ func DefaultConfig(preset string) (Config, error) {
 	// and the report): powers of two, 24 simulations, about 20 s on two
 	// cores. Denser sweeps are a --set allreduce.nodes=2-64/2 away.
 	nodes := []int{2, 4, 8, 16, 32, 64}
-	return Config{
+	cfg := Config{
 		Run:  RunSpec{Preset: preset, Seed: 1, Functional: true, CheckInvariants: true, Partitions: 0},
 		Spec: hw,
 		SW:   cost.Default(),
@@ -120,7 +120,8 @@ func DefaultConfig(preset string) (Config, error) {
 		SpTS:       defaultSpTS(),
 		ML:         defaultML(),
 		HostCPU:    HostCPUSpec{Size: 64 * unit.MiB, Threads: []int{1, 2, 4, 8, 16}},
-	}, nil
+	}
+	return dropUnavailable(cfg), nil
 }
 
 // Validate reports every invalid value at once, each naming its field.
@@ -135,6 +136,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.HostCPU.validate())
 	errs = append(errs, c.Allreduce.validateAlgorithm())
 	errs = append(errs, c.kernelFits()...)
+	errs = append(errs, c.unavailable()...)
 	if !c.Topology.Ordered() {
 		for _, st := range c.Allreduce.Strategies {
 			if st == "GDS" || st == "GPUTN" {

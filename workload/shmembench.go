@@ -19,6 +19,9 @@ type ShmemRun struct {
 	Report  shmem.Report // node 0's service threads: polls, energy
 	L2      gpu.L2Stats  // node 0's GPU L2 (CP hit rate, locked lines)
 	Latency sim.Duration // ShmemGet: mean latency of one get
+	// Phases is ShmemGet's mean decomposition of one get over the service
+	// path (shmem.PhaseNames); zero for backends without service threads.
+	Phases [shmem.NumPhases]sim.Duration
 }
 
 // shmemKernel runs, on every node of c under strategy s (a device-shmem
@@ -116,6 +119,7 @@ func (b ShmemGet) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 		return ShmemRun{}, fmt.Errorf("shmem get benchmark: size ≥ 1 byte and reps ≥ 2 (got %d, %d)", b.Size, b.Reps)
 	}
 	var lat sim.Duration
+	var phases [shmem.NumPhases]sim.Duration
 	bad := false
 	run, err := shmemKernel(c, s, cfg, 1, 64, []uint64{b.Size, b.Size}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
 		wg := x.WG()
@@ -132,15 +136,22 @@ func (b ShmemGet) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 			return x.Barrier()
 		}
 		var start sim.Time
+		var before shmem.Stats
 		for r := range b.Reps {
 			if r == 1 {
-				start = wg.Now()
+				start, before = wg.Now(), x.Stats()
 			}
 			if err := x.Getmem(dst, src, b.Size, 1); err != nil {
 				return err
 			}
 		}
 		lat = (wg.Now() - start) / sim.Duration(b.Reps-1)
+		after := x.Stats()
+		if n := after.Phased - before.Phased; n > 0 {
+			for i := range phases {
+				phases[i] = (after.Phases[i] - before.Phases[i]) / sim.Duration(n)
+			}
+		}
 		if got := wg.Mem().Bytes(dst, int(b.Size)); got != nil {
 			for i := range got {
 				bad = bad || got[i] != byte(17+i)
@@ -148,7 +159,7 @@ func (b ShmemGet) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 		}
 		return x.Barrier()
 	})
-	run.Latency = lat
+	run.Latency, run.Phases = lat, phases
 	if err == nil && bad {
 		err = fmt.Errorf("%s get of %d bytes: wrong data", s, b.Size)
 	}

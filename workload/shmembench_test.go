@@ -42,11 +42,14 @@ func BenchmarkShmemLoad480(b *testing.B) {
 }
 
 // The load benchmark runs on 4 ComP-Net service threads time-sliced on 2
-// CP cores: every work-group makes its three calls (p, quiet, the quiet
-// of ctx_destroy) and the threads are preempted at quantum ends.
+// CP cores (cp.oversubscribe): every work-group makes its three calls (p,
+// quiet, the quiet of ctx_destroy) and the threads are preempted at
+// quantum ends.
 func TestShmemLoadDelivers(t *testing.T) {
 	d, _ := strategy.Lookup(string(strategy.COMPNET))
-	c, err := cluster.New(sim.New(1), d.Adjust(cluster.CompNet()), 2, true)
+	hw := cluster.CompNet()
+	hw.CP.Oversubscribe = true
+	c, err := cluster.New(sim.New(1), d.Adjust(hw), 2, true)
 	if err != nil {
 		t.Fatal(err)
 	}

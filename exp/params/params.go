@@ -127,11 +127,11 @@ func List(cfg exp.Config) []Info {
 	v := reflect.ValueOf(cfg)
 	fs := fields()
 	out := make([]Info, len(fs))
+	sources := cluster.PresetSources(cfg.Run.Preset) // present-day presets: per-value sources
 	for i, f := range fs {
 		out[i] = Info{Name: f.name, Type: typeName(f.typ), Value: format(v.FieldByIndex(f.index)), Src: f.src, Doc: f.doc}
-		if ps, ok := cluster.PresetSource(cfg.Run.Preset, f.name); ok {
-			out[i].Src = ps.Tag
-			out[i].Doc += " (preset " + cfg.Run.Preset + ": " + ps.Ref + ")"
+		if src, ok := sources[f.name]; ok {
+			out[i].Src, out[i].Doc = src.Tag, f.doc+" ("+src.Ref+")"
 		}
 	}
 	return out
