@@ -235,7 +235,7 @@ func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice,
 		}
 		return nil
 	}
-	return writeStudy(p, o, out, f.quiet, stdout)
+	return writeStudy(p, o, out, f.quiet, stdout, ctxProvenance(ctx))
 }
 
 // checkOutDir creates dir if needed and checks that it takes files; it
@@ -271,20 +271,27 @@ type studyOutput struct {
 
 // writeStudy prints the study's reports and writes, in dir, each entry's
 // CSV, JSON and SVG plot and one HTML report of them all.
-func writeStudy(p prepared, o study.Outcome, dir string, quiet bool, stdout io.Writer) error {
+func writeStudy(p prepared, o study.Outcome, dir string, quiet bool, stdout io.Writer, prov *report.Provenance) error {
 	var outs []studyOutput
 	var sections []report.Section
 	for i, res := range o.Results {
 		e := p.study.Entries[i]
 		base := filepath.Join(dir, e.Label)
+		res.Provenance = prov
+		csvs, err := report.CSVFiles(base+".csv", res)
+		if err != nil {
+			return fmt.Errorf("%s: %w", base+".csv", err)
+		}
+		for _, f := range csvs {
+			outs = append(outs, studyOutput{f.Path, f.Data})
+		}
 		files := map[string]func(io.Writer) error{
-			base + ".csv":  func(w io.Writer) error { return report.WriteCSV(w, res) },
 			base + ".json": func(w io.Writer) error { return report.WriteJSON(w, res) },
 		}
 		if res.Plot != nil {
 			files[base+".svg"] = func(w io.Writer) error { return report.WritePlot(w, res, "svg") }
 		}
-		for _, ext := range []string{".csv", ".json", ".svg"} {
+		for _, ext := range []string{".json", ".svg"} {
 			if write, ok := files[base+ext]; ok {
 				var b bytes.Buffer
 				if err := write(&b); err != nil {
@@ -296,13 +303,14 @@ func writeStudy(p prepared, o study.Outcome, dir string, quiet bool, stdout io.W
 		sections = append(sections, report.Section{Title: e.Label, Summary: e.Experiment.Summary, Result: res, Facets: facetsOf(o, i)})
 	}
 	var html bytes.Buffer
-	if err := report.WriteHTML(&html, "gpunetsim study "+p.study.Name, sections); err != nil {
+	if err := report.WritePage(&html, report.Page{Title: "gpunetsim study " + p.study.Name, Provenance: prov, Sections: sections}); err != nil {
 		return err
 	}
 	outs = append(outs, studyOutput{filepath.Join(dir, "report.html"), html.Bytes()})
 	if !quiet {
-		for _, res := range o.Results {
-			if err := report.WriteText(stdout, res); err != nil {
+		for i, res := range o.Results {
+			own, hardware := exp.ParamSections(p.study.Entries[i].Experiment.Name)
+			if err := report.WriteTextFor(stdout, res, own, hardware); err != nil {
 				return err
 			}
 			fmt.Fprintln(stdout)

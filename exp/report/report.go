@@ -63,12 +63,15 @@ type TornadoBar struct {
 
 // Result is everything one experiment run produced.
 type Result struct {
-	Experiment string   `json:"experiment"`
-	Seed       uint64   `json:"seed"`
-	Params     []Param  `json:"params"`
-	Tables     []Table  `json:"tables"`
-	Plot       *Plot    `json:"plot,omitempty"`
-	Notes      []string `json:"notes,omitempty"` // e.g. "functional: every node's result verified against a serial sum"
+	Experiment string `json:"experiment"`
+	Seed       uint64 `json:"seed"`
+	// Provenance, set by the command that writes the result, records the
+	// program, command line, host and wall time (nil inside experiments).
+	Provenance *Provenance `json:"provenance,omitempty"`
+	Params     []Param     `json:"params"`
+	Tables     []Table     `json:"tables"`
+	Plot       *Plot       `json:"plot,omitempty"`
+	Notes      []string    `json:"notes,omitempty"` // e.g. "functional: every node's result verified against a serial sum"
 	// Outputs are the experiment's scalar results (times, speedups,
 	// crossovers), the headline first, for sensitivity studies to compare.
 	Outputs []Output `json:"outputs,omitempty"`
