@@ -422,7 +422,7 @@ func runDDTApps(cfg Config, env Env) (*report.Result, error) {
 		"nic_bytes_rwcp", "nic_bytes_specialized", "nic_bytes_iovec", "verified"}}
 	tr := report.Table{Name: "memory_traffic", Columns: []string{"app", "host_bytes", "rwcp_bytes", "host_over_rwcp"}}
 	am := report.Table{Name: "amortization", Columns: []string{"app", "T_create", "T_host", "T_rwcp", "reuses"}}
-	plot := &report.Plot{Title: "Application datatypes: speedup over host unpack", XLabel: "input (table order)", YLabel: "speedup"}
+	plot := &report.Plot{Title: "Application datatypes: speedup over host unpack", XLabel: "input (table order)", YLabel: "speedup", Categorical: true}
 	ser := []report.Series{{Name: "rw-cp"}, {Name: "specialized"}, {Name: "iovec"}}
 	var logRatio float64
 	for i, c := range cases {

@@ -54,7 +54,12 @@ func ctxProvenance(ctx context.Context) *report.Provenance {
 
 // provenance is what every output of the session records about the
 // program, the command line, the host and the wall time so far.
-func (s *session) provenance() *report.Provenance { return provenance(s.args, s.start) }
+func (s *session) provenance() *report.Provenance {
+	if s.start.IsZero() {
+		return provenance(s.args, time.Now())
+	}
+	return provenance(s.args, s.start)
+}
 
 type sessionKey struct{}
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -38,7 +39,17 @@ func CSVFiles(path string, r *Result) ([]File, error) {
 	if len(tables) == 0 {
 		tables = []Table{{Name: r.Experiment, Columns: []string{"experiment"}, Rows: [][]any{{r.Experiment}}}}
 	}
-	meta := Meta{Experiment: r.Experiment, Seed: r.Seed, Provenance: r.Provenance, Notes: r.Notes, Params: r.Params, Outputs: r.Outputs}
+	// The main table is the one named after the experiment (the tidy,
+	// one-row-per-simulation table), else the first.
+	if k := slices.IndexFunc(tables, func(t Table) bool { return t.Name == r.Experiment }); k > 0 {
+		tables = append([]Table{tables[k]}, slices.Delete(slices.Clone(tables), k, k+1)...)
+	}
+	meta := Meta{Experiment: r.Experiment, Seed: r.Seed, Provenance: r.Provenance, Notes: r.Notes}
+	for _, o := range r.Outputs {
+		if isFinite(o.Value) { // JSON has no NaN; the JSON form keeps them all
+			meta.Outputs = append(meta.Outputs, o)
+		}
+	}
 	used := map[string]bool{}
 	var files []File
 	for i, t := range tables {
@@ -59,12 +70,38 @@ func CSVFiles(path string, r *Result) ([]File, error) {
 		files = append(files, File{Path: p, Table: t.Name, Data: b.Bytes()})
 		meta.Tables = append(meta.Tables, MetaTable{Name: t.Name, File: filepath.Base(p), Columns: header, Rows: len(t.Rows)})
 	}
-	data, err := json.MarshalIndent(meta, "", "  ")
+	data, err := metaJSON(meta, r.Params)
 	if err != nil {
 		return nil, fmt.Errorf("report: CSV metadata of %s: %w", r.Experiment, err)
 	}
-	files = append(files, File{Path: stem + ".meta.json", Data: append(data, '\n')})
+	files = append(files, File{Path: stem + ".meta.json", Data: data})
 	return files, nil
+}
+
+// metaJSON encodes m with params, indented, each parameter on one line
+// (so that a line-oriented search finds a name with its value).
+func metaJSON(m Meta, params []Param) ([]byte, error) {
+	head, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.Write(bytes.TrimSuffix(bytes.TrimRight(head, "\n"), []byte("}")))
+	b.Truncate(len(bytes.TrimRight(b.Bytes(), "\n ")))
+	b.WriteString(",\n  \"params\": [")
+	for i, p := range params {
+		line, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		b.Write(line)
+	}
+	b.WriteString("\n  ]\n}\n")
+	return b.Bytes(), nil
 }
 
 // Meta is the sidecar JSON of a result's CSV files (see CSVFiles).
@@ -74,8 +111,9 @@ type Meta struct {
 	Provenance *Provenance `json:"provenance,omitempty"`
 	Tables     []MetaTable `json:"tables"`
 	Notes      []string    `json:"notes,omitempty"`
-	Params     []Param     `json:"params"`
 	Outputs    []Output    `json:"outputs,omitempty"`
+	// Params are every parameter (written last, one a line).
+	Params []Param `json:"params,omitempty"`
 }
 
 // MetaTable says which CSV file holds which table, with its header.

@@ -223,11 +223,12 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 			caption += " — " + f.Label
 		}
 		hs.Figures = append(hs.Figures, htmlFigure{Caption: caption, SVG: template.HTML(inlineSVG(svg.String()))})
-		hs.HasSeries = hs.HasSeries || len(plot.Series) > 0
-		for _, c := range Crossovers(&plot) {
-			hs.Crossovers = append(hs.Crossovers, fmt.Sprintf("%s: %s drops below %s between %s = %s and %s (%s leads after)",
-				f.Label, c.Above, c.Below, plot.XLabel, fmtX(c.X0), fmtX(c.X1), c.Below))
+		hs.HasSeries = hs.HasSeries || (len(plot.Series) > 0 && !plot.Categorical)
+		label := ""
+		if len(facets) > 1 {
+			label = f.Label
 		}
+		hs.Crossovers = append(hs.Crossovers, CrossoverSentences(label, &plot)...)
 	}
 	for _, t := range r.Tables {
 		ht := htmlTable{Name: t.Name, Columns: t.Columns, Right: make([]bool, len(t.Columns))}

@@ -40,10 +40,17 @@ type Bar struct {
 // non-empty, a timeline with one row per distinct Bar.Row (top to bottom in
 // order of first appearance) and one colour per phase.
 type Plot struct {
-	Title  string   `json:"title"`
-	XLabel string   `json:"xlabel"`
-	YLabel string   `json:"ylabel"`
-	LogX   bool     `json:"logx"`
+	Title  string `json:"title"`
+	XLabel string `json:"xlabel"`
+	YLabel string `json:"ylabel"`
+	LogX   bool   `json:"logx"`
+	// Categorical marks an x axis that numbers categories (table rows,
+	// inputs) rather than measuring a quantity: no crossovers on it.
+	Categorical bool `json:"categorical,omitempty"`
+	// Better says which way the y values improve: "lower" (times),
+	// "higher" (speedups, rates) or "" to infer it from YLabel (see
+	// BetterDirection).
+	Better string   `json:"better,omitempty"`
 	Series []Series `json:"series,omitempty"`
 	Bars   []Bar    `json:"bars,omitempty"`
 	// Tornado, when non-empty, makes the plot a tornado chart: one row per

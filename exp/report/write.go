@@ -107,8 +107,13 @@ func writeParams(b *bytes.Buffer, ps []Param, own, hardware []string) {
 	if all || len(hardware) == 0 {
 		return
 	}
-	b.WriteString("\nhardware and software parameters read (* = set by the user; meanings and sources: --json,\n" +
-		"the CSV's .meta.json sidecar, or gpunetsim params)\n")
+	if anySet(ps) {
+		b.WriteString("\nhardware and software parameters read (* = set by the user; meanings and sources: --json,\n" +
+			"the CSV's .meta.json sidecar, or gpunetsim params)\n")
+	} else {
+		b.WriteString("\nhardware and software parameters read (meanings and sources: --json, the CSV's .meta.json\n" +
+			"sidecar, or gpunetsim params)\n")
+	}
 	for _, sec := range hardware {
 		var items []string
 		for _, p := range ps {
@@ -162,6 +167,11 @@ func padRight(s string, n int) string {
 // maxTextWidth columns, continuation lines starting with indent. A word
 // longer than a line is cut.
 func writeWrapped(b *bytes.Buffer, first, indent, text string) {
+	writeWrappedWidth(b, first, indent, text, maxTextWidth)
+}
+
+// writeWrappedWidth is writeWrapped to maxWidth columns.
+func writeWrappedWidth(b *bytes.Buffer, first, indent, text string, maxTextWidth int) {
 	line := first
 	width := utf8.RuneCountInString(line)
 	start := width
@@ -236,19 +246,43 @@ func writeTable(b *bytes.Buffer, t Table) {
 			width[j] = max(width[j], utf8.RuneCountInString(line[j]))
 		}
 	}
+	gap := "  "
+	total := 0
+	for _, w := range width {
+		total += 1 + w
+	}
+	if total+2 <= maxTextWidth && total+len(width)+2 > maxTextWidth {
+		// One space between columns keeps the rows whole.
+		gap = " "
+		width[0]++ // keep the two-space indent
+	} else if wrapLastColumn(b, cells, width, right) {
+		return
+	}
 	// Columns that do not fit in maxTextWidth go to further blocks, each
-	// repeating the first column, so that rows stay recognisable.
-	for _, block := range columnBlocks(width) {
+	// repeating the leading text columns (the row's key), so that rows
+	// stay recognisable.
+	keys := keyColumns(width, right)
+	blocks := columnBlocks(width, keys)
+	if gap == " " {
+		blocks = [][]int{make([]int, len(width))}
+		for j := range width {
+			blocks[0][j] = j
+		}
+	}
+	for _, block := range blocks {
 		if block[0] != 0 {
-			block = append([]int{0}, block...)
+			block = append(slices.Clone(keys), block...)
 			b.WriteString("  (continued)\n")
 		}
 		for _, line := range cells {
 			var l strings.Builder
-			for _, j := range block {
+			for k, j := range block {
 				c := line[j]
 				pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(c))
-				l.WriteString("  ")
+				if k == 0 && gap == " " && !right[j] {
+					l.WriteString(" ") // the indent's second space; the pad is at the end
+				}
+				l.WriteString(gap)
 				if right[j] {
 					l.WriteString(pad + c)
 				} else {
@@ -263,21 +297,76 @@ func writeTable(b *bytes.Buffer, t Table) {
 // maxCell is the widest table cell the text report prints whole.
 const maxCell = 80
 
+// keyColumns returns the leading columns that later blocks repeat: column
+// 0 and the text column after it, when it is one.
+func keyColumns(width []int, right []bool) []int {
+	keys := []int{0}
+	if len(width) > 2 && !right[0] && !right[1] && width[0]+width[1] < 40 {
+		keys = append(keys, 1)
+	}
+	return keys
+}
+
 // columnBlocks splits the columns of the given widths into runs that fit
-// maxTextWidth together with column 0 (which every later block repeats).
-func columnBlocks(width []int) [][]int {
+// maxTextWidth together with the key columns (which every later block
+// repeats).
+func columnBlocks(width []int, keys []int) [][]int {
+	keyW := 0
+	for _, k := range keys {
+		keyW += 2 + width[k]
+	}
 	var blocks [][]int
 	var cur []int
 	used := 0
 	for j, w := range width {
-		if len(cur) > 0 && used+2+w > maxTextWidth {
+		if len(cur) > 0 && used+2+w > maxTextWidth && !slices.Contains(keys, j) {
 			blocks = append(blocks, cur)
-			cur, used = nil, 2+width[0]
+			cur, used = nil, keyW
 		}
 		cur = append(cur, j)
 		used += 2 + w
 	}
 	return append(blocks, cur)
+}
+
+// wrapLastColumn prints a table that is too wide only because of its last
+// column, a text column (a reason, a source), with that column's cells
+// wrapped under it; it reports whether it did.
+func wrapLastColumn(b *bytes.Buffer, cells [][]string, width []int, right []bool) bool {
+	last := len(width) - 1
+	if last < 1 || right[last] {
+		return false
+	}
+	used := 0
+	for _, w := range width[:last] {
+		used += 2 + w
+	}
+	room := maxTextWidth - used - 2
+	if used+2+width[last] <= maxTextWidth || room < 24 {
+		return false
+	}
+	for _, line := range cells {
+		var l strings.Builder
+		for j, c := range line[:last] {
+			pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(c))
+			l.WriteString("  ")
+			if right[j] {
+				l.WriteString(pad + c)
+			} else {
+				l.WriteString(c + pad)
+			}
+		}
+		var wrapped bytes.Buffer
+		writeWrappedWidth(&wrapped, "", "", line[last], room)
+		for i, part := range strings.Split(strings.TrimSuffix(wrapped.String(), "\n"), "\n") {
+			prefix := l.String()
+			if i > 0 {
+				prefix = strings.Repeat(" ", used)
+			}
+			b.WriteString(strings.TrimRight(prefix+"  "+part, " ") + "\n")
+		}
+	}
+	return true
 }
 
 // numeric reports whether a cell is a number or a duration.
