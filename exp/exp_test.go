@@ -2,12 +2,15 @@ package exp
 
 import (
 	"encoding/json"
-	"github.com/gpunetsim/gpunetsim/strategy"
-	"github.com/gpunetsim/gpunetsim/workload"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
+	"github.com/gpunetsim/gpunetsim/workload"
 )
 
 func quickConfig(t *testing.T) Config {
@@ -52,7 +55,7 @@ func TestAllreduceReportsSpeedupAgainstCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := res.Tables[1]
-	if long.Columns[4] != "speedup_vs_CPU" || len(long.Rows) != 3*4 {
+	if long.Columns[4] != "speedup_vs_CPU" || len(long.Rows) != 3*5 {
 		t.Fatalf("columns %v, %d rows", long.Columns, len(long.Rows))
 	}
 	for _, row := range long.Rows {
@@ -63,7 +66,7 @@ func TestAllreduceReportsSpeedupAgainstCPU(t *testing.T) {
 			t.Errorf("row %v not verified", row)
 		}
 	}
-	if res.Plot == nil || len(res.Plot.Series) != 4 || len(res.Plot.Series[0].X) != 3 {
+	if res.Plot == nil || len(res.Plot.Series) != 5 || len(res.Plot.Series[0].X) != 3 {
 		t.Fatalf("plot %+v", res.Plot)
 	}
 }
@@ -109,21 +112,84 @@ func TestMatrixExperiment(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := res.Tables[0].Rows
-	if want := len(workload.Registry()) * len(strategy.Registry()); len(rows) != want {
-		t.Fatalf("%d rows, want %d", len(rows), want)
-	}
+	cells := 0
 	for _, r := range rows {
 		w, _ := workload.Lookup(r[0].(string))
-		s, _ := strategy.Lookup(r[1].(string))
+		s, _ := strategy.Lookup(r[2].(string))
 		im, ok := w.Impl(s)
-		switch {
-		case !ok && r[11] != w.NotApplicable[s.Strategy]:
-			t.Errorf("%v: not-applicable cell without its reason", r)
-		case ok && (r[2] != im.Name || r[7] != true):
-			t.Errorf("%v: want impl %s, verified", r, im.Name)
-		case ok && s.Strategy == w.Baseline && r[9] != 1.0:
-			t.Errorf("%v: the baseline's speedup is not 1", r)
+		if r[13] != "group baseline" {
+			cells++
 		}
+		switch {
+		case !ok && r[14] != w.NotApplicable[s.Strategy]:
+			t.Errorf("%v: not-applicable cell without its reason", r)
+		case ok && (r[3] != im.Name || r[9] != true):
+			t.Errorf("%v: want impl %s, verified", r, im.Name)
+		case ok && s.Strategy == w.Baseline && r[11] != 1.0:
+			t.Errorf("%v: the baseline's speedup is not 1", r)
+		case ok && r[4] != w.Preset:
+			t.Errorf("%v: ran on %v, want the workload's preset %s (matrix.hardware = workload)", r, r[4], w.Preset)
+		}
+	}
+	if want := len(workload.Registry()) * len(strategy.Registry()); cells != want {
+		t.Fatalf("%d cells, want %d", cells, want)
+	}
+}
+
+// Whatever matrix.hardware says, a speedup is the baseline's time on the
+// same hardware (preset and memory mode) over the cell's: every group of
+// a workload with a speedup has its baseline row on that hardware, and no
+// ratio divides times from two machines.
+func TestMatrixSpeedupsOnOneHardware(t *testing.T) {
+	for _, mode := range []string{"workload", "strategy", "run"} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := quickConfig(t)
+			cfg.Matrix.Hardware = mode
+			cfg.Matrix.Workloads = []string{"allreduce", "latency", "putlatency"}
+			res, err := runMatrix(cfg, Env{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := res.Tables[0].Rows
+			type key struct{ w, hw string }
+			base := map[key]sim.Time{}
+			groups := map[string][]string{}
+			for _, r := range rows {
+				if r[14] != "" {
+					continue
+				}
+				w, _ := workload.Lookup(r[0].(string))
+				k := key{r[0].(string), r[1].(string)}
+				if r[2] == string(w.Baseline) {
+					base[k] = r[7].(sim.Time)
+				}
+				p, err := cluster.Preset(r[4].(string))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if label := r[1].(string); !strings.HasPrefix(label, r[4].(string)) ||
+					strings.Contains(label, "gpu.mode="+r[5].(string)) != (p.GPU.Mode != r[5]) {
+					t.Errorf("%v: hardware label %q does not name preset %v and mode %v", r, label, r[4], r[5])
+				}
+				groups[r[0].(string)] = append(groups[r[0].(string)], r[1].(string))
+			}
+			for _, r := range rows {
+				if r[14] != "" {
+					continue
+				}
+				b, ok := base[key{r[0].(string), r[1].(string)}]
+				if !ok {
+					t.Errorf("%v: no baseline row on hardware %v", r, r[1])
+					continue
+				}
+				if want := round3(float64(b) / float64(r[7].(sim.Time))); r[11] != want {
+					t.Errorf("%v: speedup %v, want %v (baseline on the same hardware)", r, r[11], want)
+				}
+			}
+			if mode == "strategy" && len(slices.Compact(slices.Sorted(slices.Values(groups["allreduce"])))) < 3 {
+				t.Errorf("strategy mode: allreduce groups %v, want one per hardware the strategies need", groups["allreduce"])
+			}
+		})
 	}
 }
 

@@ -49,6 +49,9 @@ func (f FFT2DSpec) validate() error {
 	}
 	if !(f.FlopRate > 0) {
 		errs = append(errs, fmt.Errorf("fft2d.flop_rate = %v: must be > 0", f.FlopRate))
+	} else if min := f.minFlopRate(); f.N >= 2 && f.N <= 1<<20 && f.FlopRate < min {
+		errs = append(errs, fmt.Errorf("fft2d.flop_rate = %g: must be ≥ %.3g flop/s for fft2d.n = %d and the smallest of fft2d.procs: slower, a rank's two rounds of 1-D FFTs pass the LogGOPS clock's end (2^60 ps, 13.3 days)",
+			f.FlopRate, min, f.N))
 	}
 	if f.L < 0 || f.O < 0 || f.Gap < 0 {
 		errs = append(errs, fmt.Errorf("fft2d.L/o/g = %v/%v/%v: must be ≥ 0", f.L, f.O, f.Gap))
@@ -60,6 +63,37 @@ func (f FFT2DSpec) validate() error {
 		errs = append(errs, fmt.Errorf("fft2d.S = %v: must be ≥ 0", f.Eager))
 	}
 	return errors.Join(errs...)
+}
+
+// fftFlops is the flops of one rank's 1-D FFTs over its n/P rows
+// (5·n·log2 n per row).
+func (f FFT2DSpec) fftFlops(p int) float64 {
+	return float64(f.N/p) * 5 * float64(f.N) * math.Log2(float64(f.N))
+}
+
+// minFlopRate is the slowest flop rate at which every P's two rounds of
+// FFTs, in series on a rank, fit in the LogGOPS clock: a bound derived
+// from the work, so that no slower rate reaches the replay.
+func (f FFT2DSpec) minFlopRate() float64 {
+	most := 0.0
+	for _, p := range f.Procs {
+		if p >= 2 {
+			most = max(most, f.fftFlops(p))
+		}
+	}
+	return 2 * most / (float64(loggops.Horizon) / 1e12)
+}
+
+// fftTime is the time of flops at the configured rate, checked against
+// the LogGOPS clock (a rate that passed validate cannot fail it).
+func (f FFT2DSpec) fftTime(p int) (sim.Duration, error) {
+	flops := f.fftFlops(p)
+	d, ok := sim.CheckedPicoseconds(flops / f.FlopRate * 1e12)
+	if !ok || d >= loggops.Horizon {
+		return 0, sim.OverflowOf(fmt.Sprintf("fft2d P=%d: the 1-D FFTs of a rank (%.3g flops at fft2d.flop_rate = %g flop/s) take %.3g s, past the LogGOPS clock's end (2^60 ps)",
+			p, flops, f.FlopRate, flops/f.FlopRate))
+	}
+	return d, nil
 }
 
 // fftCosts are one P's per-rank costs, in picoseconds.
@@ -117,8 +151,11 @@ func fftUnpackCosts(cfg Config, env Env) ([]fftCosts, error) {
 	for i, p := range f.Procs {
 		h, w := res[2*i], res[2*i+1]
 		r := f.N / p
-		flops := float64(r) * 5 * float64(f.N) * math.Log2(float64(f.N))
-		out[i] = fftCosts{P: p, Block: uint64(16 * r * r), FFT: sim.Duration(flops/f.FlopRate*1e12 + 0.5),
+		fft, err := f.fftTime(p)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = fftCosts{P: p, Block: uint64(16 * r * r), FFT: fft,
 			Unpack: h.Unpack, Extra: max(0, w.Time()-(h.Arrived-h.Start)), HostRecv: h.Time(), RWCPRecv: w.Time()}
 		pkts := (16*r*r + int(cfg.Link.Payload) - 1) / int(cfg.Link.Payload)
 		out[i].Lanes = min(max(1, cfg.Spin.HPUs/pkts), 254, p-1)
@@ -274,12 +311,19 @@ func runFFT2D(cfg Config, env Env) (*report.Result, error) {
 			}
 			tot[v] = r.Max
 			events += r.Events
+			// The host runs both rounds of FFTs and its unpacks one after
+			// the other: a total shorter than these parts is a wrong
+			// result, not a number to report.
+			comp := 2 * c.FFT
+			unp, ok := sim.CheckedMul(c.Unpack, int64(c.P)) // P−1 received blocks + the local one
+			if rw {
+				unp = c.Unpack
+			}
+			if parts, okSum := comp.CheckedAdd(unp); !ok || !okSum || r.Max < parts {
+				return nil, fmt.Errorf("fft2d P=%d %s: the replay's total %v is shorter than its parts (FFTs %v + host unpack %v): the model broke its own invariant",
+					c.P, []string{"host", "rw-cp"}[v], r.Max, comp, unp)
+			}
 			if c.P == f.SplitAt {
-				comp := 2 * c.FFT
-				unp := sim.Duration(c.P) * c.Unpack // P−1 received blocks + the local one
-				if rw {
-					unp = c.Unpack
-				}
 				split.Rows = append(split.Rows, []any{[]string{"host", "rw-cp"}[v], c.P, r.Max, comp, unp, r.Max - comp - unp})
 			}
 		}

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/gpunetsim/gpunetsim/model/shmem"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
@@ -19,15 +22,15 @@ import (
 // (workloads.md §5.1–5.5). Run them with the documents' preset: --preset
 // compnet.
 type ShmemBenchSpec struct {
-	QueueStrategies []string   `toml:"queue_strategies" doc:"ghnqueue: strategies (queue placement, §5.1)" src:"DOC"`
+	QueueStrategies []string   `toml:"queue_strategies" doc:"ghnqueue: strategies, one per queue placement (default, as the ComP-Net chapter runs them: GHN_DGPU, GHN_DGPU_HOSTQ)" src:"DOC"`
 	QueueWGs        []int      `toml:"queue_wgs" doc:"ghnqueue: work-groups issuing requests (= queues; §5.2 sweeps 64…2048 on gpu.cus=64)" src:"DEFAULT"`
 	QueueThreads    []int      `toml:"queue_threads" doc:"ghnqueue: host helper threads (§5.2: 1, 2, 4, 8, 16)" src:"DEFAULT"`
 	QueueOps        int        `toml:"queue_ops" doc:"ghnqueue: blocking 8 B puts per work-group" src:"DEFAULT"`
-	GetStrategies   []string   `toml:"get_strategies" doc:"shmemget: strategies (§5.3)" src:"DOC"`
+	GetStrategies   []string   `toml:"get_strategies" doc:"shmemget: strategies (default, as the ComP-Net chapter runs them: GHN_DGPU, GHN_APU, COMPNET)" src:"DOC"`
 	GetMin          unit.Bytes `toml:"get_min" doc:"shmemget: smallest payload" src:"DEFAULT"`
 	GetMax          unit.Bytes `toml:"get_max" doc:"shmemget: largest payload (powers of 4 from get_min)" src:"DEFAULT"`
 	GetReps         int        `toml:"get_reps" doc:"shmemget: gets per point (the first is a warm-up)" src:"DEFAULT"`
-	LoadStrategies  []string   `toml:"load_strategies" doc:"shmemload: strategies (§5.4; energy normalised to the first)" src:"DOC"`
+	LoadStrategies  []string   `toml:"load_strategies" doc:"shmemload: strategies, energy normalised to the first (default, as the ComP-Net chapter runs them: GHN_DGPU, GHN_APU, COMPNET)" src:"DOC"`
 	LoadThreads     []int      `toml:"load_threads" doc:"shmemload: service threads per node" src:"DEFAULT"`
 	LoadWGs         int        `toml:"load_wgs" doc:"shmemload: work-groups (480 × 64 fills the 12-CU GPU)" src:"DOC"`
 	LoadWGSize      int        `toml:"load_wg_size" doc:"shmemload: work-items per work-group" src:"DOC"`
@@ -128,6 +131,45 @@ type shmemPoint struct {
 	Events   uint64   `json:"events"`
 	Cores    int      `json:"cores,omitempty"`     // distinct cores the service threads ran on
 	CoreUtil float64  `json:"core_util,omitempty"` // service threads' time on their cores / their lives
+	// Deviations are the preset changes the service threads' placement
+	// made (one core per thread, or time-slicing).
+	Deviations []string `json:"deviations,omitempty"`
+	HoldMax    sim.Time `json:"lock_hold_max,omitempty"`
+	CPIPC      float64  `json:"cp_ipc,omitempty"`
+	// Phases is shmemget's decomposition of one get (shmem.PhaseNames).
+	Phases []sim.Time `json:"phases,omitempty"`
+}
+
+// phases returns r's decomposition, nil when it has none.
+func phases(r workload.ShmemRun) []sim.Time {
+	var sum sim.Time
+	for _, d := range r.Phases {
+		sum += d
+	}
+	if sum == 0 {
+		return nil
+	}
+	return r.Phases[:]
+}
+
+// deviationNotes returns one note per distinct placement deviation of
+// pts, naming the points it applies to.
+func deviationNotes(pts []shmemPoint) []string {
+	var order []string
+	who := map[string][]string{}
+	for _, p := range pts {
+		for _, d := range p.Deviations {
+			if who[d] == nil {
+				order = append(order, d)
+			}
+			who[d] = append(who[d], p.Strategy)
+		}
+	}
+	var out []string
+	for _, d := range order {
+		out = append(out, fmt.Sprintf("deviation from the preset (%s): %s", strings.Join(slices.Compact(who[d]), ", "), d))
+	}
+	return out
 }
 
 // coreUse returns how many distinct cores rep's service threads ran on and
@@ -175,7 +217,8 @@ func simulateShmem(p Point, env Env, name string, nodes int, x int64, y int, ben
 	return json.Marshal(shmemPoint{Strategy: name, X: x, Y: y, Time: r.Kernel, Service: r.Report.Calls.MeanService(),
 		Latency: r.Latency, Polls: r.Report.Polls(), Static: r.Report.Energy.Static, Dynamic: r.Report.Energy.Dynamic,
 		HitRate: r.L2.HitRate(gpu.CP), CPAcc: r.L2.Hits[gpu.CP] + r.L2.Misses[gpu.CP], Locked: r.L2.MaxLocked, Hold: hold,
-		Events: c.Engine.Events(), Cores: cores, CoreUtil: util})
+		Events: c.Engine.Events(), Cores: cores, CoreUtil: util, Deviations: r.Report.Deviations, HoldMax: r.L2.LockHoldMax,
+		CPIPC: c.Nodes[0].CP.IPC(), Phases: phases(r)})
 }
 
 func shmemPresetNote(cfg Config) []string {
@@ -238,6 +281,7 @@ func ghnqueuePoints() Points {
 			res.Notes = append(res.Notes, "service time = a work-group's blocking call, post → completion observed (mean over node 0's calls); every call is a blocking 8 B put to the next node",
 				"§5.2 (helper-thread scalability): --set gpu.cus=64 --set shmembench.queue_wgs=64,128,256,512,1024,2048 --set shmembench.queue_threads=1,2,4,8,16")
 			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
+			res.Notes = append(res.Notes, deviationNotes(pts)...)
 			return res, nil
 		},
 	}
@@ -294,9 +338,28 @@ func shmemgetPoints() Points {
 					plot.Series = append(plot.Series, *series[s])
 				}
 			}
-			res := &report.Result{Experiment: "shmemget", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
-			res.Notes = append(res.Notes, "latency = blocking getmem call → data visible to the work-group, mean over the gets after a warm-up; data checked")
+			dec := report.Table{Name: "shmemget_decomposition", Columns: []string{"strategy", "bytes"}}
+			for _, n := range shmem.PhaseNames {
+				dec.Columns = append(dec.Columns, strings.ReplaceAll(strings.ReplaceAll(n, " + ", "_"), " ", "_")+"_us")
+			}
+			dec.Columns = append(dec.Columns, "sum_us", "latency_us")
+			for _, p := range pts {
+				if p.Phases == nil {
+					continue
+				}
+				row := []any{p.Strategy, p.X}
+				var sum sim.Time
+				for _, d := range p.Phases {
+					row = append(row, round3(d.Micros()))
+					sum += d
+				}
+				dec.Rows = append(dec.Rows, append(row, round3(sum.Micros()), round3(p.Latency.Micros())))
+			}
+			res := &report.Result{Experiment: "shmemget", Seed: cfg.Run.Seed, Tables: []report.Table{t, dec}, Plot: plot}
+			res.Notes = append(res.Notes, "latency = blocking getmem call → data visible to the work-group, mean over the gets after a warm-up; data checked",
+				"decomposition (mean of the timed gets): post = the work-group reserves, fills and publishes its entry; pickup = until a service thread's poll finds it; dequeue = entry read; library call = OpenSHMEM argument checks and address translation; Portals post = context lock, command, system release, doorbell; network + polling = until the quiet round that finds the get complete (the get's network round trip and the polling rounds before the quiet); quiet = CT read and COMPLETE store; completion seen = until the work-group's poll sees it. --trace shows the same parts as spans on each service thread's track")
 			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
+			res.Notes = append(res.Notes, deviationNotes(pts)...)
 			return res, nil
 		},
 	}
@@ -361,6 +424,7 @@ func shmemloadPoints() Points {
 			res.Notes = append(res.Notes, "time = node 0's kernel body (first work-group start → last end); energy = node 0's service threads only (hardware.md §11): per core, static power × the longest life of the service threads on it (threads time-sliced on one core share it) + per-event energy; cores = distinct cores they ran on, core_util = their time holding a core / their lives",
 				fmt.Sprintf("ratios are against %s at the same thread count; COMPNET threads beyond cp.cores are time-sliced (cp.quantum)", base))
 			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
+			res.Notes = append(res.Notes, deviationNotes(pts)...)
 			return res, nil
 		},
 	}

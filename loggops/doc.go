@@ -10,8 +10,10 @@
 // values in femtoseconds per byte, so 0.04ns (25 GB/s) is 40000 and even
 // 0.0025ns (400 GB/s) is exact; a per-byte term (s−1)·G is computed exactly
 // in 128-bit arithmetic and rounded up to a whole picosecond. A "calc D"
-// lasts D × Params.CalcUnit (default 1ns, LogGOPSim's unit). Products beyond
-// 2^60 ps (13 days) saturate. Results are integers and byte-identical across
+// lasts D × Params.CalcUnit (default 1ns, LogGOPSim's unit). The clock
+// ends at Horizon, 2^60 ps (13.3 days): a product or a time that would reach
+// it fails the run with a *HorizonError naming the operation (never a
+// clamped or wrapped time). Results are integers and byte-identical across
 // runs.
 //
 // # Semantics

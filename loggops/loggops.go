@@ -295,6 +295,9 @@ func (s *state) readThrough(h int, n uint64) {
 				head: -1, tail: -1, qnext: -1, kind: st.Kind, cpu: st.CPU, nic: st.NIC}
 			if st.Kind == goal.Calc {
 				o.size = scale(st.Size, s.p.CalcUnit)
+				if s.past(sim.Time(o.size), h, where(st.Line, o.num), fmt.Sprintf("calc %d × calc unit %v", st.Size, s.p.CalcUnit)) {
+					return
+				}
 			}
 			s.ringPush(hs, hd)
 			hs.nops++
@@ -319,12 +322,47 @@ func where(line int64, opNum uint64) string {
 	return fmt.Sprintf("op %d", opNum)
 }
 
-// scale multiplies a calc duration by the unit, saturating far beyond any
-// realistic run (2^60 ps is 13 days).
+// Horizon bounds the LogGOPS clock: every computed duration (a calc's
+// D × unit, a message's (s−1)·G or (s−1)·O) saturates there and every
+// clock value must stay below it, so that a sum of the few terms one step
+// adds (t + o + L + (s−1)·G) cannot wrap int64. A run that reaches it fails
+// with a *HorizonError naming the operation: 2^60 ps is 13.3 days.
+const Horizon sim.Time = 1 << 60
+
+// HorizonError reports an operation whose time would reach Horizon: the
+// run fails (it wraps sim.ErrTimeOverflow) instead of reporting a clamped
+// or wrapped time.
+type HorizonError struct {
+	Rank  int    // the rank whose clock would pass the horizon
+	Where string // the statement: "line N" or "op N"
+	What  string // the operation and the time it computes
+}
+
+// Error returns the message of a HorizonError.
+func (e *HorizonError) Error() string {
+	return fmt.Sprintf("loggops: rank %d %s: %s reaches the end of the LogGOPS clock, 2^60 ps (13.3 days): a calc duration, message size or parameter is too large for the run",
+		e.Rank, e.Where, e.What)
+}
+
+// Unwrap returns sim.ErrTimeOverflow.
+func (e *HorizonError) Unwrap() error { return sim.ErrTimeOverflow }
+
+// past fails the run, and reports true, if v (computed by what, for rank
+// h at statement where) reached Horizon.
+func (s *state) past(v sim.Time, h int, where, what string) bool {
+	if v < Horizon {
+		return false
+	}
+	s.fail(&HorizonError{Rank: h, Where: where, What: what})
+	return true
+}
+
+// scale multiplies a calc duration by the unit, saturating at Horizon
+// (which a run then reports as an overflow).
 func scale(d uint64, u sim.Time) uint64 {
 	hi, lo := bits.Mul64(d, uint64(u))
-	if hi != 0 || lo > 1<<60 {
-		return 1 << 60
+	if hi != 0 || lo > uint64(Horizon) {
+		return uint64(Horizon)
 	}
 	return lo
 }
@@ -337,14 +375,14 @@ func perByte(size uint64, c PerByte) sim.Time {
 	}
 	hi, lo := bits.Mul64(size-1, uint64(c))
 	if hi >= fsPerPs {
-		return 1 << 60
+		return Horizon
 	}
 	q, rem := bits.Div64(hi, lo, fsPerPs)
 	if rem != 0 {
 		q++
 	}
-	if q > 1<<60 {
-		return 1 << 60
+	if q > uint64(Horizon) {
+		return Horizon
 	}
 	return sim.Time(q)
 }
@@ -690,6 +728,9 @@ func (s *state) loop() {
 					continue
 				}
 				end := t + sim.Time(o.size)
+				if s.past(end, h, where(o.line, o.num), fmt.Sprintf("calc of %v starting at %v", sim.Time(o.size), t)) {
+					return
+				}
 				s.nexto[c] = end
 				s.started(hd, t)
 				s.finished(hd, end)
@@ -703,8 +744,12 @@ func (s *state) loop() {
 				s.started(hd, t)
 				o = s.op(hd)
 				oEnd := t + p.O + s.perByte(o.size, p.OverheadPerByte)
+				gEnd := t + p.Gap + s.perByte(o.size, p.GapPerByte)
+				if s.past(max(oEnd, gEnd, t+p.O+p.L), h, where(o.line, o.num), fmt.Sprintf("send of %d bytes starting at %v (o + (s−1)·O, g + (s−1)·G, o + L)", o.size, t)) {
+					return
+				}
 				s.nexto[c] = oEnd
-				s.nextgs[n] = t + p.Gap + s.perByte(o.size, p.GapPerByte)
+				s.nextgs[n] = gEnd
 				o.earliest = oEnd
 				mh := s.newMsg()
 				s.msgs[mh] = msg{size: o.size, src: uint32(h), dst: o.peer, tag: o.tag, sendOp: hd, next: -1, cpu: o.cpu, nic: o.nic, line: o.line, num: o.num}
@@ -782,6 +827,9 @@ func (s *state) arrive(k key) {
 	// Unsigned, as in LogGOPSim: equal to max for the non-negative costs
 	// of CompatNone, and LogGOPSim's result for CompatLogGOPSim's −G.
 	end := t + p.O + sim.Time(max(uint64(s.perByte(m.size, p.OverheadPerByte)), uint64(gb)))
+	if s.past(max(end, t+p.Gap+gb), h, "receiving "+where(m.line, m.num)+" of rank "+fmt.Sprint(m.src), fmt.Sprintf("arrival of %d bytes at %v (o + max((s−1)·O, (s−1)·G), g + (s−1)·G)", m.size, t)) {
+		return
+	}
 	s.nexto[c] = end
 	s.nextgr[n] = t + p.Gap + gb
 	hs := &s.hosts[h]

@@ -53,3 +53,40 @@ func TestScheduleOverflowingTheClockFails(t *testing.T) {
 		t.Fatalf("Run = %v, %v; want a time overflow", res, err)
 	}
 }
+
+// TestHorizonFailsNamingTheOperation: a time at or past 2^60 ps is a
+// failure naming the operation, never a clamped time (a calc of 2·10^15 ns
+// used to report exactly 2^60 ps), while a time just below it is exact.
+func TestHorizonFailsNamingTheOperation(t *testing.T) {
+	for _, c := range []struct {
+		name, text, want string
+	}{
+		{"one calc past it", "num_ranks 1\nrank 0 {\nl1: calc 2000000000000000\n}\n", "rank 0 line 3: calc 2000000000000000 × calc unit 1ns"},
+		{"two calcs past it", "num_ranks 1\nrank 0 {\nl1: calc 600000000000000\nl2: calc 600000000000000\nl2 requires l1\n}\n", "rank 0 line 4: calc of"},
+		{"a send's bytes", "num_ranks 2\nrank 0 {\nl1: send 100000000000000000b to 1\n}\nrank 1 {\nl1: recv 100000000000000000b from 0\n}\n", "send of 100000000000000000 bytes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := goal.Open(strings.NewReader(c.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			p := DefaultParams()
+			p.GapPerByte = 40000 // 0.04 ns per byte: 10^17 bytes take 4·10^18 ps
+			res, err := Run(f, p)
+			var he *HorizonError
+			if !errors.As(err, &he) || !errors.Is(err, sim.ErrTimeOverflow) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Run = %v, %v; want a *HorizonError containing %q", res, err, c.want)
+			}
+		})
+	}
+	f, err := goal.Open(strings.NewReader("num_ranks 1\nrank 0 {\nl1: calc 1152921504606846\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := Run(f, DefaultParams())
+	if err != nil || res.Max != 1152921504606846*sim.Nanosecond {
+		t.Fatalf("calc just below the horizon: %v, %v; want exactly 1152921504606846ns", res, err)
+	}
+}

@@ -66,3 +66,42 @@ func (t Time) Add(d Duration) Time {
 	}
 	return t + d
 }
+
+// CheckedPicoseconds converts a computed number of picoseconds to a
+// Duration, rounding to the nearest picosecond. ok is false for NaN and for
+// values beyond ±MaxTime: the caller fails naming what it computed (see
+// OverflowOf) instead of going on with a saturated or wrapped time.
+func CheckedPicoseconds(ps float64) (d Duration, ok bool) {
+	if math.IsNaN(ps) || math.Abs(ps) >= float64(MaxTime) {
+		return 0, false
+	}
+	return Duration(math.Round(ps)), true
+}
+
+// CheckedAdd returns t + d; ok is false when the sum would pass ±MaxTime.
+func (t Time) CheckedAdd(d Duration) (sum Time, ok bool) {
+	if d > 0 && t > MaxTime-d || d < 0 && t < -MaxTime-d {
+		return 0, false
+	}
+	return t + d, true
+}
+
+// CheckedMul returns d × n; ok is false when the product would pass
+// ±MaxTime.
+func CheckedMul(d Duration, n int64) (p Duration, ok bool) {
+	if d == 0 || n == 0 {
+		return 0, true
+	}
+	p = d * Duration(n)
+	if p/Duration(n) != d || n == -1 && d == -MaxTime-1 {
+		return 0, false
+	}
+	return p, true
+}
+
+// OverflowOf is the error of a computation (named by what, with the
+// parameters it used) whose time would pass the end of the clock: it wraps
+// ErrTimeOverflow, so a command reports it as a failed run.
+func OverflowOf(what string) error {
+	return fmt.Errorf("%s: %w", what, ErrTimeOverflow)
+}

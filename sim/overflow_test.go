@@ -67,3 +67,37 @@ func TestFromPicosecondsAndAdd(t *testing.T) {
 		t.Errorf("5 + 7 = %d", got)
 	}
 }
+
+func TestCheckedArithmetic(t *testing.T) {
+	if d, ok := CheckedPicoseconds(1.4); !ok || d != 1 {
+		t.Errorf("CheckedPicoseconds(1.4) = %v, %v", d, ok)
+	}
+	for _, ps := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e19, -1e19, float64(MaxTime)} {
+		if d, ok := CheckedPicoseconds(ps); ok {
+			t.Errorf("CheckedPicoseconds(%g) = %v, ok; want not ok", ps, d)
+		}
+	}
+	if s, ok := (MaxTime - 5).CheckedAdd(5); !ok || s != MaxTime {
+		t.Errorf("CheckedAdd to MaxTime = %v, %v", s, ok)
+	}
+	if _, ok := (MaxTime - 5).CheckedAdd(6); ok {
+		t.Error("CheckedAdd past MaxTime is ok")
+	}
+	if _, ok := (-MaxTime + 5).CheckedAdd(-6); ok {
+		t.Error("CheckedAdd below -MaxTime is ok")
+	}
+	if p, ok := CheckedMul(3*Second, 1000); !ok || p != 3000*Second {
+		t.Errorf("CheckedMul(3s, 1000) = %v, %v", p, ok)
+	}
+	for _, c := range []struct {
+		d Duration
+		n int64
+	}{{MaxTime/2 + 1, 2}, {Second, 1 << 40}, {-MaxTime - 1, -1}, {MaxTime, -2}} {
+		if p, ok := CheckedMul(c.d, c.n); ok {
+			t.Errorf("CheckedMul(%d, %d) = %d, ok; want not ok", c.d, c.n, p)
+		}
+	}
+	if err := OverflowOf("fft"); !errors.Is(err, ErrTimeOverflow) {
+		t.Errorf("OverflowOf does not wrap ErrTimeOverflow: %v", err)
+	}
+}

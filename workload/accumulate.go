@@ -50,6 +50,7 @@ func AccumulateDef() Def {
 		Name:     "accumulate",
 		Summary:  "2-node MPI Accumulate (float64 SUM) in passive-target epochs (workloads.md §2)",
 		Baseline: strategy.CPU,
+		Preset:   "xtq", // the XTQ chapter's Accumulate (Table 4.1)
 		Impls: []Impl{
 			{Name: "remote-tasks", Needs: strategy.RemoteTasks},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},

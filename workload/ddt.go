@@ -43,6 +43,7 @@ func DDTUnpackDef() Def {
 		// (datatypes.md §6); the ddt experiments give speedups against host
 		// unpack, a method of the study rather than a strategy.
 		Baseline:      strategy.SpinRWCP,
+		Preset:        "spin", // the sPIN paper's set-up
 		Impls:         []Impl{{Name: "nic-handlers", Needs: strategy.NICHandlers}},
 		NotApplicable: withoutCap(strategy.NICHandlers, why),
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
@@ -92,6 +93,7 @@ func (w DDTUnpack) RunMethod(c *cluster.Cluster, m spinmodel.Method, costs spinm
 	lv := spinmodel.LinkView{PacketTime: c.Fabric.Serialization(c.Spec.Link.Payload)}
 	for i, nd := range c.Nodes {
 		ep := spinmodel.NewEndpoint(nd.NIC, m, c.Spec.Spin, costs, lv)
+		ep.Host(c.Spec.CPU, nd.DRAM)
 		c.Engine.Spawn(nd.Name+".app", func(p *sim.Proc) { errs[i] = w.body(i, ep, nd.Mem, p, &res) })
 	}
 	if err := c.Engine.Run(); err != nil {

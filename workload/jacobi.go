@@ -78,6 +78,7 @@ func JacobiDef() Def {
 		Name:     "jacobi",
 		Summary:  "2-D 5-point fp32 Jacobi with halo exchange and global residual (workloads.md §6)",
 		Baseline: strategy.HDN, // §6.2: speedup vs HDN
+		Preset:   "gputn",      // the GPU-TN chapter's N×N study (Table 6.1)
 		Impls: []Impl{
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.Stream | strategy.OneSided},

@@ -41,6 +41,7 @@ func PutLatencyDef() Def {
 		Name:     "putlatency",
 		Summary:  "GIO put latency vs size and vs issuing work-groups (workloads.md §10.1)",
 		Baseline: strategy.CPU,
+		Preset:   "gio", // the GIO slides' put-latency microbenchmark
 		Impls: []Impl{
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},

@@ -38,6 +38,7 @@ func ReduceDef() Def {
 		Name:          "reduce",
 		Summary:       "MPI Reduce (float64 SUM) to one root with a zero-length resource-ready sync (workloads.md §3)",
 		Baseline:      strategy.CPU,
+		Preset:        "xtq", // the XTQ chapter's Reduce (Table 4.1)
 		Impls:         AccumulateDef().Impls,
 		NotApplicable: oneSidedNotApplicable("Reduce"),
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {

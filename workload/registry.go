@@ -27,6 +27,10 @@ type Def struct {
 	// Baseline is the strategy the workload's speedups are given against
 	// (workloads.md §0: the baseline the workload names).
 	Baseline strategy.Strategy
+	// Preset is the hardware preset the documents run the workload on: the
+	// matrix compares every strategy on it by default (matrix.hardware =
+	// workload), so its speedups never divide times from two machines.
+	Preset string
 	// Impls in preference order.
 	Impls []Impl
 	// NotApplicable says, per strategy without an implementation, why the
@@ -108,6 +112,7 @@ func AllreduceDef() Def {
 		Name:     "allreduce",
 		Summary:  "strong-scaled float32 SUM ring allreduce (workloads.md §4)",
 		Baseline: strategy.CPU,
+		Preset:   "gputn", // the GPU-TN chapter's allreduce (Table 6.1)
 		Impls: []Impl{
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
@@ -145,6 +150,7 @@ func LatencyDef() Def {
 		Name:     "latency",
 		Summary:  "2-node GPU-kernel-to-remote-detect latency decomposition (workloads.md §8)",
 		Baseline: strategy.HDN,
+		Preset:   "gputn", // the GPU-TN chapter's latency decomposition (Table 6.1)
 		Impls: []Impl{
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},

@@ -54,6 +54,7 @@ func SpTSDef() Def {
 		Name:     "spts",
 		Summary:  "distributed sparse triangular solve, synthetic SuiteSparse-class matrices (workloads.md §10.2)",
 		Baseline: strategy.CPU,
+		Preset:   "gio", // the GIO slides' SpTS
 		Impls: []Impl{
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
 			{Name: "device-verbs", Needs: strategy.DeviceVerbs | strategy.Stream},

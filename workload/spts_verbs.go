@@ -92,6 +92,10 @@ func (pl *spTSPlan) layoutVerbs(nd *strategy.Node, w *gpi.World) *spTSNode {
 	m := nd.Mem
 	l := &spTSNode{x: w.SegmentAddr(0, nd.Rank)}
 	pl.xAt[nd.Rank] = l.x
+	// x is what the rows compute with and what verify reads: in a
+	// payload-free run its words are control words (as the device-shmem
+	// solve's symmetric heap carries them), so the solve stays checked.
+	m.MarkControl(l.x, 8*pl.a.N)
 	l.cnt = m.AllocData(mem.GPU, 8*uint64(max(1, pl.block)), "spts.in_degree")
 	for i := lo; i < hi; i++ {
 		m.Store64(l.cnt+mem.Addr(8*(i-lo)), uint64(pl.localIn[i]))

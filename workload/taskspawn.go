@@ -87,6 +87,7 @@ func TaskSpawnDef() Def {
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
 		Baseline:      strategy.CPU,
+		Preset:        "xtq", // the XTQ chapter's remote task spawn (Table 4.1)
 		NotApplicable: taskSpawnNotApplicable(),
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
 			c, err := newCluster(hw, 2, seed, functional)

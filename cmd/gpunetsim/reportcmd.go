@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +18,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/exp/params"
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/exp/study"
+	"github.com/gpunetsim/gpunetsim/exp/validate"
 )
 
 // reportOptions are gpunetsim report's flags.
@@ -49,7 +54,7 @@ crossovers between plotted series, notes, and every parameter with the seed.
 	f.StringVar(&o.cache, "cache", defaultCache, "result cache `directory`")
 	f.BoolVar(&o.fresh, "fresh", false, "simulate every point again, ignoring cached results")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success")
-	f.StringSliceVar(&o.only, "only", nil, "report only these `experiments` (comma-separated; default every one)")
+	f.StringSliceVar(&o.only, "only", nil, "report only these `experiments` (comma-separated; default every one and the validation; \"validate\" names the validation against the published microbenchmarks)")
 	return cmd
 }
 
@@ -85,9 +90,25 @@ func reportStudy(size, preset string, only ...string) (study.Study, error) {
 }
 
 func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer) error {
-	s, err := reportStudy(o.size, o.preset, o.only...)
-	if err != nil {
-		return badInput(err)
+	// "validate" in --only (or no --only) adds the validation section; the
+	// other names are experiments.
+	withValidation := len(o.only) == 0 || slices.Contains(o.only, "validate")
+	only := slices.DeleteFunc(slices.Clone(o.only), func(n string) bool { return n == "validate" })
+	experiments := len(o.only) == 0 || len(only) > 0
+	var s study.Study
+	var err error
+	if experiments {
+		if s, err = reportStudy(o.size, o.preset, only...); err != nil {
+			return badInput(err)
+		}
+	} else if o.size != "default" && o.size != "quick" {
+		return badInput(fmt.Errorf("--size %q: must be default or quick", o.size))
+	}
+	var entries []validate.Entry
+	if withValidation {
+		if entries, err = loadCalibration("", nil); err != nil {
+			return err
+		}
 	}
 	if !strings.HasSuffix(strings.ToLower(o.out), ".html") {
 		return badInput(fmt.Errorf("--out %s: want a .html file", o.out))
@@ -95,37 +116,25 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	out, err := sessionFrom(ctx).reserve("--out", o.out)
-	if err != nil {
-		return err
-	}
-	version, err := programVersion()
-	if err != nil {
-		return err
-	}
-	plan, err := study.Expand(s, version)
-	if err != nil {
-		return badInput(err)
-	}
-	if err := checkPlanMemory(plan); err != nil {
-		return err
-	}
-	cache, err := study.OpenCache(o.cache, version)
-	if err != nil {
-		return badInput(fmt.Errorf("--cache: %w", err))
-	}
-	bar := newStudyProgress(stderr, o.quiet)
-	stop := bar.onInterrupt(cache.Dir(), stderr)
-	res, err := study.Execute(ctx, plan, study.Options{Cache: cache, Fresh: o.fresh, Parallel: plan.Runs[0].Config.Run.Parallel, Progress: bar.report})
-	stop()
-	bar.close()
+	sess := sessionFrom(ctx)
+	out, err := sess.reserve("--out", o.out)
 	if err != nil {
 		return err
 	}
 	var sections []report.Section
-	for i, r := range res.Results {
-		e := s.Entries[i].Experiment
-		sections = append(sections, report.Section{Title: e.Name, Summary: e.Summary, Result: r})
+	points, cached := 0, 0
+	if experiments {
+		secs, done, hit, err := reportExperiments(ctx, s, o, stderr)
+		if err != nil {
+			return err
+		}
+		sections, points, cached = secs, done, hit
+	}
+	if withValidation {
+		rs := validate.Run(entries, validate.Options{Quick: o.size == "quick"})
+		sections = append(sections, report.Section{Title: "validate",
+			Summary: "the source documents' published microbenchmark outcomes (the calibration set) beside the model's, each on its preset with that preset's single parameter set: verdict holds within ±15% (ratios, absolute values), on the published side (orderings), every clause (shapes), within [low, high] (bounds)",
+			Result:  validate.ReportResult(rs)})
 	}
 	preset := o.preset
 	if preset == "" {
@@ -140,7 +149,47 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 		return err
 	}
 	if !o.quiet {
-		fmt.Fprintf(stdout, "%d experiments, %d points (%d cached); wrote %s\n", len(sections), res.Progress.Done, res.Progress.Cached, filepath.Clean(o.out))
+		fmt.Fprintf(stdout, "%d sections, %d points (%d cached); wrote %s\n", len(sections), points, cached, filepath.Clean(o.out))
 	}
 	return nil
+}
+
+// reportExperiments runs (or takes from the cache) the study of the
+// report's experiments and returns their sections, the points done and the
+// points found in the cache.
+func reportExperiments(ctx context.Context, s study.Study, o reportOptions, stderr io.Writer) ([]report.Section, int, int, error) {
+	version, err := programVersion()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	plan, err := study.Expand(s, version)
+	if err != nil {
+		return nil, 0, 0, badInput(err)
+	}
+	if err := checkPlanMemory(plan); err != nil {
+		return nil, 0, 0, err
+	}
+	_, statErr := os.Stat(o.cache)
+	cache, err := study.OpenCache(o.cache, version)
+	if err != nil {
+		return nil, 0, 0, badInput(fmt.Errorf("--cache: %w", err))
+	}
+	sess := sessionFrom(ctx)
+	if errors.Is(statErr, fs.ErrNotExist) {
+		sess.createdDir(o.cache)
+	}
+	cache.Warn = func(msg string) { fmt.Fprintln(stderr, "gpunetsim: "+msg) }
+	bar := newStudyProgress(stderr, o.quiet)
+	sess.onInterrupt(func() string { cache.Close(); return bar.interruptNote(cache.Dir()) })
+	res, err := study.Execute(ctx, plan, study.Options{Cache: cache, Fresh: o.fresh, Parallel: plan.Runs[0].Config.Run.Parallel, Progress: bar.report})
+	bar.close()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	var sections []report.Section
+	for i, r := range res.Results {
+		e := s.Entries[i].Experiment
+		sections = append(sections, report.Section{Title: e.Name, Summary: e.Summary, Result: r})
+	}
+	return sections, res.Progress.Done, res.Progress.Cached, nil
 }

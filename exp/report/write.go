@@ -255,7 +255,7 @@ func writeTable(b *bytes.Buffer, t Table) {
 		// One space between columns keeps the rows whole.
 		gap = " "
 		width[0]++ // keep the two-space indent
-	} else if wrapLastColumn(b, cells, width, right) {
+	} else if wrapLastColumn(b, cells, width, right, allColumns(len(width))) {
 		return
 	}
 	// Columns that do not fit in maxTextWidth go to further blocks, each
@@ -264,15 +264,15 @@ func writeTable(b *bytes.Buffer, t Table) {
 	keys := keyColumns(width, right)
 	blocks := columnBlocks(width, keys)
 	if gap == " " {
-		blocks = [][]int{make([]int, len(width))}
-		for j := range width {
-			blocks[0][j] = j
-		}
+		blocks = [][]int{allColumns(len(width))}
 	}
 	for _, block := range blocks {
 		if block[0] != 0 {
 			block = append(slices.Clone(keys), block...)
 			b.WriteString("  (continued)\n")
+		}
+		if gap == "  " && wrapLastColumn(b, cells, width, right, block) {
+			continue
 		}
 		for _, line := range cells {
 			var l strings.Builder
@@ -298,11 +298,13 @@ func writeTable(b *bytes.Buffer, t Table) {
 const maxCell = 80
 
 // keyColumns returns the leading columns that later blocks repeat: column
-// 0 and the text column after it, when it is one.
+// 0 and up to two text columns after it, while they stay narrow.
 func keyColumns(width []int, right []bool) []int {
 	keys := []int{0}
-	if len(width) > 2 && !right[0] && !right[1] && width[0]+width[1] < 40 {
-		keys = append(keys, 1)
+	used := width[0]
+	for j := 1; j < min(3, len(width)-1) && !right[j-1] && !right[j] && used+2+width[j] <= 50; j++ {
+		keys = append(keys, j)
+		used += 2 + width[j]
 	}
 	return keys
 }
@@ -329,17 +331,26 @@ func columnBlocks(width []int, keys []int) [][]int {
 	return append(blocks, cur)
 }
 
-// wrapLastColumn prints a table that is too wide only because of its last
-// column, a text column (a reason, a source), with that column's cells
-// wrapped under it; it reports whether it did.
-func wrapLastColumn(b *bytes.Buffer, cells [][]string, width []int, right []bool) bool {
-	last := len(width) - 1
-	if last < 1 || right[last] {
+// allColumns returns 0, 1, …, n-1.
+func allColumns(n int) []int {
+	cols := make([]int, n)
+	for j := range cols {
+		cols[j] = j
+	}
+	return cols
+}
+
+// wrapLastColumn prints the columns block of a table that is too wide only
+// because of its last column, a text column (a reason, a source), with
+// that column's cells wrapped under it; it reports whether it did.
+func wrapLastColumn(b *bytes.Buffer, cells [][]string, width []int, right []bool, block []int) bool {
+	last := block[len(block)-1]
+	if len(block) < 2 || right[last] {
 		return false
 	}
 	used := 0
-	for _, w := range width[:last] {
-		used += 2 + w
+	for _, j := range block[:len(block)-1] {
+		used += 2 + width[j]
 	}
 	room := maxTextWidth - used - 2
 	if used+2+width[last] <= maxTextWidth || room < 24 {
@@ -347,7 +358,8 @@ func wrapLastColumn(b *bytes.Buffer, cells [][]string, width []int, right []bool
 	}
 	for _, line := range cells {
 		var l strings.Builder
-		for j, c := range line[:last] {
+		for _, j := range block[:len(block)-1] {
+			c := line[j]
 			pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(c))
 			l.WriteString("  ")
 			if right[j] {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/sched"
@@ -14,18 +15,24 @@ import (
 
 // Spec describes the CP cores (hardware.md §2.2, §8).
 type Spec struct {
-	Cores    int       `toml:"cores" doc:"command-processor cores (x86 2-wide OOO)" src:"DOC"`
-	Freq     unit.Freq `toml:"freq" doc:"CP core clock" src:"DOC"`
-	IPC      float64   `toml:"ipc" doc:"effective IPC of CP software (gpu-networking.md §6)" src:"DEFAULT"`
-	L1Lines  int       `toml:"l1_lines" doc:"CP D-cache in 64 B lines (32 kB)" src:"DOC"`
-	L1Cycles int       `toml:"l1_cycles" doc:"CP D-cache hit latency in CP cycles" src:"DOC"`
-	Quantum  sim.Time  `toml:"quantum" doc:"time slice when more threads than CP cores (hardware.md §8)" src:"DEFAULT"`
+	Cores int       `toml:"cores" doc:"command-processor cores (x86 2-wide OOO); a run with more service threads gets one core per thread unless cp.oversubscribe" src:"DOC"`
+	Freq  unit.Freq `toml:"freq" doc:"CP core clock" src:"DOC"`
+	Width int       `toml:"width" doc:"CP issue width (dissertation Table 5.1: 2-wide OOO)" src:"DOC"`
+	// IPC overrides the instruction-count model; 0 derives it.
+	IPC      float64  `toml:"ipc" doc:"effective IPC of CP software; 0 = derived from the host's model: 1 / (1/cp.width + (1/cpu.ipc − 1/cpu.width)), the same software's stall cycles on a narrower core" src:"DEFAULT"`
+	L1Lines  int      `toml:"l1_lines" doc:"CP D-cache in 64 B lines (32 kB)" src:"DOC"`
+	L1Cycles int      `toml:"l1_cycles" doc:"CP D-cache hit latency in CP cycles" src:"DOC"`
+	Quantum  sim.Time `toml:"quantum" doc:"time slice when cp.oversubscribe puts more threads than CP cores on the cores (hardware.md §8)" src:"DEFAULT"`
+	// Oversubscribe keeps cp.cores fixed and time-slices extra threads.
+	Oversubscribe bool `toml:"oversubscribe" doc:"time-slice service threads beyond cp.cores on those cores (round robin, cp.quantum) instead of giving each thread a core of its own; the documents do not describe time-slicing (their simulator runs one thread per hardware context)" src:"DEFAULT"`
 }
 
-// DefaultSpec is the compnet preset's CP: 2 cores at 2 GHz, IPC 0.8, 32 kB
-// D-cache with 4-cycle hits, 10 µs quantum.
+// DefaultSpec is the compnet preset's CP: 2 cores, 2-wide, at 2 GHz, IPC
+// derived from the host's instruction-count model, 32 kB D-cache with
+// 4-cycle hits, one core per service thread (10 µs quantum when
+// oversubscribed).
 func DefaultSpec() Spec {
-	return Spec{Cores: 2, Freq: 2e9, IPC: 0.8, L1Lines: 512, L1Cycles: 4, Quantum: 10 * sim.Microsecond}
+	return Spec{Cores: 2, Freq: 2e9, Width: 2, L1Lines: 512, L1Cycles: 4, Quantum: 10 * sim.Microsecond}
 }
 
 // Validate reports every invalid field.
@@ -37,8 +44,11 @@ func (s Spec) Validate() error {
 	if s.Freq <= 0 {
 		errs = append(errs, fmt.Errorf("cp.freq = %v: must be > 0", s.Freq))
 	}
-	if !(s.IPC > 0 && s.IPC <= 8) {
-		errs = append(errs, fmt.Errorf("cp.ipc = %v: must be in (0, 8]", s.IPC))
+	if s.Width < 1 || s.Width > 16 {
+		errs = append(errs, fmt.Errorf("cp.width = %d: must be in [1, 16]", s.Width))
+	}
+	if !(s.IPC >= 0 && s.IPC <= float64(max(1, s.Width))) {
+		errs = append(errs, fmt.Errorf("cp.ipc = %v: must be 0 (derived) or in (0, cp.width]", s.IPC))
 	}
 	if s.L1Lines < 1 || s.L1Lines > 1<<20 {
 		errs = append(errs, fmt.Errorf("cp.l1_lines = %d: must be in [1, 1048576]", s.L1Lines))
@@ -54,23 +64,59 @@ func (s Spec) Validate() error {
 
 // CP is one GPU's command processor cores.
 type CP struct {
-	e     *sim.Engine
-	name  string
-	spec  Spec
-	g     *gpu.GPU
-	cores *sched.Sched
+	e       *sim.Engine
+	name    string
+	spec    Spec
+	ipc     float64
+	g       *gpu.GPU
+	cores   *sched.Sched
+	threads []*Thread // spawned, in order
 }
 
-// New returns the CP cores of GPU g.
-func New(e *sim.Engine, name string, spec Spec, g *gpu.GPU) *CP {
+// New returns the CP cores of GPU g. stallCPI is the stall cycles per
+// instruction of runtime software, from the host's model
+// (cpu.Spec.StallCPI); with cp.ipc = 0 the CP runs at
+// cpu.IPCAt(cp.width, stallCPI).
+func New(e *sim.Engine, name string, spec Spec, g *gpu.GPU, stallCPI float64) *CP {
 	if err := spec.Validate(); err != nil {
 		panic(fmt.Sprintf("%s: %v", name, err))
 	}
-	return &CP{e: e, name: name, spec: spec, g: g, cores: sched.New(name, spec.Cores, spec.Quantum)}
+	return &CP{e: e, name: name, spec: spec, ipc: spec.EffectiveIPC(stallCPI), g: g, cores: sched.New(name, spec.Cores, spec.Quantum)}
+}
+
+// EffectiveIPC returns the IPC CP software runs at: cp.ipc when set, else
+// the instruction-count model 1 / (1/width + stallCPI).
+func (s Spec) EffectiveIPC(stallCPI float64) float64 {
+	if s.IPC > 0 {
+		return s.IPC
+	}
+	return cpu.IPCAt(s.Width, stallCPI)
 }
 
 // Spec returns the CP parameters.
 func (c *CP) Spec() Spec { return c.spec }
+
+// IPC returns the IPC the CP's threads run at.
+func (c *CP) IPC() float64 { return c.ipc }
+
+// Cores returns the CP cores there are now.
+func (c *CP) Cores() int { return c.cores.Cores() }
+
+// Provision makes room for threads service threads before they are
+// spawned: one hardware context each (the documents' simulator runs one
+// software thread per context and cannot time-slice), so cores are added
+// up to threads unless cp.oversubscribe. It returns how many it added.
+func (c *CP) Provision(threads int) int {
+	if c.spec.Oversubscribe {
+		return 0
+	}
+	added := 0
+	for c.cores.Cores() < threads {
+		c.cores.AddCore()
+		added++
+	}
+	return added
+}
 
 // GPU returns the GPU the CP belongs to.
 func (c *CP) GPU() *gpu.GPU { return c.g }
@@ -100,6 +146,7 @@ func (c *CP) Spawn(name string, body func(t *Thread)) *Thread {
 		defer t.slot.Exit()
 		body(t)
 	})
+	c.threads = append(c.threads, t)
 	return t
 }
 
@@ -122,7 +169,7 @@ func (t *Thread) Instr(n int) {
 		return
 	}
 	t.n.Instr += uint64(n)
-	t.slot.Busy(t.cp.spec.Freq.Cycles(float64(n) / t.cp.spec.IPC))
+	t.slot.Busy(t.cp.spec.Freq.Cycles(float64(n) / t.cp.ipc))
 }
 
 // Acquire is the device-scope acquire marker: the CP's L1 is invalidated,

@@ -3,6 +3,7 @@ package cp
 import (
 	"testing"
 
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -19,8 +20,69 @@ func newCP(t *testing.T, cores int) (*sim.Engine, *CP, *gpu.GPU) {
 	g := gpu.New(e, "gpu", gs, m, mem.NewServer(100e9))
 	g.UseL2(gpu.L2Spec{Size: 64 * unit.KiB, Ways: 16})
 	s := DefaultSpec()
-	s.Cores = cores
-	return e, New(e, "cp", s, g), g
+	s.Cores, s.IPC, s.Oversubscribe = cores, 0.8, true
+	return e, New(e, "cp", s, g, 0), g
+}
+
+// The CP's IPC comes from the host's instruction-count model: the host's
+// 8-wide core at IPC 2 loses 1/2 − 1/8 = 0.375 cycles per instruction to
+// stalls; the same software on the 2-wide CP runs at 1/(1/2 + 0.375) =
+// 8/7, so 800 instructions at 2 GHz take 350 ns. A wider CP is faster.
+func TestIPCFromWidthModel(t *testing.T) {
+	host := cpu.Spec{IPC: 2, Width: 8}
+	stall := host.StallCPI()
+	if stall != 0.375 {
+		t.Fatalf("host stall CPI %v, want 0.375", stall)
+	}
+	e, c, _ := newCP(t, 1)
+	s := c.spec
+	s.IPC = 0
+	c = New(e, "cp2", s, c.g, stall)
+	if got := c.IPC(); got < 1.1428 || got > 1.1429 {
+		t.Fatalf("CP IPC %v, want 8/7", got)
+	}
+	var end sim.Time
+	c.Spawn("t", func(th *Thread) { th.Instr(800); end = th.Now() })
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if end != 350*sim.Nanosecond {
+		t.Fatalf("800 instructions took %v, want 350ns", end)
+	}
+	s.Width = 4
+	if w4 := s.EffectiveIPC(stall); w4 <= c.IPC() {
+		t.Fatalf("4-wide IPC %v not above 2-wide %v", w4, c.IPC())
+	}
+}
+
+// One hardware context per service thread: provisioning 5 threads on the
+// 2-core CP adds 3 cores and every thread gets a core of its own; with
+// cp.oversubscribe the cores stay 2 and the threads share them.
+func TestProvisionPlacesOneThreadPerCore(t *testing.T) {
+	for _, over := range []bool{false, true} {
+		e, c, _ := newCP(t, 2)
+		c.spec.Oversubscribe = over
+		added := c.Provision(5)
+		var cores []int
+		for range 5 {
+			th := c.Spawn("t", func(th *Thread) { th.Instr(10) })
+			_ = th
+		}
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]int{}
+		for _, th := range c.threads {
+			cores = append(cores, th.Core())
+			seen[th.Core()]++
+		}
+		if !over && (added != 3 || c.Cores() != 5 || len(seen) != 5) {
+			t.Errorf("one per thread: added %d, cores %d, placement %v; want 3, 5, distinct", added, c.Cores(), cores)
+		}
+		if over && (added != 0 || c.Cores() != 2 || len(seen) != 2 || seen[0] != 3) {
+			t.Errorf("oversubscribed: added %d, cores %d, placement %v; want 0, 2, 0 1 0 1 0", added, c.Cores(), cores)
+		}
+	}
 }
 
 // Without the acquire marker the CP's L1 keeps returning the value it

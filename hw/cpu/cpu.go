@@ -55,6 +55,20 @@ func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server)
 	return c
 }
 
+// Cores returns the cores there are now: cpu.cores, plus any AddCores
+// added.
+func (c *CPU) Cores() int { return len(c.cores) }
+
+// AddCores adds n idle cores, for threads that need a hardware context of
+// their own beyond cpu.cores (GHN helper threads as the documents'
+// simulator ran them: one per context). They take part in placement like
+// the others.
+func (c *CPU) AddCores(n int) {
+	for range n {
+		c.cores = append(c.cores, &core{id: len(c.cores), cpu: c})
+	}
+}
+
 // Spec returns the CPU parameters.
 func (c *CPU) Spec() Spec { return c.spec }
 

@@ -23,6 +23,7 @@ type Spec struct {
 	Cores         int       `toml:"cores" doc:"host cores" src:"DOC"`
 	Freq          unit.Freq `toml:"freq" doc:"core clock" src:"DOC"`
 	IPC           float64   `toml:"ipc" doc:"effective instructions per cycle of runtime software (gpu-networking.md §6)" src:"DEFAULT"`
+	Width         int       `toml:"width" doc:"issue width of a core (dissertation Table 5.1: 8-wide OOO); with cpu.ipc it fixes the stall cycles per instruction of runtime software, from which the CP's speed follows (0: not modelled)" src:"DOC"`
 	StreamBPC     float64   `toml:"stream_bytes_per_cycle" doc:"issue-bound streaming rate per core (load/store ports); the whole rate when cpu.compute_model = flat" src:"DEFAULT"`
 	DRAMLatency   sim.Time  `toml:"dram_latency" doc:"unloaded DRAM access latency (a poll that misses pays it; a streaming miss waits at least this)" src:"DEFAULT"`
 	DRAMBandwidth unit.Rate `toml:"dram_bandwidth" doc:"peak DRAM bandwidth (channels × 8B × transfer rate)" src:"DEFAULT"`
@@ -43,6 +44,10 @@ type Spec struct {
 	TimeSlice     sim.Time `toml:"time_slice" doc:"scheduler time slice: a thread sharing a core runs at most this long before the next one gets it (Linux CFS minimum granularity order)" src:"DEFAULT"`
 	ContextSwitch sim.Time `toml:"context_switch" doc:"core time to put a different thread on a core (kernel path plus cache and TLB refill)" src:"DEFAULT"`
 	WakeLatency   sim.Time `toml:"wake_latency" doc:"blocking wait: from the awaited write to the thread being runnable again (interrupt, handler, scheduler wake-up)" src:"DEFAULT"`
+
+	// Cache is the core's cache hierarchy, used where a walk runs address
+	// by address (Walk: the host's datatype pack and unpack).
+	Cache CacheSpec `toml:"cache"`
 }
 
 // Validate reports every invalid field.
@@ -57,6 +62,9 @@ func (s Spec) Validate() error {
 	if !(s.IPC > 0 && s.IPC <= 16) {
 		errs = append(errs, fmt.Errorf("cpu.ipc = %v: must be in (0, 16]", s.IPC))
 	}
+	if s.Width < 0 || s.Width > 64 || s.Width > 0 && float64(s.Width) < s.IPC {
+		errs = append(errs, fmt.Errorf("cpu.width = %d: must be 0 or in [cpu.ipc, 64] (a core retires at most its width per cycle)", s.Width))
+	}
 	if !(s.StreamBPC > 0 && s.StreamBPC <= 1024) {
 		errs = append(errs, fmt.Errorf("cpu.stream_bytes_per_cycle = %v: must be in (0, 1024]", s.StreamBPC))
 	}
@@ -66,7 +74,11 @@ func (s Spec) Validate() error {
 	if s.DRAMBandwidth <= 0 {
 		errs = append(errs, fmt.Errorf("cpu.dram_bandwidth = %v: must be > 0", s.DRAMBandwidth))
 	}
-	return errors.Join(append(errs, s.validateStreaming()...)...)
+	errs = append(errs, s.validateStreaming()...)
+	if err := s.Cache.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 func (s Spec) validateStreaming() []error {
@@ -97,6 +109,24 @@ func (s Spec) validateStreaming() []error {
 	}
 	return errs
 }
+
+// StallCPI returns the cycles per instruction runtime software loses to
+// stalls (branch mispredictions, dependences, cache misses) on top of the
+// 1/width of issue: 1/ipc − 1/width. It is the property of the software
+// that the core-width model (IPCAt) carries to another core; 0 without a
+// width.
+func (s Spec) StallCPI() float64 {
+	if s.Width <= 0 {
+		return 0
+	}
+	return max(0, 1/s.IPC-1/float64(s.Width))
+}
+
+// IPCAt is the instruction-count model of a core: a core of issue width
+// width runs software whose stall CPI is stall at 1 / (1/width + stall)
+// instructions per cycle. The host's cpu.ipc and cpu.width fix stall; the
+// CP's width gives its IPC.
+func IPCAt(width int, stall float64) float64 { return 1 / (1/float64(width) + stall) }
 
 // Instr returns the time to run n instructions of runtime software.
 func (s Spec) Instr(n int) sim.Duration { return s.Freq.Cycles(float64(n) / s.IPC) }

@@ -51,6 +51,7 @@ type L2Stats struct {
 	MaxLocked     int          // most lines locked at once
 	Unlocks       uint64       // locked lines released by a CP access
 	LockHold      sim.Duration // summed hold time of released locks
+	LockHoldMax   sim.Duration // longest hold time of a released lock
 	Bypasses      uint64       // fills that found every way of the set locked
 	RMWs, RMWWait uint64       // CP lock-prefixed RMWs; those that waited for another's lock
 }
@@ -200,7 +201,9 @@ func (g *GPU) cpUnlock(l mem.Addr) {
 		w.locked = false
 		g.tags.stats.Locked--
 		g.tags.stats.Unlocks++
-		g.tags.stats.LockHold += g.e.Now() - w.lockedAt
+		hold := g.e.Now() - w.lockedAt
+		g.tags.stats.LockHold += hold
+		g.tags.stats.LockHoldMax = max(g.tags.stats.LockHoldMax, hold)
 	}
 }
 

@@ -42,8 +42,8 @@ type Paced interface {
 type flow struct {
 	f         *Fabric
 	p         Packet
-	path      [4]*port
-	pos       [4]int
+	path      [maxHops]*port
+	pos       [maxHops]int
 	hops      int
 	pair      uint64
 	wire      float64 // wire bytes of the message (payload + per-packet headers)
@@ -85,7 +85,7 @@ func (f *Fabric) wireBytes(n unit.Bytes) float64 {
 // sendFlow starts (or queues behind its pair's active message) a flow-mode
 // message. Messages of one (src, dst) pair are served in order, as the
 // packet model's FIFO ports deliver them.
-func (f *Fabric) sendFlow(p Packet, route [4]*port, hops int) {
+func (f *Fabric) sendFlow(p Packet, route [maxHops]*port, hops int) {
 	src, dst := p.Route()
 	fl := &flow{f: f, p: p, path: route, hops: hops, pair: uint64(src)<<32 | uint64(uint32(dst)),
 		wire: f.wireBytes(p.PayloadBytes())}
@@ -173,6 +173,9 @@ func (fl *flow) hopOf(pt *port) int {
 func (f *Fabric) deliverFlow(fl *flow, now sim.Time) {
 	first := min(fl.p.PayloadBytes(), f.link.Payload)
 	arrive := now + sim.Duration(fl.hops)*f.link.Latency + sim.Duration(fl.hops-1)*(f.sw.Latency+f.Serialization(first))
+	if fl.path[0].capacity > 0 { // the node's GPU fabric
+		arrive = now + f.node.spec.Latency + sim.Duration(fl.hops-1)*f.node.serialization(f, first)
+	}
 	arrive = max(arrive, f.fl.lastAt[fl.pair])
 	f.fl.lastAt[fl.pair] = arrive
 	f.e.AtH(arrive, (*flowDelivery)(fl), 0)
@@ -242,6 +245,9 @@ func (f *Fabric) waterFill() {
 	fs := f.fl
 	for _, pt := range fs.ports {
 		pt.capLeft = fs.cap
+		if pt.capacity > 0 {
+			pt.capLeft = pt.capacity
+		}
 		pt.unfrozen = len(pt.flows)
 	}
 	left := len(fs.flows)

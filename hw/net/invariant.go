@@ -41,6 +41,12 @@ func (f *Fabric) ports() []*port {
 	for _, s := range f.spineDn {
 		all = append(all, s...)
 	}
+	if f.tp != nil {
+		all = append(all, f.tp.ports()...)
+	}
+	if f.node != nil {
+		all = append(all, f.node.ports()...)
+	}
 	return all
 }
 

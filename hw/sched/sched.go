@@ -48,6 +48,9 @@ func New(name string, cores int, quantum sim.Duration) *Sched {
 	return s
 }
 
+// AddCore adds an idle core; threads bound later use it in turn.
+func (s *Sched) AddCore() { s.cores = append(s.cores, &core{}) }
+
 // Cores returns the number of cores.
 func (s *Sched) Cores() int { return len(s.cores) }
 

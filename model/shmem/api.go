@@ -127,6 +127,10 @@ type Ctx struct {
 // WG returns the work-group that owns the context.
 func (c *Ctx) WG() *gpu.WG { return c.wg }
 
+// Stats returns the device's call statistics so far (all work-groups of
+// the PE), for measuring a stretch of calls.
+func (c *Ctx) Stats() Stats { return c.dev.Stats() }
+
 // PE returns the calling PE.
 func (c *Ctx) PE() int { return c.dev.pe }
 

@@ -95,6 +95,34 @@ type Stats struct {
 	Blocking    uint64       // of them blocking (incl. fence and quiet)
 	BlockingSum sim.Duration // summed call → completion time of the blocking calls
 	RingFull    uint64       // reservations that found the ring full after refreshing the read index
+	// Phases split the blocking calls' time over the service path (queued
+	// backends; summed over Phased calls): see PhaseNames.
+	Phases [NumPhases]sim.Duration
+	Phased uint64
+}
+
+// The phases of a blocking call through a service thread, in order.
+const (
+	PhasePost     = iota // the work-group reserves, fills and publishes its entry
+	PhasePickup          // until a service thread's poll finds it POSTED
+	PhaseDequeue         // the thread reads the entry
+	PhaseLibrary         // the OpenSHMEM call (argument checks, address translation)
+	PhasePortals         // the Portals post under the context lock: command, release, doorbell
+	PhaseNetwork         // until the quiet round that finds the operation complete (network, polling rounds, failed quiets)
+	PhaseQuiet           // that quiet: CT read, entries marked COMPLETE
+	PhaseComplete        // until the work-group sees COMPLETE
+	NumPhases
+)
+
+// PhaseNames names the phases of Stats.Phases.
+var PhaseNames = [NumPhases]string{"post", "pickup", "dequeue", "library call", "Portals post", "network + polling", "quiet", "completion seen"}
+
+// MeanPhase returns the mean time of phase i over the phased calls.
+func (s Stats) MeanPhase(i int) sim.Duration {
+	if s.Phased == 0 {
+		return 0
+	}
+	return s.Phases[i] / sim.Duration(s.Phased)
 }
 
 // MeanService returns the mean time a blocking call took (post →

@@ -95,6 +95,13 @@ type Report struct {
 	Threads []ThreadReport
 	Energy  Energy   // summed over the threads
 	GIO     GIOStats // the GIO backend's posts, templates and stalls (gio.go)
+	// Locks counts the library's mutex acquisitions, LockSpins the
+	// failed test-and-sets among them (the lock was held by another
+	// thread).
+	Locks, LockSpins uint64
+	// Deviations are the preset changes the service threads' placement
+	// made (cores added, or threads time-sliced), one line each.
+	Deviations []string
 }
 
 // Polls returns the polls of all threads.

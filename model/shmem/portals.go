@@ -14,30 +14,41 @@ import (
 // = offset in it), one counting event per context, puts with CT_ACK_REQ,
 // gets counted on REPLY, AMOs as Portals atomics. Fence is a no-op on the
 // in-order network; quiet(ctx) waits until the context's CT counts every
-// operation issued on it. The library's shared state is guarded by a
-// mutex built on a lock-prefixed RMW (gpu-networking.md §1.5).
+// operation issued on it. The library's shared state is guarded by
+// mutexes built on lock-prefixed RMWs of their own lines
+// (gpu-networking.md §1.5), scoped as in a thread-safe SOS: each context
+// has its own (its CT, issue count and Portals posts), held across its
+// critical section only (the context's bounce words, CT, issue count and
+// Portals posts, as SOS keeps them per context). Service threads that own
+// different queues (different contexts) therefore never wait for each
+// other's locks.
 type lib struct {
-	b      *queueBackend
-	nic    *nic.NIC
-	link   *pcie.Link // the NIC's attachment: CT reads
-	pt     int
-	mutex  mem.Addr
-	ctxs   map[int]*lctx
-	m      *mem.Memory
-	pool   mem.Pool
-	bounce []mem.Addr // free 8 B words for inline data and AMO operands
+	b    *queueBackend
+	nic  *nic.NIC
+	link *pcie.Link // the NIC's attachment: CT reads
+	pt   int
+	ctxs map[int]*lctx
+	m    *mem.Memory
+	pool mem.Pool
+	// locks counts mutex acquisitions, spins the failed test-and-sets
+	// among them (a thread found the lock held by another).
+	locks, spins uint64
 }
 
+// lctx is one OpenSHMEM context's library state. Its mutex word and
+// issue count share one line of library memory (the CP's: GPU memory
+// behind the L2), the struct's first line.
 type lctx struct {
 	ct     *nic.CT
+	state  mem.Addr // word 0: the mutex; word 1: operations issued
 	issued uint64
+	bounce []mem.Addr // free 8 B words for inline data and AMO operands
 	inUse  []mem.Addr
 }
 
 func newLib(b *queueBackend, n Node, pool mem.Pool) *lib {
 	l := &lib{b: b, nic: n.NIC, link: n.NICLink, m: n.Mem, pool: pool, ctxs: map[int]*lctx{}}
 	l.pt = n.NIC.PTAlloc(nil, false)
-	l.mutex = n.Mem.AllocData(pool, 8, "shmem.lib.mutex")
 	return l
 }
 
@@ -49,35 +60,38 @@ func (l *lib) expose(idx int, base mem.Addr, size uint64) {
 func (l *lib) ctx(i int) *lctx {
 	c := l.ctxs[i]
 	if c == nil {
-		c = &lctx{ct: l.nic.NewCT()}
+		c = &lctx{ct: l.nic.NewCT(), state: l.m.AllocData(l.pool, mem.LineSize, fmt.Sprintf("shmem.lib.ctx[%d]", i))}
 		l.ctxs[i] = c
 	}
 	return c
 }
 
-// lock takes the library mutex: a test-and-set by lock-prefixed RMW,
+// lock takes the mutex at a: a test-and-set by lock-prefixed RMW,
 // retried after a short spin while another thread holds it. Spinning
 // stays on the core, so a holder time-sliced on the same core gets it
 // back at the spinner's quantum end.
-func (l *lib) lock(c consumer) {
+func (l *lib) lock(c consumer, a mem.Addr) {
 	c.instr(l.b.sw.Mutex)
-	for c.rmw(l.mutex, func(uint64) uint64 { return 1 }) != 0 {
+	l.locks++
+	for c.rmw(a, func(uint64) uint64 { return 1 }) != 0 {
+		l.spins++
 		c.instr(l.b.sw.ConsumerPoll)
 	}
 }
 
-func (l *lib) unlock(c consumer) { c.local(l.mutex, 0) }
+func (l *lib) unlock(c consumer, a mem.Addr) { c.local(a, 0) }
 
-// word returns a bounce word holding v, written by the service thread.
+// word returns a bounce word of ctx holding v, written by the service
+// thread (with ctx's lock held).
 func (l *lib) word(c consumer, ctx *lctx, v uint64) mem.Addr {
-	if len(l.bounce) == 0 {
-		base := l.m.AllocData(l.pool, 64*mem.LineSize, "shmem.lib.bounce")
-		for i := range 64 * mem.LineSize / 8 {
-			l.bounce = append(l.bounce, base+mem.Addr(8*i))
+	if len(ctx.bounce) == 0 {
+		base := l.m.AllocData(l.pool, 8*mem.LineSize, "shmem.lib.bounce")
+		for i := range 8 * mem.LineSize / 8 {
+			ctx.bounce = append(ctx.bounce, base+mem.Addr(8*i))
 		}
 	}
-	a := l.bounce[len(l.bounce)-1]
-	l.bounce = l.bounce[:len(l.bounce)-1]
+	a := ctx.bounce[len(ctx.bounce)-1]
+	ctx.bounce = ctx.bounce[:len(ctx.bounce)-1]
 	ctx.inUse = append(ctx.inUse, a)
 	c.local(a, v)
 	return a
@@ -92,15 +106,36 @@ func atomicType(n uint64) nic.AtomicType {
 
 // issue hands entry e of queue q to the NIC (gpu-networking.md §1.4 step
 // 2): blocking entries are issued as their non-blocking forms.
-func (l *lib) issue(c consumer, q *queue, e entry) {
+func (l *lib) issue(s *service, q *queue, e entry) {
+	c := s.port
 	if e.op == OpFence || e.op == OpQuiet {
+		start := s.now()
 		c.instr(l.b.sw.ShmemQuiet)
+		s.span("library call", start)
+		if e.blocking() {
+			q.stamp(e.seq, PhaseLibrary, start)
+			q.stamp(e.seq, PhasePortals, s.now())
+			q.stamp(e.seq, PhaseNetwork, s.now())
+		}
 		return
 	}
-	l.lock(c)
-	defer l.unlock(c)
 	sw := l.b.sw
-	c.instr(sw.ShmemOp + sw.PortalsPost)
+	start := s.now()
+	if e.blocking() {
+		q.stamp(e.seq, PhaseLibrary, start)
+	}
+	c.instr(sw.ShmemOp) // argument checks, symmetric address translation: no shared state
+	s.span("library call", start)
+	post := s.now()
+	if e.blocking() {
+		q.stamp(e.seq, PhasePortals, post)
+	}
+	defer func() {
+		s.span("Portals post", post)
+		if e.blocking() {
+			q.stamp(e.seq, PhaseNetwork, s.now())
+		}
+	}()
 	ctx := l.ctx(q.idx)
 	heap := l.b.dev.heap
 	sym := e.dst
@@ -111,6 +146,10 @@ func (l *lib) issue(c consumer, q *queue, e entry) {
 	if !ok {
 		panic(fmt.Sprintf("shmem: queue %d entry %d: %#x is not symmetric (the device library checks this) %+v mem=%x", q.idx, e.seq, uint64(sym), e, l.m.Bytes(q.slot(e.seq), 64)))
 	}
+	// The critical section: the context's bounce words, issue count and
+	// the Portals post on its command queue.
+	l.lock(c, ctx.state)
+	defer l.unlock(c, ctx.state)
 	cmd := nic.Command{Target: e.pe, PT: l.pt, MatchBits: uint64(idx), RemoteOffset: off, Length: e.len}
 	md := func(a mem.Addr, n uint64, opt nic.MDOptions) *nic.MD {
 		return &nic.MD{Start: a, Length: n, CT: ctx.ct, Options: opt | nic.MDEventSuccessDisable}
@@ -138,7 +177,9 @@ func (l *lib) issue(c consumer, q *queue, e entry) {
 			cmd.Op, cmd.AtomicOp, cmd.Operand = nic.CmdSwap, nic.CSwap, e.cond
 		}
 	}
+	c.instr(sw.PortalsPost)
 	ctx.issued++
+	c.local(ctx.state+8, ctx.issued)
 	c.releaseSystem() // the command's source data visible to the NIC
 	c.addPCIe()       // the doorbell
 	l.nic.Doorbell(c.proc(), cmd)
@@ -151,13 +192,15 @@ func (l *lib) issue(c consumer, q *queue, e entry) {
 func (l *lib) quiet(c consumer, i, n int) (done, failed bool) {
 	c.instr(l.b.sw.ShmemQuiet * n)
 	ctx := l.ctx(i)
+	l.lock(c, ctx.state)
 	c.addPCIe() // CT read
 	c.stall(l.link.Read(pcie.Down, c.proc().Now(), 8, false))
 	succ, fail := ctx.ct.Get()
+	defer l.unlock(c, ctx.state)
 	if succ+fail < ctx.issued {
 		return false, false
 	}
-	l.bounce = append(l.bounce, ctx.inUse...)
+	ctx.bounce = append(ctx.bounce, ctx.inUse...)
 	ctx.inUse = ctx.inUse[:0]
 	return true, fail > 0
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // Entry status values (gpu-networking.md §1.2). failed is this
@@ -42,6 +43,18 @@ type queue struct {
 
 	// consumer state (the service thread's private read index)
 	rd uint64
+
+	// stamps are the phase boundaries of each slot's blocking call, for
+	// the decomposition (bookkeeping, not simulated memory).
+	stamps [][NumPhases + 1]sim.Time
+}
+
+// stamp records that the blocking call in slot seq reached boundary i.
+func (q *queue) stamp(seq uint64, i int, t sim.Time) {
+	if q.stamps == nil {
+		q.stamps = make([][NumPhases + 1]sim.Time, q.q)
+	}
+	q.stamps[seq%q.q][i] = t
 }
 
 func (q *queue) slot(i uint64) mem.Addr   { return q.ring + mem.Addr(i%q.q)*entrySize }
@@ -114,6 +127,7 @@ func (c *qchan) Close() {}
 // work-item.
 func (c *qchan) Submit(r *Request) error {
 	b, q, wg, p := c.b, c.q, c.wg, c.b.prod
+	start := wg.Now()
 	wg.Scalar(b.spec.ProducerInstr)
 	c.reserve()
 	s := q.w % q.q
@@ -123,6 +137,10 @@ func (c *qchan) Submit(r *Request) error {
 	p.release(wg)           // … and release at the publish scope
 	p.store(wg, slot, words[0])
 	p.release(wg) // 3: post
+	if r.Blocking {
+		q.stamp(q.w, PhasePost, start)
+		q.stamp(q.w, PhasePickup, wg.Now())
+	}
 	q.done[s] = false
 	if q.owner != nil {
 		q.owner.nudge()
@@ -135,6 +153,13 @@ func (c *qchan) Submit(r *Request) error {
 	if err := c.complete(); err != nil {
 		return err
 	}
+	q.stamp(seq, NumPhases, wg.Now())
+	st := &b.dev.stats
+	ts := q.stamps[seq%q.q]
+	for i := range NumPhases {
+		st.Phases[i] += ts[i+1] - ts[i]
+	}
+	st.Phased++
 	if r.Op.fetches() {
 		r.Result = p.load(wg, q.result(seq))
 	}

@@ -23,6 +23,9 @@ type queueBackend struct {
 	queues []*queue
 	svcs   []*service
 	lib    *lib
+	// deviations from the preset the thread placement made (cores added
+	// or time-sliced), for the report.
+	deviations []string
 }
 
 func newQueueBackend(d *Device) (*queueBackend, error) {
@@ -87,12 +90,30 @@ func (b *queueBackend) startServices() {
 	n := b.dev.rt.node
 	threads := min(b.spec.Threads, len(b.queues))
 	cores := 0 // GHN: helper threads are pinned to cores 1…cores (core 0 runs the application)
-	if b.kind != CompNetCP {
+	if b.kind == CompNetCP {
+		// One CP core per thread (cp.oversubscribe keeps cp.cores and
+		// time-slices instead).
+		if add := n.CP.Provision(threads); add > 0 {
+			b.deviations = append(b.deviations, fmt.Sprintf("%d service threads on %d CP cores (the preset has %d): one hardware context per thread, as the documents' simulator ran them; cp.oversubscribe=true time-slices them on cp.cores instead",
+				threads, n.CP.Cores(), n.CP.Spec().Cores))
+		} else if threads > n.CP.Cores() {
+			b.deviations = append(b.deviations, fmt.Sprintf("%d service threads time-sliced on %d CP cores (cp.oversubscribe, quantum %v): the documents do not describe time-slicing",
+				threads, n.CP.Cores(), n.CP.Spec().Quantum))
+		}
+	} else {
 		cores = b.spec.HostCores
 		if cores == 0 {
-			cores = max(1, min(threads, n.CPU.Spec().Cores-1))
+			// One host core per helper thread, besides the application's.
+			cores = threads
+			if need := threads + 1 - n.CPU.Cores(); need > 0 {
+				b.deviations = append(b.deviations, fmt.Sprintf("%d helper threads + the application thread on %d host cores (the preset has %d): one hardware context per thread, as the documents' simulator ran them; shmem.host_cores pins them to fewer cores, time-sliced",
+					threads, threads+1, n.CPU.Spec().Cores))
+				n.CPU.AddCores(need)
+			}
+		} else if threads > cores {
+			b.deviations = append(b.deviations, fmt.Sprintf("%d helper threads time-sliced on %d host cores (shmem.host_cores): the documents do not describe time-slicing", threads, cores))
 		}
-		cores = min(cores, n.CPU.Spec().Cores)
+		cores = max(1, min(cores, n.CPU.Cores()))
 	}
 	for t := range threads {
 		s := &service{b: b}
@@ -111,7 +132,7 @@ func (b *queueBackend) startServices() {
 			})
 			continue
 		}
-		core := (1 + t%cores) % n.CPU.Spec().Cores
+		core := (1 + t%cores) % n.CPU.Cores()
 		_, err := n.CPU.SpawnOn(core, name, func(th *cpu.Thread) {
 			s.port = &hostPort{t: th, spec: n.CPU.Spec(), link: n.GPULink, m: n.Mem,
 				overPC: b.kind == GHNDGPU, seen: map[mem.Addr]uint64{}}
@@ -130,7 +151,7 @@ func (b *queueBackend) startServices() {
 // lives, instead of each paying for a core of its own. A thread alone on
 // its core (the documents' case) pays P_static × its life.
 func (b *queueBackend) Stop() Report {
-	var rep Report
+	rep := Report{Deviations: b.deviations, Locks: b.lib.locks, LockSpins: b.lib.spins}
 	es := b.dev.rt.spec.Energy
 	type coreKey struct {
 		typ string
@@ -223,20 +244,29 @@ func (s *service) run() {
 	}
 }
 
-// visit is steps 1–4 for one queue.
+// visit is steps 1–4 for one queue. Its parts are spans on the thread's
+// trace track (poll, dequeue, library call, Portals post) and phase
+// stamps of blocking calls.
 func (s *service) visit(q *queue) bool {
 	slot := q.slot(q.rd)
+	start := s.now()
 	st := s.port.poll(slot)
 	s.port.instr(s.b.sw.ConsumerPoll)
 	s.polls++
+	s.span("poll", start)
 	if uint32(st) != statusPosted {
 		return false
 	}
+	found := s.now()
 	e := decode(s.port.line(slot))
 	if e.status != statusPosted || e.seq != q.rd {
 		return false // an entry of an earlier lap, left POSTED while pending
 	}
-	s.b.lib.issue(s.port, q, e)
+	if e.blocking() {
+		q.stamp(e.seq, PhaseDequeue, found)
+	}
+	s.span("dequeue", found)
+	s.b.lib.issue(s, q, e)
 	s.served++
 	if e.blocking() {
 		s.pending = append(s.pending, pend{q, e}) // converted to non-blocking, completed by a quiet
@@ -246,6 +276,15 @@ func (s *service) visit(q *queue) bool {
 	q.rd++
 	s.port.store(q.readIdx, q.rd) // publish the shared read index
 	return true
+}
+
+// now is the thread's time.
+func (s *service) now() sim.Time { return s.port.proc().Now() }
+
+// span records what the thread did since start on its trace track.
+func (s *service) span(what string, start sim.Time) {
+	p := s.port.proc()
+	p.Engine().Span(s.port.name(), what, start, p.Now())
 }
 
 func word0(e entry, status uint32) uint64 {
@@ -270,10 +309,12 @@ func (s *service) quietPending() {
 	}
 	done, failed := map[int]bool{}, map[int]bool{}
 	any := false
+	start := s.now()
 	for _, c := range order {
 		done[c], failed[c] = s.b.lib.quiet(s.port, c, ctxs[c])
 		any = any || done[c]
 	}
+	defer s.span("quiet", start)
 	if !any {
 		return
 	}
@@ -288,7 +329,9 @@ func (s *service) quietPending() {
 		if failed[p.q.idx] {
 			st = statusFailed
 		}
+		p.q.stamp(p.e.seq, PhaseQuiet, start)
 		s.port.store(p.q.slot(p.e.seq), word0(p.e, st))
+		p.q.stamp(p.e.seq, PhaseComplete, s.now())
 	}
 	s.pending = keep
 }

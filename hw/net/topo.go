@@ -1,0 +1,215 @@
+package net
+
+import (
+	"fmt"
+)
+
+// maxHops bounds the output ports one route crosses: a dragonfly's Valiant
+// route (endpoint up, local, global, local, global, local, endpoint down).
+const maxHops = 8
+
+// topology routes packets over the switches of a railfattree or a
+// dragonfly; the star and the fat tree keep their own code in net.go,
+// whose results the golden tests pin.
+type topology interface {
+	route(f *Fabric, src, dst int) (route [maxHops]*port, hops int)
+	ports() []*port
+}
+
+// buildTopology adds the switches of the railfattree and dragonfly kinds.
+func (f *Fabric) buildTopology(n int) error {
+	if err := f.topo.ValidateFor(n); err != nil {
+		return err
+	}
+	switch f.topo.Kind {
+	case "railfattree":
+		f.tp = newRailTree(n, f.topo)
+	case "dragonfly":
+		f.tp = newDragonfly(n, f.topo)
+	}
+	return nil
+}
+
+// railTree is a rail-optimised two-level fat tree: endpoint e is NIC
+// e mod R of node e / R; each leaf switch serves leafSize nodes of one
+// rail, and every leaf has one up-link to each of leafSize spines that
+// all leaves share. Traffic between the same rail of two nodes under one
+// leaf never reaches a spine; everything else crosses one spine.
+type railTree struct {
+	rails, leafSize, leavesPerRail int
+	inOrder                        bool
+	leafUp                         [][]*port // leaf → spine s
+	spineDn                        [][]*port // spine s → leaf
+}
+
+func newRailTree(n int, t TopologySpec) *railTree {
+	nodes := n / t.Rails
+	rt := &railTree{rails: t.Rails, leafSize: t.LeafSize, leavesPerRail: (nodes + t.LeafSize - 1) / t.LeafSize, inOrder: t.InOrder}
+	leaves := rt.rails * rt.leavesPerRail
+	for l := range leaves {
+		var ups []*port
+		for s := range t.LeafSize {
+			ups = append(ups, &port{name: fmt.Sprintf("rail[%d].leaf[%d].up[%d]", l/rt.leavesPerRail, l%rt.leavesPerRail, s)})
+		}
+		rt.leafUp = append(rt.leafUp, ups)
+	}
+	for s := range t.LeafSize {
+		var dns []*port
+		for l := range leaves {
+			dns = append(dns, &port{name: fmt.Sprintf("spine[%d].down[rail %d leaf %d]", s, l/rt.leavesPerRail, l%rt.leavesPerRail)})
+		}
+		rt.spineDn = append(rt.spineDn, dns)
+	}
+	return rt
+}
+
+// leaf returns the leaf switch of endpoint e.
+func (rt *railTree) leaf(e int) int {
+	node, rail := e/rt.rails, e%rt.rails
+	return rail*rt.leavesPerRail + node/rt.leafSize
+}
+
+func (rt *railTree) route(f *Fabric, src, dst int) (route [maxHops]*port, hops int) {
+	route[0] = f.up[src]
+	ls, ld := rt.leaf(src), rt.leaf(dst)
+	if ls == ld {
+		route[1] = f.down[dst]
+		return route, 2
+	}
+	s := (dst / rt.rails) % rt.leafSize
+	if !rt.inOrder {
+		s = f.rng.IntN(rt.leafSize)
+	}
+	route[1], route[2], route[3] = rt.leafUp[ls][s], rt.spineDn[s][ld], f.down[dst]
+	return route, 4
+}
+
+func (rt *railTree) ports() []*port {
+	var all []*port
+	for _, l := range rt.leafUp {
+		all = append(all, l...)
+	}
+	for _, s := range rt.spineDn {
+		all = append(all, s...)
+	}
+	return all
+}
+
+// dragonfly is groups of a switches, all-to-all inside a group by local
+// links, every pair of groups joined by one global link; each switch
+// serves p endpoints. The global link from group g to group g2 leaves
+// from slot k = g2 (or g2-1 past g) of group g: switch k / h, its port
+// k mod h, so both ends of a link are fixed by the group pair.
+type dragonfly struct {
+	p, a, h, groups int
+	routing         string
+	local           [][]*port // switch r → switch j of its group (nil for j = r's own index)
+	global          [][]*port // switch r's global port k
+}
+
+func newDragonfly(n int, t TopologySpec) *dragonfly {
+	d := &dragonfly{p: t.NodesPerRouter, a: t.RoutersPerGroup, h: t.GlobalPerRouter, groups: t.DragonflyGroups(n), routing: t.Routing}
+	for r := range d.groups * d.a {
+		loc := make([]*port, d.a)
+		for j := range d.a {
+			if j != r%d.a {
+				loc[j] = &port{name: fmt.Sprintf("group[%d].switch[%d].local[%d]", r/d.a, r%d.a, j)}
+			}
+		}
+		d.local = append(d.local, loc)
+		glob := make([]*port, d.h)
+		for k := range d.h {
+			glob[k] = &port{name: fmt.Sprintf("group[%d].switch[%d].global[%d]", r/d.a, r%d.a, k)}
+		}
+		d.global = append(d.global, glob)
+	}
+	return d
+}
+
+// gateway returns the switch of group g that holds the global link to
+// group g2, and the index of that port.
+func (d *dragonfly) gateway(g, g2 int) (sw, k int) {
+	slot := g2
+	if g2 > g {
+		slot = g2 - 1
+	}
+	return g*d.a + slot/d.h, slot % d.h
+}
+
+// hop appends the ports from switch r to switch to, both in one group.
+func (d *dragonfly) local1(route *[maxHops]*port, hops *int, r, to int) {
+	if r != to {
+		route[*hops] = d.local[r][to%d.a]
+		*hops++
+	}
+}
+
+// toGroup appends the ports from switch r to the switch of group g where
+// the global link from r's group lands, and returns that switch.
+func (d *dragonfly) toGroup(route *[maxHops]*port, hops *int, r, g int) int {
+	gw, k := d.gateway(r/d.a, g)
+	d.local1(route, hops, r, gw)
+	route[*hops] = d.global[gw][k]
+	*hops++
+	land, _ := d.gateway(g, r/d.a)
+	return land
+}
+
+func (d *dragonfly) route(f *Fabric, src, dst int) (route [maxHops]*port, hops int) {
+	route[0], hops = f.up[src], 1
+	rs, rd := src/d.p, dst/d.p
+	gs, gd := rs/d.a, rd/d.a
+	if gs != gd && d.groups > 2 && d.routing != "minimal" {
+		mid := f.rng.IntN(d.groups - 2) // a group other than gs and gd
+		for _, g := range []int{min(gs, gd), max(gs, gd)} {
+			if mid >= g {
+				mid++
+			}
+		}
+		if d.routing == "valiant" || d.preferValiant(f, rs, gd, mid) {
+			r := d.toGroup(&route, &hops, rs, mid)
+			r = d.toGroup(&route, &hops, r, gd)
+			d.local1(&route, &hops, r, rd)
+			route[hops] = f.down[dst]
+			return route, hops + 1
+		}
+	}
+	r := rs
+	if gs != gd {
+		r = d.toGroup(&route, &hops, rs, gd)
+	}
+	d.local1(&route, &hops, r, rd)
+	route[hops] = f.down[dst]
+	return route, hops + 1
+}
+
+// preferValiant is UGAL-L's choice at the source switch: the minimal
+// path's first global port's backlog times its hop count against the
+// Valiant path's (Singh, "Load-Balanced Routing in Interconnection
+// Networks", 2005). The backlog is the time the port's server is busy
+// ahead of now (packet model) or its active flows (flow model).
+func (d *dragonfly) preferValiant(f *Fabric, rs, gd, mid int) bool {
+	gs := rs / d.a
+	backlog := func(g int) int64 {
+		gw, k := d.gateway(gs, g)
+		pt := d.global[gw][k]
+		if f.fl != nil {
+			return int64(len(pt.flows))
+		}
+		return int64(max(0, pt.free-f.e.Now()))
+	}
+	return backlog(gd)*3 > backlog(mid)*5 // minimal: up to 3 switch hops; Valiant: up to 5
+}
+
+func (d *dragonfly) ports() []*port {
+	var all []*port
+	for r := range d.local {
+		for _, pt := range d.local[r] {
+			if pt != nil {
+				all = append(all, pt)
+			}
+		}
+		all = append(all, d.global[r]...)
+	}
+	return all
+}
