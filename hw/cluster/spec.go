@@ -26,6 +26,7 @@ type Spec struct {
 	Node     net.NodeSpec     `toml:"node"`
 	Network  net.NetworkSpec  `toml:"network"`
 	PCIe     pcie.Spec        `toml:"pcie"`
+	SoC      pcie.SoCSpec     `toml:"soc"`
 	CPU      cpu.Spec         `toml:"cpu"`
 	GPU      gpu.Spec         `toml:"gpu"`
 	NIC      nic.Spec         `toml:"nic"`
@@ -38,7 +39,7 @@ type Spec struct {
 // Validate reports every invalid field of every component.
 func (s Spec) Validate() error {
 	return errors.Join(s.Link.Validate(), s.Switch.Validate(), s.Topology.Validate(), s.Node.Validate(), s.validateRails(), s.Network.Validate(),
-		s.PCIe.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate(), s.Spin.Validate(),
+		s.PCIe.Validate(), s.SoC.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate(), s.Spin.Validate(),
 		s.L2.Validate(), s.CP.Validate(), s.Caps.Validate())
 }
 
@@ -65,6 +66,9 @@ func GPUTN() Spec {
 		Network:  net.NetworkSpec{Model: net.ModelPacket},
 		PCIe: pcie.Spec{Latency: 250 * sim.Nanosecond, Overhead: 10 * sim.Nanosecond, Gap: 4 * sim.Nanosecond,
 			Bandwidth: pcieGen4x16, MPS: 256, MaxReadReq: 512, P2PReadPenalty: 1},
+		// The APU's NIC hangs on the coherent system directory (the
+		// dissertation's §3.1); pcie.DefaultSoC names each value's source.
+		SoC: pcie.DefaultSoC(),
 		CPU: cpu.Spec{Cores: 8, Freq: 4e9, IPC: 2.0, Width: 8, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,
 			DRAMBandwidth: ddrRate(8, 2133), CacheHit: 500 * sim.Picosecond,
 			ComputeModel: cpu.ModelMLP, L1DMisses: 4, L2Misses: 20, LineSize: 64, PrefetchDepth: 16,
@@ -104,6 +108,9 @@ func CompNet() Spec {
 	s := GPUTN()
 	s.CPU.Cores, s.CPU.DRAMBandwidth = 16, ddrRate(8, 2400)
 	s.GPU.CUs, s.GPU.MemBandwidth, s.GPU.Mode = 12, ddrRate(8, 2400), "dgpu"
+	// The ComP-Net paper's §5.1: the NIC reaches queues and data through
+	// PCIe in every design, GHN_APU included.
+	s.SoC.NICAttach = pcie.AttachPCIe
 	return s
 }
 
@@ -133,6 +140,7 @@ func Spin() Spec {
 	s := GPUTN()
 	s.Link.Bandwidth = unit.Rate(200e9 / 8)
 	s.PCIe.Bandwidth, s.PCIe.Gap = pcieGen4x32, 2*sim.Nanosecond
+	s.SoC.NICAttach = pcie.AttachPCIe // a PCIe Gen4 x32 NIC (the sPIN paper's set-up)
 	s.CPU.Cores, s.CPU.Freq = 4, 3.4e9
 	// The documents' measurement host (an Intel i7-4770, Haswell): dual
 	// channel DDR3-1600 (Intel ARK), 36 cycles + 57 ns to DRAM (7-cpu.com's
@@ -175,6 +183,7 @@ func GPURDMA() Spec {
 	s := GPUTN()
 	s.Link.Bandwidth = unit.Rate(56e9 / 8)
 	s.PCIe.Bandwidth, s.PCIe.P2PReadPenalty = pcieGen3x16, 1
+	s.SoC.NICAttach = pcie.AttachPCIe // a Connect-IB HCA behind a PLX switch
 	s.GPU.Mode, s.GPU.CUs, s.GPU.WaveSize, s.GPU.WavesPerSIMD = "dgpu", 15, 32, 16
 	s.GPU.Freq, s.GPU.MemBandwidth, s.GPU.MemLatency = 745e6, unit.Rate(288e9), 400*sim.Nanosecond
 	s.GPU.LDSPerCU, s.GPU.L1Lines = 48*unit.KiB, 256
@@ -188,6 +197,7 @@ func GIO() Spec {
 	s := GPUTN()
 	s.Link.Bandwidth = unit.Rate(56e9 / 8)
 	s.PCIe.Bandwidth = pcieGen3x16
+	s.SoC.NICAttach = pcie.AttachPCIe // an InfiniBand HCA on PCIe Gen3 x16
 	s.GPU.Mode, s.GPU.CUs, s.GPU.MemBandwidth = "dgpu", 64, unit.Rate(484e9)
 	s.L2.Size = 4 * unit.MiB // §7 [DEFAULT] MI-25 L2: its reuse decides the L2-off cost of §5.3
 	return s
