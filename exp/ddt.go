@@ -55,6 +55,9 @@ func runDDTJobs(cfg Config, env Env, jobs []ddtJob) ([]ddtOut, error) {
 			return fmt.Errorf("%s: %w", j.label, err)
 		}
 		out[i].DDTResult = r
+		if pc.Run.Functional && !r.Verified {
+			return fmt.Errorf("%s: %w: the receive buffer differs from datatype.Unpack of the same stream", j.label, ErrVerification)
+		}
 		return nil
 	})
 	return out, err
@@ -100,6 +103,21 @@ func presetNote(cfg Config) string {
 		cfg.Run.Preset, cfg.Spin.HPUs, cfg.Spin.HPUFreq, cfg.Link.Bandwidth, cfg.PCIe.Bandwidth)
 }
 
+// statedHPUs is the HPU count of the studies the paper runs at a stated
+// count (ddtbench.hpus_stated), else spin.hpus.
+func statedHPUs(cfg Config) int {
+	if cfg.DDTBench.Stated > 0 {
+		return cfg.DDTBench.Stated
+	}
+	return cfg.Spin.HPUs
+}
+
+// statedNote names the HPU count a study ran with.
+func statedNote(cfg Config) string {
+	return fmt.Sprintf("%d HPUs (ddtbench.hpus_stated; the paper states this count for the figure), preset %s at %v, link %v, PCIe %v",
+		statedHPUs(cfg), cfg.Run.Preset, cfg.Spin.HPUFreq, cfg.Link.Bandwidth, cfg.PCIe.Bandwidth)
+}
+
 // rtrNote says what the receive times measure.
 const rtrNote = "time = RTR send to last byte placed (datatypes.md §6)"
 
@@ -117,14 +135,14 @@ func runDDTVector(cfg Config, env Env) (*report.Result, error) {
 			return nil, err
 		}
 		for _, m := range ms {
-			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v b=%d", m, bl), method: m, typ: ty, count: 1})
+			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v b=%d", m, bl), method: m, typ: ty, count: 1, hpus: cfg.DDTBench.Stated})
 		}
 	}
 	outs, err := runDDTJobs(cfg, env, jobs)
 	if err != nil {
 		return nil, err
 	}
-	t := report.Table{Name: "vector", Columns: []string{"method", "block", "gamma", "time", "GBps", "interval", "dma_writes", "dma_fifo_max", "stalls", "verified"}}
+	t := report.Table{Name: "vector", Columns: []string{"method", "block", "gamma", "time", "GBps", "interval", "dma_writes", "dma_fifo_max", "stalls", "dram_bytes", "pcie_up", "host_unpack", "verified"}}
 	plot := &report.Plot{Title: fmt.Sprintf("Vector unpack throughput, %v message, stride 2×block", cfg.DDTBench.Size),
 		XLabel: "block size (B)", YLabel: "throughput (GB/s)", LogX: true}
 	series := map[spinmodel.Method]*report.Series{}
@@ -136,7 +154,7 @@ func runDDTVector(cfg Config, env Env) (*report.Result, error) {
 		bl := cfg.DDTBench.Blocks[i/len(ms)]
 		tp := gbps(size, o.Time())
 		t.Rows = append(t.Rows, []any{j.method.String(), bl, round3(o.Plan.Gamma), o.Time(), tp, o.Plan.Interval.Interval,
-			o.Stats.DMAWrites, o.Stats.DMAFIFOMax, o.Stats.Stalls, o.Verified})
+			o.Stats.DMAWrites, o.Stats.DMAFIFOMax, o.Stats.Stalls, o.Traffic.DRAM, o.Traffic.PCIeUp, o.Unpack, o.Verified})
 		s := series[j.method]
 		s.X, s.Y = append(s.X, float64(bl)), append(s.Y, tp)
 	}
@@ -144,7 +162,7 @@ func runDDTVector(cfg Config, env Env) (*report.Result, error) {
 		plot.Series = append(plot.Series, *series[m])
 	}
 	res := &report.Result{Experiment: "ddt_vector", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
-	res.Notes = append(res.Notes, presetNote(cfg), rtrNote, verifiedNote(cfg, outs))
+	res.Notes = append(res.Notes, statedNote(cfg), rtrNote, verifiedNote(cfg, outs))
 	return res, nil
 }
 
@@ -166,7 +184,7 @@ func runDDTBreakdown(cfg Config, env Env) (*report.Result, error) {
 			return nil, err
 		}
 		for _, m := range ms {
-			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v γ=%d", m, g), method: m, typ: ty, count: 1})
+			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v γ=%d", m, g), method: m, typ: ty, count: 1, hpus: cfg.DDTBench.Stated})
 		}
 	}
 	outs, err := runDDTJobs(cfg, env, jobs)
@@ -187,7 +205,7 @@ func runDDTBreakdown(cfg Config, env Env) (*report.Result, error) {
 			report.Bar{Row: row, Phase: "processing", Start: in + se, End: in + se + pr})
 	}
 	res := &report.Result{Experiment: "ddt_breakdown", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
-	res.Notes = append(res.Notes, presetNote(cfg), rtrNote, verifiedNote(cfg, outs),
+	res.Notes = append(res.Notes, statedNote(cfg), rtrNote, verifiedNote(cfg, outs),
 		"init = invocation (+ checkpoint copy); setup = processing-function start + catch-up; processing = blocks found + DMA issue")
 	return res, nil
 }
@@ -259,7 +277,7 @@ func runDDTMemory(cfg Config, env Env) (*report.Result, error) {
 	ms := handlerMethods(cfg)
 	size := int(cfg.DDTBench.Size)
 	t := report.Table{Name: "nic_memory", Columns: []string{"sweep", "x", "method", "interval", "dataloops", "segments", "checkpoints", "descriptors", "total"}}
-	plot := &report.Plot{Title: fmt.Sprintf("NIC memory occupancy, %v vector, %d HPUs", cfg.DDTBench.Size, cfg.Spin.HPUs),
+	plot := &report.Plot{Title: fmt.Sprintf("NIC memory occupancy, %v vector, %d HPUs", cfg.DDTBench.Size, statedHPUs(cfg)),
 		XLabel: "block size (B)", YLabel: "NIC memory (KiB)", LogX: true}
 	series := map[spinmodel.Method]*report.Series{}
 	for _, m := range ms {
@@ -286,7 +304,7 @@ func runDDTMemory(cfg Config, env Env) (*report.Result, error) {
 		return nil
 	}
 	for _, bl := range cfg.DDTBench.Blocks {
-		if err := add("block", bl, bl, cfg.Spin.HPUs); err != nil {
+		if err := add("block", bl, bl, statedHPUs(cfg)); err != nil {
 			return nil, err
 		}
 	}
@@ -301,7 +319,7 @@ func runDDTMemory(cfg Config, env Env) (*report.Result, error) {
 	res := &report.Result{Experiment: "ddt_memory", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
 	res.Notes = append(res.Notes, presetNote(cfg),
 		fmt.Sprintf("bytes; checkpoints and segments at C = %v; RW-CP master copies %v; interval from datatypes.md §5.4 with ε = %v", cfg.DDT.Checkpoint, cfg.DDT.MasterCopies, cfg.DDT.Epsilon),
-		"sweep hpus uses γ = 16 (128 B blocks)")
+		fmt.Sprintf("sweep block uses %d HPUs (ddtbench.hpus_stated); sweep hpus uses γ = 16 (128 B blocks)", statedHPUs(cfg)))
 	return res, nil
 }
 
@@ -323,7 +341,7 @@ func runDDTDMAQueue(cfg Config, env Env) (*report.Result, error) {
 			return nil, err
 		}
 		for _, m := range ms {
-			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v γ=%d", m, g), method: m, typ: ty, count: 1, trace: g == gTrace})
+			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v γ=%d", m, g), method: m, typ: ty, count: 1, trace: g == gTrace, hpus: cfg.DDTBench.Stated})
 		}
 	}
 	outs, err := runDDTJobs(cfg, env, jobs)
@@ -352,7 +370,7 @@ func runDDTDMAQueue(cfg Config, env Env) (*report.Result, error) {
 		plot.Series = append(plot.Series, s)
 	}
 	res := &report.Result{Experiment: "ddt_dmaqueue", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
-	res.Notes = append(res.Notes, presetNote(cfg), rtrNote, verifiedNote(cfg, outs),
+	res.Notes = append(res.Notes, statedNote(cfg), rtrNote, verifiedNote(cfg, outs),
 		"RO-CP/RW-CP traces start at minus the host checkpoint creation + copy time (occupancy 0 meanwhile); the FIFO is unbounded")
 	return res, nil
 }
@@ -420,7 +438,8 @@ func runDDTApps(cfg Config, env Env) (*report.Result, error) {
 	}
 	sp := report.Table{Name: "speedup", Columns: []string{"app", "S", "gamma", "T_host", "speedup_rwcp", "speedup_specialized", "speedup_iovec",
 		"nic_bytes_rwcp", "nic_bytes_specialized", "nic_bytes_iovec", "verified"}}
-	tr := report.Table{Name: "memory_traffic", Columns: []string{"app", "host_bytes", "rwcp_bytes", "host_over_rwcp"}}
+	tr := report.Table{Name: "memory_traffic", Columns: []string{"app", "method", "dram_bytes", "dma_write", "host_dram_read", "host_dram_write",
+		"l3_fill", "l2_fill", "l1_fill", "pcie_up", "nic_mem", "host_over_method"}}
 	am := report.Table{Name: "amortization", Columns: []string{"app", "T_create", "T_host", "T_rwcp", "reuses"}}
 	plot := &report.Plot{Title: "Application datatypes: speedup over host unpack", XLabel: "input (table order)", YLabel: "speedup"}
 	ser := []report.Series{{Name: "rw-cp"}, {Name: "specialized"}, {Name: "iovec"}}
@@ -450,13 +469,25 @@ func runDDTApps(cfg Config, env Env) (*report.Result, error) {
 				ser[k].Y = append(ser[k].Y, round3(float64(th)/float64(x.Time())))
 			}
 		}
-		// §7.1 traffic: the message written by the NIC, plus LLC misses ×
-		// 64 B of the cold unpack (reading the packed copy, writing the
-		// touched destination lines).
-		m := host.Plan.Size
-		hb := m + m + host.Plan.Lines*64
-		tr.Rows = append(tr.Rows, []any{c.Name, hb, m, round3(float64(hb) / float64(m))})
-		logRatio += math.Log(float64(hb) / float64(m))
+		// Traffic as the memory system counted it: the DRAM server's bytes
+		// (the NIC's writes plus the host's reads and write-backs), the
+		// host unpack's fills per level, PCIe and NIC memory.
+		hd := host.Traffic.DRAM
+		for k, x := range []ddtOut{host, rw, spec, iov} {
+			if x.NA {
+				continue
+			}
+			f := x.Traffic
+			ratio := any("-")
+			if f.DRAM > 0 {
+				ratio = round3(float64(hd) / float64(f.DRAM))
+			}
+			tr.Rows = append(tr.Rows, []any{c.Name, ms[k].String(), f.DRAM, f.DMAWrite, f.Host.DRAMRead, f.Host.DRAMWrite,
+				f.Host.Fill[2], f.Host.Fill[1], f.Host.Fill[0], f.PCIeUp, f.NICMem, ratio})
+		}
+		if rw.Traffic.DRAM > 0 {
+			logRatio += math.Log(float64(hd) / float64(rw.Traffic.DRAM))
+		}
 		create := rw.Plan.HostCreate + rw.Post
 		reuses := any("never")
 		if gain := th - rw.Time(); gain > 0 {
@@ -465,12 +496,13 @@ func runDDTApps(cfg Config, env Env) (*report.Result, error) {
 		am.Rows = append(am.Rows, []any{c.Name, create, th, rw.Time(), reuses})
 	}
 	if len(cases) > 0 {
-		tr.Rows = append(tr.Rows, []any{"geomean", "", "", round3(math.Exp(logRatio / float64(len(cases))))})
+		tr.Rows = append(tr.Rows, []any{"geomean", "host/rw-cp", "", "", "", "", "", "", "", "", "", round3(math.Exp(logRatio / float64(len(cases))))})
 	}
 	plot.Series = ser
 	res := &report.Result{Experiment: "ddt_apps", Seed: cfg.Run.Seed, Tables: []report.Table{sp, tr, am}, Plot: plot}
 	res.Notes = append(res.Notes, presetNote(cfg), rtrNote, verifiedNote(cfg, outs),
 		"speedup = T_host / T_method; '-' = specialized handlers do not apply (not a single level of blocks)",
+		"memory_traffic: bytes counted by the memory system over the receive; dram_bytes = the node's DRAM server (NIC writes in 64 B bursts per line touched, host reads, write-backs incl. the lines the unpack leaves dirty); l*_fill = lines brought into each host cache level; host_over_method = host dram_bytes / the method's",
 		"reuses = ceil(T_create / (T_host − T_rwcp)), T_create = host checkpoint creation + copy to the NIC (datatypes.md §7.3)")
 	return res, nil
 }
@@ -492,6 +524,9 @@ func runDDTPut(cfg Config, env Env) (*report.Result, error) {
 		c.Engine.Close()
 		if err != nil {
 			return nil, err
+		}
+		if !ok[i] {
+			return nil, fmt.Errorf("ddt_put spin=%v: %w: the target does not hold the byte put", with, ErrVerification)
 		}
 	}
 	t := report.Table{Name: "put_latency", Columns: []string{"path", "latency", "latency_ns", "overhead_ns", "verified"}}

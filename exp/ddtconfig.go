@@ -16,13 +16,14 @@ type DDTBenchSpec struct {
 	Blocks  []int      `toml:"blocks" doc:"vector block sizes in bytes (stride = 2 × block)" src:"DEFAULT"`
 	Gammas  []int      `toml:"gammas" doc:"γ (blocks per 2KiB packet) of the breakdown and DMA-queue studies (§11.2, §11.5)" src:"DOC"`
 	HPUs    []int      `toml:"hpus" doc:"HPU counts of the scaling and memory studies (§11.3, §11.4b)" src:"DEFAULT"`
+	Stated  int        `toml:"hpus_stated" doc:"HPUs of the vector, breakdown, DMA-queue and NIC-memory-vs-block studies, which the sPIN datatype paper runs at 16 (its Fig 8, 12, 13b, 14); 0 = spin.hpus" src:"DOC"`
 	Methods []string   `toml:"methods" doc:"methods to compare: host, iovec, specialized, hpu-local, ro-cp, rw-cp" src:"DOC"`
 	Apps    string     `toml:"apps" doc:"application datatypes of §11.6–11.8: all (datatypes.md §8 sizes) or fixtures (the small app_* cases)" src:"DEFAULT"`
 }
 
 func defaultDDTBench() DDTBenchSpec {
 	return DDTBenchSpec{Size: 4 * unit.MiB, Blocks: []int{4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096},
-		Gammas: []int{1, 2, 4, 8, 16}, HPUs: []int{1, 2, 4, 8, 16, 32},
+		Gammas: []int{1, 2, 4, 8, 16}, HPUs: []int{1, 2, 4, 8, 16, 32}, Stated: 16,
 		Methods: []string{"host", "iovec", "specialized", "hpu-local", "ro-cp", "rw-cp"}, Apps: "all"}
 }
 
@@ -61,6 +62,9 @@ func (d DDTBenchSpec) validate() error {
 		if h < 1 || h > 4096 {
 			errs = append(errs, fmt.Errorf("ddtbench.hpus contains %d: HPU counts must be in [1, 4096]", h))
 		}
+	}
+	if d.Stated < 0 || d.Stated > 4096 {
+		errs = append(errs, fmt.Errorf("ddtbench.hpus_stated = %d: must be in [0, 4096] (0 = spin.hpus)", d.Stated))
 	}
 	if len(d.Methods) == 0 {
 		errs = append(errs, errors.New("ddtbench.methods is empty: give some of host, iovec, specialized, hpu-local, ro-cp, rw-cp"))

@@ -25,8 +25,8 @@ func Example() {
 		fmt.Println(row...)
 	}
 	// Output:
-	// speedup vs CPU [nodes CPU time CPU speedup HDN time HDN speedup GDS time GDS speedup GPUTN time GPUTN speedup]
-	// 2 45.394094us 1 36.70361us 1.237 31.807294us 1.427 26.923798us 1.686
-	// 4 80.701962us 1 77.638509us 1.039 62.320437us 1.295 37.783318us 2.136
-	// 8 102.38221us 1 114.572787us 0.894 99.626691us 1.028 51.270256us 1.997
+	// speedup vs CPU [nodes CPU time CPU speedup HDN time HDN speedup GDS time GDS speedup GHN_APU time GHN_APU speedup GPUTN time GPUTN speedup]
+	// 2 45.394094us 1 36.70361us 1.237 31.807294us 1.427 28.980606us 1.566 26.923798us 1.686
+	// 4 80.701962us 1 77.638509us 1.039 62.320437us 1.295 39.785486us 2.028 37.783318us 2.136
+	// 8 102.38221us 1 114.572787us 0.894 99.626691us 1.028 67.131946us 1.525 51.270256us 1.997
 }

@@ -16,7 +16,7 @@ import (
 type TaskSpawnSpec struct {
 	MinSize    unit.Bytes `toml:"min_size" doc:"smallest payload; the sweep doubles it up to max_size" src:"DOC"`
 	MaxSize    unit.Bytes `toml:"max_size" doc:"largest payload of the sweep" src:"DEFAULT"`
-	Strategies []string   `toml:"strategies" doc:"strategies to compare (CPU: handler on the target's application thread; HSA, XTQ: a GPU kernel)" src:"DOC"`
+	Strategies []string   `toml:"strategies" doc:"strategies to compare, CPU: handler on the target's application thread; HSA, XTQ: a GPU kernel (default, as the XTQ chapter runs them: CPU, HSA, XTQ)" src:"DOC"`
 	WGSize     int        `toml:"wg_size" doc:"work-items per work-group of the copy kernel" src:"DEFAULT"`
 	// The aim of the task (HSA, XTQ): the target registers its copy
 	// kernel and queue at index 42; other values send a task the target

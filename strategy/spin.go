@@ -36,8 +36,10 @@ func setupSpin(m spinmodel.Method) func(n *Node, w *World) error {
 		hw := w.hw(n)
 		c := w.Cluster
 		n.Pool = mem.Host
-		n.Provide(spinmodel.NewEndpoint(hw.NIC, m, c.Spec.Spin, w.Config.ddtCosts(),
-			spinmodel.LinkView{PacketTime: c.Fabric.Serialization(c.Spec.Link.Payload)}))
+		ep := spinmodel.NewEndpoint(hw.NIC, m, c.Spec.Spin, w.Config.ddtCosts(),
+			spinmodel.LinkView{PacketTime: c.Fabric.Serialization(c.Spec.Link.Payload)})
+		ep.Host(c.Spec.CPU, hw.DRAM)
+		n.Provide(ep)
 		return nil
 	}
 }

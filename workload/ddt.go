@@ -93,6 +93,7 @@ func (w DDTUnpack) RunMethod(c *cluster.Cluster, m spinmodel.Method, costs spinm
 	lv := spinmodel.LinkView{PacketTime: c.Fabric.Serialization(c.Spec.Link.Payload)}
 	for i, nd := range c.Nodes {
 		ep := spinmodel.NewEndpoint(nd.NIC, m, c.Spec.Spin, costs, lv)
+		ep.Host(c.Spec.CPU, nd.DRAM)
 		c.Engine.Spawn(nd.Name+".app", func(p *sim.Proc) { errs[i] = w.body(i, ep, nd.Mem, p, &res) })
 	}
 	if err := c.Engine.Run(); err != nil {

@@ -35,6 +35,10 @@ var presetDocs = map[string]string{
 	"gio":           "GIO cluster (hardware.md §7): MI-25 (64 CUs at 1.5GHz, 484GB/s HBM) in dGPU mode, 56Gbps InfiniBand, PCIe Gen3 x16",
 	"pulp":          "sPIN on the PULP accelerator (hardware.md §12.2): the spin node with 4 clusters × 8 RISC-V cores at 1GHz, L1/L2 scratchpads, cluster DMAs",
 	"spin":          "sPIN SST+gem5 setup (hardware.md §12.1): 200Gbps, 2KiB packets, PCIe Gen4 x32, 16 HPUs at 800MHz, 50GiB/s NIC memory",
+	"h100-cx7":      "today: HGX H100 node, 8 GPUs on NVLink 4/NVSwitch, one ConnectX-7 400Gbps NIC per GPU, rail-optimised fat tree (docs/today.md)",
+	"mi300a-ss11":   "today: El Capitan-class node, 4 MI300A APUs on Infinity Fabric, one Slingshot-11 200Gbps NIC each, dragonfly (docs/today.md)",
+	"gh200":         "today: Alps-style node, 4 GH200 superchips, one Slingshot-11 200Gbps NIC each, dragonfly (docs/today.md)",
+	"gh200-cx7":     "today: one GH200 superchip and one ConnectX-7 200Gbps NIC per node, fat tree (docs/today.md)",
 }
 
 // addSimCommands registers run, presets, params and experiments, and the
@@ -188,6 +192,16 @@ func runExperiment(cmd *cobra.Command, o runOptions, stdout, stderr io.Writer) e
 	return runWith(sessionOf(cmd), e, o, stdout, stderr)
 }
 
+// configInputs registers the files a configuration reads: the --config
+// file and the ML workload table (ml.table), so that no output replaces
+// them.
+func configInputs(s *session, file string, cfg exp.Config) error {
+	if err := s.input("--config", file); err != nil {
+		return err
+	}
+	return s.input("ml.table", cfg.ML.Table)
+}
+
 // runOutputs are the files a run writes, reserved before it starts.
 type runOutputs struct {
 	csv, json, plot, trace *outFile
@@ -238,6 +252,9 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
+	if err := configInputs(s, o.load.File, cfg); err != nil {
+		return err
+	}
 	outs, err := reserveOutputs(s, o)
 	if err != nil {
 		return err
@@ -263,7 +280,7 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	var res *report.Result
 	if o.study.active() {
 		bar.close()
-		res, err = runAsStudy(e, o, stderr)
+		res, err = runAsStudy(s, e, o, stderr)
 	} else {
 		res, err = e.Run(cfg, env)
 		bar.close()
@@ -298,11 +315,13 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 		}
 	}
 	var names []string
+	var list []pending
 	for _, r := range files {
-		if err := r.out.commit(func(w io.Writer) error { _, err := w.Write(r.data); return err }); err != nil {
-			return err
-		}
+		list = append(list, pending{r.out, func(w io.Writer) error { _, err := w.Write(r.data); return err }})
 		names = append(names, r.out.path)
+	}
+	if err := s.commitAll(list); err != nil {
+		return err
 	}
 	if !o.quiet && len(names) > 0 {
 		fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(names, ", "))

@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"reflect"
 	"slices"
 	"strconv"
@@ -126,8 +127,12 @@ func List(cfg exp.Config) []Info {
 	v := reflect.ValueOf(cfg)
 	fs := fields()
 	out := make([]Info, len(fs))
+	sources := cluster.PresetSources(cfg.Run.Preset) // present-day presets: per-value sources
 	for i, f := range fs {
 		out[i] = Info{Name: f.name, Type: typeName(f.typ), Value: format(v.FieldByIndex(f.index)), Src: f.src, Doc: f.doc}
+		if src, ok := sources[f.name]; ok {
+			out[i].Src, out[i].Doc = src.Tag, f.doc+" ("+src.Ref+")"
+		}
 	}
 	return out
 }

@@ -69,6 +69,9 @@ func newFabric(e *sim.Engine, spec Spec, n int) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := fab.UseNodeFabric(spec.Node); err != nil {
+		return nil, err
+	}
 	if spec.Network.Model == net.ModelFlow {
 		fab.UseFlows()
 	}
@@ -80,18 +83,29 @@ func newFabric(e *sim.Engine, spec Spec, n int) (*Cluster, error) {
 func (c *Cluster) buildNodes(functional bool, engineOf func(int) *sim.Engine, fabricOf func(int) *net.Fabric) {
 	spec := c.Spec
 	flows := spec.Network.Model == net.ModelFlow
+	gpus := max(1, spec.Node.GPUs)
+	cpuSpec := spec.CPU
+	// A node of several GPUs gives each GPU's rank an equal share of its
+	// host cores; the host DRAM is one server the ranks contend for.
+	cpuSpec.Cores = max(1, cpuSpec.Cores/gpus)
+	var dram *mem.Server
 	for i := range c.Fabric.Endpoints() {
 		e, fab := engineOf(i), fabricOf(i)
 		name := fmt.Sprintf("node[%d]", i)
+		if gpus > 1 {
+			name = fmt.Sprintf("node[%d].gpu[%d]", i/gpus, i%gpus)
+		}
 		m := mem.New(name+".mem", functional)
-		dram := mem.NewServer(float64(spec.CPU.DRAMBandwidth))
+		if i%gpus == 0 {
+			dram = mem.NewServer(float64(spec.CPU.DRAMBandwidth))
+		}
 		gdram := dram
 		if spec.GPU.Mode == "dgpu" {
 			gdram = mem.NewServer(float64(spec.GPU.MemBandwidth))
 		}
 		link := pcie.New(spec.PCIe)
 		nd := &Node{ID: i, Name: name, Mem: m, DRAM: dram, PCIe: link, GPULink: pcie.New(spec.PCIe),
-			CPU: cpu.New(e, name+".cpu", spec.CPU, m, dram),
+			CPU: cpu.New(e, name+".cpu", cpuSpec, m, dram),
 			GPU: gpu.New(e, name+".gpu", spec.GPU, m, gdram),
 			NIC: nic.New(e, i, name+".nic", spec.NIC, m, link, fab, spec.Link.Payload),
 		}

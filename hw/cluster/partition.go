@@ -44,6 +44,9 @@ func CanPartition(spec Spec) error {
 	if la := Lookahead(spec); la <= 0 {
 		return fmt.Errorf("link.latency + switch.latency = %v leaves partitions no lookahead; must be > 0", la)
 	}
+	if spec.Node.GPUs > 1 {
+		return fmt.Errorf("node.gpus = %d: nodes of several GPUs run on one engine", spec.Node.GPUs)
+	}
 	if k := spec.Topology.Kind; k != "star" && k != "fattree" {
 		return fmt.Errorf("topology.kind = %s: only a star or a fat tree can be split into partitions", k)
 	}

@@ -23,6 +23,7 @@ type Spec struct {
 	Link     net.LinkSpec     `toml:"link"`
 	Switch   net.SwitchSpec   `toml:"switch"`
 	Topology net.TopologySpec `toml:"topology"`
+	Node     net.NodeSpec     `toml:"node"`
 	Network  net.NetworkSpec  `toml:"network"`
 	PCIe     pcie.Spec        `toml:"pcie"`
 	CPU      cpu.Spec         `toml:"cpu"`
@@ -31,13 +32,14 @@ type Spec struct {
 	Spin     spin.Spec        `toml:"spin"`
 	L2       gpu.L2Spec       `toml:"gpu_l2"`
 	CP       cp.Spec          `toml:"cp"`
+	Caps     NICCaps          `toml:"nic_caps"`
 }
 
 // Validate reports every invalid field of every component.
 func (s Spec) Validate() error {
-	return errors.Join(s.Link.Validate(), s.Switch.Validate(), s.Topology.Validate(), s.Network.Validate(),
+	return errors.Join(s.Link.Validate(), s.Switch.Validate(), s.Topology.Validate(), s.Node.Validate(), s.validateRails(), s.Network.Validate(),
 		s.PCIe.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate(), s.Spin.Validate(),
-		s.L2.Validate(), s.CP.Validate())
+		s.L2.Validate(), s.CP.Validate(), s.Caps.Validate())
 }
 
 // pcieGen4x16 is the effective Gen4 x16 rate: 16 GT/s × 16 lanes × 128/130
@@ -56,20 +58,18 @@ func ddrRate(channels int, mts float64) unit.Rate {
 // 100 ns / 100 Gbps star, 16 trigger entries.
 func GPUTN() Spec {
 	return Spec{
-		Link:   net.LinkSpec{Bandwidth: unit.Rate(100e9 / 8), Latency: 0, Payload: 2 * unit.KiB, Header: 64},
-		Switch: net.SwitchSpec{Latency: 100 * sim.Nanosecond},
-		Topology: net.TopologySpec{Kind: "star", LeafSize: 16, InOrder: true, Rails: 1,
-			// Dragonfly shape of a Slingshot Rosetta switch (De Sensi et al., "An
-			// In-Depth Analysis of the Slingshot Interconnect", SC 2020): 64 ports,
-			// 16 to endpoints, 31 local, 17 global.
-			NodesPerRouter: 16, RoutersPerGroup: 32, GlobalPerRouter: 17, Radix: 64, Routing: "minimal"},
-		Network: net.NetworkSpec{Model: net.ModelPacket},
+		Link:     net.LinkSpec{Bandwidth: unit.Rate(100e9 / 8), Latency: 0, Payload: 2 * unit.KiB, Header: 64},
+		Switch:   net.SwitchSpec{Latency: 100 * sim.Nanosecond},
+		Topology: starTopology(),
+		Node:     oneGPUNode(),
+		Network:  net.NetworkSpec{Model: net.ModelPacket},
 		PCIe: pcie.Spec{Latency: 250 * sim.Nanosecond, Overhead: 10 * sim.Nanosecond, Gap: 4 * sim.Nanosecond,
 			Bandwidth: pcieGen4x16, MPS: 256, MaxReadReq: 512, P2PReadPenalty: 1},
 		CPU: cpu.Spec{Cores: 8, Freq: 4e9, IPC: 2.0, Width: 8, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,
 			DRAMBandwidth: ddrRate(8, 2133), CacheHit: 500 * sim.Picosecond,
 			ComputeModel: cpu.ModelMLP, L1DMisses: 4, L2Misses: 20, LineSize: 64, PrefetchDepth: 16,
-			TimeSlice: sim.Millisecond, ContextSwitch: 2 * sim.Microsecond, WakeLatency: 5 * sim.Microsecond},
+			TimeSlice: sim.Millisecond, ContextSwitch: 2 * sim.Microsecond, WakeLatency: 5 * sim.Microsecond,
+			Cache: cpu.HaswellCache()},
 		GPU: gpu.Spec{Mode: "apu", CUs: 24, SIMDs: 4, WavesPerSIMD: 40, WaveSize: 64, Freq: 1.5e9,
 			LDSPerCU: 64 * unit.KiB, MaxWGSize: 1024, Launch: 1500 * sim.Nanosecond, Teardown: 1500 * sim.Nanosecond,
 			DispatchCycles: 100, L1Lines: 512, L1Cycles: 12, L2Cycles: 100, L1InvCycles: 16, L2InvCycles: 500,
@@ -84,6 +84,7 @@ func GPUTN() Spec {
 		Spin: spin.DefaultSpec(),
 		L2:   gpu.L2Spec{Size: unit.MiB, Ways: 16},
 		CP:   cp.DefaultSpec(),
+		Caps: documentsNIC(),
 	}
 }
 
@@ -138,7 +139,17 @@ func Spin() Spec {
 	s.Link.Bandwidth = unit.Rate(200e9 / 8)
 	s.PCIe.Bandwidth, s.PCIe.Gap = pcieGen4x32, 2*sim.Nanosecond
 	s.CPU.Cores, s.CPU.Freq = 4, 3.4e9
-	s.Spin.HPUs = 16
+	// The documents' measurement host (an Intel i7-4770, Haswell): dual
+	// channel DDR3-1600 (Intel ARK), 36 cycles + 57 ns to DRAM (7-cpu.com's
+	// i7-4770 measurement), 10 L1D fill buffers and 16 L2 miss slots
+	// (superqueue), the L2 streamer on and up to 20 lines ahead (Intel
+	// Optimization Reference Manual, Haswell); the caches of HaswellCache.
+	s.CPU.DRAMBandwidth, s.CPU.DRAMLatency = ddrRate(2, 1600), 68*sim.Nanosecond
+	s.CPU.L1DMisses, s.CPU.L2Misses, s.CPU.Prefetch, s.CPU.PrefetchDepth = 10, 16, true, 20
+	s.CPU.Cache = cpu.HaswellCache()
+	// 32 HPUs unless an experiment states otherwise (the sPIN datatype
+	// paper's simulation set-up).
+	s.Spin.HPUs = 32
 	return s
 }
 
@@ -190,6 +201,7 @@ func GIO() Spec {
 var presets = map[string]func() Spec{
 	"spin": Spin, "pulp": PULP, "gpurdma": GPURDMA, "gio": GIO,
 	"gputn": GPUTN, "xtq": XTQ, "compnet": CompNet, "compnet_paper": CompNetPaper,
+	"h100-cx7": H100CX7, "mi300a-ss11": MI300ASS11, "gh200": GH200, "gh200-cx7": GH200CX7,
 }
 
 // PresetNames lists the built-in presets in sorted order.
@@ -209,4 +221,28 @@ func Preset(name string) (Spec, error) {
 		return Spec{}, fmt.Errorf("unknown preset %q: must be one of %s", name, strings.Join(PresetNames(), ", "))
 	}
 	return f(), nil
+}
+
+// validateRails refuses a rail-optimised fat tree whose rail count is not
+// the node's GPU (and NIC) count: NIC g of every node is on rail g.
+func (s Spec) validateRails() error {
+	if s.Topology.Kind == "railfattree" && s.Topology.Rails != s.Node.GPUs {
+		return fmt.Errorf("topology.rails = %d: must equal node.gpus = %d (one NIC per GPU, NIC g on rail g)", s.Topology.Rails, s.Node.GPUs)
+	}
+	return nil
+}
+
+// starTopology is the source documents' network: one switch. The other
+// kinds' knobs hold their defaults: a fat tree of 16-node leaves, and a
+// dragonfly of Slingshot Rosetta switches (De Sensi et al., "An In-Depth
+// Analysis of the Slingshot Interconnect", SC 2020: 64 ports, 16 to
+// endpoints, 31 local, 17 global).
+func starTopology() net.TopologySpec {
+	return net.TopologySpec{Kind: "star", LeafSize: 16, InOrder: true, Rails: 1,
+		NodesPerRouter: 16, RoutersPerGroup: 32, GlobalPerRouter: 17, Radix: 64, Routing: "minimal"}
+}
+
+// oneGPUNode is the source documents' node: one GPU (or APU), one NIC.
+func oneGPUNode() net.NodeSpec {
+	return net.NodeSpec{GPUs: 1, Fabric: "switch", Bandwidth: unit.Rate(450e9), Latency: 700 * sim.Nanosecond}
 }

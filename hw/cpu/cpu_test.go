@@ -11,7 +11,7 @@ func spec() Spec {
 	return Spec{Cores: 8, Freq: 4e9, IPC: 2, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,
 		DRAMBandwidth: 100e9, CacheHit: 500, ComputeModel: ModelMLP, L1DMisses: 4, L2Misses: 20,
 		LineSize: 64, PrefetchDepth: 16, TimeSlice: sim.Millisecond, ContextSwitch: 2 * sim.Microsecond,
-		WakeLatency: 5 * sim.Microsecond}
+		WakeLatency: 5 * sim.Microsecond, Cache: HaswellCache()}
 }
 
 func flatSpec() Spec {

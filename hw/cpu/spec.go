@@ -44,6 +44,10 @@ type Spec struct {
 	TimeSlice     sim.Time `toml:"time_slice" doc:"scheduler time slice: a thread sharing a core runs at most this long before the next one gets it (Linux CFS minimum granularity order)" src:"DEFAULT"`
 	ContextSwitch sim.Time `toml:"context_switch" doc:"core time to put a different thread on a core (kernel path plus cache and TLB refill)" src:"DEFAULT"`
 	WakeLatency   sim.Time `toml:"wake_latency" doc:"blocking wait: from the awaited write to the thread being runnable again (interrupt, handler, scheduler wake-up)" src:"DEFAULT"`
+
+	// Cache is the core's cache hierarchy, used where a walk runs address
+	// by address (Walk: the host's datatype pack and unpack).
+	Cache CacheSpec `toml:"cache"`
 }
 
 // Validate reports every invalid field.
@@ -70,7 +74,11 @@ func (s Spec) Validate() error {
 	if s.DRAMBandwidth <= 0 {
 		errs = append(errs, fmt.Errorf("cpu.dram_bandwidth = %v: must be > 0", s.DRAMBandwidth))
 	}
-	return errors.Join(append(errs, s.validateStreaming()...)...)
+	errs = append(errs, s.validateStreaming()...)
+	if err := s.Cache.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 func (s Spec) validateStreaming() []error {

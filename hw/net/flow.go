@@ -173,6 +173,9 @@ func (fl *flow) hopOf(pt *port) int {
 func (f *Fabric) deliverFlow(fl *flow, now sim.Time) {
 	first := min(fl.p.PayloadBytes(), f.link.Payload)
 	arrive := now + sim.Duration(fl.hops)*f.link.Latency + sim.Duration(fl.hops-1)*(f.sw.Latency+f.Serialization(first))
+	if fl.path[0].capacity > 0 { // the node's GPU fabric
+		arrive = now + f.node.spec.Latency + sim.Duration(fl.hops-1)*f.node.serialization(f, first)
+	}
 	arrive = max(arrive, f.fl.lastAt[fl.pair])
 	f.fl.lastAt[fl.pair] = arrive
 	f.e.AtH(arrive, (*flowDelivery)(fl), 0)
@@ -242,6 +245,9 @@ func (f *Fabric) waterFill() {
 	fs := f.fl
 	for _, pt := range fs.ports {
 		pt.capLeft = fs.cap
+		if pt.capacity > 0 {
+			pt.capLeft = pt.capacity
+		}
 		pt.unfrozen = len(pt.flows)
 	}
 	left := len(fs.flows)

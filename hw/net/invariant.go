@@ -44,6 +44,9 @@ func (f *Fabric) ports() []*port {
 	if f.tp != nil {
 		all = append(all, f.tp.ports()...)
 	}
+	if f.node != nil {
+		all = append(all, f.node.ports()...)
+	}
 	return all
 }
 

@@ -46,6 +46,10 @@ type port struct {
 	// in order, so only the first is in the engine's queue (sim.Chain).
 	arrivals sim.Chain
 
+	// capacity is an intra-node fabric port's rate in bytes per ps; 0 for
+	// network ports, which run at the link's.
+	capacity float64
+
 	// Flow model (flow.go).
 	flows    []*flow // active flows crossing this port
 	mark     uint64  // component search epoch
@@ -80,7 +84,8 @@ type Fabric struct {
 
 	shard *shardState // non-nil when split over partitions (partition.go)
 
-	tp topology // railfattree and dragonfly (topo.go); nil for star and fattree
+	tp   topology    // railfattree and dragonfly (topo.go); nil for star and fattree
+	node *nodeFabric // GPUs of one node joined by their fabric (node.go); nil for one GPU per node
 }
 
 // New builds a fabric for n endpoints. Attach endpoints before sending.
@@ -149,6 +154,7 @@ type inflight struct {
 	route [maxHops]*port
 	hops  int
 	hop   int
+	intra bool // on the node's GPU fabric, not the network
 }
 
 // Send injects p at the source endpoint's uplink now. The packet reaches the
@@ -157,6 +163,10 @@ type inflight struct {
 func (f *Fabric) Send(p Packet) {
 	src, dst := p.Route()
 	f.sent[src].add(p)
+	if nf := f.node; nf != nil && nf.sameNode(src, dst) {
+		f.sendIntra(p, src, dst)
+		return
+	}
 	route, hops := f.route(src, dst)
 	if f.fl != nil {
 		f.sendFlow(p, route, hops)
@@ -167,6 +177,21 @@ func (f *Fabric) Send(p Packet) {
 		in = new(inflight)
 	}
 	*in = inflight{f: f, p: p, ser: f.Serialization(p.PayloadBytes()), route: route, hops: hops}
+	in.forward(f.e.Now())
+}
+
+// sendIntra moves p between two GPUs of one node over their fabric.
+func (f *Fabric) sendIntra(p Packet, src, dst int) {
+	route, hops := f.node.route(src, dst)
+	if f.fl != nil {
+		f.sendFlow(p, route, hops)
+		return
+	}
+	in, ok := f.spare.Get()
+	if !ok {
+		in = new(inflight)
+	}
+	*in = inflight{f: f, p: p, ser: f.node.serialization(f, p.PayloadBytes()), route: route, hops: hops, intra: true}
 	in.forward(f.e.Now())
 }
 
@@ -199,13 +224,17 @@ func (in *inflight) forward(t sim.Time) {
 	pt.free = start + in.ser
 	pt.pkts++
 	pt.bytes += uint64(in.p.PayloadBytes() + in.f.link.Header)
-	arrive := pt.free + in.f.link.Latency
+	lat, swLat := in.f.link.Latency, in.f.sw.Latency
+	if in.intra {
+		lat, swLat = in.f.node.latency(in.hop), 0
+	}
+	arrive := pt.free + lat
 	in.hop++
 	if in.hop == in.hops {
 		pt.arrivals.AtH(in.f.e, arrive, in, 1)
 		return
 	}
-	next := arrive + in.f.sw.Latency
+	next := arrive + swLat
 	if sh := in.f.shard; sh != nil {
 		if owner := in.route[in.hop].owner; owner != sh.part {
 			in.handOver(next, owner)

@@ -31,6 +31,9 @@ type shardState struct {
 // built on it). The flow model shares links max-min fairly across the
 // whole fabric and cannot be split.
 func (f *Fabric) Partition(g *sim.Group, of []int) ([]*Fabric, error) {
+	if f.node != nil {
+		return nil, fmt.Errorf("node.gpus = %d: nodes of several GPUs cannot be split into partitions yet; use run.partitions=1", f.node.spec.GPUs)
+	}
 	if f.tp != nil {
 		return nil, fmt.Errorf("topology.kind = %s cannot be split into partitions yet; use run.partitions=1", f.topo.Kind)
 	}

@@ -156,6 +156,9 @@ func (d *dmaEngine) post(r *dmaReq) {
 func (d *dmaEngine) land(r *dmaReq) {
 	s := d.s
 	d.lastLand = s.e.Now()
+	if r.n > 0 && s.onHostWrite != nil {
+		s.onHostWrite(s.e.Now(), r.host, r.n)
+	}
 	if r.n > 0 {
 		if r.data != nil {
 			s.host.Write(r.host, r.data[:r.n])

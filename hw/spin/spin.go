@@ -33,6 +33,8 @@ type NIC struct {
 	slot    uint64     // packets taken so far: the next one's packet-buffer slot
 	ctxBase uint64     // NIC address of the next context's memory
 	stats   Stats
+	// onHostWrite observes DMA writes landing in host memory (OnHostWrite).
+	onHostWrite func(t sim.Time, a mem.Addr, n unit.Bytes)
 }
 
 // Stats are the sPIN side's counters.
@@ -105,6 +107,11 @@ func (s *NIC) Stats() Stats {
 	st.MemAllocated = s.alloc
 	return st
 }
+
+// OnHostWrite calls fn with every DMA write as it becomes visible in host
+// memory (time, address, bytes), for a host memory model that counts the
+// traffic; nil stops it.
+func (s *NIC) OnHostWrite(fn func(t sim.Time, a mem.Addr, n unit.Bytes)) { s.onHostWrite = fn }
 
 // Accel returns the PULP accelerator (spin.hpu_model = pulp), else nil.
 func (s *NIC) Accel() *pulp.Accel { return s.accel }

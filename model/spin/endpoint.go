@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/hw/pcie"
@@ -37,6 +38,11 @@ type Endpoint struct {
 	ovMin  unit.Bytes // largest unexpected message an overflow buffer must still take
 	// TraceDMA records the DMA write FIFO occupancy over time.
 	TraceDMA bool
+	// The node's host (Host): the baseline's core, the DRAM server that
+	// counts traffic, and the DRAM bytes the NIC's writes cost so far.
+	host     cpu.Spec
+	dram     *mem.Server
+	dmaBytes uint64
 }
 
 // NewEndpoint sets up node n for method: two PTs (data and RTR) with their
@@ -85,6 +91,7 @@ type RecvResult struct {
 	End      sim.Time     // receive complete (after the host unpack for the baseline)
 	Post     sim.Duration // structure copy to the NIC over PCIe, before the RTR
 	Unpack   sim.Duration // host unpack (baseline)
+	Traffic  Traffic      // memory traffic, counted by the memory system (with Endpoint.Host)
 	Fail     nic.FailType
 	Stats    hwspin.Stats
 	Trace    []hwspin.OccSample
@@ -180,6 +187,12 @@ func (e *Endpoint) recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int, rtr bool
 	}
 	// Post: copy the structures to the NIC (host overhead, datatypes.md §6
 	// step 2), unless an earlier receive left them there.
+	dram0, dma0 := e.dramBytes(), e.dmaBytes
+	up0, down0 := e.pcie()
+	var nicMem0 uint64
+	if e.sp != nil {
+		nicMem0 = e.sp.Stats().NICMemBytes
+	}
 	t0 := p.Now()
 	if moved := plan.Mem.Total(); moved > 0 && method.Handlers() && !res.Resident {
 		free, _ := e.nic.Link().PostedWrite(pcie.Down, p.Now(), moved)
@@ -193,6 +206,10 @@ func (e *Endpoint) recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int, rtr bool
 	}
 	ev := e.waitPut(p, e.dataEQ)
 	res.Arrived, res.Fail = p.Now(), ev.NIFail
+	if e.sp == nil || ev.Type == nic.EventPutOverflow {
+		// The plain put's bytes went to host memory without a handler.
+		e.dmaWrite(p.Now(), ev.Start, ev.MLength)
+	}
 	switch {
 	case ev.Type == nic.EventPutOverflow:
 		// Unexpected: the bytes sit in an overflow buffer, packed.
@@ -210,7 +227,12 @@ func (e *Endpoint) recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int, rtr bool
 	if e.sp != nil {
 		res.Stats = e.sp.Stats()
 		res.Trace = e.sp.DMATrace()
+		res.Traffic.NICMem = res.Stats.NICMemBytes - nicMem0
 	}
+	up, down := e.pcie()
+	res.Traffic.PCIeUp, res.Traffic.PCIeDown = up-up0, down-down0
+	res.Traffic.DMAWrite = e.dmaBytes - dma0
+	res.Traffic.DRAM = e.dramBytes() - dram0
 	if iov != nil {
 		res.Fetches = iov.Fetches()
 	}
@@ -218,15 +240,42 @@ func (e *Endpoint) recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int, rtr bool
 }
 
 // unpackOnHost unpacks the packed bytes at src into the receive buffer
-// with the datatype engine and charges the cold-cache model of §7.1.
+// with the datatype engine and charges its execution on the host core
+// (cold caches: the NIC just wrote the packed bytes to DRAM), or the
+// affine model when ddt.host_model = affine or no host is connected.
 func (e *Endpoint) unpackOnHost(p *sim.Proc, plan *Plan, origin, src mem.Addr, res *RecvResult) error {
 	t := p.Now()
 	if err := hostUnpack(e.nic.Memory(), plan, origin, src); err != nil {
 		return err
 	}
-	p.Sleep(sim.Duration(plan.Regions)*e.env.Costs.HostRegion + e.env.Costs.HostCopyCold.TransferTime(unit.Bytes(plan.Size)))
+	if !useSim(e.env.Costs, e.host) || e.dram == nil {
+		p.Sleep(sim.Duration(plan.Regions)*e.env.Costs.HostRegion + e.env.Costs.HostCopyCold.TransferTime(unit.Bytes(plan.Size)))
+		res.Unpack = p.Now() - t
+		return nil
+	}
+	w := walkUnpack(e.host, e.env.Costs, plan, origin, src, t, e.dram)
+	p.SleepUntil(w.End())
 	res.Unpack = p.Now() - t
+	// The lines the unpack left dirty are written back later: counted as
+	// traffic, not as unpack time.
+	w.Flush()
+	res.Traffic.Host = w.Stats()
 	return nil
+}
+
+func (e *Endpoint) dramBytes() uint64 {
+	if e.dram == nil {
+		return 0
+	}
+	return e.dram.Bytes()
+}
+
+// pcie returns the bytes the NIC's link carried so far towards the host
+// and towards the NIC.
+func (e *Endpoint) pcie() (up, down uint64) {
+	_, up = e.nic.Link().Stats(pcie.Up)
+	_, down = e.nic.Link().Stats(pcie.Down)
+	return up, down
 }
 
 // rtrCancel in an RTR's header data tells the sender the receive failed.

@@ -157,9 +157,23 @@ func (r *recvState) general(h *hwspin.HandlerCtx) hwspin.Return {
 	if p.Method == HPULocal {
 		r.bd.Resets += after.Resets - before.Resets
 	}
-	h.Cycles(cs.SkipCycles * skipped)
+	// On PULP the dataloops stay in L2: every block skipped or found reads
+	// the leaf loop's parameters there, through the L2 banks, where the
+	// other cores' reads and the packets queue too. The ARM HPUs' caches
+	// keep the leaf loop after the descent.
+	perBlock := h.Spec().Model == hwspin.ModelPULP && cs.BlockLoopRead > 0
+	leaf := unit.Bytes(max(p.Depth-1, 0)) * cs.DataloopRead
+	for range skipped {
+		if perBlock {
+			h.SharedMem(leaf, cs.BlockLoopRead)
+		}
+		h.Cycles(cs.SkipCycles)
+	}
 	setup := h.Elapsed()
 	for _, b := range blocks {
+		if perBlock {
+			h.SharedMem(leaf, cs.BlockLoopRead)
+		}
 		h.Cycles(cs.BlockCycles)
 		h.DMAPayload(uint64(b.Stream-first), uint64(b.Len), r.origin+mem.Addr(b.Off), hwspin.NoEvent)
 	}

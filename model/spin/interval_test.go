@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
+	"pgregory.net/rapid"
 )
 
 // TestChooseIntervalHandComputed checks the Δr procedure of datatypes.md
@@ -97,4 +98,56 @@ func TestFixedIntervalErrors(t *testing.T) {
 	if err != nil || p.Interval.Q != 2 || p.Interval.Checkpoints != 256 {
 		t.Errorf("Δr = 4096: %+v, %v; want 2 packets per sequence, 256 checkpoints", p.Interval, err)
 	}
+}
+
+// TestChooseIntervalObeysEachConstraint: with the paper's procedure
+// (no buffer-aware cap), every chosen Δr meets the three constraints —
+// the scheduling bound unless unreachable, checkpoints within M_NIC, the
+// packets buffered while a sequence is scheduled within B_pkt — and is
+// the largest interval meeting the first unless the second grew it or
+// the third shrank it: no other cap.
+func TestChooseIntervalObeysEachConstraint(t *testing.T) {
+	rapid.Check(t, func(r *rapid.T) {
+		k := rapid.SampledFrom([]int{256, 1024, 2048, 4096}).Draw(r, "k")
+		in := IntervalInput{K: k, M: rapid.IntRange(k, 64<<20).Draw(r, "m"), P: rapid.IntRange(1, 64).Draw(r, "P"),
+			TPkt: sim.Duration(rapid.IntRange(10_000, 500_000).Draw(r, "tpkt")), TPH: sim.Duration(rapid.IntRange(1_000, 100_000_000).Draw(r, "tph")),
+			C: rapid.IntRange(64, 2048).Draw(r, "C"), Copies: rapid.IntRange(1, 2).Draw(r, "copies"),
+			MNIC: rapid.IntRange(4096, 16<<20).Draw(r, "mnic"), BPkt: rapid.IntRange(k, 1<<20).Draw(r, "bpkt"), Eps: 0.2}
+		ch, err := ChooseInterval(in)
+		if err != nil {
+			return // no interval meets constraints 2 and 3: reported, checked elsewhere
+		}
+		npkt := (in.M + k - 1) / k
+		q := ch.Q
+		if q < 1 || q > npkt || ch.Interval != q*k || ch.Checkpoints != (npkt+q-1)/q {
+			r.Fatalf("inconsistent choice %+v for %d packets", ch, npkt)
+		}
+		// Constraint 1: (P−1)·q·T_pkt + T_pkt ≤ ε·⌈n_pkt/P⌉·T_PH.
+		budget := in.Eps * float64((npkt+in.P-1)/in.P) * float64(in.TPH)
+		sched := func(q int) bool {
+			return in.P == 1 || float64(in.P-1)*float64(q)*float64(in.TPkt)+float64(in.TPkt) <= budget
+		}
+		// Constraint 2: ⌈n_pkt/q⌉ checkpoints × C × copies ≤ M_NIC.
+		if need := ch.Checkpoints * in.C * in.Copies; need > in.MNIC {
+			r.Fatalf("constraint 2: %d B of checkpoints > M_NIC %d (%+v)", need, in.MNIC, ch)
+		}
+		// Constraint 3: min(T_PH·k/T_pkt, Δr) ≤ B_pkt.
+		if b := min(int(float64(in.TPH)*float64(k)/float64(in.TPkt)), ch.Interval); b > in.BPkt {
+			r.Fatalf("constraint 3: %d B buffered > B_pkt %d (%+v)", b, in.BPkt, ch)
+		}
+		switch {
+		case ch.Shrunk:
+			if q != in.BPkt/k && !ch.Grown {
+				r.Fatalf("shrunk to q = %d, want B_pkt/k = %d", q, in.BPkt/k)
+			}
+		case ch.Grown:
+			if q > 1 && (npkt+q-2)/(q-1)*in.C*in.Copies <= in.MNIC {
+				r.Fatalf("grown to q = %d though q−1 fits M_NIC", q)
+			}
+		case q < npkt && sched(q+1):
+			r.Fatalf("q = %d is not the largest meeting the scheduling bound (q+1 meets it too)", q)
+		case ch.Sched && !sched(q):
+			r.Fatalf("q = %d reported as meeting the scheduling bound but does not", q)
+		}
+	})
 }

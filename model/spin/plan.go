@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/gpunetsim/gpunetsim/datatype"
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	hwspin "github.com/gpunetsim/gpunetsim/hw/spin"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -38,6 +39,7 @@ func (u MemUse) Moved() unit.Bytes { return u.Dataloops + u.Checkpoints + u.Desc
 // Env is the hardware view a plan needs.
 type Env struct {
 	Spin  hwspin.Spec
+	Host  cpu.Spec // the host core that creates checkpoints (zero: the affine model)
 	Costs Costs
 	K     int          // packet payload bytes
 	TPkt  sim.Duration // packet inter-arrival time at line rate
@@ -72,9 +74,10 @@ type Plan struct {
 	// receive lands contiguously and the host unpacks it.
 	NoOffload bool
 	costs     Costs
-	// HostCreate is the host's one-time cost to build the NIC structures
-	// (checkpoints: Process over the message without copies), before the
-	// copy over PCIe (§7.3).
+	// HostCreate is the host's one-time cost to build the checkpoints of
+	// RO-CP and RW-CP (Process over the message without copies, storing
+	// each checkpoint), executed on the host core (zero for the other
+	// methods), before the copy over PCIe (§7.3).
 	HostCreate sim.Duration
 }
 
@@ -104,7 +107,6 @@ func NewPlan(method Method, c *datatype.Committed, count int, env Env) (*Plan, e
 		Depth: c.Depth() + 1, Lo: lo, Hi: hi, Blocks: blocks, Lines: touchedLines(blocks)}
 	cs := env.Costs
 	p.costs = cs
-	p.HostCreate = sim.Duration(len(blocks)) * cs.HostRegion
 	switch method {
 	case Specialized:
 		if err := p.planSpecialized(cs); err != nil {
@@ -138,9 +140,11 @@ func NewPlan(method Method, c *datatype.Committed, count int, env Env) (*Plan, e
 			return nil, err
 		}
 		p.Mem.Checkpoints = unit.Bytes(len(p.Checkpoints)*copies) * cs.Checkpoint
+		// Only the checkpointed methods build anything on the host at post
+		// time; the others' structures are the type's dataloops.
+		p.HostCreate = hostCreate(env, p, len(p.Checkpoints))
 	case Iovec:
 		p.Mem.Iovec = unit.Bytes(len(blocks)) * env.Spin.IovecEntrySize
-		p.HostCreate = 0 // the list is the type map the host already walks to post
 	}
 	if p.Mem.Total() > env.Spin.MemSize {
 		return nil, fmt.Errorf("%w: %d × %v under %s needs %v (dataloops %v, segments %v, checkpoints %v, descriptors %v), spin.mem_size = %v",
