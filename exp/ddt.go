@@ -55,6 +55,9 @@ func runDDTJobs(cfg Config, env Env, jobs []ddtJob) ([]ddtOut, error) {
 			return fmt.Errorf("%s: %w", j.label, err)
 		}
 		out[i].DDTResult = r
+		if pc.Run.Functional && !r.Verified {
+			return fmt.Errorf("%s: %w: the receive buffer differs from datatype.Unpack of the same stream", j.label, ErrVerification)
+		}
 		return nil
 	})
 	return out, err
@@ -520,6 +523,9 @@ func runDDTPut(cfg Config, env Env) (*report.Result, error) {
 		c.Engine.Close()
 		if err != nil {
 			return nil, err
+		}
+		if !ok[i] {
+			return nil, fmt.Errorf("ddt_put spin=%v: %w: the target does not hold the byte put", with, ErrVerification)
 		}
 	}
 	t := report.Table{Name: "put_latency", Columns: []string{"path", "window", "window_ns", "window_ratio", "doorbell_to_event", "doorbell_to_event_ns", "overhead_ns", "verified"}}

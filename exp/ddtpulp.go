@@ -149,7 +149,7 @@ func runDDTPULPBW(cfg Config, env Env) (*report.Result, error) {
 		}
 		defer c.Engine.Close()
 		outs[i], err = spinmodel.Bandwidth(c, bl, int(cfg.DDTPULP.BWTotal))
-		return err
+		return staticCheck(cfg, outs[i], err, fmt.Sprintf("%s bw b=%d", mc.Spin.Model, bl))
 	})
 	if err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func runDDTPULPKernels(cfg Config, env Env) (*report.Result, error) {
 		}
 		defer c.Engine.Close()
 		outs[i], err = spinmodel.Kernel(c, ty, 1, cfg.DDTPULP.Run, mc.DDT)
-		return err
+		return staticCheck(cfg, outs[i], err, fmt.Sprintf("%s kernel b=%d", mc.Spin.Model, bl))
 	})
 	if err != nil {
 		return nil, err
@@ -241,6 +241,15 @@ func runDDTPULPKernels(cfg Config, env Env) (*report.Result, error) {
 // instrPerByte is the handlers' charged cycles per message byte.
 func instrPerByte(mc Config, o spinmodel.StaticResult) float64 {
 	return o.Stats.HandlerWork.Seconds() * float64(mc.Spin.HPUFreq) / float64(o.Bytes)
+}
+
+// staticCheck fails a functional static run whose host memory does not
+// hold what it must.
+func staticCheck(cfg Config, o spinmodel.StaticResult, err error, label string) error {
+	if err == nil && cfg.Run.Functional && !o.Verified {
+		return fmt.Errorf("%s: %w: host memory differs from the reference", label, ErrVerification)
+	}
+	return err
 }
 
 func staticVerified(cfg Config, outs []spinmodel.StaticResult, what string) string {

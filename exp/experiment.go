@@ -1,6 +1,7 @@
 package exp
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,6 +9,11 @@ import (
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
+
+// ErrVerification is wrapped by the error of a run whose result does not
+// match its reference (delivered bytes, counts or values): the run fails
+// (exit 1), whatever its notes say.
+var ErrVerification = errors.New("verification failed")
 
 // Env is what the caller lends a run besides its configuration.
 type Env struct {

@@ -168,6 +168,9 @@ func (p GPIPingPong) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.C
 		return res, err
 	}
 	res.Verified = ok
+	if !ok {
+		return res, fmt.Errorf("gpi ping-pong: a reply carried another value than the notification sent")
+	}
 	return res, nil
 }
 

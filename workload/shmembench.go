@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -30,8 +31,25 @@ type ShmemRun struct {
 // returns node 0's measures.
 func shmemKernel(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, wgs, wgSize int, sizes []uint64,
 	body func(pe int, sym []mem.Addr, x *shmem.Ctx) error) (ShmemRun, error) {
+	return shmemKernelChecked(c, s, cfg, wgs, wgSize, sizes, shmemCheck{}, body)
+}
+
+// shmemCheck is how a microbenchmark verifies what it delivered: fill
+// writes each PE's symmetric buffers before the kernel (its sources);
+// verify compares, after the run, each PE's buffers with what the other
+// PEs must have put there. Either may be nil.
+type shmemCheck struct {
+	fill   func(pe int, m *mem.Memory, sym []mem.Addr)
+	verify func(pe, npes int, m *mem.Memory, sym []mem.Addr) error
+}
+
+// shmemKernelChecked is shmemKernel with a check of the delivered data:
+// a mismatch fails the run.
+func shmemKernelChecked(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, wgs, wgSize int, sizes []uint64,
+	chk shmemCheck, body func(pe int, sym []mem.Addr, x *shmem.Ctx) error) (ShmemRun, error) {
 	var out ShmemRun
 	errs := make([]error, len(c.Nodes))
+	syms := make([][]mem.Addr, len(c.Nodes))
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		rt, ok := strategy.Get[*shmem.Runtime](nd)
 		if !ok {
@@ -49,6 +67,10 @@ func shmemKernel(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, w
 				return err
 			}
 			sym = append(sym, a)
+		}
+		syms[nd.Rank] = sym
+		if chk.fill != nil {
+			chk.fill(nd.Rank, nd.Mem, sym)
 		}
 		wgErrs := make([]error, wgs)
 		k := gpu.Kernel{Name: "bench", WGs: wgs, WGSize: wgSize, Body: func(wg *gpu.WG) {
@@ -77,8 +99,20 @@ func shmemKernel(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, w
 		return out, err
 	}
 	out.L2 = c.Nodes[0].GPU.L2Stats()
-	return out, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil || chk.verify == nil {
+		return out, err
+	}
+	for pe, nd := range c.Nodes {
+		if err := chk.verify(pe, len(c.Nodes), nd.Mem, syms[pe]); err != nil {
+			return out, fmt.Errorf("%s: PE %d: %w", s, pe, err)
+		}
+	}
+	return out, nil
 }
+
+// ErrDelivery is wrapped by the error of a microbenchmark whose delivered
+// bytes differ from its reference.
+var ErrDelivery = errors.New("verification failed: delivered data differs from the reference")
 
 // ShmemService is the queue-placement and helper-scalability
 // microbenchmark (workloads.md §5.1–5.2): WGs work-groups each issue Ops
@@ -93,7 +127,7 @@ func (b ShmemService) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.
 	if b.WGs < 1 || b.Ops < 1 || b.WGSize < 1 {
 		return ShmemRun{}, fmt.Errorf("shmem service benchmark: wgs, ops and wg_size must be ≥ 1 (got %d, %d, %d)", b.WGs, b.Ops, b.WGSize)
 	}
-	return shmemKernel(c, s, cfg, b.WGs, b.WGSize, []uint64{uint64(8 * b.WGs)}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+	return shmemKernelChecked(c, s, cfg, b.WGs, b.WGSize, []uint64{uint64(8 * b.WGs)}, b.check(), func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
 		slot := sym[0] + mem.Addr(8*x.WG().ID)
 		for i := range b.Ops {
 			if err := x.P(slot, uint64(i+1), 8, (pe+1)%x.NPEs()); err != nil {
@@ -102,6 +136,19 @@ func (b ShmemService) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.
 		}
 		return nil
 	})
+}
+
+// check: each slot ends holding the last of its work-group's puts, Ops
+// (the puts are blocking, so they land in order).
+func (b ShmemService) check() shmemCheck {
+	return shmemCheck{verify: func(_, _ int, m *mem.Memory, sym []mem.Addr) error {
+		for w := range b.WGs {
+			if got := m.Load64(sym[0] + mem.Addr(8*w)); got != uint64(b.Ops) {
+				return fmt.Errorf("%w: work-group %d's slot holds %d after its %d blocking puts, want %d", ErrDelivery, w, got, b.Ops, b.Ops)
+			}
+		}
+		return nil
+	}}
 }
 
 // ShmemGet is the get-latency sweep point (workloads.md §5.3): one
@@ -180,12 +227,26 @@ func (b ShmemLoad) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	if b.WGs < 1 || b.WGSize < 1 || b.Bytes < 1 || b.Bytes > 8 {
 		return ShmemRun{}, fmt.Errorf("shmem load benchmark: wgs, wg_size ≥ 1 and bytes in [1, 8] (got %d, %d, %d)", b.WGs, b.WGSize, b.Bytes)
 	}
-	return shmemKernel(c, s, cfg, b.WGs, b.WGSize, []uint64{uint64(8 * b.WGs)}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+	return shmemKernelChecked(c, s, cfg, b.WGs, b.WGSize, []uint64{uint64(8 * b.WGs)}, b.check(), func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
 		if err := x.P(sym[0]+mem.Addr(8*x.WG().ID), uint64(pe+1), b.Bytes, (pe+1)%x.NPEs()); err != nil {
 			return err
 		}
 		return x.Quiet()
 	})
+}
+
+// check: each slot holds the low Bytes bytes of its sender's PE number
+// + 1 (the previous PE's), after the quiet.
+func (b ShmemLoad) check() shmemCheck {
+	return shmemCheck{verify: func(pe, npes int, m *mem.Memory, sym []mem.Addr) error {
+		want := uint64((pe-1+npes)%npes+1) & (1<<(8*b.Bytes) - 1)
+		for w := range b.WGs {
+			if got := m.Load64(sym[0] + mem.Addr(8*w)); got != want {
+				return fmt.Errorf("%w: work-group %d's %d-byte put delivered %#x, want %#x", ErrDelivery, w, b.Bytes, got, want)
+			}
+		}
+		return nil
+	}}
 }
 
 // CPL2 is the L2 interference microbenchmark (workloads.md §5.5):
@@ -211,7 +272,7 @@ func (b CPL2) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) 
 			arrays[i] = nd.Mem.Alloc(mem.GPU, b.StreamBytes*uint64(b.NetWGs*b.Streaming), "stream")
 		}
 	}
-	return shmemKernel(c, s, cfg, wgs, 64, []uint64{64 * uint64(b.NetWGs), 64}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+	return shmemKernelChecked(c, s, cfg, wgs, 64, []uint64{64 * uint64(b.NetWGs), 64}, b.check(), func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
 		wg := x.WG()
 		if wg.ID < b.NetWGs {
 			for range b.Puts {
@@ -227,4 +288,29 @@ func (b CPL2) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) 
 		}
 		return nil
 	})
+}
+
+// check: the put source, 64 bytes per PE, is a pattern of the PE; every
+// networking work-group's line on the next PE must end holding it.
+func (b CPL2) check() shmemCheck {
+	pattern := func(pe int) []byte {
+		p := make([]byte, 64)
+		for i := range p {
+			p[i] = byte(pe*31 + i + 1)
+		}
+		return p
+	}
+	return shmemCheck{
+		fill: func(pe int, m *mem.Memory, sym []mem.Addr) { m.Write(sym[1], pattern(pe)) },
+		verify: func(pe, npes int, m *mem.Memory, sym []mem.Addr) error {
+			want, got := pattern((pe-1+npes)%npes), make([]byte, 64)
+			for w := range b.NetWGs {
+				m.Read(sym[0]+mem.Addr(64*w), got)
+				if !bytes.Equal(got, want) {
+					return fmt.Errorf("%w: networking work-group %d's 64-byte puts delivered % x..., want % x...", ErrDelivery, w, got[:8], want[:8])
+				}
+			}
+			return nil
+		},
+	}
 }

@@ -1,9 +1,11 @@
 package workload
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/model/shmem"
@@ -62,5 +64,75 @@ func TestShmemLoadDelivers(t *testing.T) {
 	}
 	if r.Kernel <= 0 || len(r.Report.Threads) != 4 || r.Report.Calls.Calls != 48*3 || r.Report.Threads[0].Preemptions == 0 {
 		t.Fatalf("run %+v", r)
+	}
+}
+
+// Each microbenchmark's check catches a benchmark that delivers the wrong
+// thing: the same kernel with a put to the wrong slot, a wrong value or
+// from an unfilled source fails with ErrDelivery, and the right kernel
+// passes.
+func TestShmemBenchChecksCatchWrongDeliveries(t *testing.T) {
+	d, _ := strategy.Lookup(string(strategy.GHNDGPU))
+	cfg := strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec(), Shmem: shmem.DefaultSpec()}
+	run := func(wgs int, chk shmemCheck, sizes []uint64, body func(pe int, sym []mem.Addr, x *shmem.Ctx) error) error {
+		c, err := cluster.New(sim.New(1), d.Adjust(cluster.CompNet()), 2, false) // payload-free: the heap still carries bytes
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Engine.Close()
+		_, err = shmemKernelChecked(c, strategy.GHNDGPU, cfg, wgs, 64, sizes, chk, body)
+		return err
+	}
+	svc := ShmemService{WGs: 4, WGSize: 64, Ops: 3}
+	load := ShmemLoad{WGs: 4, WGSize: 64, Bytes: 1}
+	l2 := CPL2{NetWGs: 2, Puts: 2, Chunk: 64}
+	for _, c := range []struct {
+		name  string
+		wgs   int
+		chk   shmemCheck
+		sizes []uint64
+		body  func(pe int, sym []mem.Addr, x *shmem.Ctx) error
+		ok    bool
+	}{
+		{"service", 4, svc.check(), []uint64{32}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+			for i := range 3 {
+				if err := x.P(sym[0]+mem.Addr(8*x.WG().ID), uint64(i+1), 8, 1-pe); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, true},
+		{"service, one put short", 4, svc.check(), []uint64{32}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+			return x.P(sym[0]+mem.Addr(8*x.WG().ID), 2, 8, 1-pe)
+		}, false},
+		{"load", 4, load.check(), []uint64{32}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+			if err := x.P(sym[0]+mem.Addr(8*x.WG().ID), uint64(pe+1), 1, 1-pe); err != nil {
+				return err
+			}
+			return x.Quiet()
+		}, true},
+		{"load, wrong slot", 4, load.check(), []uint64{32}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+			if err := x.P(sym[0], uint64(pe+1), 1, 1-pe); err != nil {
+				return err
+			}
+			return x.Quiet()
+		}, false},
+		{"cpl2", 2, l2.check(), []uint64{128, 64}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+			if err := x.PutmemNBI(sym[0]+mem.Addr(64*x.WG().ID), sym[1], 64, 1-pe); err != nil {
+				return err
+			}
+			return x.Quiet()
+		}, true},
+		{"cpl2, unfilled source", 2, CPL2{NetWGs: 2}.check(), []uint64{128, 64}, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+			if err := x.PutmemNBI(sym[0]+mem.Addr(64*x.WG().ID), sym[0]+64, 64, 1-pe); err != nil {
+				return err
+			}
+			return x.Quiet()
+		}, false},
+	} {
+		err := run(c.wgs, c.chk, c.sizes, c.body)
+		if c.ok && err != nil || !c.ok && !errors.Is(err, ErrDelivery) {
+			t.Errorf("%s: %v; want ok = %v", c.name, err, c.ok)
+		}
 	}
 }
