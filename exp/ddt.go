@@ -524,7 +524,7 @@ func runDDTPut(cfg Config, env Env) (*report.Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !ok[i] {
+		if !r[i].Verified {
 			return nil, fmt.Errorf("ddt_put spin=%v: %w: the target does not hold the byte put", with, ErrVerification)
 		}
 	}
