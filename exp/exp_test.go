@@ -55,7 +55,7 @@ func TestAllreduceReportsSpeedupAgainstCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := res.Tables[1]
-	if long.Columns[4] != "speedup_vs_CPU" || len(long.Rows) != 3*4 {
+	if long.Columns[4] != "speedup_vs_CPU" || len(long.Rows) != 3*5 {
 		t.Fatalf("columns %v, %d rows", long.Columns, len(long.Rows))
 	}
 	for _, row := range long.Rows {
@@ -66,7 +66,7 @@ func TestAllreduceReportsSpeedupAgainstCPU(t *testing.T) {
 			t.Errorf("row %v not verified", row)
 		}
 	}
-	if res.Plot == nil || len(res.Plot.Series) != 4 || len(res.Plot.Series[0].X) != 3 {
+	if res.Plot == nil || len(res.Plot.Series) != 5 || len(res.Plot.Series[0].X) != 3 {
 		t.Fatalf("plot %+v", res.Plot)
 	}
 }

@@ -22,15 +22,15 @@ import (
 // (workloads.md §5.1–5.5). Run them with the documents' preset: --preset
 // compnet.
 type ShmemBenchSpec struct {
-	QueueStrategies []string   `toml:"queue_strategies" doc:"ghnqueue: strategies (queue placement, §5.1)" src:"DOC"`
+	QueueStrategies []string   `toml:"queue_strategies" doc:"ghnqueue: strategies, one per queue placement (default, as the ComP-Net chapter runs them: GHN_DGPU, GHN_DGPU_HOSTQ)" src:"DOC"`
 	QueueWGs        []int      `toml:"queue_wgs" doc:"ghnqueue: work-groups issuing requests (= queues; §5.2 sweeps 64…2048 on gpu.cus=64)" src:"DEFAULT"`
 	QueueThreads    []int      `toml:"queue_threads" doc:"ghnqueue: host helper threads (§5.2: 1, 2, 4, 8, 16)" src:"DEFAULT"`
 	QueueOps        int        `toml:"queue_ops" doc:"ghnqueue: blocking 8 B puts per work-group" src:"DEFAULT"`
-	GetStrategies   []string   `toml:"get_strategies" doc:"shmemget: strategies (§5.3)" src:"DOC"`
+	GetStrategies   []string   `toml:"get_strategies" doc:"shmemget: strategies (default, as the ComP-Net chapter runs them: GHN_DGPU, GHN_APU, COMPNET)" src:"DOC"`
 	GetMin          unit.Bytes `toml:"get_min" doc:"shmemget: smallest payload" src:"DEFAULT"`
 	GetMax          unit.Bytes `toml:"get_max" doc:"shmemget: largest payload (powers of 4 from get_min)" src:"DEFAULT"`
 	GetReps         int        `toml:"get_reps" doc:"shmemget: gets per point (the first is a warm-up)" src:"DEFAULT"`
-	LoadStrategies  []string   `toml:"load_strategies" doc:"shmemload: strategies (§5.4; energy normalised to the first)" src:"DOC"`
+	LoadStrategies  []string   `toml:"load_strategies" doc:"shmemload: strategies, energy normalised to the first (default, as the ComP-Net chapter runs them: GHN_DGPU, GHN_APU, COMPNET)" src:"DOC"`
 	LoadThreads     []int      `toml:"load_threads" doc:"shmemload: service threads per node" src:"DEFAULT"`
 	LoadWGs         int        `toml:"load_wgs" doc:"shmemload: work-groups (480 × 64 fills the 12-CU GPU)" src:"DOC"`
 	LoadWGSize      int        `toml:"load_wg_size" doc:"shmemload: work-items per work-group" src:"DOC"`
