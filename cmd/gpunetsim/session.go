@@ -578,8 +578,28 @@ func withSession(root *cobra.Command, stderr io.Writer, exit func(int)) (err err
 			}
 		}
 	}()
-	root.PersistentPreRun = func(*cobra.Command, []string) { s.started = true }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		s.started = true
+		return s.inputFlags(cmd)
+	}
 	return root.ExecuteContext(ctx)
+}
+
+// inputFileFlags are the flags that name an input file, whatever the
+// command: each given one is registered (session.input) before the command
+// runs, so that no output of any command, present or future, replaces it.
+var inputFileFlags = []string{"config", "file"}
+
+// inputFlags registers cmd's input-file flags that were given.
+func (s *session) inputFlags(cmd *cobra.Command) error {
+	for _, name := range inputFileFlags {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed && f.Value.Type() == "string" {
+			if err := s.input("--"+name, f.Value.String()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // errInterrupted is what withSession returns after an interrupt when exit

@@ -435,6 +435,9 @@ func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions,
 			return fmt.Errorf("finding this executable: %w", err)
 		}
 	}
+	if err := sess.input("--gpunetsim", s.exe); err != nil {
+		return err
+	}
 	out := studyOutDir(f, p.study)
 	if err := sess.outDir("--out", out); err != nil {
 		return err
