@@ -26,7 +26,7 @@ func Example() {
 	}
 	// Output:
 	// speedup vs CPU [nodes CPU time CPU speedup HDN time HDN speedup GDS time GDS speedup GHN_APU time GHN_APU speedup GPUTN time GPUTN speedup]
-	// 2 40.83452us 1 32.144036us 1.27 29.997016us 1.361 27.549017us 1.482 25.919078us 1.575
+	// 2 40.83452us 1 32.144036us 1.27 29.997016us 1.361 27.780267us 1.47 25.919078us 1.575
 	// 4 67.02324us 1 63.959787us 1.048 56.869047us 1.179 38.455777us 1.743 36.778598us 1.822
 	// 8 81.578168us 1 93.768745us 0.87 86.893077us 0.939 48.29327us 1.689 42.208358us 1.933
 }

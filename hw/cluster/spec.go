@@ -77,7 +77,7 @@ func GPUTN() Spec {
 		GPU: gpu.Spec{Mode: "apu", CUs: 24, SIMDs: 4, WavesPerSIMD: 40, WaveSize: 64, Freq: 1.5e9,
 			LDSPerCU: 64 * unit.KiB, MaxWGSize: 1024, Launch: 1500 * sim.Nanosecond, Teardown: 1500 * sim.Nanosecond,
 			DispatchCycles: 100, L1Lines: 512, L1Cycles: 12, L2Cycles: 100, L1InvCycles: 16, L2InvCycles: 500,
-			MemLatency: 80 * sim.Nanosecond, MemBandwidth: ddrRate(8, 2133), ScalarCycles: 4},
+			MemLatency: 80 * sim.Nanosecond, MemBandwidth: ddrRate(8, 2133), ScalarCycles: 4, L2PortBytes: 64},
 		NIC: nic.Spec{CmdLatency: 100 * sim.Nanosecond, CmdSize: 64, MatchCost: 5 * sim.Nanosecond,
 			TrigEvalCost: 10 * sim.Nanosecond, EventSize: 64, EQSize: 1024, TrigFIFODepth: 256,
 			TrigPop: 2 * sim.Nanosecond, TrigMaxEntries: 16, TrigLookup: "assoc",
@@ -108,6 +108,11 @@ func CompNet() Spec {
 	s := GPUTN()
 	s.CPU.Cores, s.CPU.DRAMBandwidth = 16, ddrRate(8, 2400)
 	s.GPU.CUs, s.GPU.MemBandwidth, s.GPU.Mode = 12, ddrRate(8, 2400), "dgpu"
+	// 10 wavefronts per SIMD (40 per CU), not the table's 40: the
+	// dissertation's 480 simultaneous 64-item work-groups "fully saturate
+	// the 12 CU system" (§5.4.2), 480 / (12 × 4) = 10, gem5's GCN3 default
+	// (--wfs-per-simd 10).
+	s.GPU.WavesPerSIMD = 10
 	// The ComP-Net paper's §5.1: the NIC reaches queues and data through
 	// PCIe in every design, GHN_APU included.
 	s.SoC.NICAttach = pcie.AttachPCIe
