@@ -26,7 +26,7 @@ func Example() {
 	}
 	// Output:
 	// speedup vs CPU [nodes CPU time CPU speedup HDN time HDN speedup GDS time GDS speedup GHN_APU time GHN_APU speedup GPUTN time GPUTN speedup]
-	// 2 29.31452us 1 32.144036us 0.912 29.997016us 0.977 27.549017us 1.064 25.919078us 1.131
+	// 2 29.31452us 1 32.144036us 0.912 29.997016us 0.977 27.780267us 1.055 25.919078us 1.131
 	// 4 49.74324us 1 63.959787us 0.778 56.869047us 0.875 38.455777us 1.294 36.778598us 1.353
 	// 8 61.418168us 1 93.768745us 0.655 86.893077us 0.707 48.29327us 1.272 42.208358us 1.455
 }

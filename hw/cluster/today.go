@@ -131,9 +131,13 @@ func GH200CX7() Spec {
 func PresentDay() []string { return []string{"gh200", "gh200-cx7", "h100-cx7", "mi300a-ss11"} }
 
 // PresetSources returns where each value of a present-day preset comes
-// from, by parameter name; nil for the source documents' presets (their
-// sources are the parameters' own tags).
+// from, by parameter name; for the source documents' presets only the
+// values whose source differs from the parameter's own tag (the dGPU
+// presets' launch costs and HCA pipeline, docPresetSources), nil when none.
 func PresetSources(preset string) map[string]Source {
+	if m, ok := docPresetSources[preset]; ok {
+		return m
+	}
 	spec := func(ref string) Source { return Source{"SPEC", ref} }
 	h100 := "NVIDIA H100 Tensor Core GPU datasheet"
 	cx7 := "NVIDIA ConnectX-7 product brief"

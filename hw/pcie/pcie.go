@@ -98,9 +98,28 @@ func (l *Link) Read(req Dir, now sim.Time, n unit.Bytes, p2p bool) sim.Time {
 	penalty := 1.0
 	if p2p {
 		penalty = l.spec.P2PReadPenalty
+		t += l.spec.P2PReadLatency
 	}
 	done := l.stream(1-req, t, n, penalty)
 	return done + l.spec.Latency
+}
+
+// ReadRequest issues one read request of n bytes (at most a maximum read
+// request) at t, which may lie after other transactions the link has
+// already taken: the request of a requester that waited for a free tag.
+// Its header-only TLP does not hold up the request direction (no gap is
+// charged there); its data takes the return direction's byte server.
+// It returns when the data has arrived.
+func (l *Link) ReadRequest(req Dir, t sim.Time, n unit.Bytes, p2p bool) sim.Time {
+	s := &l.sides[req]
+	s.txns++
+	t += l.spec.Overhead + l.spec.Latency
+	penalty := 1.0
+	if p2p {
+		penalty = l.spec.P2PReadPenalty
+		t += l.spec.P2PReadLatency
+	}
+	return l.stream(1-req, t, n, penalty) + l.spec.Latency
 }
 
 // ReadSplit issues a read of n bytes at now as requests of at most maxReq
@@ -127,6 +146,9 @@ func (l *Link) ReadSplit(req Dir, now sim.Time, n, maxReq unit.Bytes, p2p bool) 
 	full := l.serialization(maxReq, penalty)
 	issuer, data := &l.sides[req], &l.sides[1-req]
 	lead := l.spec.Overhead + l.spec.Latency
+	if p2p {
+		lead += l.spec.P2PReadLatency
+	}
 	last, txns, free := issuer.lastIssue, issuer.txns, data.free
 	for off := unit.Bytes(0); off < n; off += maxReq {
 		c, d := maxReq, full
