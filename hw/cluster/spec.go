@@ -73,7 +73,7 @@ func GPUTN() Spec {
 		GPU: gpu.Spec{Mode: "apu", CUs: 24, SIMDs: 4, WavesPerSIMD: 40, WaveSize: 64, Freq: 1.5e9,
 			LDSPerCU: 64 * unit.KiB, MaxWGSize: 1024, Launch: 1500 * sim.Nanosecond, Teardown: 1500 * sim.Nanosecond,
 			DispatchCycles: 100, L1Lines: 512, L1Cycles: 12, L2Cycles: 100, L1InvCycles: 16, L2InvCycles: 500,
-			MemLatency: 80 * sim.Nanosecond, MemBandwidth: ddrRate(8, 2133), ScalarCycles: 4},
+			MemLatency: 80 * sim.Nanosecond, MemBandwidth: ddrRate(8, 2133), ScalarCycles: 4, WaitPoll: 100 * sim.Nanosecond},
 		NIC: nic.Spec{CmdLatency: 100 * sim.Nanosecond, CmdSize: 64, MatchCost: 5 * sim.Nanosecond,
 			TrigEvalCost: 10 * sim.Nanosecond, EventSize: 64, EQSize: 1024, TrigFIFODepth: 256,
 			TrigPop: 2 * sim.Nanosecond, TrigMaxEntries: 16, TrigLookup: "assoc",
