@@ -88,11 +88,12 @@ func GPUTN() Spec {
 	}
 }
 
-// XTQ returns preset xtq (dissertation Table 4.1): 8 cores at 3 GHz, DDR3-1600,
-// 24 CUs at 1 GHz, and the optimistic launch model (no fixed overheads).
+// XTQ returns preset xtq (dissertation Table 4.1): 8 4-wide cores at 3 GHz,
+// DDR3-1600, 24 CUs at 1 GHz, and the optimistic launch model (no fixed
+// overheads).
 func XTQ() Spec {
 	s := GPUTN()
-	s.CPU.Freq, s.CPU.IPC, s.CPU.DRAMBandwidth = 3e9, 1.5, ddrRate(8, 1600)
+	s.CPU.Freq, s.CPU.IPC, s.CPU.Width, s.CPU.DRAMBandwidth = 3e9, 1.5, 4, ddrRate(8, 1600)
 	s.GPU.Freq, s.GPU.MemBandwidth = 1e9, ddrRate(8, 1600)
 	s.GPU.Launch, s.GPU.Teardown = 0, 0
 	return s
