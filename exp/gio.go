@@ -112,7 +112,7 @@ func runGIOBench(cfg Config, env Env) (*report.Result, error) {
 	if cfg.Run.Preset != "gio" {
 		res.Notes = append(res.Notes, fmt.Sprintf("preset %s: the documents' cluster is preset gio (--preset gio)", cfg.Run.Preset))
 	}
-	res.Notes = append(res.Notes, "latency = initiator kernel launch (MPI call for CPU) to the target seeing the last byte; HDN runs an empty kernel first (Inter-K-Empty)",
+	res.Notes = append(res.Notes, "latency = initiator kernel launch (MPI call for CPU) to the target seeing the last byte; HDN (Inter-K-Empty) runs an empty kernel before the send and an empty consuming kernel after the receive, each synchronized by its host",
 		"GNN_GIO: templated WQEs, four dynamic fields, PPB flush, doorbell from the work-group; GHN_DGPU: host helper threads (IKN)")
 	return res, nil
 }

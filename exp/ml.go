@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +59,7 @@ var mlColumns = []string{"workload", "domain", "blocked_pct", "calls", "size"}
 func (m MLSpec) loadMLTable() ([]mlRow, error) {
 	name, text := "built-in table", cntkTable
 	if m.Table != "" {
-		b, err := os.ReadFile(m.Table)
+		b, err := ReadInputFile(m.Table, MaxInputBytes)
 		if err != nil {
 			return nil, fmt.Errorf("ml.table: %w", err)
 		}

@@ -37,8 +37,8 @@ type ShmemBenchSpec struct {
 	LoadBytes       int        `toml:"load_bytes" doc:"shmemload: bytes per put" src:"DOC"`
 	L2Ratios        []int      `toml:"l2_ratios" doc:"cpl2: streaming work-groups per networking work-group (§5.5)" src:"DEFAULT"`
 	L2NetWGs        int        `toml:"l2_net_wgs" doc:"cpl2: networking work-groups" src:"DEFAULT"`
-	L2Puts          int        `toml:"l2_puts" doc:"cpl2: 64 B non-blocking puts per networking work-group" src:"DEFAULT"`
-	L2Stream        unit.Bytes `toml:"l2_stream" doc:"cpl2: bytes each streaming work-group reads and writes" src:"DEFAULT"`
+	L2Puts          int        `toml:"l2_puts" doc:"cpl2: blocking 64 B puts per networking work-group, one in flight at a time (the request pattern of the documents' premise that the CP reaches posted data quickly)" src:"DEFAULT"`
+	L2Stream        unit.Bytes `toml:"l2_stream" doc:"cpl2: the array each streaming work-group reads and writes at unit stride, wrapping around until the networking work-groups finish (≫ l2_size)" src:"DEFAULT"`
 	L2Chunk         unit.Bytes `toml:"l2_chunk" doc:"cpl2: bytes streamed per step" src:"DEFAULT"`
 	L2Size          unit.Bytes `toml:"l2_size" doc:"cpl2: the single CU's scaled L2 (1 MB / 12, 16-way)" src:"DEFAULT"`
 }
@@ -470,17 +470,19 @@ func cpl2Points() Points {
 			if err != nil {
 				return nil, err
 			}
-			t := report.Table{Name: "cpl2", Columns: []string{"streaming_per_net", "llc_locking", "cp_hit_rate", "cp_l2_accesses", "max_locked_lines", "mean_lock_hold", "time", "events"}}
+			t := report.Table{Name: "cpl2", Columns: []string{"streaming_per_net", "llc_locking", "cp_hit_rate", "cp_l2_accesses", "max_locked_lines", "mean_lock_hold", "max_lock_hold", "time", "events"}}
 			plot := &report.Plot{Title: "L2 hit rate of CP accesses under streaming interference (1 CU)", XLabel: "streaming : networking work-groups", YLabel: "CP L2 hit rate"}
 			series := [2]*report.Series{{Name: "llc_locking off"}, {Name: "llc_locking on"}}
 			for _, p := range pts {
-				t.Rows = append(t.Rows, []any{int(p.X), p.Y == 1, round3(p.HitRate), p.CPAcc, p.Locked, p.Hold, p.Time, p.Events})
+				t.Rows = append(t.Rows, []any{int(p.X), p.Y == 1, round3(p.HitRate), p.CPAcc, p.Locked, p.Hold, p.HoldMax, p.Time, p.Events})
 				series[p.Y].X = append(series[p.Y].X, float64(p.X))
 				series[p.Y].Y = append(series[p.Y].Y, p.HitRate)
 			}
 			plot.Series = []report.Series{*series[0], *series[1]}
 			res := &report.Result{Experiment: "cpl2", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
-			res.Notes = append(res.Notes, fmt.Sprintf("node 0, one CU, L2 %v 16-way; hit rate counts only CP-generated L2 accesses (polls, entry reads, status and read-index stores, library mutex)", cfg.ShmemBench.L2Size))
+			res.Notes = append(res.Notes, fmt.Sprintf("node 0, one CU (L1–L2 path gpu.l2_port_bytes per cycle), L2 %v 16-way; %d networking work-groups, each keeping one blocking 64 B put in flight (%d puts); streaming work-groups read and write %v arrays at unit stride until the networking ones finish", cfg.ShmemBench.L2Size, cfg.ShmemBench.L2NetWGs, cfg.ShmemBench.L2Puts, cfg.ShmemBench.L2Stream),
+				"hit rate counts only CP-generated L2 accesses (polls of the queues, entry reads, status and read-index stores, the library's context lines: mutex RMWs and issue counts); lock hold = the CP's first access to a store_locked line − the locking store, mean and max over the released lines")
+			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
 			return res, nil
 		},
 	}

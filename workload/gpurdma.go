@@ -25,6 +25,13 @@ import (
 type RdmaBW struct {
 	Size unit.Bytes
 	Msgs int
+	// Host runs the CPU-driven baseline of the same configuration
+	// instead (the GPUrdma paper's "CPU-controlled RDMA with similar
+	// configuration"): one host thread posts with standard verbs to a QP
+	// and CQ in host memory, one doorbell per post, polling only when the
+	// QP is full when the GPU variant pipelines, each completion
+	// otherwise; the payload is the same GPU buffer.
+	Host bool
 }
 
 // RdmaBWResult is one run of RdmaBW. Per-message step times are the
@@ -95,11 +102,28 @@ func (b RdmaBW) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 		if err != nil {
 			return err
 		}
-		qp, _, err := d.Connect(0, 1, verbs.Place{QP: verbs.Pool(spec.QPLoc)}, verbs.Place{QP: mem.Host}, cq, tcq, spec.QPDepth)
+		qpPool := verbs.Pool(spec.QPLoc)
+		if b.Host {
+			qpPool = mem.Host
+			if cq, err = n0.NewCQ(spec.QPDepth, mem.Host); err != nil {
+				return err
+			}
+		}
+		qp, _, err := d.Connect(0, 1, verbs.Place{QP: qpPool}, verbs.Place{QP: mem.Host}, cq, tcq, spec.QPDepth)
 		if err != nil {
 			return err
 		}
 		w := verbs.Write(smr, src, dmr, dst, size)
+		if b.Host {
+			start := nd.Host.Now()
+			postErr = hostSingle(nd, qp, cq, w, b.Msgs, spec.Pipeline)
+			res.Time = nd.Host.Now() - start
+			st := qp.Stats()
+			res.QPMemBytes = n0.Footprint()
+			res.Fields, res.Doorbells = st.Fields, st.Doorbells
+			res.PerMsg = res.Time / sim.Duration(b.Msgs)
+			return postErr
+		}
 		if spec.WQEReuse {
 			qp.Preinit(w)
 		}
@@ -127,6 +151,30 @@ func (b RdmaBW) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 		res.Verified = true
 	}
 	return res, nil
+}
+
+// hostSingle is the CPU-driven loop of RdmaBW.Host.
+func hostSingle(nd *strategy.Node, qp *verbs.QP, cq *verbs.CQ, w verbs.WQE, msgs int, pipeline bool) error {
+	for range msgs {
+		if qp.Outstanding() == uint64(qp.Depth()) {
+			if e, ok := cq.HostWaitQP(nd.Host, nd.SW, qp, 0); !ok {
+				return fmt.Errorf("gpurdma (cpu): RDMA write completed with %v", e.Status)
+			}
+		}
+		if err := qp.HostPost(nd.Host, nd.SW, w); err != nil {
+			return err
+		}
+		qp.HostRing(nd.Host)
+		if !pipeline {
+			if e, ok := cq.HostWaitQP(nd.Host, nd.SW, qp, 0); !ok {
+				return fmt.Errorf("gpurdma (cpu): RDMA write completed with %v", e.Status)
+			}
+		}
+	}
+	if e, ok := cq.HostWaitQP(nd.Host, nd.SW, qp, 0); !ok {
+		return fmt.Errorf("gpurdma (cpu): RDMA write completed with %v", e.Status)
+	}
+	return nil
 }
 
 // singleThread is the one-thread post loop of §9.1 under the flags of

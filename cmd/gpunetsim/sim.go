@@ -192,6 +192,16 @@ func runExperiment(cmd *cobra.Command, o runOptions, stdout, stderr io.Writer) e
 	return runWith(sessionOf(cmd), e, o, stdout, stderr)
 }
 
+// configInputs registers the files a configuration reads: the --config
+// file and the ML workload table (ml.table), so that no output replaces
+// them.
+func configInputs(s *session, file string, cfg exp.Config) error {
+	if err := s.input("--config", file); err != nil {
+		return err
+	}
+	return s.input("ml.table", cfg.ML.Table)
+}
+
 // runOutputs are the files a run writes, reserved before it starts.
 type runOutputs struct {
 	csv, json, plot, trace *outFile
@@ -242,6 +252,9 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
+	if err := configInputs(s, o.load.File, cfg); err != nil {
+		return err
+	}
 	outs, err := reserveOutputs(s, o)
 	if err != nil {
 		return err
@@ -267,7 +280,7 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	var res *report.Result
 	if o.study.active() {
 		bar.close()
-		res, err = runAsStudy(e, o, stderr)
+		res, err = runAsStudy(s, e, o, stderr)
 	} else {
 		res, err = e.Run(cfg, env)
 		bar.close()
@@ -302,11 +315,13 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 		}
 	}
 	var names []string
+	var list []pending
 	for _, r := range files {
-		if err := r.out.commit(func(w io.Writer) error { _, err := w.Write(r.data); return err }); err != nil {
-			return err
-		}
+		list = append(list, pending{r.out, func(w io.Writer) error { _, err := w.Write(r.data); return err }})
 		names = append(names, r.out.path)
+	}
+	if err := s.commitAll(list); err != nil {
+		return err
 	}
 	if !o.quiet && len(names) > 0 {
 		fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(names, ", "))

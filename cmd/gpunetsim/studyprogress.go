@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -137,35 +135,17 @@ func (p *studyProgress) close() {
 	}
 }
 
-// onInterrupt makes SIGINT and SIGTERM end a study at once with a line
-// that says how far it got and how to resume: finished points are already
-// in the cache (each entry whole), the running ones are lost. The
-// returned function stops watching.
-func (p *studyProgress) onInterrupt(cacheDir string, stderr io.Writer) (stop func()) {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case sig := <-ch:
-			var s study.Progress
-			if p != nil {
-				p.close()
-				p.mu.Lock()
-				s = p.state
-				p.mu.Unlock()
-			}
-			fmt.Fprintf(stderr, "\ngpunetsim: interrupted: %d of %d points are in the cache %s; run the same command again to resume\n", s.Done, s.Total, cacheDir)
-			code := 130
-			if sig == syscall.SIGTERM {
-				code = 143
-			}
-			os.Exit(code)
-		case <-done:
-		}
-	}()
-	return func() {
-		signal.Stop(ch)
-		close(done)
+// interruptNote is what an interrupted study says (see
+// session.onInterrupt): how far it got and how to resume. Finished points
+// are already in the cache (each entry whole), the running ones are lost.
+// It stops the progress display first.
+func (p *studyProgress) interruptNote(cacheDir string) string {
+	var s study.Progress
+	if p != nil {
+		p.close()
+		p.mu.Lock()
+		s = p.state
+		p.mu.Unlock()
 	}
+	return fmt.Sprintf("%d of %d points are in the cache %s; run the same command again to resume", s.Done, s.Total, cacheDir)
 }

@@ -4,7 +4,6 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
-	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"reflect"
 	"slices"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -141,10 +141,13 @@ func List(cfg exp.Config) []Info {
 	v := reflect.ValueOf(cfg)
 	fs := fields()
 	out := make([]Info, len(fs))
-	sources := cluster.PresetSources(cfg.Run.Preset)
-	presentDay := sources != nil
-	if !presentDay {
-		sources = documentSources(cfg.Run.Preset)
+	presentDay := slices.Contains(cluster.PresentDay(), cfg.Run.Preset)
+	sources := documentSources(cfg.Run.Preset)
+	if sources == nil {
+		sources = map[string]cluster.Source{}
+	}
+	for k, v := range cluster.PresetSources(cfg.Run.Preset) { // the hardware's own list wins
+		sources[k] = v
 	}
 	for i, f := range fs {
 		out[i] = Info{Name: f.name, Type: typeName(f.typ), Value: format(v.FieldByIndex(f.index)), Src: f.src, Doc: f.doc, Ref: f.ref}

@@ -23,6 +23,7 @@ var fieldRefs = map[string]string{
 	"link.bandwidth":        "dissertation Tables 4.1, 5.1, 6.1: 100 Gbps",
 	"switch.latency":        "dissertation Tables 4.1, 5.1, 6.1: 100 ns",
 	"topology.kind":         "dissertation Tables 4.1, 5.1, 6.1: star, single switch",
+	"soc.nic_attach":        diss + " §3.1: the APU's NIC sits on the coherent system directory; " + compnet + " §5.1: the NIC reaches the queues over PCIe",
 	"pcie.p2p_read_penalty": rdmaPap + ": the PLX PEX8747 switch shows no read/write asymmetry (1); Intel switches read at about half rate (0.5)",
 	"cpu.cores":             "dissertation Table 6.1: 8 cores",
 	"cpu.freq":              "dissertation Table 6.1: 4 GHz",
@@ -190,6 +191,7 @@ func documentSources(preset string) map[string]cluster.Source {
 			out[n] = doc("dissertation Table 5.1: CP of 2 cores, 2-wide OOO x86 at 2 GHz, 32 kB D-cache of 4 cycles")
 		}
 	case "gpurdma":
+		out["soc.nic_attach"] = doc(rdmaPap + ": a Connect-IB HCA on PCIe behind a PLX switch")
 		out["link.bandwidth"] = doc(rdmaPap + ": Connect-IB on FDR InfiniBand, 56 Gb/s")
 		out["gpu.mode"], out["gpu.cus"], out["gpu.wave_size"] = doc(rdmaPap+": a discrete NVIDIA K40c"), doc(rdmaPap+": K40c, 15 SMs"), doc(rdmaPap+": 32-thread warps")
 		out["gpu.freq"] = def("NVIDIA K40c data sheet: 745 MHz base clock; the paper gives none")
@@ -200,6 +202,7 @@ func documentSources(preset string) map[string]cluster.Source {
 		inherit("not stated by "+rdmaPap+"; the dissertation's star with 100 ns switches", netFields...)
 		inherit("no CP in "+rdmaPap+"'s set-up; Table 5.1's CP, unused by GPUrdma", cpFields...)
 	case "gio":
+		out["soc.nic_attach"] = doc(gioSl + ": a discrete InfiniBand NIC on PCIe")
 		out["link.bandwidth"] = doc(gioSl + ": 56 Gb/s InfiniBand")
 		out["gpu.mode"] = doc(gioSl + ": a discrete AMD Radeon MI-25 with HBM")
 		out["gpu.cus"], out["gpu.freq"] = def("MI-25 data sheet: 64 CUs; the slides give none"), def("MI-25 data sheet: 1.5 GHz; the slides give none")
@@ -210,6 +213,7 @@ func documentSources(preset string) map[string]cluster.Source {
 		inherit("not stated by "+gioSl+"; the dissertation's star with 100 ns switches", netFields...)
 		inherit("no CP in "+gioSl+"' set-up; Table 5.1's CP, unused by GIO", cpFields...)
 	case "spin", "pulp":
+		out["soc.nic_attach"] = doc(ddtPap + ": the host–NIC interface is PCIe Gen4 x32")
 		out["link.bandwidth"] = doc(ddtPap + ": a 200 Gb/s Slingshot-class NIC")
 		out["cpu.cores"], out["cpu.freq"] = doc(ddtPap+": host unpack measured on an Intel i7-4770 (4 cores)"), doc(ddtPap+": Intel i7-4770 at 3.4 GHz")
 		out["cpu.width"] = def("not stated by " + ddtPap + "; the dissertation's Table 6.1 host")

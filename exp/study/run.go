@@ -184,11 +184,19 @@ func Execute(ctx context.Context, p *Plan, o Options) (Outcome, error) {
 	for _, i := range tasks {
 		t := p.Tasks[i]
 		if t.Point != nil && o.Cache != nil && !o.Fresh {
-			if b, ok := o.Cache.get(t.Key, t.KeyText); ok {
+			b, problem := o.Cache.get(t.Key, t.KeyText)
+			if b != nil {
 				points[t.Key] = b
 				prog.Done++
 				prog.Cached++
 				continue
+			}
+			if problem != "" {
+				then := "the point is simulated again"
+				if o.CacheOnly {
+					then = "the point counts as missing"
+				}
+				o.Cache.warn("cache entry %s (%s): %s; %s", o.Cache.path(t.Key), t.Label(p), problem, then)
 			}
 		}
 		todo = append(todo, i)
@@ -254,7 +262,9 @@ func do(p *Plan, t Task, o Options, env exp.Env) (res any, cached bool, err erro
 		return res, false, nil
 	}
 	if o.Cache != nil && !o.Fresh {
-		if b, ok := o.Cache.get(t.Key, t.KeyText); ok {
+		// Another process may have stored it meanwhile; a refused entry
+		// was reported when Execute first looked.
+		if b, _ := o.Cache.get(t.Key, t.KeyText); b != nil {
 			return b, true, nil
 		}
 	}

@@ -310,15 +310,15 @@ func (s *service) quietPending() {
 	done, failed := map[int]bool{}, map[int]bool{}
 	any := false
 	start := s.now()
+	defer s.span("quiet", start)
+	s.port.acquireSystem() // the NIC-written CT copies (and fetch results) seen
 	for _, c := range order {
 		done[c], failed[c] = s.b.lib.quiet(s.port, c, ctxs[c])
 		any = any || done[c]
 	}
-	defer s.span("quiet", start)
 	if !any {
 		return
 	}
-	s.port.acquireSystem()
 	keep := s.pending[:0]
 	for _, p := range s.pending {
 		if !done[p.q.idx] {

@@ -99,6 +99,8 @@ type CQ struct {
 	qps  map[uint32]*QP
 	// Errors counts CQEs with an error status seen by pollers.
 	Errors uint64
+	// Loads counts the poll loop's loads of CQE slots (GPU pollers).
+	Loads uint64
 }
 
 // NewCQ creates a CQ of entries slots in pool.
