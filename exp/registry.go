@@ -30,6 +30,7 @@ func experiments() []Experiment {
 		{Name: "fft2d", Summary: "FFT2D strong scaling: unpack costs from the sPIN NIC, a GOAL schedule replayed by LogGOPS, host unpack vs RW-CP (workloads.md §11.12)", Run: runFFT2D, Sizes: Sizes{Quick: quickFFT2D}},
 		{Name: "ddt_pulp_bw", Summary: "PULP accelerator bandwidth test: cores DMA blocks L2 → L1 → PCIe FIFO, throughput vs block size, ARM for comparison (workloads.md §11.10)", Run: runDDTPULPBW, Sizes: Sizes{Default: usePULP, Quick: quickPULP}},
 		{Name: "ddt_pulp_kernels", Summary: "PULP RW-CP microkernels on a vector message, packets preloaded and statically assigned: throughput and handler IPC vs block size, PULP vs ARM (workloads.md §11.11)", Run: runDDTPULPKernels, Sizes: Sizes{Default: usePULP, Quick: quickPULP}},
+		{Name: "ddt_host", Summary: "host datatype pack/unpack executed on the simulated host core (cache hierarchy, cold and warm), throughput and per-level touches vs block size: the sPIN baseline, to compare with ddt bench", Run: runDDTHost, Sizes: Sizes{Quick: quickDDT}},
 		{Name: "ddt_put", Summary: "1-byte put latency with and without a sPIN context (workloads.md §11.9)", Run: runDDTPut, Sizes: Sizes{Quick: quickDDT}},
 		{Name: "ghnqueue", Summary: "GHN queue placement and helper scalability: mean service time vs queues per host thread, GHN_DGPU vs GHN_DGPU_HOSTQ (workloads.md §5.1–5.2)",
 			Run: runShmemPoints(ghnqueuePoints()), Points: ptr(ghnqueuePoints())},
