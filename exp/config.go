@@ -121,6 +121,9 @@ func DefaultConfig(preset string) (Config, error) {
 		ML:         defaultML(),
 		HostCPU:    HostCPUSpec{Size: 64 * unit.MiB, Threads: []int{1, 2, 4, 8, 16}},
 	}
+	// The GIO study's IKN is ROC_SHMEM's reverse offload: a service
+	// thread plus an MPI progress thread (shmem.progress_thread).
+	cfg.Shmem.ProgressThread = preset == "gio"
 	return dropUnavailable(cfg), nil
 }
 
