@@ -57,7 +57,7 @@ type gioCtx struct {
 	q         int
 	qps       []*verbs.QP // by PE (nil for this PE)
 	cqs       []*verbs.CQ // by PE: one CQ per (context, PE), as ROC_SHMEM's GPU-IB backend
-	templated []uint64 // per PE: slots whose template is visible
+	templated []uint64    // per PE: slots whose template is visible
 	wg        *gpu.WG
 }
 
