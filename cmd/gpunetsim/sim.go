@@ -276,6 +276,8 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	}
 	if bar != nil {
 		env.Progress = bar.report
+		// The bar and its ETA weigh each point by its expected work.
+		env.Work = func(c exp.Config) float64 { return exp.ExpectedWork(e.Name, c) }
 	}
 	var res *report.Result
 	if o.study.active() {
@@ -414,8 +416,10 @@ func (p *progress) report(done, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar == nil {
+		// Units of expected work, not points: the percentage and the ETA
+		// weigh large points more; a count of units would mean nothing.
 		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.out), progressbar.OptionSetDescription("simulating"),
-			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionSetPredictTime(true))
+			progressbar.OptionClearOnFinish(), progressbar.OptionSetPredictTime(true))
 	}
 	p.bar.Set(done)
 }
