@@ -35,12 +35,12 @@ type studyProgress struct {
 	// the signal handler, on interrupt.
 	closeOnce sync.Once
 
-	mu    sync.Mutex
-	bar   *progressbar.ProgressBar
+	mu  sync.Mutex
+	bar *progressbar.ProgressBar
 	// baseWork is the work cached before the first simulation: not on
 	// the bar.
 	baseWork float64
-	state study.Progress
+	state    study.Progress
 }
 
 // newStudyProgress returns the progress display for w; quiet gives nil,
