@@ -23,6 +23,8 @@ var fieldRefs = map[string]string{
 	"link.bandwidth":        "dissertation Tables 4.1, 5.1, 6.1: 100 Gbps",
 	"switch.latency":        "dissertation Tables 4.1, 5.1, 6.1: 100 ns",
 	"topology.kind":         "dissertation Tables 4.1, 5.1, 6.1: star, single switch",
+	"gpu.waves_per_simd":    diss + " §5.4.2: 480 one-wavefront work-groups fill the 12-CU GPU, 10 per SIMD (the tables' 40 are per CU)",
+	"nic.xtq_full_policy":   xtqCh + " §4.1.2: a task that finds the GPU queue full is not delivered; Portals events notify initiator and target (no retry is described)",
 	"soc.nic_attach":        diss + " §3.1: the APU's NIC sits on the coherent system directory; " + compnet + " §5.1: the NIC reaches the queues over PCIe",
 	"pcie.p2p_read_penalty": rdmaPap + ": the PLX PEX8747 switch shows no read/write asymmetry (1); Intel switches read at about half rate (0.5)",
 	"cpu.cores":             "dissertation Table 6.1: 8 cores",
@@ -196,6 +198,7 @@ func documentSources(preset string) map[string]cluster.Source {
 		out["gpu.mode"], out["gpu.cus"], out["gpu.wave_size"] = doc(rdmaPap+": a discrete NVIDIA K40c"), doc(rdmaPap+": K40c, 15 SMs"), doc(rdmaPap+": 32-thread warps")
 		out["gpu.freq"] = def("NVIDIA K40c data sheet: 745 MHz base clock; the paper gives none")
 		out["gpu.simds_per_cu"] = def("NVIDIA Kepler: 4 warp schedulers per SM; the paper gives none")
+		out["gpu.waves_per_simd"] = def("NVIDIA Kepler: 64 resident warps per SM, 16 per scheduler; the paper gives none")
 		out["gpu.l1_lines"] = def("NVIDIA Kepler: 16 kB L1 per SM in the 48 kB shared-memory split; the paper gives none")
 		inherit("not stated by "+rdmaPap+"; the dissertation's Table 6.1 value", "gpu.launch", "gpu.teardown", "gpu.l1_cycles", "gpu.l2_cycles", "gpu_l2.size", "gpu_l2.ways")
 		inherit("not stated by "+rdmaPap+"; the dissertation's Table 6.1 host", hostFields...)
@@ -207,6 +210,7 @@ func documentSources(preset string) map[string]cluster.Source {
 		out["gpu.mode"] = doc(gioSl + ": a discrete AMD Radeon MI-25 with HBM")
 		out["gpu.cus"], out["gpu.freq"] = def("MI-25 data sheet: 64 CUs; the slides give none"), def("MI-25 data sheet: 1.5 GHz; the slides give none")
 		out["gpu.simds_per_cu"], out["gpu.wave_size"] = def("GCN: 4 SIMD-16 per CU; the slides give none"), def("GCN: 64-lane wavefronts; the slides give none")
+		out["gpu.waves_per_simd"] = def("GCN: 10 wavefronts per SIMD; the slides give none")
 		out["gpu_l2.size"] = def("MI-25 data sheet: 4 MB L2; the slides give none")
 		inherit("not stated by "+gioSl+"; the dissertation's Table 6.1 value", "gpu.launch", "gpu.teardown", "gpu.l1_lines", "gpu.l1_cycles", "gpu.l2_cycles", "gpu_l2.ways")
 		inherit("not stated by "+gioSl+" (an x86 server CPU); the dissertation's Table 6.1 host", hostFields...)
