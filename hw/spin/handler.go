@@ -81,6 +81,26 @@ func (h *HandlerCtx) SharedMem(off, b unit.Bytes) {
 	h.sync()
 }
 
+// SharedMemEach is n rounds of SharedMem(off, b) each followed by work of
+// compute (a loop that reads shared memory once per item, such as a
+// catch-up reading the leaf dataloop per skipped block), in one step: the
+// reads queue one after another at the memory, the compute is charged as
+// work and the waits as stalls, as n separate calls would.
+func (h *HandlerCtx) SharedMemEach(off, b unit.Bytes, n int, work sim.Duration) {
+	if n <= 0 {
+		return
+	}
+	h.sync()
+	t := h.p.Now()
+	addr := h.ms.ctx.base + uint64(off)
+	for range n {
+		t = h.s.mem.shared(t, h.HPU, addr, b) + work
+	}
+	h.t = t
+	h.work += sim.Duration(n) * work
+	h.sync()
+}
+
 // Bring makes the b-byte object at offset off of the context's memory (a
 // checkpoint or segment worked on in place) resident where this HPU works:
 // nothing on the flat NIC memory; on pulp a DMA into the L1 of the HPU's
