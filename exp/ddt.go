@@ -442,7 +442,7 @@ func runDDTApps(cfg Config, env Env) (*report.Result, error) {
 	tr := report.Table{Name: "memory_traffic", Columns: []string{"app", "method", "dram_bytes", "dma_write", "host_dram_read", "host_dram_write",
 		"l3_fill", "l2_fill", "l1_fill", "pcie_up", "nic_mem", "host_over_method"}}
 	am := report.Table{Name: "amortization", Columns: []string{"app", "T_create", "T_host", "T_rwcp", "reuses"}}
-	plot := &report.Plot{Title: "Application datatypes: speedup over host unpack", XLabel: "input (table order)", YLabel: "speedup"}
+	plot := &report.Plot{Title: "Application datatypes: speedup over host unpack", XLabel: "input (table order)", YLabel: "speedup", Categorical: true}
 	ser := []report.Series{{Name: "rw-cp"}, {Name: "specialized"}, {Name: "iovec"}}
 	var logRatio float64
 	for i, c := range cases {

@@ -308,3 +308,22 @@ func TestExperimentNamesUnique(t *testing.T) {
 		seen[e.Name] = true
 	}
 }
+
+// The GDS wait-value poll period is a printed knob that the stream model
+// uses: a slower command-processor poll delays every GDS step that waits
+// for an arrival flag.
+func TestGDSWaitPollIsAKnob(t *testing.T) {
+	run := func(poll sim.Time) sim.Time {
+		cfg := quickConfig(t)
+		cfg.Allreduce.Nodes, cfg.Allreduce.Strategies = []int{3}, []string{"GDS"}
+		cfg.GPU.WaitPoll = poll
+		res, err := runAllreduce(cfg, Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Tables[1].Rows[0][2].(sim.Time)
+	}
+	if fast, slow := run(100*sim.Nanosecond), run(20*sim.Microsecond); slow <= fast+20*sim.Microsecond {
+		t.Errorf("GDS allreduce %v with a 100ns CP poll, %v with 20us: the poll period does not act", fast, slow)
+	}
+}

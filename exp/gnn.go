@@ -126,7 +126,16 @@ func runGPURdma(cfg Config, env Env) (*report.Result, error) {
 		bw, lat := results[i], results[i+1]
 		placement.Rows = append(placement.Rows, []any{jobs[i].qpLoc, jobs[i].cqLoc, round3(bw.GBps), jobs[i].size, round3(lat.Time.Micros())})
 	}
-	res := &report.Result{Experiment: "gpurdma", Seed: cfg.Run.Seed, Tables: []report.Table{single, breakdown, placement}, Plot: plot}
+	// The verbs memory of the initiator (hardware.md §6: QP and CQ buffers
+	// are normally about 128 KB each; one work queue holds 1024 WQEs).
+	memory := report.Table{Name: "memory", Columns: []string{"buffer", "entries", "entry_B", "bytes", "documents"}}
+	if nSingle > 0 {
+		r := results[0]
+		memory.Rows = append(memory.Rows,
+			[]any{"QP (send + receive ring, doorbell record)", r.QPDepth, 64, r.QPBytes, "about 128 KB"},
+			[]any{"CQ", r.QPDepth, 64, r.CQBytes, "about 128 KB"})
+	}
+	res := &report.Result{Experiment: "gpurdma", Seed: cfg.Run.Seed, Tables: []report.Table{single, breakdown, placement, memory}, Plot: plot}
 	res.Notes = append(gnnPresetNote(cfg),
 		"variants are cumulative: reuse = +WQE reuse, pipeline = +pipelining, batch = +reduced doorbells (each a gnn.* flag)",
 		"time = first WQE write to the last message's CQE, one GPU thread, writes into remote host memory",

@@ -212,7 +212,7 @@ func mlAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	wide := report.Table{Name: "speedup vs " + cfg.ML.Baseline, Columns: []string{"workload"}}
 	wide.Columns = append(wide.Columns, strats...)
 	plot := &report.Plot{Title: fmt.Sprintf("CNTK projection on %d nodes, preset %s (x: workloads in table order)", cfg.ML.Nodes, cfg.Run.Preset),
-		XLabel: "workload (table row)", YLabel: "projected speedup vs " + cfg.ML.Baseline}
+		XLabel: "workload (table row)", YLabel: "projected speedup vs " + cfg.ML.Baseline, Categorical: true}
 	series := make([]report.Series, len(strats))
 	for i, s := range strats {
 		series[i].Name = s

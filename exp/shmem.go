@@ -421,13 +421,26 @@ func shmemloadPoints() Points {
 				}
 			}
 			res := &report.Result{Experiment: "shmemload", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
-			res.Notes = append(res.Notes, "time = node 0's kernel body (first work-group start → last end); energy = node 0's service threads only (hardware.md §11): per core, static power × the longest life of the service threads on it (threads time-sliced on one core share it) + per-event energy; cores = distinct cores they ran on, core_util = their time holding a core / their lives",
-				fmt.Sprintf("ratios are against %s at the same thread count; COMPNET threads beyond cp.cores are time-sliced (cp.quantum)", base))
+			res.Notes = append(res.Notes, "time = node 0's kernel body (first work-group start → last end); energy = node 0's service threads only: per core, static power × the longest life of the service threads on it (threads time-sliced on one core share it) + per-event energy; cores = distinct cores they ran on, core_util = their time holding a core / their lives",
+				fmt.Sprintf("ratios are against %s at the same thread count; every service thread runs on a hardware context of its own (CP cores for COMPNET, host cores for GHN), added beyond the preset's as a deviation; cp.oversubscribe / shmem.host_cores time-slice them instead", base))
+			res.Notes = append(res.Notes, energyNote(cfg))
 			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
 			res.Notes = append(res.Notes, deviationNotes(pts)...)
 			return res, nil
 		},
 	}
+}
+
+// energyNote names the power model behind the service-thread energies,
+// and says when the user's values replace it.
+func energyNote(cfg Config) string {
+	e, def := cfg.Shmem.Energy, shmem.DefaultEnergy()
+	src := "power model: " + shmem.EnergyModel
+	if e != def {
+		src = "power: the shmem.energy.* values set for this run (the default model: " + shmem.EnergyModel + ")"
+	}
+	return fmt.Sprintf("%s; host core %.3f W static, %.4f nJ/instr; CP core %.3f W static, %.4f nJ/instr; CPU and CP cores only, the GPU's power is not modelled (as in the documents)",
+		src, e.Host.Static, e.Host.Instr, e.CP.Static, e.CP.Instr)
 }
 
 func ratio(a, b float64) float64 {

@@ -46,6 +46,9 @@ type RdmaBWResult struct {
 	Fields     uint64
 	Doorbells  uint64
 	QPMemBytes uint64 // verbs memory of node 0 (QP + CQ)
+	QPBytes    uint64 // of which the QP: send and receive rings, doorbell record
+	CQBytes    uint64 // of which the CQ rings
+	QPDepth    int    // WQEs per send ring (and CQEs per CQ)
 	Verified   bool
 }
 
@@ -119,7 +122,7 @@ func (b RdmaBW) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 			postErr = hostSingle(nd, qp, cq, w, b.Msgs, spec.Pipeline)
 			res.Time = nd.Host.Now() - start
 			st := qp.Stats()
-			res.QPMemBytes = n0.Footprint()
+			res.QPMemBytes, res.QPBytes, res.CQBytes, res.QPDepth = n0.Footprint(), n0.QPBytes(), n0.CQBytes(), spec.QPDepth
 			res.Fields, res.Doorbells = st.Fields, st.Doorbells
 			res.PerMsg = res.Time / sim.Duration(b.Msgs)
 			return postErr
@@ -134,7 +137,7 @@ func (b RdmaBW) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 		}})
 		nd.Stream.Wait(run)
 		st := qp.Stats()
-		res.QPMemBytes = n0.Footprint()
+		res.QPMemBytes, res.QPBytes, res.CQBytes, res.QPDepth = n0.Footprint(), n0.QPBytes(), n0.CQBytes(), spec.QPDepth
 		res.Fields, res.Doorbells = st.Fields, st.Doorbells
 		k := sim.Duration(b.Msgs)
 		res.PerMsg, res.WQE, res.Doorbell, res.Poll = res.Time/k, st.WQETime/k, st.DoorbellTime/k, st.PollTime/k

@@ -141,7 +141,8 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 		preset = params.DefaultPreset
 	}
 	var b bytes.Buffer
-	if err := report.WriteHTML(&b, fmt.Sprintf("gpunetsim report: every experiment, preset %s, %s study size", preset, o.size), sections); err != nil {
+	title := fmt.Sprintf("gpunetsim report: every experiment, preset %s, %s study size", preset, o.size)
+	if err := report.WritePage(&b, report.Page{Title: title, Provenance: ctxProvenance(ctx), Sections: sections}); err != nil {
 		return err
 	}
 	if err := out.commit(func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {

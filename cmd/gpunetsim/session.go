@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
 )
 
 // session is what every command of one invocation shares: the input files
@@ -37,6 +39,31 @@ type session struct {
 	started bool
 	sig     os.Signal // the interrupting signal, nil if none
 	endOnce sync.Once
+
+	// args and start are the command line and when it began, for the
+	// provenance every output records.
+	args  []string
+	start time.Time
+}
+
+// ctxProvenance is the provenance of the session in ctx, or, without
+// one, of a command line unknown that starts now.
+func ctxProvenance(ctx context.Context) *report.Provenance {
+	if ctx != nil {
+		if s, ok := ctx.Value(sessionKey{}).(*session); ok {
+			return s.provenance()
+		}
+	}
+	return provenance(nil, time.Now())
+}
+
+// provenance is what every output of the session records about the
+// program, the command line, the host and the wall time so far.
+func (s *session) provenance() *report.Provenance {
+	if s.start.IsZero() {
+		return provenance(s.args, time.Now())
+	}
+	return provenance(s.args, s.start)
 }
 
 type sessionKey struct{}
@@ -557,8 +584,8 @@ func (s *session) createdDir(dir string) {
 // withSession runs the root command with a fresh session in its context,
 // watching SIGINT/SIGTERM, and removes reserved outputs that were not
 // committed when the command ends.
-func withSession(root *cobra.Command, stderr io.Writer, exit func(int)) (err error) {
-	s := &session{stderr: stderr}
+func withSession(root *cobra.Command, stderr io.Writer, exit func(int), args ...string) (err error) {
+	s := &session{stderr: stderr, args: args, start: time.Now()}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), sessionKey{}, s))
 	defer cancel()
 	stop := s.watchSignals(cancel, exit)
@@ -590,8 +617,14 @@ func withSession(root *cobra.Command, stderr io.Writer, exit func(int)) (err err
 // runs, so that no output of any command, present or future, replaces it.
 var inputFileFlags = []string{"config", "file"}
 
-// inputFlags registers cmd's input-file flags that were given.
+// inputFlags registers cmd's input-file flags that were given, and the
+// running executable (an output over it would replace the program).
 func (s *session) inputFlags(cmd *cobra.Command) error {
+	if exe, err := os.Executable(); err == nil {
+		if err := s.input("the running gpunetsim", exe); err != nil {
+			return err
+		}
+	}
 	for _, name := range inputFileFlags {
 		if f := cmd.Flags().Lookup(name); f != nil && f.Changed && f.Value.Type() == "string" {
 			if err := s.input("--"+name, f.Value.String()); err != nil {

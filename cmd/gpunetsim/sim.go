@@ -304,13 +304,15 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	if o.plot != "" && res.Plot == nil {
 		return badInput(fmt.Errorf("--plot %s: experiment %s draws no plot; use --csv or --json", o.plot, e.Name))
 	}
-	files, err := render(o, outs, res, tw)
+	res.Provenance = s.provenance()
+	files, err := render(s, o, outs, res, tw)
 	if err != nil {
 		return err
 	}
 	warnTraceSize(stderr, files, outs.trace, filter, o.traceFilter.warnAt)
 	if !o.quiet {
-		if err := report.WriteText(stdout, res); err != nil {
+		own, hardware := exp.ParamSections(e.Name)
+		if err := report.WriteTextFor(stdout, res, own, hardware); err != nil {
 			return err
 		}
 	}
@@ -337,8 +339,11 @@ type rendered struct {
 
 // render encodes every requested file in memory, so that an encoding error
 // leaves no file behind.
-func render(o runOptions, outs runOutputs, res *report.Result, tw *trace.Writer) ([]rendered, error) {
-	var list []rendered
+func render(s *session, o runOptions, outs runOutputs, res *report.Result, tw *trace.Writer) ([]rendered, error) {
+	list, err := renderCSV(s, outs.csv, res)
+	if err != nil {
+		return nil, err
+	}
 	add := func(out *outFile, write func(io.Writer) error) error {
 		if out == nil {
 			return nil
@@ -350,8 +355,7 @@ func render(o runOptions, outs runOutputs, res *report.Result, tw *trace.Writer)
 		list = append(list, rendered{out, b.Bytes()})
 		return nil
 	}
-	err := errors.Join(
-		add(outs.csv, func(w io.Writer) error { return report.WriteCSV(w, res) }),
+	err = errors.Join(
 		add(outs.json, func(w io.Writer) error { return report.WriteJSON(w, res) }),
 		add(outs.plot, func(w io.Writer) error {
 			format, err := report.PlotFormat(o.plot)
@@ -363,6 +367,30 @@ func render(o runOptions, outs runOutputs, res *report.Result, tw *trace.Writer)
 		add(outs.trace, func(w io.Writer) error { return tw.Encode(w) }),
 	)
 	return list, err
+}
+
+// renderCSV renders res as one CSV file per table and the sidecar JSON
+// (report.CSVFiles): the main table goes to the reserved --csv file, and
+// the others, named after their tables only now that the run has made
+// them, are reserved beside it (the directory has taken the main file's
+// temporary already).
+func renderCSV(s *session, main *outFile, res *report.Result) ([]rendered, error) {
+	if main == nil {
+		return nil, nil
+	}
+	files, err := report.CSVFiles(main.path, res)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", main.path, err)
+	}
+	list := []rendered{{main, files[0].Data}}
+	for _, f := range files[1:] {
+		out, err := s.reserve("--csv", f.Path)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, rendered{out, f.Data})
+	}
+	return list, nil
 }
 
 // progress draws a progress bar on stderr when stderr is a terminal.

@@ -325,10 +325,27 @@ func writeStudy(s *session, p prepared, o study.Outcome, outs studyOuts, quiet b
 		list = append(list, pending{out, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }})
 		return nil
 	}
+	prov := s.provenance()
 	for i, res := range o.Results {
 		e, eo := p.study.Entries[i], outs.entries[i]
-		if err := add(eo.csv, func(w io.Writer) error { return report.WriteCSV(w, res) }); err != nil {
-			return err
+		res.Provenance = prov
+		// One CSV a table and the sidecar (report.CSVFiles): the main
+		// table in the reserved file, the others, named after tables only
+		// the run made, reserved beside it now.
+		csvs, err := report.CSVFiles(eo.csv.path, res)
+		if err != nil {
+			return fmt.Errorf("%s: %w", eo.csv.path, err)
+		}
+		for j, f := range csvs {
+			out := eo.csv
+			if j > 0 {
+				if out, err = s.reserve("--out", f.Path); err != nil {
+					return err
+				}
+			}
+			if err := add(out, func(w io.Writer) error { _, err := w.Write(f.Data); return err }); err != nil {
+				return err
+			}
 		}
 		if err := add(eo.json, func(w io.Writer) error { return report.WriteJSON(w, res) }); err != nil {
 			return err
@@ -341,13 +358,14 @@ func writeStudy(s *session, p prepared, o study.Outcome, outs studyOuts, quiet b
 		sections = append(sections, report.Section{Title: e.Label, Summary: e.Experiment.Summary, Result: res, Facets: facetsOf(o, i)})
 	}
 	if err := add(outs.html, func(w io.Writer) error {
-		return report.WriteHTML(w, "gpunetsim study "+p.study.Name, sections)
+		return report.WritePage(w, report.Page{Title: "gpunetsim study " + p.study.Name, Provenance: prov, Sections: sections})
 	}); err != nil {
 		return err
 	}
 	if !quiet {
-		for _, res := range o.Results {
-			if err := report.WriteText(stdout, res); err != nil {
+		for i, res := range o.Results {
+			own, hardware := exp.ParamSections(p.study.Entries[i].Experiment.Name)
+			if err := report.WriteTextFor(stdout, res, own, hardware); err != nil {
 				return err
 			}
 			fmt.Fprintln(stdout)

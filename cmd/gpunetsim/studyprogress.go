@@ -140,12 +140,12 @@ func (p *studyProgress) close() {
 // are already in the cache (each entry whole), the running ones are lost.
 // It stops the progress display first.
 func (p *studyProgress) interruptNote(cacheDir string) string {
-	var s study.Progress
-	if p != nil {
-		p.close()
-		p.mu.Lock()
-		s = p.state
-		p.mu.Unlock()
+	if p == nil { // --quiet: no counts were kept
+		return fmt.Sprintf("the finished points are in the cache %s; run the same command again to resume", cacheDir)
 	}
+	p.close()
+	p.mu.Lock()
+	s := p.state
+	p.mu.Unlock()
 	return fmt.Sprintf("%d of %d points are in the cache %s; run the same command again to resume", s.Done, s.Total, cacheDir)
 }

@@ -77,7 +77,7 @@ func GPUTN() Spec {
 		GPU: gpu.Spec{Mode: "apu", CUs: 24, SIMDs: 4, WavesPerSIMD: 40, WaveSize: 64, Freq: 1.5e9,
 			LDSPerCU: 64 * unit.KiB, MaxWGSize: 1024, Launch: 1500 * sim.Nanosecond, Teardown: 1500 * sim.Nanosecond,
 			DispatchCycles: 100, L1Lines: 512, L1Cycles: 12, L2Cycles: 100, L1InvCycles: 16, L2InvCycles: 500,
-			MemLatency: 80 * sim.Nanosecond, MemBandwidth: ddrRate(8, 2133), ScalarCycles: 4, L2PortBytes: 64},
+			MemLatency: 80 * sim.Nanosecond, MemBandwidth: ddrRate(8, 2133), ScalarCycles: 4, L2PortBytes: 64, WaitPoll: 100 * sim.Nanosecond},
 		NIC: nic.Spec{CmdLatency: 100 * sim.Nanosecond, CmdSize: 64, MatchCost: 5 * sim.Nanosecond,
 			TrigEvalCost: 10 * sim.Nanosecond, EventSize: 64, EQSize: 1024, TrigFIFODepth: 256,
 			TrigPop: 2 * sim.Nanosecond, TrigMaxEntries: 16, TrigLookup: "assoc",
@@ -92,11 +92,12 @@ func GPUTN() Spec {
 	}
 }
 
-// XTQ returns preset xtq (dissertation Table 4.1): 8 cores at 3 GHz, DDR3-1600,
-// 24 CUs at 1 GHz, and the optimistic launch model (no fixed overheads).
+// XTQ returns preset xtq (dissertation Table 4.1): 8 4-wide cores at 3 GHz,
+// DDR3-1600, 24 CUs at 1 GHz, and the optimistic launch model (no fixed
+// overheads).
 func XTQ() Spec {
 	s := GPUTN()
-	s.CPU.Freq, s.CPU.IPC, s.CPU.DRAMBandwidth = 3e9, 1.5, ddrRate(8, 1600)
+	s.CPU.Freq, s.CPU.IPC, s.CPU.Width, s.CPU.DRAMBandwidth = 3e9, 1.5, 4, ddrRate(8, 1600)
 	s.GPU.Freq, s.GPU.MemBandwidth = 1e9, ddrRate(8, 1600)
 	s.GPU.Launch, s.GPU.Teardown = 0, 0
 	return s

@@ -31,8 +31,12 @@ type Spec struct {
 	ScalarCycles   int        `toml:"scalar_cycles" doc:"GPU cycles per serial scalar instruction" src:"DEFAULT"`
 	// L2PortBytes is the CU↔L2 path of bulk accesses; 0 leaves it
 	// unlimited (only memory bandwidth and latency count).
-	L2PortBytes     int  `toml:"l2_port_bytes" doc:"bytes per GPU cycle one CU's vector L1 moves to or from the L2 in bulk accesses (StreamLines, gathers): the GCN L1–L2 path, 64 B/clk per CU (AMD GCN architecture whitepaper); 0 = unlimited" src:"DOC"`
+	L2PortBytes     int  `toml:"l2_port_bytes" doc:"bytes per GPU cycle one CU's vector L1 moves to or from the L2 in bulk accesses (StreamLines, gathers): the GCN L1–L2 path, 64 B/clk per CU (AMD GCN architecture whitepaper; the documents give none); 0 = unlimited" src:"DEFAULT"`
 	CooperativeOnly bool `toml:"cooperative" doc:"reject kernels whose work-groups cannot all be resident at once" src:"DEFAULT"`
+	// WaitPoll is the command processor's re-read period of a GDS
+	// wait-value word: the documents say the CP waits on a value between
+	// kernels but not how often it looks (a firmware choice).
+	WaitPoll sim.Time `toml:"cp_wait_poll" doc:"GDS: how often the command processor re-reads the word of a stream wait-value operation; a change is seen at the next re-read, one memory latency later (100ns: a choice, the documents give no period)" src:"DEFAULT"`
 }
 
 // Validate reports every invalid field.
@@ -76,6 +80,9 @@ func (s Spec) Validate() error {
 	}
 	if s.Launch < 0 || s.Teardown < 0 || s.MemLatency < 0 {
 		errs = append(errs, fmt.Errorf("gpu.launch/teardown/mem_latency = %v/%v/%v: must be ≥ 0", s.Launch, s.Teardown, s.MemLatency))
+	}
+	if s.WaitPoll <= 0 || s.WaitPoll > sim.Millisecond {
+		errs = append(errs, fmt.Errorf("gpu.cp_wait_poll = %v: must be in (0, 1ms]", s.WaitPoll))
 	}
 	if s.LDSPerCU < 0 {
 		errs = append(errs, fmt.Errorf("gpu.lds_per_cu = %v: must be ≥ 0", s.LDSPerCU))

@@ -46,7 +46,7 @@ type Spec struct {
 	XtqTables       string   `toml:"xtq_tables" doc:"XTQ: where the lookup tables live: nic (on-NIC SRAM, the prototype) or host (host memory behind an on-NIC cache; a miss is a DMA read: over PCIe, or a coherent read on an APU's directory)" src:"DOC"`
 	XtqCacheEntries int      `toml:"xtq_cache_entries" doc:"XTQ, xtq_tables = host: entries of the on-NIC table cache (kernel, function and queue entries share it)" src:"DEFAULT"`
 	XtqCacheWays    int      `toml:"xtq_cache_ways" doc:"XTQ, xtq_tables = host: associativity of the table cache (LRU within a set)" src:"DEFAULT"`
-	XtqHoldDepth    int      `toml:"xtq_hold_depth" doc:"XTQ: tasks the NIC holds at once (command copies from header parse to enqueue); when full, new task headers wait at the ingress" src:"DOC"`
+	XtqHoldDepth    int      `toml:"xtq_hold_depth" doc:"XTQ: tasks the NIC holds at once (command copies from header parse to enqueue); when full, new task headers wait at the ingress (8: a choice, the XTQ chapter gives no depth)" src:"DEFAULT"`
 }
 
 // Validate reports every invalid field.
