@@ -178,11 +178,8 @@ func prepare(arg string, f studyFlags) (prepared, error) {
 	if err != nil {
 		return prepared{}, err
 	}
-	plan, err := study.Expand(s, version)
+	plan, err := expandPlan(s, version)
 	if err != nil {
-		return prepared{}, badInput(err)
-	}
-	if err := checkPlanMemory(plan); err != nil {
 		return prepared{}, err
 	}
 	_, statErr := os.Stat(f.cache)
@@ -584,9 +581,9 @@ func runAsStudy(e exp.Experiment, o runOptions, stderr io.Writer) (*report.Resul
 	if err != nil {
 		return nil, err
 	}
-	plan, err := study.Expand(s, version)
+	plan, err := expandPlan(s, version)
 	if err != nil {
-		return nil, badInput(err)
+		return nil, err
 	}
 	opts := study.Options{Fresh: f.fresh, Parallel: plan.Runs[0].Config.Run.Parallel}
 	if f.cache != "" {
