@@ -175,6 +175,15 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 	} else if !cfg.Run.Functional {
 		res.Notes = append(res.Notes, "payload-free run: buffers carry no bytes (same timing); results not verified")
 	}
+	if slices.Contains(strats, "GHN_APU") {
+		res.Notes = append(res.Notes, "GHN_APU stands for the GPU-TN chapter's GHN, which the dissertation bases on the ComP-Net chapter's APU runtime (the multi-ring allreduce with host helper threads); on which hardware it ran is not stated: here it runs on this run's preset in APU mode (a choice)")
+	}
+	for _, st := range strats {
+		if d, err := strategy.Lookup(string(st)); err == nil && d.Caps.Has(strategy.DeviceShmem) {
+			res.Notes = append(res.Notes, energyNote(cfg))
+			break
+		}
+	}
 	return res
 }
 

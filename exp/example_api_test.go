@@ -25,8 +25,8 @@ func Example() {
 		fmt.Println(row...)
 	}
 	// Output:
-	// speedup vs CPU [nodes CPU time CPU speedup HDN time HDN speedup GDS time GDS speedup GPUTN time GPUTN speedup]
-	// 2 45.394094us 1 36.70361us 1.237 31.807294us 1.427 26.923798us 1.686
-	// 4 80.701962us 1 77.638509us 1.039 62.320437us 1.295 37.783318us 2.136
-	// 8 102.38221us 1 114.572787us 0.894 99.626691us 1.028 51.270256us 1.997
+	// speedup vs CPU [nodes CPU time CPU speedup HDN time HDN speedup GDS time GDS speedup GHN_APU time GHN_APU speedup GPUTN time GPUTN speedup]
+	// 2 40.83452us 1 32.144036us 1.27 29.997016us 1.361 27.418187us 1.489 25.919078us 1.575
+	// 4 67.02324us 1 63.959787us 1.048 56.869047us 1.179 38.455777us 1.743 36.778598us 1.822
+	// 8 81.578168us 1 93.768745us 0.87 86.893077us 0.939 48.25477us 1.691 42.208358us 1.933
 }

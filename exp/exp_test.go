@@ -55,7 +55,7 @@ func TestAllreduceReportsSpeedupAgainstCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := res.Tables[1]
-	if long.Columns[4] != "speedup_vs_CPU" || len(long.Rows) != 3*4 {
+	if long.Columns[4] != "speedup_vs_CPU" || len(long.Rows) != 3*5 {
 		t.Fatalf("columns %v, %d rows", long.Columns, len(long.Rows))
 	}
 	for _, row := range long.Rows {
@@ -66,7 +66,7 @@ func TestAllreduceReportsSpeedupAgainstCPU(t *testing.T) {
 			t.Errorf("row %v not verified", row)
 		}
 	}
-	if res.Plot == nil || len(res.Plot.Series) != 4 || len(res.Plot.Series[0].X) != 3 {
+	if res.Plot == nil || len(res.Plot.Series) != 5 || len(res.Plot.Series[0].X) != 3 {
 		t.Fatalf("plot %+v", res.Plot)
 	}
 }
@@ -306,5 +306,24 @@ func TestExperimentNamesUnique(t *testing.T) {
 			t.Errorf("experiment %q registered twice", e.Name)
 		}
 		seen[e.Name] = true
+	}
+}
+
+// The GDS wait-value poll period is a printed knob that the stream model
+// uses: a slower command-processor poll delays every GDS step that waits
+// for an arrival flag.
+func TestGDSWaitPollIsAKnob(t *testing.T) {
+	run := func(poll sim.Time) sim.Time {
+		cfg := quickConfig(t)
+		cfg.Allreduce.Nodes, cfg.Allreduce.Strategies = []int{3}, []string{"GDS"}
+		cfg.GPU.WaitPoll = poll
+		res, err := runAllreduce(cfg, Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Tables[1].Rows[0][2].(sim.Time)
+	}
+	if fast, slow := run(100*sim.Nanosecond), run(20*sim.Microsecond); slow <= fast+20*sim.Microsecond {
+		t.Errorf("GDS allreduce %v with a 100ns CP poll, %v with 20us: the poll period does not act", fast, slow)
 	}
 }

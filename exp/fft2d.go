@@ -20,12 +20,12 @@ import (
 type FFT2DSpec struct {
 	N         int        `toml:"n" doc:"matrix side n (complex double elements)" src:"DOC"`
 	Procs     []int      `toml:"procs" doc:"process counts P (each must divide n)" src:"DEFAULT"`
-	FlopRate  float64    `toml:"flop_rate" doc:"host rate of the 1-D FFTs (5·n·log2 n flops per row), flop/s" src:"DEFAULT"`
-	L         sim.Time   `toml:"L" doc:"LogGOPS L: wire latency" src:"DEFAULT"`
-	O         sim.Time   `toml:"o" doc:"LogGOPS o: CPU overhead per send or receive" src:"DEFAULT"`
-	Gap       sim.Time   `toml:"g" doc:"LogGOPS g: gap between messages on a NIC" src:"DEFAULT"`
-	Bandwidth unit.Rate  `toml:"bandwidth" doc:"LogGOPS 1/G: NIC bandwidth (O, the CPU per-byte cost, is 0)" src:"DEFAULT"`
-	Eager     unit.Bytes `toml:"S" doc:"LogGOPS S: largest eager message" src:"DEFAULT"`
+	FlopRate  float64    `toml:"flop_rate" doc:"host rate of the 1-D FFTs (5·n·log2 n flops per row), flop/s; a fallback: the paper measured the FFT time on its host, not recorded here" src:"DEFAULT"`
+	L         sim.Time   `toml:"L" doc:"PLACEHOLDER, not the sPIN SC'17 paper's value: LogGOPS L, the wire latency of a message between two NICs" src:"DEFAULT"`
+	O         sim.Time   `toml:"o" doc:"PLACEHOLDER, not the sPIN SC'17 paper's value: LogGOPS o, the CPU overhead of posting a send or a receive" src:"DEFAULT"`
+	Gap       sim.Time   `toml:"g" doc:"PLACEHOLDER, not the sPIN SC'17 paper's value: LogGOPS g, the NIC's gap between two messages" src:"DEFAULT"`
+	Bandwidth unit.Rate  `toml:"bandwidth" doc:"PLACEHOLDER, not the sPIN SC'17 paper's value: LogGOPS 1/G, the NIC's per-byte rate (O, the CPU per-byte cost, is 0)" src:"DEFAULT"`
+	Eager     unit.Bytes `toml:"S" doc:"PLACEHOLDER, not the sPIN SC'17 paper's value: LogGOPS S, the largest message sent eagerly (larger ones rendezvous)" src:"DEFAULT"`
 	SplitAt   int        `toml:"split_at" doc:"P of the compute/communication split" src:"DOC"`
 }
 
@@ -335,7 +335,8 @@ func runFFT2D(cfg Config, env Env) (*report.Result, error) {
 	plot.Series = []report.Series{sh, sr}
 	res := &report.Result{Experiment: "fft2d", Seed: cfg.Run.Seed, Tables: []report.Table{t, split}, Plot: plot}
 	res.Notes = append(res.Notes, presetNote(cfg),
-		"unpack_host / extra_rwcp: one peer's block simulated on the sPIN NIC (payload-free), host unpack CPU time and RW-CP's completion delay over plain RDMA",
+		fmt.Sprintf("unpack_host / extra_rwcp: one peer's block simulated on the sPIN NIC (payload-free): the host unpack executed on the simulated host core (ddt.host_model = %s, cold caches) and RW-CP's completion delay over plain RDMA", cfg.DDT.HostModel),
+		fmt.Sprintf("LogGOPS L = %v, o = %v, g = %v, 1/G = %v, S = %v are PLACEHOLDERS, not the sPIN SC'17 paper's parameters (not transcribed); the 1-D FFT time is the flop model's fallback (fft2d.flop_rate), not a measurement", f.L, f.O, f.Gap, f.Bandwidth, f.Eager),
 		"speedup_pct = 100·(T_host/T_rwcp − 1); split: communication = total − compute − unpack on the host (waiting included)")
 	return res, nil
 }

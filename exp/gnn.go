@@ -27,6 +27,8 @@ func variantSpec(s verbs.Spec, v string) verbs.Spec {
 		fallthrough
 	case "reuse":
 		s.WQEReuse = true
+	case "cpu": // the CPU-driven baseline pipelines as the best GPU variant does
+		s.Pipeline = true
 	}
 	return s
 }
@@ -84,7 +86,7 @@ func runGPURdma(cfg Config, env Env) (*report.Result, error) {
 		spec := variantSpec(cfg.GNN, j.variant)
 		spec.QPLoc, spec.CQLoc = j.qpLoc, j.cqLoc
 		return runGNN(cfg, env, fmt.Sprintf("%s %dB", j.variant, j.size), spec, func(r gnnRun) (err error) {
-			results[i], err = workload.RdmaBW{Size: unit.Bytes(j.size), Msgs: j.msgs}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
+			results[i], err = workload.RdmaBW{Size: unit.Bytes(j.size), Msgs: j.msgs, Host: j.variant == "cpu"}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
 			return err
 		})
 	})
@@ -124,7 +126,16 @@ func runGPURdma(cfg Config, env Env) (*report.Result, error) {
 		bw, lat := results[i], results[i+1]
 		placement.Rows = append(placement.Rows, []any{jobs[i].qpLoc, jobs[i].cqLoc, round3(bw.GBps), jobs[i].size, round3(lat.Time.Micros())})
 	}
-	res := &report.Result{Experiment: "gpurdma", Seed: cfg.Run.Seed, Tables: []report.Table{single, breakdown, placement}, Plot: plot}
+	// The verbs memory of the initiator (hardware.md §6: QP and CQ buffers
+	// are normally about 128 KB each; one work queue holds 1024 WQEs).
+	memory := report.Table{Name: "memory", Columns: []string{"buffer", "entries", "entry_B", "bytes", "documents"}}
+	if nSingle > 0 {
+		r := results[0]
+		memory.Rows = append(memory.Rows,
+			[]any{"QP (send + receive ring, doorbell record)", r.QPDepth, 64, r.QPBytes, "about 128 KB"},
+			[]any{"CQ", r.QPDepth, 64, r.CQBytes, "about 128 KB"})
+	}
+	res := &report.Result{Experiment: "gpurdma", Seed: cfg.Run.Seed, Tables: []report.Table{single, breakdown, placement, memory}, Plot: plot}
 	res.Notes = append(gnnPresetNote(cfg),
 		"variants are cumulative: reuse = +WQE reuse, pipeline = +pipelining, batch = +reduced doorbells (each a gnn.* flag)",
 		"time = first WQE write to the last message's CQE, one GPU thread, writes into remote host memory",
@@ -211,11 +222,11 @@ func runGPI(cfg Config, env Env) (*report.Result, error) {
 			case "pingpong":
 				results[i].pp, err = workload.GPIPingPong{Iters: g.PingPongIters, Worker: j.worker}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
 			case "throughput":
-				results[i].tp, err = workload.GPIThroughput{Size: unit.Bytes(g.ThroughputSize), Queues: g.Queues, Worker: j.worker,
-					Overlap: j.overlap, Validate: j.overlap && cfg.GNN.P2PWriteReorder}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
+				results[i].tp, err = workload.GPIThroughput{Size: unit.Bytes(g.ThroughputSize), Queues: g.Queues, Rounds: g.Rounds, Worker: j.worker,
+					Overlap: j.overlap, Validate: j.worker == "gpu" && cfg.GNN.P2PWriteReorder}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
 			case "matvec":
 				results[i].mv, err = workload.GPIMatVec{Batch: unit.Bytes(j.batch), Batches: max(1, g.MatVecTotal/j.batch), Blocks: g.Blocks,
-					Threads: g.Threads, Worker: j.worker}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
+					Threads: g.Threads, Worker: j.worker, Validate: cfg.GNN.P2PWriteReorder}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
 			}
 			return err
 		})
@@ -224,8 +235,8 @@ func runGPI(cfg Config, env Env) (*report.Result, error) {
 		return nil, err
 	}
 	pp := report.Table{Name: "pingpong", Columns: []string{"worker", "round_trip_us", "verified"}}
-	tp := report.Table{Name: "throughput", Columns: []string{"worker", "overlap", "bytes", "Gbit_per_s", "revalidations", "verified"}}
-	mv := report.Table{Name: "matvec", Columns: []string{"batch_B", "worker", "batches", "M_vectors_per_s", "verified"}}
+	tp := report.Table{Name: "throughput", Columns: []string{"worker", "overlap", "bytes", "rounds", "Gbit_per_s_one_direction", "Gbit_per_s_both_directions", "revalidations", "verified"}}
+	mv := report.Table{Name: "matvec", Columns: []string{"batch_B", "worker", "batches", "M_vectors_per_s", "matrix_copy_us", "compute_us", "messages_us", "revalidations", "verified"}}
 	plot := &report.Plot{Title: fmt.Sprintf("Matrix-vector stream, preset %s", cfg.Run.Preset), XLabel: "batch (KB)", YLabel: "million vectors/s", LogX: true}
 	idx := map[string]int{}
 	for i, j := range jobs {
@@ -234,9 +245,10 @@ func runGPI(cfg Config, env Env) (*report.Result, error) {
 		case "pingpong":
 			pp.Rows = append(pp.Rows, []any{j.worker, round3(r.pp.RoundTrip.Micros()), r.pp.Verified})
 		case "throughput":
-			tp.Rows = append(tp.Rows, []any{j.worker, j.overlap, g.ThroughputSize, round3(r.tp.Gbps), r.tp.Revalidate, r.tp.Verified})
+			tp.Rows = append(tp.Rows, []any{j.worker, j.overlap, g.ThroughputSize, g.Rounds, round3(r.tp.Gbps), round3(r.tp.GbpsBoth), r.tp.Revalidate, r.tp.Verified})
 		case "matvec":
-			mv.Rows = append(mv.Rows, []any{j.batch, j.worker, max(1, g.MatVecTotal/j.batch), round3(r.mv.MVecs), r.mv.Verified})
+			mv.Rows = append(mv.Rows, []any{j.batch, j.worker, max(1, g.MatVecTotal/j.batch), round3(r.mv.MVecs),
+				round3(r.mv.MatrixCopy.Micros()), round3(r.mv.Compute.Micros()), round3(r.mv.Messages.Micros()), r.mv.Revalidate, r.mv.Verified})
 			k, ok := idx[j.worker]
 			if !ok {
 				plot.Series = append(plot.Series, report.Series{Name: j.worker})
@@ -250,8 +262,11 @@ func runGPI(cfg Config, env Env) (*report.Result, error) {
 	res := &report.Result{Experiment: "gpi", Seed: cfg.Run.Seed, Tables: []report.Table{pp, tp, mv}, Plot: plot}
 	res.Notes = append(gnnPresetNote(cfg),
 		"ping-pong: the CPU master notifies, the worker (one GPU thread block, or a CPU thread) waits and notifies back; round trip measured on the master",
-		"throughput: the master write_notifies the buffer, the worker returns it over gpi.queues queues; overlap = one notification per slice, each block starts on its own slice",
-		"matvec: persistent = one kernel serving every batch with GPI calls; relaunch = the worker CPU launches a kernel per batch and sends its results")
+		"throughput: the master write_notifies the buffer, the worker returns it over gpi.queues queues, gpi.rounds times; overlap = one notification per slice, each block starts on its own slice and the master resends a slice as soon as it is back",
+		"throughput metric: bytes the master sent × rounds / time, one direction (never above the link rate); the both-directions column is twice that, the sum of the two directions",
+		"matvec: persistent = one kernel serving every batch with GPI calls; relaunch = the worker CPU launches a kernel per batch and sends its results",
+		"matvec breakdown (block 0): matrix_copy = copies of the 32×32 matrix into shared memory (once, or per batch when relaunching), compute = the products (and CRC checks), messages = the rest of the run (waiting for batches, sending results, kernel launches)",
+		"matvec vectors: 128 B each (32 floats, as the paper's text says); the paper's totals (2.4 GB for 75 M vectors) imply 32 B: the two statements disagree")
 	return res, nil
 }
 

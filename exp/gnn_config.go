@@ -10,7 +10,7 @@ import (
 type GPURdmaSpec struct {
 	Sizes         []int    `toml:"sizes" doc:"single-thread benchmark message sizes in bytes (2 B … 4 MB)" src:"DEFAULT"`
 	Msgs          int      `toml:"msgs" doc:"RDMA writes one GPU thread issues (fills one QP)" src:"DOC"`
-	Variants      []string `toml:"variants" doc:"single-thread variants, cumulative: naive, reuse (+WQE reuse), pipeline (+pipelining), batch (+reduced doorbells)" src:"DOC"`
+	Variants      []string `toml:"variants" doc:"single-thread variants, cumulative: naive, reuse (+WQE reuse), pipeline (+pipelining), batch (+reduced doorbells); cpu: the CPU-driven baseline (one host thread, standard verbs, one doorbell per post, pipelined)" src:"DOC"`
 	MultiSizes    []int    `toml:"multi_sizes" doc:"multi-QP message sizes in bytes (2 B – 1 KB)" src:"DOC"`
 	MultiMsgs     int      `toml:"multi_msgs" doc:"multi-QP: RDMA writes per QP" src:"DEFAULT"`
 	MultiModes    []string `toml:"multi_modes" doc:"multi-QP posters: warp (QP per warp), block (QP per threadblock, collaborative), cpu (host-driven)" src:"DOC"`
@@ -22,6 +22,7 @@ type GPISpec struct {
 	PingPongIters  int   `toml:"pingpong_iters" doc:"latency ping-pong round trips averaged" src:"DEFAULT"`
 	ThroughputSize int   `toml:"throughput_size" doc:"throughput ping-pong bytes sent and returned (180 MB)" src:"DOC"`
 	Queues         int   `toml:"queues" doc:"GPI queues = worker thread blocks returning equal slices" src:"DOC"`
+	Rounds         int   `toml:"rounds" doc:"throughput ping-pong rounds of the whole buffer (the paper gives none; 10)" src:"DEFAULT"`
 	MatVecBatches  []int `toml:"matvec_batches" doc:"matrix-vector stream batch sizes in bytes (60–1920 KB)" src:"DOC"`
 	MatVecTotal    int   `toml:"matvec_total" doc:"bytes of vectors streamed per batch size (the documents stream 2.4 GB)" src:"DEFAULT"`
 	Blocks         int   `toml:"blocks" doc:"matrix-vector worker thread blocks" src:"DOC"`
@@ -33,13 +34,13 @@ func defaultGPURdma() GPURdmaSpec {
 	for s := 2; s <= 4<<20; s *= 4 {
 		sizes = append(sizes, s)
 	}
-	return GPURdmaSpec{Sizes: append(sizes, 4<<20), Msgs: 1024, Variants: []string{"naive", "reuse", "pipeline", "batch"},
+	return GPURdmaSpec{Sizes: append(sizes, 4<<20), Msgs: 1024, Variants: []string{"naive", "reuse", "pipeline", "batch", "cpu"},
 		MultiSizes: []int{2, 8, 32, 128, 512, 1024}, MultiMsgs: 1024, MultiModes: []string{"warp", "block", "cpu"},
 		PlacementSize: 64 << 10}
 }
 
 func defaultGPI() GPISpec {
-	return GPISpec{PingPongIters: 100, ThroughputSize: 180_000_000, Queues: 30,
+	return GPISpec{PingPongIters: 100, ThroughputSize: 180_000_000, Queues: 30, Rounds: 10,
 		MatVecBatches: []int{60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000}, MatVecTotal: 64 << 20,
 		Blocks: 30, Threads: 1024}
 }
@@ -82,7 +83,7 @@ func (g GPURdmaSpec) validate() error {
 	var errs []error
 	listInRange(&errs, "gpurdma.sizes", g.Sizes, 1, 1<<30)
 	inRange(&errs, "gpurdma.msgs", g.Msgs, 1, 1<<20)
-	oneOf(&errs, "gpurdma.variants", g.Variants, "naive", "reuse", "pipeline", "batch")
+	oneOf(&errs, "gpurdma.variants", g.Variants, "naive", "reuse", "pipeline", "batch", "cpu")
 	listInRange(&errs, "gpurdma.multi_sizes", g.MultiSizes, 1, 1<<30)
 	inRange(&errs, "gpurdma.multi_msgs", g.MultiMsgs, 1, 1<<20)
 	oneOf(&errs, "gpurdma.multi_modes", g.MultiModes, "warp", "block", "cpu")
@@ -94,6 +95,7 @@ func (g GPISpec) validate() error {
 	var errs []error
 	inRange(&errs, "gpi.pingpong_iters", g.PingPongIters, 1, 1<<20)
 	inRange(&errs, "gpi.queues", g.Queues, 1, 1024)
+	inRange(&errs, "gpi.rounds", g.Rounds, 1, 1000)
 	inRange(&errs, "gpi.throughput_size", g.ThroughputSize, max(1, g.Queues), 1<<32)
 	listInRange(&errs, "gpi.matvec_batches", g.MatVecBatches, 128, 1<<30)
 	inRange(&errs, "gpi.matvec_total", g.MatVecTotal, 128, 16<<30) // the documents stream 2.4 GB; 16 GiB is hours of simulation already

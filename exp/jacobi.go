@@ -17,7 +17,7 @@ import (
 // JacobiSpec holds the knobs shared by the Jacobi studies (workloads.md §6)
 // and those of the one-iteration N×N sweep of §6.2.
 type JacobiSpec struct {
-	Strategies []string `toml:"strategies" doc:"strategies to compare (default: every registered strategy that runs Jacobi)" src:"DOC"`
+	Strategies []string `toml:"strategies" doc:"N×N sweep: strategies to compare (default, as the GPU-TN chapter's Jacobi runs them: CPU, HDN, GDS, GHN_APU, GPUTN)" src:"DOC"`
 	Baseline   string   `toml:"baseline" doc:"strategy the N×N sweep's speedups are against (§6.2: HDN)" src:"DOC"`
 	Procs      string   `toml:"procs" doc:"N×N sweep: process grid rows x cols (§6.2 does not give it; 4x4 = 16 nodes)" src:"DEFAULT"`
 	Sizes      []int    `toml:"sizes" doc:"N×N sweep: local N (each node holds N×N points)" src:"DEFAULT"`
@@ -30,40 +30,49 @@ type JacobiSpec struct {
 
 // Jacobi1DSpec holds the knobs of the 1-D elements-per-node sweep (§6.1).
 type Jacobi1DSpec struct {
-	Nodes     int    `toml:"nodes" doc:"nodes (a row decomposition over nodes × 1)" src:"DOC"`
-	Log2Elems []int  `toml:"log2_elements" doc:"log2 of the points per node to sweep" src:"DEFAULT"`
-	Baseline  string `toml:"baseline" doc:"strategy the speedups are against (§6.1: GHN_DGPU when registered, else HDN)" src:"DOC"`
+	Nodes      int      `toml:"nodes" doc:"nodes (a row decomposition over nodes × 1)" src:"DOC"`
+	Log2Elems  []int    `toml:"log2_elements" doc:"log2 of the points per node to sweep" src:"DEFAULT"`
+	Strategies []string `toml:"strategies" doc:"strategies to compare (default, as the ComP-Net chapter's 1-D Jacobi runs them: CPU, HDN, GHN_DGPU, GHN_APU, COMPNET)" src:"DOC"`
+	Baseline   string   `toml:"baseline" doc:"strategy the speedups are against (the ComP-Net chapter's 1-D Jacobi: GHN_DGPU)" src:"DOC"`
 }
 
 // JacobiScaleSpec holds the knobs of the strong and weak scaling studies
 // with the time breakdown (§6.3).
 type JacobiScaleSpec struct {
-	Grids    []int `toml:"grids" doc:"strong scaling: global grids G (G×G points)" src:"DOC"`
-	Nodes    []int `toml:"nodes" doc:"node counts (process grids as square as the count allows)" src:"DOC"`
-	WeakSize int   `toml:"weak_size" doc:"weak scaling: points per node on a side" src:"DOC"`
-	Iters    int   `toml:"iters" doc:"iterations timed (the documents: 1000, or convergence; per-iteration time is steady, so fewer give the same per-iteration figures)" src:"DEFAULT"`
+	Grids      []int    `toml:"grids" doc:"strong scaling: global grids G (G×G points); the GIO slides do not give theirs: a sweep of powers of two, 1K to 32K" src:"DEFAULT"`
+	Nodes      []int    `toml:"nodes" doc:"node counts (process grids as square as the count allows)" src:"DOC"`
+	WeakSize   int      `toml:"weak_size" doc:"weak scaling: points per node on a side" src:"DOC"`
+	Iters      int      `toml:"iters" doc:"iterations timed (the documents: 1000, or convergence; per-iteration time is steady, so fewer give the same per-iteration figures)" src:"DEFAULT"`
+	Strategies []string `toml:"strategies" doc:"strategies to compare, against jacobi.baseline (default, as the GIO slides' Jacobi runs them: CPU, HDN, HDN_OVERLAP, GHN_DGPU, GNN_GIO)" src:"DOC"`
 }
 
+// defaultJacobi returns the Jacobi studies' defaults: each study's
+// strategies and baseline as the document whose figure it reproduces ran
+// them (the N×N sweep: the GPU-TN chapter, GHN being GHN_APU there; the
+// 1-D sweep: the ComP-Net chapter; strong and weak scaling: the GIO
+// slides, Inter-K = HDN, Inter-K-Overlap = HDN_OVERLAP, IKN = GHN_DGPU).
+// The device-shmem strategies' service threads poll through the whole
+// run, every poll simulated, so their large points take minutes (the
+// report's quick size cuts the sweeps).
 func defaultJacobi() (JacobiSpec, Jacobi1DSpec, JacobiScaleSpec) {
-	// The device-shmem strategies are left out of the default list: their
-	// service threads poll through the whole run (every poll simulated),
-	// which at these grid sizes costs minutes; add them with
-	// --set jacobi.strategies=…,GHN_DGPU,GHN_APU,COMPNET (docs/shmem.md).
-	var strats []string
-	for _, s := range workloadStrategies("jacobi") {
-		if d, err := strategy.Lookup(s); err == nil && !d.Caps.Has(strategy.DeviceShmem) {
-			strats = append(strats, s)
-		}
-	}
-	j := JacobiSpec{Strategies: strats, Baseline: "HDN", Procs: "4x4",
+	j := JacobiSpec{Strategies: []string{"CPU", "HDN", "GDS", "GHN_APU", "GPUTN"}, Baseline: "HDN", Procs: "4x4",
 		Sizes: []int{32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}, Iters: 1, WGSize: 256, CPUThreads: 8, VerifyMax: 1 << 20}
-	base := "HDN"
-	if slices.Contains(j.Strategies, "GHN_DGPU") {
-		base = "GHN_DGPU"
-	}
-	d1 := Jacobi1DSpec{Nodes: 8, Log2Elems: []int{10, 12, 14, 16, 18, 20, 22, 24, 26}, Baseline: base}
-	sc := JacobiScaleSpec{Grids: []int{8192, 16384, 32768}, Nodes: []int{1, 2, 4}, WeakSize: 2048, Iters: 20}
+	d1 := Jacobi1DSpec{Nodes: 8, Log2Elems: []int{10, 12, 14, 16, 18, 20, 22, 24, 26},
+		Strategies: []string{"CPU", "HDN", "GHN_DGPU", "GHN_APU", "COMPNET"}, Baseline: "GHN_DGPU"}
+	sc := JacobiScaleSpec{Grids: []int{1024, 2048, 4096, 8192, 16384, 32768}, Nodes: []int{1, 2, 4}, WeakSize: 2048, Iters: 20,
+		Strategies: []string{"CPU", "HDN", "HDN_OVERLAP", "GHN_DGPU", "GNN_GIO"}}
 	return j, d1, sc
+}
+
+// jacobiStrategies returns the strategies of Jacobi experiment kind.
+func jacobiStrategies(cfg Config, kind string) []string {
+	switch kind {
+	case "1d":
+		return cfg.Jacobi1D.Strategies
+	case "strong", "weak":
+		return cfg.JacobiScale.Strategies
+	}
+	return cfg.Jacobi.Strategies
 }
 
 // parseProcs reads "RxC".
@@ -123,8 +132,9 @@ func (j JacobiSpec) validate() error {
 	return errors.Join(errs...)
 }
 
-func (d Jacobi1DSpec) validate(strats []string) error {
+func (d Jacobi1DSpec) validate() error {
 	var errs []error
+	errs = append(errs, checkStrategies("jacobi1d.strategies", d.Strategies, workloadStrategies("jacobi")))
 	if d.Nodes < 1 || d.Nodes > 65536 {
 		errs = append(errs, fmt.Errorf("jacobi1d.nodes = %d: must be in [1, 65536]", d.Nodes))
 	}
@@ -136,14 +146,15 @@ func (d Jacobi1DSpec) validate(strats []string) error {
 			errs = append(errs, fmt.Errorf("jacobi1d.log2_elements contains %d: must be in [4, 30] (at least a 4×4 block per node)", e))
 		}
 	}
-	if !slices.Contains(strats, d.Baseline) {
-		errs = append(errs, fmt.Errorf("jacobi1d.baseline = %q: must be one of jacobi.strategies %v", d.Baseline, strats))
+	if !slices.Contains(d.Strategies, d.Baseline) {
+		errs = append(errs, fmt.Errorf("jacobi1d.baseline = %q: must be one of jacobi1d.strategies %v", d.Baseline, d.Strategies))
 	}
 	return errors.Join(errs...)
 }
 
 func (s JacobiScaleSpec) validate() error {
 	var errs []error
+	errs = append(errs, checkStrategies("jacobiscale.strategies", s.Strategies, workloadStrategies("jacobi")))
 	if len(s.Grids) == 0 || len(s.Nodes) == 0 {
 		errs = append(errs, errors.New("jacobiscale.grids and jacobiscale.nodes must not be empty"))
 	}
@@ -189,7 +200,7 @@ func jacobiCases(cfg Config, kind string) []jacobiCase {
 	}
 	var out []jacobiCase
 	add := func(size int, w workload.Jacobi) {
-		for _, s := range j.Strategies {
+		for _, s := range jacobiStrategies(cfg, kind) {
 			out = append(out, jacobiCase{kind, s, size, w})
 		}
 	}
@@ -228,7 +239,7 @@ func jacobiCases(cfg Config, kind string) []jacobiCase {
 // payload-free.
 func (c jacobiCase) narrow(cfg Config) Config {
 	pc := cfg
-	pc.Jacobi.Strategies = []string{c.strategy}
+	pc.Jacobi.Strategies, pc.Jacobi1D.Strategies, pc.JacobiScale.Strategies = []string{c.strategy}, []string{c.strategy}, []string{c.strategy}
 	pc.Jacobi.Baseline = c.strategy
 	pc.Jacobi1D.Baseline = c.strategy
 	switch c.kind {
@@ -388,6 +399,7 @@ func jacobiAssemble(cfg Config, kind string, raw [][]byte) (*report.Result, erro
 		"time = first node's start of work to the last node's end, iterations included; per_iter = time / iters",
 		"comp/launch/comm = node 0's host timeline per iteration (compute or kernel bodies it waits for, kernel launch and teardown it waits through, MPI halo exchange and residual allreduce); '-' where the implementation does not separate them (stream-triggered, triggered)",
 		fmt.Sprintf("speedup = %s time / strategy time at the same size and node count", base))
+	res.Notes = append(res.Notes, "convergence check: "+workload.JacobiResidualSchedule)
 	res.Notes = append(res.Notes, fmt.Sprintf("verified: %d of %d points matched the serial run bit for bit (values and every iteration's residual); %d points above jacobi.verify_max_points = %d points per node (or with run.functional = false) ran payload-free: same timing, not checked",
 		verified, len(pts), payloadFree, cfg.Jacobi.VerifyMax))
 	return res, nil
@@ -436,4 +448,12 @@ func jacobiPlot(cfg Config, kind string, base strategy.Strategy) *report.Plot {
 
 func jacobiExperimentName(kind string) string {
 	return map[string]string{"nxn": "jacobi", "1d": "jacobi1d", "strong": "jacobistrong", "weak": "jacobiweak"}[kind]
+}
+
+// quickJacobiSizes cuts the Jacobi studies to seconds for "gpunetsim
+// report --size quick": the default strategies on small grids.
+func quickJacobiSizes(cfg *Config) {
+	cfg.Jacobi.Procs, cfg.Jacobi.Sizes = "2x2", []int{16, 64}
+	cfg.Jacobi1D.Nodes, cfg.Jacobi1D.Log2Elems = 4, []int{8, 12}
+	cfg.JacobiScale.Grids, cfg.JacobiScale.Nodes, cfg.JacobiScale.WeakSize, cfg.JacobiScale.Iters = []int{64}, []int{1, 2, 4}, 32, 2
 }

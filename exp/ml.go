@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,9 +27,9 @@ var cntkTable string
 type MLSpec struct {
 	Table      string   `toml:"table" doc:"workload table CSV with columns workload, domain, blocked_pct, calls, size (empty: the built-in table of §7 with the cntk_sizes placeholder sizes)" src:"RUN"`
 	Nodes      int      `toml:"nodes" doc:"cluster size of the projection (the table was profiled on 4; the change acts only through the Allreduce ratio)" src:"DOC"`
-	Strategies []string `toml:"strategies" doc:"strategies whose Allreduce is simulated and projected" src:"DOC"`
+	Strategies []string `toml:"strategies" doc:"strategies whose Allreduce is simulated and projected (default, the GPU-TN chapter's set, its GHN being GHN_APU: CPU, HDN, GDS, GHN_APU, GPUTN)" src:"DOC"`
 	Profile    string   `toml:"profile" doc:"strategy the table was profiled under: R_X = Allreduce time under X / under it" src:"DOC"`
-	Baseline   string   `toml:"baseline" doc:"strategy the projected speedups are against (ComP-Net chapter: GHN_DGPU)" src:"DOC"`
+	Baseline   string   `toml:"baseline" doc:"strategy the projected speedups are against (default CPU, as the XTQ and GPU-TN chapters report them; the ComP-Net chapter's projection is against GHN_DGPU)" src:"DOC"`
 }
 
 func defaultML() MLSpec {
@@ -60,7 +59,7 @@ var mlColumns = []string{"workload", "domain", "blocked_pct", "calls", "size"}
 func (m MLSpec) loadMLTable() ([]mlRow, error) {
 	name, text := "built-in table", cntkTable
 	if m.Table != "" {
-		b, err := os.ReadFile(m.Table)
+		b, err := ReadInputFile(m.Table, MaxInputBytes)
 		if err != nil {
 			return nil, fmt.Errorf("ml.table: %w", err)
 		}
@@ -213,7 +212,7 @@ func mlAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	wide := report.Table{Name: "speedup vs " + cfg.ML.Baseline, Columns: []string{"workload"}}
 	wide.Columns = append(wide.Columns, strats...)
 	plot := &report.Plot{Title: fmt.Sprintf("CNTK projection on %d nodes, preset %s (x: workloads in table order)", cfg.ML.Nodes, cfg.Run.Preset),
-		XLabel: "workload (table row)", YLabel: "projected speedup vs " + cfg.ML.Baseline}
+		XLabel: "workload (table row)", YLabel: "projected speedup vs " + cfg.ML.Baseline, Categorical: true}
 	series := make([]report.Series, len(strats))
 	for i, s := range strats {
 		series[i].Name = s

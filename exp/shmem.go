@@ -22,23 +22,23 @@ import (
 // (workloads.md §5.1–5.5). Run them with the documents' preset: --preset
 // compnet.
 type ShmemBenchSpec struct {
-	QueueStrategies []string   `toml:"queue_strategies" doc:"ghnqueue: strategies (queue placement, §5.1)" src:"DOC"`
+	QueueStrategies []string   `toml:"queue_strategies" doc:"ghnqueue: strategies, one per queue placement (default, as the ComP-Net chapter runs them: GHN_DGPU, GHN_DGPU_HOSTQ)" src:"DOC"`
 	QueueWGs        []int      `toml:"queue_wgs" doc:"ghnqueue: work-groups issuing requests (= queues; §5.2 sweeps 64…2048 on gpu.cus=64)" src:"DEFAULT"`
 	QueueThreads    []int      `toml:"queue_threads" doc:"ghnqueue: host helper threads (§5.2: 1, 2, 4, 8, 16)" src:"DEFAULT"`
 	QueueOps        int        `toml:"queue_ops" doc:"ghnqueue: blocking 8 B puts per work-group" src:"DEFAULT"`
-	GetStrategies   []string   `toml:"get_strategies" doc:"shmemget: strategies (§5.3)" src:"DOC"`
+	GetStrategies   []string   `toml:"get_strategies" doc:"shmemget: strategies (default, as the ComP-Net chapter runs them: GHN_DGPU, GHN_APU, COMPNET)" src:"DOC"`
 	GetMin          unit.Bytes `toml:"get_min" doc:"shmemget: smallest payload" src:"DEFAULT"`
 	GetMax          unit.Bytes `toml:"get_max" doc:"shmemget: largest payload (powers of 4 from get_min)" src:"DEFAULT"`
 	GetReps         int        `toml:"get_reps" doc:"shmemget: gets per point (the first is a warm-up)" src:"DEFAULT"`
-	LoadStrategies  []string   `toml:"load_strategies" doc:"shmemload: strategies (§5.4; energy normalised to the first)" src:"DOC"`
+	LoadStrategies  []string   `toml:"load_strategies" doc:"shmemload: strategies, energy normalised to the first (default, as the ComP-Net chapter runs them: GHN_DGPU, GHN_APU, COMPNET)" src:"DOC"`
 	LoadThreads     []int      `toml:"load_threads" doc:"shmemload: service threads per node" src:"DEFAULT"`
 	LoadWGs         int        `toml:"load_wgs" doc:"shmemload: work-groups (480 × 64 fills the 12-CU GPU)" src:"DOC"`
 	LoadWGSize      int        `toml:"load_wg_size" doc:"shmemload: work-items per work-group" src:"DOC"`
 	LoadBytes       int        `toml:"load_bytes" doc:"shmemload: bytes per put" src:"DOC"`
 	L2Ratios        []int      `toml:"l2_ratios" doc:"cpl2: streaming work-groups per networking work-group (§5.5)" src:"DEFAULT"`
 	L2NetWGs        int        `toml:"l2_net_wgs" doc:"cpl2: networking work-groups" src:"DEFAULT"`
-	L2Puts          int        `toml:"l2_puts" doc:"cpl2: 64 B non-blocking puts per networking work-group" src:"DEFAULT"`
-	L2Stream        unit.Bytes `toml:"l2_stream" doc:"cpl2: bytes each streaming work-group reads and writes" src:"DEFAULT"`
+	L2Puts          int        `toml:"l2_puts" doc:"cpl2: blocking 64 B puts per networking work-group, one in flight at a time (the request pattern of the documents' premise that the CP reaches posted data quickly)" src:"DEFAULT"`
+	L2Stream        unit.Bytes `toml:"l2_stream" doc:"cpl2: the array each streaming work-group reads and writes at unit stride, wrapping around until the networking work-groups finish (≫ l2_size)" src:"DEFAULT"`
 	L2Chunk         unit.Bytes `toml:"l2_chunk" doc:"cpl2: bytes streamed per step" src:"DEFAULT"`
 	L2Size          unit.Bytes `toml:"l2_size" doc:"cpl2: the single CU's scaled L2 (1 MB / 12, 16-way)" src:"DEFAULT"`
 }
@@ -421,13 +421,26 @@ func shmemloadPoints() Points {
 				}
 			}
 			res := &report.Result{Experiment: "shmemload", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
-			res.Notes = append(res.Notes, "time = node 0's kernel body (first work-group start → last end); energy = node 0's service threads only (hardware.md §11): per core, static power × the longest life of the service threads on it (threads time-sliced on one core share it) + per-event energy; cores = distinct cores they ran on, core_util = their time holding a core / their lives",
-				fmt.Sprintf("ratios are against %s at the same thread count; COMPNET threads beyond cp.cores are time-sliced (cp.quantum)", base))
+			res.Notes = append(res.Notes, "time = node 0's kernel body (first work-group start → last end); energy = node 0's service threads only: per core, static power × the longest life of the service threads on it (threads time-sliced on one core share it) + per-event energy; cores = distinct cores they ran on, core_util = their time holding a core / their lives",
+				fmt.Sprintf("ratios are against %s at the same thread count; every service thread runs on a hardware context of its own (CP cores for COMPNET, host cores for GHN), added beyond the preset's as a deviation; cp.oversubscribe / shmem.host_cores time-slice them instead", base))
+			res.Notes = append(res.Notes, energyNote(cfg))
 			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
 			res.Notes = append(res.Notes, deviationNotes(pts)...)
 			return res, nil
 		},
 	}
+}
+
+// energyNote names the power model behind the service-thread energies,
+// and says when the user's values replace it.
+func energyNote(cfg Config) string {
+	e, def := cfg.Shmem.Energy, shmem.DefaultEnergy()
+	src := "power model: " + shmem.EnergyModel
+	if e != def {
+		src = "power: the shmem.energy.* values set for this run (the default model: " + shmem.EnergyModel + ")"
+	}
+	return fmt.Sprintf("%s; host core %.3f W static, %.4f nJ/instr; CP core %.3f W static, %.4f nJ/instr; CPU and CP cores only, the GPU's power is not modelled (as in the documents)",
+		src, e.Host.Static, e.Host.Instr, e.CP.Static, e.CP.Instr)
 }
 
 func ratio(a, b float64) float64 {
@@ -470,17 +483,19 @@ func cpl2Points() Points {
 			if err != nil {
 				return nil, err
 			}
-			t := report.Table{Name: "cpl2", Columns: []string{"streaming_per_net", "llc_locking", "cp_hit_rate", "cp_l2_accesses", "max_locked_lines", "mean_lock_hold", "time", "events"}}
+			t := report.Table{Name: "cpl2", Columns: []string{"streaming_per_net", "llc_locking", "cp_hit_rate", "cp_l2_accesses", "max_locked_lines", "mean_lock_hold", "max_lock_hold", "time", "events"}}
 			plot := &report.Plot{Title: "L2 hit rate of CP accesses under streaming interference (1 CU)", XLabel: "streaming : networking work-groups", YLabel: "CP L2 hit rate"}
 			series := [2]*report.Series{{Name: "llc_locking off"}, {Name: "llc_locking on"}}
 			for _, p := range pts {
-				t.Rows = append(t.Rows, []any{int(p.X), p.Y == 1, round3(p.HitRate), p.CPAcc, p.Locked, p.Hold, p.Time, p.Events})
+				t.Rows = append(t.Rows, []any{int(p.X), p.Y == 1, round3(p.HitRate), p.CPAcc, p.Locked, p.Hold, p.HoldMax, p.Time, p.Events})
 				series[p.Y].X = append(series[p.Y].X, float64(p.X))
 				series[p.Y].Y = append(series[p.Y].Y, p.HitRate)
 			}
 			plot.Series = []report.Series{*series[0], *series[1]}
 			res := &report.Result{Experiment: "cpl2", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
-			res.Notes = append(res.Notes, fmt.Sprintf("node 0, one CU, L2 %v 16-way; hit rate counts only CP-generated L2 accesses (polls, entry reads, status and read-index stores, library mutex)", cfg.ShmemBench.L2Size))
+			res.Notes = append(res.Notes, fmt.Sprintf("node 0, one CU (L1–L2 path gpu.l2_port_bytes per cycle), L2 %v 16-way; %d networking work-groups, each keeping one blocking 64 B put in flight (%d puts); streaming work-groups read and write %v arrays at unit stride until the networking ones finish", cfg.ShmemBench.L2Size, cfg.ShmemBench.L2NetWGs, cfg.ShmemBench.L2Puts, cfg.ShmemBench.L2Stream),
+				"hit rate counts only CP-generated L2 accesses (polls of the queues, entry reads, status and read-index stores, the library's context lines: mutex RMWs and issue counts); lock hold = the CP's first access to a store_locked line − the locking store, mean and max over the released lines")
+			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
 			return res, nil
 		},
 	}

@@ -16,7 +16,7 @@ import (
 type TaskSpawnSpec struct {
 	MinSize    unit.Bytes `toml:"min_size" doc:"smallest payload; the sweep doubles it up to max_size" src:"DOC"`
 	MaxSize    unit.Bytes `toml:"max_size" doc:"largest payload of the sweep" src:"DEFAULT"`
-	Strategies []string   `toml:"strategies" doc:"strategies to compare (CPU: handler on the target's application thread; HSA, XTQ: a GPU kernel)" src:"DOC"`
+	Strategies []string   `toml:"strategies" doc:"strategies to compare, CPU: handler on the target's application thread; HSA, XTQ: a GPU kernel (default, as the XTQ chapter runs them: CPU, HSA, XTQ)" src:"DOC"`
 	WGSize     int        `toml:"wg_size" doc:"work-items per work-group of the copy kernel" src:"DEFAULT"`
 	// The aim of the task (HSA, XTQ): the target registers its copy
 	// kernel and queue at index 42; other values send a task the target
@@ -195,7 +195,7 @@ func taskSpawnAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		"end-to-end = the initiator starts posting to the target CPU observing completion; phases share that time axis (0 = post)",
 		"XTQ/HSA post ends when the NIC starts the gather put; CPU/HDN post ends when MPI_Isend returns (the NIC's command fetch is then part of the transfer)",
 		"HSA transfer ends when the receive event is visible to the target CPU; XTQ transfer ends when the task's bytes are in the posted buffer",
-		fmt.Sprintf("XTQ lookup tables: nic.xtq_tables = %s (table_hits/table_misses count the on-NIC cache of host-memory tables; a miss is a PCIe read inside target enqueue)", cfg.NIC.XtqTables))
+		fmt.Sprintf("XTQ lookup tables: nic.xtq_tables = %s (table_hits/table_misses count the on-NIC cache of host-memory tables; a miss is a DMA read inside target enqueue)", cfg.NIC.XtqTables))
 	if cfg.Run.Functional && verified {
 		res.Notes = append(res.Notes, "functional: every target buffer equals the payload")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -174,29 +175,41 @@ func (p GPIPingPong) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.C
 	return res, nil
 }
 
-// GPIThroughput is the 180 MB throughput ping-pong (§9.5): the master
-// sends Size bytes from host memory into the worker's segment and waits
-// for the worker to return them over Queues queues in equal slices. Basic:
-// one write_notify, the worker's blocks all wait for it. Overlap: one
-// write_notify per slice, and block b starts as soon as slice b is there;
-// with Validate it first checks the slice's known contents in a
-// data-parallel loop (the workaround for the reorder hazard, hardware.md
-// §5.4), charging the loop and re-checking until the contents are right.
+// GPIThroughput is the 180 MB throughput ping-pong (§9.5), Rounds times:
+// the master sends Size bytes from host memory into the worker's segment
+// and the worker returns them over Queues queues in equal slices. Basic
+// (bulk synchronous): per round one write_notify of the whole buffer and
+// one notification per block; the master waits for every slice before the
+// next round. Overlap (the enhanced version): per round one write_notify
+// per slice, block b starts as soon as its slice is there, and the master
+// sends slice b of the next round as soon as slice b came back. The
+// rounds alternate between two source buffers of different contents, so a
+// slice forwarded before its new bytes landed is wrong. With Validate
+// each block first checks its slice's known contents in a data-parallel
+// loop (the workaround for the reorder hazard, hardware.md §5.4), charging
+// the loop and re-checking until the contents are right.
 type GPIThroughput struct {
 	Size     unit.Bytes
 	Queues   int
+	Rounds   int    // ping-pongs of the whole buffer (0: 1)
 	Worker   string // "gpu" or "cpu"
 	Overlap  bool
 	Validate bool
 }
 
-// GPIThroughputResult is one run.
+// GPIThroughputResult is one run. Gbps is one direction: the bytes the
+// master sent, times the rounds, over the time; it can never exceed the
+// link's rate. GbpsBoth is the two directions' sum, so labelled.
 type GPIThroughputResult struct {
 	Time       sim.Time
-	Gbps       float64 // 2 × Size over the time
+	Gbps       float64 // one direction: Size × Rounds over the time
+	GbpsBoth   float64 // both directions: 2 × Size × Rounds over the time
 	Revalidate uint64  // slice checks that found stale contents
 	Verified   bool
 }
+
+// pattern8r is byte i of the source of round r.
+func pattern8r(i, r int) byte { return pattern8(i) ^ byte(r%2)*0x5a }
 
 func pattern8(i int) byte { return byte(i*31 + i>>9) }
 
@@ -206,6 +219,7 @@ func (p GPIThroughput) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		return GPIThroughputResult{}, err
 	}
 	size := uint64(p.Size)
+	rounds := max(1, p.Rounds)
 	if p.Queues < 1 || size < uint64(p.Queues) || len(c.Nodes) != 2 {
 		return GPIThroughputResult{}, fmt.Errorf("gpi throughput: %v over %d queues on %d nodes: need a byte per queue, 2 nodes", p.Size, p.Queues, len(c.Nodes))
 	}
@@ -219,60 +233,89 @@ func (p GPIThroughput) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 	}
 	var res GPIThroughputResult
 	var gw gpiWorld
-	var src, back mem.Addr
+	var back mem.Addr
+	srcSeg := func(r int) int { return 1 + 2*(r%2) } // segments 1 and 3 on the master
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		w, err := gw.get(nd, p.Worker, 2*p.Queues+1, p.Queues)
 		if err != nil {
 			return err
 		}
 		if nd.Rank == 0 {
-			src = w.SegmentCreate(1, 0, size)
+			srcs := [2]mem.Addr{w.SegmentCreate(1, 0, size), w.SegmentCreate(3, 0, size)}
 			back = w.SegmentCreate(2, 0, size)
 			w.SegmentCreate(1, 1, size)
-			if b := nd.Mem.Bytes(src, int(size)); b != nil {
-				for i := range b {
-					b[i] = pattern8(i)
+			for r, a := range srcs {
+				if b := nd.Mem.Bytes(a, int(size)); b != nil {
+					for i := range b {
+						b[i] = pattern8r(i, r)
+					}
 				}
 			}
 			h := w.Host(0, nd.Host, nd.SW)
 			t0 := nd.Host.Now()
-			if !p.Overlap {
-				err = h.WriteNotify(1, 0, 1, 1, 0, size, 0, 1, 0)
-			}
-			for b := 0; p.Overlap && b < p.Queues && err == nil; b++ {
+			send := func(b, r int) error {
 				off, n := sliceOf(b)
-				err = h.WriteNotify(1, off, 1, 1, off, n, b, 1, 0)
+				return h.WriteNotify(srcSeg(r), off, 1, 1, off, n, b, uint64(r+1), b)
 			}
-			if err != nil {
-				return err
-			}
-			for range p.Queues {
-				id, _, err := h.NotifyWaitsome(p.Queues, p.Queues)
-				if err != nil {
-					return err
-				}
-				h.NotifyReset(id)
-			}
-			res.Time = nd.Host.Now() - t0
-			return h.Wait(0)
-		}
-		wait := func(b int) int {
 			if p.Overlap {
-				return b
-			}
-			return 0
-		}
-		if p.Worker == "cpu" {
-			h := w.Host(1, nd.Host, nd.SW)
-			for b := range p.Queues {
-				if b == 0 || p.Overlap {
-					if _, _, err := h.NotifyWaitsome(wait(b), 1); err != nil {
+				done := make([]int, p.Queues)
+				for b := range p.Queues {
+					if err := send(b, 0); err != nil {
 						return err
 					}
 				}
-				off, n := sliceOf(b)
-				if err := h.WriteNotify(1, off, 0, 2, off, n, p.Queues+b, 1, b); err != nil {
+				for left := p.Queues * rounds; left > 0; left-- {
+					id, _, err := h.NotifyWaitsome(p.Queues, p.Queues)
+					if err != nil {
+						return err
+					}
+					h.NotifyReset(id)
+					b := id - p.Queues
+					if done[b]++; done[b] < rounds {
+						if err := send(b, done[b]); err != nil {
+							return err
+						}
+					}
+				}
+			} else {
+				for r := range rounds {
+					if err := h.WriteNotify(srcSeg(r), 0, 1, 1, 0, size, 0, uint64(r+1), 0); err != nil {
+						return err
+					}
+					for k := 1; k < p.Queues; k++ {
+						if err := h.Notify(1, k, uint64(r+1), 0); err != nil {
+							return err
+						}
+					}
+					for range p.Queues {
+						id, _, err := h.NotifyWaitsome(p.Queues, p.Queues)
+						if err != nil {
+							return err
+						}
+						h.NotifyReset(id)
+					}
+				}
+			}
+			res.Time = nd.Host.Now() - t0
+			for q := range p.Queues {
+				if err := h.Wait(q); err != nil {
 					return err
+				}
+			}
+			return nil
+		}
+		if p.Worker == "cpu" {
+			h := w.Host(1, nd.Host, nd.SW)
+			for r := range rounds {
+				for b := range p.Queues {
+					if _, _, err := h.NotifyWaitsome(b, 1); err != nil {
+						return err
+					}
+					h.NotifyReset(b)
+					off, n := sliceOf(b)
+					if err := h.WriteNotify(1, off, 0, 2, off, n, p.Queues+b, uint64(r+1), b); err != nil {
+						return err
+					}
 				}
 			}
 			for b := range p.Queues {
@@ -287,20 +330,26 @@ func (p GPIThroughput) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		run := nd.Stream.Launch(gpu.Kernel{Name: "gpi-return", WGs: p.Queues, WGSize: min(1024, nd.GPU.MaxWGSize), Body: func(wg *gpu.WG) {
 			d := w.Device(1)
 			b := wg.ID
-			if _, _, err := d.NotifyWaitsome(wg, wait(b), 1); err != nil {
-				kerr = err
-				return
-			}
 			off, n := sliceOf(b)
-			if p.Validate {
-				res.Revalidate += validateSlice(wg, dst, off, n)
-			}
-			if err := d.WriteNotify(wg, 1, off, 0, 2, off, n, p.Queues+b, 1, b); err != nil {
-				kerr = err
-				return
-			}
-			if err := d.Wait(wg, b); err != nil {
-				kerr = err
+			for r := range rounds {
+				if _, _, err := d.NotifyWaitsome(wg, b, 1); err != nil {
+					kerr = err
+					return
+				}
+				d.NotifyReset(wg, b)
+				if p.Validate {
+					res.Revalidate += validateSlice(wg, dst, off, n, r)
+				}
+				if err := d.WriteNotify(wg, 1, off, 0, 2, off, n, p.Queues+b, uint64(r+1), b); err != nil {
+					kerr = err
+					return
+				}
+				// The slice's buffer is sent from: the next round may
+				// overwrite it only once the send has read it.
+				if err := d.Wait(wg, b); err != nil {
+					kerr = err
+					return
+				}
 			}
 		}})
 		nd.Stream.Wait(run)
@@ -309,10 +358,15 @@ func (p GPIThroughput) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 	if err := runGroup(c, g); err != nil {
 		return res, err
 	}
-	res.Gbps = 2 * float64(size) * 8 / res.Time.Seconds() / 1e9
+	res.Gbps = float64(size) * float64(rounds) * 8 / res.Time.Seconds() / 1e9
+	res.GbpsBoth = 2 * res.Gbps
 	if m := c.Nodes[0].Mem; m.Functional() {
-		if !bytes.Equal(m.Bytes(src, int(size)), m.Bytes(back, int(size))) {
-			return res, fmt.Errorf("gpi throughput: the returned buffer differs from the one sent (stale data forwarded)")
+		want := make([]byte, size)
+		for i := range want {
+			want[i] = pattern8r(i, rounds-1)
+		}
+		if !bytes.Equal(want, m.Bytes(back, int(size))) {
+			return res, fmt.Errorf("gpi throughput: the returned buffer differs from the last round's (stale data forwarded)")
 		}
 		res.Verified = true
 	}
@@ -323,7 +377,7 @@ func (p GPIThroughput) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 // the block streams it once per check and re-checks, after the next
 // write lands, until every byte is the known pattern. It returns the
 // failed checks.
-func validateSlice(wg *gpu.WG, dst mem.Addr, off, n uint64) uint64 {
+func validateSlice(wg *gpu.WG, dst mem.Addr, off, n uint64, round int) uint64 {
 	m := wg.Mem()
 	failed := uint64(0)
 	for {
@@ -332,7 +386,7 @@ func validateSlice(wg *gpu.WG, dst mem.Addr, off, n uint64) uint64 {
 		b := m.Bytes(dst+mem.Addr(off), int(n))
 		good := true
 		for i := range b {
-			if b[i] != pattern8(int(off)+i) {
+			if b[i] != pattern8r(int(off)+i, round) {
 				good = false
 				break
 			}
@@ -358,13 +412,26 @@ type GPIMatVec struct {
 	Blocks  int
 	Threads int
 	Worker  string // "persistent" or "relaunch"
+	// Validate makes each block check its share of a batch against a
+	// CRC32 (seeded with the batch number) the master appends to the
+	// batch, re-checking until it matches: the workaround for the
+	// reorder hazard when the data is not known in advance (hardware.md
+	// §5.4). The check is charged as a pass over the share.
+	Validate bool
 }
 
-// GPIMatVecResult is one run.
+// GPIMatVecResult is one run, with the breakdown of block 0's time: the
+// matrix copies into shared memory, the multiplications (and any
+// validation), and the rest — waiting for batches, sending results,
+// kernel launches — the message costs.
 type GPIMatVecResult struct {
-	Time     sim.Time
-	MVecs    float64 // million vector products per second
-	Verified bool
+	Time       sim.Time
+	MVecs      float64 // million vector products per second
+	MatrixCopy sim.Duration
+	Compute    sim.Duration
+	Messages   sim.Duration
+	Revalidate uint64 // CRC checks that found stale contents
+	Verified   bool
 }
 
 const mvDim = 32
@@ -389,6 +456,33 @@ func matvec(in, out []byte) {
 	}
 }
 
+// batchCRC is the CRC32 of a block's share of batch b, seeded with b so
+// that a whole share left over from an earlier batch does not pass.
+func batchCRC(b int, share []byte) uint32 {
+	var seed [8]byte
+	binary.LittleEndian.PutUint64(seed[:], uint64(b))
+	return crc32.Update(crc32.ChecksumIEEE(seed[:]), crc32.IEEETable, share)
+}
+
+// checkCRC validates [in+off, in+off+n) of batch b against the CRC at
+// in+at, re-checking after later lines land until it matches, and
+// returns the failed checks. Each check streams the share and does a few
+// operations per word.
+func checkCRC(wg *gpu.WG, in mem.Addr, off, n, at uint64, b int) uint64 {
+	m := wg.Mem()
+	failed := uint64(0)
+	for {
+		wg.Stream(n + 4)
+		wg.VALU(int(n/uint64(4*wg.Size))*4 + 1)
+		share, crc := m.Bytes(in+mem.Addr(off), int(n)), m.Bytes(in+mem.Addr(at), 4)
+		if share == nil || crc == nil || batchCRC(b, share) == binary.LittleEndian.Uint32(crc) {
+			return failed
+		}
+		failed++
+		wg.Sleep(sim.Microsecond) // let late lines land before the next pass
+	}
+}
+
 // Run runs the stream on two nodes under s.
 func (p GPIMatVec) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (GPIMatVecResult, error) {
 	if err := checkWorker("gpi matvec", p.Worker, "persistent", "relaunch"); err != nil {
@@ -401,6 +495,10 @@ func (p GPIMatVec) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 			p.Batch, vb, p.Batches, p.Blocks, p.Threads, len(c.Nodes))
 	}
 	vecs := int(batch / vb)
+	seg := batch // the batch segment: the vectors, then a CRC per block when validating
+	if p.Validate {
+		seg += 4 * uint64(p.Blocks)
+	}
 	per := (vecs + p.Blocks - 1) / p.Blocks
 	part := func(b int) (off, n uint64) {
 		lo, hi := min(b*per, vecs), min((b+1)*per, vecs)
@@ -419,8 +517,8 @@ func (p GPIMatVec) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 			return err
 		}
 		if nd.Rank == 0 {
-			in, out := w.SegmentCreate(1, 0, batch), w.SegmentCreate(2, 0, batch)
-			w.SegmentCreateIn(1, 1, batch, mem.GPU)
+			in, out := w.SegmentCreate(1, 0, seg), w.SegmentCreate(2, 0, batch)
+			w.SegmentCreateIn(1, 1, seg, mem.GPU)
 			w.SegmentCreateIn(2, 1, batch, mem.GPU)
 			h := w.Host(0, nd.Host, nd.SW)
 			want := make([]byte, batch)
@@ -432,7 +530,13 @@ func (p GPIMatVec) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 					}
 					matvec(ib, want)
 				}
-				if err := h.WriteNotify(1, 0, 1, 1, 0, batch, 0, uint64(b+1), 0); err != nil {
+				if sb := nd.Mem.Bytes(in, int(seg)); p.Validate && sb != nil {
+					for k := range p.Blocks {
+						off, n := part(k)
+						binary.LittleEndian.PutUint32(sb[batch+4*uint64(k):], batchCRC(b, sb[off:off+n]))
+					}
+				}
+				if err := h.WriteNotify(1, 0, 1, 1, 0, seg, 0, uint64(b+1), 0); err != nil {
 					return err
 				}
 				for k := 1; p.Worker == "persistent" && k < p.Blocks; k++ {
@@ -455,15 +559,28 @@ func (p GPIMatVec) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 			return h.Wait(0)
 		}
 		in, out := w.SegmentAddr(1, 1), w.SegmentAddr(2, 1)
-		compute := func(wg *gpu.WG, loadMatrix bool) {
+		compute := func(wg *gpu.WG, bi int, loadMatrix bool) {
 			if loadMatrix {
+				t := wg.Now()
 				wg.Stream(mvDim * mvDim * 4)
+				if wg.ID == 0 {
+					res.MatrixCopy += wg.Now() - t
+				}
 			}
+			t := wg.Now()
+			defer func() {
+				if wg.ID == 0 {
+					res.Compute += wg.Now() - t
+				}
+			}()
 			off, n := part(wg.ID)
 			if n == 0 {
 				return
 			}
 			m := wg.Mem()
+			if p.Validate {
+				res.Revalidate += checkCRC(wg, in, off, n, batch+4*uint64(wg.ID), bi)
+			}
 			if ib, ob := m.Bytes(in+mem.Addr(off), int(n)), m.Bytes(out+mem.Addr(off), int(n)); ib != nil && ob != nil {
 				matvec(ib, ob)
 			}
@@ -479,7 +596,7 @@ func (p GPIMatVec) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 					return err
 				}
 				h.NotifyReset(0)
-				run := nd.Stream.Launch(gpu.Kernel{Name: "matvec", WGs: p.Blocks, WGSize: p.Threads, Body: func(wg *gpu.WG) { compute(wg, true) }})
+				run := nd.Stream.Launch(gpu.Kernel{Name: "matvec", WGs: p.Blocks, WGSize: p.Threads, Body: func(wg *gpu.WG) { compute(wg, b, true) }})
 				nd.Stream.Wait(run)
 				if err := h.WriteNotify(2, 0, 0, 2, 0, batch, p.Blocks, uint64(b+1), 0); err != nil {
 					return err
@@ -490,13 +607,17 @@ func (p GPIMatVec) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		var kerr error
 		run := nd.Stream.Launch(gpu.Kernel{Name: "matvec-persistent", WGs: p.Blocks, WGSize: p.Threads, Body: func(wg *gpu.WG) {
 			d := w.Device(1)
+			t := wg.Now()
 			wg.Stream(mvDim * mvDim * 4) // the matrix into shared memory, once
+			if wg.ID == 0 {
+				res.MatrixCopy += wg.Now() - t
+			}
 			for b := range p.Batches {
 				if _, _, kerr = d.NotifyWaitsome(wg, wg.ID, 1); kerr != nil {
 					return
 				}
 				d.NotifyReset(wg, wg.ID)
-				compute(wg, false)
+				compute(wg, b, false)
 				off, n := part(wg.ID)
 				if n == 0 { // more blocks than vectors: only the notification
 					kerr = d.Notify(wg, 0, p.Blocks+wg.ID, uint64(b+1), wg.ID)
@@ -516,6 +637,7 @@ func (p GPIMatVec) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		return res, err
 	}
 	res.MVecs = float64(vecs*p.Batches) / res.Time.Seconds() / 1e6
+	res.Messages = max(0, res.Time-res.MatrixCopy-res.Compute)
 	res.Verified = ok && c.Nodes[0].Mem.Functional()
 	if !ok {
 		return res, fmt.Errorf("gpi matvec: results differ from the CPU matrix-vector product")

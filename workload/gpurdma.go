@@ -25,6 +25,13 @@ import (
 type RdmaBW struct {
 	Size unit.Bytes
 	Msgs int
+	// Host runs the CPU-driven baseline of the same configuration
+	// instead (the GPUrdma paper's "CPU-controlled RDMA with similar
+	// configuration"): one host thread posts with standard verbs to a QP
+	// and CQ in host memory, one doorbell per post, polling only when the
+	// QP is full when the GPU variant pipelines, each completion
+	// otherwise; the payload is the same GPU buffer.
+	Host bool
 }
 
 // RdmaBWResult is one run of RdmaBW. Per-message step times are the
@@ -39,6 +46,9 @@ type RdmaBWResult struct {
 	Fields     uint64
 	Doorbells  uint64
 	QPMemBytes uint64 // verbs memory of node 0 (QP + CQ)
+	QPBytes    uint64 // of which the QP: send and receive rings, doorbell record
+	CQBytes    uint64 // of which the CQ rings
+	QPDepth    int    // WQEs per send ring (and CQEs per CQ)
 	Verified   bool
 }
 
@@ -95,11 +105,28 @@ func (b RdmaBW) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 		if err != nil {
 			return err
 		}
-		qp, _, err := d.Connect(0, 1, verbs.Place{QP: verbs.Pool(spec.QPLoc)}, verbs.Place{QP: mem.Host}, cq, tcq, spec.QPDepth)
+		qpPool := verbs.Pool(spec.QPLoc)
+		if b.Host {
+			qpPool = mem.Host
+			if cq, err = n0.NewCQ(spec.QPDepth, mem.Host); err != nil {
+				return err
+			}
+		}
+		qp, _, err := d.Connect(0, 1, verbs.Place{QP: qpPool}, verbs.Place{QP: mem.Host}, cq, tcq, spec.QPDepth)
 		if err != nil {
 			return err
 		}
 		w := verbs.Write(smr, src, dmr, dst, size)
+		if b.Host {
+			start := nd.Host.Now()
+			postErr = hostSingle(nd, qp, cq, w, b.Msgs, spec.Pipeline)
+			res.Time = nd.Host.Now() - start
+			st := qp.Stats()
+			res.QPMemBytes, res.QPBytes, res.CQBytes, res.QPDepth = n0.Footprint(), n0.QPBytes(), n0.CQBytes(), spec.QPDepth
+			res.Fields, res.Doorbells = st.Fields, st.Doorbells
+			res.PerMsg = res.Time / sim.Duration(b.Msgs)
+			return postErr
+		}
 		if spec.WQEReuse {
 			qp.Preinit(w)
 		}
@@ -110,7 +137,7 @@ func (b RdmaBW) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 		}})
 		nd.Stream.Wait(run)
 		st := qp.Stats()
-		res.QPMemBytes = n0.Footprint()
+		res.QPMemBytes, res.QPBytes, res.CQBytes, res.QPDepth = n0.Footprint(), n0.QPBytes(), n0.CQBytes(), spec.QPDepth
 		res.Fields, res.Doorbells = st.Fields, st.Doorbells
 		k := sim.Duration(b.Msgs)
 		res.PerMsg, res.WQE, res.Doorbell, res.Poll = res.Time/k, st.WQETime/k, st.DoorbellTime/k, st.PollTime/k
@@ -127,6 +154,30 @@ func (b RdmaBW) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 		res.Verified = true
 	}
 	return res, nil
+}
+
+// hostSingle is the CPU-driven loop of RdmaBW.Host.
+func hostSingle(nd *strategy.Node, qp *verbs.QP, cq *verbs.CQ, w verbs.WQE, msgs int, pipeline bool) error {
+	for range msgs {
+		if qp.Outstanding() == uint64(qp.Depth()) {
+			if e, ok := cq.HostWaitQP(nd.Host, nd.SW, qp, 0); !ok {
+				return fmt.Errorf("gpurdma (cpu): RDMA write completed with %v", e.Status)
+			}
+		}
+		if err := qp.HostPost(nd.Host, nd.SW, w); err != nil {
+			return err
+		}
+		qp.HostRing(nd.Host)
+		if !pipeline {
+			if e, ok := cq.HostWaitQP(nd.Host, nd.SW, qp, 0); !ok {
+				return fmt.Errorf("gpurdma (cpu): RDMA write completed with %v", e.Status)
+			}
+		}
+	}
+	if e, ok := cq.HostWaitQP(nd.Host, nd.SW, qp, 0); !ok {
+		return fmt.Errorf("gpurdma (cpu): RDMA write completed with %v", e.Status)
+	}
+	return nil
 }
 
 // singleThread is the one-thread post loop of §9.1 under the flags of

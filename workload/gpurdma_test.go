@@ -118,6 +118,48 @@ func TestGPIThroughputAndOverlap(t *testing.T) {
 	}
 }
 
+// The throughput ping-pong's figure is one direction's bytes over the
+// time: whatever the variant, it stays at or below the link's rate per
+// direction (the overlapped variant keeps both directions busy, and its
+// both-directions sum, labelled as such, is what may exceed it).
+func TestGPIThroughputNeverExceedsTheLink(t *testing.T) {
+	link := float64(cluster.GPURDMA().Link.Bandwidth) * 8 / 1e9
+	for _, tc := range []GPIThroughput{
+		{Size: 3 * unit.MiB, Queues: 6, Rounds: 3, Worker: "cpu"},
+		{Size: 3 * unit.MiB, Queues: 6, Rounds: 3, Worker: "gpu"},
+		{Size: 3 * unit.MiB, Queues: 6, Rounds: 3, Worker: "gpu", Overlap: true},
+	} {
+		r, err := tc.Run(gpurdmaCluster(t, nil), strategy.GNNGPURDMA, gnnConfig(nil))
+		if err != nil || !r.Verified {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		if r.Gbps > link || r.Gbps <= 0 {
+			t.Errorf("%s overlap=%v: %.1f Gbit/s one direction, link %.0f Gbit/s", tc.Worker, tc.Overlap, r.Gbps, link)
+		}
+		if r.GbpsBoth != 2*r.Gbps {
+			t.Errorf("both directions %.1f, want twice %.1f", r.GbpsBoth, r.Gbps)
+		}
+	}
+}
+
+// With the reorder hazard on, the matrix-vector stream's blocks check
+// their share against the batch's CRC before using it and the results
+// are right; without the check they are not.
+func TestGPIMatVecReorderValidated(t *testing.T) {
+	reorder := func(s *verbs.Spec) {
+		s.P2PWriteReorder, s.ReorderThreshold, s.ReorderMean = true, 0, 20*sim.Microsecond
+	}
+	mv := GPIMatVec{Batch: 60 * unit.KiB, Batches: 4, Blocks: 30, Threads: 1024, Worker: "persistent"}
+	if _, err := mv.Run(gpurdmaCluster(t, nil), strategy.GNNGPURDMA, gnnConfig(reorder)); err == nil {
+		t.Fatal("without validation the reordered batch must give wrong products")
+	}
+	mv.Validate = true
+	r, err := mv.Run(gpurdmaCluster(t, nil), strategy.GNNGPURDMA, gnnConfig(reorder))
+	if err != nil || !r.Verified || r.Revalidate == 0 {
+		t.Fatalf("validated: %v, verified %v, %d revalidations", err, r.Verified, r.Revalidate)
+	}
+}
+
 func TestGPIMatVec(t *testing.T) {
 	var rate [2]float64
 	for i, w := range []string{"persistent", "relaunch"} {

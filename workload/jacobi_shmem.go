@@ -22,7 +22,7 @@ func (jn *jacobiNode) jacobiShmemInit() (*shmem.Device, mem.Addr, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	base, err := dev.Malloc(jn.l.total)
+	base, err := dev.MallocPayload(jn.l.total) // the layout marks its control words
 	if err == nil {
 		jn.counters, err = dev.Malloc(uint64(jn.j.Iters) * 4 * mem.LineSize)
 	}

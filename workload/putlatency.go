@@ -19,9 +19,12 @@ import (
 // work-group puts its slice and then a flag word (fence between), the
 // target kernel's work-groups wait_until their flag. Kernel-boundary
 // (HDN, "Inter-K-Empty"): an empty kernel of WGs work-groups, then the host
-// sends all slices with MPI at the kernel boundary. Host (CPU): MPI only.
-// The time runs from the initiator's start (kernel launch, or the MPI
-// call) to the target seeing the last byte.
+// sends all slices with MPI at the kernel boundary, and the target's host
+// launches an empty consuming kernel once the receive completed and
+// synchronizes it: one boundary before the send and one after the
+// receive. Host (CPU): MPI only. The time runs from the initiator's start
+// (kernel launch, or the MPI call) to the target seeing the last byte
+// (Inter-K: its consuming kernel finished).
 type PutLatency struct {
 	Size unit.Bytes
 	WGs  int
@@ -190,6 +193,12 @@ func (p PutLatency) mpi(nd *strategy.Node, impl string, size uint64, srcs, dsts 
 			return err
 		}
 		nd.MPI.Wait(r)
+		if impl == "kernel-boundary" {
+			// Inter-K: the data is used by the next kernel, so the
+			// message pays a second boundary after the receive (the
+			// consuming kernel's launch, run and synchronize).
+			nd.Stream.Wait(nd.Stream.Launch(gpu.Kernel{Name: "empty-consumer", WGs: p.WGs, WGSize: 64, Body: func(*gpu.WG) {}}))
+		}
 		*end = nd.Host.Now()
 		return nil
 	}

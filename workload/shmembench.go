@@ -249,25 +249,30 @@ func (b ShmemLoad) check() shmemCheck {
 	}}
 }
 
-// CPL2 is the L2 interference microbenchmark (workloads.md §5.5):
-// networking work-groups loop Puts non-blocking 64-byte puts (then a
-// quiet) while Streaming work-groups per networking one read and write
-// arrays far larger than the L2 through it. The measure is the L2 hit
-// rate of the CP's accesses.
+// CPL2 is the L2 interference microbenchmark (workloads.md §5.5, the
+// dissertation's §5.3.3 set-up): NetWGs networking work-groups each keep
+// one request in flight (a blocking 64-byte put, Puts times), while
+// Streaming work-groups per networking one read and write arrays far
+// larger than the L2 through it, at unit stride, for as long as the
+// networking work-groups run (they wrap around their arrays). The
+// measures are the L2 hit rate of the CP's accesses and the lock hold
+// times.
 type CPL2 struct {
 	NetWGs, Streaming, Puts int
-	StreamBytes             uint64 // per streaming work-group
+	StreamBytes             uint64 // per streaming work-group: its array
 	Chunk                   uint64 // streamed per step, between which the work-group yields
 }
 
 // Run runs it on c (a 1-CU GPU with a scaled L2) under s.
 func (b CPL2) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (ShmemRun, error) {
-	if b.NetWGs < 1 || b.Streaming < 0 || b.Puts < 1 || b.Chunk < 64 {
-		return ShmemRun{}, fmt.Errorf("cp l2 benchmark: net wgs, puts ≥ 1, streaming ≥ 0, chunk ≥ 64 B (got %d, %d, %d, %d)", b.NetWGs, b.Puts, b.Streaming, b.Chunk)
+	if b.NetWGs < 1 || b.Streaming < 0 || b.Puts < 1 || b.Chunk < 64 || b.Streaming > 0 && b.StreamBytes < b.Chunk {
+		return ShmemRun{}, fmt.Errorf("cp l2 benchmark: net wgs, puts ≥ 1, streaming ≥ 0, chunk ≥ 64 B, array ≥ chunk (got %d, %d, %d, %d, %d)", b.NetWGs, b.Puts, b.Streaming, b.Chunk, b.StreamBytes)
 	}
 	wgs := b.NetWGs * (1 + b.Streaming)
 	arrays := make([]mem.Addr, len(c.Nodes))
+	running := make([]int, len(c.Nodes)) // networking work-groups still running, per node
 	for i, nd := range c.Nodes {
+		running[i] = b.NetWGs
 		if b.Streaming > 0 {
 			arrays[i] = nd.Mem.Alloc(mem.GPU, b.StreamBytes*uint64(b.NetWGs*b.Streaming), "stream")
 		}
@@ -275,15 +280,19 @@ func (b CPL2) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) 
 	return shmemKernelChecked(c, s, cfg, wgs, 64, []uint64{64 * uint64(b.NetWGs), 64}, b.check(), func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
 		wg := x.WG()
 		if wg.ID < b.NetWGs {
+			defer func() { running[pe]-- }()
 			for range b.Puts {
-				if err := x.PutmemNBI(sym[0]+mem.Addr(64*wg.ID), sym[1], 64, (pe+1)%x.NPEs()); err != nil {
+				if err := x.Putmem(sym[0]+mem.Addr(64*wg.ID), sym[1], 64, (pe+1)%x.NPEs()); err != nil {
 					return err
 				}
 			}
-			return x.Quiet()
+			return nil
 		}
+		// The streaming loop runs until the node's networking work-groups
+		// are done (the kernel's termination condition), so the CP's
+		// accesses see interference for the whole measurement.
 		base := arrays[pe] + mem.Addr(uint64(wg.ID-b.NetWGs)*b.StreamBytes)
-		for off := uint64(0); off < b.StreamBytes; off += b.Chunk {
+		for off := uint64(0); running[pe] > 0; off = (off + b.Chunk) % b.StreamBytes {
 			wg.StreamLines(base+mem.Addr(off), min(b.Chunk, b.StreamBytes-off))
 		}
 		return nil

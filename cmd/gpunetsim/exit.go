@@ -92,6 +92,11 @@ func exitCode(err error) int {
 	if errors.As(err, &ue) || errors.As(err, &fe) {
 		return exitBadInput
 	}
+	if errors.Is(err, sim.ErrConfig) {
+		// A model found at setup that the configuration cannot run the
+		// workload (sim.ErrConfig): bad input, though found in the run.
+		return exitBadInput
+	}
 	return exitFailure
 }
 

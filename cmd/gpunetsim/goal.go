@@ -142,6 +142,11 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 	if f.progress < 0 {
 		return badInput(fmt.Errorf("--progress %v: want a positive wall-clock interval, e.g. 10s", f.progress))
 	}
+	if len(args) == 1 {
+		if err := sessionOf(cmd).input("the GOAL schedule", args[0]); err != nil {
+			return err
+		}
+	}
 	var csvOut, jsonOut *outFile
 	if f.csv != "" {
 		if csvOut, err = sessionOf(cmd).reserve("--csv", f.csv); err != nil {
@@ -196,15 +201,15 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 		return err // a deadlocking schedule, an overflow: a failure of the run (exit 1)
 	}
 	n := prog.NumRanks()
+	var outs []pending
 	if csvOut != nil {
-		if err := csvOut.commit(func(w io.Writer) error { return goalCSV(w, res) }); err != nil {
-			return err
-		}
+		outs = append(outs, pending{csvOut, func(w io.Writer) error { return goalCSV(w, res) }})
 	}
 	if jsonOut != nil {
-		if err := jsonOut.commit(func(w io.Writer) error { return goalJSON(w, prog, p, res) }); err != nil {
-			return err
-		}
+		outs = append(outs, pending{jsonOut, func(w io.Writer) error { return goalJSON(w, prog, p, res) }})
+	}
+	if err := sessionOf(cmd).commitAll(outs); err != nil {
+		return err
 	}
 	bw := bufio.NewWriter(stdout)
 	if f.format == "loggopsim" {

@@ -33,7 +33,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runExit(args []string, stdout, stderr io.Writer, exit func(int)) int {
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
-	return reportError(withSession(root, stderr, exit), args, stderr)
+	return reportError(withSession(root, stderr, exit, args...), args, stderr)
 }
 
 // flagError wraps errors from flag parsing.
@@ -50,7 +50,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return badInput(fmt.Errorf("unknown command %q: want one of run, study, report, validate, experiments, presets, params, ddt, goal, help (or no arguments for the default run)", args[0]))
+				return badInput(fmt.Errorf("unknown command %q: want one of run, study, report, sensitivity, validate, experiments, presets, params, config, ddt, goal, help (or no arguments for the default run)", args[0]))
 			}
 			return nil
 		},
@@ -58,6 +58,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 			return runDefault(cmd, stdout, stderr)
 		},
 	}
+	root.Version = "x" // makes cobra add --version; the template prints versionText
+	root.SetVersionTemplate(versionText())
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -113,7 +116,8 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	out, err := sessionFrom(ctx).reserve("--out", o.out)
+	sess := sessionFrom(ctx)
+	out, err := sess.reserve("--out", o.out)
 	if err != nil {
 		return err
 	}
@@ -137,7 +141,8 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 		preset = params.DefaultPreset
 	}
 	var b bytes.Buffer
-	if err := report.WriteHTML(&b, fmt.Sprintf("gpunetsim report: every experiment, preset %s, %s study size", preset, o.size), sections); err != nil {
+	title := fmt.Sprintf("gpunetsim report: every experiment, preset %s, %s study size", preset, o.size)
+	if err := report.WritePage(&b, report.Page{Title: title, Provenance: ctxProvenance(ctx), Sections: sections}); err != nil {
 		return err
 	}
 	if err := out.commit(func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
@@ -161,14 +166,19 @@ func reportExperiments(ctx context.Context, s study.Study, o reportOptions, stde
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	_, statErr := os.Stat(o.cache)
 	cache, err := study.OpenCache(o.cache, version)
 	if err != nil {
 		return nil, 0, 0, badInput(fmt.Errorf("--cache: %w", err))
 	}
+	sess := sessionFrom(ctx)
+	if errors.Is(statErr, fs.ErrNotExist) {
+		sess.createdDir(o.cache)
+	}
+	cache.Warn = func(msg string) { fmt.Fprintln(stderr, "gpunetsim: "+msg) }
 	bar := newStudyProgress(stderr, o.quiet)
-	stop := bar.onInterrupt(cache.Dir(), stderr)
+	sess.onInterrupt(func() string { cache.Close(); return bar.interruptNote(cache.Dir()) })
 	res, err := study.Execute(ctx, plan, study.Options{Cache: cache, Fresh: o.fresh, Parallel: plan.Runs[0].Config.Run.Parallel, Progress: bar.report})
-	stop()
 	bar.close()
 	if err != nil {
 		return nil, 0, 0, err

@@ -15,23 +15,55 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
 )
 
-// session is what every command of one invocation shares: the output files
-// it has reserved, removed on failure and on SIGINT/SIGTERM. Commands reach
-// it through their context (sessionOf), so a new command gets interrupt
-// cleanup and up-front output checks by calling reserve.
+// session is what every command of one invocation shares: the input files
+// it reads, the output files it has reserved (removed on failure and on
+// SIGINT/SIGTERM), the output directories it created (removed again while
+// empty) and what to do on an interrupt. Commands reach it through their
+// context (sessionOf), so a new command gets interrupt cleanup and up-front
+// output checks by calling input and reserve.
 type session struct {
 	stderr io.Writer
 
 	mu          sync.Mutex
+	ins         []inFile
 	outs        []*outFile
+	dirs        []string        // directories this session created, parents first
+	notes       []func() string // run on an interrupt; their text joins the message
 	interrupted bool
 	// started is set once a command's own code runs: every error before
 	// that (flags, arguments, unknown commands) is bad input.
 	started bool
 	sig     os.Signal // the interrupting signal, nil if none
 	endOnce sync.Once
+
+	// args and start are the command line and when it began, for the
+	// provenance every output records.
+	args  []string
+	start time.Time
+}
+
+// ctxProvenance is the provenance of the session in ctx, or, without
+// one, of a command line unknown that starts now.
+func ctxProvenance(ctx context.Context) *report.Provenance {
+	if ctx != nil {
+		if s, ok := ctx.Value(sessionKey{}).(*session); ok {
+			return s.provenance()
+		}
+	}
+	return provenance(nil, time.Now())
+}
+
+// provenance is what every output of the session records about the
+// program, the command line, the host and the wall time so far.
+func (s *session) provenance() *report.Provenance {
+	if s.start.IsZero() {
+		return provenance(s.args, time.Now())
+	}
+	return provenance(s.args, s.start)
 }
 
 type sessionKey struct{}
@@ -90,13 +122,21 @@ func (s *session) signal() os.Signal {
 	return s.sig
 }
 
-// endInterrupt removes every unfinished output, prints "interrupted" and
-// calls exit with 128 + the signal number, once.
+// endInterrupt runs the commands' interrupt notes, removes every
+// unfinished output, prints "interrupted" (with the notes) and calls exit
+// with 128 + the signal number, once.
 func (s *session) endInterrupt(exit func(int)) {
 	s.endOnce.Do(func() {
-		n := s.interrupt()
+		s.mu.Lock()
+		notes := append([]func() string(nil), s.notes...)
+		s.mu.Unlock()
 		msg := "gpunetsim: interrupted"
-		if n > 0 {
+		for _, note := range notes {
+			if n := note(); n != "" {
+				msg += ": " + n
+			}
+		}
+		if n := s.interrupt(); n > 0 {
 			msg += fmt.Sprintf("; removed %d unfinished output file(s)", n)
 		}
 		fmt.Fprintln(s.stderr, msg)
@@ -108,8 +148,19 @@ func (s *session) endInterrupt(exit func(int)) {
 	})
 }
 
-// interrupt removes every reserved output not yet committed and refuses
-// further commits; it returns how many files it removed.
+// onInterrupt adds note to what an interrupt does before it removes the
+// unfinished outputs: note releases what the command holds (a cache's
+// temporary entries) and returns a few words for the "interrupted" line
+// (or "").
+func (s *session) onInterrupt(note func() string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, note)
+}
+
+// interrupt removes every reserved output not yet committed, and the
+// directories this session created if they are empty, and refuses further
+// commits; it returns how many files it removed.
 func (s *session) interrupt() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -123,38 +174,133 @@ func (s *session) interrupt() int {
 			n++
 		}
 	}
+	s.removeEmptyDirs()
 	return n
 }
 
+// removeEmptyDirs removes the directories this session created that hold
+// nothing, deepest first (a directory that holds files stays).
+func (s *session) removeEmptyDirs() {
+	for i := len(s.dirs) - 1; i >= 0; i-- {
+		os.Remove(s.dirs[i]) // fails, harmlessly, when the directory holds files
+	}
+}
+
 // discard removes every reserved output not yet committed (at the end of
-// a command: after a failure, or outputs a successful run did not write).
+// a command: after a failure, or outputs a successful run did not write),
+// and the directories the session created that stayed empty.
 func (s *session) discard() { s.interrupt() }
+
+// inFile is an input file of the command: no output may be the same file.
+type inFile struct {
+	flag, path string
+	id         fileID
+}
+
+// fileID identifies a file for comparisons: by device and inode when it
+// exists (so a hard link, a symbolic link or another spelling of the path
+// is the same file), else by its absolute path with the directory's
+// symbolic links resolved.
+type fileID struct {
+	fi   os.FileInfo // nil when the file does not exist
+	path string
+}
+
+// identify returns path's identity now.
+func identify(path string) fileID {
+	id := fileID{path: canonicalPath(path)}
+	if fi, err := os.Stat(path); err == nil {
+		id.fi = fi
+	}
+	return id
+}
+
+// canonicalPath is path made absolute, with its directory's symbolic
+// links resolved where they resolve.
+func canonicalPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	dir, base := filepath.Split(abs)
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	return filepath.Join(dir, base)
+}
+
+// same reports whether a and b are the same file.
+func (a fileID) same(b fileID) bool {
+	if a.fi != nil && b.fi != nil {
+		return os.SameFile(a.fi, b.fi)
+	}
+	return a.path == b.path
+}
+
+// input registers path, named by flag (e.g. "--config"), as a file the
+// command reads: an output that is the same file is bad input, whether it
+// was reserved before or is reserved after. "" and "-" (standard input)
+// are no files.
+func (s *session) input(flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	in := inFile{flag: flag, path: path, id: identify(path)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.outs {
+		if o.id.same(in.id) {
+			return badInput(sameAsInput(o.flag, o.path, in))
+		}
+	}
+	s.ins = append(s.ins, in)
+	return nil
+}
+
+// sameAsInput is the error of an output that would overwrite an input.
+func sameAsInput(flag, path string, in inFile) error {
+	what := in.flag + " " + in.path
+	if in.flag == "" {
+		what = in.path
+	}
+	return fmt.Errorf("%s %s: the same file as %s, an input; writing it would destroy the input: choose another name", flag, path, what)
+}
 
 // outFile is an output file reserved before the work: its temporary file
 // already exists next to the final path, so an unwritable path is found
 // before anything runs, and the final file appears whole (by rename) or
 // not at all.
 type outFile struct {
-	s    *session
-	flag string // how the user named it, e.g. "--csv"
-	path string
-	tmp  *os.File // nil once committed or removed
+	s     *session
+	flag  string // how the user named it, e.g. "--csv"
+	path  string // as the user named it
+	final string // the file renamed into place: path, or the file a symbolic link at path names
+	id    fileID
+	tmp   *os.File // nil once committed or removed
 }
 
-// reserve checks that path can be written as the output named by flag and
-// creates its temporary file. Its errors are bad input (exit code 2).
+// reserve checks that path can be written as the output named by flag,
+// that it is no input and no other output of the command, and creates its
+// temporary file. Its errors are bad input (exit code 2).
 func (s *session) reserve(flag, path string) (*outFile, error) {
-	if err := checkOutputPath(flag, path); err != nil {
+	final, err := checkOutputPath(flag, path)
+	if err != nil {
 		return nil, badInput(err)
 	}
+	id := identify(final)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, in := range s.ins {
+		if in.id.same(id) {
+			return nil, badInput(sameAsInput(flag, path, in))
+		}
+	}
 	for _, o := range s.outs {
-		if sameFile(o.path, path) {
+		if o.id.same(id) {
 			return nil, badInput(fmt.Errorf("%s %s: the same file as %s", flag, path, o.flag))
 		}
 	}
-	dir, base := filepath.Split(path)
+	dir, base := filepath.Split(final)
 	if dir == "" {
 		dir = "."
 	}
@@ -162,41 +308,84 @@ func (s *session) reserve(flag, path string) (*outFile, error) {
 	if err != nil {
 		return nil, badInput(fmt.Errorf("%s %s: cannot write in %s: %w", flag, path, dir, unwrapPath(err)))
 	}
-	o := &outFile{s: s, flag: flag, path: path, tmp: tmp}
+	o := &outFile{s: s, flag: flag, path: path, final: final, id: id, tmp: tmp}
 	s.outs = append(s.outs, o)
 	return o, nil
 }
 
-// checkOutputPath rejects a path that names a directory or whose
-// directory does not exist.
-func checkOutputPath(flag, path string) error {
+// checkOutputPath rejects a path that names a directory, a device, a pipe
+// or anything else but a regular file (the rename that puts the output in
+// place would replace /dev/null with a regular file), a read-only file, or
+// whose directory does not exist or cannot be written. A symbolic link is
+// followed: the output replaces the file it names. It returns the path of
+// the file to replace.
+func checkOutputPath(flag, path string) (final string, err error) {
 	if path == "" {
-		return fmt.Errorf("%s: empty file name", flag)
+		return "", fmt.Errorf("%s: empty file name", flag)
 	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("%s %s: is a directory, want a file name", flag, path)
-	} else if err == nil && fi.Mode().Perm()&0o222 == 0 {
-		// The rename that puts the output in place would replace a
-		// read-only file silently (even for a user who could not write it).
-		return fmt.Errorf("%s %s: the file is read-only; remove it or choose another name", flag, path)
+	final, err = followLinks(path)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: a symbolic link that cannot be followed (%w); remove it or choose another name", flag, path, unwrapPath(err))
 	}
-	dir := filepath.Dir(path)
+	if fi, err := os.Stat(final); err == nil {
+		switch {
+		case fi.IsDir():
+			return "", fmt.Errorf("%s %s: is a directory, want a file name", flag, path)
+		case !fi.Mode().IsRegular():
+			return "", fmt.Errorf("%s %s: not a regular file (%s); outputs are regular files: choose a file name", flag, path, fileKind(fi.Mode()))
+		case fi.Mode().Perm()&0o222 == 0:
+			// The rename that puts the output in place would replace a
+			// read-only file silently (even for a user who could not write it).
+			return "", fmt.Errorf("%s %s: the file is read-only; remove it or choose another name", flag, path)
+		}
+	}
+	dir := filepath.Dir(final)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%s %s: directory %s does not exist", flag, path, dir)
+		return "", fmt.Errorf("%s %s: directory %s does not exist", flag, path, dir)
 	} else if fi.Mode().Perm()&0o222 == 0 {
-		return fmt.Errorf("%s %s: directory %s is read-only", flag, path, dir)
+		return "", fmt.Errorf("%s %s: directory %s is read-only", flag, path, dir)
 	}
-	return nil
+	return final, nil
 }
 
-// sameFile reports whether a and b name the same file (existing or not).
-func sameFile(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
+// maxLinks bounds the symbolic links followed from an output path (as
+// the kernel's ELOOP limit does).
+const maxLinks = 40
+
+// followLinks returns the file a path names after its symbolic links, as
+// opening it for writing would create or replace it: the target of a
+// dangling link is the file to create.
+func followLinks(path string) (string, error) {
+	for range maxLinks {
+		li, err := os.Lstat(path)
+		if err != nil || li.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
 	}
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(fa, fb)
+	return "", syscall.ELOOP
+}
+
+// fileKind names a file type that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
 }
 
 // unwrapPath drops the temporary file's name from a *fs.PathError.
@@ -208,11 +397,99 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// commit writes the file's content with write and renames it into place.
-// A write error removes the temporary file and is a run failure (exit 1).
-// The session's lock is held only to check and to rename, so an interrupt
-// during a long write removes the temporary at once.
+// pending is an output with the function that writes its content.
+type pending struct {
+	out   *outFile
+	write func(io.Writer) error
+}
+
+// commit writes the file's content with write and renames it into place
+// (commitAll of one file).
 func (o *outFile) commit(write func(io.Writer) error) error {
+	return o.s.commitAll([]pending{{o, write}})
+}
+
+// commitAll puts a run's outputs in place together or not at all: it
+// fills every temporary file first, and only when all are written renames
+// them over their final paths, under the session's lock (an interrupt
+// waits for the renames). A write error removes every temporary and leaves
+// every final path as it was: a failed run never leaves a new CSV beside
+// an old JSON. Should a rename fail part way, the files already renamed
+// are put back from hard-linked copies of what they replaced. Errors are
+// run failures (exit 1).
+func (s *session) commitAll(list []pending) error {
+	for _, p := range list {
+		if err := p.out.fill(p.write); err != nil {
+			for _, q := range list {
+				q.out.drop()
+			}
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.interrupted {
+		return errors.New("interrupted")
+	}
+	type step struct {
+		o       *outFile
+		backup  string // a hard link to the file the rename replaced, "" if none
+		existed bool
+	}
+	var done []step
+	undo := func() {
+		for i := len(done) - 1; i >= 0; i-- {
+			d := done[i]
+			switch {
+			case d.backup != "":
+				os.Rename(d.backup, d.o.final)
+			case !d.existed:
+				os.Remove(d.o.final)
+			}
+		}
+		for _, p := range list {
+			if p.out.tmp != nil {
+				os.Remove(p.out.tmp.Name())
+				p.out.tmp = nil
+			}
+		}
+	}
+	for _, p := range list {
+		o := p.out
+		if o.tmp == nil {
+			undo()
+			return fmt.Errorf("%s %s: already written or discarded", o.flag, o.path)
+		}
+		st := step{o: o}
+		if _, err := os.Lstat(o.final); err == nil {
+			st.existed = true
+			if b := o.tmp.Name() + ".old"; os.Link(o.final, b) == nil {
+				st.backup = b
+			}
+		}
+		if err := os.Rename(o.tmp.Name(), o.final); err != nil {
+			if st.backup != "" {
+				os.Remove(st.backup)
+			}
+			undo()
+			return fmt.Errorf("writing %s: %w", o.path, unwrapPath(err))
+		}
+		o.tmp = nil
+		done = append(done, st)
+	}
+	for _, d := range done {
+		if d.backup != "" {
+			os.Remove(d.backup)
+		}
+	}
+	return nil
+}
+
+// fill writes the temporary file's content and closes it; the file stays
+// reserved (o.tmp) until commitAll renames or drops it. The session's lock
+// is not held while writing, so an interrupt during a long write removes
+// the temporary at once.
+func (o *outFile) fill(write func(io.Writer) error) error {
 	o.s.mu.Lock()
 	tmp, interrupted := o.tmp, o.s.interrupted
 	o.s.mu.Unlock()
@@ -233,27 +510,82 @@ func (o *outFile) commit(write func(io.Writer) error) error {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	o.s.mu.Lock()
-	defer o.s.mu.Unlock()
-	if o.s.interrupted {
-		return errors.New("interrupted")
-	}
-	o.tmp = nil
-	if err == nil {
-		err = os.Rename(tmp.Name(), o.path)
-	}
 	if err != nil {
-		os.Remove(tmp.Name())
 		return fmt.Errorf("writing %s: %w", o.path, unwrapPath(err))
 	}
 	return nil
 }
 
+// drop removes the temporary file of an output that will not be written.
+func (o *outFile) drop() {
+	o.s.mu.Lock()
+	defer o.s.mu.Unlock()
+	if o.tmp != nil {
+		o.tmp.Close()
+		os.Remove(o.tmp.Name())
+		o.tmp = nil
+	}
+}
+
+// outDir makes dir, named by flag, ready to take output files: an existing
+// directory must be writable; a missing one is created (with its missing
+// parents), and the session removes what it created again if it is still
+// empty when the command ends or is interrupted, so a failed or
+// interrupted command leaves no empty directory behind. Errors are bad
+// input.
+func (s *session) outDir(flag, dir string) error {
+	if dir == "" {
+		return badInput(fmt.Errorf("%s: empty directory name", flag))
+	}
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return badInput(fmt.Errorf("%s %s: %s is not a directory", flag, dir, d))
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return badInput(fmt.Errorf("%s %s: %w", flag, dir, unwrapPath(err)))
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			s.removeEmptyDirs()
+			return badInput(fmt.Errorf("%s %s: %w", flag, dir, unwrapPath(err)))
+		}
+		s.dirs = append(s.dirs, missing[i])
+	}
+	probe, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		s.removeEmptyDirs()
+		return badInput(fmt.Errorf("%s %s: not writable: %w", flag, dir, unwrapPath(err)))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// createdDir records a directory the command created (a new result
+// cache), to be removed again if it is empty at the end.
+func (s *session) createdDir(dir string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dirs = append(s.dirs, dir)
+}
+
 // withSession runs the root command with a fresh session in its context,
 // watching SIGINT/SIGTERM, and removes reserved outputs that were not
 // committed when the command ends.
-func withSession(root *cobra.Command, stderr io.Writer, exit func(int)) (err error) {
-	s := &session{stderr: stderr}
+func withSession(root *cobra.Command, stderr io.Writer, exit func(int), args ...string) (err error) {
+	s := &session{stderr: stderr, args: args, start: time.Now()}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), sessionKey{}, s))
 	defer cancel()
 	stop := s.watchSignals(cancel, exit)
@@ -273,8 +605,34 @@ func withSession(root *cobra.Command, stderr io.Writer, exit func(int)) (err err
 			}
 		}
 	}()
-	root.PersistentPreRun = func(*cobra.Command, []string) { s.started = true }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		s.started = true
+		return s.inputFlags(cmd)
+	}
 	return root.ExecuteContext(ctx)
+}
+
+// inputFileFlags are the flags that name an input file, whatever the
+// command: each given one is registered (session.input) before the command
+// runs, so that no output of any command, present or future, replaces it.
+var inputFileFlags = []string{"config", "file"}
+
+// inputFlags registers cmd's input-file flags that were given, and the
+// running executable (an output over it would replace the program).
+func (s *session) inputFlags(cmd *cobra.Command) error {
+	if exe, err := os.Executable(); err == nil {
+		if err := s.input("the running gpunetsim", exe); err != nil {
+			return err
+		}
+	}
+	for _, name := range inputFileFlags {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed && f.Value.Type() == "string" {
+			if err := s.input("--"+name, f.Value.String()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // errInterrupted is what withSession returns after an interrupt when exit

@@ -52,7 +52,7 @@ Without arguments it runs the strong-scaled allreduce on the gputn preset over
 2, 4, 8, 16, 32 and 64 nodes, prints the comparison and writes allreduce.csv
 and allreduce.svg. "gpunetsim run" runs any experiment with any parameters.`
 	root.AddCommand(newSensitivityCmd(stdout, stderr))
-	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newParamsCmd(stdout), newExperimentsCmd(stdout),
+	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newParamsCmd(stdout), newConfigCmd(stdout), newExperimentsCmd(stdout),
 		newStudyCmd(stdout, stderr), newReportCmd(stdout, stderr), newValidateCmd(stdout, stderr))
 }
 
@@ -192,6 +192,16 @@ func runExperiment(cmd *cobra.Command, o runOptions, stdout, stderr io.Writer) e
 	return runWith(sessionOf(cmd), e, o, stdout, stderr)
 }
 
+// configInputs registers the files a configuration reads: the --config
+// file and the ML workload table (ml.table), so that no output replaces
+// them.
+func configInputs(s *session, file string, cfg exp.Config) error {
+	if err := s.input("--config", file); err != nil {
+		return err
+	}
+	return s.input("ml.table", cfg.ML.Table)
+}
+
 // runOutputs are the files a run writes, reserved before it starts.
 type runOutputs struct {
 	csv, json, plot, trace *outFile
@@ -242,6 +252,9 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
+	if err := configInputs(s, o.load.File, cfg); err != nil {
+		return err
+	}
 	outs, err := reserveOutputs(s, o)
 	if err != nil {
 		return err
@@ -263,11 +276,13 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	}
 	if bar != nil {
 		env.Progress = bar.report
+		// The bar and its ETA weigh each point by its expected work.
+		env.Work = func(c exp.Config) float64 { return exp.ExpectedWork(e.Name, c) }
 	}
 	var res *report.Result
 	if o.study.active() {
 		bar.close()
-		res, err = runAsStudy(e, o, stderr)
+		res, err = runAsStudy(s, e, o, stderr)
 	} else {
 		res, err = e.Run(cfg, env)
 		bar.close()
@@ -291,22 +306,26 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	if o.plot != "" && res.Plot == nil {
 		return badInput(fmt.Errorf("--plot %s: experiment %s draws no plot; use --csv or --json", o.plot, e.Name))
 	}
-	files, err := render(o, outs, res, tw)
+	res.Provenance = s.provenance()
+	files, err := render(s, o, outs, res, tw)
 	if err != nil {
 		return err
 	}
 	warnTraceSize(stderr, files, outs.trace, filter, o.traceFilter.warnAt)
 	if !o.quiet {
-		if err := report.WriteText(stdout, res); err != nil {
+		own, hardware := exp.ParamSections(e.Name)
+		if err := report.WriteTextFor(stdout, res, own, hardware); err != nil {
 			return err
 		}
 	}
 	var names []string
+	var list []pending
 	for _, r := range files {
-		if err := r.out.commit(func(w io.Writer) error { _, err := w.Write(r.data); return err }); err != nil {
-			return err
-		}
+		list = append(list, pending{r.out, func(w io.Writer) error { _, err := w.Write(r.data); return err }})
 		names = append(names, r.out.path)
+	}
+	if err := s.commitAll(list); err != nil {
+		return err
 	}
 	if !o.quiet && len(names) > 0 {
 		fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(names, ", "))
@@ -322,8 +341,11 @@ type rendered struct {
 
 // render encodes every requested file in memory, so that an encoding error
 // leaves no file behind.
-func render(o runOptions, outs runOutputs, res *report.Result, tw *trace.Writer) ([]rendered, error) {
-	var list []rendered
+func render(s *session, o runOptions, outs runOutputs, res *report.Result, tw *trace.Writer) ([]rendered, error) {
+	list, err := renderCSV(s, outs.csv, res)
+	if err != nil {
+		return nil, err
+	}
 	add := func(out *outFile, write func(io.Writer) error) error {
 		if out == nil {
 			return nil
@@ -335,8 +357,7 @@ func render(o runOptions, outs runOutputs, res *report.Result, tw *trace.Writer)
 		list = append(list, rendered{out, b.Bytes()})
 		return nil
 	}
-	err := errors.Join(
-		add(outs.csv, func(w io.Writer) error { return report.WriteCSV(w, res) }),
+	err = errors.Join(
 		add(outs.json, func(w io.Writer) error { return report.WriteJSON(w, res) }),
 		add(outs.plot, func(w io.Writer) error {
 			format, err := report.PlotFormat(o.plot)
@@ -348,6 +369,30 @@ func render(o runOptions, outs runOutputs, res *report.Result, tw *trace.Writer)
 		add(outs.trace, func(w io.Writer) error { return tw.Encode(w) }),
 	)
 	return list, err
+}
+
+// renderCSV renders res as one CSV file per table and the sidecar JSON
+// (report.CSVFiles): the main table goes to the reserved --csv file, and
+// the others, named after their tables only now that the run has made
+// them, are reserved beside it (the directory has taken the main file's
+// temporary already).
+func renderCSV(s *session, main *outFile, res *report.Result) ([]rendered, error) {
+	if main == nil {
+		return nil, nil
+	}
+	files, err := report.CSVFiles(main.path, res)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", main.path, err)
+	}
+	list := []rendered{{main, files[0].Data}}
+	for _, f := range files[1:] {
+		out, err := s.reserve("--csv", f.Path)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, rendered{out, f.Data})
+	}
+	return list, nil
 }
 
 // progress draws a progress bar on stderr when stderr is a terminal.
@@ -371,8 +416,10 @@ func (p *progress) report(done, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar == nil {
+		// Units of expected work, not points: the percentage and the ETA
+		// weigh large points more; a count of units would mean nothing.
 		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.out), progressbar.OptionSetDescription("simulating"),
-			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionSetPredictTime(true))
+			progressbar.OptionClearOnFinish(), progressbar.OptionSetPredictTime(true))
 	}
 	p.bar.Set(done)
 }
@@ -426,6 +473,31 @@ literature), DEFAULT (a modelling choice of this simulator) or RUN (run setup).`
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Type, p.Value, p.Src, p.Doc)
 			}
 			return tw.Flush()
+		},
+	}
+	addLoadFlags(cmd, &o)
+	return cmd
+}
+
+func newConfigCmd(stdout io.Writer) *cobra.Command {
+	var o params.Options
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Print the effective configuration (preset, --config file, --set) as TOML for --config",
+		Long: `Print the configuration that --preset, --config and --set produce, every
+parameter at its effective value, as a TOML file that --config reads back to
+the same configuration. Each value is followed by its source and meaning.
+
+  gpunetsim config --preset xtq --set link.bandwidth=200Gbps > my.toml
+  gpunetsim run allreduce --config my.toml`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := params.Load(o)
+			if err != nil {
+				return badInput(err)
+			}
+			_, err = stdout.Write(params.TOML(cfg))
+			return err
 		},
 	}
 	addLoadFlags(cmd, &o)

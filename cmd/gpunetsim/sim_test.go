@@ -64,10 +64,14 @@ func TestRunWithWritesEveryFile(t *testing.T) {
 	if calls != 1 || stderr.Len() != 0 {
 		t.Fatalf("calls %d, stderr %q", calls, stderr.String())
 	}
-	csv := read(t, o.csv)
-	for _, want := range []string{"# experiment = fake\n", "# seed = 5\n", "# allreduce.nodes = 2,3 [DEFAULT]", "# gpu.launch = 1.5us [DOC]", "nodes,time [us]\n2,0.01\n3,0.015\n"} {
-		if !strings.Contains(csv, want) {
-			t.Errorf("CSV lacks %q:\n%s", want, csv)
+	if csv := read(t, o.csv); csv != "nodes,time [us]\n2,0.01\n3,0.015\n" {
+		t.Errorf("CSV is not the one table:\n%s", csv)
+	}
+	meta := read(t, filepath.Join(dir, "out.meta.json"))
+	for _, want := range []string{`"experiment": "fake"`, `"seed": 5,`, `{"name":"allreduce.nodes","value":"2,3","src":"DEFAULT"`,
+		`{"name":"gpu.launch","value":"1.5us","src":"DOC"`, `"command": "gpunetsim`, `"go_version": "go`} {
+		if !strings.Contains(meta, want) {
+			t.Errorf("CSV sidecar lacks %q:\n%s", want, meta)
 		}
 	}
 	var res report.Result
@@ -81,7 +85,7 @@ func TestRunWithWritesEveryFile(t *testing.T) {
 		t.Errorf("trace lacks the fake spans:\n%s", tr)
 	}
 	out := stdout.String()
-	for _, want := range []string{"experiment fake", "times", "link.bandwidth", "[DEFAULT]", "seed 5", "wrote " + o.csv} {
+	for _, want := range []string{"experiment fake", "times", "  link      bandwidth=100Gbps", "seed 5", "wrote " + o.csv} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -99,14 +103,15 @@ func TestDefaultOptions(t *testing.T) {
 	if err := testRunWith(fake(&calls), o, &stdout, &stdout); err != nil {
 		t.Fatal(err)
 	}
-	csv := read(t, filepath.Join(dir, "allreduce.csv"))
-	if !strings.Contains(csv, "# allreduce.nodes = 2,4,8,16,32,64 [DEFAULT]") || !strings.Contains(csv, "# run.preset = gputn [RUN]") {
-		t.Errorf("default CSV records the wrong sweep:\n%s", csv)
+	meta := read(t, filepath.Join(dir, "allreduce.meta.json"))
+	if !strings.Contains(meta, `{"name":"allreduce.nodes","value":"2,4,8,16,32,64","src":"DEFAULT"`) ||
+		!strings.Contains(meta, `{"name":"run.preset","value":"gputn","src":"RUN"`) {
+		t.Errorf("default CSV records the wrong sweep:\n%s", meta)
 	}
 	if !strings.HasPrefix(read(t, filepath.Join(dir, "allreduce.svg")), "<?xml") {
 		t.Error("no SVG plot")
 	}
-	if want := "wrote " + filepath.Join(dir, "allreduce.csv") + ", " + filepath.Join(dir, "allreduce.svg") + "\n"; !strings.HasSuffix(stdout.String(), want) {
+	if want := "wrote " + filepath.Join(dir, "allreduce.csv") + ", " + filepath.Join(dir, "allreduce.meta.json") + ", " + filepath.Join(dir, "allreduce.svg") + "\n"; !strings.HasSuffix(stdout.String(), want) {
 		t.Errorf("stdout does not end with %q:\n%s", want, stdout.String())
 	}
 }

@@ -162,37 +162,74 @@ type prepared struct {
 	study study.Study
 	plan  *study.Plan
 	cache *study.Cache
-	// cacheCreated: the cache directory did not exist before; a command
-	// that fails removes it again while it is empty.
-	cacheCreated bool
 }
 
-// prepare loads and expands a study and opens its cache: every bad input
-// is reported here, before any work.
-func prepare(arg string, f studyFlags) (prepared, error) {
-	s, err := loadStudy(arg, f)
+// prepare loads and expands a study, registers its input files with the
+// session and opens its cache (read-only when the command only reads it):
+// every bad input is reported here, before any work. The cache reports the
+// entries it refuses on stderr.
+func prepare(s *session, arg string, f studyFlags, readOnly bool, stderr io.Writer) (prepared, error) {
+	st, err := loadStudy(arg, f)
 	if err != nil {
 		return prepared{}, badInput(err)
+	}
+	if err := studyInputs(s, arg, f, st); err != nil {
+		return prepared{}, err
 	}
 	version, err := programVersion()
 	if err != nil {
 		return prepared{}, err
 	}
-	plan, err := expandPlan(s, version)
+	plan, err := expandPlan(st, version)
 	if err != nil {
 		return prepared{}, err
 	}
-	_, statErr := os.Stat(f.cache)
-	cache, err := study.OpenCache(f.cache, version)
+	for _, r := range plan.Runs {
+		if err := s.input("ml.table", r.Config.ML.Table); err != nil {
+			return prepared{}, err
+		}
+	}
+	var cache *study.Cache
+	if readOnly {
+		cache, err = study.OpenCacheReadOnly(f.cache, version)
+	} else {
+		_, statErr := os.Stat(f.cache)
+		cache, err = study.OpenCache(f.cache, version)
+		if err == nil && errors.Is(statErr, fs.ErrNotExist) {
+			s.createdDir(f.cache)
+		}
+	}
 	if err != nil {
 		return prepared{}, badInput(fmt.Errorf("--cache: %w", err))
 	}
-	return prepared{study: s, plan: plan, cache: cache, cacheCreated: errors.Is(statErr, fs.ErrNotExist)}, nil
+	cache.Warn = func(msg string) { fmt.Fprintln(stderr, "gpunetsim: "+msg) }
+	return prepared{study: st, plan: plan, cache: cache}, nil
+}
+
+// studyInputs registers the files a study reads: the study file and the
+// parameter files of its entries.
+func studyInputs(s *session, arg string, f studyFlags, st study.Study) error {
+	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
+		if err := s.input("the study file", arg); err != nil {
+			return err
+		}
+	}
+	for _, e := range st.Entries {
+		flag := "the study's config"
+		if e.Load.File == f.load.File {
+			flag = "--config"
+		}
+		if err := s.input(flag, e.Load.File); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // studyRun runs (or, with collectOnly, collects) a study and writes its
 // report files; with a slice it only fills the cache.
-func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice, collectOnly bool, stdout, stderr io.Writer) (err error) {
+func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice, collectOnly bool, stdout, stderr io.Writer) error {
+	s := sessionFrom(ctx)
 	if collectOnly {
 		// Collecting reads a cache that the tasks filled: a missing one is
 		// a mistyped --cache, not an empty cache to create.
@@ -200,27 +237,20 @@ func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice,
 			return badInput(fmt.Errorf("--cache %s: no such cache directory to collect from", f.cache))
 		}
 	}
-	p, err := prepare(arg, f)
+	p, err := prepare(s, arg, f, collectOnly, stderr)
 	if err != nil {
 		return err
 	}
-	defer removeIfFailed(p.cacheCreated, f.cache, &err)
-	out := studyOutDir(f, p.study)
+	var outs studyOuts
 	if slice == nil {
-		created, cerr := checkOutDir(out)
-		if cerr != nil {
-			return badInput(fmt.Errorf("--out: %w", cerr))
+		if outs, err = reserveStudy(s, p.study, studyOutDir(f, p.study)); err != nil {
+			return err
 		}
-		defer removeIfFailed(created, out, &err)
-	}
-	if ctx == nil {
-		ctx = context.Background()
 	}
 	bar := newStudyProgress(stderr, f.quiet)
-	stop := bar.onInterrupt(p.cache.Dir(), stderr)
+	s.onInterrupt(func() string { p.cache.Close(); return bar.interruptNote(p.cache.Dir()) })
 	o, err := study.Execute(ctx, p.plan, study.Options{Cache: p.cache, Fresh: f.fresh, Slice: slice, CacheOnly: collectOnly,
 		Parallel: p.plan.Runs[0].Config.Run.Parallel, Progress: bar.report})
-	stop()
 	bar.close()
 	if err != nil {
 		return err
@@ -232,87 +262,120 @@ func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice,
 		}
 		return nil
 	}
-	return writeStudy(p, o, out, f.quiet, stdout)
+	return writeStudy(s, p, o, outs, f.quiet, stdout)
 }
 
-// checkOutDir creates dir if needed and checks that it takes files; it
-// reports whether it created dir.
-func checkOutDir(dir string) (created bool, err error) {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		created = true
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
-	}
-	probe, err := os.CreateTemp(dir, ".probe-*")
-	if err != nil {
-		return created, fmt.Errorf("%s: not writable: %w", dir, err)
-	}
-	probe.Close()
-	return created, os.Remove(probe.Name())
+// studyOuts are a study's report files, reserved before it runs: per
+// entry its CSV, JSON and SVG plot, and the HTML report of them all.
+type studyOuts struct {
+	entries []entryOuts
+	html    *outFile
 }
 
-// removeIfFailed removes dir when the command failed (*err != nil) and
-// created it, if it is still empty: a failed command leaves nothing behind.
-func removeIfFailed(created bool, dir string, err *error) {
-	if created && *err != nil {
-		os.Remove(dir) // fails, harmlessly, when the directory holds files
+// entryOuts are one entry's files.
+type entryOuts struct{ csv, json, svg *outFile }
+
+// reserveStudy makes the output directory ready (creating it if needed,
+// removed again if the command fails or is interrupted and it stays empty)
+// and reserves every report file in it. Entry labels are safe, unique file
+// names (study.Check), so every file lies in dir and none is another's.
+func reserveStudy(s *session, st study.Study, dir string) (studyOuts, error) {
+	var outs studyOuts
+	if err := s.outDir("--out", dir); err != nil {
+		return outs, err
 	}
-}
-
-// studyOutput is a rendered file of a study waiting to be written.
-type studyOutput struct {
-	path string
-	data []byte
-}
-
-// writeStudy prints the study's reports and writes, in dir, each entry's
-// CSV, JSON and SVG plot and one HTML report of them all.
-func writeStudy(p prepared, o study.Outcome, dir string, quiet bool, stdout io.Writer) error {
-	var outs []studyOutput
-	var sections []report.Section
-	for i, res := range o.Results {
-		e := p.study.Entries[i]
+	for _, e := range st.Entries {
 		base := filepath.Join(dir, e.Label)
-		files := map[string]func(io.Writer) error{
-			base + ".csv":  func(w io.Writer) error { return report.WriteCSV(w, res) },
-			base + ".json": func(w io.Writer) error { return report.WriteJSON(w, res) },
+		var eo entryOuts
+		for _, f := range []struct {
+			ext string
+			out **outFile
+		}{{".csv", &eo.csv}, {".json", &eo.json}, {".svg", &eo.svg}} {
+			o, err := s.reserve("--out", base+f.ext)
+			if err != nil {
+				return outs, err
+			}
+			*f.out = o
+		}
+		outs.entries = append(outs.entries, eo)
+	}
+	html, err := s.reserve("--out", filepath.Join(dir, "report.html"))
+	if err != nil {
+		return outs, err
+	}
+	outs.html = html
+	return outs, nil
+}
+
+// writeStudy prints the study's reports and writes, in the reserved
+// files, each entry's CSV, JSON and SVG plot (an entry without a plot
+// writes none) and one HTML report of them all: all files appear together
+// or none does.
+func writeStudy(s *session, p prepared, o study.Outcome, outs studyOuts, quiet bool, stdout io.Writer) error {
+	var list []pending
+	var sections []report.Section
+	add := func(out *outFile, write func(io.Writer) error) error {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			return fmt.Errorf("%s: %w", out.path, err)
+		}
+		list = append(list, pending{out, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }})
+		return nil
+	}
+	prov := s.provenance()
+	for i, res := range o.Results {
+		e, eo := p.study.Entries[i], outs.entries[i]
+		res.Provenance = prov
+		// One CSV a table and the sidecar (report.CSVFiles): the main
+		// table in the reserved file, the others, named after tables only
+		// the run made, reserved beside it now.
+		csvs, err := report.CSVFiles(eo.csv.path, res)
+		if err != nil {
+			return fmt.Errorf("%s: %w", eo.csv.path, err)
+		}
+		for j, f := range csvs {
+			out := eo.csv
+			if j > 0 {
+				if out, err = s.reserve("--out", f.Path); err != nil {
+					return err
+				}
+			}
+			if err := add(out, func(w io.Writer) error { _, err := w.Write(f.Data); return err }); err != nil {
+				return err
+			}
+		}
+		if err := add(eo.json, func(w io.Writer) error { return report.WriteJSON(w, res) }); err != nil {
+			return err
 		}
 		if res.Plot != nil {
-			files[base+".svg"] = func(w io.Writer) error { return report.WritePlot(w, res, "svg") }
-		}
-		for _, ext := range []string{".csv", ".json", ".svg"} {
-			if write, ok := files[base+ext]; ok {
-				var b bytes.Buffer
-				if err := write(&b); err != nil {
-					return fmt.Errorf("%s: %w", base+ext, err)
-				}
-				outs = append(outs, studyOutput{base + ext, b.Bytes()})
+			if err := add(eo.svg, func(w io.Writer) error { return report.WritePlot(w, res, "svg") }); err != nil {
+				return err
 			}
 		}
 		sections = append(sections, report.Section{Title: e.Label, Summary: e.Experiment.Summary, Result: res, Facets: facetsOf(o, i)})
 	}
-	var html bytes.Buffer
-	if err := report.WriteHTML(&html, "gpunetsim study "+p.study.Name, sections); err != nil {
+	if err := add(outs.html, func(w io.Writer) error {
+		return report.WritePage(w, report.Page{Title: "gpunetsim study " + p.study.Name, Provenance: prov, Sections: sections})
+	}); err != nil {
 		return err
 	}
-	outs = append(outs, studyOutput{filepath.Join(dir, "report.html"), html.Bytes()})
 	if !quiet {
-		for _, res := range o.Results {
-			if err := report.WriteText(stdout, res); err != nil {
+		for i, res := range o.Results {
+			own, hardware := exp.ParamSections(p.study.Entries[i].Experiment.Name)
+			if err := report.WriteTextFor(stdout, res, own, hardware); err != nil {
 				return err
 			}
 			fmt.Fprintln(stdout)
 		}
 	}
-	names := make([]string, len(outs))
-	for i, out := range outs {
-		if err := report.WriteFile(out.path, func(w io.Writer) error { _, err := w.Write(out.data); return err }); err != nil {
-			return err
-		}
-		names[i] = out.path
+	if err := s.commitAll(list); err != nil {
+		return err
 	}
 	if !quiet {
+		names := make([]string, len(list))
+		for i, l := range list {
+			names[i] = l.out.path
+		}
 		fmt.Fprintf(stdout, "%d points (%d cached); wrote %s\n", o.Progress.Done, o.Progress.Cached, strings.Join(names, ", "))
 	}
 	return nil
@@ -343,7 +406,7 @@ without Slurm.`,
   gpunetsim study submit bandwidth.toml --tasks 4 --local && gpunetsim study collect bandwidth.toml`,
 		Args: exactArgs(1, "a study file or an experiment name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return studySubmit(args[0], f, s, stdout, stderr)
+			return studySubmit(cmd.Context(), args[0], f, s, stdout, stderr)
 		},
 	}
 	addStudyFlags(cmd, &f, false)
@@ -367,15 +430,15 @@ type submitOptions struct {
 
 // studySubmit writes the batch script and submits it (or runs its tasks
 // here with --local).
-func studySubmit(arg string, f studyFlags, s submitOptions, stdout, stderr io.Writer) (err error) {
+func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions, stdout, stderr io.Writer) (err error) {
 	if s.tasks < 1 || s.tasks > 100000 {
 		return badInput(fmt.Errorf("--tasks = %d: must be in [1, 100000]", s.tasks))
 	}
-	p, err := prepare(arg, f)
+	sess := sessionFrom(ctx)
+	p, err := prepare(sess, arg, f, false, stderr)
 	if err != nil {
 		return err
 	}
-	defer removeIfFailed(p.cacheCreated, f.cache, &err)
 	sbatch := ""
 	if !s.local {
 		if sbatch, err = exec.LookPath("sbatch"); err != nil {
@@ -387,18 +450,23 @@ func studySubmit(arg string, f studyFlags, s submitOptions, stdout, stderr io.Wr
 			return fmt.Errorf("finding this executable: %w", err)
 		}
 	}
-	out := studyOutDir(f, p.study)
-	created, cerr := checkOutDir(out)
-	if cerr != nil {
-		return badInput(fmt.Errorf("--out: %w", cerr))
+	if err := sess.input("--gpunetsim", s.exe); err != nil {
+		return err
 	}
-	defer removeIfFailed(created, out, &err)
+	out := studyOutDir(f, p.study)
+	if err := sess.outDir("--out", out); err != nil {
+		return err
+	}
 	script, err := batchScript(arg, f, s, p, out)
 	if err != nil {
 		return badInput(err)
 	}
 	path := filepath.Join(out, p.study.Name+".sbatch")
-	if err := report.WriteFile(path, func(w io.Writer) error { _, err := io.WriteString(w, script); return err }); err != nil {
+	sf, err := sess.reserve("--out", path)
+	if err != nil {
+		return err
+	}
+	if err := sf.commit(func(w io.Writer) error { _, err := io.WriteString(w, script); return err }); err != nil {
 		return err
 	}
 	if s.local {
@@ -557,7 +625,7 @@ func addRunStudyFlags(cmd *cobra.Command, r *runStudyFlags) {
 
 // runAsStudy runs gpunetsim run's experiment through the study machinery:
 // sweeps, and the cache when --cache is given.
-func runAsStudy(e exp.Experiment, o runOptions, stderr io.Writer) (*report.Result, error) {
+func runAsStudy(s *session, e exp.Experiment, o runOptions, stderr io.Writer) (*report.Result, error) {
 	if o.trace != "" {
 		return nil, badInput(errors.New("--trace: a trace records one configuration's simulations; drop --sweep and --cache to trace"))
 	}
@@ -573,7 +641,7 @@ func runAsStudy(e exp.Experiment, o runOptions, stderr io.Writer) (*report.Resul
 		}
 		sweeps = append(sweeps, sw)
 	}
-	s, err := study.Single(e, f.load, sweeps)
+	st, err := study.Single(e, f.load, sweeps)
 	if err != nil {
 		return nil, badInput(err)
 	}
@@ -581,15 +649,21 @@ func runAsStudy(e exp.Experiment, o runOptions, stderr io.Writer) (*report.Resul
 	if err != nil {
 		return nil, err
 	}
-	plan, err := expandPlan(s, version)
+	plan, err := expandPlan(st, version)
 	if err != nil {
 		return nil, err
 	}
 	opts := study.Options{Fresh: f.fresh, Parallel: plan.Runs[0].Config.Run.Parallel}
 	if f.cache != "" {
+		_, statErr := os.Stat(f.cache)
 		if opts.Cache, err = study.OpenCache(f.cache, version); err != nil {
 			return nil, badInput(fmt.Errorf("--cache: %w", err))
 		}
+		if errors.Is(statErr, fs.ErrNotExist) {
+			s.createdDir(f.cache)
+		}
+		opts.Cache.Warn = func(msg string) { fmt.Fprintln(stderr, "gpunetsim: "+msg) }
+		s.onInterrupt(func() string { opts.Cache.Close(); return "" })
 	}
 	bar := newStudyProgress(stderr, f.quiet)
 	opts.Progress = bar.report

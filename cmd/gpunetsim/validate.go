@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/validate"
 )
 
@@ -54,7 +54,7 @@ published side, a shape when every clause holds, a bound when it lies in
 func loadCalibration(file string, only []string) ([]validate.Entry, error) {
 	name, data := "calibration.toml (shipped)", validate.Embedded()
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := exp.ReadInputFile(file, exp.MaxInputBytes)
 		if err != nil {
 			return nil, badInput(fmt.Errorf("--file: %w", err))
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 
@@ -38,7 +37,7 @@ func Load(o Options) (exp.Config, error) {
 	var doc []byte
 	preset := o.Preset
 	if o.File != "" {
-		b, err := os.ReadFile(o.File)
+		b, err := exp.ReadInputFile(o.File, exp.MaxInputBytes)
 		if err != nil {
 			return exp.Config{}, fmt.Errorf("config: %w", err)
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
-	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"reflect"
 	"slices"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -29,15 +29,21 @@ type Info struct {
 	Name  string // dotted name, e.g. "link.bandwidth"
 	Type  string // value syntax: duration, size, rate, freq, int, uint, float, bool, string, []int, []string
 	Value string // current value printed with units; parses back with Set
-	Src   string // DOC, DEFAULT or RUN, from the field's src tag
-	Doc   string // one-line description
+	Src   string // DOC, DEFAULT or RUN, from the field's src tag (SPEC on present-day presets)
+	Doc   string // one-line description, ending with Ref in parentheses when there is one
+	// Ref is where the value comes from: for DOC, the source document and
+	// its place (a table, a section); for a preset's own DEFAULT or SPEC
+	// value, its reason or datasheet. Empty for a field's plain DEFAULT,
+	// whose reason is its doc line.
+	Ref string
 }
 
 // field is one leaf of exp.Config found by reflection.
 type field struct {
-	name, src, doc string
-	index          []int // reflect.Value.FieldByIndex path from exp.Config
-	typ            reflect.Type
+	name, src, doc, ref string
+	hardware            bool  // a field of the hardware (cluster.Spec)
+	index               []int // reflect.Value.FieldByIndex path from exp.Config
+	typ                 reflect.Type
 }
 
 var (
@@ -54,6 +60,11 @@ var (
 func fields() []field {
 	var out []field
 	walk(reflect.TypeFor[exp.Config](), "", nil, &out)
+	hw := reflect.TypeFor[cluster.Spec]()
+	cfg := reflect.TypeFor[exp.Config]()
+	for i := range out {
+		out[i].hardware = cfg.Field(out[i].index[0]).Type == hw
+	}
 	return out
 }
 
@@ -80,7 +91,7 @@ func walk(t reflect.Type, prefix string, index []int, out *[]field) {
 		if !isLeaf {
 			continue
 		}
-		*out = append(*out, field{name: join(prefix, tag), src: sf.Tag.Get("src"), doc: doc, index: idx, typ: sf.Type})
+		*out = append(*out, field{name: join(prefix, tag), src: sf.Tag.Get("src"), doc: doc, ref: sf.Tag.Get("ref"), index: idx, typ: sf.Type})
 	}
 }
 
@@ -122,16 +133,36 @@ func typeName(t reflect.Type) string {
 	return t.String()
 }
 
-// List returns every parameter of cfg in declaration order.
+// List returns every parameter of cfg in declaration order, each with its
+// provenance on cfg's preset: the field's own tag and reference, unless the
+// preset's sources say otherwise (cluster.PresetSources: a value the
+// preset's documents do not state is DEFAULT there, with its reason).
 func List(cfg exp.Config) []Info {
 	v := reflect.ValueOf(cfg)
 	fs := fields()
 	out := make([]Info, len(fs))
-	sources := cluster.PresetSources(cfg.Run.Preset) // present-day presets: per-value sources
+	presentDay := slices.Contains(cluster.PresentDay(), cfg.Run.Preset)
+	sources := documentSources(cfg.Run.Preset)
+	if sources == nil {
+		sources = map[string]cluster.Source{}
+	}
+	for k, v := range cluster.PresetSources(cfg.Run.Preset) { // the hardware's own list wins
+		sources[k] = v
+	}
 	for i, f := range fs {
-		out[i] = Info{Name: f.name, Type: typeName(f.typ), Value: format(v.FieldByIndex(f.index)), Src: f.src, Doc: f.doc}
+		out[i] = Info{Name: f.name, Type: typeName(f.typ), Value: format(v.FieldByIndex(f.index)), Src: f.src, Doc: f.doc, Ref: f.ref}
+		if out[i].Ref == "" && f.src == "DOC" {
+			out[i].Ref = fieldRefs[f.name]
+		}
 		if src, ok := sources[f.name]; ok {
-			out[i].Src, out[i].Doc = src.Tag, f.doc+" ("+src.Ref+")"
+			out[i].Src, out[i].Ref = src.Tag, src.Ref
+		} else if presentDay && f.src == "DOC" && f.hardware {
+			// A present-day machine's value that its sources do not
+			// give is the documents' value, a choice for this machine.
+			out[i].Src, out[i].Ref = "DEFAULT", "the source documents' value ("+out[i].Ref+"), not sourced for this machine"
+		}
+		if out[i].Ref != "" {
+			out[i].Doc += " (" + out[i].Ref + ")"
 		}
 	}
 	return out

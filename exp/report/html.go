@@ -156,10 +156,26 @@ type htmlSection struct {
 // bounding box (data-rendered) and counts them on <body>
 // (data-figures, data-figures-rendered), for browser checks.
 func WriteHTML(w io.Writer, title string, sections []Section) error {
+	return WritePage(w, Page{Title: title, Sections: sections})
+}
+
+// Page is an HTML report: its title, the provenance of the run that
+// made it (printed at the top), and its sections.
+type Page struct {
+	Title      string
+	Provenance *Provenance
+	Sections   []Section
+}
+
+// WritePage writes p as WriteHTML does, with p's provenance under the
+// title.
+func WritePage(w io.Writer, p Page) error {
+	title, sections := p.Title, p.Sections
 	page := struct {
-		Title    string
-		Sections []htmlSection
-	}{Title: title}
+		Title      string
+		Provenance [][2]string
+		Sections   []htmlSection
+	}{Title: title, Provenance: p.Provenance.Pairs()}
 	for i, s := range sections {
 		hs, err := htmlSectionOf(i, s)
 		if err != nil {
@@ -207,11 +223,12 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 			caption += " — " + f.Label
 		}
 		hs.Figures = append(hs.Figures, htmlFigure{Caption: caption, SVG: template.HTML(inlineSVG(svg.String()))})
-		hs.HasSeries = hs.HasSeries || len(plot.Series) > 0
-		for _, c := range Crossovers(&plot) {
-			hs.Crossovers = append(hs.Crossovers, fmt.Sprintf("%s: %s drops below %s between %s = %s and %s (%s leads after)",
-				f.Label, c.Above, c.Below, plot.XLabel, fmtX(c.X0), fmtX(c.X1), c.Below))
+		hs.HasSeries = hs.HasSeries || (len(plot.Series) > 0 && !plot.Categorical)
+		label := ""
+		if len(facets) > 1 {
+			label = f.Label
 		}
+		hs.Crossovers = append(hs.Crossovers, CrossoverSentences(label, &plot)...)
 	}
 	for _, t := range r.Tables {
 		ht := htmlTable{Name: t.Name, Columns: t.Columns, Right: make([]bool, len(t.Columns))}
@@ -280,10 +297,12 @@ th { background: #f3f3f3; } td.r { text-align: right; font-variant-numeric: tabu
 .status { padding: 0.3em 0.6em; border-radius: 0.3em; display: inline-block; }
 .ok { background: #e3f5e1; } .bad { background: #fbe0e0; } .none { background: #eee; }
 details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; } tr.set td { font-weight: bold; }
+.prov { color: #555; font-size: 0.85em; }
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
+{{if .Provenance}}<p class="prov">{{range $i, $p := .Provenance}}{{if $i}} · {{end}}{{index $p 0}}: <code>{{index $p 1}}</code>{{end}}</p>{{end}}
 <nav><ul>{{range .Sections}}<li><a href="#{{.ID}}">{{.Title}}</a></li>{{end}}</ul></nav>
 {{range .Sections}}
 <section id="{{.ID}}">

@@ -56,7 +56,7 @@ func TestWriteHTML(t *testing.T) {
 	s := b.String()
 	for _, want := range []string{
 		"<title>title &amp; more</title>", `<section id="s1">`, `<section id="s2">`,
-		"x=&lt;2&gt;: B drops below A between nodes = 2 and 4 (A leads after)", "facet &lt;2&gt; — x=1",
+		"x=&lt;2&gt;: B falls below A between nodes = 2 and 4 and stays below to the end of the sweep", "facet &lt;2&gt; — x=1",
 		"<td>run.seed</td><td>42</td>", "GPUTN, &#34;quoted&#34;", "NOT verified: 1 of 3 checked",
 	} {
 		if !strings.Contains(s, want) {

@@ -8,13 +8,15 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // ErrNoPlot reports a plot request for a result that has no plot.
@@ -35,120 +37,531 @@ func PlotFormat(path string) (string, error) {
 	return "", fmt.Errorf("plot file %q: unknown extension %q: want .svg, .png or .pdf", path, filepath.Ext(path))
 }
 
-// plotPalette holds distinguishable line colours (Okabe–Ito).
+// MaxSeriesPerPanel is the most line series one panel of a plot draws;
+// more are split into panels (small multiples) sharing their axes.
+const MaxSeriesPerPanel = 6
+
+// plotPalette holds distinguishable colours (Okabe–Ito), the first
+// MaxSeriesPerPanel distinct for every kind of colour vision.
 var plotPalette = []color.Color{
 	color.RGBA{0, 114, 178, 255}, color.RGBA{213, 94, 0, 255}, color.RGBA{0, 158, 115, 255},
-	color.RGBA{204, 121, 167, 255}, color.RGBA{230, 159, 0, 255}, color.RGBA{86, 180, 233, 255},
-	color.RGBA{0, 0, 0, 255}, color.RGBA{240, 228, 66, 255}, color.RGBA{120, 120, 120, 255},
-	color.RGBA{140, 86, 75, 255},
+	color.RGBA{204, 121, 167, 255}, color.RGBA{230, 159, 0, 255}, color.RGBA{0, 0, 0, 255},
+	color.RGBA{86, 180, 233, 255}, color.RGBA{120, 120, 120, 255}, color.RGBA{140, 86, 75, 255},
+	color.RGBA{240, 228, 66, 255},
 }
 
-// WritePlot draws r.Plot as a line plot with points, one line per series,
-// 6×4 inches, in format ("svg", "png" or "pdf"; see PlotFormat). Points with
-// a non-finite coordinate, or a non-positive x on a log axis, are left out.
+var plotShapes = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{},
+	draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.CircleGlyph{}, draw.SquareGlyph{},
+}
+
+// minPNGWidth is the narrowest PNG WritePlot makes, in pixels.
+const minPNGWidth = 1600
+
+// Panel is one panel of a line plot as WritePlot lays it out: a title
+// (the value the panel's series share, "" for a single panel) and its
+// series, each with the legend label and the colour/marker index it is
+// drawn with.
+type Panel struct {
+	Title  string
+	Series []Series
+	Labels []string
+	Style  []int
+}
+
+// Layout is how WritePlot draws a line plot: its panels, in rows of
+// Cols, and the scale of the shared axes.
+type Layout struct {
+	Panels     []Panel
+	Cols       int
+	LogX, LogY bool
+	// XMin … YMax bound the shared axes (data units).
+	XMin, XMax, YMin, YMax float64
+	// XTicks and YTicks are the labelled ticks of the shared axes.
+	XTicks, YTicks []plot.Tick
+}
+
+// PlotLayout returns how WritePlot lays out p's line series (nil when p
+// draws bars or a tornado): at most MaxSeriesPerPanel series a panel,
+// grouped by the word of their names that splits them into the fewest
+// panels (e.g. the swept value of "GPUTN link.bandwidth=25Gbps") or, when
+// no word does, in consecutive runs; an axis is logarithmic when its
+// values are all positive and span more than two decades (or LogX asks
+// for it), and each gets at least four labelled ticks.
+func PlotLayout(p *Plot) *Layout {
+	if p == nil || len(p.Tornado) > 0 || len(p.Bars) > 0 {
+		return nil
+	}
+	var series []Series
+	var xs, ys []float64
+	for _, s := range p.Series {
+		x, y := finitePoints(s.X, s.Y)
+		if len(x) == 0 {
+			continue
+		}
+		series = append(series, Series{Name: s.Name, X: x, Y: y})
+		xs, ys = append(xs, x...), append(ys, y...)
+	}
+	l := &Layout{Panels: facets(series)}
+	l.LogX = p.LogX && anyPositive(xs) || wideSpan(xs)
+	l.LogY = wideSpan(ys)
+	if l.LogX {
+		xs = positive(xs)
+	}
+	l.XMin, l.XMax = axisRange(xs, l.LogX, false)
+	l.YMin, l.YMax = axisRange(ys, l.LogY, true)
+	l.XTicks = dataTicks(xs, l.LogX)
+	if l.XTicks == nil {
+		l.XTicks = niceTicks(l.XMin, l.XMax, l.LogX)
+	}
+	l.YTicks = niceTicks(l.YMin, l.YMax, l.LogY)
+	switch n := len(l.Panels); {
+	case n <= 1:
+		l.Cols = 1
+	case n <= 4:
+		l.Cols = 2
+	default:
+		l.Cols = 3
+	}
+	return l
+}
+
+// facets splits series into panels of at most MaxSeriesPerPanel.
+func facets(series []Series) []Panel {
+	if len(series) <= MaxSeriesPerPanel {
+		p := Panel{Series: series}
+		for i, s := range series {
+			p.Labels = append(p.Labels, s.Name)
+			p.Style = append(p.Style, i)
+		}
+		return []Panel{p}
+	}
+	// Group by the word position whose values split the series into the
+	// fewest groups of at most MaxSeriesPerPanel (later words win ties:
+	// they are usually the swept value).
+	words := make([][]string, len(series))
+	minWords := math.MaxInt
+	for i, s := range series {
+		words[i] = strings.Fields(s.Name)
+		minWords = min(minWords, len(words[i]))
+	}
+	best, bestN := -1, math.MaxInt
+	for pos := range minWords {
+		groups := map[string]int{}
+		largest := 0
+		for _, w := range words {
+			groups[w[pos]]++
+			largest = max(largest, groups[w[pos]])
+		}
+		if largest <= MaxSeriesPerPanel && len(groups) > 1 && len(groups) <= bestN {
+			best, bestN = pos, len(groups)
+		}
+	}
+	if best < 0 {
+		return chunks(series)
+	}
+	var panels []Panel
+	var rests []string
+	for i, s := range series {
+		key := words[i][best]
+		rest := strings.Join(slices.Delete(slices.Clone(words[i]), best, best+1), " ")
+		k := slices.IndexFunc(panels, func(p Panel) bool { return p.Title == key })
+		if k < 0 {
+			panels = append(panels, Panel{Title: key})
+			k = len(panels) - 1
+		}
+		style := slices.Index(rests, rest)
+		if style < 0 {
+			rests = append(rests, rest)
+			style = len(rests) - 1
+		}
+		panels[k].Series = append(panels[k].Series, s)
+		panels[k].Labels = append(panels[k].Labels, rest)
+		panels[k].Style = append(panels[k].Style, style)
+	}
+	if len(rests) > len(plotPalette) {
+		// Too many distinct series for one colour each across the
+		// panels: colour by position within each panel instead.
+		for k := range panels {
+			for i := range panels[k].Style {
+				panels[k].Style[i] = i
+			}
+		}
+	}
+	return panels
+}
+
+// chunks splits series into balanced consecutive runs.
+func chunks(series []Series) []Panel {
+	n := (len(series) + MaxSeriesPerPanel - 1) / MaxSeriesPerPanel
+	size := (len(series) + n - 1) / n
+	var panels []Panel
+	for start := 0; start < len(series); start += size {
+		end := min(start+size, len(series))
+		p := Panel{Title: fmt.Sprintf("series %d–%d of %d", start+1, end, len(series)), Series: series[start:end]}
+		for i, s := range p.Series {
+			p.Labels = append(p.Labels, s.Name)
+			p.Style = append(p.Style, i)
+		}
+		panels = append(panels, p)
+	}
+	return panels
+}
+
+func anyPositive(v []float64) bool {
+	return slices.ContainsFunc(v, func(x float64) bool { return x > 0 })
+}
+
+func positive(v []float64) []float64 {
+	return slices.DeleteFunc(slices.Clone(v), func(x float64) bool { return x <= 0 })
+}
+
+// wideSpan reports whether v is all positive and spans more than two
+// decades.
+func wideSpan(v []float64) bool {
+	if len(v) == 0 || slices.ContainsFunc(v, func(x float64) bool { return x <= 0 }) {
+		return false
+	}
+	return slices.Max(v)/slices.Min(v) > 100
+}
+
+// axisRange bounds an axis over v: from zero for non-negative linear
+// values when zero is asked for, a margin either side otherwise.
+func axisRange(v []float64, log, fromZero bool) (lo, hi float64) {
+	if len(v) == 0 {
+		return 0, 1
+	}
+	lo, hi = slices.Min(v), slices.Max(v)
+	if log {
+		return lo / 1.25, hi * 1.25
+	}
+	if fromZero && lo >= 0 {
+		lo = 0
+	}
+	if hi == lo {
+		pad := math.Max(math.Abs(hi)*0.1, 1)
+		return lo - pad, hi + pad
+	}
+	pad := (hi - lo) * 0.04
+	if fromZero && lo == 0 {
+		return 0, hi + pad
+	}
+	return lo - pad, hi + pad
+}
+
+// dataTicks puts ticks at the data's own x values when they are 4 to 12
+// whole numbers (node counts), else returns nil.
+func dataTicks(xs []float64, log bool) []plot.Tick {
+	var vals []float64
+	for _, x := range xs {
+		if !slices.Contains(vals, x) {
+			vals = append(vals, x)
+		}
+	}
+	if len(vals) < 4 || len(vals) > 12 {
+		return nil
+	}
+	slices.Sort(vals)
+	ticks := make([]plot.Tick, len(vals))
+	for i, x := range vals {
+		if x != math.Trunc(x) || math.Abs(x) > 1e15 || (log && x <= 0) {
+			return nil
+		}
+		ticks[i] = plot.Tick{Value: x, Label: fmtTick(x)}
+	}
+	if !log && len(vals) > 8 {
+		// Evenly spaced labels only: crowded labels overlap.
+		return nil
+	}
+	return ticks
+}
+
+// niceTicks returns at least four labelled ticks in [lo, hi] (when the
+// range is not degenerate): on a linear axis multiples of 1, 2, 2.5 or 5
+// times a power of ten, the coarsest that gives four; on a log axis the
+// powers of ten, with 2× and 5× them, then every multiple, when the
+// powers alone are fewer than four.
+func niceTicks(lo, hi float64, log bool) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: fmtTick(lo)}}
+	}
+	if log {
+		for _, mults := range [][]float64{{1}, {1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}} {
+			var ticks []plot.Tick
+			for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+				for _, m := range mults {
+					v := m * math.Pow(10, e)
+					if v >= lo && v <= hi {
+						ticks = append(ticks, plot.Tick{Value: v, Label: fmtTick(v)})
+					}
+				}
+			}
+			if len(ticks) >= 4 {
+				return ticks
+			}
+		}
+	}
+	span := hi - lo
+	mag := math.Pow(10, math.Floor(math.Log10(span)))
+	var ticks []plot.Tick
+	for _, step := range []float64{5 * mag, 2.5 * mag, 2 * mag, mag, mag / 2, mag / 4, mag / 5, mag / 10} {
+		ticks = ticks[:0]
+		for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+			if log && v <= 0 {
+				continue
+			}
+			r := math.Round(v/step) * step // no 0.30000000000000004
+			ticks = append(ticks, plot.Tick{Value: r, Label: fmtTick(r)})
+		}
+		if len(ticks) >= 4 {
+			break
+		}
+	}
+	return ticks
+}
+
+// fmtTick prints a tick value briefly: "0.25", "2000", "1e6".
+func fmtTick(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	if a := math.Abs(v); a >= 1e6 || a < 1e-3 {
+		s := fmt.Sprintf("%.3g", v)
+		s = strings.Replace(s, "e+0", "e", 1)
+		s = strings.Replace(s, "e+", "e", 1)
+		return strings.Replace(s, "e-0", "e-", 1)
+	}
+	return fmt.Sprintf("%.6g", v)
+}
+
+// figure is a drawing in the making: its size and what draws it.
+type figure struct {
+	w, h vg.Length
+	draw func(c draw.Canvas)
+}
+
+// WritePlot draws r.Plot in format ("svg", "png" or "pdf"; see
+// PlotFormat): line series as lines with markers, laid out by PlotLayout
+// in panels that share their axes, each with its legend to the right of
+// its data; or a timeline (Bars) or a tornado chart (Tornado), legend
+// beside. One title on top, one x label below and one y label left of
+// the whole figure. PNGs are at least 1600 pixels wide; PDF text is
+// encoded for the embedded fonts (Windows-1252, the characters it lacks
+// spelled out), so "÷", "µ", "×" and "γ" print as themselves or as words,
+// never as mojibake.
 func WritePlot(w io.Writer, r *Result, format string) error {
 	if r.Plot == nil {
 		return ErrNoPlot
 	}
-	p := plot.New()
-	p.Title.Text = r.Plot.Title
-	p.X.Label.Text = r.Plot.XLabel
-	p.Y.Label.Text = r.Plot.YLabel
-	if r.Plot.LogX {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	var fig figure
+	var err error
+	switch {
+	case len(r.Plot.Tornado) > 0 || len(r.Plot.Bars) > 0:
+		fig, err = singleFigure(r.Plot)
+	default:
+		fig, err = lineFigure(r.Plot)
 	}
-	p.Title.Padding = vg.Points(8)
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.Padding = vg.Points(2)
-	if len(r.Plot.Tornado) > 0 {
-		if err := addTornado(p, r.Plot); err != nil {
-			return err
-		}
-		return writePlot(w, p, format)
-	}
-	if len(r.Plot.Bars) > 0 {
-		if err := addBars(p, r.Plot.Bars); err != nil {
-			return err
-		}
-		return writePlot(w, p, format)
-	}
-	var xs []float64
-	ymin, ymax := math.Inf(1), math.Inf(-1)
-	for i, s := range r.Plot.Series {
-		var pts plotter.XYs
-		x, y := finitePoints(s.X, s.Y)
-		for j := range x {
-			if r.Plot.LogX && x[j] <= 0 {
-				continue
-			}
-			pts = append(pts, plotter.XY{X: x[j], Y: y[j]})
-			if !slices.Contains(xs, x[j]) {
-				xs = append(xs, x[j])
-			}
-			ymin, ymax = min(ymin, y[j]), max(ymax, y[j])
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		line, points, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return fmt.Errorf("report: plot series %q: %w", s.Name, err)
-		}
-		c := plotPalette[i%len(plotPalette)]
-		line.Color = c
-		line.Width = vg.Points(1.5)
-		points.Color = c
-		points.Shape = plotShapes[i%len(plotShapes)]
-		p.Add(line, points)
-		p.Legend.Add(s.Name, line, points)
-	}
-	if ymax > ymin || ymax > 0 {
-		// Start at zero when the data are positive, and leave the top
-		// quarter for the legend.
-		if ymin >= 0 {
-			p.Y.Min = 0
-		}
-		p.Y.Max = ymax + (ymax-p.Y.Min)*0.25*float64(min(len(r.Plot.Series), 8))/4
-	}
-	if ticks := dataTicks(xs); ticks != nil {
-		p.X.Tick.Marker = ticks
-	}
-	return writePlot(w, p, format)
-}
-
-func writePlot(w io.Writer, p *plot.Plot, format string) error {
-	wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, format)
 	if err != nil {
-		return fmt.Errorf("report: plot: %w", err)
+		return err
 	}
-	if _, err := wt.WriteTo(w); err != nil {
+	var c vg.CanvasWriterTo
+	switch format {
+	case "svg":
+		c = vgsvg.New(fig.w, fig.h)
+	case "png":
+		dpi := max(200, int(math.Ceil(minPNGWidth/float64(fig.w/vg.Inch))))
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(fig.w, fig.h), vgimg.UseDPI(dpi))}
+	case "pdf":
+		c = pdfCanvas{vgpdf.New(fig.w, fig.h)}
+	default:
+		return fmt.Errorf("report: plot: unknown format %q: want svg, png or pdf", format)
+	}
+	fig.draw(draw.New(c))
+	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("report: plot: %w", err)
 	}
 	return nil
 }
 
-var plotShapes = []draw.GlyphDrawer{
-	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{},
+// Figure geometry.
+var (
+	panelW      = 4.6 * vg.Inch
+	panelH      = 3.1 * vg.Inch
+	titleBand   = 0.45 * vg.Inch
+	labelBand   = 0.35 * vg.Inch
+	legendGap   = 0.12 * vg.Inch
+	rowGap      = 0.12 * vg.Inch
+	maxLegendW  = 3.2 * vg.Inch
+	legendLabel = 44 // runes; longer legend labels are shortened with "…"
+)
+
+// newPanelPlot returns a plot with the common style and no labels.
+func newPanelPlot() *plot.Plot {
+	p := plot.New()
+	p.Add(plotter.NewGrid())
+	p.Title.Padding = vg.Points(4)
+	return p
 }
 
-// dataTicks puts x ticks at the data's own x values when they are a few
-// whole numbers (node counts), else returns nil for the default ticks.
-func dataTicks(xs []float64) plot.Ticker {
-	if len(xs) == 0 || len(xs) > 12 {
-		return nil
+// newLegend returns an empty legend in the common style.
+func newLegend() plot.Legend {
+	l := plot.NewLegend()
+	l.Top, l.Left = true, true
+	l.Padding = vg.Points(2)
+	return l
+}
+
+// legendWidth is how wide legend l draws.
+func legendWidth(l plot.Legend) vg.Length {
+	r := l.Rectangle(draw.Canvas{})
+	// Rectangle leaves out the space between icon and text.
+	return r.Max.X - r.Min.X + l.TextStyle.Rectangle(" ").Max.X + vg.Points(6)
+}
+
+// shorten cuts s to n runes with "…".
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
 	}
-	slices.Sort(xs)
-	ticks := make(plot.ConstantTicks, len(xs))
-	for i, x := range xs {
-		if x != math.Trunc(x) || math.Abs(x) > 1e15 {
-			return nil
+	return s
+}
+
+// lineFigure lays out line series (see PlotLayout).
+func lineFigure(pl *Plot) (figure, error) {
+	lay := PlotLayout(pl)
+	var plots []*plot.Plot
+	var legends []plot.Legend
+	lw := vg.Length(0)
+	for _, pan := range lay.Panels {
+		p := newPanelPlot()
+		if len(lay.Panels) > 1 {
+			p.Title.Text = pan.Title
 		}
-		ticks[i] = plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)}
+		if lay.LogX {
+			p.X.Scale = plot.LogScale{}
+		}
+		if lay.LogY {
+			p.Y.Scale = plot.LogScale{}
+		}
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lay.XMin, lay.XMax, lay.YMin, lay.YMax
+		p.X.Tick.Marker = plot.ConstantTicks(lay.XTicks)
+		p.Y.Tick.Marker = plot.ConstantTicks(lay.YTicks)
+		leg := newLegend()
+		for i, s := range pan.Series {
+			var pts plotter.XYs
+			for j := range s.X {
+				if (lay.LogX && s.X[j] <= 0) || (lay.LogY && s.Y[j] <= 0) {
+					continue
+				}
+				pts = append(pts, plotter.XY{X: s.X[j], Y: s.Y[j]})
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			line, points, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return figure{}, fmt.Errorf("report: plot series %q: %w", s.Name, err)
+			}
+			st := pan.Style[i]
+			c := plotPalette[st%len(plotPalette)]
+			line.Color = c
+			line.Width = vg.Points(1.5)
+			points.Color = c
+			points.Shape = plotShapes[st%len(plotShapes)]
+			points.Radius = vg.Points(3)
+			p.Add(line, points)
+			leg.Add(shorten(pan.Labels[i], legendLabel), line, points)
+		}
+		lw = max(lw, legendWidth(leg))
+		plots = append(plots, p)
+		legends = append(legends, leg)
 	}
-	return ticks
+	lw = min(lw, maxLegendW)
+	cols := lay.Cols
+	rows := (len(plots) + cols - 1) / cols
+	cellW := panelW + legendGap + lw
+	w := labelBand + vg.Length(cols)*cellW + 0.1*vg.Inch
+	h := titleBand + labelBand + vg.Length(rows)*panelH
+	return figure{w: w, h: h, draw: func(c draw.Canvas) {
+		drawFrame(c, pl.Title, pl.XLabel, pl.YLabel)
+		for i, p := range plots {
+			row, col := i/cols, i%cols
+			x0 := c.Min.X + labelBand + vg.Length(col)*cellW
+			y1 := c.Max.Y - titleBand - vg.Length(row)*panelH
+			cell := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: x0, Y: y1 - panelH}, Max: vg.Point{X: x0 + panelW, Y: y1 - rowGap}}}
+			p.Draw(cell)
+			legCanvas := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: x0 + panelW + legendGap, Y: y1 - panelH}, Max: vg.Point{X: x0 + cellW, Y: y1 - vg.Points(18)}}}
+			legends[i].Draw(legCanvas)
+		}
+	}}, nil
+}
+
+// drawFrame draws the figure's one title, x label and y label.
+func drawFrame(c draw.Canvas, title, xlabel, ylabel string) {
+	if title != "" {
+		sty := plot.New().Title.TextStyle
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
+		// Shrink a title that would not fit the width.
+		for size := sty.Font.Size; size > vg.Points(7) && sty.Width(title) > c.Max.X-c.Min.X-vg.Points(8); size -= vg.Points(0.5) {
+			sty.Font.Size = size
+		}
+		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Max.Y - titleBand/2}, title)
+	}
+	lab := plot.New().X.Label.TextStyle
+	if xlabel != "" {
+		s := lab
+		s.XAlign, s.YAlign = draw.XCenter, draw.YCenter
+		c.FillText(s, vg.Point{X: (c.Min.X + labelBand + c.Max.X) / 2, Y: c.Min.Y + labelBand/2}, xlabel)
+	}
+	if ylabel != "" {
+		s := lab
+		s.Rotation = math.Pi / 2
+		s.XAlign, s.YAlign = draw.XCenter, draw.YCenter
+		c.FillText(s, vg.Point{X: c.Min.X + labelBand/2, Y: (c.Min.Y + labelBand + c.Max.Y - titleBand) / 2}, ylabel)
+	}
+}
+
+// singleFigure draws a timeline or a tornado chart, legend to the right.
+func singleFigure(pl *Plot) (figure, error) {
+	p := newPanelPlot()
+	var err error
+	if len(pl.Tornado) > 0 {
+		err = addTornado(p, pl)
+	} else {
+		err = addBars(p, pl.Bars)
+	}
+	if err != nil {
+		return figure{}, err
+	}
+	leg := p.Legend
+	p.Legend = newLegend()
+	leg.Top, leg.Left = true, true
+	lw := min(legendWidth(leg), maxLegendW)
+	// Row labels (tornado knobs, timeline rows) widen the plot instead of
+	// squeezing its data.
+	labelW := vg.Length(0)
+	sty := p.Y.Tick.Label
+	for _, t := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
+		labelW = max(labelW, sty.Width(t.Label))
+	}
+	rows := 0
+	if ticks, ok := p.Y.Tick.Marker.(plot.ConstantTicks); ok {
+		rows = len(ticks)
+	}
+	pw := panelW + labelW
+	ph := max(panelH, vg.Length(rows)*vg.Points(16)+vg.Inch)
+	w := labelBand + pw + legendGap + lw + 0.1*vg.Inch
+	h := titleBand + labelBand + ph
+	return figure{w: w, h: h, draw: func(c draw.Canvas) {
+		drawFrame(c, pl.Title, pl.XLabel, pl.YLabel)
+		x0 := c.Min.X + labelBand
+		y1 := c.Max.Y - titleBand
+		p.Draw(draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{Min: vg.Point{X: x0, Y: y1 - ph}, Max: vg.Point{X: x0 + pw, Y: y1}}})
+		leg.Draw(draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: x0 + pw + legendGap, Y: y1 - ph}, Max: vg.Point{X: x0 + pw + legendGap + lw, Y: y1 - vg.Points(18)}}})
+	}}, nil
 }
 
 // addBars draws a timeline: one row per distinct Bar.Row, first row at the
@@ -166,10 +579,10 @@ func addBars(p *plot.Plot, bars []Bar) error {
 	legend := map[string]bool{}
 	xmax := 0.0
 	for _, b := range bars {
-		xmax = max(xmax, b.End)
 		if math.IsNaN(b.Start) || math.IsNaN(b.End) || math.IsInf(b.Start, 0) || math.IsInf(b.End, 0) {
 			continue
 		}
+		xmax = max(xmax, b.End)
 		y := float64(len(rows) - 1 - slices.Index(rows, b.Row))
 		end := max(b.End, b.Start)
 		poly, err := plotter.NewPolygon(plotter.XYs{{X: b.Start, Y: y - 0.35}, {X: end, Y: y - 0.35}, {X: end, Y: y + 0.35}, {X: b.Start, Y: y + 0.35}})
@@ -192,8 +605,10 @@ func addBars(p *plot.Plot, bars []Bar) error {
 	}
 	p.Y.Tick.Marker = ticks
 	p.Y.Min, p.Y.Max = -0.6, float64(len(rows))-0.4
-	// Room on the right for the legend, so it never hides a bar.
-	p.X.Min, p.X.Max = 0, xmax*1.6
-	p.Legend.Top, p.Legend.Left = true, false
+	if xmax <= 0 {
+		xmax = 1
+	}
+	p.X.Min, p.X.Max = 0, xmax*1.04
+	p.X.Tick.Marker = plot.ConstantTicks(niceTicks(0, xmax*1.04, false))
 	return nil
 }

@@ -40,10 +40,17 @@ type Bar struct {
 // non-empty, a timeline with one row per distinct Bar.Row (top to bottom in
 // order of first appearance) and one colour per phase.
 type Plot struct {
-	Title  string   `json:"title"`
-	XLabel string   `json:"xlabel"`
-	YLabel string   `json:"ylabel"`
-	LogX   bool     `json:"logx"`
+	Title  string `json:"title"`
+	XLabel string `json:"xlabel"`
+	YLabel string `json:"ylabel"`
+	LogX   bool   `json:"logx"`
+	// Categorical marks an x axis that numbers categories (table rows,
+	// inputs) rather than measuring a quantity: no crossovers on it.
+	Categorical bool `json:"categorical,omitempty"`
+	// Better says which way the y values improve: "lower" (times),
+	// "higher" (speedups, rates) or "" to infer it from YLabel (see
+	// BetterDirection).
+	Better string   `json:"better,omitempty"`
 	Series []Series `json:"series,omitempty"`
 	Bars   []Bar    `json:"bars,omitempty"`
 	// Tornado, when non-empty, makes the plot a tornado chart: one row per
@@ -63,12 +70,15 @@ type TornadoBar struct {
 
 // Result is everything one experiment run produced.
 type Result struct {
-	Experiment string   `json:"experiment"`
-	Seed       uint64   `json:"seed"`
-	Params     []Param  `json:"params"`
-	Tables     []Table  `json:"tables"`
-	Plot       *Plot    `json:"plot,omitempty"`
-	Notes      []string `json:"notes,omitempty"` // e.g. "functional: every node's result verified against a serial sum"
+	Experiment string `json:"experiment"`
+	Seed       uint64 `json:"seed"`
+	// Provenance, set by the command that writes the result, records the
+	// program, command line, host and wall time (nil inside experiments).
+	Provenance *Provenance `json:"provenance,omitempty"`
+	Params     []Param     `json:"params"`
+	Tables     []Table     `json:"tables"`
+	Plot       *Plot       `json:"plot,omitempty"`
+	Notes      []string    `json:"notes,omitempty"` // e.g. "functional: every node's result verified against a serial sum"
 	// Outputs are the experiment's scalar results (times, speedups,
 	// crossovers), the headline first, for sensitivity studies to compare.
 	Outputs []Output `json:"outputs,omitempty"`

@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 )
 
 // addTornado draws a tornado chart: one row per bar, the first at the top,
@@ -55,9 +54,8 @@ func addTornado(p *plot.Plot, pl *Plot) error {
 		ticks[i] = plot.Tick{Value: float64(rows - 1 - i), Label: b.Label}
 	}
 	p.Y.Tick.Marker = ticks
-	p.Y.Min, p.Y.Max = -0.6, float64(rows)+1.4 // room on top for the legend
-	p.X.Min, p.X.Max = -xmax*1.15, xmax*1.15
-	p.Legend.Top, p.Legend.Left = true, false
-	p.Legend.Padding = vg.Points(2)
+	p.Y.Min, p.Y.Max = -0.6, float64(rows)-0.4
+	p.X.Min, p.X.Max = -xmax*1.1, xmax*1.1
+	p.X.Tick.Marker = plot.ConstantTicks(niceTicks(-xmax*1.1, xmax*1.1, false))
 	return nil
 }

@@ -9,20 +9,33 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// WriteText prints r for people: each table aligned in columns with
-// durations in their largest unit to four significant digits ("12.5us",
-// "1.201ms"; the CSV and JSON forms keep every picosecond), floats to about
-// four significant digits, then the notes, then every
-// parameter with its value, source and description, then the seed.
-func WriteText(w io.Writer, r *Result) error {
+// maxTextWidth is the widest line the text report prints: longer
+// descriptions and notes wrap, wider tables split into column blocks.
+const maxTextWidth = 120
+
+// WriteText prints r for people with every parameter (see WriteTextFor).
+func WriteText(w io.Writer, r *Result) error { return WriteTextFor(w, r, nil, nil) }
+
+// WriteTextFor prints r for people, no line wider than 120 columns: each
+// table aligned in columns with durations in their largest unit to four
+// significant digits ("12.5us", "1.201ms"; the CSV and JSON forms keep
+// every picosecond), floats to about four significant digits, then the
+// notes, then the parameters, then the seed and the provenance.
+//
+// Parameters: with own and hardware nil, every parameter with its value,
+// source and description. Otherwise those of the sections in own (the
+// experiment's knobs) with their descriptions, the sections in hardware
+// compactly as name=value, and every parameter the user set wherever it
+// is; the rest (other experiments' knobs) only in the JSON and CSV forms.
+func WriteTextFor(w io.Writer, r *Result, own, hardware []string) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "experiment %s\n", r.Experiment)
 	for _, t := range r.Tables {
@@ -35,30 +48,162 @@ func WriteText(w io.Writer, r *Result) error {
 	if len(r.Notes) > 0 {
 		b.WriteByte('\n')
 		for _, n := range r.Notes {
-			fmt.Fprintf(&b, "note: %s\n", n)
+			writeWrapped(&b, "note: ", "      ", n)
 		}
 	}
-	if len(r.Params) > 0 {
+	writeParams(&b, r.Params, own, hardware)
+	fmt.Fprintf(&b, "\nseed %d\n", r.Seed)
+	if pairs := r.Provenance.Pairs(); pairs != nil {
+		var parts []string
+		for _, p := range pairs {
+			if p[0] != "command" && p[0] != "program" {
+				parts = append(parts, p[0]+" "+p[1])
+			}
+		}
+		writeWrapped(&b, "provenance: ", "  ", strings.Join(parts, ", "))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// section is a parameter name's part before the first dot.
+func section(name string) string {
+	s, _, _ := strings.Cut(name, ".")
+	return s
+}
+
+// writeParams prints the parameter part of the text report (see
+// WriteTextFor).
+func writeParams(b *bytes.Buffer, ps []Param, own, hardware []string) {
+	if len(ps) == 0 {
+		return
+	}
+	all := own == nil && hardware == nil
+	var full []Param
+	var setElsewhere []Param
+	for _, p := range ps {
+		switch sec := section(p.Name); {
+		case all || slices.Contains(own, sec):
+			full = append(full, p)
+		case p.Set && !slices.Contains(hardware, sec):
+			setElsewhere = append(setElsewhere, p)
+		}
+	}
+	if len(full) > 0 || anySet(ps) {
 		b.WriteString("\nparameters")
-		if anySet(r.Params) {
+		if !all {
+			b.WriteString(" of the experiment")
+		}
+		if anySet(ps) {
 			b.WriteString(" (* = set by the user, differs from the preset)")
 		}
 		b.WriteByte('\n')
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		for _, p := range r.Params {
-			mark := " "
-			if p.Set {
-				mark = "*"
+		writeParamLines(b, full)
+	}
+	if len(setElsewhere) > 0 {
+		b.WriteString("\nset by the user but not read by this experiment\n")
+		writeParamLines(b, setElsewhere)
+	}
+	if all || len(hardware) == 0 {
+		return
+	}
+	if anySet(ps) {
+		b.WriteString("\nhardware and software parameters read (* = set by the user; meanings and sources: --json,\n" +
+			"the CSV's .meta.json sidecar, or gpunetsim params)\n")
+	} else {
+		b.WriteString("\nhardware and software parameters read (meanings and sources: --json, the CSV's .meta.json\n" +
+			"sidecar, or gpunetsim params)\n")
+	}
+	for _, sec := range hardware {
+		var items []string
+		for _, p := range ps {
+			if section(p.Name) == sec {
+				mark := ""
+				if p.Set {
+					mark = "*"
+				}
+				items = append(items, mark+strings.TrimPrefix(p.Name, sec+".")+"="+p.Value)
 			}
-			fmt.Fprintf(tw, " %s%s\t%s\t[%s]\t%s\n", mark, p.Name, p.Value, p.Src, p.Doc)
 		}
-		if err := tw.Flush(); err != nil {
-			return err
+		if len(items) > 0 {
+			writeWrapped(b, fmt.Sprintf("  %-9s ", sec), strings.Repeat(" ", 12), strings.Join(items, "  "))
 		}
 	}
-	fmt.Fprintf(&b, "\nseed %d\n", r.Seed)
-	_, err := w.Write(b.Bytes())
-	return err
+}
+
+// writeParamLines prints one parameter a line, name, value and source
+// aligned, the description wrapped under its column.
+func writeParamLines(b *bytes.Buffer, ps []Param) {
+	nw, vw := 0, 0
+	for _, p := range ps {
+		nw = max(nw, utf8.RuneCountInString(p.Name))
+		vw = max(vw, min(utf8.RuneCountInString(p.Value), 30))
+	}
+	for _, p := range ps {
+		mark := " "
+		if p.Set {
+			mark = "*"
+		}
+		head := fmt.Sprintf(" %s%s  %s  ", mark, padRight(p.Name, nw), padRight(p.Value, vw))
+		if utf8.RuneCountInString(head)+len(p.Src)+3 > maxTextWidth-30 {
+			// A long value (a node list) gets a line of its own.
+			writeWrapped(b, fmt.Sprintf(" %s%s  ", mark, padRight(p.Name, nw)), strings.Repeat(" ", nw+4), p.Value)
+			head = strings.Repeat(" ", nw+4) + padRight("", vw) + "  "
+		}
+		head += "[" + p.Src + "] "
+		writeWrapped(b, head, strings.Repeat(" ", utf8.RuneCountInString(head)), p.Doc)
+	}
+}
+
+// padRight pads s with spaces to n runes.
+func padRight(s string, n int) string {
+	if k := utf8.RuneCountInString(s); k < n {
+		return s + strings.Repeat(" ", n-k)
+	}
+	return s
+}
+
+// writeWrapped prints text after first, wrapped at word boundaries to
+// maxTextWidth columns, continuation lines starting with indent. A word
+// longer than a line is cut.
+func writeWrapped(b *bytes.Buffer, first, indent, text string) {
+	writeWrappedWidth(b, first, indent, text, maxTextWidth)
+}
+
+// writeWrappedWidth is writeWrapped to maxWidth columns.
+func writeWrappedWidth(b *bytes.Buffer, first, indent, text string, maxTextWidth int) {
+	line := first
+	width := utf8.RuneCountInString(line)
+	start := width
+	for _, word := range strings.Fields(text) {
+		for utf8.RuneCountInString(word) > maxTextWidth-utf8.RuneCountInString(indent) {
+			// cut an over-long word into pieces that fit a line
+			n := maxTextWidth - utf8.RuneCountInString(indent) - 1
+			r := []rune(word)
+			if width > start {
+				b.WriteString(strings.TrimRight(line, " ") + "\n")
+				line, width = indent, utf8.RuneCountInString(indent)
+				start = width
+			}
+			b.WriteString(line + string(r[:n]) + "\n")
+			line, width = indent, utf8.RuneCountInString(indent)
+			start = width
+			word = string(r[n:])
+		}
+		wl := utf8.RuneCountInString(word)
+		if width > start && width+1+wl > maxTextWidth {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line, width = indent, utf8.RuneCountInString(indent)
+			start = width
+		}
+		if width > start {
+			line += " "
+			width++
+		}
+		line += word
+		width += wl
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
 }
 
 // writeTable prints t in aligned columns two spaces apart, indented by
@@ -94,12 +239,127 @@ func writeTable(b *bytes.Buffer, t Table) {
 	width := make([]int, n)
 	for _, line := range cells {
 		for j, c := range line {
-			width[j] = max(width[j], utf8.RuneCountInString(c))
+			if utf8.RuneCountInString(c) > maxCell {
+				// The CSV and JSON forms keep the whole cell.
+				line[j] = string([]rune(c)[:maxCell-1]) + "…"
+			}
+			width[j] = max(width[j], utf8.RuneCountInString(line[j]))
 		}
+	}
+	gap := "  "
+	total := 0
+	for _, w := range width {
+		total += 1 + w
+	}
+	if total+2 <= maxTextWidth && total+len(width)+2 > maxTextWidth {
+		// One space between columns keeps the rows whole.
+		gap = " "
+		width[0]++ // keep the two-space indent
+	} else if wrapLastColumn(b, cells, width, right, allColumns(len(width))) {
+		return
+	}
+	// Columns that do not fit in maxTextWidth go to further blocks, each
+	// repeating the leading text columns (the row's key), so that rows
+	// stay recognisable.
+	keys := keyColumns(width, right)
+	blocks := columnBlocks(width, keys)
+	if gap == " " {
+		blocks = [][]int{allColumns(len(width))}
+	}
+	for _, block := range blocks {
+		if block[0] != 0 {
+			block = append(slices.Clone(keys), block...)
+			b.WriteString("  (continued)\n")
+		}
+		if gap == "  " && wrapLastColumn(b, cells, width, right, block) {
+			continue
+		}
+		for _, line := range cells {
+			var l strings.Builder
+			for k, j := range block {
+				c := line[j]
+				pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(c))
+				if k == 0 && gap == " " && !right[j] {
+					l.WriteString(" ") // the indent's second space; the pad is at the end
+				}
+				l.WriteString(gap)
+				if right[j] {
+					l.WriteString(pad + c)
+				} else {
+					l.WriteString(c + pad)
+				}
+			}
+			b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+		}
+	}
+}
+
+// maxCell is the widest table cell the text report prints whole.
+const maxCell = 80
+
+// keyColumns returns the leading columns that later blocks repeat: column
+// 0 and up to two text columns after it, while they stay narrow.
+func keyColumns(width []int, right []bool) []int {
+	keys := []int{0}
+	used := width[0]
+	for j := 1; j < min(3, len(width)-1) && !right[j-1] && !right[j] && used+2+width[j] <= 50; j++ {
+		keys = append(keys, j)
+		used += 2 + width[j]
+	}
+	return keys
+}
+
+// columnBlocks splits the columns of the given widths into runs that fit
+// maxTextWidth together with the key columns (which every later block
+// repeats).
+func columnBlocks(width []int, keys []int) [][]int {
+	keyW := 0
+	for _, k := range keys {
+		keyW += 2 + width[k]
+	}
+	var blocks [][]int
+	var cur []int
+	used := 0
+	for j, w := range width {
+		if len(cur) > 0 && used+2+w > maxTextWidth && !slices.Contains(keys, j) {
+			blocks = append(blocks, cur)
+			cur, used = nil, keyW
+		}
+		cur = append(cur, j)
+		used += 2 + w
+	}
+	return append(blocks, cur)
+}
+
+// allColumns returns 0, 1, …, n-1.
+func allColumns(n int) []int {
+	cols := make([]int, n)
+	for j := range cols {
+		cols[j] = j
+	}
+	return cols
+}
+
+// wrapLastColumn prints the columns block of a table that is too wide only
+// because of its last column, a text column (a reason, a source), with
+// that column's cells wrapped under it; it reports whether it did.
+func wrapLastColumn(b *bytes.Buffer, cells [][]string, width []int, right []bool, block []int) bool {
+	last := block[len(block)-1]
+	if len(block) < 2 || right[last] {
+		return false
+	}
+	used := 0
+	for _, j := range block[:len(block)-1] {
+		used += 2 + width[j]
+	}
+	room := maxTextWidth - used - 2
+	if used+2+width[last] <= maxTextWidth || room < 24 {
+		return false
 	}
 	for _, line := range cells {
 		var l strings.Builder
-		for j, c := range line {
+		for _, j := range block[:len(block)-1] {
+			c := line[j]
 			pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(c))
 			l.WriteString("  ")
 			if right[j] {
@@ -108,8 +368,17 @@ func writeTable(b *bytes.Buffer, t Table) {
 				l.WriteString(c + pad)
 			}
 		}
-		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+		var wrapped bytes.Buffer
+		writeWrappedWidth(&wrapped, "", "", line[last], room)
+		for i, part := range strings.Split(strings.TrimSuffix(wrapped.String(), "\n"), "\n") {
+			prefix := l.String()
+			if i > 0 {
+				prefix = strings.Repeat(" ", used)
+			}
+			b.WriteString(strings.TrimRight(prefix+"  "+part, " ") + "\n")
+		}
 	}
+	return true
 }
 
 // numeric reports whether a cell is a number or a duration.

@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,8 +22,14 @@ import (
 )
 
 // cacheFormat names the layout of cache entries; a change of layout
-// changes every key.
-const cacheFormat = "gpunetsim point cache v1"
+// changes every key. v2 added the format and the result's checksum to
+// every entry; v1 entries live under other keys and are never read.
+const cacheFormat = "gpunetsim point cache v2"
+
+// maxEntryBytes bounds what is read of one cache entry: a point's result
+// is kilobytes (the largest, a sweep's whole table, well under a MiB), so
+// a larger file is damage, not a result, and is not read into memory.
+const maxEntryBytes = 64 << 20
 
 // keyExcluded reports the parameters that cannot change a point's result
 // and so stay out of its key: run.parallel only sets how many simulations
@@ -35,15 +44,26 @@ var ErrCache = errors.New("result cache")
 // dir/<first two hex digits of the key>/<key>.json. It is safe for
 // concurrent use by goroutines and by processes sharing the directory.
 type Cache struct {
-	dir     string
-	version string
+	dir      string
+	version  string
+	readOnly bool
+	// Warn, when non-nil, is told in one line about each entry the cache
+	// refuses (damaged, foreign, not a regular file) or cannot store; the
+	// cache then behaves as if the entry were absent.
+	Warn func(msg string)
+
+	mu     sync.Mutex
+	closed bool // Close was called: no more entries are written
 }
 
-// entry is the JSON form of a cache file: the key's text (checked on
-// read, so a damaged or foreign file is a miss, never a wrong result) and
-// the point's result.
+// entry is the JSON form of a cache file: the format, the key's text and
+// the SHA-256 of the result's bytes (both checked on read, so a damaged or
+// foreign file is reported and ignored, never taken for a result), and the
+// point's result.
 type entry struct {
+	Format string          `json:"format"`
 	Key    string          `json:"key"`
+	SHA256 string          `json:"sha256"`
 	Result json.RawMessage `json:"result"`
 }
 
@@ -66,6 +86,49 @@ func OpenCache(dir, version string) (*Cache, error) {
 	c := &Cache{dir: dir, version: version}
 	c.removeOrphans(time.Now())
 	return c, nil
+}
+
+// OpenCacheReadOnly opens the existing cache in dir for reading only (as
+// study collect needs it): the directory may be read-only; nothing is ever
+// written into it.
+func OpenCacheReadOnly(dir, version string) (*Cache, error) {
+	if version == "" {
+		return nil, fmt.Errorf("%w: no program version to key results with", ErrCache)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %w", ErrCache, dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%w %s: not a directory", ErrCache, dir)
+	}
+	return &Cache{dir: dir, version: version, readOnly: true}, nil
+}
+
+// Close stops the cache writing entries and removes this process's
+// temporary entries (those of writes in progress): an interrupted run
+// leaves no temporary file in the cache. Later writes fail.
+func (c *Cache) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.readOnly {
+		return
+	}
+	tmps, _ := filepath.Glob(filepath.Join(c.dir, "*", tempPrefix()+"*"))
+	for _, f := range tmps {
+		os.Remove(f)
+	}
+}
+
+// warn reports a refused entry.
+func (c *Cache) warn(format string, args ...any) {
+	if c.Warn == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.Warn(fmt.Sprintf(format, args...))
 }
 
 // tempPrefix names this process's temporary entries: ".tmp-<host>-<pid>-",
@@ -158,31 +221,122 @@ func (c *Cache) path(key string) string {
 	return filepath.Join(c.dir, key[:2], key+".json")
 }
 
-// get returns the result stored under text's key, if a valid entry holds it.
-func (c *Cache) get(key, text string) ([]byte, bool) {
-	b, err := os.ReadFile(c.path(key))
+// get returns the result stored under key, if a valid entry answering
+// text holds it. problem is "" for a valid or absent entry, else why the
+// entry was refused. The entry is checked with Lstat before it is opened,
+// and opened non-blocking: a FIFO, a directory or a link to a device where
+// an entry should be is refused without reading (and without hanging).
+func (c *Cache) get(key, text string) (result []byte, problem string) {
+	path := c.path(key)
+	li, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ""
+	}
 	if err != nil {
-		return nil, false
+		return nil, fmt.Sprintf("unreadable (%v)", unwrap(err))
 	}
+	if !li.Mode().IsRegular() {
+		return nil, "not a regular file (" + li.Mode().Type().String() + ")"
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Sprintf("unreadable (%v)", unwrap(err))
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, "not a regular file"
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxEntryBytes+1))
+	if err != nil {
+		return nil, fmt.Sprintf("unreadable (%v)", unwrap(err))
+	}
+	if len(b) > maxEntryBytes {
+		return nil, fmt.Sprintf("larger than %d MiB, more than any result", maxEntryBytes>>20)
+	}
+	return checkEntry(b, text)
+}
+
+// checkEntry decodes an entry's bytes and checks that they answer text
+// (format, key and checksum); it returns the result or the problem.
+func checkEntry(b []byte, text string) (result []byte, problem string) {
 	var e entry
-	if json.Unmarshal(b, &e) != nil || e.Key != text || len(e.Result) == 0 {
-		return nil, false
+	if err := json.Unmarshal(b, &e); err != nil {
+		return nil, "damaged (not a whole JSON entry: " + err.Error() + ")"
 	}
-	return e.Result, true
+	switch {
+	case e.Format != cacheFormat:
+		return nil, fmt.Sprintf("foreign (format %q, want %q)", e.Format, cacheFormat)
+	case e.Key != text:
+		return nil, "foreign (it answers another point's key)"
+	case len(e.Result) == 0 || string(e.Result) == "null":
+		return nil, "damaged (no result)"
+	case e.SHA256 != checksum(e.Result):
+		return nil, "damaged (its result does not match its checksum)"
+	}
+	return e.Result, ""
+}
+
+// checksum is the hex SHA-256 of b.
+func checksum(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// encodeEntry returns the bytes of the entry holding result under text:
+// the result compacted (exactly the bytes the checksum covers and a read
+// returns), with HTML characters left as they are.
+func encodeEntry(text string, result []byte) ([]byte, error) {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, result); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(entry{Format: cacheFormat, Key: text, SHA256: checksum(compact.Bytes()), Result: compact.Bytes()}); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// unwrap drops the path from a *fs.PathError (the caller names the entry).
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // put stores result under key atomically: a temporary file in the entry's
-// directory, synced, then renamed over the entry.
+// directory, synced, then renamed over the entry (replacing whatever was
+// there: a damaged entry, a FIFO, a link). A directory in the way is
+// reported and the result not stored; the run goes on.
 func (c *Cache) put(key, text string, result []byte) (err error) {
-	b, err := json.Marshal(entry{Key: text, Result: result})
+	b, err := encodeEntry(text, result)
 	if err != nil {
 		return fmt.Errorf("%w: encoding an entry: %w", ErrCache, err)
 	}
-	dir := filepath.Dir(c.path(key))
+	path := c.path(key)
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		c.warn("cache entry %s: a directory is in the way; the result is not stored", path)
+		return nil
+	}
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("%w: %w", ErrCache, err)
 	}
+	// The temporary file is created, and later renamed, under the lock
+	// that Close takes, so a closed cache gains no file; the write and the
+	// sync between run unlocked (Close may remove the file meanwhile: the
+	// rename then fails).
+	c.mu.Lock()
+	if c.closed || c.readOnly {
+		c.mu.Unlock()
+		return fmt.Errorf("%w %s: closed", ErrCache, c.dir)
+	}
 	f, err := os.CreateTemp(dir, tempPrefix()+"*")
+	c.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrCache, err)
 	}
@@ -192,7 +346,7 @@ func (c *Cache) put(key, text string, result []byte) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	if _, err := f.Write(append(b, '\n')); err != nil {
+	if _, err := f.Write(b); err != nil {
 		return fmt.Errorf("%w: %w", ErrCache, err)
 	}
 	if err := f.Sync(); err != nil {
@@ -204,7 +358,12 @@ func (c *Cache) put(key, text string, result []byte) (err error) {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("%w: %w", ErrCache, err)
 	}
-	if err := os.Rename(f.Name(), c.path(key)); err != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return fmt.Errorf("%w %s: closed", ErrCache, c.dir)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("%w: %w", ErrCache, err)
 	}
 	return nil

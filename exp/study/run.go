@@ -199,6 +199,10 @@ type Progress struct {
 	Total  int // tasks to go through
 	Done   int // tasks finished, Cached included
 	Cached int // tasks found in the cache
+	// Work, WorkDone and WorkCached are the same in units of expected
+	// work (exp.ExpectedWork of each task's configuration), for rates and
+	// ETAs that weigh a 64-node point more than a 2-node one.
+	Work, WorkDone, WorkCached float64
 }
 
 // Options control Execute.
@@ -245,17 +249,32 @@ func Execute(ctx context.Context, p *Plan, o Options) (Outcome, error) {
 	whole := map[int]*report.Result{}
 	var mu sync.Mutex
 	prog := Progress{Total: len(tasks)}
+	work := make(map[int]float64, len(tasks))
+	for _, i := range tasks {
+		work[i] = taskWork(p, p.Tasks[i])
+		prog.Work += work[i]
+	}
 	// Cached points first, so that progress counts, rates and ETAs
 	// describe the simulations still to run.
 	todo := tasks[:0:0]
 	for _, i := range tasks {
 		t := p.Tasks[i]
 		if t.Point != nil && o.Cache != nil && !o.Fresh {
-			if b, ok := o.Cache.get(t.Key, t.KeyText); ok {
+			b, problem := o.Cache.get(t.Key, t.KeyText)
+			if b != nil {
 				points[t.Key] = b
 				prog.Done++
 				prog.Cached++
+				prog.WorkDone += work[i]
+				prog.WorkCached += work[i]
 				continue
+			}
+			if problem != "" {
+				then := "the point is simulated again"
+				if o.CacheOnly {
+					then = "the point counts as missing"
+				}
+				o.Cache.warn("cache entry %s (%s): %s; %s", o.Cache.path(t.Key), t.Label(p), problem, then)
 			}
 		}
 		todo = append(todo, i)
@@ -285,8 +304,10 @@ func Execute(ctx context.Context, p *Plan, o Options) (Outcome, error) {
 			whole[t.Run] = res.(*report.Result)
 		}
 		prog.Done++
+		prog.WorkDone += work[todo[j]]
 		if cached {
 			prog.Cached++
+			prog.WorkCached += work[todo[j]]
 		}
 		if o.Progress != nil {
 			o.Progress(prog)
@@ -321,7 +342,9 @@ func do(p *Plan, t Task, o Options, env exp.Env) (res any, cached bool, err erro
 		return res, false, nil
 	}
 	if o.Cache != nil && !o.Fresh {
-		if b, ok := o.Cache.get(t.Key, t.KeyText); ok {
+		// Another process may have stored it meanwhile; a refused entry
+		// was reported when Execute first looked.
+		if b, _ := o.Cache.get(t.Key, t.KeyText); b != nil {
 			return b, true, nil
 		}
 	}
@@ -429,4 +452,13 @@ func normalise(res *report.Result, name string, cfg exp.Config) {
 	if res.Seed == 0 {
 		res.Seed = cfg.Run.Seed
 	}
+}
+
+// taskWork is the expected work of task t: of its point, or of its whole
+// run.
+func taskWork(p *Plan, t Task) float64 {
+	if t.Point != nil {
+		return exp.ExpectedWork(t.Experiment.Name, t.Point.Config)
+	}
+	return exp.ExpectedWork(t.Experiment.Name, p.Runs[t.Run].Config)
 }

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -54,7 +55,7 @@ type fileEntry struct {
 // sweep. Unknown fields, experiments and parameters, and malformed sweeps
 // are errors naming the field.
 func Load(path string) (Study, error) {
-	b, err := os.ReadFile(path)
+	b, err := exp.ReadInputFile(path, exp.MaxInputBytes)
 	if err != nil {
 		return Study{}, fmt.Errorf("study: %w", err)
 	}
@@ -101,10 +102,20 @@ func Load(path string) (Study, error) {
 	return s, s.Check()
 }
 
-// Check gives every entry a unique label and rejects a parameter swept
-// twice in one entry.
+// Check makes the study's name and every entry's label safe file names
+// and the labels unique, and rejects a parameter swept twice in one entry.
+//
+// An entry's label (its experiment's name when it has none) names its
+// output files, <out>/<label>.csv and so on, so it is sanitised (safeName:
+// no path separators, no leading dot, no control characters) and then
+// de-duplicated deterministically: the first entry with a label keeps it,
+// a later one takes the first of label-2, label-3, ... that no entry
+// asked for and none has taken. Labels are compared without case, so no
+// two entries share a file on a case-insensitive file system either.
 func (s *Study) Check() error {
-	used := map[string]int{}
+	s.Name = safeName(s.Name, "study")
+	want := make([]string, len(s.Entries))
+	asked := map[string]bool{}
 	for i := range s.Entries {
 		e := &s.Entries[i]
 		seen := map[string]bool{}
@@ -114,15 +125,69 @@ func (s *Study) Check() error {
 			}
 			seen[sw.Name] = true
 		}
-		if e.Label == "" {
-			e.Label = e.Experiment.Name
+		label := e.Label
+		if label == "" {
+			label = e.Experiment.Name
 		}
-		used[e.Label]++
-		if n := used[e.Label]; n > 1 {
-			e.Label = fmt.Sprintf("%s-%d", e.Label, n)
+		want[i] = safeName(label, e.Experiment.Name)
+		asked[strings.ToLower(want[i])] = true
+	}
+	taken := map[string]bool{}
+	for i := range s.Entries {
+		label := want[i]
+		if taken[strings.ToLower(label)] {
+			for n := 2; ; n++ {
+				c := fmt.Sprintf("%s-%d", label, n)
+				if !asked[strings.ToLower(c)] && !taken[strings.ToLower(c)] {
+					label = c
+					break
+				}
+			}
 		}
+		taken[strings.ToLower(label)] = true
+		s.Entries[i].Label = label
 	}
 	return nil
+}
+
+// maxNameBytes bounds a label or study name, leaving room in a file name
+// (255 bytes on common file systems) for a suffix and an extension.
+const maxNameBytes = 120
+
+// safeName returns name as one safe file-name component: every character
+// but letters, digits and . _ - + = , @ becomes _ (so no /, \, control
+// character or space survives), a leading dot becomes _ (no hidden file,
+// no . or ..), and the result is at most maxNameBytes long; an empty
+// result is fallback.
+func safeName(name, fallback string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-+=,@", r):
+			if b.Len()+utf8.RuneLen(r) > maxNameBytes {
+				return finishName(b.String(), fallback)
+			}
+			b.WriteRune(r)
+		default:
+			if b.Len()+1 > maxNameBytes {
+				return finishName(b.String(), fallback)
+			}
+			b.WriteByte('_')
+		}
+	}
+	return finishName(b.String(), fallback)
+}
+
+// finishName replaces the leading dots of a sanitised name.
+func finishName(s, fallback string) string {
+	if s == "" {
+		if fallback == "" {
+			return "entry"
+		}
+		return safeName(fallback, "")
+	}
+	trimmed := strings.TrimLeft(s, ".")
+	return strings.Repeat("_", len(s)-len(trimmed)) + trimmed
 }
 
 // Single is the study of one experiment over sweeps.

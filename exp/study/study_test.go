@@ -298,29 +298,6 @@ func TestCollectNamesMissingPoints(t *testing.T) {
 	}
 }
 
-// A damaged or foreign entry is a miss, never a result.
-func TestDamagedEntryIsAMiss(t *testing.T) {
-	p := expand(t, quickStudy(t))
-	dir := t.TempDir()
-	c := openCache(t, dir)
-	task := p.Tasks[0]
-	if err := c.put(task.Key, task.KeyText, []byte(`{"x":1}`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := c.get(task.Key, task.KeyText); !ok {
-		t.Fatal("stored entry not found")
-	}
-	if _, ok := c.get(task.Key, task.KeyText+"other"); ok {
-		t.Fatal("an entry with another key text was accepted")
-	}
-	if err := os.WriteFile(c.path(task.Key), []byte(`{"key": "trunc`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := c.get(task.Key, task.KeyText); ok {
-		t.Fatal("a truncated entry was accepted")
-	}
-}
-
 func TestOpenCacheRejectsUnusableDir(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(f, nil, 0o644); err != nil {
@@ -463,6 +440,43 @@ func TestOpenCacheRemovesOrphanedTemporaries(t *testing.T) {
 		_, err := os.Stat(filepath.Join(sub, name))
 		if (err == nil) != kept {
 			t.Errorf("%s: present %v, want %v", name, err == nil, kept)
+		}
+	}
+}
+
+// Labels become safe, unique file names: no separator, no leading dot, no
+// control character; the first entry keeps a label, a later one takes the
+// first label-N no entry asked for, compared without case.
+func TestCheckSanitisesAndDeduplicatesLabels(t *testing.T) {
+	e, err := exp.Lookup("latency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		asked, want []string
+	}{
+		{[]string{"", ""}, []string{"latency", "latency-2"}},
+		{[]string{"a", "a", "a-2", "A"}, []string{"a", "a-3", "a-2", "A-4"}},
+		{[]string{"../x", "/etc/passwd", "..", ".", "a\x00b\nc", "a b\tc"}, []string{"___x", "_etc_passwd", "__", "_", "a_b_c", "a_b_c-2"}},
+		{[]string{"x/y", "x_y"}, []string{"x_y", "x_y-2"}},
+		{[]string{strings.Repeat("é", 100)}, []string{strings.Repeat("é", maxNameBytes/2)}},
+	} {
+		s := Study{Name: "../n"}
+		for _, l := range tc.asked {
+			s.Entries = append(s.Entries, Entry{Label: l, Experiment: e})
+		}
+		if err := s.Check(); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, en := range s.Entries {
+			got = append(got, en.Label)
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("labels %q became %q, want %q", tc.asked, got, tc.want)
+		}
+		if s.Name != "___n" {
+			t.Errorf("study name %q, want ___n", s.Name)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package validate
 
+import "fmt"
+
 // d4 judges the GIO slides' put-latency microbenchmarks on preset gio (the
 // gio experiment).
 func d4() []Evaluator {
@@ -32,6 +34,44 @@ func d4() []Evaluator {
 				Check(cpu < gio, "8 B: CPU %.2f us < GIO %.2f us", cpu, gio),
 				Check(gio < ikn, "8 B: GIO %.2f us < IKN %.2f us", gio, ikn),
 				Check(ikn < empty, "8 B: IKN %.2f us < Inter-K-Empty %.2f us", ikn, empty),
+			), nil
+		}},
+		{Prefix: "d4-wg-scaling", Eval: func(c *Ctx, e Entry) (Outcome, error) {
+			cfg, err := c.Config(e.Preset)
+			if err != nil {
+				return Outcome{}, err
+			}
+			cfg.GIOBench.Sizes = []int{8}
+			cfg.GIOBench.Strategies = []string{"CPU", "HDN", "GHN_DGPU", "GNN_GIO"}
+			res, err := c.Run("gio", cfg)
+			if err != nil {
+				return Outcome{}, err
+			}
+			t, err := Table(res, "wg-scaling")
+			if err != nil {
+				return Outcome{}, err
+			}
+			g := cfg.GIOBench
+			lat := func(size int) (first, last float64, grows bool) {
+				rows := Rows(t, "strategy", "GNN_GIO", "size_B", fmt.Sprint(size))
+				grows = len(rows) > 1
+				for i, r := range rows {
+					v := r.Float("latency_us")
+					if i == 0 {
+						first = v
+					} else if v <= last {
+						grows = false
+					}
+					last = v
+				}
+				return first, last, grows
+			}
+			s1, sN, _ := lat(g.Small)
+			l1, lN, grows := lat(g.Large)
+			n := g.WGs[len(g.WGs)-1]
+			return Clauses(
+				Check(sN <= 1.15*s1, "%d B (unsaturated): %d WGs %.2f us within 15%% of 1 WG %.2f us", g.Small, n, sN, s1),
+				Check(grows && lN > 1.15*l1, "%d B (saturated): latency grows with every WG count, 1 WG %.2f us to %d WGs %.2f us", g.Large, l1, n, lN),
 			), nil
 		}},
 	}

@@ -22,7 +22,7 @@ type Node struct {
 	CPU  *cpu.CPU
 	GPU  *gpu.GPU
 	NIC  *nic.NIC
-	PCIe *pcie.Link // the NIC's attachment
+	PCIe *pcie.Link // the NIC's attachment: PCIe, or on an APU the coherent system directory (soc.nic_attach)
 	// GPULink is the GPU's attachment: its stores to host memory and its
 	// MMIO writes to the NIC start here (GPU-native networking).
 	GPULink *pcie.Link
@@ -104,6 +104,9 @@ func (c *Cluster) buildNodes(functional bool, engineOf func(int) *sim.Engine, fa
 			gdram = mem.NewServer(float64(spec.GPU.MemBandwidth))
 		}
 		link := pcie.New(spec.PCIe)
+		if spec.SoC.NICAttach == pcie.AttachDirectory {
+			link = pcie.NewOnChip(spec.PCIe, spec.SoC, spec.CPU.DRAMLatency, spec.CPU.DRAMBandwidth)
+		}
 		nd := &Node{ID: i, Name: name, Mem: m, DRAM: dram, PCIe: link, GPULink: pcie.New(spec.PCIe),
 			CPU: cpu.New(e, name+".cpu", cpuSpec, m, dram),
 			GPU: gpu.New(e, name+".gpu", spec.GPU, m, gdram),

@@ -41,3 +41,26 @@ func TestNewRejectsBadInput(t *testing.T) {
 		t.Fatalf("cluster %+v, %v", c, err)
 	}
 }
+
+// The APU presets' NIC hangs on the coherent system directory; the
+// ComP-Net presets (all five designs) and the dGPU/PCIe presets keep it
+// behind PCIe.
+func TestNICAttachment(t *testing.T) {
+	for _, tc := range []struct {
+		preset string
+		onChip bool
+	}{{"gputn", true}, {"xtq", true}, {"compnet", false}, {"compnet_paper", false}, {"spin", false}, {"pulp", false}, {"gpurdma", false}, {"gio", false}} {
+		s, err := Preset(tc.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := New(sim.New(1), s, 1, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Nodes[0].PCIe.OnChip(); got != tc.onChip {
+			t.Errorf("preset %s: NIC on the directory = %v, want %v", tc.preset, got, tc.onChip)
+		}
+		c.Engine.Close()
+	}
+}

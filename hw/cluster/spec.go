@@ -26,6 +26,7 @@ type Spec struct {
 	Node     net.NodeSpec     `toml:"node"`
 	Network  net.NetworkSpec  `toml:"network"`
 	PCIe     pcie.Spec        `toml:"pcie"`
+	SoC      pcie.SoCSpec     `toml:"soc"`
 	CPU      cpu.Spec         `toml:"cpu"`
 	GPU      gpu.Spec         `toml:"gpu"`
 	NIC      nic.Spec         `toml:"nic"`
@@ -38,7 +39,7 @@ type Spec struct {
 // Validate reports every invalid field of every component.
 func (s Spec) Validate() error {
 	return errors.Join(s.Link.Validate(), s.Switch.Validate(), s.Topology.Validate(), s.Node.Validate(), s.validateRails(), s.Network.Validate(),
-		s.PCIe.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate(), s.Spin.Validate(),
+		s.PCIe.Validate(), s.SoC.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate(), s.Spin.Validate(),
 		s.L2.Validate(), s.CP.Validate(), s.Caps.Validate())
 }
 
@@ -65,6 +66,9 @@ func GPUTN() Spec {
 		Network:  net.NetworkSpec{Model: net.ModelPacket},
 		PCIe: pcie.Spec{Latency: 250 * sim.Nanosecond, Overhead: 10 * sim.Nanosecond, Gap: 4 * sim.Nanosecond,
 			Bandwidth: pcieGen4x16, MPS: 256, MaxReadReq: 512, P2PReadPenalty: 1},
+		// The APU's NIC hangs on the coherent system directory (the
+		// dissertation's §3.1); pcie.DefaultSoC names each value's source.
+		SoC: pcie.DefaultSoC(),
 		CPU: cpu.Spec{Cores: 8, Freq: 4e9, IPC: 2.0, Width: 8, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,
 			DRAMBandwidth: ddrRate(8, 2133), CacheHit: 500 * sim.Picosecond,
 			ComputeModel: cpu.ModelMLP, L1DMisses: 4, L2Misses: 20, LineSize: 64, PrefetchDepth: 16,
@@ -73,7 +77,7 @@ func GPUTN() Spec {
 		GPU: gpu.Spec{Mode: "apu", CUs: 24, SIMDs: 4, WavesPerSIMD: 40, WaveSize: 64, Freq: 1.5e9,
 			LDSPerCU: 64 * unit.KiB, MaxWGSize: 1024, Launch: 1500 * sim.Nanosecond, Teardown: 1500 * sim.Nanosecond,
 			DispatchCycles: 100, L1Lines: 512, L1Cycles: 12, L2Cycles: 100, L1InvCycles: 16, L2InvCycles: 500,
-			MemLatency: 80 * sim.Nanosecond, MemBandwidth: ddrRate(8, 2133), ScalarCycles: 4},
+			MemLatency: 80 * sim.Nanosecond, MemBandwidth: ddrRate(8, 2133), ScalarCycles: 4, L2PortBytes: 64, WaitPoll: 100 * sim.Nanosecond},
 		NIC: nic.Spec{CmdLatency: 100 * sim.Nanosecond, CmdSize: 64, MatchCost: 5 * sim.Nanosecond,
 			TrigEvalCost: 10 * sim.Nanosecond, EventSize: 64, EQSize: 1024, TrigFIFODepth: 256,
 			TrigPop: 2 * sim.Nanosecond, TrigMaxEntries: 16, TrigLookup: "assoc",
@@ -88,11 +92,12 @@ func GPUTN() Spec {
 	}
 }
 
-// XTQ returns preset xtq (dissertation Table 4.1): 8 cores at 3 GHz, DDR3-1600,
-// 24 CUs at 1 GHz, and the optimistic launch model (no fixed overheads).
+// XTQ returns preset xtq (dissertation Table 4.1): 8 4-wide cores at 3 GHz,
+// DDR3-1600, 24 CUs at 1 GHz, and the optimistic launch model (no fixed
+// overheads).
 func XTQ() Spec {
 	s := GPUTN()
-	s.CPU.Freq, s.CPU.IPC, s.CPU.DRAMBandwidth = 3e9, 1.5, ddrRate(8, 1600)
+	s.CPU.Freq, s.CPU.IPC, s.CPU.Width, s.CPU.DRAMBandwidth = 3e9, 1.5, 4, ddrRate(8, 1600)
 	s.GPU.Freq, s.GPU.MemBandwidth = 1e9, ddrRate(8, 1600)
 	s.GPU.Launch, s.GPU.Teardown = 0, 0
 	return s
@@ -104,6 +109,14 @@ func CompNet() Spec {
 	s := GPUTN()
 	s.CPU.Cores, s.CPU.DRAMBandwidth = 16, ddrRate(8, 2400)
 	s.GPU.CUs, s.GPU.MemBandwidth, s.GPU.Mode = 12, ddrRate(8, 2400), "dgpu"
+	// 10 wavefronts per SIMD (40 per CU), not the table's 40: the
+	// dissertation's 480 simultaneous 64-item work-groups "fully saturate
+	// the 12 CU system" (§5.4.2), 480 / (12 × 4) = 10, gem5's GCN3 default
+	// (--wfs-per-simd 10).
+	s.GPU.WavesPerSIMD = 10
+	// The ComP-Net paper's §5.1: the NIC reaches queues and data through
+	// PCIe in every design, GHN_APU included.
+	s.SoC.NICAttach = pcie.AttachPCIe
 	return s
 }
 
@@ -133,6 +146,7 @@ func Spin() Spec {
 	s := GPUTN()
 	s.Link.Bandwidth = unit.Rate(200e9 / 8)
 	s.PCIe.Bandwidth, s.PCIe.Gap = pcieGen4x32, 2*sim.Nanosecond
+	s.SoC.NICAttach = pcie.AttachPCIe // a PCIe Gen4 x32 NIC (the sPIN paper's set-up)
 	s.CPU.Cores, s.CPU.Freq = 4, 3.4e9
 	// The documents' measurement host (an Intel i7-4770, Haswell): dual
 	// channel DDR3-1600 (Intel ARK), 36 cycles + 57 ns to DRAM (7-cpu.com's
@@ -175,10 +189,30 @@ func GPURDMA() Spec {
 	s := GPUTN()
 	s.Link.Bandwidth = unit.Rate(56e9 / 8)
 	s.PCIe.Bandwidth, s.PCIe.P2PReadPenalty = pcieGen3x16, 1
+	s.SoC.NICAttach = pcie.AttachPCIe // a Connect-IB HCA behind a PLX switch
 	s.GPU.Mode, s.GPU.CUs, s.GPU.WaveSize, s.GPU.WavesPerSIMD = "dgpu", 15, 32, 16
 	s.GPU.Freq, s.GPU.MemBandwidth, s.GPU.MemLatency = 745e6, unit.Rate(288e9), 400*sim.Nanosecond
 	s.GPU.LDSPerCU, s.GPU.L1Lines = 48*unit.KiB, 256
+	hcaPipeline(&s, 320*sim.Nanosecond)
+	dgpuLaunch(&s)
 	return s
+}
+
+// dgpuLaunch sets the discrete GPUs' launch and teardown (PresetSource
+// gives the sources): 3 µs to launch an empty kernel, 6 µs from its end
+// to the host seeing it, 9 µs per synchronized kernel.
+func dgpuLaunch(s *Spec) {
+	s.GPU.Launch, s.GPU.Teardown = 3*sim.Microsecond, 6*sim.Microsecond
+}
+
+// hcaPipeline sets the bounds of the FDR HCA's pipeline (Connect-IB on
+// preset gpurdma, the same generation on gio; docs/gnn.md): 16 WQEs in
+// flight per QP, tag-limited DMA reads, and the extra completion latency
+// of a peer-to-peer read of GPU memory.
+func hcaPipeline(s *Spec, p2p sim.Time) {
+	s.NIC.VerbsQPInflight = 16
+	s.NIC.ReadTags = 10
+	s.PCIe.P2PReadLatency = p2p
 }
 
 // GIO returns preset gio (hardware.md §7): up to 4 nodes of one x86 host
@@ -188,8 +222,11 @@ func GIO() Spec {
 	s := GPUTN()
 	s.Link.Bandwidth = unit.Rate(56e9 / 8)
 	s.PCIe.Bandwidth = pcieGen3x16
+	s.SoC.NICAttach = pcie.AttachPCIe // an InfiniBand HCA on PCIe Gen3 x16
 	s.GPU.Mode, s.GPU.CUs, s.GPU.MemBandwidth = "dgpu", 64, unit.Rate(484e9)
 	s.L2.Size = 4 * unit.MiB // §7 [DEFAULT] MI-25 L2: its reuse decides the L2-off cost of §5.3
+	hcaPipeline(&s, 0)
+	dgpuLaunch(&s)
 	return s
 }
 
@@ -216,6 +253,31 @@ func Preset(name string) (Spec, error) {
 		return Spec{}, fmt.Errorf("unknown preset %q: must be one of %s", name, strings.Join(PresetNames(), ", "))
 	}
 	return f(), nil
+}
+
+// docPresetSources lists, for the source documents' presets, the
+// parameters whose source differs from their field's tag. The dGPU presets' launch costs are not in their
+// papers (the GPU-TN table's APU values are documented only for that
+// machine), so they are [DEFAULT] values from external measurements.
+var docPresetSources = map[string]map[string]Source{
+	"gpurdma": {
+		"gpu.launch": {"DEFAULT", "Kepler-class empty-kernel launch: about 3 µs per asynchronous launch " +
+			"(M. Boyer, \"CUDA Kernel Overhead\", University of Virginia: ~334 000 empty kernels/s)"},
+		"gpu.teardown": {"DEFAULT", "empty kernel's completion to the host seeing it: a synchronized empty kernel costs about three " +
+			"asynchronous ones in the same measurement (M. Boyer, \"CUDA Kernel Overhead\"), launch + teardown = 9 µs"},
+		"pcie.p2p_read_latency": {"DEFAULT", "a BAR read of GPU memory is served from GDDR5 (gpu.mem_latency 400 ns) instead of host DRAM (80 ns)"},
+		"nic.read_tags":         {"DEFAULT", "fitted to the GPUrdma paper's naive peak bandwidth (Fig 3, 1 MB); no public value for the HCA's outstanding DMA reads"},
+		"nic.verbs_qp_inflight": {"DEFAULT", "per-QP outstanding requests of a Connect-IB (max_qp_rd_atom = 16 in ibv_devinfo)"},
+	},
+	"gio": {
+		"gpu.launch": {"DEFAULT", "ROCm-era Vega10 hipLaunchKernel of an empty kernel: no verified public measurement; " +
+			"set to the order of a discrete GPU's driver launch (M. Boyer, \"CUDA Kernel Overhead\": ~3 µs) plus dispatch; sweep it (docs/gnn.md)"},
+		"gpu.teardown": {"DEFAULT", "empty kernel's completion to hipStreamSynchronize returning: the order of a synchronized " +
+			"empty kernel on a discrete GPU (M. Boyer, \"CUDA Kernel Overhead\"); sweep it (docs/gnn.md)"},
+		"pcie.p2p_read_latency": {"DEFAULT", "0: a BAR read of GPU memory is served from HBM, whose latency the preset sets equal to host DRAM's (gpu.mem_latency = cpu.dram_latency = 80 ns)"},
+		"nic.read_tags":         {"DEFAULT", "the FDR HCA's value of preset gpurdma"},
+		"nic.verbs_qp_inflight": {"DEFAULT", "the FDR HCA's value of preset gpurdma"},
+	},
 }
 
 // validateRails refuses a rail-optimised fat tree whose rail count is not

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/gpunetsim/gpunetsim/hw/net"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -59,6 +60,7 @@ func H100CX7() Spec {
 	s.Switch.Latency = 200 * sim.Nanosecond
 	s.Topology.Kind, s.Topology.Rails, s.Topology.LeafSize = "railfattree", 8, 32
 	s.PCIe.Bandwidth = pcieGen5x16
+	s.SoC.NICAttach = pcie.AttachPCIe // a ConnectX-7 card on PCIe Gen5
 	s.CPU.Cores, s.CPU.Freq, s.CPU.DRAMBandwidth = 112, 2.0e9, ddrRate(16, 4800)
 	s.GPU.Mode, s.GPU.CUs, s.GPU.SIMDs, s.GPU.WaveSize, s.GPU.WavesPerSIMD = "dgpu", 132, 4, 32, 16
 	s.GPU.Freq, s.GPU.MemBandwidth, s.GPU.MemLatency = 1.98e9, unit.Rate(3.35e12), 500*sim.Nanosecond
@@ -80,6 +82,7 @@ func MI300ASS11() Spec {
 	s.Switch.Latency = 350 * sim.Nanosecond
 	s.Topology.Kind = "dragonfly"
 	s.PCIe.Bandwidth = pcieGen5x16
+	s.SoC.NICAttach = pcie.AttachPCIe // a Cassini NIC on PCIe Gen5, not on the APU's fabric
 	s.CPU.Cores, s.CPU.Freq, s.CPU.DRAMBandwidth = 96, 3.7e9, unit.Rate(4*5.3e12)
 	s.GPU.Mode, s.GPU.CUs, s.GPU.Freq = "apu", 228, 2.1e9
 	s.GPU.MemBandwidth, s.GPU.MemLatency = unit.Rate(5.3e12), 500*sim.Nanosecond
@@ -124,9 +127,13 @@ func GH200CX7() Spec {
 func PresentDay() []string { return []string{"gh200", "gh200-cx7", "h100-cx7", "mi300a-ss11"} }
 
 // PresetSources returns where each value of a present-day preset comes
-// from, by parameter name; nil for the source documents' presets (their
-// sources are the parameters' own tags).
+// from, by parameter name; for the source documents' presets only the
+// values whose source differs from the parameter's own tag (the dGPU
+// presets' launch costs and HCA pipeline, docPresetSources), nil when none.
 func PresetSources(preset string) map[string]Source {
+	if m, ok := docPresetSources[preset]; ok {
+		return m
+	}
 	spec := func(ref string) Source { return Source{"SPEC", ref} }
 	h100 := "NVIDIA H100 Tensor Core GPU datasheet"
 	cx7 := "NVIDIA ConnectX-7 product brief"
@@ -137,6 +144,7 @@ func PresetSources(preset string) map[string]Source {
 	alps := "CSCS Alps hardware documentation"
 	common := map[string]Source{
 		"pcie.bandwidth":      spec("PCI-SIG PCIe 5.0: 32 GT/s × 16 lanes, 128b/130b, TLP efficiency at 256 B MPS"),
+		"soc.nic_attach":      spec("ConnectX-7 and Slingshot-11 Cassini are PCIe Gen5 x16 cards"),
 		"gpu.launch":          noSource,
 		"gpu.teardown":        noSource,
 		"gpu.mem_latency":     noSource,

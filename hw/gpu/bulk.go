@@ -49,17 +49,24 @@ func (b *bulkLines) line(g *GPU, l mem.Addr) {
 	}
 }
 
-// done is when the access completes if issued at now: the memory
-// server's time for the missing lines, and the latency of the slowest
-// class touched (memory when any line missed, else the L2 hit).
-func (b *bulkLines) done(g *GPU, now sim.Time) sim.Time {
+// done is when the access of work-group w completes if issued at now:
+// the memory server's time for the missing lines, the CU's L1–L2 path
+// for every line (hits and misses alike cross it), and the latency of
+// the slowest class touched (memory when any line missed, else the L2
+// hit).
+func (b *bulkLines) done(w *WG, now sim.Time) sim.Time {
+	g := w.g
 	if b.hits+b.misses == 0 {
 		return now
 	}
-	if b.misses == 0 {
-		return now + g.spec.Cycles(g.spec.L2Cycles)
+	port := now
+	if p := w.cu.port; p != nil {
+		port = p.Reserve(now, (b.hits+b.misses)*mem.LineSize)
 	}
-	return max(g.dram.Reserve(now, b.misses*mem.LineSize), now+g.spec.MemLatency)
+	if b.misses == 0 {
+		return max(port, now+g.spec.Cycles(g.spec.L2Cycles))
+	}
+	return max(g.dram.Reserve(now, b.misses*mem.LineSize), now+g.spec.MemLatency, port)
 }
 
 // StreamLines moves n bytes of bulk array traffic at [a, a+n): every line
@@ -75,7 +82,7 @@ func (w *WG) StreamLines(a mem.Addr, n uint64) {
 	for l := mem.Line(a); l < a+mem.Addr(n); l += mem.LineSize {
 		b.line(w.g, l)
 	}
-	w.SleepUntil(b.done(w.g, w.Now()))
+	w.SleepUntil(b.done(w, w.Now()))
 }
 
 // Range is a bulk byte range [Addr, Addr+Bytes).
@@ -95,7 +102,7 @@ func (w *WG) StreamRanges(rs ...Range) {
 			b.line(w.g, l)
 		}
 	}
-	w.SleepUntil(b.done(w.g, w.Now()))
+	w.SleepUntil(b.done(w, w.Now()))
 }
 
 // LoadLanes is one vector gather of a wavefront: lane i reads the 8-byte
@@ -120,7 +127,7 @@ func (w *WG) LoadLanes(addrs []mem.Addr, out []uint64) {
 			b.line(w.g, l)
 		}
 	}
-	w.SleepUntil(max(b.done(w.g, w.Now()), w.Now()+w.g.spec.Cycles(w.g.spec.L1Cycles)))
+	w.SleepUntil(max(b.done(w, w.Now()), w.Now()+w.g.spec.Cycles(w.g.spec.L1Cycles)))
 }
 
 // peek returns the word a plain load of a would return now, filling the

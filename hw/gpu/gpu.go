@@ -63,6 +63,7 @@ type computeUnit struct {
 	waves    int
 	lds      unit.Bytes
 	l1       *cache
+	port     *mem.Server // the L1–L2 path of bulk accesses (nil: unlimited)
 }
 
 // New returns a GPU using node memory m and the node's memory server dram.
@@ -70,7 +71,11 @@ type computeUnit struct {
 func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server) *GPU {
 	g := &GPU{e: e, name: name, spec: spec, mem: m, dram: dram, dispatchDelay: spec.Cycles(spec.DispatchCycles)}
 	for i := range spec.CUs {
-		g.cus = append(g.cus, &computeUnit{id: i, simdFree: make([]sim.Time, spec.SIMDs), l1: newCache(spec.L1Lines)})
+		cu := &computeUnit{id: i, simdFree: make([]sim.Time, spec.SIMDs), l1: newCache(spec.L1Lines)}
+		if spec.L2PortBytes > 0 {
+			cu.port = mem.NewServer(float64(spec.L2PortBytes) * float64(spec.Freq))
+		}
+		g.cus = append(g.cus, cu)
 	}
 	if spec.Mode == "dgpu" {
 		g.l2 = newCache(1 << 30) // capacity is not the point; staleness is

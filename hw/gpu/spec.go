@@ -10,26 +10,33 @@ import (
 
 // Spec describes one GPU (hardware.md §1.2, §5, §10).
 type Spec struct {
-	Mode            string     `toml:"mode" doc:"memory mode: apu (shared coherent memory, write-through L2) or dgpu (separate memory, write-back L2)" src:"DOC"`
-	CUs             int        `toml:"cus" doc:"compute units" src:"DOC"`
-	SIMDs           int        `toml:"simds_per_cu" doc:"SIMD-16 units per CU" src:"DOC"`
-	WavesPerSIMD    int        `toml:"waves_per_simd" doc:"resident wavefronts per SIMD" src:"DEFAULT"`
-	WaveSize        int        `toml:"wave_size" doc:"work-items per wavefront" src:"DOC"`
-	Freq            unit.Freq  `toml:"freq" doc:"GPU clock" src:"DOC"`
-	LDSPerCU        unit.Bytes `toml:"lds_per_cu" doc:"LDS scratchpad per CU" src:"DEFAULT"`
-	MaxWGSize       int        `toml:"max_wg_size" doc:"maximum work-items per work-group" src:"DEFAULT"`
-	Launch          sim.Time   `toml:"launch" doc:"fixed kernel launch overhead" src:"DOC"`
-	Teardown        sim.Time   `toml:"teardown" doc:"fixed kernel teardown overhead" src:"DOC"`
-	DispatchCycles  int        `toml:"dispatch_cycles" doc:"dispatcher cost per work-group" src:"DEFAULT"`
-	L1Lines         int        `toml:"l1_lines" doc:"vector L1 capacity in 64 B lines (32 kB)" src:"DOC"`
-	L1Cycles        int        `toml:"l1_cycles" doc:"vector L1 hit latency" src:"DOC"`
-	L2Cycles        int        `toml:"l2_cycles" doc:"L2 hit latency" src:"DOC"`
-	L1InvCycles     int        `toml:"l1_invalidate_cycles" doc:"cost of an L1 invalidate" src:"DEFAULT"`
-	L2InvCycles     int        `toml:"l2_invalidate_cycles" doc:"dGPU: base cost of invalidating NIC-shared L2 lines (+1 cycle per line)" src:"DEFAULT"`
-	MemLatency      sim.Time   `toml:"mem_latency" doc:"GPU access to memory past the L2" src:"DEFAULT"`
-	MemBandwidth    unit.Rate  `toml:"mem_bandwidth" doc:"memory bandwidth shared by the CUs (APU: the system DRAM)" src:"DEFAULT"`
-	ScalarCycles    int        `toml:"scalar_cycles" doc:"GPU cycles per serial scalar instruction" src:"DEFAULT"`
-	CooperativeOnly bool       `toml:"cooperative" doc:"reject kernels whose work-groups cannot all be resident at once" src:"DEFAULT"`
+	Mode           string     `toml:"mode" doc:"memory mode: apu (shared coherent memory, write-through L2) or dgpu (separate memory, write-back L2)" src:"DOC"`
+	CUs            int        `toml:"cus" doc:"compute units" src:"DOC"`
+	SIMDs          int        `toml:"simds_per_cu" doc:"SIMD-16 units per CU" src:"DOC"`
+	WavesPerSIMD   int        `toml:"waves_per_simd" doc:"resident wavefronts per SIMD" src:"DEFAULT"`
+	WaveSize       int        `toml:"wave_size" doc:"work-items per wavefront" src:"DOC"`
+	Freq           unit.Freq  `toml:"freq" doc:"GPU clock" src:"DOC"`
+	LDSPerCU       unit.Bytes `toml:"lds_per_cu" doc:"LDS scratchpad per CU" src:"DEFAULT"`
+	MaxWGSize      int        `toml:"max_wg_size" doc:"maximum work-items per work-group" src:"DEFAULT"`
+	Launch         sim.Time   `toml:"launch" doc:"fixed kernel launch overhead" src:"DOC"`
+	Teardown       sim.Time   `toml:"teardown" doc:"fixed kernel teardown overhead" src:"DOC"`
+	DispatchCycles int        `toml:"dispatch_cycles" doc:"dispatcher cost per work-group" src:"DEFAULT"`
+	L1Lines        int        `toml:"l1_lines" doc:"vector L1 capacity in 64 B lines (32 kB)" src:"DOC"`
+	L1Cycles       int        `toml:"l1_cycles" doc:"vector L1 hit latency" src:"DOC"`
+	L2Cycles       int        `toml:"l2_cycles" doc:"L2 hit latency" src:"DOC"`
+	L1InvCycles    int        `toml:"l1_invalidate_cycles" doc:"cost of an L1 invalidate" src:"DEFAULT"`
+	L2InvCycles    int        `toml:"l2_invalidate_cycles" doc:"dGPU: base cost of invalidating NIC-shared L2 lines (+1 cycle per line)" src:"DEFAULT"`
+	MemLatency     sim.Time   `toml:"mem_latency" doc:"GPU access to memory past the L2" src:"DEFAULT"`
+	MemBandwidth   unit.Rate  `toml:"mem_bandwidth" doc:"memory bandwidth shared by the CUs (APU: the system DRAM)" src:"DEFAULT"`
+	ScalarCycles   int        `toml:"scalar_cycles" doc:"GPU cycles per serial scalar instruction" src:"DEFAULT"`
+	// L2PortBytes is the CU↔L2 path of bulk accesses; 0 leaves it
+	// unlimited (only memory bandwidth and latency count).
+	L2PortBytes     int  `toml:"l2_port_bytes" doc:"bytes per GPU cycle one CU's vector L1 moves to or from the L2 in bulk accesses (StreamLines, gathers): the GCN L1–L2 path, 64 B/clk per CU (AMD GCN architecture whitepaper; the documents give none); 0 = unlimited" src:"DEFAULT"`
+	CooperativeOnly bool `toml:"cooperative" doc:"reject kernels whose work-groups cannot all be resident at once" src:"DEFAULT"`
+	// WaitPoll is the command processor's re-read period of a GDS
+	// wait-value word: the documents say the CP waits on a value between
+	// kernels but not how often it looks (a firmware choice).
+	WaitPoll sim.Time `toml:"cp_wait_poll" doc:"GDS: how often the command processor re-reads the word of a stream wait-value operation; a change is seen at the next re-read, one memory latency later (100ns: a choice, the documents give no period)" src:"DEFAULT"`
 }
 
 // Validate reports every invalid field.
@@ -62,6 +69,9 @@ func (s Spec) Validate() error {
 			errs = append(errs, fmt.Errorf("%s = %d: must be ≥ 0", p.name, p.v))
 		}
 	}
+	if s.L2PortBytes < 0 || s.L2PortBytes > 1<<16 {
+		errs = append(errs, fmt.Errorf("gpu.l2_port_bytes = %d: must be in [0, 65536] (0 = unlimited)", s.L2PortBytes))
+	}
 	if s.Freq <= 0 {
 		errs = append(errs, fmt.Errorf("gpu.freq = %v: must be > 0", s.Freq))
 	}
@@ -70,6 +80,9 @@ func (s Spec) Validate() error {
 	}
 	if s.Launch < 0 || s.Teardown < 0 || s.MemLatency < 0 {
 		errs = append(errs, fmt.Errorf("gpu.launch/teardown/mem_latency = %v/%v/%v: must be ≥ 0", s.Launch, s.Teardown, s.MemLatency))
+	}
+	if s.WaitPoll <= 0 || s.WaitPoll > sim.Millisecond {
+		errs = append(errs, fmt.Errorf("gpu.cp_wait_poll = %v: must be in (0, 1ms]", s.WaitPoll))
 	}
 	if s.LDSPerCU < 0 {
 		errs = append(errs, fmt.Errorf("gpu.lds_per_cu = %v: must be ≥ 0", s.LDSPerCU))

@@ -35,7 +35,7 @@ type TopologySpec struct {
 	NodesPerRouter  int    `toml:"nodes_per_router" doc:"dragonfly: endpoints per switch (p)" src:"DEFAULT"`
 	RoutersPerGroup int    `toml:"routers_per_group" doc:"dragonfly: switches per group, all-to-all by local links (a)" src:"DEFAULT"`
 	GlobalPerRouter int    `toml:"global_per_router" doc:"dragonfly: global links per switch (h); every pair of groups is joined by at least one" src:"DEFAULT"`
-	Radix           int    `toml:"radix" doc:"dragonfly: ports per switch; p + (a-1) + h must fit (Slingshot Rosetta: 64)" src:"DOC"`
+	Radix           int    `toml:"radix" doc:"dragonfly: ports per switch; p + (a-1) + h must fit (Slingshot Rosetta: 64)" src:"DEFAULT"`
 	Routing         string `toml:"routing" doc:"dragonfly: minimal (local-global-local at most), valiant (through a random intermediate group) or ugal (minimal unless its first global port's queue, times its hops, exceeds the valiant path's)" src:"DEFAULT"`
 }
 

@@ -57,6 +57,9 @@ type NIC struct {
 	trigFree sim.Time // triggered-op evaluation unit busy until
 	trigSeq  uint64
 	dmaOut   int // outstanding DMA requests
+	// tagFree holds, for each of Spec.ReadTags read tags, when it is free
+	// again (a min-heap); empty when reads are unbounded.
+	tagFree []sim.Time
 
 	rxStalled bool      // a sPIN context refused a packet (packet buffer full)
 	rxHeld    []*Packet // packets waiting behind the refused one, in arrival order
@@ -153,9 +156,56 @@ func (n *NIC) dmaRead(a mem.Addr, l uint64) (done sim.Time, k int) {
 		return now, 0
 	}
 	p2p := n.mem.PoolOf(a) == mem.GPU
-	done, k = n.link.ReadSplit(pcieUp, now, unit.Bytes(l), n.link.Spec().MaxReadReq, p2p)
+	if n.spec.ReadTags > 0 {
+		done, k = n.readTagged(now, l, p2p)
+	} else {
+		done, k = n.link.ReadSplit(pcieUp, now, unit.Bytes(l), n.link.Spec().MaxReadReq, p2p)
+	}
 	n.dmaBegin(k)
 	return done, k
+}
+
+// readTagged issues the read of l bytes as maximum-read-request pieces,
+// each when one of the NIC's ReadTags tags is free (in request order: the
+// DMA engine's queue), and returns when the last data has arrived. A tag
+// is busy from its request's issue to its completion, so the read rate is
+// at most tags × request size / round trip: the bound that makes reads of
+// GPU memory, whose round trip is longer, slower than the link.
+func (n *NIC) readTagged(now sim.Time, l uint64, p2p bool) (done sim.Time, k int) {
+	if len(n.tagFree) != n.spec.ReadTags {
+		n.tagFree = make([]sim.Time, n.spec.ReadTags)
+	}
+	maxReq := uint64(n.link.Spec().MaxReadReq)
+	done = now
+	for off := uint64(0); off < l; off += maxReq {
+		c := min(maxReq, l-off)
+		t := max(now, n.tagFree[0])
+		d := n.link.ReadRequest(pcieUp, t, unit.Bytes(c), p2p)
+		n.tagFree[0] = d
+		siftDownTimes(n.tagFree)
+		done = max(done, d)
+		k++
+	}
+	return done, k
+}
+
+// siftDownTimes restores the min-heap order of h after h[0] grew.
+func siftDownTimes(h []sim.Time) {
+	i := 0
+	for {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && h[l] < h[m] {
+			m = l
+		}
+		if r < len(h) && h[r] < h[m] {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // dmaWrite issues a posted DMA write of l bytes now and calls fn when it is

@@ -17,6 +17,28 @@ type CT struct {
 	failure uint64
 	sig     sim.Signal
 	armed   []armedOp // sorted by (threshold, seq)
+	mirror  mem.Addr  // where the NIC writes the counts back (0: nowhere)
+}
+
+// Mirror makes the NIC write the counting event back to memory at a (16
+// bytes: success, then failure) with a posted DMA write at every change,
+// as Portals implementations keep counting events where the library
+// reads them with an ordinary load (PtlCTGet) instead of a read across
+// PCIe. The writes become visible in order.
+func (c *CT) Mirror(a mem.Addr) {
+	c.mirror = a
+	c.writeBack()
+}
+
+func (c *CT) writeBack() {
+	if c.mirror == 0 || c.n == nil {
+		return
+	}
+	n, a, succ, fail := c.n, c.mirror, c.success, c.failure
+	n.dmaWrite(16, func() {
+		n.mem.Store64(a, succ)
+		n.mem.Store64(a+8, fail)
+	})
 }
 
 type armedOp struct {
@@ -59,6 +81,7 @@ func (c *CT) Wait(p *sim.Proc, test uint64) (success, failure uint64) {
 func (c *CT) Inc(v uint64) {
 	c.success += v
 	c.sig.Notify()
+	c.writeBack()
 	if c.n != nil {
 		c.n.checkTriggered(c)
 	}
@@ -68,6 +91,7 @@ func (c *CT) Inc(v uint64) {
 func (c *CT) Set(v uint64) {
 	c.success = v
 	c.sig.Notify()
+	c.writeBack()
 	if c.n != nil {
 		c.n.checkTriggered(c)
 	}
@@ -78,6 +102,7 @@ func (c *CT) Set(v uint64) {
 func (c *CT) IncFailure(v uint64) {
 	c.failure += v
 	c.sig.Notify()
+	c.writeBack()
 }
 
 func (c *CT) count(bytes bool, mlength uint64, fail FailType) {

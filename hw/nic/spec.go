@@ -26,6 +26,14 @@ type Spec struct {
 	VerbsMaxSGE    int        `toml:"verbs_max_sge" doc:"verbs: scatter/gather entries per work request (a longer list completes with a local length error)" src:"DEFAULT"`
 	VerbsRNRRetry  int        `toml:"verbs_rnr_retry" doc:"verbs: retries of a send or write-with-immediate after an RNR NAK (no receive WQE posted); 7 retries forever, as in InfiniBand" src:"DEFAULT"`
 	VerbsRNRTimer  sim.Time   `toml:"verbs_rnr_timer" doc:"verbs: minimum RNR NAK timer, the requester's wait before a retry (InfiniBand encoding 1: 0.01 ms)" src:"DEFAULT"`
+	// The HCA pipeline's bounds (gpu-networking.md §2.1): how many WQEs
+	// of one QP may be in flight, and how many DMA read requests the NIC
+	// may have outstanding on PCIe at once. 0 leaves a stage unbounded
+	// (the presets without an HCA of their own); preset gpurdma and gio
+	// set them.
+	VerbsQPInflight int  `toml:"verbs_qp_inflight" doc:"verbs: WQEs of one QP in flight, started and not yet acknowledged (0 = unbounded; gpurdma/gio 16: the per-QP outstanding-request depth, max_qp_rd_atom = 16 as ibv_devinfo reports for Connect-IB/ConnectX)" src:"DEFAULT"`
+	ReadTags        int  `toml:"read_tags" doc:"DMA read requests (WQE fetches, payload reads) outstanding on PCIe at once; a request waits for a free tag (0 = unbounded; gpurdma/gio: see docs/gnn.md)" src:"DEFAULT"`
+	VerbsBlueFlame  bool `toml:"verbs_blueflame" doc:"verbs: a doorbell for exactly one new WQE carries the 64 B WQE in its MMIO write (BlueFlame), so the HCA skips the fetch; off: the HCA always fetches by DMA (the GPUrdma paper does not use it)" src:"DEFAULT"`
 	// XTQ (nic.md §4.3). The spec's default full-queue policy is drop; the
 	// default here is retry, because a dropped task is lost work the
 	// collectives cannot recover, and the issue asks that a full queue
@@ -35,10 +43,10 @@ type Spec struct {
 	XtqTableSize    int      `toml:"xtq_table_size" doc:"XTQ: entries per lookup table (kernels, queues)" src:"DOC"`
 	XtqFullPolicy   string   `toml:"xtq_full_policy" doc:"XTQ: GPU queue full: retry (hold the task on the NIC, re-poll the read index) or drop (fail it)" src:"DEFAULT"`
 	XtqRetry        sim.Time `toml:"xtq_retry" doc:"XTQ: re-poll interval of a held task's queue read index" src:"DEFAULT"`
-	XtqTables       string   `toml:"xtq_tables" doc:"XTQ: where the lookup tables live: nic (on-NIC SRAM, the prototype) or host (host memory behind an on-NIC cache; a miss is a PCIe read)" src:"DOC"`
+	XtqTables       string   `toml:"xtq_tables" doc:"XTQ: where the lookup tables live: nic (on-NIC SRAM, the prototype) or host (host memory behind an on-NIC cache; a miss is a DMA read: over PCIe, or a coherent read on an APU's directory)" src:"DOC"`
 	XtqCacheEntries int      `toml:"xtq_cache_entries" doc:"XTQ, xtq_tables = host: entries of the on-NIC table cache (kernel, function and queue entries share it)" src:"DEFAULT"`
 	XtqCacheWays    int      `toml:"xtq_cache_ways" doc:"XTQ, xtq_tables = host: associativity of the table cache (LRU within a set)" src:"DEFAULT"`
-	XtqHoldDepth    int      `toml:"xtq_hold_depth" doc:"XTQ: tasks the NIC holds at once (command copies from header parse to enqueue); when full, new task headers wait at the ingress" src:"DOC"`
+	XtqHoldDepth    int      `toml:"xtq_hold_depth" doc:"XTQ: tasks the NIC holds at once (command copies from header parse to enqueue); when full, new task headers wait at the ingress (8: a choice, the XTQ chapter gives no depth)" src:"DEFAULT"`
 }
 
 // Validate reports every invalid field.
@@ -82,6 +90,12 @@ func (s Spec) Validate() error {
 	}
 	if s.VerbsRNRTimer < 0 {
 		errs = append(errs, fmt.Errorf("nic.verbs_rnr_timer = %v: must be ≥ 0", s.VerbsRNRTimer))
+	}
+	if s.VerbsQPInflight < 0 || s.VerbsQPInflight > 1<<16 {
+		errs = append(errs, fmt.Errorf("nic.verbs_qp_inflight = %d: must be in [0, 65536] (0 = unbounded)", s.VerbsQPInflight))
+	}
+	if s.ReadTags < 0 || s.ReadTags > 4096 {
+		errs = append(errs, fmt.Errorf("nic.read_tags = %d: must be in [0, 4096] (0 = unbounded)", s.ReadTags))
 	}
 	if s.XtqLookup < 0 || s.XtqRewrite < 0 {
 		errs = append(errs, fmt.Errorf("nic.xtq_lookup/xtq_rewrite = %v/%v: must be ≥ 0", s.XtqLookup, s.XtqRewrite))

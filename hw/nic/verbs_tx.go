@@ -15,11 +15,20 @@ import (
 // schedule queues q for an engine when it has unprocessed WQEs.
 func (n *NIC) schedule(q *QP) {
 	v := n.vs()
-	if !q.queued && !q.active && q.next < q.posted {
+	if !q.queued && !q.active && q.next < q.posted && !n.windowFull(q) {
 		q.queued = true
 		v.runq = append(v.runq, q)
 	}
 	n.dispatch()
+}
+
+// windowFull reports whether q has Spec.VerbsQPInflight WQEs in flight
+// (started and not retired): the QP's next WQE waits for an
+// acknowledgement, so one QP's pipelined rate is at most that many
+// messages per round trip, below the wire for small messages.
+func (n *NIC) windowFull(q *QP) bool {
+	w := n.spec.VerbsQPInflight
+	return w > 0 && q.next-q.retired >= uint64(w)
 }
 
 // dispatch starts queued QPs on free engines.
@@ -193,6 +202,9 @@ func (n *NIC) checkLocal(q *QP, w WQE) WCStatus {
 // failed the QP is in the error state and every later WQE is flushed.
 func (n *NIC) complete(q *QP, idx uint64, w WQE, s WCStatus, bytes uint32) {
 	q.finished[idx] = wqeDone{w: w, status: s, bytes: bytes}
+	if n.spec.VerbsQPInflight > 0 {
+		defer n.schedule(q) // retiring opens the QP's window
+	}
 	for {
 		d, ok := q.finished[q.retired]
 		if !ok {

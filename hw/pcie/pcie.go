@@ -34,6 +34,8 @@ type Link struct {
 	memoN       unit.Bytes
 	memoPenalty float64
 	memoD       sim.Duration
+	// onChip, when set, makes the link a directory attachment (NewOnChip).
+	onChip *onChip
 }
 
 // New returns a link with spec s.
@@ -76,6 +78,9 @@ func (l *Link) serialization(n unit.Bytes, penalty float64) sim.Duration {
 // server); the data is visible at the destination at visible (L later).
 // Posted writes in one direction stay ordered.
 func (l *Link) PostedWrite(d Dir, now sim.Time, n unit.Bytes) (senderFree, visible sim.Time) {
+	if l.onChip != nil {
+		return l.postedOnChip(d, now, n)
+	}
 	t := l.issue(d, now) + l.spec.Overhead
 	senderFree = l.stream(d, t, n, 1)
 	return senderFree, senderFree + l.spec.Latency
@@ -86,13 +91,35 @@ func (l *Link) PostedWrite(d Dir, now sim.Time, n unit.Bytes) (senderFree, visib
 // has arrived: 2L + o + n·G plus queueing. p2p applies the peer-to-peer
 // read penalty (NIC reads of GPU memory).
 func (l *Link) Read(req Dir, now sim.Time, n unit.Bytes, p2p bool) sim.Time {
+	if l.onChip != nil {
+		return l.readOnChip(req, now, n)
+	}
 	t := l.issue(req, now) + l.spec.Overhead + l.spec.Latency
 	penalty := 1.0
 	if p2p {
 		penalty = l.spec.P2PReadPenalty
+		t += l.spec.P2PReadLatency
 	}
 	done := l.stream(1-req, t, n, penalty)
 	return done + l.spec.Latency
+}
+
+// ReadRequest issues one read request of n bytes (at most a maximum read
+// request) at t, which may lie after other transactions the link has
+// already taken: the request of a requester that waited for a free tag.
+// Its header-only TLP does not hold up the request direction (no gap is
+// charged there); its data takes the return direction's byte server.
+// It returns when the data has arrived.
+func (l *Link) ReadRequest(req Dir, t sim.Time, n unit.Bytes, p2p bool) sim.Time {
+	s := &l.sides[req]
+	s.txns++
+	t += l.spec.Overhead + l.spec.Latency
+	penalty := 1.0
+	if p2p {
+		penalty = l.spec.P2PReadPenalty
+		t += l.spec.P2PReadLatency
+	}
+	return l.stream(1-req, t, n, penalty) + l.spec.Latency
 }
 
 // ReadSplit issues a read of n bytes at now as requests of at most maxReq
@@ -105,6 +132,13 @@ func (l *Link) ReadSplit(req Dir, now sim.Time, n, maxReq unit.Bytes, p2p bool) 
 	if n == 0 {
 		return now, 0
 	}
+	if l.onChip != nil {
+		// One coherent access per request, their data streaming back to
+		// back at the memory's rate.
+		k = int((n + maxReq - 1) / maxReq)
+		l.sides[req].txns += uint64(k)
+		return l.stream(1-req, now+l.onChip.access, n, 1), k
+	}
 	penalty := 1.0
 	if p2p {
 		penalty = l.spec.P2PReadPenalty
@@ -112,6 +146,9 @@ func (l *Link) ReadSplit(req Dir, now sim.Time, n, maxReq unit.Bytes, p2p bool) 
 	full := l.serialization(maxReq, penalty)
 	issuer, data := &l.sides[req], &l.sides[1-req]
 	lead := l.spec.Overhead + l.spec.Latency
+	if p2p {
+		lead += l.spec.P2PReadLatency
+	}
 	last, txns, free := issuer.lastIssue, issuer.txns, data.free
 	for off := unit.Bytes(0); off < n; off += maxReq {
 		c, d := maxReq, full

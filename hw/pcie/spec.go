@@ -18,6 +18,7 @@ type Spec struct {
 	MPS            unit.Bytes `toml:"mps" doc:"max payload per transaction" src:"DEFAULT"`
 	MaxReadReq     unit.Bytes `toml:"max_read_request" doc:"reads are split into requests of at most this" src:"DEFAULT"`
 	P2PReadPenalty float64    `toml:"p2p_read_penalty" doc:"multiplies the bandwidth of NIC reads from GPU memory (1 = PLX, 0.5 = Intel-like)" src:"DOC"`
+	P2PReadLatency sim.Time   `toml:"p2p_read_latency" doc:"extra completion latency of a NIC read of GPU memory: the request crosses the switch into the GPU, which serves it through its BAR (0: as a host-memory read)" src:"DEFAULT"`
 }
 
 // Validate reports every invalid field.
@@ -25,6 +26,9 @@ func (s Spec) Validate() error {
 	var errs []error
 	if s.Latency < 0 || s.Overhead < 0 || s.Gap < 0 {
 		errs = append(errs, fmt.Errorf("pcie.latency/overhead/gap = %v/%v/%v: must be ≥ 0", s.Latency, s.Overhead, s.Gap))
+	}
+	if s.P2PReadLatency < 0 || s.P2PReadLatency > sim.Millisecond {
+		errs = append(errs, fmt.Errorf("pcie.p2p_read_latency = %v: must be in [0, 1ms]", s.P2PReadLatency))
 	}
 	if s.Bandwidth <= 0 {
 		errs = append(errs, fmt.Errorf("pcie.bandwidth = %v: must be > 0", s.Bandwidth))

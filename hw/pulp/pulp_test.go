@@ -55,14 +55,14 @@ func TestL2Interleave(t *testing.T) {
 func TestClusterDMA(t *testing.T) {
 	a := newAccel(t)
 	s := pulp.DefaultSpec()
-	// 2 KiB L2 → L1: 256 beats + 4 setup, + 10 (L2) + 1 (L1) latency.
+	// 2 KiB L2 → L1: 256 beats + setup, + 10 (L2) + 1 (L1) latency.
 	want := sim.Time(256+s.DMASetup+s.L2Latency+s.L1Latency) * ns
 	if got := a.Stage(0, 0, 0, 2048); got != want {
 		t.Fatalf("stage of 2 KiB done at %v, want %v", got, want)
 	}
 	// Core 4 is in cluster 0 too (core i in cluster i mod 4): it queues.
-	if got := a.Stage(0, 4, 1<<20, 2048); got != want+260*ns {
-		t.Fatalf("second stage in the same cluster done at %v, want %v", got, want+260*ns)
+	if per := sim.Time(256+s.DMASetup) * ns; a.Stage(0, 4, 1<<20, 2048) != want+per {
+		t.Fatalf("second stage in the same cluster not done at %v", want+per)
 	}
 	// Core 1 is in cluster 1 and address 2 KiB in bank 1: nothing shared.
 	if got := a.Stage(0, 1, 2048, 2048); got != want {
@@ -81,13 +81,14 @@ func TestOutPort(t *testing.T) {
 	for c := range 4 {
 		last = max(last, a.Out(0, c, 4096))
 	}
-	// Each channel: 512 beats + 4 setup; the port: 4 × 128 beats = 512.
-	if last != (516+1)*ns {
-		t.Fatalf("four clusters' 4 KiB out done at %v, want 517ns", last)
+	// Each channel: 512 beats + setup; the port: 4 × 128 beats = 512.
+	setup := sim.Time(pulp.DefaultSpec().DMASetup)
+	if want := (512 + setup + 1) * ns; last != want {
+		t.Fatalf("four clusters' 4 KiB out done at %v, want %v", last, want)
 	}
 	// A fifth transfer from cluster 0 waits for its channel.
-	if got := a.Out(0, 4, 256); got != (516+36+1)*ns {
-		t.Fatalf("fifth transfer done at %v, want 553ns", got)
+	if got, want := a.Out(0, 4, 256), (512+setup+32+setup+1)*ns; got != want {
+		t.Fatalf("fifth transfer done at %v, want %v", got, want)
 	}
 }
 

@@ -22,7 +22,7 @@ type Spec struct {
 	L2Latency    int        `toml:"l2_latency_cycles" doc:"L2 access base latency; queueing at the bank comes on top" src:"DEFAULT"`
 	L2Interleave unit.Bytes `toml:"l2_interleave" doc:"L2 address interleaving granule over the banks (one packet slot)" src:"DEFAULT"`
 	DMAWidth     unit.Bytes `toml:"dma_width" doc:"cluster DMA bytes per cycle in each direction (64 bit)" src:"DOC"`
-	DMASetup     int        `toml:"dma_setup_cycles" doc:"cycles a cluster DMA channel spends per transfer (descriptor decode, address generation)" src:"DEFAULT"`
+	DMASetup     int        `toml:"dma_setup_cycles" doc:"cycles a cluster DMA channel spends per transfer (descriptor programming and decode, address generation); 11 fitted to calibration entry d1-fig9c-pulp-256B" src:"DEFAULT"`
 	DMAQueue     int        `toml:"dma_queue" doc:"outbound transfers a cluster DMA holds at once (issued, source not yet read); a core issuing into a full queue stalls; 0 = unbounded" src:"DEFAULT"`
 	PortWidth    unit.Bytes `toml:"port_width" doc:"bytes per cycle of the network input port and the PCIe output port (256 bit)" src:"DOC"`
 }
@@ -33,12 +33,16 @@ type Spec struct {
 // cluster and direction, 256-bit input and output ports. The [DEFAULT]
 // values: 4-byte L1 bank words (32-bit cores); L2 interleaved over its
 // banks in 2 KiB granules, so consecutive packet slots alternate banks;
-// 4 setup cycles per DMA transfer; 16 outbound transfers queued per
-// cluster DMA (a command FIFO per engine, as in PULP's cluster DMA).
+// 11 setup cycles per DMA transfer, fitted to the calibration entry
+// d1-fig9c-pulp-256B (the sPIN datatype paper's PULP bandwidth test
+// reaches 192 Gbit/s at 256 B blocks: 32 beats of 8 B over 32 + 11
+// cycles), the order of a core programming a transfer's descriptor
+// registers; 16 outbound transfers queued per cluster DMA (a command FIFO
+// per engine, as in PULP's cluster DMA).
 func DefaultSpec() Spec {
 	return Spec{Clusters: 4, Cores: 8, L1Banks: 16, L1BankSize: 64 * unit.KiB, L1Width: 4, L1Latency: 1,
 		L2Banks: 2, L2BankSize: 4 * unit.MiB, L2Width: 32, L2Latency: 10, L2Interleave: 2 * unit.KiB,
-		DMAWidth: 8, DMASetup: 4, DMAQueue: 16, PortWidth: 32}
+		DMAWidth: 8, DMASetup: 11, DMAQueue: 16, PortWidth: 32}
 }
 
 // Validate reports every invalid field.

@@ -22,7 +22,7 @@ type Spec struct {
 	PktBuffer      unit.Bytes `toml:"pkt_buffer" doc:"B_pkt: packet buffer; the inbound engine stalls (back-pressure) when it is full" src:"DEFAULT"`
 	InvokeCycles   int        `toml:"invoke_cycles" doc:"per handler invocation: HER dispatch and argument setup" src:"DEFAULT"`
 	DMAIssueCycles int        `toml:"dma_issue_cycles" doc:"HPU cycles to issue one DMA request" src:"DEFAULT"`
-	TLPHeader      unit.Bytes `toml:"tlp_header" doc:"PCIe per-TLP overhead (header, framing, CRC) charged by the DMA engine on every TLP" src:"DOC"`
+	TLPHeader      unit.Bytes `toml:"tlp_header" doc:"PCIe per-TLP overhead (header, framing, CRC) charged by the DMA engine on every TLP (the sPIN datatypes paper models PCIe packet overheads without giving them; 24 B: the TLP header, sequence number and LCRC of a 4-DW header TLP, a choice)" src:"DEFAULT"`
 	IovecEntries   int        `toml:"iovec_entries" doc:"v: iovec entries the Portals-iovec NIC holds at a time (scatter-gather limit)" src:"DOC"`
 	IovecFetch     sim.Time   `toml:"iovec_fetch" doc:"PCIe read latency to fetch the next v iovec entries" src:"DOC"`
 	IovecEntrySize unit.Bytes `toml:"iovec_entry_size" doc:"bytes per iovec entry (address, length)" src:"DEFAULT"`

@@ -191,7 +191,15 @@ func (d *Device) Stats() Stats { return d.stats }
 // Malloc is the collective symmetric allocation (cpnet_shmalloc): n bytes
 // in GPU memory, registered with the NIC. Every PE must make the same
 // sequence of calls.
-func (d *Device) Malloc(n uint64) (mem.Addr, error) {
+func (d *Device) Malloc(n uint64) (mem.Addr, error) { return d.malloc(n, true) }
+
+// MallocPayload is Malloc for bulk data: in a payload-free run its bytes
+// are not kept (mem.Memory.Alloc), except the lines the caller marks as
+// control words (mem.Memory.MarkControl), so a large array costs neither
+// memory nor the work of computing it. In a functional run it is Malloc.
+func (d *Device) MallocPayload(n uint64) (mem.Addr, error) { return d.malloc(n, false) }
+
+func (d *Device) malloc(n uint64, data bool) (mem.Addr, error) {
 	if n == 0 {
 		return 0, fmt.Errorf("shmem malloc on PE %d: 0 bytes", d.pe)
 	}
@@ -203,7 +211,11 @@ func (d *Device) Malloc(n uint64) (mem.Addr, error) {
 	if idx == len(t.sizes) {
 		t.sizes = append(t.sizes, n)
 	}
-	base := d.heap.mem.AllocData(mem.GPU, n, fmt.Sprintf("shmem.heap[%d]", idx))
+	alloc := d.heap.mem.AllocData
+	if !data {
+		alloc = d.heap.mem.Alloc
+	}
+	base := alloc(mem.GPU, n, fmt.Sprintf("shmem.heap[%d]", idx))
 	d.heap.regions = append(d.heap.regions, region{base: base, size: n})
 	if g := d.rt.node.GPU; g != nil {
 		g.ShareWithNIC(base, n)

@@ -4,18 +4,19 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gpunetsim/gpunetsim/hw/power"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // CoreEnergy is the power profile of one core type (hardware.md §11):
 // E = P_static × T_alive + Σ events × E_event. Energies in nanojoules.
 type CoreEnergy struct {
-	Static float64 `toml:"static_w" doc:"static power while the thread is alive, watts" src:"DEFAULT"`
-	Instr  float64 `toml:"instr_nj" doc:"energy per committed instruction, nJ" src:"DEFAULT"`
-	L1     float64 `toml:"l1_nj" doc:"energy per L1 access, nJ" src:"DEFAULT"`
-	L2     float64 `toml:"l2_nj" doc:"energy per L2/LLC access (CP: GPU L2), nJ" src:"DEFAULT"`
-	DRAM   float64 `toml:"dram_nj" doc:"energy per 64 B memory access past the caches, nJ" src:"DEFAULT"`
-	PCIe   float64 `toml:"pcie_nj" doc:"energy per PCIe transaction the thread issues, nJ" src:"DEFAULT"`
+	Static float64 `toml:"static_w" doc:"static power (logic and SRAM leakage, clock) of a core while a service thread holds it, watts; default derived by the per-structure 22 nm power model (hw/power; the documents publish no watts)" src:"DEFAULT"`
+	Instr  float64 `toml:"instr_nj" doc:"energy per committed instruction (core logic + instruction fetch), nJ; default from the per-structure 22 nm power model" src:"DEFAULT"`
+	L1     float64 `toml:"l1_nj" doc:"energy per L1 D-cache access, nJ; default from the per-structure 22 nm power model" src:"DEFAULT"`
+	L2     float64 `toml:"l2_nj" doc:"energy per L2/LLC access (CP: GPU L2), nJ; default from the per-structure 22 nm power model" src:"DEFAULT"`
+	DRAM   float64 `toml:"dram_nj" doc:"energy per 64 B memory access past the caches, nJ (1.3 nJ per 64 bits, Horowitz ISSCC 2014)" src:"DEFAULT"`
+	PCIe   float64 `toml:"pcie_nj" doc:"energy per PCIe transaction the thread issues, nJ (≈ 5 pJ/bit over a 64 B TLP)" src:"DEFAULT"`
 }
 
 // EnergySpec holds the profiles of the two core types that run service
@@ -25,16 +26,20 @@ type EnergySpec struct {
 	CP   CoreEnergy `toml:"cp"`
 }
 
-// DefaultEnergy returns hardware.md §11's table (host 8-wide OOO at 4 GHz,
-// CP 2-wide at 2 GHz, 22 nm). The table gives no DRAM or PCIe energy;
-// [DEFAULT] 10 nJ per 64 B DRAM access (≈ 20 pJ/bit over 512 bits) and
-// 2.5 nJ per PCIe transaction (≈ 5 pJ/bit over a 64 B TLP) for both.
+// DefaultEnergy returns the profiles of the per-structure power model
+// (package power) for the dissertation's host core and CP core at 22 nm.
+// The documents publish no watt values: these are [DEFAULT]s, derived,
+// not fitted.
 func DefaultEnergy() EnergySpec {
-	return EnergySpec{
-		Host: CoreEnergy{Static: 2.0, Instr: 0.5, L1: 0.05, L2: 0.3, DRAM: 10, PCIe: 2.5},
-		CP:   CoreEnergy{Static: 0.25, Instr: 0.08, L1: 0.02, L2: 0.2, DRAM: 10, PCIe: 2.5},
+	of := func(p power.Profile) CoreEnergy {
+		return CoreEnergy{Static: p.Static, Instr: p.Instr, L1: p.L1, L2: p.L2, DRAM: p.DRAM, PCIe: p.PCIe}
 	}
+	return EnergySpec{Host: of(power.Host().Profile()), CP: of(power.CP().Profile())}
 }
+
+// EnergyModel names the power model of the defaults, for every energy
+// report.
+const EnergyModel = power.Name
 
 // Validate reports every negative coefficient.
 func (s EnergySpec) Validate() error {

@@ -41,6 +41,7 @@ type lib struct {
 type lctx struct {
 	ct     *nic.CT
 	state  mem.Addr // word 0: the mutex; word 1: operations issued
+	mirror mem.Addr // the CT as the NIC writes it back: success, failure
 	issued uint64
 	bounce []mem.Addr // free 8 B words for inline data and AMO operands
 	inUse  []mem.Addr
@@ -60,7 +61,12 @@ func (l *lib) expose(idx int, base mem.Addr, size uint64) {
 func (l *lib) ctx(i int) *lctx {
 	c := l.ctxs[i]
 	if c == nil {
-		c = &lctx{ct: l.nic.NewCT(), state: l.m.AllocData(l.pool, mem.LineSize, fmt.Sprintf("shmem.lib.ctx[%d]", i))}
+		c = &lctx{ct: l.nic.NewCT(), state: l.m.AllocData(l.pool, mem.LineSize, fmt.Sprintf("shmem.lib.ctx[%d]", i)),
+			mirror: l.m.AllocData(l.pool, mem.LineSize, fmt.Sprintf("shmem.lib.ct[%d]", i))}
+		if g := l.b.dev.rt.node.GPU; l.pool == mem.GPU && g != nil {
+			g.ShareWithNIC(c.mirror, mem.LineSize) // a system acquire drops the CP's stale L2 copy
+		}
+		c.ct.Mirror(c.mirror)
 		l.ctxs[i] = c
 	}
 	return c
@@ -186,16 +192,16 @@ func (l *lib) issue(s *service, q *queue, e entry) {
 }
 
 // quiet is shmem_ctx_quiet on context i with n pending entries: check
-// each (ShmemQuiet instructions) and read the context's CT. It reports
+// each (ShmemQuiet instructions) and read the context's CT where the NIC
+// writes it back (library memory: the helper's cache, the CP's L2 after
+// the system acquire quietPending issues first). It reports
 // whether the CT counts every operation issued on the context, and
 // whether any failed; it does not wait.
 func (l *lib) quiet(c consumer, i, n int) (done, failed bool) {
 	c.instr(l.b.sw.ShmemQuiet * n)
 	ctx := l.ctx(i)
 	l.lock(c, ctx.state)
-	c.addPCIe() // CT read
-	c.stall(l.link.Read(pcie.Down, c.proc().Now(), 8, false))
-	succ, fail := ctx.ct.Get()
+	succ, fail := c.ctRead(ctx.mirror)
 	defer l.unlock(c, ctx.state)
 	if succ+fail < ctx.issued {
 		return false, false

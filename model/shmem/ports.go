@@ -109,6 +109,7 @@ type consumer interface {
 	store(a mem.Addr, v uint64) // a queue word (status, read index)
 	local(a mem.Addr, v uint64) // the library's own memory (bounce words)
 	rmw(a mem.Addr, f func(uint64) uint64) uint64
+	ctRead(a mem.Addr) (succ, fail uint64)  // the NIC's write-back of a CT, in library memory
 	releaseSystem()                         // before the doorbell
 	acquireSystem()                         // before reading NIC-written state
 	addPCIe()                               // one PCIe transaction issued
@@ -220,6 +221,13 @@ func (h *hostPort) local(a mem.Addr, v uint64) {
 	h.seen[a] = v
 }
 
+// ctRead reads the CT copy through the helper's coherent cache: a hit
+// while it is unchanged, a miss to memory after the NIC wrote it.
+func (h *hostPort) ctRead(a mem.Addr) (succ, fail uint64) {
+	succ = h.cached(a)
+	return succ, h.m.Load64(a + 8) // same line
+}
+
 func (h *hostPort) rmw(a mem.Addr, f func(uint64) uint64) uint64 {
 	h.n.L1++
 	h.t.Sleep(h.spec.CacheHit)
@@ -271,6 +279,14 @@ func (c *cpPort) poll(a mem.Addr) uint64 {
 		c.t.Acquire()
 	}
 	return c.t.Load64(a)
+}
+
+// ctRead reads the CT copy at the L2 (the caller's system acquire
+// dropped a stale L2 copy; the device acquire here drops the L1's).
+func (c *cpPort) ctRead(a mem.Addr) (succ, fail uint64) {
+	c.t.Acquire()
+	w := c.line(a)
+	return w[0], w[1]
 }
 
 func (c *cpPort) line(a mem.Addr) [8]uint64 {

@@ -78,7 +78,8 @@ func walkUnpack(spec cpu.Spec, cs Costs, plan *Plan, origin, src mem.Addr, now s
 
 // HostPackTime executes the pack of plan's message from the buffer at origin
 // into a packed buffer at dst on spec's core, cold caches, and returns
-// its duration and counters.
+// its duration and counters (with the eventual write-back of the lines
+// it left dirty).
 func HostPackTime(spec cpu.Spec, cs Costs, plan *Plan, origin, dst mem.Addr) (sim.Duration, cpu.WalkStats) {
 	w := cpu.NewWalk(spec, 0, nil)
 	off := mem.Addr(0)
@@ -86,16 +87,21 @@ func HostPackTime(spec cpu.Spec, cs Costs, plan *Plan, origin, dst mem.Addr) (si
 		w.Copy(dst+off, origin+mem.Addr(b.Off), b.Len, cs.HostRegionInstr)
 		off += mem.Addr(b.Len)
 	}
-	return w.End(), w.Stats()
+	d := w.End()
+	w.Flush()
+	return d, w.Stats()
 }
 
 // HostUnpackTime executes the unpack of plan's message on spec's core, cold
 // caches (warm: a second pass after a first one), and returns its
-// duration and counters.
+// duration and counters (cold: with the eventual write-back of the lines
+// it left dirty).
 func HostUnpackTime(spec cpu.Spec, cs Costs, plan *Plan, origin, src mem.Addr, warm bool) (sim.Duration, cpu.WalkStats) {
 	w := walkUnpack(spec, cs, plan, origin, src, 0, nil)
 	if !warm {
-		return w.End(), w.Stats()
+		d := w.End()
+		w.Flush()
+		return d, w.Stats()
 	}
 	t := w.End()
 	w.Warm(t)

@@ -11,10 +11,6 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// WaitPollInterval is how often the CP re-reads the word of a wait-value
-// operation ([DEFAULT] 100 ns, gpu-networking.md §5).
-const WaitPollInterval = 100 * sim.Nanosecond
-
 // Stream is an in-order queue of GPU work owned by one host thread.
 type Stream struct {
 	t   *cpu.Thread
@@ -206,7 +202,7 @@ func (s *Stream) NicTrigger(ids ...nic.DeferredID) {
 }
 
 // WaitValue enqueues a GDS wait: the CP polls the word at a every
-// WaitPollInterval until cond holds, before starting later operations.
+// gpu.cp_wait_poll until cond holds, before starting later operations.
 func (s *Stream) WaitValue(a mem.Addr, what string, cond func(uint64) bool) {
 	s.enqueue(s.sw.AQLBuild, op{kind: opWaitCond, a: a, what: what}, cond)
 }
@@ -215,7 +211,7 @@ func (s *Stream) WaitValue(a mem.Addr, what string, cond func(uint64) bool) {
 // memory latency, then, until cond holds, a re-read at every poll tick.
 func (s *Stream) waitValue(cp *sim.Proc, a mem.Addr, what string, cond func(uint64) bool) {
 	m := s.g.Mem()
-	lat := s.g.Spec().MemLatency
+	lat, poll := s.g.Spec().MemLatency, s.g.Spec().WaitPoll
 	start := cp.Now()
 	cp.Sleep(lat)
 	if cond(m.Load64(a)) {
@@ -223,8 +219,8 @@ func (s *Stream) waitValue(cp *sim.Proc, a mem.Addr, what string, cond func(uint
 	}
 	cp.WaitUntil(m.Watch(a), what, func() bool { return cond(m.Load64(a)) })
 	// The change is seen at the next poll tick.
-	ticks := (cp.Now() - start + WaitPollInterval - 1) / WaitPollInterval
-	cp.SleepUntil(start + ticks*WaitPollInterval + lat)
+	ticks := (cp.Now() - start + poll - 1) / poll
+	cp.SleepUntil(start + ticks*poll + lat)
 }
 
 // Marker enqueues an operation that sets the word at a to v when the

@@ -157,7 +157,14 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 	if fence {
 		wg.Sleep(spec.Fence)
 		wg.Release(gpu.System)
-		wg.SleepUntil(max(wg.Now(), q.hostVis))
+		if q.pool == mem.Host {
+			// Posted writes are never acknowledged: the fence makes the
+			// WQE stores to host memory globally visible with a read
+			// over the same path, whose completion cannot pass them
+			// (PCIe ordering), so it pays one round trip after the
+			// last store is visible.
+			wg.SleepUntil(n0Read(q, max(wg.Now(), q.hostVis)))
+		}
 	}
 	n := q.node
 	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
@@ -168,6 +175,10 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 	q.stats.Doorbells++
 	q.stats.DoorbellTime += wg.Now() - start
 }
+
+// n0Read is the completion time of an 8 B read of host memory by the GPU
+// over its link issued at t.
+func n0Read(q *QP, t sim.Time) sim.Time { return q.node.gpuLink.Read(pcie.Up, t, 8, false) }
 
 // FlushPPB is the GIO device runtime's flush of the PCIe-path cache: a
 // posted MMIO write of its control register over the GPU's link; the
@@ -180,31 +191,76 @@ func (q *QP) FlushPPB(wg *gpu.WG) {
 	wg.SleepUntil(sf)
 }
 
-// load is one poll of CQ memory by a GPU thread: a volatile load (it
-// bypasses the caches) of GPU memory, or a PCIe read of host memory.
-func (c *CQ) load(wg *gpu.WG, a mem.Addr) {
-	if c.pool == mem.GPU {
-		wg.AtomicLoad64(a)
-		return
+// The CQ poll (gpu-networking.md §2.2, §2.5) is a loop of real loads of
+// the CQE slot: from GPU memory a volatile load at the GPU's memory
+// latency, from host memory a non-posted PCIe read, one round trip per
+// iteration. A CQE is seen by the first load that samples the slot after
+// the NIC's write has landed, never at the write itself.
+
+// pollLoad is one poll iteration by a GPU thread: it loads CQE slot k and
+// reports whether the load saw a valid CQE. A GPU-memory load samples
+// memory when it completes (as gpu.WG.AtomicLoad64); a PCIe read samples
+// host memory when the request reaches it, and the thread has the answer
+// a one-way latency later.
+func (c *CQ) pollLoad(wg *gpu.WG, k uint64) bool {
+	c.Loads++
+	if c.node.spec.PollInvalidate {
+		g := wg.GPU().Spec()
+		wg.Sleep(g.Cycles(g.L1InvCycles))
 	}
-	wg.SleepUntil(c.node.gpuLink.Read(pcie.Up, wg.Now(), nic.CQESize, false))
+	if c.pool == mem.GPU {
+		wg.AtomicLoad64(c.nq.SlotAddr(k))
+		_, ok := c.cqeAt(k)
+		return ok
+	}
+	l := c.node.gpuLink
+	done := l.Read(pcie.Up, wg.Now(), nic.CQESize, false)
+	wg.SleepUntil(done - l.Spec().Latency)
+	_, ok := c.cqeAt(k)
+	wg.SleepUntil(done)
+	return ok
+}
+
+// idle advances a GPU-memory poll loop whose last load, ending now, saw
+// no valid CQE in slot k, to the end of the first later load that does:
+// the loop's loads end every memory latency, so that is the first such
+// instant at or after the NIC's write lands. The iterations in between
+// would each load the same invalid slot; they are counted, not simulated
+// one by one (a GPU-memory load is a fixed cost with no shared resource,
+// so the times are exactly those of the loop). A host-memory CQ has no
+// shortcut: every iteration is a real PCIe read. It reports whether the
+// load it ends on saw a valid CQE.
+func (c *CQ) idle(wg *gpu.WG, k uint64, what string) bool {
+	if c.pool != mem.GPU {
+		return c.pollLoad(wg, k)
+	}
+	t1 := wg.Now()
+	if _, ok := c.cqeAt(k); !ok {
+		wg.Wait(c.node.mem.Watch(c.nq.SlotAddr(k)), what)
+	}
+	g := wg.GPU().Spec()
+	per := g.MemLatency
+	if c.node.spec.PollInvalidate {
+		per += g.Cycles(g.L1InvCycles)
+	}
+	n := max(1, (wg.Now()-t1+per-1)/per)
+	wg.SleepUntil(t1 + n*per)
+	c.Loads += uint64(n)
+	_, ok := c.cqeAt(k)
+	return ok
 }
 
 // Poll polls the CQ from one GPU thread until the next CQE is valid,
-// consumes it (retiring a WQE of the QP it names) and returns it. Each
-// poll is one load; between polls that would see nothing the thread
-// sleeps until the slot is written.
+// consumes it (retiring a WQE of the QP it names) and returns it.
 func (c *CQ) Poll(wg *gpu.WG) nic.CQE {
 	k := c.ci
-	a := c.nq.SlotAddr(k)
-	for {
-		c.load(wg, a)
-		if e, ok := c.cqeAt(k); ok {
-			c.consume(e)
-			return e
-		}
-		wg.Wait(c.node.mem.Watch(a), "CQE")
+	ok := c.pollLoad(wg, k)
+	for !ok {
+		ok = c.idle(wg, k, "CQE")
 	}
+	e, _ := c.cqeAt(k)
+	c.consume(e)
+	return e
 }
 
 // WaitQP polls until q has at most keep WQEs outstanding and returns the
@@ -245,7 +301,7 @@ func (s *Scanner) Wait(wg *gpu.WG, keep uint64) (bad nic.CQE, ok bool) {
 	ok = true
 	q, c := s.qp, s.cq
 	for q.Outstanding() > keep {
-		c.load(wg, c.nq.SlotAddr(s.cursor))
+		c.pollLoad(wg, s.cursor)
 		wg.Scalar(4) // the warp vote
 		q.stats.Polls++
 		adv, base := true, s.cursor
@@ -267,9 +323,18 @@ func (s *Scanner) Wait(wg *gpu.WG, keep uint64) (bad nic.CQE, ok bool) {
 				}
 			}
 		}
-		if q.Outstanding() > keep {
+		if q.Outstanding() > keep && c.pool == mem.GPU {
+			// Rounds that would find the cursor's slot still invalid
+			// (each one load and the vote) in closed form, as CQ.idle.
 			if _, valid := c.cqeAt(s.cursor); !valid {
+				t1 := wg.Now()
 				wg.Wait(c.node.mem.Watch(c.nq.SlotAddr(s.cursor)), "CQE (collaborative)")
+				g := wg.GPU().Spec()
+				per := g.MemLatency + g.Cycles(g.ScalarCycles*4)
+				n := max(1, (wg.Now()-t1+per-1)/per) - 1
+				wg.SleepUntil(t1 + n*per)
+				c.Loads += uint64(n)
+				q.stats.Polls += uint64(n)
 			}
 		}
 	}

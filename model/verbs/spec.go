@@ -12,7 +12,7 @@ import (
 // the CQ poll time and every bandwidth come out of the NIC, PCIe and
 // network models.
 type Spec struct {
-	FieldStore    sim.Time `toml:"field_store" doc:"GPU single-thread store of one 8-byte WQE field (hardware.md §6: 1.6us WQE write / 8 fields)" src:"DOC"`
+	FieldStore    sim.Time `toml:"field_store" doc:"GPU single-thread store of one 8-byte WQE field (the GPUrdma paper's 1.6 µs WQE write split evenly over its 8 fields: the split is a choice)" src:"DEFAULT"`
 	DBRecord      sim.Time `toml:"db_record" doc:"GPU write of the doorbell record (the 1.5us doorbell step split 0.2us record + 1.3us fence and MMIO)" src:"DEFAULT"`
 	Fence         sim.Time `toml:"fence" doc:"GPU system fence before the MMIO doorbell (1.3us with the MMIO issue; the posted write's own o + 8B·G comes on top)" src:"DEFAULT"`
 	QPLoc         string   `toml:"qp_loc" doc:"where send rings and doorbell records live: gpu or host" src:"DOC"`
@@ -28,6 +28,11 @@ type Spec struct {
 	ReorderMean      sim.Time `toml:"reorder_mean" doc:"mean extra landing delay of a NIC→GPU write above the utilisation threshold" src:"DEFAULT"`
 	ReorderThreshold float64  `toml:"reorder_threshold" doc:"inbound link utilisation from which NIC→GPU writes are delayed" src:"DEFAULT"`
 	ReorderWindow    sim.Time `toml:"reorder_window" doc:"window over which the inbound link utilisation is measured" src:"DEFAULT"`
+
+	// PollInvalidate is set by runtimes whose CQ poll loop invalidates the
+	// GPU L1 before each load (GIO's quiet, ROC_SHMEM's __roc_inv); not a
+	// user knob.
+	PollInvalidate bool `toml:"-"`
 
 	CheckVisibility bool `toml:"check_visibility" doc:"checker: report every visibility hazard (stale GPU L2 line, stale PPB read, overtaken peer-to-peer write) with agent, address and missing fix" src:"RUN"`
 }

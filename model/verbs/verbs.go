@@ -65,6 +65,8 @@ type Node struct {
 	mem       *mem.Memory
 	gpuLink   *pcie.Link
 	footprint uint64
+	qpBytes   uint64
+	cqBytes   uint64
 }
 
 // Mem returns the node's memory.
@@ -75,6 +77,13 @@ func (n *Node) Spec() Spec { return n.spec }
 
 // Footprint returns the bytes of QP and CQ memory allocated on the node.
 func (n *Node) Footprint() uint64 { return n.footprint }
+
+// QPBytes returns the bytes of QP memory allocated on the node: send and
+// receive rings and doorbell records.
+func (n *Node) QPBytes() uint64 { return n.qpBytes }
+
+// CQBytes returns the bytes of CQ rings allocated on the node.
+func (n *Node) CQBytes() uint64 { return n.cqBytes }
 
 // Pool maps a placement knob ("gpu", "host") to a memory pool.
 func Pool(loc string) mem.Pool {
@@ -99,6 +108,8 @@ type CQ struct {
 	qps  map[uint32]*QP
 	// Errors counts CQEs with an error status seen by pollers.
 	Errors uint64
+	// Loads counts the poll loop's loads of CQE slots (GPU pollers).
+	Loads uint64
 }
 
 // NewCQ creates a CQ of entries slots in pool.
@@ -109,6 +120,7 @@ func (n *Node) NewCQ(entries int, pool mem.Pool) (*CQ, error) {
 		return nil, fmt.Errorf("node %d: %w", n.Rank, err)
 	}
 	n.footprint += uint64(entries) * nic.CQESize
+	n.cqBytes += uint64(entries) * nic.CQESize
 	return &CQ{node: n, nq: nq, pool: pool, qps: map[uint32]*QP{}}, nil
 }
 
@@ -210,6 +222,7 @@ func (n *Node) newQP(p Place, cq *CQ, depth int) (*QP, error) {
 		return nil, fmt.Errorf("node %d: %w", n.Rank, err)
 	}
 	n.footprint += 2*ring + 16
+	n.qpBytes += 2*ring + 16
 	q := &QP{node: n, nq: nq, cq: cq, pool: p.QP, sq: sq, rq: rq, dbr: dbr, depth: depth, rdepth: depth,
 		shadow: make([][nic.WQEWords]uint64, depth)}
 	cq.qps[nq.Num] = q

@@ -33,7 +33,23 @@ const rigBuf = 1 << 20
 
 func newRig(t *testing.T, spec verbs.Spec) *rig {
 	t.Helper()
-	c, err := cluster.New(sim.New(1), cluster.GPURDMA(), 2, true)
+	return newRigWith(t, spec, nil)
+}
+
+// clusterSpec is the hardware a rig is built from.
+type clusterSpec = cluster.Spec
+
+// r0Link is preset gpurdma's network link.
+func r0Link() cluster.Spec { return cluster.GPURDMA() }
+
+// newRigWith is newRig on preset gpurdma changed by hw (nil: as it is).
+func newRigWith(t *testing.T, spec verbs.Spec, hw func(*clusterSpec)) *rig {
+	t.Helper()
+	hs := cluster.GPURDMA()
+	if hw != nil {
+		hw(&hs)
+	}
+	c, err := cluster.New(sim.New(1), hs, 2, true)
 	if err != nil {
 		t.Fatal(err)
 	}

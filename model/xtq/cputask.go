@@ -62,7 +62,7 @@ func (r *Runtime) TaskingInitCPU(idx uint16, slots int) (*cpu.AgentQueue, error)
 // the function pointer.
 func (r *Runtime) RegisterFunction(idx uint64, name string, body func(c Call), buffer, signal mem.Addr) (uint64, error) {
 	if idx >= uint64(r.nic.Spec().XtqTableSize) {
-		return 0, fmt.Errorf("xtq: function index %d: must be in [0, nic.xtq_table_size = %d)", idx, r.nic.Spec().XtqTableSize)
+		return 0, tableTooSmall("function", idx, r.nic.Spec().XtqTableSize)
 	}
 	ptr := r.t.CPU().LoadFunction(cpu.Function{Name: name, Body: func(t *cpu.Thread, args [cpu.AgentArgs]uint64) {
 		body(Call{T: t, Args: args})

@@ -168,7 +168,7 @@ func (r *Runtime) RegisterQueue(idx uint16, q *gpu.AQLQueue) error {
 // registerQueue puts q, a queue of agent a, at queue index idx.
 func (r *Runtime) registerQueue(idx uint16, q Queue, a nic.XtqAgent) error {
 	if int(idx) >= r.nic.Spec().XtqTableSize {
-		return fmt.Errorf("xtq: queue index %d: must be in [0, nic.xtq_table_size = %d)", idx, r.nic.Spec().XtqTableSize)
+		return tableTooSmall("queue", uint64(idx), r.nic.Spec().XtqTableSize)
 	}
 	r.queues[idx] = hostQueue{q, a}
 	if r.mode == HSA {
@@ -184,7 +184,7 @@ func (r *Runtime) registerQueue(idx uint16, q Queue, a nic.XtqAgent) error {
 // signal (0: keep the initiator's). It returns the kernel object.
 func (r *Runtime) RegisterKernel(idx uint64, code gpu.KernelCode, buffer, signal mem.Addr) (uint64, error) {
 	if idx >= uint64(r.nic.Spec().XtqTableSize) {
-		return 0, fmt.Errorf("xtq: kernel index %d: must be in [0, nic.xtq_table_size = %d)", idx, r.nic.Spec().XtqTableSize)
+		return 0, tableTooSmall("kernel", idx, r.nic.Spec().XtqTableSize)
 	}
 	obj := r.gpu.LoadKernel(code)
 	k := nic.XtqKernel{Object: obj, Buffer: buffer, Signal: signal}
@@ -377,4 +377,11 @@ func (s *state) taskError(src int, fail nic.FailType, idx, rlen, free uint64) er
 		what = fmt.Sprintf("queue index %d is a queue of the other agent (a CPU task needs a CPU agent queue, a kernel a GPU queue)", idx)
 	}
 	return fmt.Errorf("%w: %s task from node %d at node %d: %v: %s", ErrTaskFailed, s.mode, src, s.rank, fail, what)
+}
+
+// tableTooSmall is the error of a registration at an index beyond the
+// NIC's lookup tables: the configuration (nic.xtq_table_size) cannot run
+// the workload, found at setup, so it wraps sim.ErrConfig (bad input).
+func tableTooSmall(what string, idx uint64, size int) error {
+	return fmt.Errorf("%w: nic.xtq_table_size = %d: the workload registers %s index %d; must be in [%d, 65536]", sim.ErrConfig, size, what, idx, idx+1)
 }

@@ -1,0 +1,67 @@
+package exp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// MaxInputBytes bounds an input file read whole into memory (a
+// configuration, a study file, an ML workload table): real ones are a few
+// kilobytes, so 4 MiB leaves room for generated ones while a huge file or
+// a stream is refused at once instead of filling the memory.
+const MaxInputBytes = 4 << 20
+
+// ReadInputFile reads a small input file whole, at most limit bytes: a
+// larger file, or a stream that goes on (/dev/zero, /dev/urandom), is
+// refused once limit bytes are read instead of filling the memory. A pipe
+// (--config <(...), /dev/stdin) is read like a file; a directory or a
+// socket is refused. The file is opened non-blocking, so a FIFO without a
+// writer reads as empty instead of hanging. Errors name path and say
+// what is allowed.
+func ReadInputFile(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkInput(path, fi, limit); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, tooLarge(path, limit)
+	}
+	return b, nil
+}
+
+// checkInput refuses a directory, a socket, or a regular file over limit.
+func checkInput(path string, fi fs.FileInfo, limit int64) error {
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		return fmt.Errorf("%s: is a directory, want a file", path)
+	case m&fs.ModeSocket != 0:
+		return fmt.Errorf("%s: is a socket, want a file", path)
+	case m.IsRegular() && fi.Size() > limit:
+		return tooLarge(path, limit)
+	}
+	return nil
+}
+
+// tooLarge is the error of an input over limit bytes.
+func tooLarge(path string, limit int64) error {
+	return fmt.Errorf("%s: %w: an input file may hold at most %s", path, ErrInputTooLarge, FormatBytes(float64(limit)))
+}
+
+// ErrInputTooLarge reports an input file over its size limit.
+var ErrInputTooLarge = errors.New("too large")

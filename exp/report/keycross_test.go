@@ -1,0 +1,47 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCrossoverSentences(t *testing.T) {
+	x := []float64{1, 2, 3, 4, 5}
+	// A starts above B, goes below at 1→2, back above at 2→3, below for
+	// good at 3→4: one lasting crossover and two temporary changes.
+	a := Series{Name: "A", X: x, Y: []float64{5, 1, 5, 1, 1}}
+	b := Series{Name: "B", X: x, Y: []float64{3, 3, 3, 3, 3}}
+	for _, tc := range []struct {
+		name, ylabel, want string
+	}{
+		{"time", "time (us)", "A becomes better (lower) than B between nodes = 3 and 4 and stays better"},
+		{"speedup", "speedup vs CPU", "B overtakes A (higher is better) between nodes = 3 and 4"},
+		{"neutral", "requests", "A falls below B between nodes = 3 and 4"},
+	} {
+		got := CrossoverSentences("", &Plot{XLabel: "nodes", YLabel: tc.ylabel, Series: []Series{a, b}})
+		if len(got) != 2 || !strings.Contains(got[0], tc.want) || !strings.Contains(got[1], "2 temporary order changes") {
+			t.Errorf("%s: %q, want %q and 2 temporary changes", tc.name, got, tc.want)
+		}
+	}
+	if got := CrossoverSentences("", &Plot{Categorical: true, Series: []Series{a, b}}); got != nil {
+		t.Errorf("categorical x: %q, want none", got)
+	}
+}
+
+func TestCrossoverSentencesAtMostAHandful(t *testing.T) {
+	// Twelve series crossing one fixed series: twelve lasting crossovers.
+	var series []Series
+	series = append(series, Series{Name: "base", X: []float64{1, 2}, Y: []float64{5, 5}})
+	for i := range 12 {
+		series = append(series, Series{Name: string(rune('a' + i)), X: []float64{1, 2}, Y: []float64{1, 9}})
+	}
+	got := CrossoverSentences("f", &Plot{XLabel: "x", YLabel: "time (us)", Series: series})
+	if len(got) != MaxCrossoversListed+1 || !strings.Contains(got[len(got)-1], "7 more lasting crossovers") {
+		t.Errorf("%d sentences %q, want %d and a count of 7 more", len(got), got, MaxCrossoversListed+1)
+	}
+	for _, s := range got {
+		if !strings.HasPrefix(s, "f: ") {
+			t.Errorf("%q lacks the facet label", s)
+		}
+	}
+}

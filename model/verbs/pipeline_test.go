@@ -1,0 +1,82 @@
+package verbs_test
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/model/verbs"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// A CQ poll is a loop of loads: from host memory every iteration is a PCIe
+// round trip of the GPU's link, from GPU memory a memory-latency load. A
+// large write keeps the poller looping; the loads it makes and the time
+// it waits agree with one round trip (resp. one memory latency) per
+// iteration, and the CQE is seen at most one iteration after it landed.
+func TestCQPollCostsARoundTripPerLoad(t *testing.T) {
+	for _, loc := range []string{"host", "gpu"} {
+		t.Run(loc, func(t *testing.T) {
+			spec := verbs.DefaultSpec()
+			spec.CQLoc = loc
+			r := newRig(t, spec)
+			var start, end sim.Time
+			r.kernel(t, func(wg *gpu.WG) {
+				if err := r.qp.Post(wg, r.write(0, 256<<10)); err != nil {
+					t.Error(err)
+				}
+				r.qp.Ring(wg)
+				start = wg.Now()
+				r.cq.Poll(wg)
+				end = wg.Now()
+			})
+			ps := r.c.Nodes[0].GPULink.Spec()
+			per := r.c.Nodes[0].GPU.Spec().MemLatency
+			if loc == "host" {
+				// 2L + o + 64 B at the link's rate: the non-posted read.
+				per = 2*ps.Latency + ps.Overhead + sim.FromPicoseconds(64*ps.Bandwidth.PerByte())
+			}
+			loads := r.cq.Loads
+			if loads < 10 {
+				t.Fatalf("%d loads for a 256 KiB write: the poller did not loop", loads)
+			}
+			got := (end - start) / sim.Duration(loads)
+			if d := got - per; d < -per/20 || d > per/20 {
+				t.Errorf("poll time per load %v, want one %s access %v (±5%%)", got, loc, per)
+			}
+		})
+	}
+}
+
+// Outstanding-WQE limits bound one QP's pipelined rate below the wire:
+// with a window of one WQE in flight, small pipelined writes cost a
+// round trip each, far below the link rate that an unbounded window
+// reaches; widening the window raises the rate.
+func TestInflightWindowBoundsPipelinedRate(t *testing.T) {
+	rate := func(window int) float64 {
+		spec := verbs.DefaultSpec()
+		spec.WQEReuse, spec.Pipeline, spec.BatchDoorbell = true, true, true
+		r := newRigWith(t, spec, func(s *clusterSpec) { s.NIC.VerbsQPInflight = window })
+		const msgs, size = 256, 4096
+		var start, end sim.Time
+		r.kernel(t, func(wg *gpu.WG) {
+			start = wg.Now()
+			for k := range msgs {
+				if err := r.qp.Post(wg, r.write(k%8, size)); err != nil {
+					t.Error(err)
+				}
+			}
+			r.qp.Ring(wg)
+			r.cq.WaitQP(wg, r.qp, 0)
+			end = wg.Now()
+		})
+		return float64(msgs*size) / (end - start).Seconds()
+	}
+	wire := float64(r0Link().Link.Bandwidth)
+	one, four, open := rate(1), rate(4), rate(0)
+	if !(one < four && four <= open*1.01) {
+		t.Errorf("rate with window 1 / 4 / unbounded = %.3g / %.3g / %.3g B/s: want increasing", one, four, open)
+	}
+	if one > 0.5*wire {
+		t.Errorf("window of one WQE: %.3g B/s, want well below the wire's %.3g B/s", one, wire)
+	}
+}
