@@ -121,6 +121,12 @@ func DefaultConfig(preset string) (Config, error) {
 		ML:         defaultML(),
 		HostCPU:    HostCPUSpec{Size: 64 * unit.MiB, Threads: []int{1, 2, 4, 8, 16}},
 	}
+	// The GIO study's IKN is ROC_SHMEM's reverse offload: one service
+	// thread (its num_threads = 1) plus an MPI progress thread
+	// (shmem.progress_thread).
+	if preset == "gio" {
+		cfg.Shmem.Threads, cfg.Shmem.ProgressThread = 1, true
+	}
 	return dropUnavailable(cfg), nil
 }
 

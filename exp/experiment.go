@@ -19,8 +19,14 @@ var ErrVerification = errors.New("verification failed")
 type Env struct {
 	// Tracer, when non-nil, receives spans of every simulated agent.
 	Tracer sim.Tracer
-	// Progress, when non-nil, is told after each finished simulation.
+	// Progress, when non-nil, is told after each finished simulation how
+	// much of the run is done: done of total units, each point weighing
+	// its expected work (Work) when Work is set, else one unit.
 	Progress func(done, total int)
+	// Work, when non-nil, estimates the work of a point from its
+	// configuration (e.g. ExpectedWork of the experiment), so that
+	// Progress, and an ETA drawn from it, weighs large points more.
+	Work func(point Config) float64
 	// Cores is how many cores one simulation may use (run.partitions = 0
 	// splits a large allreduce over them); 0 or 1: one. RunPoints sets it
 	// to the cores its workers leave free.

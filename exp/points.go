@@ -57,7 +57,11 @@ func RunPoints(ps Points, cfg Config, env Env) (*report.Result, error) {
 	}
 	results := make([][]byte, len(pts))
 	env.Cores = coresPerRun(cfg, env, len(pts))
-	err = forEach(cfg, env, len(pts), func(i int) error {
+	var weights []int
+	if env.Work != nil {
+		weights = workUnits(pts, env.Work)
+	}
+	err = forEachWeighted(cfg, env, len(pts), weights, func(i int) error {
 		r, err := ps.Simulate(pts[i], env)
 		if err != nil {
 			return fmt.Errorf("%s: %w", pts[i].Label, err)
@@ -69,6 +73,25 @@ func RunPoints(ps Points, cfg Config, env Env) (*report.Result, error) {
 		return nil, err
 	}
 	return ps.Assemble(cfg, results)
+}
+
+// workUnits turns the points' expected work into whole progress units:
+// the largest point counts 1000, none less than 1.
+func workUnits(pts []Point, work func(Config) float64) []int {
+	ws := make([]float64, len(pts))
+	top := 0.0
+	for i, p := range pts {
+		ws[i] = work(p.Config)
+		top = max(top, ws[i])
+	}
+	units := make([]int, len(pts))
+	for i, w := range ws {
+		units[i] = 1
+		if top > 0 {
+			units[i] = max(1, int(1000*w/top+0.5))
+		}
+	}
+	return units
 }
 
 // decodeResults decodes every point result into a T.

@@ -69,6 +69,20 @@ func strategyConfig(cfg Config) strategy.Config {
 // Results must be stored by index, so output order never depends on
 // scheduling.
 func forEach(cfg Config, env Env, n int, job func(i int) error) error {
+	return forEachWeighted(cfg, env, n, nil, job)
+}
+
+// forEachWeighted is forEach telling env.Progress the finished jobs'
+// weights (units of expected work) out of their sum; nil weights: one unit
+// a job.
+func forEachWeighted(cfg Config, env Env, n int, weights []int, job func(i int) error) error {
+	total := n
+	if weights != nil {
+		total = 0
+		for _, w := range weights {
+			total += w
+		}
+	}
 	workers := sweepWorkers(cfg, env, n)
 	errs := make([]error, n)
 	var mu sync.Mutex
@@ -82,9 +96,13 @@ func forEach(cfg Config, env Env, n int, job func(i int) error) error {
 			for i := range next {
 				errs[i] = recoverJob(job, i)
 				mu.Lock()
-				done++
+				if weights != nil {
+					done += weights[i]
+				} else {
+					done++
+				}
 				if env.Progress != nil {
-					env.Progress(done, n)
+					env.Progress(done, total)
 				}
 				mu.Unlock()
 			}

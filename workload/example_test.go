@@ -27,8 +27,8 @@ func ExampleAllreduce_Run() {
 		fmt.Printf("%-5s %v verified=%v\n", s, r.Time, r.Verified)
 	}
 	// Output:
-	// CPU   30.00801us verified=true
-	// HDN   37.792527us verified=true
-	// GDS   31.288407us verified=true
-	// GPUTN 17.982008us verified=true
+	// CPU   21.091992us verified=true
+	// HDN   28.876509us verified=true
+	// GDS   25.837017us verified=true
+	// GPUTN 12.448358us verified=true
 }

@@ -617,8 +617,14 @@ func withSession(root *cobra.Command, stderr io.Writer, exit func(int), args ...
 // runs, so that no output of any command, present or future, replaces it.
 var inputFileFlags = []string{"config", "file"}
 
-// inputFlags registers cmd's input-file flags that were given.
+// inputFlags registers cmd's input-file flags that were given, and the
+// running executable (an output over it would replace the program).
 func (s *session) inputFlags(cmd *cobra.Command) error {
+	if exe, err := os.Executable(); err == nil {
+		if err := s.input("the running gpunetsim", exe); err != nil {
+			return err
+		}
+	}
 	for _, name := range inputFileFlags {
 		if f := cmd.Flags().Lookup(name); f != nil && f.Changed && f.Value.Type() == "string" {
 			if err := s.input("--"+name, f.Value.String()); err != nil {

@@ -52,7 +52,7 @@ Without arguments it runs the strong-scaled allreduce on the gputn preset over
 2, 4, 8, 16, 32 and 64 nodes, prints the comparison and writes allreduce.csv
 and allreduce.svg. "gpunetsim run" runs any experiment with any parameters.`
 	root.AddCommand(newSensitivityCmd(stdout, stderr))
-	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newParamsCmd(stdout), newExperimentsCmd(stdout),
+	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newParamsCmd(stdout), newConfigCmd(stdout), newExperimentsCmd(stdout),
 		newStudyCmd(stdout, stderr), newReportCmd(stdout, stderr), newValidateCmd(stdout, stderr))
 }
 
@@ -276,6 +276,8 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	}
 	if bar != nil {
 		env.Progress = bar.report
+		// The bar and its ETA weigh each point by its expected work.
+		env.Work = func(c exp.Config) float64 { return exp.ExpectedWork(e.Name, c) }
 	}
 	var res *report.Result
 	if o.study.active() {
@@ -414,8 +416,10 @@ func (p *progress) report(done, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar == nil {
+		// Units of expected work, not points: the percentage and the ETA
+		// weigh large points more; a count of units would mean nothing.
 		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.out), progressbar.OptionSetDescription("simulating"),
-			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionSetPredictTime(true))
+			progressbar.OptionClearOnFinish(), progressbar.OptionSetPredictTime(true))
 	}
 	p.bar.Set(done)
 }
@@ -469,6 +473,31 @@ literature), DEFAULT (a modelling choice of this simulator) or RUN (run setup).`
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Type, p.Value, p.Src, p.Doc)
 			}
 			return tw.Flush()
+		},
+	}
+	addLoadFlags(cmd, &o)
+	return cmd
+}
+
+func newConfigCmd(stdout io.Writer) *cobra.Command {
+	var o params.Options
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Print the effective configuration (preset, --config file, --set) as TOML for --config",
+		Long: `Print the configuration that --preset, --config and --set produce, every
+parameter at its effective value, as a TOML file that --config reads back to
+the same configuration. Each value is followed by its source and meaning.
+
+  gpunetsim config --preset xtq --set link.bandwidth=200Gbps > my.toml
+  gpunetsim run allreduce --config my.toml`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := params.Load(o)
+			if err != nil {
+				return badInput(err)
+			}
+			_, err = stdout.Write(params.TOML(cfg))
+			return err
 		},
 	}
 	addLoadFlags(cmd, &o)

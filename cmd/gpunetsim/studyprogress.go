@@ -13,6 +13,10 @@ import (
 	"github.com/gpunetsim/gpunetsim/exp/study"
 )
 
+// workScale is the length of the terminal bar: thousandths of the work
+// left to simulate.
+const workScale = 1000
+
 // plainInterval is how often a study prints a progress line when stderr
 // is not a terminal.
 const plainInterval = 10 * time.Second
@@ -31,10 +35,12 @@ type studyProgress struct {
 	// the signal handler, on interrupt.
 	closeOnce sync.Once
 
-	mu    sync.Mutex
-	bar   *progressbar.ProgressBar
-	base  int // points cached before the first simulation: not on the bar
-	state study.Progress
+	mu  sync.Mutex
+	bar *progressbar.ProgressBar
+	// baseWork is the work cached before the first simulation: not on
+	// the bar.
+	baseWork float64
+	state    study.Progress
 }
 
 // newStudyProgress returns the progress display for w; quiet gives nil,
@@ -83,16 +89,18 @@ func (p *studyProgress) report(s study.Progress) {
 	defer p.mu.Unlock()
 	p.state = s
 	if p.terminal {
-		// The bar counts the points to simulate, so its rate and ETA are
-		// the simulations'; cached points are in the description.
+		// The bar runs over the expected work of the points to simulate
+		// (in thousandths), so its percentage and ETA weigh large points
+		// more; points and cached points are in the description.
 		if p.bar == nil {
-			p.base = s.Cached
-			p.bar = progressbar.NewOptions(s.Total-s.Cached, progressbar.OptionSetWriter(p.out), progressbar.OptionShowCount(),
-				progressbar.OptionShowIts(), progressbar.OptionSetItsString("points"), progressbar.OptionSetPredictTime(true),
+			p.baseWork = s.WorkCached
+			p.bar = progressbar.NewOptions(workScale, progressbar.OptionSetWriter(p.out), progressbar.OptionSetPredictTime(true),
 				progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
 		}
 		p.bar.Describe(fmt.Sprintf("%d/%d points, %d cached", s.Done, s.Total, s.Cached))
-		p.bar.Set(s.Done - p.base)
+		if left := s.Work - p.baseWork; left > 0 {
+			p.bar.Set(int(workScale * (s.WorkDone - p.baseWork) / left))
+		}
 		return
 	}
 	if s.Done == s.Total {
@@ -108,8 +116,11 @@ func (p *studyProgress) line(s study.Progress, now time.Time) string {
 	if simulated > 0 && elapsed > 0 {
 		rate := float64(simulated) / elapsed.Seconds()
 		l += fmt.Sprintf(", %.3g points/s", rate)
-		if left := s.Total - s.Done; left > 0 {
-			eta := time.Duration(float64(left) / rate * float64(time.Second))
+		// The ETA weighs the points left by their expected work, at the
+		// rate the simulated work went so far.
+		if left := s.Work - s.WorkDone; s.Total > s.Done && left > 0 && s.WorkDone > s.WorkCached {
+			workRate := (s.WorkDone - s.WorkCached) / elapsed.Seconds()
+			eta := time.Duration(left / workRate * float64(time.Second))
 			l += ", ETA " + eta.Round(time.Second).String()
 		}
 	}
@@ -140,12 +151,12 @@ func (p *studyProgress) close() {
 // are already in the cache (each entry whole), the running ones are lost.
 // It stops the progress display first.
 func (p *studyProgress) interruptNote(cacheDir string) string {
-	var s study.Progress
-	if p != nil {
-		p.close()
-		p.mu.Lock()
-		s = p.state
-		p.mu.Unlock()
+	if p == nil { // --quiet: no counts were kept
+		return fmt.Sprintf("the finished points are in the cache %s; run the same command again to resume", cacheDir)
 	}
+	p.close()
+	p.mu.Lock()
+	s := p.state
+	p.mu.Unlock()
 	return fmt.Sprintf("%d of %d points are in the cache %s; run the same command again to resume", s.Done, s.Total, cacheDir)
 }

@@ -34,12 +34,12 @@ func (s *syncBuffer) String() string {
 func TestPlainProgressLines(t *testing.T) {
 	var out syncBuffer
 	p := newPlainProgress(&out, 5*time.Millisecond)
-	p.report(study.Progress{Total: 10, Done: 4, Cached: 3})
+	p.report(study.Progress{Total: 10, Done: 4, Cached: 3, Work: 100, WorkDone: 40, WorkCached: 30})
 	deadline := time.Now().Add(5 * time.Second)
 	for strings.Count(out.String(), "\n") < 2 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	p.report(study.Progress{Total: 10, Done: 10, Cached: 3})
+	p.report(study.Progress{Total: 10, Done: 10, Cached: 3, Work: 100, WorkDone: 100, WorkCached: 30})
 	p.close()
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) < 3 {
@@ -65,5 +65,17 @@ func TestPlainProgressLines(t *testing.T) {
 	quiet.close()
 	if strings.Count(out.String(), "\n") != n {
 		t.Error("-q printed progress")
+	}
+}
+
+// TestETAWeighsWork: half the points done but a tenth of the expected
+// work (the large points left) gives an ETA of nine times the time so
+// far, not the one a count of points would give.
+func TestETAWeighsWork(t *testing.T) {
+	now := time.Now()
+	p := &studyProgress{start: now.Add(-10 * time.Second)}
+	line := p.line(study.Progress{Total: 10, Done: 5, Work: 100, WorkDone: 10}, now)
+	if !strings.HasSuffix(line, ", ETA 1m30s") {
+		t.Errorf("%q, want an ETA of 1m30s (90 units left at 1 unit/s)", line)
 	}
 }

@@ -132,6 +132,10 @@ type Progress struct {
 	Total  int // tasks to go through
 	Done   int // tasks finished, Cached included
 	Cached int // tasks found in the cache
+	// Work, WorkDone and WorkCached are the same in units of expected
+	// work (exp.ExpectedWork of each task's configuration), for rates and
+	// ETAs that weigh a 64-node point more than a 2-node one.
+	Work, WorkDone, WorkCached float64
 }
 
 // Options control Execute.
@@ -178,6 +182,11 @@ func Execute(ctx context.Context, p *Plan, o Options) (Outcome, error) {
 	whole := map[int]*report.Result{}
 	var mu sync.Mutex
 	prog := Progress{Total: len(tasks)}
+	work := make(map[int]float64, len(tasks))
+	for _, i := range tasks {
+		work[i] = taskWork(p, p.Tasks[i])
+		prog.Work += work[i]
+	}
 	// Cached points first, so that progress counts, rates and ETAs
 	// describe the simulations still to run.
 	todo := tasks[:0:0]
@@ -189,6 +198,8 @@ func Execute(ctx context.Context, p *Plan, o Options) (Outcome, error) {
 				points[t.Key] = b
 				prog.Done++
 				prog.Cached++
+				prog.WorkDone += work[i]
+				prog.WorkCached += work[i]
 				continue
 			}
 			if problem != "" {
@@ -226,8 +237,10 @@ func Execute(ctx context.Context, p *Plan, o Options) (Outcome, error) {
 			whole[t.Run] = res.(*report.Result)
 		}
 		prog.Done++
+		prog.WorkDone += work[todo[j]]
 		if cached {
 			prog.Cached++
+			prog.WorkCached += work[todo[j]]
 		}
 		if o.Progress != nil {
 			o.Progress(prog)
@@ -372,4 +385,13 @@ func normalise(res *report.Result, name string, cfg exp.Config) {
 	if res.Seed == 0 {
 		res.Seed = cfg.Run.Seed
 	}
+}
+
+// taskWork is the expected work of task t: of its point, or of its whole
+// run.
+func taskWork(p *Plan, t Task) float64 {
+	if t.Point != nil {
+		return exp.ExpectedWork(t.Experiment.Name, t.Point.Config)
+	}
+	return exp.ExpectedWork(t.Experiment.Name, p.Runs[t.Run].Config)
 }

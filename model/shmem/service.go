@@ -142,6 +142,9 @@ func (b *queueBackend) startServices() {
 			panic(err) // core is in range by construction
 		}
 	}
+	if b.kind == GHNDGPU && b.spec.ProgressThread {
+		b.startProgress(threads)
+	}
 }
 
 // Stop ends the service threads and reports them. Static power is a
@@ -196,15 +199,16 @@ func (b *queueBackend) Stop() Report {
 // service is one service thread: the consumer protocol of
 // gpu-networking.md §1.4.
 type service struct {
-	b       *queueBackend
-	port    consumer
-	queues  []*queue
-	pending []pend
-	rounds  int
-	stop    bool
-	start   sim.Time
-	polls   uint64
-	served  uint64
+	b        *queueBackend
+	progress *progress // GHN_DGPU with Spec.ProgressThread: issues go through it
+	port     consumer
+	queues   []*queue
+	pending  []pend
+	rounds   int
+	stop     bool
+	start    sim.Time
+	polls    uint64
+	served   uint64
 }
 
 type pend struct {
@@ -266,7 +270,11 @@ func (s *service) visit(q *queue) bool {
 		q.stamp(e.seq, PhaseDequeue, found)
 	}
 	s.span("dequeue", found)
-	s.b.lib.issue(s, q, e)
+	if s.progress != nil {
+		s.progress.hand(s, q, e)
+	} else {
+		s.b.lib.issue(s, q, e)
+	}
 	s.served++
 	if e.blocking() {
 		s.pending = append(s.pending, pend{q, e}) // converted to non-blocking, completed by a quiet
@@ -313,6 +321,9 @@ func (s *service) quietPending() {
 	defer s.span("quiet", start)
 	s.port.acquireSystem() // the NIC-written CT copies (and fetch results) seen
 	for _, c := range order {
+		if p := s.progress; p != nil && p.handed[c] > p.issued[c] {
+			continue // operations of the context still wait for the progress thread
+		}
 		done[c], failed[c] = s.b.lib.quiet(s.port, c, ctxs[c])
 		any = any || done[c]
 	}

@@ -1,0 +1,54 @@
+package exp
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// TestExpectedWorkGrowsWithSize: a point's expected work grows with its
+// node count and payload, and the progress units keep that proportion.
+func TestExpectedWorkGrowsWithSize(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	point := func(nodes int, size unit.Bytes) Config {
+		c := cfg
+		c.Allreduce.Nodes, c.Allreduce.Strategies, c.Allreduce.Size = []int{nodes}, []string{"GPUTN"}, size
+		return c
+	}
+	small, big, bigger := point(2, unit.MiB), point(64, unit.MiB), point(64, 8*unit.MiB)
+	ws, wb, wB := ExpectedWork("allreduce", small), ExpectedWork("allreduce", big), ExpectedWork("allreduce", bigger)
+	if !(ws < wb && wb < wB) || wb/ws < 30 {
+		t.Errorf("work 2 nodes %g, 64 nodes %g, 64 nodes ×8 payload %g: want growing, 64 nodes ≥ 30× 2 nodes", ws, wb, wB)
+	}
+	units := workUnits([]Point{{Config: small}, {Config: bigger}}, func(c Config) float64 { return ExpectedWork("allreduce", c) })
+	if units[1] != 1000 || units[0] < 1 || units[0] > 10 {
+		t.Errorf("units %v, want the largest 1000 and the small one a few", units)
+	}
+	if w := ExpectedWork("strategies", cfg); w != 1 {
+		t.Errorf("a run no parameter grows: work %g, want 1", w)
+	}
+}
+
+// TestRunPointsProgressWeighted: with Env.Work the progress reaches its
+// total in units of work, and a large point moves it more.
+func TestRunPointsProgressWeighted(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Allreduce.Nodes, cfg.Allreduce.Strategies, cfg.Allreduce.Size = []int{2, 8}, []string{"GPUTN"}, 64*unit.KiB
+	cfg.Run.Parallel = 1
+	var steps []int
+	total := 0
+	env := Env{Work: func(c Config) float64 { return ExpectedWork("allreduce", c) },
+		Progress: func(done, tot int) { steps = append(steps, done); total = tot }}
+	if _, err := RunPoints(allreducePoints(), cfg, env); err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 2 || steps[1] != total || steps[0] >= total-steps[0] {
+		t.Errorf("progress %v of %d: want the 2-node point to move it less than the 8-node one", steps, total)
+	}
+}
