@@ -52,7 +52,7 @@ func AccumulateDef() Def {
 		Baseline: strategy.CPU,
 		Preset:   "xtq", // the XTQ chapter's Accumulate (Table 4.1)
 		Impls: []Impl{
-			{Name: "remote-tasks", Needs: strategy.RemoteTasks},
+			{Name: "remote-tasks", Needs: strategy.NICTasks},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},

@@ -118,7 +118,7 @@ func AllreduceDef() Def {
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
 			{Name: "device-verbs", Needs: strategy.DeviceVerbs | strategy.Stream},
-			{Name: "remote-tasks", Needs: strategy.RemoteTasks},
+			{Name: "remote-tasks", Needs: strategy.NICTasks},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
