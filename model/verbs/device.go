@@ -204,6 +204,10 @@ func (q *QP) FlushPPB(wg *gpu.WG) {
 // a one-way latency later.
 func (c *CQ) pollLoad(wg *gpu.WG, k uint64) bool {
 	c.Loads++
+	if c.node.spec.PollInvalidate {
+		g := wg.GPU().Spec()
+		wg.Sleep(g.Cycles(g.L1InvCycles))
+	}
 	if c.pool == mem.GPU {
 		wg.AtomicLoad64(c.nq.SlotAddr(k))
 		_, ok := c.cqeAt(k)
@@ -234,7 +238,11 @@ func (c *CQ) idle(wg *gpu.WG, k uint64, what string) bool {
 	if _, ok := c.cqeAt(k); !ok {
 		wg.Wait(c.node.mem.Watch(c.nq.SlotAddr(k)), what)
 	}
-	per := wg.GPU().Spec().MemLatency
+	g := wg.GPU().Spec()
+	per := g.MemLatency
+	if c.node.spec.PollInvalidate {
+		per += g.Cycles(g.L1InvCycles)
+	}
 	n := max(1, (wg.Now()-t1+per-1)/per)
 	wg.SleepUntil(t1 + n*per)
 	c.Loads += uint64(n)
