@@ -103,6 +103,7 @@ var fieldRefs = map[string]string{
 	"jacobi1d.baseline":               compCh + ": speedups against GHN_DGPU",
 	"jacobiscale.nodes":               gioSl + ": 1, 2 and 4 nodes",
 	"jacobiscale.weak_size":           gioSl + ": weak scaling with 2K × 2K elements per GPU",
+	"jacobiscale.weak_nodes":          gioSl + ": weak scaling on 1 to 4 nodes",
 	"jacobiscale.strategies":          gioSl + ": CPU, Inter-K, Inter-K-Overlap, IKN and GIO",
 	"fft2d.n":                         ddtPap + ": 2-D FFT of a 20480 × 20480 matrix",
 	"fft2d.split_at":                  ddtPap + ": the compute/communication split at P = 64",
@@ -131,7 +132,7 @@ var fieldRefs = map[string]string{
 	"gpi.blocks":                      rdmaPap + ": matrix-vector worker thread blocks",
 	"gpi.threads":                     rdmaPap + ": matrix-vector threads per block",
 	"giobench.strategies":             gioSl + ": GIO against CPU, Inter-K-Empty and IKN",
-	"spts.classes":                    gioSl + ": WikiTalk, ASIC_320ks, nlpkkt160 and road_usa",
+	"spts.classes":                    gioSl + ": WikiTalk, ASIC_320ks, nlpkkt160, road_usa and road_central",
 	"spts.nodes":                      gioSl + ": strong scaling on 2, 3 and 4 nodes",
 	"spts.strategies":                 gioSl + ": GIO against IKN alone",
 	"ml.nodes":                        diss + ": the CNTK projections are for 8 nodes",
@@ -197,7 +198,8 @@ func documentSources(preset string) map[string]cluster.Source {
 		out["gpu.freq"] = def("NVIDIA K40c data sheet: 745 MHz base clock; the paper gives none")
 		out["gpu.simds_per_cu"] = def("NVIDIA Kepler: 4 warp schedulers per SM; the paper gives none")
 		out["gpu.l1_lines"] = def("NVIDIA Kepler: 16 kB L1 per SM in the 48 kB shared-memory split; the paper gives none")
-		inherit("not stated by "+rdmaPap+"; the dissertation's Table 6.1 value", "gpu.launch", "gpu.teardown", "gpu.l1_cycles", "gpu.l2_cycles", "gpu_l2.size", "gpu_l2.ways")
+		// gpu.launch and gpu.teardown: external measurements (cluster.PresetSources).
+		inherit("not stated by "+rdmaPap+"; the dissertation's Table 6.1 value", "gpu.l1_cycles", "gpu.l2_cycles", "gpu_l2.size", "gpu_l2.ways")
 		inherit("not stated by "+rdmaPap+"; the dissertation's Table 6.1 host", hostFields...)
 		inherit("not stated by "+rdmaPap+"; the dissertation's star with 100 ns switches", netFields...)
 		inherit("no CP in "+rdmaPap+"'s set-up; Table 5.1's CP, unused by GPUrdma", cpFields...)
@@ -208,7 +210,8 @@ func documentSources(preset string) map[string]cluster.Source {
 		out["gpu.cus"], out["gpu.freq"] = def("MI-25 data sheet: 64 CUs; the slides give none"), def("MI-25 data sheet: 1.5 GHz; the slides give none")
 		out["gpu.simds_per_cu"], out["gpu.wave_size"] = def("GCN: 4 SIMD-16 per CU; the slides give none"), def("GCN: 64-lane wavefronts; the slides give none")
 		out["gpu_l2.size"] = def("MI-25 data sheet: 4 MB L2; the slides give none")
-		inherit("not stated by "+gioSl+"; the dissertation's Table 6.1 value", "gpu.launch", "gpu.teardown", "gpu.l1_lines", "gpu.l1_cycles", "gpu.l2_cycles", "gpu_l2.ways")
+		// gpu.launch and gpu.teardown: external measurements (cluster.PresetSources).
+		inherit("not stated by "+gioSl+"; the dissertation's Table 6.1 value", "gpu.l1_lines", "gpu.l1_cycles", "gpu.l2_cycles", "gpu_l2.ways")
 		inherit("not stated by "+gioSl+" (an x86 server CPU); the dissertation's Table 6.1 host", hostFields...)
 		inherit("not stated by "+gioSl+"; the dissertation's star with 100 ns switches", netFields...)
 		inherit("no CP in "+gioSl+"' set-up; Table 5.1's CP, unused by GIO", cpFields...)

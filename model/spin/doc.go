@@ -71,7 +71,7 @@
 // posts without it. A message already there when the receive is posted
 // cannot be offloaded (its datatype was unknown when it came): Portals'
 // append reports it as PUT_OVERFLOW and the host unpacks it from the
-// overflow buffer with the cold-cache model. The ddt experiments use the
+// overflow buffer on the host core (cold caches). The ddt experiments use the
 // RTR protocol, so their data never arrives unexpected.
 //
 // User hints (type_set_attr, §6): Plan.Priority (victim selection),
