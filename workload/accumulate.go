@@ -92,10 +92,6 @@ func reduceNotApplicable() map[strategy.Strategy]string {
 	const spin = "the Reduce adds float64 vectors on host or GPU cores; the sPIN strategies run datatype-unpack handlers on the NIC, and reductions inside handlers are not modelled"
 	return map[strategy.Strategy]string{
 		strategy.SpinSpecialized: spin, strategy.SpinHPULocal: spin, strategy.SpinROCP: spin, strategy.SpinRWCP: spin,
-		strategy.GDS: "not implemented: a GDS Reduce would pre-post each sender's put and start the root's reduction kernels with stream waits on the arrival words, " +
-			"the pattern of GDS's reduce-scatter steps in the allreduce cell, which measures it; the documents run the Reduce on CPU, HSA and XTQ only",
-		strategy.GPUTN: "not implemented: a GPU-TN Reduce would fire each sender's pre-registered put from its kernel and poll the arrival words in a root kernel, " +
-			"the pattern of GPU-TN's reduce-scatter steps in the allreduce cell, which measures it; the documents run the Reduce on CPU, HSA and XTQ only",
 		strategy.GNNGPURDMA: "not implemented: GPUrdma's GPU threads could write each vector with RDMA and poll a flag, the path the device-shmem cells measure with GIO's GPU-initiated verbs; " +
 			"the documents run no Reduce with GPUrdma",
 	}
