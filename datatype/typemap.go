@@ -20,6 +20,22 @@ func (t *Type) Blocks(count int) iter.Seq2[int, int] {
 	}
 }
 
+// BlocksWithin is Blocks taking at most work steps of the type-map walk
+// (one per element visited; a run of abutting named elements is one), so
+// that a caller printing a type's head answers in bounded time whatever
+// its counts. truncated, called after the loop, reports whether the walk
+// stopped for the budget (the blocks seen are then a prefix).
+func (t *Type) BlocksWithin(count, work int) (blocks iter.Seq2[int, int], truncated func() bool) {
+	var m merger
+	return func(yield func(int, int) bool) {
+		m = merger{yield: yield, budget: max(1, work)}
+		for i := 0; i < count && !m.stop; i++ {
+			t.walk(i*t.Extent(), &m)
+		}
+		m.flush()
+	}, func() bool { return m.truncated }
+}
+
 // NumBlocks is the number of merged contiguous blocks in count elements of t.
 func (t *Type) NumBlocks(count int) int {
 	n := 0
@@ -31,9 +47,12 @@ func (t *Type) NumBlocks(count int) int {
 
 // merger merges adjacent blocks before yielding them.
 type merger struct {
-	yield    func(int, int) bool
-	off, len int
-	stop     bool
+	yield     func(int, int) bool
+	off, len  int
+	stop      bool
+	budget    int // walk steps allowed; 0: unbounded
+	steps     int
+	truncated bool // stopped because steps reached budget
 }
 
 func (m *merger) add(off, n int) {
@@ -62,6 +81,12 @@ func (t *Type) walk(base int, m *merger) {
 	if m.stop || t.size == 0 {
 		return
 	}
+	if m.budget > 0 {
+		if m.steps++; m.steps > m.budget {
+			m.stop, m.truncated = true, true
+			return
+		}
+	}
 	e := 0
 	if t.old != nil {
 		e = t.old.Extent()
@@ -70,7 +95,11 @@ func (t *Type) walk(base int, m *merger) {
 	case CombinerNamed:
 		m.add(base, t.size)
 	case CombinerContiguous:
-		for i := range t.count {
+		if t.old.comb == CombinerNamed { // abutting elements: one run, whatever the count
+			m.add(base, t.count*e)
+			return
+		}
+		for i := 0; i < t.count && !m.stop; i++ { // a consumer that stopped ends the walk, whatever the count
 			t.old.walk(base+i*e, m)
 		}
 	case CombinerVector, CombinerHVector:
@@ -78,10 +107,8 @@ func (t *Type) walk(base int, m *merger) {
 		if t.comb == CombinerVector {
 			sb *= e
 		}
-		for i := range t.count {
-			for j := range t.blocklen {
-				t.old.walk(base+i*sb+j*e, m)
-			}
+		for i := 0; i < t.count && !m.stop; i++ {
+			t.old.run(base+i*sb, t.blocklen, e, m)
 		}
 	case CombinerIndexed, CombinerHIndexed:
 		for i, bl := range t.bls {
@@ -89,28 +116,37 @@ func (t *Type) walk(base int, m *merger) {
 			if t.comb == CombinerIndexed {
 				d *= e
 			}
-			for j := range bl {
-				t.old.walk(base+d+j*e, m)
-			}
+			t.old.run(base+d, bl, e, m)
 		}
 	case CombinerIndexedBlock, CombinerHIndexedBlock:
 		for _, d := range t.displs {
 			if t.comb == CombinerIndexedBlock {
 				d *= e
 			}
-			for j := range t.blocklen {
-				t.old.walk(base+d+j*e, m)
-			}
+			t.old.run(base+d, t.blocklen, e, m)
 		}
 	case CombinerStruct:
 		for i, ty := range t.types {
-			for j := range t.bls[i] {
-				ty.walk(base+t.displs[i]+j*ty.Extent(), m)
-			}
+			ty.run(base+t.displs[i], t.bls[i], ty.Extent(), m)
 		}
 	case CombinerSubarray:
 		t.subInner.walk(base+t.subDisp, m)
 	case CombinerResized, CombinerDup:
 		t.old.walk(base, m)
+	}
+}
+
+// run emits n elements of t at base, base+e, ...: a named type's elements
+// abut (extent = size), so they are one block, emitted at once however
+// large n is; others are walked one by one until the consumer stops.
+func (t *Type) run(base, n, e int, m *merger) {
+	if t.comb == CombinerNamed && e == t.size {
+		if n > 0 {
+			m.add(base, n*e)
+		}
+		return
+	}
+	for j := 0; j < n && !m.stop; j++ {
+		t.walk(base+j*e, m)
 	}
 }

@@ -27,17 +27,21 @@ func TestHostCPUExperiment(t *testing.T) {
 		rate[o.Name] = o.Value
 	}
 	for name, want := range map[string]float64{
-		"configured rate with 1 threads":       3.2,    // 4 × 64 B / 80 ns
-		"prefetch flipped rate with 1 threads": 16,     // 20 × 64 B / 80 ns
-		"configured rate with 8 threads":       25.6,   // eight cores, latency-bound
+		"configured rate with 1 threads": 12.8, // 16 requests × 64 B / 80 ns
+		// The prefetcher's lines count against the same 16 requests per
+		// core: no faster.
+		"prefetch flipped rate with 1 threads": 12.8,
+		"configured rate with 8 threads":       102.4,  // eight cores, latency-bound
 		"flat rate rate with 8 threads":        136.51, // DRAM-bound
 	} {
 		if got := rate[name]; math.Abs(got-want)/want > 0.01 {
 			t.Errorf("%s = %.3f GB/s, want %.3f", name, got, want)
 		}
 	}
-	// The helper takes half of core 1 from the team thread placed there.
-	if h, c := rate["polling helper on core 1 rate with 8 threads"], rate["configured rate with 8 threads"]; h > 0.55*c || h < 0.4*c {
+	// The helper takes half of core 1 from the team thread placed there
+	// (the region ends with that thread's share; the other seven, near the
+	// DRAM's rate, queue a little at the memory).
+	if h, c := rate["polling helper on core 1 rate with 8 threads"], rate["configured rate with 8 threads"]; h > 0.55*c || h < 0.35*c {
 		t.Errorf("8 threads with a polling helper on a team core: %.2f GB/s, want about half of %.2f", h, c)
 	}
 	cfg.HostCPU.Threads = []int{0}

@@ -1,6 +1,7 @@
 package exp
 
 import (
+	"math"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
@@ -92,6 +93,37 @@ func TestShmemGetShape(t *testing.T) {
 	}
 	if lat["GHN_APU"][0] >= lat["GHN_DGPU"][0] {
 		t.Errorf("1 B get: GHN_APU %v us not below GHN_DGPU %v us", lat["GHN_APU"][0], lat["GHN_DGPU"][0])
+	}
+}
+
+// The decomposition of a blocking get covers its whole latency: the parts
+// (post, pickup, ..., completion seen) add up to it for every strategy
+// and payload, each part is non-negative, and a GHN_DGPU entry read
+// (a PCIe read) costs more than a ComP-Net one (an L2 access).
+func TestShmemGetDecomposition(t *testing.T) {
+	res := runExp(t, "shmemget", quickShmem(t))
+	if len(res.Tables) < 2 || res.Tables[1].Name != "shmemget_decomposition" {
+		t.Fatalf("tables %d, want the decomposition second", len(res.Tables))
+	}
+	tb := res.Tables[1]
+	deq := map[string]float64{}
+	for r := range tb.Rows {
+		s := cell(t, tb, r, "strategy").(string)
+		var sum float64
+		for _, c := range tb.Columns[2 : len(tb.Columns)-2] {
+			v := num(cell(t, tb, r, c))
+			if v < 0 {
+				t.Errorf("%s row %d: %s = %v < 0", s, r, c, v)
+			}
+			sum += v
+		}
+		if l := num(cell(t, tb, r, "latency_us")); math.Abs(sum-l) > 0.01 {
+			t.Errorf("%s row %d: parts add to %v us, latency %v us", s, r, sum, l)
+		}
+		deq[s] = num(cell(t, tb, r, "dequeue_us"))
+	}
+	if len(deq) != 3 || deq["GHN_DGPU"] <= deq["COMPNET"] {
+		t.Errorf("dequeue parts %v: want all three strategies, GHN_DGPU's above COMPNET's", deq)
 	}
 }
 

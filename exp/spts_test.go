@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// FuzzSpTSSlowdowns: the calibration table parser accepts exactly four
-// percents in [0, 1000] and returns them as fractions; anything else is an
+// FuzzSpTSSlowdowns: the calibration table parser accepts exactly five
+// percents in [0, 1000] (one per class) and returns them as fractions; anything else is an
 // error naming the field, never a panic.
 func FuzzSpTSSlowdowns(f *testing.F) {
-	f.Add("1,5.5,9.3,7")
+	f.Add("1,5.5,9.3,7,2.9")
 	f.Add("1,2")
 	f.Add("a,b,c,d")
 	f.Add("-1,0,0,0")
@@ -25,7 +25,7 @@ func FuzzSpTSSlowdowns(f *testing.F) {
 			}
 			return
 		}
-		if len(got) != 4 {
+		if len(got) != 5 {
 			t.Fatalf("%q: %d values accepted", list, len(got))
 		}
 		for _, v := range got {

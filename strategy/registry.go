@@ -49,10 +49,16 @@ const (
 	RemoteTasks
 	// NICHandlers: sPIN packet handlers on the NIC.
 	NICHandlers
+	// NICTasks: the NIC itself turns an arriving task into a GPU dispatch,
+	// one-sided, no target CPU on the path (XTQ). HSA's remote tasks need
+	// the target CPU and its two-sided messaging, so its Accumulate,
+	// Reduce and Allreduce run the CPU's MPI path with each reduction a
+	// GPU kernel (the dissertation's §4.3.1, §4.3.3).
+	NICTasks
 )
 
 var capNames = []string{"two-sided", "host-compute", "stream", "stream-triggered", "one-sided", "triggers",
-	"overlap", "device-shmem", "device-verbs", "remote-tasks", "nic-handlers"}
+	"overlap", "device-shmem", "device-verbs", "remote-tasks", "nic-handlers", "nic-tasks"}
 
 // Has reports whether c contains every capability of need.
 func (c Cap) Has(need Cap) bool { return c&need == need }
@@ -119,7 +125,7 @@ func Registry() []Def {
 		{Info: Info{GPUTN, "GPU-TN", "No", "Yes", "Network trigger", "Partial network stack", "CPU registers triggered puts; the kernel fires them with a store"},
 			Caps: Stream | OneSided | Triggers, Preset: "gputn", Setup: setupGPUTN},
 		{Info: Info{XTQ, "XTQ", "Yes (optimised)", "No", "–", "Network stack (initiator only)", "the initiator's put carries an AQL packet; the target NIC enqueues it into the GPU queue, no target CPU"},
-			Caps: RemoteTasks, Preset: "xtq", Setup: setupXTQ},
+			Caps: RemoteTasks | NICTasks, Preset: "xtq", Setup: setupXTQ},
 		{Info: Info{HSA, "HSA", "Yes", "No", "–", "Network stack both sides + target task enqueue", "two-sided send; the target CPU builds the AQL packet and enqueues it"},
 			Caps: TwoSided | Stream | RemoteTasks, Preset: "xtq", Setup: setupHSA},
 	}, append(append(spinDefs(), gnnDefs()...), shmemDefs()...)...)
@@ -146,6 +152,9 @@ func normalize(s string) string {
 func setupCPU(n *Node, w *World) (err error) {
 	n.Pool = mem.Host
 	n.MPI, err = mpi.Init(n.Host, w.hw(n).NIC, n.Rank, n.Size, w.Config.MPI, w.Config.SW)
+	// The thin RDMA layer under the CPU active message of the XTQ
+	// chapter's remote task spawn (RdmaPostBuffer and puts, not MPI).
+	n.RDMA = rdma.New(n.Host, w.hw(n).NIC, w.Config.SW)
 	return err
 }
 

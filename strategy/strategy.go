@@ -76,7 +76,7 @@ type Node struct {
 	Pool     mem.Pool       // where the workload's data lives (host for CPU, GPU otherwise)
 	MPI      *mpi.Comm      // CPU, HDN
 	Stream   *stream.Stream // HDN, GDS, GPUTN (kernel launches)
-	RDMA     *rdma.Endpoint // GDS, GPUTN
+	RDMA     *rdma.Endpoint // CPU, GDS, GPUTN
 	TN       *gputn.Host    // GPUTN
 	GPU      gpu.Spec       // device limits for sizing kernels
 	Threads  int            // host cores available for CPU compute

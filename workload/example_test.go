@@ -27,7 +27,7 @@ func ExampleAllreduce_Run() {
 		fmt.Printf("%-5s %v verified=%v\n", s, r.Time, r.Verified)
 	}
 	// Output:
-	// CPU   21.091992us verified=true
+	// CPU   16.771992us verified=true
 	// HDN   28.876509us verified=true
 	// GDS   25.837017us verified=true
 	// GPUTN 12.448358us verified=true

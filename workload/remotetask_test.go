@@ -159,3 +159,121 @@ func TestReduceOnOddAndEvenNodeCounts(t *testing.T) {
 		}
 	}
 }
+
+// HSA's Accumulate, Reduce and Allreduce run the CPU's MPI two-sided path,
+// each reduction a GPU kernel (the dissertation's §4.3.1, §4.3.3): their
+// times follow the MPI protocol knobs (the matching path's cost, the
+// eager limit), while XTQ's one-sided puts ignore them.
+func TestHSAFollowsMPIProtocolKnobs(t *testing.T) {
+	slowMatch := xtqCfg
+	slowMatch.SW.MPIMatch *= 4
+	smallEager := xtqCfg
+	smallEager.MPI.EagerMax = 1 * unit.KiB // the 4 KiB accumulates go rendezvous
+	acc := Accumulate{Sizes: []unit.Bytes{4 * unit.KiB}, PerEpoch: 2, Epochs: 2, Stride: 4 * unit.KiB, WGSize: 256, CPUThreads: 1}
+	red := Reduce{Size: 4 * unit.KiB, WGSize: 256, CPUThreads: 1}
+	for _, tc := range []struct {
+		name string
+		run  func(s strategy.Strategy, cfg strategy.Config) (sim.Time, string, error)
+	}{
+		{"accumulate", func(s strategy.Strategy, cfg strategy.Config) (sim.Time, string, error) {
+			r, err := acc.Run(xtqCluster(t, 2, true), s, cfg)
+			return r.Time, r.Impl, err
+		}},
+		{"reduce", func(s strategy.Strategy, cfg strategy.Config) (sim.Time, string, error) {
+			r, err := red.Run(xtqCluster(t, 3, true), s, cfg)
+			return r.Time, r.Impl, err
+		}},
+	} {
+		base, impl, err := tc.run(strategy.HSA, xtqCfg)
+		if err != nil || impl == "remote-tasks" {
+			t.Fatalf("%s HSA: impl %s, %v: want the two-sided MPI path", tc.name, impl, err)
+		}
+		for _, k := range []struct {
+			name string
+			cfg  strategy.Config
+		}{{"sw.mpi_match ×4", slowMatch}, {"mpi.eager_max = 1KiB", smallEager}} {
+			got, _, err := tc.run(strategy.HSA, k.cfg)
+			if err != nil || got <= base {
+				t.Errorf("%s HSA with %s: %v (base %v), %v: want slower", tc.name, k.name, got, base, err)
+			}
+		}
+		x0, _, err0 := tc.run(strategy.XTQ, xtqCfg)
+		x1, _, err1 := tc.run(strategy.XTQ, smallEager)
+		if err0 != nil || err1 != nil || x0 != x1 {
+			t.Errorf("%s XTQ: %v vs %v with mpi.eager_max = 1KiB (%v %v): want the one-sided path unaffected", tc.name, x0, x1, err0, err1)
+		}
+	}
+}
+
+// The remote task spawn runs on the thin RDMA layer (no MPI matching on
+// either side, the XTQ chapter's microbenchmark): raising sw.mpi_match
+// moves none of CPU, HSA, XTQ. HSA's message carries the arguments and the
+// payload, XTQ's also the 64 B packet, so XTQ's transfer is not shorter.
+func TestTaskSpawnOnRDMALayer(t *testing.T) {
+	run := func(s strategy.Strategy, cfg strategy.Config) TaskSpawnResult {
+		r, err := TaskSpawn{Size: 64, WGSize: 256}.Run(xtqCluster(t, 2, true), s, cfg)
+		if err != nil || !r.Verified {
+			t.Fatalf("%s: %v", s, err)
+		}
+		return r
+	}
+	slow := xtqCfg
+	slow.SW.MPIMatch *= 10
+	phase := func(r TaskSpawnResult, name string) sim.Time {
+		for _, p := range r.Phases {
+			if p.Phase == name {
+				return p.End - p.Start
+			}
+		}
+		t.Fatalf("no phase %s", name)
+		return 0
+	}
+	res := map[strategy.Strategy]TaskSpawnResult{}
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HSA, strategy.XTQ} {
+		res[s] = run(s, xtqCfg)
+		if got := run(s, slow).EndToEnd; got != res[s].EndToEnd {
+			t.Errorf("%s: %v with sw.mpi_match ×10, %v without: the microbenchmark must not take the MPI path", s, got, res[s].EndToEnd)
+		}
+	}
+	if x, h := phase(res[strategy.XTQ], PhaseTransfer), phase(res[strategy.HSA], PhaseTransfer); x < h {
+		t.Errorf("XTQ transfer %v < HSA transfer %v: XTQ's message carries 64 B more", x, h)
+	}
+}
+
+// The resource-ready sync runs once by default (every round's resources
+// posted up front) and before every XtqPut round as the option: both give
+// the serial sum, and the per-round sync costs time on every step.
+func TestXTQAllreduceSyncOnceOrPerRound(t *testing.T) {
+	run := func(perRound bool) AllreduceResult {
+		a := Allreduce{Size: 64 * unit.KiB, WGSize: 256, CPUThreads: 8, SyncPerRound: perRound}
+		r, err := a.Run(xtqCluster(t, 4, true), strategy.XTQ, xtqCfg)
+		if err != nil || !r.Verified {
+			t.Fatalf("sync per round %v: %v verified=%v", perRound, err, r.Verified)
+		}
+		return r
+	}
+	once, each := run(false), run(true)
+	if once.Time >= each.Time {
+		t.Errorf("one sync %v, a sync per round %v: want the per-round syncs to cost time", once.Time, each.Time)
+	}
+}
+
+// GPU-TN's allreduce kernel has 16 work-groups at every node count and
+// size unless set, never more than the trigger entries or resident
+// work-groups allow.
+func TestGPUTNSlicesDefault(t *testing.T) {
+	for _, tc := range []struct {
+		a    Allreduce
+		n    int
+		want int
+	}{
+		{Allreduce{Size: 64}, 2, 16},
+		{Allreduce{Size: 8 * unit.MiB}, 64, 16},
+		{Allreduce{Size: 256 * unit.MiB, MaxWGs: 8}, 2, 8},
+		{Allreduce{Size: 4 * unit.KiB, WGs: 4}, 8, 4},
+	} {
+		if got := tc.a.Slices(tc.n); got != tc.want {
+			t.Errorf("%+v on %d nodes: %d slices, want %d", tc.a, tc.n, got, tc.want)
+		}
+	}
+}

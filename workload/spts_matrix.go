@@ -15,11 +15,16 @@ const (
 	ClassPowerLaw = "powerlaw" // WikiTalk: power-law graph, hub columns, shallow DAG
 	ClassCircuit  = "circuit"  // ASIC_320ks: circuit, local nets plus a few global rails
 	ClassKKT      = "kkt"      // nlpkkt160: banded 3-D KKT, a 3-D stencil band, deep DAG
-	ClassRoad     = "road"     // road_usa, road_central: planar road network
+	ClassRoad     = "road"     // road_usa: planar road network
+	// ClassRoadCentral is road_central: the road generator at its own
+	// rows and nonzeros.
+	ClassRoadCentral = "road_central"
 )
 
 // SpTSClasses lists the classes in the order of the documents' table.
-func SpTSClasses() []string { return []string{ClassPowerLaw, ClassCircuit, ClassKKT, ClassRoad} }
+func SpTSClasses() []string {
+	return []string{ClassPowerLaw, ClassCircuit, ClassKKT, ClassRoad, ClassRoadCentral}
+}
 
 // SpTSReference is the SuiteSparse matrix a class stands for, with its
 // rows and nonzeros (workloads.md §10.2 table) and the documents'
@@ -34,10 +39,11 @@ type SpTSReference struct {
 // SpTSReferences maps each class to its reference matrix.
 func SpTSReferences() map[string]SpTSReference {
 	return map[string]SpTSReference{
-		ClassPowerLaw: {"WikiTalk", 2.394e6, 3.072e6, 1},
-		ClassCircuit:  {"ASIC_320ks", 0.321e6, 1.074e6, 5.5},
-		ClassKKT:      {"nlpkkt160", 8.354e6, 118.9e6, 9.3},
-		ClassRoad:     {"road_usa", 23.95e6, 52.80e6, 7},
+		ClassPowerLaw:    {"WikiTalk", 2.394e6, 3.072e6, 1},
+		ClassCircuit:     {"ASIC_320ks", 0.321e6, 1.074e6, 5.5},
+		ClassKKT:         {"nlpkkt160", 8.354e6, 118.9e6, 9.3},
+		ClassRoad:        {"road_usa", 23.95e6, 52.80e6, 7},
+		ClassRoadCentral: {"road_central", 14.08e6, 31.02e6, 2.9},
 	}
 }
 
@@ -99,7 +105,7 @@ func GenSynthetic(rows, nnz int, class string, seed uint64) (*TriMatrix, error) 
 		cols = circuitCols(rng, perRow)
 	case ClassKKT:
 		cols = kktCols(rows, perRow)
-	case ClassRoad:
+	case ClassRoad, ClassRoadCentral:
 		cols = roadCols(rng, rows, perRow)
 	default:
 		return nil, fmt.Errorf("spts class %q: must be one of %s", class, strings.Join(SpTSClasses(), ", "))

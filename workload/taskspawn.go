@@ -163,6 +163,8 @@ func (ts TaskSpawn) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 			return ts.remoteCPU(nd, buf, &tm)
 		case im.Name == "remote-tasks":
 			return ts.remote(nd, buf, &tm)
+		case im.Name == "host" && nd.RDMA != nil:
+			return ts.hostRDMA(nd, buf, &tm)
 		default:
 			return ts.twoSided(nd, buf, &tm)
 		}
@@ -226,6 +228,7 @@ func (ts TaskSpawn) remote(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) erro
 	if err != nil {
 		return err
 	}
+	rt.UseLayer(xtq.LayerRDMA) // the microbenchmark's RDMA layer, not MPI
 	size := uint64(ts.Size)
 	aim := ts.aim()
 	task := xtq.Task{Target: 1, Kernel: aim.Kernel, Queue: aim.Queue, Grid: copyGrid(nd, size, ts.WGSize), WGSize: ts.WGSize,
@@ -236,7 +239,7 @@ func (ts TaskSpawn) remote(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) erro
 		tm.initiator = rt
 		return rt.Put(task)
 	}
-	recvLen := task.CmdLen() + size
+	recvLen := task.WireLen(rt.Mode())
 	if aim.Recv > 0 {
 		recvLen = uint64(aim.Recv)
 	}
@@ -278,6 +281,7 @@ func (ts TaskSpawn) remoteCPU(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) e
 	if err != nil {
 		return err
 	}
+	rt.UseLayer(xtq.LayerRDMA)
 	size := uint64(ts.Size)
 	aim := ts.aim()
 	if nd.Rank == 0 {
@@ -331,6 +335,37 @@ func hostCopy(c xtq.Call) {
 func copyGrid(nd *strategy.Node, size uint64, wgSize int) int {
 	items := (int(size/16) + wgSize - 1) / wgSize
 	return max(1, min(items, 2*nd.GPU.CUs)) * wgSize
+}
+
+// hostRDMA is the CPU active message on the thin RDMA layer of the XTQ
+// chapter's microbenchmark (RdmaPostBuffer, puts, an event loop; no MPI):
+// the target posts its receive buffer and sends a zero-length ready
+// message; the initiator puts the payload; the target's application
+// thread sees the PUT event and runs the handler, a host memcpy.
+func (ts TaskSpawn) hostRDMA(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) error {
+	size := uint64(ts.Size)
+	ready, inbox := nd.RDMA.NewMailbox(), nd.RDMA.NewMailbox()
+	if nd.Rank == 0 {
+		ready.Post(nd.Mem.Alloc(mem.Host, 8, "taskspawn.ready"), 8)
+		ready.Wait("the target's ready message")
+		tm.start = nd.Host.Now()
+		nd.RDMA.Send(1, inbox.PT(), buf, size)
+		tm.posted = nd.Host.Now()
+		return nil
+	}
+	recv := nd.Mem.Alloc(nd.Pool, size, "taskspawn.recv")
+	inbox.Post(recv, size)
+	nd.RDMA.Send(0, ready.PT(), buf, 0)
+	inbox.Wait("the active message")
+	tm.landed = nd.Host.Now()
+	nd.Host.Instr(nd.SW.EventDispatch) // the handler's dispatch
+	tm.handler = nd.Host.Now()
+	if d, s := nd.Mem.Bytes(buf, int(size)), nd.Mem.Bytes(recv, int(size)); d != nil && s != nil {
+		copy(d, s)
+	}
+	nd.Host.Compute(2*size, 1)
+	tm.detected = nd.Host.Now()
+	return nil
 }
 
 // twoSided is the CPU and HDN active message over MPI: the target posts

@@ -52,8 +52,14 @@ and prints its attributes and the first blocks of its flattened type map
 	return cmd
 }
 
-// maxInspectBlocks bounds the type-map walk of ddt inspect.
-const maxInspectBlocks = 1 << 24
+// maxInspectBlocks bounds the blocks ddt inspect counts, and
+// maxInspectSteps the elements its type-map walk visits (about 3 s): a
+// count of 10^12, or blocks merged from 10^12 elements, answer in bounded
+// time with "more than".
+const (
+	maxInspectBlocks = 1 << 24
+	maxInspectSteps  = 1 << 25
+)
 
 func ddtInspect(w io.Writer, t *datatype.Type, count, head int) error {
 	c := t.Commit()
@@ -82,7 +88,8 @@ func ddtInspect(w io.Writer, t *datatype.Type, count, head int) error {
 	fmt.Fprintf(tw, "loop_depth\t%d\n", c.Depth())
 	blocks, more := 0, false
 	var first [][2]int
-	for off, n := range t.Blocks(count) {
+	seq, truncated := t.BlocksWithin(count, maxInspectSteps)
+	for off, n := range seq {
 		if blocks == maxInspectBlocks {
 			more = true
 			break
@@ -92,9 +99,13 @@ func ddtInspect(w io.Writer, t *datatype.Type, count, head int) error {
 		}
 		blocks++
 	}
-	if more {
-		fmt.Fprintf(tw, "blocks\tmore than %d (stopped counting)\n", maxInspectBlocks)
-	} else {
+	switch {
+	case more:
+		fmt.Fprintf(tw, "blocks\tmore than %d (stopped counting)\n", blocks)
+	case truncated():
+		more = true
+		fmt.Fprintf(tw, "blocks\tmore than %d (stopped counting after %d elements of the type map)\n", blocks, maxInspectSteps)
+	default:
 		fmt.Fprintf(tw, "blocks\t%d\n", blocks)
 	}
 	if err := tw.Flush(); err != nil {

@@ -50,6 +50,21 @@ func checkRunMemory(name string, cfg exp.Config) error {
 	return badInput(need.Refusal(avail, what))
 }
 
+// expandPlan expands a study within the memory available (a sweep cross
+// product too large to plan is bad input, refused before its
+// configurations are made) and checks each of its runs' memory.
+func expandPlan(s study.Study, version string) (*study.Plan, error) {
+	avail, what := availableMemory()
+	plan, err := study.ExpandWithin(s, version, study.MemLimit{Bytes: avail, What: what})
+	if err != nil {
+		return nil, badInput(err)
+	}
+	if err := checkPlanMemory(plan); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
 // checkPlanMemory checks every run of a study plan (each runs alone).
 func checkPlanMemory(plan *study.Plan) error {
 	for _, r := range plan.Runs {

@@ -162,11 +162,8 @@ func reportExperiments(ctx context.Context, s study.Study, o reportOptions, stde
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	plan, err := study.Expand(s, version)
+	plan, err := expandPlan(s, version)
 	if err != nil {
-		return nil, 0, 0, badInput(err)
-	}
-	if err := checkPlanMemory(plan); err != nil {
 		return nil, 0, 0, err
 	}
 	_, statErr := os.Stat(o.cache)

@@ -180,17 +180,14 @@ func prepare(s *session, arg string, f studyFlags, readOnly bool, stderr io.Writ
 	if err != nil {
 		return prepared{}, err
 	}
-	plan, err := study.Expand(st, version)
+	plan, err := expandPlan(st, version)
 	if err != nil {
-		return prepared{}, badInput(err)
+		return prepared{}, err
 	}
 	for _, r := range plan.Runs {
 		if err := s.input("ml.table", r.Config.ML.Table); err != nil {
 			return prepared{}, err
 		}
-	}
-	if err := checkPlanMemory(plan); err != nil {
-		return prepared{}, err
 	}
 	var cache *study.Cache
 	if readOnly {
@@ -652,9 +649,9 @@ func runAsStudy(s *session, e exp.Experiment, o runOptions, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	plan, err := study.Expand(st, version)
+	plan, err := expandPlan(st, version)
 	if err != nil {
-		return nil, badInput(err)
+		return nil, err
 	}
 	opts := study.Options{Fresh: f.fresh, Parallel: plan.Runs[0].Config.Run.Parallel}
 	if f.cache != "" {

@@ -58,14 +58,71 @@ func (t Task) Label(p *Plan) string {
 	return s
 }
 
+// Memory a plan holds, measured on Expand of 2,000-combination sweeps
+// (allreduce, latency, fft2d on preset gputn): a run's configuration and
+// keys, and a point's configuration and key text.
+const (
+	planBytesPerRun  = 8 << 10
+	planBytesPerTask = 25 << 10
+)
+
+// MemLimit is the memory a plan may take, and what sets it ("memory
+// available (MemAvailable)", "run.mem_limit"); Bytes 0: no limit.
+type MemLimit struct {
+	Bytes uint64
+	What  string
+}
+
 // Expand loads every configuration of s (reporting bad input before any
 // work) and lists its points; version keys the cache.
 func Expand(s Study, version string) (*Plan, error) {
+	return ExpandWithin(s, version, MemLimit{})
+}
+
+// Combinations is the number of configurations entry e expands to: the
+// product of its sweeps' lengths (a float: a cross product can pass any
+// integer).
+func (e Entry) Combinations() float64 {
+	n := 1.0
+	for _, sw := range e.Sweeps {
+		n *= float64(len(sw.Values))
+	}
+	return n
+}
+
+// planRefusal is the error of a plan whose expansion cannot fit: it names
+// the sweeps and lists whose product decides it.
+func planRefusal(e Entry, combos float64, points int, need float64, lim MemLimit) error {
+	var names []string
+	for _, sw := range e.Sweeps {
+		names = append(names, fmt.Sprintf("%s (%d values)", sw.Name, len(sw.Values)))
+	}
+	what := "the experiment's own lists"
+	if len(names) > 0 {
+		what = strings.Join(names, " × ")
+	}
+	each := fmt.Sprintf(" × %d points each", points)
+	if points < 0 {
+		each = "" // refused before the first configuration was made
+	}
+	return fmt.Errorf("%s: --sweep %s: %.3g configurations%s would need about %s of memory to plan, more than the %s %s; sweep fewer values",
+		e.Label, what, combos, each, exp.FormatBytes(need), exp.FormatBytes(float64(lim.Bytes)), lim.What)
+}
+
+// ExpandWithin is Expand refusing, before it allocates them, plans whose
+// configurations and points would not fit in lim: the cross product of an
+// entry's sweeps times the points of its first configuration.
+func ExpandWithin(s Study, version string, lim MemLimit) (*Plan, error) {
 	p := &Plan{Study: s}
 	seen := map[string]bool{}
 	var whole []Task
+	held := 0.0
 	for ei, e := range s.Entries {
-		for _, values := range combos(e.Sweeps) {
+		n := e.Combinations()
+		if lim.Bytes > 0 && held+n*planBytesPerRun > float64(lim.Bytes) {
+			return nil, planRefusal(e, n, -1, held+n*planBytesPerRun, lim)
+		}
+		for ci, values := range combos(e.Sweeps) {
 			load := e.Load
 			load.Sets = append([]string(nil), e.Load.Sets...)
 			for i, v := range values {
@@ -78,6 +135,9 @@ func Expand(s Study, version string) (*Plan, error) {
 			run := Run{Entry: ei, Values: values, Config: cfg}
 			ri := len(p.Runs)
 			if e.Experiment.Points == nil {
+				if ci == 0 {
+					held += n * planBytesPerRun
+				}
 				whole = append(whole, Task{Experiment: e.Experiment, Key: fmt.Sprintf("run:%d", ri), Run: ri})
 				p.Runs = append(p.Runs, run)
 				continue
@@ -85,6 +145,13 @@ func Expand(s Study, version string) (*Plan, error) {
 			pts, err := e.Experiment.Points.List(cfg)
 			if err != nil {
 				return nil, fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, values), err)
+			}
+			if ci == 0 && lim.Bytes > 0 {
+				need := held + n*(planBytesPerRun+float64(len(pts))*planBytesPerTask)
+				if need > float64(lim.Bytes) {
+					return nil, planRefusal(e, n, len(pts), need, lim)
+				}
+				held = need
 			}
 			for i := range pts {
 				text := KeyText(version, e.Experiment.Name, pts[i])

@@ -155,15 +155,17 @@ func (s *Study) Check() error {
 const maxNameBytes = 120
 
 // safeName returns name as one safe file-name component: every character
-// but letters, digits and . _ - + = , @ becomes _ (so no /, \, control
-// character or space survives), a leading dot becomes _ (no hidden file,
-// no . or ..), and the result is at most maxNameBytes long; an empty
+// but letters, digits and _ - + = , @ becomes _ (so no /, \, control
+// character or space survives, and no dot: no hidden file, no . or .., and
+// an entry's files, <label>.csv, <label>.<table>.csv, <label>.meta.json,
+// never meet another entry's, whose names start with another label before
+// their first dot), and the result is at most maxNameBytes long; an empty
 // result is fallback.
 func safeName(name, fallback string) string {
 	var b strings.Builder
 	for _, r := range name {
 		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-+=,@", r):
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-+=,@", r):
 			if b.Len()+utf8.RuneLen(r) > maxNameBytes {
 				return finishName(b.String(), fallback)
 			}

@@ -444,8 +444,8 @@ func TestOpenCacheRemovesOrphanedTemporaries(t *testing.T) {
 	}
 }
 
-// Labels become safe, unique file names: no separator, no leading dot, no
-// control character; the first entry keeps a label, a later one takes the
+// Labels become safe, unique file names: no separator, no dot, no control
+// character; the first entry keeps a label, a later one takes the
 // first label-N no entry asked for, compared without case.
 func TestCheckSanitisesAndDeduplicatesLabels(t *testing.T) {
 	e, err := exp.Lookup("latency")
@@ -457,7 +457,8 @@ func TestCheckSanitisesAndDeduplicatesLabels(t *testing.T) {
 	}{
 		{[]string{"", ""}, []string{"latency", "latency-2"}},
 		{[]string{"a", "a", "a-2", "A"}, []string{"a", "a-3", "a-2", "A-4"}},
-		{[]string{"../x", "/etc/passwd", "..", ".", "a\x00b\nc", "a b\tc"}, []string{"___x", "_etc_passwd", "__", "_", "a_b_c", "a_b_c-2"}},
+		{[]string{"../x", "/etc/passwd", "..", ".", "a\x00b\nc", "a b\tc", "v1.2"}, []string{"___x", "_etc_passwd", "__", "_", "a_b_c", "a_b_c-2", "v1_2"}},
+		{[]string{"a", "a.meta"}, []string{"a", "a_meta"}},
 		{[]string{"x/y", "x_y"}, []string{"x_y", "x_y-2"}},
 		{[]string{strings.Repeat("é", 100)}, []string{strings.Repeat("é", maxNameBytes/2)}},
 	} {

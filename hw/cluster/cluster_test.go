@@ -64,3 +64,26 @@ func TestNICAttachment(t *testing.T) {
 		c.Engine.Close()
 	}
 }
+
+// The documents' presets: 10 wavefronts per SIMD (480 one-wavefront
+// work-groups fill 12 CUs) and a host core with 16 requests in flight and
+// no prefetcher (gem5 Ruby's sequencer), so one core streams from DRAM at
+// 16 × 64 B per DRAM latency.
+func TestDocumentsPresetsResidencyAndHostParallelism(t *testing.T) {
+	for _, s := range []Spec{GPUTN(), XTQ(), CompNet()} {
+		if s.GPU.WavesPerSIMD != 10 {
+			t.Errorf("waves per SIMD %d, want 10", s.GPU.WavesPerSIMD)
+		}
+		if s.CPU.Outstanding() != 16 || s.CPU.Prefetch {
+			t.Errorf("outstanding %d prefetch %v, want 16 and off", s.CPU.Outstanding(), s.CPU.Prefetch)
+		}
+	}
+	c := CompNet()
+	if wgs := c.GPU.CUs * c.GPU.SIMDs * c.GPU.WavesPerSIMD; wgs != 480 {
+		t.Errorf("compnet holds %d one-wavefront work-groups, want 480", wgs)
+	}
+	g := GPUTN().CPU
+	if got, want := g.CoreStreamRate(), 16*64/g.DRAMLatency.Seconds(); got != want {
+		t.Errorf("gputn core stream rate %v B/s, want %v", got, want)
+	}
+}

@@ -71,10 +71,19 @@ func GPUTN() Spec {
 		SoC: pcie.DefaultSoC(),
 		CPU: cpu.Spec{Cores: 8, Freq: 4e9, IPC: 2.0, Width: 8, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,
 			DRAMBandwidth: ddrRate(8, 2133), CacheHit: 500 * sim.Picosecond,
-			ComputeModel: cpu.ModelMLP, L1DMisses: 4, L2Misses: 20, LineSize: 64, PrefetchDepth: 16,
+			// 16 outstanding requests per core, no prefetcher: the Ruby
+			// sequencer's max_outstanding_requests of the AMD APU model the
+			// dissertation names (gem5 src/mem/ruby/system/Sequencer.py;
+			// its CorePair controller, configs/ruby/GPU_VIPER.py), not
+			// gem5's classic 4 L1D / 20 L2 MSHRs.
+			ComputeModel: cpu.ModelMLP, L1DMisses: 16, L2Misses: 16, LineSize: 64, PrefetchDepth: 16,
 			TimeSlice: sim.Millisecond, ContextSwitch: 2 * sim.Microsecond, WakeLatency: 5 * sim.Microsecond,
 			Cache: cpu.HaswellCache()},
-		GPU: gpu.Spec{Mode: "apu", CUs: 24, SIMDs: 4, WavesPerSIMD: 40, WaveSize: 64, Freq: 1.5e9,
+		// 10 wavefronts per SIMD: the dissertation's §5.4.2 fills the 12-CU
+		// GPU with 480 one-wavefront work-groups (10 per SIMD), as GCN3 and
+		// the APU script's --wfs-per-simd 10 (gem5 configs/example/apu_se.py);
+		// the tables' "40 waves per SIMD" are per CU.
+		GPU: gpu.Spec{Mode: "apu", CUs: 24, SIMDs: 4, WavesPerSIMD: 10, WaveSize: 64, Freq: 1.5e9,
 			LDSPerCU: 64 * unit.KiB, MaxWGSize: 1024, Launch: 1500 * sim.Nanosecond, Teardown: 1500 * sim.Nanosecond,
 			DispatchCycles: 100, L1Lines: 512, L1Cycles: 12, L2Cycles: 100, L1InvCycles: 16, L2InvCycles: 500,
 			MemLatency: 80 * sim.Nanosecond, MemBandwidth: ddrRate(8, 2133), ScalarCycles: 4, L2PortBytes: 64, WaitPoll: 100 * sim.Nanosecond},
@@ -82,8 +91,11 @@ func GPUTN() Spec {
 			TrigEvalCost: 10 * sim.Nanosecond, EventSize: 64, EQSize: 1024, TrigFIFODepth: 256,
 			TrigPop: 2 * sim.Nanosecond, TrigMaxEntries: 16, TrigLookup: "assoc",
 			VerbsEngines: 16, VerbsWQECost: 10 * sim.Nanosecond, VerbsMaxSGE: 16, VerbsRNRRetry: 3, VerbsRNRTimer: 10 * sim.Microsecond,
-			XtqLookup: 5 * sim.Nanosecond, XtqRewrite: 20 * sim.Nanosecond, XtqTableSize: 64, XtqFullPolicy: "retry",
-			XtqRetry: sim.Microsecond, XtqHoldDepth: 8,
+			XtqLookup: 5 * sim.Nanosecond, XtqRewrite: 20 * sim.Nanosecond, XtqTableSize: 64,
+			// A full GPU queue drops the task and Portals events tell both
+			// sides (the dissertation's §4.1.2); no NIC retry is described.
+			XtqFullPolicy: "drop",
+			XtqRetry:      sim.Microsecond, XtqHoldDepth: 8,
 			XtqTables: "nic", XtqCacheEntries: 16, XtqCacheWays: 4},
 		Spin: spin.DefaultSpec(),
 		L2:   gpu.L2Spec{Size: unit.MiB, Ways: 16},
@@ -195,6 +207,9 @@ func GPURDMA() Spec {
 	s.GPU.LDSPerCU, s.GPU.L1Lines = 48*unit.KiB, 256
 	hcaPipeline(&s, 320*sim.Nanosecond)
 	dgpuLaunch(&s)
+	// The host of this real-hardware study keeps hardware.md §10's
+	// classic-cache misses in flight (not the documents' gem5 APU host).
+	s.CPU.L1DMisses, s.CPU.L2Misses = 4, 20
 	return s
 }
 
@@ -227,6 +242,9 @@ func GIO() Spec {
 	s.L2.Size = 4 * unit.MiB // §7 [DEFAULT] MI-25 L2: its reuse decides the L2-off cost of §5.3
 	hcaPipeline(&s, 0)
 	dgpuLaunch(&s)
+	// The host of this real-hardware study keeps hardware.md §10's
+	// classic-cache misses in flight (not the documents' gem5 APU host).
+	s.CPU.L1DMisses, s.CPU.L2Misses = 4, 20
 	return s
 }
 

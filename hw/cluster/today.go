@@ -60,7 +60,8 @@ func H100CX7() Spec {
 	s.Switch.Latency = 200 * sim.Nanosecond
 	s.Topology.Kind, s.Topology.Rails, s.Topology.LeafSize = "railfattree", 8, 32
 	s.PCIe.Bandwidth = pcieGen5x16
-	s.SoC.NICAttach = pcie.AttachPCIe // a ConnectX-7 card on PCIe Gen5
+	s.SoC.NICAttach = pcie.AttachPCIe       // a ConnectX-7 card on PCIe Gen5
+	s.CPU.L1DMisses, s.CPU.L2Misses = 4, 20 // as before the documents' presets moved to their gem5 APU host
 	s.CPU.Cores, s.CPU.Freq, s.CPU.DRAMBandwidth = 112, 2.0e9, ddrRate(16, 4800)
 	s.GPU.Mode, s.GPU.CUs, s.GPU.SIMDs, s.GPU.WaveSize, s.GPU.WavesPerSIMD = "dgpu", 132, 4, 32, 16
 	s.GPU.Freq, s.GPU.MemBandwidth, s.GPU.MemLatency = 1.98e9, unit.Rate(3.35e12), 500*sim.Nanosecond
@@ -83,6 +84,9 @@ func MI300ASS11() Spec {
 	s.Topology.Kind = "dragonfly"
 	s.PCIe.Bandwidth = pcieGen5x16
 	s.SoC.NICAttach = pcie.AttachPCIe // a Cassini NIC on PCIe Gen5, not on the APU's fabric
+	// Values this preset had before the documents' presets moved to their
+	// gem5 APU host and GCN3 residency; present-day values are its own.
+	s.CPU.L1DMisses, s.CPU.L2Misses, s.GPU.WavesPerSIMD = 4, 20, 40
 	s.CPU.Cores, s.CPU.Freq, s.CPU.DRAMBandwidth = 96, 3.7e9, unit.Rate(4*5.3e12)
 	s.GPU.Mode, s.GPU.CUs, s.GPU.Freq = "apu", 228, 2.1e9
 	s.GPU.MemBandwidth, s.GPU.MemLatency = unit.Rate(5.3e12), 500*sim.Nanosecond

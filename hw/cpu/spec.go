@@ -33,8 +33,8 @@ type Spec struct {
 	// classic caches, which the documents' hosts used: 4 L1D MSHRs, 20 L2
 	// MSHRs, no prefetcher.
 	ComputeModel  string     `toml:"compute_model" doc:"host streaming model: mlp (misses in flight / loaded latency, capped by DRAM) or flat (stream_bytes_per_cycle per core)" src:"DEFAULT"`
-	L1DMisses     int        `toml:"l1d_misses" doc:"outstanding L1D misses per core (MSHRs): the demand misses a streaming core keeps in flight" src:"DEFAULT"`
-	L2Misses      int        `toml:"l2_misses" doc:"outstanding L2 misses per core (MSHRs): caps demand plus prefetch misses in flight" src:"DEFAULT"`
+	L1DMisses     int        `toml:"l1d_misses" doc:"outstanding L1D misses per core (MSHRs): the demand misses a streaming core keeps in flight (documents' presets: 16, the Ruby sequencer's max_outstanding_requests of gem5's AMD APU model, src/mem/ruby/system/Sequencer.py)" src:"DEFAULT"`
+	L2Misses      int        `toml:"l2_misses" doc:"outstanding L2 misses per core (MSHRs): caps demand plus prefetch misses in flight (documents' presets: 16, the same per-core request limit)" src:"DEFAULT"`
 	LineSize      unit.Bytes `toml:"line_size" doc:"cache line: the bytes one miss brings" src:"DEFAULT"`
 	Prefetch      bool       `toml:"prefetch" doc:"L2 stream prefetcher on: it keeps prefetch_depth lines in flight ahead of the demand misses" src:"DEFAULT"`
 	PrefetchDepth int        `toml:"prefetch_depth" doc:"lines the prefetcher runs ahead when cpu.prefetch is on" src:"DEFAULT"`

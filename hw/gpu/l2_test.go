@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -116,5 +117,108 @@ func TestStoreDuringSystemAcquireSurvives(t *testing.T) {
 	}
 	if v := m.Load64(b); v != 7 {
 		t.Fatalf("store during another's system acquire lost: memory holds %d, want 7", v)
+	}
+}
+
+// Hit-rate accounting is per requester: a work-group's streaming misses
+// and its queue stores count for the CU only, and the CP's rate is its
+// own accesses': a miss (the line was never filled), then a hit.
+func TestCPHitRateCountsOnlyCPAccesses(t *testing.T) {
+	e, g := newGPU("dgpu")
+	g.UseL2(L2Spec{Size: 8 * unit.KiB, Ways: 4})
+	m := g.Mem()
+	q := m.AllocData(mem.GPU, 64, "q")
+	big := m.Alloc(mem.GPU, 4<<10, "stream")
+	op, _ := g.DispatchOp(Kernel{Name: "k", WGs: 1, WGSize: 64, Body: func(wg *WG) {
+		wg.StreamLines(big, 4<<10) // 64 CU misses
+		_, _, lat := g.CPReadLine(wg.Proc, q)
+		wg.Sleep(lat)
+		_, _, lat = g.CPReadLine(wg.Proc, q)
+		wg.Sleep(lat)
+		wg.StoreTracked(q, 1, false) // a CU hit on the CP's line
+	}})
+	g.Submit(op)
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	st := g.L2Stats()
+	if st.Hits[CP] != 1 || st.Misses[CP] != 1 || st.HitRate(CP) != 0.5 {
+		t.Errorf("CP hits %d misses %d rate %v; want 1, 1, 0.5", st.Hits[CP], st.Misses[CP], st.HitRate(CP))
+	}
+	if st.Misses[CU] != 64 || st.Hits[CU] != 1 {
+		t.Errorf("CU hits %d misses %d; want 1 and 64", st.Hits[CU], st.Misses[CU])
+	}
+}
+
+// Hold time = the CP's first access to a locked line − the locking store:
+// a work-group's later access does not release it, the CP's first read
+// does (hold exactly the gap), and a second CP read adds nothing. The
+// mean and max are over the released lines.
+func TestLockHoldIsFirstCPAccessMinusLockingStore(t *testing.T) {
+	e, g := newGPU("dgpu")
+	g.UseL2(L2Spec{Size: 8 * unit.KiB, Ways: 4})
+	m := g.Mem()
+	a := m.AllocData(mem.GPU, 128, "slots")
+	b := a + mem.LineSize
+	var holdA, holdB sim.Duration
+	op, _ := g.DispatchOp(Kernel{Name: "k", WGs: 1, WGSize: 64, Body: func(wg *WG) {
+		wg.StoreTracked(a, 1, true)
+		t0 := wg.Now() // the line is locked when the store is done
+		wg.StoreTracked(b, 2, true)
+		t1 := wg.Now()
+		wg.Sleep(100 * sim.Nanosecond)
+		wg.StoreTracked(a+8, 3, true) // the line is already locked: the lock time stays
+		if g.L2Stats().Unlocks != 0 {
+			t.Error("a work-group access released a lock")
+		}
+		wg.Sleep(200 * sim.Nanosecond)
+		holdA = wg.Now() - t0
+		g.CPReadLine(wg.Proc, a)
+		wg.Sleep(400 * sim.Nanosecond)
+		holdB = wg.Now() - t1
+		g.CPStore64(wg.Proc, b, 9)
+		g.CPReadLine(wg.Proc, a)
+	}})
+	g.Submit(op)
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	st := g.L2Stats()
+	if holdB <= holdA || holdA < 300*sim.Nanosecond {
+		t.Fatalf("set-up: holds %v and %v", holdA, holdB)
+	}
+	if st.Unlocks != 2 || st.LockHold != holdA+holdB || st.LockHoldMax != holdB || st.Locked != 0 || st.MaxLocked != 2 {
+		t.Errorf("unlocks %d, summed hold %v, max %v, locked %d (max %d); want 2, %v, %v, 0 (2)", st.Unlocks, st.LockHold, st.LockHoldMax, st.Locked, st.MaxLocked, holdA+holdB, holdB)
+	}
+}
+
+// nicShared (sorted, merged ranges, binary search) answers as a linear
+// scan of the ranges as shared: overlapping, adjacent, unaligned and
+// out-of-order ranges, shared before and after the first question.
+func TestNICSharedMatchesLinearScan(t *testing.T) {
+	_, g := newGPU("dgpu")
+	g.UseL2(L2Spec{Size: 8 * unit.KiB, Ways: 4})
+	r := rand.New(rand.NewPCG(1, 2))
+	var ranges [][2]mem.Addr
+	linear := func(l mem.Addr) bool {
+		for _, x := range ranges {
+			if l+mem.LineSize > x[0] && l < x[1] {
+				return true
+			}
+		}
+		return false
+	}
+	for round := range 4 {
+		for range 50 {
+			a := mem.Addr(r.IntN(1 << 16))
+			n := uint64(1 + r.IntN(300))
+			g.ShareWithNIC(a, n)
+			ranges = append(ranges, [2]mem.Addr{a, a + mem.Addr(n)})
+		}
+		for l := mem.Addr(0); l < 1<<16+512; l += mem.LineSize {
+			if got, want := g.nicShared(l), linear(l); got != want {
+				t.Fatalf("round %d: line %#x shared = %v, want %v", round, uint64(l), got, want)
+			}
+		}
 	}
 }

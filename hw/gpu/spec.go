@@ -13,7 +13,7 @@ type Spec struct {
 	Mode           string     `toml:"mode" doc:"memory mode: apu (shared coherent memory, write-through L2) or dgpu (separate memory, write-back L2)" src:"DOC"`
 	CUs            int        `toml:"cus" doc:"compute units" src:"DOC"`
 	SIMDs          int        `toml:"simds_per_cu" doc:"SIMD-16 units per CU" src:"DOC"`
-	WavesPerSIMD   int        `toml:"waves_per_simd" doc:"resident wavefronts per SIMD" src:"DEFAULT"`
+	WavesPerSIMD   int        `toml:"waves_per_simd" doc:"resident wavefronts per SIMD (documents' presets: 10, from the dissertation's §5.4.2 480 one-wavefront work-groups filling 12 CUs, GCN3, gem5 apu_se.py --wfs-per-simd 10; the tables' 40 are per CU)" src:"DOC"`
 	WaveSize       int        `toml:"wave_size" doc:"work-items per wavefront" src:"DOC"`
 	Freq           unit.Freq  `toml:"freq" doc:"GPU clock" src:"DOC"`
 	LDSPerCU       unit.Bytes `toml:"lds_per_cu" doc:"LDS scratchpad per CU" src:"DEFAULT"`

@@ -41,7 +41,7 @@ type Spec struct {
 	XtqLookup       sim.Time `toml:"xtq_lookup" doc:"XTQ: one lookup-table access (on-NIC SRAM)" src:"DEFAULT"`
 	XtqRewrite      sim.Time `toml:"xtq_rewrite" doc:"XTQ: command-packet rewrite" src:"DEFAULT"`
 	XtqTableSize    int      `toml:"xtq_table_size" doc:"XTQ: entries per lookup table (kernels, queues)" src:"DOC"`
-	XtqFullPolicy   string   `toml:"xtq_full_policy" doc:"XTQ: GPU queue full: retry (hold the task on the NIC, re-poll the read index) or drop (fail it)" src:"DEFAULT"`
+	XtqFullPolicy   string   `toml:"xtq_full_policy" doc:"XTQ: GPU queue full: drop (the NIC reads the queue indices, and on a full queue fails the task with Portals events to both sides: the dissertation's §4.1.2) or retry (an extension: hold the task on the NIC, read index and reservation overlapped, re-poll)" src:"DOC"`
 	XtqRetry        sim.Time `toml:"xtq_retry" doc:"XTQ: re-poll interval of a held task's queue read index" src:"DEFAULT"`
 	XtqTables       string   `toml:"xtq_tables" doc:"XTQ: where the lookup tables live: nic (on-NIC SRAM, the prototype) or host (host memory behind an on-NIC cache; a miss is a DMA read: over PCIe, or a coherent read on an APU's directory)" src:"DOC"`
 	XtqCacheEntries int      `toml:"xtq_cache_entries" doc:"XTQ, xtq_tables = host: entries of the on-NIC table cache (kernel, function and queue entries share it)" src:"DEFAULT"`

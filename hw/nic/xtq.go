@@ -67,10 +67,14 @@ type GatherPut struct {
 	CmdLen     uint64   // ≥ 64 for XTQ
 	Payload    mem.Addr
 	PayloadLen uint64
-	Ack        AckType
-	EQ         *EQ // initiator events (SEND, ACK); may be nil
-	CT         *CT // counts ACKs when non-nil
-	UserPtr    any
+	// HdrData, when non-zero, is the header data the target's events
+	// carry instead of CmdLen (a plain gather put whose receiver learns
+	// the task from the header: HSA's active-message header).
+	HdrData uint64
+	Ack     AckType
+	EQ      *EQ // initiator events (SEND, ACK); may be nil
+	CT      *CT // counts ACKs when non-nil
+	UserPtr any
 }
 
 // XtqStats counts the target-side XTQ procedure.
@@ -182,16 +186,21 @@ func (n *NIC) issueGather(g GatherPut) {
 	n.nextMsg++
 	id := n.nextMsg
 	total := g.CmdLen + g.PayloadLen
+	hdrData := g.CmdLen
+	if g.HdrData != 0 {
+		hdrData = g.HdrData
+	}
 	md := &MD{Start: g.Cmd, Length: total, EQ: g.EQ, CT: g.CT}
 	if g.CT != nil {
 		md.Options |= MDEventCTAck
 	}
 	cmd := Command{Op: CmdPut, MD: md, Length: total, Target: g.Target, PT: g.PT, MatchBits: g.MatchBits,
-		Ack: g.Ack, UserPtr: g.UserPtr, HdrData: g.CmdLen}
-	// hdr_data carries the command length, so a plain gather put's
-	// receiver (HSA) finds the payload after the command.
+		Ack: g.Ack, UserPtr: g.UserPtr, HdrData: hdrData}
+	// hdr_data carries the command length (or the caller's header), so a
+	// plain gather put's receiver (HSA) finds the payload after the
+	// command.
 	hdr := &Header{Op: CmdPut, Initiator: n.id, PT: g.PT, MatchBits: g.MatchBits, Length: total, Ack: g.Ack,
-		HdrData: g.CmdLen, Task: &TaskHeader{Xtq: g.Xtq, CmdLen: g.CmdLen}}
+		HdrData: hdrData, Task: &TaskHeader{Xtq: g.Xtq, CmdLen: g.CmdLen}}
 	if g.Ack != NoAckReq {
 		n.out[id] = &outMsg{cmd: cmd, start: n.e.Now()}
 	}

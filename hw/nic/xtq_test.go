@@ -238,7 +238,7 @@ func TestXtqDoorbellNeverPrecedesDataOrPacket(t *testing.T) {
 // cannot enqueue and re-polls; every task runs once, in order, and nothing
 // is overwritten.
 func TestXtqFullQueueBackPressuresWithoutLoss(t *testing.T) {
-	v := newXtqEnv(t, 2, 1<<20, 20000)
+	v := newXtqEnv(t, 2, 1<<20, 20000, retryPolicy)
 	tg := v.c.Nodes[1]
 	const tasks = 6
 	tg.Mem.Store64(v.sig, tasks)
@@ -349,7 +349,7 @@ func TestXtqRegisterRange(t *testing.T) {
 // every task still runs once, in order, with its own payload.
 func TestXtqHoldBufferBoundedWithoutLoss(t *testing.T) {
 	for _, depth := range []int{8, 1} {
-		v := newXtqEnv(t, 2, 1<<20, 20000, func(s *cluster.Spec) { s.NIC.XtqHoldDepth = depth })
+		v := newXtqEnv(t, 2, 1<<20, 20000, retryPolicy, func(s *cluster.Spec) { s.NIC.XtqHoldDepth = depth })
 		tg := v.c.Nodes[1]
 		const tasks = 16
 		tg.Mem.Store64(v.sig, tasks)
@@ -379,6 +379,31 @@ func TestXtqHoldBufferBoundedWithoutLoss(t *testing.T) {
 
 // hostTables puts the lookup tables in host memory behind a cache of the
 // given entries and ways.
+// retryPolicy selects the retry extension (hold and re-poll a full queue)
+// instead of the default drop.
+func retryPolicy(s *cluster.Spec) { s.NIC.XtqFullPolicy = "retry" }
+
+// The default queue-full policy is the documents': a full queue drops the
+// task (a TASK failure event at the target), nothing is retried.
+func TestXtqFullQueueDropsByDefault(t *testing.T) {
+	if p := cluster.XTQ().NIC.XtqFullPolicy; p != "drop" {
+		t.Fatalf("preset xtq: nic.xtq_full_policy = %s, want drop", p)
+	}
+	v := newXtqEnv(t, 2, 1<<20, 20000)
+	tg := v.c.Nodes[1]
+	var sent []task
+	for i := range 6 {
+		sent = append(sent, task{kernel: taskIdx, queue: taskIdx, payload: payload(64, i), off: uint64(i) * 64})
+	}
+	tg.Mem.Store64(v.sig, 6)
+	v.send(sent...)
+	v.run()
+	st := tg.NIC.XtqStats()
+	if st.Failures == 0 || st.Tasks+st.Failures != 6 || st.FullPolls != st.Failures {
+		t.Fatalf("stats %+v: want some of 6 tasks dropped on the 2-slot queue (one full read each), the rest enqueued", st)
+	}
+}
+
 func hostTables(entries, ways int) func(*cluster.Spec) {
 	return func(s *cluster.Spec) {
 		s.NIC.XtqTables, s.NIC.XtqCacheEntries, s.NIC.XtqCacheWays = "host", entries, ways
@@ -544,7 +569,7 @@ func TestXtqCPUTaskRewriteAndDoorbellOrder(t *testing.T) {
 // put from another source is not stuck behind them: it lands long before
 // the held tasks drain (they wait for 20,000-cycle kernels).
 func TestXtqHoldBufferLetsOtherSourcesPass(t *testing.T) {
-	v := newXtqEnvN(t, 3, 2, 1<<20, 20000, func(s *cluster.Spec) { s.NIC.XtqHoldDepth = 2 })
+	v := newXtqEnvN(t, 3, 2, 1<<20, 20000, retryPolicy, func(s *cluster.Spec) { s.NIC.XtqHoldDepth = 2 })
 	tg, other := v.c.Nodes[1], v.c.Nodes[2]
 	const tasks = 8
 	tg.Mem.Store64(v.sig, tasks)

@@ -56,8 +56,8 @@ type gioCtx struct {
 	b         *gioBackend
 	q         int
 	qps       []*verbs.QP // by PE (nil for this PE)
-	cq        *verbs.CQ
-	templated []uint64 // per PE: slots whose template is visible
+	cqs       []*verbs.CQ // by PE: one CQ per (context, PE), as ROC_SHMEM's GPU-IB backend
+	templated []uint64    // per PE: slots whose template is visible
 	wg        *gpu.WG
 }
 
@@ -66,6 +66,7 @@ func newGIOBackend(d *Device) (*gioBackend, error) {
 	s := r.spec.GIO
 	vs := verbs.DefaultSpec()
 	vs.FieldStore, vs.DBRecord, vs.QPDepth = s.FieldStore, s.DBRecord, r.spec.QueueEntries
+	vs.PollInvalidate = true // quiet's poll loop invalidates the cache each iteration (__roc_inv)
 	n := r.node
 	b := &gioBackend{dev: d, spec: s, vn: verbs.NewNode(n.Host.Engine(), d.pe, n.NIC, n.Mem, n.GPULink, vs)}
 	if s.PPBLines > 0 {
@@ -113,22 +114,23 @@ func (b *gioBackend) Expose(idx int, base mem.Addr, size uint64) {
 func (b *gioBackend) connect() error {
 	d := b.dev
 	for q := range d.queues {
-		c := &gioCtx{b: b, q: q, qps: make([]*verbs.QP, d.npes), templated: make([]uint64, d.npes)}
-		var err error
-		if c.cq, err = b.vn.NewCQ(max(1, d.npes-1)*b.vn.Spec().QPDepth, mem.GPU); err != nil {
-			return err
-		}
-		b.uncache(c.cq.Base(), uint64(c.cq.Entries())*nic.CQESize)
+		c := &gioCtx{b: b, q: q, qps: make([]*verbs.QP, d.npes), cqs: make([]*verbs.CQ, d.npes), templated: make([]uint64, d.npes)}
 		for pe := range d.npes {
 			if pe == d.pe {
 				continue
 			}
+			cq, err := b.vn.NewCQ(b.vn.Spec().QPDepth, mem.GPU)
+			if err != nil {
+				return err
+			}
+			b.uncache(cq.Base(), uint64(cq.Entries())*nic.CQESize)
+			c.cqs[pe] = cq
 			rb, ok := d.rt.team.devs[pe].backend.(*gioBackend)
 			if !ok {
 				return fmt.Errorf("gio: PE %d runs another backend", pe)
 			}
 			place := verbs.Place{QP: mem.GPU}
-			qa, qb, err := verbs.ConnectNodes(b.vn, rb.vn, place, place, c.cq, rb.passive, b.vn.Spec().QPDepth)
+			qa, qb, err := verbs.ConnectNodes(b.vn, rb.vn, place, place, cq, rb.passive, b.vn.Spec().QPDepth)
 			if err != nil {
 				return err
 			}
@@ -394,11 +396,17 @@ func (c *gioCtx) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 	return nil
 }
 
-// wait polls the context's CQ until qp has nothing outstanding.
+// wait polls qp's CQ until qp has nothing outstanding.
 func (c *gioCtx) wait(qp *verbs.QP) error { return c.waitKeep(qp, 0) }
 
 func (c *gioCtx) waitKeep(qp *verbs.QP, keep uint64) error {
-	e, ok := c.cq.WaitQP(c.wg, qp, keep)
+	var cq *verbs.CQ
+	for pe, q := range c.qps {
+		if q == qp {
+			cq = c.cqs[pe]
+		}
+	}
+	e, ok := cq.WaitQP(c.wg, qp, keep)
 	c.b.work.Notify() // slots freed: more templating
 	if !ok {
 		return fmt.Errorf("%w: GIO work request on QP %d completed with %v", ErrFailed, e.QPN, e.Status)

@@ -1,6 +1,8 @@
 package verbs
 
 import (
+	"encoding/binary"
+
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
@@ -167,8 +169,23 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 		}
 	}
 	n := q.node
-	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
 	pi, nq, e := q.pi, q.nq, n.e
+	if n.nic.Spec().VerbsBlueFlame && q.pi-q.rung == 1 {
+		// BlueFlame: one new WQE travels inside the MMIO write (64 B).
+		var b [nic.WQESize]byte
+		for i, v := range q.shadow[(q.pi-1)%uint64(q.depth)] {
+			binary.LittleEndian.PutUint64(b[8*i:], v)
+		}
+		w := nic.DecodeWQE(b[:])
+		sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), nic.WQESize)
+		e.At(vis, func() { nq.BlueFlameFrom(e.Now(), pi, w) })
+		wg.SleepUntil(sf)
+		q.rung = q.pi
+		q.stats.Doorbells++
+		q.stats.DoorbellTime += wg.Now() - start
+		return
+	}
+	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
 	e.At(vis, func() { nq.DoorbellFrom(e.Now(), pi) })
 	wg.SleepUntil(sf)
 	q.rung = q.pi
@@ -204,6 +221,10 @@ func (q *QP) FlushPPB(wg *gpu.WG) {
 // a one-way latency later.
 func (c *CQ) pollLoad(wg *gpu.WG, k uint64) bool {
 	c.Loads++
+	if c.node.spec.PollInvalidate {
+		g := wg.GPU().Spec()
+		wg.Sleep(g.Cycles(g.L1InvCycles))
+	}
 	if c.pool == mem.GPU {
 		wg.AtomicLoad64(c.nq.SlotAddr(k))
 		_, ok := c.cqeAt(k)
@@ -234,7 +255,11 @@ func (c *CQ) idle(wg *gpu.WG, k uint64, what string) bool {
 	if _, ok := c.cqeAt(k); !ok {
 		wg.Wait(c.node.mem.Watch(c.nq.SlotAddr(k)), what)
 	}
-	per := wg.GPU().Spec().MemLatency
+	g := wg.GPU().Spec()
+	per := g.MemLatency
+	if c.node.spec.PollInvalidate {
+		per += g.Cycles(g.L1InvCycles)
+	}
 	n := max(1, (wg.Now()-t1+per-1)/per)
 	wg.SleepUntil(t1 + n*per)
 	c.Loads += uint64(n)

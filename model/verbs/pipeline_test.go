@@ -80,3 +80,81 @@ func TestInflightWindowBoundsPipelinedRate(t *testing.T) {
 		t.Errorf("window of one WQE: %.3g B/s, want well below the wire's %.3g B/s", one, wire)
 	}
 }
+
+// The HCA's read tags bound the payload rate of peer-to-peer reads of GPU
+// memory: with the preset's tags a pipelined single QP stays below the
+// wire, with unbounded tags the same run reaches it; the bound is tags ×
+// request size / round trip.
+func TestReadTagsBoundPeerToPeerRate(t *testing.T) {
+	rate := func(tags int) float64 {
+		spec := verbs.DefaultSpec()
+		spec.WQEReuse, spec.Pipeline = true, true
+		r := newRigWith(t, spec, func(s *clusterSpec) { s.NIC.ReadTags = tags })
+		const msgs, size = 24, 32 << 10
+		var start, end sim.Time
+		r.kernel(t, func(wg *gpu.WG) {
+			start = wg.Now()
+			for range msgs {
+				if err := r.qp.Post(wg, r.write(0, size)); err != nil {
+					t.Error(err)
+				}
+				r.qp.Ring(wg)
+			}
+			r.cq.WaitQP(wg, r.qp, 0)
+			end = wg.Now()
+		})
+		return float64(msgs*size) / (end - start).Seconds()
+	}
+	hs := r0Link()
+	wire := float64(hs.Link.Bandwidth) * float64(hs.Link.Payload) / float64(hs.Link.Payload+hs.Link.Header)
+	rt := 2*hs.PCIe.Latency + hs.PCIe.Overhead + hs.PCIe.P2PReadLatency + sim.FromPicoseconds(float64(hs.PCIe.MaxReadReq)*hs.PCIe.Bandwidth.PerByte())
+	bound := float64(hs.NIC.ReadTags) * float64(hs.PCIe.MaxReadReq) / rt.Seconds()
+	tagged, open := rate(hs.NIC.ReadTags), rate(0)
+	if tagged > bound*1.01 || tagged < 0.8*bound {
+		t.Errorf("%d tags: %.3g B/s, want just under the bound %.3g B/s", hs.NIC.ReadTags, tagged, bound)
+	}
+	if open < 0.9*wire || tagged > 0.9*wire {
+		t.Errorf("unbounded tags %.3g B/s (want near the wire %.3g), %d tags %.3g B/s (want below it)", open, wire, hs.NIC.ReadTags, tagged)
+	}
+}
+
+// BlueFlame (nic.verbs_blueflame) carries a lone WQE in the doorbell's
+// MMIO write: the HCA fetches nothing and the naive write completes
+// sooner; without it every WQE is fetched by DMA.
+func TestBlueFlameSkipsTheFetch(t *testing.T) {
+	run := func(bf bool) (sim.Duration, uint64) {
+		r := newRigWith(t, verbs.DefaultSpec(), func(s *clusterSpec) { s.NIC.VerbsBlueFlame = bf })
+		var d sim.Duration
+		r.kernel(t, func(wg *gpu.WG) {
+			start := wg.Now()
+			if err := r.qp.Post(wg, r.write(0, 8)); err != nil {
+				t.Error(err)
+			}
+			r.qp.Ring(wg)
+			r.cq.Poll(wg)
+			d = wg.Now() - start
+		})
+		return d, r.c.Nodes[0].NIC.VerbsStats().Fetches
+	}
+	off, fOff := run(false)
+	on, fOn := run(true)
+	if fOff != 1 || fOn != 0 {
+		t.Errorf("fetches: %d without BlueFlame (want 1), %d with (want 0)", fOff, fOn)
+	}
+	if on >= off {
+		t.Errorf("naive 8 B write: %v with BlueFlame, %v without: want shorter", on, off)
+	}
+	// The WQE the HCA took from the doorbell is the one posted.
+	r := newRigWith(t, verbs.DefaultSpec(), func(s *clusterSpec) { s.NIC.VerbsBlueFlame = true })
+	copy(r.c.Nodes[0].Mem.Bytes(r.src, 8), "bluefl!!")
+	r.kernel(t, func(wg *gpu.WG) {
+		if err := r.qp.Post(wg, r.write(0, 8)); err != nil {
+			t.Error(err)
+		}
+		r.qp.Ring(wg)
+		r.cq.Poll(wg)
+	})
+	if got := string(r.c.Nodes[1].Mem.Bytes(r.dst, 8)); got != "bluefl!!" {
+		t.Errorf("BlueFlame write delivered %q", got)
+	}
+}

@@ -29,6 +29,11 @@ type Spec struct {
 	ReorderThreshold float64  `toml:"reorder_threshold" doc:"inbound link utilisation from which NIC→GPU writes are delayed" src:"DEFAULT"`
 	ReorderWindow    sim.Time `toml:"reorder_window" doc:"window over which the inbound link utilisation is measured" src:"DEFAULT"`
 
+	// PollInvalidate is set by runtimes whose CQ poll loop invalidates the
+	// GPU L1 before each load (GIO's quiet, ROC_SHMEM's __roc_inv); not a
+	// user knob.
+	PollInvalidate bool `toml:"-"`
+
 	CheckVisibility bool `toml:"check_visibility" doc:"checker: report every visibility hazard (stale GPU L2 line, stale PPB read, overtaken peer-to-peer write) with agent, address and missing fix" src:"RUN"`
 }
 

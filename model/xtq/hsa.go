@@ -25,7 +25,9 @@ func (s *state) serveHSA(t *cpu.Thread) {
 		}
 		s.stats.LastLanded = ev.Time
 		start := t.Now()
-		t.Instr(s.sw.MPIMatch) // the two-sided receive's matching path
+		if s.layer == LayerMPI {
+			t.Instr(s.sw.MPIMatch) // the two-sided receive's matching path
+		}
 		s.hsaTask(t, ev)
 		t.Span("HSA enqueue", start)
 	}
@@ -37,6 +39,10 @@ func (s *state) hsaTask(t *cpu.Thread, ev nic.Event) {
 	cmdLen := ev.HdrData
 	if ev.MLength < ev.RLength {
 		s.failures = append(s.failures, s.taskError(ev.Initiator, nic.FailTaskTooLarge, 0, ev.RLength, ev.MLength))
+		return
+	}
+	if ev.HdrData&hsaTaskFlag != 0 {
+		s.hsaMessage(t, ev)
 		return
 	}
 	t.Load(ev.Start) // the description's line: one miss
@@ -69,6 +75,38 @@ func (s *state) hsaTask(t *cpu.Thread, ev nic.Event) {
 	if cmdLen >= gpu.AQLPacketSize+16 {
 		t.Store(args, uint64(k.Buffer))
 		t.Store(args+8, uint64(ev.Start+mem.Addr(cmdLen)))
+	}
+	s.stats.LastBell = HostEnqueue(t, q.q, pk)
+	s.stats.Enqueued++
+}
+
+// hsaMessage turns an HSA active message (the task in the header, the
+// arguments and payload in the buffer) into a kernel dispatch: look the
+// kernel and queue up in the host tables, build the AQL packet, write
+// arguments 0 and 1 in place and enqueue.
+func (s *state) hsaMessage(t *cpu.Thread, ev nic.Event) {
+	h := ev.HdrData
+	kidx, qidx := h&0xffff, uint16(h>>16)
+	argsLen, wg := (h>>32)&0xffff, uint16((h>>48)&0x7fff)
+	k, okK := s.kernels[kidx]
+	q, okQ := s.queues[qidx]
+	switch {
+	case !okK:
+		s.failures = append(s.failures, s.taskError(ev.Initiator, nic.FailTaskNoKernel, kidx, 0, 0))
+		return
+	case !okQ:
+		s.failures = append(s.failures, s.taskError(ev.Initiator, nic.FailTaskNoQueue, uint64(qidx), 0, 0))
+		return
+	case q.agent != nic.AgentGPU:
+		s.failures = append(s.failures, s.taskError(ev.Initiator, nic.FailTaskWrongAgent, uint64(qidx), 0, 0))
+		return
+	}
+	t.Instr(s.sw.AQLBuild)
+	pk := gpu.AQLPacket{Header: gpu.DispatchHeader, WGSize: wg, Grid: uint32(ev.MatchBits), KernelObject: k.Object,
+		Kernarg: ev.Start, Signal: k.Signal}
+	if argsLen >= 16 {
+		t.Store(ev.Start, uint64(k.Buffer))
+		t.Store(ev.Start+8, uint64(ev.Start+mem.Addr(argsLen)))
 	}
 	s.stats.LastBell = HostEnqueue(t, q.q, pk)
 	s.stats.Enqueued++

@@ -29,6 +29,21 @@ func (m Mode) String() string {
 	return "XTQ"
 }
 
+// Layer is the messaging layer under HSA's two-sided sends.
+type Layer uint8
+
+// Layers.
+const (
+	// LayerMPI: Open MPI's two-sided path, its matching cost on both sides
+	// (the collectives and Accumulate of the XTQ chapter).
+	LayerMPI Layer = iota
+	// LayerRDMA: the thin RDMA layer of the XTQ chapter's remote-task-spawn
+	// microbenchmark (RdmaInit, RdmaPostBuffer): a Portals put matched
+	// against a posted buffer and a PUT event the target polls, no MPI
+	// matching path.
+	LayerRDMA
+)
+
 // Notification channels for Notify and WaitNotify. Channels below
 // chanBarrier are the workloads'.
 const (
@@ -87,6 +102,7 @@ type state struct {
 	funcs    map[uint64]nic.XtqFunction
 	failures []error
 	stats    Stats
+	layer    Layer
 }
 
 // Runtime is one node's remote-task API bound to the host thread that
@@ -130,6 +146,10 @@ func New(t *cpu.Thread, n *nic.NIC, g *gpu.GPU, rank, size int, mode Mode, sw co
 	}
 	return r, nil
 }
+
+// UseLayer sets the messaging layer of HSA's sends and receives on this
+// node (LayerMPI unless set); call it on every node before any task.
+func (r *Runtime) UseLayer(l Layer) { r.layer = l }
 
 // Thread returns the runtime bound to host thread t (of the same node).
 func (r *Runtime) Thread(t *cpu.Thread) *Runtime { return &Runtime{state: r.state, t: t} }
@@ -234,7 +254,7 @@ func (r *Runtime) Put(t Task) error {
 	defer r.t.Span("XtqPut", r.t.Now())
 	r.t.Instr(r.sw.TaskBuild)
 	if r.mode == HSA {
-		r.t.Instr(r.sw.MPIMatch)
+		return r.putHSA(t)
 	}
 	cmd := r.mem.AllocData(mem.Host, t.CmdLen(), "xtq.cmd")
 	pkt := gpu.AQLPacket{Header: gpu.DispatchHeader, WGSize: uint16(t.WGSize), Grid: uint32(t.Grid),
@@ -246,9 +266,54 @@ func (r *Runtime) Put(t Task) error {
 	}
 	r.t.Instr(r.sw.PortalsPost)
 	r.stats.Tasks++
-	r.nic.XtqPut(r.t.Proc, nic.GatherPut{Xtq: r.mode == XTQ, Target: t.Target, PT: r.taskPT, Cmd: cmd,
+	r.nic.XtqPut(r.t.Proc, nic.GatherPut{Xtq: true, Target: t.Target, PT: r.taskPT, Cmd: cmd,
 		CmdLen: t.CmdLen(), Payload: t.Payload, PayloadLen: t.PayloadLen, Ack: nic.NoAckReq})
 	return nil
+}
+
+// hsaTaskFlag marks the header data of an HSA active message: the kernel
+// and queue indices, the argument bytes and the work-group size travel in
+// the header (the grid in the match bits), and the message carries only
+// the kernel arguments and the payload — no 64 B packet, which the target
+// CPU builds from its own tables (the dissertation's Ch.4: XTQ "adds a
+// 64 B HSA-like packet to the message").
+const hsaTaskFlag = 1 << 63
+
+// hsaHeader packs an HSA active message's header data.
+func hsaHeader(t Task) uint64 {
+	return hsaTaskFlag | t.Kernel&0xffff | uint64(t.Queue)<<16 | (8*uint64(len(t.Args)))<<32 | uint64(t.WGSize&0x7fff)<<48
+}
+
+// putHSA sends t as a two-sided active message: the arguments and the
+// payload gathered into one put, the task named in its header. Over MPI
+// the send pays the matching path.
+func (r *Runtime) putHSA(t Task) error {
+	if t.Kernel > 0xffff {
+		return fmt.Errorf("xtq: HSA task kernel index %d: must fit the header's 16 bits", t.Kernel)
+	}
+	if r.layer == LayerMPI {
+		r.t.Instr(r.sw.MPIMatch)
+	}
+	argsLen := 8 * uint64(len(t.Args))
+	args := r.mem.AllocData(mem.Host, argsLen, "hsa.args")
+	for i, a := range t.Args {
+		r.mem.Store64(args+mem.Addr(8*i), a)
+	}
+	r.t.Instr(r.sw.PortalsPost)
+	r.stats.Tasks++
+	r.nic.XtqPut(r.t.Proc, nic.GatherPut{Target: t.Target, PT: r.taskPT, MatchBits: uint64(t.Grid), Cmd: args,
+		CmdLen: argsLen, Payload: t.Payload, PayloadLen: t.PayloadLen, HdrData: hsaHeader(t), Ack: nic.NoAckReq})
+	return nil
+}
+
+// WireLen returns the bytes task t puts into the target's posted buffer
+// under mode m: the command packet, the arguments and the payload (XTQ),
+// or the arguments and the payload (HSA's active message).
+func (t Task) WireLen(m Mode) uint64 {
+	if m == HSA {
+		return 8*uint64(len(t.Args)) + t.PayloadLen
+	}
+	return t.CmdLen() + t.PayloadLen
 }
 
 // Expose makes [base, base+length) the target of PutData: puts land at
@@ -323,7 +388,9 @@ func (r *Runtime) IssueTime() sim.Time { return r.nic.XtqStats().LastIssue }
 // visible) and when the GPU queue's doorbell was written.
 func (r *Runtime) TargetTimes() (landed, bell sim.Time) {
 	if r.mode == HSA {
-		return r.stats.LastLanded, r.stats.LastBell
+		// Landed as for XTQ: every byte of the message visible in the
+		// posted buffer (the NIC's record), before its PUT event.
+		return r.nic.XtqStats().LastLanded, r.stats.LastBell
 	}
 	st := r.nic.XtqStats()
 	return st.LastLanded, st.LastBell
