@@ -104,9 +104,10 @@ func presetNote(cfg Config) string {
 }
 
 // statedHPUs is the HPU count of the studies the paper runs at a stated
-// count (ddtbench.hpus_stated), else spin.hpus.
+// count (ddtbench.hpus_stated) on its ARM HPUs, else spin.hpus (always on
+// PULP, whose cores are the design's).
 func statedHPUs(cfg Config) int {
-	if cfg.DDTBench.Stated > 0 {
+	if cfg.DDTBench.Stated > 0 && cfg.Spin.Model != hwspin.ModelPULP {
 		return cfg.DDTBench.Stated
 	}
 	return cfg.Spin.HPUs
@@ -114,7 +115,7 @@ func statedHPUs(cfg Config) int {
 
 // statedNote names the HPU count a study ran with.
 func statedNote(cfg Config) string {
-	return fmt.Sprintf("%d HPUs (ddtbench.hpus_stated; the paper states this count for the figure), preset %s at %v, link %v, PCIe %v",
+	return fmt.Sprintf("%d HPUs (ddtbench.hpus_stated on ARM HPUs: the paper states this count for the figure; PULP uses its cores), preset %s at %v, link %v, PCIe %v",
 		statedHPUs(cfg), cfg.Run.Preset, cfg.Spin.HPUFreq, cfg.Link.Bandwidth, cfg.PCIe.Bandwidth)
 }
 
@@ -135,7 +136,7 @@ func runDDTVector(cfg Config, env Env) (*report.Result, error) {
 			return nil, err
 		}
 		for _, m := range ms {
-			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v b=%d", m, bl), method: m, typ: ty, count: 1, hpus: cfg.DDTBench.Stated})
+			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v b=%d", m, bl), method: m, typ: ty, count: 1, hpus: statedHPUs(cfg)})
 		}
 	}
 	outs, err := runDDTJobs(cfg, env, jobs)
@@ -184,7 +185,7 @@ func runDDTBreakdown(cfg Config, env Env) (*report.Result, error) {
 			return nil, err
 		}
 		for _, m := range ms {
-			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v γ=%d", m, g), method: m, typ: ty, count: 1, hpus: cfg.DDTBench.Stated})
+			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v γ=%d", m, g), method: m, typ: ty, count: 1, hpus: statedHPUs(cfg)})
 		}
 	}
 	outs, err := runDDTJobs(cfg, env, jobs)
@@ -341,7 +342,7 @@ func runDDTDMAQueue(cfg Config, env Env) (*report.Result, error) {
 			return nil, err
 		}
 		for _, m := range ms {
-			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v γ=%d", m, g), method: m, typ: ty, count: 1, trace: g == gTrace, hpus: cfg.DDTBench.Stated})
+			jobs = append(jobs, ddtJob{label: fmt.Sprintf("%v γ=%d", m, g), method: m, typ: ty, count: 1, trace: g == gTrace, hpus: statedHPUs(cfg)})
 		}
 	}
 	outs, err := runDDTJobs(cfg, env, jobs)

@@ -40,7 +40,8 @@ type Jacobi1DSpec struct {
 // with the time breakdown (§6.3).
 type JacobiScaleSpec struct {
 	Grids      []int    `toml:"grids" doc:"strong scaling: global grids G (G×G points); the GIO slides do not give theirs: a sweep of powers of two, 1K to 32K" src:"DEFAULT"`
-	Nodes      []int    `toml:"nodes" doc:"node counts (process grids as square as the count allows)" src:"DOC"`
+	Nodes      []int    `toml:"nodes" doc:"strong scaling: node counts (process grids as square as the count allows; each must divide every grid)" src:"DOC"`
+	WeakNodes  []int    `toml:"weak_nodes" doc:"weak scaling: node counts (the GIO slides: 1 to 4)" src:"DOC"`
 	WeakSize   int      `toml:"weak_size" doc:"weak scaling: points per node on a side" src:"DOC"`
 	Iters      int      `toml:"iters" doc:"iterations timed (the documents: 1000, or convergence; per-iteration time is steady, so fewer give the same per-iteration figures)" src:"DEFAULT"`
 	Strategies []string `toml:"strategies" doc:"strategies to compare, against jacobi.baseline (default, as the GIO slides' Jacobi runs them: CPU, HDN, HDN_OVERLAP, GHN_DGPU, GNN_GIO)" src:"DOC"`
@@ -59,7 +60,7 @@ func defaultJacobi() (JacobiSpec, Jacobi1DSpec, JacobiScaleSpec) {
 		Sizes: []int{32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}, Iters: 1, WGSize: 256, CPUThreads: 8, VerifyMax: 1 << 20}
 	d1 := Jacobi1DSpec{Nodes: 8, Log2Elems: []int{10, 12, 14, 16, 18, 20, 22, 24, 26},
 		Strategies: []string{"CPU", "HDN", "GHN_DGPU", "GHN_APU", "COMPNET"}, Baseline: "GHN_DGPU"}
-	sc := JacobiScaleSpec{Grids: []int{1024, 2048, 4096, 8192, 16384, 32768}, Nodes: []int{1, 2, 4}, WeakSize: 2048, Iters: 20,
+	sc := JacobiScaleSpec{Grids: []int{1024, 2048, 4096, 8192, 16384, 32768}, Nodes: []int{1, 2, 4}, WeakNodes: []int{1, 2, 3, 4}, WeakSize: 2048, Iters: 20,
 		Strategies: []string{"CPU", "HDN", "HDN_OVERLAP", "GHN_DGPU", "GNN_GIO"}}
 	return j, d1, sc
 }
@@ -158,6 +159,14 @@ func (s JacobiScaleSpec) validate() error {
 	if len(s.Grids) == 0 || len(s.Nodes) == 0 {
 		errs = append(errs, errors.New("jacobiscale.grids and jacobiscale.nodes must not be empty"))
 	}
+	if len(s.WeakNodes) == 0 {
+		errs = append(errs, errors.New("jacobiscale.weak_nodes must not be empty"))
+	}
+	for _, n := range s.WeakNodes {
+		if n < 1 || n > 4096 {
+			errs = append(errs, fmt.Errorf("jacobiscale.weak_nodes contains %d: must be in [1, 4096]", n))
+		}
+	}
 	for _, n := range s.Nodes {
 		if n < 1 || n > 4096 {
 			errs = append(errs, fmt.Errorf("jacobiscale.nodes contains %d: must be in [1, 4096]", n))
@@ -225,7 +234,7 @@ func jacobiCases(cfg Config, kind string) []jacobiCase {
 			}
 		}
 	case "weak":
-		for _, n := range sc.Nodes {
+		for _, n := range sc.WeakNodes {
 			r, c := squareGrid(n)
 			add(sc.WeakSize, mk(sc.WeakSize*r, sc.WeakSize*c, r, c, sc.Iters))
 		}
@@ -251,7 +260,7 @@ func (c jacobiCase) narrow(cfg Config) Config {
 		pc.JacobiScale.Grids = []int{c.size}
 		pc.JacobiScale.Nodes = []int{c.w.PRows * c.w.PCols}
 	case "weak":
-		pc.JacobiScale.Nodes = []int{c.w.PRows * c.w.PCols}
+		pc.JacobiScale.WeakNodes = []int{c.w.PRows * c.w.PCols}
 	}
 	if (c.w.Rows/c.w.PRows)*(c.w.Cols/c.w.PCols) > cfg.Jacobi.VerifyMax {
 		pc.Run.Functional = false

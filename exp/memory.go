@@ -262,12 +262,14 @@ func jacobiSims(name string, cfg Config) []simMem {
 		}
 	case "jacobistrong", "jacobiweak":
 		s := cfg.JacobiScale
-		for _, n := range s.Nodes {
-			if name == "jacobiweak" {
+		if name == "jacobiweak" {
+			for _, n := range s.WeakNodes {
 				w := float64(s.WeakSize)
-				out = append(out, point(float64(n), w*w, "jacobiscale.nodes", fmt.Sprint(n), "jacobiscale.weak_size", fmt.Sprint(s.WeakSize)))
-				continue
+				out = append(out, point(float64(n), w*w, "jacobiscale.weak_nodes", fmt.Sprint(n), "jacobiscale.weak_size", fmt.Sprint(s.WeakSize)))
 			}
+			break
+		}
+		for _, n := range s.Nodes {
 			for _, g := range s.Grids {
 				out = append(out, point(float64(n), float64(g)*float64(g)/float64(max(1, n)), "jacobiscale.nodes", fmt.Sprint(n),
 					"jacobiscale.grids", fmt.Sprint(g)))

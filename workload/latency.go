@@ -8,6 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/gputn"
 	"github.com/gpunetsim/gpunetsim/model/rdma"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -57,9 +58,27 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 	)
 	vl.remoteBuffer = &bufs[1]
 	e := c.Engine
+	var putStart, putPosted sim.Time
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
-		src := nd.Mem.Alloc(nd.Pool, size, "src")
-		buf := nd.Mem.AllocData(nd.Pool, size+8, "buf") // data + arrival flag
+		var dev *shmem.Device
+		var src, buf mem.Addr
+		if im.Name == "device-shmem" { // both buffers in the symmetric heap
+			var err error
+			if dev, err = shmemDevice(nd, 1); err != nil {
+				return err
+			}
+			defer dev.Finalize()
+			src, err = dev.Malloc(size)
+			if err != nil {
+				return err
+			}
+			if buf, err = dev.Malloc(size + 8); err != nil {
+				return err
+			}
+		} else {
+			src = nd.Mem.Alloc(nd.Pool, size, "src")
+			buf = nd.Mem.AllocData(nd.Pool, size+8, "buf") // data + arrival flag
+		}
 		srcs[nd.Rank], bufs[nd.Rank] = src, buf
 		if b := nd.Mem.Bytes(src, int(size)); b != nil {
 			for i := range b {
@@ -119,6 +138,28 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 			nd.TN.TrigPut(7, gputn.Put{Src: put.Src, Length: put.Length, Target: 1, PT: nd.RDMA.PT()}, 1)
 			nd.Stream.Wait(run)
 			posted = triggerAt
+		case "device-shmem":
+			var putErr error
+			k := copyKernel(func(wg *gpu.WG) {
+				ctx, err := dev.CtxCreate(wg)
+				if err != nil {
+					putErr = err
+					return
+				}
+				putStart = wg.Now()
+				if putErr = ctx.PutmemNBI(buf, buf, size+8, 1); putErr != nil {
+					return
+				}
+				putPosted = wg.Now()
+				putErr = ctx.Destroy() // quiet: the put delivered
+			})
+			if err := dev.Cooperative(k); err != nil {
+				return err
+			}
+			run = nd.Stream.Launch(k)
+			nd.Stream.Wait(run)
+			posted = putPosted
+			return putErr
 		case "device-verbs":
 			tail, err := vl.post(nd, buf, size+8)
 			if err != nil {
@@ -164,8 +205,14 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 		add("initiator", "GPU trigger store", triggerStart, posted)
 	case "device-verbs":
 		add("initiator", "GPU WQE + doorbell", vl.start, posted)
+	case "device-shmem":
+		add("initiator", "GPU put request (device queue)", putStart, posted)
 	}
-	add("network", "NIC/wire", posted, arrived)
+	if im.Name == "device-shmem" {
+		add("network", "service thread + NIC/wire", posted, arrived)
+	} else {
+		add("network", "NIC/wire", posted, arrived)
+	}
 	add("target", "target poll detect", arrived, detected)
 	m0, m1 := c.Nodes[0].Mem, c.Nodes[1].Mem
 	if m0.Functional() {

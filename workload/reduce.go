@@ -35,12 +35,14 @@ type ReduceResult struct {
 // ReduceDef is the Reduce's registry entry.
 func ReduceDef() Def {
 	return Def{
-		Name:          "reduce",
-		Summary:       "MPI Reduce (float64 SUM) to one root with a zero-length resource-ready sync (workloads.md §3)",
-		Baseline:      strategy.CPU,
-		Preset:        "xtq", // the XTQ chapter's Reduce (Table 4.1)
-		Impls:         AccumulateDef().Impls,
-		NotApplicable: oneSidedNotApplicable("Reduce"),
+		Name:     "reduce",
+		Summary:  "MPI Reduce (float64 SUM) to one root with a zero-length resource-ready sync (workloads.md §3)",
+		Baseline: strategy.CPU,
+		Preset:   "xtq", // the XTQ chapter's Reduce (Table 4.1)
+		Impls: append(AccumulateDef().Impls,
+			Impl{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
+			Impl{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided}),
+		NotApplicable: reduceNotApplicable(),
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
 			const nodes = 3
 			c, err := newCluster(hw, nodes, seed, functional)
@@ -83,6 +85,12 @@ func (rd Reduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Confi
 	var start, end sim.Time
 	var result mem.Addr
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
+		switch im.Name {
+		case "device-shmem": // the vectors live in the symmetric heap
+			return rd.shmem(nd, &result, &start, &end)
+		case "triggered", "stream-triggered": // the vectors live in the exposed slots
+			return rd.triggered(nd, im.Name == "stream-triggered", &result, &start, &end)
+		}
 		vec := nd.Mem.Alloc(nd.Pool, size, "reduce.vector")
 		fillF64(nd.Mem, vec, size, func(j int) float64 { return reduceInput(nd.Rank, j) })
 		if nd.Rank == 0 {

@@ -139,11 +139,6 @@ func AllreduceDef() Def {
 	}
 }
 
-// deviceShmemLatency is why the decomposition does not apply to the
-// intra-kernel strategies.
-const deviceShmemLatency = "its phases (kernel end, host or CP post, trigger) are those of a send at or after a kernel boundary; " +
-	"a device-shmem strategy sends from inside the running kernel, and its one-message latency (call → data visible) is the shmemget experiment (workloads.md §5.3)"
-
 // LatencyDef is the latency decomposition's registry entry.
 func LatencyDef() Def {
 	return Def{
@@ -156,12 +151,11 @@ func LatencyDef() Def {
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "device-verbs", Needs: strategy.DeviceVerbs | strategy.Stream},
+			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
 		},
 		NotApplicable: map[strategy.Strategy]string{
 			strategy.CPU:             "it times a GPU kernel's data reaching a remote node; the CPU strategy has no GPU",
 			strategy.SpinSpecialized: spinNoGPU, strategy.SpinHPULocal: spinNoGPU, strategy.SpinROCP: spinNoGPU, strategy.SpinRWCP: spinNoGPU,
-			strategy.GHNDGPU: deviceShmemLatency, strategy.GHNDGPUHostQ: deviceShmemLatency,
-			strategy.GHNAPU: deviceShmemLatency, strategy.COMPNET: deviceShmemLatency, strategy.GNNGIO: deviceShmemLatency,
 			strategy.XTQ: "it times a local kernel's data reaching a remote CPU; XTQ's primitive launches a remote kernel instead (see the taskspawn workload)",
 		},
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {

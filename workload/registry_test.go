@@ -1,6 +1,12 @@
 package workload
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -69,6 +75,102 @@ func TestStrategyNamesAreUniqueAndParse(t *testing.T) {
 		}
 		if _, err := cluster.Preset(s.Preset); err != nil {
 			t.Errorf("%s: preset: %v", s.Strategy, err)
+		}
+	}
+}
+
+// writtenStrings returns every string the workload package's source spells
+// out as a constant expression: literals, named string constants, and
+// concatenations of those (every value a name may have, when constants of
+// the same name live in different functions).
+func writtenStrings(t *testing.T) map[string]bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[string][]ast.Expr{}
+	var files []*ast.File
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			files = append(files, f)
+			ast.Inspect(f, func(n ast.Node) bool {
+				if d, ok := n.(*ast.GenDecl); ok && d.Tok == token.CONST {
+					for _, sp := range d.Specs {
+						vs := sp.(*ast.ValueSpec)
+						for i, name := range vs.Names {
+							if i < len(vs.Values) {
+								consts[name.Name] = append(consts[name.Name], vs.Values[i])
+							}
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	var fold func(e ast.Expr, depth int) []string
+	fold = func(e ast.Expr, depth int) []string {
+		if depth > 20 {
+			return nil
+		}
+		switch e := e.(type) {
+		case *ast.BasicLit:
+			if e.Kind == token.STRING {
+				if s, err := strconv.Unquote(e.Value); err == nil {
+					return []string{s}
+				}
+			}
+		case *ast.ParenExpr:
+			return fold(e.X, depth+1)
+		case *ast.Ident:
+			var out []string
+			for _, v := range consts[e.Name] {
+				out = append(out, fold(v, depth+1)...)
+			}
+			return out
+		case *ast.BinaryExpr:
+			if e.Op != token.ADD {
+				return nil
+			}
+			var out []string
+			for _, a := range fold(e.X, depth+1) {
+				for _, b := range fold(e.Y, depth+1) {
+					out = append(out, a+b)
+				}
+			}
+			return out
+		}
+		return nil
+	}
+	out := map[string]bool{}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if e, ok := n.(ast.Expr); ok {
+				for _, s := range fold(e, 0) {
+					out[s] = true
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// Every not-applicable reason is written in the source as a whole
+// sentence (a constant string expression), never assembled at run time
+// from capability lists, strategy names or another workload's reasons.
+func TestNotApplicableReasonsAreWritten(t *testing.T) {
+	written := writtenStrings(t)
+	if !written["%s does not run on %s: %s"] {
+		t.Fatal("the source scan found no literal it should (implFor's error text)")
+	}
+	for _, w := range Registry() {
+		for s, why := range w.NotApplicable {
+			if !written[why] {
+				t.Errorf("%s × %s: reason %q is not a string written in the source (generated?)", w.Name, s, why)
+			}
 		}
 	}
 }

@@ -246,6 +246,13 @@ func (s *session) input(flag, path string) error {
 		return nil
 	}
 	in := inFile{flag: flag, path: path, id: identify(path)}
+	if out, err := os.Stdout.Stat(); err == nil && out.Mode().IsRegular() && in.id.fi != nil && os.SameFile(out, in.id.fi) {
+		// gpunetsim config --config c.toml > c.toml: the shell has
+		// emptied the input already; at least say so instead of
+		// writing defaults over it.
+		what := flag + " " + path
+		return badInput(fmt.Errorf("standard output is the same file as %s, an input (a shell's > empties it before gpunetsim starts): redirect to another file", what))
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, o := range s.outs {

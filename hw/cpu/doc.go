@@ -90,8 +90,24 @@
 // decrements the completion signal by a locked read-modify-write. The
 // call adds no fixed overhead of its own; the function charges its work.
 //
+// # Cache walks
+//
+// Walk (cache.go) executes one core's stream of loads and stores address
+// by address through its cache hierarchy (cpu.cache.*: set-associative
+// LRU L1D, L2 and L3, write-back, write-allocate), for work whose cost is
+// its memory behaviour at real addresses: the host's datatype pack and
+// unpack. A line missing in L1 takes a fill buffer (cpu.l1d_misses), one
+// missing in L2 also an L2 miss slot (cpu.l2_misses) and comes from L3 or
+// from DRAM through the node's DRAM server; the L2 stream prefetcher
+// (cpu.prefetch, cpu.prefetch_depth) runs ahead within a 4 KiB page on
+// free slots. The core issues at cpu.cache.issue_width with its load and
+// store ports, and waits only for load- and store-buffer entries, so its
+// stall cycles come from the misses in flight. Walk reports the line
+// touches each level served and the bytes filled and written back.
+//
 // Left out: thread migration and load balancing between cores, priorities,
-// CFS's wake-up preemption, hyper-threading, cache capacity and reuse (a
-// region always streams from DRAM, even when its data would fit the L2 or
-// L3), the L3's mostly-exclusive policy, NUMA, and frequency scaling.
+// CFS's wake-up preemption, hyper-threading, cache capacity and reuse in
+// Compute (a region always streams from DRAM, even when its data would fit
+// the L2 or L3; Walk models them), the L3's mostly-exclusive policy, NUMA,
+// and frequency scaling.
 package cpu

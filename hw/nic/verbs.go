@@ -510,6 +510,23 @@ func (q *QP) DoorbellFrom(at sim.Time, pi uint64) sim.Time {
 	return sf
 }
 
+// BlueFlameFrom is DoorbellFrom for a BlueFlame doorbell: the MMIO write
+// carries the 64 B WQE for index pi−1 itself, so the HCA takes it from
+// the write instead of fetching it (Spec.VerbsBlueFlame; the caller
+// checks the knob).
+func (q *QP) BlueFlameFrom(at sim.Time, pi uint64, w WQE) sim.Time {
+	n := q.n
+	sf, vis := n.link.PostedWrite(pcieDown, at, WQESize)
+	n.e.At(vis, func() {
+		if q.next == pi-1 && (pi-1 < q.cacheAt || pi-1-q.cacheAt >= uint64(len(q.cache))) {
+			q.cache = append(q.cache[:0], w)
+			q.cacheAt = pi - 1
+		}
+		n.ringed(q, pi)
+	})
+	return sf
+}
+
 // ringed handles a doorbell when it reaches the NIC: the new work is
 // processed after the command latency.
 func (n *NIC) ringed(q *QP, pi uint64) {

@@ -102,6 +102,9 @@ func (a *Accel) local(core int) (*cluster, *port) {
 
 func (a *Accel) cycles(n int) sim.Duration { return sim.Duration(n) * a.cycle }
 
+// L2Latency returns the base latency of a core's L2 access (no queueing).
+func (a *Accel) L2Latency() sim.Duration { return a.cycles(a.spec.L2Latency) }
+
 // l2Banks holds the L2 banks covering [addr, addr+n) for their shares of the
 // bytes and returns when the last has passed; the base latency is the
 // caller's (it is paid once per access, not per bank).

@@ -81,6 +81,25 @@ func (h *HandlerCtx) SharedMem(off, b unit.Bytes) {
 	h.sync()
 }
 
+// SharedMemEach is n rounds of SharedMem(off, b) each followed by work of
+// compute (a loop that reads shared memory once per item, such as a
+// catch-up reading the leaf dataloop per skipped block), in one step: the
+// n reads' bytes queue at the memory now, together, and the handler waits
+// for the queue once and for each read's latency in turn; the compute is
+// charged as work, the rest as stalls.
+func (h *HandlerCtx) SharedMemEach(off, b unit.Bytes, n int, work sim.Duration) {
+	if n <= 0 {
+		return
+	}
+	h.sync()
+	now := h.p.Now()
+	lat := h.s.mem.sharedLatency()
+	moved := h.s.mem.shared(now, h.HPU, h.ms.ctx.base+uint64(off), b*unit.Bytes(n)) - lat
+	h.t = max(moved, now) + sim.Duration(n)*(lat+work)
+	h.work += sim.Duration(n) * work
+	h.sync()
+}
+
 // Bring makes the b-byte object at offset off of the context's memory (a
 // checkpoint or segment worked on in place) resident where this HPU works:
 // nothing on the flat NIC memory; on pulp a DMA into the L1 of the HPU's

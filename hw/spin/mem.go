@@ -51,6 +51,8 @@ type memory interface {
 	local(now sim.Time, hpu int, n unit.Bytes) sim.Time
 	// shared is a handler's access to its context's shared structures.
 	shared(now sim.Time, hpu int, addr uint64, n unit.Bytes) sim.Time
+	// sharedLatency is a shared access's base latency, without queueing.
+	sharedLatency() sim.Duration
 	// bring makes the context object at addr resident where hpu works on
 	// it in place (a checkpoint, a segment).
 	bring(now sim.Time, hpu int, addr uint64, n unit.Bytes) sim.Time
@@ -71,6 +73,7 @@ func (m *nicMem) local(now sim.Time, _ int, n unit.Bytes) sim.Time { return m.ac
 func (m *nicMem) shared(now sim.Time, _ int, _ uint64, n unit.Bytes) sim.Time {
 	return m.access(now, n)
 }
+func (m *nicMem) sharedLatency() sim.Duration                                { return m.lat }
 func (m *nicMem) bring(now sim.Time, _ int, _ uint64, _ unit.Bytes) sim.Time { return now }
 func (m *nicMem) dmaRead(now sim.Time, _ int, _ uint64, n unit.Bytes) sim.Time {
 	return m.access(now, n)

@@ -3,8 +3,13 @@
 // datatype engine of package datatype doing the real region computation:
 //
 //   - HostUnpack: the packed message lands contiguously by plain RDMA, then
-//     the host unpacks it with datatype.Unpack; its time is the cold-cache
-//     model of §7.1 (regions·t_region + m/BW_copy_cold).
+//     the host unpacks it with datatype.Unpack; its time is that unpack
+//     executed on the node's simulated host core (cpu.Walk: the engine's
+//     regions, ddt.host_region_instr instructions each plus their loads
+//     and stores, through the core's L1/L2/L3 and DRAM at the real
+//     addresses, cold caches: the NIC just wrote the message to DRAM),
+//     or under ddt.host_model = affine the closed form regions·t_region +
+//     m/BW_copy_cold (comparison only).
 //   - Iovec: the Portals-4 iovec engine (§7.2) walks a host-built list.
 //   - Specialized (§4): vector arithmetic or a binary search over the
 //     prefix sums of an index list; only for types that normalize to one
@@ -22,11 +27,21 @@
 // Every handler charges the cycle costs of §7.3 (Costs) for the work the
 // datatype engine really did: blocks found, blocks skipped in catch-up
 // (Segment.Stats), stack depth; DMA issue and invocation are the NIC's
-// (hw/spin). Δr comes from ChooseInterval (§5.4), with T_PH(γ) estimated
-// from the same constants; the [DEFAULT] buffer-aware refinement keeps the
-// first packets of all P sequences within the packet buffer (see
-// ChooseInterval), which the literal procedure does not, and the simulated
-// back-pressure shows why.
+// (hw/spin); on PULP each block found or skipped also reads the leaf
+// dataloop from L2 (ddt.block_dataloop_read) through the bank queues. Δr
+// comes from ChooseInterval (§5.4), with T_PH(γ) estimated from the same
+// constants and exactly the paper's three constraints; the buffer-aware
+// refinement (ddt.buffer_aware_interval, ours, off by default) also keeps
+// the first packets of all P sequences within the packet buffer, which
+// the paper's procedure does not, and the simulated back-pressure shows
+// why. The host builds RO-CP's and RW-CP's checkpoints on its simulated
+// core (Plan.HostCreate); no other method creates anything.
+//
+// Memory traffic (RecvResult.Traffic, with Endpoint.Host) is what the
+// memory system counted: the node's DRAM server (the NIC's writes, in
+// 64 B bursts per line each write touches, no direct cache placement;
+// the host's reads and write-backs), the host unpack's fills per cache
+// level, the PCIe link's bytes and the NIC memory's.
 //
 // Endpoint is the MPI integration (§6): a receive plans the method's
 // NIC structures, allocates NIC memory (ErrNICMemory when they do not
@@ -56,7 +71,7 @@
 // posts without it. A message already there when the receive is posted
 // cannot be offloaded (its datatype was unknown when it came): Portals'
 // append reports it as PUT_OVERFLOW and the host unpacks it from the
-// overflow buffer with the cold-cache model. The ddt experiments use the
+// overflow buffer on the host core (cold caches). The ddt experiments use the
 // RTR protocol, so their data never arrives unexpected.
 //
 // User hints (type_set_attr, §6): Plan.Priority (victim selection),

@@ -130,7 +130,7 @@ func (e *Endpoint) Recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int) (RecvRes
 // arrived before the post is unexpected: it cannot be offloaded, because
 // its datatype was unknown when it came (datatypes.md §6); Portals' append
 // finds it on the unexpected list (PUT_OVERFLOW) and the host unpacks it
-// from the overflow buffer (EnableUnexpected) with the cold-cache model.
+// from the overflow buffer (EnableUnexpected) on the host core (cold caches).
 // A message that arrives after the post is processed by the method.
 func (e *Endpoint) RecvPosted(p *sim.Proc, plan *Plan, buf mem.Addr, src int) (RecvResult, error) {
 	return e.recv(p, plan, buf, src, false)

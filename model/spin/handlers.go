@@ -163,11 +163,10 @@ func (r *recvState) general(h *hwspin.HandlerCtx) hwspin.Return {
 	// keep the leaf loop after the descent.
 	perBlock := h.Spec().Model == hwspin.ModelPULP && cs.BlockLoopRead > 0
 	leaf := unit.Bytes(max(p.Depth-1, 0)) * cs.DataloopRead
-	for range skipped {
-		if perBlock {
-			h.SharedMem(leaf, cs.BlockLoopRead)
-		}
-		h.Cycles(cs.SkipCycles)
+	if perBlock {
+		h.SharedMemEach(leaf, cs.BlockLoopRead, skipped, h.Spec().Cycles(cs.SkipCycles))
+	} else {
+		h.Cycles(cs.SkipCycles * skipped)
 	}
 	setup := h.Elapsed()
 	for _, b := range blocks {

@@ -1,6 +1,8 @@
 package verbs
 
 import (
+	"encoding/binary"
+
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
@@ -167,8 +169,23 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 		}
 	}
 	n := q.node
-	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
 	pi, nq, e := q.pi, q.nq, n.e
+	if n.nic.Spec().VerbsBlueFlame && q.pi-q.rung == 1 {
+		// BlueFlame: one new WQE travels inside the MMIO write (64 B).
+		var b [nic.WQESize]byte
+		for i, v := range q.shadow[(q.pi-1)%uint64(q.depth)] {
+			binary.LittleEndian.PutUint64(b[8*i:], v)
+		}
+		w := nic.DecodeWQE(b[:])
+		sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), nic.WQESize)
+		e.At(vis, func() { nq.BlueFlameFrom(e.Now(), pi, w) })
+		wg.SleepUntil(sf)
+		q.rung = q.pi
+		q.stats.Doorbells++
+		q.stats.DoorbellTime += wg.Now() - start
+		return
+	}
+	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
 	e.At(vis, func() { nq.DoorbellFrom(e.Now(), pi) })
 	wg.SleepUntil(sf)
 	q.rung = q.pi

@@ -117,3 +117,44 @@ func TestReadTagsBoundPeerToPeerRate(t *testing.T) {
 		t.Errorf("unbounded tags %.3g B/s (want near the wire %.3g), %d tags %.3g B/s (want below it)", open, wire, hs.NIC.ReadTags, tagged)
 	}
 }
+
+// BlueFlame (nic.verbs_blueflame) carries a lone WQE in the doorbell's
+// MMIO write: the HCA fetches nothing and the naive write completes
+// sooner; without it every WQE is fetched by DMA.
+func TestBlueFlameSkipsTheFetch(t *testing.T) {
+	run := func(bf bool) (sim.Duration, uint64) {
+		r := newRigWith(t, verbs.DefaultSpec(), func(s *clusterSpec) { s.NIC.VerbsBlueFlame = bf })
+		var d sim.Duration
+		r.kernel(t, func(wg *gpu.WG) {
+			start := wg.Now()
+			if err := r.qp.Post(wg, r.write(0, 8)); err != nil {
+				t.Error(err)
+			}
+			r.qp.Ring(wg)
+			r.cq.Poll(wg)
+			d = wg.Now() - start
+		})
+		return d, r.c.Nodes[0].NIC.VerbsStats().Fetches
+	}
+	off, fOff := run(false)
+	on, fOn := run(true)
+	if fOff != 1 || fOn != 0 {
+		t.Errorf("fetches: %d without BlueFlame (want 1), %d with (want 0)", fOff, fOn)
+	}
+	if on >= off {
+		t.Errorf("naive 8 B write: %v with BlueFlame, %v without: want shorter", on, off)
+	}
+	// The WQE the HCA took from the doorbell is the one posted.
+	r := newRigWith(t, verbs.DefaultSpec(), func(s *clusterSpec) { s.NIC.VerbsBlueFlame = true })
+	copy(r.c.Nodes[0].Mem.Bytes(r.src, 8), "bluefl!!")
+	r.kernel(t, func(wg *gpu.WG) {
+		if err := r.qp.Post(wg, r.write(0, 8)); err != nil {
+			t.Error(err)
+		}
+		r.qp.Ring(wg)
+		r.cq.Poll(wg)
+	})
+	if got := string(r.c.Nodes[1].Mem.Bytes(r.dst, 8)); got != "bluefl!!" {
+		t.Errorf("BlueFlame write delivered %q", got)
+	}
+}
