@@ -35,13 +35,11 @@ type ReduceResult struct {
 // ReduceDef is the Reduce's registry entry.
 func ReduceDef() Def {
 	return Def{
-		Name:     "reduce",
-		Summary:  "MPI Reduce (float64 SUM) to one root with a zero-length resource-ready sync (workloads.md §3)",
-		Baseline: strategy.CPU,
-		Preset:   "xtq", // the XTQ chapter's Reduce (Table 4.1)
-		Impls: append(AccumulateDef().Impls,
-			Impl{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
-			Impl{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided}),
+		Name:          "reduce",
+		Summary:       "MPI Reduce (float64 SUM) to one root with a zero-length resource-ready sync (workloads.md §3)",
+		Baseline:      strategy.CPU,
+		Preset:        "xtq", // the XTQ chapter's Reduce (Table 4.1)
+		Impls:         AccumulateDef().Impls,
 		NotApplicable: reduceNotApplicable(),
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
 			const nodes = 3
