@@ -102,7 +102,8 @@ func allreduceSimulate(p Point, env Env) ([]byte, error) {
 		return nil, err
 	}
 	n := a.Nodes[0]
-	w := workload.Allreduce{Size: a.Size, WGs: a.WGs, MaxWGs: cfg.maxSlices(), WGSize: a.WGSize, CPUThreads: a.CPUThreads, Algorithm: a.Algorithm}
+	w := workload.Allreduce{Size: a.Size, WGs: a.WGs, MaxWGs: cfg.maxSlices(), WGSize: a.WGSize, CPUThreads: a.CPUThreads, Algorithm: a.Algorithm,
+		SyncPerRound: cfg.XTQ.SyncPerRound}
 	c, err := newPartitionedRun(cfg, env, p.Label, n, s)
 	if err != nil {
 		return nil, err
@@ -174,6 +175,13 @@ func allreduceReport(cfg Config, strats []strategy.Strategy, points []allreduceP
 		res.Notes = append(res.Notes, "functional: every node's result matched the serial float32 sum exactly (inputs are multiples of 1/8, so every order of summation is exact)")
 	} else if !cfg.Run.Functional {
 		res.Notes = append(res.Notes, "payload-free run: buffers carry no bytes (same timing); results not verified")
+	}
+	if slices.Contains(strats, "XTQ") {
+		when := "once, before the first XtqPut, every round's receive resources posted up front"
+		if cfg.XTQ.SyncPerRound {
+			when = "before every XtqPut round, each target re-posting its receive buffer"
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("XTQ resource-ready sync (xtq.sync_per_round = %t): %s", cfg.XTQ.SyncPerRound, when))
 	}
 	if slices.Contains(strats, "GHN_APU") {
 		res.Notes = append(res.Notes, "GHN_APU stands for the GPU-TN chapter's GHN, which the dissertation bases on the ComP-Net chapter's APU runtime (the multi-ring allreduce with host helper threads); on which hardware it ran is not stated: here it runs on this run's preset in APU mode (a choice)")

@@ -37,10 +37,17 @@ type AllreduceSpec struct {
 	Size       unit.Bytes `toml:"size" doc:"vector size in bytes (float32 elements)" src:"DOC"`
 	Nodes      []int      `toml:"nodes" doc:"node counts to sweep" src:"DEFAULT"`
 	Strategies []string   `toml:"strategies" doc:"strategies to compare, CPU the speedup baseline (default, as the GPU-TN chapter's allreduce runs them, its GHN being GHN_APU: CPU, HDN, GDS, GHN_APU, GPUTN)" src:"DOC"`
-	WGs        int        `toml:"wgs" doc:"GPU-TN: work-groups (slices) of the persistent kernel, at most nic.trig_max_entries; 0 = one per 16KiB of a chunk, up to that limit" src:"DEFAULT"`
+	WGs        int        `toml:"wgs" doc:"GPU-TN: work-groups (slices) of the persistent kernel, one triggered put per (step, work-group), at most nic.trig_max_entries; 0 = 16 at every node count and size (the dissertation's §6.3.4 triggers per work-group with no count given; 16 fills its 16 simultaneous trigger operations, §6.1.3), capped by the trigger entries and resident work-groups" src:"DEFAULT"`
 	WGSize     int        `toml:"wg_size" doc:"work-items per work-group" src:"DEFAULT"`
 	CPUThreads int        `toml:"cpu_threads" doc:"CPU strategy: OpenMP-style threads for the reduction" src:"DEFAULT"`
 	Algorithm  string     `toml:"algorithm" doc:"ring (2(n-1) steps, every strategy) or rhd (recursive halving-doubling, 2 log2 n steps; two-sided strategies such as CPU and HDN)" src:"DEFAULT"`
+}
+
+// XTQSpec holds the XTQ runtime's schedule options.
+type XTQSpec struct {
+	// SyncPerRound places the resource-ready sync (the dissertation's
+	// §4.3.3.2) before every XtqPut round instead of once before the first.
+	SyncPerRound bool `toml:"sync_per_round" doc:"XTQ allreduce: a zero-length resource-ready sync before every XtqPut round, each target re-posting its receive buffer (true), or one sync before the first XtqPut with every round's receive resources posted up front (false: 'a synchronization step ... before any XtqPuts are issued', the dissertation's §4.3.3.2, read as once per schedule)" src:"DEFAULT"`
 }
 
 // LatencySpec holds the knobs of the GPU-TN latency decomposition
@@ -59,6 +66,7 @@ type Config struct {
 	SW          cost.Spec       `toml:"sw"`
 	MPI         mpi.Spec        `toml:"mpi"`
 	Allreduce   AllreduceSpec   `toml:"allreduce"`
+	XTQ         XTQSpec         `toml:"xtq"`
 	Latency     LatencySpec     `toml:"latency"`
 	Matrix      MatrixSpec      `toml:"matrix"`
 	Shmem       shmem.Spec      `toml:"shmem"`

@@ -152,6 +152,20 @@ func phases(r workload.ShmemRun) []sim.Time {
 	return r.Phases[:]
 }
 
+// cpNote says how fast the CP cores ran, when a point ran COMPNET.
+func cpNote(cfg Config, pts []shmemPoint) []string {
+	for _, p := range pts {
+		if p.Strategy == "COMPNET" && p.CPIPC > 0 {
+			how := "cp.ipc as set"
+			if cfg.CP.IPC == 0 {
+				how = fmt.Sprintf("from the host's instruction-count model: 1 / (1/%d + (1/%g − 1/%d))", cfg.CP.Width, cfg.CPU.IPC, cfg.CPU.Width)
+			}
+			return []string{fmt.Sprintf("CP cores: %d-wide at %v, IPC %.3f (%s)", cfg.CP.Width, cfg.CP.Freq, p.CPIPC, how)}
+		}
+	}
+	return nil
+}
+
 // deviationNotes returns one note per distinct placement deviation of
 // pts, naming the points it applies to.
 func deviationNotes(pts []shmemPoint) []string {
@@ -281,6 +295,7 @@ func ghnqueuePoints() Points {
 			res.Notes = append(res.Notes, "service time = a work-group's blocking call, post → completion observed (mean over node 0's calls); every call is a blocking 8 B put to the next node",
 				"§5.2 (helper-thread scalability): --set gpu.cus=64 --set shmembench.queue_wgs=64,128,256,512,1024,2048 --set shmembench.queue_threads=1,2,4,8,16")
 			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
+			res.Notes = append(res.Notes, cpNote(cfg, pts)...)
 			res.Notes = append(res.Notes, deviationNotes(pts)...)
 			return res, nil
 		},
@@ -359,6 +374,7 @@ func shmemgetPoints() Points {
 			res.Notes = append(res.Notes, "latency = blocking getmem call → data visible to the work-group, mean over the gets after a warm-up; data checked",
 				"decomposition (mean of the timed gets): post = the work-group reserves, fills and publishes its entry; pickup = until a service thread's poll finds it; dequeue = entry read; library call = OpenSHMEM argument checks and address translation; Portals post = context lock, command, system release, doorbell; network + polling = until the quiet round that finds the get complete (the get's network round trip and the polling rounds before the quiet); quiet = CT read and COMPLETE store; completion seen = until the work-group's poll sees it. --trace shows the same parts as spans on each service thread's track")
 			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
+			res.Notes = append(res.Notes, cpNote(cfg, pts)...)
 			res.Notes = append(res.Notes, deviationNotes(pts)...)
 			return res, nil
 		},
@@ -425,6 +441,7 @@ func shmemloadPoints() Points {
 				fmt.Sprintf("ratios are against %s at the same thread count; every service thread runs on a hardware context of its own (CP cores for COMPNET, host cores for GHN), added beyond the preset's as a deviation; cp.oversubscribe / shmem.host_cores time-slice them instead", base))
 			res.Notes = append(res.Notes, energyNote(cfg))
 			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
+			res.Notes = append(res.Notes, cpNote(cfg, pts)...)
 			res.Notes = append(res.Notes, deviationNotes(pts)...)
 			return res, nil
 		},

@@ -1,6 +1,8 @@
 package goal
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -70,9 +72,12 @@ func open(r io.Reader, opts openOpts) (*File, error) {
 			return nil, fmt.Errorf("goal: spooling input: %w", err)
 		}
 		f.spool = tmp
-		n, err := io.Copy(tmp, r)
+		n, err := io.Copy(tmp, &textReader{r: r, max: maxSpoolLine})
 		if err != nil {
 			f.Close()
+			if errors.Is(err, ErrSyntax) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("goal: spooling input: %w", err)
 		}
 		f.ra, size = tmp, n
@@ -128,4 +133,44 @@ func (f *File) Rank(r int) (RankReader, error) {
 	ri := &f.ranks[r]
 	size := min(max((8<<20)/max(f.numRanks, 1), 4*maxRecord), 16<<10)
 	return &fileRank{sp: ri.sp, off: ri.boff, end: ri.bend, buf: make([]byte, size), line: ri.line, remaining: ri.win.Stmts}, nil
+}
+
+// maxSpoolLine bounds a line of a spooled stream: comments and labels may
+// be long (megabytes, in the tests), but a longer run of bytes without a
+// newline is not GOAL text.
+const maxSpoolLine = 256 << 20
+
+// textReader passes a stream through while it looks like GOAL text: a NUL
+// byte or a line longer than max is a syntax error at once, so a
+// stream such as /dev/zero is refused after its first bytes instead of
+// being spooled until the disk is full.
+type textReader struct {
+	r    io.Reader
+	max  int   // longest line accepted
+	line int   // bytes since the last newline
+	off  int64 // bytes passed
+}
+
+func (t *textReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	chunk := p[:n]
+	if i := bytes.IndexByte(chunk, 0); i >= 0 {
+		return i, fmt.Errorf("%w: a NUL byte at offset %d: the input is not GOAL text", ErrSyntax, t.off+int64(i))
+	}
+	for at := 0; at < n; {
+		j := bytes.IndexByte(chunk[at:], '\n')
+		if j < 0 {
+			j = n - at // the line goes on past this chunk
+		}
+		if t.line+j > t.max {
+			return at, fmt.Errorf("%w: a line longer than %d bytes at offset %d: the input is not GOAL text", ErrSyntax, t.max, t.off+int64(at))
+		}
+		if at+j < n { // a newline ends the line
+			t.line, at = 0, at+j+1
+		} else {
+			t.line, at = t.line+j, n
+		}
+	}
+	t.off += int64(n)
+	return n, err
 }

@@ -56,6 +56,8 @@ func AccumulateDef() Def {
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
+			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
+			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
 		},
 		NotApplicable: accumulateNotApplicable(),
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
@@ -77,10 +79,6 @@ func accumulateNotApplicable() map[strategy.Strategy]string {
 	const spin = "the accumulate adds float64 data into a window on host or GPU cores; the sPIN strategies run datatype-unpack handlers on the NIC, and reductions inside handlers are not modelled"
 	return map[strategy.Strategy]string{
 		strategy.SpinSpecialized: spin, strategy.SpinHPULocal: spin, strategy.SpinROCP: spin, strategy.SpinRWCP: spin,
-		strategy.GDS: "not implemented: a GDS Accumulate would pre-post each put and its ack and need a kernel on the target per accumulate, started by a stream wait on its arrival word: " +
-			"the kernel-boundary (HDN) and remote-task (XTQ, HSA) cells already show what a per-accumulate kernel start costs, and the documents run the Accumulate on CPU, HSA and XTQ only",
-		strategy.GPUTN: "not implemented: a GPU-TN Accumulate would register one triggered put per accumulate and a persistent target kernel polling arrival words; " +
-			"its one-sided put-then-apply path is what the device-shmem cells measure, and the documents run the Accumulate on CPU, HSA and XTQ only",
 		strategy.GNNGPURDMA: "not implemented: GPUrdma's GPU threads could write the data with RDMA and poll a flag, the path the device-shmem cells measure with GIO's GPU-initiated verbs; " +
 			"the documents run no collective or Accumulate with GPUrdma",
 	}
@@ -92,10 +90,6 @@ func reduceNotApplicable() map[strategy.Strategy]string {
 	const spin = "the Reduce adds float64 vectors on host or GPU cores; the sPIN strategies run datatype-unpack handlers on the NIC, and reductions inside handlers are not modelled"
 	return map[strategy.Strategy]string{
 		strategy.SpinSpecialized: spin, strategy.SpinHPULocal: spin, strategy.SpinROCP: spin, strategy.SpinRWCP: spin,
-		strategy.GDS: "not implemented: a GDS Reduce would pre-post each sender's put and start the root's reduction kernels with stream waits on the arrival words, " +
-			"the pattern of GDS's reduce-scatter steps in the allreduce cell, which measures it; the documents run the Reduce on CPU, HSA and XTQ only",
-		strategy.GPUTN: "not implemented: a GPU-TN Reduce would fire each sender's pre-registered put from its kernel and poll the arrival words in a root kernel, " +
-			"the pattern of GPU-TN's reduce-scatter steps in the allreduce cell, which measures it; the documents run the Reduce on CPU, HSA and XTQ only",
 		strategy.GNNGPURDMA: "not implemented: GPUrdma's GPU threads could write each vector with RDMA and poll a flag, the path the device-shmem cells measure with GIO's GPU-initiated verbs; " +
 			"the documents run no Reduce with GPUrdma",
 	}
@@ -180,8 +174,11 @@ func (a Accumulate) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 	var start, end sim.Time
 	var window mem.Addr
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
-		if im.Name == "device-shmem" { // the window lives in the symmetric heap
+		switch im.Name {
+		case "device-shmem": // the window lives in the symmetric heap
 			return a.shmem(nd, ops, win, &window, &start, &end)
+		case "triggered", "stream-triggered":
+			return a.triggered(nd, im.Name == "stream-triggered", ops, win, &window, &start, &end)
 		}
 		if nd.Rank == 1 {
 			window = nd.Mem.Alloc(nd.Pool, win, "window")

@@ -26,6 +26,11 @@ type Allreduce struct {
 	WGSize     int        // work-items per work-group
 	CPUThreads int        // CPU: threads of the host reduction
 	Algorithm  string     // AlgRing ("" too) or AlgRHD
+	// SyncPerRound: XTQ's resource-ready sync before every XtqPut round
+	// (each target re-posts its receive buffer per step) instead of once
+	// before the first, with every round's receive resources posted up
+	// front.
+	SyncPerRound bool
 }
 
 // AllreduceResult is what one run measured.
@@ -40,8 +45,12 @@ type AllreduceResult struct {
 }
 
 // Slices returns the GPU-TN work-groups per step on n nodes: WGs when set,
-// else [DEFAULT] ceil(size / (n × 16 KiB)) — one work-group per 16 KiB of a
-// chunk, the rule of workloads.md §4.4 — clamped to [1, MaxWGs].
+// else [DEFAULT] 16 at every node count and size, at most MaxWGs (the
+// trigger entries and the resident work-groups). The GPU-TN chapter runs
+// the whole collective in one kernel and triggers per work-group (the
+// dissertation's §6.3.4) but gives no count; 16 is the most whose per-step
+// triggered puts fit its 16 simultaneous trigger operations (§6.1.3). The
+// one-per-16-KiB rule of the ComP-Net chapter has no basis in this one.
 func (a Allreduce) Slices(n int) int {
 	if a.WGs > 0 {
 		return a.WGs
@@ -50,9 +59,7 @@ func (a Allreduce) Slices(n int) int {
 	if limit == 0 {
 		limit = 16
 	}
-	per := int64(n) * 16 * 1024
-	w := int((int64(a.Size) + per - 1) / per)
-	return max(1, min(w, limit))
+	return max(1, min(16, limit))
 }
 
 // Validate checks the parameters for n nodes.

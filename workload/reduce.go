@@ -83,8 +83,11 @@ func (rd Reduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Confi
 	var start, end sim.Time
 	var result mem.Addr
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
-		if im.Name == "device-shmem" { // the vectors live in the symmetric heap
+		switch im.Name {
+		case "device-shmem": // the vectors live in the symmetric heap
 			return rd.shmem(nd, &result, &start, &end)
+		case "triggered", "stream-triggered": // the vectors live in the exposed slots
+			return rd.triggered(nd, im.Name == "stream-triggered", &result, &start, &end)
 		}
 		vec := nd.Mem.Alloc(nd.Pool, size, "reduce.vector")
 		fillF64(nd.Mem, vec, size, func(j int) float64 { return reduceInput(nd.Rank, j) })

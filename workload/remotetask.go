@@ -150,36 +150,56 @@ func (a Allreduce) remoteAllreduce(nd *strategy.Node, l *ringLayout, base mem.Ad
 		maxChunk = max(maxChunk, nb)
 	}
 	recvLen := xtq.Task{Args: make([]uint64, 4)}.CmdLen() + maxChunk
+	if !a.SyncPerRound {
+		// Every round's receive resources at once: one MANAGE_LOCAL
+		// buffer the n-1 tasks land in back to back.
+		recvLen *= uint64(n - 1)
+	}
 	recv := nd.Mem.Alloc(mem.Host, recvLen, "allreduce.recv")
+	if !a.SyncPerRound {
+		rt.PostBuffer(recv, recvLen)
+	}
 	rt.Expose(base, l.totalSize)
 	rt.Barrier()
 	tr := nbc.OverTasks(rt, nbc.TaskSetup{Kernel: kernelReduce, Queue: taskQueue, Recv: recv, RecvLen: recvLen,
 		Signal: sig, Tasks: uint64(n - 1), StepInstr: nd.SW.NBCStep,
 		Grid: func(nb uint64) (int, int) { return taskGrid(nd, nb, a.WGSize), a.WGSize }})
-	return nbc.Start(tr, nil, taskRingSchedule(l, base, nd.Rank)).Wait()
+	return nbc.Start(tr, nil, taskRingSchedule(l, base, nd.Rank, a.SyncPerRound)).Wait()
 }
 
 // taskRingSchedule is node i's remote-task ring (workloads.md §4.2, §4.6).
-// Reduce-scatter step st is two rounds: the resource-ready sync (post the
-// receive buffer, tell the left neighbour, hear from the right one), then
-// the XtqPut of chunk i−st to the right neighbour — its kernel adds the
-// chunk into the neighbour's copy — and the wait for the node's own
-// incoming task (the chunk it forwards next). Allgather step s is a plain
-// put of chunk i+1−s into the right neighbour's vector and the wait for
-// chunk i−s from the left.
-func taskRingSchedule(l *ringLayout, base mem.Addr, i int) nbc.Schedule {
+// The resource-ready sync (the dissertation's §4.3.3.2: zero-length
+// send/receive pairs "before any XtqPuts are issued") tells the left
+// neighbour the node's receive resources are posted and hears the same
+// from the right one: once before the first XtqPut (perRound false, the
+// resources of every round posted up front), or before every XtqPut round
+// with the receive buffer re-posted (perRound true). Reduce-scatter step
+// st then puts chunk i−st to the right neighbour — its kernel adds the
+// chunk into the neighbour's copy — and waits for the node's own incoming
+// task (the chunk it forwards next). Allgather step s is a plain put of
+// chunk i+1−s into the right neighbour's vector and the wait for chunk
+// i−s from the left.
+func taskRingSchedule(l *ringLayout, base mem.Addr, i int, perRound bool) nbc.Schedule {
 	n := l.n
 	right, left := mod(i+1, n), mod(i-1, n)
 	var sched nbc.Schedule
 	for st := range n - 1 {
 		k := mod(i-st, n)
 		off, nb := l.sub(k, 0)
-		sched = append(sched,
-			nbc.Round{
+		switch {
+		case perRound:
+			sched = append(sched, nbc.Round{
 				{Kind: nbc.TaskPost, Peer: left, Step: st},
 				{Kind: nbc.Send, Peer: left, Step: st},
 				{Kind: nbc.Recv, Peer: right, Step: st},
-			},
+			})
+		case st == 0:
+			sched = append(sched, nbc.Round{
+				{Kind: nbc.Send, Peer: left, Step: st},
+				{Kind: nbc.Recv, Peer: right, Step: st},
+			})
+		}
+		sched = append(sched,
 			nbc.Round{
 				{Kind: nbc.XtqPut, Peer: right, Chunk: k, Step: st, Addr: base + mem.Addr(off), Len: nb, Offset: off},
 				{Kind: nbc.TaskWait, Peer: left, Chunk: l.stepChunk(i, st), Step: st},

@@ -239,3 +239,41 @@ func TestTaskSpawnOnRDMALayer(t *testing.T) {
 		t.Errorf("XTQ transfer %v < HSA transfer %v: XTQ's message carries 64 B more", x, h)
 	}
 }
+
+// The resource-ready sync runs once by default (every round's resources
+// posted up front) and before every XtqPut round as the option: both give
+// the serial sum, and the per-round sync costs time on every step.
+func TestXTQAllreduceSyncOnceOrPerRound(t *testing.T) {
+	run := func(perRound bool) AllreduceResult {
+		a := Allreduce{Size: 64 * unit.KiB, WGSize: 256, CPUThreads: 8, SyncPerRound: perRound}
+		r, err := a.Run(xtqCluster(t, 4, true), strategy.XTQ, xtqCfg)
+		if err != nil || !r.Verified {
+			t.Fatalf("sync per round %v: %v verified=%v", perRound, err, r.Verified)
+		}
+		return r
+	}
+	once, each := run(false), run(true)
+	if once.Time >= each.Time {
+		t.Errorf("one sync %v, a sync per round %v: want the per-round syncs to cost time", once.Time, each.Time)
+	}
+}
+
+// GPU-TN's allreduce kernel has 16 work-groups at every node count and
+// size unless set, never more than the trigger entries or resident
+// work-groups allow.
+func TestGPUTNSlicesDefault(t *testing.T) {
+	for _, tc := range []struct {
+		a    Allreduce
+		n    int
+		want int
+	}{
+		{Allreduce{Size: 64}, 2, 16},
+		{Allreduce{Size: 8 * unit.MiB}, 64, 16},
+		{Allreduce{Size: 256 * unit.MiB, MaxWGs: 8}, 2, 8},
+		{Allreduce{Size: 4 * unit.KiB, WGs: 4}, 8, 4},
+	} {
+		if got := tc.a.Slices(tc.n); got != tc.want {
+			t.Errorf("%+v on %d nodes: %d slices, want %d", tc.a, tc.n, got, tc.want)
+		}
+	}
+}

@@ -31,6 +31,7 @@ var fieldRefs = map[string]string{
 	"gpu.mode":              "dissertation Table 6.1: APU-style node",
 	"gpu.cus":               "dissertation Table 6.1: 24 CUs",
 	"gpu.simds_per_cu":      "dissertation Table 6.1: 4 SIMD-16 engines per CU",
+	"gpu.waves_per_simd":    diss + " §5.4.2 and " + compnet + " §5.2: 480 work-groups of one wavefront saturate the 12-CU GPU, 10 per SIMD (the tables' 40 per SIMD read as per CU)",
 	"gpu.wave_size":         "dissertation Tables 4.1, 5.1: 64-lane wavefronts (GCN3)",
 	"gpu.freq":              "dissertation Table 6.1: GCN3 at 1.5 GHz",
 	"gpu.launch":            "dissertation Table 6.1: 1.5 µs launch",
@@ -43,6 +44,7 @@ var fieldRefs = map[string]string{
 	"nic.cmd_size":          compnet + " §5.1: one 64 B command packet per network operation",
 	"nic.trig_max_entries":  tnCh + " (§6.1.3): at most 16 simultaneously active trigger entries",
 	"nic.trig_lookup":       tnCh + ": 16 entries, so a fully associative tag match",
+	"nic.xtq_full_policy":   xtqCh + ": a task that finds its queue full is dropped and reported by an event, with no retry",
 	"nic.xtq_table_size":    xtqCh + ": 64 kernel/function registrations were enough for every code studied",
 	"nic.xtq_tables":        xtqCh + ": the prototype holds the lookup tables on the NIC",
 	"cp.cores":              "dissertation Table 5.1: CP of 2 cores",
@@ -157,7 +159,7 @@ func documentSources(preset string) map[string]cluster.Source {
 			out[n] = def(why)
 		}
 	}
-	gpuFields := []string{"gpu.mode", "gpu.cus", "gpu.simds_per_cu", "gpu.wave_size", "gpu.freq", "gpu.launch", "gpu.teardown",
+	gpuFields := []string{"gpu.mode", "gpu.cus", "gpu.simds_per_cu", "gpu.waves_per_simd", "gpu.wave_size", "gpu.freq", "gpu.launch", "gpu.teardown",
 		"gpu.l1_lines", "gpu.l1_cycles", "gpu.l2_cycles", "gpu_l2.size", "gpu_l2.ways"}
 	hostFields := []string{"cpu.cores", "cpu.freq", "cpu.width"}
 	netFields := []string{"switch.latency", "topology.kind"}
@@ -197,6 +199,7 @@ func documentSources(preset string) map[string]cluster.Source {
 		out["gpu.mode"], out["gpu.cus"], out["gpu.wave_size"] = doc(rdmaPap+": a discrete NVIDIA K40c"), doc(rdmaPap+": K40c, 15 SMs"), doc(rdmaPap+": 32-thread warps")
 		out["gpu.freq"] = def("NVIDIA K40c data sheet: 745 MHz base clock; the paper gives none")
 		out["gpu.simds_per_cu"] = def("NVIDIA Kepler: 4 warp schedulers per SM; the paper gives none")
+		out["gpu.waves_per_simd"] = def("NVIDIA Kepler: 64 resident warps per SM over 4 schedulers; the paper gives none")
 		out["gpu.l1_lines"] = def("NVIDIA Kepler: 16 kB L1 per SM in the 48 kB shared-memory split; the paper gives none")
 		// gpu.launch and gpu.teardown: external measurements (cluster.PresetSources).
 		inherit("not stated by "+rdmaPap+"; the dissertation's Table 6.1 value", "gpu.l1_cycles", "gpu.l2_cycles", "gpu_l2.size", "gpu_l2.ways")
@@ -209,6 +212,7 @@ func documentSources(preset string) map[string]cluster.Source {
 		out["gpu.mode"] = doc(gioSl + ": a discrete AMD Radeon MI-25 with HBM")
 		out["gpu.cus"], out["gpu.freq"] = def("MI-25 data sheet: 64 CUs; the slides give none"), def("MI-25 data sheet: 1.5 GHz; the slides give none")
 		out["gpu.simds_per_cu"], out["gpu.wave_size"] = def("GCN: 4 SIMD-16 per CU; the slides give none"), def("GCN: 64-lane wavefronts; the slides give none")
+		out["gpu.waves_per_simd"] = def("GCN: 10 wavefronts per SIMD; the slides give none")
 		out["gpu_l2.size"] = def("MI-25 data sheet: 4 MB L2; the slides give none")
 		// gpu.launch and gpu.teardown: external measurements (cluster.PresetSources).
 		inherit("not stated by "+gioSl+"; the dissertation's Table 6.1 value", "gpu.l1_lines", "gpu.l1_cycles", "gpu.l2_cycles", "gpu_l2.ways")

@@ -13,7 +13,7 @@ import (
 // the HPUs, the NIC memory and packet buffer, the DMA engine's view of
 // PCIe, and the Portals-iovec engine of the baseline (datatypes.md §7.2).
 type Spec struct {
-	HPUs           int        `toml:"hpus" doc:"handler processing units (NIC cores); 16 in most datatype experiments" src:"DOC"`
+	HPUs           int        `toml:"hpus" doc:"handler processing units (NIC cores); 32 unless an experiment states otherwise (the datatype studies of Fig 8, 12, 13b and 14 state 16: ddtbench.hpus_stated)" src:"DOC"`
 	HPUFreq        unit.Freq  `toml:"hpu_freq" doc:"HPU clock (ARM Cortex-A15 class)" src:"DOC"`
 	MemBandwidth   unit.Rate  `toml:"mem_bandwidth" doc:"NIC memory bandwidth, shared by the inbound engine, the HPUs and the DMA engine" src:"DOC"`
 	MemLatency     int        `toml:"mem_latency_cycles" doc:"NIC memory access latency in HPU cycles (k)" src:"DOC"`
