@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -78,6 +79,10 @@ type L2 struct {
 	clock      uint64
 	stats      L2Stats
 	shared     [][2]mem.Addr // NIC-shared ranges: a system acquire invalidates them
+	// sharedDirty says shared has ranges added since it was last sorted
+	// and merged (nicShared searches it: a system acquire asks for every
+	// line the L2 holds, and a device may share a range per queue).
+	sharedDirty bool
 }
 
 type l2line struct {
@@ -112,8 +117,9 @@ func (g *GPU) L2Stats() L2Stats {
 // destinations, fetch results): a system-scope acquire by the CP
 // invalidates its L2 lines.
 func (g *GPU) ShareWithNIC(a mem.Addr, n uint64) {
-	if g.tags != nil {
+	if g.tags != nil && n > 0 {
 		g.tags.shared = append(g.tags.shared, [2]mem.Addr{a, a + mem.Addr(n)})
+		g.tags.sharedDirty = true
 	}
 }
 
@@ -356,12 +362,23 @@ func (g *GPU) nicShared(l mem.Addr) bool {
 	if g.tags == nil {
 		return true
 	}
-	for _, r := range g.tags.shared {
-		if l+mem.LineSize > r[0] && l < r[1] {
-			return true
+	t := g.tags
+	if t.sharedDirty {
+		slices.SortFunc(t.shared, func(a, b [2]mem.Addr) int { return cmp.Compare(a[0], b[0]) })
+		merged := t.shared[:0]
+		for _, r := range t.shared {
+			if k := len(merged) - 1; k >= 0 && r[0] <= merged[k][1] {
+				merged[k][1] = max(merged[k][1], r[1])
+				continue
+			}
+			merged = append(merged, r)
 		}
+		t.shared, t.sharedDirty = merged, false
 	}
-	return false
+	// The last range starting before the line's end, if it ends after the
+	// line's start, overlaps the line.
+	i := sort.Search(len(t.shared), func(i int) bool { return t.shared[i][0] >= l+mem.LineSize }) - 1
+	return i >= 0 && t.shared[i][1] > l
 }
 
 // StoreTracked is Store64 seen by the L2 tag model: the line is looked up

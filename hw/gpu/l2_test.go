@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -188,5 +189,36 @@ func TestLockHoldIsFirstCPAccessMinusLockingStore(t *testing.T) {
 	}
 	if st.Unlocks != 2 || st.LockHold != holdA+holdB || st.LockHoldMax != holdB || st.Locked != 0 || st.MaxLocked != 2 {
 		t.Errorf("unlocks %d, summed hold %v, max %v, locked %d (max %d); want 2, %v, %v, 0 (2)", st.Unlocks, st.LockHold, st.LockHoldMax, st.Locked, st.MaxLocked, holdA+holdB, holdB)
+	}
+}
+
+// nicShared (sorted, merged ranges, binary search) answers as a linear
+// scan of the ranges as shared: overlapping, adjacent, unaligned and
+// out-of-order ranges, shared before and after the first question.
+func TestNICSharedMatchesLinearScan(t *testing.T) {
+	_, g := newGPU("dgpu")
+	g.UseL2(L2Spec{Size: 8 * unit.KiB, Ways: 4})
+	r := rand.New(rand.NewPCG(1, 2))
+	var ranges [][2]mem.Addr
+	linear := func(l mem.Addr) bool {
+		for _, x := range ranges {
+			if l+mem.LineSize > x[0] && l < x[1] {
+				return true
+			}
+		}
+		return false
+	}
+	for round := range 4 {
+		for range 50 {
+			a := mem.Addr(r.IntN(1 << 16))
+			n := uint64(1 + r.IntN(300))
+			g.ShareWithNIC(a, n)
+			ranges = append(ranges, [2]mem.Addr{a, a + mem.Addr(n)})
+		}
+		for l := mem.Addr(0); l < 1<<16+512; l += mem.LineSize {
+			if got, want := g.nicShared(l), linear(l); got != want {
+				t.Fatalf("round %d: line %#x shared = %v, want %v", round, uint64(l), got, want)
+			}
+		}
 	}
 }
