@@ -294,7 +294,11 @@ func Halo(x, y, iters int, size, compute uint64) *Generated {
 // AllToAll returns a linear all-to-all: in step j = 1..n−1 each rank posts
 // a receive from r − j and a send of size bytes to r + j; nothing waits.
 func AllToAll(n int, size uint64) *Generated {
+	// Every operation is a root (nothing waits): a rank's whole block is
+	// in memory from the start, 2(n−1) operations.
+	win := Window{Roots: 2 * uint64(max(n-1, 0)), Stmts: 2 * uint64(max(n-1, 0))}
 	return &Generated{name: "alltoall", n: n, spec: fmt.Sprintf("alltoall:ranks=%d,size=%s", n, unit.Bytes(size)),
+		win: func(int) Window { return win },
 		newRR: func(r int) RankReader {
 			return &stmtList{fill: func(i int, buf []Stmt) ([]Stmt, bool) {
 				j := i + 1

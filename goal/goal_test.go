@@ -188,7 +188,7 @@ func TestBadInput(t *testing.T) {
 
 // TestWindows checks the closed-form generator windows against a scan.
 func TestWindows(t *testing.T) {
-	for _, g := range []*Generated{Ring(1, 8), Ring(2, 8), Ring(3, 8), Ring(9, 8), RecDoub(1, 8), RecDoub(2, 8), RecDoub(4, 8), RecDoub(32, 8), Bcast(1, 8), Bcast(2, 8), Bcast(7, 8), Bcast(64, 8), Bcast(100, 8)} {
+	for _, g := range []*Generated{Ring(1, 8), Ring(2, 8), Ring(3, 8), Ring(9, 8), RecDoub(1, 8), RecDoub(2, 8), RecDoub(4, 8), RecDoub(32, 8), Bcast(1, 8), Bcast(2, 8), Bcast(7, 8), Bcast(64, 8), Bcast(100, 8), AllToAll(1, 8), AllToAll(2, 8), AllToAll(7, 8)} {
 		for r := range g.NumRanks() {
 			want, err := ScanWindow(g.newRR(r))
 			if err != nil {

@@ -41,6 +41,10 @@ func shmemKernel(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, w
 type shmemCheck struct {
 	fill   func(pe int, m *mem.Memory, sym []mem.Addr)
 	verify func(pe, npes int, m *mem.Memory, sym []mem.Addr) error
+	// plain, when set, runs the work-groups it accepts (ok) without a
+	// device context: work-groups that never call the network (they
+	// still have their queue, which the service threads poll).
+	plain func(pe int, wg *gpu.WG) (ok bool, err error)
 }
 
 // shmemKernelChecked is shmemKernel with a check of the delivered data:
@@ -74,6 +78,12 @@ func shmemKernelChecked(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 		}
 		wgErrs := make([]error, wgs)
 		k := gpu.Kernel{Name: "bench", WGs: wgs, WGSize: wgSize, Body: func(wg *gpu.WG) {
+			if chk.plain != nil {
+				if ok, err := chk.plain(nd.Rank, wg); ok {
+					wgErrs[wg.ID] = err
+					return
+				}
+			}
 			x, err := dev.CtxCreate(wg)
 			if err == nil {
 				err = body(nd.Rank, sym, x)
@@ -277,23 +287,26 @@ func (b CPL2) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) 
 			arrays[i] = nd.Mem.Alloc(mem.GPU, b.StreamBytes*uint64(b.NetWGs*b.Streaming), "stream")
 		}
 	}
-	return shmemKernelChecked(c, s, cfg, wgs, 64, []uint64{64 * uint64(b.NetWGs), 64}, b.check(), func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
-		wg := x.WG()
+	chk := b.check()
+	// The streaming work-groups never call the network (no context), for
+	// as long as the node's networking work-groups run, so the CP's
+	// accesses see interference for the whole measurement.
+	chk.plain = func(pe int, wg *gpu.WG) (bool, error) {
 		if wg.ID < b.NetWGs {
-			defer func() { running[pe]-- }()
-			for range b.Puts {
-				if err := x.Putmem(sym[0]+mem.Addr(64*wg.ID), sym[1], 64, (pe+1)%x.NPEs()); err != nil {
-					return err
-				}
-			}
-			return nil
+			return false, nil
 		}
-		// The streaming loop runs until the node's networking work-groups
-		// are done (the kernel's termination condition), so the CP's
-		// accesses see interference for the whole measurement.
 		base := arrays[pe] + mem.Addr(uint64(wg.ID-b.NetWGs)*b.StreamBytes)
 		for off := uint64(0); running[pe] > 0; off = (off + b.Chunk) % b.StreamBytes {
 			wg.StreamLines(base+mem.Addr(off), min(b.Chunk, b.StreamBytes-off))
+		}
+		return true, nil
+	}
+	return shmemKernelChecked(c, s, cfg, wgs, 64, []uint64{64 * uint64(b.NetWGs), 64}, chk, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+		defer func() { running[pe]-- }()
+		for range b.Puts {
+			if err := x.Putmem(sym[0]+mem.Addr(64*x.WG().ID), sym[1], 64, (pe+1)%x.NPEs()); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

@@ -190,8 +190,12 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 	default:
 		return badInput(errors.New("goal run: want a GOAL FILE (or - for stdin) or --gen PATTERN"))
 	}
-	if err := checkMemory(prog.NumRanks(), f.memLimit); err != nil {
+	est := loggops.EstimateRun(prog)
+	if err := checkMemory(est, f.memLimit); err != nil {
 		return badInput(err)
+	}
+	if announceWork(stderr, est) && f.progress == 0 {
+		f.progress = 10 * time.Second
 	}
 	res, err := loggops.RunOptions(prog, p, progressOptions(f.progress, stderr))
 	if err != nil {
@@ -303,25 +307,42 @@ func procKB(path, key string) uint64 {
 	return 0
 }
 
-// bytesPerRank is about the least memory a rank takes in a run (a
-// 1,048,576-rank binomial broadcast, the leanest generated schedule,
-// peaks at 523 B per rank).
-const bytesPerRank = 500
-
 // checkMemory refuses a run that cannot fit in the memory available now
 // (Linux; elsewhere it lets the run try) rather than letting the operating
-// system kill it part way.
-func checkMemory(ranks int, memLimit string) error {
+// system kill it part way: its ranks and the operations its windows hold
+// at once (a linear all-to-all holds all of its N·2(N−1)).
+func checkMemory(est loggops.Estimate, memLimit string) error {
 	avail, what, err := flagMemoryLimit(memLimit)
 	if err != nil {
 		return err
 	}
-	need := uint64(ranks) * bytesPerRank
-	if avail == 0 || need <= avail {
+	need := est.Bytes()
+	if avail == 0 || need <= float64(avail) {
 		return nil
 	}
-	return fmt.Errorf("goal run: %d ranks need about %s (≈%d B per rank at the least), more than the %s %s",
-		ranks, exp.FormatBytes(float64(need)), bytesPerRank, exp.FormatBytes(float64(avail)), what)
+	return fmt.Errorf("goal run: %d ranks holding about %.3g operations at once need about %s (≈%d B per rank, %d B per operation), more than the %s %s",
+		est.Ranks, est.HeldOps, exp.FormatBytes(need), loggops.BytesPerRank, loggops.BytesPerHeldOp, exp.FormatBytes(float64(avail)), what)
+}
+
+// Work announced before a run: a run estimated at more than
+// announceEvents events (about a minute at eventsPerSecond, the rate of
+// an all-to-all's retries on one core) says so on stderr, with the
+// estimate, and reports progress.
+const (
+	announceEvents  = 2e8
+	eventsPerSecond = 3e6
+)
+
+// announceWork prints the estimate of a long run and reports whether it
+// did; the run then shows progress.
+func announceWork(w io.Writer, est loggops.Estimate) bool {
+	if est.Events < announceEvents {
+		return false
+	}
+	wall := time.Duration(est.Events / eventsPerSecond * float64(time.Second))
+	fmt.Fprintf(w, "gpunetsim: note: goal run: %d ranks, %.3g statements, about %.2g events (more than %.2g): roughly %v at %.0f M events/s; progress every 10s (--progress)\n",
+		est.Ranks, est.Stmts, est.Events, float64(announceEvents), wall.Round(time.Second), eventsPerSecond/1e6)
+	return true
 }
 
 func newGoalGenCmd(stdout io.Writer) *cobra.Command {

@@ -1,23 +1,27 @@
 package main
 
 import (
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/gpunetsim/gpunetsim/goal"
+	"github.com/gpunetsim/gpunetsim/loggops"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 func TestCheckMemory(t *testing.T) {
-	if err := checkMemory(1024, ""); err != nil {
+	if err := checkMemory(loggops.EstimateRun(goal.Ring(1024, 8)), ""); err != nil {
 		t.Errorf("1024 ranks: %v", err)
 	}
-	err := checkMemory(1<<40, "")
-	if runtime.GOOS != "linux" {
-		return
+	err := checkMemory(loggops.EstimateRun(goal.Ring(1<<26, 8)), "1GiB")
+	if err == nil || !strings.Contains(err.Error(), "67108864 ranks holding about") {
+		t.Errorf("2^26 ranks: err = %v, want a memory error", err)
 	}
-	if err == nil || !strings.Contains(err.Error(), "1099511627776 ranks need about") {
-		t.Errorf("2^40 ranks: err = %v, want a memory error", err)
+	// A 10,000-rank all-to-all holds 2·10^8 operations: more than the
+	// ranks alone suggest.
+	err = checkMemory(loggops.EstimateRun(goal.AllToAll(10000, 8)), "16GiB")
+	if err == nil || !strings.Contains(err.Error(), "10000 ranks holding about 2e+08 operations at once") {
+		t.Errorf("alltoall 10000: err = %v, want a memory error", err)
 	}
 }
 
@@ -36,5 +40,22 @@ func TestInUnits(t *testing.T) {
 		if got := inUnits(c.t, c.unit); got != c.want {
 			t.Errorf("inUnits(%d, %d) = %q, want %q", c.t, c.unit, got, c.want)
 		}
+	}
+}
+
+// A run estimated at more than announceEvents says so, with the estimate,
+// and gets progress; a short one prints nothing.
+func TestAnnounceWork(t *testing.T) {
+	var b strings.Builder
+	if !announceWork(&b, loggops.EstimateRun(goal.AllToAll(1000, 8))) {
+		t.Fatal("a 1000-rank all-to-all was not announced")
+	}
+	want := "gpunetsim: note: goal run: 1000 ranks, 2e+06 statements, about 2e+09 events (more than 2e+08): roughly 11m6s at 3 M events/s; progress every 10s (--progress)\n"
+	if b.String() != want {
+		t.Errorf("note %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	if announceWork(&b, loggops.EstimateRun(goal.AllToAll(64, 8))) || b.Len() > 0 {
+		t.Errorf("a 64-rank all-to-all was announced: %q", b.String())
 	}
 }

@@ -288,8 +288,8 @@ const htmlSource = `<!DOCTYPE html>
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 nav ul { columns: 2; }
-figure { margin: 1em 0; display: inline-block; vertical-align: top; }
-figure svg { width: 33em; max-width: 100%; height: auto; }
+figure { margin: 1em 0; display: block; }
+figure svg { width: 100%; max-width: 62em; height: auto; }
 figcaption { font-size: 0.9em; color: #555; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ddd; padding: 0.15em 0.5em; }

@@ -55,6 +55,15 @@ var plotShapes = []draw.GlyphDrawer{
 	draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.CircleGlyph{}, draw.SquareGlyph{},
 }
 
+// denseSeries is the most points a series draws markers on.
+const denseSeries = 60
+
+// plotDashes tell the lines of dense series apart besides their colours.
+var plotDashes = [][]vg.Length{
+	nil, {vg.Points(6), vg.Points(3)}, {vg.Points(1.5), vg.Points(2)}, {vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)},
+	{vg.Points(10), vg.Points(3)}, {vg.Points(3), vg.Points(3)},
+}
+
 // minPNGWidth is the narrowest PNG WritePlot makes, in pixels.
 const minPNGWidth = 1600
 
@@ -103,6 +112,14 @@ func PlotLayout(p *Plot) *Layout {
 		xs, ys = append(xs, x...), append(ys, y...)
 	}
 	l := &Layout{Panels: facets(series)}
+	if dense := denseCount(series); dense > 2 && len(series) <= 12 {
+		// Long traces (occupancy over time) hide each other: one panel
+		// each.
+		l.Panels = nil
+		for i, s := range series {
+			l.Panels = append(l.Panels, Panel{Title: s.Name, Series: []Series{s}, Labels: []string{s.Name}, Style: []int{i}})
+		}
+	}
 	l.LogX = p.LogX && anyPositive(xs) || wideSpan(xs)
 	l.LogY = wideSpan(ys)
 	if l.LogX {
@@ -124,6 +141,17 @@ func PlotLayout(p *Plot) *Layout {
 		l.Cols = 3
 	}
 	return l
+}
+
+// denseCount is how many series draw without markers (see denseSeries).
+func denseCount(series []Series) int {
+	n := 0
+	for _, s := range series {
+		if len(s.X) > denseSeries {
+			n++
+		}
+	}
+	return n
 }
 
 // facets splits series into panels of at most MaxSeriesPerPanel.
@@ -447,6 +475,7 @@ func lineFigure(pl *Plot) (figure, error) {
 		p.X.Tick.Marker = plot.ConstantTicks(lay.XTicks)
 		p.Y.Tick.Marker = plot.ConstantTicks(lay.YTicks)
 		leg := newLegend()
+		entries := 0
 		for i, s := range pan.Series {
 			var pts plotter.XYs
 			for j := range s.X {
@@ -466,13 +495,29 @@ func lineFigure(pl *Plot) (figure, error) {
 			c := plotPalette[st%len(plotPalette)]
 			line.Color = c
 			line.Width = vg.Points(1.5)
+			// A panel of one series titled by it needs no legend.
+			named := len(pan.Series) == 1 && pan.Title == pan.Labels[i]
+			if len(pts) > denseSeries {
+				// Markers on every point of a long trace merge into a
+				// blot: the line alone, told apart by its dashes.
+				line.Dashes = plotDashes[st%len(plotDashes)]
+				p.Add(line)
+				if !named {
+					leg.Add(shorten(pan.Labels[i], legendLabel), line)
+					entries++
+				}
+				continue
+			}
 			points.Color = c
 			points.Shape = plotShapes[st%len(plotShapes)]
 			points.Radius = vg.Points(3)
 			p.Add(line, points)
 			leg.Add(shorten(pan.Labels[i], legendLabel), line, points)
+			entries++
 		}
-		lw = max(lw, legendWidth(leg))
+		if entries > 0 {
+			lw = max(lw, legendWidth(leg))
+		}
 		plots = append(plots, p)
 		legends = append(legends, leg)
 	}

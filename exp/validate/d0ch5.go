@@ -75,7 +75,7 @@ func d0ch5() []Evaluator {
 			if math.IsNaN(l.hold) {
 				return NotRunnable("cpl2 reports no lock hold time"), nil
 			}
-			return Num(l.hold, "mean lock hold time with locking, at the most streaming work-groups"), nil
+			return Num(l.hold, "mean lock hold time with locking at the most streaming work-groups (max %.3f us; %d lines locked at most)", l.holdMax, l.maxLocked), nil
 		}},
 		{Prefix: "d0-fig5.6a-get-latency", Eval: func(c *Ctx, e Entry) (Outcome, error) {
 			g, err := shmemGet(c, e.Preset)
@@ -163,8 +163,10 @@ func ghnQueueThreads(c *Ctx, preset string, threads []int) (map[int]float64, err
 // cpl2Result is the CP's L2 hit rate per streaming ratio, locking off and
 // on, and the mean lock hold time (us) at the largest ratio.
 type cpl2Result struct {
-	off, on map[int]float64
-	hold    float64
+	off, on   map[int]float64
+	hold      float64
+	holdMax   float64
+	maxLocked int
 }
 
 func cpL2(c *Ctx, preset string) (cpl2Result, error) {
@@ -190,6 +192,8 @@ func cpL2(c *Ctx, preset string) (cpl2Result, error) {
 			if ratio > maxRatio {
 				maxRatio = ratio
 				out.hold = r.Micros("mean_lock_hold")
+				out.holdMax = r.Micros("max_lock_hold")
+				out.maxLocked = int(r.Float("max_locked_lines"))
 			}
 		} else {
 			out.off[ratio] = r.Float("cp_hit_rate")
