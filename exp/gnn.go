@@ -223,7 +223,7 @@ func runGPI(cfg Config, env Env) (*report.Result, error) {
 				results[i].pp, err = workload.GPIPingPong{Iters: g.PingPongIters, Worker: j.worker}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
 			case "throughput":
 				results[i].tp, err = workload.GPIThroughput{Size: unit.Bytes(g.ThroughputSize), Queues: g.Queues, Rounds: g.Rounds, Worker: j.worker,
-					Overlap: j.overlap, Validate: j.worker == "gpu" && cfg.GNN.P2PWriteReorder}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
+					Overlap: j.overlap, Validate: j.worker == "gpu" && (j.overlap || cfg.GNN.P2PWriteReorder)}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
 			case "matvec":
 				results[i].mv, err = workload.GPIMatVec{Batch: unit.Bytes(j.batch), Batches: max(1, g.MatVecTotal/j.batch), Blocks: g.Blocks,
 					Threads: g.Threads, Worker: j.worker, Validate: cfg.GNN.P2PWriteReorder}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
@@ -262,7 +262,7 @@ func runGPI(cfg Config, env Env) (*report.Result, error) {
 	res := &report.Result{Experiment: "gpi", Seed: cfg.Run.Seed, Tables: []report.Table{pp, tp, mv}, Plot: plot}
 	res.Notes = append(gnnPresetNote(cfg),
 		"ping-pong: the CPU master notifies, the worker (one GPU thread block, or a CPU thread) waits and notifies back; round trip measured on the master",
-		"throughput: the master write_notifies the buffer, the worker returns it over gpi.queues queues, gpi.rounds times; overlap = one notification per slice, each block starts on its own slice and the master resends a slice as soon as it is back",
+		"throughput: the master write_notifies the buffer, the worker returns it over gpi.queues queues, gpi.rounds times; overlap = one notification per slice, each block starts on its own slice (after checking its contents, as the paper's enhanced version does) and the master resends a slice as soon as it is back",
 		"throughput metric: bytes the master sent × rounds / time, one direction (never above the link rate); the both-directions column is twice that, the sum of the two directions",
 		"matvec: persistent = one kernel serving every batch with GPI calls; relaunch = the worker CPU launches a kernel per batch and sends its results",
 		"matvec breakdown (block 0): matrix_copy = copies of the 32×32 matrix into shared memory (once, or per batch when relaunching), compute = the products (and CRC checks), messages = the rest of the run (waiting for batches, sending results, kernel launches)",

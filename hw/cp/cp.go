@@ -24,7 +24,7 @@ type Spec struct {
 	L1Cycles int      `toml:"l1_cycles" doc:"CP D-cache hit latency in CP cycles" src:"DOC"`
 	Quantum  sim.Time `toml:"quantum" doc:"time slice when cp.oversubscribe puts more threads than CP cores on the cores (hardware.md §8)" src:"DEFAULT"`
 	// CoherentL1 keeps the CP's D-cache coherent with the GPU L2.
-	CoherentL1 bool `toml:"coherent_l1" doc:"the CP D-cache is kept coherent with the GPU L2 (as an x86 core's must be): a line another agent changed misses, an unchanged one hits, and the acquire marker costs nothing; off (the spec's poll path), the D-cache is a GPU-style non-coherent L1 that the acquire marker invalidates, so every poll reaches the L2" src:"DEFAULT"`
+	CoherentL1 bool `toml:"coherent_l1" doc:"the CP D-cache is kept coherent with the GPU L2 (as an x86 core's must be): a line another agent changed misses, an unchanged one hits, and the acquire marker costs nothing; off (the default), the D-cache is a GPU-style non-coherent L1 that the acquire marker invalidates, so every poll reaches the L2" src:"DEFAULT"`
 	// Oversubscribe keeps cp.cores fixed and time-slices extra threads.
 	Oversubscribe bool `toml:"oversubscribe" doc:"time-slice service threads beyond cp.cores on those cores (round robin, cp.quantum) instead of giving each thread a core of its own; the documents do not describe time-slicing (their simulator runs one thread per hardware context)" src:"DEFAULT"`
 }
