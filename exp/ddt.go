@@ -265,7 +265,7 @@ func planEnv(cfg Config, hpus int) spinmodel.Env {
 	sp := cfg.Spin
 	sp.HPUs = hpus
 	ser := float64(cfg.Link.Payload+cfg.Link.Header) * cfg.Link.Bandwidth.PerByte()
-	return spinmodel.Env{Spin: sp, Costs: cfg.DDT, K: int(cfg.Link.Payload), TPkt: sim.Duration(ser + 0.5)}
+	return spinmodel.Env{Spin: sp, Host: cfg.Spec.CPU, Costs: cfg.DDT, K: int(cfg.Link.Payload), TPkt: sim.Duration(ser + 0.5)}
 }
 
 // runDDTMemory is workloads.md §11.4: NIC memory occupancy by component,
@@ -354,7 +354,13 @@ func runDDTDMAQueue(cfg Config, env Env) (*report.Result, error) {
 	for i, j := range jobs {
 		o := outs[i]
 		g := gs[i/len(ms)]
-		t.Rows = append(t.Rows, []any{j.method.String(), g, o.Stats.DMAFIFOMax, o.Stats.DMAWrites, o.Time(), o.Plan.HostCreate + o.Post})
+		// Only RO-CP and RW-CP create checkpoints on the host before the
+		// receive; the others' post-time work is the structure copy alone.
+		var create sim.Duration
+		if o.Plan.Method == spinmodel.ROCP || o.Plan.Method == spinmodel.RWCP {
+			create = o.Plan.HostCreate + o.Post
+		}
+		t.Rows = append(t.Rows, []any{j.method.String(), g, o.Stats.DMAFIFOMax, o.Stats.DMAWrites, o.Time(), create})
 		if !j.trace {
 			continue
 		}

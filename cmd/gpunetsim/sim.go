@@ -34,7 +34,7 @@ var presetDocs = map[string]string{
 	"gpurdma":       "GPUrdma facts (hardware.md §6): K40c (15 SMs, 32-thread warps) in dGPU mode, Connect-IB on FDR 56Gbps, PCIe Gen3 x16 via PLX",
 	"gio":           "GIO cluster (hardware.md §7): MI-25 (64 CUs at 1.5GHz, 484GB/s HBM) in dGPU mode, 56Gbps InfiniBand, PCIe Gen3 x16",
 	"pulp":          "sPIN on the PULP accelerator (hardware.md §12.2): the spin node with 4 clusters × 8 RISC-V cores at 1GHz, L1/L2 scratchpads, cluster DMAs",
-	"spin":          "sPIN SST+gem5 setup (hardware.md §12.1): 200Gbps, 2KiB packets, PCIe Gen4 x32, 16 HPUs at 800MHz, 50GiB/s NIC memory",
+	"spin":          "sPIN SST+gem5 setup (hardware.md §12.1): 200Gbps, 2KiB packets, PCIe Gen4 x32, 32 HPUs at 800MHz, 50GiB/s NIC memory, i7-4770 host",
 	"h100-cx7":      "today: HGX H100 node, 8 GPUs on NVLink 4/NVSwitch, one ConnectX-7 400Gbps NIC per GPU, rail-optimised fat tree (docs/today.md)",
 	"mi300a-ss11":   "today: El Capitan-class node, 4 MI300A APUs on Infinity Fabric, one Slingshot-11 200Gbps NIC each, dragonfly (docs/today.md)",
 	"gh200":         "today: Alps-style node, 4 GH200 superchips, one Slingshot-11 200Gbps NIC each, dragonfly (docs/today.md)",

@@ -23,6 +23,8 @@ type Spec struct {
 	L1Lines  int      `toml:"l1_lines" doc:"CP D-cache in 64 B lines (32 kB)" src:"DOC"`
 	L1Cycles int      `toml:"l1_cycles" doc:"CP D-cache hit latency in CP cycles" src:"DOC"`
 	Quantum  sim.Time `toml:"quantum" doc:"time slice when cp.oversubscribe puts more threads than CP cores on the cores (hardware.md §8)" src:"DEFAULT"`
+	// CoherentL1 keeps the CP's D-cache coherent with the GPU L2.
+	CoherentL1 bool `toml:"coherent_l1" doc:"the CP D-cache is kept coherent with the GPU L2 (as an x86 core's must be): a line another agent changed misses, an unchanged one hits, and the acquire marker costs nothing; off (the default), the D-cache is a GPU-style non-coherent L1 that the acquire marker invalidates, so every poll reaches the L2" src:"DEFAULT"`
 	// Oversubscribe keeps cp.cores fixed and time-slices extra threads.
 	Oversubscribe bool `toml:"oversubscribe" doc:"time-slice service threads beyond cp.cores on those cores (round robin, cp.quantum) instead of giving each thread a core of its own; the documents do not describe time-slicing (their simulator runs one thread per hardware context)" src:"DEFAULT"`
 }
@@ -175,6 +177,9 @@ func (t *Thread) Instr(n int) {
 // Acquire is the device-scope acquire marker: the CP's L1 is invalidated,
 // so the next loads observe what the work-groups released to the L2.
 func (t *Thread) Acquire() {
+	if t.cp.spec.CoherentL1 {
+		return // the L1 holds no stale line to drop
+	}
 	clear(t.l1)
 	t.order = t.order[:0]
 }
@@ -183,7 +188,7 @@ func (t *Thread) Acquire() {
 // GPU L2. A hit in the L1 returns the cached bytes, however stale.
 func (t *Thread) LoadLine(l mem.Addr) [mem.LineSize]byte {
 	t.n.L1++
-	if b := t.l1[l]; b != nil {
+	if b := t.l1[l]; b != nil && (!t.cp.spec.CoherentL1 || *b == t.cp.g.CoherentLine(l)) {
 		t.slot.Busy(t.cp.spec.Freq.Cycles(float64(t.cp.spec.L1Cycles)))
 		return *b
 	}

@@ -136,3 +136,44 @@ func TestInstructionsAndSlicing(t *testing.T) {
 		}
 	}
 }
+
+// With cp.coherent_l1 the D-cache behaves as an x86 core's: repeated
+// polls of an unchanged line (acquire marker included) hit the L1 and
+// make no L2 access; after another agent's store the next read misses
+// and returns the new value. Without it, every poll after the marker is
+// an L2 access.
+func TestCoherentL1Polls(t *testing.T) {
+	for _, coherent := range []bool{false, true} {
+		e, c, g := newCP(t, 1)
+		c.spec.CoherentL1 = coherent
+		a := g.Mem().AllocData(mem.GPU, 8, "w")
+		var before, after uint64
+		var got uint64
+		c.Spawn("t", func(th *Thread) {
+			for range 10 {
+				th.Acquire()
+				th.Load64(a)
+			}
+			st := g.L2Stats()
+			before = st.Hits[gpu.CP] + st.Misses[gpu.CP]
+			g.CPStore64(th.Proc, a, 7) // another agent's store at the L2
+			th.Acquire()
+			got = th.Load64(a)
+			st = g.L2Stats()
+			after = st.Hits[gpu.CP] + st.Misses[gpu.CP]
+		})
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if got != 7 {
+			t.Errorf("coherent=%v: read %d after the store, want 7", coherent, got)
+		}
+		// The store itself is one CP L2 access; the read after it one more.
+		if coherent && (before != 1 || after != before+2) {
+			t.Errorf("coherent: %d L2 accesses for 10 polls, %d after the store; want 1 and 3", before, after)
+		}
+		if !coherent && (before != 10 || after != before+2) {
+			t.Errorf("non-coherent: %d L2 accesses for 10 polls, %d after; want 10 and 12", before, after)
+		}
+	}
+}

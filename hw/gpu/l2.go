@@ -401,6 +401,11 @@ func (w *WG) StoreTracked(a mem.Addr, v uint64, locked bool) {
 	}
 }
 
+// CoherentLine returns line l as the device coherence point holds it (the
+// L2's copy, else memory), at no cost: what a coherent cache compares its
+// copy with.
+func (g *GPU) CoherentLine(l mem.Addr) [mem.LineSize]byte { return g.l2Line(l) }
+
 // CoherentLoad64 returns the word at a as the device coherence point holds
 // it (the L2's copy, else memory), at no cost: what the next acquire and
 // load would return. Pollers use it to sleep through stretches where

@@ -27,7 +27,7 @@
 //     width); clock power 50 mW per GHz for a 2-wide core, × (width/2)^1.5.
 //
 // The input description of the two cores (Core.Host, Core.CP) is the
-// dissertation's Table 5.1 as the spec's errata read it: host 8-wide OOO
+// dissertation's Table 5.1: host 8-wide OOO
 // x86 at 4 GHz, 64 KB L1I and L1D, a 2 MB L2 shared by a core pair; CP
 // 2-wide OOO x86 at 2 GHz, 16 KB L1I, 32 KB L1D, no private L2 (its L2
 // accesses go to the GPU L2, 1 MB). Profile derives the static power and
