@@ -357,12 +357,16 @@ func (a Allreduce) localReduce(nd *strategy.Node) func(op nbc.Op) {
 	}
 }
 
-// kernelWGs sizes a one-step reduction kernel: enough work-groups to cover
-// the chunk, at most two per CU.
+// kernelWGs sizes a one-step reduction kernel (HDN, GDS, HSA): Baidu's
+// kernel_add<<<32, 256>>> — 32 work-groups whatever the chunk, each taking
+// its part (baidu-research/baidu-allreduce collectives.cu, the ring the
+// dissertation's kernel-boundary baselines use, §5.4.4 and §6.3.4).
 func (a Allreduce) kernelWGs(nd *strategy.Node, nb uint64) int {
-	items := (int(nb/4) + a.WGSize - 1) / a.WGSize
-	return max(1, min(items, 2*nd.GPU.CUs))
+	return baiduWGs
 }
+
+// baiduWGs is Baidu's reduction kernel's grid: 32 work-groups.
+const baiduWGs = 32
 
 // addInto adds the float32 values at src into dst (functional part only).
 func addInto(m *mem.Memory, dst, src mem.Addr, nb uint64) {

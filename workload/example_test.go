@@ -28,7 +28,7 @@ func ExampleAllreduce_Run() {
 	}
 	// Output:
 	// CPU   16.771992us verified=true
-	// HDN   28.876509us verified=true
-	// GDS   25.837017us verified=true
+	// HDN   32.076525us verified=true
+	// GDS   29.037033us verified=true
 	// GPUTN 12.448358us verified=true
 }

@@ -277,3 +277,20 @@ func TestGPUTNSlicesDefault(t *testing.T) {
 		}
 	}
 }
+
+// The kernel-boundary allreduce's per-step reduction is Baidu's 32
+// work-groups at every chunk size, tiny ones included.
+func TestBaiduReductionKernelShape(t *testing.T) {
+	a := Allreduce{Size: 64, WGSize: 256, CPUThreads: 1}
+	for _, nb := range []uint64{8, 64 * 1024, 64 << 20} {
+		if got := a.kernelWGs(nil, nb); got != 32 {
+			t.Errorf("%d-byte chunk: %d work-groups, want 32", nb, got)
+		}
+	}
+	for _, n := range []int{2, 3} {
+		r, err := a.Run(xtqCluster(t, n, true), strategy.HSA, xtqCfg)
+		if err != nil || !r.Verified {
+			t.Errorf("HSA allreduce of 64 B on %d nodes: %v verified=%v", n, err, r.Verified)
+		}
+	}
+}
