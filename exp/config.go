@@ -68,6 +68,7 @@ type Config struct {
 	Allreduce   AllreduceSpec   `toml:"allreduce"`
 	XTQ         XTQSpec         `toml:"xtq"`
 	Latency     LatencySpec     `toml:"latency"`
+	PingPong    PingPongSpec    `toml:"pingpong"`
 	Matrix      MatrixSpec      `toml:"matrix"`
 	Shmem       shmem.Spec      `toml:"shmem"`
 	TaskSpawn   TaskSpawnSpec   `toml:"taskspawn"`
@@ -111,6 +112,7 @@ func DefaultConfig(preset string) (Config, error) {
 			WGs: 0, WGSize: 256, CPUThreads: cpuThreads(preset, hw.CPU.Cores), Algorithm: "ring"},
 		Latency:    LatencySpec{Size: 64, Strategies: []string{"HDN", "GDS", "GPUTN"}},
 		Matrix:     defaultMatrix(),
+		PingPong:   defaultPingPong(),
 		Shmem:      shmem.DefaultSpec(),
 		TaskSpawn:  TaskSpawnSpec{MinSize: 64, MaxSize: 64 * unit.KiB, Strategies: []string{"CPU", "HSA", "XTQ"}, WGSize: 256, KernelIndex: 42, QueueIndex: 42, CPUTasks: true},
 		DDT:        spinmodel.DefaultCosts(),
@@ -155,7 +157,7 @@ func cpuThreads(preset string, cores int) int {
 
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
-	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.Matrix.validate(), c.Shmem.Validate(),
+	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.PingPong.validate(), c.Matrix.validate(), c.Shmem.Validate(),
 		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(), c.DDTPULP.validate(), c.DDTPULP.fitsL2(c.Spin.PULP),
 		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(), c.JacobiScale.validate())

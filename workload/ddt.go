@@ -34,7 +34,7 @@ type DDTResult struct {
 // DDTUnpackDef is the datatype-unpack workload's registry entry.
 func DDTUnpackDef() Def {
 	const why = "the datatype-unpack workload measures receive-side datatype processing on the NIC " +
-		"(workloads.md §11); its host-unpack baseline runs as method host of the ddt experiments on the same RTR path, " +
+		"(the sPIN datatypes paper); its host-unpack baseline runs as method host of the ddt experiments on the same RTR path, " +
 		"because model/mpi has no derived datatypes for a two-sided receive under this strategy"
 	return Def{
 		Name:    "ddt_unpack",

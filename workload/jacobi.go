@@ -90,7 +90,7 @@ func JacobiDef() Def {
 		},
 		NotApplicable: xtqNotApplicable(spinNotApplicable("the Jacobi relaxation computes on host or GPU cores and exchanges contiguous halos; "+
 			"the sPIN strategies provide receive-side datatype handlers on the NIC only"),
-			"the XTQ documents do not run Jacobi (workloads.md §6 has ComP-Net, GPU-TN and GIO versions); a halo exchange as remote tasks is not implemented"),
+			"not implemented: a halo exchange as remote tasks (a kernel launched per arriving halo) would add a launch per neighbour per iteration; the XTQ chapter runs no Jacobi (the documents run it with ComP-Net, GPU-TN and GIO)"),
 		Small: func(s strategy.Def, hw cluster.Spec, cfg strategy.Config, seed uint64, functional bool) (Cell, error) {
 			const nodes = 6 // a non-square 2×3 process grid
 			c, err := newCluster(hw, nodes, seed, functional)
