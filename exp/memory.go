@@ -106,6 +106,11 @@ type simMem struct {
 	nodesValue   string
 	payloadParam string
 	payloadValue string
+	// extra is state a parameter grows whatever the functional mode (a
+	// sparse solve's matrix rows), named by extraParam = extraValue.
+	extra      float64
+	extraParam string
+	extraValue string
 }
 
 // bytes is the estimated peak of the simulation in a run with the given
@@ -122,7 +127,7 @@ func (s simMem) bytes(functional bool) float64 {
 	if perPeer == 0 {
 		perPeer = memPerPeer
 	}
-	b := s.nodes*perNode + s.nodes*peers*perPeer
+	b := s.nodes*perNode + s.nodes*peers*perPeer + s.extra
 	if functional {
 		b += s.nodes * s.payload * memPayloadFactor
 	}
@@ -152,9 +157,12 @@ func EstimateMemory(name string, cfg Config) MemNeed {
 	need.Sims = workers
 	top := sims[0]
 	payload := top.nodes * top.payload * memPayloadFactor
-	if f && payload >= top.bytes(false) {
+	switch {
+	case top.extra > 0 && top.extra >= payload && top.extra >= top.bytes(false)-top.extra:
+		need.Param, need.Value = top.extraParam, top.extraValue
+	case f && payload >= top.bytes(false):
 		need.Param, need.Value = top.payloadParam, top.payloadValue
-	} else {
+	default:
 		need.Param, need.Value = top.nodesParam, top.nodesValue
 	}
 	return need
@@ -205,6 +213,19 @@ func simsOf(name string, cfg Config) []simMem {
 		out = append(out, sizedInts(fixed(2, "nodes", 0), "gpi.throughput_size", []int{cfg.GPI.ThroughputSize}))
 	case strings.HasPrefix(name, "jacobi"):
 		out = jacobiSims(name, cfg)
+	case name == "spts":
+		// Each solve holds its matrix, the plan's per-row lists and the
+		// nodes' row blocks: 1.1 KB per row measured on kkt at 2 nodes,
+		// 1.6 KB at 4 (131,072 rows, GNN_GIO and HDN); 2 KiB rounds up.
+		p := cfg.SpTS
+		for range p.Classes {
+			for range max(1, len(p.Strategies)) {
+				for _, n := range p.Nodes {
+					out = append(out, simMem{nodes: float64(n), extra: float64(p.Rows) * sptsBytesPerRow,
+						nodesParam: "spts.nodes", nodesValue: fmt.Sprint(n), extraParam: "spts.rows", extraValue: fmt.Sprint(p.Rows)})
+				}
+			}
+		}
 	case name == "fft2d":
 		// The LogGOPS replay holds every rank's transpose: state per
 		// (rank, peer) pair, 1.3 KB measured at P = 1024 (docs/memory.md).
@@ -214,6 +235,9 @@ func simsOf(name string, cfg Config) []simMem {
 	}
 	return out
 }
+
+// sptsBytesPerRow is a sparse solve's memory per matrix row.
+const sptsBytesPerRow = 2 << 10
 
 // sized gives s a payload of b bytes per node set by param.
 func sized(s simMem, param string, b unit.Bytes) simMem {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/report"
 	"io"
 	"math/big"
 	"os"
@@ -210,7 +211,8 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 		outs = append(outs, pending{csvOut, func(w io.Writer) error { return goalCSV(w, res) }})
 	}
 	if jsonOut != nil {
-		outs = append(outs, pending{jsonOut, func(w io.Writer) error { return goalJSON(w, prog, p, res) }})
+		prov := sessionOf(cmd).provenance()
+		outs = append(outs, pending{jsonOut, func(w io.Writer) error { return goalJSON(w, prog, p, res, prov) }})
 	}
 	if err := sessionOf(cmd).commitAll(outs); err != nil {
 		return err
@@ -253,28 +255,30 @@ func goalCSV(w io.Writer, res *loggops.Result) error {
 	return bw.Flush()
 }
 
-// goalResult is the JSON form of a run; every field is deterministic.
+// goalResult is the JSON form of a run; every field but the provenance
+// (program, command line, host, wall time) is deterministic.
 type goalResult struct {
-	Ranks    int     `json:"ranks"`
-	CPUs     int     `json:"cpus"`
-	NICs     int     `json:"nics"`
-	Params   string  `json:"params"`
-	MaxPs    int64   `json:"max_ps"`
-	Max      string  `json:"max"`
-	MaxHost  int     `json:"max_host"`
-	Events   uint64  `json:"events"`
-	Ops      uint64  `json:"operations"`
-	FinishPs []int64 `json:"finish_ps"`
+	Provenance *report.Provenance `json:"provenance,omitempty"`
+	Ranks      int                `json:"ranks"`
+	CPUs       int                `json:"cpus"`
+	NICs       int                `json:"nics"`
+	Params     string             `json:"params"`
+	MaxPs      int64              `json:"max_ps"`
+	Max        string             `json:"max"`
+	MaxHost    int                `json:"max_host"`
+	Events     uint64             `json:"events"`
+	Ops        uint64             `json:"operations"`
+	FinishPs   []int64            `json:"finish_ps"`
 }
 
-func goalJSON(w io.Writer, prog goal.Program, p loggops.Params, res *loggops.Result) error {
+func goalJSON(w io.Writer, prog goal.Program, p loggops.Params, res *loggops.Result, prov *report.Provenance) error {
 	fin := make([]int64, len(res.Finish))
 	for i, t := range res.Finish {
 		fin[i] = int64(t)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
-	return enc.Encode(goalResult{Ranks: prog.NumRanks(), CPUs: prog.NumCPU(), NICs: prog.NumNIC(), Params: p.String(),
+	return enc.Encode(goalResult{Provenance: prov, Ranks: prog.NumRanks(), CPUs: prog.NumCPU(), NICs: prog.NumNIC(), Params: p.String(),
 		MaxPs: int64(res.Max), Max: res.Max.String(), MaxHost: res.MaxHost, Events: res.Events, Ops: res.Ops, FinishPs: fin})
 }
 

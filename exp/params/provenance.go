@@ -88,7 +88,6 @@ var fieldRefs = map[string]string{
 	"ddt.checkpoint_size":             ddtPap + ": checkpoint size C = 612 B",
 	"ddt.epsilon":                     ddtPap + ": ε = 0.2 in the evaluation",
 	"ddt.host_model":                  ddtPap + ": host unpack measured with MPITypes on an Intel i7-4770 (the simulated host core runs it)",
-	"ddt.nic_mem_policy":              ddtPap + ": NIC memory management of datatype structures",
 	"ddtbench.size":                   ddtPap + ": 4 MiB vector messages",
 	"ddtbench.gammas":                 ddtPap + ": γ = 1, 2, 4, 8, 16 blocks per packet",
 	"ddtbench.hpus_stated":            ddtPap + ": its Fig 8, 12, 13b and 14 run 16 HPUs",

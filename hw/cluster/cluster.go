@@ -140,6 +140,18 @@ func (c *Cluster) Invariants(now sim.Time) []sim.Violation {
 	for _, nd := range c.Nodes {
 		out = append(out, nd.NIC.Invariants(now)...)
 		out = append(out, nd.GPU.Invariants(now)...)
+		if nd.DRAM != nil {
+			out = append(out, nd.DRAM.Invariants(nd.Name+".dram", now)...)
+		}
+		if nd.PCIe != nil {
+			out = append(out, nd.PCIe.Invariants(nd.Name+".pcie", now)...)
+		}
+		if nd.GPULink != nil && nd.GPULink != nd.PCIe {
+			out = append(out, nd.GPULink.Invariants(nd.Name+".gpu_link", now)...)
+		}
+		if nd.CP != nil {
+			out = append(out, nd.CP.Invariants(now)...)
+		}
 	}
 	return out
 }

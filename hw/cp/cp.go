@@ -256,3 +256,16 @@ func (t *Thread) fill(l mem.Addr, data [mem.LineSize]byte) {
 	t.l1[l] = &b
 	t.order = append(t.order, l)
 }
+
+// Invariants checks the CP cores' run queues at the end of a run
+// (sched.Sched.Invariants) and that no service thread was on a core
+// longer than the run.
+func (c *CP) Invariants(now sim.Time) []sim.Violation {
+	out := c.cores.Invariants(c.name, now)
+	for _, t := range c.threads {
+		if b := t.BusyTime(); b > now {
+			out = append(out, sim.Violation{Agent: c.name, At: now, What: fmt.Sprintf("a service thread was on its core %v, longer than the run (%v)", b, now)})
+		}
+	}
+	return out
+}

@@ -560,6 +560,7 @@ type Server struct {
 	perByte float64
 	free    sim.Time
 	bytes   uint64
+	busy    sim.Duration // summed service times, for the invariant check
 }
 
 // NewServer returns a server moving bytesPerSecond.
@@ -569,9 +570,22 @@ func NewServer(bytesPerSecond float64) *Server { return &Server{perByte: 1e12 / 
 // than now, and returns when the transfer finishes.
 func (s *Server) Reserve(now sim.Time, n uint64) sim.Time {
 	start := max(now, s.free)
-	s.free = start.Add(sim.FromPicoseconds(float64(n) * s.perByte))
+	d := sim.FromPicoseconds(float64(n) * s.perByte)
+	s.free = start.Add(d)
 	s.bytes += n
+	s.busy = s.busy.Add(d)
 	return s.free
+}
+
+// Invariants checks, at the end of a run, that the server never served
+// two transfers at once: its summed service times fit before it went
+// idle (a reservation that started before the previous one ended would
+// break it). agent names it in violations.
+func (s *Server) Invariants(agent string, now sim.Time) []sim.Violation {
+	if s.busy > s.free {
+		return []sim.Violation{{Agent: agent, At: now, What: fmt.Sprintf("served %d bytes in %v of service, more than the %v it was open: transfers overlapped", s.bytes, s.busy, s.free)}}
+	}
+	return nil
 }
 
 // Bytes returns the bytes moved so far.

@@ -8,6 +8,13 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
+// AttachInvariants adds the invariant check of an engine attached to the
+// NIC (a sPIN unit): it runs with the NIC's own, so the cluster's switch
+// (run.check_invariants) covers it.
+func (n *NIC) AttachInvariants(check func(now sim.Time) []sim.Violation) {
+	n.attached = append(n.attached, check)
+}
+
 // Invariants checks what the NIC promises once a run has nothing left to
 // do: its packet and byte counters agree with what the fabric took from it
 // and delivered to it; no initiator message awaits an ack or a reply, no
@@ -20,6 +27,9 @@ func (n *NIC) Invariants(now sim.Time) []sim.Violation {
 	var out []sim.Violation
 	bad := func(format string, args ...any) {
 		out = append(out, sim.Violation{Agent: n.name, At: now, What: fmt.Sprintf(format, args...)})
+	}
+	for _, check := range n.attached {
+		out = append(out, check(now)...)
 	}
 	st := n.stats
 	if pk, b := n.fab.Sent(n.id); pk != st.PacketsTx || b != st.BytesTx {

@@ -23,14 +23,17 @@ const doorbellSize unit.Bytes = 8
 // it to the fabric at index id. All methods run inside the engine's
 // goroutine; only the ones taking a *sim.Proc block, and only that process.
 type NIC struct {
-	e     *sim.Engine
-	id    int
-	name  string
-	track string
-	spec  Spec
-	mem   *mem.Memory
-	link  *pcie.Link
-	fab   *net.Fabric
+	// attached are the invariant checks of engines attached to the NIC
+	// (sPIN), run with its own (AttachInvariants).
+	attached []func(now sim.Time) []sim.Violation
+	e        *sim.Engine
+	id       int
+	name     string
+	track    string
+	spec     Spec
+	mem      *mem.Memory
+	link     *pcie.Link
+	fab      *net.Fabric
 	// ctrlFree pools payload-free control payloads (ctrlbuf.go).
 	ctrlFree sim.FreeList[*ctrlBuf]
 	// eagerPayloads copies payloads out of memory at send, never as

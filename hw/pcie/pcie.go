@@ -1,6 +1,8 @@
 package pcie
 
 import (
+	"fmt"
+
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -21,6 +23,7 @@ type side struct {
 	lastIssue sim.Time // last transaction issue, for the gap g
 	txns      uint64
 	bytes     uint64
+	busy      sim.Duration // summed serialisation times, for the invariant check
 }
 
 // Link is one full-duplex attachment.
@@ -58,9 +61,25 @@ func (l *Link) issue(d Dir, now sim.Time) sim.Time {
 func (l *Link) stream(d Dir, t sim.Time, n unit.Bytes, penalty float64) sim.Time {
 	s := &l.sides[d]
 	start := max(t, s.free)
-	s.free = start.Add(l.serialization(n, penalty))
+	ser := l.serialization(n, penalty)
+	s.free = start.Add(ser)
 	s.bytes += uint64(n)
+	s.busy = s.busy.Add(ser)
 	return s.free
+}
+
+// Invariants checks, at the end of a run, each direction of the link: its
+// byte server never serialised two transactions at once (their summed
+// times fit before it went idle). agent names the link in violations.
+func (l *Link) Invariants(agent string, now sim.Time) []sim.Violation {
+	var out []sim.Violation
+	for d := range l.sides {
+		s := &l.sides[d]
+		if s.busy > s.free {
+			out = append(out, sim.Violation{Agent: agent, At: now, What: fmt.Sprintf("direction %d serialised %d bytes in %v, more than the %v its byte server was open: transactions overlapped", d, s.bytes, s.busy, s.free)})
+		}
+	}
+	return out
 }
 
 // serialization returns the byte server's time for n bytes at the link's
@@ -149,7 +168,7 @@ func (l *Link) ReadSplit(req Dir, now sim.Time, n, maxReq unit.Bytes, p2p bool) 
 	if p2p {
 		lead += l.spec.P2PReadLatency
 	}
-	last, txns, free := issuer.lastIssue, issuer.txns, data.free
+	last, txns, free, busy := issuer.lastIssue, issuer.txns, data.free, data.busy
 	for off := unit.Bytes(0); off < n; off += maxReq {
 		c, d := maxReq, full
 		if n-off < maxReq {
@@ -163,10 +182,11 @@ func (l *Link) ReadSplit(req Dir, now sim.Time, n, maxReq unit.Bytes, p2p bool) 
 		last = t
 		txns++
 		free = max(t+lead, free).Add(d) // stream: the data's byte server
+		busy = busy.Add(d)
 		data.bytes += uint64(c)
 		k++
 	}
-	issuer.lastIssue, issuer.txns, data.free = last, txns, free
+	issuer.lastIssue, issuer.txns, data.free, data.busy = last, txns, free, busy
 	return free + l.spec.Latency, k
 }
 

@@ -156,3 +156,40 @@ func (t *Thread) BusyTime() sim.Duration { return t.busy }
 
 // Preemptions returns how often the thread lost its core at a quantum end.
 func (t *Thread) Preemptions() uint64 { return t.preempt }
+
+// Invariants checks the cores' run queues at the end of a run: no core is
+// held by, or queues, a thread that exited; a holder is not also queued;
+// no thread queues on a free core (it would wait forever); no thread was
+// on its core longer than the run. agent names the cores in violations.
+func (s *Sched) Invariants(agent string, now sim.Time) []sim.Violation {
+	var out []sim.Violation
+	bad := func(format string, args ...any) {
+		out = append(out, sim.Violation{Agent: agent, At: now, What: fmt.Sprintf(format, args...)})
+	}
+	seen := map[*Thread]bool{}
+	for i, c := range s.cores {
+		if c.holder != nil && c.holder.gone {
+			bad("core %d is held by a thread that exited", i)
+		}
+		if c.holder == nil && len(c.queue) > 0 {
+			bad("core %d is free but %d thread(s) queue for it", i, len(c.queue))
+		}
+		for _, t := range c.queue {
+			switch {
+			case t.gone:
+				bad("core %d queues a thread that exited", i)
+			case t == c.holder:
+				bad("core %d queues its own holder", i)
+			}
+		}
+		if c.holder != nil {
+			seen[c.holder] = true
+		}
+	}
+	for t := range seen {
+		if t.busy > now {
+			bad("a thread was on its core %v, longer than the run (%v)", t.busy, now)
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -55,5 +56,31 @@ func TestAloneIsNotPreempted(t *testing.T) {
 	}
 	if th.Preemptions() != 0 || th.BusyTime() != 50*sim.Microsecond {
 		t.Fatalf("preemptions %d busy %v", th.Preemptions(), th.BusyTime())
+	}
+}
+
+// The run-queue check reports a core held by or queueing an exited
+// thread, a free core with a queue, and a holder longer on its core than
+// the run.
+func TestSchedInvariants(t *testing.T) {
+	s := New("cp", 2, sim.Microsecond)
+	if v := s.Invariants("cp", sim.Microsecond); len(v) != 0 {
+		t.Fatalf("idle cores: %v", v)
+	}
+	gone, waiting := &Thread{gone: true}, &Thread{}
+	long := &Thread{busy: 3 * sim.Microsecond}
+	s.cores[0].holder, s.cores[0].queue = gone, []*Thread{gone}
+	s.cores[1].holder = long
+	s.cores = append(s.cores, &core{queue: []*Thread{waiting}})
+	var all []string
+	for _, v := range s.Invariants("cp", sim.Microsecond) {
+		all = append(all, v.What)
+	}
+	got := strings.Join(all, "\n")
+	for _, want := range []string{"core 0 is held by a thread that exited", "core 0 queues a thread that exited",
+		"core 2 is free but 1 thread(s) queue for it", "a thread was on its core 3us, longer than the run (1us)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
 	}
 }

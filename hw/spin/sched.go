@@ -206,6 +206,9 @@ type hpu struct {
 	sig   sim.Signal
 	wake  sim.Signal // blocking DMAs and reads
 	last  sim.Time   // when its last handler ended
+	// overlaps counts handlers that started before the HPU's previous one
+	// ended (an invariant: an HPU runs one handler at a time).
+	overlaps uint64
 	// record, when set, receives every handler run (static runs).
 	record func(HandlerRun)
 }
@@ -250,6 +253,9 @@ func (h *hpu) exec(p *sim.Proc, x *her, vhpu int) {
 		}
 	}
 	start := p.Now()
+	if start < h.last {
+		h.overlaps++
+	}
 	invoke := s.spec.Cycles(s.spec.InvokeCycles)
 	hc := &HandlerCtx{s: s, p: p, h: h, ms: ms, Kind: x.kind, Msg: ms.cm, VHPU: vhpu, HPU: h.id, start: start,
 		t: start + invoke, work: invoke, pkt: x.p}

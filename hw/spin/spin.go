@@ -29,6 +29,7 @@ type NIC struct {
 	hpus  []*hpu
 
 	bufUsed unit.Bytes // packet buffer bytes held
+	freed   uint64     // packets whose buffer slot was freed (invariant: = stats.Packets at the end)
 	alloc   unit.Bytes // NIC memory allocated to contexts
 	slot    uint64     // packets taken so far: the next one's packet-buffer slot
 	ctxBase uint64     // NIC address of the next context's memory
@@ -89,6 +90,7 @@ func New(n *nic.NIC, spec Spec) *NIC {
 		p.SetDaemon()
 		s.sched.idle = append(s.sched.idle, h)
 	}
+	n.AttachInvariants(s.Invariants)
 	return s
 }
 
@@ -214,6 +216,7 @@ func (s *NIC) unref(p *packet) {
 		return
 	}
 	s.bufUsed -= p.size
+	s.freed++
 	if s.nic.Stalled() {
 		s.nic.Resume()
 	}
