@@ -8,6 +8,8 @@ func experiments() []Experiment {
 		{Name: "latency", Summary: "GPU-TN latency decomposition on 2 nodes under HDN, GDS and GPUTN (workloads.md §8)", Run: runLatency, Points: ptr(latencyPoints())},
 		{Name: "allreduce_hier", Summary: "hierarchical float32 SUM allreduce on nodes of node.gpus GPUs: intra-node reduce-scatter over the GPU fabric, per-rail inter-node ring, intra-node allgather, per phase, under CPU and HDN", Run: runAllreduceHier,
 			Points: ptr(allreduceHierPoints()), Sizes: Sizes{Quick: quickAllreduceHier}},
+		{Name: "halo3d", Summary: "6-neighbour 3-D halo exchange on a periodic grid of GPUs, weak-scaled over faces 64B-1MiB and node counts, under CPU and HDN: time per exchange, GB/s per GPU, fastest strategy", Run: runHalo3D,
+			Points: ptr(halo3DPoints()), Sizes: Sizes{Quick: quickHalo3D}},
 		{Name: "pingpong", Summary: "present-day ping-pong between two GPUs (pingpong.placement: rails or the intra-node GPU fabric), 8B-16MiB: half round trip, GB/s and the fastest strategy per size under CPU, HDN, GDS, GPUTN", Run: runPingPong,
 			Points: ptr(pingPongPoints()), Sizes: Sizes{Quick: quickPingPong}},
 		{Name: "jacobi", Summary: "Jacobi 2-D one-iteration local N×N sweep on a 2-D process grid under CPU, HDN, GDS, GHN_APU and GPUTN, speedup vs HDN (workloads.md §6.2)", Run: jacobiRun("nxn"),
