@@ -63,32 +63,33 @@ type LatencySpec struct {
 type Config struct {
 	Run RunSpec `toml:"run"`
 	cluster.Spec
-	SW          cost.Spec       `toml:"sw"`
-	MPI         mpi.Spec        `toml:"mpi"`
-	Allreduce   AllreduceSpec   `toml:"allreduce"`
-	XTQ         XTQSpec         `toml:"xtq"`
-	Latency     LatencySpec     `toml:"latency"`
-	PingPong    PingPongSpec    `toml:"pingpong"`
-	Matrix      MatrixSpec      `toml:"matrix"`
-	Shmem       shmem.Spec      `toml:"shmem"`
-	TaskSpawn   TaskSpawnSpec   `toml:"taskspawn"`
-	DDT         spinmodel.Costs `toml:"ddt"`
-	DDTBench    DDTBenchSpec    `toml:"ddtbench"`
-	DDTPULP     DDTPULPSpec     `toml:"ddtpulp"`
-	Accumulate  AccumulateSpec  `toml:"accumulate"`
-	Reduce      ReduceSpec      `toml:"reduce"`
-	Jacobi      JacobiSpec      `toml:"jacobi"`
-	Jacobi1D    Jacobi1DSpec    `toml:"jacobi1d"`
-	JacobiScale JacobiScaleSpec `toml:"jacobiscale"`
-	DDTFFT      FFT2DSpec       `toml:"fft2d"`
-	ShmemBench  ShmemBenchSpec  `toml:"shmembench"`
-	GNN         verbs.Spec      `toml:"gnn"`
-	GPURdma     GPURdmaSpec     `toml:"gpurdma"`
-	GPI         GPISpec         `toml:"gpi"`
-	GIOBench    GIOBenchSpec    `toml:"giobench"`
-	SpTS        SpTSSpec        `toml:"spts"`
-	ML          MLSpec          `toml:"ml"`
-	HostCPU     HostCPUSpec     `toml:"hostcpu"`
+	SW            cost.Spec         `toml:"sw"`
+	MPI           mpi.Spec          `toml:"mpi"`
+	Allreduce     AllreduceSpec     `toml:"allreduce"`
+	XTQ           XTQSpec           `toml:"xtq"`
+	Latency       LatencySpec       `toml:"latency"`
+	PingPong      PingPongSpec      `toml:"pingpong"`
+	AllreduceHier AllreduceHierSpec `toml:"allreduce_hier"`
+	Matrix        MatrixSpec        `toml:"matrix"`
+	Shmem         shmem.Spec        `toml:"shmem"`
+	TaskSpawn     TaskSpawnSpec     `toml:"taskspawn"`
+	DDT           spinmodel.Costs   `toml:"ddt"`
+	DDTBench      DDTBenchSpec      `toml:"ddtbench"`
+	DDTPULP       DDTPULPSpec       `toml:"ddtpulp"`
+	Accumulate    AccumulateSpec    `toml:"accumulate"`
+	Reduce        ReduceSpec        `toml:"reduce"`
+	Jacobi        JacobiSpec        `toml:"jacobi"`
+	Jacobi1D      Jacobi1DSpec      `toml:"jacobi1d"`
+	JacobiScale   JacobiScaleSpec   `toml:"jacobiscale"`
+	DDTFFT        FFT2DSpec         `toml:"fft2d"`
+	ShmemBench    ShmemBenchSpec    `toml:"shmembench"`
+	GNN           verbs.Spec        `toml:"gnn"`
+	GPURdma       GPURdmaSpec       `toml:"gpurdma"`
+	GPI           GPISpec           `toml:"gpi"`
+	GIOBench      GIOBenchSpec      `toml:"giobench"`
+	SpTS          SpTSSpec          `toml:"spts"`
+	ML            MLSpec            `toml:"ml"`
+	HostCPU       HostCPUSpec       `toml:"hostcpu"`
 }
 
 // DefaultConfig returns the configuration of the named preset with every
@@ -110,17 +111,18 @@ func DefaultConfig(preset string) (Config, error) {
 		MPI:  mpi.DefaultSpec(),
 		Allreduce: AllreduceSpec{Size: 8 * unit.MiB, Nodes: nodes, Strategies: []string{"CPU", "HDN", "GDS", "GHN_APU", "GPUTN"},
 			WGs: 0, WGSize: 256, CPUThreads: cpuThreads(preset, hw.CPU.Cores), Algorithm: "ring"},
-		Latency:    LatencySpec{Size: 64, Strategies: []string{"HDN", "GDS", "GPUTN"}},
-		Matrix:     defaultMatrix(),
-		PingPong:   defaultPingPong(),
-		Shmem:      shmem.DefaultSpec(),
-		TaskSpawn:  TaskSpawnSpec{MinSize: 64, MaxSize: 64 * unit.KiB, Strategies: []string{"CPU", "HSA", "XTQ"}, WGSize: 256, KernelIndex: 42, QueueIndex: 42, CPUTasks: true},
-		DDT:        spinmodel.DefaultCosts(),
-		DDTBench:   defaultDDTBench(),
-		DDTPULP:    defaultDDTPULP(),
-		Accumulate: defaultAccumulate(),
-		Reduce:     defaultReduce(),
-		Jacobi:     jac, Jacobi1D: jac1d, JacobiScale: jacScale,
+		Latency:       LatencySpec{Size: 64, Strategies: []string{"HDN", "GDS", "GPUTN"}},
+		Matrix:        defaultMatrix(),
+		PingPong:      defaultPingPong(),
+		AllreduceHier: defaultAllreduceHier(),
+		Shmem:         shmem.DefaultSpec(),
+		TaskSpawn:     TaskSpawnSpec{MinSize: 64, MaxSize: 64 * unit.KiB, Strategies: []string{"CPU", "HSA", "XTQ"}, WGSize: 256, KernelIndex: 42, QueueIndex: 42, CPUTasks: true},
+		DDT:           spinmodel.DefaultCosts(),
+		DDTBench:      defaultDDTBench(),
+		DDTPULP:       defaultDDTPULP(),
+		Accumulate:    defaultAccumulate(),
+		Reduce:        defaultReduce(),
+		Jacobi:        jac, Jacobi1D: jac1d, JacobiScale: jacScale,
 		DDTFFT:     defaultFFT2D(),
 		ShmemBench: defaultShmemBench(),
 		GNN:        verbs.DefaultSpec(),
@@ -157,7 +159,7 @@ func cpuThreads(preset string, cores int) int {
 
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
-	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.PingPong.validate(), c.Matrix.validate(), c.Shmem.Validate(),
+	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.PingPong.validate(), c.AllreduceHier.validate(), c.Matrix.validate(), c.Shmem.Validate(),
 		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(), c.DDTPULP.validate(), c.DDTPULP.fitsL2(c.Spin.PULP),
 		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(), c.JacobiScale.validate())

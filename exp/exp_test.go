@@ -327,3 +327,34 @@ func TestGDSWaitPollIsAKnob(t *testing.T) {
 		t.Errorf("GDS allreduce %v with a 100ns CP poll, %v with 20us: the poll period does not act", fast, slow)
 	}
 }
+
+// On a present-day preset the matrix still compares every strategy on the
+// documents' presets (matrix.hardware = workload: GPU-TN's cells run), and
+// on the run's own hardware a cell the machine cannot hold (its NIC lacks
+// triggered operations; its rails take whole 8-GPU nodes) is a row that
+// says why, not a failed matrix.
+func TestMatrixOnPresentDayPreset(t *testing.T) {
+	cfg, err := DefaultConfig("h100-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Matrix.Workloads, cfg.Matrix.Strategies = []string{"latency"}, []string{"HDN", "GPUTN"}
+	for _, mode := range []string{"workload", "run"} {
+		cfg.Matrix.Hardware = mode
+		res, err := runMatrix(cfg, Env{})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		for _, r := range res.Tables[0].Rows {
+			if r[2] != "GPUTN" {
+				continue
+			}
+			switch {
+			case mode == "workload" && (r[1] != "gputn" || r[9] != true):
+				t.Errorf("workload mode: GPU-TN row %v, want a verified cell on gputn", r)
+			case mode == "run" && (r[13] != "hardware cannot run it" || !strings.Contains(r[14].(string), "triggered")):
+				t.Errorf("run mode on h100-cx7: GPU-TN row %v, want a row saying the NIC lacks triggered operations", r)
+			}
+		}
+	}
+}

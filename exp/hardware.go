@@ -23,6 +23,12 @@ func (c *Config) strategyLists() map[string]*[]string {
 		st := v.Field(i).Type()
 		for j := range st.NumField() {
 			name, _, _ := strings.Cut(st.Field(j).Tag.Get("toml"), ",")
+			// The matrix runs its cells on the documents' presets unless
+			// matrix.hardware = run, and reports a cell the run's hardware
+			// cannot hold as a row: its list is not an experiment's.
+			if sec == "matrix" {
+				continue
+			}
 			if strings.HasSuffix(name, "strategies") && st.Field(j).Type == reflect.TypeFor[[]string]() {
 				out[sec+"."+name] = v.Field(i).Field(j).Addr().Interface().(*[]string)
 			}

@@ -77,10 +77,12 @@ type matrixCell struct {
 	// Added marks a baseline run only to give a comparison group its own
 	// baseline (the baseline strategy is not in matrix.strategies, or runs
 	// on other hardware).
-	Added   bool          `json:"added,omitempty"`
-	Applies bool          `json:"applies"`
-	Reason  string        `json:"reason,omitempty"`
-	Cell    workload.Cell `json:"cell"`
+	Added   bool   `json:"added,omitempty"`
+	Applies bool   `json:"applies"`
+	Reason  string `json:"reason,omitempty"`
+	// Unfit says why this run's hardware cannot hold an applicable cell.
+	Unfit string        `json:"unfit,omitempty"`
+	Cell  workload.Cell `json:"cell"`
 }
 
 func matrixPoints() Points {
@@ -221,7 +223,18 @@ func matrixSimulate(p Point, env Env) ([]byte, error) {
 		return nil, err
 	}
 	out.Preset, out.GPUMode, out.Hardware = preset, hw.GPU.Mode, hardwareLabel(preset, hw)
+	// A cell the run's hardware cannot hold (its NIC lacks the strategy's
+	// mechanism, or its topology cannot join the instance's node count)
+	// is a row saying so, not a failed matrix.
+	if err := s.RunsOn(hw); err != nil {
+		out.Unfit = err.Error()
+		return json.Marshal(out)
+	}
 	cell, err := w.Small(s, hw, strategyConfig(cfg), cfg.Run.Seed, cfg.Run.Functional)
+	if errors.Is(err, workload.ErrHardwareShape) {
+		out.Unfit = err.Error()
+		return json.Marshal(out)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s on %s: %w", w.Name, s.Strategy, err)
 	}
@@ -288,7 +301,10 @@ func matrixAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 			}
 		}
 		for _, c := range cells {
-			if c.Workload == wn && !c.Applies {
+			switch {
+			case c.Workload == wn && c.Unfit != "":
+				t.Rows = append(t.Rows, []any{c.Workload, c.Hardware, string(c.Strategy), "-", c.Preset, c.GPUMode, "-", "-", "-", "-", string(w.Baseline), "-", "-", "hardware cannot run it", c.Unfit})
+			case c.Workload == wn && !c.Applies:
 				t.Rows = append(t.Rows, []any{c.Workload, "-", string(c.Strategy), "-", "-", "-", "-", "-", "-", "-", string(w.Baseline), "-", "-", "not applicable", c.Reason})
 			}
 		}
@@ -302,7 +318,7 @@ func matrixAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	res.Notes = append(res.Notes,
 		"one small instance per (workload, strategy) cell; impl = the workload's implementation for the strategy's capabilities; "+onWhat,
 		"hardware = the comparison group: the preset, with the GPU memory mode where the strategy sets its own; speedup_vs_baseline = the workload's baseline time on the same hardware / the cell's time, never a ratio of two machines",
-		"row = group baseline: the workload's baseline run again so a group on other hardware has its own baseline")
+		"row = group baseline: the workload's baseline run again so a group on other hardware has its own baseline; row = hardware cannot run it: this run's hardware lacks the strategy's NIC mechanism or cannot join the instance's node count (the reason says which)")
 	if cfg.Run.Functional && allVerified {
 		res.Notes = append(res.Notes, fmt.Sprintf("functional: all %d applicable cells matched their serial references", applicable))
 	}

@@ -14,9 +14,9 @@ import (
 
 // PingPongSpec holds the knobs of the present-day ping-pong.
 type PingPongSpec struct {
-	MinSize    unit.Bytes `toml:"min_size" doc:"smallest message (sizes double up to max_size)" src:"DOC"`
-	MaxSize    unit.Bytes `toml:"max_size" doc:"largest message" src:"DOC"`
-	Strategies []string   `toml:"strategies" doc:"strategies to compare (default: every one with a ping-pong implementation that the preset's NIC runs)" src:"DOC"`
+	MinSize    unit.Bytes `toml:"min_size" doc:"smallest message (sizes double up to max_size); the present-day study asks for small to large messages without sizes: 8 B is a choice" src:"DEFAULT"`
+	MaxSize    unit.Bytes `toml:"max_size" doc:"largest message (16 MiB: a choice, past the bandwidth knee of every preset)" src:"DEFAULT"`
+	Strategies []string   `toml:"strategies" doc:"strategies to compare (default: every one with a ping-pong implementation that the preset's NIC runs; the source documents run no ping-pong)" src:"DEFAULT"`
 	Placement  string     `toml:"placement" doc:"rails: the two GPUs sit on different nodes (rank 0 and rank node.gpus); fabric: two GPUs of one node over the intra-node GPU fabric (rank 0 and rank 1, needs node.gpus >= 2)" src:"DEFAULT"`
 	Iters      int        `toml:"iters" doc:"round trips per size, back to back; the result is half their mean" src:"DEFAULT"`
 }

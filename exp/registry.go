@@ -6,6 +6,8 @@ func experiments() []Experiment {
 		{Name: "allreduce", Summary: "strong-scaled float32 SUM allreduce (ring) under CPU, HDN, GDS, GHN_APU and GPUTN as the GPU-TN chapter runs it; time and speedup vs CPU (the dissertation's GPU-TN chapter)", Run: runAllreduce,
 			Points: ptr(allreducePoints()), Sizes: Sizes{Default: reportNodes, Quick: quickAllreduce}, Partitions: allreducePartitions},
 		{Name: "latency", Summary: "GPU-TN latency decomposition on 2 nodes under HDN, GDS and GPUTN (the dissertation's GPU-TN chapter)", Run: runLatency, Points: ptr(latencyPoints())},
+		{Name: "allreduce_hier", Summary: "hierarchical float32 SUM allreduce on nodes of node.gpus GPUs: intra-node reduce-scatter over the GPU fabric, per-rail inter-node ring, intra-node allgather, per phase, under CPU and HDN", Run: runAllreduceHier,
+			Points: ptr(allreduceHierPoints()), Sizes: Sizes{Quick: quickAllreduceHier}},
 		{Name: "pingpong", Summary: "present-day ping-pong between two GPUs (pingpong.placement: rails or the intra-node GPU fabric), 8B-16MiB: half round trip, GB/s and the fastest strategy per size under CPU, HDN, GDS, GPUTN", Run: runPingPong,
 			Points: ptr(pingPongPoints()), Sizes: Sizes{Quick: quickPingPong}},
 		{Name: "jacobi", Summary: "Jacobi 2-D one-iteration local N×N sweep on a 2-D process grid under CPU, HDN, GDS, GHN_APU and GPUTN, speedup vs HDN (the dissertation's GPU-TN chapter)", Run: jacobiRun("nxn"),

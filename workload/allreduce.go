@@ -300,12 +300,33 @@ func (l *ringLayout) recvAddr(base mem.Addr, st, k, s int) (mem.Addr, uint64) {
 func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
 	// Rounds are made as they start: the whole schedule is 2(n−1) rounds
 	// per node, which at a thousand nodes would dominate memory.
+	a.copyIn(nd)
 	var buf nbc.Round // the previous round's storage (nbc.StartRounds)
 	round := func(st int) nbc.Round {
 		buf = ringRound(buf, l, base, nd.Rank, 0, st)
 		return buf
 	}
 	return a.wait(nd, nbc.StartRounds(nbc.OverMPI(nd.MPI), a.localReduce(nd), 2*(l.n-1), round))
+}
+
+// copyIn is the ring baselines' first step: the input copied into the
+// output buffer before the ring — on the GPU a device-to-device copy and a
+// stream synchronize, on the host a memcpy (baidu-allreduce
+// collectives.cu; libNBC's ring copies the send buffer into the receive
+// buffer too). The vector here is reduced in place, so the copy's bytes
+// land on themselves: its time is charged, the values stay.
+func (a Allreduce) copyIn(nd *strategy.Node) {
+	size := uint64(a.Size)
+	if nd.Stream == nil {
+		nd.Host.Compute(2*size, a.CPUThreads)
+		return
+	}
+	wgs, wgSize := baiduWGs, a.WGSize
+	nd.Stream.Wait(nd.Stream.Launch(gpu.Kernel{Name: "copy", WGs: wgs, WGSize: wgSize, Body: func(wg *gpu.WG) {
+		lo, hi := uint64(wg.ID)*size/uint64(wgs), uint64(wg.ID+1)*size/uint64(wgs)
+		wg.VALU(int((hi - lo + uint64(4*wgSize) - 1) / uint64(4*wgSize)))
+		wg.Stream(2 * (hi - lo))
+	}}))
 }
 
 // wait waits for a two-sided schedule started with localReduce: with host
@@ -688,6 +709,7 @@ func (l *ringLayout) stepWork(wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) {
 // the whole schedule is enqueued ahead of the CP on every node, which at a
 // thousand nodes would otherwise hold a few megabytes per node.
 func (a Allreduce) gds(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
+	a.copyIn(nd)
 	nd.RDMA.Expose(base, l.totalSize)
 	first := nd.RDMA.PrepostBlock(2*(l.n-1), func(st int) rdma.Put { return l.put(base, nd.Rank, st, 0) })
 	nd.Stream.Enqueue(&gdsProgram{a: a, nd: nd, l: l, base: base, first: first})

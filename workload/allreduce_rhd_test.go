@@ -89,7 +89,10 @@ func TestRHDFewerMessages(t *testing.T) {
 	}
 	a := Allreduce{Size: 1 * unit.MiB, WGSize: 256, CPUThreads: 8, Algorithm: AlgRHD}
 	rhd, err := a.Run(c, strategy.CPU, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
-	if err != nil || e.Events()*3 > ringEv || rhd.Time <= 0 || ring.Time <= 0 {
+	// Both first copy the input into the output buffer (the same streaming
+	// events), so the ratio of all events is a little under that of the
+	// messages.
+	if err != nil || e.Events()*5 > ringEv*2 || rhd.Time <= 0 || ring.Time <= 0 {
 		t.Errorf("rhd %d events (%v, err %v), ring %d events (%v)", e.Events(), rhd.Time, err, ringEv, ring.Time)
 	}
 }

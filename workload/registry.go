@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -82,7 +83,7 @@ func (d Def) implFor(s strategy.Strategy) (Impl, strategy.Def, error) {
 
 // Registry returns every workload, sorted by name.
 func Registry() []Def {
-	return []Def{AccumulateDef(), AllreduceDef(), DDTUnpackDef(), JacobiDef(), LatencyDef(), PingPongDef(), PutLatencyDef(), ReduceDef(), SpTSDef(), TaskSpawnDef()}
+	return []Def{AccumulateDef(), AllreduceDef(), AllreduceHierDef(), DDTUnpackDef(), JacobiDef(), LatencyDef(), PingPongDef(), PutLatencyDef(), ReduceDef(), SpTSDef(), TaskSpawnDef()}
 }
 
 // Lookup returns the registered workload named name.
@@ -99,8 +100,19 @@ func Lookup(name string) (Def, error) {
 
 // newCluster builds the small cluster of a matrix cell.
 func newCluster(hw cluster.Spec, nodes int, seed uint64, functional bool) (*cluster.Cluster, error) {
+	if err := hw.Topology.ValidateFor(nodes); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHardwareShape, err)
+	}
+	if g := hw.Node.GPUs; g > 1 && nodes%g != 0 {
+		return nil, fmt.Errorf("%w: node.gpus = %d: %d GPUs are not whole nodes", ErrHardwareShape, g, nodes)
+	}
 	return cluster.New(sim.New(seed), hw, nodes, functional)
 }
+
+// ErrHardwareShape wraps the error of a small instance whose node count
+// the hardware's topology cannot join (a rail-optimised fat tree takes
+// whole nodes of several GPUs): the cell does not fit that machine.
+var ErrHardwareShape = errors.New("the small instance does not fit this hardware")
 
 // AllreduceDef is the ring allreduce's registry entry. It has no overlap
 // implementation: in the ring every step's reduction needs the chunk just

@@ -294,3 +294,26 @@ func TestBaiduReductionKernelShape(t *testing.T) {
 		}
 	}
 }
+
+// The ring baselines copy the input into the output buffer first: on HDN
+// a copy kernel before the n−1 reduction kernels, so each µs more of
+// launch and teardown costs n kernels' worth on 2 nodes (2 µs × 2).
+func TestBaselineRingCopiesInputFirst(t *testing.T) {
+	run := func(extra sim.Time) sim.Time {
+		s := cluster.GPUTN()
+		s.GPU.Launch += extra
+		s.GPU.Teardown += extra
+		c, err := cluster.New(sim.New(1), s, 2, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Allreduce{Size: 64 * unit.KiB, WGSize: 256, CPUThreads: 8}.Run(c, strategy.HDN, xtqCfg)
+		if err != nil || !r.Verified {
+			t.Fatalf("HDN: %v", err)
+		}
+		return r.Time
+	}
+	if d := run(sim.Microsecond) - run(0); d != 4*sim.Microsecond {
+		t.Errorf("1 µs more launch and teardown cost %v, want 4 µs: a copy kernel and one reduction kernel", d)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/goal"
 	"github.com/gpunetsim/gpunetsim/loggops"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -57,5 +58,22 @@ func TestAnnounceWork(t *testing.T) {
 	b.Reset()
 	if announceWork(&b, loggops.EstimateRun(goal.AllToAll(64, 8))) || b.Len() > 0 {
 		t.Errorf("a 64-rank all-to-all was announced: %q", b.String())
+	}
+}
+
+// A streaming rate that makes hostcpu crawl is announced with its
+// estimate (the run still goes ahead); the default is not.
+func TestAnnounceRun(t *testing.T) {
+	cfg, err := exp.DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if announceRun(&b, "hostcpu", cfg) || b.Len() > 0 {
+		t.Errorf("default hostcpu announced: %q", b.String())
+	}
+	cfg.CPU.StreamBPC = 1e-6
+	if !announceRun(&b, "hostcpu", cfg) || !strings.HasPrefix(b.String(), "gpunetsim: note: cpu.stream_bytes_per_cycle = 1e-06: about 1.3e+09 events") {
+		t.Errorf("slow streaming: %q", b.String())
 	}
 }

@@ -3,9 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -116,4 +119,38 @@ func checkBenchMemory(size unit.Bytes, memLimit string) error {
 	}
 	return fmt.Errorf("--size %v: ddt bench needs about %s of memory (%d× the size), more than the %s %s",
 		size, exp.FormatBytes(need), benchFactor, exp.FormatBytes(float64(avail)), what)
+}
+
+// announceRunEvents is the estimated events above which a run says so
+// before it starts (about a minute at a few million events per second).
+const announceRunEvents = 2e8
+
+// announceRun prints, for a run whose estimated events (exp.EstimateWork)
+// pass announceRunEvents, one note with the estimate and the parameter
+// that makes it long, and reports whether it did: the run then shows
+// progress. Valid inputs that merely take long still run.
+func announceRun(w io.Writer, name string, cfg exp.Config) bool {
+	work := exp.EstimateWork(name, cfg)
+	if work.Events < announceRunEvents {
+		return false
+	}
+	fmt.Fprintf(w, "gpunetsim: note: %s = %s: about %.2g events (more than %.2g; %s): this run takes long; progress on stderr\n",
+		work.Param, work.Value, work.Events, float64(announceRunEvents), work.Why)
+	return true
+}
+
+// progressLines reports finished simulations as plain lines (stderr not a
+// terminal, where no bar is drawn), at most one per ten seconds.
+func progressLines(w io.Writer) func(done, total int) {
+	var mu sync.Mutex
+	last := time.Now()
+	return func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done < total && time.Since(last) < 10*time.Second {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(w, "progress: %d of %d units of work done\n", done, total)
+	}
 }

@@ -279,6 +279,9 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 		// The bar and its ETA weigh each point by its expected work.
 		env.Work = func(c exp.Config) float64 { return exp.ExpectedWork(e.Name, c) }
 	}
+	if announceRun(stderr, memName, cfg) && bar == nil && !o.quiet {
+		env.Progress = progressLines(stderr)
+	}
 	var res *report.Result
 	if o.study.active() {
 		bar.close()

@@ -298,11 +298,12 @@ func writeTable(b *bytes.Buffer, t Table) {
 const maxCell = 80
 
 // keyColumns returns the leading columns that later blocks repeat: column
-// 0 and up to two text columns after it, while they stay narrow.
+// 0 and up to two text columns after it, while they stay narrow (56
+// characters: the matrix's workload, hardware and strategy columns).
 func keyColumns(width []int, right []bool) []int {
 	keys := []int{0}
 	used := width[0]
-	for j := 1; j < min(3, len(width)-1) && !right[j-1] && !right[j] && used+2+width[j] <= 50; j++ {
+	for j := 1; j < min(3, len(width)-1) && !right[j-1] && !right[j] && used+2+width[j] <= 56; j++ {
 		keys = append(keys, j)
 		used += 2 + width[j]
 	}

@@ -1,0 +1,52 @@
+package exp
+
+import (
+	"strings"
+	"testing"
+)
+
+// The quick sweep runs on h100-cx7 (8 GPUs per node) and on gh200-cx7 (one
+// GPU per node, where the intra-node phases are empty and it is the ring);
+// every cell is verified and one winner row names each node count.
+func TestAllreduceHierExperiment(t *testing.T) {
+	for _, preset := range []string{"h100-cx7", "gh200-cx7"} {
+		cfg, err := DefaultConfig(preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		quickAllreduceHier(&cfg)
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		res, err := runAllreduceHier(cfg, Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := res.Tables[0].Rows
+		if len(rows) != 4 || len(res.Tables[1].Rows) != 2 {
+			t.Fatalf("%s: %d rows, %d winner rows: want 4 and 2", preset, len(rows), len(res.Tables[1].Rows))
+		}
+		for _, r := range rows {
+			if r[10] != true {
+				t.Errorf("%s %v: not verified", preset, r)
+			}
+			if intra := r[6].(float64) > 0; intra != (preset == "h100-cx7") {
+				t.Errorf("%s %v: intra-node reduce-scatter time with %v GPUs per node", preset, r, cfg.Node.GPUs)
+			}
+		}
+	}
+}
+
+func TestAllreduceHierBadInput(t *testing.T) {
+	cfg, err := DefaultConfig("h100-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AllreduceHier.Size, cfg.AllreduceHier.Nodes, cfg.AllreduceHier.Strategies = 6, []int{0}, []string{"GDS"}
+	err = cfg.Validate()
+	for _, field := range []string{"allreduce_hier.size", "allreduce_hier.nodes", "allreduce_hier.strategies"} {
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("want an error naming %s, got %v", field, err)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+func runHier(t *testing.T, hw cluster.Spec, ranks int, s strategy.Strategy, size unit.Bytes, functional bool) AllreduceHierResult {
+	t.Helper()
+	if d, err := strategy.Lookup(string(s)); err == nil {
+		hw = d.Adjust(hw)
+	}
+	c, err := cluster.New(sim.New(1), hw, ranks, functional)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Engine.Close()
+	r, err := AllreduceHier{Size: size, WGSize: 256}.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	if err != nil {
+		t.Fatalf("%s on %d ranks of %d GPUs: %v", s, ranks, hw.Node.GPUs, err)
+	}
+	return r
+}
+
+// The hierarchical allreduce sums exactly on every rank (odd sizes and
+// node counts included, G = 1 the plain ring); with G > 1 the intra-node
+// phases take time, with G = 1 they are empty; payload-free runs take the
+// same simulated time as functional ones.
+func TestAllreduceHier(t *testing.T) {
+	h100, err := cluster.Preset("h100-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mi, err := cluster.Preset("mi300a-ss11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN} {
+		for _, tc := range []struct {
+			name  string
+			hw    cluster.Spec
+			ranks int
+			size  unit.Bytes
+		}{
+			{"h100 3 nodes", h100, 24, 4*unit.KiB + 12},
+			{"mi300a 2 nodes", mi, 8, 64 * unit.KiB},
+			{"mi300a 1 node", mi, 4, 1 * unit.KiB},
+			{"gputn G=1 5 nodes", cluster.GPUTN(), 5, 8 * unit.KiB},
+		} {
+			r := runHier(t, tc.hw, tc.ranks, s, tc.size, true)
+			t.Logf("%s %-18s %v phases %v", s, tc.name, r.Time, r.Phases)
+			if !r.Verified {
+				t.Errorf("%s %s: not verified", s, tc.name)
+			}
+			g := max(1, tc.hw.Node.GPUs)
+			intra := r.Phases[0] > 0 && r.Phases[2] > 0
+			if intra != (g > 1) {
+				t.Errorf("%s %s: intra-node phases %v with %d GPUs per node", s, tc.name, r.Phases, g)
+			}
+			if ring := r.Phases[1] > 0; ring != (tc.ranks > g) {
+				t.Errorf("%s %s: ring phase %v on %d nodes", s, tc.name, r.Phases[1], tc.ranks/g)
+			}
+			if off := runHier(t, tc.hw, tc.ranks, s, tc.size, false); off.Time != r.Time || off.Verified {
+				t.Errorf("%s %s: payload-free %v (verified %v), functional %v", s, tc.name, off.Time, off.Verified, r.Time)
+			}
+		}
+	}
+}
