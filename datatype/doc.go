@@ -1,7 +1,7 @@
 // Package datatype implements MPI derived datatypes: the constructors of
 // MPI-3 §4.1, type maps, full and partial pack/unpack, segments with
 // catch-up and reset, and checkpoints, as specified in
-// shared/spec/datatypes.md §1, §2 and §5. It imports only the standard
+// the SC'19 paper. It imports only the standard
 // library; the simulator's NIC handlers, host-unpack baseline and datatype
 // workloads build on it, and so can anyone who needs MPI-style
 // non-contiguous layouts in Go.
@@ -67,7 +67,7 @@
 // Every node carries a base displacement, its packed size, its raw block
 // count and the memory span it touches.
 //
-// Building the tree normalizes as it goes (datatypes.md §2):
+// Building the tree normalizes as it goes (the SC'19 paper):
 //   - empty subtrees (size 0) disappear; a repetition of 1 is its child;
 //   - contiguous runs merge: copies of a block whose stride equals its length
 //     become one longer block (contig(n)<float64> is one block; so is any
@@ -123,7 +123,7 @@
 //
 // # Segments, catch-up, reset, block lists
 //
-// A Segment (datatypes.md §2.1) holds a stack of frames — node, current
+// A Segment (the SC'19 paper) holds a stack of frames — node, current
 // child or block index, instance origin — plus the stream position. Process
 // (and Pack, Unpack, BlockList) handles stream bytes [first, last):
 //   - first > position: catch-up without emitting. Within the current leaf
@@ -144,7 +144,7 @@
 //
 // Committed.Shape reports whether count elements normalize to a single
 // level of blocks — contiguous, vector, index-block or indexed — the forms
-// the specialized handlers of datatypes.md §4 take; anything else is
+// the specialized handlers of the SC'19 paper take; anything else is
 // ShapeGeneral and needs the dataloops. Committed.DataloopBytes estimates
 // their NIC memory, Checkpoint.Bytes a checkpoint's, Segment.Stats the
 // catch-up work (blocks skipped, resets) a handler did.

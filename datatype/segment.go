@@ -441,7 +441,7 @@ func (s *Segment) Unpack(dst []byte, origin int, src []byte, first, last int) (i
 }
 
 // Checkpoint is a read-only snapshot of a Segment (its frames and stream
-// position), as the RO-CP and RW-CP strategies of datatypes.md §5 keep in
+// position), as the RO-CP and RW-CP strategies of the SC'19 paper keep in
 // NIC memory. Offsets are relative to the buffer origin, so a checkpoint
 // serves any buffer.
 type Checkpoint struct {

@@ -3,7 +3,7 @@ package datatype
 import "slices"
 
 // ShapeKind classifies a committed message for the specialized NIC handlers
-// of datatypes.md §4.
+// of the SC'19 paper.
 type ShapeKind uint8
 
 // The shapes, from simplest to the general case.

@@ -304,7 +304,7 @@ func TestTiledKernels(t *testing.T) {
 }
 
 // ExampleCommitted_Checkpoints shows the two checkpoint uses of
-// datatypes.md §5: RO-CP copies the nearest checkpoint into a private
+// the SC'19 paper: RO-CP copies the nearest checkpoint into a private
 // segment per packet; RW-CP gives each sequence a working segment that
 // progresses in place and is restored from its checkpoint when a packet
 // arrives out of order.

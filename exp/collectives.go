@@ -16,7 +16,7 @@ import (
 )
 
 // AccumulateSpec holds the knobs of the MPI Accumulate study
-// (workloads.md §2).
+// (the dissertation's XTQ chapter).
 type AccumulateSpec struct {
 	MinSize      unit.Bytes `toml:"min_size" doc:"smallest accumulate (float64); the sweep doubles it up to max_size" src:"DEFAULT"`
 	MaxSize      unit.Bytes `toml:"max_size" doc:"largest accumulate of the sweep" src:"DEFAULT"`
@@ -29,7 +29,7 @@ type AccumulateSpec struct {
 	Window       unit.Bytes `toml:"window" doc:"target window bytes; 0 sizes it to hold every accumulate (an accumulate outside it is refused by the initiator, naming it)" src:"RUN"`
 }
 
-// ReduceSpec holds the knobs of the MPI Reduce study (workloads.md §3).
+// ReduceSpec holds the knobs of the MPI Reduce study (the dissertation's XTQ chapter).
 type ReduceSpec struct {
 	MinSize    unit.Bytes `toml:"min_size" doc:"smallest vector (float64); the sweep doubles it up to max_size" src:"DEFAULT"`
 	MaxSize    unit.Bytes `toml:"max_size" doc:"largest vector of the sweep" src:"DEFAULT"`
@@ -100,7 +100,7 @@ func (r ReduceSpec) validate() error {
 }
 
 // nwchemSizes draws n accumulate sizes from the synthetic NWChem-like
-// distribution of workloads.md §2: log-normal with median 4 KiB and σ 1.5
+// distribution of the dissertation's XTQ chapter: log-normal with median 4 KiB and σ 1.5
 // in ln space, clipped to [8 B, 1 MiB], rounded up to whole float64s.
 func nwchemSizes(seed uint64, n int) []unit.Bytes {
 	rng := rand.New(rand.NewPCG(seed, 0x6e7763686d))

@@ -32,7 +32,7 @@ type RunSpec struct {
 }
 
 // AllreduceSpec holds the knobs of the strong-scaled allreduce study
-// (workloads.md §4.1, §4.5).
+// (the dissertation).
 type AllreduceSpec struct {
 	Size       unit.Bytes `toml:"size" doc:"vector size in bytes (float32 elements)" src:"DOC"`
 	Nodes      []int      `toml:"nodes" doc:"node counts to sweep" src:"DEFAULT"`
@@ -51,7 +51,7 @@ type XTQSpec struct {
 }
 
 // LatencySpec holds the knobs of the GPU-TN latency decomposition
-// (workloads.md §8).
+// (the dissertation's GPU-TN chapter).
 type LatencySpec struct {
 	Size       unit.Bytes `toml:"size" doc:"bytes the initiator kernel copies and sends" src:"DOC"`
 	Strategies []string   `toml:"strategies" doc:"strategies to decompose (default, as the GPU-TN chapter's latency figure runs them: HDN, GDS, GPUTN)" src:"DOC"`

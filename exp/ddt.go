@@ -120,9 +120,9 @@ func statedNote(cfg Config) string {
 }
 
 // rtrNote says what the receive times measure.
-const rtrNote = "time = RTR send to last byte placed (datatypes.md §6)"
+const rtrNote = "time = RTR send to last byte placed (the SC'19 paper)"
 
-// runDDTVector is workloads.md §11.1: vector unpack throughput vs block size.
+// runDDTVector is the SC'19 paper: vector unpack throughput vs block size.
 func runDDTVector(cfg Config, env Env) (*report.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func runDDTVector(cfg Config, env Env) (*report.Result, error) {
 // gammaBlocks returns the vector block size of γ blocks per packet.
 func gammaBlocks(cfg Config, g int) int { return int(cfg.Link.Payload) / g }
 
-// runDDTBreakdown is workloads.md §11.2: payload-handler time split into
+// runDDTBreakdown is the SC'19 paper: payload-handler time split into
 // init, setup (catch-up included) and processing, per method and γ.
 func runDDTBreakdown(cfg Config, env Env) (*report.Result, error) {
 	if err := cfg.Validate(); err != nil {
@@ -217,7 +217,7 @@ func handlerMethods(cfg Config) []spinmodel.Method {
 	return slices.DeleteFunc(ms, func(m spinmodel.Method) bool { return !m.Handlers() })
 }
 
-// runDDTHPUs is workloads.md §11.3: throughput vs HPUs at γ = 1.
+// runDDTHPUs is the SC'19 paper: throughput vs HPUs at γ = 1.
 func runDDTHPUs(cfg Config, env Env) (*report.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -268,7 +268,7 @@ func planEnv(cfg Config, hpus int) spinmodel.Env {
 	return spinmodel.Env{Spin: sp, Host: cfg.Spec.CPU, Costs: cfg.DDT, K: int(cfg.Link.Payload), TPkt: sim.Duration(ser + 0.5)}
 }
 
-// runDDTMemory is workloads.md §11.4: NIC memory occupancy by component,
+// runDDTMemory is the SC'19 paper: NIC memory occupancy by component,
 // (a) vs block size at spin.hpus, (b) vs HPUs at γ = 16. The plans are
 // what the host builds at post time; no message is simulated.
 func runDDTMemory(cfg Config, env Env) (*report.Result, error) {
@@ -319,12 +319,12 @@ func runDDTMemory(cfg Config, env Env) (*report.Result, error) {
 	}
 	res := &report.Result{Experiment: "ddt_memory", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
 	res.Notes = append(res.Notes, presetNote(cfg),
-		fmt.Sprintf("bytes; checkpoints and segments at C = %v; RW-CP master copies %v; interval from datatypes.md §5.4 with ε = %v", cfg.DDT.Checkpoint, cfg.DDT.MasterCopies, cfg.DDT.Epsilon),
+		fmt.Sprintf("bytes; checkpoints and segments at C = %v; RW-CP master copies %v; interval from the SC'19 paper with ε = %v", cfg.DDT.Checkpoint, cfg.DDT.MasterCopies, cfg.DDT.Epsilon),
 		fmt.Sprintf("sweep block uses %d HPUs (ddtbench.hpus_stated); sweep hpus uses γ = 16 (128 B blocks)", statedHPUs(cfg)))
 	return res, nil
 }
 
-// runDDTDMAQueue is workloads.md §11.5: maximum DMA write FIFO occupancy
+// runDDTDMAQueue is the SC'19 paper: maximum DMA write FIFO occupancy
 // per method and γ, and the occupancy over time at the largest γ.
 func runDDTDMAQueue(cfg Config, env Env) (*report.Result, error) {
 	if err := cfg.Validate(); err != nil {
@@ -420,7 +420,7 @@ func appCases(cfg Config) ([]apps.Case, error) {
 	return apps.AllCases()
 }
 
-// runDDTApps is workloads.md §11.6–11.8: per application datatype, the
+// runDDTApps is the SC'19 paper: per application datatype, the
 // speedup of RW-CP, specialized and iovec over host unpack, the bytes moved
 // to the NIC, main-memory traffic, and checkpoint amortization.
 func runDDTApps(cfg Config, env Env) (*report.Result, error) {
@@ -510,11 +510,11 @@ func runDDTApps(cfg Config, env Env) (*report.Result, error) {
 	res.Notes = append(res.Notes, presetNote(cfg), rtrNote, verifiedNote(cfg, outs),
 		"speedup = T_host / T_method; '-' = specialized handlers do not apply (not a single level of blocks)",
 		"memory_traffic: bytes counted by the memory system over the receive; dram_bytes = the node's DRAM server (NIC writes in 64 B bursts per line touched, host reads, write-backs incl. the lines the unpack leaves dirty); l*_fill = lines brought into each host cache level; host_over_method = host dram_bytes / the method's",
-		"reuses = ceil(T_create / (T_host − T_rwcp)), T_create = host checkpoint creation + copy to the NIC (datatypes.md §7.3)")
+		"reuses = ceil(T_create / (T_host − T_rwcp)), T_create = host checkpoint creation + copy to the NIC (the SC'19 paper)")
 	return res, nil
 }
 
-// runDDTPut is workloads.md §11.9: a 1-byte put with and without a sPIN
+// runDDTPut is the SC'19 paper: a 1-byte put with and without a sPIN
 // context (header, payload and completion handlers).
 func runDDTPut(cfg Config, env Env) (*report.Result, error) {
 	if err := cfg.Validate(); err != nil {
@@ -548,6 +548,6 @@ func runDDTPut(cfg Config, env Env) (*report.Result, error) {
 	res := &report.Result{Experiment: "ddt_put", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
 	res.Notes = append(res.Notes, presetNote(cfg),
 		"window = from the put's data leaving the initiator (its last payload byte left the buffer: SEND count) to the byte in the target's host memory, the sPIN datatype paper's window; doorbell_to_event = initiator doorbell to the target's PUT event",
-		"the sPIN path runs one payload handler on the single packet, which issues one DMA write: it adds the packet copy into NIC memory, HER scheduling and the DMA issue (nic.md §5.6); overhead_ns is over the window")
+		"the sPIN path runs one payload handler on the single packet, which issues one DMA write: it adds the packet copy into NIC memory, HER scheduling and the DMA issue (the SC'19 paper); overhead_ns is over the window")
 	return res, nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// DDTBenchSpec holds the knobs of the sPIN datatype studies (workloads.md
+// DDTBenchSpec holds the knobs of the sPIN datatype studies (the dissertation
 // §11). Run them on preset spin (--preset spin); the hardware they use is
 // cluster.Spec's spin.*, pcie.* and link.* values.
 type DDTBenchSpec struct {
@@ -18,7 +18,7 @@ type DDTBenchSpec struct {
 	HPUs    []int      `toml:"hpus" doc:"HPU counts of the scaling and memory studies (§11.3, §11.4b)" src:"DEFAULT"`
 	Stated  int        `toml:"hpus_stated" doc:"HPUs of the vector, breakdown, DMA-queue and NIC-memory-vs-block studies, which the sPIN datatype paper runs at 16 (its Fig 8, 12, 13b, 14); 0 = spin.hpus" src:"DOC"`
 	Methods []string   `toml:"methods" doc:"methods to compare: host, iovec, specialized, hpu-local, ro-cp, rw-cp" src:"DOC"`
-	Apps    string     `toml:"apps" doc:"application datatypes of §11.6–11.8: all (datatypes.md §8 sizes) or fixtures (the small app_* cases)" src:"DEFAULT"`
+	Apps    string     `toml:"apps" doc:"application datatypes of §11.6–11.8: all (the SC'19 paper sizes) or fixtures (the small app_* cases)" src:"DEFAULT"`
 }
 
 func defaultDDTBench() DDTBenchSpec {

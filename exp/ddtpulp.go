@@ -13,7 +13,7 @@ import (
 )
 
 // DDTPULPSpec holds the knobs of the PULP accelerator studies
-// (workloads.md §11.10–11.11). They run on the pulp HPU model
+// (the SC'19 paper). They run on the pulp HPU model
 // (--preset pulp); the ARM comparison uses the spin preset's HPUs on the
 // same node.
 type DDTPULPSpec struct {
@@ -131,7 +131,7 @@ func armNote(cfg Config) string {
 	return fmt.Sprintf("arm: %d HPUs at %v on %v NIC memory (the spin preset)", cfg.Spin.HPUs, cfg.Spin.HPUFreq, cfg.Spin.MemBandwidth)
 }
 
-// runDDTPULPBW is workloads.md §11.10: the cores DMA blocks L2 → L1 →
+// runDDTPULPBW is the SC'19 paper: the cores DMA blocks L2 → L1 →
 // PCIe FIFO; throughput vs block size.
 func runDDTPULPBW(cfg Config, env Env) (*report.Result, error) {
 	pc, arm, switched, err := pulpModels(cfg)
@@ -182,7 +182,7 @@ func runDDTPULPBW(cfg Config, env Env) (*report.Result, error) {
 	return res, nil
 }
 
-// runDDTPULPKernels is workloads.md §11.11: RW-CP handlers on a vector
+// runDDTPULPKernels is the SC'19 paper: RW-CP handlers on a vector
 // message, packets preloaded and statically assigned, PULP vs ARM.
 func runDDTPULPKernels(cfg Config, env Env) (*report.Result, error) {
 	pc, arm, switched, err := pulpModels(cfg)
@@ -230,8 +230,8 @@ func runDDTPULPKernels(cfg Config, env Env) (*report.Result, error) {
 	res := &report.Result{Experiment: "ddt_pulp_kernels", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
 	res.Notes = append(append(res.Notes, switchedNote(switched)...), pulpNote(pc), armNote(arm),
 		fmt.Sprintf("packets of %v preloaded in NIC memory (pulp: L2), runs of %d consecutive packets on core (run mod P), one checkpoint per run brought to the core's L1 (pulp) and progressed in place; dataloops read from L2 (pulp)", cfg.Link.Payload, cfg.DDTPULP.Run),
-		"GBps = message / slowest core's total time (workloads.md §11.11); fifo_GBps = until the last DMA has left into the PCIe FIFO",
-		fmt.Sprintf("instr_per_B = handler instructions (charged cycles) per message byte, the DDT operational intensity that sizes the design's compute (hardware.md §12.2): %d cores at %v sustain the %v line while it is ≤ %.2f",
+		"GBps = message / slowest core's total time (the SC'19 paper); fifo_GBps = until the last DMA has left into the PCIe FIFO",
+		fmt.Sprintf("instr_per_B = handler instructions (charged cycles) per message byte, the DDT operational intensity that sizes the design's compute (the SC'19 paper): %d cores at %v sustain the %v line while it is ≤ %.2f",
 			pc.Spin.HPUs, pc.Spin.HPUFreq, cfg.Link.Bandwidth, float64(pc.Spin.HPUs)*float64(pc.Spin.HPUFreq)/(float64(cfg.Link.Bandwidth.BytesPerSecond()))),
 		"IPC = cycles the handler charged (§7.3 costs, one instruction per cycle) / cycles it took: stalls are L2 bank queues, checkpoint DMAs, a full cluster DMA queue (dma_queue_wait), NIC-memory queues; the packet's L2 → L1 staging before the handler is stage_wait",
 		staticVerified(cfg, outs, "every receive buffer equals datatype.Unpack of the same stream (sentinel-filled)"))

@@ -16,7 +16,7 @@ import (
 )
 
 // FFT2DSpec holds the knobs of the FFT2D strong-scaling projection
-// (workloads.md §11.12).
+// (the SC'19 paper).
 type FFT2DSpec struct {
 	N         int        `toml:"n" doc:"matrix side n (complex double elements)" src:"DOC"`
 	Procs     []int      `toml:"procs" doc:"process counts P (each must divide n)" src:"DEFAULT"`
@@ -282,7 +282,7 @@ func (x *fftRank) fill() bool {
 	return true
 }
 
-// runFFT2D is workloads.md §11.12: per P, the unpack costs simulated on
+// runFFT2D is the SC'19 paper: per P, the unpack costs simulated on
 // the sPIN NIC, a GOAL schedule of the 2-D FFT with those costs, replayed
 // in the LogGOPS model, for host unpack and RW-CP.
 func runFFT2D(cfg Config, env Env) (*report.Result, error) {

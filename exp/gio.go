@@ -10,7 +10,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/workload"
 )
 
-// GIOBenchSpec holds the knobs of the GIO microbenchmarks (workloads.md
+// GIOBenchSpec holds the knobs of the GIO microbenchmarks (the dissertation
 // §10.1).
 type GIOBenchSpec struct {
 	Sizes      []int    `toml:"sizes" doc:"latency vs size: bytes per message (multiples of 8)" src:"DEFAULT"`
@@ -48,7 +48,7 @@ func (g GIOBenchSpec) validate() error {
 }
 
 // runGIOBench is latency vs size for GNN_GIO and its baselines, and the
-// work-group scaling of GNN_GIO and GHN_DGPU (workloads.md §10.1).
+// work-group scaling of GNN_GIO and GHN_DGPU (the GIO slides).
 func runGIOBench(cfg Config, env Env) (*report.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

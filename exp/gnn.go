@@ -11,7 +11,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/workload"
 )
 
-// The GPUrdma and GPI experiments (workloads.md §9). Every run is one
+// The GPUrdma and GPI experiments (the GPUrdma paper). Every run is one
 // simulation of strategy GNN_GPURDMA on two nodes; the variants change
 // only the gnn.* knobs.
 
@@ -126,7 +126,7 @@ func runGPURdma(cfg Config, env Env) (*report.Result, error) {
 		bw, lat := results[i], results[i+1]
 		placement.Rows = append(placement.Rows, []any{jobs[i].qpLoc, jobs[i].cqLoc, round3(bw.GBps), jobs[i].size, round3(lat.Time.Micros())})
 	}
-	// The verbs memory of the initiator (hardware.md §6: QP and CQ buffers
+	// The verbs memory of the initiator (the GPUrdma paper: QP and CQ buffers
 	// are normally about 128 KB each; one work queue holds 1024 WQEs).
 	memory := report.Table{Name: "memory", Columns: []string{"buffer", "entries", "entry_B", "bytes", "documents"}}
 	if nSingle > 0 {

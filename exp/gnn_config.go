@@ -6,7 +6,7 @@ import (
 )
 
 // GPURdmaSpec holds the knobs of the GPUrdma microbenchmarks
-// (workloads.md §9.1–9.3).
+// (the GPUrdma paper).
 type GPURdmaSpec struct {
 	Sizes         []int    `toml:"sizes" doc:"single-thread benchmark message sizes in bytes (2 B … 4 MB)" src:"DEFAULT"`
 	Msgs          int      `toml:"msgs" doc:"RDMA writes one GPU thread issues (fills one QP)" src:"DOC"`
@@ -17,7 +17,7 @@ type GPURdmaSpec struct {
 	PlacementSize int      `toml:"placement_size" doc:"QP/CQ placement: message size in bytes of the bandwidth run" src:"DEFAULT"`
 }
 
-// GPISpec holds the knobs of the GPI workloads (workloads.md §9.4–9.6).
+// GPISpec holds the knobs of the GPI workloads (the GPUrdma paper).
 type GPISpec struct {
 	PingPongIters  int   `toml:"pingpong_iters" doc:"latency ping-pong round trips averaged" src:"DEFAULT"`
 	ThroughputSize int   `toml:"throughput_size" doc:"throughput ping-pong bytes sent and returned (180 MB)" src:"DOC"`

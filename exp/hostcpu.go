@@ -12,7 +12,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// HostCPUSpec holds the knobs of the host streaming study (hardware.md §10).
+// HostCPUSpec holds the knobs of the host streaming study (the dissertation).
 type HostCPUSpec struct {
 	Size    unit.Bytes `toml:"size" doc:"bytes one OpenMP-style region streams" src:"RUN"`
 	Threads []int      `toml:"threads" doc:"team sizes to sweep (may exceed cpu.cores: threads then share cores)" src:"RUN"`

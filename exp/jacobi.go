@@ -14,7 +14,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/workload"
 )
 
-// JacobiSpec holds the knobs shared by the Jacobi studies (workloads.md §6)
+// JacobiSpec holds the knobs shared by the Jacobi studies (the dissertation)
 // and those of the one-iteration N×N sweep of §6.2.
 type JacobiSpec struct {
 	Strategies []string `toml:"strategies" doc:"N×N sweep: strategies to compare (default, as the GPU-TN chapter's Jacobi runs them: CPU, HDN, GDS, GHN_APU, GPUTN)" src:"DOC"`

@@ -14,7 +14,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// cntkTable is the built-in workload table of workloads.md §7: the
+// cntkTable is the built-in workload table of the dissertation's CNTK projection: the
 // profiled fraction of time blocked in Allreduce and the call count [DOC],
 // and one message size per workload, the [DEFAULT] placeholders of
 // cntk_sizes.yaml (the documents do not give them; "KB" read as KiB).
@@ -22,7 +22,7 @@ import (
 //go:embed mldata/cntk.csv
 var cntkTable string
 
-// MLSpec holds the knobs of the machine-learning projection (workloads.md
+// MLSpec holds the knobs of the machine-learning projection (the dissertation
 // §7).
 type MLSpec struct {
 	Table      string   `toml:"table" doc:"workload table CSV with columns workload, domain, blocked_pct, calls, size (empty: the built-in table of §7 with the cntk_sizes placeholder sizes)" src:"RUN"`
@@ -138,7 +138,7 @@ func (m MLSpec) validate() error {
 
 // projectRuntime is the projected normalized runtime of a workload that
 // spends fraction f of its profiled time blocked in Allreduce when every
-// call takes r times as long (workloads.md §7: T_X = (1 − f) + f·R_X,
+// call takes r times as long (the dissertation's CNTK projection: T_X = (1 − f) + f·R_X,
 // T_base = 1; the calls are blocking, so nothing overlaps them).
 func projectRuntime(f, r float64) float64 { return (1 - f) + f*r }
 

@@ -19,7 +19,7 @@ import (
 )
 
 // ShmemBenchSpec holds the knobs of the device-shmem microbenchmarks
-// (workloads.md §5.1–5.5). Run them with the documents' preset: --preset
+// (the dissertation's ComP-Net chapter). Run them with the documents' preset: --preset
 // compnet.
 type ShmemBenchSpec struct {
 	QueueStrategies []string   `toml:"queue_strategies" doc:"ghnqueue: strategies, one per queue placement (default, as the ComP-Net chapter runs them: GHN_DGPU, GHN_DGPU_HOSTQ)" src:"DOC"`

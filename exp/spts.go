@@ -13,14 +13,14 @@ import (
 )
 
 // SpTSSpec holds the knobs of the sparse triangular solve experiment
-// (workloads.md §10.2, hardware.md §5.3).
+// (the GIO slides).
 type SpTSSpec struct {
 	Classes       []string `toml:"classes" doc:"synthetic matrix classes, the five SuiteSparse matrices of the GIO study: powerlaw (WikiTalk), circuit (ASIC_320ks), kkt (nlpkkt160), road (road_usa), road_central (road_central)" src:"DOC"`
 	Rows          int      `toml:"rows" doc:"rows of every synthetic matrix (scaled down from the SuiteSparse sizes; nonzeros per row as the reference matrix's lower triangle)" src:"DEFAULT"`
 	Nodes         []int    `toml:"nodes" doc:"strong scaling: node counts" src:"DOC"`
 	Strategies    []string `toml:"strategies" doc:"strong scaling: strategies; the level-scheduled baselines CPU, HDN and HDN_OVERLAP may be added (default, as the GIO slides run it, against IKN alone: GNN_GIO, GHN_DGPU)" src:"DOC"`
 	WGs           int      `toml:"wgs" doc:"work-groups per node, one wavefront each (device-shmem: persistent; level-scheduled: at most this many per level kernel)" src:"DEFAULT"`
-	L2OffSlowdown string   `toml:"l2off_slowdown" doc:"optional calibration (gio.l2offSlowdown of hardware.md §5.3): L2-off overhead in percent per class in the order powerlaw, circuit, kkt, road, road_central (the documents: 1, 5.5, 9.3, 7, 2.9); empty: the L2-off time comes from the uncacheable heap (the mechanism)" src:"RUN"`
+	L2OffSlowdown string   `toml:"l2off_slowdown" doc:"optional calibration (gio.l2offSlowdown of the GIO slides): L2-off overhead in percent per class in the order powerlaw, circuit, kkt, road, road_central (the documents: 1, 5.5, 9.3, 7, 2.9); empty: the L2-off time comes from the uncacheable heap (the mechanism)" src:"RUN"`
 }
 
 func defaultSpTS() SpTSSpec {
@@ -87,7 +87,7 @@ type spTSJob struct {
 }
 
 // runSpTS is the strong scaling of the distributed solve and the
-// single-GPU L2-off vs L2-on study (workloads.md §10.2).
+// single-GPU L2-off vs L2-on study (the GIO slides).
 func runSpTS(cfg Config, env Env) (*report.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/workload"
 )
 
-// TaskSpawnSpec holds the knobs of the remote task spawn (workloads.md §1).
+// TaskSpawnSpec holds the knobs of the remote task spawn (the dissertation's XTQ chapter).
 type TaskSpawnSpec struct {
 	MinSize    unit.Bytes `toml:"min_size" doc:"smallest payload; the sweep doubles it up to max_size" src:"DOC"`
 	MaxSize    unit.Bytes `toml:"max_size" doc:"largest payload of the sweep" src:"DEFAULT"`
@@ -23,7 +23,7 @@ type TaskSpawnSpec struct {
 	// refuses, which the run reports naming the index.
 	KernelIndex int        `toml:"kernel_index" doc:"HSA/XTQ: kernel lookup index the initiator's task names (the target registers 42)" src:"DOC"`
 	QueueIndex  int        `toml:"queue_index" doc:"HSA/XTQ: queue lookup index the initiator's task names (the target registers 42)" src:"DOC"`
-	CPUTasks    bool       `toml:"cpu_tasks" doc:"also run the active message as a CPU task (a host function on the target's CPU agent queue, nic.md §4.1) under every remote-task strategy listed" src:"DOC"`
+	CPUTasks    bool       `toml:"cpu_tasks" doc:"also run the active message as a CPU task (a host function on the target's CPU agent queue, the dissertation's XTQ chapter) under every remote-task strategy listed" src:"DOC"`
 	RecvSize    unit.Bytes `toml:"recv_size" doc:"HSA/XTQ: bytes of the receive buffer the target posts; 0 = the task's command, arguments and payload exactly" src:"RUN"`
 }
 
@@ -141,7 +141,7 @@ func taskSpawnSimulate(p Point, env Env) ([]byte, error) {
 }
 
 // breakdownSizes are the sizes the timeline plot shows: 64 B and 4 KiB
-// (workloads.md §1) when swept, else the smallest and the largest.
+// (the dissertation's XTQ chapter) when swept, else the smallest and the largest.
 func breakdownSizes(sizes []unit.Bytes) []unit.Bytes {
 	var out []unit.Bytes
 	for _, s := range []unit.Bytes{64, 4 * unit.KiB} {

@@ -1,5 +1,5 @@
 // Package goal reads and generates GOAL schedules, the text format of
-// LogGOPSim and Schedgen (workloads.md §11.12), for the LogGOPS scale mode
+// LogGOPSim and Schedgen (the SC'19 paper), for the LogGOPS scale mode
 // in package loggops.
 //
 // # Format

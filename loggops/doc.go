@@ -1,6 +1,6 @@
 // Package loggops simulates GOAL schedules (package goal) in the LogGOPS
 // model: gpunetsim's scale mode, which replays up to millions of ranks where
-// the detailed hardware models would be too slow (workloads.md §11.12). It
+// the detailed hardware models would be too slow (the SC'19 paper). It
 // follows LogGOPSim's semantics, so both give identical times, except for
 // the reference's known pitfalls listed below.
 //

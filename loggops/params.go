@@ -73,7 +73,7 @@ func ParsePerByte(s string) (PerByte, error) {
 
 // Params are the LogGOPS parameters of a run. The zero value is valid (every
 // cost zero, every message rendezvous except empty ones) but CalcUnit must
-// be set; DefaultParams gives workloads.md §11.12's values.
+// be set; DefaultParams gives the SC'19 paper's values.
 type Params struct {
 	L sim.Time // L: wire latency of a message
 	O sim.Time // o: CPU overhead of a send or a receive

@@ -1,4 +1,4 @@
-// Package strategy names the networking strategies (overview.md §3) and
+// Package strategy names the networking strategies (the dissertation) and
 // composes hardware and programming models into the node setups they run
 // on: which agents exist on a node (a host thread, a GPU stream, MPI, the
 // GPU-TN host API, one-sided endpoints, device-API backends) and how they

@@ -6,7 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/verbs"
 )
 
-// GNNGPURDMA is GPU Native Networking, GPUrdma-style (overview.md §4.5):
+// GNNGPURDMA is GPU Native Networking, GPUrdma-style (the dissertation):
 // GPU threads build verbs WQEs, ring the NIC's doorbell and poll the CQ.
 const GNNGPURDMA Strategy = "GNN_GPURDMA"
 
@@ -43,7 +43,7 @@ func (c Config) gnnSpec() verbs.Spec {
 	return c.GNN
 }
 
-// GNNGIO is GPU Native Networking, GIO-style (overview.md §4.6): the CPU
+// GNNGIO is GPU Native Networking, GIO-style (the dissertation): the CPU
 // templates WQEs ahead of the GPU, work-groups write the dynamic fields,
 // flush the PCIe-path cache and ring the doorbell, behind the
 // OpenSHMEM-style device API.

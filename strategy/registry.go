@@ -85,10 +85,10 @@ type Def struct {
 	// Caps is what a workload may program against under this strategy.
 	Caps Cap
 	// Preset is the hardware preset the documents use for it
-	// (overview.md §3).
+	// (the dissertation).
 	Preset string
 	// GPUMode, when set ("apu" or "dgpu"), is the memory mode the strategy
-	// runs in whatever the preset's (overview.md §3: GHN_APU is APU mode).
+	// runs in whatever the preset's (the dissertation: GHN_APU is APU mode).
 	GPUMode string
 	// Setup fills node n's capabilities from its hardware. It runs in the
 	// application host thread at the start of the run and costs the host

@@ -6,7 +6,7 @@ import (
 )
 
 // The intra-kernel strategies of the device-side OpenSHMEM family
-// (overview.md §4.4, §4.7; gpu-networking.md §1).
+// (the dissertation; the dissertation's ComP-Net chapter).
 const (
 	GHNDGPU      Strategy = "GHN_DGPU"
 	GHNDGPUHostQ Strategy = "GHN_DGPU_HOSTQ"

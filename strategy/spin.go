@@ -5,7 +5,7 @@ import (
 	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
 )
 
-// The sPIN datatype-offload strategies (datatypes.md §4–5): the NIC's
+// The sPIN datatype-offload strategies (the SC'19 paper): the NIC's
 // handlers unpack a receive-side MPI datatype as the packets stream in.
 const (
 	SpinSpecialized Strategy = "SPIN_SPEC"
@@ -21,10 +21,10 @@ func spinDefs() []Def {
 			Caps: NICHandlers, Preset: "spin", Setup: setupSpin(m)}
 	}
 	return []Def{
-		def(SpinSpecialized, "sPIN specialized", "NIC handlers specialized to vector / index shapes (datatypes.md §4)", spinmodel.Specialized),
-		def(SpinHPULocal, "sPIN HPU-local", "NIC handlers, one datatype segment per HPU, catch-up (datatypes.md §5.1)", spinmodel.HPULocal),
-		def(SpinROCP, "sPIN RO-CP", "NIC handlers from read-only host checkpoints (datatypes.md §5.2)", spinmodel.ROCP),
-		def(SpinRWCP, "sPIN RW-CP", "NIC handlers progressing host checkpoints in place, blocked-RR (datatypes.md §5.3)", spinmodel.RWCP),
+		def(SpinSpecialized, "sPIN specialized", "NIC handlers specialized to vector / index shapes (the SC'19 paper)", spinmodel.Specialized),
+		def(SpinHPULocal, "sPIN HPU-local", "NIC handlers, one datatype segment per HPU, catch-up (the SC'19 paper)", spinmodel.HPULocal),
+		def(SpinROCP, "sPIN RO-CP", "NIC handlers from read-only host checkpoints (the SC'19 paper)", spinmodel.ROCP),
+		def(SpinRWCP, "sPIN RW-CP", "NIC handlers progressing host checkpoints in place, blocked-RR (the SC'19 paper)", spinmodel.RWCP),
 	}
 }
 

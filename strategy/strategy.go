@@ -21,7 +21,7 @@ import (
 // Strategy is who drives the network: the name of a registered Def.
 type Strategy string
 
-// The strategies of overview.md §3 that are registered. Registry holds the
+// The strategies of the dissertation that are registered. Registry holds the
 // full definition of each.
 const (
 	CPU   Strategy = "CPU"
@@ -29,13 +29,13 @@ const (
 	GDS   Strategy = "GDS"
 	GPUTN Strategy = "GPUTN"
 	// HDNOverlap is HDN with kernels overlapping the host's MPI calls where
-	// the algorithm allows (overview.md §4.2).
+	// the algorithm allows (the dissertation).
 	HDNOverlap Strategy = "HDN_OVERLAP"
 	XTQ        Strategy = "XTQ"
 	HSA        Strategy = "HSA"
 )
 
-// Info is a row of the qualitative characteristic table (overview.md §5).
+// Info is a row of the qualitative characteristic table (the dissertation).
 type Info struct {
 	Strategy       Strategy
 	Aliases        string

@@ -6,7 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/xtq"
 )
 
-// setupXTQ gives the node the XTQ remote-task runtime (nic.md §4.4):
+// setupXTQ gives the node the XTQ remote-task runtime (the dissertation's XTQ chapter):
 // registrations fill the NIC's lookup tables and arriving tasks are
 // enqueued by the NIC. Workloads fetch it with Get[*xtq.Runtime].
 func setupXTQ(n *Node, w *World) error {
@@ -19,7 +19,7 @@ func setupXTQ(n *Node, w *World) error {
 	return nil
 }
 
-// setupHSA is XTQ's baseline (overview.md §4.10): MPI and a GPU stream for
+// setupHSA is XTQ's baseline (the dissertation): MPI and a GPU stream for
 // the kernel-boundary workloads, and the remote-task runtime in HSA mode,
 // where a host progress thread receives each task and enqueues it.
 func setupHSA(n *Node, w *World) (err error) {

@@ -3,7 +3,7 @@
 // ("100Gbps", "28GB/s"), and durations (delegated to sim.ParseDuration). It
 // is the one place where unit strings are interpreted.
 //
-// Spec: the quantities of hardware.md's tables (every [DOC]/[DEFAULT]
-// value carries its unit; simulated time itself is sim.Time, overview.md).
+// Spec: the quantities of the dissertation's tables (every [DOC]/[DEFAULT]
+// value carries its unit; simulated time itself is sim.Time, the dissertation).
 // Left out: unit arithmetic beyond what the models need.
 package unit

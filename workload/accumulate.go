@@ -14,7 +14,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Accumulate is MPI Accumulate with passive-target epochs (workloads.md
+// Accumulate is MPI Accumulate with passive-target epochs (the dissertation
 // §2) on two nodes: node 0 opens an epoch (Win_lock), issues PerEpoch
 // float64 SUM accumulates into node 1's window, and closes it
 // (Win_unlock), which waits for one ack per accumulate. The target
@@ -48,7 +48,7 @@ type AccumulateResult struct {
 func AccumulateDef() Def {
 	return Def{
 		Name:     "accumulate",
-		Summary:  "2-node MPI Accumulate (float64 SUM) in passive-target epochs (workloads.md §2)",
+		Summary:  "2-node MPI Accumulate (float64 SUM) in passive-target epochs (the dissertation's XTQ chapter)",
 		Baseline: strategy.CPU,
 		Preset:   "xtq", // the XTQ chapter's Accumulate (Table 4.1)
 		Impls: []Impl{
@@ -334,7 +334,7 @@ const (
 	tagAck = 2
 )
 
-// twoSided is Accumulate over send/recv (nic.md §6.3): each accumulate is
+// twoSided is Accumulate over send/recv (the dissertation (Portals 4)): each accumulate is
 // a tagged send; the target's application thread receives it (receives
 // pre-posted per epoch), applies the op — on its cores (CPU) or with a
 // kernel it launches and waits for (HDN) — and returns a zero-byte ack;

@@ -17,7 +17,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Allreduce is the strong-scaled float32 SUM allreduce of workloads.md
+// Allreduce is the strong-scaled float32 SUM allreduce of the dissertation
 // §4.1 and §4.5: a ring reduce-scatter followed by a ring allgather.
 type Allreduce struct {
 	Size       unit.Bytes // vector bytes (float32 elements)
@@ -40,7 +40,7 @@ type AllreduceResult struct {
 	Verified bool       // functional run checked against the serial sum
 	Slices   int        // work-group slices per chunk (GPU-TN) or rings (device shmem), else 1
 	// ServiceEnergy is the energy of the network service threads, summed
-	// over the nodes, in joules (device-shmem strategies; hardware.md §11).
+	// over the nodes, in joules (device-shmem strategies; the dissertation).
 	ServiceEnergy float64
 }
 
@@ -259,7 +259,7 @@ func (l *ringLayout) verify(m *mem.Memory, base mem.Addr, ref *pattern) error {
 }
 
 // ringRound returns round (step) st of the libNBC-style ring schedule of
-// node i for slice s (workloads.md §4.6), 2(n−1) rounds in all: per step a
+// node i for slice s (the dissertation), 2(n−1) rounds in all: per step a
 // send of one chunk to the right, a receive from the left, and in the
 // reduce-scatter half a reduction of the received chunk into the local
 // one. Addresses are the data bytes of the subslots. The round is made in

@@ -13,7 +13,7 @@ import (
 
 // Allreduce algorithms (Allreduce.Algorithm).
 const (
-	// AlgRing is the ring reduce-scatter + allgather of workloads.md §4:
+	// AlgRing is the ring reduce-scatter + allgather of the dissertation:
 	// 2(n−1) steps of one chunk each, every strategy.
 	AlgRing = "ring"
 	// AlgRHD is recursive halving (reduce-scatter) + recursive doubling

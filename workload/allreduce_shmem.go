@@ -10,12 +10,12 @@ import (
 )
 
 // shmemChunk is the largest single put of the multi-ring allreduce
-// ([DEFAULT] allreduce.chunk = 64 KiB, workloads.md §4.4): a step's slice
+// ([DEFAULT] allreduce.chunk = 64 KiB, the dissertation's ComP-Net chapter): a step's slice
 // goes as several non-blocking puts, the last carrying the sequence word.
 const shmemChunk = 64 << 10
 
 // Rings returns the number of rings (work-groups) of the ComP-Net
-// multi-ring allreduce on n nodes (workloads.md §4.4): WGs when set, else
+// multi-ring allreduce on n nodes (the dissertation's ComP-Net chapter): WGs when set, else
 // [DEFAULT] min(2 × CUs, ceil(size / (n × 16 KiB))), at least 1.
 func (a Allreduce) Rings(n, cus int) int {
 	if a.WGs > 0 {
@@ -44,7 +44,7 @@ func (a Allreduce) shmemInit(nd *strategy.Node, l *ringLayout) (*shmem.Device, m
 	return dev, base, err
 }
 
-// multiRing is the ComP-Net multi-ring intra-kernel allreduce (workloads.md
+// multiRing is the ComP-Net multi-ring intra-kernel allreduce (the dissertation
 // §4.4): one kernel of W work-groups; work-group w runs the ring of §4.1
 // over slice w of every chunk with work-group w of the neighbours. Per
 // step it puts its slice (with the trailing sequence word) to the right

@@ -34,7 +34,7 @@ func (v *verbsRing) get(nd *strategy.Node, l *ringLayout) (*gpi.World, error) {
 
 // verbsRingRun is the GPUrdma ring allreduce (device verbs, no CPU on the
 // path): one kernel of W work-groups, QP per threadblock (gnn.qp_per =
-// block): work-group w runs the ring of workloads.md §4.1 over slice w of
+// block): work-group w runs the ring of the dissertation over slice w of
 // every chunk. Per step its leader posts one RDMA write of the slice and
 // its trailing sequence word to the right neighbour through the device
 // GPI subset (WQE build, system fence, doorbell: model/verbs costs); the

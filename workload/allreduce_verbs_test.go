@@ -40,7 +40,7 @@ func TestDeviceVerbsAllreduce(t *testing.T) {
 	}
 }
 
-// With peer-to-peer writes reordered under load (hardware.md §5.4), the
+// With peer-to-peer writes reordered under load (the GPUrdma paper), the
 // trailing sequence word can land before its slice: the ring reads a
 // stale slice and the result no longer matches the serial sum.
 func TestDeviceVerbsAllreduceReorderHazard(t *testing.T) {

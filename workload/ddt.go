@@ -12,10 +12,10 @@ import (
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
 
-// DDTUnpack is the receive-side datatype benchmark of workloads.md §11 on
+// DDTUnpack is the receive-side datatype benchmark of the SC'19 paper on
 // two nodes: node 1 posts a receive of Count elements of Type, sends a
 // ready-to-receive message to node 0, which then puts the packed stream;
-// the time runs from the RTR to the last byte placed (datatypes.md §6).
+// the time runs from the RTR to the last byte placed (the SC'19 paper).
 // The receive buffer starts filled with a sentinel and must end equal to
 // what datatype.Unpack produces from the same stream.
 type DDTUnpack struct {
@@ -38,9 +38,9 @@ func DDTUnpackDef() Def {
 		"because model/mpi has no derived datatypes for a two-sided receive under this strategy"
 	return Def{
 		Name:    "ddt_unpack",
-		Summary: "receive-side MPI datatype unpack with the RTR protocol, offloaded to sPIN handlers (workloads.md §11)",
+		Summary: "receive-side MPI datatype unpack with the RTR protocol, offloaded to sPIN handlers (the SC'19 paper)",
 		// The matrix baseline is RW-CP, MPI's default general strategy
-		// (datatypes.md §6); the ddt experiments give speedups against host
+		// (the SC'19 paper); the ddt experiments give speedups against host
 		// unpack, a method of the study rather than a strategy.
 		Baseline:      strategy.SpinRWCP,
 		Preset:        "spin", // the sPIN paper's set-up

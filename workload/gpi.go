@@ -16,7 +16,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// The GPI workloads of workloads.md §9.4–9.6: node 0 is the master on a
+// The GPI workloads of the GPUrdma paper: node 0 is the master on a
 // host thread; node 1 the worker, either GPU thread blocks calling the
 // device GPI subset ("gpu", GNN_GPURDMA) or a host thread calling GPI
 // (the CPU-driven baseline, "cpu").
@@ -186,7 +186,7 @@ func (p GPIPingPong) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.C
 // rounds alternate between two source buffers of different contents, so a
 // slice forwarded before its new bytes landed is wrong. With Validate
 // each block first checks its slice's known contents in a data-parallel
-// loop (the workaround for the reorder hazard, hardware.md §5.4), charging
+// loop (the workaround for the reorder hazard, the GPUrdma paper), charging
 // the loop and re-checking until the contents are right.
 type GPIThroughput struct {
 	Size     unit.Bytes
@@ -415,7 +415,7 @@ type GPIMatVec struct {
 	// Validate makes each block check its share of a batch against a
 	// CRC32 (seeded with the batch number) the master appends to the
 	// batch, re-checking until it matches: the workaround for the
-	// reorder hazard when the data is not known in advance (hardware.md
+	// reorder hazard when the data is not known in advance (the dissertation
 	// §5.4). The check is charged as a pass over the share.
 	Validate bool
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// The GPUrdma microbenchmarks (workloads.md §9.1–9.3). They program
+// The GPUrdma microbenchmarks (the GPUrdma paper). They program
 // against the device-verbs capability: node 0's GPU threads post RDMA
 // writes into node 1's host memory, which node 1's CPU never touches.
 

@@ -175,7 +175,7 @@ func TestGPIMatVec(t *testing.T) {
 	}
 }
 
-// hardware.md §5.4: under the peer-to-peer reorder hazard a slice's
+// the GPUrdma paper: under the peer-to-peer reorder hazard a slice's
 // notification can become visible before its payload. Forwarding at once
 // returns stale bytes; validating the known contents first (the
 // application workaround) returns the right ones.

@@ -10,7 +10,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
 
-// Jacobi is the 2-D 5-point Jacobi relaxation of workloads.md §6: a global
+// Jacobi is the 2-D 5-point Jacobi relaxation of the dissertation: a global
 // grid of Rows × Cols interior float32 points with fixed boundaries (1.0
 // above the first row, 0 on the other three sides), split into equal blocks
 // over a PRows × PCols process grid (PRows = nodes, PCols = 1 is the 1-D
@@ -37,7 +37,7 @@ type JacobiResult struct {
 	Verified bool     // every block and every iteration's residual equal to the serial run
 	// Residuals is the global residual of each iteration as node 0 saw it.
 	Residuals []float32
-	// Phases is node 0's time breakdown (workloads.md §6.3) where the
+	// Phases is node 0's time breakdown (the GIO slides) where the
 	// implementation separates phases: "comp" (computing: host compute or
 	// kernel bodies), "launch" (kernel launch and teardown overhead as the
 	// host waits through it), "comm" (halo exchange and residual reduction
@@ -76,7 +76,7 @@ func (j Jacobi) Validate(n int) error {
 func JacobiDef() Def {
 	return Def{
 		Name:     "jacobi",
-		Summary:  "2-D 5-point fp32 Jacobi with halo exchange and global residual (workloads.md §6)",
+		Summary:  "2-D 5-point fp32 Jacobi with halo exchange and global residual (the dissertation)",
 		Baseline: strategy.HDN, // §6.2: speedup vs HDN
 		Preset:   "gputn",      // the GPU-TN chapter's N×N study (Table 6.1)
 		Impls: []Impl{
@@ -116,7 +116,7 @@ const (
 func opposite(d int) int { return d ^ 1 }
 
 // boundaryValue is the fixed value outside the global grid on side d
-// ([DEFAULT] workloads.md §6: 1.0 on one side, 0 elsewhere).
+// ([DEFAULT] the dissertation: 1.0 on one side, 0 elsewhere).
 func boundaryValue(d int) float32 {
 	if d == north {
 		return 1

@@ -14,7 +14,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
 
-// Stencil costs ([DEFAULT], hardware.md §10's throughput abstraction): per
+// Stencil costs ([DEFAULT], the dissertation's throughput abstraction): per
 // point, 8 vector instructions per work-item (four loads' address
 // arithmetic folded in, three adds, a multiply, the difference, its
 // absolute value and the running max) and 8 bytes of memory traffic (the

@@ -32,7 +32,7 @@ func (jn *jacobiNode) jacobiShmemInit() (*shmem.Device, mem.Addr, error) {
 	return dev, base, err
 }
 
-// deviceShmem is the intra-kernel implementation (workloads.md §6.1): one
+// deviceShmem is the intra-kernel implementation (the dissertation's ComP-Net chapter): one
 // persistent kernel; each work-group owns a tile. Before iteration t it
 // waits (wait_until) for the global residual of t−1 — which every
 // work-group contributed to, so it is also the grid barrier — and for

@@ -14,7 +14,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Latency is the GPU-TN latency decomposition microbenchmark (workloads.md
+// Latency is the GPU-TN latency decomposition microbenchmark (the dissertation
 // §8): on two nodes, an initiator kernel copies Size bytes and the data is
 // sent to the target, whose CPU polls for it.
 type Latency struct {

@@ -10,7 +10,7 @@ import (
 // region per node. Every (chunk, slice) has a subslot: the slice's floats,
 // padding to 8 bytes, then an 8-byte sequence word that travels with the
 // data; the receiver polls the word it expects (the trailing-flag protocol
-// of workloads.md §4.5, written last by in-order DMA). The reduce-scatter
+// of the dissertation's GPU-TN chapter, written last by in-order DMA). The reduce-scatter
 // receives land in per-step receive slots after the data; allgather
 // receives land in place.
 type ringLayout struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// PutLatency is the GIO microbenchmark (workloads.md §10.1): WGs
+// PutLatency is the GIO microbenchmark (the GIO slides): WGs
 // work-groups on node 0 each send Size bytes to node 1, which detects
 // their arrival. Device-shmem strategies (GNN_GIO, GHN, ComP-Net): each
 // work-group puts its slice and then a flag word (fence between), the
@@ -41,7 +41,7 @@ type PutLatencyResult struct {
 func PutLatencyDef() Def {
 	return Def{
 		Name:     "putlatency",
-		Summary:  "GIO put latency vs size and vs issuing work-groups (workloads.md §10.1)",
+		Summary:  "GIO put latency vs size and vs issuing work-groups (the GIO slides)",
 		Baseline: strategy.CPU,
 		Preset:   "gio", // the GIO slides' put-latency microbenchmark
 		Impls: []Impl{

@@ -13,7 +13,7 @@ import (
 )
 
 // Reduce is MPI Reduce to node 0 as the libNBC-style schedule of
-// workloads.md §3 (float64 SUM): the root posts its receive resources and
+// the dissertation's XTQ chapter (float64 SUM): the root posts its receive resources and
 // sends each other node a zero-length resource-ready message; each sends
 // its vector — a two-sided send (CPU, HDN) or a task whose kernel adds it
 // into the root's result (XTQ; HSA enqueues the same kernel from the
@@ -36,7 +36,7 @@ type ReduceResult struct {
 func ReduceDef() Def {
 	return Def{
 		Name:          "reduce",
-		Summary:       "MPI Reduce (float64 SUM) to one root with a zero-length resource-ready sync (workloads.md §3)",
+		Summary:       "MPI Reduce (float64 SUM) to one root with a zero-length resource-ready sync (the dissertation's XTQ chapter)",
 		Baseline:      strategy.CPU,
 		Preset:        "xtq", // the XTQ chapter's Reduce (Table 4.1)
 		Impls:         AccumulateDef().Impls,

@@ -26,7 +26,7 @@ type Def struct {
 	Name    string
 	Summary string
 	// Baseline is the strategy the workload's speedups are given against
-	// (workloads.md §0: the baseline the workload names).
+	// (the dissertation: the baseline the workload names).
 	Baseline strategy.Strategy
 	// Preset is the hardware preset the documents run the workload on: the
 	// matrix compares every strategy on it by default (matrix.hardware =
@@ -122,7 +122,7 @@ var ErrHardwareShape = errors.New("the small instance does not fit this hardware
 func AllreduceDef() Def {
 	return Def{
 		Name:     "allreduce",
-		Summary:  "strong-scaled float32 SUM ring allreduce (workloads.md §4)",
+		Summary:  "strong-scaled float32 SUM ring allreduce (the dissertation)",
 		Baseline: strategy.CPU,
 		Preset:   "gputn", // the GPU-TN chapter's allreduce (Table 6.1)
 		Impls: []Impl{
@@ -155,7 +155,7 @@ func AllreduceDef() Def {
 func LatencyDef() Def {
 	return Def{
 		Name:     "latency",
-		Summary:  "2-node GPU-kernel-to-remote-detect latency decomposition (workloads.md §8)",
+		Summary:  "2-node GPU-kernel-to-remote-detect latency decomposition (the dissertation's GPU-TN chapter)",
 		Baseline: strategy.HDN,
 		Preset:   "gputn", // the GPU-TN chapter's latency decomposition (Table 6.1)
 		Impls: []Impl{

@@ -13,7 +13,7 @@ import (
 )
 
 // Kernel and queue lookup indices every node registers the same way
-// (nic.md §4.2: globally coordinated indices).
+// (the dissertation's XTQ chapter: globally coordinated indices).
 const (
 	taskQueue    = 42 // the user-mode queue remote tasks enter
 	kernelCopy   = 42 // task spawn: copy the payload into the target buffer
@@ -126,7 +126,7 @@ func runTasks(c *cluster.Cluster, g *strategy.Group) error {
 	return err
 }
 
-// remoteAllreduce is the XTQ Allreduce of workloads.md §4.2: the ring as
+// remoteAllreduce is the XTQ Allreduce of the dissertation's XTQ chapter: the ring as
 // a libNBC schedule (taskRingSchedule) run over the remote-task transport
 // (nbc.OverTasks). The node's reduction kernel is registered with its
 // vector as the target buffer and a signal counting the n-1 incoming
@@ -167,7 +167,7 @@ func (a Allreduce) remoteAllreduce(nd *strategy.Node, l *ringLayout, base mem.Ad
 	return nbc.Start(tr, nil, taskRingSchedule(l, base, nd.Rank, a.SyncPerRound)).Wait()
 }
 
-// taskRingSchedule is node i's remote-task ring (workloads.md §4.2, §4.6).
+// taskRingSchedule is node i's remote-task ring (the dissertation's XTQ chapter).
 // The resource-ready sync (the dissertation's §4.3.3.2: zero-length
 // send/receive pairs "before any XtqPuts are issued") tells the left
 // neighbour the node's receive resources are posted and hears the same

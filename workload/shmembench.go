@@ -14,7 +14,7 @@ import (
 )
 
 // ShmemRun is what one run of a device-shmem microbenchmark measured on
-// node 0 (workloads.md §5).
+// node 0 (the dissertation's ComP-Net chapter).
 type ShmemRun struct {
 	Kernel  sim.Duration // kernel body: first work-group start to last end
 	Report  shmem.Report // node 0's service threads: polls, energy
@@ -125,7 +125,7 @@ func shmemKernelChecked(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 var ErrDelivery = errors.New("verification failed: delivered data differs from the reference")
 
 // ShmemService is the queue-placement and helper-scalability
-// microbenchmark (workloads.md §5.1–5.2): WGs work-groups each issue Ops
+// microbenchmark (the dissertation's ComP-Net chapter): WGs work-groups each issue Ops
 // blocking 8-byte puts to the next node; the measure is the mean service
 // time a work-group sees (post → completion observed), from node 0.
 type ShmemService struct {
@@ -161,7 +161,7 @@ func (b ShmemService) check() shmemCheck {
 	}}
 }
 
-// ShmemGet is the get-latency sweep point (workloads.md §5.3): one
+// ShmemGet is the get-latency sweep point (the dissertation's ComP-Net chapter): one
 // work-group issues Reps blocking gets of Size bytes from node 1; the
 // first is a warm-up, the mean of the others is the latency. The data
 // is checked.
@@ -223,7 +223,7 @@ func (b ShmemGet) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 	return run, err
 }
 
-// ShmemLoad is the fully loaded GPU (workloads.md §5.4): WGs work-groups
+// ShmemLoad is the fully loaded GPU (the dissertation's ComP-Net chapter): WGs work-groups
 // of WGSize items each put one Bytes-byte value to the next node, then
 // quiet. The measures are the kernel's completion time and the service
 // threads' energy.
@@ -259,7 +259,7 @@ func (b ShmemLoad) check() shmemCheck {
 	}}
 }
 
-// CPL2 is the L2 interference microbenchmark (workloads.md §5.5, the
+// CPL2 is the L2 interference microbenchmark (the dissertation's ComP-Net chapter, the
 // dissertation's §5.3.3 set-up): NetWGs networking work-groups each keep
 // one request in flight (a blocking 64-byte put, Puts times), while
 // Streaming work-groups per networking one read and write arrays far

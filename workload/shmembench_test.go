@@ -13,7 +13,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
 
-// BenchmarkShmemLoad480 is the fully loaded GPU of workloads.md §5.4 at
+// BenchmarkShmemLoad480 is the fully loaded GPU of the dissertation's ComP-Net chapter at
 // the largest service-thread count: 480 work-groups × 64 work-items, one
 // 1-byte put each then a quiet, 16 service threads, 2 nodes of preset
 // compnet, per strategy. It reports simulated events per wall second and

@@ -10,7 +10,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
 
-// SpTS is the sparse triangular solve A x = y of workloads.md §10.2, with
+// SpTS is the sparse triangular solve A x = y of the GIO slides, with
 // A lower triangular (fp64), its rows partitioned over the nodes in
 // contiguous blocks.
 //
@@ -52,7 +52,7 @@ type SpTSResult struct {
 func SpTSDef() Def {
 	return Def{
 		Name:     "spts",
-		Summary:  "distributed sparse triangular solve, synthetic SuiteSparse-class matrices (workloads.md §10.2)",
+		Summary:  "distributed sparse triangular solve, synthetic SuiteSparse-class matrices (the GIO slides)",
 		Baseline: strategy.CPU,
 		Preset:   "gio", // the GIO slides' SpTS
 		Impls: []Impl{

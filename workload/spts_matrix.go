@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// The matrix classes of the sparse triangular solve (workloads.md §10.2):
+// The matrix classes of the sparse triangular solve (the GIO slides):
 // synthetic stand-ins for the SuiteSparse matrices the documents used,
 // made by GenSynthetic.
 const (
@@ -27,8 +27,8 @@ func SpTSClasses() []string {
 }
 
 // SpTSReference is the SuiteSparse matrix a class stands for, with its
-// rows and nonzeros (workloads.md §10.2 table) and the documents'
-// single-GPU L2-off overhead (hardware.md §5.3, percent; road_usa for
+// rows and nonzeros (the GIO slides table) and the documents'
+// single-GPU L2-off overhead (the GIO slides, percent; road_usa for
 // the road class).
 type SpTSReference struct {
 	Matrix    string

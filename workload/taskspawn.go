@@ -12,7 +12,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// TaskSpawn is the remote task spawn of workloads.md §1: on two nodes the
+// TaskSpawn is the remote task spawn of the dissertation's XTQ chapter: on two nodes the
 // initiator sends Size bytes and the target runs an active message that
 // copies them into a target buffer — a GPU kernel started by the NIC
 // (XTQ) or by the target CPU (HSA, HDN), or a handler on the target's
@@ -24,7 +24,7 @@ type TaskSpawn struct {
 	// XTQ); nil: the registered indices and a buffer that fits exactly.
 	Aim *TaskAim
 	// CPUTask makes the active message a host function on the target's
-	// CPU agent (nic.md §4.1 CPU command packet): an agent-dispatch packet
+	// CPU agent (the dissertation's XTQ chapter CPU command packet): an agent-dispatch packet
 	// enqueued by the NIC (XTQ) or the progress thread (HSA) into a CPU
 	// agent queue whose host thread runs the copy. Remote-task strategies
 	// only.
@@ -65,7 +65,7 @@ type TaskSpawnResult struct {
 	TableHits, TableMisses uint64
 }
 
-// Phase names of the breakdown (workloads.md §1).
+// Phase names of the breakdown (the dissertation's XTQ chapter).
 const (
 	PhasePost       = "initiator post"
 	PhaseTransfer   = "data transfer"
@@ -80,7 +80,7 @@ const (
 func TaskSpawnDef() Def {
 	return Def{
 		Name:    "taskspawn",
-		Summary: "2-node remote task spawn (active-message memcpy) latency breakdown (workloads.md §1)",
+		Summary: "2-node remote task spawn (active-message memcpy) latency breakdown (the dissertation's XTQ chapter)",
 		Impls: []Impl{
 			{Name: "remote-tasks", Needs: strategy.RemoteTasks},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
@@ -219,7 +219,7 @@ func (ts TaskSpawn) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 	return res, nil
 }
 
-// remote is the XTQ example program (nic.md §4.4): the target posts its
+// remote is the XTQ example program (the dissertation's XTQ chapter): the target posts its
 // receive buffer, creates the queue, registers the copy kernel and its
 // signal at index 42, and enters the barrier, then waits on the signal;
 // the initiator leaves the barrier and puts the task.

@@ -138,7 +138,7 @@ func newDDTBenchCmd(stdout io.Writer) *cobra.Command {
 		Long: `Bench measures pack and unpack throughput of the committed datatype
 engine, in GB/s of packed data with warm caches, for byte vectors
 vector(n, B, 2B)<byte> with blocks B of 4, 8, 16, 64, 256 and 2048 bytes
-(--size packed), and for the application types of datatypes.md §8 (typed
+(--size packed), and for the application types of the SC'19 paper (typed
 vectors and structs, named as such) at their benchmark sizes. Every call is
 timed: "GB/s" is the median call's throughput, "p10" the 10th-percentile
 (fast) call's, the statistics docs/ddt.md quotes. Each row is compared with

@@ -236,7 +236,7 @@ type WRFGrid struct {
 	P0, NSend                    int // first scalar sent, number of scalars sent
 }
 
-// WRFDefault returns the em_b_wave grid of datatypes.md §8 for the given
+// WRFDefault returns the em_b_wave grid of the SC'19 paper for the given
 // memory and patch bounds in i and j (k runs 1..65; 4 2-D, 3 3-D and 2 4-D
 // arrays with 2 scalars of which the second is sent).
 func WRFDefault(ims, ime, jms, jme, is, ie, js, je int) WRFGrid {

@@ -48,7 +48,7 @@ func FixtureCases() (map[string]Case, error) {
 	return out, firstErr
 }
 
-// wrfCases are the WRF patches of datatypes.md §8:
+// wrfCases are the WRF patches of the SC'19 paper:
 // (ims,ime; jms,jme; is..ie; js..je).
 var wrfCases = []struct {
 	name string
@@ -64,7 +64,7 @@ var wrfCases = []struct {
 	{"x_8x8", [8]int{4, 22, 4, 27, 13, 15, 8, 23}},
 }
 
-// AllCases returns every size of every application listed in datatypes.md
+// AllCases returns every size of every application listed in the SC'19 paper
 // §8 (FFT2D with P = 4; COMB with 100 cells and 1 ghost layer; SW4LITE at
 // 79×79×345).
 func AllCases() ([]Case, error) {

@@ -1,4 +1,4 @@
-// Package apps builds the application datatypes of datatypes.md §8 (the
+// Package apps builds the application datatypes of the SC'19 paper (the
 // ddtbench micro-applications: NAS LU and MG, MILC, FFT2D, SPECFEM3D,
 // LAMMPS, WRF, COMB, SW4LITE) as datatype.Types parameterized by their sizes.
 //

@@ -3,6 +3,6 @@
 // (defaults included) and the seed, so a file alone says what produced it.
 //
 // It models no part of the spec; it is the output side of every
-// experiment (overview.md: results compared in tables, plots and
+// experiment (the dissertation: results compared in tables, plots and
 // timelines). Left out: interactive plots (the SVGs are static).
 package report

@@ -33,10 +33,18 @@ func BetterDirection(p *Plot) string {
 // LastingCrossovers returns the crossovers of p (see Crossovers) after
 // which the two series keep their new order to the end of the sweep, and
 // how many other order changes (reversed again later) there are. A
-// categorical x axis has none.
+// categorical x axis has none, and neither has a trace (a series of more
+// than 60 points: a quantity over time, not a sweep).
 func LastingCrossovers(p *Plot) (lasting []Crossover, transient int) {
 	if p == nil || p.Categorical {
 		return nil, 0
+	}
+	for _, s := range p.Series {
+		if len(s.X) > denseSeries {
+			// A trace over time (a queue's occupancy), not a sweep: its
+			// lines cross all the time and no crossing means anything.
+			return nil, 0
+		}
 	}
 	for i, a := range p.Series {
 		for _, b := range p.Series[i+1:] {

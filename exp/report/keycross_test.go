@@ -45,3 +45,15 @@ func TestCrossoverSentencesAtMostAHandful(t *testing.T) {
 		}
 	}
 }
+
+func TestNoCrossoversOnTraces(t *testing.T) {
+	var a, b Series
+	a.Name, b.Name = "a", "b"
+	for i := range 100 {
+		a.X, a.Y = append(a.X, float64(i)), append(a.Y, float64(i%2))
+		b.X, b.Y = append(b.X, float64(i)), append(b.Y, float64((i+1)%2))
+	}
+	if got := CrossoverSentences("", &Plot{XLabel: "time", Series: []Series{a, b}}); got != nil {
+		t.Errorf("a trace's crossings listed: %q", got)
+	}
+}

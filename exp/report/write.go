@@ -454,7 +454,9 @@ func significantDecimals(v float64) int {
 	return min(6, 2+int(-math.Floor(math.Log10(a))))
 }
 
-// WriteCSV writes r as CSV (RFC 4180). The file opens with comment lines
+// WriteCSV writes r as one multi-table CSV archive (RFC 4180): the form
+// the golden tests pin, not what the CLI writes (CSVFiles: one table per
+// file and a sidecar). The file opens with comment lines
 // that record where the numbers came from, each starting with "# ":
 //
 //	# experiment = allreduce

@@ -3,8 +3,8 @@
 // re-runs the experiment for each, in parallel, and reports per output
 // (each time, each speedup, each crossover point where one strategy
 // overtakes another; report.Result.Outputs) which knobs move it and by how
-// much, as tables and a tornado plot (issue 13, hardware.md §2.4 and
-// gpu-networking.md §6 list the knobs).
+// much, as tables and a tornado plot (issue 13, the dissertation's configuration tables and
+// the dissertation list the knobs).
 //
 // A knob is scaled one at a time, everything else at its value. Numeric
 // knobs only (durations, sizes, rates, frequencies, counts, ratios): a

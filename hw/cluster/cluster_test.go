@@ -20,7 +20,7 @@ func TestPresetsAreValid(t *testing.T) {
 		t.Error("unknown preset accepted")
 	}
 	if g := GPUTN(); g.GPU.Launch != 1500*sim.Nanosecond || g.NIC.TrigMaxEntries != 16 || g.GPU.CUs != 24 {
-		t.Errorf("gputn preset drifted from hardware.md §2.3: %+v", g.GPU)
+		t.Errorf("gputn preset drifted from the dissertation's Table 6.1: %+v", g.GPU)
 	}
 	if CompNet().GPU.Mode != "dgpu" || XTQ().GPU.Launch != 0 {
 		t.Error("compnet must be dGPU and xtq must have no fixed launch overhead")

@@ -7,7 +7,7 @@
 // whole leaf switches, for one simulation on several cores
 // (docs/parallel.md).
 //
-// Spec: hardware.md §1–2 (the node and the presets gputn, xtq, compnet,
+// Spec: the dissertation (the node and the presets gputn, xtq, compnet,
 // compnet_paper), §6–7 (gpurdma, gio), §12 (spin, pulp). Left out: more
 // than one GPU or NIC per node.
 package cluster

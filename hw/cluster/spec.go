@@ -45,7 +45,7 @@ func (s Spec) Validate() error {
 
 // pcieGen4x16 is the effective Gen4 x16 rate: 16 GT/s × 16 lanes × 128/130
 // ÷ 8 ≈ 31.51 GB/s raw, times the TLP efficiency MPS/(MPS+24) at MPS = 256 B
-// (hardware.md §4) = 28.807 GB/s, rounded to 28.8 GB/s so the printed
+// (the dissertation) = 28.807 GB/s, rounded to 28.8 GB/s so the printed
 // parameter is exact.
 const pcieGen4x16 = unit.Rate(28.8e9)
 
@@ -54,7 +54,7 @@ func ddrRate(channels int, mts float64) unit.Rate {
 	return unit.Rate(float64(channels) * 8 * mts * 1e6)
 }
 
-// GPUTN returns preset gputn (dissertation Table 6.1, hardware.md §2.3):
+// GPUTN returns preset gputn (dissertation Table 6.1, the dissertation's Table 6.1):
 // APU-style node, 24-CU GCN3 at 1.5 GHz, 1.5 µs launch and teardown,
 // 100 ns / 100 Gbps star, 16 trigger entries.
 func GPUTN() Spec {
@@ -148,10 +148,10 @@ func CompNetPaper() Spec {
 // documents model.
 const pcieGen4x32 = unit.Rate(57.6e9)
 
-// Spin returns preset spin (hardware.md §12.1, the documents' SST + gem5
+// Spin returns preset spin (the SC'19 paper, the documents' SST + gem5
 // setup): 200 Gb/s links with 2 KiB payloads, PCIe Gen4 x32, an i7-4770
 // host at 3.4 GHz for the unpack baseline, and a sPIN NIC with 16 HPUs at
-// 800 MHz — the count of the datatype experiments (workloads.md §11; the
+// 800 MHz — the count of the datatype experiments (the SC'19 paper; the
 // documents' default of 32 is spin.hpus=32). The PCIe gap of 2 ns (500 M
 // TLPs/s) is a [DEFAULT] for x32: twice the x16 message rate.
 func Spin() Spec {
@@ -174,7 +174,7 @@ func Spin() Spec {
 	return s
 }
 
-// PULP returns preset pulp (hardware.md §12.2): the spin preset's node,
+// PULP returns preset pulp (the SC'19 paper): the spin preset's node,
 // network and PCIe with the PULP accelerator as the HPUs — 4 clusters × 8
 // RISC-V cores at 1 GHz on L1/L2 scratchpads with cluster DMAs
 // (spin.hpu_model = pulp, spin.pulp.*). The datatype structures keep the
@@ -192,7 +192,7 @@ func PULP() Spec {
 // times MPS/(MPS+24) at MPS = 256 B = 14.40 GB/s.
 const pcieGen3x16 = unit.Rate(14.4e9)
 
-// GPURDMA returns preset gpurdma (hardware.md §6): an NVIDIA K40c (15 SMs,
+// GPURDMA returns preset gpurdma (the GPUrdma paper): an NVIDIA K40c (15 SMs,
 // 32-thread warps; 4 schedulers × 16 warps, 745 MHz base clock, 288 GB/s
 // GDDR5 and a 400 ns memory latency are [DEFAULT] K40c data-sheet values)
 // in dGPU mode, a Connect-IB HCA on FDR InfiniBand (56 Gb/s), both PCIe
@@ -207,7 +207,7 @@ func GPURDMA() Spec {
 	s.GPU.LDSPerCU, s.GPU.L1Lines = 48*unit.KiB, 256
 	hcaPipeline(&s, 320*sim.Nanosecond)
 	dgpuLaunch(&s)
-	// The host of this real-hardware study keeps hardware.md §10's
+	// The host of this real-hardware study keeps the dissertation's
 	// classic-cache misses in flight (not the documents' gem5 APU host).
 	s.CPU.L1DMisses, s.CPU.L2Misses = 4, 20
 	return s
@@ -230,7 +230,7 @@ func hcaPipeline(s *Spec, p2p sim.Time) {
 	s.PCIe.P2PReadLatency = p2p
 }
 
-// GIO returns preset gio (hardware.md §7): up to 4 nodes of one x86 host
+// GIO returns preset gio (the GIO slides): up to 4 nodes of one x86 host
 // and one AMD Radeon MI-25 (dGPU with HBM; 64 CUs at 1.5 GHz and 484 GB/s
 // are the [DEFAULT] values of §7) on 56 Gb/s InfiniBand, PCIe Gen3 x16.
 func GIO() Spec {
@@ -242,7 +242,7 @@ func GIO() Spec {
 	s.L2.Size = 4 * unit.MiB // §7 [DEFAULT] MI-25 L2: its reuse decides the L2-off cost of §5.3
 	hcaPipeline(&s, 0)
 	dgpuLaunch(&s)
-	// The host of this real-hardware study keeps hardware.md §10's
+	// The host of this real-hardware study keeps the dissertation's
 	// classic-cache misses in flight (not the documents' gem5 APU host).
 	s.CPU.L1DMisses, s.CPU.L2Misses = 4, 20
 	return s

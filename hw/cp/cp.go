@@ -13,7 +13,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Spec describes the CP cores (hardware.md §2.2, §8).
+// Spec describes the CP cores (the dissertation's Table 5.1).
 type Spec struct {
 	Cores int       `toml:"cores" doc:"command-processor cores (x86 2-wide OOO); a run with more service threads gets one core per thread unless cp.oversubscribe" src:"DOC"`
 	Freq  unit.Freq `toml:"freq" doc:"CP core clock" src:"DOC"`
@@ -22,7 +22,7 @@ type Spec struct {
 	IPC      float64  `toml:"ipc" doc:"effective IPC of CP software; 0 = derived from the host's model: 1 / (1/cp.width + (1/cpu.ipc − 1/cpu.width)), the same software's stall cycles on a narrower core" src:"DEFAULT"`
 	L1Lines  int      `toml:"l1_lines" doc:"CP D-cache in 64 B lines (32 kB)" src:"DOC"`
 	L1Cycles int      `toml:"l1_cycles" doc:"CP D-cache hit latency in CP cycles" src:"DOC"`
-	Quantum  sim.Time `toml:"quantum" doc:"time slice when cp.oversubscribe puts more threads than CP cores on the cores (hardware.md §8)" src:"DEFAULT"`
+	Quantum  sim.Time `toml:"quantum" doc:"time slice when cp.oversubscribe puts more threads than CP cores on the cores (the dissertation)" src:"DEFAULT"`
 	// CoherentL1 keeps the CP's D-cache coherent with the GPU L2.
 	CoherentL1 bool `toml:"coherent_l1" doc:"the CP D-cache is kept coherent with the GPU L2 (as an x86 core's must be): a line another agent changed misses, an unchanged one hits, and the acquire marker costs nothing; off (the default), the D-cache is a GPU-style non-coherent L1 that the acquire marker invalidates, so every poll reaches the L2" src:"DEFAULT"`
 	// Oversubscribe keeps cp.cores fixed and time-slices extra threads.

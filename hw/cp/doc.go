@@ -1,11 +1,11 @@
 // Package cp models the programmable cores of a GPU's command processor
-// (hardware.md §1.3, §8): small x86 cores (preset compnet: 2-wide OOO,
+// (the dissertation): small x86 cores (preset compnet: 2-wide OOO,
 // 2 cores at 2 GHz) that sit behind the GPU L2 with the compute units and
 // run software threads, such as the ComP-Net service threads and the
-// OpenSHMEM/Portals library (gpu-networking.md §1.4–1.5).
+// OpenSHMEM/Portals library (the dissertation's ComP-Net chapter).
 //
 // A Thread charges its software paths as instructions / (IPC × f)
-// (gpu-networking.md §6) on its core, time-sliced with the other threads
+// (the dissertation) on its core, time-sliced with the other threads
 // of the core (package sched, quantum cp.quantum). Its memory accesses go
 // through a private, non-coherent L1 D-cache (cp.l1_lines, FIFO eviction):
 // a line once filled returns its cached bytes until the thread issues an
@@ -18,7 +18,7 @@
 // write back the GPU L2's dirty lines (release) or invalidate its
 // NIC-shared lines (acquire).
 //
-// The thread counts what the energy model needs (hardware.md §11):
+// The thread counts what the energy model needs (the dissertation):
 // instructions, L1 accesses, L2 accesses and memory accesses.
 //
 // Not modelled: the CP's instruction cache, its kernel-management work

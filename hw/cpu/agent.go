@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// CPU agent dispatch (nic.md §4.1, "CPU command packet"): the HSA
+// CPU agent dispatch (the dissertation's XTQ chapter, "CPU command packet"): the HSA
 // agent-dispatch packet, 64 bytes, little-endian, with the return-address
 // slot reused as the function pointer ([DEFAULT]: the documents say only
 // that the packet holds a function pointer and embedded scalar arguments).
@@ -101,7 +101,7 @@ func (c *CPU) function(ptr uint64) (Function, bool) {
 // doorbell signal, the same producer protocol as a GPU AQL queue (reserve
 // by an atomic add on the write index, body, header last, then the new
 // write index to the doorbell). A host thread of its own polls the
-// doorbell (nic.md §4.3 step 6: for a CPU agent the doorbell is a signal
+// doorbell (the dissertation's XTQ chapter step 6: for a CPU agent the doorbell is a signal
 // in shared memory that a CPU thread polls), reads the packet at its read
 // index (a miss: the producer wrote it), waits for a valid header, frees
 // the slot, calls the function and decrements the completion signal by a

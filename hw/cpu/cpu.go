@@ -212,7 +212,7 @@ func (t *Thread) Instr(n int) {
 // Compute streams bytes of a reduction or stencil as an OpenMP-style
 // parallel region of threads threads: the calling thread and threads-1 team
 // threads, placed by the scheduler, each stream an equal share, and the
-// region ends when the last share is done (hardware.md §10, see stream).
+// region ends when the last share is done (the dissertation, see stream).
 // Team threads that share a core with others (more threads than cores, or
 // a core taken by a polling helper) take turns on it.
 func (t *Thread) Compute(bytes uint64, threads int) {

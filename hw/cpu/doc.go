@@ -1,6 +1,6 @@
-// Package cpu models the host CPU of a node (hardware.md §1.1, §10): host
+// Package cpu models the host CPU of a node (the dissertation): host
 // threads as blocking agents whose runtime software costs
-// instructions / (IPC × f) (gpu-networking.md §6), streaming compute bound
+// instructions / (IPC × f) (the dissertation), streaming compute bound
 // by memory-level parallelism, and polling of memory words.
 //
 // # Streaming compute
@@ -49,7 +49,7 @@
 //     thread waits; a busy one yields at its slice end.
 //   - CPU.CoreStats reports per core the busy time (running, polling or
 //     switching), the polling part and the switches: the per-core
-//     utilisation the experiments print and that energy (hardware.md §11)
+//     utilisation the experiments print and that energy (the dissertation)
 //     charges.
 //
 // OpenMP team threads run as step processes (sim.Engine.SpawnSteps,
@@ -81,7 +81,7 @@
 //
 // # Agent dispatch
 //
-// A CPU agent queue (agent.go; nic.md §4.1, §4.3) is an HSA-style
+// A CPU agent queue (agent.go; the dissertation's XTQ chapter) is an HSA-style
 // user-mode queue of 64-byte agent-dispatch packets in host memory with a
 // doorbell signal. Its own host thread polls the doorbell (WaitWord: the
 // poll that sees the producer's write misses), reads the packet (a

@@ -60,7 +60,7 @@ func (c *CPU) CoreStats() []CoreStats {
 
 // OnCore returns the time t has held its core up to now (running,
 // polling or switching in): the core activity energy charges to the
-// thread (hardware.md §11), which is less than its lifetime when it
+// thread (the dissertation), which is less than its lifetime when it
 // shares the core with other threads.
 func (t *Thread) OnCore() sim.Duration {
 	d := t.onCore

@@ -11,7 +11,7 @@ import (
 // Compute models selectable with cpu.compute_model.
 const (
 	// ModelMLP bounds a streaming core by the cache misses it keeps in
-	// flight (Little's law, hardware.md §10).
+	// flight (Little's law, the dissertation).
 	ModelMLP = "mlp"
 	// ModelFlat streams at stream_bytes_per_cycle per core, for comparison
 	// with the earlier model only.
@@ -22,14 +22,14 @@ const (
 type Spec struct {
 	Cores         int       `toml:"cores" doc:"host cores" src:"DOC"`
 	Freq          unit.Freq `toml:"freq" doc:"core clock" src:"DOC"`
-	IPC           float64   `toml:"ipc" doc:"effective instructions per cycle of runtime software (gpu-networking.md §6)" src:"DEFAULT"`
+	IPC           float64   `toml:"ipc" doc:"effective instructions per cycle of runtime software (the dissertation)" src:"DEFAULT"`
 	Width         int       `toml:"width" doc:"issue width of a core (dissertation Table 5.1: 8-wide OOO); with cpu.ipc it fixes the stall cycles per instruction of runtime software, from which the CP's speed follows (0: not modelled)" src:"DOC"`
 	StreamBPC     float64   `toml:"stream_bytes_per_cycle" doc:"issue-bound streaming rate per core (load/store ports); the whole rate when cpu.compute_model = flat" src:"DEFAULT"`
 	DRAMLatency   sim.Time  `toml:"dram_latency" doc:"unloaded DRAM access latency (a poll that misses pays it; a streaming miss waits at least this)" src:"DEFAULT"`
 	DRAMBandwidth unit.Rate `toml:"dram_bandwidth" doc:"peak DRAM bandwidth (channels × 8B × transfer rate)" src:"DEFAULT"`
 	CacheHit      sim.Time  `toml:"cache_hit" doc:"a poll that hits its cache line (unchanged word)" src:"DEFAULT"`
 
-	// The streaming model (hardware.md §10). The defaults are gem5's stock
+	// The streaming model (the dissertation). The defaults are gem5's stock
 	// classic caches, which the documents' hosts used: 4 L1D MSHRs, 20 L2
 	// MSHRs, no prefetcher.
 	ComputeModel  string     `toml:"compute_model" doc:"host streaming model: mlp (misses in flight / loaded latency, capped by DRAM) or flat (stream_bytes_per_cycle per core)" src:"DEFAULT"`

@@ -9,7 +9,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// AQL kernel-dispatch packet layout (HSA; nic.md §4.1): 64 bytes,
+// AQL kernel-dispatch packet layout (HSA; the dissertation's XTQ chapter): 64 bytes,
 // little-endian, at these byte offsets.
 const (
 	AQLPacketSize      = 64
@@ -123,7 +123,7 @@ func (g *GPU) NewSignal(name string, v uint64) mem.Addr {
 	return a
 }
 
-// AQLQueue is an HSA user-mode queue (hardware.md §8): a ring of 64-byte
+// AQLQueue is an HSA user-mode queue (the dissertation): a ring of 64-byte
 // packet slots in host memory with a write index, a read index and a
 // doorbell, all words in memory that any agent (host thread, NIC) may
 // access. Producers reserve a slot by an atomic add on the write index,

@@ -7,7 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// The L2 model of bulk traffic (hardware.md §5.3, §10). Address-carrying
+// The L2 model of bulk traffic (the GIO slides). Address-carrying
 // bulk accesses (StreamLines, LoadLanes) pass every 64 B line through the
 // L2 tag model: a line the L2 holds is served at the L2 hit latency and
 // takes no memory bandwidth; a missing line fills the L2 (LRU victim) and
@@ -71,7 +71,7 @@ func (b *bulkLines) done(w *WG, now sim.Time) sim.Time {
 
 // StreamLines moves n bytes of bulk array traffic at [a, a+n): every line
 // goes through the L2 tag model (streaming work-groups evict other lines,
-// workloads.md §5.5); lines the L2 holds are served at the L2 latency
+// the dissertation's ComP-Net chapter); lines the L2 holds are served at the L2 latency
 // without memory bandwidth, the others (and every line of an
 // L2-uncacheable page) through the memory server.
 func (w *WG) StreamLines(a mem.Addr, n uint64) {
@@ -156,7 +156,7 @@ func (w *WG) peek(a mem.Addr) uint64 {
 // until a system release; APU: in memory) or, for an L2-uncacheable page,
 // at memory after the memory latency. It returns the old value. Pollers
 // of the word are woken. Other agents (the NIC) must not update the same
-// word concurrently through memory: the L2 is not probed (hardware.md
+// word concurrently through memory: the L2 is not probed (the dissertation
 // §5.3).
 func (w *WG) AtomicAdd64(a mem.Addr, v uint64) uint64 {
 	g := w.g

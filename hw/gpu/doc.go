@@ -1,4 +1,4 @@
-// Package gpu models a GCN-style GPU at the abstraction of hardware.md §10:
+// Package gpu models a GCN-style GPU at the abstraction of the dissertation:
 // compute units with SIMD servers and residency limits, a work-group
 // dispatcher, a command processor (CP) that serves an in-order queue of
 // kernel dispatches and stream operations, fixed launch and teardown
@@ -27,7 +27,7 @@
 // scope atomic loads bypass the caches. Kernel start implies a system
 // acquire and kernel end a system release, charged to launch and teardown.
 //
-// User-mode queues (aql.go, hardware.md §8, nic.md §4.1): HSA AQL rings in
+// User-mode queues (aql.go, the dissertation's XTQ chapter): HSA AQL rings in
 // host memory with write and read indices and a doorbell word, served by a
 // per-queue packet processor on the CP that waits for the doorbell, reads
 // the slot (a memory access), waits for a valid header, frees the slot,
@@ -46,7 +46,7 @@
 // line through the L2 tag model: L2 hits cost the L2 latency and no
 // memory bandwidth, misses and every line of an L2-uncacheable page go to
 // the memory server, so the cost of GIO's uncacheable pages emerges from
-// the reuse of the access pattern (hardware.md §5.3). The tag model is
+// the reuse of the access pattern (the GIO slides). The tag model is
 // not invalidated by a work-group's system-scope acquire (the functional
 // L2 copy is), so timing of reuse across such acquires is optimistic.
 package gpu

@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Scope is a memory-model scope (hardware.md §5.1).
+// Scope is a memory-model scope (the dissertation).
 type Scope uint8
 
 // Scopes, narrowest first.

@@ -13,7 +13,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// L2Spec is the geometry of the GPU L2 tag model (hardware.md §1.2, §2.2,
+// L2Spec is the geometry of the GPU L2 tag model (the dissertation,
 // §9).
 type L2Spec struct {
 	Size unit.Bytes `toml:"size" doc:"GPU L2 capacity (tag model: hit/miss, LRU eviction, LOCKED lines)" src:"DOC"`
@@ -272,7 +272,7 @@ func (g *GPU) cpStore(a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
 }
 
 // CPRMW is a CP core's lock-prefixed read-modify-write of the word at a
-// (hardware.md §9 use 1): it bypasses the CP L1; the read half locks the
+// (the ComP-Net paper use 1): it bypasses the CP L1; the read half locks the
 // line at the L2 (other accessors wait), f computes the new value from
 // the old, the write half stores it and releases the lock. It returns the
 // old value and costs p two L2 accesses.
@@ -383,7 +383,7 @@ func (g *GPU) nicShared(l mem.Addr) bool {
 
 // StoreTracked is Store64 seen by the L2 tag model: the line is looked up
 // (filled on a miss) for the CU. With locked set it is the store_locked
-// instruction of hardware.md §9: the line is pinned LOCKED until the
+// instruction of the ComP-Net paper: the line is pinned LOCKED until the
 // first CP access.
 func (w *WG) StoreTracked(a mem.Addr, v uint64, locked bool) {
 	w.Store64(a, v)

@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Spec describes one GPU (hardware.md §1.2, §5, §10).
+// Spec describes one GPU (the dissertation).
 type Spec struct {
 	Mode           string     `toml:"mode" doc:"memory mode: apu (shared coherent memory, write-through L2) or dgpu (separate memory, write-back L2)" src:"DOC"`
 	CUs            int        `toml:"cus" doc:"compute units" src:"DOC"`

@@ -4,7 +4,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 )
 
-// L2-uncacheable pages and the stale-line check (hardware.md §5.3, the
+// L2-uncacheable pages and the stale-line check (the GIO slides, the
 // GIO fix). In dGPU mode the NIC's writes land in GPU memory without
 // probing the write-back L2, so an L2 line filled before them keeps
 // returning the old bytes. Pages marked with SetUncached bypass the L1

@@ -4,7 +4,7 @@
 // changes. Payload-free memories keep addresses and timing but no bytes, for
 // very large runs.
 //
-// Spec: hardware.md §5 (memory modes and the visibility rules the caches
+// Spec: the dissertation (memory modes and the visibility rules the caches
 // above it enforce). Left out: virtual memory, pages and TLBs; the caches
 // themselves live with their agents (hw/gpu, hw/cpu).
 //

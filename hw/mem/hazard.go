@@ -6,7 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// Hazard is one memory-visibility hazard a checker saw (hardware.md
+// Hazard is one memory-visibility hazard a checker saw (the dissertation
 // §5.3–5.4): which agent observed or produced stale bytes, at which
 // address, and the fix that was missing.
 type Hazard struct {

@@ -11,7 +11,7 @@ import (
 // Addr is a byte address in a node's address space. 0 is never allocated.
 type Addr uint64
 
-// LineSize is the cache-line size everywhere (hardware.md §2.4).
+// LineSize is the cache-line size everywhere (the dissertation's configuration tables).
 const LineSize = 64
 
 // Line returns the address of the cache line holding a.

@@ -1,4 +1,4 @@
-// Package net models the cluster network (hardware.md §3): full-duplex links
+// Package net models the cluster network (the dissertation): full-duplex links
 // that serialise packets at their bandwidth (payload plus a per-packet
 // header), switches with a fixed latency and one FIFO server per output port
 // (store and forward at packet granularity), and two topologies: a star

@@ -11,7 +11,7 @@ import (
 // Network models, selected by NetworkSpec.Model.
 const (
 	// ModelPacket moves every packet hop by hop through FIFO output ports
-	// (store and forward, hardware.md §3).
+	// (store and forward, the dissertation).
 	ModelPacket = "packet"
 	// ModelFlow moves whole messages as fluid flows that share every link
 	// they cross with max-min fairness.

@@ -9,7 +9,7 @@ import (
 const AnyID = -1
 
 // ---------------------------------------------------------------------------
-// Commands (nic.md §2.3)
+// Commands (the dissertation (Portals 4))
 
 // Op is the operation of a Command.
 type Op uint8
@@ -40,7 +40,7 @@ func (o Op) String() string {
 // ack_req). The zero value is AckReq.
 type AckType uint8
 
-// Ack types (nic.md §2.3).
+// Ack types (the dissertation (Portals 4)).
 const (
 	AckReq   AckType = iota // full ACK event (and CT count if MDEventCTAck)
 	CTAckReq                // ack counted on the MD's CT only, no ACK event
@@ -48,7 +48,7 @@ const (
 	NoAckReq                // no ack packet
 )
 
-// AtomicOp is the operation of an atomic (nic.md §2.3).
+// AtomicOp is the operation of an atomic (the dissertation (Portals 4)).
 type AtomicOp uint8
 
 // Atomic operations. Swap stores the incoming value; CSwap stores it only
@@ -133,7 +133,7 @@ type Command struct {
 type DeferredID uint64
 
 // ---------------------------------------------------------------------------
-// Memory descriptors, list entries (nic.md §2.1)
+// Memory descriptors, list entries (the dissertation (Portals 4))
 
 // MDOptions select the initiator events an MD posts and counts.
 type MDOptions uint32
@@ -179,7 +179,7 @@ const (
 	MEEventCTBytes                               // count bytes (mlength) instead of events
 )
 
-// ME is a matching list entry description (nic.md §2.1–2.2).
+// ME is a matching list entry description (the dissertation (Portals 4)).
 type ME struct {
 	Start      mem.Addr
 	Length     uint64
@@ -190,7 +190,7 @@ type ME struct {
 	MinFree    uint64 // MANAGE_LOCAL: unlink when Length − local offset < MinFree
 	CT         *CT    // may be nil
 	UserPtr    any    // returned in target events
-	// Ctx, when non-nil, is the sPIN execution context (nic.md §5.2)
+	// Ctx, when non-nil, is the sPIN execution context (the SC'19 paper)
 	// that processes the entry's put packets instead of the plain DMA path.
 	Ctx ExecContext
 }
@@ -226,7 +226,7 @@ func (m *MEntry) Linked() bool { return m.linked }
 func (m *MEntry) LocalOffset() uint64 { return m.offset }
 
 // ---------------------------------------------------------------------------
-// Events (nic.md §2.4)
+// Events (the dissertation (Portals 4))
 
 // EventType is the type of a full event.
 type EventType uint8
@@ -271,7 +271,7 @@ const (
 	FailDropped              // no ME matched (or the PT's EQ was full without flow control)
 	FailPTDisabled           // the PT was disabled (flow control)
 	FailUndelivered          // the target does not exist or has no such PT
-	FailHandler              // a sPIN handler returned FAIL (nic.md §5.3)
+	FailHandler              // a sPIN handler returned FAIL (the SC'19 paper)
 )
 
 // XTQ failure types (xtq.go), reported in TASK events and failed acks.

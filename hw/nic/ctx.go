@@ -7,7 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// ExecContext is the hook a sPIN execution context (nic.md §5.2) plugs into
+// ExecContext is the hook a sPIN execution context (the SC'19 paper) plugs into
 // a matching entry (ME.Ctx). The packets of a put bound to such an ME are
 // handed to Arrive in inbound order instead of taking the plain DMA path;
 // the context owns them from then on and ends the message with

@@ -1,6 +1,6 @@
 // Package nic models a node's network interface with Portals 4 semantics,
 // Portals triggered operations and the GPU-TN trigger extension
-// (shared/spec/nic.md §1–3; the MPI mapping of §6.1 is built above it, in
+// (the dissertation (Portals 4); the MPI mapping of §6.1 is built above it, in
 // model/).
 //
 // # Usage
@@ -92,7 +92,7 @@
 // failures are data, never Go errors; malformed commands and broken
 // invariants are simulator bugs and panic naming the NIC.
 //
-// # Verbs front end (gpu-networking.md §2.1, verbs*.go)
+// # Verbs front end (the GPUrdma paper, verbs*.go)
 //
 // InfiniBand reliable-connected queue pairs on the same packet engine,
 // PCIe link and fabric. Software (a host thread or GPU threads) writes
@@ -128,9 +128,9 @@
 // from there, up to VerbsRNRRetry times (7: forever), then fails the WQE
 // with WCRNRRetryExc and flushes the rest.
 // SetReorder switches on the peer-to-peer write-reordering hazard of
-// hardware.md §5.4 for verbs writes into GPU memory.
+// the GPUrdma paper for verbs writes into GPU memory.
 //
-// # XTQ (nic.md §4, xtq.go)
+// # XTQ (the dissertation's XTQ chapter, xtq.go)
 //
 // XtqPut gathers a command buffer (64 B AQL packet + kernel arguments) and
 // a payload by two DMA streams into one put flagged xtq. At the target the
@@ -157,7 +157,7 @@
 // XTQ_WRONG_AGENT, and the enqueue is the GPU task's.
 //
 // The NIC keeps each task's command copy in a hold buffer of
-// xtq_hold_depth slots (8, nic.md §4.3) from header parse to enqueue
+// xtq_hold_depth slots (8, the dissertation's XTQ chapter) from header parse to enqueue
 // (xtq_hold.go). When every slot is taken, a new task header is not
 // parsed: it waits at the ingress with the rest of its message, behind it
 // every later task header and every later message of its source, until
@@ -172,7 +172,7 @@
 // DMA read of the entry (misses of one task are issued together; a lookup
 // of an entry already being read waits for that read).
 //
-// # sPIN hooks (nic.md §5)
+// # sPIN hooks (the SC'19 paper)
 //
 // An ME whose Ctx is set hands its put packets to that execution context
 // (ExecContext, ctx.go; implemented by hw/spin) instead of the plain DMA
@@ -190,7 +190,7 @@
 // while in use, AUTO_FREE, bounded NIC buffers and DMA engine occupancy
 // (the DMA FIFO is reported, not bounded), packet loss and retransmission,
 // the CT host mirror (a host CT poll's MMIO cost is the caller's), sPIN
-// (nic.md §5), the GPU-TN dynamic extension (§3.5); verbs: transport
+// (the SC'19 paper), the GPU-TN dynamic extension (§3.5); verbs: transport
 // retries (the fabric loses nothing), unreliable and dynamically connected transports,
 // CQ overrun on CQs without a consumer record; for XTQ, link credits behind
 // the hold buffer (the

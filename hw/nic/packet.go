@@ -17,7 +17,7 @@ const (
 )
 
 // Header is the Portals header carried by a message's header packet
-// (nic.md §1).
+// (the dissertation (Portals 4)).
 type Header struct {
 	Op           Op
 	Initiator    int

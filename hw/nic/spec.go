@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Spec describes the Portals-4 NIC and its extensions (nic.md §1–3).
+// Spec describes the Portals-4 NIC and its extensions (the dissertation (Portals 4)).
 type Spec struct {
 	CmdLatency     sim.Time   `toml:"cmd_latency" doc:"command processing, doorbell (or trigger) to first packet" src:"DEFAULT"`
 	CmdSize        unit.Bytes `toml:"cmd_size" doc:"command descriptor size fetched from the host ring" src:"DOC"`
@@ -26,7 +26,7 @@ type Spec struct {
 	VerbsMaxSGE    int        `toml:"verbs_max_sge" doc:"verbs: scatter/gather entries per work request (a longer list completes with a local length error)" src:"DEFAULT"`
 	VerbsRNRRetry  int        `toml:"verbs_rnr_retry" doc:"verbs: retries of a send or write-with-immediate after an RNR NAK (no receive WQE posted); 7 retries forever, as in InfiniBand" src:"DEFAULT"`
 	VerbsRNRTimer  sim.Time   `toml:"verbs_rnr_timer" doc:"verbs: minimum RNR NAK timer, the requester's wait before a retry (InfiniBand encoding 1: 0.01 ms)" src:"DEFAULT"`
-	// The HCA pipeline's bounds (gpu-networking.md §2.1): how many WQEs
+	// The HCA pipeline's bounds (the GPUrdma paper): how many WQEs
 	// of one QP may be in flight, and how many DMA read requests the NIC
 	// may have outstanding on PCIe at once. 0 leaves a stage unbounded
 	// (the presets without an HCA of their own); preset gpurdma and gio
@@ -34,7 +34,7 @@ type Spec struct {
 	VerbsQPInflight int  `toml:"verbs_qp_inflight" doc:"verbs: WQEs of one QP in flight, started and not yet acknowledged (0 = unbounded; gpurdma/gio 16: the per-QP outstanding-request depth, max_qp_rd_atom = 16 as ibv_devinfo reports for Connect-IB/ConnectX)" src:"DEFAULT"`
 	ReadTags        int  `toml:"read_tags" doc:"DMA read requests (WQE fetches, payload reads) outstanding on PCIe at once; a request waits for a free tag (0 = unbounded; gpurdma/gio: see docs/gnn.md)" src:"DEFAULT"`
 	VerbsBlueFlame  bool `toml:"verbs_blueflame" doc:"verbs: a doorbell for exactly one new WQE carries the 64 B WQE in its MMIO write (BlueFlame), so the HCA skips the fetch; off: the HCA always fetches by DMA (the GPUrdma paper does not use it)" src:"DEFAULT"`
-	// XTQ (nic.md §4.3). The spec's default full-queue policy is drop; the
+	// XTQ (the dissertation's XTQ chapter). The spec's default full-queue policy is drop; the
 	// default here is retry, because a dropped task is lost work the
 	// collectives cannot recover, and the issue asks that a full queue
 	// back-pressure without loss.

@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// SPut is a streaming put in progress (nic.md §5.5): one message whose
+// SPut is a streaming put in progress (the SC'19 paper): one message whose
 // payload is the concatenation of the regions given to Start and Stream.
 // The target sees one message (one match, one ME binding, one sPIN context
 // instance, one set of events). Packets are cut over the concatenated

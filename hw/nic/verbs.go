@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// The verbs front end (gpu-networking.md §2.1): InfiniBand reliable-
+// The verbs front end (the GPUrdma paper): InfiniBand reliable-
 // connected queue pairs over the same packet engine, PCIe link and fabric
 // as the Portals interface. Work queues and completion queues are rings of
 // 64 B entries in node memory (host or GPU pool) that software writes and
@@ -16,14 +16,14 @@ import (
 // really fetched, and a stale or unflushed entry is really misread.
 
 // WQESize and CQESize are the sizes of a work-queue and a completion-queue
-// entry (hardware.md §6: WQE = 64 B; CQE [DEFAULT] 64 B).
+// entry (the GPUrdma paper: WQE = 64 B; CQE [DEFAULT] 64 B).
 const (
 	WQESize = 64
 	CQESize = 64
 	// InlineMax is the payload a WQE can carry inline (its last 16 bytes).
 	InlineMax = 16
 	// WQEWords is the number of 8-byte fields of a WQE (the unit the
-	// GPUrdma calibration charges per store, hardware.md §6).
+	// GPUrdma calibration charges per store, the GPUrdma paper).
 	WQEWords = WQESize / 8
 )
 

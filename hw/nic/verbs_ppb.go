@@ -6,7 +6,7 @@ import (
 )
 
 // PPB is the read cache of the PCIe-path IP block through which the NIC
-// reads GPU memory (hardware.md §5.3, GIO): lines the NIC read stay in it,
+// reads GPU memory (the GIO slides, GIO): lines the NIC read stay in it,
 // and GPU writes to memory do not update them, so a later NIC read of a
 // line the GPU rewrote returns the old bytes until the PPB is flushed (an
 // MMIO write to its control register, then FlushLatency). Verbs reads of

@@ -7,7 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// Reorder is the peer-to-peer write-reordering hazard of hardware.md §5.4:
+// Reorder is the peer-to-peer write-reordering hazard of the GPUrdma paper:
 // while a kernel runs, NIC writes into GPU memory get no ordering
 // guarantee, so under load a later write (a notification flag) can become
 // visible before an earlier one (its payload). Each verbs write into GPU

@@ -365,7 +365,7 @@ func (n *NIC) readMaybeDone(m *rcIn) {
 // rcWrite is a posted DMA write of data to a; done runs when the NIC
 // considers it visible (its write ordering point). With the peer-to-peer
 // reorder hazard on, a write into GPU memory lands only after an extra
-// random delay (hardware.md §5.4), so a later flag can overtake it.
+// random delay (the GPUrdma paper), so a later flag can overtake it.
 func (n *NIC) rcWrite(a mem.Addr, data []byte, l uint64, done func()) {
 	v := n.vs()
 	v.wseq++

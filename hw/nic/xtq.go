@@ -10,7 +10,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// XTQ (nic.md §4): a put whose body is [64 B command packet | kernel
+// XTQ (the dissertation's XTQ chapter): a put whose body is [64 B command packet | kernel
 // arguments | payload], gathered by the initiator NIC from two buffers, and
 // turned by the target NIC into an AQL kernel dispatch in a GPU user-mode
 // queue without the target CPU.
@@ -23,7 +23,7 @@ type TaskHeader struct {
 	CmdLen uint64 // command packet + arguments, ≥ 64 bytes
 }
 
-// XtqKernel is a Kernel Lookup Table entry (nic.md §4.2).
+// XtqKernel is a Kernel Lookup Table entry (the dissertation's XTQ chapter).
 type XtqKernel struct {
 	Object uint64   // kernel object handle written into the packet
 	Buffer mem.Addr // target-resident buffer, written into kernel argument 0
@@ -132,7 +132,7 @@ type xtqJob struct {
 // XtqStats returns the XTQ counters.
 func (n *NIC) XtqStats() XtqStats { return n.xtq.stats }
 
-// XtqRegisterKernel fills KLUT[idx] (XtqRegisterKernel of nic.md §4.4).
+// XtqRegisterKernel fills KLUT[idx] (XtqRegisterKernel of the dissertation's XTQ chapter).
 // The host's cost of the call is the caller's.
 func (n *NIC) XtqRegisterKernel(idx uint64, k XtqKernel) error {
 	if idx >= uint64(n.spec.XtqTableSize) {
@@ -281,7 +281,7 @@ func (n *NIC) taskLanded(m *inMsg) bool {
 	return t.Xtq
 }
 
-// xtqTarget runs the target-side procedure of nic.md §4.3 once every byte
+// xtqTarget runs the target-side procedure of the dissertation's XTQ chapter once every byte
 // of message m is visible in the posted buffer: rewrite the NIC's copy of
 // the command packet through the lookup tables, rewrite kernel arguments 0
 // and 1 in memory, then hand the packet to the queue's enqueue engine.

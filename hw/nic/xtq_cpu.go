@@ -9,7 +9,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// CPU tasks (nic.md §4.1–4.3): an XTQ message whose command packet is an
+// CPU tasks (the dissertation's XTQ chapter): an XTQ message whose command packet is an
 // agent dispatch (header type AGENT_DISPATCH) names a function index and
 // the queue index of a CPU agent queue. The NIC rewrites it through the
 // Function Lookup Table — function pointer ← FLUT.Pointer, arg[0] ←
@@ -19,7 +19,7 @@ import (
 // a host thread polling the queue's doorbell runs the function
 // (hw/cpu agent.go).
 
-// XtqFunction is a Function Lookup Table entry (nic.md §4.2).
+// XtqFunction is a Function Lookup Table entry (the dissertation's XTQ chapter).
 type XtqFunction struct {
 	Pointer uint64   // function pointer written into the packet
 	Buffer  mem.Addr // target-resident buffer, written into argument 0
@@ -29,7 +29,7 @@ type XtqFunction struct {
 	Signal mem.Addr
 }
 
-// XtqRegisterFunction fills FLUT[idx] (XtqRegisterFunction of nic.md
+// XtqRegisterFunction fills FLUT[idx] (XtqRegisterFunction of the dissertation (Portals 4)
 // §4.4). The host's cost of the call is the caller's.
 func (n *NIC) XtqRegisterFunction(idx uint64, f XtqFunction) error {
 	if idx >= uint64(n.spec.XtqTableSize) {

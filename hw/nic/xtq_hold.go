@@ -2,7 +2,7 @@ package nic
 
 import "github.com/gpunetsim/gpunetsim/sim"
 
-// The XTQ hold buffer (nic.md §4.3 step 4): the NIC keeps the 64 B command
+// The XTQ hold buffer (the dissertation's XTQ chapter step 4): the NIC keeps the 64 B command
 // copy of every task from the moment its header is parsed until the packet
 // is written into the user-mode queue (or the task fails). It has
 // nic.xtq_hold_depth slots (8 in the documents). When they are all taken,

@@ -7,7 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// XTQ lookup tables (nic.md §4.2). With nic.xtq_tables = nic (the
+// XTQ lookup tables (the dissertation's XTQ chapter). With nic.xtq_tables = nic (the
 // prototype) they are on-NIC SRAM: every lookup costs xtq_lookup. With
 // xtq_tables = host (the documents' option for large node counts) they
 // live in host memory, one array per table, written by the registration

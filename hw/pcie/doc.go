@@ -1,5 +1,5 @@
 // Package pcie models one PCIe attachment (a GPU or NIC to the root complex)
-// with the LogGP parameters of hardware.md §4: latency L, issue overhead o,
+// with the LogGP parameters of the dissertation: latency L, issue overhead o,
 // gap g and per-byte time G, per direction, each direction a FIFO byte
 // server. TLP, data-link and physical layers are not modelled.
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Spec holds the LogGP parameters of one PCIe attachment (hardware.md §4),
+// Spec holds the LogGP parameters of one PCIe attachment (the dissertation),
 // the same in both directions.
 type Spec struct {
 	Latency        sim.Time   `toml:"latency" doc:"L: one-way latency through link and root complex" src:"DEFAULT"`

@@ -1,5 +1,5 @@
 // Package pulp models the memory system of the PULP-based sPIN accelerator
-// (shared/spec/hardware.md §12.2), the optional HPU model of preset pulp:
+// (the SC'19 paper), the optional HPU model of preset pulp:
 // clusters of RISC-V cores, each cluster with an L1 scratchpad of banks
 // (two per core) and one multi-channel DMA engine, a shared L2 scratchpad of
 // two banks, a 256-bit input port from the network into L2 and a 256-bit

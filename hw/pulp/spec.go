@@ -7,7 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Spec describes the PULP accelerator's clusters and memories (hardware.md
+// Spec describes the PULP accelerator's clusters and memories (the dissertation
 // §12.2). The core clock is the sPIN side's spin.hpu_freq.
 type Spec struct {
 	Clusters     int        `toml:"clusters" doc:"clusters of RISC-V cores" src:"DOC"`
@@ -27,7 +27,7 @@ type Spec struct {
 	PortWidth    unit.Bytes `toml:"port_width" doc:"bytes per cycle of the network input port and the PCIe output port (256 bit)" src:"DOC"`
 }
 
-// DefaultSpec returns the design of hardware.md §12.2: 4 clusters × 8
+// DefaultSpec returns the design of the SC'19 paper: 4 clusters × 8
 // cores, 16 × 64 KiB L1 banks per cluster (1-cycle), 2 × 4 MiB L2 banks
 // with 256-bit ports and 10 cycles base latency, a 64-bit/cycle DMA per
 // cluster and direction, 256-bit input and output ports. The [DEFAULT]

@@ -1,5 +1,5 @@
 // Package sched time-slices simulated software threads on a fixed set of
-// cores (hardware.md §8: "if more service threads are requested than there
+// cores (the dissertation: "if more service threads are requested than there
 // are CP cores, the threads are time-sliced round-robin on the cores",
 // [DEFAULT] quantum 10 µs). It serves the ComP-Net service threads on the
 // CP cores (the host cores have their own scheduler in hw/cpu).

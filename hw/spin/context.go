@@ -6,7 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Kind names a handler (nic.md §5.2).
+// Kind names a handler (the SC'19 paper).
 type Kind uint8
 
 // Handler kinds.
@@ -19,7 +19,7 @@ const (
 // String names the kind.
 func (k Kind) String() string { return [...]string{"header", "payload", "completion"}[k] }
 
-// Return is a handler's return code (nic.md §5.3).
+// Return is a handler's return code (the SC'19 paper).
 type Return uint8
 
 // Return codes.
@@ -33,7 +33,7 @@ const (
 // agent and charges its time through h.
 type Handler func(h *HandlerCtx) Return
 
-// Policy is a packet scheduling policy (nic.md §5.4).
+// Policy is a packet scheduling policy (the SC'19 paper).
 type Policy struct {
 	// BlockedRR selects blocked round-robin; otherwise ready HERs go FIFO
 	// to any idle HPU.
@@ -44,7 +44,7 @@ type Policy struct {
 	VHPUs int
 }
 
-// Context is a sPIN execution context (nic.md §5.2): up to three handlers,
+// Context is a sPIN execution context (the SC'19 paper): up to three handlers,
 // a block of NIC memory shared by them, and a scheduling policy. Bind it
 // to an ME by setting nic.ME.Ctx to it. Its Mem bytes are taken from the
 // NIC memory at NewContext and given back by Release.
@@ -86,7 +86,7 @@ func (s *NIC) NewContext(h Handlers, pol Policy, mem unit.Bytes) (*Context, erro
 
 // Region is a block of NIC memory holding structures that outlive one
 // execution context: a committed datatype's dataloops and checkpoints,
-// kept resident for later receives (datatypes.md §6).
+// kept resident for later receives (the SC'19 paper).
 type Region struct {
 	Base  uint64     // NIC address
 	Size  unit.Bytes // bytes held

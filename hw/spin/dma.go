@@ -6,7 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// DMA flags of PtlHandlerDMAToHost (nic.md §5.3).
+// DMA flags of PtlHandlerDMAToHost (the SC'19 paper).
 const (
 	// NoEvent: the DMA's completion raises no event.
 	NoEvent = 1 << iota

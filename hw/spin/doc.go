@@ -1,9 +1,9 @@
-// Package spin models the sPIN side of a Portals NIC (shared/spec/nic.md
-// §5, hardware.md §12.1): execution contexts bound to matching entries,
+// Package spin models the sPIN side of a Portals NIC (the dissertation (Portals 4)
+// §5, the SC'19 paper): execution contexts bound to matching entries,
 // header/payload/completion handlers running on HPUs, the packet buffer
 // with back-pressure, the scheduler and its policies, NIC memory, and the
 // DMA write engine towards host memory. It also holds the Portals-4 iovec
-// receive engine of the datatype baseline (datatypes.md §7.2).
+// receive engine of the datatype baseline (the SC'19 paper).
 //
 // # Usage
 //
@@ -63,7 +63,7 @@
 //     host regions and hands them over with StreamRegion (a streaming-put
 //     command each); the NIC appends them to one streaming put
 //     (nic.SPutStart) in packet order, whatever order handlers finish in.
-//   - HPU model pulp (spin.hpu_model, hardware.md §12.2, package pulp):
+//   - HPU model pulp (spin.hpu_model, the SC'19 paper, package pulp):
 //     the same agents and scheduler on the PULP accelerator's memories.
 //     Packets land in L2 through the input port; before a handler runs, the
 //     cluster DMA stages its packet into L1 (Stats.StageWait); SharedMem
@@ -75,7 +75,7 @@
 //     is read, and a handler issuing into a full queue stalls
 //     (Stats.DMAQueueWait) — and the FIFO hands requests to PCIe in order (a request read early by
 //     another cluster waits for the ones before it).
-//   - Static runs (RunStatic, workloads.md §11.10–11.11): packets preloaded
+//   - Static runs (RunStatic, the SC'19 paper): packets preloaded
 //     in NIC memory and assigned to HPUs up front, no scheduler; each
 //     handler's Work over Elapsed is its IPC under the cycle-cost model.
 //   - Iovec engine: one engine processes packets in arrival order, a DMA
@@ -86,5 +86,5 @@
 //
 // Handler instruction caches, DMA completion events on the PT EQ (they are kept on the sPIN side; the
 // message's completion is the PUT event there), and contexts on overflow
-// lists (unexpected messages take the plain path, datatypes.md §6).
+// lists (unexpected messages take the plain path, the SC'19 paper).
 package spin

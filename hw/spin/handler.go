@@ -10,7 +10,7 @@ import (
 )
 
 // HandlerCtx is what a running handler sees and how it spends time: its
-// packet, its message, and the handler services of nic.md §5.3. Compute is
+// packet, its message, and the handler services of the SC'19 paper. Compute is
 // charged with Cycles against a handler-local clock that runs ahead of the
 // engine; services that interact with shared resources (NIC memory, DMA,
 // commands) first bring the HPU's agent to that time, so every request
@@ -138,7 +138,7 @@ func (h *HandlerCtx) pktLen() uint64 {
 
 // DMAToHost issues PtlHandlerDMAToHostNB of n bytes of NIC memory (data,
 // nil in a payload-free run) to dst; a zero-byte DMA without NoEvent is
-// the completion handler's end-of-message marker (datatypes.md §3).
+// the completion handler's end-of-message marker (the SC'19 paper).
 func (h *HandlerCtx) DMAToHost(data []byte, n uint64, dst mem.Addr, flags int) {
 	h.issue(&dmaReq{host: dst, n: unit.Bytes(n), data: data, event: flags&NoEvent == 0, tag: h.ms.ctx.Tag, hpu: h.HPU})
 }
@@ -196,7 +196,7 @@ func (h *HandlerCtx) DMAFromHostB(src mem.Addr, n uint64, dst []byte) {
 }
 
 // Command pushes a NIC command (Put, Get, counter update …) into the NIC
-// command queue from the handler (nic.md §5.3): it executes CmdLatency
+// command queue from the handler (the SC'19 paper): it executes CmdLatency
 // later, with no doorbell and no PCIe fetch.
 func (h *HandlerCtx) Command(cmd nic.Command) {
 	h.charge(h.s.spec.Cycles(h.s.spec.DMAIssueCycles))

@@ -14,7 +14,7 @@ type IOVec struct {
 	Off, Len uint64
 }
 
-// Iovec is the Portals-4 iovec receive engine of datatypes.md §7.2, the
+// Iovec is the Portals-4 iovec receive engine of the SC'19 paper, the
 // non-programmable baseline: the host hands the NIC an iovec list; the NIC
 // holds v = IovecEntries entries at a time and, every v entries consumed,
 // stalls its DMA path for an IovecFetch PCIe read of the next v. Packets

@@ -6,7 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// nicMem is the NIC memory (nic.md §5.3): one FIFO byte server at the
+// nicMem is the NIC memory (the SC'19 paper): one FIFO byte server at the
 // aggregate bandwidth, a fixed access latency, and at most `channels`
 // accesses in flight (an access waits for the one `channels` places before
 // it to finish). The inbound engine (packet writes), the HPUs (descriptor
@@ -37,7 +37,7 @@ func (m *nicMem) access(now sim.Time, n unit.Bytes) sim.Time {
 }
 
 // memory is where the sPIN side's bytes live and how they move: the flat
-// NIC memory of preset spin (hardware.md §12.1, nicMem) or the PULP
+// NIC memory of preset spin (the SC'19 paper, nicMem) or the PULP
 // accelerator's L1/L2 scratchpads and cluster DMAs (§12.2, pulpMem). hpu is
 // the physical HPU on whose behalf the access happens (-1: the NIC's own
 // engines); addresses are NIC addresses (packet slots, then context

@@ -7,7 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// Outbound is a message sent by outbound sPIN (nic.md §5.5,
+// Outbound is a message sent by outbound sPIN (the SC'19 paper,
 // PtlProcessPut): the NIC creates the message's packets without fetching
 // data; for each packet a HER runs the context's payload handler, which
 // finds the host regions of that packet's share of the packed stream and

@@ -6,7 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// pulpMem is the PULP accelerator as the sPIN side's memory (hardware.md
+// pulpMem is the PULP accelerator as the sPIN side's memory (the dissertation
 // §12.2): packets land in L2; a handler's packet is DMAed into the L1 of
 // its core's cluster before it runs; context structures (dataloops, master
 // checkpoints) stay in L2; objects worked on in place (checkpoints,

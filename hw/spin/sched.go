@@ -5,7 +5,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// her is a handler execution request (nic.md §5.1).
+// her is a handler execution request (the SC'19 paper).
 type her struct {
 	kind Kind
 	p    *packet // nil for the completion handler
@@ -46,7 +46,7 @@ func newMsgState(c *Context, m *nic.CtxMsg) *msgState {
 	return ms
 }
 
-// scheduler assigns ready HERs to idle HPUs (nic.md §5.4). Happens-before:
+// scheduler assigns ready HERs to idle HPUs (the SC'19 paper). Happens-before:
 // a message's payload HERs become ready only once its header handler has
 // finished, and its completion HER only once every payload handler has.
 type scheduler struct {

@@ -9,9 +9,9 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Spec describes a sPIN NIC's processing side (nic.md §5, hardware.md §12):
+// Spec describes a sPIN NIC's processing side (the SC'19 paper):
 // the HPUs, the NIC memory and packet buffer, the DMA engine's view of
-// PCIe, and the Portals-iovec engine of the baseline (datatypes.md §7.2).
+// PCIe, and the Portals-iovec engine of the baseline (the SC'19 paper).
 type Spec struct {
 	HPUs           int        `toml:"hpus" doc:"handler processing units (NIC cores); 32 unless an experiment states otherwise (the datatype studies of Fig 8, 12, 13b and 14 state 16: ddtbench.hpus_stated)" src:"DOC"`
 	HPUFreq        unit.Freq  `toml:"hpu_freq" doc:"HPU clock (ARM Cortex-A15 class)" src:"DOC"`
@@ -26,14 +26,14 @@ type Spec struct {
 	IovecEntries   int        `toml:"iovec_entries" doc:"v: iovec entries the Portals-iovec NIC holds at a time (scatter-gather limit)" src:"DOC"`
 	IovecFetch     sim.Time   `toml:"iovec_fetch" doc:"PCIe read latency to fetch the next v iovec entries" src:"DOC"`
 	IovecEntrySize unit.Bytes `toml:"iovec_entry_size" doc:"bytes per iovec entry (address, length)" src:"DEFAULT"`
-	Model          string     `toml:"hpu_model" doc:"HPU model: arm (cores on a flat NIC memory, hardware.md §12.1) or pulp (clusters with L1/L2 scratchpads and cluster DMAs, §12.2; spin.pulp.* apply and spin.mem_bandwidth, mem_latency_cycles, mem_channels do not)" src:"DOC"`
+	Model          string     `toml:"hpu_model" doc:"HPU model: arm (cores on a flat NIC memory, the SC'19 paper) or pulp (clusters with L1/L2 scratchpads and cluster DMAs, §12.2; spin.pulp.* apply and spin.mem_bandwidth, mem_latency_cycles, mem_channels do not)" src:"DOC"`
 	PULP           pulp.Spec  `toml:"pulp"`
 }
 
-// DefaultSpec returns the `spin` preset's NIC side (hardware.md §12.1):
+// DefaultSpec returns the `spin` preset's NIC side (the SC'19 paper):
 // 32 HPUs at 800 MHz, 50 GiB/s 1-cycle NIC memory with 2 × HPUs channels,
 // 6 MiB for datatypes, a 256 KiB packet buffer, 50-cycle invocations and
-// 20-cycle DMA issue (nic.md §5.3), 24 B per TLP, v = 32 iovec entries
+// 20-cycle DMA issue (the SC'19 paper), 24 B per TLP, v = 32 iovec entries
 // fetched with a 500 ns PCIe read.
 func DefaultSpec() Spec {
 	return Spec{
@@ -46,8 +46,8 @@ func DefaultSpec() Spec {
 
 // HPU models (Spec.Model).
 const (
-	ModelARM  = "arm"  // HPUs on the flat NIC memory (hardware.md §12.1)
-	ModelPULP = "pulp" // the PULP accelerator's memories and DMAs (hardware.md §12.2)
+	ModelARM  = "arm"  // HPUs on the flat NIC memory (the SC'19 paper)
+	ModelPULP = "pulp" // the PULP accelerator's memories and DMAs (the SC'19 paper)
 )
 
 // Channels returns the NIC memory channel count (MemChannels, or 2 × HPUs).

@@ -133,7 +133,7 @@ func (s *NIC) DMAEvents() []DMAEvent { return s.dma.events }
 func (s *NIC) DMASignal() *sim.Signal { return &s.dma.sig }
 
 // Alloc reserves b bytes of NIC memory for a context's structures
-// (datatypes.md §6 step 2). It fails, naming the sizes, when they do not
+// (the SC'19 paper step 2). It fails, naming the sizes, when they do not
 // fit spin.mem_size.
 func (s *NIC) Alloc(b unit.Bytes) error {
 	if b < 0 || s.alloc+b > s.spec.MemSize {

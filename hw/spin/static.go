@@ -26,7 +26,7 @@ func (r HandlerRun) IPC() float64 {
 	return float64(r.Work) / float64(r.Elapsed)
 }
 
-// Static is a static run (workloads.md §11.10–11.11): packets preloaded
+// Static is a static run (the SC'19 paper): packets preloaded
 // in NIC memory and statically assigned to HPUs, each HPU running its
 // list in order with no scheduler and no arrivals. Run the engine, then
 // read the results.
@@ -98,7 +98,7 @@ func (st *Static) finish() {
 
 // HPUTimes returns each participating HPU's total time: from the start to
 // the end of its last handler (the slowest gives the throughput of
-// workloads.md §11.11).
+// the SC'19 paper).
 func (st *Static) HPUTimes() []sim.Duration {
 	out := make([]sim.Duration, len(st.hpus))
 	for i, h := range st.hpus {

@@ -19,11 +19,11 @@ type Spec struct {
 	ConsumerPoll  int `toml:"consumer_poll" doc:"GHN/ComP-Net consumer poll iteration, excluding the load" src:"DEFAULT"`
 	KernelLaunch  int `toml:"kernel_launch" doc:"host runtime work to launch one kernel: argument setup, AQL dispatch packet build, queue reserve, doorbell, excluding the memory ops" src:"DEFAULT"`
 
-	// How host runtime threads wait (hardware.md §10: "the host observes
+	// How host runtime threads wait (the dissertation: "the host observes
 	// it when its poll next sees the signal").
 	KernelWait string `toml:"kernel_wait" doc:"waiting for a kernel's completion signal: poll (spin on the signal, the core stays busy) or block (sleep in the driver until the signal's interrupt: frees the core, pays cpu.wake_latency)" src:"DEFAULT"`
 	MPIWait    string `toml:"mpi_wait" doc:"MPI progress when no event is pending: poll (spin on the event queue) or block (sleep until the NIC's event interrupt, paying cpu.wake_latency)" src:"DEFAULT"`
-	// TaskBuild is not in gpu-networking.md §6: filling 64 B of packet
+	// TaskBuild is not in the dissertation: filling 64 B of packet
 	// fields and a few arguments is about a third of an AQL build (which
 	// also reserves a slot and rings a doorbell).
 	TaskBuild int `toml:"task_build" doc:"XTQ/HSA initiator: build the 64 B command packet and kernel arguments of a remote task" src:"DEFAULT"`
@@ -35,7 +35,7 @@ const (
 	WaitBlock = "block"
 )
 
-// Default returns the instruction counts of gpu-networking.md §6.
+// Default returns the instruction counts of the dissertation.
 func Default() Spec {
 	return Spec{PortalsPost: 400, EventDispatch: 150, ShmemOp: 600, ShmemQuiet: 100, MPIMatch: 1500,
 		MPIPoll: 100, AQLBuild: 300, NBCStep: 300, Mutex: 30, ConsumerPoll: 40, KernelLaunch: 300,

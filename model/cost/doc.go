@@ -1,5 +1,5 @@
 // Package cost holds the instruction-count model of runtime software
-// (gpu-networking.md §6): a software path costs instructions / (IPC × f) on
+// (the dissertation): a software path costs instructions / (IPC × f) on
 // the core that runs it, plus the memory, PCIe and MMIO accesses the
 // simulation charges separately.
 package cost

@@ -1,4 +1,4 @@
-// Package gpi is the GPI (GASPI) subset of GPU-side GPI (gpu-networking.md
+// Package gpi is the GPI (GASPI) subset of GPU-side GPI (the dissertation
 // §2.6): segments, notifications and queues over the verbs runtime
 // (model/verbs), with threadblock-wide device calls (Device: Write, Notify,
 // WriteNotify, NotifyWaitsome, NotifyReset, Wait) and the same calls for a
@@ -10,7 +10,7 @@
 // per-rank notification area; a notify is an inline RDMA write of the
 // value (the payload travels inside the WQE), so write_notify is two WQEs
 // on one QP, ordered at the sender and delivered in order by the RC
-// transport — but under the peer-to-peer reorder hazard (hardware.md §5.4)
+// transport — but under the peer-to-peer reorder hazard (the GPUrdma paper)
 // the flag can still become visible before its payload.
 //
 // Device calls are work-group collective: the leader thread does the post

@@ -38,7 +38,7 @@ func kernel(c *cluster.Cluster, node, wgs int, body func(wg *gpu.WG)) {
 	g.Submit(op)
 }
 
-// The ping-pong of workloads.md §9.4: the CPU notifies, the GPU block's
+// The ping-pong of the GPUrdma paper: the CPU notifies, the GPU block's
 // notify_waitsome sees it and notifies back; write_notify delivers data
 // before its flag.
 func TestPingPongAndWriteNotify(t *testing.T) {

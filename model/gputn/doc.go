@@ -1,12 +1,12 @@
 // Package gputn is the GPU Triggered Networking programming model
-// (gpu-networking.md §4): the host builds full Portals commands and
+// (the dissertation's GPU-TN chapter): the host builds full Portals commands and
 // registers them on the NIC as trigger entries (TrigPut, TrigGet), and
 // kernels fire them with a system-scope store of a tag to the NIC's trigger
 // address, after a system-scope release of the data. TrigPutBlock
 // registers a schedule of puts made from their index (a ring's put per
 // step): the NIC's entries then hold the index, not a command each.
 //
-// Granularities (nic.md §3.4) are expressed by the tags and thresholds the
+// Granularities (the dissertation's GPU-TN chapter) are expressed by the tags and thresholds the
 // host registers and the helpers kernels call: TriggerWorkItem (one tag per
 // work-item), TriggerWorkGroup (the leader after a barrier), TriggerKernel
 // (every WG leader writes one tag whose threshold is the number of WGs) and

@@ -1,5 +1,5 @@
 // Package mpi is a two-sided MPI-style layer over the Portals NIC
-// (nic.md §6.1): Isend/Irecv/Wait with tag matching, an eager protocol for
+// (the dissertation (Portals 4)): Isend/Irecv/Wait with tag matching, an eager protocol for
 // messages up to mpi.eager_max and rendezvous (receiver-issued Get) above
 // it, unexpected messages held in NIC overflow buffers, and progress only
 // inside MPI calls on the calling host thread.
@@ -10,7 +10,7 @@
 // Gets the data from the sender's exposed ME on the rendezvous PT, and the
 // sender's request completes on the GET event.
 //
-// Software costs follow gpu-networking.md §6: mpi_match per send or receive
+// Software costs follow the dissertation: mpi_match per send or receive
 // posted, portals_post per NIC command, event_dispatch per event handled,
 // mpi_poll per progress poll that finds nothing.
 //

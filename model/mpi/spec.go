@@ -6,14 +6,14 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Spec holds the MPI protocol knobs (nic.md §6.1).
+// Spec holds the MPI protocol knobs (the dissertation (Portals 4)).
 type Spec struct {
 	EagerMax       unit.Bytes `toml:"eager_max" doc:"largest message sent eagerly; larger ones use rendezvous" src:"DEFAULT"`
 	OverflowBufs   int        `toml:"overflow_buffers" doc:"overflow-list buffers for unexpected eager messages" src:"DEFAULT"`
 	OverflowBufLen unit.Bytes `toml:"overflow_buffer_size" doc:"size of each overflow buffer" src:"DEFAULT"`
 }
 
-// DefaultSpec returns the defaults of nic.md §6.1.
+// DefaultSpec returns the defaults of the dissertation (Portals 4).
 func DefaultSpec() Spec {
 	return Spec{EagerMax: 32 * unit.KiB, OverflowBufs: 8, OverflowBufLen: unit.MiB}
 }

@@ -1,4 +1,4 @@
-// Package nbc is the libNBC-style schedule model of workloads.md §4.6: a
+// Package nbc is the libNBC-style schedule model of the dissertation: a
 // collective is a Schedule of Rounds; every op of a round must complete
 // before the next round starts. The schedule is data: the host executor
 // here runs it as a nonblocking collective over a two-sided transport (MPI)

@@ -2,7 +2,7 @@ package nbc
 
 import "fmt"
 
-// Remote-task op kinds (workloads.md §4.2, §4.6): a schedule whose sends
+// Remote-task op kinds (the dissertation's XTQ chapter): a schedule whose sends
 // launch kernels at their targets.
 const (
 	// XtqPut sends Len bytes at Addr to Peer as a remote task whose kernel

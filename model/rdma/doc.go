@@ -4,7 +4,7 @@
 // OpenSHMEM symmetric heap), and post puts now or deferred (GDS: built and
 // posted by the CPU, activated later by the GPU's CP).
 //
-// Spec: nic.md §2–3 (Portals puts, MEs, counters) as the runtimes of
-// gpu-networking.md §4–5 use them. Left out: gets and atomics through this
+// Spec: the dissertation (Portals 4) (Portals puts, MEs, counters) as the runtimes of
+// the dissertation's GPU-TN chapter use them. Left out: gets and atomics through this
 // API (workloads use the NIC directly for those).
 package rdma

@@ -9,7 +9,7 @@ import (
 )
 
 // Op is the operation of a Request (the op code of a queue entry,
-// gpu-networking.md §1.2).
+// the dissertation's ComP-Net chapter).
 type Op uint16
 
 // Operations.
@@ -112,7 +112,7 @@ var (
 )
 
 // Ctx is a work-group's OpenSHMEM context (cpnet_ctx_create): the API of
-// gpu-networking.md §1.1. Every call is a work-group collective: the
+// the dissertation's ComP-Net chapter. Every call is a work-group collective: the
 // leader work-item does the serial part through the backend's Channel and
 // the call ends with a work-group barrier. A quiet waits only for this
 // context's operations.
@@ -232,7 +232,7 @@ func (c *Ctx) GetmemNBI(dst, src mem.Addr, n uint64, pe int) error {
 
 // P stores the low size bytes of v (size 1, 2, 4 or 8: char, short, int,
 // long) at symmetric dst on pe. The value travels inline in the queue
-// entry (gpu-networking.md §1.2).
+// entry (the dissertation's ComP-Net chapter).
 func (c *Ctx) P(dst mem.Addr, v uint64, size, pe int) error {
 	if err := c.checkPE("p", pe); err != nil {
 		return err
@@ -302,7 +302,7 @@ func (c *Ctx) AtomicCompareSwap(dst mem.Addr, cond, v uint64, width, pe int) (ui
 }
 
 // Fence orders this context's earlier puts and atomics to each PE before
-// its later ones. It is posted as a blocking entry (gpu-networking.md
+// its later ones. It is posted as a blocking entry (the dissertation
 // §1.3 step 5).
 func (c *Ctx) Fence() error {
 	if c.closed {
@@ -322,7 +322,7 @@ func (c *Ctx) Quiet() error {
 
 // WaitUntil polls the local symmetric word at addr (width 4 or 8) until
 // value cmp v holds and returns it, with a system-scope acquire between
-// polls (gpu-networking.md §1.1).
+// polls (the dissertation's ComP-Net chapter).
 func (c *Ctx) WaitUntil(addr mem.Addr, width int, cmp Cmp, v uint64) (uint64, error) {
 	if width != 4 && width != 8 {
 		return 0, c.fail("wait_until", ErrLength, "width %d: must be 4 or 8", width)

@@ -16,7 +16,7 @@ import (
 // Kind names a backend.
 type Kind string
 
-// The backends (gpu-networking.md §1 table; Ideal is the conformance
+// The backends (the dissertation's ComP-Net chapter table; Ideal is the conformance
 // suite's reference).
 const (
 	Ideal      Kind = "ideal"     // zero cost, perfect memory: operations apply at once

@@ -1,5 +1,5 @@
 // Package shmem is the device-side OpenSHMEM API of the intra-kernel
-// strategies (gpu-networking.md §1; overview.md §4.4, §4.7) with
+// strategies (the dissertation's ComP-Net chapter; the dissertation) with
 // interchangeable backends: GPU work-groups call the network in the middle
 // of a kernel, and a backend carries the calls to the NIC.
 //
@@ -72,7 +72,7 @@
 // CTs are read and their entries completed). Entries carry a sequence
 // number in the reserved bytes so a consumer never re-serves a pending
 // entry of an earlier lap. Underneath, the service threads run OpenSHMEM
-// over Portals as nic.md §6.2 (portals.go): one PT, an ME per symmetric
+// over Portals as the dissertation (Portals 4) (portals.go): one PT, an ME per symmetric
 // allocation, a CT per context, a library mutex taken with a
 // lock-prefixed RMW (on the CP: an L2 LOCKED line).
 //
@@ -81,7 +81,7 @@
 // cores 1…shmem.host_cores and share them through hw/cpu's scheduler
 // (cpu.time_slice), their idle polling a spinning wait. Each thread counts
 // instructions, L1, L2, DRAM and PCIe events; Finalize turns them and the
-// thread's alive time into energy (hardware.md §11, EnergySpec).
+// thread's alive time into energy (the dissertation, EnergySpec).
 //
 // # Simplifications ([DEFAULT] resolutions)
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// CoreEnergy is the power profile of one core type (hardware.md §11):
+// CoreEnergy is the power profile of one core type (the dissertation):
 // E = P_static × T_alive + Σ events × E_event. Energies in nanojoules.
 type CoreEnergy struct {
 	Static float64 `toml:"static_w" doc:"static power (logic and SRAM leakage, clock) of a core while a service thread holds it, watts; default derived by the per-structure 22 nm power model (hw/power; the documents publish no watts)" src:"DEFAULT"`

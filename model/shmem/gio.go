@@ -12,7 +12,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// The GIO backend (gpu-networking.md §3, overview.md §4.6): GPU-native
+// The GIO backend (the GIO slides, the dissertation): GPU-native
 // networking behind the same device API. Each context (work-group queue)
 // owns a reliable-connected QP to every other PE and a CQ, all in GPU
 // memory mapped L2-uncacheable, as is the symmetric heap. A host thread
@@ -335,7 +335,7 @@ func (c *gioCtx) lkey(a mem.Addr, n uint64) uint32 {
 // local applies a call whose target is this PE through the NIC's
 // loopback-free path: GIO has no intra-PE short cut, so it still goes
 // out as a verbs request to itself is not possible over RC; it is applied
-// as a local memory operation by the leader (gpu-networking.md §3 does
+// as a local memory operation by the leader (the GIO slides does
 // not describe self-targeted calls).
 func (c *gioCtx) local(r *Request, remote mem.Addr) error {
 	m := c.b.dev.heap.mem

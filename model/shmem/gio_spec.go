@@ -7,8 +7,8 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// GIOSpec holds the knobs of the GIO backend (gpu-networking.md §3,
-// hardware.md §5.3, §6).
+// GIOSpec holds the knobs of the GIO backend (the GIO slides,
+// the GIO slides).
 type GIOSpec struct {
 	FieldStore          sim.Time `toml:"field_store" doc:"GPU store of one dynamic WQE field (the GPUrdma paper's 1.6 µs WQE write split evenly over its 8 fields: the split is a choice)" src:"DEFAULT"`
 	DBRecord            sim.Time `toml:"db_record" doc:"GPU write of the doorbell record before the MMIO doorbell" src:"DEFAULT"`

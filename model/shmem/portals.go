@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/pcie"
 )
 
-// lib is the host side of OpenSHMEM over Portals (nic.md §6.2, SOS-like)
+// lib is the host side of OpenSHMEM over Portals (the dissertation (Portals 4), SOS-like)
 // as the service threads call it: one non-matching portal table entry
 // per symmetric allocation (match bits = allocation index, remote offset
 // = offset in it), one counting event per context, puts with CT_ACK_REQ,
@@ -16,7 +16,7 @@ import (
 // in-order network; quiet(ctx) waits until the context's CT counts every
 // operation issued on it. The library's shared state is guarded by
 // mutexes built on lock-prefixed RMWs of their own lines
-// (gpu-networking.md §1.5), scoped as in a thread-safe SOS: each context
+// (the dissertation's ComP-Net chapter), scoped as in a thread-safe SOS: each context
 // has its own (its CT, issue count and Portals posts), held across its
 // critical section only (the context's bounce words, CT, issue count and
 // Portals posts, as SOS keeps them per context). Service threads that own
@@ -110,7 +110,7 @@ func atomicType(n uint64) nic.AtomicType {
 	return nic.Uint64
 }
 
-// issue hands entry e of queue q to the NIC (gpu-networking.md §1.4 step
+// issue hands entry e of queue q to the NIC (the dissertation's ComP-Net chapter step
 // 2): blocking entries are issued as their non-blocking forms.
 func (l *lib) issue(s *service, q *queue, e entry) {
 	c := s.port

@@ -13,14 +13,14 @@ import (
 )
 
 // ---------------------------------------------------------------------------
-// Producers: how a work-group reaches its queue (gpu-networking.md §1
+// Producers: how a work-group reaches its queue (the dissertation's ComP-Net chapter
 // table, rows "queue memory" and "producer publish scope").
 
 // gpuProducer writes a queue in GPU memory (or, in APU mode, the shared
 // memory) through the CU's caches and publishes at scope: system for GHN
 // (dGPU: write back the L2; APU: wait for the write-through), device for
 // ComP-Net (the CP reads at the L2). With locked set, slot and status
-// stores are store_locked (hardware.md §9).
+// stores are store_locked (the ComP-Net paper).
 type gpuProducer struct {
 	scope  gpu.Scope
 	locked bool

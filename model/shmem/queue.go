@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// Entry status values (gpu-networking.md §1.2). failed is this
+// Entry status values (the dissertation's ComP-Net chapter). failed is this
 // simulator's: the network reported the operation failed.
 const (
 	statusFree     = 0
@@ -114,7 +114,7 @@ type producer interface {
 }
 
 // qchan is a work-group's channel: the producer protocol of
-// gpu-networking.md §1.3.
+// the dissertation's ComP-Net chapter.
 type qchan struct {
 	b  *queueBackend
 	q  *queue

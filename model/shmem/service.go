@@ -148,7 +148,7 @@ func (b *queueBackend) startServices() {
 }
 
 // Stop ends the service threads and reports them. Static power is a
-// core's (hardware.md §11: the profile of the core type running the
+// core's (the dissertation: the profile of the core type running the
 // thread): threads time-sliced on one core share that core's static
 // energy, P_static × the longest of their lives, in proportion to their
 // lives, instead of each paying for a core of its own. A thread alone on
@@ -197,7 +197,7 @@ func (b *queueBackend) Stop() Report {
 }
 
 // service is one service thread: the consumer protocol of
-// gpu-networking.md §1.4.
+// the dissertation's ComP-Net chapter.
 type service struct {
 	b        *queueBackend
 	progress *progress // GHN_DGPU with Spec.ProgressThread: issues go through it

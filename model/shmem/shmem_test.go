@@ -149,7 +149,7 @@ func TestReportEnergy(t *testing.T) {
 }
 
 // Two helper threads time-sliced on one host core share that core's
-// static power; on two cores each pays for its own (hardware.md §11 charges
+// static power; on two cores each pays for its own (the dissertation charges
 // the core type running the thread, and a shared core runs both).
 func TestSharedCoreStaticEnergy(t *testing.T) {
 	run := func(cores int) shmem.Report {

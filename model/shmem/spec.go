@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// Spec holds the knobs of the device runtime (gpu-networking.md §1, §6;
-// hardware.md §8, §11).
+// Spec holds the knobs of the device runtime (the dissertation's ComP-Net chapter;
+// the dissertation).
 type Spec struct {
 	Threads   int `toml:"threads" doc:"service threads per node: GHN host helper threads, or COMPNET CP threads, each on a core of its own; queues are split evenly. 2 (one per CP core, and the same for the GHN helpers) for the application experiments; the microbenchmarks set their own (shmemget 1, the thread sweeps theirs)" src:"DEFAULT"`
 	HostCores int `toml:"host_cores" doc:"GHN: host cores the helper threads are pinned to, cores 1…host_cores (core 0 runs the application; threads beyond share cores, time-sliced by cpu.time_slice); 0 = one per thread, at most cpu.cores − 1" src:"DEFAULT"`
@@ -16,16 +16,16 @@ type Spec struct {
 	ProgressThread bool `toml:"progress_thread" doc:"GHN_DGPU (IKN): the service thread hands each operation to a separate MPI progress thread that issues it, as ROC_SHMEM's reverse-offload runtime runs (one service thread + one progress thread); on for preset gio" src:"DEFAULT"`
 	QueueEntries   int  `toml:"queue_entries" doc:"entries of 64 B per work-group queue" src:"DOC"`
 	QuietRounds    int  `toml:"quiet_rounds" doc:"polling rounds over the owned queues before pending blocking entries are quieted (compnet.quietRounds)" src:"DEFAULT"`
-	LLCLocking     bool `toml:"llc_locking" doc:"COMPNET: producers write queue slots and status with store_locked (compnet.llcLocking, hardware.md §9)" src:"DEFAULT"`
+	LLCLocking     bool `toml:"llc_locking" doc:"COMPNET: producers write queue slots and status with store_locked (compnet.llcLocking, the ComP-Net paper)" src:"DEFAULT"`
 	ProducerInstr  int  `toml:"producer_instr" doc:"scalar instructions of the work-group leader's queue management per call (reserve, fill, index update)" src:"DEFAULT"`
 	// ConsumerAcquire is the service thread's acquire before each poll.
-	// Turning it off reproduces the stale-read hazard of hardware.md §5.2.
+	// Turning it off reproduces the stale-read hazard of the dissertation.
 	ConsumerAcquire bool       `toml:"consumer_acquire" doc:"service threads issue the acquire marker before each poll (off only to show the stale-read hazard)" src:"DEFAULT"`
 	Energy          EnergySpec `toml:"energy"`
 	GIO             GIOSpec    `toml:"gio"`
 }
 
-// DefaultSpec returns the knobs of gpu-networking.md §1 and hardware.md
+// DefaultSpec returns the knobs of the dissertation's ComP-Net chapter and the dissertation
 // §8, §11: two service threads (one per CP core; GHN's helpers the same,
 // for parity — the documents do not say how many their application
 // experiments used), 64-entry queues, 4 quiet rounds, no LLC locking.

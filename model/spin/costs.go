@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Costs are the software costs of datatype processing (datatypes.md §5.4,
+// Costs are the software costs of datatype processing (the SC'19 paper,
 // §7): the handler steps in HPU cycles (§7.3; the invocation and DMA-issue
 // cycles are the NIC's, spin.invoke_cycles and spin.dma_issue_cycles),
 // the checkpoint size and ε of the Δr model, and the host unpack baseline
@@ -34,10 +34,10 @@ type Costs struct {
 	HostCopyCold    unit.Rate  `toml:"host_copy_cold" doc:"host_model = affine only: cold-cache copy bandwidth (BW_copy_cold)" src:"DEFAULT"`
 	DescriptorWord  unit.Bytes `toml:"descriptor_word" doc:"bytes per offset, length or prefix-sum entry of specialized descriptors" src:"DEFAULT"`
 	NICPolicy       string     `toml:"nic_mem_policy" doc:"when a receive's structures do not fit the free NIC memory: evict (idle resident types, lowest priority then least recently used) or fallback (host unpack); the sPIN datatypes paper describes both policies and names no default: evict is a choice" src:"DEFAULT"`
-	Interval        unit.Bytes `toml:"interval" doc:"RO-CP/RW-CP checkpoint interval Δr, a multiple of the packet payload; 0 = chosen by the model of datatypes.md §5.4" src:"RUN"`
+	Interval        unit.Bytes `toml:"interval" doc:"RO-CP/RW-CP checkpoint interval Δr, a multiple of the packet payload; 0 = chosen by the model of the SC'19 paper" src:"RUN"`
 }
 
-// DefaultCosts returns the constants of datatypes.md §7.
+// DefaultCosts returns the constants of the SC'19 paper.
 func DefaultCosts() Costs {
 	return Costs{MPITStart: 60, LevelCycles: 25, BlockCycles: 45, SkipCycles: 12, VecSetup: 20, VecBlock: 8,
 		IdxSearch: 10, IdxBlock: 10, DataloopRead: 64, BlockLoopRead: 8, Checkpoint: 612, Epsilon: 0.2, MasterCopies: true,

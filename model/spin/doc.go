@@ -1,5 +1,5 @@
 // Package spin implements the receive-side MPI datatype strategies of
-// shared/spec/datatypes.md §3–7 on the sPIN NIC of hw/spin, with the
+// the SC'19 paper on the sPIN NIC of hw/spin, with the
 // datatype engine of package datatype doing the real region computation:
 //
 //   - HostUnpack: the packed message lands contiguously by plain RDMA, then
@@ -51,7 +51,7 @@
 // FIFO-ordered after every write, ends the receive. Plans are built per
 // (datatype, count) and hold offsets relative to the buffer origin.
 //
-// Kernel and Bandwidth are the static runs of workloads.md §11.10–11.11:
+// Kernel and Bandwidth are the static runs of the SC'19 paper:
 // packets preloaded in NIC memory and assigned to HPUs up front, the RW-CP
 // handlers above (one checkpoint per run of packets, brought into the
 // running core's local memory) or a plain block copy; on preset pulp they

@@ -20,7 +20,7 @@ const (
 )
 
 // Endpoint is one node's datatype-receive machinery under one method
-// (datatypes.md §6): the MPI-side receive that posts an ME (with a sPIN
+// (the SC'19 paper): the MPI-side receive that posts an ME (with a sPIN
 // context when the method runs handlers), the ready-to-receive handshake,
 // and the host unpack of the baseline. Every node allocates its PTs in the
 // same order, so a PT index names the same PT everywhere.
@@ -97,11 +97,11 @@ type RecvResult struct {
 	Trace    []hwspin.OccSample
 	Break    Breakdown
 	Fetches  int  // iovec entry fetches
-	Fallback bool // no room in NIC memory: the host unpacked (datatypes.md §6 step 2 (a))
+	Fallback bool // no room in NIC memory: the host unpacked (the SC'19 paper step 2 (a))
 	Resident bool // the structures were already in NIC memory: nothing copied
 	Evicted  int  // resident structures evicted to make room for this receive
 	// Unexpected: the message arrived before the receive was posted; the
-	// host unpacked it from an overflow buffer (datatypes.md §6).
+	// host unpacked it from an overflow buffer (the SC'19 paper).
 	Unexpected bool
 }
 
@@ -128,7 +128,7 @@ func (e *Endpoint) Recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int) (RecvRes
 // RecvPosted posts the receive of plan from src without the
 // ready-to-receive handshake (the sender used SendEager). A message that
 // arrived before the post is unexpected: it cannot be offloaded, because
-// its datatype was unknown when it came (datatypes.md §6); Portals' append
+// its datatype was unknown when it came (the SC'19 paper); Portals' append
 // finds it on the unexpected list (PUT_OVERFLOW) and the host unpacks it
 // from the overflow buffer (EnableUnexpected) on the host core (cold caches).
 // A message that arrives after the post is processed by the method.
@@ -185,7 +185,7 @@ func (e *Endpoint) recv(p *sim.Proc, plan *Plan, buf mem.Addr, src int, rtr bool
 	if e.sp != nil {
 		e.sp.TraceDMA(e.TraceDMA)
 	}
-	// Post: copy the structures to the NIC (host overhead, datatypes.md §6
+	// Post: copy the structures to the NIC (host overhead, the SC'19 paper
 	// step 2), unless an earlier receive left them there.
 	dram0, dma0 := e.dramBytes(), e.dmaBytes
 	up0, down0 := e.pcie()
@@ -290,7 +290,7 @@ func (e *Endpoint) Cancel(p *sim.Proc, src int) {
 // waitPut waits for the data message's event: PUT on the posted ME, or
 // PUT_OVERFLOW when the append found it on the unexpected list. Events of
 // the overflow buffers are progress: a buffer the NIC unlinked because it
-// filled up is replaced (MPI progress happens inside its calls, nic.md
+// filled up is replaced (MPI progress happens inside its calls, the dissertation (Portals 4)
 // §6.1), and the PUT that landed a message in it is noted only by the NIC.
 func (e *Endpoint) waitPut(p *sim.Proc, q *nic.EQ) nic.Event {
 	for {
@@ -312,7 +312,7 @@ type overflowTag struct{}
 // EnableUnexpected gives the data PT n overflow-list buffers of size bytes
 // each (MANAGE_LOCAL, unlinked when they cannot take one more message of
 // up to maxMsg bytes, then replaced): a message that arrives before its
-// receive is posted lands in one (datatypes.md §6, nic.md §6.1).
+// receive is posted lands in one (the SC'19 paper, the dissertation (Portals 4)).
 func (e *Endpoint) EnableUnexpected(n int, size, maxMsg unit.Bytes) {
 	e.ovSize, e.ovMin = size, maxMsg
 	for range n {
@@ -348,7 +348,7 @@ func hostUnpack(m *mem.Memory, plan *Plan, origin, bounce mem.Addr) error {
 }
 
 // Send waits for the RTR from dst, then puts m packed bytes from buf to it
-// (the sender side of the benchmark protocol, datatypes.md §6). A cancelled
+// (the sender side of the benchmark protocol, the SC'19 paper). A cancelled
 // receive sends nothing.
 func (e *Endpoint) Send(p *sim.Proc, buf mem.Addr, m int, dst int) {
 	e.nic.MEAppend(e.rtrPT, nic.ME{MatchID: dst, MatchBits: rtrBits, Options: nic.MEOpPut | nic.MEUseOnce}, nic.Priority)

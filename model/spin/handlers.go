@@ -10,7 +10,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Breakdown splits payload-handler time (workloads.md §11.2): init
+// Breakdown splits payload-handler time (the SC'19 paper): init
 // (invocation, checkpoint copy), setup (processing-function start and
 // catch-up) and processing (finding blocks and issuing their DMAs).
 type Breakdown struct {
@@ -46,7 +46,7 @@ func newRecvState(p *Plan, cs Costs, origin mem.Addr, hpus int, bd *Breakdown) *
 }
 
 // handlers returns the execution context's handlers and scheduling policy
-// for the plan's method (datatypes.md §3–5).
+// for the plan's method (the SC'19 paper).
 func (r *recvState) handlers(hpus int) (hwspin.Handlers, hwspin.Policy) {
 	h := hwspin.Handlers{Completion: completion}
 	var pol hwspin.Policy

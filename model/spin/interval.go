@@ -6,7 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// IntervalInput holds the inputs of the Δr choice (datatypes.md §5.4).
+// IntervalInput holds the inputs of the Δr choice (the SC'19 paper).
 type IntervalInput struct {
 	K      int          // packet payload size (bytes)
 	M      int          // message size (bytes)
@@ -34,7 +34,7 @@ type IntervalChoice struct {
 	Shrunk      bool // Δr shrunk to the packet buffer (constraint 3)
 }
 
-// ChooseInterval picks Δr by the procedure of datatypes.md §5.4: the
+// ChooseInterval picks Δr by the procedure of the SC'19 paper: the
 // largest interval meeting the scheduling-overhead constraint, grown until
 // the checkpoints fit NIC memory, shrunk to the packet buffer if needed. It
 // fails, naming the sizes, when no interval meets constraints 2 and 3.

@@ -13,7 +13,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestChooseIntervalHandComputed checks the Δr procedure of datatypes.md
+// TestChooseIntervalHandComputed checks the Δr procedure of the SC'19 paper
 // §5.4 on cases worked out by hand (in the comments).
 func TestChooseIntervalHandComputed(t *testing.T) {
 	base := IntervalInput{K: 2048, M: 4 << 20, P: 16, TPkt: 100 * sim.Nanosecond, C: 612, Copies: 1,

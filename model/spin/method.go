@@ -8,7 +8,7 @@ import (
 // Method is a receive-side datatype processing strategy.
 type Method uint8
 
-// The methods: the two baselines (datatypes.md §7) and the four offload
+// The methods: the two baselines (the SC'19 paper) and the four offload
 // strategies (§4, §5).
 const (
 	HostUnpack  Method = iota // contiguous RDMA, then the CPU unpacks (§7.1)

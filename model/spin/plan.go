@@ -13,13 +13,13 @@ import (
 )
 
 // ErrNotApplicable: the method cannot process this datatype (specialized
-// handlers need a single level of blocks, datatypes.md §4).
+// handlers need a single level of blocks, the SC'19 paper).
 var ErrNotApplicable = errors.New("method does not apply to this datatype")
 
 // ErrNICMemory: the method's structures do not fit the NIC memory.
 var ErrNICMemory = errors.New("datatype structures do not fit NIC memory")
 
-// MemUse is the NIC memory a method's structures take (workloads.md §11.4).
+// MemUse is the NIC memory a method's structures take (the SC'19 paper).
 type MemUse struct {
 	Dataloops   unit.Bytes // committed dataloops (general methods)
 	Segments    unit.Bytes // HPU-local: one segment per HPU
@@ -46,7 +46,7 @@ type Env struct {
 }
 
 // Plan is what the host builds at commit/post time for one (datatype,
-// count) under one method (datatypes.md §6 step 1): the NIC-resident
+// count) under one method (the SC'19 paper step 1): the NIC-resident
 // structures, the checkpoint interval, and the estimates that chose it.
 type Plan struct {
 	Method  Method
@@ -66,7 +66,7 @@ type Plan struct {
 	prefix      []int                  // specialized indexed: packed offset of each block
 	TPH         sim.Duration           // estimated payload-handler time
 	Mem         MemUse
-	// Priority is the user's offload priority (type_set_attr, datatypes.md
+	// Priority is the user's offload priority (type_set_attr, the SC'19 paper
 	// §6): under NIC-memory pressure, resident structures of lower
 	// priority are evicted first.
 	Priority int
@@ -224,7 +224,7 @@ func floorDiv(a, b int) int {
 }
 
 // ErrInterval: a user-set checkpoint interval breaks a constraint of
-// datatypes.md §5.3–5.4.
+// the SC'19 paper.
 var ErrInterval = errors.New("bad checkpoint interval")
 
 // fixedInterval checks a user-set Δr (ddt.interval) against the spec's
@@ -240,12 +240,12 @@ func fixedInterval(dr, m, copies int, tph sim.Duration, env Env, loops unit.Byte
 	cps := (npkt + q - 1) / q
 	need := unit.Bytes(cps*copies) * env.Costs.Checkpoint
 	if free := env.Spin.MemSize - loops; need > free {
-		return IntervalChoice{}, fmt.Errorf("%w: ddt.interval = %v: %d checkpoints × %d × %v = %v exceed the %v of NIC memory left after the dataloops (datatypes.md §5.4 constraint 2)",
+		return IntervalChoice{}, fmt.Errorf("%w: ddt.interval = %v: %d checkpoints × %d × %v = %v exceed the %v of NIC memory left after the dataloops (the SC'19 paper constraint 2)",
 			ErrInterval, unit.Bytes(dr), cps, copies, env.Costs.Checkpoint, need, free)
 	}
 	buffered := int(float64(tph) * float64(k) / float64(env.TPkt))
 	if b := min(buffered, q*k); b > int(env.Spin.PktBuffer) {
-		return IntervalChoice{}, fmt.Errorf("%w: ddt.interval = %v: %v buffered while a sequence is scheduled exceed spin.pkt_buffer = %v (datatypes.md §5.4 constraint 3)",
+		return IntervalChoice{}, fmt.Errorf("%w: ddt.interval = %v: %v buffered while a sequence is scheduled exceed spin.pkt_buffer = %v (the SC'19 paper constraint 3)",
 			ErrInterval, unit.Bytes(dr), unit.Bytes(b), env.Spin.PktBuffer)
 	}
 	return IntervalChoice{Interval: q * k, Q: q, Checkpoints: cps}, nil

@@ -20,11 +20,11 @@ type PutResult struct {
 	Verified        bool
 }
 
-// PutLatency is the 1-byte put of workloads.md §11.9 on the first two nodes
+// PutLatency is the 1-byte put of the SC'19 paper on the first two nodes
 // of c: node 0 puts one byte into an ME on node 1, which either takes the
 // plain DMA path or runs one payload handler on the single packet that
 // issues one DMA write of the byte to its place (the packet copy into NIC
-// memory, HER scheduling and the DMA issue are what sPIN adds; nic.md
+// memory, HER scheduling and the DMA issue are what sPIN adds; the dissertation (Portals 4)
 // §5.6). It measures the paper's window and the doorbell-to-event time.
 func PutLatency(c *cluster.Cluster, withContext bool) (PutResult, error) {
 	src, dst := c.Nodes[0], c.Nodes[1]

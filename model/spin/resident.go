@@ -10,7 +10,7 @@ import (
 )
 
 // NIC-memory policies when a receive's structures do not fit the free NIC
-// memory (datatypes.md §6 step 2, Costs.NICPolicy).
+// memory (the SC'19 paper step 2, Costs.NICPolicy).
 const (
 	// PolicyEvict frees NIC memory held by earlier offloaded types that no
 	// receive is using: lowest user priority first, least recently used
@@ -25,7 +25,7 @@ const (
 var errNoRoom = errors.New("no room in NIC memory")
 
 // ResidencyStats count the management of NIC-resident datatype structures
-// (datatypes.md §6): structures are built once per (datatype, count),
+// (the SC'19 paper): structures are built once per (datatype, count),
 // copied to the NIC on first use and kept there for later receives.
 type ResidencyStats struct {
 	Hits      int        // receives that found their structures resident (no copy)

@@ -5,7 +5,7 @@ import (
 	hwspin "github.com/gpunetsim/gpunetsim/hw/spin"
 )
 
-// SenderHandler is the outbound sPIN payload handler of nic.md §5.5 for
+// SenderHandler is the outbound sPIN payload handler of the SC'19 paper for
 // the plan's datatype: for its packet's share [offset, offset+len) of the
 // packed stream it finds the contiguous regions of the send buffer, whose
 // datatype origin sits at byte origin of the outbound MD, and hands them

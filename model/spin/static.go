@@ -15,7 +15,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// StaticResult is one static run on a node's sPIN side (workloads.md
+// StaticResult is one static run on a node's sPIN side (the dissertation
 // §11.10–11.11): data preloaded in NIC memory, statically assigned to the
 // HPUs, no network.
 type StaticResult struct {
@@ -44,7 +44,7 @@ func (r StaticResult) MedianIPC() float64 {
 	return v[len(v)/2]
 }
 
-// Bandwidth is the accelerator bandwidth test of workloads.md §11.10 on
+// Bandwidth is the accelerator bandwidth test of the SC'19 paper on
 // node 0 of c: total bytes in blocks of block bytes, preloaded in NIC
 // memory (L2 on pulp), block i assigned to HPU i mod P. Each block moves
 // to its HPU's local memory (pulp: the cluster DMA, L2 → L1), then the
@@ -89,7 +89,7 @@ func Bandwidth(c *cluster.Cluster, block, total int) (StaticResult, error) {
 	return res, nil
 }
 
-// Kernel is the RW-CP microkernel of workloads.md §11.11 on node 0 of c:
+// Kernel is the RW-CP microkernel of the SC'19 paper on node 0 of c:
 // the packed stream of count elements of t, in packets of the link payload
 // k preloaded in NIC memory (L2 on pulp), runs of `run` consecutive packets
 // assigned statically, run j to HPU j mod P (blocked round-robin without a

@@ -11,7 +11,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Unexpected messages (datatypes.md §6): node 0 sends eagerly at the
+// Unexpected messages (the SC'19 paper): node 0 sends eagerly at the
 // given times, node 1 posts the receives at its times. A message that is
 // already there when its receive is posted comes out of an overflow buffer
 // (PUT_OVERFLOW) and is unpacked by the host; one that arrives after the

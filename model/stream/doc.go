@@ -1,9 +1,9 @@
 // Package stream is the host-side GPU runtime: an in-order stream (an HSA
 // user-mode queue served by the GPU's command processor) that takes kernel
-// launches and, for GDS (gpu-networking.md §5), NIC-trigger and wait-value
+// launches and, for GDS (the dissertation's GPU-TN chapter (GDS)), NIC-trigger and wait-value
 // operations, plus host synchronization on a kernel's completion signal.
 //
-// The host's path to enqueue a packet (hardware.md §10, gpu-networking.md
+// The host's path to enqueue a packet (the dissertation
 // §6): the runtime's instructions (sw.kernel_launch for a kernel dispatch,
 // sw.aql_build for the other packets: GDS trigger and wait, barrier
 // marker), the queue reserve's locked read-modify-write of the queue's

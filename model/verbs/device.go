@@ -10,7 +10,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// The GPU-side post path (gpu-networking.md §2.2): a GPU thread writes the
+// The GPU-side post path (the GPUrdma paper): a GPU thread writes the
 // WQE, updates the doorbell record, fences at system scope and writes the
 // QP's MMIO doorbell; it then polls the CQ. The stores are real: a WQE in
 // GPU memory sits in the (dGPU, write-back) L2 until the system fence
@@ -70,12 +70,12 @@ func (q *QP) write(wg *gpu.WG, w nic.WQE) {
 }
 
 // dynamic reports whether WQE word i is one of the fields that change
-// per message (gpu-networking.md §2.3: size and addresses — words 1, 2,
+// per message (the GPUrdma paper: size and addresses — words 1, 2,
 // 3), which WQE reuse always writes; the static fields are written only
 // when they differ from the pre-initialised slot.
 func dynamic(i int) bool { return i >= 1 && i <= 3 }
 
-// PostBlock is the threadblock-collaborative post (gpu-networking.md
+// PostBlock is the threadblock-collaborative post (the dissertation
 // §2.4): thread t writes WQE t at its own slot, all lanes together, so
 // each field costs one FieldStore for the whole block (one vector store);
 // the stores themselves are all made. It fails, naming the QP, when the
@@ -208,7 +208,7 @@ func (q *QP) FlushPPB(wg *gpu.WG) {
 	wg.SleepUntil(sf)
 }
 
-// The CQ poll (gpu-networking.md §2.2, §2.5) is a loop of real loads of
+// The CQ poll (the GPUrdma paper) is a loop of real loads of
 // the CQE slot: from GPU memory a volatile load at the GPU's memory
 // latency, from host memory a non-posted PCIe read, one round trip per
 // iteration. A CQE is seen by the first load that samples the slot after
@@ -297,7 +297,7 @@ func (c *CQ) WaitQP(wg *gpu.WG, q *QP, keep uint64) (bad nic.CQE, ok bool) {
 }
 
 // Scanner is one thread block's view of a shared CQ for the
-// collaborative poll (gpu-networking.md §2.4): thread t examines slot
+// collaborative poll (the GPUrdma paper): thread t examines slot
 // cursor+t, and a warp vote tells whether any slot holds a CQE of the
 // block's QP. Each block keeps its own cursor; the CQ must hold every CQE
 // of the run (no block consumes for the others).

@@ -1,5 +1,5 @@
 // Package verbs is the GPU-native verbs runtime of GNN_GPURDMA
-// (gpu-networking.md §2, overview.md §4.5): QPs and CQs created by the
+// (the GPUrdma paper, the dissertation): QPs and CQs created by the
 // host at setup (Domain.Connect, Node.NewCQ, registered buffers) in GPU or
 // host memory, and the post path GPU threads run themselves — write the
 // 64 B WQE (QP.Post; QP.PostBlock for the threadblock-collaborative post),
@@ -9,7 +9,7 @@
 // CPU-driven baselines. The NIC side is hw/nic's verbs front end.
 //
 // Costs: the GPU single-thread steps are the calibration inputs of
-// hardware.md §6 (Spec.FieldStore per 8-byte field written, DBRecord,
+// the GPUrdma paper (Spec.FieldStore per 8-byte field written, DBRecord,
 // Fence); everything after the doorbell — WQE fetch, payload read, wire,
 // remote landing, ack, CQE write, the poll's loads — is the NIC, PCIe and
 // network models, so the CQ poll time and every bandwidth emerge. Stores

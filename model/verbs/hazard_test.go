@@ -27,7 +27,7 @@ func hazardNamed(t *testing.T, d *verbs.Domain, agent, fix string) {
 	t.Fatalf("no hazard by %q naming fix %q; got %v", agent, fix, d.Hazards())
 }
 
-// hardware.md §5.3 (1): the NIC writes GPU memory without probing the
+// the GIO slides (1): the NIC writes GPU memory without probing the
 // L2. A kernel that polls a flag through the L2 (device-scope acquire, no
 // L2 maintenance) keeps hitting the stale line and hangs; with the page
 // mapped L2-uncacheable it sees the NIC's write.
@@ -74,7 +74,7 @@ func TestNICWriteBehindStaleL2Line(t *testing.T) {
 	}
 }
 
-// hardware.md §5.3 (2): the PPB keeps a line the NIC read; the GPU then
+// the GIO slides (2): the PPB keeps a line the NIC read; the GPU then
 // rewrites the buffer. Without a flush the next RDMA write sends the old
 // bytes; with the flush before the doorbell it sends the new ones.
 func TestPPBStaleWithoutFlush(t *testing.T) {

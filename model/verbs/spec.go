@@ -7,8 +7,8 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// Spec holds the GPUrdma knobs (gpu-networking.md §2, hardware.md §5.4,
-// §6). The per-step GPU costs are the calibration inputs of hardware.md §6;
+// Spec holds the GPUrdma knobs (the GPUrdma paper,
+// §6). The per-step GPU costs are the calibration inputs of the GPUrdma paper;
 // the CQ poll time and every bandwidth come out of the NIC, PCIe and
 // network models.
 type Spec struct {
@@ -24,7 +24,7 @@ type Spec struct {
 	QPPer         string   `toml:"qp_per" doc:"parallel posting: warp (one TB of warps, a QP each, one polling thread) or block (TBs of one warp, collaborative post and poll)" src:"DOC"`
 	Warps         int      `toml:"warps" doc:"warps (qp_per=warp) or thread blocks (qp_per=block) posting in parallel" src:"DOC"`
 
-	P2PWriteReorder  bool     `toml:"p2p_write_reorder" doc:"hazard: NIC writes into GPU memory land after a random delay under load, so a flag can overtake its payload (hardware.md §5.4)" src:"DOC"`
+	P2PWriteReorder  bool     `toml:"p2p_write_reorder" doc:"hazard: NIC writes into GPU memory land after a random delay under load, so a flag can overtake its payload (the GPUrdma paper)" src:"DOC"`
 	ReorderMean      sim.Time `toml:"reorder_mean" doc:"mean extra landing delay of a NIC→GPU write above the utilisation threshold" src:"DEFAULT"`
 	ReorderThreshold float64  `toml:"reorder_threshold" doc:"inbound link utilisation from which NIC→GPU writes are delayed" src:"DEFAULT"`
 	ReorderWindow    sim.Time `toml:"reorder_window" doc:"window over which the inbound link utilisation is measured" src:"DEFAULT"`
@@ -37,7 +37,7 @@ type Spec struct {
 	CheckVisibility bool `toml:"check_visibility" doc:"checker: report every visibility hazard (stale GPU L2 line, stale PPB read, overtaken peer-to-peer write) with agent, address and missing fix" src:"RUN"`
 }
 
-// DefaultSpec returns the calibration of hardware.md §6 with the naive
+// DefaultSpec returns the calibration of the GPUrdma paper with the naive
 // path (every optimisation off), QPs and CQs in GPU memory.
 func DefaultSpec() Spec {
 	return Spec{FieldStore: 200 * sim.Nanosecond, DBRecord: 200 * sim.Nanosecond, Fence: 1300 * sim.Nanosecond,

@@ -26,7 +26,7 @@ type hostQueue struct {
 	agent nic.XtqAgent
 }
 
-// CPUTask is one remote task for the target's CPU agent (nic.md §4.1): a
+// CPUTask is one remote task for the target's CPU agent (the dissertation's XTQ chapter): a
 // host function with four arguments embedded in the packet.
 type CPUTask struct {
 	Target   int

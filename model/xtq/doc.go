@@ -1,5 +1,5 @@
 // Package xtq is the remote-task programming model of XTQ and of its HSA
-// baseline (overview.md §4.9–4.10, nic.md §4.4): the host API RdmaPostBuffer
+// baseline (the dissertation's XTQ chapter): the host API RdmaPostBuffer
 // (PostBuffer), TaskingInit, XtqRegisterKernel/Queue (RegisterKernel,
 // RegisterQueue), XtqPut (Put), ExecutionBarrier (Barrier) and SignalWait,
 // plus zero-length notifications (Notify, WaitNotify) that the workloads use
@@ -31,7 +31,7 @@
 // A waiter on the task's signal then waits forever, as on the hardware; the
 // engine stops with a deadlock, and Failures names the cause.
 //
-// CPU tasks (cputask.go; nic.md §4.1): PutCPU sends an agent-dispatch
+// CPU tasks (cputask.go; the dissertation's XTQ chapter): PutCPU sends an agent-dispatch
 // packet (function and queue indices, four embedded arguments) that the
 // NIC (XTQ) or the progress thread (HSA) rewrites through the function
 // table (RegisterFunction) and enqueues into a CPU agent queue

@@ -17,8 +17,8 @@ type Mode uint8
 
 // Modes.
 const (
-	XTQ Mode = iota // the target NIC (nic.md §4.3)
-	HSA             // a host progress thread on the target (overview.md §4.10)
+	XTQ Mode = iota // the target NIC (the dissertation's XTQ chapter)
+	HSA             // a host progress thread on the target (the dissertation)
 )
 
 // String returns the printed name of a Mode.
@@ -364,7 +364,7 @@ func (r *Runtime) WaitNotify(ch int, total uint64, what string) {
 // Notified returns the notifications counted so far on channel ch.
 func (r *Runtime) Notified(ch int) uint64 { return r.notes[ch] }
 
-// Barrier is the execution barrier of nic.md §4.4 over notifications:
+// Barrier is the execution barrier of the dissertation's XTQ chapter over notifications:
 // every node notifies node 0, which answers all once everyone arrived.
 func (r *Runtime) Barrier() {
 	r.barriers++

@@ -3,6 +3,6 @@
 // one backend — every call's functional result, fence ordering, quiet
 // that waits only on its own context, wait_until's comparisons, the
 // barrier, errors naming the work-group, and the ping/pong example of
-// gpu-networking.md §1.7 — on a small simulated cluster. Every backend
+// the dissertation's ComP-Net chapter — on a small simulated cluster. Every backend
 // runs it, including the ideal one the suite is tested with.
 package shmemtest

@@ -62,7 +62,7 @@ func TestGIOTemplatingAndDynamicFields(t *testing.T) {
 	}
 }
 
-// hardware.md §5.3 (2) through the device API: the PPB keeps the lines
+// the GIO slides (2) through the device API: the PPB keeps the lines
 // of the first put's source, so without the flush later puts send stale
 // bytes.
 func TestGIOSkippedPPBFlushSendsStaleBytes(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/shmem"
 )
 
-// GIO (gpu-networking.md §3) serves the same device API with GPU-built
+// GIO (the GIO slides) serves the same device API with GPU-built
 // verbs work requests; it conforms on its own preset.
 func TestGIO(t *testing.T) {
 	Run(t, Backend{Kind: shmem.GIO, HW: cluster.GIO(), Spec: shmem.DefaultSpec()})

@@ -514,7 +514,7 @@ func testErrors(t *testing.T, b Backend) {
 	}
 }
 
-// PingPong is the example of gpu-networking.md §1.7 with numWG
+// PingPong is the example of the dissertation's ComP-Net chapter with numWG
 // work-groups: ping work-group b on PE 0 puts the char 1 into buf[b] on
 // PE 1 and waits until its own buf[b] == 1; pong work-group b on PE 1
 // waits for buf[b], then puts 1 back. (buf[b] is the low byte of an
