@@ -26,7 +26,7 @@ func newDDTInspectCmd(stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect '<type text>'",
 		Short: "Print a datatype's size, bounds, extents, block count and type map head",
-		Long: `Inspect parses a datatype in the text form of shared/fixtures/ddt, e.g.
+		Long: `Inspect parses a datatype in its text form (docs/ddt.md), e.g.
   vector(4,2,3)<float64>
   struct(2;1,1;0,8;float64,int8)
   subarray(2,C;6,8;2,3;1,4)<float64>

@@ -296,6 +296,9 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	if res == nil {
 		return fmt.Errorf("%s: the experiment returned no result", e.Name)
 	}
+	if err := res.CheckTimes(); err != nil {
+		return fmt.Errorf("%s: %w", e.Name, err)
+	}
 	if res.Experiment == "" {
 		res.Experiment = e.Name
 	}

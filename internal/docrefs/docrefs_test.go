@@ -18,10 +18,11 @@ const root = "../.."
 
 // outside matches a reference to a file that is not in the repository:
 // the specification's files and its calibration set.
-var outside = regexp.MustCompile(`\b(workloads|hardware|errata|nic|gpu-networking|datatypes|overview|present-day)\.md\b|shared/(spec|validation)/`)
+var outside = regexp.MustCompile(`\b(workloads|hardware|errata|nic|gpu-networking|datatypes|overview|present-day)\.md\b|shared/(spec|validation|fixtures)/`)
 
-// TestNoReferencesOutsideTheRepository fails on such a reference in the
-// README, in docs/, or in a string of a non-test Go file.
+// TestNoReferencesOutsideTheRepository fails on such a reference in a
+// Markdown file (README, docs/, package READMEs) or in a string of a
+// non-test Go file.
 func TestNoReferencesOutsideTheRepository(t *testing.T) {
 	var bad []string
 	check := func(where, text string) {
@@ -29,11 +30,23 @@ func TestNoReferencesOutsideTheRepository(t *testing.T) {
 			bad = append(bad, where+": "+m)
 		}
 	}
-	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	var docs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != root || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			docs = append(docs, p)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range append(docs, filepath.Join(root, "README.md")) {
+	for _, p := range docs {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +90,7 @@ func TestNoReferencesOutsideTheRepository(t *testing.T) {
 
 // TestTheCheckFindsReferences guards the pattern itself.
 func TestTheCheckFindsReferences(t *testing.T) {
-	for _, s := range []string{"(workloads.md §4.5)", "hardware.md §6", "errata.md E4.2", "shared/spec/nic.md", "see datatypes.md"} {
+	for _, s := range []string{"(workloads.md §4.5)", "hardware.md §6", "errata.md E4.2", "shared/spec/nic.md", "see datatypes.md", "shared/fixtures/ddt"} {
 		if !outside.MatchString(s) {
 			t.Errorf("%q is not caught", s)
 		}
