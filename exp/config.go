@@ -70,6 +70,7 @@ type Config struct {
 	Latency       LatencySpec       `toml:"latency"`
 	PingPong      PingPongSpec      `toml:"pingpong"`
 	Halo3D        Halo3DSpec        `toml:"halo3d"`
+	Today         TodaySpec         `toml:"today"`
 	AllreduceHier AllreduceHierSpec `toml:"allreduce_hier"`
 	Matrix        MatrixSpec        `toml:"matrix"`
 	Shmem         shmem.Spec        `toml:"shmem"`
@@ -116,6 +117,7 @@ func DefaultConfig(preset string) (Config, error) {
 		Matrix:        defaultMatrix(),
 		PingPong:      defaultPingPong(),
 		Halo3D:        defaultHalo3D(),
+		Today:         defaultToday(),
 		AllreduceHier: defaultAllreduceHier(),
 		Shmem:         shmem.DefaultSpec(),
 		TaskSpawn:     TaskSpawnSpec{MinSize: 64, MaxSize: 64 * unit.KiB, Strategies: []string{"CPU", "HSA", "XTQ"}, WGSize: 256, KernelIndex: 42, QueueIndex: 42, CPUTasks: true},
@@ -161,7 +163,7 @@ func cpuThreads(preset string, cores int) int {
 
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
-	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.PingPong.validate(), c.AllreduceHier.validate(), c.Halo3D.validate(), c.Matrix.validate(), c.Shmem.Validate(),
+	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.PingPong.validate(), c.AllreduceHier.validate(), c.Halo3D.validate(), c.Today.validate(), c.Matrix.validate(), c.Shmem.Validate(),
 		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(), c.DDTPULP.validate(), c.DDTPULP.fitsL2(c.Spin.PULP),
 		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(), c.JacobiScale.validate())
