@@ -121,7 +121,7 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		node, l := r/G, r%G
 		// The vector, then scratch for the G−1 chunks phase 1 receives
 		// (each at most elems/G+1 elements) or one ring piece.
-		base := nd.Mem.AllocData(nd.Pool, vb+max(vb, uint64(G)*pad8(uint64(elems/G+1)*4)), "allreduce_hier")
+		base := nd.Mem.Alloc(nd.Pool, vb+max(vb, uint64(G)*pad8(uint64(elems/G+1)*4)), "allreduce_hier")
 		bases[r] = base
 		vec, scratch := base, base+mem.Addr(vb)
 		if b := nd.Mem.Bytes(vec, elems*4); b != nil {

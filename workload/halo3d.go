@@ -130,8 +130,8 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 	)
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		r := nd.Rank
-		sendB := nd.Mem.AllocData(nd.Pool, 6*F, "halo3d.send")
-		recvB := nd.Mem.AllocData(nd.Pool, 6*F, "halo3d.recv")
+		sendB := nd.Mem.Alloc(nd.Pool, 6*F, "halo3d.send")
+		recvB := nd.Mem.Alloc(nd.Pool, 6*F, "halo3d.recv")
 		face := func(base mem.Addr, d int) mem.Addr { return base + mem.Addr(uint64(d)*F) }
 		fill := func(i int) {
 			for d := range 6 {
