@@ -12,7 +12,7 @@ func experiments() []Experiment {
 			Points: ptr(halo3DPoints()), Sizes: Sizes{Quick: quickHalo3D}},
 		{Name: "today", Summary: "who drives the network on today's machines: pingpong, allreduce_hier and halo3d on every present-day preset (today.presets) under each strategy its NIC runs; the fastest strategy per point and the ranges each wins", Run: runToday,
 			Sizes: Sizes{Quick: quickToday}},
-		{Name: "pingpong", Summary: "present-day ping-pong between two GPUs (pingpong.placement: rails or the intra-node GPU fabric), 8B-16MiB: half round trip, GB/s and the fastest strategy per size under CPU, HDN, GDS, GPUTN", Run: runPingPong,
+		{Name: "pingpong", Summary: "present-day ping-pong between two GPUs (pingpong.placement: rails or the intra-node GPU fabric), 8B-16MiB: half round trip, GB/s and the fastest strategy per size under CPU, HDN, GDS, GPUTN, GNN_GIO (GHN_* and COMPNET by pingpong.strategies)", Run: runPingPong,
 			Points: ptr(pingPongPoints()), Sizes: Sizes{Quick: quickPingPong}},
 		{Name: "jacobi", Summary: "Jacobi 2-D one-iteration local N×N sweep on a 2-D process grid under CPU, HDN, GDS, GHN_APU and GPUTN, speedup vs HDN (the dissertation's GPU-TN chapter)", Run: jacobiRun("nxn"),
 			Points: ptr(jacobiPoints("nxn")), Sizes: Sizes{Quick: quickJacobiSizes}},

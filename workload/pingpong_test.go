@@ -70,3 +70,22 @@ func TestPingPongBadInput(t *testing.T) {
 		}
 	}
 }
+
+// The device-shmem family (GHN proxy, ComP-Net, GIO) bounces the message
+// through its device runtime, verified, over the rails and the fabric.
+func TestPingPongDeviceShmem(t *testing.T) {
+	for _, tc := range []struct {
+		preset string
+		s      strategy.Strategy
+		peers  []int
+	}{{"mi300a-ss11", strategy.GHNAPU, []int{1, 4}}, {"h100-cx7", strategy.GNNGIO, []int{1, 8}}} {
+		s := tc.s
+		for _, peer := range tc.peers {
+			r := runPingPong(t, tc.preset, s, PingPong{Size: 4 * unit.KiB, Iters: 2, Peer: peer})
+			t.Logf("%s peer %d: %s half %v", s, peer, r.Impl, r.Half)
+			if !r.Verified || r.Impl != "device-shmem" {
+				t.Errorf("%s peer %d: %+v", s, peer, r)
+			}
+		}
+	}
+}
