@@ -29,14 +29,7 @@ func (a AllreduceHierSpec) validate() error {
 	if a.Size < 4 || a.Size%4 != 0 || a.Size > 1*unit.GiB {
 		errs = append(errs, fmt.Errorf("allreduce_hier.size = %v: must be a multiple of 4 bytes in [4B, 1GiB]", a.Size))
 	}
-	if len(a.Nodes) == 0 {
-		errs = append(errs, fmt.Errorf("allreduce_hier.nodes is empty: must list node counts in [1, 16384]"))
-	}
-	for _, n := range a.Nodes {
-		if n < 1 || n > 16384 {
-			errs = append(errs, fmt.Errorf("allreduce_hier.nodes contains %d: must be in [1, 16384]", n))
-		}
-	}
+	errs = append(errs, checkNodeList("allreduce_hier.nodes", a.Nodes)...)
 	if a.WGSize < 1 || a.WGSize > 1024 {
 		errs = append(errs, fmt.Errorf("allreduce_hier.wg_size = %d: must be in [1, 1024]", a.WGSize))
 	}
@@ -161,4 +154,19 @@ func allreduceHierAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		"HDN reduces each received chunk with its own kernel at the kernel boundary (node.gpus - 1 kernels in the first phase); CPU on the host's share of cores",
 		"an intra-node transfer takes the strategy's NIC path carried by the GPU fabric (no peer loads/stores or copy engines are modelled)")
 	return res, nil
+}
+
+// checkNodeList reports an empty node list or a count outside [1, 16384]
+// (the present-day workloads' node counts: GPUs per node × nodes ranks).
+func checkNodeList(name string, nodes []int) []error {
+	var errs []error
+	if len(nodes) == 0 {
+		errs = append(errs, fmt.Errorf("%s is empty: must list node counts in [1, 16384]", name))
+	}
+	for _, n := range nodes {
+		if n < 1 || n > 16384 {
+			errs = append(errs, fmt.Errorf("%s contains %d: must be in [1, 16384]", name, n))
+		}
+	}
+	return errs
 }

@@ -30,14 +30,7 @@ func (h Halo3DSpec) validate() error {
 	if h.MinFace < 8 || h.MinFace%8 != 0 || h.MaxFace < h.MinFace || h.MaxFace > 64*unit.MiB {
 		errs = append(errs, fmt.Errorf("halo3d.min_face = %v, halo3d.max_face = %v: must be multiples of 8 bytes with 8B <= min_face <= max_face <= 64MiB", h.MinFace, h.MaxFace))
 	}
-	if len(h.Nodes) == 0 {
-		errs = append(errs, fmt.Errorf("halo3d.nodes is empty: must list node counts in [1, 16384]"))
-	}
-	for _, n := range h.Nodes {
-		if n < 1 || n > 16384 {
-			errs = append(errs, fmt.Errorf("halo3d.nodes contains %d: must be in [1, 16384]", n))
-		}
-	}
+	errs = append(errs, checkNodeList("halo3d.nodes", h.Nodes)...)
 	if h.Iters < 1 || h.Iters > 1000 {
 		errs = append(errs, fmt.Errorf("halo3d.iters = %d: must be in [1, 1000]", h.Iters))
 	}

@@ -46,14 +46,8 @@ type AllreduceHierResult struct {
 func AllreduceHierDef() Def {
 	notYet := "not implemented yet: the one-sided families need pre-posted puts and arrival flags laid out for three phases " +
 		"(intra-node, per-rail ring, intra-node); the ring allreduce workload runs this family"
-	na := spinNotApplicable("the hierarchical allreduce reduces on host or GPU cores; the sPIN strategies provide " +
+	na := twoSidedOnly(notYet, "the hierarchical allreduce reduces on host or GPU cores; the sPIN strategies provide "+
 		"receive-side datatype handlers on the NIC, and reductions inside handlers are not modelled")
-	for _, d := range strategy.Registry() {
-		if _, ok := na[d.Strategy]; ok || d.Caps.Has(strategy.TwoSided) {
-			continue
-		}
-		na[d.Strategy] = notYet
-	}
 	return Def{
 		Name:     "allreduce_hier",
 		Summary:  "hierarchical float32 SUM allreduce: intra-node reduce-scatter over the GPU fabric, per-rail inter-node ring, intra-node allgather",
@@ -282,4 +276,18 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		res.Verified = true
 	}
 	return res, nil
+}
+
+// twoSidedOnly gives a workload implemented only on the two-sided families
+// its not-applicable reasons: spinWhy for the sPIN strategies, notYet for
+// every other strategy without two-sided MPI.
+func twoSidedOnly(notYet, spinWhy string) map[strategy.Strategy]string {
+	na := spinNotApplicable(spinWhy)
+	for _, d := range strategy.Registry() {
+		if _, ok := na[d.Strategy]; ok || d.Caps.Has(strategy.TwoSided) {
+			continue
+		}
+		na[d.Strategy] = notYet
+	}
+	return na
 }

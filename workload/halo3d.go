@@ -39,14 +39,8 @@ type Halo3DResult struct {
 func Halo3DDef() Def {
 	notYet := "not implemented yet: the one-sided and device-initiated families need a put and an arrival flag per face " +
 		"laid out for six neighbours; the jacobi workloads run this family's halo exchange in 1-D and 2-D"
-	na := spinNotApplicable("the halo exchange has no datatype to unpack on the NIC in this form; the sPIN strategies " +
+	na := twoSidedOnly(notYet, "the halo exchange has no datatype to unpack on the NIC in this form; the sPIN strategies "+
 		"run receive-side datatype handlers (the ddt_* experiments)")
-	for _, d := range strategy.Registry() {
-		if _, ok := na[d.Strategy]; ok || d.Caps.Has(strategy.TwoSided) {
-			continue
-		}
-		na[d.Strategy] = notYet
-	}
 	return Def{
 		Name:     "halo3d",
 		Summary:  "6-neighbour 3-D halo exchange on a periodic process grid, weak-scaled (fixed face per rank)",
