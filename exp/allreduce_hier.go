@@ -128,15 +128,7 @@ func allreduceHierAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	}
 	for _, n := range nodes {
 		ps := byNodes[n]
-		best, second := -1, -1
-		for i, p := range ps {
-			switch {
-			case best < 0 || p.Time < ps[best].Time:
-				best, second = i, best
-			case second < 0 || p.Time < ps[second].Time:
-				second = i
-			}
-		}
+		best, second := fastestTwo(len(ps), func(i int) sim.Time { return ps[i].Time })
 		row := []any{n, ps[best].Ranks, ps[best].Strategy, round3(ps[best].Time.Micros()), "", ""}
 		if second >= 0 {
 			row[4], row[5] = ps[second].Strategy, round3(ps[second].Time.Micros())

@@ -142,15 +142,7 @@ func pingPongAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	}
 	for _, size := range sizes {
 		ps := bySize[size]
-		best, second := -1, -1
-		for i, p := range ps {
-			switch {
-			case best < 0 || p.Half < ps[best].Half:
-				best, second = i, best
-			case second < 0 || p.Half < ps[second].Half:
-				second = i
-			}
-		}
+		best, second := fastestTwo(len(ps), func(i int) sim.Time { return ps[i].Half })
 		row := []any{size, ps[best].Strategy, round3(ps[best].Half.Micros()), "", ""}
 		if second >= 0 {
 			row[3], row[4] = ps[second].Strategy, round3(ps[second].Half.Micros())
@@ -172,4 +164,19 @@ func pingPongAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		"each GPU hop runs a kernel that copies the received message into the send buffer (GPU-TN and device-shmem: one persistent kernel per rank polling its arrival flag); CPU echoes its receive buffer",
 		"an intra-node transfer takes the strategy's NIC path carried by the GPU fabric (no peer loads/stores or copy engines are modelled)")
 	return res, nil
+}
+
+// fastestTwo returns the indices of the least and second-least of n
+// times (second is -1 when n < 2): a winner table's winner and runner-up.
+func fastestTwo(n int, time func(i int) sim.Time) (best, second int) {
+	best, second = -1, -1
+	for i := range n {
+		switch {
+		case best < 0 || time(i) < time(best):
+			best, second = i, best
+		case second < 0 || time(i) < time(second):
+			second = i
+		}
+	}
+	return best, second
 }
