@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -75,12 +76,7 @@ func allreduceHierList(cfg Config) ([]Point, error) {
 
 func allreduceHierSimulate(p Point, env Env) ([]byte, error) {
 	a := p.Config.AllreduceHier
-	s, err := strategy.Parse(a.Strategies[0])
-	if err != nil {
-		return nil, err
-	}
-	ranks := a.Nodes[0] * max(1, p.Config.Node.GPUs)
-	c, err := newRun(p.Config, env, p.Label, ranks, s)
+	c, s, err := newNodesRun(p, env, a.Strategies[0], a.Nodes[0])
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +85,7 @@ func allreduceHierSimulate(p Point, env Env) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(hierPoint{Nodes: a.Nodes[0], Ranks: ranks, Strategy: string(s), Impl: r.Impl, Time: r.Time, Phases: r.Phases,
+	return json.Marshal(hierPoint{Nodes: a.Nodes[0], Ranks: len(c.Nodes), Strategy: string(s), Impl: r.Impl, Time: r.Time, Phases: r.Phases,
 		Events: c.Engine.Events(), Verified: r.Verified})
 }
 
@@ -161,4 +157,16 @@ func checkNodeList(name string, nodes []int) []error {
 		}
 	}
 	return errs
+}
+
+// newNodesRun builds the cluster of one point of a present-day workload
+// whose node count counts nodes: nodes × node.gpus ranks, under the named
+// strategy.
+func newNodesRun(p Point, env Env, name string, nodes int) (*cluster.Cluster, strategy.Strategy, error) {
+	s, err := strategy.Parse(name)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := newRun(p.Config, env, p.Label, nodes*max(1, p.Config.Node.GPUs), s)
+	return c, s, err
 }

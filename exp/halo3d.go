@@ -7,7 +7,6 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/sim"
-	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
 	"github.com/gpunetsim/gpunetsim/workload"
 )
@@ -78,12 +77,7 @@ func halo3DList(cfg Config) ([]Point, error) {
 
 func halo3DSimulate(p Point, env Env) ([]byte, error) {
 	h := p.Config.Halo3D
-	s, err := strategy.Parse(h.Strategies[0])
-	if err != nil {
-		return nil, err
-	}
-	ranks := h.Nodes[0] * max(1, p.Config.Node.GPUs)
-	c, err := newRun(p.Config, env, p.Label, ranks, s)
+	c, s, err := newNodesRun(p, env, h.Strategies[0], h.Nodes[0])
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +86,7 @@ func halo3DSimulate(p Point, env Env) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(halo3DPoint{Face: h.MinFace, Nodes: h.Nodes[0], Ranks: ranks, Dims: r.Dims, Strategy: string(s), Impl: r.Impl,
+	return json.Marshal(halo3DPoint{Face: h.MinFace, Nodes: h.Nodes[0], Ranks: len(c.Nodes), Dims: r.Dims, Strategy: string(s), Impl: r.Impl,
 		Time: r.Time, Events: c.Engine.Events(), Verified: r.Verified})
 }
 
