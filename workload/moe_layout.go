@@ -32,9 +32,9 @@ type moeLayout struct {
 	sh       MoEShape
 	ll       bool
 	hidden   int
-	hdr      uint64 // dispatch header bytes
-	act      uint64 // activation bytes (FP8 + scales)
-	de, ce   uint64 // dispatch and combine entry bytes
+	hdr      uint64   // dispatch header bytes
+	act      uint64   // activation bytes (FP8 + scales)
+	de, ce   uint64   // dispatch and combine entry bytes
 	n        []int32  // n[s*P+d]: entries s sends to d
 	dSendOff []uint64 // [s*P+d]: offset of d's slot in s's dispatch send region
 	dRecvOff []uint64 // [d*P+s]: offset of s's slot in d's dispatch receive region
