@@ -17,7 +17,7 @@ type PPB struct {
 	lines        map[mem.Addr]*[mem.LineSize]byte
 	order        []mem.Addr
 	spare        []*[mem.LineSize]byte // line buffers of flushed or evicted lines, reused
-	flushDone    sim.Time // the latest flush completes then; doorbells behind it wait
+	flushDone    sim.Time              // the latest flush completes then; doorbells behind it wait
 	stats        PPBStats
 }
 

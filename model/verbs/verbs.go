@@ -146,7 +146,7 @@ type QP struct {
 	pi      uint64
 	done    uint64
 	rpi     uint64
-	rdone   uint64 // receive completions consumed
+	rdone   uint64                   // receive completions consumed
 	shadow  [][][nic.WQEWords]uint64 // chunks of shadowChunk slots, each made on first use (sh)
 	peer    *QP
 	hostVis sim.Time // latest GPU posted write to a host-memory ring
