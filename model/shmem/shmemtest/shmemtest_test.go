@@ -22,6 +22,14 @@ func TestGHNDGPU(t *testing.T) {
 	Run(t, Backend{Kind: shmem.GHNDGPU, HW: compnetHW("dgpu"), Spec: shmem.DefaultSpec()})
 }
 
+// GHN_DGPU with ROC_SHMEM's placement (entries in host memory, status
+// flags in GPU memory) and its progress thread conforms.
+func TestGHNDGPUHostQueueGPUStatus(t *testing.T) {
+	sp := shmem.DefaultSpec()
+	sp.QueueInGPU, sp.Threads, sp.ProgressThread = false, 1, true
+	Run(t, Backend{Kind: shmem.GHNDGPU, HW: compnetHW("dgpu"), Spec: sp})
+}
+
 func TestGHNHostQ(t *testing.T) {
 	Run(t, Backend{Kind: shmem.GHNHostQ, HW: compnetHW("dgpu"), Spec: shmem.DefaultSpec()})
 }
