@@ -426,6 +426,12 @@ func assemble(p *Plan, points map[string][]byte, whole map[int]*report.Result) (
 			if res == nil {
 				return nil, nil, fmt.Errorf("%s: the experiment returned no result", e.Label)
 			}
+			// The check "gpunetsim run" makes, on every result a study
+			// assembles (cached points included): a negative time is the
+			// model breaking its own invariant, never a result.
+			if err := res.CheckTimes(); err != nil {
+				return nil, nil, fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, r.Values), err)
+			}
 			normalise(res, e.Experiment.Name, r.Config)
 			results = append(results, res)
 			values = append(values, r.Values)
