@@ -2,6 +2,7 @@ package study
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -46,5 +47,40 @@ func TestStudyRefusesNegativeTimes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "holds the negative time -1ps") {
 			t.Errorf("%s points: err = %v, want the negative time named", pass, err)
 		}
+	}
+}
+
+// An entry whose own lists cross into more points than the memory limit
+// can plan is refused before its points are listed (listing them is what
+// would exhaust the memory), naming the lists; a run check (the CLI's
+// memory estimate of the run's simulations) runs before the listing too.
+func TestOwnListsRefusedBeforeListing(t *testing.T) {
+	e, err := exp.Lookup("allreduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := *e.Points
+	pts.List = func(exp.Config) ([]exp.Point, error) {
+		t.Fatal("points listed before the memory check")
+		return nil, nil
+	}
+	e.Points = &pts
+	s, err := Single(e, params.Options{Sets: []string{"allreduce.nodes=2-20001", "allreduce.strategies=CPU,HDN"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ExpandWithin(s, testVersion, MemLimit{Bytes: 512 << 20, What: "test limit"})
+	if err == nil || !strings.Contains(err.Error(), "allreduce.nodes (20000 values) × allreduce.strategies (2 values): up to 4e+04 points") {
+		t.Errorf("err = %v, want the lists named", err)
+	}
+	refuse := errors.New("the run's simulations do not fit")
+	_, err = ExpandWithin(s, testVersion, MemLimit{Run: func(name string, cfg exp.Config) error {
+		if name != "allreduce" || len(cfg.Allreduce.Nodes) != 20000 {
+			t.Errorf("run check of %s with %d node counts", name, len(cfg.Allreduce.Nodes))
+		}
+		return refuse
+	}})
+	if !errors.Is(err, refuse) {
+		t.Errorf("err = %v, want the run check's", err)
 	}
 }
