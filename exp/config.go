@@ -139,9 +139,10 @@ func DefaultConfig(preset string) (Config, error) {
 	}
 	// The GIO study's IKN is ROC_SHMEM's reverse offload: one service
 	// thread (its num_threads = 1) plus an MPI progress thread
-	// (shmem.progress_thread).
+	// (shmem.progress_thread), queues in host memory with the status
+	// flags in GPU memory (shmem.queue_in_gpu = false, its default build).
 	if preset == "gio" {
-		cfg.Shmem.Threads, cfg.Shmem.ProgressThread = 1, true
+		cfg.Shmem.Threads, cfg.Shmem.ProgressThread, cfg.Shmem.QueueInGPU = 1, true, false
 	}
 	return dropUnavailable(cfg), nil
 }

@@ -291,6 +291,9 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 		bar.close()
 	}
 	if err != nil {
+		if o.study.active() {
+			return err // the study names its task, the experiment first
+		}
 		return fmt.Errorf("%s: %w", e.Name, err)
 	}
 	if res == nil {

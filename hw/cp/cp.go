@@ -213,6 +213,24 @@ func (t *Thread) LoadLine(l mem.Addr) [mem.LineSize]byte {
 	return data
 }
 
+// L1State reports whether the next load of line l hits the thread's L1
+// (hit) and, if so, whether the copy differs from what the GPU's coherence
+// point holds (stale). Only an acquire marker, an RMW of the line or the
+// eviction a fill of another line causes drop a copy, so a thread whose
+// polls all hit can never see a change: models use this to detect such a
+// livelock instead of polling forever.
+func (t *Thread) L1State(l mem.Addr) (hit, stale bool) {
+	b := t.l1[l]
+	if b == nil {
+		return false, false
+	}
+	same := *b == t.cp.g.CoherentLine(l)
+	if t.cp.spec.CoherentL1 && !same {
+		return false, false // a changed line misses in a coherent L1
+	}
+	return true, !same
+}
+
 // Load64 reads the word at a (see LoadLine).
 func (t *Thread) Load64(a mem.Addr) uint64 {
 	l := mem.Line(a)

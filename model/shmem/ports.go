@@ -95,6 +95,46 @@ func (p *hostqProducer) load(wg *gpu.WG, a mem.Addr) uint64 {
 
 func (p *hostqProducer) peek(a mem.Addr) uint64 { return p.m.Load64(a) }
 
+// splitProducer is ROC_SHMEM's reverse-offload placement (IKN on preset
+// gio): entries and the read index in host memory, reached like
+// hostqProducer's (posted writes, a PCIe read of the read index when the
+// ring looks full); the completion status words and fetch results in GPU
+// memory, reached with the GPU's own loads and stores and a system
+// acquire, so completion is never polled over PCIe.
+type splitProducer struct {
+	host *hostqProducer
+	dev  gpuProducer
+	m    *mem.Memory
+}
+
+func (p splitProducer) inGPU(a mem.Addr) bool { return p.m.PoolOf(a) == mem.GPU }
+
+func (p splitProducer) store(wg *gpu.WG, a mem.Addr, v uint64) {
+	if p.inGPU(a) {
+		p.dev.store(wg, a, v)
+		return
+	}
+	p.host.store(wg, a, v)
+}
+
+func (p splitProducer) fill(wg *gpu.WG, slot mem.Addr, w [7]uint64) { p.host.fill(wg, slot, w) }
+func (p splitProducer) release(wg *gpu.WG)                          { p.host.release(wg) }
+func (p splitProducer) acquire(wg *gpu.WG)                          { p.dev.acquire(wg) }
+
+func (p splitProducer) load(wg *gpu.WG, a mem.Addr) uint64 {
+	if p.inGPU(a) {
+		return p.dev.load(wg, a)
+	}
+	return p.host.load(wg, a)
+}
+
+func (p splitProducer) peek(a mem.Addr) uint64 {
+	if p.inGPU(a) {
+		return p.dev.peek(a)
+	}
+	return p.host.peek(a)
+}
+
 // ---------------------------------------------------------------------------
 // Consumers: how a service thread reaches the queues (row "consumer poll
 // path") and what it is charged.
@@ -104,10 +144,11 @@ type consumer interface {
 	name() string
 	coreType() string
 	instr(n int)
-	poll(a mem.Addr) uint64     // one poll of a status word (with the acquire marker)
-	line(a mem.Addr) [8]uint64  // the rest of the entry
-	store(a mem.Addr, v uint64) // a queue word (status, read index)
-	local(a mem.Addr, v uint64) // the library's own memory (bounce words)
+	poll(a mem.Addr) uint64      // one poll of a status word (with the acquire marker)
+	line(a mem.Addr) [8]uint64   // the rest of the entry
+	store(a mem.Addr, v uint64)  // a queue word (status, read index)
+	remote(a mem.Addr, v uint64) // a word in GPU memory (a status flag of a host-memory queue)
+	local(a mem.Addr, v uint64)  // the library's own memory (bounce words)
 	rmw(a mem.Addr, f func(uint64) uint64) uint64
 	ctRead(a mem.Addr) (succ, fail uint64)  // the NIC's write-back of a CT, in library memory
 	releaseSystem()                         // before the doorbell
@@ -207,6 +248,12 @@ func (h *hostPort) store(a mem.Addr, v uint64) {
 		h.local(a, v)
 		return
 	}
+	h.remote(a, v)
+}
+
+// remote is a PCIe posted write of one word into GPU memory: the thread
+// pays the link's issue, the word lands when the write is visible.
+func (h *hostPort) remote(a mem.Addr, v uint64) {
 	h.n.PCIe++
 	free, vis := h.link.PostedWrite(pcie.Down, h.t.Now(), 8)
 	m := h.m
@@ -263,6 +310,7 @@ func (c *cpPort) coreType() string                             { return "cp" }
 func (c *cpPort) instr(n int)                                  { c.t.Instr(n) }
 func (c *cpPort) store(a mem.Addr, v uint64)                   { c.t.Store64(a, v) }
 func (c *cpPort) local(a mem.Addr, v uint64)                   { c.t.Store64(a, v) }
+func (c *cpPort) remote(a mem.Addr, v uint64)                  { c.t.Store64(a, v) } // the CP sits beside GPU memory
 func (c *cpPort) rmw(a mem.Addr, f func(uint64) uint64) uint64 { return c.t.RMW(a, f) }
 func (c *cpPort) releaseSystem()                               { c.t.ReleaseSystem() }
 func (c *cpPort) acquireSystem()                               { c.t.AcquireSystem() }

@@ -35,7 +35,11 @@ type queue struct {
 	ring    mem.Addr
 	readIdx mem.Addr
 	results mem.Addr
-	owner   *service
+	// status is the array of per-slot completion words in GPU memory when
+	// the entries live in host memory (ROC_SHMEM's reverse offload);
+	// 0 when the status is the entry's word 0.
+	status mem.Addr
+	owner  *service
 
 	// producer state (the work-group's LDS)
 	w, lr uint64
@@ -59,6 +63,15 @@ func (q *queue) stamp(seq uint64, i int, t sim.Time) {
 
 func (q *queue) slot(i uint64) mem.Addr   { return q.ring + mem.Addr(i%q.q)*entrySize }
 func (q *queue) result(i uint64) mem.Addr { return q.results + mem.Addr(i%q.q)*8 }
+
+// stat is where the producer reads slot i's completion: the entry's word
+// 0, or its word in the GPU-memory status array.
+func (q *queue) stat(i uint64) mem.Addr {
+	if q.status == 0 {
+		return q.slot(i)
+	}
+	return q.status + mem.Addr(i%q.q)*8
+}
 
 // entry is a decoded queue entry. Word layout (little-endian, §1.2):
 // 0 status|op<<32|flags<<48, 1 PE|len<<32, 2 dst, 3 src or inline data,
@@ -133,6 +146,11 @@ func (c *qchan) Submit(r *Request) error {
 	s := q.w % q.q
 	slot := q.slot(q.w)
 	words := encode(r, q.idx, q.w)
+	if q.status != 0 {
+		// The slot's status word in GPU memory back to POSTED before the
+		// entry is published (ROC_SHMEM resets it after each completion).
+		p.store(wg, q.stat(q.w), statusPosted)
+	}
 	p.fill(wg, slot, words) // 2: fill …
 	p.release(wg)           // … and release at the publish scope
 	p.store(wg, slot, words[0])
@@ -186,7 +204,7 @@ func (c *qchan) reserve() {
 		if q.w < q.q || q.done[s] {
 			return
 		}
-		slot := q.slot(q.w)
+		slot := q.stat(q.w)
 		st := p.load(wg, slot)
 		if uint32(st) != statusPosted {
 			q.done[s] = true
@@ -211,7 +229,7 @@ func (c *qchan) complete() error {
 			if q.done[s] {
 				continue
 			}
-			st := uint32(p.load(wg, q.slot(i)))
+			st := uint32(p.load(wg, q.stat(i)))
 			if st == statusComplete || st == statusFailed {
 				q.done[s] = true
 				failed = failed || st == statusFailed
@@ -225,7 +243,7 @@ func (c *qchan) complete() error {
 		if !pending {
 			break
 		}
-		c.waitWhile(q.slot(first), "completion of its queue entries", posted)
+		c.waitWhile(q.stat(first), "completion of its queue entries", posted)
 	}
 	if failed {
 		return fmt.Errorf("%w: queue %d", ErrFailed, q.idx)

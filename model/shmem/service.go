@@ -1,6 +1,7 @@
 package shmem
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/gpunetsim/gpunetsim/hw/cp"
@@ -26,6 +27,9 @@ type queueBackend struct {
 	// deviations from the preset the thread placement made (cores added
 	// or time-sliced), for the report.
 	deviations []string
+	// split: GHN_DGPU with Spec.QueueInGPU off (ROC_SHMEM's placement):
+	// entries in host memory, completion status in GPU memory.
+	split bool
 }
 
 func newQueueBackend(d *Device) (*queueBackend, error) {
@@ -47,16 +51,23 @@ func newQueueBackend(d *Device) (*queueBackend, error) {
 			return nil, fmt.Errorf("shmem %s on PE %d: needs gpu.mode = dgpu, got %s", rt.kind, n.PE, mode)
 		}
 	}
+	b.split = rt.kind == GHNDGPU && !rt.spec.QueueInGPU
 	switch rt.kind {
 	case GHNDGPU:
 		b.prod = gpuProducer{scope: gpu.System, g: n.GPU}
+		if b.split {
+			b.prod = splitProducer{host: &hostqProducer{link: n.GPULink, m: n.Mem}, dev: gpuProducer{scope: gpu.System, g: n.GPU}, m: n.Mem}
+		}
 	case CompNetCP:
 		b.prod = gpuProducer{scope: gpu.Device, locked: rt.spec.LLCLocking, g: n.GPU}
 	case GHNHostQ:
 		b.prod = &hostqProducer{link: n.GPULink, m: n.Mem}
 	}
-	pool, libPool := mem.GPU, mem.Host
+	pool, resPool, libPool := mem.GPU, mem.GPU, mem.Host
 	if rt.kind == GHNHostQ {
+		pool, resPool = mem.Host, mem.Host
+	}
+	if b.split {
 		pool = mem.Host
 	}
 	if rt.kind == CompNetCP {
@@ -65,10 +76,14 @@ func newQueueBackend(d *Device) (*queueBackend, error) {
 	q := uint64(rt.spec.QueueEntries)
 	for i := range d.queues {
 		ring := n.Mem.AllocData(pool, q*entrySize+mem.LineSize, fmt.Sprintf("shmem.queue[%d]", i))
-		res := n.Mem.AllocData(pool, q*8, fmt.Sprintf("shmem.results[%d]", i))
+		res := n.Mem.AllocData(resPool, q*8, fmt.Sprintf("shmem.results[%d]", i))
 		n.GPU.ShareWithNIC(res, q*8)
-		b.queues = append(b.queues, &queue{idx: i, q: q, ring: ring, readIdx: ring + mem.Addr(q*entrySize), results: res,
-			done: make([]bool, q)})
+		qu := &queue{idx: i, q: q, ring: ring, readIdx: ring + mem.Addr(q*entrySize), results: res,
+			done: make([]bool, q)}
+		if b.split {
+			qu.status = n.Mem.AllocData(mem.GPU, q*8, fmt.Sprintf("shmem.status[%d]", i))
+		}
+		b.queues = append(b.queues, qu)
 	}
 	b.lib = newLib(b, n, libPool)
 	b.startServices()
@@ -138,7 +153,7 @@ func (b *queueBackend) startServices() {
 		core := (1 + t%cores) % n.CPU.Cores()
 		_, err := n.CPU.SpawnOn(core, name, func(th *cpu.Thread) {
 			s.port = &hostPort{t: th, spec: n.CPU.Spec(), link: n.GPULink, m: n.Mem,
-				overPC: b.kind == GHNDGPU, seen: map[mem.Addr]uint64{}}
+				overPC: b.kind == GHNDGPU && !b.split, seen: map[mem.Addr]uint64{}}
 			s.run()
 		})
 		if err != nil {
@@ -248,7 +263,53 @@ func (s *service) run() {
 		if !found && len(s.pending) == 0 && s.port.idle() {
 			s.sleep(sw.ConsumerPoll)
 		}
+		if !found && len(s.pending) == 0 {
+			if err := s.stale(); err != nil {
+				s.port.proc().Engine().Fail(err)
+				return
+			}
+		}
 	}
+}
+
+// stale detects the hazard shmem.consumer_acquire=false shows: a CP
+// service thread polling without the acquire marker reads its L1 copy of
+// each slot. When every slot it polls hits the L1 and nothing is pending
+// (no quiet will issue an acquire), no poll can ever miss or see a change,
+// so an entry posted to a slot whose copy is stale is never served and the
+// work-group waits forever. That is a livelock the engine's deadlock check
+// cannot see (the polls keep the event queue busy), so it fails the run
+// here, naming the queue. It returns nil whenever the thread may still see
+// a change: another thread's coherent port or any poll that misses.
+func (s *service) stale() error {
+	c, ok := s.port.(*cpPort)
+	if !ok || c.acquire {
+		return nil
+	}
+	g := s.b.dev.rt.node.GPU
+	var stuck *queue
+	for _, q := range s.queues {
+		slot := q.slot(q.rd)
+		hit, stale := c.t.L1State(mem.Line(slot))
+		if !hit {
+			return nil
+		}
+		if stale && stuck == nil {
+			d := g.CoherentLine(mem.Line(slot))
+			var w [8]uint64
+			for i := range w {
+				w[i] = binary.LittleEndian.Uint64(d[8*i:])
+			}
+			if e := decode(w); e.status == statusPosted && e.seq == q.rd {
+				stuck = q
+			}
+		}
+	}
+	if stuck == nil {
+		return nil
+	}
+	return fmt.Errorf("%w at %v: service thread %s polls a stale copy of queue %d's slot %d in its CP L1 and never sees the entry posted there (shmem.consumer_acquire=false: only the acquire marker drops the copy; set it to true)",
+		sim.ErrLivelock, s.now(), c.name(), stuck.idx, stuck.rd)
 }
 
 // visit is steps 1–4 for one queue. Its parts are spans on the thread's
@@ -282,11 +343,21 @@ func (s *service) visit(q *queue) bool {
 	if e.blocking() {
 		s.pending = append(s.pending, pend{q, e}) // converted to non-blocking, completed by a quiet
 	} else {
-		s.port.store(slot, word0(e, statusComplete))
+		s.complete(q, e.seq, word0(e, statusComplete))
 	}
 	q.rd++
 	s.port.store(q.readIdx, q.rd) // publish the shared read index
 	return true
+}
+
+// complete writes slot seq's completion word w: into the entry's word 0,
+// and with the status in GPU memory also a posted PCIe write of the status
+// flag the work-group polls there.
+func (s *service) complete(q *queue, seq uint64, w uint64) {
+	s.port.store(q.slot(seq), w)
+	if q.status != 0 {
+		s.port.remote(q.stat(seq), uint64(uint32(w)))
+	}
 }
 
 // now is the thread's time.
@@ -344,7 +415,7 @@ func (s *service) quietPending() {
 			st = statusFailed
 		}
 		p.q.stamp(p.e.seq, PhaseQuiet, start)
-		s.port.store(p.q.slot(p.e.seq), word0(p.e, st))
+		s.complete(p.q, p.e.seq, word0(p.e, st))
 		p.q.stamp(p.e.seq, PhaseComplete, s.now())
 	}
 	s.pending = keep

@@ -14,15 +14,24 @@ type Spec struct {
 	// offload does (one service thread polling the queues, one MPI
 	// progress thread issuing the operations).
 	ProgressThread bool `toml:"progress_thread" doc:"GHN_DGPU (IKN): the service thread hands each operation to a separate MPI progress thread that issues it, as ROC_SHMEM's reverse-offload runtime runs (one service thread + one progress thread); on for preset gio" src:"DEFAULT"`
-	QueueEntries   int  `toml:"queue_entries" doc:"entries of 64 B per work-group queue" src:"DOC"`
-	QuietRounds    int  `toml:"quiet_rounds" doc:"polling rounds over the owned queues before pending blocking entries are quieted (compnet.quietRounds)" src:"DEFAULT"`
-	LLCLocking     bool `toml:"llc_locking" doc:"COMPNET: producers write queue slots and status with store_locked (compnet.llcLocking, the ComP-Net paper)" src:"DEFAULT"`
-	ProducerInstr  int  `toml:"producer_instr" doc:"scalar instructions of the work-group leader's queue management per call (reserve, fill, index update)" src:"DEFAULT"`
+	// QueueInGPU places GHN_DGPU's queues: in GPU memory (the
+	// dissertation's GHN_DGPU) or, when false, in host memory with the
+	// completion status words in GPU memory (ROC_SHMEM's reverse offload).
+	QueueInGPU    bool `toml:"queue_in_gpu" doc:"GHN_DGPU: queues (entries and read index) in GPU memory, polled by the host threads over PCIe (the dissertation's GHN_DGPU); false = ROC_SHMEM's reverse-offload placement (ro_net.cpp: queues and descriptors hipHostMalloc'd in host memory, written by the GPU with PCIe posted writes and polled by the host thread in its cache; status flags in GPU memory, written by the host with PCIe posted writes and polled by the GPU with uncached GPU-memory loads, 'to prevent polling for completion over PCIe'); GPU memory is its --enable-gpu-queue option. false for preset gio" src:"DEFAULT"`
+	QueueEntries  int  `toml:"queue_entries" doc:"entries of 64 B per work-group queue" src:"DOC"`
+	QuietRounds   int  `toml:"quiet_rounds" doc:"polling rounds over the owned queues before pending blocking entries are quieted (compnet.quietRounds)" src:"DEFAULT"`
+	LLCLocking    bool `toml:"llc_locking" doc:"COMPNET: producers write queue slots and status with store_locked (compnet.llcLocking, the ComP-Net paper)" src:"DEFAULT"`
+	ProducerInstr int  `toml:"producer_instr" doc:"scalar instructions of the work-group leader's queue management per call (reserve, fill, index update)" src:"DEFAULT"`
 	// ConsumerAcquire is the service thread's acquire before each poll.
 	// Turning it off reproduces the stale-read hazard of the dissertation.
-	ConsumerAcquire bool       `toml:"consumer_acquire" doc:"service threads issue the acquire marker before each poll (off only to show the stale-read hazard)" src:"DEFAULT"`
-	Energy          EnergySpec `toml:"energy"`
-	GIO             GIOSpec    `toml:"gio"`
+	ConsumerAcquire bool `toml:"consumer_acquire" doc:"service threads issue the acquire marker before each poll (off only to show the stale-read hazard)" src:"DEFAULT"`
+	// PeerAccess reaches the PEs on other GPUs of the caller's node by
+	// the GPU's own loads, stores and atomics over the node's GPU fabric,
+	// as NVSHMEM's and ROC_SHMEM's intra-node transports do through
+	// CUDA/HIP IPC mappings of the peers' symmetric heaps.
+	PeerAccess bool       `toml:"peer_access" doc:"PEs on other GPUs of the caller's node are reached by the GPU's own loads, stores and atomics over the node's GPU fabric (NVSHMEM's and ROC_SHMEM's intra-node IPC transports), not through the backend; no effect with one GPU per node" src:"DOC"`
+	Energy     EnergySpec `toml:"energy"`
+	GIO        GIOSpec    `toml:"gio"`
 }
 
 // DefaultSpec returns the knobs of the dissertation's ComP-Net chapter and the dissertation
@@ -30,8 +39,8 @@ type Spec struct {
 // for parity — the documents do not say how many their application
 // experiments used), 64-entry queues, 4 quiet rounds, no LLC locking.
 func DefaultSpec() Spec {
-	return Spec{Threads: 2, QueueEntries: 64, QuietRounds: 4,
-		ProducerInstr: 40, ConsumerAcquire: true, Energy: DefaultEnergy(), GIO: DefaultGIOSpec()}
+	return Spec{Threads: 2, QueueInGPU: true, QueueEntries: 64, QuietRounds: 4,
+		ProducerInstr: 40, ConsumerAcquire: true, PeerAccess: true, Energy: DefaultEnergy(), GIO: DefaultGIOSpec()}
 }
 
 // Validate reports every invalid field.
