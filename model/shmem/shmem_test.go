@@ -272,6 +272,76 @@ func TestServiceThreadPlacement(t *testing.T) {
 	}
 }
 
+// Between two GPUs of one node, a put, a fetching atomic and a get go by
+// the GPU's peer access when it is on: the NICs send nothing, the data and
+// the atomic's result are right, and it takes less time than the
+// host-proxied path through the NICs (no proxy pickup, no NIC command).
+func TestPeerAccessBypassesTheNIC(t *testing.T) {
+	const n = 64 << 10
+	run := func(peerAccess bool) (sim.Time, shmem.Report, uint64) {
+		hw := hw("dgpu")
+		hw.Node.GPUs = 2
+		sp := shmem.DefaultSpec()
+		sp.PeerAccess = peerAccess
+		var old uint64
+		var end sim.Time
+		c, syms, reps, err := shmemtest.Scenario(shmemtest.Backend{Kind: shmem.GHNDGPU, HW: hw, Spec: sp, Nodes: 2},
+			[]uint64{n, n, 8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+				return shmemtest.Kernel{WGs: 1, Body: func(pe int, x *shmem.Ctx) error {
+					if pe == 1 {
+						return nil
+					}
+					b := make([]byte, n)
+					for i := range b {
+						b[i] = byte(i * 13)
+					}
+					x.WG().Mem().Write(s[0], b)
+					x.WG().Mem().Store64(s[2], 0)
+					if err := x.Putmem(s[1], s[0], n, 1); err != nil {
+						return err
+					}
+					if err := x.Quiet(); err != nil {
+						return err
+					}
+					var err error
+					if old, err = x.AtomicFetchAdd(s[2], 5, 8, 1); err != nil {
+						return err
+					}
+					if old, err = x.AtomicFetchAdd(s[2], 5, 8, 1); err != nil {
+						return err
+					}
+					end = x.WG().Now()
+					return x.Getmem(s[0], s[1], n, 1)
+				}}
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, n)
+		c.Nodes[1].Mem.Read(syms[1][1], got)
+		for i := range got {
+			if got[i] != byte(i*13) {
+				t.Fatalf("peer access %v: byte %d of the put is %d", peerAccess, i, got[i])
+			}
+		}
+		if old != 5 {
+			t.Fatalf("peer access %v: second fetch-add returned %d, want 5", peerAccess, old)
+		}
+		return end, reps[0], c.Nodes[0].NIC.Stats().PacketsTx
+	}
+	peerEnd, peerRep, peerPkts := run(true)
+	nicEnd, nicRep, nicPkts := run(false)
+	if peerRep.Calls.Peer != 4 || peerPkts != 0 {
+		t.Errorf("peer access: %d calls by peer access (want 4), %d NIC packets (want 0)", peerRep.Calls.Peer, peerPkts)
+	}
+	if nicRep.Calls.Peer != 0 || nicPkts == 0 {
+		t.Errorf("without peer access: %d calls by peer access (want 0), %d NIC packets (want some)", nicRep.Calls.Peer, nicPkts)
+	}
+	if peerEnd >= nicEnd {
+		t.Errorf("peer access took %v, the proxied NIC path %v: want it faster", peerEnd, nicEnd)
+	}
+}
+
 // IKN's queue placement decides where each cost is paid. With the queues
 // in GPU memory the host thread polls them over PCIe (a round trip per
 // poll); with ROC_SHMEM's placement (entries in host memory, status flags
