@@ -358,3 +358,33 @@ func TestMatrixOnPresentDayPreset(t *testing.T) {
 		}
 	}
 }
+
+// The matrix on preset spin's own hardware runs the GPU-TN allreduce to a
+// verified cell (it once deadlocked there: an early trigger stalled the
+// trigger FIFO while registrations held all 16 entries; workload
+// TestGPUTNAllreduceOnSpinFourNodes has the details).
+func TestMatrixGPUTNAllreduceOnSpin(t *testing.T) {
+	cfg, err := DefaultConfig("spin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Matrix.Hardware = "run"
+	cfg.Matrix.Workloads, cfg.Matrix.Strategies = []string{"allreduce"}, []string{"GPUTN"}
+	res, err := runMatrix(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := 0
+	for _, r := range res.Tables[0].Rows {
+		if r[2] != "GPUTN" {
+			continue
+		}
+		cells++
+		if r[1] != "spin" || r[9] != true {
+			t.Errorf("GPU-TN row %v, want a verified cell on spin", r)
+		}
+	}
+	if cells != 1 {
+		t.Fatalf("%d GPU-TN cells, want 1", cells)
+	}
+}

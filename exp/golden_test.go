@@ -62,3 +62,92 @@ func TestTimingGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestTimingGoldenStrategies pins the simulated times and event counts of
+// the strategies TestTimingGolden leaves out, each on the preset the
+// documents run it on, functional and payload-free (the two share a
+// timing model but not a memory path, and the speed work changes the
+// payload-free one): the allreduce on 2, 3 and 8 nodes for every strategy
+// that runs it, and a small Jacobi strong and weak scaling on the GIO
+// preset with GPU-TN and GNN_GIO added. Speed work must leave them
+// bit-identical.
+func TestTimingGoldenStrategies(t *testing.T) {
+	type tcase struct {
+		name, preset, experiment string
+		set                      func(*Config)
+	}
+	allreduce := func(strats ...string) func(*Config) {
+		return func(c *Config) {
+			c.Allreduce.Nodes = []int{2, 3, 8}
+			c.Allreduce.Size = 1 * unit.MiB
+			c.Allreduce.Strategies = strats
+		}
+	}
+	var cases []tcase
+	for _, g := range []struct {
+		preset string
+		strats []string
+	}{
+		{"gputn", []string{"HDN_OVERLAP"}},
+		{"xtq", []string{"XTQ", "HSA"}},
+		{"compnet", []string{"GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET"}},
+		{"gio", []string{"GNN_GIO"}},
+		{"gpurdma", []string{"GNN_GPURDMA"}},
+	} {
+		cases = append(cases, tcase{"allreduce_" + g.preset, g.preset, "allreduce", allreduce(g.strats...)})
+	}
+	jacobi := func(c *Config) {
+		c.JacobiScale.Grids = []int{256}
+		c.JacobiScale.Nodes = []int{1, 4}
+		c.JacobiScale.WeakNodes = []int{2, 3}
+		c.JacobiScale.WeakSize = 128
+		c.JacobiScale.Iters = 3
+		c.JacobiScale.Strategies = []string{"HDN", "GPUTN", "GNN_GIO"}
+	}
+	cases = append(cases,
+		tcase{"jacobistrong_gio", "gio", "jacobistrong", jacobi},
+		tcase{"jacobiweak_gio", "gio", "jacobiweak", jacobi})
+	for _, tc := range cases {
+		for _, functional := range []bool{true, false} {
+			name := tc.name
+			if !functional {
+				name += "_payloadfree"
+			}
+			t.Run(name, func(t *testing.T) {
+				cfg, err := DefaultConfig(tc.preset)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.Run.Functional = functional
+				tc.set(&cfg)
+				ex, err := Lookup(tc.experiment)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := ex.Run(cfg, Env{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				res.Params = nil
+				if err := report.WriteCSV(&buf, res); err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join("testdata", "strategies_"+name+".csv.golden")
+				if *update {
+					if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (go test ./exp -run TimingGoldenStrategies -update creates it)", err)
+				}
+				if !bytes.Equal(buf.Bytes(), want) {
+					t.Errorf("%s: simulated timing changed\n--- got\n%s\n--- want\n%s", path, buf.Bytes(), want)
+				}
+			})
+		}
+	}
+}

@@ -306,7 +306,7 @@ func jacobiSimulate(p Point, env Env, kind string) ([]byte, error) {
 	defer cl.Engine.Close()
 	r, err := c.w.Run(cl, s, strategyConfig(p.Config))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Label, err)
+		return nil, err // RunPoints and the study name the point
 	}
 	pt := jacobiPoint{Kind: kind, Size: c.size, Nodes: n, Procs: fmt.Sprintf("%dx%d", c.w.PRows, c.w.PCols), Strategy: s,
 		Impl: r.Impl, Iters: c.w.Iters, Time: r.Time, Events: cl.Engine.Events(), Verified: r.Verified,

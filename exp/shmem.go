@@ -221,7 +221,7 @@ func simulateShmem(p Point, env Env, name string, nodes int, x int64, y int, ben
 	defer c.Engine.Close()
 	r, err := bench.Run(c, s, strategyConfig(cfg))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Label, err)
+		return nil, err // RunPoints and the study name the point
 	}
 	cores, util := coreUse(r.Report)
 	hold := sim.Time(0)

@@ -1,9 +1,14 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
+
+// ErrLivelock is wrapped by the failures models report through Fail when
+// agents keep polling values that nothing will ever change.
+var ErrLivelock = errors.New("livelock")
 
 // Violation is one conservation or protocol invariant found broken at the
 // end of a run: which agent, when, and what.
@@ -53,4 +58,15 @@ func (e *Engine) endCheck() error {
 		return nil
 	}
 	return &InvariantError{Violations: all}
+}
+
+// Fail ends the run with err as its failure: Run returns err after the
+// current event (the first failure wins). Models call it when they find,
+// during the run, a state from which it can never finish, such as an agent
+// polling a value that nothing will ever change: a livelock the empty-queue
+// deadlock check cannot see, since the polls keep the queue busy.
+func (e *Engine) Fail(err error) {
+	if e.failure == nil && err != nil {
+		e.failure = err
+	}
 }

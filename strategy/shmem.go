@@ -44,7 +44,7 @@ func setupShmem(kind shmem.Kind) func(n *Node, w *World) error {
 		}
 		team := w.Shared("shmem.team", func() any { return shmem.NewTeam(n.Size) }).(*shmem.Team)
 		n.Provide(shmem.NewRuntime(kind, shmem.Node{PE: n.Rank, NPEs: n.Size, Host: n.Host, CPU: hw.CPU, Mem: hw.Mem,
-			GPU: hw.GPU, NIC: hw.NIC, GPULink: hw.GPULink, NICLink: hw.PCIe, CP: hw.CP, SW: w.Config.SW}, spec, team))
+			GPU: hw.GPU, NIC: hw.NIC, GPULink: hw.GPULink, NICLink: hw.PCIe, CP: hw.CP, SW: w.Config.SW, Peer: hw.Peer}, spec, team))
 		return nil
 	}
 }

@@ -551,6 +551,9 @@ func reduceRange(wg *gpu.WG, dst, src mem.Addr, lo, hi, wgSize int) {
 // trigger step 0's put; then for each step poll its flag with
 // system-scope acquires, do the step's work (stepWork: in the
 // reduce-scatter half reduce and stamp) and trigger the next step's put.
+// Beyond the first limit puts of the schedule (the NIC's trigger entries),
+// a put is triggered only once the NIC's registration word says the host's
+// registration of it took effect (see gate).
 type ringTNWG struct {
 	l               *ringLayout
 	base            mem.Addr
@@ -562,20 +565,61 @@ type ringTNWG struct {
 	flag, stampAt   mem.Addr
 	want            uint64
 	cond            func(uint64) bool
+	reg             mem.Addr          // the NIC's registration word (registrations in effect)
+	limit           int               // trigger entries (0: no limit, no gate)
+	seen, need      uint64            // the word's last value read; the value put st·w+s needs
+	regCond         func(uint64) bool // word ≥ need
 	pc              uint8
 }
 
 // The states of a ringTNWG.
 const (
-	tnTrigger = iota // trigger step st's put
+	tnGate    = iota // wait, if needed, until step st's put is registered
+	tnTrigger        // trigger step st's put
 	tnPoll           // wait for step st's data
 	tnReduce         // reduce it into the chunk forwarded next
 	tnStamp          // stamp that chunk with the next sequence number
 )
 
+// gate reports whether put k of the schedule (step st, slice s: k =
+// st·w + s, the order the host registers them in) may be triggered now.
+// The relaxed synchronization of GPU-TN lets a trigger come before its
+// registration: the NIC then gives the tag an entry of its own, and with
+// every entry live the trigger stalls the trigger FIFO. The slices are
+// independent rings, so one can run steps ahead of the others (on a host
+// with slow DRAM the reductions serialize and the first slice races through
+// the allgather): its early trigger then waits at the FIFO head for an
+// entry that the registrations of the slower slices hold, while their
+// triggers queue behind it — a deadlock of the hardware, not of the
+// simulator. So the kernel triggers put k ≥ limit only once the NIC's
+// registration word reaches k+1 (strict synchronization beyond the first
+// table-full; the first limit puts always find a free entry, because every
+// live entry then belongs to one of them). Each trigger then finds its
+// entry, the FIFO never stalls, and the lowest unfired put of the whole
+// ring can always be registered and triggered. The word is read again only
+// when the last value read does not cover k.
+func (t *ringTNWG) gate(wg *gpu.WG) bool {
+	k := uint64(t.st*t.l.w + t.s)
+	if t.limit == 0 || k < uint64(t.limit) || t.seen > k {
+		return true
+	}
+	t.need = k + 1
+	v, ok := wg.TryPollUntil(t.reg, true, "registration of its triggered put", t.regCond)
+	if ok {
+		t.seen = v
+	}
+	return false
+}
+
 // Step implements gpu.StepBody.
 func (t *ringTNWG) Step(wg *gpu.WG) bool {
 	switch t.pc {
+	case tnGate:
+		if !t.gate(wg) {
+			return false
+		}
+		t.pc = tnTrigger
+		fallthrough
 	case tnTrigger:
 		if t.tr.Try(wg, t.trig, tag(t.st, t.s, t.l.w)) {
 			t.pc, t.want, t.flag = tnPoll, t.l.expect(t.st), t.l.flagAddr(t.base, t.i, t.st, t.s)
@@ -614,7 +658,7 @@ func (t *ringTNWG) next() bool {
 		return true
 	}
 	t.st++
-	t.pc = tnTrigger
+	t.pc = tnGate
 	return false
 }
 
@@ -773,19 +817,28 @@ func (a Allreduce) gputn(nd *strategy.Node, l *ringLayout, base mem.Addr) error 
 	trig := nd.TN.TriggerAddr()
 	steps := 2 * (l.n - 1)
 	i := nd.Rank
+	limit := nd.TN.EntryLimit()
+	var reg mem.Addr
+	if limit > 0 && steps*l.w > limit {
+		reg = nd.Mem.AllocData(nd.Pool, 8, "allreduce.registered")
+	} else {
+		limit = 0 // every put fits the table at once: no gate
+	}
 	run := nd.Stream.Launch(gpu.Kernel{Name: "allreduce", WGs: l.w, WGSize: a.WGSize, Steps: func(wg *gpu.WG) gpu.StepBody {
-		t := &ringTNWG{l: l, base: base, i: i, s: wg.ID, steps: steps, wgSize: a.WGSize, trig: trig}
+		t := &ringTNWG{l: l, base: base, i: i, s: wg.ID, steps: steps, wgSize: a.WGSize, trig: trig, reg: reg, limit: limit}
 		t.cond = func(v uint64) bool { return v == t.want }
+		t.regCond = func(v uint64) bool { return v >= t.need }
 		return t
 	}})
 	// Every send of the schedule (node i's put of each step and slice to
 	// its right neighbour) becomes a triggered put, registered in step
-	// order while the kernel already runs (relaxed synchronization).
+	// order while the kernel already runs (relaxed synchronization); the
+	// NIC counts the registrations in effect into reg (see ringTNWG.gate).
 	pt := nd.RDMA.PT()
-	nd.TN.TrigPutBlock(steps*l.w, func(k int) uint64 { return tag(k/l.w, k%l.w, l.w) }, func(k int) gputn.Put {
+	nd.TN.TrigPutBlockCounted(steps*l.w, func(k int) uint64 { return tag(k/l.w, k%l.w, l.w) }, func(k int) gputn.Put {
 		p := l.put(base, i, k/l.w, k%l.w)
 		return gputn.Put{Src: p.Src, Length: p.Length, Target: p.Target, PT: pt, RemoteOffset: p.RemoteOffset}
-	}, 1)
+	}, 1, reg)
 	nd.Stream.Wait(run)
 	return nil
 }

@@ -37,7 +37,7 @@ func (a Allreduce) shmemInit(nd *strategy.Node, l *ringLayout) (*shmem.Device, m
 	if err != nil {
 		return nil, 0, err
 	}
-	base, err := dev.Malloc(l.totalSize)
+	base, err := dev.MallocPayload(l.totalSize)
 	if err != nil {
 		dev.Finalize()
 	}

@@ -72,3 +72,36 @@ func TestAllreduceDeterministic(t *testing.T) {
 		t.Fatalf("run 1 %v/%d events, run 2 %v/%d events", a.Time, ea, b.Time, eb)
 	}
 }
+
+// TestGPUTNAllreduceOnSpinFourNodes is the regression test of a deadlock:
+// on preset spin (the i7-4770's slower DRAM), 4 nodes, 16 slices = the 16
+// trigger entries, the first slice's reductions finished well before the
+// others' and it raced through the allgather; its trigger of a put the
+// host had not registered yet stalled the NIC's trigger FIFO while the
+// registrations of the slower slices held every entry and their triggers
+// queued behind it. The kernel now triggers a put beyond the first 16
+// only once the NIC's registration word covers it: the run completes,
+// verified, and the FIFO never stalls.
+func TestGPUTNAllreduceOnSpinFourNodes(t *testing.T) {
+	e := sim.New(1)
+	c, err := cluster.New(e, cluster.Spin(), 4, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Allreduce{Size: 8 * unit.MiB, WGSize: 256, CPUThreads: 8}
+	if w := a.Slices(4); w != c.Spec.NIC.TrigMaxEntries {
+		t.Fatalf("slices %d, want the %d trigger entries (the deadlocking set-up)", w, c.Spec.NIC.TrigMaxEntries)
+	}
+	res, err := a.Run(c, strategy.GPUTN, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	if err != nil {
+		t.Fatalf("GPUTN on spin, 4 nodes: %v", err)
+	}
+	if !res.Verified {
+		t.Fatal("not verified")
+	}
+	for i, nd := range c.Nodes {
+		if s := nd.NIC.Stats(); s.TrigStalls != 0 || s.TrigFires != uint64(2*3*16) {
+			t.Errorf("node %d: %d trigger FIFO stalls, %d fires; want 0 and %d", i, s.TrigStalls, s.TrigFires, 2*3*16)
+		}
+	}
+}

@@ -181,7 +181,7 @@ func (pl *spTSPlan) rows(n int) (lo, hi int) {
 func (pl *spTSPlan) verify(x []float64, res *SpTSResult) error {
 	res.Residual = pl.a.Residual(x, pl.y)
 	if math.IsNaN(res.Residual) || res.Residual > 1e-6 {
-		return fmt.Errorf("spts %s: ‖Ax−y‖∞/‖y‖∞ = %.3g, want ≤ 1e-6", pl.a.Class, res.Residual)
+		return fmt.Errorf("spts %s: verification failed: ‖Ax−y‖∞/‖y‖∞ = %.3g, want ≤ 1e-6", pl.a.Class, res.Residual)
 	}
 	res.Verified = true
 	return nil

@@ -22,6 +22,7 @@ const (
 var fieldRefs = map[string]string{
 	"accumulate.cpu_threads": xtqCh + " §4.3.1: the CPU baselines use the application thread for message progress and active message execution",
 	"reduce.cpu_threads":     xtqCh + " §4.3.1: the CPU baselines use the application thread for message progress and active message execution",
+	"shmem.peer_access":      "NVSHMEM Best Practices Guide, Device APIs on Peer-to-Peer Transport: P2P transfers move data with the GPU's SMs over NVLink; ROC_SHMEM documentation: intra-node IPC transport",
 	"link.bandwidth":         "dissertation Tables 4.1, 5.1, 6.1: 100 Gbps",
 	"switch.latency":         "dissertation Tables 4.1, 5.1, 6.1: 100 ns",
 	"topology.kind":          "dissertation Tables 4.1, 5.1, 6.1: star, single switch",

@@ -10,6 +10,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/net"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/hw/pcie"
+	"github.com/gpunetsim/gpunetsim/hw/peer"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
@@ -27,6 +28,10 @@ type Node struct {
 	// MMIO writes to the NIC start here (GPU-native networking).
 	GPULink *pcie.Link
 	CP      *cp.CP // the GPU's command-processor cores (service threads)
+	// Peer is the GPU's access to the other GPUs of its node (their
+	// memory by loads, stores, atomics and copy engines); nil with one
+	// GPU per node.
+	Peer *peer.Port
 }
 
 // Cluster is the whole machine.
@@ -119,6 +124,12 @@ func (c *Cluster) buildNodes(functional bool, engineOf func(int) *sim.Engine, fa
 		}
 		fab.Attach(i, nd.NIC)
 		c.Nodes = append(c.Nodes, nd)
+	}
+	if gpus > 1 {
+		memOf := func(i int) *mem.Memory { return c.Nodes[i].Mem }
+		for i, nd := range c.Nodes {
+			nd.Peer = peer.New(engineOf(i), fabricOf(i), i, memOf, spec.Node)
+		}
 	}
 }
 

@@ -55,7 +55,7 @@ const pcieGen5x16 = unit.Rate(57.6e9)
 // hosts. Sources: PresetSources("h100-cx7").
 func H100CX7() Spec {
 	s := GPUTN()
-	s.Node = net.NodeSpec{GPUs: 8, Fabric: "switch", Bandwidth: unit.Rate(450e9), Latency: 700 * sim.Nanosecond}
+	s.Node = net.NodeSpec{GPUs: 8, Fabric: "switch", Bandwidth: unit.Rate(450e9), Latency: 700 * sim.Nanosecond, CopyEngines: 2, CopyLaunch: 2 * sim.Microsecond}
 	s.Link.Bandwidth, s.Link.Payload = unit.Rate(400e9/8), 4*unit.KiB
 	s.Switch.Latency = 200 * sim.Nanosecond
 	s.Topology.Kind, s.Topology.Rails, s.Topology.LeafSize = "railfattree", 8, 32
@@ -78,7 +78,7 @@ func H100CX7() Spec {
 // Rosetta switches. Sources: PresetSources("mi300a-ss11").
 func MI300ASS11() Spec {
 	s := GPUTN()
-	s.Node = net.NodeSpec{GPUs: 4, Fabric: "mesh", Bandwidth: unit.Rate(64e9), Latency: 700 * sim.Nanosecond}
+	s.Node = net.NodeSpec{GPUs: 4, Fabric: "mesh", Bandwidth: unit.Rate(64e9), Latency: 700 * sim.Nanosecond, CopyEngines: 2, CopyLaunch: 2 * sim.Microsecond}
 	s.Link.Bandwidth, s.Link.Payload = unit.Rate(200e9/8), 4*unit.KiB
 	s.Switch.Latency = 350 * sim.Nanosecond
 	s.Topology.Kind = "dragonfly"
@@ -102,7 +102,7 @@ func MI300ASS11() Spec {
 // Sources: PresetSources("gh200").
 func GH200() Spec {
 	s := MI300ASS11()
-	s.Node = net.NodeSpec{GPUs: 4, Fabric: "switch", Bandwidth: unit.Rate(150e9), Latency: 700 * sim.Nanosecond}
+	s.Node = net.NodeSpec{GPUs: 4, Fabric: "switch", Bandwidth: unit.Rate(150e9), Latency: 700 * sim.Nanosecond, CopyEngines: 2, CopyLaunch: 2 * sim.Microsecond}
 	// APU mode: the workloads' buffers live in the superchip's HBM, which
 	// CPU and GPU reach coherently (NVLink-C2C), so the node's memory
 	// server is the four HBM stacks' rate; the LPDDR5X is not modelled.
@@ -154,6 +154,8 @@ func PresetSources(preset string) map[string]Source {
 		"gpu.mem_latency":     noSource,
 		"switch.latency":      noSource,
 		"node.fabric_latency": noSource,
+		"node.copy_engines":   noSource,
+		"node.copy_launch":    noSource,
 		"nic.cmd_latency":     noSource,
 		"nic.verbs_wqe_cost":  noSource,
 		"nic.trig_pop":        noSource,

@@ -2,6 +2,7 @@ package mem
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 
@@ -242,6 +243,13 @@ type region struct {
 	pool Pool
 	data []byte // nil when payload-free or not yet touched
 	lazy bool   // data is allocated on first access
+	// pages back a sparse region (a large AllocData allocation of a
+	// payload-free memory: CQs, queues, rings sized for every peer) one
+	// page at a time, each on its first access, until an access spans two
+	// pages or is snapshotted: then the region is made dense (back). So a
+	// queue sized for a thousand peers costs only the slots used.
+	pages  [][]byte
+	sparse bool
 	// snaps are the lazy snapshots of data (snapshot.go), which every
 	// access overlapping them materialises first; snapCount counts them
 	// per block.
@@ -277,13 +285,32 @@ type Memory struct {
 	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
 	last        *region  // region find returned last (accesses cluster, so it is tried first); nil after an Alloc moved the regions
 	snapFree    sim.FreeList[*Snapshot]
+	maps        *mappings // backing mapped outside the Go heap (mapped.go)
 }
 
 // New returns an empty memory. When functional is false, allocations carry
 // no bytes: reads return zeros and writes are dropped, but every address and
 // size is still checked.
 func New(name string, functional bool) *Memory {
-	return &Memory{name: name, functional: functional, next: 1 << 20}
+	m := &Memory{name: name, functional: functional, next: 1 << 20, maps: new(mappings)}
+	// Mapped backing that Release did not return goes back when the
+	// memory is unreachable.
+	runtime.AddCleanup(m, (*mappings).release, m.maps)
+	return m
+}
+
+// Release returns the backing of the memory's large allocations (mapped
+// outside the Go heap) to the system: a simulation's node memories, when
+// it has ended. Every allocation reads as payload-free afterwards; a
+// slice Bytes returned earlier must not be used.
+func (m *Memory) Release() {
+	for i := range m.regions {
+		r := &m.regions[i]
+		if r.data != nil && r.size >= mapMin {
+			r.data, r.lazy = nil, false
+		}
+	}
+	m.maps.release()
 }
 
 // Functional reports whether the memory holds real bytes.
@@ -309,6 +336,7 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
 	r := region{base: base, size: size, pool: pool, name: name, watched: watchList{base: base}, idx: len(m.regions)}
 	if data {
 		r.lazy = true // allocated on first access: untouched buffers cost nothing
+		r.sparse = !m.functional && size >= sparseMin
 	} else {
 		m.payloadFree += size
 	}
@@ -369,7 +397,12 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 		if !r.lazy {
 			return nil
 		}
-		r.back()
+		if r.sparse {
+			if b := r.page(int(a-r.base), n); b != nil {
+				return b
+			}
+		}
+		r.back(m)
 	}
 	off := int(a - r.base)
 	if len(r.snaps) > 0 && n > 0 { // the caller may write: snapshots of the range take their bytes now
@@ -380,18 +413,62 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 
 // back gives a lazily allocated region its bytes and reports whether it
 // has any (false: payload-free).
-func (r *region) back() bool {
+func (r *region) back(m *Memory) bool {
 	if !r.lazy {
 		return false
+	}
+	if r.size >= mapMin {
+		r.data = m.maps.get(int(r.size))
 	}
 	// 4 KiB pages, not transparent huge pages: with the kernel's default
 	// defrag=madvise, huge-page faults of madvised memory stall in
 	// compaction once memory is fragmented, and the 64-node functional
 	// runs took 3.0-3.6 s instead of 1.2-2.0 s (docs/speed.md). The pages
 	// are faulted in on the other core.
-	r.data = make([]byte, r.size)
+	if r.data == nil {
+		r.data = make([]byte, r.size)
+	}
+	if r.pages != nil { // a sparse region made dense: its pages' bytes move in
+		for i, p := range r.pages {
+			copy(r.data[i<<pageShift:], p)
+		}
+		r.pages, r.sparse = nil, false
+		return true
+	}
+	r.sparse = false
 	populate(r.data)
 	return true
+}
+
+// sparseMin is the size from which a data allocation of a payload-free
+// memory is backed page by page (region.pages); pageShift is log2 of the
+// page size.
+const (
+	sparseMin = 64 << 10
+	pageShift = 12
+)
+
+// page returns the bytes [off, off+n) of sparse region r from its page,
+// backing the page on first use, or nil when the range spans two pages or
+// the region has snapshots (the caller makes the region dense).
+func (r *region) page(off, n int) []byte {
+	if n == 0 {
+		return []byte{} // non-nil: the range has bytes
+	}
+	p := off >> pageShift
+	if (off+n-1)>>pageShift != p || len(r.snaps) > 0 {
+		return nil
+	}
+	if r.pages == nil {
+		r.pages = make([][]byte, (r.size+1<<pageShift-1)>>pageShift)
+	}
+	b := r.pages[p]
+	if b == nil {
+		b = make([]byte, min(1<<pageShift, int(r.size)-p<<pageShift))
+		r.pages[p] = b
+	}
+	o := off - p<<pageShift
+	return b[o : o+n : o+n]
 }
 
 // Read copies [a, a+len(dst)) into dst. Payload-free bytes read as zeros,

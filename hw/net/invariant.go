@@ -18,6 +18,11 @@ func (c *endCount) add(p Packet) {
 
 // receive hands p to its destination endpoint, counting it.
 func (f *Fabric) receive(p Packet) {
+	if l, ok := p.(Local); ok {
+		f.localGot.add(p)
+		l.Arrive()
+		return
+	}
 	_, dst := p.Route()
 	f.delivered[dst].add(p)
 	f.ends[dst].Receive(p)
@@ -73,6 +78,11 @@ func (f *Fabric) Invariants(now sim.Time) []sim.Violation {
 		out = append(out, sim.Violation{Agent: "fabric", At: now,
 			What: fmt.Sprintf("%d packets (%d payload bytes) sent, %d (%d bytes) delivered: %d in flight at the end",
 				sent.Pkts, sent.Bytes, got.Pkts, got.Bytes, int64(sent.Pkts)-int64(got.Pkts))})
+	}
+	if f.localSent != f.localGot {
+		out = append(out, sim.Violation{Agent: "node fabric", At: now,
+			What: fmt.Sprintf("%d peer-access packets (%d bytes) sent, %d (%d bytes) arrived",
+				f.localSent.Pkts, f.localSent.Bytes, f.localGot.Pkts, f.localGot.Bytes)})
 	}
 	if f.fl != nil && (f.fl.active != 0 || len(f.fl.queued) != 0) {
 		out = append(out, sim.Violation{Agent: "fabric", At: now,

@@ -84,6 +84,10 @@ type Fabric struct {
 
 	shard *shardState // non-nil when split over partitions (partition.go)
 
+	// Peer-access packets (Local) sent and arrived, kept apart from the
+	// endpoints' counts, which the NICs check against their own.
+	localSent, localGot endCount
+
 	tp   topology    // railfattree and dragonfly (topo.go); nil for star and fattree
 	node *nodeFabric // GPUs of one node joined by their fabric (node.go); nil for one GPU per node
 }
@@ -162,6 +166,10 @@ type inflight struct {
 // latency at every switch, and any queueing at busy output ports.
 func (f *Fabric) Send(p Packet) {
 	src, dst := p.Route()
+	if _, ok := p.(Local); ok {
+		f.sendLocal(p, src, dst)
+		return
+	}
 	f.sent[src].add(p)
 	if nf := f.node; nf != nil && nf.sameNode(src, dst) {
 		f.sendIntra(p, src, dst)

@@ -18,6 +18,11 @@ type NodeSpec struct {
 	Fabric    string    `toml:"fabric" doc:"intra-node GPU fabric: switch (NVLink through NVSwitch: one link per GPU to a switch) or mesh (Infinity Fabric: a direct link between every pair of GPUs)" src:"DEFAULT"`
 	Bandwidth unit.Rate `toml:"fabric_bandwidth" doc:"per direction: a GPU's links to the switch together (switch) or one GPU-to-GPU link (mesh)" src:"DEFAULT"`
 	Latency   sim.Time  `toml:"fabric_latency" doc:"one crossing of the intra-node fabric beyond serialisation (links and the switch together)" src:"DEFAULT"`
+	// CopyEngines and CopyLaunch describe each GPU's DMA copy engines,
+	// which move a peer copy (cudaMemcpyPeerAsync, hipMemcpyPeerAsync)
+	// over the fabric without the GPU's cores or the NIC.
+	CopyEngines int      `toml:"copy_engines" doc:"DMA copy engines per GPU that serve peer copies, each one copy at a time in FIFO order" src:"DEFAULT"`
+	CopyLaunch  sim.Time `toml:"copy_launch" doc:"from a copy command reaching a free copy engine to its first write on the fabric (command fetch, address translation)" src:"DEFAULT"`
 }
 
 // Validate reports every invalid field.
@@ -36,6 +41,12 @@ func (s NodeSpec) Validate() error {
 	}
 	if s.Latency < 0 || s.Latency > sim.Millisecond {
 		errs = append(errs, fmt.Errorf("node.fabric_latency = %v: must be in [0, 1ms]", s.Latency))
+	}
+	if s.CopyEngines < 1 || s.CopyEngines > 64 {
+		errs = append(errs, fmt.Errorf("node.copy_engines = %d: must be in [1, 64]", s.CopyEngines))
+	}
+	if s.CopyLaunch < 0 || s.CopyLaunch > sim.Millisecond {
+		errs = append(errs, fmt.Errorf("node.copy_launch = %v: must be in [0, 1ms]", s.CopyLaunch))
 	}
 	return errors.Join(errs...)
 }
@@ -125,3 +136,38 @@ func (nf *nodeFabric) ports() []*port {
 	}
 	return all
 }
+
+// Local is a packet of a GPU's peer access — its work-groups' loads,
+// stores and atomics to another GPU of its node, or its copy engines'
+// DMA — rather than a NIC's: the node's fabric carries it (sharing the
+// links, and their contention, with NIC-issued intra-node traffic) and
+// calls Arrive at the destination instead of handing it to the NIC.
+type Local interface {
+	Packet
+	Arrive()
+}
+
+// sendLocal carries a peer-access packet over the node's GPU fabric.
+// A route that leaves the node is the caller's bug: peer access needs
+// both GPUs in one node (SameNode).
+func (f *Fabric) sendLocal(p Packet, src, dst int) {
+	if !f.SameNode(src, dst) {
+		panic(fmt.Sprintf("net: peer-access packet from endpoint %d to %d: not GPUs of one node", src, dst))
+	}
+	f.localSent.add(p)
+	f.sendIntra(p, src, dst)
+}
+
+// SameNode reports whether endpoints a and b are different GPUs of one
+// node, joined by its GPU fabric (never with one GPU per node).
+func (f *Fabric) SameNode(a, b int) bool {
+	return f.node != nil && a != b && f.node.sameNode(a, b)
+}
+
+// FlowModel reports whether the fabric runs the flow model (a message is
+// one flow, not packets).
+func (f *Fabric) FlowModel() bool { return f.fl != nil }
+
+// PacketPayload returns the largest packet payload (link.payload): the
+// unit a packet-model sender splits a message into.
+func (f *Fabric) PacketPayload() unit.Bytes { return f.link.Payload }

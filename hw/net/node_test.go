@@ -8,7 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-var nvswitch = NodeSpec{GPUs: 4, Fabric: "switch", Bandwidth: unit.Rate(400e9), Latency: 500 * sim.Nanosecond}
+var nvswitch = NodeSpec{GPUs: 4, Fabric: "switch", Bandwidth: unit.Rate(400e9), Latency: 500 * sim.Nanosecond, CopyEngines: 1}
 
 func buildNodes(t *testing.T, n int, topo TopologySpec, node NodeSpec, flows bool) (*sim.Engine, *Fabric, []*sink) {
 	t.Helper()

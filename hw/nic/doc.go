@@ -73,7 +73,11 @@
 //     limit. With assoc or hash, at most TrigMaxEntries entries live; a
 //     trigger for a new tag then stalls the FIFO, and a registration for a
 //     new tag waits on the NIC (served first when an entry retires). A fired
-//     entry retires at once; its op issues CmdLatency later.
+//     entry retires at once; its op issues CmdLatency later. A stalled FIFO
+//     head blocks the triggers behind it, so registered ops holding every
+//     entry and an early trigger for an unregistered tag deadlock, as on the
+//     hardware; a command block's registration word (NotifyRegistered) lets
+//     a kernel trigger only what is registered.
 //
 // # Semantics (§2)
 //

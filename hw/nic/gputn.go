@@ -56,10 +56,50 @@ func (o trigOp) command() Command {
 // the NIC keeps the block and the index and makes the command again when
 // the entry fires, so the function must return the same command for the
 // same index every time.
-type CommandBlock struct{ cmd func(i int) Command }
+type CommandBlock struct {
+	cmd func(i int) Command
+	// word, when set (NotifyRegistered), receives done by a posted DMA
+	// write after each of the block's registrations takes effect.
+	word mem.Addr
+	done uint64 // registrations of the block in effect so far
+	n    *NIC   // the NIC that writes word
+}
 
 // NewCommandBlock returns the block whose command i is cmd(i).
 func NewCommandBlock(cmd func(i int) Command) *CommandBlock { return &CommandBlock{cmd: cmd} }
+
+// NotifyRegistered makes the NIC write, after each of the block's
+// registrations takes effect (its entry holds the op), the number of the
+// block's registrations in effect so far to the 8-byte word at word, by a
+// posted DMA write (one per registration, in issue order, so the word
+// only grows). The NIC serves registrations in arrival order, except one
+// whose tag already has an entry (an early trigger), which needs no free
+// entry and takes effect at once. A kernel that triggers tag i only once
+// the word reaches i+1 never triggers before the registration: its
+// triggers never need an entry of their own (strict synchronization).
+func (b *CommandBlock) NotifyRegistered(word mem.Addr) { b.word = word }
+
+// regNotice is a command block as the handler of its registration word's
+// posted write: the write stores the count in effect when it lands (every
+// registration counted then has taken effect).
+type regNotice CommandBlock
+
+func (h *regNotice) Handle(uint64) {
+	h.n.dmaEnd(1)
+	h.n.mem.Store64(h.word, h.done)
+}
+
+// registered counts a registration of r's block in effect and posts the
+// block's registration word (NotifyRegistered), if any.
+func (n *NIC) registered(r trigReg) {
+	b := r.op.blk
+	if b == nil || b.word == 0 {
+		return
+	}
+	b.done++
+	b.n = n
+	n.dmaWriteH(8, (*regNotice)(b))
+}
 
 // gputn is the NIC's GPU-TN state.
 type gputn struct {
@@ -185,6 +225,16 @@ func (n *NIC) RegisterTriggerOf(p *sim.Proc, tag uint64, b *CommandBlock, i int,
 	n.register(p, trigReg{tag, trigOp{blk: b, i: i}, threshold})
 }
 
+// TriggerEntryLimit returns how many trigger entries can be live at once:
+// nic.trig_max_entries with the assoc and hash lookups, 0 (no limit) with
+// memlist, whose entries live in memory.
+func (n *NIC) TriggerEntryLimit() int {
+	if !n.limited() {
+		return 0
+	}
+	return n.spec.TrigMaxEntries
+}
+
 // TriggerEntries returns the number of live trigger entries.
 func (n *NIC) TriggerEntries() int { return len(n.tn.entries) }
 
@@ -207,10 +257,18 @@ func (n *NIC) onHostRegister(r trigReg) {
 			return
 		}
 		e = n.alloc(r.tag)
-	} else if e.hasOp {
+	}
+	n.apply(e, r)
+}
+
+// apply puts registration r into its entry e and fires e if its counter
+// already reached the threshold.
+func (n *NIC) apply(e *trigEntry, r trigReg) {
+	if e.hasOp {
 		n.stats.TagReuseWarnings++
 	}
 	e.op, e.threshold, e.hasOp = r.op, r.threshold, true
+	n.registered(r)
 	if e.counter >= e.threshold {
 		n.fireEntry(e)
 	}
@@ -271,13 +329,8 @@ func (n *NIC) entryFreed() {
 		e := t.entries[r.tag]
 		if e == nil {
 			e = n.alloc(r.tag)
-		} else if e.hasOp {
-			n.stats.TagReuseWarnings++
 		}
-		e.op, e.threshold, e.hasOp = r.op, r.threshold, true
-		if e.counter >= e.threshold {
-			n.fireEntry(e)
-		}
+		n.apply(e, r)
 	}
 	if t.stalled && n.canAlloc() {
 		t.stalled = false

@@ -304,3 +304,66 @@ func TestDeferredBlock(t *testing.T) {
 		}
 	}
 }
+
+// gatedRun registers tags 0..19 on node 1 in order (its host, at time 0)
+// and starts a work-group process per tag at 20 µs that writes the tag
+// to the trigger address, tag 16 first. With gate, each process first
+// waits until the block's registration word covers its tag (strict
+// synchronization beyond the first 16 tags). It returns node 1's NIC, the
+// number of ops that reached node 0 and the word's final value.
+func gatedRun(t *testing.T, gate bool) (*nic.NIC, int, uint64) {
+	v := newEnv(t, 2, true)
+	v.unchecked = !gate // the stalled FIFO is left full on purpose
+	pt, eq := v.sink()
+	in := v.nics[1]
+	md := &nic.MD{Start: v.alloc(1, 8, nil), Length: 8}
+	word := v.alloc(1, 8, nil)
+	const tags = 20
+	blk := nic.NewCommandBlock(func(i int) nic.Command {
+		c := putCmd(md, 8, 0, pt, 0)
+		c.HdrData = uint64(i)
+		return c
+	})
+	blk.NotifyRegistered(word)
+	v.host(1, func(p *sim.Proc) {
+		for i := range tags {
+			in.RegisterTriggerOf(p, uint64(i), blk, i, 1)
+		}
+	})
+	order := []int{16}
+	for i := range tags {
+		if i != 16 {
+			order = append(order, i)
+		}
+	}
+	for k, tag := range order {
+		v.e.SpawnAt(20*sim.Microsecond+sim.Time(k)*10*sim.Nanosecond, "node[1].gpu.wg", func(p *sim.Proc) {
+			m := v.mems[1]
+			for gate && tag >= 16 && m.Load64(word) < uint64(tag+1) {
+				p.Wait(m.Watch(word), "registration word")
+			}
+			in.TriggerWrite(p, uint64(tag))
+		})
+	}
+	v.run()
+	return in, len(drain(eq)), v.mems[1].Load64(word)
+}
+
+// TestGPUTNEarlyTriggerStallsTheFIFO: the hardware's head-of-line stall.
+// With the 16 entries held by registered ops, a trigger for a tag not yet
+// registered (relaxed synchronization) stalls at the FIFO head: the
+// triggers of the registered ops queue behind it, so no entry ever frees
+// and its own registration waits forever — nothing fires. A kernel that
+// triggers a tag beyond the first 16 only once the NIC's registration word
+// (CommandBlock.NotifyRegistered) covers it never stalls, and every op
+// fires.
+func TestGPUTNEarlyTriggerStallsTheFIFO(t *testing.T) {
+	in, fired, _ := gatedRun(t, false)
+	if fired != 0 || in.Stats().TrigStalls == 0 || in.TriggerEntries() != 16 {
+		t.Fatalf("ungated: %d ops fired, %d stalls, %d live entries; want 0, a stall, 16", fired, in.Stats().TrigStalls, in.TriggerEntries())
+	}
+	in, fired, word := gatedRun(t, true)
+	if fired != 20 || in.Stats().TrigStalls != 0 || in.TriggerEntries() != 0 || word != 20 {
+		t.Fatalf("gated: %d ops fired, %d stalls, %d live entries, word %d; want 20, 0, 0, 20", fired, in.Stats().TrigStalls, in.TriggerEntries(), word)
+	}
+}

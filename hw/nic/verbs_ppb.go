@@ -16,7 +16,8 @@ type PPB struct {
 	FlushLatency sim.Duration
 	lines        map[mem.Addr]*[mem.LineSize]byte
 	order        []mem.Addr
-	flushDone    sim.Time // the latest flush completes then; doorbells behind it wait
+	spare        []*[mem.LineSize]byte // line buffers of flushed or evicted lines, reused
+	flushDone    sim.Time              // the latest flush completes then; doorbells behind it wait
 	stats        PPBStats
 }
 
@@ -52,6 +53,9 @@ func (n *NIC) FlushPPBAt(at sim.Time) sim.Time {
 	done := at + p.FlushLatency
 	p.flushDone = max(p.flushDone, done)
 	n.e.At(done, func() {
+		for _, line := range p.lines {
+			p.spare = append(p.spare, line)
+		}
 		clear(p.lines)
 		p.order = p.order[:0]
 		p.stats.Flushes++
@@ -72,12 +76,17 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 		line := p.lines[l]
 		if line == nil {
 			p.stats.Misses++
-			line = new([mem.LineSize]byte)
-			n.mem.Read(l, line[:])
 			if len(p.order) >= p.Lines {
+				p.spare = append(p.spare, p.lines[p.order[0]])
 				delete(p.lines, p.order[0])
 				p.order = p.order[1:]
 			}
+			if k := len(p.spare); k > 0 {
+				line, p.spare = p.spare[k-1], p.spare[:k-1]
+			} else {
+				line = new([mem.LineSize]byte)
+			}
+			n.mem.Read(l, line[:])
 			p.lines[l] = line
 			p.order = append(p.order, l)
 		} else {

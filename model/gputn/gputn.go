@@ -56,14 +56,30 @@ func (h *Host) TrigPut(tag uint64, p Put, threshold uint64) {
 // the index, not a command per entry (nic.CommandBlock), so put must give
 // the same put for the same i every time.
 func (h *Host) TrigPutBlock(count int, tag func(i int) uint64, put func(i int) Put, threshold uint64) {
+	h.TrigPutBlockCounted(count, tag, put, threshold, 0)
+}
+
+// TrigPutBlockCounted is TrigPutBlock whose NIC also writes, after each
+// registration takes effect, the number of the block's registrations in
+// effect to the 8-byte word at registered (0: none; see
+// nic.CommandBlock.NotifyRegistered). A kernel that waits for the word to
+// reach i+1 before it triggers put i never triggers ahead of the host: with
+// the registrations made in trigger order it cannot fill the trigger
+// entries with early triggers and stall the NIC's trigger FIFO.
+func (h *Host) TrigPutBlockCounted(count int, tag func(i int) uint64, put func(i int) Put, threshold uint64, registered mem.Addr) {
 	blk := nic.NewCommandBlock(func(i int) nic.Command {
 		p := put(i)
 		c := h.putCommand(p)
 		c.CompletionFlag = p.CompletionFlag
 		return c
 	})
+	blk.NotifyRegistered(registered)
 	h.t.Proc.RunSteps(&trigPuts{h: h, blk: blk, tag: tag, threshold: threshold, count: count})
 }
+
+// EntryLimit returns how many trigger entries the NIC holds at once (0: no
+// limit; nic.NIC.TriggerEntryLimit).
+func (h *Host) EntryLimit() int { return h.nic.TriggerEntryLimit() }
 
 func (h *Host) putCommand(p Put) nic.Command {
 	return nic.Command{Op: nic.CmdPut, MD: h.all, LocalOffset: uint64(p.Src), Length: p.Length,

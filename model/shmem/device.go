@@ -9,6 +9,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/hw/pcie"
+	"github.com/gpunetsim/gpunetsim/hw/peer"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -40,6 +41,9 @@ type Node struct {
 	NICLink  *pcie.Link // the NIC's PCIe attachment (CT reads)
 	CP       *cp.CP
 	SW       cost.Spec
+	// Peer is the GPU's access to the other GPUs of its node (nil with
+	// one GPU per node); PE numbers are its endpoint numbers.
+	Peer *peer.Port
 }
 
 // Team is the run-scoped state the PEs share: each PE's device (the
@@ -95,6 +99,7 @@ type Stats struct {
 	Blocking    uint64       // of them blocking (incl. fence and quiet)
 	BlockingSum sim.Duration // summed call → completion time of the blocking calls
 	RingFull    uint64       // reservations that found the ring full after refreshing the read index
+	Peer        uint64       // calls served by peer access to another GPU of the node (Spec.PeerAccess)
 	// Phases split the blocking calls' time over the service path (queued
 	// backends; summed over Phased calls): see PhaseNames.
 	Phases [NumPhases]sim.Duration
@@ -262,6 +267,9 @@ func (d *Device) CtxCreate(wg *gpu.WG) (*Ctx, error) {
 	}
 	d.open[wg.ID] = true
 	wg.Barrier()
+	if d.rt.spec.PeerAccess && d.rt.node.Peer != nil {
+		ch = &peerChannel{inner: ch, d: d, wg: wg, port: d.rt.node.Peer}
+	}
 	return &Ctx{wg: wg, dev: d, ch: &timedChannel{ch: ch, d: d, wg: wg, q: wg.ID},
 		scratch: d.scratch + mem.Addr(wg.ID)*mem.LineSize}, nil
 }

@@ -1,6 +1,7 @@
 package shmem
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/gpunetsim/gpunetsim/hw/cp"
@@ -129,6 +130,9 @@ func (b *queueBackend) startServices() {
 		}
 		cores = max(1, min(cores, n.CPU.Cores()))
 	}
+	// Several callers of the library (service threads, or a service
+	// thread and the progress thread) need SHMEM_THREAD_MULTIPLE.
+	b.lib.multiple = threads > 1 || b.kind == GHNDGPU && b.spec.ProgressThread
 	for t := range threads {
 		s := &service{b: b}
 		for i, q := range b.queues {
@@ -259,7 +263,53 @@ func (s *service) run() {
 		if !found && len(s.pending) == 0 && s.port.idle() {
 			s.sleep(sw.ConsumerPoll)
 		}
+		if !found && len(s.pending) == 0 {
+			if err := s.stale(); err != nil {
+				s.port.proc().Engine().Fail(err)
+				return
+			}
+		}
 	}
+}
+
+// stale detects the hazard shmem.consumer_acquire=false shows: a CP
+// service thread polling without the acquire marker reads its L1 copy of
+// each slot. When every slot it polls hits the L1 and nothing is pending
+// (no quiet will issue an acquire), no poll can ever miss or see a change,
+// so an entry posted to a slot whose copy is stale is never served and the
+// work-group waits forever. That is a livelock the engine's deadlock check
+// cannot see (the polls keep the event queue busy), so it fails the run
+// here, naming the queue. It returns nil whenever the thread may still see
+// a change: another thread's coherent port or any poll that misses.
+func (s *service) stale() error {
+	c, ok := s.port.(*cpPort)
+	if !ok || c.acquire {
+		return nil
+	}
+	g := s.b.dev.rt.node.GPU
+	var stuck *queue
+	for _, q := range s.queues {
+		slot := q.slot(q.rd)
+		hit, stale := c.t.L1State(mem.Line(slot))
+		if !hit {
+			return nil
+		}
+		if stale && stuck == nil {
+			d := g.CoherentLine(mem.Line(slot))
+			var w [8]uint64
+			for i := range w {
+				w[i] = binary.LittleEndian.Uint64(d[8*i:])
+			}
+			if e := decode(w); e.status == statusPosted && e.seq == q.rd {
+				stuck = q
+			}
+		}
+	}
+	if stuck == nil {
+		return nil
+	}
+	return fmt.Errorf("%w at %v: service thread %s polls a stale copy of queue %d's slot %d in its CP L1 and never sees the entry posted there (shmem.consumer_acquire=false: only the acquire marker drops the copy; set it to true)",
+		sim.ErrLivelock, s.now(), c.name(), stuck.idx, stuck.rd)
 }
 
 // visit is steps 1–4 for one queue. Its parts are spans on the thread's

@@ -82,7 +82,10 @@ func TestRingFullIsCounted(t *testing.T) {
 
 // A ComP-Net service thread that skips the acquire marker before its
 // polls keeps the status line in its private L1: it never sees the
-// POSTED entry, and the work-group's put never completes. With the
+// POSTED entry, and the work-group's put never completes. The service
+// thread finds that it can never see a change (every poll hits a stale
+// copy) and fails the run as a livelock, long before the scenario's time
+// limit (which turns a regression into a failure, not a hang). With the
 // marker, the same run finishes.
 func TestConsumerWithoutAcquireReadsStaleData(t *testing.T) {
 	for _, acquire := range []bool{true, false} {
@@ -98,8 +101,8 @@ func TestConsumerWithoutAcquireReadsStaleData(t *testing.T) {
 		switch {
 		case acquire && err != nil:
 			t.Errorf("with the acquire marker: %v", err)
-		case !acquire && !errors.Is(err, shmemtest.ErrTimeLimit):
-			t.Errorf("without the acquire marker: err = %v, want the put stuck (stale CP L1)", err)
+		case !acquire && !errors.Is(err, sim.ErrLivelock):
+			t.Errorf("without the acquire marker: err = %v, want a livelock (stale CP L1)", err)
 		}
 	}
 }
@@ -226,6 +229,38 @@ func TestServiceThreadsOnDifferentQueuesDoNotSerialise(t *testing.T) {
 	}
 }
 
+// The library's mutexes exist only when several threads call it (SOS
+// takes SHMEM_MUTEX_LOCK at SHMEM_THREAD_MULTIPLE only): one service
+// thread issues without a lock, no RMW reaches the CP's L2; two take one
+// per issue and per quiet.
+func TestMutexesOnlyWithSeveralServiceThreads(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		sp := shmem.DefaultSpec()
+		sp.Threads = threads
+		c, _, reps, err := shmemtest.Scenario(shmemtest.Backend{Kind: shmem.CompNetCP, HW: hw("dgpu"), Spec: sp, Nodes: 2},
+			[]uint64{64}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+				return shmemtest.Kernel{WGs: 2, Body: func(pe int, x *shmem.Ctx) error {
+					for i := range 8 {
+						if err := x.P(s[0]+mem.Addr(8*x.WG().ID), uint64(i), 8, 1-pe); err != nil {
+							return err
+						}
+					}
+					return nil
+				}}
+			})
+		if err != nil {
+			t.Fatalf("%d threads: %v", threads, err)
+		}
+		locks, rmws := reps[0].Locks, c.Nodes[0].GPU.L2Stats().RMWs
+		if threads == 1 && (locks != 0 || rmws != 0) {
+			t.Errorf("one service thread: %d lock acquisitions, %d L2 RMWs; want none", locks, rmws)
+		}
+		if threads == 2 && (locks < 2*8 || rmws < 2*8) {
+			t.Errorf("two service threads: %d lock acquisitions, %d L2 RMWs; want ≥ 16 each", locks, rmws)
+		}
+	}
+}
+
 // Thread placement as the documents' simulator ran it: 5 ComP-Net threads
 // get 5 CP cores (the preset has 2) and 17 GHN helpers get 17 host cores
 // besides the application's (the preset has 16), each reported as a
@@ -266,6 +301,76 @@ func TestServiceThreadPlacement(t *testing.T) {
 		if tc.dev == "" && got != "" || !strings.Contains(got, tc.dev) {
 			t.Errorf("%s %d threads: deviations %q, want %q", tc.kind, tc.threads, got, tc.dev)
 		}
+	}
+}
+
+// Between two GPUs of one node, a put, a fetching atomic and a get go by
+// the GPU's peer access when it is on: the NICs send nothing, the data and
+// the atomic's result are right, and it takes less time than the
+// host-proxied path through the NICs (no proxy pickup, no NIC command).
+func TestPeerAccessBypassesTheNIC(t *testing.T) {
+	const n = 64 << 10
+	run := func(peerAccess bool) (sim.Time, shmem.Report, uint64) {
+		hw := hw("dgpu")
+		hw.Node.GPUs = 2
+		sp := shmem.DefaultSpec()
+		sp.PeerAccess = peerAccess
+		var old uint64
+		var end sim.Time
+		c, syms, reps, err := shmemtest.Scenario(shmemtest.Backend{Kind: shmem.GHNDGPU, HW: hw, Spec: sp, Nodes: 2},
+			[]uint64{n, n, 8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+				return shmemtest.Kernel{WGs: 1, Body: func(pe int, x *shmem.Ctx) error {
+					if pe == 1 {
+						return nil
+					}
+					b := make([]byte, n)
+					for i := range b {
+						b[i] = byte(i * 13)
+					}
+					x.WG().Mem().Write(s[0], b)
+					x.WG().Mem().Store64(s[2], 0)
+					if err := x.Putmem(s[1], s[0], n, 1); err != nil {
+						return err
+					}
+					if err := x.Quiet(); err != nil {
+						return err
+					}
+					var err error
+					if old, err = x.AtomicFetchAdd(s[2], 5, 8, 1); err != nil {
+						return err
+					}
+					if old, err = x.AtomicFetchAdd(s[2], 5, 8, 1); err != nil {
+						return err
+					}
+					end = x.WG().Now()
+					return x.Getmem(s[0], s[1], n, 1)
+				}}
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, n)
+		c.Nodes[1].Mem.Read(syms[1][1], got)
+		for i := range got {
+			if got[i] != byte(i*13) {
+				t.Fatalf("peer access %v: byte %d of the put is %d", peerAccess, i, got[i])
+			}
+		}
+		if old != 5 {
+			t.Fatalf("peer access %v: second fetch-add returned %d, want 5", peerAccess, old)
+		}
+		return end, reps[0], c.Nodes[0].NIC.Stats().PacketsTx
+	}
+	peerEnd, peerRep, peerPkts := run(true)
+	nicEnd, nicRep, nicPkts := run(false)
+	if peerRep.Calls.Peer != 4 || peerPkts != 0 {
+		t.Errorf("peer access: %d calls by peer access (want 4), %d NIC packets (want 0)", peerRep.Calls.Peer, peerPkts)
+	}
+	if nicRep.Calls.Peer != 0 || nicPkts == 0 {
+		t.Errorf("without peer access: %d calls by peer access (want 0), %d NIC packets (want some)", nicRep.Calls.Peer, nicPkts)
+	}
+	if peerEnd >= nicEnd {
+		t.Errorf("peer access took %v, the proxied NIC path %v: want it faster", peerEnd, nicEnd)
 	}
 }
 

@@ -24,9 +24,14 @@ type Spec struct {
 	ProducerInstr int  `toml:"producer_instr" doc:"scalar instructions of the work-group leader's queue management per call (reserve, fill, index update)" src:"DEFAULT"`
 	// ConsumerAcquire is the service thread's acquire before each poll.
 	// Turning it off reproduces the stale-read hazard of the dissertation.
-	ConsumerAcquire bool       `toml:"consumer_acquire" doc:"service threads issue the acquire marker before each poll (off only to show the stale-read hazard)" src:"DEFAULT"`
-	Energy          EnergySpec `toml:"energy"`
-	GIO             GIOSpec    `toml:"gio"`
+	ConsumerAcquire bool `toml:"consumer_acquire" doc:"service threads issue the acquire marker before each poll (off only to show the stale-read hazard)" src:"DEFAULT"`
+	// PeerAccess reaches the PEs on other GPUs of the caller's node by
+	// the GPU's own loads, stores and atomics over the node's GPU fabric,
+	// as NVSHMEM's and ROC_SHMEM's intra-node transports do through
+	// CUDA/HIP IPC mappings of the peers' symmetric heaps.
+	PeerAccess bool       `toml:"peer_access" doc:"PEs on other GPUs of the caller's node are reached by the GPU's own loads, stores and atomics over the node's GPU fabric (NVSHMEM's and ROC_SHMEM's intra-node IPC transports), not through the backend; no effect with one GPU per node" src:"DOC"`
+	Energy     EnergySpec `toml:"energy"`
+	GIO        GIOSpec    `toml:"gio"`
 }
 
 // DefaultSpec returns the knobs of the dissertation's ComP-Net chapter and the dissertation
@@ -35,7 +40,7 @@ type Spec struct {
 // experiments used), 64-entry queues, 4 quiet rounds, no LLC locking.
 func DefaultSpec() Spec {
 	return Spec{Threads: 2, QueueInGPU: true, QueueEntries: 64, QuietRounds: 4,
-		ProducerInstr: 40, ConsumerAcquire: true, Energy: DefaultEnergy(), GIO: DefaultGIOSpec()}
+		ProducerInstr: 40, ConsumerAcquire: true, PeerAccess: true, Energy: DefaultEnergy(), GIO: DefaultGIOSpec()}
 }
 
 // Validate reports every invalid field.

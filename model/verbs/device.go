@@ -58,11 +58,11 @@ func (q *QP) write(wg *gpu.WG, w nic.WQE) {
 	reuse := q.node.spec.WQEReuse
 	for i := range nic.WQEWords {
 		v := w.Word(i)
-		if reuse && !dynamic(i) && q.shadow[s][i] == v {
+		if reuse && !dynamic(i) && q.sh(s)[i] == v {
 			continue
 		}
 		q.store(wg, base+mem.Addr(8*i), v, q.node.spec.FieldStore)
-		q.shadow[s][i] = v
+		q.sh(s)[i] = v
 		q.stats.Fields++
 	}
 	q.pi++
@@ -94,12 +94,12 @@ func (q *QP) PostBlock(wg *gpu.WG, ws []nic.WQE) error {
 			k := q.pi + uint64(t)
 			s := k % uint64(q.depth)
 			v := w.Word(i)
-			if spec.WQEReuse && !dynamic(i) && q.shadow[s][i] == v {
+			if spec.WQEReuse && !dynamic(i) && q.sh(s)[i] == v {
 				continue
 			}
 			addrs = append(addrs, q.slot(k)+mem.Addr(8*i))
 			vals = append(vals, v)
-			q.shadow[s][i] = v
+			q.sh(s)[i] = v
 			q.stats.Fields++
 		}
 		if len(addrs) == 0 {
@@ -173,7 +173,7 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 	if n.nic.Spec().VerbsBlueFlame && q.pi-q.rung == 1 {
 		// BlueFlame: one new WQE travels inside the MMIO write (64 B).
 		var b [nic.WQESize]byte
-		for i, v := range q.shadow[(q.pi-1)%uint64(q.depth)] {
+		for i, v := range q.sh((q.pi - 1) % uint64(q.depth)) {
 			binary.LittleEndian.PutUint64(b[8*i:], v)
 		}
 		w := nic.DecodeWQE(b[:])

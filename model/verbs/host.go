@@ -31,7 +31,7 @@ func (q *QP) HostPost(t *cpu.Thread, sw cost.Spec, w nic.WQE) error {
 	q.node.mem.Write(q.slot(q.pi), b[:])
 	s := q.pi % uint64(q.depth)
 	for i := range nic.WQEWords {
-		q.shadow[s][i] = w.Word(i)
+		q.sh(s)[i] = w.Word(i)
 	}
 	q.pi++
 	q.stats.Posts++

@@ -61,7 +61,7 @@ func (q *QP) HostTemplate(t *cpu.Thread, k uint64, w nic.WQE, words []int) sim.T
 	vis := t.Now()
 	for _, i := range words {
 		a, v := base+mem.Addr(8*i), w.Word(i)
-		q.shadow[s][i] = v
+		q.sh(s)[i] = v
 		if q.pool == mem.Host {
 			n.mem.Store64(a, v)
 			continue
@@ -93,11 +93,11 @@ func (q *QP) PostFields(wg *gpu.WG, w nic.WQE, dynamic []int) error {
 		for _, d := range dynamic {
 			isDyn = isDyn || d == i
 		}
-		if !isDyn && q.shadow[s][i] == v {
+		if !isDyn && q.sh(s)[i] == v {
 			continue
 		}
 		q.store(wg, base+mem.Addr(8*i), v, q.node.spec.FieldStore)
-		q.shadow[s][i] = v
+		q.sh(s)[i] = v
 		q.stats.Fields++
 	}
 	q.pi++

@@ -146,14 +146,21 @@ type QP struct {
 	pi      uint64
 	done    uint64
 	rpi     uint64
-	rdone   uint64 // receive completions consumed
-	shadow  [][nic.WQEWords]uint64
+	rdone   uint64                   // receive completions consumed
+	shadow  [][][nic.WQEWords]uint64 // chunks of shadowChunk slots, each made on first use (sh)
 	peer    *QP
 	hostVis sim.Time // latest GPU posted write to a host-memory ring
 	rung    uint64   // producer index of the last doorbell
 	scanned uint64   // collaborative poll: CQ slots already examined for this QP
 	stats   Stats
+	// onRetire, when set, is called after each consumed completion of
+	// this QP (a runtime that indexes its QPs by free slots).
+	onRetire func()
 }
+
+// OnRetire sets f to be called after each completion of q is consumed
+// (Completed may have grown).
+func (q *QP) OnRetire(f func()) { q.onRetire = f }
 
 // Stats are a QP's post-path counters and step times.
 type Stats struct {
@@ -224,7 +231,7 @@ func (n *Node) newQP(p Place, cq *CQ, depth int) (*QP, error) {
 	n.footprint += 2*ring + 16
 	n.qpBytes += 2*ring + 16
 	q := &QP{node: n, nq: nq, cq: cq, pool: p.QP, sq: sq, rq: rq, dbr: dbr, depth: depth, rdepth: depth,
-		shadow: make([][nic.WQEWords]uint64, depth)}
+		shadow: make([][][nic.WQEWords]uint64, (depth+shadowChunk-1)/shadowChunk)}
 	cq.qps[nq.Num] = q
 	return q, nil
 }
@@ -238,9 +245,22 @@ func (q *QP) Preinit(w nic.WQE) {
 	for s := range q.depth {
 		q.node.mem.Write(q.slot(uint64(s)), b[:])
 		for i := range nic.WQEWords {
-			q.shadow[s][i] = w.Word(i)
+			q.sh(uint64(s))[i] = w.Word(i)
 		}
 	}
+}
+
+// shadowChunk is the number of send slots whose shadow is made at once: a
+// QP of 1024 slots of which a run uses a few costs a chunk, not 64 KiB.
+const shadowChunk = 32
+
+// sh returns the shadow of send slot s (s < depth), zero until written.
+func (q *QP) sh(s uint64) *[nic.WQEWords]uint64 {
+	c := s / shadowChunk
+	if q.shadow[c] == nil {
+		q.shadow[c] = make([][nic.WQEWords]uint64, min(shadowChunk, uint64(q.depth)-c*shadowChunk))
+	}
+	return &q.shadow[c][s%shadowChunk]
 }
 
 func (q *QP) slot(k uint64) mem.Addr { return q.sq + mem.Addr(k%uint64(q.depth)*nic.WQESize) }
@@ -273,6 +293,9 @@ func (q *QP) retire(e nic.CQE) {
 		q.done++
 	}
 	q.stats.CQEs++
+	if q.onRetire != nil {
+		q.onRetire()
+	}
 }
 
 // cqeAt decodes the CQE in slot k if its owner bit says it is valid.

@@ -97,7 +97,7 @@ func Scenario(b Backend, alloc []uint64, kernel func(pe int, sym []mem.Addr) Ker
 func runPE(b Backend, nd *cluster.Node, th *cpu.Thread, team *shmem.Team, pe int, alloc []uint64,
 	kernel func(int, []mem.Addr) Kernel, syms *[]mem.Addr, rep *shmem.Report) error {
 	rt := shmem.NewRuntime(b.Kind, shmem.Node{PE: pe, NPEs: b.Nodes, Host: th, CPU: nd.CPU, Mem: nd.Mem, GPU: nd.GPU,
-		NIC: nd.NIC, GPULink: nd.GPULink, NICLink: nd.PCIe, CP: nd.CP, SW: cost.Default()}, b.Spec, team)
+		NIC: nd.NIC, GPULink: nd.GPULink, NICLink: nd.PCIe, CP: nd.CP, SW: cost.Default(), Peer: nd.Peer}, b.Spec, team)
 	k := kernel(pe, nil)
 	d, err := rt.Init(max(1, k.WGs))
 	if err != nil {
