@@ -6,6 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/hw/peer"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 )
 
@@ -44,11 +45,17 @@ type Comm struct {
 	overflow int // live overflow buffers
 	stats    Stats
 	call     call // the step-form call in progress (steps.go)
+
+	// The intra-node copy path (ipc.go); nil without it.
+	peer     *peer.Port
+	ipc      *IPC
+	finished int // requests completed outside the event queue, not yet seen by progress
 }
 
 // Stats counts protocol activity of one rank.
 type Stats struct {
 	EagerSends, RndvSends, Unexpected, Events, Polls uint64
+	IPCCopies                                        uint64 // rendezvous receives moved by a copy engine (ipc.go)
 }
 
 // Request is a nonblocking send or receive.
@@ -161,6 +168,7 @@ func (c *Comm) sendCommand(r *Request, dst, tag int) nic.Command {
 		cmd.HdrData = rndvFlag | c.cookie<<lenBits | n
 		r.md = nic.MD{Start: buf, Length: 0, Options: nic.MDEventSendDisable}
 		c.stats.RndvSends++
+		c.exposeIPC(r, dst)
 	} else {
 		c.stats.EagerSends++
 	}
@@ -245,6 +253,9 @@ func (c *Comm) Test(r *Request) bool {
 func (c *Comm) progressOne() {
 	ev, ok := c.eq.Get()
 	for !ok {
+		if c.takeFinished() {
+			return
+		}
 		c.stats.Polls++
 		c.t.Instr(c.sw.MPIPoll)
 		switch {
@@ -300,8 +311,10 @@ func (c *Comm) handle(ev nic.Event) {
 // the Get.
 func (c *Comm) matched(r *Request, ev nic.Event, unexpected bool) {
 	if c.matchHeader(r, ev, unexpected) {
-		c.t.Instr(c.sw.PortalsPost)
-		c.nic.Doorbell(c.t.Proc, c.getCommand(r, ev))
+		c.t.Instr(c.sw.PortalsPost) // the Get's post, or the copy's submission
+		if !c.copyIPC(r, ev) {
+			c.nic.Doorbell(c.t.Proc, c.getCommand(r, ev))
+		}
 		return
 	}
 	if unexpected && ev.MLength > 0 {

@@ -11,11 +11,14 @@ type Spec struct {
 	EagerMax       unit.Bytes `toml:"eager_max" doc:"largest message sent eagerly; larger ones use rendezvous" src:"DEFAULT"`
 	OverflowBufs   int        `toml:"overflow_buffers" doc:"overflow-list buffers for unexpected eager messages" src:"DEFAULT"`
 	OverflowBufLen unit.Bytes `toml:"overflow_buffer_size" doc:"size of each overflow buffer" src:"DEFAULT"`
+	// IPC is GPU-aware MPI's intra-node path for GPU buffers (Open MPI's
+	// smcuda BTL, UCX's cuda_ipc transport).
+	IPC bool `toml:"ipc" doc:"rendezvous messages between GPU buffers of two GPUs of one node are moved by the receiver GPU's copy engine over the node's GPU fabric (CUDA/HIP IPC, as Open MPI's smcuda and UCX's cuda_ipc do), not by the NIC; the header and eager messages still take the NIC; no effect with one GPU per node" src:"DEFAULT"`
 }
 
 // DefaultSpec returns the defaults of the dissertation (Portals 4).
 func DefaultSpec() Spec {
-	return Spec{EagerMax: 32 * unit.KiB, OverflowBufs: 8, OverflowBufLen: unit.MiB}
+	return Spec{EagerMax: 32 * unit.KiB, OverflowBufs: 8, OverflowBufLen: unit.MiB, IPC: true}
 }
 
 // Validate reports every invalid field.
