@@ -163,12 +163,12 @@ func TestReduceOnOddAndEvenNodeCounts(t *testing.T) {
 // HSA's Accumulate, Reduce and Allreduce run the CPU's MPI two-sided path,
 // each reduction a GPU kernel (the dissertation's §4.3.1, §4.3.3): their
 // times follow the MPI protocol knobs (the matching path's cost, the
-// eager limit), while XTQ's one-sided puts ignore them.
+// long-message protocol), while XTQ's one-sided puts ignore them.
 func TestHSAFollowsMPIProtocolKnobs(t *testing.T) {
 	slowMatch := xtqCfg
 	slowMatch.SW.MPIMatch *= 4
 	smallEager := xtqCfg
-	smallEager.MPI.EagerMax = 1 * unit.KiB // the 4 KiB accumulates go rendezvous
+	smallEager.MPI.LongProtocol = mpi.LongRndv // the 4 KiB accumulates (above the 2 KiB eager limit) wait for the header round trip
 	acc := Accumulate{Sizes: []unit.Bytes{4 * unit.KiB}, PerEpoch: 2, Epochs: 2, Stride: 4 * unit.KiB, WGSize: 256, CPUThreads: 1}
 	red := Reduce{Size: 4 * unit.KiB, WGSize: 256, CPUThreads: 1}
 	for _, tc := range []struct {
@@ -191,7 +191,7 @@ func TestHSAFollowsMPIProtocolKnobs(t *testing.T) {
 		for _, k := range []struct {
 			name string
 			cfg  strategy.Config
-		}{{"sw.mpi_match ×4", slowMatch}, {"mpi.eager_max = 1KiB", smallEager}} {
+		}{{"sw.mpi_match ×4", slowMatch}, {"mpi.long_protocol = rndv", smallEager}} {
 			got, _, err := tc.run(strategy.HSA, k.cfg)
 			if err != nil || got <= base {
 				t.Errorf("%s HSA with %s: %v (base %v), %v: want slower", tc.name, k.name, got, base, err)
@@ -200,7 +200,7 @@ func TestHSAFollowsMPIProtocolKnobs(t *testing.T) {
 		x0, _, err0 := tc.run(strategy.XTQ, xtqCfg)
 		x1, _, err1 := tc.run(strategy.XTQ, smallEager)
 		if err0 != nil || err1 != nil || x0 != x1 {
-			t.Errorf("%s XTQ: %v vs %v with mpi.eager_max = 1KiB (%v %v): want the one-sided path unaffected", tc.name, x0, x1, err0, err1)
+			t.Errorf("%s XTQ: %v vs %v with mpi.long_protocol = rndv (%v %v): want the one-sided path unaffected", tc.name, x0, x1, err0, err1)
 		}
 	}
 }

@@ -47,10 +47,12 @@ func checkRunMemory(name string, cfg exp.Config) error {
 		return nil
 	}
 	need := exp.EstimateMemory(name, cfg)
-	if need.Fits(avail) {
-		return nil
+	if !need.Fits(avail) {
+		return badInput(need.Refusal(avail, what))
 	}
-	return badInput(need.Refusal(avail, what))
+	// The points the experiment's own lists cross into, listed before
+	// the first simulation runs.
+	return badInput(study.ListRefusal(name, cfg, need.Bytes, study.MemLimit{Bytes: avail, What: what}))
 }
 
 // expandPlan expands a study within the memory available (a sweep cross
@@ -58,7 +60,9 @@ func checkRunMemory(name string, cfg exp.Config) error {
 // configurations are made) and checks each of its runs' memory.
 func expandPlan(s study.Study, version string) (*study.Plan, error) {
 	avail, what := availableMemory()
-	plan, err := study.ExpandWithin(s, version, study.MemLimit{Bytes: avail, What: what})
+	plan, err := study.ExpandWithin(s, version, study.MemLimit{Bytes: avail, What: what, Run: func(name string, cfg exp.Config) error {
+		return checkRunMemory(name, cfg) // before the run's points are listed
+	}})
 	if err != nil {
 		return nil, badInput(err)
 	}

@@ -45,10 +45,18 @@ func (c *Comm) UseIPC(p *peer.Port, reg *IPC) {
 	reg.comms[c.rank] = c
 }
 
+// ipcReaches reports whether send r to dst takes the copy path: its
+// buffer is GPU memory and dst a GPU of this node. Such a message above
+// the eager limit is sent as a zero-byte rendezvous header whatever the
+// long protocol.
+func (c *Comm) ipcReaches(r *Request, dst int) bool {
+	return c.ipc != nil && c.peer.Reaches(dst) && c.mem.PoolOf(r.buf) == mem.GPU
+}
+
 // exposeIPC registers rendezvous send r (its cookie c.cookie) for the
-// copy path when its buffer is GPU memory and dst a GPU of this node.
+// copy path when ipcReaches.
 func (c *Comm) exposeIPC(r *Request, dst int) {
-	if c.ipc == nil || !c.peer.Reaches(dst) || c.mem.PoolOf(r.buf) != mem.GPU {
+	if !c.ipcReaches(r, dst) {
 		return
 	}
 	c.ipc.sends[ipcKey{c.rank, c.cookie}] = &ipcSend{c: c, r: r}

@@ -17,10 +17,16 @@ const (
 )
 
 const (
-	ctxMPI     = 1
-	rndvFlag   = uint64(1) << 63
+	ctxMPI   = 1
+	rndvFlag = uint64(1) << 63
+	// longFlag marks the header data of a long-eager message (the length
+	// and cookie as for rendezvous); longBit is the match bit that steers
+	// an unexpected long message to the header-only overflow entry instead
+	// of a short receive block (Open MPI's MTL_PORTALS4_LONG_MSG).
+	longFlag   = uint64(1) << 62
+	longBit    = uint64(1) << 63
 	lenBits    = 40
-	cookieMask = (uint64(1) << 23) - 1
+	cookieMask = (uint64(1) << 22) - 1 // header data bits 40–61, below the two flags
 	srcMask    = (uint64(1) << 24) - 1
 	tagMask    = (uint64(1) << 24) - 1
 )
@@ -43,8 +49,10 @@ type Comm struct {
 	ptRndv   int
 	cookie   uint64
 	overflow int // live overflow buffers
-	stats    Stats
-	call     call // the step-form call in progress (steps.go)
+	// longME is the header-only overflow entry for long-eager messages.
+	longME *nic.MEntry
+	stats  Stats
+	call   call // the step-form call in progress (steps.go)
 
 	// The intra-node copy path (ipc.go); nil without it.
 	peer     *peer.Port
@@ -55,13 +63,17 @@ type Comm struct {
 // Stats counts protocol activity of one rank.
 type Stats struct {
 	EagerSends, RndvSends, Unexpected, Events, Polls uint64
-	IPCCopies                                        uint64 // rendezvous receives moved by a copy engine (ipc.go)
+	// LongSends counts long-eager sends; LongGets those whose receive was
+	// not posted when the data arrived, so the receiver got it.
+	LongSends, LongGets uint64
+	IPCCopies           uint64 // rendezvous receives moved by a copy engine (ipc.go)
 }
 
 // Request is a nonblocking send or receive.
 type Request struct {
 	send   bool
 	done   bool
+	long   bool // a long-eager send: done on the ack, or on the get
 	buf    mem.Addr
 	length uint64
 	got    uint64 // bytes received
@@ -100,6 +112,13 @@ func Init(t *cpu.Thread, n *nic.NIC, rank, size int, spec Spec, sw cost.Spec) (*
 	for range spec.OverflowBufs {
 		c.appendOverflow()
 	}
+	if spec.LongProtocol == LongEager {
+		// A long message that finds no posted receive is truncated to
+		// nothing here: the unexpected list keeps its header, and the
+		// receive gets the data from the sender's exposed buffer.
+		c.longME = n.MEAppend(c.ptMPI, nic.ME{Length: 0, MatchID: nic.AnyID, MatchBits: longBit, IgnoreBits: ^longBit,
+			Options: nic.MEOpPut, UserPtr: overflowTag{}}, nic.Overflow)
+	}
 	return c, nil
 }
 
@@ -115,7 +134,8 @@ func (c *Comm) Stats() Stats { return c.stats }
 func (c *Comm) appendOverflow() {
 	size := uint64(c.spec.OverflowBufLen)
 	buf := c.mem.Alloc(mem.Host, size, "mpi.overflow")
-	c.nic.MEAppend(c.ptMPI, nic.ME{Start: buf, Length: size, MatchID: nic.AnyID, IgnoreBits: ^uint64(0),
+	// Short messages only (the long bit clear).
+	c.nic.MEAppend(c.ptMPI, nic.ME{Start: buf, Length: size, MatchID: nic.AnyID, IgnoreBits: ^longBit,
 		Options: nic.MEOpPut | nic.MEManageLocal, MinFree: uint64(c.spec.EagerMax), UserPtr: overflowTag{}}, nic.Overflow)
 	c.overflow++
 }
@@ -152,27 +172,55 @@ func (c *Comm) checkSend(dst, tag int) error {
 	return nil
 }
 
-// sendCommand makes send r's put: the whole message when eager, else
-// the rendezvous header, with r's buffer exposed for the receiver's Get.
+// sendCommand makes send r's put: the whole message when short; above
+// mpi.eager_max under the long-eager protocol the whole message with an ack
+// request, r's buffer exposed for a get in case the receive is not posted;
+// under rendezvous the zero-byte header, r's buffer exposed for the
+// receiver's get.
 func (c *Comm) sendCommand(r *Request, dst, tag int) nic.Command {
 	buf, n := r.buf, r.length
 	r.md = nic.MD{Start: buf, Length: n, EQ: c.eq}
 	cmd := nic.Command{Op: nic.CmdPut, MD: &r.md, Length: n, Target: dst, PT: c.ptMPI,
 		MatchBits: matchBits(c.rank, tag), Ack: nic.NoAckReq, UserPtr: r, HdrData: n}
-	if n > uint64(c.spec.EagerMax) {
-		c.cookie = (c.cookie + 1) & cookieMask
-		bits := uint64(c.rank)<<32 | c.cookie
-		r.entry = c.nic.MEAppend(c.ptRndv, nic.ME{Start: buf, Length: n, MatchID: dst, MatchBits: bits,
-			Options: nic.MEOpGet | nic.MEUseOnce, UserPtr: r}, nic.Priority)
-		cmd.Length = 0
-		cmd.HdrData = rndvFlag | c.cookie<<lenBits | n
-		r.md = nic.MD{Start: buf, Length: 0, Options: nic.MDEventSendDisable}
-		c.stats.RndvSends++
-		c.exposeIPC(r, dst)
-	} else {
+	if n <= uint64(c.spec.EagerMax) {
 		c.stats.EagerSends++
+		return cmd
 	}
+	c.cookie = (c.cookie + 1) & cookieMask
+	bits := uint64(c.rank)<<32 | c.cookie
+	r.entry = c.nic.MEAppend(c.ptRndv, nic.ME{Start: buf, Length: n, MatchID: dst, MatchBits: bits,
+		Options: nic.MEOpGet | nic.MEUseOnce, UserPtr: r}, nic.Priority)
+	if c.spec.LongProtocol == LongEager && !c.ipcReaches(r, dst) {
+		// Open MPI's ompi_mtl_portals4_long_isend: one PtlPut of the whole
+		// message with PTL_ACK_REQ; the SEND event is not what completes it.
+		cmd.MatchBits |= longBit
+		cmd.Ack = nic.AckReq
+		cmd.HdrData = longFlag | c.cookie<<lenBits | n
+		r.md.Options = nic.MDEventSendDisable
+		r.long = true
+		c.stats.LongSends++
+		return cmd
+	}
+	cmd.Length = 0
+	cmd.HdrData = rndvFlag | c.cookie<<lenBits | n
+	r.md = nic.MD{Start: buf, Length: 0, Options: nic.MDEventSendDisable}
+	c.stats.RndvSends++
+	c.exposeIPC(r, dst)
 	return cmd
+}
+
+// acked takes in the ack of long-eager send r: the receiver took all of
+// it (its receive was posted), so the exposed buffer goes and the send is
+// done; otherwise the receiver will get the data and the GET event
+// completes the send (Open MPI's ompi_mtl_portals4_isend_callback).
+func (c *Comm) acked(r *Request, ev nic.Event) {
+	if !r.long || r.done {
+		return
+	}
+	if ev.MLength >= r.length {
+		c.nic.MEUnlink(r.entry)
+		r.done = true
+	}
 }
 
 // Irecv starts receiving up to n bytes into buf from src (or AnySource) with
@@ -204,7 +252,8 @@ func (c *Comm) checkRecv(src, tag int) error {
 // recvME makes receive r's match entry for src and tag (wildcards become
 // ignore bits).
 func (c *Comm) recvME(r *Request, src, tag int) nic.ME {
-	me := nic.ME{Start: r.buf, Length: r.length, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEUseOnce, UserPtr: r}
+	// A receive takes short and long messages alike.
+	me := nic.ME{Start: r.buf, Length: r.length, MatchID: nic.AnyID, IgnoreBits: longBit, Options: nic.MEOpPut | nic.MEUseOnce, UserPtr: r}
 	s, tg := src, tag
 	if src == AnySource {
 		s = 0
@@ -282,6 +331,10 @@ func (c *Comm) handle(ev nic.Event) {
 		if r != nil && r.send {
 			r.done = true
 		}
+	case nic.EventAck:
+		if r != nil && r.send {
+			c.acked(r, ev)
+		}
 	case nic.EventGet:
 		if r != nil && r.send {
 			r.done = true
@@ -317,7 +370,7 @@ func (c *Comm) matched(r *Request, ev nic.Event, unexpected bool) {
 		}
 		return
 	}
-	if unexpected && ev.MLength > 0 {
+	if unexpected && ev.MLength > 0 && ev.HdrData&longFlag == 0 {
 		c.copyUnexpected(r, ev)
 		c.t.Compute(2*ev.MLength, 1)
 	}
@@ -325,24 +378,32 @@ func (c *Comm) matched(r *Request, ev nic.Event, unexpected bool) {
 }
 
 // matchHeader takes in receive r's matched header: its source, the
-// message's length in r.got (a rendezvous header's from its header data),
-// checked against r's buffer. It reports whether the header is a
-// rendezvous one, whose data the receiver gets (getCommand).
-func (c *Comm) matchHeader(r *Request, ev nic.Event, unexpected bool) (rndv bool) {
+// message's length in r.got (a rendezvous or long header's from its header
+// data), checked against r's buffer. It reports whether the receiver must
+// get the data (getCommand): a rendezvous header, or a long-eager message
+// that arrived before its receive, of which only the header was kept.
+func (c *Comm) matchHeader(r *Request, ev nic.Event, unexpected bool) (get bool) {
 	r.src = ev.Initiator
 	if unexpected {
 		c.stats.Unexpected++
 	}
 	n, full := ev.MLength, ev.RLength
-	if ev.HdrData&rndvFlag != 0 {
+	switch {
+	case ev.HdrData&rndvFlag != 0:
 		n = ev.HdrData & (uint64(1)<<lenBits - 1)
-		full, rndv = n, true
+		full, get = n, true
+	case ev.HdrData&longFlag != 0:
+		full = ev.HdrData & (uint64(1)<<lenBits - 1)
+		if ev.MLength < full {
+			n, get = full, true
+			c.stats.LongGets++
+		}
 	}
 	if full > r.length {
 		panic(fmt.Sprintf("mpi: rank %d: message of %d bytes truncated to %d", c.rank, full, r.length))
 	}
 	r.got = n
-	return rndv
+	return get
 }
 
 // getCommand is the Get of a rendezvous message's r.got bytes from the

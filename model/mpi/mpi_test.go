@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -14,6 +15,12 @@ import (
 // world runs body on every rank of an n-node gputn cluster.
 func world(t *testing.T, n int, body func(c *Comm, t *cpu.Thread)) *sim.Engine {
 	t.Helper()
+	return worldSpec(t, n, DefaultSpec(), body)
+}
+
+// worldSpec is world with the MPI protocol knobs of spec.
+func worldSpec(t *testing.T, n int, spec Spec, body func(c *Comm, t *cpu.Thread)) *sim.Engine {
+	t.Helper()
 	e := sim.New(1)
 	cl, err := cluster.New(e, cluster.GPUTN(), n, true)
 	if err != nil {
@@ -21,7 +28,7 @@ func world(t *testing.T, n int, body func(c *Comm, t *cpu.Thread)) *sim.Engine {
 	}
 	for i, nd := range cl.Nodes {
 		nd.CPU.Spawn("rank", func(th *cpu.Thread) {
-			c, err := Init(th, nd.NIC, i, n, DefaultSpec(), cost.Default())
+			c, err := Init(th, nd.NIC, i, n, spec, cost.Default())
 			if err != nil {
 				t.Error(err)
 				return
@@ -44,20 +51,29 @@ func pattern(n int, seed byte) []byte {
 }
 
 func TestEagerRendezvousAndUnexpected(t *testing.T) {
-	for _, tc := range []struct {
+	type tcase struct {
 		name      string
 		size      int
 		recvDelay sim.Time // post the receive late: the message is unexpected
-	}{
-		{"eager expected", 1000, 0},
-		{"eager unexpected", 1000, 20 * sim.Microsecond},
-		{"rendezvous expected", 100_000, 0},
-		{"rendezvous unexpected", 100_000, 20 * sim.Microsecond},
-		{"zero bytes", 0, 0},
-	} {
+		proto     string
+	}
+	var cases []tcase
+	for _, proto := range []string{LongEager, LongRndv} {
+		cases = append(cases,
+			tcase{"short expected", 1000, 0, proto},
+			tcase{"short unexpected", 1000, 20 * sim.Microsecond, proto},
+			tcase{"long expected", 100_000, 0, proto},
+			tcase{"long unexpected", 100_000, 20 * sim.Microsecond, proto},
+			tcase{"just above the eager limit, unexpected", 2049, 20 * sim.Microsecond, proto},
+			tcase{"zero bytes", 0, 0, proto})
+	}
+	for _, tc := range cases {
+		tc.name = tc.proto + " " + tc.name
+		spec := DefaultSpec()
+		spec.LongProtocol = tc.proto
 		var got []byte
 		var st Stats
-		world(t, 2, func(c *Comm, th *cpu.Thread) {
+		worldSpec(t, 2, spec, func(c *Comm, th *cpu.Thread) {
 			m := th.CPU().Mem()
 			buf := m.Alloc(mem.Host, uint64(max(tc.size, 1)), "buf")
 			if c.Rank() == 0 {
@@ -195,5 +211,77 @@ func TestBlockingProgressPaysTheWakeUp(t *testing.T) {
 	poll, block := recvTime(t, cost.WaitPoll), recvTime(t, cost.WaitBlock)
 	if d := block - poll; d != cluster.GPUTN().CPU.WakeLatency {
 		t.Errorf("blocking progress completed %v after polling progress, want cpu.wake_latency", d)
+	}
+}
+
+// sendRecv sends size bytes from rank 0 to rank 1, whose receive is posted
+// after recvDelay, under spec, and returns when the receive and the send
+// completed and both ranks' counters.
+func sendRecv(t *testing.T, spec Spec, size uint64, recvDelay sim.Time) (recvDone, sendDone sim.Time, st [2]Stats) {
+	t.Helper()
+	worldSpec(t, 2, spec, func(c *Comm, th *cpu.Thread) {
+		m := th.CPU().Mem()
+		buf := m.Alloc(mem.Host, size, "buf")
+		if c.Rank() == 0 {
+			r, _ := c.Isend(buf, size, 1, 9)
+			c.Wait(r)
+			sendDone, st[0] = th.Now(), c.Stats()
+			return
+		}
+		th.Sleep(recvDelay)
+		r, _ := c.Irecv(buf, size, 0, 9)
+		c.Wait(r)
+		recvDone, st[1] = th.Now(), c.Stats()
+	})
+	return recvDone, sendDone, st
+}
+
+// Open MPI's Portals 4 protocol (the defaults): a long message to a posted
+// receive is one put whose ack completes the send, with no get and no
+// round trip before the data, so it completes before the rendezvous
+// option's; to a receive posted late only its header is kept and the
+// receiver gets the data, and the send waits for that get.
+func TestLongEagerProtocol(t *testing.T) {
+	const size = 64 << 10
+	eager, rndv := DefaultSpec(), DefaultSpec()
+	rndv.LongProtocol = LongRndv
+	if eager.EagerMax != 2<<10 || eager.LongProtocol != LongEager {
+		t.Fatalf("defaults: eager_max %v long_protocol %s, want Open MPI's Portals 4 MTL 2KiB and eager", eager.EagerMax, eager.LongProtocol)
+	}
+	er, es, est := sendRecv(t, eager, size, 0)
+	rr, _, rst := sendRecv(t, rndv, size, 0)
+	if est[0].LongSends != 1 || est[1].LongGets != 0 || est[1].Unexpected != 0 {
+		t.Errorf("long-eager to a posted receive: %+v / %+v, want one long send and no get", est[0], est[1])
+	}
+	if rst[0].RndvSends != 1 {
+		t.Errorf("rendezvous: %+v, want one rendezvous send", rst[0])
+	}
+	if er >= rr {
+		t.Errorf("posted receive of %d B completes at %v under long-eager, %v under rendezvous: want long-eager earlier (no header round trip)", size, er, rr)
+	}
+	if es < er-sim.Microsecond {
+		t.Errorf("long-eager send completed at %v, long before the data landed at %v: want completion on the ack", es, er)
+	}
+	const late = 30 * sim.Microsecond
+	ur, us, ust := sendRecv(t, eager, size, late)
+	if ust[1].LongGets != 1 || ust[1].Unexpected != 1 {
+		t.Errorf("long-eager to a late receive: %+v, want the receiver to get the data once", ust[1])
+	}
+	if us < late || ur < us {
+		t.Errorf("long-eager to a receive posted at %v: send done %v, receive done %v; want the send to wait for the receiver's get", late, us, ur)
+	}
+	// Short messages are not steered to the header-only entry: an
+	// unexpected one is copied out of a short receive block.
+	_, _, sst := sendRecv(t, eager, 2<<10, late)
+	if sst[1].LongGets != 0 || sst[1].Unexpected != 1 || sst[0].EagerSends != 1 {
+		t.Errorf("2 KiB to a late receive: %+v / %+v, want a short send copied out of an overflow buffer", sst[0], sst[1])
+	}
+}
+
+func TestSpecValidate(t *testing.T) {
+	s := DefaultSpec()
+	s.LongProtocol = "pipelined"
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "mpi.long_protocol") {
+		t.Errorf("long_protocol = pipelined: %v, want an error naming mpi.long_protocol", err)
 	}
 }

@@ -1,33 +1,55 @@
 package mpi
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// Spec holds the MPI protocol knobs (the dissertation (Portals 4)).
+// Protocols for messages above mpi.eager_max (Spec.LongProtocol).
+const (
+	// LongEager sends a long message as one full-length put with an ack
+	// request and exposes the send buffer for a get: a receive already
+	// posted takes the data directly; an unexpected one keeps the header
+	// only and gets the data once posted (Open MPI's Portals 4 MTL,
+	// long_protocol = eager, its default).
+	LongEager = "eager"
+	// LongRndv sends a zero-byte header and the receiver always gets the
+	// data (a request-to-send rendezvous).
+	LongRndv = "rndv"
+)
+
+// Spec holds the MPI protocol knobs. The defaults are those of Open MPI's
+// Portals 4 transport (ompi/mca/mtl/portals4/mtl_portals4_component.c),
+// the MPI the dissertation's XTQ chapter extended.
 type Spec struct {
-	EagerMax       unit.Bytes `toml:"eager_max" doc:"largest message sent eagerly; larger ones use rendezvous" src:"DEFAULT"`
-	OverflowBufs   int        `toml:"overflow_buffers" doc:"overflow-list buffers for unexpected eager messages" src:"DEFAULT"`
-	OverflowBufLen unit.Bytes `toml:"overflow_buffer_size" doc:"size of each overflow buffer" src:"DEFAULT"`
+	EagerMax       unit.Bytes `toml:"eager_max" doc:"largest message sent as a short put (copied out of an overflow buffer when unexpected); larger ones use mpi.long_protocol; 2KiB = Open MPI's Portals 4 MTL eager_limit (mtl_portals4_component.c, the MPI the dissertation extended)" src:"DEFAULT"`
+	LongProtocol   string     `toml:"long_protocol" doc:"messages above mpi.eager_max: eager (one full-length put with an ack request, the send buffer exposed for a get; a posted receive takes the data directly, an unexpected one keeps the header and gets the data when posted; the send completes on the ack, plus the get when unexpected) or rndv (a zero-byte header, then the receiver's get); eager = Open MPI's Portals 4 MTL default long_protocol (mtl_portals4_component.c, mtl_portals4_send.c)" src:"DEFAULT"`
+	OverflowBufs   int        `toml:"overflow_buffers" doc:"overflow-list buffers (short receive blocks) for unexpected short messages; 32 = Open MPI's Portals 4 MTL recv_short_num" src:"DEFAULT"`
+	OverflowBufLen unit.Bytes `toml:"overflow_buffer_size" doc:"size of each overflow buffer; 2MiB = Open MPI's Portals 4 MTL recv_short_size" src:"DEFAULT"`
 	// IPC is GPU-aware MPI's intra-node path for GPU buffers (Open MPI's
 	// smcuda BTL, UCX's cuda_ipc transport).
-	IPC bool `toml:"ipc" doc:"rendezvous messages between GPU buffers of two GPUs of one node are moved by the receiver GPU's copy engine over the node's GPU fabric (CUDA/HIP IPC, as Open MPI's smcuda and UCX's cuda_ipc do), not by the NIC; the header and eager messages still take the NIC; no effect with one GPU per node" src:"DEFAULT"`
+	IPC bool `toml:"ipc" doc:"messages above mpi.eager_max between GPU buffers of two GPUs of one node are moved by the receiver GPU's copy engine over the node's GPU fabric after a zero-byte header (CUDA/HIP IPC, as Open MPI's smcuda and UCX's cuda_ipc do), not by the NIC; the header and eager messages still take the NIC; no effect with one GPU per node" src:"DEFAULT"`
 }
 
-// DefaultSpec returns the defaults of the dissertation (Portals 4).
+// DefaultSpec returns Open MPI's Portals 4 MTL defaults: 2 KiB eager
+// limit, the long-eager protocol, 32 short receive blocks of 2 MiB.
 func DefaultSpec() Spec {
-	return Spec{EagerMax: 32 * unit.KiB, OverflowBufs: 8, OverflowBufLen: unit.MiB, IPC: true}
+	return Spec{EagerMax: 2 * unit.KiB, LongProtocol: LongEager, OverflowBufs: 32, OverflowBufLen: 2 * unit.MiB, IPC: true}
 }
 
 // Validate reports every invalid field.
 func (s Spec) Validate() error {
+	var errs []error
 	if s.EagerMax < 0 || s.EagerMax > s.OverflowBufLen {
-		return fmt.Errorf("mpi.eager_max = %v: must be in [0, mpi.overflow_buffer_size = %v]", s.EagerMax, s.OverflowBufLen)
+		errs = append(errs, fmt.Errorf("mpi.eager_max = %v: must be in [0, mpi.overflow_buffer_size = %v]", s.EagerMax, s.OverflowBufLen))
+	}
+	if s.LongProtocol != LongEager && s.LongProtocol != LongRndv {
+		errs = append(errs, fmt.Errorf("mpi.long_protocol = %q: must be %s or %s", s.LongProtocol, LongEager, LongRndv))
 	}
 	if s.OverflowBufs < 1 || s.OverflowBufs > 1<<16 {
-		return fmt.Errorf("mpi.overflow_buffers = %d: must be in [1, 65536]", s.OverflowBufs)
+		errs = append(errs, fmt.Errorf("mpi.overflow_buffers = %d: must be in [1, 65536]", s.OverflowBufs))
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -269,6 +269,10 @@ func (c *Comm) dispatch() {
 		if r != nil && r.send {
 			r.done = true
 		}
+	case nic.EventAck:
+		if r != nil && r.send {
+			c.acked(r, ev)
+		}
 	case nic.EventReply:
 		if r != nil {
 			r.done = true
@@ -294,7 +298,7 @@ func (c *Comm) beginMatched(r *Request, ev nic.Event, unexpected bool) {
 		k.stage = stRndv
 		return
 	}
-	if unexpected && ev.MLength > 0 {
+	if unexpected && ev.MLength > 0 && ev.HdrData&longFlag == 0 {
 		c.copyUnexpected(r, ev)
 		k.req = r
 		c.t.BeginCompute(2*ev.MLength, 1)

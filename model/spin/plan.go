@@ -193,6 +193,21 @@ func (p *Plan) planSpecialized(cs Costs) error {
 	return nil
 }
 
+// blocksIn counts the index-shape blocks, from block b on, that packed
+// bytes [first, end) touch.
+func (p *Plan) blocksIn(b, first, end int) int {
+	sh := &p.Shape
+	if sh.Kind == datatype.ShapeIndexBlock {
+		return (end-1)/sh.BlockLen - first/sh.BlockLen + 1
+	}
+	n := 0
+	for o := first; o < end && b < len(sh.Lens); b++ {
+		o = p.prefix[b+1]
+		n++
+	}
+	return n
+}
+
 // searchLevels is the binary-search depth over n blocks.
 func searchLevels(n int) int { return bits.Len(uint(max(n, 1))) }
 
