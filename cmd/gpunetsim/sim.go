@@ -193,13 +193,17 @@ func runExperiment(cmd *cobra.Command, o runOptions, stdout, stderr io.Writer) e
 }
 
 // configInputs registers the files a configuration reads: the --config
-// file and the ML workload table (ml.table), so that no output replaces
+// file, the ML workload table (ml.table) and the MoE routing table
+// (moe.routing), so that no output replaces
 // them.
 func configInputs(s *session, file string, cfg exp.Config) error {
 	if err := s.input("--config", file); err != nil {
 		return err
 	}
-	return s.input("ml.table", cfg.ML.Table)
+	if err := s.input("ml.table", cfg.ML.Table); err != nil {
+		return err
+	}
+	return s.input("moe.routing", cfg.MoE.Routing)
 }
 
 // runOutputs are the files a run writes, reserved before it starts.

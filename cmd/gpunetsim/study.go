@@ -188,6 +188,9 @@ func prepare(s *session, arg string, f studyFlags, readOnly bool, stderr io.Writ
 		if err := s.input("ml.table", r.Config.ML.Table); err != nil {
 			return prepared{}, err
 		}
+		if err := s.input("moe.routing", r.Config.MoE.Routing); err != nil {
+			return prepared{}, err
+		}
 	}
 	var cache *study.Cache
 	if readOnly {
