@@ -39,15 +39,13 @@ func (p *port) word(now sim.Time, n unit.Bytes, count int) sim.Duration {
 		return 0
 	}
 	start := max(now, p.wfree)
-	rr := sim.Duration(0)
-	if p.free > start {
-		rr = min(beats, p.free-start) // alternating with the burst in progress
-	}
-	p.wfree = start + beats + rr
+	left := max(0, p.free-start)               // burst beats still reserved on the bank
+	p.wfree = start + beats + min(beats, left) // alternating with the burst in progress
 	total := sim.Duration(count) * beats
 	p.free = max(p.free, start) + total
 	p.busy += total
-	return p.wfree - now + sim.Duration(count-1)*(beats+rr)
+	// A loop's later reads alternate with bursts only while any are left.
+	return start - now + total + min(total, left)
 }
 
 // reserve queues a transfer of n bytes (plus setup cycles) behind the

@@ -60,6 +60,13 @@ func TestWordAlternatesWithBurst(t *testing.T) {
 	if got := b.L2Access(100*ns, 3, 2048, 8); got != 111*ns {
 		t.Fatalf("load on an idle bank done at %v, want 111ns", got)
 	}
+	// A loop's reads alternate with a burst only while it lasts: 100
+	// one-beat reads beside a 64-beat burst take 100 + 64 bank cycles.
+	c := newAccel(t)
+	c.PacketIn(0, 0, 2048)
+	if got := c.L2Reads(0, 0, 0, 8, 100); got != 164*ns {
+		t.Fatalf("100 reads beside a 2 KiB burst add %v, want 164ns", got)
+	}
 	// A loop's reads (L2Reads) add their beats, not a queue per read.
 	if got := b.L2Reads(200*ns, 3, 2048, 8, 16); got != 16*ns {
 		t.Fatalf("16 reads of 8 B on an idle bank add %v, want 16ns (16 beats)", got)
