@@ -115,7 +115,7 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 			keys = append(keys, k)
 		}
 		groups[k] = append(groups[k], p)
-		name := fmt.Sprintf("%s %d GPUs", p.Strategy, p.Ranks)
+		name := fmt.Sprintf("%s %s", p.Strategy, countOf(p.Ranks, "GPU"))
 		i, ok := series[name]
 		if !ok {
 			i = len(plot.Series)
@@ -140,4 +140,12 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		"CPU packs and unpacks on the host's cores; HDN in a kernel before the sends and after the receives (kernel boundary); GB/s per GPU = 6 faces / time",
 		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access) and GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc); eager MPI messages, streams and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
+}
+
+// countOf is "1 GPU", "2 GPUs": n with noun, plural when n is not 1.
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
