@@ -70,6 +70,7 @@ type Config struct {
 	Latency       LatencySpec       `toml:"latency"`
 	PingPong      PingPongSpec      `toml:"pingpong"`
 	Halo3D        Halo3DSpec        `toml:"halo3d"`
+	MoE           MoESpec           `toml:"moe"`
 	Today         TodaySpec         `toml:"today"`
 	AllreduceHier AllreduceHierSpec `toml:"allreduce_hier"`
 	Matrix        MatrixSpec        `toml:"matrix"`
@@ -117,6 +118,7 @@ func DefaultConfig(preset string) (Config, error) {
 		Matrix:        defaultMatrix(),
 		PingPong:      defaultPingPong(),
 		Halo3D:        defaultHalo3D(),
+		MoE:           defaultMoE(),
 		Today:         defaultToday(),
 		AllreduceHier: defaultAllreduceHier(),
 		Shmem:         shmem.DefaultSpec(),
@@ -164,7 +166,7 @@ func cpuThreads(preset string, cores int) int {
 
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
-	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.PingPong.validate(), c.AllreduceHier.validate(), c.Halo3D.validate(), c.Today.validate(), c.Matrix.validate(), c.Shmem.Validate(),
+	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.PingPong.validate(), c.AllreduceHier.validate(), c.Halo3D.validate(), c.MoE.validate(), c.Today.validate(), c.Matrix.validate(), c.Shmem.Validate(),
 		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(), c.DDTPULP.validate(), c.DDTPULP.fitsL2(c.Spin.PULP),
 		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(), c.JacobiScale.validate())
@@ -184,6 +186,11 @@ func (c Config) Validate() error {
 	}
 	if c.Allreduce.WGs > 0 && c.Allreduce.WGs > c.NIC.TrigMaxEntries {
 		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: must be ≤ nic.trig_max_entries = %d (one trigger entry per slice)", c.Allreduce.WGs, c.NIC.TrigMaxEntries))
+	}
+	for _, ep := range c.MoE.EP {
+		if g := max(1, c.Node.GPUs); ep%g != 0 {
+			errs = append(errs, fmt.Errorf("moe.ep contains %d: must be whole nodes of node.gpus = %d GPUs", ep, g))
+		}
 	}
 	if c.Run.Parallel < 0 || c.Run.Parallel > 1024 {
 		errs = append(errs, fmt.Errorf("run.parallel = %d: must be in [0, 1024]", c.Run.Parallel))

@@ -218,10 +218,11 @@ func simsOf(name string, cfg Config) []simMem {
 		// nodes' row blocks: 1.1 KB per row measured on kkt at 2 nodes,
 		// 1.6 KB at 4 (131,072 rows, GNN_GIO and HDN); 2 KiB rounds up.
 		p := cfg.SpTS
-		for range p.Classes {
+		for _, class := range p.Classes {
+			rows := p.rowsOf(class)
 			for range max(1, len(p.Strategies)) {
 				for _, n := range p.Nodes {
-					out = append(out, simMem{nodes: float64(n), extra: float64(p.Rows) * sptsBytesPerRow,
+					out = append(out, simMem{nodes: float64(n), extra: float64(rows) * sptsBytesPerRow,
 						nodesParam: "spts.nodes", nodesValue: fmt.Sprint(n), extraParam: "spts.rows", extraValue: fmt.Sprint(p.Rows)})
 				}
 			}

@@ -39,6 +39,8 @@ func ParamSections(name string) (own, hardware []string) {
 		own = []string{"giobench", "gnn"}
 	case name == "spts":
 		own = []string{"spts", "gnn"}
+	case name == "moe": // its device-shmem implementation reads the runtime's knobs
+		own = []string{"moe", "shmem"}
 	case name == "gpi":
 		own = []string{"gpi", "gnn"}
 	default:

@@ -10,6 +10,8 @@ func experiments() []Experiment {
 			Points: ptr(allreduceHierPoints()), Sizes: Sizes{Quick: quickAllreduceHier}},
 		{Name: "halo3d", Summary: "6-neighbour 3-D halo exchange on a periodic grid of GPUs, weak-scaled over faces 64B-1MiB and node counts, under CPU and HDN: time per exchange, GB/s per GPU, fastest strategy", Run: runHalo3D,
 			Points: ptr(halo3DPoints()), Sizes: Sizes{Quick: quickHalo3D}},
+		{Name: "moe", Summary: "expert-parallel MoE dispatch and combine (DeepEP-style; H=7168, top-8 of 256 experts), low-latency (128 tokens per GPU) and throughput (4096) modes over EP GPU counts, under every strategy with an implementation: latency per phase, GB/s per GPU intra and inter node, SMs used, fastest strategy", Run: runMoE,
+			Points: ptr(moePoints()), Sizes: Sizes{Quick: quickMoE}},
 		{Name: "today", Summary: "who drives the network on today's machines: pingpong, allreduce_hier and halo3d on every present-day preset (today.presets) under each strategy its NIC runs; the fastest strategy per point and the ranges each wins", Run: runToday,
 			Sizes: Sizes{Quick: quickToday}},
 		{Name: "pingpong", Summary: "present-day ping-pong between two GPUs (pingpong.placement: rails or the intra-node GPU fabric), 8B-16MiB: half round trip, GB/s and the fastest strategy per size under CPU, HDN, GDS, GPUTN, GNN_GIO (GHN_* and COMPNET by pingpong.strategies)", Run: runPingPong,

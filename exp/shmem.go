@@ -38,6 +38,7 @@ type ShmemBenchSpec struct {
 	L2Ratios        []int      `toml:"l2_ratios" doc:"cpl2: streaming work-groups per networking work-group (§5.5)" src:"DEFAULT"`
 	L2NetWGs        int        `toml:"l2_net_wgs" doc:"cpl2: networking work-groups" src:"DEFAULT"`
 	L2Puts          int        `toml:"l2_puts" doc:"cpl2: blocking 64 B puts per networking work-group, one in flight at a time (the request pattern of the documents' premise that the CP reaches posted data quickly)" src:"DEFAULT"`
+	L2InFlight      int        `toml:"l2_inflight" doc:"cpl2: puts each networking work-group keeps in flight; 1 (the documented set-up) is a blocking put at a time, N > 1 posts N non-blocking puts, then quiets (a what-if: more posted entries wait for the CP, and the lock hold time grows with them)" src:"DEFAULT"`
 	L2Stream        unit.Bytes `toml:"l2_stream" doc:"cpl2: the array each streaming work-group reads and writes at unit stride, wrapping around until the networking work-groups finish (≫ l2_size)" src:"DEFAULT"`
 	L2Chunk         unit.Bytes `toml:"l2_chunk" doc:"cpl2: bytes streamed per step" src:"DEFAULT"`
 	L2Size          unit.Bytes `toml:"l2_size" doc:"cpl2: the single CU's scaled L2 (1 MB / 12, 16-way)" src:"DEFAULT"`
@@ -49,7 +50,7 @@ func defaultShmemBench() ShmemBenchSpec {
 		QueueStrategies: []string{"GHN_DGPU", "GHN_DGPU_HOSTQ"}, QueueWGs: []int{1, 2, 4, 8, 16, 32, 64}, QueueThreads: []int{1}, QueueOps: 8,
 		GetStrategies: []string{"GHN_DGPU", "GHN_APU", "COMPNET"}, GetMin: 1, GetMax: unit.MiB, GetReps: 4,
 		LoadStrategies: []string{"GHN_DGPU", "GHN_APU", "COMPNET"}, LoadThreads: []int{1, 2, 4, 8, 16}, LoadWGs: 480, LoadWGSize: 64, LoadBytes: 1,
-		L2Ratios: []int{0, 1, 2, 4, 8, 16}, L2NetWGs: 2, L2Puts: 64, L2Stream: 256 * unit.KiB, L2Chunk: 4 * unit.KiB, L2Size: 85 * unit.KiB,
+		L2Ratios: []int{0, 1, 2, 4, 8, 16}, L2NetWGs: 2, L2Puts: 64, L2InFlight: 1, L2Stream: 256 * unit.KiB, L2Chunk: 4 * unit.KiB, L2Size: 85 * unit.KiB,
 	}
 }
 
@@ -84,7 +85,8 @@ func (s ShmemBenchSpec) validate() error {
 		lo, hi int
 	}{{"shmembench.queue_ops", s.QueueOps, 1, 1 << 20}, {"shmembench.get_reps", s.GetReps, 2, 1 << 20},
 		{"shmembench.load_wgs", s.LoadWGs, 1, 1 << 20}, {"shmembench.load_wg_size", s.LoadWGSize, 1, 1024},
-		{"shmembench.load_bytes", s.LoadBytes, 1, 8}, {"shmembench.l2_net_wgs", s.L2NetWGs, 1, 1024}, {"shmembench.l2_puts", s.L2Puts, 1, 1 << 20}} {
+		{"shmembench.load_bytes", s.LoadBytes, 1, 8}, {"shmembench.l2_net_wgs", s.L2NetWGs, 1, 1024}, {"shmembench.l2_puts", s.L2Puts, 1, 1 << 20},
+		{"shmembench.l2_inflight", s.L2InFlight, 1, 64}} {
 		if f.v < f.lo || f.v > f.hi {
 			errs = append(errs, fmt.Errorf("%s = %d: must be in [%d, %d]", f.name, f.v, f.lo, f.hi))
 		}
@@ -493,7 +495,7 @@ func cpl2Points() Points {
 				lock = 1
 			}
 			return simulateShmem(p, env, "COMPNET", 2, int64(b.L2Ratios[0]), lock,
-				workload.CPL2{NetWGs: b.L2NetWGs, Streaming: b.L2Ratios[0], Puts: b.L2Puts, StreamBytes: uint64(b.L2Stream), Chunk: uint64(b.L2Chunk)})
+				workload.CPL2{NetWGs: b.L2NetWGs, Streaming: b.L2Ratios[0], Puts: b.L2Puts, InFlight: b.L2InFlight, StreamBytes: uint64(b.L2Stream), Chunk: uint64(b.L2Chunk)})
 		},
 		Assemble: func(cfg Config, results [][]byte) (*report.Result, error) {
 			pts, err := decodeResults[shmemPoint](results)
@@ -510,7 +512,11 @@ func cpl2Points() Points {
 			}
 			plot.Series = []report.Series{*series[0], *series[1]}
 			res := &report.Result{Experiment: "cpl2", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
-			res.Notes = append(res.Notes, fmt.Sprintf("node 0, one CU (L1–L2 path gpu.l2_port_bytes per cycle), L2 %v 16-way; %d networking work-groups, each keeping one blocking 64 B put in flight (%d puts); streaming work-groups read and write %v arrays at unit stride until the networking ones finish", cfg.ShmemBench.L2Size, cfg.ShmemBench.L2NetWGs, cfg.ShmemBench.L2Puts, cfg.ShmemBench.L2Stream),
+			inflight := "one blocking 64 B put in flight"
+			if n := cfg.ShmemBench.L2InFlight; n > 1 {
+				inflight = fmt.Sprintf("%d non-blocking 64 B puts in flight, then a quiet (shmembench.l2_inflight: not the documented set-up of one)", n)
+			}
+			res.Notes = append(res.Notes, fmt.Sprintf("node 0, one CU (L1–L2 path gpu.l2_port_bytes per cycle), L2 %v 16-way; %d networking work-groups, each keeping %s (%d puts); streaming work-groups read and write %v arrays at unit stride until the networking ones finish", cfg.ShmemBench.L2Size, cfg.ShmemBench.L2NetWGs, inflight, cfg.ShmemBench.L2Puts, cfg.ShmemBench.L2Stream),
 				"hit rate counts only CP-generated L2 accesses (polls of the queues, entry reads, status and read-index stores, the library's context lines: mutex RMWs and issue counts); lock hold = the CP's first access to a store_locked line − the locking store, mean and max over the released lines")
 			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
 			return res, nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
@@ -61,6 +62,8 @@ func num(v any) float64 {
 	case int64:
 		return float64(x)
 	case uint64:
+		return float64(x)
+	case sim.Time:
 		return float64(x)
 	}
 	return -1
@@ -151,6 +154,24 @@ func TestCPL2Shape(t *testing.T) {
 	}
 	if n := num(cell(t, tb, 3, "max_locked_lines")); n <= 0 {
 		t.Fatalf("locking on but no locked line: %v", n)
+	}
+}
+
+// shmembench.l2_inflight = N keeps N puts of each networking work-group
+// posted at once: up to N locked entries per work-group wait for the CP
+// (one with the documented single request), so more lines are locked at
+// once and they are held longer.
+func TestCPL2InFlight(t *testing.T) {
+	lockedHold := func(n int) (float64, float64) {
+		cfg := quickShmem(t)
+		cfg.ShmemBench.L2Ratios, cfg.ShmemBench.L2InFlight = []int{4}, n
+		tb := runExp(t, "cpl2", cfg).Tables[0] // rows: locking off, on
+		return num(cell(t, tb, 1, "max_locked_lines")), num(cell(t, tb, 1, "mean_lock_hold"))
+	}
+	l1, h1 := lockedHold(1)
+	l8, h8 := lockedHold(8)
+	if !(l1 <= 2 && l8 > 2*l1 && h8 > h1) {
+		t.Fatalf("1 in flight: %v lines locked at most, hold %v; 8 in flight: %v, %v", l1, h1, l8, h8)
 	}
 }
 

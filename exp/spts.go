@@ -16,7 +16,7 @@ import (
 // (the GIO slides).
 type SpTSSpec struct {
 	Classes       []string `toml:"classes" doc:"synthetic matrix classes, the five SuiteSparse matrices of the GIO study: powerlaw (WikiTalk), circuit (ASIC_320ks), kkt (nlpkkt160), road (road_usa), road_central (road_central)" src:"DOC"`
-	Rows          int      `toml:"rows" doc:"rows of every synthetic matrix (scaled down from the SuiteSparse sizes; nonzeros per row as the reference matrix's lower triangle)" src:"DEFAULT"`
+	Rows          int      `toml:"rows" doc:"rows of every synthetic matrix (scaled down from the SuiteSparse sizes; nonzeros per row as the reference matrix's lower triangle); 0 = each matrix at its reference's real size (0.32–24 M rows: ASIC_320ks runs in minutes, the others need hours and 1–25 GB, docs/gnn.md)" src:"DEFAULT"`
 	Nodes         []int    `toml:"nodes" doc:"strong scaling: node counts" src:"DOC"`
 	Strategies    []string `toml:"strategies" doc:"strong scaling: strategies; the level-scheduled baselines CPU, HDN and HDN_OVERLAP may be added (default, as the GIO slides run it, against IKN alone: GNN_GIO, GHN_DGPU)" src:"DOC"`
 	WGs           int      `toml:"wgs" doc:"work-groups per node, one wavefront each (device-shmem: persistent; level-scheduled: at most this many per level kernel)" src:"DEFAULT"`
@@ -42,8 +42,8 @@ func (s SpTSSpec) validate() error {
 			errs = append(errs, fmt.Errorf("spts.classes contains %q: must be one of %v", c, workload.SpTSClasses()))
 		}
 	}
-	if s.Rows < 64 || s.Rows > 1<<22 {
-		errs = append(errs, fmt.Errorf("spts.rows = %d: must be in [64, 4194304]", s.Rows))
+	if s.Rows != 0 && (s.Rows < 64 || s.Rows > 1<<22) {
+		errs = append(errs, fmt.Errorf("spts.rows = %d: must be 0 (each matrix at its real size) or in [64, 4194304]", s.Rows))
 	}
 	listInRange(&errs, "spts.nodes", s.Nodes, 1, 64)
 	errs = append(errs, checkStrategies("spts.strategies", s.Strategies, workloadStrategies("spts")))
@@ -54,6 +54,15 @@ func (s SpTSSpec) validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// rowsOf is the row count of class's matrix: spts.rows, or with 0 the
+// reference matrix's own.
+func (s SpTSSpec) rowsOf(class string) int {
+	if s.Rows == 0 {
+		return int(workload.SpTSReferences()[class].Rows)
+	}
+	return s.Rows
 }
 
 // slowdowns parses spts.l2off_slowdown (a comma list): nil when unset, else one
@@ -106,7 +115,8 @@ func runSpTS(cfg Config, env Env) (*report.Result, error) {
 	mats := map[string]*workload.TriMatrix{}
 	for _, class := range p.Classes {
 		ref := workload.SpTSReferences()[class]
-		a, err := workload.GenSynthetic(p.Rows, int(ref.LowerNNZPerRow()*float64(p.Rows)), class, cfg.Run.Seed)
+		rows := p.rowsOf(class)
+		a, err := workload.GenSynthetic(rows, int(ref.LowerNNZPerRow()*float64(rows)), class, cfg.Run.Seed)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +150,12 @@ func spTSReport(cfg Config, jobs []spTSJob, results []workload.SpTSResult, mats 
 		"time_us", "vs_GHN_DGPU", "remote_values", "residual", "verified", "synthetic"}}
 	l2 := report.Table{Name: "l2-off", Columns: []string{"class", "stands_for", "l2off_us", "l2on_us", "overhead_pct", "documents_pct",
 		"bulk_hit_rate_off", "bulk_hit_rate_on", "source"}}
-	plot := &report.Plot{Title: fmt.Sprintf("SpTS strong scaling (synthetic, %d rows), preset %s", p.Rows, cfg.Run.Preset),
+	size := fmt.Sprintf("%d rows", p.Rows)
+	scaled := fmt.Sprintf("scaled down to spts.rows = %d rows", p.Rows)
+	if p.Rows == 0 {
+		size, scaled = "real sizes", "each at its reference's real row count (spts.rows = 0)"
+	}
+	plot := &report.Plot{Title: fmt.Sprintf("SpTS strong scaling (synthetic, %s), preset %s", size, cfg.Run.Preset),
 		XLabel: "nodes", YLabel: "time (us)"}
 	ikn := map[[2]any]float64{}
 	for i, j := range jobs {
@@ -189,7 +204,7 @@ func spTSReport(cfg Config, jobs []spTSJob, results []workload.SpTSResult, mats 
 		res.Notes = append(res.Notes, fmt.Sprintf("preset %s: the documents' cluster is preset gio (--preset gio)", cfg.Run.Preset))
 	}
 	res.Notes = append(res.Notes,
-		"SYNTHETIC matrices (gen_synthetic): SuiteSparse files are not used; each class stands for the matrix named, scaled down to spts.rows rows with its lower-triangle nonzeros per row",
+		"SYNTHETIC matrices (gen_synthetic): SuiteSparse files are not used; each class stands for the matrix named, "+scaled+", with its lower-triangle nonzeros per row",
 		"GNN_GIO and GHN_DGPU (IKN): one persistent kernel per node, sync-free in-degree counters, x_j put + fence + flag put from inside the kernel; HDN, CPU: level scheduling, MPI exchange per level; HDN_OVERLAP: each level's exchange overlapped with the next level's rows that need none of its remote values",
 		"l2-off: one GPU, GNN_GIO with its heap (x, flags, counters) L2-uncacheable vs cacheable (shmem.gio.shader_l2_maintenance); the matrix stays cacheable")
 	return res

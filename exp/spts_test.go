@@ -35,3 +35,29 @@ func FuzzSpTSSlowdowns(f *testing.F) {
 		}
 	})
 }
+
+// spts.rows = 0 runs each matrix at its reference's real size (the study's
+// row counts, 0.32 M to 24 M), a positive value scales every matrix to it,
+// and a value between is refused naming the field; the memory estimate
+// follows each class's real rows.
+func TestSpTSRealSize(t *testing.T) {
+	s := defaultSpTS()
+	s.Rows = 0
+	if err := s.validate(); err != nil {
+		t.Fatalf("spts.rows = 0 refused: %v", err)
+	}
+	want := map[string]int{"powerlaw": 2_394_000, "circuit": 321_000, "kkt": 8_354_000, "road": 23_950_000, "road_central": 14_080_000}
+	for class, rows := range want {
+		if got := s.rowsOf(class); got != rows {
+			t.Errorf("%s at real size: %d rows, want %d", class, got, rows)
+		}
+	}
+	s.Rows = 8192
+	if got := s.rowsOf("kkt"); got != 8192 {
+		t.Errorf("kkt scaled: %d rows, want 8192", got)
+	}
+	s.Rows = 32
+	if err := s.validate(); err == nil || !strings.Contains(err.Error(), "spts.rows = 32: must be 0") {
+		t.Errorf("spts.rows = 32: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
@@ -58,8 +59,7 @@ func benchStrategyAllreduce(b *testing.B, d strategy.Def, n int) {
 	cfg.Allreduce.Nodes = []int{n}
 	cfg.Allreduce.Strategies = []string{string(d.Strategy)}
 	runtime.GC()
-	var base runtime.MemStats
-	runtime.ReadMemStats(&base)
+	base := heapObjects()
 	stop := sampleHeap()
 	var events uint64
 	cpu0 := cpuSeconds(b)
@@ -79,11 +79,21 @@ func benchStrategyAllreduce(b *testing.B, d strategy.Def, n int) {
 	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
 	b.ReportMetric(float64(events)/float64(b.N), "events/run")
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
-	b.ReportMetric(float64(heap-min(heap, base.HeapInuse))/float64(n), "heap-B/node")
+	b.ReportMetric(float64(heap-min(heap, base))/float64(n), "heap-B/node")
 }
 
-// sampleHeap samples the heap in use every 10 ms until the returned stop,
-// which returns the peak.
+// heapObjects returns the bytes of live and not yet swept heap objects,
+// read without stopping the world (runtime.ReadMemStats would stop it at
+// every sample and, on a loaded machine, make the simulation's CPU time
+// mostly waiting for the stop).
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// sampleHeap samples the heap objects' bytes every 10 ms until the
+// returned stop, which returns the peak.
 func sampleHeap() (stop func() uint64) {
 	var p uint64
 	done, quit := make(chan struct{}), make(chan struct{})
@@ -92,9 +102,7 @@ func sampleHeap() (stop func() uint64) {
 		t := time.NewTicker(10 * time.Millisecond)
 		defer t.Stop()
 		for {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			p = max(p, ms.HeapInuse)
+			p = max(p, heapObjects())
 			select {
 			case <-quit:
 				return

@@ -107,7 +107,7 @@ func runToday(cfg Config, env Env) (*report.Result, error) {
 	res.Notes = append(res.Notes,
 		"each preset runs with its own default parameters (hardware --set values do not carry over) and the strategies with an implementation that its NIC runs; workload sizes (pingpong.*, allreduce_hier.*, halo3d.*) come from this run",
 		"kernel launch and teardown, switch latency, the GPU fabric's latency and the NIC's command costs are DEFAULT (no source): sweep them (gpunetsim sensitivity, --sweep) before trusting a winner; the tornado over them is not part of this study yet",
-		"device-shmem strategies reach GPUs of the same node by peer stores, loads and atomics (shmem.peer_access); the others' intra-node transfers take their NIC path carried by the GPU fabric (MPI and streams have no copy-engine path yet)",
+		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access) and GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc); eager MPI messages, streams and triggered operations take their NIC path carried by the GPU fabric",
 		"not in this study yet: MoE dispatch/combine, the 26-neighbour halo, the one-sided and device-initiated families on allreduce_hier and halo3d")
 	return res, nil
 }

@@ -162,7 +162,13 @@ func setupHDN(n *Node, w *World) (err error) {
 	hw := w.hw(n)
 	n.MPI, err = mpi.Init(n.Host, hw.NIC, n.Rank, n.Size, w.Config.MPI, w.Config.SW)
 	n.Stream = stream.New(n.Host, hw.GPU, hw.NIC, w.Config.SW)
-	return err
+	if err != nil {
+		return err
+	}
+	// GPU-aware MPI moves rendezvous messages between GPUs of one node by
+	// a copy engine (mpi.ipc).
+	n.MPI.UseIPC(hw.Peer, w.Shared("mpi.ipc", func() any { return mpi.NewIPC() }).(*mpi.IPC))
+	return nil
 }
 
 func setupGDS(n *Node, w *World) error {

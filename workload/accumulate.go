@@ -56,6 +56,7 @@ func AccumulateDef() Def {
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
+			{Name: "device-verbs", Needs: strategy.DeviceVerbs | strategy.Stream},
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
 		},
@@ -79,8 +80,6 @@ func accumulateNotApplicable() map[strategy.Strategy]string {
 	const spin = "the accumulate adds float64 data into a window on host or GPU cores; the sPIN strategies run datatype-unpack handlers on the NIC, and reductions inside handlers are not modelled"
 	return map[strategy.Strategy]string{
 		strategy.SpinSpecialized: spin, strategy.SpinHPULocal: spin, strategy.SpinROCP: spin, strategy.SpinRWCP: spin,
-		strategy.GNNGPURDMA: "not implemented: GPUrdma's GPU threads could write the data with RDMA and poll a flag, the path the device-shmem cells measure with GIO's GPU-initiated verbs; " +
-			"the documents run no collective or Accumulate with GPUrdma",
 	}
 }
 
@@ -90,8 +89,6 @@ func reduceNotApplicable() map[strategy.Strategy]string {
 	const spin = "the Reduce adds float64 vectors on host or GPU cores; the sPIN strategies run datatype-unpack handlers on the NIC, and reductions inside handlers are not modelled"
 	return map[strategy.Strategy]string{
 		strategy.SpinSpecialized: spin, strategy.SpinHPULocal: spin, strategy.SpinROCP: spin, strategy.SpinRWCP: spin,
-		strategy.GNNGPURDMA: "not implemented: GPUrdma's GPU threads could write each vector with RDMA and poll a flag, the path the device-shmem cells measure with GIO's GPU-initiated verbs; " +
-			"the documents run no Reduce with GPUrdma",
 	}
 }
 
@@ -173,10 +170,13 @@ func (a Accumulate) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 	}
 	var start, end sim.Time
 	var window mem.Addr
+	var vw verbsWorld
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		switch im.Name {
 		case "device-shmem": // the window lives in the symmetric heap
 			return a.shmem(nd, ops, win, &window, &start, &end)
+		case "device-verbs": // the staging slots live in GPI segments
+			return a.verbs(nd, &vw, ops, win, &window, &start, &end)
 		case "triggered", "stream-triggered":
 			return a.triggered(nd, im.Name == "stream-triggered", ops, win, &window, &start, &end)
 		}

@@ -374,9 +374,12 @@ func (p GPIThroughput) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 }
 
 // validateSlice is the data-parallel content check of a received slice:
-// the block streams it once per check and re-checks, after the next
-// write lands, until every byte is the known pattern. It returns the
-// failed checks.
+// the block streams it once per check; when a byte is not the known
+// pattern, the block polls the 8-byte word holding the first such byte
+// (acquire loads) until its value changes — the late write landed — and
+// checks the whole slice again, until every byte is the pattern. It
+// returns the failed checks. (No fixed back-off: the wait is the polls
+// and the late line's own arrival.)
 func validateSlice(wg *gpu.WG, dst mem.Addr, off, n uint64, round int) uint64 {
 	m := wg.Mem()
 	failed := uint64(0)
@@ -384,18 +387,20 @@ func validateSlice(wg *gpu.WG, dst mem.Addr, off, n uint64, round int) uint64 {
 		wg.Stream(n)
 		wg.VALU(int(n/uint64(4*wg.Size)) + 1)
 		b := m.Bytes(dst+mem.Addr(off), int(n))
-		good := true
+		stale := -1
 		for i := range b {
 			if b[i] != pattern8r(int(off)+i, round) {
-				good = false
+				stale = i
 				break
 			}
 		}
-		if good || b == nil {
+		if stale < 0 {
 			return failed
 		}
 		failed++
-		wg.Sleep(sim.Microsecond) // let late lines land before the next pass
+		w := (dst + mem.Addr(off) + mem.Addr(stale)) &^ 7
+		old := m.Load64(w)
+		wg.PollUntil(w, true, "a late line of the slice", func(v uint64) bool { return v != old })
 	}
 }
 
@@ -465,9 +470,11 @@ func batchCRC(b int, share []byte) uint32 {
 }
 
 // checkCRC validates [in+off, in+off+n) of batch b against the CRC at
-// in+at, re-checking after later lines land until it matches, and
-// returns the failed checks. Each check streams the share and does a few
-// operations per word.
+// in+at, checking again at once after a mismatch until it matches (the
+// data is not known in advance, so no word tells which line is late: the
+// block re-runs the check, as the code would), and returns the failed
+// checks. Each check streams the share and does a few operations per
+// word, so the re-checks themselves are the wait.
 func checkCRC(wg *gpu.WG, in mem.Addr, off, n, at uint64, b int) uint64 {
 	m := wg.Mem()
 	failed := uint64(0)
@@ -479,7 +486,6 @@ func checkCRC(wg *gpu.WG, in mem.Addr, off, n, at uint64, b int) uint64 {
 			return failed
 		}
 		failed++
-		wg.Sleep(sim.Microsecond) // let late lines land before the next pass
 	}
 }
 

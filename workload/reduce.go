@@ -82,10 +82,13 @@ func (rd Reduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Confi
 	size := uint64(rd.Size)
 	var start, end sim.Time
 	var result mem.Addr
+	var vw verbsWorld
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		switch im.Name {
 		case "device-shmem": // the vectors live in the symmetric heap
 			return rd.shmem(nd, &result, &start, &end)
+		case "device-verbs": // the vectors live in GPI segments
+			return rd.verbs(nd, &vw, &result, &start, &end)
 		case "triggered", "stream-triggered": // the vectors live in the exposed slots
 			return rd.triggered(nd, im.Name == "stream-triggered", &result, &start, &end)
 		}

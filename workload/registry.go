@@ -83,7 +83,7 @@ func (d Def) implFor(s strategy.Strategy) (Impl, strategy.Def, error) {
 
 // Registry returns every workload, sorted by name.
 func Registry() []Def {
-	return []Def{AccumulateDef(), AllreduceDef(), AllreduceHierDef(), DDTUnpackDef(), Halo3DDef(), JacobiDef(), LatencyDef(), PingPongDef(), PutLatencyDef(), ReduceDef(), SpTSDef(), TaskSpawnDef()}
+	return []Def{AccumulateDef(), AllreduceDef(), AllreduceHierDef(), DDTUnpackDef(), Halo3DDef(), JacobiDef(), LatencyDef(), MoEDef(), PingPongDef(), PutLatencyDef(), ReduceDef(), SpTSDef(), TaskSpawnDef()}
 }
 
 // Lookup returns the registered workload named name.

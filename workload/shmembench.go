@@ -261,7 +261,8 @@ func (b ShmemLoad) check() shmemCheck {
 
 // CPL2 is the L2 interference microbenchmark (the dissertation's ComP-Net chapter, the
 // dissertation's §5.3.3 set-up): NetWGs networking work-groups each keep
-// one request in flight (a blocking 64-byte put, Puts times), while
+// one request in flight (a blocking 64-byte put, Puts times; with
+// InFlight > 1, InFlight non-blocking puts and then a quiet), while
 // Streaming work-groups per networking one read and write arrays far
 // larger than the L2 through it, at unit stride, for as long as the
 // networking work-groups run (they wrap around their arrays). The
@@ -269,14 +270,15 @@ func (b ShmemLoad) check() shmemCheck {
 // times.
 type CPL2 struct {
 	NetWGs, Streaming, Puts int
+	InFlight                int    // puts in flight per networking work-group (0 or 1: one blocking put at a time)
 	StreamBytes             uint64 // per streaming work-group: its array
 	Chunk                   uint64 // streamed per step, between which the work-group yields
 }
 
 // Run runs it on c (a 1-CU GPU with a scaled L2) under s.
 func (b CPL2) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (ShmemRun, error) {
-	if b.NetWGs < 1 || b.Streaming < 0 || b.Puts < 1 || b.Chunk < 64 || b.Streaming > 0 && b.StreamBytes < b.Chunk {
-		return ShmemRun{}, fmt.Errorf("cp l2 benchmark: net wgs, puts ≥ 1, streaming ≥ 0, chunk ≥ 64 B, array ≥ chunk (got %d, %d, %d, %d, %d)", b.NetWGs, b.Puts, b.Streaming, b.Chunk, b.StreamBytes)
+	if b.NetWGs < 1 || b.Streaming < 0 || b.Puts < 1 || b.InFlight < 0 || b.Chunk < 64 || b.Streaming > 0 && b.StreamBytes < b.Chunk {
+		return ShmemRun{}, fmt.Errorf("cp l2 benchmark: net wgs, puts ≥ 1, streaming, in flight ≥ 0, chunk ≥ 64 B, array ≥ chunk (got %d, %d, %d, %d, %d, %d)", b.NetWGs, b.Puts, b.Streaming, b.InFlight, b.Chunk, b.StreamBytes)
 	}
 	wgs := b.NetWGs * (1 + b.Streaming)
 	arrays := make([]mem.Addr, len(c.Nodes))
@@ -303,9 +305,23 @@ func (b CPL2) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) 
 	}
 	return shmemKernelChecked(c, s, cfg, wgs, 64, []uint64{64 * uint64(b.NetWGs), 64}, chk, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
 		defer func() { running[pe]-- }()
-		for range b.Puts {
-			if err := x.Putmem(sym[0]+mem.Addr(64*x.WG().ID), sym[1], 64, (pe+1)%x.NPEs()); err != nil {
+		dst := sym[0] + mem.Addr(64*x.WG().ID)
+		if b.InFlight <= 1 {
+			for range b.Puts {
+				if err := x.Putmem(dst, sym[1], 64, (pe+1)%x.NPEs()); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for i := range b.Puts {
+			if err := x.PutmemNBI(dst, sym[1], 64, (pe+1)%x.NPEs()); err != nil {
 				return err
+			}
+			if (i+1)%b.InFlight == 0 || i == b.Puts-1 {
+				if err := x.Quiet(); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

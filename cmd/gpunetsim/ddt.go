@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/datatype"
 	"github.com/gpunetsim/gpunetsim/datatype/apps"
+	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
@@ -129,7 +132,7 @@ func ddtInspect(w io.Writer, t *datatype.Type, count, head int) error {
 const maxBenchTime = time.Minute
 
 func newDDTBenchCmd(stdout io.Writer) *cobra.Command {
-	var size, memLimit string
+	var size, memLimit, csvFile string
 	var dur time.Duration
 	var withApps bool
 	cmd := &cobra.Command{
@@ -143,7 +146,10 @@ vectors and structs, named as such) at their benchmark sizes. Every call is
 timed: "GB/s" is the median call's throughput, "p10" the 10th-percentile
 (fast) call's, the statistics docs/ddt.md quotes. Each row is compared with
 a memcpy of its own packed size, from a written (non-zero) buffer into a
-separate one, measured in the same run with the same statistic.`,
+separate one, measured in the same run with the same statistic. A footer
+records the program (version, commit), the host and its CPUs, the command
+line and the wall time; --csv writes the table as CSV with that provenance
+in the sidecar FILE.meta.json (stem of the CSV's name).`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := unit.ParseBytes(size)
@@ -159,9 +165,47 @@ separate one, measured in the same run with the same statistic.`,
 			if err := checkBenchMemory(n, memLimit); err != nil {
 				return badInput(err)
 			}
-			return ddtBench(stdout, int(n), dur, withApps)
+			s := sessionOf(cmd)
+			var outs []*outFile // the CSV and its sidecar, checked before the run
+			if csvFile != "" {
+				for _, path := range []string{csvFile, csvMetaPath(csvFile)} {
+					o, err := s.reserve("--csv", path)
+					if err != nil {
+						return err
+					}
+					outs = append(outs, o)
+				}
+			}
+			res, err := ddtBench(stdout, int(n), dur, withApps)
+			if err != nil {
+				return err
+			}
+			res.Provenance = s.provenance()
+			fmt.Fprint(stdout, "\n"+report.Wrap("provenance: ", "  ", provenanceLine(res.Provenance)))
+			if outs == nil {
+				return nil
+			}
+			files, err := report.CSVFiles(csvFile, res)
+			if err != nil {
+				return err
+			}
+			if len(files) != len(outs) {
+				return fmt.Errorf("ddt bench: %d CSV files for one table", len(files))
+			}
+			var list []pending
+			var names []string
+			for i, f := range files {
+				list = append(list, pending{outs[i], writeBytes(f.Data)})
+				names = append(names, f.Path)
+			}
+			if err := s.commitAll(list); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "wrote %s\n", strings.Join(names, ", "))
+			return nil
 		},
 	}
+	cmd.Flags().StringVar(&csvFile, "csv", "", "also write the table as CSV to `file` (provenance in the sidecar file.meta.json)")
 	cmd.Flags().StringVar(&size, "size", "4MiB", "packed bytes per operation for memcpy and the vector sweep")
 	cmd.Flags().DurationVar(&dur, "time", 300*time.Millisecond, "measuring time per row and direction")
 	cmd.Flags().BoolVar(&withApps, "apps", true, "include the application datatypes")
@@ -214,19 +258,44 @@ type benchRow struct {
 	buflen int
 }
 
-func ddtBench(w io.Writer, size int, d time.Duration, withApps bool) error {
+// writeBytes is a pending output's writer of data.
+func writeBytes(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error { _, err := w.Write(data); return err }
+}
+
+// provenanceLine is the text report's provenance footer: every pair but
+// the program's name, "name value" joined by commas.
+func provenanceLine(p *report.Provenance) string {
+	var parts []string
+	for _, kv := range p.Pairs() {
+		if kv[0] != "program" {
+			parts = append(parts, kv[0]+" "+kv[1])
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ddtBench measures the rows, prints the table to w and returns it as a
+// result (one row per datatype, GB/s as numbers) with a note naming the
+// CPUs it ran on; the caller adds the provenance.
+func ddtBench(w io.Writer, size int, d time.Duration, withApps bool) (*report.Result, error) {
+	res := &report.Result{Experiment: "ddt_bench",
+		Notes: []string{fmt.Sprintf("wall-clock benchmark on the real CPU: %s/%s, GOMAXPROCS %d, %d logical CPUs; GB/s = median call, p10 = 10th-percentile (fast) call, each row beside a memcpy of its own packed size",
+			runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())}}
+	tab := report.Table{Name: "ddt_bench", Columns: []string{"datatype", "packed_bytes", "pack_GBps", "pack_p10_GBps",
+		"unpack_GBps", "unpack_p10_GBps", "memcpy_GBps", "pack_over_memcpy", "unpack_over_memcpy"}}
 	var rows []benchRow
 	for _, bl := range []int{4, 8, 16, 64, 256, 2048} {
 		t, err := datatype.Vector(size/bl, bl, 2*bl, datatype.Byte())
 		if err != nil {
-			return badInput(err)
+			return nil, badInput(err)
 		}
 		rows = append(rows, benchRow{fmt.Sprintf("vector<byte> block=%dB stride=%dB", bl, 2*bl), t.Commit(), 1, t.TrueUB()})
 	}
 	if withApps {
 		cases, err := apps.BenchCases()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, c := range cases {
 			rows = append(rows, benchRow{c.Name, c.Type.Commit(), c.Count, c.BufLen})
@@ -244,28 +313,35 @@ func ddtBench(w io.Writer, size int, d time.Duration, withApps bool) error {
 		memcpy[n] = sp
 		return sp
 	}
+	row := func(name string, n int, p, u, m speed) {
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", name, n, p.median, p.p10, u.median, u.p10,
+			m.median, p.median/m.median, u.median/m.median)
+		r3 := func(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
+		tab.Rows = append(tab.Rows, []any{name, n, r3(p.median), r3(p.p10), r3(u.median), r3(u.p10), r3(m.median),
+			r3(p.median / m.median), r3(u.median / m.median)})
+	}
 	mc := copySpeed(size)
-	fmt.Fprintf(tw, "memcpy\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", size, mc.median, mc.p10, mc.median, mc.p10, mc.median, 1.0, 1.0)
+	row("memcpy", size, mc, mc, mc)
 	for _, r := range rows {
 		n, err := r.c.PackedSize(r.count)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		user, packed := fillBytes(make([]byte, r.buflen)), make([]byte, n)
 		p, err := measure(n, d, func() error { _, err := r.c.Pack(packed, user, 0, r.count); return err })
 		if err != nil {
-			return fmt.Errorf("%s: %w", r.name, err)
+			return nil, fmt.Errorf("%s: %w", r.name, err)
 		}
 		u, err := measure(n, d, func() error { _, err := r.c.Unpack(user, 0, packed, r.count); return err })
 		if err != nil {
-			return fmt.Errorf("%s: %w", r.name, err)
+			return nil, fmt.Errorf("%s: %w", r.name, err)
 		}
-		m := copySpeed(n)
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", r.name, n, p.median, p.p10, u.median, u.p10,
-			m.median, p.median/m.median, u.median/m.median)
+		row(r.name, n, p, u, copySpeed(n))
 	}
 	if err := tw.Flush(); err != nil {
-		return err
+		return nil, err
 	}
-	return nil
+	fmt.Fprint(w, "\n"+report.Wrap("note: ", "      ", res.Notes[0]))
+	res.Tables = []report.Table{tab}
+	return res, nil
 }

@@ -26,16 +26,32 @@ func memoryLimit(cfg exp.Config) (avail uint64, what string) {
 	return availableMemory()
 }
 
-// availableMemory is MemAvailable of /proc/meminfo in bytes, or the
-// cgroup's memory.max when that is smaller (0 when neither is known).
+// asSlack and dataSlack are what a run maps beyond what the process
+// holds when it checks its estimate and beyond the estimate itself,
+// under an address-space and a data limit: thread stacks (8 MiB each) for
+// the threads the runtime adds, and under an address-space limit the
+// C library's per-thread arenas (64 MiB reservations) of the threads the
+// runtime's cgo starts (gpunetsim's flags package pulls in net); the
+// address-space figure is the VmPeak−VmSize of small runs on two cores.
+const (
+	asSlack   = 512 << 20
+	dataSlack = 128 << 20
+)
+
+// availableMemory is the least of MemAvailable of /proc/meminfo, the
+// cgroup's memory.max and what the process's limits (ulimit -v, -d) leave
+// (limitLeft), in bytes, and which it is (0 when none is known).
 func availableMemory() (uint64, string) {
-	avail := procKB("/proc/meminfo", "MemAvailable:") * 1024
+	avail, what := procKB("/proc/meminfo", "MemAvailable:")*1024, "memory available (MemAvailable)"
 	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
 		if max, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && max > 0 && (avail == 0 || max < avail) {
-			return max, "memory limit of the cgroup (memory.max)"
+			avail, what = max, "memory limit of the cgroup (memory.max)"
 		}
 	}
-	return avail, "memory available (MemAvailable)"
+	if left, lim, ok := limitLeft(); ok && (avail == 0 || left < avail) {
+		avail, what = left, lim
+	}
+	return avail, what
 }
 
 // checkRunMemory refuses, as bad input, a run of experiment name on cfg
@@ -47,10 +63,12 @@ func checkRunMemory(name string, cfg exp.Config) error {
 		return nil
 	}
 	need := exp.EstimateMemory(name, cfg)
-	if need.Fits(avail) {
-		return nil
+	if !need.Fits(avail) {
+		return badInput(need.Refusal(avail, what))
 	}
-	return badInput(need.Refusal(avail, what))
+	// The points the experiment's own lists cross into, listed before
+	// the first simulation runs.
+	return badInput(study.ListRefusal(name, cfg, need.Bytes, study.MemLimit{Bytes: avail, What: what}))
 }
 
 // expandPlan expands a study within the memory available (a sweep cross
@@ -58,7 +76,9 @@ func checkRunMemory(name string, cfg exp.Config) error {
 // configurations are made) and checks each of its runs' memory.
 func expandPlan(s study.Study, version string) (*study.Plan, error) {
 	avail, what := availableMemory()
-	plan, err := study.ExpandWithin(s, version, study.MemLimit{Bytes: avail, What: what})
+	plan, err := study.ExpandWithin(s, version, study.MemLimit{Bytes: avail, What: what, Run: func(name string, cfg exp.Config) error {
+		return checkRunMemory(name, cfg) // before the run's points are listed
+	}})
 	if err != nil {
 		return nil, badInput(err)
 	}

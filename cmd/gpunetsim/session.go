@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -318,6 +319,64 @@ func (s *session) reserve(flag, path string) (*outFile, error) {
 	o := &outFile{s: s, flag: flag, path: path, final: final, id: id, tmp: tmp}
 	s.outs = append(s.outs, o)
 	return o, nil
+}
+
+// reserveCSVFiles reserves what report.CSVFiles writes beside the CSV
+// output main: the sidecar now (its name is known before the run) and,
+// for the files of the further tables, named after tables only the run
+// makes, the checks reserve makes on any name they may take (main's stem,
+// a table slug, .csv): no input and no other output of the command may
+// have such a name, and an existing file with one must be a writable
+// regular file that is no input or output. So a collision is bad input
+// before any work, not a failure after it. Call it after the command's
+// other outputs are reserved.
+func (s *session) reserveCSVFiles(main *outFile) (sidecar *outFile, err error) {
+	dir := filepath.Dir(canonicalPath(main.path))
+	mainPath := filepath.Join(dir, filepath.Base(main.path))
+	family := func(p string) bool { return report.IsCSVTableFile(mainPath, p) }
+	tables := main.flag + " " + main.path + " (" + strings.TrimSuffix(report.CSVSidecar(main.path), ".meta.json") + ".TABLE.csv)"
+	s.mu.Lock()
+	for _, in := range s.ins {
+		if family(in.id.path) {
+			s.mu.Unlock()
+			return nil, badInput(fmt.Errorf("%s %s: an input named like a table file of %s, which the run may overwrite: choose another %s name", in.flag, in.path, tables, main.flag))
+		}
+	}
+	for _, o := range s.outs {
+		if o != main && (family(o.id.path) || family(canonicalPath(o.path))) {
+			s.mu.Unlock()
+			return nil, badInput(fmt.Errorf("%s %s: named like a table file of %s: choose other names", o.flag, o.path, tables))
+		}
+	}
+	s.mu.Unlock()
+	entries, _ := os.ReadDir(dir) // an unreadable directory: reserve found it writable; the end's reserve checks again
+	for _, de := range entries {
+		p := filepath.Join(dir, de.Name())
+		if !family(p) {
+			continue
+		}
+		shown := filepath.Join(filepath.Dir(main.path), de.Name()) // as the user named the directory
+		final, err := checkOutputPath(main.flag+" table file", shown)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		id := identify(final)
+		s.mu.Lock()
+		for _, in := range s.ins {
+			if in.id.same(id) {
+				s.mu.Unlock()
+				return nil, badInput(sameAsInput(main.flag+" table file", shown, in))
+			}
+		}
+		for _, o := range s.outs {
+			if o.id.same(id) {
+				s.mu.Unlock()
+				return nil, badInput(fmt.Errorf("%s table file %s: the same file as %s %s", main.flag, shown, o.flag, o.path))
+			}
+		}
+		s.mu.Unlock()
+	}
+	return s.reserve(main.flag, report.CSVSidecar(main.path))
 }
 
 // checkOutputPath rejects a path that names a directory, a device, a pipe

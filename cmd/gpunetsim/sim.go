@@ -193,18 +193,23 @@ func runExperiment(cmd *cobra.Command, o runOptions, stdout, stderr io.Writer) e
 }
 
 // configInputs registers the files a configuration reads: the --config
-// file and the ML workload table (ml.table), so that no output replaces
+// file, the ML workload table (ml.table) and the MoE routing table
+// (moe.routing), so that no output replaces
 // them.
 func configInputs(s *session, file string, cfg exp.Config) error {
 	if err := s.input("--config", file); err != nil {
 		return err
 	}
-	return s.input("ml.table", cfg.ML.Table)
+	if err := s.input("ml.table", cfg.ML.Table); err != nil {
+		return err
+	}
+	return s.input("moe.routing", cfg.MoE.Routing)
 }
 
 // runOutputs are the files a run writes, reserved before it starts.
 type runOutputs struct {
 	csv, json, plot, trace *outFile
+	csvMeta                *outFile // the CSV's sidecar (report.CSVSidecar)
 }
 
 // reserveOutputs checks every output path and creates its temporary file,
@@ -228,6 +233,13 @@ func reserveOutputs(s *session, o runOptions) (runOutputs, error) {
 			return r, err
 		}
 		*f.out = out
+	}
+	if r.csv != nil {
+		meta, err := s.reserveCSVFiles(r.csv)
+		if err != nil {
+			return r, err
+		}
+		r.csvMeta = meta
 	}
 	return r, nil
 }
@@ -351,7 +363,7 @@ type rendered struct {
 // render encodes every requested file in memory, so that an encoding error
 // leaves no file behind.
 func render(s *session, o runOptions, outs runOutputs, res *report.Result, tw *trace.Writer) ([]rendered, error) {
-	list, err := renderCSV(s, outs.csv, res)
+	list, err := renderCSV(s, outs.csv, outs.csvMeta, res)
 	if err != nil {
 		return nil, err
 	}
@@ -381,11 +393,11 @@ func render(s *session, o runOptions, outs runOutputs, res *report.Result, tw *t
 }
 
 // renderCSV renders res as one CSV file per table and the sidecar JSON
-// (report.CSVFiles): the main table goes to the reserved --csv file, and
-// the others, named after their tables only now that the run has made
-// them, are reserved beside it (the directory has taken the main file's
-// temporary already).
-func renderCSV(s *session, main *outFile, res *report.Result) ([]rendered, error) {
+// (report.CSVFiles): the main table goes to the reserved --csv file, the
+// sidecar to its reserved file, and the others, named after their tables
+// only now that the run has made them, are reserved beside it (their
+// names were checked before the run: reserveCSVFiles).
+func renderCSV(s *session, main, meta *outFile, res *report.Result) ([]rendered, error) {
 	if main == nil {
 		return nil, nil
 	}
@@ -393,8 +405,9 @@ func renderCSV(s *session, main *outFile, res *report.Result) ([]rendered, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", main.path, err)
 	}
-	list := []rendered{{main, files[0].Data}}
-	for _, f := range files[1:] {
+	last := len(files) - 1
+	list := []rendered{{main, files[0].Data}, {meta, files[last].Data}}
+	for _, f := range files[1:last] {
 		out, err := s.reserve("--csv", f.Path)
 		if err != nil {
 			return nil, err

@@ -188,6 +188,9 @@ func prepare(s *session, arg string, f studyFlags, readOnly bool, stderr io.Writ
 		if err := s.input("ml.table", r.Config.ML.Table); err != nil {
 			return prepared{}, err
 		}
+		if err := s.input("moe.routing", r.Config.MoE.Routing); err != nil {
+			return prepared{}, err
+		}
 	}
 	var cache *study.Cache
 	if readOnly {
@@ -273,7 +276,7 @@ type studyOuts struct {
 }
 
 // entryOuts are one entry's files.
-type entryOuts struct{ csv, json, svg *outFile }
+type entryOuts struct{ csv, csvMeta, json, svg *outFile }
 
 // reserveStudy makes the output directory ready (creating it if needed,
 // removed again if the command fails or is interrupted and it stays empty)
@@ -304,6 +307,12 @@ func reserveStudy(s *session, st study.Study, dir string) (studyOuts, error) {
 		return outs, err
 	}
 	outs.html = html
+	for i := range outs.entries {
+		eo := &outs.entries[i]
+		if eo.csvMeta, err = s.reserveCSVFiles(eo.csv); err != nil {
+			return outs, err
+		}
+	}
 	return outs, nil
 }
 
@@ -335,7 +344,11 @@ func writeStudy(s *session, p prepared, o study.Outcome, outs studyOuts, quiet b
 		}
 		for j, f := range csvs {
 			out := eo.csv
-			if j > 0 {
+			switch j {
+			case 0:
+			case len(csvs) - 1:
+				out = eo.csvMeta
+			default:
 				if out, err = s.reserve("--out", f.Path); err != nil {
 					return err
 				}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,7 +16,7 @@ import (
 type validateOptions struct {
 	file            string
 	only            []string
-	json, csv       bool
+	json, csv       string // output files ("": none)
 	quick, progress bool
 }
 
@@ -32,18 +34,18 @@ published side, a shape when every clause holds, a bound when it lies in
 [low, high]. Entries the model cannot run yet say why.`,
 		Example: `  gpunetsim validate
   gpunetsim validate --only d0-fig6.5,d0-fig4.6
-  gpunetsim validate --json > validation.json
-  gpunetsim validate --file my-calibration.toml --csv`,
+  gpunetsim validate --json validation.json
+  gpunetsim validate --file my-calibration.toml --csv validation.csv`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runValidate(o, stdout, stderr)
+			return runValidate(sessionOf(cmd), o, stdout, stderr)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.file, "file", "", "calibration `file` to use instead of the shipped one")
 	f.StringSliceVar(&o.only, "only", nil, "run only the entries whose id starts with one of these `prefixes` (comma-separated, e.g. d0-fig5,d1)")
-	f.BoolVar(&o.json, "json", false, "print one JSON object per entry (id, published, simulated, error, holds, …)")
-	f.BoolVar(&o.csv, "csv", false, "print one CSV row per entry")
+	f.StringVar(&o.json, "json", "", "also write the result as JSON to `file`: provenance, summary and one object per entry (id, published, simulated, error, holds, …)")
+	f.StringVar(&o.csv, "csv", "", "also write one CSV row per entry to `file`, and its provenance and columns to the sidecar file.meta.json (stem of file)")
 	f.BoolVar(&o.quick, "quick", false, "smaller sweeps where an entry's set-up allows (faster, for tests)")
 	f.BoolVar(&o.progress, "progress", false, "print each entry's id on stderr as it finishes")
 	return cmd
@@ -71,11 +73,26 @@ func loadCalibration(file string, only []string) ([]validate.Entry, error) {
 	return entries, nil
 }
 
-func runValidate(o validateOptions, stdout, stderr io.Writer) error {
-	if o.json && o.csv {
-		return badInput(fmt.Errorf("--json and --csv: choose one output format"))
-	}
+func runValidate(s *session, o validateOptions, stdout, stderr io.Writer) error {
 	entries, err := loadCalibration(o.file, o.only)
+	if err != nil {
+		return err
+	}
+	reserve := func(flag, path string) (*outFile, error) {
+		if path == "" {
+			return nil, nil
+		}
+		return s.reserve(flag, path)
+	}
+	jsonOut, err := reserve("--json", o.json)
+	if err != nil {
+		return err
+	}
+	csvOut, err := reserve("--csv", o.csv)
+	if err != nil {
+		return err
+	}
+	metaOut, err := reserve("--csv", csvMetaPath(o.csv))
 	if err != nil {
 		return err
 	}
@@ -84,19 +101,43 @@ func runValidate(o validateOptions, stdout, stderr io.Writer) error {
 		opts.Progress = func(done, total int, id string) { fmt.Fprintf(stderr, "validate: %d/%d %s\n", done, total, id) }
 	}
 	rs := validate.Run(entries, opts)
-	switch {
-	case o.json:
-		err = validate.WriteJSON(stdout, rs)
-	case o.csv:
-		err = validate.WriteCSV(stdout, rs)
-	default:
-		err = validate.WriteText(stdout, rs)
-	}
-	if err != nil {
+	if err := validate.WriteText(stdout, rs); err != nil {
 		return err
 	}
-	if n := validate.Failed(rs); n > 0 {
+	if n := validate.Failed(rs); n > 0 { // no output file from a failed run
 		return fmt.Errorf("validate: %d entries failed to run (see their notes)", n)
 	}
+	prov := s.provenance()
+	var list []pending
+	if jsonOut != nil {
+		list = append(list, pending{jsonOut, func(w io.Writer) error { return validate.WriteJSON(w, rs, prov) }})
+	}
+	if csvOut != nil {
+		list = append(list, pending{csvOut, func(w io.Writer) error { return validate.WriteCSV(w, rs) }},
+			pending{metaOut, func(w io.Writer) error { return validate.WriteCSVMeta(w, filepath.Base(o.csv), rs, prov) }})
+	}
+	if err := s.commitAll(list); err != nil {
+		return err
+	}
+	if len(list) > 0 {
+		var names []string
+		for _, p := range list {
+			names = append(names, p.out.path)
+		}
+		fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(names, ", "))
+	}
 	return nil
+}
+
+// csvMetaPath is the sidecar JSON beside a CSV file (stem + ".meta.json",
+// as report.CSVFiles names it); "" for no CSV.
+func csvMetaPath(csvFile string) string {
+	if csvFile == "" {
+		return ""
+	}
+	stem := csvFile
+	if ext := filepath.Ext(csvFile); strings.EqualFold(ext, ".csv") {
+		stem = strings.TrimSuffix(csvFile, ext)
+	}
+	return stem + ".meta.json"
 }

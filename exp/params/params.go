@@ -379,3 +379,56 @@ type badValue struct{ err error }
 func (b badValue) Error() string        { return b.err.Error() }
 func (b badValue) Unwrap() error        { return b.err }
 func (b badValue) Is(target error) bool { return target == ErrBadValue }
+
+// crossedLists names, for the experiments that share their own section
+// with others, the lists whose cross product their points are (each reads
+// only some of the section's lists); the others cross every list of their
+// own sections.
+var crossedLists = map[string][]string{
+	"cpl2":             {"shmembench.l2_ratios"},
+	"ghnqueue":         {"shmembench.queue_strategies", "shmembench.queue_wgs"},
+	"shmemget":         {"shmembench.get_strategies"},
+	"shmemload":        {"shmembench.load_strategies", "shmembench.load_threads"},
+	"gpurdma":          {"gpurdma.sizes", "gpurdma.variants"},
+	"gpurdma_multiqp":  {"gpurdma.multi_sizes", "gpurdma.multi_modes"},
+	"jacobi":           {"jacobi.strategies", "jacobi.sizes"},
+	"jacobi1d":         {"jacobi1d.log2_elements", "jacobi1d.strategies"},
+	"jacobistrong":     {"jacobiscale.grids", "jacobiscale.nodes", "jacobiscale.strategies"},
+	"jacobiweak":       {"jacobiscale.weak_nodes", "jacobiscale.strategies"},
+	"mlproj":           {"allreduce.nodes", "allreduce.strategies"},
+	"ddt_pulp_bw":      {"ddtpulp.bw_blocks"},
+	"ddt_pulp_kernels": {"ddtpulp.blocks"},
+}
+
+// ListLen is one list-valued parameter and how many values it holds.
+type ListLen struct {
+	Name string
+	Len  int
+}
+
+// OwnLists returns the list-valued parameters ([]int, []string) of
+// experiment name's own sections (exp.ParamSections) that hold more than
+// one value, and the product of their lengths: a bound, known before an
+// experiment lists its points, on how many points its own lists can cross
+// into (an experiment's points are at most its lists' cross product,
+// times a few fixed variants).
+func OwnLists(name string, cfg exp.Config) (lists []ListLen, product float64) {
+	own, _ := exp.ParamSections(name)
+	crossed, shared := crossedLists[name]
+	v := reflect.ValueOf(cfg)
+	product = 1
+	for _, f := range fields() {
+		if f.typ != intSliceType && f.typ != strSliceType {
+			continue
+		}
+		section, _, _ := strings.Cut(f.name, ".")
+		if shared && !slices.Contains(crossed, f.name) || !shared && !slices.Contains(own, section) {
+			continue
+		}
+		if n := v.FieldByIndex(f.index).Len(); n > 1 {
+			lists = append(lists, ListLen{f.name, n})
+			product *= float64(n)
+		}
+	}
+	return lists, product
+}

@@ -31,10 +31,7 @@ type File struct {
 // which file holds which table. Cells keep full precision as WriteCSV
 // writes them (durations as microseconds, header suffixed " [us]").
 func CSVFiles(path string, r *Result) ([]File, error) {
-	stem := path
-	if ext := filepath.Ext(path); strings.EqualFold(ext, ".csv") {
-		stem = strings.TrimSuffix(path, ext)
-	}
+	stem := csvStem(path)
 	tables := r.Tables
 	if len(tables) == 0 {
 		tables = []Table{{Name: r.Experiment, Columns: []string{"experiment"}, Rows: [][]any{{r.Experiment}}}}
@@ -188,4 +185,33 @@ func tableSlug(name string, i int) string {
 		return "table" + strconv.Itoa(i+1)
 	}
 	return out
+}
+
+// csvStem is path without a .csv extension (any case).
+func csvStem(path string) string {
+	if ext := filepath.Ext(path); strings.EqualFold(ext, ".csv") {
+		return strings.TrimSuffix(path, ext)
+	}
+	return path
+}
+
+// CSVSidecar returns the path of the sidecar JSON CSVFiles writes for
+// path, known before any result is.
+func CSVSidecar(path string) string { return csvStem(path) + ".meta.json" }
+
+// IsCSVTableFile reports whether file may be one of the further tables'
+// files CSVFiles writes for path (the same directory and stem, a table
+// slug, .csv), whatever tables the result turns out to hold: what a
+// caller checks before the run, when only the path is known.
+func IsCSVTableFile(path, file string) bool {
+	stem := csvStem(path)
+	if filepath.Dir(filepath.Clean(file)) != filepath.Dir(filepath.Clean(stem)) {
+		return false
+	}
+	slug, ok := strings.CutPrefix(filepath.Base(file), filepath.Base(stem)+".")
+	if !ok {
+		return false
+	}
+	slug, ok = strings.CutSuffix(slug, ".csv")
+	return ok && slug != "" && strings.Trim(slug, "abcdefghijklmnopqrstuvwxyz0123456789_") == ""
 }

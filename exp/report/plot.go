@@ -128,6 +128,14 @@ func PlotLayout(p *Plot) *Layout {
 	l.XMin, l.XMax = axisRange(xs, l.LogX, false)
 	l.YMin, l.YMax = axisRange(ys, l.LogY, true)
 	l.XTicks = dataTicks(xs, l.LogX)
+	if l.XTicks == nil && !l.LogX && fewWhole(xs) {
+		// Two or three node counts (or sizes): no fractional ticks
+		// between them.
+		l.XTicks = wholeTicks(xs)
+		lo, hi := l.XTicks[0].Value, l.XTicks[len(l.XTicks)-1].Value
+		pad := (hi - lo) * 0.04
+		l.XMin, l.XMax = min(l.XMin, lo-pad), max(l.XMax, hi+pad)
+	}
 	if l.XTicks == nil {
 		l.XTicks = niceTicks(l.XMin, l.XMax, l.LogX)
 	}
@@ -300,6 +308,61 @@ func dataTicks(xs []float64, log bool) []plot.Tick {
 	if !log && len(vals) > 8 {
 		// Evenly spaced labels only: crowded labels overlap.
 		return nil
+	}
+	return ticks
+}
+
+// fewWhole reports whether xs holds two or three distinct values, all
+// whole numbers (node counts, byte sizes).
+func fewWhole(xs []float64) bool {
+	var vals []float64
+	for _, x := range xs {
+		if x != math.Trunc(x) || math.Abs(x) > 1e15 {
+			return false
+		}
+		if !slices.Contains(vals, x) {
+			vals = append(vals, x)
+		}
+	}
+	return len(vals) >= 2 && len(vals) <= 3
+}
+
+// wholeTicks returns ticks at whole numbers only for two or three whole
+// x values (fewWhole): every whole number from the least to the greatest
+// when they are at most 12 — widened by one on each side (never below
+// zero when the values are not) until there are four — so that every data
+// value is labelled; else the coarsest whole-number step of 1, 2, 2.5 or
+// 5 times a power of ten that gives four ticks.
+func wholeTicks(xs []float64) []plot.Tick {
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	if hi-lo+1 <= 12 {
+		for hi-lo+1 < 4 {
+			if lo > 0 || slices.Min(xs) < 0 {
+				lo--
+			}
+			if hi-lo+1 < 4 {
+				hi++
+			}
+		}
+		var ticks []plot.Tick
+		for v := lo; v <= hi; v++ {
+			ticks = append(ticks, plot.Tick{Value: v, Label: fmtTick(v)})
+		}
+		return ticks
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(hi-lo)))
+	var ticks []plot.Tick
+	for _, step := range []float64{5 * mag, 2.5 * mag, 2 * mag, mag, mag / 2, mag / 4, mag / 5, mag / 10} {
+		if step < 1 || step != math.Trunc(step) {
+			continue
+		}
+		ticks = ticks[:0]
+		for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+			ticks = append(ticks, plot.Tick{Value: v, Label: fmtTick(v)})
+		}
+		if len(ticks) >= 4 {
+			break
+		}
 	}
 	return ticks
 }

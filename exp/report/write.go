@@ -163,6 +163,16 @@ func padRight(s string, n int) string {
 	return s
 }
 
+// Wrap returns text after first, wrapped at word boundaries to the text
+// report's width (120 columns), continuation lines starting with indent,
+// ending in a newline: for commands that print a note or a provenance
+// footer the way the text report does.
+func Wrap(first, indent, text string) string {
+	var b bytes.Buffer
+	writeWrapped(&b, first, indent, text)
+	return b.String()
+}
+
 // writeWrapped prints text after first, wrapped at word boundaries to
 // maxTextWidth columns, continuation lines starting with indent. A word
 // longer than a line is cut.

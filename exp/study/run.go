@@ -71,6 +71,31 @@ const (
 type MemLimit struct {
 	Bytes uint64
 	What  string
+	// Run, when set, checks one run's configuration (its simulations'
+	// memory, say) as soon as it is loaded, before its points are listed.
+	Run func(experiment string, cfg exp.Config) error
+}
+
+// ListRefusal is the error of a run of experiment name on cfg whose own
+// lists cross into more points than the memory left can plan (held bytes
+// are taken already), found before the points are listed; nil when they
+// fit or lim sets no limit. The bound is the lists' cross product
+// (params.OwnLists), so a refusal names the lists to shorten.
+func ListRefusal(name string, cfg exp.Config, held float64, lim MemLimit) error {
+	if lim.Bytes == 0 {
+		return nil
+	}
+	lists, points := params.OwnLists(name, cfg)
+	need := held + points*planBytesPerTask
+	if need <= float64(lim.Bytes) {
+		return nil
+	}
+	var names []string
+	for _, l := range lists {
+		names = append(names, fmt.Sprintf("%s (%d values)", l.Name, l.Len))
+	}
+	return fmt.Errorf("%s: up to %.3g points would need about %s of memory to plan, more than the %s %s; list fewer values",
+		strings.Join(names, " × "), points, exp.FormatBytes(need), exp.FormatBytes(float64(lim.Bytes)), lim.What)
 }
 
 // Expand loads every configuration of s (reporting bad input before any
@@ -130,6 +155,14 @@ func ExpandWithin(s Study, version string, lim MemLimit) (*Plan, error) {
 			}
 			cfg, err := params.Load(load)
 			if err != nil {
+				return nil, fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, values), err)
+			}
+			if lim.Run != nil {
+				if err := lim.Run(e.Experiment.Name, cfg); err != nil {
+					return nil, fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, values), err)
+				}
+			}
+			if err := ListRefusal(e.Experiment.Name, cfg, held, lim); err != nil {
 				return nil, fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, values), err)
 			}
 			run := Run{Entry: ei, Values: values, Config: cfg}
@@ -425,6 +458,12 @@ func assemble(p *Plan, points map[string][]byte, whole map[int]*report.Result) (
 			}
 			if res == nil {
 				return nil, nil, fmt.Errorf("%s: the experiment returned no result", e.Label)
+			}
+			// The check "gpunetsim run" makes, on every result a study
+			// assembles (cached points included): a negative time is the
+			// model breaking its own invariant, never a result.
+			if err := res.CheckTimes(); err != nil {
+				return nil, nil, fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, r.Values), err)
 			}
 			normalise(res, e.Experiment.Name, r.Config)
 			results = append(results, res)

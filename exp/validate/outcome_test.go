@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
 )
 
 func fp(v float64) *float64 { return &v }
@@ -63,15 +65,21 @@ func TestOutputs(t *testing.T) {
 		}
 	}
 	var js bytes.Buffer
-	if err := WriteJSON(&js, rs); err != nil {
+	prov := &report.Provenance{Program: "gpunetsim", Version: "v9", Commit: "abc", Command: "gpunetsim validate --json v.json", Host: "h"}
+	if err := WriteJSON(&js, rs, prov); err != nil {
 		t.Fatal(err)
 	}
-	var objs []map[string]any
-	if err := json.Unmarshal(js.Bytes(), &objs); err != nil {
+	var doc struct {
+		Provenance report.Provenance `json:"provenance"`
+		Summary    string            `json:"summary"`
+		Entries    []map[string]any  `json:"entries"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
+	objs := doc.Entries
 	if len(objs) != 3 || objs[0]["id"] != "d0-a" || objs[0]["holds"] != true || objs[0]["published"] != 0.8 || objs[0]["simulated"] != 0.7 ||
-		objs[1]["holds"] != false || objs[2]["simulated"] != nil {
+		objs[1]["holds"] != false || objs[2]["simulated"] != nil || doc.Provenance != *prov || !strings.HasPrefix(doc.Summary, "1 of 3 entries hold") {
 		t.Errorf("json: %s", js.String())
 	}
 	var csv bytes.Buffer
@@ -80,5 +88,17 @@ func TestOutputs(t *testing.T) {
 	}
 	if lines := strings.Split(strings.TrimSpace(csv.String()), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[1], "d0-a,D0,") {
 		t.Errorf("csv: %s", csv.String())
+	}
+	var meta bytes.Buffer
+	if err := WriteCSVMeta(&meta, "v.csv", rs, prov); err != nil {
+		t.Fatal(err)
+	}
+	var m report.Meta
+	if err := json.Unmarshal(meta.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Provenance == nil || *m.Provenance != *prov || len(m.Tables) != 1 || m.Tables[0].File != "v.csv" || m.Tables[0].Rows != 3 ||
+		strings.Join(m.Tables[0].Columns, ",") != strings.SplitN(csv.String(), "\n", 2)[0] {
+		t.Errorf("csv sidecar: %s", meta.String())
 	}
 }

@@ -176,10 +176,12 @@ type jsonResult struct {
 	Note      string   `json:"note,omitempty"`
 }
 
-// WriteJSON prints a JSON array with one object per entry: its id, the
-// published and simulated values (null where the kind has none), the
-// relative error (null where none), holds, and the clauses and notes.
-func WriteJSON(w io.Writer, rs []Result) error {
+// WriteJSON prints one JSON object: the provenance (program, version,
+// commit, command line, host, wall time; omitted when prov is nil), the
+// summary line, and "entries", an array with one object per entry: its
+// id, the published and simulated values (null where the kind has none),
+// the relative error (null where none), holds, and the clauses and notes.
+func WriteJSON(w io.Writer, rs []Result, prov *report.Provenance) error {
 	out := make([]jsonResult, len(rs))
 	for i, r := range rs {
 		e := r.Entry
@@ -189,13 +191,33 @@ func WriteJSON(w io.Writer, rs []Result) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(struct {
+		Provenance *report.Provenance `json:"provenance,omitempty"`
+		Summary    string             `json:"summary"`
+		Entries    []jsonResult       `json:"entries"`
+	}{prov, Summary(rs), out})
+}
+
+// csvColumns is the header of WriteCSV.
+var csvColumns = []string{"id", "doc", "figure", "preset", "kind", "published", "low", "high", "unit", "simulated", "error", "holds", "verdict", "clauses", "note"}
+
+// WriteCSVMeta writes the sidecar JSON of a CSV that WriteCSV wrote to
+// the file named csvFile (report.Meta, as gpunetsim run writes beside its
+// CSVs): the provenance, the summary line as a note, and the table's file,
+// columns and row count. The CSV itself stays one header row and its rows,
+// so a plain pandas.read_csv or R read.csv loads it.
+func WriteCSVMeta(w io.Writer, csvFile string, rs []Result, prov *report.Provenance) error {
+	m := report.Meta{Experiment: "validate", Provenance: prov, Notes: []string{Summary(rs)},
+		Tables: []report.MetaTable{{Name: "validation", File: csvFile, Columns: csvColumns, Rows: len(rs)}}}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(m)
 }
 
 // WriteCSV prints one row per entry.
 func WriteCSV(w io.Writer, rs []Result) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"id", "doc", "figure", "preset", "kind", "published", "low", "high", "unit", "simulated", "error", "holds", "verdict", "clauses", "note"})
+	cw.Write(csvColumns)
 	f := func(p *float64) string {
 		if p == nil {
 			return ""

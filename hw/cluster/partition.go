@@ -107,11 +107,16 @@ func (c *Cluster) Events() uint64 {
 }
 
 // Close releases the coroutines of processes that never finished (the
-// GPUs' command processors, for example), on every partition.
+// GPUs' command processors, for example), on every partition, and the
+// nodes' memories (their large buffers are mapped outside the Go heap and
+// go back to the system at once): the cluster must not be used after.
 func (c *Cluster) Close() {
 	if c.Group != nil {
 		c.Group.Close()
-		return
+	} else {
+		c.Engine.Close()
 	}
-	c.Engine.Close()
+	for _, nd := range c.Nodes {
+		nd.Mem.Release()
+	}
 }

@@ -24,17 +24,19 @@ type Spec struct {
 	L1Cycles int      `toml:"l1_cycles" doc:"CP D-cache hit latency in CP cycles" src:"DOC"`
 	Quantum  sim.Time `toml:"quantum" doc:"time slice when cp.oversubscribe puts more threads than CP cores on the cores (the dissertation)" src:"DEFAULT"`
 	// CoherentL1 keeps the CP's D-cache coherent with the GPU L2.
-	CoherentL1 bool `toml:"coherent_l1" doc:"the CP D-cache is kept coherent with the GPU L2 (as an x86 core's must be): a line another agent changed misses, an unchanged one hits, and the acquire marker costs nothing; off (the default), the D-cache is a GPU-style non-coherent L1 that the acquire marker invalidates, so every poll reaches the L2" src:"DEFAULT"`
+	CoherentL1 bool `toml:"coherent_l1" doc:"the CP D-cache is kept coherent with the GPU L2 (as a stand-alone x86 core's is): a line another agent changed misses, an unchanged one hits, and the acquire marker costs nothing; off (the default, the documents' CP: in gem5's APU script each CP sits on a GPU-side L1 controller, VIPER's write-through non-coherent TCP), the D-cache is a GPU-style L1 that the acquire marker invalidates, so every poll reaches the L2" src:"DEFAULT"`
+	// StoreBuffer is the store-buffer depth; 0 makes every store stall.
+	StoreBuffer int `toml:"store_buffer" doc:"CP store-buffer entries: a store retires into it and reaches the GPU L2 (the CP's L1 writes through) in the background, in program order, while the core runs on; the core stalls only when the buffer is full, at a lock-prefixed RMW and at a release marker, which drain it (x86 TSO), and on a load of a line with a store still in it; 0 = every store stalls the core for its L2 access. 32: gem5's O3 CPU default store queue (BaseO3CPU SQEntries), the documents give none" src:"DEFAULT"`
 	// Oversubscribe keeps cp.cores fixed and time-slices extra threads.
 	Oversubscribe bool `toml:"oversubscribe" doc:"time-slice service threads beyond cp.cores on those cores (round robin, cp.quantum) instead of giving each thread a core of its own; the documents do not describe time-slicing (their simulator runs one thread per hardware context)" src:"DEFAULT"`
 }
 
 // DefaultSpec is the compnet preset's CP: 2 cores, 2-wide, at 2 GHz, IPC
 // derived from the host's instruction-count model, 32 kB D-cache with
-// 4-cycle hits, one core per service thread (10 µs quantum when
-// oversubscribed).
+// 4-cycle hits, a 32-entry store buffer, one core per service thread
+// (10 µs quantum when oversubscribed).
 func DefaultSpec() Spec {
-	return Spec{Cores: 2, Freq: 2e9, Width: 2, L1Lines: 512, L1Cycles: 4, Quantum: 10 * sim.Microsecond}
+	return Spec{Cores: 2, Freq: 2e9, Width: 2, L1Lines: 512, L1Cycles: 4, StoreBuffer: 32, Quantum: 10 * sim.Microsecond}
 }
 
 // Validate reports every invalid field.
@@ -57,6 +59,9 @@ func (s Spec) Validate() error {
 	}
 	if s.L1Cycles < 0 || s.L1Cycles > 1000 {
 		errs = append(errs, fmt.Errorf("cp.l1_cycles = %d: must be in [0, 1000]", s.L1Cycles))
+	}
+	if s.StoreBuffer < 0 || s.StoreBuffer > 1024 {
+		errs = append(errs, fmt.Errorf("cp.store_buffer = %d: must be in [0, 1024] (0 = stores stall the core)", s.StoreBuffer))
 	}
 	if s.Quantum <= 0 {
 		errs = append(errs, fmt.Errorf("cp.quantum = %v: must be > 0", s.Quantum))
@@ -137,6 +142,14 @@ type Thread struct {
 	order []mem.Addr
 	n     Counts
 	track string
+	sb    []*sbStore // stores on their way to the L2, oldest first
+}
+
+// sbStore is a store in the thread's store buffer.
+type sbStore struct {
+	line    mem.Addr
+	done    sim.Time // when it reaches the L2 (later if an RMW held the line)
+	arrived bool
 }
 
 // Spawn starts a CP thread running body, bound to the next core
@@ -192,6 +205,7 @@ func (t *Thread) LoadLine(l mem.Addr) [mem.LineSize]byte {
 		t.slot.Busy(t.cp.spec.Freq.Cycles(float64(t.cp.spec.L1Cycles)))
 		return *b
 	}
+	t.drain(l, false) // a store to the line still on its way: wait for it
 	data, hit, lat := t.cp.g.CPReadLine(t.Proc, l)
 	t.count(hit)
 	t.slot.Busy(lat)
@@ -225,22 +239,108 @@ func (t *Thread) Load64(a mem.Addr) uint64 {
 }
 
 // Store64 writes v at a through the L1 (updating a cached copy) into the
-// GPU L2, visible to the work-groups at device scope.
+// GPU L2, visible to the work-groups at device scope once it gets there.
+// With a store buffer (cp.store_buffer) the store retires at once and
+// reaches the L2 one L2 access later, after the stores before it (x86
+// TSO keeps stores in order); the core waits only for a free entry.
+// Without one, the core stalls for the L2 access.
 func (t *Thread) Store64(a mem.Addr, v uint64) {
 	l := mem.Line(a)
 	t.n.L1++
 	if b := t.l1[l]; b != nil {
 		binary.LittleEndian.PutUint64(b[a-l:], v)
 	}
-	hit, lat := t.cp.g.CPStore64(t.Proc, a, v)
-	t.count(hit)
-	t.slot.Busy(lat)
+	depth := t.cp.spec.StoreBuffer
+	if depth == 0 {
+		hit, lat := t.cp.g.CPStore64(t.Proc, a, v)
+		t.count(hit)
+		t.slot.Busy(lat)
+		return
+	}
+	t.retire()
+	for len(t.sb) >= depth {
+		t.stallUntil(t.sb[0].done)
+		t.retire()
+	}
+	st := &sbStore{line: l, done: t.Now() + t.cp.g.CPStoreLatency()}
+	if n := len(t.sb); n > 0 {
+		st.done = max(st.done, t.sb[n-1].done)
+	}
+	t.sb = append(t.sb, st)
+	t.arrive(st, a, v)
+}
+
+// arrive writes the buffered store st into the L2 at st.done. A line
+// another CP thread's RMW holds makes it wait a GPU cycle and retry, as
+// the L2 holds any other requester of a LOCKED line.
+func (t *Thread) arrive(st *sbStore, a mem.Addr, v uint64) {
+	t.cp.e.At(st.done, func() {
+		hit, ok := t.cp.g.CPStoreArrive(a, v)
+		if !ok {
+			st.done = t.cp.e.Now() + t.cp.g.Spec().Cycles(1)
+			t.arrive(st, a, v)
+			return
+		}
+		t.count(hit)
+		st.arrived = true
+	})
+}
+
+// retire drops the stores that reached the L2 from the buffer.
+func (t *Thread) retire() {
+	keep := t.sb[:0]
+	for _, st := range t.sb {
+		if !st.arrived {
+			keep = append(keep, st)
+		}
+	}
+	clear(t.sb[len(keep):])
+	t.sb = keep
+}
+
+// stallUntil holds the core, doing nothing, until at.
+func (t *Thread) stallUntil(at sim.Time) {
+	if d := at - t.Now(); d > 0 {
+		t.slot.Busy(d)
+	}
+}
+
+// drain waits until every buffered store reached the L2 (all), or every
+// buffered store to line: what a lock-prefixed RMW and a release marker
+// do, and what a load of a line with a store still in the buffer waits
+// for (the model forwards no store data).
+func (t *Thread) drain(line mem.Addr, all bool) {
+	for {
+		t.retire()
+		var last sim.Time
+		pending := false
+		for _, st := range t.sb {
+			if all || st.line == line {
+				last, pending = max(last, st.done), true
+			}
+		}
+		if !pending {
+			return
+		}
+		if last > t.Now() {
+			t.stallUntil(last)
+		} else {
+			t.slot.Busy(t.cp.g.Spec().Cycles(1)) // its arrival runs at this instant, after us
+		}
+	}
+}
+
+// StoresInFlight returns the stores still in the thread's store buffer.
+func (t *Thread) StoresInFlight() int {
+	t.retire()
+	return len(t.sb)
 }
 
 // RMW is a lock-prefixed read-modify-write of the word at a: it bypasses
 // the L1 and holds the L2 line LOCKED between its halves, so it is atomic
 // against the other CP threads and the GPU. It returns the old value.
 func (t *Thread) RMW(a mem.Addr, f func(old uint64) uint64) uint64 {
+	t.drain(0, true) // a locked instruction drains the store buffer first
 	t.n.L2 += 2
 	old := t.cp.g.CPRMW(t.Proc, a, f)
 	delete(t.l1, mem.Line(a))
@@ -249,7 +349,10 @@ func (t *Thread) RMW(a mem.Addr, f func(old uint64) uint64) uint64 {
 
 // ReleaseSystem is the system-scope release marker: the GPU L2's dirty
 // lines are written back so the NIC sees the command's source data.
-func (t *Thread) ReleaseSystem() { t.cp.g.SystemRelease(t.Proc) }
+func (t *Thread) ReleaseSystem() {
+	t.drain(0, true) // the thread's own stores first
+	t.cp.g.SystemRelease(t.Proc)
+}
 
 // AcquireSystem is the system-scope acquire marker: the L1 and the GPU
 // L2's NIC-shared lines are invalidated, so NIC-written data is seen.

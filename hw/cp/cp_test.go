@@ -177,3 +177,91 @@ func TestCoherentL1Polls(t *testing.T) {
 		}
 	}
 }
+
+// The store buffer (x86 TSO): stores retire at once and reach the L2 one
+// L2 access later, in order; the core stalls only when the buffer is full,
+// and a lock-prefixed RMW and a system release drain it first. Without a
+// buffer every store costs the core its L2 access. The GPU runs at 1 GHz
+// with 100-cycle L2 hits (100 ns).
+func TestStoreBuffer(t *testing.T) {
+	cases := []struct {
+		name  string
+		depth int
+		// body runs on the thread; want is the time it returns.
+		body func(th *Thread, a mem.Addr)
+		want sim.Time
+	}{
+		{"four stores, no buffer: four L2 accesses", 0, func(th *Thread, a mem.Addr) {
+			for i := range 4 {
+				th.Store64(a+mem.Addr(64*i), 1)
+			}
+		}, 400 * sim.Nanosecond},
+		{"four stores, 32 entries: no stall", 32, func(th *Thread, a mem.Addr) {
+			for i := range 4 {
+				th.Store64(a+mem.Addr(64*i), 1)
+			}
+		}, 0},
+		{"four stores, 2 entries: waits for the oldest twice", 2, func(th *Thread, a mem.Addr) {
+			for i := range 4 {
+				th.Store64(a+mem.Addr(64*i), 1)
+			}
+		}, 100 * sim.Nanosecond},
+		{"store then RMW: the RMW drains the buffer, then its two L2 halves", 32, func(th *Thread, a mem.Addr) {
+			th.Store64(a, 1)
+			th.RMW(a+64, func(o uint64) uint64 { return o + 1 })
+		}, 100*sim.Nanosecond + 200*sim.Nanosecond + 100*sim.Nanosecond}, // drain, read half (a miss: memory latency), write half (a hit)
+		{"store then load of another line: no wait", 32, func(th *Thread, a mem.Addr) {
+			th.Store64(a, 1)
+			th.Acquire()
+			th.Load64(a + 64) // miss: memory latency
+		}, 200 * sim.Nanosecond},
+		{"store then load of its line: waits for the store", 32, func(th *Thread, a mem.Addr) {
+			th.Store64(a, 1)
+			th.Acquire()
+			th.Load64(a) // then an L2 hit: the store filled the line
+		}, 200 * sim.Nanosecond},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e, c, g := newCP(t, 1)
+			c.spec.StoreBuffer = tc.depth
+			a := g.Mem().AllocData(mem.GPU, 8*64, "x")
+			var end sim.Time
+			c.Spawn("t", func(th *Thread) { tc.body(th, a); end = th.Now() })
+			if err := e.Run(); err != nil {
+				t.Fatal(err)
+			}
+			if end != tc.want {
+				t.Errorf("returned at %v, want %v", end, tc.want)
+			}
+			for _, th := range c.threads {
+				if n := th.StoresInFlight(); n != 0 {
+					t.Errorf("%d stores still buffered after the run", n)
+				}
+			}
+		})
+	}
+}
+
+// A buffered store becomes visible at the L2 (to the work-groups and the
+// NIC's view through it) when it gets there, one L2 access after the
+// core retired it, not before; stores reach it in program order.
+func TestBufferedStoreVisibleAtArrival(t *testing.T) {
+	e, c, g := newCP(t, 1)
+	a := g.Mem().AllocData(mem.GPU, 64, "x")
+	var seen []uint64
+	c.Spawn("t", func(th *Thread) {
+		th.Store64(a, 7)
+		th.Store64(a, 8)
+		seen = append(seen, g.CoherentLoad64(a)) // retired, not yet at the L2
+	})
+	for _, at := range []sim.Time{99 * sim.Nanosecond, 101 * sim.Nanosecond} {
+		e.At(at, func() { seen = append(seen, g.CoherentLoad64(a)) })
+	}
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []uint64{0, 0, 8}; len(seen) != 3 || seen[0] != want[0] || seen[1] != want[1] || seen[2] != want[2] {
+		t.Fatalf("values seen at 0, 99 ns, 101 ns: %v, want %v", seen, want)
+	}
+}

@@ -251,6 +251,23 @@ func (g *GPU) CPStore64(p *sim.Proc, a mem.Addr, v uint64) (hit bool, lat sim.Du
 	return g.cpStore(a, v)
 }
 
+// CPStoreLatency is the time a CP store takes from the core's store
+// buffer into the L2 (one L2 access; the CP's L1 writes through).
+func (g *GPU) CPStoreLatency() sim.Duration { return g.spec.Cycles(g.spec.L2Cycles) }
+
+// CPStoreArrive is a buffered CP store of v at a reaching the L2 (see
+// CPStore64). While another CP thread's RMW holds the line it does
+// nothing and reports ok false: the store waits and tries again.
+func (g *GPU) CPStoreArrive(a mem.Addr, v uint64) (hit, ok bool) {
+	if g.tags != nil {
+		if w := g.tags.find(mem.Line(a)); w != nil && w.rmw {
+			return false, false
+		}
+	}
+	hit, _ = g.cpStore(a, v)
+	return hit, true
+}
+
 func (g *GPU) cpStore(a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
 	l := mem.Line(a)
 	hit = g.touch(l, CP)

@@ -1,6 +1,9 @@
 package gpu
 
 import (
+	"slices"
+	"sort"
+
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 )
 
@@ -13,18 +16,30 @@ import (
 // memory, an L2 hit whose clean bytes differ from memory is reported.
 
 // SetUncached maps [a, a+n) L2-uncacheable (GIO's NIC-visible pages).
+// The ranges are kept sorted by start and disjoint (overlapping or
+// touching ones merged), so a lookup is a binary search: GIO marks a CQ
+// and a QP's rings per (context, PE), thousands of ranges per GPU at a
+// few hundred nodes.
 func (g *GPU) SetUncached(a mem.Addr, n uint64) {
-	g.uncached = append(g.uncached, [2]mem.Addr{a, a + mem.Addr(n)})
+	lo, hi := a, a+mem.Addr(n)
+	if lo >= hi {
+		return
+	}
+	// The first range that ends at or after lo and the first that starts
+	// after hi: every range between them overlaps or touches [lo, hi).
+	i := sort.Search(len(g.uncached), func(i int) bool { return g.uncached[i][1] >= lo })
+	j := sort.Search(len(g.uncached), func(j int) bool { return g.uncached[j][0] > hi })
+	if i < j {
+		lo, hi = min(lo, g.uncached[i][0]), max(hi, g.uncached[j-1][1])
+	}
+	g.uncached = slices.Replace(g.uncached, i, j, [2]mem.Addr{lo, hi})
 }
 
 // Uncached reports whether a lies in an L2-uncacheable page.
 func (g *GPU) Uncached(a mem.Addr) bool {
-	for _, r := range g.uncached {
-		if a >= r[0] && a < r[1] {
-			return true
-		}
-	}
-	return false
+	u := g.uncached
+	i := sort.Search(len(u), func(i int) bool { return u[i][1] > a })
+	return i < len(u) && a >= u[i][0]
 }
 
 // checkStale reports an L2 hit on line l whose clean bytes differ from

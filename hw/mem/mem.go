@@ -2,6 +2,7 @@ package mem
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 
@@ -284,6 +285,7 @@ type Memory struct {
 	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
 	last        *region  // region find returned last (accesses cluster, so it is tried first); nil after an Alloc moved the regions
 	snapFree    sim.FreeList[*Snapshot]
+	maps        *mappings // backing mapped outside the Go heap (mapped.go)
 	// onTouch are called with every written range (Touch): a host CPU's
 	// caches drop their copies of lines another agent wrote.
 	onTouch []func(a Addr, n int)
@@ -299,7 +301,25 @@ func (m *Memory) OnTouch(fn func(a Addr, n int)) { m.onTouch = append(m.onTouch,
 // no bytes: reads return zeros and writes are dropped, but every address and
 // size is still checked.
 func New(name string, functional bool) *Memory {
-	return &Memory{name: name, functional: functional, next: 1 << 20}
+	m := &Memory{name: name, functional: functional, next: 1 << 20, maps: new(mappings)}
+	// Mapped backing that Release did not return goes back when the
+	// memory is unreachable.
+	runtime.AddCleanup(m, (*mappings).release, m.maps)
+	return m
+}
+
+// Release returns the backing of the memory's large allocations (mapped
+// outside the Go heap) to the system: a simulation's node memories, when
+// it has ended. Every allocation reads as payload-free afterwards; a
+// slice Bytes returned earlier must not be used.
+func (m *Memory) Release() {
+	for i := range m.regions {
+		r := &m.regions[i]
+		if r.data != nil && r.size >= mapMin {
+			r.data, r.lazy = nil, false
+		}
+	}
+	m.maps.release()
 }
 
 // Functional reports whether the memory holds real bytes.
@@ -391,7 +411,7 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 				return b
 			}
 		}
-		r.back()
+		r.back(m)
 	}
 	off := int(a - r.base)
 	if len(r.snaps) > 0 && n > 0 { // the caller may write: snapshots of the range take their bytes now
@@ -402,16 +422,21 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 
 // back gives a lazily allocated region its bytes and reports whether it
 // has any (false: payload-free).
-func (r *region) back() bool {
+func (r *region) back(m *Memory) bool {
 	if !r.lazy {
 		return false
+	}
+	if r.size >= mapMin {
+		r.data = m.maps.get(int(r.size))
 	}
 	// 4 KiB pages, not transparent huge pages: with the kernel's default
 	// defrag=madvise, huge-page faults of madvised memory stall in
 	// compaction once memory is fragmented, and the 64-node functional
 	// runs took 3.0-3.6 s instead of 1.2-2.0 s (docs/speed.md). The pages
 	// are faulted in on the other core.
-	r.data = make([]byte, r.size)
+	if r.data == nil {
+		r.data = make([]byte, r.size)
+	}
 	if r.pages != nil { // a sparse region made dense: its pages' bytes move in
 		for i, p := range r.pages {
 			copy(r.data[i<<pageShift:], p)

@@ -33,7 +33,7 @@ func (m *Memory) Snapshot(a Addr, buf []byte) *Snapshot {
 	if err != nil {
 		panic(err)
 	}
-	if len(buf) == 0 || r.data == nil && !r.back() {
+	if len(buf) == 0 || r.data == nil && !r.back(m) {
 		return nil
 	}
 	s, ok := m.snapFree.Get()

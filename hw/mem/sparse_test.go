@@ -72,3 +72,18 @@ func TestSparseRegionBacksTouchedPages(t *testing.T) {
 		t.Fatal("densifying lost the pages' bytes")
 	}
 }
+
+// A large functional allocation is mapped outside the Go heap; Release
+// returns it, after which it reads as payload-free.
+func TestReleaseUnmaps(t *testing.T) {
+	m := New("m", true)
+	a := m.Alloc(GPU, 2*mapMin, "big")
+	m.Store64(a+8, 7)
+	if m.Load64(a+8) != 7 || len(m.maps.list) != 1 {
+		t.Fatalf("big allocation: value %d, %d mappings, want 7 and 1", m.Load64(a+8), len(m.maps.list))
+	}
+	m.Release()
+	if m.Bytes(a, 8) != nil || len(m.maps.list) != 0 || m.Load64(a+8) != 0 {
+		t.Fatal("after Release the allocation still has bytes or mappings")
+	}
+}

@@ -17,14 +17,19 @@
 //
 //   - Packets land in L2 through the input port (PacketIn). L2 addresses
 //     interleave over the banks in granules of l2_interleave bytes.
-//   - A core reads and writes L2 over the interconnect (L2Access):
-//     l2_latency cycles plus the bank's queue.
+//   - A core reads and writes L2 over the interconnect (L2Access, and
+//     L2Reads for a loop's reads): l2_latency cycles plus the bank's
+//     word arbitration. PULP's interconnects arbitrate every cycle,
+//     round-robin, so a core's access alternates beats with a DMA burst
+//     holding the bank instead of waiting for all of it, and the burst
+//     loses the beats the core takes; cores' accesses queue behind each
+//     other. The same holds for a core's own L1 banks (L1Access).
 //   - The cluster DMA moves data L2 → L1 (Stage) and L1 → output port
 //     (Out) at dma_width bytes per cycle per direction, L1 → L1 across
 //     clusters (Move: out of one cluster, into the other), and the NIC's
 //     engine moves L2 → output port directly (OutFromL2).
 //   - A core's L1 traffic goes to its two banks (L1Access), which also take
-//     the DMA writes into and reads out of that core's buffers.
+//     the DMA writes into and reads out of that core's buffers (bursts).
 //
 // Core i runs in cluster i mod clusters, so fewer cores than the design's
 // 32 still spread over every cluster's DMA engine.

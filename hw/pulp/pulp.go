@@ -9,11 +9,43 @@ import (
 
 // port is one resource with a FIFO queue: it moves width bytes per cycle;
 // a transfer holds it for its setup cycles plus ⌈n/width⌉ beats.
+//
+// Cores' loads and stores (word accesses) do not queue behind DMA bursts:
+// PULP's memories sit behind logarithmic interconnects that arbitrate
+// every cycle, round-robin among the requesters (Rahimi et al., "A
+// fully-synthesizable single-cycle interconnection network for shared-L1
+// processor clusters", DATE 2011; the cluster DMA's bursts enter as
+// word requests like any master's). So a core's access to a bank that a
+// burst holds alternates beats with it: it waits at most one burst beat
+// per beat of its own, the burst (and every later transfer) loses the
+// beats the core took, and word accesses queue behind each other (wfree).
 type port struct {
 	width unit.Bytes
 	cycle sim.Duration
-	free  sim.Time
+	free  sim.Time // when the bank's reserved beats (bursts and words) end
+	wfree sim.Time // when the word accesses issued so far are served
 	busy  sim.Duration
+}
+
+// word serves `count` word accesses of n bytes each issued together at
+// now (a core's load or store; count > 1: a loop's reads, spread over
+// its iterations, so they hold the word queue for the first one only)
+// under per-beat round-robin with the bursts, and returns the time the
+// bank adds: its queue, its beats, and the burst beats it alternates
+// with. The caller adds the access latency.
+func (p *port) word(now sim.Time, n unit.Bytes, count int) sim.Duration {
+	beats := sim.Duration((n+p.width-1)/p.width) * p.cycle
+	if beats == 0 || count <= 0 {
+		return 0
+	}
+	start := max(now, p.wfree)
+	left := max(0, p.free-start)               // burst beats still reserved on the bank
+	p.wfree = start + beats + min(beats, left) // alternating with the burst in progress
+	total := sim.Duration(count) * beats
+	p.free = max(p.free, start) + total
+	p.busy += total
+	// A loop's later reads alternate with bursts only while any are left.
+	return start - now + total + min(total, left)
 }
 
 // reserve queues a transfer of n bytes (plus setup cycles) behind the
@@ -56,7 +88,7 @@ type Accel struct {
 type Stats struct {
 	L2Bytes, L1Bytes, DMABytes, OutBytes uint64
 	Transfers                            uint64     // DMA transfers
-	L2Wait                               sim.Time   // summed queueing at L2 banks
+	L2Wait                               sim.Time   // summed queueing at L2 banks (bursts: behind earlier transfers; cores: behind other cores and alternating with bursts)
 	L2BankBusy                           []sim.Time // per L2 bank: time its port was busy
 	OutBusy                              sim.Time   // time the output port was busy
 }
@@ -109,15 +141,8 @@ func (a *Accel) L2Latency() sim.Duration { return a.cycles(a.spec.L2Latency) }
 // bytes and returns when the last has passed; the base latency is the
 // caller's (it is paid once per access, not per bank).
 func (a *Accel) l2Banks(now sim.Time, addr uint64, n unit.Bytes) sim.Time {
-	share := make([]unit.Bytes, len(a.l2))
-	g := uint64(a.spec.L2Interleave)
-	for o, end := addr, addr+uint64(n); o < end; {
-		next := min((o/g+1)*g, end)
-		share[(o/g)%uint64(len(a.l2))] += unit.Bytes(next - o)
-		o = next
-	}
 	done := now
-	for b, s := range share {
+	for b, s := range a.l2Shares(addr, n) {
 		if s == 0 {
 			continue
 		}
@@ -128,6 +153,18 @@ func (a *Accel) l2Banks(now sim.Time, addr uint64, n unit.Bytes) sim.Time {
 	return done
 }
 
+// l2Shares returns the bytes of [addr, addr+n) each L2 bank holds.
+func (a *Accel) l2Shares(addr uint64, n unit.Bytes) []unit.Bytes {
+	share := make([]unit.Bytes, len(a.l2))
+	g := uint64(a.spec.L2Interleave)
+	for o, end := addr, addr+uint64(n); o < end; {
+		next := min((o/g+1)*g, end)
+		share[(o/g)%uint64(len(a.l2))] += unit.Bytes(next - o)
+		o = next
+	}
+	return share
+}
+
 // PacketIn writes a packet of n bytes arriving from the network into L2
 // at addr through the input port.
 func (a *Accel) PacketIn(now sim.Time, addr uint64, n unit.Bytes) sim.Time {
@@ -136,16 +173,40 @@ func (a *Accel) PacketIn(now sim.Time, addr uint64, n unit.Bytes) sim.Time {
 }
 
 // L2Access is a core's load or store of n bytes at L2 address addr over
-// the interconnect: the base latency plus the bank's queue.
+// the interconnect: the base latency plus the bank's word arbitration
+// (port.word).
 func (a *Accel) L2Access(now sim.Time, core int, addr uint64, n unit.Bytes) sim.Time {
-	return a.l2Banks(now, addr, n) + a.cycles(a.spec.L2Latency)
+	return now + a.L2Reads(now, core, addr, n, 1) + a.cycles(a.spec.L2Latency)
 }
 
-// L1Access is a core's load or store of n bytes in its own L1 banks.
+// L2Reads is count accesses of n bytes each at L2 address addr by a core
+// loop that issues one per iteration (a catch-up reading the leaf
+// dataloop per skipped block): it returns the time the bank adds to the
+// loop in all (queue, beats, alternation with bursts), latencies
+// excluded (the caller pays one per access).
+func (a *Accel) L2Reads(now sim.Time, core int, addr uint64, n unit.Bytes, count int) sim.Duration {
+	if count <= 0 || n <= 0 {
+		return 0
+	}
+	var wait sim.Duration
+	for b, s := range a.l2Shares(addr, n) {
+		if s == 0 {
+			continue
+		}
+		w := a.l2[b].word(now, s, count)
+		a.stats.L2Wait += max(0, w-sim.Duration(count)*sim.Duration((s+a.l2[b].width-1)/a.l2[b].width)*a.cycle)
+		wait = max(wait, w)
+	}
+	a.stats.L2Bytes += uint64(n) * uint64(count)
+	return wait
+}
+
+// L1Access is a core's load or store of n bytes in its own L1 banks,
+// alternating beats with any DMA burst into or out of them (port.word).
 func (a *Accel) L1Access(now sim.Time, core int, n unit.Bytes) sim.Time {
 	_, b := a.local(core)
 	a.stats.L1Bytes += uint64(n)
-	return b.reserve(now, n, 0) + a.cycles(a.spec.L1Latency)
+	return now + b.word(now, n, 1) + a.cycles(a.spec.L1Latency)
 }
 
 // Stage DMAs n bytes from L2 address addr into core's L1 buffers through

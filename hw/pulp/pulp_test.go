@@ -40,6 +40,39 @@ func TestL2BankContention(t *testing.T) {
 	}
 }
 
+// A core's load does not wait for a DMA burst to finish: the bank
+// arbitrates per beat, so the load alternates with the burst (one beat of
+// its own, one of the burst's), and the burst's bank loses that beat:
+// the next transfer on the bank starts one beat later.
+func TestWordAlternatesWithBurst(t *testing.T) {
+	a := newAccel(t)
+	a.PacketIn(0, 0, 2048) // bank 0 busy 64 beats
+	if got := a.L2Access(0, 0, 0, 8); got != 12*ns {
+		t.Fatalf("8 B load during a 2 KiB burst done at %v, want 12ns (1 beat + 1 alternated + 10 latency), not behind the burst", got)
+	}
+	// Second packet on bank 0: the input port frees at 128, the bank at
+	// 64 + 1 (the load's beat) + 64 = 129; + 10 latency.
+	if got := a.PacketIn(0, 4096, 2048); got != 139*ns {
+		t.Fatalf("next packet on the bank done at %v, want 139ns (delayed by the load's beat)", got)
+	}
+	// With the bank idle, a load costs its beat and the latency only.
+	b := newAccel(t)
+	if got := b.L2Access(100*ns, 3, 2048, 8); got != 111*ns {
+		t.Fatalf("load on an idle bank done at %v, want 111ns", got)
+	}
+	// A loop's reads alternate with a burst only while it lasts: 100
+	// one-beat reads beside a 64-beat burst take 100 + 64 bank cycles.
+	c := newAccel(t)
+	c.PacketIn(0, 0, 2048)
+	if got := c.L2Reads(0, 0, 0, 8, 100); got != 164*ns {
+		t.Fatalf("100 reads beside a 2 KiB burst add %v, want 164ns", got)
+	}
+	// A loop's reads (L2Reads) add their beats, not a queue per read.
+	if got := b.L2Reads(200*ns, 3, 2048, 8, 16); got != 16*ns {
+		t.Fatalf("16 reads of 8 B on an idle bank add %v, want 16ns (16 beats)", got)
+	}
+}
+
 // A packet spanning both banks holds each for its share.
 func TestL2Interleave(t *testing.T) {
 	a := newAccel(t)

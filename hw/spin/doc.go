@@ -67,7 +67,8 @@
 //     the same agents and scheduler on the PULP accelerator's memories.
 //     Packets land in L2 through the input port; before a handler runs, the
 //     cluster DMA stages its packet into L1 (Stats.StageWait); SharedMem
-//     (dataloops, master checkpoints) goes to L2 with its bank queues;
+//     (dataloops, master checkpoints) goes to L2, arbitrated per beat at
+//     its banks (a core alternates with DMA bursts, package pulp);
 //     NICMem is the core's L1; Bring moves a checkpoint or segment into the
 //     running cluster's L1 on first use and between clusters after; a DMA
 //     write leaves L1 through the cluster DMA and the output port — a

@@ -84,9 +84,10 @@ func (h *HandlerCtx) SharedMem(off, b unit.Bytes) {
 // SharedMemEach is n rounds of SharedMem(off, b) each followed by work of
 // compute (a loop that reads shared memory once per item, such as a
 // catch-up reading the leaf dataloop per skipped block), in one step: the
-// n reads' bytes queue at the memory now, together, and the handler waits
-// for the queue once and for each read's latency in turn; the compute is
-// charged as work, the rest as stalls.
+// memory serves the n reads as it serves such a loop (arm: their bytes
+// queue at the NIC memory together; pulp: word accesses at the L2 bank,
+// see hw/pulp), the handler waits for that and for each read's latency in
+// turn; the compute is charged as work, the rest as stalls.
 func (h *HandlerCtx) SharedMemEach(off, b unit.Bytes, n int, work sim.Duration) {
 	if n <= 0 {
 		return
@@ -94,8 +95,7 @@ func (h *HandlerCtx) SharedMemEach(off, b unit.Bytes, n int, work sim.Duration) 
 	h.sync()
 	now := h.p.Now()
 	lat := h.s.mem.sharedLatency()
-	moved := h.s.mem.shared(now, h.HPU, h.ms.ctx.base+uint64(off), b*unit.Bytes(n)) - lat
-	h.t = max(moved, now) + sim.Duration(n)*(lat+work)
+	h.t = now + h.s.mem.sharedEach(now, h.HPU, h.ms.ctx.base+uint64(off), b, n) + sim.Duration(n)*(lat+work)
 	h.work += sim.Duration(n) * work
 	h.sync()
 }

@@ -51,6 +51,10 @@ type memory interface {
 	local(now sim.Time, hpu int, n unit.Bytes) sim.Time
 	// shared is a handler's access to its context's shared structures.
 	shared(now sim.Time, hpu int, addr uint64, n unit.Bytes) sim.Time
+	// sharedEach is count shared accesses of n bytes each by a loop that
+	// issues one per iteration: the time the memory adds to the loop in
+	// all (queueing and transfer), latencies excluded.
+	sharedEach(now sim.Time, hpu int, addr uint64, n unit.Bytes, count int) sim.Duration
 	// sharedLatency is a shared access's base latency, without queueing.
 	sharedLatency() sim.Duration
 	// bring makes the context object at addr resident where hpu works on
@@ -73,7 +77,12 @@ func (m *nicMem) local(now sim.Time, _ int, n unit.Bytes) sim.Time { return m.ac
 func (m *nicMem) shared(now sim.Time, _ int, _ uint64, n unit.Bytes) sim.Time {
 	return m.access(now, n)
 }
-func (m *nicMem) sharedLatency() sim.Duration                                { return m.lat }
+func (m *nicMem) sharedLatency() sim.Duration { return m.lat }
+
+// sharedEach queues the loop's bytes at the NIC memory together, now.
+func (m *nicMem) sharedEach(now sim.Time, _ int, _ uint64, n unit.Bytes, count int) sim.Duration {
+	return max(0, m.access(now, n*unit.Bytes(count))-m.lat-now)
+}
 func (m *nicMem) bring(now sim.Time, _ int, _ uint64, _ unit.Bytes) sim.Time { return now }
 func (m *nicMem) dmaRead(now sim.Time, _ int, _ uint64, n unit.Bytes) sim.Time {
 	return m.access(now, n)

@@ -47,6 +47,11 @@ func (m *pulpMem) shared(now sim.Time, hpu int, addr uint64, n unit.Bytes) sim.T
 	return m.a.L2Access(now, hpu, addr, n)
 }
 
+func (m *pulpMem) sharedEach(now sim.Time, hpu int, addr uint64, n unit.Bytes, count int) sim.Duration {
+	m.bytes += uint64(n) * uint64(count)
+	return m.a.L2Reads(now, hpu, addr, n, count)
+}
+
 func (m *pulpMem) sharedLatency() sim.Duration { return m.a.L2Latency() }
 
 // resident is an object in the L1 of core's cluster from time ready on.

@@ -6,6 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/hw/peer"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 )
 
@@ -52,6 +53,11 @@ type Comm struct {
 	longME *nic.MEntry
 	stats  Stats
 	call   call // the step-form call in progress (steps.go)
+
+	// The intra-node copy path (ipc.go); nil without it.
+	peer     *peer.Port
+	ipc      *IPC
+	finished int // requests completed outside the event queue, not yet seen by progress
 }
 
 // Stats counts protocol activity of one rank.
@@ -60,6 +66,7 @@ type Stats struct {
 	// LongSends counts long-eager sends; LongGets those whose receive was
 	// not posted when the data arrived, so the receiver got it.
 	LongSends, LongGets uint64
+	IPCCopies           uint64 // rendezvous receives moved by a copy engine (ipc.go)
 }
 
 // Request is a nonblocking send or receive.
@@ -183,7 +190,7 @@ func (c *Comm) sendCommand(r *Request, dst, tag int) nic.Command {
 	bits := uint64(c.rank)<<32 | c.cookie
 	r.entry = c.nic.MEAppend(c.ptRndv, nic.ME{Start: buf, Length: n, MatchID: dst, MatchBits: bits,
 		Options: nic.MEOpGet | nic.MEUseOnce, UserPtr: r}, nic.Priority)
-	if c.spec.LongProtocol == LongEager {
+	if c.spec.LongProtocol == LongEager && !c.ipcReaches(r, dst) {
 		// Open MPI's ompi_mtl_portals4_long_isend: one PtlPut of the whole
 		// message with PTL_ACK_REQ; the SEND event is not what completes it.
 		cmd.MatchBits |= longBit
@@ -198,6 +205,7 @@ func (c *Comm) sendCommand(r *Request, dst, tag int) nic.Command {
 	cmd.HdrData = rndvFlag | c.cookie<<lenBits | n
 	r.md = nic.MD{Start: buf, Length: 0, Options: nic.MDEventSendDisable}
 	c.stats.RndvSends++
+	c.exposeIPC(r, dst)
 	return cmd
 }
 
@@ -294,6 +302,9 @@ func (c *Comm) Test(r *Request) bool {
 func (c *Comm) progressOne() {
 	ev, ok := c.eq.Get()
 	for !ok {
+		if c.takeFinished() {
+			return
+		}
 		c.stats.Polls++
 		c.t.Instr(c.sw.MPIPoll)
 		switch {
@@ -353,8 +364,10 @@ func (c *Comm) handle(ev nic.Event) {
 // the Get.
 func (c *Comm) matched(r *Request, ev nic.Event, unexpected bool) {
 	if c.matchHeader(r, ev, unexpected) {
-		c.t.Instr(c.sw.PortalsPost)
-		c.nic.Doorbell(c.t.Proc, c.getCommand(r, ev))
+		c.t.Instr(c.sw.PortalsPost) // the Get's post, or the copy's submission
+		if !c.copyIPC(r, ev) {
+			c.nic.Doorbell(c.t.Proc, c.getCommand(r, ev))
+		}
 		return
 	}
 	if unexpected && ev.MLength > 0 && ev.HdrData&longFlag == 0 {

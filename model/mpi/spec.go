@@ -28,12 +28,15 @@ type Spec struct {
 	LongProtocol   string     `toml:"long_protocol" doc:"messages above mpi.eager_max: eager (one full-length put with an ack request, the send buffer exposed for a get; a posted receive takes the data directly, an unexpected one keeps the header and gets the data when posted; the send completes on the ack, plus the get when unexpected) or rndv (a zero-byte header, then the receiver's get); eager = Open MPI's Portals 4 MTL default long_protocol (mtl_portals4_component.c, mtl_portals4_send.c)" src:"DEFAULT"`
 	OverflowBufs   int        `toml:"overflow_buffers" doc:"overflow-list buffers (short receive blocks) for unexpected short messages; 32 = Open MPI's Portals 4 MTL recv_short_num" src:"DEFAULT"`
 	OverflowBufLen unit.Bytes `toml:"overflow_buffer_size" doc:"size of each overflow buffer; 2MiB = Open MPI's Portals 4 MTL recv_short_size" src:"DEFAULT"`
+	// IPC is GPU-aware MPI's intra-node path for GPU buffers (Open MPI's
+	// smcuda BTL, UCX's cuda_ipc transport).
+	IPC bool `toml:"ipc" doc:"messages above mpi.eager_max between GPU buffers of two GPUs of one node are moved by the receiver GPU's copy engine over the node's GPU fabric after a zero-byte header (CUDA/HIP IPC, as Open MPI's smcuda and UCX's cuda_ipc do), not by the NIC; the header and eager messages still take the NIC; no effect with one GPU per node" src:"DEFAULT"`
 }
 
 // DefaultSpec returns Open MPI's Portals 4 MTL defaults: 2 KiB eager
 // limit, the long-eager protocol, 32 short receive blocks of 2 MiB.
 func DefaultSpec() Spec {
-	return Spec{EagerMax: 2 * unit.KiB, LongProtocol: LongEager, OverflowBufs: 32, OverflowBufLen: 2 * unit.MiB}
+	return Spec{EagerMax: 2 * unit.KiB, LongProtocol: LongEager, OverflowBufs: 32, OverflowBufLen: 2 * unit.MiB, IPC: true}
 }
 
 // Validate reports every invalid field.

@@ -172,6 +172,8 @@ func (c *Comm) tryProgress() bool {
 			k.start = t.Now()
 			if ev, ok := c.eq.Get(); ok {
 				c.beginHandle(ev)
+			} else if c.takeFinished() {
+				k.stage = stEnd
 			} else {
 				c.beginPoll()
 			}
@@ -200,6 +202,8 @@ func (c *Comm) tryProgress() bool {
 			}
 			if ev, ok := c.eq.Get(); ok {
 				c.beginHandle(ev)
+			} else if c.takeFinished() {
+				k.stage = stEnd
 			} else {
 				c.beginPoll()
 			}
@@ -213,6 +217,9 @@ func (c *Comm) tryProgress() bool {
 				return false
 			}
 			k.stage = stGetBell
+			if c.copyIPC(k.req, k.ev) {
+				continue
+			}
 			c.nic.Doorbell(t.Proc, c.getCommand(k.req, k.ev))
 			if t.Waited() {
 				return false

@@ -3,6 +3,7 @@ package shmem
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
@@ -42,6 +43,13 @@ type gioBackend struct {
 	heap     *nic.MR // the symmetric heap's current registration
 	heapBase mem.Addr
 	heapEnd  mem.Addr
+	// cand marks, by context × PE, the QPs that may have a slot to
+	// template: every QP at first, cleared when the templater finds the
+	// QP full, set again when a completion of it is consumed (the only
+	// way a full QP frees a slot). The templater visits only these, in
+	// the order of its full round-robin scan, so it templates the same
+	// slots at the same times without loading every QP each pass.
+	cand []uint64
 }
 
 // GIOStats count the GIO runtime's activity.
@@ -141,8 +149,14 @@ func (b *gioBackend) connect() error {
 				rb.uncache(a.Addr, a.Size)
 			}
 			c.qps[pe] = qa
+			i := q*d.npes + pe
+			qa.OnRetire(func() { b.cand[i/64] |= 1 << (i % 64) })
 		}
 		b.ctxs[q] = c
+	}
+	b.cand = make([]uint64, (d.queues*d.npes+63)/64)
+	for i := range d.queues * d.npes {
+		b.cand[i/64] |= 1 << (i % 64)
 	}
 	n := d.rt.node
 	b.tmpl = n.CPU.Spawn("gio-template", b.template)
@@ -156,20 +170,38 @@ func (b *gioBackend) connect() error {
 // context is ready early instead of the last context waiting until every
 // other QP is full (with many contexts that wait would dominate).
 func (b *gioBackend) template(t *cpu.Thread) {
+	npes := b.dev.npes
 	for {
 		did := false
-		for _, c := range b.ctxs {
-			for pe, qp := range c.qps {
-				if qp != nil && c.templated[pe] < qp.Completed()+uint64(qp.Depth()) {
-					b.templateSlot(t, c, pe, qp)
-					did = true
-				}
+		for i := b.nextCand(0); i >= 0; i = b.nextCand(i + 1) {
+			c, pe := b.ctxs[i/npes], i%npes
+			qp := c.qps[pe]
+			if qp != nil && c.templated[pe] < qp.Completed()+uint64(qp.Depth()) {
+				b.templateSlot(t, c, pe, qp)
+				did = true
+			}
+			if qp == nil || c.templated[pe] >= qp.Completed()+uint64(qp.Depth()) {
+				b.cand[i/64] &^= 1 << (i % 64) // full: a consumed completion marks it again
 			}
 		}
 		if !did {
 			t.Wait(&b.work, "gio: a slot to template")
 		}
 	}
+}
+
+// nextCand returns the first candidate index at or after i, or -1.
+func (b *gioBackend) nextCand(i int) int {
+	for w := i / 64; w < len(b.cand); w++ {
+		m := b.cand[w]
+		if w == i/64 {
+			m &^= 1<<(i%64) - 1
+		}
+		if m != 0 {
+			return w*64 + bits.TrailingZeros64(m)
+		}
+	}
+	return -1
 }
 
 // templateSlot writes the static words of the next slot of qp: the
@@ -401,9 +433,13 @@ func (c *gioCtx) wait(qp *verbs.QP) error { return c.waitKeep(qp, 0) }
 
 func (c *gioCtx) waitKeep(qp *verbs.QP, keep uint64) error {
 	var cq *verbs.CQ
-	for pe, q := range c.qps {
-		if q == qp {
-			cq = c.cqs[pe]
+	if pe := qp.Peer().Node().Rank; pe < len(c.qps) && c.qps[pe] == qp {
+		cq = c.cqs[pe]
+	} else {
+		for pe, q := range c.qps {
+			if q == qp {
+				cq = c.cqs[pe]
+			}
 		}
 	}
 	e, ok := cq.WaitQP(c.wg, qp, keep)

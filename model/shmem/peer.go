@@ -51,6 +51,10 @@ func (c *peerChannel) Submit(r *Request) error {
 	}
 	switch r.Op {
 	case OpPut:
+		// The copy loop's loads see the work-group's own earlier stores;
+		// here they are read from memory, so those stores are released
+		// first (a system-scope release, as the queued backends' post).
+		c.wg.Release(gpu.System)
 		c.wg.StreamLines(r.Src, r.Len)
 		c.pending++
 		c.port.Write(r.PE, remote, r.Src, r.Len, c.land)
@@ -61,6 +65,7 @@ func (c *peerChannel) Submit(r *Request) error {
 		done := false
 		c.port.Read(r.PE, r.Dst, remote, r.Len, func() { done = true; c.landed.Notify() })
 		c.wg.WaitUntil(&c.landed, fmt.Sprintf("peer get from PE %d", r.PE), func() bool { return done })
+		c.wg.Acquire(gpu.System) // the loaded bytes, not stale cached lines, are what the work-group reads next
 	default: // atomics
 		done := false
 		apply := func(old uint64) uint64 { return applyAMO(r.Op, old, r.Value, r.Cond) }

@@ -15,7 +15,8 @@ import (
 // gets counted on REPLY, AMOs as Portals atomics. Fence is a no-op on the
 // in-order network; quiet(ctx) waits until the context's CT counts every
 // operation issued on it. The library's shared state is guarded by
-// mutexes built on lock-prefixed RMWs of their own lines
+// mutexes built on lock-prefixed RMWs of their own lines, taken when
+// several threads call the library (SHMEM_THREAD_MULTIPLE)
 // (the dissertation's ComP-Net chapter), scoped as in a thread-safe SOS: each context
 // has its own (its CT, issue count and Portals posts), held across its
 // critical section only (the context's bounce words, CT, issue count and
@@ -33,6 +34,12 @@ type lib struct {
 	// locks counts mutex acquisitions, spins the failed test-and-sets
 	// among them (a thread found the lock held by another).
 	locks, spins uint64
+	// multiple says more than one thread calls the library: the runtime
+	// initialises it at SHMEM_THREAD_MULTIPLE and the mutexes are taken.
+	// With a single caller it is initialised single-threaded, and a
+	// thread-safe SOS takes no mutex at all (its SHMEM_MUTEX_LOCK is a
+	// no-op below SHMEM_THREAD_MULTIPLE).
+	multiple bool
 }
 
 // lctx is one OpenSHMEM context's library state. Its mutex word and
@@ -77,6 +84,9 @@ func (l *lib) ctx(i int) *lctx {
 // stays on the core, so a holder time-sliced on the same core gets it
 // back at the spinner's quantum end.
 func (l *lib) lock(c consumer, a mem.Addr) {
+	if !l.multiple {
+		return
+	}
 	c.instr(l.b.sw.Mutex)
 	l.locks++
 	for c.rmw(a, func(uint64) uint64 { return 1 }) != 0 {
@@ -85,7 +95,11 @@ func (l *lib) lock(c consumer, a mem.Addr) {
 	}
 }
 
-func (l *lib) unlock(c consumer, a mem.Addr) { c.local(a, 0) }
+func (l *lib) unlock(c consumer, a mem.Addr) {
+	if l.multiple {
+		c.local(a, 0)
+	}
+}
 
 // word returns a bounce word of ctx holding v, written by the service
 // thread (with ctx's lock held).

@@ -130,6 +130,9 @@ func (b *queueBackend) startServices() {
 		}
 		cores = max(1, min(cores, n.CPU.Cores()))
 	}
+	// Several callers of the library (service threads, or a service
+	// thread and the progress thread) need SHMEM_THREAD_MULTIPLE.
+	b.lib.multiple = threads > 1 || b.kind == GHNDGPU && b.spec.ProgressThread
 	for t := range threads {
 		s := &service{b: b}
 		for i, q := range b.queues {

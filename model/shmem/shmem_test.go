@@ -229,6 +229,38 @@ func TestServiceThreadsOnDifferentQueuesDoNotSerialise(t *testing.T) {
 	}
 }
 
+// The library's mutexes exist only when several threads call it (SOS
+// takes SHMEM_MUTEX_LOCK at SHMEM_THREAD_MULTIPLE only): one service
+// thread issues without a lock, no RMW reaches the CP's L2; two take one
+// per issue and per quiet.
+func TestMutexesOnlyWithSeveralServiceThreads(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		sp := shmem.DefaultSpec()
+		sp.Threads = threads
+		c, _, reps, err := shmemtest.Scenario(shmemtest.Backend{Kind: shmem.CompNetCP, HW: hw("dgpu"), Spec: sp, Nodes: 2},
+			[]uint64{64}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+				return shmemtest.Kernel{WGs: 2, Body: func(pe int, x *shmem.Ctx) error {
+					for i := range 8 {
+						if err := x.P(s[0]+mem.Addr(8*x.WG().ID), uint64(i), 8, 1-pe); err != nil {
+							return err
+						}
+					}
+					return nil
+				}}
+			})
+		if err != nil {
+			t.Fatalf("%d threads: %v", threads, err)
+		}
+		locks, rmws := reps[0].Locks, c.Nodes[0].GPU.L2Stats().RMWs
+		if threads == 1 && (locks != 0 || rmws != 0) {
+			t.Errorf("one service thread: %d lock acquisitions, %d L2 RMWs; want none", locks, rmws)
+		}
+		if threads == 2 && (locks < 2*8 || rmws < 2*8) {
+			t.Errorf("two service threads: %d lock acquisitions, %d L2 RMWs; want ≥ 16 each", locks, rmws)
+		}
+	}
+}
+
 // Thread placement as the documents' simulator ran it: 5 ComP-Net threads
 // get 5 CP cores (the preset has 2) and 17 GHN helpers get 17 host cores
 // besides the application's (the preset has 16), each reported as a

@@ -32,7 +32,7 @@ type Costs struct {
 	HostRegionInstr int        `toml:"host_region_instr" doc:"host datatype engine: bookkeeping instructions per contiguous region besides its loads and stores (the engine's vector kernel loop: two pointer increments, a count decrement, a branch)" src:"DEFAULT"`
 	HostRegion      sim.Time   `toml:"host_region" doc:"host_model = affine only: time per contiguous region (t_region)" src:"DEFAULT"`
 	HostCopyCold    unit.Rate  `toml:"host_copy_cold" doc:"host_model = affine only: cold-cache copy bandwidth (BW_copy_cold)" src:"DEFAULT"`
-	DescriptorWord  unit.Bytes `toml:"descriptor_word" doc:"bytes per offset, length or prefix-sum entry of specialized descriptors" src:"DEFAULT"`
+	DescriptorWord  unit.Bytes `toml:"descriptor_word" doc:"bytes per offset, length or prefix-sum entry of specialized descriptors (the NIC memory they take; the specialized handlers read them from there at their start)" src:"DEFAULT"`
 	NICPolicy       string     `toml:"nic_mem_policy" doc:"when a receive's structures do not fit the free NIC memory: evict (idle resident types, lowest priority then least recently used) or fallback (host unpack); the sPIN datatypes paper describes both policies and names no default: evict is a choice" src:"DEFAULT"`
 	Interval        unit.Bytes `toml:"interval" doc:"RO-CP/RW-CP checkpoint interval Δr, a multiple of the packet payload; 0 = chosen by the model of the SC'19 paper" src:"RUN"`
 }

@@ -27,10 +27,13 @@
 // Every handler charges the cycle costs of §7.3 (Costs) for the work the
 // datatype engine really did: blocks found, blocks skipped in catch-up
 // (Segment.Stats), stack depth; DMA issue and invocation are the NIC's
-// (hw/spin); on PULP each block found or skipped also reads the leaf
-// dataloop from L2 (ddt.block_dataloop_read) through the bank queues. Δr
+// (hw/spin); the general handlers read their dataloops and the
+// specialized ones their descriptor from NIC memory (L2 on pulp) at their
+// start; on PULP each block found or skipped also reads the leaf
+// dataloop from L2 (ddt.block_dataloop_read), a bank beat each. Δr
 // comes from ChooseInterval (§5.4), with T_PH(γ) estimated from the same
-// constants and exactly the paper's three constraints; the buffer-aware
+// constants (RO-CP's including its checkpoint copy, part of the paper's
+// T_PH^init) and exactly the paper's three constraints; the buffer-aware
 // refinement (ddt.buffer_aware_interval, ours, off by default) also keeps
 // the first packets of all P sequences within the packet buffer, which
 // the paper's procedure does not, and the simulated back-pressure shows

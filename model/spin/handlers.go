@@ -92,6 +92,9 @@ func (r *recvState) specialized(h *hwspin.HandlerCtx) hwspin.Return {
 	o := first
 	switch sh.Kind {
 	case datatype.ShapeContiguous, datatype.ShapeVector:
+		// The descriptor lives in NIC memory (L2 on pulp) like the
+		// general handlers' dataloops, and is read the same way.
+		h.SharedMem(0, r.plan.Mem.Descriptors)
 		h.Cycles(cs.VecSetup)
 		setup := h.Elapsed()
 		for o < end {
@@ -105,14 +108,21 @@ func (r *recvState) specialized(h *hwspin.HandlerCtx) hwspin.Return {
 		r.account(h, init, setup)
 		return hwspin.Success
 	}
-	h.Cycles(cs.IdxSearch * searchLevels(sh.Count))
-	setup := h.Elapsed()
-	var b int
+	w := cs.DescriptorWord
+	levels := searchLevels(sh.Count)
+	var b, entries int
 	if sh.Kind == datatype.ShapeIndexBlock {
-		b = o / sh.BlockLen
+		b, entries = o/sh.BlockLen, 1 // offsets; the prefix sums are j·block_size
 	} else {
-		b = sort.Search(len(r.plan.prefix), func(j int) bool { return r.plan.prefix[j] > o }) - 1
+		b, entries = sort.Search(len(r.plan.prefix), func(j int) bool { return r.plan.prefix[j] > o })-1, 2 // offsets, lengths
+		// The binary search reads one prefix sum per level from NIC memory.
+		h.SharedMem(0, unit.Bytes(levels)*w)
 	}
+	h.Cycles(cs.IdxSearch * levels)
+	setup := h.Elapsed()
+	// The packet's blocks' descriptor entries, read as the loop walks them
+	// (one access: they are consecutive).
+	h.SharedMem(unit.Bytes(b*entries)*w, unit.Bytes(r.plan.blocksIn(b, first, end)*entries)*w)
 	for o < end {
 		var start, blen int
 		if sh.Kind == datatype.ShapeIndexBlock {

@@ -2,6 +2,7 @@ package spin
 
 import (
 	"errors"
+	"sort"
 	"strings"
 	"testing"
 
@@ -150,4 +151,54 @@ func TestChooseIntervalObeysEachConstraint(t *testing.T) {
 			r.Fatalf("q = %d reported as meeting the scheduling bound but does not", q)
 		}
 	})
+}
+
+// blocksIn counts the blocks a packet's bytes touch, which is how many
+// descriptor entries the specialized index handlers read: it must match
+// the blocks the handler's loop walks, for every packet split.
+func TestBlocksIn(t *testing.T) {
+	idx, err := datatype.Indexed([]int{3, 1, 7, 2, 5}, []int{0, 10, 20, 40, 60}, datatype.Byte())
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := datatype.IndexedBlock(4, []int{0, 9, 30, 50}, datatype.Byte())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ty := range []*datatype.Type{idx, blk} {
+		p := &Plan{C: ty.Commit(), Count: 1}
+		if err := p.planSpecialized(DefaultCosts()); err != nil {
+			t.Fatal(err)
+		}
+		m := 0
+		for _, l := range p.Shape.Lens {
+			m += l
+		}
+		if p.Shape.Kind == datatype.ShapeIndexBlock {
+			m = p.Shape.Count * p.Shape.BlockLen
+		}
+		for k := 1; k <= m; k++ { // packet payload k
+			for first := 0; first < m; first += k {
+				end := min(first+k, m)
+				want := 0
+				for o, b := 0, 0; o < m; b++ { // blocks overlapping [first, end)
+					l := p.Shape.BlockLen
+					if p.Shape.Kind != datatype.ShapeIndexBlock {
+						l = p.Shape.Lens[b]
+					}
+					if o < end && o+l > first {
+						want++
+					}
+					o += l
+				}
+				b := first / max(p.Shape.BlockLen, 1)
+				if p.Shape.Kind != datatype.ShapeIndexBlock {
+					b = sort.Search(len(p.prefix), func(j int) bool { return p.prefix[j] > first }) - 1
+				}
+				if got := p.blocksIn(b, first, end); got != want {
+					t.Fatalf("%v, bytes [%d, %d): blocksIn = %d, want %d", p.Shape.Kind, first, end, got, want)
+				}
+			}
+		}
+	}
 }

@@ -161,11 +161,22 @@ func (p *Plan) objectOff(i int) unit.Bytes {
 }
 
 // estimateTPH is T_PH(γ) = T_init + T_setup + γ·T_block of the general
-// handlers (§5.4) from the cost constants.
+// handlers (§5.4) from the cost constants. T_init includes RO-CP's
+// checkpoint copy (the paper names it as part of T_PH^init: C/8 cycles and
+// C bytes over the NIC memory, as §7.3 charges it); the catch-up, which
+// T_PH^setup also includes, depends on Δr itself and is left out, so the
+// estimate is a function of γ as the procedure requires.
 func (p *Plan) estimateTPH(env Env) sim.Duration {
 	cs, sp := env.Costs, env.Spin
 	cyc := float64(sp.InvokeCycles+cs.MPITStart+cs.LevelCycles*p.Depth) + p.Gamma*float64(cs.BlockCycles+sp.DMAIssueCycles)
-	return sp.HPUFreq.Cycles(cyc)
+	var copyTime sim.Duration
+	if p.Method == ROCP {
+		cyc += float64(cs.Checkpoint) / 8
+		if sp.Model != hwspin.ModelPULP {
+			copyTime = sp.MemBandwidth.TransferTime(cs.Checkpoint)
+		}
+	}
+	return sp.HPUFreq.Cycles(cyc) + copyTime
 }
 
 func (p *Plan) planSpecialized(cs Costs) error {
@@ -191,6 +202,21 @@ func (p *Plan) planSpecialized(cs Costs) error {
 			ErrNotApplicable, p.C.Type(), sh.Kind)
 	}
 	return nil
+}
+
+// blocksIn counts the index-shape blocks, from block b on, that packed
+// bytes [first, end) touch.
+func (p *Plan) blocksIn(b, first, end int) int {
+	sh := &p.Shape
+	if sh.Kind == datatype.ShapeIndexBlock {
+		return (end-1)/sh.BlockLen - first/sh.BlockLen + 1
+	}
+	n := 0
+	for o := first; o < end && b < len(sh.Lens); b++ {
+		o = p.prefix[b+1]
+		n++
+	}
+	return n
 }
 
 // searchLevels is the binary-search depth over n blocks.

@@ -153,7 +153,14 @@ type QP struct {
 	rung    uint64   // producer index of the last doorbell
 	scanned uint64   // collaborative poll: CQ slots already examined for this QP
 	stats   Stats
+	// onRetire, when set, is called after each consumed completion of
+	// this QP (a runtime that indexes its QPs by free slots).
+	onRetire func()
 }
+
+// OnRetire sets f to be called after each completion of q is consumed
+// (Completed may have grown).
+func (q *QP) OnRetire(f func()) { q.onRetire = f }
 
 // Stats are a QP's post-path counters and step times.
 type Stats struct {
@@ -286,6 +293,9 @@ func (q *QP) retire(e nic.CQE) {
 		q.done++
 	}
 	q.stats.CQEs++
+	if q.onRetire != nil {
+		q.onRetire()
+	}
 }
 
 // cqeAt decodes the CQE in slot k if its owner bit says it is valid.

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package main
+
+// limitLeft: no process memory limit is known outside unix.
+func limitLeft() (uint64, string, bool) { return 0, "", false }

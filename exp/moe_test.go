@@ -1,0 +1,68 @@
+package exp
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// The quick sweep: every strategy the preset runs, both modes, verified
+// at small scale, one winner per (mode, EP); over moe.verify_max a point
+// runs payload-free and says so; bad knobs name their field.
+func TestMoEExperiment(t *testing.T) {
+	for _, tc := range []struct {
+		preset    string
+		verifyMax unit.Bytes
+		want      string
+		strategy  string
+	}{
+		{"h100-cx7", 1 * unit.GiB, "yes", "GNN_GIO"},
+		{"mi300a-ss11", 1 * unit.GiB, "yes", "GPUTN"},
+		{"h100-cx7", 1 * unit.KiB, "payload-free", "GNN_GIO"},
+	} {
+		cfg, err := DefaultConfig(tc.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		quickMoE(&cfg)
+		cfg.MoE.EP, cfg.MoE.VerifyMax = []int{8}, tc.verifyMax
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		res, err := runMoE(cfg, Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, win := res.Tables[0].Rows, res.Tables[1].Rows
+		if len(rows) != 2*len(cfg.MoE.Strategies) || len(win) != 2 {
+			t.Fatalf("%s: %d rows, %d winner rows for %d strategies", tc.preset, len(rows), len(win), len(cfg.MoE.Strategies))
+		}
+		seen := false
+		for _, r := range rows {
+			if r[14] != tc.want {
+				t.Errorf("%s: %v: verified = %v, want %s", tc.preset, r, r[14], tc.want)
+			}
+			if r[4] == tc.strategy {
+				seen = true
+				if r[13].(int) != cfg.MoE.CommWGs {
+					t.Errorf("%v: comm_wgs %v, want moe.comm_wgs = %d", r, r[13], cfg.MoE.CommWGs)
+				}
+			}
+			if r[4] == "CPU" && r[13].(int) != 0 {
+				t.Errorf("%v: the host implementation occupies no work-groups", r)
+			}
+		}
+		if !seen {
+			t.Errorf("%s: no %s row", tc.preset, tc.strategy)
+		}
+	}
+	cfg, _ := DefaultConfig("h100-cx7")
+	cfg.MoE.Modes, cfg.MoE.TopK, cfg.MoE.CommWGs, cfg.MoE.Strategies = []string{"fast"}, 0, 0, []string{"SPIN_RWCP"}
+	err := cfg.Validate()
+	for _, field := range []string{"moe.modes", "moe.topk", "moe.comm_wgs", "moe.strategies"} {
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("want an error naming %s, got %v", field, err)
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package study
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/params"
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// A study (and so "gpunetsim study" and "gpunetsim report") refuses a
+// result holding a negative time, as "gpunetsim run" does, whether the
+// points were simulated now or read from the cache: the experiment's
+// Assemble here stands for a model that broke its invariant.
+func TestStudyRefusesNegativeTimes(t *testing.T) {
+	e, err := exp.Lookup("allreduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := *e.Points
+	assemble := pts.Assemble
+	pts.Assemble = func(cfg exp.Config, raw [][]byte) (*report.Result, error) {
+		r, err := assemble(cfg, raw)
+		if err != nil {
+			return nil, err
+		}
+		r.Tables[0].Rows[0] = append([]any(nil), r.Tables[0].Rows[0]...)
+		for j, c := range r.Tables[0].Rows[0] {
+			if _, ok := c.(sim.Time); ok {
+				r.Tables[0].Rows[0][j] = sim.Time(-1)
+			}
+		}
+		return r, nil
+	}
+	e.Points = &pts
+	s, err := Single(e, params.Options{Sets: []string{"allreduce.nodes=2", "allreduce.size=96KiB", "allreduce.strategies=CPU"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := openCache(t, t.TempDir())
+	for _, pass := range []string{"simulated", "cached"} {
+		_, err := Execute(context.Background(), expand(t, s), Options{Cache: cache, Parallel: 1})
+		if err == nil || !strings.Contains(err.Error(), "holds the negative time -1ps") {
+			t.Errorf("%s points: err = %v, want the negative time named", pass, err)
+		}
+	}
+}
+
+// An entry whose own lists cross into more points than the memory limit
+// can plan is refused before its points are listed (listing them is what
+// would exhaust the memory), naming the lists; a run check (the CLI's
+// memory estimate of the run's simulations) runs before the listing too.
+func TestOwnListsRefusedBeforeListing(t *testing.T) {
+	e, err := exp.Lookup("allreduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := *e.Points
+	pts.List = func(exp.Config) ([]exp.Point, error) {
+		t.Fatal("points listed before the memory check")
+		return nil, nil
+	}
+	e.Points = &pts
+	s, err := Single(e, params.Options{Sets: []string{"allreduce.nodes=2-20001", "allreduce.strategies=CPU,HDN"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ExpandWithin(s, testVersion, MemLimit{Bytes: 512 << 20, What: "test limit"})
+	if err == nil || !strings.Contains(err.Error(), "allreduce.nodes (20000 values) × allreduce.strategies (2 values): up to 4e+04 points") {
+		t.Errorf("err = %v, want the lists named", err)
+	}
+	refuse := errors.New("the run's simulations do not fit")
+	_, err = ExpandWithin(s, testVersion, MemLimit{Run: func(name string, cfg exp.Config) error {
+		if name != "allreduce" || len(cfg.Allreduce.Nodes) != 20000 {
+			t.Errorf("run check of %s with %d node counts", name, len(cfg.Allreduce.Nodes))
+		}
+		return refuse
+	}})
+	if !errors.Is(err, refuse) {
+		t.Errorf("err = %v, want the run check's", err)
+	}
+}

@@ -1,0 +1,82 @@
+package workload
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+)
+
+func runMoE(t *testing.T, preset string, s strategy.Strategy, m MoE, functional bool) MoEResult {
+	t.Helper()
+	hw, err := cluster.Preset(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.New(sim.New(1), hw, m.Routing.Shape.GPUs, functional)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Engine.Close()
+	r, err := m.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	if err != nil {
+		t.Fatalf("%s %s on %s: %v", s, m.Mode, preset, err)
+	}
+	return r
+}
+
+func moeRouting(t *testing.T, sh MoEShape) *Routing {
+	t.Helper()
+	r, err := SeededRouting(sh, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+// Every implementation lands every entry at its experts' GPU and returns
+// the weighted sum (verified), in both modes, on both NIC families.
+func TestMoEVerified(t *testing.T) {
+	cases := []struct {
+		preset string
+		s      strategy.Strategy
+	}{
+		{"h100-cx7", strategy.CPU}, {"h100-cx7", strategy.HDN}, {"h100-cx7", strategy.GDS}, {"h100-cx7", strategy.GNNGIO},
+		{"mi300a-ss11", strategy.GPUTN}, {"mi300a-ss11", strategy.GDS},
+	}
+	for _, tc := range cases {
+		for _, mode := range []string{MoELowLatency, MoEThroughput} {
+			gpus := 16
+			if tc.preset == "mi300a-ss11" {
+				gpus = 8
+			}
+			rt := moeRouting(t, MoEShape{GPUs: gpus, Experts: 2 * gpus, TopK: 4, Tokens: 8})
+			r := runMoE(t, tc.preset, tc.s, MoE{Mode: mode, Hidden: 256, Routing: rt, CommWGs: 4, WGSize: 256}, true)
+			t.Logf("%-12s %-7s %-13s %-16s dispatch %v combine %v intra %.0f inter %.0f B/GPU, %d WGs",
+				tc.preset, tc.s, mode, r.Impl, r.Dispatch, r.Combine, r.DispatchIntra, r.DispatchInter, r.CommWGs)
+			if !r.Verified || r.Dispatch <= 0 || r.Combine <= 0 {
+				t.Errorf("%s %s %s: %+v", tc.preset, tc.s, mode, r)
+			}
+		}
+	}
+}
+
+func TestMoEBadInput(t *testing.T) {
+	rt := moeRouting(t, MoEShape{GPUs: 8, Experts: 16, TopK: 2, Tokens: 4})
+	for _, tc := range []struct {
+		m    MoE
+		want string
+	}{
+		{MoE{Mode: "fast", Hidden: 256, Routing: rt, CommWGs: 1, WGSize: 64}, "mode"},
+		{MoE{Mode: MoELowLatency, Hidden: 100, Routing: rt, CommWGs: 1, WGSize: 64}, "moe.hidden"},
+		{MoE{Mode: MoELowLatency, Hidden: 256, Routing: rt, CommWGs: 0, WGSize: 64}, "moe.comm_wgs"},
+	} {
+		if err := tc.m.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error naming %s", tc.m, err, tc.want)
+		}
+	}
+}
