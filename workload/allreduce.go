@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
-	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/gpi"
@@ -322,7 +321,7 @@ func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) err
 func (a Allreduce) copyIn(nd *strategy.Node, base mem.Addr) {
 	size := uint64(a.Size)
 	if nd.Stream == nil {
-		nd.Host.ComputeOn(a.CPUThreads, cpu.Access{Addr: base, Len: size, Write: true}, cpu.Access{Addr: base, Len: size, Write: true})
+		nd.Host.ComputeOn(a.CPUThreads, mem.Access{Addr: base, Len: size, Write: true}, mem.Access{Addr: base, Len: size, Write: true})
 		return
 	}
 	wgs, wgSize := baiduWGs, a.WGSize
@@ -396,8 +395,8 @@ const baiduWGs = 32
 // addInto adds the float32 values at src into dst (functional part only).
 // reduceInto lists the ranges a host reduction dst += src of nb bytes
 // streams (cpu.Thread.ComputeOn): src read, dst read, then written.
-func reduceInto(dst, src mem.Addr, nb uint64) []cpu.Access {
-	return []cpu.Access{{Addr: src, Len: nb}, {Addr: dst, Len: nb}, {Addr: dst, Len: nb, Write: true}}
+func reduceInto(dst, src mem.Addr, nb uint64) []mem.Access {
+	return []mem.Access{{Addr: src, Len: nb}, {Addr: dst, Len: nb}, {Addr: dst, Len: nb, Write: true}}
 }
 
 func addInto(m *mem.Memory, dst, src mem.Addr, nb uint64) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
-	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/xtq"
@@ -328,7 +327,7 @@ func hostCopy(c xtq.Call) {
 	if d, s := m.Bytes(mem.Addr(a[0]+a[2]), int(a[3])), m.Bytes(mem.Addr(a[1]), int(a[3])); d != nil && s != nil {
 		copy(d, s)
 	}
-	c.T.ComputeOn(1, cpu.Access{Addr: mem.Addr(a[1]), Len: a[3]}, cpu.Access{Addr: mem.Addr(a[0] + a[2]), Len: a[3], Write: true})
+	c.T.ComputeOn(1, mem.Access{Addr: mem.Addr(a[1]), Len: a[3]}, mem.Access{Addr: mem.Addr(a[0] + a[2]), Len: a[3], Write: true})
 }
 
 // copyGrid sizes the copy kernel: one work-item per 16 B, at most two
@@ -364,7 +363,7 @@ func (ts TaskSpawn) hostRDMA(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) er
 	if d, s := nd.Mem.Bytes(buf, int(size)), nd.Mem.Bytes(recv, int(size)); d != nil && s != nil {
 		copy(d, s)
 	}
-	nd.Host.ComputeOn(1, cpu.Access{Addr: recv, Len: size}, cpu.Access{Addr: buf, Len: size, Write: true})
+	nd.Host.ComputeOn(1, mem.Access{Addr: recv, Len: size}, mem.Access{Addr: buf, Len: size, Write: true})
 	tm.detected = nd.Host.Now()
 	return nil
 }
@@ -409,7 +408,7 @@ func (ts TaskSpawn) twoSided(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) er
 		if d, s := nd.Mem.Bytes(buf, int(size)), nd.Mem.Bytes(recv, int(size)); d != nil && s != nil {
 			copy(d, s)
 		}
-		nd.Host.ComputeOn(1, cpu.Access{Addr: recv, Len: size}, cpu.Access{Addr: buf, Len: size, Write: true})
+		nd.Host.ComputeOn(1, mem.Access{Addr: recv, Len: size}, mem.Access{Addr: buf, Len: size, Write: true})
 		tm.detected = nd.Host.Now()
 		return nil
 	}

@@ -176,12 +176,8 @@ func (r *residency) levels(core int, lo, hi mem.Addr, b *[nLevels]uint64) {
 	b[DRAM] += uint64(hi-lo) - found
 }
 
-// Access is one range a host computation streams: read, or written.
-type Access struct {
-	Addr  mem.Addr
-	Len   uint64
-	Write bool
-}
+// Access is one range a host computation streams (mem.Access).
+type Access = mem.Access
 
 // mix is the share of a region's bytes each level serves.
 type mix struct {

@@ -272,6 +272,14 @@ type region struct {
 	watched watchList
 }
 
+// Access is one range an agent streams through: read, or written (a host
+// computation's operands, hw/cpu's ComputeOn).
+type Access struct {
+	Addr  Addr
+	Len   uint64
+	Write bool
+}
+
 // Memory is one node's memory. The zero value is not usable; call New.
 type Memory struct {
 	name        string
