@@ -119,7 +119,7 @@ func hostReport(cfg Config, points []hostPoint) *report.Result {
 		rate := float64(h.Size) / p.time.Seconds() / 1e9
 		var lat any = round3(float64(p.latency) / 1e3)
 		if hostVariants[v] == "flat rate" && s.ComputeModel != cpu.ModelFlat {
-			lat = "n/a" // the flat model keeps no misses in flight
+			lat = "-" // the flat model keeps no misses in flight
 		}
 		t.Rows = append(t.Rows, []any{n, hostVariants[v], p.time, round3(rate), lat, round3(p.util)})
 		series[v].X = append(series[v].X, float64(n))
@@ -139,6 +139,6 @@ func hostReport(cfg Config, points []hostPoint) *report.Result {
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("one core by Little's law: %d misses × %v / %v = %.3g GB/s (issue bound %.3g GB/s); the team saturates at the DRAM's %.4g GB/s", s.Outstanding(), s.LineSize, s.DRAMLatency, little, s.StreamBPC*float64(s.Freq)/1e9, float64(s.DRAMBandwidth)/1e9),
 		"variants: the configuration as given; with cpu.prefetch flipped; cpu.compute_model = flat; the configuration with a thread pinned to core 1 polling a word until the region ends (it takes turns with the team thread placed there)",
-		fmt.Sprintf("loaded latency = time × misses in flight / misses (Little's law); core utilisation = busy core time / (time × %d cores)", s.Cores))
+		fmt.Sprintf("loaded latency = time × misses in flight / misses (Little's law; '-' for the flat rate, which keeps no misses in flight); core utilisation = busy core time / (time × %d cores)", s.Cores))
 	return res
 }

@@ -80,16 +80,36 @@ func FormatBytes(b float64) string {
 // lines each node polls, 2(n−1), and their control bytes; before their
 // schedules were made as they run, GDS 2.64 GB and GPU-TN 1.66 GB); the
 // 16,384-node RHD on the flow model CPU 1.75 GB and HDN 1.35 GB (4.71 GB
-// while its reduction work-groups were coroutines, docs/speed.md). Other
-// strategies keep memPerNode and memPerPeer.
-func allreduceState(st string) (perNode, perPeer float64) {
+// while its reduction work-groups were coroutines, docs/speed.md). GPU-TN's
+// flag lines are per (step, slice): 1 KiB per pair and slice (83 MB at 64
+// nodes with 16 slices, 44 MB at 32). The strategies added since, fitted
+// to the peak RSS of payload-free 8 MiB runs at 32, 64 and 128 nodes on
+// their presets (docs/memory.md, issue 30; TestEstimateCoversStrategies
+// checks every family): XTQ and HSA post every round's receive resources
+// up front, 4 KiB per pair (XTQ 33, 37, 80 MB); device shmem (GHN_*,
+// COMPNET) 2.5 MiB per node for the runtime, its queues and the rings'
+// work-groups (95, 130, 185 MB); GPUrdma 3 MiB per node (116, 186 MB);
+// GIO 14 MiB per node, its per-(context, PE) QPs templated whole by the
+// host (382 MB at 32 nodes, 772 MB at 64). Others keep memPerNode and
+// memPerPeer.
+func allreduceState(st string, slices int) (perNode, perPeer float64) {
 	switch st {
 	case "CPU":
 		return memPerNode, 128
 	case "HDN", "HDN_OVERLAP":
 		return 64 << 10, 800
-	case "GDS", "GPUTN":
+	case "GDS":
 		return memPerNode, 1 << 10
+	case "GPUTN":
+		return memPerNode, float64(max(1, slices)) * (1 << 10)
+	case "XTQ", "HSA":
+		return memPerNode, 4 << 10
+	case "GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET":
+		return 5 << 19, memPerPeer
+	case "GNN_GPURDMA":
+		return 3 << 20, memPerPeer
+	case "GNN_GIO":
+		return 14 << 20, memPerPeer
 	}
 	return memPerNode, memPerPeer
 }
@@ -184,7 +204,8 @@ func simsOf(name string, cfg Config) []simMem {
 				peers = float64(2 * bits.Len(uint(n)))
 			}
 			for _, st := range a.Strategies {
-				perNode, perPeer := allreduceState(st)
+				w := workload.Allreduce{Size: a.Size, WGs: a.WGs, MaxWGs: cfg.maxSlices(), WGSize: a.WGSize}
+				perNode, perPeer := allreduceState(st, w.Slices(n))
 				out = append(out, simMem{nodes: float64(n), peers: peers, perNode: perNode, perPeer: perPeer, payload: float64(a.Size),
 					nodesParam: "allreduce.nodes", nodesValue: fmt.Sprint(n), payloadParam: "allreduce.size", payloadValue: a.Size.String()})
 			}

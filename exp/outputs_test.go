@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -107,6 +108,38 @@ func checkCSVs(t *testing.T, res *report.Result) {
 		}
 		if strings.HasPrefix(string(f.Data), "#") {
 			t.Errorf("%s starts with a comment line", f.Path)
+		}
+		checkColumnTypes(t, f.Path, recs)
+	}
+}
+
+// checkColumnTypes checks that a loader infers each column's type the
+// way a reader means it: a column that holds numbers holds only numbers
+// and empty cells (no "-", "n/a" or "8B" that would turn it into text in
+// pandas or R), and a header with a unit ("time [us]", "size [B]") heads
+// a numeric column.
+func checkColumnTypes(t *testing.T, path string, recs [][]string) {
+	t.Helper()
+	for j, name := range recs[0] {
+		var nums, texts int
+		example := ""
+		for _, r := range recs[1:] {
+			c := r[j]
+			if c == "" {
+				continue
+			}
+			if _, err := strconv.ParseFloat(c, 64); err == nil {
+				nums++
+			} else {
+				texts++
+				example = c
+			}
+		}
+		if nums > 0 && texts > 0 {
+			t.Errorf("%s: column %q mixes %d numbers with %d text cells (e.g. %q): a loader reads it as text", path, name, nums, texts, example)
+		}
+		if strings.HasSuffix(name, "]") && texts > 0 {
+			t.Errorf("%s: column %q has a unit but text cells (e.g. %q)", path, name, example)
 		}
 	}
 }

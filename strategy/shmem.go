@@ -22,7 +22,7 @@ func shmemDefs() []Def {
 			Caps: Stream | DeviceShmem, Preset: "compnet", GPUMode: mode, Setup: setupShmem(kind)}
 	}
 	return []Def{
-		ghn(GHNDGPU, shmem.GHNDGPU, "dgpu", "work-groups post to queues in GPU memory; host helper threads poll them over PCIe and drive OpenSHMEM"),
+		ghn(GHNDGPU, shmem.GHNDGPU, "dgpu", "work-groups post to queues in GPU memory; host helper threads poll them over PCIe and drive OpenSHMEM (IKN on preset gio: shmem.queue_in_gpu=false, ROC_SHMEM's placement: queues in host memory, completion flags in GPU memory)"),
 		ghn(GHNDGPUHostQ, shmem.GHNHostQ, "dgpu", "work-groups write queues in host memory with PCIe stores; host helper threads poll them locally"),
 		ghn(GHNAPU, shmem.GHNAPU, "apu", "work-groups post to queues in coherent shared memory; host helper threads poll their caches"),
 		{Info: Info{COMPNET, "ComP-Net", "No", "No", "CPU/GPU queue management", "Service threads + network stack, on the CP",

@@ -136,9 +136,7 @@ func writeTableCSV(b *bytes.Buffer, t Table) ([]string, error) {
 		} else {
 			header[j] = "column " + strconv.Itoa(j+1)
 		}
-		if timeColumn(t, j) {
-			header[j] += " [us]"
-		}
+		header[j] += columnUnit(t, j)
 	}
 	cw := csv.NewWriter(b)
 	if err := cw.Write(header); err != nil {

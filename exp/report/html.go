@@ -321,7 +321,7 @@ details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; } tr.set
 {{if .Notes}}<h3>Notes</h3><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <details><summary>Parameters ({{len .Params}}{{with setCount .Params}}, {{.}} set by the user{{end}}) and seed {{.Seed}}</summary>
 <table><thead><tr><th>name</th><th>value</th><th>set</th><th>source</th><th>meaning</th></tr></thead>
-<tbody>{{range .Params}}<tr{{if .Set}} class="set"{{end}}><td>{{.Name}}</td><td>{{.Value}}</td><td>{{if .Set}}set{{end}}</td><td class="src">{{.Src}}</td><td>{{.Doc}}</td></tr>
+<tbody>{{range .Params}}<tr{{if .Set}} class="set"{{end}}><td>{{.Name}}</td><td>{{.Value}}</td><td>{{if .Set}}set{{end}}</td><td class="src">{{.Src}}{{if .NoSource}} (no source){{end}}</td><td>{{.Doc}}</td></tr>
 {{end}}</tbody></table></details>
 </section>
 {{end}}

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
 )
 
 // maxTextWidth is the widest line the text report prints: longer
@@ -129,6 +130,25 @@ func writeParams(b *bytes.Buffer, ps []Param, own, hardware []string) {
 			writeWrapped(b, fmt.Sprintf("  %-9s ", sec), strings.Repeat(" ", 12), strings.Join(items, "  "))
 		}
 	}
+	writeNoSource(b, ps, own, hardware)
+}
+
+// writeNoSource lists the values read that nobody has published (a
+// present-day preset's "no source" knobs), so no result is quoted
+// without them.
+func writeNoSource(b *bytes.Buffer, ps []Param, own, hardware []string) {
+	var items []string
+	for _, p := range ps {
+		if sec := section(p.Name); p.NoSource && (slices.Contains(own, sec) || slices.Contains(hardware, sec)) {
+			items = append(items, p.Name+"="+p.Value)
+		}
+	}
+	if len(items) == 0 {
+		return
+	}
+	b.WriteString("\nvalues read that no source publishes (knobs: sweep them, e.g. --sweep gpu.launch=1us..8us*2,\n" +
+		"before trusting a winner; docs/today.md)\n")
+	writeWrapped(b, "  ", "  ", strings.Join(items, "  "))
 }
 
 // writeParamLines prints one parameter a line, name, value and source
@@ -479,7 +499,8 @@ func significantDecimals(v float64) int {
 // lines (pandas comment='#', R comment.char) see a plain CSV when the result
 // has one table. Cells keep full precision: floats in shortest round-trip
 // form, durations (sim.Time) as microseconds with the column header
-// suffixed " [us]", booleans as true/false, a nil cell as empty.
+// suffixed " [us]", sizes (unit.Bytes) as bytes with " [B]", booleans as
+// true/false, a missing cell (nil, "-") as empty.
 func WriteCSV(w io.Writer, r *Result) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# experiment = %s\n", oneLine(r.Experiment))
@@ -498,10 +519,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 		cw := csv.NewWriter(&b)
 		header := make([]string, len(t.Columns))
 		for j, c := range t.Columns {
-			header[j] = c
-			if timeColumn(t, j) {
-				header[j] += " [us]"
-			}
+			header[j] = c + columnUnit(t, j)
 		}
 		if err := cw.Write(header); err != nil {
 			return err
@@ -524,15 +542,28 @@ func WriteCSV(w io.Writer, r *Result) error {
 	return err
 }
 
-// timeColumn reports whether every non-nil cell of column j is a sim.Time
-// (and there is at least one).
+// timeColumn reports whether every present cell of column j is a
+// sim.Time (and there is at least one); missing cells (nil, "-") do not
+// count.
 func timeColumn(t Table, j int) bool {
+	return typedColumn[sim.Time](t, j)
+}
+
+// bytesColumn is timeColumn for sizes (unit.Bytes): the CSV writes them as
+// whole bytes under a header suffixed " [B]".
+func bytesColumn(t Table, j int) bool {
+	return typedColumn[unit.Bytes](t, j)
+}
+
+// typedColumn reports whether every present cell of column j is a T and
+// there is at least one.
+func typedColumn[T any](t Table, j int) bool {
 	found := false
 	for _, row := range t.Rows {
-		if j >= len(row) || row[j] == nil {
+		if j >= len(row) || missingCell(row[j]) {
 			continue
 		}
-		if _, ok := row[j].(sim.Time); !ok {
+		if _, ok := row[j].(T); !ok {
 			return false
 		}
 		found = true
@@ -540,11 +571,35 @@ func timeColumn(t Table, j int) bool {
 	return found
 }
 
-// csvCell formats a table cell for machines.
+// missingCell reports whether c is a table's "no value": nil, or the "-"
+// the text tables show for it.
+func missingCell(c any) bool { return c == nil || c == "-" }
+
+// columnUnit is the header suffix of column j in the CSV forms: " [us]"
+// for durations, " [B]" for sizes, else none.
+func columnUnit(t Table, j int) string {
+	switch {
+	case timeColumn(t, j):
+		return " [us]"
+	case bytesColumn(t, j):
+		return " [B]"
+	}
+	return ""
+}
+
+// csvCell formats a table cell for machines: a missing value (nil, "-")
+// as an empty cell, so a numeric column stays numeric for a loader.
 func csvCell(c any) string {
 	switch v := c.(type) {
 	case nil:
 		return ""
+	case string:
+		if v == "-" {
+			return ""
+		}
+		return v
+	case unit.Bytes:
+		return strconv.FormatInt(int64(v), 10)
 	case sim.Time:
 		return strconv.FormatFloat(v.Micros(), 'f', -1, 64)
 	case float64:

@@ -43,7 +43,11 @@ type Source struct {
 }
 
 // NoSource is the source of a value nobody has published.
-var noSource = Source{"DEFAULT", "no source"}
+var noSource = Source{"DEFAULT", NoSourceRef}
+
+// NoSourceRef is the reference of a present-day value nobody has
+// published: a knob to sweep before trusting a result.
+const NoSourceRef = "no source"
 
 // pcieGen5x16 is the effective Gen5 x16 rate: 16 lanes × 32 GT/s ×
 // 128/130 ÷ 8 = 63.02 GB/s raw, times the TLP efficiency MPS/(MPS+24) at

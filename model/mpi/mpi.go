@@ -308,9 +308,9 @@ func (c *Comm) progressOne() {
 		c.stats.Polls++
 		c.t.Instr(c.sw.MPIPoll)
 		switch {
-		case c.eq.Len() > 0:
-			// The event landed while the poll ran: no wait, or the wake-up
-			// would be lost.
+		case c.eq.Len() > 0 || c.finished > 0:
+			// The event landed (or a copy completed) while the poll ran:
+			// no wait, or the wake-up would be lost.
 		case c.sw.MPIWait == cost.WaitBlock:
 			c.t.Block(c.eq.Signal(), "MPI event queue")
 		default:

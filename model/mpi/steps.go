@@ -182,7 +182,7 @@ func (c *Comm) tryProgress() bool {
 				return false
 			}
 			switch {
-			case c.eq.Len() > 0: // the event landed while the poll ran (progressOne)
+			case c.eq.Len() > 0 || c.finished > 0: // the event landed (or a copy completed) while the poll ran (progressOne)
 				c.beginMiss()
 				continue
 			case c.sw.MPIWait == cost.WaitBlock:

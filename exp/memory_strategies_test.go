@@ -1,0 +1,99 @@
+package exp
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// memChildEnv names the allreduce a child of TestEstimateCoversStrategies
+// runs: "preset,strategy,nodes".
+const memChildEnv = "GPUNETSIM_MEM_CHILD"
+
+// memFamilies is one payload-free allreduce per strategy family, each on
+// its preset, at a size where its per-node and per-peer state dominate the
+// process (the issue-30 families: kernel-boundary, stream-triggered,
+// triggered, remote tasks, device shmem with host or CP service, device
+// verbs, GIO).
+var memFamilies = []struct {
+	preset, strategy string
+	nodes            int
+}{
+	{"gputn", "CPU", 64},
+	{"gputn", "HDN", 64},
+	{"gputn", "GDS", 64},
+	{"gputn", "GPUTN", 64},
+	{"xtq", "XTQ", 64},
+	{"xtq", "HSA", 64},
+	{"compnet", "GHN_DGPU", 32},
+	{"compnet", "COMPNET", 32},
+	{"gpurdma", "GNN_GPURDMA", 32},
+	{"gio", "GNN_GIO", 16},
+}
+
+func memFamilyConfig(t *testing.T, preset, strategy string, nodes int) Config {
+	t.Helper()
+	cfg, err := DefaultConfig(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Run.Functional, cfg.Run.Parallel, cfg.Run.Partitions = false, 1, 1
+	cfg.Allreduce.Nodes, cfg.Allreduce.Strategies = []int{nodes}, []string{strategy}
+	return cfg
+}
+
+// TestEstimateCoversStrategies runs each family's allreduce in a child
+// process and compares the child's peak resident size (the kernel's
+// accounting, what an out-of-memory kill goes by) with EstimateMemory: the
+// estimate must cover it, so that nothing the estimate lets through is
+// killed, and must not exceed it more than 3× (plus the process), so that
+// runs that fit are not refused. A resident-size measure, not a ulimit -v:
+// the Go runtime reserves far more address space than it uses.
+func TestEstimateCoversStrategies(t *testing.T) {
+	if os.Getenv(memChildEnv) != "" {
+		t.Skip("in a child")
+	}
+	for _, f := range memFamilies {
+		t.Run(fmt.Sprintf("%s/%d", f.strategy, f.nodes), func(t *testing.T) {
+			need := EstimateMemory("allreduce", memFamilyConfig(t, f.preset, f.strategy, f.nodes))
+			cmd := exec.Command(os.Args[0], "-test.run=^TestMemChild$")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%s,%d", memChildEnv, f.preset, f.strategy, f.nodes))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("child: %v\n%s", err, out)
+			}
+			rss := float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) * 1024
+			t.Logf("peak RSS %s, estimate %s", FormatBytes(rss), FormatBytes(need.Bytes))
+			if rss > need.Bytes {
+				t.Errorf("peak RSS %s above the estimate %s: a run the estimate lets through may be killed", FormatBytes(rss), FormatBytes(need.Bytes))
+			}
+			if need.Bytes > 3*rss+memBase {
+				t.Errorf("estimate %s more than 3x the peak RSS %s: runs that fit are refused", FormatBytes(need.Bytes), FormatBytes(rss))
+			}
+		})
+	}
+}
+
+// TestMemChild is the child of TestEstimateCoversStrategies.
+func TestMemChild(t *testing.T) {
+	spec := os.Getenv(memChildEnv)
+	if spec == "" {
+		t.Skip("run by TestEstimateCoversStrategies")
+	}
+	parts := strings.Split(spec, ",")
+	nodes, err := strconv.Atoi(parts[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Lookup("allreduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ex.Run(memFamilyConfig(t, parts[0], parts[1], nodes), Env{}); err != nil {
+		t.Fatal(err)
+	}
+}
