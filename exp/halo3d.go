@@ -59,14 +59,14 @@ type halo3DPoint struct {
 	Face       unit.Bytes `json:"face"`
 	Neighbours int        `json:"neighbours"`
 	Bytes      uint64     `json:"bytes"`
-	Nodes    int        `json:"nodes"`
-	Ranks    int        `json:"ranks"`
-	Dims     [3]int     `json:"dims"`
-	Strategy string     `json:"strategy"`
-	Impl     string     `json:"impl"`
-	Time     sim.Time   `json:"time"`
-	Events   uint64     `json:"events"`
-	Verified bool       `json:"verified"`
+	Nodes      int        `json:"nodes"`
+	Ranks      int        `json:"ranks"`
+	Dims       [3]int     `json:"dims"`
+	Strategy   string     `json:"strategy"`
+	Impl       string     `json:"impl"`
+	Time       sim.Time   `json:"time"`
+	Events     uint64     `json:"events"`
+	Verified   bool       `json:"verified"`
 }
 
 func halo3DPoints() Points {
@@ -161,7 +161,7 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 			keys = append(keys, k)
 		}
 		groups[k] = append(groups[k], p)
-		name := fmt.Sprintf("%s %d GPUs %d-nb", p.Strategy, p.Ranks, p.Neighbours)
+		name := fmt.Sprintf("%s %s %d-nb", p.Strategy, countOf(p.Ranks, "GPU"), p.Neighbours)
 		x := float64(p.Face)
 		if cfg.Halo3D.Scaling == "strong" {
 			name, x = fmt.Sprintf("%s %d-nb", p.Strategy, p.Neighbours), float64(p.Ranks)
@@ -190,4 +190,12 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		"CPU packs and unpacks on the host's cores; HDN in a kernel before the sends and after the receives (kernel boundary); GDS preposts every exchange's puts and its stream packs, rings them, waits on trailing flags and unpacks; device shmem (GNN_GIO, GHN_*, COMPNET): one persistent kernel, a work-group per direction group putting and awaiting; GB/s per GPU = bytes sent / time",
 		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access) and GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc); eager MPI messages, streams and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
+}
+
+// countOf is "1 GPU", "2 GPUs": n with noun, plural when n is not 1.
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -41,7 +41,9 @@ var todayWorkloads = []todayWorkload{
 	{"pingpong", pingPongPoints, func(r []any) (string, []any) { return fmt.Sprint(r[0]), r[1:5] }, func(c Config) []Config { return []Config{c} }},
 	{"allreduce_hier", allreduceHierPoints, func(r []any) (string, []any) { return fmt.Sprintf("%v GPUs", r[1]), r[2:6] },
 		func(c Config) []Config { c.AllreduceHier.Nodes = firstLast(c.AllreduceHier.Nodes); return []Config{c} }},
-	{"halo3d", halo3DPoints, func(r []any) (string, []any) { return fmt.Sprintf("%v nodes, %v-nb, %v faces", r[0], r[1], r[2]), r[3:7] },
+	{"halo3d", halo3DPoints, func(r []any) (string, []any) {
+		return fmt.Sprintf("%v nodes, %v-nb, %v faces", r[0], r[1], r[2]), r[3:7]
+	},
 		func(c Config) []Config {
 			// Every fourth face size and the largest.
 			c.Halo3D.Nodes = firstLast(c.Halo3D.Nodes)
