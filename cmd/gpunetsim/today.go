@@ -13,11 +13,12 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 )
 
-// todayDefaults are the sizes of "gpunetsim today" that differ from the
-// workloads' own defaults: the MoE layer at 8 and 16 GPUs, so the whole
-// study (with its tornado) stays within minutes on two cores
+// todayDefaults are the values of "gpunetsim today" that differ from the
+// workloads' own defaults: the MoE layer at 8 and 16 GPUs, verified only
+// up to 64 MiB of buffers (run moe verifies larger ones), so the whole
+// study with its tornado stays within minutes on two cores
 // (BenchmarkTodayStudy); set moe.ep for more.
-var todayDefaults = []string{"moe.ep=8,16"}
+var todayDefaults = []string{"moe.ep=8,16", "moe.verify_max=64MiB", "halo3d.max_face=256KiB"}
 
 func newTodayCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f studyFlags
