@@ -10,3 +10,8 @@ import "unsafe"
 func stridedWide(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count, blen int) bool {
 	return false
 }
+
+// transpose16Wide moves no columns without the amd64 assembly kernel.
+func transpose16Wide(user, packed unsafe.Pointer, cols, rows, rowStride int, pack bool) int {
+	return 0
+}
