@@ -48,3 +48,20 @@ func transpose16Wide(user, packed unsafe.Pointer, cols, rows, rowStride int, pac
 	transpose16AVX(user, packed, g, rows, rowStride, transposePrefetchRows, pack)
 	return 4 * g
 }
+
+// memcpyAVX copies n ≥ 256 bytes from s to d, which do not overlap, with
+// temporal stores; see kernel_amd64.s.
+//
+//go:noescape
+func memcpyAVX(d, s unsafe.Pointer, n int)
+
+// memcpyTemporal copies len(src) ≥ 256 bytes into dst (at least as long,
+// not overlapping) with ordinary stores when the CPU has AVX, and reports
+// whether it did.
+func memcpyTemporal(dst, src []byte) bool {
+	if !hasAVX || len(src) < 256 {
+		return false
+	}
+	memcpyAVX(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), len(src))
+	return true
+}

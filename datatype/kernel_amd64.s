@@ -193,3 +193,57 @@ tgnext:
 
 tdone:
 	RET
+
+// func memcpyAVX(d, s unsafe.Pointer, n int)
+//
+// memcpyAVX copies n ≥ 256 bytes from s to d (which must not overlap) the
+// way glibc's memcpy copies sizes between its rep-movsb and non-temporal
+// thresholds (L(more_8x_vec) → L(loop_4x_vec_forward) in
+// memmove-vec-unaligned-erms.S): the first vector and the last four are
+// loaded up front, the destination is aligned to 32 bytes, and a loop moves
+// 128 bytes per iteration with unaligned loads and aligned, ordinary
+// (temporal) stores, so the copy stays in the caches; the saved tail is
+// stored last.
+TEXT ·memcpyAVX(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ n+16(FP), CX
+	LEAQ (DI)(CX*1), R9    // end of d
+	VMOVDQU 0(SI), Y0      // head
+	VMOVDQU -128(SI)(CX*1), Y1
+	VMOVDQU -96(SI)(CX*1), Y2
+	VMOVDQU -64(SI)(CX*1), Y3
+	VMOVDQU -32(SI)(CX*1), Y4
+	VMOVDQU Y0, 0(DI)
+	MOVQ DI, AX
+	ANDQ $31, AX
+	MOVQ $32, BX
+	SUBQ AX, BX            // 1–32 bytes to the next 32-byte boundary
+	ADDQ BX, DI
+	ADDQ BX, SI
+	SUBQ BX, CX
+	CMPQ CX, $128
+	JBE  mtail
+
+mloop:
+	VMOVDQU 0(SI), Y5
+	VMOVDQU 32(SI), Y6
+	VMOVDQU 64(SI), Y7
+	VMOVDQU 96(SI), Y8
+	VMOVDQA Y5, 0(DI)
+	VMOVDQA Y6, 32(DI)
+	VMOVDQA Y7, 64(DI)
+	VMOVDQA Y8, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $128, CX
+	CMPQ CX, $128
+	JA   mloop
+
+mtail:
+	VMOVDQU Y1, -128(R9)
+	VMOVDQU Y2, -96(R9)
+	VMOVDQU Y3, -64(R9)
+	VMOVDQU Y4, -32(R9)
+	VZEROUPPER
+	RET

@@ -15,3 +15,10 @@ func stridedWide(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count
 func transpose16Wide(user, packed unsafe.Pointer, cols, rows, rowStride int, pack bool) int {
 	return 0
 }
+
+// memcpyTemporal reports false without the amd64 assembly kernel: Memcpy
+// then uses the runtime's copy.
+func memcpyTemporal(dst, src []byte) bool { return false }
+
+// hasAVX is false: there are no assembly kernels in this build.
+const hasAVX = false
