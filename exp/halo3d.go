@@ -138,6 +138,6 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	res.Notes = append(res.Notes,
 		"periodic px x py x pz grid of GPUs (x fastest: a node's GPUs are x neighbours), one face to each of 6 neighbours per exchange; time per exchange = every rank released together to the last rank's end, over halo3d.iters",
 		"CPU packs and unpacks on the host's cores; HDN in a kernel before the sends and after the receives (kernel boundary); GB/s per GPU = 6 faces / time",
-		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access) and GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc); eager MPI messages, streams and triggered operations take their NIC path carried by the GPU fabric")
+		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access) GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
 }
