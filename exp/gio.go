@@ -113,8 +113,24 @@ func runGIOBench(cfg Config, env Env) (*report.Result, error) {
 		res.Notes = append(res.Notes, fmt.Sprintf("preset %s: the documents' cluster is preset gio (--preset gio)", cfg.Run.Preset))
 	}
 	res.Notes = append(res.Notes, "latency = initiator kernel launch (MPI call for CPU) to the target seeing the last byte; HDN (Inter-K-Empty) runs an empty kernel before the send and an empty consuming kernel after the receive, each synchronized by its host",
-		"GNN_GIO: templated WQEs, four dynamic fields, PPB flush, doorbell from the work-group; GHN_DGPU: host helper threads (IKN)")
+		"GNN_GIO: templated WQEs, four dynamic fields, PPB flush, doorbell from the work-group; GHN_DGPU: host helper threads (IKN)",
+		ghnPlacementNote(cfg))
 	return res, nil
+}
+
+// ghnPlacementNote says where GHN_DGPU's queues and completion flags
+// live in this run (shmem.queue_in_gpu).
+func ghnPlacementNote(cfg Config) string {
+	sh := cfg.Shmem
+	where := "queues in GPU memory, polled by the host threads with PCIe reads (shmem.queue_in_gpu = true)"
+	if !sh.QueueInGPU {
+		where = "queues in host memory (the work-groups write them with PCIe posted writes, the service thread polls its cache), completion flags in GPU memory (shmem.queue_in_gpu = false, ROC_SHMEM's reverse-offload placement)"
+	}
+	progress := ""
+	if sh.ProgressThread {
+		progress = " plus an MPI progress thread"
+	}
+	return fmt.Sprintf("GHN_DGPU: %d service thread(s)%s; %s", sh.Threads, progress, where)
 }
 
 func quickGIOBench(cfg *Config) {

@@ -203,6 +203,9 @@ func spTSReport(cfg Config, jobs []spTSJob, results []workload.SpTSResult, mats 
 	if cfg.Run.Preset != "gio" {
 		res.Notes = append(res.Notes, fmt.Sprintf("preset %s: the documents' cluster is preset gio (--preset gio)", cfg.Run.Preset))
 	}
+	if slices.Contains(p.Strategies, string(strategy.GHNDGPU)) {
+		res.Notes = append(res.Notes, ghnPlacementNote(cfg))
+	}
 	res.Notes = append(res.Notes,
 		"SYNTHETIC matrices (gen_synthetic): SuiteSparse files are not used; each class stands for the matrix named, "+scaled+", with its lower-triangle nonzeros per row",
 		"GNN_GIO and GHN_DGPU (IKN): one persistent kernel per node, sync-free in-degree counters, x_j put + fence + flag put from inside the kernel; HDN, CPU: level scheduling, MPI exchange per level; HDN_OVERLAP: each level's exchange overlapped with the next level's rows that need none of its remote values",

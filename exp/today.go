@@ -3,6 +3,11 @@ package exp
 import (
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -10,24 +15,89 @@ import (
 )
 
 // TodaySpec holds the knobs of the today study: the present-day presets
-// it runs the present-day workloads on.
+// it runs the present-day workloads on, and the tornado over the values
+// nobody has published.
 type TodaySpec struct {
-	Presets []string `toml:"presets" doc:"present-day presets to compare, each with its own default parameters and the strategies its NIC runs" src:"DEFAULT"`
+	Presets   []string `toml:"presets" doc:"present-day presets to compare, each with its own default parameters and the strategies its NIC runs" src:"DEFAULT"`
+	Workloads []string `toml:"workloads" doc:"present-day workloads to run on each preset: pingpong, allreduce_hier, halo3d, moe" src:"DEFAULT"`
+	Tornado   bool     `toml:"tornado" doc:"re-run a thinned grid of every workload with each DEFAULT (no source) value of the preset divided and multiplied by today.factor, and report whether the winner changes" src:"DEFAULT"`
+	Factor    float64  `toml:"factor" doc:"the plausible range of a value nobody has published: its default divided and multiplied by this factor (counts rounded, at least 1)" src:"DEFAULT"`
+}
+
+// todayWorkloads are the present-day workloads the study knows, with the
+// experiment that runs each and how a winner row names its point.
+type todayWorkload struct {
+	name   string
+	points func() Points
+	// point names a winner row and returns the rest of it: fastest,
+	// time_us, runner_up, runner_up_us.
+	point func(row []any) (string, []any)
+	// thin narrows a preset's configuration to the tornado's grid (one
+	// configuration per listing).
+	thin func(c Config) []Config
+}
+
+var todayWorkloads = []todayWorkload{
+	{"pingpong", pingPongPoints, func(r []any) (string, []any) { return fmt.Sprint(r[0]), r[1:5] }, func(c Config) []Config { return []Config{c} }},
+	{"allreduce_hier", allreduceHierPoints, func(r []any) (string, []any) { return fmt.Sprintf("%v GPUs", r[1]), r[2:6] },
+		func(c Config) []Config { c.AllreduceHier.Nodes = firstLast(c.AllreduceHier.Nodes); return []Config{c} }},
+	{"halo3d", halo3DPoints, func(r []any) (string, []any) {
+		return fmt.Sprintf("%v nodes, %v-nb, %v faces", r[0], r[1], r[2]), r[3:7]
+	},
+		func(c Config) []Config {
+			// Every fourth face size and the largest.
+			c.Halo3D.Nodes = firstLast(c.Halo3D.Nodes)
+			fs := doublings(c.Halo3D.MinFace, c.Halo3D.MaxFace)
+			var out []Config
+			for i, f := range fs {
+				if i%4 == 0 || i == len(fs)-1 {
+					fc := c
+					fc.Halo3D.MinFace, fc.Halo3D.MaxFace = f, f
+					out = append(out, fc)
+				}
+			}
+			return out
+		}},
+	{"moe", moePoints, func(r []any) (string, []any) { return fmt.Sprintf("%v EP=%v", r[0], r[1]), r[2:6] },
+		func(c Config) []Config { c.MoE.EP = c.MoE.EP[:1]; return []Config{c} }},
+}
+
+func firstLast(v []int) []int {
+	if len(v) <= 2 {
+		return v
+	}
+	return []int{v[0], v[len(v)-1]}
 }
 
 func defaultToday() TodaySpec {
-	return TodaySpec{Presets: []string{"h100-cx7", "mi300a-ss11", "gh200", "gh200-cx7"}}
+	return TodaySpec{Presets: []string{"h100-cx7", "mi300a-ss11", "gh200", "gh200-cx7"}, Workloads: []string{"pingpong", "allreduce_hier", "halo3d", "moe"},
+		Tornado: true, Factor: 2}
 }
 
 func (t TodaySpec) validate() error {
-	if len(t.Presets) == 0 {
-		return fmt.Errorf("today.presets is empty: must list presets such as h100-cx7, mi300a-ss11, gh200, gh200-cx7")
-	}
 	var errs []error
+	if len(t.Presets) == 0 {
+		errs = append(errs, fmt.Errorf("today.presets is empty: must list presets such as h100-cx7, mi300a-ss11, gh200, gh200-cx7"))
+	}
 	for _, p := range t.Presets {
 		if _, err := cluster.Preset(p); err != nil {
 			errs = append(errs, fmt.Errorf("today.presets: %w", err))
 		}
+	}
+	var names []string
+	for _, w := range todayWorkloads {
+		names = append(names, w.name)
+	}
+	if len(t.Workloads) == 0 {
+		errs = append(errs, fmt.Errorf("today.workloads is empty: must list some of %s", strings.Join(names, ", ")))
+	}
+	for _, w := range t.Workloads {
+		if !slices.Contains(names, w) {
+			errs = append(errs, fmt.Errorf("today.workloads contains %q: must be one of %s", w, strings.Join(names, ", ")))
+		}
+	}
+	if !(t.Factor > 1 && t.Factor <= 16) {
+		errs = append(errs, fmt.Errorf("today.factor = %v: must be in (1, 16]", t.Factor))
 	}
 	return errors.Join(errs...)
 }
@@ -36,47 +106,334 @@ func quickToday(cfg *Config) {
 	cfg.PingPong.MinSize, cfg.PingPong.MaxSize = 8, 64
 	cfg.AllreduceHier.Size, cfg.AllreduceHier.Nodes = 16*unit.KiB, []int{1, 2}
 	cfg.Halo3D.MinFace, cfg.Halo3D.MaxFace, cfg.Halo3D.Nodes = 1*unit.KiB, 1*unit.KiB, []int{1}
+	cfg.MoE.EP, cfg.MoE.Hidden, cfg.MoE.TokensLL, cfg.MoE.TokensHT = []int{8}, 256, 8, 16
+	cfg.Today.Tornado = false
 }
 
-// runToday runs pingpong, allreduce_hier and halo3d on every preset of
-// today.presets, each over every strategy with an implementation that the
-// preset's NIC runs, and tabulates the fastest strategy per point and the
-// ranges each one wins.
-func runToday(cfg Config, env Env) (*report.Result, error) {
-	points := report.Table{Name: "winners", Columns: []string{"preset", "workload", "point", "fastest", "time_us", "runner_up", "runner_up_us", "margin_pct"}}
-	where := report.Table{Name: "where", Columns: []string{"preset", "workload", "points", "fastest"}}
-	type run struct {
-		name string
-		run  func(Config, Env) (*report.Result, error)
-		// point names a winner row; the rows' first columns differ per
-		// experiment.
-		point func(row []any) (string, []any)
+// presetConfig is preset's default configuration with the run's workload
+// sizes and study knobs: each preset keeps its own hardware values and
+// the strategies its NIC runs.
+func (cfg Config) presetConfig(preset string) (Config, error) {
+	pc, err := DefaultConfig(preset)
+	if err != nil {
+		return Config{}, fmt.Errorf("today.presets: %w", err)
 	}
-	runs := []run{
-		{"pingpong", runPingPong, func(r []any) (string, []any) { return fmt.Sprint(r[0]), r[1:] }},
-		{"allreduce_hier", runAllreduceHier, func(r []any) (string, []any) { return fmt.Sprintf("%v GPUs", r[1]), r[2:] }},
-		{"halo3d", runHalo3D, func(r []any) (string, []any) { return fmt.Sprintf("%v nodes, %v faces", r[0], r[1]), r[2:] }},
+	pc.Run = cfg.Run
+	pc.Run.Preset = preset
+	pc.Today = cfg.Today
+	pc.PingPong.MinSize, pc.PingPong.MaxSize, pc.PingPong.Iters, pc.PingPong.Placement = cfg.PingPong.MinSize, cfg.PingPong.MaxSize, cfg.PingPong.Iters, cfg.PingPong.Placement
+	pc.AllreduceHier.Size, pc.AllreduceHier.Nodes = cfg.AllreduceHier.Size, cfg.AllreduceHier.Nodes
+	pc.Halo3D.MinFace, pc.Halo3D.MaxFace, pc.Halo3D.Nodes, pc.Halo3D.Iters = cfg.Halo3D.MinFace, cfg.Halo3D.MaxFace, cfg.Halo3D.Nodes, cfg.Halo3D.Iters
+	pc.Halo3D.Neighbours, pc.Halo3D.Scaling, pc.Halo3D.Domain = cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain
+	m := cfg.MoE
+	pc.MoE.EP, pc.MoE.Modes, pc.MoE.Hidden, pc.MoE.TopK, pc.MoE.Experts = m.EP, m.Modes, m.Hidden, m.TopK, m.Experts
+	pc.MoE.TokensLL, pc.MoE.TokensHT, pc.MoE.Routing, pc.MoE.VerifyMax = m.TokensLL, m.TokensHT, m.Routing, m.VerifyMax
+	if pc.PingPong.Placement == "fabric" && pc.Node.GPUs < 2 {
+		pc.PingPong.Placement = "rails" // one GPU per node: only the rails
+	}
+	g := max(1, pc.Node.GPUs)
+	pc.MoE.EP = slices.DeleteFunc(slices.Clone(pc.MoE.EP), func(ep int) bool { return ep%g != 0 })
+	if len(pc.MoE.EP) == 0 {
+		pc.MoE.EP = []int{2 * g}
+	}
+	return pc, nil
+}
+
+// todayKnobs returns the values of preset that nobody has published
+// (cluster.PresetSources: "no source"), sorted, and the workload knobs
+// without a source.
+func todayKnobs(preset string, workloads []string) []string {
+	var out []string
+	for name, src := range cluster.PresetSources(preset) {
+		if src.Tag == "DEFAULT" && src.Ref == "no source" {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	if slices.Contains(workloads, "moe") {
+		out = append(out, "moe.comm_wgs")
+	}
+	return out
+}
+
+// todayItem is one point of the study and where it belongs.
+type todayItem struct {
+	preset, workload, variant string
+	pc                        Config // the (preset, variant) configuration the point was listed from
+	point                     Point
+}
+
+// todayList lists the base grid of every (preset, workload) and, with
+// today.tornado, the thinned grid once per knob and direction.
+func todayList(cfg Config) ([]todayItem, error) {
+	var items []todayItem
+	add := func(preset, variant string, pc Config, thin bool) error {
+		for _, w := range todayWorkloads {
+			if !slices.Contains(cfg.Today.Workloads, w.name) {
+				continue
+			}
+			wcs := []Config{pc}
+			if thin {
+				// The tornado's grid runs payload-free: the same times,
+				// none of the verification's memory and work.
+				pc.Run.Functional = false
+				wcs = w.thin(pc)
+			}
+			for _, wc := range wcs {
+				pts, err := w.points().List(wc)
+				if err != nil {
+					return fmt.Errorf("today: %s on %s: %w", w.name, preset, err)
+				}
+				for _, p := range pts {
+					p.Label = fmt.Sprintf("%s %s %s | %s", preset, w.name, variant, p.Label)
+					items = append(items, todayItem{preset: preset, workload: w.name, variant: variant, pc: wc, point: p})
+				}
+			}
+		}
+		return nil
 	}
 	for _, preset := range cfg.Today.Presets {
-		pc, err := DefaultConfig(preset)
+		pc, err := cfg.presetConfig(preset)
 		if err != nil {
-			return nil, fmt.Errorf("today.presets: %w", err)
+			return nil, err
 		}
-		pc.Run = cfg.Run
-		pc.Run.Preset = preset
-		// The workloads' sizes come from the run; the strategies from the
-		// preset's defaults (those its NIC runs).
-		pc.PingPong.MinSize, pc.PingPong.MaxSize, pc.PingPong.Iters, pc.PingPong.Placement = cfg.PingPong.MinSize, cfg.PingPong.MaxSize, cfg.PingPong.Iters, cfg.PingPong.Placement
-		pc.AllreduceHier.Size, pc.AllreduceHier.Nodes = cfg.AllreduceHier.Size, cfg.AllreduceHier.Nodes
-		pc.Halo3D.MinFace, pc.Halo3D.MaxFace, pc.Halo3D.Nodes, pc.Halo3D.Iters = cfg.Halo3D.MinFace, cfg.Halo3D.MaxFace, cfg.Halo3D.Nodes, cfg.Halo3D.Iters
-		if pc.PingPong.Placement == "fabric" && pc.Node.GPUs < 2 {
-			pc.PingPong.Placement = "rails" // one GPU per node: only the rails
+		if err := add(preset, "base", pc, false); err != nil {
+			return nil, err
 		}
-		for _, w := range runs {
-			res, err := w.run(pc, env)
-			if err != nil {
-				return nil, fmt.Errorf("today: %s on %s: %w", w.name, preset, err)
+		if !cfg.Today.Tornado {
+			continue
+		}
+		// The tornado's grid at the defaults, which every knob's runs
+		// are compared with.
+		if err := add(preset, "default", pc, true); err != nil {
+			return nil, err
+		}
+		for _, k := range todayKnobs(preset, cfg.Today.Workloads) {
+			for _, f := range []float64{1 / cfg.Today.Factor, cfg.Today.Factor} {
+				kc := pc
+				v, err := scaleKnob(&kc, k, f)
+				if err != nil {
+					return nil, fmt.Errorf("today: %s on %s: %w", k, preset, err)
+				}
+				if err := add(preset, k+"="+v, kc, true); err != nil {
+					return nil, err
+				}
 			}
+		}
+	}
+	return items, nil
+}
+
+// scaleKnob multiplies the numeric parameter name of c by f (a count
+// rounded, at least 1) and returns the new value as printed.
+func scaleKnob(c *Config, name string, f float64) (string, error) {
+	v, ok := fieldByName(reflect.ValueOf(c).Elem(), strings.Split(name, "."))
+	if !ok {
+		return "", fmt.Errorf("no parameter %s", name)
+	}
+	switch v.Kind() {
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		x := float64(v.Int()) * f
+		if v.Type() == reflect.TypeFor[int]() {
+			x = max(1, math.Round(x))
+		}
+		v.SetInt(int64(x))
+	case reflect.Uint, reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(max(1, math.Round(float64(v.Uint())*f))))
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(v.Float() * f)
+	default:
+		return "", fmt.Errorf("%s is not numeric", name)
+	}
+	if s, ok := v.Interface().(fmt.Stringer); ok {
+		return s.String(), nil
+	}
+	return fmt.Sprint(v.Interface()), nil
+}
+
+// fieldByName finds the field of v at a parameter's dotted name, through
+// the toml tags (embedded structs' fields at their parent's level).
+func fieldByName(v reflect.Value, path []string) (reflect.Value, bool) {
+	if len(path) == 0 {
+		return v, true
+	}
+	t := v.Type()
+	if t.Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag, _, _ := strings.Cut(sf.Tag.Get("toml"), ",")
+		if sf.Anonymous && (tag == "" || tag == "-") {
+			if f, ok := fieldByName(v.Field(i), path); ok {
+				return f, true
+			}
+			continue
+		}
+		if tag == path[0] {
+			return fieldByName(v.Field(i), path[1:])
+		}
+	}
+	return reflect.Value{}, false
+}
+
+func todayPoints() Points {
+	return Points{List: func(cfg Config) ([]Point, error) {
+		items, err := todayList(cfg)
+		if err != nil {
+			return nil, err
+		}
+		pts := make([]Point, len(items))
+		for i, it := range items {
+			pts[i] = it.point
+		}
+		return pts, nil
+	}, Simulate: todaySimulate, Assemble: todayAssemble}
+}
+
+// runToday runs the present-day workloads on every preset of
+// today.presets under every strategy each preset's NIC runs, tabulates the
+// fastest strategy per point and the ranges each one wins, and, with
+// today.tornado, whether the winners survive the unpublished values.
+func runToday(cfg Config, env Env) (*report.Result, error) { return RunPoints(todayPoints(), cfg, env) }
+
+func todaySimulate(p Point, env Env) ([]byte, error) {
+	head, inner, ok := strings.Cut(p.Label, " | ")
+	f := strings.Fields(head)
+	if !ok || len(f) != 3 {
+		return nil, fmt.Errorf("today: point %q: not a today point", p.Label)
+	}
+	for _, w := range todayWorkloads {
+		if w.name == f[1] {
+			return w.points().Simulate(Point{Label: inner, Config: p.Config}, env)
+		}
+	}
+	return nil, fmt.Errorf("today: point %q: unknown workload %s", p.Label, f[1])
+}
+
+// todayWinner is one point's winner.
+type todayWinner struct {
+	fastest, runnerUp string
+	time, runnerTime  float64
+}
+
+func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
+	items, err := todayList(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) != len(raw) {
+		return nil, fmt.Errorf("today: %d results for %d points", len(raw), len(items))
+	}
+	type group struct {
+		preset, workload, variant string
+		pc                        Config
+		raw                       [][]byte
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for i, it := range items {
+		k := it.preset + " " + it.workload + " " + it.variant
+		g := byKey[k]
+		if g == nil {
+			g = &group{preset: it.preset, workload: it.workload, variant: it.variant, pc: it.pc}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.raw = append(g.raw, raw[i])
+	}
+	// winners[preset workload variant][point] and the base order.
+	winners := map[string]map[string]todayWinner{}
+	order := map[string][]string{}
+	for _, g := range groups {
+		w := todayWorkloadNamed(g.workload)
+		res, err := w.points().Assemble(g.pc, g.raw)
+		if err != nil {
+			return nil, fmt.Errorf("today: %s on %s (%s): %w", g.workload, g.preset, g.variant, err)
+		}
+		k := g.preset + " " + g.workload + " " + g.variant
+		winners[k] = map[string]todayWinner{}
+		for _, r := range res.Tables[1].Rows {
+			pt, rest := w.point(r)
+			tw := todayWinner{fastest: fmt.Sprint(rest[0])}
+			tw.time, _ = rest[1].(float64)
+			tw.runnerUp = fmt.Sprint(rest[2])
+			tw.runnerTime, _ = rest[3].(float64)
+			winners[k][pt] = tw
+			order[k] = append(order[k], pt)
+		}
+	}
+	where := report.Table{Name: "where", Columns: []string{"preset", "workload", "points", "fastest"}}
+	points := report.Table{Name: "winners", Columns: []string{"preset", "workload", "point", "fastest", "time_us", "runner_up", "runner_up_us", "margin_pct", "flipped_by"}}
+	tornado := report.Table{Name: "tornado", Columns: []string{"preset", "knob", "low", "high", "points", "changed_low", "changed_high", "changes"}}
+	trust := report.Table{Name: "trust", Columns: []string{"preset", "workload", "points", "winner_holds_on_checked", "knobs_that_flip_a_winner"}}
+	plot := &report.Plot{Title: fmt.Sprintf("Does the winner survive the unpublished values? Share of the tornado grid whose fastest strategy changes, each value / and x %g", cfg.Today.Factor),
+		XLabel: "points whose winner changes (%)", TornadoLegend: [2]string{fmt.Sprintf("value / %g", cfg.Today.Factor), fmt.Sprintf("value x %g", cfg.Today.Factor)}}
+	flipped := map[string][]string{} // preset workload point -> knobs
+	checked := map[string]bool{}     // preset workload point on the tornado grid
+	for _, preset := range cfg.Today.Presets {
+		knobs := []string{}
+		if cfg.Today.Tornado {
+			knobs = todayKnobs(preset, cfg.Today.Workloads)
+		}
+		variants := map[string][2]string{}
+		for _, g := range groups {
+			if g.preset != preset || g.variant == "base" || g.variant == "default" {
+				continue
+			}
+			kn, val, _ := strings.Cut(g.variant, "=")
+			v := variants[kn]
+			if v[0] == "" {
+				v[0] = val
+			} else if v[0] != val {
+				v[1] = val
+			}
+			variants[kn] = v
+		}
+		for _, kn := range knobs {
+			vals := variants[kn]
+			var n, low, high int
+			var changes []string
+			for i, val := range vals {
+				for _, w := range cfg.Today.Workloads {
+					base := winners[preset+" "+w+" default"]
+					vk := preset + " " + w + " " + kn + "=" + val
+					for _, pt := range order[vk] {
+						if i == 0 {
+							n++
+						}
+						checked[preset+" "+w+" "+pt] = true
+						b, ok := base[pt]
+						v := winners[vk][pt]
+						if !ok || b.fastest == v.fastest {
+							continue
+						}
+						if i == 0 {
+							low++
+						} else {
+							high++
+						}
+						fk := preset + " " + w + " " + pt
+						if !slices.Contains(flipped[fk], kn) {
+							flipped[fk] = append(flipped[fk], kn)
+						}
+						if len(changes) < 4 {
+							changes = append(changes, fmt.Sprintf("%s=%s: %s %s %s->%s", kn, val, w, pt, b.fastest, v.fastest))
+						}
+					}
+				}
+			}
+			pct := func(c int) float64 {
+				if n == 0 {
+					return 0
+				}
+				return round3(100 * float64(c) / float64(n))
+			}
+			tornado.Rows = append(tornado.Rows, []any{preset, kn, vals[0], vals[1], n, low, high, strings.Join(changes, "; ")})
+			plot.Tornado = append(plot.Tornado, report.TornadoBar{Label: preset + " " + kn, Low: -pct(low), High: pct(high)})
+		}
+		for _, w := range cfg.Today.Workloads {
+			k := preset + " " + w + " base"
 			var first, last, cur string
 			flush := func() {
 				if cur != "" {
@@ -84,30 +441,62 @@ func runToday(cfg Config, env Env) (*report.Result, error) {
 					if last != first {
 						span = first + " – " + last
 					}
-					where.Rows = append(where.Rows, []any{preset, w.name, span, cur})
+					where.Rows = append(where.Rows, []any{preset, w, span, cur})
 				}
 			}
-			for _, r := range res.Tables[1].Rows {
-				pt, rest := w.point(r)
+			holds, total, all := 0, 0, 0
+			var flips []string
+			for _, pt := range order[k] {
+				b := winners[k][pt]
 				margin := ""
-				if ru, ok := rest[3].(float64); ok && ru > 0 {
-					margin = fmt.Sprintf("%.1f", 100*(ru-rest[1].(float64))/ru)
+				if b.runnerTime > 0 {
+					margin = fmt.Sprintf("%.1f", 100*(b.runnerTime-b.time)/b.runnerTime)
 				}
-				points.Rows = append(points.Rows, []any{preset, w.name, pt, rest[0], rest[1], rest[2], rest[3], margin})
-				if win := rest[0].(string); win != cur {
+				by := flipped[preset+" "+w+" "+pt]
+				points.Rows = append(points.Rows, []any{preset, w, pt, b.fastest, b.time, b.runnerUp, b.runnerTime, margin, strings.Join(by, " ")})
+				if b.fastest != cur {
 					flush()
-					first, cur = pt, win
+					first, cur = pt, b.fastest
 				}
 				last = pt
+				all++
+				if checked[preset+" "+w+" "+pt] {
+					total++
+					if len(by) == 0 {
+						holds++
+					}
+				}
+				for _, kn := range by {
+					if !slices.Contains(flips, kn) {
+						flips = append(flips, kn)
+					}
+				}
 			}
 			flush()
+			verdict := "not checked (today.tornado = false)"
+			if cfg.Today.Tornado {
+				verdict = fmt.Sprintf("%d of %d checked", holds, total)
+			}
+			trust.Rows = append(trust.Rows, []any{preset, w, all, verdict, strings.Join(flips, " ")})
 		}
 	}
-	res := &report.Result{Experiment: "today", Seed: cfg.Run.Seed, Tables: []report.Table{where, points}}
+	res := &report.Result{Experiment: "today", Seed: cfg.Run.Seed, Tables: []report.Table{where, points, trust}}
+	if cfg.Today.Tornado {
+		res.Tables = append(res.Tables, tornado)
+		res.Plot = plot
+	}
 	res.Notes = append(res.Notes,
-		"each preset runs with its own default parameters (hardware --set values do not carry over) and the strategies with an implementation that its NIC runs; workload sizes (pingpong.*, allreduce_hier.*, halo3d.*) come from this run",
-		"kernel launch and teardown, switch latency, the GPU fabric's latency and the NIC's command costs are DEFAULT (no source): sweep them (gpunetsim sensitivity, --sweep) before trusting a winner; the tornado over them is not part of this study yet",
-		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access) and GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc); eager MPI messages, streams and triggered operations take their NIC path carried by the GPU fabric",
-		"not in this study yet: MoE dispatch/combine, the 26-neighbour halo, the one-sided and device-initiated families on allreduce_hier and halo3d")
+		"each preset runs with its own default parameters (hardware --set values do not carry over) and the strategies with an implementation that its NIC runs; workload sizes (pingpong.*, allreduce_hier.*, halo3d.*, moe.*) come from this run",
+		fmt.Sprintf("tornado: every value a preset's sources do not give (gpunetsim params: DEFAULT, no source) and moe.comm_wgs, divided and multiplied by today.factor = %g one at a time, on a thinned payload-free grid (allreduce_hier and halo3d: first and last node count, halo3d every fourth face; moe: the first EP count; pingpong: every size), compared with the same grid at the defaults; flipped_by names the knobs that change a point's winner (points outside the thinned grid are not checked)", cfg.Today.Factor),
+		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access) and GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc); eager MPI messages, streams and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
+}
+
+func todayWorkloadNamed(name string) todayWorkload {
+	for _, w := range todayWorkloads {
+		if w.name == name {
+			return w
+		}
+	}
+	panic("today: unknown workload " + name)
 }

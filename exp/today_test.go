@@ -3,6 +3,8 @@ package exp
 import (
 	"strings"
 	"testing"
+
+	"github.com/gpunetsim/gpunetsim/unit"
 )
 
 // The quick today study covers every preset × workload, names a winner the
@@ -27,7 +29,7 @@ func TestTodayStudy(t *testing.T) {
 		}
 	}
 	for _, p := range cfg.Today.Presets {
-		for _, w := range []string{"pingpong", "allreduce_hier", "halo3d"} {
+		for _, w := range []string{"pingpong", "allreduce_hier", "halo3d", "moe"} {
 			if !seen[p+" "+w] {
 				t.Errorf("no winner rows for %s on %s", w, p)
 			}
@@ -36,8 +38,58 @@ func TestTodayStudy(t *testing.T) {
 	if len(where) < len(seen) || len(where) > len(winners) {
 		t.Errorf("%d ranges for %d (preset, workload) pairs and %d points", len(where), len(seen), len(winners))
 	}
-	cfg.Today.Presets = []string{"h100"}
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "today.presets") {
-		t.Errorf("unknown preset: %v", err)
+	cfg.Today.Presets, cfg.Today.Workloads, cfg.Today.Factor = []string{"h100"}, []string{"fft"}, 1
+	err = cfg.Validate()
+	for _, field := range []string{"today.presets", "today.workloads", "today.factor"} {
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("want an error naming %s, got %v", field, err)
+		}
+	}
+}
+
+// The tornado perturbs every unpublished value of the preset down and up,
+// checks the thinned grid, and reports every flip in the winners table;
+// a knob that changes nothing changes no winner.
+func TestTodayTornado(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quickToday(&cfg)
+	cfg.Today.Presets, cfg.Today.Workloads, cfg.Today.Tornado = []string{"gh200-cx7"}, []string{"pingpong", "allreduce_hier"}, true
+	cfg.PingPong.MinSize, cfg.PingPong.MaxSize, cfg.AllreduceHier.Size = 8, 64*unit.KiB, 4*unit.KiB
+	res, err := runToday(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tornado, trust [][]any
+	for _, tb := range res.Tables {
+		switch tb.Name {
+		case "tornado":
+			tornado = tb.Rows
+		case "trust":
+			trust = tb.Rows
+		}
+	}
+	knobs := todayKnobs("gh200-cx7", cfg.Today.Workloads)
+	if len(tornado) != len(knobs) || len(knobs) < 5 {
+		t.Fatalf("%d tornado rows for %d knobs %v", len(tornado), len(knobs), knobs)
+	}
+	for _, r := range tornado {
+		if r[4].(int) != 16 { // 14 sizes + 2 node counts
+			t.Errorf("%v: %v points checked, want 16", r, r[4])
+		}
+		if r[1] == "node.fabric_latency" && (r[5].(int) != 0 || r[6].(int) != 0) {
+			t.Errorf("%v: one GPU per node has no fabric, yet its latency flips a winner", r)
+		}
+		if r[1] == "gpu.launch" && (r[2] != "1.25us" || r[3] != "5us") {
+			t.Errorf("%v: gpu.launch 2.5us / and x 2 should be 1.25us and 5us", r)
+		}
+	}
+	if len(trust) != 2 || !strings.HasSuffix(trust[0][3].(string), "of 14 checked") {
+		t.Errorf("trust %v", trust)
+	}
+	if res.Plot == nil || len(res.Plot.Tornado) != len(knobs) {
+		t.Errorf("tornado plot: %+v", res.Plot)
 	}
 }

@@ -108,3 +108,13 @@ func BenchmarkRing1024File(b *testing.B) {
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkAlltoall300 is a 300-rank linear all-to-all (8 B): every rank
+// holds its 598 operations from the start, so its sends queue on one CPU
+// and its arrivals meet long matching queues.
+func BenchmarkAlltoall300(b *testing.B) { benchRun(b, goal.AllToAll(300, 8)) }
+
+// BenchmarkAlltoall1000 is the 1,000-rank linear all-to-all of the
+// reliability corpus: 6.0 M events (1.5 G, minutes, while every waiting
+// entry retried).
+func BenchmarkAlltoall1000(b *testing.B) { benchRun(b, goal.AllToAll(1000, 8)) }

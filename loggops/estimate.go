@@ -24,10 +24,11 @@ type Estimate struct {
 	HeldOps float64
 	// Stmts is the program's statements (operations and dependencies).
 	Stmts float64
-	// Events estimates the queue entries processed: each operation once,
-	// plus a retry per operation of its rank that is ready before it
-	// while its CPU or NIC is busy (half the roots on average), which
-	// makes a linear all-to-all grow as ranks³.
+	// Events estimates the queue entries processed: each statement
+	// once, and for each operation ready from the start (a root) its
+	// message's arrival and one wait for its busy CPU or NIC (wait.go:
+	// entries waiting for one resource do not retry), so a linear
+	// all-to-all grows as ranks², not ranks³.
 	Events float64
 }
 
@@ -46,7 +47,7 @@ func EstimateRun(prog goal.Program) Estimate {
 		ops := float64(w.Stmts)
 		e.HeldOps += times * float64(w.Roots+w.Lookahead)
 		e.Stmts += times * ops
-		e.Events += times * ops * (1 + float64(w.Roots)/2)
+		e.Events += times * (ops + 2*float64(w.Roots))
 	}
 	if _, ok := prog.(*goal.Generated); ok {
 		if n > 0 {

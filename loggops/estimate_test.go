@@ -7,7 +7,7 @@ import (
 )
 
 // The estimate follows what a run holds and does: an all-to-all holds
-// every operation from the start and its events grow as ranks³ (the
+// every operation from the start and its events grow as ranks² (the
 // estimate within a factor of two of the run's count), a ring holds a few
 // operations per rank.
 func TestEstimateRun(t *testing.T) {

@@ -95,6 +95,7 @@ type op struct {
 	kind     goal.Kind
 	cpu, nic uint8
 	state    uint8
+	rep      bool // queued as its resource set's representative (wait.go)
 }
 
 // edge makes op `to` wait for the start (IRequires) or end (Requires) of
@@ -116,6 +117,7 @@ type msg struct {
 	num      uint64 // the send's op number
 	next     int32  // next message in the unexpected queue
 	cpu, nic uint8  // the send's indices, also used at the receiver
+	rep      bool   // queued as its resource set's representative (wait.go)
 }
 
 // host is a rank's streaming and matching state.
@@ -165,6 +167,8 @@ type state struct {
 	now        sim.Time
 	err        error
 	stmt       goal.Stmt
+	waits      map[uint64]*waitSet // entries waiting for busy resources (wait.go)
+	retry      bool                // Options.retry
 }
 
 // Status is a snapshot of a run in progress.
@@ -181,6 +185,10 @@ type Options struct {
 	// keep the run waiting; rate-limit printing by wall time inside it.
 	Progress      func(Status)
 	ProgressEvery uint64
+	// retry re-queues every entry that finds its CPU or NIC busy, as
+	// LogGOPSim does, instead of waiting aside (wait.go): for the test
+	// that the two give the same result.
+	retry bool
 }
 
 // Run simulates prog under p. It returns a *DeadlockError (wrapping
@@ -198,7 +206,7 @@ func RunOptions(prog goal.Program, p Params, opt Options) (*Result, error) {
 	}
 	start := time.Now()
 	n := prog.NumRanks()
-	s := &state{p: p, prog: prog, ncpu: prog.NumCPU(), nnic: prog.NumNIC(), freeEdge: -1, progress: opt.Progress, every: opt.ProgressEvery}
+	s := &state{p: p, prog: prog, ncpu: prog.NumCPU(), nnic: prog.NumNIC(), freeEdge: -1, progress: opt.Progress, every: opt.ProgressEvery, retry: opt.retry}
 	if s.every == 0 {
 		s.every = 1 << 24
 	}
@@ -295,7 +303,7 @@ func (s *state) readThrough(h int, n uint64) {
 				head: -1, tail: -1, qnext: -1, kind: st.Kind, cpu: st.CPU, nic: st.NIC}
 			if st.Kind == goal.Calc {
 				o.size = scale(st.Size, s.p.CalcUnit)
-				if s.past(sim.Time(o.size), h, where(st.Line, o.num), fmt.Sprintf("calc %d × calc unit %v", st.Size, s.p.CalcUnit)) {
+				if sim.Time(o.size) >= Horizon && s.past(sim.Time(o.size), h, where(st.Line, o.num), fmt.Sprintf("calc %d × calc unit %v", st.Size, s.p.CalcUnit)) {
 					return
 				}
 			}
@@ -348,7 +356,9 @@ func (e *HorizonError) Error() string {
 func (e *HorizonError) Unwrap() error { return sim.ErrTimeOverflow }
 
 // past fails the run, and reports true, if v (computed by what, for rank
-// h at statement where) reached Horizon.
+// h at statement where) reached Horizon. Callers test v ≥ Horizon first,
+// so that the message is formatted only for a failing run, not at every
+// event.
 func (s *state) past(v sim.Time, h int, where, what string) bool {
 	if v < Horizon {
 		return false
@@ -722,21 +732,29 @@ func (s *state) loop() {
 			c := h*s.ncpu + int(o.cpu)
 			switch o.kind {
 			case goal.Calc:
-				if s.nexto[c] > t || s.wrapped(h, s.nexto[c]) {
+				if s.nexto[c] > t {
+					s.wait(k, s.nexto[c], calcSet(c))
+					continue
+				} else if s.wrapped(h, s.nexto[c]) {
 					k.t = s.nexto[c]
 					s.q.push(k)
 					continue
 				}
 				end := t + sim.Time(o.size)
-				if s.past(end, h, where(o.line, o.num), fmt.Sprintf("calc of %v starting at %v", sim.Time(o.size), t)) {
+				if end >= Horizon && s.past(end, h, where(o.line, o.num), fmt.Sprintf("calc of %v starting at %v", sim.Time(o.size), t)) {
 					return
 				}
 				s.nexto[c] = end
+				s.proceed(k, calcSet(c), t, end)
+				o = s.op(hd)
 				s.started(hd, t)
 				s.finished(hd, end)
 			case goal.Send:
 				n := h*s.nnic + int(o.nic)
-				if f := max(s.nexto[c], s.nextgs[n]); f > t || s.wrapped(h, min(s.nexto[c], s.nextgs[n])) {
+				if f := max(s.nexto[c], s.nextgs[n]); f > t {
+					s.wait(k, f, sendSet(c, n, s.nnic))
+					continue
+				} else if s.wrapped(h, min(s.nexto[c], s.nextgs[n])) {
 					k.t = f
 					s.q.push(k)
 					continue
@@ -745,11 +763,13 @@ func (s *state) loop() {
 				o = s.op(hd)
 				oEnd := t + p.O + s.perByte(o.size, p.OverheadPerByte)
 				gEnd := t + p.Gap + s.perByte(o.size, p.GapPerByte)
-				if s.past(max(oEnd, gEnd, t+p.O+p.L), h, where(o.line, o.num), fmt.Sprintf("send of %d bytes starting at %v (o + (s−1)·O, g + (s−1)·G, o + L)", o.size, t)) {
+				if max(oEnd, gEnd, t+p.O+p.L) >= Horizon && s.past(max(oEnd, gEnd, t+p.O+p.L), h, where(o.line, o.num), fmt.Sprintf("send of %d bytes starting at %v (o + (s−1)·O, g + (s−1)·G, o + L)", o.size, t)) {
 					return
 				}
 				s.nexto[c] = oEnd
 				s.nextgs[n] = gEnd
+				s.proceed(k, sendSet(c, n, s.nnic), t, max(oEnd, gEnd))
+				o = s.op(hd)
 				o.earliest = oEnd
 				mh := s.newMsg()
 				s.msgs[mh] = msg{size: o.size, src: uint32(h), dst: o.peer, tag: o.tag, sendOp: hd, next: -1, cpu: o.cpu, nic: o.nic, line: o.line, num: o.num}
@@ -818,7 +838,10 @@ func (s *state) arrive(k key) {
 	h := int(m.dst)
 	c := h*s.ncpu + int(m.cpu)
 	n := h*s.nnic + int(m.nic)
-	if f := max(s.nexto[c], s.nextgr[n]); f > t || s.wrapped(h, min(s.nexto[c], s.nextgr[n])) {
+	if f := max(s.nexto[c], s.nextgr[n]); f > t {
+		s.wait(k, f, recvSet(c, n, s.nnic))
+		return
+	} else if s.wrapped(h, min(s.nexto[c], s.nextgr[n])) {
 		k.t = f
 		s.q.push(k)
 		return
@@ -827,11 +850,13 @@ func (s *state) arrive(k key) {
 	// Unsigned, as in LogGOPSim: equal to max for the non-negative costs
 	// of CompatNone, and LogGOPSim's result for CompatLogGOPSim's −G.
 	end := t + p.O + sim.Time(max(uint64(s.perByte(m.size, p.OverheadPerByte)), uint64(gb)))
-	if s.past(max(end, t+p.Gap+gb), h, "receiving "+where(m.line, m.num)+" of rank "+fmt.Sprint(m.src), fmt.Sprintf("arrival of %d bytes at %v (o + max((s−1)·O, (s−1)·G), g + (s−1)·G)", m.size, t)) {
+	if max(end, t+p.Gap+gb) >= Horizon && s.past(max(end, t+p.Gap+gb), h, "receiving "+where(m.line, m.num)+" of rank "+fmt.Sprint(m.src), fmt.Sprintf("arrival of %d bytes at %v (o + max((s−1)·O, (s−1)·G), g + (s−1)·G)", m.size, t)) {
 		return
 	}
 	s.nexto[c] = end
 	s.nextgr[n] = t + p.Gap + gb
+	s.proceed(k, recvSet(c, n, s.nnic), t, max(end, s.nextgr[n]))
+	m = &s.msgs[k.ref]
 	hs := &s.hosts[h]
 	prev := int32(-1)
 	for ri := hs.rqHead; ri >= 0; prev, ri = ri, s.op(uint32(ri)).qnext {

@@ -48,16 +48,18 @@ func TestInUnits(t *testing.T) {
 // and gets progress; a short one prints nothing.
 func TestAnnounceWork(t *testing.T) {
 	var b strings.Builder
-	if !announceWork(&b, loggops.EstimateRun(goal.AllToAll(1000, 8))) {
-		t.Fatal("a 1000-rank all-to-all was not announced")
+	if !announceWork(&b, loggops.EstimateRun(goal.Ring(65536, 8<<20))) {
+		t.Fatal("a 65,536-rank ring was not announced")
 	}
-	want := "gpunetsim: note: goal run: 1000 ranks, 2e+06 statements, about 2e+09 events (more than 2e+08): roughly 11m6s at 3 M events/s; progress every 10s (--progress)\n"
+	want := "gpunetsim: note: goal run: 65536 ranks, 3.44e+10 statements, about 3.4e+10 events (more than 2e+08): roughly 3h10m53s at 3 M events/s; progress every 10s (--progress)\n"
 	if b.String() != want {
 		t.Errorf("note %q, want %q", b.String(), want)
 	}
 	b.Reset()
-	if announceWork(&b, loggops.EstimateRun(goal.AllToAll(64, 8))) || b.Len() > 0 {
-		t.Errorf("a 64-rank all-to-all was announced: %q", b.String())
+	for _, g := range []*goal.Generated{goal.AllToAll(64, 8), goal.AllToAll(1000, 8)} {
+		if announceWork(&b, loggops.EstimateRun(g)) || b.Len() > 0 {
+			t.Errorf("%s was announced (its waits do not retry: ranks² events): %q", g, b.String())
+		}
 	}
 }
 

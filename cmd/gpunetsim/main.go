@@ -50,7 +50,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return badInput(fmt.Errorf("unknown command %q: want one of run, study, report, sensitivity, validate, experiments, presets, params, config, ddt, goal, help (or no arguments for the default run)", args[0]))
+				return badInput(fmt.Errorf("unknown command %q: want one of run, study, today, report, sensitivity, validate, experiments, presets, params, config, ddt, goal, help (or no arguments for the default run)", args[0]))
 			}
 			return nil
 		},

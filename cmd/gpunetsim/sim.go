@@ -53,7 +53,7 @@ Without arguments it runs the strong-scaled allreduce on the gputn preset over
 and allreduce.svg. "gpunetsim run" runs any experiment with any parameters.`
 	root.AddCommand(newSensitivityCmd(stdout, stderr))
 	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newParamsCmd(stdout), newConfigCmd(stdout), newExperimentsCmd(stdout),
-		newStudyCmd(stdout, stderr), newReportCmd(stdout, stderr), newValidateCmd(stdout, stderr))
+		newStudyCmd(stdout, stderr), newReportCmd(stdout, stderr), newValidateCmd(stdout, stderr), newTodayCmd(stdout, stderr))
 }
 
 // runDefault runs the default experiment at a quick sweep and writes its

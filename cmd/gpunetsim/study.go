@@ -33,6 +33,9 @@ type studyFlags struct {
 	fresh  bool
 	out    string
 	quiet  bool
+	// build, when set, makes the study instead of the command line's
+	// argument (gpunetsim today's built-in study).
+	build func(studyFlags) (study.Study, error)
 }
 
 func addStudyFlags(cmd *cobra.Command, f *studyFlags, withFresh bool) {
@@ -114,6 +117,9 @@ the first; nothing is written then.`,
 // loadStudy reads a study file, or makes the study of one experiment,
 // and adds the command line's --set and --sweep to every entry.
 func loadStudy(arg string, f studyFlags) (study.Study, error) {
+	if f.build != nil {
+		return f.build(f)
+	}
 	var sweeps []params.Sweep
 	for _, spec := range f.sweeps {
 		sw, err := params.ParseSweep(spec)

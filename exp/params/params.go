@@ -190,7 +190,8 @@ func Record(cfg exp.Config) []report.Param {
 	out := make([]report.Param, len(list))
 	for i, p := range list {
 		set := defaults != nil && defaults[i].Value != p.Value
-		out[i] = report.Param{Name: p.Name, Value: p.Value, Src: p.Src, Doc: p.Doc, Set: set}
+		out[i] = report.Param{Name: p.Name, Value: p.Value, Src: p.Src, Doc: p.Doc, Set: set,
+			NoSource: p.Src == "DEFAULT" && p.Ref == cluster.NoSourceRef}
 	}
 	return out
 }

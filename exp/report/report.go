@@ -9,6 +9,10 @@ type Param struct {
 	// Set marks a value the user chose: it differs from the preset's
 	// default. Reports flag it ("*" in text, "set" in HTML).
 	Set bool `json:"set,omitempty"`
+	// NoSource marks a value nobody has published (a present-day
+	// preset's "DEFAULT, no source" knob): reports list these apart, as
+	// values to sweep before a result is trusted.
+	NoSource bool `json:"no_source,omitempty"`
 }
 
 // Table is a rectangular result: Columns name the cells of every row.

@@ -130,6 +130,25 @@ func writeParams(b *bytes.Buffer, ps []Param, own, hardware []string) {
 			writeWrapped(b, fmt.Sprintf("  %-9s ", sec), strings.Repeat(" ", 12), strings.Join(items, "  "))
 		}
 	}
+	writeNoSource(b, ps, own, hardware)
+}
+
+// writeNoSource lists the values read that nobody has published (a
+// present-day preset's "no source" knobs), so no result is quoted
+// without them.
+func writeNoSource(b *bytes.Buffer, ps []Param, own, hardware []string) {
+	var items []string
+	for _, p := range ps {
+		if sec := section(p.Name); p.NoSource && (slices.Contains(own, sec) || slices.Contains(hardware, sec)) {
+			items = append(items, p.Name+"="+p.Value)
+		}
+	}
+	if len(items) == 0 {
+		return
+	}
+	b.WriteString("\nvalues read that no source publishes (knobs: sweep them, e.g. --sweep gpu.launch=1us..8us*2,\n" +
+		"before trusting a winner; docs/today.md)\n")
+	writeWrapped(b, "  ", "  ", strings.Join(items, "  "))
 }
 
 // writeParamLines prints one parameter a line, name, value and source

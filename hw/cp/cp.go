@@ -188,13 +188,18 @@ func (t *Thread) Instr(n int) {
 }
 
 // Acquire is the device-scope acquire marker: the CP's L1 is invalidated,
-// so the next loads observe what the work-groups released to the L2.
+// so the next loads observe what the work-groups released to the L2. The
+// invalidation costs what a CU's L1 invalidate does
+// (gpu.l1_invalidate_cycles): the CP's L1 is the same kind of cache.
 func (t *Thread) Acquire() {
 	if t.cp.spec.CoherentL1 {
 		return // the L1 holds no stale line to drop
 	}
 	clear(t.l1)
 	t.order = t.order[:0]
+	if c := t.cp.g.Spec().L1InvCycles; c > 0 {
+		t.slot.Busy(t.cp.g.Spec().Cycles(c))
+	}
 }
 
 // LoadLine reads the 64 B line at l (line-aligned) through the L1 and the

@@ -265,3 +265,32 @@ func TestBufferedStoreVisibleAtArrival(t *testing.T) {
 		t.Fatalf("values seen at 0, 99 ns, 101 ns: %v, want %v", seen, want)
 	}
 }
+
+// The acquire marker invalidates the CP's non-coherent L1 at the cost of
+// a CU's L1 invalidate (gpu.l1_invalidate_cycles, 16 cycles = 16 ns at
+// 1 GHz); a coherent L1 has nothing to drop and pays nothing.
+func TestAcquireMarkerCost(t *testing.T) {
+	for _, coherent := range []bool{false, true} {
+		e := sim.New(1)
+		m := mem.New("m", true)
+		gs := gpu.Spec{Mode: "dgpu", CUs: 1, SIMDs: 4, WavesPerSIMD: 4, WaveSize: 64, Freq: 1e9, LDSPerCU: 64 * unit.KiB,
+			MaxWGSize: 1024, DispatchCycles: 1, L1Lines: 8, L1Cycles: 10, L2Cycles: 100, L1InvCycles: 16,
+			MemLatency: 200 * sim.Nanosecond, MemBandwidth: 100e9, ScalarCycles: 4}
+		g := gpu.New(e, "gpu", gs, m, mem.NewServer(100e9))
+		s := DefaultSpec()
+		s.CoherentL1 = coherent
+		c := New(e, "cp", s, g, 0.375)
+		var end sim.Time
+		c.Spawn("t", func(th *Thread) { th.Acquire(); end = th.Now() })
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		want := 16 * sim.Nanosecond
+		if coherent {
+			want = 0
+		}
+		if end != want {
+			t.Errorf("coherent L1 %v: acquire took %v, want %v", coherent, end, want)
+		}
+	}
+}

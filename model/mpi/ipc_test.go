@@ -88,3 +88,37 @@ func TestIPCCopiesRendezvousBetweenPeers(t *testing.T) {
 		t.Errorf("an eager message was copied by an engine")
 	}
 }
+
+// A request completed outside the event queue (by a copy engine) while
+// the rank's progress is inside a poll must still end its wait: the poll
+// sees it instead of waiting for an event that never comes (a lost
+// wake-up deadlocked the MoE exchange).
+func TestFinishDuringPollEndsWait(t *testing.T) {
+	e := sim.New(1)
+	cl, err := cluster.New(e, cluster.GPUTN(), 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd := cl.Nodes[0]
+	waited := false
+	nd.CPU.Spawn("rank", func(th *cpu.Thread) {
+		c, err := Init(th, nd.NIC, 0, 1, DefaultSpec(), cost.Default())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		r := &Request{}
+		e.At(th.Now()+sim.Picosecond, func() { // during the wait's first poll
+			r.done = true
+			c.finish()
+		})
+		c.Wait(r)
+		waited = true
+	})
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if !waited {
+		t.Fatal("the wait did not end")
+	}
+}

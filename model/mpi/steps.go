@@ -182,7 +182,7 @@ func (c *Comm) tryProgress() bool {
 				return false
 			}
 			switch {
-			case c.eq.Len() > 0: // the event landed while the poll ran (progressOne)
+			case c.eq.Len() > 0 || c.finished > 0: // the event landed (or a copy completed) while the poll ran (progressOne)
 				c.beginMiss()
 				continue
 			case c.sw.MPIWait == cost.WaitBlock:
@@ -301,7 +301,7 @@ func (c *Comm) beginMatched(r *Request, ev nic.Event, unexpected bool) {
 	if unexpected && ev.MLength > 0 && ev.HdrData&longFlag == 0 {
 		c.copyUnexpected(r, ev)
 		k.req = r
-		c.t.BeginCompute(2*ev.MLength, 1)
+		c.t.BeginComputeOn(1, c.copyAccess(r, ev)...)
 		k.stage = stCopy
 		return
 	}

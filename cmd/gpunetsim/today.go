@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/params"
+	"github.com/gpunetsim/gpunetsim/exp/study"
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+)
+
+// todayDefaults are the sizes of "gpunetsim today" that differ from the
+// workloads' own defaults: the MoE layer at 8 and 16 GPUs, so the whole
+// study (with its tornado) stays within minutes on two cores
+// (BenchmarkTodayStudy); set moe.ep for more.
+var todayDefaults = []string{"moe.ep=8,16"}
+
+func newTodayCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f studyFlags
+	cmd := &cobra.Command{
+		Use:   "today",
+		Short: "Who should drive the network on today's machines: every present-day preset and workload, winners and their sensitivity",
+		Long: `Run the present-day study: pingpong, allreduce_hier, halo3d and moe on the
+presets h100-cx7, mi300a-ss11, gh200 and gh200-cx7, each under every strategy
+its NIC runs, and answer per preset and workload which strategy is fastest where
+(tables "where" and "winners"), then re-run a thinned grid with every value
+nobody has published (gpunetsim params: DEFAULT, no source) divided and
+multiplied by today.factor, one at a time, to say whether each winner survives
+(tables "trust" and "tornado", and the tornado plot).
+
+It is a study: the entry "today" (the answer and the tornado) and one entry
+per preset and workload (its table and plot over size and scale). Every
+simulation point is cached in --cache as soon as it finishes, so an interrupted
+run resumes where it stopped and a re-run with other values simulates only what
+changed. The report files go to --out (default: today/): today.csv (one CSV per
+table), today.svg (the tornado), PRESET-WORKLOAD.csv and .svg, and report.html.
+Hardware values set with --set apply to no preset (each keeps its own); the
+workloads' sizes do.`,
+		Example: `  gpunetsim today
+  gpunetsim today --set today.presets=mi300a-ss11 --set today.workloads=moe,halo3d
+  gpunetsim today --set today.tornado=false --out winners
+  gpunetsim today --set moe.ep=8,16,32,64 --set today.factor=4`,
+		Args: exactArgs(0, "no arguments (the study's knobs are today.*, with --set)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.load.Sets = append(append([]string(nil), todayDefaults...), f.load.Sets...)
+			if f.out == "" {
+				f.out = "today"
+			}
+			f.build = todayStudy
+			return studyRun(cmd.Context(), "today", f, nil, false, stdout, stderr)
+		},
+	}
+	addStudyFlags(cmd, &f, true)
+	return cmd
+}
+
+// todayStudy is the built-in study: the today experiment, then each
+// (preset, workload) with the run's workload sizes on the preset's own
+// hardware and strategies.
+func todayStudy(f studyFlags) (study.Study, error) {
+	if len(f.sweeps) > 0 {
+		return study.Study{}, fmt.Errorf("--sweep: gpunetsim today sweeps its own knobs (today.*); run gpunetsim study run today to sweep")
+	}
+	cfg, err := params.Load(f.load)
+	if err != nil {
+		return study.Study{}, err
+	}
+	e, err := exp.Lookup("today")
+	if err != nil {
+		return study.Study{}, err
+	}
+	st := study.Study{Name: "today", Entries: []study.Entry{{Label: "today", Experiment: e, Load: f.load}}}
+	for _, preset := range cfg.Today.Presets {
+		hw, err := cluster.Preset(preset)
+		if err != nil {
+			return study.Study{}, err
+		}
+		for _, w := range cfg.Today.Workloads {
+			we, err := exp.Lookup(w)
+			if err != nil {
+				return study.Study{}, err
+			}
+			load := params.Options{File: f.load.File, Preset: preset}
+			for _, set := range f.load.Sets {
+				name, _, _ := strings.Cut(set, "=")
+				section, _, _ := strings.Cut(name, ".")
+				switch {
+				case strings.HasSuffix(name, ".strategies"): // each preset compares what its NIC runs
+				case name == "pingpong.placement" && hw.Node.GPUs < 2:
+				case section == "run" || section == w || w == "halo3d" && section == "halo3d":
+					load.Sets = append(load.Sets, set)
+				}
+			}
+			if w == "moe" && hw.Node.GPUs > 1 {
+				load.Sets = append(load.Sets, "moe.ep="+joinInts(wholeNodes(cfg.MoE.EP, hw.Node.GPUs)))
+			}
+			st.Entries = append(st.Entries, study.Entry{Label: preset + "-" + w, Experiment: we, Load: load})
+		}
+	}
+	return st, st.Check()
+}
+
+func wholeNodes(eps []int, g int) []int {
+	var out []int
+	for _, ep := range eps {
+		if ep%g == 0 {
+			out = append(out, ep)
+		}
+	}
+	if len(out) == 0 {
+		out = []int{2 * g}
+	}
+	return out
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
