@@ -131,7 +131,7 @@ func allreduceHierAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		}
 		win.Rows = append(win.Rows, row)
 	}
-	plot := &report.Plot{Title: fmt.Sprintf("Hierarchical allreduce, %v float32 per GPU, %d GPUs per node, preset %s", a.Size, max(1, cfg.Node.GPUs), cfg.Run.Preset),
+	plot := &report.Plot{Title: fmt.Sprintf("Hierarchical allreduce, %v float32 per GPU, %s per node, preset %s", a.Size, countOf(max(1, cfg.Node.GPUs), "GPU"), cfg.Run.Preset),
 		XLabel: "GPUs", YLabel: "time (us)", LogX: true}
 	for _, s := range order {
 		plot.Series = append(plot.Series, *series[s])

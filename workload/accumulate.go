@@ -391,7 +391,7 @@ func (a Accumulate) twoSided(nd *strategy.Node, ops []accOp, window mem.Addr, st
 			dst := window + mem.Addr(op.off)
 			if nd.Stream == nil {
 				addF64(nd.Mem, dst, stage[k], op.size)
-				nd.Host.Compute(3*op.size, a.CPUThreads)
+				nd.Host.ComputeOn(a.CPUThreads, reduceInto(dst, stage[k], op.size)...)
 			} else {
 				nd.Stream.Wait(nd.Stream.Launch(accKernel(nd, dst, stage[k], op.size, a.WGSize)))
 			}

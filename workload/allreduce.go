@@ -300,7 +300,7 @@ func (l *ringLayout) recvAddr(base mem.Addr, st, k, s int) (mem.Addr, uint64) {
 func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
 	// Rounds are made as they start: the whole schedule is 2(n−1) rounds
 	// per node, which at a thousand nodes would dominate memory.
-	a.copyIn(nd)
+	a.copyIn(nd, base)
 	var buf nbc.Round // the previous round's storage (nbc.StartRounds)
 	round := func(st int) nbc.Round {
 		buf = ringRound(buf, l, base, nd.Rank, 0, st)
@@ -314,11 +314,14 @@ func (a Allreduce) twoSided(nd *strategy.Node, l *ringLayout, base mem.Addr) err
 // stream synchronize, on the host a memcpy (baidu-allreduce
 // collectives.cu; libNBC's ring copies the send buffer into the receive
 // buffer too). The vector here is reduced in place, so the copy's bytes
-// land on themselves: its time is charged, the values stay.
-func (a Allreduce) copyIn(nd *strategy.Node) {
+// land on themselves: its time is charged, the values stay. On the host
+// the copy writes the output buffer base, which then sits in the caches
+// as far as they hold it; the input's bytes (written when the vector was
+// made) come from DRAM, as the destination's ownership misses do.
+func (a Allreduce) copyIn(nd *strategy.Node, base mem.Addr) {
 	size := uint64(a.Size)
 	if nd.Stream == nil {
-		nd.Host.Compute(2*size, a.CPUThreads)
+		nd.Host.ComputeOn(a.CPUThreads, mem.Access{Addr: base, Len: size, Write: true}, mem.Access{Addr: base, Len: size, Write: true})
 		return
 	}
 	wgs, wgSize := baiduWGs, a.WGSize
@@ -351,7 +354,7 @@ func (r hostReduce) BeginLocal(op nbc.Op) bool {
 		return false
 	}
 	addInto(r.nd.Mem, op.Addr, op.Src, op.Len)
-	r.nd.Host.BeginCompute(3*op.Len, r.threads)
+	r.nd.Host.BeginComputeOn(r.threads, reduceInto(op.Addr, op.Src, op.Len)...)
 	return true
 }
 
@@ -367,7 +370,7 @@ func (a Allreduce) localReduce(nd *strategy.Node) func(op nbc.Op) {
 	return func(op nbc.Op) {
 		if nd.Stream == nil { // host compute
 			addInto(nd.Mem, op.Addr, op.Src, op.Len)
-			nd.Host.Compute(3*op.Len, a.CPUThreads)
+			nd.Host.ComputeOn(a.CPUThreads, reduceInto(op.Addr, op.Src, op.Len)...)
 			return
 		}
 		for len(names) <= op.Step {
@@ -390,6 +393,12 @@ func (a Allreduce) kernelWGs(nd *strategy.Node, nb uint64) int {
 const baiduWGs = 32
 
 // addInto adds the float32 values at src into dst (functional part only).
+// reduceInto lists the ranges a host reduction dst += src of nb bytes
+// streams (cpu.Thread.ComputeOn): src read, dst read, then written.
+func reduceInto(dst, src mem.Addr, nb uint64) []mem.Access {
+	return []mem.Access{{Addr: src, Len: nb}, {Addr: dst, Len: nb}, {Addr: dst, Len: nb, Write: true}}
+}
+
 func addInto(m *mem.Memory, dst, src mem.Addr, nb uint64) {
 	d, s := m.Bytes(dst, int(nb)), m.Bytes(src, int(nb))
 	if d == nil || s == nil {
@@ -753,7 +762,7 @@ func (l *ringLayout) stepWork(wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) {
 // the whole schedule is enqueued ahead of the CP on every node, which at a
 // thousand nodes would otherwise hold a few megabytes per node.
 func (a Allreduce) gds(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
-	a.copyIn(nd)
+	a.copyIn(nd, base)
 	nd.RDMA.Expose(base, l.totalSize)
 	first := nd.RDMA.PrepostBlock(2*(l.n-1), func(st int) rdma.Put { return l.put(base, nd.Rank, st, 0) })
 	nd.Stream.Enqueue(&gdsProgram{a: a, nd: nd, l: l, base: base, first: first})

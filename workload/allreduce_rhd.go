@@ -165,7 +165,7 @@ func (a Allreduce) runRHD(c *cluster.Cluster, s strategy.Strategy, cfg strategy.
 		base := nd.Mem.Alloc(nd.Pool, lay.totalSize, "allreduce")
 		bases[nd.Rank] = base
 		lay.fill(nd.Mem, base, nd.Rank)
-		a.copyIn(nd) // the input into the output buffer, as the ring does
+		a.copyIn(nd, base) // the input into the output buffer, as the ring does
 		err := a.wait(nd, nbc.Start(nbc.OverMPI(nd.MPI), a.localReduce(nd), rhdSchedule(lay, base, nd.Rank)))
 		res.Finish[nd.Rank] = nd.Host.Now()
 		return err

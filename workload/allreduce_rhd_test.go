@@ -63,12 +63,19 @@ func TestRHDRefusedWhereItDoesNotFit(t *testing.T) {
 }
 
 // On two nodes recursive halving-doubling and the ring send the same two
-// half-vector messages per node, so their simulated times agree exactly.
+// half-vector messages per node, so their simulated times agree — to a
+// cache line: the ring's layout puts an 8-byte flag after each chunk, so
+// its second chunk straddles one line more than the host's copy of the
+// vector left in the caches (HDN, reducing on the GPU, agrees exactly).
 func TestRHDEqualsRingOnTwoNodes(t *testing.T) {
 	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN} {
 		ring, _ := runAllreduce(t, s, 2, 256*unit.KiB, false)
 		rhd, _, err := runRHD(t, s, 2, 256*unit.KiB, false)
-		if err != nil || rhd.Time != ring.Time {
+		tol := sim.Time(0)
+		if s == strategy.CPU {
+			tol = sim.Nanosecond
+		}
+		if err != nil || rhd.Time > ring.Time+tol || ring.Time > rhd.Time+tol {
 			t.Errorf("%s: rhd %v (err %v), ring %v", s, rhd.Time, err, ring.Time)
 		}
 	}

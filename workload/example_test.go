@@ -27,7 +27,7 @@ func ExampleAllreduce_Run() {
 		fmt.Printf("%-5s %v verified=%v\n", s, r.Time, r.Verified)
 	}
 	// Output:
-	// CPU   18.276992us verified=true
+	// CPU   17.440168us verified=true
 	// HDN   37.877702us verified=true
 	// GDS   34.61321us verified=true
 	// GPUTN 12.448358us verified=true

@@ -206,7 +206,7 @@ func (rd Reduce) twoSided(nd *strategy.Node, vec mem.Addr, start, end *sim.Time)
 		nd.Host.Instr(nd.SW.NBCStep)
 		if nd.Stream == nil {
 			addF64(nd.Mem, vec, stage[p], size)
-			nd.Host.Compute(3*size, rd.CPUThreads)
+			nd.Host.ComputeOn(rd.CPUThreads, reduceInto(vec, stage[p], size)...)
 		} else {
 			nd.Stream.Wait(nd.Stream.Launch(accKernel(nd, vec, stage[p], size, rd.WGSize)))
 		}

@@ -327,7 +327,7 @@ func hostCopy(c xtq.Call) {
 	if d, s := m.Bytes(mem.Addr(a[0]+a[2]), int(a[3])), m.Bytes(mem.Addr(a[1]), int(a[3])); d != nil && s != nil {
 		copy(d, s)
 	}
-	c.T.Compute(2*a[3], 1)
+	c.T.ComputeOn(1, mem.Access{Addr: mem.Addr(a[1]), Len: a[3]}, mem.Access{Addr: mem.Addr(a[0] + a[2]), Len: a[3], Write: true})
 }
 
 // copyGrid sizes the copy kernel: one work-item per 16 B, at most two
@@ -363,7 +363,7 @@ func (ts TaskSpawn) hostRDMA(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) er
 	if d, s := nd.Mem.Bytes(buf, int(size)), nd.Mem.Bytes(recv, int(size)); d != nil && s != nil {
 		copy(d, s)
 	}
-	nd.Host.Compute(2*size, 1)
+	nd.Host.ComputeOn(1, mem.Access{Addr: recv, Len: size}, mem.Access{Addr: buf, Len: size, Write: true})
 	tm.detected = nd.Host.Now()
 	return nil
 }
@@ -408,7 +408,7 @@ func (ts TaskSpawn) twoSided(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) er
 		if d, s := nd.Mem.Bytes(buf, int(size)), nd.Mem.Bytes(recv, int(size)); d != nil && s != nil {
 			copy(d, s)
 		}
-		nd.Host.Compute(2*size, 1)
+		nd.Host.ComputeOn(1, mem.Access{Addr: recv, Len: size}, mem.Access{Addr: buf, Len: size, Write: true})
 		tm.detected = nd.Host.Now()
 		return nil
 	}

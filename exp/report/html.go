@@ -314,10 +314,11 @@ details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; } tr.set
 {{range .Figures}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
 {{range $t := .Tables}}<h3>{{.Name}}</h3>
-<table><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
+{{if .Rows}}<table><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr>{{range $j, $c := .}}<td{{if index $t.Right $j}} class="r"{{end}}>{{$c}}</td>{{end}}</tr>
 {{end}}</tbody></table>
-{{end}}
+{{else}}<p class="empty">none (no rows)</p>
+{{end}}{{end}}
 {{if .Notes}}<h3>Notes</h3><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <details><summary>Parameters ({{len .Params}}{{with setCount .Params}}, {{.}} set by the user{{end}}) and seed {{.Seed}}</summary>
 <table><thead><tr><th>name</th><th>value</th><th>set</th><th>source</th><th>meaning</th></tr></thead>

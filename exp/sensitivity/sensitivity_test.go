@@ -82,7 +82,10 @@ func TestKnobsMoveTheOutputsTheyDrive(t *testing.T) {
 		t.Fatalf("tornado %+v: want bars for cpu.l1d_misses and gpu.launch", r.Plot)
 	}
 	labels := []string{r.Plot.Tornado[0].Label, r.Plot.Tornado[1].Label}
-	width := func(b int) float64 { return math.Abs(r.Plot.Tornado[b].High - r.Plot.Tornado[b].Low) }
+	// A bar's size is its larger swing, the measure the tornado sorts by.
+	width := func(b int) float64 {
+		return math.Max(math.Abs(r.Plot.Tornado[b].High), math.Abs(r.Plot.Tornado[b].Low))
+	}
 	if !slices.Contains(labels, "cpu.l1d_misses") || !slices.Contains(labels, "gpu.launch") || width(0) < width(1) {
 		t.Errorf("tornado %+v: want cpu.l1d_misses and gpu.launch, widest first", r.Plot.Tornado)
 	}

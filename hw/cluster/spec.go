@@ -78,7 +78,9 @@ func GPUTN() Spec {
 			// gem5's classic 4 L1D / 20 L2 MSHRs.
 			ComputeModel: cpu.ModelMLP, L1DMisses: 16, L2Misses: 16, LineSize: 64, PrefetchDepth: 16,
 			TimeSlice: sim.Millisecond, ContextSwitch: 2 * sim.Microsecond, WakeLatency: 5 * sim.Microsecond,
-			Cache: cpu.HaswellCache()},
+			// The tables' host caches as gem5 Ruby's CorePair runs them:
+			// two cores per L2, the L3 in the directory.
+			Cache: cpu.CorePairCache()},
 		// 10 wavefronts per SIMD: the dissertation's §5.4.2 fills the 12-CU
 		// GPU with 480 one-wavefront work-groups (10 per SIMD), as GCN3 and
 		// the APU script's --wfs-per-simd 10 (gem5 configs/example/apu_se.py);
@@ -208,8 +210,10 @@ func GPURDMA() Spec {
 	hcaPipeline(&s, 320*sim.Nanosecond)
 	dgpuLaunch(&s)
 	// The host of this real-hardware study keeps the dissertation's
-	// classic-cache misses in flight (not the documents' gem5 APU host).
+	// classic-cache misses in flight and private L2s (not the documents'
+	// gem5 APU host).
 	s.CPU.L1DMisses, s.CPU.L2Misses = 4, 20
+	s.CPU.Cache = cpu.HaswellCache()
 	return s
 }
 
@@ -243,8 +247,10 @@ func GIO() Spec {
 	hcaPipeline(&s, 0)
 	dgpuLaunch(&s)
 	// The host of this real-hardware study keeps the dissertation's
-	// classic-cache misses in flight (not the documents' gem5 APU host).
+	// classic-cache misses in flight and private L2s (not the documents'
+	// gem5 APU host).
 	s.CPU.L1DMisses, s.CPU.L2Misses = 4, 20
+	s.CPU.Cache = cpu.HaswellCache()
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/net"
 	"github.com/gpunetsim/gpunetsim/hw/pcie"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -66,6 +67,7 @@ func H100CX7() Spec {
 	s.PCIe.Bandwidth = pcieGen5x16
 	s.SoC.NICAttach = pcie.AttachPCIe       // a ConnectX-7 card on PCIe Gen5
 	s.CPU.L1DMisses, s.CPU.L2Misses = 4, 20 // as before the documents' presets moved to their gem5 APU host
+	s.CPU.Cache = cpu.HaswellCache()        // likewise
 	s.CPU.Cores, s.CPU.Freq, s.CPU.DRAMBandwidth = 112, 2.0e9, ddrRate(16, 4800)
 	s.GPU.Mode, s.GPU.CUs, s.GPU.SIMDs, s.GPU.WaveSize, s.GPU.WavesPerSIMD = "dgpu", 132, 4, 32, 16
 	s.GPU.Freq, s.GPU.MemBandwidth, s.GPU.MemLatency = 1.98e9, unit.Rate(3.35e12), 500*sim.Nanosecond
@@ -91,6 +93,7 @@ func MI300ASS11() Spec {
 	// Values this preset had before the documents' presets moved to their
 	// gem5 APU host and GCN3 residency; present-day values are its own.
 	s.CPU.L1DMisses, s.CPU.L2Misses, s.GPU.WavesPerSIMD = 4, 20, 40
+	s.CPU.Cache = cpu.HaswellCache()
 	s.CPU.Cores, s.CPU.Freq, s.CPU.DRAMBandwidth = 96, 3.7e9, unit.Rate(4*5.3e12)
 	s.GPU.Mode, s.GPU.CUs, s.GPU.Freq = "apu", 228, 2.1e9
 	s.GPU.MemBandwidth, s.GPU.MemLatency = unit.Rate(5.3e12), 500*sim.Nanosecond

@@ -17,15 +17,17 @@ import (
 // cpu.prefetch_depth lines ahead), cpu.line_size, cpu.dram_latency and
 // cpu.dram_bandwidth.
 type CacheSpec struct {
-	L1DSize     unit.Bytes `toml:"l1d_size" doc:"L1 data cache capacity (per core)" src:"DEFAULT"`
+	L1DSize     unit.Bytes `toml:"l1d_size" doc:"L1 data cache capacity (per core; documents' presets: 64KB, 2-way, 2 cycles, the dissertation's Tables 4.1, 5.1, 6.1; others an i7-4770's)" src:"DEFAULT"`
 	L1DWays     int        `toml:"l1d_ways" doc:"L1 data cache associativity" src:"DEFAULT"`
 	L1DLatency  int        `toml:"l1d_latency" doc:"L1 data cache load-to-use latency (core cycles)" src:"DEFAULT"`
-	L2Size      unit.Bytes `toml:"l2_size" doc:"L2 cache capacity (per core)" src:"DEFAULT"`
+	L2Size      unit.Bytes `toml:"l2_size" doc:"L2 cache capacity (per L2: shared by cpu.cache.l2_cores cores; documents' presets: 2MB, 8-way, 8 cycles, the dissertation's Tables 4.1, 5.1, 6.1)" src:"DEFAULT"`
+	L2Cores     int        `toml:"l2_cores" doc:"cores sharing one L2 (documents' presets: 2, gem5 Ruby's CorePair of the AMD APU model, configs/ruby/GPU_VIPER.py; others 1, a private L2)" src:"DEFAULT"`
 	L2Ways      int        `toml:"l2_ways" doc:"L2 associativity" src:"DEFAULT"`
 	L2Latency   int        `toml:"l2_latency" doc:"L2 hit latency (core cycles)" src:"DEFAULT"`
-	L3Size      unit.Bytes `toml:"l3_size" doc:"last-level cache capacity (shared)" src:"DEFAULT"`
+	L3Size      unit.Bytes `toml:"l3_size" doc:"last-level cache capacity (shared; documents' presets: 16MB, 16-way, 20 cycles, mostly exclusive, the dissertation's Tables 4.1, 5.1, 6.1)" src:"DEFAULT"`
 	L3Ways      int        `toml:"l3_ways" doc:"last-level cache associativity" src:"DEFAULT"`
 	L3Latency   int        `toml:"l3_latency" doc:"last-level cache hit latency (core cycles)" src:"DEFAULT"`
+	L3Path      sim.Time   `toml:"l3_path" doc:"time to reach the last-level cache beyond its hit latency (documents' presets: 15ns, the L3 sits in the system directory, whose lookup is soc.dir_latency's 30 cycles at 2GHz, configs/ruby/GPU_VIPER.py; others 0: the hit latency is load-to-use)" src:"DEFAULT"`
 	IssueWidth  int        `toml:"issue_width" doc:"instructions the core issues per cycle" src:"DEFAULT"`
 	LoadPorts   int        `toml:"load_ports" doc:"loads issued per cycle" src:"DEFAULT"`
 	StorePorts  int        `toml:"store_ports" doc:"stores issued per cycle" src:"DEFAULT"`
@@ -45,7 +47,22 @@ type CacheSpec struct {
 func HaswellCache() CacheSpec {
 	return CacheSpec{L1DSize: 32 * unit.KiB, L1DWays: 8, L1DLatency: 4, L2Size: 256 * unit.KiB, L2Ways: 8, L2Latency: 12,
 		L3Size: 8 * unit.MiB, L3Ways: 16, L3Latency: 36, IssueWidth: 4, LoadPorts: 2, StorePorts: 1, VectorBytes: 32,
-		LoadBuffer: 72, StoreBuffer: 42, Streams: 32}
+		LoadBuffer: 72, StoreBuffer: 42, Streams: 32, L2Cores: 1}
+}
+
+// CorePairCache returns the host caches of the documents' presets
+// (the dissertation's Tables 4.1, 5.1 and 6.1, as gem5 Ruby's CorePair
+// organisation of the AMD APU model runs them, configs/ruby/GPU_VIPER.py):
+// a 64 KB 2-way L1D per core at 2 cycles, a 2 MB 8-way L2 shared by each
+// pair of cores at 8 cycles, a 16 MB 16-way mostly-exclusive L3 at 20
+// cycles in the system directory (15 ns to reach). The issue ports and
+// buffers, which only an address-by-address walk uses, are Haswell's.
+func CorePairCache() CacheSpec {
+	c := HaswellCache()
+	c.L1DSize, c.L1DWays, c.L1DLatency = 64*unit.KiB, 2, 2
+	c.L2Size, c.L2Ways, c.L2Latency, c.L2Cores = 2*unit.MiB, 8, 8, 2
+	c.L3Size, c.L3Ways, c.L3Latency, c.L3Path = 16*unit.MiB, 16, 20, 15*sim.Nanosecond
+	return c
 }
 
 // Validate reports every invalid field.
@@ -67,10 +84,13 @@ func (c CacheSpec) Validate() error {
 			errs = append(errs, fmt.Errorf("cpu.cache.%s_latency = %d: must be in [1, 1000] cycles", l.name, l.lat))
 		}
 	}
+	if c.L3Path < 0 || c.L3Path > sim.Microsecond {
+		errs = append(errs, fmt.Errorf("cpu.cache.l3_path = %v: must be in [0s, 1us]", c.L3Path))
+	}
 	for _, f := range []struct {
 		name   string
 		v, max int
-	}{{"issue_width", c.IssueWidth, 16}, {"load_ports", c.LoadPorts, 16}, {"store_ports", c.StorePorts, 16},
+	}{{"l2_cores", c.L2Cores, 1024}, {"issue_width", c.IssueWidth, 16}, {"load_ports", c.LoadPorts, 16}, {"store_ports", c.StorePorts, 16},
 		{"vector_bytes", c.VectorBytes, 512}, {"load_buffer", c.LoadBuffer, 4096}, {"store_buffer", c.StoreBuffer, 4096},
 		{"prefetch_streams", c.Streams, 1024}} {
 		if f.v < 1 || f.v > f.max {

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -28,6 +29,9 @@ type CPU struct {
 	// functions are the host functions agent-dispatch packets can name
 	// (LoadFunction, agent.go).
 	functions []Function
+	// res is what the caches hold of the ranges streaming computations
+	// touched (resident.go).
+	res *residency
 }
 
 // Stats counts what the CPU's cores did.
@@ -48,7 +52,11 @@ func (s Stats) LoadedLatency(outstanding int) sim.Duration {
 
 // New returns the CPU of a node; dram is the node's shared memory server.
 func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server) *CPU {
-	c := &CPU{e: e, name: name, spec: spec, mem: m, dram: dram}
+	c := &CPU{e: e, name: name, spec: spec, mem: m, dram: dram, res: newResidency(spec)}
+	if m != nil {
+		// A write by any agent invalidates cached copies of its lines.
+		m.OnTouch(c.res.invalidate)
+	}
 	for i := range max(1, spec.Cores) {
 		c.cores = append(c.cores, &core{id: i, cpu: c})
 	}
@@ -105,6 +113,7 @@ type Thread struct {
 	runLeft    sim.Duration // core time left of the current run
 	chunk      sim.Duration // the chunk of it being slept on the core
 	streamLeft uint64       // bytes left of the current stream
+	mix        mix          // where the current region's bytes are (ComputeOn); off: DRAM
 
 	// The operation begun by a Begin* call, advanced by Try (steps.go).
 	op       opKind
@@ -310,18 +319,51 @@ func (t *Thread) tryStream() bool {
 		n := min(t.streamLeft, streamSlice)
 		t.streamLeft -= n
 		start := t.Now()
-		end := max(start.Add(s.Freq.Cycles(float64(n)/s.StreamBPC)), t.cpu.dram.Reserve(start, n))
+		end := t.sliceEnd(start, n)
 		lines := (n + uint64(s.LineSize) - 1) / uint64(s.LineSize)
-		if s.ComputeModel == ModelMLP {
-			out := s.Outstanding()
-			little := sim.FromPicoseconds(float64(lines) * float64(s.DRAMLatency) / float64(out))
-			end = max(end, start+max(s.DRAMLatency, little))
-		}
 		t.cpu.stats.StreamBytes += n
 		t.cpu.stats.StreamLines += lines
 		t.cpu.stats.StreamTime += end - start
 		t.beginRun(end - start)
 	}
+}
+
+// sliceEnd returns when a slice of n bytes streamed from start ends: the
+// issue bound, the DRAM server's finish for the bytes DRAM serves, and under
+// the mlp model Little's law over the lines each level serves at its
+// latency (at least the slowest level's latency). With no mix (Compute)
+// every byte comes from DRAM.
+func (t *Thread) sliceEnd(start sim.Time, n uint64) sim.Time {
+	s := t.cpu.spec
+	issue := start.Add(s.Freq.Cycles(float64(n) / s.StreamBPC))
+	lines := (n + uint64(s.LineSize) - 1) / uint64(s.LineSize)
+	if !t.mix.on || t.mix.frac[DRAM] == 1 {
+		end := max(issue, t.cpu.dram.Reserve(start, n))
+		if s.ComputeModel == ModelMLP {
+			out := s.Outstanding()
+			little := sim.FromPicoseconds(float64(lines) * float64(s.DRAMLatency) / float64(out))
+			end = max(end, start+max(s.DRAMLatency, little))
+		}
+		return end
+	}
+	end := issue
+	if d := uint64(math.Ceil(float64(n) * t.mix.frac[DRAM])); d > 0 {
+		end = max(end, t.cpu.dram.Reserve(start, d))
+	}
+	if s.ComputeModel != ModelMLP {
+		return end
+	}
+	var lat float64 // summed line latencies, ps
+	var slowest sim.Duration
+	for l := L1; l < nLevels; l++ {
+		if f := t.mix.frac[l]; f > 0 {
+			ll := s.levelLatency(l)
+			lat += float64(lines) * f * float64(ll)
+			slowest = max(slowest, ll)
+		}
+	}
+	little := sim.FromPicoseconds(lat / float64(s.Outstanding()))
+	return max(end, start+max(slowest, little))
 }
 
 // WaitWord polls the 64-bit word at a until cond holds and returns its

@@ -21,6 +21,15 @@
 // eight cores reach 25.6 GB/s; with the prefetcher on, 20 misses per core,
 // about seven cores saturate DDR4-2133's 136.5 GB/s.
 //
+// Thread.ComputeOn is Compute over named address ranges: the share of the
+// bytes the host's caches still hold streams at the latency of the level
+// holding it (L1D per core, an L2 per cpu.cache.l2_cores cores — the
+// documents' CorePair — and the L3 plus a path to it), the rest from DRAM
+// as above. The CPU remembers the ranges its computations touched; any
+// write by another agent (hw/mem's Touch: NIC DMA, GPU stores) drops the
+// lines it wrote, so data a NIC just delivered is read from DRAM, while a
+// vector the host copied or reduced a moment ago is not (resident.go).
+//
 // cpu.compute_model = flat keeps the earlier model (each core streams at
 // cpu.stream_bytes_per_cycle, the region capped by the DRAM server) for
 // comparison only.

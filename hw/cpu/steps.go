@@ -91,6 +91,7 @@ func (t *Thread) tryCompute() bool {
 	}
 	t.cpu.endTeam(team)
 	t.team = team[:0]
+	t.mix = mix{}
 	t.Span("compute", t.opStart)
 	return true
 }

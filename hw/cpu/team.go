@@ -56,7 +56,7 @@ func (c *CPU) spawnTeam(master *Thread, i int, bytes uint64) *teamThread {
 	} else {
 		w = new(teamThread)
 	}
-	w.Thread = Thread{cpu: c, track: c.teamTrack(i), core: k, ident: c.teamSlot(i), streamLeft: bytes}
+	w.Thread = Thread{cpu: c, track: c.teamTrack(i), core: k, ident: c.teamSlot(i), streamLeft: bytes, mix: master.mix}
 	w.acquired = false
 	k.threads++
 	if c.teamCoroutines {

@@ -272,6 +272,14 @@ type region struct {
 	watched watchList
 }
 
+// Access is one range an agent streams through: read, or written (a host
+// computation's operands, hw/cpu's ComputeOn).
+type Access struct {
+	Addr  Addr
+	Len   uint64
+	Write bool
+}
+
 // Memory is one node's memory. The zero value is not usable; call New.
 type Memory struct {
 	name        string
@@ -286,7 +294,16 @@ type Memory struct {
 	last        *region  // region find returned last (accesses cluster, so it is tried first); nil after an Alloc moved the regions
 	snapFree    sim.FreeList[*Snapshot]
 	maps        *mappings // backing mapped outside the Go heap (mapped.go)
+	// onTouch are called with every written range (Touch): a host CPU's
+	// caches drop their copies of lines another agent wrote.
+	onTouch []func(a Addr, n int)
 }
+
+// OnTouch registers fn to be called with every range written through
+// Write, Store64 or Touch (a coherent write: DMA, GPU stores, watched
+// words), before the range's watchers wake. Writes through the slice Bytes
+// returns, without Touch, are not reported.
+func (m *Memory) OnTouch(fn func(a Addr, n int)) { m.onTouch = append(m.onTouch, fn) }
 
 // New returns an empty memory. When functional is false, allocations carry
 // no bytes: reads return zeros and writes are dropped, but every address and
@@ -567,6 +584,9 @@ func (m *Memory) Write(a Addr, src []byte) {
 // Touch wakes the watchers of the lines in [a, a+n) without changing bytes
 // (for writes done through Bytes, and payload-free DMA).
 func (m *Memory) Touch(a Addr, n int) {
+	for _, fn := range m.onTouch {
+		fn(a, n)
+	}
 	if m.nwatched == 0 || n <= 0 {
 		return
 	}

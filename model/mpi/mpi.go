@@ -372,7 +372,7 @@ func (c *Comm) matched(r *Request, ev nic.Event, unexpected bool) {
 	}
 	if unexpected && ev.MLength > 0 && ev.HdrData&longFlag == 0 {
 		c.copyUnexpected(r, ev)
-		c.t.Compute(2*ev.MLength, 1)
+		c.t.ComputeOn(1, c.copyAccess(r, ev)...)
 	}
 	r.done = true
 }
@@ -413,6 +413,12 @@ func (c *Comm) getCommand(r *Request, ev nic.Event) nic.Command {
 	r.md = nic.MD{Start: r.buf, Length: r.got, EQ: c.eq}
 	return nic.Command{Op: nic.CmdGet, MD: &r.md, Length: r.got, Target: ev.Initiator, PT: c.ptRndv,
 		MatchBits: uint64(ev.Initiator)<<32 | cookie, UserPtr: r}
+}
+
+// copyAccess is the copy of an unexpected message out of its overflow
+// buffer into r's, as the ranges the host streams.
+func (c *Comm) copyAccess(r *Request, ev nic.Event) []cpu.Access {
+	return []cpu.Access{{Addr: ev.Start, Len: ev.MLength}, {Addr: r.buf, Len: ev.MLength, Write: true}}
 }
 
 // copyUnexpected copies an unexpected eager message from the overflow

@@ -301,7 +301,7 @@ func (c *Comm) beginMatched(r *Request, ev nic.Event, unexpected bool) {
 	if unexpected && ev.MLength > 0 && ev.HdrData&longFlag == 0 {
 		c.copyUnexpected(r, ev)
 		k.req = r
-		c.t.BeginCompute(2*ev.MLength, 1)
+		c.t.BeginComputeOn(1, c.copyAccess(r, ev)...)
 		k.stage = stCopy
 		return
 	}

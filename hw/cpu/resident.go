@@ -1,0 +1,276 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// Host cache residency of streaming compute (Thread.ComputeOn). A host
+// reduction or copy over data its CPU touched recently, and no other agent
+// wrote since, runs at the rate of the cache level that still holds it, not
+// at the DRAM-miss rate: the documents' simulator's host is gem5 Ruby's
+// CorePair organisation (two cores per L2, a private L1D each, a
+// mostly-exclusive L3 at the directory; cpu.cache.*), with 16 outstanding
+// requests per core and no prefetcher.
+//
+// The CPU keeps the ranges its streaming computations touched, oldest
+// first, each with the core that touched it (or teamCore for a region
+// spread over a team). A range is held by the highest level whose capacity
+// the range and everything touched after it fit in, counting only what
+// shares that level: the core's own ranges for its L1D, its L2 group's for
+// the L2, everything for the L3 plus all L2s (mostly exclusive: the L3
+// holds L2 victims). Another core's L2 serves at L3 latency (a probe of a
+// peer cache is charged as an L3 hit). A write to memory by any agent
+// (Memory.Touch: NIC DMA, GPU stores, watched words) removes the written
+// lines, as a coherent write invalidates cached copies — whatever the
+// CPU's own stores write through Bytes stays. A range is never split by
+// level: one that does not fit whole is charged at the level below
+// (conservative).
+
+// teamCore is the core of a range touched by a multi-threaded region: its
+// shares sit in several cores' caches, so no single core's L1D or L2 holds
+// it; it is served from the L3 at best.
+const teamCore = -1
+
+// maxResident bounds the ranges kept; the oldest beyond it are dropped (as
+// evicted).
+const maxResident = 1024
+
+// span is one touched range and the core that touched it.
+type span struct {
+	lo, hi mem.Addr
+	core   int
+}
+
+// residency is the ranges a CPU's caches hold, oldest first.
+type residency struct {
+	l1, l2, llc uint64 // L1D per core, L2 per group, L3 plus every L2
+	l2Cores     int
+	spans       []span
+	bytes       uint64   // sum of the spans' lengths
+	lo, hi      mem.Addr // bounding box of the spans (empty: lo == hi)
+	scratch     []span
+}
+
+func newResidency(spec Spec) *residency {
+	c := spec.Cache
+	groups := uint64((spec.Cores + max(c.L2Cores, 1) - 1) / max(c.L2Cores, 1))
+	return &residency{l1: uint64(c.L1DSize), l2: uint64(c.L2Size), llc: uint64(c.L3Size) + groups*uint64(c.L2Size),
+		l2Cores: max(c.L2Cores, 1)}
+}
+
+// group returns the L2 group of core k (teamCore: none).
+func (r *residency) group(k int) int {
+	if k < 0 {
+		return -1
+	}
+	return k / r.l2Cores
+}
+
+// invalidate removes [a, a+n) from every span: another agent wrote it.
+func (r *residency) invalidate(a mem.Addr, n int) {
+	if n <= 0 || r.lo == r.hi || a >= r.hi || a+mem.Addr(n) <= r.lo {
+		return
+	}
+	r.cut(mem.Line(a), mem.Line(a+mem.Addr(n)+mem.LineSize-1))
+}
+
+// cut removes [lo, hi) from the spans, keeping their order.
+func (r *residency) cut(lo, hi mem.Addr) {
+	out := r.scratch[:0]
+	r.bytes = 0
+	r.lo, r.hi = 0, 0
+	for _, s := range r.spans {
+		if s.hi <= lo || s.lo >= hi {
+			out = r.keep(out, s)
+			continue
+		}
+		if s.lo < lo {
+			out = r.keep(out, span{s.lo, lo, s.core})
+		}
+		if s.hi > hi {
+			out = r.keep(out, span{hi, s.hi, s.core})
+		}
+	}
+	r.spans, r.scratch = out, r.spans[:0]
+}
+
+// keep appends s to out, counting it.
+func (r *residency) keep(out []span, s span) []span {
+	if r.lo == r.hi {
+		r.lo, r.hi = s.lo, s.hi
+	} else {
+		r.lo, r.hi = min(r.lo, s.lo), max(r.hi, s.hi)
+	}
+	r.bytes += uint64(s.hi - s.lo)
+	return append(out, s)
+}
+
+// touch records that core touched [lo, hi) (whole lines), newest.
+func (r *residency) touch(core int, lo, hi mem.Addr) {
+	lo, hi = mem.Line(lo), mem.Line(hi+mem.LineSize-1)
+	if hi <= lo {
+		return
+	}
+	r.cut(lo, hi)
+	r.spans = r.keep(r.spans, span{lo, hi, core})
+	// Drop the oldest spans the caches can no longer hold.
+	drop, total := 0, r.bytes
+	for len(r.spans)-drop > 1 && (total > r.llc || len(r.spans)-drop > maxResident) {
+		total -= uint64(r.spans[drop].hi - r.spans[drop].lo)
+		drop++
+	}
+	if drop > 0 {
+		r.spans = append(r.spans[:0], r.spans[drop:]...)
+		r.recount()
+	}
+}
+
+// recount recomputes bytes and the bounding box.
+func (r *residency) recount() {
+	r.bytes, r.lo, r.hi = 0, 0, 0
+	out := r.spans[:0]
+	for _, s := range r.spans {
+		out = r.keep(out, s)
+	}
+	r.spans = out
+}
+
+// levels adds to b, per level, the bytes of [lo, hi) a streaming access
+// by core finds there (lines no span holds: DRAM).
+func (r *residency) levels(core int, lo, hi mem.Addr, b *[nLevels]uint64) {
+	if hi <= lo {
+		return
+	}
+	found := uint64(0)
+	if r.lo != r.hi && lo < r.hi && hi > r.lo {
+		var own, grp, all uint64 // bytes touched after the span: by core, by its L2 group, by anyone
+		g := r.group(core)
+		for i := len(r.spans) - 1; i >= 0; i-- {
+			s := r.spans[i]
+			n := uint64(s.hi - s.lo)
+			if ov := min(s.hi, hi) - max(s.lo, lo); s.hi > lo && s.lo < hi && ov > 0 {
+				lv := DRAM
+				switch {
+				case core >= 0 && s.core == core && own+n <= r.l1:
+					lv = L1
+				case g >= 0 && r.group(s.core) == g && grp+n <= r.l2:
+					lv = L2
+				case all+n <= r.llc:
+					lv = L3
+				}
+				b[lv] += uint64(ov)
+				found += uint64(ov)
+			}
+			all += n
+			if s.core == core && core >= 0 {
+				own += n
+			}
+			if g >= 0 && r.group(s.core) == g {
+				grp += n
+			}
+		}
+	}
+	b[DRAM] += uint64(hi-lo) - found
+}
+
+// Access is one range a host computation streams (mem.Access).
+type Access = mem.Access
+
+// mix is the share of a region's bytes each level serves.
+type mix struct {
+	frac [nLevels]float64
+	on   bool // false: everything from DRAM (Compute)
+}
+
+// levelLatency returns the load-to-use latency of a line served by level l.
+func (s Spec) levelLatency(l Level) sim.Duration {
+	c := s.Cache
+	switch l {
+	case L1:
+		return s.Freq.Cycles(float64(c.L1DLatency))
+	case L2:
+		return s.Freq.Cycles(float64(c.L2Latency))
+	case L3:
+		return s.Freq.Cycles(float64(c.L3Latency)) + c.L3Path
+	}
+	return s.DRAMLatency
+}
+
+// regionMix looks up where the bytes of acc are for a region run by core
+// with threads threads, then records them as touched. A write to a range
+// an earlier read of the same region covers finds its lines in the L1D
+// (the read just brought them).
+func (c *CPU) regionMix(core, threads int, acc []Access) (mix, uint64) {
+	r := c.res
+	if threads > 1 {
+		core = teamCore
+	}
+	var b [nLevels]uint64
+	for i, a := range acc {
+		lo, hi := a.Addr, a.Addr+mem.Addr(a.Len)
+		if a.Write {
+			covered := uint64(0)
+			for _, p := range acc[:i] {
+				if plo, phi := max(lo, p.Addr), min(hi, p.Addr+mem.Addr(p.Len)); !p.Write && phi > plo {
+					covered += uint64(phi - plo)
+				}
+			}
+			covered = min(covered, a.Len)
+			b[L1] += covered
+			if covered == a.Len {
+				continue
+			}
+		}
+		r.levels(core, lo, hi, &b)
+	}
+	var total uint64
+	for _, a := range acc {
+		total += a.Len
+		if a.Len > 0 {
+			r.touch(core, a.Addr, a.Addr+mem.Addr(a.Len))
+		}
+	}
+	var sum uint64
+	for _, n := range b {
+		sum += n
+	}
+	m := mix{on: true}
+	if sum == 0 {
+		return m, total
+	}
+	for l, n := range b {
+		m.frac[l] = float64(n) / float64(sum)
+	}
+	return m, total
+}
+
+// ComputeOn is Compute over the ranges acc (each read or written once; a
+// read-modify-write lists the range read, then written): the region moves
+// their summed lengths, and each level of the host's caches serves the
+// share of the bytes it holds (see the residency comment above), the rest
+// coming from DRAM as in Compute. The ranges are then held by the caches
+// of the calling thread's core (threads = 1) or of the team.
+func (t *Thread) ComputeOn(threads int, acc ...Access) {
+	if threads < 1 {
+		panic(fmt.Sprintf("cpu: %s computes with %d threads", t.track, threads))
+	}
+	m, total := t.cpu.regionMix(t.core.id, threads, acc)
+	t.mix = m
+	t.Compute(total, threads)
+	t.mix = mix{}
+}
+
+// BeginComputeOn starts ComputeOn(threads, acc...) as steps.
+func (t *Thread) BeginComputeOn(threads int, acc ...Access) {
+	if threads < 1 {
+		panic(fmt.Sprintf("cpu: %s computes with %d threads", t.track, threads))
+	}
+	m, total := t.cpu.regionMix(t.core.id, threads, acc)
+	if total > 0 {
+		t.mix = m // tryCompute clears it
+	}
+	t.BeginCompute(total, threads)
+}
