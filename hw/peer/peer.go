@@ -39,6 +39,9 @@ func New(e *sim.Engine, fab *net.Fabric, self int, memOf func(int) *mem.Memory, 
 // Reaches reports whether endpoint pe is another GPU of this one's node.
 func (p *Port) Reaches(pe int) bool { return p.fab.SameNode(p.self, pe) }
 
+// Self returns the endpoint of the port's own GPU.
+func (p *Port) Self() int { return p.self }
+
 // Stats returns the port's counters.
 func (p *Port) Stats() Stats { return p.stats }
 
