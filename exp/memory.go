@@ -171,9 +171,20 @@ func EstimateMemory(name string, cfg Config) MemNeed {
 		workers = runtime.NumCPU()
 	}
 	workers = max(1, min(workers, len(sims)))
+	sum := 0.0
 	for _, s := range sims[:workers] {
-		need.Bytes += s.bytes(f)
+		sum += s.bytes(f)
 	}
+	if b := float64(cfg.Run.MemBudget); b > 0 && gated(name) && sum > max(b, sims[0].bytes(f)) {
+		// RunPoints starts a point only while it fits in the budget
+		// beside the running ones, or alone.
+		sum = max(b, sims[0].bytes(f))
+		workers = 1
+		for workers < len(sims) && sims[0].bytes(f)+sims[workers].bytes(f) <= b {
+			workers++
+		}
+	}
+	need.Bytes += sum
 	need.Sims = workers
 	top := sims[0]
 	payload := top.nodes * top.payload * memPayloadFactor
@@ -187,6 +198,10 @@ func EstimateMemory(name string, cfg Config) MemNeed {
 	}
 	return need
 }
+
+// gated reports whether experiment name runs its points within
+// run.mem_budget (its Points has a Memory estimate).
+func gated(name string) bool { return name == "allreduce" }
 
 // simsOf lists the simulations a run of experiment name performs, as far
 // as parameters can make them large.

@@ -41,7 +41,9 @@ var todayWorkloads = []todayWorkload{
 	{"pingpong", pingPongPoints, func(r []any) (string, []any) { return fmt.Sprint(r[0]), r[1:5] }, func(c Config) []Config { return []Config{c} }},
 	{"allreduce_hier", allreduceHierPoints, func(r []any) (string, []any) { return fmt.Sprintf("%v GPUs", r[1]), r[2:6] },
 		func(c Config) []Config { c.AllreduceHier.Nodes = firstLast(c.AllreduceHier.Nodes); return []Config{c} }},
-	{"halo3d", halo3DPoints, func(r []any) (string, []any) { return fmt.Sprintf("%v nodes, %v faces", r[0], r[1]), r[2:6] },
+	{"halo3d", halo3DPoints, func(r []any) (string, []any) {
+		return fmt.Sprintf("%v nodes, %v-nb, %v faces", r[0], r[1], r[2]), r[3:7]
+	},
 		func(c Config) []Config {
 			// Every fourth face size and the largest.
 			c.Halo3D.Nodes = firstLast(c.Halo3D.Nodes)
@@ -122,6 +124,7 @@ func (cfg Config) presetConfig(preset string) (Config, error) {
 	pc.PingPong.MinSize, pc.PingPong.MaxSize, pc.PingPong.Iters, pc.PingPong.Placement = cfg.PingPong.MinSize, cfg.PingPong.MaxSize, cfg.PingPong.Iters, cfg.PingPong.Placement
 	pc.AllreduceHier.Size, pc.AllreduceHier.Nodes = cfg.AllreduceHier.Size, cfg.AllreduceHier.Nodes
 	pc.Halo3D.MinFace, pc.Halo3D.MaxFace, pc.Halo3D.Nodes, pc.Halo3D.Iters = cfg.Halo3D.MinFace, cfg.Halo3D.MaxFace, cfg.Halo3D.Nodes, cfg.Halo3D.Iters
+	pc.Halo3D.Neighbours, pc.Halo3D.Scaling, pc.Halo3D.Domain = cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain
 	m := cfg.MoE
 	pc.MoE.EP, pc.MoE.Modes, pc.MoE.Hidden, pc.MoE.TopK, pc.MoE.Experts = m.EP, m.Modes, m.Hidden, m.TopK, m.Experts
 	pc.MoE.TokensLL, pc.MoE.TokensHT, pc.MoE.Routing, pc.MoE.VerifyMax = m.TokensLL, m.TokensHT, m.Routing, m.VerifyMax
@@ -485,7 +488,7 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	res.Notes = append(res.Notes,
 		"each preset runs with its own default parameters (hardware --set values do not carry over) and the strategies with an implementation that its NIC runs; workload sizes (pingpong.*, allreduce_hier.*, halo3d.*, moe.*) come from this run",
 		fmt.Sprintf("tornado: every value a preset's sources do not give (gpunetsim params: DEFAULT, no source) and moe.comm_wgs, divided and multiplied by today.factor = %g one at a time, on a thinned payload-free grid (allreduce_hier and halo3d: first and last node count, halo3d every fourth face; moe: the first EP count; pingpong: every size), compared with the same grid at the defaults; flipped_by names the knobs that change a point's winner (points outside the thinned grid are not checked)", cfg.Today.Factor),
-		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access) and GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc); eager MPI messages, streams and triggered operations take their NIC path carried by the GPU fabric")
+		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access), GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
 }
 

@@ -19,39 +19,71 @@ func TestDims3(t *testing.T) {
 	}
 }
 
-// Every rank receives each neighbour's face of every iteration (grids with
-// dimensions of 1, 2 and more); a larger face takes longer; payload-free
-// runs take the functional time.
+// Every implementation delivers each neighbour's message of every
+// iteration (grids with dimensions of 1, 2 and more; 6 and 26 neighbours;
+// weak and strong sizing); a larger face takes longer; payload-free runs
+// take the functional time.
 func TestHalo3D(t *testing.T) {
 	h100, err := cluster.Preset("h100-cx7")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN} {
-		for _, ranks := range []int{8, 16, 24} {
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GNNGIO} {
+		for _, tc := range []struct {
+			ranks, neighbours int
+			local             [3]int
+		}{{8, 6, [3]int{}}, {16, 26, [3]int{}}, {24, 6, [3]int{}}, {16, 26, [3]int{16, 32, 32}}} {
+			ranks := tc.ranks
 			run := func(face unit.Bytes, functional bool) Halo3DResult {
 				c, err := cluster.New(sim.New(1), h100, ranks, functional)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer c.Engine.Close()
-				r, err := Halo3D{Face: face, Iters: 2, WGSize: 256}.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+				local := tc.local
+				if local != [3]int{} && face > 1*unit.KiB {
+					local = [3]int{4 * local[0], 4 * local[1], 4 * local[2]}
+				}
+				r, err := Halo3D{Face: face, Iters: 2, WGSize: 256, Neighbours: tc.neighbours, Local: local}.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
 				if err != nil {
-					t.Fatalf("%s %d ranks: %v", s, ranks, err)
+					t.Fatalf("%s %d ranks %d neighbours: %v", s, ranks, tc.neighbours, err)
 				}
 				return r
 			}
-			small, big, off := run(1*unit.KiB, true), run(256*unit.KiB, true), run(1*unit.KiB, false)
-			t.Logf("%s %d ranks %v: 1 KiB %v, 256 KiB %v", s, ranks, small.Dims, small.Time, big.Time)
+			small, big, off := run(1*unit.KiB, true), run(64*unit.KiB, true), run(1*unit.KiB, false)
+			t.Logf("%-7s %d ranks %v %2d nb local %v: small %v (%d B), big %v (%d B)", s, ranks, small.Dims, tc.neighbours, tc.local, small.Time, small.Bytes, big.Time, big.Bytes)
 			if !small.Verified || !big.Verified || off.Verified {
 				t.Errorf("%s %d ranks: verified %v %v, payload-free %v", s, ranks, small.Verified, big.Verified, off.Verified)
 			}
 			if big.Time <= small.Time {
-				t.Errorf("%s %d ranks: 256 KiB faces %v, 1 KiB %v", s, ranks, big.Time, small.Time)
+				t.Errorf("%s %d ranks: 64 KiB faces %v, 1 KiB %v", s, ranks, big.Time, small.Time)
 			}
 			if off.Time != small.Time {
 				t.Errorf("%s %d ranks: payload-free %v, functional %v", s, ranks, off.Time, small.Time)
 			}
 		}
+	}
+}
+
+// Message sizes: 6 faces; 26 adds 12 edges of 8·√(face/8) bytes and 8
+// corners of 8 bytes; strong sizing from the local cells.
+func TestHalo3DSizes(t *testing.T) {
+	sum := func(v []uint64) (s uint64) {
+		for _, x := range v {
+			s += x
+		}
+		return s
+	}
+	if got := sum(Halo3D{Face: 32 * unit.KiB}.sizes(haloDirs(6))); got != 6*32*1024 {
+		t.Errorf("6 faces of 32 KiB: %d bytes", got)
+	}
+	if got := sum(Halo3D{Face: 32 * unit.KiB, Neighbours: 26}.sizes(haloDirs(26))); got != 6*32768+12*8*64+8*8 {
+		t.Errorf("26 neighbours at 32 KiB faces: %d bytes", got)
+	}
+	// 10 x 20 x 40 cells: faces 20·40, 10·40, 10·20 cells (two each),
+	// edges 10, 20, 40 (four each), 8 corners.
+	want := uint64(8 * (2*(800+400+200) + 4*(10+20+40) + 8))
+	if got := sum(Halo3D{Local: [3]int{10, 20, 40}, Neighbours: 26}.sizes(haloDirs(26))); got != want {
+		t.Errorf("strong 10x20x40: %d bytes, want %d", got, want)
 	}
 }

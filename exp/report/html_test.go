@@ -69,4 +69,14 @@ func TestWriteHTML(t *testing.T) {
 	if strings.Contains(s, "<?xml") {
 		t.Error("an XML declaration inside the HTML")
 	}
+	// A table without rows says so instead of a bare header.
+	empty := *r
+	empty.Tables = []Table{{Name: "crossovers (time)", Columns: []string{"becomes faster", "than"}}}
+	b.Reset()
+	if err := WriteHTML(&b, "t", []Section{{Title: "e", Result: &empty}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "<h3>crossovers (time)</h3>\n<p class=\"empty\">none (no rows)</p>") || strings.Contains(s, "<th>becomes faster</th>") {
+		t.Errorf("empty table: %s", s[strings.Index(s, "crossovers (time)"):][:200])
+	}
 }

@@ -128,10 +128,17 @@ func PlotLayout(p *Plot) *Layout {
 	l.XMin, l.XMax = axisRange(xs, l.LogX, false)
 	l.YMin, l.YMax = axisRange(ys, l.LogY, true)
 	l.XTicks = dataTicks(xs, l.LogX)
-	if l.XTicks == nil && !l.LogX && fewWhole(xs) {
+	if l.XTicks == nil && l.LogX && fewWhole(xs) && powersOfTwo(xs) {
+		// Two or three power-of-two sizes or counts on a log axis: the
+		// powers of two, doubled out to four.
+		l.XTicks = doublingTicks(xs)
+		lo, hi := l.XTicks[0].Value, l.XTicks[len(l.XTicks)-1].Value
+		l.XMin, l.XMax = min(l.XMin, lo/1.25), max(l.XMax, hi*1.25)
+	}
+	if l.XTicks == nil && fewWhole(xs) && (!l.LogX || slices.Max(xs)-slices.Min(xs) < 12) {
 		// Two or three node counts (or sizes): no fractional ticks
-		// between them.
-		l.XTicks = wholeTicks(xs)
+		// between them, on a linear axis or a log one over a short range.
+		l.XTicks = wholeTicks(xs, l.LogX)
 		lo, hi := l.XTicks[0].Value, l.XTicks[len(l.XTicks)-1].Value
 		pad := (hi - lo) * 0.04
 		l.XMin, l.XMax = min(l.XMin, lo-pad), max(l.XMax, hi+pad)
@@ -140,14 +147,10 @@ func PlotLayout(p *Plot) *Layout {
 		l.XTicks = niceTicks(l.XMin, l.XMax, l.LogX)
 	}
 	l.YTicks = niceTicks(l.YMin, l.YMax, l.LogY)
-	switch n := len(l.Panels); {
-	case n <= 1:
-		l.Cols = 1
-	case n <= 4:
-		l.Cols = 2
-	default:
-		l.Cols = 3
-	}
+	// At most two columns: a page or screen shows the figure about 1100
+	// pixels wide, and a third column shrank the panels' text to about
+	// five pixels (more panels make the figure taller instead).
+	l.Cols = min(2, max(1, len(l.Panels)))
 	return l
 }
 
@@ -312,7 +315,7 @@ func dataTicks(xs []float64, log bool) []plot.Tick {
 	return ticks
 }
 
-// fewWhole reports whether xs holds two or three distinct values, all
+// fewWhole reports whether xs holds one to three distinct values, all
 // whole numbers (node counts, byte sizes).
 func fewWhole(xs []float64) bool {
 	var vals []float64
@@ -324,20 +327,25 @@ func fewWhole(xs []float64) bool {
 			vals = append(vals, x)
 		}
 	}
-	return len(vals) >= 2 && len(vals) <= 3
+	return len(vals) >= 1 && len(vals) <= 3
 }
 
 // wholeTicks returns ticks at whole numbers only for two or three whole
 // x values (fewWhole): every whole number from the least to the greatest
 // when they are at most 12 — widened by one on each side (never below
-// zero when the values are not) until there are four — so that every data
-// value is labelled; else the coarsest whole-number step of 1, 2, 2.5 or
-// 5 times a power of ten that gives four ticks.
-func wholeTicks(xs []float64) []plot.Tick {
+// zero when the values are not, never below one on a log axis) until there
+// are four — so that every data value is labelled; else the coarsest
+// whole-number step of 1, 2, 2.5 or 5 times a power of ten that gives four
+// ticks.
+func wholeTicks(xs []float64, log bool) []plot.Tick {
 	lo, hi := slices.Min(xs), slices.Max(xs)
+	floor := 0.0
+	if log {
+		floor = 1
+	}
 	if hi-lo+1 <= 12 {
 		for hi-lo+1 < 4 {
-			if lo > 0 || slices.Min(xs) < 0 {
+			if lo > floor || (!log && slices.Min(xs) < 0) {
 				lo--
 			}
 			if hi-lo+1 < 4 {
@@ -367,6 +375,71 @@ func wholeTicks(xs []float64) []plot.Tick {
 	return ticks
 }
 
+// powersOfTwo reports whether every x is a positive power of two.
+func powersOfTwo(xs []float64) bool {
+	for _, x := range xs {
+		if x < 1 || x > 1<<62 || uint64(x)&(uint64(x)-1) != 0 {
+			return false
+		}
+	}
+	return len(xs) > 0
+}
+
+// doublingTicks returns the powers of two from the least x to the
+// greatest, at most eight of them (every other one, then every fourth,
+// when more), extended by doubling (and halving, not below 1) to four.
+func doublingTicks(xs []float64) []plot.Tick {
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	for n := 0; math.Log2(hi/lo)+1 < 4 && n < 4; n++ {
+		if n%2 == 0 || lo <= 1 {
+			hi *= 2
+		} else {
+			lo /= 2
+		}
+	}
+	step := 1.0
+	for (math.Log2(hi/lo))/step+1 > 8 {
+		step *= 2
+	}
+	var ticks []plot.Tick
+	for e := math.Log2(lo); e <= math.Log2(hi)+1e-9; e += step {
+		v := math.Exp2(e)
+		ticks = append(ticks, plot.Tick{Value: v, Label: fmtTick(v)})
+	}
+	return ticks
+}
+
+// decrowd drops, from log-axis ticks over [lo, hi], those closer than a
+// fourteenth of the axis (in decades) to a kept one, keeping powers of
+// ten first, then 2× and 5× them, then the rest: "900" is not printed on
+// top of "1000".
+func decrowd(ticks []plot.Tick, lo, hi float64) []plot.Tick {
+	gap := math.Log10(hi/lo) / 14
+	rank := func(v float64) int {
+		m := v / math.Pow(10, math.Floor(math.Log10(v)+1e-9))
+		switch {
+		case math.Abs(m-1) < 1e-9:
+			return 0
+		case math.Abs(m-2) < 1e-9 || math.Abs(m-5) < 1e-9:
+			return 1
+		}
+		return 2
+	}
+	var kept []plot.Tick
+	for r := range 3 {
+		for _, t := range ticks {
+			if rank(t.Value) != r {
+				continue
+			}
+			if !slices.ContainsFunc(kept, func(k plot.Tick) bool { return math.Abs(math.Log10(k.Value/t.Value)) < gap }) {
+				kept = append(kept, t)
+			}
+		}
+	}
+	slices.SortFunc(kept, func(a, b plot.Tick) int { return cmpFloat(a.Value, b.Value) })
+	return kept
+}
+
 // niceTicks returns at least four labelled ticks in [lo, hi] (when the
 // range is not degenerate): on a linear axis multiples of 1, 2, 2.5 or 5
 // times a power of ten, the coarsest that gives four; on a log axis the
@@ -386,6 +459,9 @@ func niceTicks(lo, hi float64, log bool) []plot.Tick {
 						ticks = append(ticks, plot.Tick{Value: v, Label: fmtTick(v)})
 					}
 				}
+			}
+			if len(mults) > 3 {
+				ticks = decrowd(ticks, lo, hi)
 			}
 			if len(ticks) >= 4 {
 				return ticks

@@ -10,47 +10,61 @@ import (
 
 // With two or three whole-number x values (node counts), the x ticks are
 // whole numbers only — never 2.5 nodes — and label every data value when
-// the range is short; there are still at least four of them.
+// the range is short; there are still at least four of them, on a linear
+// axis and on a log one.
 func TestFewWholeXValuesGetWholeTicks(t *testing.T) {
 	for _, tc := range []struct {
 		xs      []float64
 		labeled []float64 // data values that must carry a tick
 	}{
+		{[]float64{64}, []float64{64}},
+		{[]float64{5}, []float64{5}},
 		{[]float64{2, 4}, []float64{2, 4}},
 		{[]float64{2, 3}, []float64{2, 3}},
+		{[]float64{1, 2}, []float64{1, 2}},
 		{[]float64{1, 2, 4}, []float64{1, 2, 4}},
 		{[]float64{0, 1}, []float64{0, 1}},
 		{[]float64{-3, 2}, []float64{-3, 2}},
 		{[]float64{2, 64}, nil},
 		{[]float64{4096, 65536, 1 << 20}, nil},
 	} {
-		p := &Plot{Series: []Series{{Name: "a", X: tc.xs, Y: []float64{1, 2, 3}[:len(tc.xs)]}}}
-		lay := PlotLayout(p)
-		var vals []float64
-		for _, tk := range lay.XTicks {
-			if tk.Value != math.Trunc(tk.Value) {
-				t.Errorf("x %v: tick %v is not a whole number", tc.xs, tk.Value)
+		for _, logX := range []bool{false, true} {
+			if logX && slices.Min(tc.xs) <= 0 {
+				continue
 			}
-			if tk.Value < lay.XMin || tk.Value > lay.XMax {
-				t.Errorf("x %v: tick %v outside the axis %v..%v", tc.xs, tk.Value, lay.XMin, lay.XMax)
-			}
-			vals = append(vals, tk.Value)
-		}
-		if len(vals) < 4 {
-			t.Errorf("x %v: ticks %v, want at least four", tc.xs, vals)
-		}
-		for _, x := range tc.labeled {
-			if !slices.Contains(vals, x) {
-				t.Errorf("x %v: no tick at data value %v (ticks %v)", tc.xs, x, vals)
-			}
-		}
-		if slices.Min(tc.xs) >= 0 && vals[0] < 0 {
-			t.Errorf("x %v: negative tick %v", tc.xs, vals[0])
+			checkWholeTicks(t, tc.xs, tc.labeled, logX)
 		}
 	}
 	// Fractional x values keep the fractional ticks.
 	lay := PlotLayout(&Plot{Series: []Series{{Name: "a", X: []float64{0.5, 1.5}, Y: []float64{1, 2}}}})
 	if slices.IndexFunc(lay.XTicks, func(tk plot.Tick) bool { return tk.Value != math.Trunc(tk.Value) }) < 0 {
 		t.Errorf("x 0.5, 1.5: ticks %v, want fractional ones", lay.XTicks)
+	}
+}
+
+func checkWholeTicks(t *testing.T, xs, labeled []float64, logX bool) {
+	t.Helper()
+	lay := PlotLayout(&Plot{LogX: logX, Series: []Series{{Name: "a", X: xs, Y: []float64{1, 2, 3}[:len(xs)]}}})
+	var vals []float64
+	for _, tk := range lay.XTicks {
+		if tk.Value != math.Trunc(tk.Value) {
+			t.Errorf("x %v (log %v): tick %v is not a whole number", xs, logX, tk.Value)
+		}
+		if tk.Value < lay.XMin || tk.Value > lay.XMax {
+			t.Errorf("x %v (log %v): tick %v outside the axis %v..%v", xs, logX, tk.Value, lay.XMin, lay.XMax)
+		}
+		vals = append(vals, tk.Value)
+	}
+	if len(vals) < 4 {
+		t.Errorf("x %v (log %v): ticks %v, want at least four", xs, logX, vals)
+		return
+	}
+	for _, x := range labeled {
+		if !slices.Contains(vals, x) {
+			t.Errorf("x %v (log %v): no tick at data value %v (ticks %v)", xs, logX, x, vals)
+		}
+	}
+	if slices.Min(xs) >= 0 && vals[0] < 0 || logX && vals[0] <= 0 {
+		t.Errorf("x %v (log %v): tick %v below the data's sign", xs, logX, vals[0])
 	}
 }
