@@ -21,6 +21,7 @@ type Stream struct {
 	ops int
 
 	writeIndex mem.Addr // the queue's write index, 0 until the first packet
+	readIndex  mem.Addr // the queue's read index the CP advances, 0 until the first packet
 
 	lastTrigger sim.Time
 
@@ -108,7 +109,9 @@ func (s *Stream) enqueue(instr int, o op, p any) {
 }
 
 // charge is the host building one packet (instr instructions), reserving
-// its slot (the write index's read-modify-write) and ringing the doorbell,
+// its slot (the write index's read-modify-write, then the room check's load
+// of the read index the CP advances: a miss, after the locked add, which no
+// later load passes) and ringing the doorbell,
 // which reaches the CP after the memory latency and gives it one queue
 // entry: the next pending operation.
 func (s *Stream) charge(instr int) {
@@ -118,6 +121,10 @@ func (s *Stream) charge(instr int) {
 		s.writeIndex = s.g.Mem().AllocData(mem.Host, 8, "aql.write_index")
 	}
 	s.t.RMW(s.writeIndex, 1)
+	if s.readIndex == 0 {
+		s.readIndex = s.g.Mem().AllocData(mem.Host, 8, "aql.read_index")
+	}
+	s.t.Load(s.readIndex)
 	s.ops++
 	s.t.Engine().After(s.g.Spec().MemLatency, s.submit)
 }
