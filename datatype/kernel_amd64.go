@@ -29,3 +29,39 @@ func stridedWide(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count
 	stridedAVX(d, dstride, s, sstride, count, blen)
 	return true
 }
+
+// transpose16AVX moves groups×4 columns of rows 16-byte elements between
+// the user buffer (rowStride bytes between rows) and the packed stream,
+// prefetching pf rows ahead; see kernel_amd64.s.
+//
+//go:noescape
+func transpose16AVX(user, packed unsafe.Pointer, groups, rows, rowStride, pf int, pack bool)
+
+// transpose16Wide moves the first columns of a transpose of 16-byte
+// elements with the assembly kernel, four at a time, and returns how many
+// it moved (0 without AVX); transposeT does the rest.
+func transpose16Wide(user, packed unsafe.Pointer, cols, rows, rowStride int, pack bool) int {
+	if !hasAVX || cols < 4 {
+		return 0
+	}
+	g := cols / 4
+	transpose16AVX(user, packed, g, rows, rowStride, transposePrefetchRows, pack)
+	return 4 * g
+}
+
+// memcpyAVX copies n ≥ 256 bytes from s to d, which do not overlap, with
+// temporal stores; see kernel_amd64.s.
+//
+//go:noescape
+func memcpyAVX(d, s unsafe.Pointer, n int)
+
+// memcpyTemporal copies len(src) ≥ 256 bytes into dst (at least as long,
+// not overlapping) with ordinary stores when the CPU has AVX, and reports
+// whether it did.
+func memcpyTemporal(dst, src []byte) bool {
+	if !hasAVX || len(src) < 256 {
+		return false
+	}
+	memcpyAVX(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), len(src))
+	return true
+}

@@ -30,7 +30,8 @@ type allreducePoint struct {
 // allreducePoints splits the allreduce sweep into one point per (node
 // count, strategy).
 func allreducePoints() Points {
-	return Points{List: allreduceList, Simulate: allreduceSimulate, Assemble: allreduceAssemble}
+	return Points{List: allreduceList, Simulate: allreduceSimulate, Assemble: allreduceAssemble,
+		Memory: func(c Config) float64 { return EstimateMemory("allreduce", c).Bytes - memBase }}
 }
 
 // runAllreduce sweeps node counts × strategies and reports time and speedup

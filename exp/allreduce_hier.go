@@ -140,7 +140,7 @@ func allreduceHierAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	res.Notes = append(res.Notes,
 		"phases (rank 0): intra-node reduce-scatter over the GPU fabric (direct exchange), ring allreduce per rail across nodes, intra-node allgather; time = every rank released together to the last rank's end",
 		"HDN reduces each received chunk with its own kernel at the kernel boundary (node.gpus - 1 kernels in the first phase); CPU on the host's share of cores",
-		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access) and GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc); eager MPI messages, streams and triggered operations take their NIC path carried by the GPU fabric")
+		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access), GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
 }
 

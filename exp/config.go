@@ -22,6 +22,9 @@ type RunSpec struct {
 	// MemLimit caps the memory a run may need (exp.EstimateMemory); a run
 	// estimated above it is refused before any work.
 	MemLimit unit.Bytes `toml:"mem_limit" doc:"memory a run may use; a run estimated to need more is refused before it starts (0 = the memory available now)" src:"RUN"`
+	// MemBudget bounds the estimated memory of the points a sweep runs at
+	// once (exp.RunPoints); a point estimated above it runs alone.
+	MemBudget unit.Bytes `toml:"mem_budget" doc:"estimated memory the simulations a sweep runs at once may share: a point starts only while its estimate fits beside those running, and one that needs more runs alone (with the cores the others leave); 0 = no budget (allreduce; default 1GiB, so the main job fits a laptop's memory)" src:"RUN"`
 	// CheckInvariants verifies the hardware models' conservation and
 	// protocol invariants at the end of every simulation (hw/cluster).
 	CheckInvariants bool `toml:"check_invariants" doc:"verify conservation and protocol invariants (bytes, packets, counters, queues, blocked agents) at the end of every simulation; a violation fails the run" src:"RUN"`
@@ -108,7 +111,7 @@ func DefaultConfig(preset string) (Config, error) {
 	// cores. Denser sweeps are a --set allreduce.nodes=2-64/2 away.
 	nodes := []int{2, 4, 8, 16, 32, 64}
 	cfg := Config{
-		Run:  RunSpec{Preset: preset, Seed: 1, Functional: true, CheckInvariants: true, Partitions: 0},
+		Run:  RunSpec{Preset: preset, Seed: 1, Functional: true, CheckInvariants: true, Partitions: 0, MemBudget: unit.GiB},
 		Spec: hw,
 		SW:   cost.Default(),
 		MPI:  mpi.DefaultSpec(),
@@ -194,6 +197,9 @@ func (c Config) Validate() error {
 	}
 	if c.Run.Parallel < 0 || c.Run.Parallel > 1024 {
 		errs = append(errs, fmt.Errorf("run.parallel = %d: must be in [0, 1024]", c.Run.Parallel))
+	}
+	if c.Run.MemBudget < 0 {
+		errs = append(errs, fmt.Errorf("run.mem_budget = %v: must be at least 0 (0 = no budget)", c.Run.MemBudget))
 	}
 	if c.Run.Partitions < 0 || c.Run.Partitions > maxPartitions {
 		errs = append(errs, fmt.Errorf("run.partitions = %d: must be in [0, %d] (0 = auto)", c.Run.Partitions, maxPartitions))

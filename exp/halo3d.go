@@ -188,7 +188,7 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	res.Notes = append(res.Notes,
 		"periodic px x py x pz grid of GPUs (x fastest: a node's GPUs are x neighbours), one message to each of 6 (faces) or 26 (faces, edges, corners) neighbours per exchange; weak: face fixed, edges 8*sqrt(face/8) bytes, corners 8 bytes; strong: halo3d.domain^3 cells of 8 bytes split over the GPUs (face = the largest message); time per exchange = every rank released together to the last rank's end, over halo3d.iters",
 		"CPU packs and unpacks on the host's cores; HDN in a kernel before the sends and after the receives (kernel boundary); GDS preposts every exchange's puts and its stream packs, rings them, waits on trailing flags and unpacks; device shmem (GNN_GIO, GHN_*, COMPNET): one persistent kernel, a work-group per direction group putting and awaiting; GB/s per GPU = bytes sent / time",
-		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access) and GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc); eager MPI messages, streams and triggered operations take their NIC path carried by the GPU fabric")
+		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access), GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
 }
 

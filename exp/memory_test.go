@@ -43,12 +43,26 @@ func TestEstimateMemory(t *testing.T) {
 			t.Errorf("%s: %+v, want %s in [%g, %g] with %d simulation", c.name, need, c.param, c.atLeast, c.atMost, c.simsAtOne)
 		}
 	}
-	// Two workers count the two largest simulations.
+	// Two workers count the two largest simulations, without a memory
+	// budget.
 	cfg := base
-	cfg.Run.Parallel = 2
-	one, two := EstimateMemory("allreduce", base), EstimateMemory("allreduce", cfg)
+	cfg.Run.Parallel, cfg.Run.MemBudget = 2, 0
+	unbudgeted := base
+	unbudgeted.Run.MemBudget = 0
+	one, two := EstimateMemory("allreduce", unbudgeted), EstimateMemory("allreduce", cfg)
 	if two.Sims != 2 || two.Bytes <= one.Bytes {
 		t.Errorf("parallel 2: %+v; parallel 1: %+v", two, one)
+	}
+	// With the default budget (1 GiB) the two 64-node functional points
+	// (about 1.2 GB each) never run together: the estimate is one of them.
+	cfg.Run.MemBudget = unit.GiB
+	if b := EstimateMemory("allreduce", cfg); b.Sims != 1 || b.Bytes != one.Bytes {
+		t.Errorf("parallel 2 within a 1 GiB budget: %+v, want one simulation as %+v", b, one)
+	}
+	// A budget that holds two of them counts two.
+	cfg.Run.MemBudget = 4 * unit.GiB
+	if b := EstimateMemory("allreduce", cfg); b.Sims != 2 || b.Bytes != two.Bytes {
+		t.Errorf("parallel 2 within a 4 GiB budget: %+v, want two simulations as %+v", b, two)
 	}
 	// An experiment no parameter can grow needs only the process.
 	if n := EstimateMemory("strategies", base); n.Bytes != memBase {

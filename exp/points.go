@@ -31,6 +31,10 @@ type Points struct {
 	// Assemble builds the report of cfg from the results of List(cfg), in
 	// the same order. It must not simulate.
 	Assemble func(cfg Config, results [][]byte) (*report.Result, error)
+	// Memory, when set, estimates a point's simulation memory in bytes
+	// (the process itself excluded), so that RunPoints runs at once only
+	// points whose estimates fit in run.mem_budget together.
+	Memory func(point Config) float64
 }
 
 // Sizes edit an experiment's default configuration to the sizes that
@@ -61,7 +65,18 @@ func RunPoints(ps Points, cfg Config, env Env) (*report.Result, error) {
 	if env.Work != nil {
 		weights = workUnits(pts, env.Work)
 	}
-	err = forEachWeighted(cfg, env, len(pts), weights, func(i int) error {
+	var mem []float64
+	if ps.Memory != nil && cfg.Run.MemBudget > 0 && env.Tracer == nil {
+		mem = make([]float64, len(pts))
+		for i, p := range pts {
+			mem[i] = ps.Memory(p.Config)
+		}
+	}
+	err = forEachGated(cfg, env, len(pts), weights, mem, func(i, cores int) error {
+		env := env
+		if mem != nil {
+			env.Cores = cores // the cores the points running beside it leave
+		}
 		r, err := ps.Simulate(pts[i], env)
 		if err != nil {
 			return fmt.Errorf("%s: %w", pts[i].Label, err)

@@ -76,6 +76,45 @@ func forEach(cfg Config, env Env, n int, job func(i int) error) error {
 // weights (units of expected work) out of their sum; nil weights: one unit
 // a job.
 func forEachWeighted(cfg Config, env Env, n int, weights []int, job func(i int) error) error {
+	return forEachGated(cfg, env, n, weights, nil, func(i, _ int) error { return job(i) })
+}
+
+// memGate admits jobs while their estimated memory fits in a budget
+// beside the jobs running; a job alone is always admitted.
+type memGate struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	budget  float64
+	inUse   float64
+	running int
+}
+
+// enter waits until need fits, and returns the cores the job may use: the
+// machine's, less one per job already running.
+func (g *memGate) enter(need float64) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.running > 0 && g.inUse+need > g.budget {
+		g.cond.Wait()
+	}
+	g.inUse += need
+	g.running++
+	return max(1, runtime.GOMAXPROCS(0)-(g.running-1))
+}
+
+func (g *memGate) leave(need float64) {
+	g.mu.Lock()
+	g.inUse -= need
+	g.running--
+	g.mu.Unlock()
+	g.cond.Broadcast()
+}
+
+// forEachGated is forEachWeighted where job i, given mem (estimated
+// bytes per job; nil: no gate), starts only while its estimate fits in
+// cfg.Run.MemBudget beside the jobs running (one that does not fit even
+// alone runs alone), and learns the cores it may use.
+func forEachGated(cfg Config, env Env, n int, weights []int, mem []float64, job func(i, cores int) error) error {
 	total := n
 	if weights != nil {
 		total = 0
@@ -84,6 +123,12 @@ func forEachWeighted(cfg Config, env Env, n int, weights []int, job func(i int) 
 		}
 	}
 	workers := sweepWorkers(cfg, env, n)
+	cores := coresPerRun(cfg, env, n)
+	var gate *memGate
+	if mem != nil {
+		gate = &memGate{budget: float64(cfg.Run.MemBudget)}
+		gate.cond = sync.NewCond(&gate.mu)
+	}
 	errs := make([]error, n)
 	var mu sync.Mutex
 	done := 0
@@ -94,7 +139,14 @@ func forEachWeighted(cfg Config, env Env, n int, weights []int, job func(i int) 
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				errs[i] = recoverJob(job, i)
+				c := cores
+				if gate != nil {
+					c = gate.enter(mem[i])
+				}
+				errs[i] = recoverJob(func(i int) error { return job(i, c) }, i)
+				if gate != nil {
+					gate.leave(mem[i])
+				}
 				mu.Lock()
 				if weights != nil {
 					done += weights[i]

@@ -521,7 +521,7 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	res.Notes = append(res.Notes,
 		"each preset runs with its own default parameters (hardware --set values do not carry over) and the strategies with an implementation that its NIC runs; workload sizes (pingpong.*, allreduce_hier.*, halo3d.*, moe.*) come from this run",
 		fmt.Sprintf("tornado: every value a preset's sources do not give (gpunetsim params: DEFAULT, no source) and moe.comm_wgs, divided and multiplied by today.factor = %g one at a time, on a thinned payload-free grid (pingpong sizes: every sixth doubling and the largest; allreduce_hier: first and last node count; halo3d: the last node count and stencil, the smallest, middle and largest face; moe: the first EP count, throughput mode at moe.tokens_ht / 8), compared with the same grid at the defaults; flipped_by names the knobs that change a point's winner (points outside the thinned grid are not checked)", cfg.Today.Factor),
-		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access) and GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc); eager MPI messages, streams and triggered operations take their NIC path carried by the GPU fabric")
+		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access), GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
 }
 

@@ -1,9 +1,11 @@
 package loggops
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/goal"
@@ -118,3 +120,39 @@ func BenchmarkAlltoall300(b *testing.B) { benchRun(b, goal.AllToAll(300, 8)) }
 // reliability corpus: 6.0 M events (1.5 G, minutes, while every waiting
 // entry retried).
 func BenchmarkAlltoall1000(b *testing.B) { benchRun(b, goal.AllToAll(1000, 8)) }
+
+// BenchmarkAlltoallReversed300 is a 300-rank all-to-all whose ranks post
+// their receives in the reverse of the order their messages arrive, so
+// each arrival's match is the last of about 300 posted receives: the
+// queues are indexed by key (match.go) instead of scanned.
+func BenchmarkAlltoallReversed300(b *testing.B) {
+	const n = 300
+	var t strings.Builder
+	fmt.Fprintf(&t, "num_ranks %d\n", n)
+	for r := range n {
+		fmt.Fprintf(&t, "rank %d {\n", r)
+		for j := n - 1; j >= 1; j-- {
+			fmt.Fprintf(&t, "r%d: recv 8b from %d tag 0\n", j, (r-j+n)%n)
+		}
+		for j := 1; j < n; j++ {
+			fmt.Fprintf(&t, "s%d: send 8b to %d tag 0\n", j, (r+j)%n)
+		}
+		t.WriteString("}\n")
+	}
+	text := t.String()
+	b.ReportAllocs()
+	var events uint64
+	for b.Loop() {
+		f, err := goal.Open(strings.NewReader(text))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := Run(f, DefaultParams())
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += r.Events
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}

@@ -95,7 +95,8 @@ type op struct {
 	kind     goal.Kind
 	cpu, nic uint8
 	state    uint8
-	rep      bool // queued as its resource set's representative (wait.go)
+	rep      bool   // queued as its resource set's representative (wait.go)
+	qseq     uint32 // order in the indexed posted-receive queue (match.go)
 }
 
 // edge makes op `to` wait for the start (IRequires) or end (Requires) of
@@ -118,6 +119,7 @@ type msg struct {
 	next     int32  // next message in the unexpected queue
 	cpu, nic uint8  // the send's indices, also used at the receiver
 	rep      bool   // queued as its resource set's representative (wait.go)
+	qseq     uint32 // order in the indexed unexpected queue (match.go)
 }
 
 // host is a rank's streaming and matching state.
@@ -130,10 +132,8 @@ type host struct {
 	ring     []uint32
 	head     uint32
 	count    uint32
-	rqHead   int32 // posted receives, oldest first
-	rqTail   int32
-	uqHead   int32 // unexpected messages, oldest first
-	uqTail   int32
+	rq       mq // posted receives (match.go)
+	uq       mq // unexpected messages
 	eof      bool
 	finished bool
 }
@@ -169,6 +169,7 @@ type state struct {
 	stmt       goal.Stmt
 	waits      map[uint64]*waitSet // entries waiting for busy resources (wait.go)
 	retry      bool                // Options.retry
+	indexAt    uint32              // queue length from which matching queues are indexed
 }
 
 // Status is a snapshot of a run in progress.
@@ -189,6 +190,10 @@ type Options struct {
 	// LogGOPSim does, instead of waiting aside (wait.go): for the test
 	// that the two give the same result.
 	retry bool
+	// indexAt, when not zero, replaces the queue length at which a
+	// matching queue is indexed (match.go), for the test that indexed and
+	// scanned queues match alike.
+	indexAt uint32
 }
 
 // Run simulates prog under p. It returns a *DeadlockError (wrapping
@@ -206,7 +211,10 @@ func RunOptions(prog goal.Program, p Params, opt Options) (*Result, error) {
 	}
 	start := time.Now()
 	n := prog.NumRanks()
-	s := &state{p: p, prog: prog, ncpu: prog.NumCPU(), nnic: prog.NumNIC(), freeEdge: -1, progress: opt.Progress, every: opt.ProgressEvery, retry: opt.retry}
+	s := &state{p: p, prog: prog, ncpu: prog.NumCPU(), nnic: prog.NumNIC(), freeEdge: -1, progress: opt.Progress, every: opt.ProgressEvery, retry: opt.retry, indexAt: opt.indexAt}
+	if s.indexAt == 0 {
+		s.indexAt = indexAt
+	}
 	if s.every == 0 {
 		s.every = 1 << 24
 	}
@@ -246,7 +254,7 @@ func RunOptions(prog goal.Program, p Params, opt Options) (*Result, error) {
 func (s *state) init() error {
 	for h := range s.hosts {
 		hs := &s.hosts[h]
-		hs.rqHead, hs.rqTail, hs.uqHead, hs.uqTail = -1, -1, -1, -1
+		hs.rq, hs.uq = newMQ(), newMQ()
 		rr, err := s.prog.Rank(h)
 		if err != nil {
 			return err
@@ -782,21 +790,9 @@ func (s *state) loop() {
 				s.started(hd, t)
 				o = s.op(hd)
 				hs := &s.hosts[h]
-				prev := int32(-1)
 				found := false
-				for mi := hs.uqHead; mi >= 0; prev, mi = mi, s.msgs[mi].next {
+				if mi := s.takeUnexpected(hs, o.peer, o.tag); mi >= 0 {
 					m := &s.msgs[mi]
-					if !matches(o.peer, o.tag, m.src, m.tag) {
-						continue
-					}
-					if prev < 0 {
-						hs.uqHead = m.next
-					} else {
-						s.msgs[prev].next = m.next
-					}
-					if hs.uqTail == mi {
-						hs.uqTail = prev
-					}
 					cpu, nic := m.cpu, m.nic
 					if p.Compat == CompatLogGOPSim {
 						if (o.size > uint64(p.Eager)) != (m.size > uint64(p.Eager)) {
@@ -811,16 +807,9 @@ func (s *state) loop() {
 					s.finished(hd, max(t, m.end))
 					s.freeMsgs = append(s.freeMsgs, uint32(mi))
 					found = true
-					break
 				}
 				if !found {
-					o.qnext = -1
-					if hs.rqTail < 0 {
-						hs.rqHead = int32(hd)
-					} else {
-						s.op(uint32(hs.rqTail)).qnext = int32(hd)
-					}
-					hs.rqTail = int32(hd)
+					hs.rq.add(rqLinks{s}, int32(hd), s.indexAt)
 				}
 			}
 		}
@@ -858,20 +847,7 @@ func (s *state) arrive(k key) {
 	s.proceed(k, recvSet(c, n, s.nnic), t, max(end, s.nextgr[n]))
 	m = &s.msgs[k.ref]
 	hs := &s.hosts[h]
-	prev := int32(-1)
-	for ri := hs.rqHead; ri >= 0; prev, ri = ri, s.op(uint32(ri)).qnext {
-		r := s.op(uint32(ri))
-		if !matches(r.peer, r.tag, m.src, m.tag) {
-			continue
-		}
-		if prev < 0 {
-			hs.rqHead = r.qnext
-		} else {
-			s.op(uint32(prev)).qnext = r.qnext
-		}
-		if hs.rqTail == ri {
-			hs.rqTail = prev
-		}
+	if ri := s.takePosted(hs, m.src, m.tag); ri >= 0 {
 		if m.size > uint64(p.Eager) {
 			s.completeRendezvous(m, t, m.cpu, m.nic)
 		}
@@ -880,13 +856,7 @@ func (s *state) arrive(k key) {
 		return
 	}
 	m.end = end
-	m.next = -1
-	if hs.uqTail < 0 {
-		hs.uqHead = int32(k.ref)
-	} else {
-		s.msgs[hs.uqTail].next = int32(k.ref)
-	}
-	hs.uqTail = int32(k.ref)
+	hs.uq.add(uqLinks{s}, int32(k.ref), s.indexAt)
 }
 
 // checkFinished reports a deadlock if any operation or message is left.
@@ -930,7 +900,7 @@ func (s *state) checkFinished() error {
 			}
 			add(fmt.Sprintf("rank %d %s: %s: %s", h, where(o.line, num), desc, why))
 		}
-		for mi := hs.uqHead; mi >= 0; mi = s.msgs[mi].next {
+		for _, mi := range hs.uq.all(uqLinks{s}) {
 			m := &s.msgs[mi]
 			add(fmt.Sprintf("rank %d: message of %db from rank %d (%s) tag %d never received", h, m.size, m.src, where(m.line, m.num), m.tag))
 		}

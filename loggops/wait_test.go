@@ -122,3 +122,50 @@ func TestWaitingMatchesRetries(t *testing.T) {
 		t.Error("waiting never saved an event: the test does not exercise it")
 	}
 }
+
+// Indexed matching queues (match.go) match what scanning the queues in
+// order matches: indexing every queue from its first entry, from its
+// second, or never gives the same finish times, event counts and errors on
+// the random schedules (with wildcard receives) and the generated
+// patterns, including an all-to-all whose queues grow past the default
+// threshold.
+func TestIndexedMatchingMatchesScans(t *testing.T) {
+	var texts []string
+	r := rand.New(rand.NewPCG(7, 11))
+	for range 300 {
+		texts = append(texts, randomSchedule(r))
+	}
+	progs := []goal.Program{goal.AllToAll(150, 8), goal.AllToAll(9, 100_000), goal.Halo(3, 4, 3, 8192, 2000), goal.Bcast(13, 70_000)}
+	check := func(name string, open func() (goal.Program, func())) {
+		p := testParams()
+		var want *Result
+		var errW error
+		for i, at := range []uint32{1 << 31, 1, 2, 0} {
+			prog, done := open()
+			got, err := RunOptions(prog, p, Options{indexAt: at})
+			done()
+			if i == 0 {
+				want, errW = got, err
+				continue
+			}
+			if fmt.Sprint(err) != fmt.Sprint(errW) {
+				t.Fatalf("%s: indexed from %d: %v, scanned: %v", name, at, err, errW)
+			}
+			if err == nil && (got.Max != want.Max || got.MaxHost != want.MaxHost || got.Events != want.Events || fmt.Sprint(got.Finish) != fmt.Sprint(want.Finish)) {
+				t.Fatalf("%s: indexed from %d: %v (%d events), scanned %v (%d events)", name, at, got.Finish, got.Events, want.Finish, want.Events)
+			}
+		}
+	}
+	for _, g := range progs {
+		check(fmt.Sprint(g), func() (goal.Program, func()) { return g, func() {} })
+	}
+	for _, text := range texts {
+		check(text, func() (goal.Program, func()) {
+			f, err := goal.Open(strings.NewReader(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f, func() { f.Close() }
+		})
+	}
+}

@@ -139,6 +139,25 @@ func TestDeadlockReportListsEveryBlockedProcess(t *testing.T) {
 	}
 }
 
+// The deadlock report's first line says who waits on what, the waits
+// grouped, most common first (what a user reads on the terminal).
+func TestDeadlockReportFirstLineGroupsWaits(t *testing.T) {
+	e := New(1)
+	var never Signal
+	for i := range 3 {
+		e.Spawn(fmt.Sprintf("wg[%d]", i), func(p *Proc) { p.Wait(&never, "flag step 5") })
+	}
+	e.Spawn("app", func(p *Proc) { p.Sleep(Nanosecond); p.Wait(&never, "kernel completion") })
+	for i := range 4 {
+		e.Spawn(fmt.Sprintf("x[%d]", i), func(p *Proc) { p.Wait(&never, fmt.Sprintf("other %d", i)) })
+	}
+	first, _, _ := strings.Cut(e.Run().Error(), "\n")
+	want := "deadlock at 1ns: 8 process(es) blocked with no pending event: 3 wait on flag step 5 (wg[0], ...); app waits on kernel completion; x[0] waits on other 0; and 3 other wait(s)"
+	if first != want {
+		t.Errorf("first line\n%q, want\n%q", first, want)
+	}
+}
+
 func TestPanicInProcessNamesItAndCarriesStack(t *testing.T) {
 	e := New(1)
 	e.Spawn("victim", func(p *Proc) {

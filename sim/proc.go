@@ -291,10 +291,43 @@ type DeadlockError struct {
 	Blocked []BlockedProc
 }
 
-// Error returns the message of a DeadlockError.
+// Error returns the message of a DeadlockError: a first line that says
+// who waits on what (the waits grouped, most common first, at most three
+// named: the line a user reads), then one line per blocked process.
 func (d *DeadlockError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "deadlock at %v: %d process(es) blocked with no pending event", d.At, len(d.Blocked))
+	type group struct {
+		waits, first string
+		n            int
+	}
+	var groups []*group
+	byWait := map[string]*group{}
+	for _, bp := range d.Blocked {
+		g := byWait[bp.Waits]
+		if g == nil {
+			g = &group{waits: bp.Waits, first: bp.Name}
+			byWait[bp.Waits] = g
+			groups = append(groups, g)
+		}
+		g.n++
+	}
+	slices.SortStableFunc(groups, func(x, y *group) int { return cmp.Compare(y.n, x.n) })
+	for i, g := range groups {
+		if i == 3 {
+			fmt.Fprintf(&b, "; and %d other wait(s)", len(groups)-i)
+			break
+		}
+		sep := ": "
+		if i > 0 {
+			sep = "; "
+		}
+		if g.n == 1 {
+			fmt.Fprintf(&b, "%s%s waits on %s", sep, g.first, g.waits)
+		} else {
+			fmt.Fprintf(&b, "%s%d wait on %s (%s, ...)", sep, g.n, g.waits, g.first)
+		}
+	}
 	for _, bp := range d.Blocked {
 		fmt.Fprintf(&b, "\n  %s: waits on %s (since %v)", bp.Name, bp.Waits, bp.Since)
 	}

@@ -174,6 +174,7 @@ func setupHDN(n *Node, w *World) (err error) {
 func setupGDS(n *Node, w *World) error {
 	hw := w.hw(n)
 	n.Stream = stream.New(n.Host, hw.GPU, hw.NIC, w.Config.SW)
+	n.Stream.UsePeer(hw.Peer) // cudaMemcpyPeerAsync to GPUs of the same node
 	n.RDMA = rdma.New(n.Host, hw.NIC, w.Config.SW)
 	return nil
 }

@@ -270,7 +270,16 @@ func (pp PingPong) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 			// The host enqueues the whole exchange; the CP waits on the
 			// arrival flag, launches the copy kernel and rings the
 			// pre-posted put, hop after hop, with no host on the path.
-			first := nd.RDMA.PrepostBlock(pp.Iters, func(int) rdma.Put { return rdma.Put{Src: sbuf, Length: size + 8, Target: peer} })
+			// A partner on this node's GPU fabric is reached by a copy
+			// engine (cudaMemcpyPeerAsync on the stream) instead: the
+			// message and its flag word land in the partner's receive
+			// buffer (the same address there: every rank allocates its
+			// buffers in the same order).
+			viaPeer := nd.Stream.ReachesPeer(peer)
+			var first rdma.Deferred
+			if !viaPeer {
+				first = nd.RDMA.PrepostBlock(pp.Iters, func(int) rdma.Put { return rdma.Put{Src: sbuf, Length: size + 8, Target: peer} })
+			}
 			done := nd.Mem.AllocData(mem.Host, 8, "pingpong.done")
 			setupDone(nd)
 			if me == 0 {
@@ -281,7 +290,11 @@ func (pp PingPong) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 					nd.Stream.WaitValue(rbuf+mem.Addr(size), "pingpong arrival", arrived(i))
 				}
 				nd.Stream.Launch(copyKernel(i))
-				nd.Stream.NicTrigger(first + rdma.Deferred(i))
+				if viaPeer {
+					nd.Stream.CopyPeer(peer, rbuf, sbuf, size+8)
+				} else {
+					nd.Stream.NicTrigger(first + rdma.Deferred(i))
+				}
 				if me == 0 {
 					nd.Stream.WaitValue(rbuf+mem.Addr(size), "pingpong reply", arrived(i))
 				}

@@ -289,9 +289,10 @@ body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; pa
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 nav ul { columns: 2; }
 figure { margin: 1em 0; display: block; }
-figure svg { width: 100%; max-width: 62em; height: auto; }
+figure svg { width: 100%; height: auto; }
 figcaption { font-size: 0.9em; color: #555; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
+.wide { overflow-x: auto; max-width: 100%; } /* a table wider than the page scrolls instead of being cut */
 th, td { border: 1px solid #ddd; padding: 0.15em 0.5em; }
 th { background: #f3f3f3; } td.r { text-align: right; font-variant-numeric: tabular-nums; }
 .status { padding: 0.3em 0.6em; border-radius: 0.3em; display: inline-block; }
@@ -314,9 +315,9 @@ details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; } tr.set
 {{range .Figures}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
 {{range $t := .Tables}}<h3>{{.Name}}</h3>
-{{if .Rows}}<table><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
+{{if .Rows}}<div class="wide"><table><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr>{{range $j, $c := .}}<td{{if index $t.Right $j}} class="r"{{end}}>{{$c}}</td>{{end}}</tr>
-{{end}}</tbody></table>
+{{end}}</tbody></table></div>
 {{else}}<p class="empty">none (no rows)</p>
 {{end}}{{end}}
 {{if .Notes}}<h3>Notes</h3><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}

@@ -147,14 +147,10 @@ func PlotLayout(p *Plot) *Layout {
 		l.XTicks = niceTicks(l.XMin, l.XMax, l.LogX)
 	}
 	l.YTicks = niceTicks(l.YMin, l.YMax, l.LogY)
-	switch n := len(l.Panels); {
-	case n <= 1:
-		l.Cols = 1
-	case n <= 4:
-		l.Cols = 2
-	default:
-		l.Cols = 3
-	}
+	// At most two columns: a page or screen shows the figure about 1100
+	// pixels wide, and a third column shrank the panels' text to about
+	// five pixels (more panels make the figure taller instead).
+	l.Cols = min(2, max(1, len(l.Panels)))
 	return l
 }
 

@@ -246,6 +246,9 @@ func runAll(e exp.Experiment, runs []*run, workers int, env exp.Env) {
 			defer wg.Done()
 			for r := range next {
 				r.res, r.err = e.Run(r.cfg, exp.Env{})
+				if r.err == nil && r.res != nil {
+					r.err = r.res.CheckTimes() // as gpunetsim run: a negative time is never a result
+				}
 				mu.Lock()
 				done++
 				if env.Progress != nil {

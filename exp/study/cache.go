@@ -35,7 +35,9 @@ const maxEntryBytes = 64 << 20
 // and so stay out of its key: run.parallel only sets how many simulations
 // run at once (results are identical for any value; exp tests check it);
 // run.mem_limit only decides whether a run may start.
-func keyExcluded(name string) bool { return name == "run.parallel" || name == "run.mem_limit" }
+func keyExcluded(name string) bool {
+	return name == "run.parallel" || name == "run.mem_limit" || name == "run.mem_budget"
+}
 
 // ErrCache reports a cache directory that cannot be used.
 var ErrCache = errors.New("result cache")
@@ -203,6 +205,7 @@ func KeyText(version, experiment string, p exp.Point) string {
 	exact := p.Config
 	exact.Run.Parallel = 0
 	exact.Run.MemLimit = 0
+	exact.Run.MemBudget = 0
 	fmt.Fprintf(&b, "exact %#v\n", exact)
 	return b.String()
 }

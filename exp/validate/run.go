@@ -66,6 +66,9 @@ func (c *Ctx) Run(experiment string, cfg exp.Config) (*report.Result, error) {
 		return nil, fmt.Errorf("%s: %w", experiment, err)
 	}
 	res, err := e.Run(cfg, exp.Env{})
+	if err == nil && res != nil {
+		err = res.CheckTimes() // as gpunetsim run: a negative time is never a result
+	}
 	if err != nil {
 		err = fmt.Errorf("%s on preset %s: %w", experiment, cfg.Run.Preset, err)
 	}

@@ -39,6 +39,9 @@ func New(e *sim.Engine, fab *net.Fabric, self int, memOf func(int) *mem.Memory, 
 // Reaches reports whether endpoint pe is another GPU of this one's node.
 func (p *Port) Reaches(pe int) bool { return p.fab.SameNode(p.self, pe) }
 
+// Self returns the endpoint of the port's own GPU.
+func (p *Port) Self() int { return p.self }
+
 // Stats returns the port's counters.
 func (p *Port) Stats() Stats { return p.stats }
 
@@ -162,7 +165,8 @@ func (t *transfer) start() {
 	var pks []*packet
 	for off := uint64(0); off < t.n || (t.n == 0 && off == 0); off += chunk {
 		n := min(chunk, t.n-off)
-		pks = append(pks, &packet{from: t.from, to: t.to, n: unit.Bytes(n), tr: t, off: off, data: t.read(off, n)})
+		data, at := t.read(off, n)
+		pks = append(pks, &packet{from: t.from, to: t.to, n: unit.Bytes(n), tr: t, off: off, data: data, dataAt: at})
 		if t.n == 0 {
 			break
 		}
@@ -173,15 +177,24 @@ func (t *transfer) start() {
 	}
 }
 
-// read returns the bytes of [src+off, +n) when the transfer starts, or nil
-// when neither side keeps bytes there (payload-free memory).
-func (t *transfer) read(off, n uint64) []byte {
-	if n == 0 || (!t.srcMem.HasData(t.src+mem.Addr(off), int(n)) && !t.dstMem.HasData(t.dst+mem.Addr(off), int(n))) {
-		return nil
+// read returns the bytes of [src+off, +n) when the transfer starts, and
+// where in the range they begin: all of them from a functional source;
+// from a payload-free one only the span of its control lines (nil when it
+// has none), so a payload-free transfer carries no payload.
+func (t *transfer) read(off, n uint64) (data []byte, at uint64) {
+	a := t.src + mem.Addr(off)
+	if n == 0 {
+		return nil, 0
+	}
+	if b := t.srcMem.Bytes(a, int(n)); b != nil {
+		return append([]byte(nil), b...), 0
+	}
+	if !t.srcMem.HasData(a, int(n)) {
+		return nil, 0
 	}
 	b := make([]byte, n)
-	t.srcMem.Read(t.src+mem.Addr(off), b)
-	return b
+	lo, hi := t.srcMem.ReadControlInto(a, b)
+	return b[lo:hi:hi], uint64(lo)
 }
 
 // land writes a packet's bytes at the destination and ends the transfer
@@ -190,10 +203,9 @@ func (t *transfer) land(pk *packet) {
 	if pk.n > 0 {
 		at := t.dst + mem.Addr(pk.off)
 		if pk.data != nil {
-			t.dstMem.Write(at, pk.data)
-		} else {
-			t.dstMem.Touch(at, int(pk.n))
+			t.dstMem.Write(at+mem.Addr(pk.dataAt), pk.data)
 		}
+		t.dstMem.Touch(at, int(pk.n))
 	}
 	if t.left--; t.left == 0 {
 		t.done()
@@ -205,8 +217,9 @@ type packet struct {
 	from, to int
 	n        unit.Bytes
 	tr       *transfer
-	off      uint64
-	data     []byte
+	off      uint64 // where in the transfer the packet's bytes start
+	data     []byte // the bytes it carries, from dataAt on (nil: none kept)
+	dataAt   uint64
 	arrive   func()
 }
 

@@ -216,3 +216,21 @@ func TestReachesOnlyTheNode(t *testing.T) {
 	}()
 	r.ports[0].Write(2, 0, 0, 8, func() {})
 }
+
+// From a payload-free memory a transfer carries only the control lines'
+// bytes (a flag word at the end arrives with its value), not the payload.
+func TestPayloadFreeCarriesControlLines(t *testing.T) {
+	r := newRig(t, node, false)
+	r.mems[0], r.mems[1] = mem.New("pf0", false), mem.New("pf1", false)
+	src := r.mems[0].Alloc(mem.GPU, 1<<16, "src")
+	dst := r.mems[1].Alloc(mem.GPU, 1<<16, "dst")
+	flag := mem.Addr(1<<16 - 8)
+	r.mems[0].MarkControl(src+flag, 8)
+	r.mems[1].MarkControl(dst+flag, 8)
+	r.mems[0].Store64(src+flag, 77)
+	r.ports[0].Write(1, dst, src, 1<<16, func() {})
+	r.run(t)
+	if got := r.mems[1].Load64(dst + flag); got != 77 {
+		t.Fatalf("flag word %d after a payload-free transfer, want 77", got)
+	}
+}

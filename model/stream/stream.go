@@ -7,6 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/hw/peer"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -20,6 +21,7 @@ type Stream struct {
 	ops int
 
 	writeIndex mem.Addr // the queue's write index, 0 until the first packet
+	readIndex  mem.Addr // the queue's read index the CP advances, 0 until the first packet
 
 	lastTrigger sim.Time
 
@@ -41,6 +43,8 @@ type Stream struct {
 	// and one watched line per kernel.
 	freeSignals sim.FreeList[mem.Addr]
 	signalRun   map[mem.Addr]signalUse
+
+	peer *peer.Port // the GPU's copy engines to the other GPUs of its node (nil: none)
 }
 
 // signalUse is the run that last used a pooled signal word, and whether
@@ -60,7 +64,15 @@ const (
 	opWaitCond               // payload func(uint64) bool on the word at a
 	opMarker                 // store v at a
 	opProgram                // payload Program: its operations, one per CP queue entry
+	opPeerCopy               // payload peerCopy: a copy engine moves bytes to a peer GPU
 )
+
+// peerCopy is a CopyPeer operation's arguments.
+type peerCopy struct {
+	pe       int
+	dst, src mem.Addr
+	n        uint64
+}
 
 // op is one queued operation; what names a wait in deadlock reports.
 type op struct {
@@ -97,7 +109,9 @@ func (s *Stream) enqueue(instr int, o op, p any) {
 }
 
 // charge is the host building one packet (instr instructions), reserving
-// its slot (the write index's read-modify-write) and ringing the doorbell,
+// its slot (the write index's read-modify-write, then the room check's load
+// of the read index the CP advances: a miss, after the locked add, which no
+// later load passes) and ringing the doorbell,
 // which reaches the CP after the memory latency and gives it one queue
 // entry: the next pending operation.
 func (s *Stream) charge(instr int) {
@@ -107,6 +121,10 @@ func (s *Stream) charge(instr int) {
 		s.writeIndex = s.g.Mem().AllocData(mem.Host, 8, "aql.write_index")
 	}
 	s.t.RMW(s.writeIndex, 1)
+	if s.readIndex == 0 {
+		s.readIndex = s.g.Mem().AllocData(mem.Host, 8, "aql.read_index")
+	}
+	s.t.Load(s.readIndex)
 	s.ops++
 	s.t.Engine().After(s.g.Spec().MemLatency, s.submit)
 }
@@ -135,7 +153,31 @@ func (s *Stream) run(cp *sim.Proc) {
 		s.waitValue(cp, o.a, o.what, s.payloads.Pop().(func(uint64) bool))
 	case opMarker:
 		s.g.Mem().Store64(o.a, o.v)
+	case opPeerCopy:
+		c := s.payloads.Pop().(peerCopy)
+		landed := false
+		var sig sim.Signal
+		s.peer.Copy(s.peer.Self(), c.pe, c.dst, c.src, c.n, func() { landed = true; sig.Notify() })
+		cp.WaitUntil(&sig, fmt.Sprintf("peer copy to GPU %d", c.pe), func() bool { return landed })
 	}
+}
+
+// UsePeer gives the stream its GPU's copy engines to the other GPUs of
+// its node (p nil: none, with one GPU per node).
+func (s *Stream) UsePeer(p *peer.Port) { s.peer = p }
+
+// ReachesPeer reports whether CopyPeer can reach the GPU at endpoint pe.
+func (s *Stream) ReachesPeer(pe int) bool { return s.peer != nil && s.peer.Reaches(pe) }
+
+// CopyPeer enqueues a peer copy (cudaMemcpyPeerAsync on the stream): when
+// it reaches the head, the CP hands it to one of the GPU's copy engines,
+// which moves n bytes from src here to dst on the GPU at endpoint pe over
+// the node's GPU fabric; later operations start once it has landed.
+func (s *Stream) CopyPeer(pe int, dst, src mem.Addr, n uint64) {
+	if !s.ReachesPeer(pe) {
+		panic(fmt.Sprintf("stream on %s: CopyPeer to endpoint %d, not a GPU of this node", s.g.Name(), pe))
+	}
+	s.enqueue(s.sw.AQLBuild, op{kind: opPeerCopy}, peerCopy{pe: pe, dst: dst, src: src, n: n})
 }
 
 // Launch enqueues kernel k and returns its Run (timeline and completion

@@ -101,10 +101,10 @@ func launchAndWait(t *testing.T, mode string) (enqueued, seen sim.Time, run *gpu
 func TestLaunchPathAndWaitModes(t *testing.T) {
 	spec := cluster.GPUTN().CPU
 	enq, seen, run, other := launchAndWait(t, cost.WaitPoll)
-	// The launch: 300 instructions at IPC 2, 4 GHz (37.5 ns) and the queue
-	// reserve's RMW miss (80 ns).
-	if want := spec.Instr(300) + spec.DRAMLatency; enq != want {
-		t.Errorf("enqueue took %v, want %v (sw.kernel_launch + the write index RMW)", enq, want)
+	// The launch: 300 instructions at IPC 2, 4 GHz (37.5 ns), the queue
+	// reserve's RMW miss and the room check's read-index miss (80 ns each).
+	if want := spec.Instr(300) + 2*spec.DRAMLatency; enq != want {
+		t.Errorf("enqueue took %v, want %v (sw.kernel_launch + the write index RMW + the read index load)", enq, want)
 	}
 	// Polling: the host sees the signal one miss after it is written; the
 	// other thread on its core runs only after the host is done.
@@ -123,5 +123,57 @@ func TestLaunchPathAndWaitModes(t *testing.T) {
 	}
 	if seenB < runB.Done+spec.WakeLatency || seenB < otherB {
 		t.Errorf("blocked host saw completion at %v: want after signal %v + wake latency and after the other thread (%v)", seenB, runB.Done, otherB)
+	}
+}
+
+// A peer copy on the stream is served by a copy engine: the bytes land in
+// the other GPU's memory, the NIC sends nothing, and the operation after
+// it starts only once the copy has landed (after the engine's launch).
+func TestCopyPeerOrdersLaterOperations(t *testing.T) {
+	spec := cluster.GPUTN()
+	spec.Node.GPUs = 2
+	e := sim.New(1)
+	c, err := cluster.New(e, spec, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := c.Nodes[0], c.Nodes[1]
+	const n = 256 << 10
+	src := a.Mem.AllocData(mem.GPU, n, "src")
+	dst := b.Mem.AllocData(mem.GPU, n, "dst")
+	done := a.Mem.AllocData(mem.Host, 8, "done")
+	want := make([]byte, n)
+	for i := range want {
+		want[i] = byte(i*11 + 5)
+	}
+	a.Mem.Write(src, want)
+	var marked sim.Time
+	a.CPU.Spawn("host", func(th *cpu.Thread) {
+		s := New(th, a.GPU, a.NIC, cost.Default())
+		s.UsePeer(a.Peer)
+		if !s.ReachesPeer(1) || s.ReachesPeer(0) {
+			t.Error("ReachesPeer: want the other GPU only")
+		}
+		s.CopyPeer(1, dst, src, n)
+		s.Marker(done, 1)
+		s.Synchronize()
+		marked = th.Now()
+	})
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, n)
+	b.Mem.Read(dst, got)
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("byte %d: %d, want %d", i, got[i], want[i])
+		}
+	}
+	if a.NIC.Stats().PacketsTx != 0 || a.Peer.Stats().Copies != 1 {
+		t.Errorf("NIC packets %d, copies %d: want 0 and 1", a.NIC.Stats().PacketsTx, a.Peer.Stats().Copies)
+	}
+	wire := sim.FromPicoseconds(float64(n) * spec.Node.Bandwidth.PerByte())
+	if min := spec.Node.CopyLaunch + wire; marked < min {
+		t.Errorf("synchronized at %v, before the copy could land (%v)", marked, min)
 	}
 }

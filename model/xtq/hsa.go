@@ -112,9 +112,11 @@ func (s *state) hsaMessage(t *cpu.Thread, ev nic.Event) {
 	s.stats.Enqueued++
 }
 
-// HostEnqueue runs the AQL producer protocol on host thread t: an atomic
-// add on the write index (a locked access to a line the NIC and the CP
-// also write: a miss), a wait for the slot if the queue is full, then the
+// HostEnqueue runs the AQL producer protocol on host thread t (the HSA
+// runtime's enqueue idiom): an atomic add on the write index (a locked
+// access to a line the NIC and the CP also write: a miss), a load of the
+// read index to check for room (another miss), a wait for the slot if the
+// queue is full, then the
 // packet body, the header and the doorbell as stores that become visible
 // in program order one memory latency later. It returns when the doorbell
 // is visible; the thread itself does not wait for it.
@@ -129,6 +131,10 @@ func hostEnqueueBytes(t *cpu.Thread, q Queue, b [gpu.AQLPacketSize]byte) sim.Tim
 	t.Sleep(lat)
 	w := m.Load64(q.WriteIndex())
 	m.Store64(q.WriteIndex(), w+1)
+	// The room check loads the read index the CP advances (a miss: the
+	// CP's write took the line), after the locked add, which no later load
+	// passes.
+	t.Sleep(lat)
 	if w-m.Load64(q.ReadIndex()) >= q.Size() {
 		t.WaitWord(q.ReadIndex(), "room in the GPU queue", func(r uint64) bool { return w-r < q.Size() })
 	}

@@ -163,12 +163,15 @@ func TestHostEnqueueOrderAndBackPressure(t *testing.T) {
 		}
 	})
 	probe.SetDaemon()
-	var waited sim.Time
+	var waited, first sim.Time
 	nd.CPU.Spawn("producer", func(th *cpu.Thread) {
-		for range 3 {
+		for i := range 3 {
 			start := th.Now()
 			xtq.HostEnqueue(th, q, gpu.AQLPacket{Header: gpu.DispatchHeader, WGSize: 64, Grid: 64, KernelObject: obj, Signal: sig})
 			waited = max(waited, th.Now()-start)
+			if i == 0 {
+				first = th.Now() - start
+			}
 		}
 		th.WaitWord(sig, "kernels", func(v uint64) bool { return v == 0 })
 	})
@@ -177,5 +180,10 @@ func TestHostEnqueueOrderAndBackPressure(t *testing.T) {
 	}
 	if runs != 3 || waited < 5*sim.Microsecond {
 		t.Errorf("%d kernels ran, longest enqueue %v: want 3, and a wait for room behind a 20us kernel", runs, waited)
+	}
+	// Into an empty queue the producer pays the locked add on the write
+	// index and then the room check's load of the read index: two misses.
+	if want := 2 * nd.CPU.Spec().DRAMLatency; first != want {
+		t.Errorf("first enqueue took %v on the host, want %v (write-index add, then read-index load)", first, want)
 	}
 }
