@@ -460,9 +460,9 @@ func transposeT[T any](user, packed unsafe.Pointer, cols, rows, rowStride int, p
 
 // transposePrefetchRows is how many rows ahead the assembly transpose
 // kernel (transpose16AVX on amd64) prefetches:
-// about 32 rows (2 KiB of the packed columns, 32 user-buffer lines in
-// flight) measured best on the development machine, where 0–8 rows ran at
-// 0.6–0.7× and 16–64 within noise of each other (docs/ddt.md).
+// on the development machine 0–8 rows ahead ran at 7.5–9 GB/s (p10) on
+// the FFT2D receive type and 16–64 rows at 8.8–12.5, 32–64 best and within
+// noise of each other (docs/ddt.md).
 const transposePrefetchRows = 32
 
 // transpose runs transposeT for the block length of n's child; it reports
