@@ -36,12 +36,23 @@ func copyBlk(d, s unsafe.Pointer, n int) {
 	}
 }
 
+// move copies n bytes from s to d, from 1 MiB on with Memcpy, so that a
+// large block is stored the way glibc's memcpy stores it (through the
+// caches) rather than with the runtime's non-temporal stores.
+func move(d, s unsafe.Pointer, n int) {
+	if n >= runtimeNTMin {
+		Memcpy(unsafe.Slice((*byte)(d), n), unsafe.Slice((*byte)(s), n))
+		return
+	}
+	copy(unsafe.Slice((*byte)(d), n), unsafe.Slice((*byte)(s), n))
+}
+
 // copySmall copies n bytes from s to d for any n; short copies avoid the
 // memmove call by moving two possibly overlapping fixed-width words.
 func copySmall(d, s unsafe.Pointer, n int) {
 	switch {
 	case n >= 64:
-		copy(unsafe.Slice((*byte)(d), n), unsafe.Slice((*byte)(s), n))
+		move(d, s, n)
 	case n >= 32:
 		a, b := *(*w32)(s), *(*w32)(add(s, n-32))
 		*(*w32)(d), *(*w32)(add(d, n-32)) = a, b
@@ -164,7 +175,7 @@ const (
 // d (dstride apart), one memmove each.
 func copyLong(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count, blen int) {
 	for i, so, do := 0, 0, 0; i < count; i++ {
-		copy(unsafe.Slice((*byte)(add(d, do)), blen), unsafe.Slice((*byte)(add(s, so)), blen))
+		move(add(d, do), add(s, so), blen)
 		so += sstride
 		do += dstride
 	}
