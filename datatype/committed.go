@@ -128,7 +128,7 @@ func (c *Committed) Pack(dst, src []byte, origin, count int) (int, error) {
 	base := unsafe.Pointer(unsafe.SliceData(src))
 	r := c.root
 	if r.kind == kBlock && r.blen == c.extent {
-		copy(dst[:n], src[origin+r.base:])
+		Memcpy(dst[:n], src[origin+r.base:])
 		return n, nil
 	}
 	// The count loop is a repetition node on the stack, so it gets the
@@ -162,7 +162,7 @@ func (c *Committed) Unpack(dst []byte, origin int, src []byte, count int) (int, 
 	s := unsafe.Pointer(unsafe.SliceData(src))
 	r := c.root
 	if r.kind == kBlock && r.blen == c.extent {
-		copy(dst[origin+r.base:], src[:n])
+		Memcpy(dst[origin+r.base:], src[:n])
 		return n, nil
 	}
 	var w node

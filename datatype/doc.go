@@ -172,8 +172,11 @@
 // mean (GB/s) and the throughput of the 10th-percentile call (GB/s-p10),
 // which on a shared machine is far steadier than the mean. `gpunetsim ddt
 // bench` prints the same table beside a memcpy measured in the same run.
+// The memcpy is Memcpy, which copies as glibc's memcpy does (ordinary
+// stores for sizes where Go's copy uses non-temporal ones), so that
+// pack/memcpy ratios compare with the copy a C MPI library makes.
 // docs/ddt.md records measured numbers against the MPICH 4.0.2 /
-// Open MPI 4.1.4 bar.
+// Open MPI 4.1.4 bar and against MPICH 4.0.2 run on the same machine.
 //
 // # What it leaves out
 //

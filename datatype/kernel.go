@@ -36,12 +36,23 @@ func copyBlk(d, s unsafe.Pointer, n int) {
 	}
 }
 
+// move copies n bytes from s to d, from 1 MiB on with Memcpy, so that a
+// large block is stored the way glibc's memcpy stores it (through the
+// caches) rather than with the runtime's non-temporal stores.
+func move(d, s unsafe.Pointer, n int) {
+	if n >= runtimeNTMin {
+		Memcpy(unsafe.Slice((*byte)(d), n), unsafe.Slice((*byte)(s), n))
+		return
+	}
+	copy(unsafe.Slice((*byte)(d), n), unsafe.Slice((*byte)(s), n))
+}
+
 // copySmall copies n bytes from s to d for any n; short copies avoid the
 // memmove call by moving two possibly overlapping fixed-width words.
 func copySmall(d, s unsafe.Pointer, n int) {
 	switch {
 	case n >= 64:
-		copy(unsafe.Slice((*byte)(d), n), unsafe.Slice((*byte)(s), n))
+		move(d, s, n)
 	case n >= 32:
 		a, b := *(*w32)(s), *(*w32)(add(s, n-32))
 		*(*w32)(d), *(*w32)(add(d, n-32)) = a, b
@@ -164,7 +175,7 @@ const (
 // d (dstride apart), one memmove each.
 func copyLong(d unsafe.Pointer, dstride int, s unsafe.Pointer, sstride, count, blen int) {
 	for i, so, do := 0, 0, 0; i < count; i++ {
-		copy(unsafe.Slice((*byte)(add(d, do)), blen), unsafe.Slice((*byte)(add(s, so)), blen))
+		move(add(d, do), add(s, so), blen)
 		so += sstride
 		do += dstride
 	}
@@ -460,9 +471,9 @@ func transposeT[T any](user, packed unsafe.Pointer, cols, rows, rowStride int, p
 
 // transposePrefetchRows is how many rows ahead the assembly transpose
 // kernel (transpose16AVX on amd64) prefetches:
-// about 32 rows (2 KiB of the packed columns, 32 user-buffer lines in
-// flight) measured best on the development machine, where 0–8 rows ran at
-// 0.6–0.7× and 16–64 within noise of each other (docs/ddt.md).
+// on the development machine 0–8 rows ahead ran at 7.5–9 GB/s (p10) on
+// the FFT2D receive type and 16–64 rows at 8.8–12.5, 32–64 best and within
+// noise of each other (docs/ddt.md).
 const transposePrefetchRows = 32
 
 // transpose runs transposeT for the block length of n's child; it reports

@@ -78,3 +78,34 @@ func TestParseCacheSize(t *testing.T) {
 		t.Errorf("non-temporal threshold %d bytes: implausibly small", th)
 	}
 }
+
+// TestLargeBlocks: types whose blocks are 1 MiB and longer (one block,
+// and a vector of them, where pack and unpack move each block with Memcpy)
+// pack and unpack to the bytes the naive interpreter gives.
+func TestLargeBlocks(t *testing.T) {
+	for _, text := range []string{
+		"contig(1048576)<byte>",
+		"contig(1049000)<byte>",
+		"hvector(2,1,1100000)<contig(1048577)<byte>>",
+	} {
+		ty := MustParse(text)
+		es := naiveMap(ty, 1)
+		lo, hi := naiveSpan(es)
+		user := fill(hi - lo)
+		want := naivePack(es, user, -lo)
+		c := ty.Commit()
+		packed := make([]byte, len(want))
+		if _, err := c.Pack(packed, user, -lo, 1); err != nil || !bytes.Equal(packed, want) {
+			t.Fatalf("%s: pack differs from the interpreter (err %v)", text, err)
+		}
+		back := make([]byte, len(user))
+		if _, err := c.Unpack(back, -lo, packed, 1); err != nil {
+			t.Fatalf("%s: unpack: %v", text, err)
+		}
+		wantBack := make([]byte, len(user))
+		naiveUnpack(es, wantBack, -lo, packed)
+		if !bytes.Equal(back, wantBack) {
+			t.Fatalf("%s: unpack differs from the interpreter", text)
+		}
+	}
+}

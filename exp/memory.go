@@ -297,7 +297,6 @@ func sizedInts(s simMem, param string, sizes []int) simMem {
 // jacobi.verify_max_points run payload-free.
 func jacobiSims(name string, cfg Config) []simMem {
 	j := cfg.Jacobi
-	strats := float64(max(1, len(j.Strategies)))
 	point := func(nodes, points float64, nodesParam, nodesValue, payloadParam, payloadValue string) simMem {
 		payload := 2 * 8 * points
 		if points > float64(j.VerifyMax) {
@@ -337,11 +336,28 @@ func jacobiSims(name string, cfg Config) []simMem {
 			}
 		}
 	}
+	names := j.Strategies
+	if name == "jacobistrong" || name == "jacobiweak" {
+		names = cfg.JacobiScale.Strategies
+	} else if name == "jacobi1d" {
+		names = cfg.Jacobi1D.Strategies
+	}
 	var all []simMem
 	for _, s := range out {
-		for range int(strats) {
+		for k := range max(1, len(names)) {
+			if k < len(names) && names[k] == "GNN_GIO" {
+				// GIO connects every context (a work-group of the
+				// Jacobi kernel) to every PE and the host templates
+				// every slot of each QP: 1.6 MB per (node, peer) pair
+				// measured at 32 nodes of 2048² points (a 128-node
+				// weak run passed 6 GB when stopped).
+				s.perPeer = jacobiGIOPerPeer
+			}
 			all = append(all, s)
 		}
 	}
 	return all
 }
+
+// jacobiGIOPerPeer is GNN_GIO's Jacobi state per (node, peer) pair.
+const jacobiGIOPerPeer = 2 << 20

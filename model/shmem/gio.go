@@ -190,6 +190,13 @@ func (b *gioBackend) template(t *cpu.Thread) {
 	}
 }
 
+// workNotifier notifies the templater's work signal as an event handler
+// (no closure per templated slot).
+type workNotifier gioBackend
+
+// Handle notifies the work signal.
+func (w *workNotifier) Handle(uint64) { w.work.Notify() }
+
 // nextCand returns the first candidate index at or after i, or -1.
 func (b *gioBackend) nextCand(i int) int {
 	for w := i / 64; w < len(b.cand); w++ {
@@ -218,7 +225,7 @@ func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP
 	vis := qp.HostTemplate(t, k, w, []int{4, 5})
 	c.templated[pe]++
 	b.stats.Templates++
-	t.Engine().At(vis, func() { b.work.Notify() })
+	t.Engine().AtH(vis, (*workNotifier)(b), 0)
 }
 
 func (b *gioBackend) Open(wg *gpu.WG, q int) (Channel, error) {

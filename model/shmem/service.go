@@ -223,7 +223,7 @@ type service struct {
 	port     consumer
 	queues   []*queue
 	pending  []pend
-	rounds   int
+	clock    quietClock
 	stop     bool
 	start    sim.Time
 	polls    uint64
@@ -257,10 +257,8 @@ func (s *service) run() {
 				found = true
 			}
 		}
-		s.rounds++
-		if len(s.pending) > 0 && s.rounds >= s.b.spec.QuietRounds {
+		if s.clock.endRound(s.b.spec.QuietRounds) && len(s.pending) > 0 {
 			s.quietPending()
-			s.rounds = 0
 		}
 		if !found && len(s.pending) == 0 && s.port.idle() {
 			s.sleep(sw.ConsumerPoll)
@@ -454,5 +452,35 @@ func (s *service) sleep(instr int) {
 		polls := uint64((p.Now() - start) / cost)
 		s.port.skip(polls, instr)
 		s.polls += polls
+		// The rounds slept through count toward the quiet block, as
+		// the polls they stand for would have.
+		s.clock.skip(int(polls/uint64(len(s.queues))), s.b.spec.QuietRounds)
 	}
 }
+
+// quietClock is step 5's schedule: the thread polls in blocks of
+// quiet_rounds rounds and quiets at the end of each block "if the
+// pending list is not empty". "After performing a predefined number of
+// polling rounds through all queues assigned to it, the CP will quiet
+// the network and mark all blocking queue entries as complete" (the
+// dissertation's ComP-Net chapter). The count restarts at every block's
+// end, pending or not: an entry found after an idle stretch waits for the
+// end of its block like any other, instead of a quiet at the end of the
+// very round that issued it, which cannot find the operation complete
+// (and costs the CP an L2 invalidation).
+type quietClock struct{ rounds int }
+
+// endRound counts one finished round and reports whether it closes a
+// block of every rounds.
+func (c *quietClock) endRound(every int) bool {
+	c.rounds++
+	if c.rounds < every {
+		return false
+	}
+	c.rounds = 0
+	return true
+}
+
+// skip counts n rounds slept through (nothing was pending, so no block
+// end among them quiets anything).
+func (c *quietClock) skip(n, every int) { c.rounds = (c.rounds + n) % every }

@@ -19,7 +19,7 @@ type Spec struct {
 	// completion status words in GPU memory (ROC_SHMEM's reverse offload).
 	QueueInGPU    bool `toml:"queue_in_gpu" doc:"GHN_DGPU: queues (entries and read index) in GPU memory, polled by the host threads over PCIe (the dissertation's GHN_DGPU); false = ROC_SHMEM's reverse-offload placement (ro_net.cpp: queues and descriptors hipHostMalloc'd in host memory, written by the GPU with PCIe posted writes and polled by the host thread in its cache; status flags in GPU memory, written by the host with PCIe posted writes and polled by the GPU with uncached GPU-memory loads, 'to prevent polling for completion over PCIe'); GPU memory is its --enable-gpu-queue option. false for preset gio" src:"DEFAULT"`
 	QueueEntries  int  `toml:"queue_entries" doc:"entries of 64 B per work-group queue" src:"DOC"`
-	QuietRounds   int  `toml:"quiet_rounds" doc:"polling rounds over the owned queues before pending blocking entries are quieted (compnet.quietRounds)" src:"DEFAULT"`
+	QuietRounds   int  `toml:"quiet_rounds" doc:"polling rounds per quiet block: a service thread polls its queues in blocks of this many rounds and, at the end of each block, quiets the contexts of its pending blocking entries (compnet.quietRounds; the count runs whether or not entries are pending)" src:"DEFAULT"`
 	LLCLocking    bool `toml:"llc_locking" doc:"COMPNET: producers write queue slots and status with store_locked (compnet.llcLocking, the ComP-Net paper)" src:"DEFAULT"`
 	ProducerInstr int  `toml:"producer_instr" doc:"scalar instructions of the work-group leader's queue management per call (reserve, fill, index update)" src:"DEFAULT"`
 	// ConsumerAcquire is the service thread's acquire before each poll.

@@ -67,8 +67,12 @@ func (q *QP) HostTemplate(t *cpu.Thread, k uint64, w nic.WQE, words []int) sim.T
 			continue
 		}
 		sf, at := n.gpuLink.PostedWrite(pcie.Down, t.Now(), 8)
-		m := n.mem
-		n.e.At(at, func() { m.Store64(a, v) })
+		ps, ok := n.stores.Get()
+		if !ok {
+			ps = new(postedStore)
+		}
+		*ps = postedStore{n: n, a: a, v: v}
+		n.e.AtH(at, ps, 0)
 		vis = max(vis, at)
 		t.SleepUntil(sf)
 	}

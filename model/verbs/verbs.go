@@ -67,6 +67,22 @@ type Node struct {
 	footprint uint64
 	qpBytes   uint64
 	cqBytes   uint64
+	stores    sim.FreeList[*postedStore] // HostTemplate's landing stores, reused
+}
+
+// postedStore is the landing of one host posted write of a word into GPU
+// memory (HostTemplate): an event handler instead of a closure per word.
+type postedStore struct {
+	n *Node
+	a mem.Addr
+	v uint64
+}
+
+// Handle stores the word and returns the handler to its node's pool.
+func (s *postedStore) Handle(uint64) {
+	n := s.n
+	n.mem.Store64(s.a, s.v)
+	n.stores.Put(s)
 }
 
 // Mem returns the node's memory.
