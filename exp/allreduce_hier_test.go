@@ -23,8 +23,8 @@ func TestAllreduceHierExperiment(t *testing.T) {
 			t.Fatal(err)
 		}
 		rows := res.Tables[0].Rows
-		if len(rows) != 4 || len(res.Tables[1].Rows) != 2 {
-			t.Fatalf("%s: %d rows, %d winner rows: want 4 and 2", preset, len(rows), len(res.Tables[1].Rows))
+		if n := 2 * len(cfg.AllreduceHier.Strategies); len(rows) != n || len(res.Tables[1].Rows) != 2 {
+			t.Fatalf("%s: %d rows, %d winner rows: want %d and 2", preset, len(rows), len(res.Tables[1].Rows), n)
 		}
 		for _, r := range rows {
 			if r[10] != true {

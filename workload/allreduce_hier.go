@@ -5,8 +5,10 @@ import (
 	"math"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -44,7 +46,7 @@ type AllreduceHierResult struct {
 
 // AllreduceHierDef is the hierarchical allreduce's registry entry.
 func AllreduceHierDef() Def {
-	notYet := "not implemented yet: the one-sided families need pre-posted puts and arrival flags laid out for three phases " +
+	notYet := "not implemented yet: pre-posted or triggered puts and arrival flags laid out for three phases " +
 		"(intra-node, per-rail ring, intra-node); the ring allreduce workload runs this family"
 	na := twoSidedOnly(notYet, "the hierarchical allreduce reduces on host or GPU cores; the sPIN strategies provide "+
 		"receive-side datatype handlers on the NIC, and reductions inside handlers are not modelled")
@@ -54,6 +56,7 @@ func AllreduceHierDef() Def {
 		Baseline: strategy.CPU,
 		Preset:   "h100-cx7",
 		Impls: []Impl{
+			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
@@ -168,6 +171,17 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		t0 := nd.Host.Now()
 		if r == 0 {
 			start = t0
+		}
+		if im.Name == "device-shmem" {
+			t1, t2, end, err := a.shmemHier(nd, vec, elems, G, N)
+			if G == 1 { // no intra-node phases: the kernel's launch counts to the ring
+				t1, t2 = t0, end
+			}
+			ends[r] = end
+			if r == 0 {
+				phases = [3]sim.Time{t1 - t0, t2 - t1, end - t2}
+			}
+			return err
 		}
 		// Phase 1: intra-node reduce-scatter.
 		clo, chi := span(elems, l, G)
@@ -290,4 +304,170 @@ func twoSidedOnly(notYet, spinWhy string) map[strategy.Strategy]string {
 		na[d.Strategy] = notYet
 	}
 	return na
+}
+
+// shmemHier is the device-shmem hierarchical allreduce: one persistent
+// kernel of one work-group per GPU runs the three phases with puts through
+// the device runtime (peer stores inside the node where the runtime has
+// them, the NIC across the rails). Every put goes from a staging slot that
+// holds the data and, after it, a flag word the receiver waits on (the
+// trailing-flag protocol); each (phase, step, source) has its own receive
+// slot, so no slot is reused. It returns the device times at which phases
+// 1 and 2 and the whole operation ended.
+func (a AllreduceHier) shmemHier(nd *strategy.Node, vec mem.Addr, elems, G, N int) (t1, t2, end sim.Time, err error) {
+	r := nd.Rank
+	node, l := r/G, r%G
+	dev, err := shmemDevice(nd, 1)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	slotB := pad8(uint64(elems/G+1)*4) + 8                 // the largest chunk or ring piece, and its flag
+	nslots := max(1, 2*(G-1)+2*max(0, N-1))                // phase 1 and 3 sources, phase 2 steps
+	recv, err := dev.MallocPayload(uint64(nslots) * slotB) // every rank the same size: symmetric
+	if err == nil {
+		var stage mem.Addr
+		if stage, err = dev.MallocPayload(uint64(nslots) * slotB); err == nil {
+			defer dev.Finalize()
+			return a.shmemPhases(nd, dev, vec, recv, stage, slotB, elems, G, N, node, l)
+		}
+	}
+	dev.Finalize()
+	return 0, 0, 0, err
+}
+
+func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec, recv, stage mem.Addr, slotB uint64, elems, G, N, node, l int) (t1, t2, end sim.Time, kerr error) {
+	mm := nd.Mem
+	for k := 0; uint64(k)*slotB < uint64(2*(G-1)+2*max(0, N-1))*slotB; k++ {
+		mm.MarkControl(recv+mem.Addr(uint64(k+1)*slotB-8), 8)
+		mm.MarkControl(stage+mem.Addr(uint64(k+1)*slotB-8), 8)
+	}
+	slot := func(base mem.Addr, k int) mem.Addr { return base + mem.Addr(uint64(k)*slotB) }
+	flagOf := func(base mem.Addr, k int) mem.Addr { return base + mem.Addr(uint64(k+1)*slotB-8) }
+	off := func(lo int) mem.Addr { return mem.Addr(lo * 4) }
+	clo, chi := span(elems, l, G)
+	// idx is the position of local GPU m among the node's other GPUs of l.
+	idx := func(m, of int) int {
+		if m < of {
+			return m
+		}
+		return m - 1
+	}
+	k := gpu.Kernel{Name: "allreduce_hier.shmem", WGs: 1, WGSize: a.WGSize, Body: func(wg *gpu.WG) {
+		ctx, err := dev.CtxCreate(wg)
+		if err != nil {
+			kerr = err
+			return
+		}
+		// put copies nb bytes at src into staging slot k, sets its flag
+		// and puts both into slot rk of rank to.
+		put := func(k, rk int, src mem.Addr, nb uint64, to int) error {
+			if d, sb := mm.Bytes(slot(stage, k), int(nb)), mm.Bytes(src, int(nb)); d != nil && sb != nil {
+				copy(d, sb)
+			}
+			wg.VALU(2)
+			wg.Stream(2 * nb)
+			wg.Store64(flagOf(stage, k), 1)
+			return ctx.PutmemNBI(slot(recv, rk), slot(stage, k), slotB, to)
+		}
+		wait := func(k int) error {
+			_, err := ctx.WaitUntil(flagOf(recv, k), 8, shmem.CmpGE, 1)
+			return err
+		}
+		add := func(dst mem.Addr, k int, nb uint64) {
+			addInto(mm, dst, slot(recv, k), nb)
+			wg.VALU(2)
+			wg.Stream(3 * nb)
+		}
+		cp := func(dst mem.Addr, k int, nb uint64) {
+			if d, sb := mm.Bytes(dst, int(nb)), mm.Bytes(slot(recv, k), int(nb)); d != nil && sb != nil {
+				copy(d, sb)
+			}
+			wg.Stream(2 * nb)
+		}
+		run := func() error {
+			// Phase 1: chunk m to GPU m of the node, into its slot for l.
+			for m := range G {
+				if m == l {
+					continue
+				}
+				mlo, mhi := span(elems, m, G)
+				if err := put(idx(m, l), idx(l, m), vec+off(mlo), uint64(mhi-mlo)*4, node*G+m); err != nil {
+					return err
+				}
+			}
+			cb := uint64(chi-clo) * 4
+			for m := range G {
+				if m == l {
+					continue
+				}
+				if err := wait(idx(m, l)); err != nil {
+					return err
+				}
+				add(vec+off(clo), idx(m, l), cb)
+			}
+			t1 = wg.Now()
+			// Phase 2: ring over rail l on chunk [clo, chi).
+			base := G - 1 // phase 2's slots follow phase 1's
+			if N > 1 {
+				right := ((node+1)%N)*G + l
+				piece := func(k int) (mem.Addr, uint64) {
+					lo, hi := span(chi-clo, ((k%N)+N)%N, N)
+					return vec + off(clo+lo), uint64(hi-lo) * 4
+				}
+				for st := range 2 * (N - 1) {
+					var sa, ra mem.Addr
+					var sn, rn uint64
+					if st < N-1 {
+						sa, sn = piece(node - st)
+						ra, rn = piece(node - st - 1)
+					} else {
+						sa, sn = piece(node + 1 - (st - N + 1))
+						ra, rn = piece(node - (st - N + 1))
+					}
+					if err := put(base+st, base+st, sa, sn, right); err != nil {
+						return err
+					}
+					if err := wait(base + st); err != nil {
+						return err
+					}
+					if st < N-1 {
+						add(ra, base+st, rn)
+					} else {
+						cp(ra, base+st, rn)
+					}
+				}
+			}
+			t2 = wg.Now()
+			// Phase 3: the reduced chunk to every other GPU of the node.
+			for m := range G {
+				if m == l {
+					continue
+				}
+				if err := put(G-1+2*max(0, N-1)+idx(m, l), G-1+2*max(0, N-1)+idx(l, m), vec+off(clo), cb, node*G+m); err != nil {
+					return err
+				}
+			}
+			for m := range G {
+				if m == l {
+					continue
+				}
+				if err := wait(G - 1 + 2*max(0, N-1) + idx(m, l)); err != nil {
+					return err
+				}
+				mlo, mhi := span(elems, m, G)
+				cp(vec+off(mlo), G-1+2*max(0, N-1)+idx(m, l), uint64(mhi-mlo)*4)
+			}
+			return ctx.Quiet()
+		}
+		if kerr = run(); kerr != nil {
+			return
+		}
+		end = wg.Now()
+		kerr = ctx.Destroy()
+	}}
+	if err := dev.Cooperative(k); err != nil {
+		return 0, 0, 0, err
+	}
+	nd.Stream.Wait(nd.Stream.Launch(k))
+	return t1, t2, end, kerr
 }

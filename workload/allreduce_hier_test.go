@@ -41,7 +41,7 @@ func TestAllreduceHier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN} {
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GHNAPU} {
 		for _, tc := range []struct {
 			name  string
 			hw    cluster.Spec
