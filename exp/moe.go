@@ -198,7 +198,7 @@ func moeAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	}
 	t := report.Table{Name: "moe", Columns: []string{"mode", "ep", "nodes", "tokens", "strategy", "impl", "dispatch_us", "combine_us", "total_us",
 		"dispatch_intra_GB/s", "dispatch_inter_GB/s", "combine_intra_GB/s", "combine_inter_GB/s", "comm_wgs", "verified"}}
-	win := report.Table{Name: "winner", Columns: []string{"mode", "ep", "fastest", "total_us", "runner_up", "runner_up_us", "fastest_dispatch", "fastest_combine"}}
+	win := report.Table{Name: "winner", Columns: []string{"mode", "ep", "tokens", "fastest", "total_us", "runner_up", "runner_up_us", "fastest_dispatch", "fastest_combine"}}
 	type key struct {
 		mode string
 		ep   int
@@ -239,9 +239,9 @@ func moeAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		best, second := fastestTwo(len(ps), func(i int) sim.Time { return ps[i].Dispatch + ps[i].Combine })
 		bd, _ := fastestTwo(len(ps), func(i int) sim.Time { return ps[i].Dispatch })
 		bc, _ := fastestTwo(len(ps), func(i int) sim.Time { return ps[i].Combine })
-		row := []any{k.mode, k.ep, ps[best].Strategy, round3((ps[best].Dispatch + ps[best].Combine).Micros()), "", "", ps[bd].Strategy, ps[bc].Strategy}
+		row := []any{k.mode, k.ep, ps[best].Tokens, ps[best].Strategy, round3((ps[best].Dispatch + ps[best].Combine).Micros()), "", "", ps[bd].Strategy, ps[bc].Strategy}
 		if second >= 0 {
-			row[4], row[5] = ps[second].Strategy, round3((ps[second].Dispatch + ps[second].Combine).Micros())
+			row[5], row[6] = ps[second].Strategy, round3((ps[second].Dispatch + ps[second].Combine).Micros())
 		}
 		win.Rows = append(win.Rows, row)
 	}

@@ -38,28 +38,61 @@ type todayWorkload struct {
 }
 
 var todayWorkloads = []todayWorkload{
-	{"pingpong", pingPongPoints, func(r []any) (string, []any) { return fmt.Sprint(r[0]), r[1:5] }, func(c Config) []Config { return []Config{c} }},
+	{"pingpong", pingPongPoints, func(r []any) (string, []any) { return fmt.Sprint(r[0]), r[1:5] },
+		func(c Config) []Config {
+			var out []Config
+			for _, f := range thinSizes(c.PingPong.MinSize, c.PingPong.MaxSize) {
+				fc := c
+				fc.PingPong.MinSize, fc.PingPong.MaxSize = f, f
+				out = append(out, fc)
+			}
+			return out
+		}},
 	{"allreduce_hier", allreduceHierPoints, func(r []any) (string, []any) { return fmt.Sprintf("%v GPUs", r[1]), r[2:6] },
 		func(c Config) []Config { c.AllreduceHier.Nodes = firstLast(c.AllreduceHier.Nodes); return []Config{c} }},
 	{"halo3d", halo3DPoints, func(r []any) (string, []any) {
 		return fmt.Sprintf("%v nodes, %v-nb, %v faces", r[0], r[1], r[2]), r[3:7]
 	},
 		func(c Config) []Config {
-			// Every fourth face size and the largest.
-			c.Halo3D.Nodes = firstLast(c.Halo3D.Nodes)
+			// The largest machine (intra- and inter-node neighbours), the
+			// largest stencil, the smallest, middle and largest face.
+			c.Halo3D.Nodes = c.Halo3D.Nodes[len(c.Halo3D.Nodes)-1:]
+			c.Halo3D.Neighbours = c.Halo3D.Neighbours[len(c.Halo3D.Neighbours)-1:]
+			if c.Halo3D.Scaling == "strong" {
+				return []Config{c}
+			}
 			fs := doublings(c.Halo3D.MinFace, c.Halo3D.MaxFace)
 			var out []Config
-			for i, f := range fs {
-				if i%4 == 0 || i == len(fs)-1 {
-					fc := c
-					fc.Halo3D.MinFace, fc.Halo3D.MaxFace = f, f
-					out = append(out, fc)
+			for _, f := range []unit.Bytes{fs[0], fs[len(fs)/2], fs[len(fs)-1]} {
+				if len(out) > 0 && out[len(out)-1].Halo3D.MinFace == f {
+					continue
 				}
+				fc := c
+				fc.Halo3D.MinFace, fc.Halo3D.MaxFace = f, f
+				out = append(out, fc)
 			}
 			return out
 		}},
-	{"moe", moePoints, func(r []any) (string, []any) { return fmt.Sprintf("%v EP=%v", r[0], r[1]), r[2:6] },
-		func(c Config) []Config { c.MoE.EP = c.MoE.EP[:1]; return []Config{c} }},
+	{"moe", moePoints, func(r []any) (string, []any) { return fmt.Sprintf("%v EP=%v T=%v", r[0], r[1], r[2]), r[3:7] },
+		func(c Config) []Config {
+			// The smallest EP; throughput mode at an eighth of its batch
+			// (a point of its own: the base's batch is not checked).
+			c.MoE.EP, c.MoE.TokensHT = c.MoE.EP[:1], max(1, c.MoE.TokensHT/8)
+			return []Config{c}
+		}},
+}
+
+// thinSizes is every sixth doubling from lo and hi: 8 B, 512 B, 32 KiB,
+// 2 MiB, 16 MiB from 8 B to 16 MiB.
+func thinSizes(lo, hi unit.Bytes) []unit.Bytes {
+	fs := doublings(lo, hi)
+	var out []unit.Bytes
+	for i, f := range fs {
+		if i%6 == 0 || i == len(fs)-1 {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func firstLast(v []int) []int {
@@ -487,7 +520,7 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	}
 	res.Notes = append(res.Notes,
 		"each preset runs with its own default parameters (hardware --set values do not carry over) and the strategies with an implementation that its NIC runs; workload sizes (pingpong.*, allreduce_hier.*, halo3d.*, moe.*) come from this run",
-		fmt.Sprintf("tornado: every value a preset's sources do not give (gpunetsim params: DEFAULT, no source) and moe.comm_wgs, divided and multiplied by today.factor = %g one at a time, on a thinned payload-free grid (allreduce_hier and halo3d: first and last node count, halo3d every fourth face; moe: the first EP count; pingpong: every size), compared with the same grid at the defaults; flipped_by names the knobs that change a point's winner (points outside the thinned grid are not checked)", cfg.Today.Factor),
+		fmt.Sprintf("tornado: every value a preset's sources do not give (gpunetsim params: DEFAULT, no source) and moe.comm_wgs, divided and multiplied by today.factor = %g one at a time, on a thinned payload-free grid (pingpong sizes: every sixth doubling and the largest; allreduce_hier: first and last node count; halo3d: the last node count and stencil, the smallest, middle and largest face; moe: the first EP count, throughput mode at moe.tokens_ht / 8), compared with the same grid at the defaults; flipped_by names the knobs that change a point's winner (points outside the thinned grid are not checked)", cfg.Today.Factor),
 		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access), GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
 }

@@ -26,6 +26,12 @@ type Engine struct {
 	windows *Windows // optional lookahead-window statistics
 	// endChecks verify invariants when a run ends idle (invariant.go).
 	endChecks []EndCheck
+	// Busy-polling agents (poll.go): how many are live, their pending and
+	// executed wake-ups, and how many had an idle round in idleEpoch.
+	pollers, idlePollers  int
+	pollerPending         int
+	pollerRuns, idleEpoch uint64
+	partition             bool // one of several partitions (parallel.go): PollIdle never says frozen
 }
 
 // New returns an engine at time zero whose random streams derive from seed.

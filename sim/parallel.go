@@ -63,7 +63,9 @@ func NewGroup(seed uint64, k int, lookahead Duration) (*Group, error) {
 	}
 	g := &Group{look: lookahead, k: k, out: make([][]crossEvent, k*k), errs: make([]error, k)}
 	for range k {
-		g.parts = append(g.parts, New(seed))
+		e := New(seed)
+		e.partition = k > 1
+		g.parts = append(g.parts, e)
 	}
 	return g, nil
 }

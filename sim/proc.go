@@ -14,19 +14,22 @@ import (
 // and gives control back to the engine only inside engine operations (Sleep,
 // Wait, WaitUntil, Join).
 type Proc struct {
-	e      *Engine
-	name   string
-	id     uint64   // spawn order
-	slot   int      // index in Engine.procs while live
-	c      *carrier // the coroutine running the body; nil once finished
-	ended  bool     // the body returned (the carrier is about to be reused)
-	done   bool
-	daemon bool
-	since  Time    // when the current wait began
-	reason string  // what the process waits on; "" when runnable
-	exit   Signal  // notified when the body returns
-	steps  Stepper // the body of a step process (steps.go); nil for a coroutine
-	waited bool    // a step process waited in its current step
+	e       *Engine
+	name    string
+	id      uint64   // spawn order
+	slot    int      // index in Engine.procs while live
+	c       *carrier // the coroutine running the body; nil once finished
+	ended   bool     // the body returned (the carrier is about to be reused)
+	done    bool
+	daemon  bool
+	since   Time    // when the current wait began
+	reason  string  // what the process waits on; "" when runnable
+	exit    Signal  // notified when the body returns
+	steps   Stepper // the body of a step process (steps.go); nil for a coroutine
+	waited  bool    // a step process waited in its current step
+	poller  bool    // a busy-polling agent (poll.go)
+	idleAt  uint64  // poll.go: the epoch of its last idle round, +1 (0: none)
+	roundAt uint64  // poll.go: the epoch its current round began in
 }
 
 // killed unwinds a process body when the engine shuts down.
@@ -127,6 +130,10 @@ func (p *Proc) SetDaemon() { p.daemon = true }
 // Handle resumes the process; it makes *Proc a Handler so wake-ups are
 // allocation-free events.
 func (p *Proc) Handle(uint64) {
+	if p.poller {
+		p.e.pollerPending--
+		p.e.pollerRuns++
+	}
 	if p.done {
 		return
 	}
@@ -163,6 +170,12 @@ func (p *Proc) resume() {
 // finish removes p from the live set and wakes its joiners.
 func (p *Proc) finish() {
 	p.done = true
+	if p.poller {
+		p.e.pollers--
+		if p.idleAt != 0 && p.idleAt == p.e.idleEpoch {
+			p.e.idlePollers-- // (a stale count is reset by the next PollIdle anyway)
+		}
+	}
 	procs := p.e.procs
 	last := len(procs) - 1
 	procs[p.slot] = procs[last]
@@ -198,7 +211,7 @@ func (p *Proc) Sleep(d Duration) {
 		}
 		panic(fmt.Sprintf("sim: process %q sleeps for negative %v", p.name, d))
 	}
-	p.e.AtH(p.e.now+d, p, 0)
+	p.e.wake(p.e.now+d, p)
 	p.block("sleep")
 }
 
@@ -249,7 +262,7 @@ func (s *Signal) Notify() {
 		return
 	}
 	for i, w := range s.waiters {
-		w.e.AtH(w.e.now, w, 0)
+		w.e.wake(w.e.now, w)
 		s.waiters[i] = nil
 	}
 	s.waiters = s.waiters[:0]
@@ -285,10 +298,13 @@ type BlockedProc struct {
 	Since Time
 }
 
-// DeadlockError reports that no event can fire while processes still wait.
+// DeadlockError reports that no event can fire while processes still wait
+// (or that only busy-polling agents keep running, finding nothing: poll.go).
 type DeadlockError struct {
 	At      Time
 	Blocked []BlockedProc
+	// Polling is how many busy-polling agents keep polling (not listed).
+	Polling int
 }
 
 // Error returns the message of a DeadlockError: a first line that says
@@ -297,6 +313,9 @@ type DeadlockError struct {
 func (d *DeadlockError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "deadlock at %v: %d process(es) blocked with no pending event", d.At, len(d.Blocked))
+	if d.Polling > 0 {
+		fmt.Fprintf(&b, " but %d polling agent(s) that find nothing to do", d.Polling)
+	}
 	type group struct {
 		waits, first string
 		n            int
@@ -347,12 +366,16 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("process %s panicked at %v: %v\n%s", e.Proc, e.At, e.Value, e.Stack)
 }
 
-func (e *Engine) blockedProcs() []BlockedProc {
+func (e *Engine) blockedProcs() []BlockedProc { return e.blockedProcsBut(false) }
+
+// blockedProcsBut lists the live non-daemon processes, without the
+// pollers if pollers is set.
+func (e *Engine) blockedProcsBut(pollers bool) []BlockedProc {
 	live := slices.Clone(e.procs)
 	slices.SortFunc(live, func(a, b *Proc) int { return cmp.Compare(a.id, b.id) })
 	var out []BlockedProc
 	for _, p := range live {
-		if !p.daemon {
+		if !p.daemon && !(pollers && p.poller) {
 			out = append(out, BlockedProc{Name: p.name, Waits: p.reason, Since: p.since})
 		}
 	}

@@ -13,11 +13,13 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 )
 
-// todayDefaults are the sizes of "gpunetsim today" that differ from the
-// workloads' own defaults: the MoE layer at 8 and 16 GPUs, so the whole
-// study (with its tornado) stays within minutes on two cores
-// (BenchmarkTodayStudy); set moe.ep for more.
-var todayDefaults = []string{"moe.ep=8,16"}
+// todayDefaults are the values of "gpunetsim today" that differ from the
+// workloads' own defaults: the MoE layer at 8 and 16 GPUs, halo faces up
+// to 256 KiB, and payload-free simulation (the same times; the workloads'
+// own runs and tests verify the bytes), so the whole study with its
+// tornado takes minutes and a few hundred MB, not gigabytes
+// (BenchmarkTodayStudy); --set overrides each.
+var todayDefaults = []string{"moe.ep=8,16", "halo3d.max_face=256KiB", "run.functional=false"}
 
 func newTodayCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f studyFlags

@@ -146,6 +146,7 @@ func (b *queueBackend) startServices() {
 		if b.kind == CompNetCP {
 			n.CP.Spawn(name, func(th *cp.Thread) {
 				s.port = &cpPort{t: th, acquire: b.spec.ConsumerAcquire}
+				th.Proc.SetPoller() // its polls are simulated one by one (sim/poll.go)
 				s.run()
 			})
 			continue
@@ -249,6 +250,7 @@ func (s *service) run() {
 	s.start = s.port.proc().Now()
 	sw := s.b.sw
 	for !s.stop {
+		s.port.proc().PollStart()
 		found := false
 		for _, q := range s.queues {
 			if s.visit(q) {
@@ -266,6 +268,15 @@ func (s *service) run() {
 				s.port.proc().Engine().Fail(err)
 				return
 			}
+			// Nothing but the service threads' polls left to happen: a
+			// deadlock of the other agents, which these polls would
+			// otherwise hide by never letting the event queue empty.
+			if p := s.port.proc(); !s.stop && p.PollIdle() {
+				p.Engine().Fail(p.Engine().PollDeadlock())
+				return
+			}
+		} else {
+			s.port.proc().PollBusy()
 		}
 	}
 }

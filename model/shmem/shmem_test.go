@@ -428,3 +428,22 @@ func TestIKNQueuePlacement(t *testing.T) {
 		t.Errorf("%d blocking puts took %v with host queues and GPU status, %v with GPU queues; want host queues faster (no poll crosses PCIe)", puts, tHost, tDev)
 	}
 }
+
+// A work-group that waits for good on a flag nobody sets, while the
+// ComP-Net service threads keep polling their queues, ends the run as a
+// deadlock naming the work-group (the threads' polls find nothing and
+// nothing else can happen: sim/poll.go), not as a run that polls until
+// the scenario's time limit.
+func TestPollingServiceThreadsDoNotHideADeadlock(t *testing.T) {
+	_, _, _, err := shmemtest.Scenario(shmemtest.Backend{Kind: shmem.CompNetCP, HW: hw("dgpu"), Spec: shmem.DefaultSpec(), Nodes: 2, Limit: 500 * sim.Microsecond},
+		[]uint64{8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+			return shmemtest.Kernel{WGs: 1, Body: func(pe int, x *shmem.Ctx) error {
+				x.WG().PollDevice(s[0], "a flag nobody sets", func(v uint64) bool { return v == 7 })
+				return nil
+			}}
+		})
+	var dl *sim.DeadlockError
+	if !errors.As(err, &dl) || dl.Polling == 0 || !strings.Contains(err.Error(), "waits on a flag nobody sets") {
+		t.Fatalf("err = %v, want a deadlock of the work-groups beside polling service threads", err)
+	}
+}

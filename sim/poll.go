@@ -1,0 +1,83 @@
+package sim
+
+// Busy-polling agents and the deadlocks they hide.
+//
+// A process that polls memory in a loop (a ComP-Net service thread on a
+// CP core) keeps the event queue busy, so a model deadlock among the other
+// agents never empties it and the run goes on polling forever instead of
+// ending with a *DeadlockError. A poller therefore reports each round that
+// found nothing to do (PollIdle) and each that did (PollBusy), each round
+// begun with PollStart. The
+// simulation is frozen when every live poller's latest round was idle, no
+// event but the pollers' own wake-ups has run since those rounds and none
+// is pending: the memory the pollers read can then change only through a
+// poller, and an idle round changes nothing, so every later round is idle
+// too. PollIdle reports it, and the poller fails the run with
+// PollDeadlock's error.
+
+// SetPoller marks the running process p as a busy-polling agent. Its
+// wake-ups (Sleep, a Signal) are counted apart from every other event.
+// Only coroutine processes may be pollers.
+func (p *Proc) SetPoller() {
+	if p.poller || p.steps != nil {
+		return
+	}
+	p.poller = true
+	p.e.pollers++
+}
+
+// wake schedules the resumption of p at t, counting a poller's.
+func (e *Engine) wake(t Time, p *Proc) {
+	if p.poller {
+		e.pollerPending++
+	}
+	e.AtH(t, p, 0)
+}
+
+// epoch counts the events that were no poller's wake-up.
+func (e *Engine) epoch() uint64 { return e.events - e.pollerRuns }
+
+// PollStart marks the start of one of poller p's rounds: an idle round
+// counts only if no other event ran while it lasted (a round that yields
+// between its polls may have read a word before another agent wrote it).
+func (p *Proc) PollStart() { p.roundAt = p.e.epoch() }
+
+// PollBusy reports that poller p's round found work.
+func (p *Proc) PollBusy() {
+	if p.idleAt != 0 && p.idleAt == p.e.idleEpoch {
+		p.e.idlePollers-- // (a stale count is reset by the next PollIdle anyway)
+	}
+	p.idleAt = 0
+}
+
+// PollIdle reports that poller p (running) finished a round (begun with
+// PollStart) that found nothing to do and changed nothing another agent
+// reads, and returns whether the simulation is frozen (see above): no
+// other event pending, or run since every live poller's last idle round
+// began.
+func (p *Proc) PollIdle() bool {
+	e := p.e
+	if !p.poller || e.partition || e.queue.len() != e.pollerPending { // another partition's events are not seen here
+		return false
+	}
+	if e.epoch() != p.roundAt { // another agent ran during the round: its polls may be stale
+		p.PollBusy()
+		return false
+	}
+	now := e.epoch() + 1
+	if e.idleEpoch != now { // another event ran since the rounds counted
+		e.idleEpoch, e.idlePollers = now, 0
+	}
+	if p.idleAt != now {
+		p.idleAt = now
+		e.idlePollers++
+	}
+	return e.idlePollers == e.pollers
+}
+
+// PollDeadlock is the error of a frozen simulation: a *DeadlockError
+// listing the processes that are not pollers, and how many pollers keep
+// polling.
+func (e *Engine) PollDeadlock() error {
+	return &DeadlockError{At: e.now, Blocked: e.blockedProcsBut(true), Polling: e.pollers}
+}

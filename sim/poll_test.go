@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// poller is a busy-polling agent: every nanosecond it looks at *flag and
+// fails the run with PollDeadlock's error when PollIdle says the
+// simulation is frozen.
+func poller(e *Engine, name string, flag *bool) {
+	e.Spawn(name, func(p *Proc) {
+		p.SetPoller()
+		for !*flag {
+			p.PollStart()
+			p.Sleep(Nanosecond)
+			if *flag {
+				p.PollBusy()
+				return
+			}
+			if p.PollIdle() {
+				e.Fail(e.PollDeadlock())
+				return
+			}
+		}
+	})
+}
+
+// Agents blocked for good while busy pollers keep the queue busy end the
+// run as a deadlock naming the blocked agents (not as a run that polls
+// forever); while another agent still has an event pending (a long
+// sleep) that will change what the pollers read, they are not frozen.
+func TestPollersDoNotHideADeadlock(t *testing.T) {
+	e := New(1)
+	var never Signal
+	flag := false
+	poller(e, "svc[0]", &flag)
+	poller(e, "svc[1]", &flag)
+	e.Spawn("wg[0]", func(p *Proc) { p.Sleep(5 * Nanosecond); p.Wait(&never, "a flag nobody sets") })
+	err := e.RunUntil(Millisecond)
+	var dl *DeadlockError
+	if !errors.As(err, &dl) || len(dl.Blocked) != 1 || dl.Polling != 2 {
+		t.Fatalf("err = %v, want a deadlock of wg[0] with 2 pollers", err)
+	}
+	if first, _, _ := strings.Cut(err.Error(), "\n"); first != "deadlock at 6ns: 1 process(es) blocked with no pending event but 2 polling agent(s) that find nothing to do: wg[0] waits on a flag nobody sets" {
+		t.Errorf("first line %q", first)
+	}
+
+	e = New(1)
+	flag = false
+	poller(e, "svc[0]", &flag)
+	poller(e, "svc[1]", &flag)
+	e.Spawn("app", func(p *Proc) { p.Sleep(Microsecond); flag = true })
+	if err := e.RunUntil(Millisecond); err != nil {
+		t.Fatalf("a pending wake-up of another agent: %v", err)
+	}
+	if e.Now() != Microsecond {
+		t.Errorf("pollers saw the flag at %v", e.Now())
+	}
+}
