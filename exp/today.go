@@ -35,6 +35,9 @@ type todayWorkload struct {
 	// thin narrows a preset's configuration to the tornado's grid (one
 	// configuration per listing).
 	thin func(c Config) []Config
+	// series names the series a point belongs to (the where table's
+	// ranges never span two), "" for one series.
+	series func(point string) string
 }
 
 var todayWorkloads = []todayWorkload{
@@ -47,9 +50,9 @@ var todayWorkloads = []todayWorkload{
 				out = append(out, fc)
 			}
 			return out
-		}},
+		}, nil},
 	{"allreduce_hier", allreduceHierPoints, func(r []any) (string, []any) { return fmt.Sprintf("%v GPUs", r[1]), r[2:6] },
-		func(c Config) []Config { c.AllreduceHier.Nodes = firstLast(c.AllreduceHier.Nodes); return []Config{c} }},
+		func(c Config) []Config { c.AllreduceHier.Nodes = firstLast(c.AllreduceHier.Nodes); return []Config{c} }, nil},
 	{"halo3d", halo3DPoints, func(r []any) (string, []any) {
 		return fmt.Sprintf("%v nodes, %v-nb, %v faces", r[0], r[1], r[2]), r[3:7]
 	},
@@ -72,14 +75,14 @@ var todayWorkloads = []todayWorkload{
 				out = append(out, fc)
 			}
 			return out
-		}},
+		}, func(pt string) string { i := strings.LastIndex(pt, ", "); return pt[:max(0, i)] }},
 	{"moe", moePoints, func(r []any) (string, []any) { return fmt.Sprintf("%v EP=%v T=%v", r[0], r[1], r[2]), r[3:7] },
 		func(c Config) []Config {
 			// The smallest EP; throughput mode at an eighth of its batch
 			// (a point of its own: the base's batch is not checked).
 			c.MoE.EP, c.MoE.TokensHT = c.MoE.EP[:1], max(1, c.MoE.TokensHT/8)
 			return []Config{c}
-		}},
+		}, func(pt string) string { m, _, _ := strings.Cut(pt, " "); return m }},
 }
 
 // thinSizes is every sixth doubling from lo and hi: 8 B, 512 B, 32 KiB,
@@ -467,7 +470,8 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		}
 		for _, w := range cfg.Today.Workloads {
 			k := preset + " " + w + " base"
-			var first, last, cur string
+			var first, last, cur, curSeries string
+			series := todayWorkloadNamed(w).series
 			flush := func() {
 				if cur != "" {
 					span := first
@@ -487,9 +491,13 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 				}
 				by := flipped[preset+" "+w+" "+pt]
 				points.Rows = append(points.Rows, []any{preset, w, pt, b.fastest, b.time, b.runnerUp, b.runnerTime, margin, strings.Join(by, " ")})
-				if b.fastest != cur {
+				sr := ""
+				if series != nil {
+					sr = series(pt)
+				}
+				if b.fastest != cur || sr != curSeries {
 					flush()
-					first, cur = pt, b.fastest
+					first, cur, curSeries = pt, b.fastest, sr
 				}
 				last = pt
 				all++
