@@ -50,6 +50,11 @@ func AllreduceHierDef() Def {
 		"(intra-node, per-rail ring, intra-node); the ring allreduce workload runs this family"
 	na := twoSidedOnly(notYet, "the hierarchical allreduce reduces on host or GPU cores; the sPIN strategies provide "+
 		"receive-side datatype handlers on the NIC, and reductions inside handlers are not modelled")
+	for _, d := range strategy.Registry() {
+		if d.Caps.Has(strategy.DeviceShmem | strategy.Stream) {
+			delete(na, d.Strategy) // the device-shmem implementation runs them
+		}
+	}
 	return Def{
 		Name:     "allreduce_hier",
 		Summary:  "hierarchical float32 SUM allreduce: intra-node reduce-scatter over the GPU fabric, per-rail inter-node ring, intra-node allgather",
