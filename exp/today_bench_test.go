@@ -46,7 +46,7 @@ func BenchmarkTodayStudy(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.MoE.EP, cfg.Halo3D.MaxFace, cfg.Run.Functional = []int{8, 16}, 256*unit.KiB, false // cmd/gpunetsim todayDefaults
+	cfg.Today.Tornado, cfg.MoE.EP, cfg.Halo3D.MaxFace, cfg.Run.Functional = true, []int{8, 16}, 256*unit.KiB, false // cmd/gpunetsim todayDefaults
 	pts, err := todayPoints().List(cfg)
 	if err != nil {
 		b.Fatal(err)

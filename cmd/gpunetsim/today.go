@@ -14,12 +14,12 @@ import (
 )
 
 // todayDefaults are the values of "gpunetsim today" that differ from the
-// workloads' own defaults: the MoE layer at 8 and 16 GPUs, halo faces up
+// defaults: the tornado on, the MoE layer at 8 and 16 GPUs, halo faces up
 // to 256 KiB, and payload-free simulation (the same times; the workloads'
 // own runs and tests verify the bytes), so the whole study with its
 // tornado takes minutes and a few hundred MB, not gigabytes
 // (BenchmarkTodayStudy); --set overrides each.
-var todayDefaults = []string{"moe.ep=8,16", "halo3d.max_face=256KiB", "run.functional=false"}
+var todayDefaults = []string{"today.tornado=true", "moe.ep=8,16", "halo3d.max_face=256KiB", "run.functional=false"}
 
 func newTodayCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f studyFlags
