@@ -1,6 +1,7 @@
 package exp
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -143,6 +144,16 @@ func quickMoE(cfg *Config) {
 
 func moeList(cfg Config) ([]Point, error) {
 	g := max(1, cfg.Node.GPUs)
+	// A routing table enters the points' labels by its content, so a
+	// study's cache never reuses results of an edited table.
+	tag := ""
+	if cfg.MoE.Routing != "" {
+		b, err := ReadInputFile(cfg.MoE.Routing, MaxInputBytes)
+		if err != nil {
+			return nil, fmt.Errorf("moe.routing: %w", err)
+		}
+		tag = fmt.Sprintf(" routing=%x", sha256.Sum256(b))[:len(" routing=")+16]
+	}
 	var pts []Point
 	for _, mode := range cfg.MoE.Modes {
 		for _, ep := range cfg.MoE.EP {
@@ -155,7 +166,7 @@ func moeList(cfg Config) ([]Point, error) {
 				if cfg.MoE.moeBytes(ep, mode) > cfg.MoE.VerifyMax {
 					pc.Run.Functional = false
 				}
-				pts = append(pts, Point{Label: fmt.Sprintf("%s %s ep=%d", s, mode, ep), Config: pc})
+				pts = append(pts, Point{Label: fmt.Sprintf("%s %s ep=%d%s", s, mode, ep, tag), Config: pc})
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package exp
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,5 +66,32 @@ func TestMoEExperiment(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("want an error naming %s, got %v", field, err)
 		}
+	}
+}
+
+// A routing table enters the points' labels (and so the study cache's
+// keys) by its content: an edited table under the same path lists other
+// points.
+func TestMoERoutingKeysByContent(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "r.csv")
+	cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Experts, cfg.MoE.TopK, cfg.MoE.TokensLL = []int{2}, []string{"low-latency"}, 2, 1, 1
+	cfg.MoE.Routing = path
+	labels := func(table string) string {
+		if err := os.WriteFile(path, []byte(table), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		pts, err := moeList(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pts[0].Label
+	}
+	a, b := labels("0,0,1,1\n1,0,0,1\n"), labels("0,0,0,1\n1,0,1,1\n")
+	if a == b || !strings.Contains(a, "routing=") {
+		t.Errorf("labels %q and %q: want the table's hash, different per content", a, b)
 	}
 }
