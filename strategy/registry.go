@@ -166,8 +166,12 @@ func setupHDN(n *Node, w *World) (err error) {
 		return err
 	}
 	// GPU-aware MPI moves rendezvous messages between GPUs of one node by
-	// a copy engine (mpi.ipc).
-	n.MPI.UseIPC(hw.Peer, w.Shared("mpi.ipc", func() any { return mpi.NewIPC() }).(*mpi.IPC))
+	// a copy engine (mpi.ipc). Only nodes of several GPUs have peers; they
+	// run on one engine, so the shared registry is never touched from two
+	// partitions (single-GPU nodes, which may be split, never reach it).
+	if hw.Peer != nil {
+		n.MPI.UseIPC(hw.Peer, w.Shared("mpi.ipc", func() any { return mpi.NewIPC() }).(*mpi.IPC))
+	}
 	return nil
 }
 
