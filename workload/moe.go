@@ -343,6 +343,16 @@ func (r *moeRank) cRecvFlag(d int) mem.Addr {
 // them: starting after itself, so the GPUs do not all send to GPU 0 first.
 func (r *moeRank) peer(i int) int { return (r.me + i) % r.P }
 
+// raise sets to 1 the word flag(g) of every other GPU g in m: a phase's
+// send flags, one per destination.
+func (r *moeRank) raise(m *mem.Memory, flag func(int) mem.Addr) {
+	for g := range r.P {
+		if g != r.me {
+			m.Store64(flag(g), 1)
+		}
+	}
+}
+
 // fillAct writes the GPU's activations (the previous layer's output, not
 // timed).
 func (r *moeRank) fillAct() {
@@ -548,13 +558,7 @@ func (r *moeRank) streamTriggered() error {
 	if P == 1 {
 		return fmt.Errorf("moe needs at least 2 GPUs")
 	}
-	flags := func() {
-		for d := range P {
-			if d != me {
-				nd.Mem.Store64(r.dSendFlag(d), 1)
-			}
-		}
-	}
+	flags := func() { r.raise(nd.Mem, r.dSendFlag) }
 	// The puts' lengths follow this batch's routing: the host preposts
 	// them once the gate has run, inside the phase.
 	r.begin(0)
@@ -584,11 +588,7 @@ func (r *moeRank) streamTriggered() error {
 	if err := r.experts(); err != nil {
 		return err
 	}
-	for s := range P {
-		if s != me {
-			nd.Mem.Store64(r.cSendFlag(s), 1)
-		}
-	}
+	r.raise(nd.Mem, r.cSendFlag)
 	r.begin(1)
 	probe(1)
 	cFirst := nd.RDMA.PrepostBlock(P-1, func(i int) rdma.Put {
@@ -722,11 +722,7 @@ func (r *moeRank) triggered() error {
 		return err
 	}
 	nd.Mem.Store64(packed, 0)
-	for s := range P {
-		if s != me {
-			nd.Mem.Store64(r.cSendFlag(s), 1)
-		}
-	}
+	r.raise(nd.Mem, r.cSendFlag)
 	k, errs = r.persistent("moe.combine", 1, func(wg *gpu.WG, i int) error {
 		if i+W >= P {
 			wg.Release(gpu.System)
@@ -899,11 +895,7 @@ func (r *moeRank) deviceShmem() error {
 		dev.Finalize()
 		return err
 	}
-	for s := range P {
-		if s != me {
-			nd.Mem.Store64(r.cSendFlag(s), 1)
-		}
-	}
+	r.raise(nd.Mem, r.cSendFlag)
 	ck, cerrs := r.persistent("moe.combine", 1, func(wg *gpu.WG, i int) error {
 		c, err := ctx(wg)
 		if err != nil {
