@@ -297,7 +297,7 @@ type Memory struct {
 	nwatched    int                  // watched lines in all
 	allocated   uint64
 	payloadFree uint64
-	consumed    uint64 // bytes Consume gave back
+	consumed    uint64   // bytes Consume gave back
 	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
 	last        *region  // region find returned last (accesses cluster, so it is tried first); nil after an Alloc moved the regions
 	snapFree    sim.FreeList[*Snapshot]
