@@ -410,8 +410,14 @@ func (w *WG) TryLoadArgs(kernarg mem.Addr, out []uint64) bool {
 		return false
 	}
 	w.ph.args = 0
-	for i := range out {
-		out[i] = w.g.mem.Load64(kernarg + mem.Addr(8*i))
+	// One read of the segment, not a search of node memory per word.
+	var b [8 * 8]byte
+	for i := 0; i < len(out); i += 8 {
+		k := min(8, len(out)-i)
+		w.g.mem.Read(kernarg+mem.Addr(8*i), b[:8*k])
+		for j := range k {
+			out[i+j] = binary.LittleEndian.Uint64(b[8*j:])
+		}
 	}
 	return true
 }
