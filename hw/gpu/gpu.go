@@ -44,6 +44,7 @@ type GPU struct {
 	cyc           cycleMemo                // the last Cycles conversion of VALU (spec.go)
 	dispatchDelay sim.Duration             // spec.DispatchCycles, converted once
 	stores        sim.FreeList[*memStore]  // store events done with, for reuse (wg.go)
+	hostBell      sim.Duration             // a host thread's doorbell store reaching the CP (SetHostDoorbell)
 }
 
 // Stats counts GPU activity.
@@ -90,6 +91,17 @@ func (g *GPU) Name() string { return g.name }
 
 // Spec returns the GPU parameters.
 func (g *GPU) Spec() Spec { return g.spec }
+
+// SetHostDoorbell sets how long a host thread's uncached store to one of
+// the GPU's AQL doorbells takes to reach the command processor once it
+// leaves the core: on an APU node (the NIC on the coherent system
+// directory) an on-chip posted MMIO store, soc.mmio_latency. Zero (the
+// default) charges nothing beyond the packet store's visibility. Call it
+// before the run.
+func (g *GPU) SetHostDoorbell(d sim.Duration) { g.hostBell = d }
+
+// HostDoorbell is the latency SetHostDoorbell set.
+func (g *GPU) HostDoorbell() sim.Duration { return g.hostBell }
 
 // Mem returns the memory the GPU reaches.
 func (g *GPU) Mem() *mem.Memory { return g.mem }
