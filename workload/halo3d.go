@@ -72,7 +72,12 @@ func Halo3DDef() Def {
 		Name:     "halo3d",
 		Summary:  "3-D halo exchange (6 or 26 neighbours) on a periodic process grid, weak- or strong-scaled",
 		Baseline: strategy.CPU,
-		Preset:   "h100-cx7",
+		// The matrix needs a machine whose NIC runs every family the
+		// workload implements (GPU-TN's triggered operations and the
+		// GPU-initiated verbs; no present-day NIC has both): the seed
+		// preset. The experiment runs on the present-day presets, and
+		// run matrix --set matrix.hardware=run --preset NAME checks them.
+		Preset:   "gputn",
 		Impls: []Impl{
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
