@@ -77,7 +77,7 @@ func Halo3DDef() Def {
 		// GPU-initiated verbs; no present-day NIC has both): the seed
 		// preset. The experiment runs on the present-day presets, and
 		// run matrix --set matrix.hardware=run --preset NAME checks them.
-		Preset:   "gputn",
+		Preset: "gputn",
 		Impls: []Impl{
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
