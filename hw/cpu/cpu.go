@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
@@ -32,6 +33,38 @@ type CPU struct {
 	// res is what the caches hold of the ranges streaming computations
 	// touched (resident.go).
 	res *residency
+	// c2c is the chip-to-chip link to the GPU (NVLink-C2C) on nodes
+	// whose GPU memory lies beyond it (UseC2C); nil elsewhere.
+	c2c *pcie.Link
+}
+
+// UseC2C puts the node's GPU memory beyond the chip-to-chip link l
+// (NVLink-C2C): the cores' word loads, stores and atomics of GPU-pool
+// addresses cross l, with its latency each way and its byte server.
+func (c *CPU) UseC2C(l *pcie.Link) { c.c2c = l }
+
+// WordLatency returns how long a core's load of the word at a that
+// misses its caches takes, issued now: the DRAM latency, plus the C2C
+// round trip when a lies in GPU memory beyond NVLink-C2C. Pollers that
+// model their own misses (runtime progress loops) charge it.
+func (c *CPU) WordLatency(a mem.Addr) sim.Duration {
+	if c.c2c == nil || c.mem.PoolOf(a) != mem.GPU {
+		return c.spec.DRAMLatency
+	}
+	now := c.e.Now()
+	return c.c2c.Read(pcie.Down, now, mem.LineSize, false) - now + c.spec.DRAMLatency
+}
+
+// storeDelay returns how long after now a core's store to the word at a
+// becomes visible: the DRAM latency, or for GPU memory beyond
+// NVLink-C2C the posted write's crossing first.
+func (c *CPU) storeDelay(a mem.Addr) sim.Duration {
+	if c.c2c == nil || c.mem.PoolOf(a) != mem.GPU {
+		return c.spec.DRAMLatency
+	}
+	now := c.e.Now()
+	_, vis := c.c2c.PostedWrite(pcie.Down, now, 8)
+	return vis - now + c.spec.DRAMLatency
 }
 
 // Stats counts what the CPU's cores did.
@@ -377,14 +410,14 @@ func (t *Thread) WaitWord(a mem.Addr, what string, cond func(uint64) bool) uint6
 			return v
 		}
 		t.Wait(m.Watch(a), what)
-		t.Sleep(t.cpu.spec.DRAMLatency)
+		t.Sleep(t.cpu.WordLatency(a))
 	}
 }
 
 // Load charges one memory read of a word another agent may have written
 // (a cache miss) and returns it.
 func (t *Thread) Load(a mem.Addr) uint64 {
-	t.Sleep(t.cpu.spec.DRAMLatency)
+	t.Sleep(t.cpu.WordLatency(a))
 	return t.cpu.mem.Load64(a)
 }
 
@@ -392,7 +425,7 @@ func (t *Thread) Load(a mem.Addr) uint64 {
 // latency (the thread does not wait).
 func (t *Thread) Store(a mem.Addr, v uint64) {
 	m := t.cpu.mem
-	t.Engine().After(t.cpu.spec.DRAMLatency, func() { m.Store64(a, v) })
+	t.Engine().After(t.cpu.storeDelay(a), func() { m.Store64(a, v) })
 }
 
 // BlockWord waits off the core until the word at a satisfies cond (a
@@ -405,7 +438,7 @@ func (t *Thread) BlockWord(a mem.Addr, what string, cond func(uint64) bool) uint
 		return v
 	}
 	t.block(func() { t.Proc.WaitUntil(m.Watch(a), what, func() bool { return cond(m.Load64(a)) }) })
-	t.Sleep(t.cpu.spec.DRAMLatency)
+	t.Sleep(t.cpu.WordLatency(a))
 	return m.Load64(a)
 }
 
@@ -414,7 +447,7 @@ func (t *Thread) BlockWord(a mem.Addr, what string, cond func(uint64) bool) uint
 // (a queue index the GPU or NIC reads), so it costs a DRAM access on the
 // core.
 func (t *Thread) RMW(a mem.Addr, add uint64) uint64 {
-	t.Sleep(t.cpu.spec.DRAMLatency)
+	t.Sleep(t.cpu.WordLatency(a))
 	m := t.cpu.mem
 	v := m.Load64(a)
 	m.Store64(a, v+add)
