@@ -61,14 +61,52 @@ func copyCode() gpu.KernelCode {
 
 // reduceCode adds args[3] bytes of float32 at the payload (args[1]) into
 // the target buffer (args[0]) at offset args[2]; each work-group takes a
-// contiguous part (reduceRange's costs).
+// contiguous part (reduceRange's costs). The work-groups run as steps
+// (reduceTaskWG): a task's kernel has up to two work-groups per CU and a
+// ring allreduce runs n-1 tasks per node, so their bodies are kept for
+// reuse (free: the code is loaded once per node, and a body is free again
+// once it reported done, which its work-group never looks at again).
 func reduceCode() gpu.KernelCode {
-	return gpu.KernelCode{Name: "reduce", Body: func(wg *gpu.WG, kernarg mem.Addr) {
-		a := wg.LoadArgs(kernarg, 4)
+	var free []*reduceTaskWG
+	return gpu.KernelCode{Name: "reduce", Steps: func(wg *gpu.WG, kernarg mem.Addr) gpu.StepBody {
+		var r *reduceTaskWG
+		if n := len(free); n > 0 {
+			r, free = free[n-1], free[:n-1]
+		} else {
+			r = &reduceTaskWG{free: &free}
+		}
+		r.kernarg, r.loaded = kernarg, false
+		return r
+	}}
+}
+
+// reduceTaskWG is one work-group of reduceCode's kernel as steps: load the
+// arguments, then reduceRange (reduceSteps).
+type reduceTaskWG struct {
+	kernarg mem.Addr
+	args    [4]uint64
+	loaded  bool
+	red     reduceSteps
+	free    *[]*reduceTaskWG // where it goes once done
+}
+
+// Step implements gpu.StepBody.
+func (r *reduceTaskWG) Step(wg *gpu.WG) bool {
+	if !r.loaded {
+		if !wg.TryLoadArgs(r.kernarg, r.args[:]) {
+			return false
+		}
+		r.loaded = true
+		a := r.args
 		elems := int(a[3] / 4)
 		g := wg.Groups()
-		reduceRange(wg, mem.Addr(a[0]+a[2]), mem.Addr(a[1]), wg.ID*elems/g, (wg.ID+1)*elems/g, wg.Size)
-	}}
+		r.red.set(mem.Addr(a[0]+a[2]), mem.Addr(a[1]), wg.ID*elems/g, (wg.ID+1)*elems/g, wg.Size)
+	}
+	if !r.red.step(wg) {
+		return false
+	}
+	*r.free = append(*r.free, r)
+	return true
 }
 
 // taskGrid returns the grid of a task over nb bytes: enough work-groups of

@@ -139,6 +139,11 @@ func (c *Cluster) buildNodes(functional bool, engineOf func(int) *sim.Engine, fa
 			nd.CPU.UseC2C(c2c)
 			nd.NIC.UseC2C(c2c)
 		}
+		if link.OnChip() {
+			// The host's AQL doorbell is an on-chip MMIO store on an APU
+			// node, like its doorbell to the NIC (soc.mmio_latency).
+			nd.GPU.SetHostDoorbell(spec.SoC.MMIOLatency)
+		}
 		nd.CP = cp.New(e, name+".cp", spec.CP, nd.GPU, spec.CPU.StallCPI())
 		if flows {
 			nd.NIC.UseFlows()

@@ -159,6 +159,13 @@ type Thread struct {
 	wwhat    string
 
 	team []*teamThread // the team of the thread's current region (Compute), kept for the next
+
+	// storesVisible is when the thread's last store becomes globally
+	// visible. x86 stores leave the store buffer in program order (TSO):
+	// a store is visible no earlier than the one before it, a locked
+	// read-modify-write waits until every earlier store is (RMW), and an
+	// uncached MMIO store is issued only then (StoreUncached).
+	storesVisible sim.Time
 }
 
 // Spawn starts a host thread running body on the core the scheduler
@@ -421,11 +428,47 @@ func (t *Thread) Load(a mem.Addr) uint64 {
 	return t.cpu.mem.Load64(a)
 }
 
-// Store writes a word to memory; it is visible to others after the DRAM
-// latency (the thread does not wait).
+// Store writes a word to a line another agent may hold (a miss: the line's
+// ownership is fetched from memory). The thread does not wait: the store
+// retires into the store buffer and becomes visible to others after the
+// DRAM latency, and never before the thread's earlier stores (x86 TSO; the
+// ownership requests themselves overlap).
 func (t *Thread) Store(a mem.Addr, v uint64) {
 	m := t.cpu.mem
-	t.Engine().After(t.cpu.storeDelay(a), func() { m.Store64(a, v) })
+	t.storeAfter(t.cpu.storeDelay(a), func() { m.Store64(a, v) })
+}
+
+// StoreMiss is Store of any write: write runs when the store becomes
+// visible, which StoreMiss returns.
+func (t *Thread) StoreMiss(write func()) sim.Time {
+	return t.storeAfter(t.cpu.spec.DRAMLatency, write)
+}
+
+// storeAfter is a store that takes d from the core to visibility, kept
+// behind the thread's earlier stores.
+func (t *Thread) storeAfter(d sim.Duration, write func()) sim.Time {
+	vis := max(t.Now()+d, t.storesVisible)
+	t.storesVisible = vis
+	if write != nil {
+		t.Engine().At(vis, write)
+	}
+	return vis
+}
+
+// StoreUncached is an uncached store to a device register (an MMIO
+// doorbell) that reaches the device lat after it leaves the core. An x86
+// uncached store is not buffered past earlier stores: it leaves only once
+// every earlier store of the thread is visible (the Intel SDM's
+// strong-uncacheable ordering, vol. 3 §11.3), so a doorbell never arrives
+// before the packet it announces. The thread does not wait; write runs
+// when the device sees the store, which StoreUncached returns.
+func (t *Thread) StoreUncached(lat sim.Duration, write func()) sim.Time {
+	vis := max(t.Now(), t.storesVisible) + lat
+	t.storesVisible = vis
+	if write != nil {
+		t.Engine().At(vis, write)
+	}
+	return vis
 }
 
 // BlockWord waits off the core until the word at a satisfies cond (a
@@ -445,9 +488,11 @@ func (t *Thread) BlockWord(a mem.Addr, what string, cond func(uint64) bool) uint
 // RMW performs a locked read-modify-write that adds add to the word at a
 // and returns the old value. The line is assumed taken by another agent
 // (a queue index the GPU or NIC reads), so it costs a DRAM access on the
-// core.
+// core, after the thread's earlier stores are visible: an x86 locked
+// instruction drains the store buffer first (the Intel SDM, vol. 3
+// §8.2.2: loads and stores are not reordered with locked instructions).
 func (t *Thread) RMW(a mem.Addr, add uint64) uint64 {
-	t.Sleep(t.cpu.WordLatency(a))
+	t.Sleep(max(0, t.storesVisible-t.Now()) + t.cpu.WordLatency(a))
 	m := t.cpu.mem
 	v := m.Load64(a)
 	m.Store64(a, v+add)

@@ -396,17 +396,30 @@ func (h *Host) NotifyWaitsome(first, num int) (int, uint64, error) {
 	}
 	m := h.w.d.Node(h.rank).Mem()
 	base := h.w.NotificationAddr(h.rank, first)
+	oneLine := mem.Line(base) == mem.Line(base+mem.Addr(8*num-1))
+	p := h.t.Proc
+	if !oneLine {
+		// Flags over several lines are polled round by round (no one
+		// watch covers them): a busy poller, whose rounds must not hide a
+		// deadlock of the agents that would notify it (sim/poll.go).
+		p.SetPoller(fmt.Sprintf("gpi notifications [%d, +%d) of rank %d", first, num, h.rank))
+		defer p.StopPolling()
+	}
 	for {
+		p.PollStart()
 		for i := range num {
 			if v := m.Load64(base + mem.Addr(8*i)); v != 0 {
 				h.t.Sleep(h.t.CPU().Spec().CacheHit)
 				return first + i, v, nil
 			}
 		}
-		if mem.Line(base) == mem.Line(base+mem.Addr(8*num-1)) {
+		if oneLine {
 			h.t.Wait(m.Watch(base), "gpi notification")
 		}
 		h.t.Sleep(h.t.CPU().Spec().DRAMLatency)
+		if !oneLine && p.PollRound(h.t.Contended()) { // (a waiter for the core may find work)
+			return 0, 0, fmt.Errorf("gpi: notify_waitsome [%d, +%d) on rank %d: %w", first, num, h.rank, p.Engine().PollDeadlock())
+		}
 	}
 }
 

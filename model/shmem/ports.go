@@ -156,6 +156,7 @@ type consumer interface {
 	addPCIe()                               // one PCIe transaction issued
 	stall(until sim.Time)                   // wait holding the core (an uncached read)
 	idle() bool                             // may sleep through unchanged polls (coherent cache hits)
+	contended() bool                        // another thread waits for the thread's core
 	nudge() *sim.Signal                     // notified when polling should resume
 	idleWait(what string, cond func() bool) // spin on the core until cond holds (re-checked when nudged)
 	skip(polls uint64, instr int)           // account polls slept through
@@ -286,7 +287,8 @@ func (h *hostPort) rmw(a mem.Addr, f func(uint64) uint64) uint64 {
 func (h *hostPort) releaseSystem() {}
 func (h *hostPort) acquireSystem() {}
 
-func (h *hostPort) idle() bool { return !h.overPC }
+func (h *hostPort) idle() bool      { return !h.overPC }
+func (h *hostPort) contended() bool { return h.t.Contended() }
 
 func (h *hostPort) pollCost(instr int) sim.Duration { return h.spec.CacheHit + h.spec.Instr(instr) }
 
@@ -317,6 +319,7 @@ func (c *cpPort) acquireSystem()                               { c.t.AcquireSyst
 func (c *cpPort) addPCIe()                                     { c.pcie++ }
 func (c *cpPort) stall(until sim.Time)                         { c.t.SleepUntil(until) }
 func (c *cpPort) idle() bool                                   { return false }
+func (c *cpPort) contended() bool                              { return false } // CP slots hand over in timer events
 func (c *cpPort) nudge() *sim.Signal                           { return nil }
 func (c *cpPort) skip(uint64, int)                             {}
 func (c *cpPort) pollCost(int) sim.Duration                    { return 0 }

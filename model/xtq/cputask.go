@@ -122,6 +122,8 @@ func (s *state) hsaCPUTask(t *cpu.Thread, ev nic.Event, raw []byte) {
 	if f.Signal != 0 {
 		pk.Signal = f.Signal
 	}
-	s.stats.LastBell = hostEnqueueBytes(t, q.q, pk.Encode())
+	// A CPU agent queue's doorbell is a signal in memory that the agent
+	// thread polls: an ordinary store, visible with the packet.
+	s.stats.LastBell = hostEnqueueBytes(t, q.q, pk.Encode(), 0)
 	s.stats.Enqueued++
 }
