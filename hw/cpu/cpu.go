@@ -157,6 +157,7 @@ type Thread struct {
 	wsig     *sim.Signal // what it waits on, or
 	wjoin    *sim.Proc   // the team thread it joins
 	wwhat    string
+	wcond    func() bool // BeginWaitUntil's condition, nil for a plain wait
 
 	team []*teamThread // the team of the thread's current region (Compute), kept for the next
 
