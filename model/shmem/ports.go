@@ -213,7 +213,7 @@ func (h *hostPort) cached(a mem.Addr) uint64 {
 	}
 	h.n.L2++
 	h.n.DRAM++
-	h.t.Sleep(h.spec.DRAMLatency)
+	h.t.Sleep(h.t.CPU().WordLatency(a)) // GPU memory beyond NVLink-C2C: a round trip over it
 	h.seen[a] = v
 	return v
 }
@@ -222,9 +222,17 @@ func (h *hostPort) poll(a mem.Addr) uint64 {
 	if !h.overPC {
 		return h.cached(a)
 	}
+	// A PCIe read returns the word as GPU memory held it when the request
+	// arrived there, half the round trip before the completion is back.
 	h.n.PCIe++
-	h.stall(h.link.Read(pcie.Down, h.t.Now(), 8, false))
-	return h.m.Load64(a)
+	// The thread stalls throughout; it takes the value at the sampling
+	// instant rather than through a separate event, so its polls stay its
+	// own activity (sim/poll.go).
+	at, done := h.link.ReadSampled(pcie.Down, h.t.Now(), 8, false)
+	h.stall(at)
+	v := h.m.Load64(a)
+	h.stall(done)
+	return v
 }
 
 func (h *hostPort) line(a mem.Addr) [8]uint64 {
