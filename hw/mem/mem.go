@@ -200,12 +200,18 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 	// them cache misses at a thousand nodes.
 	lo := r.ctrlHint
 	if lo > len(c) || lo < len(c) && c[lo].line < l || lo > 0 && c[lo-1].line >= l {
-		if r.ctrlIdx == nil {
+		if r.ctrlIdx == nil || len(c) > 2*r.ctrlIdxN+16 {
 			r.indexCtrl()
 		}
 		b := int((l - r.base) >> r.ctrlShift)
 		lo = int(r.ctrlIdx[b])
-		lo += sort.Search(int(r.ctrlIdx[b+1])-lo, func(i int) bool { return c[lo+i].line >= l })
+		hi := int(r.ctrlIdx[b+1])
+		if hi == r.ctrlIdxN {
+			// No indexed line after block b: the lines appended since the
+			// index was built (MarkControl) may be.
+			hi = len(c)
+		}
+		lo += sort.Search(hi-lo, func(i int) bool { return c[lo+i].line >= l })
 		r.ctrlHint = lo
 	}
 	hi := lo
@@ -234,7 +240,7 @@ func (r *region) indexCtrl() {
 		}
 		idx[b] = int32(j)
 	}
-	r.ctrlIdx, r.ctrlShift = idx, shift
+	r.ctrlIdx, r.ctrlShift, r.ctrlIdxN = idx, shift, len(r.ctrl)
 }
 
 type region struct {
@@ -271,6 +277,12 @@ type region struct {
 	ctrlHint  int     // ctrlIn's last answer: the first control line at or after the range
 	ctrlIdx   []int32 // block index of ctrl (indexCtrl); nil when stale
 	ctrlShift uint    // log2 of the index's block size
+	// ctrlIdxN is len(ctrl) when the index was built. Lines appended
+	// after every indexed one since (a remote-task buffer's commands land
+	// back to back) keep the index valid: a search whose block has no
+	// indexed line after it runs on to the end. It is rebuilt once the
+	// lines have doubled, not at every append.
+	ctrlIdxN int
 	// watched holds the watched lines of this allocation sorted by
 	// address, so a write finds the watchers of its range by binary search
 	// instead of one map lookup per line (writes to unwatched allocations
@@ -622,7 +634,10 @@ func (m *Memory) MarkControl(a Addr, n int) {
 	}
 	for l := Line(a); l < a+Addr(n); l += LineSize {
 		i := sort.Search(len(r.ctrl), func(i int) bool { return r.ctrl[i].line >= l })
-		if i == len(r.ctrl) || r.ctrl[i].line != l {
+		switch {
+		case i == len(r.ctrl): // after every line: the index stays (ctrlIdxN)
+			r.ctrl = append(r.ctrl, ctrlLine{line: l})
+		case r.ctrl[i].line != l:
 			r.ctrl = slices.Insert(r.ctrl, i, ctrlLine{line: l})
 			r.ctrlIdx = nil
 		}

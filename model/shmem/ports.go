@@ -219,7 +219,7 @@ func (h *hostPort) cached(a mem.Addr) uint64 {
 	}
 	h.n.L2++
 	h.n.DRAM++
-	h.t.Sleep(h.spec.DRAMLatency)
+	h.t.Sleep(h.t.CPU().WordLatency(a)) // GPU memory beyond NVLink-C2C: a round trip over it
 	h.seen[a] = v
 	return v
 }
