@@ -202,10 +202,62 @@ func (a Allreduce) remoteAllreduce(nd *strategy.Node, l *ringLayout, base mem.Ad
 	tr := nbc.OverTasks(rt, nbc.TaskSetup{Kernel: kernelReduce, Queue: taskQueue, Recv: recv, RecvLen: recvLen,
 		Signal: sig, Tasks: uint64(n - 1), StepInstr: nd.SW.NBCStep,
 		Grid: func(nb uint64) (int, int) { return taskGrid(nd, nb, a.WGSize), a.WGSize }})
-	return nbc.Start(tr, nil, taskRingSchedule(l, base, nd.Rank, a.SyncPerRound)).Wait()
+	rounds, round := taskRingRounds(l, base, nd.Rank, a.SyncPerRound)
+	return nbc.StartRounds(tr, nil, rounds, round).Wait()
+}
+
+// taskRingRounds is taskRingSchedule made one round at a time, in the
+// storage of the previous round (nbc.StartRounds): a node's whole
+// schedule is 2(n-1) or more rounds, 0.4 MB per node at a thousand nodes.
+func taskRingRounds(l *ringLayout, base mem.Addr, i int, perRound bool) (int, func(int) nbc.Round) {
+	n := l.n
+	right, left := mod(i+1, n), mod(i-1, n)
+	// The reduce-scatter: a sync round (every step when perRound, else
+	// the first) before each step's task round; the allgather follows.
+	rsRounds := n - 1
+	if perRound {
+		rsRounds += n - 1
+	} else {
+		rsRounds++
+	}
+	buf := make(nbc.Round, 0, 3)
+	return rsRounds + n - 1, func(r int) nbc.Round {
+		buf = buf[:0]
+		if r >= rsRounds {
+			s := r - rsRounds
+			k, rk := mod(i+1-s, n), mod(i-s, n)
+			off, nb := l.sub(k, 0)
+			roff, rnb := l.sub(rk, 0)
+			return append(buf,
+				nbc.Op{Kind: nbc.Send, Peer: right, Chunk: k, Step: n - 1 + s, Addr: base + mem.Addr(off), Len: nb, Offset: off},
+				nbc.Op{Kind: nbc.Recv, Peer: left, Chunk: rk, Step: n - 1 + s, Addr: base + mem.Addr(roff), Len: rnb})
+		}
+		// Round r of the reduce-scatter: step st's sync or task.
+		st, task := r, true
+		if perRound {
+			st, task = r/2, r%2 == 1
+		} else if r > 0 {
+			st = r - 1
+		} else {
+			task = false
+		}
+		if !task {
+			if perRound {
+				buf = append(buf, nbc.Op{Kind: nbc.TaskPost, Peer: left, Step: st})
+			}
+			return append(buf, nbc.Op{Kind: nbc.Send, Peer: left, Step: st}, nbc.Op{Kind: nbc.Recv, Peer: right, Step: st})
+		}
+		k := mod(i-st, n)
+		off, nb := l.sub(k, 0)
+		return append(buf,
+			nbc.Op{Kind: nbc.XtqPut, Peer: right, Chunk: k, Step: st, Addr: base + mem.Addr(off), Len: nb, Offset: off},
+			nbc.Op{Kind: nbc.TaskWait, Peer: left, Chunk: l.stepChunk(i, st), Step: st})
+	}
 }
 
 // taskRingSchedule is node i's remote-task ring (the dissertation's XTQ chapter).
+// (The whole schedule at once: the reference taskRingRounds, which the
+// allreduce runs, is tested against.)
 // The resource-ready sync (the dissertation's §4.3.3.2: zero-length
 // send/receive pairs "before any XtqPuts are issued") tells the left
 // neighbour the node's receive resources are posted and hears the same

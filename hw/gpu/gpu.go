@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -45,6 +46,9 @@ type GPU struct {
 	dispatchDelay sim.Duration             // spec.DispatchCycles, converted once
 	stores        sim.FreeList[*memStore]  // store events done with, for reuse (wg.go)
 	hostBell      sim.Duration             // a host thread's doorbell store reaching the CP (SetHostDoorbell)
+	// c2c is the chip-to-chip link to the CPU (NVLink-C2C) on nodes
+	// whose host memory lies beyond it (UseC2C); nil elsewhere.
+	c2c *pcie.Link
 }
 
 // Stats counts GPU activity.
@@ -84,6 +88,36 @@ func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server)
 	g.cp = e.Spawn(name+".cp", g.serve)
 	g.cp.SetDaemon()
 	return g
+}
+
+// UseC2C puts the node's host memory beyond the chip-to-chip link l
+// (NVLink-C2C): the GPU's word accesses past its L2 to host-pool
+// addresses cross l (its latency each way and its byte server), as do
+// the kernel launch's own costs (gpu.launch) stay as they are. Its memory
+// server is then its HBM alone.
+func (g *GPU) UseC2C(l *pcie.Link) { g.c2c = l }
+
+// farLoad returns the latency of a load of one line at a issued now,
+// whose memory access costs lat: lat itself, plus the C2C round trip
+// when a lies in host memory beyond NVLink-C2C.
+func (g *GPU) farLoad(a mem.Addr, lat sim.Duration) sim.Duration {
+	if g.c2c == nil || g.mem.PoolOf(a) != mem.Host {
+		return lat
+	}
+	now := g.e.Now()
+	return g.c2c.Read(pcie.Up, now, mem.LineSize, false) - now + lat
+}
+
+// farStore returns when a store of n bytes at a, leaving the GPU now,
+// lands in memory: after the memory latency, or for host memory beyond
+// NVLink-C2C once the posted write has crossed the link.
+func (g *GPU) farStore(a mem.Addr, n unit.Bytes) sim.Time {
+	now := g.e.Now()
+	if g.c2c == nil || g.mem.PoolOf(a) != mem.Host {
+		return now + g.spec.MemLatency
+	}
+	_, vis := g.c2c.PostedWrite(pcie.Up, now, n)
+	return vis + g.spec.MemLatency
 }
 
 // Name returns the GPU's instance name, e.g. "node[0].gpu".

@@ -321,7 +321,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	if g.uncached != nil && g.Uncached(a) {
 		g.stats.Uncached++
 		w.ph.ldAddr = a
-		w.Sleep(g.spec.MemLatency)
+		w.Sleep(g.farLoad(a, g.spec.MemLatency))
 		return 0, false
 	}
 	l := mem.Line(a)
@@ -349,7 +349,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 		return 0, false
 	}
 	w.ph.readLater(w.cu.l1.fill(l, g.mem, nil))
-	w.Sleep(lat)
+	w.Sleep(g.farLoad(a, lat))
 	return 0, false
 }
 

@@ -200,12 +200,18 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 	// them cache misses at a thousand nodes.
 	lo := r.ctrlHint
 	if lo > len(c) || lo < len(c) && c[lo].line < l || lo > 0 && c[lo-1].line >= l {
-		if r.ctrlIdx == nil {
+		if r.ctrlIdx == nil || len(c) > 2*r.ctrlIdxN+16 {
 			r.indexCtrl()
 		}
 		b := int((l - r.base) >> r.ctrlShift)
 		lo = int(r.ctrlIdx[b])
-		lo += sort.Search(int(r.ctrlIdx[b+1])-lo, func(i int) bool { return c[lo+i].line >= l })
+		hi := int(r.ctrlIdx[b+1])
+		if hi == r.ctrlIdxN {
+			// No indexed line after block b: the lines appended since the
+			// index was built (MarkControl) may be.
+			hi = len(c)
+		}
+		lo += sort.Search(hi-lo, func(i int) bool { return c[lo+i].line >= l })
 		r.ctrlHint = lo
 	}
 	hi := lo
@@ -234,7 +240,7 @@ func (r *region) indexCtrl() {
 		}
 		idx[b] = int32(j)
 	}
-	r.ctrlIdx, r.ctrlShift = idx, shift
+	r.ctrlIdx, r.ctrlShift, r.ctrlIdxN = idx, shift, len(r.ctrl)
 }
 
 type region struct {
@@ -271,6 +277,12 @@ type region struct {
 	ctrlHint  int     // ctrlIn's last answer: the first control line at or after the range
 	ctrlIdx   []int32 // block index of ctrl (indexCtrl); nil when stale
 	ctrlShift uint    // log2 of the index's block size
+	// ctrlIdxN is len(ctrl) when the index was built. Lines appended
+	// after every indexed one since (a remote-task buffer's commands land
+	// back to back) keep the index valid: a search whose block has no
+	// indexed line after it runs on to the end. It is rebuilt once the
+	// lines have doubled, not at every append.
+	ctrlIdxN int
 	// watched holds the watched lines of this allocation sorted by
 	// address, so a write finds the watchers of its range by binary search
 	// instead of one map lookup per line (writes to unwatched allocations
@@ -288,11 +300,16 @@ type Access struct {
 
 // Memory is one node's memory. The zero value is not usable; call New.
 type Memory struct {
-	name        string
-	functional  bool
-	next        Addr
-	regions     []region             // sorted by base
-	bases       []Addr               // regions[i].base: search probes this dense array, not the large region structs
+	name       string
+	functional bool
+	next       Addr
+	regions    []region // sorted by base
+	bases      []Addr   // regions[i].base: search probes this dense array, not the large region structs
+	// byPage caches, by 4 KiB page number modulo its length, the index
+	// (+1) of the region search last found there: the accesses that miss
+	// last (a host templating one slot of each of a thousand QP rings in
+	// turn, the stores landing there) mostly find their region in one load.
+	byPage      [128]int32
 	watches     map[Addr]*sim.Signal // watched lines outside every allocation
 	nwatched    int                  // watched lines in all
 	allocated   uint64
@@ -438,8 +455,17 @@ func (m *Memory) find(a Addr, n int) (*region, error) {
 	return m.search(a, n)
 }
 
-// search finds the region holding [a, a+n) by binary search.
+// search finds the region holding [a, a+n): in the page cache, else by
+// binary search.
 func (m *Memory) search(a Addr, n int) (*region, error) {
+	pc := &m.byPage[uint64(a)>>pageShift%uint64(len(m.byPage))]
+	if i := int(*pc) - 1; i >= 0 {
+		r := &m.regions[i]
+		if off := uint64(a - r.base); off < r.size && off+uint64(n) <= r.size {
+			m.last = r
+			return r, nil
+		}
+	}
 	// A hand-written binary search over the bases: with thousands of
 	// regions (a QP ring and a CQ per peer) each probe of the region
 	// structs was a cache miss of its own.
@@ -461,6 +487,7 @@ func (m *Memory) search(a Addr, n int) (*region, error) {
 		return nil, fmt.Errorf("%s: access [%#x, +%d) overruns allocation %q [%#x, +%d)", m.name, uint64(a), n, r.name, uint64(r.base), r.size)
 	}
 	m.last = r
+	*pc = int32(i + 1)
 	return r, nil
 }
 
@@ -622,7 +649,10 @@ func (m *Memory) MarkControl(a Addr, n int) {
 	}
 	for l := Line(a); l < a+Addr(n); l += LineSize {
 		i := sort.Search(len(r.ctrl), func(i int) bool { return r.ctrl[i].line >= l })
-		if i == len(r.ctrl) || r.ctrl[i].line != l {
+		switch {
+		case i == len(r.ctrl): // after every line: the index stays (ctrlIdxN)
+			r.ctrl = append(r.ctrl, ctrlLine{line: l})
+		case r.ctrl[i].line != l:
 			r.ctrl = slices.Insert(r.ctrl, i, ctrlLine{line: l})
 			r.ctrlIdx = nil
 		}

@@ -86,7 +86,13 @@ func (p *hostqProducer) release(wg *gpu.WG) {
 	wg.Release(gpu.System)
 	wg.SleepUntil(p.visible)
 }
-func (p *hostqProducer) acquire(*gpu.WG) {}
+
+// acquire is the system-scope acquire after each completion pass (the
+// producer protocol's step 5 at the queue's publish scope): the status
+// words come over PCIe uncached, but the data a get brought into GPU
+// memory must not be read from a stale L1 or L2 copy (dGPU: the L2
+// invalidation of NIC-shared lines).
+func (p *hostqProducer) acquire(wg *gpu.WG) { wg.Acquire(gpu.System) }
 
 func (p *hostqProducer) load(wg *gpu.WG, a mem.Addr) uint64 {
 	wg.SleepUntil(p.link.Read(pcie.Up, wg.Now(), 8, false))
@@ -213,7 +219,7 @@ func (h *hostPort) cached(a mem.Addr) uint64 {
 	}
 	h.n.L2++
 	h.n.DRAM++
-	h.t.Sleep(h.spec.DRAMLatency)
+	h.t.Sleep(h.t.CPU().WordLatency(a)) // GPU memory beyond NVLink-C2C: a round trip over it
 	h.seen[a] = v
 	return v
 }
@@ -222,9 +228,17 @@ func (h *hostPort) poll(a mem.Addr) uint64 {
 	if !h.overPC {
 		return h.cached(a)
 	}
+	// A PCIe read returns the word as GPU memory held it when the request
+	// arrived there, half the round trip before the completion is back.
 	h.n.PCIe++
-	h.stall(h.link.Read(pcie.Down, h.t.Now(), 8, false))
-	return h.m.Load64(a)
+	// The thread stalls throughout; it takes the value at the sampling
+	// instant rather than through a separate event, so its polls stay its
+	// own activity (sim/poll.go).
+	at, done := h.link.ReadSampled(pcie.Down, h.t.Now(), 8, false)
+	h.stall(at)
+	v := h.m.Load64(a)
+	h.stall(done)
+	return v
 }
 
 func (h *hostPort) line(a mem.Addr) [8]uint64 {

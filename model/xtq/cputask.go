@@ -89,7 +89,7 @@ func (r *Runtime) PutCPU(t CPUTask) error {
 	if r.mode == HSA {
 		r.t.Instr(r.sw.MPIMatch)
 	}
-	cmd := r.mem.AllocData(mem.Host, cpu.AgentPacketSize, "xtq.cmd")
+	cmd := r.cmdBuffer(cpu.AgentPacketSize)
 	b := cpu.AgentPacket{Header: cpu.AgentDispatchHeader, QueueIndex: t.Queue, Function: t.Function, Args: t.Args}.Encode()
 	r.mem.Write(cmd, b[:])
 	r.t.Instr(r.sw.PortalsPost)

@@ -349,7 +349,7 @@ func (r *Runtime) checkTask(t Task) error {
 // xtqCommand writes t's command packet (indices in the kernel-object and
 // queue fields) and arguments into a new command buffer.
 func (r *Runtime) xtqCommand(t Task) mem.Addr {
-	cmd := r.mem.AllocData(mem.Host, t.CmdLen(), "xtq.cmd")
+	cmd := r.cmdBuffer(t.CmdLen())
 	pkt := gpu.AQLPacket{Header: gpu.DispatchHeader, WGSize: uint16(t.WGSize), Grid: uint32(t.Grid),
 		QueueIndex: t.Queue, KernelObject: t.Kernel}
 	b := pkt.Encode()
@@ -369,7 +369,7 @@ func (r *Runtime) xtqGather(t Task, cmd mem.Addr) nic.GatherPut {
 // hsaArgs writes t's arguments into a new buffer (HSA's active message
 // carries no packet).
 func (r *Runtime) hsaArgs(t Task) mem.Addr {
-	args := r.mem.AllocData(mem.Host, 8*uint64(len(t.Args)), "hsa.args")
+	args := r.cmdBuffer(8 * uint64(len(t.Args)))
 	for i, a := range t.Args {
 		r.mem.Store64(args+mem.Addr(8*i), a)
 	}
@@ -402,4 +402,32 @@ func (r *Runtime) postBuffer(buf mem.Addr, size uint64) {
 	}
 	r.posted[buf] = r.nic.MEAppend(r.taskPT, nic.ME{Start: buf, Length: size, MatchID: nic.AnyID, IgnoreBits: ^uint64(0),
 		Options: nic.MEOpPut | nic.MEManageLocal, MinFree: 1}, nic.Priority)
+}
+
+// Command buffers. Every task's command packet and arguments (HSA: its
+// arguments) go into a buffer of their own that is never written again,
+// as with an allocation per task; the buffers are carved out of blocks
+// (cmdBlock bytes each) instead of one allocation per task, which at a
+// thousand nodes made a million allocations, each a region of node memory
+// (0.5 KiB apiece) that every lookup of the node's memory searched through.
+// A buffer starts on a cache line, as an allocation does; nothing of the
+// timing depends on where it lies.
+const (
+	cmdBlock = 64 << 10
+	cmdAlign = mem.LineSize
+)
+
+// cmdBuffer returns a fresh command buffer of n bytes.
+func (s *state) cmdBuffer(n uint64) mem.Addr {
+	n = (max(n, 1) + cmdAlign - 1) &^ (cmdAlign - 1)
+	if n > cmdBlock {
+		return s.mem.AllocData(mem.Host, n, "xtq.cmd")
+	}
+	if n > s.cmdLeft {
+		s.cmdNext, s.cmdLeft = s.mem.AllocData(mem.Host, cmdBlock, "xtq.cmd"), cmdBlock
+	}
+	a := s.cmdNext
+	s.cmdNext += mem.Addr(n)
+	s.cmdLeft -= n
+	return a
 }

@@ -106,6 +106,10 @@ type state struct {
 	// noteReady reports whether a notification event is waiting (the
 	// condition WaitNotify's wait re-checks), made once.
 	noteReady func() bool
+	// cmdNext and cmdLeft are the next free byte of the command-buffer
+	// block being carved and the bytes left in it (cmdBuffer).
+	cmdNext mem.Addr
+	cmdLeft uint64
 }
 
 // Runtime is one node's remote-task API bound to the host thread that
