@@ -21,11 +21,12 @@ type Halo3DSpec struct {
 	Domain     int        `toml:"domain" doc:"strong scaling: global cells per dimension (8 bytes each) of the cube split over the GPUs" src:"DEFAULT"`
 	Strategies []string   `toml:"strategies" doc:"strategies to compare (default: every one with a halo implementation that the preset's NIC runs)" src:"DEFAULT"`
 	Iters      int        `toml:"iters" doc:"exchanges per run; the time is per exchange" src:"DEFAULT"`
+	CommWGs    int        `toml:"comm_wgs" doc:"work-groups (SMs) of the GPU-initiated implementations' persistent kernel (device shmem, GPU-TN, device verbs), work-group w serving the directions d = w mod comm_wgs; 0 = one per direction (6 or 26), at most the GPU's CUs (no source: halo codes size it themselves)" src:"DEFAULT"`
 }
 
 func defaultHalo3D() Halo3DSpec {
 	return Halo3DSpec{MinFace: 64, MaxFace: 1 * unit.MiB, Nodes: []int{1, 4}, Neighbours: []int{6, 26}, Scaling: "weak", Domain: 512,
-		Strategies: []string{"CPU", "HDN", "GDS", "GNN_GIO"}, Iters: 2}
+		Strategies: []string{"CPU", "HDN", "GDS", "GPUTN", "GNN_GIO", "GNN_GPURDMA"}, Iters: 2}
 }
 
 func (h Halo3DSpec) validate() error {
@@ -47,6 +48,9 @@ func (h Halo3DSpec) validate() error {
 	}
 	if h.Domain < 1 || h.Domain > 1<<16 {
 		errs = append(errs, fmt.Errorf("halo3d.domain = %d: must be in [1, 65536] cells per dimension", h.Domain))
+	}
+	if h.CommWGs < 0 || h.CommWGs > 1024 {
+		errs = append(errs, fmt.Errorf("halo3d.comm_wgs = %d: must be in [0, 1024] (0: one per direction)", h.CommWGs))
 	}
 	if h.Iters < 1 || h.Iters > 1000 {
 		errs = append(errs, fmt.Errorf("halo3d.iters = %d: must be in [1, 1000]", h.Iters))
@@ -114,7 +118,7 @@ func halo3DSimulate(p Point, env Env) ([]byte, error) {
 		return nil, err
 	}
 	defer c.Engine.Close()
-	hw := workload.Halo3D{Face: h.MinFace, Iters: h.Iters, WGSize: 256, Neighbours: h.Neighbours[0]}
+	hw := workload.Halo3D{Face: h.MinFace, Iters: h.Iters, WGSize: 256, Neighbours: h.Neighbours[0], CommWGs: h.CommWGs}
 	if h.Scaling == "strong" {
 		dm := workload.Dims3(len(c.Nodes))
 		for k := range 3 {
@@ -187,7 +191,7 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	res := &report.Result{Experiment: "halo3d", Seed: cfg.Run.Seed, Tables: []report.Table{t, win}, Plot: plot}
 	res.Notes = append(res.Notes,
 		"periodic px x py x pz grid of GPUs (x fastest: a node's GPUs are x neighbours), one message to each of 6 (faces) or 26 (faces, edges, corners) neighbours per exchange; weak: face fixed, edges 8*sqrt(face/8) bytes, corners 8 bytes; strong: halo3d.domain^3 cells of 8 bytes split over the GPUs (face = the largest message); time per exchange = every rank released together to the last rank's end, over halo3d.iters",
-		"CPU packs and unpacks on the host's cores; HDN in a kernel before the sends and after the receives (kernel boundary); GDS preposts every exchange's puts and its stream packs, rings them, waits on trailing flags and unpacks; device shmem (GNN_GIO, GHN_*, COMPNET): one persistent kernel, a work-group per direction group putting and awaiting; GB/s per GPU = bytes sent / time",
+		"CPU packs and unpacks on the host's cores; HDN in a kernel before the sends and after the receives (kernel boundary); GDS preposts every exchange's puts and its stream packs, rings them, waits on trailing flags and unpacks; device shmem (GNN_GIO, GHN_*, COMPNET): one persistent kernel, a work-group per direction group putting and awaiting; GB/s per GPU = bytes sent / time; GPUTN: the persistent kernel fires one registered triggered put per direction with a store (gated beyond nic.trig_max_entries); GNN_GPURDMA: its work-groups post RDMA writes on gnn.qps QPs per neighbour, taking turns on a shared QP; halo3d.comm_wgs sizes the persistent kernels (0: one work-group per direction)",
 		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access), GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
 }

@@ -29,7 +29,7 @@ type MoESpec struct {
 
 func defaultMoE() MoESpec {
 	return MoESpec{EP: []int{8, 16, 32}, Modes: []string{workload.MoELowLatency, workload.MoEThroughput}, Hidden: 7168, TopK: 8, Experts: 256,
-		TokensLL: 128, TokensHT: 4096, CommWGs: 24, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN", "GNN_GIO"}, VerifyMax: 1 * unit.GiB}
+		TokensLL: 128, TokensHT: 4096, CommWGs: 24, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN", "GNN_GIO", "GNN_GPURDMA"}, VerifyMax: 1 * unit.GiB}
 }
 
 func (m MoESpec) tokens(mode string) int {
@@ -265,8 +265,8 @@ func moeAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		fmt.Sprintf("%s; H = %d, top-%d of %d experts (expert e on GPU e / (experts / ep)); tokens per GPU: %d low-latency, %d throughput", routing, cfg.MoE.Hidden, cfg.MoE.TopK, cfg.MoE.Experts, cfg.MoE.TokensLL, cfg.MoE.TokensHT),
 		"dispatch: FP8 activation + float32 scale per 128 channels + a header per entry (low-latency: one entry per token and expert; throughput: one per token and GPU); combine: BF16 per entry, weighted on the expert's GPU, summed on the token's GPU; each phase timed from every GPU released together to the last GPU's end; the experts' compute is not simulated",
 		"GB/s per GPU = the bytes a GPU sends on average to GPUs of its own node (intra) or of other nodes (inter) / the phase's time; comm_wgs = work-groups (SMs) a GPU's communication kernels occupy (0: the host packs and sends)",
-		fmt.Sprintf("CPU packs on the host; HDN packs and reduces in kernels around GPU-aware MPI; GDS: the stream rings preposted puts and waits on flags; GPUTN: a persistent kernel of moe.comm_wgs = %d work-groups fires triggered puts; device shmem (GNN_GIO, GHN_*, COMPNET): persistent kernels of moe.comm_wgs work-groups put per entry (low-latency) or per GPU (throughput)", cfg.MoE.CommWGs),
+		fmt.Sprintf("CPU packs on the host; HDN packs and reduces in kernels around GPU-aware MPI; GDS: the stream rings preposted puts and waits on flags; GPUTN: a persistent kernel of moe.comm_wgs = %d work-groups fires triggered puts; device shmem (GNN_GIO, GHN_*, COMPNET): persistent kernels of moe.comm_wgs work-groups put per entry (low-latency) or per GPU (throughput); GNN_GPURDMA: the same kernels post RDMA writes themselves on gnn.qps QPs per peer, work-groups taking turns on a shared QP", cfg.MoE.CommWGs),
 		fmt.Sprintf("points whose buffers exceed moe.verify_max = %v on all GPUs run payload-free (verified = payload-free); the others are checked byte for byte at the experts and against the serial weighted sum", cfg.MoE.VerifyMax),
-		"an intra-node transfer takes the strategy's NIC path carried by the GPU fabric (no peer loads/stores or copy engines are modelled); the count exchange of a throughput-mode dispatch is not simulated (receive offsets come from the routing)")
+		"an intra-node transfer takes the strategy's path inside the node (device shmem: peer stores; GPU-aware MPI: the copy engine for rendezvous messages; eager MPI, streams, triggered puts and device verbs: the NIC path carried by the GPU fabric); the count exchange of a throughput-mode dispatch is not simulated (receive offsets come from the routing)")
 	return res, nil
 }

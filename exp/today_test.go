@@ -1,6 +1,7 @@
 package exp
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,7 +72,11 @@ func TestTodayTornado(t *testing.T) {
 			trust = tb.Rows
 		}
 	}
-	knobs := todayKnobs("gh200-cx7", cfg.Today.Workloads)
+	pc, err := cfg.presetConfig("gh200-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	knobs := todayKnobs(pc, cfg.Today.Workloads)
 	if len(tornado) != len(knobs) || len(knobs) < 5 {
 		t.Fatalf("%d tornado rows for %d knobs %v", len(tornado), len(knobs), knobs)
 	}
@@ -91,5 +96,51 @@ func TestTodayTornado(t *testing.T) {
 	}
 	if res.Plot == nil || len(res.Plot.Tornado) != len(knobs) {
 		t.Errorf("tornado plot: %+v", res.Plot)
+	}
+	// A strategy knob re-runs only its family's points (the rows above
+	// still count the whole grid); a hardware value re-runs every one.
+	items, err := todayList(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]map[string]bool{} // knob -> strategies
+	for _, it := range items {
+		kn, _, ok := strings.Cut(it.variant, "=")
+		if !ok {
+			continue
+		}
+		if ran[kn] == nil {
+			ran[kn] = map[string]bool{}
+		}
+		ran[kn][todayWorkloadNamed(it.workload).strategy(it.point.Config)] = true
+	}
+	// On gh200-cx7 (one GPU per node, ConnectX): no GPU-TN for the
+	// trigger FIFO's pop time, no fabric for its latency, and the
+	// ping-pong's one work-group shares no QP: nothing to re-run.
+	for _, k := range []string{"nic.trig_pop", "node.fabric_latency"} {
+		if got := ran[k]; len(got) != 0 {
+			t.Errorf("%s re-ran %v, want none", k, got)
+		}
+	}
+	if slices.Contains(knobs, "gnn.qps") {
+		t.Errorf("knobs %v: gnn.qps reaches no point of pingpong and allreduce_hier", knobs)
+	}
+	if got := ran["gpu.launch"]; len(got) < 4 {
+		t.Errorf("gpu.launch re-ran only %v", got)
+	}
+	// moe with GNN_GPURDMA: gnn.qps is a knob and re-runs only it.
+	cfg.Today.Workloads = []string{"moe"}
+	items, err = todayList(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qps := map[string]bool{}
+	for _, it := range items {
+		if strings.HasPrefix(it.variant, "gnn.qps=") {
+			qps[todayWorkloadNamed(it.workload).strategy(it.point.Config)] = true
+		}
+	}
+	if len(qps) != 1 || !qps["GNN_GPURDMA"] {
+		t.Errorf("gnn.qps re-ran %v, want GNN_GPURDMA only", qps)
 	}
 }

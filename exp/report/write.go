@@ -45,6 +45,10 @@ func WriteTextFor(w io.Writer, r *Result, own, hardware []string) error {
 			fmt.Fprintf(&b, "%s\n", t.Name)
 		}
 		writeTable(&b, t)
+		if len(t.Rows) == 0 {
+			// A header alone reads as a truncated table.
+			b.WriteString("  (none)\n")
+		}
 	}
 	if len(r.Notes) > 0 {
 		b.WriteByte('\n')

@@ -325,6 +325,26 @@ func (d *Device) Wait(wg *gpu.WG, queue int) error {
 	return nil
 }
 
+// WaitPeers is Wait over the QPs of queue to the given peers only, for
+// applications whose pattern is sparse (a halo's neighbours): Wait visits
+// every rank and would connect a QP to each.
+func (d *Device) WaitPeers(wg *gpu.WG, queue int, peers []int) error {
+	for _, p := range peers {
+		if p == d.rank {
+			continue
+		}
+		qp, cq, err := d.w.queue(d.rank, queue, p)
+		if err != nil {
+			return err
+		}
+		if e, ok := cq.WaitQP(wg, qp, 0); !ok {
+			return cqeError(d.rank, e)
+		}
+	}
+	wg.Barrier()
+	return nil
+}
+
 // Host is a CPU-side rank's GPI handle for host thread t.
 type Host struct {
 	w    *World
