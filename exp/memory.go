@@ -343,15 +343,25 @@ func jacobiSims(name string, cfg Config) []simMem {
 		names = cfg.Jacobi1D.Strategies
 	}
 	var all []simMem
-	for _, s := range out {
+	for _, p := range out {
 		for k := range max(1, len(names)) {
-			if k < len(names) && names[k] == "GNN_GIO" {
-				// GIO connects every context (a work-group of the
-				// Jacobi kernel) to every PE and the host templates
-				// every slot of each QP: 1.6 MB per (node, peer) pair
-				// measured at 32 nodes of 2048² points (a 128-node
-				// weak run passed 6 GB when stopped).
-				s.perPeer = jacobiGIOPerPeer
+			s := p
+			if k < len(names) {
+				switch names[k] {
+				case "GNN_GIO":
+					// GIO connects every context (a work-group of the
+					// Jacobi kernel) to every PE and the host templates
+					// every slot of each QP: 1.6 MB per (node, peer) pair
+					// measured at 32 nodes of 2048² points (a 128-node
+					// weak run passed 6 GB when stopped).
+					s.perPeer = jacobiGIOPerPeer
+				case "GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET":
+					// The device-shmem runtime's queues and service
+					// state per node, as in the allreduce: the 128-node
+					// weak run of GHN_DGPU peaked at 191 MB, which 128 KiB
+					// per node (80 MiB in all) did not cover.
+					s.perNode, _ = allreduceState(names[k], 0)
+				}
 			}
 			all = append(all, s)
 		}

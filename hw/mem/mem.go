@@ -300,11 +300,16 @@ type Access struct {
 
 // Memory is one node's memory. The zero value is not usable; call New.
 type Memory struct {
-	name        string
-	functional  bool
-	next        Addr
-	regions     []region             // sorted by base
-	bases       []Addr               // regions[i].base: search probes this dense array, not the large region structs
+	name       string
+	functional bool
+	next       Addr
+	regions    []region // sorted by base
+	bases      []Addr   // regions[i].base: search probes this dense array, not the large region structs
+	// byPage caches, by 4 KiB page number modulo its length, the index
+	// (+1) of the region search last found there: the accesses that miss
+	// last (a host templating one slot of each of a thousand QP rings in
+	// turn, the stores landing there) mostly find their region in one load.
+	byPage      [128]int32
 	watches     map[Addr]*sim.Signal // watched lines outside every allocation
 	nwatched    int                  // watched lines in all
 	allocated   uint64
@@ -450,8 +455,17 @@ func (m *Memory) find(a Addr, n int) (*region, error) {
 	return m.search(a, n)
 }
 
-// search finds the region holding [a, a+n) by binary search.
+// search finds the region holding [a, a+n): in the page cache, else by
+// binary search.
 func (m *Memory) search(a Addr, n int) (*region, error) {
+	pc := &m.byPage[uint64(a)>>pageShift%uint64(len(m.byPage))]
+	if i := int(*pc) - 1; i >= 0 {
+		r := &m.regions[i]
+		if off := uint64(a - r.base); off < r.size && off+uint64(n) <= r.size {
+			m.last = r
+			return r, nil
+		}
+	}
 	// A hand-written binary search over the bases: with thousands of
 	// regions (a QP ring and a CQ per peer) each probe of the region
 	// structs was a cache miss of its own.
@@ -473,6 +487,7 @@ func (m *Memory) search(a Addr, n int) (*region, error) {
 		return nil, fmt.Errorf("%s: access [%#x, +%d) overruns allocation %q [%#x, +%d)", m.name, uint64(a), n, r.name, uint64(r.base), r.size)
 	}
 	m.last = r
+	*pc = int32(i + 1)
 	return r, nil
 }
 
