@@ -58,14 +58,14 @@ type signalUse struct {
 type opKind uint8
 
 const (
-	opDispatch opKind = iota // payload gpu.Op: a kernel dispatch made at enqueue (Launch)
-	opTrigger                // ring the doorbell of deferred command v
-	opTriggers               // payload []nic.DeferredID
-	opWaitCond               // payload func(uint64) bool on the word at a
-	opMarker                 // store v at a
-	opProgram                // payload Program: its operations, one per CP queue entry
-	opPeerCopy               // payload peerCopy: a copy engine moves bytes to a peer GPU
-	opPeerCopies             // payload []PeerCopy: the copy engines move a batch at once
+	opDispatch   opKind = iota // payload gpu.Op: a kernel dispatch made at enqueue (Launch)
+	opTrigger                  // ring the doorbell of deferred command v
+	opTriggers                 // payload []nic.DeferredID
+	opWaitCond                 // payload func(uint64) bool on the word at a
+	opMarker                   // store v at a
+	opProgram                  // payload Program: its operations, one per CP queue entry
+	opPeerCopy                 // payload peerCopy: a copy engine moves bytes to a peer GPU
+	opPeerCopies               // payload []PeerCopy: the copy engines move a batch at once
 )
 
 // PeerCopy is one copy of a CopyPeers batch: n bytes from Src here to Dst
