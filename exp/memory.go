@@ -86,7 +86,10 @@ func FormatBytes(b float64) string {
 // to the peak RSS of payload-free 8 MiB runs at 32, 64 and 128 nodes on
 // their presets (docs/memory.md, issue 30; TestEstimateCoversStrategies
 // checks every family): XTQ and HSA post every round's receive resources
-// up front, 4 KiB per pair (XTQ 33, 37, 80 MB); device shmem (GHN_*,
+// up front and keep each task's command buffer, its two control lines in
+// the receive buffer and its kernel run, 1.5 KiB per pair (XTQ 34, 56,
+// 131 MB and 1.49 GB at 64, 128, 256 and 1024 nodes; before the command
+// buffers were carved from blocks, 4 KiB: 2.83 GB at 1024); device shmem (GHN_*,
 // COMPNET) 2.5 MiB per node for the runtime, its queues and the rings'
 // work-groups (95, 130, 185 MB); GPUrdma 3 MiB per node (116, 186 MB);
 // GIO 14 MiB per node, its per-(context, PE) QPs templated whole by the
@@ -103,7 +106,7 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 	case "GPUTN":
 		return memPerNode, float64(max(1, slices)) * (1 << 10)
 	case "XTQ", "HSA":
-		return memPerNode, 4 << 10
+		return memPerNode, 3 << 9
 	case "GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET":
 		return 5 << 19, memPerPeer
 	case "GNN_GPURDMA":
