@@ -233,6 +233,26 @@ func (g *GPU) l2Line(l mem.Addr) [mem.LineSize]byte {
 // first (p blocks).
 func (g *GPU) CPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration) {
 	g.waitRMW(p, l)
+	return g.cpReadLine(l)
+}
+
+// TryCPReadLine is CPReadLine as a step (sim.Stepper): while a CP RMW
+// holds the line it waits once and reports ok false (call it again after
+// the wait); else it reads the line as CPReadLine does.
+func (g *GPU) TryCPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration, ok bool) {
+	if g.tags != nil {
+		if w := g.tags.find(l); w != nil && w.rmw {
+			g.tags.stats.RMWWait++
+			p.Wait(w.rmwDone, "an L2 line locked by a CP RMW")
+			return data, false, 0, false
+		}
+	}
+	data, hit, lat = g.cpReadLine(l)
+	return data, hit, lat, true
+}
+
+// cpReadLine is CPReadLine once no RMW holds the line.
+func (g *GPU) cpReadLine(l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration) {
 	hit = g.touch(l, CP)
 	g.cpUnlock(l)
 	lat = g.spec.MemLatency

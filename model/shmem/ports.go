@@ -181,6 +181,10 @@ type hostPort struct {
 	overPC bool // queue words live across PCIe
 	seen   map[mem.Addr]uint64
 	n      Counts
+	// a poll and instructions as steps (svcsteps.go)
+	pa     mem.Addr
+	pv     uint64
+	instrN int
 }
 
 func (h *hostPort) proc() *sim.Proc    { return h.t.Proc }
@@ -302,6 +306,10 @@ type cpPort struct {
 	t       *cp.Thread
 	acquire bool
 	pcie    uint64
+	// a poll as steps (svcsteps.go): its address, and whether its
+	// acquire marker is in progress
+	pa  mem.Addr
+	acq bool
 }
 
 func (c *cpPort) proc() *sim.Proc                              { return c.t.Proc }
