@@ -424,6 +424,20 @@ func (g *GPU) nicShared(l mem.Addr) bool {
 // first CP access.
 func (w *WG) StoreTracked(a mem.Addr, v uint64, locked bool) {
 	w.Store64(a, v)
+	w.tracked(a, locked)
+}
+
+// TryStoreTracked is StoreTracked in steps (see TryStore64).
+func (w *WG) TryStoreTracked(a mem.Addr, v uint64, locked bool) bool {
+	if !w.TryStore64(a, v) {
+		return false
+	}
+	w.tracked(a, locked)
+	return true
+}
+
+// tracked is StoreTracked's tag-model part, after the store.
+func (w *WG) tracked(a mem.Addr, locked bool) {
 	g := w.g
 	l := mem.Line(a)
 	g.touch(l, CU)
