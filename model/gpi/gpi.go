@@ -9,6 +9,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/verbs"
+	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // Side says who drives a rank's GPI calls, which decides where its queues,
@@ -215,6 +216,13 @@ func (d *Device) post(wg *gpu.WG, queue, peer int, ws ...nic.WQE) error {
 	qp, cq, err := d.w.queue(d.rank, queue, peer)
 	if err != nil {
 		return err
+	}
+	if wg.Proc.CanRunSteps() && qp.Outstanding()+uint64(len(ws)) <= uint64(qp.Depth()) {
+		// The posts, the ring and the barrier as steps lent by the
+		// work-group's coroutine (sim.Proc.RunSteps): the same events,
+		// one switch there and back instead of two per wait.
+		wg.Proc.RunSteps(&barrierAfter{s: qp.NewPostRing(wg, ws), wg: wg})
+		return nil
 	}
 	if qp.Outstanding()+uint64(len(ws)) > uint64(qp.Depth()) {
 		if e, ok := cq.WaitQP(wg, qp, uint64(qp.Depth()-len(ws))); !ok {
@@ -434,4 +442,27 @@ func (h *Host) Wait(queue int) error {
 		}
 	}
 	return nil
+}
+
+// barrierAfter runs s, then the work-group barrier that ends a device
+// call, as one sim.Stepper.
+type barrierAfter struct {
+	s    sim.Stepper
+	wg   *gpu.WG
+	done bool
+	bar  bool
+}
+
+// Step implements sim.Stepper.
+func (b *barrierAfter) Step(p *sim.Proc) bool {
+	if !b.done {
+		b.done = b.s.Step(p)
+		return false // the barrier comes in the next call (s finished without a wait pending)
+	}
+	if !b.bar {
+		b.bar = true
+		b.wg.Barrier()
+		return false
+	}
+	return true
 }
