@@ -38,6 +38,10 @@ func (o Op) String() string {
 // fetches reports whether the op returns a value.
 func (o Op) fetches() bool { return o == OpFetchAdd || o == OpSwap || o == OpCSwap }
 
+// bounced reports whether the library passes the op's data (p's inline
+// value, an atomic's operand) through a bounce word.
+func (o Op) bounced() bool { return o == OpP || o.atomic() }
+
 // atomic reports whether the op is an atomic memory operation.
 func (o Op) atomic() bool { return o >= OpAdd && o <= OpCSwap }
 

@@ -185,6 +185,12 @@ type hostPort struct {
 	pa     mem.Addr
 	pv     uint64
 	instrN int
+	// an access begun as steps (svcsteps.go: hostOp)
+	op    hostOp
+	oa    mem.Addr
+	ov    uint64
+	old   uint64
+	words [8]uint64
 }
 
 func (h *hostPort) proc() *sim.Proc    { return h.t.Proc }

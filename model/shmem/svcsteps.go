@@ -1,7 +1,10 @@
 package shmem
 
 import (
+	"encoding/binary"
+
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/hw/pcie"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -35,6 +38,7 @@ const (
 	phQueue                      // poll the next queue (or end the round)
 	phPoll                       // the poll of s.queues[qi] is in progress
 	phInstr                      // the poll's instructions are in progress
+	phDequeue                    // a dequeue from s.queues[qi] is in progress (deq)
 	phEnd                        // the round's end
 	phEndIdle                    // the round's end after its quiet
 	phEndChecks                  // the round's end after its idle sleep
@@ -59,7 +63,8 @@ type pollSteps struct {
 	exit  pollExit
 	qi    int // the queue being polled
 	found bool
-	start sim.Time // the poll's start (its span)
+	start sim.Time      // the poll's start (its span)
+	deq   *dequeueSteps // a host port's dequeue as steps (nil: the coroutine's)
 }
 
 // Step implements sim.Stepper.
@@ -104,7 +109,24 @@ func (ps *pollSteps) Step(p *sim.Proc) bool {
 			s.polls++
 			s.span("poll", ps.start)
 			if ps.exit == exitFound {
-				return true // the coroutine visits s.queues[qi], then resumes at phQueue
+				if ps.deq == nil {
+					return true // the coroutine dequeues from s.queues[qi], then resumes at phQueue
+				}
+				ps.deq.begin(s.queues[ps.qi])
+				ps.phase = phDequeue
+				continue
+			}
+			ps.qi++
+			ps.phase = phQueue
+		case phDequeue:
+			if !ps.deq.step() {
+				if p.Waited() {
+					return false
+				}
+				continue
+			}
+			if ps.deq.served {
+				ps.found = true
 			}
 			ps.qi++
 			ps.phase = phQueue
@@ -134,6 +156,9 @@ func (ps *pollSteps) Step(p *sim.Proc) bool {
 func (s *service) runSteps(sp stepPort) {
 	p := s.port.proc()
 	ps := &pollSteps{s: s, sp: sp}
+	if h, ok := s.port.(*hostPort); ok && s.progress == nil {
+		ps.deq = &dequeueSteps{s: s, h: h}
+	}
 	for {
 		p.RunSteps(ps)
 		switch ps.exit {
@@ -223,3 +248,320 @@ func (c *cpPort) tryPoll() (uint64, bool) {
 
 func (c *cpPort) beginInstr(n int) { c.t.BeginInstr(n) }
 func (c *cpPort) tryInstr() bool   { return c.t.Try() }
+
+// A host helper's dequeue as steps: reading the entry, the library call
+// (its instructions, the context's mutex, bounce words, the issue count,
+// the doorbell), the completion word and the read index, a dozen waits of
+// the thread's core per entry. Host ports only (a CP thread's stores and
+// RMWs go through its store buffer and the L2's line locks) and only
+// without IKN's progress thread (its hand-off is coroutine code).
+
+// hostOp is a hostPort operation begun as steps.
+type hostOp uint8
+
+const (
+	hopNone   hostOp = iota
+	hopLine          // line: the entry's words, read at the end
+	hopLocal         // local: the store lands at the end of the access
+	hopRemote        // remote: a posted write issued at the start
+	hopRMW           // rmw: the read and write at the end of the access
+)
+
+func (h *hostPort) beginLine(a mem.Addr) {
+	h.op, h.oa = hopLine, a
+	if h.overPC {
+		h.n.PCIe++
+		h.t.BeginSleep(max(0, h.link.Read(pcie.Down, h.t.Now(), entrySize, false)-h.t.Now()))
+		return
+	}
+	h.n.L1++
+	h.t.BeginSleep(h.spec.CacheHit) // the poll brought the line in
+}
+
+func (h *hostPort) beginLocal(a mem.Addr, v uint64) {
+	h.op, h.oa, h.ov = hopLocal, a, v
+	h.n.L1++
+	h.t.BeginSleep(h.spec.CacheHit)
+}
+
+func (h *hostPort) beginRemote(a mem.Addr, v uint64) {
+	h.op = hopRemote
+	h.n.PCIe++
+	free, vis := h.link.PostedWrite(pcie.Down, h.t.Now(), 8)
+	m := h.m
+	h.t.Engine().At(vis, func() { m.Store64(a, v) })
+	h.t.BeginSleep(max(0, free-h.t.Now()))
+}
+
+func (h *hostPort) beginStore(a mem.Addr, v uint64) {
+	if !h.overPC {
+		h.beginLocal(a, v)
+		return
+	}
+	h.beginRemote(a, v)
+}
+
+func (h *hostPort) beginRMW(a mem.Addr, v uint64) {
+	h.op, h.oa, h.ov = hopRMW, a, v
+	h.n.L1++
+	h.t.BeginSleep(h.spec.CacheHit)
+}
+
+// tryOp advances the operation begun: true once it is over (its effect
+// made, a line in h.words, an RMW's old value in h.old).
+func (h *hostPort) tryOp() bool {
+	if !h.t.Try() {
+		return false
+	}
+	switch h.op {
+	case hopLine:
+		var b [entrySize]byte
+		h.m.Read(h.oa, b[:])
+		for i := range h.words {
+			h.words[i] = binary.LittleEndian.Uint64(b[8*i:])
+		}
+	case hopLocal:
+		h.m.Store64(h.oa, h.ov)
+		h.seen[h.oa] = h.ov
+	case hopRMW:
+		h.old = h.m.Load64(h.oa)
+		h.m.Store64(h.oa, h.ov)
+	}
+	h.op = hopNone
+	return true
+}
+
+// dqPC is where a stepped dequeue stands.
+type dqPC uint8
+
+const (
+	dqLine     dqPC = iota // read the entry
+	dqEntry                // decode it
+	dqQuiet                // fence/quiet: the library's instructions
+	dqOp                   // the library call's instructions
+	dqLock                 // the mutex's instructions
+	dqLockRMW              // its test-and-set
+	dqLockSpin             // a failed test-and-set's spin
+	dqWord                 // a bounce word written
+	dqPost                 // the Portals post's instructions
+	dqIssued               // the issue count written
+	dqDoorbell             // the doorbell
+	dqUnlock               // the mutex released
+	dqComplete             // the completion word
+	dqStatus               // the GPU-memory status flag
+	dqReadIdx              // the read index
+	dqDone
+)
+
+// dequeueSteps is service.dequeue (and lib.issue) for a hostPort as
+// steps: the same waits in the same order.
+type dequeueSteps struct {
+	s      *service
+	h      *hostPort
+	q      *queue
+	pc     dqPC
+	e      entry
+	found  sim.Time
+	start  sim.Time
+	post   sim.Time
+	ctx    *lctx
+	cmd    nic.Command
+	served bool
+}
+
+// begin starts the dequeue of q's next entry.
+func (d *dequeueSteps) begin(q *queue) {
+	*d = dequeueSteps{s: d.s, h: d.h, q: q}
+	d.found = d.s.now()
+	d.h.beginLine(q.slot(q.rd))
+	d.pc = dqEntry
+}
+
+// step advances the dequeue by one operation; true once it is over (no
+// wait pending), with d.served set when it served an entry.
+func (d *dequeueSteps) step() bool {
+	s, h, q := d.s, d.h, d.q
+	l := s.b.lib
+	sw := l.b.sw
+	switch d.pc {
+	case dqEntry:
+		if !h.tryOp() {
+			return false
+		}
+		e := decode(h.words)
+		if e.status != statusPosted || e.seq != q.rd {
+			return true // an entry of an earlier lap, left POSTED while pending
+		}
+		d.e = e
+		if e.blocking() {
+			q.stamp(e.seq, PhaseDequeue, d.found)
+		}
+		s.span("dequeue", d.found)
+		d.start = s.now()
+		if e.op == OpFence || e.op == OpQuiet {
+			h.beginInstr(sw.ShmemQuiet)
+			d.pc = dqQuiet
+			return false
+		}
+		if e.blocking() {
+			q.stamp(e.seq, PhaseLibrary, d.start)
+		}
+		h.beginInstr(sw.ShmemOp)
+		d.pc = dqOp
+	case dqQuiet:
+		if !h.tryInstr() {
+			return false
+		}
+		s.span("library call", d.start)
+		if d.e.blocking() {
+			q.stamp(d.e.seq, PhaseLibrary, d.start)
+			q.stamp(d.e.seq, PhasePortals, s.now())
+			q.stamp(d.e.seq, PhaseNetwork, s.now())
+		}
+		d.completeBegin()
+	case dqOp:
+		if !h.tryInstr() {
+			return false
+		}
+		s.span("library call", d.start)
+		d.post = s.now()
+		if d.e.blocking() {
+			q.stamp(d.e.seq, PhasePortals, d.post)
+		}
+		d.ctx = l.ctx(q.idx)
+		d.cmd = l.command(q, d.e, d.ctx)
+		if l.multiple {
+			h.beginInstr(sw.Mutex)
+			l.locks++
+			d.pc = dqLock
+			return false
+		}
+		d.wordBegin()
+	case dqLock:
+		if !h.tryInstr() {
+			return false
+		}
+		h.beginRMW(d.ctx.state, 1)
+		d.pc = dqLockRMW
+	case dqLockRMW:
+		if !h.tryOp() {
+			return false
+		}
+		if h.old != 0 {
+			l.spins++
+			h.beginInstr(sw.ConsumerPoll)
+			d.pc = dqLockSpin
+			return false
+		}
+		d.wordBegin()
+	case dqLockSpin:
+		if !h.tryInstr() {
+			return false
+		}
+		h.beginRMW(d.ctx.state, 1)
+		d.pc = dqLockRMW
+	case dqWord:
+		if !h.tryOp() {
+			return false
+		}
+		h.beginInstr(sw.PortalsPost)
+		d.pc = dqPost
+	case dqPost:
+		if !h.tryInstr() {
+			return false
+		}
+		d.ctx.issued++
+		h.beginLocal(d.ctx.state+8, d.ctx.issued)
+		d.pc = dqIssued
+	case dqIssued:
+		if !h.tryOp() {
+			return false
+		}
+		h.addPCIe() // the doorbell (a host port needs no release first)
+		d.pc = dqDoorbell
+		l.nic.Doorbell(h.proc(), d.cmd)
+	case dqDoorbell:
+		if l.multiple {
+			h.beginLocal(d.ctx.state, 0)
+			d.pc = dqUnlock
+			return false
+		}
+		d.issued()
+	case dqUnlock:
+		if !h.tryOp() {
+			return false
+		}
+		d.issued()
+	case dqComplete:
+		if !h.tryOp() {
+			return false
+		}
+		if q.status != 0 {
+			h.beginRemote(q.stat(d.e.seq), uint64(uint32(word0(d.e, statusComplete))))
+			d.pc = dqStatus
+			return false
+		}
+		d.readIdx()
+	case dqStatus:
+		if !h.tryOp() {
+			return false
+		}
+		d.readIdx()
+	case dqReadIdx:
+		if !h.tryOp() {
+			return false
+		}
+		d.served = true
+		d.pc = dqDone
+		return true
+	case dqDone:
+		return true
+	}
+	return false
+}
+
+// wordBegin writes the operation's bounce word, if it has one, or goes
+// on to the Portals post.
+func (d *dequeueSteps) wordBegin() {
+	if !d.e.op.bounced() {
+		d.h.beginInstr(d.s.b.sw.PortalsPost)
+		d.pc = dqPost
+		return
+	}
+	a := d.s.b.lib.bounceWord(d.ctx)
+	d.cmd.MD.Start = a
+	d.h.beginLocal(a, d.e.src)
+	d.pc = dqWord
+}
+
+// issued ends the library call (lib.issue's deferred span and stamp) and
+// goes on to the entry's completion.
+func (d *dequeueSteps) issued() {
+	s, q := d.s, d.q
+	s.span("Portals post", d.post)
+	if d.e.blocking() {
+		q.stamp(d.e.seq, PhaseNetwork, s.now())
+	}
+	d.completeBegin()
+}
+
+// completeBegin is the rest of dequeue after the library call: a
+// blocking entry waits for a quiet, a non-blocking one is completed.
+func (d *dequeueSteps) completeBegin() {
+	s, q := d.s, d.q
+	s.served++
+	if d.e.blocking() {
+		s.pending = append(s.pending, pend{q, d.e})
+		d.readIdx()
+		return
+	}
+	d.h.beginStore(q.slot(d.e.seq), word0(d.e, statusComplete))
+	d.pc = dqComplete
+}
+
+// readIdx publishes the new read index.
+func (d *dequeueSteps) readIdx() {
+	d.q.rd++
+	d.h.beginStore(d.q.readIdx, d.q.rd)
+	d.pc = dqReadIdx
+}
