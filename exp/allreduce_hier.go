@@ -17,12 +17,12 @@ import (
 type AllreduceHierSpec struct {
 	Size       unit.Bytes `toml:"size" doc:"float32 vector per GPU" src:"DEFAULT"`
 	Nodes      []int      `toml:"nodes" doc:"machine nodes to sweep, each of node.gpus GPUs (ranks = nodes x node.gpus)" src:"DEFAULT"`
-	Strategies []string   `toml:"strategies" doc:"strategies to compare (default: CPU, HDN and the device-shmem GNN_GIO, less what the preset's NIC cannot run; GHN_* and COMPNET run the device-shmem implementation too)" src:"DEFAULT"`
+	Strategies []string   `toml:"strategies" doc:"strategies to compare (default: CPU, HDN, GDS, GPUTN and the device-shmem GNN_GIO, less what the preset's NIC cannot run; GHN_* and COMPNET run the device-shmem implementation too)" src:"DEFAULT"`
 	WGSize     int        `toml:"wg_size" doc:"HDN: work-items per work-group of the reduction kernels" src:"DEFAULT"`
 }
 
 func defaultAllreduceHier() AllreduceHierSpec {
-	return AllreduceHierSpec{Size: 1 * unit.MiB, Nodes: []int{1, 2, 4, 8}, Strategies: []string{"CPU", "HDN", "GNN_GIO"}, WGSize: 256}
+	return AllreduceHierSpec{Size: 1 * unit.MiB, Nodes: []int{1, 2, 4, 8}, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN", "GNN_GIO"}, WGSize: 256}
 }
 
 func (a AllreduceHierSpec) validate() error {

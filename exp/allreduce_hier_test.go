@@ -42,7 +42,7 @@ func TestAllreduceHierBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.AllreduceHier.Size, cfg.AllreduceHier.Nodes, cfg.AllreduceHier.Strategies = 6, []int{0}, []string{"GDS"}
+	cfg.AllreduceHier.Size, cfg.AllreduceHier.Nodes, cfg.AllreduceHier.Strategies = 6, []int{0}, []string{"XTQ"}
 	err = cfg.Validate()
 	for _, field := range []string{"allreduce_hier.size", "allreduce_hier.nodes", "allreduce_hier.strategies"} {
 		if err == nil || !strings.Contains(err.Error(), field) {

@@ -21,11 +21,12 @@ type Halo3DSpec struct {
 	Domain     int        `toml:"domain" doc:"strong scaling: global cells per dimension (8 bytes each) of the cube split over the GPUs" src:"DEFAULT"`
 	Strategies []string   `toml:"strategies" doc:"strategies to compare (default: every one with a halo implementation that the preset's NIC runs)" src:"DEFAULT"`
 	Iters      int        `toml:"iters" doc:"exchanges per run; the time is per exchange" src:"DEFAULT"`
+	CommWGs    int        `toml:"comm_wgs" doc:"work-groups (SMs) of the GPU-initiated implementations' persistent kernel (device shmem, GPU-TN, device verbs), work-group w serving the directions d = w mod comm_wgs; 0 = one per direction (6 or 26), at most the GPU's CUs (no source: halo codes size it themselves)" src:"DEFAULT"`
 }
 
 func defaultHalo3D() Halo3DSpec {
 	return Halo3DSpec{MinFace: 64, MaxFace: 1 * unit.MiB, Nodes: []int{1, 4}, Neighbours: []int{6, 26}, Scaling: "weak", Domain: 512,
-		Strategies: []string{"CPU", "HDN", "GDS", "GNN_GIO"}, Iters: 2}
+		Strategies: []string{"CPU", "HDN", "GDS", "GPUTN", "GNN_GIO", "GNN_GPURDMA"}, Iters: 2}
 }
 
 func (h Halo3DSpec) validate() error {
@@ -47,6 +48,9 @@ func (h Halo3DSpec) validate() error {
 	}
 	if h.Domain < 1 || h.Domain > 1<<16 {
 		errs = append(errs, fmt.Errorf("halo3d.domain = %d: must be in [1, 65536] cells per dimension", h.Domain))
+	}
+	if h.CommWGs < 0 || h.CommWGs > 1024 {
+		errs = append(errs, fmt.Errorf("halo3d.comm_wgs = %d: must be in [0, 1024] (0: one per direction)", h.CommWGs))
 	}
 	if h.Iters < 1 || h.Iters > 1000 {
 		errs = append(errs, fmt.Errorf("halo3d.iters = %d: must be in [1, 1000]", h.Iters))
@@ -114,7 +118,7 @@ func halo3DSimulate(p Point, env Env) ([]byte, error) {
 		return nil, err
 	}
 	defer c.Engine.Close()
-	hw := workload.Halo3D{Face: h.MinFace, Iters: h.Iters, WGSize: 256, Neighbours: h.Neighbours[0]}
+	hw := workload.Halo3D{Face: h.MinFace, Iters: h.Iters, WGSize: 256, Neighbours: h.Neighbours[0], CommWGs: h.CommWGs}
 	if h.Scaling == "strong" {
 		dm := workload.Dims3(len(c.Nodes))
 		for k := range 3 {

@@ -16,8 +16,8 @@ import (
 
 // cntkTable is the built-in workload table of the dissertation's CNTK projection: the
 // profiled fraction of time blocked in Allreduce and the call count [DOC],
-// and one message size per workload, the [DEFAULT] placeholders of
-// cntk_sizes.yaml (the documents do not give them; "KB" read as KiB).
+// and one message size per workload, [DEFAULT] placeholders (the
+// documents do not give them; "KB" read as KiB).
 //
 //go:embed mldata/cntk.csv
 var cntkTable string
@@ -25,7 +25,7 @@ var cntkTable string
 // MLSpec holds the knobs of the machine-learning projection (the dissertation
 // §7).
 type MLSpec struct {
-	Table      string   `toml:"table" doc:"workload table CSV with columns workload, domain, blocked_pct, calls, size (empty: the built-in table of §7 with the cntk_sizes placeholder sizes)" src:"RUN"`
+	Table      string   `toml:"table" doc:"workload table CSV with columns workload, domain, blocked_pct, calls, size (empty: the built-in table of the dissertation's CNTK projection with placeholder message sizes)" src:"RUN"`
 	Nodes      int      `toml:"nodes" doc:"cluster size of the projection (the table was profiled on 4; the change acts only through the Allreduce ratio)" src:"DOC"`
 	Strategies []string `toml:"strategies" doc:"strategies whose Allreduce is simulated and projected (default, the GPU-TN chapter's set, its GHN being GHN_APU: CPU, HDN, GDS, GHN_APU, GPUTN)" src:"DOC"`
 	Profile    string   `toml:"profile" doc:"strategy the table was profiled under: R_X = Allreduce time under X / under it" src:"DOC"`

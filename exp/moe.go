@@ -29,7 +29,7 @@ type MoESpec struct {
 
 func defaultMoE() MoESpec {
 	return MoESpec{EP: []int{8, 16, 32}, Modes: []string{workload.MoELowLatency, workload.MoEThroughput}, Hidden: 7168, TopK: 8, Experts: 256,
-		TokensLL: 128, TokensHT: 4096, CommWGs: 24, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN", "GNN_GIO"}, VerifyMax: 1 * unit.GiB}
+		TokensLL: 128, TokensHT: 4096, CommWGs: 24, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN", "GNN_GIO", "GNN_GPURDMA"}, VerifyMax: 1 * unit.GiB}
 }
 
 func (m MoESpec) tokens(mode string) int {

@@ -22,7 +22,7 @@ type PingPongSpec struct {
 }
 
 func defaultPingPong() PingPongSpec {
-	return PingPongSpec{MinSize: 8, MaxSize: 16 * unit.MiB, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN", "GNN_GIO"}, Placement: "rails", Iters: 2}
+	return PingPongSpec{MinSize: 8, MaxSize: 16 * unit.MiB, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN", "GNN_GIO", "GNN_GPURDMA"}, Placement: "rails", Iters: 2}
 }
 
 func (p PingPongSpec) validate() error {

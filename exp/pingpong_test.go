@@ -22,7 +22,7 @@ func TestPingPongExperiment(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := []string{"CPU", "HDN", "GDS", "GNN_GIO"}; !slices.Equal(cfg.PingPong.Strategies, want) {
+		if want := []string{"CPU", "HDN", "GDS", "GNN_GIO", "GNN_GPURDMA"}; !slices.Equal(cfg.PingPong.Strategies, want) {
 			t.Fatalf("h100-cx7 default strategies %v, want %v", cfg.PingPong.Strategies, want)
 		}
 		cfg.PingPong.MinSize, cfg.PingPong.MaxSize, cfg.PingPong.Placement = 64, 64*unit.KiB, placement

@@ -4,7 +4,7 @@ import "strings"
 
 // hardwareSections are the parameter sections of the simulated machine
 // and its software stack that every simulation reads.
-var hardwareSections = []string{"run", "link", "switch", "topology", "node", "network", "pcie", "cpu", "gpu", "gpu_l2", "nic", "cp", "sw", "mpi"}
+var hardwareSections = []string{"run", "link", "switch", "topology", "node", "network", "pcie", "c2c", "cpu", "gpu", "gpu_l2", "nic", "cp", "sw", "mpi"}
 
 // ParamSections returns the parameter sections (the part of a dotted name
 // before the first dot) that the named experiment reads: its own knobs

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
@@ -38,6 +39,8 @@ type todayWorkload struct {
 	// series names the series a point belongs to (the where table's
 	// ranges never span two), "" for one series.
 	series func(point string) string
+	// strategy is the strategy a point's configuration runs.
+	strategy func(c Config) string
 }
 
 var todayWorkloads = []todayWorkload{
@@ -50,9 +53,10 @@ var todayWorkloads = []todayWorkload{
 				out = append(out, fc)
 			}
 			return out
-		}, nil},
+		}, nil, func(c Config) string { return c.PingPong.Strategies[0] }},
 	{"allreduce_hier", allreduceHierPoints, func(r []any) (string, []any) { return fmt.Sprintf("%v GPUs", r[1]), r[2:6] },
-		func(c Config) []Config { c.AllreduceHier.Nodes = firstLast(c.AllreduceHier.Nodes); return []Config{c} }, nil},
+		func(c Config) []Config { c.AllreduceHier.Nodes = firstLast(c.AllreduceHier.Nodes); return []Config{c} }, nil,
+		func(c Config) string { return c.AllreduceHier.Strategies[0] }},
 	{"halo3d", halo3DPoints, func(r []any) (string, []any) {
 		return fmt.Sprintf("%v nodes, %v-nb, %v faces", r[0], r[1], r[2]), r[3:7]
 	},
@@ -75,14 +79,16 @@ var todayWorkloads = []todayWorkload{
 				out = append(out, fc)
 			}
 			return out
-		}, func(pt string) string { i := strings.LastIndex(pt, ", "); return pt[:max(0, i)] }},
+		}, func(pt string) string { i := strings.LastIndex(pt, ", "); return pt[:max(0, i)] },
+		func(c Config) string { return c.Halo3D.Strategies[0] }},
 	{"moe", moePoints, func(r []any) (string, []any) { return fmt.Sprintf("%v EP=%v T=%v", r[0], r[1], r[2]), r[3:7] },
 		func(c Config) []Config {
 			// The smallest EP; throughput mode at an eighth of its batch
 			// (a point of its own: the base's batch is not checked).
 			c.MoE.EP, c.MoE.TokensHT = c.MoE.EP[:1], max(1, c.MoE.TokensHT/8)
 			return []Config{c}
-		}, func(pt string) string { m, _, _ := strings.Cut(pt, " "); return m }},
+		}, func(pt string) string { m, _, _ := strings.Cut(pt, " "); return m },
+		func(c Config) string { return c.MoE.Strategies[0] }},
 }
 
 // thinSizes is every sixth doubling from lo and hi: 8 B, 512 B, 32 KiB,
@@ -175,12 +181,16 @@ func (cfg Config) presetConfig(preset string) (Config, error) {
 	return pc, nil
 }
 
-// todayKnobs returns the values of preset that nobody has published
-// (cluster.PresetSources: "no source"), sorted, and the workload knobs
-// without a source.
-func todayKnobs(preset string, workloads []string) []string {
+// todayKnobs returns the values of preset pc that nobody has published
+// (cluster.PresetSources: "no source"), sorted, then the knobs without a
+// source that decide a strategy the preset runs in one of the workloads:
+// the work-groups MoE's GPU-initiated kernels take (moe.comm_wgs), GPU-TN's
+// trigger entries (nic.trig_max_entries: the source documents' value, not
+// this NIC's), the QPs per peer of the device-verbs implementations
+// (gnn.qps) and the GHN proxy threads per GPU (shmem.threads).
+func todayKnobs(pc Config, workloads []string) []string {
 	var out []string
-	for name, src := range cluster.PresetSources(preset) {
+	for name, src := range cluster.PresetSources(pc.Run.Preset) {
 		if src.Tag == "DEFAULT" && src.Ref == "no source" {
 			out = append(out, name)
 		}
@@ -189,7 +199,85 @@ func todayKnobs(preset string, workloads []string) []string {
 	if slices.Contains(workloads, "moe") {
 		out = append(out, "moe.comm_wgs")
 	}
+	// runs reports whether one of the workloads runs a strategy that k
+	// reaches.
+	runs := func(k string) bool {
+		for _, w := range todayWorkloads {
+			if !slices.Contains(workloads, w.name) {
+				continue
+			}
+			for _, s := range todayStrategies(pc, w.name) {
+				if d, err := strategy.Lookup(s); err == nil && knobReaches(k)(d) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, k := range []string{"nic.trig_max_entries", "gnn.qps", "shmem.threads"} {
+		if runs(k) {
+			out = append(out, k)
+		}
+	}
 	return out
+}
+
+// todayStrategies is the strategy list of workload w in pc.
+func todayStrategies(pc Config, w string) []string {
+	switch w {
+	case "pingpong":
+		return pc.PingPong.Strategies
+	case "allreduce_hier":
+		return pc.AllreduceHier.Strategies
+	case "halo3d":
+		return pc.Halo3D.Strategies
+	case "moe":
+		return pc.MoE.Strategies
+	}
+	return nil
+}
+
+// knobReaches says which strategies' runs a tornado knob can change: a
+// hardware value reaches every strategy; a strategy knob only the family
+// that reads it (the tornado re-runs those points and takes the others'
+// times from the defaults, which they cannot differ from).
+func knobReaches(k string) func(strategy.Def) bool {
+	switch k {
+	case "moe.comm_wgs": // the GPU-initiated kernels' work-groups
+		return func(d strategy.Def) bool {
+			return d.Caps.Has(strategy.Triggers) || d.Caps.Has(strategy.DeviceShmem) || d.Caps.Has(strategy.DeviceVerbs)
+		}
+	case "nic.trig_max_entries":
+		return func(d strategy.Def) bool { return d.Caps.Has(strategy.Triggers) }
+	case "gnn.qps":
+		return func(d strategy.Def) bool { return d.Caps.Has(strategy.DeviceVerbs) }
+	case "shmem.threads":
+		return func(d strategy.Def) bool { return d.Caps.Has(strategy.DeviceShmem) }
+	}
+	return func(strategy.Def) bool { return true }
+}
+
+// todayVariant is one tornado run of a preset: a knob's name=value and
+// the preset's configuration with it.
+type todayVariant struct {
+	name, knob string
+	kc         Config
+}
+
+// todayVariants lists the tornado's variants of preset configuration pc.
+func todayVariants(cfg Config, pc Config) ([]todayVariant, error) {
+	var out []todayVariant
+	for _, k := range todayKnobs(pc, cfg.Today.Workloads) {
+		for _, f := range []float64{1 / cfg.Today.Factor, cfg.Today.Factor} {
+			kc := pc
+			v, err := scaleKnob(&kc, k, f)
+			if err != nil {
+				return nil, fmt.Errorf("today: %s on %s: %w", k, pc.Run.Preset, err)
+			}
+			out = append(out, todayVariant{name: k + "=" + v, knob: k, kc: kc})
+		}
+	}
+	return out, nil
 }
 
 // todayItem is one point of the study and where it belongs.
@@ -197,17 +285,21 @@ type todayItem struct {
 	preset, workload, variant string
 	pc                        Config // the (preset, variant) configuration the point was listed from
 	point                     Point
+	// pos is the point's position in its (preset, workload, variant)
+	// grid: a tornado variant lists only the points its knob reaches.
+	pos int
 }
 
 // todayList lists the base grid of every (preset, workload) and, with
 // today.tornado, the thinned grid once per knob and direction.
 func todayList(cfg Config) ([]todayItem, error) {
 	var items []todayItem
-	add := func(preset, variant string, pc Config, thin bool) error {
+	add := func(preset, variant string, pc Config, thin bool, reach func(strategy.Def) bool) error {
 		for _, w := range todayWorkloads {
 			if !slices.Contains(cfg.Today.Workloads, w.name) {
 				continue
 			}
+			pos := 0
 			wcs := []Config{pc}
 			if thin {
 				// The tornado's grid runs payload-free: the same times,
@@ -221,8 +313,14 @@ func todayList(cfg Config) ([]todayItem, error) {
 					return fmt.Errorf("today: %s on %s: %w", w.name, preset, err)
 				}
 				for _, p := range pts {
+					pos++
+					if reach != nil {
+						if d, err := strategy.Lookup(w.strategy(p.Config)); err == nil && !reach(d) {
+							continue
+						}
+					}
 					p.Label = fmt.Sprintf("%s %s %s | %s", preset, w.name, variant, p.Label)
-					items = append(items, todayItem{preset: preset, workload: w.name, variant: variant, pc: wc, point: p})
+					items = append(items, todayItem{preset: preset, workload: w.name, variant: variant, pc: wc, point: p, pos: pos - 1})
 				}
 			}
 		}
@@ -233,7 +331,7 @@ func todayList(cfg Config) ([]todayItem, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := add(preset, "base", pc, false); err != nil {
+		if err := add(preset, "base", pc, false, nil); err != nil {
 			return nil, err
 		}
 		if !cfg.Today.Tornado {
@@ -241,19 +339,16 @@ func todayList(cfg Config) ([]todayItem, error) {
 		}
 		// The tornado's grid at the defaults, which every knob's runs
 		// are compared with.
-		if err := add(preset, "default", pc, true); err != nil {
+		if err := add(preset, "default", pc, true, nil); err != nil {
 			return nil, err
 		}
-		for _, k := range todayKnobs(preset, cfg.Today.Workloads) {
-			for _, f := range []float64{1 / cfg.Today.Factor, cfg.Today.Factor} {
-				kc := pc
-				v, err := scaleKnob(&kc, k, f)
-				if err != nil {
-					return nil, fmt.Errorf("today: %s on %s: %w", k, preset, err)
-				}
-				if err := add(preset, k+"="+v, kc, true); err != nil {
-					return nil, err
-				}
+		vs, err := todayVariants(cfg, pc)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			if err := add(preset, v.name, v.kc, true, knobReaches(v.knob)); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -365,6 +460,7 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		preset, workload, variant string
 		pc                        Config
 		raw                       [][]byte
+		pos                       []int // each raw's position in the grid
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -377,6 +473,45 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 			groups = append(groups, g)
 		}
 		g.raw = append(g.raw, raw[i])
+		g.pos = append(g.pos, it.pos)
+	}
+	// A tornado variant ran only the points its knob reaches: the others
+	// are the default grid's (a workload none of whose points it reaches
+	// has no item at all).
+	if cfg.Today.Tornado {
+		for _, preset := range cfg.Today.Presets {
+			pc, err := cfg.presetConfig(preset)
+			if err != nil {
+				return nil, err
+			}
+			vs, err := todayVariants(cfg, pc)
+			if err != nil {
+				return nil, err
+			}
+			for _, w := range cfg.Today.Workloads {
+				def := byKey[preset+" "+w+" default"]
+				if def == nil {
+					continue
+				}
+				for _, v := range vs {
+					k := preset + " " + w + " " + v.name
+					g := byKey[k]
+					if g == nil {
+						g = &group{preset: preset, workload: w, variant: v.name, pc: def.pc}
+						byKey[k] = g
+						groups = append(groups, g)
+					}
+					full := slices.Clone(def.raw)
+					for i, p := range g.pos {
+						if p >= len(full) {
+							return nil, fmt.Errorf("today: %s: point %d of a grid of %d", k, p, len(full))
+						}
+						full[p] = g.raw[i]
+					}
+					g.raw = full
+				}
+			}
+		}
 	}
 	// winners[preset workload variant][point] and the base order.
 	winners := map[string]map[string]todayWinner{}
@@ -410,7 +545,11 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	for _, preset := range cfg.Today.Presets {
 		knobs := []string{}
 		if cfg.Today.Tornado {
-			knobs = todayKnobs(preset, cfg.Today.Workloads)
+			pc, err := cfg.presetConfig(preset)
+			if err != nil {
+				return nil, err
+			}
+			knobs = todayKnobs(pc, cfg.Today.Workloads)
 		}
 		variants := map[string][2]string{}
 		for _, g := range groups {

@@ -71,7 +71,11 @@ func TestTodayTornado(t *testing.T) {
 			trust = tb.Rows
 		}
 	}
-	knobs := todayKnobs("gh200-cx7", cfg.Today.Workloads)
+	pc, err := cfg.presetConfig("gh200-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	knobs := todayKnobs(pc, cfg.Today.Workloads)
 	if len(tornado) != len(knobs) || len(knobs) < 5 {
 		t.Fatalf("%d tornado rows for %d knobs %v", len(tornado), len(knobs), knobs)
 	}
@@ -91,5 +95,28 @@ func TestTodayTornado(t *testing.T) {
 	}
 	if res.Plot == nil || len(res.Plot.Tornado) != len(knobs) {
 		t.Errorf("tornado plot: %+v", res.Plot)
+	}
+	// A strategy knob re-runs only its family's points (the rows above
+	// still count the whole grid); a hardware value re-runs every one.
+	items, err := todayList(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]map[string]bool{} // knob -> strategies
+	for _, it := range items {
+		kn, _, ok := strings.Cut(it.variant, "=")
+		if !ok {
+			continue
+		}
+		if ran[kn] == nil {
+			ran[kn] = map[string]bool{}
+		}
+		ran[kn][todayWorkloadNamed(it.workload).strategy(it.point.Config)] = true
+	}
+	if got := ran["gnn.qps"]; len(got) != 1 || !got["GNN_GPURDMA"] {
+		t.Errorf("gnn.qps re-ran %v, want GNN_GPURDMA only", got)
+	}
+	if got := ran["gpu.launch"]; len(got) < 4 {
+		t.Errorf("gpu.launch re-ran only %v", got)
 	}
 }

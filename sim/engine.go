@@ -29,6 +29,7 @@ type Engine struct {
 	// Busy-polling agents (poll.go): how many are live, their pending and
 	// executed wake-ups, and how many had an idle round in idleEpoch.
 	pollers, idlePollers  int
+	pollerProcs           []*Proc // the live pollers, in the order they became pollers
 	pollerPending         int
 	pollerRuns, idleEpoch uint64
 	partition             bool // one of several partitions (parallel.go): PollIdle never says frozen

@@ -30,6 +30,9 @@ type Proc struct {
 	poller  bool    // a busy-polling agent (poll.go)
 	idleAt  uint64  // poll.go: the epoch of its last idle round, +1 (0: none)
 	roundAt uint64  // poll.go: the epoch its current round began in
+	pending int     // poll.go: a poller's wake-ups in the event queue
+	polls   string  // poll.go: what a poller polls
+	busyAt  Time    // poll.go: when a poller's last round found work
 }
 
 // killed unwinds a process body when the engine shuts down.
@@ -130,9 +133,10 @@ func (p *Proc) SetDaemon() { p.daemon = true }
 // Handle resumes the process; it makes *Proc a Handler so wake-ups are
 // allocation-free events.
 func (p *Proc) Handle(uint64) {
-	if p.poller {
+	if p.pending > 0 { // a poller's own wake-up (not a Signal.Wake in place)
 		p.e.pollerPending--
 		p.e.pollerRuns++
+		p.pending--
 	}
 	if p.done {
 		return
@@ -170,12 +174,7 @@ func (p *Proc) resume() {
 // finish removes p from the live set and wakes its joiners.
 func (p *Proc) finish() {
 	p.done = true
-	if p.poller {
-		p.e.pollers--
-		if p.idleAt != 0 && p.idleAt == p.e.idleEpoch {
-			p.e.idlePollers-- // (a stale count is reset by the next PollIdle anyway)
-		}
-	}
+	p.StopPolling()
 	procs := p.e.procs
 	last := len(procs) - 1
 	procs[p.slot] = procs[last]
@@ -303,26 +302,46 @@ type BlockedProc struct {
 type DeadlockError struct {
 	At      Time
 	Blocked []BlockedProc
-	// Polling is how many busy-polling agents keep polling (not listed).
+	// Polling is how many busy-polling agents keep polling; Pollers
+	// lists them (Waits: what each polls, Since: when its last round
+	// found work).
 	Polling int
+	Pollers []BlockedProc
 }
 
 // Error returns the message of a DeadlockError: a first line that says
-// who waits on what (the waits grouped, most common first, at most three
-// named: the line a user reads), then one line per blocked process.
+// who waits on what and who polls what (grouped, most common first, a
+// few named: the line a user reads), then one line per blocked process
+// and per poller.
 func (d *DeadlockError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "deadlock at %v: %d process(es) blocked with no pending event", d.At, len(d.Blocked))
 	if d.Polling > 0 {
 		fmt.Fprintf(&b, " but %d polling agent(s) that find nothing to do", d.Polling)
 	}
+	sep := ": "
+	named := writeGroups(&b, &sep, d.Blocked, "waits on", "wait on", 3)
+	writeGroups(&b, &sep, d.Pollers, "polls", "poll", max(1, 4-named))
+	for _, bp := range d.Blocked {
+		fmt.Fprintf(&b, "\n  %s: waits on %s (since %v)", bp.Name, bp.Waits, bp.Since)
+	}
+	for _, bp := range d.Pollers {
+		fmt.Fprintf(&b, "\n  %s: polls %s (last found work at %v)", bp.Name, bp.Waits, bp.Since)
+	}
+	return b.String()
+}
+
+// writeGroups writes the processes of ps grouped by what they wait on
+// (most common first, at most limit groups named, each by its first
+// process) after *sep, and returns how many groups it named.
+func writeGroups(b *strings.Builder, sep *string, ps []BlockedProc, one, many string, limit int) int {
 	type group struct {
 		waits, first string
 		n            int
 	}
 	var groups []*group
 	byWait := map[string]*group{}
-	for _, bp := range d.Blocked {
+	for _, bp := range ps {
 		g := byWait[bp.Waits]
 		if g == nil {
 			g = &group{waits: bp.Waits, first: bp.Name}
@@ -333,24 +352,18 @@ func (d *DeadlockError) Error() string {
 	}
 	slices.SortStableFunc(groups, func(x, y *group) int { return cmp.Compare(y.n, x.n) })
 	for i, g := range groups {
-		if i == 3 {
-			fmt.Fprintf(&b, "; and %d other wait(s)", len(groups)-i)
-			break
-		}
-		sep := ": "
-		if i > 0 {
-			sep = "; "
+		if i == limit {
+			fmt.Fprintf(b, "%sand %d other %s(s)", *sep, len(groups)-i, strings.Fields(many)[0])
+			return i
 		}
 		if g.n == 1 {
-			fmt.Fprintf(&b, "%s%s waits on %s", sep, g.first, g.waits)
+			fmt.Fprintf(b, "%s%s %s %s", *sep, g.first, one, g.waits)
 		} else {
-			fmt.Fprintf(&b, "%s%d wait on %s (%s, ...)", sep, g.n, g.waits, g.first)
+			fmt.Fprintf(b, "%s%d %s %s (%s, ...)", *sep, g.n, many, g.waits, g.first)
 		}
+		*sep = "; "
 	}
-	for _, bp := range d.Blocked {
-		fmt.Fprintf(&b, "\n  %s: waits on %s (since %v)", bp.Name, bp.Waits, bp.Since)
-	}
-	return b.String()
+	return len(groups)
 }
 
 // PanicError reports a panic inside a process body.

@@ -103,3 +103,35 @@ func TestSortBySeq(t *testing.T) {
 		}
 	})
 }
+
+// A split notes the lowest bucket it moves keys to and that bucket's
+// earliest key, so the next pop need not scan it: with events pushed out
+// of time order into the same buckets (nodes out of step), every pop must
+// still take the earliest key. The reference is a sorted list.
+func TestRadixSplitKeepsLowest(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var r radixHeap
+		var ref []key
+		var seq uint64
+		var now Time
+		for i := range rapid.IntRange(1, 400).Draw(t, "ops") {
+			if len(ref) == 0 || rapid.IntRange(0, 2).Draw(t, "op") > 0 {
+				seq++
+				k := key{t: now + Time(rapid.Int64Range(0, 1<<12).Draw(t, "dt")), seq: seq, slot: int32(i)}
+				r.push(k)
+				ref = append(ref, k)
+				continue
+			}
+			slices.SortFunc(ref, func(a, b key) int { return int(lessBit(&b, &a)) - int(lessBit(&a, &b)) })
+			if m := r.min(); m.slot != ref[0].slot {
+				t.Fatalf("op %d: min is key %d at %v, want %d at %v", i, m.slot, m.t, ref[0].slot, ref[0].t)
+			}
+			got := r.pop()
+			if got.slot != ref[0].slot {
+				t.Fatalf("op %d: popped key %d at %v, want %d at %v", i, got.slot, got.t, ref[0].slot, ref[0].t)
+			}
+			now = got.t
+			ref = ref[1:]
+		}
+	})
+}

@@ -127,6 +127,12 @@ func (r *radixHeap) split() {
 	r.last = last
 	z := r.buckets[0][:0]
 	mask := r.mask &^ (1 << b)
+	// The buckets below b were empty, so the lowest one the keys move to
+	// holds only moved keys: note it and its earliest key on the way, and
+	// the next lowest need not scan it. When every event has a time of its
+	// own (nodes out of step), nearly every pop splits a bucket of a few
+	// keys, and that scan was as long as the split.
+	lowB, lowI := 0, 0
 	for i := range src {
 		k := &src[i]
 		nb := bits.Len64(uint64(k.t ^ last))
@@ -134,13 +140,20 @@ func (r *radixHeap) split() {
 			z = append(z, *k)
 			continue
 		}
-		r.buckets[nb] = append(r.buckets[nb], *k)
+		bk := r.buckets[nb]
+		switch {
+		case lowB == 0 || nb < lowB:
+			lowB, lowI = nb, len(bk)
+		case nb == lowB && k.before(&bk[lowI]):
+			lowI = len(bk)
+		}
+		r.buckets[nb] = append(bk, *k)
 		mask |= 1 << nb
 	}
 	r.buckets[0], r.head = z, 0
 	r.buckets[b] = src[:0]
 	r.mask = mask
-	r.lowB = 0
+	r.lowB, r.lowI = lowB, lowI // 0: none moved below b, the next lowest looks
 	sortBySeq(z)
 }
 

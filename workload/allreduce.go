@@ -132,6 +132,10 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 			base = nd.Mem.Alloc(nd.Pool, lay.totalSize, "allreduce")
 		}
 		bases[nd.Rank] = base
+		// The receive slots are read once, by the step's reduction, which
+		// gives their pages back (Consume): a functional run holds the
+		// slots in flight, not a vector's worth per node.
+		nd.Mem.Scratch(base+mem.Addr(lay.recvBase), int(lay.totalSize-lay.recvBase))
 		lay.fill(nd.Mem, base, nd.Rank)
 		if !rhdRuns(im.Name) { // the two-sided ring matches messages; it reads no flags
 			lay.markFlags(nd.Mem, base, nd.Rank)
@@ -354,6 +358,7 @@ func (r hostReduce) BeginLocal(op nbc.Op) bool {
 		return false
 	}
 	addInto(r.nd.Mem, op.Addr, op.Src, op.Len)
+	r.nd.Mem.Consume(op.Src, int(op.Len))
 	r.nd.Host.BeginComputeOn(r.threads, reduceInto(op.Addr, op.Src, op.Len)...)
 	return true
 }
@@ -370,6 +375,7 @@ func (a Allreduce) localReduce(nd *strategy.Node) func(op nbc.Op) {
 	return func(op nbc.Op) {
 		if nd.Stream == nil { // host compute
 			addInto(nd.Mem, op.Addr, op.Src, op.Len)
+			nd.Mem.Consume(op.Src, int(op.Len))
 			nd.Host.ComputeOn(a.CPUThreads, reduceInto(op.Addr, op.Src, op.Len)...)
 			return
 		}
@@ -445,6 +451,7 @@ type reduceKernels struct {
 	stamped            bool
 	bodies             []reduceWG
 	busy               int // work-groups started and not finished
+	done               int // work-groups finished: at wgs, src is consumed
 	steps              func(wg *gpu.WG) gpu.StepBody
 }
 
@@ -459,7 +466,7 @@ func (rk *reduceKernels) kernel(name string, dst, src mem.Addr, nb uint64, wgs, 
 		panic(fmt.Sprintf("reduction kernel %s made while %d work-groups of the previous one still run", name, rk.busy))
 	}
 	rk.dst, rk.src, rk.elems, rk.wgs, rk.wgSize = dst, src, int(nb/4), wgs, wgSize
-	rk.stamped = stamp != nil
+	rk.stamped, rk.done = stamp != nil, 0
 	if stamp != nil {
 		rk.stamp = *stamp
 	}
@@ -507,7 +514,11 @@ func (r *reduceWG) Step(wg *gpu.WG) bool {
 		return false
 	}
 	if r.stamp == nil || wg.ID != 0 || wg.TryStore64(r.stamp.at, r.stamp.v) {
-		r.rk.busy--
+		rk := r.rk
+		rk.busy--
+		if rk.done++; rk.done == rk.wgs { // every part added: the source is dead
+			wg.Mem().Consume(rk.src, 4*rk.elems)
+		}
 		return true
 	}
 	return false
@@ -650,6 +661,7 @@ func (t *ringTNWG) Step(wg *gpu.WG) bool {
 		return false
 	case tnReduce:
 		if t.red.step(wg) {
+			wg.Mem().Consume(t.red.src, 4*t.red.cnt)
 			t.pc = tnStamp
 		}
 		return false
@@ -758,6 +770,7 @@ func (l *ringLayout) stepWork(wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) {
 		return
 	}
 	reduceRange(wg, base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
+	wg.Mem().Consume(base+mem.Addr(l.recv(st, s)), 4*cnt)
 	wg.Store64(base+mem.Addr(off+pad8(nb)), uint64(st+2))
 }
 

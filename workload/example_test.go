@@ -28,7 +28,7 @@ func ExampleAllreduce_Run() {
 	}
 	// Output:
 	// CPU   17.440168us verified=true
-	// HDN   38.197702us verified=true
-	// GDS   34.75321us verified=true
-	// GPUTN 12.528358us verified=true
+	// HDN   38.397702us verified=true
+	// GDS   34.85321us verified=true
+	// GPUTN 12.578358us verified=true
 }

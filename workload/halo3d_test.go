@@ -28,14 +28,22 @@ func TestHalo3D(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GNNGIO} {
+	mi300a, err := cluster.Preset("mi300a-ss11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GNNGIO, strategy.GNNGPURDMA, strategy.GPUTN} {
+		hw := h100
+		if s == strategy.GPUTN { // triggered operations: Cassini
+			hw = mi300a
+		}
 		for _, tc := range []struct {
 			ranks, neighbours int
 			local             [3]int
 		}{{8, 6, [3]int{}}, {16, 26, [3]int{}}, {24, 6, [3]int{}}, {16, 26, [3]int{16, 32, 32}}} {
 			ranks := tc.ranks
 			run := func(face unit.Bytes, functional bool) Halo3DResult {
-				c, err := cluster.New(sim.New(1), h100, ranks, functional)
+				c, err := cluster.New(sim.New(1), hw, ranks, functional)
 				if err != nil {
 					t.Fatal(err)
 				}

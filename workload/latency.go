@@ -174,9 +174,18 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 	})
 	// A zero-cost probe records when the data lands at the target.
 	probe := e.Spawn("probe", func(p *sim.Proc) {
+		// It polls until rank 1 allocated its buffer: a poller, so that a
+		// rank stuck before that ends the run instead of the probe
+		// polling forever (sim/poll.go).
+		p.SetPoller("rank 1's receive buffer")
 		for bufs[1] == 0 {
+			p.PollStart()
 			p.Sleep(sim.Nanosecond)
+			if p.PollRound(bufs[1] != 0) {
+				return
+			}
 		}
+		p.StopPolling()
 		m := c.Nodes[1].Mem
 		p.Wait(m.Watch(bufs[1]+mem.Addr(size)), "arrival")
 		arrived = p.Now()

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -59,5 +60,28 @@ func TestVerifyCatchesOneWrongElement(t *testing.T) {
 	}
 	if ref.at(7) != sum {
 		t.Fatalf("reference(7) = %v, want %v", ref.at(7), sum)
+	}
+}
+
+// The remote-task ring made one round at a time (taskRingRounds, in the
+// storage of the previous round) is the whole schedule's rounds, for
+// every node, with the sync once or every round.
+func TestTaskRingRoundsMatchSchedule(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8} {
+		l := newRingLayout(10007, n, 1)
+		for i := range n {
+			for _, perRound := range []bool{false, true} {
+				want := taskRingSchedule(l, 4096, i, perRound)
+				rounds, round := taskRingRounds(l, 4096, i, perRound)
+				if rounds != len(want) {
+					t.Fatalf("n=%d node %d perRound %v: %d rounds, want %d", n, i, perRound, rounds, len(want))
+				}
+				for r := range rounds {
+					if got := round(r); !slices.Equal(got, want[r]) {
+						t.Fatalf("n=%d node %d perRound %v round %d: %+v, want %+v", n, i, perRound, r, got, want[r])
+					}
+				}
+			}
+		}
 	}
 }

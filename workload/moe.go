@@ -74,6 +74,7 @@ func MoEDef() Def {
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
+			{Name: "device-verbs", Needs: strategy.DeviceVerbs | strategy.Stream},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
@@ -105,8 +106,6 @@ func moeNA() map[strategy.Strategy]string {
 		switch {
 		case d.Caps.Has(strategy.NICTasks):
 			out[d.Strategy] = "XTQ's primitive is a put that launches a kernel on the target; MoE dispatch and combine are data movement between running kernels"
-		case d.Caps.Has(strategy.DeviceVerbs):
-			out[d.Strategy] = "not implemented yet: GPU-posted RDMA writes without the shmem layer (GNN_GIO runs the device-initiated MoE through device shmem)"
 		}
 	}
 	return out
@@ -193,9 +192,10 @@ func (m MoE) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (
 	ends := [2][]sim.Time{make([]sim.Time, P), make([]sim.Time, P)}
 	bufs := make([]moeBufs, P)
 	commWGs := make([]int, P)
+	var dvw dvWorld
 	e := c.Engine
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
-		r := &moeRank{m: m, l: l, rt: rt, nd: nd, me: nd.Rank, P: P, bar: bar, start: &start, ends: &ends, e: e}
+		r := &moeRank{m: m, l: l, rt: rt, nd: nd, me: nd.Rank, P: P, bar: bar, start: &start, ends: &ends, e: e, dvw: &dvw}
 		var err error
 		switch im.Name {
 		case "host", "kernel-boundary":
@@ -206,6 +206,8 @@ func (m MoE) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (
 			err = r.triggered()
 		case "device-shmem":
 			err = r.deviceShmem()
+		case "device-verbs":
+			err = r.deviceVerbs()
 		}
 		bufs[nd.Rank] = r.b
 		commWGs[nd.Rank] = r.commWGs
@@ -292,6 +294,7 @@ type moeRank struct {
 	e       *sim.Engine
 	b       moeBufs
 	commWGs int
+	dvw     *dvWorld // device verbs: the run's GPI world
 }
 
 // alloc places the regions in the node's memory (payload-free at scale),
@@ -922,5 +925,115 @@ func (r *moeRank) deviceShmem() error {
 	ctxs = make([]*shmem.Ctx, W)
 	nd.Stream.Wait(nd.Stream.Launch(ck))
 	dev.Finalize()
+	return firstErr(cerrs)
+}
+
+// deviceVerbs is GNN_GPURDMA (GPU-posted verbs, no shmem layer, as
+// NVSHMEM IBGDA or rocSHMEM GDA underneath their put calls): the
+// persistent dispatch and combine kernels' work-groups pack their peers'
+// entries and post RDMA writes of them themselves — one write per entry in
+// low-latency mode, one per peer in throughput mode, the flag word
+// travelling with the last — on QP w mod gnn.qps of each peer (work-groups
+// sharing a QP take turns), and poll their peers' flags with system-scope
+// acquires. Every GPU's buffers are one GPI segment: both receive regions,
+// then both send regions. The QPs are drained (gaspi_wait) after every
+// work-group's last write, outside the phase's time.
+func (r *moeRank) deviceVerbs() error {
+	nd, l, me, P := r.nd, r.l, r.me, r.P
+	W := r.m.CommWGs
+	all := func(x int) []int {
+		out := make([]int, 0, P-1)
+		for p := range P {
+			if p != x {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	w, err := r.dvw.get(nd, func(x int) uint64 { return l.dRecv[x] + l.cRecv[x] + l.dSend[x] + l.cSend[x] }, all)
+	if err != nil {
+		return err
+	}
+	dv, err := newDVRank(nd, w, W, all(me))
+	if err != nil {
+		return err
+	}
+	r.b.dRecv = dv.seg
+	r.b.cRecv = r.b.dRecv + mem.Addr(l.dRecv[me])
+	r.b.dSend = r.b.cRecv + mem.Addr(l.cRecv[me])
+	r.b.cSend = r.b.dSend + mem.Addr(l.dSend[me])
+	r.b.act = nd.Mem.Alloc(nd.Pool, uint64(l.sh.Tokens)*l.act, "moe.act")
+	r.b.out = nd.Mem.Alloc(nd.Pool, uint64(l.sh.Tokens)*uint64(l.hidden)*4, "moe.out")
+	r.markFlags()
+	r.fillAct()
+	// put writes n entries of size unit at src into offset dst of pe's
+	// segment, the flag word after them travelling with the last write.
+	put := func(wg *gpu.WG, src mem.Addr, pe int, dst, n, unit uint64) error {
+		total := n*unit + 8
+		if !l.ll {
+			return dv.write(wg, src, pe, dst, total)
+		}
+		for e := uint64(0); e < max(n, 1); e++ {
+			off, m := e*unit, unit
+			if e+1 >= n {
+				m = total - off
+			}
+			if err := dv.write(wg, src+mem.Addr(off), pe, dst+off, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// drained drains the work-groups' QPs once every work-group of k is
+	// done (a grid counter: no write is posted after it).
+	drained := func(name string, k gpu.Kernel, errs []error) gpu.Kernel {
+		body := k.Body
+		cnt := nd.Mem.AllocData(mem.GPU, 8, name+".drained")
+		k.Body = func(wg *gpu.WG) {
+			body(wg)
+			wg.Release(gpu.Device)
+			wg.AtomicAdd64(cnt, 1)
+			wg.PollUntil(cnt, true, name+" all posted", func(v uint64) bool { return v >= uint64(W) })
+			if err := dv.drain(wg); err != nil && errs[wg.ID] == nil {
+				errs[wg.ID] = err
+			}
+		}
+		return k
+	}
+	dk, derrs := r.persistent("moe.dispatch", 0, func(wg *gpu.WG, i int) error {
+		d := r.peer(i)
+		if i == 1 { // work-group 0 also copies the GPU's own entries
+			r.pack(me)
+			wg.Stream(r.packBytes(me))
+		}
+		r.pack(d)
+		wg.VALU(2)
+		wg.Stream(r.packBytes(d))
+		wg.Store64(r.dSendFlag(d), 1)
+		return put(wg, r.dSendSlot(d), d, l.dRecvOff[d*P+me], l.count(me, d), l.de)
+	}, func(wg *gpu.WG, i int) error {
+		s := (me - i + P) % P
+		wg.PollUntil(r.dRecvFlag(s), true, "moe dispatch arrival", func(v uint64) bool { return v >= 1 })
+		return nil
+	}, nil)
+	r.begin(0)
+	nd.Stream.Wait(nd.Stream.Launch(drained("moe.dispatch", dk, derrs)))
+	if err := firstErr(derrs); err != nil {
+		return err
+	}
+	if err := r.experts(); err != nil {
+		return err
+	}
+	r.raise(nd.Mem, r.cSendFlag)
+	ck, cerrs := r.persistent("moe.combine", 1, func(wg *gpu.WG, i int) error {
+		s := r.peer(i)
+		return put(wg, r.cSendSlot(s), s, l.dRecv[s]+l.cRecvOff[s*P+me], l.count(s, me), l.ce)
+	}, func(wg *gpu.WG, i int) error {
+		d := (me - i + P) % P
+		wg.PollUntil(r.cRecvFlag(d), true, "moe combine arrival", func(v uint64) bool { return v >= 1 })
+		return nil
+	}, r.reduceShare)
+	r.begin(1)
+	nd.Stream.Wait(nd.Stream.Launch(drained("moe.combine", ck, cerrs)))
 	return firstErr(cerrs)
 }

@@ -45,7 +45,7 @@ func TestMoEVerified(t *testing.T) {
 		preset string
 		s      strategy.Strategy
 	}{
-		{"h100-cx7", strategy.CPU}, {"h100-cx7", strategy.HDN}, {"h100-cx7", strategy.GDS}, {"h100-cx7", strategy.GNNGIO},
+		{"h100-cx7", strategy.CPU}, {"h100-cx7", strategy.HDN}, {"h100-cx7", strategy.GDS}, {"h100-cx7", strategy.GNNGIO}, {"h100-cx7", strategy.GNNGPURDMA},
 		{"mi300a-ss11", strategy.GPUTN}, {"mi300a-ss11", strategy.GDS},
 	}
 	for _, tc := range cases {

@@ -60,6 +60,7 @@ func PingPongDef() Def {
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
+			{Name: "device-verbs", Needs: strategy.DeviceVerbs | strategy.Stream},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
@@ -89,8 +90,6 @@ func pingPongNA() map[strategy.Strategy]string {
 			out[d.Strategy] = "the sPIN strategies run datatype-unpack handlers on the NIC and have no GPU path to bounce a message back"
 		case d.Caps.Has(strategy.NICTasks):
 			out[d.Strategy] = "XTQ's primitive is a put that launches a kernel on the target (the taskspawn workload times it); a bounced reply would time that spawn, not the network"
-		case d.Caps.Has(strategy.DeviceVerbs):
-			out[d.Strategy] = "not implemented yet: a GPU-posted RDMA write and CQ poll per hop; the gpurdma experiment times this family's ping-pong on its own preset"
 		}
 	}
 	return out
@@ -141,6 +140,7 @@ func (pp PingPong) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		readySig.Notify()
 		nd.Host.Proc.WaitUntil(&readySig, "pingpong setup", func() bool { return ready == parties })
 	}
+	var dvw dvWorld
 	e := c.Engine
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		if nd.Rank != 0 && nd.Rank != pp.Peer {
@@ -162,8 +162,29 @@ func (pp PingPong) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		}
 		me, peer := nd.Rank, peerOf(nd.Rank)
 		// Data + an arrival flag word (the one-sided paths put both).
-		sbuf := nd.Mem.AllocData(nd.Pool, size+8, "pingpong.send")
-		rbuf := nd.Mem.AllocData(nd.Pool, size+8, "pingpong.recv")
+		var sbuf, rbuf mem.Addr
+		var dv *dvRank
+		if im.Name == "device-verbs" {
+			// One GPI segment: the send buffer, then the receive buffer.
+			w, err := dvw.get(nd, func(int) uint64 { return 2 * (size + 8) }, func(r int) []int {
+				if r == 0 {
+					return []int{pp.Peer}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if dv, err = newDVRank(nd, w, 1, []int{peer}); err != nil {
+				return err
+			}
+			sbuf, rbuf = dv.seg, dv.seg+mem.Addr(size+8)
+			nd.Mem.MarkControl(sbuf+mem.Addr(size), 8)
+			nd.Mem.MarkControl(rbuf+mem.Addr(size), 8)
+		} else {
+			sbuf = nd.Mem.AllocData(nd.Pool, size+8, "pingpong.send")
+			rbuf = nd.Mem.AllocData(nd.Pool, size+8, "pingpong.recv")
+		}
 		if me == 0 {
 			src = nd.Mem.AllocData(nd.Pool, size, "pingpong.src")
 			rbuf0 = rbuf
@@ -366,6 +387,37 @@ func (pp PingPong) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 			if err := dev.Cooperative(k); err != nil {
 				return err
 			}
+			nd.Stream.Wait(nd.Stream.Launch(k))
+			return kerr
+		case "device-verbs":
+			// One persistent kernel per rank (GPUrdma's GPU-side verbs):
+			// poll the arrival flag with system-scope acquires, copy,
+			// post the RDMA write of message and flag into the peer's
+			// receive buffer and ring the doorbell; drain the QP at the
+			// end (gaspi_wait).
+			setupDone(nd)
+			if me == 0 {
+				start = nd.Host.Now()
+			}
+			var kerr error
+			k := gpu.Kernel{Name: "pingpong.verbs", WGs: 1, WGSize: wgSize, Body: func(wg *gpu.WG) {
+				for i := range pp.Iters {
+					if me != 0 {
+						wg.PollUntil(rbuf+mem.Addr(size), true, "pingpong arrival", arrived(i))
+					}
+					copyBody(wg, i)
+					if kerr = dv.write(wg, sbuf, peer, size+8, size+8); kerr != nil {
+						return
+					}
+					if me == 0 {
+						wg.PollUntil(rbuf+mem.Addr(size), true, "pingpong reply", arrived(i))
+					}
+				}
+				if me == 0 {
+					end = wg.Now()
+				}
+				kerr = dv.drain(wg)
+			}}
 			nd.Stream.Wait(nd.Stream.Launch(k))
 			return kerr
 		case "triggered":

@@ -89,3 +89,27 @@ func TestPingPongDeviceShmem(t *testing.T) {
 		}
 	}
 }
+
+// GNN_GPURDMA bounces the message with GPU-posted RDMA writes (device
+// verbs), verified, over the rails and (through the NIC) the fabric; a
+// larger message has the higher rate and a second round trip costs about
+// one more.
+func TestPingPongDeviceVerbs(t *testing.T) {
+	for _, peer := range []int{1, 8} {
+		small := runPingPong(t, "h100-cx7", strategy.GNNGPURDMA, PingPong{Size: 64, Iters: 1, Peer: peer})
+		two := runPingPong(t, "h100-cx7", strategy.GNNGPURDMA, PingPong{Size: 64, Iters: 2, Peer: peer})
+		big := runPingPong(t, "h100-cx7", strategy.GNNGPURDMA, PingPong{Size: 256 * unit.KiB, Iters: 1, Peer: peer})
+		t.Logf("peer %d: %s 64B half %v (2 iters %v), 256KiB %v %.1f GB/s", peer, small.Impl, small.Half, two.Half, big.Half, big.GBps)
+		for _, r := range []PingPongResult{small, two, big} {
+			if !r.Verified || r.Impl != "device-verbs" {
+				t.Errorf("peer %d: %+v", peer, r)
+			}
+		}
+		if big.GBps <= small.GBps {
+			t.Errorf("peer %d: %v GB/s at 256 KiB <= %v at 64 B", peer, big.GBps, small.GBps)
+		}
+		if d := float64(two.Total) / float64(small.Total); d < 1.5 || d > 2.5 {
+			t.Errorf("peer %d: 2 round trips take %.2f× one", peer, d)
+		}
+	}
+}

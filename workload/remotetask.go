@@ -61,14 +61,52 @@ func copyCode() gpu.KernelCode {
 
 // reduceCode adds args[3] bytes of float32 at the payload (args[1]) into
 // the target buffer (args[0]) at offset args[2]; each work-group takes a
-// contiguous part (reduceRange's costs).
+// contiguous part (reduceRange's costs). The work-groups run as steps
+// (reduceTaskWG): a task's kernel has up to two work-groups per CU and a
+// ring allreduce runs n-1 tasks per node, so their bodies are kept for
+// reuse (free: the code is loaded once per node, and a body is free again
+// once it reported done, which its work-group never looks at again).
 func reduceCode() gpu.KernelCode {
-	return gpu.KernelCode{Name: "reduce", Body: func(wg *gpu.WG, kernarg mem.Addr) {
-		a := wg.LoadArgs(kernarg, 4)
+	var free []*reduceTaskWG
+	return gpu.KernelCode{Name: "reduce", Steps: func(wg *gpu.WG, kernarg mem.Addr) gpu.StepBody {
+		var r *reduceTaskWG
+		if n := len(free); n > 0 {
+			r, free = free[n-1], free[:n-1]
+		} else {
+			r = &reduceTaskWG{free: &free}
+		}
+		r.kernarg, r.loaded = kernarg, false
+		return r
+	}}
+}
+
+// reduceTaskWG is one work-group of reduceCode's kernel as steps: load the
+// arguments, then reduceRange (reduceSteps).
+type reduceTaskWG struct {
+	kernarg mem.Addr
+	args    [4]uint64
+	loaded  bool
+	red     reduceSteps
+	free    *[]*reduceTaskWG // where it goes once done
+}
+
+// Step implements gpu.StepBody.
+func (r *reduceTaskWG) Step(wg *gpu.WG) bool {
+	if !r.loaded {
+		if !wg.TryLoadArgs(r.kernarg, r.args[:]) {
+			return false
+		}
+		r.loaded = true
+		a := r.args
 		elems := int(a[3] / 4)
 		g := wg.Groups()
-		reduceRange(wg, mem.Addr(a[0]+a[2]), mem.Addr(a[1]), wg.ID*elems/g, (wg.ID+1)*elems/g, wg.Size)
-	}}
+		r.red.set(mem.Addr(a[0]+a[2]), mem.Addr(a[1]), wg.ID*elems/g, (wg.ID+1)*elems/g, wg.Size)
+	}
+	if !r.red.step(wg) {
+		return false
+	}
+	*r.free = append(*r.free, r)
+	return true
 }
 
 // taskGrid returns the grid of a task over nb bytes: enough work-groups of
@@ -164,10 +202,62 @@ func (a Allreduce) remoteAllreduce(nd *strategy.Node, l *ringLayout, base mem.Ad
 	tr := nbc.OverTasks(rt, nbc.TaskSetup{Kernel: kernelReduce, Queue: taskQueue, Recv: recv, RecvLen: recvLen,
 		Signal: sig, Tasks: uint64(n - 1), StepInstr: nd.SW.NBCStep,
 		Grid: func(nb uint64) (int, int) { return taskGrid(nd, nb, a.WGSize), a.WGSize }})
-	return nbc.Start(tr, nil, taskRingSchedule(l, base, nd.Rank, a.SyncPerRound)).Wait()
+	rounds, round := taskRingRounds(l, base, nd.Rank, a.SyncPerRound)
+	return nbc.StartRounds(tr, nil, rounds, round).Wait()
+}
+
+// taskRingRounds is taskRingSchedule made one round at a time, in the
+// storage of the previous round (nbc.StartRounds): a node's whole
+// schedule is 2(n-1) or more rounds, 0.4 MB per node at a thousand nodes.
+func taskRingRounds(l *ringLayout, base mem.Addr, i int, perRound bool) (int, func(int) nbc.Round) {
+	n := l.n
+	right, left := mod(i+1, n), mod(i-1, n)
+	// The reduce-scatter: a sync round (every step when perRound, else
+	// the first) before each step's task round; the allgather follows.
+	rsRounds := n - 1
+	if perRound {
+		rsRounds += n - 1
+	} else {
+		rsRounds++
+	}
+	buf := make(nbc.Round, 0, 3)
+	return rsRounds + n - 1, func(r int) nbc.Round {
+		buf = buf[:0]
+		if r >= rsRounds {
+			s := r - rsRounds
+			k, rk := mod(i+1-s, n), mod(i-s, n)
+			off, nb := l.sub(k, 0)
+			roff, rnb := l.sub(rk, 0)
+			return append(buf,
+				nbc.Op{Kind: nbc.Send, Peer: right, Chunk: k, Step: n - 1 + s, Addr: base + mem.Addr(off), Len: nb, Offset: off},
+				nbc.Op{Kind: nbc.Recv, Peer: left, Chunk: rk, Step: n - 1 + s, Addr: base + mem.Addr(roff), Len: rnb})
+		}
+		// Round r of the reduce-scatter: step st's sync or task.
+		st, task := r, true
+		if perRound {
+			st, task = r/2, r%2 == 1
+		} else if r > 0 {
+			st = r - 1
+		} else {
+			task = false
+		}
+		if !task {
+			if perRound {
+				buf = append(buf, nbc.Op{Kind: nbc.TaskPost, Peer: left, Step: st})
+			}
+			return append(buf, nbc.Op{Kind: nbc.Send, Peer: left, Step: st}, nbc.Op{Kind: nbc.Recv, Peer: right, Step: st})
+		}
+		k := mod(i-st, n)
+		off, nb := l.sub(k, 0)
+		return append(buf,
+			nbc.Op{Kind: nbc.XtqPut, Peer: right, Chunk: k, Step: st, Addr: base + mem.Addr(off), Len: nb, Offset: off},
+			nbc.Op{Kind: nbc.TaskWait, Peer: left, Chunk: l.stepChunk(i, st), Step: st})
+	}
 }
 
 // taskRingSchedule is node i's remote-task ring (the dissertation's XTQ chapter).
+// (The whole schedule at once: the reference taskRingRounds, which the
+// allreduce runs, is tested against.)
 // The resource-ready sync (the dissertation's §4.3.3.2: zero-length
 // send/receive pairs "before any XtqPuts are issued") tells the left
 // neighbour the node's receive resources are posted and hears the same

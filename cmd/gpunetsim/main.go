@@ -16,6 +16,7 @@ import (
 const defaultMemLimit = 4 << 30
 
 func main() {
+	capArenas() // under ulimit -v: see memory_unix.go
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemLimit)
 	}

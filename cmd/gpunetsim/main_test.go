@@ -19,7 +19,7 @@ import (
 // test binary.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"gpunetsim": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+		"gpunetsim": func() { capArenas(); os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
 	})
 }
 

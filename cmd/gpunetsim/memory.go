@@ -21,6 +21,11 @@ import (
 // MemAvailable of /proc/meminfo (0 when unknown: no check).
 func memoryLimit(cfg exp.Config) (avail uint64, what string) {
 	if cfg.Run.MemLimit > 0 {
+		// What the process's own limits leave still bounds it: past
+		// them the runtime crashes, whatever the user allowed.
+		if left, lim, ok := limitLeft(); ok && left < uint64(cfg.Run.MemLimit) {
+			return left, lim
+		}
 		return uint64(cfg.Run.MemLimit), "run.mem_limit"
 	}
 	return availableMemory()
@@ -31,11 +36,15 @@ func memoryLimit(cfg exp.Config) (avail uint64, what string) {
 // under an address-space and a data limit: thread stacks (8 MiB each) for
 // the threads the runtime adds, and under an address-space limit the
 // C library's per-thread arenas (64 MiB reservations) of the threads the
-// runtime's cgo starts (gpunetsim's flags package pulls in net); the
-// address-space figure is the VmPeak−VmSize of small runs on two cores.
+// runtime's cgo starts (gpunetsim's flags package pulls in net), unless
+// the arenas are capped (arenasCapped: main re-executes itself so under
+// ulimit -v); the address-space figures are the VmPeak−VmSize of small
+// runs on 2 and 16 threads (about 220 MiB past the estimate with an
+// arena per thread, under 20 MiB with one arena).
 const (
-	asSlack   = 512 << 20
-	dataSlack = 128 << 20
+	asSlack       = 512 << 20
+	asSlackCapped = 128 << 20
+	dataSlack     = 128 << 20
 )
 
 // availableMemory is the least of MemAvailable of /proc/meminfo, the

@@ -381,24 +381,29 @@ func (b badValue) Error() string        { return b.err.Error() }
 func (b badValue) Unwrap() error        { return b.err }
 func (b badValue) Is(target error) bool { return target == ErrBadValue }
 
-// crossedLists names, for the experiments that share their own section
-// with others, the lists whose cross product their points are (each reads
-// only some of the section's lists); the others cross every list of their
-// own sections.
-var crossedLists = map[string][]string{
-	"cpl2":             {"shmembench.l2_ratios"},
-	"ghnqueue":         {"shmembench.queue_strategies", "shmembench.queue_wgs"},
-	"shmemget":         {"shmembench.get_strategies"},
-	"shmemload":        {"shmembench.load_strategies", "shmembench.load_threads"},
-	"gpurdma":          {"gpurdma.sizes", "gpurdma.variants"},
-	"gpurdma_multiqp":  {"gpurdma.multi_sizes", "gpurdma.multi_modes"},
-	"jacobi":           {"jacobi.strategies", "jacobi.sizes"},
-	"jacobi1d":         {"jacobi1d.log2_elements", "jacobi1d.strategies"},
-	"jacobistrong":     {"jacobiscale.grids", "jacobiscale.nodes", "jacobiscale.strategies"},
-	"jacobiweak":       {"jacobiscale.weak_nodes", "jacobiscale.strategies"},
-	"mlproj":           {"allreduce.nodes", "allreduce.strategies"},
-	"ddt_pulp_bw":      {"ddtpulp.bw_blocks"},
-	"ddt_pulp_kernels": {"ddtpulp.blocks"},
+// expandedLists says, for the experiments whose points are not the cross
+// product of every list of their own sections, how their lists expand:
+// a sum of terms, each the cross product of the lists it names. An
+// experiment that shares its section with others reads only some of its
+// lists (cpl2 reads one of shmembench's); gio crosses its strategies with
+// its sizes and adds a work-group scaling over its wgs (at two sizes, for
+// two strategies); mlproj crosses ml.strategies with its table's sizes.
+// The others cross every list of their own sections.
+var expandedLists = map[string][][]string{
+	"cpl2":             {{"shmembench.l2_ratios"}},
+	"ghnqueue":         {{"shmembench.queue_strategies", "shmembench.queue_wgs"}},
+	"shmemget":         {{"shmembench.get_strategies"}},
+	"shmemload":        {{"shmembench.load_strategies", "shmembench.load_threads"}},
+	"gio":              {{"giobench.strategies", "giobench.sizes"}, {"giobench.wgs"}},
+	"gpurdma":          {{"gpurdma.sizes", "gpurdma.variants"}},
+	"gpurdma_multiqp":  {{"gpurdma.multi_sizes", "gpurdma.multi_modes"}},
+	"jacobi":           {{"jacobi.strategies", "jacobi.sizes"}},
+	"jacobi1d":         {{"jacobi1d.log2_elements", "jacobi1d.strategies"}},
+	"jacobistrong":     {{"jacobiscale.grids", "jacobiscale.nodes", "jacobiscale.strategies"}},
+	"jacobiweak":       {{"jacobiscale.weak_nodes", "jacobiscale.strategies"}},
+	"mlproj":           {{"ml.strategies"}},
+	"ddt_pulp_bw":      {{"ddtpulp.bw_blocks"}},
+	"ddt_pulp_kernels": {{"ddtpulp.blocks"}},
 }
 
 // ListLen is one list-valued parameter and how many values it holds.
@@ -407,29 +412,76 @@ type ListLen struct {
 	Len  int
 }
 
-// OwnLists returns the list-valued parameters ([]int, []string) of
+// ListTerms is how an experiment's own lists expand into points: the sum
+// of its terms' cross products.
+type ListTerms [][]ListLen
+
+// Points returns the sum over the terms of the product of their lists'
+// lengths (a float: a cross product can pass any integer).
+func (t ListTerms) Points() float64 {
+	sum := 0.0
+	for _, term := range t {
+		p := 1.0
+		for _, l := range term {
+			p *= float64(l.Len)
+		}
+		sum += p
+	}
+	return sum
+}
+
+// String writes the terms as "a (3 values) × b (2 values) + c (9
+// values)".
+func (t ListTerms) String() string {
+	var terms []string
+	for _, term := range t {
+		var names []string
+		for _, l := range term {
+			names = append(names, fmt.Sprintf("%s (%d values)", l.Name, l.Len))
+		}
+		terms = append(terms, strings.Join(names, " × "))
+	}
+	return strings.Join(terms, " + ")
+}
+
+// OwnLists returns how the list-valued parameters ([]int, []string) of
 // experiment name's own sections (exp.ParamSections) that hold more than
-// one value, and the product of their lengths: a bound, known before an
-// experiment lists its points, on how many points its own lists can cross
-// into (an experiment's points are at most its lists' cross product,
-// times a few fixed variants).
-func OwnLists(name string, cfg exp.Config) (lists []ListLen, product float64) {
+// one value expand, and the points they expand to: a bound, known before
+// an experiment lists its points, on how many points its own lists can
+// give (an experiment's points are at most that, times a few fixed
+// variants). Lists that are added (expandedLists) are added, not
+// crossed: a long additive list is no cross product.
+func OwnLists(name string, cfg exp.Config) (terms ListTerms, points float64) {
 	own, _ := exp.ParamSections(name)
-	crossed, shared := crossedLists[name]
 	v := reflect.ValueOf(cfg)
-	product = 1
+	lens := map[string]int{}
+	var crossAll []ListLen
 	for _, f := range fields() {
 		if f.typ != intSliceType && f.typ != strSliceType {
 			continue
 		}
+		n := v.FieldByIndex(f.index).Len()
+		lens[f.name] = n
 		section, _, _ := strings.Cut(f.name, ".")
-		if shared && !slices.Contains(crossed, f.name) || !shared && !slices.Contains(own, section) {
-			continue
-		}
-		if n := v.FieldByIndex(f.index).Len(); n > 1 {
-			lists = append(lists, ListLen{f.name, n})
-			product *= float64(n)
+		if n > 1 && slices.Contains(own, section) {
+			crossAll = append(crossAll, ListLen{f.name, n})
 		}
 	}
-	return lists, product
+	spec, ok := expandedLists[name]
+	if !ok {
+		if len(crossAll) > 0 {
+			terms = ListTerms{crossAll}
+		}
+		return terms, max(1, terms.Points())
+	}
+	for _, names := range spec {
+		var term []ListLen
+		for _, n := range names {
+			if lens[n] > 1 {
+				term = append(term, ListLen{n, lens[n]})
+			}
+		}
+		terms = append(terms, term)
+	}
+	return terms, max(1, terms.Points())
 }

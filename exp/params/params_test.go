@@ -350,3 +350,29 @@ func FuzzInts(f *testing.F) {
 		}
 	})
 }
+
+// Every list expandedLists names is a list parameter of one of the
+// experiment's own sections, and every experiment it names exists: a
+// misspelt name would silently drop a list from the memory bound.
+func TestExpandedListsNameOwnLists(t *testing.T) {
+	lists := map[string]bool{}
+	for _, f := range fields() {
+		if f.typ == intSliceType || f.typ == strSliceType {
+			lists[f.name] = true
+		}
+	}
+	for name, terms := range expandedLists {
+		if _, err := exp.Lookup(name); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		own, _ := exp.ParamSections(name)
+		for _, term := range terms {
+			for _, l := range term {
+				section, _, _ := strings.Cut(l, ".")
+				if !lists[l] || !slices.Contains(own, section) {
+					t.Errorf("%s: %s is no list of its own sections %v", name, l, own)
+				}
+			}
+		}
+	}
+}

@@ -113,8 +113,13 @@ func Verification(r *Result) (verified, total int, ok bool) {
 	t := r.Tables[best]
 	col := slices.Index(t.Columns, "verified")
 	for _, row := range t.Rows {
-		// A cell that is not a bool (nil: not applicable) is no check.
-		if v, isBool := cell(row, col).(bool); isBool {
+		// A cell that is neither a bool nor yes/no (nil, "-",
+		// "payload-free": nothing was checked) is no check.
+		v, isCheck := cell(row, col).(bool)
+		if str, isString := cell(row, col).(string); isString && (str == "yes" || str == "no") {
+			v, isCheck = str == "yes", true
+		}
+		if isCheck {
 			total++
 			if v {
 				verified++
@@ -197,6 +202,8 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 	switch v, n, ok := Verification(r); {
 	case !ok:
 		hs.Status, hs.StatusClass = "no functional check in this experiment", "none"
+	case n == 0:
+		hs.Status, hs.StatusClass = "not verified: every simulation ran payload-free (same timing, no bytes to check)", "none"
 	case v == n:
 		hs.Status, hs.StatusClass = fmt.Sprintf("verified: %d of %d simulations matched their serial reference", v, n), "ok"
 	default:

@@ -40,6 +40,25 @@ func TestVerification(t *testing.T) {
 	if _, _, ok := Verification(&Result{Tables: []Table{{Columns: []string{"x"}}}}); ok {
 		t.Fatal("a result without a verified column has a status")
 	}
+	// yes/no cells are checks (moe); "-" and "payload-free" are none.
+	r = &Result{Tables: []Table{{Columns: []string{"verified"}, Rows: [][]any{{"yes"}, {"no"}, {"payload-free"}, {"-"}, {"yes"}}}}}
+	if v, n, ok := Verification(r); !ok || v != 2 || n != 3 {
+		t.Fatalf("yes/no cells: got %d of %d, %v", v, n, ok)
+	}
+}
+
+// A result whose every simulation ran payload-free says so, not
+// "verified: 0 of 0" in green nor "NOT verified" in red.
+func TestPayloadFreeStatus(t *testing.T) {
+	r := &Result{Experiment: "x", Tables: []Table{{Name: "x", Columns: []string{"n", "verified"}, Rows: [][]any{{1, "-"}, {2, "payload-free"}}}}}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, "t", []Section{{Title: "x", Result: r}}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if !strings.Contains(page, `class="status none">not verified: every simulation ran payload-free`) {
+		t.Errorf("status of an all payload-free result: %s", page[strings.Index(page, "status"):][:200])
+	}
 }
 
 // The page holds one inline SVG per facet, the status, crossovers,

@@ -45,6 +45,10 @@ func WriteTextFor(w io.Writer, r *Result, own, hardware []string) error {
 			fmt.Fprintf(&b, "%s\n", t.Name)
 		}
 		writeTable(&b, t)
+		if len(t.Rows) == 0 {
+			// A header alone reads as a truncated table.
+			b.WriteString("  (none)\n")
+		}
 	}
 	if len(r.Notes) > 0 {
 		b.WriteByte('\n')
@@ -126,12 +130,17 @@ func writeParams(b *bytes.Buffer, ps []Param, own, hardware []string) {
 				items = append(items, mark+strings.TrimPrefix(p.Name, sec+".")+"="+p.Value)
 			}
 		}
-		if len(items) > 0 {
+		if len(items) > 0 && !switchedOff(items) {
 			writeWrapped(b, fmt.Sprintf("  %-9s ", sec), strings.Repeat(" ", 12), strings.Join(items, "  "))
 		}
 	}
 	writeNoSource(b, ps, own, hardware)
 }
+
+// switchedOff reports whether a section's items say its component is
+// off ("on=false": c2c on a node without a chip-to-chip link), so its
+// unused values are left out of the hardware lines.
+func switchedOff(items []string) bool { return slices.Contains(items, "on=false") }
 
 // writeNoSource lists the values read that nobody has published (a
 // present-day preset's "no source" knobs), so no result is quoted

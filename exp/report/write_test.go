@@ -219,3 +219,21 @@ func TestWriteFileAtomic(t *testing.T) {
 		t.Fatal("WriteFile into a missing directory succeeded")
 	}
 }
+
+// TestEmptyTableSaysNone checks that a table without rows (no crossovers,
+// say) prints its header and "(none)", not a header that reads as a
+// truncated table, and that a table with rows does not.
+func TestEmptyTableSaysNone(t *testing.T) {
+	r := &Result{Experiment: "x", Tables: []Table{
+		{Name: "crossovers (time)", Columns: []string{"becomes faster", "than"}},
+		{Name: "times", Columns: []string{"n"}, Rows: [][]any{{1}}},
+	}}
+	var b bytes.Buffer
+	if err := WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "crossovers (time)\n  becomes faster  than\n  (none)\n\ntimes\n  n\n  1\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("text report:\n%s\nwant it to contain:\n%s", b.String(), want)
+	}
+}

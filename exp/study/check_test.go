@@ -84,3 +84,34 @@ func TestOwnListsRefusedBeforeListing(t *testing.T) {
 		t.Errorf("err = %v, want the run check's", err)
 	}
 }
+
+// The bound follows how an experiment expands its lists: gio adds a
+// work-group scaling (giobench.wgs) to its strategies × sizes, so 4 × 2000
+// + 1000 points fit where their 8 million cross product would not; a
+// list the experiment does not read (mlproj and allreduce.nodes) counts
+// for nothing; a cross product still is one.
+func TestOwnListsBoundFollowsTheExpansion(t *testing.T) {
+	lim := MemLimit{Bytes: 512 << 20, What: "test limit"}
+	load := func(sets ...string) exp.Config {
+		t.Helper()
+		cfg, err := params.Load(params.Options{Sets: sets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	gio := load("giobench.sizes=8-16000/8", "giobench.wgs=1-1000")
+	if err := ListRefusal("gio", gio, 0, lim); err != nil {
+		t.Errorf("additive gio lists refused: %v", err)
+	}
+	if terms, n := params.OwnLists("gio", gio); n != 4*2000+1000 || terms.String() != "giobench.strategies (4 values) × giobench.sizes (2000 values) + giobench.wgs (1000 values)" {
+		t.Errorf("gio: %v, %g points", terms, n)
+	}
+	if err := ListRefusal("mlproj", load("allreduce.nodes=2-40001"), 0, lim); err != nil {
+		t.Errorf("mlproj refused for a list it does not read: %v", err)
+	}
+	err := ListRefusal("allreduce", load("allreduce.nodes=2-40001", "allreduce.strategies=CPU,HDN"), 0, lim)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "allreduce.nodes (40000 values) × allreduce.strategies (2 values): up to 8e+04 points") {
+		t.Errorf("cross product: err = %v, want one line naming the lists", err)
+	}
+}

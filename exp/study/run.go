@@ -79,23 +79,20 @@ type MemLimit struct {
 // ListRefusal is the error of a run of experiment name on cfg whose own
 // lists cross into more points than the memory left can plan (held bytes
 // are taken already), found before the points are listed; nil when they
-// fit or lim sets no limit. The bound is the lists' cross product
-// (params.OwnLists), so a refusal names the lists to shorten.
+// fit or lim sets no limit. The bound is how the lists expand
+// (params.OwnLists: crossed, or added where the experiment adds them),
+// so a refusal names the lists to shorten.
 func ListRefusal(name string, cfg exp.Config, held float64, lim MemLimit) error {
 	if lim.Bytes == 0 {
 		return nil
 	}
-	lists, points := params.OwnLists(name, cfg)
+	terms, points := params.OwnLists(name, cfg)
 	need := held + points*planBytesPerTask
 	if need <= float64(lim.Bytes) {
 		return nil
 	}
-	var names []string
-	for _, l := range lists {
-		names = append(names, fmt.Sprintf("%s (%d values)", l.Name, l.Len))
-	}
 	return fmt.Errorf("%s: up to %.3g points would need about %s of memory to plan, more than the %s %s; list fewer values",
-		strings.Join(names, " × "), points, exp.FormatBytes(need), exp.FormatBytes(float64(lim.Bytes)), lim.What)
+		terms, points, exp.FormatBytes(need), exp.FormatBytes(float64(lim.Bytes)), lim.What)
 }
 
 // Expand loads every configuration of s (reporting bad input before any

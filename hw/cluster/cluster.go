@@ -27,7 +27,12 @@ type Node struct {
 	// GPULink is the GPU's attachment: its stores to host memory and its
 	// MMIO writes to the NIC start here (GPU-native networking).
 	GPULink *pcie.Link
-	CP      *cp.CP // the GPU's command-processor cores (service threads)
+	// C2C is the chip-to-chip link between the CPU and the GPU
+	// (NVLink-C2C, c2c.on): the GPU's memory on one side, the
+	// host memory and the NIC's root complex on the other; GPULink is
+	// then this link. nil elsewhere.
+	C2C *pcie.Link
+	CP  *cp.CP // the GPU's command-processor cores (service threads)
 	// Peer is the GPU's access to the other GPUs of its node (their
 	// memory by loads, stores, atomics and copy engines); nil with one
 	// GPU per node.
@@ -105,19 +110,40 @@ func (c *Cluster) buildNodes(functional bool, engineOf func(int) *sim.Engine, fa
 			dram = mem.NewServer(float64(spec.CPU.DRAMBandwidth))
 		}
 		gdram := dram
-		if spec.GPU.Mode == "dgpu" {
+		if spec.GPU.Mode == "dgpu" || spec.C2C.On {
+			// A dGPU's memory, or a superchip's HBM beyond NVLink-C2C: the
+			// GPU's own memory server; the host's is the CPU's memory.
 			gdram = mem.NewServer(float64(spec.GPU.MemBandwidth))
 		}
 		link := pcie.New(spec.PCIe)
 		if spec.SoC.NICAttach == pcie.AttachDirectory {
 			link = pcie.NewOnChip(spec.PCIe, spec.SoC, spec.CPU.DRAMLatency, spec.CPU.DRAMBandwidth)
 		}
-		nd := &Node{ID: i, Name: name, Mem: m, DRAM: dram, PCIe: link, GPULink: pcie.New(spec.PCIe),
+		gpuLink := pcie.New(spec.PCIe)
+		var c2c *pcie.Link
+		if spec.C2C.On {
+			// The GPU's path to host memory is the C2C link: its stores
+			// and loads of host memory, and the runtimes' explicit
+			// GPU-to-host transfers that ride GPULink, cross it.
+			c2c = pcie.NewC2C(spec.C2C)
+			gpuLink = c2c
+		}
+		nd := &Node{ID: i, Name: name, Mem: m, DRAM: dram, PCIe: link, GPULink: gpuLink, C2C: c2c,
 			CPU: cpu.New(e, name+".cpu", cpuSpec, m, dram),
 			GPU: gpu.New(e, name+".gpu", spec.GPU, m, gdram),
 			NIC: nic.New(e, i, name+".nic", spec.NIC, m, link, fab, spec.Link.Payload),
 		}
 		nd.GPU.UseL2(spec.L2)
+		if c2c != nil {
+			nd.GPU.UseC2C(c2c)
+			nd.CPU.UseC2C(c2c)
+			nd.NIC.UseC2C(c2c)
+		}
+		if link.OnChip() {
+			// The host's AQL doorbell is an on-chip MMIO store on an APU
+			// node, like its doorbell to the NIC (soc.mmio_latency).
+			nd.GPU.SetHostDoorbell(spec.SoC.MMIOLatency)
+		}
 		nd.CP = cp.New(e, name+".cp", spec.CP, nd.GPU, spec.CPU.StallCPI())
 		if flows {
 			nd.NIC.UseFlows()

@@ -27,6 +27,7 @@ type Spec struct {
 	Network  net.NetworkSpec  `toml:"network"`
 	PCIe     pcie.Spec        `toml:"pcie"`
 	SoC      pcie.SoCSpec     `toml:"soc"`
+	C2C      pcie.C2CSpec     `toml:"c2c"`
 	CPU      cpu.Spec         `toml:"cpu"`
 	GPU      gpu.Spec         `toml:"gpu"`
 	NIC      nic.Spec         `toml:"nic"`
@@ -39,7 +40,7 @@ type Spec struct {
 // Validate reports every invalid field of every component.
 func (s Spec) Validate() error {
 	return errors.Join(s.Link.Validate(), s.Switch.Validate(), s.Topology.Validate(), s.Node.Validate(), s.validateRails(), s.Network.Validate(),
-		s.PCIe.Validate(), s.SoC.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate(), s.Spin.Validate(),
+		s.PCIe.Validate(), s.SoC.Validate(), s.C2C.Validate(), s.CPU.Validate(), s.GPU.Validate(), s.NIC.Validate(), s.Spin.Validate(),
 		s.L2.Validate(), s.CP.Validate(), s.Caps.Validate())
 }
 
@@ -69,6 +70,9 @@ func GPUTN() Spec {
 		// The APU's NIC hangs on the coherent system directory (the
 		// dissertation's §3.1); pcie.DefaultSoC names each value's source.
 		SoC: pcie.DefaultSoC(),
+		// No chip-to-chip link: the seeds' CPU and GPU share one memory
+		// (APU) or sit on PCIe (dGPU). Its values are GH200's, unused.
+		C2C: pcie.DefaultC2C(),
 		CPU: cpu.Spec{Cores: 8, Freq: 4e9, IPC: 2.0, Width: 8, StreamBPC: 16, DRAMLatency: 80 * sim.Nanosecond,
 			DRAMBandwidth: ddrRate(8, 2133), CacheHit: 500 * sim.Picosecond,
 			// 16 outstanding requests per core, no prefetcher: the Ruby

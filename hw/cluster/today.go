@@ -110,10 +110,13 @@ func MI300ASS11() Spec {
 func GH200() Spec {
 	s := MI300ASS11()
 	s.Node = net.NodeSpec{GPUs: 4, Fabric: "switch", Bandwidth: unit.Rate(150e9), Latency: 700 * sim.Nanosecond, CopyEngines: 2, CopyLaunch: 2 * sim.Microsecond}
-	// APU mode: the workloads' buffers live in the superchip's HBM, which
-	// CPU and GPU reach coherently (NVLink-C2C), so the node's memory
-	// server is the four HBM stacks' rate; the LPDDR5X is not modelled.
-	s.CPU.Cores, s.CPU.Freq, s.CPU.DRAMBandwidth = 288, 3.1e9, unit.Rate(4*4e12)
+	// APU mode (one coherent address space) with NVLink-C2C as its own
+	// link: GPU-pool buffers live in each superchip's HBM (the GPU's
+	// memory server), host-pool buffers in the Grace's LPDDR5X (the
+	// node's host memory server, the four superchips' together); every
+	// access from one side to the other's memory crosses the C2C link.
+	s.C2C.On = true
+	s.CPU.Cores, s.CPU.Freq, s.CPU.DRAMBandwidth = 288, 3.1e9, unit.Rate(4*546e9)
 	s.GPU.Mode, s.GPU.CUs, s.GPU.SIMDs, s.GPU.WaveSize, s.GPU.WavesPerSIMD = "apu", 132, 4, 32, 16
 	s.GPU.Freq, s.GPU.MemBandwidth = 1.98e9, unit.Rate(4e12)
 	s.GPU.LDSPerCU = 228 * unit.KiB
@@ -126,7 +129,7 @@ func GH200() Spec {
 func GH200CX7() Spec {
 	s := GH200()
 	s.Node = oneGPUNode()
-	s.CPU.Cores, s.CPU.DRAMBandwidth = 72, unit.Rate(4e12)
+	s.CPU.Cores, s.CPU.DRAMBandwidth = 72, unit.Rate(546e9)
 	s.Topology = starTopology()
 	s.Topology.Kind, s.Topology.LeafSize = "fattree", 32
 	s.Switch.Latency = 200 * sim.Nanosecond
@@ -201,14 +204,16 @@ func PresetSources(preset string) map[string]Source {
 			out["node.gpus"] = spec(alps + ": quad GH200 nodes, one Slingshot-11 NIC per superchip")
 			out["node.fabric"] = spec(gh + ": NVLink between the superchips' GPUs")
 			out["cpu.cores"], out["cpu.freq"] = spec(gh+": 72 Neoverse V2 cores per superchip"), noSource
-			out["cpu.dram_bandwidth"] = spec(gh + ": 4 TB/s HBM3 per superchip, reached coherently by the CPU (LPDDR5X not modelled)")
+			out["cpu.dram_bandwidth"] = spec(gh + ": LPDDR5X up to 546 GB/s per superchip, 4 superchips")
+			out["c2c.on"], out["c2c.bandwidth"], out["c2c.latency"] = spec(gh+": NVLink-C2C between Grace and Hopper"), spec(gh+": NVLink-C2C 900 GB/s, 450 GB/s per direction"), noSource
 			out["gpu.cus"], out["gpu.mem_bandwidth"] = spec(gh+": H100, 132 SMs"), spec(gh+": 4 TB/s HBM3")
-			out["gpu.mode"] = spec(gh + ": NVLink-C2C, coherent, 450 GB/s per direction")
+			out["gpu.mode"] = spec(gh + ": NVLink-C2C, coherent, one address space")
 		}
 	case "gh200-cx7":
 		out = map[string]Source{
 			"node.gpus": spec(alps + ": variant with one superchip and one ConnectX-7"), "link.bandwidth": spec(cx7 + ": 200 Gb/s"),
-			"cpu.cores": spec(gh + ": 72 Neoverse V2 cores"), "cpu.dram_bandwidth": spec(gh + ": 4 TB/s HBM3 reached coherently by the CPU (LPDDR5X not modelled)"),
+			"cpu.cores": spec(gh + ": 72 Neoverse V2 cores"), "cpu.dram_bandwidth": spec(gh + ": LPDDR5X up to 546 GB/s"),
+			"c2c.on": spec(gh + ": NVLink-C2C between Grace and Hopper"), "c2c.bandwidth": spec(gh + ": NVLink-C2C 900 GB/s, 450 GB/s per direction"), "c2c.latency": noSource,
 			"gpu.cus": spec(gh + ": H100, 132 SMs"), "gpu.mem_bandwidth": spec(gh + ": 4 TB/s HBM3"),
 			"gpu.mode": spec(gh + ": NVLink-C2C, coherent"), "nic_caps.model": spec(cx7),
 		}

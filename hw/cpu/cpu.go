@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
@@ -32,6 +33,38 @@ type CPU struct {
 	// res is what the caches hold of the ranges streaming computations
 	// touched (resident.go).
 	res *residency
+	// c2c is the chip-to-chip link to the GPU (NVLink-C2C) on nodes
+	// whose GPU memory lies beyond it (UseC2C); nil elsewhere.
+	c2c *pcie.Link
+}
+
+// UseC2C puts the node's GPU memory beyond the chip-to-chip link l
+// (NVLink-C2C): the cores' word loads, stores and atomics of GPU-pool
+// addresses cross l, with its latency each way and its byte server.
+func (c *CPU) UseC2C(l *pcie.Link) { c.c2c = l }
+
+// WordLatency returns how long a core's load of the word at a that
+// misses its caches takes, issued now: the DRAM latency, plus the C2C
+// round trip when a lies in GPU memory beyond NVLink-C2C. Pollers that
+// model their own misses (runtime progress loops) charge it.
+func (c *CPU) WordLatency(a mem.Addr) sim.Duration {
+	if c.c2c == nil || c.mem.PoolOf(a) != mem.GPU {
+		return c.spec.DRAMLatency
+	}
+	now := c.e.Now()
+	return c.c2c.Read(pcie.Down, now, mem.LineSize, false) - now + c.spec.DRAMLatency
+}
+
+// storeDelay returns how long after now a core's store to the word at a
+// becomes visible: the DRAM latency, or for GPU memory beyond
+// NVLink-C2C the posted write's crossing first.
+func (c *CPU) storeDelay(a mem.Addr) sim.Duration {
+	if c.c2c == nil || c.mem.PoolOf(a) != mem.GPU {
+		return c.spec.DRAMLatency
+	}
+	now := c.e.Now()
+	_, vis := c.c2c.PostedWrite(pcie.Down, now, 8)
+	return vis - now + c.spec.DRAMLatency
 }
 
 // Stats counts what the CPU's cores did.
@@ -124,8 +157,16 @@ type Thread struct {
 	wsig     *sim.Signal // what it waits on, or
 	wjoin    *sim.Proc   // the team thread it joins
 	wwhat    string
+	wcond    func() bool // BeginWaitUntil's condition, nil for a plain wait
 
 	team []*teamThread // the team of the thread's current region (Compute), kept for the next
+
+	// storesVisible is when the thread's last store becomes globally
+	// visible. x86 stores leave the store buffer in program order (TSO):
+	// a store is visible no earlier than the one before it, a locked
+	// read-modify-write waits until every earlier store is (RMW), and an
+	// uncached MMIO store is issued only then (StoreUncached).
+	storesVisible sim.Time
 }
 
 // Spawn starts a host thread running body on the core the scheduler
@@ -377,22 +418,58 @@ func (t *Thread) WaitWord(a mem.Addr, what string, cond func(uint64) bool) uint6
 			return v
 		}
 		t.Wait(m.Watch(a), what)
-		t.Sleep(t.cpu.spec.DRAMLatency)
+		t.Sleep(t.cpu.WordLatency(a))
 	}
 }
 
 // Load charges one memory read of a word another agent may have written
 // (a cache miss) and returns it.
 func (t *Thread) Load(a mem.Addr) uint64 {
-	t.Sleep(t.cpu.spec.DRAMLatency)
+	t.Sleep(t.cpu.WordLatency(a))
 	return t.cpu.mem.Load64(a)
 }
 
-// Store writes a word to memory; it is visible to others after the DRAM
-// latency (the thread does not wait).
+// Store writes a word to a line another agent may hold (a miss: the line's
+// ownership is fetched from memory). The thread does not wait: the store
+// retires into the store buffer and becomes visible to others after the
+// DRAM latency, and never before the thread's earlier stores (x86 TSO; the
+// ownership requests themselves overlap).
 func (t *Thread) Store(a mem.Addr, v uint64) {
 	m := t.cpu.mem
-	t.Engine().After(t.cpu.spec.DRAMLatency, func() { m.Store64(a, v) })
+	t.storeAfter(t.cpu.storeDelay(a), func() { m.Store64(a, v) })
+}
+
+// StoreMiss is Store of any write: write runs when the store becomes
+// visible, which StoreMiss returns.
+func (t *Thread) StoreMiss(write func()) sim.Time {
+	return t.storeAfter(t.cpu.spec.DRAMLatency, write)
+}
+
+// storeAfter is a store that takes d from the core to visibility, kept
+// behind the thread's earlier stores.
+func (t *Thread) storeAfter(d sim.Duration, write func()) sim.Time {
+	vis := max(t.Now()+d, t.storesVisible)
+	t.storesVisible = vis
+	if write != nil {
+		t.Engine().At(vis, write)
+	}
+	return vis
+}
+
+// StoreUncached is an uncached store to a device register (an MMIO
+// doorbell) that reaches the device lat after it leaves the core. An x86
+// uncached store is not buffered past earlier stores: it leaves only once
+// every earlier store of the thread is visible (the Intel SDM's
+// strong-uncacheable ordering, vol. 3 §11.3), so a doorbell never arrives
+// before the packet it announces. The thread does not wait; write runs
+// when the device sees the store, which StoreUncached returns.
+func (t *Thread) StoreUncached(lat sim.Duration, write func()) sim.Time {
+	vis := max(t.Now(), t.storesVisible) + lat
+	t.storesVisible = vis
+	if write != nil {
+		t.Engine().At(vis, write)
+	}
+	return vis
 }
 
 // BlockWord waits off the core until the word at a satisfies cond (a
@@ -405,16 +482,18 @@ func (t *Thread) BlockWord(a mem.Addr, what string, cond func(uint64) bool) uint
 		return v
 	}
 	t.block(func() { t.Proc.WaitUntil(m.Watch(a), what, func() bool { return cond(m.Load64(a)) }) })
-	t.Sleep(t.cpu.spec.DRAMLatency)
+	t.Sleep(t.cpu.WordLatency(a))
 	return m.Load64(a)
 }
 
 // RMW performs a locked read-modify-write that adds add to the word at a
 // and returns the old value. The line is assumed taken by another agent
 // (a queue index the GPU or NIC reads), so it costs a DRAM access on the
-// core.
+// core, after the thread's earlier stores are visible: an x86 locked
+// instruction drains the store buffer first (the Intel SDM, vol. 3
+// §8.2.2: loads and stores are not reordered with locked instructions).
 func (t *Thread) RMW(a mem.Addr, add uint64) uint64 {
-	t.Sleep(t.cpu.spec.DRAMLatency)
+	t.Sleep(max(0, t.storesVisible-t.Now()) + t.cpu.WordLatency(a))
 	m := t.cpu.mem
 	v := m.Load64(a)
 	m.Store64(a, v+add)

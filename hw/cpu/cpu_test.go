@@ -78,3 +78,45 @@ func TestWaitWordPaysAMissAfterTheWrite(t *testing.T) {
 func newTestCPU(e *sim.Engine, s Spec) *CPU {
 	return New(e, "cpu", s, mem.New("m", true), mem.NewServer(float64(s.DRAMBandwidth)))
 }
+
+// TestStoresDrainInOrder checks the x86 store-buffer rules behind the
+// host's AQL enqueue: a store does not stall the thread, a locked RMW
+// waits for the thread's earlier stores before its own miss, and an
+// uncached store (a doorbell) leaves only once every earlier store is
+// visible and arrives its own latency later.
+func TestStoresDrainInOrder(t *testing.T) {
+	const lat = 80 * sim.Nanosecond
+	var afterStore, afterRMW, bell, seen sim.Time
+	e := sim.New(1)
+	m := mem.New("m", true)
+	sp := flatSpec()
+	c := New(e, "cpu", sp, m, mem.NewServer(float64(sp.DRAMBandwidth)))
+	a, b := m.AllocData(mem.Host, 64, "a"), m.AllocData(mem.Host, 64, "b")
+	c.Spawn("t", func(th *Thread) {
+		th.Store(a, 7)
+		afterStore = th.Now()
+		th.RMW(b, 1)
+		afterRMW = th.Now()
+		th.Store(a, 8)
+		bell = th.StoreUncached(50*sim.Nanosecond, func() { seen = e.Now() })
+	})
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if afterStore != 0 {
+		t.Errorf("a store stalled the thread until %v, want 0 (it retires into the store buffer)", afterStore)
+	}
+	if afterRMW != 2*lat {
+		t.Errorf("locked RMW after a store ended at %v, want %v (the store's miss drains first, then the RMW's)", afterRMW, 2*lat)
+	}
+	if want := afterRMW + lat + 50*sim.Nanosecond; bell != want || seen != want {
+		t.Errorf("doorbell at %v (seen %v), want %v: the earlier store's miss, then the MMIO latency", bell, seen, want)
+	}
+	if m.Load64(a) != 8 || m.Load64(b) != 1 {
+		t.Errorf("memory a=%d b=%d, want 8 and 1", m.Load64(a), m.Load64(b))
+	}
+	// Without the drain (the RMW alone) it would be one miss.
+	if got := run(t, func(th *Thread) { th.RMW(th.CPU().Mem().AllocData(mem.Host, 8, "c"), 1) }); got != lat {
+		t.Errorf("RMW alone took %v, want %v", got, lat)
+	}
+}

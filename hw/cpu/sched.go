@@ -88,6 +88,11 @@ func (c *CPU) placeAvoiding(avoid *core) *core {
 	return best
 }
 
+// Contended reports whether another thread waits for t's core: a busy
+// poller's idle round is then no proof that nothing changes (the core
+// passes to the waiter at the slice end; sim/poll.go).
+func (t *Thread) Contended() bool { return t.core != nil && len(t.core.queue) > 0 }
+
 // acquire returns once t holds its core and the switch to it is done.
 func (t *Thread) acquire() {
 	for !t.tryAcquire() {

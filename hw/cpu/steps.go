@@ -102,8 +102,16 @@ func (t *Thread) BeginWait(s *sim.Signal, what string) { t.beginWait(false, s, w
 // BeginBlock starts Block(s, what) as steps.
 func (t *Thread) BeginBlock(s *sim.Signal, what string) { t.beginWait(true, s, what) }
 
+// BeginWaitUntil starts WaitUntil(s, what, cond) as steps: cond is
+// checked before each wait and after each notification of s, as
+// sim.Proc.WaitUntil does.
+func (t *Thread) BeginWaitUntil(s *sim.Signal, what string, cond func() bool) {
+	t.beginWait(false, s, what)
+	t.wcond = cond
+}
+
 func (t *Thread) beginWait(block bool, s *sim.Signal, what string) {
-	t.op, t.ws, t.wblock, t.wsig, t.wwhat = opWait, wsAcquire, block, s, what
+	t.op, t.ws, t.wblock, t.wsig, t.wwhat, t.wcond = opWait, wsAcquire, block, s, what, nil
 }
 
 // Try advances the operation begun by a Begin* call: true once it is over
@@ -150,11 +158,19 @@ func (t *Thread) tryWait() bool {
 				t.ws = wsWoken
 				continue
 			}
+			if t.wcond != nil { // WaitUntil: wait until cond holds
+				if t.wcond() {
+					t.ws = wsWoken
+					continue
+				}
+				t.Proc.Wait(t.wsig, t.wwhat)
+				return false
+			}
 			t.ws = wsWoken
 			t.Proc.Wait(t.wsig, t.wwhat)
 			return false
 		case wsWoken:
-			t.wsig = nil
+			t.wsig, t.wcond = nil, nil
 			if t.wblock {
 				t.ws = wsWake
 				t.Proc.Sleep(t.cpu.spec.WakeLatency)

@@ -88,6 +88,9 @@ type KernelCode struct {
 	Name string
 	LDS  unit.Bytes
 	Body func(wg *WG, kernarg mem.Addr)
+	// Steps, when set, replaces Body: it returns the work-group's body as
+	// a StepBody (Kernel.Steps), run as callback events.
+	Steps func(wg *WG, kernarg mem.Addr) StepBody
 }
 
 type aqlState struct {
@@ -169,8 +172,8 @@ func (g *GPU) NewAQLQueue(name string, size int) (*AQLQueue, error) {
 	}
 	q.ctl = m.AllocData(mem.Host, 16, name+".index")
 	q.bell = m.AllocData(mem.Host, 8, name+".doorbell")
-	p := g.e.Spawn(q.name, q.serve)
-	p.SetDaemon()
+	srv := &aqlServer{q: q, bell: "doorbell of " + q.name, hdr: "packet header of " + q.name}
+	g.e.SpawnSteps(q.name, srv).SetDaemon()
 	return q, nil
 }
 
@@ -210,38 +213,158 @@ func RingDoorbell(m *mem.Memory, bell mem.Addr, v uint64) {
 	}
 }
 
-func (q *AQLQueue) serve(p *sim.Proc) {
+// aqlServer is the queue's packet processor as a step process
+// (sim.Engine.SpawnSteps): the loop of the AQLQueue doc (wait for the
+// doorbell, read the packet, wait for a valid header, free the slot,
+// launch, run the kernel to completion, decrement the signal) as a state
+// machine, one wait per step. A remote-task allreduce launches a kernel
+// per incoming task, so this loop's waits are a large share of the run's
+// events; as steps each wake-up is a call instead of two coroutine
+// switches, with the same events at the same times (every wait is the
+// coroutine loop's, in its order).
+type aqlServer struct {
+	q     *AQLQueue
+	st    aqlState8
+	rd    uint64   // the read index the packet processor waits past
+	seen  sim.Time // when it saw the doorbell
+	slot  mem.Addr
+	pk    AQLPacket
+	r     *Run       // the kernel being run (nil: a bad packet)
+	kr    *kernelRun // its dispatch
+	tDown sim.Time   // teardown start
+	bell  string     // wait reasons, made once
+	hdr   string
+	wgs   string // "work-groups of " + the kernel's name
+}
+
+// aqlState8 is where an aqlServer stands.
+type aqlState8 uint8
+
+const (
+	aqlIdle      aqlState8 = iota // read the read index
+	aqlBell                       // wait for the doorbell past it
+	aqlRead                       // the packet's read is over: check its header
+	aqlHeader                     // wait for a valid header
+	aqlDecode                     // take the packet, free the slot, launch
+	aqlLaunched                   // the launch latency is over: dispatch
+	aqlBody                       // wait for the last work-group
+	aqlTeardown                   // teardown is over: write the L2 back
+	aqlWritten                    // the write-back is over
+	aqlSignal                     // decrement the completion signal
+	aqlSignalled                  // the decrement is over: store it
+	aqlFinish                     // mark the run finished
+)
+
+// Step implements sim.Stepper.
+func (s *aqlServer) Step(p *sim.Proc) bool {
+	q := s.q
 	g, m := q.g, q.g.mem
-	lat := g.spec.MemLatency
 	for {
-		rd := m.Load64(q.ReadIndex())
-		p.WaitUntil(m.Watch(q.bell), "doorbell of "+q.name, func() bool { return m.Load64(q.bell) > rd })
-		q.stats.Doorbells++
-		seen := p.Now()
-		slot := q.slot(rd)
-		p.Sleep(lat) // the CP reads the packet
-		if binary.LittleEndian.Uint16(m.Bytes(slot, 2))&0xff == AQLTypeInvalid {
-			q.stats.HeaderWait++
-			p.WaitUntil(m.Watch(slot), "packet header of "+q.name, func() bool {
-				return binary.LittleEndian.Uint16(m.Bytes(slot, 2))&0xff != AQLTypeInvalid
-			})
-			p.Sleep(lat)
+		switch s.st {
+		case aqlIdle:
+			s.rd = m.Load64(q.ReadIndex())
+			s.st = aqlBell
+		case aqlBell:
+			if m.Load64(q.bell) <= s.rd {
+				p.Wait(m.Watch(q.bell), s.bell)
+				return false
+			}
+			q.stats.Doorbells++
+			s.seen = p.Now()
+			s.slot = q.slot(s.rd)
+			s.st = aqlRead
+			p.Sleep(g.spec.MemLatency) // the CP reads the packet
+			return false
+		case aqlRead:
+			s.st = aqlDecode
+			if q.headerInvalid(s.slot) {
+				q.stats.HeaderWait++
+				s.st = aqlHeader
+			}
+		case aqlHeader:
+			if q.headerInvalid(s.slot) {
+				p.Wait(m.Watch(s.slot), s.hdr)
+				return false
+			}
+			s.st = aqlDecode
+			p.Sleep(g.spec.MemLatency)
+			return false
+		case aqlDecode:
+			var raw [AQLPacketSize]byte
+			m.Read(s.slot, raw[:])
+			s.pk = DecodeAQL(raw[:])
+			m.Write(s.slot, []byte{byte(AQLTypeInvalid), 0}) // the slot is free again
+			m.Store64(q.ReadIndex(), s.rd+1)
+			s.r = q.dispatch(s.pk, s.seen)
+			if s.r == nil {
+				s.st = aqlSignal
+				continue
+			}
+			// execute's steps (gpu.go), in its order.
+			s.st = aqlLaunched
+			p.Sleep(g.spec.Launch)
+			return false
+		case aqlLaunched:
+			s.kr = g.startKernel(p, s.r)
+			s.wgs = "work-groups of " + s.r.Kernel.Name
+			s.st = aqlBody
+		case aqlBody:
+			if kr := s.kr; kr.dispatched < kr.k.WGs || kr.live > 0 { // the last retirement resumes the CP (Handle)
+				p.Wait(&kr.fin, s.wgs)
+				return false
+			}
+			s.r.BodyEnd = p.Now()
+			s.tDown = p.Now()
+			s.st = aqlTeardown
+			p.Sleep(g.spec.Teardown)
+			return false
+		case aqlTeardown:
+			s.st = aqlWritten
+			g.writeBackAll(p)
+			if p.Waited() {
+				return false
+			}
+		case aqlWritten:
+			if g.e.Tracer() != nil {
+				g.e.Span(g.name+".cp", "teardown "+s.r.Kernel.Name, s.tDown, p.Now())
+			}
+			g.freeRuns.Put(s.kr)
+			s.kr = nil
+			s.r.Done = p.Now() + g.spec.MemLatency
+			s.st = aqlSignal
+		case aqlSignal:
+			s.st = aqlFinish
+			if s.pk.Signal != 0 {
+				s.st = aqlSignalled
+				p.Sleep(g.spec.MemLatency) // the atomic decrement at memory
+				return false
+			}
+		case aqlSignalled:
+			m.Store64(s.pk.Signal, m.Load64(s.pk.Signal)-1)
+			s.st = aqlFinish
+		case aqlFinish:
+			if r := s.r; r != nil {
+				r.finished = true
+				r.fin.Notify()
+				s.r = nil
+			}
+			s.st = aqlIdle
 		}
-		var raw [AQLPacketSize]byte
-		m.Read(slot, raw[:])
-		pk := DecodeAQL(raw[:])
-		m.Write(slot, []byte{byte(AQLTypeInvalid), 0}) // the slot is free again
-		m.Store64(q.ReadIndex(), rd+1)
-		q.launch(p, pk, seen)
 	}
 }
 
-// launch runs one dispatch to completion and decrements its signal. A
-// packet that cannot run (unknown kernel object, zero or impossible
-// geometry) is counted and skipped; its signal is still decremented so
-// waiters do not hang.
-func (q *AQLQueue) launch(p *sim.Proc, pk AQLPacket, seen sim.Time) {
-	g, m := q.g, q.g.mem
+// headerInvalid reports whether the packet at slot still has an INVALID
+// header (not yet published).
+func (q *AQLQueue) headerInvalid(slot mem.Addr) bool {
+	return binary.LittleEndian.Uint16(q.g.mem.Bytes(slot, 2))&0xff == AQLTypeInvalid
+}
+
+// dispatch returns the run of packet pk, seen at the doorbell at seen, or
+// nil when the packet cannot run (unknown kernel object, zero or
+// impossible geometry): it is counted and skipped, and its signal is still
+// decremented so waiters do not hang.
+func (q *AQLQueue) dispatch(pk AQLPacket, seen sim.Time) *Run {
+	g := q.g
 	code, ok := g.kernelCode(pk.KernelObject)
 	k := Kernel{Name: code.Name, WGSize: int(pk.WGSize), LDS: code.LDS}
 	if pk.WGSize > 0 {
@@ -249,34 +372,54 @@ func (q *AQLQueue) launch(p *sim.Proc, pk AQLPacket, seen sim.Time) {
 	}
 	if ok {
 		kernarg := pk.Kernarg
-		k.Body = func(wg *WG) { code.Body(wg, kernarg) }
+		if code.Steps != nil {
+			steps := code.Steps
+			k.Steps = func(wg *WG) StepBody { return steps(wg, kernarg) }
+		} else {
+			body := code.Body
+			k.Body = func(wg *WG) { body(wg, kernarg) }
+		}
 	}
 	if !ok || pk.Header&0xff != AQLTypeKernelDispatch || g.Validate(k) != nil {
 		q.stats.BadPackets++
-	} else {
-		q.stats.Launched++
-		r := &Run{Kernel: k, Signal: pk.Signal, Queued: seen, LaunchStart: seen}
-		q.runs = append(q.runs, r)
-		g.execute(p, r)
-		r.Done = p.Now() + g.spec.MemLatency
-		defer func() { r.finished = true; r.fin.Notify() }()
+		return nil
 	}
-	if pk.Signal != 0 {
-		p.Sleep(g.spec.MemLatency) // the atomic decrement at memory
-		m.Store64(pk.Signal, m.Load64(pk.Signal)-1)
-	}
+	q.stats.Launched++
+	r := &Run{Kernel: k, Signal: pk.Signal, Queued: seen, LaunchStart: seen}
+	q.runs = append(q.runs, r)
+	return r
 }
 
 // LoadArgs reads n 64-bit kernel arguments at kernarg (one scalar memory
 // access: the kernarg segment is a few lines fetched together).
 func (w *WG) LoadArgs(kernarg mem.Addr, n int) []uint64 {
-	w.Sleep(w.g.spec.MemLatency)
-	w.mustHaveBlocked("LoadArgs")
 	out := make([]uint64, n)
-	for i := range out {
-		out[i] = w.g.mem.Load64(kernarg + mem.Addr(8*i))
+	for !w.TryLoadArgs(kernarg, out) {
+		w.mustHaveBlocked("LoadArgs")
 	}
 	return out
+}
+
+// TryLoadArgs is LoadArgs in steps, into out (len(out) arguments): the
+// first call waits for the access (false), the second reads the
+// arguments as memory holds them then (true, no wait pending).
+func (w *WG) TryLoadArgs(kernarg mem.Addr, out []uint64) bool {
+	if w.ph.args == 0 {
+		w.ph.args = 1
+		w.Sleep(w.g.spec.MemLatency)
+		return false
+	}
+	w.ph.args = 0
+	// One read of the segment, not a search of node memory per word.
+	var b [8 * 8]byte
+	for i := 0; i < len(out); i += 8 {
+		k := min(8, len(out)-i)
+		w.g.mem.Read(kernarg+mem.Addr(8*i), b[:8*k])
+		for j := range k {
+			out[i+j] = binary.LittleEndian.Uint64(b[8*j:])
+		}
+	}
+	return true
 }
 
 // Groups returns the number of work-groups in the work-group's grid.

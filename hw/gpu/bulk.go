@@ -163,6 +163,8 @@ func (w *WG) AtomicAdd64(a mem.Addr, v uint64) uint64 {
 	lat := g.spec.MemLatency
 	if !(g.uncached != nil && g.Uncached(a)) && g.l2 != nil && g.tags != nil && g.touch(mem.Line(a), CU) {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
+	} else {
+		lat = g.farLoad(a, lat) // an atomic at host memory beyond NVLink-C2C: a round trip
 	}
 	w.Sleep(lat)
 	w.mustHaveBlocked("AtomicAdd64")
@@ -199,10 +201,14 @@ func (w *WG) AtomicAddLanes(addrs []mem.Addr, v uint64) {
 	}
 	g := w.g
 	lat := g.spec.Cycles(g.spec.L2Cycles)
+	missed, miss := false, sim.Duration(0) // the slowest lane past the L2
 	for _, a := range addrs {
 		if (g.uncached != nil && g.Uncached(a)) || g.l2 == nil || !(g.tags != nil && g.touch(mem.Line(a), CU)) {
-			lat = g.spec.MemLatency
+			missed, miss = true, max(miss, g.farLoad(a, g.spec.MemLatency))
 		}
+	}
+	if missed {
+		lat = miss
 	}
 	w.Sleep(lat)
 	w.mustHaveBlocked("AtomicAddLanes")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -44,6 +45,10 @@ type GPU struct {
 	cyc           cycleMemo                // the last Cycles conversion of VALU (spec.go)
 	dispatchDelay sim.Duration             // spec.DispatchCycles, converted once
 	stores        sim.FreeList[*memStore]  // store events done with, for reuse (wg.go)
+	hostBell      sim.Duration             // a host thread's doorbell store reaching the CP (SetHostDoorbell)
+	// c2c is the chip-to-chip link to the CPU (NVLink-C2C) on nodes
+	// whose host memory lies beyond it (UseC2C); nil elsewhere.
+	c2c *pcie.Link
 }
 
 // Stats counts GPU activity.
@@ -85,11 +90,52 @@ func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server)
 	return g
 }
 
+// UseC2C puts the node's host memory beyond the chip-to-chip link l
+// (NVLink-C2C): the GPU's word accesses past its L2 to host-pool
+// addresses cross l (its latency each way and its byte server), as do
+// the kernel launch's own costs (gpu.launch) stay as they are. Its memory
+// server is then its HBM alone.
+func (g *GPU) UseC2C(l *pcie.Link) { g.c2c = l }
+
+// farLoad returns the latency of a load of one line at a issued now,
+// whose memory access costs lat: lat itself, plus the C2C round trip
+// when a lies in host memory beyond NVLink-C2C.
+func (g *GPU) farLoad(a mem.Addr, lat sim.Duration) sim.Duration {
+	if g.c2c == nil || g.mem.PoolOf(a) != mem.Host {
+		return lat
+	}
+	now := g.e.Now()
+	return g.c2c.Read(pcie.Up, now, mem.LineSize, false) - now + lat
+}
+
+// farStore returns when a store of n bytes at a, leaving the GPU now,
+// lands in memory: after the memory latency, or for host memory beyond
+// NVLink-C2C once the posted write has crossed the link.
+func (g *GPU) farStore(a mem.Addr, n unit.Bytes) sim.Time {
+	now := g.e.Now()
+	if g.c2c == nil || g.mem.PoolOf(a) != mem.Host {
+		return now + g.spec.MemLatency
+	}
+	_, vis := g.c2c.PostedWrite(pcie.Up, now, n)
+	return vis + g.spec.MemLatency
+}
+
 // Name returns the GPU's instance name, e.g. "node[0].gpu".
 func (g *GPU) Name() string { return g.name }
 
 // Spec returns the GPU parameters.
 func (g *GPU) Spec() Spec { return g.spec }
+
+// SetHostDoorbell sets how long a host thread's uncached store to one of
+// the GPU's AQL doorbells takes to reach the command processor once it
+// leaves the core: on an APU node (the NIC on the coherent system
+// directory) an on-chip posted MMIO store, soc.mmio_latency. Zero (the
+// default) charges nothing beyond the packet store's visibility. Call it
+// before the run.
+func (g *GPU) SetHostDoorbell(d sim.Duration) { g.hostBell = d }
+
+// HostDoorbell is the latency SetHostDoorbell set.
+func (g *GPU) HostDoorbell() sim.Duration { return g.hostBell }
 
 // Mem returns the memory the GPU reaches.
 func (g *GPU) Mem() *mem.Memory { return g.mem }
@@ -223,22 +269,7 @@ func (g *GPU) runKernel(cp *sim.Proc, r *Run) {
 func (g *GPU) execute(cp *sim.Proc, r *Run) {
 	k := r.Kernel
 	cp.Sleep(g.spec.Launch)
-	g.invalidateAll()
-	tracing := g.e.Tracer() != nil // span names are made only for a tracer
-	if tracing {
-		g.e.Span(g.name+".cp", "launch "+k.Name, r.LaunchStart, cp.Now())
-	}
-	r.BodyStart = cp.Now()
-	g.stats.Kernels++
-	kr := g.newKernelRun(r)
-	// The work-groups are placed, dispatched and waited for by a step
-	// process that continues the CP's work in this event; the CP itself
-	// waits once, for the last work-group to retire.
-	if g.dispatchName == "" {
-		g.dispatchName = g.name + ".dispatch"
-	}
-	g.e.StartStepsIn(&kr.proc, g.dispatchName, kr)
-	kr.proc.SetDaemon()                        // part of the CP, which is a daemon
+	kr := g.startKernel(cp, r)
 	for kr.dispatched < k.WGs || kr.live > 0 { // the last retirement resumes the CP (Handle)
 		cp.Wait(&kr.fin, "work-groups of "+k.Name)
 	}
@@ -246,12 +277,32 @@ func (g *GPU) execute(cp *sim.Proc, r *Run) {
 	tStart := cp.Now()
 	cp.Sleep(g.spec.Teardown)
 	g.writeBackAll(cp)
-	if tracing {
+	if g.e.Tracer() != nil {
 		g.e.Span(g.name+".cp", "teardown "+k.Name, tStart, cp.Now())
 	}
 	// The dispatcher finished with its last dispatch and the last
 	// retirement's wake-up (Handle) has run: nothing refers to kr now.
 	g.freeRuns.Put(kr)
+}
+
+// startKernel starts r's body once its launch latency is over: the caches
+// are invalidated and a step process that continues the CP's work in this
+// event places, dispatches and waits for the work-groups; the CP itself
+// then waits once, for the last work-group to retire (kernelRun.fin).
+func (g *GPU) startKernel(cp *sim.Proc, r *Run) *kernelRun {
+	g.invalidateAll()
+	if g.e.Tracer() != nil { // span names are made only for a tracer
+		g.e.Span(g.name+".cp", "launch "+r.Kernel.Name, r.LaunchStart, cp.Now())
+	}
+	r.BodyStart = cp.Now()
+	g.stats.Kernels++
+	kr := g.newKernelRun(r)
+	if g.dispatchName == "" {
+		g.dispatchName = g.name + ".dispatch"
+	}
+	g.e.StartStepsIn(&kr.proc, g.dispatchName, kr)
+	kr.proc.SetDaemon() // part of the CP, which is a daemon
+	return kr
 }
 
 // newKernelRun returns the dispatch state of r: a finished dispatch's

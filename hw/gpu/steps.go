@@ -195,11 +195,11 @@ func (w *WG) mustHaveBlocked(op string) {
 // wgPhases is where a work-group is inside its multi-wait operations
 // (the Try forms); zero when it is in none.
 type wgPhases struct {
-	store, release, acquire, load, poll uint8
-	acqLines                            int      // L2 lines the acquire invalidated
-	ldLine                              *cline   // the L1 copy a pending load reads
-	ldOff                               mem.Addr // the word's offset in ldLine
-	ldAddr                              mem.Addr // a pending uncached load's address
+	store, release, acquire, load, poll, args uint8
+	acqLines                                  int      // L2 lines the acquire invalidated
+	ldLine                                    *cline   // the L1 copy a pending load reads
+	ldOff                                     mem.Addr // the word's offset in ldLine
+	ldAddr                                    mem.Addr // a pending uncached load's address
 }
 
 // TryStore64 is Store64 in steps: the first call writes the L1 copy and
@@ -330,7 +330,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	if g.uncached != nil && g.Uncached(a) {
 		g.stats.Uncached++
 		w.ph.ldAddr = a
-		w.Sleep(g.spec.MemLatency)
+		w.Sleep(g.farLoad(a, g.spec.MemLatency))
 		return 0, false
 	}
 	l := mem.Line(a)
@@ -358,7 +358,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 		return 0, false
 	}
 	w.ph.readLater(w.cu.l1.fill(l, g.mem, nil))
-	w.Sleep(lat)
+	w.Sleep(g.farLoad(a, lat))
 	return 0, false
 }
 

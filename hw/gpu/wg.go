@@ -97,7 +97,7 @@ func (w *WG) Load64(a mem.Addr) uint64 {
 // AtomicLoad64 is a system-scope atomic load: it bypasses the caches and
 // reads memory.
 func (w *WG) AtomicLoad64(a mem.Addr) uint64 {
-	w.Sleep(w.g.spec.MemLatency)
+	w.Sleep(w.g.farLoad(a, w.g.spec.MemLatency))
 	w.mustHaveBlocked("AtomicLoad64")
 	return w.g.mem.Load64(a)
 }
@@ -139,7 +139,7 @@ func (w *WG) storeBeyondL1(a mem.Addr, v uint64) {
 // storeToMem sends a store to memory, where it lands after the memory
 // latency (a system release waits for it).
 func (w *WG) storeToMem(a mem.Addr, v uint64) {
-	at := w.Now() + w.g.spec.MemLatency
+	at := w.g.farStore(a, 8)
 	w.storesAt = max(w.storesAt, at)
 	g := w.g
 	s, ok := g.stores.Get()

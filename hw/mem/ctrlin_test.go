@@ -9,7 +9,8 @@ import (
 
 // ctrlIn, which starts from a block index of the control lines, returns
 // exactly the lines a linear scan finds, whatever the buffer's size, the
-// order of queries and the lines added between them (the index is rebuilt).
+// order of queries and the lines added between them (the index is rebuilt,
+// or kept when the new line comes after every other).
 func TestCtrlInMatchesScan(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := New("m", false)
@@ -22,9 +23,20 @@ func TestCtrlInMatchesScan(t *testing.T) {
 		for range rapid.IntRange(1, 200).Draw(t, "ops") {
 			a := base + Addr(rapid.IntRange(0, size-1).Draw(t, "a"))
 			n := rapid.IntRange(1, min(4096, int(base+Addr(size)-a))).Draw(t, "n")
-			if rapid.IntRange(0, 3).Draw(t, "mark") == 0 {
+			switch rapid.IntRange(0, 5).Draw(t, "mark") {
+			case 0:
 				n = min(n, 256)
 				m.MarkControl(a, n)
+				continue
+			case 1: // after every line so far (the index is kept)
+				next := base
+				if len(r.ctrl) > 0 {
+					next = r.ctrl[len(r.ctrl)-1].line + LineSize
+				}
+				if next < base+Addr(size) {
+					next += Addr(rapid.IntRange(0, int(base+Addr(size)-next-1)).Draw(t, "gap"))
+					m.MarkControl(next, 1)
+				}
 				continue
 			}
 			var want []Addr

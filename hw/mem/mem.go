@@ -200,12 +200,18 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 	// them cache misses at a thousand nodes.
 	lo := r.ctrlHint
 	if lo > len(c) || lo < len(c) && c[lo].line < l || lo > 0 && c[lo-1].line >= l {
-		if r.ctrlIdx == nil {
+		if r.ctrlIdx == nil || len(c) > 2*r.ctrlIdxN+16 {
 			r.indexCtrl()
 		}
 		b := int((l - r.base) >> r.ctrlShift)
 		lo = int(r.ctrlIdx[b])
-		lo += sort.Search(int(r.ctrlIdx[b+1])-lo, func(i int) bool { return c[lo+i].line >= l })
+		hi := int(r.ctrlIdx[b+1])
+		if hi == r.ctrlIdxN {
+			// No indexed line after block b: the lines appended since the
+			// index was built (MarkControl) may be.
+			hi = len(c)
+		}
+		lo += sort.Search(hi-lo, func(i int) bool { return c[lo+i].line >= l })
 		r.ctrlHint = lo
 	}
 	hi := lo
@@ -234,7 +240,7 @@ func (r *region) indexCtrl() {
 		}
 		idx[b] = int32(j)
 	}
-	r.ctrlIdx, r.ctrlShift = idx, shift
+	r.ctrlIdx, r.ctrlShift, r.ctrlIdxN = idx, shift, len(r.ctrl)
 }
 
 type region struct {
@@ -257,6 +263,12 @@ type region struct {
 	snapCount []int32
 	idx       int // index in Memory.regions
 	name      string
+	// mapped: data is a mapping outside the Go heap (mapMin), whose pages
+	// Consume may give back. [scratchLo, scratchHi) is the range marked
+	// Scratch, as offsets (empty when equal): not populated ahead, and
+	// given back page by page as it is consumed.
+	mapped               bool
+	scratchLo, scratchHi int
 	// ctrl holds the real bytes of control lines (flags, sequence words) of
 	// a payload-free allocation, by line address.
 	// Sorted by address: a read or write finds the control lines of its
@@ -265,6 +277,12 @@ type region struct {
 	ctrlHint  int     // ctrlIn's last answer: the first control line at or after the range
 	ctrlIdx   []int32 // block index of ctrl (indexCtrl); nil when stale
 	ctrlShift uint    // log2 of the index's block size
+	// ctrlIdxN is len(ctrl) when the index was built. Lines appended
+	// after every indexed one since (a remote-task buffer's commands land
+	// back to back) keep the index valid: a search whose block has no
+	// indexed line after it runs on to the end. It is rebuilt once the
+	// lines have doubled, not at every append.
+	ctrlIdxN int
 	// watched holds the watched lines of this allocation sorted by
 	// address, so a write finds the watchers of its range by binary search
 	// instead of one map lookup per line (writes to unwatched allocations
@@ -286,10 +304,12 @@ type Memory struct {
 	functional  bool
 	next        Addr
 	regions     []region             // sorted by base
+	bases       []Addr               // regions[i].base: search probes this dense array, not the large region structs
 	watches     map[Addr]*sim.Signal // watched lines outside every allocation
 	nwatched    int                  // watched lines in all
 	allocated   uint64
 	payloadFree uint64
+	consumed    uint64   // bytes Consume gave back
 	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
 	last        *region  // region find returned last (accesses cluster, so it is tried first); nil after an Alloc moved the regions
 	snapFree    sim.FreeList[*Snapshot]
@@ -324,11 +344,61 @@ func (m *Memory) Release() {
 	for i := range m.regions {
 		r := &m.regions[i]
 		if r.data != nil && r.size >= mapMin {
-			r.data, r.lazy = nil, false
+			r.data, r.lazy, r.mapped = nil, false, false
 		}
 	}
 	m.maps.release()
 }
+
+// Scratch marks [a, a+n) of one allocation as scratch space that a
+// workload writes, reads once and then declares dead with Consume (a
+// ring allreduce's receive slots): its pages are not faulted in ahead of
+// use with the rest of the allocation, and Consume gives them back. A
+// range already backed keeps its pages until consumed. One range per
+// allocation; a later call replaces it.
+func (m *Memory) Scratch(a Addr, n int) {
+	r, err := m.find(a, n)
+	if err != nil {
+		panic(err)
+	}
+	off := int(a - r.base)
+	r.scratchLo, r.scratchHi = off, off+n
+}
+
+// Consume declares the bytes of [a, a+n) dead: the caller has read them
+// for the last time until it writes them again. Where the range lies in
+// the allocation's Scratch range of a functional memory mapped outside
+// the Go heap, the pages wholly inside it go back to the system (they
+// read as zeros and fault in again when written); elsewhere, and for the
+// bytes of partial pages, nothing changes. So a functional run's memory
+// holds only the receive slots in flight, not every step's. Times and
+// results do not depend on it: the model never reads a consumed byte.
+func (m *Memory) Consume(a Addr, n int) {
+	r, err := m.find(a, n)
+	if err != nil {
+		panic(err)
+	}
+	if !r.mapped || r.data == nil || n <= 0 {
+		return
+	}
+	lo, hi := max(int(a-r.base), r.scratchLo), min(int(a-r.base)+n, r.scratchHi)
+	if hi <= lo {
+		return
+	}
+	if len(r.snaps) > 0 { // a snapshot of the range takes its bytes first
+		r.materialize(lo, hi)
+	}
+	// The mapping starts on a page boundary, so offsets are page offsets.
+	lo = (lo + pageSize - 1) &^ (pageSize - 1)
+	hi &^= pageSize - 1
+	if hi > lo {
+		discard(r.data[lo:hi])
+		m.consumed += uint64(hi - lo)
+	}
+}
+
+// Consumed returns the bytes Consume has given back to the system.
+func (m *Memory) Consumed() uint64 { return m.consumed }
 
 // Functional reports whether the memory holds real bytes.
 func (m *Memory) Functional() bool { return m.functional }
@@ -358,6 +428,7 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
 		m.payloadFree += size
 	}
 	m.regions = append(m.regions, r)
+	m.bases = append(m.bases, base)
 	m.last = nil
 	m.allocated += size
 	m.next = base + Addr(size) + LineSize // keep a guard line between allocations
@@ -381,7 +452,19 @@ func (m *Memory) find(a Addr, n int) (*region, error) {
 
 // search finds the region holding [a, a+n) by binary search.
 func (m *Memory) search(a Addr, n int) (*region, error) {
-	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].base > a }) - 1
+	// A hand-written binary search over the bases: with thousands of
+	// regions (a QP ring and a CQ per peer) each probe of the region
+	// structs was a cache miss of its own.
+	lo, hi := 0, len(m.bases)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if m.bases[h] > a {
+			hi = h
+		} else {
+			lo = h + 1
+		}
+	}
+	i := lo - 1
 	if i < 0 {
 		return nil, fmt.Errorf("%s: address %#x is not allocated", m.name, uint64(a))
 	}
@@ -436,6 +519,7 @@ func (r *region) back(m *Memory) bool {
 	}
 	if r.size >= mapMin {
 		r.data = m.maps.get(int(r.size))
+		r.mapped = r.data != nil
 	}
 	// 4 KiB pages, not transparent huge pages: with the kernel's default
 	// defrag=madvise, huge-page faults of madvised memory stall in
@@ -453,6 +537,11 @@ func (r *region) back(m *Memory) bool {
 		return true
 	}
 	r.sparse = false
+	if r.scratchHi > r.scratchLo { // scratch pages fault in when first written
+		populate(r.data[:r.scratchLo])
+		populate(r.data[r.scratchHi:])
+		return true
+	}
 	populate(r.data)
 	return true
 }
@@ -463,6 +552,7 @@ func (r *region) back(m *Memory) bool {
 const (
 	sparseMin = 64 << 10
 	pageShift = 12
+	pageSize  = 1 << pageShift
 )
 
 // page returns the bytes [off, off+n) of sparse region r from its page,
@@ -544,7 +634,10 @@ func (m *Memory) MarkControl(a Addr, n int) {
 	}
 	for l := Line(a); l < a+Addr(n); l += LineSize {
 		i := sort.Search(len(r.ctrl), func(i int) bool { return r.ctrl[i].line >= l })
-		if i == len(r.ctrl) || r.ctrl[i].line != l {
+		switch {
+		case i == len(r.ctrl): // after every line: the index stays (ctrlIdxN)
+			r.ctrl = append(r.ctrl, ctrlLine{line: l})
+		case r.ctrl[i].line != l:
 			r.ctrl = slices.Insert(r.ctrl, i, ctrlLine{line: l})
 			r.ctrlIdx = nil
 		}

@@ -94,3 +94,46 @@ func TestControlLinesInPayloadFreeMemory(t *testing.T) {
 		t.Fatalf("read back %v", got[118:124])
 	}
 }
+
+// Consume gives back the whole pages of a consumed range inside the
+// allocation's scratch range (they read as zeros), and nothing else: not
+// the partial pages at its ends, not bytes outside the scratch range, not
+// a small allocation on the Go heap.
+func TestConsumeGivesBackScratchPages(t *testing.T) {
+	m := New("m", true)
+	const size = 4 << 20
+	a := m.Alloc(Host, size, "buf")
+	small := m.Alloc(Host, 64<<10, "small")
+	m.Scratch(a+size/2, size/2)
+	all := m.Bytes(a, size)
+	for i := range all {
+		all[i] = byte(i%251 + 1)
+	}
+	copy(m.Bytes(small, 64<<10), all)
+	// From the middle of a page before the scratch range to the middle of
+	// a page inside it, then one spanning whole pages.
+	m.Consume(a+size/2-100, 5*pageSize+300)
+	m.Consume(a+size/2+8*pageSize+10, 4*pageSize)
+	m.Consume(small, 64<<10)
+	zero := func(off int) bool { return all[off] == 0 }
+	for off := range size {
+		inPages := off >= size/2 && off < size/2+5*pageSize ||
+			off >= size/2+9*pageSize && off < size/2+12*pageSize
+		if zero(off) != inPages {
+			t.Fatalf("byte %d: zero=%v, want %v (given back: the whole scratch pages consumed)", off, zero(off), inPages)
+		}
+	}
+	if got, want := m.Consumed(), uint64(8*pageSize); got != want {
+		t.Errorf("Consumed = %d, want %d", got, want)
+	}
+	if b := m.Bytes(small, 64<<10); b[100] != byte(100%251+1) {
+		t.Error("a heap allocation outside any scratch range lost its bytes")
+	}
+	free := New("free", false)
+	f := free.Alloc(Host, size, "buf")
+	free.Scratch(f, size)
+	free.Consume(f, size)
+	if free.Consumed() != 0 {
+		t.Error("a payload-free memory gave bytes back")
+	}
+}

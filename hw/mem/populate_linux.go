@@ -27,3 +27,8 @@ func populate(b []byte) {
 	}
 	go func() { _ = syscall.Madvise(b, madvPopulateWrite) }()
 }
+
+// discard gives b's pages back to the system (MADV_DONTNEED: they read
+// as zeros and fault in again on the next write). b is page-aligned, in
+// a private anonymous mapping. Best effort: a refusal keeps the bytes.
+func discard(b []byte) { _ = syscall.Madvise(b, syscall.MADV_DONTNEED) }

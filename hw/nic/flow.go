@@ -40,6 +40,17 @@ func (n *NIC) ingestLead(b unit.Bytes) sim.Duration {
 	return sim.Duration(float64(b-n.flowPiece)*n.link.Spec().Bandwidth.PerByte() + 0.5)
 }
 
+// c2cLead is ingestLead for the C2C hop (UseC2C) of a write into GPU
+// memory: its crossing of all but the last piece streamed with the
+// message too.
+func (n *NIC) c2cLead(l uint64) sim.Duration {
+	b := unit.Bytes(l)
+	if n.flowPiece == 0 || b <= n.flowPiece {
+		return 0
+	}
+	return sim.Duration(float64(b-n.flowPiece)*n.c2c.Spec().Bandwidth.PerByte() + 0.5)
+}
+
 // sendFlowMessage is sendPackets in the flow model: the pieces' DMA reads
 // are issued as in the packet model, but one packet carries the message.
 func (n *NIC) sendFlowMessage(dst int, kind Kind, msg uint64, hdr *Header, l uint64, fail FailType, mlength uint64,

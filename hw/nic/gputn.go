@@ -98,7 +98,7 @@ func (n *NIC) registered(r trigReg) {
 	}
 	b.done++
 	b.n = n
-	n.dmaWriteH(8, (*regNotice)(b))
+	n.dmaWriteH(b.word, 8, (*regNotice)(b))
 }
 
 // gputn is the NIC's GPU-TN state.

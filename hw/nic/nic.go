@@ -31,9 +31,12 @@ type NIC struct {
 	name     string
 	track    string
 	spec     Spec
-	mem      *mem.Memory
-	link     *pcie.Link
-	fab      *net.Fabric
+	// c2c is the chip-to-chip link between the root complex the NIC
+	// hangs on and the GPU's memory (UseC2C); nil elsewhere.
+	c2c  *pcie.Link
+	mem  *mem.Memory
+	link *pcie.Link
+	fab  *net.Fabric
 	// ctrlFree pools payload-free control payloads (ctrlbuf.go).
 	ctrlFree sim.FreeList[*ctrlBuf]
 	// eagerPayloads copies payloads out of memory at send, never as
@@ -164,6 +167,9 @@ func (n *NIC) dmaRead(a mem.Addr, l uint64) (done sim.Time, k int) {
 	} else {
 		done, k = n.link.ReadSplit(pcieUp, now, unit.Bytes(l), n.link.Spec().MaxReadReq, p2p)
 	}
+	if p2p && n.c2c != nil {
+		done = pcie.Behind(n.link, n.c2c, now, done, unit.Bytes(l))
+	}
 	n.dmaBegin(k)
 	return done, k
 }
@@ -214,19 +220,42 @@ func siftDownTimes(h []sim.Time) {
 // dmaWrite issues a posted DMA write of l bytes now and calls fn when it is
 // visible in memory. Visibility is kept in issue order.
 func (n *NIC) dmaWrite(l uint64, fn func()) {
-	n.e.At(n.postWrite(l), func() { n.dmaEnd(1); fn() })
+	n.e.At(n.postWrite(l, false), func() { n.dmaEnd(1); fn() })
 }
 
-// dmaWriteH is dmaWrite with an event handler instead of a closure; h
-// must call dmaEnd(1).
-func (n *NIC) dmaWriteH(l uint64, h sim.Handler) { n.e.AtH(n.postWrite(l), h, 0) }
+// dmaWriteTo is dmaWrite of data bound for address a: a write into GPU
+// memory beyond NVLink-C2C crosses that link too (UseC2C).
+func (n *NIC) dmaWriteTo(a mem.Addr, l uint64, fn func()) {
+	n.e.At(n.postWrite(l, n.farMem(a)), func() { n.dmaEnd(1); fn() })
+}
+
+// dmaWriteH is dmaWrite of data bound for address a with an event handler
+// instead of a closure; h must call dmaEnd(1).
+func (n *NIC) dmaWriteH(a mem.Addr, l uint64, h sim.Handler) {
+	n.e.AtH(n.postWrite(l, n.farMem(a)), h, 0)
+}
+
+// UseC2C puts the GPU's memory beyond the chip-to-chip link l
+// (NVLink-C2C) from the NIC's PCIe root complex: DMA reads and writes of
+// GPU-pool addresses cross PCIe and then l, sharing l's byte servers
+// with the CPU's and GPU's own crossings. In the flow model a message's
+// write still streams while it is on the wire; l adds its latency and
+// its serialisation there too.
+func (n *NIC) UseC2C(l *pcie.Link) { n.c2c = l }
+
+// farMem reports whether a lies beyond NVLink-C2C from the NIC.
+func (n *NIC) farMem(a mem.Addr) bool { return n.c2c != nil && n.mem.PoolOf(a) == mem.GPU }
 
 // postWrite issues a posted DMA write of l bytes now and returns when it
-// is visible in memory (in issue order).
-func (n *NIC) postWrite(l uint64) sim.Time {
+// is visible in memory (in issue order); far writes cross C2C after
+// PCIe.
+func (n *NIC) postWrite(l uint64, far bool) sim.Time {
 	// In the flow model a whole message arrives at once; its write streamed
 	// while the message was on the wire (UseFlows).
 	_, vis := n.link.PostedWrite(pcieUp, n.e.Now()-n.ingestLead(unit.Bytes(l)), unit.Bytes(l))
+	if far {
+		_, vis = n.c2c.PostedWrite(pcie.Down, vis-n.c2cLead(l), unit.Bytes(l))
+	}
 	vis = max(vis, n.upVis, n.e.Now())
 	n.upVis = vis
 	n.dmaBegin(1)

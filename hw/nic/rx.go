@@ -244,7 +244,7 @@ func (n *NIC) deliver(pk *Packet) {
 		m.pending++
 		if h.Op == CmdPut {
 			pk.in, pk.land, pk.landLen = m, a, ln
-			n.dmaWriteH(ln, (*pktLand)(pk))
+			n.dmaWriteH(a, ln, (*pktLand)(pk))
 		} else {
 			n.deliverAtomic(m, pk, a, lo, hi)
 		}
@@ -265,7 +265,7 @@ func (n *NIC) deliverAtomic(m *inMsg, pk *Packet, a mem.Addr, lo, hi uint64) {
 	ready, k := n.dmaRead(a, ln)
 	n.e.At(ready, func() {
 		n.dmaEnd(k)
-		n.dmaWrite(ln, func() {
+		n.dmaWriteTo(a, ln, func() {
 			if dst := n.mem.Bytes(a, int(ln)); dst != nil {
 				if m.old != nil {
 					copy(m.old[lo:hi], dst)

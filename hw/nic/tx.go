@@ -91,7 +91,7 @@ func (n *NIC) onReply(pk *Packet) {
 	}
 	if pk.Len > 0 {
 		pk.land, pk.landLen = md.Start+mem.Addr(off+pk.Offset), pk.Len
-		n.dmaWriteH(pk.Len, (*pktReplyLand)(pk))
+		n.dmaWriteH(pk.land, pk.Len, (*pktReplyLand)(pk))
 	}
 	o.seen++
 	if o.seen < n.packets(pk.MLength) {

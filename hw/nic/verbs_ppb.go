@@ -14,11 +14,16 @@ import (
 type PPB struct {
 	Lines        int // capacity in 64 B lines, FIFO replacement
 	FlushLatency sim.Duration
-	lines        map[mem.Addr]*[mem.LineSize]byte
-	order        []mem.Addr
-	spare        []*[mem.LineSize]byte // line buffers of flushed or evicted lines, reused
-	flushDone    sim.Time              // the latest flush completes then; doorbells behind it wait
-	stats        PPBStats
+	// The cached lines, in a ring in FIFO order: slot (head+i) mod Lines
+	// holds the i-th oldest line, at address at[slot]; index maps a
+	// line's address to its slot. The bytes are one pointer-free block
+	// (the collector does not scan it), grown to Lines slots as used.
+	index     map[mem.Addr]int32
+	at        []mem.Addr
+	bytes     [][mem.LineSize]byte
+	head, n   int
+	flushDone sim.Time // the latest flush completes then; doorbells behind it wait
+	stats     PPBStats
 }
 
 // PPBStats count the PPB's activity.
@@ -29,7 +34,7 @@ type PPBStats struct {
 // SetPPB puts p on the NIC's path to GPU memory (nil removes it).
 func (n *NIC) SetPPB(p *PPB) {
 	if p != nil {
-		p.lines = map[mem.Addr]*[mem.LineSize]byte{}
+		p.index = map[mem.Addr]int32{}
 	}
 	n.vs().ppb = p
 }
@@ -53,11 +58,8 @@ func (n *NIC) FlushPPBAt(at sim.Time) sim.Time {
 	done := at + p.FlushLatency
 	p.flushDone = max(p.flushDone, done)
 	n.e.At(done, func() {
-		for _, line := range p.lines {
-			p.spare = append(p.spare, line)
-		}
-		clear(p.lines)
-		p.order = p.order[:0]
+		clear(p.index)
+		p.head, p.n = 0, 0
 		p.stats.Flushes++
 	})
 	return done
@@ -73,29 +75,40 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 	}
 	end := a + mem.Addr(len(dst))
 	for l := mem.Line(a); l < end; l += mem.LineSize {
-		line := p.lines[l]
-		if line == nil {
-			p.stats.Misses++
-			if len(p.order) >= p.Lines {
-				p.spare = append(p.spare, p.lines[p.order[0]])
-				delete(p.lines, p.order[0])
-				p.order = p.order[1:]
-			}
-			if k := len(p.spare); k > 0 {
-				line, p.spare = p.spare[k-1], p.spare[:k-1]
-			} else {
-				line = new([mem.LineSize]byte)
-			}
-			n.mem.Read(l, line[:])
-			p.lines[l] = line
-			p.order = append(p.order, l)
-		} else {
+		var line *[mem.LineSize]byte
+		if i, ok := p.index[l]; ok {
+			line = &p.bytes[i]
 			p.stats.Hits++
 			n.checkPPB(l, line)
+		} else {
+			line = p.insert(l)
+			p.stats.Misses++
+			n.mem.Read(l, line[:])
 		}
 		lo, hi := max(l, a), min(l+mem.LineSize, end)
 		copy(dst[lo-a:hi-a], line[lo-l:hi-l])
 	}
+}
+
+// insert gives line l a slot, evicting the oldest line when the PPB is
+// full, and returns the slot's bytes (to be filled).
+func (p *PPB) insert(l mem.Addr) *[mem.LineSize]byte {
+	var i int
+	if p.n < p.Lines {
+		i = (p.head + p.n) % p.Lines
+		p.n++
+		for len(p.bytes) <= i {
+			p.bytes = append(p.bytes, [mem.LineSize]byte{})
+			p.at = append(p.at, 0)
+		}
+	} else {
+		i = p.head
+		delete(p.index, p.at[i])
+		p.head = (p.head + 1) % p.Lines
+	}
+	p.at[i] = l
+	p.index[l] = int32(i)
+	return &p.bytes[i]
 }
 
 // checkPPB reports a PPB hit on a line whose bytes memory no longer holds.

@@ -290,7 +290,7 @@ func (n *NIC) atomicRespond(m *rcIn, hdr *Header) {
 	t, k := n.dmaRead(a, w)
 	n.e.At(t, func() {
 		n.dmaEnd(k)
-		n.dmaWrite(w, func() {
+		n.dmaWriteTo(a, w, func() {
 			var b [8]byte
 			n.mem.Read(a, b[:w])
 			old := binary.LittleEndian.Uint64(b[:])
@@ -370,7 +370,7 @@ func (n *NIC) rcWrite(a mem.Addr, data []byte, l uint64, done func()) {
 	v := n.vs()
 	v.wseq++
 	seq := v.wseq
-	n.dmaWrite(l, func() {
+	n.dmaWriteTo(a, l, func() {
 		if d := n.reorderDelay(a); d > 0 {
 			buf := append([]byte(nil), data...)
 			n.e.After(d, func() {

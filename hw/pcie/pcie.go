@@ -123,6 +123,28 @@ func (l *Link) Read(req Dir, now sim.Time, n unit.Bytes, p2p bool) sim.Time {
 	return done + l.spec.Latency
 }
 
+// ReadSampled is Read that also returns when the target read the data:
+// the request's arrival there (o + L after issue, plus the peer-to-peer
+// latency), before the completion travels back. A poller that reads a word
+// across the link sees the value the word held then, not at the
+// completion's arrival.
+func (l *Link) ReadSampled(req Dir, now sim.Time, n unit.Bytes, p2p bool) (sampled, done sim.Time) {
+	if l.onChip != nil {
+		done = l.readOnChip(req, now, n)
+		if req == Down {
+			return done - l.onChip.mmio, done
+		}
+		return now + l.onChip.access, done
+	}
+	t := l.issue(req, now) + l.spec.Overhead + l.spec.Latency
+	penalty := 1.0
+	if p2p {
+		penalty = l.spec.P2PReadPenalty
+		t += l.spec.P2PReadLatency
+	}
+	return t, l.stream(1-req, t, n, penalty) + l.spec.Latency
+}
+
 // ReadRequest issues one read request of n bytes (at most a maximum read
 // request) at t, which may lie after other transactions the link has
 // already taken: the request of a requester that waited for a free tag.

@@ -73,3 +73,21 @@ func TestValidate(t *testing.T) {
 		t.Error("a valid spec rejected")
 	}
 }
+
+// TestReadSampledAtTheTarget: a read samples the target's memory when its
+// request arrives (o + L), and completes exactly as Read does; on a
+// directory attachment an MMIO read samples after one store latency.
+func TestReadSampledAtTheTarget(t *testing.T) {
+	at, done := New(spec()).ReadSampled(Down, 0, 8, false)
+	if want := New(spec()).Read(Down, 0, 8, false); done != want {
+		t.Errorf("sampled read done %v, Read %v", done, want)
+	}
+	if want := 10*sim.Nanosecond + 250*sim.Nanosecond; at != want {
+		t.Errorf("sampled at %v, want o + L = %v (not at the completion %v)", at, want, done)
+	}
+	oc := NewOnChip(spec(), DefaultSoC(), 80*sim.Nanosecond, unit.Rate(100e9))
+	at, done = oc.ReadSampled(Down, 0, 8, false)
+	if done != 100*sim.Nanosecond || at != 50*sim.Nanosecond {
+		t.Errorf("on-chip MMIO read sampled %v done %v, want 50ns and 100ns", at, done)
+	}
+}

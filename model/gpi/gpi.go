@@ -333,6 +333,26 @@ func (d *Device) Wait(wg *gpu.WG, queue int) error {
 	return nil
 }
 
+// WaitPeers is Wait over the QPs of queue to the given peers only, for
+// applications whose pattern is sparse (a halo's neighbours): Wait visits
+// every rank and would connect a QP to each.
+func (d *Device) WaitPeers(wg *gpu.WG, queue int, peers []int) error {
+	for _, p := range peers {
+		if p == d.rank {
+			continue
+		}
+		qp, cq, err := d.w.queue(d.rank, queue, p)
+		if err != nil {
+			return err
+		}
+		if e, ok := cq.WaitQP(wg, qp, 0); !ok {
+			return cqeError(d.rank, e)
+		}
+	}
+	wg.Barrier()
+	return nil
+}
+
 // Host is a CPU-side rank's GPI handle for host thread t.
 type Host struct {
 	w    *World
@@ -404,17 +424,30 @@ func (h *Host) NotifyWaitsome(first, num int) (int, uint64, error) {
 	}
 	m := h.w.d.Node(h.rank).Mem()
 	base := h.w.NotificationAddr(h.rank, first)
+	oneLine := mem.Line(base) == mem.Line(base+mem.Addr(8*num-1))
+	p := h.t.Proc
+	if !oneLine {
+		// Flags over several lines are polled round by round (no one
+		// watch covers them): a busy poller, whose rounds must not hide a
+		// deadlock of the agents that would notify it (sim/poll.go).
+		p.SetPoller(fmt.Sprintf("gpi notifications [%d, +%d) of rank %d", first, num, h.rank))
+		defer p.StopPolling()
+	}
 	for {
+		p.PollStart()
 		for i := range num {
 			if v := m.Load64(base + mem.Addr(8*i)); v != 0 {
 				h.t.Sleep(h.t.CPU().Spec().CacheHit)
 				return first + i, v, nil
 			}
 		}
-		if mem.Line(base) == mem.Line(base+mem.Addr(8*num-1)) {
+		if oneLine {
 			h.t.Wait(m.Watch(base), "gpi notification")
 		}
 		h.t.Sleep(h.t.CPU().Spec().DRAMLatency)
+		if !oneLine && p.PollRound(h.t.Contended()) { // (a waiter for the core may find work)
+			return 0, 0, fmt.Errorf("gpi: notify_waitsome [%d, +%d) on rank %d: %w", first, num, h.rank, p.Engine().PollDeadlock())
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package gpi_test
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -100,6 +101,45 @@ func TestBadArgumentsAreErrors(t *testing.T) {
 	for i, err := range errs {
 		if err == nil || !strings.Contains(err.Error(), want[i]) {
 			t.Errorf("call %d: error %v, want one mentioning %q", i, err, want[i])
+		}
+	}
+}
+
+// The host's notify_waitsome over flags on several lines polls round by
+// round: it finds a notification the GPU sends, and when the GPU itself
+// waits for a notification nobody sends, the run ends as a deadlock
+// naming both waits instead of polling forever.
+func TestHostWaitsomeOverLinesEndsInDeadlock(t *testing.T) {
+	for _, send := range []bool{true, false} {
+		c, w := world(t, gpi.GPUSide)
+		var got int
+		var herr error
+		kernel(c, 1, 1, func(wg *gpu.WG) {
+			d := w.Device(1)
+			if !send {
+				d.NotifyWaitsome(wg, 30, 1) // nobody notifies it
+			}
+			if err := d.Notify(wg, 0, 12, 1, 0); err != nil {
+				t.Error(err)
+			}
+		})
+		c.Nodes[0].CPU.Spawn("master", func(th *cpu.Thread) {
+			got, _, herr = w.Host(0, th, cost.Default()).NotifyWaitsome(0, 16)
+		})
+		err := c.Engine.RunUntil(sim.Second)
+		if send {
+			if err != nil || herr != nil || got != 12 {
+				t.Fatalf("waitsome over two lines: id %d, %v, %v", got, herr, err)
+			}
+			continue
+		}
+		var dl *sim.DeadlockError
+		if !errors.As(err, &dl) || c.Engine.Now() > sim.Millisecond {
+			t.Fatalf("err = %v at %v, want a deadlock at once", err, c.Engine.Now())
+		}
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		if !strings.Contains(first, "polls gpi notifications [0, +16) of rank 0") || !strings.Contains(first, "waits on") {
+			t.Errorf("first line %q", first)
 		}
 	}
 }

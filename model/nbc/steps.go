@@ -1,6 +1,10 @@
 package nbc
 
-import "github.com/gpunetsim/gpunetsim/sim"
+import (
+	"fmt"
+
+	"github.com/gpunetsim/gpunetsim/sim"
+)
 
 // Waiting for a collective as steps. Wait over a StepTransport runs the
 // progress loop (the polls and waits of Block, each round's dispatch and
@@ -27,6 +31,15 @@ type StepTransport interface {
 	BeginBlock()
 	BeginStep()
 	Try() bool
+}
+
+// StepTaskTransport is a StepTransport whose remote-task ops (XtqPut,
+// TaskPost, TaskWait) also run as steps: BeginTask starts Task(op), and
+// Try advances it. Over a StepTransport that is not one, a schedule with
+// remote-task ops cannot be waited for as steps.
+type StepTaskTransport interface {
+	StepTransport
+	BeginTask(op Op) (Request, error)
 }
 
 // LocalStepper runs a schedule's local ops as steps of the thread's
@@ -179,7 +192,12 @@ func (w *waiter) startOp(op Op) bool {
 	case Recv:
 		r, err = w.tr.BeginIrecv(op)
 	case XtqPut, TaskPost, TaskWait:
-		r, err = h.task(op)
+		st, ok := w.tr.(StepTaskTransport)
+		if !ok {
+			err = fmt.Errorf("transport %T cannot run %s ops as steps", w.tr, op.Kind)
+			break
+		}
+		r, err = st.BeginTask(op)
 	default:
 		return false
 	}
@@ -189,5 +207,5 @@ func (w *waiter) startOp(op Op) bool {
 		return false
 	}
 	h.reqs = append(h.reqs, r)
-	return op.Kind == Send || op.Kind == Recv
+	return true
 }

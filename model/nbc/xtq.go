@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/xtq"
+	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // TaskSetup is what the remote-task transport needs to turn schedule ops
@@ -34,7 +35,9 @@ type TaskSetup struct {
 //     TaskPost re-posts the receive buffer; TaskWait waits on the signal.
 //
 // Syncs and arrivals are counted per node, not per peer: the ring's
-// schedules receive each from one neighbour.
+// schedules receive each from one neighbour. It is a StepTransport (and
+// StepTaskTransport): Wait runs its progress loop as steps of the host
+// thread (the runtime's Begin*/Try forms, model/xtq/steps.go).
 type overTasks struct {
 	rt       *xtq.Runtime
 	ts       TaskSetup
@@ -42,6 +45,7 @@ type overTasks struct {
 	arrivals uint64
 	tasks    uint64
 	open     []*taskReq
+	args     [4]uint64 // an XtqPut's arguments (the runtime copies them)
 }
 
 // OverTasks returns a TaskTransport over rt.
@@ -49,16 +53,50 @@ func OverTasks(rt *xtq.Runtime, ts TaskSetup) TaskTransport {
 	return &overTasks{rt: rt, ts: ts}
 }
 
-// taskReq is an outstanding op: done reports completion from the node's
-// state; wait blocks the host until it holds.
+// taskReq is an outstanding op: notifications on a channel (ch ≥ 0) until
+// their count reaches n, or (ch < 0) the node's completion signal down to
+// n. A nil what means it is complete at once.
 type taskReq struct {
-	done func() bool
-	wait func()
+	o    *overTasks
+	ch   int
+	n    uint64
+	what string
 }
 
-func (r *taskReq) Done() bool { return r.done() }
+// Done reports completion from the node's state.
+func (r *taskReq) Done() bool {
+	switch {
+	case r.o == nil:
+		return true
+	case r.ch >= 0:
+		return r.o.rt.Notified(r.ch) >= r.n
+	default:
+		return r.o.rt.Host().CPU().Mem().Load64(r.o.ts.Signal) <= r.n
+	}
+}
 
-var doneReq = &taskReq{done: func() bool { return true }, wait: func() {}}
+// below reports whether a signal value v is at most the request's count.
+func (r *taskReq) below(v uint64) bool { return v <= r.n }
+
+// wait blocks the host until the request holds.
+func (r *taskReq) wait() {
+	if r.ch >= 0 {
+		r.o.rt.WaitNotify(r.ch, r.n, r.what)
+	} else {
+		r.o.rt.SignalWait(r.o.ts.Signal, r.what, r.below)
+	}
+}
+
+// beginWait starts wait as steps.
+func (r *taskReq) beginWait() {
+	if r.ch >= 0 {
+		r.o.rt.BeginWaitNotify(r.ch, r.n, r.what)
+	} else {
+		r.o.rt.BeginSignalWait(r.o.ts.Signal, r.what, r.below)
+	}
+}
+
+var doneReq = &taskReq{}
 
 func (o *overTasks) track(r *taskReq) Request {
 	o.open = append(o.open, r)
@@ -74,6 +112,16 @@ func (o *overTasks) Isend(op Op) (Request, error) {
 	return doneReq, nil
 }
 
+// BeginIsend starts Isend as steps.
+func (o *overTasks) BeginIsend(op Op) (Request, error) {
+	if op.Len == 0 {
+		o.rt.BeginNotify(op.Peer, xtq.ChanSync)
+	} else {
+		o.rt.BeginPutData(op.Peer, op.Addr, op.Len, op.Offset)
+	}
+	return doneReq, nil
+}
+
 func (o *overTasks) Irecv(op Op) (Request, error) {
 	ch, want := xtq.ChanData, &o.arrivals
 	what := fmt.Sprintf("data of step %d", op.Step)
@@ -81,12 +129,11 @@ func (o *overTasks) Irecv(op Op) (Request, error) {
 		ch, want, what = xtq.ChanSync, &o.syncs, fmt.Sprintf("resource-ready sync of step %d", op.Step)
 	}
 	*want++
-	n := *want
-	return o.track(&taskReq{
-		done: func() bool { return o.rt.Notified(ch) >= n },
-		wait: func() { o.rt.WaitNotify(ch, n, what) },
-	}), nil
+	return o.track(&taskReq{o: o, ch: ch, n: *want, what: what}), nil
 }
+
+// BeginIrecv is Irecv, which does not wait.
+func (o *overTasks) BeginIrecv(op Op) (Request, error) { return o.Irecv(op) }
 
 func (o *overTasks) Task(op Op) (Request, error) {
 	switch op.Kind {
@@ -94,24 +141,41 @@ func (o *overTasks) Task(op Op) (Request, error) {
 		o.rt.PostBuffer(o.ts.Recv, o.ts.RecvLen)
 		return doneReq, nil
 	case XtqPut:
-		grid, wg := o.ts.Grid(op.Len)
-		err := o.rt.Put(xtq.Task{Target: op.Peer, Kernel: o.ts.Kernel, Queue: o.ts.Queue, Grid: grid, WGSize: wg,
-			Args: []uint64{0, 0, op.Offset, op.Len}, Payload: op.Addr, PayloadLen: op.Len})
-		return doneReq, err
-	case TaskWait:
-		o.tasks++
-		if o.tasks > o.ts.Tasks {
-			return nil, fmt.Errorf("nbc: task wait %d of a node that expects %d tasks", o.tasks, o.ts.Tasks)
-		}
-		left := o.ts.Tasks - o.tasks
-		m := o.rt.Host().CPU().Mem()
-		what := fmt.Sprintf("incoming task of step %d", op.Step)
-		return o.track(&taskReq{
-			done: func() bool { return m.Load64(o.ts.Signal) <= left },
-			wait: func() { o.rt.SignalWait(o.ts.Signal, what, func(v uint64) bool { return v <= left }) },
-		}), nil
+		return doneReq, o.rt.Put(o.xtqTask(op))
 	}
-	return nil, fmt.Errorf("nbc: %s is not a remote-task op", op.Kind)
+	return o.taskWait(op)
+}
+
+// BeginTask starts Task as steps.
+func (o *overTasks) BeginTask(op Op) (Request, error) {
+	switch op.Kind {
+	case TaskPost:
+		o.rt.BeginPostBuffer(o.ts.Recv, o.ts.RecvLen)
+		return doneReq, nil
+	case XtqPut:
+		return doneReq, o.rt.BeginPut(o.xtqTask(op))
+	}
+	return o.taskWait(op)
+}
+
+// xtqTask is the task of an XtqPut op.
+func (o *overTasks) xtqTask(op Op) xtq.Task {
+	grid, wg := o.ts.Grid(op.Len)
+	o.args = [4]uint64{0, 0, op.Offset, op.Len}
+	return xtq.Task{Target: op.Peer, Kernel: o.ts.Kernel, Queue: o.ts.Queue, Grid: grid, WGSize: wg,
+		Args: o.args[:], Payload: op.Addr, PayloadLen: op.Len}
+}
+
+// taskWait is a TaskWait op (no time passes); any other kind is an error.
+func (o *overTasks) taskWait(op Op) (Request, error) {
+	if op.Kind != TaskWait {
+		return nil, fmt.Errorf("nbc: %s is not a remote-task op", op.Kind)
+	}
+	o.tasks++
+	if o.tasks > o.ts.Tasks {
+		return nil, fmt.Errorf("nbc: task wait %d of a node that expects %d tasks", o.tasks, o.ts.Tasks)
+	}
+	return o.track(&taskReq{o: o, ch: -1, n: o.ts.Tasks - o.tasks, what: fmt.Sprintf("incoming task of step %d", op.Step)}), nil
 }
 
 // Poll counts the notifications that arrived, without blocking.
@@ -119,15 +183,39 @@ func (o *overTasks) Poll() { o.rt.WaitNotify(xtq.ChanSync, 0, "poll") }
 
 // Block waits for the oldest outstanding op that is not done.
 func (o *overTasks) Block() {
+	if r := o.nextOpen(); r != nil {
+		r.wait()
+	}
+}
+
+// BeginBlock starts Block as steps.
+func (o *overTasks) BeginBlock() {
+	if r := o.nextOpen(); r != nil {
+		r.beginWait()
+	}
+}
+
+// nextOpen drops the outstanding ops that are done, oldest first, and
+// returns the first that is not (nil: none).
+func (o *overTasks) nextOpen() *taskReq {
 	for len(o.open) > 0 {
 		r := o.open[0]
 		o.open = o.open[1:]
-		if !r.done() {
-			r.wait()
-			return
+		if !r.Done() {
+			return r
 		}
 	}
+	return nil
 }
 
 // Step charges the dispatch of a round (sw.nbc_step).
 func (o *overTasks) Step() { o.rt.Host().Instr(o.ts.StepInstr) }
+
+// BeginStep starts Step as steps.
+func (o *overTasks) BeginStep() { o.rt.BeginInstr(o.ts.StepInstr) }
+
+// Try advances the call begun last (StepTransport).
+func (o *overTasks) Try() bool { return o.rt.Try() }
+
+// Proc returns the host thread's process, which runs the steps.
+func (o *overTasks) Proc() *sim.Proc { return o.rt.Host().Proc }

@@ -156,6 +156,7 @@ type consumer interface {
 	addPCIe()                               // one PCIe transaction issued
 	stall(until sim.Time)                   // wait holding the core (an uncached read)
 	idle() bool                             // may sleep through unchanged polls (coherent cache hits)
+	contended() bool                        // another thread waits for the thread's core
 	nudge() *sim.Signal                     // notified when polling should resume
 	idleWait(what string, cond func() bool) // spin on the core until cond holds (re-checked when nudged)
 	skip(polls uint64, instr int)           // account polls slept through
@@ -184,6 +185,8 @@ type hostPort struct {
 	// a poll and instructions as steps (svcsteps.go)
 	pa     mem.Addr
 	pv     uint64
+	pdone  sim.Time // an uncached poll's completion
+	pph    uint8    // an uncached poll: 0 before its sample, 1 after
 	instrN int
 	// an access begun as steps (svcsteps.go: hostOp)
 	op    hostOp
@@ -222,7 +225,7 @@ func (h *hostPort) cached(a mem.Addr) uint64 {
 	}
 	h.n.L2++
 	h.n.DRAM++
-	h.t.Sleep(h.spec.DRAMLatency)
+	h.t.Sleep(h.t.CPU().WordLatency(a)) // GPU memory beyond NVLink-C2C: a round trip over it
 	h.seen[a] = v
 	return v
 }
@@ -231,9 +234,17 @@ func (h *hostPort) poll(a mem.Addr) uint64 {
 	if !h.overPC {
 		return h.cached(a)
 	}
+	// A PCIe read returns the word as GPU memory held it when the request
+	// arrived there, half the round trip before the completion is back.
 	h.n.PCIe++
-	h.stall(h.link.Read(pcie.Down, h.t.Now(), 8, false))
-	return h.m.Load64(a)
+	// The thread stalls throughout; it takes the value at the sampling
+	// instant rather than through a separate event, so its polls stay its
+	// own activity (sim/poll.go).
+	at, done := h.link.ReadSampled(pcie.Down, h.t.Now(), 8, false)
+	h.stall(at)
+	v := h.m.Load64(a)
+	h.stall(done)
+	return v
 }
 
 func (h *hostPort) line(a mem.Addr) [8]uint64 {
@@ -296,7 +307,8 @@ func (h *hostPort) rmw(a mem.Addr, f func(uint64) uint64) uint64 {
 func (h *hostPort) releaseSystem() {}
 func (h *hostPort) acquireSystem() {}
 
-func (h *hostPort) idle() bool { return !h.overPC }
+func (h *hostPort) idle() bool      { return !h.overPC }
+func (h *hostPort) contended() bool { return h.t.Contended() }
 
 func (h *hostPort) pollCost(instr int) sim.Duration { return h.spec.CacheHit + h.spec.Instr(instr) }
 
@@ -331,6 +343,7 @@ func (c *cpPort) acquireSystem()                               { c.t.AcquireSyst
 func (c *cpPort) addPCIe()                                     { c.pcie++ }
 func (c *cpPort) stall(until sim.Time)                         { c.t.SleepUntil(until) }
 func (c *cpPort) idle() bool                                   { return false }
+func (c *cpPort) contended() bool                              { return false } // CP slots hand over in timer events
 func (c *cpPort) nudge() *sim.Signal                           { return nil }
 func (c *cpPort) skip(uint64, int)                             {}
 func (c *cpPort) pollCost(int) sim.Duration                    { return 0 }

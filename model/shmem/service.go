@@ -146,7 +146,7 @@ func (b *queueBackend) startServices() {
 		if b.kind == CompNetCP {
 			n.CP.Spawn(name, func(th *cp.Thread) {
 				s.port = &cpPort{t: th, acquire: b.spec.ConsumerAcquire}
-				th.Proc.SetPoller() // its polls are simulated one by one (sim/poll.go)
+				th.Proc.SetPoller(s.what()) // its polls are simulated one by one (sim/poll.go)
 				s.run()
 			})
 			continue
@@ -155,6 +155,12 @@ func (b *queueBackend) startServices() {
 		_, err := n.CPU.SpawnOn(core, name, func(th *cpu.Thread) {
 			s.port = &hostPort{t: th, spec: n.CPU.Spec(), link: n.GPULink, m: n.Mem,
 				overPC: b.kind == GHNDGPU && !b.split, seen: map[mem.Addr]uint64{}}
+			if hp := s.port.(*hostPort); hp.overPC {
+				// Its polls across PCIe are simulated one by one (through
+				// its cache it sleeps on a signal between busy stretches:
+				// no busy poller).
+				th.Proc.SetPoller(s.what())
+			}
 			s.run()
 		})
 		if err != nil {
@@ -235,6 +241,14 @@ type pend struct {
 	e entry
 }
 
+// what names the queues the thread polls, for deadlock reports.
+func (s *service) what() string {
+	if len(s.queues) == 1 {
+		return fmt.Sprintf("queue %d's next slot", s.queues[0].idx)
+	}
+	return fmt.Sprintf("the next slots of %d queues", len(s.queues))
+}
+
 // nudge wakes the thread if it sleeps through an idle stretch.
 func (s *service) nudge() {
 	if s.port == nil {
@@ -285,7 +299,11 @@ func (s *service) roundChecks(found bool) bool {
 		// Nothing but the service threads' polls left to happen: a
 		// deadlock of the other agents, which these polls would
 		// otherwise hide by never letting the event queue empty.
-		if p := s.port.proc(); !s.stop && p.PollIdle() {
+		// (A thread that will hand its core to a waiting one at the
+		// slice end is not idle: the waiter may find work.)
+		if p := s.port.proc(); s.port.contended() {
+			p.PollBusy()
+		} else if !s.stop && p.PollIdle() {
 			p.Engine().Fail(p.Engine().PollDeadlock())
 			return false
 		}

@@ -430,20 +430,32 @@ func TestIKNQueuePlacement(t *testing.T) {
 }
 
 // A work-group that waits for good on a flag nobody sets, while the
-// ComP-Net service threads keep polling their queues, ends the run as a
-// deadlock naming the work-group (the threads' polls find nothing and
-// nothing else can happen: sim/poll.go), not as a run that polls until
-// the scenario's time limit.
+// service threads keep polling their queues (ComP-Net's on the CP, the
+// GHN helpers on the host, across PCIe or through their caches), ends
+// the run as a deadlock naming the work-group and what the threads poll
+// (the threads' polls find nothing and nothing else can happen:
+// sim/poll.go), not as a run that polls until the scenario's time limit.
 func TestPollingServiceThreadsDoNotHideADeadlock(t *testing.T) {
-	_, _, _, err := shmemtest.Scenario(shmemtest.Backend{Kind: shmem.CompNetCP, HW: hw("dgpu"), Spec: shmem.DefaultSpec(), Nodes: 2, Limit: 500 * sim.Microsecond},
-		[]uint64{8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
-			return shmemtest.Kernel{WGs: 1, Body: func(pe int, x *shmem.Ctx) error {
-				x.WG().PollDevice(s[0], "a flag nobody sets", func(v uint64) bool { return v == 7 })
-				return nil
-			}}
-		})
-	var dl *sim.DeadlockError
-	if !errors.As(err, &dl) || dl.Polling == 0 || !strings.Contains(err.Error(), "waits on a flag nobody sets") {
-		t.Fatalf("err = %v, want a deadlock of the work-groups beside polling service threads", err)
+	for _, tc := range []struct {
+		kind shmem.Kind
+		mode string
+	}{{shmem.CompNetCP, "dgpu"}, {shmem.GHNDGPU, "dgpu"}, {shmem.GHNHostQ, "dgpu"}, {shmem.GHNAPU, "apu"}} {
+		_, _, _, err := shmemtest.Scenario(shmemtest.Backend{Kind: tc.kind, HW: hw(tc.mode), Spec: shmem.DefaultSpec(), Nodes: 2, Limit: 500 * sim.Microsecond},
+			[]uint64{8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+				return shmemtest.Kernel{WGs: 1, Body: func(pe int, x *shmem.Ctx) error {
+					x.WG().PollDevice(s[0], "a flag nobody sets", func(v uint64) bool { return v == 7 })
+					return nil
+				}}
+			})
+		var dl *sim.DeadlockError
+		if !errors.As(err, &dl) || !strings.Contains(err.Error(), "waits on a flag nobody sets") {
+			t.Fatalf("%s: err = %v, want a deadlock of the work-groups beside the service threads", tc.kind, err)
+		}
+		if first, _, _ := strings.Cut(err.Error(), "\n"); dl.Polling > 0 && !strings.Contains(first, "poll queue 0's next slot (node[0].") {
+			t.Errorf("%s: first line %q does not say what the threads poll", tc.kind, first)
+		}
+		if dl.At > 100*sim.Microsecond {
+			t.Errorf("%s: deadlock found at %v, long after the work-group stopped", tc.kind, dl.At)
+		}
 	}
 }

@@ -182,7 +182,7 @@ func (s *service) runSteps(sp stepPort) {
 // Step forms of the ports' polls.
 
 func (h *hostPort) beginPoll(a mem.Addr) {
-	h.pa = a
+	h.pa, h.pph = a, 0
 	if !h.overPC {
 		h.n.L1++
 		v := h.m.Load64(a)
@@ -193,20 +193,32 @@ func (h *hostPort) beginPoll(a mem.Addr) {
 		}
 		h.n.L2++
 		h.n.DRAM++
-		h.t.BeginSleep(h.spec.DRAMLatency)
+		h.t.BeginSleep(h.t.CPU().WordLatency(a)) // GPU memory beyond NVLink-C2C: a round trip over it
 		h.seen[a] = v
 		return
 	}
+	// As poll: the word as GPU memory held it when the read request
+	// arrived, the thread stalled throughout.
 	h.n.PCIe++
-	h.t.BeginSleep(max(0, h.link.Read(pcie.Down, h.t.Now(), 8, false)-h.t.Now()))
+	at, done := h.link.ReadSampled(pcie.Down, h.t.Now(), 8, false)
+	h.pdone = done
+	h.t.BeginSleep(max(0, at-h.t.Now()))
 }
 
 func (h *hostPort) tryPoll() (uint64, bool) {
 	if !h.t.Try() {
 		return 0, false
 	}
-	if h.overPC {
-		return h.m.Load64(h.pa), true
+	if !h.overPC {
+		return h.pv, true
+	}
+	if h.pph == 0 {
+		h.pph = 1
+		h.pv = h.m.Load64(h.pa)
+		h.t.BeginSleep(max(0, h.pdone-h.t.Now()))
+		if !h.t.Try() {
+			return 0, false
+		}
 	}
 	return h.pv, true
 }

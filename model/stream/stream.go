@@ -111,9 +111,11 @@ func (s *Stream) enqueue(instr int, o op, p any) {
 // charge is the host building one packet (instr instructions), reserving
 // its slot (the write index's read-modify-write, then the room check's load
 // of the read index the CP advances: a miss, after the locked add, which no
-// later load passes) and ringing the doorbell,
-// which reaches the CP after the memory latency and gives it one queue
-// entry: the next pending operation.
+// later load passes) and ringing the doorbell: an uncached store that
+// leaves the core once the packet's store is visible (the memory latency)
+// and reaches the CP the GPU's host-doorbell latency later (on an APU node
+// an on-chip MMIO store, soc.mmio_latency), giving it one queue entry: the
+// next pending operation.
 func (s *Stream) charge(instr int) {
 	defer s.t.Span("stream enqueue", s.t.Now())
 	s.t.Instr(instr)
@@ -126,7 +128,7 @@ func (s *Stream) charge(instr int) {
 	}
 	s.t.Load(s.readIndex)
 	s.ops++
-	s.t.Engine().After(s.g.Spec().MemLatency, s.submit)
+	s.t.Engine().After(s.g.Spec().MemLatency+s.g.HostDoorbell(), s.submit)
 }
 
 // run is the CP reaching the oldest pending operation: the doorbells of

@@ -23,6 +23,10 @@ type Spec struct {
 	BatchDoorbell bool     `toml:"batch_doorbell" doc:"optimisation: one doorbell (and fence) per full QP instead of per WQE" src:"DOC"`
 	QPPer         string   `toml:"qp_per" doc:"parallel posting: warp (one TB of warps, a QP each, one polling thread) or block (TBs of one warp, collaborative post and poll)" src:"DOC"`
 	Warps         int      `toml:"warps" doc:"warps (qp_per=warp) or thread blocks (qp_per=block) posting in parallel" src:"DOC"`
+	// QPs is the present-day workloads' QPs per GPU and peer (NVSHMEM
+	// IBGDA's RC QPs per PE): their communication work-groups share them,
+	// one post at a time per QP.
+	QPs int `toml:"qps" doc:"present-day workloads (pingpong, halo3d, moe): RC QPs per GPU and peer that the communication work-groups post on; work-group w uses QP w mod qps and work-groups sharing a QP take turns (a lock in GPU memory: one WQE build and doorbell at a time), as NVSHMEM IBGDA's QPs per PE (NVSHMEM_IBGDA_NUM_RC_PER_PE) are shared by warps (no source for the value a deployment uses)" src:"DEFAULT"`
 
 	P2PWriteReorder  bool     `toml:"p2p_write_reorder" doc:"hazard: NIC writes into GPU memory land after a random delay under load, so a flag can overtake its payload (the GPUrdma paper)" src:"DOC"`
 	ReorderMean      sim.Time `toml:"reorder_mean" doc:"mean extra landing delay of a NIC→GPU write above the utilisation threshold" src:"DEFAULT"`
@@ -41,7 +45,7 @@ type Spec struct {
 // path (every optimisation off), QPs and CQs in GPU memory.
 func DefaultSpec() Spec {
 	return Spec{FieldStore: 200 * sim.Nanosecond, DBRecord: 200 * sim.Nanosecond, Fence: 1300 * sim.Nanosecond,
-		QPLoc: "gpu", CQLoc: "gpu", QPDepth: 1024, QPPer: "warp", Warps: 30,
+		QPLoc: "gpu", CQLoc: "gpu", QPDepth: 1024, QPPer: "warp", Warps: 30, QPs: 2,
 		ReorderMean: 2 * sim.Microsecond, ReorderThreshold: 0.5, ReorderWindow: 10 * sim.Microsecond}
 }
 
@@ -64,6 +68,9 @@ func (s Spec) Validate() error {
 	}
 	if s.Warps < 1 || s.Warps > 1024 {
 		errs = append(errs, fmt.Errorf("gnn.warps = %d: must be in [1, 1024]", s.Warps))
+	}
+	if s.QPs < 1 || s.QPs > 1024 {
+		errs = append(errs, fmt.Errorf("gnn.qps = %d: must be in [1, 1024]", s.QPs))
 	}
 	if s.ReorderMean < 0 || s.ReorderWindow <= 0 {
 		errs = append(errs, fmt.Errorf("gnn.reorder_mean/reorder_window = %v/%v: must be ≥ 0 / > 0", s.ReorderMean, s.ReorderWindow))

@@ -89,7 +89,7 @@ func (r *Runtime) PutCPU(t CPUTask) error {
 	if r.mode == HSA {
 		r.t.Instr(r.sw.MPIMatch)
 	}
-	cmd := r.mem.AllocData(mem.Host, cpu.AgentPacketSize, "xtq.cmd")
+	cmd := r.cmdBuffer(cpu.AgentPacketSize)
 	b := cpu.AgentPacket{Header: cpu.AgentDispatchHeader, QueueIndex: t.Queue, Function: t.Function, Args: t.Args}.Encode()
 	r.mem.Write(cmd, b[:])
 	r.t.Instr(r.sw.PortalsPost)
@@ -122,6 +122,8 @@ func (s *state) hsaCPUTask(t *cpu.Thread, ev nic.Event, raw []byte) {
 	if f.Signal != 0 {
 		pk.Signal = f.Signal
 	}
-	s.stats.LastBell = hostEnqueueBytes(t, q.q, pk.Encode())
+	// A CPU agent queue's doorbell is a signal in memory that the agent
+	// thread polls: an ordinary store, visible with the packet.
+	s.stats.LastBell = hostEnqueueBytes(t, q.q, pk.Encode(), 0)
 	s.stats.Enqueued++
 }

@@ -76,7 +76,7 @@ func (s *state) hsaTask(t *cpu.Thread, ev nic.Event) {
 		t.Store(args, uint64(k.Buffer))
 		t.Store(args+8, uint64(ev.Start+mem.Addr(cmdLen)))
 	}
-	s.stats.LastBell = HostEnqueue(t, q.q, pk)
+	s.stats.LastBell = HostEnqueue(t, q.q, pk, s.gpu.HostDoorbell())
 	s.stats.Enqueued++
 }
 
@@ -108,29 +108,30 @@ func (s *state) hsaMessage(t *cpu.Thread, ev nic.Event) {
 		t.Store(ev.Start, uint64(k.Buffer))
 		t.Store(ev.Start+8, uint64(ev.Start+mem.Addr(argsLen)))
 	}
-	s.stats.LastBell = HostEnqueue(t, q.q, pk)
+	s.stats.LastBell = HostEnqueue(t, q.q, pk, s.gpu.HostDoorbell())
 	s.stats.Enqueued++
 }
 
 // HostEnqueue runs the AQL producer protocol on host thread t (the HSA
-// runtime's enqueue idiom): an atomic add on the write index (a locked
-// access to a line the NIC and the CP also write: a miss), a load of the
-// read index to check for room (another miss), a wait for the slot if the
-// queue is full, then the
-// packet body, the header and the doorbell as stores that become visible
-// in program order one memory latency later. It returns when the doorbell
-// is visible; the thread itself does not wait for it.
-func HostEnqueue(t *cpu.Thread, q Queue, pk gpu.AQLPacket) sim.Time {
-	return hostEnqueueBytes(t, q, pk.Encode())
+// runtime's enqueue idiom) for a GPU queue whose doorbell a host store
+// reaches bell after it leaves the core (gpu.GPU.HostDoorbell): a locked
+// add on the write index (a line the NIC and the CP also write: a miss; as
+// every x86 locked instruction it first waits for the thread's earlier
+// stores, such as the kernel arguments written into the packet's buffer,
+// to become visible), a load of the read index to check for room (another
+// miss), a wait for the slot if the queue is full, then the packet body
+// and header as stores visible one memory latency later, and the doorbell
+// as an uncached store that leaves only once they are. It returns when the
+// doorbell reaches the GPU; the thread itself does not wait for it.
+func HostEnqueue(t *cpu.Thread, q Queue, pk gpu.AQLPacket, bell sim.Duration) sim.Time {
+	return hostEnqueueBytes(t, q, pk.Encode(), bell)
 }
 
 // hostEnqueueBytes is HostEnqueue of an encoded packet (either kind).
-func hostEnqueueBytes(t *cpu.Thread, q Queue, b [gpu.AQLPacketSize]byte) sim.Time {
+func hostEnqueueBytes(t *cpu.Thread, q Queue, b [gpu.AQLPacketSize]byte, bell sim.Duration) sim.Time {
 	m := t.CPU().Mem()
 	lat := t.CPU().Spec().DRAMLatency
-	t.Sleep(lat)
-	w := m.Load64(q.WriteIndex())
-	m.Store64(q.WriteIndex(), w+1)
+	w := t.RMW(q.WriteIndex(), 1)
 	// The room check loads the read index the CP advances (a miss: the
 	// CP's write took the line), after the locked add, which no later load
 	// passes.
@@ -139,10 +140,9 @@ func hostEnqueueBytes(t *cpu.Thread, q Queue, b [gpu.AQLPacketSize]byte) sim.Tim
 		t.WaitWord(q.ReadIndex(), "room in the GPU queue", func(r uint64) bool { return w-r < q.Size() })
 	}
 	slot := q.Slot(w)
-	t.Engine().After(lat, func() {
+	t.StoreMiss(func() {
 		m.Write(slot+2, b[2:])
 		m.Write(slot, b[:2])
-		gpu.RingDoorbell(m, q.Doorbell(), w+1)
 	})
-	return t.Now() + lat
+	return t.StoreUncached(bell, func() { gpu.RingDoorbell(m, q.Doorbell(), w+1) })
 }

@@ -103,13 +103,21 @@ type state struct {
 	failures []error
 	stats    Stats
 	layer    Layer
+	// noteReady reports whether a notification event is waiting (the
+	// condition WaitNotify's wait re-checks), made once.
+	noteReady func() bool
+	// cmdNext and cmdLeft are the next free byte of the command-buffer
+	// block being carved and the bytes left in it (cmdBuffer).
+	cmdNext mem.Addr
+	cmdLeft uint64
 }
 
 // Runtime is one node's remote-task API bound to the host thread that
 // calls it (Thread binds another thread of the same node).
 type Runtime struct {
 	*state
-	t *cpu.Thread
+	t    *cpu.Thread
+	call call // the step-form call in progress (steps.go)
 }
 
 // New sets up the remote-task runtime of node rank on host thread t: the
@@ -133,6 +141,7 @@ func New(t *cpu.Thread, n *nic.NIC, g *gpu.GPU, rank, size int, mode Mode, sw co
 	s.noteEQ = n.NewEQ(0, ring("xtq.notify.eq"))
 	s.notePT = n.PTAlloc(s.noteEQ, false)
 	s.noteBuf = m.AllocData(mem.Host, 8, "xtq.notify")
+	s.noteReady = func() bool { return s.noteEQ.Len() > 0 }
 	for ch := range channels {
 		if ch == ChanData {
 			continue // arrivals land in exposed regions (Expose)
@@ -230,11 +239,7 @@ func (r *Runtime) SignalWait(sig mem.Addr, what string, cond func(uint64) bool) 
 // full. Posting the same buf again replaces its earlier entry.
 func (r *Runtime) PostBuffer(buf mem.Addr, size uint64) {
 	r.t.Instr(r.sw.PortalsPost)
-	if old := r.posted[buf]; old != nil {
-		r.nic.MEUnlink(old)
-	}
-	r.posted[buf] = r.nic.MEAppend(r.taskPT, nic.ME{Start: buf, Length: size, MatchID: nic.AnyID, IgnoreBits: ^uint64(0),
-		Options: nic.MEOpPut | nic.MEManageLocal, MinFree: 1}, nic.Priority)
+	r.postBuffer(buf, size)
 }
 
 // Put sends task t (XtqPut): the host builds the command packet (indices in
@@ -242,32 +247,19 @@ func (r *Runtime) PostBuffer(buf mem.Addr, size uint64) {
 // posts one gather put of it and the payload. Under HSA it also pays the
 // MPI send path. The thread returns once the NIC doorbell is written.
 func (r *Runtime) Put(t Task) error {
-	if t.Target < 0 || t.Target >= r.size {
-		return fmt.Errorf("xtq: task target %d: must be in [0, %d)", t.Target, r.size)
-	}
-	if len(t.Args) < 2 {
-		return fmt.Errorf("xtq: task has %d kernel arguments: needs at least 2 (target buffer, payload)", len(t.Args))
-	}
-	if t.WGSize < 1 || t.WGSize > 1<<15 || t.Grid < t.WGSize || t.Grid > 1<<31 {
-		return fmt.Errorf("xtq: task grid %d, work-group size %d: need 1 ≤ wg ≤ 32768 and wg ≤ grid < 2^31", t.Grid, t.WGSize)
+	if err := r.checkTask(t); err != nil {
+		return err
 	}
 	defer r.t.Span("XtqPut", r.t.Now())
 	r.t.Instr(r.sw.TaskBuild)
 	if r.mode == HSA {
-		return r.putHSA(t)
+		r.putHSA(t)
+		return nil
 	}
-	cmd := r.mem.AllocData(mem.Host, t.CmdLen(), "xtq.cmd")
-	pkt := gpu.AQLPacket{Header: gpu.DispatchHeader, WGSize: uint16(t.WGSize), Grid: uint32(t.Grid),
-		QueueIndex: t.Queue, KernelObject: t.Kernel}
-	b := pkt.Encode()
-	r.mem.Write(cmd, b[:])
-	for i, a := range t.Args {
-		r.mem.Store64(cmd+gpu.AQLPacketSize+mem.Addr(8*i), a)
-	}
+	cmd := r.xtqCommand(t)
 	r.t.Instr(r.sw.PortalsPost)
 	r.stats.Tasks++
-	r.nic.XtqPut(r.t.Proc, nic.GatherPut{Xtq: true, Target: t.Target, PT: r.taskPT, Cmd: cmd,
-		CmdLen: t.CmdLen(), Payload: t.Payload, PayloadLen: t.PayloadLen, Ack: nic.NoAckReq})
+	r.nic.XtqPut(r.t.Proc, r.xtqGather(t, cmd))
 	return nil
 }
 
@@ -287,23 +279,14 @@ func hsaHeader(t Task) uint64 {
 // putHSA sends t as a two-sided active message: the arguments and the
 // payload gathered into one put, the task named in its header. Over MPI
 // the send pays the matching path.
-func (r *Runtime) putHSA(t Task) error {
-	if t.Kernel > 0xffff {
-		return fmt.Errorf("xtq: HSA task kernel index %d: must fit the header's 16 bits", t.Kernel)
-	}
+func (r *Runtime) putHSA(t Task) {
 	if r.layer == LayerMPI {
 		r.t.Instr(r.sw.MPIMatch)
 	}
-	argsLen := 8 * uint64(len(t.Args))
-	args := r.mem.AllocData(mem.Host, argsLen, "hsa.args")
-	for i, a := range t.Args {
-		r.mem.Store64(args+mem.Addr(8*i), a)
-	}
+	args := r.hsaArgs(t)
 	r.t.Instr(r.sw.PortalsPost)
 	r.stats.Tasks++
-	r.nic.XtqPut(r.t.Proc, nic.GatherPut{Target: t.Target, PT: r.taskPT, MatchBits: uint64(t.Grid), Cmd: args,
-		CmdLen: argsLen, Payload: t.Payload, PayloadLen: t.PayloadLen, HdrData: hsaHeader(t), Ack: nic.NoAckReq})
-	return nil
+	r.nic.XtqPut(r.t.Proc, r.hsaGather(t, args))
 }
 
 // WireLen returns the bytes task t puts into the target's posted buffer
@@ -329,16 +312,14 @@ func (r *Runtime) Expose(base mem.Addr, length uint64) {
 func (r *Runtime) PutData(peer int, src mem.Addr, length, remoteOffset uint64) {
 	defer r.t.Span("put", r.t.Now())
 	r.t.Instr(r.sw.PortalsPost)
-	r.nic.Doorbell(r.t.Proc, nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: src, Length: length, Options: nic.MDEventSendDisable | nic.MDEventSuccessDisable},
-		Length: length, Target: peer, PT: r.notePT, MatchBits: ChanData, RemoteOffset: remoteOffset, Ack: nic.NoAckReq})
+	r.nic.Doorbell(r.t.Proc, r.putDataCommand(peer, src, length, remoteOffset))
 }
 
 // Notify sends a zero-length message on channel ch to peer.
 func (r *Runtime) Notify(peer, ch int) {
 	r.t.Instr(r.sw.PortalsPost)
 	r.stats.Notifies++
-	r.nic.Doorbell(r.t.Proc, nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: r.noteBuf, Options: nic.MDEventSendDisable | nic.MDEventSuccessDisable},
-		Target: peer, PT: r.notePT, MatchBits: uint64(ch), Ack: nic.NoAckReq})
+	r.nic.Doorbell(r.t.Proc, r.notifyCommand(peer, ch))
 }
 
 // WaitNotify polls the notification events until total notifications

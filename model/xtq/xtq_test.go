@@ -152,11 +152,15 @@ func TestHostEnqueueOrderAndBackPressure(t *testing.T) {
 	obj := nd.GPU.LoadKernel(gpu.KernelCode{Name: "slow", Body: func(wg *gpu.WG, _ mem.Addr) { wg.VALU(5000); runs++ }})
 	sig := nd.GPU.NewSignal("s", 3)
 	m := nd.Mem
+	var firstBell sim.Time
 	probe := c.Engine.Spawn("doorbell probe", func(p *sim.Proc) {
 		last := uint64(0)
 		for {
 			p.WaitUntil(m.Watch(q.Doorbell()), "doorbell", func() bool { return m.Load64(q.Doorbell()) > last })
 			last = m.Load64(q.Doorbell())
+			if last == 1 {
+				firstBell = p.Now()
+			}
 			if pk := gpu.DecodeAQL(m.Bytes(q.Slot(last-1), 64)); pk.Header != gpu.DispatchHeader || pk.KernelObject != obj {
 				t.Errorf("doorbell %d: slot header %#x object %#x not published yet", last, pk.Header, pk.KernelObject)
 			}
@@ -167,7 +171,7 @@ func TestHostEnqueueOrderAndBackPressure(t *testing.T) {
 	nd.CPU.Spawn("producer", func(th *cpu.Thread) {
 		for i := range 3 {
 			start := th.Now()
-			xtq.HostEnqueue(th, q, gpu.AQLPacket{Header: gpu.DispatchHeader, WGSize: 64, Grid: 64, KernelObject: obj, Signal: sig})
+			xtq.HostEnqueue(th, q, gpu.AQLPacket{Header: gpu.DispatchHeader, WGSize: 64, Grid: 64, KernelObject: obj, Signal: sig}, nd.GPU.HostDoorbell())
 			waited = max(waited, th.Now()-start)
 			if i == 0 {
 				first = th.Now() - start
@@ -185,5 +189,50 @@ func TestHostEnqueueOrderAndBackPressure(t *testing.T) {
 	// index and then the room check's load of the read index: two misses.
 	if want := 2 * nd.CPU.Spec().DRAMLatency; first != want {
 		t.Errorf("first enqueue took %v on the host, want %v (write-index add, then read-index load)", first, want)
+	}
+	// The doorbell is an uncached store: it leaves once the packet's store
+	// is visible (one more miss) and reaches the GPU the APU's on-chip MMIO
+	// latency later.
+	if bell := nd.GPU.HostDoorbell(); bell != cluster.XTQ().SoC.MMIOLatency || bell == 0 {
+		t.Errorf("host doorbell latency %v on preset xtq, want soc.mmio_latency %v", bell, cluster.XTQ().SoC.MMIOLatency)
+	}
+	if want := 3*nd.CPU.Spec().DRAMLatency + nd.GPU.HostDoorbell(); firstBell != want {
+		t.Errorf("first doorbell reached the GPU at %v, want %v (add, room check, packet store, MMIO)", firstBell, want)
+	}
+}
+
+// TestHostEnqueueWaitsForEarlierStores: HSA's progress thread writes the
+// kernel arguments into the packet's buffer (a line the NIC just wrote: a
+// miss) right before the locked add on the write index, which as every x86
+// locked instruction waits for those stores to become visible.
+func TestHostEnqueueWaitsForEarlierStores(t *testing.T) {
+	c, err := cluster.New(sim.New(1), cluster.XTQ(), 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd := c.Nodes[0]
+	q, err := nd.GPU.NewAQLQueue("q", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := nd.Mem.AllocData(mem.Host, 64, "args")
+	obj := nd.GPU.LoadKernel(gpu.KernelCode{Name: "k", Body: func(*gpu.WG, mem.Addr) {}})
+	lat := nd.CPU.Spec().DRAMLatency
+	var took [2]sim.Time
+	for i, store := range []bool{false, true} {
+		nd.CPU.Spawn("producer", func(th *cpu.Thread) {
+			start := th.Now()
+			if store {
+				th.Store(args, 1)
+			}
+			xtq.HostEnqueue(th, q, gpu.AQLPacket{Header: gpu.DispatchHeader, WGSize: 64, Grid: 64, KernelObject: obj}, nd.GPU.HostDoorbell())
+			took[i] = th.Now() - start
+		})
+		if err := c.Engine.Run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took[0] != 2*lat || took[1] != 3*lat {
+		t.Errorf("enqueue took %v alone and %v after a store, want %v and %v", took[0], took[1], 2*lat, 3*lat)
 	}
 }

@@ -1,0 +1,130 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// On a GH200 node the CPU's and the GPU's word accesses to the other
+// side's memory cross NVLink-C2C: a round trip (two link latencies plus
+// the line's serialisation) on top of the memory's own latency, and the
+// link's byte servers count the bytes; accesses to their own memory do
+// not touch the link. The seeds' nodes have no C2C link.
+func TestC2CWordCrossings(t *testing.T) {
+	s := GH200CX7()
+	c, err := New(sim.New(1), s, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Engine.Close()
+	nd := c.Nodes[0]
+	if nd.C2C == nil || nd.GPULink != nd.C2C {
+		t.Fatal("gh200-cx7 node has no C2C link, or the GPU's link is not it")
+	}
+	hostW := nd.Mem.AllocData(mem.Host, 64, "host")
+	gpuW := nd.Mem.AllocData(mem.GPU, 64, "gpu")
+	line := sim.FromPicoseconds(float64(mem.LineSize) * s.C2C.Bandwidth.PerByte())
+	var cpuHost, cpuGPU, gpuHost, gpuGPU sim.Duration
+	nd.CPU.Spawn("host", func(th *cpu.Thread) {
+		t0 := th.Now()
+		th.Load(hostW)
+		cpuHost = th.Now() - t0
+		t0 = th.Now()
+		th.Load(gpuW)
+		cpuGPU = th.Now() - t0
+	})
+	op, _ := nd.GPU.DispatchOp(gpu.Kernel{Name: "k", WGs: 1, WGSize: 64, Body: func(w *gpu.WG) {
+		t0 := w.Now()
+		w.AtomicLoad64(gpuW)
+		gpuGPU = w.Now() - t0
+		t0 = w.Now()
+		w.AtomicLoad64(hostW)
+		gpuHost = w.Now() - t0
+	}})
+	nd.GPU.Submit(op)
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if cpuHost != s.CPU.DRAMLatency {
+		t.Errorf("CPU load of host memory = %v, want the DRAM latency %v", cpuHost, s.CPU.DRAMLatency)
+	}
+	if want := s.CPU.DRAMLatency + 2*s.C2C.Latency + line; cpuGPU != want {
+		t.Errorf("CPU load of GPU memory = %v, want DRAM latency + C2C round trip + a line's serialisation = %v", cpuGPU, want)
+	}
+	if gpuGPU != s.GPU.MemLatency {
+		t.Errorf("GPU load of GPU memory = %v, want the memory latency %v", gpuGPU, s.GPU.MemLatency)
+	}
+	if want := s.GPU.MemLatency + 2*s.C2C.Latency + line; gpuHost != want {
+		t.Errorf("GPU load of host memory = %v, want memory latency + C2C round trip + a line's serialisation = %v", gpuHost, want)
+	}
+	// One line each way's data: the CPU's read came up, the GPU's went down.
+	if _, up := nd.C2C.Stats(pcie.Up); up != mem.LineSize {
+		t.Errorf("C2C GPU→CPU bytes = %d, want one line (the CPU's read of GPU memory)", up)
+	}
+	if _, down := nd.C2C.Stats(pcie.Down); down != mem.LineSize {
+		t.Errorf("C2C CPU→GPU bytes = %d, want one line (the GPU's read of host memory)", down)
+	}
+	seed, err := New(sim.New(1), GPUTN(), 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seed.Engine.Close()
+	if seed.Nodes[0].C2C != nil {
+		t.Error("preset gputn has a C2C link")
+	}
+}
+
+// putInto has node 1 put n bytes into node 0's buffer in pool and returns
+// when the target's event was visible and node 0's C2C link.
+func putInto(t *testing.T, s Spec, pool mem.Pool, n uint64) (sim.Time, *pcie.Link) {
+	t.Helper()
+	c, err := New(sim.New(1), s, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Engine.Close()
+	n0, n1 := c.Nodes[0], c.Nodes[1]
+	eq := n0.NIC.NewEQ(0, 0)
+	pt := n0.NIC.PTAlloc(eq, false)
+	dst := n0.Mem.Alloc(pool, n, "recv")
+	n0.NIC.MEAppend(pt, nic.ME{Start: dst, Length: n, MatchID: nic.AnyID, MatchBits: 7, Options: nic.MEOpPut}, nic.Priority)
+	src := n1.Mem.Alloc(pool, n, "send")
+	c.Engine.Spawn("host", func(p *sim.Proc) {
+		n1.NIC.Doorbell(p, nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: src, Length: n}, Length: n, Target: 0, PT: pt, MatchBits: 7})
+	})
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+	ev, ok := eq.Get()
+	if !ok || ev.MLength != n {
+		t.Fatalf("no %d-byte put event: %+v", n, ev)
+	}
+	return ev.Time, n0.C2C
+}
+
+// The NIC hangs on the Grace's PCIe root complex: a put into host memory
+// never touches C2C; a put into GPU memory is read out of the sender's
+// HBM over its C2C and written over the receiver's, arriving later by at
+// least both sides' crossings, with every payload byte counted on the
+// receiver's link toward the GPU.
+func TestC2CNICDMA(t *testing.T) {
+	const n = 64 << 10
+	s := GH200CX7()
+	host, l := putInto(t, s, mem.Host, n)
+	if _, b := l.Stats(pcie.Down); b != 0 {
+		t.Errorf("put into host memory moved %d bytes over C2C", b)
+	}
+	dev, l := putInto(t, s, mem.GPU, n)
+	if _, b := l.Stats(pcie.Down); b != n {
+		t.Errorf("put into GPU memory moved %d bytes toward the GPU over C2C, want %d", b, n)
+	}
+	if min := 2 * s.C2C.Latency; dev-host < min {
+		t.Errorf("put into GPU memory done at %v, host memory at %v: want at least the two C2C crossings (%v) later", dev, host, min)
+	}
+}

@@ -1,0 +1,366 @@
+package workload
+
+import (
+	"slices"
+
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/gputn"
+	"github.com/gpunetsim/gpunetsim/model/rdma"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+)
+
+// The one-sided hierarchical allreduce of the strategies whose host
+// pre-posts puts that the GPU side sets off: GDS (the stream's command
+// processor rings pre-posted puts) and GPU-TN (a kernel's store fires a
+// registered triggered put). Each rank's part is a fixed schedule of sends
+// and receives (hierSchedule, the same three phases as the two-sided and
+// device-shmem implementations). A send copies its data into a staging slot
+// of its own and sets the slot's flag word, which follows the data, and
+// the put carries data and flag into the receiver's slot for that (phase,
+// step, source): no slot is reused, so every flag goes from 0 to 1 once and
+// the NIC's in-order DMA makes it say the data landed. A receive waits for
+// its slot's flag and adds the data into the vector (reduce-scatter) or
+// copies it there (allgather).
+
+// hierOp is one send or receive of a rank's schedule.
+type hierOp struct {
+	send  bool
+	slot  int      // send: the staging slot; receive: the receive slot
+	rslot int      // send: the receiver's slot
+	to    int      // send: the receiving rank
+	at    mem.Addr // send: the data; receive: where it goes in the vector
+	nb    uint64
+	add   bool // receive: add into the vector (else copy)
+	phase int  // 0: intra-node reduce-scatter, 1: per-rail ring, 2: intra-node allgather
+}
+
+// hierSlots is the slot layout of the one-sided schedule, the same on
+// every rank: the G−1 phase-1 slots (a chunk each), the 2(N−1) ring
+// slots (a ring piece each), the G−1 phase-3 slots.
+type hierSlots struct {
+	off []uint64 // slot k's offset; off[len] is the region's size
+}
+
+func newHierSlots(elems, G, N int) hierSlots {
+	chunk := pad8(uint64(elems/G+1)*4) + 8
+	piece := pad8(uint64((elems/G+1)/max(1, N)+1)*4) + 8
+	var s hierSlots
+	s.off = append(s.off, 0)
+	add := func(n int, size uint64) {
+		for range n {
+			s.off = append(s.off, s.off[len(s.off)-1]+size)
+		}
+	}
+	add(G-1, chunk)
+	add(2*max(0, N-1), piece)
+	add(G-1, chunk)
+	return s
+}
+
+func (s hierSlots) bytes() uint64 { return s.off[len(s.off)-1] }
+
+// at is slot k of the region at base; flag is its flag word after nb
+// bytes of data.
+func (s hierSlots) at(base mem.Addr, k int) mem.Addr { return base + mem.Addr(s.off[k]) }
+func (s hierSlots) flag(base mem.Addr, k int, nb uint64) mem.Addr {
+	return s.at(base, k) + mem.Addr(pad8(nb))
+}
+
+// hierSchedule is the rank (node, l)'s sends and receives, in order.
+func hierSchedule(vec mem.Addr, elems, G, N, node, l int) []hierOp {
+	idx := func(m, of int) int { // m's position among the node's GPUs other than of
+		if m < of {
+			return m
+		}
+		return m - 1
+	}
+	off := func(lo int) mem.Addr { return mem.Addr(lo * 4) }
+	clo, chi := span(elems, l, G)
+	cb := uint64(chi-clo) * 4
+	var ops []hierOp
+	for m := range G {
+		if m != l {
+			mlo, mhi := span(elems, m, G)
+			ops = append(ops, hierOp{send: true, slot: idx(m, l), rslot: idx(l, m), to: node*G + m, at: vec + off(mlo), nb: uint64(mhi-mlo) * 4})
+		}
+	}
+	for m := range G {
+		if m != l {
+			ops = append(ops, hierOp{slot: idx(m, l), at: vec + off(clo), nb: cb, add: true})
+		}
+	}
+	base := G - 1
+	if N > 1 {
+		right := ((node+1)%N)*G + l
+		piece := func(k int) (mem.Addr, uint64) {
+			lo, hi := span(chi-clo, ((k%N)+N)%N, N)
+			return vec + off(clo+lo), uint64(hi-lo) * 4
+		}
+		for st := range 2 * (N - 1) {
+			var sa, ra mem.Addr
+			var sn, rn uint64
+			if st < N-1 {
+				sa, sn = piece(node - st)
+				ra, rn = piece(node - st - 1)
+			} else {
+				sa, sn = piece(node + 1 - (st - N + 1))
+				ra, rn = piece(node - (st - N + 1))
+			}
+			ops = append(ops, hierOp{send: true, slot: base + st, rslot: base + st, to: right, at: sa, nb: sn, phase: 1},
+				hierOp{slot: base + st, at: ra, nb: rn, add: st < N-1, phase: 1})
+		}
+	}
+	p3 := G - 1 + 2*max(0, N-1)
+	for m := range G {
+		if m != l {
+			ops = append(ops, hierOp{send: true, slot: p3 + idx(m, l), rslot: p3 + idx(l, m), to: node*G + m, at: vec + off(clo), nb: cb, phase: 2})
+		}
+	}
+	for m := range G {
+		if m != l {
+			mlo, mhi := span(elems, m, G)
+			ops = append(ops, hierOp{slot: p3 + idx(m, l), at: vec + off(mlo), nb: uint64(mhi-mlo) * 4, phase: 2})
+		}
+	}
+	return ops
+}
+
+// hierOneSided is one rank's one-sided run: its schedule, receive and
+// staging regions.
+type hierOneSided struct {
+	a            AllreduceHier
+	nd           *strategy.Node
+	ops          []hierOp
+	sl           hierSlots
+	recv, stage  mem.Addr
+	first        rdma.Deferred // GDS: the first pre-posted put
+	nsend        int
+	t1, t2, end  sim.Time
+	done         mem.Addr // GDS: the phase markers' words
+	markersAfter []int    // GDS: phases whose end marker follows the next kernel
+}
+
+// prepare allocates the regions, marks the flags as control words,
+// exposes the receive region and, for GDS, pre-posts every put (before
+// the measurement: the pattern is static).
+func (a AllreduceHier) prepareOneSided(nd *strategy.Node, vec mem.Addr, elems, G, N int, streamTriggered bool) *hierOneSided {
+	node, l := nd.Rank/G, nd.Rank%G
+	h := &hierOneSided{a: a, nd: nd, ops: hierSchedule(vec, elems, G, N, node, l), sl: newHierSlots(elems, G, N)}
+	h.recv = nd.Mem.Alloc(nd.Pool, max(8, h.sl.bytes()), "allreduce_hier.recv")
+	h.stage = nd.Mem.Alloc(nd.Pool, max(8, h.sl.bytes()), "allreduce_hier.stage")
+	var sends []hierOp
+	for _, op := range h.ops {
+		if op.send {
+			nd.Mem.MarkControl(h.sl.flag(h.stage, op.slot, op.nb), 8)
+			sends = append(sends, op)
+		} else {
+			nd.Mem.MarkControl(h.sl.flag(h.recv, op.slot, op.nb), 8)
+		}
+	}
+	h.nsend = len(sends)
+	nd.RDMA.Expose(h.recv, max(8, h.sl.bytes()))
+	if streamTriggered && len(sends) > 0 {
+		h.first = nd.RDMA.PrepostBlock(len(sends), func(i int) rdma.Put { return h.put(sends[i]) })
+	}
+	return h
+}
+
+// put is a send's put: data and flag from its staging slot into the
+// receiver's slot.
+func (h *hierOneSided) put(op hierOp) rdma.Put {
+	return rdma.Put{Src: h.sl.at(h.stage, op.slot), Length: pad8(op.nb) + 8, Target: op.to, RemoteOffset: h.sl.off[op.rslot]}
+}
+
+// stage copies a send's data into its staging slot and sets the slot's
+// flag (functional part; the caller charges the traffic).
+func (h *hierOneSided) stageData(op hierOp) {
+	mm := h.nd.Mem
+	if d, s := mm.Bytes(h.sl.at(h.stage, op.slot), int(op.nb)), mm.Bytes(op.at, int(op.nb)); d != nil && s != nil {
+		copy(d, s)
+	}
+}
+
+// apply adds or copies a received slot into the vector (functional part).
+func (h *hierOneSided) apply(op hierOp) {
+	mm := h.nd.Mem
+	src := h.sl.at(h.recv, op.slot)
+	if op.add {
+		addInto(mm, op.at, src, op.nb)
+		return
+	}
+	if d, s := mm.Bytes(op.at, int(op.nb)), mm.Bytes(src, int(op.nb)); d != nil && s != nil {
+		copy(d, s)
+	}
+}
+
+// traffic is the memory traffic of an operation on the GPU: a staging or
+// allgather copy reads and writes, an addition reads two and writes one.
+func traffic(op hierOp) uint64 {
+	if op.add {
+		return 3 * op.nb
+	}
+	return 2 * op.nb
+}
+
+// gds enqueues the whole schedule on the stream: consecutive sends share
+// one staging kernel and one NIC trigger of their pre-posted puts; a
+// receive is a stream wait on its slot's flag, and its addition or copy
+// joins the next kernel (with the other receives that follow it and the
+// staging of the sends after them: the ring's next piece is the one just
+// reduced). Markers after the
+// phases' last kernels time them; it returns the start-relative times
+// through h.
+func (h *hierOneSided) gds() {
+	nd := h.nd
+	h.done = nd.Mem.AllocData(mem.Host, 24, "allreduce_hier.done")
+	var (
+		work  []hierOp // the next kernel's operations
+		ids   []rdma.Deferred
+		sends int
+		cur   int
+	)
+	groups := map[int][]int{} // a marker's phase → the phases it ends
+	flush := func() {
+		if len(work) > 0 {
+			ops := work
+			var bytes uint64
+			for _, op := range ops {
+				bytes += traffic(op)
+			}
+			wgs := max(1, min(int(bytes/uint64(4*h.a.WGSize)), nd.GPU.CUs))
+			nd.Stream.Launch(gpu.Kernel{Name: "allreduce_hier.step", WGs: wgs, WGSize: h.a.WGSize, Body: func(wg *gpu.WG) {
+				if wg.ID == 0 {
+					for _, op := range ops {
+						if op.send {
+							h.stageData(op)
+							nd.Mem.Store64(h.sl.flag(h.stage, op.slot, op.nb), 1)
+						} else {
+							h.apply(op)
+						}
+					}
+				}
+				wg.VALU(2)
+				wg.Stream(bytes / uint64(wgs))
+			}})
+			work = nil
+		}
+		if n := len(h.markersAfter); n > 0 {
+			// One marker ends every phase that ended here (an empty
+			// phase ends with the one before it).
+			last := h.markersAfter[n-1]
+			groups[last] = slices.Clone(h.markersAfter)
+			nd.Stream.Marker(h.done+mem.Addr(8*last), 1)
+			h.markersAfter = h.markersAfter[:0]
+		}
+		if len(ids) > 0 {
+			nd.Stream.NicTrigger(ids...)
+			ids = nil
+		}
+	}
+	for _, op := range h.ops {
+		for ; cur < op.phase; cur++ {
+			h.markersAfter = append(h.markersAfter, cur)
+		}
+		if op.send {
+			work = append(work, op)
+			ids = append(ids, h.first+rdma.Deferred(sends))
+			sends++
+			continue
+		}
+		// Pending sends go off before the stream waits (a receive may
+		// depend on them); pending additions wait for the next kernel, so
+		// consecutive receives share one.
+		if slices.ContainsFunc(work, func(o hierOp) bool { return o.send }) {
+			flush()
+		}
+		nd.Stream.WaitValue(h.sl.flag(h.recv, op.slot, op.nb), "allreduce_hier slot arrival", func(v uint64) bool { return v == 1 })
+		work = append(work, op)
+	}
+	for ; cur <= 2; cur++ {
+		h.markersAfter = append(h.markersAfter, cur)
+	}
+	flush()
+	m := nd.Mem
+	times := []*sim.Time{&h.t1, &h.t2, &h.end}
+	for p, ended := range groups {
+		a := h.done + mem.Addr(8*p)
+		probe := nd.Host.Proc.Engine().Spawn("allreduce_hier.probe", func(pr *sim.Proc) {
+			pr.WaitUntil(m.Watch(a), "allreduce_hier phase done", func() bool { return m.Load64(a) != 0 })
+			for _, q := range ended {
+				*times[q] = pr.Now()
+			}
+		})
+		probe.SetDaemon()
+	}
+	nd.Stream.Synchronize()
+}
+
+// triggered runs the schedule in one persistent work-group that stages
+// each send, releases it at system scope and fires its triggered put with
+// a store to the NIC's trigger address, and polls each receive's flag
+// with system-scope acquires; the host registers the puts in schedule
+// order while the kernel runs (relaxed synchronization). With more puts
+// than the NIC's trigger entries (nic.trig_max_entries) the work-group
+// fires a put only once the NIC counts its registration in effect.
+func (h *hierOneSided) triggered() {
+	nd := h.nd
+	trig := nd.TN.TriggerAddr()
+	var reg mem.Addr
+	if limit := nd.TN.EntryLimit(); limit > 0 && h.nsend > limit {
+		reg = nd.Mem.AllocData(nd.Pool, 8, "allreduce_hier.registered")
+	}
+	var sends []hierOp
+	for _, op := range h.ops {
+		if op.send {
+			sends = append(sends, op)
+		}
+	}
+	run := nd.Stream.Launch(gpu.Kernel{Name: "allreduce_hier.triggered", WGs: 1, WGSize: h.a.WGSize, Body: func(wg *gpu.WG) {
+		cur, k := 0, 0
+		for _, op := range h.ops {
+			for ; cur < op.phase; cur++ {
+				if cur == 0 {
+					h.t1 = wg.Now()
+				} else {
+					h.t2 = wg.Now()
+				}
+			}
+			if op.send {
+				h.stageData(op)
+				wg.VALU(2)
+				wg.Stream(2 * op.nb)
+				wg.Store64(h.sl.flag(h.stage, op.slot, op.nb), 1)
+				wg.Release(gpu.System)
+				if reg != 0 {
+					need := uint64(k + 1)
+					wg.PollUntil(reg, true, "registration of its triggered put", func(v uint64) bool { return v >= need })
+				}
+				gputn.Trigger(wg, trig, uint64(1+k))
+				k++
+				continue
+			}
+			wg.PollUntil(h.sl.flag(h.recv, op.slot, op.nb), true, "allreduce_hier slot arrival", func(v uint64) bool { return v == 1 })
+			h.apply(op)
+			wg.VALU(2)
+			wg.Stream(traffic(op))
+		}
+		for ; cur < 2; cur++ {
+			if cur == 0 {
+				h.t1 = wg.Now()
+			} else {
+				h.t2 = wg.Now()
+			}
+		}
+		h.end = wg.Now()
+	}})
+	if len(sends) > 0 {
+		pt := nd.RDMA.PT()
+		nd.TN.TrigPutBlockCounted(len(sends), func(k int) uint64 { return uint64(1 + k) }, func(k int) gputn.Put {
+			p := h.put(sends[k])
+			return gputn.Put{Src: p.Src, Length: p.Length, Target: p.Target, PT: pt, RemoteOffset: p.RemoteOffset}
+		}, 1, reg)
+	}
+	nd.Stream.Wait(run)
+}
