@@ -1,9 +1,6 @@
 package exp
 
 import (
-	"os"
-	"runtime"
-	"runtime/pprof"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,12 +113,6 @@ func allreduceSimulate(p Point, env Env) ([]byte, error) {
 	res, err := w.Run(c, s, strategyConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("%s on %d nodes: %w", s, n, err)
-	}
-	if f := os.Getenv("HEAPPROF"); f != "" {
-		runtime.GC()
-		fh, _ := os.Create(f)
-		pprof.WriteHeapProfile(fh)
-		fh.Close()
 	}
 	return json.Marshal(allreducePoint{n, s, res.Time, c.Events(), res.Verified, res.Slices, c.Nodes[0].CPU.CoreStats(), res.ServiceEnergy})
 }

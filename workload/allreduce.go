@@ -764,7 +764,8 @@ func (l *ringLayout) stepWork(wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) {
 	if wg.Proc.CanRunSteps() {
 		// A coroutine body lends its process to the work (sim.Proc.RunSteps):
 		// one switch there and back instead of two per wait.
-		w := stepWorkSteps{wg: wg, at: base + mem.Addr(off+pad8(nb)), v: uint64(st + 2)}
+		w := stepWorkSteps{wg: wg, at: base + mem.Addr(off+pad8(nb)), v: uint64(st + 2),
+			recv: base + mem.Addr(l.recv(st, s)), n: 4 * cnt}
 		w.red.set(base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
 		wg.Proc.RunSteps(&w)
 		return
@@ -780,7 +781,10 @@ type stepWorkSteps struct {
 	red     reduceSteps
 	at      mem.Addr
 	v       uint64
+	recv    mem.Addr // the receive slot, given back once reduced
+	n       int
 	reduced bool
+	freed   bool
 }
 
 // Step implements sim.Stepper.
@@ -788,6 +792,10 @@ func (w *stepWorkSteps) Step(*sim.Proc) bool {
 	if !w.reduced {
 		w.reduced = w.red.step(w.wg)
 		return false // after the stream's wait, if any
+	}
+	if !w.freed {
+		w.freed = true
+		w.wg.Mem().Consume(w.recv, w.n)
 	}
 	return w.wg.TryStore64(w.at, w.v)
 }

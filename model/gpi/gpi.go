@@ -321,6 +321,12 @@ func (d *Device) Wait(wg *gpu.WG, queue int) error {
 		if p == d.rank {
 			continue
 		}
+		if d.w.qps[qkey{d.rank, queue, p}] == nil {
+			// Never connected, so nothing is outstanding on it: connecting
+			// it here would make every rank's wait create a QP pair to every
+			// other rank (n² QPs of 128 KiB of rings each).
+			continue
+		}
 		qp, cq, err := d.w.queue(d.rank, queue, p)
 		if err != nil {
 			return err
@@ -463,8 +469,8 @@ func (h *Host) NotifyReset(id int) uint64 {
 // Wait is gaspi_wait.
 func (h *Host) Wait(queue int) error {
 	for p := range h.w.sides {
-		if p == h.rank {
-			continue
+		if p == h.rank || h.w.qps[qkey{h.rank, queue, p}] == nil {
+			continue // never connected: nothing outstanding (see Device.Wait)
 		}
 		qp, cq, err := h.w.queue(h.rank, queue, p)
 		if err != nil {
