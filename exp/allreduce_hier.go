@@ -139,7 +139,7 @@ func allreduceHierAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	res := &report.Result{Experiment: "allreduce_hier", Seed: cfg.Run.Seed, Tables: []report.Table{t, win}, Plot: plot}
 	res.Notes = append(res.Notes,
 		"phases (rank 0): intra-node reduce-scatter over the GPU fabric (direct exchange), ring allreduce per rail across nodes, intra-node allgather; time = every rank released together to the last rank's end",
-		"HDN reduces each received chunk with its own kernel at the kernel boundary (node.gpus - 1 kernels in the first phase); CPU on the host's share of cores; device shmem (GNN_GIO, GHN_*, COMPNET): one persistent one-work-group kernel per GPU puts every chunk and ring piece from a staging slot with a trailing flag and reduces what it awaits",
+		"HDN reduces each received chunk with its own kernel at the kernel boundary (node.gpus - 1 kernels in the first phase); CPU on the host's share of cores; device shmem (GNN_GIO, GHN_*, COMPNET): one persistent one-work-group kernel per GPU puts every chunk and ring piece from a staging slot with a trailing flag and reduces what it awaits; GDS: the same slots, every put pre-posted, the stream runs a staging/reduction kernel, a NIC trigger and a wait per step; GPU-TN: one persistent work-group stages, fires registered triggered puts with stores (gated beyond nic.trig_max_entries) and polls the flags",
 		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access), GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
 }

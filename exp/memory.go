@@ -86,7 +86,10 @@ func FormatBytes(b float64) string {
 // to the peak RSS of payload-free 8 MiB runs at 32, 64 and 128 nodes on
 // their presets (docs/memory.md, issue 30; TestEstimateCoversStrategies
 // checks every family): XTQ and HSA post every round's receive resources
-// up front, 4 KiB per pair (XTQ 33, 37, 80 MB); device shmem (GHN_*,
+// up front and keep each task's command buffer, its two control lines in
+// the receive buffer and its kernel run, 1.5 KiB per pair (XTQ 34, 56,
+// 131 MB and 1.49 GB at 64, 128, 256 and 1024 nodes; before the command
+// buffers were carved from blocks, 4 KiB: 2.83 GB at 1024); device shmem (GHN_*,
 // COMPNET) 2.5 MiB per node for the runtime, its queues and the rings'
 // work-groups (95, 130, 185 MB); GPUrdma 3 MiB per node (116, 186 MB);
 // GIO 14 MiB per node, its per-(context, PE) QPs templated whole by the
@@ -103,7 +106,7 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 	case "GPUTN":
 		return memPerNode, float64(max(1, slices)) * (1 << 10)
 	case "XTQ", "HSA":
-		return memPerNode, 4 << 10
+		return memPerNode, 3 << 9
 	case "GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET":
 		return 5 << 19, memPerPeer
 	case "GNN_GPURDMA":
@@ -343,15 +346,25 @@ func jacobiSims(name string, cfg Config) []simMem {
 		names = cfg.Jacobi1D.Strategies
 	}
 	var all []simMem
-	for _, s := range out {
+	for _, p := range out {
 		for k := range max(1, len(names)) {
-			if k < len(names) && names[k] == "GNN_GIO" {
-				// GIO connects every context (a work-group of the
-				// Jacobi kernel) to every PE and the host templates
-				// every slot of each QP: 1.6 MB per (node, peer) pair
-				// measured at 32 nodes of 2048² points (a 128-node
-				// weak run passed 6 GB when stopped).
-				s.perPeer = jacobiGIOPerPeer
+			s := p
+			if k < len(names) {
+				switch names[k] {
+				case "GNN_GIO":
+					// GIO connects every context (a work-group of the
+					// Jacobi kernel) to every PE and the host templates
+					// every slot of each QP: 1.6 MB per (node, peer) pair
+					// measured at 32 nodes of 2048² points (a 128-node
+					// weak run passed 6 GB when stopped).
+					s.perPeer = jacobiGIOPerPeer
+				case "GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET":
+					// The device-shmem runtime's queues and service
+					// state per node, as in the allreduce: the 128-node
+					// weak run of GHN_DGPU peaked at 191 MB, which 128 KiB
+					// per node (80 MiB in all) did not cover.
+					s.perNode, _ = allreduceState(names[k], 0)
+				}
 			}
 			all = append(all, s)
 		}

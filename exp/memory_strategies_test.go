@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// memChildEnv names the allreduce a child of TestEstimateCoversStrategies
-// runs: "preset,strategy,nodes".
+// memChildEnv names the run a child of TestEstimateCoversStrategies
+// makes: "preset,strategy,nodes[,experiment]" (default allreduce).
 const memChildEnv = "GPUNETSIM_MEM_CHILD"
 
 // memFamilies is one payload-free allreduce per strategy family, each on
@@ -22,28 +22,46 @@ const memChildEnv = "GPUNETSIM_MEM_CHILD"
 var memFamilies = []struct {
 	preset, strategy string
 	nodes            int
+	exp              string // "" = allreduce
 }{
-	{"gputn", "CPU", 64},
-	{"gputn", "HDN", 64},
-	{"gputn", "GDS", 64},
-	{"gputn", "GPUTN", 64},
-	{"xtq", "XTQ", 64},
-	{"xtq", "HSA", 64},
-	{"compnet", "GHN_DGPU", 32},
-	{"compnet", "COMPNET", 32},
-	{"gpurdma", "GNN_GPURDMA", 32},
-	{"gio", "GNN_GIO", 16},
+	{"gputn", "CPU", 64, ""},
+	{"gputn", "HDN", 64, ""},
+	{"gputn", "GDS", 64, ""},
+	{"gputn", "GPUTN", 64, ""},
+	{"xtq", "XTQ", 64, ""},
+	{"xtq", "HSA", 64, ""},
+	{"compnet", "GHN_DGPU", 32, ""},
+	{"compnet", "COMPNET", 32, ""},
+	{"gpurdma", "GNN_GPURDMA", 32, ""},
+	{"gio", "GNN_GIO", 16, ""},
+	// Jacobi's weak scaling with the device-shmem runtime: its per-node
+	// state, which the estimate did not count before (a 128-node run
+	// peaked at 191 MB against 80 MiB estimated).
+	{"gputn", "GHN_DGPU", 32, "jacobiweak"},
 }
 
-func memFamilyConfig(t *testing.T, preset, strategy string, nodes int) Config {
+func memFamilyConfig(t *testing.T, preset, strategy string, nodes int, exp string) Config {
 	t.Helper()
 	cfg, err := DefaultConfig(preset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Run.Functional, cfg.Run.Parallel, cfg.Run.Partitions = false, 1, 1
+	cfg.Run.Parallel, cfg.Run.Partitions = 1, 1
+	if exp == "jacobiweak" { // as the CLI runs it, at one node count
+		cfg.JacobiScale.WeakNodes, cfg.JacobiScale.Strategies = []int{nodes}, []string{strategy}
+		return cfg
+	}
+	cfg.Run.Functional = false
 	cfg.Allreduce.Nodes, cfg.Allreduce.Strategies = []int{nodes}, []string{strategy}
 	return cfg
+}
+
+// memExp returns the experiment of a memFamilies entry.
+func memExp(exp string) string {
+	if exp == "" {
+		return "allreduce"
+	}
+	return exp
 }
 
 // TestEstimateCoversStrategies runs each family's allreduce in a child
@@ -61,10 +79,10 @@ func TestEstimateCoversStrategies(t *testing.T) {
 		t.Skip("reads the child's peak from /proc")
 	}
 	for _, f := range memFamilies {
-		t.Run(fmt.Sprintf("%s/%d", f.strategy, f.nodes), func(t *testing.T) {
-			need := EstimateMemory("allreduce", memFamilyConfig(t, f.preset, f.strategy, f.nodes))
+		t.Run(fmt.Sprintf("%s/%s/%d", memExp(f.exp), f.strategy, f.nodes), func(t *testing.T) {
+			need := EstimateMemory(memExp(f.exp), memFamilyConfig(t, f.preset, f.strategy, f.nodes, f.exp))
 			cmd := exec.Command(os.Args[0], "-test.run=^TestMemChild$")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%s,%d", memChildEnv, f.preset, f.strategy, f.nodes))
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%s,%d,%s", memChildEnv, f.preset, f.strategy, f.nodes, f.exp))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("child: %v\n%s", err, out)
@@ -99,11 +117,15 @@ func TestMemChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := Lookup("allreduce")
+	exp := ""
+	if len(parts) > 3 {
+		exp = parts[3]
+	}
+	ex, err := Lookup(memExp(exp))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ex.Run(memFamilyConfig(t, parts[0], parts[1], nodes), Env{}); err != nil {
+	if _, err := ex.Run(memFamilyConfig(t, parts[0], parts[1], nodes, exp), Env{}); err != nil {
 		t.Fatal(err)
 	}
 	status, err := os.ReadFile("/proc/self/status")

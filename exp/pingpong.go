@@ -161,7 +161,7 @@ func pingPongAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	res := &report.Result{Experiment: "pingpong", Seed: cfg.Run.Seed, Tables: []report.Table{t, win}, Plot: plot}
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("%s; %d round trips per size back to back, half their mean reported; GB/s = size / half round trip", where, pp.Iters),
-		"each GPU hop runs a kernel that copies the received message into the send buffer (GPU-TN and device-shmem: one persistent kernel per rank polling its arrival flag); CPU echoes its receive buffer",
+		"each GPU hop runs a kernel that copies the received message into the send buffer (GPU-TN, device shmem and device verbs: one persistent kernel per rank polling its arrival flag); CPU echoes its receive buffer",
 		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access), GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
 }

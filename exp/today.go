@@ -207,7 +207,7 @@ func todayKnobs(pc Config, workloads []string) []string {
 				continue
 			}
 			for _, s := range todayStrategies(pc, w.name) {
-				if d, err := strategy.Lookup(s); err == nil && knobReaches(k)(d) {
+				if d, err := strategy.Lookup(s); err == nil && knobReaches(k, w.name, pc)(d) {
 					return true
 				}
 			}
@@ -237,22 +237,40 @@ func todayStrategies(pc Config, w string) []string {
 	return nil
 }
 
-// knobReaches says which strategies' runs a tornado knob can change: a
-// hardware value reaches every strategy; a strategy knob only the family
-// that reads it (the tornado re-runs those points and takes the others'
-// times from the defaults, which they cannot differ from).
-func knobReaches(k string) func(strategy.Def) bool {
+// knobReaches says which strategies' runs of workload w on preset
+// configuration pc a tornado knob can change (the tornado re-runs those
+// points and takes the others' times from the defaults, which they cannot
+// differ from): a strategy knob reaches the family that reads it; the
+// trigger FIFO's pop time only GPU-TN's triggered operations, the verbs
+// engine's WQE cost only the GPU-initiated verbs (GIO, GPUrdma); the GPU
+// fabric's latency and the copy engines nothing on nodes of one GPU; any
+// other hardware value every strategy.
+func knobReaches(k, w string, pc Config) func(strategy.Def) bool {
+	none := func(strategy.Def) bool { return false }
+	triggers := func(d strategy.Def) bool { return d.Caps.Has(strategy.Triggers) }
 	switch k {
-	case "moe.comm_wgs": // the GPU-initiated kernels' work-groups
+	case "moe.comm_wgs": // MoE's GPU-initiated kernels' work-groups
+		if w != "moe" {
+			return none
+		}
 		return func(d strategy.Def) bool {
 			return d.Caps.Has(strategy.Triggers) || d.Caps.Has(strategy.DeviceShmem) || d.Caps.Has(strategy.DeviceVerbs)
 		}
-	case "nic.trig_max_entries":
-		return func(d strategy.Def) bool { return d.Caps.Has(strategy.Triggers) }
-	case "gnn.qps":
+	case "nic.trig_max_entries", "nic.trig_pop": // model/gputn's trigger table and FIFO
+		return triggers
+	case "nic.verbs_wqe_cost": // the NIC's verbs engine: model/verbs's QPs (GIO, GPUrdma)
+		return func(d strategy.Def) bool { return d.Caps.Has(strategy.DeviceVerbs) || d.Strategy == strategy.GNNGIO }
+	case "gnn.qps": // work-groups sharing QPs: the ping-pong has one work-group
+		if w != "halo3d" && w != "moe" {
+			return none
+		}
 		return func(d strategy.Def) bool { return d.Caps.Has(strategy.DeviceVerbs) }
-	case "shmem.threads":
-		return func(d strategy.Def) bool { return d.Caps.Has(strategy.DeviceShmem) }
+	case "shmem.threads": // the GHN and ComP-Net service threads (GIO has none)
+		return func(d strategy.Def) bool { return d.Caps.Has(strategy.DeviceShmem) && d.Strategy != strategy.GNNGIO }
+	case "node.fabric_latency", "node.fabric_bandwidth", "node.copy_engines", "node.copy_launch":
+		if pc.Node.GPUs <= 1 { // no GPU fabric, no peer copies
+			return none
+		}
 	}
 	return func(strategy.Def) bool { return true }
 }
@@ -294,7 +312,7 @@ type todayItem struct {
 // today.tornado, the thinned grid once per knob and direction.
 func todayList(cfg Config) ([]todayItem, error) {
 	var items []todayItem
-	add := func(preset, variant string, pc Config, thin bool, reach func(strategy.Def) bool) error {
+	add := func(preset, variant string, pc Config, thin bool, reaches func(w string) func(strategy.Def) bool) error {
 		for _, w := range todayWorkloads {
 			if !slices.Contains(cfg.Today.Workloads, w.name) {
 				continue
@@ -314,8 +332,8 @@ func todayList(cfg Config) ([]todayItem, error) {
 				}
 				for _, p := range pts {
 					pos++
-					if reach != nil {
-						if d, err := strategy.Lookup(w.strategy(p.Config)); err == nil && !reach(d) {
+					if reaches != nil {
+						if d, err := strategy.Lookup(w.strategy(p.Config)); err == nil && !reaches(w.name)(d) {
 							continue
 						}
 					}
@@ -347,7 +365,7 @@ func todayList(cfg Config) ([]todayItem, error) {
 			return nil, err
 		}
 		for _, v := range vs {
-			if err := add(preset, v.name, v.kc, true, knobReaches(v.knob)); err != nil {
+			if err := add(preset, v.name, v.kc, true, func(w string) func(strategy.Def) bool { return knobReaches(v.knob, w, pc) }); err != nil {
 				return nil, err
 			}
 		}

@@ -152,6 +152,9 @@ func normalize(s string) string {
 func setupCPU(n *Node, w *World) (err error) {
 	n.Pool = mem.Host
 	n.MPI, err = mpi.Init(n.Host, w.hw(n).NIC, n.Rank, n.Size, w.Config.MPI, w.Config.SW)
+	if err == nil {
+		useSHM(n, w)
+	}
 	// The thin RDMA layer under the CPU active message of the XTQ
 	// chapter's remote task spawn (RdmaPostBuffer and puts, not MPI).
 	n.RDMA = rdma.New(n.Host, w.hw(n).NIC, w.Config.SW)
@@ -172,7 +175,18 @@ func setupHDN(n *Node, w *World) (err error) {
 	if hw.Peer != nil {
 		n.MPI.UseIPC(hw.Peer, w.Shared("mpi.ipc", func() any { return mpi.NewIPC() }).(*mpi.IPC))
 	}
+	useSHM(n, w)
 	return nil
+}
+
+// useSHM gives the rank's MPI the intra-node shared-memory path
+// (mpi.shm) on nodes of several GPUs, with the run's registry of ranks
+// and exposed buffers (the one mpi.ipc uses; such nodes run on one
+// engine, cluster.MultiGPUReason).
+func useSHM(n *Node, w *World) {
+	if hw := w.hw(n); hw.Peer != nil {
+		n.MPI.UseSHM(hw.Peer, w.Shared("mpi.ipc", func() any { return mpi.NewIPC() }).(*mpi.IPC))
+	}
 }
 
 func setupGDS(n *Node, w *World) error {

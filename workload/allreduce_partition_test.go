@@ -160,3 +160,30 @@ func TestAutoPartitions(t *testing.T) {
 		}
 	}
 }
+
+// Nodes of several GPUs run on one engine: a partitioned cluster of them
+// is refused with one line naming node.gpus, auto never splits them, and
+// their allreduce (CPU and HDN, whose ranks on one node exchange over
+// the GPU fabric and its copy engines) gives the same times, events and
+// verification whatever GOMAXPROCS and the cores auto is offered.
+func TestPartitionMultiGPUNodes(t *testing.T) {
+	hw := cluster.GPUTN()
+	hw.Node.GPUs = 2
+	if _, err := cluster.NewPartitioned(1, hw, 4, 2, false); err == nil || !strings.Contains(err.Error(), "node.gpus = 2") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("partitioned 2-GPU nodes: err = %v, want one line naming node.gpus", err)
+	}
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN} {
+		if k := AutoPartitions(hw, 64, true, s, 8); k != 1 {
+			t.Errorf("AutoPartitions on 2-GPU nodes, %s = %d engines, want 1", s, k)
+		}
+		run := func(procs int) (AllreduceResult, uint64) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			return partitionedAllreduce(t, hw, s, AlgRing, 4, 0, 64*unit.KiB, true)
+		}
+		a, ea := run(1)
+		b, eb := run(2)
+		if a.Time != b.Time || ea != eb || !a.Verified || !b.Verified {
+			t.Errorf("%s on 2 nodes × 2 GPUs: GOMAXPROCS=1: %v, %d events, verified %v; GOMAXPROCS=2: %v, %d events, verified %v", s, a.Time, ea, a.Verified, b.Time, eb, b.Verified)
+		}
+	}
+}

@@ -95,3 +95,31 @@ func TestHalo3DSizes(t *testing.T) {
 		t.Errorf("strong 10x20x40: %d bytes, want %d", got, want)
 	}
 }
+
+// nic.trig_max_entries decides GPU-TN's halo: with fewer entries than one
+// exchange's puts the kernel waits for the host to register each put in
+// turn as entries free up; the exchange still delivers every face.
+func TestHalo3DTriggerEntries(t *testing.T) {
+	run := func(entries int) Halo3DResult {
+		hw, err := cluster.Preset("mi300a-ss11")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hw.NIC.TrigMaxEntries = entries
+		c, err := cluster.New(sim.New(1), hw, 16, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Engine.Close()
+		r, err := Halo3D{Face: 1 * unit.KiB, Iters: 2, WGSize: 256, Neighbours: 26}.Run(c, strategy.GPUTN, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+		if err != nil {
+			t.Fatalf("%d entries: %v", entries, err)
+		}
+		return r
+	}
+	few, many := run(4), run(64)
+	t.Logf("26 neighbours: %v with 4 trigger entries, %v with 64", few.Time, many.Time)
+	if !few.Verified || !many.Verified || few.Time <= many.Time {
+		t.Errorf("4 entries %+v, 64 entries %+v: want both verified and the fewer entries slower", few, many)
+	}
+}

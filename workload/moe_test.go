@@ -7,6 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
@@ -78,5 +79,39 @@ func TestMoEBadInput(t *testing.T) {
 		if err := tc.m.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want an error naming %s", tc.m, err, tc.want)
 		}
+	}
+}
+
+// gnn.qps decides the device-verbs MoE: work-groups sharing a QP take
+// turns posting, so with one QP the dispatch of 8 work-groups waits longer
+// than with one QP each, and the bytes still land (verified).
+func TestMoEDeviceVerbsQPs(t *testing.T) {
+	hw, err := cluster.Preset("h100-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := moeRouting(t, MoEShape{GPUs: 16, Experts: 32, TopK: 4, Tokens: 8})
+	run := func(qps int) MoEResult {
+		c, err := cluster.New(sim.New(1), hw, 16, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Engine.Close()
+		gnn := verbs.DefaultSpec()
+		gnn.QPs = qps
+		r, err := MoE{Mode: MoELowLatency, Hidden: 256, Routing: rt, CommWGs: 8, WGSize: 256}.Run(c, strategy.GNNGPURDMA,
+			strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec(), GNN: gnn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	one, eight := run(1), run(8)
+	t.Logf("dispatch with 1 QP per peer %v, with 8 %v", one.Dispatch, eight.Dispatch)
+	if !one.Verified || !eight.Verified {
+		t.Errorf("not verified: %+v %+v", one, eight)
+	}
+	if one.Dispatch <= eight.Dispatch {
+		t.Errorf("dispatch with 1 QP %v, with 8 QPs %v: sharing a QP should cost", one.Dispatch, eight.Dispatch)
 	}
 }

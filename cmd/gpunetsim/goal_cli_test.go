@@ -78,4 +78,10 @@ func TestAnnounceRun(t *testing.T) {
 	if !announceRun(&b, "hostcpu", cfg) || !strings.HasPrefix(b.String(), "gpunetsim: note: cpu.stream_bytes_per_cycle = 1e-06: about 1.3e+09 events") {
 		t.Errorf("slow streaming: %q", b.String())
 	}
+	// A miss latency that makes Little's law the bound names it.
+	cfg.CPU.StreamBPC, cfg.CPU.DRAMLatency = 16, 10*sim.Second
+	b.Reset()
+	if !announceRun(&b, "hostcpu", cfg) || !strings.HasPrefix(b.String(), "gpunetsim: note: cpu.dram_latency = 10s: about 3.9e+10 events") {
+		t.Errorf("slow misses: %q", b.String())
+	}
 }

@@ -67,6 +67,10 @@ func availableMemory() (uint64, string) {
 // that exp.EstimateMemory says cannot fit, before any work: the operating
 // system would otherwise kill it part way.
 func checkRunMemory(name string, cfg exp.Config) error {
+	// A run that would crawl to the end of the clock is refused too.
+	if err := exp.EstimateWork(name, cfg).PastClock(); err != nil {
+		return badInput(err)
+	}
 	avail, what := memoryLimit(cfg)
 	if avail == 0 {
 		return nil

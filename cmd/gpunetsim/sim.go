@@ -334,7 +334,9 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 	}
 	warnTraceSize(stderr, files, outs.trace, filter, o.traceFilter.warnAt)
 	if !o.quiet {
-		own, hardware := exp.ParamSections(e.Name)
+		// The parameters the experiment reads: those of the experiment a
+		// wrapper runs (sensitivity), not of the wrapper's name.
+		own, hardware := exp.ParamSections(memName)
 		if err := report.WriteTextFor(stdout, res, own, hardware); err != nil {
 			return err
 		}

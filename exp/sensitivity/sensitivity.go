@@ -221,16 +221,28 @@ func Run(cfg exp.Config, name string, o Options, env exp.Env) (*report.Result, e
 	}
 	runAll(e, rest, workers, env)
 	skipped = append(screened, skipped...)
-	for _, r := range runs {
-		if r.err != nil {
-			what := "the base configuration"
-			if r.knob != "" {
-				what = fmt.Sprintf("%s = %s", r.knob, r.value)
-			}
-			return nil, fmt.Errorf("sensitivity of %s, %s: %w", name, what, r.err)
-		}
+	if runs[0].err != nil {
+		return nil, fmt.Errorf("sensitivity of %s, the base configuration: %w", name, runs[0].err)
 	}
-	return assemble(cfg, name, o, ks, runs, skipped)
+	// A perturbed run that fails (a deadlock the moved value exposes, say)
+	// is reported in the notes, with its error, and left out, as a value
+	// the configuration rejects is: one failure among hundreds of runs does
+	// not throw the others away.
+	kept := runs[:1]
+	var failed []string
+	for _, r := range runs[1:] {
+		if r.err != nil {
+			failed = append(failed, fmt.Sprintf("run FAILED, left out of the tables: %s %s %g (= %s): %s", r.knob, map[bool]string{false: "÷", true: "×"}[r.up], o.Factor, r.value, oneLine(r.err)))
+			continue
+		}
+		kept = append(kept, r)
+	}
+	res, err := assemble(cfg, name, o, ks, kept, skipped)
+	if err != nil {
+		return nil, err
+	}
+	res.Notes = append(res.Notes, failed...)
+	return res, nil
 }
 
 // runAll runs every run on workers goroutines; results are stored in the

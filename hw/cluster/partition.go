@@ -37,6 +37,16 @@ func PartitionOf(spec Spec, n, k int) []int {
 	return of
 }
 
+// MultiGPUReason is why nodes of several GPUs are not split over
+// partitions: the GPUs of a node share its intra-node fabric's links,
+// their peer ports reach each other's memories directly, and GPU-aware
+// MPI's IPC registry is run-wide, so a node's GPUs would touch one
+// another's state from two engines at once. Keeping a node's GPUs in one
+// partition would need partitions cut at node boundaries across every
+// rail's leaves (a rail-optimised fat tree puts GPU g of every node on
+// leaf g), which the leaf-based split does not do.
+const MultiGPUReason = "nodes of several GPUs run on one engine (their GPUs share the node's fabric links, peer memories and IPC registry)"
+
 // CanPartition reports why a cluster of spec cannot be split into
 // partitions (nil: it can): they need a positive lookahead and the packet
 // network.
@@ -45,7 +55,7 @@ func CanPartition(spec Spec) error {
 		return fmt.Errorf("link.latency + switch.latency = %v leaves partitions no lookahead; must be > 0", la)
 	}
 	if spec.Node.GPUs > 1 {
-		return fmt.Errorf("node.gpus = %d: nodes of several GPUs run on one engine", spec.Node.GPUs)
+		return fmt.Errorf("node.gpus = %d: %s", spec.Node.GPUs, MultiGPUReason)
 	}
 	if k := spec.Topology.Kind; k != "star" && k != "fattree" {
 		return fmt.Errorf("topology.kind = %s: only a star or a fat tree can be split into partitions", k)

@@ -193,6 +193,13 @@ type ctrlLine struct {
 // (GPU-TN's flags) and accesses all over it, the full search's cache
 // misses were a tenth of a 256-node run.
 func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
+	// A range inside the gap between control lines that the last empty
+	// answer found has none either: the packets of a message landing
+	// between two tasks' commands of a receive buffer need not touch the
+	// lines (a cache miss each at a thousand nodes).
+	if a >= r.gapLo && a+Addr(n) <= r.gapHi {
+		return nil
+	}
 	c, l := r.ctrl, Line(a)
 	// The search's answer is often the previous one (a read right after
 	// HasData of the same range, the next packet of a message): checking
@@ -217,6 +224,15 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 	hi := lo
 	for hi < len(c) && c[hi].line < a+Addr(n) {
 		hi++
+	}
+	if hi == lo { // note the gap the range lies in
+		r.gapLo, r.gapHi = r.base, r.base+Addr(r.size)
+		if lo > 0 {
+			r.gapLo = c[lo-1].line + LineSize
+		}
+		if lo < len(c) {
+			r.gapHi = c[lo].line
+		}
 	}
 	return c[lo:hi]
 }
@@ -246,6 +262,9 @@ func (r *region) indexCtrl() {
 type region struct {
 	base Addr
 	size uint64
+	// [gapLo, gapHi) holds no control line (ctrlIn's last empty answer;
+	// empty when unknown, reset when a line is marked).
+	gapLo, gapHi Addr
 	pool Pool
 	data []byte // nil when payload-free or not yet touched
 	lazy bool   // data is allocated on first access
@@ -300,11 +319,16 @@ type Access struct {
 
 // Memory is one node's memory. The zero value is not usable; call New.
 type Memory struct {
-	name        string
-	functional  bool
-	next        Addr
-	regions     []region             // sorted by base
-	bases       []Addr               // regions[i].base: search probes this dense array, not the large region structs
+	name       string
+	functional bool
+	next       Addr
+	regions    []region // sorted by base
+	bases      []Addr   // regions[i].base: search probes this dense array, not the large region structs
+	// byPage caches, by 4 KiB page number modulo its length, the index
+	// (+1) of the region search last found there: the accesses that miss
+	// last (a host templating one slot of each of a thousand QP rings in
+	// turn, the stores landing there) mostly find their region in one load.
+	byPage      [128]int32
 	watches     map[Addr]*sim.Signal // watched lines outside every allocation
 	nwatched    int                  // watched lines in all
 	allocated   uint64
@@ -450,8 +474,17 @@ func (m *Memory) find(a Addr, n int) (*region, error) {
 	return m.search(a, n)
 }
 
-// search finds the region holding [a, a+n) by binary search.
+// search finds the region holding [a, a+n): in the page cache, else by
+// binary search.
 func (m *Memory) search(a Addr, n int) (*region, error) {
+	pc := &m.byPage[uint64(a)>>pageShift%uint64(len(m.byPage))]
+	if i := int(*pc) - 1; i >= 0 {
+		r := &m.regions[i]
+		if off := uint64(a - r.base); off < r.size && off+uint64(n) <= r.size {
+			m.last = r
+			return r, nil
+		}
+	}
 	// A hand-written binary search over the bases: with thousands of
 	// regions (a QP ring and a CQ per peer) each probe of the region
 	// structs was a cache miss of its own.
@@ -473,6 +506,7 @@ func (m *Memory) search(a Addr, n int) (*region, error) {
 		return nil, fmt.Errorf("%s: access [%#x, +%d) overruns allocation %q [%#x, +%d)", m.name, uint64(a), n, r.name, uint64(r.base), r.size)
 	}
 	m.last = r
+	*pc = int32(i + 1)
 	return r, nil
 }
 
@@ -632,6 +666,7 @@ func (m *Memory) MarkControl(a Addr, n int) {
 	if r.data != nil || r.lazy {
 		return
 	}
+	r.gapLo, r.gapHi = 0, 0
 	for l := Line(a); l < a+Addr(n); l += LineSize {
 		i := sort.Search(len(r.ctrl), func(i int) bool { return r.ctrl[i].line >= l })
 		switch {

@@ -33,10 +33,12 @@ type NIC struct {
 	spec     Spec
 	// c2c is the chip-to-chip link between the root complex the NIC
 	// hangs on and the GPU's memory (UseC2C); nil elsewhere.
-	c2c  *pcie.Link
-	mem  *mem.Memory
-	link *pcie.Link
-	fab  *net.Fabric
+	c2c *pcie.Link
+	// localMsg numbers the puts LocalPut delivered.
+	localMsg uint64
+	mem      *mem.Memory
+	link     *pcie.Link
+	fab      *net.Fabric
 	// ctrlFree pools payload-free control payloads (ctrlbuf.go).
 	ctrlFree sim.FreeList[*ctrlBuf]
 	// eagerPayloads copies payloads out of memory at send, never as

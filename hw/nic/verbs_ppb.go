@@ -74,6 +74,22 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 		return
 	}
 	end := a + mem.Addr(len(dst))
+	if !n.mem.HasData(a, len(dst)) {
+		// Payload-free bytes without control words: every line reads as
+		// zeros, now and whenever it was cached (a line that ever held
+		// data would make HasData true), so the PPB's bookkeeping is all
+		// there is to do: same hits, misses and evictions, no stale hit.
+		for l := mem.Line(a); l < end; l += mem.LineSize {
+			if _, ok := p.index[l]; ok {
+				p.stats.Hits++
+			} else {
+				*p.insert(l) = [mem.LineSize]byte{}
+				p.stats.Misses++
+			}
+		}
+		clear(dst)
+		return
+	}
 	for l := mem.Line(a); l < end; l += mem.LineSize {
 		var line *[mem.LineSize]byte
 		if i, ok := p.index[l]; ok {

@@ -56,10 +56,12 @@ func (c *Comm) ipcReaches(r *Request, dst int) bool {
 // exposeIPC registers rendezvous send r (its cookie c.cookie) for the
 // copy path when ipcReaches.
 func (c *Comm) exposeIPC(r *Request, dst int) {
-	if !c.ipcReaches(r, dst) {
-		return
+	switch {
+	case c.ipcReaches(r, dst):
+		c.ipc.sends[ipcKey{c.rank, c.cookie}] = &ipcSend{c: c, r: r}
+	case c.shmReaches(dst): // the receiver's core copies from it (shm.go)
+		c.shm.sends[ipcKey{c.rank, c.cookie}] = &ipcSend{c: c, r: r}
 	}
-	c.ipc.sends[ipcKey{c.rank, c.cookie}] = &ipcSend{c: c, r: r}
 }
 
 // copyIPC starts the copy of rendezvous receive r, whose header ev has
@@ -71,7 +73,7 @@ func (c *Comm) copyIPC(r *Request, ev nic.Event) bool {
 	}
 	key := ipcKey{ev.Initiator, (ev.HdrData >> lenBits) & cookieMask}
 	s, ok := c.ipc.sends[key]
-	if !ok {
+	if !ok || s.c.mem.PoolOf(s.r.buf) != mem.GPU {
 		return false
 	}
 	delete(c.ipc.sends, key)

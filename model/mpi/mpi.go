@@ -55,8 +55,11 @@ type Comm struct {
 	call   call // the step-form call in progress (steps.go)
 
 	// The intra-node copy path (ipc.go); nil without it.
-	peer     *peer.Port
-	ipc      *IPC
+	peer *peer.Port
+	ipc  *IPC
+	// The intra-node shared-memory path (shm.go); nil without it.
+	shm      *IPC
+	shmCell  mem.Addr
 	finished int // requests completed outside the event queue, not yet seen by progress
 }
 
@@ -67,6 +70,7 @@ type Stats struct {
 	// not posted when the data arrived, so the receiver got it.
 	LongSends, LongGets uint64
 	IPCCopies           uint64 // rendezvous receives moved by a copy engine (ipc.go)
+	SHMCopies           uint64 // rendezvous receives copied from the sender's buffer by the core (shm.go)
 }
 
 // Request is a nonblocking send or receive.
@@ -157,6 +161,13 @@ func (c *Comm) Isend(buf mem.Addr, n uint64, dst, tag int) (*Request, error) {
 	c.t.Instr(c.sw.MPIMatch)
 	cmd := c.sendCommand(r, dst, tag)
 	c.t.Instr(c.sw.PortalsPost)
+	if c.shmReaches(dst) {
+		if cmd.Length > 0 {
+			c.t.ComputeOn(1, c.shmCopyIn(r, cmd.Length)...)
+		}
+		c.shmDeliver(r, cmd, dst)
+		return r, nil
+	}
 	c.nic.Doorbell(c.t.Proc, cmd)
 	return r, nil
 }
@@ -190,7 +201,7 @@ func (c *Comm) sendCommand(r *Request, dst, tag int) nic.Command {
 	bits := uint64(c.rank)<<32 | c.cookie
 	r.entry = c.nic.MEAppend(c.ptRndv, nic.ME{Start: buf, Length: n, MatchID: dst, MatchBits: bits,
 		Options: nic.MEOpGet | nic.MEUseOnce, UserPtr: r}, nic.Priority)
-	if c.spec.LongProtocol == LongEager && !c.ipcReaches(r, dst) {
+	if c.spec.LongProtocol == LongEager && !c.ipcReaches(r, dst) && !c.shmReaches(dst) {
 		// Open MPI's ompi_mtl_portals4_long_isend: one PtlPut of the whole
 		// message with PTL_ACK_REQ; the SEND event is not what completes it.
 		cmd.MatchBits |= longBit
@@ -365,14 +376,23 @@ func (c *Comm) handle(ev nic.Event) {
 func (c *Comm) matched(r *Request, ev nic.Event, unexpected bool) {
 	if c.matchHeader(r, ev, unexpected) {
 		c.t.Instr(c.sw.PortalsPost) // the Get's post, or the copy's submission
-		if !c.copyIPC(r, ev) {
-			c.nic.Doorbell(c.t.Proc, c.getCommand(r, ev))
+		if c.copyIPC(r, ev) {
+			return
 		}
+		if s := c.shmSource(ev); s != nil {
+			c.shmCopy(r, s)
+			c.t.ComputeOn(1, c.shmCopyAccess(r)...)
+			c.shmDone(r, s)
+			return
+		}
+		c.nic.Doorbell(c.t.Proc, c.getCommand(r, ev))
 		return
 	}
 	if unexpected && ev.MLength > 0 && ev.HdrData&longFlag == 0 {
 		c.copyUnexpected(r, ev)
 		c.t.ComputeOn(1, c.copyAccess(r, ev)...)
+	} else if ev.MLength > 0 && c.local(ev) {
+		c.t.ComputeOn(1, c.copyOutAccess(r, ev.MLength)...)
 	}
 	r.done = true
 }

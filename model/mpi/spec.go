@@ -30,13 +30,16 @@ type Spec struct {
 	OverflowBufLen unit.Bytes `toml:"overflow_buffer_size" doc:"size of each overflow buffer; 2MiB = Open MPI's Portals 4 MTL recv_short_size" src:"DEFAULT"`
 	// IPC is GPU-aware MPI's intra-node path for GPU buffers (Open MPI's
 	// smcuda BTL, UCX's cuda_ipc transport).
+	// SHM is the intra-node shared-memory path of every message (Open
+	// MPI's sm/vader BTL, UCX's shm transports).
+	SHM bool `toml:"shm" doc:"messages between ranks of one node (node.gpus > 1) go through shared host memory, not the NIC: up to mpi.eager_max the sender's core copies into a shared cell and the receiver's copies out; above it a zero-byte header, then the receiver copies straight from the sender's buffer (its core for host buffers, as CMA/XPMEM; its GPU's copy engine for two GPU buffers with mpi.ipc); matching in software on the same lists (Open MPI's sm/vader BTL, UCX's shm transports); false sends them through the NIC; no effect with one GPU per node" src:"DEFAULT"`
 	IPC bool `toml:"ipc" doc:"messages above mpi.eager_max between GPU buffers of two GPUs of one node are moved by the receiver GPU's copy engine over the node's GPU fabric after a zero-byte header (CUDA/HIP IPC, as Open MPI's smcuda and UCX's cuda_ipc do), not by the NIC; the header and eager messages still take the NIC; no effect with one GPU per node" src:"DEFAULT"`
 }
 
 // DefaultSpec returns Open MPI's Portals 4 MTL defaults: 2 KiB eager
 // limit, the long-eager protocol, 32 short receive blocks of 2 MiB.
 func DefaultSpec() Spec {
-	return Spec{EagerMax: 2 * unit.KiB, LongProtocol: LongEager, OverflowBufs: 32, OverflowBufLen: 2 * unit.MiB, IPC: true}
+	return Spec{EagerMax: 2 * unit.KiB, LongProtocol: LongEager, OverflowBufs: 32, OverflowBufLen: 2 * unit.MiB, IPC: true, SHM: true}
 }
 
 // Validate reports every invalid field.

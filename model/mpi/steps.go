@@ -43,6 +43,8 @@ const (
 	stRndv           // progress: a rendezvous Get's Portals post
 	stGetBell        // progress: the Get's doorbell
 	stCopy           // progress: copying an unexpected eager message
+	stSHMIn          // Isend: the copy into the shared-memory cell (shm.go)
+	stSHMCopy        // progress: the single copy of a shared-memory rendezvous
 	stEnd            // the call's span, then done
 )
 
@@ -57,6 +59,7 @@ type call struct {
 	ev    nic.Event
 	tag   int
 	src   int
+	shm   *ipcSend // stSHMCopy: the send copied from
 }
 
 // Proc returns the process of the rank's thread, which runs the steps.
@@ -148,11 +151,24 @@ func (c *Comm) tryPost(send bool) bool {
 		k.stage = stBell
 		if !send {
 			r.entry = c.nic.MEAppend(c.ptMPI, k.me, nic.Priority)
+		} else if c.shmReaches(k.src) {
+			k.stage = stSHMIn
+			if k.cmd.Length > 0 {
+				t.BeginComputeOn(1, c.shmCopyIn(r, k.cmd.Length)...)
+			}
+			return c.tryPost(send)
 		} else if c.nic.Doorbell(t.Proc, k.cmd); t.Waited() {
 			return false
 		}
 		fallthrough
-	case stBell:
+	case stSHMIn, stBell:
+		if k.stage == stSHMIn {
+			if !t.Try() {
+				return false
+			}
+			c.shmDeliver(r, k.cmd, k.src)
+			k.stage = stBell
+		}
 		if send {
 			t.Span("MPI_Isend", k.start)
 		} else {
@@ -220,6 +236,12 @@ func (c *Comm) tryProgress() bool {
 			if c.copyIPC(k.req, k.ev) {
 				continue
 			}
+			if sh := c.shmSource(k.ev); sh != nil {
+				c.shmCopy(k.req, sh)
+				t.BeginComputeOn(1, c.shmCopyAccess(k.req)...)
+				k.shm, k.stage = sh, stSHMCopy
+				continue
+			}
 			c.nic.Doorbell(t.Proc, c.getCommand(k.req, k.ev))
 			if t.Waited() {
 				return false
@@ -231,6 +253,12 @@ func (c *Comm) tryProgress() bool {
 				return false
 			}
 			k.req.done = true
+			k.stage = stEnd
+		case stSHMCopy:
+			if !t.Try() {
+				return false
+			}
+			c.shmDone(k.req, k.shm)
 			k.stage = stEnd
 		case stEnd:
 			t.Span("MPI progress", k.start)
@@ -302,6 +330,12 @@ func (c *Comm) beginMatched(r *Request, ev nic.Event, unexpected bool) {
 		c.copyUnexpected(r, ev)
 		k.req = r
 		c.t.BeginComputeOn(1, c.copyAccess(r, ev)...)
+		k.stage = stCopy
+		return
+	}
+	if ev.MLength > 0 && c.local(ev) {
+		k.req = r
+		c.t.BeginComputeOn(1, c.copyOutAccess(r, ev.MLength)...)
 		k.stage = stCopy
 		return
 	}

@@ -86,7 +86,13 @@ func (p *hostqProducer) release(wg *gpu.WG) {
 	wg.Release(gpu.System)
 	wg.SleepUntil(p.visible)
 }
-func (p *hostqProducer) acquire(*gpu.WG) {}
+
+// acquire is the system-scope acquire after each completion pass (the
+// producer protocol's step 5 at the queue's publish scope): the status
+// words come over PCIe uncached, but the data a get brought into GPU
+// memory must not be read from a stale L1 or L2 copy (dGPU: the L2
+// invalidation of NIC-shared lines).
+func (p *hostqProducer) acquire(wg *gpu.WG) { wg.Acquire(gpu.System) }
 
 func (p *hostqProducer) load(wg *gpu.WG, a mem.Addr) uint64 {
 	wg.SleepUntil(p.link.Read(pcie.Up, wg.Now(), 8, false))

@@ -459,3 +459,41 @@ func TestPollingServiceThreadsDoNotHideADeadlock(t *testing.T) {
 		}
 	}
 }
+
+// A blocking get's data is visible to the work-group's plain loads when
+// the call returns, even where the work-group had the destination line in
+// its caches: the completion pass ends with an acquire at the queue's
+// publish scope (system for every GHN placement, GHN_DGPU_HOSTQ's
+// host-memory queue included), which drops the stale copy.
+func TestBlockingGetSeenThroughStaleCaches(t *testing.T) {
+	for _, kind := range []shmem.Kind{shmem.GHNDGPU, shmem.GHNHostQ, shmem.GHNAPU, shmem.CompNetCP} {
+		mode := "dgpu"
+		if kind == shmem.GHNAPU {
+			mode = "apu"
+		}
+		var got [2]uint64
+		_, _, _, err := shmemtest.Scenario(shmemtest.Backend{Kind: kind, HW: hw(mode), Spec: shmem.DefaultSpec(), Nodes: 2},
+			[]uint64{8, 8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+				return shmemtest.Kernel{WGs: 1, Body: func(pe int, x *shmem.Ctx) error {
+					x.WG().Mem().Store64(s[0], uint64(1000+pe))
+					if err := x.Barrier(); err != nil {
+						return err
+					}
+					x.WG().Load64(s[1]) // the destination's line now in the caches
+					if err := x.Getmem(s[1], s[0], 8, 1-pe); err != nil {
+						return err
+					}
+					got[pe] = x.WG().Load64(s[1])
+					return nil
+				}}
+			})
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		for pe := range 2 {
+			if want := uint64(1000 + 1 - pe); got[pe] != want {
+				t.Errorf("%s: PE %d read %d after its blocking get, want %d (a stale cached copy)", kind, pe, got[pe], want)
+			}
+		}
+	}
+}
