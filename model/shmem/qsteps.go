@@ -101,7 +101,7 @@ func (p *hostqProducer) tryRelease(wg *gpu.WG, ph *uint8) bool {
 	return true
 }
 
-func (p *hostqProducer) tryAcquire(*gpu.WG, *uint8) bool { return true }
+func (p *hostqProducer) tryAcquire(wg *gpu.WG, _ *uint8) bool { return wg.TryAcquire(gpu.System) }
 
 func (p *hostqProducer) tryLoad(wg *gpu.WG, a mem.Addr, ph *uint8) (uint64, bool) {
 	if *ph == 0 {
