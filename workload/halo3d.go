@@ -13,6 +13,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/model/rdma"
 	"github.com/gpunetsim/gpunetsim/model/shmem"
+	"github.com/gpunetsim/gpunetsim/model/stream"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -222,6 +223,10 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 		return rankOf(x)
 	}
 	ends := make([]sim.Time, P)
+	// recvBases[r] is rank r's receive region, where the GDS stream's
+	// peer copies of a partner on its node land (set before the first
+	// barrier; a node's GPUs run on one engine).
+	recvBases := make([]mem.Addr, P)
 	var (
 		start    sim.Time
 		ready    int
@@ -297,6 +302,7 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 			sendB = mm.Alloc(nd.Pool, recvLen, "halo3d.send")
 			recvB = mm.Alloc(nd.Pool, recvLen, "halo3d.recv")
 		}
+		recvBases[r] = recvB
 		for d := range D {
 			for _, b := range []mem.Addr{sendB, recvB} {
 				mm.MarkControl(b+mem.Addr(off[d]+size[d]), 8)
@@ -411,15 +417,36 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 		case "stream-triggered":
 			// The pattern is static: every iteration's puts are preposted
 			// before the exchange starts (the use GDS was designed for).
+			// Neighbours on this node's GPU fabric are reached by the copy
+			// engines instead, one batch per exchange (cudaMemcpyBatchAsync;
+			// NVSHMEM's on-stream puts to P2P peers likewise use the
+			// fabric, not the NIC): data and flag word in one copy into the
+			// slot the put would fill.
 			nd.RDMA.Expose(recvB, recvLen)
-			first := nd.RDMA.PrepostBlock(h.Iters*D, func(k int) rdma.Put {
-				i, d := k/D, k%D
+			var nicDirs, peerDirs []int
+			for d := range D {
+				switch nb := neighbour(r, d); {
+				case nb == r:
+				case nd.Stream.ReachesPeer(nb):
+					peerDirs = append(peerDirs, d)
+				default:
+					nicDirs = append(nicDirs, d)
+				}
+			}
+			remote := func(d, i int) uint64 {
 				ro := off[d]
 				if i%2 == 1 {
 					ro += total
 				}
-				return rdma.Put{Src: sendSlot(d, i), Length: size[d] + 8, Target: neighbour(r, d), RemoteOffset: ro}
-			})
+				return ro
+			}
+			var first rdma.Deferred
+			if len(nicDirs) > 0 {
+				first = nd.RDMA.PrepostBlock(h.Iters*len(nicDirs), func(k int) rdma.Put {
+					i, d := k/len(nicDirs), nicDirs[k%len(nicDirs)]
+					return rdma.Put{Src: sendSlot(d, i), Length: size[d] + 8, Target: neighbour(r, d), RemoteOffset: remote(d, i)}
+				})
+			}
 			done := mm.AllocData(mem.Host, 8, "halo3d.done")
 			barrier(nd)
 			probe := e.Spawn("halo3d.probe", func(p *sim.Proc) {
@@ -435,15 +462,19 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 						mm.Store64(sendSlot(d, i)+mem.Addr(size[d]), uint64(i+1))
 					}
 				}))
-				var ids []rdma.Deferred
-				for d := range D {
-					if neighbour(r, d) != r {
-						ids = append(ids, first+rdma.Deferred(i*D+d))
+				if len(nicDirs) > 0 {
+					ids := make([]rdma.Deferred, len(nicDirs))
+					for j := range nicDirs {
+						ids[j] = first + rdma.Deferred(i*len(nicDirs)+j)
 					}
-				}
-				if len(ids) > 0 {
 					nd.Stream.NicTrigger(ids...)
 				}
+				var copies []stream.PeerCopy
+				for _, d := range peerDirs {
+					nb := neighbour(r, d)
+					copies = append(copies, stream.PeerCopy{PE: nb, Dst: recvBases[nb] + mem.Addr(remote(d, i)), Src: sendSlot(d, i), N: size[d] + 8})
+				}
+				nd.Stream.CopyPeers(copies)
 				for d := range D {
 					if neighbour(r, d) == r {
 						continue

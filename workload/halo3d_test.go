@@ -123,3 +123,39 @@ func TestHalo3DTriggerEntries(t *testing.T) {
 		t.Errorf("4 entries %+v, 64 entries %+v: want both verified and the fewer entries slower", few, many)
 	}
 }
+
+// GDS's neighbours on the same node are reached by batched copy-engine
+// copies over the GPU fabric, not by the NIC: on one 8-GPU h100-cx7 node
+// no NIC sends a packet and every face arrives (verified); on two nodes
+// the NICs carry only the faces between the nodes.
+func TestHalo3DGDSPeerCopies(t *testing.T) {
+	hw, err := cluster.Preset("h100-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(ranks int) (Halo3DResult, uint64, uint64) {
+		c, err := cluster.New(sim.New(1), hw, ranks, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Engine.Close()
+		r, err := Halo3D{Face: 4 * unit.KiB, Iters: 2, WGSize: 256, Neighbours: 6}.Run(c, strategy.GDS, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pk, copies uint64
+		for _, nd := range c.Nodes {
+			pk += nd.NIC.Stats().PacketsTx
+			copies += nd.Peer.Stats().Copies
+		}
+		return r, pk, copies
+	}
+	one, pk, copies := run(8)
+	if !one.Verified || pk != 0 || copies == 0 {
+		t.Errorf("one node: verified %v, %d NIC packets, %d peer copies; want verified, none, some", one.Verified, pk, copies)
+	}
+	two, pk, copies := run(16)
+	if !two.Verified || pk == 0 || copies == 0 {
+		t.Errorf("two nodes: verified %v, %d NIC packets, %d peer copies; want verified and both paths used", two.Verified, pk, copies)
+	}
+}

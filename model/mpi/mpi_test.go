@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -283,5 +284,41 @@ func TestSpecValidate(t *testing.T) {
 	s.LongProtocol = "pipelined"
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "mpi.long_protocol") {
 		t.Errorf("long_protocol = pipelined: %v, want an error naming mpi.long_protocol", err)
+	}
+}
+
+// A receive nobody sends, with the progress engine polling (the default)
+// or blocking, ends the run at once as a deadlock naming the event queue
+// the ranks poll: the polls wait on the queue's signal, so they keep no
+// event pending and cannot hide it.
+func TestUnmatchedReceiveIsADeadlock(t *testing.T) {
+	for _, wait := range []string{cost.WaitPoll, cost.WaitBlock} {
+		e := sim.New(1)
+		cl, err := cluster.New(e, cluster.GPUTN(), 2, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw := cost.Default()
+		sw.MPIWait = wait
+		for i, nd := range cl.Nodes {
+			nd.CPU.Spawn("rank", func(th *cpu.Thread) {
+				c, err := Init(th, nd.NIC, i, 2, DefaultSpec(), sw)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				r, err := c.Irecv(nd.Mem.Alloc(mem.Host, 64, "buf"), 64, 1-i, 7)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				c.Wait(r)
+			})
+		}
+		err = e.RunUntil(sim.Second)
+		var dl *sim.DeadlockError
+		if !errors.As(err, &dl) || len(dl.Blocked) < 2 || !strings.Contains(err.Error(), "MPI event queue") || e.Now() > sim.Millisecond {
+			t.Errorf("wait %v: err = %v at %v, want a deadlock of both ranks on their event queues at once", wait, err, e.Now())
+		}
 	}
 }

@@ -58,14 +58,23 @@ type signalUse struct {
 type opKind uint8
 
 const (
-	opDispatch opKind = iota // payload gpu.Op: a kernel dispatch made at enqueue (Launch)
-	opTrigger                // ring the doorbell of deferred command v
-	opTriggers               // payload []nic.DeferredID
-	opWaitCond               // payload func(uint64) bool on the word at a
-	opMarker                 // store v at a
-	opProgram                // payload Program: its operations, one per CP queue entry
-	opPeerCopy               // payload peerCopy: a copy engine moves bytes to a peer GPU
+	opDispatch   opKind = iota // payload gpu.Op: a kernel dispatch made at enqueue (Launch)
+	opTrigger                  // ring the doorbell of deferred command v
+	opTriggers                 // payload []nic.DeferredID
+	opWaitCond                 // payload func(uint64) bool on the word at a
+	opMarker                   // store v at a
+	opProgram                  // payload Program: its operations, one per CP queue entry
+	opPeerCopy                 // payload peerCopy: a copy engine moves bytes to a peer GPU
+	opPeerCopies               // payload []PeerCopy: the copy engines move a batch at once
 )
+
+// PeerCopy is one copy of a CopyPeers batch: n bytes from Src here to Dst
+// on the GPU at endpoint PE.
+type PeerCopy struct {
+	PE       int
+	Dst, Src mem.Addr
+	N        uint64
+}
 
 // peerCopy is a CopyPeer operation's arguments.
 type peerCopy struct {
@@ -161,6 +170,14 @@ func (s *Stream) run(cp *sim.Proc) {
 		var sig sim.Signal
 		s.peer.Copy(s.peer.Self(), c.pe, c.dst, c.src, c.n, func() { landed = true; sig.Notify() })
 		cp.WaitUntil(&sig, fmt.Sprintf("peer copy to GPU %d", c.pe), func() bool { return landed })
+	case opPeerCopies:
+		cs := s.payloads.Pop().([]PeerCopy)
+		left := len(cs)
+		var sig sim.Signal
+		for _, c := range cs {
+			s.peer.Copy(s.peer.Self(), c.PE, c.Dst, c.Src, c.N, func() { left--; sig.Notify() })
+		}
+		cp.WaitUntil(&sig, fmt.Sprintf("batch of %d peer copies", len(cs)), func() bool { return left == 0 })
 	}
 }
 
@@ -180,6 +197,24 @@ func (s *Stream) CopyPeer(pe int, dst, src mem.Addr, n uint64) {
 		panic(fmt.Sprintf("stream on %s: CopyPeer to endpoint %d, not a GPU of this node", s.g.Name(), pe))
 	}
 	s.enqueue(s.sw.AQLBuild, op{kind: opPeerCopy}, peerCopy{pe: pe, dst: dst, src: src, n: n})
+}
+
+// CopyPeers enqueues a batch of peer copies as one stream operation
+// (cudaMemcpyBatchAsync, CUDA 12.8): when it reaches the head, the CP
+// hands every copy to the GPU's copy engines at once (each engine takes
+// its copies in FIFO order, so node.copy_engines of them move at a time),
+// and later operations start once all have landed. Copies to several
+// peers then overlap, as CopyPeer calls in one stream do not.
+func (s *Stream) CopyPeers(cs []PeerCopy) {
+	if len(cs) == 0 {
+		return
+	}
+	for _, c := range cs {
+		if !s.ReachesPeer(c.PE) {
+			panic(fmt.Sprintf("stream on %s: CopyPeers to endpoint %d, not a GPU of this node", s.g.Name(), c.PE))
+		}
+	}
+	s.enqueue(s.sw.AQLBuild, op{kind: opPeerCopies}, cs)
 }
 
 // Launch enqueues kernel k and returns its Run (timeline and completion

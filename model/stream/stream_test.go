@@ -177,3 +177,68 @@ func TestCopyPeerOrdersLaterOperations(t *testing.T) {
 		t.Errorf("synchronized at %v, before the copy could land (%v)", marked, min)
 	}
 }
+
+// A batch of peer copies is one stream operation whose copies the copy
+// engines serve at once: four small copies to the node's other GPU land
+// with their bytes, the operation after the batch waits for all of them,
+// and the batch ends sooner than the same copies as four CopyPeer calls,
+// each of which waits for the last to land.
+func TestCopyPeersOverlap(t *testing.T) {
+	const n, k = 4 << 10, 4
+	run := func(batch bool) sim.Time {
+		spec := cluster.GPUTN()
+		spec.Node.GPUs = 2
+		e := sim.New(1)
+		c, err := cluster.New(e, spec, 2, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := c.Nodes[0], c.Nodes[1]
+		src := a.Mem.AllocData(mem.GPU, n*k, "src")
+		dst := b.Mem.AllocData(mem.GPU, n*k, "dst")
+		done := a.Mem.AllocData(mem.Host, 8, "done")
+		want := make([]byte, n*k)
+		for i := range want {
+			want[i] = byte(i*7 + 3)
+		}
+		a.Mem.Write(src, want)
+		var marked sim.Time
+		a.CPU.Spawn("host", func(th *cpu.Thread) {
+			s := New(th, a.GPU, a.NIC, cost.Default())
+			s.UsePeer(a.Peer)
+			var cs []PeerCopy
+			for i := range k {
+				off := mem.Addr(i * n)
+				cs = append(cs, PeerCopy{PE: 1, Dst: dst + off, Src: src + off, N: n})
+			}
+			if batch {
+				s.CopyPeers(cs)
+			} else {
+				for _, p := range cs {
+					s.CopyPeer(p.PE, p.Dst, p.Src, p.N)
+				}
+			}
+			s.Marker(done, 1)
+			s.Synchronize()
+			marked = th.Now()
+		})
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, n*k)
+		b.Mem.Read(dst, got)
+		if string(got) != string(want) {
+			t.Fatalf("batch %v: copied bytes differ", batch)
+		}
+		if a.Peer.Stats().Copies != k {
+			t.Errorf("batch %v: %d copies, want %d", batch, a.Peer.Stats().Copies, k)
+		}
+		if min := spec.Node.CopyLaunch; marked < min {
+			t.Errorf("batch %v: synchronized at %v, before a copy could land", batch, marked)
+		}
+		return marked
+	}
+	if batched, serial := run(true), run(false); batched >= serial {
+		t.Errorf("4 copies: batch ends at %v, one by one at %v: want the batch sooner", batched, serial)
+	}
+}

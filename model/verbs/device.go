@@ -267,13 +267,41 @@ func (c *CQ) idle(wg *gpu.WG, k uint64, what string) bool {
 	return ok
 }
 
+// busyPoll makes wg, about to poll a host-memory CQ, a busy poller and
+// reports whether it did: every iteration is a PCIe read with nothing to
+// wait on (a GPU-memory CQ waits on its slot's writes instead), so the
+// polls would keep the event queue busy and hide a deadlock of whatever
+// should complete the work (sim/poll.go).
+func (c *CQ) busyPoll(wg *gpu.WG) bool {
+	if c.pool == mem.GPU {
+		return false
+	}
+	wg.SetPoller("a CQE in host memory")
+	return true
+}
+
+// frozen parks wg for good once its busy poll found the simulation
+// frozen (the run has failed with the deadlock; the engine ends it).
+func (c *CQ) frozen(wg *gpu.WG) {
+	var never sim.Signal
+	wg.Wait(&never, "a CQE in host memory (frozen)")
+}
+
 // Poll polls the CQ from one GPU thread until the next CQE is valid,
 // consumes it (retiring a WQE of the QP it names) and returns it.
 func (c *CQ) Poll(wg *gpu.WG) nic.CQE {
 	k := c.ci
 	ok := c.pollLoad(wg, k)
+	busy := !ok && c.busyPoll(wg)
+	if busy {
+		defer wg.StopPolling()
+	}
 	for !ok {
+		wg.PollStart()
 		ok = c.idle(wg, k, "CQE")
+		if busy && wg.PollRound(ok) {
+			c.frozen(wg)
+		}
 	}
 	e, _ := c.cqeAt(k)
 	c.consume(e)
@@ -317,7 +345,13 @@ func (s *Scanner) Wait(wg *gpu.WG, keep uint64) (bad nic.CQE, ok bool) {
 	start := wg.Now()
 	ok = true
 	q, c := s.qp, s.cq
+	busy := q.Outstanding() > keep && c.busyPoll(wg)
+	if busy {
+		defer wg.StopPolling()
+	}
 	for q.Outstanding() > keep {
+		wg.PollStart()
+		out, cur0 := q.Outstanding(), s.cursor
 		c.pollLoad(wg, s.cursor)
 		wg.Scalar(4) // the warp vote
 		q.stats.Polls++
@@ -353,6 +387,9 @@ func (s *Scanner) Wait(wg *gpu.WG, keep uint64) (bad nic.CQE, ok bool) {
 				c.Loads += uint64(n)
 				q.stats.Polls += uint64(n)
 			}
+		}
+		if busy && wg.PollRound(q.Outstanding() < out || s.cursor != cur0) {
+			c.frozen(wg)
 		}
 	}
 	q.stats.PollTime += wg.Now() - start

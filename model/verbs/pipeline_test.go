@@ -1,6 +1,8 @@
 package verbs_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
@@ -156,5 +158,25 @@ func TestBlueFlameSkipsTheFetch(t *testing.T) {
 	})
 	if got := string(r.c.Nodes[1].Mem.Bytes(r.dst, 8)); got != "bluefl!!" {
 		t.Errorf("BlueFlame write delivered %q", got)
+	}
+}
+
+// A work-group polling a CQ that will never receive a completion ends the
+// run as a deadlock naming the CQ instead of polling forever: from GPU
+// memory it waits on the slot's writes; from host memory every poll is a
+// PCIe read, a busy poll that must not hide the deadlock (sim/poll.go).
+func TestCQPollWithNothingPostedIsADeadlock(t *testing.T) {
+	for _, loc := range []string{"host", "gpu"} {
+		spec := verbs.DefaultSpec()
+		spec.CQLoc = loc
+		r := newRig(t, spec)
+		g := r.c.Nodes[0].GPU
+		op, _ := g.DispatchOp(gpu.Kernel{Name: "k", WGs: 1, WGSize: 32, Body: func(wg *gpu.WG) { r.cq.Poll(wg) }})
+		g.Submit(op)
+		err := r.c.Engine.RunUntil(100 * sim.Millisecond)
+		var dl *sim.DeadlockError
+		if !errors.As(err, &dl) || r.c.Engine.Now() > sim.Millisecond || !strings.Contains(err.Error(), "CQE") {
+			t.Errorf("CQ in %s memory: err = %v at %v, want a deadlock on the CQE at once", loc, err, r.c.Engine.Now())
+		}
 	}
 }
