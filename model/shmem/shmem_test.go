@@ -440,16 +440,17 @@ func TestPollingServiceThreadsDoNotHideADeadlock(t *testing.T) {
 		kind           shmem.Kind
 		mode           string
 		threads, cores int // helpers and the host cores they may use (0: the defaults)
-	}{{shmem.CompNetCP, "dgpu", 0, 0}, {shmem.GHNDGPU, "dgpu", 0, 0}, {shmem.GHNDGPU, "dgpu", 2, 1}, {shmem.GHNHostQ, "dgpu", 0, 0}, {shmem.GHNAPU, "apu", 0, 0}} {
-		spec := shmem.DefaultSpec()
-		if tc.threads > 0 {
-			spec.Threads, spec.HostCores = tc.threads, tc.cores // two helpers time-sliced on one core
+	}{{shmem.CompNetCP, "dgpu", 0, 0}, {shmem.CompNetCP, "dgpu", 3, 1}, {shmem.GHNDGPU, "dgpu", 0, 0}, {shmem.GHNDGPU, "dgpu", 2, 1}, {shmem.GHNHostQ, "dgpu", 0, 0}, {shmem.GHNAPU, "apu", 0, 0}} {
+		spec, h := shmem.DefaultSpec(), hw(tc.mode)
+		if tc.threads > 0 { // threads time-sliced on one core
+			spec.Threads, spec.HostCores = tc.threads, tc.cores
+			h.CP.Cores, h.CP.Oversubscribe = tc.cores, true
 		}
 		limit := 500 * sim.Microsecond
 		if tc.threads > 0 {
 			limit = 20 * sim.Millisecond // the helpers hand the core over at cpu.time_slice ends (1 ms)
 		}
-		_, _, _, err := shmemtest.Scenario(shmemtest.Backend{Kind: tc.kind, HW: hw(tc.mode), Spec: spec, Nodes: 2, Limit: limit},
+		_, _, _, err := shmemtest.Scenario(shmemtest.Backend{Kind: tc.kind, HW: h, Spec: spec, Nodes: 2, Limit: limit},
 			[]uint64{8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
 				return shmemtest.Kernel{WGs: max(1, tc.threads), Body: func(pe int, x *shmem.Ctx) error {
 					x.WG().PollDevice(s[0], "a flag nobody sets", func(v uint64) bool { return v == 7 })
