@@ -761,9 +761,43 @@ func (l *ringLayout) stepWork(wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) {
 	k := l.stepChunk(i, st)
 	off, nb := l.sub(k, s)
 	_, cnt := l.slice(k, s)
+	if wg.Proc.CanRunSteps() {
+		// A coroutine body lends its process to the work (sim.Proc.RunSteps):
+		// one switch there and back instead of two per wait.
+		w := stepWorkSteps{wg: wg, at: base + mem.Addr(off+pad8(nb)), v: uint64(st + 2),
+			recv: base + mem.Addr(l.recv(st, s)), n: 4 * cnt}
+		w.red.set(base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
+		wg.Proc.RunSteps(&w)
+		return
+	}
 	reduceRange(wg, base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
 	wg.Mem().Consume(base+mem.Addr(l.recv(st, s)), 4*cnt)
 	wg.Store64(base+mem.Addr(off+pad8(nb)), uint64(st+2))
+}
+
+// stepWorkSteps is stepWork's reduction and stamp as a sim.Stepper.
+type stepWorkSteps struct {
+	wg      *gpu.WG
+	red     reduceSteps
+	at      mem.Addr
+	v       uint64
+	recv    mem.Addr // the receive slot, given back once reduced
+	n       int
+	reduced bool
+	freed   bool
+}
+
+// Step implements sim.Stepper.
+func (w *stepWorkSteps) Step(*sim.Proc) bool {
+	if !w.reduced {
+		w.reduced = w.red.step(w.wg)
+		return false // after the stream's wait, if any
+	}
+	if !w.freed {
+		w.freed = true
+		w.wg.Mem().Consume(w.recv, w.n)
+	}
+	return w.wg.TryStore64(w.at, w.v)
 }
 
 // gds pre-posts every put, then streams per step: wait for the step's

@@ -265,9 +265,9 @@ type region struct {
 	// [gapLo, gapHi) holds no control line (ctrlIn's last empty answer;
 	// empty when unknown, reset when a line is marked).
 	gapLo, gapHi Addr
-	pool Pool
-	data []byte // nil when payload-free or not yet touched
-	lazy bool   // data is allocated on first access
+	pool         Pool
+	data         []byte // nil when payload-free or not yet touched
+	lazy         bool   // data is allocated on first access
 	// pages back a sparse region (a large AllocData allocation of a
 	// payload-free memory: CQs, queues, rings sized for every peer) one
 	// page at a time, each on its first access, until an access spans two
