@@ -358,6 +358,12 @@ func jacobiSims(name string, cfg Config) []simMem {
 					// measured at 32 nodes of 2048² points (a 128-node
 					// weak run passed 6 GB when stopped).
 					s.perPeer = jacobiGIOPerPeer
+				case "HDN", "HDN_OVERLAP", "GDS", "GPUTN", "XTQ", "HSA":
+					// Kernels, streams and their work-groups per node:
+					// 128-node weak runs peaked at 98 MB (gputn) and
+					// 179 MB (gio, more compute units) against 80 MiB
+					// with 128 KiB per node, about 0.3 and 0.9 MiB each.
+					s.perNode = jacobiKernelPerNode
 				case "GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET":
 					// The device-shmem runtime's queues and service
 					// state per node, as in the allreduce: the 128-node
@@ -374,3 +380,7 @@ func jacobiSims(name string, cfg Config) []simMem {
 
 // jacobiGIOPerPeer is GNN_GIO's Jacobi state per (node, peer) pair.
 const jacobiGIOPerPeer = 2 << 20
+
+// jacobiKernelPerNode is the Jacobi state per node of the strategies
+// that run kernels and streams (not CPU, not device shmem or GIO).
+const jacobiKernelPerNode = 3 << 19

@@ -38,6 +38,9 @@ var memFamilies = []struct {
 	// state, which the estimate did not count before (a 128-node run
 	// peaked at 191 MB against 80 MiB estimated).
 	{"gputn", "GHN_DGPU", 32, "jacobiweak"},
+	// and with kernels on the gio preset's larger GPU (179 MB at 128
+	// nodes against 80 MiB estimated before).
+	{"gio", "HDN", 32, "jacobiweak"},
 }
 
 func memFamilyConfig(t *testing.T, preset, strategy string, nodes int, exp string) Config {
