@@ -21,7 +21,7 @@ type Halo3DSpec struct {
 	Domain     int        `toml:"domain" doc:"strong scaling: global cells per dimension (8 bytes each) of the cube split over the GPUs" src:"DEFAULT"`
 	Strategies []string   `toml:"strategies" doc:"strategies to compare (default: every one with a halo implementation that the preset's NIC runs)" src:"DEFAULT"`
 	Iters      int        `toml:"iters" doc:"exchanges per run; the time is per exchange" src:"DEFAULT"`
-	CommWGs    int        `toml:"comm_wgs" doc:"work-groups (SMs) of the GPU-initiated implementations' persistent kernel (device shmem, GPU-TN, device verbs), work-group w serving the directions d = w mod comm_wgs; 0 = one per direction (6 or 26), at most the GPU's CUs (no source: halo codes size it themselves)" src:"DEFAULT"`
+	CommWGs    int        `toml:"comm_wgs" doc:"work-groups (SMs) of the GPU-initiated implementations' persistent kernel (device shmem, GPU-TN, device verbs), work-group w serving the directions d = w mod comm_wgs; 0 = one per direction (6 or 26), at most the GPU's CUs" src:"DEFAULT" ref:"no source"`
 }
 
 func defaultHalo3D() Halo3DSpec {

@@ -358,12 +358,20 @@ func jacobiSims(name string, cfg Config) []simMem {
 					// measured at 32 nodes of 2048² points (a 128-node
 					// weak run passed 6 GB when stopped).
 					s.perPeer = jacobiGIOPerPeer
+				case "HDN", "HDN_OVERLAP", "GDS", "GPUTN", "XTQ", "HSA":
+					// Kernels, streams and their work-groups per node:
+					// 128-node weak runs peaked at 98 MB (gputn) and
+					// 179 MB (gio, more compute units) against 80 MiB
+					// with 128 KiB per node, about 0.3 and 0.9 MiB each.
+					s.perNode = jacobiKernelPerNode
 				case "GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET":
 					// The device-shmem runtime's queues and service
-					// state per node, as in the allreduce: the 128-node
-					// weak run of GHN_DGPU peaked at 191 MB, which 128 KiB
-					// per node (80 MiB in all) did not cover.
-					s.perNode, _ = allreduceState(names[k], 0)
+					// state per node, a queue per work-group of the
+					// Jacobi kernel: 128-node weak runs of GHN_DGPU
+					// peaked at 191 MB (gputn) and 515 MB (gio, more
+					// compute units: about 3.5 MB per node), which 128
+					// KiB per node (80 MiB in all) did not cover.
+					s.perNode = jacobiShmemPerNode
 				}
 			}
 			all = append(all, s)
@@ -374,3 +382,11 @@ func jacobiSims(name string, cfg Config) []simMem {
 
 // jacobiGIOPerPeer is GNN_GIO's Jacobi state per (node, peer) pair.
 const jacobiGIOPerPeer = 2 << 20
+
+// jacobiKernelPerNode is the Jacobi state per node of the strategies
+// that run kernels and streams (not CPU, not device shmem or GIO).
+const jacobiKernelPerNode = 3 << 19
+
+// jacobiShmemPerNode is the Jacobi state per node of the device-shmem
+// strategies (GHN_*, COMPNET).
+const jacobiShmemPerNode = 9 << 19

@@ -22,7 +22,7 @@ type MoESpec struct {
 	TokensLL   int        `toml:"tokens_ll" doc:"tokens per GPU in low-latency mode (a decoding batch)" src:"DOC" ref:"DeepEP README: low-latency kernels benchmarked with 128 tokens per batch"`
 	TokensHT   int        `toml:"tokens_ht" doc:"tokens per GPU in throughput mode (a training or prefill batch)" src:"DOC" ref:"DeepEP README: normal kernels benchmarked with 4096 tokens per batch"`
 	Routing    string     `toml:"routing" doc:"routing table CSV (gpu,token,expert,weight; every token exactly topk distinct experts) for one EP count and one mode; empty: seeded uniform routing from run.seed" src:"RUN"`
-	CommWGs    int        `toml:"comm_wgs" doc:"work-groups (SMs) of the GPU-initiated implementations' dispatch and combine kernels (no source: DeepEP-style kernels take a fraction of the SMs)" src:"DEFAULT"`
+	CommWGs    int        `toml:"comm_wgs" doc:"work-groups (SMs) of the GPU-initiated implementations' dispatch and combine kernels (DeepEP-style kernels take a fraction of the SMs)" src:"DEFAULT" ref:"no source"`
 	Strategies []string   `toml:"strategies" doc:"strategies to compare (default: every one with an MoE implementation that the preset's NIC runs)" src:"DEFAULT"`
 	VerifyMax  unit.Bytes `toml:"verify_max" doc:"largest total buffer memory (all GPUs) a point runs functionally and verifies; larger points run payload-free (the verified column says so)" src:"DEFAULT"`
 }

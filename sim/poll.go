@@ -37,6 +37,22 @@ func (p *Proc) SetPoller(what string) {
 	p.e.pollerProcs = append(p.e.pollerProcs, p)
 }
 
+// AtPoller schedules fn at t as the pollers' own event: pending and run,
+// it counts as their wake-ups do, not as another agent's event that may
+// change what they poll. For bookkeeping between pollers only (a core's
+// slice timer that hands the core from one busy poller to another).
+func (e *Engine) AtPoller(t Time, fn func()) {
+	e.pollerPending++
+	e.At(t, func() {
+		e.pollerPending--
+		e.pollerRuns++
+		fn()
+	})
+}
+
+// Polling reports whether p is a busy-polling agent (SetPoller).
+func (p *Proc) Polling() bool { return p.poller }
+
 // StopPolling ends what SetPoller began, for an agent that busy-polls
 // only at times (a host thread in one poll loop): its later work counts
 // as any agent's.

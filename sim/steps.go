@@ -204,3 +204,9 @@ func (p *Proc) TryJoin(q *Proc) bool {
 	p.Wait(&q.exit, "join "+q.name)
 	return false
 }
+
+// CanRunSteps reports whether p's body may call RunSteps now: p is a
+// coroutine process running its own body, not already lending itself to a
+// state machine. Libraries whose calls run either way (a device call from
+// a coroutine body or from a stretch already in steps) use it to choose.
+func (p *Proc) CanRunSteps() bool { return p.e.running == p && p.c != nil && p.steps == nil }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,6 +120,11 @@ func reportError(err error, args []string, stderr io.Writer) int {
 	// One line per problem (errors.Join separates them by newlines), at
 	// most maxErrorLines of them.
 	lines := strings.Split(err.Error(), "\n")
+	if _, ok := errors.AsType[*sim.DeadlockError](err); ok {
+		// Its first line says who waits on what; the indented lines
+		// after it (one per process) are detail a script need not parse.
+		lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, "  ") })
+	}
 	for i, line := range lines {
 		if i == maxErrorLines && len(lines) > maxErrorLines+1 {
 			fmt.Fprintf(stderr, "gpunetsim: ... and %d more problems\n", len(lines)-i)

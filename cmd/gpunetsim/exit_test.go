@@ -92,3 +92,16 @@ func TestExitCodeClasses(t *testing.T) {
 		}
 	}
 }
+
+// A deadlock is reported in one line (exit 1): who waits on what and
+// what the busy pollers poll, without the engine's line per process.
+func TestDeadlockIsOneLine(t *testing.T) {
+	dl := &sim.DeadlockError{At: 6, Blocked: []sim.BlockedProc{{Name: "wg[0]", Waits: "a flag"}, {Name: "wg[1]", Waits: "a flag"}},
+		Polling: 1, Pollers: []sim.BlockedProc{{Name: "svc[0]", Waits: "queue 0's next slot"}}}
+	var stderr bytes.Buffer
+	code := reportError(fmt.Errorf("allreduce: CPU n=2: %w", dl), []string{"run", "allreduce"}, &stderr)
+	want := "gpunetsim: allreduce: CPU n=2: deadlock at 6ps: 2 process(es) blocked with no pending event but 1 polling agent(s) that find nothing to do: 2 wait on a flag (wg[0], ...); svc[0] polls queue 0's next slot\n"
+	if code != exitFailure || stderr.String() != want {
+		t.Errorf("exit %d, stderr %q; want 1, %q", code, stderr.String(), want)
+	}
+}

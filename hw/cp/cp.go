@@ -143,6 +143,7 @@ type Thread struct {
 	n     Counts
 	track string
 	sb    []*sbStore // stores on their way to the L2, oldest first
+	st    stepState  // the operation begun as steps (steps.go)
 }
 
 // sbStore is a store in the thread's store buffer.

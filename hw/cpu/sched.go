@@ -88,10 +88,22 @@ func (c *CPU) placeAvoiding(avoid *core) *core {
 	return best
 }
 
-// Contended reports whether another thread waits for t's core: a busy
-// poller's idle round is then no proof that nothing changes (the core
-// passes to the waiter at the slice end; sim/poll.go).
-func (t *Thread) Contended() bool { return t.core != nil && len(t.core.queue) > 0 }
+// Contended reports whether a thread that is no busy poller waits for
+// t's core: a busy poller's idle round is then no proof that nothing
+// changes (the core passes to the waiter at the slice end, and it may
+// find work; sim/poll.go). Pollers waiting for the core count as idle
+// pollers do: their own rounds, once they run, say whether they are.
+func (t *Thread) Contended() bool {
+	if t.core == nil {
+		return false
+	}
+	for _, q := range t.core.queue {
+		if !q.Proc.Polling() {
+			return true
+		}
+	}
+	return false
+}
 
 // acquire returns once t holds its core and the switch to it is done.
 func (t *Thread) acquire() {
@@ -208,7 +220,11 @@ func (k *core) armTimer() {
 	}
 	k.timerGen++
 	gen, at := k.timerGen, k.nextSliceEnd()
-	k.cpu.e.At(at, func() {
+	schedule := k.cpu.e.At
+	if k.pollersOnly() {
+		schedule = k.cpu.e.AtPoller // one busy poller hands the core to another: no agent's progress (sim/poll.go)
+	}
+	schedule(at, func() {
 		if gen == k.timerGen && k.cur != nil && !k.cur.running && len(k.queue) > 0 {
 			k.preempt()
 		}
@@ -224,6 +240,20 @@ func (k *core) nextSliceEnd() sim.Time {
 	}
 	n := (now - k.sliceEnd + s - 1) / s
 	return k.sliceEnd + n*s
+}
+
+// pollersOnly reports whether the thread on the core and every thread
+// waiting for it are busy pollers.
+func (k *core) pollersOnly() bool {
+	if k.cur == nil || !k.cur.Proc.Polling() {
+		return false
+	}
+	for _, t := range k.queue {
+		if !t.Proc.Polling() {
+			return false
+		}
+	}
+	return true
 }
 
 func (k *core) hasAwake() bool {

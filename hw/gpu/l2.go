@@ -83,16 +83,20 @@ type L2 struct {
 	// and merged (nicShared searches it: a system acquire asks for every
 	// line the L2 holds, and a device may share a range per queue).
 	sharedDirty bool
+	lockedAt    map[mem.Addr]sim.Time    // when each store_locked line was locked
+	rmwDone     map[mem.Addr]*sim.Signal // the end of each CP RMW holding a line
 }
 
+// l2line is one way of the tag model: 24 bytes, the L2's 16 K ways are
+// allocated together on a GPU's first access (0.4 MB per GPU of a run,
+// instead of 0.9 MB with the rare locking state inline: that state lives
+// in the L2's maps, keyed by the line, while a line is locked).
 type l2line struct {
-	tag      mem.Addr
-	valid    bool
-	used     uint64
-	locked   bool // store_locked
-	lockedAt sim.Time
-	rmw      bool // held by a CP RMW
-	rmwDone  *sim.Signal
+	tag    mem.Addr
+	used   uint64
+	valid  bool
+	locked bool // store_locked (since L2.lockedAt[tag])
+	rmw    bool // held by a CP RMW (L2.rmwDone[tag] is notified at its end)
 }
 
 // UseL2 gives the GPU its L2 tag model. Call it once, before the run.
@@ -207,7 +211,8 @@ func (g *GPU) cpUnlock(l mem.Addr) {
 		w.locked = false
 		g.tags.stats.Locked--
 		g.tags.stats.Unlocks++
-		hold := g.e.Now() - w.lockedAt
+		hold := g.e.Now() - g.tags.lockedAt[l]
+		delete(g.tags.lockedAt, l)
 		g.tags.stats.LockHold += hold
 		g.tags.stats.LockHoldMax = max(g.tags.stats.LockHoldMax, hold)
 	}
@@ -233,6 +238,26 @@ func (g *GPU) l2Line(l mem.Addr) [mem.LineSize]byte {
 // first (p blocks).
 func (g *GPU) CPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration) {
 	g.waitRMW(p, l)
+	return g.cpReadLine(l)
+}
+
+// TryCPReadLine is CPReadLine as a step (sim.Stepper): while a CP RMW
+// holds the line it waits once and reports ok false (call it again after
+// the wait); else it reads the line as CPReadLine does.
+func (g *GPU) TryCPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration, ok bool) {
+	if g.tags != nil {
+		if w := g.tags.find(l); w != nil && w.rmw {
+			g.tags.stats.RMWWait++
+			p.Wait(g.tags.rmwDone[l], "an L2 line locked by a CP RMW")
+			return data, false, 0, false
+		}
+	}
+	data, hit, lat = g.cpReadLine(l)
+	return data, hit, lat, true
+}
+
+// cpReadLine is CPReadLine once no RMW holds the line.
+func (g *GPU) cpReadLine(l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration) {
 	hit = g.touch(l, CP)
 	g.cpUnlock(l)
 	lat = g.spec.MemLatency
@@ -302,7 +327,11 @@ func (g *GPU) CPRMW(p *sim.Proc, a mem.Addr, f func(old uint64) uint64) uint64 {
 	if g.tags != nil {
 		g.tags.stats.RMWs++
 		if w = g.tags.find(l); w != nil {
-			w.rmw, w.rmwDone = true, new(sim.Signal)
+			w.rmw = true
+			if g.tags.rmwDone == nil {
+				g.tags.rmwDone = map[mem.Addr]*sim.Signal{}
+			}
+			g.tags.rmwDone[l] = new(sim.Signal)
 		}
 	}
 	lat := g.spec.MemLatency
@@ -316,7 +345,9 @@ func (g *GPU) CPRMW(p *sim.Proc, a mem.Addr, f func(old uint64) uint64) uint64 {
 	p.Sleep(wlat)
 	if w != nil && w.valid && w.tag == l {
 		w.rmw = false
-		w.rmwDone.Notify()
+		done := g.tags.rmwDone[l]
+		delete(g.tags.rmwDone, l)
+		done.Notify()
 	}
 	return old
 }
@@ -331,7 +362,7 @@ func (g *GPU) waitRMW(p *sim.Proc, l mem.Addr) {
 			return
 		}
 		g.tags.stats.RMWWait++
-		p.Wait(w.rmwDone, "an L2 line locked by a CP RMW")
+		p.Wait(g.tags.rmwDone[l], "an L2 line locked by a CP RMW")
 	}
 }
 
@@ -404,6 +435,20 @@ func (g *GPU) nicShared(l mem.Addr) bool {
 // first CP access.
 func (w *WG) StoreTracked(a mem.Addr, v uint64, locked bool) {
 	w.Store64(a, v)
+	w.tracked(a, locked)
+}
+
+// TryStoreTracked is StoreTracked in steps (see TryStore64).
+func (w *WG) TryStoreTracked(a mem.Addr, v uint64, locked bool) bool {
+	if !w.TryStore64(a, v) {
+		return false
+	}
+	w.tracked(a, locked)
+	return true
+}
+
+// tracked is StoreTracked's tag-model part, after the store.
+func (w *WG) tracked(a mem.Addr, locked bool) {
 	g := w.g
 	l := mem.Line(a)
 	g.touch(l, CU)
@@ -412,7 +457,11 @@ func (w *WG) StoreTracked(a mem.Addr, v uint64, locked bool) {
 	}
 	g.tags.stats.LockedStores++
 	if ln := g.tags.find(l); ln != nil && !ln.locked {
-		ln.locked, ln.lockedAt = true, g.e.Now()
+		ln.locked = true
+		if g.tags.lockedAt == nil {
+			g.tags.lockedAt = map[mem.Addr]sim.Time{}
+		}
+		g.tags.lockedAt[l] = g.e.Now()
 		g.tags.stats.Locked++
 		g.tags.stats.MaxLocked = max(g.tags.stats.MaxLocked, g.tags.stats.Locked)
 	}

@@ -254,6 +254,15 @@ func (w *WG) TryRelease(s Scope) bool {
 	return true
 }
 
+// TryAcquire is Acquire in steps: false when it waited (call it again
+// after the wait), true once it is over with no wait pending.
+func (w *WG) TryAcquire(s Scope) bool { return w.tryAcquire(s) }
+
+// TryLoad64 is Load64 in steps: false when it waited for the access's
+// latency (call it again after the wait); the word and true once it is
+// over, with no wait pending.
+func (w *WG) TryLoad64(a mem.Addr) (uint64, bool) { return w.tryLoad64(a) }
+
 // tryAcquire is Acquire in steps: true when it is over, with no wait
 // pending.
 func (w *WG) tryAcquire(s Scope) bool {

@@ -188,10 +188,34 @@ func (w *WG) Acquire(s Scope) {
 // that would see no change are not simulated one by one: the work-group
 // sleeps until the line is written, then polls again.
 func (w *WG) PollUntil(a mem.Addr, acquire bool, what string, cond func(uint64) bool) uint64 {
+	if w.Proc.CanRunSteps() {
+		// A coroutine body lends its process to the poll (sim.Proc.RunSteps):
+		// one switch there and back instead of two per acquire, load and wait.
+		st := pollSteps{w: w, a: a, acquire: acquire, what: what, cond: cond}
+		w.Proc.RunSteps(&st)
+		return st.v
+	}
 	for {
 		if v, ok := w.TryPollUntil(a, acquire, what, cond); ok {
 			return v
 		}
 		w.mustHaveBlocked("PollUntil")
 	}
+}
+
+// pollSteps is PollUntil as a sim.Stepper (TryPollUntil until it holds).
+type pollSteps struct {
+	w       *WG
+	a       mem.Addr
+	acquire bool
+	what    string
+	cond    func(uint64) bool
+	v       uint64
+}
+
+// Step implements sim.Stepper.
+func (s *pollSteps) Step(*sim.Proc) bool {
+	v, ok := s.w.TryPollUntil(s.a, s.acquire, s.what, s.cond)
+	s.v = v
+	return ok
 }

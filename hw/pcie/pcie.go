@@ -39,10 +39,16 @@ type Link struct {
 	memoD       sim.Duration
 	// onChip, when set, makes the link a directory attachment (NewOnChip).
 	onChip *onChip
+	// c2c marks a chip-to-chip link (NewC2C).
+	c2c bool
 }
 
 // New returns a link with spec s.
 func New(s Spec) *Link { return &Link{spec: s, perByte: s.Bandwidth.PerByte()} }
+
+// ChipToChip reports whether l is a CPU-GPU chip-to-chip link (NewC2C):
+// a GPU's MMIO store to a NIC behind PCIe then crosses that PCIe link too.
+func (l *Link) ChipToChip() bool { return l.c2c }
 
 // Spec returns the link's parameters.
 func (l *Link) Spec() Spec { return l.spec }

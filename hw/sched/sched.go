@@ -29,6 +29,10 @@ type Thread struct {
 	busy    sim.Duration // total time on the core
 	preempt uint64
 	gone    bool
+	// Busy as steps (BeginBusy, TryBusy): the work left and where it stands.
+	left  sim.Duration
+	step  sim.Duration
+	phase busyPhase
 	// Nudge is notified when another thread starts waiting for the core
 	// this thread holds, so a holder sleeping through an idle stretch can
 	// go back to polling (and be preempted).
@@ -96,6 +100,102 @@ func (t *Thread) Busy(d sim.Duration) {
 			return
 		}
 	}
+}
+
+// busyPhase is where a Busy begun by BeginBusy stands (TryBusy).
+type busyPhase uint8
+
+const (
+	busyClaim     busyPhase = iota // claiming the core for the next stretch
+	busyClaimWait                  // queued for the core (claim)
+	busyYieldWait                  // preempted at the quantum's end (yield)
+	busySlept                      // a stretch on the core is over
+	busyDone                       // nothing in progress
+)
+
+// BeginBusy starts Busy(d) as steps, for a thread whose process runs a
+// stretch of its work as a state machine (sim.Proc.RunSteps): TryBusy
+// advances it, waiting at most once per call where Busy waits, so the
+// two schedule the same events at the same times.
+func (t *Thread) BeginBusy(d sim.Duration) {
+	if t.gone {
+		panic(fmt.Sprintf("sched %s: %s works after Exit", t.s.name, t.p.Name()))
+	}
+	t.left, t.phase = d, busyClaim
+}
+
+// TryBusy advances the Busy begun by BeginBusy: true once it is over (no
+// wait pending), false when it waited and must be called again after the
+// wait.
+func (t *Thread) TryBusy() bool {
+	c := t.c
+	for {
+		switch t.phase {
+		case busyDone:
+			return true
+		case busyClaim:
+			if c.holder == nil {
+				c.holder, t.used = t, 0
+			} else if c.holder != t {
+				c.queue = append(c.queue, t)
+				c.holder.Nudge.Notify()
+				t.phase = busyClaimWait
+				continue
+			}
+			if t.used >= t.s.quantum && len(c.queue) > 0 {
+				t.preempt++
+				c.queue = append(c.queue, t)
+				t.handOver()
+				t.phase = busyYieldWait
+				continue
+			}
+			t.run()
+			if t.phase != busySlept {
+				continue
+			}
+			return false
+		case busyClaimWait, busyYieldWait:
+			if c.holder != t {
+				t.p.Wait(&t.turn, "its turn on a core")
+				return false
+			}
+			t.used = 0 // a fresh quantum: no preemption check (Busy's order)
+			t.run()
+			if t.phase != busySlept {
+				continue
+			}
+			return false
+		case busySlept:
+			t.used += t.step
+			t.busy += t.step
+			t.left -= t.step
+			if t.left <= 0 {
+				t.phase = busyDone
+				return true
+			}
+			t.phase = busyClaim
+		}
+	}
+}
+
+// run starts the next stretch of a stepped Busy on the held core: it
+// sleeps (phase busySlept) or, for an empty stretch, accounts it at once.
+func (t *Thread) run() {
+	t.step = t.left
+	if len(t.c.queue) > 0 {
+		t.step = min(t.left, t.s.quantum-t.used)
+	}
+	if t.step > 0 {
+		t.p.Sleep(t.step)
+		t.phase = busySlept
+		return
+	}
+	t.left -= t.step
+	if t.left <= 0 {
+		t.phase = busyDone
+		return
+	}
+	t.phase = busyClaim
 }
 
 // claim waits until t holds its core.

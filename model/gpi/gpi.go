@@ -9,6 +9,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/verbs"
+	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // Side says who drives a rank's GPI calls, which decides where its queues,
@@ -216,6 +217,13 @@ func (d *Device) post(wg *gpu.WG, queue, peer int, ws ...nic.WQE) error {
 	if err != nil {
 		return err
 	}
+	if wg.Proc.CanRunSteps() && qp.Outstanding()+uint64(len(ws)) <= uint64(qp.Depth()) {
+		// The posts, the ring and the barrier as steps lent by the
+		// work-group's coroutine (sim.Proc.RunSteps): the same events,
+		// one switch there and back instead of two per wait.
+		wg.Proc.RunSteps(&barrierAfter{s: qp.NewPostRing(wg, ws), wg: wg})
+		return nil
+	}
 	if qp.Outstanding()+uint64(len(ws)) > uint64(qp.Depth()) {
 		if e, ok := cq.WaitQP(wg, qp, uint64(qp.Depth()-len(ws))); !ok {
 			return cqeError(d.rank, e)
@@ -311,6 +319,12 @@ func (d *Device) NotifyReset(wg *gpu.WG, id int) uint64 {
 func (d *Device) Wait(wg *gpu.WG, queue int) error {
 	for p := range d.w.sides {
 		if p == d.rank {
+			continue
+		}
+		if d.w.qps[qkey{d.rank, queue, p}] == nil {
+			// Never connected, so nothing is outstanding on it: connecting
+			// it here would make every rank's wait create a QP pair to every
+			// other rank (n² QPs of 128 KiB of rings each).
 			continue
 		}
 		qp, cq, err := d.w.queue(d.rank, queue, p)
@@ -455,8 +469,8 @@ func (h *Host) NotifyReset(id int) uint64 {
 // Wait is gaspi_wait.
 func (h *Host) Wait(queue int) error {
 	for p := range h.w.sides {
-		if p == h.rank {
-			continue
+		if p == h.rank || h.w.qps[qkey{h.rank, queue, p}] == nil {
+			continue // never connected: nothing outstanding (see Device.Wait)
 		}
 		qp, cq, err := h.w.queue(h.rank, queue, p)
 		if err != nil {
@@ -467,4 +481,27 @@ func (h *Host) Wait(queue int) error {
 		}
 	}
 	return nil
+}
+
+// barrierAfter runs s, then the work-group barrier that ends a device
+// call, as one sim.Stepper.
+type barrierAfter struct {
+	s    sim.Stepper
+	wg   *gpu.WG
+	done bool
+	bar  bool
+}
+
+// Step implements sim.Stepper.
+func (b *barrierAfter) Step(p *sim.Proc) bool {
+	if !b.done {
+		b.done = b.s.Step(p)
+		return false // the barrier comes in the next call (s finished without a wait pending)
+	}
+	if !b.bar {
+		b.bar = true
+		b.wg.Barrier()
+		return false
+	}
+	return true
 }

@@ -38,6 +38,10 @@ func (o Op) String() string {
 // fetches reports whether the op returns a value.
 func (o Op) fetches() bool { return o == OpFetchAdd || o == OpSwap || o == OpCSwap }
 
+// bounced reports whether the library passes the op's data (p's inline
+// value, an atomic's operand) through a bounce word.
+func (o Op) bounced() bool { return o == OpP || o.atomic() }
+
 // atomic reports whether the op is an atomic memory operation.
 func (o Op) atomic() bool { return o >= OpAdd && o <= OpCSwap }
 
@@ -122,6 +126,9 @@ type Ctx struct {
 	ch      Channel
 	scratch mem.Addr // 8 B local landing word of g
 	closed  bool
+	// the calls that run as steps (qsteps.go), kept for reuse
+	steps submitSteps
+	wait  waitSteps
 }
 
 // WG returns the work-group that owns the context.
@@ -174,6 +181,15 @@ func (c *Ctx) checkAtomic(call string, dst mem.Addr, width, pe int) error {
 // submit hands r to the backend and ends the call with the work-group
 // barrier.
 func (c *Ctx) submit(call string, r *Request) error {
+	if !r.Blocking && c.wg.Proc.CanRunSteps() {
+		if q, p := c.stepQueue(); q != nil {
+			c.steps = submitSteps{c: q, p: p, r: r}
+			c.wg.Proc.RunSteps(&c.steps)
+			c.steps.r = nil
+			c.dev.stats.Calls++ // as timedChannel counts it
+			return nil
+		}
+	}
 	err := c.ch.Submit(r)
 	c.wg.Barrier()
 	if err != nil {
@@ -334,6 +350,13 @@ func (c *Ctx) WaitUntil(addr mem.Addr, width int, cmp Cmp, v uint64) (uint64, er
 		return 0, err
 	}
 	ok := func(x uint64) bool { return cmp.holds(x&mask(width), v&mask(width), width) }
+	if c.wg.Proc.CanRunSteps() {
+		c.wait = waitSteps{c: c, addr: addr, ok: ok, v: v}
+		c.wg.Proc.RunSteps(&c.wait)
+		got := c.wait.got
+		c.wait = waitSteps{}
+		return got & mask(width), nil
+	}
 	wg, m := c.wg, c.wg.Mem()
 	var got uint64
 	for {

@@ -104,6 +104,13 @@ func (l *lib) unlock(c consumer, a mem.Addr) {
 // word returns a bounce word of ctx holding v, written by the service
 // thread (with ctx's lock held).
 func (l *lib) word(c consumer, ctx *lctx, v uint64) mem.Addr {
+	a := l.bounceWord(ctx)
+	c.local(a, v)
+	return a
+}
+
+// bounceWord takes a free bounce word of ctx (with ctx's lock held).
+func (l *lib) bounceWord(ctx *lctx) mem.Addr {
 	if len(ctx.bounce) == 0 {
 		base := l.m.AllocData(l.pool, 8*mem.LineSize, "shmem.lib.bounce")
 		for i := range 8 * mem.LineSize / 8 {
@@ -113,7 +120,6 @@ func (l *lib) word(c consumer, ctx *lctx, v uint64) mem.Addr {
 	a := ctx.bounce[len(ctx.bounce)-1]
 	ctx.bounce = ctx.bounce[:len(ctx.bounce)-1]
 	ctx.inUse = append(ctx.inUse, a)
-	c.local(a, v)
 	return a
 }
 
@@ -157,6 +163,26 @@ func (l *lib) issue(s *service, q *queue, e entry) {
 		}
 	}()
 	ctx := l.ctx(q.idx)
+	cmd := l.command(q, e, ctx)
+	// The critical section: the context's bounce words, issue count and
+	// the Portals post on its command queue.
+	l.lock(c, ctx.state)
+	defer l.unlock(c, ctx.state)
+	if e.op.bounced() {
+		cmd.MD.Start = l.word(c, ctx, e.src) // inline data or the AMO operand
+	}
+	c.instr(sw.PortalsPost)
+	ctx.issued++
+	c.local(ctx.state+8, ctx.issued)
+	c.releaseSystem() // the command's source data visible to the NIC
+	c.addPCIe()       // the doorbell
+	l.nic.Doorbell(c.proc(), cmd)
+}
+
+// command is entry e's Portals command on context ctx; an operation with
+// inline data or an AMO operand gets its bounce word as the MD's start
+// later (under the context's lock).
+func (l *lib) command(q *queue, e entry, ctx *lctx) nic.Command {
 	heap := l.b.dev.heap
 	sym := e.dst
 	if e.op == OpGet {
@@ -166,10 +192,6 @@ func (l *lib) issue(s *service, q *queue, e entry) {
 	if !ok {
 		panic(fmt.Sprintf("shmem: queue %d entry %d: %#x is not symmetric (the device library checks this) %+v mem=%x", q.idx, e.seq, uint64(sym), e, l.m.Bytes(q.slot(e.seq), 64)))
 	}
-	// The critical section: the context's bounce words, issue count and
-	// the Portals post on its command queue.
-	l.lock(c, ctx.state)
-	defer l.unlock(c, ctx.state)
 	cmd := nic.Command{Target: e.pe, PT: l.pt, MatchBits: uint64(idx), RemoteOffset: off, Length: e.len}
 	md := func(a mem.Addr, n uint64, opt nic.MDOptions) *nic.MD {
 		return &nic.MD{Start: a, Length: n, CT: ctx.ct, Options: opt | nic.MDEventSuccessDisable}
@@ -178,14 +200,14 @@ func (l *lib) issue(s *service, q *queue, e entry) {
 	case OpPut:
 		cmd.Op, cmd.MD, cmd.Ack = nic.CmdPut, md(mem.Addr(e.src), e.len, 0), nic.CTAckReq
 	case OpP:
-		cmd.Op, cmd.MD, cmd.Ack = nic.CmdPut, md(l.word(c, ctx, e.src), e.len, 0), nic.CTAckReq
+		cmd.Op, cmd.MD, cmd.Ack = nic.CmdPut, md(0, e.len, 0), nic.CTAckReq
 	case OpGet:
 		cmd.Op, cmd.MD = nic.CmdGet, md(e.dst, e.len, nic.MDEventCTReply)
 	case OpAdd:
-		cmd.Op, cmd.MD, cmd.Ack = nic.CmdAtomic, md(l.word(c, ctx, e.src), 8, 0), nic.CTAckReq
+		cmd.Op, cmd.MD, cmd.Ack = nic.CmdAtomic, md(0, 8, 0), nic.CTAckReq
 		cmd.AtomicOp, cmd.AtomicType = nic.Sum, atomicType(e.len)
 	default: // fetching atomics: the old value lands in the slot's result word
-		cmd.MD = &nic.MD{Start: l.word(c, ctx, e.src), Length: 8}
+		cmd.MD = &nic.MD{Length: 8}
 		cmd.ResultMD = md(q.result(e.seq), 8, nic.MDEventCTReply)
 		cmd.AtomicType = atomicType(e.len)
 		switch e.op {
@@ -197,12 +219,7 @@ func (l *lib) issue(s *service, q *queue, e entry) {
 			cmd.Op, cmd.AtomicOp, cmd.Operand = nic.CmdSwap, nic.CSwap, e.cond
 		}
 	}
-	c.instr(sw.PortalsPost)
-	ctx.issued++
-	c.local(ctx.state+8, ctx.issued)
-	c.releaseSystem() // the command's source data visible to the NIC
-	c.addPCIe()       // the doorbell
-	l.nic.Doorbell(c.proc(), cmd)
+	return cmd
 }
 
 // quiet is shmem_ctx_quiet on context i with n pending entries: check

@@ -188,6 +188,18 @@ type hostPort struct {
 	overPC bool // queue words live across PCIe
 	seen   map[mem.Addr]uint64
 	n      Counts
+	// a poll and instructions as steps (svcsteps.go)
+	pa     mem.Addr
+	pv     uint64
+	pdone  sim.Time // an uncached poll's completion
+	pph    uint8    // an uncached poll: 0 before its sample, 1 after
+	instrN int
+	// an access begun as steps (svcsteps.go: hostOp)
+	op    hostOp
+	oa    mem.Addr
+	ov    uint64
+	old   uint64
+	words [8]uint64
 }
 
 func (h *hostPort) proc() *sim.Proc    { return h.t.Proc }
@@ -318,6 +330,10 @@ type cpPort struct {
 	t       *cp.Thread
 	acquire bool
 	pcie    uint64
+	// a poll as steps (svcsteps.go): its address, and whether its
+	// acquire marker is in progress
+	pa  mem.Addr
+	acq bool
 }
 
 func (c *cpPort) proc() *sim.Proc                              { return c.t.Proc }

@@ -262,6 +262,10 @@ func (s *service) nudge() {
 func (s *service) run() {
 	defer s.port.exit()
 	s.start = s.port.proc().Now()
+	if sp, ok := s.port.(stepPort); ok {
+		s.runSteps(sp)
+		return
+	}
 	sw := s.b.sw
 	for !s.stop {
 		s.port.proc().PollStart()
@@ -277,26 +281,36 @@ func (s *service) run() {
 		if !found && len(s.pending) == 0 && s.port.idle() {
 			s.sleep(sw.ConsumerPoll)
 		}
-		if !found && len(s.pending) == 0 {
-			if err := s.stale(); err != nil {
-				s.port.proc().Engine().Fail(err)
-				return
-			}
-			// Nothing but the service threads' polls left to happen: a
-			// deadlock of the other agents, which these polls would
-			// otherwise hide by never letting the event queue empty.
-			// (A thread that will hand its core to a waiting one at the
-			// slice end is not idle: the waiter may find work.)
-			if p := s.port.proc(); s.port.contended() {
-				p.PollBusy()
-			} else if !s.stop && p.PollIdle() {
-				p.Engine().Fail(p.Engine().PollDeadlock())
-				return
-			}
-		} else {
-			s.port.proc().PollBusy()
+		if !s.roundChecks(found) {
+			return
 		}
 	}
+}
+
+// roundChecks ends a round that found an entry (found) or not: a round
+// that found nothing with nothing pending checks for a stale CP L1 and
+// for a deadlock of the other agents, failing the run (false) on either.
+func (s *service) roundChecks(found bool) bool {
+	if !found && len(s.pending) == 0 {
+		if err := s.stale(); err != nil {
+			s.port.proc().Engine().Fail(err)
+			return false
+		}
+		// Nothing but the service threads' polls left to happen: a
+		// deadlock of the other agents, which these polls would
+		// otherwise hide by never letting the event queue empty.
+		// (A thread that will hand its core to a waiting one at the
+		// slice end is not idle: the waiter may find work.)
+		if p := s.port.proc(); s.port.contended() {
+			p.PollBusy()
+		} else if !s.stop && p.PollIdle() {
+			p.Engine().Fail(p.Engine().PollDeadlock())
+			return false
+		}
+	} else {
+		s.port.proc().PollBusy()
+	}
+	return true
 }
 
 // stale detects the hazard shmem.consumer_acquire=false shows: a CP
@@ -352,6 +366,14 @@ func (s *service) visit(q *queue) bool {
 	if uint32(st) != statusPosted {
 		return false
 	}
+	return s.dequeue(q)
+}
+
+// dequeue is steps 2–4 for queue q after a poll saw its slot POSTED: read
+// the entry, hand it to the library, complete or keep it pending, and
+// publish the read index. It reports whether it served an entry.
+func (s *service) dequeue(q *queue) bool {
+	slot := q.slot(q.rd)
 	found := s.now()
 	e := decode(s.port.line(slot))
 	if e.status != statusPosted || e.seq != q.rd {

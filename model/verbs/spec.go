@@ -26,7 +26,7 @@ type Spec struct {
 	// QPs is the present-day workloads' QPs per GPU and peer (NVSHMEM
 	// IBGDA's RC QPs per PE): their communication work-groups share them,
 	// one post at a time per QP.
-	QPs int `toml:"qps" doc:"present-day workloads (pingpong, halo3d, moe): RC QPs per GPU and peer that the communication work-groups post on; work-group w uses QP w mod qps and work-groups sharing a QP take turns (a lock in GPU memory: one WQE build and doorbell at a time), as NVSHMEM IBGDA's QPs per PE (NVSHMEM_IBGDA_NUM_RC_PER_PE) are shared by warps (no source for the value a deployment uses)" src:"DEFAULT"`
+	QPs int `toml:"qps" doc:"present-day workloads (pingpong, halo3d, moe): RC QPs per GPU and peer that the communication work-groups post on; work-group w uses QP w mod qps and work-groups sharing a QP take turns (a lock in GPU memory: one WQE build and doorbell at a time), as NVSHMEM IBGDA's QPs per PE (NVSHMEM_IBGDA_NUM_RC_PER_PE) are shared by warps" src:"DEFAULT" ref:"no source"`
 
 	P2PWriteReorder  bool     `toml:"p2p_write_reorder" doc:"hazard: NIC writes into GPU memory land after a random delay under load, so a flag can overtake its payload (the GPUrdma paper)" src:"DOC"`
 	ReorderMean      sim.Time `toml:"reorder_mean" doc:"mean extra landing delay of a NIC→GPU write above the utilisation threshold" src:"DEFAULT"`

@@ -1,0 +1,579 @@
+package shmem
+
+import (
+	"encoding/binary"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// The service loop's polls as steps. A service thread spends most of its
+// life polling: per queue a poll of the slot's status word and the poll's
+// instructions, two waits, each two coroutine switches in the blocking
+// loop (run). With a port that has step forms of both (stepPort), the
+// thread's coroutine lends its process to pollSteps (sim.Proc.RunSteps)
+// for the stretch of rounds up to the next poll that finds a posted entry
+// or the next round end that waits (a quiet or an idle sleep); those, and
+// the entry's dequeue and library call, run in the coroutine as before.
+// The events, their times and their order are run's: the steps do what
+// run does between those points, one wait per call.
+
+// stepPort is a consumer whose poll and instructions have step forms: a
+// begin call starts the operation, the try call advances it, true once it
+// is over (no wait pending), false after it waited.
+type stepPort interface {
+	beginPoll(a mem.Addr)
+	tryPoll() (v uint64, done bool)
+	beginInstr(n int)
+	tryInstr() bool
+}
+
+// pollPhase is where pollSteps stands in a round.
+type pollPhase uint8
+
+const (
+	phRound     pollPhase = iota // a round begins (or the loop ends)
+	phQueue                      // poll the next queue (or end the round)
+	phPoll                       // the poll of s.queues[qi] is in progress
+	phInstr                      // the poll's instructions are in progress
+	phDequeue                    // a dequeue from s.queues[qi] is in progress (deq)
+	phEnd                        // the round's end
+	phEndIdle                    // the round's end after its quiet
+	phEndChecks                  // the round's end after its idle sleep
+)
+
+// pollExit is why pollSteps handed the process back to the coroutine.
+type pollExit uint8
+
+const (
+	exitStop  pollExit = iota // the thread stops (or the run failed)
+	exitFound                 // the poll of s.queues[qi] saw a posted status
+	exitQuiet                 // the round's end quiets the pending entries
+	exitSleep                 // the round's end sleeps through an idle stretch
+)
+
+// pollSteps is the service loop between the coroutine's parts (run's
+// steps 1 and 5 up to a dequeue, a quiet or an idle sleep).
+type pollSteps struct {
+	s     *service
+	sp    stepPort
+	phase pollPhase
+	exit  pollExit
+	qi    int // the queue being polled
+	found bool
+	start sim.Time      // the poll's start (its span)
+	deq   *dequeueSteps // a host port's dequeue as steps (nil: the coroutine's)
+}
+
+// Step implements sim.Stepper.
+func (ps *pollSteps) Step(p *sim.Proc) bool {
+	s := ps.s
+	for {
+		switch ps.phase {
+		case phRound:
+			if s.stop {
+				ps.exit = exitStop
+				return true
+			}
+			p.PollStart()
+			ps.qi, ps.found = 0, false
+			ps.phase = phQueue
+		case phQueue:
+			if ps.qi == len(s.queues) {
+				ps.phase = phEnd
+				continue
+			}
+			q := s.queues[ps.qi]
+			ps.start = s.now()
+			ps.sp.beginPoll(q.slot(q.rd))
+			ps.phase = phPoll
+		case phPoll:
+			st, ok := ps.sp.tryPoll()
+			if !ok {
+				return false
+			}
+			ps.phase = phInstr
+			if uint32(st) == statusPosted {
+				// After the poll's instructions, the coroutine dequeues.
+				ps.exit = exitFound
+			} else {
+				ps.exit = exitStop
+			}
+			ps.sp.beginInstr(s.b.sw.ConsumerPoll)
+		case phInstr:
+			if !ps.sp.tryInstr() {
+				return false
+			}
+			s.polls++
+			s.span("poll", ps.start)
+			if ps.exit == exitFound {
+				if ps.deq == nil {
+					return true // the coroutine dequeues from s.queues[qi], then resumes at phQueue
+				}
+				ps.deq.begin(s.queues[ps.qi])
+				ps.phase = phDequeue
+				continue
+			}
+			ps.qi++
+			ps.phase = phQueue
+		case phDequeue:
+			if !ps.deq.step() {
+				if p.Waited() {
+					return false
+				}
+				continue
+			}
+			if ps.deq.served {
+				ps.found = true
+			}
+			ps.qi++
+			ps.phase = phQueue
+		case phEnd:
+			if s.clock.endRound(s.b.spec.QuietRounds) && len(s.pending) > 0 {
+				ps.exit, ps.phase = exitQuiet, phEndIdle
+				return true
+			}
+			ps.phase = phEndIdle
+		case phEndIdle:
+			if !ps.found && len(s.pending) == 0 && s.port.idle() {
+				ps.exit, ps.phase = exitSleep, phEndChecks
+				return true
+			}
+			ps.phase = phEndChecks
+		case phEndChecks:
+			if !s.roundChecks(ps.found) {
+				ps.exit = exitStop
+				return true
+			}
+			ps.phase = phRound
+		}
+	}
+}
+
+// runSteps is run with its polls as steps (see pollSteps).
+func (s *service) runSteps(sp stepPort) {
+	p := s.port.proc()
+	ps := &pollSteps{s: s, sp: sp}
+	if h, ok := s.port.(*hostPort); ok && s.progress == nil {
+		ps.deq = &dequeueSteps{s: s, h: h}
+	}
+	for {
+		p.RunSteps(ps)
+		switch ps.exit {
+		case exitStop:
+			return
+		case exitFound:
+			q := s.queues[ps.qi]
+			if s.dequeue(q) {
+				ps.found = true
+			}
+			ps.qi++
+			ps.phase = phQueue
+		case exitQuiet:
+			s.quietPending()
+		case exitSleep:
+			s.sleep(s.b.sw.ConsumerPoll)
+		}
+	}
+}
+
+// Step forms of the ports' polls.
+
+func (h *hostPort) beginPoll(a mem.Addr) {
+	h.pa, h.pph = a, 0
+	if !h.overPC {
+		h.n.L1++
+		v := h.m.Load64(a)
+		h.pv = v
+		if old, ok := h.seen[a]; ok && old == v {
+			h.t.BeginSleep(h.spec.CacheHit)
+			return
+		}
+		h.n.L2++
+		h.n.DRAM++
+		h.t.BeginSleep(h.t.CPU().WordLatency(a)) // GPU memory beyond NVLink-C2C: a round trip over it
+		h.seen[a] = v
+		return
+	}
+	// As poll: the word as GPU memory held it when the read request
+	// arrived, the thread stalled throughout.
+	h.n.PCIe++
+	at, done := h.link.ReadSampled(pcie.Down, h.t.Now(), 8, false)
+	h.pdone = done
+	h.t.BeginSleep(max(0, at-h.t.Now()))
+}
+
+func (h *hostPort) tryPoll() (uint64, bool) {
+	if !h.t.Try() {
+		return 0, false
+	}
+	if !h.overPC {
+		return h.pv, true
+	}
+	if h.pph == 0 {
+		h.pph = 1
+		h.pv = h.m.Load64(h.pa)
+		h.t.BeginSleep(max(0, h.pdone-h.t.Now()))
+		if !h.t.Try() {
+			return 0, false
+		}
+	}
+	return h.pv, true
+}
+
+func (h *hostPort) beginInstr(n int) {
+	h.instrN = n
+	if n <= 0 {
+		return
+	}
+	h.n.Instr += uint64(n)
+	h.t.BeginInstr(n)
+}
+
+func (h *hostPort) tryInstr() bool { return h.instrN <= 0 || h.t.Try() }
+
+func (c *cpPort) beginPoll(a mem.Addr) {
+	c.pa = a
+	if c.acquire {
+		c.t.BeginAcquire()
+		c.acq = true
+		return
+	}
+	c.t.BeginLoad64(a)
+}
+
+func (c *cpPort) tryPoll() (uint64, bool) {
+	if !c.t.Try() {
+		return 0, false
+	}
+	if c.acq {
+		c.acq = false
+		c.t.BeginLoad64(c.pa)
+		if !c.t.Try() {
+			return 0, false
+		}
+	}
+	return c.t.Loaded(), true
+}
+
+func (c *cpPort) beginInstr(n int) { c.t.BeginInstr(n) }
+func (c *cpPort) tryInstr() bool   { return c.t.Try() }
+
+// A host helper's dequeue as steps: reading the entry, the library call
+// (its instructions, the context's mutex, bounce words, the issue count,
+// the doorbell), the completion word and the read index, a dozen waits of
+// the thread's core per entry. Host ports only (a CP thread's stores and
+// RMWs go through its store buffer and the L2's line locks) and only
+// without IKN's progress thread (its hand-off is coroutine code).
+
+// hostOp is a hostPort operation begun as steps.
+type hostOp uint8
+
+const (
+	hopNone   hostOp = iota
+	hopLine          // line: the entry's words, read at the end
+	hopLocal         // local: the store lands at the end of the access
+	hopRemote        // remote: a posted write issued at the start
+	hopRMW           // rmw: the read and write at the end of the access
+)
+
+func (h *hostPort) beginLine(a mem.Addr) {
+	h.op, h.oa = hopLine, a
+	if h.overPC {
+		h.n.PCIe++
+		h.t.BeginSleep(max(0, h.link.Read(pcie.Down, h.t.Now(), entrySize, false)-h.t.Now()))
+		return
+	}
+	h.n.L1++
+	h.t.BeginSleep(h.spec.CacheHit) // the poll brought the line in
+}
+
+func (h *hostPort) beginLocal(a mem.Addr, v uint64) {
+	h.op, h.oa, h.ov = hopLocal, a, v
+	h.n.L1++
+	h.t.BeginSleep(h.spec.CacheHit)
+}
+
+func (h *hostPort) beginRemote(a mem.Addr, v uint64) {
+	h.op = hopRemote
+	h.n.PCIe++
+	free, vis := h.link.PostedWrite(pcie.Down, h.t.Now(), 8)
+	m := h.m
+	h.t.Engine().At(vis, func() { m.Store64(a, v) })
+	h.t.BeginSleep(max(0, free-h.t.Now()))
+}
+
+func (h *hostPort) beginStore(a mem.Addr, v uint64) {
+	if !h.overPC {
+		h.beginLocal(a, v)
+		return
+	}
+	h.beginRemote(a, v)
+}
+
+func (h *hostPort) beginRMW(a mem.Addr, v uint64) {
+	h.op, h.oa, h.ov = hopRMW, a, v
+	h.n.L1++
+	h.t.BeginSleep(h.spec.CacheHit)
+}
+
+// tryOp advances the operation begun: true once it is over (its effect
+// made, a line in h.words, an RMW's old value in h.old).
+func (h *hostPort) tryOp() bool {
+	if !h.t.Try() {
+		return false
+	}
+	switch h.op {
+	case hopLine:
+		var b [entrySize]byte
+		h.m.Read(h.oa, b[:])
+		for i := range h.words {
+			h.words[i] = binary.LittleEndian.Uint64(b[8*i:])
+		}
+	case hopLocal:
+		h.m.Store64(h.oa, h.ov)
+		h.seen[h.oa] = h.ov
+	case hopRMW:
+		h.old = h.m.Load64(h.oa)
+		h.m.Store64(h.oa, h.ov)
+	}
+	h.op = hopNone
+	return true
+}
+
+// dqPC is where a stepped dequeue stands.
+type dqPC uint8
+
+const (
+	dqLine     dqPC = iota // read the entry
+	dqEntry                // decode it
+	dqQuiet                // fence/quiet: the library's instructions
+	dqOp                   // the library call's instructions
+	dqLock                 // the mutex's instructions
+	dqLockRMW              // its test-and-set
+	dqLockSpin             // a failed test-and-set's spin
+	dqWord                 // a bounce word written
+	dqPost                 // the Portals post's instructions
+	dqIssued               // the issue count written
+	dqDoorbell             // the doorbell
+	dqUnlock               // the mutex released
+	dqComplete             // the completion word
+	dqStatus               // the GPU-memory status flag
+	dqReadIdx              // the read index
+	dqDone
+)
+
+// dequeueSteps is service.dequeue (and lib.issue) for a hostPort as
+// steps: the same waits in the same order.
+type dequeueSteps struct {
+	s      *service
+	h      *hostPort
+	q      *queue
+	pc     dqPC
+	e      entry
+	found  sim.Time
+	start  sim.Time
+	post   sim.Time
+	ctx    *lctx
+	cmd    nic.Command
+	served bool
+}
+
+// begin starts the dequeue of q's next entry.
+func (d *dequeueSteps) begin(q *queue) {
+	*d = dequeueSteps{s: d.s, h: d.h, q: q}
+	d.found = d.s.now()
+	d.h.beginLine(q.slot(q.rd))
+	d.pc = dqEntry
+}
+
+// step advances the dequeue by one operation; true once it is over (no
+// wait pending), with d.served set when it served an entry.
+func (d *dequeueSteps) step() bool {
+	s, h, q := d.s, d.h, d.q
+	l := s.b.lib
+	sw := l.b.sw
+	switch d.pc {
+	case dqEntry:
+		if !h.tryOp() {
+			return false
+		}
+		e := decode(h.words)
+		if e.status != statusPosted || e.seq != q.rd {
+			return true // an entry of an earlier lap, left POSTED while pending
+		}
+		d.e = e
+		if e.blocking() {
+			q.stamp(e.seq, PhaseDequeue, d.found)
+		}
+		s.span("dequeue", d.found)
+		d.start = s.now()
+		if e.op == OpFence || e.op == OpQuiet {
+			h.beginInstr(sw.ShmemQuiet)
+			d.pc = dqQuiet
+			return false
+		}
+		if e.blocking() {
+			q.stamp(e.seq, PhaseLibrary, d.start)
+		}
+		h.beginInstr(sw.ShmemOp)
+		d.pc = dqOp
+	case dqQuiet:
+		if !h.tryInstr() {
+			return false
+		}
+		s.span("library call", d.start)
+		if d.e.blocking() {
+			q.stamp(d.e.seq, PhaseLibrary, d.start)
+			q.stamp(d.e.seq, PhasePortals, s.now())
+			q.stamp(d.e.seq, PhaseNetwork, s.now())
+		}
+		d.completeBegin()
+	case dqOp:
+		if !h.tryInstr() {
+			return false
+		}
+		s.span("library call", d.start)
+		d.post = s.now()
+		if d.e.blocking() {
+			q.stamp(d.e.seq, PhasePortals, d.post)
+		}
+		d.ctx = l.ctx(q.idx)
+		d.cmd = l.command(q, d.e, d.ctx)
+		if l.multiple {
+			h.beginInstr(sw.Mutex)
+			l.locks++
+			d.pc = dqLock
+			return false
+		}
+		d.wordBegin()
+	case dqLock:
+		if !h.tryInstr() {
+			return false
+		}
+		h.beginRMW(d.ctx.state, 1)
+		d.pc = dqLockRMW
+	case dqLockRMW:
+		if !h.tryOp() {
+			return false
+		}
+		if h.old != 0 {
+			l.spins++
+			h.beginInstr(sw.ConsumerPoll)
+			d.pc = dqLockSpin
+			return false
+		}
+		d.wordBegin()
+	case dqLockSpin:
+		if !h.tryInstr() {
+			return false
+		}
+		h.beginRMW(d.ctx.state, 1)
+		d.pc = dqLockRMW
+	case dqWord:
+		if !h.tryOp() {
+			return false
+		}
+		h.beginInstr(sw.PortalsPost)
+		d.pc = dqPost
+	case dqPost:
+		if !h.tryInstr() {
+			return false
+		}
+		d.ctx.issued++
+		h.beginLocal(d.ctx.state+8, d.ctx.issued)
+		d.pc = dqIssued
+	case dqIssued:
+		if !h.tryOp() {
+			return false
+		}
+		h.addPCIe() // the doorbell (a host port needs no release first)
+		d.pc = dqDoorbell
+		l.nic.Doorbell(h.proc(), d.cmd)
+	case dqDoorbell:
+		if l.multiple {
+			h.beginLocal(d.ctx.state, 0)
+			d.pc = dqUnlock
+			return false
+		}
+		d.issued()
+	case dqUnlock:
+		if !h.tryOp() {
+			return false
+		}
+		d.issued()
+	case dqComplete:
+		if !h.tryOp() {
+			return false
+		}
+		if q.status != 0 {
+			h.beginRemote(q.stat(d.e.seq), uint64(uint32(word0(d.e, statusComplete))))
+			d.pc = dqStatus
+			return false
+		}
+		d.readIdx()
+	case dqStatus:
+		if !h.tryOp() {
+			return false
+		}
+		d.readIdx()
+	case dqReadIdx:
+		if !h.tryOp() {
+			return false
+		}
+		d.served = true
+		d.pc = dqDone
+		return true
+	case dqDone:
+		return true
+	}
+	return false
+}
+
+// wordBegin writes the operation's bounce word, if it has one, or goes
+// on to the Portals post.
+func (d *dequeueSteps) wordBegin() {
+	if !d.e.op.bounced() {
+		d.h.beginInstr(d.s.b.sw.PortalsPost)
+		d.pc = dqPost
+		return
+	}
+	a := d.s.b.lib.bounceWord(d.ctx)
+	d.cmd.MD.Start = a
+	d.h.beginLocal(a, d.e.src)
+	d.pc = dqWord
+}
+
+// issued ends the library call (lib.issue's deferred span and stamp) and
+// goes on to the entry's completion.
+func (d *dequeueSteps) issued() {
+	s, q := d.s, d.q
+	s.span("Portals post", d.post)
+	if d.e.blocking() {
+		q.stamp(d.e.seq, PhaseNetwork, s.now())
+	}
+	d.completeBegin()
+}
+
+// completeBegin is the rest of dequeue after the library call: a
+// blocking entry waits for a quiet, a non-blocking one is completed.
+func (d *dequeueSteps) completeBegin() {
+	s, q := d.s, d.q
+	s.served++
+	if d.e.blocking() {
+		s.pending = append(s.pending, pend{q, d.e})
+		d.readIdx()
+		return
+	}
+	d.h.beginStore(q.slot(d.e.seq), word0(d.e, statusComplete))
+	d.pc = dqComplete
+}
+
+// readIdx publishes the new read index.
+func (d *dequeueSteps) readIdx() {
+	d.q.rd++
+	d.h.beginStore(d.q.readIdx, d.q.rd)
+	d.pc = dqReadIdx
+}
