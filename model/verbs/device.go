@@ -32,6 +32,7 @@ func (q *QP) store(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration) {
 	wg.Sleep(c)
 	n := q.node
 	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+	vis += n.gpuLink.HostWriteLatency() // through the PCIe switch to the root complex
 	q.hostVis = max(q.hostVis, vis)
 	m := n.mem
 	n.e.At(vis, func() { m.Store64(a, v) })
@@ -131,6 +132,7 @@ func (q *QP) storeLanes(wg *gpu.WG, addrs []mem.Addr, vals []uint64) {
 	sf := wg.Now()
 	for i, a := range addrs {
 		f, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+		vis += n.gpuLink.HostWriteLatency()
 		sf = max(sf, f)
 		q.hostVis = max(q.hostVis, vis)
 		m, a, v := n.mem, a, vals[i]
@@ -245,7 +247,7 @@ func (c *CQ) pollLoad(wg *gpu.WG, k uint64) bool {
 	}
 	l := c.node.gpuLink
 	done := l.Read(pcie.Up, wg.Now(), nic.CQESize, false)
-	wg.SleepUntil(done - l.Spec().Latency)
+	wg.SleepUntil(done - l.Spec().Latency - l.HostWriteLatency()) // the completion's way back, switch included
 	_, ok := c.cqeAt(k)
 	wg.SleepUntil(done)
 	return ok
