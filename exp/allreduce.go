@@ -30,7 +30,7 @@ type allreducePoint struct {
 // allreducePoints splits the allreduce sweep into one point per (node
 // count, strategy).
 func allreducePoints() Points {
-	return Points{List: allreduceList, Simulate: allreduceSimulate, Assemble: allreduceAssemble,
+	return Points{List: xtqTableChecked(allreduceList, func(c Config) []string { return c.Allreduce.Strategies }), Simulate: allreduceSimulate, Assemble: allreduceAssemble,
 		Memory: func(c Config) float64 { return EstimateMemory("allreduce", c).Bytes - memBase }}
 }
 

@@ -125,7 +125,7 @@ type collectivePoint struct {
 }
 
 func accumulatePoints() Points {
-	return Points{List: accumulateList, Simulate: accumulateSimulate, Assemble: accumulateAssemble}
+	return Points{List: xtqTableChecked(accumulateList, func(c Config) []string { return c.Accumulate.Strategies }), Simulate: accumulateSimulate, Assemble: accumulateAssemble}
 }
 
 func runAccumulate(cfg Config, env Env) (*report.Result, error) {
@@ -200,7 +200,7 @@ func accumulateAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 }
 
 func reducePoints() Points {
-	return Points{List: reduceList, Simulate: reduceSimulate, Assemble: reduceAssemble}
+	return Points{List: xtqTableChecked(reduceList, func(c Config) []string { return c.Reduce.Strategies }), Simulate: reduceSimulate, Assemble: reduceAssemble}
 }
 
 func runReduce(cfg Config, env Env) (*report.Result, error) {

@@ -91,7 +91,9 @@ func FormatBytes(b float64) string {
 // 131 MB and 1.49 GB at 64, 128, 256 and 1024 nodes; before the command
 // buffers were carved from blocks, 4 KiB: 2.83 GB at 1024); device shmem (GHN_*,
 // COMPNET) 2.5 MiB per node for the runtime, its queues and the rings'
-// work-groups (95, 130, 185 MB); GPUrdma 3 MiB per node (116, 186 MB);
+// work-groups (95, 130, 185 MB) and 512 B per pair, the flag lines of the
+// rings (2(n−1) per ring work-group, one ring at 1024 nodes: GHN_DGPU 848
+// MB peak there, 4.6 GB estimated at 2 KiB per pair); GPUrdma 3 MiB per node (116, 186 MB);
 // GIO 14 MiB per node, its per-(context, PE) QPs templated whole by the
 // host (382 MB at 32 nodes, 772 MB at 64). Others keep memPerNode and
 // memPerPeer.
@@ -108,7 +110,7 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 	case "XTQ", "HSA":
 		return memPerNode, 3 << 9
 	case "GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET":
-		return 5 << 19, memPerPeer
+		return 5 << 19, 1 << 9
 	case "GNN_GPURDMA":
 		return 3 << 20, memPerPeer
 	case "GNN_GIO":
@@ -366,10 +368,12 @@ func jacobiSims(name string, cfg Config) []simMem {
 					s.perNode = jacobiKernelPerNode
 				case "GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET":
 					// The device-shmem runtime's queues and service
-					// state per node, as in the allreduce: the 128-node
-					// weak run of GHN_DGPU peaked at 191 MB, which 128 KiB
-					// per node (80 MiB in all) did not cover.
-					s.perNode, _ = allreduceState(names[k], 0)
+					// state per node, a queue per work-group of the
+					// Jacobi kernel: 128-node weak runs of GHN_DGPU
+					// peaked at 191 MB (gputn) and 515 MB (gio, more
+					// compute units: about 3.5 MB per node), which 128
+					// KiB per node (80 MiB in all) did not cover.
+					s.perNode = jacobiShmemPerNode
 				}
 			}
 			all = append(all, s)
@@ -384,3 +388,7 @@ const jacobiGIOPerPeer = 2 << 20
 // jacobiKernelPerNode is the Jacobi state per node of the strategies
 // that run kernels and streams (not CPU, not device shmem or GIO).
 const jacobiKernelPerNode = 3 << 19
+
+// jacobiShmemPerNode is the Jacobi state per node of the device-shmem
+// strategies (GHN_*, COMPNET).
+const jacobiShmemPerNode = 9 << 19

@@ -35,9 +35,9 @@ var memFamilies = []struct {
 	{"gpurdma", "GNN_GPURDMA", 32, ""},
 	{"gio", "GNN_GIO", 16, ""},
 	// Jacobi's weak scaling with the device-shmem runtime: its per-node
-	// state, which the estimate did not count before (a 128-node run
-	// peaked at 191 MB against 80 MiB estimated).
-	{"gputn", "GHN_DGPU", 32, "jacobiweak"},
+	// state, which the estimate did not count before (a 128-node run on
+	// gio peaked at 515 MB against 80 MiB estimated).
+	{"gio", "GHN_DGPU", 32, "jacobiweak"},
 	// and with kernels on the gio preset's larger GPU (179 MB at 128
 	// nodes against 80 MiB estimated before).
 	{"gio", "HDN", 32, "jacobiweak"},

@@ -86,7 +86,7 @@ func (p taskSpawnPoint) row() string {
 }
 
 func taskSpawnPoints() Points {
-	return Points{List: taskSpawnList, Simulate: taskSpawnSimulate, Assemble: taskSpawnAssemble}
+	return Points{List: xtqTableChecked(taskSpawnList, func(c Config) []string { return c.TaskSpawn.Strategies }), Simulate: taskSpawnSimulate, Assemble: taskSpawnAssemble}
 }
 
 func runTaskSpawn(cfg Config, env Env) (*report.Result, error) {

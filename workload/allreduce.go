@@ -150,7 +150,7 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		case "host", "kernel-boundary":
 			err = a.twoSided(nd, lay, base)
 		case "stream-triggered":
-			err = a.gds(nd, lay, base)
+			err = a.gds(nd, lay, base, bases)
 		case "triggered":
 			err = a.gputn(nd, lay, base)
 		case "remote-tasks":
@@ -808,11 +808,17 @@ func (w *stepWorkSteps) Step(*sim.Proc) bool {
 // NIC or the CP reaches them (a block of deferred puts, a stream Program):
 // the whole schedule is enqueued ahead of the CP on every node, which at a
 // thousand nodes would otherwise hold a few megabytes per node.
-func (a Allreduce) gds(nd *strategy.Node, l *ringLayout, base mem.Addr) error {
+func (a Allreduce) gds(nd *strategy.Node, l *ringLayout, base mem.Addr, bases []mem.Addr) error {
 	a.copyIn(nd, base)
 	nd.RDMA.Expose(base, l.totalSize)
-	first := nd.RDMA.PrepostBlock(2*(l.n-1), func(st int) rdma.Put { return l.put(base, nd.Rank, st, 0) })
-	nd.Stream.Enqueue(&gdsProgram{a: a, nd: nd, l: l, base: base, first: first})
+	p := &gdsProgram{a: a, nd: nd, l: l, base: base, bases: bases}
+	// The ring's next rank on this node's GPU fabric is reached by a copy
+	// engine on the stream (cudaMemcpyPeerAsync, as NVSHMEM's on-stream
+	// puts to a P2P peer), not by the NIC: no put is preposted.
+	if p.peer = nd.Stream.ReachesPeer(mod(nd.Rank+1, l.n)); !p.peer {
+		p.first = nd.RDMA.PrepostBlock(2*(l.n-1), func(st int) rdma.Put { return l.put(base, nd.Rank, st, 0) })
+	}
+	nd.Stream.Enqueue(p)
 	nd.Stream.Synchronize()
 	return nil
 }
@@ -828,6 +834,10 @@ type gdsProgram struct {
 	base  mem.Addr
 	first rdma.Deferred // step st's put is first+st
 	rk    reduceKernels // the CP makes each step's kernel after the previous one finished
+	// peer: the next rank is a GPU of this node, reached by peer copies
+	// into its region at bases[next] instead of the puts.
+	peer  bool
+	bases []mem.Addr
 }
 
 func (p *gdsProgram) Len() int { return 5 * (p.l.n - 1) }
@@ -846,13 +856,23 @@ func (p *gdsProgram) at(i int) (stream.OpKind, int) {
 	return [2]stream.OpKind{stream.OpWaitEqual, stream.OpTrigger}[j%2], p.l.n - 1 + j/2 + j%2
 }
 
-func (p *gdsProgram) Kind(i int) stream.OpKind { k, _ := p.at(i); return k }
+func (p *gdsProgram) Kind(i int) stream.OpKind {
+	k, _ := p.at(i)
+	if k == stream.OpTrigger && p.peer {
+		return stream.OpPeerCopy
+	}
+	return k
+}
 
 func (p *gdsProgram) Op(i int) stream.Op {
 	k, st := p.at(i)
 	l, r := p.l, p.nd.Rank
 	switch k {
 	case stream.OpTrigger:
+		if p.peer {
+			put := l.put(p.base, r, st, 0)
+			return stream.Op{Kind: stream.OpPeerCopy, PE: put.Target, Addr: p.bases[put.Target] + mem.Addr(put.RemoteOffset), Src: put.Src, N: put.Length}
+		}
 		return stream.Op{Kind: k, Deferred: p.first + rdma.Deferred(st)}
 	case stream.OpWaitEqual:
 		return stream.Op{Kind: k, Addr: l.flagAddr(p.base, r, st, 0), Value: l.expect(st), What: l.flagName(st)}

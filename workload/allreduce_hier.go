@@ -127,6 +127,10 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		phases   [3]sim.Time
 		ready    int
 		readySig sim.Signal
+		// recvs[r] is rank r's receive region, where GDS's peer copies
+		// from the other GPUs of its node land (set before the start
+		// barrier; a node's GPUs run on one engine).
+		recvs = make([]mem.Addr, P)
 	)
 	e := c.Engine
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
@@ -181,7 +185,7 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		off := func(lo int) mem.Addr { return mem.Addr(lo * 4) }
 		var os *hierOneSided
 		if im.Name == "triggered" || im.Name == "stream-triggered" {
-			os = a.prepareOneSided(nd, vec, elems, G, N, im.Name == "stream-triggered")
+			os = a.prepareOneSided(nd, vec, elems, G, N, im.Name == "stream-triggered", recvs)
 		}
 		// Zero-cost barrier outside the measurement: every rank starts
 		// together.

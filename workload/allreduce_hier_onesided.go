@@ -7,6 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/gputn"
 	"github.com/gpunetsim/gpunetsim/model/rdma"
+	"github.com/gpunetsim/gpunetsim/model/stream"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
@@ -138,17 +139,19 @@ type hierOneSided struct {
 	first        rdma.Deferred // GDS: the first pre-posted put
 	nsend        int
 	t1, t2, end  sim.Time
-	done         mem.Addr // GDS: the phase markers' words
-	markersAfter []int    // GDS: phases whose end marker follows the next kernel
+	done         mem.Addr   // GDS: the phase markers' words
+	markersAfter []int      // GDS: phases whose end marker follows the next kernel
+	recvs        []mem.Addr // GDS: every rank's receive region (peer copies land there)
 }
 
 // prepare allocates the regions, marks the flags as control words,
 // exposes the receive region and, for GDS, pre-posts every put (before
 // the measurement: the pattern is static).
-func (a AllreduceHier) prepareOneSided(nd *strategy.Node, vec mem.Addr, elems, G, N int, streamTriggered bool) *hierOneSided {
+func (a AllreduceHier) prepareOneSided(nd *strategy.Node, vec mem.Addr, elems, G, N int, streamTriggered bool, recvs []mem.Addr) *hierOneSided {
 	node, l := nd.Rank/G, nd.Rank%G
-	h := &hierOneSided{a: a, nd: nd, ops: hierSchedule(vec, elems, G, N, node, l), sl: newHierSlots(elems, G, N)}
+	h := &hierOneSided{a: a, nd: nd, ops: hierSchedule(vec, elems, G, N, node, l), sl: newHierSlots(elems, G, N), recvs: recvs}
 	h.recv = nd.Mem.Alloc(nd.Pool, max(8, h.sl.bytes()), "allreduce_hier.recv")
+	recvs[nd.Rank] = h.recv
 	h.stage = nd.Mem.Alloc(nd.Pool, max(8, h.sl.bytes()), "allreduce_hier.stage")
 	var sends []hierOp
 	for _, op := range h.ops {
@@ -161,10 +164,26 @@ func (a AllreduceHier) prepareOneSided(nd *strategy.Node, vec mem.Addr, elems, G
 	}
 	h.nsend = len(sends)
 	nd.RDMA.Expose(h.recv, max(8, h.sl.bytes()))
-	if streamTriggered && len(sends) > 0 {
-		h.first = nd.RDMA.PrepostBlock(len(sends), func(i int) rdma.Put { return h.put(sends[i]) })
+	if streamTriggered {
+		// Sends to a GPU of this node go by the copy engines (gds), so
+		// only the others' puts are pre-posted.
+		nicSends := slices.DeleteFunc(slices.Clone(sends), func(op hierOp) bool { return h.viaPeer(op) })
+		if len(nicSends) > 0 {
+			h.first = nd.RDMA.PrepostBlock(len(nicSends), func(i int) rdma.Put { return h.put(nicSends[i]) })
+		}
 	}
 	return h
+}
+
+// viaPeer reports whether GDS moves send op by a copy engine over the
+// node's GPU fabric (its receiver is a GPU of this node) instead of a put.
+func (h *hierOneSided) viaPeer(op hierOp) bool { return h.nd.Stream.ReachesPeer(op.to) }
+
+// peerCopy is send op as a peer copy: the put's bytes into the receiver's
+// slot.
+func (h *hierOneSided) peerCopy(op hierOp) stream.PeerCopy {
+	p := h.put(op)
+	return stream.PeerCopy{PE: op.to, Dst: h.recvs[op.to] + mem.Addr(p.RemoteOffset), Src: p.Src, N: p.Length}
 }
 
 // put is a send's put: data and flag from its staging slot into the
@@ -216,10 +235,11 @@ func (h *hierOneSided) gds() {
 	nd := h.nd
 	h.done = nd.Mem.AllocData(mem.Host, 24, "allreduce_hier.done")
 	var (
-		work  []hierOp // the next kernel's operations
-		ids   []rdma.Deferred
-		sends int
-		cur   int
+		work   []hierOp // the next kernel's operations
+		ids    []rdma.Deferred
+		copies []stream.PeerCopy // sends to GPUs of this node, as one batch of copies
+		sends  int               // pre-posted puts rung so far
+		cur    int
 	)
 	groups := map[int][]int{} // a marker's phase → the phases it ends
 	flush := func() {
@@ -258,6 +278,8 @@ func (h *hierOneSided) gds() {
 			nd.Stream.NicTrigger(ids...)
 			ids = nil
 		}
+		nd.Stream.CopyPeers(copies)
+		copies = nil
 	}
 	for _, op := range h.ops {
 		for ; cur < op.phase; cur++ {
@@ -265,6 +287,10 @@ func (h *hierOneSided) gds() {
 		}
 		if op.send {
 			work = append(work, op)
+			if h.viaPeer(op) {
+				copies = append(copies, h.peerCopy(op))
+				continue
+			}
 			ids = append(ids, h.first+rdma.Deferred(sends))
 			sends++
 			continue

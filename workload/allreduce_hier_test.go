@@ -75,3 +75,27 @@ func TestAllreduceHier(t *testing.T) {
 		}
 	}
 }
+
+// GDS's intra-node phases go by the copy engines over the GPU fabric: on
+// one 8-GPU h100-cx7 node no NIC sends a packet and every rank's sum is
+// exact.
+func TestAllreduceHierGDSPeerCopies(t *testing.T) {
+	hw := cluster.H100CX7()
+	c, err := cluster.New(sim.New(1), hw, 8, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Engine.Close()
+	r, err := AllreduceHier{Size: 64 * unit.KiB, WGSize: 256}.Run(c, strategy.GDS, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pk, copies uint64
+	for _, nd := range c.Nodes {
+		pk += nd.NIC.Stats().PacketsTx
+		copies += nd.Peer.Stats().Copies
+	}
+	if !r.Verified || pk != 0 || copies == 0 {
+		t.Errorf("one node: verified %v, %d NIC packets, %d peer copies; want verified, none, some", r.Verified, pk, copies)
+	}
+}

@@ -187,3 +187,34 @@ func TestPartitionMultiGPUNodes(t *testing.T) {
 		}
 	}
 }
+
+// GDS's ring reaches a next rank on the same node by copy-engine copies
+// on the stream, not by the NIC: one 8-GPU h100-cx7 node verifies with no
+// NIC packet; on two nodes only the two ranks whose next rank is on the
+// other node use the NIC.
+func TestAllreduceGDSPeerCopies(t *testing.T) {
+	hw := cluster.H100CX7()
+	for _, ranks := range []int{8, 16} {
+		c, err := cluster.New(sim.New(1), hw, ranks, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := Allreduce{Size: 64 * unit.KiB, WGs: 4, WGSize: 256, CPUThreads: 8, Algorithm: AlgRing}
+		res, err := a.Run(c, strategy.GDS, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nicRanks, copies := 0, uint64(0)
+		for _, nd := range c.Nodes {
+			if nd.NIC.Stats().PacketsTx > 0 {
+				nicRanks++
+			}
+			copies += nd.Peer.Stats().Copies
+		}
+		c.Close()
+		wantNIC := 2 * (ranks/8 - 1) // the ranks whose next rank is on the other node
+		if nicRanks != wantNIC || !res.Verified || copies == 0 {
+			t.Errorf("%d ranks: verified %v, %d ranks used the NIC (want %d), %d peer copies", ranks, res.Verified, nicRanks, wantNIC, copies)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/model/rdma"
 	"github.com/gpunetsim/gpunetsim/model/shmem"
+	"github.com/gpunetsim/gpunetsim/model/stream"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
@@ -192,10 +193,11 @@ func (m MoE) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (
 	ends := [2][]sim.Time{make([]sim.Time, P), make([]sim.Time, P)}
 	bufs := make([]moeBufs, P)
 	commWGs := make([]int, P)
+	recvs := make([]mem.Addr, P) // every rank's receive region (GDS peer copies land there)
 	var dvw dvWorld
 	e := c.Engine
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
-		r := &moeRank{m: m, l: l, rt: rt, nd: nd, me: nd.Rank, P: P, bar: bar, start: &start, ends: &ends, e: e, dvw: &dvw}
+		r := &moeRank{m: m, l: l, rt: rt, nd: nd, me: nd.Rank, P: P, bar: bar, start: &start, ends: &ends, e: e, dvw: &dvw, recvs: recvs}
 		var err error
 		switch im.Name {
 		case "host", "kernel-boundary":
@@ -295,6 +297,9 @@ type moeRank struct {
 	b       moeBufs
 	commWGs int
 	dvw     *dvWorld // device verbs: the run's GPI world
+	// recvs[r] is rank r's receive region (set before the first phase's
+	// barrier): where GDS's copies to a GPU of this node land.
+	recvs []mem.Addr
 }
 
 // alloc places the regions in the node's memory (payload-free at scale),
@@ -538,6 +543,42 @@ func (r *moeRank) twoSided(host bool) error {
 	return nil
 }
 
+// gdsSplit preposts the puts of a phase (put(i) for i in [0, P-1)) to
+// GPUs of other nodes and returns their deferred ids; those to GPUs of
+// this node become copy-engine copies into the peer's receive region
+// (NVSHMEM's on-stream puts to a P2P peer go over the fabric too).
+func (r *moeRank) gdsSplit(put func(i int) rdma.Put) ([]rdma.Deferred, []stream.PeerCopy) {
+	nd := r.nd
+	var far []rdma.Put
+	var copies []stream.PeerCopy
+	for i := range r.P - 1 {
+		p := put(i)
+		if nd.Stream.ReachesPeer(p.Target) {
+			copies = append(copies, stream.PeerCopy{PE: p.Target, Dst: r.recvs[p.Target] + mem.Addr(p.RemoteOffset), Src: p.Src, N: p.Length})
+			continue
+		}
+		far = append(far, p)
+	}
+	if len(far) == 0 {
+		return nil, copies
+	}
+	first := nd.RDMA.PrepostBlock(len(far), func(i int) rdma.Put { return far[i] })
+	ids := make([]rdma.Deferred, len(far))
+	for i := range ids {
+		ids[i] = first + rdma.Deferred(i)
+	}
+	return ids, copies
+}
+
+// gdsSend enqueues a phase's sends: the trigger of its pre-posted puts,
+// then one batch of its peer copies (Stream.CopyPeers).
+func (r *moeRank) gdsSend(ids []rdma.Deferred, copies []stream.PeerCopy) {
+	if len(ids) > 0 {
+		r.nd.Stream.NicTrigger(ids...)
+	}
+	r.nd.Stream.CopyPeers(copies)
+}
+
 // streamTriggered is GDS (stream-enqueued MPI/NVSHMEM on-stream calls):
 // the host preposts one put per peer and phase; the GPU's command
 // processor runs the pack kernel, rings every put, waits on each peer's
@@ -548,6 +589,7 @@ func (r *moeRank) streamTriggered() error {
 	r.alloc()
 	r.fillAct()
 	nd.RDMA.Expose(r.b.dRecv, l.dRecv[me]+l.cRecv[me])
+	r.recvs[me] = r.b.dRecv
 	done := nd.Mem.AllocData(mem.Host, 16, "moe.done")
 	probe := func(k int) {
 		m := nd.Mem
@@ -566,7 +608,7 @@ func (r *moeRank) streamTriggered() error {
 	// them once the gate has run, inside the phase.
 	r.begin(0)
 	probe(0)
-	dFirst := nd.RDMA.PrepostBlock(P-1, func(i int) rdma.Put {
+	dNIC, dCopies := r.gdsSplit(func(i int) rdma.Put {
 		d := r.peer(i + 1)
 		return rdma.Put{Src: r.dSendSlot(d), Length: l.count(me, d)*l.de + 8, Target: d, RemoteOffset: l.dRecvOff[d*P+me]}
 	})
@@ -576,11 +618,7 @@ func (r *moeRank) streamTriggered() error {
 		}
 		flags()
 	}))
-	ids := make([]rdma.Deferred, P-1)
-	for i := range ids {
-		ids[i] = dFirst + rdma.Deferred(i)
-	}
-	nd.Stream.NicTrigger(ids...)
+	r.gdsSend(dNIC, dCopies)
 	for s := range P {
 		if s != me {
 			nd.Stream.WaitValue(r.dRecvFlag(s), "moe dispatch arrival", func(v uint64) bool { return v >= 1 })
@@ -594,15 +632,12 @@ func (r *moeRank) streamTriggered() error {
 	r.raise(nd.Mem, r.cSendFlag)
 	r.begin(1)
 	probe(1)
-	cFirst := nd.RDMA.PrepostBlock(P-1, func(i int) rdma.Put {
+	cNIC, cCopies := r.gdsSplit(func(i int) rdma.Put {
 		s := r.peer(i + 1)
 		return rdma.Put{Src: r.cSendSlot(s), Length: l.count(s, me)*l.ce + 8, Target: s,
 			RemoteOffset: l.dRecv[s] + l.cRecvOff[s*P+me]}
 	})
-	for i := range ids {
-		ids[i] = cFirst + rdma.Deferred(i)
-	}
-	nd.Stream.NicTrigger(ids...)
+	r.gdsSend(cNIC, cCopies)
 	for d := range P {
 		if d != me {
 			nd.Stream.WaitValue(r.cRecvFlag(d), "moe combine arrival", func(v uint64) bool { return v >= 1 })

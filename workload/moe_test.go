@@ -115,3 +115,28 @@ func TestMoEDeviceVerbsQPs(t *testing.T) {
 		t.Errorf("dispatch with 1 QP %v, with 8 QPs %v: sharing a QP should cost", one.Dispatch, eight.Dispatch)
 	}
 }
+
+// GDS reaches the GPUs of its own node by copy-engine copies (one batch
+// per phase), not by the NIC: on one 8-GPU h100-cx7 node no NIC sends a
+// packet and both phases verify.
+func TestMoEGDSPeerCopies(t *testing.T) {
+	hw := cluster.H100CX7()
+	c, err := cluster.New(sim.New(1), hw, 8, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Engine.Close()
+	rt := moeRouting(t, MoEShape{GPUs: 8, Experts: 16, TopK: 4, Tokens: 8})
+	r, err := MoE{Mode: MoELowLatency, Hidden: 256, Routing: rt, CommWGs: 4, WGSize: 256}.Run(c, strategy.GDS, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pk, copies uint64
+	for _, nd := range c.Nodes {
+		pk += nd.NIC.Stats().PacketsTx
+		copies += nd.Peer.Stats().Copies
+	}
+	if !r.Verified || pk != 0 || copies == 0 {
+		t.Errorf("one node: verified %v, %d NIC packets, %d peer copies; want verified, none, some", r.Verified, pk, copies)
+	}
+}

@@ -22,6 +22,18 @@ const (
 	queueSlots   = 64 // slots of the task queue
 )
 
+// CheckXtqTable returns the error the remote-task workloads (task spawn,
+// Accumulate, Reduce, Allreduce over tasks) would meet registering their
+// queue and kernels on NIC lookup tables of size entries under XTQ or HSA,
+// nil when every index fits: experiments check it for every point before
+// any point runs (bad input is refused before any work).
+func CheckXtqTable(size int) error {
+	if err := xtq.TableFits(size, "queue", taskQueue); err != nil {
+		return err
+	}
+	return xtq.TableFits(size, "kernel", max(kernelCopy, kernelReduce, kernelAcc))
+}
+
 // xtqNotApplicable adds XTQ's reason to a workload's not-applicable map.
 func xtqNotApplicable(m map[strategy.Strategy]string, why string) map[strategy.Strategy]string {
 	m[strategy.XTQ] = why

@@ -48,7 +48,7 @@ no-argument run, 2, 4, 8, 16, 32, 64, unless set).`,
 			e := exp.Experiment{Name: "sensitivity " + name, Run: func(cfg exp.Config, env exp.Env) (*report.Result, error) {
 				return sensitivity.Run(cfg, name, so, env)
 			}}
-			o.memName = name
+			o.memName, o.lines = name, true // one run per knob and direction: progress even without a terminal
 			return runWith(sessionOf(cmd), e, o, stdout, stderr)
 		},
 	}

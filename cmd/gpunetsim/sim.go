@@ -90,6 +90,10 @@ type runOptions struct {
 	// run (default: the experiment run).
 	memName     string
 	traceFilter traceFlags
+	// lines shows progress as plain lines when stderr is no terminal
+	// (no bar): for commands made of many runs (sensitivity), which
+	// would otherwise say nothing for minutes.
+	lines bool
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -291,7 +295,7 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 		// The bar and its ETA weigh each point by its expected work.
 		env.Work = func(c exp.Config) float64 { return exp.ExpectedWork(e.Name, c) }
 	}
-	if announceRun(stderr, memName, cfg) && bar == nil && !o.quiet {
+	if announced := announceRun(stderr, memName, cfg); (announced || o.lines) && bar == nil && !o.quiet {
 		env.Progress = progressLines(stderr)
 	}
 	var res *report.Result

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -202,8 +203,17 @@ func prepare(s *session, arg string, f studyFlags, readOnly bool, stderr io.Writ
 	if readOnly {
 		cache, err = study.OpenCacheReadOnly(f.cache, version)
 	} else {
-		_, statErr := os.Stat(f.cache)
-		cache, err = study.OpenCache(f.cache, version)
+		fi, statErr := os.Stat(f.cache)
+		if statErr == nil && fi.IsDir() && fi.Mode().Perm()&0o222 == 0 {
+			// A read-only cache (by its mode, as for any user, root
+			// included) serves a run whose points it all holds.
+			cache, err = study.OpenCacheReadOnly(f.cache, version)
+		} else {
+			cache, err = study.OpenCache(f.cache, version)
+			if err != nil && statErr == nil && fi.IsDir() && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+				cache, err = study.OpenCacheReadOnly(f.cache, version)
+			}
+		}
 		if err == nil && errors.Is(statErr, fs.ErrNotExist) {
 			s.createdDir(f.cache)
 		}
@@ -213,6 +223,20 @@ func prepare(s *session, arg string, f studyFlags, readOnly bool, stderr io.Writ
 	}
 	cache.Warn = func(msg string) { fmt.Fprintln(stderr, "gpunetsim: "+msg) }
 	return prepared{study: st, plan: plan, cache: cache}, nil
+}
+
+// readOnlyHolds checks, before any work, that a read-only cache (opened
+// so by prepare) holds every point the command would simulate and store
+// (those of slice, when non-nil; all with fresh): such a run only reads it.
+func readOnlyHolds(p prepared, slice *study.Slice, fresh bool) error {
+	if !p.cache.ReadOnly() {
+		return nil
+	}
+	if missing := p.cache.Missing(p.plan, slice, fresh); len(missing) > 0 {
+		return badInput(fmt.Errorf("--cache %s: the cache directory is read-only and lacks %d point(s) this run must store (first: %s); make it writable or choose another --cache",
+			p.cache.Dir(), len(missing), missing[0]))
+	}
+	return nil
 }
 
 // studyInputs registers the files a study reads: the study file and the
@@ -249,6 +273,11 @@ func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice,
 	p, err := prepare(s, arg, f, collectOnly, stderr)
 	if err != nil {
 		return err
+	}
+	if !collectOnly {
+		if err := readOnlyHolds(p, slice, f.fresh); err != nil {
+			return err
+		}
 	}
 	var outs studyOuts
 	if slice == nil {
@@ -456,6 +485,9 @@ func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions,
 	sess := sessionFrom(ctx)
 	p, err := prepare(sess, arg, f, false, stderr)
 	if err != nil {
+		return err
+	}
+	if err := readOnlyHolds(p, nil, f.fresh); err != nil {
 		return err
 	}
 	sbatch := ""

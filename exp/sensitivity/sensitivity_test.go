@@ -233,30 +233,29 @@ func TestScreeningDropsExactlyTheUnusedSections(t *testing.T) {
 
 // A perturbed run that fails is a note naming the knob, its value and the
 // error, and the study goes on with the other knobs; only a failing base
-// run fails the study. The failure used here is GDS's ring between the two
-// GPUs of one node deadlocking at 4 MiB (a known defect: the stream waits
-// for a flag that never lands); should it be fixed, the ×2 run succeeds and
-// the test still checks that the study completes with gpu.launch studied.
+// run fails the study. Here halving nic.xtq_table_size (64 → 32) leaves no
+// room for the queue indices XTQ registers on 64 nodes: that run fails
+// as it sets up, the doubled one and cpu.l1d_misses' runs go through.
 func TestFailedPerturbedRunIsANote(t *testing.T) {
-	cfg, err := exp.DefaultConfig("gputn")
+	cfg, err := exp.DefaultConfig("xtq")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Allreduce.Nodes = []int{2}
-	cfg.Allreduce.Size = 4 * unit.MiB
-	cfg.Allreduce.Strategies = []string{"CPU", "GDS"}
-	r, err := Run(cfg, "allreduce", Options{Knobs: []string{"node.gpus", "gpu.launch"}, Factor: 2}, exp.Env{})
+	cfg.Allreduce.Nodes = []int{64}
+	cfg.Allreduce.Size = 64 * unit.KiB
+	cfg.Allreduce.Strategies = []string{"CPU", "XTQ"}
+	r, err := Run(cfg, "allreduce", Options{Knobs: []string{"nic.xtq_table_size", "cpu.l1d_misses"}, Factor: 2}, exp.Env{})
 	if err != nil {
 		t.Fatalf("the study failed on a perturbed run's failure: %v", err)
 	}
-	if moved := rows(r, "GDS time at 2 nodes"); len(moved["gpu.launch"][1]) == 0 {
-		t.Errorf("gpu.launch not studied: %v", moved)
+	if moved := rows(r, "CPU time at 64 nodes"); len(moved["cpu.l1d_misses"][0]) == 0 {
+		t.Errorf("cpu.l1d_misses not studied: %v", moved)
 	}
 	notes := strings.Join(r.Notes, "\n")
-	if strings.Contains(notes, "FAILED") && !strings.Contains(notes, "run FAILED, left out of the tables: node.gpus × 2 (= 2): ") {
-		t.Errorf("the failed run's note does not name the knob and value:\n%s", notes)
+	if !strings.Contains(notes, "run FAILED, left out of the tables: nic.xtq_table_size ÷ 2 (= 32): ") {
+		t.Errorf("no note names the failed run (nic.xtq_table_size ÷ 2):\n%s", notes)
 	}
-	if !strings.Contains(notes, "FAILED") {
-		t.Logf("node.gpus × 2 ran (the GDS deadlock is fixed); the failure path was not exercised")
+	if strings.Contains(notes, "nic.xtq_table_size × 2 (= 128): ") {
+		t.Errorf("the doubled table, which fits, is reported as failed:\n%s", notes)
 	}
 }

@@ -107,6 +107,28 @@ func OpenCacheReadOnly(dir, version string) (*Cache, error) {
 	return &Cache{dir: dir, version: version, readOnly: true}, nil
 }
 
+// ReadOnly reports whether the cache was opened for reading only.
+func (c *Cache) ReadOnly() bool { return c.readOnly }
+
+// Missing returns the labels of the plan's points (those of slice, when
+// non-nil) that have no valid entry in the cache, or all of them with
+// fresh: the points a run would simulate and store. A run on a read-only
+// cache checks it before any work.
+func (c *Cache) Missing(p *Plan, slice *Slice, fresh bool) []string {
+	var missing []string
+	for i, t := range p.Tasks {
+		if t.Point == nil || (slice != nil && i%slice.Count != slice.Index) {
+			continue // whole runs are not cached; other slices' points are not this run's
+		}
+		if fresh {
+			missing = append(missing, t.Label(p))
+		} else if b, _ := c.get(t.Key, t.KeyText); b == nil {
+			missing = append(missing, t.Label(p))
+		}
+	}
+	return missing
+}
+
 // Close stops the cache writing entries and removes this process's
 // temporary entries (those of writes in progress): an interrupted run
 // leaves no temporary file in the cache. Later writes fail.

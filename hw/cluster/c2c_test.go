@@ -128,3 +128,34 @@ func TestC2CNICDMA(t *testing.T) {
 		t.Errorf("put into GPU memory done at %v, host memory at %v: want at least the two C2C crossings (%v) later", dev, host, min)
 	}
 }
+
+// A GPU's trigger store to a Cassini counter on a GH200 crosses C2C before
+// the NIC's PCIe link: the store's 8 bytes show on the C2C link toward
+// the CPU and on the PCIe link toward the NIC.
+func TestC2CTriggerStore(t *testing.T) {
+	s := GH200()
+	c, err := New(sim.New(1), s, s.Node.GPUs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Engine.Close()
+	c.SetCheckInvariants(false) // a bare store: no trigger entry waits for it
+	nd := c.Nodes[0]
+	var left sim.Time
+	c.Engine.Spawn("wg", func(p *sim.Proc) {
+		nd.NIC.TriggerWrite(p, 1)
+		left = p.Now()
+	})
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if _, up := nd.C2C.Stats(pcie.Up); up != 8 {
+		t.Errorf("C2C bytes toward the CPU = %d, want the 8-byte trigger store", up)
+	}
+	if _, down := nd.PCIe.Stats(pcie.Down); down != 8 {
+		t.Errorf("PCIe bytes toward the NIC = %d, want the 8-byte trigger store", down)
+	}
+	if left <= 0 {
+		t.Errorf("the store left at %v", left)
+	}
+}

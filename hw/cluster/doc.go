@@ -7,7 +7,13 @@
 // whole leaf switches, for one simulation on several cores
 // (docs/parallel.md).
 //
+// Nodes of several GPUs (node.gpus) give each GPU its own NIC and a peer
+// port on the node's GPU fabric; on presets with a chip-to-chip link
+// (c2c.on: GH200's NVLink-C2C) each GPU's memory and its CPU's host memory
+// are two memories joined by that link, which the GPU's, the CPU's and
+// the NIC's cross-side accesses share.
+//
 // Spec: the dissertation (the node and the presets gputn, xtq, compnet,
-// compnet_paper), §6–7 (gpurdma, gio), §12 (spin, pulp). Left out: more
-// than one GPU or NIC per node.
+// compnet_paper), §6–7 (gpurdma, gio), §12 (spin, pulp); present-day
+// presets from their vendors' datasheets (PresetSources).
 package cluster

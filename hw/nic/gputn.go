@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/pcie"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -182,7 +183,16 @@ func (n *NIC) TryTriggerWrite(p *sim.Proc, tag uint64) bool {
 		return false
 	}
 	t.used++
-	sf, vis := n.link.PostedWrite(pcieDown, p.Now(), 8)
+	var sf, vis sim.Time
+	if n.c2c != nil {
+		// A GH200's GPU reaches the NIC over NVLink-C2C to the Grace,
+		// then the NIC's PCIe link from the Grace's root complex.
+		var at sim.Time
+		sf, at = n.c2c.PostedWrite(pcie.Up, p.Now(), 8)
+		_, vis = n.link.PostedWrite(pcieDown, at, 8)
+	} else {
+		sf, vis = n.link.PostedWrite(pcieDown, p.Now(), 8)
+	}
 	n.e.AtH(vis, (*tnArrive)(n), tag)
 	p.SleepUntil(sf)
 	return true

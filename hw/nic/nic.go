@@ -222,19 +222,19 @@ func siftDownTimes(h []sim.Time) {
 // dmaWrite issues a posted DMA write of l bytes now and calls fn when it is
 // visible in memory. Visibility is kept in issue order.
 func (n *NIC) dmaWrite(l uint64, fn func()) {
-	n.e.At(n.postWrite(l, false), func() { n.dmaEnd(1); fn() })
+	n.e.At(n.postWrite(l, false, true), func() { n.dmaEnd(1); fn() })
 }
 
 // dmaWriteTo is dmaWrite of data bound for address a: a write into GPU
 // memory beyond NVLink-C2C crosses that link too (UseC2C).
 func (n *NIC) dmaWriteTo(a mem.Addr, l uint64, fn func()) {
-	n.e.At(n.postWrite(l, n.farMem(a)), func() { n.dmaEnd(1); fn() })
+	n.e.At(n.postWrite(l, n.farMem(a), n.hostMem(a)), func() { n.dmaEnd(1); fn() })
 }
 
 // dmaWriteH is dmaWrite of data bound for address a with an event handler
 // instead of a closure; h must call dmaEnd(1).
 func (n *NIC) dmaWriteH(a mem.Addr, l uint64, h sim.Handler) {
-	n.e.AtH(n.postWrite(l, n.farMem(a)), h, 0)
+	n.e.AtH(n.postWrite(l, n.farMem(a), n.hostMem(a)), h, 0)
 }
 
 // UseC2C puts the GPU's memory beyond the chip-to-chip link l
@@ -248,13 +248,21 @@ func (n *NIC) UseC2C(l *pcie.Link) { n.c2c = l }
 // farMem reports whether a lies beyond NVLink-C2C from the NIC.
 func (n *NIC) farMem(a mem.Addr) bool { return n.c2c != nil && n.mem.PoolOf(a) == mem.GPU }
 
+// hostMem reports whether a lies in host memory (not the GPU's): a write
+// there crosses the PCIe switch to the root complex, one into GPU memory
+// turns around in it.
+func (n *NIC) hostMem(a mem.Addr) bool { return n.mem.PoolOf(a) != mem.GPU }
+
 // postWrite issues a posted DMA write of l bytes now and returns when it
 // is visible in memory (in issue order); far writes cross C2C after
-// PCIe.
-func (n *NIC) postWrite(l uint64, far bool) sim.Time {
+// PCIe, host-bound ones the PCIe switch (pcie.switch_latency).
+func (n *NIC) postWrite(l uint64, far, host bool) sim.Time {
 	// In the flow model a whole message arrives at once; its write streamed
 	// while the message was on the wire (UseFlows).
 	_, vis := n.link.PostedWrite(pcieUp, n.e.Now()-n.ingestLead(unit.Bytes(l)), unit.Bytes(l))
+	if host {
+		vis += n.link.HostWriteLatency()
+	}
 	if far {
 		_, vis = n.c2c.PostedWrite(pcie.Down, vis-n.c2cLead(l), unit.Bytes(l))
 	}
@@ -272,7 +280,7 @@ func (n *NIC) setFlag(a mem.Addr) {
 	if a == 0 {
 		return
 	}
-	n.dmaWrite(8, func() { n.mem.Store64(a, 1) })
+	n.e.At(n.postWrite(8, false, n.hostMem(a)), func() { n.dmaEnd(1); n.mem.Store64(a, 1) })
 }
 
 // storeData makes data (nil: payload-free source, read as zeros) visible

@@ -495,7 +495,7 @@ func (n *NIC) qp(num uint32) *QP {
 // 8 B write over the NIC's link carrying the new producer index pi; p
 // sleeps until its side is done.
 func (q *QP) Doorbell(p *sim.Proc, pi uint64) {
-	sf := q.DoorbellFrom(p.Now(), pi)
+	sf := q.doorbellAt(p.Now(), pi, q.n.link.HostWriteLatency())
 	p.SleepUntil(sf)
 }
 
@@ -503,10 +503,15 @@ func (q *QP) Doorbell(p *sim.Proc, pi uint64) {
 // at (a write forwarded from another device, e.g. the GPU's posted write
 // through the PCIe switch) and returns when the link took it. The NIC
 // acts on it when it is visible.
-func (q *QP) DoorbellFrom(at sim.Time, pi uint64) sim.Time {
+func (q *QP) DoorbellFrom(at sim.Time, pi uint64) sim.Time { return q.doorbellAt(at, pi, 0) }
+
+// doorbellAt is DoorbellFrom with hop added to the write's latency: the
+// PCIe switch a host thread's write crosses (a GPU's write, peer to peer,
+// turns around in it).
+func (q *QP) doorbellAt(at sim.Time, pi uint64, hop sim.Duration) sim.Time {
 	n := q.n
 	sf, vis := n.link.PostedWrite(pcieDown, at, doorbellSize)
-	n.e.At(vis, func() { n.ringed(q, pi) })
+	n.e.At(vis+hop, func() { n.ringed(q, pi) })
 	return sf
 }
 

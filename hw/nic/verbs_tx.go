@@ -244,7 +244,7 @@ func (n *NIC) writeCQE(c *CQ, e CQE) {
 	var b [CQESize]byte
 	e.Encode(b[:])
 	a := c.SlotAddr(k)
-	n.dmaWrite(CQESize, func() { n.mem.Write(a, b[:]) })
+	n.e.At(n.postWrite(CQESize, false, n.hostMem(a)), func() { n.dmaEnd(1); n.mem.Write(a, b[:]) })
 }
 
 // outKey keys an initiator message in verbs.in (target messages use

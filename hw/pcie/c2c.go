@@ -49,7 +49,9 @@ func DefaultC2C() C2CSpec {
 // (the GPU's stores to host memory, the data of a CPU or NIC read of GPU
 // memory), Down is CPU side → GPU.
 func NewC2C(s C2CSpec) *Link {
-	return New(Spec{Latency: s.Latency, Bandwidth: s.Bandwidth, MPS: 4 * unit.KiB, MaxReadReq: 4 * unit.KiB, P2PReadPenalty: 1})
+	l := New(Spec{Latency: s.Latency, Bandwidth: s.Bandwidth, MPS: 4 * unit.KiB, MaxReadReq: 4 * unit.KiB, P2PReadPenalty: 1})
+	l.c2c = true
+	return l
 }
 
 // Behind returns when the data of a read of n bytes whose request left the

@@ -39,10 +39,16 @@ type Link struct {
 	memoD       sim.Duration
 	// onChip, when set, makes the link a directory attachment (NewOnChip).
 	onChip *onChip
+	// c2c marks a chip-to-chip link (NewC2C).
+	c2c bool
 }
 
 // New returns a link with spec s.
 func New(s Spec) *Link { return &Link{spec: s, perByte: s.Bandwidth.PerByte()} }
+
+// ChipToChip reports whether l is a CPU-GPU chip-to-chip link (NewC2C):
+// a GPU's MMIO store to a NIC behind PCIe then crosses that PCIe link too.
+func (l *Link) ChipToChip() bool { return l.c2c }
 
 // Spec returns the link's parameters.
 func (l *Link) Spec() Spec { return l.spec }
@@ -118,9 +124,32 @@ func (l *Link) Read(req Dir, now sim.Time, n unit.Bytes, p2p bool) sim.Time {
 	if p2p {
 		penalty = l.spec.P2PReadPenalty
 		t += l.spec.P2PReadLatency
+	} else {
+		t += l.spec.SwitchLatency
 	}
 	done := l.stream(1-req, t, n, penalty)
-	return done + l.spec.Latency
+	return done + l.spec.Latency + l.hostHop(p2p)
+}
+
+// hostHop is the return crossing of the PCIe switch for a transaction
+// between a device and the host (none for a peer-to-peer one).
+func (l *Link) hostHop(p2p bool) sim.Duration {
+	if p2p {
+		return 0
+	}
+	return l.spec.SwitchLatency
+}
+
+// HostWriteLatency is the extra one-way latency of a posted write between
+// a device and host memory: the PCIe switch between them (Spec.SwitchLatency).
+// Callers add it to a host-bound write's visibility; a peer-to-peer write
+// (a GPU's doorbell to the NIC, the NIC's write into GPU memory) does not
+// pay it.
+func (l *Link) HostWriteLatency() sim.Duration {
+	if l.onChip != nil {
+		return 0
+	}
+	return l.spec.SwitchLatency
 }
 
 // ReadSampled is Read that also returns when the target read the data:
@@ -141,8 +170,10 @@ func (l *Link) ReadSampled(req Dir, now sim.Time, n unit.Bytes, p2p bool) (sampl
 	if p2p {
 		penalty = l.spec.P2PReadPenalty
 		t += l.spec.P2PReadLatency
+	} else {
+		t += l.spec.SwitchLatency
 	}
-	return t, l.stream(1-req, t, n, penalty) + l.spec.Latency
+	return t, l.stream(1-req, t, n, penalty) + l.spec.Latency + l.hostHop(p2p)
 }
 
 // ReadRequest issues one read request of n bytes (at most a maximum read
@@ -159,8 +190,10 @@ func (l *Link) ReadRequest(req Dir, t sim.Time, n unit.Bytes, p2p bool) sim.Time
 	if p2p {
 		penalty = l.spec.P2PReadPenalty
 		t += l.spec.P2PReadLatency
+	} else {
+		t += l.spec.SwitchLatency
 	}
-	return l.stream(1-req, t, n, penalty) + l.spec.Latency
+	return l.stream(1-req, t, n, penalty) + l.spec.Latency + l.hostHop(p2p)
 }
 
 // ReadSplit issues a read of n bytes at now as requests of at most maxReq
@@ -189,6 +222,8 @@ func (l *Link) ReadSplit(req Dir, now sim.Time, n, maxReq unit.Bytes, p2p bool) 
 	lead := l.spec.Overhead + l.spec.Latency
 	if p2p {
 		lead += l.spec.P2PReadLatency
+	} else {
+		lead += l.spec.SwitchLatency
 	}
 	last, txns, free, busy := issuer.lastIssue, issuer.txns, data.free, data.busy
 	for off := unit.Bytes(0); off < n; off += maxReq {
@@ -209,7 +244,7 @@ func (l *Link) ReadSplit(req Dir, now sim.Time, n, maxReq unit.Bytes, p2p bool) 
 		k++
 	}
 	issuer.lastIssue, issuer.txns, data.free, data.busy = last, txns, free, busy
-	return free + l.spec.Latency, k
+	return free + l.spec.Latency + l.hostHop(p2p), k
 }
 
 // Atomic is a read round trip plus the atomic at the memory side (mem).

@@ -1,6 +1,7 @@
 package pcie
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -69,6 +70,11 @@ func TestValidate(t *testing.T) {
 	if s.Validate() == nil {
 		t.Error("zero bandwidth accepted")
 	}
+	s = spec()
+	s.SwitchLatency = -1
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "pcie.switch_latency") {
+		t.Errorf("negative switch latency: %v", err)
+	}
 	if spec().Validate() != nil {
 		t.Error("a valid spec rejected")
 	}
@@ -89,5 +95,42 @@ func TestReadSampledAtTheTarget(t *testing.T) {
 	at, done = oc.ReadSampled(Down, 0, 8, false)
 	if done != 100*sim.Nanosecond || at != 50*sim.Nanosecond {
 		t.Errorf("on-chip MMIO read sampled %v done %v, want 50ns and 100ns", at, done)
+	}
+}
+
+// A switch between the devices and the root complex: a read of host
+// memory crosses it both ways, a peer-to-peer read turns around in it
+// and pays nothing more, and a host-bound posted write pays it once
+// (HostWriteLatency, which the caller adds); the sampled instant is
+// after the switch on the way there.
+func TestSwitchLatencyOnHostPathsOnly(t *testing.T) {
+	const x = 100 * sim.Nanosecond
+	s := spec()
+	s.SwitchLatency = x
+	for _, p2p := range []bool{false, true} {
+		base, sw := New(spec()).Read(Up, 0, 64, p2p), New(s).Read(Up, 0, 64, p2p)
+		want := base
+		if !p2p {
+			want += 2 * x
+		}
+		if sw != want {
+			t.Errorf("p2p=%v: read with the switch %v, want %v (without %v)", p2p, sw, want, base)
+		}
+		r1, r2 := New(spec()).ReadRequest(Up, 0, 64, p2p), New(s).ReadRequest(Up, 0, 64, p2p)
+		if r2-r1 != want-base {
+			t.Errorf("p2p=%v: read request pays %v for the switch, want %v", p2p, r2-r1, want-base)
+		}
+	}
+	at0, _ := New(spec()).ReadSampled(Up, 0, 8, false)
+	at1, _ := New(s).ReadSampled(Up, 0, 8, false)
+	if at1-at0 != x {
+		t.Errorf("sampled %v later with the switch, want %v", at1-at0, x)
+	}
+	if New(s).HostWriteLatency() != x || New(spec()).HostWriteLatency() != 0 {
+		t.Errorf("HostWriteLatency: %v with the switch, %v without", New(s).HostWriteLatency(), New(spec()).HostWriteLatency())
+	}
+	oc := NewOnChip(s, DefaultSoC(), 80*sim.Nanosecond, unit.Rate(100e9))
+	if oc.HostWriteLatency() != 0 {
+		t.Errorf("on-chip link pays the switch: %v", oc.HostWriteLatency())
 	}
 }

@@ -19,6 +19,12 @@ type Spec struct {
 	MaxReadReq     unit.Bytes `toml:"max_read_request" doc:"reads are split into requests of at most this" src:"DEFAULT"`
 	P2PReadPenalty float64    `toml:"p2p_read_penalty" doc:"multiplies the bandwidth of NIC reads from GPU memory (1 = PLX, 0.5 = Intel-like)" src:"DOC"`
 	P2PReadLatency sim.Time   `toml:"p2p_read_latency" doc:"extra completion latency of a NIC read of GPU memory: the request crosses the switch into the GPU, which serves it through its BAR (0: as a host-memory read)" src:"DEFAULT"`
+	// SwitchLatency is the PCIe switch between the devices and the root
+	// complex: a device's host-memory access (and the host's access to a
+	// device) crosses it and its upstream port on top of L, while a
+	// peer-to-peer transaction turns around in it (its two link crossings
+	// already carry it).
+	SwitchLatency sim.Time `toml:"switch_latency" doc:"one-way latency of a PCIe switch between the devices (GPU, NIC) and the root complex, paid on top of L by every transaction between a device and host memory or the CPU; peer-to-peer transactions turn around in the switch and do not pay it (0: the devices sit on the root complex)" src:"DEFAULT"`
 }
 
 // Validate reports every invalid field.
@@ -26,6 +32,9 @@ func (s Spec) Validate() error {
 	var errs []error
 	if s.Latency < 0 || s.Overhead < 0 || s.Gap < 0 {
 		errs = append(errs, fmt.Errorf("pcie.latency/overhead/gap = %v/%v/%v: must be ≥ 0", s.Latency, s.Overhead, s.Gap))
+	}
+	if s.SwitchLatency < 0 || s.SwitchLatency > sim.Millisecond {
+		errs = append(errs, fmt.Errorf("pcie.switch_latency = %v: must be in [0, 1ms]", s.SwitchLatency))
 	}
 	if s.P2PReadLatency < 0 || s.P2PReadLatency > sim.Millisecond {
 		errs = append(errs, fmt.Errorf("pcie.p2p_read_latency = %v: must be in [0, 1ms]", s.P2PReadLatency))

@@ -16,6 +16,7 @@ func TestReadSplitIsReadsInOrder(t *testing.T) {
 		s := spec()
 		s.Gap = sim.Duration(rapid.Int64Range(0, 20_000).Draw(t, "gap"))
 		s.MaxReadReq = unit.Bytes(rapid.IntRange(64, 4096).Draw(t, "maxReq"))
+		s.SwitchLatency = sim.Duration(rapid.Int64Range(0, 200_000).Draw(t, "switch"))
 		split, reads := New(s), New(s)
 		now := sim.Time(0)
 		for i := range rapid.IntRange(1, 12).Draw(t, "ops") {

@@ -32,6 +32,7 @@ const (
 	OpTrigger                 // ring the doorbell of deferred command Op.Deferred (GDS NIC trigger)
 	OpWaitEqual               // wait until the word at Op.Addr equals Op.Value (GDS wait-value)
 	OpMarker                  // store Op.Value at Op.Addr
+	OpPeerCopy                // a copy engine moves Op.N bytes from Op.Src here to Op.Addr on the GPU at endpoint Op.PE (CopyPeer)
 )
 
 // Op is one operation of a Program.
@@ -42,6 +43,9 @@ type Op struct {
 	Addr     mem.Addr       // OpWaitEqual, OpMarker
 	Value    uint64         // OpWaitEqual: the awaited value; OpMarker: the value stored
 	What     string         // OpWaitEqual: what the wait is for (deadlock reports)
+	PE       int            // OpPeerCopy: the GPU copied to
+	Src      mem.Addr       // OpPeerCopy: the source here
+	N        uint64         // OpPeerCopy: bytes
 }
 
 // Enqueue enqueues p's operations in order, as the single calls would: a
@@ -89,5 +93,13 @@ func (s *Stream) runProgramOp(cp *sim.Proc) {
 		s.waitValue(cp, o.Addr, o.What, func(v uint64) bool { return v == want })
 	case OpMarker:
 		s.g.Mem().Store64(o.Addr, o.Value)
+	case OpPeerCopy:
+		if !s.ReachesPeer(o.PE) { // a bug in the Program
+			panic(fmt.Sprintf("stream program on %s: peer copy to endpoint %d, not a GPU of this node", s.g.Name(), o.PE))
+		}
+		landed := false
+		var sig sim.Signal
+		s.peer.Copy(s.peer.Self(), o.PE, o.Addr, o.Src, o.N, func() { landed = true; sig.Notify() })
+		cp.WaitUntil(&sig, fmt.Sprintf("peer copy to GPU %d", o.PE), func() bool { return landed })
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/hw/pcie"
 	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
 )
 
 // The GPU-side post path (the GPUrdma paper): a GPU thread writes the
@@ -31,6 +32,7 @@ func (q *QP) store(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration) {
 	wg.Sleep(c)
 	n := q.node
 	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+	vis += n.gpuLink.HostWriteLatency() // through the PCIe switch to the root complex
 	q.hostVis = max(q.hostVis, vis)
 	m := n.mem
 	n.e.At(vis, func() { m.Store64(a, v) })
@@ -130,6 +132,7 @@ func (q *QP) storeLanes(wg *gpu.WG, addrs []mem.Addr, vals []uint64) {
 	sf := wg.Now()
 	for i, a := range addrs {
 		f, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+		vis += n.gpuLink.HostWriteLatency()
 		sf = max(sf, f)
 		q.hostVis = max(q.hostVis, vis)
 		m, a, v := n.mem, a, vals[i]
@@ -177,7 +180,7 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 			binary.LittleEndian.PutUint64(b[8*i:], v)
 		}
 		w := nic.DecodeWQE(b[:])
-		sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), nic.WQESize)
+		sf, vis := n.mmio(wg.Now(), nic.WQESize)
 		e.At(vis, func() { nq.BlueFlameFrom(e.Now(), pi, w) })
 		wg.SleepUntil(sf)
 		q.rung = q.pi
@@ -185,12 +188,24 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 		q.stats.DoorbellTime += wg.Now() - start
 		return
 	}
-	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+	sf, vis := n.mmio(wg.Now(), 8)
 	e.At(vis, func() { nq.DoorbellFrom(e.Now(), pi) })
 	wg.SleepUntil(sf)
 	q.rung = q.pi
 	q.stats.Doorbells++
 	q.stats.DoorbellTime += wg.Now() - start
+}
+
+// mmio is a GPU thread's posted MMIO write of size bytes to the NIC
+// issued at now: over the GPU's link and, where that link is NVLink-C2C
+// to the CPU (GH200), on over the NIC's PCIe link from the CPU's root
+// complex. It returns when the thread is free and when the NIC sees it.
+func (n *Node) mmio(now sim.Time, size unit.Bytes) (senderFree, visible sim.Time) {
+	senderFree, visible = n.gpuLink.PostedWrite(pcie.Up, now, size)
+	if n.gpuLink.ChipToChip() {
+		_, visible = n.nic.Link().PostedWrite(pcie.Down, visible, size)
+	}
+	return senderFree, visible
 }
 
 // n0Read is the completion time of an 8 B read of host memory by the GPU
@@ -203,7 +218,7 @@ func n0Read(q *QP, t sim.Time) sim.Time { return q.node.gpuLink.Read(pcie.Up, t,
 // no later doorbell before that.
 func (q *QP) FlushPPB(wg *gpu.WG) {
 	n := q.node
-	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+	sf, vis := n.mmio(wg.Now(), 8)
 	n.nic.FlushPPBAt(vis)
 	wg.SleepUntil(sf)
 }
@@ -232,7 +247,7 @@ func (c *CQ) pollLoad(wg *gpu.WG, k uint64) bool {
 	}
 	l := c.node.gpuLink
 	done := l.Read(pcie.Up, wg.Now(), nic.CQESize, false)
-	wg.SleepUntil(done - l.Spec().Latency)
+	wg.SleepUntil(done - l.Spec().Latency - l.HostWriteLatency()) // the completion's way back, switch included
 	_, ok := c.cqeAt(k)
 	wg.SleepUntil(done)
 	return ok

@@ -153,6 +153,7 @@ func (q *QP) tryStore(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration, ph *uint
 		}
 		n := q.node
 		sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+		vis += n.gpuLink.HostWriteLatency() // through the PCIe switch to the root complex
 		q.hostVis = max(q.hostVis, vis)
 		m := n.mem
 		n.e.At(vis, func() { m.Store64(a, v) })

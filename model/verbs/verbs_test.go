@@ -251,3 +251,35 @@ func TestPlacementCosts(t *testing.T) {
 type cpuThread = cpu.Thread
 
 func costDefault() cost.Spec { return cost.Default() }
+
+// The PCIe switch between the devices and the root complex
+// (pcie.switch_latency) lies only on host-memory paths: the CQ poll of a
+// host-memory CQ (a round trip per load) and the CQE write into it, and
+// a host-memory QP's stores, the fence's flush read and the HCA's WQE
+// fetch: each host placement pays at least two crossings more per
+// message.
+func TestSwitchLatencyOnHostPlacementsOnly(t *testing.T) {
+	lat := func(qp, cq string, sw sim.Duration) sim.Duration {
+		spec := verbs.DefaultSpec()
+		spec.QPLoc, spec.CQLoc = qp, cq
+		r := newRigWith(t, spec, func(s *clusterSpec) { s.PCIe.SwitchLatency = sw })
+		var d sim.Duration
+		r.kernel(t, func(wg *gpu.WG) {
+			t0 := wg.Now()
+			if err := r.qp.Post(wg, r.write(0, 8)); err != nil {
+				t.Error(err)
+			}
+			r.qp.Ring(wg)
+			r.cq.WaitQP(wg, r.qp, 0)
+			d = wg.Now() - t0
+		})
+		return d
+	}
+	const x = 100 * sim.Nanosecond
+	for _, c := range []struct{ qp, cq string }{{"gpu", "host"}, {"host", "gpu"}, {"host", "host"}} {
+		// At least the flush read's or the poll's two crossings.
+		if without, with := lat(c.qp, c.cq, 0), lat(c.qp, c.cq, x); with < without+2*x {
+			t.Errorf("qp=%s cq=%s: %v with a 100 ns switch, %v without: want at least 200 ns more", c.qp, c.cq, with, without)
+		}
+	}
+}

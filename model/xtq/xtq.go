@@ -427,6 +427,16 @@ func (s *state) taskError(src int, fail nic.FailType, idx, rlen, free uint64) er
 	return fmt.Errorf("%w: %s task from node %d at node %d: %v: %s", ErrTaskFailed, s.mode, src, s.rank, fail, what)
 }
 
+// TableFits returns the error a registration of what at index idx would
+// return on NIC lookup tables of size entries (nil when it fits), so that
+// an experiment can refuse such a configuration before any work.
+func TableFits(size int, what string, idx uint64) error {
+	if idx < uint64(max(size, 0)) {
+		return nil
+	}
+	return tableTooSmall(what, idx, size)
+}
+
 // tableTooSmall is the error of a registration at an index beyond the
 // NIC's lookup tables: the configuration (nic.xtq_table_size) cannot run
 // the workload, found at setup, so it wraps sim.ErrConfig (bad input).
