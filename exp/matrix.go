@@ -329,5 +329,25 @@ func matrixAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	if len(groupsWithout) > 0 {
 		res.Notes = append(res.Notes, "no baseline on the same hardware (speedups blank) for: "+fmt.Sprint(groupsWithout))
 	}
+	if n := unusedHardwareNote(cfg); n != "" {
+		res.Notes = append(res.Notes, n)
+	}
 	return res, nil
+}
+
+// unusedHardwareNote says, when the cells run on the workloads' or the
+// strategies' presets, that hardware values the user changed from this
+// run's preset (--set, --config) were not used: the parameter list marks
+// them as set, so without the note a changed value would look applied.
+func unusedHardwareNote(cfg Config) string {
+	if cfg.Matrix.Hardware == matrixOnRun {
+		return ""
+	}
+	p, err := cluster.Preset(cfg.Run.Preset)
+	if err != nil || reflect.DeepEqual(p, cfg.Spec) {
+		return ""
+	}
+	return "hardware values set for this run (--set, --config) are not used: each cell runs on its " +
+		map[string]string{matrixOnWorkload: "workload's", matrixOnStrategy: "strategy's"}[cfg.Matrix.Hardware] +
+		" preset; --set matrix.hardware=run runs every cell on this run's hardware"
 }
