@@ -441,15 +441,9 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec, re
 					return vec + off(clo+lo), uint64(hi-lo) * 4
 				}
 				for st := range 2 * (N - 1) {
-					var sa, ra mem.Addr
-					var sn, rn uint64
-					if st < N-1 {
-						sa, sn = piece(node - st)
-						ra, rn = piece(node - st - 1)
-					} else {
-						sa, sn = piece(node + 1 - (st - N + 1))
-						ra, rn = piece(node - (st - N + 1))
-					}
+					send, recv := hierRingPieces(node, N, st)
+					sa, sn := piece(send)
+					ra, rn := piece(recv)
 					if err := put(base+st, base+st, sa, sn, right); err != nil {
 						return err
 					}
@@ -496,4 +490,15 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec, re
 	}
 	nd.Stream.Wait(nd.Stream.Launch(k))
 	return t1, t2, end, kerr
+}
+
+// hierRingPieces returns the pieces a rail's node sends and receives at step
+// st of the ring over N nodes: reduce-scatter for the first N-1 steps, then
+// allgather (piece indices are taken modulo N by the caller).
+func hierRingPieces(node, N, st int) (send, recv int) {
+	if st < N-1 {
+		return node - st, node - st - 1
+	}
+	j := st - N + 1
+	return node + 1 - j, node - j
 }

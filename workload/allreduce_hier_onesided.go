@@ -100,15 +100,9 @@ func hierSchedule(vec mem.Addr, elems, G, N, node, l int) []hierOp {
 			return vec + off(clo+lo), uint64(hi-lo) * 4
 		}
 		for st := range 2 * (N - 1) {
-			var sa, ra mem.Addr
-			var sn, rn uint64
-			if st < N-1 {
-				sa, sn = piece(node - st)
-				ra, rn = piece(node - st - 1)
-			} else {
-				sa, sn = piece(node + 1 - (st - N + 1))
-				ra, rn = piece(node - (st - N + 1))
-			}
+			send, recv := hierRingPieces(node, N, st)
+			sa, sn := piece(send)
+			ra, rn := piece(recv)
 			ops = append(ops, hierOp{send: true, slot: base + st, rslot: base + st, to: right, at: sa, nb: sn, phase: 1},
 				hierOp{slot: base + st, at: ra, nb: rn, add: st < N-1, phase: 1})
 		}
