@@ -436,14 +436,8 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec, re
 			base := G - 1 // phase 2's slots follow phase 1's
 			if N > 1 {
 				right := ((node+1)%N)*G + l
-				piece := func(k int) (mem.Addr, uint64) {
-					lo, hi := span(chi-clo, ((k%N)+N)%N, N)
-					return vec + off(clo+lo), uint64(hi-lo) * 4
-				}
 				for st := range 2 * (N - 1) {
-					send, recv := hierRingPieces(node, N, st)
-					sa, sn := piece(send)
-					ra, rn := piece(recv)
+					sa, sn, ra, rn := hierRingStep(vec, clo, chi, node, N, st)
 					if err := put(base+st, base+st, sa, sn, right); err != nil {
 						return err
 					}
@@ -492,13 +486,21 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec, re
 	return t1, t2, end, kerr
 }
 
-// hierRingPieces returns the pieces a rail's node sends and receives at step
-// st of the ring over N nodes: reduce-scatter for the first N-1 steps, then
-// allgather (piece indices are taken modulo N by the caller).
-func hierRingPieces(node, N, st int) (send, recv int) {
-	if st < N-1 {
-		return node - st, node - st - 1
+// hierRingStep returns the piece of chunk [clo, chi) of the float32 vector
+// at vec that a rail's node sends and the piece it receives at step st of
+// the ring over N nodes: reduce-scatter for the first N-1 steps, then
+// allgather.
+func hierRingStep(vec mem.Addr, clo, chi, node, N, st int) (sa mem.Addr, sn uint64, ra mem.Addr, rn uint64) {
+	send, recv := node-st, node-st-1
+	if st >= N-1 {
+		j := st - N + 1
+		send, recv = node+1-j, node-j
 	}
-	j := st - N + 1
-	return node + 1 - j, node - j
+	piece := func(k int) (mem.Addr, uint64) {
+		lo, hi := span(chi-clo, ((k%N)+N)%N, N)
+		return vec + mem.Addr((clo+lo)*4), uint64(hi-lo) * 4
+	}
+	sa, sn = piece(send)
+	ra, rn = piece(recv)
+	return sa, sn, ra, rn
 }

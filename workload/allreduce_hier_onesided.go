@@ -95,14 +95,8 @@ func hierSchedule(vec mem.Addr, elems, G, N, node, l int) []hierOp {
 	base := G - 1
 	if N > 1 {
 		right := ((node+1)%N)*G + l
-		piece := func(k int) (mem.Addr, uint64) {
-			lo, hi := span(chi-clo, ((k%N)+N)%N, N)
-			return vec + off(clo+lo), uint64(hi-lo) * 4
-		}
 		for st := range 2 * (N - 1) {
-			send, recv := hierRingPieces(node, N, st)
-			sa, sn := piece(send)
-			ra, rn := piece(recv)
+			sa, sn, ra, rn := hierRingStep(vec, clo, chi, node, N, st)
 			ops = append(ops, hierOp{send: true, slot: base + st, rslot: base + st, to: right, at: sa, nb: sn, phase: 1},
 				hierOp{slot: base + st, at: ra, nb: rn, add: st < N-1, phase: 1})
 		}
