@@ -98,3 +98,26 @@ func TestGDSPeerCopiesOlderWorkloads(t *testing.T) {
 		t.Errorf("latency on one node: phases %v, want the copy engine's", phases)
 	}
 }
+
+// HSA's MPI (XTQ's baseline, GPU-aware MPI for its kernel-boundary
+// workloads) takes the same paths inside a node as HDN's: on one 8-GPU
+// h100-cx7 node its ring allreduce sends no NIC packet and its time
+// equals HDN's.
+func TestHSAMPIInsideNode(t *testing.T) {
+	cfg := strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()}
+	times := map[strategy.Strategy]sim.Time{}
+	for _, s := range []strategy.Strategy{strategy.HDN, strategy.HSA} {
+		c := gdsPeerCluster(t, 8, 8)
+		r, err := Allreduce{Size: 64 * unit.KiB, WGs: 4, WGSize: 256, CPUThreads: 8, Algorithm: AlgRing}.Run(c, s, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pk, _ := nicAndCopies(c); pk != 0 || !r.Verified {
+			t.Errorf("%s on one node: verified %v, %d NIC packets; want verified, none", s, r.Verified, pk)
+		}
+		times[s] = r.Time
+	}
+	if times[strategy.HSA] != times[strategy.HDN] {
+		t.Errorf("one node: HSA %v, HDN %v; want equal (the same MPI paths)", times[strategy.HSA], times[strategy.HDN])
+	}
+}
