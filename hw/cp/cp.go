@@ -144,11 +144,21 @@ type Thread struct {
 	track string
 	sb    []*sbStore // stores on their way to the L2, oldest first
 	st    stepState  // the operation begun as steps (steps.go)
+	// Line copies dropped from the L1 and stores retired from the buffer,
+	// reused: a poll fills a line after each acquire marker and a command
+	// stores several words, so allocating each was a third of a COMPNET
+	// run's allocations (which buffer a line uses changes nothing).
+	freeLines []*[mem.LineSize]byte
+	freeSB    []*sbStore
 }
 
-// sbStore is a store in the thread's store buffer.
+// sbStore is a store in the thread's store buffer; it is also the event
+// of its arrival at the L2 (Handle).
 type sbStore struct {
+	t       *Thread
 	line    mem.Addr
+	a       mem.Addr
+	v       uint64
 	done    sim.Time // when it reaches the L2 (later if an RMW held the line)
 	arrived bool
 }
@@ -196,10 +206,26 @@ func (t *Thread) Acquire() {
 	if t.cp.spec.CoherentL1 {
 		return // the L1 holds no stale line to drop
 	}
-	clear(t.l1)
-	t.order = t.order[:0]
+	t.invalidateL1()
 	if c := t.cp.g.Spec().L1InvCycles; c > 0 {
 		t.slot.Busy(t.cp.g.Spec().Cycles(c))
+	}
+}
+
+// invalidateL1 drops every line of the L1, keeping their copies for reuse.
+func (t *Thread) invalidateL1() {
+	for _, b := range t.l1 {
+		t.freeLines = append(t.freeLines, b)
+	}
+	clear(t.l1)
+	t.order = t.order[:0]
+}
+
+// dropLine drops line l from the L1 (if there), keeping its copy for reuse.
+func (t *Thread) dropLine(l mem.Addr) {
+	if b, ok := t.l1[l]; ok {
+		delete(t.l1, l)
+		t.freeLines = append(t.freeLines, b)
 	}
 }
 
@@ -268,36 +294,45 @@ func (t *Thread) Store64(a mem.Addr, v uint64) {
 		t.stallUntil(t.sb[0].done)
 		t.retire()
 	}
-	st := &sbStore{line: l, done: t.Now() + t.cp.g.CPStoreLatency()}
+	var st *sbStore
+	if k := len(t.freeSB); k > 0 {
+		st, t.freeSB[k-1] = t.freeSB[k-1], nil
+		t.freeSB = t.freeSB[:k-1]
+	} else {
+		st = new(sbStore)
+	}
+	*st = sbStore{t: t, line: l, a: a, v: v, done: t.Now() + t.cp.g.CPStoreLatency()}
 	if n := len(t.sb); n > 0 {
 		st.done = max(st.done, t.sb[n-1].done)
 	}
 	t.sb = append(t.sb, st)
-	t.arrive(st, a, v)
+	t.cp.e.AtH(st.done, st, 0)
 }
 
-// arrive writes the buffered store st into the L2 at st.done. A line
+// Handle writes the buffered store into the L2 at its done time. A line
 // another CP thread's RMW holds makes it wait a GPU cycle and retry, as
 // the L2 holds any other requester of a LOCKED line.
-func (t *Thread) arrive(st *sbStore, a mem.Addr, v uint64) {
-	t.cp.e.At(st.done, func() {
-		hit, ok := t.cp.g.CPStoreArrive(a, v)
-		if !ok {
-			st.done = t.cp.e.Now() + t.cp.g.Spec().Cycles(1)
-			t.arrive(st, a, v)
-			return
-		}
-		t.count(hit)
-		st.arrived = true
-	})
+func (st *sbStore) Handle(uint64) {
+	t := st.t
+	hit, ok := t.cp.g.CPStoreArrive(st.a, st.v)
+	if !ok {
+		st.done = t.cp.e.Now() + t.cp.g.Spec().Cycles(1)
+		t.cp.e.AtH(st.done, st, 0)
+		return
+	}
+	t.count(hit)
+	st.arrived = true
 }
 
-// retire drops the stores that reached the L2 from the buffer.
+// retire drops the stores that reached the L2 from the buffer (no event
+// of theirs is pending any more: they are reused).
 func (t *Thread) retire() {
 	keep := t.sb[:0]
 	for _, st := range t.sb {
 		if !st.arrived {
 			keep = append(keep, st)
+		} else {
+			t.freeSB = append(t.freeSB, st)
 		}
 	}
 	clear(t.sb[len(keep):])
@@ -349,7 +384,7 @@ func (t *Thread) RMW(a mem.Addr, f func(old uint64) uint64) uint64 {
 	t.drain(0, true) // a locked instruction drains the store buffer first
 	t.n.L2 += 2
 	old := t.cp.g.CPRMW(t.Proc, a, f)
-	delete(t.l1, mem.Line(a))
+	t.dropLine(mem.Line(a))
 	return old
 }
 
@@ -376,11 +411,20 @@ func (t *Thread) count(hit bool) {
 
 func (t *Thread) fill(l mem.Addr, data [mem.LineSize]byte) {
 	if len(t.l1) >= t.cp.spec.L1Lines && len(t.order) > 0 {
-		delete(t.l1, t.order[0])
+		t.dropLine(t.order[0])
 		t.order = t.order[1:]
 	}
-	b := data
-	t.l1[l] = &b
+	b := t.l1[l] // a stale copy a coherent L1 missed on: replaced in place
+	if b == nil {
+		if k := len(t.freeLines); k > 0 {
+			b, t.freeLines[k-1] = t.freeLines[k-1], nil
+			t.freeLines = t.freeLines[:k-1]
+		} else {
+			b = new([mem.LineSize]byte)
+		}
+	}
+	*b = data
+	t.l1[l] = b
 	t.order = append(t.order, l)
 }
 

@@ -64,8 +64,7 @@ func (t *Thread) BeginAcquire() {
 	if t.cp.spec.CoherentL1 {
 		return
 	}
-	clear(t.l1)
-	t.order = t.order[:0]
+	t.invalidateL1()
 	if c := t.cp.g.Spec().L1InvCycles; c > 0 {
 		t.slot.BeginBusy(t.cp.g.Spec().Cycles(c))
 		t.st.op = stepBusy
