@@ -138,18 +138,20 @@ type Thread struct {
 	*sim.Proc
 	cp    *CP
 	slot  *sched.Thread
-	l1    map[mem.Addr]*[mem.LineSize]byte
+	l1    map[mem.Addr]int32 // line → its copy in l1Data
 	order []mem.Addr
 	n     Counts
 	track string
 	sb    []*sbStore // stores on their way to the L2, oldest first
 	st    stepState  // the operation begun as steps (steps.go)
-	// Line copies dropped from the L1 and stores retired from the buffer,
-	// reused: a poll fills a line after each acquire marker and a command
-	// stores several words, so allocating each was a third of a COMPNET
-	// run's allocations (which buffer a line uses changes nothing).
-	freeLines []*[mem.LineSize]byte
-	freeSB    []*sbStore
+	// The L1's line copies in one block, those of dropped lines reused
+	// (l1Free), and stores retired from the buffer, reused: a poll fills
+	// a line after each acquire marker and a command stores several
+	// words, so allocating each was a third of a COMPNET run's
+	// allocations (which copy a line uses changes nothing).
+	l1Data []([mem.LineSize]byte)
+	l1Free []int32
+	freeSB []*sbStore
 }
 
 // sbStore is a store in the thread's store buffer; it is also the event
@@ -166,7 +168,7 @@ type sbStore struct {
 // Spawn starts a CP thread running body, bound to the next core
 // round-robin.
 func (c *CP) Spawn(name string, body func(t *Thread)) *Thread {
-	t := &Thread{cp: c, l1: map[mem.Addr]*[mem.LineSize]byte{}, track: c.name + "." + name}
+	t := &Thread{cp: c, l1: map[mem.Addr]int32{}, track: c.name + "." + name}
 	t.Proc = c.e.Spawn(t.track, func(p *sim.Proc) {
 		t.slot = c.cores.Bind(p)
 		defer t.slot.Exit()
@@ -212,28 +214,36 @@ func (t *Thread) Acquire() {
 	}
 }
 
-// invalidateL1 drops every line of the L1, keeping their copies for reuse.
+// invalidateL1 drops every line of the L1.
 func (t *Thread) invalidateL1() {
-	for _, b := range t.l1 {
-		t.freeLines = append(t.freeLines, b)
-	}
 	clear(t.l1)
+	t.l1Data, t.l1Free = t.l1Data[:0], t.l1Free[:0]
 	t.order = t.order[:0]
 }
 
-// dropLine drops line l from the L1 (if there), keeping its copy for reuse.
+// dropLine drops line l from the L1 (if there), keeping its copy's room
+// for reuse.
 func (t *Thread) dropLine(l mem.Addr) {
-	if b, ok := t.l1[l]; ok {
+	if i, ok := t.l1[l]; ok {
 		delete(t.l1, l)
-		t.freeLines = append(t.freeLines, b)
+		t.l1Free = append(t.l1Free, i)
 	}
+}
+
+// cached returns the L1's copy of line l, or nil when the L1 does not hold
+// it. The copy is valid until the thread's next fill or invalidation.
+func (t *Thread) cached(l mem.Addr) *[mem.LineSize]byte {
+	if i, ok := t.l1[l]; ok {
+		return &t.l1Data[i]
+	}
+	return nil
 }
 
 // LoadLine reads the 64 B line at l (line-aligned) through the L1 and the
 // GPU L2. A hit in the L1 returns the cached bytes, however stale.
 func (t *Thread) LoadLine(l mem.Addr) [mem.LineSize]byte {
 	t.n.L1++
-	if b := t.l1[l]; b != nil && (!t.cp.spec.CoherentL1 || *b == t.cp.g.CoherentLine(l)) {
+	if b := t.cached(l); b != nil && (!t.cp.spec.CoherentL1 || *b == t.cp.g.CoherentLine(l)) {
 		t.slot.Busy(t.cp.spec.Freq.Cycles(float64(t.cp.spec.L1Cycles)))
 		return *b
 	}
@@ -252,7 +262,7 @@ func (t *Thread) LoadLine(l mem.Addr) [mem.LineSize]byte {
 // polls all hit can never see a change: models use this to detect such a
 // livelock instead of polling forever.
 func (t *Thread) L1State(l mem.Addr) (hit, stale bool) {
-	b := t.l1[l]
+	b := t.cached(l)
 	if b == nil {
 		return false, false
 	}
@@ -279,7 +289,7 @@ func (t *Thread) Load64(a mem.Addr) uint64 {
 func (t *Thread) Store64(a mem.Addr, v uint64) {
 	l := mem.Line(a)
 	t.n.L1++
-	if b := t.l1[l]; b != nil {
+	if b := t.cached(l); b != nil {
 		binary.LittleEndian.PutUint64(b[a-l:], v)
 	}
 	depth := t.cp.spec.StoreBuffer
@@ -414,17 +424,18 @@ func (t *Thread) fill(l mem.Addr, data [mem.LineSize]byte) {
 		t.dropLine(t.order[0])
 		t.order = t.order[1:]
 	}
-	b := t.l1[l] // a stale copy a coherent L1 missed on: replaced in place
-	if b == nil {
-		if k := len(t.freeLines); k > 0 {
-			b, t.freeLines[k-1] = t.freeLines[k-1], nil
-			t.freeLines = t.freeLines[:k-1]
+	i, ok := t.l1[l] // a stale copy a coherent L1 missed on: replaced in place
+	if !ok {
+		if k := len(t.l1Free); k > 0 {
+			i = t.l1Free[k-1]
+			t.l1Free = t.l1Free[:k-1]
 		} else {
-			b = new([mem.LineSize]byte)
+			i = int32(len(t.l1Data))
+			t.l1Data = append(t.l1Data, [mem.LineSize]byte{})
 		}
+		t.l1[l] = i
 	}
-	*b = data
-	t.l1[l] = b
+	t.l1Data[i] = data
 	t.order = append(t.order, l)
 }
 
