@@ -374,9 +374,9 @@ func (a AllreduceHier) shmemHier(nd *strategy.Node, vec mem.Addr, elems, G, N in
 	}
 	// Each work-group's slice has at most ceil(elems/W) elements.
 	slotB := pad8(uint64((elems+W-1)/W/G+1)*4) + 8 // the largest chunk or ring piece, and its flag
-	nslots := max(1, 2*(G-1)+2*max(0, N-1))       // phase 1 and 3 sources, phase 2 steps
-	region := uint64(W*nslots) * slotB            // every work-group's slots
-	recv, err := dev.MallocPayload(region)        // every rank the same size: symmetric
+	nslots := max(1, 2*(G-1)+2*max(0, N-1))        // phase 1 and 3 sources, phase 2 steps
+	region := uint64(W*nslots) * slotB             // every work-group's slots
+	recv, err := dev.MallocPayload(region)         // every rank the same size: symmetric
 	if err == nil {
 		var stage mem.Addr
 		if stage, err = dev.MallocPayload(region); err == nil {
