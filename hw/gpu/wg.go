@@ -64,8 +64,10 @@ func (w *WG) VALU(n int) {
 func (w *WG) Scalar(n int) { w.Sleep(w.g.spec.Cycles(n * w.g.spec.ScalarCycles)) }
 
 // Stream moves n bytes of bulk array traffic through the node's memory
-// server (shared with the other CUs and, in APU mode, with the CPU) and,
-// where the GPU has one (gpu.lsu_bytes), through its CU's load/store
+// server (shared with the other CUs and, in APU mode, with the CPU), or,
+// with the workloads' arrays in host memory beyond NVLink-C2C
+// (UseHostArrays), across the link and through the host memory's server;
+// and, where the GPU has one (gpu.lsu_bytes), through its CU's load/store
 // path: every load and store a work-group issues passes its CU's
 // load/store units, so one work-group cannot stream faster than they
 // move bytes, and k work-groups on k CUs stream at min(k × that rate,
@@ -75,7 +77,12 @@ func (w *WG) Stream(n uint64) {
 		return
 	}
 	now := w.Now()
-	done := w.g.dram.Reserve(now, n)
+	var done sim.Time
+	if w.g.hostArrays {
+		done = w.g.hostBulk(now, n)
+	} else {
+		done = w.g.dram.Reserve(now, n)
+	}
 	if l := w.cu.lsu; l != nil {
 		done = max(done, l.Reserve(now, n))
 	}
