@@ -168,15 +168,21 @@ func setupHDN(n *Node, w *World) (err error) {
 	if err != nil {
 		return err
 	}
-	// GPU-aware MPI moves rendezvous messages between GPUs of one node by
-	// a copy engine (mpi.ipc). Only nodes of several GPUs have peers; they
-	// run on one engine, so the shared registry is never touched from two
-	// partitions (single-GPU nodes, which may be split, never reach it).
-	if hw.Peer != nil {
+	useGPUAwareMPI(n, w)
+	return nil
+}
+
+// useGPUAwareMPI gives a GPU-aware MPI its paths inside a node of several
+// GPUs: rendezvous messages between GPU buffers by a copy engine
+// (mpi.ipc) and every message through shared memory (mpi.shm, useSHM).
+// Only nodes of several GPUs have peers; a node's GPUs run on one
+// engine, so the shared registry is never touched from two partitions
+// (single-GPU nodes, which may be split, never reach it).
+func useGPUAwareMPI(n *Node, w *World) {
+	if hw := w.hw(n); hw.Peer != nil {
 		n.MPI.UseIPC(hw.Peer, w.Shared("mpi.ipc", func() any { return mpi.NewIPC() }).(*mpi.IPC))
 	}
 	useSHM(n, w)
-	return nil
 }
 
 // useSHM gives the rank's MPI the intra-node shared-memory path

@@ -140,10 +140,24 @@ func Setup(s Strategy, w *World, i int, t *cpu.Thread) (*Node, error) {
 	hw := c.Nodes[i]
 	n := &Node{Strategy: d.Strategy, Def: d, Rank: i, Size: len(c.Nodes), Host: t, Mem: hw.Mem, Pool: mem.GPU,
 		GPU: hw.GPU.Spec(), Threads: hw.CPU.Spec().Cores, SW: w.Config.SW}
+	if c.Spec.C2C.ArraysInHost() && !d.heapInGPU() {
+		// c2c.arrays = host: the workload's buffers are host memory
+		// (malloc'd) beyond NVLink-C2C, and so is its GPU's kernel array
+		// traffic.
+		n.Pool = mem.Host
+		hw.GPU.UseHostArrays()
+	}
 	if err := d.Setup(n, w); err != nil {
 		return nil, fmt.Errorf("%s setup on node %d: %w", d.Strategy, i, err)
 	}
 	return n, nil
+}
+
+// heapInGPU reports whether the strategy's workloads keep their data in
+// a runtime's symmetric heap or registered segments, which are GPU memory
+// whatever c2c.arrays says (NVSHMEM's heap is cudaMalloc'd).
+func (d Def) heapInGPU() bool {
+	return d.Caps.Has(DeviceShmem) || d.Caps.Has(DeviceVerbs) || d.Strategy == GNNGIO
 }
 
 // Provide adds capability value v (a model's handle, e.g. a device-API

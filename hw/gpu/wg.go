@@ -64,9 +64,15 @@ func (w *WG) VALU(n int) {
 func (w *WG) Scalar(n int) { w.Sleep(w.g.spec.Cycles(n * w.g.spec.ScalarCycles)) }
 
 // Stream moves n bytes of bulk array traffic through the node's memory
-// server (shared with the other CUs and, in APU mode, with the CPU).
+// server (shared with the other CUs and, in APU mode, with the CPU), or,
+// with the workloads' arrays in host memory beyond NVLink-C2C
+// (UseHostArrays), across the link and through the host memory's server.
 func (w *WG) Stream(n uint64) {
 	if n == 0 {
+		return
+	}
+	if w.g.hostArrays {
+		w.SleepUntil(max(w.g.hostBulk(w.Now(), n), w.Now()+w.g.spec.MemLatency))
 		return
 	}
 	done := w.g.dram.Reserve(w.Now(), n)
