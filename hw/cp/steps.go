@@ -42,7 +42,7 @@ type stepState struct {
 	phase loadPhase
 	line  mem.Addr
 	off   mem.Addr
-	l1    *[mem.LineSize]byte // the hit copy
+	l1    *[mem.LineSize]byte // the hit copy (no fill comes before its read)
 	data  [mem.LineSize]byte  // the missed line, filled at the end
 	val   uint64              // the loaded word, once Try reported true
 }
@@ -64,8 +64,7 @@ func (t *Thread) BeginAcquire() {
 	if t.cp.spec.CoherentL1 {
 		return
 	}
-	clear(t.l1)
-	t.order = t.order[:0]
+	t.invalidateL1()
 	if c := t.cp.g.Spec().L1InvCycles; c > 0 {
 		t.slot.BeginBusy(t.cp.g.Spec().Cycles(c))
 		t.st.op = stepBusy
@@ -78,7 +77,7 @@ func (t *Thread) BeginLoad64(a mem.Addr) {
 	l := mem.Line(a)
 	t.st.op, t.st.line, t.st.off = stepLoad, l, a-l
 	t.n.L1++
-	if b := t.l1[l]; b != nil && (!t.cp.spec.CoherentL1 || *b == t.cp.g.CoherentLine(l)) {
+	if b := t.cached(l); b != nil && (!t.cp.spec.CoherentL1 || *b == t.cp.g.CoherentLine(l)) {
 		t.st.l1, t.st.phase = b, loadHit
 		t.slot.BeginBusy(t.cp.spec.Freq.Cycles(float64(t.cp.spec.L1Cycles)))
 		return

@@ -131,14 +131,21 @@ func (t *L2) set(l mem.Addr) []l2line {
 	if t.lines == nil {
 		t.lines = make([]l2line, t.sets*t.ways)
 	}
-	i := int(uint64(l)/mem.LineSize) % t.sets
+	k := uint64(l) / mem.LineSize
+	var i int
+	if t.sets&(t.sets-1) == 0 { // a power of two: no division on every access
+		i = int(k & uint64(t.sets-1))
+	} else {
+		i = int(k % uint64(t.sets))
+	}
 	return t.lines[i*t.ways : (i+1)*t.ways]
 }
 
 func (t *L2) find(l mem.Addr) *l2line {
-	for i, w := range t.set(l) {
-		if w.valid && w.tag == l {
-			return &t.set(l)[i]
+	set := t.set(l)
+	for i := range set {
+		if w := &set[i]; w.tag == l && w.valid {
+			return w
 		}
 	}
 	return nil
@@ -148,15 +155,22 @@ func (t *L2) find(l mem.Addr) *l2line {
 // among unlocked ways; with every way locked the access bypasses the L2).
 // It returns whether it hit and, for a fill, the victim evicted.
 func (g *GPU) touch(l mem.Addr, r Requester) (hit bool) {
+	hit, _ = g.touchWay(l, r)
+	return hit
+}
+
+// touchWay is touch that also returns the way that holds l afterwards (nil
+// without a tag model, or when the access bypassed the L2).
+func (g *GPU) touchWay(l mem.Addr, r Requester) (hit bool, way *l2line) {
 	t := g.tags
 	if t == nil {
-		return g.l2 != nil && g.l2.get(l) != nil
+		return g.l2 != nil && g.l2.get(l) != nil, nil
 	}
 	t.clock++
 	if w := t.find(l); w != nil {
 		w.used = t.clock
 		t.stats.Hits[r]++
-		return true
+		return true, w
 	}
 	t.stats.Misses[r]++
 	set := t.set(l)
@@ -176,7 +190,7 @@ func (g *GPU) touch(l mem.Addr, r Requester) (hit bool) {
 	}
 	if victim < 0 {
 		t.stats.Bypasses++
-		return false
+		return false, nil
 	}
 	w := &set[victim]
 	if w.valid {
@@ -184,7 +198,7 @@ func (g *GPU) touch(l mem.Addr, r Requester) (hit bool) {
 		g.dropLine(w.tag)
 	}
 	*w = l2line{tag: l, valid: true, used: t.clock}
-	return false
+	return false, w
 }
 
 // dropLine writes the functional L2 copy of line l back (dirty bytes only)
@@ -207,7 +221,12 @@ func (g *GPU) cpUnlock(l mem.Addr) {
 	if g.tags == nil {
 		return
 	}
-	if w := g.tags.find(l); w != nil && w.locked {
+	g.cpUnlockWay(g.tags.find(l), l)
+}
+
+// cpUnlockWay is cpUnlock of l, which way w holds (nil: none).
+func (g *GPU) cpUnlockWay(w *l2line, l mem.Addr) {
+	if w != nil && w.locked {
 		w.locked = false
 		g.tags.stats.Locked--
 		g.tags.stats.Unlocks++
@@ -258,8 +277,8 @@ func (g *GPU) TryCPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, h
 
 // cpReadLine is CPReadLine once no RMW holds the line.
 func (g *GPU) cpReadLine(l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration) {
-	hit = g.touch(l, CP)
-	g.cpUnlock(l)
+	hit, w := g.touchWay(l, CP)
+	g.cpUnlockWay(w, l)
 	lat = g.spec.MemLatency
 	if hit {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
@@ -295,8 +314,8 @@ func (g *GPU) CPStoreArrive(a mem.Addr, v uint64) (hit, ok bool) {
 
 func (g *GPU) cpStore(a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
 	l := mem.Line(a)
-	hit = g.touch(l, CP)
-	g.cpUnlock(l)
+	hit, w := g.touchWay(l, CP)
+	g.cpUnlockWay(w, l)
 	lat = g.spec.Cycles(g.spec.L2Cycles)
 	if g.l2 == nil {
 		g.mem.Store64(a, v)

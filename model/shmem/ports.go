@@ -200,6 +200,7 @@ type hostPort struct {
 	ov    uint64
 	old   uint64
 	words [8]uint64
+	loads int // uncached field loads of a stepped line read still to issue
 }
 
 func (h *hostPort) proc() *sim.Proc    { return h.t.Proc }
@@ -257,8 +258,12 @@ func (h *hostPort) line(a mem.Addr) [8]uint64 {
 	var w [8]uint64
 	var b [entrySize]byte
 	if h.overPC {
-		h.n.PCIe++
-		h.stall(h.link.Read(pcie.Down, h.t.Now(), entrySize, false))
+		// One uncached load per field, each a PCIe round trip after
+		// the previous one (entryLoads).
+		for range entryLoads(entryOp(h.m, a)) {
+			h.n.PCIe++
+			h.stall(h.link.Read(pcie.Down, h.t.Now(), 8, false))
+		}
 	} else {
 		h.n.L1++
 		h.t.Sleep(h.spec.CacheHit) // the poll brought the line in
