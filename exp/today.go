@@ -170,6 +170,18 @@ func (cfg Config) presetConfig(preset string) (Config, error) {
 	m := cfg.MoE
 	pc.MoE.EP, pc.MoE.Modes, pc.MoE.Hidden, pc.MoE.TopK, pc.MoE.Experts = m.EP, m.Modes, m.Hidden, m.TopK, m.Experts
 	pc.MoE.TokensLL, pc.MoE.TokensHT, pc.MoE.Routing, pc.MoE.VerifyMax = m.TokensLL, m.TokensHT, m.Routing, m.VerifyMax
+	// GHN, the CPU proxy (NVSHMEM IBRC, rocSHMEM reverse offload), runs on
+	// every preset: the form of the preset's GPU mode, so shmem.threads
+	// enters the tornado.
+	ghn := string(strategy.GHNDGPU)
+	if pc.GPU.Mode == "apu" {
+		ghn = string(strategy.GHNAPU)
+	}
+	for _, list := range []*[]string{&pc.PingPong.Strategies, &pc.AllreduceHier.Strategies, &pc.Halo3D.Strategies, &pc.MoE.Strategies} {
+		if !slices.Contains(*list, ghn) {
+			*list = append(slices.Clone(*list), ghn)
+		}
+	}
 	if pc.PingPong.Placement == "fabric" && pc.Node.GPUs < 2 {
 		pc.PingPong.Placement = "rails" // one GPU per node: only the rails
 	}
@@ -198,6 +210,9 @@ func todayKnobs(pc Config, workloads []string) []string {
 	sort.Strings(out)
 	if slices.Contains(workloads, "moe") {
 		out = append(out, "moe.comm_wgs")
+	}
+	if slices.Contains(workloads, "allreduce_hier") {
+		out = append(out, "allreduce_hier.comm_wgs")
 	}
 	// runs reports whether one of the workloads runs a strategy that k
 	// reaches.
@@ -256,6 +271,13 @@ func knobReaches(k, w string, pc Config) func(strategy.Def) bool {
 		return func(d strategy.Def) bool {
 			return d.Caps.Has(strategy.Triggers) || d.Caps.Has(strategy.DeviceShmem) || d.Caps.Has(strategy.DeviceVerbs)
 		}
+	case "allreduce_hier.comm_wgs": // the device-shmem and device-verbs kernels' work-groups
+		if w != "allreduce_hier" {
+			return none
+		}
+		return func(d strategy.Def) bool { return d.Caps.Has(strategy.DeviceShmem) || d.Caps.Has(strategy.DeviceVerbs) }
+	case "gpu.lsu_bytes": // every GPU kernel's streaming; the host strategy runs none
+		return func(d strategy.Def) bool { return !d.Caps.Has(strategy.HostCompute) }
 	case "nic.trig_max_entries", "nic.trig_pop": // model/gputn's trigger table and FIFO
 		return triggers
 	case "nic.verbs_wqe_cost": // the NIC's verbs engine: model/verbs's QPs (GIO, GPUrdma)
