@@ -115,6 +115,59 @@ func TestPartitionedAllreduceRefusesSharedState(t *testing.T) {
 	}
 }
 
+// The remote-task allreduce (XTQ's NIC-enqueued tasks, HSA's host
+// progress thread) keeps every runtime's state on its node, so it runs
+// partitioned with the sequential engine's times and event counts, with
+// its receive resources posted once or every round, functional and
+// payload-free, on a star and a fat tree.
+func TestPartitionedRemoteTasksMatchSequential(t *testing.T) {
+	xtqTree := cluster.XTQ()
+	xtqTree.Topology.Kind, xtqTree.Topology.LeafSize = "fattree", 3
+	cases := []struct {
+		hw         cluster.Spec
+		nodes      int
+		splits     []int
+		perRound   bool
+		functional bool
+	}{
+		{cluster.XTQ(), 5, []int{2, 5}, false, true},
+		{cluster.XTQ(), 8, []int{3}, true, true},
+		{cluster.XTQ(), 16, []int{2}, false, false},
+		{xtqTree, 12, []int{2, 4}, false, true},
+	}
+	for _, c := range cases {
+		for _, s := range []strategy.Strategy{strategy.XTQ, strategy.HSA} {
+			run := func(k int) (AllreduceResult, uint64) {
+				var cl *cluster.Cluster
+				var err error
+				if k == 0 {
+					cl, err = cluster.New(sim.New(1), c.hw, c.nodes, c.functional)
+				} else {
+					cl, err = cluster.NewPartitioned(1, c.hw, c.nodes, k, c.functional)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cl.Close()
+				a := Allreduce{Size: 24*unit.KiB + 8, WGs: 4, WGSize: 256, CPUThreads: 8, SyncPerRound: c.perRound}
+				res, err := a.Run(cl, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+				if err != nil {
+					t.Fatalf("%s on %d nodes, %d partitions: %v", s, c.nodes, k, err)
+				}
+				return res, cl.Events()
+			}
+			want, wantEv := run(0)
+			for _, k := range c.splits {
+				got, ev := run(k)
+				if got.Verified != c.functional || got.Time != want.Time || ev != wantEv {
+					t.Errorf("%s %s n=%d k=%d perRound=%v functional=%v: verified=%v %v, %d events; sequential %v, %d events",
+						c.hw.Topology.Kind, s, c.nodes, k, c.perRound, c.functional, got.Verified, got.Time, ev, want.Time, wantEv)
+				}
+			}
+		}
+	}
+}
+
 func outOfOrder(hw cluster.Spec) cluster.Spec {
 	hw.Topology.InOrder = false
 	return hw
@@ -151,6 +204,8 @@ func TestAutoPartitions(t *testing.T) {
 		{"fat tree, random spines: results would differ", outOfOrder(fatTree(16)), 64, true, strategy.CPU, 2, 1},
 		{"star, in_order off (no spines)", outOfOrder(cluster.GPUTN()), 64, true, strategy.CPU, 2, 2},
 		{"shared run-wide state", cluster.GPUTN(), 64, true, strategy.GHNAPU, 2, 1},
+		{"remote tasks, payload-free 256 nodes", cluster.XTQ(), 256, false, strategy.XTQ, 2, 2},
+		{"remote tasks, HSA functional 16 nodes", cluster.XTQ(), 16, true, strategy.HSA, 2, 2},
 		{"flow network", flow, 1024, false, strategy.CPU, 2, 1},
 		{"no lookahead", noLookahead, 1024, false, strategy.CPU, 2, 1},
 	}

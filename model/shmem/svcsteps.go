@@ -309,12 +309,20 @@ const (
 func (h *hostPort) beginLine(a mem.Addr) {
 	h.op, h.oa = hopLine, a
 	if h.overPC {
-		h.n.PCIe++
-		h.t.BeginSleep(max(0, h.link.Read(pcie.Down, h.t.Now(), entrySize, false)-h.t.Now()))
+		h.loads = entryLoads(entryOp(h.m, a))
+		h.nextLoad()
 		return
 	}
 	h.n.L1++
 	h.t.BeginSleep(h.spec.CacheHit) // the poll brought the line in
+}
+
+// nextLoad issues one uncached field load of a line read across PCIe
+// (entryLoads): the thread stalls for its round trip.
+func (h *hostPort) nextLoad() {
+	h.loads--
+	h.n.PCIe++
+	h.t.BeginSleep(max(0, h.link.Read(pcie.Down, h.t.Now(), 8, false)-h.t.Now()))
 }
 
 func (h *hostPort) beginLocal(a mem.Addr, v uint64) {
@@ -350,6 +358,10 @@ func (h *hostPort) beginRMW(a mem.Addr, v uint64) {
 // made, a line in h.words, an RMW's old value in h.old).
 func (h *hostPort) tryOp() bool {
 	if !h.t.Try() {
+		return false
+	}
+	if h.op == hopLine && h.loads > 0 {
+		h.nextLoad() // the next uncached field load, after the previous one
 		return false
 	}
 	switch h.op {
