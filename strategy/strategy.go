@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
@@ -105,6 +106,7 @@ type Config struct {
 type World struct {
 	Cluster *cluster.Cluster
 	Config  Config
+	mu      sync.Mutex
 	shared  map[string]any
 }
 
@@ -115,6 +117,9 @@ func NewWorld(c *cluster.Cluster, cfg Config) *World {
 
 // Shared returns the run-scoped value under key, made by mk on first use.
 func (w *World) Shared(key string, mk func() any) any {
+	// The nodes of a partitioned run set up on their engines at once.
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	v, ok := w.shared[key]
 	if !ok {
 		v = mk()

@@ -11,13 +11,15 @@ import (
 // partitioned cluster (cluster.NewPartitioned): its nodes share nothing
 // but the fabric during the run, so each node's agents can run on its
 // partition's engine. The host and kernel-boundary rings (over MPI), the
-// stream-triggered and the triggered rings qualify; the device-shmem and
+// stream-triggered and the triggered rings qualify, and so do remote
+// tasks (XTQ, HSA: each node's runtime keeps its own portals, queues and
+// failure events, read only once the run is over); the device-shmem and
 // device-verbs rings build run-wide state (a symmetric heap team, a GPI
-// world) and sum service energy into one result, and remote tasks share
-// failure bookkeeping across nodes, so they run on one engine.
+// world) and sum service energy into one result, so they run on one
+// engine.
 func partitionable(impl string) bool {
 	switch impl {
-	case "host", "kernel-boundary", "stream-triggered", "triggered":
+	case "host", "kernel-boundary", "stream-triggered", "triggered", "remote-tasks":
 		return true
 	}
 	return false
@@ -31,7 +33,7 @@ func AllreducePartitionable(s strategy.Strategy) bool {
 }
 
 func partitionRefusal(k int, s strategy.Strategy, impl string) error {
-	return fmt.Errorf("run.partitions = %d: the %s allreduce (%s implementation) shares run-wide state across nodes and runs on one engine; the partitioned allreduce runs CPU, HDN, GDS and GPUTN; use run.partitions=1", k, s, impl)
+	return fmt.Errorf("run.partitions = %d: the %s allreduce (%s implementation) shares run-wide state across nodes and runs on one engine; the partitioned allreduce runs CPU, HDN, HDN_OVERLAP, GDS, GPUTN, XTQ and HSA; use run.partitions=1", k, s, impl)
 }
 
 // Nodes per engine from which a partitioned allreduce pays on two idle

@@ -73,6 +73,7 @@ type computeUnit struct {
 	lds      unit.Bytes
 	l1       *cache
 	port     *mem.Server // the L1–L2 path of bulk accesses (nil: unlimited)
+	lsu      *mem.Server // the load/store path of streaming copies and reductions (nil: unlimited)
 }
 
 // New returns a GPU using node memory m and the node's memory server dram.
@@ -83,6 +84,9 @@ func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server)
 		cu := &computeUnit{id: i, simdFree: make([]sim.Time, spec.SIMDs), l1: newCache(spec.L1Lines)}
 		if spec.L2PortBytes > 0 {
 			cu.port = mem.NewServer(float64(spec.L2PortBytes) * float64(spec.Freq))
+		}
+		if spec.LSUBytes > 0 {
+			cu.lsu = mem.NewServer(float64(spec.LSUBytes) * float64(spec.Freq))
 		}
 		g.cus = append(g.cus, cu)
 	}

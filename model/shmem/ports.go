@@ -95,7 +95,8 @@ func (p *hostqProducer) release(wg *gpu.WG) {
 func (p *hostqProducer) acquire(wg *gpu.WG) { wg.Acquire(gpu.System) }
 
 func (p *hostqProducer) load(wg *gpu.WG, a mem.Addr) uint64 {
-	wg.SleepUntil(p.link.Read(pcie.Up, wg.Now(), 8, false))
+	_, done := wg.HostLoad(p.link, wg.Now(), 8)
+	wg.SleepUntil(done)
 	return p.m.Load64(a)
 }
 
