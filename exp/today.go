@@ -170,6 +170,18 @@ func (cfg Config) presetConfig(preset string) (Config, error) {
 	m := cfg.MoE
 	pc.MoE.EP, pc.MoE.Modes, pc.MoE.Hidden, pc.MoE.TopK, pc.MoE.Experts = m.EP, m.Modes, m.Hidden, m.TopK, m.Experts
 	pc.MoE.TokensLL, pc.MoE.TokensHT, pc.MoE.Routing, pc.MoE.VerifyMax = m.TokensLL, m.TokensHT, m.Routing, m.VerifyMax
+	// GHN, the CPU proxy (NVSHMEM IBRC, rocSHMEM reverse offload), runs on
+	// every preset: the form of the preset's GPU mode, so shmem.threads
+	// enters the tornado.
+	ghn := string(strategy.GHNDGPU)
+	if pc.GPU.Mode == "apu" {
+		ghn = string(strategy.GHNAPU)
+	}
+	for _, list := range []*[]string{&pc.PingPong.Strategies, &pc.AllreduceHier.Strategies, &pc.Halo3D.Strategies, &pc.MoE.Strategies} {
+		if !slices.Contains(*list, ghn) {
+			*list = append(slices.Clone(*list), ghn)
+		}
+	}
 	if pc.PingPong.Placement == "fabric" && pc.Node.GPUs < 2 {
 		pc.PingPong.Placement = "rails" // one GPU per node: only the rails
 	}
@@ -198,6 +210,9 @@ func todayKnobs(pc Config, workloads []string) []string {
 	sort.Strings(out)
 	if slices.Contains(workloads, "moe") {
 		out = append(out, "moe.comm_wgs")
+	}
+	if slices.Contains(workloads, "allreduce_hier") {
+		out = append(out, "allreduce_hier.comm_wgs")
 	}
 	// runs reports whether one of the workloads runs a strategy that k
 	// reaches.
@@ -256,12 +271,19 @@ func knobReaches(k, w string, pc Config) func(strategy.Def) bool {
 		return func(d strategy.Def) bool {
 			return d.Caps.Has(strategy.Triggers) || d.Caps.Has(strategy.DeviceShmem) || d.Caps.Has(strategy.DeviceVerbs)
 		}
+	case "allreduce_hier.comm_wgs": // the device-shmem and device-verbs kernels' work-groups
+		if w != "allreduce_hier" {
+			return none
+		}
+		return func(d strategy.Def) bool { return d.Caps.Has(strategy.DeviceShmem) || d.Caps.Has(strategy.DeviceVerbs) }
+	case "gpu.lsu_bytes": // every GPU kernel's streaming; the host strategy runs none
+		return func(d strategy.Def) bool { return !d.Caps.Has(strategy.HostCompute) }
 	case "nic.trig_max_entries", "nic.trig_pop": // model/gputn's trigger table and FIFO
 		return triggers
 	case "nic.verbs_wqe_cost": // the NIC's verbs engine: model/verbs's QPs (GIO, GPUrdma)
 		return func(d strategy.Def) bool { return d.Caps.Has(strategy.DeviceVerbs) || d.Strategy == strategy.GNNGIO }
 	case "gnn.qps": // work-groups sharing QPs: the ping-pong has one work-group
-		if w != "halo3d" && w != "moe" {
+		if w != "halo3d" && w != "moe" && w != "allreduce_hier" {
 			return none
 		}
 		return func(d strategy.Def) bool { return d.Caps.Has(strategy.DeviceVerbs) }
@@ -684,8 +706,8 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		res.Plot = plot
 	}
 	res.Notes = append(res.Notes,
-		"each preset runs with its own default parameters (hardware --set values do not carry over) and the strategies with an implementation that its NIC runs; workload sizes (pingpong.*, allreduce_hier.*, halo3d.*, moe.*) come from this run",
-		fmt.Sprintf("tornado: every value a preset's sources do not give (gpunetsim params: DEFAULT, no source) and moe.comm_wgs, divided and multiplied by today.factor = %g one at a time, on a thinned payload-free grid (pingpong sizes: every sixth doubling and the largest; allreduce_hier: first and last node count; halo3d: the last node count and stencil, the smallest, middle and largest face; moe: the first EP count, throughput mode at moe.tokens_ht / 8), compared with the same grid at the defaults; flipped_by names the knobs that change a point's winner (points outside the thinned grid are not checked)", cfg.Today.Factor),
+		"each preset runs with its own default parameters (hardware --set values do not carry over) and the strategies with an implementation that its NIC runs, plus the GHN CPU proxy of its GPU mode (GHN_DGPU on dGPU presets, GHN_APU on APU presets); workload sizes (pingpong.*, allreduce_hier.*, halo3d.*, moe.*) come from this run",
+		fmt.Sprintf("tornado: every value a preset's sources do not give (gpunetsim params: DEFAULT, no source) and the strategy knobs without a source (moe.comm_wgs, allreduce_hier.comm_wgs, and where a strategy they reach runs: nic.trig_max_entries, gnn.qps, shmem.threads), divided and multiplied by today.factor = %g one at a time, on a thinned payload-free grid (pingpong sizes: every sixth doubling and the largest; allreduce_hier: first and last node count; halo3d: the last node count and stencil, the smallest, middle and largest face; moe: the first EP count, throughput mode at moe.tokens_ht / 8), compared with the same grid at the defaults; flipped_by names the knobs that change a point's winner (points outside the thinned grid are not checked)", cfg.Today.Factor),
 		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access), GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil
 }

@@ -122,8 +122,13 @@ func TestTodayTornado(t *testing.T) {
 			t.Errorf("%s re-ran %v, want none", k, got)
 		}
 	}
-	if slices.Contains(knobs, "gnn.qps") {
-		t.Errorf("knobs %v: gnn.qps reaches no point of pingpong and allreduce_hier", knobs)
+	// allreduce_hier's device-verbs kernel has allreduce_hier.comm_wgs
+	// work-groups on gnn.qps QPs: the knob re-runs GNN_GPURDMA alone.
+	if got := ran["gnn.qps"]; !slices.Contains(knobs, "gnn.qps") || len(got) != 1 || !got["GNN_GPURDMA"] {
+		t.Errorf("knobs %v: gnn.qps re-ran %v, want GNN_GPURDMA only", knobs, got)
+	}
+	if got := ran["shmem.threads"]; len(got) != 1 || !got["GHN_APU"] {
+		t.Errorf("shmem.threads re-ran %v, want GHN_APU (the APU preset's proxy in today's lists) only", got)
 	}
 	if got := ran["gpu.launch"]; len(got) < 4 {
 		t.Errorf("gpu.launch re-ran only %v", got)

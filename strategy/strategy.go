@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
@@ -105,7 +106,10 @@ type Config struct {
 type World struct {
 	Cluster *cluster.Cluster
 	Config  Config
-	shared  map[string]any
+	// mu guards shared: on a partitioned cluster the nodes of different
+	// partitions run their setups at once, on their engines' goroutines.
+	mu     sync.Mutex
+	shared map[string]any
 }
 
 // NewWorld returns the shared state of one run on c.
@@ -114,7 +118,13 @@ func NewWorld(c *cluster.Cluster, cfg Config) *World {
 }
 
 // Shared returns the run-scoped value under key, made by mk on first use.
+// mk must not depend on which node asks first (on a partitioned cluster
+// that is whichever partition gets there), and a value used by nodes of
+// several partitions must be safe for it (each node touching only its
+// own part, as shmem.Team's slots).
 func (w *World) Shared(key string, mk func() any) any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	v, ok := w.shared[key]
 	if !ok {
 		v = mk()
@@ -140,10 +150,24 @@ func Setup(s Strategy, w *World, i int, t *cpu.Thread) (*Node, error) {
 	hw := c.Nodes[i]
 	n := &Node{Strategy: d.Strategy, Def: d, Rank: i, Size: len(c.Nodes), Host: t, Mem: hw.Mem, Pool: mem.GPU,
 		GPU: hw.GPU.Spec(), Threads: hw.CPU.Spec().Cores, SW: w.Config.SW}
+	if c.Spec.C2C.ArraysInHost() && !d.heapInGPU() {
+		// c2c.arrays = host: the workload's buffers are host memory
+		// (malloc'd) beyond NVLink-C2C, and so is its GPU's kernel array
+		// traffic.
+		n.Pool = mem.Host
+		hw.GPU.UseHostArrays()
+	}
 	if err := d.Setup(n, w); err != nil {
 		return nil, fmt.Errorf("%s setup on node %d: %w", d.Strategy, i, err)
 	}
 	return n, nil
+}
+
+// heapInGPU reports whether the strategy's workloads keep their data in
+// a runtime's symmetric heap or registered segments, which are GPU memory
+// whatever c2c.arrays says (NVSHMEM's heap is cudaMalloc'd).
+func (d Def) heapInGPU() bool {
+	return d.Caps.Has(DeviceShmem) || d.Caps.Has(DeviceVerbs) || d.Strategy == GNNGIO
 }
 
 // Provide adds capability value v (a model's handle, e.g. a device-API

@@ -171,6 +171,7 @@ func (a Accumulate) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 	var start, end sim.Time
 	var window mem.Addr
 	var vw verbsWorld
+	bases := newPeerBases(2)
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		switch im.Name {
 		case "device-shmem": // the window lives in the symmetric heap
@@ -178,7 +179,7 @@ func (a Accumulate) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 		case "device-verbs": // the staging slots live in GPI segments
 			return a.verbs(nd, &vw, ops, win, &window, &start, &end)
 		case "triggered", "stream-triggered":
-			return a.triggered(nd, im.Name == "stream-triggered", ops, win, &window, &start, &end)
+			return a.triggered(nd, im.Name == "stream-triggered", bases, ops, win, &window, &start, &end)
 		}
 		if nd.Rank == 1 {
 			window = nd.Mem.Alloc(nd.Pool, win, "window")

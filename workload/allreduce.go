@@ -91,7 +91,7 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	if err != nil {
 		return AllreduceResult{}, err
 	}
-	if c.Group != nil && !partitionable(im.Name) {
+	if c.Group != nil && !partitionable(im.Name, s) {
 		return AllreduceResult{}, partitionRefusal(c.Group.Partitions(), s, im.Name)
 	}
 	if a.Algorithm == AlgRHD {
@@ -111,6 +111,9 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	lay.flagName(0)
 	lay.stepName(0)
 	res := AllreduceResult{Finish: make([]sim.Time, n), Slices: w}
+	// Each node's service energy, summed in node order once the run is
+	// over: the nodes of a partitioned run finish on several goroutines.
+	energy := make([]float64, n)
 	bases := make([]mem.Addr, n)
 	var vr verbsRing
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
@@ -144,7 +147,7 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		case "device-shmem":
 			var rep shmem.Report
 			rep, err = a.multiRing(nd, dev, lay, base)
-			res.ServiceEnergy += rep.Energy.Total()
+			energy[nd.Rank] = rep.Energy.Total()
 		case "device-verbs":
 			err = a.verbsRingRun(nd, gw, lay, base)
 		case "host", "kernel-boundary":
@@ -159,7 +162,11 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		res.Finish[nd.Rank] = nd.Host.Now()
 		return err
 	})
-	if err := runTasks(c, g); err != nil {
+	err = runTasks(c, g)
+	for _, e := range energy {
+		res.ServiceEnergy += e
+	}
+	if err != nil {
 		return res, err
 	}
 	for _, t := range res.Finish {

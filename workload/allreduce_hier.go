@@ -37,6 +37,11 @@ import (
 type AllreduceHier struct {
 	Size   unit.Bytes // the vector, per GPU
 	WGSize int        // work-items per work-group of the reduction kernels
+	// CommWGs is the work-groups (SMs) of the GPU-initiated persistent
+	// kernels (device shmem, device verbs): work-group w runs the three
+	// phases on slice w of the vector with slots of its own, as NCCL's
+	// channels split a collective; 0 means 1.
+	CommWGs int
 	// Inter is the inter-node algorithm per rail: HierRing ("" too) or
 	// HierTree (NCCL's double binary tree).
 	Inter string
@@ -58,9 +63,7 @@ func AllreduceHierDef() Def {
 	for _, d := range strategy.Registry() {
 		switch {
 		case d.Caps.Has(strategy.NICTasks):
-			na[d.Strategy] = "not implemented yet: a remote-task form of the three phases (the ring allreduce workload runs XTQ's remote-task allreduce)"
-		case d.Caps.Has(strategy.DeviceVerbs):
-			na[d.Strategy] = "not implemented yet: GPU-posted RDMA writes for the three phases (the ring allreduce workload runs GNN_GPURDMA's device-verbs ring)"
+			na[d.Strategy] = "no present-day form: no NIC in service enqueues kernels on the GPU (remote tasks have no production equivalent), and the hierarchical allreduce is a present-day workload; the ring allreduce workload runs XTQ's remote-task allreduce on the source documents' machine"
 		}
 	}
 	return Def{
@@ -77,6 +80,7 @@ func AllreduceHierDef() Def {
 			{Name: "triggered", Needs: strategy.Triggers | strategy.Stream | strategy.OneSided},
 			{Name: "stream-triggered", Needs: strategy.StreamTriggered | strategy.OneSided},
 			{Name: "device-shmem", Needs: strategy.DeviceShmem | strategy.Stream},
+			{Name: "device-verbs", Needs: strategy.DeviceVerbs | strategy.Stream},
 			{Name: "kernel-boundary", Needs: strategy.TwoSided | strategy.Stream},
 			{Name: "host", Needs: strategy.TwoSided | strategy.HostCompute},
 		},
@@ -140,6 +144,7 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		recvs = make([]mem.Addr, P)
 	)
 	e := c.Engine
+	var dvw dvWorld
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		r := nd.Rank
 		node, l := r/G, r%G
@@ -200,6 +205,13 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		if im.Name == "triggered" || im.Name == "stream-triggered" {
 			os = a.prepareOneSided(nd, vec, elems, G, N, im.Name == "stream-triggered", recvs)
 		}
+		var hv *hierVerbs
+		if im.Name == "device-verbs" {
+			var err error
+			if hv, err = a.prepareVerbs(nd, &dvw, vec, elems, G, N); err != nil {
+				return err
+			}
+		}
 		// Zero-cost barrier outside the measurement: every rank starts
 		// together.
 		ready++
@@ -224,6 +236,18 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 				phases = [3]sim.Time{t1 - t0, t2 - t1, end - t2}
 			}
 			return nil
+		}
+		if hv != nil {
+			err := hv.run()
+			t1, t2, end := hv.t1, hv.t2, hv.end
+			if G == 1 { // no intra-node phases: the kernel's launch counts to the ring
+				t1, t2 = t0, end
+			}
+			ends[r] = end
+			if r == 0 {
+				phases = [3]sim.Time{t1 - t0, t2 - t1, end - t2}
+			}
+			return err
 		}
 		if im.Name == "device-shmem" {
 			t1, t2, end, err := a.shmemHier(nd, vec, elems, G, N)
@@ -354,34 +378,38 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 func (a AllreduceHier) shmemHier(nd *strategy.Node, vec mem.Addr, elems, G, N int) (t1, t2, end sim.Time, err error) {
 	r := nd.Rank
 	node, l := r/G, r%G
-	dev, err := shmemDevice(nd, 1)
+	W := a.commWGs(elems)
+	dev, err := shmemDevice(nd, W)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	slotB := pad8(uint64(elems/G+1)*4) + 8                 // the largest chunk or ring piece, and its flag
-	nslots := max(1, 2*(G-1)+interSlots(a.Inter, N))       // phase 1 and 3 sources, phase 2 steps
-	recv, err := dev.MallocPayload(uint64(nslots) * slotB) // every rank the same size: symmetric
+	// Each work-group's slice has at most ceil(elems/W) elements.
+	slotB := pad8(uint64((elems+W-1)/W/G+1)*4) + 8   // the largest chunk or ring piece, and its flag
+	nslots := max(1, 2*(G-1)+interSlots(a.Inter, N)) // phase 1 and 3 sources, phase 2 steps
+	region := uint64(W*nslots) * slotB               // every work-group's slots
+	recv, err := dev.MallocPayload(region)           // every rank the same size: symmetric
 	if err == nil {
 		var stage mem.Addr
-		if stage, err = dev.MallocPayload(uint64(nslots) * slotB); err == nil {
+		if stage, err = dev.MallocPayload(region); err == nil {
 			defer dev.Finalize()
-			return a.shmemPhases(nd, dev, vec, recv, stage, slotB, nslots, elems, G, N, node, l)
+			return a.shmemPhases(nd, dev, vec, recv, stage, slotB, elems, G, N, node, l)
 		}
 	}
 	dev.Finalize()
 	return 0, 0, 0, err
 }
 
-func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec, recv, stage mem.Addr, slotB uint64, nslots, elems, G, N, node, l int) (t1, t2, end sim.Time, kerr error) {
+func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, recv0, stage0 mem.Addr, slotB uint64, elems0, G, N, node, l int) (t1, t2, end sim.Time, kerr error) {
 	mm := nd.Mem
-	for k := range 2*(G-1) + interSlots(a.Inter, N) {
-		mm.MarkControl(recv+mem.Addr(uint64(k+1)*slotB-8), 8)
-		mm.MarkControl(stage+mem.Addr(uint64(k+1)*slotB-8), 8)
+	W := a.commWGs(elems0)
+	nslots := 2*(G-1) + interSlots(a.Inter, N)
+	for k := 0; k < W*max(1, nslots); k++ {
+		mm.MarkControl(recv0+mem.Addr(uint64(k+1)*slotB-8), 8)
+		mm.MarkControl(stage0+mem.Addr(uint64(k+1)*slotB-8), 8)
 	}
 	slot := func(base mem.Addr, k int) mem.Addr { return base + mem.Addr(uint64(k)*slotB) }
 	flagOf := func(base mem.Addr, k int) mem.Addr { return base + mem.Addr(uint64(k+1)*slotB-8) }
 	off := func(lo int) mem.Addr { return mem.Addr(lo * 4) }
-	clo, chi := span(elems, l, G)
 	// idx is the position of local GPU m among the node's other GPUs of l.
 	idx := func(m, of int) int {
 		if m < of {
@@ -389,10 +417,18 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec, re
 		}
 		return m - 1
 	}
-	k := gpu.Kernel{Name: "allreduce_hier.shmem", WGs: 1, WGSize: a.WGSize, Body: func(wg *gpu.WG) {
+	errs := make([]error, W)
+	k := gpu.Kernel{Name: "allreduce_hier.shmem", WGs: W, WGSize: a.WGSize, Body: func(wg *gpu.WG) {
+		// Work-group w's slice of the vector and its own slots.
+		lo, hi := span(elems0, wg.ID, W)
+		vec, elems := vec0+mem.Addr(lo*4), hi-lo
+		recv := recv0 + mem.Addr(uint64(wg.ID*max(1, nslots))*slotB)
+		stage := stage0 + mem.Addr(uint64(wg.ID*max(1, nslots))*slotB)
+		clo, chi := span(elems, l, G)
+		var t1w, t2w sim.Time
 		ctx, err := dev.CtxCreate(wg)
 		if err != nil {
-			kerr = err
+			errs[wg.ID] = err
 			return
 		}
 		// put copies nb bytes at src into staging slot k, sets its flag
@@ -442,7 +478,7 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec, re
 				}
 				add(vec+off(clo), idx(m, l), cb)
 			}
-			t1 = wg.Now()
+			t1w = wg.Now()
 			// Phase 2: ring or tree over rail l on chunk [clo, chi).
 			base := G - 1 // phase 2's slots follow phase 1's
 			for _, st := range interSchedule(a.Inter, vec, clo, chi, node, N) {
@@ -463,7 +499,7 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec, re
 					cp(st.at, base+st.slot, st.nb)
 				}
 			}
-			t2 = wg.Now()
+			t2w = wg.Now()
 			// Phase 3: the reduced chunk to every other GPU of the node.
 			p3 := G - 1 + interSlots(a.Inter, N)
 			for m := range G {
@@ -486,17 +522,24 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec, re
 			}
 			return ctx.Quiet()
 		}
-		if kerr = run(); kerr != nil {
+		if errs[wg.ID] = run(); errs[wg.ID] != nil {
 			return
 		}
-		end = wg.Now()
-		kerr = ctx.Destroy()
+		// The phases end with the last work-group's.
+		t1, t2, end = max(t1, t1w), max(t2, t2w), max(end, wg.Now())
+		errs[wg.ID] = ctx.Destroy()
 	}}
 	if err := dev.Cooperative(k); err != nil {
 		return 0, 0, 0, err
 	}
 	nd.Stream.Wait(nd.Stream.Launch(k))
-	return t1, t2, end, kerr
+	return t1, t2, end, firstErr(errs)
+}
+
+// commWGs is the work-groups of the GPU-initiated persistent kernels for a
+// vector of elems elements: CommWGs (at least 1), at most one per element.
+func (a AllreduceHier) commWGs(elems int) int {
+	return max(1, min(a.CommWGs, elems))
 }
 
 // hierRingStep returns the piece of chunk [clo, chi) of the float32 vector
@@ -519,12 +562,12 @@ func hierRingStep(vec mem.Addr, clo, chi, node, N, st int) (sa mem.Addr, sn uint
 }
 
 // hierTreeMPI runs the rank's tree schedule with MPI on rail l (ranks
-// node×G+l): the reduction, then the broadcast, each with its receives
-// posted first (children's halves into scratch slots of halfB bytes,
-// the parents' straight into the vector), its sends started in schedule
-// order after the receives they follow, and all its sends completed
-// before the next part reuses the halves. reduce adds a slot into the
-// vector.
+// node×G+l of P, tags from 6P): the reduction, then the broadcast, each
+// with its receives posted first (children's halves into scratch slots of
+// halfB bytes, the parents' straight into the vector), its sends started
+// in schedule order after the receives they follow, and all its sends
+// completed before the next part reuses the halves. reduce adds a slot
+// into the vector.
 func hierTreeMPI(nd *strategy.Node, steps []interStep, P, G, l int, scratch mem.Addr, halfB uint64, reduce func(dst, src mem.Addr, nb uint64)) error {
 	tag := func(slot int) int { return 6*P + slot }
 	slotAt := func(k int) mem.Addr { return scratch + mem.Addr(uint64(k)*halfB) }

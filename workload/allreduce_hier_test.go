@@ -13,10 +13,22 @@ import (
 
 func runHier(t *testing.T, hw cluster.Spec, ranks int, s strategy.Strategy, size unit.Bytes, functional bool) AllreduceHierResult {
 	t.Helper()
-	return runHierInter(t, hw, ranks, s, size, functional, HierRing)
+	return runHierW(t, hw, ranks, s, size, functional, 1)
 }
 
+// runHierInter runs it with the inter-node algorithm inter.
 func runHierInter(t *testing.T, hw cluster.Spec, ranks int, s strategy.Strategy, size unit.Bytes, functional bool, inter string) AllreduceHierResult {
+	t.Helper()
+	return runHierWI(t, hw, ranks, s, size, functional, 1, inter)
+}
+
+// runHierW runs it with w work-groups in the GPU-initiated kernels.
+func runHierW(t *testing.T, hw cluster.Spec, ranks int, s strategy.Strategy, size unit.Bytes, functional bool, w int) AllreduceHierResult {
+	t.Helper()
+	return runHierWI(t, hw, ranks, s, size, functional, w, HierRing)
+}
+
+func runHierWI(t *testing.T, hw cluster.Spec, ranks int, s strategy.Strategy, size unit.Bytes, functional bool, w int, inter string) AllreduceHierResult {
 	t.Helper()
 	if d, err := strategy.Lookup(string(s)); err == nil {
 		hw = d.Adjust(hw)
@@ -26,7 +38,7 @@ func runHierInter(t *testing.T, hw cluster.Spec, ranks int, s strategy.Strategy,
 		t.Fatal(err)
 	}
 	defer c.Engine.Close()
-	r, err := AllreduceHier{Size: size, WGSize: 256, Inter: inter}.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	r, err := AllreduceHier{Size: size, WGSize: 256, CommWGs: w, Inter: inter}.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
 	if err != nil {
 		t.Fatalf("%s %s on %d ranks of %d GPUs: %v", s, inter, ranks, hw.Node.GPUs, err)
 	}
@@ -46,7 +58,7 @@ func TestAllreduceHier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GHNAPU, strategy.GDS, strategy.GPUTN} {
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GHNAPU, strategy.GDS, strategy.GPUTN, strategy.GNNGPURDMA} {
 		for _, tc := range []struct {
 			name  string
 			hw    cluster.Spec
@@ -60,6 +72,9 @@ func TestAllreduceHier(t *testing.T) {
 		} {
 			if s == strategy.GPUTN && tc.hw.Caps.Model == "connectx7" {
 				continue // triggered operations: Cassini (and the seed preset)
+			}
+			if s == strategy.GNNGPURDMA && tc.hw.Caps.Model == "cassini" {
+				continue // GPU-initiated verbs: ConnectX (and the seed preset)
 			}
 			r := runHier(t, tc.hw, tc.ranks, s, tc.size, true)
 			t.Logf("%s %-18s %v phases %v", s, tc.name, r.Time, r.Phases)
@@ -102,6 +117,42 @@ func TestAllreduceHierGDSPeerCopies(t *testing.T) {
 	}
 	if !r.Verified || pk != 0 || copies == 0 {
 		t.Errorf("one node: verified %v, %d NIC packets, %d peer copies; want verified, none, some", r.Verified, pk, copies)
+	}
+}
+
+// The GPU-initiated kernels split the vector over their work-groups (each
+// with its own slots) and still sum exactly, odd work-group counts and
+// G = 1 included. A work-group streams at most gpu.lsu_bytes per cycle, so
+// on h100-cx7 one work-group is slower than without the per-SM limit, and
+// four gain more over one than they do without it (where one work-group
+// already streams at the memory's rate and the others mostly add
+// messages).
+func TestAllreduceHierCommWGs(t *testing.T) {
+	h100 := cluster.H100CX7()
+	for _, s := range []strategy.Strategy{strategy.GNNGIO, strategy.GHNDGPU, strategy.GNNGPURDMA} {
+		for _, tc := range []struct {
+			name  string
+			hw    cluster.Spec
+			ranks int
+		}{{"h100 2 nodes", h100, 16}, {"gputn G=1 3 nodes", cluster.GPUTN(), 3}} {
+			r := runHierW(t, tc.hw, tc.ranks, s, 4*unit.KiB+12, true, 3)
+			if !r.Verified {
+				t.Errorf("%s %s, 3 work-groups: not verified", s, tc.name)
+			}
+		}
+	}
+	free := h100
+	free.GPU.LSUBytes = 0
+	lim1 := runHierW(t, h100, 8, strategy.GNNGIO, 1*unit.MiB, false, 1)
+	lim4 := runHierW(t, h100, 8, strategy.GNNGIO, 1*unit.MiB, false, 4)
+	free1 := runHierW(t, free, 8, strategy.GNNGIO, 1*unit.MiB, false, 1)
+	free4 := runHierW(t, free, 8, strategy.GNNGIO, 1*unit.MiB, false, 4)
+	t.Logf("GNN_GIO 1 MiB on one node: per-SM limit 1 WG %v, 4 WGs %v; none 1 WG %v, 4 WGs %v", lim1.Time, lim4.Time, free1.Time, free4.Time)
+	if lim1.Time <= free1.Time {
+		t.Errorf("one work-group: %v with the per-SM limit, %v without; want slower with it", lim1.Time, free1.Time)
+	}
+	if lim1.Time-lim4.Time <= free1.Time-free4.Time {
+		t.Errorf("4 work-groups gain %v over 1 with the per-SM limit, %v without; want more with it", lim1.Time-lim4.Time, free1.Time-free4.Time)
 	}
 }
 
@@ -164,12 +215,15 @@ func TestAllreduceHierTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GNNGIO, strategy.GDS, strategy.GPUTN} {
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GNNGIO, strategy.GNNGPURDMA, strategy.GDS, strategy.GPUTN} {
 		for _, tc := range []struct {
 			hw    cluster.Spec
 			ranks int
 		}{{cluster.GPUTN(), 2}, {cluster.GPUTN(), 3}, {cluster.GPUTN(), 6}, {cluster.GPUTN(), 9}, {mi, 12}} {
 			hw := tc.hw
+			if s == strategy.GNNGPURDMA && hw.Caps.Model == "cassini" {
+				continue // GPU-posted verbs: ConnectX (and the seed preset)
+			}
 			r := runHierInter(t, hw, tc.ranks, s, 4*unit.KiB+12, true, HierTree)
 			t.Logf("%s %d ranks: tree %v phases %v", s, tc.ranks, r.Time, r.Phases)
 			if !r.Verified {
@@ -182,6 +236,11 @@ func TestAllreduceHierTree(t *testing.T) {
 				}
 				if off := runHierInter(t, hw, tc.ranks, s, 4*unit.KiB+12, false, HierTree); off.Time != r.Time {
 					t.Errorf("%s 9 nodes tree: payload-free %v, functional %v", s, off.Time, r.Time)
+				}
+				if s == strategy.GNNGIO || s == strategy.GNNGPURDMA { // work-groups on slices of the vector
+					if w3 := runHierWI(t, hw, tc.ranks, s, 4*unit.KiB+12, true, 3, HierTree); !w3.Verified {
+						t.Errorf("%s 9 nodes tree, 3 work-groups: not verified", s)
+					}
 				}
 			}
 		}

@@ -27,35 +27,38 @@ func (jn *jacobiNode) slotOffset(a mem.Addr) uint64 { return uint64(a - jn.base)
 // all-to-all, since the CP cannot combine values between rounds) and
 // enqueues, per iteration, waits on the arrival words of the previous
 // state's halos and residuals, the kernel, and the NIC triggers the CP
-// rings after it. Work-group 0 of kernel t reduces iteration t−1's
+// rings after it (to a GPU of the same node, a peer copy instead). Work-group 0 of kernel t reduces iteration t−1's
 // residual from the N arrived values; a last one-work-group kernel
 // reduces the final iteration's. The host runs ahead: iteration t's posts
 // and enqueues overlap earlier iterations on the GPU.
 func (jn *jacobiNode) gds() error {
-	l, st, ep := jn.l, jn.nd.Stream, jn.nd.RDMA
-	ep.Expose(jn.base, l.total)
+	l, st := jn.l, jn.nd.Stream
+	jn.nd.RDMA.Expose(jn.base, l.total)
 	me := l.rankOf()
 	for t := range jn.j.Iters {
-		var ids []rdma.Deferred
+		var puts []rdma.Put
 		for d := range 4 {
 			if l.neighbour(d) >= 0 {
-				ids = append(ids, ep.Prepost(jn.haloPut(t+1, d)))
+				puts = append(puts, jn.haloPut(t+1, d))
 			}
 		}
 		acc := l.ctrlAddr(jn.base, t, accLine)
 		for p := range l.n {
 			if p != me {
-				ids = append(ids, ep.Prepost(rdma.Put{Src: acc, Length: 16, Target: p,
-					RemoteOffset: jn.slotOffset(l.inSlot(jn.base, t, me))}))
+				puts = append(puts, rdma.Put{Src: acc, Length: 16, Target: p,
+					RemoteOffset: jn.slotOffset(l.inSlot(jn.base, t, me))})
 			}
 		}
+		// Sends to GPUs of this node go by the copy engines over the
+		// node's GPU fabric, after the NIC triggers.
+		ids, copies := gdsSplit(jn.nd, jn.bases, puts)
 		var then func(wg *gpu.WG)
 		if t > 0 {
 			jn.gdsWaitArrivals(t)
 			then = func(wg *gpu.WG) { jn.reduceAllToAll(wg, t-1) }
 		}
 		st.Launch(jn.sweepKernelThen("jacobi", t, []rect{{0, l.ly, 0, l.lx}}, then))
-		st.NicTrigger(ids...)
+		gdsSend(jn.nd, ids, copies)
 	}
 	last := jn.j.Iters - 1
 	jn.gdsWaitResiduals(last)

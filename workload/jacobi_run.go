@@ -41,6 +41,9 @@ type jacobiNode struct {
 	overlapped sim.Time
 	kernels    []*gpu.Run
 	comm       [][2]sim.Time // host intervals inside MPI
+	// bases holds every rank's region (GDS peer copies to a GPU of this
+	// node land there).
+	bases *peerBases
 }
 
 // Run runs the relaxation on cluster c under strategy s. The engine must be
@@ -61,9 +64,10 @@ func (j Jacobi) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 	nodes := make([]*jacobiNode, n)
 	start, finish := make([]sim.Time, n), make([]sim.Time, n)
 	var jv jacobiVerbs
+	bases := newPeerBases(n)
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		l := newJacobiLayout(j, n, nd.Rank, rounds)
-		jn := &jacobiNode{j: j, nd: nd, l: l, res: make([]float32, j.Iters), phases: map[string]sim.Time{}}
+		jn := &jacobiNode{j: j, nd: nd, l: l, res: make([]float32, j.Iters), phases: map[string]sim.Time{}, bases: bases}
 		nodes[nd.Rank] = jn
 		var dev *shmem.Device
 		var gw *gpi.World
@@ -86,6 +90,7 @@ func (j Jacobi) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 			jn.base = nd.Mem.Alloc(nd.Pool, l.total, "jacobi")
 		}
 		l.fill(nd.Mem, jn.base)
+		bases.put(nd.Rank, jn.base)
 		start[nd.Rank] = nd.Host.Now()
 		switch im.Name {
 		case "host":

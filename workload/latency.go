@@ -9,6 +9,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/model/gputn"
 	"github.com/gpunetsim/gpunetsim/model/rdma"
 	"github.com/gpunetsim/gpunetsim/model/shmem"
+	"github.com/gpunetsim/gpunetsim/model/stream"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -57,6 +58,8 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 		vl                      verbsLatency
 	)
 	vl.remoteBuffer = &bufs[1]
+	bases := newPeerBases(2)
+	viaPeer := false // GDS between two GPUs of one node: a peer copy
 	e := c.Engine
 	var putStart, putPosted sim.Time
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
@@ -80,6 +83,7 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 			buf = nd.Mem.AllocData(nd.Pool, size+8, "buf") // data + arrival flag
 		}
 		srcs[nd.Rank], bufs[nd.Rank] = src, buf
+		bases.put(nd.Rank, buf)
 		if b := nd.Mem.Bytes(src, int(size)); b != nil {
 			for i := range b {
 				b[i] = byte(i*29 + 3)
@@ -122,6 +126,15 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 			posted = nd.Host.Now()
 			nd.MPI.Wait(r)
 		case "stream-triggered":
+			if viaPeer = nd.Stream.ReachesPeer(1); viaPeer {
+				// The target is a GPU of this node: the CP hands a copy
+				// engine the peer copy over the node's GPU fabric.
+				run = nd.Stream.Launch(copyKernel(nil))
+				nd.Stream.CopyPeers([]stream.PeerCopy{bases.copyOf(nd, put)})
+				nd.Stream.Synchronize()
+				posted = nd.Stream.LastPeerCopy()
+				return nil
+			}
 			id := nd.RDMA.Prepost(put)
 			run = nd.Stream.Launch(copyKernel(nil))
 			nd.Stream.NicTrigger(id)
@@ -209,7 +222,11 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 		add("initiator", "host observes completion", run.Done, seen)
 		add("initiator", "CPU network post", seen, posted)
 	case "stream-triggered":
-		add("initiator", "CP network post", run.Done, posted)
+		if viaPeer {
+			add("initiator", "CP copy-engine post", run.Done, posted)
+		} else {
+			add("initiator", "CP network post", run.Done, posted)
+		}
 	case "triggered":
 		add("initiator", "GPU trigger store", triggerStart, posted)
 	case "device-verbs":
@@ -217,9 +234,12 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 	case "device-shmem":
 		add("initiator", "GPU put request (device queue)", putStart, posted)
 	}
-	if im.Name == "device-shmem" {
+	switch {
+	case im.Name == "device-shmem":
 		add("network", "service thread + NIC/wire", posted, arrived)
-	} else {
+	case viaPeer:
+		add("network", "copy engine + GPU fabric", posted, arrived)
+	default:
 		add("network", "NIC/wire", posted, arrived)
 	}
 	add("target", "target poll detect", arrived, detected)

@@ -5,6 +5,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/gputn"
 	"github.com/gpunetsim/gpunetsim/model/rdma"
+	"github.com/gpunetsim/gpunetsim/model/stream"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
@@ -21,6 +22,9 @@ import (
 // (GDS); the root adds each arriving slot into its vector on the GPU —
 // work-groups of a persistent kernel polling the words (GPU-TN), or a
 // kernel per slot the CP starts after a stream wait on its word (GDS).
+// Under GDS, a send between GPUs of one node (the ready word, a sender's
+// slot) is a peer copy on the sender's stream over the node's GPU fabric
+// (cudaMemcpyPeerAsync), not a NIC put.
 
 // trigLayout is the exposed region of the one-sided Reduce.
 type trigLayout struct {
@@ -36,10 +40,13 @@ func (l trigLayout) at(base mem.Addr, off uint64) mem.Addr { return base + mem.A
 // triggered runs the Reduce under GPU-TN (im = "triggered") or GDS
 // ("stream-triggered"). Time runs from the root posting its resources to
 // the root holding the sum.
-func (rd Reduce) triggered(nd *strategy.Node, streamTriggered bool, result *mem.Addr, start, end *sim.Time) error {
+func (rd Reduce) triggered(nd *strategy.Node, streamTriggered bool, bases *peerBases, result *mem.Addr, start, end *sim.Time) error {
 	l := trigLayout{size: uint64(rd.Size), n: nd.Size}
 	region := nd.Mem.AllocData(nd.Pool, l.bytes(), "reduce.slots")
+	bases.put(nd.Rank, region)
 	me := nd.Rank
+	// viaPeer: under GDS, rank p is a GPU of this node.
+	viaPeer := func(p int) bool { return streamTriggered && nd.Stream.ReachesPeer(p) }
 	if me == 0 {
 		vec := nd.Mem.Alloc(nd.Pool, l.size, "reduce.vector")
 		fillF64(nd.Mem, vec, l.size, func(j int) float64 { return reduceInput(0, j) })
@@ -48,10 +55,25 @@ func (rd Reduce) triggered(nd *strategy.Node, streamTriggered bool, result *mem.
 		nd.RDMA.Expose(region, l.bytes())
 		ready := nd.Mem.AllocData(mem.Host, 8, "reduce.ready")
 		nd.Mem.Store64(ready, 1)
+		var copies []stream.PeerCopy
 		for p := 1; p < nd.Size; p++ {
+			if viaPeer(p) {
+				continue
+			}
 			nd.RDMA.Put(rdma.Put{Src: ready, Length: 8, Target: p, RemoteOffset: l.word(0)})
 		}
+		for p := 1; p < nd.Size; p++ {
+			if viaPeer(p) {
+				if copies == nil {
+					// The copy engines read the ready word from GPU memory.
+					ready = nd.Mem.AllocData(nd.Pool, 8, "reduce.ready")
+					nd.Mem.Store64(ready, 1)
+				}
+				copies = append(copies, bases.copyOf(nd, rdma.Put{Src: ready, Length: 8, Target: p, RemoteOffset: l.word(0)}))
+			}
+		}
 		if streamTriggered {
+			nd.Stream.CopyPeers(copies)
 			for p := 1; p < nd.Size; p++ {
 				nd.Stream.WaitValue(l.at(region, l.word(p)), "reduce slot arrival", func(v uint64) bool { return v == 1 })
 				nd.Stream.Launch(accKernel(nd, vec, l.at(region, l.slot(p)), l.size, rd.WGSize))
@@ -81,9 +103,9 @@ func (rd Reduce) triggered(nd *strategy.Node, streamTriggered bool, result *mem.
 	put := rdma.Put{Src: vec, Length: l.size + 8, Target: 0, RemoteOffset: l.slot(me)}
 	readyWord := l.at(region, l.word(0))
 	if streamTriggered {
-		id := nd.RDMA.Prepost(put)
+		ids, copies := gdsSplit(nd, bases, []rdma.Put{put})
 		nd.Stream.WaitValue(readyWord, "the root's ready word", func(v uint64) bool { return v == 1 })
-		nd.Stream.NicTrigger(id)
+		gdsSend(nd, ids, copies)
 		nd.Stream.Synchronize()
 		return nil
 	}
@@ -111,12 +133,17 @@ func (rd Reduce) triggered(nd *strategy.Node, streamTriggered bool, result *mem.
 // GPU as its sequence word arrives — the work-groups of a persistent
 // kernel polling the words, their last one setting the ack off (GPU-TN),
 // or a kernel per accumulate the CP starts after a stream wait, then the
-// ack's trigger (GDS). Time runs from the initiator's first lock to its
+// ack's trigger (GDS); between GPUs of one node GDS's puts and acks are
+// peer copies on the stream instead. Time runs from the initiator's first lock to its
 // last unlock.
-func (a Accumulate) triggered(nd *strategy.Node, streamTriggered bool, ops []accOp, win uint64, window *mem.Addr, start, end *sim.Time) error {
+func (a Accumulate) triggered(nd *strategy.Node, streamTriggered bool, bases *peerBases, ops []accOp, win uint64, window *mem.Addr, start, end *sim.Time) error {
 	maxSize := a.maxSize()
 	slotLen := maxSize + 8
 	region := nd.Mem.AllocData(nd.Pool, uint64(a.PerEpoch)*slotLen+8, "accumulate.slots")
+	bases.put(nd.Rank, region)
+	// Under GDS, the other rank on this node's GPU fabric is reached by
+	// peer copies on the stream instead of pre-posted puts.
+	viaPeer := streamTriggered && nd.Stream.ReachesPeer(1-nd.Rank)
 	ackWord := region + mem.Addr(uint64(a.PerEpoch)*slotLen)
 	slot := func(op accOp) mem.Addr { return region + mem.Addr(uint64(op.k)*slotLen) }
 	word := func(op accOp) mem.Addr { return slot(op) + mem.Addr(op.size) }
@@ -135,9 +162,16 @@ func (a Accumulate) triggered(nd *strategy.Node, streamTriggered bool, ops []acc
 		acked := func(i int) func(uint64) bool { return func(v uint64) bool { return v >= uint64(i+1) } }
 		*start = nd.Host.Now()
 		if streamTriggered {
-			first := nd.RDMA.PrepostBlock(len(ops), put)
+			var first rdma.Deferred
+			if !viaPeer {
+				first = nd.RDMA.PrepostBlock(len(ops), put)
+			}
 			for i, op := range ops {
-				nd.Stream.NicTrigger(first + rdma.Deferred(i))
+				if viaPeer {
+					nd.Stream.CopyPeers([]stream.PeerCopy{bases.copyOf(nd, put(i))})
+				} else {
+					nd.Stream.NicTrigger(first + rdma.Deferred(i))
+				}
 				if op.k == a.PerEpoch-1 {
 					nd.Stream.WaitValue(ackWord, "the epoch's acks", acked(i))
 				}
@@ -176,11 +210,18 @@ func (a Accumulate) triggered(nd *strategy.Node, streamTriggered bool, ops []acc
 	}
 	arrived := func(i int) func(uint64) bool { return func(v uint64) bool { return v == uint64(i+1) } }
 	if streamTriggered {
-		first := nd.RDMA.PrepostBlock(len(ops), ack)
+		var first rdma.Deferred
+		if !viaPeer {
+			first = nd.RDMA.PrepostBlock(len(ops), ack)
+		}
 		for i, op := range ops {
 			nd.Stream.WaitValue(word(op), "accumulate arrival", arrived(i))
 			nd.Stream.Launch(accKernel(nd, wnd+mem.Addr(op.off), slot(op), op.size, a.WGSize))
-			nd.Stream.NicTrigger(first + rdma.Deferred(i))
+			if viaPeer {
+				nd.Stream.CopyPeers([]stream.PeerCopy{bases.copyOf(nd, ack(i))})
+			} else {
+				nd.Stream.NicTrigger(first + rdma.Deferred(i))
+			}
 		}
 		nd.Stream.Synchronize()
 		return nil

@@ -22,13 +22,43 @@ import (
 // sends all slices with MPI at the kernel boundary, and the target's host
 // launches an empty consuming kernel once the receive completed and
 // synchronizes it: one boundary before the send and one after the
-// receive. Host (CPU): MPI only. The time runs from the initiator's start
-// (kernel launch, or the MPI call) to the target seeing the last byte
-// (Inter-K: its consuming kernel finished).
+// receive. Host (CPU): MPI only.
+//
+// Timing says what the time is. EndToEnd (the zero value) runs from the
+// initiator's start (kernel launch, or the MPI call) to the target seeing
+// the last byte (Inter-K: its consuming kernel finished). PerWG measures
+// the device-shmem implementation as ROC_SHMEM's primitive put tester
+// (the ROCm/ROC_SHMEM repository's clients, primitive_tester.cpp and
+// tester.cpp) does: each work-group, after its context set-up, runs Skip
+// untimed blocking puts, reads its own clock, runs Iters blocking puts
+// (putmem: a put then a wait for its completion), calls quiet and reads
+// the clock again; the time is the mean over the work-groups of that
+// span, per put. It leaves out the kernel launch, the dispatcher's start
+// of the work-groups and the context set-up, which the tester does not
+// time. (The tester's printed figure divides that mean once more by the
+// work-group count, an aggregate time per message that falls as 1/WGs
+// while the network is idle; PerWG keeps the per-work-group latency.)
+// The kernel-boundary and host implementations have no work-group clock
+// and always time end to end.
 type PutLatency struct {
-	Size unit.Bytes
-	WGs  int
+	Size   unit.Bytes
+	WGs    int
+	Timing Timing
+	Iters  int // PerWG: timed puts per work-group (at least 1)
+	Skip   int // PerWG: untimed warm-up puts per work-group before the clock starts
 }
+
+// Timing is the measurement definition of PutLatency.
+type Timing int
+
+const (
+	// EndToEnd times from the initiator's start to the target seeing the
+	// last byte.
+	EndToEnd Timing = iota
+	// PerWG times each work-group's loop of blocking puts after its own
+	// set-up, as ROC_SHMEM's put tester does, per put.
+	PerWG
+)
 
 // PutLatencyResult is one run.
 type PutLatencyResult struct {
@@ -85,6 +115,9 @@ func (p PutLatency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 		return PutLatencyResult{}, fmt.Errorf("putlatency: %v per work-group (a multiple of 8 B), %d work-groups on %d nodes: need positive sizes on 2 nodes",
 			p.Size, p.WGs, len(c.Nodes))
 	}
+	if p.Timing == PerWG && (p.Iters < 1 || p.Skip < 0) {
+		return PutLatencyResult{}, fmt.Errorf("putlatency: per-work-group timing with %d timed and %d warm-up puts: need at least 1 timed and no negative warm-up", p.Iters, p.Skip)
+	}
 	im, _, err := PutLatencyDef().implFor(s)
 	if err != nil {
 		return PutLatencyResult{}, err
@@ -94,6 +127,7 @@ func (p PutLatency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 	var res PutLatencyResult
 	var start, end sim.Time
 	var srcs, dsts [2]mem.Addr
+	perWG := make([]sim.Time, p.WGs) // PerWG: each work-group's timed span
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		if im.Name != "device-shmem" {
 			return p.mpi(nd, im.Name, size, &srcs, &dsts, &start, &end)
@@ -124,7 +158,9 @@ func (p PutLatency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 				return
 			}
 			at := buf + mem.Addr(uint64(wg.ID)*slot)
-			if nd.Rank == 0 {
+			if nd.Rank == 0 && p.Timing == PerWG {
+				perWG[wg.ID], errs[wg.ID] = p.timedLoop(ctx, at, src+mem.Addr(uint64(wg.ID)*size), size)
+			} else if nd.Rank == 0 {
 				errs[wg.ID] = sendSlice(ctx, at, src+mem.Addr(uint64(wg.ID)*size), size)
 			} else {
 				_, errs[wg.ID] = ctx.WaitUntil(at+mem.Addr(size), 8, shmem.CmpEQ, 1)
@@ -151,6 +187,13 @@ func (p PutLatency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Co
 		return res, err
 	}
 	res.Time = end - start
+	if p.Timing == PerWG && im.Name == "device-shmem" {
+		var sum sim.Time
+		for _, t := range perWG {
+			sum += t
+		}
+		res.Time = sum / sim.Time(p.WGs*p.Iters)
+	}
 	if m0, m1 := c.Nodes[0].Mem, c.Nodes[1].Mem; m0.Functional() {
 		for w := range p.WGs {
 			stride := slot
@@ -179,6 +222,31 @@ func sendSlice(ctx *shmem.Ctx, at, src mem.Addr, size uint64) error {
 		return err
 	}
 	return ctx.Quiet()
+}
+
+// timedLoop is one work-group of ROC_SHMEM's put tester: Skip warm-up
+// blocking puts, then the clock around Iters blocking puts and a quiet.
+// After the timed span it puts the slice's flag (untimed), so the
+// target's work-group, which waits for it, ends only after the data.
+func (p PutLatency) timedLoop(ctx *shmem.Ctx, at, src mem.Addr, size uint64) (sim.Time, error) {
+	wg := ctx.WG()
+	var t0 sim.Time
+	for i := range p.Skip + p.Iters {
+		if i == p.Skip {
+			t0 = wg.Now()
+		}
+		if err := ctx.Putmem(at, src, size, 1); err != nil {
+			return 0, err
+		}
+	}
+	if err := ctx.Quiet(); err != nil {
+		return 0, err
+	}
+	span := wg.Now() - t0
+	if err := ctx.P(at+mem.Addr(size), 1, 8, 1); err != nil {
+		return span, err
+	}
+	return span, ctx.Quiet()
 }
 
 // mpi is the host-driven side: with a stream (HDN) an empty kernel of

@@ -83,6 +83,7 @@ func (rd Reduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Confi
 	var start, end sim.Time
 	var result mem.Addr
 	var vw verbsWorld
+	bases := newPeerBases(n)
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
 		switch im.Name {
 		case "device-shmem": // the vectors live in the symmetric heap
@@ -90,7 +91,7 @@ func (rd Reduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Confi
 		case "device-verbs": // the vectors live in GPI segments
 			return rd.verbs(nd, &vw, &result, &start, &end)
 		case "triggered", "stream-triggered": // the vectors live in the exposed slots
-			return rd.triggered(nd, im.Name == "stream-triggered", &result, &start, &end)
+			return rd.triggered(nd, im.Name == "stream-triggered", bases, &result, &start, &end)
 		}
 		vec := nd.Mem.Alloc(nd.Pool, size, "reduce.vector")
 		fillF64(nd.Mem, vec, size, func(j int) float64 { return reduceInput(nd.Rank, j) })

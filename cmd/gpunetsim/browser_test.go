@@ -38,7 +38,7 @@ func renderDOM(t *testing.T, browser, page string) (dom, log string) {
 		t.Fatal(err)
 	}
 	c := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--user-data-dir="+t.TempDir(), "--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+abs)
+		"--user-data-dir="+t.TempDir(), "--window-size=1280,1000", "--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+abs)
 	var out, errOut bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errOut
 	if err := c.Run(); err != nil {
@@ -58,7 +58,7 @@ func scriptErrors(log string) []string {
 	return bad
 }
 
-var figuresAttr = regexp.MustCompile(`<body data-figures="(\d+)" data-figures-rendered="(\d+)">`)
+var figuresAttr = regexp.MustCompile(`<body data-figures="(\d+)" data-figures-rendered="(\d+)" data-height="(\d+)">`)
 
 // TestReportRendersInChromium writes the quick report and renders it in a
 // real browser: every figure is there and drawn (its SVG has a non-empty
@@ -97,6 +97,13 @@ func TestReportRendersInChromium(t *testing.T) {
 	}
 	if m[1] != strconv.Itoa(figures) || m[2] != m[1] {
 		t.Errorf("browser found %s figures, %s drawn; the file has %d", m[1], m[2], figures)
+	}
+	// Long tables scroll in place, so a section stays a few screens tall and
+	// the whole report (39 sections) can be screenshot in one piece; before,
+	// taskspawn's 365-row table alone was about 8,000 px.
+	sections := strings.Count(dom, "<section ")
+	if h, _ := strconv.Atoi(m[3]); sections == 0 || h/sections > 2500 {
+		t.Errorf("page %s px tall for %d sections at 1280 px wide: more than 2,500 px per section", m[3], sections)
 	}
 	for _, name := range []string{"allreduce", "latency", "strategies"} {
 		if !strings.Contains(dom, "<h2>"+name+"</h2>") {

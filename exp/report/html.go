@@ -296,10 +296,12 @@ body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; pa
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 nav ul { columns: 2; }
 figure { margin: 1em 0; display: block; }
-figure svg { width: 100%; height: auto; }
+figure svg { width: 100%; max-width: 52em; height: auto; } /* native size × ~1.4: legible, not page-filling */
 figcaption { font-size: 0.9em; color: #555; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 .wide { overflow-x: auto; max-width: 100%; } /* a table wider than the page scrolls instead of being cut */
+.long { max-height: 36em; overflow-y: auto; } /* a long table scrolls in place, so the page stays short enough to read and to screenshot whole */
+.long thead th { position: sticky; top: 0; }
 th, td { border: 1px solid #ddd; padding: 0.15em 0.5em; }
 th { background: #f3f3f3; } td.r { text-align: right; font-variant-numeric: tabular-nums; }
 .status { padding: 0.3em 0.6em; border-radius: 0.3em; display: inline-block; }
@@ -322,7 +324,7 @@ details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; } tr.set
 {{range .Figures}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
 {{range $t := .Tables}}<h3>{{.Name}}</h3>
-{{if .Rows}}<div class="wide"><table><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
+{{if .Rows}}{{if gt (len .Rows) 30}}<p class="src">{{len .Rows}} rows: the table scrolls; the CSV holds them all.</p>{{end}}<div class="wide{{if gt (len .Rows) 30}} long{{end}}"><table><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr>{{range $j, $c := .}}<td{{if index $t.Right $j}} class="r"{{end}}>{{$c}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
 {{else}}<p class="empty">none (no rows)</p>
@@ -346,6 +348,9 @@ details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; } tr.set
   });
   document.body.setAttribute("data-figures", String(figs.length));
   document.body.setAttribute("data-figures-rendered", String(rendered));
+  // The laid-out height: a whole-page screenshot fails in Chromium beyond
+  // about 100,000 px, so the browser test keeps an eye on it.
+  document.body.setAttribute("data-height", String(document.documentElement.scrollHeight));
 })();
 </script>
 </body>

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -97,5 +98,35 @@ func TestWriteHTML(t *testing.T) {
 	}
 	if s := b.String(); !strings.Contains(s, "<h3>crossovers (time)</h3>\n<p class=\"empty\">none (no rows)</p>") || strings.Contains(s, "<th>becomes faster</th>") {
 		t.Errorf("empty table: %s", s[strings.Index(s, "crossovers (time)"):][:200])
+	}
+}
+
+// A long table scrolls in its own box (so the page stays short enough for
+// a whole-page screenshot) and says so; a short one does not.
+func TestLongTableScrolls(t *testing.T) {
+	for _, tc := range []struct {
+		rows int
+		long bool
+	}{{30, false}, {31, true}, {400, true}} {
+		r := *sample()
+		tab := Table{Name: "rows", Columns: []string{"i"}}
+		for i := 0; i < tc.rows; i++ {
+			tab.Rows = append(tab.Rows, []any{i})
+		}
+		r.Tables = []Table{tab}
+		var b bytes.Buffer
+		if err := WriteHTML(&b, "t", []Section{{Title: "e", Result: &r}}); err != nil {
+			t.Fatal(err)
+		}
+		s := b.String()
+		if got := strings.Contains(s, `<div class="wide long">`); got != tc.long {
+			t.Errorf("%d rows: scrolling box %v, want %v", tc.rows, got, tc.long)
+		}
+		if got := strings.Contains(s, strconv.Itoa(tc.rows)+" rows: the table scrolls"); got != tc.long {
+			t.Errorf("%d rows: row-count line %v, want %v", tc.rows, got, tc.long)
+		}
+		if n := strings.Count(s, "<tr><td"); n < tc.rows {
+			t.Errorf("%d rows: page holds %d", tc.rows, n)
+		}
 	}
 }

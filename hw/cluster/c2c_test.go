@@ -159,3 +159,85 @@ func TestC2CTriggerStore(t *testing.T) {
 		t.Errorf("the store left at %v", left)
 	}
 }
+
+// c2c.arrays says where the workloads' arrays live on a superchip: in
+// HBM (the default) a kernel's bulk traffic never touches NVLink-C2C; in
+// host memory it crosses the link, half its bytes each way, at the link's
+// bandwidth per direction, and takes the LPDDR5X's bandwidth. Bulk lines
+// of host memory cross it whatever the knob (their address says where
+// they live).
+func TestC2CArraysInHost(t *testing.T) {
+	const n = 64 << 20
+	stream := func(s Spec, lines bool) (sim.Duration, uint64, uint64) {
+		t.Helper()
+		s.GPU.LSUBytes = 0 // one work-group streams at the memory's rate, not one SM's
+		c, err := New(sim.New(1), s, 1, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Engine.Close()
+		nd := c.Nodes[0]
+		if s.C2C.ArraysInHost() {
+			nd.GPU.UseHostArrays() // as strategy.Setup does
+		}
+		host := nd.Mem.Alloc(mem.Host, n, "arrays")
+		var d sim.Duration
+		op, _ := nd.GPU.DispatchOp(gpu.Kernel{Name: "k", WGs: 1, WGSize: 64, Body: func(w *gpu.WG) {
+			t0 := w.Now()
+			if lines {
+				w.StreamLines(host, n)
+			} else {
+				w.Stream(n)
+			}
+			d = w.Now() - t0
+		}})
+		nd.GPU.Submit(op)
+		if err := c.Run(); err != nil {
+			t.Fatal(err)
+		}
+		_, up := nd.C2C.Stats(pcie.Up)
+		_, down := nd.C2C.Stats(pcie.Down)
+		return d, up, down
+	}
+	s := GH200CX7()
+	if s.C2C.Arrays != pcie.ArraysHBM {
+		t.Fatalf("gh200-cx7: c2c.arrays = %q, want the default %q", s.C2C.Arrays, pcie.ArraysHBM)
+	}
+	dHBM, up, down := stream(s, false)
+	if up+down != 0 {
+		t.Errorf("arrays in HBM: %d bytes crossed C2C, want none", up+down)
+	}
+	hbm := sim.FromPicoseconds(float64(n) * s.GPU.MemBandwidth.PerByte())
+	if dHBM < hbm || dHBM > hbm+2*s.GPU.MemLatency {
+		t.Errorf("arrays in HBM: %v, want the HBM's %v", dHBM, hbm)
+	}
+	s.C2C.Arrays = pcie.ArraysHost
+	dHost, up, down := stream(s, false)
+	if up != n/2 || down != n/2 {
+		t.Errorf("arrays in host memory: C2C carried %d up, %d down, want %d each way", up, down, n/2)
+	}
+	lp := sim.FromPicoseconds(float64(n) * s.CPU.DRAMBandwidth.PerByte())
+	if dHost < lp || dHost > lp+sim.Microsecond {
+		t.Errorf("arrays in host memory: %v, want the LPDDR5X's %v (the link's two directions carry more)", dHost, lp)
+	}
+	s.C2C.Bandwidth /= 10 // 45 GB/s per direction: now the link decides
+	dSlow, _, _ := stream(s, false)
+	link := sim.FromPicoseconds(float64(n/2) * s.C2C.Bandwidth.PerByte())
+	if dSlow < link || dSlow > link+sim.Microsecond {
+		t.Errorf("arrays in host memory, C2C at %v: %v, want half the bytes at the link's rate, %v", s.C2C.Bandwidth, dSlow, link)
+	}
+	s = GH200CX7()
+	dLines, up, down := stream(s, true)
+	if up+down != n || dLines < lp {
+		t.Errorf("bulk lines of host memory: %v, %d bytes across C2C; want ≥ %v, %d", dLines, up+down, lp, n)
+	}
+	s.C2C.On = false
+	s.C2C.Arrays = pcie.ArraysHost
+	if err := s.Validate(); err == nil {
+		t.Error("c2c.arrays = host without c2c.on: accepted")
+	}
+	s.C2C.Arrays = "ddr"
+	if err := s.Validate(); err == nil {
+		t.Error("c2c.arrays = ddr: accepted")
+	}
+}

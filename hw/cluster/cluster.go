@@ -106,7 +106,9 @@ func (c *Cluster) buildNodes(functional bool, engineOf func(int) *sim.Engine, fa
 			name = fmt.Sprintf("node[%d].gpu[%d]", i/gpus, i%gpus)
 		}
 		m := mem.New(name+".mem", functional)
-		if i%gpus == 0 {
+		if i%gpus == 0 || spec.C2C.On {
+			// On a superchip node each superchip's CPU has its own memory
+			// (the Grace's LPDDR5X, cpu.dram_bandwidth per superchip).
 			dram = mem.NewServer(float64(spec.CPU.DRAMBandwidth))
 		}
 		gdram := dram
@@ -135,7 +137,7 @@ func (c *Cluster) buildNodes(functional bool, engineOf func(int) *sim.Engine, fa
 		}
 		nd.GPU.UseL2(spec.L2)
 		if c2c != nil {
-			nd.GPU.UseC2C(c2c)
+			nd.GPU.UseC2C(c2c, dram) // c2c.arrays: strategy.Setup
 			nd.CPU.UseC2C(c2c)
 			nd.NIC.UseC2C(c2c)
 		}

@@ -54,6 +54,13 @@ const NoSourceRef = "no source"
 // MPS = 256 B, as for the other PCIe generations: 57.6 GB/s.
 const pcieGen5x16 = unit.Rate(57.6e9)
 
+// hopperLSUBytes is an H100 SM's load/store path per clock: its L1 and
+// shared memory return 128 bytes per clock (32 banks of 4 bytes, one
+// 32-thread warp's word each; NVIDIA CUDA C++ Programming Guide, compute
+// capability 9.0), so a warp-wide 4-byte load or store moves 128 bytes a
+// cycle and no more.
+const hopperLSUBytes = 128
+
 // H100CX7 returns preset h100-cx7: an HGX H100 node of 8 H100 SXM GPUs,
 // each with its own ConnectX-7 400 Gb/s NIC on rail g of a rail-optimised
 // fat tree, NVLink 4 through NVSwitch inside the node, 2 × Xeon 8480C
@@ -72,6 +79,7 @@ func H100CX7() Spec {
 	s.GPU.Mode, s.GPU.CUs, s.GPU.SIMDs, s.GPU.WaveSize, s.GPU.WavesPerSIMD = "dgpu", 132, 4, 32, 16
 	s.GPU.Freq, s.GPU.MemBandwidth, s.GPU.MemLatency = 1.98e9, unit.Rate(3.35e12), 500*sim.Nanosecond
 	s.GPU.LDSPerCU, s.GPU.MaxWGSize = 228*unit.KiB, 1024
+	s.GPU.LSUBytes = hopperLSUBytes
 	s.GPU.Launch, s.GPU.Teardown = 2500*sim.Nanosecond, 1500*sim.Nanosecond
 	s.L2.Size = 50 * unit.MiB
 	s.Caps = NICCaps{Model: "connectx7", GPUVerbs: true}
@@ -96,6 +104,7 @@ func MI300ASS11() Spec {
 	s.CPU.Cache = cpu.HaswellCache()
 	s.CPU.Cores, s.CPU.Freq, s.CPU.DRAMBandwidth = 96, 3.7e9, unit.Rate(4*5.3e12)
 	s.GPU.Mode, s.GPU.CUs, s.GPU.Freq = "apu", 228, 2.1e9
+	s.GPU.LSUBytes = 64 // no source: the GCN vector L1's 64 B per clock per CU, kept for CDNA 3
 	s.GPU.MemBandwidth, s.GPU.MemLatency = unit.Rate(5.3e12), 500*sim.Nanosecond
 	s.GPU.Launch, s.GPU.Teardown = 2500*sim.Nanosecond, 1500*sim.Nanosecond
 	s.L2.Size = 4 * unit.MiB
@@ -120,6 +129,7 @@ func GH200() Spec {
 	s.GPU.Mode, s.GPU.CUs, s.GPU.SIMDs, s.GPU.WaveSize, s.GPU.WavesPerSIMD = "apu", 132, 4, 32, 16
 	s.GPU.Freq, s.GPU.MemBandwidth = 1.98e9, unit.Rate(4e12)
 	s.GPU.LDSPerCU = 228 * unit.KiB
+	s.GPU.LSUBytes = hopperLSUBytes
 	s.L2.Size = 50 * unit.MiB
 	return s
 }
@@ -155,6 +165,7 @@ func PresetSources(preset string) map[string]Source {
 	mi := "AMD Instinct MI300A data sheet"
 	ss := "HPE Slingshot documentation; De Sensi et al., An In-Depth Analysis of the Slingshot Interconnect, SC 2020"
 	gh := "NVIDIA GH200 Grace Hopper Superchip datasheet"
+	hopperLSU := "NVIDIA CUDA C++ Programming Guide, compute capability 9.0: an SM's L1 and shared memory return 128 bytes per clock (32 banks of 4 bytes)"
 	alps := "CSCS Alps hardware documentation"
 	common := map[string]Source{
 		"pcie.bandwidth":      spec("PCI-SIG PCIe 5.0: 32 GT/s × 16 lanes, 128b/130b, TLP efficiency at 256 B MPS"),
@@ -185,6 +196,7 @@ func PresetSources(preset string) map[string]Source {
 			"gpu.cus":            spec(h100 + ": 132 SMs"), "gpu.freq": spec(h100 + ": 1.98 GHz boost"),
 			"gpu.mem_bandwidth": spec(h100 + ": 3.35 TB/s HBM3"), "gpu.lds_per_cu": spec(h100 + ": 228 KB shared memory per SM"),
 			"gpu_l2.size": spec(h100 + ": 50 MB L2"), "gpu.wave_size": spec("CUDA: 32-thread warps"),
+			"gpu.lsu_bytes":  spec(hopperLSU),
 			"nic_caps.model": spec(cx7 + ": no triggered operations; GPU-initiated verbs (NVSHMEM IBGDA)"),
 		}
 	case "mi300a-ss11", "gh200":
@@ -198,6 +210,7 @@ func PresetSources(preset string) map[string]Source {
 			"cpu.cores": spec(mi + ": 24 Zen 4 cores per APU"), "cpu.freq": spec(mi + ": 3.7 GHz boost"),
 			"gpu.cus": spec(mi + ": 228 CDNA 3 CUs"), "gpu.mem_bandwidth": spec(mi + ": 5.3 TB/s HBM3, shared by CPU and GPU"),
 			"gpu.mode":       spec(mi + ": unified HBM"),
+			"gpu.lsu_bytes":  noSource, // the GCN vector L1's 64 B per clock per CU; CDNA 3's is not published in this form
 			"nic_caps.model": spec(ss + "; libfabric fi_trigger(3): triggered operations; rocSHMEM install documentation: no GPU-initiated verbs on Cassini"),
 		}
 		if preset == "gh200" {
@@ -208,6 +221,7 @@ func PresetSources(preset string) map[string]Source {
 			out["c2c.on"], out["c2c.bandwidth"], out["c2c.latency"] = spec(gh+": NVLink-C2C between Grace and Hopper"), spec(gh+": NVLink-C2C 900 GB/s, 450 GB/s per direction"), noSource
 			out["gpu.cus"], out["gpu.mem_bandwidth"] = spec(gh+": H100, 132 SMs"), spec(gh+": 4 TB/s HBM3")
 			out["gpu.mode"] = spec(gh + ": NVLink-C2C, coherent, one address space")
+			out["gpu.lsu_bytes"] = spec(hopperLSU)
 		}
 	case "gh200-cx7":
 		out = map[string]Source{
@@ -216,6 +230,7 @@ func PresetSources(preset string) map[string]Source {
 			"c2c.on": spec(gh + ": NVLink-C2C between Grace and Hopper"), "c2c.bandwidth": spec(gh + ": NVLink-C2C 900 GB/s, 450 GB/s per direction"), "c2c.latency": noSource,
 			"gpu.cus": spec(gh + ": H100, 132 SMs"), "gpu.mem_bandwidth": spec(gh + ": 4 TB/s HBM3"),
 			"gpu.mode": spec(gh + ": NVLink-C2C, coherent"), "nic_caps.model": spec(cx7),
+			"gpu.lsu_bytes": spec(hopperLSU),
 		}
 	default:
 		return nil

@@ -138,17 +138,29 @@ type Thread struct {
 	*sim.Proc
 	cp    *CP
 	slot  *sched.Thread
-	l1    map[mem.Addr]*[mem.LineSize]byte
+	l1    map[mem.Addr]int32 // line → its copy in l1Data
 	order []mem.Addr
 	n     Counts
 	track string
 	sb    []*sbStore // stores on their way to the L2, oldest first
 	st    stepState  // the operation begun as steps (steps.go)
+	// The L1's line copies in one block, those of dropped lines reused
+	// (l1Free), and stores retired from the buffer, reused: a poll fills
+	// a line after each acquire marker and a command stores several
+	// words, so allocating each was a third of a COMPNET run's
+	// allocations (which copy a line uses changes nothing).
+	l1Data []([mem.LineSize]byte)
+	l1Free []int32
+	freeSB []*sbStore
 }
 
-// sbStore is a store in the thread's store buffer.
+// sbStore is a store in the thread's store buffer; it is also the event
+// of its arrival at the L2 (Handle).
 type sbStore struct {
+	t       *Thread
 	line    mem.Addr
+	a       mem.Addr
+	v       uint64
 	done    sim.Time // when it reaches the L2 (later if an RMW held the line)
 	arrived bool
 }
@@ -156,7 +168,7 @@ type sbStore struct {
 // Spawn starts a CP thread running body, bound to the next core
 // round-robin.
 func (c *CP) Spawn(name string, body func(t *Thread)) *Thread {
-	t := &Thread{cp: c, l1: map[mem.Addr]*[mem.LineSize]byte{}, track: c.name + "." + name}
+	t := &Thread{cp: c, l1: map[mem.Addr]int32{}, track: c.name + "." + name}
 	t.Proc = c.e.Spawn(t.track, func(p *sim.Proc) {
 		t.slot = c.cores.Bind(p)
 		defer t.slot.Exit()
@@ -196,18 +208,42 @@ func (t *Thread) Acquire() {
 	if t.cp.spec.CoherentL1 {
 		return // the L1 holds no stale line to drop
 	}
-	clear(t.l1)
-	t.order = t.order[:0]
+	t.invalidateL1()
 	if c := t.cp.g.Spec().L1InvCycles; c > 0 {
 		t.slot.Busy(t.cp.g.Spec().Cycles(c))
 	}
+}
+
+// invalidateL1 drops every line of the L1.
+func (t *Thread) invalidateL1() {
+	clear(t.l1)
+	t.l1Data, t.l1Free = t.l1Data[:0], t.l1Free[:0]
+	t.order = t.order[:0]
+}
+
+// dropLine drops line l from the L1 (if there), keeping its copy's room
+// for reuse.
+func (t *Thread) dropLine(l mem.Addr) {
+	if i, ok := t.l1[l]; ok {
+		delete(t.l1, l)
+		t.l1Free = append(t.l1Free, i)
+	}
+}
+
+// cached returns the L1's copy of line l, or nil when the L1 does not hold
+// it. The copy is valid until the thread's next fill or invalidation.
+func (t *Thread) cached(l mem.Addr) *[mem.LineSize]byte {
+	if i, ok := t.l1[l]; ok {
+		return &t.l1Data[i]
+	}
+	return nil
 }
 
 // LoadLine reads the 64 B line at l (line-aligned) through the L1 and the
 // GPU L2. A hit in the L1 returns the cached bytes, however stale.
 func (t *Thread) LoadLine(l mem.Addr) [mem.LineSize]byte {
 	t.n.L1++
-	if b := t.l1[l]; b != nil && (!t.cp.spec.CoherentL1 || *b == t.cp.g.CoherentLine(l)) {
+	if b := t.cached(l); b != nil && (!t.cp.spec.CoherentL1 || *b == t.cp.g.CoherentLine(l)) {
 		t.slot.Busy(t.cp.spec.Freq.Cycles(float64(t.cp.spec.L1Cycles)))
 		return *b
 	}
@@ -226,7 +262,7 @@ func (t *Thread) LoadLine(l mem.Addr) [mem.LineSize]byte {
 // polls all hit can never see a change: models use this to detect such a
 // livelock instead of polling forever.
 func (t *Thread) L1State(l mem.Addr) (hit, stale bool) {
-	b := t.l1[l]
+	b := t.cached(l)
 	if b == nil {
 		return false, false
 	}
@@ -253,7 +289,7 @@ func (t *Thread) Load64(a mem.Addr) uint64 {
 func (t *Thread) Store64(a mem.Addr, v uint64) {
 	l := mem.Line(a)
 	t.n.L1++
-	if b := t.l1[l]; b != nil {
+	if b := t.cached(l); b != nil {
 		binary.LittleEndian.PutUint64(b[a-l:], v)
 	}
 	depth := t.cp.spec.StoreBuffer
@@ -265,43 +301,72 @@ func (t *Thread) Store64(a mem.Addr, v uint64) {
 	}
 	t.retire()
 	for len(t.sb) >= depth {
-		t.stallUntil(t.sb[0].done)
+		t.stallFor(t.sb[0].done)
 		t.retire()
 	}
-	st := &sbStore{line: l, done: t.Now() + t.cp.g.CPStoreLatency()}
+	t.push(a, v)
+}
+
+// push puts the store of v at a into the store buffer (it has room) and
+// schedules its arrival at the L2.
+func (t *Thread) push(a mem.Addr, v uint64) {
+	l := mem.Line(a)
+	var st *sbStore
+	if k := len(t.freeSB); k > 0 {
+		st, t.freeSB[k-1] = t.freeSB[k-1], nil
+		t.freeSB = t.freeSB[:k-1]
+	} else {
+		st = new(sbStore)
+	}
+	*st = sbStore{t: t, line: l, a: a, v: v, done: t.Now() + t.cp.g.CPStoreLatency()}
 	if n := len(t.sb); n > 0 {
 		st.done = max(st.done, t.sb[n-1].done)
 	}
 	t.sb = append(t.sb, st)
-	t.arrive(st, a, v)
+	t.cp.e.AtH(st.done, st, 0)
 }
 
-// arrive writes the buffered store st into the L2 at st.done. A line
+// Handle writes the buffered store into the L2 at its done time. A line
 // another CP thread's RMW holds makes it wait a GPU cycle and retry, as
 // the L2 holds any other requester of a LOCKED line.
-func (t *Thread) arrive(st *sbStore, a mem.Addr, v uint64) {
-	t.cp.e.At(st.done, func() {
-		hit, ok := t.cp.g.CPStoreArrive(a, v)
-		if !ok {
-			st.done = t.cp.e.Now() + t.cp.g.Spec().Cycles(1)
-			t.arrive(st, a, v)
-			return
-		}
-		t.count(hit)
-		st.arrived = true
-	})
+func (st *sbStore) Handle(uint64) {
+	t := st.t
+	hit, ok := t.cp.g.CPStoreArrive(st.a, st.v)
+	if !ok {
+		st.done = t.cp.e.Now() + t.cp.g.Spec().Cycles(1)
+		t.cp.e.AtH(st.done, st, 0)
+		return
+	}
+	t.count(hit)
+	st.arrived = true
 }
 
-// retire drops the stores that reached the L2 from the buffer.
+// retire drops the stores that reached the L2 from the buffer (no event
+// of theirs is pending any more: they are reused).
 func (t *Thread) retire() {
 	keep := t.sb[:0]
 	for _, st := range t.sb {
 		if !st.arrived {
 			keep = append(keep, st)
+		} else {
+			t.freeSB = append(t.freeSB, st)
 		}
 	}
 	clear(t.sb[len(keep):])
 	t.sb = keep
+}
+
+// stallFor holds the core, doing nothing, until a buffered store that
+// reaches the L2 at at has arrived: until at, or for a GPU cycle when its
+// arrival runs at this instant, after the thread (stalling until now did
+// nothing there, and a thread with a full buffer looped forever at one
+// instant, which a store whose line another CP's RMW held could cause).
+func (t *Thread) stallFor(at sim.Time) {
+	if at > t.Now() {
+		t.slot.Busy(at - t.Now())
+		return
+	}
+	t.slot.Busy(t.cp.g.Spec().Cycles(1))
 }
 
 // stallUntil holds the core, doing nothing, until at.
@@ -349,7 +414,7 @@ func (t *Thread) RMW(a mem.Addr, f func(old uint64) uint64) uint64 {
 	t.drain(0, true) // a locked instruction drains the store buffer first
 	t.n.L2 += 2
 	old := t.cp.g.CPRMW(t.Proc, a, f)
-	delete(t.l1, mem.Line(a))
+	t.dropLine(mem.Line(a))
 	return old
 }
 
@@ -376,11 +441,21 @@ func (t *Thread) count(hit bool) {
 
 func (t *Thread) fill(l mem.Addr, data [mem.LineSize]byte) {
 	if len(t.l1) >= t.cp.spec.L1Lines && len(t.order) > 0 {
-		delete(t.l1, t.order[0])
+		t.dropLine(t.order[0])
 		t.order = t.order[1:]
 	}
-	b := data
-	t.l1[l] = &b
+	i, ok := t.l1[l] // a stale copy a coherent L1 missed on: replaced in place
+	if !ok {
+		if k := len(t.l1Free); k > 0 {
+			i = t.l1Free[k-1]
+			t.l1Free = t.l1Free[:k-1]
+		} else {
+			i = int32(len(t.l1Data))
+			t.l1Data = append(t.l1Data, [mem.LineSize]byte{})
+		}
+		t.l1[l] = i
+	}
+	t.l1Data[i] = data
 	t.order = append(t.order, l)
 }
 

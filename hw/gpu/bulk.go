@@ -23,12 +23,13 @@ import (
 // are served by the L2 and how many go to memory, updating the tag model.
 type bulkLines struct {
 	hits, misses uint64
+	far          uint64 // of the misses, lines in host memory beyond NVLink-C2C
 }
 
 // line passes line l through the L2 (or past it, uncached).
 func (b *bulkLines) line(g *GPU, l mem.Addr) {
 	if g.uncached != nil && g.Uncached(l) {
-		b.misses++
+		b.miss(g, l)
 		g.stats.Uncached++
 		g.stats.BulkMisses++
 		g.stats.BulkUncached++
@@ -44,8 +45,17 @@ func (b *bulkLines) line(g *GPU, l mem.Addr) {
 		b.hits++
 		g.stats.BulkHits++
 	} else {
-		b.misses++
+		b.miss(g, l)
 		g.stats.BulkMisses++
+	}
+}
+
+// miss counts line l going to memory: the HBM, or host memory beyond
+// the C2C link.
+func (b *bulkLines) miss(g *GPU, l mem.Addr) {
+	b.misses++
+	if g.c2c != nil && g.host != nil && g.mem.PoolOf(l) == mem.Host {
+		b.far++
 	}
 }
 
@@ -66,7 +76,14 @@ func (b *bulkLines) done(w *WG, now sim.Time) sim.Time {
 	if b.misses == 0 {
 		return max(port, now+g.spec.Cycles(g.spec.L2Cycles))
 	}
-	return max(g.dram.Reserve(now, b.misses*mem.LineSize), now+g.spec.MemLatency, port)
+	done := max(now+g.spec.MemLatency, port)
+	if near := b.misses - b.far; near > 0 {
+		done = max(done, g.dram.Reserve(now, near*mem.LineSize))
+	}
+	if b.far > 0 {
+		done = max(done, g.hostBulk(now, b.far*mem.LineSize))
+	}
+	return done
 }
 
 // StreamLines moves n bytes of bulk array traffic at [a, a+n): every line

@@ -49,6 +49,10 @@ type GPU struct {
 	// c2c is the chip-to-chip link to the CPU (NVLink-C2C) on nodes
 	// whose host memory lies beyond it (UseC2C); nil elsewhere.
 	c2c *pcie.Link
+	// host is the host memory's server beyond c2c (UseC2C); hostArrays:
+	// the workloads' arrays live there (UseHostArrays).
+	host       *mem.Server
+	hostArrays bool
 }
 
 // Stats counts GPU activity.
@@ -69,6 +73,7 @@ type computeUnit struct {
 	lds      unit.Bytes
 	l1       *cache
 	port     *mem.Server // the L1–L2 path of bulk accesses (nil: unlimited)
+	lsu      *mem.Server // the load/store path of streaming copies and reductions (nil: unlimited)
 }
 
 // New returns a GPU using node memory m and the node's memory server dram.
@@ -80,6 +85,9 @@ func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server)
 		if spec.L2PortBytes > 0 {
 			cu.port = mem.NewServer(float64(spec.L2PortBytes) * float64(spec.Freq))
 		}
+		if spec.LSUBytes > 0 {
+			cu.lsu = mem.NewServer(float64(spec.LSUBytes) * float64(spec.Freq))
+		}
 		g.cus = append(g.cus, cu)
 	}
 	if spec.Mode == "dgpu" {
@@ -90,12 +98,37 @@ func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server)
 	return g
 }
 
-// UseC2C puts the node's host memory beyond the chip-to-chip link l
-// (NVLink-C2C): the GPU's word accesses past its L2 to host-pool
-// addresses cross l (its latency each way and its byte server), as do
-// the kernel launch's own costs (gpu.launch) stay as they are. Its memory
-// server is then its HBM alone.
-func (g *GPU) UseC2C(l *pcie.Link) { g.c2c = l }
+// UseC2C puts the node's host memory, served by host, beyond the
+// chip-to-chip link l (NVLink-C2C): the GPU's word accesses past its L2
+// to host-pool addresses cross l (its latency each way and its byte
+// server), and so do the lines of its bulk accesses (StreamLines,
+// LoadLanes) that lie in host memory and miss the L2, which then take
+// host's bandwidth instead of the HBM's; the kernel launch's own costs
+// (gpu.launch) stay as they are. Its memory server is then its HBM alone.
+func (g *GPU) UseC2C(l *pcie.Link, host *mem.Server) { g.c2c, g.host = l, host }
+
+// UseHostArrays says the workloads' arrays live in host memory beyond the
+// C2C link (c2c.arrays = host): the address-less bulk traffic of Stream
+// then crosses the link and takes the host memory's bandwidth. Call it
+// after UseC2C.
+func (g *GPU) UseHostArrays() { g.hostArrays = g.c2c != nil }
+
+// hostBulk returns when n bytes of bulk array traffic in host memory
+// beyond the C2C link, issued now, have moved: the host memory serves all
+// n bytes; the link carries half of them each way (bulk traffic says
+// nothing of its direction: a copy's or a stencil's read-one-write-one,
+// reads coming down as writes go up), each pipelined behind one crossing
+// and the memory latency.
+func (g *GPU) hostBulk(now sim.Time, n uint64) sim.Time {
+	up := n / 2
+	read := g.c2c.Read(pcie.Up, now, unit.Bytes(n-up), false)
+	done := max(g.host.Reserve(now, n), read+g.spec.MemLatency)
+	if up > 0 {
+		_, vis := g.c2c.PostedWrite(pcie.Up, now, unit.Bytes(up))
+		done = max(done, vis+g.spec.MemLatency)
+	}
+	return done
+}
 
 // farLoad returns the latency of a load of one line at a issued now,
 // whose memory access costs lat: lat itself, plus the C2C round trip

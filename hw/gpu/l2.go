@@ -131,14 +131,21 @@ func (t *L2) set(l mem.Addr) []l2line {
 	if t.lines == nil {
 		t.lines = make([]l2line, t.sets*t.ways)
 	}
-	i := int(uint64(l)/mem.LineSize) % t.sets
+	k := uint64(l) / mem.LineSize
+	var i int
+	if t.sets&(t.sets-1) == 0 { // a power of two: no division on every access
+		i = int(k & uint64(t.sets-1))
+	} else {
+		i = int(k % uint64(t.sets))
+	}
 	return t.lines[i*t.ways : (i+1)*t.ways]
 }
 
 func (t *L2) find(l mem.Addr) *l2line {
-	for i, w := range t.set(l) {
-		if w.valid && w.tag == l {
-			return &t.set(l)[i]
+	set := t.set(l)
+	for i := range set {
+		if w := &set[i]; w.tag == l && w.valid {
+			return w
 		}
 	}
 	return nil
@@ -148,15 +155,22 @@ func (t *L2) find(l mem.Addr) *l2line {
 // among unlocked ways; with every way locked the access bypasses the L2).
 // It returns whether it hit and, for a fill, the victim evicted.
 func (g *GPU) touch(l mem.Addr, r Requester) (hit bool) {
+	hit, _ = g.touchWay(l, r)
+	return hit
+}
+
+// touchWay is touch that also returns the way that holds l afterwards (nil
+// without a tag model, or when the access bypassed the L2).
+func (g *GPU) touchWay(l mem.Addr, r Requester) (hit bool, way *l2line) {
 	t := g.tags
 	if t == nil {
-		return g.l2 != nil && g.l2.get(l) != nil
+		return g.l2 != nil && g.l2.get(l) != nil, nil
 	}
 	t.clock++
 	if w := t.find(l); w != nil {
 		w.used = t.clock
 		t.stats.Hits[r]++
-		return true
+		return true, w
 	}
 	t.stats.Misses[r]++
 	set := t.set(l)
@@ -176,7 +190,7 @@ func (g *GPU) touch(l mem.Addr, r Requester) (hit bool) {
 	}
 	if victim < 0 {
 		t.stats.Bypasses++
-		return false
+		return false, nil
 	}
 	w := &set[victim]
 	if w.valid {
@@ -184,7 +198,7 @@ func (g *GPU) touch(l mem.Addr, r Requester) (hit bool) {
 		g.dropLine(w.tag)
 	}
 	*w = l2line{tag: l, valid: true, used: t.clock}
-	return false
+	return false, w
 }
 
 // dropLine writes the functional L2 copy of line l back (dirty bytes only)
@@ -207,7 +221,12 @@ func (g *GPU) cpUnlock(l mem.Addr) {
 	if g.tags == nil {
 		return
 	}
-	if w := g.tags.find(l); w != nil && w.locked {
+	g.cpUnlockWay(g.tags.find(l), l)
+}
+
+// cpUnlockWay is cpUnlock of l, which way w holds (nil: none).
+func (g *GPU) cpUnlockWay(w *l2line, l mem.Addr) {
+	if w != nil && w.locked {
 		w.locked = false
 		g.tags.stats.Locked--
 		g.tags.stats.Unlocks++
@@ -258,8 +277,8 @@ func (g *GPU) TryCPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, h
 
 // cpReadLine is CPReadLine once no RMW holds the line.
 func (g *GPU) cpReadLine(l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration) {
-	hit = g.touch(l, CP)
-	g.cpUnlock(l)
+	hit, w := g.touchWay(l, CP)
+	g.cpUnlockWay(w, l)
 	lat = g.spec.MemLatency
 	if hit {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
@@ -274,6 +293,22 @@ func (g *GPU) cpReadLine(l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim
 func (g *GPU) CPStore64(p *sim.Proc, a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
 	g.waitRMW(p, mem.Line(a))
 	return g.cpStore(a, v)
+}
+
+// TryCPStore64 is CPStore64 as a step: while a CP RMW holds the line it
+// waits once and reports ok false (call it again after the wait); else it
+// stores as CPStore64 does.
+func (g *GPU) TryCPStore64(p *sim.Proc, a mem.Addr, v uint64) (hit bool, lat sim.Duration, ok bool) {
+	if g.tags != nil {
+		l := mem.Line(a)
+		if w := g.tags.find(l); w != nil && w.rmw {
+			g.tags.stats.RMWWait++
+			p.Wait(g.tags.rmwDone[l], "an L2 line locked by a CP RMW")
+			return false, 0, false
+		}
+	}
+	hit, lat = g.cpStore(a, v)
+	return hit, lat, true
 }
 
 // CPStoreLatency is the time a CP store takes from the core's store
@@ -295,8 +330,8 @@ func (g *GPU) CPStoreArrive(a mem.Addr, v uint64) (hit, ok bool) {
 
 func (g *GPU) cpStore(a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
 	l := mem.Line(a)
-	hit = g.touch(l, CP)
-	g.cpUnlock(l)
+	hit, w := g.touchWay(l, CP)
+	g.cpUnlockWay(w, l)
 	lat = g.spec.Cycles(g.spec.L2Cycles)
 	if g.l2 == nil {
 		g.mem.Store64(a, v)
@@ -319,8 +354,42 @@ func (g *GPU) cpStore(a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
 // the old, the write half stores it and releases the lock. It returns the
 // old value and costs p two L2 accesses.
 func (g *GPU) CPRMW(p *sim.Proc, a mem.Addr, f func(old uint64) uint64) uint64 {
+	g.waitRMW(p, mem.Line(a))
+	lk, lat := g.cpRMWLock(a)
+	p.Sleep(lat)
+	old, wlat := g.CPRMWWrite(a, f)
+	p.Sleep(wlat)
+	g.CPRMWUnlock(lk)
+	return old
+}
+
+// CPRMWLock is the line lock a CP RMW holds between its halves (TryCPRMW,
+// CPRMWWrite, CPRMWUnlock).
+type CPRMWLock struct {
+	w *l2line // the way locked (nil: no tag model, or the access bypassed the L2)
+	l mem.Addr
+}
+
+// TryCPRMW is CPRMW's read half as a step (sim.Stepper): while another CP
+// RMW holds the line it waits once and reports ok false (call it again
+// after the wait); else it locks the line and returns the lock and the
+// read's latency, which the caller sleeps for before CPRMWWrite.
+func (g *GPU) TryCPRMW(p *sim.Proc, a mem.Addr) (lk CPRMWLock, lat sim.Duration, ok bool) {
 	l := mem.Line(a)
-	g.waitRMW(p, l)
+	if g.tags != nil {
+		if w := g.tags.find(l); w != nil && w.rmw {
+			g.tags.stats.RMWWait++
+			p.Wait(g.tags.rmwDone[l], "an L2 line locked by a CP RMW")
+			return lk, 0, false
+		}
+	}
+	lk, lat = g.cpRMWLock(a)
+	return lk, lat, true
+}
+
+// cpRMWLock is CPRMW's read half once no RMW holds the line.
+func (g *GPU) cpRMWLock(a mem.Addr) (CPRMWLock, sim.Duration) {
+	l := mem.Line(a)
 	hit := g.touch(l, CP)
 	g.cpUnlock(l)
 	var w *l2line
@@ -338,18 +407,29 @@ func (g *GPU) CPRMW(p *sim.Proc, a mem.Addr, f func(old uint64) uint64) uint64 {
 	if hit {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
 	}
-	p.Sleep(lat)
+	return CPRMWLock{w: w, l: l}, lat
+}
+
+// CPRMWWrite is CPRMW's write half, after the read's latency: it reads
+// the old value, stores f(old) and returns the old value and the write's
+// latency, which the caller sleeps for before CPRMWUnlock.
+func (g *GPU) CPRMWWrite(a mem.Addr, f func(old uint64) uint64) (old uint64, lat sim.Duration) {
+	l := mem.Line(a)
 	data := g.l2Line(l)
-	old := binary.LittleEndian.Uint64(data[a-l:])
-	_, wlat := g.cpStore(a, f(old))
-	p.Sleep(wlat)
-	if w != nil && w.valid && w.tag == l {
+	old = binary.LittleEndian.Uint64(data[a-l:])
+	_, lat = g.cpStore(a, f(old))
+	return old, lat
+}
+
+// CPRMWUnlock releases the line lock lk after the write, waking the
+// accessors that waited for it.
+func (g *GPU) CPRMWUnlock(lk CPRMWLock) {
+	if w, l := lk.w, lk.l; w != nil && w.valid && w.tag == l {
 		w.rmw = false
 		done := g.tags.rmwDone[l]
 		delete(g.tags.rmwDone, l)
 		done.Notify()
 	}
-	return old
 }
 
 func (g *GPU) waitRMW(p *sim.Proc, l mem.Addr) {

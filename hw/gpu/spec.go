@@ -31,7 +31,12 @@ type Spec struct {
 	ScalarCycles   int        `toml:"scalar_cycles" doc:"GPU cycles per serial scalar instruction" src:"DEFAULT"`
 	// L2PortBytes is the CU↔L2 path of bulk accesses; 0 leaves it
 	// unlimited (only memory bandwidth and latency count).
-	L2PortBytes     int  `toml:"l2_port_bytes" doc:"bytes per GPU cycle one CU's vector L1 moves to or from the L2 in bulk accesses (StreamLines, gathers): the GCN L1–L2 path, 64 B/clk per CU (AMD GCN architecture whitepaper; the documents give none); 0 = unlimited" src:"DEFAULT"`
+	L2PortBytes int `toml:"l2_port_bytes" doc:"bytes per GPU cycle one CU's vector L1 moves to or from the L2 in bulk accesses (StreamLines, gathers): the GCN L1–L2 path, 64 B/clk per CU (AMD GCN architecture whitepaper; the documents give none); 0 = unlimited" src:"DEFAULT"`
+	// LSUBytes is one CU's (SM's) load/store path for streaming copies
+	// and reductions (WG.Stream); 0 leaves it unlimited, as the source
+	// documents' presets have it (their GPU model gives a work-group the
+	// whole memory bandwidth).
+	LSUBytes        int  `toml:"lsu_bytes" doc:"bytes per GPU cycle one CU's (SM's) load/store units move in streaming copies and reductions (a work-group's bulk traffic, WG.Stream): a work-group streams at most this rate, the work-groups of one CU share it, so k CUs stream at min(k x rate, memory bandwidth); 0 = unlimited (the source documents' presets)" src:"DEFAULT"`
 	CooperativeOnly bool `toml:"cooperative" doc:"reject kernels whose work-groups cannot all be resident at once" src:"DEFAULT"`
 	// WaitPoll is the command processor's re-read period of a GDS
 	// wait-value word: the documents say the CP waits on a value between
@@ -68,6 +73,9 @@ func (s Spec) Validate() error {
 		if p.v < 0 {
 			errs = append(errs, fmt.Errorf("%s = %d: must be ≥ 0", p.name, p.v))
 		}
+	}
+	if s.LSUBytes < 0 || s.LSUBytes > 1<<16 {
+		errs = append(errs, fmt.Errorf("gpu.lsu_bytes = %d: must be in [0, 65536] (0 = unlimited)", s.LSUBytes))
 	}
 	if s.L2PortBytes < 0 || s.L2PortBytes > 1<<16 {
 		errs = append(errs, fmt.Errorf("gpu.l2_port_bytes = %d: must be in [0, 65536] (0 = unlimited)", s.L2PortBytes))

@@ -64,13 +64,29 @@ func (w *WG) VALU(n int) {
 func (w *WG) Scalar(n int) { w.Sleep(w.g.spec.Cycles(n * w.g.spec.ScalarCycles)) }
 
 // Stream moves n bytes of bulk array traffic through the node's memory
-// server (shared with the other CUs and, in APU mode, with the CPU).
+// server (shared with the other CUs and, in APU mode, with the CPU), or,
+// with the workloads' arrays in host memory beyond NVLink-C2C
+// (UseHostArrays), across the link and through the host memory's server;
+// and, where the GPU has one (gpu.lsu_bytes), through its CU's load/store
+// path: every load and store a work-group issues passes its CU's
+// load/store units, so one work-group cannot stream faster than they
+// move bytes, and k work-groups on k CUs stream at min(k × that rate,
+// the memory's).
 func (w *WG) Stream(n uint64) {
 	if n == 0 {
 		return
 	}
-	done := w.g.dram.Reserve(w.Now(), n)
-	w.SleepUntil(max(done, w.Now()+w.g.spec.MemLatency))
+	now := w.Now()
+	var done sim.Time
+	if w.g.hostArrays {
+		done = w.g.hostBulk(now, n)
+	} else {
+		done = w.g.dram.Reserve(now, n)
+	}
+	if l := w.cu.lsu; l != nil {
+		done = max(done, l.Reserve(now, n))
+	}
+	w.SleepUntil(max(done, now+w.g.spec.MemLatency))
 }
 
 // Barrier waits until all the work-group's waves have caught up.

@@ -409,6 +409,7 @@ type verbs struct {
 	stats   VerbsStats
 	async   []AsyncEvent
 	dropped map[uint64]int // packets still to come of messages the responder dropped (verbs_rnr.go)
+	lands   []*rcLanding   // landings done, for reuse (verbs_rx.go)
 }
 
 // AsyncEvents returns the NIC's asynchronous error events so far.

@@ -225,9 +225,8 @@ func (n *NIC) rcData(m *rcIn, pk *Packet) {
 		n.fab.PutBuf(data)
 		m.pending--
 	} else if m.status == WCSuccess && pk.Len > 0 {
-		a, data, ln := m.dest+mem.Addr(pk.Offset), pk.Data, pk.Len
 		m.pending++
-		n.rcWrite(a, data, ln, func() { n.fab.PutBuf(data); m.pending--; n.rcMaybeDone(m) })
+		n.rcLand(m.dest+mem.Addr(pk.Offset), pk.Data, pk.Len, m, false)
 	}
 	if m.seen == m.npk {
 		m.lastSeen = true
@@ -336,13 +335,8 @@ func (n *NIC) readResponse(pk *Packet) {
 		n.fab.PutBuf(data)
 		m.pending--
 	} else if m.status == WCSuccess && pk.Len > 0 {
-		a, data, ln := m.w.LocalAddr+mem.Addr(pk.Offset), pk.Data, pk.Len
 		m.pending++
-		n.rcWrite(a, data, ln, func() {
-			n.fab.PutBuf(data)
-			m.pending--
-			n.readMaybeDone(m)
-		})
+		n.rcLand(m.w.LocalAddr+mem.Addr(pk.Offset), pk.Data, pk.Len, m, true)
 	}
 	if m.npk > 0 && m.seen == m.npk {
 		m.lastSeen = true
@@ -371,18 +365,75 @@ func (n *NIC) rcWrite(a mem.Addr, data []byte, l uint64, done func()) {
 	v.wseq++
 	seq := v.wseq
 	n.dmaWriteTo(a, l, func() {
-		if d := n.reorderDelay(a); d > 0 {
-			buf := append([]byte(nil), data...)
-			n.e.After(d, func() {
-				n.storeData(a, bufOrNil(buf, data), l)
-				n.landedAt(a, seq)
-			})
-		} else {
-			n.storeData(a, data, l)
-			n.landedAt(a, seq)
-		}
+		n.rcStore(a, data, l, seq)
 		done()
 	})
+}
+
+// rcStore is a posted write's landing (rcWrite): at once, or after the
+// reorder hazard's delay.
+func (n *NIC) rcStore(a mem.Addr, data []byte, l, seq uint64) {
+	if d := n.reorderDelay(a); d > 0 {
+		buf := append([]byte(nil), data...)
+		n.e.After(d, func() {
+			n.storeData(a, bufOrNil(buf, data), l)
+			n.landedAt(a, seq)
+		})
+	} else {
+		n.storeData(a, data, l)
+		n.landedAt(a, seq)
+	}
+}
+
+// rcLanding is rcWrite of one packet's payload of m, landed where the
+// message says (no scatter list), as an event of its own instead of three
+// closures: a write or send at the target (done: rcMaybeDone) or a read
+// response at the initiator (read; done: readMaybeDone). Landings are
+// reused once they ran; they were half of a GPUrdma run's allocations.
+type rcLanding struct {
+	n    *NIC
+	m    *rcIn
+	a    mem.Addr
+	data []byte
+	l    uint64
+	seq  uint64
+	read bool
+}
+
+// rcLand is rcWrite(a, data, l, done) with done the packet's completion
+// of m: the fabric buffer returned, m's pending count, then rcMaybeDone
+// (readMaybeDone if read). Same events, same times.
+func (n *NIC) rcLand(a mem.Addr, data []byte, l uint64, m *rcIn, read bool) {
+	v := n.vs()
+	v.wseq++
+	var w *rcLanding
+	if k := len(v.lands); k > 0 {
+		w, v.lands[k-1] = v.lands[k-1], nil
+		v.lands = v.lands[:k-1]
+	} else {
+		w = new(rcLanding)
+	}
+	*w = rcLanding{n: n, m: m, a: a, data: data, l: l, seq: v.wseq, read: read}
+	n.dmaWriteH(a, l, w)
+}
+
+// Handle is the landing's posted write becoming visible (dmaWriteTo's
+// event).
+func (w *rcLanding) Handle(uint64) {
+	n, m, data := w.n, w.m, w.data
+	n.dmaEnd(1)
+	n.rcStore(w.a, data, w.l, w.seq)
+	read := w.read
+	*w = rcLanding{}
+	v := n.vs()
+	v.lands = append(v.lands, w)
+	n.fab.PutBuf(data)
+	m.pending--
+	if read {
+		n.readMaybeDone(m)
+	} else {
+		n.rcMaybeDone(m)
+	}
 }
 
 // landedAt records that write seq reached memory at a and reports, with a

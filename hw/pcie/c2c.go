@@ -19,7 +19,21 @@ type C2CSpec struct {
 	On        bool      `toml:"on" doc:"a CPU-GPU chip-to-chip link (NVLink-C2C) joins each GPU to its CPU: host memory (the CPU's) and GPU memory (the GPU's HBM) are two memories in one coherent address space, and GPU accesses to host memory, CPU accesses to GPU memory and the NIC's DMA to GPU memory cross the link, with its latency and one byte server per direction; false = no such link (a dGPU behind PCIe, or an APU's one shared memory), the other c2c values unused" src:"DEFAULT"`
 	Bandwidth unit.Rate `toml:"bandwidth" doc:"chip-to-chip link rate per direction (c2c.on)" src:"DEFAULT"`
 	Latency   sim.Time  `toml:"latency" doc:"one-way latency of a chip-to-chip crossing (link and the coherent fabric's ports at both ends), on top of the far memory's own latency (c2c.on)" src:"DEFAULT"`
+	// Arrays is where the workloads' arrays live on a superchip: a
+	// placement choice of the program (cudaMalloc or malloc), not a
+	// hardware value.
+	Arrays string `toml:"arrays" doc:"where the workloads' arrays live on a superchip (c2c.on): hbm (cudaMalloc: the GPU's HBM) or host (malloc'd host memory, the Grace's LPDDR5X): with host, every buffer a GPU strategy allocates for its data lies in host memory, so the GPU's kernel array traffic crosses the link (its bandwidth per direction, half the bytes each way) and takes the host memory's bandwidth (cpu.dram_bandwidth), its loads and stores of them cross it too, and the CPU and the NIC reach them without crossing it (the device-shmem and device-verbs strategies' symmetric heaps and segments stay GPU memory, as NVSHMEM's cudaMalloc'd heap); a placement choice, not a hardware value" src:"DEFAULT"`
 }
+
+// Placements of the workloads' arrays on a superchip (C2CSpec.Arrays).
+const (
+	ArraysHBM  = "hbm"
+	ArraysHost = "host"
+)
+
+// ArraysInHost reports whether the workloads' arrays live in host memory
+// beyond the link.
+func (s C2CSpec) ArraysInHost() bool { return s.On && s.Arrays == ArraysHost }
 
 // Validate reports every invalid field.
 func (s C2CSpec) Validate() error {
@@ -29,6 +43,12 @@ func (s C2CSpec) Validate() error {
 	}
 	if s.Latency < 0 || s.Latency > sim.Millisecond {
 		errs = append(errs, fmt.Errorf("c2c.latency = %v: must be in [0, 1ms]", s.Latency))
+	}
+	switch {
+	case s.Arrays != ArraysHBM && s.Arrays != ArraysHost:
+		errs = append(errs, fmt.Errorf("c2c.arrays = %q: must be %s or %s", s.Arrays, ArraysHBM, ArraysHost))
+	case s.Arrays == ArraysHost && !s.On:
+		errs = append(errs, fmt.Errorf("c2c.arrays = %s: needs c2c.on = true (host memory beyond NVLink-C2C; elsewhere a GPU strategy's arrays live in GPU memory)", s.Arrays))
 	}
 	return errors.Join(errs...)
 }
@@ -40,7 +60,7 @@ func (s C2CSpec) Validate() error {
 // crossing (250 ns here), to be swept. Presets without the link carry
 // these values switched off (On false).
 func DefaultC2C() C2CSpec {
-	return C2CSpec{Bandwidth: unit.Rate(450e9), Latency: 200 * sim.Nanosecond}
+	return C2CSpec{Bandwidth: unit.Rate(450e9), Latency: 200 * sim.Nanosecond, Arrays: ArraysHBM}
 }
 
 // NewC2C returns the link of a C2C spec: a full-duplex byte server per

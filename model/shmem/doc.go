@@ -49,7 +49,10 @@
 //     the reference the suite is tested with.
 //   - GHNDGPU: per-work-group rings in GPU memory; host helper threads
 //     poll them with PCIe reads over the GPU's link (every poll pays the
-//     round trip) and write status back with PCIe posted writes; the
+//     round trip), read a posted entry's fields with one uncached load
+//     each, one round trip after another (x86 UC loads are neither
+//     speculated nor overlapped), and write status back with PCIe posted
+//     writes; the
 //     producer publishes at system scope (dGPU: the L2 is written back).
 //   - GHNHostQ: rings in host memory; the work-group writes entries with
 //     PCIe posted writes and polls status with PCIe reads; the helpers

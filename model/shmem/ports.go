@@ -95,7 +95,8 @@ func (p *hostqProducer) release(wg *gpu.WG) {
 func (p *hostqProducer) acquire(wg *gpu.WG) { wg.Acquire(gpu.System) }
 
 func (p *hostqProducer) load(wg *gpu.WG, a mem.Addr) uint64 {
-	wg.SleepUntil(p.link.Read(pcie.Up, wg.Now(), 8, false))
+	_, done := wg.HostLoad(p.link, wg.Now(), 8)
+	wg.SleepUntil(done)
 	return p.m.Load64(a)
 }
 
@@ -200,6 +201,7 @@ type hostPort struct {
 	ov    uint64
 	old   uint64
 	words [8]uint64
+	loads int // uncached field loads of a stepped line read still to issue
 }
 
 func (h *hostPort) proc() *sim.Proc    { return h.t.Proc }
@@ -257,8 +259,12 @@ func (h *hostPort) line(a mem.Addr) [8]uint64 {
 	var w [8]uint64
 	var b [entrySize]byte
 	if h.overPC {
-		h.n.PCIe++
-		h.stall(h.link.Read(pcie.Down, h.t.Now(), entrySize, false))
+		// One uncached load per field, each a PCIe round trip after
+		// the previous one (entryLoads).
+		for range entryLoads(entryOp(h.m, a)) {
+			h.n.PCIe++
+			h.stall(h.link.Read(pcie.Down, h.t.Now(), 8, false))
+		}
 	} else {
 		h.n.L1++
 		h.t.Sleep(h.spec.CacheHit) // the poll brought the line in
@@ -334,6 +340,10 @@ type cpPort struct {
 	// acquire marker is in progress
 	pa  mem.Addr
 	acq bool
+	// a dequeue's access as steps (svcsteps.go): a line read in progress,
+	// and the line's words once it is over
+	lineOp bool
+	words  [8]uint64
 }
 
 func (c *cpPort) proc() *sim.Proc                              { return c.t.Proc }

@@ -92,6 +92,34 @@ type entry struct {
 
 func (e entry) blocking() bool { return e.flags&flagBlocking != 0 }
 
+// entryLoads is how many loads a consumer issues to read an entry in
+// place after the poll that saw its status: one per field of the entry
+// layout that its op uses — the op code, the flags and the context id
+// always; the PE, the length, the destination and the source (or inline
+// data, or an atomic's operand) for a data or atomic op; the compare
+// value for a compare-swap. Through a coherent cache they hit the line
+// the poll brought in. Across PCIe each is an uncached load, and x86
+// performs uncached (UC) loads one at a time, in program order and
+// never speculatively (Intel SDM vol. 3A §11.3); the documents' gem5
+// out-of-order core issues such strictly ordered loads only from the
+// head of its reorder buffer (src/cpu/o3/lsq_unit.cc, LSQUnit::read),
+// so each field costs its own round trip.
+func entryLoads(op Op) int {
+	n := 3 // op code, flags, context id
+	switch {
+	case op == OpFence || op == OpQuiet:
+	case op == OpCSwap:
+		n += 5 // PE, length, destination, new value, compare value
+	default:
+		n += 4 // PE, length, destination, source or inline data or operand
+	}
+	return n
+}
+
+// entryOp is the op code of the entry at slot as memory holds it: what
+// the consumer's first field load after the poll reads.
+func entryOp(m *mem.Memory, slot mem.Addr) Op { return Op(uint16(m.Load64(slot) >> 32)) }
+
 func encode(r *Request, ctx int, seq uint64) [7]uint64 {
 	flags := uint64(0)
 	if r.Blocking {

@@ -507,3 +507,57 @@ func TestBlockingGetSeenThroughStaleCaches(t *testing.T) {
 		}
 	}
 }
+
+// A host helper reads an entry in GPU memory (GHN_DGPU) with one uncached
+// load per field its op uses, one PCIe round trip after another (x86
+// performs uncached loads one at a time): a quiet's entry (op, flags,
+// context) takes three round trips, a blocking get's (those and PE,
+// length, destination, source) four more. Read as one 64-byte
+// transaction either would take one. Through its cache (GHN_DGPU_HOSTQ)
+// an entry costs far less than a single round trip.
+func TestEntryReadAcrossPCIeIsOneLoadPerField(t *testing.T) {
+	h := hw("dgpu")
+	rtt := 2*h.PCIe.Latency + h.PCIe.Overhead
+	const calls = 3
+	// dequeue returns the entry reads' summed time and count: the
+	// kernel's calls and the quiet its context's destroy posts.
+	dequeue := func(kind shmem.Kind, quiet bool) (sim.Duration, uint64) {
+		t.Helper()
+		_, _, reps, err := shmemtest.Scenario(shmemtest.Backend{Kind: kind, HW: h, Spec: shmem.DefaultSpec(), Nodes: 2},
+			[]uint64{8, 8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+				return shmemtest.Kernel{WGs: 1, Body: func(pe int, x *shmem.Ctx) error {
+					for range calls {
+						var err error
+						if quiet {
+							err = x.Quiet()
+						} else {
+							err = x.Getmem(s[1], s[0], 8, 1-pe)
+						}
+						if err != nil {
+							return err
+						}
+					}
+					return nil
+				}}
+			})
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		return reps[0].Calls.Phases[shmem.PhaseDequeue], reps[0].Calls.Phased
+	}
+	within := func(d sim.Duration, trips int) bool {
+		return d >= sim.Duration(trips)*rtt && d <= sim.Duration(trips)*(rtt+20*sim.Nanosecond)
+	}
+	qs, qn := dequeue(shmem.GHNDGPU, true)
+	if q := qs / sim.Duration(qn); !within(q, 3) {
+		t.Errorf("GHN_DGPU quiet entry read in %v, want 3 serial PCIe round trips of %v", q, rtt)
+	}
+	gs, gn := dequeue(shmem.GHNDGPU, false)
+	if gn != qn || !within(gs-qs, calls*4) {
+		t.Errorf("GHN_DGPU: %d gets' entry reads took %v more than %d quiets' (%d vs %d reads), want 4 more serial PCIe round trips of %v each",
+			calls, gs-qs, calls, gn, qn, rtt)
+	}
+	if hs, hn := dequeue(shmem.GHNHostQ, false); hs/sim.Duration(hn) >= rtt {
+		t.Errorf("GHN_DGPU_HOSTQ get entry read in %v through its cache, want less than one PCIe round trip %v", hs/sim.Duration(hn), rtt)
+	}
+}

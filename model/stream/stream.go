@@ -24,6 +24,7 @@ type Stream struct {
 	readIndex  mem.Addr // the queue's read index the CP advances, 0 until the first packet
 
 	lastTrigger sim.Time
+	lastCopy    sim.Time // when the CP last handed peer copies to the copy engines
 
 	// The operations enqueued and not yet run, in order, as small values:
 	// a GDS host enqueues its whole schedule ahead of the CP (thousands of
@@ -94,6 +95,10 @@ type op struct {
 // LastNicTrigger returns when the CP last finished ringing NIC doorbells
 // for a NicTrigger operation (zero if never).
 func (s *Stream) LastNicTrigger() sim.Time { return s.lastTrigger }
+
+// LastPeerCopy returns when the CP last handed a CopyPeer or CopyPeers
+// operation to the copy engines (zero if never).
+func (s *Stream) LastPeerCopy() sim.Time { return s.lastCopy }
 
 // New returns a stream on g driven by host thread t; n is the NIC whose
 // pre-posted commands NicTrigger operations activate (may be nil).
@@ -168,12 +173,14 @@ func (s *Stream) run(cp *sim.Proc) {
 		c := s.payloads.Pop().(peerCopy)
 		landed := false
 		var sig sim.Signal
+		s.lastCopy = cp.Now()
 		s.peer.Copy(s.peer.Self(), c.pe, c.dst, c.src, c.n, func() { landed = true; sig.Notify() })
 		cp.WaitUntil(&sig, fmt.Sprintf("peer copy to GPU %d", c.pe), func() bool { return landed })
 	case opPeerCopies:
 		cs := s.payloads.Pop().([]PeerCopy)
 		left := len(cs)
 		var sig sim.Signal
+		s.lastCopy = cp.Now()
 		for _, c := range cs {
 			s.peer.Copy(s.peer.Self(), c.PE, c.Dst, c.Src, c.N, func() { left--; sig.Notify() })
 		}

@@ -168,7 +168,7 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 			// over the same path, whose completion cannot pass them
 			// (PCIe ordering), so it pays one round trip after the
 			// last store is visible.
-			wg.SleepUntil(n0Read(q, max(wg.Now(), q.hostVis)))
+			wg.SleepUntil(flushRead(q, wg))
 		}
 	}
 	n := q.node
@@ -208,9 +208,14 @@ func (n *Node) mmio(now sim.Time, size unit.Bytes) (senderFree, visible sim.Time
 	return senderFree, visible
 }
 
-// n0Read is the completion time of an 8 B read of host memory by the GPU
-// over its link issued at t.
-func n0Read(q *QP, t sim.Time) sim.Time { return q.node.gpuLink.Read(pcie.Up, t, 8, false) }
+// flushRead is the fence's read of host memory that makes the WQE
+// stores there globally visible: an 8 B load by wg across the GPU's link,
+// issued once the last store is visible (PCIe ordering: the read cannot
+// pass them). It returns when the data is back in the core.
+func flushRead(q *QP, wg *gpu.WG) sim.Time {
+	_, done := wg.HostLoad(q.node.gpuLink, q.hostVis, 8)
+	return done
+}
 
 // FlushPPB is the GIO device runtime's flush of the PCIe-path cache: a
 // posted MMIO write of its control register over the GPU's link; the
@@ -245,9 +250,8 @@ func (c *CQ) pollLoad(wg *gpu.WG, k uint64) bool {
 		_, ok := c.cqeAt(k)
 		return ok
 	}
-	l := c.node.gpuLink
-	done := l.Read(pcie.Up, wg.Now(), nic.CQESize, false)
-	wg.SleepUntil(done - l.Spec().Latency - l.HostWriteLatency()) // the completion's way back, switch included
+	sampled, done := wg.HostLoad(c.node.gpuLink, wg.Now(), nic.CQESize)
+	wg.SleepUntil(sampled)
 	_, ok := c.cqeAt(k)
 	wg.SleepUntil(done)
 	return ok

@@ -10,8 +10,10 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// A CQ poll is a loop of loads: from host memory every iteration is a PCIe
-// round trip of the GPU's link, from GPU memory a memory-latency load. A
+// A CQ poll is a loop of loads: from host memory every iteration is the
+// GPU's load pipeline plus a PCIe round trip of its link (the read takes
+// the place of the GPU's memory access), from GPU memory a memory-latency
+// load. A
 // large write keeps the poller looping; the loads it makes and the time
 // it waits agree with one round trip (resp. one memory latency) per
 // iteration, and the CQE is seen at most one iteration after it landed.
@@ -34,8 +36,9 @@ func TestCQPollCostsARoundTripPerLoad(t *testing.T) {
 			ps := r.c.Nodes[0].GPULink.Spec()
 			per := r.c.Nodes[0].GPU.Spec().MemLatency
 			if loc == "host" {
-				// 2L + o + 64 B at the link's rate: the non-posted read.
-				per = 2*ps.Latency + ps.Overhead + sim.FromPicoseconds(64*ps.Bandwidth.PerByte())
+				// The GPU's load pipeline, then 2L + o + 64 B at the
+				// link's rate: the non-posted read.
+				per += 2*ps.Latency + ps.Overhead + sim.FromPicoseconds(64*ps.Bandwidth.PerByte())
 			}
 			loads := r.cq.Loads
 			if loads < 10 {

@@ -112,7 +112,7 @@ func (r *PostRing) Step(p *sim.Proc) bool {
 		case prHostRead:
 			r.pc = prBell
 			if q.pool == mem.Host {
-				wg.SleepUntil(n0Read(q, max(wg.Now(), q.hostVis)))
+				wg.SleepUntil(flushRead(q, wg))
 			}
 		case prBell:
 			r.pc = prBellDone
