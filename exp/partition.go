@@ -44,9 +44,7 @@ func allreducePartitions(cfg Config) error {
 			errs = append(errs, fmt.Errorf("run.partitions = %d: the %s allreduce shares run-wide state across nodes and runs on one engine; drop %s from allreduce.strategies or use run.partitions=1", k, s, s))
 		}
 	}
-	if g := cfg.Node.GPUs; g > 1 {
-		errs = append(errs, fmt.Errorf("run.partitions = %d: node.gpus = %d: %s; use run.partitions=1 or 0 (auto)", k, g, cluster.MultiGPUReason))
-	} else if t := cfg.Topology.Kind; t != "star" && t != "fattree" {
+	if t := cfg.Topology.Kind; t != "star" && t != "fattree" {
 		errs = append(errs, fmt.Errorf("run.partitions = %d: topology.kind = %s: only a star or a fat tree can be split into partitions; use run.partitions=1", k, t))
 	}
 	if cfg.Network.Model != net.ModelPacket {
@@ -57,7 +55,7 @@ func allreducePartitions(cfg Config) error {
 	}
 	for _, n := range cfg.Allreduce.Nodes {
 		if most := cluster.MaxPartitions(cfg.Spec, n); k > most {
-			errs = append(errs, fmt.Errorf("run.partitions = %d: must be in [1, %d] for allreduce.nodes = %d on a %s (a partition holds whole leaf switches)", k, most, n, cfg.Topology.Kind))
+			errs = append(errs, fmt.Errorf("run.partitions = %d: must be in [1, %d] for allreduce.nodes = %d on a %s (a partition holds %s)", k, most, n, cfg.Topology.Kind, cluster.PartitionUnitName(cfg.Spec)))
 			break
 		}
 	}

@@ -374,3 +374,31 @@ func (t *Thread) block(wait func()) {
 	t.Proc.Sleep(t.cpu.spec.WakeLatency)
 	t.acquire()
 }
+
+// SliceLeft returns how long t, holding its core with the switch to it
+// done, runs before its slice ends: within that time no other thread can
+// take the core from a thread that runs (runFor checks its queue only at
+// a slice end), so a run of work that ends by then takes the same time
+// however it is split. It returns 0 when t does not hold its core or the
+// slice is over (the next run renews it, or yields to a waiting thread).
+func (t *Thread) SliceLeft() sim.Duration {
+	k := t.core
+	now := t.Now()
+	if k.cur != t || t.acq != acqIdle || k.readyAt > now || now >= k.sliceEnd {
+		return 0
+	}
+	return k.sliceEnd - now
+}
+
+// RunInstr charges n runtime instructions and keeps the core busy for d:
+// a stretch of work whose instructions and waits the caller computed in
+// one go (GIO's templater over QPs nobody has posted to), as one run
+// instead of one per instruction block and wait. d must be positive and
+// within SliceLeft for the same times as the runs it stands for.
+func (t *Thread) RunInstr(n uint64, d sim.Duration) {
+	if d <= 0 {
+		panic(fmt.Sprintf("cpu: %s runs a batch of %v", t.track, d))
+	}
+	t.cpu.instr += n
+	t.runFor(d)
+}

@@ -16,6 +16,13 @@ import (
 // deliveries (packet id and time) and the fabric's invariants.
 func randomTraffic(t *testing.T, n, k int, topo TopologySpec) (string, []sim.Violation) {
 	t.Helper()
+	return randomNodeTraffic(t, n, k, topo, NodeSpec{})
+}
+
+// randomNodeTraffic is randomTraffic on nodes of node.GPUs GPUs joined by
+// their fabric (GPUs 0: one GPU per node).
+func randomNodeTraffic(t *testing.T, n, k int, topo TopologySpec, node NodeSpec) (string, []sim.Violation) {
+	t.Helper()
 	parts := max(k, 1)
 	g, err := sim.NewGroup(3, parts, link100.Latency+sw100.Latency)
 	if err != nil {
@@ -24,6 +31,11 @@ func randomTraffic(t *testing.T, n, k int, topo TopologySpec) (string, []sim.Vio
 	f, err := New(g.Engine(0), n, link100, sw100, topo)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if node.GPUs > 1 {
+		if err := f.UseNodeFabric(node); err != nil {
+			t.Fatal(err)
+		}
 	}
 	of := make([]int, n)
 	shards := []*Fabric{f}
@@ -44,7 +56,11 @@ func randomTraffic(t *testing.T, n, k int, topo TopologySpec) (string, []sim.Vio
 		e, sh := g.Engine(of[i]), shards[of[i]]
 		rng := e.Stream(fmt.Sprintf("src[%d]", i))
 		for j := range 40 {
-			p := &pkt{src: i, dst: rng.IntN(n), n: unit.Bytes(1 + rng.IntN(4096)), id: i*1000 + j}
+			dst := rng.IntN(n)
+			if node.GPUs > 1 && dst == i {
+				dst = (i + 1) % n // a GPU's fabric has no route to itself
+			}
+			p := &pkt{src: i, dst: dst, n: unit.Bytes(1 + rng.IntN(4096)), id: i*1000 + j}
 			e.At(sim.Time(rng.IntN(20_000_000)), func() { sh.Send(p) })
 		}
 	}
@@ -84,6 +100,37 @@ func TestPartitionedFabricMatchesSequential(t *testing.T) {
 				t.Fatalf("%s, %d partitions: %v", topo.Kind, k, bad)
 			}
 		}
+	}
+}
+
+// Nodes of several GPUs split at node boundaries: the packets between
+// GPUs of one node cross its fabric on the node's partition, the others
+// the network, all at the unsplit fabric's times, with a switched and a
+// fully connected node fabric; a split that cuts a node is refused.
+func TestPartitionedNodeFabricMatchesSequential(t *testing.T) {
+	mesh := nvswitch
+	mesh.Fabric = "mesh"
+	for _, node := range []NodeSpec{nvswitch, mesh} {
+		node.GPUs = 2
+		for _, topo := range []TopologySpec{star, tree} {
+			want, _ := randomNodeTraffic(t, 8, 0, topo, node)
+			for _, k := range []int{2, 4} {
+				got, bad := randomNodeTraffic(t, 8, k, topo, node)
+				if got != want || len(bad) > 0 {
+					t.Fatalf("%s fabric, %s, %d partitions: %v; deliveries\n%s\nwant\n%s", node.Fabric, topo.Kind, k, bad, got, want)
+				}
+			}
+		}
+	}
+	g, _ := sim.NewGroup(1, 2, 100*sim.Nanosecond)
+	f, _ := New(g.Engine(0), 4, link100, sw100, star)
+	node := nvswitch
+	node.GPUs = 2
+	if err := f.UseNodeFabric(node); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Partition(g, []int{0, 1, 1, 1}); err == nil || !strings.Contains(err.Error(), "whole nodes") {
+		t.Errorf("a split through a node: err = %v, want a refusal naming whole nodes", err)
 	}
 }
 

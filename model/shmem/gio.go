@@ -50,6 +50,20 @@ type gioBackend struct {
 	// the order of its full round-robin scan, so it templates the same
 	// slots at the same times without loading every QP each pass.
 	cand []uint64
+	// The templater's writes into QPs nobody has posted to yet, in
+	// closed form (gioclosed.go): posted marks, by context × PE, the QPs
+	// whose templating runs as events (every QP once it has a post);
+	// closed says the others' may run as one busy stretch per run of them
+	// (the conditions under which that takes the same times); ops holds
+	// the closed-form writes whose landing or visibility may still be
+	// ahead; notifyAt the times of the visibility events scheduled for
+	// them; tmplWait that the templater waits for work.
+	posted   []uint64
+	closed   bool
+	ops      []tmplOp
+	opsHead  int
+	notifyAt []sim.Time
+	tmplWait bool
 }
 
 // GIOStats count the GIO runtime's activity.
@@ -113,7 +127,13 @@ func (b *gioBackend) Expose(idx int, base mem.Addr, size uint64) {
 		b.heapBase = base
 	}
 	b.heapEnd = max(b.heapEnd, base+mem.Addr(size))
-	b.heap = b.vn.RegMR(b.heapBase, uint64(b.heapEnd-b.heapBase))
+	heap := b.vn.RegMR(b.heapBase, uint64(b.heapEnd-b.heapBase))
+	if b.ctxs[0] != nil || b.anyConnected() {
+		// The templater writes the new rkey from now on: no closed form
+		// computed ahead with the old one.
+		exposedAfterConnect(b.dev.rt.team.devs, b.dev.pe, heap.Key, b.eng().Now())
+	}
+	b.heap = heap
 	b.mrs[idx] = b.heap
 	b.uncache(base, size)
 }
@@ -150,7 +170,12 @@ func (b *gioBackend) connect() error {
 			}
 			c.qps[pe] = qa
 			i := q*d.npes + pe
-			qa.OnRetire(func() { b.cand[i/64] |= 1 << (i % 64) })
+			qa.OnRetire(func() {
+				b.cand[i/64] |= 1 << (i % 64)
+				if b.tmplWait {
+					b.notifyNext() // the waiting templater takes the freed slot at the next visibility
+				}
+			})
 		}
 		b.ctxs[q] = c
 	}
@@ -158,7 +183,9 @@ func (b *gioBackend) connect() error {
 	for i := range d.queues * d.npes {
 		b.cand[i/64] |= 1 << (i % 64)
 	}
+	b.posted = make([]uint64, len(b.cand))
 	n := d.rt.node
+	b.closed = b.closedOK()
 	b.tmpl = n.CPU.Spawn("gio-template", b.template)
 	b.tmpl.SetDaemon()
 	return nil
@@ -174,6 +201,17 @@ func (b *gioBackend) template(t *cpu.Thread) {
 	for {
 		did := false
 		for i := b.nextCand(0); i >= 0; i = b.nextCand(i + 1) {
+			if b.closed && b.posted[i/64]&(1<<(i%64)) == 0 {
+				next, made := b.templateClosed(t, i)
+				did = did || made > 0
+				if next < 0 {
+					break
+				}
+				if made > 0 || next != i {
+					i = next - 1
+					continue
+				}
+			}
 			c, pe := b.ctxs[i/npes], i%npes
 			qp := c.qps[pe]
 			if qp != nil && c.templated[pe] < qp.Completed()+uint64(qp.Depth()) {
@@ -185,7 +223,9 @@ func (b *gioBackend) template(t *cpu.Thread) {
 			}
 		}
 		if !did {
+			b.tmplWait = true
 			t.Wait(&b.work, "gio: a slot to template")
+			b.tmplWait = false
 		}
 	}
 }
@@ -225,7 +265,10 @@ func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP
 	vis := qp.HostTemplate(t, k, w, []int{4, 5})
 	c.templated[pe]++
 	b.stats.Templates++
-	t.Engine().AtH(vis, (*workNotifier)(b), 0)
+	// A thread preempted on the way (a shared core's slice end) is back
+	// after its writes landed: the template is visible by now.
+	t.Engine().AtH(max(vis, t.Now()), (*workNotifier)(b), 0)
+	b.afterTemplate()
 }
 
 func (b *gioBackend) Open(wg *gpu.WG, q int) (Channel, error) {
@@ -411,6 +454,9 @@ func (c *gioCtx) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 		if err := c.waitKeep(qp, uint64(qp.Depth()-1)); err != nil {
 			return err
 		}
+	}
+	if i := c.q*b.dev.npes + pe; b.posted[i/64]&(1<<(i%64)) == 0 {
+		b.materialize(c, pe, i)
 	}
 	g := wg.GPU().Spec()
 	wg.Sleep(g.Cycles(g.L2Cycles)) // claim the slot: device-scope atomic on the producer index

@@ -79,6 +79,36 @@ func (q *QP) HostTemplate(t *cpu.Thread, k uint64, w nic.WQE, words []int) sim.T
 	return vis
 }
 
+// TemplateDeferred records what HostTemplate would have left in send
+// slot k had it run when nobody could read the slot (GIO's templater
+// over a QP nobody had posted to, done in closed form): the shadow of the
+// given words of w now, and each word landing in memory at its time in
+// landed (the word's posted write arriving): stored now if that is past,
+// else an event then. Nothing reads a slot before its QP's first post,
+// and the GPU reads only its shadow until the doorbell, so the slot ends
+// up as HostTemplate would have left it.
+func (q *QP) TemplateDeferred(k uint64, w nic.WQE, words []int, landed []sim.Time) {
+	w.QPN = q.nq.Num
+	s := k % uint64(q.depth)
+	base := q.slot(k)
+	n := q.node
+	now := n.e.Now()
+	for j, i := range words {
+		a, v := base+mem.Addr(8*i), w.Word(i)
+		q.sh(s)[i] = v
+		if q.pool == mem.Host || landed[j] <= now {
+			n.mem.Store64(a, v)
+			continue
+		}
+		ps, ok := n.stores.Get()
+		if !ok {
+			ps = new(postedStore)
+		}
+		*ps = postedStore{n: n, a: a, v: v}
+		n.e.AtH(landed[j], ps, 0)
+	}
+}
+
 // PostFields writes w into the next send slot from one GPU thread, storing
 // the given dynamic words and any other word that differs from what the
 // slot holds (its template): GIO's device post path. It fails, naming the
