@@ -109,41 +109,55 @@ func TestPartitionedAllreduceRefusesSharedState(t *testing.T) {
 	}
 	defer c.Close()
 	a := Allreduce{Size: 16 * unit.KiB, WGSize: 256, CPUThreads: 8}
-	_, err = a.Run(c, strategy.GHNAPU, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	_, err = a.Run(c, strategy.GNNGIO, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
 	if err == nil || !strings.Contains(err.Error(), "run.partitions = 2") {
 		t.Fatalf("err = %v, want a run.partitions refusal", err)
 	}
 }
 
 // The remote-task allreduce (XTQ's NIC-enqueued tasks, HSA's host
-// progress thread) keeps every runtime's state on its node, so it runs
-// partitioned with the sequential engine's times and event counts, with
-// its receive resources posted once or every round, functional and
-// payload-free, on a star and a fat tree.
-func TestPartitionedRemoteTasksMatchSequential(t *testing.T) {
-	xtqTree := cluster.XTQ()
-	xtqTree.Topology.Kind, xtqTree.Topology.LeafSize = "fattree", 3
+// progress thread) keeps every runtime's state on its node, and so does
+// the device-shmem ring over the queued backends (GHN_*, COMPNET: each
+// PE's service threads drive its own node's OpenSHMEM over Portals), so
+// both run partitioned with the sequential engine's times, event counts
+// and service energy: receive resources posted once or every round,
+// functional and payload-free, on a star and a fat tree.
+func TestPartitionedRemoteTasksAndShmemMatchSequential(t *testing.T) {
+	tasks := []strategy.Strategy{strategy.XTQ, strategy.HSA}
+	queued := []strategy.Strategy{strategy.GHNDGPU, strategy.GHNDGPUHostQ, strategy.GHNAPU, strategy.COMPNET}
+	tree := func(hw cluster.Spec) cluster.Spec {
+		hw.Topology.Kind, hw.Topology.LeafSize = "fattree", 3
+		return hw
+	}
 	cases := []struct {
 		hw         cluster.Spec
+		strategies []strategy.Strategy
 		nodes      int
 		splits     []int
 		perRound   bool
 		functional bool
 	}{
-		{cluster.XTQ(), 5, []int{2, 5}, false, true},
-		{cluster.XTQ(), 8, []int{3}, true, true},
-		{cluster.XTQ(), 16, []int{2}, false, false},
-		{xtqTree, 12, []int{2, 4}, false, true},
+		{cluster.XTQ(), tasks, 5, []int{2, 5}, false, true},
+		{cluster.XTQ(), tasks, 8, []int{3}, true, true},
+		{cluster.XTQ(), tasks, 16, []int{2}, false, false},
+		{tree(cluster.XTQ()), tasks, 12, []int{2, 4}, false, true},
+		{cluster.CompNet(), queued, 5, []int{2, 5}, false, true},
+		{cluster.CompNet(), queued, 16, []int{2}, false, false},
+		{tree(cluster.CompNet()), queued, 9, []int{3}, false, true},
 	}
 	for _, c := range cases {
-		for _, s := range []strategy.Strategy{strategy.XTQ, strategy.HSA} {
+		for _, s := range c.strategies {
 			run := func(k int) (AllreduceResult, uint64) {
 				var cl *cluster.Cluster
 				var err error
+				hw := c.hw
+				if d, err := strategy.Lookup(string(s)); err == nil {
+					hw = d.Adjust(hw)
+				}
 				if k == 0 {
-					cl, err = cluster.New(sim.New(1), c.hw, c.nodes, c.functional)
+					cl, err = cluster.New(sim.New(1), hw, c.nodes, c.functional)
 				} else {
-					cl, err = cluster.NewPartitioned(1, c.hw, c.nodes, k, c.functional)
+					cl, err = cluster.NewPartitioned(1, hw, c.nodes, k, c.functional)
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -159,9 +173,9 @@ func TestPartitionedRemoteTasksMatchSequential(t *testing.T) {
 			want, wantEv := run(0)
 			for _, k := range c.splits {
 				got, ev := run(k)
-				if got.Verified != c.functional || got.Time != want.Time || ev != wantEv {
-					t.Errorf("%s %s n=%d k=%d perRound=%v functional=%v: verified=%v %v, %d events; sequential %v, %d events",
-						c.hw.Topology.Kind, s, c.nodes, k, c.perRound, c.functional, got.Verified, got.Time, ev, want.Time, wantEv)
+				if got.Verified != c.functional || got.Time != want.Time || ev != wantEv || got.ServiceEnergy != want.ServiceEnergy {
+					t.Errorf("%s %s n=%d k=%d perRound=%v functional=%v: verified=%v %v, %d events, %g J; sequential %v, %d events, %g J",
+						c.hw.Topology.Kind, s, c.nodes, k, c.perRound, c.functional, got.Verified, got.Time, ev, got.ServiceEnergy, want.Time, wantEv, want.ServiceEnergy)
 				}
 			}
 		}
@@ -203,7 +217,9 @@ func TestAutoPartitions(t *testing.T) {
 		{"fat tree: one leaf", fatTree(32), 32, true, strategy.CPU, 8, 1},
 		{"fat tree, random spines: results would differ", outOfOrder(fatTree(16)), 64, true, strategy.CPU, 2, 1},
 		{"star, in_order off (no spines)", outOfOrder(cluster.GPUTN()), 64, true, strategy.CPU, 2, 2},
-		{"shared run-wide state", cluster.GPUTN(), 64, true, strategy.GHNAPU, 2, 1},
+		{"shared run-wide state", cluster.GPUTN(), 64, true, strategy.GNNGIO, 2, 1},
+		{"device verbs: a run-wide GPI world", cluster.GPUTN(), 64, true, strategy.GNNGPURDMA, 2, 1},
+		{"device shmem, queued backend", cluster.CompNet(), 64, true, strategy.COMPNET, 2, 2},
 		{"remote tasks, payload-free 256 nodes", cluster.XTQ(), 256, false, strategy.XTQ, 2, 2},
 		{"remote tasks, HSA functional 16 nodes", cluster.XTQ(), 16, true, strategy.HSA, 2, 2},
 		{"flow network", flow, 1024, false, strategy.CPU, 2, 1},

@@ -340,6 +340,10 @@ type cpPort struct {
 	// acquire marker is in progress
 	pa  mem.Addr
 	acq bool
+	// a dequeue's access as steps (svcsteps.go): a line read in progress,
+	// and the line's words once it is over
+	lineOp bool
+	words  [8]uint64
 }
 
 func (c *cpPort) proc() *sim.Proc                              { return c.t.Proc }
