@@ -44,9 +44,6 @@ func allreducePartitions(cfg Config) error {
 			errs = append(errs, fmt.Errorf("run.partitions = %d: the %s allreduce shares run-wide state across nodes and runs on one engine; drop %s from allreduce.strategies or use run.partitions=1", k, s, s))
 		}
 	}
-	if t := cfg.Topology.Kind; t != "star" && t != "fattree" {
-		errs = append(errs, fmt.Errorf("run.partitions = %d: topology.kind = %s: only a star or a fat tree can be split into partitions; use run.partitions=1", k, t))
-	}
 	if cfg.Network.Model != net.ModelPacket {
 		errs = append(errs, fmt.Errorf("run.partitions = %d: network.model = %s shares links max-min fairly across the whole fabric; partitions need network.model=packet", k, cfg.Network.Model))
 	}

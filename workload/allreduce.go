@@ -31,6 +31,10 @@ type Allreduce struct {
 	// before the first, with every round's receive resources posted up
 	// front.
 	SyncPerRound bool
+	// loopWGs runs the device rings' work-groups (device shmem, device
+	// verbs) as their blocking loops instead of one state machine each:
+	// the reference their step forms are tested against.
+	loopWGs bool
 }
 
 // AllreduceResult is what one run measured.
@@ -771,15 +775,29 @@ func (l *ringLayout) stepWork(wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) {
 	if wg.Proc.CanRunSteps() {
 		// A coroutine body lends its process to the work (sim.Proc.RunSteps):
 		// one switch there and back instead of two per wait.
-		w := stepWorkSteps{wg: wg, at: base + mem.Addr(off+pad8(nb)), v: uint64(st + 2),
-			recv: base + mem.Addr(l.recv(st, s)), n: 4 * cnt}
-		w.red.set(base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
+		var w stepWorkSteps
+		l.stepWorkSet(&w, wg, base, i, st, s, wgSize)
 		wg.Proc.RunSteps(&w)
 		return
 	}
 	reduceRange(wg, base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
 	wg.Mem().Consume(base+mem.Addr(l.recv(st, s)), 4*cnt)
 	wg.Store64(base+mem.Addr(off+pad8(nb)), uint64(st+2))
+}
+
+// stepWorkSet makes w stepWork's reduction and stamp of step st as steps;
+// it reports false when the step has none (allgather steps).
+func (l *ringLayout) stepWorkSet(w *stepWorkSteps, wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) bool {
+	if st >= l.n-1 {
+		return false
+	}
+	k := l.stepChunk(i, st)
+	off, nb := l.sub(k, s)
+	_, cnt := l.slice(k, s)
+	*w = stepWorkSteps{wg: wg, at: base + mem.Addr(off+pad8(nb)), v: uint64(st + 2),
+		recv: base + mem.Addr(l.recv(st, s)), n: 4 * cnt}
+	w.red.set(base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
+	return true
 }
 
 // stepWorkSteps is stepWork's reduction and stamp as a sim.Stepper.

@@ -237,10 +237,11 @@ func TestAutoPartitions(t *testing.T) {
 // the allreduce of every partitionable strategy — whose ranks on one node
 // exchange over the GPU fabric (CPU and HDN through MPI's shared memory
 // and copy engines, GDS by stream peer copies, GPU-TN NIC to NIC) —
-// verifies and reproduces one engine's times and event counts on a star
-// and on a fat tree whose leaves hold whole nodes or split one (a unit
-// of whole leaves and whole nodes), whatever GOMAXPROCS; a split that
-// would cut a node is refused.
+// verifies and reproduces one engine's times and event counts on a star,
+// on a fat tree whose leaves hold whole nodes or split one (a unit of
+// whole leaves and whole nodes), on h100-cx7's rail-optimised fat tree
+// and mi300a-ss11's dragonfly (made small enough to split), whatever
+// GOMAXPROCS; a split that would cut a node is refused.
 func TestPartitionMultiGPUNodes(t *testing.T) {
 	star2 := cluster.GPUTN()
 	star2.Node.GPUs = 2
@@ -248,6 +249,10 @@ func TestPartitionMultiGPUNodes(t *testing.T) {
 	tree4.Node.GPUs = 2
 	tree3 := fatTree(3)
 	tree3.Node.GPUs = 2 // units of 6 GPUs: two leaves, three nodes
+	rails := cluster.H100CX7()
+	rails.Topology.LeafSize = 1 // a leaf per rail and node: units of one 8-GPU node
+	df := cluster.MI300ASS11()
+	df.Topology.NodesPerRouter, df.Topology.RoutersPerGroup, df.Topology.GlobalPerRouter = 2, 2, 1 // a group is one 4-APU node
 	cases := []struct {
 		name   string
 		hw     cluster.Spec
@@ -257,6 +262,8 @@ func TestPartitionMultiGPUNodes(t *testing.T) {
 		{"star, 2 GPUs per node", star2, 8, []int{2, 4}},
 		{"fat tree of 4, 2 GPUs per node", tree4, 12, []int{2, 3}},
 		{"fat tree of 3, 2 GPUs per node", tree3, 12, []int{2}},
+		{"h100-cx7 rail-optimised fat tree", rails, 16, []int{2}},
+		{"mi300a-ss11 dragonfly", df, 12, []int{2, 3}},
 	}
 	for _, c := range cases {
 		if most := cluster.MaxPartitions(c.hw, c.ranks); most < c.splits[len(c.splits)-1] {
