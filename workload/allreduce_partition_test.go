@@ -142,8 +142,8 @@ func TestPartitionedRemoteTasksAndShmemMatchSequential(t *testing.T) {
 		{cluster.XTQ(), tasks, 16, []int{2}, false, false},
 		{tree(cluster.XTQ()), tasks, 12, []int{2, 4}, false, true},
 		{cluster.CompNet(), queued, 5, []int{2, 5}, false, true},
-		{cluster.CompNet(), queued, 16, []int{2}, false, false},
-		{tree(cluster.CompNet()), queued, 9, []int{3}, false, true},
+		{cluster.CompNet(), queued, 8, []int{2}, false, false},
+		{tree(cluster.CompNet()), queued, 6, []int{2}, false, true},
 	}
 	for _, c := range cases {
 		for _, s := range c.strategies {
