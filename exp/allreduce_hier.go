@@ -20,10 +20,11 @@ type AllreduceHierSpec struct {
 	Strategies []string   `toml:"strategies" doc:"strategies to compare (default: CPU, HDN, GDS, GPUTN, the device-shmem GNN_GIO and the device-verbs GNN_GPURDMA, less what the preset's NIC cannot run; GHN_* and COMPNET run the device-shmem implementation too)" src:"DEFAULT"`
 	WGSize     int        `toml:"wg_size" doc:"HDN: work-items per work-group of the reduction kernels" src:"DEFAULT"`
 	CommWGs    int        `toml:"comm_wgs" doc:"work-groups (SMs) of the GPU-initiated persistent kernels (device shmem, device verbs): work-group w runs the three phases on slice w of the vector, as NCCL's channels do; each streams at most gpu.lsu_bytes per cycle" src:"DEFAULT" ref:"no source"`
+	Inter      string     `toml:"inter" doc:"inter-node algorithm per rail: ring (2(N-1) steps of 1/N of the chunk; messages grow with N squared) or tree (NCCL's double binary tree, half the chunk per tree, one message per edge, no pipelining; 2 log2 N deep). Default ring: the bandwidth-optimal algorithm the workload has always run; NCCL chooses per size and scale with its own cost model, which is not modelled" src:"DEFAULT"`
 }
 
 func defaultAllreduceHier() AllreduceHierSpec {
-	return AllreduceHierSpec{Size: 1 * unit.MiB, Nodes: []int{1, 2, 4, 8}, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN", "GNN_GIO", "GNN_GPURDMA"}, WGSize: 256, CommWGs: 2}
+	return AllreduceHierSpec{Size: 1 * unit.MiB, Nodes: []int{1, 2, 4, 8}, Strategies: []string{"CPU", "HDN", "GDS", "GPUTN", "GNN_GIO", "GNN_GPURDMA"}, WGSize: 256, CommWGs: 2, Inter: workload.HierRing}
 }
 
 func (a AllreduceHierSpec) validate() error {
@@ -37,6 +38,9 @@ func (a AllreduceHierSpec) validate() error {
 	}
 	if a.CommWGs < 1 || a.CommWGs > 1024 {
 		errs = append(errs, fmt.Errorf("allreduce_hier.comm_wgs = %d: must be in [1, 1024]", a.CommWGs))
+	}
+	if a.Inter != workload.HierRing && a.Inter != workload.HierTree {
+		errs = append(errs, fmt.Errorf("allreduce_hier.inter = %q: must be %s or %s", a.Inter, workload.HierRing, workload.HierTree))
 	}
 	errs = append(errs, checkStrategies("allreduce_hier.strategies", a.Strategies, workloadStrategies("allreduce_hier")))
 	return errors.Join(errs...)
@@ -85,7 +89,7 @@ func allreduceHierSimulate(p Point, env Env) ([]byte, error) {
 		return nil, err
 	}
 	defer c.Engine.Close()
-	r, err := workload.AllreduceHier{Size: a.Size, WGSize: a.WGSize, CommWGs: a.CommWGs}.Run(c, s, strategyConfig(p.Config))
+	r, err := workload.AllreduceHier{Size: a.Size, WGSize: a.WGSize, CommWGs: a.CommWGs, Inter: a.Inter}.Run(c, s, strategyConfig(p.Config))
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +146,7 @@ func allreduceHierAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	}
 	res := &report.Result{Experiment: "allreduce_hier", Seed: cfg.Run.Seed, Tables: []report.Table{t, win}, Plot: plot}
 	res.Notes = append(res.Notes,
-		"phases (rank 0): intra-node reduce-scatter over the GPU fabric (direct exchange), ring allreduce per rail across nodes, intra-node allgather; time = every rank released together to the last rank's end",
+		"phases (rank 0): intra-node reduce-scatter over the GPU fabric (direct exchange), allreduce per rail across nodes (allreduce_hier.inter = "+a.Inter+"; the column inter_node_ring_us is this phase whichever the algorithm), intra-node allgather; time = every rank released together to the last rank's end",
 		"HDN reduces each received chunk with its own kernel at the kernel boundary (node.gpus - 1 kernels in the first phase); CPU on the host's share of cores; device shmem (GNN_GIO, GHN_*, COMPNET): one persistent kernel per GPU of allreduce_hier.comm_wgs work-groups, each on its slice of the vector, puts every chunk and ring piece from a staging slot with a trailing flag and reduces what it awaits; device verbs (GNN_GPURDMA): the same kernel posts RDMA writes of slot and flag (WQE, fence, doorbell) on QP w mod gnn.qps; a work-group streams at most gpu.lsu_bytes per cycle; GDS: the same slots, every put pre-posted, the stream runs a staging/reduction kernel, a NIC trigger and a wait per step; GPU-TN: one persistent work-group stages, fires registered triggered puts with stores (gated beyond nic.trig_max_entries) and polls the flags",
 		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access), GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil

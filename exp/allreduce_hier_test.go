@@ -43,8 +43,9 @@ func TestAllreduceHierBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.AllreduceHier.Size, cfg.AllreduceHier.Nodes, cfg.AllreduceHier.Strategies = 6, []int{0}, []string{"XTQ"}
+	cfg.AllreduceHier.Inter = "star"
 	err = cfg.Validate()
-	for _, field := range []string{"allreduce_hier.size", "allreduce_hier.nodes", "allreduce_hier.strategies"} {
+	for _, field := range []string{"allreduce_hier.size", "allreduce_hier.nodes", "allreduce_hier.strategies", "allreduce_hier.inter"} {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("want an error naming %s, got %v", field, err)
 		}

@@ -175,24 +175,29 @@ func setupHDN(n *Node, w *World) (err error) {
 // useGPUAwareMPI gives a GPU-aware MPI its paths inside a node of several
 // GPUs: rendezvous messages between GPU buffers by a copy engine
 // (mpi.ipc) and every message through shared memory (mpi.shm, useSHM).
-// Only nodes of several GPUs have peers; a node's GPUs run on one
-// engine, so the shared registry is never touched from two partitions
-// (single-GPU nodes, which may be split, never reach it).
+// Only nodes of several GPUs have peers.
 func useGPUAwareMPI(n *Node, w *World) {
 	if hw := w.hw(n); hw.Peer != nil {
-		n.MPI.UseIPC(hw.Peer, w.Shared("mpi.ipc", func() any { return mpi.NewIPC() }).(*mpi.IPC))
+		n.MPI.UseIPC(hw.Peer, nodeIPC(n, w))
 	}
 	useSHM(n, w)
 }
 
 // useSHM gives the rank's MPI the intra-node shared-memory path
-// (mpi.shm) on nodes of several GPUs, with the run's registry of ranks
-// and exposed buffers (the one mpi.ipc uses; such nodes run on one
-// engine, cluster.MultiGPUReason).
+// (mpi.shm) on nodes of several GPUs, with its node's registry of ranks
+// and exposed buffers (the one mpi.ipc uses).
 func useSHM(n *Node, w *World) {
 	if hw := w.hw(n); hw.Peer != nil {
-		n.MPI.UseSHM(hw.Peer, w.Shared("mpi.ipc", func() any { return mpi.NewIPC() }).(*mpi.IPC))
+		n.MPI.UseSHM(hw.Peer, nodeIPC(n, w))
 	}
+}
+
+// nodeIPC is the registry of n's node: the ranks of one node share it,
+// and only they (a partitioned run keeps a node's GPUs on one engine, so
+// no two engines touch one registry).
+func nodeIPC(n *Node, w *World) *mpi.IPC {
+	node := n.Rank / max(1, w.Cluster.Spec.Node.GPUs)
+	return w.Shared(fmt.Sprintf("mpi.ipc/node[%d]", node), func() any { return mpi.NewIPC() }).(*mpi.IPC)
 }
 
 func setupGDS(n *Node, w *World) error {

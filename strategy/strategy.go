@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
@@ -105,7 +106,10 @@ type Config struct {
 type World struct {
 	Cluster *cluster.Cluster
 	Config  Config
-	shared  map[string]any
+	// mu guards shared: on a partitioned cluster the nodes of different
+	// partitions run their setups at once, on their engines' goroutines.
+	mu     sync.Mutex
+	shared map[string]any
 }
 
 // NewWorld returns the shared state of one run on c.
@@ -114,7 +118,13 @@ func NewWorld(c *cluster.Cluster, cfg Config) *World {
 }
 
 // Shared returns the run-scoped value under key, made by mk on first use.
+// mk must not depend on which node asks first (on a partitioned cluster
+// that is whichever partition gets there), and a value used by nodes of
+// several partitions must be safe for it (each node touching only its
+// own part, as shmem.Team's slots).
 func (w *World) Shared(key string, mk func() any) any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	v, ok := w.shared[key]
 	if !ok {
 		v = mk()

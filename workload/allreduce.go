@@ -31,6 +31,10 @@ type Allreduce struct {
 	// before the first, with every round's receive resources posted up
 	// front.
 	SyncPerRound bool
+	// loopWGs runs the device rings' work-groups (device shmem, device
+	// verbs) as their blocking loops instead of one state machine each:
+	// the reference their step forms are tested against.
+	loopWGs bool
 }
 
 // AllreduceResult is what one run measured.
@@ -91,7 +95,7 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	if err != nil {
 		return AllreduceResult{}, err
 	}
-	if c.Group != nil && !partitionable(im.Name) {
+	if c.Group != nil && !partitionable(im.Name, s) {
 		return AllreduceResult{}, partitionRefusal(c.Group.Partitions(), s, im.Name)
 	}
 	if a.Algorithm == AlgRHD {
@@ -111,6 +115,9 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	lay.flagName(0)
 	lay.stepName(0)
 	res := AllreduceResult{Finish: make([]sim.Time, n), Slices: w}
+	// Each node's service energy, summed in node order once the run is
+	// over: the nodes of a partitioned run finish on several goroutines.
+	energy := make([]float64, n)
 	bases := make([]mem.Addr, n)
 	var vr verbsRing
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
@@ -144,7 +151,7 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		case "device-shmem":
 			var rep shmem.Report
 			rep, err = a.multiRing(nd, dev, lay, base)
-			res.ServiceEnergy += rep.Energy.Total()
+			energy[nd.Rank] = rep.Energy.Total()
 		case "device-verbs":
 			err = a.verbsRingRun(nd, gw, lay, base)
 		case "host", "kernel-boundary":
@@ -159,7 +166,11 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		res.Finish[nd.Rank] = nd.Host.Now()
 		return err
 	})
-	if err := runTasks(c, g); err != nil {
+	err = runTasks(c, g)
+	for _, e := range energy {
+		res.ServiceEnergy += e
+	}
+	if err != nil {
 		return res, err
 	}
 	for _, t := range res.Finish {
@@ -764,15 +775,29 @@ func (l *ringLayout) stepWork(wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) {
 	if wg.Proc.CanRunSteps() {
 		// A coroutine body lends its process to the work (sim.Proc.RunSteps):
 		// one switch there and back instead of two per wait.
-		w := stepWorkSteps{wg: wg, at: base + mem.Addr(off+pad8(nb)), v: uint64(st + 2),
-			recv: base + mem.Addr(l.recv(st, s)), n: 4 * cnt}
-		w.red.set(base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
+		var w stepWorkSteps
+		l.stepWorkSet(&w, wg, base, i, st, s, wgSize)
 		wg.Proc.RunSteps(&w)
 		return
 	}
 	reduceRange(wg, base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
 	wg.Mem().Consume(base+mem.Addr(l.recv(st, s)), 4*cnt)
 	wg.Store64(base+mem.Addr(off+pad8(nb)), uint64(st+2))
+}
+
+// stepWorkSet makes w stepWork's reduction and stamp of step st as steps;
+// it reports false when the step has none (allgather steps).
+func (l *ringLayout) stepWorkSet(w *stepWorkSteps, wg *gpu.WG, base mem.Addr, i, st, s, wgSize int) bool {
+	if st >= l.n-1 {
+		return false
+	}
+	k := l.stepChunk(i, st)
+	off, nb := l.sub(k, s)
+	_, cnt := l.slice(k, s)
+	*w = stepWorkSteps{wg: wg, at: base + mem.Addr(off+pad8(nb)), v: uint64(st + 2),
+		recv: base + mem.Addr(l.recv(st, s)), n: 4 * cnt}
+	w.red.set(base+mem.Addr(off), base+mem.Addr(l.recv(st, s)), 0, cnt, wgSize)
+	return true
 }
 
 // stepWorkSteps is stepWork's reduction and stamp as a sim.Stepper.

@@ -21,9 +21,10 @@ import (
 //  1. Intra-node reduce-scatter over the GPU fabric: the vector is cut
 //     into G chunks; GPU l of a node receives chunk l from each of the
 //     node's other GPUs (direct exchange) and reduces them into its own.
-//  2. Inter-node ring per rail: the GPUs with the same local index l (one
-//     per node, all on rail l) run a ring allreduce (reduce-scatter, then
-//     allgather, 2(N−1) steps) on chunk l.
+//  2. Inter-node allreduce per rail: the GPUs with the same local index l
+//     (one per node, all on rail l) allreduce chunk l, by a ring
+//     (reduce-scatter, then allgather, 2(N−1) steps) or a double binary
+//     tree (Inter).
 //  3. Intra-node allgather over the GPU fabric: GPU l sends its reduced
 //     chunk to the node's other GPUs.
 //
@@ -41,6 +42,9 @@ type AllreduceHier struct {
 	// phases on slice w of the vector with slots of its own, as NCCL's
 	// channels split a collective; 0 means 1.
 	CommWGs int
+	// Inter is the inter-node algorithm per rail: HierRing ("" too) or
+	// HierTree (NCCL's double binary tree).
+	Inter string
 }
 
 // AllreduceHierResult is one run.
@@ -112,6 +116,9 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 	if a.WGSize < 1 || a.WGSize > 1024 {
 		return AllreduceHierResult{}, fmt.Errorf("allreduce_hier wg_size = %d: must be in [1, 1024]", a.WGSize)
 	}
+	if err := checkInter(a.Inter); err != nil {
+		return AllreduceHierResult{}, err
+	}
 	G := max(1, c.Spec.Node.GPUs)
 	P := len(c.Nodes)
 	if P%G != 0 || P < 1 {
@@ -142,8 +149,14 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		r := nd.Rank
 		node, l := r/G, r%G
 		// The vector, then scratch for the G−1 chunks phase 1 receives
-		// (each at most elems/G+1 elements) or one ring piece.
-		base := nd.Mem.Alloc(nd.Pool, vb+max(vb, uint64(G)*pad8(uint64(elems/G+1)*4)), "allreduce_hier")
+		// (each at most elems/G+1 elements), one ring piece or the tree's
+		// four halves of a chunk from its children.
+		halfB := pad8(uint64((elems/G+1)/2+1) * 4)
+		sb := max(vb, uint64(G)*pad8(uint64(elems/G+1)*4))
+		if a.Inter == HierTree {
+			sb = max(sb, 4*halfB)
+		}
+		base := nd.Mem.Alloc(nd.Pool, vb+sb, "allreduce_hier")
 		bases[r] = base
 		vec, scratch := base, base+mem.Addr(vb)
 		if b := nd.Mem.Bytes(vec, elems*4); b != nil {
@@ -272,35 +285,33 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 			reduce(vec+off(clo), at, cb)
 		}
 		t1 := nd.Host.Now()
-		// Phase 2: ring over the N GPUs of rail l on chunk [clo, chi).
-		if N > 1 {
+		// Phase 2: ring or tree over the N GPUs of rail l on chunk [clo, chi).
+		if N > 1 && a.Inter == HierTree {
+			if err := hierTreeMPI(nd, interSchedule(a.Inter, vec, clo, chi, node, N), P, G, l, scratch, halfB, reduce); err != nil {
+				return err
+			}
+		} else if N > 1 {
 			right, left := ((node+1)%N)*G+l, ((node+N-1)%N)*G+l
-			piece := func(k int) (mem.Addr, uint64) {
-				lo, hi := span(chi-clo, ((k%N)+N)%N, N)
-				return vec + off(clo+lo), uint64(hi-lo) * 4
-			}
-			for st := range N - 1 { // reduce-scatter
-				sa, sn := piece(node - st)
-				ra, rn := piece(node - st - 1)
-				if err := recv(scratch, rn, left, 2*P+st); err != nil {
+			for st := range 2 * (N - 1) {
+				sa, sn, ra, rn := hierRingStep(vec, clo, chi, node, N, st)
+				tag := 2*P + st // reduce-scatter
+				if st >= N-1 {
+					tag = 4*P + st - (N - 1) // allgather
+				}
+				dst := ra
+				if st < N-1 {
+					dst = scratch
+				}
+				if err := recv(dst, rn, left, tag); err != nil {
 					return err
 				}
-				if err := send(sa, sn, right, 2*P+st); err != nil {
-					return err
-				}
-				waitAll()
-				reduce(ra, scratch, rn)
-			}
-			for st := range N - 1 { // allgather
-				sa, sn := piece(node + 1 - st)
-				ra, rn := piece(node - st)
-				if err := recv(ra, rn, left, 4*P+st); err != nil {
-					return err
-				}
-				if err := send(sa, sn, right, 4*P+st); err != nil {
+				if err := send(sa, sn, right, tag); err != nil {
 					return err
 				}
 				waitAll()
+				if st < N-1 {
+					reduce(ra, scratch, rn)
+				}
 			}
 		}
 		t2 := nd.Host.Now()
@@ -373,10 +384,10 @@ func (a AllreduceHier) shmemHier(nd *strategy.Node, vec mem.Addr, elems, G, N in
 		return 0, 0, 0, err
 	}
 	// Each work-group's slice has at most ceil(elems/W) elements.
-	slotB := pad8(uint64((elems+W-1)/W/G+1)*4) + 8 // the largest chunk or ring piece, and its flag
-	nslots := max(1, 2*(G-1)+2*max(0, N-1))        // phase 1 and 3 sources, phase 2 steps
-	region := uint64(W*nslots) * slotB             // every work-group's slots
-	recv, err := dev.MallocPayload(region)         // every rank the same size: symmetric
+	slotB := pad8(uint64((elems+W-1)/W/G+1)*4) + 8   // the largest chunk or ring piece, and its flag
+	nslots := max(1, 2*(G-1)+interSlots(a.Inter, N)) // phase 1 and 3 sources, phase 2 steps
+	region := uint64(W*nslots) * slotB               // every work-group's slots
+	recv, err := dev.MallocPayload(region)           // every rank the same size: symmetric
 	if err == nil {
 		var stage mem.Addr
 		if stage, err = dev.MallocPayload(region); err == nil {
@@ -391,7 +402,7 @@ func (a AllreduceHier) shmemHier(nd *strategy.Node, vec mem.Addr, elems, G, N in
 func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, recv0, stage0 mem.Addr, slotB uint64, elems0, G, N, node, l int) (t1, t2, end sim.Time, kerr error) {
 	mm := nd.Mem
 	W := a.commWGs(elems0)
-	nslots := 2*(G-1) + 2*max(0, N-1)
+	nslots := 2*(G-1) + interSlots(a.Inter, N)
 	for k := 0; k < W*max(1, nslots); k++ {
 		mm.MarkControl(recv0+mem.Addr(uint64(k+1)*slotB-8), 8)
 		mm.MarkControl(stage0+mem.Addr(uint64(k+1)*slotB-8), 8)
@@ -468,32 +479,34 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, r
 				add(vec+off(clo), idx(m, l), cb)
 			}
 			t1w = wg.Now()
-			// Phase 2: ring over rail l on chunk [clo, chi).
+			// Phase 2: ring or tree over rail l on chunk [clo, chi).
 			base := G - 1 // phase 2's slots follow phase 1's
-			if N > 1 {
-				right := ((node+1)%N)*G + l
-				for st := range 2 * (N - 1) {
-					sa, sn, ra, rn := hierRingStep(vec, clo, chi, node, N, st)
-					if err := put(base+st, base+st, sa, sn, right); err != nil {
+			for _, st := range interSchedule(a.Inter, vec, clo, chi, node, N) {
+				switch {
+				case st.send:
+					if err := put(base+st.slot, base+st.rslot, st.at, st.nb, st.peer*G+l); err != nil {
 						return err
 					}
-					if err := wait(base + st); err != nil {
+				case st.add:
+					if err := wait(base + st.slot); err != nil {
 						return err
 					}
-					if st < N-1 {
-						add(ra, base+st, rn)
-					} else {
-						cp(ra, base+st, rn)
+					add(st.at, base+st.slot, st.nb)
+				default:
+					if err := wait(base + st.slot); err != nil {
+						return err
 					}
+					cp(st.at, base+st.slot, st.nb)
 				}
 			}
 			t2w = wg.Now()
 			// Phase 3: the reduced chunk to every other GPU of the node.
+			p3 := G - 1 + interSlots(a.Inter, N)
 			for m := range G {
 				if m == l {
 					continue
 				}
-				if err := put(G-1+2*max(0, N-1)+idx(m, l), G-1+2*max(0, N-1)+idx(l, m), vec+off(clo), cb, node*G+m); err != nil {
+				if err := put(p3+idx(m, l), p3+idx(l, m), vec+off(clo), cb, node*G+m); err != nil {
 					return err
 				}
 			}
@@ -501,11 +514,11 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, r
 				if m == l {
 					continue
 				}
-				if err := wait(G - 1 + 2*max(0, N-1) + idx(m, l)); err != nil {
+				if err := wait(p3 + idx(m, l)); err != nil {
 					return err
 				}
 				mlo, mhi := span(elems, m, G)
-				cp(vec+off(mlo), G-1+2*max(0, N-1)+idx(m, l), uint64(mhi-mlo)*4)
+				cp(vec+off(mlo), p3+idx(m, l), uint64(mhi-mlo)*4)
 			}
 			return ctx.Quiet()
 		}
@@ -546,4 +559,53 @@ func hierRingStep(vec mem.Addr, clo, chi, node, N, st int) (sa mem.Addr, sn uint
 	sa, sn = piece(send)
 	ra, rn = piece(recv)
 	return sa, sn, ra, rn
+}
+
+// hierTreeMPI runs the rank's tree schedule with MPI on rail l (ranks
+// node×G+l of P, tags from 6P): the reduction, then the broadcast, each
+// with its receives posted first (children's halves into scratch slots of
+// halfB bytes, the parents' straight into the vector), its sends started
+// in schedule order after the receives they follow, and all its sends
+// completed before the next part reuses the halves. reduce adds a slot
+// into the vector.
+func hierTreeMPI(nd *strategy.Node, steps []interStep, P, G, l int, scratch mem.Addr, halfB uint64, reduce func(dst, src mem.Addr, nb uint64)) error {
+	tag := func(slot int) int { return 6*P + slot }
+	slotAt := func(k int) mem.Addr { return scratch + mem.Addr(uint64(k)*halfB) }
+	rq := make([]*mpi.Request, len(steps))
+	for _, bcast := range [2]bool{false, true} {
+		for i, st := range steps {
+			if st.bcast != bcast || st.send || st.nb == 0 {
+				continue
+			}
+			dst := st.at
+			if st.add {
+				dst = slotAt(st.slot)
+			}
+			q, err := nd.MPI.Irecv(dst, st.nb, st.peer*G+l, tag(st.slot))
+			if err != nil {
+				return err
+			}
+			rq[i] = q
+		}
+		var sends []*mpi.Request
+		for i, st := range steps {
+			if st.bcast != bcast || st.nb == 0 {
+				continue
+			}
+			if st.send {
+				q, err := nd.MPI.Isend(st.at, st.nb, st.peer*G+l, tag(st.rslot))
+				if err != nil {
+					return err
+				}
+				sends = append(sends, q)
+				continue
+			}
+			nd.MPI.Wait(rq[i])
+			if st.add {
+				reduce(st.at, slotAt(st.slot), st.nb)
+			}
+		}
+		nd.MPI.Waitall(sends...)
+	}
+	return nil
 }

@@ -38,15 +38,19 @@ type hierOp struct {
 }
 
 // hierSlots is the slot layout of the one-sided schedule, the same on
-// every rank: the G−1 phase-1 slots (a chunk each), the 2(N−1) ring
-// slots (a ring piece each), the G−1 phase-3 slots.
+// every rank: the G−1 phase-1 slots (a chunk each), the inter-node
+// phase's slots (a ring piece or half a chunk each), the G−1 phase-3
+// slots.
 type hierSlots struct {
 	off []uint64 // slot k's offset; off[len] is the region's size
 }
 
-func newHierSlots(elems, G, N int) hierSlots {
+func newHierSlots(inter string, elems, G, N int) hierSlots {
 	chunk := pad8(uint64(elems/G+1)*4) + 8
 	piece := pad8(uint64((elems/G+1)/max(1, N)+1)*4) + 8
+	if inter == HierTree { // a half of the chunk
+		piece = pad8(uint64((elems/G+1)/2+1)*4) + 8
+	}
 	var s hierSlots
 	s.off = append(s.off, 0)
 	add := func(n int, size uint64) {
@@ -55,7 +59,7 @@ func newHierSlots(elems, G, N int) hierSlots {
 		}
 	}
 	add(G-1, chunk)
-	add(2*max(0, N-1), piece)
+	add(interSlots(inter, N), piece)
 	add(G-1, chunk)
 	return s
 }
@@ -70,7 +74,7 @@ func (s hierSlots) flag(base mem.Addr, k int, nb uint64) mem.Addr {
 }
 
 // hierSchedule is the rank (node, l)'s sends and receives, in order.
-func hierSchedule(vec mem.Addr, elems, G, N, node, l int) []hierOp {
+func hierSchedule(inter string, vec mem.Addr, elems, G, N, node, l int) []hierOp {
 	idx := func(m, of int) int { // m's position among the node's GPUs other than of
 		if m < of {
 			return m
@@ -93,15 +97,14 @@ func hierSchedule(vec mem.Addr, elems, G, N, node, l int) []hierOp {
 		}
 	}
 	base := G - 1
-	if N > 1 {
-		right := ((node+1)%N)*G + l
-		for st := range 2 * (N - 1) {
-			sa, sn, ra, rn := hierRingStep(vec, clo, chi, node, N, st)
-			ops = append(ops, hierOp{send: true, slot: base + st, rslot: base + st, to: right, at: sa, nb: sn, phase: 1},
-				hierOp{slot: base + st, at: ra, nb: rn, add: st < N-1, phase: 1})
+	for _, st := range interSchedule(inter, vec, clo, chi, node, N) {
+		if st.send {
+			ops = append(ops, hierOp{send: true, slot: base + st.slot, rslot: base + st.rslot, to: st.peer*G + l, at: st.at, nb: st.nb, phase: 1})
+		} else {
+			ops = append(ops, hierOp{slot: base + st.slot, at: st.at, nb: st.nb, add: st.add, phase: 1})
 		}
 	}
-	p3 := G - 1 + 2*max(0, N-1)
+	p3 := G - 1 + interSlots(inter, N)
 	for m := range G {
 		if m != l {
 			ops = append(ops, hierOp{send: true, slot: p3 + idx(m, l), rslot: p3 + idx(l, m), to: node*G + m, at: vec + off(clo), nb: cb, phase: 2})
@@ -137,7 +140,7 @@ type hierOneSided struct {
 // the measurement: the pattern is static).
 func (a AllreduceHier) prepareOneSided(nd *strategy.Node, vec mem.Addr, elems, G, N int, streamTriggered bool, recvs []mem.Addr) *hierOneSided {
 	node, l := nd.Rank/G, nd.Rank%G
-	h := &hierOneSided{a: a, nd: nd, ops: hierSchedule(vec, elems, G, N, node, l), sl: newHierSlots(elems, G, N), recvs: recvs}
+	h := &hierOneSided{a: a, nd: nd, ops: hierSchedule(a.Inter, vec, elems, G, N, node, l), sl: newHierSlots(a.Inter, elems, G, N), recvs: recvs}
 	h.recv = nd.Mem.Alloc(nd.Pool, max(8, h.sl.bytes()), "allreduce_hier.recv")
 	recvs[nd.Rank] = h.recv
 	h.stage = nd.Mem.Alloc(nd.Pool, max(8, h.sl.bytes()), "allreduce_hier.stage")

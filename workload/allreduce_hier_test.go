@@ -16,8 +16,19 @@ func runHier(t *testing.T, hw cluster.Spec, ranks int, s strategy.Strategy, size
 	return runHierW(t, hw, ranks, s, size, functional, 1)
 }
 
+// runHierInter runs it with the inter-node algorithm inter.
+func runHierInter(t *testing.T, hw cluster.Spec, ranks int, s strategy.Strategy, size unit.Bytes, functional bool, inter string) AllreduceHierResult {
+	t.Helper()
+	return runHierWI(t, hw, ranks, s, size, functional, 1, inter)
+}
+
 // runHierW runs it with w work-groups in the GPU-initiated kernels.
 func runHierW(t *testing.T, hw cluster.Spec, ranks int, s strategy.Strategy, size unit.Bytes, functional bool, w int) AllreduceHierResult {
+	t.Helper()
+	return runHierWI(t, hw, ranks, s, size, functional, w, HierRing)
+}
+
+func runHierWI(t *testing.T, hw cluster.Spec, ranks int, s strategy.Strategy, size unit.Bytes, functional bool, w int, inter string) AllreduceHierResult {
 	t.Helper()
 	if d, err := strategy.Lookup(string(s)); err == nil {
 		hw = d.Adjust(hw)
@@ -27,9 +38,9 @@ func runHierW(t *testing.T, hw cluster.Spec, ranks int, s strategy.Strategy, siz
 		t.Fatal(err)
 	}
 	defer c.Engine.Close()
-	r, err := AllreduceHier{Size: size, WGSize: 256, CommWGs: w}.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	r, err := AllreduceHier{Size: size, WGSize: 256, CommWGs: w, Inter: inter}.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
 	if err != nil {
-		t.Fatalf("%s on %d ranks of %d GPUs: %v", s, ranks, hw.Node.GPUs, err)
+		t.Fatalf("%s %s on %d ranks of %d GPUs: %v", s, inter, ranks, hw.Node.GPUs, err)
 	}
 	return r
 }
@@ -142,5 +153,96 @@ func TestAllreduceHierCommWGs(t *testing.T) {
 	}
 	if lim1.Time-lim4.Time <= free1.Time-free4.Time {
 		t.Errorf("4 work-groups gain %v over 1 with the per-SM limit, %v without; want more with it", lim1.Time-lim4.Time, free1.Time-free4.Time)
+	}
+}
+
+// NCCL's double binary tree: each of the two trees spans the N nodes from
+// one root (parent and child links agree, no cycle), every node has at most
+// two children, and for even N no node is interior in both trees (the
+// property that lets both trees move data at full rate).
+func TestDoubleBinaryTree(t *testing.T) {
+	for n := 1; n <= 70; n++ {
+		interiorBoth := 0
+		for tr := range 2 {
+			roots := 0
+			for r := range n {
+				up, down := dbtree(n, r, tr)
+				if up < 0 {
+					roots++
+				} else if _, pd := dbtree(n, up, tr); pd[0] != r && pd[1] != r {
+					t.Fatalf("n=%d tree %d: %d's parent %d does not list it (%v)", n, tr, r, up, pd)
+				}
+				for _, c := range down {
+					if c >= 0 {
+						if cu, _ := dbtree(n, c, tr); cu != r {
+							t.Fatalf("n=%d tree %d: %d's child %d has parent %d", n, tr, r, c, cu)
+						}
+					}
+				}
+				// Walking up reaches the root within n steps.
+				x, steps := r, 0
+				for ; x >= 0 && steps <= n; steps++ {
+					x, _ = dbtree(n, x, tr)
+				}
+				if steps > n {
+					t.Fatalf("n=%d tree %d: %d does not reach a root", n, tr, r)
+				}
+			}
+			if roots != 1 {
+				t.Fatalf("n=%d tree %d: %d roots", n, tr, roots)
+			}
+		}
+		for r := range n {
+			_, d0 := dbtree(n, r, 0)
+			_, d1 := dbtree(n, r, 1)
+			if max(d0[0], d0[1]) >= 0 && max(d1[0], d1[1]) >= 0 {
+				interiorBoth++
+			}
+		}
+		if n%2 == 0 && interiorBoth > 0 {
+			t.Errorf("n=%d: %d nodes interior in both trees", n, interiorBoth)
+		}
+	}
+}
+
+// The tree sums exactly on every strategy that runs the ring, on node
+// counts that make full, partial and one-sided trees (odd counts use the
+// shifted second tree); its inter-node phase is shorter than the ring's at
+// 9 nodes of small vectors (depth 2 log2 N against 2(N−1) steps), and a
+// payload-free run takes the functional run's time.
+func TestAllreduceHierTree(t *testing.T) {
+	mi, err := cluster.Preset("mi300a-ss11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GNNGIO, strategy.GNNGPURDMA, strategy.GDS, strategy.GPUTN} {
+		for _, tc := range []struct {
+			hw    cluster.Spec
+			ranks int
+		}{{cluster.GPUTN(), 2}, {cluster.GPUTN(), 3}, {cluster.GPUTN(), 6}, {cluster.GPUTN(), 9}, {mi, 12}} {
+			hw := tc.hw
+			if s == strategy.GNNGPURDMA && hw.Caps.Model == "cassini" {
+				continue // GPU-posted verbs: ConnectX (and the seed preset)
+			}
+			r := runHierInter(t, hw, tc.ranks, s, 4*unit.KiB+12, true, HierTree)
+			t.Logf("%s %d ranks: tree %v phases %v", s, tc.ranks, r.Time, r.Phases)
+			if !r.Verified {
+				t.Errorf("%s %d ranks: tree not verified", s, tc.ranks)
+			}
+			if tc.ranks == 9 {
+				ring := runHierInter(t, hw, tc.ranks, s, 4*unit.KiB+12, false, HierRing)
+				if r.Phases[1] >= ring.Phases[1] {
+					t.Errorf("%s 9 nodes: tree's inter-node phase %v, ring's %v: want shorter", s, r.Phases[1], ring.Phases[1])
+				}
+				if off := runHierInter(t, hw, tc.ranks, s, 4*unit.KiB+12, false, HierTree); off.Time != r.Time {
+					t.Errorf("%s 9 nodes tree: payload-free %v, functional %v", s, off.Time, r.Time)
+				}
+				if s == strategy.GNNGIO || s == strategy.GNNGPURDMA { // work-groups on slices of the vector
+					if w3 := runHierWI(t, hw, tc.ranks, s, 4*unit.KiB+12, true, 3, HierTree); !w3.Verified {
+						t.Errorf("%s 9 nodes tree, 3 work-groups: not verified", s)
+					}
+				}
+			}
+		}
 	}
 }

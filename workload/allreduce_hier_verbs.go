@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -35,14 +36,26 @@ type hierVerbs struct {
 }
 
 // hierVerbsPeers is the ranks rank r writes to (and is written by): the
-// other GPUs of its node and its two ring neighbours on its rail.
-func hierVerbsPeers(r, G, N int) []int {
+// other GPUs of its node and its two ring neighbours on its rail, or its
+// parents and children in the rail's two trees.
+func hierVerbsPeers(inter string, r, G, N int) []int {
 	node, l := r/G, r%G
 	var out []int
 	for m := range G {
 		if m != l {
 			out = append(out, node*G+m)
 		}
+	}
+	if N > 1 && inter == HierTree {
+		for t := range 2 {
+			up, down := dbtree(N, node, t)
+			for _, p := range []int{up, down[0], down[1]} {
+				if p >= 0 && !slices.Contains(out, p*G+l) {
+					out = append(out, p*G+l)
+				}
+			}
+		}
+		return out
 	}
 	if N > 1 {
 		right, left := ((node+1)%N)*G+l, ((node+N-1)%N)*G+l
@@ -59,13 +72,13 @@ func hierVerbsPeers(r, G, N int) []int {
 // between the ranks that talk, and marks the flags as control words.
 func (a AllreduceHier) prepareVerbs(nd *strategy.Node, dvw *dvWorld, vec mem.Addr, elems, G, N int) (*hierVerbs, error) {
 	W := a.commWGs(elems)
-	sl := newHierSlots((elems+W-1)/W, G, N)
+	sl := newHierSlots(a.Inter, (elems+W-1)/W, G, N)
 	half := uint64(W) * max(8, sl.bytes())
-	w, err := dvw.get(nd, func(int) uint64 { return 2 * half }, func(r int) []int { return hierVerbsPeers(r, G, N) })
+	w, err := dvw.get(nd, func(int) uint64 { return 2 * half }, func(r int) []int { return hierVerbsPeers(a.Inter, r, G, N) })
 	if err != nil {
 		return nil, err
 	}
-	dv, err := newDVRank(nd, w, W, hierVerbsPeers(nd.Rank, G, N))
+	dv, err := newDVRank(nd, w, W, hierVerbsPeers(a.Inter, nd.Rank, G, N))
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +107,7 @@ func (h *hierVerbs) recv(wid int) mem.Addr {
 // schedule is work-group wid's part: the one-sided schedule on its slice.
 func (h *hierVerbs) schedule(wid, node, l int) []hierOp {
 	lo, hi := span(h.elems, wid, h.W)
-	return hierSchedule(h.vec+mem.Addr(lo*4), hi-lo, h.G, h.N, node, l)
+	return hierSchedule(h.a.Inter, h.vec+mem.Addr(lo*4), hi-lo, h.G, h.N, node, l)
 }
 
 // run launches the persistent kernel and waits for it; the QPs are

@@ -8,19 +8,25 @@ import (
 )
 
 // partitionable reports whether allreduce implementation impl runs on a
-// partitioned cluster (cluster.NewPartitioned): its nodes share nothing
-// but the fabric during the run, so each node's agents can run on its
-// partition's engine. The host and kernel-boundary rings (over MPI), the
-// stream-triggered and the triggered rings qualify, and so do remote
-// tasks (XTQ, HSA: each node's runtime keeps its own portals, queues and
-// failure events, read only once the run is over); the device-shmem and
-// device-verbs rings build run-wide state (a symmetric heap team, a GPI
-// world) and sum service energy into one result, so they run on one
+// partitioned cluster (cluster.NewPartitioned) under strategy s: its nodes
+// share nothing but the fabric during the run, so each node's agents can
+// run on its partition's engine. The host and kernel-boundary rings (over
+// MPI), the stream-triggered and the triggered rings qualify, and so do
+// remote tasks (XTQ, HSA: each node's runtime keeps its own portals,
+// queues and failure events, read only once the run is over) and the
+// device-shmem ring over the queued backends (GHN_*, COMPNET: a PE's
+// service threads drive its own node's OpenSHMEM over Portals; the team
+// holds each PE's device in a slot of its own, written by that PE, and
+// the service energy is summed per node after the run). GIO's templater
+// reads every peer's device (its heap key) while it runs, and the
+// device-verbs ring builds a run-wide GPI world, so they run on one
 // engine.
-func partitionable(impl string) bool {
+func partitionable(impl string, s strategy.Strategy) bool {
 	switch impl {
 	case "host", "kernel-boundary", "stream-triggered", "triggered", "remote-tasks":
 		return true
+	case "device-shmem":
+		return s != strategy.GNNGIO
 	}
 	return false
 }
@@ -29,11 +35,11 @@ func partitionable(impl string) bool {
 // a partitioned cluster (run.partitions > 1).
 func AllreducePartitionable(s strategy.Strategy) bool {
 	im, _, err := AllreduceDef().implFor(s)
-	return err == nil && partitionable(im.Name)
+	return err == nil && partitionable(im.Name, s)
 }
 
 func partitionRefusal(k int, s strategy.Strategy, impl string) error {
-	return fmt.Errorf("run.partitions = %d: the %s allreduce (%s implementation) shares run-wide state across nodes and runs on one engine; the partitioned allreduce runs CPU, HDN, HDN_OVERLAP, GDS, GPUTN, XTQ and HSA; use run.partitions=1", k, s, impl)
+	return fmt.Errorf("run.partitions = %d: the %s allreduce (%s implementation) shares run-wide state across nodes and runs on one engine; the partitioned allreduce runs CPU, HDN, HDN_OVERLAP, GDS, GPUTN, XTQ, HSA, GHN_* and COMPNET; use run.partitions=1", k, s, impl)
 }
 
 // Nodes per engine from which a partitioned allreduce pays on two idle
@@ -66,9 +72,10 @@ func AutoPartitions(spec cluster.Spec, n int, functional bool, s strategy.Strate
 	if cores < 2 || !AllreducePartitionable(s) || cluster.CanPartition(spec) != nil {
 		return 1
 	}
-	if spec.Topology.Kind == "fattree" && !spec.Topology.InOrder {
-		// Spines drawn from a stream per partition: a valid run, but not
-		// one engine's, and auto must not make results depend on the cores.
+	if !spec.Topology.Ordered() {
+		// Spines (or a dragonfly's intermediate groups) drawn from a
+		// stream per partition: a valid run, but not one engine's, and
+		// auto must not make results depend on the cores.
 		return 1
 	}
 	per := autoNodesPayloadFree

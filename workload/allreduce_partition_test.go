@@ -109,41 +109,55 @@ func TestPartitionedAllreduceRefusesSharedState(t *testing.T) {
 	}
 	defer c.Close()
 	a := Allreduce{Size: 16 * unit.KiB, WGSize: 256, CPUThreads: 8}
-	_, err = a.Run(c, strategy.GHNAPU, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	_, err = a.Run(c, strategy.GNNGIO, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
 	if err == nil || !strings.Contains(err.Error(), "run.partitions = 2") {
 		t.Fatalf("err = %v, want a run.partitions refusal", err)
 	}
 }
 
 // The remote-task allreduce (XTQ's NIC-enqueued tasks, HSA's host
-// progress thread) keeps every runtime's state on its node, so it runs
-// partitioned with the sequential engine's times and event counts, with
-// its receive resources posted once or every round, functional and
-// payload-free, on a star and a fat tree.
-func TestPartitionedRemoteTasksMatchSequential(t *testing.T) {
-	xtqTree := cluster.XTQ()
-	xtqTree.Topology.Kind, xtqTree.Topology.LeafSize = "fattree", 3
+// progress thread) keeps every runtime's state on its node, and so does
+// the device-shmem ring over the queued backends (GHN_*, COMPNET: each
+// PE's service threads drive its own node's OpenSHMEM over Portals), so
+// both run partitioned with the sequential engine's times, event counts
+// and service energy: receive resources posted once or every round,
+// functional and payload-free, on a star and a fat tree.
+func TestPartitionedRemoteTasksAndShmemMatchSequential(t *testing.T) {
+	tasks := []strategy.Strategy{strategy.XTQ, strategy.HSA}
+	queued := []strategy.Strategy{strategy.GHNDGPU, strategy.GHNDGPUHostQ, strategy.GHNAPU, strategy.COMPNET}
+	tree := func(hw cluster.Spec) cluster.Spec {
+		hw.Topology.Kind, hw.Topology.LeafSize = "fattree", 3
+		return hw
+	}
 	cases := []struct {
 		hw         cluster.Spec
+		strategies []strategy.Strategy
 		nodes      int
 		splits     []int
 		perRound   bool
 		functional bool
 	}{
-		{cluster.XTQ(), 5, []int{2, 5}, false, true},
-		{cluster.XTQ(), 8, []int{3}, true, true},
-		{cluster.XTQ(), 16, []int{2}, false, false},
-		{xtqTree, 12, []int{2, 4}, false, true},
+		{cluster.XTQ(), tasks, 5, []int{2, 5}, false, true},
+		{cluster.XTQ(), tasks, 8, []int{3}, true, true},
+		{cluster.XTQ(), tasks, 16, []int{2}, false, false},
+		{tree(cluster.XTQ()), tasks, 12, []int{2, 4}, false, true},
+		{cluster.CompNet(), queued, 5, []int{2, 5}, false, true},
+		{cluster.CompNet(), queued, 8, []int{2}, false, false},
+		{tree(cluster.CompNet()), queued, 6, []int{2}, false, true},
 	}
 	for _, c := range cases {
-		for _, s := range []strategy.Strategy{strategy.XTQ, strategy.HSA} {
+		for _, s := range c.strategies {
 			run := func(k int) (AllreduceResult, uint64) {
 				var cl *cluster.Cluster
 				var err error
+				hw := c.hw
+				if d, err := strategy.Lookup(string(s)); err == nil {
+					hw = d.Adjust(hw)
+				}
 				if k == 0 {
-					cl, err = cluster.New(sim.New(1), c.hw, c.nodes, c.functional)
+					cl, err = cluster.New(sim.New(1), hw, c.nodes, c.functional)
 				} else {
-					cl, err = cluster.NewPartitioned(1, c.hw, c.nodes, k, c.functional)
+					cl, err = cluster.NewPartitioned(1, hw, c.nodes, k, c.functional)
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -159,9 +173,9 @@ func TestPartitionedRemoteTasksMatchSequential(t *testing.T) {
 			want, wantEv := run(0)
 			for _, k := range c.splits {
 				got, ev := run(k)
-				if got.Verified != c.functional || got.Time != want.Time || ev != wantEv {
-					t.Errorf("%s %s n=%d k=%d perRound=%v functional=%v: verified=%v %v, %d events; sequential %v, %d events",
-						c.hw.Topology.Kind, s, c.nodes, k, c.perRound, c.functional, got.Verified, got.Time, ev, want.Time, wantEv)
+				if got.Verified != c.functional || got.Time != want.Time || ev != wantEv || got.ServiceEnergy != want.ServiceEnergy {
+					t.Errorf("%s %s n=%d k=%d perRound=%v functional=%v: verified=%v %v, %d events, %g J; sequential %v, %d events, %g J",
+						c.hw.Topology.Kind, s, c.nodes, k, c.perRound, c.functional, got.Verified, got.Time, ev, got.ServiceEnergy, want.Time, wantEv, want.ServiceEnergy)
 				}
 			}
 		}
@@ -203,7 +217,9 @@ func TestAutoPartitions(t *testing.T) {
 		{"fat tree: one leaf", fatTree(32), 32, true, strategy.CPU, 8, 1},
 		{"fat tree, random spines: results would differ", outOfOrder(fatTree(16)), 64, true, strategy.CPU, 2, 1},
 		{"star, in_order off (no spines)", outOfOrder(cluster.GPUTN()), 64, true, strategy.CPU, 2, 2},
-		{"shared run-wide state", cluster.GPUTN(), 64, true, strategy.GHNAPU, 2, 1},
+		{"shared run-wide state", cluster.GPUTN(), 64, true, strategy.GNNGIO, 2, 1},
+		{"device verbs: a run-wide GPI world", cluster.GPUTN(), 64, true, strategy.GNNGPURDMA, 2, 1},
+		{"device shmem, queued backend", cluster.CompNet(), 64, true, strategy.COMPNET, 2, 2},
 		{"remote tasks, payload-free 256 nodes", cluster.XTQ(), 256, false, strategy.XTQ, 2, 2},
 		{"remote tasks, HSA functional 16 nodes", cluster.XTQ(), 16, true, strategy.HSA, 2, 2},
 		{"flow network", flow, 1024, false, strategy.CPU, 2, 1},
@@ -216,30 +232,74 @@ func TestAutoPartitions(t *testing.T) {
 	}
 }
 
-// Nodes of several GPUs run on one engine: a partitioned cluster of them
-// is refused with one line naming node.gpus, auto never splits them, and
-// their allreduce (CPU and HDN, whose ranks on one node exchange over
-// the GPU fabric and its copy engines) gives the same times, events and
-// verification whatever GOMAXPROCS and the cores auto is offered.
+// Nodes of several GPUs split over partitions at node boundaries (a
+// node's GPUs, fabric, peer ports and MPI registry stay on one engine):
+// the allreduce of every partitionable strategy — whose ranks on one node
+// exchange over the GPU fabric (CPU and HDN through MPI's shared memory
+// and copy engines, GDS by stream peer copies, GPU-TN NIC to NIC) —
+// verifies and reproduces one engine's times and event counts on a star,
+// on a fat tree whose leaves hold whole nodes or split one (a unit of
+// whole leaves and whole nodes), on h100-cx7's rail-optimised fat tree
+// and mi300a-ss11's dragonfly (made small enough to split), whatever
+// GOMAXPROCS, and on the star so does GHN_APU's device shmem and the
+// XTQ and HSA remote tasks; a split that would cut a node is refused.
 func TestPartitionMultiGPUNodes(t *testing.T) {
-	hw := cluster.GPUTN()
-	hw.Node.GPUs = 2
-	if _, err := cluster.NewPartitioned(1, hw, 4, 2, false); err == nil || !strings.Contains(err.Error(), "node.gpus = 2") || strings.Contains(err.Error(), "\n") {
-		t.Fatalf("partitioned 2-GPU nodes: err = %v, want one line naming node.gpus", err)
+	star2 := cluster.GPUTN()
+	star2.Node.GPUs = 2
+	tree4 := fatTree(4)
+	tree4.Node.GPUs = 2
+	tree3 := fatTree(3)
+	tree3.Node.GPUs = 2 // units of 6 GPUs: two leaves, three nodes
+	rails := cluster.H100CX7()
+	rails.Topology.LeafSize = 1 // a leaf per rail and node: units of one 8-GPU node
+	df := cluster.MI300ASS11()
+	df.Topology.NodesPerRouter, df.Topology.RoutersPerGroup, df.Topology.GlobalPerRouter = 2, 2, 1 // a group is one 4-APU node
+	cases := []struct {
+		name   string
+		hw     cluster.Spec
+		ranks  int
+		splits []int
+	}{
+		{"star, 2 GPUs per node", star2, 8, []int{2, 4}},
+		{"fat tree of 4, 2 GPUs per node", tree4, 12, []int{2, 3}},
+		{"fat tree of 3, 2 GPUs per node", tree3, 12, []int{2}},
+		{"h100-cx7 rail-optimised fat tree", rails, 16, []int{2}},
+		{"mi300a-ss11 dragonfly", df, 12, []int{2, 3}},
 	}
-	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN} {
-		if k := AutoPartitions(hw, 64, true, s, 8); k != 1 {
-			t.Errorf("AutoPartitions on 2-GPU nodes, %s = %d engines, want 1", s, k)
+	for _, c := range cases {
+		if most := cluster.MaxPartitions(c.hw, c.ranks); most < c.splits[len(c.splits)-1] {
+			t.Fatalf("%s: at most %d partitions for %d GPUs", c.name, most, c.ranks)
 		}
-		run := func(procs int) (AllreduceResult, uint64) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			return partitionedAllreduce(t, hw, s, AlgRing, 4, 0, 64*unit.KiB, true)
+		strategies := []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN}
+		if c.hw.Topology.Kind == "star" {
+			// The other partitionable implementations: device shmem over
+			// the queued backends (peer GPUs of a node by their fabric),
+			// remote tasks.
+			strategies = append(strategies, strategy.GHNAPU, strategy.XTQ, strategy.HSA)
 		}
-		a, ea := run(1)
-		b, eb := run(2)
-		if a.Time != b.Time || ea != eb || !a.Verified || !b.Verified {
-			t.Errorf("%s on 2 nodes × 2 GPUs: GOMAXPROCS=1: %v, %d events, verified %v; GOMAXPROCS=2: %v, %d events, verified %v", s, a.Time, ea, a.Verified, b.Time, eb, b.Verified)
+		for _, s := range strategies {
+			want, wantEv := partitionedAllreduce(t, c.hw, s, AlgRing, c.ranks, 0, 24*unit.KiB+8, true)
+			for _, k := range c.splits {
+				for _, procs := range []int{1, 2} {
+					prev := runtime.GOMAXPROCS(procs)
+					got, ev := partitionedAllreduce(t, c.hw, s, AlgRing, c.ranks, k, 24*unit.KiB+8, true)
+					runtime.GOMAXPROCS(prev)
+					if !got.Verified || got.Time != want.Time || ev != wantEv {
+						t.Errorf("%s, %s, %d partitions, GOMAXPROCS=%d: verified %v, %v, %d events; one engine %v, %d events",
+							c.name, s, k, procs, got.Verified, got.Time, ev, want.Time, wantEv)
+					}
+				}
+			}
 		}
+	}
+	// The unit of a star of 2-GPU nodes is a node: 8 GPUs, at most 4.
+	if _, err := cluster.NewPartitioned(1, star2, 8, 5, false); err == nil || !strings.Contains(err.Error(), "must be in [1, 4]") ||
+		!strings.Contains(err.Error(), "whole nodes") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("5 partitions of 4 two-GPU nodes: err = %v, want one line naming the range and whole nodes", err)
+	}
+	// Auto splits them where it pays, as single-GPU nodes.
+	if k := AutoPartitions(star2, 64, true, strategy.HDN, 8); k != 2 {
+		t.Errorf("AutoPartitions on 64 GPUs in 2-GPU nodes, HDN = %d engines, want 2", k)
 	}
 }
 

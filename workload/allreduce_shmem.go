@@ -5,7 +5,9 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/model/rdma"
 	"github.com/gpunetsim/gpunetsim/model/shmem"
+	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
 
@@ -77,6 +79,17 @@ func (a Allreduce) ringWG(wg *gpu.WG, dev *shmem.Device, l *ringLayout, base mem
 	if err != nil {
 		return err
 	}
+	if ctx.StepCalls() && wg.Proc.CanRunSteps() && !a.loopWGs {
+		// The whole ring as one state machine lent the work-group's
+		// process (sim.Proc.RunSteps): the same waits as the loop below,
+		// without two coroutine switches per call.
+		r := shmemRingSteps{wg: wg, ctx: ctx, l: l, base: base, i: i, s: s, steps: steps, wgSize: a.WGSize}
+		wg.Proc.RunSteps(&r)
+		if r.err != nil {
+			return r.err
+		}
+		return ctx.Destroy()
+	}
 	send := func(st int) error {
 		p := l.put(base, i, st, s)
 		dst := base + mem.Addr(p.RemoteOffset)
@@ -103,4 +116,93 @@ func (a Allreduce) ringWG(wg *gpu.WG, dev *shmem.Device, l *ringLayout, base mem
 		}
 	}
 	return ctx.Destroy()
+}
+
+// shmemRingSteps is ringWG's loop (its puts, waits and step work) as a
+// sim.Stepper over the context's step calls (shmem.Ctx.BeginPutmemNBI,
+// BeginWaitUntil, TryCall).
+type shmemRingSteps struct {
+	wg     *gpu.WG
+	ctx    *shmem.Ctx
+	l      *ringLayout
+	base   mem.Addr
+	i, s   int
+	steps  int
+	wgSize int
+	st     int // the step whose slice is sent or awaited
+	pc     ringPC
+	put    rdma.Put // the slice being sent
+	off    uint64   // its next chunk
+	begun  bool     // a call is begun
+	work   stepWorkSteps
+	err    error
+}
+
+// ringPC is where shmemRingSteps stands.
+type ringPC uint8
+
+const (
+	ringSend ringPC = iota // send step st's slice
+	ringPut                // its puts, a chunk at a time
+	ringWait               // wait for step st's flag
+	ringWork               // step st's reduction and stamp
+)
+
+// Step implements sim.Stepper.
+func (r *shmemRingSteps) Step(p *sim.Proc) bool {
+	for !p.Waited() {
+		switch r.pc {
+		case ringSend:
+			r.put = r.l.put(r.base, r.i, r.st, r.s)
+			r.off = 0
+			r.pc = ringPut
+		case ringPut:
+			if r.off >= r.put.Length {
+				r.pc = ringWait
+				continue
+			}
+			if !r.begun {
+				n := min(shmemChunk, r.put.Length-r.off)
+				dst := r.base + mem.Addr(r.put.RemoteOffset) + mem.Addr(r.off)
+				if r.err = r.ctx.BeginPutmemNBI(dst, r.put.Src+mem.Addr(r.off), n, r.put.Target); r.err != nil {
+					return true
+				}
+				r.begun = true
+			}
+			if !r.ctx.TryCall(p) {
+				continue
+			}
+			r.begun = false
+			r.off += shmemChunk
+		case ringWait:
+			if !r.begun {
+				if r.err = r.ctx.BeginWaitUntil(r.l.flagAddr(r.base, r.i, r.st, r.s), 8, shmem.CmpEQ, r.l.expect(r.st)); r.err != nil {
+					return true
+				}
+				r.begun = true
+			}
+			if !r.ctx.TryCall(p) {
+				continue
+			}
+			r.begun = false
+			r.pc = ringWork
+			if !r.l.stepWorkSet(&r.work, r.wg, r.base, r.i, r.st, r.s, r.wgSize) {
+				r.work = stepWorkSteps{}
+				r.pc = ringSend
+				if r.st++; r.st == r.steps {
+					return true
+				}
+			}
+		case ringWork:
+			if !r.work.Step(p) {
+				continue
+			}
+			r.work = stepWorkSteps{}
+			r.pc = ringSend
+			if r.st++; r.st == r.steps {
+				return true
+			}
+		}
+	}
+	return false
 }

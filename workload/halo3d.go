@@ -303,10 +303,16 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 			recvB = mm.Alloc(nd.Pool, recvLen, "halo3d.recv")
 		}
 		recvBases[r] = recvB
-		for d := range D {
-			for _, b := range []mem.Addr{sendB, recvB} {
-				mm.MarkControl(b+mem.Addr(off[d]+size[d]), 8)
-				if recvLen > total {
+		// The flag words are control words where a flag is read: the
+		// one-sided implementations. The two-sided ones send the messages
+		// alone, and a message whose range touched a flag's line would
+		// carry a whole payload buffer through a payload-free run (the
+		// lines straddle the slots; at 8,192 GPUs these buffers were most
+		// of the memory).
+		if recvLen > total { // one-sided: double-buffered, flags in both halves
+			for d := range D {
+				for _, b := range []mem.Addr{sendB, recvB} {
+					mm.MarkControl(b+mem.Addr(off[d]+size[d]), 8)
 					mm.MarkControl(b+mem.Addr(total+off[d]+size[d]), 8)
 				}
 			}

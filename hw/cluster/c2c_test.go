@@ -170,6 +170,7 @@ func TestC2CArraysInHost(t *testing.T) {
 	const n = 64 << 20
 	stream := func(s Spec, lines bool) (sim.Duration, uint64, uint64) {
 		t.Helper()
+		s.GPU.LSUBytes = 0 // one work-group streams at the memory's rate, not one SM's
 		c, err := New(sim.New(1), s, 1, false)
 		if err != nil {
 			t.Fatal(err)

@@ -7,14 +7,41 @@ import (
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
-// MaxPartitions returns the most partitions n nodes of spec can be split
-// into: one per node on a star, one per leaf switch on a fat tree (a
-// partition holds whole leaves, whose up-ports it serves).
+// MaxPartitions returns the most partitions n endpoints of spec can be
+// split into: one per partition unit (partitionUnit).
 func MaxPartitions(spec Spec, n int) int {
-	if spec.Topology.Kind == "fattree" && spec.Topology.LeafSize > 0 {
-		return (n + spec.Topology.LeafSize - 1) / spec.Topology.LeafSize
+	u := partitionUnit(spec)
+	return (n + u - 1) / u
+}
+
+// partitionUnit is the endpoints a partition holds whole: a leaf switch
+// on a fat tree (whose up-ports it serves), the leaves of every rail that
+// serve the same leaf_size nodes on a rail-optimised fat tree, a group on
+// a dragonfly (whose local and global ports it serves), a node (one
+// endpoint per GPU, whose fabric, peer ports and memories its GPUs
+// share), and the least run of endpoints that is both.
+func partitionUnit(spec Spec) int {
+	u, t := 1, spec.Topology
+	switch t.Kind {
+	case "fattree":
+		u = max(1, t.LeafSize)
+	case "railfattree":
+		u = max(1, t.LeafSize*t.Rails)
+	case "dragonfly":
+		u = max(1, t.NodesPerRouter*t.RoutersPerGroup)
 	}
-	return n
+	if g := spec.Node.GPUs; g > 1 {
+		u = lcm(u, g)
+	}
+	return u
+}
+
+func lcm(a, b int) int {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
 }
 
 // Lookahead returns the least simulated time anything one node does takes
@@ -22,14 +49,12 @@ func MaxPartitions(spec Spec, n int) int {
 // before it reaches a port another partition serves.
 func Lookahead(spec Spec) sim.Duration { return spec.Link.Latency + spec.Switch.Latency }
 
-// PartitionOf returns the partition of each of n nodes split into k:
-// contiguous node ranges of whole leaf switches (a star counts each node
-// as a leaf), balanced to within one leaf.
+// PartitionOf returns the partition of each of n endpoints split into
+// k: contiguous ranges of whole partition units (leaf switches, nodes of
+// several GPUs; a star of one-GPU nodes counts each node as a unit),
+// balanced to within one unit.
 func PartitionOf(spec Spec, n, k int) []int {
-	units, per := MaxPartitions(spec, n), 1 // leaves, nodes per leaf
-	if spec.Topology.Kind == "fattree" {
-		per = spec.Topology.LeafSize
-	}
+	units, per := MaxPartitions(spec, n), partitionUnit(spec)
 	of := make([]int, n)
 	for i := range of {
 		of[i] = (i / per) * k / units
@@ -37,15 +62,21 @@ func PartitionOf(spec Spec, n, k int) []int {
 	return of
 }
 
-// MultiGPUReason is why nodes of several GPUs are not split over
-// partitions: the GPUs of a node share its intra-node fabric's links,
-// their peer ports reach each other's memories directly, and GPU-aware
-// MPI's IPC registry is run-wide, so a node's GPUs would touch one
-// another's state from two engines at once. Keeping a node's GPUs in one
-// partition would need partitions cut at node boundaries across every
-// rail's leaves (a rail-optimised fat tree puts GPU g of every node on
-// leaf g), which the leaf-based split does not do.
-const MultiGPUReason = "nodes of several GPUs run on one engine (their GPUs share the node's fabric links, peer memories and IPC registry)"
+// PartitionUnitName says what a partition holds whole, for messages.
+func PartitionUnitName(spec Spec) string {
+	switch spec.Topology.Kind {
+	case "fattree":
+		if spec.Node.GPUs > 1 {
+			return "whole leaf switches and whole nodes"
+		}
+		return "whole leaf switches"
+	case "railfattree":
+		return "whole leaf switches of every rail: topology.leaf_size nodes"
+	case "dragonfly":
+		return "whole dragonfly groups: topology.nodes_per_router × topology.routers_per_group GPUs"
+	}
+	return "whole nodes"
+}
 
 // CanPartition reports why a cluster of spec cannot be split into
 // partitions (nil: it can): they need a positive lookahead and the packet
@@ -53,12 +84,6 @@ const MultiGPUReason = "nodes of several GPUs run on one engine (their GPUs shar
 func CanPartition(spec Spec) error {
 	if la := Lookahead(spec); la <= 0 {
 		return fmt.Errorf("link.latency + switch.latency = %v leaves partitions no lookahead; must be > 0", la)
-	}
-	if spec.Node.GPUs > 1 {
-		return fmt.Errorf("node.gpus = %d: %s", spec.Node.GPUs, MultiGPUReason)
-	}
-	if k := spec.Topology.Kind; k != "star" && k != "fattree" {
-		return fmt.Errorf("topology.kind = %s: only a star or a fat tree can be split into partitions", k)
 	}
 	if spec.Network.Model != net.ModelPacket {
 		return fmt.Errorf("network.model = %s shares links max-min fairly across the whole fabric; partitions need network.model = packet", spec.Network.Model)
@@ -75,7 +100,7 @@ func CanPartition(spec Spec) error {
 // once every partition is idle.
 func NewPartitioned(seed uint64, spec Spec, n, k int, functional bool) (*Cluster, error) {
 	if most := MaxPartitions(spec, n); k < 1 || k > most {
-		return nil, fmt.Errorf("run.partitions = %d: must be in [1, %d] for %d nodes on a %s (a partition holds whole leaf switches)", k, most, n, spec.Topology.Kind)
+		return nil, fmt.Errorf("run.partitions = %d: must be in [1, %d] for %d GPUs on a %s (a partition holds %s)", k, most, n, spec.Topology.Kind, PartitionUnitName(spec))
 	}
 	if err := CanPartition(spec); err != nil {
 		return nil, fmt.Errorf("run.partitions = %d: %w", k, err)

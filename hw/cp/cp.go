@@ -301,9 +301,16 @@ func (t *Thread) Store64(a mem.Addr, v uint64) {
 	}
 	t.retire()
 	for len(t.sb) >= depth {
-		t.stallUntil(t.sb[0].done)
+		t.stallFor(t.sb[0].done)
 		t.retire()
 	}
+	t.push(a, v)
+}
+
+// push puts the store of v at a into the store buffer (it has room) and
+// schedules its arrival at the L2.
+func (t *Thread) push(a mem.Addr, v uint64) {
+	l := mem.Line(a)
 	var st *sbStore
 	if k := len(t.freeSB); k > 0 {
 		st, t.freeSB[k-1] = t.freeSB[k-1], nil
@@ -347,6 +354,19 @@ func (t *Thread) retire() {
 	}
 	clear(t.sb[len(keep):])
 	t.sb = keep
+}
+
+// stallFor holds the core, doing nothing, until a buffered store that
+// reaches the L2 at at has arrived: until at, or for a GPU cycle when its
+// arrival runs at this instant, after the thread (stalling until now did
+// nothing there, and a thread with a full buffer looped forever at one
+// instant, which a store whose line another CP's RMW held could cause).
+func (t *Thread) stallFor(at sim.Time) {
+	if at > t.Now() {
+		t.slot.Busy(at - t.Now())
+		return
+	}
+	t.slot.Busy(t.cp.g.Spec().Cycles(1))
 }
 
 // stallUntil holds the core, doing nothing, until at.

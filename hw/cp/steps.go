@@ -3,7 +3,9 @@ package cp
 import (
 	"encoding/binary"
 
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // A CP thread's polling operations as steps, for a service loop that runs
@@ -20,9 +22,28 @@ import (
 type stepOp uint8
 
 const (
-	stepNone stepOp = iota
-	stepBusy        // Instr, Acquire: the core's time
-	stepLoad        // Load64
+	stepNone    stepOp = iota
+	stepBusy           // Instr, Acquire: the core's time
+	stepLoad           // Load64, LoadLine
+	stepStore          // Store64
+	stepRMW            // RMW
+	stepRelease        // ReleaseSystem
+)
+
+// opPhase is where a stepped Store64, RMW or ReleaseSystem stands.
+type opPhase uint8
+
+const (
+	storeCheck     opPhase = iota // a free store-buffer entry? (stall for the oldest store while none)
+	storeStallBusy                // stalled for the oldest store
+	storeL2                       // no store buffer: the store at the L2 (a CP RMW may hold the line)
+	storeL2Busy                   // its latency on the core
+	rmwDrain                      // the store buffer drained (drain's stalls)
+	rmwLock                       // the read half at the L2 (another RMW may hold the line)
+	rmwWrite                      // after the read's latency: the write half
+	rmwUnlock                     // after the write's latency: the line released
+	relDrain                      // the store buffer drained
+	relDone                       // the GPU's system release (its write-back) over
 )
 
 // loadPhase is where a stepped Load64 stands.
@@ -43,8 +64,15 @@ type stepState struct {
 	line  mem.Addr
 	off   mem.Addr
 	l1    *[mem.LineSize]byte // the hit copy (no fill comes before its read)
-	data  [mem.LineSize]byte  // the missed line, filled at the end
-	val   uint64              // the loaded word, once Try reported true
+	data  [mem.LineSize]byte  // the line read (LoadLine), once Try reported true
+	val   uint64              // the loaded word (or an RMW's old value), once Try reported true
+	// Store64, RMW, ReleaseSystem
+	ph       opPhase
+	a        mem.Addr
+	v        uint64
+	f        func(uint64) uint64
+	lk       gpu.CPRMWLock
+	draining bool // a drain's stall is in progress
 }
 
 // BeginInstr starts Instr(n) as steps.
@@ -85,8 +113,43 @@ func (t *Thread) BeginLoad64(a mem.Addr) {
 	t.st.l1, t.st.phase = nil, loadDrain
 }
 
-// Loaded is the word the last stepped Load64 read.
+// Loaded is the word the last stepped Load64 read, or the old value the
+// last stepped RMW read.
 func (t *Thread) Loaded() uint64 { return t.st.val }
+
+// BeginLoadLine starts LoadLine(l) as steps; LoadedLine returns the line
+// once Try reported true.
+func (t *Thread) BeginLoadLine(l mem.Addr) { t.BeginLoad64(l) }
+
+// LoadedLine is the line the last stepped LoadLine read.
+func (t *Thread) LoadedLine() [mem.LineSize]byte { return t.st.data }
+
+// BeginStore64 starts Store64(a, v) as steps.
+func (t *Thread) BeginStore64(a mem.Addr, v uint64) {
+	l := mem.Line(a)
+	t.n.L1++
+	if b := t.cached(l); b != nil {
+		binary.LittleEndian.PutUint64(b[a-l:], v)
+	}
+	t.st.op, t.st.a, t.st.v = stepStore, a, v
+	if t.cp.spec.StoreBuffer == 0 {
+		t.st.ph = storeL2
+		return
+	}
+	t.retire()
+	t.st.ph = storeCheck
+}
+
+// BeginRMW starts RMW(a, f) as steps; Loaded returns the old value once
+// Try reported true.
+func (t *Thread) BeginRMW(a mem.Addr, f func(old uint64) uint64) {
+	t.st.op, t.st.a, t.st.f, t.st.ph, t.st.draining = stepRMW, a, f, rmwDrain, false
+}
+
+// BeginReleaseSystem starts ReleaseSystem as steps.
+func (t *Thread) BeginReleaseSystem() {
+	t.st.op, t.st.ph, t.st.draining = stepRelease, relDrain, false
+}
 
 // Try advances the operation begun by a Begin* call: true once it is over
 // (and for no operation), false when it waited.
@@ -98,6 +161,18 @@ func (t *Thread) Try() bool {
 		}
 	case stepLoad:
 		if !t.tryLoad() {
+			return false
+		}
+	case stepStore:
+		if !t.tryStore() {
+			return false
+		}
+	case stepRMW:
+		if !t.tryRMW() {
+			return false
+		}
+	case stepRelease:
+		if !t.tryRelease() {
 			return false
 		}
 	}
@@ -114,6 +189,7 @@ func (t *Thread) tryLoad() bool {
 			if !t.slot.TryBusy() {
 				return false
 			}
+			st.data = *st.l1
 			st.val = binary.LittleEndian.Uint64(st.l1[st.off:])
 			st.l1 = nil
 			return true
@@ -159,4 +235,122 @@ func (t *Thread) tryLoad() bool {
 			return true
 		}
 	}
+}
+
+// tryStore is Store64's course as steps (after its L1 update).
+func (t *Thread) tryStore() bool {
+	st := &t.st
+	for {
+		switch st.ph {
+		case storeCheck:
+			if len(t.sb) < t.cp.spec.StoreBuffer {
+				t.push(st.a, st.v)
+				return true
+			}
+			if d := t.sb[0].done - t.Now(); d > 0 { // stallFor
+				t.slot.BeginBusy(d)
+			} else {
+				t.slot.BeginBusy(t.cp.g.Spec().Cycles(1))
+			}
+			st.ph = storeStallBusy
+		case storeStallBusy:
+			if !t.slot.TryBusy() {
+				return false
+			}
+			t.retire()
+			st.ph = storeCheck
+		case storeL2:
+			hit, lat, ok := t.cp.g.TryCPStore64(t.Proc, st.a, st.v)
+			if !ok {
+				return false
+			}
+			t.count(hit)
+			t.slot.BeginBusy(lat)
+			st.ph = storeL2Busy
+		case storeL2Busy:
+			return t.slot.TryBusy()
+		}
+	}
+}
+
+// tryDrain is drain(line, all) as steps: true once no buffered store (to
+// line, or at all) is left, false when it waited.
+func (t *Thread) tryDrain(line mem.Addr, all bool) bool {
+	st := &t.st
+	for {
+		if st.draining {
+			if !t.slot.TryBusy() {
+				return false
+			}
+			st.draining = false
+		}
+		t.retire()
+		var last sim.Time
+		pending := false
+		for _, s := range t.sb {
+			if all || s.line == line {
+				last, pending = max(last, s.done), true
+			}
+		}
+		if !pending {
+			return true
+		}
+		if last > t.Now() {
+			t.slot.BeginBusy(last - t.Now())
+		} else {
+			t.slot.BeginBusy(t.cp.g.Spec().Cycles(1)) // its arrival runs at this instant, after us
+		}
+		st.draining = true
+	}
+}
+
+// tryRMW is RMW's course as steps.
+func (t *Thread) tryRMW() bool {
+	st := &t.st
+	p := t.Proc
+	for {
+		switch st.ph {
+		case rmwDrain:
+			if !t.tryDrain(0, true) {
+				return false
+			}
+			t.n.L2 += 2
+			st.ph = rmwLock
+		case rmwLock:
+			lk, lat, ok := t.cp.g.TryCPRMW(p, st.a)
+			if !ok {
+				return false
+			}
+			st.lk = lk
+			st.ph = rmwWrite
+			p.Sleep(lat)
+			return false
+		case rmwWrite:
+			old, lat := t.cp.g.CPRMWWrite(st.a, st.f)
+			st.val = old
+			st.ph = rmwUnlock
+			p.Sleep(lat)
+			return false
+		case rmwUnlock:
+			t.cp.g.CPRMWUnlock(st.lk)
+			st.lk, st.f = gpu.CPRMWLock{}, nil
+			t.dropLine(mem.Line(st.a))
+			return true
+		}
+	}
+}
+
+// tryRelease is ReleaseSystem's course as steps.
+func (t *Thread) tryRelease() bool {
+	st := &t.st
+	switch st.ph {
+	case relDrain:
+		if !t.tryDrain(0, true) {
+			return false
+		}
+		st.ph = relDone
+		t.cp.g.SystemRelease(t.Proc) // its write-back's wait, if any, ends it
+		return !t.Proc.Waited()
+	}
+	return true
 }

@@ -295,6 +295,22 @@ func (g *GPU) CPStore64(p *sim.Proc, a mem.Addr, v uint64) (hit bool, lat sim.Du
 	return g.cpStore(a, v)
 }
 
+// TryCPStore64 is CPStore64 as a step: while a CP RMW holds the line it
+// waits once and reports ok false (call it again after the wait); else it
+// stores as CPStore64 does.
+func (g *GPU) TryCPStore64(p *sim.Proc, a mem.Addr, v uint64) (hit bool, lat sim.Duration, ok bool) {
+	if g.tags != nil {
+		l := mem.Line(a)
+		if w := g.tags.find(l); w != nil && w.rmw {
+			g.tags.stats.RMWWait++
+			p.Wait(g.tags.rmwDone[l], "an L2 line locked by a CP RMW")
+			return false, 0, false
+		}
+	}
+	hit, lat = g.cpStore(a, v)
+	return hit, lat, true
+}
+
 // CPStoreLatency is the time a CP store takes from the core's store
 // buffer into the L2 (one L2 access; the CP's L1 writes through).
 func (g *GPU) CPStoreLatency() sim.Duration { return g.spec.Cycles(g.spec.L2Cycles) }
@@ -338,8 +354,42 @@ func (g *GPU) cpStore(a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
 // the old, the write half stores it and releases the lock. It returns the
 // old value and costs p two L2 accesses.
 func (g *GPU) CPRMW(p *sim.Proc, a mem.Addr, f func(old uint64) uint64) uint64 {
+	g.waitRMW(p, mem.Line(a))
+	lk, lat := g.cpRMWLock(a)
+	p.Sleep(lat)
+	old, wlat := g.CPRMWWrite(a, f)
+	p.Sleep(wlat)
+	g.CPRMWUnlock(lk)
+	return old
+}
+
+// CPRMWLock is the line lock a CP RMW holds between its halves (TryCPRMW,
+// CPRMWWrite, CPRMWUnlock).
+type CPRMWLock struct {
+	w *l2line // the way locked (nil: no tag model, or the access bypassed the L2)
+	l mem.Addr
+}
+
+// TryCPRMW is CPRMW's read half as a step (sim.Stepper): while another CP
+// RMW holds the line it waits once and reports ok false (call it again
+// after the wait); else it locks the line and returns the lock and the
+// read's latency, which the caller sleeps for before CPRMWWrite.
+func (g *GPU) TryCPRMW(p *sim.Proc, a mem.Addr) (lk CPRMWLock, lat sim.Duration, ok bool) {
 	l := mem.Line(a)
-	g.waitRMW(p, l)
+	if g.tags != nil {
+		if w := g.tags.find(l); w != nil && w.rmw {
+			g.tags.stats.RMWWait++
+			p.Wait(g.tags.rmwDone[l], "an L2 line locked by a CP RMW")
+			return lk, 0, false
+		}
+	}
+	lk, lat = g.cpRMWLock(a)
+	return lk, lat, true
+}
+
+// cpRMWLock is CPRMW's read half once no RMW holds the line.
+func (g *GPU) cpRMWLock(a mem.Addr) (CPRMWLock, sim.Duration) {
+	l := mem.Line(a)
 	hit := g.touch(l, CP)
 	g.cpUnlock(l)
 	var w *l2line
@@ -357,18 +407,29 @@ func (g *GPU) CPRMW(p *sim.Proc, a mem.Addr, f func(old uint64) uint64) uint64 {
 	if hit {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
 	}
-	p.Sleep(lat)
+	return CPRMWLock{w: w, l: l}, lat
+}
+
+// CPRMWWrite is CPRMW's write half, after the read's latency: it reads
+// the old value, stores f(old) and returns the old value and the write's
+// latency, which the caller sleeps for before CPRMWUnlock.
+func (g *GPU) CPRMWWrite(a mem.Addr, f func(old uint64) uint64) (old uint64, lat sim.Duration) {
+	l := mem.Line(a)
 	data := g.l2Line(l)
-	old := binary.LittleEndian.Uint64(data[a-l:])
-	_, wlat := g.cpStore(a, f(old))
-	p.Sleep(wlat)
-	if w != nil && w.valid && w.tag == l {
+	old = binary.LittleEndian.Uint64(data[a-l:])
+	_, lat = g.cpStore(a, f(old))
+	return old, lat
+}
+
+// CPRMWUnlock releases the line lock lk after the write, waking the
+// accessors that waited for it.
+func (g *GPU) CPRMWUnlock(lk CPRMWLock) {
+	if w, l := lk.w, lk.l; w != nil && w.valid && w.tag == l {
 		w.rmw = false
 		done := g.tags.rmwDone[l]
 		delete(g.tags.rmwDone, l)
 		done.Notify()
 	}
-	return old
 }
 
 func (g *GPU) waitRMW(p *sim.Proc, l mem.Addr) {

@@ -84,5 +84,10 @@ func TestReadControlIntoMatchesRead(t *testing.T) {
 				t.Fatalf("byte %d = %d outside the returned span [%d, %d)", i, x, lo, hi)
 			}
 		}
+		// ReadControl returns that span alone (nil without control lines).
+		span, at := m.ReadControl(a, n)
+		if lo == hi && span != nil || lo < hi && (at != lo || !bytes.Equal(span, got[lo:hi])) {
+			t.Fatalf("ReadControl(%#x, %d) = %d bytes at %d, want got[%d:%d]", a, n, len(span), at, lo, hi)
+		}
 	})
 }

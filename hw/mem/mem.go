@@ -679,6 +679,28 @@ func (m *Memory) ReadControlInto(a Addr, dst []byte) (lo, hi int) {
 	return int(max(first, a) - a), int(min(last+LineSize, a+Addr(len(dst))) - a)
 }
 
+// ReadControl returns the bytes of the span of a payload-free range
+// [a, a+n) that its control lines cover, and where in the range the span
+// begins: nil when the range holds no control lines. Unlike
+// ReadControlInto it allocates only the span, so a payload-free transfer
+// of a large buffer with a flag at its end holds a line, not the buffer.
+// The range must be payload-free (Bytes returned nil).
+func (m *Memory) ReadControl(a Addr, n int) (data []byte, at int) {
+	r, err := m.find(a, n)
+	if err != nil {
+		panic(err)
+	}
+	lines := r.ctrlIn(a, n)
+	if len(lines) == 0 {
+		return nil, 0
+	}
+	first, last := lines[0].line, lines[len(lines)-1].line
+	lo, hi := max(first, a), min(last+LineSize, a+Addr(n))
+	data = make([]byte, hi-lo)
+	readLines(lines, lo, data)
+	return data, int(lo - a)
+}
+
 // readLines copies the bytes of control lines into dst, which holds
 // [a, a+len(dst)).
 func readLines(lines []ctrlLine, a Addr, dst []byte) {

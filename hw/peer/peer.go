@@ -192,9 +192,8 @@ func (t *transfer) read(off, n uint64) (data []byte, at uint64) {
 	if !t.srcMem.HasData(a, int(n)) {
 		return nil, 0
 	}
-	b := make([]byte, n)
-	lo, hi := t.srcMem.ReadControlInto(a, b)
-	return b[lo:hi:hi], uint64(lo)
+	b, lo := t.srcMem.ReadControl(a, int(n))
+	return b, uint64(lo)
 }
 
 // land writes a packet's bytes at the destination and ends the transfer

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // Op is the operation of a Request (the op code of a queue entry,
@@ -129,6 +130,12 @@ type Ctx struct {
 	// the calls that run as steps (qsteps.go), kept for reuse
 	steps submitSteps
 	wait  waitSteps
+	// a call begun as steps by the caller's state machine (BeginPutmemNBI,
+	// BeginWaitUntil, TryCall): 0 none, 1 a put, 2 a wait; the wait's
+	// width and, once over, its value
+	stepCall  uint8
+	stepWidth int
+	stepGot   uint64
 }
 
 // WG returns the work-group that owns the context.
@@ -199,17 +206,87 @@ func (c *Ctx) submit(call string, r *Request) error {
 }
 
 func (c *Ctx) put(call string, dst, src mem.Addr, n uint64, pe int, blocking bool) error {
+	if err := c.checkPut(call, dst, n, pe); err != nil {
+		return err
+	}
+	return c.submit(call, &Request{Op: OpPut, Blocking: blocking, PE: pe, Len: n, Dst: dst, Src: src})
+}
+
+// checkPut checks a put's arguments.
+func (c *Ctx) checkPut(call string, dst mem.Addr, n uint64, pe int) error {
 	if err := c.checkPE(call, pe); err != nil {
 		return err
 	}
 	if n == 0 {
 		return c.fail(call, ErrLength, "0 bytes")
 	}
-	if err := c.checkSym(call, dst, n); err != nil {
+	return c.checkSym(call, dst, n)
+}
+
+// Step forms of the calls a work-group makes in a loop (the ring
+// allreduce's puts and waits), for a body that lends its process to one
+// state machine for the whole loop (sim.Proc.RunSteps) instead of once
+// per call: Begin* checks the arguments and starts the call, TryCall
+// advances it (sim.Stepper's contract: true once the call is over, with no
+// wait pending; false after it waited, or, when p.Waited() is false, to
+// be called again at once). The waits, their times and their order are
+// those of the blocking calls.
+
+// StepCalls reports whether BeginPutmemNBI is available on this context:
+// a queue backend's channel whose producer has step forms.
+func (c *Ctx) StepCalls() bool {
+	q, _ := c.stepQueue()
+	return q != nil
+}
+
+// BeginPutmemNBI starts PutmemNBI(dst, src, n, pe) as steps (StepCalls
+// must hold).
+func (c *Ctx) BeginPutmemNBI(dst, src mem.Addr, n uint64, pe int) error {
+	if err := c.checkPut("putmem_nbi", dst, n, pe); err != nil {
 		return err
 	}
-	return c.submit(call, &Request{Op: OpPut, Blocking: blocking, PE: pe, Len: n, Dst: dst, Src: src})
+	q, p := c.stepQueue()
+	if q == nil {
+		panic("shmem: BeginPutmemNBI on a context without step calls (StepCalls)")
+	}
+	c.steps = submitSteps{c: q, p: p, r: &Request{Op: OpPut, PE: pe, Len: n, Dst: dst, Src: src}}
+	c.stepCall = 1
+	return nil
 }
+
+// BeginWaitUntil starts WaitUntil(addr, width, cmp, v) as steps;
+// WaitedValue returns its value once TryCall reported true.
+func (c *Ctx) BeginWaitUntil(addr mem.Addr, width int, cmp Cmp, v uint64) error {
+	if err := c.checkWait(addr, width); err != nil {
+		return err
+	}
+	c.wait = waitSteps{c: c, addr: addr, ok: func(x uint64) bool { return cmp.holds(x&mask(width), v&mask(width), width) }, v: v}
+	c.stepCall, c.stepWidth = 2, width
+	return nil
+}
+
+// TryCall advances the call begun by BeginPutmemNBI or BeginWaitUntil.
+func (c *Ctx) TryCall(p *sim.Proc) bool {
+	switch c.stepCall {
+	case 1:
+		if !c.steps.Step(p) {
+			return false
+		}
+		c.steps.r = nil
+		c.dev.stats.Calls++ // as timedChannel counts it
+	case 2:
+		if !c.wait.Step(p) {
+			return false
+		}
+		c.stepGot = c.wait.got & mask(c.stepWidth)
+		c.wait = waitSteps{}
+	}
+	c.stepCall = 0
+	return true
+}
+
+// WaitedValue is the value the last stepped WaitUntil saw.
+func (c *Ctx) WaitedValue() uint64 { return c.stepGot }
 
 // Putmem copies n bytes from local src to symmetric dst on pe and returns
 // once src may be reused and the data will reach pe (blocking put).
@@ -340,13 +417,7 @@ func (c *Ctx) Quiet() error {
 // value cmp v holds and returns it, with a system-scope acquire between
 // polls (the dissertation's ComP-Net chapter).
 func (c *Ctx) WaitUntil(addr mem.Addr, width int, cmp Cmp, v uint64) (uint64, error) {
-	if width != 4 && width != 8 {
-		return 0, c.fail("wait_until", ErrLength, "width %d: must be 4 or 8", width)
-	}
-	if uint64(addr)%uint64(width) != 0 {
-		return 0, c.fail("wait_until", ErrAlign, "address %#x is not %d-byte aligned", uint64(addr), width)
-	}
-	if err := c.checkSym("wait_until", addr, uint64(width)); err != nil {
+	if err := c.checkWait(addr, width); err != nil {
 		return 0, err
 	}
 	ok := func(x uint64) bool { return cmp.holds(x&mask(width), v&mask(width), width) }
@@ -372,6 +443,17 @@ func (c *Ctx) WaitUntil(addr mem.Addr, width int, cmp Cmp, v uint64) (uint64, er
 	}
 	c.wg.Barrier()
 	return got & mask(width), nil
+}
+
+// checkWait checks wait_until's arguments.
+func (c *Ctx) checkWait(addr mem.Addr, width int) error {
+	if width != 4 && width != 8 {
+		return c.fail("wait_until", ErrLength, "width %d: must be 4 or 8", width)
+	}
+	if uint64(addr)%uint64(width) != 0 {
+		return c.fail("wait_until", ErrAlign, "address %#x is not %d-byte aligned", uint64(addr), width)
+	}
+	return c.checkSym("wait_until", addr, uint64(width))
 }
 
 // Barrier synchronises this work-group with the work-group of the same

@@ -2,6 +2,7 @@ package shmem
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/gpunetsim/gpunetsim/hw/cp"
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
@@ -47,10 +48,13 @@ type Node struct {
 }
 
 // Team is the run-scoped state the PEs share: each PE's device (the
-// ideal backend reaches remote memory through it) and the log of
-// symmetric allocations every PE must repeat in the same order.
+// ideal backend reaches remote memory through it; each PE writes its own
+// slot) and the log of symmetric allocations every PE must repeat in the
+// same order. On a partitioned cluster PEs of different partitions
+// allocate at once, so the log is guarded by mu.
 type Team struct {
 	devs  []*Device
+	mu    sync.Mutex
 	sizes []uint64
 }
 
@@ -210,12 +214,16 @@ func (d *Device) malloc(n uint64, data bool) (mem.Addr, error) {
 	}
 	t := d.rt.team
 	idx := len(d.heap.regions)
+	t.mu.Lock()
 	if idx < len(t.sizes) && t.sizes[idx] != n {
-		return 0, fmt.Errorf("shmem malloc on PE %d: allocation %d of %d bytes, but another PE allocated %d: symmetric allocations must match", d.pe, idx, n, t.sizes[idx])
+		other := t.sizes[idx]
+		t.mu.Unlock()
+		return 0, fmt.Errorf("shmem malloc on PE %d: allocation %d of %d bytes, but another PE allocated %d: symmetric allocations must match", d.pe, idx, n, other)
 	}
 	if idx == len(t.sizes) {
 		t.sizes = append(t.sizes, n)
 	}
+	t.mu.Unlock()
 	alloc := d.heap.mem.AllocData
 	if !data {
 		alloc = d.heap.mem.Alloc

@@ -95,7 +95,8 @@ func (p *hostqProducer) release(wg *gpu.WG) {
 func (p *hostqProducer) acquire(wg *gpu.WG) { wg.Acquire(gpu.System) }
 
 func (p *hostqProducer) load(wg *gpu.WG, a mem.Addr) uint64 {
-	wg.SleepUntil(p.link.Read(pcie.Up, wg.Now(), 8, false))
+	_, done := wg.HostLoad(p.link, wg.Now(), 8)
+	wg.SleepUntil(done)
 	return p.m.Load64(a)
 }
 
@@ -339,6 +340,10 @@ type cpPort struct {
 	// acquire marker is in progress
 	pa  mem.Addr
 	acq bool
+	// a dequeue's access as steps (svcsteps.go): a line read in progress,
+	// and the line's words once it is over
+	lineOp bool
+	words  [8]uint64
 }
 
 func (c *cpPort) proc() *sim.Proc                              { return c.t.Proc }

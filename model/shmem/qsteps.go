@@ -5,7 +5,6 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
-	"github.com/gpunetsim/gpunetsim/hw/pcie"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
@@ -106,7 +105,8 @@ func (p *hostqProducer) tryAcquire(wg *gpu.WG, _ *uint8) bool { return wg.TryAcq
 func (p *hostqProducer) tryLoad(wg *gpu.WG, a mem.Addr, ph *uint8) (uint64, bool) {
 	if *ph == 0 {
 		*ph = 1
-		wg.SleepUntil(p.link.Read(pcie.Up, wg.Now(), 8, false))
+		_, done := wg.HostLoad(p.link, wg.Now(), 8)
+		wg.SleepUntil(done)
 		if wg.Waited() {
 			return 0, false
 		}

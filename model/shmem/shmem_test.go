@@ -2,6 +2,7 @@ package shmem_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -559,5 +560,135 @@ func TestEntryReadAcrossPCIeIsOneLoadPerField(t *testing.T) {
 	}
 	if hs, hn := dequeue(shmem.GHNHostQ, false); hs/sim.Duration(hn) >= rtt {
 		t.Errorf("GHN_DGPU_HOSTQ get entry read in %v through its cache, want less than one PCIe round trip %v", hs/sim.Duration(hn), rtt)
+	}
+}
+
+// ringCalls is a ring loop of puts and waits run as one state machine
+// over the context's step calls (BeginPutmemNBI, BeginWaitUntil, TryCall).
+type ringCalls struct {
+	x      *shmem.Ctx
+	pe, n  int
+	data   mem.Addr // rounds × 64 B, the round's block put to the right
+	flag   mem.Addr // the round's flag word on the right, after its data
+	rounds int
+	r      int
+	pc     uint8 // 0 the data put, 1 the flag put, 2 the wait
+	begun  bool
+	got    []uint64
+	err    error
+}
+
+func (rc *ringCalls) Step(p *sim.Proc) bool {
+	right := (rc.pe + 1) % rc.n
+	for !p.Waited() {
+		if rc.r == rc.rounds {
+			return true
+		}
+		if !rc.begun {
+			switch rc.pc {
+			case 0:
+				a := rc.data + mem.Addr(64*rc.r)
+				rc.err = rc.x.BeginPutmemNBI(a, a, 64, right)
+			case 1:
+				rc.err = rc.x.BeginPutmemNBI(rc.flag+mem.Addr(8*rc.r), rc.flag+mem.Addr(8*rc.r), 8, right)
+			default:
+				rc.err = rc.x.BeginWaitUntil(rc.flag+mem.Addr(8*rc.r), 8, shmem.CmpGE, uint64(rc.r+1))
+			}
+			if rc.err != nil {
+				return true
+			}
+			rc.begun = true
+		}
+		if !rc.x.TryCall(p) {
+			continue
+		}
+		rc.begun = false
+		if rc.pc == 2 {
+			rc.got = append(rc.got, rc.x.WaitedValue())
+			rc.pc, rc.r = 0, rc.r+1
+			continue
+		}
+		rc.pc++
+	}
+	return false
+}
+
+// The context's step calls (BeginPutmemNBI, BeginWaitUntil, TryCall),
+// which a work-group's loop runs as one state machine, are the blocking
+// calls: a ring of puts, flags and wait_until over every queue backend,
+// two work-groups per PE, ends at the same time with the same event count,
+// the same reports (call statistics, service threads' counts and energy)
+// and the same received memory whichever way it runs.
+func TestStepCallsMatchCalls(t *testing.T) {
+	const rounds, n = 6, 3
+	type out struct {
+		end    sim.Time
+		events uint64
+		reps   string
+		mem    []uint64
+		got    [][]uint64
+	}
+	run := func(kind shmem.Kind, mode string, steps bool) out {
+		var o out
+		o.got = make([][]uint64, 2*n)
+		c, syms, reps, err := shmemtest.Scenario(shmemtest.Backend{Kind: kind, HW: hw(mode), Spec: shmem.DefaultSpec(), Nodes: n},
+			[]uint64{2 * rounds * 64, 2 * rounds * 8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
+				return shmemtest.Kernel{WGs: 2, Body: func(pe int, x *shmem.Ctx) error {
+					w := x.WG().ID
+					data, flag := s[0]+mem.Addr(w*rounds*64), s[1]+mem.Addr(w*rounds*8)
+					for r := range rounds {
+						x.WG().Mem().Store64(flag+mem.Addr(8*r), uint64(r+1)) // what the flag put carries
+					}
+					g := &o.got[pe*2+w]
+					if steps {
+						if !x.StepCalls() {
+							return errors.New("no step calls")
+						}
+						rc := &ringCalls{x: x, pe: pe, n: n, data: data, flag: flag, rounds: rounds}
+						x.WG().Proc.RunSteps(rc)
+						*g = rc.got
+						return rc.err
+					}
+					for r := range rounds {
+						a := data + mem.Addr(64*r)
+						if err := x.PutmemNBI(a, a, 64, (pe+1)%n); err != nil {
+							return err
+						}
+						if err := x.PutmemNBI(flag+mem.Addr(8*r), flag+mem.Addr(8*r), 8, (pe+1)%n); err != nil {
+							return err
+						}
+						v, err := x.WaitUntil(flag+mem.Addr(8*r), 8, shmem.CmpGE, uint64(r+1))
+						if err != nil {
+							return err
+						}
+						*g = append(*g, v)
+					}
+					return nil
+				}}
+			})
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		o.end, o.events = c.Engine.Now(), c.Engine.Events()
+		o.reps = fmt.Sprintf("%+v", reps)
+		for pe := range n {
+			for k := range 2 * rounds * 8 {
+				o.mem = append(o.mem, c.Nodes[pe].Mem.Load64(syms[pe][0]+mem.Addr(8*k)))
+			}
+		}
+		return o
+	}
+	for _, kind := range []shmem.Kind{shmem.GHNDGPU, shmem.GHNHostQ, shmem.GHNAPU, shmem.CompNetCP} {
+		mode := "dgpu"
+		if kind == shmem.GHNAPU {
+			mode = "apu"
+		}
+		a, b := run(kind, mode, false), run(kind, mode, true)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%s: blocking calls and step calls differ:\n%v\n%v", kind, a, b)
+		}
+		if a.events == 0 || len(a.got[0]) != rounds {
+			t.Errorf("%s: the ring did not run: %v", kind, a)
+		}
 	}
 }

@@ -42,6 +42,7 @@ const (
 	phEnd                        // the round's end
 	phEndIdle                    // the round's end after its quiet
 	phEndChecks                  // the round's end after its idle sleep
+	phSleep                      // an idle sleep as steps (stepSleeper) is in progress
 )
 
 // pollExit is why pollSteps handed the process back to the coroutine.
@@ -64,8 +65,26 @@ type pollSteps struct {
 	qi    int // the queue being polled
 	found bool
 	start sim.Time      // the poll's start (its span)
-	deq   *dequeueSteps // a host port's dequeue as steps (nil: the coroutine's)
+	deq   *dequeueSteps // the dequeue as steps (nil: the coroutine's)
+	// the idle sleep as steps (nil: the coroutine's), its start, and
+	// the condition that ends it (service.posted, made once)
+	sl      stepSleeper
+	slStart sim.Time
+	posted  func() bool
 }
+
+// stepSleeper is a consumer whose idle sleep (idleWait) has a step form:
+// beginIdleWait starts it, tryOp advances it.
+type stepSleeper interface {
+	beginIdleWait(what string, cond func() bool)
+	tryIdleWait() bool
+}
+
+func (h *hostPort) beginIdleWait(what string, cond func() bool) {
+	h.t.BeginWaitUntil(&h.wake, what, cond)
+}
+
+func (h *hostPort) tryIdleWait() bool { return h.t.Try() }
 
 // Step implements sim.Stepper.
 func (ps *pollSteps) Step(p *sim.Proc) bool {
@@ -138,9 +157,24 @@ func (ps *pollSteps) Step(p *sim.Proc) bool {
 			ps.phase = phEndIdle
 		case phEndIdle:
 			if !ps.found && len(s.pending) == 0 && s.port.idle() {
+				if ps.sl != nil { // service.sleep as steps
+					ps.slStart = s.now()
+					ps.sl.beginIdleWait("a posted entry", ps.posted)
+					ps.phase = phSleep
+					continue
+				}
 				ps.exit, ps.phase = exitSleep, phEndChecks
 				return true
 			}
+			ps.phase = phEndChecks
+		case phSleep:
+			if !ps.sl.tryIdleWait() {
+				if p.Waited() {
+					return false
+				}
+				continue
+			}
+			s.slept(ps.slStart, s.b.sw.ConsumerPoll)
 			ps.phase = phEndChecks
 		case phEndChecks:
 			if !s.roundChecks(ps.found) {
@@ -156,8 +190,11 @@ func (ps *pollSteps) Step(p *sim.Proc) bool {
 func (s *service) runSteps(sp stepPort) {
 	p := s.port.proc()
 	ps := &pollSteps{s: s, sp: sp}
-	if h, ok := s.port.(*hostPort); ok && s.progress == nil {
+	if h, ok := s.port.(stepDequeuer); ok && s.progress == nil {
 		ps.deq = &dequeueSteps{s: s, h: h}
+	}
+	if sl, ok := s.port.(stepSleeper); ok {
+		ps.sl, ps.posted = sl, s.posted
 	}
 	for {
 		p.RunSteps(ps)
@@ -261,12 +298,39 @@ func (c *cpPort) tryPoll() (uint64, bool) {
 func (c *cpPort) beginInstr(n int) { c.t.BeginInstr(n) }
 func (c *cpPort) tryInstr() bool   { return c.t.Try() }
 
-// A host helper's dequeue as steps: reading the entry, the library call
-// (its instructions, the context's mutex, bounce words, the issue count,
-// the doorbell), the completion word and the read index, a dozen waits of
-// the thread's core per entry. Host ports only (a CP thread's stores and
-// RMWs go through its store buffer and the L2's line locks) and only
-// without IKN's progress thread (its hand-off is coroutine code).
+// A service thread's dequeue as steps: reading the entry, the library
+// call (its instructions, the context's mutex, bounce words, the issue
+// count, the system release, the doorbell), the completion word and the
+// read index, a dozen waits of the thread's core per entry. Host helpers
+// and CP threads (hw/cp's step forms of its loads, its stores through the
+// store buffer, its RMWs on locked L2 lines and its release), not with
+// IKN's progress thread (its hand-off is coroutine code).
+
+// stepDequeuer is a consumer whose dequeue's accesses have step forms:
+// begin* starts one (a line read, a store to the library's memory, to a
+// queue word, to a word in GPU memory, a test-and-set, the system
+// release) and tryOp advances it, true once it is over (the line in
+// lineWords, the old value in rmwOld), false after it waited.
+type stepDequeuer interface {
+	stepPort
+	proc() *sim.Proc
+	addPCIe()
+	beginLine(a mem.Addr)
+	beginLocal(a mem.Addr, v uint64)
+	beginStore(a mem.Addr, v uint64)
+	beginRemote(a mem.Addr, v uint64)
+	beginRMW(a mem.Addr, v uint64)
+	// beginRelease starts the system release before the doorbell and
+	// reports whether there is one (a host port needs none).
+	beginRelease() bool
+	tryOp() bool
+	lineWords() [8]uint64
+	rmwOld() uint64
+}
+
+func (h *hostPort) beginRelease() bool   { return false }
+func (h *hostPort) lineWords() [8]uint64 { return h.words }
+func (h *hostPort) rmwOld() uint64       { return h.old }
 
 // hostOp is a hostPort operation begun as steps.
 type hostOp uint8
@@ -369,6 +433,7 @@ const (
 	dqWord                 // a bounce word written
 	dqPost                 // the Portals post's instructions
 	dqIssued               // the issue count written
+	dqRelease              // the system release before the doorbell
 	dqDoorbell             // the doorbell
 	dqUnlock               // the mutex released
 	dqComplete             // the completion word
@@ -377,11 +442,11 @@ const (
 	dqDone
 )
 
-// dequeueSteps is service.dequeue (and lib.issue) for a hostPort as
-// steps: the same waits in the same order.
+// dequeueSteps is service.dequeue (and lib.issue) as steps: the same
+// waits in the same order.
 type dequeueSteps struct {
 	s      *service
-	h      *hostPort
+	h      stepDequeuer
 	q      *queue
 	pc     dqPC
 	e      entry
@@ -412,7 +477,7 @@ func (d *dequeueSteps) step() bool {
 		if !h.tryOp() {
 			return false
 		}
-		e := decode(h.words)
+		e := decode(h.lineWords())
 		if e.status != statusPosted || e.seq != q.rd {
 			return true // an entry of an earlier lap, left POSTED while pending
 		}
@@ -471,7 +536,7 @@ func (d *dequeueSteps) step() bool {
 		if !h.tryOp() {
 			return false
 		}
-		if h.old != 0 {
+		if h.rmwOld() != 0 {
 			l.spins++
 			h.beginInstr(sw.ConsumerPoll)
 			d.pc = dqLockSpin
@@ -501,9 +566,16 @@ func (d *dequeueSteps) step() bool {
 		if !h.tryOp() {
 			return false
 		}
-		h.addPCIe() // the doorbell (a host port needs no release first)
-		d.pc = dqDoorbell
-		l.nic.Doorbell(h.proc(), d.cmd)
+		if h.beginRelease() { // the command's source data visible to the NIC
+			d.pc = dqRelease
+			return false
+		}
+		d.doorbell()
+	case dqRelease:
+		if !h.tryOp() {
+			return false
+		}
+		d.doorbell()
 	case dqDoorbell:
 		if l.multiple {
 			h.beginLocal(d.ctx.state, 0)
@@ -542,6 +614,13 @@ func (d *dequeueSteps) step() bool {
 		return true
 	}
 	return false
+}
+
+// doorbell rings the NIC's doorbell with the entry's command.
+func (d *dequeueSteps) doorbell() {
+	d.h.addPCIe()
+	d.pc = dqDoorbell
+	d.s.b.lib.nic.Doorbell(d.h.proc(), d.cmd)
 }
 
 // wordBegin writes the operation's bounce word, if it has one, or goes
@@ -589,3 +668,46 @@ func (d *dequeueSteps) readIdx() {
 	d.h.beginStore(d.q.readIdx, d.q.rd)
 	d.pc = dqReadIdx
 }
+
+// Step forms of a CP thread's dequeue accesses (hw/cp).
+
+func (c *cpPort) beginLine(a mem.Addr) {
+	c.t.BeginLoadLine(mem.Line(a))
+	c.lineOp = true
+}
+
+func (c *cpPort) beginLocal(a mem.Addr, v uint64)  { c.t.BeginStore64(a, v) }
+func (c *cpPort) beginStore(a mem.Addr, v uint64)  { c.t.BeginStore64(a, v) }
+func (c *cpPort) beginRemote(a mem.Addr, v uint64) { c.t.BeginStore64(a, v) } // the CP sits beside GPU memory
+
+// beginRMW is the mutex's test-and-set (lib.lock): v is always 1.
+func (c *cpPort) beginRMW(a mem.Addr, v uint64) {
+	if v != 1 {
+		panic("shmem: a CP thread's stepped RMW stores 1 (the mutex's test-and-set)")
+	}
+	c.t.BeginRMW(a, setOne)
+}
+
+func setOne(uint64) uint64 { return 1 }
+
+func (c *cpPort) beginRelease() bool {
+	c.t.BeginReleaseSystem()
+	return true
+}
+
+func (c *cpPort) tryOp() bool {
+	if !c.t.Try() {
+		return false
+	}
+	if c.lineOp {
+		c.lineOp = false
+		d := c.t.LoadedLine()
+		for i := range c.words {
+			c.words[i] = binary.LittleEndian.Uint64(d[8*i:])
+		}
+	}
+	return true
+}
+
+func (c *cpPort) lineWords() [8]uint64 { return c.words }
+func (c *cpPort) rmwOld() uint64       { return c.t.Loaded() }

@@ -1,0 +1,74 @@
+package exp
+
+import (
+	"encoding/json"
+	"runtime"
+	"testing"
+)
+
+// The scale points of docs/today.md's Scale section for the halo exchange
+// and the hierarchical allreduce, payload-free in the flow model as the
+// table runs them. Each reports the simulation's events per CPU-second
+// (the rate that does not depend on the load of a shared machine), the CPU
+// seconds per run and the memory the Go runtime obtained from the system
+// per simulated GPU (its peak, as the process's resident size bounds it).
+
+// benchPoint runs the single point of cfg's sweep of ex b.N times.
+func benchPoint(b *testing.B, pts Points, cfg Config, gpus int) {
+	b.Helper()
+	if err := cfg.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	list, err := pts.List(cfg)
+	if err != nil || len(list) != 1 {
+		b.Fatalf("%d points, %v: want one", len(list), err)
+	}
+	cpu0 := cpuSeconds(b)
+	var events float64
+	for range b.N {
+		raw, err := pts.Simulate(list[0], Env{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var p struct {
+			Events uint64 `json:"events"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil || p.Events == 0 {
+			b.Fatalf("result %s: %v", raw, err)
+		}
+		events += float64(p.Events)
+	}
+	cpu := cpuSeconds(b) - cpu0
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(events/cpu, "events/cpu-s")
+	b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(ms.Sys)/float64(gpus), "sys-bytes/GPU")
+}
+
+// BenchmarkHalo3DStrong26MI300A1024Flow: the strong-scaled 26-neighbour
+// exchange of a 1024³ cube on 1,024 GPUs (256 nodes of mi300a-ss11) under
+// GPU-aware MPI (HDN), two exchanges.
+func BenchmarkHalo3DStrong26MI300A1024Flow(b *testing.B) {
+	cfg, err := DefaultConfig("mi300a-ss11")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Network.Model, cfg.Run.Functional = "flow", false
+	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain = []int{256}, []int{26}, "strong", 1024
+	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{"HDN"}, 2
+	benchPoint(b, halo3DPoints(), cfg, 1024)
+}
+
+// BenchmarkAllreduceHierTree8192Flow: the hierarchical allreduce of 1 MiB
+// on 8,192 GPUs (1,024 nodes of h100-cx7) with the per-rail double binary
+// tree under HDN.
+func BenchmarkAllreduceHierTree8192Flow(b *testing.B) {
+	cfg, err := DefaultConfig("h100-cx7")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Network.Model, cfg.Run.Functional = "flow", false
+	cfg.AllreduceHier.Nodes, cfg.AllreduceHier.Strategies, cfg.AllreduceHier.Inter = []int{1024}, []string{"HDN"}, "tree"
+	benchPoint(b, allreduceHierPoints(), cfg, 8192)
+}
