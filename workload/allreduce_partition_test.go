@@ -142,8 +142,8 @@ func TestPartitionedRemoteTasksAndShmemMatchSequential(t *testing.T) {
 		{cluster.XTQ(), tasks, 16, []int{2}, false, false},
 		{tree(cluster.XTQ()), tasks, 12, []int{2, 4}, false, true},
 		{cluster.CompNet(), queued, 5, []int{2, 5}, false, true},
-		{cluster.CompNet(), queued, 16, []int{2}, false, false},
-		{tree(cluster.CompNet()), queued, 9, []int{3}, false, true},
+		{cluster.CompNet(), queued, 8, []int{2}, false, false},
+		{tree(cluster.CompNet()), queued, 6, []int{2}, false, true},
 	}
 	for _, c := range cases {
 		for _, s := range c.strategies {
@@ -241,7 +241,8 @@ func TestAutoPartitions(t *testing.T) {
 // on a fat tree whose leaves hold whole nodes or split one (a unit of
 // whole leaves and whole nodes), on h100-cx7's rail-optimised fat tree
 // and mi300a-ss11's dragonfly (made small enough to split), whatever
-// GOMAXPROCS; a split that would cut a node is refused.
+// GOMAXPROCS, and on the star so does GHN_APU's device shmem and the
+// XTQ and HSA remote tasks; a split that would cut a node is refused.
 func TestPartitionMultiGPUNodes(t *testing.T) {
 	star2 := cluster.GPUTN()
 	star2.Node.GPUs = 2
@@ -269,7 +270,14 @@ func TestPartitionMultiGPUNodes(t *testing.T) {
 		if most := cluster.MaxPartitions(c.hw, c.ranks); most < c.splits[len(c.splits)-1] {
 			t.Fatalf("%s: at most %d partitions for %d GPUs", c.name, most, c.ranks)
 		}
-		for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN} {
+		strategies := []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN}
+		if c.hw.Topology.Kind == "star" {
+			// The other partitionable implementations: device shmem over
+			// the queued backends (peer GPUs of a node by their fabric),
+			// remote tasks.
+			strategies = append(strategies, strategy.GHNAPU, strategy.XTQ, strategy.HSA)
+		}
+		for _, s := range strategies {
 			want, wantEv := partitionedAllreduce(t, c.hw, s, AlgRing, c.ranks, 0, 24*unit.KiB+8, true)
 			for _, k := range c.splits {
 				for _, procs := range []int{1, 2} {
