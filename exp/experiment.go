@@ -47,6 +47,10 @@ type Experiment struct {
 	// Partitions, when set, checks a configuration with run.partitions > 1
 	// (partition.go); without it the experiment refuses one.
 	Partitions func(cfg Config) error
+	// Ranks, when set, returns the GPU counts the experiment builds its
+	// clusters of and the parameter that sets them, so CheckRun refuses
+	// counts that are not whole nodes of node.gpus before any work.
+	Ranks func(cfg Config) (field string, counts []int)
 }
 
 // List returns the registered experiments sorted by name.

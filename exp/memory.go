@@ -94,9 +94,9 @@ func FormatBytes(b float64) string {
 // work-groups (95, 130, 185 MB) and 512 B per pair, the flag lines of the
 // rings (2(n−1) per ring work-group, one ring at 1024 nodes: GHN_DGPU 848
 // MB peak there, 4.6 GB estimated at 2 KiB per pair); GPUrdma 3 MiB per node (116, 186 MB);
-// GIO 14 MiB per node, its per-(context, PE) QPs templated whole by the
-// host (382 MB at 32 nodes, 772 MB at 64). Others keep memPerNode and
-// memPerPeer.
+// GIO 1 MiB per node, 96 KiB per ring and 512 B per (ring, peer)
+// connection (below).
+// Others keep memPerNode and memPerPeer.
 func allreduceState(st string, slices int) (perNode, perPeer float64) {
 	switch st {
 	case "CPU":
@@ -113,11 +113,32 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 		return 5 << 19, 1 << 9
 	case "GNN_GPURDMA":
 		return 3 << 20, memPerPeer
-	case "GNN_GIO":
-		return 14 << 20, memPerPeer
+	case "GNN_GIO": // slices: its contexts, one per ring
+		k := float64(max(1, slices))
+		return gioPerNode + k*gioPerRing, k * gioPerConn
 	}
 	return memPerNode, memPerPeer
 }
+
+// GNN_GIO's state: per node its runtime (the templater, the passive CQ,
+// the GPU's) and, in the allreduce, per ring its work-group and the
+// connections it makes (a CQ and a QP pair of about 10 KiB each, both
+// ends); per (context, peer) connection what connect reserves for it (its
+// CQ's and QPs' addresses and numbers, the uncached ranges on both GPUs,
+// the templated count: about 320 B). Connections are made on first use,
+// and the templating of the QPs nobody posts to is computed, not stored.
+// Fitted to payload-free runs on the gio preset (docs/memory.md): the 8
+// MiB allreduce at 16 and 64 nodes (32 and 8 rings) peaked at 72 MiB (the
+// test's child) and 108 MB, about 2.8 and 1.2 MB per node; the weak
+// Jacobi (128 contexts, one per work-group of the persistent kernel) at
+// 32 and 128 nodes at 104 MiB and 846 MB: 1.2 MB per node and 41 KB per
+// (node, peer) pair. Before connections were made on first use, 14 MiB
+// per node (allreduce) and 2 MiB per pair (Jacobi, refused at 128 nodes).
+const (
+	gioPerNode = 1 << 20
+	gioPerRing = 96 << 10
+	gioPerConn = 512
+)
 
 // simMem is one simulation of a run: its cluster size, the functional
 // payload bytes each node holds, and the parameters that set them.
@@ -225,7 +246,11 @@ func simsOf(name string, cfg Config) []simMem {
 			}
 			for _, st := range a.Strategies {
 				w := workload.Allreduce{Size: a.Size, WGs: a.WGs, MaxWGs: cfg.maxSlices(), WGSize: a.WGSize}
-				perNode, perPeer := allreduceState(st, w.Slices(n))
+				k := w.Slices(n)
+				if st == "GNN_GIO" {
+					k = w.Rings(n, cfg.GPU.CUs)
+				}
+				perNode, perPeer := allreduceState(st, k)
 				out = append(out, simMem{nodes: float64(n), peers: peers, perNode: perNode, perPeer: perPeer, payload: float64(a.Size),
 					nodesParam: "allreduce.nodes", nodesValue: fmt.Sprint(n), payloadParam: "allreduce.size", payloadValue: a.Size.String()})
 			}
@@ -355,11 +380,9 @@ func jacobiSims(name string, cfg Config) []simMem {
 				switch names[k] {
 				case "GNN_GIO":
 					// GIO connects every context (a work-group of the
-					// Jacobi kernel) to every PE and the host templates
-					// every slot of each QP: 1.6 MB per (node, peer) pair
-					// measured at 32 nodes of 2048² points (a 128-node
-					// weak run passed 6 GB when stopped).
-					s.perPeer = jacobiGIOPerPeer
+					// Jacobi kernel) to every PE (gioPerConn each), up to
+					// the resident work-groups.
+					s.perNode, s.perPeer = 2*gioPerNode, float64(jacobiContexts(cfg))*gioPerConn
 				case "HDN", "HDN_OVERLAP", "GDS", "GPUTN", "XTQ", "HSA":
 					// Kernels, streams and their work-groups per node:
 					// 128-node weak runs peaked at 98 MB (gputn) and
@@ -382,8 +405,21 @@ func jacobiSims(name string, cfg Config) []simMem {
 	return all
 }
 
-// jacobiGIOPerPeer is GNN_GIO's Jacobi state per (node, peer) pair.
-const jacobiGIOPerPeer = 2 << 20
+// jacobiContexts bounds the work-groups of the persistent Jacobi kernel
+// (workload's persistentWGs): jacobi.max_wgs, else twice the CUs, and no
+// more than fit on the GPU at once.
+func jacobiContexts(cfg Config) int {
+	g := cfg.GPU
+	n := cfg.Jacobi.MaxWGs
+	if n == 0 {
+		n = 2 * g.CUs
+	}
+	if g.WaveSize > 0 && cfg.Jacobi.WGSize > 0 {
+		waves := (cfg.Jacobi.WGSize + g.WaveSize - 1) / g.WaveSize
+		n = min(n, g.SIMDs*g.WavesPerSIMD/max(1, waves)*g.CUs)
+	}
+	return max(1, n)
+}
 
 // jacobiKernelPerNode is the Jacobi state per node of the strategies
 // that run kernels and streams (not CPU, not device shmem or GIO).

@@ -41,6 +41,10 @@ var memFamilies = []struct {
 	// and with kernels on the gio preset's larger GPU (179 MB at 128
 	// nodes against 80 MiB estimated before).
 	{"gio", "HDN", 32, "jacobiweak"},
+	// and with GIO's connection of every work-group's context to every
+	// PE (refused at 128 nodes before connections were made on first
+	// use; 814 MB there now).
+	{"gio", "GNN_GIO", 32, "jacobiweak"},
 }
 
 func memFamilyConfig(t *testing.T, preset, strategy string, nodes int, exp string) Config {

@@ -15,9 +15,16 @@ import (
 const maxPartitions = 1024
 
 // CheckRun refuses, before any work, a configuration the experiment
-// cannot run as asked: run.partitions > 1 where the experiment runs on one
+// cannot run as asked: GPU counts that are not whole nodes of node.gpus
+// (Experiment.Ranks), run.partitions > 1 where the experiment runs on one
 // engine, or where its own check (Experiment.Partitions) fails.
 func (e Experiment) CheckRun(cfg Config) error {
+	if err := e.wholeNodes(cfg); err != nil {
+		return err
+	}
+	if err := e.topologyFits(cfg); err != nil {
+		return err
+	}
 	k := cfg.Run.Partitions
 	if k <= 1 {
 		return nil
@@ -43,9 +50,6 @@ func allreducePartitions(cfg Config) error {
 		if err == nil && !workload.AllreducePartitionable(s) {
 			errs = append(errs, fmt.Errorf("run.partitions = %d: the %s allreduce shares run-wide state across nodes and runs on one engine; drop %s from allreduce.strategies or use run.partitions=1", k, s, s))
 		}
-	}
-	if t := cfg.Topology.Kind; t != "star" && t != "fattree" {
-		errs = append(errs, fmt.Errorf("run.partitions = %d: topology.kind = %s: only a star or a fat tree can be split into partitions; use run.partitions=1", k, t))
 	}
 	if cfg.Network.Model != net.ModelPacket {
 		errs = append(errs, fmt.Errorf("run.partitions = %d: network.model = %s shares links max-min fairly across the whole fabric; partitions need network.model=packet", k, cfg.Network.Model))
@@ -81,9 +85,71 @@ func newPartitionedRun(cfg Config, env Env, label string, n int, s strategy.Stra
 	if env.Tracer != nil {
 		return nil, fmt.Errorf("run.partitions = %d: a trace is written by one engine; drop --trace or use run.partitions=1", k)
 	}
+	if err := wholeNodesOf(spec, label, n); err != nil {
+		return nil, err
+	}
 	c, err := cluster.NewPartitioned(cfg.Run.Seed, spec, n, k, cfg.Run.Functional)
 	if err == nil {
 		c.SetCheckInvariants(cfg.Run.CheckInvariants)
 	}
 	return c, err
+}
+
+// wholeNodes refuses GPU counts of the experiment (Experiment.Ranks) that
+// are not whole nodes of node.gpus: a node's GPUs, NICs and rails come
+// together, so a cluster of part of a node cannot be built.
+func (e Experiment) wholeNodes(cfg Config) error {
+	g := max(1, cfg.Node.GPUs)
+	if e.Ranks == nil || g == 1 {
+		return nil
+	}
+	field, counts := e.Ranks(cfg)
+	for _, n := range counts {
+		if n%g != 0 {
+			return fmt.Errorf("%s: %d GPUs are not whole nodes of node.gpus = %d (preset %s); %s", field, n, g, cfg.Run.Preset, wholeNodesHint(e.Name, g))
+		}
+	}
+	return nil
+}
+
+// topologyFits refuses GPU counts of the experiment (Experiment.Ranks)
+// the topology cannot join: a dragonfly with too few global ports for a
+// link between every pair of its groups (net.TopologySpec.ValidateFor).
+func (e Experiment) topologyFits(cfg Config) error {
+	if e.Ranks == nil {
+		return nil
+	}
+	field, counts := e.Ranks(cfg)
+	for _, n := range counts {
+		if err := cfg.Topology.ValidateFor(n); err != nil {
+			return fmt.Errorf("%s: %d GPUs: %w", field, n, err)
+		}
+	}
+	return nil
+}
+
+// machineNodes is Experiment.Ranks for an experiment whose list counts
+// machine nodes of node.gpus GPUs each.
+func machineNodes(field string, nodes func(Config) []int) func(Config) (string, []int) {
+	return func(cfg Config) (string, []int) {
+		var out []int
+		for _, n := range nodes(cfg) {
+			out = append(out, n*max(1, cfg.Node.GPUs))
+		}
+		return field, out
+	}
+}
+
+// wholeNodesHint says what to do instead.
+func wholeNodesHint(name string, g int) string {
+	switch name {
+	case "allreduce", "reduce":
+		return fmt.Sprintf("use multiples of %d", g)
+	}
+	return fmt.Sprintf("it runs on 2 GPUs: use node.gpus = 1 or 2, or the pingpong experiment (pingpong.placement = rails or fabric) for a pair of GPUs on %d-GPU nodes", g)
+}
+
+// fixedRanks is Experiment.Ranks for an experiment that runs on n GPUs.
+func fixedRanks(name string, n int) func(Config) (string, []int) {
+	return func(Config) (string, []int) { return name + " (on " + fmt.Sprint(n) + " GPUs)", []int{n} }
 }

@@ -37,11 +37,29 @@ func newRun(cfg Config, env Env, label string, n int, s strategy.Strategy) (*clu
 	if d, err := strategy.Lookup(string(s)); err == nil {
 		spec = d.Adjust(spec)
 	}
+	if err := wholeNodesOf(spec, label, n); err != nil {
+		return nil, err
+	}
 	c, err := cluster.New(e, spec, n, cfg.Run.Functional)
 	if err == nil {
 		c.SetCheckInvariants(cfg.Run.CheckInvariants)
 	}
 	return c, err
+}
+
+// wholeNodesOf refuses a cluster of n GPUs that are not whole nodes of
+// spec's node.gpus or that the topology cannot join (a dragonfly short of
+// global ports), as bad input found at setup (sim.ErrConfig), for the
+// experiments whose GPU counts CheckRun cannot know ahead
+// (Experiment.Ranks).
+func wholeNodesOf(spec cluster.Spec, label string, n int) error {
+	if g := max(1, spec.Node.GPUs); n%g != 0 {
+		return fmt.Errorf("%w: node.gpus = %d: %s runs on %d GPUs, which are not whole nodes", sim.ErrConfig, g, label, n)
+	}
+	if err := spec.Topology.ValidateFor(n); err != nil {
+		return fmt.Errorf("%w: %s on %d GPUs: %w", sim.ErrConfig, label, n, err)
+	}
+	return nil
 }
 
 // workloadStrategies returns the registered strategies that run workload

@@ -31,6 +31,10 @@ type Allreduce struct {
 	// before the first, with every round's receive resources posted up
 	// front.
 	SyncPerRound bool
+	// loopWGs runs the device rings' work-groups (device shmem, device
+	// verbs) as their blocking loops instead of one state machine each:
+	// the reference their step forms are tested against.
+	loopWGs bool
 }
 
 // AllreduceResult is what one run measured.

@@ -72,9 +72,10 @@ func AutoPartitions(spec cluster.Spec, n int, functional bool, s strategy.Strate
 	if cores < 2 || !AllreducePartitionable(s) || cluster.CanPartition(spec) != nil {
 		return 1
 	}
-	if spec.Topology.Kind == "fattree" && !spec.Topology.InOrder {
-		// Spines drawn from a stream per partition: a valid run, but not
-		// one engine's, and auto must not make results depend on the cores.
+	if !spec.Topology.Ordered() {
+		// Spines (or a dragonfly's intermediate groups) drawn from a
+		// stream per partition: a valid run, but not one engine's, and
+		// auto must not make results depend on the cores.
 		return 1
 	}
 	per := autoNodesPayloadFree

@@ -25,10 +25,13 @@ import (
 // identical (TestPartitionedAllreduceMatchesSequential). Run one size at a
 // time with -benchtime 1x; a 1024-node run takes about a minute per
 // strategy on one core. GPU-TN runs 16 slices up to 256 nodes and the
-// default rule at 1024.
+// default rule at 1024. The remote-task strategies (XTQ, HSA) run on the
+// xtq hardware and the queued device-shmem ones (GHN_*, COMPNET) on
+// compnet's, each in its memory mode (strategy.Def.Adjust).
 func BenchmarkAllreducePartitioned(b *testing.B) {
 	for _, n := range []int{128, 256, 1024} {
-		for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN} {
+		for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN,
+			strategy.XTQ, strategy.HSA, strategy.GHNDGPU, strategy.GHNDGPUHostQ, strategy.GHNAPU, strategy.COMPNET} {
 			for _, k := range []int{1, 2} {
 				b.Run(fmt.Sprintf("%d/%s/p%d", n, s, k), func(b *testing.B) { benchPartitioned(b, s, n, k) })
 			}
@@ -36,16 +39,33 @@ func BenchmarkAllreducePartitioned(b *testing.B) {
 	}
 }
 
+// benchSpec is the hardware strategy s runs on in the benchmarks: its
+// preset's cluster, in its memory mode.
+func benchSpec(s strategy.Strategy) cluster.Spec {
+	hw := cluster.GPUTN()
+	switch s {
+	case strategy.XTQ, strategy.HSA:
+		hw = cluster.XTQ()
+	case strategy.GHNDGPU, strategy.GHNDGPUHostQ, strategy.GHNAPU, strategy.COMPNET:
+		hw = cluster.CompNet()
+	}
+	if d, err := strategy.Lookup(string(s)); err == nil {
+		hw = d.Adjust(hw)
+	}
+	return hw
+}
+
 func benchPartitioned(b *testing.B, s strategy.Strategy, n, k int) {
 	var events, windows, busiest, critical uint64
 	cpu0 := cpuSeconds(b)
+	hw := benchSpec(s)
 	for range b.N {
 		var c *cluster.Cluster
 		var err error
 		if k == 1 {
-			c, err = cluster.New(sim.New(1), cluster.GPUTN(), n, false)
+			c, err = cluster.New(sim.New(1), hw, n, false)
 		} else {
-			c, err = cluster.NewPartitioned(1, cluster.GPUTN(), n, k, false)
+			c, err = cluster.NewPartitioned(1, hw, n, k, false)
 		}
 		if err != nil {
 			b.Fatal(err)

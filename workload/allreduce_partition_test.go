@@ -142,8 +142,8 @@ func TestPartitionedRemoteTasksAndShmemMatchSequential(t *testing.T) {
 		{cluster.XTQ(), tasks, 16, []int{2}, false, false},
 		{tree(cluster.XTQ()), tasks, 12, []int{2, 4}, false, true},
 		{cluster.CompNet(), queued, 5, []int{2, 5}, false, true},
-		{cluster.CompNet(), queued, 16, []int{2}, false, false},
-		{tree(cluster.CompNet()), queued, 9, []int{3}, false, true},
+		{cluster.CompNet(), queued, 8, []int{2}, false, false},
+		{tree(cluster.CompNet()), queued, 6, []int{2}, false, true},
 	}
 	for _, c := range cases {
 		for _, s := range c.strategies {
@@ -237,10 +237,12 @@ func TestAutoPartitions(t *testing.T) {
 // the allreduce of every partitionable strategy — whose ranks on one node
 // exchange over the GPU fabric (CPU and HDN through MPI's shared memory
 // and copy engines, GDS by stream peer copies, GPU-TN NIC to NIC) —
-// verifies and reproduces one engine's times and event counts on a star
-// and on a fat tree whose leaves hold whole nodes or split one (a unit
-// of whole leaves and whole nodes), whatever GOMAXPROCS; a split that
-// would cut a node is refused.
+// verifies and reproduces one engine's times and event counts on a star,
+// on a fat tree whose leaves hold whole nodes or split one (a unit of
+// whole leaves and whole nodes), on h100-cx7's rail-optimised fat tree
+// and mi300a-ss11's dragonfly (made small enough to split), whatever
+// GOMAXPROCS, and on the star so does GHN_APU's device shmem and the
+// XTQ and HSA remote tasks; a split that would cut a node is refused.
 func TestPartitionMultiGPUNodes(t *testing.T) {
 	star2 := cluster.GPUTN()
 	star2.Node.GPUs = 2
@@ -248,6 +250,10 @@ func TestPartitionMultiGPUNodes(t *testing.T) {
 	tree4.Node.GPUs = 2
 	tree3 := fatTree(3)
 	tree3.Node.GPUs = 2 // units of 6 GPUs: two leaves, three nodes
+	rails := cluster.H100CX7()
+	rails.Topology.LeafSize = 1 // a leaf per rail and node: units of one 8-GPU node
+	df := cluster.MI300ASS11()
+	df.Topology.NodesPerRouter, df.Topology.RoutersPerGroup, df.Topology.GlobalPerRouter = 2, 2, 1 // a group is one 4-APU node
 	cases := []struct {
 		name   string
 		hw     cluster.Spec
@@ -257,12 +263,21 @@ func TestPartitionMultiGPUNodes(t *testing.T) {
 		{"star, 2 GPUs per node", star2, 8, []int{2, 4}},
 		{"fat tree of 4, 2 GPUs per node", tree4, 12, []int{2, 3}},
 		{"fat tree of 3, 2 GPUs per node", tree3, 12, []int{2}},
+		{"h100-cx7 rail-optimised fat tree", rails, 16, []int{2}},
+		{"mi300a-ss11 dragonfly", df, 12, []int{2, 3}},
 	}
 	for _, c := range cases {
 		if most := cluster.MaxPartitions(c.hw, c.ranks); most < c.splits[len(c.splits)-1] {
 			t.Fatalf("%s: at most %d partitions for %d GPUs", c.name, most, c.ranks)
 		}
-		for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN} {
+		strategies := []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN}
+		if c.hw.Topology.Kind == "star" {
+			// The other partitionable implementations: device shmem over
+			// the queued backends (peer GPUs of a node by their fabric),
+			// remote tasks.
+			strategies = append(strategies, strategy.GHNAPU, strategy.XTQ, strategy.HSA)
+		}
+		for _, s := range strategies {
 			want, wantEv := partitionedAllreduce(t, c.hw, s, AlgRing, c.ranks, 0, 24*unit.KiB+8, true)
 			for _, k := range c.splits {
 				for _, procs := range []int{1, 2} {

@@ -79,7 +79,7 @@ func (a Allreduce) ringWG(wg *gpu.WG, dev *shmem.Device, l *ringLayout, base mem
 	if err != nil {
 		return err
 	}
-	if ctx.StepCalls() && wg.Proc.CanRunSteps() {
+	if ctx.StepCalls() && wg.Proc.CanRunSteps() && !a.loopWGs {
 		// The whole ring as one state machine lent the work-group's
 		// process (sim.Proc.RunSteps): the same waits as the loop below,
 		// without two coroutine switches per call.

@@ -6,6 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/gpi"
+	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
 
@@ -55,6 +56,32 @@ func (a Allreduce) verbsRingRun(nd *strategy.Node, w *gpi.World, l *ringLayout, 
 
 func (a Allreduce) verbsRingWG(wg *gpu.WG, dev *gpi.Device, l *ringLayout, base mem.Addr, i, steps int) error {
 	s := wg.ID
+	if wg.Proc.CanRunSteps() && !a.loopWGs {
+		// The ring as one state machine lent the work-group's process
+		// (sim.Proc.RunSteps): the same waits as the loop below, without
+		// two coroutine switches per call. A write that must wait for room
+		// in its QP hands back to the coroutine (gpi.Device.Write).
+		r := verbsRingSteps{wg: wg, dev: dev, l: l, base: base, i: i, s: s, steps: steps, wgSize: a.WGSize}
+		for {
+			wg.Proc.RunSteps(&r)
+			if r.err != nil {
+				return r.err
+			}
+			if !r.blocked {
+				break
+			}
+			r.blocked = false
+			p := l.put(base, i, r.st, s)
+			if err := dev.Write(wg, 0, uint64(p.Src-base), p.Target, 0, p.RemoteOffset, p.Length, s); err != nil {
+				return err
+			}
+			r.pc = ringWait
+		}
+		if err := dev.Wait(wg, s); err != nil {
+			return fmt.Errorf("allreduce: node %d ring %d: %w", i, s, err)
+		}
+		return nil
+	}
 	send := func(st int) error {
 		p := l.put(base, i, st, s)
 		return dev.Write(wg, 0, uint64(p.Src-base), p.Target, 0, p.RemoteOffset, p.Length, s)
@@ -76,4 +103,77 @@ func (a Allreduce) verbsRingWG(wg *gpu.WG, dev *gpi.Device, l *ringLayout, base 
 		return fmt.Errorf("allreduce: node %d ring %d: %w", i, s, err)
 	}
 	return nil
+}
+
+// verbsRingSteps is verbsRingWG's loop (its writes, polls of the sequence
+// words and step work) as a sim.Stepper. It stops with blocked set when
+// step st's write must wait for room in its QP: the coroutine writes, then
+// runs it again from the wait.
+type verbsRingSteps struct {
+	wg      *gpu.WG
+	dev     *gpi.Device
+	l       *ringLayout
+	base    mem.Addr
+	i, s    int
+	steps   int
+	wgSize  int
+	st      int // the step whose slice is sent or awaited
+	pc      ringPC
+	post    sim.Stepper // the write being posted
+	want    uint64
+	cond    func(uint64) bool // the poll's condition (v == want), made once
+	work    stepWorkSteps
+	blocked bool
+	err     error
+}
+
+// Step implements sim.Stepper.
+func (r *verbsRingSteps) Step(p *sim.Proc) bool {
+	if r.cond == nil {
+		r.cond = func(v uint64) bool { return v == r.want }
+	}
+	for !p.Waited() {
+		switch r.pc {
+		case ringSend:
+			pt := r.l.put(r.base, r.i, r.st, r.s)
+			r.post, r.err = r.dev.WriteSteps(r.wg, 0, uint64(pt.Src-r.base), pt.Target, 0, pt.RemoteOffset, pt.Length, r.s)
+			if r.err != nil {
+				return true
+			}
+			if r.post == nil {
+				r.blocked = true
+				return true
+			}
+			r.pc = ringPut
+		case ringPut:
+			if !r.post.Step(p) {
+				continue
+			}
+			r.post = nil
+			r.pc = ringWait
+		case ringWait:
+			r.want = r.l.expect(r.st)
+			if _, ok := r.wg.TryPollUntil(r.l.flagAddr(r.base, r.i, r.st, r.s), true, "allreduce sequence word", r.cond); !ok {
+				continue
+			}
+			r.pc = ringWork
+			if !r.l.stepWorkSet(&r.work, r.wg, r.base, r.i, r.st, r.s, r.wgSize) {
+				r.work = stepWorkSteps{}
+				r.pc = ringSend
+				if r.st++; r.st == r.steps {
+					return true
+				}
+			}
+		case ringWork:
+			if !r.work.Step(p) {
+				continue
+			}
+			r.work = stepWorkSteps{}
+			r.pc = ringSend
+			if r.st++; r.st == r.steps {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -495,12 +496,7 @@ literature), DEFAULT (a modelling choice of this simulator) or RUN (run setup).`
 			if err != nil {
 				return badInput(err)
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTYPE\tVALUE\tSRC\tDOC")
-			for _, p := range params.List(cfg) {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Type, p.Value, p.Src, p.Doc)
-			}
-			return tw.Flush()
+			return writeParamTable(stdout, params.List(cfg))
 		},
 	}
 	addLoadFlags(cmd, &o)
@@ -545,4 +541,34 @@ func newExperimentsCmd(stdout io.Writer) *cobra.Command {
 			return tw.Flush()
 		},
 	}
+}
+
+// paramValueWidth caps the VALUE column: a few list values (the matrix's
+// strategy list) run past 100 characters and would otherwise push every
+// row's source and meaning that far right.
+const paramValueWidth = 24
+
+// writeParamTable prints one aligned row per parameter; a value longer
+// than the VALUE column keeps its row but overruns the column (that row
+// alone is out of line) rather than widening it for every row.
+func writeParamTable(w io.Writer, ps []params.Info) error {
+	nameW, typeW := len("NAME"), len("TYPE")
+	for _, p := range ps {
+		nameW, typeW = max(nameW, len(p.Name)), max(typeW, len(p.Type))
+	}
+	valueW := len("VALUE")
+	for _, p := range ps {
+		if len(p.Value) <= paramValueWidth {
+			valueW = max(valueW, len(p.Value))
+		}
+	}
+	bw := bufio.NewWriter(w)
+	row := func(name, typ, value, src, doc string) {
+		fmt.Fprintf(bw, "%-*s  %-*s  %-*s  %-7s  %s\n", nameW, name, typeW, typ, valueW, value, src, doc)
+	}
+	row("NAME", "TYPE", "VALUE", "SRC", "DOC")
+	for _, p := range ps {
+		row(p.Name, p.Type, p.Value, p.Src, p.Doc)
+	}
+	return bw.Flush()
 }

@@ -15,13 +15,20 @@ func MaxPartitions(spec Spec, n int) int {
 }
 
 // partitionUnit is the endpoints a partition holds whole: a leaf switch
-// on a fat tree (whose up-ports it serves), a node (one endpoint per GPU,
-// whose fabric, peer ports and memories its GPUs share), the least run of
-// endpoints that is both on a fat tree of multi-GPU nodes.
+// on a fat tree (whose up-ports it serves), the leaves of every rail that
+// serve the same leaf_size nodes on a rail-optimised fat tree, a group on
+// a dragonfly (whose local and global ports it serves), a node (one
+// endpoint per GPU, whose fabric, peer ports and memories its GPUs
+// share), and the least run of endpoints that is both.
 func partitionUnit(spec Spec) int {
-	u := 1
-	if spec.Topology.Kind == "fattree" && spec.Topology.LeafSize > 0 {
-		u = spec.Topology.LeafSize
+	u, t := 1, spec.Topology
+	switch t.Kind {
+	case "fattree":
+		u = max(1, t.LeafSize)
+	case "railfattree":
+		u = max(1, t.LeafSize*t.Rails)
+	case "dragonfly":
+		u = max(1, t.NodesPerRouter*t.RoutersPerGroup)
 	}
 	if g := spec.Node.GPUs; g > 1 {
 		u = lcm(u, g)
@@ -57,11 +64,16 @@ func PartitionOf(spec Spec, n, k int) []int {
 
 // PartitionUnitName says what a partition holds whole, for messages.
 func PartitionUnitName(spec Spec) string {
-	switch leaf := spec.Topology.Kind == "fattree"; {
-	case leaf && spec.Node.GPUs > 1:
-		return "whole leaf switches and whole nodes"
-	case leaf:
+	switch spec.Topology.Kind {
+	case "fattree":
+		if spec.Node.GPUs > 1 {
+			return "whole leaf switches and whole nodes"
+		}
 		return "whole leaf switches"
+	case "railfattree":
+		return "whole leaf switches of every rail: topology.leaf_size nodes"
+	case "dragonfly":
+		return "whole dragonfly groups: topology.nodes_per_router × topology.routers_per_group GPUs"
 	}
 	return "whole nodes"
 }
@@ -72,9 +84,6 @@ func PartitionUnitName(spec Spec) string {
 func CanPartition(spec Spec) error {
 	if la := Lookahead(spec); la <= 0 {
 		return fmt.Errorf("link.latency + switch.latency = %v leaves partitions no lookahead; must be > 0", la)
-	}
-	if k := spec.Topology.Kind; k != "star" && k != "fattree" {
-		return fmt.Errorf("topology.kind = %s: only a star or a fat tree can be split into partitions", k)
 	}
 	if spec.Network.Model != net.ModelPacket {
 		return fmt.Errorf("network.model = %s shares links max-min fairly across the whole fabric; partitions need network.model = packet", spec.Network.Model)

@@ -459,6 +459,42 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
 	return base
 }
 
+// ReserveData takes the addresses AllocData(pool, size, name) would
+// return now, and counts them allocated, without making the allocation:
+// AllocDataAt makes it later at the same address (state created on first
+// use, a QP nobody posts to, with every later allocation where it would
+// have been). Nothing may touch the range before then.
+func (m *Memory) ReserveData(size uint64) Addr {
+	size = (max(size, 1) + LineSize - 1) &^ (LineSize - 1)
+	base := m.next
+	m.allocated += size
+	m.next = base + Addr(size) + LineSize
+	return base
+}
+
+// AllocDataAt makes the allocation ReserveData reserved at base, as
+// AllocData would have made it then.
+func (m *Memory) AllocDataAt(base Addr, pool Pool, size uint64, name string) {
+	size = (max(size, 1) + LineSize - 1) &^ (LineSize - 1)
+	i, _ := slices.BinarySearch(m.bases, base)
+	if i < len(m.bases) && m.bases[i] < base+Addr(size)+LineSize || i > 0 && m.regions[i-1].base+Addr(m.regions[i-1].size) > base {
+		panic(fmt.Sprintf("mem %s: allocation at %#x overlaps another: not a reservation", m.name, uint64(base)))
+	}
+	r := region{base: base, size: size, pool: pool, name: name, watched: watchList{base: base}, idx: i, lazy: true,
+		sparse: !m.functional && size >= sparseMin}
+	m.regions = slices.Insert(m.regions, i, r)
+	m.bases = slices.Insert(m.bases, i, base)
+	for k := i + 1; k < len(m.regions); k++ {
+		rk := &m.regions[k]
+		rk.idx = k
+		for _, s := range rk.snaps {
+			s.ri = k
+		}
+	}
+	m.byPage = [len(m.byPage)]int32{}
+	m.last = nil
+}
+
 // Allocated returns the bytes allocated so far.
 func (m *Memory) Allocated() uint64 { return m.allocated }
 

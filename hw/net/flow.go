@@ -65,6 +65,9 @@ type flowState struct {
 	lastAt map[uint64]sim.Time // per pair: latest delivery, so a pair's messages arrive in order
 	ports  []*port             // scratch: component ports
 	flows  []*flow             // scratch: component flows
+	heap   []shareKey          // scratch: water-filling's ports by share
+	step   uint64              // water-filling steps so far (port.touched)
+	moved  []*port             // scratch: ports one step changed
 	cap    float64             // link capacity, bytes per ps
 	active int
 }
@@ -224,6 +227,7 @@ func (f *Fabric) collect(pt *port) {
 		return
 	}
 	pt.mark = fs.epoch
+	pt.idx = len(fs.ports)
 	fs.ports = append(fs.ports, pt)
 	for _, fl := range pt.flows {
 		if fl.mark == fs.epoch {
@@ -240,40 +244,110 @@ func (f *Fabric) collect(pt *port) {
 // waterFill gives the component's flows their max-min fair rates
 // (progressive filling): repeatedly find the port whose remaining capacity
 // split among its unfrozen flows is smallest, give those flows that share,
-// and freeze them.
+// and freeze them. The ports wait in a heap by (share, position in the
+// component), so each step costs the ports it changes, not a scan of the
+// component (at thousands of GPUs the scan was most of a run's time); a
+// port's share never falls as others freeze (the step's share is the
+// smallest, so capLeft−share over unfrozen−1 is at least the old share),
+// so an entry whose share is no longer the port's is stale and skipped.
+// The ports chosen, their order and so every rate are those of the scan
+// that takes the first port of the smallest share.
 func (f *Fabric) waterFill() {
 	fs := f.fl
+	h := fs.heap[:0]
 	for _, pt := range fs.ports {
 		pt.capLeft = fs.cap
 		if pt.capacity > 0 {
 			pt.capLeft = pt.capacity
 		}
 		pt.unfrozen = len(pt.flows)
+		if pt.unfrozen > 0 {
+			h = pushShare(h, shareKey{pt.capLeft / float64(pt.unfrozen), pt.idx})
+		}
 	}
 	left := len(fs.flows)
 	for left > 0 {
-		var best *port
-		share := math.Inf(1)
-		for _, pt := range fs.ports {
-			if pt.unfrozen > 0 {
-				if s := pt.capLeft / float64(pt.unfrozen); s < share {
-					best, share = pt, s
-				}
-			}
+		var k shareKey
+		k, h = popShare(h)
+		best := fs.ports[k.idx]
+		if best.unfrozen == 0 || best.capLeft/float64(best.unfrozen) != k.share {
+			continue // stale: the port's current entry is in the heap
 		}
+		share := k.share
+		fs.step++
+		moved := fs.moved[:0]
 		for _, fl := range best.flows {
 			if fl.frozen {
 				continue
 			}
 			fl.frozen, fl.rate = true, share
 			left--
-			for h := range fl.hops {
-				pt := fl.path[h]
+			for hp := range fl.hops {
+				pt := fl.path[hp]
 				pt.capLeft -= share
 				pt.unfrozen--
+				if pt.touched != fs.step {
+					pt.touched = fs.step
+					moved = append(moved, pt)
+				}
 			}
 		}
+		for _, pt := range moved {
+			if pt.unfrozen > 0 {
+				h = pushShare(h, shareKey{pt.capLeft / float64(pt.unfrozen), pt.idx})
+			}
+		}
+		fs.moved = moved[:0]
 	}
+	fs.heap = h[:0]
+}
+
+// shareKey is a port's entry in water-filling's heap: its share when
+// pushed and its position in the component's ports.
+type shareKey struct {
+	share float64
+	idx   int
+}
+
+func (a shareKey) less(b shareKey) bool {
+	return a.share < b.share || a.share == b.share && a.idx < b.idx
+}
+
+// pushShare adds k to the binary min-heap h.
+func pushShare(h []shareKey, k shareKey) []shareKey {
+	h = append(h, k)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h[i].less(h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	return h
+}
+
+// popShare removes and returns the least entry of the non-empty heap h.
+func popShare(h []shareKey) (shareKey, []shareKey) {
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && h[l].less(h[m]) {
+			m = l
+		}
+		if r := l + 1; r < n && h[r].less(h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	return top, h
 }
 
 // ActiveFlows returns the number of flow-mode messages on the wire.

@@ -55,6 +55,8 @@ type port struct {
 	mark     uint64  // component search epoch
 	capLeft  float64 // water-filling: capacity not yet given out
 	unfrozen int     // water-filling: flows without a rate yet
+	idx      int     // water-filling: position in the component's ports
+	touched  uint64  // water-filling: the step that last changed it
 }
 
 // Fabric joins endpoints 0..n-1 through a topology.

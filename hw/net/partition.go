@@ -23,7 +23,10 @@ type shardState struct {
 // stay shared, but each port is served by one partition only: a node's
 // up- and down-links by the node's partition, a leaf's up-ports and the
 // spines' down-ports to a leaf by the leaf's partition (of must keep each
-// leaf whole), a node's GPU fabric by the node's partition (of must keep
+// leaf whole: on a rail-optimised fat tree the leaves of every rail that
+// serve the same nodes; on a dragonfly a group's switches and their
+// local and global ports by the group's partition, of keeping each group
+// whole), a node's GPU fabric by the node's partition (of must keep
 // each node of several GPUs whole; its peer-access packets are counted
 // by that shard). A packet crossing to a port of another partition is posted
 // to it with its arrival time at that switch, at least a link plus a switch
@@ -33,9 +36,6 @@ type shardState struct {
 // built on it). The flow model shares links max-min fairly across the
 // whole fabric and cannot be split.
 func (f *Fabric) Partition(g *sim.Group, of []int) ([]*Fabric, error) {
-	if f.tp != nil {
-		return nil, fmt.Errorf("topology.kind = %s cannot be split into partitions yet; use run.partitions=1", f.topo.Kind)
-	}
 	if f.fl != nil {
 		return nil, fmt.Errorf("network.model = flow: flows share every link max-min fairly across the whole fabric, so it cannot be split into partitions; use network.model=packet or run.partitions=1")
 	}
@@ -75,6 +75,11 @@ func (f *Fabric) Partition(g *sim.Group, of []int) ([]*Fabric, error) {
 			}
 		}
 	}
+	if f.tp != nil {
+		if err := f.tp.own(of); err != nil {
+			return nil, err
+		}
+	}
 	for l := range f.leafUp {
 		p := of[l*f.topo.LeafSize]
 		for i := l * f.topo.LeafSize; i < min(len(of), (l+1)*f.topo.LeafSize); i++ {
@@ -92,7 +97,7 @@ func (f *Fabric) Partition(g *sim.Group, of []int) ([]*Fabric, error) {
 		sh := f
 		if p > 0 {
 			sh = &Fabric{e: g.Engine(p), link: f.link, sw: f.sw, topo: f.topo, ends: f.ends, up: f.up, down: f.down,
-				leafUp: f.leafUp, spineDn: f.spineDn, perByte: f.perByte, sent: f.sent, delivered: f.delivered, node: f.node,
+				leafUp: f.leafUp, spineDn: f.spineDn, perByte: f.perByte, sent: f.sent, delivered: f.delivered, node: f.node, tp: f.tp,
 				rng: g.Engine(p).Stream(fmt.Sprintf("net.spine[%d]", p))}
 		}
 		sh.shard = &shardState{g: g, part: p, shards: shards}

@@ -89,9 +89,12 @@ func randomNodeTraffic(t *testing.T, n, k int, topo TopologySpec, node NodeSpec)
 // picosecond from different partitions, where the merge order could
 // differ from the sequential engine's; see sim.Group).
 func TestPartitionedFabricMatchesSequential(t *testing.T) {
-	for _, topo := range []TopologySpec{star, tree} {
+	for _, topo := range []TopologySpec{star, tree, railSplit, dfSplit} {
 		want, _ := randomTraffic(t, 8, 0, topo)
 		for _, k := range []int{2, 4} {
+			if topo.Kind == "railfattree" && k == 4 {
+				continue // its unit is 4 endpoints: 2 nodes of 2 rails
+			}
 			got, bad := randomTraffic(t, 8, k, topo)
 			if got != want {
 				t.Fatalf("%s, %d partitions: deliveries differ:\n%s\nwant\n%s", topo.Kind, k, got, want)
@@ -103,6 +106,17 @@ func TestPartitionedFabricMatchesSequential(t *testing.T) {
 	}
 }
 
+// Topologies whose units are small enough to split 8 endpoints 2 and 4
+// ways: a rail-optimised fat tree of 2 rails whose leaves serve 2 nodes
+// (a unit of 4 endpoints), a dragonfly of 2 one-endpoint switches per
+// group (4 groups of 2 endpoints; UGAL looks only at its own group's
+// global ports).
+var (
+	railSplit = TopologySpec{Kind: "railfattree", LeafSize: 2, InOrder: true, Rails: 2}
+	dfSplit   = TopologySpec{Kind: "dragonfly", LeafSize: 1, InOrder: true, NodesPerRouter: 1, RoutersPerGroup: 2,
+		GlobalPerRouter: 2, Radix: 8, Routing: "minimal"}
+)
+
 // Nodes of several GPUs split at node boundaries: the packets between
 // GPUs of one node cross its fabric on the node's partition, the others
 // the network, all at the unsplit fabric's times, with a switched and a
@@ -112,9 +126,12 @@ func TestPartitionedNodeFabricMatchesSequential(t *testing.T) {
 	mesh.Fabric = "mesh"
 	for _, node := range []NodeSpec{nvswitch, mesh} {
 		node.GPUs = 2
-		for _, topo := range []TopologySpec{star, tree} {
+		for _, topo := range []TopologySpec{star, tree, railSplit, dfSplit} {
 			want, _ := randomNodeTraffic(t, 8, 0, topo, node)
 			for _, k := range []int{2, 4} {
+				if topo.Kind == "railfattree" && k == 4 {
+					continue
+				}
 				got, bad := randomNodeTraffic(t, 8, k, topo, node)
 				if got != want || len(bad) > 0 {
 					t.Fatalf("%s fabric, %s, %d partitions: %v; deliveries\n%s\nwant\n%s", node.Fabric, topo.Kind, k, bad, got, want)
@@ -131,6 +148,18 @@ func TestPartitionedNodeFabricMatchesSequential(t *testing.T) {
 	}
 	if _, err := f.Partition(g, []int{0, 1, 1, 1}); err == nil || !strings.Contains(err.Error(), "whole nodes") {
 		t.Errorf("a split through a node: err = %v, want a refusal naming whole nodes", err)
+	}
+	for _, c := range []struct {
+		topo TopologySpec
+		want string
+	}{{railSplit, "whole leaves"}, {dfSplit, "whole groups"}} {
+		f, err := New(g.Engine(0), 8, link100, sw100, c.topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Partition(g, []int{0, 0, 0, 1, 1, 1, 1, 1}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s split through a unit: err = %v, want %q", c.topo.Kind, err, c.want)
+		}
 	}
 }
 

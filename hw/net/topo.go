@@ -14,6 +14,10 @@ const maxHops = 8
 type topology interface {
 	route(f *Fabric, src, dst int) (route [maxHops]*port, hops int)
 	ports() []*port
+	// own gives each switch port to the partition of[e] of the endpoints
+	// under its switch (Fabric.Partition), refusing a split that cuts
+	// the unit whose ports one partition must serve.
+	own(of []int) error
 }
 
 // buildTopology adds the switches of the railfattree and dragonfly kinds.
@@ -82,6 +86,32 @@ func (rt *railTree) route(f *Fabric, src, dst int) (route [maxHops]*port, hops i
 	}
 	route[1], route[2], route[3] = rt.leafUp[ls][s], rt.spineDn[s][ld], f.down[dst]
 	return route, 4
+}
+
+// own gives each leaf's up-ports and the spines' down-ports to it to the
+// partition of the leaf's endpoints: a partition holds whole leaves of
+// every rail (leaf_size nodes with all their NICs), as a fat tree's, so a
+// packet crosses to another partition only at a spine.
+func (rt *railTree) own(of []int) error {
+	for l := range rt.leafUp {
+		rail, first := l/rt.leavesPerRail, l%rt.leavesPerRail*rt.leafSize
+		p := -1
+		for node := first; node < first+rt.leafSize && node*rt.rails+rail < len(of); node++ {
+			q := of[node*rt.rails+rail]
+			if p >= 0 && q != p {
+				return fmt.Errorf("net: rail %d's leaf switch %d has nodes in partitions %d and %d: a partition must hold whole leaves", rail, l%rt.leavesPerRail, p, q)
+			}
+			p = q
+		}
+		if p < 0 {
+			continue // a leaf with no node (its rail's last, past the nodes)
+		}
+		for s := range rt.leafUp[l] {
+			rt.leafUp[l][s].owner = p
+			rt.spineDn[s][l].owner = p
+		}
+	}
+	return nil
 }
 
 func (rt *railTree) ports() []*port {
@@ -199,6 +229,37 @@ func (d *dragonfly) preferValiant(f *Fabric, rs, gd, mid int) bool {
 		return int64(max(0, pt.free-f.e.Now()))
 	}
 	return backlog(gd)*3 > backlog(mid)*5 // minimal: up to 3 switch hops; Valiant: up to 5
+}
+
+// own gives every switch's local and global ports to the partition of
+// its group's endpoints: a partition holds whole groups, so a packet
+// crosses to another partition only over a global link (UGAL's look at
+// its own group's global ports stays inside its partition).
+func (d *dragonfly) own(of []int) error {
+	per := d.p * d.a
+	for g := range d.groups {
+		p := -1
+		for e := g * per; e < min(len(of), (g+1)*per); e++ {
+			if p >= 0 && of[e] != p {
+				return fmt.Errorf("net: dragonfly group %d has nodes in partitions %d and %d: a partition must hold whole groups", g, p, of[e])
+			}
+			p = of[e]
+		}
+		if p < 0 {
+			continue
+		}
+		for r := g * d.a; r < (g+1)*d.a; r++ {
+			for _, pt := range d.local[r] {
+				if pt != nil {
+					pt.owner = p
+				}
+			}
+			for _, pt := range d.global[r] {
+				pt.owner = p
+			}
+		}
+	}
+	return nil
 }
 
 func (d *dragonfly) ports() []*port {

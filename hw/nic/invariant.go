@@ -55,7 +55,7 @@ func (n *NIC) Invariants(now sim.Time) []sim.Violation {
 	}
 	if v := n.v; v != nil {
 		for _, q := range v.qps {
-			if len(q.rnr.held) > 0 {
+			if q != nil && len(q.rnr.held) > 0 {
 				bad("verbs QP %d: %d message(s) held behind one waiting for a receive WQE", q.Num, len(q.rnr.held))
 			}
 		}

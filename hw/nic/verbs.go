@@ -460,6 +460,54 @@ func (n *NIC) CreateCQ(base mem.Addr, entries int) (*CQ, error) {
 	return c, nil
 }
 
+// ReserveCQ takes the number CreateCQ would give a CQ now without making
+// it: CreateCQAt makes it later (a CQ made on first use).
+func (n *NIC) ReserveCQ() int {
+	v := n.vs()
+	v.cqs = append(v.cqs, nil)
+	return len(v.cqs) - 1
+}
+
+// CreateCQAt makes the CQ ReserveCQ reserved as number num.
+func (n *NIC) CreateCQAt(num int, base mem.Addr, entries int) (*CQ, error) {
+	v := n.vs()
+	if num < 0 || num >= len(v.cqs) || v.cqs[num] != nil {
+		return nil, fmt.Errorf("%s: CQ %d was not reserved", n.name, num)
+	}
+	last := len(v.cqs)
+	c, err := n.CreateCQ(base, entries)
+	if err != nil {
+		return nil, err
+	}
+	v.cqs = v.cqs[:last]
+	c.Num, v.cqs[num] = num, c
+	return c, nil
+}
+
+// ReserveQP takes the number CreateQP would give a QP now without making
+// it: CreateQPAt makes it later (a QP made on first use).
+func (n *NIC) ReserveQP() uint32 {
+	v := n.vs()
+	v.qps = append(v.qps, nil)
+	return uint32(len(v.qps))
+}
+
+// CreateQPAt makes the QP ReserveQP reserved as number num.
+func (n *NIC) CreateQPAt(num uint32, cfg QPConfig) (*QP, error) {
+	v := n.vs()
+	if num < 1 || int(num) > len(v.qps) || v.qps[num-1] != nil {
+		return nil, fmt.Errorf("%s: QP %d was not reserved", n.name, num)
+	}
+	last := len(v.qps)
+	q, err := n.CreateQP(cfg)
+	if err != nil {
+		return nil, err
+	}
+	v.qps = v.qps[:last]
+	q.Num, v.qps[num-1] = num, q
+	return q, nil
+}
+
 // CreateQP makes a queue pair in the init state; Connect makes it ready.
 func (n *NIC) CreateQP(cfg QPConfig) (*QP, error) {
 	if cfg.SQEntries < 1 || cfg.SQEntries > 1<<16 {

@@ -72,6 +72,7 @@ func (n *NIC) rcDeliver(pk *Packet) {
 		}
 		delete(v.in, outKey(pk.Msg))
 		st := pk.Hdr.RC.Status
+		n.retire(pk) // the ack's last use
 		if st == WCRNRRetryExc {
 			n.rnrNak(m)
 			return
@@ -226,7 +227,7 @@ func (n *NIC) rcData(m *rcIn, pk *Packet) {
 		m.pending--
 	} else if m.status == WCSuccess && pk.Len > 0 {
 		m.pending++
-		n.rcLand(m.dest+mem.Addr(pk.Offset), pk.Data, pk.Len, m, false)
+		n.rcLand(pk, m.dest+mem.Addr(pk.Offset), m, false)
 	}
 	if m.seen == m.npk {
 		m.lastSeen = true
@@ -336,7 +337,7 @@ func (n *NIC) readResponse(pk *Packet) {
 		m.pending--
 	} else if m.status == WCSuccess && pk.Len > 0 {
 		m.pending++
-		n.rcLand(m.w.LocalAddr+mem.Addr(pk.Offset), pk.Data, pk.Len, m, true)
+		n.rcLand(pk, m.w.LocalAddr+mem.Addr(pk.Offset), m, true)
 	}
 	if m.npk > 0 && m.seen == m.npk {
 		m.lastSeen = true
@@ -392,6 +393,7 @@ func (n *NIC) rcStore(a mem.Addr, data []byte, l, seq uint64) {
 // reused once they ran; they were half of a GPUrdma run's allocations.
 type rcLanding struct {
 	n    *NIC
+	pk   *Packet // retired once landed (recycle.go)
 	m    *rcIn
 	a    mem.Addr
 	data []byte
@@ -400,10 +402,14 @@ type rcLanding struct {
 	read bool
 }
 
-// rcLand is rcWrite(a, data, l, done) with done the packet's completion
-// of m: the fabric buffer returned, m's pending count, then rcMaybeDone
-// (readMaybeDone if read). Same events, same times.
-func (n *NIC) rcLand(a mem.Addr, data []byte, l uint64, m *rcIn, read bool) {
+// rcLand is rcWrite(a, pk.Data, pk.Len, done) with done the packet's
+// completion of m: the fabric buffer returned, m's pending count, then
+// rcMaybeDone (readMaybeDone if read). Same events, same times. The
+// packet is not used after this call but retired when its payload has
+// landed, as a Portals put's is, so that a message whose every packet
+// landed this way gives its array back (recycle.go).
+func (n *NIC) rcLand(pk *Packet, a mem.Addr, m *rcIn, read bool) {
+	data, l := pk.Data, pk.Len
 	v := n.vs()
 	v.wseq++
 	var w *rcLanding
@@ -413,16 +419,17 @@ func (n *NIC) rcLand(a mem.Addr, data []byte, l uint64, m *rcIn, read bool) {
 	} else {
 		w = new(rcLanding)
 	}
-	*w = rcLanding{n: n, m: m, a: a, data: data, l: l, seq: v.wseq, read: read}
+	*w = rcLanding{n: n, pk: pk, m: m, a: a, data: data, l: l, seq: v.wseq, read: read}
 	n.dmaWriteH(a, l, w)
 }
 
 // Handle is the landing's posted write becoming visible (dmaWriteTo's
 // event).
 func (w *rcLanding) Handle(uint64) {
-	n, m, data := w.n, w.m, w.data
+	n, m, data, pk := w.n, w.m, w.data, w.pk
 	n.dmaEnd(1)
 	n.rcStore(w.a, data, w.l, w.seq)
+	n.retire(pk)
 	read := w.read
 	*w = rcLanding{}
 	v := n.vs()

@@ -266,7 +266,7 @@ func (n *NIC) overrun(c *CQ) bool {
 	v.stats.CQOverruns++
 	ev := AsyncEvent{Kind: EventCQError, At: n.e.Now(), CQ: c.Num}
 	for _, q := range v.qps {
-		if q.cfg.SendCQ == c || q.cfg.RecvCQ == c {
+		if q != nil && (q.cfg.SendCQ == c || q.cfg.RecvCQ == c) {
 			q.state = QPError
 			ev.QPs = append(ev.QPs, q.Num)
 		}

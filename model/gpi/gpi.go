@@ -248,6 +248,26 @@ func (d *Device) Write(wg *gpu.WG, segL int, offL uint64, rank, segR int, offR, 
 	return d.post(wg, queue, rank, wq)
 }
 
+// WriteSteps is Write as steps for a work-group body's own state machine
+// (lent its process, sim.Proc.RunSteps): the stepper that posts the write,
+// rings the doorbell and meets the barrier, the waits Write makes. It is
+// nil when the post must first wait for room in the QP (a completion): the
+// caller's coroutine calls Write then, which waits for it.
+func (d *Device) WriteSteps(wg *gpu.WG, segL int, offL uint64, rank, segR int, offR, size uint64, queue int) (sim.Stepper, error) {
+	wq, err := d.w.writeWQE(d.rank, segL, offL, rank, segR, offR, size)
+	if err != nil {
+		return nil, err
+	}
+	qp, _, err := d.w.queue(d.rank, queue, rank)
+	if err != nil {
+		return nil, err
+	}
+	if qp.Outstanding()+1 > uint64(qp.Depth()) {
+		return nil, nil
+	}
+	return &barrierAfter{s: qp.NewPostRing(wg, []nic.WQE{wq}), wg: wg}, nil
+}
+
 // Notify is gpu_gaspi_notify: value into rank's notification id.
 func (d *Device) Notify(wg *gpu.WG, rank, id int, value uint64, queue int) error {
 	wq, err := d.w.notifyWQE(rank, id, value)

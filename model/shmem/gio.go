@@ -80,7 +80,44 @@ type gioCtx struct {
 	qps       []*verbs.QP // by PE (nil for this PE)
 	cqs       []*verbs.CQ // by PE: one CQ per (context, PE), as ROC_SHMEM's GPU-IB backend
 	templated []uint64    // per PE: slots whose template is visible
+	res       []gioRes    // per PE: the connection reserved (connect), made by qp
 	wg        *gpu.WG
+}
+
+// gioRes is a connection reserved: its CQ, its QP and the remote end.
+type gioRes struct {
+	cq     verbs.CQRes
+	qa, qb verbs.QPRes
+}
+
+// qp returns the context's QP to pe, making the connection reserved for
+// it on first use (nil for this PE).
+func (c *gioCtx) qp(pe int) (*verbs.QP, error) {
+	if qp := c.qps[pe]; qp != nil || pe == c.b.dev.pe {
+		return qp, nil
+	}
+	b := c.b
+	depth := b.vn.Spec().QPDepth
+	r := &c.res[pe]
+	cq, err := b.vn.MakeCQ(r.cq, depth, mem.GPU)
+	if err != nil {
+		return nil, err
+	}
+	rb := b.dev.rt.team.devs[pe].backend.(*gioBackend)
+	place := verbs.Place{QP: mem.GPU}
+	qa, _, err := verbs.ConnectReserved(b.vn, rb.vn, r.qa, r.qb, place, place, cq, rb.passive, depth)
+	if err != nil {
+		return nil, err
+	}
+	c.cqs[pe], c.qps[pe] = cq, qa
+	i := c.q*b.dev.npes + pe
+	qa.OnRetire(func() {
+		b.cand[i/64] |= 1 << (i % 64)
+		if b.tmplWait {
+			b.notifyNext() // the waiting templater takes the freed slot at the next visibility
+		}
+	})
+	return qa, nil
 }
 
 func newGIOBackend(d *Device) (*gioBackend, error) {
@@ -138,44 +175,35 @@ func (b *gioBackend) Expose(idx int, base mem.Addr, size uint64) {
 	b.uncache(base, size)
 }
 
-// connect builds the contexts' QPs (both ends) and starts the templater.
+// connect connects every context to every other PE and starts the
+// templater. A connection's CQ and QPs (both ends) are reserved now, their
+// memory and numbers where making them now would put them, and made when
+// first used (gioCtx.qp): most are never posted to, and a QP's state is
+// about 10 KiB.
 func (b *gioBackend) connect() error {
 	d := b.dev
+	depth := b.vn.Spec().QPDepth
 	for q := range d.queues {
-		c := &gioCtx{b: b, q: q, qps: make([]*verbs.QP, d.npes), cqs: make([]*verbs.CQ, d.npes), templated: make([]uint64, d.npes)}
+		c := &gioCtx{b: b, q: q, qps: make([]*verbs.QP, d.npes), cqs: make([]*verbs.CQ, d.npes), templated: make([]uint64, d.npes),
+			res: make([]gioRes, d.npes)}
 		for pe := range d.npes {
 			if pe == d.pe {
 				continue
 			}
-			cq, err := b.vn.NewCQ(b.vn.Spec().QPDepth, mem.GPU)
-			if err != nil {
-				return err
-			}
-			b.uncache(cq.Base(), uint64(cq.Entries())*nic.CQESize)
-			c.cqs[pe] = cq
 			rb, ok := d.rt.team.devs[pe].backend.(*gioBackend)
 			if !ok {
 				return fmt.Errorf("gio: PE %d runs another backend", pe)
 			}
-			place := verbs.Place{QP: mem.GPU}
-			qa, qb, err := verbs.ConnectNodes(b.vn, rb.vn, place, place, cq, rb.passive, b.vn.Spec().QPDepth)
-			if err != nil {
-				return err
-			}
-			for _, a := range qa.Areas() {
+			r := &c.res[pe]
+			r.cq = b.vn.ReserveCQ(depth)
+			b.uncache(r.cq.Base(), uint64(depth)*nic.CQESize)
+			r.qa, r.qb = b.vn.ReserveQP(depth), rb.vn.ReserveQP(depth)
+			for _, a := range verbs.ReservedAreas(r.qa, depth) {
 				b.uncache(a.Addr, a.Size)
 			}
-			for _, a := range qb.Areas() {
+			for _, a := range verbs.ReservedAreas(r.qb, depth) {
 				rb.uncache(a.Addr, a.Size)
 			}
-			c.qps[pe] = qa
-			i := q*d.npes + pe
-			qa.OnRetire(func() {
-				b.cand[i/64] |= 1 << (i % 64)
-				if b.tmplWait {
-					b.notifyNext() // the waiting templater takes the freed slot at the next visibility
-				}
-			})
 		}
 		b.ctxs[q] = c
 	}
@@ -213,7 +241,10 @@ func (b *gioBackend) template(t *cpu.Thread) {
 				}
 			}
 			c, pe := b.ctxs[i/npes], i%npes
-			qp := c.qps[pe]
+			qp, err := c.qp(pe)
+			if err != nil {
+				panic(fmt.Sprintf("gio: PE %d context %d: a reserved connection to PE %d: %v", b.dev.pe, c.q, pe, err))
+			}
 			if qp != nil && c.templated[pe] < qp.Completed()+uint64(qp.Depth()) {
 				b.templateSlot(t, c, pe, qp)
 				did = true
@@ -341,7 +372,10 @@ func (c *gioCtx) Submit(r *Request) error {
 	if r.PE == d.pe {
 		return c.local(r, remote)
 	}
-	qp := c.qps[r.PE]
+	qp, err := c.qp(r.PE)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrFailed, err)
+	}
 	w := nic.WQE{Op: nic.VWrite, Flags: nic.WQESignaled, Length: uint32(r.Len), RemoteAddr: remote, RKey: rk.Key}
 	gpuSource := false
 	switch r.Op {
@@ -456,7 +490,10 @@ func (c *gioCtx) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 		}
 	}
 	if i := c.q*b.dev.npes + pe; b.posted[i/64]&(1<<(i%64)) == 0 {
-		b.materialize(c, pe, i)
+		if b.closed {
+			b.materialize(c, pe, i)
+		}
+		b.posted[i/64] |= 1 << (i % 64)
 	}
 	g := wg.GPU().Spec()
 	wg.Sleep(g.Cycles(g.L2Cycles)) // claim the slot: device-scope atomic on the producer index
@@ -505,11 +542,14 @@ func (c *gioCtx) waitKeep(qp *verbs.QP, keep uint64) error {
 
 // quiet completes every WQE the context issued.
 func (c *gioCtx) quiet() error {
-	for _, qp := range c.qps {
-		if qp != nil {
+	for pe, qp := range c.qps {
+		switch {
+		case qp != nil:
 			if err := c.wait(qp); err != nil {
 				return err
 			}
+		case pe != c.b.dev.pe:
+			c.b.work.Notify() // a connection not yet made has nothing outstanding: wait's notification only
 		}
 	}
 	c.wg.Acquire(gpu.System)

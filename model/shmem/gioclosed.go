@@ -101,6 +101,7 @@ func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int) {
 	n := d.rt.node
 	link := n.GPULink
 	instr := n.CPU.Spec().Instr(b.spec.TemplateInstr)
+	depth := uint64(b.vn.Spec().QPDepth)
 	start := t.Now()
 	limit := start + left
 	stop := b.nextPosted(i)
@@ -108,8 +109,7 @@ func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int) {
 	j := i
 	for ; j >= 0 && (stop < 0 || j < stop); j = b.nextCand(j + 1) {
 		c, pe := b.ctxs[j/npes], j%npes
-		qp := c.qps[pe]
-		if qp == nil || c.templated[pe] >= uint64(qp.Depth()) { // full (an unposted QP completes nothing)
+		if pe == d.pe || c.templated[pe] >= depth { // full (an unposted QP completes nothing)
 			b.cand[j/64] &^= 1 << (j % 64)
 			continue
 		}
@@ -135,7 +135,7 @@ func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int) {
 		b.stats.Templates++
 		made++
 		cur = sf2
-		if c.templated[pe] >= uint64(qp.Depth()) {
+		if c.templated[pe] >= depth {
 			b.cand[j/64] &^= 1 << (j % 64)
 		}
 	}
@@ -238,9 +238,9 @@ var gioWords = []int{4, 5}
 // then on its templating runs as events.
 func (b *gioBackend) materialize(c *gioCtx, pe, i int) {
 	b.posted[i/64] |= 1 << (i % 64)
-	qp := c.qps[pe]
-	if qp == nil {
-		return
+	qp, err := c.qp(pe)
+	if err != nil || qp == nil {
+		return // this PE; a connection that cannot be made fails its post
 	}
 	e := b.eng()
 	now := e.Now()
@@ -264,7 +264,9 @@ func (b *gioBackend) materialize(c *gioCtx, pe, i int) {
 		key = rb.heap.Key
 	}
 	for k := range total {
-		if !seen[k] { // landed before the stretches still in view
+		// Not in view: landed before; or templated as events (at a slice
+		// end), which wrote the slot itself.
+		if !seen[k] && !qp.HasTemplate(k) {
 			qp.TemplateDeferred(k, nic.WQE{RKey: key}, gioWords, []sim.Time{0, 0})
 		}
 	}

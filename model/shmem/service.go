@@ -473,21 +473,31 @@ func (s *service) quietPending() {
 // sleep sleeps through an idle stretch of a coherent-cache poller: every
 // poll would hit an unchanged line. The polls are accounted, not run.
 func (s *service) sleep(instr int) {
-	p := s.port.proc()
+	start := s.now()
+	s.port.idleWait("a posted entry", s.posted)
+	s.slept(start, instr)
+}
+
+// posted reports whether an idle sleep is over: the thread stops, or an
+// owned queue's next slot holds a posted entry (posted since the round
+// polled it: poll again).
+func (s *service) posted() bool {
+	if s.stop {
+		return true
+	}
 	m := s.b.dev.rt.node.Mem
-	posted := func() bool {
-		if s.stop {
+	for _, q := range s.queues {
+		if uint32(m.Load64(q.slot(q.rd))) == statusPosted {
 			return true
 		}
-		for _, q := range s.queues {
-			if uint32(m.Load64(q.slot(q.rd))) == statusPosted {
-				return true // posted since this round polled it: poll again
-			}
-		}
-		return false
 	}
-	start := p.Now()
-	s.port.idleWait("a posted entry", posted)
+	return false
+}
+
+// slept accounts an idle sleep that began at start: the polls it stands
+// for.
+func (s *service) slept(start sim.Time, instr int) {
+	p := s.port.proc()
 	if cost := s.port.pollCost(instr); cost > 0 {
 		polls := uint64((p.Now() - start) / cost)
 		s.port.skip(polls, instr)

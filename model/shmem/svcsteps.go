@@ -42,6 +42,7 @@ const (
 	phEnd                        // the round's end
 	phEndIdle                    // the round's end after its quiet
 	phEndChecks                  // the round's end after its idle sleep
+	phSleep                      // an idle sleep as steps (stepSleeper) is in progress
 )
 
 // pollExit is why pollSteps handed the process back to the coroutine.
@@ -64,8 +65,26 @@ type pollSteps struct {
 	qi    int // the queue being polled
 	found bool
 	start sim.Time      // the poll's start (its span)
-	deq   *dequeueSteps // a host port's dequeue as steps (nil: the coroutine's)
+	deq   *dequeueSteps // the dequeue as steps (nil: the coroutine's)
+	// the idle sleep as steps (nil: the coroutine's), its start, and
+	// the condition that ends it (service.posted, made once)
+	sl      stepSleeper
+	slStart sim.Time
+	posted  func() bool
 }
+
+// stepSleeper is a consumer whose idle sleep (idleWait) has a step form:
+// beginIdleWait starts it, tryOp advances it.
+type stepSleeper interface {
+	beginIdleWait(what string, cond func() bool)
+	tryIdleWait() bool
+}
+
+func (h *hostPort) beginIdleWait(what string, cond func() bool) {
+	h.t.BeginWaitUntil(&h.wake, what, cond)
+}
+
+func (h *hostPort) tryIdleWait() bool { return h.t.Try() }
 
 // Step implements sim.Stepper.
 func (ps *pollSteps) Step(p *sim.Proc) bool {
@@ -138,9 +157,24 @@ func (ps *pollSteps) Step(p *sim.Proc) bool {
 			ps.phase = phEndIdle
 		case phEndIdle:
 			if !ps.found && len(s.pending) == 0 && s.port.idle() {
+				if ps.sl != nil { // service.sleep as steps
+					ps.slStart = s.now()
+					ps.sl.beginIdleWait("a posted entry", ps.posted)
+					ps.phase = phSleep
+					continue
+				}
 				ps.exit, ps.phase = exitSleep, phEndChecks
 				return true
 			}
+			ps.phase = phEndChecks
+		case phSleep:
+			if !ps.sl.tryIdleWait() {
+				if p.Waited() {
+					return false
+				}
+				continue
+			}
+			s.slept(ps.slStart, s.b.sw.ConsumerPoll)
 			ps.phase = phEndChecks
 		case phEndChecks:
 			if !s.roundChecks(ps.found) {
@@ -158,6 +192,9 @@ func (s *service) runSteps(sp stepPort) {
 	ps := &pollSteps{s: s, sp: sp}
 	if h, ok := s.port.(stepDequeuer); ok && s.progress == nil {
 		ps.deq = &dequeueSteps{s: s, h: h}
+	}
+	if sl, ok := s.port.(stepSleeper); ok {
+		ps.sl, ps.posted = sl, s.posted
 	}
 	for {
 		p.RunSteps(ps)

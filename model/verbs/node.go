@@ -1,6 +1,8 @@
 package verbs
 
 import (
+	"fmt"
+
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -139,3 +141,112 @@ func (q *QP) PostFields(wg *gpu.WG, w nic.WQE, dynamic []int) error {
 	q.stats.WQETime += wg.Now() - start
 	return nil
 }
+
+// CQRes is a CQ reserved on a node (ReserveCQ): its ring's address and
+// its number, made by MakeCQ.
+type CQRes struct {
+	base mem.Addr
+	num  int32
+}
+
+// ReserveCQ reserves what NewCQ(entries, pool) would make now, its ring's
+// address and its number, and counts its bytes, without making it: a CQ
+// made on first use (MakeCQ) with every later allocation and number where
+// it would have been.
+func (n *Node) ReserveCQ(entries int) CQRes {
+	base := n.mem.ReserveData(uint64(entries) * nic.CQESize)
+	n.footprint += uint64(entries) * nic.CQESize
+	n.cqBytes += uint64(entries) * nic.CQESize
+	return CQRes{base: base, num: int32(n.nic.ReserveCQ())}
+}
+
+// MakeCQ makes the CQ r reserved.
+func (n *Node) MakeCQ(r CQRes, entries int, pool mem.Pool) (*CQ, error) {
+	n.mem.AllocDataAt(r.base, pool, uint64(entries)*nic.CQESize, "cq")
+	nq, err := n.nic.CreateCQAt(int(r.num), r.base, entries)
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", n.Rank, err)
+	}
+	return &CQ{node: n, nq: nq, pool: pool, qps: map[uint32]*QP{}}, nil
+}
+
+// QPRes is a QP reserved on a node (ReserveQP): its rings' and doorbell
+// record's addresses and its number, made by ConnectReserved.
+type QPRes struct {
+	sq  mem.Addr
+	num uint32
+}
+
+// ReserveQP reserves what newQP(depth) would make now: the send ring, the
+// receive ring and the doorbell record (their addresses in that order, as
+// one reservation each) and the QP number, counting their bytes.
+func (n *Node) ReserveQP(depth int) QPRes {
+	ring := uint64(depth) * nic.WQESize
+	sq := n.mem.ReserveData(ring)
+	if rq := n.mem.ReserveData(ring); rq != sq+qpGap(ring) {
+		panic(fmt.Sprintf("verbs: node %d: a reserved receive ring at %#x, not after its send ring", n.Rank, uint64(rq)))
+	}
+	n.mem.ReserveData(16)
+	n.footprint += 2*ring + 16
+	n.qpBytes += 2*ring + 16
+	return QPRes{sq: sq, num: n.nic.ReserveQP()}
+}
+
+// qpGap is the distance from one reservation of size bytes to the next:
+// whole lines and a guard line (mem.Memory.ReserveData).
+func qpGap(size uint64) mem.Addr {
+	return mem.Addr((size+mem.LineSize-1)&^(mem.LineSize-1)) + mem.LineSize
+}
+
+// makeQP makes the QP r reserved.
+func (n *Node) makeQP(r QPRes, p Place, cq *CQ, depth int) (*QP, error) {
+	if cq == nil || cq.node != n {
+		return nil, fmt.Errorf("node %d: QP needs a CQ of the same node", n.Rank)
+	}
+	ring := uint64(depth) * nic.WQESize
+	sq, rq := r.sq, r.sq+qpGap(ring)
+	dbr := rq + qpGap(ring)
+	n.mem.AllocDataAt(sq, p.QP, ring, "sq")
+	n.mem.AllocDataAt(rq, p.QP, ring, "rq")
+	n.mem.AllocDataAt(dbr, p.QP, 16, "dbr")
+	nq, err := n.nic.CreateQPAt(r.num, nic.QPConfig{SQ: sq, SQEntries: depth, RQ: rq, RQEntries: depth, DBRec: dbr, SendCQ: cq.nq})
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", n.Rank, err)
+	}
+	q := &QP{node: n, nq: nq, cq: cq, pool: p.QP, sq: sq, rq: rq, dbr: dbr, depth: depth, rdepth: depth,
+		shadow: make([][][nic.WQEWords]uint64, (depth+shadowChunk-1)/shadowChunk)}
+	cq.qps[nq.Num] = q
+	return q, nil
+}
+
+// ConnectReserved makes the QPs ra (on a) and rb (on b) reserved and
+// connects them, as ConnectNodes would have when they were reserved.
+func ConnectReserved(a, b *Node, ra, rb QPRes, pa, pb Place, cqa, cqb *CQ, depth int) (*QP, *QP, error) {
+	qa, err := a.makeQP(ra, pa, cqa, depth)
+	if err != nil {
+		return nil, nil, err
+	}
+	qb, err := b.makeQP(rb, pb, cqb, depth)
+	if err != nil {
+		return nil, nil, err
+	}
+	qa.nq.Connect(b.Rank, qb.nq.Num)
+	qb.nq.Connect(a.Rank, qa.nq.Num)
+	qa.peer, qb.peer = qb, qa
+	return qa, qb, nil
+}
+
+// ReservedAreas returns the areas (QP.Areas) of the QP r reserves.
+func ReservedAreas(r QPRes, depth int) []Area {
+	ring := uint64(depth) * nic.WQESize
+	rq := r.sq + qpGap(ring)
+	return []Area{{r.sq, ring}, {rq, ring}, {rq + qpGap(ring), 16}}
+}
+
+// Base returns the address of the reserved CQ's ring.
+func (r CQRes) Base() mem.Addr { return r.base }
+
+// HasTemplate reports whether send slot k's shadow holds a template word
+// (the rkey and QP number HostTemplate writes; never zero, QP numbers
+// start at 1).
+func (q *QP) HasTemplate(k uint64) bool { return q.sh(k % uint64(q.depth))[4] != 0 }
