@@ -1,6 +1,8 @@
 package nic
 
 import (
+	"math/bits"
+
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -18,7 +20,7 @@ type PPB struct {
 	// holds the i-th oldest line, at address at[slot]; index maps a
 	// line's address to its slot. The bytes are one pointer-free block
 	// (the collector does not scan it), grown to Lines slots as used.
-	index     map[mem.Addr]int32
+	index     lineIndex
 	at        []mem.Addr
 	bytes     [][mem.LineSize]byte
 	head, n   int
@@ -33,9 +35,6 @@ type PPBStats struct {
 
 // SetPPB puts p on the NIC's path to GPU memory (nil removes it).
 func (n *NIC) SetPPB(p *PPB) {
-	if p != nil {
-		p.index = map[mem.Addr]int32{}
-	}
 	n.vs().ppb = p
 }
 
@@ -58,7 +57,7 @@ func (n *NIC) FlushPPBAt(at sim.Time) sim.Time {
 	done := at + p.FlushLatency
 	p.flushDone = max(p.flushDone, done)
 	n.e.At(done, func() {
-		clear(p.index)
+		p.index.reset()
 		p.head, p.n = 0, 0
 		p.stats.Flushes++
 	})
@@ -80,7 +79,7 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 		// data would make HasData true), so the PPB's bookkeeping is all
 		// there is to do: same hits, misses and evictions, no stale hit.
 		for l := mem.Line(a); l < end; l += mem.LineSize {
-			if _, ok := p.index[l]; ok {
+			if _, ok := p.index.get(l); ok {
 				p.stats.Hits++
 			} else {
 				*p.insert(l) = [mem.LineSize]byte{}
@@ -92,7 +91,7 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 	}
 	for l := mem.Line(a); l < end; l += mem.LineSize {
 		var line *[mem.LineSize]byte
-		if i, ok := p.index[l]; ok {
+		if i, ok := p.index.get(l); ok {
 			line = &p.bytes[i]
 			p.stats.Hits++
 			n.checkPPB(l, line)
@@ -119,11 +118,11 @@ func (p *PPB) insert(l mem.Addr) *[mem.LineSize]byte {
 		}
 	} else {
 		i = p.head
-		delete(p.index, p.at[i])
+		p.index.del(p.at[i])
 		p.head = (p.head + 1) % p.Lines
 	}
 	p.at[i] = l
-	p.index[l] = int32(i)
+	p.index.put(l, int32(i))
 	return &p.bytes[i]
 }
 
@@ -145,4 +144,95 @@ func (n *NIC) checkPPB(l mem.Addr, line *[mem.LineSize]byte) {
 // fromMemoryPPB is fromMemory reading through the PPB.
 func (n *NIC) fromMemoryPPB(base mem.Addr) payloadSrc {
 	return payloadSrc{kind: srcMemoryPPB, base: base}
+}
+
+// lineIndex maps a cached line's address to its slot: open addressing
+// with linear probing in a power-of-two table at most half full, deletion
+// by backward shift. The PPB looks up and replaces a line for every 64 B
+// of every NIC read of GPU memory, where a Go map's hashing and its
+// tombstones were a quarter of a GIO run. Address 0 marks an empty entry
+// (no allocation starts at 0).
+type lineIndex struct {
+	keys []mem.Addr
+	vals []int32
+	n    int
+}
+
+// slot returns where l's probe starts.
+func (x *lineIndex) slot(l mem.Addr) int {
+	return int((uint64(l) >> 6 * 0x9E3779B97F4A7C15) >> (64 - bits.Len(uint(len(x.keys)-1))))
+}
+
+// get returns l's slot in the PPB.
+func (x *lineIndex) get(l mem.Addr) (int32, bool) {
+	if len(x.keys) == 0 {
+		return 0, false
+	}
+	m := len(x.keys) - 1
+	for i := x.slot(l); ; i = (i + 1) & m {
+		switch x.keys[i] {
+		case l:
+			return x.vals[i], true
+		case 0:
+			return 0, false
+		}
+	}
+}
+
+// put sets l's slot (l not present).
+func (x *lineIndex) put(l mem.Addr, v int32) {
+	if 2*(x.n+1) > len(x.keys) {
+		x.grow()
+	}
+	m := len(x.keys) - 1
+	i := x.slot(l)
+	for x.keys[i] != 0 {
+		i = (i + 1) & m
+	}
+	x.keys[i], x.vals[i] = l, v
+	x.n++
+}
+
+// grow doubles the table (16 entries at first) and re-inserts.
+func (x *lineIndex) grow() {
+	keys, vals := x.keys, x.vals
+	size := max(16, 2*len(keys))
+	x.keys, x.vals, x.n = make([]mem.Addr, size), make([]int32, size), 0
+	for i, k := range keys {
+		if k != 0 {
+			x.put(k, vals[i])
+		}
+	}
+}
+
+// del removes l, shifting back the entries of its probe run behind it.
+func (x *lineIndex) del(l mem.Addr) {
+	if len(x.keys) == 0 {
+		return
+	}
+	m := len(x.keys) - 1
+	i := x.slot(l)
+	for x.keys[i] != l {
+		if x.keys[i] == 0 {
+			return
+		}
+		i = (i + 1) & m
+	}
+	for j := (i + 1) & m; x.keys[j] != 0; j = (j + 1) & m {
+		// The entry at j may move to the hole at i if its probe start
+		// is not in (i, j] (cyclically).
+		if h := x.slot(x.keys[j]); (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			x.keys[i], x.vals[i] = x.keys[j], x.vals[j]
+			i = j
+		}
+	}
+	x.keys[i], x.vals[i] = 0, 0
+	x.n--
+}
+
+// reset empties the index.
+func (x *lineIndex) reset() {
+	clear(x.keys)
+	clear(x.vals)
+	x.n = 0
 }
