@@ -8,7 +8,7 @@ func experiments() []Experiment {
 			Ranks: func(cfg Config) (string, []int) { return "allreduce.nodes", cfg.Allreduce.Nodes }},
 		{Name: "latency", Summary: "GPU-TN latency decomposition on 2 nodes under HDN, GDS and GPUTN (the dissertation's GPU-TN chapter)", Run: runLatency, Points: ptr(latencyPoints()),
 			Ranks: fixedRanks("latency", 2)},
-		{Name: "allreduce_hier", Summary: "hierarchical float32 SUM allreduce on nodes of node.gpus GPUs: intra-node reduce-scatter over the GPU fabric, per-rail inter-node ring, intra-node allgather, per phase, under CPU and HDN", Run: runAllreduceHier,
+		{Name: "allreduce_hier", Summary: "hierarchical float32 SUM allreduce on nodes of node.gpus GPUs: intra-node reduce-scatter over the GPU fabric, per-rail inter-node ring or double binary tree (allreduce_hier.inter), intra-node allgather, per phase, under every strategy the preset runs", Run: runAllreduceHier,
 			Points: ptr(allreduceHierPoints()), Sizes: Sizes{Quick: quickAllreduceHier},
 			Ranks: machineNodes("allreduce_hier.nodes", func(cfg Config) []int { return cfg.AllreduceHier.Nodes })},
 		{Name: "halo3d", Summary: "6-neighbour 3-D halo exchange on a periodic grid of GPUs, weak-scaled over faces 64B-1MiB and node counts, under CPU and HDN: time per exchange, GB/s per GPU, fastest strategy", Run: runHalo3D,

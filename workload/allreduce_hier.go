@@ -68,7 +68,7 @@ func AllreduceHierDef() Def {
 	}
 	return Def{
 		Name:     "allreduce_hier",
-		Summary:  "hierarchical float32 SUM allreduce: intra-node reduce-scatter over the GPU fabric, per-rail inter-node ring, intra-node allgather",
+		Summary:  "hierarchical float32 SUM allreduce: intra-node reduce-scatter over the GPU fabric, per-rail inter-node ring or double binary tree (allreduce_hier.inter), intra-node allgather",
 		Baseline: strategy.CPU,
 		// The matrix needs a machine whose NIC runs every family the
 		// workload implements (GPU-TN's triggered operations and the

@@ -34,7 +34,7 @@ type hierOp struct {
 	at    mem.Addr // send: the data; receive: where it goes in the vector
 	nb    uint64
 	add   bool // receive: add into the vector (else copy)
-	phase int  // 0: intra-node reduce-scatter, 1: per-rail ring, 2: intra-node allgather
+	phase int  // 0: intra-node reduce-scatter, 1: per-rail ring or tree, 2: intra-node allgather
 }
 
 // hierSlots is the slot layout of the one-sided schedule, the same on
