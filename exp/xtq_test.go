@@ -69,7 +69,7 @@ func TestXtqConfigErrorsNameTheField(t *testing.T) {
 }
 
 // BenchmarkXtqAllreduceSweep is the XTQ chapter's main sweep: 4 MiB
-// Allreduce strong-scaled over every even node count from 2 to 64 under
+// Allreduce strong-scaled over the xtq preset's node counts (2 to 64 in powers of two) under
 // CPU, HSA and XTQ (the dissertation's XTQ chapter), functional, on every core. Besides
 // wall time it reports the process's CPU seconds per sweep (user + system:
 // on a shared machine the wall time depends on the other load, the CPU
