@@ -83,7 +83,7 @@ func (a Allreduce) ringWG(wg *gpu.WG, dev *shmem.Device, l *ringLayout, base mem
 		// The whole ring as one state machine lent the work-group's
 		// process (sim.Proc.RunSteps): the same waits as the loop below,
 		// without two coroutine switches per call.
-		r := shmemRingSteps{wg: wg, ctx: ctx, l: l, base: base, i: i, s: s, steps: steps, wgSize: a.WGSize}
+		r := shmemRingSteps{ringCursor: ringCursor{wg: wg, l: l, base: base, i: i, s: s, steps: steps, wgSize: a.WGSize}, ctx: ctx}
 		wg.Proc.RunSteps(&r)
 		if r.err != nil {
 			return r.err
@@ -122,8 +122,18 @@ func (a Allreduce) ringWG(wg *gpu.WG, dev *shmem.Device, l *ringLayout, base mem
 // sim.Stepper over the context's step calls (shmem.Ctx.BeginPutmemNBI,
 // BeginWaitUntil, TryCall).
 type shmemRingSteps struct {
+	ringCursor
+	ctx   *shmem.Ctx
+	put   rdma.Put // the slice being sent
+	off   uint64   // its next chunk
+	begun bool     // a call is begun
+	err   error
+}
+
+// ringCursor is what the ring work-group's state machines share: where
+// in the ring the work-group stands and the step work under way.
+type ringCursor struct {
 	wg     *gpu.WG
-	ctx    *shmem.Ctx
 	l      *ringLayout
 	base   mem.Addr
 	i, s   int
@@ -131,11 +141,25 @@ type shmemRingSteps struct {
 	wgSize int
 	st     int // the step whose slice is sent or awaited
 	pc     ringPC
-	put    rdma.Put // the slice being sent
-	off    uint64   // its next chunk
-	begun  bool     // a call is begun
 	work   stepWorkSteps
-	err    error
+}
+
+// startWork begins step st's reduction and stamp, or moves on when the
+// step has none; true when that was the last step.
+func (c *ringCursor) startWork() bool {
+	c.pc = ringWork
+	if c.l.stepWorkSet(&c.work, c.wg, c.base, c.i, c.st, c.s, c.wgSize) {
+		return false
+	}
+	return c.nextStep()
+}
+
+// nextStep moves on to the next step's send; true when there is none.
+func (c *ringCursor) nextStep() bool {
+	c.work = stepWorkSteps{}
+	c.pc = ringSend
+	c.st++
+	return c.st == c.steps
 }
 
 // ringPC is where shmemRingSteps stands.
@@ -185,21 +209,14 @@ func (r *shmemRingSteps) Step(p *sim.Proc) bool {
 				continue
 			}
 			r.begun = false
-			r.pc = ringWork
-			if !r.l.stepWorkSet(&r.work, r.wg, r.base, r.i, r.st, r.s, r.wgSize) {
-				r.work = stepWorkSteps{}
-				r.pc = ringSend
-				if r.st++; r.st == r.steps {
-					return true
-				}
+			if r.startWork() {
+				return true
 			}
 		case ringWork:
 			if !r.work.Step(p) {
 				continue
 			}
-			r.work = stepWorkSteps{}
-			r.pc = ringSend
-			if r.st++; r.st == r.steps {
+			if r.nextStep() {
 				return true
 			}
 		}

@@ -61,7 +61,7 @@ func (a Allreduce) verbsRingWG(wg *gpu.WG, dev *gpi.Device, l *ringLayout, base 
 		// (sim.Proc.RunSteps): the same waits as the loop below, without
 		// two coroutine switches per call. A write that must wait for room
 		// in its QP hands back to the coroutine (gpi.Device.Write).
-		r := verbsRingSteps{wg: wg, dev: dev, l: l, base: base, i: i, s: s, steps: steps, wgSize: a.WGSize}
+		r := verbsRingSteps{ringCursor: ringCursor{wg: wg, l: l, base: base, i: i, s: s, steps: steps, wgSize: a.WGSize}, dev: dev}
 		for {
 			wg.Proc.RunSteps(&r)
 			if r.err != nil {
@@ -110,19 +110,11 @@ func (a Allreduce) verbsRingWG(wg *gpu.WG, dev *gpi.Device, l *ringLayout, base 
 // step st's write must wait for room in its QP: the coroutine writes, then
 // runs it again from the wait.
 type verbsRingSteps struct {
-	wg      *gpu.WG
+	ringCursor
 	dev     *gpi.Device
-	l       *ringLayout
-	base    mem.Addr
-	i, s    int
-	steps   int
-	wgSize  int
-	st      int // the step whose slice is sent or awaited
-	pc      ringPC
 	post    sim.Stepper // the write being posted
 	want    uint64
 	cond    func(uint64) bool // the poll's condition (v == want), made once
-	work    stepWorkSteps
 	blocked bool
 	err     error
 }
@@ -156,21 +148,14 @@ func (r *verbsRingSteps) Step(p *sim.Proc) bool {
 			if _, ok := r.wg.TryPollUntil(r.l.flagAddr(r.base, r.i, r.st, r.s), true, "allreduce sequence word", r.cond); !ok {
 				continue
 			}
-			r.pc = ringWork
-			if !r.l.stepWorkSet(&r.work, r.wg, r.base, r.i, r.st, r.s, r.wgSize) {
-				r.work = stepWorkSteps{}
-				r.pc = ringSend
-				if r.st++; r.st == r.steps {
-					return true
-				}
+			if r.startWork() {
+				return true
 			}
 		case ringWork:
 			if !r.work.Step(p) {
 				continue
 			}
-			r.work = stepWorkSteps{}
-			r.pc = ringSend
-			if r.st++; r.st == r.steps {
+			if r.nextStep() {
 				return true
 			}
 		}
