@@ -110,11 +110,7 @@ func TestAllreduceHierGDSPeerCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pk, copies uint64
-	for _, nd := range c.Nodes {
-		pk += nd.NIC.Stats().PacketsTx
-		copies += nd.Peer.Stats().Copies
-	}
+	pk, copies := nicPacketsAndPeerCopies(c)
 	if !r.Verified || pk != 0 || copies == 0 {
 		t.Errorf("one node: verified %v, %d NIC packets, %d peer copies; want verified, none, some", r.Verified, pk, copies)
 	}
@@ -245,4 +241,15 @@ func TestAllreduceHierTree(t *testing.T) {
 			}
 		}
 	}
+}
+
+// nicPacketsAndPeerCopies sums, over c's nodes, the packets their NICs
+// sent and the copies their GPU fabrics made: whether a run stayed inside
+// its nodes.
+func nicPacketsAndPeerCopies(c *cluster.Cluster) (packets, copies uint64) {
+	for _, nd := range c.Nodes {
+		packets += nd.NIC.Stats().PacketsTx
+		copies += nd.Peer.Stats().Copies
+	}
+	return packets, copies
 }

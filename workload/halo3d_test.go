@@ -143,11 +143,7 @@ func TestHalo3DGDSPeerCopies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var pk, copies uint64
-		for _, nd := range c.Nodes {
-			pk += nd.NIC.Stats().PacketsTx
-			copies += nd.Peer.Stats().Copies
-		}
+		pk, copies := nicPacketsAndPeerCopies(c)
 		return r, pk, copies
 	}
 	one, pk, copies := run(8)

@@ -131,11 +131,7 @@ func TestMoEGDSPeerCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pk, copies uint64
-	for _, nd := range c.Nodes {
-		pk += nd.NIC.Stats().PacketsTx
-		copies += nd.Peer.Stats().Copies
-	}
+	pk, copies := nicPacketsAndPeerCopies(c)
 	if !r.Verified || pk != 0 || copies == 0 {
 		t.Errorf("one node: verified %v, %d NIC packets, %d peer copies; want verified, none, some", r.Verified, pk, copies)
 	}
