@@ -29,8 +29,8 @@ import (
 // With shmem.gio.qps_per_peer = n > 0 the contexts share n QPs (and their
 // CQs) to each PE, as NVSHMEM IBGDA's CTAs share its RC QPs per peer PE:
 // context q posts on QP q mod n. Contexts that share a QP take turns
-// through two ticket locks in GPU memory: one around the post (slot
-// claim, WQE fields, PPB flush, release, doorbell: one producer at a
+// through two ticket locks in GPU memory: one around the post (PPB
+// flush, slot claim, WQE fields, release, doorbell: one producer at a
 // time, the doorbells in slot order, as IBGDA's ready-head ordering and
 // post-send lock serialise them) and one around the CQ poll (one consumer
 // of the CQ at a time); a context waits for the completions of its own
@@ -524,6 +524,14 @@ func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 		unlock := ch.lock(pe, 0, "its turn to post on a shared QP")
 		defer unlock()
 	}
+	if gpuSource && b.spec.PPBLines > 0 && !b.spec.SkipPPBFlush {
+		// The flush comes first, as ROC_SHMEM's GPU-IB post takes its
+		// lock (postLock: hdp_flush, then the CQ-space check, the slot
+		// claim and the WQE stores), so it is over long before the NIC
+		// reads this put's WQE and payload.
+		qp.FlushPPB(wg)
+		b.stats.PPBFlushes++
+	}
 	if qp.Outstanding() >= uint64(qp.Depth()) {
 		var err error
 		if b.shared {
@@ -557,10 +565,6 @@ func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 	}
 	if err := qp.PostFields(wg, w, []int{0, 1, 2, 3}); err != nil {
 		return err
-	}
-	if gpuSource && b.spec.PPBLines > 0 && !b.spec.SkipPPBFlush {
-		qp.FlushPPB(wg)
-		b.stats.PPBFlushes++
 	}
 	wg.Release(gpu.System)
 	qp.RingUnfenced(wg) // the system release above is the fence

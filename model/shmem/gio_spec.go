@@ -22,7 +22,7 @@ type GIOSpec struct {
 	// as the GIO slides describe it), n > 0 makes the contexts share n, as
 	// NVSHMEM IBGDA's QPs per peer PE are shared by the CTAs mapped to
 	// them round-robin.
-	QPsPerPeer int `toml:"qps_per_peer" doc:"RC QPs (each with its CQ) per PE and peer PE: 0 = one per context (work-group queue), as the GIO slides' ROC_SHMEM GPU-IB backend; n > 0 = n shared by the contexts, context q on QP q mod n, as NVSHMEM IBGDA's RC QPs per peer PE (NVSHMEM_IBGDA_NUM_RC_PER_PE, assigned round-robin by CTA); contexts sharing a QP take turns: a ticket lock in GPU memory around the slot claim, WQE write, PPB flush and doorbell, and another around CQ polling, each waiting for the completions of its own posts" src:"DOC"`
+	QPsPerPeer int `toml:"qps_per_peer" doc:"RC QPs (each with its CQ) per PE and peer PE: 0 = one per context (work-group queue), as the GIO slides' ROC_SHMEM GPU-IB backend; n > 0 = n shared by the contexts, context q on QP q mod n, as NVSHMEM IBGDA's RC QPs per peer PE (NVSHMEM_IBGDA_NUM_RC_PER_PE, assigned round-robin by CTA); contexts sharing a QP take turns: a ticket lock in GPU memory around the PPB flush, slot claim, WQE write and doorbell, and another around CQ polling, each waiting for the completions of its own posts" src:"DOC"`
 }
 
 // DefaultGIOSpec returns the GIO defaults: the §6 per-field cost, a

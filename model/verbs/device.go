@@ -224,8 +224,8 @@ func flushRead(q *QP, wg *gpu.WG) sim.Time {
 
 // FlushPPB is the GIO device runtime's flush of the PCIe-path cache: a
 // posted MMIO write of its control register over the GPU's link; the
-// flush completes its latency after the write arrives, and the NIC serves
-// no later doorbell before that.
+// flush completes its latency after the write arrives, and NIC reads of
+// GPU memory that reach the PPB meanwhile wait for it (nic.FlushPPBAt).
 func (q *QP) FlushPPB(wg *gpu.WG) {
 	n := q.node
 	sf, vis := n.mmio(wg.Now(), 8)
