@@ -48,12 +48,68 @@ func Crossovers(p *Plot) []Crossover {
 		return nil
 	}
 	var out []Crossover
+	caps := strategyNamed(p.Series)
 	for i, a := range p.Series {
 		for _, b := range p.Series[i+1:] {
-			out = append(out, crossings(a, b)...)
+			if comparable(a.Name, b.Name, caps) {
+				out = append(out, crossings(a, b)...)
+			}
 		}
 	}
 	return out
+}
+
+// comparable reports whether series named a and b are two alternatives
+// for the same thing, whose crossing means something: one-word names
+// always; names of several words ("GNN_GIO kkt", "HDN 64²", "CPU
+// link.bandwidth=25Gbps") only when they differ in exactly one word, and
+// where the plot's names carry a strategy (caps), in that one. So "GNN_GIO
+// kkt" meets "GHN_DGPU kkt" (two strategies on one input), not "GHN_DGPU
+// circuit" (another input as well) nor "GNN_GIO circuit" (one strategy on
+// two inputs: different work, not a crossover of alternatives).
+func comparable(a, b string, caps bool) bool {
+	wa, wb := strings.Fields(a), strings.Fields(b)
+	if len(wa) <= 1 && len(wb) <= 1 {
+		return true
+	}
+	if len(wa) != len(wb) {
+		return false
+	}
+	diff := -1
+	for i := range wa {
+		if wa[i] != wb[i] {
+			if diff >= 0 {
+				return false
+			}
+			diff = i
+		}
+	}
+	return diff >= 0 && (!caps || strategyWord(wa[diff]) && strategyWord(wb[diff]))
+}
+
+// strategyNamed reports whether some series' name has several words, one
+// of them a strategy's name (see strategyWord).
+func strategyNamed(series []Series) bool {
+	for _, s := range series {
+		if w := strings.Fields(s.Name); len(w) > 1 && slices.ContainsFunc(w, strategyWord) {
+			return true
+		}
+	}
+	return false
+}
+
+// strategyWord reports whether w is spelled like a strategy's name: capital
+// letters, digits and underscores (CPU, GHN_DGPU, HDN_OVERLAP).
+func strategyWord(w string) bool {
+	if len(w) < 2 {
+		return false
+	}
+	for _, r := range w {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return w[0] >= 'A' && w[0] <= 'Z'
 }
 
 // crossings compares a and b at the x values both have, in increasing x.
