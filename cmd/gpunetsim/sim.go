@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"text/tabwriter"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -109,8 +108,8 @@ then each --set name=value in order, then --seed. "gpunetsim params" lists
 every name with its unit; values take units: --set link.bandwidth=200Gbps,
 --set gpu.launch=2us, --set allreduce.size=64KiB, --set allreduce.nodes=2-64/2.
 
-The report (tables, notes, every parameter with its source, the seed) goes to
-stdout; --csv, --json, --plot (.svg, .png or .pdf) and --trace (Chrome trace
+The report (tables, notes, the parameters the experiment reads and those you
+set, the seed and provenance; lines within 120 columns) goes to stdout; --csv, --json, --plot (.svg, .png or .pdf) and --trace (Chrome trace
 JSON for ui.perfetto.dev) save files. Files are written only when the run
 succeeds, and each appears whole or not at all.`,
 		Example: `  gpunetsim run allreduce --set allreduce.nodes=2,4,8 --csv out.csv
@@ -472,11 +471,11 @@ func newPresetsCmd(stdout io.Writer) *cobra.Command {
 		Short: "List the hardware presets",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			var rows [][2]string
 			for _, name := range cluster.PresetNames() {
-				fmt.Fprintf(tw, "%s\t%s\n", name, presetDocs[name])
+				rows = append(rows, [2]string{name, presetDocs[name]})
 			}
-			return tw.Flush()
+			return writeNamed(stdout, rows)
 		},
 	}
 }
@@ -534,11 +533,11 @@ func newExperimentsCmd(stdout io.Writer) *cobra.Command {
 		Short: "List the experiments that gpunetsim run accepts",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			var rows [][2]string
 			for _, e := range exp.List() {
-				fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Summary)
+				rows = append(rows, [2]string{e.Name, e.Summary})
 			}
-			return tw.Flush()
+			return writeNamed(stdout, rows)
 		},
 	}
 }
@@ -546,11 +545,19 @@ func newExperimentsCmd(stdout io.Writer) *cobra.Command {
 // paramValueWidth caps the VALUE column: a few list values (the matrix's
 // strategy list) run past 100 characters and would otherwise push every
 // row's source and meaning that far right.
-const paramValueWidth = 24
+const paramValueWidth = 26
 
-// writeParamTable prints one aligned row per parameter; a value longer
-// than the VALUE column keeps its row but overruns the column (that row
-// alone is out of line) rather than widening it for every row.
+// paramLineWidth is the widest line params prints, the text report's
+// width.
+const paramLineWidth = 120
+
+// writeParamTable prints one aligned row per parameter, no line wider
+// than paramLineWidth columns. A row's first line holds its name, type,
+// value and source (what one greps for) and the description's start; the
+// description wraps onto continuation lines under its column. A value
+// wider than the VALUE column breaks after its commas onto lines of its
+// own under that column, and its source and description follow on the
+// next line, so it does not push the other rows' columns right.
 func writeParamTable(w io.Writer, ps []params.Info) error {
 	nameW, typeW := len("NAME"), len("TYPE")
 	for _, p := range ps {
@@ -562,13 +569,64 @@ func writeParamTable(w io.Writer, ps []params.Info) error {
 			valueW = max(valueW, len(p.Value))
 		}
 	}
+	const srcW = len("DEFAULT")
+	valueCol := nameW + 2 + typeW + 2
+	docCol := valueCol + valueW + 2 + srcW + 2
+	docIndent := strings.Repeat(" ", docCol)
 	bw := bufio.NewWriter(w)
-	row := func(name, typ, value, src, doc string) {
-		fmt.Fprintf(bw, "%-*s  %-*s  %-*s  %-7s  %s\n", nameW, name, typeW, typ, valueW, value, src, doc)
-	}
-	row("NAME", "TYPE", "VALUE", "SRC", "DOC")
+	fmt.Fprintf(bw, "%-*s  %-*s  %-*s  %-*s  DOC\n", nameW, "NAME", typeW, "TYPE", valueW, "VALUE", srcW, "SRC")
 	for _, p := range ps {
-		row(p.Name, p.Type, p.Value, p.Src, p.Doc)
+		if p.Value == "" {
+			p.Value = `""` // an empty string, not a missing column
+		}
+		head := fmt.Sprintf("%-*s  %-*s  ", nameW, p.Name, typeW, p.Type)
+		if len(p.Value) > valueW {
+			for i, part := range breakList(p.Value, paramLineWidth-valueCol) {
+				if i > 0 {
+					head = strings.Repeat(" ", valueCol)
+				}
+				bw.WriteString(head + part + "\n")
+			}
+			head = strings.Repeat(" ", valueCol+valueW+2)
+		} else {
+			head += fmt.Sprintf("%-*s  ", valueW, p.Value)
+		}
+		head += fmt.Sprintf("%-*s  ", srcW, p.Src)
+		// "(no source)" stays on one line, for grep.
+		doc := strings.ReplaceAll(p.Doc, "(no source)", "(no\x00source)")
+		bw.WriteString(strings.ReplaceAll(report.WrapWidth(head, docIndent, doc, paramLineWidth), "\x00", " "))
+	}
+	return bw.Flush()
+}
+
+// breakList splits a comma-separated value into pieces of at most width
+// characters, each ending after a comma (a piece without a comma that is
+// still too wide is cut).
+func breakList(v string, width int) []string {
+	var out []string
+	for len(v) > width {
+		cut := strings.LastIndexByte(v[:width], ',') + 1
+		if cut == 0 {
+			cut = width
+		}
+		out = append(out, v[:cut])
+		v = v[cut:]
+	}
+	return append(out, v)
+}
+
+// writeNamed prints name and description pairs, the names in a column
+// and each description wrapped under its own column, no line wider than
+// paramLineWidth.
+func writeNamed(w io.Writer, rows [][2]string) error {
+	nameW := 0
+	for _, r := range rows {
+		nameW = max(nameW, len(r[0]))
+	}
+	indent := strings.Repeat(" ", nameW+2)
+	bw := bufio.NewWriter(w)
+	for _, r := range rows {
+		bw.WriteString(report.WrapWidth(fmt.Sprintf("%-*s  ", nameW, r[0]), indent, r[1], paramLineWidth))
 	}
 	return bw.Flush()
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/params"
@@ -231,4 +232,54 @@ func read(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestListingsWithin120Columns checks that the listings people read in a
+// terminal (params on every preset, experiments, presets) keep every
+// line within 120 columns, and that each parameter's first line still
+// holds its name, type, value (or its first piece) and source, the line
+// one greps for.
+func TestListingsWithin120Columns(t *testing.T) {
+	commands := [][]string{{"experiments"}, {"presets"}}
+	for _, p := range cluster.PresetNames() {
+		commands = append(commands, []string{"params", "--preset", p})
+	}
+	for _, args := range commands {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+		}
+		lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+		for i, line := range lines {
+			if n := utf8.RuneCountInString(line); n > 120 {
+				t.Errorf("%v: line %d is %d columns: %q", args, i+1, n, line)
+			}
+		}
+		if args[0] != "params" {
+			continue
+		}
+		cfg, err := params.Load(params.Options{Preset: args[2]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := map[string]string{}
+		for _, line := range lines {
+			if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(line, " ") {
+				first[f[0]] = line
+			}
+		}
+		for _, p := range params.List(cfg) {
+			if p.Value == "" {
+				p.Value = `""`
+			}
+			f := strings.Fields(first[p.Name])
+			value, _, _ := strings.Cut(p.Value, ",")
+			if len(f) < 3 || f[1] != p.Type || !strings.HasPrefix(f[2], value) {
+				t.Errorf("%v: %s's first line %q lacks its type %s and value %s", args, p.Name, first[p.Name], p.Type, p.Value)
+			}
+			if len(p.Value) <= paramValueWidth && (len(f) < 4 || f[2] != p.Value || f[3] != p.Src) {
+				t.Errorf("%v: %s's first line %q lacks its value %s and source %s", args, p.Name, first[p.Name], p.Value, p.Src)
+			}
+		}
+	}
 }

@@ -202,6 +202,13 @@ func Wrap(first, indent, text string) string {
 	return b.String()
 }
 
+// WrapWidth is Wrap to width columns.
+func WrapWidth(first, indent, text string, width int) string {
+	var b bytes.Buffer
+	writeWrappedWidth(&b, first, indent, text, width)
+	return b.String()
+}
+
 // writeWrapped prints text after first, wrapped at word boundaries to
 // maxTextWidth columns, continuation lines starting with indent. A word
 // longer than a line is cut.

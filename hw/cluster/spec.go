@@ -212,6 +212,9 @@ func GPURDMA() Spec {
 	s.GPU.Freq, s.GPU.MemBandwidth, s.GPU.MemLatency = 745e6, unit.Rate(288e9), 400*sim.Nanosecond
 	s.GPU.LDSPerCU, s.GPU.L1Lines = 48*unit.KiB, 256
 	hcaPipeline(&s, 320*sim.Nanosecond)
+	// Every device access to host memory crosses the PLX switch and its
+	// upstream port (PresetSource: the PEX 8747 product brief).
+	s.PCIe.SwitchLatency = 100 * sim.Nanosecond
 	dgpuLaunch(&s)
 	// The host of this real-hardware study keeps the dissertation's
 	// classic-cache misses in flight and private L2s (not the documents'
@@ -295,10 +298,9 @@ var docPresetSources = map[string]map[string]Source{
 			"asynchronous ones in the same measurement (M. Boyer, \"CUDA Kernel Overhead\"), launch + teardown = 9 µs"},
 		"pcie.p2p_read_latency": {"DEFAULT", "a BAR read of GPU memory is served from GDDR5 (gpu.mem_latency 400 ns) instead of host DRAM (80 ns)"},
 		"nic.read_tags":         {"DEFAULT", "fitted to the GPUrdma paper's naive peak bandwidth (Fig 3, 1 MB); no public value for the HCA's outstanding DMA reads"},
-		"pcie.switch_latency": {"DEFAULT", "0, not the PLX PEX 8747's 100 ns maximum cut-through latency (PLX, PEX 8747 product brief): at 100 ns every " +
-			"placement difference of the GPUrdma paper's Table 2 moves toward the paper's and all four entries hold, but the placement " +
-			"bandwidth clause (QP in host memory slightly faster) flips by 0.14 %, a trade of one entry for another (docs/validation.md, D2); " +
-			"--set pcie.switch_latency=100ns runs the switch as the paper's machine has it"},
+		"pcie.switch_latency": {"DEFAULT", "the PLX PEX 8747's maximum cut-through latency, x16 to x16 (PLX, PEX 8747 product brief: " +
+			"100 ns), paid by every access of the GPU or the HCA to host memory (CQ polls and fence reads of host memory, WQE fetches " +
+			"from it, CQE writes into it); peer-to-peer transactions turn around in the switch"},
 		"nic.verbs_qp_inflight": {"DEFAULT", "per-QP outstanding requests of a Connect-IB (max_qp_rd_atom = 16 in ibv_devinfo)"},
 	},
 	"gio": {

@@ -164,10 +164,14 @@ func (n *NIC) dmaRead(a mem.Addr, l uint64) (done sim.Time, k int) {
 		return now, 0
 	}
 	p2p := n.mem.PoolOf(a) == mem.GPU
+	var ppb *PPB
+	if p2p && n.v != nil {
+		ppb = n.v.ppb
+	}
 	if n.spec.ReadTags > 0 {
-		done, k = n.readTagged(now, l, p2p)
+		done, k = n.readTagged(now, l, p2p, ppb)
 	} else {
-		done, k = n.link.ReadSplit(pcieUp, now, unit.Bytes(l), n.link.Spec().MaxReadReq, p2p)
+		done, k = n.link.ReadSplit(pcieUp, n.ppbGate(ppb, now), unit.Bytes(l), n.link.Spec().MaxReadReq, p2p)
 	}
 	if p2p && n.c2c != nil {
 		done = pcie.Behind(n.link, n.c2c, now, done, unit.Bytes(l))
@@ -182,7 +186,7 @@ func (n *NIC) dmaRead(a mem.Addr, l uint64) (done sim.Time, k int) {
 // is busy from its request's issue to its completion, so the read rate is
 // at most tags × request size / round trip: the bound that makes reads of
 // GPU memory, whose round trip is longer, slower than the link.
-func (n *NIC) readTagged(now sim.Time, l uint64, p2p bool) (done sim.Time, k int) {
+func (n *NIC) readTagged(now sim.Time, l uint64, p2p bool, ppb *PPB) (done sim.Time, k int) {
 	if len(n.tagFree) != n.spec.ReadTags {
 		n.tagFree = make([]sim.Time, n.spec.ReadTags)
 	}
@@ -190,7 +194,7 @@ func (n *NIC) readTagged(now sim.Time, l uint64, p2p bool) (done sim.Time, k int
 	done = now
 	for off := uint64(0); off < l; off += maxReq {
 		c := min(maxReq, l-off)
-		t := max(now, n.tagFree[0])
+		t := n.ppbGate(ppb, max(now, n.tagFree[0]))
 		d := n.link.ReadRequest(pcieUp, t, unit.Bytes(c), p2p)
 		n.tagFree[0] = d
 		siftDownTimes(n.tagFree)
@@ -198,6 +202,19 @@ func (n *NIC) readTagged(now sim.Time, l uint64, p2p bool) (done sim.Time, k int
 		k++
 	}
 	return done, k
+}
+
+// ppbGate returns when a read of GPU memory through ppb (nil: none)
+// issued at t goes out: a request that would reach the PPB (o + L after
+// issue) while a flush is in progress there is served after the flush,
+// which holds it, and its tag, that much longer.
+func (n *NIC) ppbGate(ppb *PPB, t sim.Time) sim.Time {
+	if ppb == nil || len(ppb.arrivals) == 0 {
+		return t
+	}
+	ps := n.link.Spec()
+	a := t + ps.Overhead + ps.Latency
+	return t + (ppb.gate(a) - a)
 }
 
 // siftDownTimes restores the min-heap order of h after h[0] grew.

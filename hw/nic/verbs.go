@@ -588,11 +588,7 @@ func (n *NIC) ringed(q *QP, pi uint64) {
 	if pi <= q.posted {
 		return
 	}
-	t := n.e.Now() + n.spec.CmdLatency
-	if p := n.vs().ppb; p != nil {
-		t = max(t, p.flushDone) // a PPB flush posted before the doorbell completes first
-	}
-	n.e.At(t, func() {
+	n.e.At(n.e.Now()+n.spec.CmdLatency, func() {
 		q.posted = max(q.posted, pi)
 		n.schedule(q)
 	})

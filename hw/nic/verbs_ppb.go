@@ -2,6 +2,7 @@ package nic
 
 import (
 	"math/bits"
+	"slices"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -20,12 +21,16 @@ type PPB struct {
 	// holds the i-th oldest line, at address at[slot]; index maps a
 	// line's address to its slot. The bytes are one pointer-free block
 	// (the collector does not scan it), grown to Lines slots as used.
-	index     lineIndex
-	at        []mem.Addr
-	bytes     [][mem.LineSize]byte
-	head, n   int
-	flushDone sim.Time // the latest flush completes then; doorbells behind it wait
-	stats     PPBStats
+	index   lineIndex
+	at      []mem.Addr
+	bytes   [][mem.LineSize]byte
+	head, n int
+	// arrivals are the times the flushes' control writes reached the
+	// PPB, in order, back to the oldest one that may still be in
+	// progress: a NIC read reaching the PPB waits for a flush in progress
+	// there (FlushLatency after its arrival).
+	arrivals []sim.Time
+	stats    PPBStats
 }
 
 // PPBStats count the PPB's activity.
@@ -48,20 +53,47 @@ func (n *NIC) PPBStats() PPBStats {
 
 // FlushPPBAt flushes the PPB when the control-register write arrives at
 // time at (the caller's posted MMIO write) and returns when the flush is
-// done.
+// done. The flush is an ordering point of the block the NIC reads GPU
+// memory through: a NIC read that reaches it while the flush is in
+// progress is served after the flush (gate); the NIC itself knows
+// nothing of it, so doorbells are not held.
 func (n *NIC) FlushPPBAt(at sim.Time) sim.Time {
 	p := n.vs().ppb
 	if p == nil {
 		return at
 	}
 	done := at + p.FlushLatency
-	p.flushDone = max(p.flushDone, done)
+	// Drop flushes that are over before now (no read issued from now
+	// on reaches the PPB before now).
+	now := n.e.Now()
+	k := 0
+	for k < len(p.arrivals) && p.arrivals[k]+p.FlushLatency < now {
+		k++
+	}
+	p.arrivals = append(p.arrivals[:0], p.arrivals[k:]...)
+	i := len(p.arrivals)
+	for i > 0 && p.arrivals[i-1] > at { // writes over one link come in order; others may not
+		i--
+	}
+	p.arrivals = slices.Insert(p.arrivals, i, at)
 	n.e.At(done, func() {
 		p.index.reset()
 		p.head, p.n = 0, 0
 		p.stats.Flushes++
 	})
 	return done
+}
+
+// gate returns when a NIC read request reaching the PPB at a is served:
+// after the latest flush that arrived there no later than a, if that
+// flush is still in progress, else at a.
+func (p *PPB) gate(a sim.Time) sim.Time {
+	for i := len(p.arrivals) - 1; i >= 0; i-- {
+		if f := p.arrivals[i]; f <= a {
+			return max(a, f+p.FlushLatency)
+		}
+	}
+	return a
 }
 
 // vread reads [a, a+len(dst)) as the NIC sees it: through the PPB for GPU

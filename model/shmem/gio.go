@@ -484,6 +484,14 @@ func (c *gioCtx) local(r *Request, remote mem.Addr) error {
 // post is the device post path of §3.3 for one WQE on qp (to PE pe).
 func (c *gioCtx) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 	wg, b := c.wg, c.b
+	if gpuSource && b.spec.PPBLines > 0 && !b.spec.SkipPPBFlush {
+		// The flush comes first, as ROC_SHMEM's GPU-IB post takes its
+		// lock (postLock: hdp_flush, then the CQ-space check, the slot
+		// claim and the WQE stores), so it is over long before the NIC
+		// reads this put's WQE and payload.
+		qp.FlushPPB(wg)
+		b.stats.PPBFlushes++
+	}
 	if qp.Outstanding() >= uint64(qp.Depth()) {
 		if err := c.waitKeep(qp, uint64(qp.Depth()-1)); err != nil {
 			return err
@@ -507,10 +515,6 @@ func (c *gioCtx) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 	}
 	if err := qp.PostFields(wg, w, []int{0, 1, 2, 3}); err != nil {
 		return err
-	}
-	if gpuSource && b.spec.PPBLines > 0 && !b.spec.SkipPPBFlush {
-		qp.FlushPPB(wg)
-		b.stats.PPBFlushes++
 	}
 	wg.Release(gpu.System)
 	qp.RingUnfenced(wg) // the system release above is the fence

@@ -20,7 +20,7 @@ import (
 
 // store is one GPU store of an 8-byte word into q's rings, costing c: into
 // GPU memory through the caches, or a posted write over the GPU's PCIe
-// link into host memory.
+// link into host memory (postHost).
 func (q *QP) store(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration) {
 	if q.pool == mem.GPU {
 		// The calibrated cost includes the store's own L1 access.
@@ -30,13 +30,25 @@ func (q *QP) store(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration) {
 		return
 	}
 	wg.Sleep(c)
+	q.postHost(wg, a, v)
+}
+
+// postHost enters one GPU store of v at a in host memory into the GPU's
+// PCIe link as a posted write. The thread does not wait for the link:
+// a GPU store is fire-and-forget, the thread goes on once its store
+// instruction has issued (its cost is the caller's), and the link
+// serialises the writes behind it; a warp stalls on stores only when its
+// memory pipeline is full ("memory throttle" in NVIDIA's profiler stall
+// reasons), which one thread's few stores per WQE never reach. The
+// system fence before the doorbell waits for the writes' visibility
+// (flushRead), so the ordering the NIC needs is kept.
+func (q *QP) postHost(wg *gpu.WG, a mem.Addr, v uint64) {
 	n := q.node
-	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+	_, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
 	vis += n.gpuLink.HostWriteLatency() // through the PCIe switch to the root complex
 	q.hostVis = max(q.hostVis, vis)
 	m := n.mem
 	n.e.At(vis, func() { m.Store64(a, v) })
-	wg.SleepUntil(sf)
 }
 
 // Post writes w into the next send slot from one GPU thread: FieldStore
@@ -122,23 +134,16 @@ func (q *QP) PostBlock(wg *gpu.WG, ws []nic.WQE) error {
 }
 
 // storeLanes is one vector store into q's rings: through the GPU caches,
-// or one posted write per lane over the GPU's PCIe link.
+// or one posted write per lane over the GPU's PCIe link (postHost: the
+// thread does not wait for the link).
 func (q *QP) storeLanes(wg *gpu.WG, addrs []mem.Addr, vals []uint64) {
 	if q.pool == mem.GPU {
 		wg.StoreLanes(addrs, vals)
 		return
 	}
-	n := q.node
-	sf := wg.Now()
 	for i, a := range addrs {
-		f, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
-		vis += n.gpuLink.HostWriteLatency()
-		sf = max(sf, f)
-		q.hostVis = max(q.hostVis, vis)
-		m, a, v := n.mem, a, vals[i]
-		n.e.At(vis, func() { m.Store64(a, v) })
+		q.postHost(wg, a, vals[i])
 	}
-	wg.SleepUntil(sf)
 }
 
 // Ring updates the doorbell record, fences at system scope and writes
@@ -219,8 +224,8 @@ func flushRead(q *QP, wg *gpu.WG) sim.Time {
 
 // FlushPPB is the GIO device runtime's flush of the PCIe-path cache: a
 // posted MMIO write of its control register over the GPU's link; the
-// flush completes its latency after the write arrives, and the NIC serves
-// no later doorbell before that.
+// flush completes its latency after the write arrives, and NIC reads of
+// GPU memory that reach the PPB meanwhile wait for it (nic.FlushPPBAt).
 func (q *QP) FlushPPB(wg *gpu.WG) {
 	n := q.node
 	sf, vis := n.mmio(wg.Now(), 8)

@@ -109,3 +109,38 @@ func TestPPBStaleWithoutFlush(t *testing.T) {
 		}
 	}
 }
+
+// A PPB flush is an ordering point of the block the NIC reads GPU memory
+// through, not of the NIC: a read that reaches the PPB while a flush is
+// in progress there waits for it, but a flush whose control write has not
+// arrived yet holds nothing (the doorbell, the WQE fetch and the payload
+// read go ahead), however long it will take.
+func TestPPBFlushHoldsOnlyReadsThatMeetIt(t *testing.T) {
+	const flush = 5 * sim.Microsecond
+	run := func(withFlush bool, arriveAfter sim.Duration) sim.Duration {
+		r := newRig(t, verbs.DefaultSpec())
+		n := r.c.Nodes[0].NIC
+		n.SetPPB(&nic.PPB{Lines: 64, FlushLatency: flush})
+		var took sim.Duration
+		r.kernel(t, func(wg *gpu.WG) {
+			start := wg.Now()
+			if withFlush {
+				n.FlushPPBAt(start + arriveAfter)
+			}
+			r.qp.Post(wg, r.write(0, 8))
+			r.qp.Ring(wg)
+			r.cq.WaitQP(wg, r.qp, 0)
+			took = wg.Now() - start
+		})
+		return took
+	}
+	none := run(false, 0)
+	late := run(true, 100*sim.Microsecond) // arrives long after the message completed
+	during := run(true, 0)                 // in progress when the NIC's reads arrive
+	if late != none {
+		t.Errorf("a flush arriving after the message changed its time: %v, without it %v", late, none)
+	}
+	if during < flush || during <= none {
+		t.Errorf("a flush in progress when the reads arrive: message took %v, want beyond the flush's %v (and %v without it)", during, flush, none)
+	}
+}

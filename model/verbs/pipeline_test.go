@@ -12,9 +12,8 @@ import (
 
 // A CQ poll is a loop of loads: from host memory every iteration is the
 // GPU's load pipeline plus a PCIe round trip of its link (the read takes
-// the place of the GPU's memory access), from GPU memory a memory-latency
-// load. A
-// large write keeps the poller looping; the loads it makes and the time
+// the place of the GPU's memory access) through the PCIe switch, from GPU
+// memory a memory-latency load. A large write keeps the poller looping; the loads it makes and the time
 // it waits agree with one round trip (resp. one memory latency) per
 // iteration, and the CQE is seen at most one iteration after it landed.
 func TestCQPollCostsARoundTripPerLoad(t *testing.T) {
@@ -37,8 +36,9 @@ func TestCQPollCostsARoundTripPerLoad(t *testing.T) {
 			per := r.c.Nodes[0].GPU.Spec().MemLatency
 			if loc == "host" {
 				// The GPU's load pipeline, then 2L + o + 64 B at the
-				// link's rate: the non-posted read.
-				per += 2*ps.Latency + ps.Overhead + sim.FromPicoseconds(64*ps.Bandwidth.PerByte())
+				// link's rate: the non-posted read, crossing the PCIe
+				// switch to the root complex and back.
+				per += 2*ps.Latency + 2*ps.SwitchLatency + ps.Overhead + sim.FromPicoseconds(64*ps.Bandwidth.PerByte())
 			}
 			loads := r.cq.Loads
 			if loads < 10 {
@@ -181,5 +181,41 @@ func TestCQPollWithNothingPostedIsADeadlock(t *testing.T) {
 		if !errors.As(err, &dl) || r.c.Engine.Now() > sim.Millisecond || !strings.Contains(err.Error(), "CQE") {
 			t.Errorf("CQ in %s memory: err = %v at %v, want a deadlock on the CQE at once", loc, err, r.c.Engine.Now())
 		}
+	}
+}
+
+// A GPU thread's WQE stores into a QP in host memory are posted writes
+// the thread does not wait for: on a link a thousand times slower the WQE
+// write still costs the eight field stores, and the wait moves to the
+// system fence before the doorbell, which cannot complete before the
+// stores are visible in host memory.
+func TestHostQPStoresDoNotWaitForTheLink(t *testing.T) {
+	run := func(slow bool) verbs.Stats {
+		spec := verbs.DefaultSpec()
+		spec.QPLoc = "host"
+		r := newRigWith(t, spec, func(s *clusterSpec) {
+			if slow {
+				s.PCIe.Bandwidth /= 1000
+			}
+		})
+		r.kernel(t, func(wg *gpu.WG) {
+			if err := r.qp.Post(wg, r.write(0, 8)); err != nil {
+				t.Error(err)
+			}
+			r.qp.Ring(wg)
+		})
+		return r.qp.Stats()
+	}
+	fast, slow := run(false), run(true)
+	want := 8 * verbs.DefaultSpec().FieldStore
+	for _, st := range []verbs.Stats{fast, slow} {
+		if st.WQETime != want {
+			t.Errorf("WQE write into host memory %v, want the 8 field stores' %v (the thread does not wait for the link)", st.WQETime, want)
+		}
+	}
+	// Eight 8 B writes at a thousandth of the link's rate take about
+	// 8 × 8 B / (14.4 GB/s / 1000) ≈ 4.4 µs more to become visible.
+	if d := slow.DoorbellTime - fast.DoorbellTime; d < 3*sim.Microsecond {
+		t.Errorf("fence on the slow link only %v longer: it must wait for the stores' visibility", d)
 	}
 }

@@ -143,7 +143,7 @@ func (q *QP) tryStore(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration, ph *uint
 			wg.Sleep(c)
 		}
 		return false
-	case 1:
+	default:
 		if q.pool == mem.GPU {
 			if !wg.TryStore64(a, v) {
 				return false
@@ -151,16 +151,7 @@ func (q *QP) tryStore(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration, ph *uint
 			*ph = 0
 			return true
 		}
-		n := q.node
-		sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
-		vis += n.gpuLink.HostWriteLatency() // through the PCIe switch to the root complex
-		q.hostVis = max(q.hostVis, vis)
-		m := n.mem
-		n.e.At(vis, func() { m.Store64(a, v) })
-		*ph = 2
-		wg.SleepUntil(sf)
-		return false
-	default:
+		q.postHost(wg, a, v) // the thread does not wait for the link
 		*ph = 0
 		return true
 	}
