@@ -27,11 +27,29 @@ func setupGPURDMA(n *Node, w *World) error {
 	if err := spec.Validate(); err != nil {
 		return err
 	}
-	d := w.Shared("verbs", func() any { return verbs.NewDomain(w.Cluster, spec) }).(*verbs.Domain)
+	d := verbsDomain(w, spec)
 	n.Stream = stream.New(n.Host, hw.GPU, hw.NIC, w.Config.SW)
 	n.Provide(d)
 	n.Provide(d.Node(n.Rank))
 	return nil
+}
+
+// VerbsDomain returns the run's verbs domain as GNN_GPURDMA's node setups
+// share it, building it now if none has: a workload that builds run-wide
+// verbs state over every node (a GPI world) before the run starts, so
+// that no node's setup writes another node's memory while a partitioned
+// run's engines run in parallel. ok is false when the GPUrdma knobs are
+// invalid (each node's setup reports that).
+func VerbsDomain(w *World) (d *verbs.Domain, ok bool) {
+	spec := w.Config.gnnSpec()
+	if spec.Validate() != nil {
+		return nil, false
+	}
+	return verbsDomain(w, spec), true
+}
+
+func verbsDomain(w *World, spec verbs.Spec) *verbs.Domain {
+	return w.Shared("verbs", func() any { return verbs.NewDomain(w.Cluster, spec) }).(*verbs.Domain)
 }
 
 // gnnSpec returns the GPUrdma knobs, the defaults when the configuration

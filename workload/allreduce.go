@@ -166,6 +166,13 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		res.Finish[nd.Rank] = nd.Host.Now()
 		return err
 	})
+	if im.Name == "device-verbs" {
+		// The GPI world spans every node: built now, not by the first
+		// node's setup on its partition's engine while the others run.
+		if d, ok := strategy.VerbsDomain(g.World); ok {
+			vr.prebuild(d, lay)
+		}
+	}
 	err = runTasks(c, g)
 	for _, e := range energy {
 		res.ServiceEnergy += e

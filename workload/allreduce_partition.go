@@ -17,13 +17,16 @@ import (
 // device-shmem ring over the queued backends (GHN_*, COMPNET: a PE's
 // service threads drive its own node's OpenSHMEM over Portals; the team
 // holds each PE's device in a slot of its own, written by that PE, and
-// the service energy is summed per node after the run). GIO's templater
-// reads every peer's device (its heap key) while it runs, and the
-// device-verbs ring builds a run-wide GPI world, so they run on one
-// engine.
+// the service energy is summed per node after the run), and the
+// device-verbs ring (GNN_GPURDMA): its GPI world (segments, notification
+// areas, the ring's QP pairs and CQs on every node) is built before the
+// run and only read during it, each node's verbs runtime on its own
+// node's engine. GIO's templater reads every peer's device (its heap
+// key) and makes a connection's remote end in the peer's memory on first
+// use while it runs, so it runs on one engine.
 func partitionable(impl string, s strategy.Strategy) bool {
 	switch impl {
-	case "host", "kernel-boundary", "stream-triggered", "triggered", "remote-tasks":
+	case "host", "kernel-boundary", "stream-triggered", "triggered", "remote-tasks", "device-verbs":
 		return true
 	case "device-shmem":
 		return s != strategy.GNNGIO
@@ -39,7 +42,7 @@ func AllreducePartitionable(s strategy.Strategy) bool {
 }
 
 func partitionRefusal(k int, s strategy.Strategy, impl string) error {
-	return fmt.Errorf("run.partitions = %d: the %s allreduce (%s implementation) shares run-wide state across nodes and runs on one engine; the partitioned allreduce runs CPU, HDN, HDN_OVERLAP, GDS, GPUTN, XTQ, HSA, GHN_* and COMPNET; use run.partitions=1", k, s, impl)
+	return fmt.Errorf("run.partitions = %d: the %s allreduce (%s implementation) shares run-wide state across nodes and runs on one engine; the partitioned allreduce runs CPU, HDN, HDN_OVERLAP, GDS, GPUTN, XTQ, HSA, GHN_*, COMPNET and GNN_GPURDMA; use run.partitions=1", k, s, impl)
 }
 
 // Nodes per engine from which a partitioned allreduce pays on two idle

@@ -118,13 +118,15 @@ func TestPartitionedAllreduceRefusesSharedState(t *testing.T) {
 // The remote-task allreduce (XTQ's NIC-enqueued tasks, HSA's host
 // progress thread) keeps every runtime's state on its node, and so does
 // the device-shmem ring over the queued backends (GHN_*, COMPNET: each
-// PE's service threads drive its own node's OpenSHMEM over Portals), so
-// both run partitioned with the sequential engine's times, event counts
+// PE's service threads drive its own node's OpenSHMEM over Portals), and
+// the device-verbs ring (GNN_GPURDMA: the GPI world built before the run,
+// read only during it), so all three run partitioned with the sequential engine's times, event counts
 // and service energy: receive resources posted once or every round,
 // functional and payload-free, on a star and a fat tree.
 func TestPartitionedRemoteTasksAndShmemMatchSequential(t *testing.T) {
 	tasks := []strategy.Strategy{strategy.XTQ, strategy.HSA}
 	queued := []strategy.Strategy{strategy.GHNDGPU, strategy.GHNDGPUHostQ, strategy.GHNAPU, strategy.COMPNET}
+	verbs := []strategy.Strategy{strategy.GNNGPURDMA}
 	tree := func(hw cluster.Spec) cluster.Spec {
 		hw.Topology.Kind, hw.Topology.LeafSize = "fattree", 3
 		return hw
@@ -144,6 +146,9 @@ func TestPartitionedRemoteTasksAndShmemMatchSequential(t *testing.T) {
 		{cluster.CompNet(), queued, 5, []int{2, 5}, false, true},
 		{cluster.CompNet(), queued, 8, []int{2}, false, false},
 		{tree(cluster.CompNet()), queued, 6, []int{2}, false, true},
+		{cluster.GPURDMA(), verbs, 5, []int{2, 5}, false, true},
+		{cluster.GPURDMA(), verbs, 16, []int{2, 3}, false, false},
+		{tree(cluster.GPURDMA()), verbs, 12, []int{2, 4}, false, true},
 	}
 	for _, c := range cases {
 		for _, s := range c.strategies {
@@ -218,7 +223,7 @@ func TestAutoPartitions(t *testing.T) {
 		{"fat tree, random spines: results would differ", outOfOrder(fatTree(16)), 64, true, strategy.CPU, 2, 1},
 		{"star, in_order off (no spines)", outOfOrder(cluster.GPUTN()), 64, true, strategy.CPU, 2, 2},
 		{"shared run-wide state", cluster.GPUTN(), 64, true, strategy.GNNGIO, 2, 1},
-		{"device verbs: a run-wide GPI world", cluster.GPUTN(), 64, true, strategy.GNNGPURDMA, 2, 1},
+		{"device verbs: the GPI world built before the run", cluster.GPURDMA(), 64, true, strategy.GNNGPURDMA, 2, 2},
 		{"device shmem, queued backend", cluster.CompNet(), 64, true, strategy.COMPNET, 2, 2},
 		{"remote tasks, payload-free 256 nodes", cluster.XTQ(), 256, false, strategy.XTQ, 2, 2},
 		{"remote tasks, HSA functional 16 nodes", cluster.XTQ(), 16, true, strategy.HSA, 2, 2},

@@ -6,6 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/gpi"
+	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
@@ -13,12 +14,21 @@ import (
 // verbsRing is the run-wide state of the device-verbs ring allreduce: a
 // GPI world whose segment 0 is every node's allreduce region (GPU memory,
 // registered) and queue s connects each node to its right neighbour for
-// ring s. Node setups run one after the other at time 0, so the first
-// caller builds it for all.
+// ring s. Run builds it before the run (prebuild), as the first node's
+// setup would: the nodes of a partitioned run only read it.
 type verbsRing struct{ sharedWorld }
 
 func (v *verbsRing) get(nd *strategy.Node, l *ringLayout) (*gpi.World, error) {
-	return v.world(nd, gpuSides(l.n), 1, func(w *gpi.World) error {
+	return v.world(nd, gpuSides(l.n), 1, v.wire(l))
+}
+
+// prebuild builds the world over d before the run.
+func (v *verbsRing) prebuild(d *verbs.Domain, l *ringLayout) {
+	v.sharedWorld.prebuild(d, gpuSides(l.n), 1, v.wire(l))
+}
+
+func (v *verbsRing) wire(l *ringLayout) func(*gpi.World) error {
+	return func(w *gpi.World) error {
 		for r := range l.n {
 			w.SegmentCreate(0, r, l.totalSize)
 		}
@@ -30,7 +40,7 @@ func (v *verbsRing) get(nd *strategy.Node, l *ringLayout) (*gpi.World, error) {
 			}
 		}
 		return nil
-	})
+	}
 }
 
 // verbsRingRun is the GPUrdma ring allreduce (device verbs, no CPU on the

@@ -11,6 +11,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/gpi"
+	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -39,11 +40,24 @@ func (s *sharedWorld) world(nd *strategy.Node, sides []gpi.Side, notifs int, wir
 	return s.w, s.err
 }
 
+// prebuild builds the world over domain d now, before the run: every
+// node's setup then only reads it, so a partitioned run's nodes touch no
+// other node's memory. The world is what the first node's setup would
+// have built (its strategy setup allocates nothing in node memory before
+// it), so the run is the same.
+func (s *sharedWorld) prebuild(d *verbs.Domain, sides []gpi.Side, notifs int, wire func(*gpi.World) error) {
+	s.w, s.err = buildWorldOver(d, sides, notifs, wire)
+}
+
 func buildWorld(nd *strategy.Node, sides []gpi.Side, notifs int, wire func(*gpi.World) error) (*gpi.World, error) {
 	d, err := verbsOf(nd)
 	if err != nil {
 		return nil, err
 	}
+	return buildWorldOver(d, sides, notifs, wire)
+}
+
+func buildWorldOver(d *verbs.Domain, sides []gpi.Side, notifs int, wire func(*gpi.World) error) (*gpi.World, error) {
 	w, err := gpi.New(d, sides, notifs)
 	if err != nil {
 		return nil, err

@@ -30,7 +30,9 @@ func NewDomain(c *cluster.Cluster, spec Spec) *Domain {
 		if spec.CheckVisibility && hw.Mem.Checker() == nil {
 			hw.Mem.SetChecker(&mem.Checker{})
 		}
-		d.nodes = append(d.nodes, &Node{spec: spec, Rank: i, e: c.Engine, nic: hw.NIC, mem: hw.Mem, gpuLink: hw.GPULink})
+		// Each node on its own engine: its partition's in a partitioned
+		// run (cluster.NewPartitioned), the one engine otherwise.
+		d.nodes = append(d.nodes, &Node{spec: spec, Rank: i, e: hw.NIC.Engine(), nic: hw.NIC, mem: hw.Mem, gpuLink: hw.GPULink})
 	}
 	return d
 }
