@@ -38,6 +38,7 @@ type GPU struct {
 	aql           aqlState                 // user-mode queues and kernel objects (aql.go)
 	tags          *L2                      // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
 	uncached      [][2]mem.Addr            // L2-uncacheable ranges (uncached.go)
+	uncachedMemo  *[uncachedMemoSize]uint64 // per-page answers of Uncached (uncached.go); nil until used
 	wgNames       []string                 // "<gpu>.wg[i]", made once per index (kernels reuse them)
 	freeWGs       sim.FreeList[*wgSteps]   // retired step work-groups, for reuse (steps.go)
 	freeRuns      sim.FreeList[*kernelRun] // finished dispatches, for reuse
