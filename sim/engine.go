@@ -87,6 +87,41 @@ func (e *Engine) AtH(t Time, h Handler, arg uint64) {
 	e.queue.push(t, e.seq, event{h: h, arg: arg})
 }
 
+// Ticket names an event scheduled with AtHC, for Cancel; the zero Ticket
+// names none.
+type Ticket int32
+
+// AtHC is AtH for an event that may be cancelled before it runs: it
+// returns the event's ticket, or the zero Ticket when the event is not in
+// the heap (due now, or refused), which Cancel ignores: such an event
+// still runs, so its handler must tolerate that.
+func (e *Engine) AtHC(t Time, h Handler, arg uint64) Ticket {
+	if !e.checkFuture(t) {
+		return 0
+	}
+	e.seq++
+	if t == e.now {
+		e.queue.pushNow(t, e.seq, event{h: h, arg: arg})
+		return 0
+	}
+	return Ticket(e.queue.push(t, e.seq, event{h: h, arg: arg}) + 1)
+}
+
+// Cancel removes the event of ticket tk, which must be pending: scheduled
+// by AtHC, not yet run and not cancelled before. A cancelled event never
+// runs and is not counted in Events or Pending; only the time of its
+// entry, should it reach the top of the queue before it is compacted
+// away, moves Now as an event would (the queue is monotone). Why: a
+// handler rescheduled at every change of its time (a flow's completion
+// at every change of its rate) would otherwise leave one stale event per
+// change in the queue until its time came (the flow model's memory grew
+// with rate changes, not with flows).
+func (e *Engine) Cancel(tk Ticket) {
+	if tk != 0 {
+		e.queue.cancel(int32(tk) - 1)
+	}
+}
+
 // checkFuture reports whether t can be scheduled: a time before now is a
 // bug (panic), a negative one an overflow (the run fails).
 func (e *Engine) checkFuture(t Time) bool {
@@ -151,6 +186,9 @@ func (e *Engine) runEvents(limit Time) (later bool) {
 			return later
 		}
 		e.now = t
+		if ev.isCancelled() {
+			continue // (Cancel)
+		}
 		e.events++
 		if e.windows != nil {
 			e.windows.note(t)

@@ -57,6 +57,9 @@ type eventQueue struct {
 	// numbers; due[dueHead:] are pending.
 	due     []dueEvent
 	dueHead int
+	// dead counts the heap's cancelled entries (Engine.Cancel): their slab
+	// events have the handler cancelled.
+	dead int
 }
 
 // dueEvent is an event in the current-time FIFO.
@@ -66,7 +69,44 @@ type dueEvent struct {
 	ev  event
 }
 
-func (q *eventQueue) len() int { return q.heap.n + len(q.due) - q.dueHead }
+func (q *eventQueue) len() int { return q.heap.n - q.dead + len(q.due) - q.dueHead }
+
+// cancelled is the handler of a cancelled event: it never runs.
+type cancelled struct{}
+
+func (cancelled) Handle(uint64) { panic("sim: a cancelled event ran") }
+
+// isCancelled reports whether ev was cancelled.
+func (ev *event) isCancelled() bool {
+	_, c := ev.h.(cancelled)
+	return c
+}
+
+// cancel drops the pending heap entry whose payload is in slot: its event
+// gets the cancelled handler, and the entry leaves the heap when it comes to the
+// top (next) or when cancelled entries outnumber live ones (compact), so
+// the heap holds O(live events) whatever the rate of cancellations.
+func (q *eventQueue) cancel(slot int32) {
+	q.slab[slot] = event{h: cancelled{}}
+	q.dead++
+	if q.dead >= 1024 && 2*q.dead > q.heap.n {
+		q.compact()
+	}
+}
+
+// compact removes every cancelled entry from the heap and frees its slot.
+// The order of the others is by key alone, so it does not change.
+func (q *eventQueue) compact() {
+	q.heap.filter(func(k *key) bool {
+		if !q.slab[k.slot].isCancelled() {
+			return true
+		}
+		q.slab[k.slot] = event{}
+		q.free = append(q.free, k.slot)
+		return false
+	})
+	q.dead = 0
+}
 
 // pushNow queues ev at t, the time of the event being run, with a sequence
 // number above every other pending event's.
@@ -111,6 +151,9 @@ func (q *eventQueue) next(limit Time) (t Time, ev event, ok, later bool) {
 		return 0, event{}, false, true
 	}
 	t, ev = q.popHeap()
+	if ev.isCancelled() {
+		q.dead-- // the engine skips it
+	}
 	return t, ev, true, false
 }
 
@@ -154,7 +197,7 @@ func (q *eventQueue) peekTime() Time {
 
 // push queues ev at t with sequence number seq; t must not be before the
 // time of the last event taken.
-func (q *eventQueue) push(t Time, seq uint64, ev event) {
+func (q *eventQueue) push(t Time, seq uint64, ev event) int32 {
 	var slot int32
 	if n := len(q.free); n > 0 {
 		slot = q.free[n-1]
@@ -165,4 +208,5 @@ func (q *eventQueue) push(t Time, seq uint64, ev event) {
 		q.slab = append(q.slab, ev)
 	}
 	q.heap.push(key{t: t, seq: seq, slot: slot})
+	return slot
 }

@@ -178,3 +178,35 @@ func sortBySeq(z []key) {
 		}
 	}
 }
+
+// filter keeps only the keys for which keep is true. Each bucket keeps its
+// keys' order (bucket 0 stays sorted by sequence number); the lowest
+// bucket's earliest key is found again by the next min.
+func (r *radixHeap) filter(keep func(*key) bool) {
+	z, w := r.buckets[0], 0
+	for i := r.head; i < len(z); i++ {
+		if keep(&z[i]) {
+			z[w] = z[i]
+			w++
+		}
+	}
+	r.buckets[0], r.head, r.n = z[:w], 0, w
+	for b := 1; b < len(r.buckets); b++ {
+		if r.mask&(1<<b) == 0 {
+			continue
+		}
+		src, w := r.buckets[b], 0
+		for i := range src {
+			if keep(&src[i]) {
+				src[w] = src[i]
+				w++
+			}
+		}
+		r.buckets[b] = src[:w]
+		if w == 0 {
+			r.mask &^= 1 << b
+		}
+		r.n += w
+	}
+	r.lowB = 0
+}

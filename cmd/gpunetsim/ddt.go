@@ -204,7 +204,7 @@ in the sidecar FILE.meta.json (stem of the CSV's name).`,
 			if err := s.commitAll(list); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "wrote %s\n", strings.Join(names, ", "))
+			fmt.Fprint(stdout, report.Wrap("wrote ", "  ", strings.Join(names, ", ")))
 			return nil
 		},
 	}

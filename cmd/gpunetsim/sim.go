@@ -355,7 +355,7 @@ func runWith(s *session, e exp.Experiment, o runOptions, stdout, stderr io.Write
 		return err
 	}
 	if !o.quiet && len(names) > 0 {
-		fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(names, ", "))
+		fmt.Fprint(stdout, "\n"+report.Wrap("wrote ", "  ", strings.Join(names, ", ")))
 	}
 	return nil
 }

@@ -1,8 +1,10 @@
 package net
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -52,13 +54,16 @@ type flow struct {
 	oldRate   float64 // rate before the current reallocation
 	last      sim.Time
 	notBefore sim.Time
-	version   uint64 // bumped on every reschedule; stale events carry an older one
+	serial    uint64 // messages sent before it on the fabric: the order of equal completions
+	version   uint64 // bumped on every reschedule; a stale event due now carries an older one
+	ticket    sim.Ticket
 	mark      uint64 // component search epoch
 	frozen    bool   // water-filling: rate fixed this round
 }
 
 // flowState is the fabric's flow-mode bookkeeping.
 type flowState struct {
+	f      *Fabric
 	epoch  uint64
 	queued map[uint64][]*flow  // per (src, dst) pair: messages behind the active one, FIFO
 	busy   map[uint64]bool     // pairs with an active flow
@@ -68,14 +73,29 @@ type flowState struct {
 	heap   []shareKey          // scratch: water-filling's ports by share
 	step   uint64              // water-filling steps so far (port.touched)
 	moved  []*port             // scratch: ports one step changed
+	resch  []*flow             // scratch: flows whose completion moves
+	sent   uint64              // messages sent so far (flow.serial)
 	cap    float64             // link capacity, bytes per ps
 	active int
+	// dirty holds the ports of the flows started or ended at the current
+	// time since the last reallocation, which runs once, as an event at
+	// this time after those already due (pending). Why: a halo exchange
+	// starts and ends most of its flows at a few instants (98 % of
+	// changes at 64 nodes shared their time with the one before), and
+	// recomputing the component at each change made the work grow as
+	// changes × component.
+	dirty   []*port
+	pending bool
+	ports0  int32   // ports given an id so far (port.id)
+	all     []*port // the ports given an id, by id (the tests' oracle)
+	// afterRealloc, when set (tests), runs after every reallocation.
+	afterRealloc func()
 }
 
 // UseFlows switches the fabric to the flow model (network.model = flow).
 // Call it before the first Send.
 func (f *Fabric) UseFlows() {
-	f.fl = &flowState{queued: map[uint64][]*flow{}, busy: map[uint64]bool{}, lastAt: map[uint64]sim.Time{}, cap: 1 / f.perByte}
+	f.fl = &flowState{f: f, queued: map[uint64][]*flow{}, busy: map[uint64]bool{}, lastAt: map[uint64]sim.Time{}, cap: 1 / f.perByte}
 }
 
 // wireBytes is what an n-byte message costs on the wire: the payload plus
@@ -93,6 +113,8 @@ func (f *Fabric) sendFlow(p Packet, route [maxHops]*port, hops int) {
 	fl := &flow{f: f, p: p, path: route, hops: hops, pair: uint64(src)<<32 | uint64(uint32(dst)),
 		wire: f.wireBytes(p.PayloadBytes())}
 	fl.remaining = fl.wire
+	f.fl.sent++
+	fl.serial = f.fl.sent
 	if pc, ok := p.(Paced); ok {
 		fl.notBefore = pc.NotBefore()
 	}
@@ -118,15 +140,51 @@ func (f *Fabric) startFlow(fl *flow) {
 		fl.pos[h] = len(pt.flows)
 		pt.flows = append(pt.flows, fl)
 	}
-	f.reallocate(fl.path[:fl.hops])
+	f.changed(fl)
+}
+
+// changed notes that flow fl started or ended now: its ports join the
+// next reallocation, which is scheduled for now if it is not already.
+func (f *Fabric) changed(fl *flow) {
+	fs := f.fl
+	for h := range fl.hops {
+		pt := fl.path[h]
+		if pt.id == 0 {
+			fs.ports0++
+			pt.id = fs.ports0
+			fs.all = append(fs.all, pt)
+		}
+		fs.dirty = append(fs.dirty, pt)
+	}
+	if !fs.pending {
+		fs.pending = true
+		f.e.AtH(f.e.Now(), (*flowRealloc)(fs), 0)
+	}
+}
+
+// flowRealloc is the event that reallocates the rates after the changes
+// of one instant.
+type flowRealloc flowState
+
+func (r *flowRealloc) Handle(uint64) {
+	fs := (*flowState)(r)
+	fs.pending = false
+	fs.f.reallocate(fs.dirty)
+	clear(fs.dirty)
+	fs.dirty = fs.dirty[:0]
+	if fs.afterRealloc != nil {
+		fs.afterRealloc()
+	}
 }
 
 // Handle is a flow's completion event; arg is the version it was scheduled
-// with (a later reallocation makes it stale).
+// with (a later reallocation cancels it, or makes it stale when it was due
+// now and could not be cancelled).
 func (fl *flow) Handle(arg uint64) {
 	if arg != fl.version {
 		return
 	}
+	fl.ticket = 0
 	f := fl.f
 	now := f.e.Now()
 	fl.remaining = 0
@@ -143,7 +201,7 @@ func (fl *flow) Handle(arg uint64) {
 		fl.path[h].donePkts += uint64(max(1, (fl.p.PayloadBytes()+f.link.Payload-1)/f.link.Payload))
 		fl.path[h].doneBytes += uint64(fl.wire)
 	}
-	f.reallocate(fl.path[:fl.hops])
+	f.changed(fl)
 	f.deliverFlow(fl, now)
 	fs := f.fl
 	if q := fs.queued[fl.pair]; len(q) > 0 {
@@ -190,9 +248,14 @@ type flowDelivery flow
 func (d *flowDelivery) Handle(uint64) { d.f.receive(d.p) }
 
 // reallocate recomputes the max-min fair rates of every flow connected to
-// the given ports (through shared links) and reschedules their completions.
-// Flows elsewhere keep their rates: a start or end only moves its own
-// component.
+// the given ports (through shared links) and reschedules the completions
+// of those whose rate changed, cancelling the old ones, so the engine's
+// queue holds one completion per active flow. Flows elsewhere keep their
+// rates: a start or end only moves its own component, and max-min
+// fairness decomposes over components, so the rates are bit for bit
+// those of a water-filling over every active flow (fullRates, the tests'
+// oracle) as long as ties between ports are broken by something of the
+// port's own (its id), not by its place in the component.
 func (f *Fabric) reallocate(seed []*port) {
 	fs := f.fl
 	fs.epoch++
@@ -209,14 +272,25 @@ func (f *Fabric) reallocate(seed []*port) {
 		fl.frozen, fl.oldRate = false, fl.rate
 	}
 	f.waterFill()
+	// The completions move in the order the messages were sent, so that
+	// flows ending at the same picosecond end in that order, whatever the
+	// order the component was found in (which depends on which flows
+	// changed at this instant).
+	resch := fs.resch[:0]
 	for _, fl := range fs.flows {
-		if fl.rate == fl.oldRate && fl.version > 0 {
-			continue // its scheduled completion still holds
-		}
+		if fl.rate != fl.oldRate || fl.version == 0 {
+			resch = append(resch, fl)
+		} // else its scheduled completion still holds
+	}
+	slices.SortFunc(resch, func(a, b *flow) int { return cmp.Compare(a.serial, b.serial) })
+	for _, fl := range resch {
 		fl.version++
 		end := now + sim.Time(math.Ceil(fl.remaining/fl.rate))
-		f.e.AtH(max(end, fl.notBefore), fl, fl.version)
+		f.e.Cancel(fl.ticket)
+		fl.ticket = f.e.AtHC(max(end, fl.notBefore), fl, fl.version)
 	}
+	clear(resch)
+	fs.resch = resch[:0]
 }
 
 // collect adds port pt and, transitively, every flow on it and every port
@@ -227,7 +301,7 @@ func (f *Fabric) collect(pt *port) {
 		return
 	}
 	pt.mark = fs.epoch
-	pt.idx = len(fs.ports)
+	pt.idx = int32(len(fs.ports))
 	fs.ports = append(fs.ports, pt)
 	for _, fl := range pt.flows {
 		if fl.mark == fs.epoch {
@@ -244,14 +318,14 @@ func (f *Fabric) collect(pt *port) {
 // waterFill gives the component's flows their max-min fair rates
 // (progressive filling): repeatedly find the port whose remaining capacity
 // split among its unfrozen flows is smallest, give those flows that share,
-// and freeze them. The ports wait in a heap by (share, position in the
-// component), so each step costs the ports it changes, not a scan of the
-// component (at thousands of GPUs the scan was most of a run's time); a
+// and freeze them. The ports wait in a heap by (share, id), so each step
+// costs the ports it changes, not a scan of the component (at thousands of GPUs the scan was most of a run's time); a
 // port's share never falls as others freeze (the step's share is the
 // smallest, so capLeft−share over unfrozen−1 is at least the old share),
 // so an entry whose share is no longer the port's is stale and skipped.
 // The ports chosen, their order and so every rate are those of the scan
-// that takes the first port of the smallest share.
+// that takes the port of the smallest share and, among equal shares, the
+// smallest id.
 func (f *Fabric) waterFill() {
 	fs := f.fl
 	h := fs.heap[:0]
@@ -262,7 +336,7 @@ func (f *Fabric) waterFill() {
 		}
 		pt.unfrozen = len(pt.flows)
 		if pt.unfrozen > 0 {
-			h = pushShare(h, shareKey{pt.capLeft / float64(pt.unfrozen), pt.idx})
+			h = pushShare(h, shareKey{pt.capLeft / float64(pt.unfrozen), pt.id, pt.idx})
 		}
 	}
 	left := len(fs.flows)
@@ -294,7 +368,7 @@ func (f *Fabric) waterFill() {
 		}
 		for _, pt := range moved {
 			if pt.unfrozen > 0 {
-				h = pushShare(h, shareKey{pt.capLeft / float64(pt.unfrozen), pt.idx})
+				h = pushShare(h, shareKey{pt.capLeft / float64(pt.unfrozen), pt.id, pt.idx})
 			}
 		}
 		fs.moved = moved[:0]
@@ -303,14 +377,16 @@ func (f *Fabric) waterFill() {
 }
 
 // shareKey is a port's entry in water-filling's heap: its share when
-// pushed and its position in the component's ports.
+// pushed, its id (the order among equal shares) and its position in the
+// component's ports.
 type shareKey struct {
 	share float64
-	idx   int
+	id    int32
+	idx   int32
 }
 
 func (a shareKey) less(b shareKey) bool {
-	return a.share < b.share || a.share == b.share && a.idx < b.idx
+	return a.share < b.share || a.share == b.share && a.id < b.id
 }
 
 // pushShare adds k to the binary min-heap h.

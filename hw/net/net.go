@@ -55,7 +55,8 @@ type port struct {
 	mark     uint64  // component search epoch
 	capLeft  float64 // water-filling: capacity not yet given out
 	unfrozen int     // water-filling: flows without a rate yet
-	idx      int     // water-filling: position in the component's ports
+	idx      int32   // water-filling: position in the component's ports
+	id       int32   // water-filling: order among equal shares; given on first use, 1, 2, …
 	touched  uint64  // water-filling: the step that last changed it
 }
 

@@ -4,11 +4,14 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
 	"pgregory.net/rapid"
 )
 
 // scanFill is the water-filling by a scan of every port per step (the
-// form the heap replaced): the reference the heap must match bit for bit.
+// form the heap replaced), ties to the smallest id: the reference the heap
+// must match bit for bit.
 func scanFill(fs *flowState) {
 	for _, pt := range fs.ports {
 		pt.capLeft = fs.cap
@@ -23,7 +26,7 @@ func scanFill(fs *flowState) {
 		share := math.Inf(1)
 		for _, pt := range fs.ports {
 			if pt.unfrozen > 0 {
-				if s := pt.capLeft / float64(pt.unfrozen); s < share {
+				if s := pt.capLeft / float64(pt.unfrozen); s < share || s == share && pt.id < best.id {
 					best, share = pt, s
 				}
 			}
@@ -44,7 +47,7 @@ func scanFill(fs *flowState) {
 }
 
 // The heap's water-filling gives every flow exactly the rate of the scan
-// (same ports chosen in the same order, ties to the first port), on random
+// (same ports chosen in the same order, ties to the smallest id), on random
 // components with shared links and ports of their own capacity.
 func TestWaterFillMatchesScan(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -68,10 +71,18 @@ func TestWaterFillMatchesScan(t *testing.T) {
 			}
 			flows[i] = fl
 		}
+		ids := rapid.Permutation(func() []int32 {
+			v := make([]int32, np)
+			for i := range v {
+				v[i] = int32(i + 1)
+			}
+			return v
+		}()).Draw(t, "ids")
 		var used []*port
-		for _, pt := range ports {
+		for i, pt := range ports {
+			pt.id = ids[i]
 			if len(pt.flows) > 0 {
-				pt.idx = len(used)
+				pt.idx = int32(len(used))
 				used = append(used, pt)
 			}
 		}
@@ -86,6 +97,101 @@ func TestWaterFillMatchesScan(t *testing.T) {
 			if math.Float64bits(fl.rate) != math.Float64bits(got[i]) {
 				t.Fatalf("flow %d: heap rate %v, scan rate %v", i, got[i], fl.rate)
 			}
+		}
+	})
+}
+
+// fullRates water-fills every active flow of the fabric at once, over
+// every port that carries one (the whole machine, the form the incremental
+// reallocation replaced), and returns each flow's rate; the flows keep
+// the rates they had. The oracle of TestIncrementalMatchesFull.
+func fullRates(fs *flowState) map[*flow]float64 {
+	fs.epoch++
+	fs.ports, fs.flows = fs.ports[:0], fs.flows[:0]
+	for _, pt := range fs.all {
+		if len(pt.flows) == 0 {
+			continue
+		}
+		pt.mark, pt.idx = fs.epoch, int32(len(fs.ports))
+		fs.ports = append(fs.ports, pt)
+		for _, fl := range pt.flows {
+			if fl.mark != fs.epoch {
+				fl.mark = fs.epoch
+				fs.flows = append(fs.flows, fl)
+			}
+		}
+	}
+	kept := make([]float64, len(fs.flows))
+	for i, fl := range fs.flows {
+		kept[i], fl.frozen = fl.rate, false
+	}
+	fs.f.waterFill()
+	full := make(map[*flow]float64, len(fs.flows))
+	for i, fl := range fs.flows {
+		full[fl], fl.rate = fl.rate, kept[i]
+	}
+	return full
+}
+
+// After every reallocation, each active flow's rate is bit for bit the one
+// a water-filling over the whole machine gives, on random traffic (many
+// messages starting at the same instants, pairs queueing behind each
+// other) through every topology, with and without a node fabric of its
+// own capacity; and the engine's queue never holds more than one
+// completion per active flow (cancelled ones leave it).
+func TestIncrementalMatchesFull(t *testing.T) {
+	topos := []TopologySpec{
+		{Kind: "star", LeafSize: 16, InOrder: true},
+		{Kind: "fattree", LeafSize: 2, InOrder: true},
+		{Kind: "fattree", LeafSize: 4},
+		railSplit,
+		dfSplit,
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		topo := topos[rapid.IntRange(0, len(topos)-1).Draw(t, "topology")]
+		const n = 8
+		e := sim.New(1)
+		f, err := New(e, n, LinkSpec{Bandwidth: unit.Rate(100e9 / 8), Payload: 2048, Header: 64},
+			SwitchSpec{Latency: 100 * sim.Nanosecond}, topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if topo.Kind != "railfattree" && rapid.Bool().Draw(t, "node fabric") {
+			if err := f.UseNodeFabric(nvswitch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.UseFlows()
+		r := &recorder{e: e, at: map[int]sim.Time{}}
+		for i := range n {
+			f.Attach(i, r)
+		}
+		nm := rapid.IntRange(1, 40).Draw(t, "messages")
+		checks := 0
+		f.fl.afterRealloc = func() {
+			checks++
+			for fl, want := range fullRates(f.fl) {
+				if math.Float64bits(fl.rate) != math.Float64bits(want) {
+					t.Fatalf("at %v: flow %v incremental rate %v, whole machine %v", e.Now(), fl.p, fl.rate, want)
+				}
+			}
+			// Sends not yet made, deliveries, one completion per flow, this event.
+			if q := e.Pending(); q > 2*nm+f.fl.active+1 {
+				t.Fatalf("at %v: %d events pending for %d active flows", e.Now(), q, f.fl.active)
+			}
+		}
+		for i := range nm {
+			src := rapid.IntRange(0, n-1).Draw(t, "src")
+			dst := (src + rapid.IntRange(1, n-1).Draw(t, "offset")) % n
+			size := unit.Bytes(rapid.IntRange(1, 256<<10).Draw(t, "bytes"))
+			at := sim.Time(rapid.IntRange(0, 20).Draw(t, "instant")) * 500 * sim.Nanosecond
+			e.At(at, func() { f.Send(testMsg{src, dst, size, i}) })
+		}
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.at) != nm || checks == 0 || f.ActiveFlows() != 0 {
+			t.Fatalf("%d of %d messages delivered, %d reallocations, %d flows left", len(r.at), nm, checks, f.ActiveFlows())
 		}
 	})
 }
