@@ -96,6 +96,7 @@ func benchPartitioned(b *testing.B, s strategy.Strategy, n, k int) {
 	cpu := cpuSeconds(b) - cpu0
 	b.ReportMetric(cpu/wall, "cores")
 	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/run")
 	if windows > 0 {
 		b.ReportMetric(float64(events)/float64(windows), "events/window")
 		// The busiest partition's share of the events, times k: 1 is a

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -93,6 +94,10 @@ type Fabric struct {
 
 	tp   topology    // railfattree and dragonfly (topo.go); nil for star and fattree
 	node *nodeFabric // GPUs of one node joined by their fabric (node.go); nil for one GPU per node
+
+	// place maps an endpoint (a rank) to the GPU slot it sits on (Place);
+	// nil: endpoint e is slot e.
+	place []int
 }
 
 // New builds a fabric for n endpoints. Attach endpoints before sending.
@@ -143,10 +148,43 @@ func errorsJoin(errs ...error) error {
 }
 
 // Attach connects endpoint i.
-func (f *Fabric) Attach(i int, ep Endpoint) { f.ends[i] = ep }
+func (f *Fabric) Attach(i int, ep Endpoint) { f.ends[f.at(i)] = ep }
 
-// Endpoints returns the number of endpoints.
-func (f *Fabric) Endpoints() int { return len(f.ends) }
+// Endpoints returns the number of endpoints (the placed ones, after Place).
+func (f *Fabric) Endpoints() int {
+	if f.place != nil {
+		return len(f.place)
+	}
+	return len(f.ends)
+}
+
+// Place puts endpoint e on GPU slot slots[e] of the fabric built for
+// more slots than endpoints: the slots' node and rail decide its routes
+// and its node fabric, and the slots nobody is placed on stay idle (no
+// endpoint, no traffic). Call it before Attach and the first Send; a
+// placed fabric cannot be partitioned.
+func (f *Fabric) Place(slots []int) error {
+	if f.place != nil {
+		return fmt.Errorf("net: endpoints already placed")
+	}
+	seen := make([]bool, len(f.ends))
+	for e, s := range slots {
+		if s < 0 || s >= len(f.ends) || seen[s] {
+			return fmt.Errorf("net: endpoint %d on slot %d: must be a free slot in [0, %d)", e, s, len(f.ends))
+		}
+		seen[s] = true
+	}
+	f.place = slices.Clone(slots)
+	return nil
+}
+
+// at returns the slot of endpoint e.
+func (f *Fabric) at(e int) int {
+	if f.place != nil {
+		return f.place[e]
+	}
+	return e
+}
 
 // Serialization returns the wire time of a packet with the given payload.
 func (f *Fabric) Serialization(payload unit.Bytes) sim.Duration {
@@ -169,6 +207,7 @@ type inflight struct {
 // latency at every switch, and any queueing at busy output ports.
 func (f *Fabric) Send(p Packet) {
 	src, dst := p.Route()
+	src, dst = f.at(src), f.at(dst)
 	if _, ok := p.(Local); ok {
 		f.sendLocal(p, src, dst)
 		return

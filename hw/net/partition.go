@@ -39,6 +39,9 @@ func (f *Fabric) Partition(g *sim.Group, of []int) ([]*Fabric, error) {
 	if f.fl != nil {
 		return nil, fmt.Errorf("network.model = flow: flows share every link max-min fairly across the whole fabric, so it cannot be split into partitions; use network.model=packet or run.partitions=1")
 	}
+	if f.place != nil {
+		return nil, fmt.Errorf("net: a fabric with placed endpoints (Place) cannot be split into partitions")
+	}
 	if f.e != g.Engine(0) {
 		return nil, fmt.Errorf("net: the fabric to split must be built on partition 0's engine")
 	}
