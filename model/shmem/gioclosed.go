@@ -311,7 +311,7 @@ func exposedAfterConnect(devs []*Device, pe int, key uint32, now sim.Time) {
 			continue
 		}
 		for i := range len(b.posted) * 64 {
-			if i < d.queues*d.npes && b.posted[i/64]&(1<<(i%64)) == 0 {
+			if i < len(b.ctxs)*d.npes && b.posted[i/64]&(1<<(i%64)) == 0 {
 				b.materialize(b.ctxs[i/d.npes], i%d.npes, i)
 			}
 		}
