@@ -509,7 +509,8 @@ func newConfigCmd(stdout io.Writer) *cobra.Command {
 		Short: "Print the effective configuration (preset, --config file, --set) as TOML for --config",
 		Long: `Print the configuration that --preset, --config and --set produce, every
 parameter at its effective value, as a TOML file that --config reads back to
-the same configuration. Each value is followed by its source and meaning.
+the same configuration. Each value comes with its source and meaning as a comment
+(beside it, or above it where the line would pass 120 columns).
 
   gpunetsim config --preset xtq --set link.bandwidth=200Gbps > my.toml
   gpunetsim run allreduce --config my.toml`,
