@@ -650,6 +650,15 @@ func lineFigure(pl *Plot) (figure, error) {
 			points.Color = c
 			points.Shape = plotShapes[st%len(plotShapes)]
 			points.Radius = vg.Points(3)
+			if pl.Categorical {
+				// Neighbouring categories (table rows) are unrelated: a line
+				// between them would draw a trend that is not there.
+				points.Radius = vg.Points(4)
+				p.Add(points)
+				leg.Add(shorten(pan.Labels[i], legendLabel), points)
+				entries++
+				continue
+			}
 			p.Add(line, points)
 			leg.Add(shorten(pan.Labels[i], legendLabel), line, points)
 			entries++

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"math"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -66,5 +68,32 @@ func checkWholeTicks(t *testing.T, xs, labeled []float64, logX bool) {
 	}
 	if slices.Min(xs) >= 0 && vals[0] < 0 || logX && vals[0] <= 0 {
 		t.Errorf("x %v (log %v): tick %v below the data's sign", xs, logX, vals[0])
+	}
+}
+
+// A categorical x axis (table rows) draws markers only: a line from one
+// category to the next would show a trend between unrelated inputs. The
+// same data on a numeric axis draws its lines.
+func TestCategoricalPlotsDrawNoLines(t *testing.T) {
+	x := []float64{0, 1, 2, 3, 4, 5, 6, 7}
+	mk := func(categorical bool) string {
+		r := &Result{Plot: &Plot{Title: "t", XLabel: "input (table order)", YLabel: "speedup", Categorical: categorical, Series: []Series{
+			{Name: "rw-cp", X: x, Y: []float64{1, 3, 2, 5, 1, 4, 2, 3}},
+			{Name: "iovec", X: x, Y: []float64{2, 1, 3, 1, 2, 1, 3, 2}},
+		}}}
+		var b bytes.Buffer
+		if err := WritePlot(&b, r, "svg"); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	// A polyline through a series' eight points is one path of seven
+	// line-to commands.
+	lines := regexp.MustCompile(`d="M[^"]*(L[^"]*){7}"`)
+	if n := len(lines.FindAllString(mk(false), -1)); n < 2 {
+		t.Fatalf("numeric axis: %d polylines through 8 points, want the 2 series' lines", n)
+	}
+	if n := len(lines.FindAllString(mk(true), -1)); n != 0 {
+		t.Errorf("categorical axis: %d polylines through 8 points, want none", n)
 	}
 }
