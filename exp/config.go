@@ -3,6 +3,7 @@ package exp
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/model/cost"
@@ -148,6 +149,12 @@ func DefaultConfig(preset string) (Config, error) {
 	// flags in GPU memory (shmem.queue_in_gpu = false, its default build).
 	if preset == "gio" {
 		cfg.Shmem.Threads, cfg.Shmem.ProgressThread, cfg.Shmem.QueueInGPU = 1, true, false
+	}
+	// Today's GPU-initiated verbs (NVSHMEM IBGDA) share a few RC QPs per
+	// peer between the CTAs instead of one per context (the params'
+	// source for shmem.gio.qps_per_peer).
+	if slices.Contains(cluster.PresentDay(), preset) {
+		cfg.Shmem.GIO.QPsPerPeer = 2
 	}
 	return dropUnavailable(cfg), nil
 }

@@ -12,13 +12,13 @@ import (
 // §11). Run them on preset spin (--preset spin); the hardware they use is
 // cluster.Spec's spin.*, pcie.* and link.* values.
 type DDTBenchSpec struct {
-	Size    unit.Bytes `toml:"size" doc:"message size of the vector studies (§11.1–11.5)" src:"DOC"`
+	Size    unit.Bytes `toml:"size" doc:"message size of the vector studies (throughput, breakdown, HPU scaling, NIC memory, DMA queue)" src:"DOC"`
 	Blocks  []int      `toml:"blocks" doc:"vector block sizes in bytes (stride = 2 × block)" src:"DEFAULT"`
-	Gammas  []int      `toml:"gammas" doc:"γ (blocks per 2KiB packet) of the breakdown and DMA-queue studies (§11.2, §11.5)" src:"DOC"`
-	HPUs    []int      `toml:"hpus" doc:"HPU counts of the scaling and memory studies (§11.3, §11.4b)" src:"DEFAULT"`
+	Gammas  []int      `toml:"gammas" doc:"γ (blocks per 2KiB packet) of the breakdown and DMA-queue studies" src:"DOC"`
+	HPUs    []int      `toml:"hpus" doc:"HPU counts of the scaling and memory studies" src:"DEFAULT"`
 	Stated  int        `toml:"hpus_stated" doc:"HPUs of the vector, breakdown, DMA-queue and NIC-memory-vs-block studies, which the sPIN datatype paper runs at 16 (its Fig 8, 12, 13b, 14); 0 = spin.hpus" src:"DOC"`
 	Methods []string   `toml:"methods" doc:"methods to compare: host, iovec, specialized, hpu-local, ro-cp, rw-cp" src:"DOC"`
-	Apps    string     `toml:"apps" doc:"application datatypes of §11.6–11.8: all (the SC'19 paper sizes) or fixtures (the small app_* cases)" src:"DEFAULT"`
+	Apps    string     `toml:"apps" doc:"application datatypes of the speedup, memory-traffic and amortization studies: all (the SC'19 paper sizes) or fixtures (the small app_* cases)" src:"DEFAULT"`
 }
 
 func defaultDDTBench() DDTBenchSpec {

@@ -17,9 +17,9 @@ import (
 // (--preset pulp); the ARM comparison uses the spin preset's HPUs on the
 // same node.
 type DDTPULPSpec struct {
-	BWBlocks []int      `toml:"bw_blocks" doc:"block sizes of the bandwidth test in bytes (§11.10)" src:"DOC"`
+	BWBlocks []int      `toml:"bw_blocks" doc:"block sizes of the bandwidth test in bytes" src:"DOC"`
 	BWTotal  unit.Bytes `toml:"bw_total" doc:"bytes the bandwidth test moves per block size (spread over the cores)" src:"DEFAULT"`
-	Size     unit.Bytes `toml:"size" doc:"vector message of the RW-CP microkernels (§11.11)" src:"DOC"`
+	Size     unit.Bytes `toml:"size" doc:"vector message of the RW-CP microkernels" src:"DOC"`
 	Blocks   []int      `toml:"blocks" doc:"vector block sizes of the microkernels in bytes (stride = 2 × block)" src:"DEFAULT"`
 	Run      int        `toml:"run" doc:"consecutive packets statically assigned to a core (emulating blocked-RR); also the checkpoint interval in packets" src:"DOC"`
 	ARMHPUs  int        `toml:"arm_hpus" doc:"HPUs of the ARM comparison (spin preset model); 0 = the spin preset's count" src:"DEFAULT"`
@@ -233,7 +233,7 @@ func runDDTPULPKernels(cfg Config, env Env) (*report.Result, error) {
 		"GBps = message / slowest core's total time (the SC'19 paper); fifo_GBps = until the last DMA has left into the PCIe FIFO",
 		fmt.Sprintf("instr_per_B = handler instructions (charged cycles) per message byte, the DDT operational intensity that sizes the design's compute (the SC'19 paper): %d cores at %v sustain the %v line while it is ≤ %.2f",
 			pc.Spin.HPUs, pc.Spin.HPUFreq, cfg.Link.Bandwidth, float64(pc.Spin.HPUs)*float64(pc.Spin.HPUFreq)/(float64(cfg.Link.Bandwidth.BytesPerSecond()))),
-		"IPC = cycles the handler charged (§7.3 costs, one instruction per cycle) / cycles it took: stalls are L2 bank queues, checkpoint DMAs, a full cluster DMA queue (dma_queue_wait), NIC-memory queues; the packet's L2 → L1 staging before the handler is stage_wait",
+		"IPC = cycles the handler charged (the ddt.* handler costs, one instruction per cycle) / cycles it took: stalls are L2 bank queues, checkpoint DMAs, a full cluster DMA queue (dma_queue_wait), NIC-memory queues; the packet's L2 → L1 staging before the handler is stage_wait",
 		staticVerified(cfg, outs, "every receive buffer equals datatype.Unpack of the same stream (sentinel-filled)"))
 	return res, nil
 }

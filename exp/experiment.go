@@ -49,13 +49,18 @@ type Experiment struct {
 	Partitions func(cfg Config) error
 	// Ranks, when set, returns the GPU counts the experiment builds its
 	// clusters of and the parameter that sets them, so CheckRun refuses
-	// counts that are not whole nodes of node.gpus before any work.
+	// counts the topology cannot join (or, partitioned, that are not
+	// whole nodes of node.gpus) before any work, and the report says
+	// where node.placement put fewer GPUs than whole nodes.
 	Ranks func(cfg Config) (field string, counts []int)
 }
 
 // List returns the registered experiments sorted by name.
 func List() []Experiment {
 	all := experiments()
+	for i := range all {
+		all[i] = all[i].withPlacementNote()
+	}
 	slices.SortFunc(all, func(a, b Experiment) int { return strings.Compare(a.Name, b.Name) })
 	return all
 }
@@ -70,4 +75,35 @@ func Lookup(name string) (Experiment, error) {
 		names = append(names, e.Name)
 	}
 	return Experiment{}, fmt.Errorf("unknown experiment %q: must be one of %s", name, strings.Join(names, ", "))
+}
+
+// withPlacementNote makes e's reports (Run, and Points.Assemble for the
+// studies) say where node.placement put the ranks of a run on fewer GPUs
+// than whole nodes (PlacementNote).
+func (e Experiment) withPlacementNote() Experiment {
+	if e.Ranks == nil {
+		return e
+	}
+	note := func(cfg Config, res *report.Result) {
+		if n := e.PlacementNote(cfg); n != "" && res != nil && !slices.Contains(res.Notes, n) {
+			res.Notes = append(res.Notes, n)
+		}
+	}
+	run := e.Run
+	e.Run = func(cfg Config, env Env) (*report.Result, error) {
+		res, err := run(cfg, env)
+		note(cfg, res)
+		return res, err
+	}
+	if e.Points != nil {
+		ps := *e.Points
+		assemble := ps.Assemble
+		ps.Assemble = func(cfg Config, raw [][]byte) (*report.Result, error) {
+			res, err := assemble(cfg, raw)
+			note(cfg, res)
+			return res, err
+		}
+		e.Points = &ps
+	}
+	return e
 }

@@ -18,8 +18,8 @@ import (
 // and those of the one-iteration N×N sweep of §6.2.
 type JacobiSpec struct {
 	Strategies []string `toml:"strategies" doc:"N×N sweep: strategies to compare (default, as the GPU-TN chapter's Jacobi runs them: CPU, HDN, GDS, GHN_APU, GPUTN)" src:"DOC"`
-	Baseline   string   `toml:"baseline" doc:"strategy the N×N sweep's speedups are against (§6.2: HDN)" src:"DOC"`
-	Procs      string   `toml:"procs" doc:"N×N sweep: process grid rows x cols (§6.2 does not give it; 4x4 = 16 nodes)" src:"DEFAULT"`
+	Baseline   string   `toml:"baseline" doc:"strategy the N×N sweep's speedups are against (the GPU-TN chapter's Jacobi: HDN)" src:"DOC"`
+	Procs      string   `toml:"procs" doc:"N×N sweep: process grid rows x cols (the GPU-TN chapter does not give it; 4x4 = 16 nodes)" src:"DEFAULT"`
 	Sizes      []int    `toml:"sizes" doc:"N×N sweep: local N (each node holds N×N points)" src:"DEFAULT"`
 	Iters      int      `toml:"iters" doc:"iterations of the N×N and 1-D sweeps (the documents report one)" src:"DOC"`
 	WGSize     int      `toml:"wg_size" doc:"work-items per work-group" src:"DEFAULT"`

@@ -329,6 +329,9 @@ func matrixAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	if len(groupsWithout) > 0 {
 		res.Notes = append(res.Notes, "no baseline on the same hardware (speedups blank) for: "+fmt.Sprint(groupsWithout))
 	}
+	if cfg.Matrix.Hardware == matrixOnRun && cfg.Node.GPUs > 1 {
+		res.Notes = append(res.Notes, "a small instance of fewer GPUs than whole nodes (nodes column): "+placementText(cfg))
+	}
 	if n := unusedHardwareNote(cfg); n != "" {
 		res.Notes = append(res.Notes, n)
 	}

@@ -79,7 +79,9 @@ func newPartitionedRun(cfg Config, env Env, label string, n int, s strategy.Stra
 	if k == 0 && env.Tracer == nil {
 		k = workload.AutoPartitions(spec, n, cfg.Run.Functional, s, env.Cores)
 	}
-	if k <= 1 {
+	if k <= 1 || n%max(1, spec.Node.GPUs) != 0 {
+		// Fewer GPUs than whole nodes run placed on one engine
+		// (node.placement); CheckRun refused run.partitions > 1 for them.
 		return newRun(cfg, env, label, n, s)
 	}
 	if env.Tracer != nil {
@@ -95,21 +97,59 @@ func newPartitionedRun(cfg Config, env Env, label string, n int, s strategy.Stra
 	return c, err
 }
 
-// wholeNodes refuses GPU counts of the experiment (Experiment.Ranks) that
-// are not whole nodes of node.gpus: a node's GPUs, NICs and rails come
-// together, so a cluster of part of a node cannot be built.
+// wholeNodes refuses, with run.partitions > 1, GPU counts of the
+// experiment (Experiment.Ranks) that are not whole nodes of node.gpus: a
+// partition holds whole nodes. On one engine such counts are placed on
+// whole nodes by node.placement (PlacementNote).
 func (e Experiment) wholeNodes(cfg Config) error {
 	g := max(1, cfg.Node.GPUs)
-	if e.Ranks == nil || g == 1 {
+	if e.Ranks == nil || g == 1 || cfg.Run.Partitions <= 1 {
 		return nil
 	}
 	field, counts := e.Ranks(cfg)
 	for _, n := range counts {
 		if n%g != 0 {
-			return fmt.Errorf("%s: %d GPUs are not whole nodes of node.gpus = %d (preset %s); %s", field, n, g, cfg.Run.Preset, wholeNodesHint(e.Name, g))
+			return fmt.Errorf("%s: %d GPUs are not whole nodes of node.gpus = %d (preset %s); run.partitions = %d needs whole nodes: use multiples of %d or run.partitions=1", field, n, g, cfg.Run.Preset, cfg.Run.Partitions, g)
 		}
 	}
 	return nil
+}
+
+// placed reports whether the experiment runs a cluster of fewer GPUs
+// than whole nodes of node.gpus (Experiment.Ranks), which node.placement
+// places.
+func (e Experiment) placed(cfg Config) bool {
+	g := max(1, cfg.Node.GPUs)
+	if e.Ranks == nil || g == 1 {
+		return false
+	}
+	_, counts := e.Ranks(cfg)
+	for _, n := range counts {
+		if n%g != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// PlacementNote is the report's line saying where node.placement put the
+// ranks of a run on fewer GPUs than whole nodes; empty when the
+// experiment runs whole nodes.
+func (e Experiment) PlacementNote(cfg Config) string {
+	if !e.placed(cfg) {
+		return ""
+	}
+	return placementText(cfg)
+}
+
+// placementText says where node.placement puts the ranks of a run on
+// fewer GPUs than whole nodes of cfg's node.gpus.
+func placementText(cfg Config) string {
+	g := cfg.Node.GPUs
+	if cfg.Node.Placement == "fabric" {
+		return fmt.Sprintf("node.placement = fabric: the run's GPUs are fewer than whole nodes of node.gpus = %d, so rank r sits on GPU r mod %d of node r / %d: ranks of one node communicate over the intra-node GPU fabric, the nodes' other GPUs are idle (node.placement = rails puts each rank on its own node)", g, g, g)
+	}
+	return fmt.Sprintf("node.placement = rails: the run's GPUs are fewer than whole nodes of node.gpus = %d, so rank r sits on GPU 0 of node r: every pair communicates inter-node, NIC to NIC over the network, the nodes' other GPUs are idle (node.placement = fabric packs ranks onto one node's GPU fabric)", g)
 }
 
 // topologyFits refuses GPU counts of the experiment (Experiment.Ranks)
@@ -121,8 +161,9 @@ func (e Experiment) topologyFits(cfg Config) error {
 	}
 	field, counts := e.Ranks(cfg)
 	for _, n := range counts {
-		if err := cfg.Topology.ValidateFor(n); err != nil {
-			return fmt.Errorf("%s: %d GPUs: %w", field, n, err)
+		_, total := cfg.Node.Slots(n)
+		if err := cfg.Topology.ValidateFor(total); err != nil {
+			return fmt.Errorf("%s: %d GPUs: %w", field, total, err)
 		}
 	}
 	return nil
@@ -138,15 +179,6 @@ func machineNodes(field string, nodes func(Config) []int) func(Config) (string, 
 		}
 		return field, out
 	}
-}
-
-// wholeNodesHint says what to do instead.
-func wholeNodesHint(name string, g int) string {
-	switch name {
-	case "allreduce", "reduce":
-		return fmt.Sprintf("use multiples of %d", g)
-	}
-	return fmt.Sprintf("it runs on 2 GPUs: use node.gpus = 1 or 2, or the pingpong experiment (pingpong.placement = rails or fabric) for a pair of GPUs on %d-GPU nodes", g)
 }
 
 // fixedRanks is Experiment.Ranks for an experiment that runs on n GPUs.

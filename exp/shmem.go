@@ -23,8 +23,8 @@ import (
 // compnet.
 type ShmemBenchSpec struct {
 	QueueStrategies []string   `toml:"queue_strategies" doc:"ghnqueue: strategies, one per queue placement (default, as the ComP-Net chapter runs them: GHN_DGPU, GHN_DGPU_HOSTQ)" src:"DOC"`
-	QueueWGs        []int      `toml:"queue_wgs" doc:"ghnqueue: work-groups issuing requests (= queues; §5.2 sweeps 64…2048 on gpu.cus=64)" src:"DEFAULT"`
-	QueueThreads    []int      `toml:"queue_threads" doc:"ghnqueue: host helper threads (§5.2: 1, 2, 4, 8, 16)" src:"DEFAULT"`
+	QueueWGs        []int      `toml:"queue_wgs" doc:"ghnqueue: work-groups issuing requests (= queues; the ComP-Net chapter's helper-thread scalability study sweeps 64…2048 on gpu.cus=64)" src:"DEFAULT"`
+	QueueThreads    []int      `toml:"queue_threads" doc:"ghnqueue: host helper threads (that study: 1, 2, 4, 8, 16)" src:"DEFAULT"`
 	QueueOps        int        `toml:"queue_ops" doc:"ghnqueue: blocking 8 B puts per work-group" src:"DEFAULT"`
 	GetStrategies   []string   `toml:"get_strategies" doc:"shmemget: strategies (default, as the ComP-Net chapter runs them: GHN_DGPU, GHN_APU, COMPNET)" src:"DOC"`
 	GetMin          unit.Bytes `toml:"get_min" doc:"shmemget: smallest payload" src:"DEFAULT"`
@@ -35,7 +35,7 @@ type ShmemBenchSpec struct {
 	LoadWGs         int        `toml:"load_wgs" doc:"shmemload: work-groups (480 × 64 fills the 12-CU GPU)" src:"DOC"`
 	LoadWGSize      int        `toml:"load_wg_size" doc:"shmemload: work-items per work-group" src:"DOC"`
 	LoadBytes       int        `toml:"load_bytes" doc:"shmemload: bytes per put" src:"DOC"`
-	L2Ratios        []int      `toml:"l2_ratios" doc:"cpl2: streaming work-groups per networking work-group (§5.5)" src:"DEFAULT"`
+	L2Ratios        []int      `toml:"l2_ratios" doc:"cpl2: streaming work-groups per networking work-group (the ComP-Net chapter's CP L2 hit-rate study)" src:"DEFAULT"`
 	L2NetWGs        int        `toml:"l2_net_wgs" doc:"cpl2: networking work-groups" src:"DEFAULT"`
 	L2Puts          int        `toml:"l2_puts" doc:"cpl2: blocking 64 B puts per networking work-group, one in flight at a time (the request pattern of the documents' premise that the CP reaches posted data quickly)" src:"DEFAULT"`
 	L2InFlight      int        `toml:"l2_inflight" doc:"cpl2: puts each networking work-group keeps in flight; 1 (the documented set-up) is a blocking put at a time, N > 1 posts N non-blocking puts, then quiets (a what-if: more posted entries wait for the CP, and the lock hold time grows with them)" src:"DEFAULT"`
@@ -295,7 +295,7 @@ func ghnqueuePoints() Points {
 			}
 			res := &report.Result{Experiment: "ghnqueue", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
 			res.Notes = append(res.Notes, "service time = a work-group's blocking call, post → completion observed (mean over node 0's calls); every call is a blocking 8 B put to the next node",
-				"§5.2 (helper-thread scalability): --set gpu.cus=64 --set shmembench.queue_wgs=64,128,256,512,1024,2048 --set shmembench.queue_threads=1,2,4,8,16")
+				"the ComP-Net chapter's helper-thread scalability study: --set gpu.cus=64 --set shmembench.queue_wgs=64,128,256,512,1024,2048 --set shmembench.queue_threads=1,2,4,8,16")
 			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
 			res.Notes = append(res.Notes, cpNote(cfg, pts)...)
 			res.Notes = append(res.Notes, deviationNotes(pts)...)

@@ -47,17 +47,15 @@ func newRun(cfg Config, env Env, label string, n int, s strategy.Strategy) (*clu
 	return c, err
 }
 
-// wholeNodesOf refuses a cluster of n GPUs that are not whole nodes of
-// spec's node.gpus or that the topology cannot join (a dragonfly short of
-// global ports), as bad input found at setup (sim.ErrConfig), for the
-// experiments whose GPU counts CheckRun cannot know ahead
-// (Experiment.Ranks).
+// wholeNodesOf refuses a cluster of n GPUs that the topology cannot
+// join (a dragonfly short of global ports), counting the whole nodes
+// node.placement puts them on (net.NodeSpec.Slots), as bad input found at
+// setup (sim.ErrConfig), for the experiments whose GPU counts CheckRun
+// cannot know ahead (Experiment.Ranks).
 func wholeNodesOf(spec cluster.Spec, label string, n int) error {
-	if g := max(1, spec.Node.GPUs); n%g != 0 {
-		return fmt.Errorf("%w: node.gpus = %d: %s runs on %d GPUs, which are not whole nodes", sim.ErrConfig, g, label, n)
-	}
-	if err := spec.Topology.ValidateFor(n); err != nil {
-		return fmt.Errorf("%w: %s on %d GPUs: %w", sim.ErrConfig, label, n, err)
+	_, total := spec.Node.Slots(n)
+	if err := spec.Topology.ValidateFor(total); err != nil {
+		return fmt.Errorf("%w: %s on %d GPUs: %w", sim.ErrConfig, label, total, err)
 	}
 	return nil
 }

@@ -271,11 +271,13 @@ func knobReaches(k, w string, pc Config) func(strategy.Def) bool {
 		return func(d strategy.Def) bool {
 			return d.Caps.Has(strategy.Triggers) || d.Caps.Has(strategy.DeviceShmem) || d.Caps.Has(strategy.DeviceVerbs)
 		}
-	case "allreduce_hier.comm_wgs": // the device-shmem and device-verbs kernels' work-groups
+	case "allreduce_hier.comm_wgs": // the device-shmem, device-verbs and triggered kernels' work-groups
 		if w != "allreduce_hier" {
 			return none
 		}
-		return func(d strategy.Def) bool { return d.Caps.Has(strategy.DeviceShmem) || d.Caps.Has(strategy.DeviceVerbs) }
+		return func(d strategy.Def) bool {
+			return d.Caps.Has(strategy.DeviceShmem) || d.Caps.Has(strategy.DeviceVerbs) || d.Caps.Has(strategy.Triggers)
+		}
 	case "gpu.lsu_bytes": // every GPU kernel's streaming; the host strategy runs none
 		return func(d strategy.Def) bool { return !d.Caps.Has(strategy.HostCompute) }
 	case "nic.trig_max_entries", "nic.trig_pop": // model/gputn's trigger table and FIFO

@@ -196,7 +196,7 @@ func useSHM(n *Node, w *World) {
 // and only they (a partitioned run keeps a node's GPUs on one engine, so
 // no two engines touch one registry).
 func nodeIPC(n *Node, w *World) *mpi.IPC {
-	node := n.Rank / max(1, w.Cluster.Spec.Node.GPUs)
+	node := w.Cluster.NodeOf(n.Rank)
 	return w.Shared(fmt.Sprintf("mpi.ipc/node[%d]", node), func() any { return mpi.NewIPC() }).(*mpi.IPC)
 }
 

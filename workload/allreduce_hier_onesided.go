@@ -35,6 +35,7 @@ type hierOp struct {
 	nb    uint64
 	add   bool // receive: add into the vector (else copy)
 	phase int  // 0: intra-node reduce-scatter, 1: per-rail ring or tree, 2: intra-node allgather
+	wg    int  // the work-group whose slice and slots it is (GPU-TN's comm_wgs split; else 0)
 }
 
 // hierSlots is the slot layout of the one-sided schedule, the same on
@@ -120,11 +121,17 @@ func hierSchedule(inter string, vec mem.Addr, elems, G, N, node, l int) []hierOp
 }
 
 // hierOneSided is one rank's one-sided run: its schedule, receive and
-// staging regions.
+// staging regions. GPU-TN's kernel splits the vector over W work-groups as
+// the device-shmem and device-verbs kernels do (allreduce_hier.comm_wgs):
+// work-group w runs the schedule of slice w, with its own slots at w ×
+// stride in both regions and its own puts; GDS runs one schedule (W = 1).
 type hierOneSided struct {
 	a            AllreduceHier
 	nd           *strategy.Node
-	ops          []hierOp
+	ops          []hierOp   // every work-group's, work-group by work-group
+	wops         [][]hierOp // by work-group
+	W            int
+	stride       uint64 // one work-group's slots
 	sl           hierSlots
 	recv, stage  mem.Addr
 	first        rdma.Deferred // GDS: the first pre-posted put
@@ -140,21 +147,36 @@ type hierOneSided struct {
 // the measurement: the pattern is static).
 func (a AllreduceHier) prepareOneSided(nd *strategy.Node, vec mem.Addr, elems, G, N int, streamTriggered bool, recvs []mem.Addr) *hierOneSided {
 	node, l := nd.Rank/G, nd.Rank%G
-	h := &hierOneSided{a: a, nd: nd, ops: hierSchedule(a.Inter, vec, elems, G, N, node, l), sl: newHierSlots(a.Inter, elems, G, N), recvs: recvs}
-	h.recv = nd.Mem.Alloc(nd.Pool, max(8, h.sl.bytes()), "allreduce_hier.recv")
+	W := 1
+	if !streamTriggered {
+		W = a.commWGs(elems)
+	}
+	h := &hierOneSided{a: a, nd: nd, W: W, sl: newHierSlots(a.Inter, (elems+W-1)/W, G, N), recvs: recvs}
+	h.stride = max(8, h.sl.bytes())
+	for w := range W {
+		lo, hi := span(elems, w, W)
+		ops := hierSchedule(a.Inter, vec+mem.Addr(lo*4), hi-lo, G, N, node, l)
+		for i := range ops {
+			ops[i].wg = w
+		}
+		h.wops = append(h.wops, ops)
+		h.ops = append(h.ops, ops...)
+	}
+	size := uint64(W) * h.stride
+	h.recv = nd.Mem.Alloc(nd.Pool, size, "allreduce_hier.recv")
 	recvs[nd.Rank] = h.recv
-	h.stage = nd.Mem.Alloc(nd.Pool, max(8, h.sl.bytes()), "allreduce_hier.stage")
+	h.stage = nd.Mem.Alloc(nd.Pool, size, "allreduce_hier.stage")
 	var sends []hierOp
 	for _, op := range h.ops {
 		if op.send {
-			nd.Mem.MarkControl(h.sl.flag(h.stage, op.slot, op.nb), 8)
+			nd.Mem.MarkControl(h.sl.flag(h.stageOf(op), op.slot, op.nb), 8)
 			sends = append(sends, op)
 		} else {
-			nd.Mem.MarkControl(h.sl.flag(h.recv, op.slot, op.nb), 8)
+			nd.Mem.MarkControl(h.sl.flag(h.recvOf(op), op.slot, op.nb), 8)
 		}
 	}
 	h.nsend = len(sends)
-	nd.RDMA.Expose(h.recv, max(8, h.sl.bytes()))
+	nd.RDMA.Expose(h.recv, size)
 	if streamTriggered {
 		// Sends to a GPU of this node go by the copy engines (gds), so
 		// only the others' puts are pre-posted.
@@ -164,6 +186,15 @@ func (a AllreduceHier) prepareOneSided(nd *strategy.Node, vec mem.Addr, elems, G
 		}
 	}
 	return h
+}
+
+// stageOf and recvOf are the bases of op's work-group's staging and
+// receive slots.
+func (h *hierOneSided) stageOf(op hierOp) mem.Addr {
+	return h.stage + mem.Addr(uint64(op.wg)*h.stride)
+}
+func (h *hierOneSided) recvOf(op hierOp) mem.Addr {
+	return h.recv + mem.Addr(uint64(op.wg)*h.stride)
 }
 
 // viaPeer reports whether GDS moves send op by a copy engine over the
@@ -180,14 +211,16 @@ func (h *hierOneSided) peerCopy(op hierOp) stream.PeerCopy {
 // put is a send's put: data and flag from its staging slot into the
 // receiver's slot.
 func (h *hierOneSided) put(op hierOp) rdma.Put {
-	return rdma.Put{Src: h.sl.at(h.stage, op.slot), Length: pad8(op.nb) + 8, Target: op.to, RemoteOffset: h.sl.off[op.rslot]}
+	// The receiver's slots of this work-group lie at the same place in
+	// its region as ours in our staging region.
+	return rdma.Put{Src: h.sl.at(h.stageOf(op), op.slot), Length: pad8(op.nb) + 8, Target: op.to, RemoteOffset: uint64(op.wg)*h.stride + h.sl.off[op.rslot]}
 }
 
 // stage copies a send's data into its staging slot and sets the slot's
 // flag (functional part; the caller charges the traffic).
 func (h *hierOneSided) stageData(op hierOp) {
 	mm := h.nd.Mem
-	if d, s := mm.Bytes(h.sl.at(h.stage, op.slot), int(op.nb)), mm.Bytes(op.at, int(op.nb)); d != nil && s != nil {
+	if d, s := mm.Bytes(h.sl.at(h.stageOf(op), op.slot), int(op.nb)), mm.Bytes(op.at, int(op.nb)); d != nil && s != nil {
 		copy(d, s)
 	}
 }
@@ -195,7 +228,7 @@ func (h *hierOneSided) stageData(op hierOp) {
 // apply adds or copies a received slot into the vector (functional part).
 func (h *hierOneSided) apply(op hierOp) {
 	mm := h.nd.Mem
-	src := h.sl.at(h.recv, op.slot)
+	src := h.sl.at(h.recvOf(op), op.slot)
 	if op.add {
 		addInto(mm, op.at, src, op.nb)
 		return
@@ -328,49 +361,67 @@ func (h *hierOneSided) triggered() {
 	if limit := nd.TN.EntryLimit(); limit > 0 && h.nsend > limit {
 		reg = nd.Mem.AllocData(nd.Pool, 8, "allreduce_hier.registered")
 	}
+	// The host registers the work-groups' puts round-robin, the k-th send
+	// of every work-group before the (k+1)-th of any: registration i has
+	// tag 1 + i, and tags[w][k] is work-group w's k-th send's.
 	var sends []hierOp
-	for _, op := range h.ops {
-		if op.send {
-			sends = append(sends, op)
+	tags := make([][]uint64, h.W)
+	for k := 0; ; k++ {
+		more := false
+		for w, ops := range h.wops {
+			n := 0
+			for _, op := range ops {
+				if !op.send {
+					continue
+				}
+				if n == k {
+					sends = append(sends, op)
+					tags[w] = append(tags[w], uint64(len(sends)))
+					more = true
+					break
+				}
+				n++
+			}
+		}
+		if !more {
+			break
 		}
 	}
-	run := nd.Stream.Launch(gpu.Kernel{Name: "allreduce_hier.triggered", WGs: 1, WGSize: h.a.WGSize, Body: func(wg *gpu.WG) {
+	run := nd.Stream.Launch(gpu.Kernel{Name: "allreduce_hier.triggered", WGs: h.W, WGSize: h.a.WGSize, Body: func(wg *gpu.WG) {
 		cur, k := 0, 0
-		for _, op := range h.ops {
-			for ; cur < op.phase; cur++ {
+		var t1, t2 sim.Time
+		mark := func(upto int) {
+			for ; cur < upto; cur++ {
 				if cur == 0 {
-					h.t1 = wg.Now()
+					t1 = wg.Now()
 				} else {
-					h.t2 = wg.Now()
+					t2 = wg.Now()
 				}
 			}
+		}
+		for _, op := range h.wops[wg.ID] {
+			mark(op.phase)
 			if op.send {
 				h.stageData(op)
 				wg.VALU(2)
 				wg.Stream(2 * op.nb)
-				wg.Store64(h.sl.flag(h.stage, op.slot, op.nb), 1)
+				wg.Store64(h.sl.flag(h.stageOf(op), op.slot, op.nb), 1)
 				wg.Release(gpu.System)
+				tag := tags[wg.ID][k]
 				if reg != 0 {
-					need := uint64(k + 1)
-					wg.PollUntil(reg, true, "registration of its triggered put", func(v uint64) bool { return v >= need })
+					wg.PollUntil(reg, true, "registration of its triggered put", func(v uint64) bool { return v >= tag })
 				}
-				gputn.Trigger(wg, trig, uint64(1+k))
+				gputn.Trigger(wg, trig, tag)
 				k++
 				continue
 			}
-			wg.PollUntil(h.sl.flag(h.recv, op.slot, op.nb), true, "allreduce_hier slot arrival", func(v uint64) bool { return v == 1 })
+			wg.PollUntil(h.sl.flag(h.recvOf(op), op.slot, op.nb), true, "allreduce_hier slot arrival", func(v uint64) bool { return v == 1 })
 			h.apply(op)
 			wg.VALU(2)
 			wg.Stream(traffic(op))
 		}
-		for ; cur < 2; cur++ {
-			if cur == 0 {
-				h.t1 = wg.Now()
-			} else {
-				h.t2 = wg.Now()
-			}
-		}
-		h.end = wg.Now()
+		mark(2)
+		h.t1, h.t2, h.end = max(h.t1, t1), max(h.t2, t2), max(h.end, wg.Now())
 	}})
 	if len(sends) > 0 {
 		pt := nd.RDMA.PT()

@@ -125,17 +125,32 @@ func TestAllreduceHierGDSPeerCopies(t *testing.T) {
 // messages).
 func TestAllreduceHierCommWGs(t *testing.T) {
 	h100 := cluster.H100CX7()
-	for _, s := range []strategy.Strategy{strategy.GNNGIO, strategy.GHNDGPU, strategy.GNNGPURDMA} {
+	mi := cluster.MI300ASS11()
+	few := mi // fewer trigger entries than one work-group's puts: the registrations gate the stores
+	few.NIC.TrigMaxEntries = 2
+	for _, s := range []strategy.Strategy{strategy.GNNGIO, strategy.GHNDGPU, strategy.GNNGPURDMA, strategy.GPUTN} {
 		for _, tc := range []struct {
 			name  string
 			hw    cluster.Spec
 			ranks int
-		}{{"h100 2 nodes", h100, 16}, {"gputn G=1 3 nodes", cluster.GPUTN(), 3}} {
+		}{{"h100 2 nodes", h100, 16}, {"gputn G=1 3 nodes", cluster.GPUTN(), 3}, {"mi300a 3 nodes", mi, 12}, {"mi300a 2 trigger entries", few, 12}} {
+			if s == strategy.GPUTN && tc.hw.Caps.Model == "connectx7" || s != strategy.GPUTN && tc.hw.Caps.Model == "cassini" {
+				continue // no triggered operations on ConnectX; the Cassini cases are GPU-TN's
+			}
 			r := runHierW(t, tc.hw, tc.ranks, s, 4*unit.KiB+12, true, 3)
 			if !r.Verified {
 				t.Errorf("%s %s, 3 work-groups: not verified", s, tc.name)
 			}
 		}
+	}
+	// GPU-TN's work-groups each stage their slice (at most gpu.lsu_bytes
+	// per cycle) and fire their own triggered puts: four finish a 1 MiB
+	// vector sooner than one.
+	tn1 := runHierW(t, mi, 8, strategy.GPUTN, 1*unit.MiB, false, 1)
+	tn4 := runHierW(t, mi, 8, strategy.GPUTN, 1*unit.MiB, false, 4)
+	t.Logf("GPUTN 1 MiB on two mi300a-ss11 nodes: 1 WG %v, 4 WGs %v", tn1.Time, tn4.Time)
+	if tn4.Time >= tn1.Time {
+		t.Errorf("GPUTN: 4 work-groups %v, 1 work-group %v; want faster with 4", tn4.Time, tn1.Time)
 	}
 	free := h100
 	free.GPU.LSUBytes = 0

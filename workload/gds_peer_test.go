@@ -121,3 +121,54 @@ func TestHSAMPIInsideNode(t *testing.T) {
 		t.Errorf("one node: HSA %v, HDN %v; want equal (the same MPI paths)", times[strategy.HSA], times[strategy.HDN])
 	}
 }
+
+// The two-rank workloads (and reduce's three ranks) on unmodified 8-GPU
+// h100-cx7 nodes: node.placement = rails puts rank r on GPU 0 of node r,
+// so every byte crosses the NICs and no peer copy is made; fabric packs
+// the ranks onto one node, where GDS moves them by copy engines over the
+// NVLink fabric and no NIC sends a packet. Both verify.
+func TestPlacedRanksOnEightGPUNodes(t *testing.T) {
+	cfg := strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()}
+	type run func(c *cluster.Cluster) (bool, error)
+	cases := []struct {
+		name  string
+		ranks int
+		run   run
+	}{
+		{"latency", 2, func(c *cluster.Cluster) (bool, error) {
+			r, err := Latency{Size: 4 * unit.KiB}.Run(c, strategy.GDS, cfg)
+			return r.Verified, err
+		}},
+		{"accumulate", 2, func(c *cluster.Cluster) (bool, error) {
+			r, err := Accumulate{Sizes: []unit.Bytes{4 * unit.KiB, 8}, PerEpoch: 2, Epochs: 2, Stride: 8 * unit.KiB, WGSize: 256, CPUThreads: 4}.Run(c, strategy.GDS, cfg)
+			return r.Verified, err
+		}},
+		{"reduce", 3, func(c *cluster.Cluster) (bool, error) {
+			r, err := Reduce{Size: 8 * unit.KiB, WGSize: 256, CPUThreads: 4}.Run(c, strategy.GDS, cfg)
+			return r.Verified, err
+		}},
+	}
+	for _, place := range []string{"rails", "fabric"} {
+		for _, tc := range cases {
+			hw := cluster.H100CX7()
+			hw.Node.Placement = place
+			c, err := cluster.New(sim.New(1), hw, tc.ranks, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantName := map[string]string{"rails": "node[1].gpu[0]", "fabric": "node[0].gpu[1]"}[place]
+			if len(c.Nodes) != tc.ranks || c.Nodes[1].Name != wantName {
+				t.Fatalf("%s %s: %d ranks, rank 1 is %s, want %s", place, tc.name, len(c.Nodes), c.Nodes[1].Name, wantName)
+			}
+			ok, err := tc.run(c)
+			c.Close()
+			if err != nil {
+				t.Fatalf("%s %s: %v", place, tc.name, err)
+			}
+			pk, copies := nicAndCopies(c)
+			if rails := place == "rails"; !ok || (pk > 0) != rails || (copies > 0) == rails {
+				t.Errorf("%s %s: verified %v, %d NIC packets, %d peer copies", place, tc.name, ok, pk, copies)
+			}
+		}
+	}
+}

@@ -167,14 +167,13 @@ func (m MoE) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (
 	functional := c.Nodes[0].Mem.Functional()
 	l := newMoELayout(rt, m.Hidden, m.Mode == MoELowLatency, functional)
 	res := MoEResult{Impl: im.Name}
-	G := max(1, c.Spec.Node.GPUs)
 	for a := range P {
 		for b := range P {
 			if a == b {
 				continue
 			}
 			n := float64(l.count(a, b))
-			if a/G == b/G {
+			if c.NodeOf(a) == c.NodeOf(b) {
 				res.DispatchIntra += n * float64(l.de)
 				res.CombineIntra += n * float64(l.ce)
 			} else {

@@ -98,13 +98,12 @@ func Lookup(name string) (Def, error) {
 	return Def{}, fmt.Errorf("unknown workload %q: must be one of %s", name, strings.Join(names, ", "))
 }
 
-// newCluster builds the small cluster of a matrix cell.
+// newCluster builds the small cluster of a matrix cell: on nodes of
+// several GPUs, fewer GPUs than whole nodes sit where node.placement puts
+// them (cluster.New).
 func newCluster(hw cluster.Spec, nodes int, seed uint64, functional bool) (*cluster.Cluster, error) {
-	if err := hw.Topology.ValidateFor(nodes); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHardwareShape, err)
-	}
-	if g := hw.Node.GPUs; g > 1 && nodes%g != 0 {
-		return nil, fmt.Errorf("%w: node.gpus = %d: %d GPUs are not whole nodes", ErrHardwareShape, g, nodes)
+	if _, total := hw.Node.Slots(nodes); hw.Topology.ValidateFor(total) != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHardwareShape, hw.Topology.ValidateFor(total))
 	}
 	return cluster.New(sim.New(seed), hw, nodes, functional)
 }

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -170,6 +171,51 @@ func TestNotApplicableReasonsAreWritten(t *testing.T) {
 		for s, why := range w.NotApplicable {
 			if !written[why] {
 				t.Errorf("%s × %s: reason %q is not a string written in the source (generated?)", w.Name, s, why)
+			}
+		}
+	}
+}
+
+// TestMatrixCompletePresentDay runs the matrix of every present-day preset
+// on its own hardware (matrix.hardware = run): every applicable cell runs
+// to a verified result, its small instance placed on whole nodes of
+// node.gpus where it has fewer GPUs (node.placement), and every cell the
+// machine does not run is the NIC's missing mechanism as the present-day
+// strategy table has it (ConnectX-7: no NIC triggered operations; Cassini:
+// no GPU-initiated verbs; neither enqueues kernels nor runs sPIN
+// handlers), never a node count that does not fit.
+func TestMatrixCompletePresentDay(t *testing.T) {
+	cfg := strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()}
+	refused := map[string][]strategy.Strategy{
+		"connectx7": {strategy.GPUTN, strategy.XTQ, strategy.SpinSpecialized, strategy.SpinHPULocal, strategy.SpinROCP, strategy.SpinRWCP},
+		"cassini":   {strategy.GNNGIO, strategy.GNNGPURDMA, strategy.XTQ, strategy.SpinSpecialized, strategy.SpinHPULocal, strategy.SpinROCP, strategy.SpinRWCP},
+	}
+	presets := cluster.PresentDay()
+	if testing.Short() {
+		presets = []string{"h100-cx7", "mi300a-ss11"} // 8 and 4 GPUs per node, both NICs
+	}
+	for _, p := range presets {
+		hw, err := cluster.Preset(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range strategy.Registry() {
+			h := s.Adjust(hw)
+			err := s.RunsOn(h)
+			if want := slices.Contains(refused[h.Caps.Model], s.Strategy); want != (err != nil) {
+				t.Errorf("%s: %s refused = %v (%v), the present-day table says %v", p, s.Strategy, err != nil, err, want)
+			}
+			if err != nil {
+				continue
+			}
+			for _, w := range Registry() {
+				if _, ok := w.Impl(s); !ok {
+					continue
+				}
+				cell, err := w.Small(s, h, cfg, 1, true)
+				if err != nil || !cell.Verified || cell.Time <= 0 {
+					t.Errorf("%s: %s × %s: %+v, %v", p, w.Name, s.Strategy, cell, err)
+				}
 			}
 		}
 	}

@@ -424,7 +424,7 @@ func writeStudy(s *session, p prepared, o study.Outcome, outs studyOuts, quiet b
 		for i, l := range list {
 			names[i] = l.out.path
 		}
-		fmt.Fprintf(stdout, "%d points (%d cached); wrote %s\n", o.Progress.Done, o.Progress.Cached, strings.Join(names, ", "))
+		fmt.Fprint(stdout, report.Wrap(fmt.Sprintf("%d points (%d cached); wrote ", o.Progress.Done, o.Progress.Cached), "  ", strings.Join(names, ", ")))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpunetsim/gpunetsim/exp"
+	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/exp/validate"
 )
 
@@ -124,7 +125,7 @@ func runValidate(s *session, o validateOptions, stdout, stderr io.Writer) error 
 		for _, p := range list {
 			names = append(names, p.out.path)
 		}
-		fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(names, ", "))
+		fmt.Fprint(stdout, "\n"+report.Wrap("wrote ", "  ", strings.Join(names, ", ")))
 	}
 	return nil
 }

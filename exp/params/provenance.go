@@ -1,6 +1,10 @@
 package params
 
-import "github.com/gpunetsim/gpunetsim/hw/cluster"
+import (
+	"slices"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+)
 
 // The source documents, as the references name them.
 const (
@@ -81,6 +85,7 @@ var fieldRefs = map[string]string{
 	"latency.strategies":              tnCh + ": the latency decomposition of HDN, GDS and GPU-TN",
 	"shmem.queue_entries":             compnet + ": 64 request-queue entries of 64 B per work-group",
 	"shmem.gio.shader_l2_maintenance": gioSl + ": L2 maintenance operations in shaders are the slides' recommendation; the GPU they measured has none",
+	"shmem.gio.qps_per_peer":          gioSl + ": each context (work-group queue) owns an RC QP and a CQ to every other PE",
 	"taskspawn.min_size":              xtqCh + ": the active message payload sweep starts at 64 B",
 	"taskspawn.strategies":            xtqCh + ": CPU, HSA and XTQ",
 	"taskspawn.kernel_index":          xtqCh + ": the target registers kernel, queue and signal at index 42",
@@ -234,7 +239,15 @@ func documentSources(preset string) map[string]cluster.Source {
 			out["spin.hpu_freq"] = doc(ddtPap + ", PULP design: 1 GHz")
 		}
 	default:
+		if slices.Contains(cluster.PresentDay(), preset) {
+			out["shmem.gio.qps_per_peer"] = cluster.Source{Tag: "SPEC", Ref: nvshmemRCPerPE}
+			return out
+		}
 		return nil
 	}
 	return out
 }
+
+// nvshmemRCPerPE is the source of the present-day presets' GIO QPs per
+// peer: GPU-initiated verbs on today's machines are NVSHMEM IBGDA's.
+const nvshmemRCPerPE = "NVSHMEM documentation, Environment Variables: NVSHMEM_IBGDA_NUM_RC_PER_PE, 2 RC QPs per peer PE (the releases whose GPU-initiated transport uses RC QPs by default), assigned to CTAs round-robin (NVSHMEM_IBGDA_RC_MAP_BY = cta)"

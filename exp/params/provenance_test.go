@@ -1,6 +1,7 @@
 package params
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -28,6 +29,11 @@ func TestDocTagsHaveReferences(t *testing.T) {
 			case p.Src == "SPEC" && p.Ref == "":
 				t.Errorf("%s on %s: tagged SPEC without its source", p.Name, preset)
 			}
+			for _, m := range sectionSign.FindAllStringIndex(p.Doc, -1) {
+				if !sectionOwner.MatchString(p.Doc[:m[0]]) {
+					t.Errorf("%s on %s: %q in %q names no document (a section of the specification?): cite the document by title", p.Name, preset, p.Doc[m[0]:m[1]], p.Doc)
+				}
+			}
 			for _, bad := range []string{"errata", "workloads.md", "hardware.md", "nic.md", "overview.md", "gpu-networking.md", "datatypes.md", "present-day.md"} {
 				if strings.Contains(p.Ref, bad) {
 					t.Errorf("%s on %s: reference %q cites the specification's files, not the source document", p.Name, preset, p.Ref)
@@ -36,6 +42,14 @@ func TestDocTagsHaveReferences(t *testing.T) {
 		}
 	}
 }
+
+// sectionSign matches a section number; sectionOwner the words before it
+// that name whose section it is (the dissertation, a paper, a chapter,
+// the GIO slides, a guide or manual).
+var (
+	sectionSign  = regexp.MustCompile(`§ ?[0-9][0-9.–a-z]*`)
+	sectionOwner = regexp.MustCompile(`dissertation|paper|chapter|slides|SDM|vol\.|[Gg]uide|manual|specification|Table|PCIe Base|thesis`)
+)
 
 // fieldRefs names only parameters that exist and are tagged DOC: a
 // reference left behind by a renamed or re-tagged field fails here.

@@ -48,12 +48,68 @@ func Crossovers(p *Plot) []Crossover {
 		return nil
 	}
 	var out []Crossover
+	caps := strategyNamed(p.Series)
 	for i, a := range p.Series {
 		for _, b := range p.Series[i+1:] {
-			out = append(out, crossings(a, b)...)
+			if comparable(a.Name, b.Name, caps) {
+				out = append(out, crossings(a, b)...)
+			}
 		}
 	}
 	return out
+}
+
+// comparable reports whether series named a and b are two alternatives
+// for the same thing, whose crossing means something: one-word names
+// always; names of several words ("GNN_GIO kkt", "HDN 64²", "CPU
+// link.bandwidth=25Gbps") only when they differ in exactly one word, and
+// where the plot's names carry a strategy (caps), in that one. So "GNN_GIO
+// kkt" meets "GHN_DGPU kkt" (two strategies on one input), not "GHN_DGPU
+// circuit" (another input as well) nor "GNN_GIO circuit" (one strategy on
+// two inputs: different work, not a crossover of alternatives).
+func comparable(a, b string, caps bool) bool {
+	wa, wb := strings.Fields(a), strings.Fields(b)
+	if len(wa) <= 1 && len(wb) <= 1 {
+		return true
+	}
+	if len(wa) != len(wb) {
+		return false
+	}
+	diff := -1
+	for i := range wa {
+		if wa[i] != wb[i] {
+			if diff >= 0 {
+				return false
+			}
+			diff = i
+		}
+	}
+	return diff >= 0 && (!caps || strategyWord(wa[diff]) && strategyWord(wb[diff]))
+}
+
+// strategyNamed reports whether some series' name has several words, one
+// of them a strategy's name (see strategyWord).
+func strategyNamed(series []Series) bool {
+	for _, s := range series {
+		if w := strings.Fields(s.Name); len(w) > 1 && slices.ContainsFunc(w, strategyWord) {
+			return true
+		}
+	}
+	return false
+}
+
+// strategyWord reports whether w is spelled like a strategy's name: capital
+// letters, digits and underscores (CPU, GHN_DGPU, HDN_OVERLAP).
+func strategyWord(w string) bool {
+	if len(w) < 2 {
+		return false
+	}
+	for _, r := range w {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return w[0] >= 'A' && w[0] <= 'Z'
 }
 
 // crossings compares a and b at the x values both have, in increasing x.
@@ -133,6 +189,10 @@ func Verification(r *Result) (verified, total int, ok bool) {
 type htmlFigure struct {
 	Caption string
 	SVG     template.HTML
+	// Panels marks a figure of small multiples side by side: it may fill
+	// the page's width, so its panels' text is as large as a one-panel
+	// figure's.
+	Panels bool
 }
 
 type htmlTable struct {
@@ -229,7 +289,8 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 		if f.Label != caption {
 			caption += " — " + f.Label
 		}
-		hs.Figures = append(hs.Figures, htmlFigure{Caption: caption, SVG: template.HTML(inlineSVG(svg.String()))})
+		lay := PlotLayout(&plot)
+		hs.Figures = append(hs.Figures, htmlFigure{Caption: caption, SVG: template.HTML(inlineSVG(svg.String())), Panels: lay != nil && lay.Cols > 1})
 		hs.HasSeries = hs.HasSeries || (len(plot.Series) > 0 && !plot.Categorical)
 		label := ""
 		if len(facets) > 1 {
@@ -297,6 +358,7 @@ h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 nav ul { columns: 2; }
 figure { margin: 1em 0; display: block; }
 figure svg { width: 100%; max-width: 52em; height: auto; } /* native size × ~1.4: legible, not page-filling */
+figure.panels svg { max-width: 100%; } /* two panels a row: the page's width keeps their text as large as one panel's */
 figcaption { font-size: 0.9em; color: #555; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 .wide { overflow-x: auto; max-width: 100%; } /* a table wider than the page scrolls instead of being cut */
@@ -321,7 +383,7 @@ details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; } tr.set
 <p class="status {{.StatusClass}}">{{.Status}}</p>
 {{if .Crossovers}}<h3>Crossovers</h3><ul>{{range .Crossovers}}<li>{{.}}</li>{{end}}</ul>
 {{else if .HasSeries}}<p>Crossovers: none between the plotted series.</p>{{end}}
-{{range .Figures}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{range .Figures}}<figure{{if .Panels}} class="panels"{{end}}>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
 {{range $t := .Tables}}<h3>{{.Name}}</h3>
 {{if .Rows}}{{if gt (len .Rows) 30}}<p class="src">{{len .Rows}} rows: the table scrolls; the CSV holds them all.</p>{{end}}<div class="wide{{if gt (len .Rows) 30}} long{{end}}"><table><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>

@@ -130,3 +130,29 @@ func TestLongTableScrolls(t *testing.T) {
 		}
 	}
 }
+
+// A figure of panels side by side may fill the page's width (its text
+// stays as large as a one-panel figure's); a one-panel figure keeps the
+// narrower cap.
+func TestWriteHTMLPanelsFillTheWidth(t *testing.T) {
+	r := sample()
+	var series []Series
+	for _, g := range []string{"x=1", "x=2"} {
+		for _, s := range []string{"CPU", "HDN", "GDS", "GPUTN", "XTQ", "HSA"} {
+			series = append(series, Series{Name: s + " " + g, X: []float64{2, 4}, Y: []float64{1, 3}})
+		}
+	}
+	r.Plot = &Plot{Title: "many", XLabel: "nodes", YLabel: "time (us)", Series: series}
+	one := sample()
+	var b bytes.Buffer
+	if err := WriteHTML(&b, "t", []Section{{Title: "many", Result: r}, {Title: "one", Result: one}}); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	if n := strings.Count(s, `<figure class="panels"><svg`); n != 1 {
+		t.Errorf("%d figures of panels, want 1", n)
+	}
+	if n := strings.Count(s, "<figure><svg"); n != 1 {
+		t.Errorf("%d one-panel figures, want 1", n)
+	}
+}

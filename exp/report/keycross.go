@@ -32,7 +32,9 @@ func BetterDirection(p *Plot) string {
 
 // LastingCrossovers returns the crossovers of p (see Crossovers) after
 // which the two series keep their new order to the end of the sweep, and
-// how many other order changes (reversed again later) there are. A
+// how many other order changes (reversed again later) there are. Only
+// series that are alternatives for the same thing are compared (see
+// comparable). A
 // categorical x axis has none, and neither has a trace (a series of more
 // than 60 points: a quantity over time, not a sweep).
 func LastingCrossovers(p *Plot) (lasting []Crossover, transient int) {
@@ -46,8 +48,12 @@ func LastingCrossovers(p *Plot) (lasting []Crossover, transient int) {
 			return nil, 0
 		}
 	}
+	caps := strategyNamed(p.Series)
 	for i, a := range p.Series {
 		for _, b := range p.Series[i+1:] {
+			if !comparable(a.Name, b.Name, caps) {
+				continue
+			}
 			cs := crossings(a, b)
 			if len(cs) == 0 {
 				continue

@@ -57,3 +57,40 @@ func TestNoCrossoversOnTraces(t *testing.T) {
 		t.Errorf("a trace's crossings listed: %q", got)
 	}
 }
+
+// TestCrossoversOnlyBetweenAlternatives checks that series named by a
+// strategy and an input cross only as two strategies on one input: not
+// across inputs, nor across strategies and inputs at once, as spts's
+// series (strategy × matrix) did.
+func TestCrossoversOnlyBetweenAlternatives(t *testing.T) {
+	x := []float64{2, 4}
+	up, down := []float64{1, 9}, []float64{5, 5}
+	series := []Series{
+		{Name: "GNN_GIO kkt", X: x, Y: up},
+		{Name: "GHN_DGPU kkt", X: x, Y: down},
+		{Name: "GNN_GIO circuit", X: x, Y: down},
+		{Name: "GHN_DGPU circuit", X: x, Y: []float64{6, 6}},
+		{Name: "GHN_DGPU road", X: x, Y: up},
+	}
+	got := Crossovers(&Plot{Series: series})
+	if len(got) != 1 || got[0].Above != "GHN_DGPU kkt" || got[0].Below != "GNN_GIO kkt" {
+		t.Errorf("crossovers %+v, want only GHN_DGPU kkt becoming higher than GNN_GIO kkt", got)
+	}
+	lasting, _ := LastingCrossovers(&Plot{Series: series})
+	if len(lasting) != 1 {
+		t.Errorf("lasting crossovers %+v, want the one of kkt", lasting)
+	}
+	// One-word names (methods, strategies) all meet each other.
+	if got := Crossovers(&Plot{Series: []Series{{Name: "ro-cp", X: x, Y: up}, {Name: "host", X: x, Y: down}}}); len(got) != 1 {
+		t.Errorf("one-word names: %+v, want one crossover", got)
+	}
+	// A swept parameter beside a strategy: strategies meet at one value.
+	sw := []Series{
+		{Name: "CPU link.bandwidth=25Gbps", X: x, Y: down},
+		{Name: "GPUTN link.bandwidth=25Gbps", X: x, Y: up},
+		{Name: "CPU link.bandwidth=50Gbps", X: x, Y: up},
+	}
+	if got := Crossovers(&Plot{Series: sw}); len(got) != 1 || got[0].Below != "GPUTN link.bandwidth=25Gbps" {
+		t.Errorf("swept series: %+v, want GPUTN vs CPU at 25Gbps only", got)
+	}
+}

@@ -51,12 +51,29 @@ type Cluster struct {
 	// engine; Part[i] is node i's partition.
 	Group *sim.Group
 	Part  []int
+	// Slots places the ranks of a run on fewer GPUs than whole nodes
+	// (node.placement): rank i sits on GPU slot Slots[i] (GPU slot mod
+	// node.gpus of node slot / node.gpus); nil when rank i is slot i.
+	Slots []int
 	// noCheck turns the end-of-run invariant check off (SetCheckInvariants).
 	noCheck bool
 }
 
+// Slot returns the GPU slot of rank i: its node is Slot(i) / node.gpus.
+func (c *Cluster) Slot(i int) int {
+	if c.Slots != nil {
+		return c.Slots[i]
+	}
+	return i
+}
+
+// NodeOf returns the machine node rank i sits on.
+func (c *Cluster) NodeOf(i int) int { return c.Slot(i) / max(1, c.Spec.Node.GPUs) }
+
 // New builds n nodes from spec on engine e. With functional false the
-// memories carry no payload bytes (timing is unchanged).
+// memories carry no payload bytes (timing is unchanged). n GPUs that are
+// not whole nodes of node.gpus are placed on the GPUs of whole nodes by
+// node.placement (net.NodeSpec.Slots): the other GPUs hold no rank.
 func New(e *sim.Engine, spec Spec, n int, functional bool) (*Cluster, error) {
 	c, err := newFabric(e, spec, n)
 	if err != nil {
@@ -75,17 +92,23 @@ func newFabric(e *sim.Engine, spec Spec, n int) (*Cluster, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("cluster: %d nodes: need at least 1", n)
 	}
-	fab, err := net.New(e, n, spec.Link, spec.Switch, spec.Topology)
+	slots, total := spec.Node.Slots(n)
+	fab, err := net.New(e, total, spec.Link, spec.Switch, spec.Topology)
 	if err != nil {
 		return nil, err
 	}
 	if err := fab.UseNodeFabric(spec.Node); err != nil {
 		return nil, err
 	}
+	if slots != nil {
+		if err := fab.Place(slots); err != nil {
+			return nil, err
+		}
+	}
 	if spec.Network.Model == net.ModelFlow {
 		fab.UseFlows()
 	}
-	return &Cluster{Spec: spec, Engine: e, Fabric: fab}, nil
+	return &Cluster{Spec: spec, Engine: e, Fabric: fab, Slots: slots}, nil
 }
 
 // buildNodes builds the nodes, node i on engine engineOf(i) attached to
@@ -102,11 +125,12 @@ func (c *Cluster) buildNodes(functional bool, engineOf func(int) *sim.Engine, fa
 	for i := range c.Fabric.Endpoints() {
 		e, fab := engineOf(i), fabricOf(i)
 		name := fmt.Sprintf("node[%d]", i)
+		slot := c.Slot(i)
 		if gpus > 1 {
-			name = fmt.Sprintf("node[%d].gpu[%d]", i/gpus, i%gpus)
+			name = fmt.Sprintf("node[%d].gpu[%d]", slot/gpus, slot%gpus)
 		}
 		m := mem.New(name+".mem", functional)
-		if i%gpus == 0 || spec.C2C.On {
+		if i == 0 || c.NodeOf(i) != c.NodeOf(i-1) || spec.C2C.On {
 			// On a superchip node each superchip's CPU has its own memory
 			// (the Grace's LPDDR5X, cpu.dram_bandwidth per superchip).
 			dram = mem.NewServer(float64(spec.CPU.DRAMBandwidth))

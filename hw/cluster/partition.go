@@ -105,6 +105,9 @@ func NewPartitioned(seed uint64, spec Spec, n, k int, functional bool) (*Cluster
 	if err := CanPartition(spec); err != nil {
 		return nil, fmt.Errorf("run.partitions = %d: %w", k, err)
 	}
+	if g := max(1, spec.Node.GPUs); n%g != 0 {
+		return nil, fmt.Errorf("run.partitions = %d: %d GPUs are not whole nodes of node.gpus = %d: a partitioned run takes whole nodes; use run.partitions=1 (node.placement places fewer GPUs on one engine)", k, n, g)
+	}
 	g, err := sim.NewGroup(seed, k, Lookahead(spec))
 	if err != nil {
 		return nil, err

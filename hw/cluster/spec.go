@@ -335,5 +335,5 @@ func starTopology() net.TopologySpec {
 
 // oneGPUNode is the source documents' node: one GPU (or APU), one NIC.
 func oneGPUNode() net.NodeSpec {
-	return net.NodeSpec{GPUs: 1, Fabric: "switch", Bandwidth: unit.Rate(450e9), Latency: 700 * sim.Nanosecond, CopyEngines: 2, CopyLaunch: 2 * sim.Microsecond}
+	return net.NodeSpec{GPUs: 1, Fabric: "switch", Bandwidth: unit.Rate(450e9), Latency: 700 * sim.Nanosecond, CopyEngines: 2, CopyLaunch: 2 * sim.Microsecond, Placement: net.PlaceRails}
 }

@@ -67,7 +67,7 @@ const hopperLSUBytes = 128
 // hosts. Sources: PresetSources("h100-cx7").
 func H100CX7() Spec {
 	s := GPUTN()
-	s.Node = net.NodeSpec{GPUs: 8, Fabric: "switch", Bandwidth: unit.Rate(450e9), Latency: 700 * sim.Nanosecond, CopyEngines: 2, CopyLaunch: 2 * sim.Microsecond}
+	s.Node = net.NodeSpec{GPUs: 8, Fabric: "switch", Bandwidth: unit.Rate(450e9), Latency: 700 * sim.Nanosecond, CopyEngines: 2, CopyLaunch: 2 * sim.Microsecond, Placement: net.PlaceRails}
 	s.Link.Bandwidth, s.Link.Payload = unit.Rate(400e9/8), 4*unit.KiB
 	s.Switch.Latency = 200 * sim.Nanosecond
 	s.Topology.Kind, s.Topology.Rails, s.Topology.LeafSize = "railfattree", 8, 32
@@ -92,7 +92,7 @@ func H100CX7() Spec {
 // Rosetta switches. Sources: PresetSources("mi300a-ss11").
 func MI300ASS11() Spec {
 	s := GPUTN()
-	s.Node = net.NodeSpec{GPUs: 4, Fabric: "mesh", Bandwidth: unit.Rate(64e9), Latency: 700 * sim.Nanosecond, CopyEngines: 2, CopyLaunch: 2 * sim.Microsecond}
+	s.Node = net.NodeSpec{GPUs: 4, Fabric: "mesh", Bandwidth: unit.Rate(64e9), Latency: 700 * sim.Nanosecond, CopyEngines: 2, CopyLaunch: 2 * sim.Microsecond, Placement: net.PlaceRails}
 	s.Link.Bandwidth, s.Link.Payload = unit.Rate(200e9/8), 4*unit.KiB
 	s.Switch.Latency = 350 * sim.Nanosecond
 	s.Topology.Kind = "dragonfly"
@@ -118,7 +118,7 @@ func MI300ASS11() Spec {
 // Sources: PresetSources("gh200").
 func GH200() Spec {
 	s := MI300ASS11()
-	s.Node = net.NodeSpec{GPUs: 4, Fabric: "switch", Bandwidth: unit.Rate(150e9), Latency: 700 * sim.Nanosecond, CopyEngines: 2, CopyLaunch: 2 * sim.Microsecond}
+	s.Node = net.NodeSpec{GPUs: 4, Fabric: "switch", Bandwidth: unit.Rate(150e9), Latency: 700 * sim.Nanosecond, CopyEngines: 2, CopyLaunch: 2 * sim.Microsecond, Placement: net.PlaceRails}
 	// APU mode (one coherent address space) with NVLink-C2C as its own
 	// link: GPU-pool buffers live in each superchip's HBM (the GPU's
 	// memory server), host-pool buffers in the Grace's LPDDR5X (the

@@ -38,27 +38,42 @@ const teamCore = -1
 // evicted).
 const maxResident = 1024
 
-// span is one touched range and the core that touched it.
+// span is one touched range and the core that touched it, linked into the
+// age order (prev older, next newer; none: -1).
 type span struct {
-	lo, hi mem.Addr
-	core   int
+	lo, hi     mem.Addr
+	core       int
+	prev, next int32
 }
 
-// residency is the ranges a CPU's caches hold, oldest first.
+// residency is the ranges a CPU's caches hold. The ranges are disjoint;
+// they are kept in age order (a list through the spans, oldest at head)
+// for the capacity rules, and in address order (byAddr) so that a write by
+// another agent — one per landed packet, against up to maxResident ranges
+// at a thousand nodes — finds the few ranges it cuts by binary search
+// instead of rebuilding the whole list.
 type residency struct {
 	l1, l2, llc uint64 // L1D per core, L2 per group, L3 plus every L2
 	l2Cores     int
+	limit       int // ranges kept at most (maxResident)
 	spans       []span
-	bytes       uint64   // sum of the spans' lengths
-	lo, hi      mem.Addr // bounding box of the spans (empty: lo == hi)
-	scratch     []span
+	free        []int32  // unused entries of spans
+	head, tail  int32    // oldest and newest (-1: none)
+	byAddr      []int32  // the ranges by address (entries in spans; small, as a touch moves up to maxResident of them)
+	bytes       uint64   // sum of the ranges' lengths
+	lo, hi      mem.Addr // bounding box of the ranges (empty: lo == hi), checked by every write
+	// gapLo, gapHi: a stretch between two neighbouring ranges that the
+	// last search found a write in (empty: none). A message lands packet
+	// by packet in one receive slot, so the next packets look here first;
+	// any change to the ranges empties it.
+	gapLo, gapHi mem.Addr
 }
 
 func newResidency(spec Spec) *residency {
 	c := spec.Cache
 	groups := uint64((spec.Cores + max(c.L2Cores, 1) - 1) / max(c.L2Cores, 1))
 	return &residency{l1: uint64(c.L1DSize), l2: uint64(c.L2Size), llc: uint64(c.L3Size) + groups*uint64(c.L2Size),
-		l2Cores: max(c.L2Cores, 1)}
+		l2Cores: max(c.L2Cores, 1), limit: maxResident, head: -1, tail: -1}
 }
 
 // group returns the L2 group of core k (teamCore: none).
@@ -69,43 +84,147 @@ func (r *residency) group(k int) int {
 	return k / r.l2Cores
 }
 
+// rebound recomputes the bounding box after the index changed.
+func (r *residency) rebound() {
+	if n := len(r.byAddr); n > 0 {
+		r.lo, r.hi = r.spans[r.byAddr[0]].lo, r.spans[r.byAddr[n-1]].hi
+	} else {
+		r.lo, r.hi = 0, 0
+	}
+}
+
 // invalidate removes [a, a+n) from every span: another agent wrote it.
 func (r *residency) invalidate(a mem.Addr, n int) {
 	if n <= 0 || r.lo == r.hi || a >= r.hi || a+mem.Addr(n) <= r.lo {
 		return
 	}
-	r.cut(mem.Line(a), mem.Line(a+mem.Addr(n)+mem.LineSize-1))
+	lo, hi := mem.Line(a), mem.Line(a+mem.Addr(n)+mem.LineSize-1)
+	if r.gapLo <= lo && hi <= r.gapHi {
+		return
+	}
+	r.cut(lo, hi)
 }
 
-// cut removes [lo, hi) from the spans, keeping their order.
+// above returns the index in byAddr of the first range ending after a.
+func (r *residency) above(a mem.Addr) int {
+	i, j := 0, len(r.byAddr)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if r.spans[r.byAddr[h]].hi <= a {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i
+}
+
+// newSpan returns a free entry holding [lo, hi) of core, unlinked.
+func (r *residency) newSpan(lo, hi mem.Addr, core int) int32 {
+	s := span{lo: lo, hi: hi, core: core, prev: -1, next: -1}
+	if n := len(r.free); n > 0 {
+		k := r.free[n-1]
+		r.free = r.free[:n-1]
+		r.spans[k] = s
+		return k
+	}
+	r.spans = append(r.spans, s)
+	return int32(len(r.spans) - 1)
+}
+
+// linkAfter puts k right after p in age order (p = -1: at the head; r.tail
+// appends k as the newest).
+func (r *residency) linkAfter(p, k int32) {
+	r.spans[k].prev = p
+	if p < 0 {
+		r.spans[k].next = r.head
+		if r.head >= 0 {
+			r.spans[r.head].prev = k
+		}
+		r.head = k
+	} else {
+		n := r.spans[p].next
+		r.spans[k].next = n
+		r.spans[p].next = k
+		if n >= 0 {
+			r.spans[n].prev = k
+		}
+	}
+	if r.spans[k].next < 0 {
+		r.tail = k
+	}
+}
+
+// unlink takes k out of the age order and frees it (byAddr is the
+// caller's).
+func (r *residency) unlink(k int32) {
+	s := &r.spans[k]
+	if s.prev >= 0 {
+		r.spans[s.prev].next = s.next
+	} else {
+		r.head = s.next
+	}
+	if s.next >= 0 {
+		r.spans[s.next].prev = s.prev
+	} else {
+		r.tail = s.prev
+	}
+	r.bytes -= uint64(s.hi - s.lo)
+	r.free = append(r.free, k)
+}
+
+// cut removes [lo, hi) from the spans, keeping their order: a range cut in
+// two leaves its lower piece, then its upper, where it was in age order.
 func (r *residency) cut(lo, hi mem.Addr) {
-	out := r.scratch[:0]
-	r.bytes = 0
-	r.lo, r.hi = 0, 0
-	for _, s := range r.spans {
-		if s.hi <= lo || s.lo >= hi {
-			out = r.keep(out, s)
+	i := r.above(lo)
+	j := i
+	for j < len(r.byAddr) && r.spans[r.byAddr[j]].lo < hi {
+		j++
+	}
+	if i == j {
+		// Nothing to cut: note the stretch between the neighbours.
+		r.gapLo, r.gapHi = 0, ^mem.Addr(0)
+		if i > 0 {
+			r.gapLo = r.spans[r.byAddr[i-1]].hi
+		}
+		if i < len(r.byAddr) {
+			r.gapHi = r.spans[r.byAddr[i]].lo
+		}
+		return
+	}
+	r.gapLo, r.gapHi = 0, 0
+	if k := r.byAddr[i]; j == i+1 && r.spans[k].lo < lo && r.spans[k].hi > hi {
+		// Inside one range: split it.
+		s := &r.spans[k]
+		up := s.hi
+		s.hi = lo
+		r.bytes -= uint64(hi - lo)
+		u := r.newSpan(hi, up, r.spans[k].core)
+		r.linkAfter(k, u)
+		r.byAddr = append(r.byAddr, 0)
+		copy(r.byAddr[i+2:], r.byAddr[i+1:])
+		r.byAddr[i+1] = u
+		return
+	}
+	w := i
+	for _, k := range r.byAddr[i:j] {
+		s := &r.spans[k]
+		switch {
+		case s.lo < lo: // the first range: keep its lower piece
+			r.bytes -= uint64(s.hi - lo)
+			s.hi = lo
+		case s.hi > hi: // the last range: keep its upper piece
+			r.bytes -= uint64(hi - s.lo)
+			s.lo = hi
+		default:
+			r.unlink(k)
 			continue
 		}
-		if s.lo < lo {
-			out = r.keep(out, span{s.lo, lo, s.core})
-		}
-		if s.hi > hi {
-			out = r.keep(out, span{hi, s.hi, s.core})
-		}
+		r.byAddr[w] = k
+		w++
 	}
-	r.spans, r.scratch = out, r.spans[:0]
-}
-
-// keep appends s to out, counting it.
-func (r *residency) keep(out []span, s span) []span {
-	if r.lo == r.hi {
-		r.lo, r.hi = s.lo, s.hi
-	} else {
-		r.lo, r.hi = min(r.lo, s.lo), max(r.hi, s.hi)
-	}
-	r.bytes += uint64(s.hi - s.lo)
-	return append(out, s)
+	r.byAddr = append(r.byAddr[:w], r.byAddr[j:]...)
+	r.rebound()
 }
 
 // touch records that core touched [lo, hi) (whole lines), newest.
@@ -115,27 +234,22 @@ func (r *residency) touch(core int, lo, hi mem.Addr) {
 		return
 	}
 	r.cut(lo, hi)
-	r.spans = r.keep(r.spans, span{lo, hi, core})
+	r.gapLo, r.gapHi = 0, 0
+	k := r.newSpan(lo, hi, core)
+	r.linkAfter(r.tail, k)
+	r.bytes += uint64(hi - lo)
+	i := r.above(lo)
+	r.byAddr = append(r.byAddr, 0)
+	copy(r.byAddr[i+1:], r.byAddr[i:])
+	r.byAddr[i] = k
 	// Drop the oldest spans the caches can no longer hold.
-	drop, total := 0, r.bytes
-	for len(r.spans)-drop > 1 && (total > r.llc || len(r.spans)-drop > maxResident) {
-		total -= uint64(r.spans[drop].hi - r.spans[drop].lo)
-		drop++
+	for len(r.byAddr) > 1 && (r.bytes > r.llc || len(r.byAddr) > r.limit) {
+		h := r.head
+		i := r.above(r.spans[h].lo)
+		r.byAddr = append(r.byAddr[:i], r.byAddr[i+1:]...)
+		r.unlink(h)
 	}
-	if drop > 0 {
-		r.spans = append(r.spans[:0], r.spans[drop:]...)
-		r.recount()
-	}
-}
-
-// recount recomputes bytes and the bounding box.
-func (r *residency) recount() {
-	r.bytes, r.lo, r.hi = 0, 0, 0
-	out := r.spans[:0]
-	for _, s := range r.spans {
-		out = r.keep(out, s)
-	}
-	r.spans = out
+	r.rebound()
 }
 
 // levels adds to b, per level, the bytes of [lo, hi) a streaming access
@@ -144,12 +258,26 @@ func (r *residency) levels(core int, lo, hi mem.Addr, b *[nLevels]uint64) {
 	if hi <= lo {
 		return
 	}
+	// The bytes of [lo, hi) some range holds, from the address index: the
+	// walk in age order below (newest first, as the capacity rules count)
+	// stops once it has found them all, and is skipped when there are
+	// none (a packet's fresh receive slot).
+	held := uint64(0)
+	if lo < r.hi && hi > r.lo {
+		for _, k := range r.byAddr[r.above(lo):] {
+			s := &r.spans[k]
+			if s.lo >= hi {
+				break
+			}
+			held += uint64(min(s.hi, hi) - max(s.lo, lo))
+		}
+	}
 	found := uint64(0)
-	if r.lo != r.hi && lo < r.hi && hi > r.lo {
+	if held > 0 {
 		var own, grp, all uint64 // bytes touched after the span: by core, by its L2 group, by anyone
 		g := r.group(core)
-		for i := len(r.spans) - 1; i >= 0; i-- {
-			s := r.spans[i]
+		for k := r.tail; k >= 0 && found < held; k = r.spans[k].prev {
+			s := &r.spans[k]
 			n := uint64(s.hi - s.lo)
 			if ov := min(s.hi, hi) - max(s.lo, lo); s.hi > lo && s.lo < hi && ov > 0 {
 				lv := DRAM

@@ -24,16 +24,21 @@ func (f *Fabric) receive(p Packet) {
 		return
 	}
 	_, dst := p.Route()
+	dst = f.at(dst)
 	f.delivered[dst].add(p)
 	f.ends[dst].Receive(p)
 }
 
 // Sent returns the packets and payload bytes endpoint i handed to Send.
-func (f *Fabric) Sent(i int) (pkts, bytes uint64) { return f.sent[i].Pkts, f.sent[i].Bytes }
+func (f *Fabric) Sent(i int) (pkts, bytes uint64) {
+	i = f.at(i)
+	return f.sent[i].Pkts, f.sent[i].Bytes
+}
 
 // Delivered returns the packets and payload bytes delivered to endpoint
 // i's Receive.
 func (f *Fabric) Delivered(i int) (pkts, bytes uint64) {
+	i = f.at(i)
 	return f.delivered[i].Pkts, f.delivered[i].Bytes
 }
 

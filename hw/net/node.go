@@ -23,6 +23,33 @@ type NodeSpec struct {
 	// over the fabric without the GPU's cores or the NIC.
 	CopyEngines int      `toml:"copy_engines" doc:"DMA copy engines per GPU that serve peer copies, each one copy at a time in FIFO order" src:"DEFAULT"`
 	CopyLaunch  sim.Time `toml:"copy_launch" doc:"from a copy command reaching a free copy engine to its first write on the fabric (command fetch, address translation)" src:"DEFAULT"`
+	// Placement places the ranks of a run on fewer GPUs than whole nodes
+	// (a two-GPU experiment on nodes of 8): a user's choice, not hardware.
+	Placement string `toml:"placement" doc:"a run on fewer GPUs than whole nodes (n not a multiple of gpus, e.g. the 2-GPU experiments): rails = rank r on GPU 0 of node r, every pair over the NICs (inter-node); fabric = ranks fill a node's GPUs first, rank r on GPU r mod gpus of node r / gpus (pairs of one node over the GPU fabric); the node's other GPUs hold no rank (idle). Runs of whole nodes use every GPU" src:"RUN"`
+}
+
+// The values of NodeSpec.Placement.
+const (
+	PlaceRails  = "rails"
+	PlaceFabric = "fabric"
+)
+
+// Slots returns the GPU slots of n ranks on nodes of s.GPUs under
+// s.Placement (empty: rails), and the slots of the whole nodes that hold
+// them: n itself when n is whole nodes (rank e on slot e, nil).
+func (s NodeSpec) Slots(n int) (slots []int, total int) {
+	g := max(1, s.GPUs)
+	if n%g == 0 {
+		return nil, n
+	}
+	slots = make([]int, n)
+	for r := range slots {
+		slots[r] = r
+		if s.Placement != PlaceFabric {
+			slots[r] = r * g
+		}
+	}
+	return slots, (slots[n-1]/g + 1) * g
 }
 
 // Validate reports every invalid field.
@@ -44,6 +71,9 @@ func (s NodeSpec) Validate() error {
 	}
 	if s.CopyEngines < 1 || s.CopyEngines > 64 {
 		errs = append(errs, fmt.Errorf("node.copy_engines = %d: must be in [1, 64]", s.CopyEngines))
+	}
+	if s.Placement != "" && s.Placement != PlaceRails && s.Placement != PlaceFabric {
+		errs = append(errs, fmt.Errorf("node.placement = %q: must be rails or fabric", s.Placement))
 	}
 	if s.CopyLaunch < 0 || s.CopyLaunch > sim.Millisecond {
 		errs = append(errs, fmt.Errorf("node.copy_launch = %v: must be in [0, 1ms]", s.CopyLaunch))
@@ -147,11 +177,11 @@ type Local interface {
 	Arrive()
 }
 
-// sendLocal carries a peer-access packet over the node's GPU fabric.
-// A route that leaves the node is the caller's bug: peer access needs
-// both GPUs in one node (SameNode).
+// sendLocal carries a peer-access packet over the node's GPU fabric
+// between slots src and dst. A route that leaves the node is the
+// caller's bug: peer access needs both GPUs in one node (SameNode).
 func (f *Fabric) sendLocal(p Packet, src, dst int) {
-	if !f.SameNode(src, dst) {
+	if f.node == nil || src == dst || !f.node.sameNode(src, dst) {
 		panic(fmt.Sprintf("net: peer-access packet from endpoint %d to %d: not GPUs of one node", src, dst))
 	}
 	f.localSent.add(p)
@@ -161,7 +191,7 @@ func (f *Fabric) sendLocal(p Packet, src, dst int) {
 // SameNode reports whether endpoints a and b are different GPUs of one
 // node, joined by its GPU fabric (never with one GPU per node).
 func (f *Fabric) SameNode(a, b int) bool {
-	return f.node != nil && a != b && f.node.sameNode(a, b)
+	return f.node != nil && a != b && f.node.sameNode(f.at(a), f.at(b))
 }
 
 // FlowModel reports whether the fabric runs the flow model (a message is

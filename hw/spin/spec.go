@@ -26,7 +26,7 @@ type Spec struct {
 	IovecEntries   int        `toml:"iovec_entries" doc:"v: iovec entries the Portals-iovec NIC holds at a time (scatter-gather limit)" src:"DOC"`
 	IovecFetch     sim.Time   `toml:"iovec_fetch" doc:"PCIe read latency to fetch the next v iovec entries" src:"DOC"`
 	IovecEntrySize unit.Bytes `toml:"iovec_entry_size" doc:"bytes per iovec entry (address, length)" src:"DEFAULT"`
-	Model          string     `toml:"hpu_model" doc:"HPU model: arm (cores on a flat NIC memory, the SC'19 paper) or pulp (clusters with L1/L2 scratchpads and cluster DMAs, §12.2; spin.pulp.* apply and spin.mem_bandwidth, mem_latency_cycles, mem_channels do not)" src:"DOC"`
+	Model          string     `toml:"hpu_model" doc:"HPU model: arm (cores on a flat NIC memory, the SC'19 paper) or pulp (clusters with L1/L2 scratchpads and cluster DMAs, the SC'19 paper's PULP design; spin.pulp.* apply and spin.mem_bandwidth, mem_latency_cycles, mem_channels do not)" src:"DOC"`
 	PULP           pulp.Spec  `toml:"pulp"`
 }
 

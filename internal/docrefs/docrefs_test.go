@@ -103,6 +103,80 @@ func TestTheCheckFindsReferences(t *testing.T) {
 	}
 }
 
+// section matches a section sign and number ("§6.2", "§ 11.1–11.5").
+var section = regexp.MustCompile(`§ ?[0-9][0-9.–a-z]*`)
+
+// named matches the words that say whose section a "§" is: a document by
+// title (the dissertation, a paper, a chapter, the GIO slides, the Intel
+// SDM, a guide or manual), or another section of a list.
+var named = regexp.MustCompile(`dissertation|paper|chapter|slides|SDM|vol\.|[Gg]uide|manual|specification|Table|PCIe Base|thesis|§`)
+
+// TestSectionsNameTheirDocument fails on a bare "§N" in a Markdown file:
+// without the document's title within the 80 characters before it (on its
+// line or the one above), it reads as a section of the repository's docs,
+// and it was in fact a section of the specification the repository does
+// not hold ("§11.1 throughput vs block size").
+func TestSectionsNameTheirDocument(t *testing.T) {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != root || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, bad := range bareSections(string(b)) {
+			t.Errorf("%s:%s: name the document (the dissertation's §…, the GIO slides …) or a docs/ section", rel(p), bad)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bareSections returns "line: excerpt" for each section sign in text whose
+// document is not named before it (see named).
+func bareSections(text string) []string {
+	var bad []string
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		for _, m := range section.FindAllStringIndex(line, -1) {
+			ctx := line[:m[0]]
+			if i > 0 {
+				ctx = lines[i-1] + " " + ctx
+			}
+			if len(ctx) > 80 {
+				ctx = ctx[len(ctx)-80:]
+			}
+			if !named.MatchString(ctx) {
+				bad = append(bad, itoa(i+1)+": "+line[max(0, m[0]-40):m[1]])
+			}
+		}
+	}
+	return bad
+}
+
+// TestTheSectionCheckFindsBareSections guards bareSections.
+func TestTheSectionCheckFindsBareSections(t *testing.T) {
+	for _, s := range []string{"gpunetsim run ddt_vector   # §11.1 throughput", "the RTR protocol of §6.", "presets: §6.1 `compnet`"} {
+		if len(bareSections(s)) == 0 {
+			t.Errorf("%q is not caught", s)
+		}
+	}
+	for _, s := range []string{"the dissertation's §4.1.2", "(the GPUrdma paper, §4.2, before §4.3)", "the Intel SDM, vol. 3 §8.2.2", "the dissertation's\n§4.1.2"} {
+		if bad := bareSections(s); len(bad) > 0 {
+			t.Errorf("%q is caught (%q), but it names its document", s, bad)
+		}
+	}
+}
+
 func rel(p string) string {
 	if r, err := filepath.Rel(root, p); err == nil {
 		return r

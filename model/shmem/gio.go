@@ -25,6 +25,16 @@ import (
 // destination), flushes the PCIe-path cache when the NIC will read GPU
 // memory, releases at system scope and rings the doorbell. Quiet polls the
 // context's CQ until every WQE it issued has completed.
+//
+// With shmem.gio.qps_per_peer = n > 0 the contexts share n QPs (and their
+// CQs) to each PE, as NVSHMEM IBGDA's CTAs share its RC QPs per peer PE:
+// context q posts on QP q mod n. Contexts that share a QP take turns
+// through two ticket locks in GPU memory: one around the post (PPB
+// flush, slot claim, WQE fields, release, doorbell: one producer at a
+// time, the doorbells in slot order, as IBGDA's ready-head ordering and
+// post-send lock serialise them) and one around the CQ poll (one consumer
+// of the CQ at a time); a context waits for the completions of its own
+// posts only, which on an in-order RC QP means every WQE before them too.
 
 // gioBackend is one PE's GIO runtime.
 type gioBackend struct {
@@ -33,7 +43,9 @@ type gioBackend struct {
 	spec     GIOSpec
 	mrs      []*nic.MR
 	passive  *verbs.CQ   // CQ of the remote ends of other PEs' QPs
-	ctxs     []*gioCtx   // by queue
+	ctxs     []*gioCtx   // by QP set: one per queue, or shmem.gio.qps_per_peer shared
+	shared   bool        // several queues share a QP set (locks below)
+	locks    mem.Addr    // shared: per (set, PE) a post ticket, its now-serving word, a poll ticket, its now-serving word
 	tmpl     *cpu.Thread // the templating host thread
 	work     sim.Signal  // a slot freed or a QP created: templating work
 	stats    GIOStats
@@ -58,8 +70,14 @@ type gioBackend struct {
 	// the closed-form writes whose landing or visibility may still be
 	// ahead; notifyAt the times of the visibility events scheduled for
 	// them; tmplWait that the templater waits for work.
-	posted   []uint64
-	closed   bool
+	posted []uint64
+	closed bool
+	// keys are every PE's heap rkey when this PE connected, which the
+	// closed form templates: while closed holds none has changed (a
+	// registration after any PE connected ends the closed form on every
+	// PE), and reading them here spares the templater a chain of cache
+	// misses into the peer's runtime per slot.
+	keys     []uint32
 	ops      []tmplOp
 	opsHead  int
 	notifyAt []sim.Time
@@ -71,9 +89,13 @@ type GIOStats struct {
 	Posts, TemplateStalls, Templates, PPBFlushes uint64
 	Fields                                       uint64 // WQE fields the GPU wrote
 	StallTime                                    sim.Duration
+	// TurnTime is the time contexts sharing a QP spent waiting for their
+	// turn to post or to poll (shmem.gio.qps_per_peer).
+	TurnTime sim.Duration
 }
 
-// gioCtx is one context: a QP to every other PE and their CQ.
+// gioCtx is one QP set: a QP to every other PE and their CQs, owned by
+// one context (queue) or shared by several (shmem.gio.qps_per_peer).
 type gioCtx struct {
 	b         *gioBackend
 	q         int
@@ -81,7 +103,16 @@ type gioCtx struct {
 	cqs       []*verbs.CQ // by PE: one CQ per (context, PE), as ROC_SHMEM's GPU-IB backend
 	templated []uint64    // per PE: slots whose template is visible
 	res       []gioRes    // per PE: the connection reserved (connect), made by qp
-	wg        *gpu.WG
+}
+
+// gioChan is one context (a work-group's queue) on its QP set: where its
+// atomics land, and with a shared set the QP index after each PE's last
+// post of its own (what its waits wait for).
+type gioChan struct {
+	c    *gioCtx
+	q    int
+	wg   *gpu.WG
+	last []uint64 // shared set only: by PE
 }
 
 // gioRes is a connection reserved: its CQ, its QP and the remote end.
@@ -133,13 +164,20 @@ func newGIOBackend(d *Device) (*gioBackend, error) {
 	}
 	var err error
 	pool := mem.GPU
-	if b.passive, err = b.vn.NewCQ(max(1, d.queues*d.npes)*vs.QPDepth, pool); err != nil {
+	sets := d.queues
+	if n := s.QPsPerPeer; n > 0 && n < sets {
+		sets, b.shared = n, true
+	}
+	if b.passive, err = b.vn.NewCQ(max(1, sets*d.npes)*vs.QPDepth, pool); err != nil {
 		return nil, err
 	}
 	b.scratch = n.Mem.AllocData(mem.GPU, uint64(d.queues)*8, "gio.atomic-results")
 	b.scratchM = b.vn.RegMR(b.scratch, uint64(d.queues)*8)
 	b.uncache(b.scratch, uint64(d.queues)*8)
-	b.ctxs = make([]*gioCtx, d.queues)
+	b.ctxs = make([]*gioCtx, sets)
+	if b.shared {
+		b.locks = n.Mem.AllocData(mem.GPU, uint64(sets*d.npes)*32, "gio.qp-locks")
+	}
 	return b, nil
 }
 
@@ -183,7 +221,7 @@ func (b *gioBackend) Expose(idx int, base mem.Addr, size uint64) {
 func (b *gioBackend) connect() error {
 	d := b.dev
 	depth := b.vn.Spec().QPDepth
-	for q := range d.queues {
+	for q := range b.ctxs {
 		c := &gioCtx{b: b, q: q, qps: make([]*verbs.QP, d.npes), cqs: make([]*verbs.CQ, d.npes), templated: make([]uint64, d.npes),
 			res: make([]gioRes, d.npes)}
 		for pe := range d.npes {
@@ -207,13 +245,16 @@ func (b *gioBackend) connect() error {
 		}
 		b.ctxs[q] = c
 	}
-	b.cand = make([]uint64, (d.queues*d.npes+63)/64)
-	for i := range d.queues * d.npes {
+	b.cand = make([]uint64, (len(b.ctxs)*d.npes+63)/64)
+	for i := range len(b.ctxs) * d.npes {
 		b.cand[i/64] |= 1 << (i % 64)
 	}
 	b.posted = make([]uint64, len(b.cand))
 	n := d.rt.node
 	b.closed = b.closedOK()
+	if b.closed {
+		b.keys = peerHeapKeys(d.rt.team.devs)
+	}
 	b.tmpl = n.CPU.Spawn("gio-template", b.template)
 	b.tmpl.SetDaemon()
 	return nil
@@ -308,9 +349,11 @@ func (b *gioBackend) Open(wg *gpu.WG, q int) (Channel, error) {
 			return nil, err
 		}
 	}
-	c := b.ctxs[q]
-	c.wg = wg
-	return c, nil
+	ch := &gioChan{c: b.ctxs[q%len(b.ctxs)], q: q, wg: wg}
+	if b.shared {
+		ch.last = make([]uint64, b.dev.npes)
+	}
+	return ch, nil
 }
 
 func (b *gioBackend) Stop() Report {
@@ -330,11 +373,11 @@ func (b *gioBackend) Stop() Report {
 // Stats returns the GIO counters.
 func (b *gioBackend) Stats() GIOStats { return b.stats }
 
-func (c *gioCtx) Close() {}
+func (ch *gioChan) Close() {}
 
 // region returns the symmetric allocation holding [a, a+n) on this PE.
-func (c *gioCtx) region(a mem.Addr, n uint64) (int, bool) {
-	for i, r := range c.b.dev.heap.regions {
+func (ch *gioChan) region(a mem.Addr, n uint64) (int, bool) {
+	for i, r := range ch.c.b.dev.heap.regions {
 		if a >= r.base && uint64(a-r.base)+n <= r.size {
 			return i, true
 		}
@@ -343,13 +386,14 @@ func (c *gioCtx) region(a mem.Addr, n uint64) (int, bool) {
 }
 
 // Submit carries one device call as verbs work requests.
-func (c *gioCtx) Submit(r *Request) error {
+func (ch *gioChan) Submit(r *Request) error {
+	c := ch.c
 	d := c.b.dev
 	switch r.Op {
 	case OpFence:
 		return nil // one RC QP per PE delivers in order
 	case OpQuiet:
-		return c.quiet()
+		return ch.quiet()
 	}
 	if r.PE < 0 || r.PE >= d.npes {
 		return fmt.Errorf("%w: PE %d", ErrFailed, r.PE)
@@ -360,7 +404,7 @@ func (c *gioCtx) Submit(r *Request) error {
 	if r.Op == OpGet {
 		sym = r.Src
 	}
-	idx, ok := c.region(sym, r.Len)
+	idx, ok := ch.region(sym, r.Len)
 	if !ok {
 		return fmt.Errorf("%w: PE %d has no such symmetric object", ErrFailed, r.PE)
 	}
@@ -370,7 +414,7 @@ func (c *gioCtx) Submit(r *Request) error {
 		rk = tb.heap
 	}
 	if r.PE == d.pe {
-		return c.local(r, remote)
+		return ch.local(r, remote)
 	}
 	qp, err := c.qp(r.PE)
 	if err != nil {
@@ -380,16 +424,16 @@ func (c *gioCtx) Submit(r *Request) error {
 	gpuSource := false
 	switch r.Op {
 	case OpPut:
-		w.LocalAddr, w.LKey = r.Src, c.lkey(r.Src, r.Len)
+		w.LocalAddr, w.LKey = r.Src, ch.lkey(r.Src, r.Len)
 		gpuSource = d.heap.mem.PoolOf(r.Src) == mem.GPU
 	case OpGet:
-		w.Op, w.LocalAddr, w.LKey = nic.VRead, r.Dst, c.lkey(r.Dst, r.Len)
+		w.Op, w.LocalAddr, w.LKey = nic.VRead, r.Dst, ch.lkey(r.Dst, r.Len)
 	case OpP:
 		w.Flags |= nic.WQEInline
 		binary.LittleEndian.PutUint64(w.Inline[:8], r.Value)
 	default: // atomics
 		w.Op, w.Imm = nic.VAtomic, amoOf(r.Op)
-		w.LocalAddr, w.LKey = c.b.scratch+mem.Addr(8*c.q), c.b.scratchM.Key
+		w.LocalAddr, w.LKey = c.b.scratch+mem.Addr(8*ch.q), c.b.scratchM.Key
 		binary.LittleEndian.PutUint64(w.Inline[:8], r.Value)
 		binary.LittleEndian.PutUint64(w.Inline[8:], r.Cond)
 		if r.Op == OpAdd || r.Op == OpFetchAdd {
@@ -399,20 +443,20 @@ func (c *gioCtx) Submit(r *Request) error {
 	if w.LKey == 0 && w.Flags&nic.WQEInline == 0 && w.Op != nic.VAtomic {
 		return fmt.Errorf("%w: local buffer %#x is not registered (GIO registers the symmetric heap)", ErrFailed, uint64(w.LocalAddr))
 	}
-	if err := c.post(qp, r.PE, w, gpuSource); err != nil {
+	if err := ch.post(qp, r.PE, w, gpuSource); err != nil {
 		return err
 	}
 	if !r.Blocking && !r.Op.atomic() {
 		return nil
 	}
-	if err := c.wait(qp); err != nil {
+	if err := ch.waitOwn(qp, r.PE); err != nil {
 		return err
 	}
 	switch {
 	case r.Op == OpGet:
-		c.wg.Acquire(gpu.System) // the NIC wrote the destination
+		ch.wg.Acquire(gpu.System) // the NIC wrote the destination
 	case r.Op.atomic():
-		v := c.wg.AtomicLoad64(w.LocalAddr)
+		v := ch.wg.AtomicLoad64(w.LocalAddr)
 		r.Result = v & (1<<(8*r.Len) - 1)
 		if r.Len == 8 {
 			r.Result = v
@@ -434,11 +478,11 @@ func amoOf(op Op) uint32 {
 
 // lkey returns the key of the registered region holding a local buffer
 // (the symmetric heap), or 0.
-func (c *gioCtx) lkey(a mem.Addr, n uint64) uint32 {
-	if _, ok := c.region(a, n); ok {
-		return c.b.heap.Key
+func (ch *gioChan) lkey(a mem.Addr, n uint64) uint32 {
+	if _, ok := ch.region(a, n); ok {
+		return ch.c.b.heap.Key
 	}
-	b, d := c.b, c.b.dev
+	b, d := ch.c.b, ch.c.b.dev
 	if size := uint64(d.queues) * mem.LineSize; d.scratch != 0 && a >= d.scratch && uint64(a-d.scratch)+n <= size {
 		if b.landing == nil { // the device's landing words of g, registered on first use
 			b.landing = b.vn.RegMR(d.scratch, size)
@@ -453,9 +497,9 @@ func (c *gioCtx) lkey(a mem.Addr, n uint64) uint32 {
 // out as a verbs request to itself is not possible over RC; it is applied
 // as a local memory operation by the leader (the GIO slides does
 // not describe self-targeted calls).
-func (c *gioCtx) local(r *Request, remote mem.Addr) error {
-	m := c.b.dev.heap.mem
-	wg := c.wg
+func (ch *gioChan) local(r *Request, remote mem.Addr) error {
+	m := ch.c.b.dev.heap.mem
+	wg := ch.wg
 	wg.Sleep(wg.GPU().Spec().MemLatency)
 	switch r.Op {
 	case OpPut:
@@ -482,8 +526,13 @@ func (c *gioCtx) local(r *Request, remote mem.Addr) error {
 }
 
 // post is the device post path of §3.3 for one WQE on qp (to PE pe).
-func (c *gioCtx) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
-	wg, b := c.wg, c.b
+func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
+	c := ch.c
+	wg, b := ch.wg, c.b
+	if b.shared {
+		unlock := ch.lock(pe, 0, "its turn to post on a shared QP")
+		defer unlock()
+	}
 	if gpuSource && b.spec.PPBLines > 0 && !b.spec.SkipPPBFlush {
 		// The flush comes first, as ROC_SHMEM's GPU-IB post takes its
 		// lock (postLock: hdp_flush, then the CQ-space check, the slot
@@ -493,7 +542,17 @@ func (c *gioCtx) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 		b.stats.PPBFlushes++
 	}
 	if qp.Outstanding() >= uint64(qp.Depth()) {
-		if err := c.waitKeep(qp, uint64(qp.Depth()-1)); err != nil {
+		var err error
+		if b.shared {
+			// The oldest slot frees with a completion: poll in the CQ's
+			// turn too (one consumer at a time).
+			unlockPoll := ch.lock(pe, 16, "its turn to poll a shared CQ")
+			err = ch.waitDone(qp, pe, qp.Posted()-uint64(qp.Depth()-1))
+			unlockPoll()
+		} else {
+			err = ch.waitKeep(qp, uint64(qp.Depth()-1))
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -519,13 +578,60 @@ func (c *gioCtx) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 	wg.Release(gpu.System)
 	qp.RingUnfenced(wg) // the system release above is the fence
 	b.stats.Posts++
+	if ch.last != nil {
+		ch.last[pe] = qp.Posted()
+	}
+	return nil
+}
+
+// lock takes the turn of this context's QP set on its QP to pe (which 0:
+// posting, 16: polling) and returns the release: a ticket from a
+// device-scope atomic, a poll of the now-serving word until it comes up,
+// and at the end a device release and the now-serving word's increment.
+func (ch *gioChan) lock(pe int, which mem.Addr, what string) func() {
+	wg, b := ch.wg, ch.c.b
+	ticket := b.locks + mem.Addr(32*(ch.c.q*b.dev.npes+pe)) + which
+	t0 := wg.Now()
+	t := wg.AtomicAdd64(ticket, 1)
+	wg.PollDevice(ticket+8, what, func(x uint64) bool { return x == t })
+	b.stats.TurnTime += wg.Now() - t0
+	return func() {
+		wg.Release(gpu.Device)
+		wg.AtomicAdd64(ticket+8, 1)
+	}
+}
+
+// waitOwn waits until the context's posts on qp (to pe) have completed:
+// every WQE of an own QP, up to its last post on a shared one.
+func (ch *gioChan) waitOwn(qp *verbs.QP, pe int) error {
+	if ch.last == nil {
+		return ch.wait(qp)
+	}
+	if qp.Completed() >= ch.last[pe] {
+		ch.c.b.work.Notify() // as wait's, which the templater may be waiting on
+		return nil
+	}
+	unlock := ch.lock(pe, 16, "its turn to poll a shared CQ")
+	defer unlock()
+	return ch.waitDone(qp, pe, ch.last[pe])
+}
+
+// waitDone polls qp's CQ (the caller holding its poll turn, or the post
+// turn while it waits for a free slot) until n WQEs of qp have completed.
+func (ch *gioChan) waitDone(qp *verbs.QP, pe int, n uint64) error {
+	e, ok := ch.c.cqs[pe].WaitDone(ch.wg, qp, n)
+	ch.c.b.work.Notify() // slots freed: more templating
+	if !ok {
+		return fmt.Errorf("%w: GIO work request on QP %d completed with %v", ErrFailed, e.QPN, e.Status)
+	}
 	return nil
 }
 
 // wait polls qp's CQ until qp has nothing outstanding.
-func (c *gioCtx) wait(qp *verbs.QP) error { return c.waitKeep(qp, 0) }
+func (ch *gioChan) wait(qp *verbs.QP) error { return ch.waitKeep(qp, 0) }
 
-func (c *gioCtx) waitKeep(qp *verbs.QP, keep uint64) error {
+func (ch *gioChan) waitKeep(qp *verbs.QP, keep uint64) error {
+	c := ch.c
 	var cq *verbs.CQ
 	if pe := qp.Peer().Node().Rank; pe < len(c.qps) && c.qps[pe] == qp {
 		cq = c.cqs[pe]
@@ -536,7 +642,7 @@ func (c *gioCtx) waitKeep(qp *verbs.QP, keep uint64) error {
 			}
 		}
 	}
-	e, ok := cq.WaitQP(c.wg, qp, keep)
+	e, ok := cq.WaitQP(ch.wg, qp, keep)
 	c.b.work.Notify() // slots freed: more templating
 	if !ok {
 		return fmt.Errorf("%w: GIO work request on QP %d completed with %v", ErrFailed, e.QPN, e.Status)
@@ -545,17 +651,18 @@ func (c *gioCtx) waitKeep(qp *verbs.QP, keep uint64) error {
 }
 
 // quiet completes every WQE the context issued.
-func (c *gioCtx) quiet() error {
+func (ch *gioChan) quiet() error {
+	c := ch.c
 	for pe, qp := range c.qps {
 		switch {
 		case qp != nil:
-			if err := c.wait(qp); err != nil {
+			if err := ch.waitOwn(qp, pe); err != nil {
 				return err
 			}
 		case pe != c.b.dev.pe:
 			c.b.work.Notify() // a connection not yet made has nothing outstanding: wait's notification only
 		}
 	}
-	c.wg.Acquire(gpu.System)
+	ch.wg.Acquire(gpu.System)
 	return nil
 }

@@ -17,6 +17,12 @@ type GIOSpec struct {
 	PPBFlush            sim.Time `toml:"ppb_flush" doc:"PPB flush latency after its MMIO control write arrives" src:"DEFAULT"`
 	ShaderL2Maintenance bool     `toml:"shader_l2_maintenance" doc:"shaders have L2 maintenance operations, so NIC-visible pages stay L2-cacheable (the documents' recommendation)" src:"DOC"`
 	SkipPPBFlush        bool     `toml:"skip_ppb_flush" doc:"hazard: the device runtime does not flush the PPB before the doorbell (the NIC may read stale bytes)" src:"RUN"`
+	// QPsPerPeer is how many RC QPs (each with its CQ) a PE has to each
+	// other PE: 0 gives every context its own (ROC_SHMEM's GPU-IB backend
+	// as the GIO slides describe it), n > 0 makes the contexts share n, as
+	// NVSHMEM IBGDA's QPs per peer PE are shared by the CTAs mapped to
+	// them round-robin.
+	QPsPerPeer int `toml:"qps_per_peer" doc:"RC QPs (each with its CQ) per PE and peer PE: 0 = one per context (work-group queue), as the GIO slides' ROC_SHMEM GPU-IB backend; n > 0 = n shared by the contexts, context q on QP q mod n, as NVSHMEM IBGDA's RC QPs per peer PE (NVSHMEM_IBGDA_NUM_RC_PER_PE, assigned round-robin by CTA); contexts sharing a QP take turns: a ticket lock in GPU memory around the PPB flush, slot claim, WQE write and doorbell, and another around CQ polling, each waiting for the completions of its own posts" src:"DOC"`
 }
 
 // DefaultGIOSpec returns the GIO defaults: the §6 per-field cost, a
@@ -34,6 +40,9 @@ func (s GIOSpec) Validate() error {
 	}
 	if s.TemplateInstr < 0 || s.TemplateInstr > 1<<20 {
 		errs = append(errs, fmt.Errorf("shmem.gio.template_instr = %d: must be in [0, 1048576]", s.TemplateInstr))
+	}
+	if s.QPsPerPeer < 0 || s.QPsPerPeer > 1024 {
+		errs = append(errs, fmt.Errorf("shmem.gio.qps_per_peer = %d: must be in [0, 1024] (0 = one per context)", s.QPsPerPeer))
 	}
 	if s.PPBLines < 0 || s.PPBLines > 1<<20 {
 		errs = append(errs, fmt.Errorf("shmem.gio.ppb_lines = %d: must be in [0, 1048576]", s.PPBLines))

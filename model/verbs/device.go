@@ -348,6 +348,24 @@ func (c *CQ) WaitQP(wg *gpu.WG, q *QP, keep uint64) (bad nic.CQE, ok bool) {
 	return bad, ok
 }
 
+// WaitDone polls until n WQEs of q have completed (a context's own posts
+// on a QP it shares with others: the later posts of the others are not
+// waited for) and returns the first error CQE seen, if any. The CQ must
+// hold only q's completions and have one poller at a time.
+func (c *CQ) WaitDone(wg *gpu.WG, q *QP, n uint64) (bad nic.CQE, ok bool) {
+	start := wg.Now()
+	ok = true
+	for q.Completed() < n {
+		e := c.Poll(wg)
+		q.stats.Polls++
+		if e.Status != nic.WCSuccess && ok {
+			bad, ok = e, false
+		}
+	}
+	q.stats.PollTime += wg.Now() - start
+	return bad, ok
+}
+
 // Scanner is one thread block's view of a shared CQ for the
 // collaborative poll (the GPUrdma paper): thread t examines slot
 // cursor+t, and a warp vote tells whether any slot holds a CQE of the

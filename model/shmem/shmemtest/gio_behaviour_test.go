@@ -7,6 +7,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/shmem"
+	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // gioPuts runs PE 0's one work-group putting 16 × 64 B from its heap to
@@ -70,5 +71,75 @@ func TestGIOSkippedPPBFlushSendsStaleBytes(t *testing.T) {
 	sp.GIO.SkipPPBFlush = true
 	if _, ok := gioPuts(t, sp); ok {
 		t.Fatal("without the PPB flush the NIC must have sent stale bytes")
+	}
+}
+
+// gioManyWGs runs 8 work-groups on PE 0, each putting 8 × 256 B to PE 1
+// (non-blocking, then quiet); it returns the kernel's end on PE 0, PE 0's
+// report and whether PE 1 received every byte.
+func gioManyWGs(t *testing.T, qpsPerPeer int) (end sim.Time, rep shmem.Report, ok bool) {
+	t.Helper()
+	sp := shmem.DefaultSpec()
+	sp.GIO.QPsPerPeer = qpsPerPeer
+	b := Backend{Kind: shmem.GIO, HW: cluster.GIO(), Spec: sp, Nodes: 2}
+	const wgs, k, n = 8, 8, 256
+	c, syms, reps, err := Scenario(b, []uint64{wgs * k * n}, func(pe int, sym []mem.Addr) Kernel {
+		return Kernel{WGs: wgs, Body: func(pe int, ctx *shmem.Ctx) error {
+			if pe != 0 {
+				return nil
+			}
+			wg := ctx.WG()
+			for i := range k {
+				a := sym[0] + mem.Addr((wg.ID*k+i)*n)
+				wg.Mem().Write(a, bytes.Repeat([]byte{byte(wg.ID*k + i + 1)}, n))
+				if err := ctx.PutmemNBI(a, a, n, 1); err != nil {
+					return err
+				}
+			}
+			err := ctx.Quiet()
+			end = max(end, wg.Now())
+			return err
+		}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Nodes[1].Mem.Bytes(syms[1][0], wgs*k*n)
+	ok = true
+	for j := range wgs * k {
+		ok = ok && bytes.Equal(got[j*n:(j+1)*n], bytes.Repeat([]byte{byte(j + 1)}, n))
+	}
+	return end, reps[0], ok
+}
+
+// Contexts sharing QPs take turns: with one QP per peer the 8 work-groups'
+// posts serialise (turn time counted) and the kernel ends later than with
+// a QP per context; with as many QPs as contexts nothing is shared and the
+// times are those of a QP per context, to the picosecond.
+func TestGIOSharedQPsTakeTurns(t *testing.T) {
+	own, repOwn, ok := gioManyWGs(t, 0)
+	if !ok {
+		t.Fatal("a QP per context: PE 1 did not receive every byte")
+	}
+	one, repOne, ok := gioManyWGs(t, 1)
+	if !ok {
+		t.Fatal("one shared QP: PE 1 did not receive every byte")
+	}
+	all, _, ok := gioManyWGs(t, 8)
+	if !ok {
+		t.Fatal("8 QPs for 8 contexts: PE 1 did not receive every byte")
+	}
+	t.Logf("kernel end: %v with a QP per context, %v with one shared QP (turns %v), %v with 8 QPs", own, one, repOne.GIO.TurnTime, all)
+	if repOwn.GIO.TurnTime != 0 || repOne.GIO.TurnTime == 0 {
+		t.Errorf("turn time: %v with a QP per context (want 0), %v with one shared QP (want > 0)", repOwn.GIO.TurnTime, repOne.GIO.TurnTime)
+	}
+	if one <= own {
+		t.Errorf("one shared QP ended at %v, a QP per context at %v: sharing must cost time", one, own)
+	}
+	if all != own {
+		t.Errorf("8 QPs per peer for 8 contexts ended at %v, a QP per context at %v: want identical", all, own)
+	}
+	if repOne.GIO.Posts != repOwn.GIO.Posts {
+		t.Errorf("posts %d shared vs %d own: the same puts", repOne.GIO.Posts, repOwn.GIO.Posts)
 	}
 }

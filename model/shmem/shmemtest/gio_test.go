@@ -20,3 +20,12 @@ func TestGIOShaderL2Maintenance(t *testing.T) {
 	sp.GIO.ShaderL2Maintenance = true
 	Run(t, Backend{Kind: shmem.GIO, HW: cluster.GIO(), Spec: sp})
 }
+
+// With the contexts sharing one QP per peer (shmem.gio.qps_per_peer = 1)
+// the API still conforms: posts, polls and quiets of several contexts on
+// one QP and CQ, each quiet waiting for its own posts only.
+func TestGIOSharedQPs(t *testing.T) {
+	sp := shmem.DefaultSpec()
+	sp.GIO.QPsPerPeer = 1
+	Run(t, Backend{Kind: shmem.GIO, HW: cluster.GIO(), Spec: sp})
+}
