@@ -46,9 +46,10 @@
 //   - Subarray has lb 0 and extent ∏sizes·extent(old); its true bounds come
 //     from the data.
 //
-// The two MPICH/Open MPI disagreements listed in shared/fixtures/ddt follow
-// MPICH, because the fixtures are MPICH's results and the spec asks for
-// MPICH-compatible bounds.
+// The two cases where MPICH and Open MPI disagree follow MPICH: the
+// reference fixtures this package is tested against are MPICH's results,
+// and the sPIN datatypes paper's handlers build on MPITypes, MPICH's
+// datatype-processing library.
 //
 // Blocks iterates over the flattened type map (offset, length) in pack
 // order, merging entries adjacent in memory and stream (the iovec list);

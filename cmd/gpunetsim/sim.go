@@ -394,7 +394,7 @@ func render(s *session, o runOptions, outs runOutputs, res *report.Result, tw *t
 			}
 			return report.WritePlot(w, res, format)
 		}),
-		add(outs.trace, func(w io.Writer) error { return tw.Encode(w) }),
+		add(outs.trace, func(w io.Writer) error { return tw.EncodeWith(w, res.Provenance.Pairs()) }),
 	)
 	return list, err
 }

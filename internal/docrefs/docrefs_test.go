@@ -22,8 +22,8 @@ const root = "../.."
 var outside = regexp.MustCompile(`\b(workloads|hardware|errata|nic|gpu-networking|datatypes|overview|present-day)\.md\b|\bcntk_sizes\.yaml\b|shared/(spec|validation|fixtures)/`)
 
 // TestNoReferencesOutsideTheRepository fails on such a reference in a
-// Markdown file (README, docs/, package READMEs) or in a string of a
-// non-test Go file.
+// Markdown file (README, docs/, package READMEs) or in a string or comment
+// of a non-test Go file.
 func TestNoReferencesOutsideTheRepository(t *testing.T) {
 	var bad []string
 	check := func(where, text string) {
@@ -67,18 +67,21 @@ func TestNoReferencesOutsideTheRepository(t *testing.T) {
 		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return err
 		}
-		// Strings only (struct tags included: parameter descriptions);
-		// comments are for the code's readers.
+		// Strings (struct tags included: parameter descriptions) and
+		// comments (package and API documentation).
 		ast.Inspect(f, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 				check(fset.Position(lit.Pos()).String(), lit.Value)
 			}
 			return true
 		})
+		for _, cg := range f.Comments {
+			check(fset.Position(cg.Pos()).String(), cg.Text())
+		}
 		return nil
 	})
 	if err != nil {
