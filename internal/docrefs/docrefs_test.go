@@ -111,10 +111,11 @@ var section = regexp.MustCompile(`§ ?[0-9][0-9.–a-z]*`)
 
 // named matches the words that say whose section a "§" is: a document by
 // title (the dissertation, a paper, a chapter, the GIO slides, the Intel
-// SDM, a guide or manual), or another section of a list.
-var named = regexp.MustCompile(`dissertation|paper|chapter|slides|SDM|vol\.|[Gg]uide|manual|specification|Table|PCIe Base|thesis|§`)
+// SDM, a guide or manual, the MPI standard), or another section of a list.
+var named = regexp.MustCompile(`dissertation|paper|chapter|slides|SDM|vol\.|[Gg]uide|manual|specification|standard|MPI-[0-9]|Table|PCIe Base|thesis|§`)
 
-// TestSectionsNameTheirDocument fails on a bare "§N" in a Markdown file:
+// TestSectionsNameTheirDocument fails on a bare "§N" in a Markdown file or
+// a package's doc.go:
 // without the document's title within the 80 characters before it (on its
 // line or the one above), it reads as a section of the repository's docs,
 // and it was in fact a section of the specification the repository does
@@ -127,7 +128,8 @@ func TestSectionsNameTheirDocument(t *testing.T) {
 		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != root || d.Name() == "testdata") {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".md") {
+		// Markdown, and package documentation (doc.go files).
+		if d.IsDir() || !strings.HasSuffix(p, ".md") && d.Name() != "doc.go" {
 			return nil
 		}
 		b, err := os.ReadFile(p)
