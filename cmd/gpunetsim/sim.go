@@ -109,8 +109,9 @@ every name with its unit; values take units: --set link.bandwidth=200Gbps,
 --set gpu.launch=2us, --set allreduce.size=64KiB, --set allreduce.nodes=2-64/2.
 
 The report (tables, notes, the parameters the experiment reads and those you
-set, the seed and provenance; lines within 120 columns) goes to stdout; --csv, --json, --plot (.svg, .png or .pdf) and --trace (Chrome trace
-JSON for ui.perfetto.dev) save files. Files are written only when the run
+set, the seed and provenance; lines within 120 columns) goes to stdout;
+--csv, --json, --plot (.svg, .png or .pdf) and --trace (Chrome trace JSON
+for ui.perfetto.dev) save files. Files are written only when the run
 succeeds, and each appears whole or not at all.`,
 		Example: `  gpunetsim run allreduce --set allreduce.nodes=2,4,8 --csv out.csv
   gpunetsim run latency --preset gputn --set link.bandwidth=200Gbps --json lat.json
@@ -393,7 +394,7 @@ func render(s *session, o runOptions, outs runOutputs, res *report.Result, tw *t
 			}
 			return report.WritePlot(w, res, format)
 		}),
-		add(outs.trace, func(w io.Writer) error { return tw.Encode(w) }),
+		add(outs.trace, func(w io.Writer) error { return tw.EncodeWith(w, res.Provenance.Pairs()) }),
 	)
 	return list, err
 }
@@ -509,7 +510,8 @@ func newConfigCmd(stdout io.Writer) *cobra.Command {
 		Short: "Print the effective configuration (preset, --config file, --set) as TOML for --config",
 		Long: `Print the configuration that --preset, --config and --set produce, every
 parameter at its effective value, as a TOML file that --config reads back to
-the same configuration. Each value is followed by its source and meaning.
+the same configuration. Each value comes with its source and meaning as a comment
+(beside it, or above it where the line would pass 120 columns).
 
   gpunetsim config --preset xtq --set link.bandwidth=200Gbps > my.toml
   gpunetsim run allreduce --config my.toml`,

@@ -95,6 +95,12 @@ func versionText() string {
 	if b.commitTime != "" {
 		commit += " (" + b.commitTime + ")"
 	}
+	if b.commit == "unknown" {
+		// Say why, so the reader can fix it: the toolchain stamps the
+		// commit only when it builds inside a git checkout with VCS
+		// stamping on (go env GOFLAGS may hold -buildvcs=false).
+		commit += " (the build recorded no VCS information: build in a git checkout with go build -buildvcs=true ./cmd/gpunetsim)"
+	}
 	return fmt.Sprintf("gpunetsim %s\ncommit %s\nbuilt %s\n%s %s/%s\n", b.version, commit, b.buildDate, b.goVersion, runtime.GOOS, runtime.GOARCH)
 }
 

@@ -3,7 +3,9 @@ package params
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -21,6 +23,7 @@ func TestTOMLRoundTrip(t *testing.T) {
 	cases["sets"] = Options{Preset: "xtq", Sets: []string{
 		"link.bandwidth=200Gbps", "gpu.launch=2us", "allreduce.nodes=2-16/2", "allreduce.strategies=CPU,GPUTN",
 		"allreduce.size=3MiB", "run.seed=77", "run.functional=false", "cpu.ipc=1.5", "gpu.mode=dgpu",
+		"jacobi.sizes=32,48,64,96,128,192,256,384,512,768,1024,1536,2048,3072,4096,6144,8192,12288,16384,24576,32768",
 	}}
 	for name, o := range cases {
 		want, err := Load(o)
@@ -28,8 +31,16 @@ func TestTOMLRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		path := filepath.Join(dir, name+".toml")
-		if err := os.WriteFile(path, TOML(want), 0o644); err != nil {
+		text := TOML(want)
+		if err := os.WriteFile(path, text, 0o644); err != nil {
 			t.Fatal(err)
+		}
+		// Long meanings and arrays wrap: the file reads within 120
+		// columns (the matrix's strategy list spans lines).
+		for i, line := range strings.Split(string(text), "\n") {
+			if n := utf8.RuneCountInString(line); n > 120 {
+				t.Errorf("%s: line %d is %d columns: %q", name, i+1, n, line)
+			}
 		}
 		got, err := Load(Options{File: path})
 		if err != nil {

@@ -35,3 +35,37 @@ func TestUncachedMatchesScan(t *testing.T) {
 		}
 	})
 }
+
+// Uncached memoises whole pages (inside one range or outside all): with
+// ranges spanning pages, queries interleaved with SetUncached (which must
+// drop the memo) and repeated (memo hits), every answer is the scan's.
+func TestUncachedPageMemoMatchesScan(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		g := &GPU{}
+		var all [][2]mem.Addr
+		scan := func(a mem.Addr) bool {
+			for _, r := range all {
+				if a >= r[0] && a < r[1] {
+					return true
+				}
+			}
+			return false
+		}
+		const span = 1 << 18 // 64 memo pages: collisions in the table too
+		for range rapid.IntRange(1, 60).Draw(t, "ops") {
+			if rapid.IntRange(0, 3).Draw(t, "kind") == 0 {
+				a := mem.Addr(rapid.IntRange(0, span).Draw(t, "a"))
+				n := uint64(rapid.IntRange(0, 3<<uncachedPage).Draw(t, "n"))
+				g.SetUncached(a, n)
+				all = append(all, [2]mem.Addr{a, a + mem.Addr(n)})
+				continue
+			}
+			page := mem.Addr(rapid.IntRange(0, span>>uncachedPage).Draw(t, "page")) << uncachedPage
+			for _, off := range []mem.Addr{0, 1, 4095, mem.Addr(rapid.IntRange(0, 4095).Draw(t, "off")), 0} {
+				if a := page + off; g.Uncached(a) != scan(a) {
+					t.Fatalf("Uncached(%#x) = %v, want %v (ranges %v)", a, !scan(a), scan(a), all)
+				}
+			}
+		}
+	})
+}

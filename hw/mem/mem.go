@@ -260,34 +260,24 @@ func (r *region) indexCtrl() {
 }
 
 type region struct {
+	// The fields every access reads come first, in the struct's first two
+	// cache lines (find, Bytes, PoolOf, and a payload-free range's
+	// control lines): at a thousand nodes nearly every lookup of a region
+	// is a cache miss, and spread over the struct they were four or five.
 	base Addr
 	size uint64
+	data []byte // nil when payload-free or not yet touched
 	// [gapLo, gapHi) holds no control line (ctrlIn's last empty answer;
 	// empty when unknown, reset when a line is marked).
 	gapLo, gapHi Addr
 	pool         Pool
-	data         []byte // nil when payload-free or not yet touched
-	lazy         bool   // data is allocated on first access
-	// pages back a sparse region (a large AllocData allocation of a
-	// payload-free memory: CQs, queues, rings sized for every peer) one
-	// page at a time, each on its first access, until an access spans two
-	// pages or is snapshotted: then the region is made dense (back). So a
-	// queue sized for a thousand peers costs only the slots used.
-	pages  [][]byte
-	sparse bool
-	// snaps are the lazy snapshots of data (snapshot.go), which every
-	// access overlapping them materialises first; snapCount counts them
-	// per block.
-	snaps     []*Snapshot
-	snapCount []int32
-	idx       int // index in Memory.regions
-	name      string
+	lazy         bool // data is allocated on first access
+	sparse       bool // backed by pages (below)
 	// mapped: data is a mapping outside the Go heap (mapMin), whose pages
 	// Consume may give back. [scratchLo, scratchHi) is the range marked
 	// Scratch, as offsets (empty when equal): not populated ahead, and
 	// given back page by page as it is consumed.
-	mapped               bool
-	scratchLo, scratchHi int
+	mapped bool
 	// ctrl holds the real bytes of control lines (flags, sequence words) of
 	// a payload-free allocation, by line address.
 	// Sorted by address: a read or write finds the control lines of its
@@ -302,11 +292,25 @@ type region struct {
 	// indexed line after it runs on to the end. It is rebuilt once the
 	// lines have doubled, not at every append.
 	ctrlIdxN int
+	// snaps are the lazy snapshots of data (snapshot.go), which every
+	// access overlapping them materialises first; snapCount counts them
+	// per block.
+	snaps     []*Snapshot
+	snapCount []int32
 	// watched holds the watched lines of this allocation sorted by
 	// address, so a write finds the watchers of its range by binary search
 	// instead of one map lookup per line (writes to unwatched allocations
 	// skip the search).
 	watched watchList
+	// pages back a sparse region (a large AllocData allocation of a
+	// payload-free memory: CQs, queues, rings sized for every peer) one
+	// page at a time, each on its first access, until an access spans two
+	// pages or is snapshotted: then the region is made dense (back). So a
+	// queue sized for a thousand peers costs only the slots used.
+	pages                [][]byte
+	idx                  int // index in Memory.regions
+	name                 string
+	scratchLo, scratchHi int
 }
 
 // Access is one range an agent streams through: read, or written (a host

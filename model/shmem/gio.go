@@ -70,8 +70,14 @@ type gioBackend struct {
 	// the closed-form writes whose landing or visibility may still be
 	// ahead; notifyAt the times of the visibility events scheduled for
 	// them; tmplWait that the templater waits for work.
-	posted   []uint64
-	closed   bool
+	posted []uint64
+	closed bool
+	// keys are every PE's heap rkey when this PE connected, which the
+	// closed form templates: while closed holds none has changed (a
+	// registration after any PE connected ends the closed form on every
+	// PE), and reading them here spares the templater a chain of cache
+	// misses into the peer's runtime per slot.
+	keys     []uint32
 	ops      []tmplOp
 	opsHead  int
 	notifyAt []sim.Time
@@ -246,6 +252,9 @@ func (b *gioBackend) connect() error {
 	b.posted = make([]uint64, len(b.cand))
 	n := d.rt.node
 	b.closed = b.closedOK()
+	if b.closed {
+		b.keys = peerHeapKeys(d.rt.team.devs)
+	}
 	b.tmpl = n.CPU.Spawn("gio-template", b.template)
 	b.tmpl.SetDaemon()
 	return nil

@@ -126,10 +126,7 @@ func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int) {
 			break
 		}
 		*link = trial
-		var key uint32
-		if rb := d.rt.team.devs[pe].backend.(*gioBackend); rb.heap != nil {
-			key = rb.heap.Key
-		}
+		key := b.keys[pe]
 		b.ops = append(b.ops, tmplOp{i: int32(j), k: int32(c.templated[pe]), key: key, a: a, land1: at1, end: sf2, vis: max(a, at1, at2)})
 		c.templated[pe]++
 		b.stats.Templates++
@@ -316,6 +313,18 @@ func exposedAfterConnect(devs []*Device, pe int, key uint32, now sim.Time) {
 			}
 		}
 	}
+}
+
+// peerHeapKeys returns each PE's current heap rkey (0 before its first
+// registration), as templateSlot reads it.
+func peerHeapKeys(devs []*Device) []uint32 {
+	keys := make([]uint32, len(devs))
+	for pe, d := range devs {
+		if rb, ok := d.backend.(*gioBackend); ok && rb.heap != nil {
+			keys[pe] = rb.heap.Key
+		}
+	}
+	return keys
 }
 
 // anyConnected reports whether some PE of the team has connected its
