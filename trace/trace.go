@@ -134,7 +134,13 @@ func (w *Writer) assignLanes(spans []span) []laned {
 
 // Encode writes every recorded span as one JSON object
 // {"displayTimeUnit":"ns","traceEvents":[...]} to out.
-func (w *Writer) Encode(out io.Writer) error {
+func (w *Writer) Encode(out io.Writer) error { return w.EncodeWith(out, nil) }
+
+// EncodeWith is Encode with other, name and value pairs (a run's
+// provenance: version, commit, command line, host), written as the
+// object's "otherData", the trace event format's place for data about the
+// trace (viewers show it as metadata and ignore it otherwise).
+func (w *Writer) EncodeWith(out io.Writer, other [][2]string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 
@@ -221,7 +227,20 @@ func (w *Writer) Encode(out io.Writer) error {
 		bw.WriteString(`{"name":` + q + `,"ph":"X","pid":` + strconv.Itoa(e.pid) + `,"tid":` + strconv.Itoa(e.tid) +
 			`,"ts":` + micros(e.start) + `,"dur":` + micros(e.end-e.start) + `}`)
 	}
-	bw.WriteString("\n]}\n")
+	bw.WriteString("\n]")
+	if len(other) > 0 {
+		// A line of its own: the part that differs between two runs of
+		// one configuration (command line, wall time).
+		bw.WriteString(",\n" + `"otherData":{`)
+		for i, kv := range other {
+			if i > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString(quote(kv[0]) + ":" + quote(kv[1]))
+		}
+		bw.WriteString("}")
+	}
+	bw.WriteString("\n}\n")
 	return bw.Flush()
 }
 

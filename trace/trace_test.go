@@ -172,6 +172,34 @@ func TestEmpty(t *testing.T) {
 	}
 }
 
+// EncodeWith adds the run's provenance as the object's otherData, quoted
+// as JSON strings; the events are unchanged.
+func TestEncodeWithOtherData(t *testing.T) {
+	w := New()
+	w.Span("HDN/node[0].host", "post", 0, 1000)
+	var plain, with bytes.Buffer
+	if err := w.Encode(&plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.EncodeWith(&with, [][2]string{{"command", `gpunetsim run "x"`}, {"commit", "abc"}}); err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		TraceEvents []json.RawMessage `json:"traceEvents"`
+		OtherData   map[string]string `json:"otherData"`
+	}
+	if err := json.Unmarshal(with.Bytes(), &f); err != nil {
+		t.Fatalf("%s: %v", with.Bytes(), err)
+	}
+	if f.OtherData["command"] != `gpunetsim run "x"` || f.OtherData["commit"] != "abc" {
+		t.Errorf("otherData %v", f.OtherData)
+	}
+	var p traceFile
+	if err := json.Unmarshal(plain.Bytes(), &p); err != nil || len(p.TraceEvents) != len(f.TraceEvents) {
+		t.Errorf("events: %d with otherData, %d without (%v)", len(f.TraceEvents), len(p.TraceEvents), err)
+	}
+}
+
 func BenchmarkSpan(b *testing.B) {
 	w := New()
 	tracks := []string{"GPUTN n=64/node[0].gpu.wg[0]", "GPUTN n=64/node[1].host", "GPUTN n=64/node[2].nic"}

@@ -67,18 +67,12 @@ const (
 // (cluster.MaxPartitions) or autoMaxEngines, and 1 wherever a partitioned
 // run is refused
 // (a strategy whose allreduce shares run-wide state, the flow network, no
-// lookahead) or would not reproduce one engine's results (a fat tree that
-// spreads packets over random spines). spec is the strategy's adjusted cluster spec. The results
+// lookahead); random spines and a dragonfly's Valiant or UGAL routing
+// split too (their paths are drawn per packet, net.Fabric.draw). spec is the strategy's adjusted cluster spec. The results
 // are those of one engine (TestPartitionedAllreduceMatchesSequential);
 // only the wall time differs.
 func AutoPartitions(spec cluster.Spec, n int, functional bool, s strategy.Strategy, cores int) int {
 	if cores < 2 || !AllreducePartitionable(s) || cluster.CanPartition(spec) != nil {
-		return 1
-	}
-	if !spec.Topology.Ordered() {
-		// Spines (or a dragonfly's intermediate groups) drawn from a
-		// stream per partition: a valid run, but not one engine's, and
-		// auto must not make results depend on the cores.
 		return 1
 	}
 	per := autoNodesPayloadFree

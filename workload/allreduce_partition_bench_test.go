@@ -23,9 +23,11 @@ import (
 // partitions and the speed-up their per-window balance allows on idle
 // cores (ideal-speedup, independent of the load). The simulated results are
 // identical (TestPartitionedAllreduceMatchesSequential). Run one size at a
-// time with -benchtime 1x; a 1024-node run takes about a minute per
-// strategy on one core. GPU-TN runs 16 slices up to 256 nodes and the
-// default rule at 1024. The remote-task strategies (XTQ, HSA) run on the
+// time with -benchtime 1x and -timeout 0 at 1024 nodes (a run takes up to
+// a few minutes per strategy on one core). GPU-TN runs 16 slices up to 256
+// nodes and the default at 1024, which is 16 slices too since fe52eed
+// (Allreduce.Slices; before, one per 16 KiB of a chunk: 1 at 1024 nodes,
+// about 82 M events against about 745 M now). The remote-task strategies (XTQ, HSA) run on the
 // xtq hardware and the queued device-shmem ones (GHN_*, COMPNET) on
 // compnet's, each in its memory mode (strategy.Def.Adjust).
 func BenchmarkAllreducePartitioned(b *testing.B) {
@@ -72,9 +74,8 @@ func benchPartitioned(b *testing.B, s strategy.Strategy, n, k int) {
 		}
 		a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8}
 		if n > 256 {
-			// The default slices (one per 16 KiB of a chunk: 1 at 1024
-			// nodes), as the CLI runs it (docs/network.md); 16 slices on
-			// 1024 nodes need over 8 GB and minutes of CPU per run.
+			// The default slices, as the CLI runs it: 16 at every node
+			// count since fe52eed (Allreduce.Slices).
 			a.WGs, a.MaxWGs = 0, 16
 		}
 		if _, err := a.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()}); err != nil {

@@ -220,7 +220,7 @@ func TestAutoPartitions(t *testing.T) {
 		{"payload-free 1024 nodes, 64 cores", cluster.GPUTN(), 1024, false, strategy.HDN, 64, 2},
 		{"fat tree: whole leaves", fatTree(32), 64, true, strategy.CPU, 8, 2},
 		{"fat tree: one leaf", fatTree(32), 32, true, strategy.CPU, 8, 1},
-		{"fat tree, random spines: results would differ", outOfOrder(fatTree(16)), 64, true, strategy.CPU, 2, 1},
+		{"fat tree, random spines: drawn per packet, one engine's results", outOfOrder(fatTree(16)), 64, true, strategy.CPU, 2, 2},
 		{"star, in_order off (no spines)", outOfOrder(cluster.GPUTN()), 64, true, strategy.CPU, 2, 2},
 		{"shared run-wide state", cluster.GPUTN(), 64, true, strategy.GNNGIO, 2, 1},
 		{"device verbs: the GPI world built before the run", cluster.GPURDMA(), 64, true, strategy.GNNGPURDMA, 2, 2},
@@ -335,6 +335,56 @@ func TestAllreduceGDSPeerCopies(t *testing.T) {
 		wantNIC := 2 * (ranks/8 - 1) // the ranks whose next rank is on the other node
 		if nicRanks != wantNIC || !res.Verified || copies == 0 {
 			t.Errorf("%d ranks: verified %v, %d ranks used the NIC (want %d), %d peer copies", ranks, res.Verified, nicRanks, wantNIC, copies)
+		}
+	}
+}
+
+// Topologies with several paths per pair partition with one engine's
+// results too: an out-of-order fat tree and rail-optimised fat tree
+// (random spines), a dragonfly of four groups with Valiant and with
+// UGAL routing (random intermediate groups, UGAL reading its own group's
+// global ports). The path draws are per packet (net.Fabric.draw), so
+// each partition's engine draws what one engine does; the two-sided
+// strategies run there (the GDS and GPU-TN allreduce need ordered
+// delivery). Auto splits them as it splits ordered ones.
+func TestPartitionAdaptiveRoutingMatchesSequential(t *testing.T) {
+	tree := fatTree(2)
+	tree.Topology.InOrder = false
+	rails := cluster.H100CX7()
+	rails.Topology.LeafSize, rails.Topology.InOrder = 1, false
+	df := cluster.MI300ASS11()
+	df.Topology.NodesPerRouter, df.Topology.RoutersPerGroup, df.Topology.GlobalPerRouter = 2, 2, 2 // a group is one 4-APU node
+	valiant, ugal := df, df
+	valiant.Topology.Routing, ugal.Topology.Routing = "valiant", "ugal"
+	cases := []struct {
+		name  string
+		hw    cluster.Spec
+		ranks int
+		k     int
+	}{
+		{"fat tree, in_order = false", tree, 8, 2},
+		{"h100-cx7 rail tree, in_order = false", rails, 16, 2},
+		{"mi300a-ss11 dragonfly, valiant", valiant, 16, 2},
+		{"mi300a-ss11 dragonfly, valiant 4", valiant, 16, 4},
+		{"mi300a-ss11 dragonfly, ugal 4", ugal, 16, 4},
+		{"mi300a-ss11 dragonfly, ugal", ugal, 16, 2},
+	}
+	for _, c := range cases {
+		for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN} {
+			for _, alg := range []string{AlgRing, AlgRHD} {
+				if alg == AlgRHD && c.ranks&(c.ranks-1) != 0 {
+					continue
+				}
+				want, wantEv := partitionedAllreduce(t, c.hw, s, alg, c.ranks, 0, 24*unit.KiB+8, true)
+				got, ev := partitionedAllreduce(t, c.hw, s, alg, c.ranks, c.k, 24*unit.KiB+8, true)
+				if !got.Verified || got.Time != want.Time || ev != wantEv {
+					t.Errorf("%s, %s %v, %d partitions: verified %v, %v, %d events; one engine %v, %d events",
+						c.name, s, alg, c.k, got.Verified, got.Time, ev, want.Time, wantEv)
+				}
+			}
+		}
+		if k := AutoPartitions(c.hw, 1024, false, strategy.HDN, 2); k != 2 {
+			t.Errorf("%s: AutoPartitions at 1,024 GPUs on 2 cores = %d, want 2", c.name, k)
 		}
 	}
 }

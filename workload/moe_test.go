@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -134,5 +135,36 @@ func TestMoEGDSPeerCopies(t *testing.T) {
 	pk, copies := nicPacketsAndPeerCopies(c)
 	if !r.Verified || pk != 0 || copies == 0 {
 		t.Errorf("one node: verified %v, %d NIC packets, %d peer copies; want verified, none, some", r.Verified, pk, copies)
+	}
+}
+
+// A payload-free two-sided MoE in the flow model allocates far less than
+// the bytes it moves: its messages carry no payload buffers. The flags
+// after the slots were control words for every implementation, so every
+// message whose last line held the next slot's flag carried a zeroed
+// buffer of its whole length (EP 128 in throughput mode ran out of memory).
+func TestMoETwoSidedPayloadFreeAllocatesNoPayload(t *testing.T) {
+	hw, err := cluster.Preset("h100-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw.Network.Model = "flow"
+	rt := moeRouting(t, MoEShape{GPUs: 16, Experts: 32, TopK: 8, Tokens: 512})
+	c, err := cluster.New(sim.New(1), hw, 16, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Engine.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := MoE{Mode: MoEThroughput, Hidden: 7168, Routing: rt, CommWGs: 4, WGSize: 256}.Run(c, strategy.HDN,
+		strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 16 * (r.DispatchIntra + r.DispatchInter + r.CombineIntra + r.CombineInter)
+	if alloc := float64(after.TotalAlloc - before.TotalAlloc); alloc > moved/4 {
+		t.Fatalf("allocated %.0f MB for %.0f MB moved", alloc/1e6, moved/1e6)
 	}
 }

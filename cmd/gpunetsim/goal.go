@@ -148,9 +148,14 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 			return err
 		}
 	}
-	var csvOut, jsonOut *outFile
+	var csvOut, csvMeta, jsonOut *outFile
 	if f.csv != "" {
 		if csvOut, err = sessionOf(cmd).reserve("--csv", f.csv); err != nil {
+			return err
+		}
+		// The CSV holds the table alone; its provenance and parameters go
+		// in the sidecar, as for every CSV the program writes.
+		if csvMeta, err = sessionOf(cmd).reserve("--csv", report.CSVSidecar(f.csv)); err != nil {
 			return err
 		}
 	}
@@ -208,7 +213,9 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 	n := prog.NumRanks()
 	var outs []pending
 	if csvOut != nil {
-		outs = append(outs, pending{csvOut, func(w io.Writer) error { return goalCSV(w, res) }})
+		prov := sessionOf(cmd).provenance()
+		outs = append(outs, pending{csvOut, func(w io.Writer) error { return goalCSV(w, res) }},
+			pending{csvMeta, func(w io.Writer) error { return goalCSVMeta(w, f.csv, prog, p, res, prov) }})
 	}
 	if jsonOut != nil {
 		prov := sessionOf(cmd).provenance()
@@ -253,6 +260,23 @@ func goalCSV(w io.Writer, res *loggops.Result) error {
 		bw.Write(buf)
 	}
 	return bw.Flush()
+}
+
+// goalCSVMeta writes the sidecar of the --csv file: the provenance, which
+// file holds the table and its columns, and the run's LogGOPS parameters.
+func goalCSVMeta(w io.Writer, csvPath string, prog goal.Program, p loggops.Params, res *loggops.Result, prov *report.Provenance) error {
+	meta := report.Meta{Experiment: "goal run", Provenance: prov,
+		Tables: []report.MetaTable{{Name: "finish", File: filepath.Base(csvPath), Columns: []string{"host", "finish_ps"}, Rows: len(res.Finish)}},
+		Notes: []string{
+			fmt.Sprintf("ranks %d, %d CPU(s) and %d NIC(s) per host; LogGOPS parameters: %v", prog.NumRanks(), prog.NumCPU(), prog.NumNIC(), p),
+			"finish_ps: the simulated time each host finishes, in picoseconds",
+		}}
+	b, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // goalResult is the JSON form of a run; every field but the provenance

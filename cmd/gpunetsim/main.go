@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -61,6 +62,11 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.Version = "x" // makes cobra add --version; the template prints versionText
 	root.SetVersionTemplate(versionText())
+	// Flag descriptions wrap within 120 columns, as every text the
+	// program prints does (cobra's own template leaves them one line each).
+	root.SetUsageTemplate(strings.NewReplacer(
+		".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 120",
+		".InheritedFlags.FlagUsages", ".InheritedFlags.FlagUsagesWrapped 120").Replace(root.UsageTemplate()))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })

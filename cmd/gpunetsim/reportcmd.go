@@ -33,7 +33,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "report",
 		Aliases: []string{"reproduce"},
-		Short:   "Run every experiment at its study size (or take it from the cache) and write one self-contained HTML report",
+		Short:   "Run every experiment at its study size (or take it from the cache) into one self-contained HTML file",
 		Long: `Run every registered experiment at its default study size, reusing the
 result cache, and write one HTML file that opens offline: for each
 experiment its plots (inline SVG), tables, verification status, the

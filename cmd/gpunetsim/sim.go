@@ -109,8 +109,9 @@ every name with its unit; values take units: --set link.bandwidth=200Gbps,
 --set gpu.launch=2us, --set allreduce.size=64KiB, --set allreduce.nodes=2-64/2.
 
 The report (tables, notes, the parameters the experiment reads and those you
-set, the seed and provenance; lines within 120 columns) goes to stdout; --csv, --json, --plot (.svg, .png or .pdf) and --trace (Chrome trace
-JSON for ui.perfetto.dev) save files. Files are written only when the run
+set, the seed and provenance; lines within 120 columns) goes to stdout;
+--csv, --json, --plot (.svg, .png or .pdf) and --trace (Chrome trace JSON
+for ui.perfetto.dev) save files. Files are written only when the run
 succeeds, and each appears whole or not at all.`,
 		Example: `  gpunetsim run allreduce --set allreduce.nodes=2,4,8 --csv out.csv
   gpunetsim run latency --preset gputn --set link.bandwidth=200Gbps --json lat.json
@@ -393,7 +394,7 @@ func render(s *session, o runOptions, outs runOutputs, res *report.Result, tw *t
 			}
 			return report.WritePlot(w, res, format)
 		}),
-		add(outs.trace, func(w io.Writer) error { return tw.Encode(w) }),
+		add(outs.trace, func(w io.Writer) error { return tw.EncodeWith(w, res.Provenance.Pairs()) }),
 	)
 	return list, err
 }

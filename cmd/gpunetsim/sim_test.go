@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/params"
@@ -240,10 +244,20 @@ func read(t *testing.T, path string) string {
 // holds its name, type, value (or its first piece) and source, the line
 // one greps for.
 func TestListingsWithin120Columns(t *testing.T) {
-	commands := [][]string{{"experiments"}, {"presets"}}
+	commands := [][]string{{"experiments"}, {"presets"}, {"--help"}}
 	for _, p := range cluster.PresetNames() {
 		commands = append(commands, []string{"params", "--preset", p})
 	}
+	// Every command's help, its flags' descriptions wrapped.
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		for _, sub := range c.Commands() {
+			p := append(slices.Clone(path), sub.Name())
+			commands = append(commands, append(slices.Clone(p), "--help"))
+			walk(sub, p)
+		}
+	}
+	walk(newRootCmd(io.Discard, io.Discard), nil)
 	for _, args := range commands {
 		var stdout, stderr bytes.Buffer
 		if code := run(args, &stdout, &stderr); code != 0 {
@@ -255,7 +269,7 @@ func TestListingsWithin120Columns(t *testing.T) {
 				t.Errorf("%v: line %d is %d columns: %q", args, i+1, n, line)
 			}
 		}
-		if args[0] != "params" {
+		if args[0] != "params" || len(args) != 3 {
 			continue
 		}
 		cfg, err := params.Load(params.Options{Preset: args[2]})

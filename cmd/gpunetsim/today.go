@@ -25,7 +25,7 @@ func newTodayCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f studyFlags
 	cmd := &cobra.Command{
 		Use:   "today",
-		Short: "Who should drive the network on today's machines: every present-day preset and workload, winners and their sensitivity",
+		Short: "Who should drive the network today: each present-day preset and workload, winners and their sensitivity",
 		Long: `Run the present-day study: pingpong, allreduce_hier, halo3d and moe on the
 presets h100-cx7, mi300a-ss11, gh200 and gh200-cx7, each under every strategy
 its NIC runs, and answer per preset and workload which strategy is fastest where

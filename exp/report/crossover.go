@@ -10,11 +10,23 @@ import (
 // "nodes") and lower what a lower value means (e.g. "faster" for times),
 // so a reader needs no code to read it. Each row says which series becomes
 // lower than which, between which sweep points, and where the straight
-// lines between them cross.
+// lines between them cross. Only lasting crossovers are listed: a pair
+// that crosses back later keeps its last crossing alone (the one after
+// which its order holds to the end of the sweep), as the HTML report
+// lists them (LastingCrossovers).
 func CrossoverTable(name, x, lower string, series []Series) Table {
 	t := Table{Name: name, Columns: []string{"becomes " + lower, "than", x + " before", x + " after", x + " at crossing (interpolated)"}}
-	for _, c := range Crossovers(&Plot{Series: series}) {
-		t.Rows = append(t.Rows, []any{c.Above, c.Below, c.X0, c.X1, math.Round(c.X*1000) / 1000})
+	caps := strategyNamed(series)
+	for i, a := range series {
+		for _, b := range series[i+1:] {
+			if !comparable(a.Name, b.Name, caps) {
+				continue
+			}
+			if cs := crossings(a, b); len(cs) > 0 {
+				c := cs[len(cs)-1]
+				t.Rows = append(t.Rows, []any{c.Above, c.Below, c.X0, c.X1, math.Round(c.X*1000) / 1000})
+			}
+		}
 	}
 	return t
 }

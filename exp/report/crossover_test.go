@@ -49,3 +49,16 @@ func TestCrossoversOnASyntheticSweep(t *testing.T) {
 		t.Errorf("table rows %v: want falling becoming lower than rising at 5 first", tab.Rows)
 	}
 }
+
+// The table lists lasting crossovers only: a pair that crosses, crosses
+// back and crosses again has one row, its last crossing.
+func TestCrossoverTableListsLastingCrossovers(t *testing.T) {
+	x := []float64{1, 2, 3, 4}
+	tab := CrossoverTable("crossovers", "nodes", "faster", []Series{
+		{Name: "A", X: x, Y: []float64{5, 1, 5, 1}},
+		{Name: "B", X: x, Y: []float64{3, 3, 3, 3}},
+	})
+	if len(tab.Rows) != 1 || tab.Rows[0][2] != 3.0 || tab.Rows[0][3] != 4.0 {
+		t.Errorf("rows %v, want one: A becoming faster than B between 3 and 4", tab.Rows)
+	}
+}

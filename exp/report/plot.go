@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -142,6 +143,12 @@ func PlotLayout(p *Plot) *Layout {
 		lo, hi := l.XTicks[0].Value, l.XTicks[len(l.XTicks)-1].Value
 		pad := (hi - lo) * 0.04
 		l.XMin, l.XMax = min(l.XMin, lo-pad), max(l.XMax, hi+pad)
+		if lo <= slices.Min(xs) && hi >= slices.Max(xs) {
+			// The ticks span the data (one x value, 60, ticked 58…61):
+			// the axis spans the ticks, not the default margin around one
+			// value, which squeezed the ticks into a tenth of the panel.
+			l.XMin, l.XMax = lo-pad, hi+pad
+		}
 	}
 	if l.XTicks == nil {
 		l.XTicks = niceTicks(l.XMin, l.XMax, l.LogX)
@@ -306,7 +313,7 @@ func dataTicks(xs []float64, log bool) []plot.Tick {
 		if x != math.Trunc(x) || math.Abs(x) > 1e15 || (log && x <= 0) {
 			return nil
 		}
-		ticks[i] = plot.Tick{Value: x, Label: fmtTick(x)}
+		ticks[i] = plot.Tick{Value: x, Label: fmtDataTick(x)}
 	}
 	if !log && len(vals) > 8 {
 		// Evenly spaced labels only: crowded labels overlap.
@@ -404,7 +411,7 @@ func doublingTicks(xs []float64) []plot.Tick {
 	var ticks []plot.Tick
 	for e := math.Log2(lo); e <= math.Log2(hi)+1e-9; e += step {
 		v := math.Exp2(e)
-		ticks = append(ticks, plot.Tick{Value: v, Label: fmtTick(v)})
+		ticks = append(ticks, plot.Tick{Value: v, Label: fmtDataTick(v)})
 	}
 	return ticks
 }
@@ -488,6 +495,26 @@ func niceTicks(lo, hi float64, log bool) []plot.Tick {
 }
 
 // fmtTick prints a tick value briefly: "0.25", "2000", "1e6".
+// fmtDataTick labels a tick at a data value (a message size, a node
+// count): a power of two from 16384 up in binary units, 16K, 256K, 1M,
+// 4M (fmtTick's "262144" and "1.05e6" ran into each other on a size
+// sweep, and hid that 1.05e6 is 2^20), anything else as fmtTick.
+func fmtDataTick(v float64) string {
+	if v >= 16384 && v == math.Trunc(v) && v <= 1<<62 {
+		if n := uint64(v); n&(n-1) == 0 {
+			for _, u := range []struct {
+				suffix string
+				size   uint64
+			}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+				if n >= u.size {
+					return strconv.FormatUint(n/u.size, 10) + u.suffix
+				}
+			}
+		}
+	}
+	return fmtTick(v)
+}
+
 func fmtTick(v float64) string {
 	if v == 0 {
 		return "0"
@@ -650,6 +677,15 @@ func lineFigure(pl *Plot) (figure, error) {
 			points.Color = c
 			points.Shape = plotShapes[st%len(plotShapes)]
 			points.Radius = vg.Points(3)
+			if pl.Categorical {
+				// Neighbouring categories (table rows) are unrelated: a line
+				// between them would draw a trend that is not there.
+				points.Radius = vg.Points(4)
+				p.Add(points)
+				leg.Add(shorten(pan.Labels[i], legendLabel), points)
+				entries++
+				continue
+			}
 			p.Add(line, points)
 			leg.Add(shorten(pan.Labels[i], legendLabel), line, points)
 			entries++

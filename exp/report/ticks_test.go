@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"math"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -66,5 +68,74 @@ func checkWholeTicks(t *testing.T, xs, labeled []float64, logX bool) {
 	}
 	if slices.Min(xs) >= 0 && vals[0] < 0 || logX && vals[0] <= 0 {
 		t.Errorf("x %v (log %v): tick %v below the data's sign", xs, logX, vals[0])
+	}
+}
+
+// A categorical x axis (table rows) draws markers only: a line from one
+// category to the next would show a trend between unrelated inputs. The
+// same data on a numeric axis draws its lines.
+func TestCategoricalPlotsDrawNoLines(t *testing.T) {
+	x := []float64{0, 1, 2, 3, 4, 5, 6, 7}
+	mk := func(categorical bool) string {
+		r := &Result{Plot: &Plot{Title: "t", XLabel: "input (table order)", YLabel: "speedup", Categorical: categorical, Series: []Series{
+			{Name: "rw-cp", X: x, Y: []float64{1, 3, 2, 5, 1, 4, 2, 3}},
+			{Name: "iovec", X: x, Y: []float64{2, 1, 3, 1, 2, 1, 3, 2}},
+		}}}
+		var b bytes.Buffer
+		if err := WritePlot(&b, r, "svg"); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	// A polyline through a series' eight points is one path of seven
+	// line-to commands.
+	lines := regexp.MustCompile(`d="M[^"]*(L[^"]*){7}"`)
+	if n := len(lines.FindAllString(mk(false), -1)); n < 2 {
+		t.Fatalf("numeric axis: %d polylines through 8 points, want the 2 series' lines", n)
+	}
+	if n := len(lines.FindAllString(mk(true), -1)); n != 0 {
+		t.Errorf("categorical axis: %d polylines through 8 points, want none", n)
+	}
+}
+
+// One x value (gpi's single batch size, 60) gets whole ticks around it,
+// and the axis spans those ticks rather than the margin of a log axis
+// around one value, which squeezed the four ticks into a tenth of it.
+func TestOneXValueAxisSpansItsTicks(t *testing.T) {
+	lay := PlotLayout(&Plot{LogX: true, Series: []Series{{Name: "a", X: []float64{60}, Y: []float64{27}}, {Name: "b", X: []float64{60}, Y: []float64{26}}}})
+	lo, hi := lay.XTicks[0].Value, lay.XTicks[len(lay.XTicks)-1].Value
+	if len(lay.XTicks) < 4 || lo > 60 || hi < 60 {
+		t.Fatalf("ticks %v, want at least four around 60", lay.XTicks)
+	}
+	if span := lay.XMax - lay.XMin; span > 1.2*(hi-lo) {
+		t.Errorf("axis %g..%g for ticks %g..%g: the ticks fill %.0f%% of it", lay.XMin, lay.XMax, lo, hi, 100*(hi-lo)/span)
+	}
+}
+
+// A size sweep's ticks (shmemget's 1 B … 1 MiB in powers of four) label
+// large powers of two in binary units, so neighbouring labels stay short
+// enough not to run into each other ("65536262144 1.05e6" before).
+func TestSizeTicksInBinaryUnits(t *testing.T) {
+	var xs []float64
+	for v := 1.0; v <= 1<<20; v *= 4 {
+		xs = append(xs, v)
+	}
+	lay := PlotLayout(&Plot{LogX: true, Series: []Series{{Name: "a", X: xs, Y: xs}}})
+	var labels []string
+	for _, tk := range lay.XTicks {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+		if len(tk.Label) > 4 {
+			t.Errorf("tick label %q at %g: longer than 4 characters", tk.Label, tk.Value)
+		}
+	}
+	for _, want := range []string{"1", "1024", "16K", "256K", "1M"} {
+		if !slices.Contains(labels, want) {
+			t.Errorf("ticks %q lack %q", labels, want)
+		}
+	}
+	if got := fmtDataTick(3 << 20); got != "3.15e6" {
+		t.Errorf("3 MiB (not a power of two) labelled %q, want fmtTick's 3.15e6", got)
 	}
 }

@@ -252,6 +252,16 @@ func writeWrappedWidth(b *bytes.Buffer, first, indent, text string, maxTextWidth
 	b.WriteString(strings.TrimRight(line, " ") + "\n")
 }
 
+// WriteTable prints t as the text report prints a table: aligned columns,
+// indented by two, no line wider than 120 columns (a wider table continues
+// in column blocks that repeat its key columns).
+func WriteTable(w io.Writer, t Table) error {
+	var b bytes.Buffer
+	writeTable(&b, t)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
 // writeTable prints t in aligned columns two spaces apart, indented by
 // two: columns whose cells are all numbers or durations are right-aligned,
 // the others left-aligned.

@@ -132,13 +132,15 @@ func WriteText(w io.Writer, rs []Result) error {
 			if r.Entry.Doc != d {
 				continue
 			}
-			fmt.Fprintf(w, "  %s (%s): %s\n", r.Entry.ID, r.Status, r.Entry.Claim)
+			// Claims, clauses and notes wrap within the text report's 120
+			// columns, continuation lines indented under their text.
+			io.WriteString(w, report.Wrap(fmt.Sprintf("  %s (%s): ", r.Entry.ID, r.Status), "      ", r.Entry.Claim))
 			for _, c := range r.Clauses {
 				mark := "holds: "
 				if !c.Holds {
 					mark = "misses:"
 				}
-				fmt.Fprintf(w, "      %s %s\n", mark, c.Text)
+				io.WriteString(w, report.Wrap("      "+mark+" ", "              ", c.Text))
 			}
 			if r.Note != "" {
 				prefix := "      "
@@ -148,11 +150,11 @@ func WriteText(w io.Writer, rs []Result) error {
 				case RunFailed:
 					prefix += "failed: "
 				}
-				fmt.Fprintf(w, "%s%s\n", prefix, strings.TrimPrefix(r.Note, "not runnable: "))
+				io.WriteString(w, report.Wrap(prefix, "        ", strings.TrimPrefix(r.Note, "not runnable: ")))
 			}
 		}
 	}
-	_, err := fmt.Fprintf(w, "\nvalidate: %s\n", Summary(rs))
+	_, err := io.WriteString(w, "\n"+report.Wrap("validate: ", "  ", Summary(rs)))
 	return err
 }
 

@@ -57,10 +57,11 @@ type residency struct {
 	l2Cores     int
 	limit       int // ranges kept at most (maxResident)
 	spans       []span
-	free        []int32 // unused entries of spans
-	head, tail  int32   // oldest and newest (-1: none)
-	byAddr      []int32 // the ranges by address
-	bytes       uint64  // sum of the ranges' lengths
+	free        []int32  // unused entries of spans
+	head, tail  int32    // oldest and newest (-1: none)
+	byAddr      []int32  // the ranges by address (entries in spans; small, as a touch moves up to maxResident of them)
+	bytes       uint64   // sum of the ranges' lengths
+	lo, hi      mem.Addr // bounding box of the ranges (empty: lo == hi), checked by every write
 }
 
 func newResidency(spec Spec) *residency {
@@ -78,17 +79,18 @@ func (r *residency) group(k int) int {
 	return k / r.l2Cores
 }
 
-// bounds returns the bounding box of the ranges (empty: lo == hi).
-func (r *residency) bounds() (lo, hi mem.Addr) {
-	if len(r.byAddr) == 0 {
-		return 0, 0
+// rebound recomputes the bounding box after the index changed.
+func (r *residency) rebound() {
+	if n := len(r.byAddr); n > 0 {
+		r.lo, r.hi = r.spans[r.byAddr[0]].lo, r.spans[r.byAddr[n-1]].hi
+	} else {
+		r.lo, r.hi = 0, 0
 	}
-	return r.spans[r.byAddr[0]].lo, r.spans[r.byAddr[len(r.byAddr)-1]].hi
 }
 
 // invalidate removes [a, a+n) from every span: another agent wrote it.
 func (r *residency) invalidate(a mem.Addr, n int) {
-	if lo, hi := r.bounds(); n <= 0 || lo == hi || a >= hi || a+mem.Addr(n) <= lo {
+	if n <= 0 || r.lo == r.hi || a >= r.hi || a+mem.Addr(n) <= r.lo {
 		return
 	}
 	r.cut(mem.Line(a), mem.Line(a+mem.Addr(n)+mem.LineSize-1))
@@ -204,6 +206,7 @@ func (r *residency) cut(lo, hi mem.Addr) {
 		w++
 	}
 	r.byAddr = append(r.byAddr[:w], r.byAddr[j:]...)
+	r.rebound()
 }
 
 // touch records that core touched [lo, hi) (whole lines), newest.
@@ -227,6 +230,7 @@ func (r *residency) touch(core int, lo, hi mem.Addr) {
 		r.byAddr = append(r.byAddr[:i], r.byAddr[i+1:]...)
 		r.unlink(h)
 	}
+	r.rebound()
 }
 
 // levels adds to b, per level, the bytes of [lo, hi) a streaming access
@@ -235,11 +239,25 @@ func (r *residency) levels(core int, lo, hi mem.Addr, b *[nLevels]uint64) {
 	if hi <= lo {
 		return
 	}
+	// The bytes of [lo, hi) some range holds, from the address index: the
+	// walk in age order below (newest first, as the capacity rules count)
+	// stops once it has found them all, and is skipped when there are
+	// none (a packet's fresh receive slot).
+	held := uint64(0)
+	if lo < r.hi && hi > r.lo {
+		for _, k := range r.byAddr[r.above(lo):] {
+			s := &r.spans[k]
+			if s.lo >= hi {
+				break
+			}
+			held += uint64(min(s.hi, hi) - max(s.lo, lo))
+		}
+	}
 	found := uint64(0)
-	if rlo, rhi := r.bounds(); rlo != rhi && lo < rhi && hi > rlo {
+	if held > 0 {
 		var own, grp, all uint64 // bytes touched after the span: by core, by its L2 group, by anyone
 		g := r.group(core)
-		for k := r.tail; k >= 0; k = r.spans[k].prev {
+		for k := r.tail; k >= 0 && found < held; k = r.spans[k].prev {
 			s := &r.spans[k]
 			n := uint64(s.hi - s.lo)
 			if ov := min(s.hi, hi) - max(s.lo, lo); s.hi > lo && s.lo < hi && ov > 0 {

@@ -145,7 +145,7 @@ func TestResidencyMatchesReference(t *testing.T) {
 		l2Cores := rapid.IntRange(1, 4).Draw(t, "l2cores")
 		limit := rapid.IntRange(1, 24).Draw(t, "limit")
 		r := &residency{l1: l1, l2: l2, llc: llc, l2Cores: l2Cores, limit: limit, head: -1, tail: -1}
-		ref := &refResidency{l1: l1, l2: l2, llc: llc, l2Cores: l2Cores, limit: limit}
+		oracle := &refResidency{l1: l1, l2: l2, llc: llc, l2Cores: l2Cores, limit: limit}
 		addr := rapid.IntRange(0, 96*mem.LineSize)
 		for i := range rapid.IntRange(1, 200).Draw(t, "ops") {
 			a := mem.Addr(addr.Draw(t, "a"))
@@ -154,20 +154,20 @@ func TestResidencyMatchesReference(t *testing.T) {
 			case 0:
 				core := rapid.IntRange(-1, 7).Draw(t, "core")
 				r.touch(core, a, a+mem.Addr(n))
-				ref.touch(core, a, a+mem.Addr(n))
+				oracle.touch(core, a, a+mem.Addr(n))
 			case 1:
 				r.invalidate(a, n)
-				ref.invalidate(a, n)
+				oracle.invalidate(a, n)
 			case 2:
 				core := rapid.IntRange(-1, 7).Draw(t, "core")
 				var got, want [nLevels]uint64
 				r.levels(core, a, a+mem.Addr(n), &got)
-				ref.levels(core, a, a+mem.Addr(n), &want)
+				oracle.levels(core, a, a+mem.Addr(n), &want)
 				if got != want {
 					t.Fatalf("op %d: levels(%d, %#x, %d) = %v, reference %v", i, core, a, n, got, want)
 				}
 			}
-			got, want := r.ages(), ref.spans
+			got, want := r.ages(), oracle.spans
 			if len(got) != len(want) {
 				t.Fatalf("op %d: %d ranges %v, reference %d %v", i, len(got), got, len(want), want)
 			}
@@ -176,8 +176,8 @@ func TestResidencyMatchesReference(t *testing.T) {
 					t.Fatalf("op %d: range %d is %v, reference %v (all: %v vs %v)", i, k, got[k], want[k], got, want)
 				}
 			}
-			if lo, hi := r.bounds(); r.bytes != ref.bytes || lo != ref.lo || hi != ref.hi {
-				t.Fatalf("op %d: bytes %d bounds [%#x,%#x), reference %d [%#x,%#x)", i, r.bytes, lo, hi, ref.bytes, ref.lo, ref.hi)
+			if r.bytes != oracle.bytes || r.lo != oracle.lo || r.hi != oracle.hi {
+				t.Fatalf("op %d: bytes %d bounds [%#x,%#x), reference %d [%#x,%#x)", i, r.bytes, r.lo, r.hi, oracle.bytes, oracle.lo, oracle.hi)
 			}
 			if len(r.byAddr) != len(got) {
 				t.Fatalf("op %d: %d ranges by address, %d by age", i, len(r.byAddr), len(got))

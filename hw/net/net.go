@@ -1,9 +1,9 @@
 package net
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -47,6 +47,16 @@ type port struct {
 	// in order, so only the first is in the engine's queue (sim.Chain).
 	arrivals sim.Chain
 
+	// before is free as it stood before the first packet of picosecond
+	// setAt: UGAL reads a port's backlog without this picosecond's
+	// packets, whose order one engine and partitions may tie differently
+	// (the backlog after them is the same in any order).
+	before, setAt sim.Time
+
+	// tied holds the packets waiting for the port's flush event in this
+	// picosecond (inflight.next, Fabric.sortTies).
+	tied []*inflight
+
 	// capacity is an intra-node fabric port's rate in bytes per ps; 0 for
 	// network ports, which run at the link's.
 	capacity float64
@@ -72,10 +82,14 @@ type Fabric struct {
 	down    []*port   // (leaf) switch → endpoint
 	leafUp  [][]*port // fattree: leaf l → spine s
 	spineDn [][]*port // fattree: spine s → leaf l
-	rng     *rand.Rand
-	perByte float64
-	free    [][]byte   // recycled payload buffers (GetBuf/PutBuf)
-	fl      *flowState // non-nil in the flow model
+	// spineSeed keys the route draws of packets that may take one of
+	// several paths (draw): a hash of it, the source and the source's
+	// packet count, so a packet's path is the same whichever partition's
+	// engine sends it and in whatever order other sources send.
+	spineSeed uint64
+	perByte   float64
+	free      [][]byte   // recycled payload buffers (GetBuf/PutBuf)
+	fl        *flowState // non-nil in the flow model
 
 	big      map[int][][]byte // recycled larger buffers by log2 capacity
 	bigBytes int
@@ -95,6 +109,14 @@ type Fabric struct {
 	tp   topology    // railfattree and dragonfly (topo.go); nil for star and fattree
 	node *nodeFabric // GPUs of one node joined by their fabric (node.go); nil for one GPU per node
 
+	// sortTies serves the packets that reach one switch output port in
+	// the same picosecond in the order of their keys, not of their
+	// arrival events (tied): on topologies with several paths per pair
+	// the packets of different partitions meet at ports, and the order in
+	// which an engine runs same-picosecond events from another partition
+	// differs from one engine's (sim.Group).
+	sortTies bool
+
 	// place maps an endpoint (a rank) to the GPU slot it sits on (Place);
 	// nil: endpoint e is slot e.
 	place []int
@@ -109,7 +131,7 @@ func New(e *sim.Engine, n int, link LinkSpec, sw SwitchSpec, topo TopologySpec) 
 		return nil, err
 	}
 	f := &Fabric{e: e, link: link, sw: sw, topo: topo, ends: make([]Endpoint, n),
-		rng: e.Stream("net.spine"), perByte: link.Bandwidth.PerByte(), sent: make([]endCount, n), delivered: make([]endCount, n)}
+		spineSeed: e.Stream("net.spine").Uint64(), perByte: link.Bandwidth.PerByte(), sent: make([]endCount, n), delivered: make([]endCount, n)}
 	for i := range n {
 		f.up = append(f.up, &port{name: fmt.Sprintf("node[%d].up", i)})
 		f.down = append(f.down, &port{name: fmt.Sprintf("node[%d].down", i)})
@@ -117,6 +139,7 @@ func New(e *sim.Engine, n int, link LinkSpec, sw SwitchSpec, topo TopologySpec) 
 	if err := f.buildTopology(n); err != nil {
 		return nil, err
 	}
+	f.sortTies = !topo.Ordered()
 	if topo.Kind == "fattree" {
 		leaves := (n + topo.LeafSize - 1) / topo.LeafSize
 		spines := topo.LeafSize
@@ -200,6 +223,9 @@ type inflight struct {
 	hops  int
 	hop   int
 	intra bool // on the node's GPU fabric, not the network
+	// key orders packets that reach one switch output port in the same
+	// picosecond (Fabric.sortTies): the source slot and its packet count.
+	key uint64
 }
 
 // Send injects p at the source endpoint's uplink now. The packet reaches the
@@ -226,7 +252,8 @@ func (f *Fabric) Send(p Packet) {
 	if !ok {
 		in = new(inflight)
 	}
-	*in = inflight{f: f, p: p, ser: f.Serialization(p.PayloadBytes()), route: route, hops: hops}
+	*in = inflight{f: f, p: p, ser: f.Serialization(p.PayloadBytes()), route: route, hops: hops,
+		key: uint64(src)<<40 | f.sent[src].Pkts}
 	in.forward(f.e.Now())
 }
 
@@ -256,7 +283,7 @@ func (f *Fabric) route(src, dst int) (route [maxHops]*port, hops int) {
 		if ls != ld {
 			s := dst % f.topo.LeafSize
 			if !f.topo.InOrder {
-				s = f.rng.IntN(f.topo.LeafSize)
+				s = f.draw(src, f.topo.LeafSize)
 			}
 			route[1], route[2], route[3] = f.leafUp[ls][s], f.spineDn[s][ld], f.down[dst]
 			return route, 4
@@ -266,10 +293,28 @@ func (f *Fabric) route(src, dst int) (route [maxHops]*port, hops int) {
 	return route, 2
 }
 
+// draw returns a uniform choice in [0, k) for the packet slot src is
+// sending now (its spine, or a dragonfly's intermediate group): a hash
+// (SplitMix64's finaliser) of the fabric's seed, src and how many packets
+// src has sent, so the choice depends on the packet alone. One random
+// stream drawn in event order would give each partition's engine its own
+// sequence, and a partitioned run other paths than one engine's.
+func (f *Fabric) draw(src, k int) int {
+	z := f.spineSeed ^ (uint64(src)<<40 + f.sent[src].Pkts)
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	hi, _ := bits.Mul64(z, uint64(k))
+	return int(hi)
+}
+
 // forward serialises the packet on its current hop starting no earlier than
 // t and schedules its arrival at the next switch or at the destination.
 func (in *inflight) forward(t sim.Time) {
 	pt := in.route[in.hop]
+	if pt.setAt != t || pt.pkts == 0 {
+		pt.before, pt.setAt = pt.free, t
+	}
 	start := max(t, pt.free)
 	pt.free = start + in.ser
 	pt.pkts++
@@ -309,7 +354,40 @@ func (in *inflight) Handle(arg uint64) {
 		f.receive(p)
 		return
 	}
-	in.forward(in.f.e.Now())
+	in.next()
+}
+
+// next forwards the packet on its next hop now, or, where the fabric
+// sorts ties (sortTies), once every packet reaching that switch output
+// port in this picosecond has arrived: the port's flush event, scheduled
+// by the first of them, runs after every event already due now (the
+// arrivals at a switch were scheduled a hop earlier; the merged events of
+// other partitions too), and forwards them in key order.
+func (in *inflight) next() {
+	f := in.f
+	if !f.sortTies || in.intra {
+		in.forward(f.e.Now())
+		return
+	}
+	pt := in.route[in.hop]
+	pt.tied = append(pt.tied, in)
+	if len(pt.tied) == 1 {
+		f.e.AtH(f.e.Now(), pt, 0)
+	}
+}
+
+// Handle is a port's flush of its tied packets (inflight.next): forwarded
+// in key order, each on its own partition's shard (in.f).
+func (pt *port) Handle(uint64) {
+	tied := pt.tied
+	if len(tied) > 1 {
+		slices.SortFunc(tied, func(a, b *inflight) int { return cmp.Compare(a.key, b.key) })
+	}
+	for i, in := range tied {
+		tied[i] = nil
+		in.forward(in.f.e.Now())
+	}
+	pt.tied = tied[:0]
 }
 
 // Stats returns wire bytes and packets sent through every port, by name.

@@ -31,8 +31,10 @@ type shardState struct {
 // by that shard). A packet crossing to a port of another partition is posted
 // to it with its arrival time at that switch, at least a link plus a switch
 // latency ahead: the group's lookahead must not exceed that. Payload
-// buffer pools, spare hop state and the spine choice's random stream are
-// per shard. f itself becomes shard 0, on g.Engine(0) (f must have been
+// buffer pools and spare hop state are per shard; route draws are per
+// packet (draw) and same-picosecond ties at a port of a multi-path
+// topology are served in key order (sortTies), so every shard routes
+// and serves as one engine does. f itself becomes shard 0, on g.Engine(0) (f must have been
 // built on it). The flow model shares links max-min fairly across the
 // whole fabric and cannot be split.
 func (f *Fabric) Partition(g *sim.Group, of []int) ([]*Fabric, error) {
@@ -101,7 +103,7 @@ func (f *Fabric) Partition(g *sim.Group, of []int) ([]*Fabric, error) {
 		if p > 0 {
 			sh = &Fabric{e: g.Engine(p), link: f.link, sw: f.sw, topo: f.topo, ends: f.ends, up: f.up, down: f.down,
 				leafUp: f.leafUp, spineDn: f.spineDn, perByte: f.perByte, sent: f.sent, delivered: f.delivered, node: f.node, tp: f.tp,
-				rng: g.Engine(p).Stream(fmt.Sprintf("net.spine[%d]", p))}
+				spineSeed: f.spineSeed, sortTies: f.sortTies}
 		}
 		sh.shard = &shardState{g: g, part: p, shards: shards}
 		shards[p] = sh

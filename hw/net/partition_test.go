@@ -89,7 +89,7 @@ func randomNodeTraffic(t *testing.T, n, k int, topo TopologySpec, node NodeSpec)
 // picosecond from different partitions, where the merge order could
 // differ from the sequential engine's; see sim.Group).
 func TestPartitionedFabricMatchesSequential(t *testing.T) {
-	for _, topo := range []TopologySpec{star, tree, railSplit, dfSplit} {
+	for _, topo := range []TopologySpec{star, tree, railSplit, dfSplit, treeOOO, railOOO, dfValiant, dfUGAL} {
 		want, _ := randomTraffic(t, 8, 0, topo)
 		for _, k := range []int{2, 4} {
 			if topo.Kind == "railfattree" && k == 4 {
@@ -97,7 +97,7 @@ func TestPartitionedFabricMatchesSequential(t *testing.T) {
 			}
 			got, bad := randomTraffic(t, 8, k, topo)
 			if got != want {
-				t.Fatalf("%s, %d partitions: deliveries differ:\n%s\nwant\n%s", topo.Kind, k, got, want)
+				t.Fatalf("%s (in order %v, routing %s), %d partitions: deliveries differ:\n%s\nwant\n%s", topo.Kind, topo.InOrder, topo.Routing, k, got, want)
 			}
 			if len(bad) > 0 {
 				t.Fatalf("%s, %d partitions: %v", topo.Kind, k, bad)
@@ -113,7 +113,17 @@ func TestPartitionedFabricMatchesSequential(t *testing.T) {
 // global ports).
 var (
 	railSplit = TopologySpec{Kind: "railfattree", LeafSize: 2, InOrder: true, Rails: 2}
-	dfSplit   = TopologySpec{Kind: "dragonfly", LeafSize: 1, InOrder: true, NodesPerRouter: 1, RoutersPerGroup: 2,
+	// The same with several paths per pair: random spines, Valiant's and
+	// UGAL's intermediate groups (4 groups: 2 to choose from), drawn per
+	// packet (Fabric.draw), and UGAL's look at its own group's global
+	// ports (owned by its partition).
+	treeOOO   = TopologySpec{Kind: "fattree", LeafSize: 2, InOrder: false}
+	railOOO   = TopologySpec{Kind: "railfattree", LeafSize: 2, InOrder: false, Rails: 2}
+	dfValiant = TopologySpec{Kind: "dragonfly", LeafSize: 1, InOrder: true, NodesPerRouter: 1, RoutersPerGroup: 2,
+		GlobalPerRouter: 2, Radix: 8, Routing: "valiant"}
+	dfUGAL = TopologySpec{Kind: "dragonfly", LeafSize: 1, InOrder: true, NodesPerRouter: 1, RoutersPerGroup: 2,
+		GlobalPerRouter: 2, Radix: 8, Routing: "ugal"}
+	dfSplit = TopologySpec{Kind: "dragonfly", LeafSize: 1, InOrder: true, NodesPerRouter: 1, RoutersPerGroup: 2,
 		GlobalPerRouter: 2, Radix: 8, Routing: "minimal"}
 )
 

@@ -82,7 +82,7 @@ func (rt *railTree) route(f *Fabric, src, dst int) (route [maxHops]*port, hops i
 	}
 	s := (dst / rt.rails) % rt.leafSize
 	if !rt.inOrder {
-		s = f.rng.IntN(rt.leafSize)
+		s = f.draw(src, rt.leafSize)
 	}
 	route[1], route[2], route[3] = rt.leafUp[ls][s], rt.spineDn[s][ld], f.down[dst]
 	return route, 4
@@ -190,7 +190,7 @@ func (d *dragonfly) route(f *Fabric, src, dst int) (route [maxHops]*port, hops i
 	rs, rd := src/d.p, dst/d.p
 	gs, gd := rs/d.a, rd/d.a
 	if gs != gd && d.groups > 2 && d.routing != "minimal" {
-		mid := f.rng.IntN(d.groups - 2) // a group other than gs and gd
+		mid := f.draw(src, d.groups-2) // a group other than gs and gd
 		for _, g := range []int{min(gs, gd), max(gs, gd)} {
 			if mid >= g {
 				mid++
@@ -226,7 +226,11 @@ func (d *dragonfly) preferValiant(f *Fabric, rs, gd, mid int) bool {
 		if f.fl != nil {
 			return int64(len(pt.flows))
 		}
-		return int64(max(0, pt.free-f.e.Now()))
+		now, free := f.e.Now(), pt.free
+		if pt.setAt == now {
+			free = pt.before // without this picosecond's packets (port.before)
+		}
+		return int64(max(0, free-now))
 	}
 	return backlog(gd)*3 > backlog(mid)*5 // minimal: up to 3 switch hops; Valiant: up to 5
 }

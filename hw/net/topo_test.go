@@ -66,6 +66,7 @@ func TestRailFatTreePathDiversity(t *testing.T) {
 		f := fabricOf(t, 16, topo)
 		seen := map[*port]bool{}
 		for range 200 {
+			f.sent[0].Pkts++ // the draw is per packet the source sends (Fabric.draw)
 			route, _ := f.route(0, 10)
 			seen[route[1]] = true
 		}
@@ -123,6 +124,7 @@ func TestDragonflyValiantDiversity(t *testing.T) {
 	f := fabricOf(t, 96, topo) // 6 groups
 	mids := map[string]bool{}
 	for range 400 {
+		f.sent[0].Pkts++ // the draw is per packet the source sends (Fabric.draw)
 		route, hops := f.route(0, 95)
 		globals := 0
 		for _, pt := range route[:hops] {
