@@ -46,9 +46,10 @@
 //   - Subarray has lb 0 and extent ∏sizes·extent(old); its true bounds come
 //     from the data.
 //
-// The two MPICH/Open MPI disagreements listed in shared/fixtures/ddt follow
-// MPICH, because the fixtures are MPICH's results and the spec asks for
-// MPICH-compatible bounds.
+// The two cases where MPICH and Open MPI disagree follow MPICH: the
+// reference fixtures this package is tested against are MPICH's results,
+// and the sPIN datatypes paper's handlers build on MPITypes, MPICH's
+// datatype-processing library.
 //
 // Blocks iterates over the flattened type map (offset, length) in pack
 // order, merging entries adjacent in memory and stream (the iovec list);
@@ -131,7 +132,7 @@
 //     arithmetic descent from the root (division at strided levels, binary
 //     search over prefix sums at list levels), O(depth·log) whatever the
 //     distance. The number of raw blocks skipped is counted in Stats for the
-//     handler cost model (§7.3).
+//     handler cost model (model/spin).
 //   - first < position: reset to the initial state, then catch up from 0.
 //   - then every region overlapping the range is emitted, clipped to it,
 //     with adjacent regions merged; runs of whole uniform blocks go to the
@@ -154,15 +155,15 @@
 // Segment.Checkpoint snapshots a segment (a deep copy of its frames);
 // Committed.Checkpoints runs a segment over a message without emitting and
 // snapshots it every Δr stream bytes, as the host does for RO-CP and RW-CP
-// (§5.2, §5.3). Checkpoints are read-only and hold offsets relative to the
+// (the SC'19 paper). Checkpoints are read-only and hold offsets relative to the
 // buffer origin, so they serve any buffer and any number of goroutines.
 // Read-only use: CheckpointFor picks the nearest checkpoint at or before
 // the packet; Restore copies it into a private scratch segment, which then
 // catches up and processes. Progressing use: Checkpoint.Segment makes the
 // working copy a vHPU owns and advances in place; on an out-of-order packet
 // the working copy is restored from the checkpoint (the master copy).
-// Checkpoint.Bytes reports this implementation's checkpoint size; the cost
-// model of §5.4 uses the documents' C = 612 B.
+// Checkpoint.Bytes reports this implementation's checkpoint size; the SC'19
+// paper's interval model uses the documents' C = 612 B.
 //
 // # Performance
 //

@@ -156,7 +156,7 @@ func DefaultConfig(preset string) (Config, error) {
 	if slices.Contains(cluster.PresentDay(), preset) {
 		cfg.Shmem.GIO.QPsPerPeer = 2
 	}
-	return dropUnavailable(cfg), nil
+	return DropUnavailable(cfg), nil
 }
 
 // cpuThreads is the CPU allreduce's reduction threads on a preset: the XTQ

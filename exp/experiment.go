@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
 )
 
 // ErrVerification is wrapped by the error of a run whose result does not
@@ -53,6 +55,25 @@ type Experiment struct {
 	// whole nodes of node.gpus) before any work, and the report says
 	// where node.placement put fewer GPUs than whole nodes.
 	Ranks func(cfg Config) (field string, counts []int)
+	// Runs lists the strategies the experiment runs whatever its
+	// strategy lists say (gpurdma's GPU-initiated verbs): CheckRun
+	// refuses a preset whose NIC cannot run one (Hardware).
+	Runs []strategy.Strategy
+}
+
+// Hardware reports why spec's NIC cannot run a strategy the experiment
+// always runs (Runs), naming the strategy; nil when it can.
+func (e Experiment) Hardware(spec cluster.Spec, preset string) error {
+	for _, s := range e.Runs {
+		d, err := strategy.Lookup(string(s))
+		if err != nil {
+			return err
+		}
+		if err := d.RunsOn(spec); err != nil {
+			return fmt.Errorf("%s runs %s: %w (preset %s)", e.Name, s, err, preset)
+		}
+	}
+	return nil
 }
 
 // List returns the registered experiments sorted by name.

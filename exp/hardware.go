@@ -37,15 +37,23 @@ func (c *Config) strategyLists() map[string]*[]string {
 	return out
 }
 
-// dropUnavailable removes from every default strategy list the strategies
-// the preset's NIC cannot run (docs/today.md): a present-day preset's
-// defaults compare only what its machine can do.
-func dropUnavailable(c Config) Config {
+// DropUnavailable removes from every strategy list the strategies the
+// preset's NIC cannot run (docs/today.md), and from cpl2's ratios those
+// one CU cannot hold: a present-day preset's defaults, and the report's
+// study sizes on it, compare only what its machine can do. A list the
+// user sets is checked instead (unavailable, cpl2's List).
+func DropUnavailable(c Config) Config {
 	for _, list := range c.strategyLists() {
 		*list = slices.DeleteFunc(slices.Clone(*list), func(s string) bool {
 			d, err := strategy.Lookup(s)
 			return err == nil && d.RunsOn(c.Spec) != nil
 		})
+	}
+	// Likewise the cpl2 ratios whose work-groups one CU of this GPU cannot
+	// hold at once (a Hopper SM: at most 15 streaming per networking one).
+	most := cpl2MaxRatio(c)
+	if fit := slices.DeleteFunc(slices.Clone(c.ShmemBench.L2Ratios), func(r int) bool { return r > most }); len(fit) > 0 {
+		c.ShmemBench.L2Ratios = fit // none fitting: cpl2 itself says why
 	}
 	return c
 }

@@ -15,10 +15,14 @@ import (
 const maxPartitions = 1024
 
 // CheckRun refuses, before any work, a configuration the experiment
-// cannot run as asked: GPU counts that are not whole nodes of node.gpus
+// cannot run as asked: a NIC without a strategy it always runs
+// (Experiment.Hardware), GPU counts that are not whole nodes of node.gpus
 // (Experiment.Ranks), run.partitions > 1 where the experiment runs on one
 // engine, or where its own check (Experiment.Partitions) fails.
 func (e Experiment) CheckRun(cfg Config) error {
+	if err := e.Hardware(cfg.Spec, cfg.Run.Preset); err != nil {
+		return err
+	}
 	if err := e.wholeNodes(cfg); err != nil {
 		return err
 	}

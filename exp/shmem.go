@@ -472,9 +472,28 @@ func ratio(a, b float64) float64 {
 // ---------------------------------------------------------------------------
 // cpl2: CP L2 hit rate under streaming interference (§5.5).
 
+// cpl2PerCU is how many of the study's 64-work-item work-groups one CU of
+// cfg's GPU holds at once (gpu.GPU.MaxResident on one CU, no LDS).
+func cpl2PerCU(cfg Config) int {
+	waves := (64 + cfg.GPU.WaveSize - 1) / max(1, cfg.GPU.WaveSize)
+	return cfg.GPU.SIMDs * cfg.GPU.WavesPerSIMD / max(1, waves)
+}
+
+// cpl2MaxRatio is the largest streaming : networking ratio whose
+// work-groups (which wait on each other: the cooperative launch rule)
+// one CU holds at once: 15 on a Hopper SM (64 warps, 32 work-groups of
+// 64), 39 on the documents' GCN CU.
+func cpl2MaxRatio(cfg Config) int {
+	return cpl2PerCU(cfg)/max(1, cfg.ShmemBench.L2NetWGs) - 1
+}
+
 func cpl2Points() Points {
 	return Points{
 		List: func(cfg Config) ([]Point, error) {
+			if most := cpl2MaxRatio(cfg); len(cfg.ShmemBench.L2Ratios) > 0 && slices.Max(cfg.ShmemBench.L2Ratios) > most {
+				return nil, fmt.Errorf("%w: shmembench.l2_ratios contains %d: with shmembench.l2_net_wgs = %d, the %d work-groups of 64 work-items wait on each other and must all be resident on the study's one CU, which holds %d on preset %s (gpu.simds × gpu.waves_per_simd waves); must be at most %d",
+					sim.ErrConfig, slices.Max(cfg.ShmemBench.L2Ratios), cfg.ShmemBench.L2NetWGs, cfg.ShmemBench.L2NetWGs*(1+slices.Max(cfg.ShmemBench.L2Ratios)), cpl2PerCU(cfg), cfg.Run.Preset, most)
+			}
 			var pts []Point
 			for _, lock := range []bool{false, true} {
 				for _, r := range cfg.ShmemBench.L2Ratios {

@@ -110,7 +110,9 @@ func runSpTS(cfg Config, env Env) (*report.Result, error) {
 				jobs = append(jobs, spTSJob{class, s, n, false, false})
 			}
 		}
-		jobs = append(jobs, spTSJob{class, strategy.GNNGIO, 1, true, false}, spTSJob{class, strategy.GNNGIO, 1, true, true})
+		if spTSL2Unavailable(cfg) == nil {
+			jobs = append(jobs, spTSJob{class, strategy.GNNGIO, 1, true, false}, spTSJob{class, strategy.GNNGIO, 1, true, true})
+		}
 	}
 	mats := map[string]*workload.TriMatrix{}
 	for _, class := range p.Classes {
@@ -210,7 +212,24 @@ func spTSReport(cfg Config, jobs []spTSJob, results []workload.SpTSResult, mats 
 		"SYNTHETIC matrices (gen_synthetic): SuiteSparse files are not used; each class stands for the matrix named, "+scaled+", with its lower-triangle nonzeros per row",
 		"GNN_GIO and GHN_DGPU (IKN): one persistent kernel per node, sync-free in-degree counters, x_j put + fence + flag put from inside the kernel; HDN, CPU: level scheduling, MPI exchange per level; HDN_OVERLAP: each level's exchange overlapped with the next level's rows that need none of its remote values",
 		"l2-off: one GPU, GNN_GIO with its heap (x, flags, counters) L2-uncacheable vs cacheable (shmem.gio.shader_l2_maintenance); the matrix stays cacheable")
+	if err := spTSL2Unavailable(cfg); err != nil {
+		res.Notes = append(res.Notes, "l2-off study not run: "+err.Error())
+	}
 	return res
+}
+
+// spTSL2Unavailable says why the single-GPU L2 study, which runs GIO,
+// cannot run on cfg's NIC (GPU-initiated verbs: none on Cassini); nil
+// when it can.
+func spTSL2Unavailable(cfg Config) error {
+	d, err := strategy.Lookup(string(strategy.GNNGIO))
+	if err != nil {
+		return err
+	}
+	if err := d.RunsOn(cfg.Spec); err != nil {
+		return fmt.Errorf("%w (preset %s)", err, cfg.Run.Preset)
+	}
+	return nil
 }
 
 // spTSL2Row is one class's L2-off vs L2-on row: the mechanism's, or with

@@ -35,6 +35,11 @@ func newRun(cfg Config, env Env, label string, n int, s strategy.Strategy) (*clu
 	}
 	spec := cfg.Spec
 	if d, err := strategy.Lookup(string(s)); err == nil {
+		// A strategy the NIC cannot run is bad input, whichever
+		// experiment asks for it (the present-day strategy table).
+		if err := d.RunsOn(spec); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w (preset %s)", sim.ErrConfig, label, err, cfg.Run.Preset)
+		}
 		spec = d.Adjust(spec)
 	}
 	if err := wholeNodesOf(spec, label, n); err != nil {

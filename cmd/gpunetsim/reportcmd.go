@@ -19,6 +19,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/exp/study"
 	"github.com/gpunetsim/gpunetsim/exp/validate"
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
 )
 
 // reportOptions are gpunetsim report's flags.
@@ -58,10 +59,20 @@ crossovers between plotted series, notes, and every parameter with the seed.
 	return cmd
 }
 
-// reportStudy is the study of every registered experiment at a size.
-func reportStudy(size, preset string, only ...string) (study.Study, error) {
+// reportStudy is the study of every registered experiment at a size,
+// less those the preset's NIC cannot run (exp.Experiment.Hardware: GPUrdma
+// on a Cassini NIC), which skipped lists with the reason.
+func reportStudy(size, preset string, only ...string) (s study.Study, skipped [][2]string, err error) {
 	if size != "default" && size != "quick" {
-		return study.Study{}, fmt.Errorf("--size %q: must be default or quick", size)
+		return study.Study{}, nil, fmt.Errorf("--size %q: must be default or quick", size)
+	}
+	name := preset
+	if name == "" {
+		name = params.DefaultPreset
+	}
+	hw, err := cluster.Preset(name)
+	if err != nil {
+		return study.Study{}, nil, err
 	}
 	list := exp.List()
 	if len(only) > 0 {
@@ -69,24 +80,34 @@ func reportStudy(size, preset string, only ...string) (study.Study, error) {
 		for _, name := range only {
 			e, err := exp.Lookup(name)
 			if err != nil {
-				return study.Study{}, fmt.Errorf("--only: %w", err)
+				return study.Study{}, nil, fmt.Errorf("--only: %w", err)
 			}
 			list = append(list, e)
 		}
 	}
-	s := study.Study{Name: "report-" + size}
+	s = study.Study{Name: "report-" + size}
 	for _, e := range list {
+		if err := e.Hardware(hw, name); err != nil {
+			skipped = append(skipped, [2]string{e.Name, err.Error()})
+			continue
+		}
 		edit := e.Sizes.Default
 		if size == "quick" && e.Sizes.Quick != nil {
 			edit = e.Sizes.Quick
 		}
 		load := params.Options{Preset: preset}
 		if edit != nil {
-			load.Edit = func(cfg *exp.Config) error { edit(cfg); return nil }
+			// A size's strategy lists name the documents' strategies; on a
+			// preset whose NIC lacks one (GNN on Cassini, GPU-TN on
+			// ConnectX-7) the report runs the others.
+			load.Edit = func(cfg *exp.Config) error { edit(cfg); *cfg = exp.DropUnavailable(*cfg); return nil }
 		}
 		s.Entries = append(s.Entries, study.Entry{Experiment: e, Load: load})
 	}
-	return s, s.Check()
+	if len(s.Entries) == 0 {
+		return s, skipped, fmt.Errorf("--only: preset %s runs none of the experiments: %s", name, skipped[0][1])
+	}
+	return s, skipped, s.Check()
 }
 
 func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer) error {
@@ -96,9 +117,10 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 	only := slices.DeleteFunc(slices.Clone(o.only), func(n string) bool { return n == "validate" })
 	experiments := len(o.only) == 0 || len(only) > 0
 	var s study.Study
+	var skipped [][2]string
 	var err error
 	if experiments {
-		if s, err = reportStudy(o.size, o.preset, only...); err != nil {
+		if s, skipped, err = reportStudy(o.size, o.preset, only...); err != nil {
 			return badInput(err)
 		}
 	} else if o.size != "default" && o.size != "quick" {
@@ -129,6 +151,15 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 			return err
 		}
 		sections, points, cached = secs, done, hit
+	}
+	if len(skipped) > 0 {
+		t := report.Table{Name: "not run", Columns: []string{"experiment", "reason"}}
+		for _, sk := range skipped {
+			t.Rows = append(t.Rows, []any{sk[0], sk[1]})
+		}
+		sections = append(sections, report.Section{Title: "not run on this preset",
+			Summary: "experiments that always run a strategy this preset's NIC does not have (the present-day strategy table): `gpunetsim run` refuses them with the same reason",
+			Result:  &report.Result{Experiment: "not run", Tables: []report.Table{t}}})
 	}
 	if withValidation {
 		rs := validate.Run(entries, validate.Options{Quick: o.size == "quick"})

@@ -2,7 +2,7 @@ package apps
 
 import "fmt"
 
-// FixtureCases returns the small cases of shared/fixtures/ddt, keyed by the
+// FixtureCases returns the small app_* reference cases, keyed by the
 // fixture name (app_...).
 func FixtureCases() (map[string]Case, error) {
 	out := map[string]Case{}

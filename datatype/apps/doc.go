@@ -9,6 +9,7 @@
 // byte offsets in it. Index lists use the deterministic
 // idx[j] = (a·j + 13) mod D, with a the smallest integer ≥ 7919 coprime with D.
 //
-// Fixtures: the small cases in shared/fixtures/ddt/app_* are reproduced by
-// FixtureCases; BenchCases lists the benchmark sizes.
+// Fixtures: the small app_* reference cases (MPICH's results, which the
+// tests compare against where the project's fixture set is present) are
+// reproduced by FixtureCases; BenchCases lists the benchmark sizes.
 package apps

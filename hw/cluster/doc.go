@@ -13,7 +13,8 @@
 // are two memories joined by that link, which the GPU's, the CPU's and
 // the NIC's cross-side accesses share.
 //
-// Spec: the dissertation (the node and the presets gputn, xtq, compnet,
-// compnet_paper), §6–7 (gpurdma, gio), §12 (spin, pulp); present-day
-// presets from their vendors' datasheets (PresetSources).
+// Sources: the dissertation (the node and the presets gputn, xtq, compnet,
+// compnet_paper), the GPUrdma paper and the GIO slides (gpurdma, gio), the
+// SC'19 sPIN paper (spin, pulp); present-day presets from their vendors'
+// datasheets (PresetSources).
 package cluster

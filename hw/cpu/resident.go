@@ -62,11 +62,6 @@ type residency struct {
 	byAddr      []int32  // the ranges by address (entries in spans; small, as a touch moves up to maxResident of them)
 	bytes       uint64   // sum of the ranges' lengths
 	lo, hi      mem.Addr // bounding box of the ranges (empty: lo == hi), checked by every write
-	// gapLo, gapHi: a stretch between two neighbouring ranges that the
-	// last search found a write in (empty: none). A message lands packet
-	// by packet in one receive slot, so the next packets look here first;
-	// any change to the ranges empties it.
-	gapLo, gapHi mem.Addr
 }
 
 func newResidency(spec Spec) *residency {
@@ -98,11 +93,7 @@ func (r *residency) invalidate(a mem.Addr, n int) {
 	if n <= 0 || r.lo == r.hi || a >= r.hi || a+mem.Addr(n) <= r.lo {
 		return
 	}
-	lo, hi := mem.Line(a), mem.Line(a+mem.Addr(n)+mem.LineSize-1)
-	if r.gapLo <= lo && hi <= r.gapHi {
-		return
-	}
-	r.cut(lo, hi)
+	r.cut(mem.Line(a), mem.Line(a+mem.Addr(n)+mem.LineSize-1))
 }
 
 // above returns the index in byAddr of the first range ending after a.
@@ -182,17 +173,8 @@ func (r *residency) cut(lo, hi mem.Addr) {
 		j++
 	}
 	if i == j {
-		// Nothing to cut: note the stretch between the neighbours.
-		r.gapLo, r.gapHi = 0, ^mem.Addr(0)
-		if i > 0 {
-			r.gapLo = r.spans[r.byAddr[i-1]].hi
-		}
-		if i < len(r.byAddr) {
-			r.gapHi = r.spans[r.byAddr[i]].lo
-		}
 		return
 	}
-	r.gapLo, r.gapHi = 0, 0
 	if k := r.byAddr[i]; j == i+1 && r.spans[k].lo < lo && r.spans[k].hi > hi {
 		// Inside one range: split it.
 		s := &r.spans[k]
@@ -234,7 +216,6 @@ func (r *residency) touch(core int, lo, hi mem.Addr) {
 		return
 	}
 	r.cut(lo, hi)
-	r.gapLo, r.gapHi = 0, 0
 	k := r.newSpan(lo, hi, core)
 	r.linkAfter(r.tail, k)
 	r.bytes += uint64(hi - lo)

@@ -2,8 +2,8 @@
 // compute units with SIMD servers and residency limits, a work-group
 // dispatcher, a command processor (CP) that serves an in-order queue of
 // kernel dispatches and stream operations, fixed launch and teardown
-// overheads, and the memory consistency model of §5.1–5.2 with functional
-// effects.
+// overheads, and the HSA-style scoped acquire/release memory model the
+// dissertation's GPUs follow (docs/model.md), with functional effects.
 //
 // A kernel is a Go function run once per work-group (WG) as a blocking
 // process; work-items are loops inside it. The body declares its costs

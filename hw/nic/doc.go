@@ -1,6 +1,6 @@
 // Package nic models a node's network interface with Portals 4 semantics,
 // Portals triggered operations and the GPU-TN trigger extension
-// (the dissertation (Portals 4); the MPI mapping of §6.1 is built above it, in
+// (the dissertation (Portals 4); the MPI mapping is built above it, in
 // model/).
 //
 // # Usage
@@ -13,13 +13,13 @@
 // *sim.Proc and use the blocking entry points; the NIC itself is callback
 // mechanics and never blocks:
 //
-//	Doorbell(p, cmd)                     host command (§1): MMIO doorbell, descriptor fetch, CmdLatency
-//	PostTriggered(p, cmd, ct, threshold) Portals triggered op (§2.7); Arm is the NIC-side half
+//	Doorbell(p, cmd)                     host command: MMIO doorbell, descriptor fetch, CmdLatency
+//	PostTriggered(p, cmd, ct, threshold) Portals triggered op; Arm is the NIC-side half
 //	PostDeferred / ActivateDoorbell      GDS: the CPU stores, the GPU CP's doorbell activates
 //	PostDeferredBlock(p, count, cmd)     GDS: count deferred commands made from their index
-//	RegisterTrigger(p, tag, cmd, th, f)  GPU-TN TrigPut/TrigGet (§3.3 onHostRegister)
+//	RegisterTrigger(p, tag, cmd, th, f)  GPU-TN TrigPut/TrigGet (onHostRegister)
 //	RegisterTriggerOf(p, tag, blk, i, th) the same for command i of a CommandBlock
-//	TriggerWrite(p, tag)                 GPU-TN store to TriggerAddr (§3.2, §3.3 onTriggerWrite)
+//	TriggerWrite(p, tag)                 GPU-TN store to TriggerAddr (onTriggerWrite)
 //	Execute(cmd)                         a command already on the NIC (CmdLatency, no PCIe)
 //
 // Completion is observed through EQ (Get, Wait, Signal), CT (Get, Wait,
@@ -63,9 +63,9 @@
 //   - Initiator: acks raise ACK (or only a count for CT_ACK_REQ); reply
 //     data is written into the MD (ResultMD for fetches) and REPLY raised
 //     when visible. Completion flags are 8 B posted writes.
-//   - Triggered ops (§2.7): one evaluation unit, TrigEvalCost per armed
+//   - Triggered ops: one evaluation unit, TrigEvalCost per armed
 //     entry examined; a fired op issues CmdLatency after evaluation.
-//   - GPU-TN (§3): trigger stores are 8 B posted writes (Down); a FIFO slot
+//   - GPU-TN: trigger stores are 8 B posted writes (Down); a FIFO slot
 //     is taken at issue and freed at pop (the writer blocks when all
 //     TrigFIFODepth slots are taken). The NIC pops one entry per TrigPop
 //     (lookup included for assoc and hash); memlist adds a 64 B DMA read on
@@ -79,9 +79,9 @@
 //     hardware; a command block's registration word (NotifyRegistered) lets
 //     a kernel trigger only what is registered.
 //
-// # Semantics (§2)
+// # Semantics
 //
-// Matching follows §2.2: priority list then overflow list in append
+// Matching follows Portals 4: priority list then overflow list in append
 // order, match bits under ignore bits, MatchID source filter, operation
 // permission (fetching atomics need both MEOpPut and MEOpGet), NO_TRUNCATE.
 // An overflow match raises PUT (etc.) on the overflow ME and records the
@@ -194,7 +194,7 @@
 // while in use, AUTO_FREE, bounded NIC buffers and DMA engine occupancy
 // (the DMA FIFO is reported, not bounded), packet loss and retransmission,
 // the CT host mirror (a host CT poll's MMIO cost is the caller's), sPIN
-// (the SC'19 paper), the GPU-TN dynamic extension (§3.5); verbs: transport
+// (the SC'19 paper), the GPU-TN dynamic extension; verbs: transport
 // retries (the fabric loses nothing), unreliable and dynamically connected transports,
 // CQ overrun on CQs without a consumer record; for XTQ, link credits behind
 // the hold buffer (the

@@ -58,7 +58,7 @@
 //     all those writes are visible, and sends the ack. A FAIL ends the
 //     message with a HANDLER_FAIL event; DROP skips the message's later
 //     payload handlers.
-//   - Outbound sPIN (ProcessPut, §5.5): one HER per packet of the message,
+//   - Outbound sPIN (ProcessPut): one HER per packet of the message,
 //     no packet data in NIC memory; the payload handler finds its packet's
 //     host regions and hands them over with StreamRegion (a streaming-put
 //     command each); the NIC appends them to one streaming put

@@ -22,8 +22,8 @@ const root = "../.."
 var outside = regexp.MustCompile(`\b(workloads|hardware|errata|nic|gpu-networking|datatypes|overview|present-day)\.md\b|\bcntk_sizes\.yaml\b|shared/(spec|validation|fixtures)/`)
 
 // TestNoReferencesOutsideTheRepository fails on such a reference in a
-// Markdown file (README, docs/, package READMEs) or in a string of a
-// non-test Go file.
+// Markdown file (README, docs/, package READMEs) or in a string or comment
+// of a non-test Go file.
 func TestNoReferencesOutsideTheRepository(t *testing.T) {
 	var bad []string
 	check := func(where, text string) {
@@ -67,18 +67,21 @@ func TestNoReferencesOutsideTheRepository(t *testing.T) {
 		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return err
 		}
-		// Strings only (struct tags included: parameter descriptions);
-		// comments are for the code's readers.
+		// Strings (struct tags included: parameter descriptions) and
+		// comments (package and API documentation).
 		ast.Inspect(f, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 				check(fset.Position(lit.Pos()).String(), lit.Value)
 			}
 			return true
 		})
+		for _, cg := range f.Comments {
+			check(fset.Position(cg.Pos()).String(), cg.Text())
+		}
 		return nil
 	})
 	if err != nil {
@@ -108,10 +111,11 @@ var section = regexp.MustCompile(`§ ?[0-9][0-9.–a-z]*`)
 
 // named matches the words that say whose section a "§" is: a document by
 // title (the dissertation, a paper, a chapter, the GIO slides, the Intel
-// SDM, a guide or manual), or another section of a list.
-var named = regexp.MustCompile(`dissertation|paper|chapter|slides|SDM|vol\.|[Gg]uide|manual|specification|Table|PCIe Base|thesis|§`)
+// SDM, a guide or manual, the MPI standard), or another section of a list.
+var named = regexp.MustCompile(`dissertation|paper|chapter|slides|SDM|vol\.|[Gg]uide|manual|specification|standard|MPI-[0-9]|Table|PCIe Base|thesis|§`)
 
-// TestSectionsNameTheirDocument fails on a bare "§N" in a Markdown file:
+// TestSectionsNameTheirDocument fails on a bare "§N" in a Markdown file or
+// a package's doc.go:
 // without the document's title within the 80 characters before it (on its
 // line or the one above), it reads as a section of the repository's docs,
 // and it was in fact a section of the specification the repository does
@@ -124,7 +128,8 @@ func TestSectionsNameTheirDocument(t *testing.T) {
 		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != root || d.Name() == "testdata") {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".md") {
+		// Markdown, and package documentation (doc.go files).
+		if d.IsDir() || !strings.HasSuffix(p, ".md") && d.Name() != "doc.go" {
 			return nil
 		}
 		b, err := os.ReadFile(p)

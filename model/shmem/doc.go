@@ -65,10 +65,10 @@
 //     spec.LLCLocking the producer's stores are store_locked.
 //
 // The queued backends share one protocol (queue.go, service.go): the
-// producer steps of §1.3 (reserve with a stale local read index, fill,
+// producer steps of the queue protocol (reserve with a stale local read index, fill,
 // release, post, completion poll over [localReadIdx, writeIdx) with an
 // acquire after each pass; a slot still POSTED from the previous lap
-// counts as full) and the consumer loop of §1.4 (owned queues visited
+// counts as full) and the consumer loop (owned queues visited
 // round-robin, every poll paid; blocking entries converted to
 // non-blocking and kept on a pending list; the shared read index
 // published past them; after quiet_rounds rounds the pending contexts'
@@ -90,8 +90,8 @@
 //
 //   - A context's quiet in the service thread reads the context's CT and
 //     does not block: contexts still in flight stay pending, so no
-//     work-group stalls on another's traffic (§1.1) and the thread keeps
-//     serving (§1.4's skip-the-quiet optimization taken as the rule).
+//     work-group stalls on another's traffic and the thread keeps
+//     serving (the ComP-Net design's skip-the-quiet optimization taken as the rule).
 //   - Fence is posted as a blocking entry and completed like a quiet.
 //   - Pollers sleep through stretches in which every poll would read the
 //     same value (coherent-cache helper threads, the work-group's
@@ -99,6 +99,6 @@
 //     for energy. PCIe and CP polls are simulated one by one.
 //   - A CP thread waiting in a doorbell is not preempted at its quantum
 //     end; context switches on the CP cost nothing.
-//   - No intra-node short-circuit (§1.1): every operation goes through the
+//   - No intra-node short-circuit: every operation goes through the
 //     NIC, even to the own PE.
 package shmem

@@ -10,28 +10,28 @@
 //     addresses, cold caches: the NIC just wrote the message to DRAM),
 //     or under ddt.host_model = affine the closed form regions·t_region +
 //     m/BW_copy_cold (comparison only).
-//   - Iovec: the Portals-4 iovec engine (§7.2) walks a host-built list.
-//   - Specialized (§4): vector arithmetic or a binary search over the
+//   - Iovec: the Portals-4 iovec engine walks a host-built list.
+//   - Specialized: vector arithmetic or a binary search over the
 //     prefix sums of an index list; only for types that normalize to one
 //     level of blocks (ErrNotApplicable otherwise).
-//   - HPULocal (§5.1): a segment per vHPU (blocked-RR, Δp = 1, P vHPUs),
+//   - HPULocal: a segment per vHPU (blocked-RR, Δp = 1, P vHPUs),
 //     catching up over the packets other vHPUs took, resetting when a
 //     packet lies behind.
-//   - ROCP (§5.2): the nearest host checkpoint is copied (C bytes of NIC
+//   - ROCP: the nearest host checkpoint is copied (C bytes of NIC
 //     memory traffic and C/8 cycles; none at one checkpoint per packet),
 //     caught up and discarded.
-//   - RWCP (§5.3): blocked-RR with Δp = Δr/k and one vHPU per checkpoint;
+//   - RWCP: blocked-RR with Δp = Δr/k and one vHPU per checkpoint;
 //     each vHPU progresses its checkpoint in place and restores it from a
 //     master copy when a packet of its sequence arrives behind it.
 //
-// Every handler charges the cycle costs of §7.3 (Costs) for the work the
+// Every handler charges the handler cycle costs (Costs) for the work the
 // datatype engine really did: blocks found, blocks skipped in catch-up
 // (Segment.Stats), stack depth; DMA issue and invocation are the NIC's
 // (hw/spin); the general handlers read their dataloops and the
 // specialized ones their descriptor from NIC memory (L2 on pulp) at their
 // start; on PULP each block found or skipped also reads the leaf
 // dataloop from L2 (ddt.block_dataloop_read), a bank beat each. Δr
-// comes from ChooseInterval (§5.4), with T_PH(γ) estimated from the same
+// comes from ChooseInterval (the paper's choice of Δr), with T_PH(γ) estimated from the same
 // constants (RO-CP's including its checkpoint copy, part of the paper's
 // T_PH^init) and exactly the paper's three constraints; the buffer-aware
 // refinement (ddt.buffer_aware_interval, ours, off by default) also keeps
@@ -46,7 +46,7 @@
 // the host's reads and write-backs), the host unpack's fills per cache
 // level, the PCIe link's bytes and the NIC memory's.
 //
-// Endpoint is the MPI integration (§6): a receive plans the method's
+// Endpoint is the MPI integration: a receive plans the method's
 // NIC structures, allocates NIC memory (ErrNICMemory when they do not
 // fit), copies them over PCIe as host time, posts the ME with its
 // execution context, and sends a ready-to-receive message so the data
@@ -60,7 +60,7 @@
 // running core's local memory) or a plain block copy; on preset pulp they
 // exercise the accelerator's L2, cluster DMAs and output port.
 //
-// NIC memory (§6 step 2): a plan's structures are copied to the NIC on
+// NIC memory: a plan's structures are copied to the NIC on
 // its first receive and stay resident for later receives of the same plan
 // (no copy then). When they do not fit what is free, ddt.nic_mem_policy
 // decides: evict idle resident structures (lowest Plan.Priority first,
@@ -69,7 +69,7 @@
 // than the whole NIC memory fail at NewPlan with ErrNICMemory naming the
 // datatype.
 //
-// Unexpected messages (§6): with EnableUnexpected the data PT has
+// Unexpected messages: with EnableUnexpected the data PT has
 // overflow-list buffers; SendEager sends without the RTR and RecvPosted
 // posts without it. A message already there when the receive is posted
 // cannot be offloaded (its datatype was unknown when it came): Portals'
@@ -77,7 +77,7 @@
 // overflow buffer on the host core (cold caches). The ddt experiments use the
 // RTR protocol, so their data never arrives unexpected.
 //
-// User hints (type_set_attr, §6): Plan.Priority (victim selection),
+// User hints (type_set_attr): Plan.Priority (victim selection),
 // Plan.NoOffload (the host unpacks), and ε per type through the Costs given
 // to NewPlan.
 //

@@ -8,15 +8,16 @@ import (
 // Method is a receive-side datatype processing strategy.
 type Method uint8
 
-// The methods: the two baselines (the SC'19 paper) and the four offload
-// strategies (§4, §5).
+// The methods: the two baselines and the four offload strategies of the
+// SC'19 paper (specialized handlers, and the three general ones built on
+// MPITypes).
 const (
-	HostUnpack  Method = iota // contiguous RDMA, then the CPU unpacks (§7.1)
-	Iovec                     // Portals-4 iovec list on the NIC (§7.2)
-	Specialized               // type-specific handlers (§4)
-	HPULocal                  // a segment per HPU with catch-up (§5.1)
-	ROCP                      // read-only checkpoints (§5.2)
-	RWCP                      // progressing checkpoints (§5.3)
+	HostUnpack  Method = iota // contiguous RDMA, then the CPU unpacks
+	Iovec                     // Portals-4 iovec list on the NIC
+	Specialized               // type-specific handlers
+	HPULocal                  // a segment per HPU with catch-up
+	ROCP                      // read-only checkpoints
+	RWCP                      // progressing checkpoints
 )
 
 var methodNames = [...]string{"host", "iovec", "specialized", "hpu-local", "ro-cp", "rw-cp"}

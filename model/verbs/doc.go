@@ -15,12 +15,12 @@
 // network models, so the CQ poll time and every bandwidth emerge. Stores
 // are functional: a WQE in GPU memory sits in the dGPU write-back L2 until
 // the fence writes it back (QP.RingUnfenced shows the stale fetch). The
-// optimisations of §2.3 are independent flags: WQE reuse (only fields
+// GPUrdma paper's optimisations are independent flags: WQE reuse (only fields
 // that differ from the slot's contents are written), pipelining and
 // batched doorbells are used by the callers' loops (the workloads).
 //
 // Not modelled: the K40's memory-side L2 (volatile loads read memory at
 // the memory latency), CQ overrun (CQs are sized for their QPs), QP pools
-// and dynamically connected QPs (§2.7 scalability notes), GPU-side RDMA
+// and dynamically connected QPs, GPU-side RDMA
 // atomics.
 package verbs
