@@ -385,8 +385,13 @@ func jacobiSims(name string, cfg Config) []simMem {
 				case "GNN_GIO":
 					// GIO connects every context (a work-group of the
 					// Jacobi kernel) to every PE (gioPerConn each), up to
-					// the resident work-groups.
-					s.perNode, s.perPeer = 2*gioPerNode, float64(jacobiContexts(cfg))*gioPerConn
+					// the resident work-groups, or shmem.gio.qps_per_peer
+					// QP sets that the contexts share.
+					sets := jacobiContexts(cfg)
+					if n := cfg.Shmem.GIO.QPsPerPeer; n > 0 {
+						sets = min(sets, n)
+					}
+					s.perNode, s.perPeer = 2*gioPerNode, float64(sets)*gioPerConn
 				case "HDN", "HDN_OVERLAP", "GDS", "GPUTN", "XTQ", "HSA":
 					// Kernels, streams and their work-groups per node:
 					// 128-node weak runs peaked at 98 MB (gputn) and

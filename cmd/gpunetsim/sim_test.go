@@ -116,7 +116,8 @@ func TestDefaultOptions(t *testing.T) {
 	if !strings.HasPrefix(read(t, filepath.Join(dir, "allreduce.svg")), "<?xml") {
 		t.Error("no SVG plot")
 	}
-	if want := "wrote " + filepath.Join(dir, "allreduce.csv") + ", " + filepath.Join(dir, "allreduce.meta.json") + ", " + filepath.Join(dir, "allreduce.svg") + "\n"; !strings.HasSuffix(stdout.String(), want) {
+	// The list wraps within 120 columns, as every line of the report.
+	if want := report.Wrap("wrote ", "  ", filepath.Join(dir, "allreduce.csv")+", "+filepath.Join(dir, "allreduce.meta.json")+", "+filepath.Join(dir, "allreduce.svg")); !strings.HasSuffix(stdout.String(), want) {
 		t.Errorf("stdout does not end with %q:\n%s", want, stdout.String())
 	}
 }
