@@ -93,7 +93,11 @@ func FormatBytes(b float64) string {
 // COMPNET) 2.5 MiB per node for the runtime, its queues and the rings'
 // work-groups (95, 130, 185 MB) and 512 B per pair, the flag lines of the
 // rings (2(n−1) per ring work-group, one ring at 1024 nodes: GHN_DGPU 848
-// MB peak there, 4.6 GB estimated at 2 KiB per pair); GPUrdma 3 MiB per node (116, 186 MB);
+// MB peak there, 4.6 GB estimated at 2 KiB per pair); GPUrdma 1.25 MiB per node and 1 KiB per
+// pair (its CQs sized for a QP to every peer, backed by the page as used, and the rings' flag
+// lines: 98, 253 MB and 1.56 GB at 64, 256 and 1024 nodes fit about 62 MB of process, 0.5 MB
+// per node and 0.9 KB per pair, with room for the 32-node functional run: 59 MiB; 3 MiB per
+// node and 2 KiB per pair before, 5.0 GiB at 1024, now 2.3 GiB);
 // GIO 1 MiB per node, 96 KiB per ring and 512 B per (ring, peer)
 // connection (below).
 // Others keep memPerNode and memPerPeer.
@@ -112,7 +116,7 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 	case "GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET":
 		return 5 << 19, 1 << 9
 	case "GNN_GPURDMA":
-		return 3 << 20, memPerPeer
+		return 5 << 18, 1 << 10
 	case "GNN_GIO": // slices: its contexts, one per ring
 		k := float64(max(1, slices))
 		return gioPerNode + k*gioPerRing, k * gioPerConn

@@ -435,23 +435,30 @@ func (m *Memory) Functional() bool { return m.functional }
 // the base address. Control words (flags, counters) should be allocated
 // with ForceData so polling still works in payload-free runs.
 func (m *Memory) Alloc(pool Pool, size uint64, name string) Addr {
-	return m.alloc(pool, size, name, m.functional)
+	return m.alloc(pool, size, name, m.functional, false)
 }
 
 // AllocData is Alloc with real bytes even in a payload-free memory, for
 // control words that must carry values.
 func (m *Memory) AllocData(pool Pool, size uint64, name string) Addr {
-	return m.alloc(pool, size, name, true)
+	return m.alloc(pool, size, name, true, true)
 }
 
-func (m *Memory) alloc(pool Pool, size uint64, name string, data bool) Addr {
+// alloc makes the allocation: data with bytes, explicit an AllocData
+// (runtime state: queues, completion queues, rings, control words), which
+// from sparseMin on is backed page by page in a functional memory too, as
+// a payload-free one backs it: a completion queue sized for a QP to every
+// peer (GPUrdma's, 8 MiB per ring and node at 64 nodes) costs the pages its
+// entries land in, not n² bytes. A workload's own buffers (Alloc) stay
+// dense in a functional memory: they are streamed whole.
+func (m *Memory) alloc(pool Pool, size uint64, name string, data, explicit bool) Addr {
 	// Whole lines, so caches can copy any line of an allocation.
 	size = (max(size, 1) + LineSize - 1) &^ (LineSize - 1)
 	base := m.next
 	r := region{base: base, size: size, pool: pool, name: name, watched: watchList{base: base}, idx: len(m.regions)}
 	if data {
 		r.lazy = true // allocated on first access: untouched buffers cost nothing
-		r.sparse = !m.functional && size >= sparseMin
+		r.sparse = (explicit || !m.functional) && size >= sparseMin
 	} else {
 		m.payloadFree += size
 	}
@@ -485,7 +492,7 @@ func (m *Memory) AllocDataAt(base Addr, pool Pool, size uint64, name string) {
 		panic(fmt.Sprintf("mem %s: allocation at %#x overlaps another: not a reservation", m.name, uint64(base)))
 	}
 	r := region{base: base, size: size, pool: pool, name: name, watched: watchList{base: base}, idx: i, lazy: true,
-		sparse: !m.functional && size >= sparseMin}
+		sparse: size >= sparseMin} // as AllocData makes it
 	m.regions = slices.Insert(m.regions, i, r)
 	m.bases = slices.Insert(m.bases, i, base)
 	for k := i + 1; k < len(m.regions); k++ {
@@ -620,8 +627,8 @@ func (r *region) back(m *Memory) bool {
 	return true
 }
 
-// sparseMin is the size from which a data allocation of a payload-free
-// memory is backed page by page (region.pages); pageShift is log2 of the
+// sparseMin is the size from which an AllocData allocation (or any data
+// allocation of a payload-free memory) is backed page by page (region.pages); pageShift is log2 of the
 // page size.
 const (
 	sparseMin = 64 << 10

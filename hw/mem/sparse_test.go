@@ -7,15 +7,19 @@ import (
 	"pgregory.net/rapid"
 )
 
-// A large data allocation of a payload-free memory is backed page by page
-// (region.pages) until an access spans pages or is snapshotted; whatever
-// the accesses, it must read back what a functional memory's allocation
-// does, and back only the pages touched while it stays sparse.
+// A large AllocData allocation (of a payload-free or a functional
+// memory) is backed page by page (region.pages) until an access spans
+// pages or is snapshotted; whatever the accesses, it must read back what
+// a functional memory's dense allocation (Alloc) does, and back only the
+// pages touched while it stays sparse.
 func TestSparseRegionMatchesDense(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		size := rapid.IntRange(sparseMin, 4*sparseMin).Draw(t, "size")
-		sp, de := New("sparse", false), New("dense", true)
-		as, ad := sp.AllocData(GPU, uint64(size), "q"), de.AllocData(GPU, uint64(size), "q")
+		sp, de := New("sparse", rapid.Bool().Draw(t, "functional")), New("dense", true)
+		as, ad := sp.AllocData(GPU, uint64(size), "q"), de.Alloc(GPU, uint64(size), "q")
+		if r, _ := de.find(ad, 0); r.sparse {
+			t.Fatal("a functional memory's Alloc is sparse")
+		}
 		ops := rapid.IntRange(1, 60).Draw(t, "ops")
 		for i := range ops {
 			off := rapid.IntRange(0, size-1).Draw(t, "off")
@@ -47,29 +51,32 @@ func TestSparseRegionMatchesDense(t *testing.T) {
 	})
 }
 
-// Slot-sized accesses to a large queue back only their pages.
+// Slot-sized accesses to a large queue back only their pages, in a
+// payload-free and in a functional memory.
 func TestSparseRegionBacksTouchedPages(t *testing.T) {
-	m := New("m", false)
-	a := m.AllocData(GPU, 1<<20, "cq")
-	for k := range 100 {
-		m.Store64(a+Addr(64*k), uint64(k))
-	}
-	r, _ := m.find(a, 0)
-	backed := 0
-	for _, p := range r.pages {
-		if p != nil {
-			backed++
+	for _, functional := range []bool{false, true} {
+		m := New("m", functional)
+		a := m.AllocData(GPU, 1<<20, "cq")
+		for k := range 100 {
+			m.Store64(a+Addr(64*k), uint64(k))
 		}
-	}
-	if r.data != nil || backed != 2 {
-		t.Fatalf("100 slots of 64 B: dense=%v, %d pages backed, want 2", r.data != nil, backed)
-	}
-	if m.Load64(a+64*99) != 99 {
-		t.Fatal("slot 99 lost its value")
-	}
-	m.Bytes(a+4000, 200) // spans two pages: the region becomes dense
-	if r.data == nil || m.Load64(a+64*99) != 99 || m.Load64(a+64*5) != 5 {
-		t.Fatal("densifying lost the pages' bytes")
+		r, _ := m.find(a, 0)
+		backed := 0
+		for _, p := range r.pages {
+			if p != nil {
+				backed++
+			}
+		}
+		if r.data != nil || backed != 2 {
+			t.Fatalf("functional %v: 100 slots of 64 B: dense=%v, %d pages backed, want 2", functional, r.data != nil, backed)
+		}
+		if m.Load64(a+64*99) != 99 {
+			t.Fatal("slot 99 lost its value")
+		}
+		m.Bytes(a+4000, 200) // spans two pages: the region becomes dense
+		if r.data == nil || m.Load64(a+64*99) != 99 || m.Load64(a+64*5) != 5 {
+			t.Fatal("densifying lost the pages' bytes")
+		}
 	}
 }
 

@@ -70,7 +70,7 @@ type flowState struct {
 	lastAt map[uint64]sim.Time // per pair: latest delivery, so a pair's messages arrive in order
 	ports  []*port             // scratch: component ports
 	flows  []*flow             // scratch: component flows
-	heap   []shareKey          // scratch: water-filling's ports by share
+	heap   []*port             // scratch: water-filling's ports by share
 	step   uint64              // water-filling steps so far (port.touched)
 	moved  []*port             // scratch: ports one step changed
 	resch  []*flow             // scratch: flows whose completion moves
@@ -301,7 +301,6 @@ func (f *Fabric) collect(pt *port) {
 		return
 	}
 	pt.mark = fs.epoch
-	pt.idx = int32(len(fs.ports))
 	fs.ports = append(fs.ports, pt)
 	for _, fl := range pt.flows {
 		if fl.mark == fs.epoch {
@@ -318,14 +317,13 @@ func (f *Fabric) collect(pt *port) {
 // waterFill gives the component's flows their max-min fair rates
 // (progressive filling): repeatedly find the port whose remaining capacity
 // split among its unfrozen flows is smallest, give those flows that share,
-// and freeze them. The ports wait in a heap by (share, id), so each step
-// costs the ports it changes, not a scan of the component (at thousands of GPUs the scan was most of a run's time); a
-// port's share never falls as others freeze (the step's share is the
-// smallest, so capLeft−share over unfrozen−1 is at least the old share),
-// so an entry whose share is no longer the port's is stale and skipped.
-// The ports chosen, their order and so every rate are those of the scan
-// that takes the port of the smallest share and, among equal shares, the
-// smallest id.
+// and freeze them. The ports with unfrozen flows wait in a heap by
+// (share, id), each at most once (port.heapAt), moved in place when a step
+// changes its share, so each step costs the ports it changes, not a scan
+// of the component (at thousands of GPUs the scan was most of a run's
+// time). The ports chosen, their order and so every rate are those of the
+// scan that takes the port of the smallest share and, among equal shares,
+// the smallest id.
 func (f *Fabric) waterFill() {
 	fs := f.fl
 	h := fs.heap[:0]
@@ -335,19 +333,21 @@ func (f *Fabric) waterFill() {
 			pt.capLeft = pt.capacity
 		}
 		pt.unfrozen = len(pt.flows)
+		pt.heapAt = -1
 		if pt.unfrozen > 0 {
-			h = pushShare(h, shareKey{pt.capLeft / float64(pt.unfrozen), pt.id, pt.idx})
+			pt.share = pt.capLeft / float64(pt.unfrozen)
+			pt.heapAt = int32(len(h))
+			h = append(h, pt)
 		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
 	}
 	left := len(fs.flows)
 	for left > 0 {
-		var k shareKey
-		k, h = popShare(h)
-		best := fs.ports[k.idx]
-		if best.unfrozen == 0 || best.capLeft/float64(best.unfrozen) != k.share {
-			continue // stale: the port's current entry is in the heap
-		}
-		share := k.share
+		best := h[0]
+		share := best.share
+		h = removeAt(h, 0)
 		fs.step++
 		moved := fs.moved[:0]
 		for _, fl := range best.flows {
@@ -367,63 +367,78 @@ func (f *Fabric) waterFill() {
 			}
 		}
 		for _, pt := range moved {
-			if pt.unfrozen > 0 {
-				h = pushShare(h, shareKey{pt.capLeft / float64(pt.unfrozen), pt.id, pt.idx})
+			if pt.heapAt < 0 {
+				continue
+			}
+			if pt.unfrozen == 0 {
+				h = removeAt(h, int(pt.heapAt))
+				continue
+			}
+			old := pt.share
+			pt.share = pt.capLeft / float64(pt.unfrozen)
+			if pt.share < old {
+				siftUp(h, int(pt.heapAt))
+			} else {
+				siftDown(h, int(pt.heapAt))
 			}
 		}
 		fs.moved = moved[:0]
 	}
+	clear(h)
 	fs.heap = h[:0]
 }
 
-// shareKey is a port's entry in water-filling's heap: its share when
-// pushed, its id (the order among equal shares) and its position in the
-// component's ports.
-type shareKey struct {
-	share float64
-	id    int32
-	idx   int32
-}
-
-func (a shareKey) less(b shareKey) bool {
+// lessPort orders water-filling's heap: by share, then id.
+func lessPort(a, b *port) bool {
 	return a.share < b.share || a.share == b.share && a.id < b.id
 }
 
-// pushShare adds k to the binary min-heap h.
-func pushShare(h []shareKey, k shareKey) []shareKey {
-	h = append(h, k)
-	for i := len(h) - 1; i > 0; {
+func siftUp(h []*port, i int) {
+	for i > 0 {
 		p := (i - 1) / 2
-		if !h[i].less(h[p]) {
+		if !lessPort(h[i], h[p]) {
 			break
 		}
 		h[i], h[p] = h[p], h[i]
+		h[i].heapAt, h[p].heapAt = int32(i), int32(p)
 		i = p
 	}
-	return h
 }
 
-// popShare removes and returns the least entry of the non-empty heap h.
-func popShare(h []shareKey) (shareKey, []shareKey) {
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
+func siftDown(h []*port, i int) {
+	n := len(h)
+	for {
 		l, m := 2*i+1, i
-		if l < n && h[l].less(h[m]) {
+		if l < n && lessPort(h[l], h[m]) {
 			m = l
 		}
-		if r := l + 1; r < n && h[r].less(h[m]) {
+		if r := l + 1; r < n && lessPort(h[r], h[m]) {
 			m = r
 		}
 		if m == i {
-			break
+			return
 		}
 		h[i], h[m] = h[m], h[i]
+		h[i].heapAt, h[m].heapAt = int32(i), int32(m)
 		i = m
 	}
-	return top, h
+}
+
+// removeAt takes entry i out of the heap.
+func removeAt(h []*port, i int) []*port {
+	h[i].heapAt = -1
+	n := len(h) - 1
+	if i != n {
+		h[i] = h[n]
+		h[i].heapAt = int32(i)
+	}
+	h[n] = nil
+	h = h[:n]
+	if i < n {
+		siftDown(h, i)
+		siftUp(h, i)
+	}
+	return h
 }
 
 // ActiveFlows returns the number of flow-mode messages on the wire.

@@ -66,7 +66,8 @@ type port struct {
 	mark     uint64  // component search epoch
 	capLeft  float64 // water-filling: capacity not yet given out
 	unfrozen int     // water-filling: flows without a rate yet
-	idx      int32   // water-filling: position in the component's ports
+	heapAt   int32   // water-filling: position in the heap, -1 when out
+	share    float64 // water-filling: capLeft / unfrozen when last computed
 	id       int32   // water-filling: order among equal shares; given on first use, 1, 2, …
 	touched  uint64  // water-filling: the step that last changed it
 }

@@ -82,7 +82,6 @@ func TestWaterFillMatchesScan(t *testing.T) {
 		for i, pt := range ports {
 			pt.id = ids[i]
 			if len(pt.flows) > 0 {
-				pt.idx = int32(len(used))
 				used = append(used, pt)
 			}
 		}
@@ -112,7 +111,7 @@ func fullRates(fs *flowState) map[*flow]float64 {
 		if len(pt.flows) == 0 {
 			continue
 		}
-		pt.mark, pt.idx = fs.epoch, int32(len(fs.ports))
+		pt.mark = fs.epoch
 		fs.ports = append(fs.ports, pt)
 		for _, fl := range pt.flows {
 			if fl.mark != fs.epoch {

@@ -309,6 +309,16 @@ func (c *Comm) Test(r *Request) bool {
 	return r.done
 }
 
+// eqWaitLabel names a wait on the event queue; once the queue has lost
+// events to overflow (a Portals EQ without flow control drops them), it
+// says so, since a run that then deadlocks waits for a lost event.
+func (c *Comm) eqWaitLabel() string {
+	if d := c.eq.Dropped(); d > 0 {
+		return fmt.Sprintf("MPI event queue, which lost %d events to overflow: raise nic.eq_size (%d)", d, c.eq.Size())
+	}
+	return "MPI event queue"
+}
+
 // progressOne handles one event, polling the event queue until one arrives.
 func (c *Comm) progressOne() {
 	ev, ok := c.eq.Get()
@@ -323,9 +333,9 @@ func (c *Comm) progressOne() {
 			// The event landed (or a copy completed) while the poll ran:
 			// no wait, or the wake-up would be lost.
 		case c.sw.MPIWait == cost.WaitBlock:
-			c.t.Block(c.eq.Signal(), "MPI event queue")
+			c.t.Block(c.eq.Signal(), c.eqWaitLabel())
 		default:
-			c.t.Wait(c.eq.Signal(), "MPI event queue")
+			c.t.Wait(c.eq.Signal(), c.eqWaitLabel())
 		}
 		c.t.Sleep(c.t.CPU().Spec().DRAMLatency) // the poll that sees the new event misses
 		ev, ok = c.eq.Get()

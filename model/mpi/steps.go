@@ -202,9 +202,9 @@ func (c *Comm) tryProgress() bool {
 				c.beginMiss()
 				continue
 			case c.sw.MPIWait == cost.WaitBlock:
-				t.BeginBlock(c.eq.Signal(), "MPI event queue")
+				t.BeginBlock(c.eq.Signal(), c.eqWaitLabel())
 			default:
-				t.BeginWait(c.eq.Signal(), "MPI event queue")
+				t.BeginWait(c.eq.Signal(), c.eqWaitLabel())
 			}
 			k.stage = stWaitEQ
 		case stWaitEQ:
