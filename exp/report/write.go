@@ -529,6 +529,7 @@ func significantDecimals(v float64) int {
 // true/false, a missing cell (nil, "-") as empty.
 func WriteCSV(w io.Writer, r *Result) error {
 	var b bytes.Buffer
+	r = withoutRoundedCopies(r)
 	fmt.Fprintf(&b, "# experiment = %s\n", oneLine(r.Experiment))
 	fmt.Fprintf(&b, "# seed = %d\n", r.Seed)
 	for _, n := range r.Notes {
@@ -566,6 +567,54 @@ func WriteCSV(w io.Writer, r *Result) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// withoutRoundedCopies returns r with each table's rounded copy of a
+// duration dropped: a column "X_us" beside a duration column "X" holds the
+// same time rounded to nanoseconds for the text report, and the CSV forms
+// already write "X [us]" at full precision — two columns of one quantity
+// would leave a reader guessing which to load. r itself is not modified.
+func withoutRoundedCopies(r *Result) *Result {
+	out := *r
+	out.Tables = make([]Table, len(r.Tables))
+	for i, t := range r.Tables {
+		out.Tables[i] = dropRoundedCopies(t)
+	}
+	return &out
+}
+
+// dropRoundedCopies is withoutRoundedCopies for one table.
+func dropRoundedCopies(t Table) Table {
+	var drop []int
+	for j, c := range t.Columns {
+		base, ok := strings.CutSuffix(c, "_us")
+		if !ok {
+			continue
+		}
+		if k := slices.Index(t.Columns, base); k >= 0 && timeColumn(t, k) {
+			drop = append(drop, j)
+		}
+	}
+	if len(drop) == 0 {
+		return t
+	}
+	keep := func(j int) bool { return !slices.Contains(drop, j) }
+	out := Table{Name: t.Name}
+	for j, c := range t.Columns {
+		if keep(j) {
+			out.Columns = append(out.Columns, c)
+		}
+	}
+	for _, row := range t.Rows {
+		var r []any
+		for j, c := range row {
+			if keep(j) {
+				r = append(r, c)
+			}
+		}
+		out.Rows = append(out.Rows, r)
+	}
+	return out
 }
 
 // timeColumn reports whether every present cell of column j is a

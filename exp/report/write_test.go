@@ -237,3 +237,36 @@ func TestEmptyTableSaysNone(t *testing.T) {
 		t.Errorf("text report:\n%s\nwant it to contain:\n%s", b.String(), want)
 	}
 }
+
+// TestCSVDropsRoundedCopies: a table's "X_us" column beside a duration
+// column "X" (the text report's rounded copy) is left out of both CSV forms,
+// which write X at full precision; an "_us" column with no duration beside it
+// stays, and the text form keeps both.
+func TestCSVDropsRoundedCopies(t *testing.T) {
+	r := &Result{Experiment: "x", Tables: []Table{{
+		Name:    "x",
+		Columns: []string{"strategy", "time", "time_us", "runner_up_us"},
+		Rows: [][]any{
+			{"CPU", sim.Time(1234567), 1.235, 2.5},
+			{"HDN", "-", "-", 3.0},
+		},
+	}}}
+	var b bytes.Buffer
+	if err := WriteCSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	files, err := CSVFiles("out.csv", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{"WriteCSV": b.String(), "CSVFiles": string(files[0].Data)} {
+		for _, want := range []string{"strategy,time [us],runner_up_us\n", "CPU,1.234567,2.5\n", "HDN,,3\n"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s lacks %q:\n%s", name, want, s)
+			}
+		}
+	}
+	if got := r.Tables[0].Columns; len(got) != 4 {
+		t.Errorf("the result's table was modified: %v", got)
+	}
+}
