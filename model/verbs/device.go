@@ -335,17 +335,7 @@ func (c *CQ) Poll(wg *gpu.WG) nic.CQE {
 // WaitQP polls until q has at most keep WQEs outstanding and returns the
 // first error CQE seen, if any.
 func (c *CQ) WaitQP(wg *gpu.WG, q *QP, keep uint64) (bad nic.CQE, ok bool) {
-	start := wg.Now()
-	ok = true
-	for q.Outstanding() > keep {
-		e := c.Poll(wg)
-		q.stats.Polls++
-		if e.Status != nic.WCSuccess && ok {
-			bad, ok = e, false
-		}
-	}
-	q.stats.PollTime += wg.Now() - start
-	return bad, ok
+	return c.pollWhile(wg, q, func() bool { return q.Outstanding() > keep })
 }
 
 // WaitDone polls until n WQEs of q have completed (a context's own posts
@@ -353,9 +343,15 @@ func (c *CQ) WaitQP(wg *gpu.WG, q *QP, keep uint64) (bad nic.CQE, ok bool) {
 // waited for) and returns the first error CQE seen, if any. The CQ must
 // hold only q's completions and have one poller at a time.
 func (c *CQ) WaitDone(wg *gpu.WG, q *QP, n uint64) (bad nic.CQE, ok bool) {
+	return c.pollWhile(wg, q, func() bool { return q.Completed() < n })
+}
+
+// pollWhile polls c while more is true, counting the polls and their time
+// in q's statistics, and returns the first error CQE seen, if any.
+func (c *CQ) pollWhile(wg *gpu.WG, q *QP, more func() bool) (bad nic.CQE, ok bool) {
 	start := wg.Now()
 	ok = true
-	for q.Completed() < n {
+	for more() {
 		e := c.Poll(wg)
 		q.stats.Polls++
 		if e.Status != nic.WCSuccess && ok {
