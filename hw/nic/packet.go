@@ -52,6 +52,10 @@ type Packet struct {
 	MLength  uint64 // acks and replies: bytes the target manipulated
 
 	notBefore sim.Time // flow model: the flow cannot complete earlier (net.Paced)
+	// dataAt, in the flow model while the packet is on the wire, is the
+	// offset in the payload where Data starts: the bytes before it are
+	// payload-free zeros (gatherPieces); Receive puts them back.
+	dataAt uint64
 
 	// Event state, so a packet is its own send, delivery and landing event
 	// (no closure per packet).

@@ -20,6 +20,7 @@ func (n *NIC) Receive(np net.Packet) {
 	}
 	n.stats.PacketsRx++
 	n.stats.BytesRx += pk.Len
+	n.materialize(pk)
 	if n.xtqWaits(pk) {
 		return // an XTQ task header found the hold buffer full (xtq_hold.go)
 	}
