@@ -40,7 +40,8 @@ type hierOp struct {
 
 // hierSlots is the slot layout of the one-sided schedule, the same on
 // every rank: the G−1 phase-1 slots (a chunk each), the inter-node
-// phase's slots (a ring piece or half a chunk each), the G−1 phase-3
+// phase's slots (a ring piece, half a chunk or, for the rhd, its step's
+// part each), the G−1 phase-3
 // slots.
 type hierSlots struct {
 	off []uint64 // slot k's offset; off[len] is the region's size
@@ -60,7 +61,13 @@ func newHierSlots(inter string, elems, G, N int) hierSlots {
 		}
 	}
 	add(G-1, chunk)
-	add(interSlots(inter, N), piece)
+	if inter == HierRHD { // parts from the whole chunk down to one block
+		for k := range interSlots(inter, N) {
+			add(1, pad8(uint64(rhdSlotElems(elems/G+1, N, k))*4)+8)
+		}
+	} else {
+		add(interSlots(inter, N), piece)
+	}
 	add(G-1, chunk)
 	return s
 }
