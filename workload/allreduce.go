@@ -95,7 +95,7 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	if err != nil {
 		return AllreduceResult{}, err
 	}
-	if c.Group != nil && !partitionable(im.Name, s) {
+	if c.Group != nil && !(partitionable(im.Name, s) && (a.Algorithm != AlgRHD || rhdRuns(im.Name))) {
 		return AllreduceResult{}, partitionRefusal(c.Group.Partitions(), s, im.Name)
 	}
 	if a.Algorithm == AlgRHD {

@@ -45,6 +45,9 @@ type AllreduceHier struct {
 	// Inter is the inter-node algorithm per rail: HierRing ("" too) or
 	// HierTree (NCCL's double binary tree).
 	Inter string
+	// flat runs every rank as a node of its own (no intra-node phases,
+	// whatever node.gpus): the allreduce workload's one-sided rhd.
+	flat bool
 }
 
 // AllreduceHierResult is one run.
@@ -53,6 +56,7 @@ type AllreduceHierResult struct {
 	Ranks    int
 	Time     sim.Time    // every rank released together to the last rank's end
 	Phases   [3]sim.Time // rank 0's time in each phase
+	Finish   []sim.Time  // per rank, from the release
 	Verified bool
 }
 
@@ -120,6 +124,9 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		return AllreduceHierResult{}, err
 	}
 	G := max(1, c.Spec.Node.GPUs)
+	if a.flat {
+		G = 1
+	}
 	P := len(c.Nodes)
 	if P%G != 0 || P < 1 {
 		return AllreduceHierResult{}, fmt.Errorf("allreduce_hier on %d ranks: must be a multiple of node.gpus = %d", P, G)
@@ -350,8 +357,9 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 	if err := g.Err(); err != nil {
 		return AllreduceHierResult{}, err
 	}
-	res := AllreduceHierResult{Impl: im.Name, Ranks: P, Phases: phases}
-	for _, t := range ends {
+	res := AllreduceHierResult{Impl: im.Name, Ranks: P, Phases: phases, Finish: make([]sim.Time, P)}
+	for r, t := range ends {
+		res.Finish[r] = t - start
 		res.Time = max(res.Time, t-start)
 	}
 	if c.Nodes[0].Mem.Functional() {
