@@ -61,9 +61,14 @@ func newHierSlots(inter string, elems, G, N int) hierSlots {
 		}
 	}
 	add(G-1, chunk)
-	if inter == HierRHD { // parts from the whole chunk down to one block
+	if inter == HierRHD {
+		// Parts from the whole chunk down to one block, each slot whole
+		// cache lines: a flag's line (a control line of a payload-free
+		// buffer, which keeps bytes) never reaches into the next slot's
+		// data, so a flow-model message of a slot carries the bytes of
+		// its flag's line only (nic.Packet.DataAt), not its megabytes.
 		for k := range interSlots(inter, N) {
-			add(1, pad8(uint64(rhdSlotElems(elems/G+1, N, k))*4)+8)
+			add(1, (pad8(uint64(rhdSlotElems(elems/G+1, N, k))*4)+8+63)&^63)
 		}
 	} else {
 		add(interSlots(inter, N), piece)

@@ -778,6 +778,33 @@ func (m *Memory) Write(a Addr, src []byte) {
 	m.Touch(a, len(src))
 }
 
+// WriteAfterZeros is Write(a, b) of the n bytes b that are zeros up to at
+// and src after (len(src) = n − at), without making b: a flow-model
+// message of a payload-free buffer carries its trailing control words
+// only (nic.Packet.DataAt). Bytes, control words and watchers end as
+// Write leaves them.
+func (m *Memory) WriteAfterZeros(a Addr, n, at int, src []byte) {
+	if dst := m.Bytes(a, n); dst != nil {
+		clear(dst[:at])
+		copy(dst[at:], src)
+	} else if r, _ := m.find(a, n); len(r.ctrl) > 0 {
+		lines := r.ctrlIn(a, n)
+		for i := range lines {
+			c := &lines[i] // in r.ctrl: the write stays
+			l := c.line
+			lo, hi := max(l, a), min(l+LineSize, a+Addr(n))
+			for x := lo; x < hi; x++ {
+				if k := int(x - a); k < at {
+					c.bytes[x-l] = 0
+				} else {
+					c.bytes[x-l] = src[k-at]
+				}
+			}
+		}
+	}
+	m.Touch(a, n)
+}
+
 // Touch wakes the watchers of the lines in [a, a+n) without changing bytes
 // (for writes done through Bytes, and payload-free DMA).
 func (m *Memory) Touch(a Addr, n int) {

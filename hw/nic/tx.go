@@ -145,7 +145,7 @@ func (p *pktReplyLand) store() {
 		}
 		s.Materialize()
 	}
-	n.storeData(p.land, p.Data, p.landLen)
+	n.storeDataAt(p.land, p.Data, p.DataAt, p.landLen)
 	if cb := p.ctrl; cb != nil {
 		p.ctrl = nil
 		n.ctrlFree.Put(cb)
