@@ -369,3 +369,36 @@ func TestTaskSpawnCPUPhasesCutAsTheGPUVariants(t *testing.T) {
 		t.Errorf("sw.event_dispatch +%d instructions: CPU end to end +%v, want +%v (one dispatch)", extra, got, want)
 	}
 }
+
+// With the target buffer written by the target's thread before the spawn
+// (taskspawn.warm_target), the CPU handler's copy finds its destination
+// in the core's cache: at 4 KiB only the 64 source lines the NIC wrote
+// come from DRAM, half the cold copy's 128 lines; the GPU kernels, which
+// write the buffer through the GPU's caches, do not change.
+func TestTaskSpawnWarmTarget(t *testing.T) {
+	run := func(s strategy.Strategy, warm bool) TaskSpawnResult {
+		r, err := TaskSpawn{Size: 4 * unit.KiB, WGSize: 256, WarmTarget: warm}.Run(xtqCluster(t, 2, true), s, xtqCfg)
+		if err != nil || !r.Verified {
+			t.Fatalf("%s warm=%v: %v", s, warm, err)
+		}
+		return r
+	}
+	exec := func(r TaskSpawnResult) sim.Time {
+		for _, p := range r.Phases {
+			if p.Phase == PhaseExecute {
+				return p.End - p.Start
+			}
+		}
+		t.Fatal("no execution phase")
+		return 0
+	}
+	cold, warm := exec(run(strategy.CPU, false)), exec(run(strategy.CPU, true))
+	if half := cold / 2; warm < half || warm > half+half/20 {
+		t.Errorf("CPU copy of 4 KiB: %v into a cold buffer, %v into a warm one: want about half (64 of 128 lines from DRAM, the rest L1 hits)", cold, warm)
+	}
+	for _, s := range []strategy.Strategy{strategy.HSA, strategy.XTQ} {
+		if c, w := run(s, false).EndToEnd, run(s, true).EndToEnd; c != w {
+			t.Errorf("%s: %v cold, %v warm: the GPU kernel's time must not depend on the host's cache", s, c, w)
+		}
+	}
+}
