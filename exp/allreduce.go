@@ -114,7 +114,7 @@ func allreduceSimulate(p Point, env Env) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s on %d nodes: %w", s, n, err)
 	}
-	return json.Marshal(allreducePoint{n, s, res.Time, c.Events(), res.Verified, res.Slices, c.Nodes[0].CPU.CoreStats(), res.ServiceEnergy})
+	return json.Marshal(allreducePoint{n, s, res.Time, c.Events(), res.Verified, res.Slices, c.Nodes[0].CPU.CoreStatsAt(c.Now()), res.ServiceEnergy})
 }
 
 func allreduceAssemble(cfg Config, results [][]byte) (*report.Result, error) {
