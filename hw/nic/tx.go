@@ -17,6 +17,7 @@ func (n *NIC) issue(cmd Command) {
 		cmd.CT.Set(cmd.CTValue)
 		return
 	}
+	n.lastIssue = n.e.Now()
 	n.nextMsg++
 	id := n.nextMsg
 	hdr := &Header{Op: cmd.Op, Initiator: n.id, PT: cmd.PT, MatchBits: cmd.MatchBits, RemoteOffset: cmd.RemoteOffset,
