@@ -937,13 +937,13 @@ func (m *Memory) WriteAfterZeros(a Addr, n, at int, src []byte) {
 			c := &lines[i] // in r.ctrl: the write stays
 			l := c.line
 			lo, hi := max(l, a), min(l+LineSize, a+Addr(n))
+			var buf [LineSize]byte // the dense bytes of [lo, hi)
 			for x := lo; x < hi; x++ {
-				if k := int(x - a); k < at {
-					c.bytes[x-l] = 0
-				} else {
-					c.bytes[x-l] = src[k-at]
+				if k := int(x - a); k >= at {
+					buf[x-lo] = src[k-at]
 				}
 			}
+			c.write(buf[:hi-lo], int(lo-l))
 		}
 	}
 	m.Touch(a, n)
