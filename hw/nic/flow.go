@@ -1,6 +1,7 @@
 package nic
 
 import (
+	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -72,7 +73,7 @@ func (n *NIC) sendFlowMessage(dst int, kind Kind, msg uint64, hdr *Header, l uin
 	pk := &Packet{Src: n.id, Dst: dst, Kind: kind, Msg: msg, Index: 0, Offset: 0, Len: l, Last: true,
 		Hdr: hdr, Fail: fail, MLength: mlength, notBefore: last + n.fab.Serialization(unit.Bytes(min(mp, l)))}
 	n.e.At(first, func() {
-		pk.Data, pk.dataAt = n.gatherPieces(&src, mp, l)
+		pk.Data, pk.DataAt = n.gatherPieces(&src, mp, l)
 		n.stats.PacketsTx++
 		n.stats.BytesTx += l
 		n.fab.Send(pk)
@@ -88,41 +89,35 @@ func (n *NIC) sendFlowMessage(dst int, kind Kind, msg uint64, hdr *Header, l uin
 
 // gatherPieces joins the bytes of the message's link-sized pieces into one
 // payload (nil when every piece is payload-free) that starts at the first
-// piece holding bytes, at offset at of the message: the pieces before it
-// are payload-free, and the receiving NIC puts the zeros they read as back
-// in front before anything uses the payload (Receive, materialize). Why: a
-// payload-free message whose only bytes are its trailing flag (a put to a
-// peer in MoE's throughput mode, ~2 MB at EP 128) carried a zeroed buffer
-// of its whole length while on the wire, and in the flow model all of an
-// all-to-all's messages are on the wire at once (6.8 GB at EP 128).
-func (n *NIC) gatherPieces(src *payloadSrc, mp, l uint64) (data []byte, at uint64) {
-	var out []byte
+// piece with bytes (at: Packet.DataAt). A read through GIO's PCIe peer
+// buffer yields zeros for payload-free bytes where a plain read yields
+// nothing; in a message of several pieces such a piece is left out as
+// well (its buffer bookkeeping done), and a message of nothing else is
+// the empty payload at its end (zeros throughout, as before).
+func (n *NIC) gatherPieces(src *payloadSrc, mp, l uint64) (out []byte, at uint64) {
+	zeros := false
 	for off := uint64(0); off < l; off += mp {
-		b := n.srcData(src, off, min(mp, l-off))
+		ln := min(mp, l-off)
+		if a := src.base + mem.Addr(off); src.kind == srcMemoryPPB && l > mp && !n.mem.HasData(a, int(ln)) {
+			if n.vs().ppb != nil && n.mem.PoolOf(a) == mem.GPU {
+				n.vreadZeros(a, int(ln))
+			}
+			zeros = true
+			continue
+		}
+		b := n.srcData(src, off, ln)
 		if b == nil {
 			continue
 		}
 		if out == nil {
 			at = off
-			out = n.fab.GetBuf(int(l - at))
-			clear(out) // payload-free pieces after the first read as zeros
+			out = n.fab.GetBuf(int(l - at)) // zeroed: payload-free pieces read as zeros
 		}
 		copy(out[off-at:], b)
 		n.fab.PutBuf(b)
 	}
-	return out, at
-}
-
-// materialize puts back the payload-free head of a flow-model payload
-// (gatherPieces): afterwards Data covers the whole packet, zeros first, as
-// every reader of Data expects.
-func (n *NIC) materialize(pk *Packet) {
-	if pk.dataAt == 0 || pk.Data == nil {
-		return
+	if out == nil && zeros {
+		return []byte{}, l
 	}
-	full := n.fab.GetBuf(int(pk.dataAt) + len(pk.Data))
-	clear(full[:pk.dataAt])
-	copy(full[pk.dataAt:], pk.Data)
-	n.fab.PutBuf(pk.Data)
-	pk.Data, pk.dataAt = full, 0
+	return out, at
 }

@@ -20,7 +20,6 @@ func (n *NIC) Receive(np net.Packet) {
 	}
 	n.stats.PacketsRx++
 	n.stats.BytesRx += pk.Len
-	n.materialize(pk)
 	if n.xtqWaits(pk) {
 		return // an XTQ task header found the hold buffer full (xtq_hold.go)
 	}
@@ -301,6 +300,7 @@ func (n *NIC) targetGet(m *inMsg) {
 
 // targetComplete runs when the last byte of a put/atomic is visible.
 func (n *NIC) targetComplete(m *inMsg) {
+	n.lastLanded = n.e.Now()
 	if n.taskLanded(m) {
 		return
 	}
