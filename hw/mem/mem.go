@@ -574,6 +574,11 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 	if err != nil {
 		panic(err)
 	}
+	return r.bytes(m, a, n)
+}
+
+// bytes is Bytes of [a, a+n) once its region r is found.
+func (r *region) bytes(m *Memory, a Addr, n int) []byte {
 	if r.data == nil {
 		if !r.lazy {
 			return nil
@@ -662,12 +667,17 @@ func (r *region) page(off, n int) []byte {
 // Read copies [a, a+len(dst)) into dst. Payload-free bytes read as zeros,
 // except in control lines.
 func (m *Memory) Read(a Addr, dst []byte) {
-	if src := m.Bytes(a, len(dst)); src != nil {
+	// One region lookup for the bytes and the control lines: a CP poll
+	// or a payload-free load reads a line per event.
+	r, err := m.find(a, len(dst))
+	if err != nil {
+		panic(err)
+	}
+	if src := r.bytes(m, a, len(dst)); src != nil {
 		copy(dst, src)
 		return
 	}
 	clear(dst)
-	r, _ := m.find(a, len(dst))
 	readLines(r.ctrlIn(a, len(dst)), a, dst)
 }
 
@@ -764,9 +774,13 @@ func (m *Memory) HasData(a Addr, n int) bool {
 // Write copies src to [a, a+len(src)) and wakes the watchers of every line
 // it touches. In a payload-free allocation only control lines keep bytes.
 func (m *Memory) Write(a Addr, src []byte) {
-	if dst := m.Bytes(a, len(src)); dst != nil {
+	r, err := m.find(a, len(src))
+	if err != nil {
+		panic(err)
+	}
+	if dst := r.bytes(m, a, len(src)); dst != nil {
 		copy(dst, src)
-	} else if r, _ := m.find(a, len(src)); len(r.ctrl) > 0 {
+	} else if len(r.ctrl) > 0 {
 		lines := r.ctrlIn(a, len(src))
 		for i := range lines {
 			c := &lines[i] // in r.ctrl: the write stays
@@ -829,10 +843,14 @@ func (m *Memory) Watch(a Addr) *sim.Signal {
 
 // Load64 reads the little-endian uint64 at a.
 func (m *Memory) Load64(a Addr) uint64 {
-	b := m.Bytes(a, 8)
-	if b == nil {
+	r, err := m.find(a, 8)
+	if err != nil {
+		panic(err)
+	}
+	b := r.bytes(m, a, 8)
+	if b == nil { // payload-free: zeros but for control lines
 		var w [8]byte
-		m.Read(a, w[:])
+		readLines(r.ctrlIn(a, 8), a, w[:])
 		b = w[:]
 	}
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
