@@ -79,11 +79,11 @@ type L2 struct {
 	// node memory is at address 0): a lookup scans a set's 16 keys, two
 	// host cache lines, instead of its 16 ways' whole state, six (the
 	// scan was a CP poll's costliest step). lines holds the ways' state.
-	keys       []mem.Addr
-	lines      []l2line
-	clock      uint64
-	stats      L2Stats
-	shared     [][2]mem.Addr // NIC-shared ranges: a system acquire invalidates them
+	keys   []mem.Addr
+	lines  []l2line
+	clock  uint64
+	stats  L2Stats
+	shared [][2]mem.Addr // NIC-shared ranges: a system acquire invalidates them
 	// sharedDirty says shared has ranges added since it was last sorted
 	// and merged (nicShared searches it: a system acquire asks for every
 	// line the L2 holds, and a device may share a range per queue).
