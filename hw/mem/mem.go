@@ -340,6 +340,7 @@ type Memory struct {
 	consumed    uint64   // bytes Consume gave back
 	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
 	last        *region  // region find returned last (accesses cluster, so it is tried first); nil after an Alloc moved the regions
+	prev        *region  // the one last was before it (search tries it first); nil with last
 	snapFree    sim.FreeList[*Snapshot]
 	maps        *mappings // backing mapped outside the Go heap (mapped.go)
 	// onTouch are called with every written range (Touch): a host CPU's
@@ -464,7 +465,7 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data, explicit bool)
 	}
 	m.regions = append(m.regions, r)
 	m.bases = append(m.bases, base)
-	m.last = nil
+	m.last, m.prev = nil, nil
 	m.allocated += size
 	m.next = base + Addr(size) + LineSize // keep a guard line between allocations
 	return base
@@ -503,7 +504,7 @@ func (m *Memory) AllocDataAt(base Addr, pool Pool, size uint64, name string) {
 		}
 	}
 	m.byPage = [len(m.byPage)]int32{}
-	m.last = nil
+	m.last, m.prev = nil, nil
 }
 
 // Allocated returns the bytes allocated so far.
@@ -524,11 +525,20 @@ func (m *Memory) find(a Addr, n int) (*region, error) {
 // search finds the region holding [a, a+n): in the page cache, else by
 // binary search.
 func (m *Memory) search(a Addr, n int) (*region, error) {
+	// The region before the last: accesses often alternate between two
+	// (a CP polling a queue and reading its entry's data, a work-group
+	// storing into a ring and polling its flag), and its struct is hot.
+	if r := m.prev; r != nil {
+		if off := uint64(a - r.base); off < r.size && off+uint64(n) <= r.size {
+			m.last, m.prev = r, m.last
+			return r, nil
+		}
+	}
 	pc := &m.byPage[uint64(a)>>pageShift%uint64(len(m.byPage))]
 	if i := int(*pc) - 1; i >= 0 {
 		r := &m.regions[i]
 		if off := uint64(a - r.base); off < r.size && off+uint64(n) <= r.size {
-			m.last = r
+			m.last, m.prev = r, m.last
 			return r, nil
 		}
 	}
@@ -552,7 +562,7 @@ func (m *Memory) search(a Addr, n int) (*region, error) {
 	if uint64(a-r.base)+uint64(n) > r.size {
 		return nil, fmt.Errorf("%s: access [%#x, +%d) overruns allocation %q [%#x, +%d)", m.name, uint64(a), n, r.name, uint64(r.base), r.size)
 	}
-	m.last = r
+	m.last, m.prev = r, m.last
 	*pc = int32(i + 1)
 	return r, nil
 }
