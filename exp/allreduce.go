@@ -56,8 +56,8 @@ func (a AllreduceSpec) validateAlgorithm() error {
 		if err != nil {
 			continue // allreduce.strategies reports it
 		}
-		if !workload.RHDSupported(s) {
-			errs = append(errs, fmt.Errorf("allreduce.algorithm = rhd: runs on the two-sided strategies (host or kernel-boundary reduction, e.g. CPU, HDN), not %s; drop %s from allreduce.strategies or use allreduce.algorithm=ring", s, s))
+		if why := workload.RHDRefusal(s); why != "" {
+			errs = append(errs, errors.New(why))
 		}
 	}
 	return errors.Join(errs...)
@@ -114,7 +114,7 @@ func allreduceSimulate(p Point, env Env) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s on %d nodes: %w", s, n, err)
 	}
-	return json.Marshal(allreducePoint{n, s, res.Time, c.Events(), res.Verified, res.Slices, c.Nodes[0].CPU.CoreStats(), res.ServiceEnergy})
+	return json.Marshal(allreducePoint{n, s, res.Time, c.Events(), res.Verified, res.Slices, c.Nodes[0].CPU.CoreStatsAt(c.Now()), res.ServiceEnergy})
 }
 
 func allreduceAssemble(cfg Config, results [][]byte) (*report.Result, error) {

@@ -21,15 +21,15 @@ import (
 // device-verbs ring (GNN_GPURDMA): its GPI world (segments, notification
 // areas, the ring's QP pairs and CQs on every node) is built before the
 // run and only read during it, each node's verbs runtime on its own
-// node's engine. GIO's templater reads every peer's device (its heap
-// key) and makes a connection's remote end in the peer's memory on first
-// use while it runs, so it runs on one engine.
-func partitionable(impl string, s strategy.Strategy) bool {
+// node's engine. GIO (device-shmem over verbs) too: each PE reserves
+// and makes its own ends of its connections, numbered by who connects to
+// whom (a connection's remote end is made by its own node when the first
+// packet reaches it), and during the run reads of other PEs only what
+// their setup wrote (heap keys, the symmetric heap's layout, QP numbers).
+func partitionable(impl string, _ strategy.Strategy) bool {
 	switch impl {
-	case "host", "kernel-boundary", "stream-triggered", "triggered", "remote-tasks", "device-verbs":
+	case "host", "kernel-boundary", "stream-triggered", "triggered", "remote-tasks", "device-verbs", "device-shmem":
 		return true
-	case "device-shmem":
-		return s != strategy.GNNGIO
 	}
 	return false
 }
@@ -42,7 +42,7 @@ func AllreducePartitionable(s strategy.Strategy) bool {
 }
 
 func partitionRefusal(k int, s strategy.Strategy, impl string) error {
-	return fmt.Errorf("run.partitions = %d: the %s allreduce (%s implementation) shares run-wide state across nodes and runs on one engine; the partitioned allreduce runs CPU, HDN, HDN_OVERLAP, GDS, GPUTN, XTQ, HSA, GHN_*, COMPNET and GNN_GPURDMA; use run.partitions=1", k, s, impl)
+	return fmt.Errorf("run.partitions = %d: the %s allreduce (%s implementation) shares run-wide state across nodes and runs on one engine; the partitioned allreduce runs CPU, HDN, HDN_OVERLAP, GDS, GPUTN, XTQ, HSA, GHN_*, COMPNET, GNN_GIO and GNN_GPURDMA; use run.partitions=1", k, s, impl)
 }
 
 // Nodes per engine from which a partitioned allreduce pays on two idle

@@ -71,7 +71,7 @@ func TestPartitionedAllreduceMatchesSequential(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN} {
-			if c.alg == AlgRHD && !RHDSupported(s) {
+			if c.alg == AlgRHD && !AllreduceAlgPartitionable(s, c.alg) {
 				continue
 			}
 			want, wantEv := partitionedAllreduce(t, c.hw, s, c.alg, c.nodes, 0, 24*unit.KiB+8, true)
@@ -100,17 +100,20 @@ func TestPartitionedAllreduceIndependentOfGOMAXPROCS(t *testing.T) {
 	}
 }
 
-// Implementations that share run-wide state refuse a partitioned cluster
-// with one line naming the knob.
-func TestPartitionedAllreduceRefusesSharedState(t *testing.T) {
-	c, err := cluster.NewPartitioned(1, cluster.GPUTN(), 4, 2, false)
-	if err != nil {
-		t.Fatal(err)
+// Every implementation of the allreduce runs partitioned (GIO's since its
+// connections are numbered by who connects to whom, each end made by its
+// own node); one that is not known to keep its state on its nodes is
+// refused.
+func TestEveryAllreduceImplementationPartitions(t *testing.T) {
+	for _, im := range AllreduceDef().Impls {
+		if !partitionable(im.Name, strategy.CPU) {
+			t.Errorf("the %s allreduce does not run partitioned", im.Name)
+		}
 	}
-	defer c.Close()
-	a := Allreduce{Size: 16 * unit.KiB, WGSize: 256, CPUThreads: 8}
-	_, err = a.Run(c, strategy.GNNGIO, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
-	if err == nil || !strings.Contains(err.Error(), "run.partitions = 2") {
+	if partitionable("another", strategy.CPU) {
+		t.Error("an implementation not listed runs partitioned")
+	}
+	if err := partitionRefusal(2, strategy.CPU, "another"); err == nil || !strings.Contains(err.Error(), "run.partitions = 2") {
 		t.Fatalf("err = %v, want a run.partitions refusal", err)
 	}
 }
@@ -120,13 +123,15 @@ func TestPartitionedAllreduceRefusesSharedState(t *testing.T) {
 // the device-shmem ring over the queued backends (GHN_*, COMPNET: each
 // PE's service threads drive its own node's OpenSHMEM over Portals), and
 // the device-verbs ring (GNN_GPURDMA: the GPI world built before the run,
-// read only during it), so all three run partitioned with the sequential engine's times, event counts
+// read only during it), and GIO's device-shmem ring (each PE reserves and
+// makes its own ends of its connections), so all four run partitioned with the sequential engine's times, event counts
 // and service energy: receive resources posted once or every round,
 // functional and payload-free, on a star and a fat tree.
 func TestPartitionedRemoteTasksAndShmemMatchSequential(t *testing.T) {
 	tasks := []strategy.Strategy{strategy.XTQ, strategy.HSA}
 	queued := []strategy.Strategy{strategy.GHNDGPU, strategy.GHNDGPUHostQ, strategy.GHNAPU, strategy.COMPNET}
 	verbs := []strategy.Strategy{strategy.GNNGPURDMA}
+	gio := []strategy.Strategy{strategy.GNNGIO}
 	tree := func(hw cluster.Spec) cluster.Spec {
 		hw.Topology.Kind, hw.Topology.LeafSize = "fattree", 3
 		return hw
@@ -149,6 +154,9 @@ func TestPartitionedRemoteTasksAndShmemMatchSequential(t *testing.T) {
 		{cluster.GPURDMA(), verbs, 5, []int{2, 5}, false, true},
 		{cluster.GPURDMA(), verbs, 16, []int{2, 3}, false, false},
 		{tree(cluster.GPURDMA()), verbs, 12, []int{2, 4}, false, true},
+		{cluster.GIO(), gio, 5, []int{2, 5}, false, true},
+		{cluster.GIO(), gio, 16, []int{2, 3}, false, false},
+		{tree(cluster.GIO()), gio, 12, []int{2, 4}, false, true},
 	}
 	for _, c := range cases {
 		for _, s := range c.strategies {
@@ -222,7 +230,7 @@ func TestAutoPartitions(t *testing.T) {
 		{"fat tree: one leaf", fatTree(32), 32, true, strategy.CPU, 8, 1},
 		{"fat tree, random spines: drawn per packet, one engine's results", outOfOrder(fatTree(16)), 64, true, strategy.CPU, 2, 2},
 		{"star, in_order off (no spines)", outOfOrder(cluster.GPUTN()), 64, true, strategy.CPU, 2, 2},
-		{"shared run-wide state", cluster.GPUTN(), 64, true, strategy.GNNGIO, 2, 1},
+		{"device shmem over verbs (GIO): each node makes its connection ends", cluster.GIO(), 64, true, strategy.GNNGIO, 2, 2},
 		{"device verbs: the GPI world built before the run", cluster.GPURDMA(), 64, true, strategy.GNNGPURDMA, 2, 2},
 		{"device shmem, queued backend", cluster.CompNet(), 64, true, strategy.COMPNET, 2, 2},
 		{"remote tasks, payload-free 256 nodes", cluster.XTQ(), 256, false, strategy.XTQ, 2, 2},

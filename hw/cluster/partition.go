@@ -136,6 +136,14 @@ func (c *Cluster) Run() error {
 	return c.Engine.Run()
 }
 
+// Now returns the latest time the run has reached, over every partition.
+func (c *Cluster) Now() sim.Time {
+	if c.Group != nil {
+		return c.Group.Now()
+	}
+	return c.Engine.Now()
+}
+
 // Events returns the events run so far, over every partition.
 func (c *Cluster) Events() uint64 {
 	if c.Group != nil {

@@ -43,9 +43,15 @@ func (s CoreStats) Utilization(elapsed sim.Duration) float64 {
 
 // CoreStats returns per-core accounting up to now, including the interval
 // of the threads on the cores at this moment.
-func (c *CPU) CoreStats() []CoreStats {
+func (c *CPU) CoreStats() []CoreStats { return c.CoreStatsAt(c.e.Now()) }
+
+// CoreStatsAt is CoreStats with the threads on the cores counted up to
+// now, not less than this CPU's engine's time: at the end of a partitioned
+// run the latest partition's time (sim.Group.Now), which one engine's
+// time would be, whereas this CPU's engine stopped at its own last event.
+func (c *CPU) CoreStatsAt(now sim.Time) []CoreStats {
 	out := make([]CoreStats, len(c.cores))
-	now := c.e.Now()
+	now = max(now, c.e.Now())
 	for i, k := range c.cores {
 		out[i] = k.stats
 		if k.cur != nil {

@@ -410,6 +410,9 @@ type verbs struct {
 	async   []AsyncEvent
 	dropped map[uint64]int // packets still to come of messages the responder dropped (verbs_rnr.go)
 	lands   []*rcLanding   // landings done, for reuse (verbs_rx.go)
+	// makeQP, when set, makes a reserved QP that a packet names before
+	// anyone made it (SetQPMaker).
+	makeQP func(num uint32)
 }
 
 // AsyncEvents returns the NIC's asynchronous error events so far.
@@ -484,15 +487,24 @@ func (n *NIC) CreateCQAt(num int, base mem.Addr, entries int) (*CQ, error) {
 	return c, nil
 }
 
-// ReserveQP takes the number CreateQP would give a QP now without making
-// it: CreateQPAt makes it later (a QP made on first use).
-func (n *NIC) ReserveQP() uint32 {
+// ReserveQPs takes count consecutive QP numbers without making the QPs
+// and returns the first: a runtime that numbers its QPs by who connects
+// to whom, whatever the order they are made in (CreateQPAt makes each).
+func (n *NIC) ReserveQPs(count int) uint32 {
 	v := n.vs()
-	v.qps = append(v.qps, nil)
-	return uint32(len(v.qps))
+	first := uint32(len(v.qps) + 1)
+	v.qps = append(v.qps, make([]*QP, count)...)
+	return first
 }
 
-// CreateQPAt makes the QP ReserveQP reserved as number num.
+// SetQPMaker sets f to be called when a packet names a reserved QP
+// that was not made yet: it makes it (CreateQPAt) on this NIC, from
+// this NIC's engine. The remote end of a connection is then made where
+// it lives, when it is first needed, not by the node that connects to it
+// (whose engine may be another partition's).
+func (n *NIC) SetQPMaker(f func(num uint32)) { n.vs().makeQP = f }
+
+// CreateQPAt makes the QP numbered num that ReserveQPs reserved.
 func (n *NIC) CreateQPAt(num uint32, cfg QPConfig) (*QP, error) {
 	v := n.vs()
 	if num < 1 || int(num) > len(v.qps) || v.qps[num-1] != nil {
@@ -537,6 +549,10 @@ func (n *NIC) qp(num uint32) *QP {
 	if num < 1 || int(num) > len(v.qps) {
 		return nil
 	}
+	if q := v.qps[num-1]; q != nil || v.makeQP == nil {
+		return q
+	}
+	v.makeQP(num)
 	return v.qps[num-1]
 }
 

@@ -106,18 +106,7 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 	}
 	end := a + mem.Addr(len(dst))
 	if !n.mem.HasData(a, len(dst)) {
-		// Payload-free bytes without control words: every line reads as
-		// zeros, now and whenever it was cached (a line that ever held
-		// data would make HasData true), so the PPB's bookkeeping is all
-		// there is to do: same hits, misses and evictions, no stale hit.
-		for l := mem.Line(a); l < end; l += mem.LineSize {
-			if _, ok := p.index.get(l); ok {
-				p.stats.Hits++
-			} else {
-				*p.insert(l) = [mem.LineSize]byte{}
-				p.stats.Misses++
-			}
-		}
+		n.vreadZeros(a, len(dst))
 		clear(dst)
 		return
 	}
@@ -267,4 +256,21 @@ func (x *lineIndex) reset() {
 	clear(x.keys)
 	clear(x.vals)
 	x.n = 0
+}
+
+// vreadZeros is vread of n payload-free bytes without control words at a
+// (HasData false): every line reads as zeros, now and whenever it was
+// cached (a line that ever held data would make HasData true), so the
+// PPB's bookkeeping is all there is to do: same hits, misses and
+// evictions, no stale hit.
+func (n *NIC) vreadZeros(a mem.Addr, ln int) {
+	p := n.vs().ppb
+	for l, end := mem.Line(a), a+mem.Addr(ln); l < end; l += mem.LineSize {
+		if _, ok := p.index.get(l); ok {
+			p.stats.Hits++
+		} else {
+			*p.insert(l) = [mem.LineSize]byte{}
+			p.stats.Misses++
+		}
+	}
 }

@@ -3,6 +3,7 @@ package shmem
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gpunetsim/gpunetsim/hw/cp"
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
@@ -56,6 +57,11 @@ type Team struct {
 	devs  []*Device
 	mu    sync.Mutex
 	sizes []uint64
+	// connected says a PE's GIO contexts have connected (gio.go): a
+	// symmetric allocation registered from then on changes the rkey every
+	// templater writes. A flag of its own, not a look at every PE's
+	// backend: PEs of other partitions may be setting theirs up at once.
+	connected atomic.Bool
 }
 
 // NewTeam returns the team of npes PEs.

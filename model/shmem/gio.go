@@ -55,6 +55,20 @@ type gioBackend struct {
 	heap     *nic.MR // the symmetric heap's current registration
 	heapBase mem.Addr
 	heapEnd  mem.Addr
+	// Connections are numbered and placed by who connects to whom, not by
+	// the order PEs connect in, and each end is made by its own PE, so a
+	// PE touches no other PE's memory, NIC or GPU during the run (its
+	// engine may be another partition's). Init takes the PE's QP numbers
+	// (2 × sets × (npes − 1) from qpBase, gio numbering below); reserve
+	// reserves their memory in the order PEs 0, 1, … connecting one after
+	// another would have: own holds, by set × PE, this PE's side of its
+	// connections (CQ and QP), ends, by PE × set, the remote ends of other
+	// PEs' connections to it, made when their first packet arrives
+	// (makeEnd).
+	qpBase   uint32
+	own      []gioRes
+	ends     []verbs.QPRes
+	reserved bool
 	// cand marks, by context × PE, the QPs that may have a slot to
 	// template: every QP at first, cleared when the templater finds the
 	// QP full, set again when a completion of it is consumed (the only
@@ -115,10 +129,10 @@ type gioChan struct {
 	last []uint64 // shared set only: by PE
 }
 
-// gioRes is a connection reserved: its CQ, its QP and the remote end.
+// gioRes is this PE's side of a connection, reserved: its CQ and its QP.
 type gioRes struct {
-	cq     verbs.CQRes
-	qa, qb verbs.QPRes
+	cq verbs.CQRes
+	qa verbs.QPRes
 }
 
 // qp returns the context's QP to pe, making the connection reserved for
@@ -135,8 +149,7 @@ func (c *gioCtx) qp(pe int) (*verbs.QP, error) {
 		return nil, err
 	}
 	rb := b.dev.rt.team.devs[pe].backend.(*gioBackend)
-	place := verbs.Place{QP: mem.GPU}
-	qa, _, err := verbs.ConnectReserved(b.vn, rb.vn, r.qa, r.qb, place, place, cq, rb.passive, depth)
+	qa, err := b.vn.MakeConnected(r.qa, verbs.Place{QP: mem.GPU}, cq, depth, pe, rb.endNum(b.dev.pe, c.q))
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +191,120 @@ func newGIOBackend(d *Device) (*gioBackend, error) {
 	if b.shared {
 		b.locks = n.Mem.AllocData(mem.GPU, uint64(sets*d.npes)*32, "gio.qp-locks")
 	}
+	b.qpBase = b.vn.ReserveQPNumbers(2 * sets * (d.npes - 1))
+	b.vn.SetQPMaker(b.makeEnd)
 	return b, nil
+}
+
+// The numbering of a PE's QPs (index k from qpBase), and the order reserve
+// places them in memory: PEs 0, 1, …, npes−1 connecting one after another,
+// as ROC_SHMEM's init connects every PE's contexts to every PE. PE j's
+// connection adds, per set q, one remote end here (k = j·sets + q for j
+// below this PE, (npes−1)·sets + (j−1)·sets + q above it); this PE's own
+// connection adds, per set q and PE pe, the QP
+// k = pe·sets + q·(npes−1) + pe', pe' = pe below this PE, pe−1 above.
+
+// endNum returns the number of the remote end on this PE of PE j's
+// connection for set q.
+func (b *gioBackend) endNum(j, q int) uint32 {
+	p, sets, n := b.dev.pe, len(b.ctxs), b.dev.npes
+	k := j*sets + q
+	if j > p {
+		k = (n-1)*sets + (j-1)*sets + q
+	}
+	return b.qpBase + uint32(k)
+}
+
+// ownNum returns the number of this PE's QP of set q to PE pe.
+func (b *gioBackend) ownNum(q, pe int) uint32 {
+	p, sets, n := b.dev.pe, len(b.ctxs), b.dev.npes
+	pe1 := pe
+	if pe > p {
+		pe1--
+	}
+	return b.qpBase + uint32(p*sets+q*(n-1)+pe1)
+}
+
+// endOf returns the PE and set of the remote end numbered num, or false
+// when num is not one.
+func (b *gioBackend) endOf(num uint32) (j, q int, ok bool) {
+	p, sets, n := b.dev.pe, len(b.ctxs), b.dev.npes
+	if num < b.qpBase {
+		return 0, 0, false
+	}
+	k := int(num - b.qpBase)
+	switch {
+	case k < p*sets:
+		return k / sets, k % sets, true
+	case k < p*sets+(n-1)*sets:
+		return 0, 0, false // this PE's own QP
+	case k < 2*(n-1)*sets:
+		k -= (n - 1) * sets
+		return k/sets + 1, k % sets, true
+	}
+	return 0, 0, false
+}
+
+// reserve reserves, once, the memory of every connection this PE takes
+// part in (own and ends), in the numbering's order, and maps it
+// L2-uncacheable: where PEs 0, 1, … connecting in turn would have put it.
+// A connection's memory, QPs and CQ are made when first used (gioCtx.qp,
+// makeEnd): most are never posted to, and a QP's state is about 10 KiB.
+func (b *gioBackend) reserve() {
+	if b.reserved {
+		return
+	}
+	b.reserved = true
+	p, sets, n := b.dev.pe, len(b.ctxs), b.dev.npes
+	depth := b.vn.Spec().QPDepth
+	b.own = make([]gioRes, sets*n)
+	b.ends = make([]verbs.QPRes, n*sets)
+	qp := func(num uint32) verbs.QPRes {
+		r := b.vn.ReserveQPAs(depth, num)
+		for _, a := range verbs.ReservedAreas(r, depth) {
+			b.uncache(a.Addr, a.Size)
+		}
+		return r
+	}
+	for j := range n {
+		if j != p {
+			for q := range sets {
+				b.ends[j*sets+q] = qp(b.endNum(j, q))
+			}
+			continue
+		}
+		for q := range sets {
+			for pe := range n {
+				if pe == p {
+					continue
+				}
+				r := &b.own[q*n+pe]
+				r.cq = b.vn.ReserveCQ(depth)
+				b.uncache(r.cq.Base(), uint64(depth)*nic.CQESize)
+				r.qa = qp(b.ownNum(q, pe))
+			}
+		}
+	}
+}
+
+// makeEnd makes the remote end numbered num of another PE's connection,
+// when the connection's first packet reaches this PE's NIC
+// (nic.NIC.SetQPMaker): its QP, bound to the passive CQ, connected to the
+// other PE's QP.
+func (b *gioBackend) makeEnd(num uint32) {
+	j, q, ok := b.endOf(num)
+	if !ok {
+		return
+	}
+	b.reserve()
+	rj, ok := b.dev.rt.team.devs[j].backend.(*gioBackend)
+	if !ok {
+		return // not a GIO peer: the packet fails as one to an unknown QP
+	}
+	depth := b.vn.Spec().QPDepth
+	if _, err := b.vn.MakeConnected(b.ends[j*len(b.ctxs)+q], verbs.Place{QP: mem.GPU}, b.passive, depth, j, rj.ownNum(q, b.dev.pe)); err != nil {
+		panic(fmt.Sprintf("gio: PE %d: the reserved end of PE %d's connection: %v", b.dev.pe, j, err))
+	}
 }
 
 // uncache maps [a, a+n) L2-uncacheable unless shaders have L2
@@ -203,7 +329,7 @@ func (b *gioBackend) Expose(idx int, base mem.Addr, size uint64) {
 	}
 	b.heapEnd = max(b.heapEnd, base+mem.Addr(size))
 	heap := b.vn.RegMR(b.heapBase, uint64(b.heapEnd-b.heapBase))
-	if b.ctxs[0] != nil || b.anyConnected() {
+	if b.ctxs[0] != nil || b.dev.rt.team.connected.Load() {
 		// The templater writes the new rkey from now on: no closed form
 		// computed ahead with the old one.
 		exposedAfterConnect(b.dev.rt.team.devs, b.dev.pe, heap.Key, b.eng().Now())
@@ -214,36 +340,20 @@ func (b *gioBackend) Expose(idx int, base mem.Addr, size uint64) {
 }
 
 // connect connects every context to every other PE and starts the
-// templater. A connection's CQ and QPs (both ends) are reserved now, their
-// memory and numbers where making them now would put them, and made when
-// first used (gioCtx.qp): most are never posted to, and a QP's state is
-// about 10 KiB.
+// templater. The connections are reserved (reserve) and made when first
+// used (gioCtx.qp on this PE, makeEnd on the other).
 func (b *gioBackend) connect() error {
 	d := b.dev
-	depth := b.vn.Spec().QPDepth
-	for q := range b.ctxs {
-		c := &gioCtx{b: b, q: q, qps: make([]*verbs.QP, d.npes), cqs: make([]*verbs.CQ, d.npes), templated: make([]uint64, d.npes),
-			res: make([]gioRes, d.npes)}
-		for pe := range d.npes {
-			if pe == d.pe {
-				continue
-			}
-			rb, ok := d.rt.team.devs[pe].backend.(*gioBackend)
-			if !ok {
-				return fmt.Errorf("gio: PE %d runs another backend", pe)
-			}
-			r := &c.res[pe]
-			r.cq = b.vn.ReserveCQ(depth)
-			b.uncache(r.cq.Base(), uint64(depth)*nic.CQESize)
-			r.qa, r.qb = b.vn.ReserveQP(depth), rb.vn.ReserveQP(depth)
-			for _, a := range verbs.ReservedAreas(r.qa, depth) {
-				b.uncache(a.Addr, a.Size)
-			}
-			for _, a := range verbs.ReservedAreas(r.qb, depth) {
-				rb.uncache(a.Addr, a.Size)
-			}
+	for pe := range d.npes {
+		if rb, ok := d.rt.team.devs[pe].backend.(*gioBackend); !ok || len(rb.ctxs) != len(b.ctxs) {
+			return fmt.Errorf("gio: PE %d runs another backend or another number of QP sets", pe)
 		}
-		b.ctxs[q] = c
+	}
+	b.reserve()
+	d.rt.team.connected.Store(true)
+	for q := range b.ctxs {
+		b.ctxs[q] = &gioCtx{b: b, q: q, qps: make([]*verbs.QP, d.npes), cqs: make([]*verbs.CQ, d.npes), templated: make([]uint64, d.npes),
+			res: b.own[q*d.npes : (q+1)*d.npes]}
 	}
 	b.cand = make([]uint64, (len(b.ctxs)*d.npes+63)/64)
 	for i := range len(b.ctxs) * d.npes {
@@ -633,7 +743,7 @@ func (ch *gioChan) wait(qp *verbs.QP) error { return ch.waitKeep(qp, 0) }
 func (ch *gioChan) waitKeep(qp *verbs.QP, keep uint64) error {
 	c := ch.c
 	var cq *verbs.CQ
-	if pe := qp.Peer().Node().Rank; pe < len(c.qps) && c.qps[pe] == qp {
+	if pe := qp.PeerRank(); pe < len(c.qps) && c.qps[pe] == qp {
 		cq = c.cqs[pe]
 	} else {
 		for pe, q := range c.qps {

@@ -327,16 +327,5 @@ func peerHeapKeys(devs []*Device) []uint32 {
 	return keys
 }
 
-// anyConnected reports whether some PE of the team has connected its
-// contexts (its templater runs).
-func (b *gioBackend) anyConnected() bool {
-	for _, d := range b.dev.rt.team.devs {
-		if ob, ok := d.backend.(*gioBackend); ok && ob.ctxs[0] != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // eng returns the PE's simulation engine.
 func (b *gioBackend) eng() *sim.Engine { return b.dev.rt.node.Host.Engine() }

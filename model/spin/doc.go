@@ -33,7 +33,8 @@
 // dataloop from L2 (ddt.block_dataloop_read), a bank beat each. Δr
 // comes from ChooseInterval (the paper's choice of Δr), with T_PH(γ) estimated from the same
 // constants (RO-CP's including its checkpoint copy, part of the paper's
-// T_PH^init) and exactly the paper's three constraints; the buffer-aware
+// T_PH^init, and its mean catch-up at each candidate interval, part of
+// the paper's T_PH^setup) and exactly the paper's three constraints; the buffer-aware
 // refinement (ddt.buffer_aware_interval, ours, off by default) also keeps
 // the first packets of all P sequences within the packet buffer, which
 // the paper's procedure does not, and the simulated back-pressure shows

@@ -65,6 +65,25 @@ func TestChooseIntervalHandComputed(t *testing.T) {
 	if _, err := ChooseInterval(in); err == nil {
 		t.Error("a NIC memory below one checkpoint was accepted")
 	}
+	// RO-CP: T_PH at q packets adds the mean catch-up CatchUp·(q−1)/2.
+	// T_PH = 1.6µs, CatchUp = 50ns: constraint 1 is
+	// 0.1 + 15·0.1·q ≤ 0.2·128·(1.6 + 0.05·(q−1)/2) µs, i.e.
+	// q ≤ (25.6·1.575 − 0.1)/(1.5 − 0.64) = 46.8 → 46, 45 checkpoints
+	// (without the catch-up it would be ⌊(40.96 − 0.1)/1.5⌋ = 27).
+	in = base
+	in.TPH, in.CatchUp = 1600*sim.Nanosecond, 50*sim.Nanosecond
+	if got, err = ChooseInterval(in); err != nil || got != (IntervalChoice{Interval: 46 * 2048, Q: 46, Checkpoints: 45, Sched: true}) {
+		t.Errorf("catch-up 50ns: got %+v, %v; want q = 46", got, err)
+	}
+	// CatchUp = 240ns (16 blocks × 12 cycles at 800 MHz, Fig 12's γ = 16):
+	// a longer interval lengthens the handlers (0.2·128·0.12 = 3.07µs per
+	// packet) more than the fill (1.5µs), so every q meets constraint 1;
+	// at q = 2048 a handler takes 247µs, whose arrivals exceed B_pkt, so
+	// constraint 3 shrinks Δr to the buffer: 128 packets.
+	in.CatchUp = 240 * sim.Nanosecond
+	if got, err = ChooseInterval(in); err != nil || got != (IntervalChoice{Interval: 128 * 2048, Q: 128, Checkpoints: 16, Sched: true, Shrunk: true}) {
+		t.Errorf("catch-up 240ns: got %+v, %v; want q = 128, shrunk", got, err)
+	}
 }
 
 // TestFixedIntervalErrors: a user-set Δr that breaks a constraint fails
@@ -114,6 +133,9 @@ func TestChooseIntervalObeysEachConstraint(t *testing.T) {
 			TPkt: sim.Duration(rapid.IntRange(10_000, 500_000).Draw(r, "tpkt")), TPH: sim.Duration(rapid.IntRange(1_000, 100_000_000).Draw(r, "tph")),
 			C: rapid.IntRange(64, 2048).Draw(r, "C"), Copies: rapid.IntRange(1, 2).Draw(r, "copies"),
 			MNIC: rapid.IntRange(4096, 16<<20).Draw(r, "mnic"), BPkt: rapid.IntRange(k, 1<<20).Draw(r, "bpkt"), Eps: 0.2}
+		if rapid.Bool().Draw(r, "rocp") {
+			in.CatchUp = sim.Duration(rapid.IntRange(1, 10_000_000).Draw(r, "catchup"))
+		}
 		ch, err := ChooseInterval(in)
 		if err != nil {
 			return // no interval meets constraints 2 and 3: reported, checked elsewhere
@@ -124,16 +146,18 @@ func TestChooseIntervalObeysEachConstraint(t *testing.T) {
 			r.Fatalf("inconsistent choice %+v for %d packets", ch, npkt)
 		}
 		// Constraint 1: (P−1)·q·T_pkt + T_pkt ≤ ε·⌈n_pkt/P⌉·T_PH.
-		budget := in.Eps * float64((npkt+in.P-1)/in.P) * float64(in.TPH)
+		// T_PH at q includes the mean catch-up, CatchUp·(q−1)/2.
+		tph := func(q int) float64 { return float64(in.TPH) + float64(in.CatchUp)*float64(q-1)/2 }
 		sched := func(q int) bool {
-			return in.P == 1 || float64(in.P-1)*float64(q)*float64(in.TPkt)+float64(in.TPkt) <= budget
+			budget := in.Eps * float64((npkt+in.P-1)/in.P) * tph(q)
+			return in.P == 1 || float64(in.P-1)*float64(q)*float64(in.TPkt)+float64(in.TPkt) <= budget*(1+1e-12)
 		}
 		// Constraint 2: ⌈n_pkt/q⌉ checkpoints × C × copies ≤ M_NIC.
 		if need := ch.Checkpoints * in.C * in.Copies; need > in.MNIC {
 			r.Fatalf("constraint 2: %d B of checkpoints > M_NIC %d (%+v)", need, in.MNIC, ch)
 		}
 		// Constraint 3: min(T_PH·k/T_pkt, Δr) ≤ B_pkt.
-		if b := min(int(float64(in.TPH)*float64(k)/float64(in.TPkt)), ch.Interval); b > in.BPkt {
+		if b := min(int(tph(q)*float64(k)/float64(in.TPkt)), ch.Interval); b > in.BPkt {
 			r.Fatalf("constraint 3: %d B buffered > B_pkt %d (%+v)", b, in.BPkt, ch)
 		}
 		switch {
@@ -200,5 +224,63 @@ func TestBlocksIn(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPaperIntervalIdlesHPUsAtSmallBlocks pins the cause of the Fig 8 miss
+// written in docs/validation.md: for RW-CP on the 4 MiB vector with 4 B
+// blocks (γ = 512, a handler ≈ 42 µs against an 85 ns packet), exactly the
+// paper's three constraints either give fewer sequences than HPUs (a
+// packet buffer holding the whole message: constraint 1 alone, q ≈ 840
+// packets, 3 sequences for 16 HPUs) or one sequence as large as the
+// packet buffer (the 256 KiB default: q = B_pkt/k), so in-order arrival
+// fills the buffer with one sequence. Either way at most a few HPUs work
+// at once, whatever B_pkt is; an extra cap (Δr ≤ B_pkt/P, the non-default
+// ddt.buffer_aware_interval) is what starts all P.
+func TestPaperIntervalIdlesHPUsAtSmallBlocks(t *testing.T) {
+	ty, err := datatype.Vector(1<<20, 4, 8, datatype.Byte())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ty.Commit()
+	env := Env{Spin: hwspin.DefaultSpec(), Costs: DefaultCosts(), K: 2048, TPkt: 85 * sim.Nanosecond}
+	env.Spin.HPUs = 16
+	env.Spin.PktBuffer = 8 * unit.MiB // holds the whole 4 MiB message
+	p, err := NewPlan(RWCP, c, 1, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Interval.Shrunk || p.Interval.Grown || p.Interval.Checkpoints >= env.Spin.HPUs || p.Interval.Checkpoints < 2 {
+		t.Errorf("whole-message buffer: %+v (T_PH %v); want constraint 1 alone to leave 2..15 sequences for 16 HPUs",
+			p.Interval, p.TPH)
+	}
+	env.Spin.PktBuffer = hwspin.DefaultSpec().PktBuffer
+	if p, err = NewPlan(RWCP, c, 1, env); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Interval.Shrunk || p.Interval.Interval != int(env.Spin.PktBuffer) {
+		t.Errorf("default buffer: %+v; want Δr shrunk to B_pkt = %v (one sequence fills the buffer)", p.Interval, env.Spin.PktBuffer)
+	}
+	env.Costs.BufferAware = true
+	if p, err = NewPlan(RWCP, c, 1, env); err != nil {
+		t.Fatal(err)
+	}
+	if p.Interval.Interval*env.Spin.HPUs > int(env.Spin.PktBuffer) {
+		t.Errorf("buffer-aware: %+v; want P sequences' worth of Δr within B_pkt = %v", p.Interval, env.Spin.PktBuffer)
+	}
+}
+
+// TestChooseIntervalNearlyBalancedCatchUp: when the catch-up's growth
+// almost equals the fill's, the slope difference a of constraint 1 is a
+// rounding residue (here 2.9e-11 ps: (P−1)·T_pkt = 3 × 84 ns against
+// ε·⌈n_pkt/P⌉·CatchUp/2 = 0.3 × 384 × 4.375 ns / 2), b/a exceeds any int,
+// and the interval must be the whole message meeting the bound, not an
+// overflowed conversion.
+func TestChooseIntervalNearlyBalancedCatchUp(t *testing.T) {
+	in := IntervalInput{K: 2048, M: 3 << 20, P: 4, TPkt: 84 * sim.Nanosecond, TPH: 100 * sim.Microsecond,
+		CatchUp: 4375 * sim.Picosecond, C: 612, Copies: 1, MNIC: int(6 * unit.MiB), BPkt: 64 << 20, Eps: 0.3}
+	got, err := ChooseInterval(in)
+	if err != nil || got.Q != 1536 || got.Checkpoints != 1 || !got.Sched {
+		t.Errorf("got %+v, %v; want the whole message (q = 1536) meeting the bound", got, err)
 	}
 }

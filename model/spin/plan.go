@@ -64,7 +64,8 @@ type Plan struct {
 	Interval    IntervalChoice         // RO-CP, RW-CP
 	Checkpoints []*datatype.Checkpoint // RO-CP, RW-CP
 	prefix      []int                  // specialized indexed: packed offset of each block
-	TPH         sim.Duration           // estimated payload-handler time
+	TPH         sim.Duration           // estimated payload-handler time, catch-up aside
+	CatchUp     sim.Duration           // estimated catch-up per packet past the checkpoint (RO-CP)
 	Mem         MemUse
 	// Priority is the user's offload priority (type_set_attr, the SC'19 paper
 	// §6): under NIC-memory pressure, resident structures of lower
@@ -121,12 +122,12 @@ func NewPlan(method Method, c *datatype.Committed, count int, env Env) (*Plan, e
 		if method == RWCP && cs.MasterCopies {
 			copies = 2
 		}
-		p.TPH = p.estimateTPH(env)
+		p.TPH, p.CatchUp = p.estimateTPH(env)
 		var ch IntervalChoice
 		if cs.Interval > 0 {
-			ch, err = fixedInterval(int(cs.Interval), m, copies, p.TPH, env, p.Mem.Dataloops)
+			ch, err = fixedInterval(int(cs.Interval), m, copies, IntervalInput{TPH: p.TPH, CatchUp: p.CatchUp}, env, p.Mem.Dataloops)
 		} else {
-			ch, err = ChooseInterval(IntervalInput{K: env.K, M: m, P: env.Spin.HPUs, TPkt: env.TPkt, TPH: p.TPH,
+			ch, err = ChooseInterval(IntervalInput{K: env.K, M: m, P: env.Spin.HPUs, TPkt: env.TPkt, TPH: p.TPH, CatchUp: p.CatchUp,
 				C: int(cs.Checkpoint), Copies: copies, MNIC: int(env.Spin.MemSize - p.Mem.Dataloops), BPkt: int(env.Spin.PktBuffer), Eps: cs.Epsilon, BufferAware: cs.BufferAware})
 			if err != nil {
 				err = fmt.Errorf("%w: %v", ErrNICMemory, err)
@@ -161,12 +162,15 @@ func (p *Plan) objectOff(i int) unit.Bytes {
 }
 
 // estimateTPH is T_PH(γ) = T_init + T_setup + γ·T_block of the general
-// handlers (§5.4) from the cost constants. T_init includes RO-CP's
-// checkpoint copy (the paper names it as part of T_PH^init: C/8 cycles and
-// C bytes over the NIC memory, as §7.3 charges it); the catch-up, which
-// T_PH^setup also includes, depends on Δr itself and is left out, so the
-// estimate is a function of γ as the procedure requires.
-func (p *Plan) estimateTPH(env Env) sim.Duration {
+// handlers (§5.4) from the cost constants, and the catch-up per packet of
+// distance from the checkpoint. T_init includes RO-CP's checkpoint copy
+// (the paper names it as part of T_PH^init: C/8 cycles and C bytes over
+// the NIC memory, as §7.3 charges it). T_PH^setup includes any catch-up
+// (the paper's definition): an RO-CP handler skips γ blocks per packet
+// between its checkpoint and its packet, so its catch-up depends on Δr
+// and is returned per packet for ChooseInterval to add at each interval
+// (RW-CP's handlers, in order, never catch up).
+func (p *Plan) estimateTPH(env Env) (tph, catchUp sim.Duration) {
 	cs, sp := env.Costs, env.Spin
 	cyc := float64(sp.InvokeCycles+cs.MPITStart+cs.LevelCycles*p.Depth) + p.Gamma*float64(cs.BlockCycles+sp.DMAIssueCycles)
 	var copyTime sim.Duration
@@ -176,7 +180,10 @@ func (p *Plan) estimateTPH(env Env) sim.Duration {
 			copyTime = sp.MemBandwidth.TransferTime(cs.Checkpoint)
 		}
 	}
-	return sp.HPUFreq.Cycles(cyc) + copyTime
+	if p.Method == ROCP {
+		catchUp = sp.HPUFreq.Cycles(p.Gamma * float64(cs.SkipCycles))
+	}
+	return sp.HPUFreq.Cycles(cyc) + copyTime, catchUp
 }
 
 func (p *Plan) planSpecialized(cs Costs) error {
@@ -256,7 +263,7 @@ var ErrInterval = errors.New("bad checkpoint interval")
 // fixedInterval checks a user-set Δr (ddt.interval) against the spec's
 // constraints: a positive multiple of k, checkpoints that fit the NIC
 // memory, and packets buffered during scheduling that fit the buffer.
-func fixedInterval(dr, m, copies int, tph sim.Duration, env Env, loops unit.Bytes) (IntervalChoice, error) {
+func fixedInterval(dr, m, copies int, est IntervalInput, env Env, loops unit.Bytes) (IntervalChoice, error) {
 	k := env.K
 	if dr%k != 0 {
 		return IntervalChoice{}, fmt.Errorf("%w: ddt.interval = %v: must be a multiple of the %d B packet payload", ErrInterval, unit.Bytes(dr), k)
@@ -269,7 +276,7 @@ func fixedInterval(dr, m, copies int, tph sim.Duration, env Env, loops unit.Byte
 		return IntervalChoice{}, fmt.Errorf("%w: ddt.interval = %v: %d checkpoints × %d × %v = %v exceed the %v of NIC memory left after the dataloops (the SC'19 paper constraint 2)",
 			ErrInterval, unit.Bytes(dr), cps, copies, env.Costs.Checkpoint, need, free)
 	}
-	buffered := int(float64(tph) * float64(k) / float64(env.TPkt))
+	buffered := int(float64(est.tph(q)) * float64(k) / float64(env.TPkt))
 	if b := min(buffered, q*k); b > int(env.Spin.PktBuffer) {
 		return IntervalChoice{}, fmt.Errorf("%w: ddt.interval = %v: %v buffered while a sequence is scheduled exceed spin.pkt_buffer = %v (the SC'19 paper constraint 3)",
 			ErrInterval, unit.Bytes(dr), unit.Bytes(b), env.Spin.PktBuffer)

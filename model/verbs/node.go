@@ -32,6 +32,7 @@ func ConnectNodes(a, b *Node, pa, pb Place, cqa, cqb *CQ, depth int) (*QP, *QP, 
 	qa.nq.Connect(b.Rank, qb.nq.Num)
 	qb.nq.Connect(a.Rank, qa.nq.Num)
 	qa.peer, qb.peer = qb, qa
+	qa.remote, qb.remote = b.Rank, a.Rank
 	return qa, qb, nil
 }
 
@@ -170,17 +171,22 @@ func (n *Node) MakeCQ(r CQRes, entries int, pool mem.Pool) (*CQ, error) {
 	return &CQ{node: n, nq: nq, pool: pool, qps: map[uint32]*QP{}}, nil
 }
 
-// QPRes is a QP reserved on a node (ReserveQP): its rings' and doorbell
-// record's addresses and its number, made by ConnectReserved.
+// QPRes is a QP reserved on a node (ReserveQPAs): its rings' and doorbell
+// record's addresses and its number, made by MakeConnected.
 type QPRes struct {
 	sq  mem.Addr
 	num uint32
 }
 
-// ReserveQP reserves what newQP(depth) would make now: the send ring, the
-// receive ring and the doorbell record (their addresses in that order, as
-// one reservation each) and the QP number, counting their bytes.
-func (n *Node) ReserveQP(depth int) QPRes {
+// ReserveQPNumbers takes count consecutive QP numbers (nic.NIC.ReserveQPs)
+// and returns the first: ReserveQPAs gives them to QPs later.
+func (n *Node) ReserveQPNumbers(count int) uint32 { return n.nic.ReserveQPs(count) }
+
+// ReserveQPAs reserves what newQP(depth) would make now, numbered num
+// (one of the numbers ReserveQPNumbers took): the send ring, the receive
+// ring and the doorbell record (their addresses in that order, as one
+// reservation each), counting their bytes; MakeConnected makes it.
+func (n *Node) ReserveQPAs(depth int, num uint32) QPRes {
 	ring := uint64(depth) * nic.WQESize
 	sq := n.mem.ReserveData(ring)
 	if rq := n.mem.ReserveData(ring); rq != sq+qpGap(ring) {
@@ -189,8 +195,30 @@ func (n *Node) ReserveQP(depth int) QPRes {
 	n.mem.ReserveData(16)
 	n.footprint += 2*ring + 16
 	n.qpBytes += 2*ring + 16
-	return QPRes{sq: sq, num: n.nic.ReserveQP()}
+	return QPRes{sq: sq, num: num}
 }
+
+// Num returns the reserved QP's number.
+func (r QPRes) Num() uint32 { return r.num }
+
+// MakeConnected makes the QP r reserved on n and connects it to QP rqpn
+// on node remote, touching nothing of the remote node: each end of a
+// connection is made by its own node (nic.NIC.SetQPMaker makes the remote
+// end when the first packet reaches it), so nodes on different engines
+// share no state.
+func (n *Node) MakeConnected(r QPRes, p Place, cq *CQ, depth, remote int, rqpn uint32) (*QP, error) {
+	q, err := n.makeQP(r, p, cq, depth)
+	if err != nil {
+		return nil, err
+	}
+	q.nq.Connect(remote, rqpn)
+	q.remote = remote
+	return q, nil
+}
+
+// SetQPMaker sets f to make this node's reserved QPs that a packet names
+// before they were made (nic.NIC.SetQPMaker).
+func (n *Node) SetQPMaker(f func(num uint32)) { n.nic.SetQPMaker(f) }
 
 // qpGap is the distance from one reservation of size bytes to the next:
 // whole lines and a guard line (mem.Memory.ReserveData).
@@ -217,23 +245,6 @@ func (n *Node) makeQP(r QPRes, p Place, cq *CQ, depth int) (*QP, error) {
 		shadow: make([][][nic.WQEWords]uint64, (depth+shadowChunk-1)/shadowChunk)}
 	cq.qps[nq.Num] = q
 	return q, nil
-}
-
-// ConnectReserved makes the QPs ra (on a) and rb (on b) reserved and
-// connects them, as ConnectNodes would have when they were reserved.
-func ConnectReserved(a, b *Node, ra, rb QPRes, pa, pb Place, cqa, cqb *CQ, depth int) (*QP, *QP, error) {
-	qa, err := a.makeQP(ra, pa, cqa, depth)
-	if err != nil {
-		return nil, nil, err
-	}
-	qb, err := b.makeQP(rb, pb, cqb, depth)
-	if err != nil {
-		return nil, nil, err
-	}
-	qa.nq.Connect(b.Rank, qb.nq.Num)
-	qb.nq.Connect(a.Rank, qa.nq.Num)
-	qa.peer, qb.peer = qb, qa
-	return qa, qb, nil
 }
 
 // ReservedAreas returns the areas (QP.Areas) of the QP r reserves.

@@ -167,6 +167,7 @@ type QP struct {
 	rdone   uint64                   // receive completions consumed
 	shadow  [][][nic.WQEWords]uint64 // chunks of shadowChunk slots, each made on first use (sh)
 	peer    *QP
+	remote  int      // the rank of the node at the other end
 	hostVis sim.Time // latest GPU posted write to a host-memory ring
 	rung    uint64   // producer index of the last doorbell
 	scanned uint64   // collaborative poll: CQ slots already examined for this QP
@@ -195,8 +196,13 @@ func (q *QP) Num() uint32 { return q.nq.Num }
 // Node returns the QP's node runtime.
 func (q *QP) Node() *Node { return q.node }
 
-// Peer returns the other end.
+// Peer returns the other end (nil for a QP made by Node.MakeConnected,
+// whose other end its own node makes).
 func (q *QP) Peer() *QP { return q.peer }
+
+// PeerRank returns the rank of the node at the other end of the
+// connection.
+func (q *QP) PeerRank() int { return q.remote }
 
 // Depth returns the send-queue size.
 func (q *QP) Depth() int { return q.depth }
@@ -231,6 +237,7 @@ func (d *Domain) Connect(a, b int, pa, pb Place, cqa, cqb *CQ, depth int) (*QP, 
 	qa.nq.Connect(b, qb.nq.Num)
 	qb.nq.Connect(a, qa.nq.Num)
 	qa.peer, qb.peer = qb, qa
+	qa.remote, qb.remote = b, a
 	return qa, qb, nil
 }
 
