@@ -81,8 +81,11 @@ func FormatBytes(b float64) string {
 // schedules were made as they run, GDS 2.64 GB and GPU-TN 1.66 GB); the
 // 16,384-node RHD on the flow model CPU 1.75 GB and HDN 1.35 GB (4.71 GB
 // while its reduction work-groups were coroutines, docs/speed.md). GPU-TN's
-// flag lines are per (step, slice): 1 KiB per pair and slice (83 MB at 64
-// nodes with 16 slices, 44 MB at 32). The strategies added since, fitted
+// flag lines are per (step, slice): 256 B per pair and slice (two 32-byte
+// control lines, the rest fitted: 51 MiB peak at 64 nodes with 16
+// slices; 1 KiB before the NIC kept its waiting registrations as runs,
+// the GPU forgot a flag's watch once woken and control lines kept one
+// word instead of 64 bytes). The strategies added since, fitted
 // to the peak RSS of payload-free 8 MiB runs at 32, 64 and 128 nodes on
 // their presets (docs/memory.md, issue 30; TestEstimateCoversStrategies
 // checks every family): XTQ and HSA post every round's receive resources
@@ -110,7 +113,7 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 	case "GDS":
 		return memPerNode, 1 << 10
 	case "GPUTN":
-		return memPerNode, float64(max(1, slices)) * (1 << 10)
+		return memPerNode, float64(max(1, slices)) * (1 << 8)
 	case "XTQ", "HSA":
 		return memPerNode, 3 << 9
 	case "GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET":

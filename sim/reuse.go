@@ -39,6 +39,9 @@ func (f *FIFO[T]) Pop() T {
 // Front returns the oldest element in place; the queue must not be empty.
 func (f *FIFO[T]) Front() *T { return &f.buf[f.head] }
 
+// Back returns the newest element in place; the queue must not be empty.
+func (f *FIFO[T]) Back() *T { return &f.buf[len(f.buf)-1] }
+
 // FreeList keeps things done with for reuse, last in first out (the most
 // recently used is the likeliest still in cache). The zero FreeList is
 // empty and ready.

@@ -317,3 +317,88 @@ func TestBaselineRingCopiesInputFirst(t *testing.T) {
 		t.Errorf("1 µs more launch and teardown cost %v, want 4 µs: a copy kernel and one reduction kernel", d)
 	}
 }
+
+// The CPU active message's phases cut where the GPU variants' do (the
+// XTQ chapter's breakdown): its post ends when the initiator's NIC begins
+// the put, its transfer when the payload's bytes are visible at the
+// target, so with the same payload it matches HSA's transfer (HSA's
+// message carries the same payload behind the task's description); and the
+// target's event is dispatched to the handler once: raising
+// sw.event_dispatch by n instructions lengthens the CPU's target enqueue
+// phase and its end-to-end time by exactly n instructions' time, not
+// twice that.
+func TestTaskSpawnCPUPhasesCutAsTheGPUVariants(t *testing.T) {
+	run := func(s strategy.Strategy, size unit.Bytes, cfg strategy.Config) TaskSpawnResult {
+		r, err := TaskSpawn{Size: size, WGSize: 256}.Run(xtqCluster(t, 2, true), s, cfg)
+		if err != nil || !r.Verified {
+			t.Fatalf("%s %v: %v", s, size, err)
+		}
+		return r
+	}
+	phase := func(r TaskSpawnResult, name string) sim.Time {
+		for _, p := range r.Phases {
+			if p.Phase == name {
+				return p.End - p.Start
+			}
+		}
+		t.Fatalf("no phase %s", name)
+		return 0
+	}
+	for _, size := range []unit.Bytes{64, 4 * unit.KiB} {
+		cpu, hsa := run(strategy.CPU, size, xtqCfg), run(strategy.HSA, size, xtqCfg)
+		c, h := phase(cpu, PhaseTransfer), phase(hsa, PhaseTransfer)
+		// HSA's message is longer by its task description; nothing else
+		// differs on the way.
+		if d := h - c; d < 0 || d > 20*sim.Nanosecond {
+			t.Errorf("%v: CPU transfer %v, HSA %v: want the same path (HSA's at most 20 ns longer)", size, c, h)
+		}
+		if p := phase(cpu, PhasePost); p < phase(hsa, PhasePost)/2 {
+			t.Errorf("%v: CPU post %v, HSA %v: the post must include the doorbell and the NIC's command fetch", size, p, phase(hsa, PhasePost))
+		}
+	}
+	slow := xtqCfg
+	const extra = 8000
+	slow.SW.EventDispatch += extra
+	base, more := run(strategy.CPU, 64, xtqCfg), run(strategy.CPU, 64, slow)
+	host := cluster.XTQ().CPU
+	want := host.Instr(extra)
+	if got := phase(more, PhaseEnqueue) - phase(base, PhaseEnqueue); got != want {
+		t.Errorf("sw.event_dispatch +%d instructions: CPU target enqueue +%v, want +%v (one dispatch)", extra, got, want)
+	}
+	if got := more.EndToEnd - base.EndToEnd; got != want {
+		t.Errorf("sw.event_dispatch +%d instructions: CPU end to end +%v, want +%v (one dispatch)", extra, got, want)
+	}
+}
+
+// With the target buffer written by the target's thread before the spawn
+// (taskspawn.warm_target), the CPU handler's copy finds its destination
+// in the core's cache: at 4 KiB only the 64 source lines the NIC wrote
+// come from DRAM, half the cold copy's 128 lines; the GPU kernels, which
+// write the buffer through the GPU's caches, do not change.
+func TestTaskSpawnWarmTarget(t *testing.T) {
+	run := func(s strategy.Strategy, warm bool) TaskSpawnResult {
+		r, err := TaskSpawn{Size: 4 * unit.KiB, WGSize: 256, WarmTarget: warm}.Run(xtqCluster(t, 2, true), s, xtqCfg)
+		if err != nil || !r.Verified {
+			t.Fatalf("%s warm=%v: %v", s, warm, err)
+		}
+		return r
+	}
+	exec := func(r TaskSpawnResult) sim.Time {
+		for _, p := range r.Phases {
+			if p.Phase == PhaseExecute {
+				return p.End - p.Start
+			}
+		}
+		t.Fatal("no execution phase")
+		return 0
+	}
+	cold, warm := exec(run(strategy.CPU, false)), exec(run(strategy.CPU, true))
+	if half := cold / 2; warm < half || warm > half+half/20 {
+		t.Errorf("CPU copy of 4 KiB: %v into a cold buffer, %v into a warm one: want about half (64 of 128 lines from DRAM, the rest L1 hits)", cold, warm)
+	}
+	for _, s := range []strategy.Strategy{strategy.HSA, strategy.XTQ} {
+		if c, w := run(s, false).EndToEnd, run(s, true).EndToEnd; c != w {
+			t.Errorf("%s: %v cold, %v warm: the GPU kernel's time must not depend on the host's cache", s, c, w)
+		}
+	}
+}

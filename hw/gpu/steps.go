@@ -388,7 +388,7 @@ func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint6
 		if acquire && w.g.mem.Load64(a) != v {
 			continue
 		}
-		w.Wait(w.g.mem.Watch(a), what)
+		w.Wait(w.g.mem.WatchOnce(a), what) // asked again before the next wait
 		return 0, false
 	}
 }

@@ -35,10 +35,12 @@ func (p Pool) String() string {
 	return "host"
 }
 
-// watch is one watched line and its signal.
+// watch is one watched line and its signal. once: handed out by WatchOnce
+// only, so the watch is forgotten once a write has notified it.
 type watch struct {
 	line Addr
 	sig  *sim.Signal
+	once bool
 }
 
 // watchList is an allocation's watched lines in ascending order, in
@@ -65,8 +67,8 @@ const watchGrain = 1 << 10
 
 const watchBlock = 128
 
-// find returns the signal of watched line l (nil: not watched).
-func (wl *watchList) find(l Addr) *sim.Signal {
+// find returns the watch of line l (nil: not watched).
+func (wl *watchList) find(l Addr) *watch {
 	bs := wl.blocks
 	bi := sort.Search(len(bs), func(i int) bool { return bs[i][len(bs[i])-1].line >= l })
 	if bi == len(bs) {
@@ -74,9 +76,38 @@ func (wl *watchList) find(l Addr) *sim.Signal {
 	}
 	b := bs[bi]
 	if i := sort.Search(len(b), func(i int) bool { return b[i].line >= l }); i < len(b) && b[i].line == l {
-		return b[i].sig
+		return &b[i]
 	}
 	return nil
+}
+
+// remove drops the watch of line l, which is in the list, and clears its
+// summary bit when no other watched line shares the bit's range.
+func (wl *watchList) remove(l Addr) {
+	bs := wl.blocks
+	bi := sort.Search(len(bs), func(i int) bool { return bs[i][len(bs[i])-1].line >= l })
+	b := bs[bi]
+	i := sort.Search(len(b), func(i int) bool { return b[i].line >= l })
+	b = slices.Delete(b, i, i+1)
+	if len(b) == 0 {
+		wl.blocks = slices.Delete(bs, bi, bi+1)
+		wl.hintB, wl.hintI = bi, 0
+	} else {
+		bs[bi] = b
+		wl.hintB, wl.hintI = bi, i
+	}
+	k := uint64(l-wl.base) / watchGrain
+	same := func(o Addr) bool { return uint64(o-wl.base)/watchGrain == k }
+	bs = wl.blocks
+	// The neighbours of the removed line in the whole list.
+	if bi, i := wl.start(l); bi < len(bs) && same(bs[bi][i].line) {
+		return
+	} else if i > 0 && same(bs[bi][i-1].line) {
+		return
+	} else if i == 0 && bi > 0 && same(bs[bi-1][len(bs[bi-1])-1].line) {
+		return
+	}
+	wl.summary[k/64] &^= 1 << (k % 64)
 }
 
 // insert adds w, whose line is not in the list.
@@ -104,11 +135,56 @@ func (wl *watchList) insert(w watch) {
 	wl.blocks[bi] = b
 }
 
-// notify wakes the watchers of the lines in [lo, hi), in ascending order.
-func (wl *watchList) notify(lo, hi Addr) {
-	if wl.maybe(lo, hi) {
-		wl.each(lo, hi, (*sim.Signal).Notify)
+// notify wakes the watchers of the lines in [lo, hi), in ascending order,
+// and reports how many WatchOnce watches it forgot (those it notified).
+func (wl *watchList) notify(lo, hi Addr, free *sim.FreeList[*sim.Signal]) (forgot int) {
+	if !wl.maybe(lo, hi) {
+		return 0
 	}
+	var once [4]Addr // the lines of once watches notified (a write spans few)
+	bs := wl.blocks
+	bi, i := wl.start(lo)
+	for ; bi < len(bs); bi, i = bi+1, 0 {
+		b := bs[bi]
+		for ; i < len(b); i++ {
+			w := &b[i]
+			if w.line >= hi {
+				goto done
+			}
+			w.sig.Notify()
+			if w.once {
+				if forgot < len(once) {
+					once[forgot] = w.line
+				}
+				forgot++
+			}
+		}
+	}
+done:
+	if forgot > len(once) { // a long write: collect the lines again
+		lines := make([]Addr, 0, forgot)
+		wl.each(lo, hi, nil, func(w *watch) {
+			if w.once {
+				lines = append(lines, w.line)
+			}
+		})
+		for _, l := range lines {
+			wl.forget(l, free)
+		}
+		return forgot
+	}
+	for _, l := range once[:forgot] {
+		wl.forget(l, free)
+	}
+	return forgot
+}
+
+// forget removes once watch l, whose waiters a notify has just woken, and
+// keeps its signal for reuse: nothing holds it any more (WatchOnce).
+func (wl *watchList) forget(l Addr, free *sim.FreeList[*sim.Signal]) {
+	w := wl.find(l)
+	free.Put(w.sig)
+	wl.remove(l)
 }
 
 // maybe reports whether [lo, hi) may hold a watched line (false: surely
@@ -134,8 +210,8 @@ func (wl *watchList) maybe(lo, hi Addr) bool {
 }
 
 // each calls fn with the signal of every watched line in [lo, hi), in
-// ascending order.
-func (wl *watchList) each(lo, hi Addr, fn func(*sim.Signal)) {
+// ascending order, or fw with the watch when fn is nil.
+func (wl *watchList) each(lo, hi Addr, fn func(*sim.Signal), fw func(*watch)) {
 	bs := wl.blocks
 	bi, i := wl.start(lo)
 	for ; bi < len(bs); bi, i = bi+1, 0 {
@@ -144,7 +220,11 @@ func (wl *watchList) each(lo, hi Addr, fn func(*sim.Signal)) {
 			if b[i].line >= hi {
 				return
 			}
-			fn(b[i].sig)
+			if fn != nil {
+				fn(b[i].sig)
+			} else {
+				fw(&b[i])
+			}
 		}
 	}
 }
@@ -178,13 +258,76 @@ func (wl *watchList) start(lo Addr) (int, int) {
 	return bi, i
 }
 
-// ctrlLine is one control line of a payload-free allocation. Its bytes are
-// kept in the entry, next to the address a search ends on (behind a pointer
-// they were a cache miss of their own: a GPU-TN node at 256 nodes reads
-// thousands of flag lines, and copying them out was 8 % of the run).
+// ctrlLine is one control line of a payload-free allocation. A line whose
+// bytes are zero but for one 8-byte word (a flag or sequence word: nearly
+// every control line) keeps that word in the entry, next to the address a
+// search ends on (behind a pointer the bytes were a cache miss of their
+// own: a GPU-TN node at 256 nodes reads thousands of flag lines, and
+// copying them out was 8 % of the run); a line with more non-zero words
+// keeps all its bytes behind full. 32 bytes an entry instead of 72: a
+// GPU-TN node at a thousand nodes and 16 slices has 32,736 flag lines.
 type ctrlLine struct {
-	line  Addr
-	bytes [LineSize]byte
+	line Addr
+	word uint64          // the value of word at−1 (full nil, at > 0)
+	full *[LineSize]byte // the line's bytes, once two of its words were non-zero
+	at   uint8           // 1 + the index of the one word that may be non-zero; 0: every byte zero
+}
+
+// read copies the line's bytes [from, from+len(dst)) into dst.
+func (c *ctrlLine) read(dst []byte, from int) {
+	if c.full != nil {
+		copy(dst, c.full[from:])
+		return
+	}
+	clear(dst)
+	if c.at == 0 {
+		return
+	}
+	var w [8]byte
+	putLE64(w[:], c.word)
+	lo := 8 * int(c.at-1) // the word's bytes [lo, lo+8) of the line
+	a, b := max(lo, from), min(lo+8, from+len(dst))
+	if a < b {
+		copy(dst[a-from:b-from], w[a-lo:b-lo])
+	}
+}
+
+// write copies src into the line's bytes [from, from+len(src)).
+func (c *ctrlLine) write(src []byte, from int) {
+	if c.full != nil {
+		copy(c.full[from:], src)
+		return
+	}
+	var b [LineSize]byte
+	c.read(b[:], 0)
+	copy(b[from:], src)
+	c.word, c.at = 0, 0
+	for i := range LineSize / 8 {
+		w := leUint64(b[8*i:])
+		if w == 0 {
+			continue
+		}
+		if c.at != 0 { // a second non-zero word: keep the bytes
+			c.word, c.at = 0, 0
+			c.full = new([LineSize]byte)
+			*c.full = b
+			return
+		}
+		c.word, c.at = w, uint8(i+1)
+	}
+}
+
+func putLE64(b []byte, v uint64) {
+	_ = b[7]
+	for i := range 8 {
+		b[i] = byte(v >> (8 * i))
+	}
+}
+
+func leUint64(b []byte) uint64 {
+	_ = b[7]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // ctrlIn returns the control lines of r that overlap [a, a+n). When its
@@ -333,8 +476,9 @@ type Memory struct {
 	// last (a host templating one slot of each of a thousand QP rings in
 	// turn, the stores landing there) mostly find their region in one load.
 	byPage      [128]int32
-	watches     map[Addr]*sim.Signal // watched lines outside every allocation
-	nwatched    int                  // watched lines in all
+	watches     map[Addr]*sim.Signal      // watched lines outside every allocation
+	nwatched    int                       // watched lines in all
+	sigFree     sim.FreeList[*sim.Signal] // signals of forgotten WatchOnce watches, for reuse
 	allocated   uint64
 	payloadFree uint64
 	consumed    uint64   // bytes Consume gave back
@@ -719,7 +863,7 @@ func readLines(lines []ctrlLine, a Addr, dst []byte) {
 		c := &lines[i]
 		l := c.line
 		lo, hi := max(l, a), min(l+LineSize, a+Addr(len(dst)))
-		copy(dst[lo-a:hi-a], c.bytes[lo-l:hi-l])
+		c.read(dst[lo-a:hi-a], int(lo-l))
 	}
 }
 
@@ -772,10 +916,37 @@ func (m *Memory) Write(a Addr, src []byte) {
 			c := &lines[i] // in r.ctrl: the write stays
 			l := c.line
 			lo, hi := max(l, a), min(l+LineSize, a+Addr(len(src)))
-			copy(c.bytes[lo-l:hi-l], src[lo-a:hi-a])
+			c.write(src[lo-a:hi-a], int(lo-l))
 		}
 	}
 	m.Touch(a, len(src))
+}
+
+// WriteAfterZeros is Write(a, b) of the n bytes b that are zeros up to at
+// and src after (len(src) = n − at), without making b: a flow-model
+// message of a payload-free buffer carries its trailing control words
+// only (nic.Packet.DataAt). Bytes, control words and watchers end as
+// Write leaves them.
+func (m *Memory) WriteAfterZeros(a Addr, n, at int, src []byte) {
+	if dst := m.Bytes(a, n); dst != nil {
+		clear(dst[:at])
+		copy(dst[at:], src)
+	} else if r, _ := m.find(a, n); len(r.ctrl) > 0 {
+		lines := r.ctrlIn(a, n)
+		for i := range lines {
+			c := &lines[i] // in r.ctrl: the write stays
+			l := c.line
+			lo, hi := max(l, a), min(l+LineSize, a+Addr(n))
+			var buf [LineSize]byte // the dense bytes of [lo, hi)
+			for x := lo; x < hi; x++ {
+				if k := int(x - a); k >= at {
+					buf[x-lo] = src[k-at]
+				}
+			}
+			c.write(buf[:hi-lo], int(lo-l))
+		}
+	}
+	m.Touch(a, n)
 }
 
 // Touch wakes the watchers of the lines in [a, a+n) without changing bytes
@@ -788,7 +959,7 @@ func (m *Memory) Touch(a Addr, n int) {
 		return
 	}
 	if r, err := m.find(a, n); err == nil {
-		r.watched.notify(Line(a), a+Addr(n))
+		m.nwatched -= r.watched.notify(Line(a), a+Addr(n), &m.sigFree)
 		return
 	}
 	for l := Line(a); l < a+Addr(n); l += LineSize {
@@ -818,12 +989,37 @@ func (m *Memory) Watch(a Addr) *sim.Signal {
 		}
 		return s
 	}
-	s := r.watched.find(l)
-	if s == nil {
-		s = new(sim.Signal)
-		r.watched.insert(watch{l, s})
-		m.nwatched++
+	if w := r.watched.find(l); w != nil {
+		w.once = false // the caller may keep the signal
+		return w.sig
 	}
+	s := new(sim.Signal)
+	r.watched.insert(watch{line: l, sig: s})
+	m.nwatched++
+	return s
+}
+
+// WatchOnce is Watch for a caller that waits on the signal once and asks
+// again before it waits again (a poller that re-reads its word after each
+// wake-up): the memory forgets the watch once a write has notified it,
+// unless Watch handed the same signal out meanwhile. A GPU-TN work-group
+// polls each of its 2(n−1) step flags in turn; watched for good, a node's
+// flags at a thousand nodes and 16 slices held about 1.5 MB of watches.
+func (m *Memory) WatchOnce(a Addr) *sim.Signal {
+	l := Line(a)
+	r, err := m.find(l, 0)
+	if err != nil {
+		return m.Watch(a)
+	}
+	if w := r.watched.find(l); w != nil {
+		return w.sig
+	}
+	s, ok := m.sigFree.Get()
+	if !ok {
+		s = new(sim.Signal)
+	}
+	r.watched.insert(watch{line: l, sig: s, once: true})
+	m.nwatched++
 	return s
 }
 

@@ -137,3 +137,47 @@ func TestConsumeGivesBackScratchPages(t *testing.T) {
 		t.Error("a payload-free memory gave bytes back")
 	}
 }
+
+// TestWatchOnceForgottenAfterWrite: a WatchOnce watch wakes its poller at
+// the write and is then forgotten (a poller of thousands of flags in turn
+// keeps one watch); the poller asking again gets a fresh watch the next
+// write wakes; a line Watch handed out stays watched.
+func TestWatchOnceForgottenAfterWrite(t *testing.T) {
+	e := sim.New(1)
+	m := New("m", false)
+	buf := m.Alloc(GPU, 1<<16, "flags")
+	flags := []Addr{buf + 64, buf + 8192, buf + 8192 + 128}
+	for _, f := range flags {
+		m.MarkControl(f, 8)
+	}
+	var woke []sim.Time
+	e.Spawn("poller", func(p *sim.Proc) {
+		for i, f := range flags {
+			for m.Load64(f) != uint64(i+1) {
+				p.Wait(m.WatchOnce(f), "flag")
+			}
+			woke = append(woke, p.Now())
+		}
+	})
+	kept := m.Watch(buf + 4096) // a persistent watch, never waited on
+	for i, f := range flags {
+		e.At(sim.Time(i+1)*sim.Nanosecond, func() { m.Store64(f+0, 7) }) // a wrong value: wait again
+		e.At(sim.Time(i+1)*sim.Nanosecond+500, func() { m.Store64(f, uint64(i+1)) })
+	}
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if len(woke) != 3 || woke[2] != 3*sim.Nanosecond+500 {
+		t.Fatalf("poller saw its flags at %v", woke)
+	}
+	if m.nwatched != 1 {
+		t.Fatalf("%d lines still watched, want 1 (the Watch one)", m.nwatched)
+	}
+	r, _ := m.find(buf, 0)
+	if w := r.watched.find(buf + 4096); w == nil || w.sig != kept {
+		t.Fatal("the Watch line was forgotten")
+	}
+	if !r.watched.maybe(buf+4096, buf+4104) || r.watched.maybe(buf+8192, buf+8192+192) {
+		t.Fatal("the watch summary does not follow the forgotten watches")
+	}
+}

@@ -126,12 +126,23 @@ func (rt *railTree) ports() []*port {
 }
 
 // dragonfly is groups of a switches, all-to-all inside a group by local
-// links, every pair of groups joined by one global link; each switch
-// serves p endpoints. The global link from group g to group g2 leaves
-// from slot k = g2 (or g2-1 past g) of group g: switch k / h, its port
-// k mod h, so both ends of a link are fixed by the group pair.
+// links, every pair of groups joined by the same number of global links,
+// as many as the groups' a·h global ports allow (pairs = floor(a·h /
+// (groups-1)), at least one); each switch serves p endpoints. A group
+// with fewer peers than global ports bundles parallel links to each (a
+// two-group machine joins its groups by a·h links, not one, so a
+// neighbour exchange across the boundary is not squeezed through one
+// port). The j-th link from group g to group g2 leaves from slot
+// k = q + j·(groups-1) of group g, q = g2 (or g2-1 past g): switch k / h,
+// its port k mod h; it lands on the j-th link from g2 to g, so both ends
+// are fixed by the group pair and j. Routes pick j from the destination
+// endpoint (j = dst mod pairs: one path per endpoint pair, so minimal
+// routing stays in order, and the destinations of a group spread over
+// the links as destination-mod-k routing spreads them over a fat tree's
+// spines).
 type dragonfly struct {
 	p, a, h, groups int
+	pairs           int // global links between every pair of groups
 	routing         string
 	local           [][]*port // switch r → switch j of its group (nil for j = r's own index)
 	global          [][]*port // switch r's global port k
@@ -139,6 +150,10 @@ type dragonfly struct {
 
 func newDragonfly(n int, t TopologySpec) *dragonfly {
 	d := &dragonfly{p: t.NodesPerRouter, a: t.RoutersPerGroup, h: t.GlobalPerRouter, groups: t.DragonflyGroups(n), routing: t.Routing}
+	d.pairs = 1
+	if d.groups > 1 {
+		d.pairs = max(1, d.a*d.h/(d.groups-1))
+	}
 	for r := range d.groups * d.a {
 		loc := make([]*port, d.a)
 		for j := range d.a {
@@ -156,15 +171,20 @@ func newDragonfly(n int, t TopologySpec) *dragonfly {
 	return d
 }
 
-// gateway returns the switch of group g that holds the global link to
-// group g2, and the index of that port.
-func (d *dragonfly) gateway(g, g2 int) (sw, k int) {
+// gateway returns the switch of group g that holds its j-th global link
+// to group g2, and the index of that port.
+func (d *dragonfly) gateway(g, g2, j int) (sw, k int) {
 	slot := g2
 	if g2 > g {
 		slot = g2 - 1
 	}
+	slot += j * (d.groups - 1)
 	return g*d.a + slot/d.h, slot % d.h
 }
+
+// link returns which of the parallel global links between two groups a
+// route to endpoint dst takes.
+func (d *dragonfly) link(dst int) int { return dst % d.pairs }
 
 // hop appends the ports from switch r to switch to, both in one group.
 func (d *dragonfly) local1(route *[maxHops]*port, hops *int, r, to int) {
@@ -175,13 +195,13 @@ func (d *dragonfly) local1(route *[maxHops]*port, hops *int, r, to int) {
 }
 
 // toGroup appends the ports from switch r to the switch of group g where
-// the global link from r's group lands, and returns that switch.
-func (d *dragonfly) toGroup(route *[maxHops]*port, hops *int, r, g int) int {
-	gw, k := d.gateway(r/d.a, g)
+// the j-th global link from r's group lands, and returns that switch.
+func (d *dragonfly) toGroup(route *[maxHops]*port, hops *int, r, g, j int) int {
+	gw, k := d.gateway(r/d.a, g, j)
 	d.local1(route, hops, r, gw)
 	route[*hops] = d.global[gw][k]
 	*hops++
-	land, _ := d.gateway(g, r/d.a)
+	land, _ := d.gateway(g, r/d.a, j)
 	return land
 }
 
@@ -189,6 +209,7 @@ func (d *dragonfly) route(f *Fabric, src, dst int) (route [maxHops]*port, hops i
 	route[0], hops = f.up[src], 1
 	rs, rd := src/d.p, dst/d.p
 	gs, gd := rs/d.a, rd/d.a
+	j := d.link(dst)
 	if gs != gd && d.groups > 2 && d.routing != "minimal" {
 		mid := f.draw(src, d.groups-2) // a group other than gs and gd
 		for _, g := range []int{min(gs, gd), max(gs, gd)} {
@@ -196,9 +217,9 @@ func (d *dragonfly) route(f *Fabric, src, dst int) (route [maxHops]*port, hops i
 				mid++
 			}
 		}
-		if d.routing == "valiant" || d.preferValiant(f, rs, gd, mid) {
-			r := d.toGroup(&route, &hops, rs, mid)
-			r = d.toGroup(&route, &hops, r, gd)
+		if d.routing == "valiant" || d.preferValiant(f, rs, gd, mid, j) {
+			r := d.toGroup(&route, &hops, rs, mid, j)
+			r = d.toGroup(&route, &hops, r, gd, j)
 			d.local1(&route, &hops, r, rd)
 			route[hops] = f.down[dst]
 			return route, hops + 1
@@ -206,7 +227,7 @@ func (d *dragonfly) route(f *Fabric, src, dst int) (route [maxHops]*port, hops i
 	}
 	r := rs
 	if gs != gd {
-		r = d.toGroup(&route, &hops, rs, gd)
+		r = d.toGroup(&route, &hops, rs, gd, j)
 	}
 	d.local1(&route, &hops, r, rd)
 	route[hops] = f.down[dst]
@@ -217,11 +238,12 @@ func (d *dragonfly) route(f *Fabric, src, dst int) (route [maxHops]*port, hops i
 // path's first global port's backlog times its hop count against the
 // Valiant path's (Singh, "Load-Balanced Routing in Interconnection
 // Networks", 2005). The backlog is the time the port's server is busy
-// ahead of now (packet model) or its active flows (flow model).
-func (d *dragonfly) preferValiant(f *Fabric, rs, gd, mid int) bool {
+// ahead of now (packet model) or its active flows (flow model); j is the
+// parallel link either path takes out of the source's group.
+func (d *dragonfly) preferValiant(f *Fabric, rs, gd, mid, j int) bool {
 	gs := rs / d.a
 	backlog := func(g int) int64 {
-		gw, k := d.gateway(gs, g)
+		gw, k := d.gateway(gs, g, j)
 		pt := d.global[gw][k]
 		if f.fl != nil {
 			return int64(len(pt.flows))

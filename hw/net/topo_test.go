@@ -16,6 +16,10 @@ var (
 	// up to 9 groups; 6 ports per switch fit a radix of 16.
 	dfTopo = TopologySpec{Kind: "dragonfly", LeafSize: 1, InOrder: true, NodesPerRouter: 4, RoutersPerGroup: 4,
 		GlobalPerRouter: 2, Radix: 16, Routing: "minimal"}
+	// One switch of 16 endpoints per group and one global port: two
+	// groups are joined by a single link.
+	dfOneLink = TopologySpec{Kind: "dragonfly", LeafSize: 1, InOrder: true, NodesPerRouter: 16, RoutersPerGroup: 1,
+		GlobalPerRouter: 1, Radix: 17, Routing: "minimal"}
 )
 
 func fabricOf(t *testing.T, n int, topo TopologySpec) *Fabric {
@@ -175,9 +179,16 @@ func TestBisection(t *testing.T) {
 		t.Errorf("rail tree permutation took %.0f ns, want the link rate's %.0f ns (full bisection)", got, alone)
 	}
 	// 2 groups of 16 endpoints joined by one global link: 16 flows share it.
-	df := bisectionTime(t, 32, dfTopo, msg)
+	df := bisectionTime(t, 32, dfOneLink, msg)
 	if got, want := float64(df)/1000, 16*alone; got < want*0.98 || got > want*1.05 {
 		t.Errorf("dragonfly with one global link between its halves took %.0f ns, want about %.0f ns (16 flows on one link)", got, want)
+	}
+	// 2 groups of 4 switches with 2 global ports each: the groups are
+	// joined by all 8 of them, and the destinations spread over them (2
+	// flows per link), not the one link a pair of groups needs at least.
+	df = bisectionTime(t, 32, dfTopo, msg)
+	if got, want := float64(df)/1000, 2*alone; got < want*0.98 || got > want*1.05 {
+		t.Errorf("dragonfly with 8 global links between its halves took %.0f ns, want about %.0f ns (2 flows per link)", got, want)
 	}
 }
 
@@ -188,7 +199,7 @@ func TestFlowMatchesPacketOnTopologies(t *testing.T) {
 		name string
 		n    int
 		topo TopologySpec
-	}{{"railfattree", 16, railTopo}, {"dragonfly", 32, dfTopo}} {
+	}{{"railfattree", 16, railTopo}, {"dragonfly", 32, dfOneLink}} {
 		flow := float64(bisectionTime(t, c.n, c.topo, 256*unit.KiB))
 		pkt := float64(packetPermutation(t, c.n, c.topo, 256*unit.KiB))
 		if d := flow/pkt - 1; d > 0.05 || d < -0.05 {
@@ -252,9 +263,36 @@ func TestPrintFlowVsPacket(t *testing.T) {
 		topo TopologySpec
 		msg  unit.Bytes
 	}{{"railfattree 8×2", 16, railTopo, 64 * unit.KiB}, {"railfattree 8×2", 16, railTopo, 1 * unit.MiB},
-		{"dragonfly 2 groups", 32, dfTopo, 64 * unit.KiB}, {"dragonfly 2 groups", 32, dfTopo, 1 * unit.MiB}} {
+		{"dragonfly 2 groups × 1 switch × 16 endpoints, 1 global link", 32, dfOneLink, 64 * unit.KiB},
+		{"dragonfly 2 groups × 1 switch × 16 endpoints, 1 global link", 32, dfOneLink, 1 * unit.MiB},
+		{"dragonfly 2 groups × 4 switches × 4 endpoints, 8 global links", 32, dfTopo, 64 * unit.KiB},
+		{"dragonfly 2 groups × 4 switches × 4 endpoints, 8 global links", 32, dfTopo, 1 * unit.MiB}} {
 		flow := float64(bisectionTime(t, c.n, c.topo, c.msg)) / 1e6
 		pkt := float64(packetPermutation(t, c.n, c.topo, c.msg)) / 1e6
 		t.Logf("| %s | %d | %v | %.2f | %.2f | %+.1f%% |", c.name, c.n, c.msg, pkt, flow, 100*(flow/pkt-1))
+	}
+}
+
+// A group joins each other group by floor(a·h / (groups-1)) global links,
+// and routes to the destinations of another group spread over all of them.
+func TestDragonflyParallelGlobalLinks(t *testing.T) {
+	for _, c := range []struct {
+		n, want int
+	}{{32, 8}, {64, 2}, {144, 1}} { // 2 groups: all 8 ports; 4 groups: 8/3; 9 groups: one each
+		f := fabricOf(t, c.n, dfTopo)
+		used := map[*port]bool{}
+		for src := range 16 {
+			for dst := 16; dst < 32; dst++ {
+				route, hops := f.route(src, dst)
+				for _, pt := range route[:hops] {
+					if strings.Contains(pt.name, "global") {
+						used[pt] = true
+					}
+				}
+			}
+		}
+		if len(used) != c.want {
+			t.Errorf("%d endpoints: group 0 reaches group 1 over %d global links, want %d", c.n, len(used), c.want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package nic
 
 import (
+	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -72,7 +73,7 @@ func (n *NIC) sendFlowMessage(dst int, kind Kind, msg uint64, hdr *Header, l uin
 	pk := &Packet{Src: n.id, Dst: dst, Kind: kind, Msg: msg, Index: 0, Offset: 0, Len: l, Last: true,
 		Hdr: hdr, Fail: fail, MLength: mlength, notBefore: last + n.fab.Serialization(unit.Bytes(min(mp, l)))}
 	n.e.At(first, func() {
-		pk.Data = n.gatherPieces(&src, mp, l)
+		pk.Data, pk.DataAt = n.gatherPieces(&src, mp, l)
 		n.stats.PacketsTx++
 		n.stats.BytesTx += l
 		n.fab.Send(pk)
@@ -87,19 +88,36 @@ func (n *NIC) sendFlowMessage(dst int, kind Kind, msg uint64, hdr *Header, l uin
 }
 
 // gatherPieces joins the bytes of the message's link-sized pieces into one
-// payload (nil when every piece is payload-free).
-func (n *NIC) gatherPieces(src *payloadSrc, mp, l uint64) []byte {
-	var out []byte
+// payload (nil when every piece is payload-free) that starts at the first
+// piece with bytes (at: Packet.DataAt). A read through GIO's PCIe peer
+// buffer yields zeros for payload-free bytes where a plain read yields
+// nothing; in a message of several pieces such a piece is left out as
+// well (its buffer bookkeeping done), and a message of nothing else is
+// the empty payload at its end (zeros throughout, as before).
+func (n *NIC) gatherPieces(src *payloadSrc, mp, l uint64) (out []byte, at uint64) {
+	zeros := false
 	for off := uint64(0); off < l; off += mp {
-		b := n.srcData(src, off, min(mp, l-off))
+		ln := min(mp, l-off)
+		if a := src.base + mem.Addr(off); src.kind == srcMemoryPPB && l > mp && !n.mem.HasData(a, int(ln)) {
+			if n.vs().ppb != nil && n.mem.PoolOf(a) == mem.GPU {
+				n.vreadZeros(a, int(ln))
+			}
+			zeros = true
+			continue
+		}
+		b := n.srcData(src, off, ln)
 		if b == nil {
 			continue
 		}
 		if out == nil {
-			out = n.fab.GetBuf(int(l)) // zeroed: payload-free pieces read as zeros
+			at = off
+			out = n.fab.GetBuf(int(l - at)) // zeroed: payload-free pieces read as zeros
 		}
-		copy(out[off:], b)
+		copy(out[off-at:], b)
 		n.fab.PutBuf(b)
 	}
-	return out
+	if out == nil && zeros {
+		return []byte{}, l
+	}
+	return out, at
 }

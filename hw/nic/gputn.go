@@ -102,6 +102,56 @@ func (n *NIC) registered(r trigReg) {
 	n.dmaWriteH(b.word, 8, (*regNotice)(b))
 }
 
+// regQueue is the registrations waiting for a free trigger entry, in
+// arrival order, as runs: a run is a registration and the next ones of the
+// same command block (indices and tags one up each, the same threshold).
+// A GPU-TN ring's host registers all 2(n−1)·w puts of its node far ahead
+// of the ring (the entries hold 16): one by one, at a thousand nodes and
+// 16 slices, they held 1.3 MB per node; as runs, a few words.
+type regQueue struct {
+	runs sim.FIFO[regRun]
+	n    int // registrations in all
+}
+
+// regRun is registrations r, r+1, …, r+n−1 (tag and index j up for the
+// j-th).
+type regRun struct {
+	r trigReg
+	n int
+}
+
+// Len returns the registrations waiting.
+func (q *regQueue) Len() int { return q.n }
+
+// Push adds r after the others, to the last run when it continues it.
+func (q *regQueue) Push(r trigReg) {
+	q.n++
+	if q.runs.Len() > 0 {
+		last := q.runs.Back()
+		if b := last.r.op.blk; b != nil && b == r.op.blk && last.r.threshold == r.threshold &&
+			r.tag == last.r.tag+uint64(last.n) && r.op.i == last.r.op.i+last.n {
+			last.n++
+			return
+		}
+	}
+	q.runs.Push(regRun{r: r, n: 1})
+}
+
+// Pop removes and returns the first registration.
+func (q *regQueue) Pop() trigReg {
+	q.n--
+	f := q.runs.Front()
+	r := f.r
+	if f.n == 1 {
+		q.runs.Pop()
+		return r
+	}
+	f.n--
+	f.r.tag++
+	f.r.op.i++
+	return r
+}
+
 // gputn is the NIC's GPU-TN state.
 type gputn struct {
 	entries map[uint64]*trigEntry    // live entries by tag
@@ -110,7 +160,7 @@ type gputn struct {
 	space   sim.Signal               // notified when a FIFO slot frees
 	busy    bool                     // the pop unit is working on fifo[0]
 	stalled bool                     // fifo[0] waits for a free entry
-	waiting sim.FIFO[trigReg]        // registrations waiting for a free entry
+	waiting regQueue                 // registrations waiting for a free entry
 	cache   []uint64                 // memlist: on-NIC entry cache, most recent first
 	memlist bool                     // Spec.TrigLookup is "memlist" (compared once, in New)
 	free    sim.FreeList[*trigEntry] // entries whose op has issued, for reuse

@@ -47,6 +47,8 @@ type NIC struct {
 	maxPayload    unit.Bytes
 	flowPiece     unit.Bytes // flow model: the link's packet payload (UseFlows); 0 in the packet model
 	stats         Stats
+	lastIssue     sim.Time // when the last command began on the NIC (issue)
+	lastLanded    sim.Time // when the last incoming put's or atomic's bytes were all visible
 	// sends holds the packets whose payload DMA is under way, as the
 	// events that hand them to the fabric: DMA reads complete in issue
 	// order, so only the first is in the engine's queue (sim.Chain).
@@ -146,6 +148,17 @@ func (n *NIC) Memory() *mem.Memory { return n.mem }
 
 // Stats returns a copy of the counters.
 func (n *NIC) Stats() Stats { return n.stats }
+
+// LastIssue returns when the NIC last began a command of its own queue
+// (a put, get or atomic; not a CT update): the end of the command's post
+// on the initiator — the host's build and doorbell, the NIC's fetch of the
+// command and its command latency.
+func (n *NIC) LastIssue() sim.Time { return n.lastIssue }
+
+// LastLanded returns when the last message that reached the NIC as a
+// target (a put, a gather put or an atomic) had all its bytes visible in
+// memory, before any event of it was written.
+func (n *NIC) LastLanded() sim.Time { return n.lastLanded }
 
 func (n *NIC) dmaBegin(k int) {
 	n.dmaOut += k
@@ -302,8 +315,16 @@ func (n *NIC) setFlag(a mem.Addr) {
 
 // storeData makes data (nil: payload-free source, read as zeros) visible
 // at [a, a+l) and wakes watchers.
-func (n *NIC) storeData(a mem.Addr, data []byte, l uint64) {
+func (n *NIC) storeData(a mem.Addr, data []byte, l uint64) { n.storeDataAt(a, data, 0, l) }
+
+// storeDataAt is storeData of a payload whose bytes data start at byte at
+// (Packet.DataAt): zeros before, as one write.
+func (n *NIC) storeDataAt(a mem.Addr, data []byte, at, l uint64) {
 	if l == 0 {
+		return
+	}
+	if data != nil && at > 0 {
+		n.mem.WriteAfterZeros(a, int(l), int(min(at, l)), data[:l-min(at, l)])
 		return
 	}
 	if data != nil {

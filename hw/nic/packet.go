@@ -49,7 +49,13 @@ type Packet struct {
 	Len      uint64   // payload bytes
 	Hdr      *Header
 	Data     []byte // payload; nil when payload-free or empty
-	MLength  uint64 // acks and replies: bytes the target manipulated
+	// DataAt is where Data starts in the payload: bytes [0, DataAt) are
+	// payload-free (zeros). Only the flow model sets it, for a message
+	// whose leading link-sized pieces have no bytes (a payload-free
+	// buffer's megabytes before its trailing control words), so that such
+	// a message carries its control words, not a buffer of its length.
+	DataAt  uint64
+	MLength uint64 // acks and replies: bytes the target manipulated
 
 	notBefore sim.Time // flow model: the flow cannot complete earlier (net.Paced)
 

@@ -300,6 +300,7 @@ func (n *NIC) targetGet(m *inMsg) {
 
 // targetComplete runs when the last byte of a put/atomic is visible.
 func (n *NIC) targetComplete(m *inMsg) {
+	n.lastLanded = n.e.Now()
 	if n.taskLanded(m) {
 		return
 	}

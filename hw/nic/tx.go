@@ -17,6 +17,7 @@ func (n *NIC) issue(cmd Command) {
 		cmd.CT.Set(cmd.CTValue)
 		return
 	}
+	n.lastIssue = n.e.Now()
 	n.nextMsg++
 	id := n.nextMsg
 	hdr := &Header{Op: cmd.Op, Initiator: n.id, PT: cmd.PT, MatchBits: cmd.MatchBits, RemoteOffset: cmd.RemoteOffset,
@@ -145,7 +146,7 @@ func (p *pktReplyLand) store() {
 		}
 		s.Materialize()
 	}
-	n.storeData(p.land, p.Data, p.landLen)
+	n.storeDataAt(p.land, p.Data, p.DataAt, p.landLen)
 	if cb := p.ctrl; cb != nil {
 		p.ctrl = nil
 		n.ctrlFree.Put(cb)

@@ -110,11 +110,7 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 	}
 	end := a + mem.Addr(len(dst))
 	if !n.mem.HasData(a, len(dst)) {
-		// Payload-free bytes without control words: every line reads as
-		// zeros, now and whenever it was cached (a line that ever held
-		// data would make HasData true), so the PPB's bookkeeping is all
-		// there is to do: same hits, misses and evictions, no stale hit.
-		p.readZeros(mem.Line(a), end)
+		n.vreadZeros(a, len(dst))
 		clear(dst)
 		return
 	}
@@ -319,4 +315,13 @@ func (x *lineIndex) reset() {
 	clear(x.keys)
 	clear(x.vals)
 	x.n = 0
+}
+
+// vreadZeros is vread of n payload-free bytes without control words at a
+// (HasData false): every line reads as zeros, now and whenever it was
+// cached (a line that ever held data would make HasData true), so the
+// PPB's bookkeeping is all there is to do: same hits, misses and
+// evictions, no stale hit.
+func (n *NIC) vreadZeros(a mem.Addr, ln int) {
+	n.vs().ppb.readZeros(mem.Line(a), a+mem.Addr(ln))
 }

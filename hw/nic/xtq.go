@@ -182,6 +182,7 @@ func (n *NIC) XtqPut(p *sim.Proc, g GatherPut) {
 
 func (n *NIC) issueGather(g GatherPut) {
 	n.xtq.stats.LastIssue = n.e.Now()
+	n.lastIssue = n.e.Now()
 	n.stats.Commands++
 	n.nextMsg++
 	id := n.nextMsg

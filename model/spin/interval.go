@@ -66,7 +66,13 @@ func ChooseInterval(in IntervalInput) (IntervalChoice, error) {
 	case in.P == 1:
 		q = npkt // no other HPU to fill: any interval meets constraint 1
 	case a > 0:
-		q = int(b / a)
+		// Compared before converting: a nearly balanced a makes b/a
+		// larger than any int.
+		if qf := b / a; qf >= float64(npkt) {
+			q = npkt
+		} else if qf >= 0 {
+			q = int(qf)
+		}
 	case a*float64(npkt) <= b:
 		// A longer interval lengthens the handlers' catch-up at least as
 		// much as the fill: every interval up to the message meets it.

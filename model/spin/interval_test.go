@@ -269,3 +269,18 @@ func TestPaperIntervalIdlesHPUsAtSmallBlocks(t *testing.T) {
 		t.Errorf("buffer-aware: %+v; want P sequences' worth of Δr within B_pkt = %v", p.Interval, env.Spin.PktBuffer)
 	}
 }
+
+// TestChooseIntervalNearlyBalancedCatchUp: when the catch-up's growth
+// almost equals the fill's, the slope difference a of constraint 1 is a
+// rounding residue (here 2.9e-11 ps: (P−1)·T_pkt = 3 × 84 ns against
+// ε·⌈n_pkt/P⌉·CatchUp/2 = 0.3 × 384 × 4.375 ns / 2), b/a exceeds any int,
+// and the interval must be the whole message meeting the bound, not an
+// overflowed conversion.
+func TestChooseIntervalNearlyBalancedCatchUp(t *testing.T) {
+	in := IntervalInput{K: 2048, M: 3 << 20, P: 4, TPkt: 84 * sim.Nanosecond, TPH: 100 * sim.Microsecond,
+		CatchUp: 4375 * sim.Picosecond, C: 612, Copies: 1, MNIC: int(6 * unit.MiB), BPkt: 64 << 20, Eps: 0.3}
+	got, err := ChooseInterval(in)
+	if err != nil || got.Q != 1536 || got.Checkpoints != 1 || !got.Sched {
+		t.Errorf("got %+v, %v; want the whole message (q = 1536) meeting the bound", got, err)
+	}
+}
