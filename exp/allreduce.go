@@ -56,8 +56,8 @@ func (a AllreduceSpec) validateAlgorithm() error {
 		if err != nil {
 			continue // allreduce.strategies reports it
 		}
-		if !workload.RHDSupported(s) {
-			errs = append(errs, fmt.Errorf("allreduce.algorithm = rhd: runs on the two-sided strategies (host or kernel-boundary reduction, e.g. CPU, HDN), not %s; drop %s from allreduce.strategies or use allreduce.algorithm=ring", s, s))
+		if why := workload.RHDRefusal(s); why != "" {
+			errs = append(errs, errors.New(why))
 		}
 	}
 	return errors.Join(errs...)

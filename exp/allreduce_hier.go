@@ -20,7 +20,7 @@ type AllreduceHierSpec struct {
 	Strategies []string   `toml:"strategies" doc:"strategies to compare (default: CPU, HDN, GDS, GPUTN, the device-shmem GNN_GIO and the device-verbs GNN_GPURDMA, less what the preset's NIC cannot run; GHN_* and COMPNET run the device-shmem implementation too)" src:"DEFAULT"`
 	WGSize     int        `toml:"wg_size" doc:"HDN: work-items per work-group of the reduction kernels" src:"DEFAULT"`
 	CommWGs    int        `toml:"comm_wgs" doc:"work-groups (SMs) of the GPU-initiated persistent kernels (device shmem, device verbs, GPU-TN's triggered kernel): work-group w runs the three phases on slice w of the vector, as NCCL's channels do; each streams at most gpu.lsu_bytes per cycle" src:"DEFAULT" ref:"no source"`
-	Inter      string     `toml:"inter" doc:"inter-node algorithm per rail: ring (2(N-1) steps of 1/N of the chunk; messages grow with N squared) or tree (NCCL's double binary tree, half the chunk per tree, one message per edge, no pipelining; 2 log2 N deep). Default ring: the bandwidth-optimal algorithm the workload has always run; NCCL chooses per size and scale with its own cost model, which is not modelled" src:"DEFAULT"`
+	Inter      string     `toml:"inter" doc:"inter-node algorithm per rail: ring (2(N-1) steps of 1/N of the chunk; messages grow with N squared) or tree (NCCL's double binary tree, half the chunk per tree, one message per edge, no pipelining; 2 log2 N deep) or rhd (recursive halving-doubling: 2 log2 N steps, each node moves about twice its chunk). Default ring: the bandwidth-optimal algorithm the workload has always run; NCCL chooses per size and scale with its own cost model, which is not modelled" src:"DEFAULT"`
 }
 
 func defaultAllreduceHier() AllreduceHierSpec {
@@ -39,8 +39,8 @@ func (a AllreduceHierSpec) validate() error {
 	if a.CommWGs < 1 || a.CommWGs > 1024 {
 		errs = append(errs, fmt.Errorf("allreduce_hier.comm_wgs = %d: must be in [1, 1024]", a.CommWGs))
 	}
-	if a.Inter != workload.HierRing && a.Inter != workload.HierTree {
-		errs = append(errs, fmt.Errorf("allreduce_hier.inter = %q: must be %s or %s", a.Inter, workload.HierRing, workload.HierTree))
+	if a.Inter != workload.HierRing && a.Inter != workload.HierTree && a.Inter != workload.HierRHD {
+		errs = append(errs, fmt.Errorf("allreduce_hier.inter = %q: must be %s, %s or %s", a.Inter, workload.HierRing, workload.HierTree, workload.HierRHD))
 	}
 	errs = append(errs, checkStrategies("allreduce_hier.strategies", a.Strategies, workloadStrategies("allreduce_hier")))
 	return errors.Join(errs...)

@@ -51,7 +51,7 @@ func allreducePartitions(cfg Config) error {
 	var errs []error
 	for _, name := range cfg.Allreduce.Strategies {
 		s, err := strategy.Parse(name)
-		if err == nil && !workload.AllreducePartitionable(s) {
+		if err == nil && !workload.AllreduceAlgPartitionable(s, cfg.Allreduce.Algorithm) {
 			errs = append(errs, fmt.Errorf("run.partitions = %d: the %s allreduce shares run-wide state across nodes and runs on one engine; drop %s from allreduce.strategies or use run.partitions=1", k, s, s))
 		}
 	}
@@ -82,6 +82,9 @@ func newPartitionedRun(cfg Config, env Env, label string, n int, s strategy.Stra
 	k := cfg.Run.Partitions
 	if k == 0 && env.Tracer == nil {
 		k = workload.AutoPartitions(spec, n, cfg.Run.Functional, s, env.Cores)
+		if !workload.AllreduceAlgPartitionable(s, cfg.Allreduce.Algorithm) {
+			k = 1 // the one-sided rhd runs on one engine
+		}
 	}
 	if k <= 1 || n%max(1, spec.Node.GPUs) != 0 {
 		// Fewer GPUs than whole nodes run placed on one engine

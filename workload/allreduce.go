@@ -98,6 +98,9 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	if c.Group != nil && !partitionable(im.Name, s) {
 		return AllreduceResult{}, partitionRefusal(c.Group.Partitions(), s, im.Name)
 	}
+	if c.Group != nil && a.Algorithm == AlgRHD && rhdOneSided(im.Name) {
+		return AllreduceResult{}, fmt.Errorf("run.partitions = %d: the %s allreduce with algorithm rhd (one-sided, %s implementation) runs on one engine; use run.partitions=1", c.Group.Partitions(), s, im.Name)
+	}
 	if a.Algorithm == AlgRHD {
 		return a.runRHD(c, s, cfg, im.Name)
 	}

@@ -45,6 +45,9 @@ type AllreduceHier struct {
 	// Inter is the inter-node algorithm per rail: HierRing ("" too) or
 	// HierTree (NCCL's double binary tree).
 	Inter string
+	// flat runs every rank as a node of its own (no intra-node phases,
+	// whatever node.gpus): the allreduce workload's one-sided rhd.
+	flat bool
 }
 
 // AllreduceHierResult is one run.
@@ -53,6 +56,7 @@ type AllreduceHierResult struct {
 	Ranks    int
 	Time     sim.Time    // every rank released together to the last rank's end
 	Phases   [3]sim.Time // rank 0's time in each phase
+	Finish   []sim.Time  // per rank, from the release
 	Verified bool
 }
 
@@ -120,6 +124,9 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		return AllreduceHierResult{}, err
 	}
 	G := max(1, c.Spec.Node.GPUs)
+	if a.flat {
+		G = 1
+	}
 	P := len(c.Nodes)
 	if P%G != 0 || P < 1 {
 		return AllreduceHierResult{}, fmt.Errorf("allreduce_hier on %d ranks: must be a multiple of node.gpus = %d", P, G)
@@ -153,8 +160,13 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		// four halves of a chunk from its children.
 		halfB := pad8(uint64((elems/G+1)/2+1) * 4)
 		sb := max(vb, uint64(G)*pad8(uint64(elems/G+1)*4))
-		if a.Inter == HierTree {
+		var rhdOff []uint64 // the rhd's receive slots in scratch (rhdScratch)
+		switch a.Inter {
+		case HierTree:
 			sb = max(sb, 4*halfB)
+		case HierRHD:
+			rhdOff = rhdScratch(elems/G+1, N)
+			sb = max(sb, rhdOff[len(rhdOff)-1])
 		}
 		base := nd.Mem.Alloc(nd.Pool, vb+sb, "allreduce_hier")
 		bases[r] = base
@@ -286,8 +298,12 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 		}
 		t1 := nd.Host.Now()
 		// Phase 2: ring or tree over the N GPUs of rail l on chunk [clo, chi).
-		if N > 1 && a.Inter == HierTree {
-			if err := hierTreeMPI(nd, interSchedule(a.Inter, vec, clo, chi, node, N), P, G, l, scratch, halfB, reduce); err != nil {
+		if N > 1 && a.Inter != HierRing && a.Inter != "" {
+			slotAt := func(k int) mem.Addr { return scratch + mem.Addr(uint64(k)*halfB) }
+			if a.Inter == HierRHD {
+				slotAt = func(k int) mem.Addr { return scratch + mem.Addr(rhdOff[k]) }
+			}
+			if err := hierTreeMPI(nd, interSchedule(a.Inter, vec, clo, chi, node, N), P, G, l, slotAt, reduce); err != nil {
 				return err
 			}
 		} else if N > 1 {
@@ -341,8 +357,9 @@ func (a AllreduceHier) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy
 	if err := g.Err(); err != nil {
 		return AllreduceHierResult{}, err
 	}
-	res := AllreduceHierResult{Impl: im.Name, Ranks: P, Phases: phases}
-	for _, t := range ends {
+	res := AllreduceHierResult{Impl: im.Name, Ranks: P, Phases: phases, Finish: make([]sim.Time, P)}
+	for r, t := range ends {
+		res.Finish[r] = t - start
 		res.Time = max(res.Time, t-start)
 	}
 	if c.Nodes[0].Mem.Functional() {
@@ -384,31 +401,96 @@ func (a AllreduceHier) shmemHier(nd *strategy.Node, vec mem.Addr, elems, G, N in
 		return 0, 0, 0, err
 	}
 	// Each work-group's slice has at most ceil(elems/W) elements.
-	slotB := pad8(uint64((elems+W-1)/W/G+1)*4) + 8   // the largest chunk or ring piece, and its flag
-	nslots := max(1, 2*(G-1)+interSlots(a.Inter, N)) // phase 1 and 3 sources, phase 2 steps
-	region := uint64(W*nslots) * slotB               // every work-group's slots
-	recv, err := dev.MallocPayload(region)           // every rank the same size: symmetric
+	ss := newShmemSlots(a.Inter, (elems+W-1)/W, G, N)
+	region := uint64(W) * ss.size()        // every work-group's slots
+	recv, err := dev.MallocPayload(region) // every rank the same size: symmetric
 	if err == nil {
 		var stage mem.Addr
 		if stage, err = dev.MallocPayload(region); err == nil {
 			defer dev.Finalize()
-			return a.shmemPhases(nd, dev, vec, recv, stage, slotB, elems, G, N, node, l)
+			return a.shmemPhases(nd, dev, vec, recv, stage, ss, elems, G, N, node, l)
 		}
 	}
 	dev.Finalize()
 	return 0, 0, 0, err
 }
 
-func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, recv0, stage0 mem.Addr, slotB uint64, elems0, G, N, node, l int) (t1, t2, end sim.Time, kerr error) {
+// shmemSlots is the device-shmem slot layout of one work-group. For the
+// ring and the tree every slot has the size of the largest chunk, its flag
+// in its last word, and a put carries the whole slot. For the rhd, whose
+// parts range from the whole chunk down to one block of 1/p, the slots
+// are the one-sided layout's (hierSlots: each sized for its step, the
+// flag right after the data) and a put carries the data and the flag.
+type shmemSlots struct {
+	slotB, n int64     // ring and tree: slot size and count
+	exact    bool      // rhd: sl
+	sl       hierSlots // rhd
+}
+
+func newShmemSlots(inter string, elems, G, N int) shmemSlots {
+	if inter == HierRHD {
+		return shmemSlots{exact: true, sl: newHierSlots(inter, elems, G, N)}
+	}
+	return shmemSlots{
+		slotB: int64(pad8(uint64(elems/G+1)*4) + 8),        // the largest chunk or ring piece, and its flag
+		n:     int64(max(1, 2*(G-1)+interSlots(inter, N))), // phase 1 and 3 sources, phase 2 steps
+	}
+}
+
+// size is one work-group's slots.
+func (s shmemSlots) size() uint64 {
+	if s.exact {
+		return max(8, s.sl.bytes())
+	}
+	return uint64(s.n * s.slotB)
+}
+
+// at is slot k of the slots at base.
+func (s shmemSlots) at(base mem.Addr, k int) mem.Addr {
+	if s.exact {
+		return s.sl.at(base, k)
+	}
+	return base + mem.Addr(int64(k)*s.slotB)
+}
+
+// flag is the flag word of slot k holding nb bytes.
+func (s shmemSlots) flag(base mem.Addr, k int, nb uint64) mem.Addr {
+	if s.exact {
+		return s.sl.flag(base, k, nb)
+	}
+	return base + mem.Addr(int64(k+1)*s.slotB-8)
+}
+
+// putLen is the bytes a put of nb bytes of data moves, its flag included.
+func (s shmemSlots) putLen(nb uint64) uint64 {
+	if s.exact {
+		return pad8(nb) + 8
+	}
+	return uint64(s.slotB)
+}
+
+func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, recv0, stage0 mem.Addr, ss shmemSlots, elems0, G, N, node, l int) (t1, t2, end sim.Time, kerr error) {
 	mm := nd.Mem
 	W := a.commWGs(elems0)
-	nslots := 2*(G-1) + interSlots(a.Inter, N)
-	for k := 0; k < W*max(1, nslots); k++ {
-		mm.MarkControl(recv0+mem.Addr(uint64(k+1)*slotB-8), 8)
-		mm.MarkControl(stage0+mem.Addr(uint64(k+1)*slotB-8), 8)
+	if ss.exact {
+		for w := range W {
+			lo, hi := span(elems0, w, W)
+			rb, sb := recv0+mem.Addr(uint64(w)*ss.size()), stage0+mem.Addr(uint64(w)*ss.size())
+			for _, op := range hierSchedule(a.Inter, vec0+mem.Addr(lo*4), hi-lo, G, N, node, l) {
+				if op.send {
+					mm.MarkControl(ss.flag(sb, op.slot, op.nb), 8)
+				} else {
+					mm.MarkControl(ss.flag(rb, op.slot, op.nb), 8)
+				}
+			}
+		}
+	} else {
+		for k := 0; k < W*int(ss.n); k++ {
+			mm.MarkControl(ss.flag(recv0, k, 0), 8)
+			mm.MarkControl(ss.flag(stage0, k, 0), 8)
+		}
 	}
-	slot := func(base mem.Addr, k int) mem.Addr { return base + mem.Addr(uint64(k)*slotB) }
-	flagOf := func(base mem.Addr, k int) mem.Addr { return base + mem.Addr(uint64(k+1)*slotB-8) }
+	slot := ss.at
 	off := func(lo int) mem.Addr { return mem.Addr(lo * 4) }
 	// idx is the position of local GPU m among the node's other GPUs of l.
 	idx := func(m, of int) int {
@@ -422,8 +504,8 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, r
 		// Work-group w's slice of the vector and its own slots.
 		lo, hi := span(elems0, wg.ID, W)
 		vec, elems := vec0+mem.Addr(lo*4), hi-lo
-		recv := recv0 + mem.Addr(uint64(wg.ID*max(1, nslots))*slotB)
-		stage := stage0 + mem.Addr(uint64(wg.ID*max(1, nslots))*slotB)
+		recv := recv0 + mem.Addr(uint64(wg.ID)*ss.size())
+		stage := stage0 + mem.Addr(uint64(wg.ID)*ss.size())
 		clo, chi := span(elems, l, G)
 		var t1w, t2w sim.Time
 		ctx, err := dev.CtxCreate(wg)
@@ -439,11 +521,11 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, r
 			}
 			wg.VALU(2)
 			wg.Stream(2 * nb)
-			wg.Store64(flagOf(stage, k), 1)
-			return ctx.PutmemNBI(slot(recv, rk), slot(stage, k), slotB, to)
+			wg.Store64(ss.flag(stage, k, nb), 1)
+			return ctx.PutmemNBI(slot(recv, rk), slot(stage, k), ss.putLen(nb), to)
 		}
-		wait := func(k int) error {
-			_, err := ctx.WaitUntil(flagOf(recv, k), 8, shmem.CmpGE, 1)
+		wait := func(k int, nb uint64) error {
+			_, err := ctx.WaitUntil(ss.flag(recv, k, nb), 8, shmem.CmpGE, 1)
 			return err
 		}
 		add := func(dst mem.Addr, k int, nb uint64) {
@@ -473,13 +555,13 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, r
 				if m == l {
 					continue
 				}
-				if err := wait(idx(m, l)); err != nil {
+				if err := wait(idx(m, l), cb); err != nil {
 					return err
 				}
 				add(vec+off(clo), idx(m, l), cb)
 			}
 			t1w = wg.Now()
-			// Phase 2: ring or tree over rail l on chunk [clo, chi).
+			// Phase 2: ring, tree or rhd over rail l on chunk [clo, chi).
 			base := G - 1 // phase 2's slots follow phase 1's
 			for _, st := range interSchedule(a.Inter, vec, clo, chi, node, N) {
 				switch {
@@ -488,12 +570,12 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, r
 						return err
 					}
 				case st.add:
-					if err := wait(base + st.slot); err != nil {
+					if err := wait(base+st.slot, st.nb); err != nil {
 						return err
 					}
 					add(st.at, base+st.slot, st.nb)
 				default:
-					if err := wait(base + st.slot); err != nil {
+					if err := wait(base+st.slot, st.nb); err != nil {
 						return err
 					}
 					cp(st.at, base+st.slot, st.nb)
@@ -514,10 +596,10 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, r
 				if m == l {
 					continue
 				}
-				if err := wait(p3 + idx(m, l)); err != nil {
+				mlo, mhi := span(elems, m, G)
+				if err := wait(p3+idx(m, l), uint64(mhi-mlo)*4); err != nil {
 					return err
 				}
-				mlo, mhi := span(elems, m, G)
 				cp(vec+off(mlo), p3+idx(m, l), uint64(mhi-mlo)*4)
 			}
 			return ctx.Quiet()
@@ -561,16 +643,17 @@ func hierRingStep(vec mem.Addr, clo, chi, node, N, st int) (sa mem.Addr, sn uint
 	return sa, sn, ra, rn
 }
 
-// hierTreeMPI runs the rank's tree schedule with MPI on rail l (ranks
-// node×G+l of P, tags from 6P): the reduction, then the broadcast, each
-// with its receives posted first (children's halves into scratch slots of
-// halfB bytes, the parents' straight into the vector), its sends started
-// in schedule order after the receives they follow, and all its sends
-// completed before the next part reuses the halves. reduce adds a slot
-// into the vector.
-func hierTreeMPI(nd *strategy.Node, steps []interStep, P, G, l int, scratch mem.Addr, halfB uint64, reduce func(dst, src mem.Addr, nb uint64)) error {
+// hierTreeMPI runs the rank's tree or rhd schedule with MPI on rail l
+// (ranks node×G+l of P, tags from 6P): the reduction, then the broadcast
+// (the rhd is all one part), each with its receives posted first (the
+// ones to be added into scratch slots at slotAt, the others straight into
+// the vector), its sends started in schedule order after the receives they
+// follow, and all its sends completed before the next part reuses the
+// halves. reduce adds a slot into the vector. The rhd's receives never
+// overlap: an added part and a part copied in place are disjoint from
+// every part sent before them that may still be in flight.
+func hierTreeMPI(nd *strategy.Node, steps []interStep, P, G, l int, slotAt func(int) mem.Addr, reduce func(dst, src mem.Addr, nb uint64)) error {
 	tag := func(slot int) int { return 6*P + slot }
-	slotAt := func(k int) mem.Addr { return scratch + mem.Addr(uint64(k)*halfB) }
 	rq := make([]*mpi.Request, len(steps))
 	for _, bcast := range [2]bool{false, true} {
 		for i, st := range steps {
@@ -608,4 +691,15 @@ func hierTreeMPI(nd *strategy.Node, steps []interStep, P, G, l int, scratch mem.
 		nd.MPI.Waitall(sends...)
 	}
 	return nil
+}
+
+// rhdScratch is the offsets of the rhd's receive slots in the two-sided
+// implementations' scratch for a chunk of at most elems elements on N
+// nodes; the last entry is their total.
+func rhdScratch(elems, N int) []uint64 {
+	off := []uint64{0}
+	for k := range rhdSlots(N) {
+		off = append(off, off[k]+pad8(uint64(rhdSlotElems(elems, N, k))*4))
+	}
+	return off
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 )
@@ -19,7 +20,14 @@ import (
 // reduced up to its root and broadcast back down. A rail moves 4(N−1)
 // messages and the time grows with log2 N. Unlike NCCL, a tree edge moves
 // its half in one message (no pipelining in slices), so a deep tree pays
-// its depth in full message times.
+// its depth in full message times. The rhd is Rabenseifner's recursive
+// halving-doubling (the allreduce workload's algorithm rhd) over the rail:
+// with p the largest power of two ≤ N, log2 p halving steps (send the half
+// of the current part the partner keeps, add the half it sends) and log2 p
+// doubling steps (exchange the parts each holds reduced), after the extra
+// N − p nodes fold their chunk into a neighbour and before it hands the
+// result back: 2 log2 p messages per node, halving in size, so a rail moves
+// about 2 N log2 N messages but each node only about twice its chunk.
 
 // Inter-node algorithms of allreduce_hier.
 const (
@@ -28,15 +36,17 @@ const (
 	HierRing = "ring"
 	// HierTree is the per-rail double binary tree.
 	HierTree = "tree"
+	// HierRHD is the per-rail recursive halving-doubling.
+	HierRHD = "rhd"
 )
 
 // checkInter reports an unknown inter-node algorithm ("" is the ring).
 func checkInter(inter string) error {
 	switch inter {
-	case "", HierRing, HierTree:
+	case "", HierRing, HierTree, HierRHD:
 		return nil
 	}
-	return fmt.Errorf("allreduce_hier inter = %q: must be %s or %s", inter, HierRing, HierTree)
+	return fmt.Errorf("allreduce_hier inter = %q: must be %s, %s or %s", inter, HierRing, HierTree, HierRHD)
 }
 
 // interStep is one send or receive of a rank's inter-node schedule; nodes
@@ -58,8 +68,11 @@ func interSlots(inter string, N int) int {
 	if N <= 1 {
 		return 0
 	}
-	if inter == HierTree {
+	switch inter {
+	case HierTree:
 		return treeSlots
+	case HierRHD:
+		return rhdSlots(N)
 	}
 	return 2 * (N - 1)
 }
@@ -76,8 +89,11 @@ func interSchedule(inter string, vec mem.Addr, clo, chi, node, N int) []interSte
 	if N <= 1 {
 		return nil
 	}
-	if inter == HierTree {
+	switch inter {
+	case HierTree:
 		return treeSchedule(vec, clo, chi, node, N)
+	case HierRHD:
+		return rhdInterSchedule(vec, clo, chi, node, N)
 	}
 	right, left := (node+1)%N, (node+N-1)%N
 	steps := make([]interStep, 0, 4*(N-1))
@@ -206,4 +222,132 @@ func dbtree(n, r, t int) (up int, down [2]int) {
 		return from(x)
 	}
 	return m(u), [2]int{m(d[0]), m(d[1])}
+}
+
+// The rhd's slot block on N nodes (p the largest power of two ≤ N, m =
+// log2 p): slot 0 the chunk an extra node folds in, 1+j halving step j's
+// part (p/2^(j+1) blocks), 1+m+j doubling step j's part (2^j blocks),
+// 1+2m the result handed back to the extra node. A send's staging slot
+// has the receive slot's index.
+func rhdSlots(N int) int { return 2*rhdLog(N) + 2 }
+
+// rhdLog is log2 p, p the largest power of two ≤ N.
+func rhdLog(N int) int { return bits.Len(uint(N)) - 1 }
+
+// rhdSlotBlocks is the number of the p blocks slot k of the rhd's block
+// holds at most (p for the folds).
+func rhdSlotBlocks(N, k int) int {
+	m := rhdLog(N)
+	p := 1 << m
+	switch {
+	case k == 0 || k == 2*m+1:
+		return p
+	case k <= m:
+		return p >> k
+	}
+	return 1 << (k - 1 - m)
+}
+
+// rhdSlotElems bounds the elements slot k carries for a chunk of at most
+// elems elements: d of p blocks of the chunk span at most ⌈elems·d/p⌉
+// elements.
+func rhdSlotElems(elems, N, k int) int {
+	d, p := rhdSlotBlocks(N, k), 1<<rhdLog(N)
+	return (elems*d + p - 1) / p
+}
+
+// rhdVirtual maps node to its virtual rank among the p that run the
+// power-of-two algorithm, or −1 for an extra node (an even node below
+// 2(N − p), which hands its chunk to the odd node above it), as the
+// allreduce workload's rhd does.
+func rhdVirtual(node, N int) int {
+	r := N - 1<<rhdLog(N)
+	switch {
+	case node >= 2*r:
+		return node - r
+	case node%2 == 1:
+		return node / 2
+	}
+	return -1
+}
+
+// rhdReal maps virtual rank v back to its node.
+func rhdReal(v, N int) int {
+	if r := N - 1<<rhdLog(N); v < r {
+		return 2*v + 1
+	}
+	return v + N - 1<<rhdLog(N)
+}
+
+// rhdPeers is every node node sends to or receives from in the rhd.
+func rhdPeers(node, N int) []int {
+	v := rhdVirtual(node, N)
+	if v < 0 {
+		return []int{node + 1}
+	}
+	var out []int
+	if node < 2*(N-1<<rhdLog(N)) {
+		out = append(out, node-1)
+	}
+	for d := 1; d < 1<<rhdLog(N); d <<= 1 {
+		out = append(out, rhdReal(v^d, N))
+	}
+	return out
+}
+
+// rhdInterSchedule is node's rhd schedule on the chunk [clo, chi) of the
+// vector at vec (the allreduce workload's rhdSchedule as one-sided steps:
+// every receive is into a slot of its own, added or copied into the
+// vector once its flag says it landed).
+func rhdInterSchedule(vec mem.Addr, clo, chi, node, N int) []interStep {
+	m := rhdLog(N)
+	p := 1 << m
+	elems := chi - clo
+	blocks := func(lo, cnt int) (mem.Addr, uint64) {
+		a := int(int64(elems) * int64(lo) / int64(p))
+		b := int(int64(elems) * int64(lo+cnt) / int64(p))
+		return vec + mem.Addr((clo+a)*4), uint64(b-a) * 4
+	}
+	whole := uint64(elems) * 4
+	at := vec + mem.Addr(clo*4)
+	v := rhdVirtual(node, N)
+	if v < 0 { // extra node: hand the chunk over, take the result back
+		return []interStep{
+			{send: true, slot: 0, rslot: 0, peer: node + 1, at: at, nb: whole},
+			{slot: 2*m + 1, peer: node + 1, at: at, nb: whole},
+		}
+	}
+	folds := node < 2*(N-p)
+	steps := make([]interStep, 0, 4*m+2)
+	if folds {
+		steps = append(steps, interStep{slot: 0, peer: node - 1, at: at, nb: whole, add: true})
+	}
+	lo := 0
+	for j := range m { // recursive halving: p/2, p/4, …, 1 blocks
+		d := p >> (j + 1)
+		keep, give := lo, lo+d
+		if v&d != 0 {
+			keep, give = lo+d, lo
+		}
+		peer := rhdReal(v^d, N)
+		sa, sn := blocks(give, d)
+		ka, kn := blocks(keep, d)
+		steps = append(steps, interStep{send: true, slot: 1 + j, rslot: 1 + j, peer: peer, at: sa, nb: sn},
+			interStep{slot: 1 + j, peer: peer, at: ka, nb: kn, add: true})
+		lo = keep
+	}
+	for j := range m { // recursive doubling: 1, 2, …, p/2 blocks
+		d := 1 << j
+		other := lo ^ d
+		peer := rhdReal(v^d, N)
+		oa, on := blocks(lo, d)
+		pa, pn := blocks(other, d)
+		steps = append(steps, interStep{send: true, slot: 1 + m + j, rslot: 1 + m + j, peer: peer, at: oa, nb: on},
+			interStep{slot: 1 + m + j, peer: peer, at: pa, nb: pn})
+		lo = min(lo, other)
+	}
+	if folds {
+		steps = append(steps, interStep{send: true, slot: 2*m + 1, rslot: 2*m + 1, peer: node - 1, at: at, nb: whole})
+	}
+	return steps
 }

@@ -40,7 +40,8 @@ type hierOp struct {
 
 // hierSlots is the slot layout of the one-sided schedule, the same on
 // every rank: the G−1 phase-1 slots (a chunk each), the inter-node
-// phase's slots (a ring piece or half a chunk each), the G−1 phase-3
+// phase's slots (a ring piece, half a chunk or, for the rhd, its step's
+// part each), the G−1 phase-3
 // slots.
 type hierSlots struct {
 	off []uint64 // slot k's offset; off[len] is the region's size
@@ -60,7 +61,18 @@ func newHierSlots(inter string, elems, G, N int) hierSlots {
 		}
 	}
 	add(G-1, chunk)
-	add(interSlots(inter, N), piece)
+	if inter == HierRHD {
+		// Parts from the whole chunk down to one block, each slot whole
+		// cache lines: a flag's line (a control line of a payload-free
+		// buffer, which keeps bytes) never reaches into the next slot's
+		// data, so a flow-model message of a slot carries the bytes of
+		// its flag's line only (nic.Packet.DataAt), not its megabytes.
+		for k := range interSlots(inter, N) {
+			add(1, (pad8(uint64(rhdSlotElems(elems/G+1, N, k))*4)+8+63)&^63)
+		}
+	} else {
+		add(interSlots(inter, N), piece)
+	}
 	add(G-1, chunk)
 	return s
 }

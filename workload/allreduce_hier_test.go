@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -267,4 +268,84 @@ func nicPacketsAndPeerCopies(c *cluster.Cluster) (packets, copies uint64) {
 		copies += nd.Peer.Stats().Copies
 	}
 	return packets, copies
+}
+
+// The rhd sums exactly on every implementation of the inter-node phase,
+// on node counts that are powers of two and ones that fold extra nodes
+// in (3, 5, 6, 7), with nodes of several GPUs too; payload-free it takes
+// the functional run's time; at 8 nodes of 64 KiB its inter-node phase is
+// shorter than the ring's (2 log2 N steps against 2(N−1)).
+func TestAllreduceHierRHD(t *testing.T) {
+	mi, err := cluster.Preset("mi300a-ss11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GNNGIO, strategy.GHNDGPU, strategy.GNNGPURDMA, strategy.GDS, strategy.GPUTN} {
+		for _, tc := range []struct {
+			hw    cluster.Spec
+			ranks int
+		}{{cluster.GPUTN(), 2}, {cluster.GPUTN(), 3}, {cluster.GPUTN(), 5}, {cluster.GPUTN(), 6}, {cluster.GPUTN(), 7}, {cluster.GPUTN(), 8}, {mi, 12}} {
+			hw := tc.hw
+			if s == strategy.GNNGPURDMA && hw.Caps.Model == "cassini" {
+				continue // GPU-posted verbs: ConnectX (and the seed preset)
+			}
+			r := runHierInter(t, hw, tc.ranks, s, 4*unit.KiB+12, true, HierRHD)
+			if !r.Verified {
+				t.Errorf("%s %d ranks: rhd not verified", s, tc.ranks)
+			}
+			if tc.ranks == 7 && (s == strategy.GNNGIO || s == strategy.GNNGPURDMA || s == strategy.GPUTN) {
+				if w3 := runHierWI(t, hw, tc.ranks, s, 4*unit.KiB+12, true, 3, HierRHD); !w3.Verified {
+					t.Errorf("%s 7 nodes rhd, 3 work-groups: not verified", s)
+				}
+			}
+			if tc.ranks == 8 {
+				big := runHierInter(t, hw, tc.ranks, s, 64*unit.KiB, true, HierRHD)
+				ring := runHierInter(t, hw, tc.ranks, s, 64*unit.KiB, false, HierRing)
+				t.Logf("%s 8 nodes 64 KiB: rhd %v, ring %v", s, big.Phases[1], ring.Phases[1])
+				if big.Phases[1] >= ring.Phases[1] {
+					t.Errorf("%s 8 nodes: rhd's inter-node phase %v, ring's %v: want shorter", s, big.Phases[1], ring.Phases[1])
+				}
+				if off := runHierInter(t, hw, tc.ranks, s, 64*unit.KiB, false, HierRHD); off.Time != big.Time {
+					t.Errorf("%s 8 nodes rhd: payload-free %v, functional %v", s, off.Time, big.Time)
+				}
+			}
+		}
+	}
+}
+
+// Every node's rhd schedule pairs with its partners': a send of slot k
+// to a peer meets a receive of slot k from this node of the same length,
+// and the slots a node sends or receives fit the slot sizes.
+func TestRHDInterSchedulePairs(t *testing.T) {
+	for N := 2; N <= 40; N++ {
+		const elems = 1000
+		type key struct{ from, to, slot int }
+		sends, recvs := map[key]uint64{}, map[key]uint64{}
+		for node := range N {
+			for _, st := range rhdInterSchedule(0, 0, elems, node, N) {
+				if lim := uint64(rhdSlotElems(elems, N, st.slot)) * 4; st.nb > lim {
+					t.Fatalf("N=%d node %d slot %d: %d bytes, slot holds %d", N, node, st.slot, st.nb, lim)
+				}
+				if st.send {
+					sends[key{node, st.peer, st.rslot}] = st.nb
+				} else {
+					recvs[key{st.peer, node, st.slot}] = st.nb
+				}
+			}
+			peers := rhdPeers(node, N)
+			for _, st := range rhdInterSchedule(0, 0, elems, node, N) {
+				if !slices.Contains(peers, st.peer) {
+					t.Fatalf("N=%d node %d: peer %d not in rhdPeers %v", N, node, st.peer, peers)
+				}
+			}
+		}
+		if len(sends) != len(recvs) {
+			t.Fatalf("N=%d: %d sends, %d receives", N, len(sends), len(recvs))
+		}
+		for k, nb := range sends {
+			if got, ok := recvs[k]; !ok || got != nb {
+				t.Fatalf("N=%d: send %+v of %d bytes meets receive %d (%v)", N, k, nb, got, ok)
+			}
+		}
+	}
 }

@@ -36,8 +36,8 @@ type hierVerbs struct {
 }
 
 // hierVerbsPeers is the ranks rank r writes to (and is written by): the
-// other GPUs of its node and its two ring neighbours on its rail, or its
-// parents and children in the rail's two trees.
+// other GPUs of its node and its two ring neighbours on its rail, its
+// parents and children in the rail's two trees, or its rhd partners.
 func hierVerbsPeers(inter string, r, G, N int) []int {
 	node, l := r/G, r%G
 	var out []int
@@ -45,6 +45,14 @@ func hierVerbsPeers(inter string, r, G, N int) []int {
 		if m != l {
 			out = append(out, node*G+m)
 		}
+	}
+	if N > 1 && inter == HierRHD {
+		for _, p := range rhdPeers(node, N) {
+			if !slices.Contains(out, p*G+l) {
+				out = append(out, p*G+l)
+			}
+		}
+		return out
 	}
 	if N > 1 && inter == HierTree {
 		for t := range 2 {

@@ -71,7 +71,7 @@ func TestPartitionedAllreduceMatchesSequential(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.GDS, strategy.GPUTN} {
-			if c.alg == AlgRHD && !RHDSupported(s) {
+			if c.alg == AlgRHD && !AllreduceAlgPartitionable(s, c.alg) {
 				continue
 			}
 			want, wantEv := partitionedAllreduce(t, c.hw, s, c.alg, c.nodes, 0, 24*unit.KiB+8, true)

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 
@@ -17,8 +18,12 @@ const (
 	// 2(n−1) steps of one chunk each, every strategy.
 	AlgRing = "ring"
 	// AlgRHD is recursive halving (reduce-scatter) + recursive doubling
-	// (allgather), Rabenseifner's algorithm: 2·log2(p) steps, for the
-	// two-sided implementations (host and kernel-boundary) only.
+	// (allgather), Rabenseifner's algorithm: 2·log2(p) steps. The
+	// two-sided implementations (host and kernel-boundary) run it as a
+	// libNBC schedule over MPI; the one-sided ones (GDS, GPU-TN, device
+	// shmem, device verbs) as the hierarchical allreduce's one-sided rhd
+	// schedule on one GPU per node (runRHDOneSided). Remote tasks do not
+	// run it (rhdRefusal).
 	AlgRHD = "rhd"
 )
 
@@ -28,11 +33,46 @@ const (
 // puts and flags laid out for the ring).
 func rhdRuns(impl string) bool { return impl == "host" || impl == "kernel-boundary" }
 
+// rhdOneSided reports whether implementation impl runs algorithm rhd as
+// the hierarchical allreduce's one-sided schedule (runRHDOneSided).
+func rhdOneSided(impl string) bool {
+	switch impl {
+	case "stream-triggered", "triggered", "device-shmem", "device-verbs":
+		return true
+	}
+	return false
+}
+
 // RHDSupported reports whether strategy s can run the allreduce with
 // algorithm rhd.
 func RHDSupported(s strategy.Strategy) bool {
 	im, _, err := AllreduceDef().implFor(s)
-	return err == nil && rhdRuns(im.Name)
+	return err == nil && (rhdRuns(im.Name) || rhdOneSided(im.Name))
+}
+
+// RHDRefusal is why strategy s does not run the allreduce with algorithm
+// rhd, one line; "" when it does.
+func RHDRefusal(s strategy.Strategy) string {
+	im, _, err := AllreduceDef().implFor(s)
+	if err != nil {
+		return err.Error()
+	}
+	if rhdRuns(im.Name) || rhdOneSided(im.Name) {
+		return ""
+	}
+	return fmt.Sprintf("allreduce.algorithm = rhd: %s's %s allreduce counts incoming tasks and data arrivals per node, not per peer or step, which keeps only a ring's single left neighbour in order (an rhd partner of a later step can land first); use allreduce.algorithm=ring for %s", s, im.Name, s)
+}
+
+// AllreduceAlgPartitionable reports whether strategy s runs the allreduce
+// with algorithm alg on a partitioned cluster: the one-sided rhd runs on
+// one engine (the hierarchical allreduce's start barrier and phase times
+// are shared by every node).
+func AllreduceAlgPartitionable(s strategy.Strategy, alg string) bool {
+	if !AllreducePartitionable(s) {
+		return false
+	}
+	im, _, _ := AllreduceDef().implFor(s)
+	return alg != AlgRHD || rhdRuns(im.Name)
 }
 
 // rhdLayout places the vector (elems float32, padded to 8 bytes) and a
@@ -155,8 +195,11 @@ func (l *rhdLayout) verify(m *mem.Memory, base mem.Addr, ref *pattern) error {
 // ring's (twoSided), reductions on the host or in a kernel per step.
 func (a Allreduce) runRHD(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, impl string) (AllreduceResult, error) {
 	n := len(c.Nodes)
+	if rhdOneSided(impl) {
+		return a.runRHDOneSided(c, s, cfg)
+	}
 	if !rhdRuns(impl) {
-		return AllreduceResult{}, fmt.Errorf("allreduce algorithm %s: needs the host or kernel-boundary implementation, %s has %s", AlgRHD, s, impl)
+		return AllreduceResult{}, errors.New(RHDRefusal(s))
 	}
 	lay := newRHDLayout(int(a.Size/4), n)
 	res := AllreduceResult{Finish: make([]sim.Time, n), Slices: 1}
@@ -186,4 +229,25 @@ func (a Allreduce) runRHD(c *cluster.Cluster, s strategy.Strategy, cfg strategy.
 		res.Verified = true
 	}
 	return res, nil
+}
+
+// runRHDOneSided is Run for algorithm rhd on the one-sided implementations
+// (GDS, GPU-TN, device shmem, device verbs): the hierarchical allreduce
+// with one GPU per node (no intra-node phases, whatever node.gpus) and the
+// rhd across the nodes, so every node runs the same recursive halving and
+// doubling as the two-sided rhd over the same blocks, each message a put
+// of its part with a trailing flag into a receive slot of its own, staged
+// and added or copied by the strategy's own agents: GDS's pre-posted puts
+// rung by the stream between staging and reduction kernels, GPU-TN's
+// triggered puts fired by a persistent kernel's stores, the device shmem
+// runtime's puts and waits, device verbs' RDMA writes. Its kernels run
+// allreduce.wgs work-groups (1 when 0), each on a slice of the vector with
+// slots of its own. Inputs and the check are the hierarchical
+// allreduce's (exact sums); the time runs from every node's release by a
+// zero-cost start barrier.
+func (a Allreduce) runRHDOneSided(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (AllreduceResult, error) {
+	w := max(1, a.WGs)
+	h := AllreduceHier{Size: a.Size, WGSize: a.WGSize, CommWGs: w, Inter: HierRHD, flat: true}
+	r, err := h.Run(c, s, cfg)
+	return AllreduceResult{Time: r.Time, Finish: r.Finish, Verified: r.Verified, Slices: w}, err
 }

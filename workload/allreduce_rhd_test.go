@@ -43,23 +43,81 @@ func TestRHDAllreduceCorrect(t *testing.T) {
 	}
 }
 
-// Strategies whose allreduce is not a two-sided schedule refuse rhd with
-// an error naming the algorithm.
-func TestRHDRefusedWhereItDoesNotFit(t *testing.T) {
-	for _, s := range []strategy.Strategy{strategy.GDS, strategy.GPUTN} {
-		if RHDSupported(s) {
-			t.Errorf("%s: RHDSupported", s)
+// The one-sided strategies run rhd as the hierarchical allreduce's
+// one-sided schedule: exact sums on powers of two and not (folds), uneven
+// blocks, one element per node and several work-groups; payload-free it
+// takes the functional time; at 32 nodes of 16 KiB it is faster than
+// their ring.
+// XTQ's remote-task allreduce refuses it with one line naming the
+// algorithm and why.
+func TestRHDOneSided(t *testing.T) {
+	for _, s := range []strategy.Strategy{strategy.GDS, strategy.GPUTN, strategy.GHNDGPU, strategy.GHNDGPUHostQ, strategy.GHNAPU, strategy.COMPNET, strategy.GNNGIO, strategy.GNNGPURDMA} {
+		if !RHDSupported(s) || RHDRefusal(s) != "" {
+			t.Errorf("%s: RHDSupported %v, refusal %q", s, RHDSupported(s), RHDRefusal(s))
 		}
-		_, _, err := runRHD(t, s, 4, 64*unit.KiB, false)
-		if err == nil || !strings.Contains(err.Error(), "rhd") {
-			t.Errorf("%s: err = %v, want an error naming rhd", s, err)
+		for _, n := range []int{2, 5, 8} {
+			for _, size := range []unit.Bytes{16*unit.KiB + 12, unit.Bytes(4 * n)} {
+				res, err := runRHDOn(t, s, n, size, true, 0)
+				if err != nil || !res.Verified || res.Time <= 0 {
+					t.Errorf("%s n=%d size=%v: verified=%v time=%v err=%v", s, n, size, res.Verified, res.Time, err)
+				}
+			}
+		}
+		if res, err := runRHDOn(t, s, 6, 16*unit.KiB+12, true, 3); err != nil || !res.Verified || res.Slices != 3 {
+			t.Errorf("%s n=6, 3 work-groups: verified=%v slices=%d err=%v", s, res.Verified, res.Slices, err)
+		}
+		fn, err1 := runRHDOn(t, s, 8, 256*unit.KiB, true, 0)
+		pf, err2 := runRHDOn(t, s, 8, 256*unit.KiB, false, 0)
+		if err1 != nil || err2 != nil || fn.Time != pf.Time {
+			t.Errorf("%s 8 nodes: functional %v (%v), payload-free %v (%v)", s, fn.Time, err1, pf.Time, err2)
+		}
+		// 2 log2 n steps against the ring's 2(n−1): at 32 nodes of small
+		// vectors the latency of the ring's steps dominates.
+		ring, _ := runAllreduceOn(t, rhdHW(s), s, 32, 16*unit.KiB, false)
+		rhd, err := runRHDOn(t, s, 32, 16*unit.KiB, false, 0)
+		t.Logf("%s 32 nodes 16 KiB: rhd %v, ring %v", s, rhd.Time, ring.Time)
+		if err != nil || rhd.Time >= ring.Time {
+			t.Errorf("%s 32 nodes 16 KiB: rhd %v (%v), ring %v: want faster", s, rhd.Time, err, ring.Time)
 		}
 	}
-	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN} {
+	why := RHDRefusal(strategy.XTQ)
+	if RHDSupported(strategy.XTQ) || !strings.Contains(why, "rhd") || strings.Contains(why, "\n") {
+		t.Errorf("XTQ: RHDSupported %v, refusal %q", RHDSupported(strategy.XTQ), why)
+	}
+	if _, err := runRHDOn(t, strategy.XTQ, 4, 64*unit.KiB, false, 0); err == nil || err.Error() != why {
+		t.Errorf("XTQ: err = %v, want %q", err, why)
+	}
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.HSA} {
 		if !RHDSupported(s) {
 			t.Errorf("%s: !RHDSupported", s)
 		}
 	}
+}
+
+// rhdHW is the gputn preset (xtq for XTQ) in s's GPU mode.
+func rhdHW(s strategy.Strategy) cluster.Spec {
+	hw := cluster.GPUTN()
+	if s == strategy.XTQ {
+		hw = cluster.XTQ()
+	}
+	if d, err := strategy.Lookup(string(s)); err == nil {
+		hw = d.Adjust(hw)
+	}
+	return hw
+}
+
+// runRHDOn runs the rhd allreduce under s on its own preset's GPU mode
+// (the gputn preset otherwise) with wgs work-groups.
+func runRHDOn(t *testing.T, s strategy.Strategy, nodes int, size unit.Bytes, functional bool, wgs int) (AllreduceResult, error) {
+	t.Helper()
+	e := sim.New(1)
+	defer e.Close()
+	c, err := cluster.New(e, rhdHW(s), nodes, functional)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Allreduce{Size: size, WGs: wgs, WGSize: 256, CPUThreads: 8, Algorithm: AlgRHD}
+	return a.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
 }
 
 // On two nodes recursive halving-doubling and the ring send the same two

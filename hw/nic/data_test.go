@@ -340,3 +340,38 @@ func BenchmarkPutStream(b *testing.B) {
 	}
 	b.ReportMetric(float64(v.nics[0].Stats().PacketsRx)/b.Elapsed().Seconds(), "packets/s")
 }
+
+// LastIssue is when the initiator's NIC began the put (its doorbell seen,
+// its command fetched, the command latency spent), LastLanded when the
+// target's NIC had every byte of it in memory: between the two lie the
+// payload's read and the wire, and the PUT event is posted after the
+// landing (the event write), never before.
+func TestLastIssueAndLanded(t *testing.T) {
+	v := newEnv(t, 2, true)
+	tn := v.nics[0]
+	eq := tn.NewEQ(0, 0)
+	pt := tn.PTAlloc(eq, false)
+	tn.MEAppend(pt, nic.ME{Start: v.alloc(0, 4096, nil), Length: 4096, MatchID: nic.AnyID, Options: nic.MEOpPut}, nic.Priority)
+	md := &nic.MD{Start: v.alloc(1, 4096, nil), Length: 4096}
+	var rung sim.Time
+	v.host(1, func(p *sim.Proc) {
+		rung = p.Now()
+		v.nics[1].Doorbell(p, putCmd(md, 4096, 0, pt, 0))
+	})
+	v.run()
+	issue, landed := v.nics[1].LastIssue(), tn.LastLanded()
+	s := v.spec
+	if issue < rung+s.NIC.CmdLatency {
+		t.Errorf("issue at %v, before the doorbell (%v) plus the command latency (%v)", issue, rung, s.NIC.CmdLatency)
+	}
+	if wire := s.Link.Bandwidth.TransferTime(4096); landed < issue+wire {
+		t.Errorf("landed at %v, less than the 4 KiB's wire time %v after the issue at %v", landed, wire, issue)
+	}
+	evs := drain(eq)
+	if len(evs) != 1 || evs[0].Time <= landed {
+		t.Fatalf("events %v: want one PUT event after the landing at %v", types(evs), landed)
+	}
+	if v.nics[0].LastIssue() != 0 || v.nics[1].LastLanded() != 0 {
+		t.Errorf("the target issued (%v) or the initiator landed (%v) something", v.nics[0].LastIssue(), v.nics[1].LastLanded())
+	}
+}

@@ -28,6 +28,9 @@ type env struct {
 
 type opt func(*cluster.Spec)
 
+// withFlows runs the env in the flow network model.
+func withFlows(s *cluster.Spec) { s.Network.Model = net.ModelFlow }
+
 func newEnv(t testing.TB, nodes int, functional bool, opts ...opt) *env {
 	t.Helper()
 	s := cluster.GPUTN()
@@ -39,12 +42,19 @@ func newEnv(t testing.TB, nodes int, functional bool, opts ...opt) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	flows := s.Network.Model == net.ModelFlow // the flow model (withFlows)
+	if flows {
+		fab.UseFlows()
+	}
 	v := &env{t: t, e: e, spec: s}
 	for i := range nodes {
 		name := fmt.Sprintf("node[%d]", i)
 		m := mem.New(name, functional)
 		v.mems = append(v.mems, m)
 		n := nic.New(e, i, name, s.NIC, m, pcie.New(s.PCIe), fab, s.Link.Payload)
+		if flows {
+			n.UseFlows()
+		}
 		// Every NIC test also checks that no retired packet is used again
 		// (recycle.go): a stale read would see impossible values.
 		nic.PoisonRetired(n, true)

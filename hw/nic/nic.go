@@ -315,8 +315,16 @@ func (n *NIC) setFlag(a mem.Addr) {
 
 // storeData makes data (nil: payload-free source, read as zeros) visible
 // at [a, a+l) and wakes watchers.
-func (n *NIC) storeData(a mem.Addr, data []byte, l uint64) {
+func (n *NIC) storeData(a mem.Addr, data []byte, l uint64) { n.storeDataAt(a, data, 0, l) }
+
+// storeDataAt is storeData of a payload whose bytes data start at byte at
+// (Packet.DataAt): zeros before, as one write.
+func (n *NIC) storeDataAt(a mem.Addr, data []byte, at, l uint64) {
 	if l == 0 {
+		return
+	}
+	if data != nil && at > 0 {
+		n.mem.WriteAfterZeros(a, int(l), int(min(at, l)), data[:l-min(at, l)])
 		return
 	}
 	if data != nil {

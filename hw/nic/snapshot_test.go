@@ -3,6 +3,7 @@ package nic_test
 import (
 	"bytes"
 	"encoding/binary"
+	"runtime"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -131,4 +132,65 @@ func nonzero(b []byte) map[int]byte {
 		}
 	}
 	return out
+}
+
+// In the flow model a message is one packet, and a payload-free buffer's
+// megabytes before its trailing control words are not carried as zeros
+// (Packet.DataAt): puts of 1 MiB with control words in the last piece, in
+// the middle, in two pieces, in the first and none land exactly those
+// words and zeros elsewhere in a destination that keeps every byte (old
+// bytes there included), and the run allocates far less than the bytes
+// moved.
+func TestFlowPayloadFreeCarriesTrailingControlWords(t *testing.T) {
+	const size = 1 << 20
+	v := newEnv(t, 2, false, withFlows)
+	pts := [2]int{}
+	for i, n := range v.nics {
+		pts[i] = n.PTAlloc(n.NewEQ(0, 0), false)
+	}
+	offsets := [][]int{{size - 8}, {size / 2}, {size - 4096, size - 8}, nil, {0, size - 8}}
+	type landing struct {
+		src, dst, flag mem.Addr
+		want           []byte
+	}
+	var checks []landing
+	old := bytes.Repeat([]byte{0xee}, size)
+	for k, offs := range offsets {
+		src := v.mems[0].Alloc(mem.Host, size, "src") // payload-free
+		want := make([]byte, size)
+		for j, off := range offs {
+			a := src + mem.Addr(off)
+			v.mems[0].MarkControl(a, 8)
+			w := uint64(k*100 + j + 1)
+			v.mems[0].Store64(a, w)
+			binary.LittleEndian.PutUint64(want[off:], w)
+		}
+		dst := v.mems[1].AllocData(mem.Host, size, "dst") // every byte kept
+		v.mems[1].Write(dst, old)
+		v.nics[1].MEAppend(pts[1], nic.ME{Start: dst, Length: size, MatchID: nic.AnyID, MatchBits: uint64(k), Options: nic.MEOpPut}, nic.Priority)
+		checks = append(checks, landing{src, dst, v.mems[0].AllocData(mem.Host, 8, "flag"), want})
+	}
+	v.host(0, func(p *sim.Proc) {
+		for k, c := range checks {
+			cmd := nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: c.src, Length: size}, Length: size, Target: 1, PT: pts[1], MatchBits: uint64(k), CompletionFlag: c.flag}
+			v.nics[0].Execute(cmd)
+			p.WaitUntil(v.mems[0].Watch(c.flag), "put done", func() bool { return v.mems[0].Load64(c.flag) == 1 })
+			p.Sleep(sim.Microsecond)
+		}
+	})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	v.run()
+	runtime.ReadMemStats(&after)
+	for k, c := range checks {
+		if got := v.read(1, c.dst, size); !bytes.Equal(got, c.want) {
+			t.Errorf("put %d (control words at %v): landed bytes differ from its control words and zeros (%d non-zero bytes)", k, offsets[k], len(nonzero(got)))
+		}
+	}
+	// Carried as dense zeros, the first four puts alone would allocate 3
+	// MiB and the last another 1 MiB; the tails are 4 KiB, 512 KiB and 8
+	// KiB, the last put still 1 MiB.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 2<<20 {
+		t.Errorf("the run allocated %d bytes; want under 2 MiB", got)
+	}
 }

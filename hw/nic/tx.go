@@ -156,7 +156,8 @@ func (p *pktReplyLand) store() {
 		}
 		s.Materialize()
 	}
-	n.storeData(p.land, p.Data, p.landLen)
+	n.materialize((*Packet)(p)) // made whole only now, so it is not held while queued
+	n.storeDataAt(p.land, p.Data, p.DataAt, p.landLen)
 	if cb := p.ctrl; cb != nil {
 		p.ctrl = nil
 		n.ctrlFree.Put(cb)

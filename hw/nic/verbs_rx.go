@@ -220,7 +220,7 @@ func (n *NIC) recvReady(m *rcIn) {
 func (n *NIC) rcData(m *rcIn, pk *Packet) {
 	m.seen++
 	if m.status == WCSuccess && pk.Len > 0 && m.sgl != nil {
-		data := pk.Data
+		data := n.denseData(pk)
 		m.pending++ // until every piece was issued
 		m.pending += n.scatter(m.sgl, pk.Offset, pk.Len, data, func() { m.pending--; n.rcMaybeDone(m) })
 		n.fab.PutBuf(data)
@@ -330,7 +330,7 @@ func (n *NIC) readResponse(pk *Packet) {
 	}
 	m.seen++
 	if m.status == WCSuccess && pk.Len > 0 && m.sgl != nil {
-		data := pk.Data
+		data := n.denseData(pk)
 		m.pending++
 		m.pending += n.scatter(m.sgl, pk.Offset, pk.Len, data, func() { m.pending--; n.readMaybeDone(m) })
 		n.fab.PutBuf(data)
@@ -366,22 +366,22 @@ func (n *NIC) rcWrite(a mem.Addr, data []byte, l uint64, done func()) {
 	v.wseq++
 	seq := v.wseq
 	n.dmaWriteTo(a, l, func() {
-		n.rcStore(a, data, l, seq)
+		n.rcStore(a, data, 0, l, seq)
 		done()
 	})
 }
 
 // rcStore is a posted write's landing (rcWrite): at once, or after the
 // reorder hazard's delay.
-func (n *NIC) rcStore(a mem.Addr, data []byte, l, seq uint64) {
+func (n *NIC) rcStore(a mem.Addr, data []byte, at, l, seq uint64) {
 	if d := n.reorderDelay(a); d > 0 {
-		buf := append([]byte(nil), data...)
+		buf := append(make([]byte, 0, len(data)), data...) // non-nil as data is: an empty payload is zeros (Packet.DataAt)
 		n.e.After(d, func() {
-			n.storeData(a, bufOrNil(buf, data), l)
+			n.storeDataAt(a, bufOrNil(buf, data), at, l)
 			n.landedAt(a, seq)
 		})
 	} else {
-		n.storeData(a, data, l)
+		n.storeDataAt(a, data, at, l)
 		n.landedAt(a, seq)
 	}
 }
@@ -397,6 +397,7 @@ type rcLanding struct {
 	m    *rcIn
 	a    mem.Addr
 	data []byte
+	at   uint64 // where data starts (Packet.DataAt)
 	l    uint64
 	seq  uint64
 	read bool
@@ -409,7 +410,7 @@ type rcLanding struct {
 // landed, as a Portals put's is, so that a message whose every packet
 // landed this way gives its array back (recycle.go).
 func (n *NIC) rcLand(pk *Packet, a mem.Addr, m *rcIn, read bool) {
-	data, l := pk.Data, pk.Len
+	data, at, l := pk.Data, pk.DataAt, pk.Len
 	v := n.vs()
 	v.wseq++
 	var w *rcLanding
@@ -419,7 +420,7 @@ func (n *NIC) rcLand(pk *Packet, a mem.Addr, m *rcIn, read bool) {
 	} else {
 		w = new(rcLanding)
 	}
-	*w = rcLanding{n: n, pk: pk, m: m, a: a, data: data, l: l, seq: v.wseq, read: read}
+	*w = rcLanding{n: n, pk: pk, m: m, a: a, data: data, at: at, l: l, seq: v.wseq, read: read}
 	n.dmaWriteH(a, l, w)
 }
 
@@ -427,8 +428,12 @@ func (n *NIC) rcLand(pk *Packet, a mem.Addr, m *rcIn, read bool) {
 // event).
 func (w *rcLanding) Handle(uint64) {
 	n, m, data, pk := w.n, w.m, w.data, w.pk
+	if pk.sparse != nil { // made whole only now, so it is not held while queued
+		n.materialize(pk)
+		data = pk.Data
+	}
 	n.dmaEnd(1)
-	n.rcStore(w.a, data, w.l, w.seq)
+	n.rcStore(w.a, data, w.at, w.l, w.seq)
 	n.retire(pk)
 	read := w.read
 	*w = rcLanding{}
@@ -463,4 +468,20 @@ func bufOrNil(buf, data []byte) []byte {
 		return nil
 	}
 	return buf
+}
+
+// denseData is pk's payload as one buffer of pk.Len bytes from its first
+// (nil when payload-free): a scatter list cuts it by offsets in the
+// message. A flow-model message carrying only its trailing bytes
+// (Packet.DataAt) is spread over a zeroed buffer, and its own is given back.
+func (n *NIC) denseData(pk *Packet) []byte {
+	n.materialize(pk)
+	if pk.Data == nil || pk.DataAt == 0 {
+		return pk.Data
+	}
+	b := n.fab.GetBuf(int(pk.Len))
+	copy(b[pk.DataAt:], pk.Data)
+	n.fab.PutBuf(pk.Data)
+	pk.Data, pk.DataAt = b, 0
+	return b
 }
