@@ -146,6 +146,7 @@ func (p *pktReplyLand) store() {
 		}
 		s.Materialize()
 	}
+	n.materialize((*Packet)(p)) // made whole only now, so it is not held while queued
 	n.storeDataAt(p.land, p.Data, p.DataAt, p.landLen)
 	if cb := p.ctrl; cb != nil {
 		p.ctrl = nil

@@ -25,6 +25,10 @@ type PPB struct {
 	at      []mem.Addr
 	bytes   [][mem.LineSize]byte
 	head, n int
+	// zero marks, one bit per slot, the slots whose bytes are zeros not
+	// yet written (lines a payload-free read brought in): a data read
+	// that hits one clears its bytes first.
+	zero []uint64
 	// arrivals are the times the flushes' control writes reached the
 	// PPB, in order, back to the oldest one that may still be in
 	// progress: a NIC read reaching the PPB waits for a flush in progress
@@ -113,11 +117,11 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 	for l := mem.Line(a); l < end; l += mem.LineSize {
 		var line *[mem.LineSize]byte
 		if i, ok := p.index.get(l); ok {
-			line = &p.bytes[i]
+			line = p.slotBytes(int(i))
 			p.stats.Hits++
 			n.checkPPB(l, line)
 		} else {
-			line = p.insert(l)
+			line = &p.bytes[p.insert(l)]
 			p.stats.Misses++
 			n.mem.Read(l, line[:])
 		}
@@ -126,9 +130,60 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 	}
 }
 
+// readZeros is the PPB's bookkeeping of a read of the zero lines from l
+// to end: a hit per line it holds, a miss and an insertion per other
+// line. A read of at least Lines lines of which it holds none (a
+// payload-free payload, the common case) leaves it holding the last
+// Lines of them, oldest first, whatever it held before: that is done at
+// once, not line by line with an eviction each.
+func (p *PPB) readZeros(l, end mem.Addr) {
+	lines := int((end - l + mem.LineSize - 1) / mem.LineSize)
+	if lines >= p.Lines && !p.holdsAny(l, end) {
+		p.stats.Misses += uint64(lines)
+		p.index.reset()
+		p.head, p.n = 0, 0
+		for l += mem.Addr(lines-p.Lines) * mem.LineSize; l < end; l += mem.LineSize {
+			p.markZero(p.insert(l))
+		}
+		return
+	}
+	for ; l < end; l += mem.LineSize {
+		if _, ok := p.index.get(l); ok {
+			p.stats.Hits++
+		} else {
+			p.markZero(p.insert(l))
+			p.stats.Misses++
+		}
+	}
+}
+
+// holdsAny reports whether the PPB holds a line in [l, end).
+func (p *PPB) holdsAny(l, end mem.Addr) bool {
+	for k := range p.n {
+		if a := p.at[(p.head+k)%p.Lines]; a >= l && a < end {
+			return true
+		}
+	}
+	return false
+}
+
+// markZero marks slot i's bytes as zeros (written when a data read hits
+// it: slotBytes).
+func (p *PPB) markZero(i int) { p.zero[i/64] |= 1 << (i % 64) }
+
+// slotBytes returns slot i's bytes, zeroing them first if markZero left
+// them to be.
+func (p *PPB) slotBytes(i int) *[mem.LineSize]byte {
+	if w, b := i/64, uint64(1)<<(i%64); p.zero[w]&b != 0 {
+		p.bytes[i] = [mem.LineSize]byte{}
+		p.zero[w] &^= b
+	}
+	return &p.bytes[i]
+}
+
 // insert gives line l a slot, evicting the oldest line when the PPB is
-// full, and returns the slot's bytes (to be filled).
-func (p *PPB) insert(l mem.Addr) *[mem.LineSize]byte {
+// full, and returns the slot (its bytes to be filled, or marked zero).
+func (p *PPB) insert(l mem.Addr) int {
 	var i int
 	if p.n < p.Lines {
 		i = (p.head + p.n) % p.Lines
@@ -137,6 +192,9 @@ func (p *PPB) insert(l mem.Addr) *[mem.LineSize]byte {
 			p.bytes = append(p.bytes, [mem.LineSize]byte{})
 			p.at = append(p.at, 0)
 		}
+		if len(p.zero) < (p.Lines+63)/64 {
+			p.zero = make([]uint64, (p.Lines+63)/64)
+		}
 	} else {
 		i = p.head
 		p.index.del(p.at[i])
@@ -144,7 +202,8 @@ func (p *PPB) insert(l mem.Addr) *[mem.LineSize]byte {
 	}
 	p.at[i] = l
 	p.index.put(l, int32(i))
-	return &p.bytes[i]
+	p.zero[i/64] &^= 1 << (i % 64)
+	return i
 }
 
 // checkPPB reports a PPB hit on a line whose bytes memory no longer holds.
@@ -264,13 +323,5 @@ func (x *lineIndex) reset() {
 // PPB's bookkeeping is all there is to do: same hits, misses and
 // evictions, no stale hit.
 func (n *NIC) vreadZeros(a mem.Addr, ln int) {
-	p := n.vs().ppb
-	for l, end := mem.Line(a), a+mem.Addr(ln); l < end; l += mem.LineSize {
-		if _, ok := p.index.get(l); ok {
-			p.stats.Hits++
-		} else {
-			*p.insert(l) = [mem.LineSize]byte{}
-			p.stats.Misses++
-		}
-	}
+	n.vs().ppb.readZeros(mem.Line(a), a+mem.Addr(ln))
 }
