@@ -361,7 +361,13 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 			// index was built (MarkControl) may be.
 			hi = len(c)
 		}
-		lo += sort.Search(hi-lo, func(i int) bool { return c[lo+i].line >= l })
+		for lo < hi { // the first line ≥ l (sort.Search, without its closure call per probe)
+			if m := int(uint(lo+hi) >> 1); c[m].line < l {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
 		r.ctrlHint = lo
 	}
 	hi := lo
