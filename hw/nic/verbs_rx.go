@@ -428,6 +428,10 @@ func (n *NIC) rcLand(pk *Packet, a mem.Addr, m *rcIn, read bool) {
 // event).
 func (w *rcLanding) Handle(uint64) {
 	n, m, data, pk := w.n, w.m, w.data, w.pk
+	if pk.sparse != nil { // made whole only now, so it is not held while queued
+		n.materialize(pk)
+		data = pk.Data
+	}
 	n.dmaEnd(1)
 	n.rcStore(w.a, data, w.at, w.l, w.seq)
 	n.retire(pk)
@@ -471,6 +475,7 @@ func bufOrNil(buf, data []byte) []byte {
 // message. A flow-model message carrying only its trailing bytes
 // (Packet.DataAt) is spread over a zeroed buffer, and its own is given back.
 func (n *NIC) denseData(pk *Packet) []byte {
+	n.materialize(pk)
 	if pk.Data == nil || pk.DataAt == 0 {
 		return pk.Data
 	}
