@@ -33,6 +33,10 @@ type Proc struct {
 	pending int     // poll.go: a poller's wake-ups in the event queue
 	polls   string  // poll.go: what a poller polls
 	busyAt  Time    // poll.go: when a poller's last round found work
+	// until is the condition of a coroutine blocked in WaitUntil on
+	// untilSig, checked before resuming it (stillWaiting); nil otherwise.
+	until    func() bool
+	untilSig *Signal
 }
 
 // killed unwinds a process body when the engine shuts down.
@@ -145,6 +149,9 @@ func (p *Proc) Handle(uint64) {
 		p.runSteps()
 		return
 	}
+	if p.until != nil && p.stillWaiting() {
+		return
+	}
 	p.resume()
 }
 
@@ -236,10 +243,48 @@ func (p *Proc) Wait(s *Signal, what string) {
 
 // WaitUntil blocks until cond holds, re-checking it each time s is notified.
 // Whoever changes the state cond reads must notify s.
+//
+// A coroutine process is re-checked in the event that wakes it, before
+// its coroutine is resumed: when cond is still false it goes back on s's
+// waiters there and then, as the resumed body would have (same instant,
+// same place among the waiters, the same events), but without the two
+// coroutine switches. Many processes waiting on one signal for different
+// conditions (work-groups stalled on a templater's next slot, each for
+// its own QP) then cost an event each per notification, not a resumed
+// coroutine each.
 func (p *Proc) WaitUntil(s *Signal, what string, cond func() bool) {
-	for !cond() {
-		p.Wait(s, what)
+	if cond() {
+		return
 	}
+	if p.steps != nil {
+		for {
+			p.Wait(s, what)
+			if cond() {
+				return
+			}
+		}
+	}
+	p.until, p.untilSig = cond, s
+	p.Wait(s, what) // Handle resumes the body only once cond holds
+	p.until, p.untilSig = nil, nil
+}
+
+// stillWaiting re-checks the condition of a process blocked in WaitUntil
+// as its resumed body would (running as p, not waiting on anything) and,
+// when it is false, puts p back on the signal's waiters as the body's
+// next Wait would; it reports whether p stays blocked.
+func (p *Proc) stillWaiting() bool {
+	e := p.e
+	prev, reason := e.running, p.reason
+	e.running, p.reason = p, ""
+	ok := p.until()
+	e.running = prev
+	if ok {
+		return false
+	}
+	p.untilSig.waiters = append(p.untilSig.waiters, p)
+	p.reason, p.since = reason, e.now
+	return true
 }
 
 // Join blocks until q has finished.

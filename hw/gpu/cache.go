@@ -12,7 +12,7 @@ import (
 // cache holds line copies: what a non-coherent cache returns until it is
 // invalidated. Eviction is FIFO.
 type cache struct {
-	lines map[mem.Addr]*cline
+	lines lineMap
 	order []mem.Addr
 	cap   int
 	// dirtied lists the lines made dirty since the last writeBack, so a
@@ -69,7 +69,7 @@ func (c *cache) write(l mem.Addr, cl *cline, off mem.Addr, mask uint64) {
 func (c *cache) compact() {
 	keep := c.dirtied[:0]
 	for _, d := range c.dirtied {
-		if c.lines[d.l] == d.cl && d.cl.dirty != 0 {
+		if c.lines.get(d.l) == d.cl && d.cl.dirty != 0 {
 			keep = append(keep, d)
 		} else {
 			d.cl.listed = false
@@ -96,23 +96,23 @@ func (cl *cline) flush(l mem.Addr, m *mem.Memory) {
 }
 
 func newCache(capacity int) *cache {
-	return &cache{lines: map[mem.Addr]*cline{}, cap: capacity}
+	return &cache{cap: capacity}
 }
 
-func (c *cache) get(l mem.Addr) *cline { return c.lines[l] }
+func (c *cache) get(l mem.Addr) *cline { return c.lines.get(l) }
 
 // fill inserts a line copied from src, evicting the oldest line when full.
 // An evicted dirty line is written to wb (may be nil for write-through
 // caches).
 func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
-	if len(c.lines) >= c.cap && len(c.order) > 0 {
+	if c.lines.n >= c.cap && len(c.order) > 0 {
 		old := c.order[0]
 		c.order = c.order[1:]
-		ol := c.lines[old]
+		ol := c.lines.get(old)
 		if ol != nil && ol.dirty != 0 && wb != nil {
 			ol.flush(old, wb)
 		}
-		delete(c.lines, old)
+		c.lines.del(old)
 		if ol != nil {
 			c.release(ol)
 		}
@@ -125,7 +125,7 @@ func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
 		cl = &cline{seq: c.seq}
 	}
 	src.Read(l, cl.data[:])
-	c.lines[l] = cl
+	c.lines.put(l, cl)
 	c.order = append(c.order, l)
 	return cl
 }
@@ -136,16 +136,18 @@ func (c *cache) clear() {
 		// twice, hence release's check): looking the few lines of a
 		// polling work-group's L1 up is cheaper than ranging over the map.
 		for _, l := range c.order {
-			if cl := c.lines[l]; cl != nil {
+			if cl := c.lines.get(l); cl != nil {
 				c.release(cl)
 			}
 		}
 	} else {
-		for _, cl := range c.lines {
-			c.release(cl)
+		for _, cl := range c.lines.vals {
+			if cl != nil {
+				c.release(cl)
+			}
 		}
 	}
-	clear(c.lines)
+	c.lines.reset(c.order)
 	c.order = c.order[:0]
 	c.dirtied = c.dirtied[:0]
 }
@@ -156,7 +158,7 @@ func (c *cache) writeBack(m *mem.Memory) int {
 	live := c.dirtied[:0]
 	for _, d := range c.dirtied {
 		d.cl.listed = false
-		if c.lines[d.l] == d.cl && d.cl.dirty != 0 {
+		if c.lines.get(d.l) == d.cl && d.cl.dirty != 0 {
 			live = append(live, d)
 		}
 	}
@@ -168,4 +170,109 @@ func (c *cache) writeBack(m *mem.Memory) int {
 	clear(c.dirtied)
 	c.dirtied = c.dirtied[:0]
 	return n
+}
+
+// lineMap is a cache's index from line to copy: open addressing with
+// linear probing and backward-shift deletion. It replaced a Go map, whose
+// lookup (a work-group's load or store, every CP poll through the L2's
+// copies) was 5 % of a device-shmem run. Line 0 is never in it (no node
+// memory is at address 0): keys[i] == 0 marks a free slot.
+type lineMap struct {
+	keys []mem.Addr
+	vals []*cline
+	n    int
+}
+
+// slot returns where l's probe starts.
+func (x *lineMap) slot(l mem.Addr) int {
+	return int((uint64(l) >> 6 * 0x9E3779B97F4A7C15) >> (64 - bits.Len(uint(len(x.keys)-1))))
+}
+
+// get returns l's copy, or nil.
+func (x *lineMap) get(l mem.Addr) *cline {
+	if x.n == 0 {
+		return nil
+	}
+	m := len(x.keys) - 1
+	for i := x.slot(l); ; i = (i + 1) & m {
+		switch x.keys[i] {
+		case l:
+			return x.vals[i]
+		case 0:
+			return nil
+		}
+	}
+}
+
+// put sets l's copy to cl.
+func (x *lineMap) put(l mem.Addr, cl *cline) {
+	if 2*(x.n+1) > len(x.keys) {
+		x.grow()
+	}
+	m := len(x.keys) - 1
+	i := x.slot(l)
+	for x.keys[i] != 0 && x.keys[i] != l {
+		i = (i + 1) & m
+	}
+	if x.keys[i] == 0 {
+		x.n++
+	}
+	x.keys[i], x.vals[i] = l, cl
+}
+
+// grow doubles the table (16 entries at first) and re-inserts.
+func (x *lineMap) grow() {
+	keys, vals := x.keys, x.vals
+	size := max(16, 2*len(keys))
+	x.keys, x.vals, x.n = make([]mem.Addr, size), make([]*cline, size), 0
+	for i, k := range keys {
+		if k != 0 {
+			x.put(k, vals[i])
+		}
+	}
+}
+
+// del removes l, shifting back the entries of its probe run behind it.
+func (x *lineMap) del(l mem.Addr) {
+	if x.n == 0 {
+		return
+	}
+	m := len(x.keys) - 1
+	i := x.slot(l)
+	for x.keys[i] != l {
+		if x.keys[i] == 0 {
+			return
+		}
+		i = (i + 1) & m
+	}
+	for j := (i + 1) & m; x.keys[j] != 0; j = (j + 1) & m {
+		// The entry at j may move to the hole at i if its probe start
+		// is not in (i, j] (cyclically).
+		if h := x.slot(x.keys[j]); (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			x.keys[i], x.vals[i] = x.keys[j], x.vals[j]
+			i = j
+		}
+	}
+	x.keys[i], x.vals[i] = 0, nil
+	x.n--
+}
+
+// reset empties the map. lines holds every line in it (perhaps more):
+// when they are few against the table, each is deleted, so an L2 copy
+// table that once grew large is not cleared whole at every acquire.
+func (x *lineMap) reset(lines []mem.Addr) {
+	if x.n == 0 {
+		return
+	}
+	if 8*len(lines) < len(x.keys) {
+		for _, l := range lines {
+			x.del(l)
+		}
+		if x.n == 0 {
+			return
+		}
+	}
+	clear(x.keys)
+	clear(x.vals)
+	x.n = 0
 }

@@ -24,7 +24,7 @@ func TestCacheReusesOnlyUnreferencedCopies(t *testing.T) {
 	ph.readLater(pinned)
 	loose := c.fill(line(1), m, nil)
 	dropped := c.fill(line(2), m, nil)
-	delete(c.lines, line(2))          // dropped (as GPU.dropLine does), then filled again:
+	c.lines.del(line(2))              // dropped (as GPU.dropLine does), then filled again:
 	second := c.fill(line(2), m, nil) // line 2 is in the fill order twice
 	c.clear()
 	if c.free.Len() != 2 {

@@ -35,19 +35,19 @@ type GPU struct {
 	queueSig      sim.Signal
 	cp            *sim.Proc
 	stats         Stats
-	aql           aqlState                  // user-mode queues and kernel objects (aql.go)
-	tags          *L2                       // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
-	uncached      [][2]mem.Addr             // L2-uncacheable ranges (uncached.go)
-	uncachedMemo  *[uncachedMemoSize]uint64 // per-page answers of Uncached (uncached.go); nil until used
-	wgNames       []string                  // "<gpu>.wg[i]", made once per index (kernels reuse them)
-	freeWGs       sim.FreeList[*wgSteps]    // retired step work-groups, for reuse (steps.go)
-	freeRuns      sim.FreeList[*kernelRun]  // finished dispatches, for reuse
-	dispatchName  string                    // the dispatcher's process name
-	cyc           cycleMemo                 // the last Cycles conversion of VALU (spec.go)
-	dispatchDelay sim.Duration              // spec.DispatchCycles, converted once
-	missLat       sim.Duration              // spec.MissLatency(), computed once
-	stores        sim.FreeList[*memStore]   // store events done with, for reuse (wg.go)
-	hostBell      sim.Duration              // a host thread's doorbell store reaching the CP (SetHostDoorbell)
+	aql           aqlState                 // user-mode queues and kernel objects (aql.go)
+	tags          *L2                      // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
+	uncached      [][2]mem.Addr            // L2-uncacheable ranges (uncached.go)
+	uncachedMemo  *uncachedMemo            // per-page and per-line answers of Uncached (uncached.go); nil until used
+	wgNames       []string                 // "<gpu>.wg[i]", made once per index (kernels reuse them)
+	freeWGs       sim.FreeList[*wgSteps]   // retired step work-groups, for reuse (steps.go)
+	freeRuns      sim.FreeList[*kernelRun] // finished dispatches, for reuse
+	dispatchName  string                   // the dispatcher's process name
+	cyc           cycleMemo                // the last Cycles conversion of VALU (spec.go)
+	dispatchDelay sim.Duration             // spec.DispatchCycles, converted once
+	missLat       sim.Duration             // spec.MissLatency(), computed once
+	stores        sim.FreeList[*memStore]  // store events done with, for reuse (wg.go)
+	hostBell      sim.Duration             // a host thread's doorbell store reaching the CP (SetHostDoorbell)
 	// c2c is the chip-to-chip link to the CPU (NVLink-C2C) on nodes
 	// whose host memory lies beyond it (UseC2C); nil elsewhere.
 	c2c *pcie.Link

@@ -75,10 +75,15 @@ func (s L2Stats) HitRate(r Requester) float64 {
 // are real.
 type L2 struct {
 	sets, ways int
-	lines      []l2line
-	clock      uint64
-	stats      L2Stats
-	shared     [][2]mem.Addr // NIC-shared ranges: a system acquire invalidates them
+	// keys holds each way's line, 0 when the way is invalid (no line of
+	// node memory is at address 0): a lookup scans a set's 16 keys, two
+	// host cache lines, instead of its 16 ways' whole state, six (the
+	// scan was a CP poll's costliest step). lines holds the ways' state.
+	keys   []mem.Addr
+	lines  []l2line
+	clock  uint64
+	stats  L2Stats
+	shared [][2]mem.Addr // NIC-shared ranges: a system acquire invalidates them
 	// sharedDirty says shared has ranges added since it was last sorted
 	// and merged (nicShared searches it: a system acquire asks for every
 	// line the L2 holds, and a device may share a range per queue).
@@ -87,16 +92,15 @@ type L2 struct {
 	rmwDone     map[mem.Addr]*sim.Signal // the end of each CP RMW holding a line
 }
 
-// l2line is one way of the tag model: 24 bytes, the L2's 16 K ways are
-// allocated together on a GPU's first access (0.4 MB per GPU of a run,
-// instead of 0.9 MB with the rare locking state inline: that state lives
-// in the L2's maps, keyed by the line, while a line is locked).
+// l2line is one way of the tag model, beside its line in L2.keys: 24
+// bytes in all, the L2's 16 K ways are allocated together on a GPU's first
+// access (0.4 MB per GPU of a run, instead of 0.9 MB with the rare locking
+// state inline: that state lives in the L2's maps, keyed by the line,
+// while a line is locked).
 type l2line struct {
-	tag    mem.Addr
 	used   uint64
-	valid  bool
-	locked bool // store_locked (since L2.lockedAt[tag])
-	rmw    bool // held by a CP RMW (L2.rmwDone[tag] is notified at its end)
+	locked bool // store_locked (since L2.lockedAt[line])
+	rmw    bool // held by a CP RMW (L2.rmwDone[line] is notified at its end)
 }
 
 // UseL2 gives the GPU its L2 tag model. Call it once, before the run.
@@ -127,9 +131,11 @@ func (g *GPU) ShareWithNIC(a mem.Addr, n uint64) {
 	}
 }
 
-func (t *L2) set(l mem.Addr) []l2line {
+// set returns the index of the first way of line l's set.
+func (t *L2) set(l mem.Addr) int {
 	if t.lines == nil {
 		t.lines = make([]l2line, t.sets*t.ways)
+		t.keys = make([]mem.Addr, t.sets*t.ways)
 	}
 	k := uint64(l) / mem.LineSize
 	var i int
@@ -138,15 +144,23 @@ func (t *L2) set(l mem.Addr) []l2line {
 	} else {
 		i = int(k % uint64(t.sets))
 	}
-	return t.lines[i*t.ways : (i+1)*t.ways]
+	return i * t.ways
+}
+
+// findWay returns the index of the way holding line l, or -1.
+func (t *L2) findWay(l mem.Addr) int {
+	s := t.set(l)
+	for i, k := range t.keys[s : s+t.ways] {
+		if k == l {
+			return s + i
+		}
+	}
+	return -1
 }
 
 func (t *L2) find(l mem.Addr) *l2line {
-	set := t.set(l)
-	for i := range set {
-		if w := &set[i]; w.tag == l && w.valid {
-			return w
-		}
+	if i := t.findWay(l); i >= 0 {
+		return &t.lines[i]
 	}
 	return nil
 }
@@ -173,14 +187,15 @@ func (g *GPU) touchWay(l mem.Addr, r Requester) (hit bool, way *l2line) {
 		return true, w
 	}
 	t.stats.Misses[r]++
-	set := t.set(l)
+	s := t.set(l)
+	set, keys := t.lines[s:s+t.ways], t.keys[s:s+t.ways]
 	victim := -1
 	for i := range set {
 		w := &set[i]
 		if w.locked || w.rmw {
 			continue
 		}
-		if !w.valid {
+		if keys[i] == 0 {
 			victim = i
 			break
 		}
@@ -193,11 +208,12 @@ func (g *GPU) touchWay(l mem.Addr, r Requester) (hit bool, way *l2line) {
 		return false, nil
 	}
 	w := &set[victim]
-	if w.valid {
+	if old := keys[victim]; old != 0 {
 		t.stats.Evictions++
-		g.dropLine(w.tag)
+		g.dropLine(old)
 	}
-	*w = l2line{tag: l, valid: true, used: t.clock}
+	*w = l2line{used: t.clock}
+	keys[victim] = l
 	return false, w
 }
 
@@ -212,7 +228,7 @@ func (g *GPU) dropLine(l mem.Addr) {
 			cl.flush(l, g.mem)
 			g.stats.L2Writebks++
 		}
-		delete(g.l2.lines, l)
+		g.l2.lines.del(l)
 	}
 }
 
@@ -368,6 +384,7 @@ func (g *GPU) CPRMW(p *sim.Proc, a mem.Addr, f func(old uint64) uint64) uint64 {
 // CPRMWWrite, CPRMWUnlock).
 type CPRMWLock struct {
 	w *l2line // the way locked (nil: no tag model, or the access bypassed the L2)
+	i int     // its index in the tag model
 	l mem.Addr
 }
 
@@ -394,9 +411,11 @@ func (g *GPU) cpRMWLock(a mem.Addr) (CPRMWLock, sim.Duration) {
 	hit := g.touch(l, CP)
 	g.cpUnlock(l)
 	var w *l2line
+	i := -1
 	if g.tags != nil {
 		g.tags.stats.RMWs++
-		if w = g.tags.find(l); w != nil {
+		if i = g.tags.findWay(l); i >= 0 {
+			w = &g.tags.lines[i]
 			w.rmw = true
 			if g.tags.rmwDone == nil {
 				g.tags.rmwDone = map[mem.Addr]*sim.Signal{}
@@ -408,7 +427,7 @@ func (g *GPU) cpRMWLock(a mem.Addr) (CPRMWLock, sim.Duration) {
 	if hit {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
 	}
-	return CPRMWLock{w: w, l: l}, lat
+	return CPRMWLock{w: w, i: i, l: l}, lat
 }
 
 // CPRMWWrite is CPRMW's write half, after the read's latency: it reads
@@ -425,7 +444,7 @@ func (g *GPU) CPRMWWrite(a mem.Addr, f func(old uint64) uint64) (old uint64, lat
 // CPRMWUnlock releases the line lock lk after the write, waking the
 // accessors that waited for it.
 func (g *GPU) CPRMWUnlock(lk CPRMWLock) {
-	if w, l := lk.w, lk.l; w != nil && w.valid && w.tag == l {
+	if w, l := lk.w, lk.l; w != nil && g.tags.keys[lk.i] == l {
 		w.rmw = false
 		done := g.tags.rmwDone[l]
 		delete(g.tags.rmwDone, l)
@@ -464,8 +483,8 @@ func (g *GPU) SystemAcquire(p *sim.Proc) {
 	// Visit the lines in fill order, not map order: a flush wakes pollers
 	// of its line, and their order must not depend on the run.
 	var shared []dirtyRef
-	for l, cl := range g.l2.lines {
-		if g.nicShared(l) {
+	for i, l := range g.l2.lines.keys {
+		if cl := g.l2.lines.vals[i]; l != 0 && g.nicShared(l) {
 			shared = append(shared, dirtyRef{l, cl})
 		}
 	}
@@ -476,10 +495,10 @@ func (g *GPU) SystemAcquire(p *sim.Proc) {
 			cl.flush(l, g.mem)
 			g.stats.L2Writebks++
 		}
-		delete(g.l2.lines, l)
+		g.l2.lines.del(l)
 		if g.tags != nil {
-			if w := g.tags.find(l); w != nil && !w.locked && !w.rmw {
-				w.valid = false
+			if i := g.tags.findWay(l); i >= 0 && !g.tags.lines[i].locked && !g.tags.lines[i].rmw {
+				g.tags.keys[i] = 0
 			}
 		}
 		n++

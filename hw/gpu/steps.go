@@ -287,7 +287,7 @@ func (w *WG) tryAcquire(s Scope) bool {
 		// in a fresh line, not in one this invalidation then drops.
 		wb := g.l2.writeBack(g.mem)
 		g.stats.L2Writebks += uint64(wb)
-		w.ph.acqLines = len(g.l2.lines)
+		w.ph.acqLines = g.l2.lines.n
 		g.l2.clear()
 		w.ph.acquire = 2
 		if wb > 0 {

@@ -34,43 +34,66 @@ func (g *GPU) SetUncached(a mem.Addr, n uint64) {
 	}
 	g.uncached = slices.Replace(g.uncached, i, j, [2]mem.Addr{lo, hi})
 	if g.uncachedMemo != nil {
-		*g.uncachedMemo = [uncachedMemoSize]uint64{}
+		*g.uncachedMemo = uncachedMemo{}
 	}
 }
 
-// The memo of Uncached: a direct-mapped table of pages whose answer is
-// the same for every address in them (wholly inside one range or wholly
-// outside all), entry = page<<2 | 2 | uncached. A work-group alternates
-// between a few pages (its QP's ring, its CQ, its data), and with
-// thousands of ranges each binary search was a dozen cache misses
-// (4-5 % of a 256-node GIO run).
+// The memo of Uncached: direct-mapped tables of pages and of lines whose
+// answer is the same for every address in them (wholly inside one range
+// or wholly outside all), entry = page<<2 | 2 | uncached (line<<2 for a
+// line). A work-group alternates between a few pages (its QP's ring, its
+// CQ, its data), and with thousands of ranges each binary search was a
+// dozen cache misses (4-5 % of a 256-node GIO run). A QP's rings and CQ
+// are not whole pages (each reservation ends with a guard line), so the
+// pages they share with their neighbours' are answered per line.
 const (
-	uncachedMemoSize = 64
-	uncachedPage     = 12 // log2 of the memo's page size
+	uncachedMemoSize  = 64
+	uncachedPage      = 12 // log2 of the memo's page size
+	uncachedLinesSize = 256
 )
+
+type uncachedMemo struct {
+	pages [uncachedMemoSize]uint64
+	lines [uncachedLinesSize]uint64
+}
 
 // Uncached reports whether a lies in an L2-uncacheable page.
 func (g *GPU) Uncached(a mem.Addr) bool {
 	pg := uint64(a) >> uncachedPage
 	m := g.uncachedMemo
 	if m == nil {
-		m = new([uncachedMemoSize]uint64)
+		m = new(uncachedMemo)
 		g.uncachedMemo = m
 	}
-	e := &m[pg%uncachedMemoSize]
+	e := &m.pages[pg%uncachedMemoSize]
 	if *e>>2 == pg && *e&2 != 0 {
 		return *e&1 != 0
+	}
+	ln := uint64(a) / mem.LineSize
+	le := &m.lines[ln%uncachedLinesSize]
+	if *le>>2 == ln && *le&2 != 0 {
+		return *le&1 != 0
 	}
 	u := g.uncached
 	i := sort.Search(len(u), func(i int) bool { return u[i][1] > a })
 	in := i < len(u) && a >= u[i][0]
-	// Memoise the page when every address in it answers the same.
-	plo, phi := mem.Addr(pg<<uncachedPage), mem.Addr((pg+1)<<uncachedPage)
+	// Memoise the page, or else the line, when every address in it
+	// answers the same.
+	same := func(lo, hi mem.Addr) bool {
+		if in {
+			return u[i][0] <= lo && hi <= u[i][1]
+		}
+		return (i == 0 || u[i-1][1] <= lo) && (i == len(u) || hi <= u[i][0])
+	}
+	bit := uint64(0)
+	if in {
+		bit = 1
+	}
 	switch {
-	case in && u[i][0] <= plo && phi <= u[i][1]:
-		*e = pg<<2 | 3
-	case !in && (i == 0 || u[i-1][1] <= plo) && (i == len(u) || phi <= u[i][0]):
-		*e = pg<<2 | 2
+	case same(mem.Addr(pg<<uncachedPage), mem.Addr((pg+1)<<uncachedPage)):
+		*e = pg<<2 | 2 | bit
+	case same(mem.Addr(ln*mem.LineSize), mem.Addr((ln+1)*mem.LineSize)):
+		*le = ln<<2 | 2 | bit
 	}
 	return in
 }

@@ -36,7 +36,7 @@ func TestUncachedMatchesScan(t *testing.T) {
 	})
 }
 
-// Uncached memoises whole pages (inside one range or outside all): with
+// Uncached memoises whole pages and lines (inside one range or outside all): with
 // ranges spanning pages, queries interleaved with SetUncached (which must
 // drop the memo) and repeated (memo hits), every answer is the scan's.
 func TestUncachedPageMemoMatchesScan(t *testing.T) {
@@ -61,7 +61,10 @@ func TestUncachedPageMemoMatchesScan(t *testing.T) {
 				continue
 			}
 			page := mem.Addr(rapid.IntRange(0, span>>uncachedPage).Draw(t, "page")) << uncachedPage
-			for _, off := range []mem.Addr{0, 1, 4095, mem.Addr(rapid.IntRange(0, 4095).Draw(t, "off")), 0} {
+			off := mem.Addr(rapid.IntRange(0, 4095).Draw(t, "off"))
+			// Each offset twice or more: page and line memo hits, and a
+			// line's first and last byte.
+			for _, off := range []mem.Addr{0, 1, 4095, off, 0, off, off | (mem.LineSize - 1), off &^ (mem.LineSize - 1), off} {
 				if a := page + off; g.Uncached(a) != scan(a) {
 					t.Fatalf("Uncached(%#x) = %v, want %v (ranges %v)", a, !scan(a), scan(a), all)
 				}

@@ -361,7 +361,13 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 			// index was built (MarkControl) may be.
 			hi = len(c)
 		}
-		lo += sort.Search(hi-lo, func(i int) bool { return c[lo+i].line >= l })
+		for lo < hi { // the first line ≥ l (sort.Search, without its closure call per probe)
+			if m := int(uint(lo+hi) >> 1); c[m].line < l {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
 		r.ctrlHint = lo
 	}
 	hi := lo
@@ -484,6 +490,7 @@ type Memory struct {
 	consumed    uint64   // bytes Consume gave back
 	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
 	last        *region  // region find returned last (accesses cluster, so it is tried first); nil after an Alloc moved the regions
+	prev        *region  // the one last was before it (search tries it first); nil with last
 	snapFree    sim.FreeList[*Snapshot]
 	maps        *mappings // backing mapped outside the Go heap (mapped.go)
 	// onTouch are called with every written range (Touch): a host CPU's
@@ -608,7 +615,7 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data, explicit bool)
 	}
 	m.regions = append(m.regions, r)
 	m.bases = append(m.bases, base)
-	m.last = nil
+	m.last, m.prev = nil, nil
 	m.allocated += size
 	m.next = base + Addr(size) + LineSize // keep a guard line between allocations
 	return base
@@ -647,7 +654,7 @@ func (m *Memory) AllocDataAt(base Addr, pool Pool, size uint64, name string) {
 		}
 	}
 	m.byPage = [len(m.byPage)]int32{}
-	m.last = nil
+	m.last, m.prev = nil, nil
 }
 
 // Allocated returns the bytes allocated so far.
@@ -668,11 +675,20 @@ func (m *Memory) find(a Addr, n int) (*region, error) {
 // search finds the region holding [a, a+n): in the page cache, else by
 // binary search.
 func (m *Memory) search(a Addr, n int) (*region, error) {
+	// The region before the last: accesses often alternate between two
+	// (a CP polling a queue and reading its entry's data, a work-group
+	// storing into a ring and polling its flag), and its struct is hot.
+	if r := m.prev; r != nil {
+		if off := uint64(a - r.base); off < r.size && off+uint64(n) <= r.size {
+			m.last, m.prev = r, m.last
+			return r, nil
+		}
+	}
 	pc := &m.byPage[uint64(a)>>pageShift%uint64(len(m.byPage))]
 	if i := int(*pc) - 1; i >= 0 {
 		r := &m.regions[i]
 		if off := uint64(a - r.base); off < r.size && off+uint64(n) <= r.size {
-			m.last = r
+			m.last, m.prev = r, m.last
 			return r, nil
 		}
 	}
@@ -696,7 +712,7 @@ func (m *Memory) search(a Addr, n int) (*region, error) {
 	if uint64(a-r.base)+uint64(n) > r.size {
 		return nil, fmt.Errorf("%s: access [%#x, +%d) overruns allocation %q [%#x, +%d)", m.name, uint64(a), n, r.name, uint64(r.base), r.size)
 	}
-	m.last = r
+	m.last, m.prev = r, m.last
 	*pc = int32(i + 1)
 	return r, nil
 }
@@ -718,6 +734,11 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 	if err != nil {
 		panic(err)
 	}
+	return r.bytes(m, a, n)
+}
+
+// bytes is Bytes of [a, a+n) once its region r is found.
+func (r *region) bytes(m *Memory, a Addr, n int) []byte {
 	if r.data == nil {
 		if !r.lazy {
 			return nil
@@ -806,12 +827,17 @@ func (r *region) page(off, n int) []byte {
 // Read copies [a, a+len(dst)) into dst. Payload-free bytes read as zeros,
 // except in control lines.
 func (m *Memory) Read(a Addr, dst []byte) {
-	if src := m.Bytes(a, len(dst)); src != nil {
+	// One region lookup for the bytes and the control lines: a CP poll
+	// or a payload-free load reads a line per event.
+	r, err := m.find(a, len(dst))
+	if err != nil {
+		panic(err)
+	}
+	if src := r.bytes(m, a, len(dst)); src != nil {
 		copy(dst, src)
 		return
 	}
 	clear(dst)
-	r, _ := m.find(a, len(dst))
 	readLines(r.ctrlIn(a, len(dst)), a, dst)
 }
 
@@ -908,9 +934,13 @@ func (m *Memory) HasData(a Addr, n int) bool {
 // Write copies src to [a, a+len(src)) and wakes the watchers of every line
 // it touches. In a payload-free allocation only control lines keep bytes.
 func (m *Memory) Write(a Addr, src []byte) {
-	if dst := m.Bytes(a, len(src)); dst != nil {
+	r, err := m.find(a, len(src))
+	if err != nil {
+		panic(err)
+	}
+	if dst := r.bytes(m, a, len(src)); dst != nil {
 		copy(dst, src)
-	} else if r, _ := m.find(a, len(src)); len(r.ctrl) > 0 {
+	} else if len(r.ctrl) > 0 {
 		lines := r.ctrlIn(a, len(src))
 		for i := range lines {
 			c := &lines[i] // in r.ctrl: the write stays
@@ -942,6 +972,48 @@ func (m *Memory) WriteAfterZeros(a Addr, n, at int, src []byte) {
 				if k := int(x - a); k >= at {
 					buf[x-lo] = src[k-at]
 				}
+			}
+			c.write(buf[:hi-lo], int(lo-l))
+		}
+	}
+	m.Touch(a, n)
+}
+
+// WriteRuns is Write(a, b) of the n bytes b that are zeros but for runs:
+// run i is src[k:k+lens[i]] (k the sum of the earlier lens) at offset
+// offs[i] of b, runs in increasing order and not overlapping; a run past
+// n is cut there. Without making b: a flow-model message of a payload-free
+// buffer with control words throughout (MoE's per-entry headers) carries
+// only those (nic's sparse payloads). Bytes, control words and watchers
+// end as Write leaves them.
+func (m *Memory) WriteRuns(a Addr, n int, offs, lens []uint64, src []byte) {
+	if dst := m.Bytes(a, n); dst != nil {
+		clear(dst)
+		k := uint64(0)
+		for i, o := range offs {
+			if o < uint64(n) {
+				copy(dst[o:min(o+lens[i], uint64(n))], src[k:k+lens[i]])
+			}
+			k += lens[i]
+		}
+	} else if r, _ := m.find(a, n); len(r.ctrl) > 0 {
+		lines := r.ctrlIn(a, n)
+		i, k := 0, uint64(0) // the first run that may reach a line, and where its bytes start
+		for li := range lines {
+			c := &lines[li] // in r.ctrl: the write stays
+			l := c.line
+			lo, hi := max(l, a), min(l+LineSize, a+Addr(n))
+			for i < len(offs) && a+Addr(offs[i]+lens[i]) <= lo {
+				k += lens[i]
+				i++
+			}
+			var buf [LineSize]byte // the dense bytes of [lo, hi)
+			for j, kj := i, k; j < len(offs) && a+Addr(offs[j]) < hi; j++ {
+				s, e := max(a+Addr(offs[j]), lo), min(a+Addr(offs[j]+lens[j]), hi)
+				if s < e {
+					copy(buf[s-lo:e-lo], src[kj+uint64(s-a)-offs[j]:])
+				}
+				kj += lens[j]
 			}
 			c.write(buf[:hi-lo], int(lo-l))
 		}
@@ -1025,10 +1097,14 @@ func (m *Memory) WatchOnce(a Addr) *sim.Signal {
 
 // Load64 reads the little-endian uint64 at a.
 func (m *Memory) Load64(a Addr) uint64 {
-	b := m.Bytes(a, 8)
-	if b == nil {
+	r, err := m.find(a, 8)
+	if err != nil {
+		panic(err)
+	}
+	b := r.bytes(m, a, 8)
+	if b == nil { // payload-free: zeros but for control lines
 		var w [8]byte
-		m.Read(a, w[:])
+		readLines(r.ctrlIn(a, 8), a, w[:])
 		b = w[:]
 	}
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |

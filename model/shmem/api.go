@@ -260,7 +260,7 @@ func (c *Ctx) BeginWaitUntil(addr mem.Addr, width int, cmp Cmp, v uint64) error 
 	if err := c.checkWait(addr, width); err != nil {
 		return err
 	}
-	c.wait = waitSteps{c: c, addr: addr, ok: func(x uint64) bool { return cmp.holds(x&mask(width), v&mask(width), width) }, v: v}
+	c.wait = waitSteps{c: c, addr: addr, cmp: cmp, width: width, v: v}
 	c.stepCall, c.stepWidth = 2, width
 	return nil
 }
@@ -420,15 +420,15 @@ func (c *Ctx) WaitUntil(addr mem.Addr, width int, cmp Cmp, v uint64) (uint64, er
 	if err := c.checkWait(addr, width); err != nil {
 		return 0, err
 	}
-	ok := func(x uint64) bool { return cmp.holds(x&mask(width), v&mask(width), width) }
 	if c.wg.Proc.CanRunSteps() {
-		c.wait = waitSteps{c: c, addr: addr, ok: ok, v: v}
+		c.wait = waitSteps{c: c, addr: addr, cmp: cmp, width: width, v: v}
 		c.wg.Proc.RunSteps(&c.wait)
 		got := c.wait.got
 		c.wait = waitSteps{}
 		return got & mask(width), nil
 	}
 	wg, m := c.wg, c.wg.Mem()
+	ok := (&waitSteps{cmp: cmp, width: width, v: v}).ok
 	var got uint64
 	for {
 		wg.Acquire(gpu.System)

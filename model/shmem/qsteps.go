@@ -281,11 +281,18 @@ func (st *submitSteps) Step(sp *sim.Proc) bool {
 type waitSteps struct {
 	c      *Ctx
 	addr   mem.Addr
-	ok     func(uint64) bool
+	cmp    Cmp // the wait ends when the word cmp v holds (ok)
+	width  int
 	v      uint64
 	pc     uint8 // 0 acquire, 1 load, 2 wait for a change, 3 barrier, 4 done
 	got    uint64
 	reason string
+}
+
+// ok reports whether the word's value x ends the wait (a method, not a
+// closure made per call: a work-group waits once per ring step).
+func (st *waitSteps) ok(x uint64) bool {
+	return st.cmp.holds(x&mask(st.width), st.v&mask(st.width), st.width)
 }
 
 // Step implements sim.Stepper.

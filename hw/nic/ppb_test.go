@@ -1,0 +1,97 @@
+package nic
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+)
+
+// TestPPBZeroReadsMatchLineByLine: the PPB's bookkeeping of payload-free
+// reads (readZeros, whose long reads of lines it does not hold replace
+// its content at once) leaves the same hits, misses and lines in the same
+// FIFO order as a FIFO of Lines lines updated line by line, over random
+// reads of 1 to 3 × Lines lines that overlap earlier ones, data lines
+// between them (whose slots a zero read reuses reads as zeros), and
+// flushes; the run index (lookup) finds every line held in its slot and
+// no other.
+func TestPPBZeroReadsMatchLineByLine(t *testing.T) {
+	for _, lines := range []int{1, 5, 64, 70} {
+		r := rand.New(rand.NewPCG(3, uint64(lines)))
+		p := &PPB{Lines: lines}
+		var fifo []mem.Addr // the reference, oldest first
+		var hits, misses uint64
+		for step := range 20_000 {
+			l := mem.Addr(1+r.IntN(8*lines)) * mem.LineSize
+			end := l + mem.Addr(1+r.IntN(3*lines*int(mem.LineSize)))
+			switch op := r.IntN(20); {
+			case op == 0:
+				p.empty()
+				fifo = fifo[:0]
+				continue
+			case op < 4: // a data read of a line above the zero ones: its bytes filled
+				d := mem.Addr(1<<20+r.IntN(2*lines)) * mem.LineSize
+				if _, ok := p.lookup(d); !ok {
+					i := p.insert(d)
+					p.bytes[i] = [mem.LineSize]byte{1}
+					if len(fifo) == lines {
+						fifo = fifo[1:]
+					}
+					fifo = append(fifo, d)
+				}
+				continue
+			}
+			p.readZeros(mem.Line(l), end)
+			for a := mem.Line(l); a < end; a += mem.LineSize {
+				held := false
+				for _, f := range fifo {
+					held = held || f == a
+				}
+				if held {
+					hits++
+					continue
+				}
+				misses++
+				if len(fifo) == lines {
+					fifo = fifo[1:]
+				}
+				fifo = append(fifo, a)
+			}
+			if p.stats.Hits != hits || p.stats.Misses != misses || p.n != len(fifo) {
+				t.Fatalf("lines %d step %d: %d hits, %d misses, %d lines; want %d, %d, %d", lines, step, p.stats.Hits, p.stats.Misses, p.n, hits, misses, len(fifo))
+			}
+			for range 8 { // and no line it does not hold
+				a := mem.Addr(1+r.IntN(12*lines)) * mem.LineSize
+				if r.IntN(2) == 0 {
+					a = mem.Addr(1<<20+r.IntN(2*lines)) * mem.LineSize
+				}
+				held := false
+				for _, f := range fifo {
+					held = held || f == a
+				}
+				if _, ok := p.lookup(a); ok != held {
+					t.Fatalf("lines %d step %d: lookup(%#x) finds it %v; want %v", lines, step, a, ok, held)
+				}
+			}
+			for k, f := range fifo {
+				i := (p.head + k) % p.Lines
+				if j, ok := p.lookup(f); !ok || j != i {
+					t.Fatalf("lines %d step %d: line %#x in slot %d, %v; want %d", lines, step, f, j, ok, i)
+				}
+				want := [mem.LineSize]byte{}
+				if f >= 1<<20*mem.LineSize {
+					want[0] = 1
+				}
+				// What slotBytes would return, without zeroing the slot
+				// (a check that changed the state would hide a stale mark).
+				b := p.bytes[i]
+				if p.zero[i/64]&(1<<(i%64)) != 0 {
+					b = [mem.LineSize]byte{}
+				}
+				if b != want {
+					t.Fatalf("lines %d step %d: line %#x holds %v, want %v", lines, step, f, b[:8], want[:8])
+				}
+			}
+		}
+	}
+}
