@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
 	"github.com/gpunetsim/gpunetsim/workload"
 )
@@ -125,6 +126,29 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 		return gioPerNode + k*gioPerRing, k * gioPerConn
 	}
 	return memPerNode, memPerPeer
+}
+
+// rhdOneSidedState is allreduceState for algorithm rhd on the one-sided
+// strategies (the hierarchical allreduce's one-sided schedule on one GPU
+// per node: 2 log2 n + 2 slots, each put's flag line, the QPs or
+// connections to its log2 n partners), fitted to the peak RSS of the 8
+// MiB payload-free rhd in the flow model (docs/network.md, "4,096
+// nodes"): at 1024 and 4096 nodes GDS 301 MB and 1.14 GB, GPU-TN 122 and
+// 415 MB; at 1024 nodes GHN_DGPU 182 MB, GNN_GPURDMA 305 MB (its CQs
+// sized for a QP to every rank, backed by the page as used), GNN_GIO 695
+// MB; rounded up, 1 KiB per pair.
+func rhdOneSidedState(st string) (perNode, perPeer float64) {
+	switch st {
+	case "GPUTN":
+		return 128 << 10, 1 << 10
+	case "GDS":
+		return 320 << 10, 1 << 10
+	case "GNN_GPURDMA":
+		return 384 << 10, 1 << 10
+	case "GNN_GIO":
+		return 896 << 10, 1 << 10
+	}
+	return 256 << 10, 1 << 10 // GHN_*, COMPNET
 }
 
 // GNN_GIO's state: per node its runtime (the templater, the passive CQ,
@@ -258,6 +282,9 @@ func simsOf(name string, cfg Config) []simMem {
 					k = w.Rings(n, cfg.GPU.CUs)
 				}
 				perNode, perPeer := allreduceState(st, k)
+				if s, err := strategy.Parse(st); err == nil && a.Algorithm == workload.AlgRHD && workload.RHDOneSided(s) {
+					perNode, perPeer = rhdOneSidedState(st)
+				}
 				out = append(out, simMem{nodes: float64(n), peers: peers, perNode: perNode, perPeer: perPeer, payload: float64(a.Size),
 					nodesParam: "allreduce.nodes", nodesValue: fmt.Sprint(n), payloadParam: "allreduce.size", payloadValue: a.Size.String()})
 			}

@@ -1,6 +1,7 @@
 package exp
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 )
@@ -35,4 +36,23 @@ func BenchmarkMoELowLatencyEP32Flow(b *testing.B) {
 	runtime.ReadMemStats(&ms)
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
 	b.ReportMetric(float64(ms.Sys)/ep, "sys-bytes/GPU")
+}
+
+// BenchmarkMoEThroughputFlow is the moe throughput mode (4,096 tokens per
+// GPU) payload-free in the flow model under GPU-aware MPI (HDN) on preset
+// h100-cx7 at EP 32 and 64: the all-to-all whose every flow start and end
+// re-divides the bandwidth of the flows it shares links with (the
+// water-filling's cost, docs/network.md).
+func BenchmarkMoEThroughputFlow(b *testing.B) {
+	for _, ep := range []int{32, 64} {
+		b.Run(fmt.Sprintf("EP%d", ep), func(b *testing.B) {
+			cfg, err := DefaultConfig("h100-cx7")
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg.Network.Model = "flow"
+			cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{ep}, []string{"throughput"}, []string{"HDN"}
+			benchPoint(b, moePoints(), cfg, ep)
+		})
+	}
 }

@@ -71,9 +71,12 @@ type flowState struct {
 	ports  []*port             // scratch: component ports
 	flows  []*flow             // scratch: component flows
 	heap   []*port             // scratch: water-filling's ports by share
+	stack  []*port             // scratch: the component search's ports to visit
 	step   uint64              // water-filling steps so far (port.touched)
 	moved  []*port             // scratch: ports one step changed
 	resch  []*flow             // scratch: flows whose completion moves
+	keys   []uint64            // scratch: sortBySerial's keys
+	tmp    []*flow             // scratch: sortBySerial's copy
 	sent   uint64              // messages sent so far (flow.serial)
 	cap    float64             // link capacity, bytes per ps
 	active int
@@ -282,7 +285,7 @@ func (f *Fabric) reallocate(seed []*port) {
 			resch = append(resch, fl)
 		} // else its scheduled completion still holds
 	}
-	slices.SortFunc(resch, func(a, b *flow) int { return cmp.Compare(a.serial, b.serial) })
+	sortBySerial(resch, &fs.keys, &fs.tmp)
 	for _, fl := range resch {
 		fl.version++
 		end := now + sim.Time(math.Ceil(fl.remaining/fl.rate))
@@ -293,25 +296,61 @@ func (f *Fabric) reallocate(seed []*port) {
 	fs.resch = resch[:0]
 }
 
+// sortBySerial sorts flows by serial. Each key packs a serial above the
+// flow's index, so the sort compares integers rather than calling a
+// comparison that loads two flows (that sort was a tenth of an
+// all-to-all's run); serials are distinct, so the order is the same.
+func sortBySerial(fls []*flow, keys *[]uint64, tmp *[]*flow) {
+	const idxBits = 24
+	if len(fls) >= 1<<idxBits || len(fls) > 0 && fls[0].f.fl.sent >= 1<<(64-idxBits) {
+		slices.SortFunc(fls, func(a, b *flow) int { return cmp.Compare(a.serial, b.serial) })
+		return
+	}
+	k := (*keys)[:0]
+	for i, fl := range fls {
+		k = append(k, fl.serial<<idxBits|uint64(i))
+	}
+	slices.Sort(k)
+	t := append((*tmp)[:0], fls...)
+	for i, key := range k {
+		fls[i] = t[key&(1<<idxBits-1)]
+	}
+	clear(t)
+	*keys, *tmp = k[:0], t[:0]
+}
+
 // collect adds port pt and, transitively, every flow on it and every port
-// of those flows to the component of this epoch.
+// of those flows to the component of this epoch. The search keeps its
+// ports to visit in fs.stack and looks at a port's mark before pushing it:
+// in an all-to-all every flow's ports are already in the component when
+// the flow is reached, and a call per hop was a fifth of a run.
 func (f *Fabric) collect(pt *port) {
 	fs := f.fl
 	if pt.mark == fs.epoch {
 		return
 	}
 	pt.mark = fs.epoch
-	fs.ports = append(fs.ports, pt)
-	for _, fl := range pt.flows {
-		if fl.mark == fs.epoch {
-			continue
-		}
-		fl.mark = fs.epoch
-		fs.flows = append(fs.flows, fl)
-		for h := range fl.hops {
-			f.collect(fl.path[h])
+	stack := append(fs.stack[:0], pt)
+	for len(stack) > 0 {
+		pt := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		fs.ports = append(fs.ports, pt)
+		for _, fl := range pt.flows {
+			if fl.mark == fs.epoch {
+				continue
+			}
+			fl.mark = fs.epoch
+			fs.flows = append(fs.flows, fl)
+			for _, q := range fl.path[:fl.hops] {
+				if q.mark != fs.epoch {
+					q.mark = fs.epoch
+					stack = append(stack, q)
+				}
+			}
 		}
 	}
+	clear(stack)
+	fs.stack = stack[:0]
 }
 
 // waterFill gives the component's flows their max-min fair rates

@@ -54,7 +54,11 @@ type Packet struct {
 	// whose leading link-sized pieces have no bytes (a payload-free
 	// buffer's megabytes before its trailing control words), so that such
 	// a message carries its control words, not a buffer of its length.
-	DataAt  uint64
+	DataAt uint64
+	// sparse, in the flow model while the packet is on the wire, holds a
+	// payload of mostly zeros as its nonzero runs (Data nil until the
+	// receiving NIC makes it whole: gatherPieces, materialize).
+	sparse  *sparsePayload
 	MLength uint64 // acks and replies: bytes the target manipulated
 
 	notBefore sim.Time // flow model: the flow cannot complete earlier (net.Paced)
@@ -77,8 +81,11 @@ type Packet struct {
 }
 
 // ready puts the payload's bytes into Data if they are still only in the
-// sender's memory (snap).
+// sender's memory (snap) or only as nonzero runs (sparse).
 func (p *Packet) ready() {
+	if p.sparse != nil {
+		p.rx.materialize(p)
+	}
 	if p.snap != nil {
 		p.snap.Materialize()
 	}

@@ -96,6 +96,17 @@ type gioBackend struct {
 	opsHead  int
 	notifyAt []sim.Time
 	tmplWait bool
+	// stopped: the PE finalized (its kernels ended), so the templater
+	// templates nothing more after the slot it is writing (ROC_SHMEM's
+	// finalize ends its host thread): nothing posts on this PE's QPs any
+	// more, and with thousands of peers the slots it would still fill (64
+	// per QP, 2 QPs per peer) were most of a run's simulated time and
+	// events after the workload had finished (a 512-GPU allreduce_hier:
+	// 170 us, its templaters busy to 2.3 ms). Every time the workloads
+	// report is taken before (the events after it are gone); the
+	// templater keeps waiting on its core as when it has no work, so a
+	// run whose templater was done by then keeps its core statistics.
+	stopped bool
 }
 
 // GIOStats count the GIO runtime's activity.
@@ -379,7 +390,7 @@ func (b *gioBackend) template(t *cpu.Thread) {
 	npes := b.dev.npes
 	for {
 		did := false
-		for i := b.nextCand(0); i >= 0; i = b.nextCand(i + 1) {
+		for i := b.nextCand(0); i >= 0 && !b.stopped; i = b.nextCand(i + 1) {
 			if b.closed && b.posted[i/64]&(1<<(i%64)) == 0 {
 				next, made := b.templateClosed(t, i)
 				did = did || made > 0
@@ -466,7 +477,10 @@ func (b *gioBackend) Open(wg *gpu.WG, q int) (Channel, error) {
 	return ch, nil
 }
 
+// Stop ends the templater's work (after the slot it is writing; it
+// waits on its core as it does when it has none) and reports the counters.
 func (b *gioBackend) Stop() Report {
+	b.stopped = true
 	for _, c := range b.ctxs {
 		if c == nil {
 			continue
@@ -610,7 +624,7 @@ func (ch *gioChan) lkey(a mem.Addr, n uint64) uint32 {
 func (ch *gioChan) local(r *Request, remote mem.Addr) error {
 	m := ch.c.b.dev.heap.mem
 	wg := ch.wg
-	wg.Sleep(wg.GPU().Spec().MemLatency)
+	wg.Sleep(wg.GPU().Spec().MissLatency())
 	switch r.Op {
 	case OpPut:
 		buf := make([]byte, r.Len)

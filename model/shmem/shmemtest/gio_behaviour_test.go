@@ -143,3 +143,33 @@ func TestGIOSharedQPsTakeTurns(t *testing.T) {
 		t.Errorf("posts %d shared vs %d own: the same puts", repOne.GIO.Posts, repOwn.GIO.Posts)
 	}
 }
+
+// Finalize ends the templater's work: a PE whose kernel is over has
+// nothing left to post, so the run ends with the last slot being written
+// instead of when the templater has filled every QP to every PE.
+func TestGIOFinalizeStopsTheTemplater(t *testing.T) {
+	sp := shmem.DefaultSpec()
+	sp.GIO.TemplateInstr = 20_000 // about 7 us per slot: filling 7 peers' QPs takes milliseconds
+	b := Backend{Kind: shmem.GIO, HW: cluster.GIO(), Spec: sp, Nodes: 8}
+	var end sim.Time
+	c, _, reps, err := Scenario(b, []uint64{64}, func(pe int, sym []mem.Addr) Kernel {
+		return Kernel{WGs: 1, Body: func(pe int, ctx *shmem.Ctx) error {
+			if pe != 0 {
+				return nil
+			}
+			err := ctx.Putmem(sym[0], sym[0], 64, 1)
+			end = ctx.WG().Now()
+			return err
+		}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := uint64(7 * sp.QueueEntries) // one context's QPs to the 7 other PEs
+	if g := reps[0].GIO; g.Templates >= slots {
+		t.Fatalf("PE 0 templated %d slots by its finalize, want fewer than the %d of its QPs (the test needs a templater still busy)", g.Templates, slots)
+	}
+	if tail := c.Engine.Now() - end; tail > 100*sim.Microsecond {
+		t.Fatalf("the run went on %v after the kernel's last put: the templater kept filling QPs after finalize", tail)
+	}
+}
