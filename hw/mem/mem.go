@@ -361,7 +361,13 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 			// index was built (MarkControl) may be.
 			hi = len(c)
 		}
-		lo += sort.Search(hi-lo, func(i int) bool { return c[lo+i].line >= l })
+		for lo < hi { // the first line ≥ l (sort.Search, without its closure call per probe)
+			if m := int(uint(lo+hi) >> 1); c[m].line < l {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
 		r.ctrlHint = lo
 	}
 	hi := lo
@@ -981,6 +987,48 @@ func (m *Memory) WriteAfterZeros(a Addr, n, at int, src []byte) {
 				if k := int(x - a); k >= at {
 					buf[x-lo] = src[k-at]
 				}
+			}
+			c.write(buf[:hi-lo], int(lo-l))
+		}
+	}
+	m.Touch(a, n)
+}
+
+// WriteRuns is Write(a, b) of the n bytes b that are zeros but for runs:
+// run i is src[k:k+lens[i]] (k the sum of the earlier lens) at offset
+// offs[i] of b, runs in increasing order and not overlapping; a run past
+// n is cut there. Without making b: a flow-model message of a payload-free
+// buffer with control words throughout (MoE's per-entry headers) carries
+// only those (nic's sparse payloads). Bytes, control words and watchers
+// end as Write leaves them.
+func (m *Memory) WriteRuns(a Addr, n int, offs, lens []uint64, src []byte) {
+	if dst := m.Bytes(a, n); dst != nil {
+		clear(dst)
+		k := uint64(0)
+		for i, o := range offs {
+			if o < uint64(n) {
+				copy(dst[o:min(o+lens[i], uint64(n))], src[k:k+lens[i]])
+			}
+			k += lens[i]
+		}
+	} else if r, _ := m.find(a, n); len(r.ctrl) > 0 {
+		lines := r.ctrlIn(a, n)
+		i, k := 0, uint64(0) // the first run that may reach a line, and where its bytes start
+		for li := range lines {
+			c := &lines[li] // in r.ctrl: the write stays
+			l := c.line
+			lo, hi := max(l, a), min(l+LineSize, a+Addr(n))
+			for i < len(offs) && a+Addr(offs[i]+lens[i]) <= lo {
+				k += lens[i]
+				i++
+			}
+			var buf [LineSize]byte // the dense bytes of [lo, hi)
+			for j, kj := i, k; j < len(offs) && a+Addr(offs[j]) < hi; j++ {
+				s, e := max(a+Addr(offs[j]), lo), min(a+Addr(offs[j]+lens[j]), hi)
+				if s < e {
+					copy(buf[s-lo:e-lo], src[kj+uint64(s-a)-offs[j]:])
+				}
+				kj += lens[j]
 			}
 			c.write(buf[:hi-lo], int(lo-l))
 		}
