@@ -136,20 +136,25 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 // MiB payload-free rhd in the flow model (docs/network.md, "4,096
 // nodes"): at 1024 and 4096 nodes GDS 301 MB and 1.14 GB, GPU-TN 122 and
 // 415 MB; at 1024 nodes GHN_DGPU 182 MB, GNN_GPURDMA 305 MB (its CQs
-// sized for a QP to every rank, backed by the page as used), GNN_GIO 695
-// MB; rounded up, 1 KiB per pair.
-func rhdOneSidedState(st string) (perNode, perPeer float64) {
+// sized for a QP to every rank, backed by the page as used); rounded up,
+// 1 KiB per partner. GNN_GIO keeps state for every other node (each
+// context's connection reservations, the uncached ranges and templated
+// counts, to every PE: 215 of its 325 MB of heap at 1024 nodes), 112 and
+// 695 MB at 256 and 1024 nodes, about 0.5 KB per pair: the ring's
+// per-node and per-connection state with one context (every reports
+// true).
+func rhdOneSidedState(st string) (perNode, perPeer float64, every bool) {
 	switch st {
 	case "GPUTN":
-		return 128 << 10, 1 << 10
+		return 128 << 10, 1 << 10, false
 	case "GDS":
-		return 320 << 10, 1 << 10
+		return 320 << 10, 1 << 10, false
 	case "GNN_GPURDMA":
-		return 384 << 10, 1 << 10
+		return 384 << 10, 1 << 10, false
 	case "GNN_GIO":
-		return 896 << 10, 1 << 10
+		return gioPerNode + gioPerRing, gioPerConn, true
 	}
-	return 256 << 10, 1 << 10 // GHN_*, COMPNET
+	return 256 << 10, 1 << 10, false // GHN_*, COMPNET
 }
 
 // GNN_GIO's state: per node its runtime (the templater, the passive CQ,
@@ -283,10 +288,15 @@ func simsOf(name string, cfg Config) []simMem {
 					k = w.Rings(n, cfg.GPU.CUs)
 				}
 				perNode, perPeer := allreduceState(st, k)
+				pp := peers
 				if s, err := strategy.Parse(st); err == nil && a.Algorithm == workload.AlgRHD && workload.RHDOneSided(s) {
-					perNode, perPeer = rhdOneSidedState(st)
+					var every bool
+					perNode, perPeer, every = rhdOneSidedState(st)
+					if every {
+						pp = 0 // every other node
+					}
 				}
-				out = append(out, simMem{nodes: float64(n), peers: peers, perNode: perNode, perPeer: perPeer, payload: float64(a.Size),
+				out = append(out, simMem{nodes: float64(n), peers: pp, perNode: perNode, perPeer: perPeer, payload: float64(a.Size),
 					nodesParam: "allreduce.nodes", nodesValue: fmt.Sprint(n), payloadParam: "allreduce.size", payloadValue: a.Size.String()})
 			}
 		}

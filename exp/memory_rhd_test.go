@@ -27,7 +27,8 @@ func TestEstimateMemoryRHD(t *testing.T) {
 // The one-sided strategies' rhd is estimated from its own state, not the
 // ring's: at 1024 nodes at least the measured peak (docs/network.md) and
 // at most three times it; at 4096 nodes each fits the 8 GB the issue's
-// machine leaves a run.
+// machine leaves a run but GNN_GIO, whose per-pair state puts it near 9 GB
+// (refused).
 func TestEstimateMemoryRHDOneSided(t *testing.T) {
 	for _, c := range []struct {
 		s, preset string
@@ -48,7 +49,7 @@ func TestEstimateMemoryRHDOneSided(t *testing.T) {
 			t.Errorf("%s 1024 nodes rhd: estimate %.3g B, measured %.3g B", c.s, got, c.measured)
 		}
 		cfg.Allreduce.Nodes = []int{4096}
-		if got := EstimateMemory("allreduce", cfg).Bytes; got > 8e9 {
+		if got := EstimateMemory("allreduce", cfg).Bytes; (got > 8e9) != (c.s == "GNN_GIO") {
 			t.Errorf("%s 4096 nodes rhd: estimate %.3g B", c.s, got)
 		}
 	}

@@ -337,6 +337,14 @@ func (n *NIC) storeDataAt(a mem.Addr, data []byte, at, l uint64) {
 	n.mem.Touch(a, int(l))
 }
 
+// storeSparse is storeData of a sparse flow-model payload (gatherPieces):
+// the l bytes at a are written as the whole payload would write them.
+func (n *NIC) storeSparse(a mem.Addr, sp *sparsePayload, l uint64) {
+	if l > 0 {
+		n.mem.WriteRuns(a, int(l), sp.offs, sp.lens, sp.bytes)
+	}
+}
+
 func (n *NIC) span(what string, start, end sim.Time) {
 	if n.e.Tracer() != nil {
 		n.e.Span(n.track, what, start, end)

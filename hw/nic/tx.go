@@ -156,7 +156,11 @@ func (p *pktReplyLand) store() {
 		}
 		s.Materialize()
 	}
-	n.materialize((*Packet)(p)) // made whole only now, so it is not held while queued
+	if sp := p.sparse; sp != nil { // the runs as they are (flow model)
+		p.sparse = nil
+		n.storeSparse(p.land, sp, p.landLen)
+		return
+	}
 	n.storeDataAt(p.land, p.Data, p.DataAt, p.landLen)
 	if cb := p.ctrl; cb != nil {
 		p.ctrl = nil
