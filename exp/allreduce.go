@@ -8,6 +8,8 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
+	"github.com/gpunetsim/gpunetsim/model/gpi"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -81,6 +83,9 @@ func allreduceList(cfg Config) ([]Point, error) {
 		return nil, err
 	}
 	if err := allreducePartitions(cfg); err != nil {
+		return nil, err
+	}
+	if err := allreduceCQs(cfg); err != nil {
 		return nil, err
 	}
 	var pts []Point
@@ -281,4 +286,27 @@ func reportNodes(cfg *Config) { cfg.Allreduce.Nodes = []int{2, 4, 8, 16, 32, 64}
 func quickAllreduce(cfg *Config) {
 	cfg.Allreduce.Nodes = []int{2, 4}
 	cfg.Allreduce.Size = 96 * unit.KiB
+}
+
+// allreduceCQs refuses, before any work, a device-verbs allreduce
+// (GNN_GPURDMA) on more nodes than its GPI queues' CQs can serve: each
+// is sized for a QP to every rank (gpi.CQEntries), and a CQ holds at most
+// nic.MaxCQEntries.
+func allreduceCQs(cfg Config) error {
+	for _, name := range cfg.Allreduce.Strategies {
+		sd, err := strategy.Lookup(name)
+		if err != nil {
+			continue // allreduce.strategies reports it
+		}
+		if im, ok := workload.AllreduceDef().Impl(sd); !ok || im.Name != "device-verbs" {
+			continue
+		}
+		for _, n := range cfg.Allreduce.Nodes {
+			if e := gpi.CQEntries(n, cfg.GNN.QPDepth); e > nic.MaxCQEntries {
+				return fmt.Errorf("%w: allreduce.nodes = %d: %s's GPI sizes each queue's CQ for a QP to every rank, 2(n-1) x gnn.qp_depth = %d entries, more than a CQ holds (%d); use gnn.qp_depth <= %d or at most %d nodes",
+					sim.ErrConfig, n, name, e, nic.MaxCQEntries, nic.MaxCQEntries/(2*(n-1)), nic.MaxCQEntries/(2*cfg.GNN.QPDepth)+1)
+			}
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
 	"github.com/gpunetsim/gpunetsim/workload"
 )
@@ -83,7 +84,8 @@ func FormatBytes(b float64) string {
 // while its reduction work-groups were coroutines, docs/speed.md). GPU-TN's
 // flag lines are per (step, slice): 256 B per pair and slice (two 32-byte
 // control lines, the rest fitted: 51 MiB peak at 64 nodes with 16
-// slices; 1 KiB before the NIC kept its waiting registrations as runs,
+// slices, 251 MB at 256, 2.70 GB at 1024 on two engines, estimated 56
+// MiB, 320 MiB and 4.25 GiB; 1 KiB before the NIC kept its waiting registrations as runs,
 // the GPU forgot a flag's watch once woken and control lines kept one
 // word instead of 64 bytes). The strategies added since, fitted
 // to the peak RSS of payload-free 8 MiB runs at 32, 64 and 128 nodes on
@@ -125,6 +127,34 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 		return gioPerNode + k*gioPerRing, k * gioPerConn
 	}
 	return memPerNode, memPerPeer
+}
+
+// rhdOneSidedState is allreduceState for algorithm rhd on the one-sided
+// strategies (the hierarchical allreduce's one-sided schedule on one GPU
+// per node: 2 log2 n + 2 slots, each put's flag line, the QPs or
+// connections to its log2 n partners), fitted to the peak RSS of the 8
+// MiB payload-free rhd in the flow model (docs/network.md, "4,096
+// nodes"): at 1024 and 4096 nodes GDS 301 MB and 1.14 GB, GPU-TN 122 and
+// 415 MB; at 1024 nodes GHN_DGPU 182 MB, GNN_GPURDMA 305 MB (its CQs
+// sized for a QP to every rank, backed by the page as used); rounded up,
+// 1 KiB per partner. GNN_GIO keeps state for every other node (each
+// context's connection reservations, the uncached ranges and templated
+// counts, to every PE: 215 of its 325 MB of heap at 1024 nodes), 112 and
+// 695 MB at 256 and 1024 nodes, about 0.5 KB per pair: the ring's
+// per-node and per-connection state with one context (every reports
+// true).
+func rhdOneSidedState(st string) (perNode, perPeer float64, every bool) {
+	switch st {
+	case "GPUTN":
+		return 128 << 10, 1 << 10, false
+	case "GDS":
+		return 320 << 10, 1 << 10, false
+	case "GNN_GPURDMA":
+		return 384 << 10, 1 << 10, false
+	case "GNN_GIO":
+		return gioPerNode + gioPerRing, gioPerConn, true
+	}
+	return 256 << 10, 1 << 10, false // GHN_*, COMPNET
 }
 
 // GNN_GIO's state: per node its runtime (the templater, the passive CQ,
@@ -258,7 +288,15 @@ func simsOf(name string, cfg Config) []simMem {
 					k = w.Rings(n, cfg.GPU.CUs)
 				}
 				perNode, perPeer := allreduceState(st, k)
-				out = append(out, simMem{nodes: float64(n), peers: peers, perNode: perNode, perPeer: perPeer, payload: float64(a.Size),
+				pp := peers
+				if s, err := strategy.Parse(st); err == nil && a.Algorithm == workload.AlgRHD && workload.RHDOneSided(s) {
+					var every bool
+					perNode, perPeer, every = rhdOneSidedState(st)
+					if every {
+						pp = 0 // every other node
+					}
+				}
+				out = append(out, simMem{nodes: float64(n), peers: pp, perNode: perNode, perPeer: perPeer, payload: float64(a.Size),
 					nodesParam: "allreduce.nodes", nodesValue: fmt.Sprint(n), payloadParam: "allreduce.size", payloadValue: a.Size.String()})
 			}
 		}

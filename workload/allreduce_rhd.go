@@ -50,6 +50,13 @@ func RHDSupported(s strategy.Strategy) bool {
 	return err == nil && (rhdRuns(im.Name) || rhdOneSided(im.Name))
 }
 
+// RHDOneSided reports whether strategy s runs algorithm rhd as the
+// one-sided schedule (runRHDOneSided) rather than over MPI.
+func RHDOneSided(s strategy.Strategy) bool {
+	im, _, err := AllreduceDef().implFor(s)
+	return err == nil && rhdOneSided(im.Name)
+}
+
 // RHDRefusal is why strategy s does not run the allreduce with algorithm
 // rhd, one line; "" when it does.
 func RHDRefusal(s strategy.Strategy) string {

@@ -57,11 +57,11 @@ func TestC2CWordCrossings(t *testing.T) {
 	if want := s.CPU.DRAMLatency + 2*s.C2C.Latency + line; cpuGPU != want {
 		t.Errorf("CPU load of GPU memory = %v, want DRAM latency + C2C round trip + a line's serialisation = %v", cpuGPU, want)
 	}
-	if gpuGPU != s.GPU.MemLatency {
-		t.Errorf("GPU load of GPU memory = %v, want the memory latency %v", gpuGPU, s.GPU.MemLatency)
+	if gpuGPU != s.GPU.MissLatency() {
+		t.Errorf("GPU load of GPU memory = %v, want the L2 lookup + memory latency %v", gpuGPU, s.GPU.MissLatency())
 	}
-	if want := s.GPU.MemLatency + 2*s.C2C.Latency + line; gpuHost != want {
-		t.Errorf("GPU load of host memory = %v, want memory latency + C2C round trip + a line's serialisation = %v", gpuHost, want)
+	if want := s.GPU.MissLatency() + 2*s.C2C.Latency + line; gpuHost != want {
+		t.Errorf("GPU load of host memory = %v, want L2 lookup + memory latency + C2C round trip + a line's serialisation = %v", gpuHost, want)
 	}
 	// One line each way's data: the CPU's read came up, the GPU's went down.
 	if _, up := nd.C2C.Stats(pcie.Up); up != mem.LineSize {

@@ -209,12 +209,12 @@ func TestStoreBuffer(t *testing.T) {
 		{"store then RMW: the RMW drains the buffer, then its two L2 halves", 32, func(th *Thread, a mem.Addr) {
 			th.Store64(a, 1)
 			th.RMW(a+64, func(o uint64) uint64 { return o + 1 })
-		}, 100*sim.Nanosecond + 200*sim.Nanosecond + 100*sim.Nanosecond}, // drain, read half (a miss: memory latency), write half (a hit)
+		}, 100*sim.Nanosecond + 300*sim.Nanosecond + 100*sim.Nanosecond}, // drain, read half (a miss: the L2 lookup, then 200 ns of memory), write half (a hit)
 		{"store then load of another line: no wait", 32, func(th *Thread, a mem.Addr) {
 			th.Store64(a, 1)
 			th.Acquire()
-			th.Load64(a + 64) // miss: memory latency
-		}, 200 * sim.Nanosecond},
+			th.Load64(a + 64) // miss: the L2 lookup, then memory
+		}, 300 * sim.Nanosecond},
 		{"store then load of its line: waits for the store", 32, func(th *Thread, a mem.Addr) {
 			th.Store64(a, 1)
 			th.Acquire()

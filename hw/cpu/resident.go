@@ -62,6 +62,7 @@ type residency struct {
 	byAddr      []int32  // the ranges by address (entries in spans; small, as a touch moves up to maxResident of them)
 	bytes       uint64   // sum of the ranges' lengths
 	lo, hi      mem.Addr // bounding box of the ranges (empty: lo == hi), checked by every write
+	hint        int      // above's last answer
 }
 
 func newResidency(spec Spec) *residency {
@@ -97,7 +98,15 @@ func (r *residency) invalidate(a mem.Addr, n int) {
 }
 
 // above returns the index in byAddr of the first range ending after a.
+// The previous answer is tried first (checked, never trusted): the packets
+// of a message land one after another in the same gap between ranges, and
+// each probe of the binary search is two dependent loads, cache misses at
+// a thousand nodes.
 func (r *residency) above(a mem.Addr) int {
+	if h := r.hint; h <= len(r.byAddr) && (h == 0 || r.spans[r.byAddr[h-1]].hi <= a) &&
+		(h == len(r.byAddr) || r.spans[r.byAddr[h]].hi > a) {
+		return h
+	}
 	i, j := 0, len(r.byAddr)
 	for i < j {
 		h := int(uint(i+j) >> 1)
@@ -107,6 +116,7 @@ func (r *residency) above(a mem.Addr) int {
 			j = h
 		}
 	}
+	r.hint = i
 	return i
 }
 

@@ -273,7 +273,11 @@ func (s *aqlServer) Step(p *sim.Proc) bool {
 			s.seen = p.Now()
 			s.slot = q.slot(s.rd)
 			s.st = aqlRead
-			p.Sleep(g.spec.MemLatency) // the CP reads the packet
+			// The CP reads the packet: the packet processor is a DMA agent
+			// of the system memory (gem5's HSA packet processor, the
+			// documents' simulator), not a client of the GPU L2, so it
+			// pays the memory access alone, no L2 lookup.
+			p.Sleep(g.spec.MemLatency)
 			return false
 		case aqlRead:
 			s.st = aqlDecode
@@ -406,6 +410,8 @@ func (w *WG) LoadArgs(kernarg mem.Addr, n int) []uint64 {
 func (w *WG) TryLoadArgs(kernarg mem.Addr, out []uint64) bool {
 	if w.ph.args == 0 {
 		w.ph.args = 1
+		// mem_latency alone, without the L2 lookup a missing load pays
+		// (the Stream latency floor's reason, wg.go).
 		w.Sleep(w.g.spec.MemLatency)
 		return false
 	}

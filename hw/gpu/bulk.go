@@ -11,7 +11,8 @@ import (
 // bulk accesses (StreamLines, LoadLanes) pass every 64 B line through the
 // L2 tag model: a line the L2 holds is served at the L2 hit latency and
 // takes no memory bandwidth; a missing line fills the L2 (LRU victim) and
-// takes a line of the memory server and the memory latency. Lines of
+// takes a line of the memory server, the L2 lookup and the memory latency
+// past it (Spec.MissLatency). Lines of
 // L2-uncacheable pages (SetUncached, GIO's NIC-visible heap) neither hit
 // nor fill: every access is a memory access. So compute that reuses data
 // in the L2 is faster on cacheable pages than on uncacheable ones, and
@@ -76,7 +77,7 @@ func (b *bulkLines) done(w *WG, now sim.Time) sim.Time {
 	if b.misses == 0 {
 		return max(port, now+g.spec.Cycles(g.spec.L2Cycles))
 	}
-	done := max(now+g.spec.MemLatency, port)
+	done := max(now+g.missLat, port)
 	if near := b.misses - b.far; near > 0 {
 		done = max(done, g.dram.Reserve(now, near*mem.LineSize))
 	}
@@ -177,7 +178,7 @@ func (w *WG) peek(a mem.Addr) uint64 {
 // §5.3).
 func (w *WG) AtomicAdd64(a mem.Addr, v uint64) uint64 {
 	g := w.g
-	lat := g.spec.MemLatency
+	lat := g.missLat
 	if !(g.uncached != nil && g.Uncached(a)) && g.l2 != nil && g.tags != nil && g.touch(mem.Line(a), CU) {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
 	} else {
@@ -210,8 +211,8 @@ func (w *WG) PollDevice(a mem.Addr, what string, cond func(uint64) bool) uint64 
 // AtomicAddLanes is one vector atomic instruction of a wavefront: lane i
 // adds v to the word at addrs[i] at device scope (AtomicAdd64's effect).
 // The lanes issue together; the instruction completes after the slowest
-// lane (the L2 latency when every line hits, the memory latency when one
-// misses or lies in an L2-uncacheable page).
+// lane (the L2 latency when every line hits, the L2 lookup and the memory
+// latency past it when one misses or lies in an L2-uncacheable page).
 func (w *WG) AtomicAddLanes(addrs []mem.Addr, v uint64) {
 	if len(addrs) == 0 {
 		return
@@ -221,7 +222,7 @@ func (w *WG) AtomicAddLanes(addrs []mem.Addr, v uint64) {
 	missed, miss := false, sim.Duration(0) // the slowest lane past the L2
 	for _, a := range addrs {
 		if (g.uncached != nil && g.Uncached(a)) || g.l2 == nil || !(g.tags != nil && g.touch(mem.Line(a), CU)) {
-			missed, miss = true, max(miss, g.farLoad(a, g.spec.MemLatency))
+			missed, miss = true, max(miss, g.farLoad(a, g.missLat))
 		}
 	}
 	if missed {

@@ -61,8 +61,8 @@ func TestBulkStreamL2Reuse(t *testing.T) {
 }
 
 // A gather returns the words a load would, coalesces lanes by line and
-// costs the L2 latency when every line hits, the memory latency when one
-// misses or the page is uncacheable.
+// costs the L2 latency when every line hits, the L2 lookup and the memory
+// latency past it when one misses or the page is uncacheable.
 func TestLoadLanes(t *testing.T) {
 	for _, uncached := range []bool{false, true} {
 		e, g := newGPU("dgpu")
@@ -98,10 +98,10 @@ func TestLoadLanes(t *testing.T) {
 		sp := g.Spec()
 		wantWarm := sp.Cycles(sp.L2Cycles)
 		if uncached {
-			wantWarm = sp.MemLatency
+			wantWarm = sp.MissLatency()
 		}
-		if cold != sp.MemLatency || warm != wantWarm {
-			t.Errorf("uncached=%v: cold %v warm %v, want %v and %v", uncached, cold, warm, sp.MemLatency, wantWarm)
+		if cold != sp.MissLatency() || warm != wantWarm {
+			t.Errorf("uncached=%v: cold %v warm %v, want %v and %v", uncached, cold, warm, sp.MissLatency(), wantWarm)
 		}
 		if st := g.Stats(); st.BulkHits+st.BulkMisses != 4 {
 			t.Errorf("uncached=%v: %d line accesses, want 4 (two lines per gather)", uncached, st.BulkHits+st.BulkMisses)
@@ -165,7 +165,7 @@ func TestStreamRangesOverlap(t *testing.T) {
 	if err := e.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if lat := g.Spec().MemLatency; together != lat || apart != 2*lat {
+	if lat := g.Spec().MissLatency(); together != lat || apart != 2*lat {
 		t.Errorf("together %v, apart %v: want %v and %v", together, apart, lat, 2*lat)
 	}
 }

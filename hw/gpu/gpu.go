@@ -45,6 +45,7 @@ type GPU struct {
 	dispatchName  string                   // the dispatcher's process name
 	cyc           cycleMemo                // the last Cycles conversion of VALU (spec.go)
 	dispatchDelay sim.Duration             // spec.DispatchCycles, converted once
+	missLat       sim.Duration             // spec.MissLatency(), computed once
 	stores        sim.FreeList[*memStore]  // store events done with, for reuse (wg.go)
 	hostBell      sim.Duration             // a host thread's doorbell store reaching the CP (SetHostDoorbell)
 	// c2c is the chip-to-chip link to the CPU (NVLink-C2C) on nodes
@@ -80,7 +81,7 @@ type computeUnit struct {
 // New returns a GPU using node memory m and the node's memory server dram.
 // Its command processor starts serving the queue at once.
 func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server) *GPU {
-	g := &GPU{e: e, name: name, spec: spec, mem: m, dram: dram, dispatchDelay: spec.Cycles(spec.DispatchCycles)}
+	g := &GPU{e: e, name: name, spec: spec, mem: m, dram: dram, dispatchDelay: spec.Cycles(spec.DispatchCycles), missLat: spec.MissLatency()}
 	for i := range spec.CUs {
 		cu := &computeUnit{id: i, simdFree: make([]sim.Time, spec.SIMDs), l1: newCache(spec.L1Lines)}
 		if spec.L2PortBytes > 0 {
@@ -143,15 +144,16 @@ func (g *GPU) farLoad(a mem.Addr, lat sim.Duration) sim.Duration {
 }
 
 // farStore returns when a store of n bytes at a, leaving the GPU now,
-// lands in memory: after the memory latency, or for host memory beyond
-// NVLink-C2C once the posted write has crossed the link.
+// lands in memory: after the write-through L2 and the memory latency
+// (Spec.MissLatency), or for host memory beyond NVLink-C2C once the
+// posted write has crossed the link as well.
 func (g *GPU) farStore(a mem.Addr, n unit.Bytes) sim.Time {
 	now := g.e.Now()
 	if g.c2c == nil || g.mem.PoolOf(a) != mem.Host {
-		return now + g.spec.MemLatency
+		return now + g.missLat
 	}
 	_, vis := g.c2c.PostedWrite(pcie.Up, now, n)
-	return vis + g.spec.MemLatency
+	return vis + g.missLat
 }
 
 // Name returns the GPU's instance name, e.g. "node[0].gpu".
@@ -286,7 +288,7 @@ func (g *GPU) DispatchOp(k Kernel) (Op, *Run) {
 
 func (g *GPU) runKernel(cp *sim.Proc, r *Run) {
 	r.LaunchStart = cp.Now()
-	cp.Sleep(g.spec.MemLatency) // the CP reads the AQL packet
+	cp.Sleep(g.spec.MemLatency) // the CP reads the AQL packet by DMA, not through the L2 (aql.go)
 	g.execute(cp, r)
 	r.Done = cp.Now()
 	r.finished = true

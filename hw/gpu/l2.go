@@ -268,7 +268,8 @@ func (g *GPU) l2Line(l mem.Addr) [mem.LineSize]byte {
 
 // CPReadLine is a CP core's access to line l at the L2 after its private
 // L1 missed: the tag lookup (a CP access unlocks a store_locked line), the
-// line's current bytes, and the latency (an L2 hit, or memory past it).
+// line's current bytes, and the latency (an L2 hit, or the lookup and
+// memory past it: Spec.MissLatency).
 // The caller sleeps for lat. A line held by another CP's RMW waits for it
 // first (p blocks).
 func (g *GPU) CPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration) {
@@ -295,7 +296,7 @@ func (g *GPU) TryCPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, h
 func (g *GPU) cpReadLine(l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration) {
 	hit, w := g.touchWay(l, CP)
 	g.cpUnlockWay(w, l)
-	lat = g.spec.MemLatency
+	lat = g.missLat
 	if hit {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
 	}
@@ -422,7 +423,7 @@ func (g *GPU) cpRMWLock(a mem.Addr) (CPRMWLock, sim.Duration) {
 			g.tags.rmwDone[l] = new(sim.Signal)
 		}
 	}
-	lat := g.spec.MemLatency
+	lat := g.missLat
 	if hit {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
 	}

@@ -26,9 +26,17 @@ type Spec struct {
 	L2Cycles       int        `toml:"l2_cycles" doc:"L2 hit latency" src:"DOC"`
 	L1InvCycles    int        `toml:"l1_invalidate_cycles" doc:"cost of an L1 invalidate" src:"DEFAULT"`
 	L2InvCycles    int        `toml:"l2_invalidate_cycles" doc:"dGPU: base cost of invalidating NIC-shared L2 lines (+1 cycle per line)" src:"DEFAULT"`
-	MemLatency     sim.Time   `toml:"mem_latency" doc:"GPU access to memory past the L2" src:"DEFAULT"`
-	MemBandwidth   unit.Rate  `toml:"mem_bandwidth" doc:"memory bandwidth shared by the CUs (APU: the system DRAM)" src:"DEFAULT"`
-	ScalarCycles   int        `toml:"scalar_cycles" doc:"GPU cycles per serial scalar instruction" src:"DEFAULT"`
+	// MemLatency is the part of a memory access past the L2, not a
+	// load-to-use total: the specification gives the memory model's DRAM
+	// access latency (80 ns plus bank and bus queueing) apart from the
+	// tables' cache latencies, and composes a coherent access as a lookup
+	// followed by that DRAM access, as the documents' simulator (gem5
+	// Ruby) composes controller latencies with the memory controller's.
+	// An access that misses or bypasses the L2 therefore pays the L2
+	// lookup first (MissLatency): a miss never costs less than a hit.
+	MemLatency   sim.Time  `toml:"mem_latency" doc:"GPU access to memory past the L2: what a load, atomic, line fill or write-through store pays after the L2 lookup it missed or bypassed, so an access served by memory costs gpu.l2_cycles + this, never less than an L2 hit (80ns on the dissertation's presets and gio: the memory model's DRAM access latency, a default the documents do not give, read as the part after the cache lookups as in the documents' simulator, gem5 Ruby, and as the NIC's coherent access pays it after the directory lookup)" src:"DEFAULT"`
+	MemBandwidth unit.Rate `toml:"mem_bandwidth" doc:"memory bandwidth shared by the CUs (APU: the system DRAM)" src:"DEFAULT"`
+	ScalarCycles int       `toml:"scalar_cycles" doc:"GPU cycles per serial scalar instruction" src:"DEFAULT"`
 	// L2PortBytes is the CU↔L2 path of bulk accesses; 0 leaves it
 	// unlimited (only memory bandwidth and latency count).
 	L2PortBytes int `toml:"l2_port_bytes" doc:"bytes per GPU cycle one CU's vector L1 moves to or from the L2 in bulk accesses (StreamLines, gathers): the GCN L1–L2 path, 64 B/clk per CU (AMD GCN architecture whitepaper; the documents give none); 0 = unlimited" src:"DEFAULT"`
@@ -100,6 +108,12 @@ func (s Spec) Validate() error {
 
 // Cycles returns the duration of n GPU cycles.
 func (s Spec) Cycles(n int) sim.Duration { return s.Freq.Cycles(float64(n)) }
+
+// MissLatency returns the latency of a GPU access that memory serves: the
+// L2 lookup that misses (or that an L2-uncacheable or system-scope access
+// passes through), gpu.l2_cycles, then the access past the L2,
+// gpu.mem_latency. It is never less than an L2 hit.
+func (s Spec) MissLatency() sim.Duration { return s.Cycles(s.L2Cycles) + s.MemLatency }
 
 // cycleMemo is the last Spec.Cycles a GPU's VALU computed: the
 // work-groups of a kernel ask for the same count again and again, and the

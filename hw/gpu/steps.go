@@ -330,7 +330,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	if g.uncached != nil && g.Uncached(a) {
 		g.stats.Uncached++
 		w.ph.ldAddr = a
-		w.Sleep(g.farLoad(a, g.spec.MemLatency))
+		w.Sleep(g.farLoad(a, g.missLat)) // past the L2, through its lookup
 		return 0, false
 	}
 	l := mem.Line(a)
@@ -343,7 +343,11 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 		return 0, false
 	}
 	g.stats.L1Misses++
-	lat := g.spec.MemLatency
+	// An L2 miss pays the lookup, then memory (Spec.MissLatency). In APU
+	// mode the word path keeps no L2 copy (g.l2 is nil): every L1 miss is
+	// charged as an L2 miss, which is what a poll of a line another agent
+	// wrote (its probe invalidated the L2 copy) pays.
+	lat := g.missLat
 	if g.l2 != nil {
 		if g.l2.get(l) == nil {
 			g.l2.fill(l, g.mem, g.mem)

@@ -361,7 +361,13 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 			// index was built (MarkControl) may be.
 			hi = len(c)
 		}
-		lo += sort.Search(hi-lo, func(i int) bool { return c[lo+i].line >= l })
+		for lo < hi { // the first line ≥ l (sort.Search, without its closure call per probe)
+			if m := int(uint(lo+hi) >> 1); c[m].line < l {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
 		r.ctrlHint = lo
 	}
 	hi := lo
@@ -449,8 +455,12 @@ type region struct {
 	// payload-free memory: CQs, queues, rings sized for every peer) one
 	// page at a time, each on its first access, until an access spans two
 	// pages or is snapshotted: then the region is made dense (back). So a
-	// queue sized for a thousand peers costs only the slots used.
-	pages                [][]byte
+	// queue sized for a thousand peers costs only the slots used. The
+	// table has two levels, chunks of 1<<chunkShift pages made on first
+	// use: a CQ sized for a QP to each of 4,095 peers spans 2^16 pages,
+	// and a flat table of 1.5 MB for each of 8,192 such CQs was 12 GB of
+	// address space (GPI at 4,096 ranks) for a few pages used.
+	pages                [][][]byte
 	idx                  int // index in Memory.regions
 	name                 string
 	scratchLo, scratchHi int
@@ -770,8 +780,12 @@ func (r *region) back(m *Memory) bool {
 		r.data = make([]byte, r.size)
 	}
 	if r.pages != nil { // a sparse region made dense: its pages' bytes move in
-		for i, p := range r.pages {
-			copy(r.data[i<<pageShift:], p)
+		for ci, c := range r.pages {
+			for j, p := range c {
+				if p != nil { // a chunk's table runs past the region's last page
+					copy(r.data[(ci<<chunkShift+j)<<pageShift:], p)
+				}
+			}
 		}
 		r.pages, r.sparse = nil, false
 		return true
@@ -790,9 +804,10 @@ func (r *region) back(m *Memory) bool {
 // allocation of a payload-free memory) is backed page by page (region.pages); pageShift is log2 of the
 // page size.
 const (
-	sparseMin = 64 << 10
-	pageShift = 12
-	pageSize  = 1 << pageShift
+	sparseMin  = 64 << 10
+	pageShift  = 12
+	pageSize   = 1 << pageShift
+	chunkShift = 9 // pages per chunk of region.pages: 2 MiB
 )
 
 // page returns the bytes [off, off+n) of sparse region r from its page,
@@ -807,12 +822,18 @@ func (r *region) page(off, n int) []byte {
 		return nil
 	}
 	if r.pages == nil {
-		r.pages = make([][]byte, (r.size+1<<pageShift-1)>>pageShift)
+		n := (r.size + 1<<pageShift - 1) >> pageShift
+		r.pages = make([][][]byte, (n+1<<chunkShift-1)>>chunkShift)
 	}
-	b := r.pages[p]
+	c := r.pages[p>>chunkShift]
+	if c == nil {
+		c = make([][]byte, 1<<chunkShift)
+		r.pages[p>>chunkShift] = c
+	}
+	b := c[p&(1<<chunkShift-1)]
 	if b == nil {
 		b = make([]byte, min(1<<pageShift, int(r.size)-p<<pageShift))
-		r.pages[p] = b
+		c[p&(1<<chunkShift-1)] = b
 	}
 	o := off - p<<pageShift
 	return b[o : o+n : o+n]
@@ -966,6 +987,48 @@ func (m *Memory) WriteAfterZeros(a Addr, n, at int, src []byte) {
 				if k := int(x - a); k >= at {
 					buf[x-lo] = src[k-at]
 				}
+			}
+			c.write(buf[:hi-lo], int(lo-l))
+		}
+	}
+	m.Touch(a, n)
+}
+
+// WriteRuns is Write(a, b) of the n bytes b that are zeros but for runs:
+// run i is src[k:k+lens[i]] (k the sum of the earlier lens) at offset
+// offs[i] of b, runs in increasing order and not overlapping; a run past
+// n is cut there. Without making b: a flow-model message of a payload-free
+// buffer with control words throughout (MoE's per-entry headers) carries
+// only those (nic's sparse payloads). Bytes, control words and watchers
+// end as Write leaves them.
+func (m *Memory) WriteRuns(a Addr, n int, offs, lens []uint64, src []byte) {
+	if dst := m.Bytes(a, n); dst != nil {
+		clear(dst)
+		k := uint64(0)
+		for i, o := range offs {
+			if o < uint64(n) {
+				copy(dst[o:min(o+lens[i], uint64(n))], src[k:k+lens[i]])
+			}
+			k += lens[i]
+		}
+	} else if r, _ := m.find(a, n); len(r.ctrl) > 0 {
+		lines := r.ctrlIn(a, n)
+		i, k := 0, uint64(0) // the first run that may reach a line, and where its bytes start
+		for li := range lines {
+			c := &lines[li] // in r.ctrl: the write stays
+			l := c.line
+			lo, hi := max(l, a), min(l+LineSize, a+Addr(n))
+			for i < len(offs) && a+Addr(offs[i]+lens[i]) <= lo {
+				k += lens[i]
+				i++
+			}
+			var buf [LineSize]byte // the dense bytes of [lo, hi)
+			for j, kj := i, k; j < len(offs) && a+Addr(offs[j]) < hi; j++ {
+				s, e := max(a+Addr(offs[j]), lo), min(a+Addr(offs[j]+lens[j]), hi)
+				if s < e {
+					copy(buf[s-lo:e-lo], src[kj+uint64(s-a)-offs[j]:])
+				}
+				kj += lens[j]
 			}
 			c.write(buf[:hi-lo], int(lo-l))
 		}

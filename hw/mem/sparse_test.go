@@ -62,9 +62,11 @@ func TestSparseRegionBacksTouchedPages(t *testing.T) {
 		}
 		r, _ := m.find(a, 0)
 		backed := 0
-		for _, p := range r.pages {
-			if p != nil {
-				backed++
+		for _, c := range r.pages {
+			for _, p := range c {
+				if p != nil {
+					backed++
+				}
 			}
 		}
 		if r.data != nil || backed != 2 {

@@ -133,9 +133,9 @@ func fullRates(fs *flowState) map[*flow]float64 {
 }
 
 // After every reallocation, each active flow's rate is bit for bit the one
-// a water-filling over the whole machine gives, on random traffic (many
-// messages starting at the same instants, pairs queueing behind each
-// other) through every topology, with and without a node fabric of its
+// a water-filling over the whole machine gives, on random traffic or an
+// all-to-all (many messages starting at the same instants, pairs queueing
+// behind each other) through every topology, with and without a node fabric of its
 // own capacity; and the engine's queue never holds more than one
 // completion per active flow (cancelled ones leave it).
 func TestIncrementalMatchesFull(t *testing.T) {
@@ -165,7 +165,27 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		for i := range n {
 			f.Attach(i, r)
 		}
-		nm := rapid.IntRange(1, 40).Draw(t, "messages")
+		type send struct {
+			src, dst int
+		}
+		var sends []send
+		if rapid.Bool().Draw(t, "all-to-all") {
+			// MoE's dispatch: every node to every other, one or two messages
+			// per pair (the second queued behind the first).
+			for src := range n {
+				for off := 1; off < n; off++ {
+					for range rapid.IntRange(1, 2).Draw(t, "per pair") {
+						sends = append(sends, send{src, (src + off) % n})
+					}
+				}
+			}
+		} else {
+			for range rapid.IntRange(1, 40).Draw(t, "messages") {
+				src := rapid.IntRange(0, n-1).Draw(t, "src")
+				sends = append(sends, send{src, (src + rapid.IntRange(1, n-1).Draw(t, "offset")) % n})
+			}
+		}
+		nm := len(sends)
 		checks := 0
 		f.fl.afterRealloc = func() {
 			checks++
@@ -179,9 +199,8 @@ func TestIncrementalMatchesFull(t *testing.T) {
 				t.Fatalf("at %v: %d events pending for %d active flows", e.Now(), q, f.fl.active)
 			}
 		}
-		for i := range nm {
-			src := rapid.IntRange(0, n-1).Draw(t, "src")
-			dst := (src + rapid.IntRange(1, n-1).Draw(t, "offset")) % n
+		for i, sd := range sends {
+			src, dst := sd.src, sd.dst
 			size := unit.Bytes(rapid.IntRange(1, 256<<10).Draw(t, "bytes"))
 			at := sim.Time(rapid.IntRange(0, 20).Draw(t, "instant")) * 500 * sim.Nanosecond
 			e.At(at, func() { f.Send(testMsg{src, dst, size, i}) })

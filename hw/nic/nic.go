@@ -58,9 +58,10 @@ type NIC struct {
 	meSeq uint64
 
 	nextMsg uint64
-	out     map[uint64]*outMsg   // initiator messages awaiting an ack or a reply
-	in      map[uint64]*inMsg    // target messages by (source, msg id)
-	early   map[uint64][]*Packet // payload packets that overtook their header
+	out     map[uint64]*outMsg    // initiator messages awaiting an ack or a reply
+	outFree sim.FreeList[*outMsg] // acknowledged sends' records, for reuse (onAck)
+	in      map[uint64]*inMsg     // target messages by (source, msg id)
+	early   map[uint64][]*Packet  // payload packets that overtook their header
 
 	inFree   sim.Time // inbound engine (parse + match) busy until
 	upVis    sim.Time // latest posted DMA write visibility (writes stay ordered)
@@ -128,7 +129,6 @@ func New(e *sim.Engine, id int, name string, spec Spec, m *mem.Memory, link *pci
 	}
 	n := &NIC{e: e, id: id, name: name, track: name + ".nic", spec: spec, mem: m, link: link, fab: fab,
 		maxPayload: maxPayload, out: map[uint64]*outMsg{}, in: map[uint64]*inMsg{}, early: map[uint64][]*Packet{}}
-	n.tn.entries = map[uint64]*trigEntry{}
 	n.tn.memlist = spec.TrigLookup == "memlist"
 	fab.Attach(id, n)
 	return n
@@ -335,6 +335,14 @@ func (n *NIC) storeDataAt(a mem.Addr, data []byte, at, l uint64) {
 		clear(b)
 	}
 	n.mem.Touch(a, int(l))
+}
+
+// storeSparse is storeData of a sparse flow-model payload (gatherPieces):
+// the l bytes at a are written as the whole payload would write them.
+func (n *NIC) storeSparse(a mem.Addr, sp *sparsePayload, l uint64) {
+	if l > 0 {
+		n.mem.WriteRuns(a, int(l), sp.offs, sp.lens, sp.bytes)
+	}
 }
 
 func (n *NIC) span(what string, start, end sim.Time) {

@@ -60,3 +60,34 @@ func TestRegQueueMatchesFIFO(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryTableMatchesMap: the live-entry table (a list, a map once it
+// outgrows smallEntries) finds, adds and drops entries as a map does, through
+// growth past the list's size (memlist) and shrinking.
+func TestEntryTableMatchesMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 50 {
+		var tb entryTable
+		ref := map[uint64]*trigEntry{}
+		limit := 8 + rng.IntN(4*smallEntries)
+		for k := range 2000 {
+			tag := uint64(rng.IntN(3 * limit))
+			got, want := tb.get(tag), ref[tag]
+			if got != want {
+				t.Fatalf("round %d step %d: get(%d) = %p, want %p", round, k, tag, got, want)
+			}
+			switch {
+			case want == nil && len(ref) < limit:
+				e := &trigEntry{tag: tag}
+				tb.put(e)
+				ref[tag] = e
+			case want != nil && rng.IntN(2) == 0:
+				tb.del(want)
+				delete(ref, tag)
+			}
+			if tb.len() != len(ref) {
+				t.Fatalf("round %d step %d: len %d, want %d", round, k, tb.len(), len(ref))
+			}
+		}
+	}
+}

@@ -25,7 +25,7 @@ func TestSparsePayloadSpreadsToTheSameBytes(t *testing.T) {
 			sp.add(uint64(off), want[off:min(off+piece, n)])
 		}
 		got := make([]byte, n)
-		sp.spread(got)
+		sp.spread(got, 0)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("spread %v, want %v", got, want)
 		}

@@ -30,7 +30,12 @@ func (n *NIC) issue(cmd Command) {
 	}
 	awaits := cmd.Op == CmdFetchAtomic || cmd.Op == CmdSwap || cmd.Ack != NoAckReq
 	if awaits {
-		n.out[id] = &outMsg{cmd: cmd, start: n.e.Now()}
+		o, ok := n.outFree.Get()
+		if !ok {
+			o = new(outMsg)
+		}
+		*o = outMsg{cmd: cmd, start: n.e.Now()}
+		n.out[id] = o
 	}
 	src := cmd.MD.Start + mem.Addr(cmd.LocalOffset)
 	n.sendPackets(cmd.Target, KindRequest, id, hdr, cmd.Length, FailOK, 0, n.fromMemory(src), func() {
@@ -75,6 +80,11 @@ func (n *NIC) onAck(pk *Packet) {
 		md.CT.count(md.Options&MDEventCTBytes != 0, pk.MLength, pk.Fail)
 	}
 	n.span("ack", o.start, n.e.Now())
+	// Nothing else holds o (a reply's, which a closure may keep, is never
+	// reused): every acknowledged send of MPI's long-eager protocol
+	// allocated one.
+	*o = outMsg{}
+	n.outFree.Put(o)
 }
 
 // onReply handles a reply packet at the initiator: its payload is written
@@ -146,7 +156,11 @@ func (p *pktReplyLand) store() {
 		}
 		s.Materialize()
 	}
-	n.materialize((*Packet)(p)) // made whole only now, so it is not held while queued
+	if sp := p.sparse; sp != nil { // the runs as they are (flow model)
+		p.sparse = nil
+		n.storeSparse(p.land, sp, p.landLen)
+		return
+	}
 	n.storeDataAt(p.land, p.Data, p.DataAt, p.landLen)
 	if cb := p.ctrl; cb != nil {
 		p.ctrl = nil

@@ -448,11 +448,14 @@ func (n *NIC) RegMR(a mem.Addr, length uint64, access Access) *MR {
 // DeregMR removes a region: later WQEs naming its key fail.
 func (n *NIC) DeregMR(key uint32) { delete(n.vs().mrs, key) }
 
+// MaxCQEntries is the most entries a CQ holds (ConnectX's 2^22 CQEs).
+const MaxCQEntries = 1 << 22
+
 // CreateCQ makes a completion queue of entries slots at base (entries ×
 // CQESize bytes, real bytes: allocate it with AllocData).
 func (n *NIC) CreateCQ(base mem.Addr, entries int) (*CQ, error) {
-	if entries < 1 || entries > 1<<22 {
-		return nil, fmt.Errorf("%s: CQ of %d entries: must be in [1, 4194304]", n.name, entries)
+	if entries < 1 || entries > MaxCQEntries {
+		return nil, fmt.Errorf("%s: CQ of %d entries: must be in [1, %d]", n.name, entries, MaxCQEntries)
 	}
 	if !n.mem.HasData(base, entries*CQESize) {
 		return nil, fmt.Errorf("%s: CQ ring at %#x holds no bytes: allocate it with AllocData", n.name, uint64(base))

@@ -1,7 +1,6 @@
 package nic
 
 import (
-	"math/bits"
 	"slices"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -18,11 +17,15 @@ type PPB struct {
 	Lines        int // capacity in 64 B lines, FIFO replacement
 	FlushLatency sim.Duration
 	// The cached lines, in a ring in FIFO order: slot (head+i) mod Lines
-	// holds the i-th oldest line, at address at[slot]; index maps a
-	// line's address to its slot. The bytes are one pointer-free block
+	// holds the i-th oldest line. The bytes are one pointer-free block
 	// (the collector does not scan it), grown to Lines slots as used.
-	index   lineIndex
-	at      []mem.Addr
+	// runs[r0:] index them, oldest first: lines come in runs of
+	// consecutive addresses (a payload's packet, 32 lines of 2 KiB, a WQE
+	// fetch), and a run's lines sit in consecutive slots, so a handful of
+	// runs stand for up to Lines lines, and an insertion or eviction is
+	// an end of a run moving.
+	runs    []ppbRun
+	r0      int
 	bytes   [][mem.LineSize]byte
 	head, n int
 	// zero marks, one bit per slot, the slots whose bytes are zeros not
@@ -35,6 +38,30 @@ type PPB struct {
 	// there (FlushLatency after its arrival).
 	arrivals []sim.Time
 	stats    PPBStats
+}
+
+// ppbRun is n cached lines from address start, in slots slot, slot+1, …
+// (mod Lines).
+type ppbRun struct {
+	start   mem.Addr
+	slot, n int
+}
+
+// lookup returns line l's slot.
+func (p *PPB) lookup(l mem.Addr) (int, bool) {
+	for k := len(p.runs) - 1; k >= p.r0; k-- {
+		r := &p.runs[k]
+		if d := uint64(l - r.start); d < uint64(r.n)*mem.LineSize {
+			return (r.slot + int(d/mem.LineSize)) % p.Lines, true
+		}
+	}
+	return 0, false
+}
+
+// empty drops every line (a flush).
+func (p *PPB) empty() {
+	p.runs, p.r0 = p.runs[:0], 0
+	p.head, p.n = 0, 0
 }
 
 // PPBStats count the PPB's activity.
@@ -81,8 +108,7 @@ func (n *NIC) FlushPPBAt(at sim.Time) sim.Time {
 	}
 	p.arrivals = slices.Insert(p.arrivals, i, at)
 	n.e.At(done, func() {
-		p.index.reset()
-		p.head, p.n = 0, 0
+		p.empty()
 		p.stats.Flushes++
 	})
 	return done
@@ -116,8 +142,8 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 	}
 	for l := mem.Line(a); l < end; l += mem.LineSize {
 		var line *[mem.LineSize]byte
-		if i, ok := p.index.get(l); ok {
-			line = p.slotBytes(int(i))
+		if i, ok := p.lookup(l); ok {
+			line = p.slotBytes(i)
 			p.stats.Hits++
 			n.checkPPB(l, line)
 		} else {
@@ -140,15 +166,14 @@ func (p *PPB) readZeros(l, end mem.Addr) {
 	lines := int((end - l + mem.LineSize - 1) / mem.LineSize)
 	if lines >= p.Lines && !p.holdsAny(l, end) {
 		p.stats.Misses += uint64(lines)
-		p.index.reset()
-		p.head, p.n = 0, 0
+		p.empty()
 		for l += mem.Addr(lines-p.Lines) * mem.LineSize; l < end; l += mem.LineSize {
 			p.markZero(p.insert(l))
 		}
 		return
 	}
 	for ; l < end; l += mem.LineSize {
-		if _, ok := p.index.get(l); ok {
+		if _, ok := p.lookup(l); ok {
 			p.stats.Hits++
 		} else {
 			p.markZero(p.insert(l))
@@ -159,8 +184,8 @@ func (p *PPB) readZeros(l, end mem.Addr) {
 
 // holdsAny reports whether the PPB holds a line in [l, end).
 func (p *PPB) holdsAny(l, end mem.Addr) bool {
-	for k := range p.n {
-		if a := p.at[(p.head+k)%p.Lines]; a >= l && a < end {
+	for _, r := range p.runs[p.r0:] {
+		if r.start < end && l < r.start+mem.Addr(r.n)*mem.LineSize {
 			return true
 		}
 	}
@@ -181,27 +206,40 @@ func (p *PPB) slotBytes(i int) *[mem.LineSize]byte {
 	return &p.bytes[i]
 }
 
-// insert gives line l a slot, evicting the oldest line when the PPB is
-// full, and returns the slot (its bytes to be filled, or marked zero).
+// insert gives line l (not held) a slot, evicting the oldest line when
+// the PPB is full, and returns the slot (its bytes to be filled, or
+// marked zero).
 func (p *PPB) insert(l mem.Addr) int {
-	var i int
-	if p.n < p.Lines {
-		i = (p.head + p.n) % p.Lines
-		p.n++
-		for len(p.bytes) <= i {
-			p.bytes = append(p.bytes, [mem.LineSize]byte{})
-			p.at = append(p.at, 0)
+	if p.n == p.Lines { // evict the oldest line: the first run's first
+		r := &p.runs[p.r0]
+		r.start += mem.LineSize
+		r.slot = (r.slot + 1) % p.Lines
+		if r.n--; r.n == 0 {
+			if p.r0++; p.r0 == len(p.runs) {
+				p.runs, p.r0 = p.runs[:0], 0
+			} else if p.r0 >= 16 && 2*p.r0 >= len(p.runs) {
+				p.runs = append(p.runs[:0], p.runs[p.r0:]...)
+				p.r0 = 0
+			}
 		}
-		if len(p.zero) < (p.Lines+63)/64 {
-			p.zero = make([]uint64, (p.Lines+63)/64)
-		}
-	} else {
-		i = p.head
-		p.index.del(p.at[i])
 		p.head = (p.head + 1) % p.Lines
+		p.n--
 	}
-	p.at[i] = l
-	p.index.put(l, int32(i))
+	i := (p.head + p.n) % p.Lines
+	p.n++
+	for len(p.bytes) <= i {
+		p.bytes = append(p.bytes, [mem.LineSize]byte{})
+	}
+	if len(p.zero) < (p.Lines+63)/64 {
+		p.zero = make([]uint64, (p.Lines+63)/64)
+	}
+	// The newest run goes on when l follows it (its next slot is the
+	// tail, i, by FIFO order).
+	if k := len(p.runs) - 1; k >= p.r0 && p.runs[k].start+mem.Addr(p.runs[k].n)*mem.LineSize == l {
+		p.runs[k].n++
+	} else {
+		p.runs = append(p.runs, ppbRun{start: l, slot: i, n: 1})
+	}
 	p.zero[i/64] &^= 1 << (i % 64)
 	return i
 }
@@ -224,97 +262,6 @@ func (n *NIC) checkPPB(l mem.Addr, line *[mem.LineSize]byte) {
 // fromMemoryPPB is fromMemory reading through the PPB.
 func (n *NIC) fromMemoryPPB(base mem.Addr) payloadSrc {
 	return payloadSrc{kind: srcMemoryPPB, base: base}
-}
-
-// lineIndex maps a cached line's address to its slot: open addressing
-// with linear probing in a power-of-two table at most half full, deletion
-// by backward shift. The PPB looks up and replaces a line for every 64 B
-// of every NIC read of GPU memory, where a Go map's hashing and its
-// tombstones were a quarter of a GIO run. Address 0 marks an empty entry
-// (no allocation starts at 0).
-type lineIndex struct {
-	keys []mem.Addr
-	vals []int32
-	n    int
-}
-
-// slot returns where l's probe starts.
-func (x *lineIndex) slot(l mem.Addr) int {
-	return int((uint64(l) >> 6 * 0x9E3779B97F4A7C15) >> (64 - bits.Len(uint(len(x.keys)-1))))
-}
-
-// get returns l's slot in the PPB.
-func (x *lineIndex) get(l mem.Addr) (int32, bool) {
-	if len(x.keys) == 0 {
-		return 0, false
-	}
-	m := len(x.keys) - 1
-	for i := x.slot(l); ; i = (i + 1) & m {
-		switch x.keys[i] {
-		case l:
-			return x.vals[i], true
-		case 0:
-			return 0, false
-		}
-	}
-}
-
-// put sets l's slot (l not present).
-func (x *lineIndex) put(l mem.Addr, v int32) {
-	if 2*(x.n+1) > len(x.keys) {
-		x.grow()
-	}
-	m := len(x.keys) - 1
-	i := x.slot(l)
-	for x.keys[i] != 0 {
-		i = (i + 1) & m
-	}
-	x.keys[i], x.vals[i] = l, v
-	x.n++
-}
-
-// grow doubles the table (16 entries at first) and re-inserts.
-func (x *lineIndex) grow() {
-	keys, vals := x.keys, x.vals
-	size := max(16, 2*len(keys))
-	x.keys, x.vals, x.n = make([]mem.Addr, size), make([]int32, size), 0
-	for i, k := range keys {
-		if k != 0 {
-			x.put(k, vals[i])
-		}
-	}
-}
-
-// del removes l, shifting back the entries of its probe run behind it.
-func (x *lineIndex) del(l mem.Addr) {
-	if len(x.keys) == 0 {
-		return
-	}
-	m := len(x.keys) - 1
-	i := x.slot(l)
-	for x.keys[i] != l {
-		if x.keys[i] == 0 {
-			return
-		}
-		i = (i + 1) & m
-	}
-	for j := (i + 1) & m; x.keys[j] != 0; j = (j + 1) & m {
-		// The entry at j may move to the hole at i if its probe start
-		// is not in (i, j] (cyclically).
-		if h := x.slot(x.keys[j]); (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
-			x.keys[i], x.vals[i] = x.keys[j], x.vals[j]
-			i = j
-		}
-	}
-	x.keys[i], x.vals[i] = 0, 0
-	x.n--
-}
-
-// reset empties the index.
-func (x *lineIndex) reset() {
-	clear(x.keys)
-	clear(x.vals)
-	x.n = 0
 }
 
 // vreadZeros is vread of n payload-free bytes without control words at a

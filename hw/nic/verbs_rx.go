@@ -366,22 +366,30 @@ func (n *NIC) rcWrite(a mem.Addr, data []byte, l uint64, done func()) {
 	v.wseq++
 	seq := v.wseq
 	n.dmaWriteTo(a, l, func() {
-		n.rcStore(a, data, 0, l, seq)
+		n.rcStore(a, data, nil, 0, l, seq)
 		done()
 	})
 }
 
 // rcStore is a posted write's landing (rcWrite): at once, or after the
 // reorder hazard's delay.
-func (n *NIC) rcStore(a mem.Addr, data []byte, at, l, seq uint64) {
+func (n *NIC) rcStore(a mem.Addr, data []byte, sp *sparsePayload, at, l, seq uint64) {
 	if d := n.reorderDelay(a); d > 0 {
 		buf := append(make([]byte, 0, len(data)), data...) // non-nil as data is: an empty payload is zeros (Packet.DataAt)
 		n.e.After(d, func() {
-			n.storeDataAt(a, bufOrNil(buf, data), at, l)
+			if sp != nil { // a sparse payload is not changed after it is sent
+				n.storeSparse(a, sp, l)
+			} else {
+				n.storeDataAt(a, bufOrNil(buf, data), at, l)
+			}
 			n.landedAt(a, seq)
 		})
 	} else {
-		n.storeDataAt(a, data, at, l)
+		if sp != nil {
+			n.storeSparse(a, sp, l)
+		} else {
+			n.storeDataAt(a, data, at, l)
+		}
 		n.landedAt(a, seq)
 	}
 }
@@ -428,12 +436,9 @@ func (n *NIC) rcLand(pk *Packet, a mem.Addr, m *rcIn, read bool) {
 // event).
 func (w *rcLanding) Handle(uint64) {
 	n, m, data, pk := w.n, w.m, w.data, w.pk
-	if pk.sparse != nil { // made whole only now, so it is not held while queued
-		n.materialize(pk)
-		data = pk.Data
-	}
 	n.dmaEnd(1)
-	n.rcStore(w.a, data, w.at, w.l, w.seq)
+	n.rcStore(w.a, data, pk.sparse, w.at, w.l, w.seq)
+	pk.sparse = nil
 	n.retire(pk)
 	read := w.read
 	*w = rcLanding{}

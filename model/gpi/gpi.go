@@ -112,7 +112,7 @@ func (w *World) cq(rank, queue int) (*verbs.CQ, error) {
 		return c, nil
 	}
 	_, pool := w.place(rank)
-	c, err := w.d.Node(rank).NewCQ(2*max(1, len(w.sides)-1)*w.d.Spec().QPDepth, pool)
+	c, err := w.d.Node(rank).NewCQ(CQEntries(len(w.sides), w.d.Spec().QPDepth), pool)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ func waitLines(wg *gpu.WG, m *mem.Memory, base mem.Addr, num int) {
 		wg.Wait(m.Watch(base), "gpi notification")
 		return
 	}
-	wg.Sleep(wg.GPU().Spec().MemLatency)
+	wg.Sleep(wg.GPU().Spec().MissLatency())
 }
 
 // NotifyReset is gaspi_notify_reset: a system-scope store of 0 to the
@@ -525,3 +525,8 @@ func (b *barrierAfter) Step(p *sim.Proc) bool {
 	}
 	return true
 }
+
+// CQEntries is the entries of a rank's CQ of one queue in a world of ranks
+// ranks whose QPs hold depth WQEs each: room for a QP to every peer, send
+// and receive side.
+func CQEntries(ranks, depth int) int { return 2 * max(1, ranks-1) * depth }

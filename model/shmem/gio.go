@@ -624,7 +624,7 @@ func (ch *gioChan) lkey(a mem.Addr, n uint64) uint32 {
 func (ch *gioChan) local(r *Request, remote mem.Addr) error {
 	m := ch.c.b.dev.heap.mem
 	wg := ch.wg
-	wg.Sleep(wg.GPU().Spec().MemLatency)
+	wg.Sleep(wg.GPU().Spec().MissLatency())
 	switch r.Op {
 	case OpPut:
 		buf := make([]byte, r.Len)

@@ -33,8 +33,9 @@ func TestCQPollCostsARoundTripPerLoad(t *testing.T) {
 				end = wg.Now()
 			})
 			ps := r.c.Nodes[0].GPULink.Spec()
-			per := r.c.Nodes[0].GPU.Spec().MemLatency
+			per := r.c.Nodes[0].GPU.Spec().MissLatency()
 			if loc == "host" {
+				per = r.c.Nodes[0].GPU.Spec().MemLatency
 				// The GPU's load pipeline, then 2L + o + 64 B at the
 				// link's rate: the non-posted read, crossing the PCIe
 				// switch to the root complex and back.

@@ -7,52 +7,14 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 )
 
-// TestLineIndexMatchesMap: the PPB's line index answers as a map does
-// over random puts, deletions (with backward shifts across the table's
-// wrap) and resets, on addresses that collide in small tables.
-func TestLineIndexMatchesMap(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	var x lineIndex
-	want := map[mem.Addr]int32{}
-	for step := range 50_000 {
-		l := mem.Addr(1+r.IntN(300)) * mem.LineSize
-		switch op := r.IntN(10); {
-		case op < 5:
-			if _, ok := want[l]; !ok {
-				v := int32(r.IntN(1 << 20))
-				x.put(l, v)
-				want[l] = v
-			}
-		case op < 9:
-			x.del(l)
-			delete(want, l)
-		default:
-			if r.IntN(100) == 0 {
-				x.reset()
-				clear(want)
-			}
-		}
-		for k := mem.Addr(1); k <= 300; k++ {
-			a := k * mem.LineSize
-			v, ok := x.get(a)
-			w, wok := want[a]
-			if ok != wok || v != w {
-				t.Fatalf("step %d: get(%#x) = %d, %v; want %d, %v", step, a, v, ok, w, wok)
-			}
-		}
-		if x.n != len(want) {
-			t.Fatalf("step %d: %d entries, want %d", step, x.n, len(want))
-		}
-	}
-}
-
 // TestPPBZeroReadsMatchLineByLine: the PPB's bookkeeping of payload-free
 // reads (readZeros, whose long reads of lines it does not hold replace
 // its content at once) leaves the same hits, misses and lines in the same
 // FIFO order as a FIFO of Lines lines updated line by line, over random
 // reads of 1 to 3 × Lines lines that overlap earlier ones, data lines
 // between them (whose slots a zero read reuses reads as zeros), and
-// flushes.
+// flushes; the run index (lookup) finds every line held in its slot and
+// no other.
 func TestPPBZeroReadsMatchLineByLine(t *testing.T) {
 	for _, lines := range []int{1, 5, 64, 70} {
 		r := rand.New(rand.NewPCG(3, uint64(lines)))
@@ -64,13 +26,12 @@ func TestPPBZeroReadsMatchLineByLine(t *testing.T) {
 			end := l + mem.Addr(1+r.IntN(3*lines*int(mem.LineSize)))
 			switch op := r.IntN(20); {
 			case op == 0:
-				p.index.reset()
-				p.head, p.n = 0, 0
+				p.empty()
 				fifo = fifo[:0]
 				continue
 			case op < 4: // a data read of a line above the zero ones: its bytes filled
 				d := mem.Addr(1<<20+r.IntN(2*lines)) * mem.LineSize
-				if _, ok := p.index.get(d); !ok {
+				if _, ok := p.lookup(d); !ok {
 					i := p.insert(d)
 					p.bytes[i] = [mem.LineSize]byte{1}
 					if len(fifo) == lines {
@@ -99,13 +60,23 @@ func TestPPBZeroReadsMatchLineByLine(t *testing.T) {
 			if p.stats.Hits != hits || p.stats.Misses != misses || p.n != len(fifo) {
 				t.Fatalf("lines %d step %d: %d hits, %d misses, %d lines; want %d, %d, %d", lines, step, p.stats.Hits, p.stats.Misses, p.n, hits, misses, len(fifo))
 			}
+			for range 8 { // and no line it does not hold
+				a := mem.Addr(1+r.IntN(12*lines)) * mem.LineSize
+				if r.IntN(2) == 0 {
+					a = mem.Addr(1<<20+r.IntN(2*lines)) * mem.LineSize
+				}
+				held := false
+				for _, f := range fifo {
+					held = held || f == a
+				}
+				if _, ok := p.lookup(a); ok != held {
+					t.Fatalf("lines %d step %d: lookup(%#x) finds it %v; want %v", lines, step, a, ok, held)
+				}
+			}
 			for k, f := range fifo {
 				i := (p.head + k) % p.Lines
-				if p.at[i] != f {
-					t.Fatalf("lines %d step %d: line %d of the FIFO is %#x, want %#x", lines, step, k, p.at[i], f)
-				}
-				if j, ok := p.index.get(f); !ok || int(j) != i {
-					t.Fatalf("lines %d step %d: index of %#x = %d, %v; want %d", lines, step, f, j, ok, i)
+				if j, ok := p.lookup(f); !ok || j != i {
+					t.Fatalf("lines %d step %d: line %#x in slot %d, %v; want %d", lines, step, f, j, ok, i)
 				}
 				want := [mem.LineSize]byte{}
 				if f >= 1<<20*mem.LineSize {
