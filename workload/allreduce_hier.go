@@ -415,79 +415,44 @@ func (a AllreduceHier) shmemHier(nd *strategy.Node, vec mem.Addr, elems, G, N in
 	return 0, 0, 0, err
 }
 
-// shmemSlots is the device-shmem slot layout of one work-group. For the
-// ring and the tree every slot has the size of the largest chunk, its flag
-// in its last word, and a put carries the whole slot. For the rhd, whose
-// parts range from the whole chunk down to one block of 1/p, the slots
-// are the one-sided layout's (hierSlots: each sized for its step, the
-// flag right after the data) and a put carries the data and the flag.
+// shmemSlots is the device-shmem slot layout of one work-group: the
+// one-sided layout's (hierSlots: each slot sized for its step — a chunk
+// in phases 1 and 3, a ring piece, half a chunk or an rhd part in phase
+// 2 — the flag right after the data), and a put carries the data and the
+// flag. (A put used to carry a whole chunk-sized slot in the ring and the
+// tree, so a ring piece of 1/N of the chunk moved the whole chunk.)
 type shmemSlots struct {
-	slotB, n int64     // ring and tree: slot size and count
-	exact    bool      // rhd: sl
-	sl       hierSlots // rhd
+	sl hierSlots
 }
 
 func newShmemSlots(inter string, elems, G, N int) shmemSlots {
-	if inter == HierRHD {
-		return shmemSlots{exact: true, sl: newHierSlots(inter, elems, G, N)}
-	}
-	return shmemSlots{
-		slotB: int64(pad8(uint64(elems/G+1)*4) + 8),        // the largest chunk or ring piece, and its flag
-		n:     int64(max(1, 2*(G-1)+interSlots(inter, N))), // phase 1 and 3 sources, phase 2 steps
-	}
+	return shmemSlots{sl: newHierSlots(inter, elems, G, N)}
 }
 
 // size is one work-group's slots.
-func (s shmemSlots) size() uint64 {
-	if s.exact {
-		return max(8, s.sl.bytes())
-	}
-	return uint64(s.n * s.slotB)
-}
+func (s shmemSlots) size() uint64 { return max(8, s.sl.bytes()) }
 
 // at is slot k of the slots at base.
-func (s shmemSlots) at(base mem.Addr, k int) mem.Addr {
-	if s.exact {
-		return s.sl.at(base, k)
-	}
-	return base + mem.Addr(int64(k)*s.slotB)
-}
+func (s shmemSlots) at(base mem.Addr, k int) mem.Addr { return s.sl.at(base, k) }
 
 // flag is the flag word of slot k holding nb bytes.
-func (s shmemSlots) flag(base mem.Addr, k int, nb uint64) mem.Addr {
-	if s.exact {
-		return s.sl.flag(base, k, nb)
-	}
-	return base + mem.Addr(int64(k+1)*s.slotB-8)
-}
+func (s shmemSlots) flag(base mem.Addr, k int, nb uint64) mem.Addr { return s.sl.flag(base, k, nb) }
 
 // putLen is the bytes a put of nb bytes of data moves, its flag included.
-func (s shmemSlots) putLen(nb uint64) uint64 {
-	if s.exact {
-		return pad8(nb) + 8
-	}
-	return uint64(s.slotB)
-}
+func (s shmemSlots) putLen(nb uint64) uint64 { return pad8(nb) + 8 }
 
 func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, recv0, stage0 mem.Addr, ss shmemSlots, elems0, G, N, node, l int) (t1, t2, end sim.Time, kerr error) {
 	mm := nd.Mem
 	W := a.commWGs(elems0)
-	if ss.exact {
-		for w := range W {
-			lo, hi := span(elems0, w, W)
-			rb, sb := recv0+mem.Addr(uint64(w)*ss.size()), stage0+mem.Addr(uint64(w)*ss.size())
-			for _, op := range hierSchedule(a.Inter, vec0+mem.Addr(lo*4), hi-lo, G, N, node, l) {
-				if op.send {
-					mm.MarkControl(ss.flag(sb, op.slot, op.nb), 8)
-				} else {
-					mm.MarkControl(ss.flag(rb, op.slot, op.nb), 8)
-				}
+	for w := range W {
+		lo, hi := span(elems0, w, W)
+		rb, sb := recv0+mem.Addr(uint64(w)*ss.size()), stage0+mem.Addr(uint64(w)*ss.size())
+		for _, op := range hierSchedule(a.Inter, vec0+mem.Addr(lo*4), hi-lo, G, N, node, l) {
+			if op.send {
+				mm.MarkControl(ss.flag(sb, op.slot, op.nb), 8)
+			} else {
+				mm.MarkControl(ss.flag(rb, op.slot, op.nb), 8)
 			}
-		}
-	} else {
-		for k := 0; k < W*int(ss.n); k++ {
-			mm.MarkControl(ss.flag(recv0, k, 0), 8)
-			mm.MarkControl(ss.flag(stage0, k, 0), 8)
 		}
 	}
 	slot := ss.at

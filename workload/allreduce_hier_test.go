@@ -349,3 +349,43 @@ func TestRHDInterSchedulePairs(t *testing.T) {
 		}
 	}
 }
+
+// The device-shmem ring and tree put only their piece and its flag: at 8
+// nodes of one GPU the NICs together send the ring's 2(N−1)/N of the
+// vector per node (plus flags and headers), not a whole chunk per step
+// (the slot size), which moved N times the data.
+func TestAllreduceHierShmemPutsOnlyThePiece(t *testing.T) {
+	const N, size = 8, 64 * unit.KiB
+	for _, s := range []strategy.Strategy{strategy.GNNGIO, strategy.GHNDGPU} {
+		for _, inter := range []string{HierRing, HierTree} {
+			hw := cluster.GPUTN()
+			if d, err := strategy.Lookup(string(s)); err == nil {
+				hw = d.Adjust(hw)
+			}
+			c, err := cluster.New(sim.New(1), hw, N, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := AllreduceHier{Size: size, WGSize: 256, CommWGs: 1, Inter: inter}.Run(c, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+			if err != nil || !r.Verified {
+				t.Fatalf("%s %s: %v (verified %v)", s, inter, err, r.Verified)
+			}
+			var sent uint64
+			for _, nd := range c.Nodes {
+				sent += nd.NIC.Stats().BytesTx
+			}
+			c.Engine.Close()
+			// Ring: 2(N−1) pieces of size/N per node. Tree: each half of
+			// the vector goes up one tree and down the other, at most
+			// 2 × size per node.
+			limit := uint64(2*(N-1)) * uint64(size) * 11 / 10
+			if inter == HierTree {
+				limit = uint64(2*N) * uint64(size) * 11 / 10
+			}
+			t.Logf("%s %s: %d bytes sent, limit %d", s, inter, sent, limit)
+			if sent > limit {
+				t.Errorf("%s %s: the NICs sent %d bytes, more than %d: puts carry more than their pieces", s, inter, sent, limit)
+			}
+		}
+	}
+}

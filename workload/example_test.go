@@ -28,7 +28,7 @@ func ExampleAllreduce_Run() {
 	}
 	// Output:
 	// CPU   17.440168us verified=true
-	// HDN   38.397702us verified=true
-	// GDS   34.85321us verified=true
-	// GPUTN 12.791681us verified=true
+	// HDN   38.66437us verified=true
+	// GDS   35.119878us verified=true
+	// GPUTN 12.96164us verified=true
 }

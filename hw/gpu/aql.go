@@ -410,9 +410,7 @@ func (w *WG) LoadArgs(kernarg mem.Addr, n int) []uint64 {
 func (w *WG) TryLoadArgs(kernarg mem.Addr, out []uint64) bool {
 	if w.ph.args == 0 {
 		w.ph.args = 1
-		// mem_latency alone, without the L2 lookup a missing load pays
-		// (the Stream latency floor's reason, wg.go).
-		w.Sleep(w.g.spec.MemLatency)
+		w.Sleep(w.g.missLat) // the host or the NIC wrote the segment: an L2 miss
 		return false
 	}
 	w.ph.args = 0

@@ -124,10 +124,10 @@ func (g *GPU) UseHostArrays() { g.hostArrays = g.c2c != nil }
 func (g *GPU) hostBulk(now sim.Time, n uint64) sim.Time {
 	up := n / 2
 	read := g.c2c.Read(pcie.Up, now, unit.Bytes(n-up), false)
-	done := max(g.host.Reserve(now, n), read+g.spec.MemLatency)
+	done := max(g.host.Reserve(now, n), read+g.missLat)
 	if up > 0 {
 		_, vis := g.c2c.PostedWrite(pcie.Up, now, unit.Bytes(up))
-		done = max(done, vis+g.spec.MemLatency)
+		done = max(done, vis+g.missLat)
 	}
 	return done
 }

@@ -104,6 +104,9 @@ func TestMemoryAccessesPassTheL2Lookup(t *testing.T) {
 		{"apu Load64", "apu", false, func(wg *WG, a mem.Addr) { wg.Load64(a) }},
 		{"uncached Load64", "dgpu", true, func(wg *WG, a mem.Addr) { wg.Load64(a) }},
 		{"AtomicLoad64", "dgpu", false, func(wg *WG, a mem.Addr) { wg.AtomicLoad64(a) }},
+		{"apu Stream", "apu", false, func(wg *WG, _ mem.Addr) { wg.Stream(mem.LineSize) }},
+		{"dgpu Stream", "dgpu", false, func(wg *WG, _ mem.Addr) { wg.Stream(mem.LineSize) }},
+		{"LoadArgs", "apu", false, func(wg *WG, a mem.Addr) { wg.LoadArgs(a, 1) }},
 	} {
 		e, g := newGPU(c.mode)
 		g.UseL2(L2Spec{Size: 64 * unit.KiB, Ways: 8})

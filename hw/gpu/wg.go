@@ -86,11 +86,9 @@ func (w *WG) Stream(n uint64) {
 	if l := w.cu.lsu; l != nil {
 		done = max(done, l.Reserve(now, n))
 	}
-	// The latency floor is mem_latency alone, without the L2 lookup an
-	// addressed access pays (StreamLines): charging it moves the XTQ
-	// chapter's 64 B task spawns by 100 ns each (docs/validation.md, "A
-	// GPU L2 miss").
-	w.SleepUntil(max(done, now+w.g.spec.MemLatency))
+	// The first line arrives after the L2 lookup and the memory access
+	// past it (Spec.MissLatency), as an addressed access's (StreamLines).
+	w.SleepUntil(max(done, now+w.g.missLat))
 }
 
 // Barrier waits until all the work-group's waves have caught up.
