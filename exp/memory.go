@@ -300,6 +300,8 @@ func simsOf(name string, cfg Config) []simMem {
 					nodesParam: "allreduce.nodes", nodesValue: fmt.Sprint(n), payloadParam: "allreduce.size", payloadValue: a.Size.String()})
 			}
 		}
+	case name == "allreduce_hier":
+		out = append(out, hierSims(cfg)...)
 	case name == "latency":
 		out = append(out, sized(fixed(2, "nodes", 0), "latency.size", cfg.Latency.Size))
 	case name == "mlproj":
@@ -478,3 +480,36 @@ const jacobiKernelPerNode = 3 << 19
 // jacobiShmemPerNode is the Jacobi state per node of the device-shmem
 // strategies (GHN_*, COMPNET).
 const jacobiShmemPerNode = 9 << 19
+
+// hierPerGPU is the hierarchical allreduce's state per GPU outside
+// GNN_GIO, fitted to the 8,192-GPU payload-free run in the flow model
+// (2.3 GB peak, about 280 KB per GPU; docs/today.md), rounded up.
+const hierPerGPU = 320 << 10
+
+// hierSims lists the hierarchical allreduce's runs, one per node count
+// and strategy, with nodes × node.gpus ranks. GNN_GIO reserves a
+// connection of each context to every other PE (docs/gnn.md; at 2,048
+// GPUs its tree took 3.6 GB, about 0.86 KB per pair), so its state grows
+// with the square of the GPUs; the others keep a few partners per GPU
+// (the node's other GPUs, the ring's or tree's neighbours, the rhd's
+// log2 n partners).
+func hierSims(cfg Config) []simMem {
+	a := cfg.AllreduceHier
+	g := max(1, cfg.Node.GPUs)
+	var out []simMem
+	for _, n := range a.Nodes {
+		ranks := float64(n * g)
+		for _, st := range a.Strategies {
+			s := simMem{nodes: ranks, payload: float64(a.Size), perNode: hierPerGPU, perPeer: 1 << 10,
+				peers:      float64(g + 2*bits.Len(uint(n)) + 2),
+				nodesParam: "allreduce_hier.nodes", nodesValue: fmt.Sprint(n),
+				payloadParam: "allreduce_hier.size", payloadValue: a.Size.String()}
+			if st == "GNN_GIO" {
+				s.perNode, s.perPeer = allreduceState(st, a.CommWGs)
+				s.peers = 0 // every other PE
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -73,3 +73,32 @@ func TestEstimateMemory(t *testing.T) {
 		t.Errorf("refusal: %v", err)
 	}
 }
+
+// The hierarchical allreduce's estimate knows GNN_GIO's connections to
+// every other PE (its state grows with the square of the GPUs: 8,192 GPUs
+// died in set-up at 7.7 GB of heap instead of being refused), and keeps
+// the other strategies' 8,192-GPU flow runs (2.3 GB measured) in reach.
+func TestEstimateMemoryAllreduceHier(t *testing.T) {
+	cfg, err := DefaultConfig("h100-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Run.Parallel, cfg.Run.Functional = 1, false
+	for _, c := range []struct {
+		st             string
+		nodes          int
+		atLeast, below float64
+	}{
+		{"GNN_GIO", 1024, 32 << 30, 1 << 40},
+		{"GNN_GIO", 256, 2 << 30, 8 << 30},
+		{"CPU", 1024, 1 << 30, 4 << 30},
+		{"GDS", 1024, 1 << 30, 4 << 30},
+	} {
+		cfg.AllreduceHier.Nodes, cfg.AllreduceHier.Strategies = []int{c.nodes}, []string{c.st}
+		m := EstimateMemory("allreduce_hier", cfg)
+		if m.Bytes < c.atLeast || m.Bytes >= c.below || m.Param != "allreduce_hier.nodes" {
+			t.Errorf("%s on %d nodes of %d GPUs: %s (%s), want in [%s, %s)", c.st, c.nodes, cfg.Node.GPUs,
+				FormatBytes(m.Bytes), m.Param, FormatBytes(c.atLeast), FormatBytes(c.below))
+		}
+	}
+}
