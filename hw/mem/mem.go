@@ -973,25 +973,9 @@ func (m *Memory) Write(a Addr, src []byte) {
 // only (nic.Packet.DataAt). Bytes, control words and watchers end as
 // Write leaves them.
 func (m *Memory) WriteAfterZeros(a Addr, n, at int, src []byte) {
-	if dst := m.Bytes(a, n); dst != nil {
-		clear(dst[:at])
-		copy(dst[at:], src)
-	} else if r, _ := m.find(a, n); len(r.ctrl) > 0 {
-		lines := r.ctrlIn(a, n)
-		for i := range lines {
-			c := &lines[i] // in r.ctrl: the write stays
-			l := c.line
-			lo, hi := max(l, a), min(l+LineSize, a+Addr(n))
-			var buf [LineSize]byte // the dense bytes of [lo, hi)
-			for x := lo; x < hi; x++ {
-				if k := int(x - a); k >= at {
-					buf[x-lo] = src[k-at]
-				}
-			}
-			c.write(buf[:hi-lo], int(lo-l))
-		}
-	}
-	m.Touch(a, n)
+	// One run: src at offset at, to the end.
+	offs, lens := [1]uint64{uint64(at)}, [1]uint64{uint64(len(src))}
+	m.WriteRuns(a, n, offs[:], lens[:], src)
 }
 
 // WriteRuns is Write(a, b) of the n bytes b that are zeros but for runs:
