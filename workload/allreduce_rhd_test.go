@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -332,6 +333,26 @@ func TestRHDRemoteTasks(t *testing.T) {
 		got, ev := partitionedAllreduce(t, rhdHW(strategy.XTQ), strategy.XTQ, AlgRHD, n, 3, 24*unit.KiB+8, true)
 		if !got.Verified || got.Time != want.Time || ev != wantEv {
 			t.Errorf("n=%d, 3 partitions: verified=%v %v, %d events; sequential %v, %d events", n, got.Verified, got.Time, ev, want.Time, wantEv)
+		}
+	}
+	// Node 0's notification queue holds the barrier's fan-in whatever
+	// nic.eq_size (the ring runs on 1-entry queues); a run that stops
+	// because a full queue lost an arrival says so.
+	for _, alg := range []string{AlgRing, AlgRHD} {
+		hw := rhdHW(strategy.XTQ)
+		hw.NIC.EQSize = 1
+		c, err := cluster.New(sim.New(1), hw, 8, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := Allreduce{Size: 64 * unit.KiB, WGSize: 256, CPUThreads: 8, Algorithm: alg}
+		_, err = a.Run(c, strategy.XTQ, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+		c.Close()
+		if alg == AlgRing && err != nil {
+			t.Errorf("ring on 1-entry event queues: %v", err)
+		}
+		if alg == AlgRHD && (err == nil || !strings.Contains(err.Error(), "were full and lost") || !strings.Contains(err.Error(), "nic.eq_size = 1")) {
+			t.Errorf("rhd on 1-entry event queues: %v, want the lost events named", err)
 		}
 	}
 }

@@ -151,12 +151,21 @@ func New(t *cpu.Thread, n *nic.NIC, g *gpu.GPU, rank, size int, mode Mode, sw co
 	s := &state{mode: mode, nic: n, gpu: g, mem: m, sw: sw, rank: rank, size: size,
 		posted: map[mem.Addr]*nic.MEntry{}, kernels: map[uint64]nic.XtqKernel{}, queues: map[uint16]hostQueue{},
 		funcs: map[uint64]nic.XtqFunction{}}
-	ring := func(name string) mem.Addr {
-		return m.AllocData(mem.Host, uint64(n.Spec().EQSize)*uint64(n.Spec().EventSize), name)
+	ring := func(entries int, name string) mem.Addr {
+		return m.AllocData(mem.Host, uint64(entries)*uint64(n.Spec().EventSize), name)
 	}
-	s.taskEQ = n.NewEQ(0, ring("xtq.task.eq"))
+	s.taskEQ = n.NewEQ(0, ring(n.Spec().EQSize, "xtq.task.eq"))
 	s.taskPT = n.PTAlloc(s.taskEQ, false)
-	s.noteEQ = n.NewEQ(0, ring("xtq.notify.eq"))
+	// Node 0 gathers the execution barrier: its notification queue holds
+	// one notification from every other node at once (at least
+	// nic.eq_size entries), as a runtime sizes a queue for its fan-in; a
+	// smaller one loses the arrivals that find it full, and the barrier
+	// never completes (4,096 nodes on 1,024 entries).
+	notes := n.Spec().EQSize
+	if rank == 0 {
+		notes = max(notes, size-1)
+	}
+	s.noteEQ = n.NewEQ(notes, ring(notes, "xtq.notify.eq"))
 	s.notePT = n.PTAlloc(s.noteEQ, false)
 	s.noteBuf = m.AllocData(mem.Host, 8, "xtq.notify")
 	s.noteReady = func() bool { return s.noteEQ.Len() > 0 }
@@ -461,6 +470,21 @@ func (r *Runtime) Failures() []error {
 		}
 	}
 	return r.failures
+}
+
+// Dropped returns the events the node's task and notification queues
+// lost because they were full (each a task or notification nobody will
+// count: a wait for it never ends).
+func (r *Runtime) Dropped() uint64 { return r.taskEQ.Dropped() + r.noteEQ.Dropped() }
+
+// DropReport names the events the node's queues lost (Dropped) and the
+// parameter that sizes them, "" when none were lost: what a run that
+// stopped waiting may have waited for.
+func (r *Runtime) DropReport() string {
+	if d := r.Dropped(); d > 0 {
+		return fmt.Sprintf("node %d's remote-task event queues were full and lost %d events (nic.eq_size = %d)", r.rank, d, r.nic.Spec().EQSize)
+	}
+	return ""
 }
 
 // ErrTaskFailed is wrapped by every task failure.
