@@ -114,14 +114,15 @@ type memGate struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	budget  float64
+	workers int
 	mem     []float64
 	waiting []int // jobs not started, largest estimate first
 	inUse   float64
 	running int
 }
 
-func newMemGate(budget float64, mem []float64) *memGate {
-	g := &memGate{budget: budget, mem: mem, waiting: make([]int, len(mem))}
+func newMemGate(budget float64, workers int, mem []float64) *memGate {
+	g := &memGate{budget: budget, workers: workers, mem: mem, waiting: make([]int, len(mem))}
 	g.cond = sync.NewCond(&g.mu)
 	for i := range g.waiting {
 		g.waiting[i] = i
@@ -132,9 +133,11 @@ func newMemGate(budget float64, mem []float64) *memGate {
 }
 
 // take waits until a waiting job fits beside those running, removes the
-// largest that does and returns it with the cores it may use (the
-// machine's, less one per job already running); ok is false once no job
-// is left.
+// largest that does and returns it with the cores it may use: the
+// machine's, less one per other job running and one more where a free
+// worker can start a job beside it now (the first job of a sweep would
+// otherwise take every core, and its partitions compete with the job
+// that starts next); ok is false once no job is left.
 func (g *memGate) take() (job, cores int, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -144,7 +147,11 @@ func (g *memGate) take() (job, cores int, ok bool) {
 				g.waiting = slices.Delete(g.waiting, k, k+1)
 				g.inUse += g.mem[i]
 				g.running++
-				return i, max(1, runtime.GOMAXPROCS(0)-(g.running-1)), true
+				others := g.running - 1
+				if g.running < g.workers && slices.ContainsFunc(g.waiting, func(j int) bool { return g.inUse+g.mem[j] <= g.budget }) {
+					others++
+				}
+				return i, max(1, runtime.GOMAXPROCS(0)-others), true
 			}
 		}
 		g.cond.Wait()
@@ -193,7 +200,7 @@ func forEachGated(cfg Config, env Env, n int, weights []int, mem []float64, job 
 	}
 	var wg sync.WaitGroup
 	if mem != nil {
-		gate := newMemGate(float64(cfg.Run.MemBudget), mem)
+		gate := newMemGate(float64(cfg.Run.MemBudget), workers, mem)
 		for range workers {
 			wg.Go(func() {
 				for {

@@ -79,7 +79,8 @@ func TestForEachGatedBudget(t *testing.T) {
 // The gate starts the largest waiting job first, and a free worker takes
 // the largest job that fits beside those running instead of waiting for
 // the next in line: here job 1 (60) cannot join job 0 (60) under a budget
-// of 100, so the second worker starts job 2 (30), not nothing.
+// of 100, so the second worker starts job 2 (30), not nothing. Job 0,
+// started first, leaves a core to the job that starts beside it.
 func TestForEachGatedLargestThatFitsFirst(t *testing.T) {
 	cfg, err := DefaultConfig("gputn")
 	if err != nil {
@@ -90,9 +91,13 @@ func TestForEachGatedLargestThatFitsFirst(t *testing.T) {
 	var mu sync.Mutex
 	var started []int
 	release := make(chan struct{})
-	err = forEachGated(cfg, Env{}, len(mem), nil, mem, func(i, _ int) error {
+	firstCores := 0
+	err = forEachGated(cfg, Env{}, len(mem), nil, mem, func(i, cores int) error {
 		mu.Lock()
 		started = append(started, i)
+		if i == 0 {
+			firstCores = cores
+		}
 		n := len(started)
 		mu.Unlock()
 		if n == 1 {
@@ -111,5 +116,8 @@ func TestForEachGatedLargestThatFitsFirst(t *testing.T) {
 	// The two workers record their first jobs in either order.
 	if len(started) != len(mem) || min(started[0], started[1]) != 0 || max(started[0], started[1]) != 2 {
 		t.Fatalf("start order %v; want jobs 0 (largest) and 2 (the largest that fits beside it) first", started)
+	}
+	if want := max(1, runtime.GOMAXPROCS(0)-1); firstCores != want {
+		t.Errorf("job 0 got %d cores with job 2 starting beside it, want %d", firstCores, want)
 	}
 }
