@@ -723,6 +723,26 @@ func (m *Memory) ReserveData(size uint64) Addr {
 	return base
 }
 
+// Gap returns the distance from a reservation (ReserveData) or an
+// allocation of size bytes to the next one: its whole lines and the guard
+// line after them.
+func Gap(size uint64) uint64 { return (max(size, 1)+LineSize-1)&^(LineSize-1) + LineSize }
+
+// ReserveSpan takes at once the addresses of count consecutive
+// ReserveData calls whose reservations, each followed by its guard line,
+// span span bytes (the sum of their Gaps), and counts them allocated, as
+// the calls would: a runtime that reserves thousands of rings places each
+// by arithmetic from the returned base instead of keeping every address.
+func (m *Memory) ReserveSpan(span uint64, count int) Addr {
+	if count < 1 || span%LineSize != 0 || span < 2*LineSize*uint64(count) {
+		panic(fmt.Sprintf("mem %s: a span of %d B for %d reservations: not whole reservations with guard lines", m.name, span, count))
+	}
+	base := m.next
+	m.allocated += span - LineSize*uint64(count)
+	m.next = base + Addr(span)
+	return base
+}
+
 // AllocDataAt makes the allocation ReserveData reserved at base, as
 // AllocData would have made it then.
 func (m *Memory) AllocDataAt(base Addr, pool Pool, size uint64, name string) {

@@ -109,7 +109,7 @@ func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int) {
 	j := i
 	for ; j >= 0 && (stop < 0 || j < stop); j = b.nextCand(j + 1) {
 		c, pe := b.ctxs[j/npes], j%npes
-		if pe == d.pe || c.templated[pe] >= depth { // full (an unposted QP completes nothing)
+		if pe == d.pe || uint64(c.templated[pe]) >= depth { // full (an unposted QP completes nothing)
 			b.cand[j/64] &^= 1 << (j % 64)
 			continue
 		}
@@ -132,7 +132,7 @@ func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int) {
 		b.stats.Templates++
 		made++
 		cur = sf2
-		if c.templated[pe] >= depth {
+		if uint64(c.templated[pe]) >= depth {
 			b.cand[j/64] &^= 1 << (j % 64)
 		}
 	}
@@ -241,7 +241,7 @@ func (b *gioBackend) materialize(c *gioCtx, pe, i int) {
 	}
 	e := b.eng()
 	now := e.Now()
-	total := c.templated[pe]
+	total := uint64(c.templated[pe])
 	seen := make([]bool, total)
 	for k := b.opsHead; k < len(b.ops); k++ {
 		op := &b.ops[k]
