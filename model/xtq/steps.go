@@ -274,7 +274,7 @@ func (r *Runtime) tryWaitNotify() bool {
 			if !t.Try() {
 				return false
 			}
-			t.BeginSleep(t.CPU().Spec().DRAMLatency) // the poll that sees the new event misses
+			t.BeginSleep(t.CPU().Spec().MissLatency()) // the poll that sees the new event misses
 			k.stage = stMiss
 		case stMiss:
 			if !t.Try() {
@@ -323,7 +323,7 @@ func (r *Runtime) trySignalWait() bool {
 			if !t.Try() {
 				return false
 			}
-			t.BeginSleep(t.CPU().Spec().DRAMLatency)
+			t.BeginSleep(t.CPU().Spec().MissLatency())
 			k.stage = stMiss
 		}
 	}

@@ -338,7 +338,7 @@ func (r *Runtime) WaitNotify(ch int, total uint64, what string) {
 			return
 		}
 		r.t.WaitUntil(r.noteEQ.Signal(), what, func() bool { return r.noteEQ.Len() > 0 })
-		r.t.Sleep(r.t.CPU().Spec().DRAMLatency) // the poll that sees the new event misses
+		r.t.Sleep(r.t.CPU().Spec().MissLatency()) // the poll that sees the new event misses
 	}
 }
 

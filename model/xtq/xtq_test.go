@@ -187,7 +187,7 @@ func TestHostEnqueueOrderAndBackPressure(t *testing.T) {
 	}
 	// Into an empty queue the producer pays the locked add on the write
 	// index and then the room check's load of the read index: two misses.
-	if want := 2 * nd.CPU.Spec().DRAMLatency; first != want {
+	if want := 2 * nd.CPU.Spec().MissLatency(); first != want {
 		t.Errorf("first enqueue took %v on the host, want %v (write-index add, then read-index load)", first, want)
 	}
 	// The doorbell is an uncached store: it leaves once the packet's store
@@ -196,7 +196,7 @@ func TestHostEnqueueOrderAndBackPressure(t *testing.T) {
 	if bell := nd.GPU.HostDoorbell(); bell != cluster.XTQ().SoC.MMIOLatency || bell == 0 {
 		t.Errorf("host doorbell latency %v on preset xtq, want soc.mmio_latency %v", bell, cluster.XTQ().SoC.MMIOLatency)
 	}
-	if want := 3*nd.CPU.Spec().DRAMLatency + nd.GPU.HostDoorbell(); firstBell != want {
+	if want := 3*nd.CPU.Spec().MissLatency() + nd.GPU.HostDoorbell(); firstBell != want {
 		t.Errorf("first doorbell reached the GPU at %v, want %v (add, room check, packet store, MMIO)", firstBell, want)
 	}
 }
@@ -217,7 +217,7 @@ func TestHostEnqueueWaitsForEarlierStores(t *testing.T) {
 	}
 	args := nd.Mem.AllocData(mem.Host, 64, "args")
 	obj := nd.GPU.LoadKernel(gpu.KernelCode{Name: "k", Body: func(*gpu.WG, mem.Addr) {}})
-	lat := nd.CPU.Spec().DRAMLatency
+	lat := nd.CPU.Spec().MissLatency()
 	var took [2]sim.Time
 	for i, store := range []bool{false, true} {
 		nd.CPU.Spawn("producer", func(th *cpu.Thread) {
