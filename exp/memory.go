@@ -267,6 +267,45 @@ func EstimateMemory(name string, cfg Config) MemNeed {
 	return need
 }
 
+// allreducePointMemory is the allreduce's Points.Memory: what one point
+// holds resident, which run.mem_budget shares out. EstimateMemory's
+// payload term (memPayloadFactor, 2.3 bytes a payload byte) bounds the
+// address space a run maps, every receive slot included, so that a limit
+// it lets through is not hit; the budget is about the pages in use. The
+// ring paths that give each receive slot back once it is reduced
+// (Memory.ScratchSlots; notSlotConsumer) hold a node's vector and the slots
+// in flight: payload × (1 + 2/n), two of the n chunks, beside the model
+// state. Fitted to the peak RSS of each point of the main job, one point
+// per process on the 2-core machine (docs/speed.md, "The main job's
+// memory"): CPU, HDN, GDS 8.6-8.8 MB per node at 32 and 64 nodes (9.6 at
+// 16, 12.8 at 2) against 8.8-8.9 estimated (9.6, 16.9), GPU-TN 8.7-9.1
+// (9.2 at 64, 32), GHN_APU 9.4-10.6 (11.4-12.1). Other strategies and the
+// rhd keep EstimateMemory's.
+func allreducePointMemory(c Config) float64 {
+	a := c.Allreduce
+	if !c.Run.Functional || a.Algorithm != workload.AlgRing || slices.ContainsFunc(a.Strategies, notSlotConsumer) {
+		return EstimateMemory("allreduce", c).Bytes - memBase
+	}
+	sum := 0.0
+	for _, s := range simsOf("allreduce", c) {
+		payload := s.payload
+		s.payload = 0
+		sum += s.bytes(true) + s.nodes*payload*(1+2/s.nodes)
+	}
+	return sum
+}
+
+// notSlotConsumer reports whether the ring allreduce of strategy st is
+// not one measured to give each receive slot back once reduced
+// (allreducePointMemory).
+func notSlotConsumer(st string) bool {
+	switch st {
+	case "CPU", "HDN", "GDS", "GPUTN", "GHN_APU":
+		return false
+	}
+	return true
+}
+
 // gated reports whether experiment name runs its points within
 // run.mem_budget (its Points has a Memory estimate).
 func gated(name string) bool { return name == "allreduce" }
