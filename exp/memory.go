@@ -139,9 +139,10 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 // sized for a QP to every rank, backed by the page as used); rounded up,
 // 1 KiB per partner. GNN_GIO keeps a templated count for every other
 // node (each context's connections to every PE are reserved as one block
-// and computed from their index): 470 and 963 MB at 1024 and 2048 nodes
-// (695 MB and 1.89 GB while each connection's reservation, uncached
-// ranges and table entries were stored, about 0.5 KB per pair): the
+// and computed from their index): 460 and 940 MiB at 1024 and 2048 nodes,
+// 1.78 GiB at 4096 (693 MiB and 1.89 GiB while each connection's
+// reservation, uncached ranges and table entries were stored, about 0.5
+// KB per pair; 12.4 GiB estimated at 4096 and refused): the
 // ring's per-node and per-connection state with one context (every
 // reports true).
 func rhdOneSidedState(st string) (perNode, perPeer float64, every bool) {
@@ -533,9 +534,9 @@ const hierPerGPU = 320 << 10
 // gioHierPerGPU is GNN_GIO's hierarchical allreduce state per GPU beside
 // its gioPerConn per (context, PE): the runtime, the templater's pending
 // closed-form writes and the intra-node transfers' control spans, fitted
-// to the payload-free tree in the flow model on h100-cx7 (402 MB at 512
-// GPUs, 1.62 GB at 2,048: about 710 KB per GPU once the pairs' share is
-// taken out; docs/memory.md), rounded up.
+// to the payload-free tree in the flow model on h100-cx7 (393 MiB at 512
+// GPUs, 1.54 GiB at 2,048: about 710 KiB per GPU once the pairs' share
+// and the process are taken out; docs/memory.md), rounded up.
 const gioHierPerGPU = 768 << 10
 
 // hierSims lists the hierarchical allreduce's runs, one per node count
