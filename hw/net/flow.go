@@ -273,7 +273,7 @@ func (d *flowDelivery) Handle(uint64) { d.f.receive(d.p) }
 //
 // Which flows: the search starts at the changed ports and crosses from a
 // flow to another only through a port that was a bottleneck (chosen by a
-// water-filling step) when last water-filled (port.neck). A port that the
+// water-filling step, or left full) when last water-filled (port.neck). A port that the
 // water-filling never chooses changes no other port's state (its own
 // state is read by no one, and it is never the heap's minimum), so the
 // water-filling without it gives every flow the same rate to the bit; and
@@ -568,6 +568,17 @@ func (f *Fabric) waterFill() {
 			}
 		}
 		fs.moved = moved[:0]
+	}
+	// A port left full though no step chose it (its flows all froze at
+	// another port of the same share) is crossed by the next search too:
+	// widen would find it full and fill the set again.
+	for _, pt := range fs.ports {
+		if c := fs.cap; !pt.neck {
+			if pt.capacity > 0 {
+				c = pt.capacity
+			}
+			pt.neck = pt.capLeft <= c*slackRel
+		}
 	}
 	clear(h)
 	fs.heap = h[:0]
