@@ -91,7 +91,8 @@ type gioBackend struct {
 	// closed form templates: while closed holds none has changed (a
 	// registration after any PE connected ends the closed form on every
 	// PE), and reading them here spares the templater a chain of cache
-	// misses into the peer's runtime per slot.
+	// misses into the peer's runtime per slot. Shared by the PEs that
+	// connected with the same keys (Team.heapKeys), never written.
 	keys     []uint32
 	ops      []tmplOp
 	opsHead  int
@@ -431,7 +432,7 @@ func (b *gioBackend) connect() error {
 	n := d.rt.node
 	b.closed = b.closedOK()
 	if b.closed {
-		b.keys = peerHeapKeys(d.rt.team.devs)
+		b.keys = d.rt.team.heapKeys()
 	}
 	b.tmpl = n.CPU.Spawn("gio-template", b.template)
 	b.tmpl.SetDaemon()
@@ -677,7 +678,7 @@ func (ch *gioChan) lkey(a mem.Addr, n uint64) uint32 {
 func (ch *gioChan) local(r *Request, remote mem.Addr) error {
 	m := ch.c.b.dev.heap.mem
 	wg := ch.wg
-	wg.Sleep(wg.GPU().Spec().MissLatency())
+	wg.Sleep(wg.GPU().MissLatency())
 	switch r.Op {
 	case OpPut:
 		buf := make([]byte, r.Len)

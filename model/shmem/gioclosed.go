@@ -315,6 +315,33 @@ func exposedAfterConnect(devs []*Device, pe int, key uint32, now sim.Time) {
 	}
 }
 
+// heapKeys returns each PE's current heap rkey (peerHeapKeys) in a slice
+// nobody writes, shared by the PEs that see the same keys when they
+// connect: every PE that connects before a registration changes one, all
+// of them at thousands of PEs, where a copy each was a word per pair.
+func (t *Team) heapKeys() []uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if k := t.keys; len(k) == len(t.devs) {
+		same := true
+		for pe, d := range t.devs {
+			var key uint32
+			if rb, ok := d.backend.(*gioBackend); ok && rb.heap != nil {
+				key = rb.heap.Key
+			}
+			if key != k[pe] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return k
+		}
+	}
+	t.keys = peerHeapKeys(t.devs)
+	return t.keys
+}
+
 // peerHeapKeys returns each PE's current heap rkey (0 before its first
 // registration), as templateSlot reads it.
 func peerHeapKeys(devs []*Device) []uint32 {
