@@ -68,7 +68,7 @@ func TestNICAttachment(t *testing.T) {
 // The documents' presets: 10 wavefronts per SIMD (480 one-wavefront
 // work-groups fill 12 CUs) and a host core with 16 requests in flight and
 // no prefetcher (gem5 Ruby's sequencer), so one core streams from DRAM at
-// 16 × 64 B per DRAM latency.
+// 16 × 64 B per miss (the directory's 15 ns, then the 80 ns DRAM access).
 func TestDocumentsPresetsResidencyAndHostParallelism(t *testing.T) {
 	for _, s := range []Spec{GPUTN(), XTQ(), CompNet()} {
 		if s.GPU.WavesPerSIMD != 10 {
@@ -83,7 +83,7 @@ func TestDocumentsPresetsResidencyAndHostParallelism(t *testing.T) {
 		t.Errorf("compnet holds %d one-wavefront work-groups, want 480", wgs)
 	}
 	g := GPUTN().CPU
-	if got, want := g.CoreStreamRate(), 16*64/g.DRAMLatency.Seconds(); got != want {
+	if got, want := g.CoreStreamRate(), 16*64/(95*sim.Nanosecond).Seconds(); got != want {
 		t.Errorf("gputn core stream rate %v B/s, want %v", got, want)
 	}
 }

@@ -58,6 +58,8 @@ type flow struct {
 	version   uint64 // bumped on every reschedule; a stale event due now carries an older one
 	ticket    sim.Ticket
 	mark      uint64 // component search epoch
+	compAt    int32  // index in flowState.comp while there (checked: comp[compAt] == it)
+	compSet   int32  // while in comp: its connected set, an index in flowState.sets
 	frozen    bool   // water-filling: rate fixed this round
 }
 
@@ -89,8 +91,21 @@ type flowState struct {
 	// changes × component.
 	dirty   []*port
 	pending bool
-	ports0  int32   // ports given an id so far (port.id)
-	all     []*port // the ports given an id, by id (the tests' oracle)
+	// ended and started hold the flows that ended and started since the
+	// last reallocation; comp holds the flows of the last water-filling's
+	// connected sets (a reallocation's seeds may reach several), each set
+	// a range of it in sets (see replaced).
+	ended, started []*flow
+	comp           []*flow
+	sets, sets0    [][2]int32
+	seen           []int32 // scratch: replaced's sets
+	// fullOnly (tests) makes every reallocation water-fill, never take
+	// replaced's path: the oracle the replacement is checked against.
+	fullOnly bool
+	// replacements counts the reallocations replaced did (tests).
+	replacements int
+	ports0       int32   // ports given an id so far (port.id)
+	all          []*port // the ports given an id, by id (the tests' oracle)
 	// afterRealloc, when set (tests), runs after every reallocation.
 	afterRealloc func()
 }
@@ -143,6 +158,7 @@ func (f *Fabric) startFlow(fl *flow) {
 		fl.pos[h] = len(pt.flows)
 		pt.flows = append(pt.flows, fl)
 	}
+	fs.started = append(fs.started, fl)
 	f.changed(fl)
 }
 
@@ -172,9 +188,14 @@ type flowRealloc flowState
 func (r *flowRealloc) Handle(uint64) {
 	fs := (*flowState)(r)
 	fs.pending = false
-	fs.f.reallocate(fs.dirty)
+	if !fs.f.replaced() {
+		fs.f.reallocate(fs.dirty)
+	}
 	clear(fs.dirty)
 	fs.dirty = fs.dirty[:0]
+	clear(fs.ended)
+	clear(fs.started)
+	fs.ended, fs.started = fs.ended[:0], fs.started[:0]
 	if fs.afterRealloc != nil {
 		fs.afterRealloc()
 	}
@@ -204,6 +225,7 @@ func (fl *flow) Handle(arg uint64) {
 		fl.path[h].donePkts += uint64(max(1, (fl.p.PayloadBytes()+f.link.Payload-1)/f.link.Payload))
 		fl.path[h].doneBytes += uint64(fl.wire)
 	}
+	f.fl.ended = append(f.fl.ended, fl)
 	f.changed(fl)
 	f.deliverFlow(fl, now)
 	fs := f.fl
@@ -263,8 +285,13 @@ func (f *Fabric) reallocate(seed []*port) {
 	fs := f.fl
 	fs.epoch++
 	fs.ports, fs.flows = fs.ports[:0], fs.flows[:0]
+	sets := fs.sets0[:0]
 	for _, pt := range seed {
-		f.collect(pt)
+		from := len(fs.flows)
+		f.collect(pt) // a whole connected set, or nothing new
+		if len(fs.flows) > from {
+			sets = append(sets, [2]int32{int32(from), int32(len(fs.flows))})
+		}
 	}
 	now := f.e.Now()
 	for _, fl := range fs.flows {
@@ -294,6 +321,109 @@ func (f *Fabric) reallocate(seed []*port) {
 	}
 	clear(resch)
 	fs.resch = resch[:0]
+	// These connected sets are those the next replacements may reuse.
+	fs.comp, fs.flows = fs.flows, fs.comp[:0]
+	fs.sets, fs.sets0 = sets, fs.sets[:0]
+	for k, r := range sets {
+		for i := r[0]; i < r[1]; i++ {
+			fs.comp[i].compAt, fs.comp[i].compSet = i, int32(k)
+		}
+	}
+}
+
+// maxReplaced bounds the flows that replaced matches at one instant (a
+// quadratic search; the pieces of device-shmem puts end one or two at a
+// time).
+const maxReplaced = 32
+
+// replaced handles, without water-filling, the reallocation of an instant
+// at which every flow that ended was in the last reallocation's connected
+// set and was replaced by one that started on the same path (a pair's
+// next queued piece: the device-shmem strategies' 64 KiB puts, whose
+// every end starts the next). It reports whether it did.
+//
+// Why it is exact: the water-filling's rates depend only on the multiset
+// of the flows' paths (each step gives every unfrozen flow of the port of
+// least (share, id) the same share and subtracts that one value from each
+// port it crosses, so neither the order of a port's flows nor the heap's
+// layout matters, and flows of one path freeze at the same step). A
+// replacement leaves the multiset as it was, so a water-filling would
+// compute every rate again bit for bit and give each new flow the rate of
+// the flow it replaces. What the water-filling's reallocation does besides
+// is done here the same way: every flow of the set is brought up to date
+// (remaining, last), and the flows without a completion yet (the new
+// ones) get one, in send order. TestReplacedMatchesFullReallocation runs
+// the same traffic both ways and compares every delivery.
+func (f *Fabric) replaced() bool {
+	fs := f.fl
+	n := len(fs.ended)
+	if fs.fullOnly || n == 0 || n != len(fs.started) || n > maxReplaced {
+		return false
+	}
+	for _, fl := range fs.ended {
+		if !fs.inComp(fl) {
+			return false
+		}
+	}
+	// Pair each started flow with an ended one of the same path (equality
+	// of paths is an equivalence, so taking the first match finds a
+	// pairing whenever one exists).
+	for i, st := range fs.started {
+		j := i
+		for j < n && !samePath(fs.ended[j], st) {
+			j++
+		}
+		if j == n {
+			return false
+		}
+		fs.ended[i], fs.ended[j] = fs.ended[j], fs.ended[i]
+	}
+	now := f.e.Now()
+	seen := fs.seen[:0]
+	for i, st := range fs.started {
+		old := fs.ended[i]
+		fs.comp[old.compAt], st.compAt, st.compSet = st, old.compAt, old.compSet
+		old.compAt = -1
+		if !slices.Contains(seen, st.compSet) {
+			seen = append(seen, st.compSet)
+		}
+	}
+	// The water-filling's reallocation would bring up to date the flows
+	// of the connected sets the changes touched, and only those.
+	for _, k := range seen {
+		r := fs.sets[k]
+		for _, fl := range fs.comp[r[0]:r[1]] {
+			if fl.rate > 0 {
+				fl.remaining = math.Max(0, fl.remaining-fl.rate*float64(now-fl.last))
+			}
+			fl.last = now
+		}
+	}
+	fs.seen = seen[:0]
+	for i, st := range fs.started {
+		st.rate = fs.ended[i].rate
+	}
+	resch := append(fs.resch[:0], fs.started...)
+	sortBySerial(resch, &fs.keys, &fs.tmp)
+	for _, fl := range resch {
+		fl.version++
+		end := now + sim.Time(math.Ceil(fl.remaining/fl.rate))
+		fl.ticket = f.e.AtHC(max(end, fl.notBefore), fl, fl.version)
+	}
+	clear(resch)
+	fs.resch = resch[:0]
+	fs.replacements++
+	return true
+}
+
+// inComp reports whether fl is in the last reallocation's connected set.
+func (fs *flowState) inComp(fl *flow) bool {
+	return fl.compAt >= 0 && int(fl.compAt) < len(fs.comp) && fs.comp[fl.compAt] == fl
+}
+
+// samePath reports whether two flows cross the same ports in the same order.
+func samePath(a, b *flow) bool {
+	return a.hops == b.hops && a.path == b.path
 }
 
 // sortBySerial sorts flows by serial. Each key packs a serial above the

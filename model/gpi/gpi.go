@@ -470,7 +470,7 @@ func (h *Host) NotifyWaitsome(first, num int) (int, uint64, error) {
 		if oneLine {
 			h.t.Wait(m.Watch(base), "gpi notification")
 		}
-		h.t.Sleep(h.t.CPU().Spec().DRAMLatency)
+		h.t.Sleep(h.t.CPU().Spec().MissLatency())
 		if !oneLine && p.PollRound(h.t.Contended()) { // (a waiter for the core may find work)
 			return 0, 0, fmt.Errorf("gpi: notify_waitsome [%d, +%d) on rank %d: %w", first, num, h.rank, p.Engine().PollDeadlock())
 		}
