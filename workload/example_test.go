@@ -28,7 +28,7 @@ func ExampleAllreduce_Run() {
 	}
 	// Output:
 	// CPU   17.860212us verified=true
-	// HDN   38.99437us verified=true
-	// GDS   35.277378us verified=true
-	// GPUTN 13.02164us verified=true
+	// HDN   39.11437us verified=true
+	// GDS   35.487378us verified=true
+	// GPUTN 13.18664us verified=true
 }

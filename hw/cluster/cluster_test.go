@@ -87,3 +87,35 @@ func TestDocumentsPresetsResidencyAndHostParallelism(t *testing.T) {
 		t.Errorf("gputn core stream rate %v B/s, want %v", got, want)
 	}
 }
+
+// On the documents' APU presets the GPU's misses go through the system
+// directory that the NIC's coherent accesses and the host's misses use,
+// and pay its lookup; a dGPU's own memory, and the present-day APUs (no
+// directory modelled on their hosts either), do not.
+func TestGPUMissesThroughTheDirectory(t *testing.T) {
+	dgpu, apu := CompNet(), CompNet()
+	apu.GPU.Mode = "apu" // GHN_APU's mode on the ComP-Net preset (its NIC stays behind PCIe)
+	for _, c := range []struct {
+		name  string
+		spec  Spec
+		extra sim.Duration
+	}{
+		{"xtq", XTQ(), XTQ().SoC.DirLatency},
+		{"gputn", GPUTN(), GPUTN().SoC.DirLatency},
+		{"compnet (dGPU)", dgpu, 0},
+		{"compnet (APU)", apu, apu.SoC.DirLatency},
+		{"mi300a-ss11", MI300ASS11(), 0},
+	} {
+		cl, err := New(sim.New(1), c.spec, 1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := cl.Nodes[0].GPU
+		if want := c.spec.GPU.MissLatency() + c.extra; g.MissLatency() != want {
+			t.Errorf("%s: GPU miss %v, want %v", c.name, g.MissLatency(), want)
+		}
+		if c.extra > 0 && (c.extra != 15*sim.Nanosecond || c.spec.CPU.MissLatency() != c.spec.CPU.DRAMLatency+c.extra) {
+			t.Errorf("%s: directory lookup %v, host miss %v: want the same 15 ns lookup on both", c.name, c.extra, c.spec.CPU.MissLatency())
+		}
+	}
+}

@@ -321,7 +321,7 @@ func waitLines(wg *gpu.WG, m *mem.Memory, base mem.Addr, num int) {
 		wg.Wait(m.Watch(base), "gpi notification")
 		return
 	}
-	wg.Sleep(wg.GPU().Spec().MissLatency())
+	wg.Sleep(wg.GPU().MissLatency())
 }
 
 // NotifyReset is gaspi_notify_reset: a system-scope store of 0 to the

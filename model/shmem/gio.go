@@ -678,7 +678,7 @@ func (ch *gioChan) lkey(a mem.Addr, n uint64) uint32 {
 func (ch *gioChan) local(r *Request, remote mem.Addr) error {
 	m := ch.c.b.dev.heap.mem
 	wg := ch.wg
-	wg.Sleep(wg.GPU().Spec().MissLatency())
+	wg.Sleep(wg.GPU().MissLatency())
 	switch r.Op {
 	case OpPut:
 		buf := make([]byte, r.Len)

@@ -301,7 +301,7 @@ func (s *Stream) WaitValue(a mem.Addr, what string, cond func(uint64) bool) {
 // memory latency, then, until cond holds, a re-read at every poll tick.
 func (s *Stream) waitValue(cp *sim.Proc, a mem.Addr, what string, cond func(uint64) bool) {
 	m := s.g.Mem()
-	lat, poll := s.g.Spec().MemLatency, s.g.Spec().WaitPoll
+	lat, poll := s.g.DMALatency(), s.g.Spec().WaitPoll
 	start := cp.Now()
 	cp.Sleep(lat)
 	if cond(m.Load64(a)) {
