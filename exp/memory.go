@@ -533,11 +533,13 @@ const hierPerGPU = 320 << 10
 
 // gioHierPerGPU is GNN_GIO's hierarchical allreduce state per GPU beside
 // its gioPerConn per (context, PE): the runtime, the templater's pending
-// closed-form writes and the intra-node transfers' control spans, fitted
-// to the payload-free tree in the flow model on h100-cx7 (393 MiB at 512
-// GPUs, 1.54 GiB at 2,048: about 710 KiB per GPU once the pairs' share
-// and the process are taken out; docs/memory.md), rounded up.
-const gioHierPerGPU = 768 << 10
+// closed-form writes, the kernel's work-groups and the intra-node puts in
+// flight, fitted to the payload-free tree in the flow model on h100-cx7
+// (199 MiB at 512 GPUs, 762 MiB at 2,048: about 300–320 KiB per GPU once
+// the pairs' share and the process are taken out; docs/memory.md),
+// rounded up. 768 KiB while a payload-free intra-node put carried the
+// zeros between its control lines (393 MiB and 1.54 GiB).
+const gioHierPerGPU = 384 << 10
 
 // hierSims lists the hierarchical allreduce's runs, one per node count
 // and strategy, with nodes × node.gpus ranks. GNN_GIO reserves a
