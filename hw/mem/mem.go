@@ -873,7 +873,7 @@ func (r *region) back(m *Memory) bool {
 		return false
 	}
 	if r.size >= mapMin {
-		r.data = m.maps.get(int(r.size))
+		r.data = m.maps.get(int(r.size), r.scratchLo, r.scratchHi)
 		r.mapped = r.data != nil
 	}
 	// 4 KiB pages, not transparent huge pages: with the kernel's default
