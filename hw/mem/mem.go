@@ -873,7 +873,7 @@ func (r *region) back(m *Memory) bool {
 		return false
 	}
 	if r.size >= mapMin {
-		r.data = m.maps.get(int(r.size))
+		r.data = m.maps.get(int(r.size), r.scratchLo, r.scratchHi)
 		r.mapped = r.data != nil
 	}
 	// 4 KiB pages, not transparent huge pages: with the kernel's default
@@ -980,26 +980,40 @@ func (m *Memory) ReadControlInto(a Addr, dst []byte) (lo, hi int) {
 	return int(max(first, a) - a), int(min(last+LineSize, a+Addr(len(dst))) - a)
 }
 
-// ReadControl returns the bytes of the span of a payload-free range
-// [a, a+n) that its control lines cover, and where in the range the span
-// begins: nil when the range holds no control lines. Unlike
-// ReadControlInto it allocates only the span, so a payload-free transfer
-// of a large buffer with a flag at its end holds a line, not the buffer.
-// The range must be payload-free (Bytes returned nil).
-func (m *Memory) ReadControl(a Addr, n int) (data []byte, at int) {
+// ReadControlRuns returns the bytes of the control lines of a
+// payload-free range [a, a+n) (ReadControlInto without the zeros between
+// them, allocating only those bytes): the lines, each
+// clipped to the range, adjacent ones joined into one run, with each
+// run's offset from the span's start (the first line's, at in the range)
+// and length; span is the bytes from at to the last line's end. Writing
+// them with WriteRuns(dst+at, span, offs, lens, data) is Write(dst+at, d)
+// of the dense bytes d of the span: a payload-free copy of a buffer with a flag every
+// few KiB holds the flags, not the buffer between them. nil data when the
+// range holds no control lines. The range must be payload-free.
+func (m *Memory) ReadControlRuns(a Addr, n int) (data []byte, at, span int, offs, lens []uint64) {
 	r, err := m.find(a, n)
 	if err != nil {
 		panic(err)
 	}
 	lines := r.ctrlIn(a, n)
 	if len(lines) == 0 {
-		return nil, 0
+		return nil, 0, 0, nil, nil
 	}
 	first, last := lines[0].line, lines[len(lines)-1].line
 	lo, hi := max(first, a), min(last+LineSize, a+Addr(n))
-	data = make([]byte, hi-lo)
-	readLines(lines, lo, data)
-	return data, int(lo - a)
+	data = make([]byte, 0, len(lines)*LineSize)
+	for i := range lines {
+		c := &lines[i]
+		s, e := max(c.line, lo), min(c.line+LineSize, hi)
+		if k := len(offs) - 1; k >= 0 && uint64(s-lo) == offs[k]+lens[k] {
+			lens[k] += uint64(e - s)
+		} else {
+			offs, lens = append(offs, uint64(s-lo)), append(lens, uint64(e-s))
+		}
+		data = data[:len(data)+int(e-s)]
+		c.read(data[len(data)-int(e-s):], int(s-c.line))
+	}
+	return data, int(lo - a), int(hi - lo), offs, lens
 }
 
 // readLines copies the bytes of control lines into dst, which holds
