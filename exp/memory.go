@@ -129,6 +129,18 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 	return memPerNode, memPerPeer
 }
 
+// xtqRHDPacketState is what XTQ's rhd allreduce holds per byte of its
+// largest message (half the vector, the first halving step's task) in the
+// packet model: a task is one gather put, whose packets the NIC makes
+// when it issues it, and they wait in the NIC's and the fabric's queues
+// (the packet arrays, the fabric's in-flight records, the links' chains:
+// 94, 71 and 46 of the 215 MB of heap in use at the peak of the 8 MiB
+// payload-free run on 256 nodes). Fitted to that run (375 MB of heap in
+// use) and to 1024 nodes (1.44 GiB peak RSS, 1.41 MiB per node: 0.34 B
+// per byte of the 4 MiB message), rounded up. The flow model makes no
+// packets.
+const xtqRHDPacketState = 0.4
+
 // rhdOneSidedState is allreduceState for algorithm rhd on the one-sided
 // strategies (the hierarchical allreduce's one-sided schedule on one GPU
 // per node: 2 log2 n + 2 slots, each put's flag line, the QPs or
@@ -334,6 +346,9 @@ func simsOf(name string, cfg Config) []simMem {
 				}
 				perNode, perPeer := allreduceState(st, k)
 				pp := peers
+				if st == "XTQ" && a.Algorithm == workload.AlgRHD && cfg.Network.Model != "flow" {
+					perNode += xtqRHDPacketState * float64(a.Size) / 2
+				}
 				if s, err := strategy.Parse(st); err == nil && a.Algorithm == workload.AlgRHD && workload.RHDOneSided(s) {
 					var every bool
 					perNode, perPeer, every = rhdOneSidedState(st)
@@ -533,11 +548,13 @@ const hierPerGPU = 320 << 10
 
 // gioHierPerGPU is GNN_GIO's hierarchical allreduce state per GPU beside
 // its gioPerConn per (context, PE): the runtime, the templater's pending
-// closed-form writes and the intra-node transfers' control spans, fitted
-// to the payload-free tree in the flow model on h100-cx7 (393 MiB at 512
-// GPUs, 1.54 GiB at 2,048: about 710 KiB per GPU once the pairs' share
-// and the process are taken out; docs/memory.md), rounded up.
-const gioHierPerGPU = 768 << 10
+// closed-form writes, the kernel's work-groups and the intra-node puts in
+// flight, fitted to the payload-free tree in the flow model on h100-cx7
+// (199 MiB at 512 GPUs, 762 MiB at 2,048: about 300–320 KiB per GPU once
+// the pairs' share and the process are taken out; docs/memory.md),
+// rounded up. 768 KiB while a payload-free intra-node put carried the
+// zeros between its control lines (393 MiB and 1.54 GiB).
+const gioHierPerGPU = 384 << 10
 
 // hierSims lists the hierarchical allreduce's runs, one per node count
 // and strategy, with nodes × node.gpus ranks. GNN_GIO reserves a

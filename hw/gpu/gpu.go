@@ -56,6 +56,11 @@ type GPU struct {
 	// the workloads' arrays live there (UseHostArrays).
 	host       *mem.Server
 	hostArrays bool
+	// keepLoadEnds schedules every poll's load end (skipLoadEnd off) and
+	// skips, when set, logs the keys of the ends skipped: tests compare
+	// the two.
+	keepLoadEnds bool
+	skips        *[]sim.Time
 }
 
 // Stats counts GPU activity.

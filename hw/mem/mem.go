@@ -472,6 +472,10 @@ type region struct {
 	scratchSlot int
 	slotDead    []uint64
 	pageDead    []uint16
+	// pendDead marks the dead pages of the range not given back yet, and
+	// pendN counts them (pend).
+	pendDead []uint64
+	pendN    int
 }
 
 // Access is one range an agent streams through: read, or written (a host
@@ -565,7 +569,7 @@ func (m *Memory) ScratchSlots(a Addr, n, slot int) {
 	}
 	off := int(a - r.base)
 	r.scratchLo, r.scratchHi = off, off+n
-	r.scratchSlot, r.slotDead, r.pageDead = max(0, slot), nil, nil
+	r.scratchSlot, r.slotDead, r.pageDead, r.pendDead, r.pendN = max(0, slot), nil, nil, nil, 0
 }
 
 // Consume declares the bytes of [a, a+n) dead: the caller has read them
@@ -639,14 +643,14 @@ func (m *Memory) consumeSlot(r *region, k int) {
 		r.pageDead[i] += uint16(phi - plo)
 		start := p << pageShift
 		if int(r.pageDead[i]) == pageSize && start >= r.scratchLo && start+pageSize <= r.scratchHi {
-			m.give(r, start, start+pageSize)
+			m.pend(r, start, start+pageSize)
 		}
 	}
 	if inHi > inLo {
 		if lo < inLo {
 			share(lo, inLo)
 		}
-		m.give(r, inLo, inHi)
+		m.pend(r, inLo, inHi)
 		if inHi < hi {
 			share(inHi, hi)
 		}
@@ -659,14 +663,61 @@ func (m *Memory) consumeSlot(r *region, k int) {
 	}
 }
 
-// give gives the pages [lo, hi) of r's data (page offsets) back.
-func (m *Memory) give(r *region, lo, hi int) {
-	discard(r.data[lo:hi])
-	m.consumed += uint64(hi - lo)
+// pendPages is how many dead pages of a slotted scratch range wait to be
+// given back together: slots complete out of order (a GPU-TN step's 16
+// work-groups), and one madvise per slot, 129,000 of them for a 64-node
+// GPU-TN point, cost more than the pages; in runs they are a few calls.
+const pendPages = 32
+
+// pend marks the pages [lo, hi) of r's data (page offsets, inside the
+// scratch range) dead, and gives the dead pages back once pendPages
+// have gathered. Nothing writes a dead page again (a slot is written
+// once), so giving it back late changes nothing but the memory held.
+func (m *Memory) pend(r *region, lo, hi int) {
+	first := r.scratchLo >> pageShift
+	if r.pendDead == nil {
+		r.pendDead = make([]uint64, (len(r.pageDead)+63)/64)
+	}
+	for p := lo >> pageShift; p < hi>>pageShift; p++ {
+		i := p - first
+		r.pendDead[i/64] |= 1 << (i % 64)
+	}
+	if r.pendN += (hi - lo) >> pageShift; r.pendN >= pendPages {
+		m.flush(r)
+	}
 }
 
-// Consumed returns the bytes Consume has given back to the system.
-func (m *Memory) Consumed() uint64 { return m.consumed }
+// flush gives r's dead pages back, one madvise per run of them.
+func (m *Memory) flush(r *region) {
+	first := r.scratchLo >> pageShift
+	run := -1 // first page of the run being gathered, or -1
+	n := len(r.pendDead) * 64
+	for i := 0; i <= n; i++ {
+		dead := i < n && r.pendDead[i/64]&(1<<(i%64)) != 0
+		switch {
+		case dead && run < 0:
+			run = i
+		case !dead && run >= 0:
+			lo, hi := (first+run)<<pageShift, (first+i)<<pageShift
+			discard(r.data[lo:hi])
+			m.consumed += uint64(hi - lo)
+			run = -1
+		}
+	}
+	clear(r.pendDead)
+	r.pendN = 0
+}
+
+// Consumed returns the bytes Consume has given back to the system, giving
+// back first the dead slot pages still gathering (pend).
+func (m *Memory) Consumed() uint64 {
+	for i := range m.regions {
+		if r := &m.regions[i]; r.pendN > 0 && r.data != nil {
+			m.flush(r)
+		}
+	}
+	return m.consumed
+}
 
 // Functional reports whether the memory holds real bytes.
 func (m *Memory) Functional() bool { return m.functional }
@@ -873,7 +924,7 @@ func (r *region) back(m *Memory) bool {
 		return false
 	}
 	if r.size >= mapMin {
-		r.data = m.maps.get(int(r.size))
+		r.data = m.maps.get(int(r.size), r.scratchLo, r.scratchHi)
 		r.mapped = r.data != nil
 	}
 	// 4 KiB pages, not transparent huge pages: with the kernel's default
@@ -980,26 +1031,40 @@ func (m *Memory) ReadControlInto(a Addr, dst []byte) (lo, hi int) {
 	return int(max(first, a) - a), int(min(last+LineSize, a+Addr(len(dst))) - a)
 }
 
-// ReadControl returns the bytes of the span of a payload-free range
-// [a, a+n) that its control lines cover, and where in the range the span
-// begins: nil when the range holds no control lines. Unlike
-// ReadControlInto it allocates only the span, so a payload-free transfer
-// of a large buffer with a flag at its end holds a line, not the buffer.
-// The range must be payload-free (Bytes returned nil).
-func (m *Memory) ReadControl(a Addr, n int) (data []byte, at int) {
+// ReadControlRuns returns the bytes of the control lines of a
+// payload-free range [a, a+n) (ReadControlInto without the zeros between
+// them, allocating only those bytes): the lines, each
+// clipped to the range, adjacent ones joined into one run, with each
+// run's offset from the span's start (the first line's, at in the range)
+// and length; span is the bytes from at to the last line's end. Writing
+// them with WriteRuns(dst+at, span, offs, lens, data) is Write(dst+at, d)
+// of the dense bytes d of the span: a payload-free copy of a buffer with a flag every
+// few KiB holds the flags, not the buffer between them. nil data when the
+// range holds no control lines. The range must be payload-free.
+func (m *Memory) ReadControlRuns(a Addr, n int) (data []byte, at, span int, offs, lens []uint64) {
 	r, err := m.find(a, n)
 	if err != nil {
 		panic(err)
 	}
 	lines := r.ctrlIn(a, n)
 	if len(lines) == 0 {
-		return nil, 0
+		return nil, 0, 0, nil, nil
 	}
 	first, last := lines[0].line, lines[len(lines)-1].line
 	lo, hi := max(first, a), min(last+LineSize, a+Addr(n))
-	data = make([]byte, hi-lo)
-	readLines(lines, lo, data)
-	return data, int(lo - a)
+	data = make([]byte, 0, len(lines)*LineSize)
+	for i := range lines {
+		c := &lines[i]
+		s, e := max(c.line, lo), min(c.line+LineSize, hi)
+		if k := len(offs) - 1; k >= 0 && uint64(s-lo) == offs[k]+lens[k] {
+			lens[k] += uint64(e - s)
+		} else {
+			offs, lens = append(offs, uint64(s-lo)), append(lens, uint64(e-s))
+		}
+		data = data[:len(data)+int(e-s)]
+		c.read(data[len(data)-int(e-s):], int(s-c.line))
+	}
+	return data, int(lo - a), int(hi - lo), offs, lens
 }
 
 // readLines copies the bytes of control lines into dst, which holds
