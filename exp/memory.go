@@ -296,12 +296,17 @@ func simsOf(name string, cfg Config) []simMem {
 						pp = 0 // every other node
 					}
 				}
+				perNode += l2TagsBeyondFit(cfg, st, math.Inf(1))
 				out = append(out, simMem{nodes: float64(n), peers: pp, perNode: perNode, perPeer: perPeer, payload: float64(a.Size),
 					nodesParam: "allreduce.nodes", nodesValue: fmt.Sprint(n), payloadParam: "allreduce.size", payloadValue: a.Size.String()})
 			}
 		}
 	case name == "allreduce_hier":
 		out = append(out, hierSims(cfg)...)
+	case name == "halo3d":
+		out = append(out, halo3DSims(cfg)...)
+	case name == "moe":
+		out = append(out, moeSims(cfg)...)
 	case name == "latency":
 		out = append(out, sized(fixed(2, "nodes", 0), "latency.size", cfg.Latency.Size))
 	case name == "mlproj":
@@ -448,7 +453,7 @@ func jacobiSims(name string, cfg Config) []simMem {
 					// peaked at 191 MB (gputn) and 515 MB (gio, more
 					// compute units: about 3.5 MB per node), which 128
 					// KiB per node (80 MiB in all) did not cover.
-					s.perNode = jacobiShmemPerNode
+					s.perNode = jacobiShmemPerNode + l2TagsBeyondFit(cfg, names[k], math.Inf(1))
 				}
 			}
 			all = append(all, s)
@@ -508,6 +513,7 @@ func hierSims(cfg Config) []simMem {
 				s.perNode, s.perPeer = allreduceState(st, a.CommWGs)
 				s.peers = 0 // every other PE
 			}
+			s.perNode += l2TagsBeyondFit(cfg, st, math.Inf(1))
 			out = append(out, s)
 		}
 	}
