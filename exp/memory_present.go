@@ -109,14 +109,16 @@ func halo3DSims(cfg Config) []simMem {
 // entry and peer GPU of the node: 31 and 16 MB per GPU at EP 32 and 64 on
 // h100-cx7, 5.8 MB at EP 64 on mi300a-ss11, none with one GPU per node).
 // GPUrdma keeps a QP, its CQ and the rings' slots per peer (about 25–38 KB
-// per pair from EP 16 to 128).
-func moeState(st string, flow bool, gpus int) (perGPU, perEntry, perPeer float64) {
+// per pair from EP 16 to 128), and in the flow model each low-latency
+// entry's write carries its bytes (6.7 MB per GPU at EP 64 on h100-cx7,
+// 1,024 entries of 7.4 KB): entryBytes per entry there.
+func moeState(st string, flow bool, gpus int, entryBytes float64) (perGPU, perEntry, perPeer float64) {
 	perGPU, perPeer = 256<<10, 4<<10
 	switch st {
 	case "GHN_DGPU", "GHN_DGPU_HOSTQ", "GHN_APU", "COMPNET":
 		perGPU = 1 << 20
-		if flow {
-			perEntry = 512
+		if flow { // 230–420 B per entry measured
+			perEntry = 768
 		}
 	case "GDS":
 		if flow {
@@ -125,7 +127,12 @@ func moeState(st string, flow bool, gpus int) (perGPU, perEntry, perPeer float64
 	case "GNN_GPURDMA":
 		perPeer = 32 << 10
 		if flow {
-			perEntry = 32
+			perEntry = max(32, entryBytes)
+		}
+	case "GNN_GIO": // its contexts' state is added by moeSims
+		if flow { // 140 B per entry at EP 16 on gio, 190 B at EP 32 on h100-cx7 when stopped at 300 s;
+			// its low-latency entries are RDMA writes as GPUrdma's (not measured in the flow model)
+			perEntry = max(384, entryBytes)
 		}
 	default:
 		if flow {
@@ -149,12 +156,16 @@ func moeSims(cfg Config) []simMem {
 		for _, ep := range m.EP {
 			buf := float64(m.moeBytes(ep, mode)) / float64(max(1, ep)) // per GPU
 			entries := float64(m.tokens(mode)) * float64(m.entriesPerToken(ep, mode))
+			entryBytes := 0.0 // a low-latency entry: FP8 activations, scales and header
+			if mode == workload.MoELowLatency {
+				entryBytes = float64(m.Hidden + m.Hidden/32 + 24)
+			}
 			payload := 0.0
 			if m.moeBytes(ep, mode) <= m.VerifyMax {
 				payload = buf
 			}
 			for _, st := range m.Strategies {
-				perGPU, perEntry, perPeer := moeState(st, flow, cfg.Node.GPUs)
+				perGPU, perEntry, perPeer := moeState(st, flow, cfg.Node.GPUs, entryBytes)
 				if !flow {
 					perGPU += buf / 8
 				}
