@@ -33,7 +33,7 @@ type allreducePoint struct {
 // count, strategy).
 func allreducePoints() Points {
 	return Points{List: xtqTableChecked(allreduceList, func(c Config) []string { return c.Allreduce.Strategies }), Simulate: allreduceSimulate, Assemble: allreduceAssemble,
-		Memory: func(c Config) float64 { return EstimateMemory("allreduce", c).Bytes - memBase }}
+		Memory: allreducePointMemory}
 }
 
 // runAllreduce sweeps node counts × strategies and reports time and speedup

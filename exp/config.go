@@ -44,7 +44,7 @@ type AllreduceSpec struct {
 	WGs        int        `toml:"wgs" doc:"GPU-TN: work-groups (slices) of the persistent kernel, one triggered put per (step, work-group), at most nic.trig_max_entries; 0 = 16 at every node count and size (the dissertation's §6.3.4 triggers per work-group with no count given; 16 fills its 16 simultaneous trigger operations, §6.1.3), capped by the trigger entries and resident work-groups" src:"DEFAULT"`
 	WGSize     int        `toml:"wg_size" doc:"work-items per work-group" src:"DEFAULT"`
 	CPUThreads int        `toml:"cpu_threads" doc:"CPU strategy: OpenMP-style threads for the reduction (preset xtq: 1, the XTQ chapter's CPU baselines use the application thread; compnet and gputn: every host core, the ComP-Net and GPU-TN chapters' OpenMP; other presets 8)" src:"DEFAULT"`
-	Algorithm  string     `toml:"algorithm" doc:"ring (2(n-1) steps, every strategy) or rhd (recursive halving-doubling, 2 log2 n steps: a libNBC schedule over MPI on CPU, HDN, HDN_OVERLAP, HSA; one-sided puts with trailing flags on GDS, GPUTN, GHN_*, COMPNET, GNN_*; not XTQ)" src:"DEFAULT"`
+	Algorithm  string     `toml:"algorithm" doc:"ring (2(n-1) steps, every strategy) or rhd (recursive halving-doubling, 2 log2 n steps: a libNBC schedule over MPI on CPU, HDN, HDN_OVERLAP, HSA; one-sided puts with trailing flags on GDS, GPUTN, GHN_*, COMPNET, GNN_*; remote tasks counted per step on XTQ)" src:"DEFAULT"`
 }
 
 // XTQSpec holds the XTQ runtime's schedule options.

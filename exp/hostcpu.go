@@ -135,9 +135,9 @@ func hostReport(cfg Config, points []hostPoint) *report.Result {
 	res := &report.Result{Experiment: "hostcpu", Seed: cfg.Run.Seed, Plot: plot,
 		Tables:  []report.Table{t, report.CrossoverTable("crossovers (rate)", "threads", "lower", series)},
 		Outputs: append(outs, report.CrossoverOutputs("threads", "lower", series)...)}
-	little := float64(s.Outstanding()) * float64(s.LineSize) / s.DRAMLatency.Seconds() / 1e9
+	little := float64(s.Outstanding()) * float64(s.LineSize) / s.MissLatency().Seconds() / 1e9
 	res.Notes = append(res.Notes,
-		fmt.Sprintf("one core by Little's law: %d misses × %v / %v = %.3g GB/s (issue bound %.3g GB/s); the team saturates at the DRAM's %.4g GB/s", s.Outstanding(), s.LineSize, s.DRAMLatency, little, s.StreamBPC*float64(s.Freq)/1e9, float64(s.DRAMBandwidth)/1e9),
+		fmt.Sprintf("one core by Little's law: %d misses × %v / %v = %.3g GB/s (issue bound %.3g GB/s); the team saturates at the DRAM's %.4g GB/s", s.Outstanding(), s.LineSize, s.MissLatency(), little, s.StreamBPC*float64(s.Freq)/1e9, float64(s.DRAMBandwidth)/1e9),
 		"variants: the configuration as given; with cpu.prefetch flipped; cpu.compute_model = flat; the configuration with a thread pinned to core 1 polling a word until the region ends (it takes turns with the team thread placed there)",
 		fmt.Sprintf("loaded latency = time × misses in flight / misses (Little's law; '-' for the flat rate, which keeps no misses in flight); core utilisation = busy core time / (time × %d cores)", s.Cores))
 	return res

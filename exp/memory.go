@@ -103,7 +103,7 @@ func FormatBytes(b float64) string {
 // lines: 98, 253 MB and 1.56 GB at 64, 256 and 1024 nodes fit about 62 MB of process, 0.5 MB
 // per node and 0.9 KB per pair, with room for the 32-node functional run: 59 MiB; 3 MiB per
 // node and 2 KiB per pair before, 5.0 GiB at 1024, now 2.3 GiB);
-// GIO 1 MiB per node, 96 KiB per ring and 512 B per (ring, peer)
+// GIO 1 MiB per node, 96 KiB per ring and 16 B per (ring, peer)
 // connection (below).
 // Others keep memPerNode and memPerPeer.
 func allreduceState(st string, slices int) (perNode, perPeer float64) {
@@ -137,12 +137,14 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 // nodes"): at 1024 and 4096 nodes GDS 301 MB and 1.14 GB, GPU-TN 122 and
 // 415 MB; at 1024 nodes GHN_DGPU 182 MB, GNN_GPURDMA 305 MB (its CQs
 // sized for a QP to every rank, backed by the page as used); rounded up,
-// 1 KiB per partner. GNN_GIO keeps state for every other node (each
-// context's connection reservations, the uncached ranges and templated
-// counts, to every PE: 215 of its 325 MB of heap at 1024 nodes), 112 and
-// 695 MB at 256 and 1024 nodes, about 0.5 KB per pair: the ring's
-// per-node and per-connection state with one context (every reports
-// true).
+// 1 KiB per partner. GNN_GIO keeps a templated count for every other
+// node (each context's connections to every PE are reserved as one block
+// and computed from their index): 460 and 940 MiB at 1024 and 2048 nodes,
+// 1.78 GiB at 4096 (693 MiB and 1.89 GiB while each connection's
+// reservation, uncached ranges and table entries were stored, about 0.5
+// KB per pair; 12.4 GiB estimated at 4096 and refused): the
+// ring's per-node and per-connection state with one context (every
+// reports true).
 func rhdOneSidedState(st string) (perNode, perPeer float64, every bool) {
 	switch st {
 	case "GPUTN":
@@ -160,10 +162,14 @@ func rhdOneSidedState(st string) (perNode, perPeer float64, every bool) {
 // GNN_GIO's state: per node its runtime (the templater, the passive CQ,
 // the GPU's) and, in the allreduce, per ring its work-group and the
 // connections it makes (a CQ and a QP pair of about 10 KiB each, both
-// ends); per (context, peer) connection what connect reserves for it (its
-// CQ's and QPs' addresses and numbers, the uncached ranges on both GPUs,
-// the templated count: about 320 B). Connections are made on first use,
-// and the templating of the QPs nobody posts to is computed, not stored.
+// ends); per (context, peer) connection what connect keeps for it: its
+// templated count (4 B), two bits of the templater's candidates, and its
+// share of the chunk pointers of the tables of made connections and QP
+// and CQ numbers, about 6 B of heap, 16 B with the collector's headroom
+// (a connection's addresses and numbers are computed from its index, its
+// rings mapped uncacheable as one range per PE; 320 B before, when each
+// was stored). Connections are made on first use, and the templating of
+// the QPs nobody posts to is computed, not stored.
 // Fitted to payload-free runs on the gio preset (docs/memory.md): the 8
 // MiB allreduce at 16 and 64 nodes (32 and 8 rings) peaked at 72 MiB (the
 // test's child) and 108 MB, about 2.8 and 1.2 MB per node; the weak
@@ -174,7 +180,7 @@ func rhdOneSidedState(st string) (perNode, perPeer float64, every bool) {
 const (
 	gioPerNode = 1 << 20
 	gioPerRing = 96 << 10
-	gioPerConn = 512
+	gioPerConn = 16
 )
 
 // simMem is one simulation of a run: its cluster size, the functional
@@ -260,6 +266,45 @@ func EstimateMemory(name string, cfg Config) MemNeed {
 		need.Param, need.Value = top.nodesParam, top.nodesValue
 	}
 	return need
+}
+
+// allreducePointMemory is the allreduce's Points.Memory: what one point
+// holds resident, which run.mem_budget shares out. EstimateMemory's
+// payload term (memPayloadFactor, 2.3 bytes a payload byte) bounds the
+// address space a run maps, every receive slot included, so that a limit
+// it lets through is not hit; the budget is about the pages in use. The
+// ring paths that give each receive slot back once it is reduced
+// (Memory.ScratchSlots; notSlotConsumer) hold a node's vector and the slots
+// in flight: payload × (1 + 2/n), two of the n chunks, beside the model
+// state. Fitted to the peak RSS of each point of the main job, one point
+// per process on the 2-core machine (docs/speed.md, "The main job's
+// memory"): CPU, HDN, GDS 8.6-8.8 MB per node at 32 and 64 nodes (9.6 at
+// 16, 12.8 at 2) against 8.8-8.9 estimated (9.6, 16.9), GPU-TN 8.7-9.1
+// (9.2 at 64, 32), GHN_APU 9.4-10.6 (11.4-12.1). Other strategies and the
+// rhd keep EstimateMemory's.
+func allreducePointMemory(c Config) float64 {
+	a := c.Allreduce
+	if !c.Run.Functional || a.Algorithm != workload.AlgRing || slices.ContainsFunc(a.Strategies, notSlotConsumer) {
+		return EstimateMemory("allreduce", c).Bytes - memBase
+	}
+	sum := 0.0
+	for _, s := range simsOf("allreduce", c) {
+		payload := s.payload
+		s.payload = 0
+		sum += s.bytes(true) + s.nodes*payload*(1+2/s.nodes)
+	}
+	return sum
+}
+
+// notSlotConsumer reports whether the ring allreduce of strategy st is
+// not one measured to give each receive slot back once reduced
+// (allreducePointMemory).
+func notSlotConsumer(st string) bool {
+	switch st {
+	case "CPU", "HDN", "GDS", "GPUTN", "GHN_APU":
+		return false
+	}
+	return true
 }
 
 // gated reports whether experiment name runs its points within
@@ -491,6 +536,16 @@ const jacobiShmemPerNode = 9 << 19
 // (2.3 GB peak, about 280 KB per GPU; docs/today.md), rounded up.
 const hierPerGPU = 320 << 10
 
+// gioHierPerGPU is GNN_GIO's hierarchical allreduce state per GPU beside
+// its gioPerConn per (context, PE): the runtime, the templater's pending
+// closed-form writes, the kernel's work-groups and the intra-node puts in
+// flight, fitted to the payload-free tree in the flow model on h100-cx7
+// (199 MiB at 512 GPUs, 762 MiB at 2,048: about 300–320 KiB per GPU once
+// the pairs' share and the process are taken out; docs/memory.md),
+// rounded up. 768 KiB while a payload-free intra-node put carried the
+// zeros between its control lines (393 MiB and 1.54 GiB).
+const gioHierPerGPU = 384 << 10
+
 // hierSims lists the hierarchical allreduce's runs, one per node count
 // and strategy, with nodes × node.gpus ranks. GNN_GIO reserves a
 // connection of each context to every other PE (docs/gnn.md; at 2,048
@@ -510,8 +565,10 @@ func hierSims(cfg Config) []simMem {
 				nodesParam: "allreduce_hier.nodes", nodesValue: fmt.Sprint(n),
 				payloadParam: "allreduce_hier.size", payloadValue: a.Size.String()}
 			if st == "GNN_GIO" {
-				s.perNode, s.perPeer = allreduceState(st, a.CommWGs)
-				s.peers = 0 // every other PE
+				// A connection of each of its comm_wgs contexts to every
+				// other PE.
+				s.perNode, s.perPeer = gioHierPerGPU, float64(a.CommWGs)*gioPerConn
+				s.peers = 0
 			}
 			s.perNode += l2TagsBeyondFit(cfg, st, math.Inf(1))
 			out = append(out, s)

@@ -27,15 +27,16 @@ func TestEstimateMemoryRHD(t *testing.T) {
 // The one-sided strategies' rhd is estimated from its own state, not the
 // ring's: at 1024 nodes at least the measured peak (docs/network.md) and
 // at most three times it; at 4096 nodes each fits the 8 GB the issue's
-// machine leaves a run but GNN_GIO, whose per-pair state puts it near 9 GB
-// (refused).
+// machine leaves a run, GNN_GIO too since its connections are computed
+// from their index (a templated count per pair is left; 12.4 GiB and
+// refused before).
 func TestEstimateMemoryRHDOneSided(t *testing.T) {
 	for _, c := range []struct {
 		s, preset string
 		measured  float64 // peak RSS at 1024 nodes, bytes
 	}{
 		{"GDS", "gputn", 301e6}, {"GPUTN", "gputn", 122e6}, {"GHN_DGPU", "compnet", 182e6},
-		{"COMPNET", "compnet", 182e6}, {"GNN_GPURDMA", "gpurdma", 305e6}, {"GNN_GIO", "gio", 695e6},
+		{"COMPNET", "compnet", 182e6}, {"GNN_GPURDMA", "gpurdma", 305e6}, {"GNN_GIO", "gio", 482e6},
 	} {
 		cfg, err := DefaultConfig(c.preset)
 		if err != nil {
@@ -49,7 +50,7 @@ func TestEstimateMemoryRHDOneSided(t *testing.T) {
 			t.Errorf("%s 1024 nodes rhd: estimate %.3g B, measured %.3g B", c.s, got, c.measured)
 		}
 		cfg.Allreduce.Nodes = []int{4096}
-		if got := EstimateMemory("allreduce", cfg).Bytes; (got > 8e9) != (c.s == "GNN_GIO") {
+		if got := EstimateMemory("allreduce", cfg).Bytes; got > 8e9 {
 			t.Errorf("%s 4096 nodes rhd: estimate %.3g B", c.s, got)
 		}
 	}

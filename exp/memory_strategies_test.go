@@ -46,7 +46,7 @@ var memFamilies = []struct {
 	{"gio", "HDN", 32, "jacobiweak"},
 	// and with GIO's connection of every work-group's context to every
 	// PE (refused at 128 nodes before connections were made on first
-	// use; 814 MB there now).
+	// use; 814 MB there then, 287 MiB since they are one reserved block).
 	{"gio", "GNN_GIO", 32, "jacobiweak"},
 	// The halo exchange (26 neighbours, 64 KiB faces) per family, on
 	// machine nodes of the preset's GPUs.

@@ -75,9 +75,12 @@ func TestEstimateMemory(t *testing.T) {
 }
 
 // The hierarchical allreduce's estimate knows GNN_GIO's connections to
-// every other PE (its state grows with the square of the GPUs: 8,192 GPUs
-// died in set-up at 7.7 GB of heap instead of being refused), and keeps
-// the other strategies' 8,192-GPU flow runs (2.3 GB measured) in reach.
+// every other PE (a templated count per context and PE, growing with the
+// square of the GPUs: 8,192 GPUs died in set-up at 7.7 GB of heap before
+// they were reserved as one block, then were refused at 73.5 GiB): at
+// 2,048 GPUs at least the measured 762 MiB and at most three times it,
+// and keeps the other strategies' 8,192-GPU flow runs (2.3 GB measured)
+// in reach.
 func TestEstimateMemoryAllreduceHier(t *testing.T) {
 	cfg, err := DefaultConfig("h100-cx7")
 	if err != nil {
@@ -89,8 +92,8 @@ func TestEstimateMemoryAllreduceHier(t *testing.T) {
 		nodes          int
 		atLeast, below float64
 	}{
-		{"GNN_GIO", 1024, 32 << 30, 1 << 40},
-		{"GNN_GIO", 256, 2 << 30, 8 << 30},
+		{"GNN_GIO", 1024, 3 << 30, 8 << 30},
+		{"GNN_GIO", 256, 799e6, 3*799e6 + memBase},
 		{"CPU", 1024, 1 << 30, 4 << 30},
 		{"GDS", 1024, 1 << 30, 4 << 30},
 	} {

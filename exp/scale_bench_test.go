@@ -60,6 +60,22 @@ func BenchmarkHalo3DStrong26MI300A1024Flow(b *testing.B) {
 	benchPoint(b, halo3DPoints(), cfg, 1024)
 }
 
+// BenchmarkHalo3DStrong26MI300A2048Flow: the same exchange on 2,048 GPUs
+// (512 nodes, four dragonfly groups joined by bundles of 181 global links),
+// where the flow model's reallocations are many (each flow ends at its own
+// picosecond) and the flows they must reach are a small part of the
+// machine (docs/network.md, "Only the flows a change can reach").
+func BenchmarkHalo3DStrong26MI300A2048Flow(b *testing.B) {
+	cfg, err := DefaultConfig("mi300a-ss11")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Network.Model, cfg.Run.Functional = "flow", false
+	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain = []int{512}, []int{26}, "strong", 1024
+	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{"HDN"}, 2
+	benchPoint(b, halo3DPoints(), cfg, 2048)
+}
+
 // BenchmarkAllreduceHierTree8192Flow: the hierarchical allreduce of 1 MiB
 // on 8,192 GPUs (1,024 nodes of h100-cx7) with the per-rail double binary
 // tree under HDN.

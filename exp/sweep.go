@@ -1,9 +1,11 @@
 package exp
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -101,31 +103,66 @@ func forEachWeighted(cfg Config, env Env, n int, weights []int, job func(i int) 
 }
 
 // memGate admits jobs while their estimated memory fits in a budget
-// beside the jobs running; a job alone is always admitted.
+// beside the jobs running; a job alone is always admitted. It hands out
+// the waiting jobs largest estimate first, and a free worker takes the
+// largest that fits rather than waiting for the next in line: a sweep's
+// largest points (64 nodes) fit the budget only one at a time, and in
+// report order they came last, one after another on one core while the
+// other stood idle; started first, each runs beside the smaller points
+// that fit with it.
 type memGate struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	budget  float64
+	workers int
+	mem     []float64
+	waiting []int // jobs not started, largest estimate first
 	inUse   float64
 	running int
 }
 
-// enter waits until need fits, and returns the cores the job may use: the
-// machine's, less one per job already running.
-func (g *memGate) enter(need float64) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for g.running > 0 && g.inUse+need > g.budget {
-		g.cond.Wait()
+func newMemGate(budget float64, workers int, mem []float64) *memGate {
+	g := &memGate{budget: budget, workers: workers, mem: mem, waiting: make([]int, len(mem))}
+	g.cond = sync.NewCond(&g.mu)
+	for i := range g.waiting {
+		g.waiting[i] = i
 	}
-	g.inUse += need
-	g.running++
-	return max(1, runtime.GOMAXPROCS(0)-(g.running-1))
+	// Stable: equal estimates keep the report order.
+	slices.SortStableFunc(g.waiting, func(a, b int) int { return cmp.Compare(mem[b], mem[a]) })
+	return g
 }
 
-func (g *memGate) leave(need float64) {
+// take waits until a waiting job fits beside those running, removes the
+// largest that does and returns it with the cores it may use: the
+// machine's, less one per other job running and one more where a free
+// worker can start a job beside it now (the first job of a sweep would
+// otherwise take every core, and its partitions compete with the job
+// that starts next); ok is false once no job is left.
+func (g *memGate) take() (job, cores int, ok bool) {
 	g.mu.Lock()
-	g.inUse -= need
+	defer g.mu.Unlock()
+	for len(g.waiting) > 0 {
+		for k, i := range g.waiting {
+			if g.running == 0 || g.inUse+g.mem[i] <= g.budget {
+				g.waiting = slices.Delete(g.waiting, k, k+1)
+				g.inUse += g.mem[i]
+				g.running++
+				others := g.running - 1
+				if g.running < g.workers && slices.ContainsFunc(g.waiting, func(j int) bool { return g.inUse+g.mem[j] <= g.budget }) {
+					others++
+				}
+				return i, max(1, runtime.GOMAXPROCS(0)-others), true
+			}
+		}
+		g.cond.Wait()
+	}
+	return 0, 0, false
+}
+
+// leave ends job i, waking the workers that wait for room.
+func (g *memGate) leave(i int) {
+	g.mu.Lock()
+	g.inUse -= g.mem[i]
 	g.running--
 	g.mu.Unlock()
 	g.cond.Broadcast()
@@ -134,7 +171,8 @@ func (g *memGate) leave(need float64) {
 // forEachGated is forEachWeighted where job i, given mem (estimated
 // bytes per job; nil: no gate), starts only while its estimate fits in
 // cfg.Run.MemBudget beside the jobs running (one that does not fit even
-// alone runs alone), and learns the cores it may use.
+// alone runs alone), largest estimate first (memGate), and learns the
+// cores it may use.
 func forEachGated(cfg Config, env Env, n int, weights []int, mem []float64, job func(i, cores int) error) error {
 	total := n
 	if weights != nil {
@@ -145,46 +183,52 @@ func forEachGated(cfg Config, env Env, n int, weights []int, mem []float64, job 
 	}
 	workers := sweepWorkers(cfg, env, n)
 	cores := coresPerRun(cfg, env, n)
-	var gate *memGate
-	if mem != nil {
-		gate = &memGate{budget: float64(cfg.Run.MemBudget)}
-		gate.cond = sync.NewCond(&gate.mu)
-	}
 	errs := make([]error, n)
 	var mu sync.Mutex
 	done := 0
-	next := make(chan int)
+	finish := func(i int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if weights != nil {
+			done += weights[i]
+		} else {
+			done++
+		}
+		if env.Progress != nil {
+			env.Progress(done, total)
+		}
+	}
 	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				c := cores
-				if gate != nil {
-					c = gate.enter(mem[i])
+	if mem != nil {
+		gate := newMemGate(float64(cfg.Run.MemBudget), workers, mem)
+		for range workers {
+			wg.Go(func() {
+				for {
+					i, c, ok := gate.take()
+					if !ok {
+						return
+					}
+					errs[i] = recoverJob(func(i int) error { return job(i, c) }, i)
+					gate.leave(i)
+					finish(i)
 				}
-				errs[i] = recoverJob(func(i int) error { return job(i, c) }, i)
-				if gate != nil {
-					gate.leave(mem[i])
+			})
+		}
+	} else {
+		next := make(chan int)
+		for range workers {
+			wg.Go(func() {
+				for i := range next {
+					errs[i] = recoverJob(func(i int) error { return job(i, cores) }, i)
+					finish(i)
 				}
-				mu.Lock()
-				if weights != nil {
-					done += weights[i]
-				} else {
-					done++
-				}
-				if env.Progress != nil {
-					env.Progress(done, total)
-				}
-				mu.Unlock()
-			}
-		}()
+			})
+		}
+		for i := range n {
+			next <- i
+		}
+		close(next)
 	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {

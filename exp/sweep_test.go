@@ -75,3 +75,49 @@ func TestForEachGatedBudget(t *testing.T) {
 		t.Errorf("the job running alone got %d cores, want %d", aloneCores, runtime.GOMAXPROCS(0))
 	}
 }
+
+// The gate starts the largest waiting job first, and a free worker takes
+// the largest job that fits beside those running instead of waiting for
+// the next in line: here job 1 (60) cannot join job 0 (60) under a budget
+// of 100, so the second worker starts job 2 (30), not nothing. Job 0,
+// started first, leaves a core to the job that starts beside it.
+func TestForEachGatedLargestThatFitsFirst(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Run.Parallel, cfg.Run.MemBudget = 2, 100
+	mem := []float64{60, 60, 30, 30, 10}
+	var mu sync.Mutex
+	var started []int
+	release := make(chan struct{})
+	firstCores := 0
+	err = forEachGated(cfg, Env{}, len(mem), nil, mem, func(i, cores int) error {
+		mu.Lock()
+		started = append(started, i)
+		if i == 0 {
+			firstCores = cores
+		}
+		n := len(started)
+		mu.Unlock()
+		if n == 1 {
+			select { // the first job holds its room until the second has started
+			case <-release:
+			case <-time.After(5 * time.Second): // a gate that waits in line
+			}
+		} else if n == 2 {
+			close(release)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The two workers record their first jobs in either order.
+	if len(started) != len(mem) || min(started[0], started[1]) != 0 || max(started[0], started[1]) != 2 {
+		t.Fatalf("start order %v; want jobs 0 (largest) and 2 (the largest that fits beside it) first", started)
+	}
+	if want := max(1, runtime.GOMAXPROCS(0)-1); firstCores != want {
+		t.Errorf("job 0 got %d cores with job 2 starting beside it, want %d", firstCores, want)
+	}
+}

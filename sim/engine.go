@@ -33,6 +33,7 @@ type Engine struct {
 	pollerPending         int
 	pollerRuns, idleEpoch uint64
 	partition             bool // one of several partitions (parallel.go): PollIdle never says frozen
+	keyMax                Time // the latest key of a skipped event (WaitNotBefore)
 }
 
 // New returns an engine at time zero whose random streams derive from seed.
@@ -183,6 +184,9 @@ func (e *Engine) runEvents(limit Time) (later bool) {
 	for !e.stopped {
 		t, ev, ok, later := e.queue.next(limit)
 		if !ok {
+			if e.keyMax > e.now && e.keyMax <= limit {
+				e.now = e.keyMax // a skipped event ran last (notbefore.go)
+			}
 			return later
 		}
 		e.now = t

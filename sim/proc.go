@@ -37,6 +37,13 @@ type Proc struct {
 	// untilSig, checked before resuming it (stillWaiting); nil otherwise.
 	until    func() bool
 	untilSig *Signal
+	// A wait begun by WaitNotBefore: the key of the event the process
+	// skipped (keySeq 0: none, or passed), the signal it waits on, and
+	// whether its wake-up ran at that key (WokeAtKey).
+	keyT    Time
+	keySeq  uint64
+	keySig  *Signal
+	keyWoke bool
 }
 
 // killed unwinds a process body when the engine shuts down.
@@ -237,6 +244,7 @@ func (p *Proc) SleepUntil(t Time) {
 
 // Wait blocks until s is notified. what names the wait for deadlock reports.
 func (p *Proc) Wait(s *Signal, what string) {
+	s.admit()
 	s.waiters = append(s.waiters, p)
 	p.block(what)
 }
@@ -282,6 +290,7 @@ func (p *Proc) stillWaiting() bool {
 	if ok {
 		return false
 	}
+	p.untilSig.admit()
 	p.untilSig.waiters = append(p.untilSig.waiters, p)
 	p.reason, p.since = reason, e.now
 	return true
@@ -306,7 +315,9 @@ func (s *Signal) Notify() {
 		return
 	}
 	for i, w := range s.waiters {
-		w.e.wake(w.e.now, w)
+		if w.keySeq == 0 || !w.e.wakeAtKey(w) {
+			w.e.wake(w.e.now, w)
+		}
 		s.waiters[i] = nil
 	}
 	s.waiters = s.waiters[:0]

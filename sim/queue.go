@@ -60,6 +60,9 @@ type eventQueue struct {
 	// dead counts the heap's cancelled entries (Engine.Cancel): their slab
 	// events have the handler cancelled.
 	dead int
+	// cur is the sequence number of the entry taken last: the event being
+	// run (Engine.runsBefore).
+	cur uint64
 }
 
 // dueEvent is an event in the current-time FIFO.
@@ -160,6 +163,7 @@ func (q *eventQueue) next(limit Time) (t Time, ev event, ok, later bool) {
 // popHeap removes the heap's earliest entry and returns its time and event.
 func (q *eventQueue) popHeap() (Time, event) {
 	k := q.heap.pop()
+	q.cur = k.seq
 	ev := q.slab[k.slot]
 	q.slab[k.slot] = event{} // drop references for the GC
 	q.free = append(q.free, k.slot)
@@ -170,6 +174,7 @@ func (q *eventQueue) popHeap() (Time, event) {
 func (q *eventQueue) popDue() (Time, event) {
 	d := &q.due[q.dueHead]
 	t, ev := d.t, d.ev
+	q.cur = d.seq
 	d.ev = event{} // drop references for the GC
 	q.dueHead++
 	if q.dueHead == len(q.due) {

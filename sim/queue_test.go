@@ -117,7 +117,9 @@ func TestRadixSplitKeepsLowest(t *testing.T) {
 		for i := range rapid.IntRange(1, 400).Draw(t, "ops") {
 			if len(ref) == 0 || rapid.IntRange(0, 2).Draw(t, "op") > 0 {
 				seq++
-				k := key{t: now + Time(rapid.Int64Range(0, 1<<12).Draw(t, "dt")), seq: seq, slot: int32(i)}
+				// Distances of every digit of the times (up to 2^52 ps).
+				dt := Time(rapid.Int64Range(0, 1<<12).Draw(t, "dt")) << rapid.IntRange(0, 40).Draw(t, "scale")
+				k := key{t: now + dt, seq: seq, slot: int32(i)}
 				r.push(k)
 				ref = append(ref, k)
 				continue

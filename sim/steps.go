@@ -156,6 +156,9 @@ func (s *Signal) Wake() {
 	}
 	s.waiters = nil // a resumed waiter may wait on s again
 	for _, w := range ws {
+		if w.keySeq != 0 && w.e.wakeAtKey(w) {
+			continue
+		}
 		w.Handle(0)
 	}
 }

@@ -145,7 +145,7 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 		// The receive slots are read once, by the step's reduction, which
 		// gives their pages back (Consume): a functional run holds the
 		// slots in flight, not a vector's worth per node.
-		nd.Mem.Scratch(base+mem.Addr(lay.recvBase), int(lay.totalSize-lay.recvBase))
+		nd.Mem.ScratchSlots(base+mem.Addr(lay.recvBase), int(lay.totalSize-lay.recvBase), int(lay.recvSlot))
 		lay.fill(nd.Mem, base, nd.Rank)
 		if !rhdRuns(im.Name) { // the two-sided ring matches messages; it reads no flags
 			lay.markFlags(nd.Mem, base, nd.Rank)

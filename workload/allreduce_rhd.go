@@ -22,8 +22,9 @@ const (
 	// two-sided implementations (host and kernel-boundary) run it as a
 	// libNBC schedule over MPI; the one-sided ones (GDS, GPU-TN, device
 	// shmem, device verbs) as the hierarchical allreduce's one-sided rhd
-	// schedule on one GPU per node (runRHDOneSided). Remote tasks do not
-	// run it (rhdRefusal).
+	// schedule on one GPU per node (runRHDOneSided); remote tasks (XTQ)
+	// as the same schedule over the remote-task transport, the halving's
+	// messages as tasks, arrivals counted per step (runRHDTasks).
 	AlgRHD = "rhd"
 )
 
@@ -32,6 +33,10 @@ const (
 // execute as such (the one-sided ones map ring steps to pre-registered
 // puts and flags laid out for the ring).
 func rhdRuns(impl string) bool { return impl == "host" || impl == "kernel-boundary" }
+
+// rhdTasks reports whether implementation impl runs algorithm rhd over
+// remote tasks (runRHDTasks).
+func rhdTasks(impl string) bool { return impl == "remote-tasks" }
 
 // rhdOneSided reports whether implementation impl runs algorithm rhd as
 // the hierarchical allreduce's one-sided schedule (runRHDOneSided).
@@ -47,7 +52,7 @@ func rhdOneSided(impl string) bool {
 // algorithm rhd.
 func RHDSupported(s strategy.Strategy) bool {
 	im, _, err := AllreduceDef().implFor(s)
-	return err == nil && (rhdRuns(im.Name) || rhdOneSided(im.Name))
+	return err == nil && (rhdRuns(im.Name) || rhdOneSided(im.Name) || rhdTasks(im.Name))
 }
 
 // RHDOneSided reports whether strategy s runs algorithm rhd as the
@@ -64,10 +69,10 @@ func RHDRefusal(s strategy.Strategy) string {
 	if err != nil {
 		return err.Error()
 	}
-	if rhdRuns(im.Name) || rhdOneSided(im.Name) {
+	if rhdRuns(im.Name) || rhdOneSided(im.Name) || rhdTasks(im.Name) {
 		return ""
 	}
-	return fmt.Sprintf("allreduce.algorithm = rhd: %s's %s allreduce counts incoming tasks and data arrivals per node, not per peer or step, which keeps only a ring's single left neighbour in order (an rhd partner of a later step can land first); use allreduce.algorithm=ring for %s", s, im.Name, s)
+	return fmt.Sprintf("allreduce.algorithm = rhd: %s's %s allreduce has no rhd form; use allreduce.algorithm=ring for %s", s, im.Name, s)
 }
 
 // AllreduceAlgPartitionable reports whether strategy s runs the allreduce
@@ -79,7 +84,7 @@ func AllreduceAlgPartitionable(s strategy.Strategy, alg string) bool {
 		return false
 	}
 	im, _, _ := AllreduceDef().implFor(s)
-	return alg != AlgRHD || rhdRuns(im.Name)
+	return alg != AlgRHD || rhdRuns(im.Name) || rhdTasks(im.Name)
 }
 
 // rhdLayout places the vector (elems float32, padded to 8 bytes) and a
@@ -204,6 +209,9 @@ func (a Allreduce) runRHD(c *cluster.Cluster, s strategy.Strategy, cfg strategy.
 	n := len(c.Nodes)
 	if rhdOneSided(impl) {
 		return a.runRHDOneSided(c, s, cfg)
+	}
+	if rhdTasks(impl) {
+		return a.runRHDTasks(c, s, cfg)
 	}
 	if !rhdRuns(impl) {
 		return AllreduceResult{}, errors.New(RHDRefusal(s))

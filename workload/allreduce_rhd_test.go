@@ -48,8 +48,6 @@ func TestRHDAllreduceCorrect(t *testing.T) {
 // blocks, one element per node and several work-groups; payload-free it
 // takes the functional time; at 32 nodes of 16 KiB it is faster than
 // their ring.
-// XTQ's remote-task allreduce refuses it with one line naming the
-// algorithm and why.
 func TestRHDOneSided(t *testing.T) {
 	for _, s := range []strategy.Strategy{strategy.GDS, strategy.GPUTN, strategy.GHNDGPU, strategy.GHNDGPUHostQ, strategy.GHNAPU, strategy.COMPNET, strategy.GNNGIO, strategy.GNNGPURDMA} {
 		if !RHDSupported(s) || RHDRefusal(s) != "" {
@@ -80,14 +78,7 @@ func TestRHDOneSided(t *testing.T) {
 			t.Errorf("%s 32 nodes 16 KiB: rhd %v (%v), ring %v: want faster", s, rhd.Time, err, ring.Time)
 		}
 	}
-	why := RHDRefusal(strategy.XTQ)
-	if RHDSupported(strategy.XTQ) || !strings.Contains(why, "rhd") || strings.Contains(why, "\n") {
-		t.Errorf("XTQ: RHDSupported %v, refusal %q", RHDSupported(strategy.XTQ), why)
-	}
-	if _, err := runRHDOn(t, strategy.XTQ, 4, 64*unit.KiB, false, 0); err == nil || err.Error() != why {
-		t.Errorf("XTQ: err = %v, want %q", err, why)
-	}
-	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.HSA} {
+	for _, s := range []strategy.Strategy{strategy.CPU, strategy.HDN, strategy.HSA, strategy.XTQ} {
 		if !RHDSupported(s) {
 			t.Errorf("%s: !RHDSupported", s)
 		}
@@ -288,6 +279,80 @@ func checkRHDSchedule(t *testing.T, l *rhdLayout) {
 		}
 		if sends != want {
 			t.Errorf("n=%d node %d: %d sends, want %d", n, i, sends, want)
+		}
+	}
+}
+
+// XTQ runs rhd over remote tasks (rhdTaskSchedule): exact sums on powers
+// of two and not (the fold-in as a task, the hand-back as a put), uneven
+// blocks, one element per node, receive resources posted up front or
+// re-posted and synced per step; payload-free it takes the functional
+// time and events; at 32 nodes of 16 KiB it is faster than its ring; a
+// partitioned run gives the sequential one's time and events.
+func TestRHDRemoteTasks(t *testing.T) {
+	run := func(n int, size unit.Bytes, functional, perRound bool) (AllreduceResult, uint64, error) {
+		t.Helper()
+		e := sim.New(1)
+		defer e.Close()
+		c, err := cluster.New(e, rhdHW(strategy.XTQ), n, functional)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := Allreduce{Size: size, WGSize: 256, CPUThreads: 8, Algorithm: AlgRHD, SyncPerRound: perRound}
+		res, err := a.Run(c, strategy.XTQ, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+		return res, e.Events(), err
+	}
+	if !RHDSupported(strategy.XTQ) || RHDOneSided(strategy.XTQ) || RHDRefusal(strategy.XTQ) != "" || !AllreduceAlgPartitionable(strategy.XTQ, AlgRHD) {
+		t.Errorf("XTQ: RHDSupported %v, one-sided %v, refusal %q", RHDSupported(strategy.XTQ), RHDOneSided(strategy.XTQ), RHDRefusal(strategy.XTQ))
+	}
+	for _, perRound := range []bool{false, true} {
+		for _, n := range []int{2, 3, 5, 6, 8, 13} {
+			for _, size := range []unit.Bytes{16*unit.KiB + 12, unit.Bytes(4 * n)} {
+				res, _, err := run(n, size, true, perRound)
+				if err != nil || !res.Verified || res.Time <= 0 {
+					t.Errorf("per round %v n=%d size=%v: verified=%v time=%v err=%v", perRound, n, size, res.Verified, res.Time, err)
+				}
+			}
+		}
+		for _, n := range []int{5, 8} {
+			fn, fe, err1 := run(n, 256*unit.KiB, true, perRound)
+			pf, pe, err2 := run(n, 256*unit.KiB, false, perRound)
+			if err1 != nil || err2 != nil || fn.Time != pf.Time || fe != pe {
+				t.Errorf("per round %v, %d nodes: functional %v, %d events (%v); payload-free %v, %d events (%v)", perRound, n, fn.Time, fe, err1, pf.Time, pe, err2)
+			}
+		}
+	}
+	ring, _ := runAllreduceOn(t, rhdHW(strategy.XTQ), strategy.XTQ, 32, 16*unit.KiB, false)
+	rhd, _, err := run(32, 16*unit.KiB, false, false)
+	t.Logf("XTQ 32 nodes 16 KiB: rhd %v, ring %v", rhd.Time, ring.Time)
+	if err != nil || rhd.Time >= ring.Time {
+		t.Errorf("XTQ 32 nodes 16 KiB: rhd %v (%v), ring %v: want faster", rhd.Time, err, ring.Time)
+	}
+	for _, n := range []int{6, 8} {
+		want, wantEv := partitionedAllreduce(t, rhdHW(strategy.XTQ), strategy.XTQ, AlgRHD, n, 0, 24*unit.KiB+8, true)
+		got, ev := partitionedAllreduce(t, rhdHW(strategy.XTQ), strategy.XTQ, AlgRHD, n, 3, 24*unit.KiB+8, true)
+		if !got.Verified || got.Time != want.Time || ev != wantEv {
+			t.Errorf("n=%d, 3 partitions: verified=%v %v, %d events; sequential %v, %d events", n, got.Verified, got.Time, ev, want.Time, wantEv)
+		}
+	}
+	// Node 0's notification queue holds the barrier's fan-in whatever
+	// nic.eq_size (the ring runs on 1-entry queues); a run that stops
+	// because a full queue lost an arrival says so.
+	for _, alg := range []string{AlgRing, AlgRHD} {
+		hw := rhdHW(strategy.XTQ)
+		hw.NIC.EQSize = 1
+		c, err := cluster.New(sim.New(1), hw, 8, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := Allreduce{Size: 64 * unit.KiB, WGSize: 256, CPUThreads: 8, Algorithm: alg}
+		_, err = a.Run(c, strategy.XTQ, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+		c.Close()
+		if alg == AlgRing && err != nil {
+			t.Errorf("ring on 1-entry event queues: %v", err)
+		}
+		if alg == AlgRHD && (err == nil || !strings.Contains(err.Error(), "were full and lost") || !strings.Contains(err.Error(), "nic.eq_size = 1")) {
+			t.Errorf("rhd on 1-entry event queues: %v, want the lost events named", err)
 		}
 	}
 }

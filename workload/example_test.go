@@ -27,8 +27,8 @@ func ExampleAllreduce_Run() {
 		fmt.Printf("%-5s %v verified=%v\n", s, r.Time, r.Verified)
 	}
 	// Output:
-	// CPU   17.440168us verified=true
-	// HDN   38.66437us verified=true
-	// GDS   35.119878us verified=true
-	// GPUTN 12.96164us verified=true
+	// CPU   17.860212us verified=true
+	// HDN   39.11437us verified=true
+	// GDS   35.487378us verified=true
+	// GPUTN 13.18664us verified=true
 }

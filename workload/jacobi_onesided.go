@@ -98,7 +98,7 @@ func (jn *jacobiNode) gdsWaitResiduals(t int) {
 // parallel: one memory latency) and publishing it in the global line.
 func (jn *jacobiNode) reduceAllToAll(wg *gpu.WG, t int) {
 	l, m := jn.l, wg.Mem()
-	wg.Sleep(wg.GPU().Spec().MissLatency())
+	wg.Sleep(wg.GPU().MissLatency())
 	v := bitsf32(m.Load64(l.ctrlAddr(jn.base, t, accLine)))
 	for p := range l.n {
 		if p != l.rankOf() {

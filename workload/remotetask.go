@@ -173,7 +173,27 @@ func runTasks(c *cluster.Cluster, g *strategy.Group) error {
 	if gerr := g.Err(); gerr != nil {
 		return gerr // a node's own error explains why the others waited
 	}
+	if err != nil {
+		if d := eqDrops(g); d != "" {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+	}
 	return err
+}
+
+// eqDrops names the first node whose remote-task event queues lost
+// events to a full queue (what a run that stopped waiting may have waited
+// for), "" when none did.
+func eqDrops(g *strategy.Group) string {
+	for _, nd := range g.Nodes {
+		if nd == nil {
+			continue
+		}
+		if rt, ok := strategy.Get[*xtq.Runtime](nd); ok && rt.Dropped() > 0 {
+			return rt.DropReport()
+		}
+	}
+	return ""
 }
 
 // remoteAllreduce is the XTQ Allreduce of the dissertation's XTQ chapter: the ring as

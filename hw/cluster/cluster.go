@@ -160,6 +160,15 @@ func (c *Cluster) buildNodes(functional bool, engineOf func(int) *sim.Engine, fa
 			NIC: nic.New(e, i, name+".nic", spec.NIC, m, link, fab, spec.Link.Payload),
 		}
 		nd.GPU.UseL2(spec.L2)
+		if spec.GPU.Mode == "apu" && spec.CPU.Cache.L3Path > 0 {
+			// The documents' APU: CPU, GPU and NIC share one coherent
+			// system directory, where the host's L3 sits (its path,
+			// cpu.cache.l3_path, is the directory's lookup). The GPU's
+			// misses and its packet processor's DMA pay the lookup
+			// (soc.dir_latency) before memory, as the NIC's coherent
+			// accesses and the host's misses do.
+			nd.GPU.UseDirectory(spec.SoC.DirLatency)
+		}
 		if c2c != nil {
 			nd.GPU.UseC2C(c2c, dram) // c2c.arrays: strategy.Setup
 			nd.CPU.UseC2C(c2c)

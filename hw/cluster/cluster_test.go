@@ -68,7 +68,7 @@ func TestNICAttachment(t *testing.T) {
 // The documents' presets: 10 wavefronts per SIMD (480 one-wavefront
 // work-groups fill 12 CUs) and a host core with 16 requests in flight and
 // no prefetcher (gem5 Ruby's sequencer), so one core streams from DRAM at
-// 16 × 64 B per DRAM latency.
+// 16 × 64 B per miss (the directory's 15 ns, then the 80 ns DRAM access).
 func TestDocumentsPresetsResidencyAndHostParallelism(t *testing.T) {
 	for _, s := range []Spec{GPUTN(), XTQ(), CompNet()} {
 		if s.GPU.WavesPerSIMD != 10 {
@@ -83,7 +83,39 @@ func TestDocumentsPresetsResidencyAndHostParallelism(t *testing.T) {
 		t.Errorf("compnet holds %d one-wavefront work-groups, want 480", wgs)
 	}
 	g := GPUTN().CPU
-	if got, want := g.CoreStreamRate(), 16*64/g.DRAMLatency.Seconds(); got != want {
+	if got, want := g.CoreStreamRate(), 16*64/(95*sim.Nanosecond).Seconds(); got != want {
 		t.Errorf("gputn core stream rate %v B/s, want %v", got, want)
+	}
+}
+
+// On the documents' APU presets the GPU's misses go through the system
+// directory that the NIC's coherent accesses and the host's misses use,
+// and pay its lookup; a dGPU's own memory, and the present-day APUs (no
+// directory modelled on their hosts either), do not.
+func TestGPUMissesThroughTheDirectory(t *testing.T) {
+	dgpu, apu := CompNet(), CompNet()
+	apu.GPU.Mode = "apu" // GHN_APU's mode on the ComP-Net preset (its NIC stays behind PCIe)
+	for _, c := range []struct {
+		name  string
+		spec  Spec
+		extra sim.Duration
+	}{
+		{"xtq", XTQ(), XTQ().SoC.DirLatency},
+		{"gputn", GPUTN(), GPUTN().SoC.DirLatency},
+		{"compnet (dGPU)", dgpu, 0},
+		{"compnet (APU)", apu, apu.SoC.DirLatency},
+		{"mi300a-ss11", MI300ASS11(), 0},
+	} {
+		cl, err := New(sim.New(1), c.spec, 1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := cl.Nodes[0].GPU
+		if want := c.spec.GPU.MissLatency() + c.extra; g.MissLatency() != want {
+			t.Errorf("%s: GPU miss %v, want %v", c.name, g.MissLatency(), want)
+		}
+		if c.extra > 0 && (c.extra != 15*sim.Nanosecond || c.spec.CPU.MissLatency() != c.spec.CPU.DRAMLatency+c.extra) {
+			t.Errorf("%s: directory lookup %v, host miss %v: want the same 15 ns lookup on both", c.name, c.extra, c.spec.CPU.MissLatency())
+		}
 	}
 }

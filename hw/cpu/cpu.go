@@ -44,27 +44,29 @@ type CPU struct {
 func (c *CPU) UseC2C(l *pcie.Link) { c.c2c = l }
 
 // WordLatency returns how long a core's load of the word at a that
-// misses its caches takes, issued now: the DRAM latency, plus the C2C
+// misses its caches takes, issued now: the miss latency (Spec.MissLatency:
+// the way to the last level that missed, then DRAM), plus the C2C
 // round trip when a lies in GPU memory beyond NVLink-C2C. Pollers that
 // model their own misses (runtime progress loops) charge it.
 func (c *CPU) WordLatency(a mem.Addr) sim.Duration {
 	if c.c2c == nil || c.mem.PoolOf(a) != mem.GPU {
-		return c.spec.DRAMLatency
+		return c.spec.MissLatency()
 	}
 	now := c.e.Now()
-	return c.c2c.Read(pcie.Down, now, mem.LineSize, false) - now + c.spec.DRAMLatency
+	return c.c2c.Read(pcie.Down, now, mem.LineSize, false) - now + c.spec.MissLatency()
 }
 
 // storeDelay returns how long after now a core's store to the word at a
-// becomes visible: the DRAM latency, or for GPU memory beyond
+// becomes visible: the miss latency (its ownership fetched through the
+// last level that missed, then DRAM), or for GPU memory beyond
 // NVLink-C2C the posted write's crossing first.
 func (c *CPU) storeDelay(a mem.Addr) sim.Duration {
 	if c.c2c == nil || c.mem.PoolOf(a) != mem.GPU {
-		return c.spec.DRAMLatency
+		return c.spec.MissLatency()
 	}
 	now := c.e.Now()
 	_, vis := c.c2c.PostedWrite(pcie.Down, now, 8)
-	return vis - now + c.spec.DRAMLatency
+	return vis - now + c.spec.MissLatency()
 }
 
 // Stats counts what the CPU's cores did.
@@ -382,8 +384,9 @@ func (t *Thread) sliceEnd(start sim.Time, n uint64) sim.Time {
 		end := max(issue, t.cpu.dram.Reserve(start, n))
 		if s.ComputeModel == ModelMLP {
 			out := s.Outstanding()
-			little := sim.FromPicoseconds(float64(lines) * float64(s.DRAMLatency) / float64(out))
-			end = max(end, start+max(s.DRAMLatency, little))
+			miss := s.MissLatency()
+			little := sim.FromPicoseconds(float64(lines) * float64(miss) / float64(out))
+			end = max(end, start+max(miss, little))
 		}
 		return end
 	}
@@ -442,7 +445,7 @@ func (t *Thread) Store(a mem.Addr, v uint64) {
 // StoreMiss is Store of any write: write runs when the store becomes
 // visible, which StoreMiss returns.
 func (t *Thread) StoreMiss(write func()) sim.Time {
-	return t.storeAfter(t.cpu.spec.DRAMLatency, write)
+	return t.storeAfter(t.cpu.spec.MissLatency(), write)
 }
 
 // storeAfter is a store that takes d from the core to visibility, kept

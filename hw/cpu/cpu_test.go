@@ -75,6 +75,52 @@ func TestWaitWordPaysAMissAfterTheWrite(t *testing.T) {
 	}
 }
 
+// A core's miss reaches memory through the level that missed: on the
+// documents' presets the system directory that holds the L3
+// (cpu.cache.l3_path), then DRAM, as the NIC's coherent access through the
+// same directory pays its lookup and then the memory; it costs more than
+// an L3 hit, whose path it shares. Where the L3's latency is a load-to-use
+// total (l3_path = 0) the DRAM latency is the whole miss. A poll that sees
+// a write, a locked RMW, a store's visibility and a cold stream all pay it.
+func TestMissPaysTheWayThroughTheDirectory(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		cache CacheSpec
+		want  sim.Duration
+	}{
+		{"directory L3 (documents' presets)", CorePairCache(), 95 * sim.Nanosecond},
+		{"load-to-use L3", HaswellCache(), 80 * sim.Nanosecond},
+	} {
+		s := spec()
+		s.Cache = c.cache
+		if got := s.MissLatency(); got != c.want {
+			t.Errorf("%s: miss %v, want %v", c.name, got, c.want)
+		}
+		if l3 := s.levelLatency(L3); s.levelLatency(DRAM) <= l3 {
+			t.Errorf("%s: a DRAM miss %v is not slower than an L3 hit %v", c.name, s.levelLatency(DRAM), l3)
+		}
+		e := sim.New(1)
+		cp := newTestCPU(e, s)
+		flag := cp.mem.AllocData(mem.Host, 8, "flag")
+		word := cp.mem.AllocData(mem.Host, 8, "word")
+		var seen, rmw, vis sim.Time
+		cp.Spawn("poller", func(th *Thread) {
+			th.WaitWord(flag, "flag", func(v uint64) bool { return v == 1 })
+			seen = th.Now()
+			th.RMW(word, 1)
+			rmw = th.Now() - seen
+			vis = th.StoreMiss(nil) - th.Now()
+		})
+		e.At(sim.Microsecond, func() { cp.mem.Store64(flag, 1) })
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if seen != sim.Microsecond+c.want || rmw != c.want || vis != c.want {
+			t.Errorf("%s: poll saw the write %v after it, RMW %v, store visible after %v; want %v each", c.name, seen-sim.Microsecond, rmw, vis, c.want)
+		}
+	}
+}
+
 func newTestCPU(e *sim.Engine, s Spec) *CPU {
 	return New(e, "cpu", s, mem.New("m", true), mem.NewServer(float64(s.DRAMBandwidth)))
 }

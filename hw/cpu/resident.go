@@ -315,7 +315,7 @@ func (s Spec) levelLatency(l Level) sim.Duration {
 	case L3:
 		return s.Freq.Cycles(float64(c.L3Latency)) + c.L3Path
 	}
-	return s.DRAMLatency
+	return s.MissLatency()
 }
 
 // regionMix looks up where the bytes of acc are for a region run by core

@@ -60,11 +60,11 @@ func TestComputeOnServesFromTheLevelHoldingTheData(t *testing.T) {
 	sp := pairSpec()
 	lines := float64(2 * n / 64)
 	out := float64(sp.Outstanding())
-	cold := sp.DRAMLatency * sim.Duration(lines/out)
+	cold := sp.MissLatency() * sim.Duration(lines/out)
 	issue := sp.Freq.Cycles(2 * n / sp.StreamBPC)
 	d := copyTimes(t, n, []int{0, 0}, nothing)
 	if d[0] != cold {
-		t.Errorf("cold copy of %d B: %v, want %v (%v lines / %v in flight × DRAM latency)", n, d[0], cold, lines, out)
+		t.Errorf("cold copy of %d B: %v, want %v (%v lines / %v in flight × the miss: directory, then DRAM)", n, d[0], cold, lines, out)
 	}
 	if want := max(issue, sp.levelLatency(L1)); d[1] != want {
 		t.Errorf("second copy on the same core: %v, want %v (L1D hits, issue-bound)", d[1], want)
@@ -92,7 +92,7 @@ func TestWriteByAnotherAgentInvalidates(t *testing.T) {
 		}
 	})
 	warm := copyTimes(t, n, []int{0, 0}, nothing)
-	half := sp.DRAMLatency * sim.Duration(float64(n/64)/float64(sp.Outstanding()))
+	half := sp.MissLatency() * sim.Duration(float64(n/64)/float64(sp.Outstanding()))
 	if d[1] <= warm[1] || d[1] >= d[0] {
 		t.Errorf("copy after the source was written: %v, want between the warm copy's %v and the cold one's %v", d[1], warm[1], d[0])
 	}

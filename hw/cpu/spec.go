@@ -25,7 +25,7 @@ type Spec struct {
 	IPC           float64   `toml:"ipc" doc:"effective instructions per cycle of runtime software (the dissertation)" src:"DEFAULT"`
 	Width         int       `toml:"width" doc:"issue width of a core (dissertation Table 5.1: 8-wide OOO); with cpu.ipc it fixes the stall cycles per instruction of runtime software, from which the CP's speed follows (0: not modelled)" src:"DOC"`
 	StreamBPC     float64   `toml:"stream_bytes_per_cycle" doc:"issue-bound streaming rate per core (load/store ports); the whole rate when cpu.compute_model = flat" src:"DEFAULT"`
-	DRAMLatency   sim.Time  `toml:"dram_latency" doc:"unloaded DRAM access latency (a poll that misses pays it; a streaming miss waits at least this)" src:"DEFAULT"`
+	DRAMLatency   sim.Time  `toml:"dram_latency" doc:"unloaded DRAM access latency, the memory's part of a core's miss: a miss pays cpu.cache.l3_path (the way to the last-level cache it missed; on the documents' presets the system directory's lookup, as the NIC's coherent access pays soc.dir_latency) and then this (a poll that misses pays both; a streaming miss waits at least both)" src:"DEFAULT"`
 	DRAMBandwidth unit.Rate `toml:"dram_bandwidth" doc:"peak DRAM bandwidth (channels × 8B × transfer rate)" src:"DEFAULT"`
 	CacheHit      sim.Time  `toml:"cache_hit" doc:"a poll that hits its cache line (unchanged word)" src:"DEFAULT"`
 
@@ -144,11 +144,22 @@ func (s Spec) Outstanding() int {
 
 // CoreStreamRate returns one core's streaming rate in bytes per second on
 // an unloaded memory: the issue bound, or under the mlp model the smaller
-// of it and Little's law, outstanding misses × line / DRAM latency.
+// of it and Little's law, outstanding misses × line / miss latency.
 func (s Spec) CoreStreamRate() float64 {
 	issue := s.StreamBPC * float64(s.Freq)
-	if s.ComputeModel == ModelFlat || s.DRAMLatency <= 0 {
+	miss := s.MissLatency()
+	if s.ComputeModel == ModelFlat || miss <= 0 {
 		return issue
 	}
-	return min(issue, float64(s.Outstanding())*float64(s.LineSize)/s.DRAMLatency.Seconds())
+	return min(issue, float64(s.Outstanding())*float64(s.LineSize)/miss.Seconds())
 }
+
+// MissLatency returns the latency of a core's access that memory serves:
+// the way to the last-level cache that missed (cpu.cache.l3_path: on the
+// documents' presets the system directory's lookup, where their L3 sits),
+// then the DRAM access, cpu.dram_latency. It is what the NIC's coherent
+// access to the same line pays through the same directory (its
+// soc.dir_latency, then the memory), and never less than an L3 hit's path.
+// Where the L3 latency is a load-to-use total (cpu.cache.l3_path = 0),
+// cpu.dram_latency is the whole miss, as before.
+func (s Spec) MissLatency() sim.Duration { return s.Cache.L3Path + s.DRAMLatency }

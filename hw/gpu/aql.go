@@ -276,8 +276,9 @@ func (s *aqlServer) Step(p *sim.Proc) bool {
 			// The CP reads the packet: the packet processor is a DMA agent
 			// of the system memory (gem5's HSA packet processor, the
 			// documents' simulator), not a client of the GPU L2, so it
-			// pays the memory access alone, no L2 lookup.
-			p.Sleep(g.spec.MemLatency)
+			// pays the memory access, no L2 lookup (and the directory's
+			// lookup before it on a node behind one: UseDirectory).
+			p.Sleep(g.dmaLat)
 			return false
 		case aqlRead:
 			s.st = aqlDecode
@@ -291,7 +292,7 @@ func (s *aqlServer) Step(p *sim.Proc) bool {
 				return false
 			}
 			s.st = aqlDecode
-			p.Sleep(g.spec.MemLatency)
+			p.Sleep(g.dmaLat)
 			return false
 		case aqlDecode:
 			var raw [AQLPacketSize]byte
@@ -334,13 +335,13 @@ func (s *aqlServer) Step(p *sim.Proc) bool {
 			}
 			g.freeRuns.Put(s.kr)
 			s.kr = nil
-			s.r.Done = p.Now() + g.spec.MemLatency
+			s.r.Done = p.Now() + g.dmaLat
 			s.st = aqlSignal
 		case aqlSignal:
 			s.st = aqlFinish
 			if s.pk.Signal != 0 {
 				s.st = aqlSignalled
-				p.Sleep(g.spec.MemLatency) // the atomic decrement at memory
+				p.Sleep(g.dmaLat) // the atomic decrement at memory
 				return false
 			}
 		case aqlSignalled:

@@ -32,6 +32,10 @@ type cline struct {
 	listed bool   // in dirtied
 	loads  uint32 // pending loads that read the copy when their latency ends (wgPhases.ldLine)
 	free   bool   // in the cache's free list
+	// skipper is the work-group whose pending load of this copy skipped
+	// its end (WG.skipLoadEnd): a store into the copy before that end
+	// would change what the load returns, so it nudges the work-group.
+	skipper *sim.Proc
 }
 
 // release offers cl, which has left the cache, for reuse unless a pending

@@ -45,7 +45,8 @@ type GPU struct {
 	dispatchName  string                   // the dispatcher's process name
 	cyc           cycleMemo                // the last Cycles conversion of VALU (spec.go)
 	dispatchDelay sim.Duration             // spec.DispatchCycles, converted once
-	missLat       sim.Duration             // spec.MissLatency(), computed once
+	missLat       sim.Duration             // spec.MissLatency() and the directory's lookup (UseDirectory), computed once
+	dmaLat        sim.Duration             // the packet processor's DMA access: spec.MemLatency and the directory's lookup
 	stores        sim.FreeList[*memStore]  // store events done with, for reuse (wg.go)
 	hostBell      sim.Duration             // a host thread's doorbell store reaching the CP (SetHostDoorbell)
 	// c2c is the chip-to-chip link to the CPU (NVLink-C2C) on nodes
@@ -55,6 +56,11 @@ type GPU struct {
 	// the workloads' arrays live there (UseHostArrays).
 	host       *mem.Server
 	hostArrays bool
+	// keepLoadEnds schedules every poll's load end (skipLoadEnd off) and
+	// skips, when set, logs the keys of the ends skipped: tests compare
+	// the two.
+	keepLoadEnds bool
+	skips        *[]sim.Time
 }
 
 // Stats counts GPU activity.
@@ -81,7 +87,8 @@ type computeUnit struct {
 // New returns a GPU using node memory m and the node's memory server dram.
 // Its command processor starts serving the queue at once.
 func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server) *GPU {
-	g := &GPU{e: e, name: name, spec: spec, mem: m, dram: dram, dispatchDelay: spec.Cycles(spec.DispatchCycles), missLat: spec.MissLatency()}
+	g := &GPU{e: e, name: name, spec: spec, mem: m, dram: dram, dispatchDelay: spec.Cycles(spec.DispatchCycles), missLat: spec.MissLatency(),
+		dmaLat: spec.MemLatency}
 	for i := range spec.CUs {
 		cu := &computeUnit{id: i, simdFree: make([]sim.Time, spec.SIMDs), l1: newCache(spec.L1Lines)}
 		if spec.L2PortBytes > 0 {
@@ -169,6 +176,29 @@ func (g *GPU) Spec() Spec { return g.spec }
 // default) charges nothing beyond the packet store's visibility. Call it
 // before the run.
 func (g *GPU) SetHostDoorbell(d sim.Duration) { g.hostBell = d }
+
+// UseDirectory puts the GPU's memory behind the node's coherent system
+// directory (an APU of the documents' presets, whose CPU, GPU and NIC share
+// one directory): every access past the L2 and every DMA access of the
+// packet processor pays the directory's lookup d before the memory access
+// (gpu.mem_latency), as the NIC's coherent access and the host core's miss
+// through the same directory do. Call it before the run.
+func (g *GPU) UseDirectory(d sim.Duration) {
+	g.missLat = g.spec.MissLatency() + d
+	g.dmaLat = g.spec.MemLatency + d
+}
+
+// MissLatency returns the latency of a GPU access that memory serves: the
+// L2 lookup, the directory's lookup on a node whose memory sits behind one
+// (UseDirectory), then gpu.mem_latency. Callers that time an access to
+// GPU-visible memory themselves (a poll loop's iterations) use it, not
+// Spec.MissLatency.
+func (g *GPU) MissLatency() sim.Duration { return g.missLat }
+
+// DMALatency returns the latency of the packet processor's DMA access to
+// memory: gpu.mem_latency, after the directory's lookup on a node behind
+// one (UseDirectory).
+func (g *GPU) DMALatency() sim.Duration { return g.dmaLat }
 
 // HostDoorbell is the latency SetHostDoorbell set.
 func (g *GPU) HostDoorbell() sim.Duration { return g.hostBell }
@@ -288,7 +318,7 @@ func (g *GPU) DispatchOp(k Kernel) (Op, *Run) {
 
 func (g *GPU) runKernel(cp *sim.Proc, r *Run) {
 	r.LaunchStart = cp.Now()
-	cp.Sleep(g.spec.MemLatency) // the CP reads the AQL packet by DMA, not through the L2 (aql.go)
+	cp.Sleep(g.dmaLat) // the CP reads the AQL packet by DMA, not through the L2 (aql.go)
 	g.execute(cp, r)
 	r.Done = cp.Now()
 	r.finished = true

@@ -130,3 +130,44 @@ func TestMemoryAccessesPassTheL2Lookup(t *testing.T) {
 		}
 	}
 }
+
+// On a node whose memory sits behind the coherent system directory (the
+// documents' APU), an access past the L2 pays the directory's lookup
+// before the memory access, as the NIC's and the host's accesses through
+// the same directory do: a word load that misses, a system-scope atomic
+// load and the packet processor's DMA read of a kernel's packet each take
+// exactly the lookup longer than without it.
+func TestDirectoryLookupBeforeMemory(t *testing.T) {
+	const dir = 15 * sim.Nanosecond
+	type times struct{ load, atomic, launch sim.Duration }
+	run := func(withDir bool) times {
+		e, g := newGPU("apu")
+		if withDir {
+			g.UseDirectory(dir)
+		}
+		a := g.Mem().AllocData(mem.Host, 8, "word")
+		var got times
+		op, r := g.DispatchOp(Kernel{Name: "k", WGs: 1, WGSize: 64, Body: func(wg *WG) {
+			t0 := wg.Now()
+			wg.Load64(a)
+			got.load = wg.Now() - t0
+			t0 = wg.Now()
+			wg.AtomicLoad64(a)
+			got.atomic = wg.Now() - t0
+		}})
+		g.Submit(op)
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		got.launch = r.BodyStart - r.LaunchStart
+		return got
+	}
+	plain, behind := run(false), run(true)
+	if behind.load-plain.load != dir || behind.atomic-plain.atomic != dir || behind.launch-plain.launch != dir {
+		t.Errorf("behind the directory: load %v, atomic %v, launch %v; without: %v, %v, %v; want each %v longer",
+			behind.load, behind.atomic, behind.launch, plain.load, plain.atomic, plain.launch, dir)
+	}
+	if s := testSpec("apu"); plain.load != s.MissLatency() {
+		t.Errorf("a missing load without the directory: %v, want %v", plain.load, s.MissLatency())
+	}
+}

@@ -200,6 +200,12 @@ type wgPhases struct {
 	ldLine                                    *cline   // the L1 copy a pending load reads
 	ldOff                                     mem.Addr // the word's offset in ldLine
 	ldAddr                                    mem.Addr // a pending uncached load's address
+	// A poll's load in flight (TryPollUntil): its condition and what it
+	// waits for, so the load may skip its end (skipLoadEnd), and whether
+	// it did.
+	until   func(uint64) bool
+	what    string
+	skipped bool
 }
 
 // TryStore64 is Store64 in steps: the first call writes the L1 copy and
@@ -361,9 +367,40 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 		w.Sleep(lat)
 		return 0, false
 	}
-	w.ph.readLater(w.cu.l1.fill(l, g.mem, nil))
-	w.Sleep(g.farLoad(a, lat))
+	cl := w.cu.l1.fill(l, g.mem, nil)
+	w.ph.readLater(cl)
+	d := g.farLoad(a, lat)
+	if w.ph.until != nil && w.skipLoadEnd(a, cl, d) {
+		return 0, false
+	}
+	w.Sleep(d)
 	return 0, false
+}
+
+// skipLoadEnd is the end of a poll's load, d from now, skipped when its
+// outcome is known (sim.Proc.WaitNotBefore): the word the load read from
+// memory into its fresh L1 copy cl fails the poll's condition, so at its
+// end the poll finds it failing, and unless the word's line is written
+// meanwhile (a watch notification) or the copy is stored into (Nudge from
+// storeL1), finds memory unchanged and waits for a write to the line. The
+// work-group then waits for that write at once. Only when it waits alone
+// on the line: with other waiters the skipped end's wait would have queued
+// behind them. It reports whether it skipped (the work-group waits).
+func (w *WG) skipLoadEnd(a mem.Addr, cl *cline, d sim.Duration) bool {
+	if cl.skipper != nil || w.g.keepLoadEnds || !w.Proc.Stepping() || w.ph.until(leUint64(cl.data[w.ph.ldOff:])) {
+		return false
+	}
+	sig := w.g.mem.WatchOnce(a)
+	if sig.Waiting() > 0 {
+		return false
+	}
+	cl.skipper = w.Proc
+	w.ph.skipped = true
+	if w.g.skips != nil {
+		*w.g.skips = append(*w.g.skips, w.Now()+d)
+	}
+	w.Proc.WaitNotBefore(sig, w.ph.what, w.Now()+d, w.g.e.ReserveSeq())
+	return true
 }
 
 // TryPollUntil is PollUntil in steps: false while it polls or waits for
@@ -371,13 +408,28 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 // (no wait pending).
 func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint64) bool) (uint64, bool) {
 	for {
+		if w.ph.skipped {
+			// Resumed from a load whose end was skipped (skipLoadEnd).
+			w.ph.skipped = false
+			w.ph.ldLine.skipper = nil
+			if !w.Proc.WokeAtKey() {
+				// Woken by the write the skipped end would have waited
+				// for: as after that wait, the load done.
+				w.ph.ldLine.loads--
+				w.ph.ldLine, w.ph.load, w.ph.poll = nil, 0, 0
+				continue
+			}
+			// At the skipped end's own time and place: it runs now.
+		}
 		if w.ph.poll == 0 {
 			if acquire && !w.tryAcquire(System) {
 				return 0, false
 			}
 			w.ph.poll = 1
 		}
+		w.ph.until, w.ph.what = cond, what
 		v, ok := w.tryLoad64(a)
+		w.ph.until = nil
 		if !ok {
 			return 0, false
 		}

@@ -135,6 +135,9 @@ func (w *WG) storeL1(a mem.Addr, v uint64) {
 	l := mem.Line(a)
 	if cl := w.cu.l1.get(l); cl != nil {
 		binary.LittleEndian.PutUint64(cl.data[a-l:], v)
+		if cl.skipper != nil {
+			cl.skipper.Nudge()
+		}
 	}
 }
 

@@ -84,10 +84,50 @@ func TestReadControlIntoMatchesRead(t *testing.T) {
 				t.Fatalf("byte %d = %d outside the returned span [%d, %d)", i, x, lo, hi)
 			}
 		}
-		// ReadControl returns that span alone (nil without control lines).
-		span, at := m.ReadControl(a, n)
-		if lo == hi && span != nil || lo < hi && (at != lo || !bytes.Equal(span, got[lo:hi])) {
-			t.Fatalf("ReadControl(%#x, %d) = %d bytes at %d, want got[%d:%d]", a, n, len(span), at, lo, hi)
+		// ReadControlRuns returns that span's control lines as increasing,
+		// separate runs (nil without control lines), and WriteRuns of them
+		// into another memory writes what Write of the span writes.
+		data, at, span, offs, lens := m.ReadControlRuns(a, n)
+		if lo == hi {
+			if data != nil {
+				t.Fatalf("ReadControlRuns(%#x, %d) = %d bytes, want none", a, n, len(data))
+			}
+			return
+		}
+		if at != lo || span != hi-lo {
+			t.Fatalf("ReadControlRuns(%#x, %d): span [%d, +%d), want [%d, %d)", a, n, at, span, lo, hi)
+		}
+		dense, k := make([]byte, span), uint64(0)
+		for i := range offs {
+			if i > 0 && offs[i] <= offs[i-1]+lens[i-1] {
+				t.Fatalf("runs %d and %d overlap or touch: %v %v", i-1, i, offs, lens)
+			}
+			copy(dense[offs[i]:offs[i]+lens[i]], data[k:k+lens[i]])
+			k += lens[i]
+		}
+		if k != uint64(len(data)) || !bytes.Equal(dense, got[lo:hi]) {
+			t.Fatalf("ReadControlRuns(%#x, %d) = runs %v %v, not got[%d:%d]", a, n, offs, lens, lo, hi)
+		}
+		// Destinations with a control word on every line: what lies
+		// between the runs is written as zeros, as Write's span writes it.
+		var w [2]*Memory
+		var d [2]Addr
+		for i := range w {
+			w[i] = New("w", false)
+			d[i] = w[i].Alloc(GPU, size, "buf")
+			for l := Addr(0); l < size; l += LineSize {
+				w[i].MarkControl(d[i]+l, 8)
+				w[i].Store64(d[i]+l, 7)
+			}
+		}
+		w1, w2, d1, d2 := w[0], w[1], d[0], d[1]
+		w1.Write(d1+Addr(a-base)+Addr(at), got[lo:hi])
+		w2.WriteRuns(d2+Addr(a-base)+Addr(at), span, offs, lens, data)
+		b1, b2 := make([]byte, size), make([]byte, size)
+		w1.Read(d1, b1)
+		w2.Read(d2, b2)
+		if !bytes.Equal(b1, b2) {
+			t.Fatalf("WriteRuns of ReadControlRuns(%#x, %d) differs from Write of its span", a, n)
 		}
 	})
 }

@@ -464,6 +464,14 @@ type region struct {
 	idx                  int // index in Memory.regions
 	name                 string
 	scratchLo, scratchHi int
+	// scratchSlot is the size of the scratch range's slots (ScratchSlots;
+	// 0: none). slotDead marks the slots consumed, one bit each, and
+	// pageDead counts the dead bytes of each page of the range that slots
+	// share, so that such a page goes back once its last slot is consumed;
+	// both are made on the first Consume.
+	scratchSlot int
+	slotDead    []uint64
+	pageDead    []uint16
 }
 
 // Access is one range an agent streams through: read, or written (a host
@@ -539,13 +547,25 @@ func (m *Memory) Release() {
 // use with the rest of the allocation, and Consume gives them back. A
 // range already backed keeps its pages until consumed. One range per
 // allocation; a later call replaces it.
-func (m *Memory) Scratch(a Addr, n int) {
+func (m *Memory) Scratch(a Addr, n int) { m.ScratchSlots(a, n, 0) }
+
+// ScratchSlots is Scratch of a range made of slots of slot bytes each,
+// back to back from a: a slot is written once, and its reader reads it
+// whole (a payload, then its trailing sequence word or padding, in any
+// order) before it consumes its data with one Consume starting at the
+// slot's first byte. Such a Consume declares the whole slot dead, so a
+// page that slots share goes back once every slot on it has been
+// consumed, not only the pages inside one slot (a GPU-TN receive slot at
+// 64 nodes is 8 KiB and a sequence word: two pages and a bit, of which
+// plain Consume gave back one). slot ≤ 0 is Scratch.
+func (m *Memory) ScratchSlots(a Addr, n, slot int) {
 	r, err := m.find(a, n)
 	if err != nil {
 		panic(err)
 	}
 	off := int(a - r.base)
 	r.scratchLo, r.scratchHi = off, off+n
+	r.scratchSlot, r.slotDead, r.pageDead = max(0, slot), nil, nil
 }
 
 // Consume declares the bytes of [a, a+n) dead: the caller has read them
@@ -553,9 +573,10 @@ func (m *Memory) Scratch(a Addr, n int) {
 // the allocation's Scratch range of a functional memory mapped outside
 // the Go heap, the pages wholly inside it go back to the system (they
 // read as zeros and fault in again when written); elsewhere, and for the
-// bytes of partial pages, nothing changes. So a functional run's memory
-// holds only the receive slots in flight, not every step's. Times and
-// results do not depend on it: the model never reads a consumed byte.
+// bytes of partial pages, nothing changes (but see ScratchSlots). So a
+// functional run's memory holds only the receive slots in flight, not
+// every step's. Times and results do not depend on it: the model never
+// reads a consumed byte.
 func (m *Memory) Consume(a Addr, n int) {
 	r, err := m.find(a, n)
 	if err != nil {
@@ -568,6 +589,10 @@ func (m *Memory) Consume(a Addr, n int) {
 	if hi <= lo {
 		return
 	}
+	if r.scratchSlot > 0 && lo == int(a-r.base) && (lo-r.scratchLo)%r.scratchSlot == 0 {
+		m.consumeSlot(r, (lo-r.scratchLo)/r.scratchSlot)
+		return
+	}
 	if len(r.snaps) > 0 { // a snapshot of the range takes its bytes first
 		r.materialize(lo, hi)
 	}
@@ -578,6 +603,66 @@ func (m *Memory) Consume(a Addr, n int) {
 		discard(r.data[lo:hi])
 		m.consumed += uint64(hi - lo)
 	}
+}
+
+// consumeSlot gives back the pages of slot k of r's scratch range that
+// no live slot shares: those wholly inside it, and a page at either end
+// once the other slots on it are dead too. A slot consumed again changes
+// nothing.
+func (m *Memory) consumeSlot(r *region, k int) {
+	if r.slotDead == nil {
+		slots := (r.scratchHi - r.scratchLo + r.scratchSlot - 1) / r.scratchSlot
+		r.slotDead = make([]uint64, (slots+63)/64)
+		first := r.scratchLo >> pageShift
+		r.pageDead = make([]uint16, (r.scratchHi-1)>>pageShift-first+1)
+	}
+	if r.slotDead[k/64]&(1<<(k%64)) != 0 {
+		return
+	}
+	r.slotDead[k/64] |= 1 << (k % 64)
+	lo := r.scratchLo + k*r.scratchSlot
+	hi := min(lo+r.scratchSlot, r.scratchHi)
+	if len(r.snaps) > 0 { // a snapshot of the slot takes its bytes first
+		r.materialize(lo, hi)
+	}
+	inLo := (lo + pageSize - 1) &^ (pageSize - 1) // the pages wholly inside
+	inHi := hi &^ (pageSize - 1)
+	if inHi <= inLo { // the slot lies within one page, or two partial ones
+		inLo, inHi = lo, lo
+	}
+	// A page the slot shares with others: its dead bytes, and the page
+	// goes with them once all are dead and it lies wholly in the range
+	// (the bytes before or after the range are not scratch).
+	share := func(plo, phi int) {
+		p := plo >> pageShift
+		i := p - r.scratchLo>>pageShift
+		r.pageDead[i] += uint16(phi - plo)
+		start := p << pageShift
+		if int(r.pageDead[i]) == pageSize && start >= r.scratchLo && start+pageSize <= r.scratchHi {
+			m.give(r, start, start+pageSize)
+		}
+	}
+	if inHi > inLo {
+		if lo < inLo {
+			share(lo, inLo)
+		}
+		m.give(r, inLo, inHi)
+		if inHi < hi {
+			share(inHi, hi)
+		}
+		return
+	}
+	for plo := lo; plo < hi; { // no whole page: one or two shared ones
+		phi := min(hi, (plo+pageSize)&^(pageSize-1))
+		share(plo, phi)
+		plo = phi
+	}
+}
+
+// give gives the pages [lo, hi) of r's data (page offsets) back.
+func (m *Memory) give(r *region, lo, hi int) {
+	discard(r.data[lo:hi])
+	m.consumed += uint64(hi - lo)
 }
 
 // Consumed returns the bytes Consume has given back to the system.
@@ -635,6 +720,26 @@ func (m *Memory) ReserveData(size uint64) Addr {
 	base := m.next
 	m.allocated += size
 	m.next = base + Addr(size) + LineSize
+	return base
+}
+
+// Gap returns the distance from a reservation (ReserveData) or an
+// allocation of size bytes to the next one: its whole lines and the guard
+// line after them.
+func Gap(size uint64) uint64 { return (max(size, 1)+LineSize-1)&^(LineSize-1) + LineSize }
+
+// ReserveSpan takes at once the addresses of count consecutive
+// ReserveData calls whose reservations, each followed by its guard line,
+// span span bytes (the sum of their Gaps), and counts them allocated, as
+// the calls would: a runtime that reserves thousands of rings places each
+// by arithmetic from the returned base instead of keeping every address.
+func (m *Memory) ReserveSpan(span uint64, count int) Addr {
+	if count < 1 || span%LineSize != 0 || span < 2*LineSize*uint64(count) {
+		panic(fmt.Sprintf("mem %s: a span of %d B for %d reservations: not whole reservations with guard lines", m.name, span, count))
+	}
+	base := m.next
+	m.allocated += span - LineSize*uint64(count)
+	m.next = base + Addr(span)
 	return base
 }
 
@@ -875,26 +980,40 @@ func (m *Memory) ReadControlInto(a Addr, dst []byte) (lo, hi int) {
 	return int(max(first, a) - a), int(min(last+LineSize, a+Addr(len(dst))) - a)
 }
 
-// ReadControl returns the bytes of the span of a payload-free range
-// [a, a+n) that its control lines cover, and where in the range the span
-// begins: nil when the range holds no control lines. Unlike
-// ReadControlInto it allocates only the span, so a payload-free transfer
-// of a large buffer with a flag at its end holds a line, not the buffer.
-// The range must be payload-free (Bytes returned nil).
-func (m *Memory) ReadControl(a Addr, n int) (data []byte, at int) {
+// ReadControlRuns returns the bytes of the control lines of a
+// payload-free range [a, a+n) (ReadControlInto without the zeros between
+// them, allocating only those bytes): the lines, each
+// clipped to the range, adjacent ones joined into one run, with each
+// run's offset from the span's start (the first line's, at in the range)
+// and length; span is the bytes from at to the last line's end. Writing
+// them with WriteRuns(dst+at, span, offs, lens, data) is Write(dst+at, d)
+// of the dense bytes d of the span: a payload-free copy of a buffer with a flag every
+// few KiB holds the flags, not the buffer between them. nil data when the
+// range holds no control lines. The range must be payload-free.
+func (m *Memory) ReadControlRuns(a Addr, n int) (data []byte, at, span int, offs, lens []uint64) {
 	r, err := m.find(a, n)
 	if err != nil {
 		panic(err)
 	}
 	lines := r.ctrlIn(a, n)
 	if len(lines) == 0 {
-		return nil, 0
+		return nil, 0, 0, nil, nil
 	}
 	first, last := lines[0].line, lines[len(lines)-1].line
 	lo, hi := max(first, a), min(last+LineSize, a+Addr(n))
-	data = make([]byte, hi-lo)
-	readLines(lines, lo, data)
-	return data, int(lo - a)
+	data = make([]byte, 0, len(lines)*LineSize)
+	for i := range lines {
+		c := &lines[i]
+		s, e := max(c.line, lo), min(c.line+LineSize, hi)
+		if k := len(offs) - 1; k >= 0 && uint64(s-lo) == offs[k]+lens[k] {
+			lens[k] += uint64(e - s)
+		} else {
+			offs, lens = append(offs, uint64(s-lo)), append(lens, uint64(e-s))
+		}
+		data = data[:len(data)+int(e-s)]
+		c.read(data[len(data)-int(e-s):], int(s-c.line))
+	}
+	return data, int(lo - a), int(hi - lo), offs, lens
 }
 
 // readLines copies the bytes of control lines into dst, which holds

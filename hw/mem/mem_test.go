@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -179,5 +180,55 @@ func TestWatchOnceForgottenAfterWrite(t *testing.T) {
 	}
 	if !r.watched.maybe(buf+4096, buf+4104) || r.watched.maybe(buf+8192, buf+8192+192) {
 		t.Fatal("the watch summary does not follow the forgotten watches")
+	}
+}
+
+// With slots (ScratchSlots), a page that slots share goes back once the
+// last of them is consumed, a slot consumed twice counts once, and the
+// pages the range shares with bytes outside it never go.
+func TestConsumeSlotsGivesBackSharedPages(t *testing.T) {
+	m := New("m", true)
+	const size = 4 << 20
+	const slot = 5000 // slots straddle pages
+	a := m.Alloc(Host, size, "buf")
+	lo := 100 // the range starts and ends inside a page
+	m.ScratchSlots(a+Addr(lo), 4*slot, slot)
+	all := m.Bytes(a, size)
+	for i := range all {
+		all[i] = byte(i%251 + 1)
+	}
+	zeroPages := func() []int {
+		var z []int
+		for p := 0; p*pageSize < size; p++ {
+			if all[p*pageSize] == 0 {
+				z = append(z, p)
+			}
+		}
+		return z
+	}
+	// Slot 0 is [100, 5100): no page wholly inside, page 0 holds bytes
+	// outside the range, page 1 is shared with slot 1.
+	m.Consume(a+Addr(lo), slot)
+	m.Consume(a+Addr(lo), slot) // again: no double count
+	if z := zeroPages(); len(z) != 0 {
+		t.Fatalf("after slot 0: pages %v given back, want none", z)
+	}
+	// Slot 1 is [5100, 10100): page 1 [4096, 8192) now all dead.
+	m.Consume(a+Addr(lo+slot), slot)
+	if z := zeroPages(); !slices.Equal(z, []int{1}) {
+		t.Fatalf("after slots 0, 1: pages %v given back, want [1]", z)
+	}
+	// Slots 2 and 3 [10100, 20100): pages 2-4 dead; page 4 [16384, 20480)
+	// holds bytes after the range and stays.
+	m.Consume(a+Addr(lo+3*slot), slot)
+	m.Consume(a+Addr(lo+2*slot), slot)
+	if z := zeroPages(); !slices.Equal(z, []int{1, 2, 3}) {
+		t.Fatalf("after every slot: pages %v given back, want [1 2 3]", z)
+	}
+	if got := m.Consumed(); got != 3*pageSize {
+		t.Errorf("Consumed = %d, want %d", got, 3*pageSize)
+	}
+	if all[lo-1] == 0 || all[lo+4*slot] == 0 {
+		t.Error("a byte outside the scratch range was given back")
 	}
 }

@@ -71,3 +71,34 @@ func TestAllocDataAtRefusesAnOverlap(t *testing.T) {
 	}()
 	m.AllocDataAt(a+64, GPU, 64, "y")
 }
+
+// TestReserveSpanIsTheReserveDataCalls: one span over a run of
+// reservations takes the addresses and counts the bytes of the calls, and
+// each reservation made later sits where the eager memory put it.
+func TestReserveSpanIsTheReserveDataCalls(t *testing.T) {
+	sizes := []uint64{4096, 4096, 16, 100, 1 << 17}
+	eager, span := New("eager", false), New("span", false)
+	eager.AllocData(GPU, 8, "before")
+	span.AllocData(GPU, 8, "before")
+	var want []Addr
+	total := uint64(0)
+	for _, s := range sizes {
+		want = append(want, eager.ReserveData(s))
+		total += Gap(s)
+	}
+	base := span.ReserveSpan(total, len(sizes))
+	at := base
+	for i, s := range sizes {
+		if at != want[i] {
+			t.Fatalf("reservation %d at %#x by Gap, want %#x", i, at, want[i])
+		}
+		span.AllocDataAt(at, GPU, s, "x")
+		at += Addr(Gap(s))
+	}
+	if span.Allocated() != eager.Allocated() {
+		t.Errorf("%d bytes allocated, want %d", span.Allocated(), eager.Allocated())
+	}
+	if a, b := span.AllocData(GPU, 8, "after"), eager.AllocData(GPU, 8, "after"); a != b {
+		t.Errorf("next allocation at %#x, want %#x", a, b)
+	}
+}

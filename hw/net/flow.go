@@ -48,11 +48,11 @@ type flow struct {
 	pos       [maxHops]int
 	hops      int
 	pair      uint64
-	wire      float64 // wire bytes of the message (payload + per-packet headers)
-	remaining float64 // wire bytes not yet sent
-	rate      float64 // bytes per ps; 0 until the first allocation
-	oldRate   float64 // rate before the current reallocation
-	last      sim.Time
+	wire      float64  // wire bytes of the message (payload + per-packet headers)
+	remaining float64  // wire bytes not yet sent
+	rate      float64  // bytes per ps; 0 until the first allocation
+	oldRate   float64  // rate before the current reallocation
+	last      sim.Time // when remaining was last brought up to date (its last rate change)
 	notBefore sim.Time
 	serial    uint64 // messages sent before it on the fabric: the order of equal completions
 	version   uint64 // bumped on every reschedule; a stale event due now carries an older one
@@ -73,6 +73,7 @@ type flowState struct {
 	heap   []*port             // scratch: water-filling's ports by share
 	stack  []*port             // scratch: the component search's ports to visit
 	step   uint64              // water-filling steps so far (port.touched)
+	check  uint64              // widen's passes so far (port.checked)
 	moved  []*port             // scratch: ports one step changed
 	resch  []*flow             // scratch: flows whose completion moves
 	keys   []uint64            // scratch: sortBySerial's keys
@@ -89,8 +90,16 @@ type flowState struct {
 	// changes × component.
 	dirty   []*port
 	pending bool
-	ports0  int32   // ports given an id so far (port.id)
-	all     []*port // the ports given an id, by id (the tests' oracle)
+	// ended and started hold the flows that ended and started since the
+	// last reallocation (see replaced).
+	ended, started []*flow
+	// fullOnly (tests) makes every reallocation water-fill, never take
+	// replaced's path: the oracle the replacement is checked against.
+	fullOnly bool
+	// replacements counts the reallocations replaced did (tests).
+	replacements int
+	ports0       int32   // ports given an id so far (port.id)
+	all          []*port // the ports given an id, by id (the tests' oracle)
 	// afterRealloc, when set (tests), runs after every reallocation.
 	afterRealloc func()
 }
@@ -143,6 +152,7 @@ func (f *Fabric) startFlow(fl *flow) {
 		fl.pos[h] = len(pt.flows)
 		pt.flows = append(pt.flows, fl)
 	}
+	fs.started = append(fs.started, fl)
 	f.changed(fl)
 }
 
@@ -172,9 +182,14 @@ type flowRealloc flowState
 func (r *flowRealloc) Handle(uint64) {
 	fs := (*flowState)(r)
 	fs.pending = false
-	fs.f.reallocate(fs.dirty)
+	if !fs.f.replaced() {
+		fs.f.reallocate(fs.dirty)
+	}
 	clear(fs.dirty)
 	fs.dirty = fs.dirty[:0]
+	clear(fs.ended)
+	clear(fs.started)
+	fs.ended, fs.started = fs.ended[:0], fs.started[:0]
 	if fs.afterRealloc != nil {
 		fs.afterRealloc()
 	}
@@ -204,6 +219,7 @@ func (fl *flow) Handle(arg uint64) {
 		fl.path[h].donePkts += uint64(max(1, (fl.p.PayloadBytes()+f.link.Payload-1)/f.link.Payload))
 		fl.path[h].doneBytes += uint64(fl.wire)
 	}
+	f.fl.ended = append(f.fl.ended, fl)
 	f.changed(fl)
 	f.deliverFlow(fl, now)
 	fs := f.fl
@@ -250,15 +266,30 @@ type flowDelivery flow
 
 func (d *flowDelivery) Handle(uint64) { d.f.receive(d.p) }
 
-// reallocate recomputes the max-min fair rates of every flow connected to
-// the given ports (through shared links) and reschedules the completions
-// of those whose rate changed, cancelling the old ones, so the engine's
-// queue holds one completion per active flow. Flows elsewhere keep their
-// rates: a start or end only moves its own component, and max-min
-// fairness decomposes over components, so the rates are bit for bit
-// those of a water-filling over every active flow (fullRates, the tests'
-// oracle) as long as ties between ports are broken by something of the
-// port's own (its id), not by its place in the component.
+// reallocate recomputes the max-min fair rates of every flow whose rate
+// the changes at the given ports can move, and reschedules the
+// completions of those whose rate changed, cancelling the old ones, so the
+// engine's queue holds one completion per active flow.
+//
+// Which flows: the search starts at the changed ports and crosses from a
+// flow to another only through a port that was a bottleneck (chosen by a
+// water-filling step) when last water-filled (port.neck). A port that the
+// water-filling never chooses changes no other port's state (its own
+// state is read by no one, and it is never the heap's minimum), so the
+// water-filling without it gives every flow the same rate to the bit; and
+// max-min fairness decomposes over the sets of flows joined by bottleneck
+// ports. The search's guess is checked after the filling: a port it did
+// not cross whose flows' rates now fill it to within slackRel of its
+// capacity (a chosen port is full to a few ulps) could be a bottleneck,
+// so it is crossed and the set filled again. The rates are thus bit for
+// bit those of a water-filling over every active flow of the machine
+// (fullRates, the tests' oracle) as long as ties between ports are broken
+// by something of the port's own (its id), not by its place in the set.
+//
+// A flow's remaining bytes are brought up to date only when its rate
+// changes (remaining -= old rate × time since the last change), so its
+// completion time depends on its own rates only, not on which other flows
+// a search happened to reach.
 func (f *Fabric) reallocate(seed []*port) {
 	fs := f.fl
 	fs.epoch++
@@ -267,21 +298,30 @@ func (f *Fabric) reallocate(seed []*port) {
 		f.collect(pt)
 	}
 	now := f.e.Now()
-	for _, fl := range fs.flows {
-		if fl.rate > 0 {
-			fl.remaining = math.Max(0, fl.remaining-fl.rate*float64(now-fl.last))
+	for done := 0; ; {
+		for _, fl := range fs.flows[done:] {
+			fl.oldRate = fl.rate
 		}
-		fl.last = now
-		fl.frozen, fl.oldRate = false, fl.rate
+		done = len(fs.flows)
+		for _, fl := range fs.flows {
+			fl.frozen = false
+		}
+		f.waterFill()
+		if !f.widen() {
+			break
+		}
 	}
-	f.waterFill()
 	// The completions move in the order the messages were sent, so that
 	// flows ending at the same picosecond end in that order, whatever the
-	// order the component was found in (which depends on which flows
-	// changed at this instant).
+	// order the set was found in (which depends on which flows changed at
+	// this instant).
 	resch := fs.resch[:0]
 	for _, fl := range fs.flows {
 		if fl.rate != fl.oldRate || fl.version == 0 {
+			if fl.oldRate > 0 {
+				fl.remaining = math.Max(0, fl.remaining-fl.oldRate*float64(now-fl.last))
+			}
+			fl.last = now
 			resch = append(resch, fl)
 		} // else its scheduled completion still holds
 	}
@@ -294,6 +334,107 @@ func (f *Fabric) reallocate(seed []*port) {
 	}
 	clear(resch)
 	fs.resch = resch[:0]
+}
+
+// maxReplaced bounds the flows that replaced matches at one instant (a
+// quadratic search; the pieces of device-shmem puts end one or two at a
+// time).
+const maxReplaced = 32
+
+// replaced handles, without water-filling, the reallocation of an instant
+// at which every flow that ended was replaced by one that started on the
+// same path (a pair's next queued piece: the device-shmem strategies'
+// 64 KiB puts, whose every end starts the next). It reports whether it did.
+//
+// Why it is exact: the water-filling's rates depend only on the multiset
+// of the flows' paths (each step gives every unfrozen flow of the port of
+// least (share, id) the same share and subtracts that one value from each
+// port it crosses, so neither the order of a port's flows nor the heap's
+// layout matters, and flows of one path freeze at the same step). A
+// replacement leaves the multiset as it was, so a water-filling would
+// compute every rate again bit for bit (and choose the same bottleneck
+// ports) and give each new flow the rate of the flow it replaces. What the
+// water-filling's reallocation does besides is done here the same way: no
+// other flow's rate changes, so none is brought up to date or moved, and
+// the flows without a completion yet (the new ones) get one, in send
+// order. TestReplacedMatchesFullReallocation runs the same traffic both
+// ways and compares every delivery.
+func (f *Fabric) replaced() bool {
+	fs := f.fl
+	n := len(fs.ended)
+	if fs.fullOnly || n == 0 || n != len(fs.started) || n > maxReplaced {
+		return false
+	}
+	// Pair each started flow with an ended one of the same path (equality
+	// of paths is an equivalence, so taking the first match finds a
+	// pairing whenever one exists).
+	for i, st := range fs.started {
+		j := i
+		for j < n && !samePath(fs.ended[j], st) {
+			j++
+		}
+		if j == n {
+			return false
+		}
+		fs.ended[i], fs.ended[j] = fs.ended[j], fs.ended[i]
+	}
+	now := f.e.Now()
+	for i, st := range fs.started {
+		st.rate = fs.ended[i].rate
+	}
+	resch := append(fs.resch[:0], fs.started...)
+	sortBySerial(resch, &fs.keys, &fs.tmp)
+	for _, fl := range resch {
+		fl.version++
+		end := now + sim.Time(math.Ceil(fl.remaining/fl.rate))
+		fl.ticket = f.e.AtHC(max(end, fl.notBefore), fl, fl.version)
+	}
+	clear(resch)
+	fs.resch = resch[:0]
+	fs.replacements++
+	return true
+}
+
+// samePath reports whether two flows cross the same ports in the same order.
+func samePath(a, b *flow) bool {
+	return a.hops == b.hops && a.path == b.path
+}
+
+// slackRel is how far below its capacity (relative) the flows of a port
+// the search did not cross must stay for the port to be certainly no
+// bottleneck: a port the water-filling chooses ends full up to the
+// rounding of its subtractions (about steps × 2⁻⁵³ of its capacity),
+// far inside this margin.
+const slackRel = 1e-6
+
+// widen checks the ports of the set's flows that the search did not cross:
+// each whose flows' rates sum to within slackRel of its capacity is
+// crossed now (it, its flows and, through bottleneck ports, theirs join
+// the set). It reports whether the set grew, so the filling must be redone.
+func (f *Fabric) widen() bool {
+	fs := f.fl
+	fs.check++
+	n, np := len(fs.flows), len(fs.ports)
+	for _, fl := range fs.flows[:n] {
+		for _, pt := range fl.path[:fl.hops] {
+			if pt.mark == fs.epoch || pt.checked == fs.check {
+				continue
+			}
+			pt.checked = fs.check
+			c := fs.cap
+			if pt.capacity > 0 {
+				c = pt.capacity
+			}
+			sum := 0.0
+			for _, g := range pt.flows {
+				sum += g.rate
+			}
+			if sum >= c*(1-slackRel) {
+				f.collect(pt)
+			}
+		}
+	}
+	return len(fs.ports) > np
 }
 
 // sortBySerial sorts flows by serial. Each key packs a serial above the
@@ -319,8 +460,8 @@ func sortBySerial(fls []*flow, keys *[]uint64, tmp *[]*flow) {
 	*keys, *tmp = k[:0], t[:0]
 }
 
-// collect adds port pt and, transitively, every flow on it and every port
-// of those flows to the component of this epoch. The search keeps its
+// collect adds port pt and, transitively, every flow on it and every
+// bottleneck port (port.neck) of those flows to the set of this epoch. The search keeps its
 // ports to visit in fs.stack and looks at a port's mark before pushing it:
 // in an all-to-all every flow's ports are already in the component when
 // the flow is reached, and a call per hop was a fifth of a run.
@@ -342,7 +483,7 @@ func (f *Fabric) collect(pt *port) {
 			fl.mark = fs.epoch
 			fs.flows = append(fs.flows, fl)
 			for _, q := range fl.path[:fl.hops] {
-				if q.mark != fs.epoch {
+				if q.mark != fs.epoch && q.neck {
 					q.mark = fs.epoch
 					stack = append(stack, q)
 				}
@@ -373,6 +514,7 @@ func (f *Fabric) waterFill() {
 		}
 		pt.unfrozen = len(pt.flows)
 		pt.heapAt = -1
+		pt.neck = false
 		if pt.unfrozen > 0 {
 			pt.share = pt.capLeft / float64(pt.unfrozen)
 			pt.heapAt = int32(len(h))
@@ -386,6 +528,7 @@ func (f *Fabric) waterFill() {
 	for left > 0 {
 		best := h[0]
 		share := best.share
+		best.neck = true
 		h = removeAt(h, 0)
 		fs.step++
 		moved := fs.moved[:0]
@@ -397,6 +540,9 @@ func (f *Fabric) waterFill() {
 			left--
 			for hp := range fl.hops {
 				pt := fl.path[hp]
+				if pt.mark != fs.epoch {
+					continue // not in the set: no bottleneck (reallocate)
+				}
 				pt.capLeft -= share
 				pt.unfrozen--
 				if pt.touched != fs.step {

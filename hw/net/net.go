@@ -70,6 +70,8 @@ type port struct {
 	share    float64 // water-filling: capLeft / unfrozen when last computed
 	id       int32   // water-filling: order among equal shares; given on first use, 1, 2, …
 	touched  uint64  // water-filling: the step that last changed it
+	neck     bool    // water-filling: chosen by a step when last filled (a bottleneck)
+	checked  uint64  // reallocate: widen's pass that last looked at it
 }
 
 // Fabric joins endpoints 0..n-1 through a topology.

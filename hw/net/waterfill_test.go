@@ -124,6 +124,15 @@ func fullRates(fs *flowState) map[*flow]float64 {
 	for i, fl := range fs.flows {
 		kept[i], fl.frozen = fl.rate, false
 	}
+	necks := make([]bool, len(fs.ports))
+	for i, pt := range fs.ports {
+		necks[i] = pt.neck
+	}
+	defer func() {
+		for i, pt := range fs.ports {
+			pt.neck = necks[i]
+		}
+	}()
 	fs.f.waterFill()
 	full := make(map[*flow]float64, len(fs.flows))
 	for i, fl := range fs.flows {

@@ -54,11 +54,11 @@ func (n *NIC) Invariants(now sim.Time) []sim.Violation {
 		bad("verbs: packets of %d message(s) dropped after an RNR NAK still expected", len(v.dropped))
 	}
 	if v := n.v; v != nil {
-		for _, q := range v.qps {
-			if q != nil && len(q.rnr.held) > 0 {
+		v.qps.each(func(q *QP) {
+			if len(q.rnr.held) > 0 {
 				bad("verbs QP %d: %d message(s) held behind one waiting for a receive WQE", q.Num, len(q.rnr.held))
 			}
-		}
+		})
 	}
 	if n.dmaOut != 0 {
 		bad("%d DMA request(s) outstanding", n.dmaOut)

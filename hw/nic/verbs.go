@@ -396,8 +396,8 @@ func (q *QP) Connect(remote int, rqpn uint32) {
 type verbs struct {
 	mrs     map[uint32]*MR
 	nextKey uint32
-	qps     []*QP
-	cqs     []*CQ
+	qps     table[QP] // by number − 1
+	cqs     table[CQ] // by number
 	runq    []*QP
 	busy    int
 	in      map[uint64]*rcIn
@@ -454,39 +454,47 @@ const MaxCQEntries = 1 << 22
 // CreateCQ makes a completion queue of entries slots at base (entries ×
 // CQESize bytes, real bytes: allocate it with AllocData).
 func (n *NIC) CreateCQ(base mem.Addr, entries int) (*CQ, error) {
-	if entries < 1 || entries > MaxCQEntries {
-		return nil, fmt.Errorf("%s: CQ of %d entries: must be in [1, %d]", n.name, entries, MaxCQEntries)
-	}
-	if !n.mem.HasData(base, entries*CQESize) {
-		return nil, fmt.Errorf("%s: CQ ring at %#x holds no bytes: allocate it with AllocData", n.name, uint64(base))
+	if err := n.checkCQ(base, entries); err != nil {
+		return nil, err
 	}
 	v := n.vs()
-	c := &CQ{Num: len(v.cqs), Base: base, Entries: entries}
-	v.cqs = append(v.cqs, c)
+	c := &CQ{Num: v.cqs.Len(), Base: base, Entries: entries}
+	v.cqs.push(c)
 	return c, nil
 }
 
-// ReserveCQ takes the number CreateCQ would give a CQ now without making
-// it: CreateCQAt makes it later (a CQ made on first use).
-func (n *NIC) ReserveCQ() int {
-	v := n.vs()
-	v.cqs = append(v.cqs, nil)
-	return len(v.cqs) - 1
+// checkCQ validates a CQ ring of entries slots at base (CreateCQ).
+func (n *NIC) checkCQ(base mem.Addr, entries int) error {
+	if entries < 1 || entries > MaxCQEntries {
+		return fmt.Errorf("%s: CQ of %d entries: must be in [1, %d]", n.name, entries, MaxCQEntries)
+	}
+	if !n.mem.HasData(base, entries*CQESize) {
+		return fmt.Errorf("%s: CQ ring at %#x holds no bytes: allocate it with AllocData", n.name, uint64(base))
+	}
+	return nil
 }
 
-// CreateCQAt makes the CQ ReserveCQ reserved as number num.
+// ReserveCQs takes count consecutive numbers CreateCQ would give CQs
+// now, without making them, and returns the first: CreateCQAt makes each
+// later (CQs made on first use).
+func (n *NIC) ReserveCQs(count int) int {
+	v := n.vs()
+	first := v.cqs.Len()
+	v.cqs.grow(count)
+	return first
+}
+
+// CreateCQAt makes the CQ ReserveCQs reserved as number num.
 func (n *NIC) CreateCQAt(num int, base mem.Addr, entries int) (*CQ, error) {
 	v := n.vs()
-	if num < 0 || num >= len(v.cqs) || v.cqs[num] != nil {
+	if num < 0 || num >= v.cqs.Len() || v.cqs.get(num) != nil {
 		return nil, fmt.Errorf("%s: CQ %d was not reserved", n.name, num)
 	}
-	last := len(v.cqs)
-	c, err := n.CreateCQ(base, entries)
-	if err != nil {
+	if err := n.checkCQ(base, entries); err != nil {
 		return nil, err
 	}
-	v.cqs = v.cqs[:last]
-	c.Num, v.cqs[num] = num, c
+	c := &CQ{Num: num, Base: base, Entries: entries}
+	v.cqs.set(num, c)
 	return c, nil
 }
 
@@ -495,8 +503,8 @@ func (n *NIC) CreateCQAt(num int, base mem.Addr, entries int) (*CQ, error) {
 // to whom, whatever the order they are made in (CreateQPAt makes each).
 func (n *NIC) ReserveQPs(count int) uint32 {
 	v := n.vs()
-	first := uint32(len(v.qps) + 1)
-	v.qps = append(v.qps, make([]*QP, count)...)
+	first := uint32(v.qps.Len() + 1)
+	v.qps.grow(count)
 	return first
 }
 
@@ -510,53 +518,60 @@ func (n *NIC) SetQPMaker(f func(num uint32)) { n.vs().makeQP = f }
 // CreateQPAt makes the QP numbered num that ReserveQPs reserved.
 func (n *NIC) CreateQPAt(num uint32, cfg QPConfig) (*QP, error) {
 	v := n.vs()
-	if num < 1 || int(num) > len(v.qps) || v.qps[num-1] != nil {
+	if num < 1 || int(num) > v.qps.Len() || v.qps.get(int(num-1)) != nil {
 		return nil, fmt.Errorf("%s: QP %d was not reserved", n.name, num)
 	}
-	last := len(v.qps)
-	q, err := n.CreateQP(cfg)
-	if err != nil {
+	if err := n.checkQP(&cfg); err != nil {
 		return nil, err
 	}
-	v.qps = v.qps[:last]
-	q.Num, v.qps[num-1] = num, q
+	q := &QP{n: n, Num: num, cfg: cfg, finished: map[uint64]wqeDone{}}
+	v.qps.set(int(num-1), q)
 	return q, nil
 }
 
 // CreateQP makes a queue pair in the init state; Connect makes it ready.
 func (n *NIC) CreateQP(cfg QPConfig) (*QP, error) {
+	if err := n.checkQP(&cfg); err != nil {
+		return nil, err
+	}
+	v := n.vs()
+	q := &QP{n: n, Num: uint32(v.qps.Len() + 1), cfg: cfg, finished: map[uint64]wqeDone{}}
+	v.qps.push(q)
+	return q, nil
+}
+
+// checkQP validates a QP's configuration (CreateQP), defaulting its
+// receive CQ to its send CQ.
+func (n *NIC) checkQP(cfg *QPConfig) error {
 	if cfg.SQEntries < 1 || cfg.SQEntries > 1<<16 {
-		return nil, fmt.Errorf("%s: send queue of %d entries: must be in [1, 65536]", n.name, cfg.SQEntries)
+		return fmt.Errorf("%s: send queue of %d entries: must be in [1, 65536]", n.name, cfg.SQEntries)
 	}
 	if cfg.SendCQ == nil {
-		return nil, fmt.Errorf("%s: QP without a send CQ", n.name)
+		return fmt.Errorf("%s: QP without a send CQ", n.name)
 	}
 	if cfg.RecvCQ == nil {
 		cfg.RecvCQ = cfg.SendCQ
 	}
 	if !n.mem.HasData(cfg.SQ, cfg.SQEntries*WQESize) || !n.mem.HasData(cfg.DBRec, 16) {
-		return nil, fmt.Errorf("%s: send ring or doorbell record holds no bytes: allocate them with AllocData", n.name)
+		return fmt.Errorf("%s: send ring or doorbell record holds no bytes: allocate them with AllocData", n.name)
 	}
 	if cfg.RQ != 0 && (cfg.RQEntries < 1 || !n.mem.HasData(cfg.RQ, cfg.RQEntries*WQESize)) {
-		return nil, fmt.Errorf("%s: receive ring of %d entries: need ≥ 1 entry with real bytes", n.name, cfg.RQEntries)
+		return fmt.Errorf("%s: receive ring of %d entries: need ≥ 1 entry with real bytes", n.name, cfg.RQEntries)
 	}
-	v := n.vs()
-	q := &QP{n: n, Num: uint32(len(v.qps) + 1), cfg: cfg, finished: map[uint64]wqeDone{}}
-	v.qps = append(v.qps, q)
-	return q, nil
+	return nil
 }
 
 // qp returns QP number num, or nil.
 func (n *NIC) qp(num uint32) *QP {
 	v := n.vs()
-	if num < 1 || int(num) > len(v.qps) {
+	if num < 1 || int(num) > v.qps.Len() {
 		return nil
 	}
-	if q := v.qps[num-1]; q != nil || v.makeQP == nil {
+	if q := v.qps.get(int(num - 1)); q != nil || v.makeQP == nil {
 		return q
 	}
 	v.makeQP(num)
-	return v.qps[num-1]
+	return v.qps.get(int(num - 1))
 }
 
 // Doorbell is a host thread's MMIO doorbell for the send queue: a posted

@@ -265,12 +265,12 @@ func (n *NIC) overrun(c *CQ) bool {
 	c.failed = true
 	v.stats.CQOverruns++
 	ev := AsyncEvent{Kind: EventCQError, At: n.e.Now(), CQ: c.Num}
-	for _, q := range v.qps {
-		if q != nil && (q.cfg.SendCQ == c || q.cfg.RecvCQ == c) {
+	v.qps.each(func(q *QP) {
+		if q.cfg.SendCQ == c || q.cfg.RecvCQ == c {
 			q.state = QPError
 			ev.QPs = append(ev.QPs, q.Num)
 		}
-	}
+	})
 	v.async = append(v.async, ev)
 	return true
 }

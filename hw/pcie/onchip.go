@@ -43,7 +43,7 @@ type SoCSpec struct {
 	// (configs/ruby/GPU_VIPER.py DirCntrl.response_latency = 30;
 	// configs/ruby/Ruby.py --ruby-clock 2GHz), the protocol of the AMD APU
 	// model the documents name.
-	DirLatency sim.Time `toml:"dir_latency" doc:"directory attachment: system-directory lookup before each coherent NIC access (then the L3/DRAM access of the memory model); 15ns = gem5 GPU_VIPER directory response latency, 30 cycles at the 2GHz Ruby clock (configs/ruby/GPU_VIPER.py)" src:"DEFAULT"`
+	DirLatency sim.Time `toml:"dir_latency" doc:"system-directory lookup before each coherent NIC access on the directory attachment (then the L3/DRAM access of the memory model), and before each access past the GPU L2 and each packet-processor DMA of an APU-mode GPU on the documents' presets, whose host L3 sits in the same directory (cpu.cache.l3_path); 15ns = gem5 GPU_VIPER directory response latency, 30 cycles at the 2GHz Ruby clock (configs/ruby/GPU_VIPER.py)" src:"DEFAULT"`
 }
 
 // DefaultSoC returns the APU presets' on-chip attachment.

@@ -165,8 +165,9 @@ func (t *transfer) start() {
 	var pks []*packet
 	for off := uint64(0); off < t.n || (t.n == 0 && off == 0); off += chunk {
 		n := min(chunk, t.n-off)
-		data, at := t.read(off, n)
-		pks = append(pks, &packet{from: t.from, to: t.to, n: unit.Bytes(n), tr: t, off: off, data: data, dataAt: at})
+		pk := &packet{from: t.from, to: t.to, n: unit.Bytes(n), tr: t, off: off}
+		t.read(pk, off, n)
+		pks = append(pks, pk)
 		if t.n == 0 {
 			break
 		}
@@ -177,23 +178,28 @@ func (t *transfer) start() {
 	}
 }
 
-// read returns the bytes of [src+off, +n) when the transfer starts, and
-// where in the range they begin: all of them from a functional source;
-// from a payload-free one only the span of its control lines (nil when it
-// has none), so a payload-free transfer carries no payload.
-func (t *transfer) read(off, n uint64) (data []byte, at uint64) {
+// read gives pk the bytes of [src+off, +n) when the transfer starts:
+// all of them from a functional source; from a payload-free one only its
+// control lines, as runs over their span (none when it has none), so a
+// payload-free transfer carries no payload, nor the zeros between flags
+// (a staging slot holds the flags of every piece that uses it: with the
+// zeros between them a large piece's put held most of the piece).
+func (t *transfer) read(pk *packet, off, n uint64) {
 	a := t.src + mem.Addr(off)
 	if n == 0 {
-		return nil, 0
+		return
 	}
 	if b := t.srcMem.Bytes(a, int(n)); b != nil {
-		return append([]byte(nil), b...), 0
+		pk.data = append([]byte(nil), b...)
+		return
 	}
 	if !t.srcMem.HasData(a, int(n)) {
-		return nil, 0
+		return
 	}
-	b, lo := t.srcMem.ReadControl(a, int(n))
-	return b, uint64(lo)
+	data, at, span, offs, lens := t.srcMem.ReadControlRuns(a, int(n))
+	if data != nil {
+		pk.data, pk.dataAt, pk.span, pk.offs, pk.lens = data, uint64(at), uint64(span), offs, lens
+	}
 }
 
 // land writes a packet's bytes at the destination and ends the transfer
@@ -201,7 +207,10 @@ func (t *transfer) read(off, n uint64) (data []byte, at uint64) {
 func (t *transfer) land(pk *packet) {
 	if pk.n > 0 {
 		at := t.dst + mem.Addr(pk.off)
-		if pk.data != nil {
+		switch {
+		case pk.offs != nil:
+			t.dstMem.WriteRuns(at+mem.Addr(pk.dataAt), int(pk.span), pk.offs, pk.lens, pk.data)
+		case pk.data != nil:
 			t.dstMem.Write(at+mem.Addr(pk.dataAt), pk.data)
 		}
 		t.dstMem.Touch(at, int(pk.n))
@@ -219,7 +228,11 @@ type packet struct {
 	off      uint64 // where in the transfer the packet's bytes start
 	data     []byte // the bytes it carries, from dataAt on (nil: none kept)
 	dataAt   uint64
-	arrive   func()
+	// A payload-free source's control lines: data holds runs at offs
+	// (from dataAt) of lens bytes over span bytes, zeros between.
+	span       uint64
+	offs, lens []uint64
+	arrive     func()
 }
 
 func (pk *packet) Route() (src, dst int)    { return pk.from, pk.to }

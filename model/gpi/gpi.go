@@ -321,7 +321,7 @@ func waitLines(wg *gpu.WG, m *mem.Memory, base mem.Addr, num int) {
 		wg.Wait(m.Watch(base), "gpi notification")
 		return
 	}
-	wg.Sleep(wg.GPU().Spec().MissLatency())
+	wg.Sleep(wg.GPU().MissLatency())
 }
 
 // NotifyReset is gaspi_notify_reset: a system-scope store of 0 to the
@@ -470,7 +470,7 @@ func (h *Host) NotifyWaitsome(first, num int) (int, uint64, error) {
 		if oneLine {
 			h.t.Wait(m.Watch(base), "gpi notification")
 		}
-		h.t.Sleep(h.t.CPU().Spec().DRAMLatency)
+		h.t.Sleep(h.t.CPU().Spec().MissLatency())
 		if !oneLine && p.PollRound(h.t.Contended()) { // (a waiter for the core may find work)
 			return 0, 0, fmt.Errorf("gpi: notify_waitsome [%d, +%d) on rank %d: %w", first, num, h.rank, p.Engine().PollDeadlock())
 		}

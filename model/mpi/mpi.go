@@ -337,7 +337,7 @@ func (c *Comm) progressOne() {
 		default:
 			c.t.Wait(c.eq.Signal(), c.eqWaitLabel())
 		}
-		c.t.Sleep(c.t.CPU().Spec().DRAMLatency) // the poll that sees the new event misses
+		c.t.Sleep(c.t.CPU().Spec().MissLatency()) // the poll that sees the new event misses
 		ev, ok = c.eq.Get()
 	}
 	c.handle(ev)

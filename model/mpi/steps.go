@@ -274,7 +274,7 @@ func (c *Comm) beginPoll() {
 }
 
 func (c *Comm) beginMiss() {
-	c.t.BeginSleep(c.t.CPU().Spec().DRAMLatency)
+	c.t.BeginSleep(c.t.CPU().Spec().MissLatency())
 	c.call.stage = stMiss
 }
 

@@ -23,6 +23,15 @@ type TaskSetup struct {
 	Tasks   uint64
 	// StepInstr is the host's dispatch cost of a round (sw.nbc_step).
 	StepInstr int
+	// StepSignals, when set, are for schedules whose partner changes from
+	// step to step (recursive halving-doubling), where counting arrivals
+	// per node would take a later step's partner, landing first, for the
+	// awaited one. Syncs and data arrivals then carry their op's step
+	// (tag Step+1) and are awaited per step; the task of step s names
+	// kernel index Kernel+s, which every node registered with a completion
+	// signal of its own, StepSignals[s] (1 until that step's incoming task
+	// ran, then 0), the signal TaskWait of step s waits on.
+	StepSignals []mem.Addr
 }
 
 // overTasks runs schedules over a remote-task runtime (XTQ or HSA):
@@ -34,8 +43,9 @@ type TaskSetup struct {
 //   - XtqPut is a task whose kernel combines the data at the peer;
 //     TaskPost re-posts the receive buffer; TaskWait waits on the signal.
 //
-// Syncs and arrivals are counted per node, not per peer: the ring's
-// schedules receive each from one neighbour. It is a StepTransport (and
+// Syncs and arrivals are counted per node, not per peer, when each comes
+// from one neighbour (the ring's schedules), else per step
+// (TaskSetup.StepSignals). It is a StepTransport (and
 // StepTaskTransport): Wait runs its progress loop as steps of the host
 // thread (the runtime's Begin*/Try forms, model/xtq/steps.go).
 type overTasks struct {
@@ -59,6 +69,8 @@ func OverTasks(rt *xtq.Runtime, ts TaskSetup) TaskTransport {
 type taskReq struct {
 	o    *overTasks
 	ch   int
+	tag  uint64   // notifications: counted with this tag only (0: all)
+	sig  mem.Addr // the signal (ch < 0)
 	n    uint64
 	what string
 }
@@ -69,9 +81,9 @@ func (r *taskReq) Done() bool {
 	case r.o == nil:
 		return true
 	case r.ch >= 0:
-		return r.o.rt.Notified(r.ch) >= r.n
+		return r.o.rt.NotifiedTag(r.ch, r.tag) >= r.n
 	default:
-		return r.o.rt.Host().CPU().Mem().Load64(r.o.ts.Signal) <= r.n
+		return r.o.rt.Host().CPU().Mem().Load64(r.sig) <= r.n
 	}
 }
 
@@ -81,18 +93,18 @@ func (r *taskReq) below(v uint64) bool { return v <= r.n }
 // wait blocks the host until the request holds.
 func (r *taskReq) wait() {
 	if r.ch >= 0 {
-		r.o.rt.WaitNotify(r.ch, r.n, r.what)
+		r.o.rt.WaitNotifyTag(r.ch, r.tag, r.n, r.what)
 	} else {
-		r.o.rt.SignalWait(r.o.ts.Signal, r.what, r.below)
+		r.o.rt.SignalWait(r.sig, r.what, r.below)
 	}
 }
 
 // beginWait starts wait as steps.
 func (r *taskReq) beginWait() {
 	if r.ch >= 0 {
-		r.o.rt.BeginWaitNotify(r.ch, r.n, r.what)
+		r.o.rt.BeginWaitNotifyTag(r.ch, r.tag, r.n, r.what)
 	} else {
-		r.o.rt.BeginSignalWait(r.o.ts.Signal, r.what, r.below)
+		r.o.rt.BeginSignalWait(r.sig, r.what, r.below)
 	}
 }
 
@@ -103,11 +115,22 @@ func (o *overTasks) track(r *taskReq) Request {
 	return r
 }
 
+// perStep reports whether arrivals are counted per step.
+func (o *overTasks) perStep() bool { return o.ts.StepSignals != nil }
+
+// tag is the tag op's messages carry (0: none).
+func (o *overTasks) tag(op Op) uint64 {
+	if !o.perStep() {
+		return 0
+	}
+	return uint64(op.Step) + 1
+}
+
 func (o *overTasks) Isend(op Op) (Request, error) {
 	if op.Len == 0 {
-		o.rt.Notify(op.Peer, xtq.ChanSync)
+		o.rt.NotifyTag(op.Peer, xtq.ChanSync, o.tag(op))
 	} else {
-		o.rt.PutData(op.Peer, op.Addr, op.Len, op.Offset)
+		o.rt.PutDataTag(op.Peer, op.Addr, op.Len, op.Offset, o.tag(op))
 	}
 	return doneReq, nil
 }
@@ -115,9 +138,9 @@ func (o *overTasks) Isend(op Op) (Request, error) {
 // BeginIsend starts Isend as steps.
 func (o *overTasks) BeginIsend(op Op) (Request, error) {
 	if op.Len == 0 {
-		o.rt.BeginNotify(op.Peer, xtq.ChanSync)
+		o.rt.BeginNotifyTag(op.Peer, xtq.ChanSync, o.tag(op))
 	} else {
-		o.rt.BeginPutData(op.Peer, op.Addr, op.Len, op.Offset)
+		o.rt.BeginPutDataTag(op.Peer, op.Addr, op.Len, op.Offset, o.tag(op))
 	}
 	return doneReq, nil
 }
@@ -127,6 +150,9 @@ func (o *overTasks) Irecv(op Op) (Request, error) {
 	what := fmt.Sprintf("data of step %d", op.Step)
 	if op.Len == 0 {
 		ch, want, what = xtq.ChanSync, &o.syncs, fmt.Sprintf("resource-ready sync of step %d", op.Step)
+	}
+	if o.perStep() { // one message per (channel, step)
+		return o.track(&taskReq{o: o, ch: ch, tag: o.tag(op), n: 1, what: what}), nil
 	}
 	*want++
 	return o.track(&taskReq{o: o, ch: ch, n: *want, what: what}), nil
@@ -162,7 +188,11 @@ func (o *overTasks) BeginTask(op Op) (Request, error) {
 func (o *overTasks) xtqTask(op Op) xtq.Task {
 	grid, wg := o.ts.Grid(op.Len)
 	o.args = [4]uint64{0, 0, op.Offset, op.Len}
-	return xtq.Task{Target: op.Peer, Kernel: o.ts.Kernel, Queue: o.ts.Queue, Grid: grid, WGSize: wg,
+	k := o.ts.Kernel
+	if o.perStep() {
+		k += uint64(op.Step)
+	}
+	return xtq.Task{Target: op.Peer, Kernel: k, Queue: o.ts.Queue, Grid: grid, WGSize: wg,
 		Args: o.args[:], Payload: op.Addr, PayloadLen: op.Len}
 }
 
@@ -171,11 +201,18 @@ func (o *overTasks) taskWait(op Op) (Request, error) {
 	if op.Kind != TaskWait {
 		return nil, fmt.Errorf("nbc: %s is not a remote-task op", op.Kind)
 	}
+	what := fmt.Sprintf("incoming task of step %d", op.Step)
+	if o.perStep() {
+		if op.Step < 0 || op.Step >= len(o.ts.StepSignals) {
+			return nil, fmt.Errorf("nbc: task wait of step %d: the node has signals for steps 0..%d", op.Step, len(o.ts.StepSignals)-1)
+		}
+		return o.track(&taskReq{o: o, ch: -1, sig: o.ts.StepSignals[op.Step], what: what}), nil
+	}
 	o.tasks++
 	if o.tasks > o.ts.Tasks {
 		return nil, fmt.Errorf("nbc: task wait %d of a node that expects %d tasks", o.tasks, o.ts.Tasks)
 	}
-	return o.track(&taskReq{o: o, ch: -1, n: o.ts.Tasks - o.tasks, what: fmt.Sprintf("incoming task of step %d", op.Step)}), nil
+	return o.track(&taskReq{o: o, ch: -1, sig: o.ts.Signal, n: o.ts.Tasks - o.tasks, what: what}), nil
 }
 
 // Poll counts the notifications that arrived, without blocking.

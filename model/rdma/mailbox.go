@@ -61,6 +61,6 @@ func (mb *Mailbox) Wait(what string) nic.Event {
 			continue
 		}
 		t.WaitUntil(mb.eq.Signal(), what, func() bool { return mb.eq.Len() > 0 })
-		t.Sleep(t.CPU().Spec().DRAMLatency)
+		t.Sleep(t.CPU().Spec().MissLatency())
 	}
 }

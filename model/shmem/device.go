@@ -62,6 +62,9 @@ type Team struct {
 	// templater writes. A flag of its own, not a look at every PE's
 	// backend: PEs of other partitions may be setting theirs up at once.
 	connected atomic.Bool
+	// keys is the last list of every PE's heap rkey a GIO PE took when it
+	// connected (heapKeys), guarded by mu and never written once made.
+	keys []uint32
 }
 
 // NewTeam returns the team of npes PEs.

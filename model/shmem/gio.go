@@ -60,14 +60,15 @@ type gioBackend struct {
 	// PE touches no other PE's memory, NIC or GPU during the run (its
 	// engine may be another partition's). Init takes the PE's QP numbers
 	// (2 × sets × (npes − 1) from qpBase, gio numbering below); reserve
-	// reserves their memory in the order PEs 0, 1, … connecting one after
-	// another would have: own holds, by set × PE, this PE's side of its
-	// connections (CQ and QP), ends, by PE × set, the remote ends of other
-	// PEs' connections to it, made when their first packet arrives
-	// (makeEnd).
+	// reserves their memory, one block from resBase, laid out as PEs 0, 1,
+	// … connecting one after another would have placed it, and their CQ
+	// numbers from cqBase: this PE's side of its connections (CQ and QP,
+	// ownRes) and the remote ends of other PEs' connections to it (endRes,
+	// made when their first packet arrives, makeEnd) are computed from
+	// their index, not stored.
 	qpBase   uint32
-	own      []gioRes
-	ends     []verbs.QPRes
+	resBase  mem.Addr
+	cqBase   int
 	reserved bool
 	// cand marks, by context × PE, the QPs that may have a slot to
 	// template: every QP at first, cleared when the templater finds the
@@ -90,7 +91,8 @@ type gioBackend struct {
 	// closed form templates: while closed holds none has changed (a
 	// registration after any PE connected ends the closed form on every
 	// PE), and reading them here spares the templater a chain of cache
-	// misses into the peer's runtime per slot.
+	// misses into the peer's runtime per slot. Shared by the PEs that
+	// connected with the same keys (Team.heapKeys), never written.
 	keys     []uint32
 	ops      []tmplOp
 	opsHead  int
@@ -122,12 +124,61 @@ type GIOStats struct {
 // gioCtx is one QP set: a QP to every other PE and their CQs, owned by
 // one context (queue) or shared by several (shmem.gio.qps_per_peer).
 type gioCtx struct {
-	b         *gioBackend
-	q         int
-	qps       []*verbs.QP // by PE (nil for this PE)
-	cqs       []*verbs.CQ // by PE: one CQ per (context, PE), as ROC_SHMEM's GPU-IB backend
-	templated []uint64    // per PE: slots whose template is visible
-	res       []gioRes    // per PE: the connection reserved (connect), made by qp
+	b     *gioBackend
+	q     int
+	conns gioConns // by PE: the connections made (none to this PE)
+	// templated counts, per PE, the slots whose template is visible. It
+	// is the one per-PE word every QP needs (the templater fills the QPs
+	// nobody posts to as well); 32 bits, as the closed form's writes
+	// number their slots: a QP would need 2^32 posts, tens of billions of
+	// events, to pass it.
+	templated []uint32
+}
+
+// gioConn is a connection of a context to a PE, made on first use: its
+// QP and its CQ (one CQ per (context, PE), as ROC_SHMEM's GPU-IB backend).
+type gioConn struct {
+	qp *verbs.QP
+	cq *verbs.CQ
+}
+
+// gioConns holds a context's connections by PE in chunks made when a
+// connection in them is: a ring or an rhd connects to a few PEs of
+// thousands.
+type gioConns []*[gioChunk]gioConn
+
+const gioChunk = 16
+
+// get returns the connection to pe, or nil if none of its chunk is made.
+func (t gioConns) get(pe int) *gioConn {
+	if c := t[pe/gioChunk]; c != nil {
+		return &c[pe%gioChunk]
+	}
+	return nil
+}
+
+// make returns the connection slot of pe, making its chunk.
+func (t gioConns) make(pe int) *gioConn {
+	c := t[pe/gioChunk]
+	if c == nil {
+		c = new([gioChunk]gioConn)
+		t[pe/gioChunk] = c
+	}
+	return &c[pe%gioChunk]
+}
+
+// each calls f with every made connection in PE order.
+func (t gioConns) each(f func(pe int, c *gioConn)) {
+	for i, ch := range t {
+		if ch == nil {
+			continue
+		}
+		for k := range ch {
+			if ch[k].qp != nil {
+				f(i*gioChunk+k, &ch[k])
+			}
+		}
+	}
 }
 
 // gioChan is one context (a work-group's queue) on its QP set: where its
@@ -140,31 +191,29 @@ type gioChan struct {
 	last []uint64 // shared set only: by PE
 }
 
-// gioRes is this PE's side of a connection, reserved: its CQ and its QP.
-type gioRes struct {
-	cq verbs.CQRes
-	qa verbs.QPRes
-}
-
 // qp returns the context's QP to pe, making the connection reserved for
 // it on first use (nil for this PE).
 func (c *gioCtx) qp(pe int) (*verbs.QP, error) {
-	if qp := c.qps[pe]; qp != nil || pe == c.b.dev.pe {
-		return qp, nil
+	if cn := c.conns.get(pe); cn != nil && cn.qp != nil || pe == c.b.dev.pe {
+		if cn == nil {
+			return nil, nil
+		}
+		return cn.qp, nil
 	}
 	b := c.b
 	depth := b.vn.Spec().QPDepth
-	r := &c.res[pe]
-	cq, err := b.vn.MakeCQ(r.cq, depth, mem.GPU)
+	rcq, rqp := b.ownRes(c.q, pe)
+	cq, err := b.vn.MakeCQ(rcq, depth, mem.GPU)
 	if err != nil {
 		return nil, err
 	}
 	rb := b.dev.rt.team.devs[pe].backend.(*gioBackend)
-	qa, err := b.vn.MakeConnected(r.qa, verbs.Place{QP: mem.GPU}, cq, depth, pe, rb.endNum(b.dev.pe, c.q))
+	qa, err := b.vn.MakeConnected(rqp, verbs.Place{QP: mem.GPU}, cq, depth, pe, rb.endNum(b.dev.pe, c.q))
 	if err != nil {
 		return nil, err
 	}
-	c.cqs[pe], c.qps[pe] = cq, qa
+	cn := c.conns.make(pe)
+	cn.cq, cn.qp = cq, qa
 	i := c.q*b.dev.npes + pe
 	qa.OnRetire(func() {
 		b.cand[i/64] |= 1 << (i % 64)
@@ -257,45 +306,55 @@ func (b *gioBackend) endOf(num uint32) (j, q int, ok bool) {
 }
 
 // reserve reserves, once, the memory of every connection this PE takes
-// part in (own and ends), in the numbering's order, and maps it
-// L2-uncacheable: where PEs 0, 1, … connecting in turn would have put it.
-// A connection's memory, QPs and CQ are made when first used (gioCtx.qp,
-// makeEnd): most are never posted to, and a QP's state is about 10 KiB.
+// part in (its own CQs and QPs and the remote ends of the others'), as
+// one block where PEs 0, 1, … connecting in turn would have put them,
+// and maps the block L2-uncacheable in one range (between its rings lie
+// only their guard lines, which nothing touches). A connection's memory,
+// QPs and CQ are made when first used (gioCtx.qp, makeEnd): most are
+// never posted to, and a QP's state is about 10 KiB. The block's layout,
+// in the numbering's order: the ends of PEs below this one (QPSpan each,
+// by PE × set), this PE's connections (a CQ, then its QP, by set × PE),
+// the ends of PEs above it.
 func (b *gioBackend) reserve() {
 	if b.reserved {
 		return
 	}
 	b.reserved = true
+	sets, n := len(b.ctxs), b.dev.npes
+	depth := b.vn.Spec().QPDepth
+	conns := sets * (n - 1)
+	b.resBase, b.cqBase = b.vn.ReserveBlock(2*conns, depth, conns, depth)
+	if conns > 0 {
+		span := 2*uint64(conns)*verbs.QPSpan(depth) + uint64(conns)*verbs.CQSpan(depth)
+		b.uncache(b.resBase, span-mem.LineSize) // the last guard line is not the block's
+	}
+}
+
+// endRes returns the reserved remote end of PE j's connection for set q.
+func (b *gioBackend) endRes(j, q int) verbs.QPRes {
 	p, sets, n := b.dev.pe, len(b.ctxs), b.dev.npes
 	depth := b.vn.Spec().QPDepth
-	b.own = make([]gioRes, sets*n)
-	b.ends = make([]verbs.QPRes, n*sets)
-	qp := func(num uint32) verbs.QPRes {
-		r := b.vn.ReserveQPAs(depth, num)
-		for _, a := range verbs.ReservedAreas(r, depth) {
-			b.uncache(a.Addr, a.Size)
-		}
-		return r
+	qs := verbs.QPSpan(depth)
+	a := b.resBase + mem.Addr(uint64(j*sets+q)*qs)
+	if j > p {
+		own := uint64(sets*(n-1)) * (verbs.CQSpan(depth) + qs)
+		a = b.resBase + mem.Addr(uint64((j-1)*sets+q)*qs+own)
 	}
-	for j := range n {
-		if j != p {
-			for q := range sets {
-				b.ends[j*sets+q] = qp(b.endNum(j, q))
-			}
-			continue
-		}
-		for q := range sets {
-			for pe := range n {
-				if pe == p {
-					continue
-				}
-				r := &b.own[q*n+pe]
-				r.cq = b.vn.ReserveCQ(depth)
-				b.uncache(r.cq.Base(), uint64(depth)*nic.CQESize)
-				r.qa = qp(b.ownNum(q, pe))
-			}
-		}
+	return verbs.QPAt(a, b.endNum(j, q))
+}
+
+// ownRes returns this PE's reserved CQ and QP of set q to PE pe.
+func (b *gioBackend) ownRes(q, pe int) (verbs.CQRes, verbs.QPRes) {
+	p, n := b.dev.pe, b.dev.npes
+	depth := b.vn.Spec().QPDepth
+	qs, cs := verbs.QPSpan(depth), verbs.CQSpan(depth)
+	pe1 := pe
+	if pe > p {
+		pe1--
 	}
+	m := q*(n-1) + pe1
+	cq := b.resBase + mem.Addr(uint64(p*len(b.ctxs))*qs+uint64(m)*(cs+qs))
+	return verbs.CQAt(cq, b.cqBase+m), verbs.QPAt(cq+mem.Addr(cs), b.ownNum(q, pe))
 }
 
 // makeEnd makes the remote end numbered num of another PE's connection,
@@ -313,7 +372,7 @@ func (b *gioBackend) makeEnd(num uint32) {
 		return // not a GIO peer: the packet fails as one to an unknown QP
 	}
 	depth := b.vn.Spec().QPDepth
-	if _, err := b.vn.MakeConnected(b.ends[j*len(b.ctxs)+q], verbs.Place{QP: mem.GPU}, b.passive, depth, j, rj.ownNum(q, b.dev.pe)); err != nil {
+	if _, err := b.vn.MakeConnected(b.endRes(j, q), verbs.Place{QP: mem.GPU}, b.passive, depth, j, rj.ownNum(q, b.dev.pe)); err != nil {
 		panic(fmt.Sprintf("gio: PE %d: the reserved end of PE %d's connection: %v", b.dev.pe, j, err))
 	}
 }
@@ -363,8 +422,7 @@ func (b *gioBackend) connect() error {
 	b.reserve()
 	d.rt.team.connected.Store(true)
 	for q := range b.ctxs {
-		b.ctxs[q] = &gioCtx{b: b, q: q, qps: make([]*verbs.QP, d.npes), cqs: make([]*verbs.CQ, d.npes), templated: make([]uint64, d.npes),
-			res: b.own[q*d.npes : (q+1)*d.npes]}
+		b.ctxs[q] = &gioCtx{b: b, q: q, conns: make(gioConns, (d.npes+gioChunk-1)/gioChunk), templated: make([]uint32, d.npes)}
 	}
 	b.cand = make([]uint64, (len(b.ctxs)*d.npes+63)/64)
 	for i := range len(b.ctxs) * d.npes {
@@ -374,7 +432,7 @@ func (b *gioBackend) connect() error {
 	n := d.rt.node
 	b.closed = b.closedOK()
 	if b.closed {
-		b.keys = peerHeapKeys(d.rt.team.devs)
+		b.keys = d.rt.team.heapKeys()
 	}
 	b.tmpl = n.CPU.Spawn("gio-template", b.template)
 	b.tmpl.SetDaemon()
@@ -407,11 +465,11 @@ func (b *gioBackend) template(t *cpu.Thread) {
 			if err != nil {
 				panic(fmt.Sprintf("gio: PE %d context %d: a reserved connection to PE %d: %v", b.dev.pe, c.q, pe, err))
 			}
-			if qp != nil && c.templated[pe] < qp.Completed()+uint64(qp.Depth()) {
+			if qp != nil && uint64(c.templated[pe]) < qp.Completed()+uint64(qp.Depth()) {
 				b.templateSlot(t, c, pe, qp)
 				did = true
 			}
-			if qp == nil || c.templated[pe] >= qp.Completed()+uint64(qp.Depth()) {
+			if qp == nil || uint64(c.templated[pe]) >= qp.Completed()+uint64(qp.Depth()) {
 				b.cand[i/64] &^= 1 << (i % 64) // full: a consumed completion marks it again
 			}
 		}
@@ -449,7 +507,7 @@ func (b *gioBackend) nextCand(i int) int {
 // PCIe posted writes into GPU memory.
 func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP) {
 	t.Instr(b.spec.TemplateInstr)
-	k := c.templated[pe]
+	k := uint64(c.templated[pe])
 	rb := b.dev.rt.team.devs[pe].backend.(*gioBackend)
 	w := nic.WQE{QPN: qp.Num()}
 	if rb.heap != nil {
@@ -485,11 +543,7 @@ func (b *gioBackend) Stop() Report {
 		if c == nil {
 			continue
 		}
-		for _, qp := range c.qps {
-			if qp != nil {
-				b.stats.Fields += qp.Stats().Fields
-			}
-		}
+		c.conns.each(func(_ int, cn *gioConn) { b.stats.Fields += cn.qp.Stats().Fields })
 	}
 	return Report{GIO: b.stats}
 }
@@ -624,7 +678,7 @@ func (ch *gioChan) lkey(a mem.Addr, n uint64) uint32 {
 func (ch *gioChan) local(r *Request, remote mem.Addr) error {
 	m := ch.c.b.dev.heap.mem
 	wg := ch.wg
-	wg.Sleep(wg.GPU().Spec().MissLatency())
+	wg.Sleep(wg.GPU().MissLatency())
 	switch r.Op {
 	case OpPut:
 		buf := make([]byte, r.Len)
@@ -689,11 +743,11 @@ func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 	g := wg.GPU().Spec()
 	wg.Sleep(g.Cycles(g.L2Cycles)) // claim the slot: device-scope atomic on the producer index
 	k := qp.Posted()
-	if c.templated[pe] <= k {
+	if uint64(c.templated[pe]) <= k {
 		b.stats.TemplateStalls++
 		t0 := wg.Now()
 		b.work.Notify()
-		wg.WaitUntil(&b.work, "gio: template of the next slot", func() bool { return c.templated[pe] > k })
+		wg.WaitUntil(&b.work, "gio: template of the next slot", func() bool { return uint64(c.templated[pe]) > k })
 		b.stats.StallTime += wg.Now() - t0
 	}
 	if err := qp.PostFields(wg, w, []int{0, 1, 2, 3}); err != nil {
@@ -743,7 +797,7 @@ func (ch *gioChan) waitOwn(qp *verbs.QP, pe int) error {
 // waitDone polls qp's CQ (the caller holding its poll turn, or the post
 // turn while it waits for a free slot) until n WQEs of qp have completed.
 func (ch *gioChan) waitDone(qp *verbs.QP, pe int, n uint64) error {
-	e, ok := ch.c.cqs[pe].WaitDone(ch.wg, qp, n)
+	e, ok := ch.c.conns.get(pe).cq.WaitDone(ch.wg, qp, n)
 	ch.c.b.work.Notify() // slots freed: more templating
 	if !ok {
 		return fmt.Errorf("%w: GIO work request on QP %d completed with %v", ErrFailed, e.QPN, e.Status)
@@ -757,14 +811,17 @@ func (ch *gioChan) wait(qp *verbs.QP) error { return ch.waitKeep(qp, 0) }
 func (ch *gioChan) waitKeep(qp *verbs.QP, keep uint64) error {
 	c := ch.c
 	var cq *verbs.CQ
-	if pe := qp.PeerRank(); pe < len(c.qps) && c.qps[pe] == qp {
-		cq = c.cqs[pe]
-	} else {
-		for pe, q := range c.qps {
-			if q == qp {
-				cq = c.cqs[pe]
-			}
+	if pe := qp.PeerRank(); pe >= 0 && pe < c.b.dev.npes {
+		if cn := c.conns.get(pe); cn != nil && cn.qp == qp {
+			cq = cn.cq
 		}
+	}
+	if cq == nil {
+		c.conns.each(func(_ int, cn *gioConn) {
+			if cn.qp == qp {
+				cq = cn.cq
+			}
+		})
 	}
 	e, ok := cq.WaitQP(ch.wg, qp, keep)
 	c.b.work.Notify() // slots freed: more templating
@@ -774,19 +831,33 @@ func (ch *gioChan) waitKeep(qp *verbs.QP, keep uint64) error {
 	return nil
 }
 
-// quiet completes every WQE the context issued.
+// quiet completes every WQE the context issued, in PE order. A
+// connection not yet made has nothing outstanding: it gets only wait's
+// notification of the templater, once per run of them (a second
+// notification with nothing run in between finds no waiter).
 func (ch *gioChan) quiet() error {
 	c := ch.c
-	for pe, qp := range c.qps {
-		switch {
-		case qp != nil:
-			if err := ch.waitOwn(qp, pe); err != nil {
-				return err
-			}
-		case pe != c.b.dev.pe:
-			c.b.work.Notify() // a connection not yet made has nothing outstanding: wait's notification only
+	me, npes := c.b.dev.pe, c.b.dev.npes
+	next := 0 // the first PE not yet visited
+	unmade := func(to int) {
+		// PEs next … to−1 have no connection: notify if one is not this PE.
+		if to-next > 1 || to-next == 1 && next != me {
+			c.b.work.Notify()
 		}
 	}
+	var err error
+	c.conns.each(func(pe int, cn *gioConn) {
+		if err != nil {
+			return
+		}
+		unmade(pe)
+		next = pe + 1
+		err = ch.waitOwn(cn.qp, pe)
+	})
+	if err != nil {
+		return err
+	}
+	unmade(npes)
 	ch.wg.Acquire(gpu.System)
 	return nil
 }

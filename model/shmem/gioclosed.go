@@ -109,7 +109,7 @@ func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int) {
 	j := i
 	for ; j >= 0 && (stop < 0 || j < stop); j = b.nextCand(j + 1) {
 		c, pe := b.ctxs[j/npes], j%npes
-		if pe == d.pe || c.templated[pe] >= depth { // full (an unposted QP completes nothing)
+		if pe == d.pe || uint64(c.templated[pe]) >= depth { // full (an unposted QP completes nothing)
 			b.cand[j/64] &^= 1 << (j % 64)
 			continue
 		}
@@ -132,7 +132,7 @@ func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int) {
 		b.stats.Templates++
 		made++
 		cur = sf2
-		if c.templated[pe] >= depth {
+		if uint64(c.templated[pe]) >= depth {
 			b.cand[j/64] &^= 1 << (j % 64)
 		}
 	}
@@ -241,7 +241,7 @@ func (b *gioBackend) materialize(c *gioCtx, pe, i int) {
 	}
 	e := b.eng()
 	now := e.Now()
-	total := c.templated[pe]
+	total := uint64(c.templated[pe])
 	seen := make([]bool, total)
 	for k := b.opsHead; k < len(b.ops); k++ {
 		op := &b.ops[k]
@@ -313,6 +313,33 @@ func exposedAfterConnect(devs []*Device, pe int, key uint32, now sim.Time) {
 			}
 		}
 	}
+}
+
+// heapKeys returns each PE's current heap rkey (peerHeapKeys) in a slice
+// nobody writes, shared by the PEs that see the same keys when they
+// connect: every PE that connects before a registration changes one, all
+// of them at thousands of PEs, where a copy each was a word per pair.
+func (t *Team) heapKeys() []uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if k := t.keys; len(k) == len(t.devs) {
+		same := true
+		for pe, d := range t.devs {
+			var key uint32
+			if rb, ok := d.backend.(*gioBackend); ok && rb.heap != nil {
+				key = rb.heap.Key
+			}
+			if key != k[pe] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return k
+		}
+	}
+	t.keys = peerHeapKeys(t.devs)
+	return t.keys
 }
 
 // peerHeapKeys returns each PE's current heap rkey (0 before its first

@@ -125,11 +125,14 @@ func (s *Stream) enqueue(instr int, o op, p any) {
 // charge is the host building one packet (instr instructions), reserving
 // its slot (the write index's read-modify-write, then the room check's load
 // of the read index the CP advances: a miss, after the locked add, which no
-// later load passes) and ringing the doorbell: an uncached store that
-// leaves the core once the packet's store is visible (the memory latency)
-// and reaches the CP the GPU's host-doorbell latency later (on an APU node
-// an on-chip MMIO store, soc.mmio_latency), giving it one queue entry: the
-// next pending operation.
+// later load passes), storing the packet (a host store, visible after the
+// host's miss latency and after the thread's earlier stores, as HSA's
+// HostEnqueue stores it; not the GPU's memory latency, which no host store
+// pays) and ringing the doorbell: an uncached store that leaves the core
+// once the packet's store is visible and reaches the CP the GPU's
+// host-doorbell latency later (on an APU node an on-chip MMIO store,
+// soc.mmio_latency), giving it one queue entry: the next pending
+// operation.
 func (s *Stream) charge(instr int) {
 	defer s.t.Span("stream enqueue", s.t.Now())
 	s.t.Instr(instr)
@@ -142,7 +145,8 @@ func (s *Stream) charge(instr int) {
 	}
 	s.t.Load(s.readIndex)
 	s.ops++
-	s.t.Engine().After(s.g.Spec().MemLatency+s.g.HostDoorbell(), s.submit)
+	s.t.StoreMiss(nil)
+	s.t.StoreUncached(s.g.HostDoorbell(), s.submit)
 }
 
 // run is the CP reaching the oldest pending operation: the doorbells of
@@ -297,7 +301,7 @@ func (s *Stream) WaitValue(a mem.Addr, what string, cond func(uint64) bool) {
 // memory latency, then, until cond holds, a re-read at every poll tick.
 func (s *Stream) waitValue(cp *sim.Proc, a mem.Addr, what string, cond func(uint64) bool) {
 	m := s.g.Mem()
-	lat, poll := s.g.Spec().MemLatency, s.g.Spec().WaitPoll
+	lat, poll := s.g.DMALatency(), s.g.Spec().WaitPoll
 	start := cp.Now()
 	cp.Sleep(lat)
 	if cond(m.Load64(a)) {

@@ -102,14 +102,25 @@ func TestLaunchPathAndWaitModes(t *testing.T) {
 	spec := cluster.GPUTN().CPU
 	enq, seen, run, other := launchAndWait(t, cost.WaitPoll)
 	// The launch: 300 instructions at IPC 2, 4 GHz (37.5 ns), the queue
-	// reserve's RMW miss and the room check's read-index miss (80 ns each).
-	if want := spec.Instr(300) + 2*spec.DRAMLatency; enq != want {
+	// reserve's RMW miss and the room check's read-index miss (95 ns
+	// each: the directory, then DRAM).
+	if want := spec.Instr(300) + 2*spec.MissLatency(); enq != want {
 		t.Errorf("enqueue took %v, want %v (sw.kernel_launch + the write index RMW + the read index load)", enq, want)
+	}
+	// The doorbell leaves once the packet's store is visible (a host store:
+	// the host's miss, not the GPU's memory latency) and reaches the CP
+	// the host-doorbell latency later.
+	gs := cluster.GPUTN().GPU
+	if gs.MemLatency == spec.MissLatency() {
+		t.Fatalf("preset gputn: gpu.mem_latency = the host's miss %v; the check below cannot tell them apart", gs.MemLatency)
+	}
+	if want := enq + spec.MissLatency() + cluster.GPUTN().SoC.MMIOLatency; run.LaunchStart != want {
+		t.Errorf("the CP took the packet at %v, want %v (the packet's host store, then the doorbell)", run.LaunchStart, want)
 	}
 	// Polling: the host sees the signal one miss after it is written; the
 	// other thread on its core runs only after the host is done.
-	if seen != run.Done+spec.DRAMLatency {
-		t.Errorf("polling host saw completion at %v, want %v", seen, run.Done+spec.DRAMLatency)
+	if seen != run.Done+spec.MissLatency() {
+		t.Errorf("polling host saw completion at %v, want %v", seen, run.Done+spec.MissLatency())
 	}
 	if other < seen+20*sim.Microsecond {
 		t.Errorf("with the host polling, the other thread ended at %v, before the host (%v) + its 20us", other, seen)

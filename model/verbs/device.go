@@ -280,7 +280,7 @@ func (c *CQ) idle(wg *gpu.WG, k uint64, what string) bool {
 		wg.Wait(c.node.mem.Watch(c.nq.SlotAddr(k)), what)
 	}
 	g := wg.GPU().Spec()
-	per := g.MissLatency() // one AtomicLoad64: the L2 lookup, then memory
+	per := wg.GPU().MissLatency() // one AtomicLoad64: the L2 lookup, then memory
 	if c.node.spec.PollInvalidate {
 		per += g.Cycles(g.L1InvCycles)
 	}
@@ -419,7 +419,7 @@ func (s *Scanner) Wait(wg *gpu.WG, keep uint64) (bad nic.CQE, ok bool) {
 				t1 := wg.Now()
 				wg.Wait(c.node.mem.Watch(c.nq.SlotAddr(s.cursor)), "CQE (collaborative)")
 				g := wg.GPU().Spec()
-				per := g.MissLatency() + g.Cycles(g.ScalarCycles*4)
+				per := wg.GPU().MissLatency() + g.Cycles(g.ScalarCycles*4)
 				n := max(1, (wg.Now()-t1+per-1)/per) - 1
 				wg.SleepUntil(t1 + n*per)
 				c.Loads += uint64(n)

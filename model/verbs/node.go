@@ -143,23 +143,55 @@ func (q *QP) PostFields(wg *gpu.WG, w nic.WQE, dynamic []int) error {
 	return nil
 }
 
-// CQRes is a CQ reserved on a node (ReserveCQ): its ring's address and
-// its number, made by MakeCQ.
+// CQRes is a CQ reserved on a node (ReserveBlock, CQAt): its ring's
+// address and its number, made by MakeCQ.
 type CQRes struct {
 	base mem.Addr
 	num  int32
 }
 
-// ReserveCQ reserves what NewCQ(entries, pool) would make now, its ring's
-// address and its number, and counts its bytes, without making it: a CQ
-// made on first use (MakeCQ) with every later allocation and number where
-// it would have been.
-func (n *Node) ReserveCQ(entries int) CQRes {
-	base := n.mem.ReserveData(uint64(entries) * nic.CQESize)
-	n.footprint += uint64(entries) * nic.CQESize
-	n.cqBytes += uint64(entries) * nic.CQESize
-	return CQRes{base: base, num: int32(n.nic.ReserveCQ())}
+// CQSpan returns the bytes a CQ of entries takes in a reserved block
+// (ReserveBlock): its ring and the guard line after it, where NewCQ would
+// put the next allocation.
+func CQSpan(entries int) uint64 { return mem.Gap(uint64(entries) * nic.CQESize) }
+
+// QPSpan returns the bytes a QP of depth takes in a reserved block: its
+// send ring, receive ring and doorbell record, each with the guard line
+// after it, as newQP allocates them.
+func QPSpan(depth int) uint64 {
+	ring := uint64(depth) * nic.WQESize
+	return 2*mem.Gap(ring) + mem.Gap(16)
 }
+
+// ReserveBlock reserves, in one range from the returned base, the memory
+// of qps QPs of depth and cqs CQs of cqEntries that consecutive newQP and
+// NewCQ calls would allocate now, in whatever order the caller places
+// them (QPSpan and CQSpan apart), counting their bytes, and cqs
+// consecutive CQ numbers from firstCQ; QPAt and CQAt name one, made on
+// first use by MakeConnected and MakeCQ with every later allocation and
+// number where it would have been. A runtime that reserves a connection
+// to every peer (GIO) keeps two numbers for all of them, not an address
+// per ring.
+func (n *Node) ReserveBlock(qps, depth, cqs, cqEntries int) (base mem.Addr, firstCQ int) {
+	if qps+cqs == 0 {
+		return 0, n.nic.ReserveCQs(0) // nothing to place
+	}
+	ring := uint64(depth) * nic.WQESize
+	span := uint64(qps)*QPSpan(depth) + uint64(cqs)*CQSpan(cqEntries)
+	base = n.mem.ReserveSpan(span, 3*qps+cqs)
+	qb, cb := uint64(qps)*(2*ring+16), uint64(cqs)*uint64(cqEntries)*nic.CQESize
+	n.footprint += qb + cb
+	n.qpBytes += qb
+	n.cqBytes += cb
+	return base, n.nic.ReserveCQs(cqs)
+}
+
+// CQAt names the CQ reserved (ReserveBlock) at base with number num.
+func CQAt(base mem.Addr, num int) CQRes { return CQRes{base: base, num: int32(num)} }
+
+// QPAt names the QP reserved (ReserveBlock) at sq, its send ring, with
+// number num (one of the numbers ReserveQPNumbers took).
+func QPAt(sq mem.Addr, num uint32) QPRes { return QPRes{sq: sq, num: num} }
 
 // MakeCQ makes the CQ r reserved.
 func (n *Node) MakeCQ(r CQRes, entries int, pool mem.Pool) (*CQ, error) {
@@ -171,7 +203,7 @@ func (n *Node) MakeCQ(r CQRes, entries int, pool mem.Pool) (*CQ, error) {
 	return &CQ{node: n, nq: nq, pool: pool, qps: map[uint32]*QP{}}, nil
 }
 
-// QPRes is a QP reserved on a node (ReserveQPAs): its rings' and doorbell
+// QPRes is a QP reserved on a node (ReserveBlock, QPAt): its rings' and doorbell
 // record's addresses and its number, made by MakeConnected.
 type QPRes struct {
 	sq  mem.Addr
@@ -179,24 +211,8 @@ type QPRes struct {
 }
 
 // ReserveQPNumbers takes count consecutive QP numbers (nic.NIC.ReserveQPs)
-// and returns the first: ReserveQPAs gives them to QPs later.
+// and returns the first: QPAt gives them to reserved QPs.
 func (n *Node) ReserveQPNumbers(count int) uint32 { return n.nic.ReserveQPs(count) }
-
-// ReserveQPAs reserves what newQP(depth) would make now, numbered num
-// (one of the numbers ReserveQPNumbers took): the send ring, the receive
-// ring and the doorbell record (their addresses in that order, as one
-// reservation each), counting their bytes; MakeConnected makes it.
-func (n *Node) ReserveQPAs(depth int, num uint32) QPRes {
-	ring := uint64(depth) * nic.WQESize
-	sq := n.mem.ReserveData(ring)
-	if rq := n.mem.ReserveData(ring); rq != sq+qpGap(ring) {
-		panic(fmt.Sprintf("verbs: node %d: a reserved receive ring at %#x, not after its send ring", n.Rank, uint64(rq)))
-	}
-	n.mem.ReserveData(16)
-	n.footprint += 2*ring + 16
-	n.qpBytes += 2*ring + 16
-	return QPRes{sq: sq, num: num}
-}
 
 // Num returns the reserved QP's number.
 func (r QPRes) Num() uint32 { return r.num }
@@ -220,20 +236,14 @@ func (n *Node) MakeConnected(r QPRes, p Place, cq *CQ, depth, remote int, rqpn u
 // before they were made (nic.NIC.SetQPMaker).
 func (n *Node) SetQPMaker(f func(num uint32)) { n.nic.SetQPMaker(f) }
 
-// qpGap is the distance from one reservation of size bytes to the next:
-// whole lines and a guard line (mem.Memory.ReserveData).
-func qpGap(size uint64) mem.Addr {
-	return mem.Addr((size+mem.LineSize-1)&^(mem.LineSize-1)) + mem.LineSize
-}
-
 // makeQP makes the QP r reserved.
 func (n *Node) makeQP(r QPRes, p Place, cq *CQ, depth int) (*QP, error) {
 	if cq == nil || cq.node != n {
 		return nil, fmt.Errorf("node %d: QP needs a CQ of the same node", n.Rank)
 	}
 	ring := uint64(depth) * nic.WQESize
-	sq, rq := r.sq, r.sq+qpGap(ring)
-	dbr := rq + qpGap(ring)
+	sq, rq := r.sq, r.sq+mem.Addr(mem.Gap(ring))
+	dbr := rq + mem.Addr(mem.Gap(ring))
 	n.mem.AllocDataAt(sq, p.QP, ring, "sq")
 	n.mem.AllocDataAt(rq, p.QP, ring, "rq")
 	n.mem.AllocDataAt(dbr, p.QP, 16, "dbr")
@@ -245,13 +255,6 @@ func (n *Node) makeQP(r QPRes, p Place, cq *CQ, depth int) (*QP, error) {
 		shadow: make([][][nic.WQEWords]uint64, (depth+shadowChunk-1)/shadowChunk)}
 	cq.qps[nq.Num] = q
 	return q, nil
-}
-
-// ReservedAreas returns the areas (QP.Areas) of the QP r reserves.
-func ReservedAreas(r QPRes, depth int) []Area {
-	ring := uint64(depth) * nic.WQESize
-	rq := r.sq + qpGap(ring)
-	return []Area{{r.sq, ring}, {rq, ring}, {rq + qpGap(ring), 16}}
 }
 
 // Base returns the address of the reserved CQ's ring.

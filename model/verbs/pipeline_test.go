@@ -11,9 +11,9 @@ import (
 )
 
 // A CQ poll is a loop of loads: from host memory every iteration is the
-// GPU's load pipeline plus a PCIe round trip of its link (the read takes
-// the place of the GPU's memory access) through the PCIe switch, from GPU
-// memory a memory-latency load. A large write keeps the poller looping; the loads it makes and the time
+// GPU's L2 lookup plus a PCIe round trip of its link (the read takes the
+// place of the GPU's memory access past the L2) through the PCIe switch,
+// from GPU memory the lookup and the memory access. A large write keeps the poller looping; the loads it makes and the time
 // it waits agree with one round trip (resp. one memory latency) per
 // iteration, and the CQE is seen at most one iteration after it landed.
 func TestCQPollCostsARoundTripPerLoad(t *testing.T) {
@@ -35,8 +35,9 @@ func TestCQPollCostsARoundTripPerLoad(t *testing.T) {
 			ps := r.c.Nodes[0].GPULink.Spec()
 			per := r.c.Nodes[0].GPU.Spec().MissLatency()
 			if loc == "host" {
-				per = r.c.Nodes[0].GPU.Spec().MemLatency
-				// The GPU's load pipeline, then 2L + o + 64 B at the
+				gs := r.c.Nodes[0].GPU.Spec()
+				per = gs.Cycles(gs.L2Cycles)
+				// The GPU's L2 lookup, then 2L + o + 64 B at the
 				// link's rate: the non-posted read, crossing the PCIe
 				// switch to the root complex and back.
 				per += 2*ps.Latency + 2*ps.SwitchLatency + ps.Overhead + sim.FromPicoseconds(64*ps.Bandwidth.PerByte())

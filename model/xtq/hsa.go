@@ -11,7 +11,7 @@ import (
 // serveHSA is the HSA target's progress thread: it polls the task event
 // queue and turns every arrived task into an AQL dispatch.
 func (s *state) serveHSA(t *cpu.Thread) {
-	lat := t.CPU().Spec().DRAMLatency
+	lat := t.CPU().Spec().MissLatency()
 	for {
 		ev, ok := s.taskEQ.Get()
 		for !ok {
@@ -130,7 +130,7 @@ func HostEnqueue(t *cpu.Thread, q Queue, pk gpu.AQLPacket, bell sim.Duration) si
 // hostEnqueueBytes is HostEnqueue of an encoded packet (either kind).
 func hostEnqueueBytes(t *cpu.Thread, q Queue, b [gpu.AQLPacketSize]byte, bell sim.Duration) sim.Time {
 	m := t.CPU().Mem()
-	lat := t.CPU().Spec().DRAMLatency
+	lat := t.CPU().Spec().MissLatency()
 	w := t.RMW(q.WriteIndex(), 1)
 	// The room check loads the read index the CP advances (a miss: the
 	// CP's write took the line), after the locked add, which no later load

@@ -63,6 +63,7 @@ type call struct {
 	length uint64
 	off    uint64
 	total  uint64
+	tag    uint64
 	what   string
 	sig    mem.Addr
 	cond   func(uint64) bool
@@ -87,13 +88,22 @@ func (r *Runtime) BeginPut(t Task) error {
 }
 
 // BeginNotify starts Notify(peer, ch) as steps.
-func (r *Runtime) BeginNotify(peer, ch int) {
-	r.call = call{kind: callNotify, peer: peer, ch: ch}
+func (r *Runtime) BeginNotify(peer, ch int) { r.BeginNotifyTag(peer, ch, 0) }
+
+// BeginNotifyTag starts NotifyTag(peer, ch, tag) as steps.
+func (r *Runtime) BeginNotifyTag(peer, ch int, tag uint64) {
+	r.call = call{kind: callNotify, peer: peer, ch: ch, tag: tag}
 }
 
 // BeginPutData starts PutData(peer, src, length, remoteOffset) as steps.
 func (r *Runtime) BeginPutData(peer int, src mem.Addr, length, remoteOffset uint64) {
-	r.call = call{kind: callPutData, peer: peer, src: src, length: length, off: remoteOffset}
+	r.BeginPutDataTag(peer, src, length, remoteOffset, 0)
+}
+
+// BeginPutDataTag starts PutDataTag(peer, src, length, remoteOffset, tag)
+// as steps.
+func (r *Runtime) BeginPutDataTag(peer int, src mem.Addr, length, remoteOffset, tag uint64) {
+	r.call = call{kind: callPutData, peer: peer, src: src, length: length, off: remoteOffset, tag: tag}
 }
 
 // BeginPostBuffer starts PostBuffer(buf, size) as steps.
@@ -103,7 +113,12 @@ func (r *Runtime) BeginPostBuffer(buf mem.Addr, size uint64) {
 
 // BeginWaitNotify starts WaitNotify(ch, total, what) as steps.
 func (r *Runtime) BeginWaitNotify(ch int, total uint64, what string) {
-	r.call = call{kind: callWaitNotify, ch: ch, total: total, what: what}
+	r.BeginWaitNotifyTag(ch, 0, total, what)
+}
+
+// BeginWaitNotifyTag starts WaitNotifyTag(ch, tag, total, what) as steps.
+func (r *Runtime) BeginWaitNotifyTag(ch int, tag, total uint64, what string) {
+	r.call = call{kind: callWaitNotify, ch: ch, tag: tag, total: total, what: what}
 }
 
 // BeginSignalWait starts SignalWait(sig, what, cond) as steps.
@@ -223,9 +238,9 @@ func (r *Runtime) tryDoorbell() bool {
 		k.stage = stEnd
 		if k.kind == callNotify {
 			r.stats.Notifies++
-			r.nic.Doorbell(t.Proc, r.notifyCommand(k.peer, k.ch))
+			r.nic.Doorbell(t.Proc, r.notifyCommand(k.peer, k.ch, k.tag))
 		} else {
-			r.nic.Doorbell(t.Proc, r.putDataCommand(k.peer, k.src, k.length, k.off))
+			r.nic.Doorbell(t.Proc, r.putDataCommand(k.peer, k.src, k.length, k.off, k.tag))
 		}
 		if t.Waited() {
 			return false
@@ -266,15 +281,13 @@ func (r *Runtime) tryWaitNotify() bool {
 			if !t.Try() {
 				return false
 			}
-			if k.ev.Type == nic.EventPut && k.ev.MatchBits < channels {
-				r.notes[k.ev.MatchBits]++
-			}
+			r.count(k.ev)
 			k.stage = stEnd
 		case stWait:
 			if !t.Try() {
 				return false
 			}
-			t.BeginSleep(t.CPU().Spec().DRAMLatency) // the poll that sees the new event misses
+			t.BeginSleep(t.CPU().Spec().MissLatency()) // the poll that sees the new event misses
 			k.stage = stMiss
 		case stMiss:
 			if !t.Try() {
@@ -288,7 +301,7 @@ func (r *Runtime) tryWaitNotify() bool {
 				k.stage = stDispatch
 				continue
 			}
-			if r.notes[k.ch] >= k.total {
+			if r.NotifiedTag(k.ch, k.tag) >= k.total {
 				r.span("wait ", k.what, k.start)
 				return true
 			}
@@ -323,7 +336,7 @@ func (r *Runtime) trySignalWait() bool {
 			if !t.Try() {
 				return false
 			}
-			t.BeginSleep(t.CPU().Spec().DRAMLatency)
+			t.BeginSleep(t.CPU().Spec().MissLatency())
 			k.stage = stMiss
 		}
 	}
@@ -383,16 +396,17 @@ func (r *Runtime) hsaGather(t Task, args mem.Addr) nic.GatherPut {
 		CmdLen: 8 * uint64(len(t.Args)), Payload: t.Payload, PayloadLen: t.PayloadLen, HdrData: hsaHeader(t), Ack: nic.NoAckReq}
 }
 
-// notifyCommand is the zero-length put of a notification on channel ch.
-func (r *Runtime) notifyCommand(peer, ch int) nic.Command {
+// notifyCommand is the zero-length put of a notification on channel ch
+// with tag.
+func (r *Runtime) notifyCommand(peer, ch int, tag uint64) nic.Command {
 	return nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: r.noteBuf, Options: nic.MDEventSendDisable | nic.MDEventSuccessDisable},
-		Target: peer, PT: r.notePT, MatchBits: uint64(ch), Ack: nic.NoAckReq}
+		Target: peer, PT: r.notePT, MatchBits: uint64(ch) | tag<<tagShift, Ack: nic.NoAckReq}
 }
 
-// putDataCommand is PutData's put.
-func (r *Runtime) putDataCommand(peer int, src mem.Addr, length, remoteOffset uint64) nic.Command {
+// putDataCommand is PutDataTag's put.
+func (r *Runtime) putDataCommand(peer int, src mem.Addr, length, remoteOffset, tag uint64) nic.Command {
 	return nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: src, Length: length, Options: nic.MDEventSendDisable | nic.MDEventSuccessDisable},
-		Length: length, Target: peer, PT: r.notePT, MatchBits: ChanData, RemoteOffset: remoteOffset, Ack: nic.NoAckReq}
+		Length: length, Target: peer, PT: r.notePT, MatchBits: ChanData | tag<<tagShift, RemoteOffset: remoteOffset, Ack: nic.NoAckReq}
 }
 
 // postBuffer replaces buf's receive entry (PostBuffer after its post).

@@ -54,6 +54,21 @@ const (
 	channels    = 4
 )
 
+// Tags. A notification or data put may carry a tag (a collective's step)
+// in the match bits above the channel's: the entries of the notification
+// portal ignore those bits, so a tagged message lands where an untagged one
+// would, and WaitNotifyTag counts it per (channel, tag). A schedule whose
+// partner changes from step to step (recursive halving-doubling) needs
+// that: counted per node, an arrival of a later step's partner, landing
+// first, would be taken for the awaited one.
+const (
+	tagShift = 8
+	chanMask = 1<<tagShift - 1
+	tagBits  = ^uint64(chanMask)
+	// MaxTag is the largest tag a message may carry.
+	MaxTag = 1<<(64-tagShift) - 1
+)
+
 // Task is one remote task: a kernel dispatch on the target's GPU with its
 // arguments and a payload.
 type Task struct {
@@ -82,19 +97,22 @@ type Stats struct {
 }
 
 type state struct {
-	mode     Mode
-	nic      *nic.NIC
-	gpu      *gpu.GPU
-	mem      *mem.Memory
-	sw       cost.Spec
-	rank     int
-	size     int
-	taskEQ   *nic.EQ
-	taskPT   int
-	noteEQ   *nic.EQ
-	notePT   int
-	noteBuf  mem.Addr
-	notes    [channels]uint64
+	mode    Mode
+	nic     *nic.NIC
+	gpu     *gpu.GPU
+	mem     *mem.Memory
+	sw      cost.Spec
+	rank    int
+	size    int
+	taskEQ  *nic.EQ
+	taskPT  int
+	noteEQ  *nic.EQ
+	notePT  int
+	noteBuf mem.Addr
+	notes   [channels]uint64
+	// tagged counts tagged notifications per (tag, channel), index
+	// tag·channels + channel, grown to the largest tag seen.
+	tagged   []uint64
 	barriers uint64
 	posted   map[mem.Addr]*nic.MEntry
 	kernels  map[uint64]nic.XtqKernel // HSA's host tables
@@ -133,12 +151,21 @@ func New(t *cpu.Thread, n *nic.NIC, g *gpu.GPU, rank, size int, mode Mode, sw co
 	s := &state{mode: mode, nic: n, gpu: g, mem: m, sw: sw, rank: rank, size: size,
 		posted: map[mem.Addr]*nic.MEntry{}, kernels: map[uint64]nic.XtqKernel{}, queues: map[uint16]hostQueue{},
 		funcs: map[uint64]nic.XtqFunction{}}
-	ring := func(name string) mem.Addr {
-		return m.AllocData(mem.Host, uint64(n.Spec().EQSize)*uint64(n.Spec().EventSize), name)
+	ring := func(entries int, name string) mem.Addr {
+		return m.AllocData(mem.Host, uint64(entries)*uint64(n.Spec().EventSize), name)
 	}
-	s.taskEQ = n.NewEQ(0, ring("xtq.task.eq"))
+	s.taskEQ = n.NewEQ(0, ring(n.Spec().EQSize, "xtq.task.eq"))
 	s.taskPT = n.PTAlloc(s.taskEQ, false)
-	s.noteEQ = n.NewEQ(0, ring("xtq.notify.eq"))
+	// Node 0 gathers the execution barrier: its notification queue holds
+	// one notification from every other node at once (at least
+	// nic.eq_size entries), as a runtime sizes a queue for its fan-in; a
+	// smaller one loses the arrivals that find it full, and the barrier
+	// never completes (4,096 nodes on 1,024 entries).
+	notes := n.Spec().EQSize
+	if rank == 0 {
+		notes = max(notes, size-1)
+	}
+	s.noteEQ = n.NewEQ(notes, ring(notes, "xtq.notify.eq"))
 	s.notePT = n.PTAlloc(s.noteEQ, false)
 	s.noteBuf = m.AllocData(mem.Host, 8, "xtq.notify")
 	s.noteReady = func() bool { return s.noteEQ.Len() > 0 }
@@ -146,7 +173,7 @@ func New(t *cpu.Thread, n *nic.NIC, g *gpu.GPU, rank, size int, mode Mode, sw co
 		if ch == ChanData {
 			continue // arrivals land in exposed regions (Expose)
 		}
-		n.MEAppend(s.notePT, nic.ME{Start: s.noteBuf, MatchID: nic.AnyID, MatchBits: uint64(ch), Options: nic.MEOpPut}, nic.Priority)
+		n.MEAppend(s.notePT, nic.ME{Start: s.noteBuf, MatchID: nic.AnyID, MatchBits: uint64(ch), IgnoreBits: tagBits, Options: nic.MEOpPut}, nic.Priority)
 	}
 	r := &Runtime{state: s, t: t}
 	if mode == HSA {
@@ -304,46 +331,88 @@ func (t Task) WireLen(m Mode) uint64 {
 func (r *Runtime) Expose(base mem.Addr, length uint64) {
 	r.t.Instr(r.sw.PortalsPost)
 	r.nic.MEAppend(r.notePT, nic.ME{Start: base, Length: length, MatchID: nic.AnyID, MatchBits: ChanData,
-		Options: nic.MEOpPut}, nic.Priority)
+		IgnoreBits: tagBits, Options: nic.MEOpPut}, nic.Priority)
 }
 
 // PutData puts length bytes at src into the peer's exposed region at
 // remoteOffset (a plain one-sided put; the peer counts it on ChanData).
 func (r *Runtime) PutData(peer int, src mem.Addr, length, remoteOffset uint64) {
+	r.PutDataTag(peer, src, length, remoteOffset, 0)
+}
+
+// PutDataTag is PutData with a tag (0: none), which the peer counts per
+// tag as well (WaitNotifyTag).
+func (r *Runtime) PutDataTag(peer int, src mem.Addr, length, remoteOffset, tag uint64) {
 	defer r.t.Span("put", r.t.Now())
 	r.t.Instr(r.sw.PortalsPost)
-	r.nic.Doorbell(r.t.Proc, r.putDataCommand(peer, src, length, remoteOffset))
+	r.nic.Doorbell(r.t.Proc, r.putDataCommand(peer, src, length, remoteOffset, tag))
 }
 
 // Notify sends a zero-length message on channel ch to peer.
-func (r *Runtime) Notify(peer, ch int) {
+func (r *Runtime) Notify(peer, ch int) { r.NotifyTag(peer, ch, 0) }
+
+// NotifyTag is Notify with a tag (0: none), which the peer counts per tag
+// as well (WaitNotifyTag).
+func (r *Runtime) NotifyTag(peer, ch int, tag uint64) {
 	r.t.Instr(r.sw.PortalsPost)
 	r.stats.Notifies++
-	r.nic.Doorbell(r.t.Proc, r.notifyCommand(peer, ch))
+	r.nic.Doorbell(r.t.Proc, r.notifyCommand(peer, ch, tag))
 }
 
 // WaitNotify polls the notification events until total notifications
 // have arrived on channel ch since the start (counts are cumulative). One
 // thread per node should wait for notifications at a time.
-func (r *Runtime) WaitNotify(ch int, total uint64, what string) {
+func (r *Runtime) WaitNotify(ch int, total uint64, what string) { r.WaitNotifyTag(ch, 0, total, what) }
+
+// WaitNotifyTag is WaitNotify counting only the notifications of channel
+// ch that carry tag (tag 0: all of the channel's, tagged or not).
+func (r *Runtime) WaitNotifyTag(ch int, tag, total uint64, what string) {
 	defer r.t.Span("wait "+what, r.t.Now())
 	for {
 		for ev, ok := r.noteEQ.Get(); ok; ev, ok = r.noteEQ.Get() {
 			r.t.Instr(r.sw.EventDispatch)
-			if ev.Type == nic.EventPut && ev.MatchBits < channels {
-				r.notes[ev.MatchBits]++
-			}
+			r.count(ev)
 		}
-		if r.notes[ch] >= total {
+		if r.NotifiedTag(ch, tag) >= total {
 			return
 		}
 		r.t.WaitUntil(r.noteEQ.Signal(), what, func() bool { return r.noteEQ.Len() > 0 })
-		r.t.Sleep(r.t.CPU().Spec().DRAMLatency) // the poll that sees the new event misses
+		r.t.Sleep(r.t.CPU().Spec().MissLatency()) // the poll that sees the new event misses
 	}
+}
+
+// count counts notification event ev on its channel and, when tagged,
+// on its (tag, channel).
+func (s *state) count(ev nic.Event) {
+	ch, tag := ev.MatchBits&chanMask, ev.MatchBits>>tagShift
+	if ev.Type != nic.EventPut || ch >= channels {
+		return
+	}
+	s.notes[ch]++
+	if tag == 0 {
+		return
+	}
+	i := int(tag)*channels + int(ch)
+	if i >= len(s.tagged) {
+		s.tagged = append(s.tagged, make([]uint64, i+1-len(s.tagged))...)
+	}
+	s.tagged[i]++
 }
 
 // Notified returns the notifications counted so far on channel ch.
 func (r *Runtime) Notified(ch int) uint64 { return r.notes[ch] }
+
+// NotifiedTag returns the notifications counted so far on channel ch with
+// tag (tag 0: Notified).
+func (r *Runtime) NotifiedTag(ch int, tag uint64) uint64 {
+	if tag == 0 {
+		return r.notes[ch]
+	}
+	if i := int(tag)*channels + ch; i < len(r.tagged) {
+		return r.tagged[i]
+	}
+	return 0
+}
 
 // Barrier is the execution barrier of the dissertation's XTQ chapter over notifications:
 // every node notifies node 0, which answers all once everyone arrived.
@@ -401,6 +470,21 @@ func (r *Runtime) Failures() []error {
 		}
 	}
 	return r.failures
+}
+
+// Dropped returns the events the node's task and notification queues
+// lost because they were full (each a task or notification nobody will
+// count: a wait for it never ends).
+func (r *Runtime) Dropped() uint64 { return r.taskEQ.Dropped() + r.noteEQ.Dropped() }
+
+// DropReport names the events the node's queues lost (Dropped) and the
+// parameter that sizes them, "" when none were lost: what a run that
+// stopped waiting may have waited for.
+func (r *Runtime) DropReport() string {
+	if d := r.Dropped(); d > 0 {
+		return fmt.Sprintf("node %d's remote-task event queues were full and lost %d events (nic.eq_size = %d)", r.rank, d, r.nic.Spec().EQSize)
+	}
+	return ""
 }
 
 // ErrTaskFailed is wrapped by every task failure.

@@ -187,7 +187,7 @@ func TestHostEnqueueOrderAndBackPressure(t *testing.T) {
 	}
 	// Into an empty queue the producer pays the locked add on the write
 	// index and then the room check's load of the read index: two misses.
-	if want := 2 * nd.CPU.Spec().DRAMLatency; first != want {
+	if want := 2 * nd.CPU.Spec().MissLatency(); first != want {
 		t.Errorf("first enqueue took %v on the host, want %v (write-index add, then read-index load)", first, want)
 	}
 	// The doorbell is an uncached store: it leaves once the packet's store
@@ -196,7 +196,7 @@ func TestHostEnqueueOrderAndBackPressure(t *testing.T) {
 	if bell := nd.GPU.HostDoorbell(); bell != cluster.XTQ().SoC.MMIOLatency || bell == 0 {
 		t.Errorf("host doorbell latency %v on preset xtq, want soc.mmio_latency %v", bell, cluster.XTQ().SoC.MMIOLatency)
 	}
-	if want := 3*nd.CPU.Spec().DRAMLatency + nd.GPU.HostDoorbell(); firstBell != want {
+	if want := 3*nd.CPU.Spec().MissLatency() + nd.GPU.HostDoorbell(); firstBell != want {
 		t.Errorf("first doorbell reached the GPU at %v, want %v (add, room check, packet store, MMIO)", firstBell, want)
 	}
 }
@@ -217,7 +217,7 @@ func TestHostEnqueueWaitsForEarlierStores(t *testing.T) {
 	}
 	args := nd.Mem.AllocData(mem.Host, 64, "args")
 	obj := nd.GPU.LoadKernel(gpu.KernelCode{Name: "k", Body: func(*gpu.WG, mem.Addr) {}})
-	lat := nd.CPU.Spec().DRAMLatency
+	lat := nd.CPU.Spec().MissLatency()
 	var took [2]sim.Time
 	for i, store := range []bool{false, true} {
 		nd.CPU.Spawn("producer", func(th *cpu.Thread) {
@@ -234,5 +234,75 @@ func TestHostEnqueueWaitsForEarlierStores(t *testing.T) {
 	}
 	if took[0] != 2*lat || took[1] != 3*lat {
 		t.Errorf("enqueue took %v alone and %v after a store, want %v and %v", took[0], took[1], 2*lat, 3*lat)
+	}
+}
+
+// Tagged notifications and data puts are counted per (channel, tag): on
+// three nodes, node 2's step-2 message lands on node 0 before node 1's
+// step-1 message (node 1 sends late). WaitNotifyTag for step 1 returns
+// only once node 1's arrived, and the data lands at its offset; the
+// per-channel count (WaitNotify) takes the first arrival, whichever tag,
+// which is why a schedule whose partner changes per step needs the tag.
+func TestWaitNotifyTagCountsPerTag(t *testing.T) {
+	const late = 30 * sim.Microsecond
+	for _, data := range []bool{false, true} {
+		c, err := cluster.New(sim.New(1), cluster.XTQ(), 3, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var any, step1, step2 sim.Time
+		var got []byte
+		for i, nd := range c.Nodes {
+			nd.CPU.Spawn("app", func(th *cpu.Thread) {
+				rt, err := xtq.New(th, nd.NIC, nd.GPU, i, 3, xtq.XTQ, cost.Default())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				win := nd.Mem.Alloc(mem.Host, 64, "win")
+				rt.Expose(win, 64)
+				rt.Barrier()
+				send := func(tag uint64) {
+					if data {
+						src := nd.Mem.Alloc(mem.Host, 8, "src")
+						nd.Mem.Store64(src, tag)
+						rt.PutDataTag(0, src, 8, 8*tag, tag)
+					} else {
+						rt.NotifyTag(0, xtq.ChanSync, tag)
+					}
+				}
+				ch := xtq.ChanSync
+				if data {
+					ch = xtq.ChanData
+				}
+				switch i {
+				case 0:
+					rt.WaitNotify(ch, 1, "any")
+					any = th.Now()
+					rt.WaitNotifyTag(ch, 1, 1, "step 1")
+					step1 = th.Now()
+					rt.WaitNotifyTag(ch, 2, 1, "step 2")
+					step2 = th.Now()
+					got = append(got, nd.Mem.Bytes(win, 24)...)
+					if rt.Notified(ch) != 2 || rt.NotifiedTag(ch, 1) != 1 || rt.NotifiedTag(ch, 2) != 1 || rt.NotifiedTag(ch, 3) != 0 {
+						t.Errorf("data %v: counts %d, per tag %d %d %d", data, rt.Notified(ch), rt.NotifiedTag(ch, 1), rt.NotifiedTag(ch, 2), rt.NotifiedTag(ch, 3))
+					}
+				case 1:
+					th.Sleep(late)
+					send(1)
+				case 2:
+					send(2)
+				}
+			})
+		}
+		if err := c.Engine.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if any >= late || step1 < late || step2 > step1 {
+			t.Errorf("data %v: first arrival at %v, step 1 at %v, step 2 at %v: want the first before %v, step 1 after", data, any, step1, step2, late)
+		}
+		if data && (len(got) != 24 || got[8] != 1 || got[16] != 2) {
+			t.Errorf("window % x: want tag 1 at 8, tag 2 at 16", got)
+		}
 	}
 }

@@ -1,0 +1,137 @@
+package gpu
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
+)
+
+// runSkipKernel runs two work-groups (steps form) on an APU of one CU:
+// work-group 0 polls flag 0 for 2 with acquires, work-group 1 polls flag 0
+// too (shared, true) or flag 1, and, when store is not 0, first stores
+// store to flag 0 at storeAt (into the CU's L1 copy that work-group 0's
+// load may be reading). A callback writes 2 to both flags at tw,
+// scheduled at sched. With keep, every poll's load end is scheduled. It
+// returns what the run did (times, values, statistics, end time) without
+// the event count, the events, and the keys of the load ends skipped.
+func runSkipKernel(keep, shared bool, store uint64, storeAt, tw, sched sim.Time) (string, uint64, []sim.Time) {
+	e := sim.New(1)
+	spec := testSpec("apu")
+	spec.CUs = 1
+	g := New(e, "node[0].gpu", spec, mem.New("node[0].mem", true), mem.NewServer(100e9))
+	g.keepLoadEnds = keep
+	var skips []sim.Time
+	g.skips = &skips
+	m := g.Mem()
+	flags := m.AllocData(mem.GPU, 128, "flags")
+	var log []string
+	k := Kernel{Name: "k", WGs: 2, WGSize: 64, Steps: func(*WG) StepBody {
+		return &skipPoller{flags: flags, shared: shared, store: store, storeAt: storeAt, log: &log}
+	}}
+	op, _ := g.DispatchOp(k)
+	g.Submit(op)
+	e.At(sched, func() {
+		e.At(tw, func() {
+			m.Store64(flags, 2)
+			m.Store64(flags+64, 2)
+		})
+	})
+	err := e.Run()
+	return fmt.Sprintf("%v err=%v end=%v stats=%+v", log, err, e.Now(), g.Stats()), e.Events(), skips
+}
+
+type skipPoller struct {
+	flags   mem.Addr
+	shared  bool
+	store   uint64
+	storeAt sim.Time
+	log     *[]string
+	pc      int
+}
+
+func (s *skipPoller) Step(wg *WG) bool {
+	a := s.flags
+	if wg.ID == 1 && !s.shared {
+		a += 64
+	}
+	switch s.pc {
+	case 0:
+		s.pc = 1
+		if wg.ID == 1 && s.store != 0 {
+			wg.Proc.SleepUntil(s.storeAt)
+		}
+	case 1:
+		if wg.ID == 1 && s.store != 0 && !wg.TryStore64(s.flags, s.store) {
+			return false
+		}
+		s.pc = 2
+	case 2:
+		v, ok := wg.TryPollUntil(a, true, "flag", func(v uint64) bool { return v == 2 })
+		if !ok {
+			return false
+		}
+		*s.log = append(*s.log, fmt.Sprintf("wg%d %v v=%d", wg.ID, wg.Now(), v))
+		return true
+	}
+	return false
+}
+
+// A poll whose load's end is skipped (skipLoadEnd) ends exactly as the one
+// that schedules it, whenever the flag is written: before the load's
+// read, during its latency, at its end (the write scheduled before and
+// after the read), after it, never; alone on its line, sharing it with
+// another poller, with a store into the line from another work-group;
+// and the skip saves events.
+func TestSkippedLoadEndMatchesScheduled(t *testing.T) {
+	saved := 0
+	check := func(shared bool, store uint64, storeAt, tw, sched sim.Time) {
+		t.Helper()
+		want, we, _ := runSkipKernel(true, shared, store, storeAt, tw, sched)
+		got, ge, _ := runSkipKernel(false, shared, store, storeAt, tw, sched)
+		if got != want {
+			t.Fatalf("shared=%v store %d at %v, write at %v (scheduled at %v):\nskipping  %s\nscheduled %s",
+				shared, store, storeAt, tw, sched, got, want)
+		}
+		if ge > we {
+			t.Fatalf("write at %v: %d events skipping, %d scheduled", tw, ge, we)
+		}
+		if ge < we {
+			saved++
+		}
+	}
+	// near returns the times around keys (each ±3 ps) and a coarse grid.
+	near := func(keys []sim.Time) []sim.Time {
+		var ts []sim.Time
+		for tw := sim.Time(0); tw < 4*sim.Microsecond; tw += 9973 {
+			ts = append(ts, tw)
+		}
+		for _, k := range keys {
+			for d := sim.Time(-3); d <= 3; d++ {
+				ts = append(ts, k+d)
+			}
+		}
+		return ts
+	}
+	never := sim.Second
+	for _, shared := range []bool{false, true} {
+		_, _, keys := runSkipKernel(false, shared, 0, 0, never, 0)
+		for _, tw := range near(keys) {
+			for _, sched := range []sim.Time{0, max(0, tw-1)} {
+				check(shared, 0, 0, tw, sched)
+			}
+		}
+	}
+	// A store into the line the load reads, through the shared L1.
+	_, _, keys := runSkipKernel(false, false, 0, 0, never, 0)
+	for _, v := range []uint64{1, 2} {
+		for _, at := range near(keys) {
+			check(false, v, at, never, 0)
+			check(false, v, at, 3*sim.Microsecond, 0)
+		}
+	}
+	if saved == 0 {
+		t.Error("no load end was ever skipped")
+	}
+}

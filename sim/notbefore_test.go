@@ -1,0 +1,151 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// keyedPoller reads a word at 10 ps and, at 15 ps (its "end" event),
+// continues if the word changed meanwhile or else waits for a write to
+// it, then logs its wake-up: as scheduled events (skip false), or with
+// the end skipped by WaitNotBefore (skip true).
+type keyedPoller struct {
+	skip bool
+	x    *uint64
+	sig  *Signal
+	log  *[]string
+	pc   int
+	seen uint64
+}
+
+func (k *keyedPoller) Step(p *Proc) bool {
+	logf := func(f string, a ...any) { *k.log = append(*k.log, fmt.Sprintf("%v ", p.Now())+fmt.Sprintf(f, a...)) }
+	switch k.pc {
+	case 0:
+		k.pc = 1
+		p.Sleep(10)
+	case 1: // the read
+		k.seen = *k.x
+		logf("read %d", k.seen)
+		k.pc = 2
+		if k.skip {
+			p.WaitNotBefore(k.sig, "word", p.Now()+5, p.Engine().ReserveSeq())
+			return false
+		}
+		p.Sleep(5)
+	case 2: // the end, or the wake-up after it
+		if k.skip && !p.WokeAtKey() {
+			k.pc = 3
+			return false // woken as after the end's wait
+		}
+		if *k.x != k.seen {
+			logf("end: changed to %d", *k.x)
+			return true
+		}
+		logf("end: waits") // the skipped event's own line
+		k.pc = 3
+		p.Wait(k.sig, "word")
+	default:
+		logf("woken, word %d", *k.x)
+		return true
+	}
+	return false
+}
+
+// runKeyed runs a keyedPoller against writers (callbacks writing the word
+// and notifying, each at its time, scheduled at the time given) and
+// bystanders that log their turn; rival, if ≥ 0, is when a second process
+// starts waiting on the signal. It returns the log, without the end's
+// "waits" line, and the events run.
+func runKeyed(skip bool, writes [][2]Time, rival Time, nudge Time) ([]string, uint64) {
+	e := New(1)
+	var x uint64
+	var sig Signal
+	var log []string
+	k := &keyedPoller{skip: skip, x: &x, sig: &sig, log: &log}
+	p := e.SpawnSteps("poller", k)
+	for i, w := range writes {
+		at, when := w[0], w[1]
+		e.At(when, func() {
+			e.At(at, func() {
+				x = uint64(i + 1)
+				log = append(log, fmt.Sprintf("%v write %d", e.Now(), x))
+				sig.Notify()
+			})
+			e.At(at, func() { log = append(log, fmt.Sprintf("%v bystander %d", e.Now(), i)) })
+		})
+	}
+	if rival >= 0 {
+		e.At(rival, func() {
+			e.SpawnSteps("rival", &keyedRival{sig: &sig, log: &log})
+		})
+	}
+	if nudge >= 0 {
+		e.At(nudge, func() {
+			x = 99
+			log = append(log, fmt.Sprintf("%v nudge", e.Now()))
+			p.Nudge()
+		})
+	}
+	if err := e.Run(); err != nil {
+		log = append(log, err.Error())
+	}
+	return slices.DeleteFunc(log, func(s string) bool { return strings.HasSuffix(s, "end: waits") }), e.Events()
+}
+
+// keyedRival waits on the signal once and logs its wake-up.
+type keyedRival struct {
+	sig  *Signal
+	log  *[]string
+	done bool
+}
+
+func (r *keyedRival) Step(p *Proc) bool {
+	if r.done {
+		*r.log = append(*r.log, fmt.Sprintf("%v rival woken", p.Now()))
+		return true
+	}
+	r.done = true
+	p.Wait(r.sig, "rival")
+	return false
+}
+
+// A wait that skips its event resumes exactly as the run that schedules
+// the event: writes before, at (scheduled before and after the skip) and
+// after the skipped event's time, a second waiter arriving before and
+// after it, a nudge; every event but the skipped one is the same, at the
+// same time, in the same order.
+func TestWaitNotBeforeMatchesScheduledEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		writes        [][2]Time // write time, scheduled at
+		rival, nudge  Time
+		skippedEvents uint64 // events the skip saves
+	}{
+		{name: "write before the key", writes: [][2]Time{{12, 0}}, rival: -1, nudge: -1},
+		{name: "write at the key, scheduled first", writes: [][2]Time{{15, 0}}, rival: -1, nudge: -1},
+		{name: "write at the key, scheduled after the skip", writes: [][2]Time{{15, 11}}, rival: -1, nudge: -1, skippedEvents: 1},
+		{name: "write at the key, scheduled at the skip", writes: [][2]Time{{15, 10}}, rival: -1, nudge: -1},
+		{name: "write after the key", writes: [][2]Time{{30, 0}}, rival: -1, nudge: -1, skippedEvents: 1},
+		{name: "write at the read", writes: [][2]Time{{10, 0}}, rival: -1, nudge: -1},
+		{name: "two writes around the key", writes: [][2]Time{{13, 0}, {30, 0}}, rival: -1, nudge: -1},
+		{name: "rival waits before the key", writes: [][2]Time{{30, 0}}, rival: 12, nudge: -1},
+		{name: "rival waits after the key", writes: [][2]Time{{30, 0}}, rival: 20, nudge: -1, skippedEvents: 1},
+		{name: "nudge before the key", writes: [][2]Time{{30, 0}}, rival: -1, nudge: 14},
+		{name: "nudge after the key", writes: [][2]Time{{30, 0}}, rival: -1, nudge: 16, skippedEvents: 1},
+		{name: "no write ever", rival: -1, nudge: -1, skippedEvents: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, wantEvents := runKeyed(false, tc.writes, tc.rival, tc.nudge)
+			got, gotEvents := runKeyed(true, tc.writes, tc.rival, tc.nudge)
+			if !slices.Equal(got, want) {
+				t.Errorf("skipped:\n%s\nscheduled:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if wantEvents-gotEvents != tc.skippedEvents {
+				t.Errorf("events %d skipped, %d scheduled: want %d fewer", gotEvents, wantEvents, tc.skippedEvents)
+			}
+		})
+	}
+}
