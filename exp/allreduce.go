@@ -115,6 +115,11 @@ func allreduceSimulate(p Point, env Env) ([]byte, error) {
 		return nil, err
 	}
 	defer c.Close() // release daemon coroutines (the GPUs' CPs) and their memory
+	if env.Arena != nil {
+		for _, nd := range c.Nodes {
+			nd.Mem.UseArena(env.Arena)
+		}
+	}
 	res, err := w.Run(c, s, strategyConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("%s on %d nodes: %w", s, n, err)

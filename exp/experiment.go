@@ -3,6 +3,7 @@ package exp
 import (
 	"errors"
 	"fmt"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"slices"
 	"strings"
 
@@ -33,6 +34,10 @@ type Env struct {
 	// splits a large allreduce over them); 0 or 1: one. RunPoints sets it
 	// to the cores its workers leave free.
 	Cores int
+	// Arena, when non-nil, recycles the node memories' mapped backings
+	// from one simulation to the next on the same worker (mem.Arena):
+	// RunPoints sets it for the points its memory budget gates.
+	Arena *mem.Arena
 }
 
 // Experiment is a named, runnable study.

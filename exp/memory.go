@@ -129,6 +129,18 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 	return memPerNode, memPerPeer
 }
 
+// xtqRHDPacketState is what XTQ's rhd allreduce holds per byte of its
+// largest message (half the vector, the first halving step's task) in the
+// packet model: a task is one gather put, whose packets the NIC makes
+// when it issues it, and they wait in the NIC's and the fabric's queues
+// (the packet arrays, the fabric's in-flight records, the links' chains:
+// 94, 71 and 46 of the 215 MB of heap in use at the peak of the 8 MiB
+// payload-free run on 256 nodes). Fitted to that run (375 MB of heap in
+// use) and to 1024 nodes (1.44 GiB peak RSS, 1.41 MiB per node: 0.34 B
+// per byte of the 4 MiB message), rounded up. The flow model makes no
+// packets.
+const xtqRHDPacketState = 0.4
+
 // rhdOneSidedState is allreduceState for algorithm rhd on the one-sided
 // strategies (the hierarchical allreduce's one-sided schedule on one GPU
 // per node: 2 log2 n + 2 slots, each put's flag line, the QPs or
@@ -334,6 +346,9 @@ func simsOf(name string, cfg Config) []simMem {
 				}
 				perNode, perPeer := allreduceState(st, k)
 				pp := peers
+				if st == "XTQ" && a.Algorithm == workload.AlgRHD && cfg.Network.Model != "flow" {
+					perNode += xtqRHDPacketState * float64(a.Size) / 2
+				}
 				if s, err := strategy.Parse(st); err == nil && a.Algorithm == workload.AlgRHD && workload.RHDOneSided(s) {
 					var every bool
 					perNode, perPeer, every = rhdOneSidedState(st)

@@ -55,3 +55,27 @@ func TestEstimateMemoryRHDOneSided(t *testing.T) {
 		}
 	}
 }
+
+// XTQ's rhd in the packet model holds the packets of its largest task (a
+// gather put of half the vector, made whole when issued): at 1024 nodes
+// the estimate covers the measured 1.44 GiB peak RSS (at most twice it);
+// the flow model makes no packets, and its 4096-node run (597 MiB
+// measured) is estimated above that and below 2 GiB.
+func TestEstimateMemoryRHDXTQ(t *testing.T) {
+	cfg, err := DefaultConfig("xtq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Run.Functional, cfg.Run.Parallel = false, 1
+	cfg.Allreduce.Strategies, cfg.Allreduce.Algorithm = []string{"XTQ"}, "rhd"
+	cfg.Allreduce.Nodes = []int{1024}
+	const gib = 1 << 30
+	if got := EstimateMemory("allreduce", cfg).Bytes; got < 1.44*gib || got > 2.9*gib {
+		t.Errorf("1024 nodes rhd, packet model: estimate %.3g B, measured 1.44 GiB", got)
+	}
+	cfg.Network.Model = "flow"
+	cfg.Allreduce.Nodes = []int{4096}
+	if got := EstimateMemory("allreduce", cfg).Bytes; got < 597<<20 || got > 2*gib {
+		t.Errorf("4096 nodes rhd, flow model: estimate %.3g B, measured 597 MiB", got)
+	}
+}

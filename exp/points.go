@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
+	hwmem "github.com/gpunetsim/gpunetsim/hw/mem"
 )
 
 // Point is one independent simulation of an experiment's sweep: the unit
@@ -72,10 +73,11 @@ func RunPoints(ps Points, cfg Config, env Env) (*report.Result, error) {
 			mem[i] = ps.Memory(p.Config)
 		}
 	}
-	err = forEachGated(cfg, env, len(pts), weights, mem, func(i, cores int) error {
+	err = forEachGated(cfg, env, len(pts), weights, mem, func(i, cores int, arena *hwmem.Arena) error {
 		env := env
 		if mem != nil {
 			env.Cores = cores // the cores the points running beside it leave
+			env.Arena = arena
 		}
 		r, err := ps.Simulate(pts[i], env)
 		if err != nil {

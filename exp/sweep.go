@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	hwmem "github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/workload"
@@ -99,7 +100,7 @@ func forEach(cfg Config, env Env, n int, job func(i int) error) error {
 // weights (units of expected work) out of their sum; nil weights: one unit
 // a job.
 func forEachWeighted(cfg Config, env Env, n int, weights []int, job func(i int) error) error {
-	return forEachGated(cfg, env, n, weights, nil, func(i, _ int) error { return job(i) })
+	return forEachGated(cfg, env, n, weights, nil, func(i, _ int, _ *hwmem.Arena) error { return job(i) })
 }
 
 // memGate admits jobs while their estimated memory fits in a budget
@@ -172,8 +173,9 @@ func (g *memGate) leave(i int) {
 // bytes per job; nil: no gate), starts only while its estimate fits in
 // cfg.Run.MemBudget beside the jobs running (one that does not fit even
 // alone runs alone), largest estimate first (memGate), and learns the
-// cores it may use.
-func forEachGated(cfg Config, env Env, n int, weights []int, mem []float64, job func(i, cores int) error) error {
+// cores it may use and its worker's arena (nil without a gate), which
+// holds no more than the job's estimate when it starts.
+func forEachGated(cfg Config, env Env, n int, weights []int, mem []float64, job func(i, cores int, arena *hwmem.Arena) error) error {
 	total := n
 	if weights != nil {
 		total = 0
@@ -203,12 +205,15 @@ func forEachGated(cfg Config, env Env, n int, weights []int, mem []float64, job 
 		gate := newMemGate(float64(cfg.Run.MemBudget), workers, mem)
 		for range workers {
 			wg.Go(func() {
+				arena := hwmem.NewArena()
+				defer arena.Close()
 				for {
 					i, c, ok := gate.take()
 					if !ok {
 						return
 					}
-					errs[i] = recoverJob(func(i int) error { return job(i, c) }, i)
+					arena.Trim(mem[i])
+					errs[i] = recoverJob(func(i int) error { return job(i, c, arena) }, i)
 					gate.leave(i)
 					finish(i)
 				}
@@ -219,7 +224,7 @@ func forEachGated(cfg Config, env Env, n int, weights []int, mem []float64, job 
 		for range workers {
 			wg.Go(func() {
 				for i := range next {
-					errs[i] = recoverJob(func(i int) error { return job(i, cores) }, i)
+					errs[i] = recoverJob(func(i int) error { return job(i, cores, nil) }, i)
 					finish(i)
 				}
 			})

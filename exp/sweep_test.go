@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	hwmem "github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
@@ -43,7 +44,7 @@ func TestForEachGatedBudget(t *testing.T) {
 	var mu sync.Mutex
 	inUse, peak, runs := 0.0, 0.0, make([]int, len(mem))
 	aloneCores := 0
-	err = forEachGated(cfg, Env{}, len(mem), nil, mem, func(i, cores int) error {
+	err = forEachGated(cfg, Env{}, len(mem), nil, mem, func(i, cores int, _ *hwmem.Arena) error {
 		mu.Lock()
 		inUse += mem[i]
 		peak = max(peak, inUse)
@@ -92,7 +93,7 @@ func TestForEachGatedLargestThatFitsFirst(t *testing.T) {
 	var started []int
 	release := make(chan struct{})
 	firstCores := 0
-	err = forEachGated(cfg, Env{}, len(mem), nil, mem, func(i, cores int) error {
+	err = forEachGated(cfg, Env{}, len(mem), nil, mem, func(i, cores int, _ *hwmem.Arena) error {
 		mu.Lock()
 		started = append(started, i)
 		if i == 0 {

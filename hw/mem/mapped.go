@@ -9,31 +9,72 @@ import "sync"
 // the simulation (Memory.Release unmaps them at once).
 const mapMin = 1 << 20
 
+// populateMin is the backing size from which buffers are populated: the
+// workloads' data buffers, used whole; not smaller ones that may be used
+// in part (an MPI overflow buffer is 1 MiB, of which an unexpected message
+// or two touches a few pages), whose untouched pages stay unbacked.
+const populateMin = 4 << 20
+
 // mappings are the mapped backings of one memory.
 type mappings struct {
-	mu   sync.Mutex // Release and the cleanup of an unreachable memory may race
-	list [][]byte
+	mu    sync.Mutex // Release and the cleanup of an unreachable memory may race
+	list  [][]byte   // whole backings (a recycled one may be longer than its allocation)
+	arena *Arena     // where backings come from and go back to (UseArena); nil: the system
+	// dirty is, per backing in list, where the bytes that Release keeps
+	// end: it gives the pages from there on back to the system.
+	dirty []int
 }
 
-// get returns n zero bytes mapped outside the Go heap, or nil where the
-// system refuses (the caller then allocates on the heap).
-func (p *mappings) get(n int) []byte {
-	b := mapAnon(n)
-	if b != nil {
-		p.mu.Lock()
-		p.list = append(p.list, b)
-		p.mu.Unlock()
+// get returns n zero bytes mapped outside the Go heap, recycled from the
+// arena when there is one, or nil where the system refuses (the caller
+// then allocates on the heap). [lo, hi) is the allocation's Scratch range
+// (empty: none).
+func (p *mappings) get(n, lo, hi int) []byte {
+	p.mu.Lock()
+	a := p.arena
+	p.mu.Unlock()
+	var b []byte
+	if a != nil {
+		b = a.get(n, lo, hi)
 	}
-	return b
+	if b == nil {
+		b = mapAnon(n)
+	}
+	if b == nil {
+		return nil
+	}
+	// What Release keeps (the arena clears it on reuse rather than fault
+	// it in again): the bytes before the Scratch range, or a whole
+	// allocation that back populates; the rest it gives back.
+	dirty := 0
+	switch {
+	case hi > lo:
+		dirty = lo &^ (pageSize - 1)
+	case n >= populateMin:
+		dirty = len(b)
+	}
+	p.mu.Lock()
+	p.list = append(p.list, b)
+	p.dirty = append(p.dirty, dirty)
+	p.mu.Unlock()
+	return b[:n:n]
 }
 
-// release unmaps every backing.
+// release gives every backing back: to the arena, with the pages past
+// its dirty part given back to the system, or unmapped.
 func (p *mappings) release() {
 	p.mu.Lock()
-	list := p.list
-	p.list = nil
+	list, dirty, a := p.list, p.dirty, p.arena
+	p.list, p.dirty = nil, nil
 	p.mu.Unlock()
-	for _, b := range list {
-		unmapAnon(b)
+	for i, b := range list {
+		if a == nil {
+			unmapAnon(b)
+			continue
+		}
+		if dirty[i] < len(b) {
+			discard(b[dirty[i]:])
+		}
+		a.put(b, dirty[i])
 	}
 }

@@ -472,6 +472,10 @@ type region struct {
 	scratchSlot int
 	slotDead    []uint64
 	pageDead    []uint16
+	// pendDead marks the dead pages of the range not given back yet, and
+	// pendN counts them (pend).
+	pendDead []uint64
+	pendN    int
 }
 
 // Access is one range an agent streams through: read, or written (a host
@@ -565,7 +569,7 @@ func (m *Memory) ScratchSlots(a Addr, n, slot int) {
 	}
 	off := int(a - r.base)
 	r.scratchLo, r.scratchHi = off, off+n
-	r.scratchSlot, r.slotDead, r.pageDead = max(0, slot), nil, nil
+	r.scratchSlot, r.slotDead, r.pageDead, r.pendDead, r.pendN = max(0, slot), nil, nil, nil, 0
 }
 
 // Consume declares the bytes of [a, a+n) dead: the caller has read them
@@ -639,14 +643,14 @@ func (m *Memory) consumeSlot(r *region, k int) {
 		r.pageDead[i] += uint16(phi - plo)
 		start := p << pageShift
 		if int(r.pageDead[i]) == pageSize && start >= r.scratchLo && start+pageSize <= r.scratchHi {
-			m.give(r, start, start+pageSize)
+			m.pend(r, start, start+pageSize)
 		}
 	}
 	if inHi > inLo {
 		if lo < inLo {
 			share(lo, inLo)
 		}
-		m.give(r, inLo, inHi)
+		m.pend(r, inLo, inHi)
 		if inHi < hi {
 			share(inHi, hi)
 		}
@@ -659,14 +663,61 @@ func (m *Memory) consumeSlot(r *region, k int) {
 	}
 }
 
-// give gives the pages [lo, hi) of r's data (page offsets) back.
-func (m *Memory) give(r *region, lo, hi int) {
-	discard(r.data[lo:hi])
-	m.consumed += uint64(hi - lo)
+// pendPages is how many dead pages of a slotted scratch range wait to be
+// given back together: slots complete out of order (a GPU-TN step's 16
+// work-groups), and one madvise per slot, 129,000 of them for a 64-node
+// GPU-TN point, cost more than the pages; in runs they are a few calls.
+const pendPages = 32
+
+// pend marks the pages [lo, hi) of r's data (page offsets, inside the
+// scratch range) dead, and gives the dead pages back once pendPages
+// have gathered. Nothing writes a dead page again (a slot is written
+// once), so giving it back late changes nothing but the memory held.
+func (m *Memory) pend(r *region, lo, hi int) {
+	first := r.scratchLo >> pageShift
+	if r.pendDead == nil {
+		r.pendDead = make([]uint64, (len(r.pageDead)+63)/64)
+	}
+	for p := lo >> pageShift; p < hi>>pageShift; p++ {
+		i := p - first
+		r.pendDead[i/64] |= 1 << (i % 64)
+	}
+	if r.pendN += (hi - lo) >> pageShift; r.pendN >= pendPages {
+		m.flush(r)
+	}
 }
 
-// Consumed returns the bytes Consume has given back to the system.
-func (m *Memory) Consumed() uint64 { return m.consumed }
+// flush gives r's dead pages back, one madvise per run of them.
+func (m *Memory) flush(r *region) {
+	first := r.scratchLo >> pageShift
+	run := -1 // first page of the run being gathered, or -1
+	n := len(r.pendDead) * 64
+	for i := 0; i <= n; i++ {
+		dead := i < n && r.pendDead[i/64]&(1<<(i%64)) != 0
+		switch {
+		case dead && run < 0:
+			run = i
+		case !dead && run >= 0:
+			lo, hi := (first+run)<<pageShift, (first+i)<<pageShift
+			discard(r.data[lo:hi])
+			m.consumed += uint64(hi - lo)
+			run = -1
+		}
+	}
+	clear(r.pendDead)
+	r.pendN = 0
+}
+
+// Consumed returns the bytes Consume has given back to the system, giving
+// back first the dead slot pages still gathering (pend).
+func (m *Memory) Consumed() uint64 {
+	for i := range m.regions {
+		if r := &m.regions[i]; r.pendN > 0 && r.data != nil {
+			m.flush(r)
+		}
+	}
+	return m.consumed
+}
 
 // Functional reports whether the memory holds real bytes.
 func (m *Memory) Functional() bool { return m.functional }
@@ -873,7 +924,7 @@ func (r *region) back(m *Memory) bool {
 		return false
 	}
 	if r.size >= mapMin {
-		r.data = m.maps.get(int(r.size))
+		r.data = m.maps.get(int(r.size), r.scratchLo, r.scratchHi)
 		r.mapped = r.data != nil
 	}
 	// 4 KiB pages, not transparent huge pages: with the kernel's default

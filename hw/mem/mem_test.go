@@ -184,8 +184,9 @@ func TestWatchOnceForgottenAfterWrite(t *testing.T) {
 }
 
 // With slots (ScratchSlots), a page that slots share goes back once the
-// last of them is consumed, a slot consumed twice counts once, and the
-// pages the range shares with bytes outside it never go.
+// last of them is consumed (by Consumed at the latest: dead pages gather
+// before they go), a slot consumed twice counts once, and the pages the
+// range shares with bytes outside it never go.
 func TestConsumeSlotsGivesBackSharedPages(t *testing.T) {
 	m := New("m", true)
 	const size = 4 << 20
@@ -198,6 +199,7 @@ func TestConsumeSlotsGivesBackSharedPages(t *testing.T) {
 		all[i] = byte(i%251 + 1)
 	}
 	zeroPages := func() []int {
+		m.Consumed() // gives back the dead pages still gathering
 		var z []int
 		for p := 0; p*pageSize < size; p++ {
 			if all[p*pageSize] == 0 {
@@ -230,5 +232,37 @@ func TestConsumeSlotsGivesBackSharedPages(t *testing.T) {
 	}
 	if all[lo-1] == 0 || all[lo+4*slot] == 0 {
 		t.Error("a byte outside the scratch range was given back")
+	}
+}
+
+// Dead slot pages gather and go back in runs once pendPages of them are
+// dead, without a call to Consumed.
+func TestConsumeSlotsGivesBackInRuns(t *testing.T) {
+	m := New("m", true)
+	const slot = 3 * pageSize / 2 // slots share every other page
+	const n = 2 * pendPages       // slots: 3 pendPages pages
+	a := m.Alloc(Host, 4<<20, "buf")
+	m.ScratchSlots(a, n*slot, slot)
+	all := m.Bytes(a, n*slot)
+	for i := range all {
+		all[i] = 1
+	}
+	// Odd slots first: their pages shared with even ones stay.
+	for k := 1; k < n; k += 2 {
+		m.Consume(a+Addr(k*slot), slot)
+	}
+	for k := 0; k < n; k += 2 {
+		m.Consume(a+Addr(k*slot), slot)
+	}
+	if m.consumed < 2*pendPages*pageSize {
+		t.Errorf("%d bytes given back before Consumed, want at least %d: dead pages must go in runs as they gather", m.consumed, 2*pendPages*pageSize)
+	}
+	if got := m.Consumed(); got != n*slot {
+		t.Errorf("Consumed = %d, want %d (every page)", got, n*slot)
+	}
+	for i, v := range all {
+		if v != 0 {
+			t.Fatalf("byte %d not given back", i)
+		}
 	}
 }

@@ -7,12 +7,6 @@ import "syscall"
 // madvPopulateWrite is MADV_POPULATE_WRITE from <sys/mman.h> (Linux 5.14).
 const madvPopulateWrite = 23
 
-// populateMin is the backing size from which buffers are populated: the
-// workloads' data buffers, used whole; not smaller ones that may be used
-// in part (an MPI overflow buffer is 1 MiB, of which an unexpected message
-// or two touches a few pages), whose untouched pages stay unbacked.
-const populateMin = 4 << 20
-
 // populate faults b's pages in on another goroutine, so on the other core,
 // while the simulation goes on: a functional run's node memories are a
 // gigabyte touched for the first time, and the page faults (system time

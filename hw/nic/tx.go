@@ -20,9 +20,10 @@ func (n *NIC) issue(cmd Command) {
 	n.lastIssue = n.e.Now()
 	n.nextMsg++
 	id := n.nextMsg
-	hdr := &Header{Op: cmd.Op, Initiator: n.id, PT: cmd.PT, MatchBits: cmd.MatchBits, RemoteOffset: cmd.RemoteOffset,
+	im := &issuedMsg{hdr: Header{Op: cmd.Op, Initiator: n.id, PT: cmd.PT, MatchBits: cmd.MatchBits, RemoteOffset: cmd.RemoteOffset,
 		Length: cmd.Length, HdrData: cmd.HdrData, Ack: cmd.Ack, AtomicOp: cmd.AtomicOp, AtomicType: cmd.AtomicType,
-		Operand: cmd.Operand}
+		Operand: cmd.Operand}}
+	hdr := &im.hdr
 	if cmd.Op == CmdGet {
 		n.out[id] = &outMsg{cmd: cmd, start: n.e.Now()}
 		n.sendPackets(cmd.Target, KindRequest, id, hdr, 0, FailOK, 0, n.fromBuffer(nil), nil)
@@ -38,6 +39,18 @@ func (n *NIC) issue(cmd Command) {
 		n.out[id] = o
 	}
 	src := cmd.MD.Start + mem.Addr(cmd.LocalOffset)
+	if n.flowPiece > 0 {
+		n.issueFlow(cmd, id, hdr, src)
+		return
+	}
+	im.cmd = cmd
+	im.tx = txMsg{n: n, src: n.fromMemory(src), kind: KindRequest, hdr: hdr, start: n.e.Now(), cmd: &im.cmd}
+	n.sendTx(&im.tx, cmd.Target, id, cmd.Length, FailOK, 0)
+}
+
+// issueFlow sends cmd's message in the flow model (sendFlowMessage), which
+// takes what runs after the last byte left as a function.
+func (n *NIC) issueFlow(cmd Command, id uint64, hdr *Header, src mem.Addr) {
 	n.sendPackets(cmd.Target, KindRequest, id, hdr, cmd.Length, FailOK, 0, n.fromMemory(src), func() {
 		n.initiatorSend(cmd)
 	})

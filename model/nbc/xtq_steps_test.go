@@ -1,6 +1,7 @@
 package nbc
 
 import (
+	"math/bits"
 	"reflect"
 	"testing"
 
@@ -21,6 +22,9 @@ type taskScenario struct {
 	chunk    uint64
 	perRound bool // receive resources re-posted and synced every round
 	late     sim.Duration
+	// pairs: a partner of its own per step (i xor 2^s), arrivals counted
+	// per step (TaskSetup.StepSignals); n a power of two.
+	pairs bool
 }
 
 // runTaskRing runs s over the remote-task transport with Wait's step form,
@@ -54,13 +58,24 @@ func runTaskRing(t *testing.T, s taskScenario, coroutines bool) ringRun {
 			m := th.CPU().Mem()
 			base := m.Alloc(mem.Host, uint64(s.n)*s.chunk, "vec")
 			sig := rt.NewSignal("sig", uint64(s.n-1))
-			if _, err := rt.RegisterKernel(3, code, base, sig); err != nil {
+			tasks := s.n - 1
+			var sigs []mem.Addr
+			if s.pairs { // kernel 3+step, a signal per step
+				tasks = bits.Len(uint(s.n)) - 1
+				for st := range tasks {
+					sigs = append(sigs, rt.NewSignal("sig", 1))
+					if _, err := rt.RegisterKernel(3+uint64(st), code, base, sigs[st]); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			} else if _, err := rt.RegisterKernel(3, code, base, sig); err != nil {
 				t.Error(err)
 				return
 			}
 			recvLen := xtq.Task{Args: make([]uint64, 4)}.CmdLen() + s.chunk
 			if !s.perRound {
-				recvLen *= uint64(s.n - 1)
+				recvLen *= uint64(tasks)
 			}
 			recv := m.Alloc(mem.Host, recvLen, "recv")
 			if !s.perRound {
@@ -72,11 +87,15 @@ func runTaskRing(t *testing.T, s taskScenario, coroutines bool) ringRun {
 				th.Sleep(s.late)
 			}
 			var tr Transport = OverTasks(rt, TaskSetup{Kernel: 3, Queue: 7, Recv: recv, RecvLen: recvLen, Signal: sig,
-				Tasks: uint64(s.n - 1), StepInstr: 300, Grid: func(uint64) (int, int) { return 256, 64 }})
+				Tasks: uint64(s.n - 1), StepInstr: 300, Grid: func(uint64) (int, int) { return 256, 64 }, StepSignals: sigs})
 			if coroutines {
 				tr = coroutineTasks{tr.(TaskTransport), tr.(Stepper)}
 			}
-			if err := Start(tr, nil, taskRing(s, i, base)).Wait(); err != nil {
+			sched := taskRing(s, i, base)
+			if s.pairs {
+				sched = taskPairs(s, i, base)
+			}
+			if err := Start(tr, nil, sched).Wait(); err != nil {
 				t.Error(err)
 			}
 			r.ends[i] = th.Now()
@@ -130,6 +149,42 @@ func taskRing(s taskScenario, i int, base mem.Addr) Schedule {
 	return sched
 }
 
+// taskPairs is a schedule whose partner changes every step, as the rhd
+// allreduce's: the resource-ready syncs with every partner (once, or per
+// step with a re-post), a reduce task to partner i xor 2^st with a wait
+// for the node's own task of that step, then plain puts to the same
+// partners in reverse order.
+func taskPairs(s taskScenario, i int, base mem.Addr) Schedule {
+	m := bits.Len(uint(s.n)) - 1
+	var sched Schedule
+	var first Round
+	for st := range m {
+		peer := i ^ 1<<st
+		sync := Round{{Kind: Send, Peer: peer, Step: st}, {Kind: Recv, Peer: peer, Step: st}}
+		if s.perRound {
+			sched = append(sched, append(Round{{Kind: TaskPost, Peer: peer, Step: st}}, sync...))
+		} else {
+			first = append(first, sync...)
+		}
+		off := uint64(st) * s.chunk
+		task := Round{{Kind: XtqPut, Peer: peer, Step: st, Addr: base + mem.Addr(off), Len: s.chunk, Offset: off}, {Kind: TaskWait, Peer: peer, Step: st}}
+		sched = append(sched, task)
+	}
+	if !s.perRound {
+		sched = append(Schedule{first}, sched...)
+	}
+	for j := range m {
+		st := m + j
+		peer := i ^ 1<<(m-1-j)
+		off := uint64(st%s.n) * s.chunk
+		sched = append(sched, Round{
+			{Kind: Send, Peer: peer, Step: st, Addr: base + mem.Addr(off), Len: s.chunk, Offset: off},
+			{Kind: Recv, Peer: peer, Step: st, Len: s.chunk},
+		})
+	}
+	return sched
+}
+
 // Wait over the remote-task transport as steps gives what the coroutine
 // loop gives: the same finish times, event count, core accounting,
 // instruction counts and spans, under XTQ and HSA, with receive resources
@@ -140,6 +195,9 @@ func TestTaskWaitStepsMatchCoroutine(t *testing.T) {
 		{name: "XTQ, every round, late", mode: xtq.XTQ, n: 3, chunk: 40 << 10, perRound: true, late: 20 * sim.Microsecond},
 		{name: "HSA, posted once, late", mode: xtq.HSA, n: 4, chunk: 8 << 10, late: 7 * sim.Microsecond},
 		{name: "HSA, every round", mode: xtq.HSA, n: 3, chunk: 64 << 10, perRound: true},
+		{name: "XTQ, per step, late", mode: xtq.XTQ, n: 8, chunk: 16 << 10, late: 9 * sim.Microsecond, pairs: true},
+		{name: "XTQ, per step, every round", mode: xtq.XTQ, n: 4, chunk: 32 << 10, perRound: true, pairs: true},
+		{name: "HSA, per step, late", mode: xtq.HSA, n: 8, chunk: 8 << 10, late: 5 * sim.Microsecond, pairs: true},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			want := runTaskRing(t, s, true)

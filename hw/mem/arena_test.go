@@ -1,0 +1,67 @@
+package mem
+
+import (
+	"runtime"
+	"testing"
+)
+
+// A backing released into an arena is handed to the next memory that
+// needs one as large, and reads as zeros there, whatever the first
+// memory wrote and wherever either one's Scratch range lies; a smaller
+// allocation takes it too, a larger one maps its own.
+func TestArenaRecyclesZeroedBackings(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("backings are mapped on Linux only")
+	}
+	a := NewArena()
+	defer a.Close()
+	const size = 8 << 20
+	first := New("first", true)
+	first.UseArena(a)
+	x := first.Alloc(Host, size, "buf")
+	first.ScratchSlots(x+size/2, size/2, 5000)
+	b := first.Bytes(x, size)
+	for i := range b {
+		b[i] = byte(i%251 + 1)
+	}
+	was := &b[0]
+	first.Release()
+	for _, c := range []struct {
+		name              string
+		size, scratchFrom int
+		reused            bool
+	}{
+		{"same size, scratch further in", size, size * 3 / 4, true},
+		{"smaller, no scratch", size - 3*pageSize - 100, 0, true},
+		{"larger", size + pageSize, 0, false},
+	} {
+		m := New(c.name, true)
+		m.UseArena(a)
+		y := m.Alloc(Host, uint64(c.size), "buf")
+		if c.scratchFrom > 0 {
+			m.Scratch(y+Addr(c.scratchFrom), c.size-c.scratchFrom)
+		}
+		got := m.Bytes(y, c.size)
+		if (&got[0] == was) != c.reused {
+			t.Errorf("%s: recycled=%v, want %v", c.name, &got[0] == was, c.reused)
+		}
+		for i, v := range got {
+			if v != 0 {
+				t.Fatalf("%s: byte %d = %d, want 0 (a recycled backing must read as a fresh one)", c.name, i, v)
+			}
+		}
+		for i := range got {
+			got[i] = 7
+		}
+		m.Release()
+	}
+	// Trim keeps at most the bytes asked for: the backings hold 8 MiB
+	// and a bit of written bytes each.
+	a.Trim(0)
+	a.mu.Lock()
+	idle := len(a.free)
+	a.mu.Unlock()
+	if idle != 0 {
+		t.Errorf("after Trim(0): %d idle backings, want 0", idle)
+	}
+}
