@@ -38,8 +38,11 @@ type radixHeap struct {
 	head    int                              // buckets[0][head:] are pending
 	n       int
 	// With bucket 0 empty, lowB > 0 is the lowest non-empty bucket and
-	// lowI the index of its earliest key; lowB = 0 when not known.
+	// lowI the index of its earliest key, lowK a copy of that key; lowB =
+	// 0 when not known. (The event loop looks at the earliest key several
+	// times per event; the copy spares it the bucket's double index.)
 	lowB, lowI int
+	lowK       key
 }
 
 // The digits of the radix heap's times.
@@ -102,7 +105,7 @@ func (r *radixHeap) noteLow(b int) {
 	}
 	z := r.buckets[b]
 	if n := len(z) - 1; z[n].before(&z[r.lowI]) {
-		r.lowI = n
+		r.lowI, r.lowK = n, z[n]
 	}
 }
 
@@ -141,8 +144,9 @@ func (r *radixHeap) lowest() *key {
 				r.lowI = i
 			}
 		}
+		r.lowK = src[r.lowI]
 	}
-	return &r.buckets[r.lowB][r.lowI]
+	return &r.lowK
 }
 
 // pop removes and returns the earliest key. The heap must not be empty.
@@ -196,6 +200,9 @@ func (r *radixHeap) split() {
 	r.buckets[0], r.head = z, 0
 	r.buckets[b] = src[:0]
 	r.lowB, r.lowI = lowB, lowI // 0: none moved below b, the next lowest looks
+	if lowB != 0 {
+		r.lowK = r.buckets[lowB][lowI]
+	}
 	sortBySeq(z)
 }
 
