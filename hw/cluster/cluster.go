@@ -107,6 +107,9 @@ func newFabric(e *sim.Engine, spec Spec, n int) (*Cluster, error) {
 	}
 	if spec.Network.Model == net.ModelFlow {
 		fab.UseFlows()
+		if spec.Network.FlowBundle == net.BundleAggregate {
+			fab.AggregateBundles()
+		}
 	}
 	return &Cluster{Spec: spec, Engine: e, Fabric: fab, Slots: slots}, nil
 }

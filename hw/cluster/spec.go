@@ -64,7 +64,7 @@ func GPUTN() Spec {
 		Switch:   net.SwitchSpec{Latency: 100 * sim.Nanosecond},
 		Topology: starTopology(),
 		Node:     oneGPUNode(),
-		Network:  net.NetworkSpec{Model: net.ModelPacket},
+		Network:  net.NetworkSpec{Model: net.ModelPacket, FlowBundle: net.BundleExact},
 		PCIe: pcie.Spec{Latency: 250 * sim.Nanosecond, Overhead: 10 * sim.Nanosecond, Gap: 4 * sim.Nanosecond,
 			Bandwidth: pcieGen4x16, MPS: 256, MaxReadReq: 512, P2PReadPenalty: 1},
 		// The APU's NIC hangs on the coherent system directory (the

@@ -20,15 +20,36 @@ const (
 	ModelFlow = "flow"
 )
 
+// Flow-model treatments of a dragonfly's bundle of parallel global links
+// between two groups, selected by NetworkSpec.FlowBundle.
+const (
+	// BundleExact keeps every link its own resource; a route takes link
+	// dst mod k, as in the packet model.
+	BundleExact = "exact"
+	// BundleAggregate makes the k links of a group pair one resource of k
+	// times a link's rate that the pair's flows share max-min fairly.
+	BundleAggregate = "aggregate"
+)
+
 // NetworkSpec selects how the fabric moves data.
 type NetworkSpec struct {
 	Model string `toml:"model" doc:"packet (every packet through FIFO output ports) or flow (whole messages as flows sharing links max-min fairly; for very large runs)" src:"RUN"`
+	// FlowBundle is how the flow model treats a dragonfly's parallel
+	// global links between two groups (docs/network.md, Topologies).
+	FlowBundle string `toml:"flow_bundle" doc:"flow model, dragonfly: exact (each parallel global link between two groups its own link, a route taking link dst mod k, as the packet model) or aggregate (the k links one shared link of k times the rate, as if packets spread evenly over them; fewer distinct rates, far cheaper at thousands of GPUs, not the packet model's routes)" src:"RUN"`
 }
 
-// Validate reports an unknown model.
+// Validate reports an unknown model or bundle treatment, and an aggregate
+// bundle outside the flow model.
 func (s NetworkSpec) Validate() error {
 	if s.Model != ModelPacket && s.Model != ModelFlow {
 		return fmt.Errorf("network.model = %q: must be packet or flow", s.Model)
+	}
+	if s.FlowBundle != BundleExact && s.FlowBundle != BundleAggregate {
+		return fmt.Errorf("network.flow_bundle = %q: must be exact or aggregate", s.FlowBundle)
+	}
+	if s.FlowBundle == BundleAggregate && s.Model != ModelFlow {
+		return fmt.Errorf("network.flow_bundle = aggregate: only with network.model = flow (the packet model routes every packet on its link)")
 	}
 	return nil
 }
@@ -273,7 +294,7 @@ func (d *flowDelivery) Handle(uint64) { d.f.receive(d.p) }
 //
 // Which flows: the search starts at the changed ports and crosses from a
 // flow to another only through a port that was a bottleneck (chosen by a
-// water-filling step) when last water-filled (port.neck). A port that the
+// water-filling step, or left full) when last water-filled (port.neck). A port that the
 // water-filling never chooses changes no other port's state (its own
 // state is read by no one, and it is never the heap's minimum), so the
 // water-filling without it gives every flow the same rate to the bit; and
@@ -568,6 +589,17 @@ func (f *Fabric) waterFill() {
 			}
 		}
 		fs.moved = moved[:0]
+	}
+	// A port left full though no step chose it (its flows all froze at
+	// another port of the same share) is crossed by the next search too:
+	// widen would find it full and fill the set again.
+	for _, pt := range fs.ports {
+		if c := fs.cap; !pt.neck {
+			if pt.capacity > 0 {
+				c = pt.capacity
+			}
+			pt.neck = pt.capLeft <= c*slackRel
+		}
 	}
 	clear(h)
 	fs.heap = h[:0]

@@ -1,6 +1,7 @@
 package net
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -149,12 +150,21 @@ func TestFlowEventsPerMessage(t *testing.T) {
 }
 
 func TestNetworkSpecValidate(t *testing.T) {
-	for _, m := range []string{ModelPacket, ModelFlow} {
-		if err := (NetworkSpec{Model: m}).Validate(); err != nil {
-			t.Errorf("%s: %v", m, err)
+	for _, tc := range []struct {
+		spec NetworkSpec
+		want string // "" when valid, else the field the error names
+	}{
+		{NetworkSpec{ModelPacket, BundleExact}, ""},
+		{NetworkSpec{ModelFlow, BundleExact}, ""},
+		{NetworkSpec{ModelFlow, BundleAggregate}, ""},
+		{NetworkSpec{"fluid", BundleExact}, "network.model"},
+		{NetworkSpec{ModelFlow, "sum"}, "network.flow_bundle"},
+		{NetworkSpec{ModelFlow, ""}, "network.flow_bundle"},
+		{NetworkSpec{ModelPacket, BundleAggregate}, "network.flow_bundle"},
+	} {
+		err := tc.spec.Validate()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)) {
+			t.Errorf("%+v: error %v, want one naming %q", tc.spec, err, tc.want)
 		}
-	}
-	if err := (NetworkSpec{Model: "fluid"}).Validate(); err == nil {
-		t.Error("network.model = fluid accepted")
 	}
 }

@@ -70,7 +70,7 @@ type port struct {
 	share    float64 // water-filling: capLeft / unfrozen when last computed
 	id       int32   // water-filling: order among equal shares; given on first use, 1, 2, …
 	touched  uint64  // water-filling: the step that last changed it
-	neck     bool    // water-filling: chosen by a step when last filled (a bottleneck)
+	neck     bool    // water-filling: chosen by a step, or left full, when last filled (a bottleneck)
 	checked  uint64  // reallocate: widen's pass that last looked at it
 }
 

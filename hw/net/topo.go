@@ -146,6 +146,32 @@ type dragonfly struct {
 	routing         string
 	local           [][]*port // switch r → switch j of its group (nil for j = r's own index)
 	global          [][]*port // switch r's global port k
+	// bundle, when the flow model aggregates bundles (AggregateBundles),
+	// holds group g's one port to group g2 at g*groups+g2, carrying
+	// every route's global hop between them; nil otherwise.
+	bundle []*port
+}
+
+// AggregateBundles makes, in the flow model, each dragonfly group pair's
+// bundle of parallel global links one port of the bundle's whole rate
+// (network.flow_bundle = aggregate): the pair's flows share it max-min
+// fairly instead of each taking link dst mod k. The local hops stay those
+// of link dst mod k (its gateway and landing switches). Call it after
+// UseFlows, before the first Send; without bundles (one link per pair, or
+// another topology) it changes nothing.
+func (f *Fabric) AggregateBundles() {
+	d, ok := f.tp.(*dragonfly)
+	if !ok || d.pairs < 2 {
+		return
+	}
+	d.bundle = make([]*port, d.groups*d.groups)
+	for g := range d.groups {
+		for g2 := range d.groups {
+			if g != g2 {
+				d.bundle[g*d.groups+g2] = &port{name: fmt.Sprintf("group[%d].bundle[%d]", g, g2), capacity: float64(d.pairs) / f.perByte}
+			}
+		}
+	}
 }
 
 func newDragonfly(n int, t TopologySpec) *dragonfly {
@@ -200,6 +226,9 @@ func (d *dragonfly) toGroup(route *[maxHops]*port, hops *int, r, g, j int) int {
 	gw, k := d.gateway(r/d.a, g, j)
 	d.local1(route, hops, r, gw)
 	route[*hops] = d.global[gw][k]
+	if d.bundle != nil {
+		route[*hops] = d.bundle[r/d.a*d.groups+g]
+	}
 	*hops++
 	land, _ := d.gateway(g, r/d.a, j)
 	return land
@@ -245,6 +274,9 @@ func (d *dragonfly) preferValiant(f *Fabric, rs, gd, mid, j int) bool {
 	backlog := func(g int) int64 {
 		gw, k := d.gateway(gs, g, j)
 		pt := d.global[gw][k]
+		if d.bundle != nil {
+			pt = d.bundle[gs*d.groups+g]
+		}
 		if f.fl != nil {
 			return int64(len(pt.flows))
 		}
@@ -284,6 +316,11 @@ func (d *dragonfly) own(of []int) error {
 				pt.owner = p
 			}
 		}
+		for g2 := range d.groups {
+			if d.bundle != nil && g2 != g {
+				d.bundle[g*d.groups+g2].owner = p
+			}
+		}
 	}
 	return nil
 }
@@ -297,6 +334,11 @@ func (d *dragonfly) ports() []*port {
 			}
 		}
 		all = append(all, d.global[r]...)
+	}
+	for _, pt := range d.bundle {
+		if pt != nil {
+			all = append(all, pt)
+		}
 	}
 	return all
 }

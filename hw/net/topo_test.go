@@ -296,3 +296,43 @@ func TestDragonflyParallelGlobalLinks(t *testing.T) {
 		}
 	}
 }
+
+// network.flow_bundle = aggregate: two flows from group 0 whose
+// destinations (16 and 24) both take link 0 of the 8-link bundle to group
+// 1 share that link at half the rate each when the links are exact, and
+// run at the full link rate when the bundle is one port of 8 links' rate;
+// the bundle port is counted by the fabric's invariants.
+func TestFlowAggregateBundle(t *testing.T) {
+	end := func(aggregate bool) sim.Time {
+		e, f, r := flowFabric(t, 32, dfTopo)
+		if aggregate {
+			f.AggregateBundles()
+		}
+		f.Send(testMsg{0, 16, 1 << 20, 1})
+		f.Send(testMsg{1, 24, 1 << 20, 2})
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if v := f.Invariants(e.Now()); len(v) > 0 {
+			t.Fatalf("aggregate %v: %v", aggregate, v)
+		}
+		ports := 0
+		for _, pt := range f.ports() {
+			if strings.Contains(pt.name, "bundle") {
+				ports++
+				if aggregate && pt.bytes == 0 && pt.name == "group[0].bundle[1]" {
+					t.Errorf("%s carried nothing", pt.name)
+				}
+			}
+		}
+		if want := map[bool]int{false: 0, true: 2}[aggregate]; ports != want {
+			t.Errorf("aggregate %v: %d bundle ports, want %d", aggregate, ports, want)
+		}
+		return max(r.at[1], r.at[2])
+	}
+	exact, agg := end(false), end(true)
+	near(t, "aggregate", agg, wireNs(1<<20)+3*100+3*wireNs(2048)) // up, bundle, local, down: 3 switches
+	if float64(exact) < 1.9*float64(agg) {
+		t.Errorf("exact links %v, aggregate bundle %v: want the exact ones about twice as long (one link shared by two flows)", exact, agg)
+	}
+}
