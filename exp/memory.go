@@ -141,6 +141,13 @@ func allreduceState(st string, slices int) (perNode, perPeer float64) {
 // packets.
 const xtqRHDPacketState = 0.4
 
+// xtqRHDPerNode is what XTQ's rhd keeps per node beside the ring's
+// per-node state and its partners': a kernel registration, signal and
+// tagged counts per step. Fitted to the 4,096-node flow-model run, whose
+// peak RSS varied from 597 to 661 MiB between two runs of the day (the
+// estimate without it: 0.68 GiB), rounded up.
+const xtqRHDPerNode = 32 << 10
+
 // rhdOneSidedState is allreduceState for algorithm rhd on the one-sided
 // strategies (the hierarchical allreduce's one-sided schedule on one GPU
 // per node: 2 log2 n + 2 slots, each put's flag line, the QPs or
@@ -346,8 +353,11 @@ func simsOf(name string, cfg Config) []simMem {
 				}
 				perNode, perPeer := allreduceState(st, k)
 				pp := peers
-				if st == "XTQ" && a.Algorithm == workload.AlgRHD && cfg.Network.Model != "flow" {
-					perNode += xtqRHDPacketState * float64(a.Size) / 2
+				if st == "XTQ" && a.Algorithm == workload.AlgRHD {
+					perNode += xtqRHDPerNode
+					if cfg.Network.Model != "flow" {
+						perNode += xtqRHDPacketState * float64(a.Size) / 2
+					}
 				}
 				if s, err := strategy.Parse(st); err == nil && a.Algorithm == workload.AlgRHD && workload.RHDOneSided(s) {
 					var every bool
