@@ -174,6 +174,12 @@ func (r *radixHeap) split() {
 	r.last = last
 	z := r.buckets[0][:0]
 	r.clearBit(b)
+	if len(src) == 1 { // the common case when nodes run out of step: the key is due
+		r.buckets[0], r.head = append(z, src[0]), 0
+		r.buckets[b] = src[:0]
+		r.lowB = 0 // nothing moved below b
+		return
+	}
 	// The buckets below b were empty, so the lowest one the keys move to
 	// holds only moved keys: note it and its earliest key on the way, and
 	// the next lowest need not scan it. When every event has a time of its
