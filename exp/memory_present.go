@@ -99,10 +99,13 @@ func halo3DSims(cfg Config) []simMem {
 // low-latency runs (packet model) and throughput runs (flow model) at EP
 // 16 to 64 on each strategy's preset, h100-cx7 and mi300a-ss11
 // (docs/memory.md, "Halo exchange and MoE"), rounded up. In the packet
-// model the packets and events of every entry in flight dominate: about a
-// twelfth of the bytes the GPU's buffers hold (4.0–5.4 MB per GPU at 128
-// tokens, where the buffers hold 49 MB), which moeSims counts as an eighth
-// of the buffers; in the flow model a flow per message, the device-shmem
+// model the packets and events of every entry in flight dominate: in
+// low-latency mode about a twelfth of the bytes the GPU's buffers hold
+// (4.0–5.4 MB per GPU at 128 tokens, where the buffers hold 49 MB), which
+// moeSims counts as an eighth of the buffers; in throughput mode about 2
+// KB per entry with one GPU per node (67 MB per GPU at EP 8, 32,768
+// entries of 7.4 KB), 0.6–0.9 KB on h100-cx7 at EP 16 and 32, which
+// moeSims counts as a third of the entry's bytes; in the flow model a flow per message, the device-shmem
 // runtimes' put descriptors and queue entries (7–9 MB per GPU at 4,096
 // tokens × 8 entries), and GDS's peer copies to the node's other GPUs,
 // whose entries' headers and flags travel as real bytes (about 140 B per
@@ -167,7 +170,11 @@ func moeSims(cfg Config) []simMem {
 			for _, st := range m.Strategies {
 				perGPU, perEntry, perPeer := moeState(st, flow, cfg.Node.GPUs, entryBytes)
 				if !flow {
-					perGPU += buf / 8
+					if mode == workload.MoELowLatency {
+						perGPU += buf / 8
+					} else { // an entry's packets: a third of its bytes
+						perGPU += entries * float64(m.Hidden+m.Hidden/32+16+4*m.TopK) / 3
+					}
 				}
 				perGPU += entries*perEntry + l2TagsBeyondFit(cfg, st, buf)
 				if st == "GNN_GIO" {
