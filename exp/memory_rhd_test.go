@@ -59,8 +59,8 @@ func TestEstimateMemoryRHDOneSided(t *testing.T) {
 // XTQ's rhd in the packet model holds the packets of its largest task (a
 // gather put of half the vector, made whole when issued): at 1024 nodes
 // the estimate covers the measured 1.44 GiB peak RSS (at most twice it);
-// the flow model makes no packets, and its 4096-node run (597 MiB
-// measured) is estimated above that and below 2 GiB.
+// the flow model makes no packets, and its 4096-node run (597 and 661
+// MiB measured) is estimated above that and below 2 GiB.
 func TestEstimateMemoryRHDXTQ(t *testing.T) {
 	cfg, err := DefaultConfig("xtq")
 	if err != nil {
@@ -75,7 +75,7 @@ func TestEstimateMemoryRHDXTQ(t *testing.T) {
 	}
 	cfg.Network.Model = "flow"
 	cfg.Allreduce.Nodes = []int{4096}
-	if got := EstimateMemory("allreduce", cfg).Bytes; got < 597<<20 || got > 2*gib {
-		t.Errorf("4096 nodes rhd, flow model: estimate %.3g B, measured 597 MiB", got)
+	if got := EstimateMemory("allreduce", cfg).Bytes; got < 1.1*(661<<20) || got > 2*gib {
+		t.Errorf("4096 nodes rhd, flow model: estimate %.3g B, measured 661 MiB", got)
 	}
 }

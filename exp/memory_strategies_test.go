@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpunetsim/gpunetsim/unit"
+	"github.com/gpunetsim/gpunetsim/workload"
 )
 
 // memChildEnv names the run a child of TestEstimateCoversStrategies
@@ -45,6 +48,26 @@ var memFamilies = []struct {
 	// PE (refused at 128 nodes before connections were made on first
 	// use; 814 MB there then, 287 MiB since they are one reserved block).
 	{"gio", "GNN_GIO", 32, "jacobiweak"},
+	// The halo exchange (26 neighbours, 64 KiB faces) per family, on
+	// machine nodes of the preset's GPUs.
+	{"gputn", "CPU", 32, "halo3d"},
+	{"gputn", "GDS", 32, "halo3d"},
+	{"gputn", "GPUTN", 32, "halo3d"},
+	{"xtq", "HSA", 32, "halo3d"},
+	{"compnet", "COMPNET", 32, "halo3d"},
+	{"gpurdma", "GNN_GPURDMA", 32, "halo3d"},
+	{"gio", "GNN_GIO", 32, "halo3d"},
+	// and on 16 H100s, whose device-shmem puts stream through a 50 MiB
+	// L2 (tag blocks made as used; the whole array, 19.7 MB per GPU, was
+	// allocated before).
+	{"h100-cx7", "GHN_DGPU", 2, "halo3d"},
+	// The MoE layer's low-latency all-to-all per family, EP 16.
+	{"gputn", "HDN", 16, "moe"},
+	{"gputn", "GPUTN", 16, "moe"},
+	{"xtq", "HSA", 16, "moe"},
+	{"compnet", "GHN_DGPU", 16, "moe"},
+	{"gpurdma", "GNN_GPURDMA", 16, "moe"},
+	{"gio", "GNN_GIO", 16, "moe"},
 }
 
 func memFamilyConfig(t *testing.T, preset, strategy string, nodes int, exp string) Config {
@@ -54,8 +77,18 @@ func memFamilyConfig(t *testing.T, preset, strategy string, nodes int, exp strin
 		t.Fatal(err)
 	}
 	cfg.Run.Parallel, cfg.Run.Partitions = 1, 1
-	if exp == "jacobiweak" { // as the CLI runs it, at one node count
+	switch exp {
+	case "jacobiweak": // as the CLI runs it, at one node count
 		cfg.JacobiScale.WeakNodes, cfg.JacobiScale.Strategies = []int{nodes}, []string{strategy}
+		return cfg
+	case "halo3d": // nodes machine nodes, 26 neighbours, 64 KiB faces
+		cfg.Run.Functional = false
+		cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Strategies = []int{nodes}, []int{26}, []string{strategy}
+		cfg.Halo3D.MinFace, cfg.Halo3D.MaxFace = 64*unit.KiB, 64*unit.KiB
+		return cfg
+	case "moe": // nodes GPUs of expert parallelism, low-latency
+		cfg.Run.Functional = false
+		cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{nodes}, []string{workload.MoELowLatency}, []string{strategy}
 		return cfg
 	}
 	cfg.Run.Functional = false
@@ -71,13 +104,16 @@ func memExp(exp string) string {
 	return exp
 }
 
-// TestEstimateCoversStrategies runs each family's allreduce in a child
-// process and compares the child's peak resident size (the kernel's
-// accounting, what an out-of-memory kill goes by) with EstimateMemory: the
-// estimate must cover it, so that nothing the estimate lets through is
-// killed, and must not exceed it more than 3× (plus the process), so that
-// runs that fit are not refused. A resident-size measure, not a ulimit -v:
-// the Go runtime reserves far more address space than it uses.
+// TestEstimateCoversStrategies runs each family's allreduce (and the
+// Jacobi, halo and MoE points of memFamilies) in a child process under the
+// data limit (ulimit -d) at which the CLI lets the run through: what the
+// child maps before the run, the CLI's slack for threads and the estimate.
+// The child must complete under it, and its peak resident size (the
+// kernel's accounting, what an out-of-memory kill goes by) must be within
+// the estimate, so that nothing the estimate lets through is killed; the
+// estimate must not exceed the peak more than 3× (plus the process), so
+// that runs that fit are not refused. Not a ulimit -v at the estimate: the
+// Go runtime reserves far more address space than it uses.
 func TestEstimateCoversStrategies(t *testing.T) {
 	if os.Getenv(memChildEnv) != "" {
 		t.Skip("in a child")
@@ -87,6 +123,7 @@ func TestEstimateCoversStrategies(t *testing.T) {
 	}
 	for _, f := range memFamilies {
 		t.Run(fmt.Sprintf("%s/%s/%d", memExp(f.exp), f.strategy, f.nodes), func(t *testing.T) {
+			t.Parallel() // children: each measures its own peak
 			need := EstimateMemory(memExp(f.exp), memFamilyConfig(t, f.preset, f.strategy, f.nodes, f.exp))
 			cmd := exec.Command(os.Args[0], "-test.run=^TestMemChild$")
 			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%s,%d,%s", memChildEnv, f.preset, f.strategy, f.nodes, f.exp))
@@ -132,7 +169,14 @@ func TestMemChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ex.Run(memFamilyConfig(t, parts[0], parts[1], nodes, exp), Env{}); err != nil {
+	cfg := memFamilyConfig(t, parts[0], parts[1], nodes, exp)
+	// The run goes under the data limit the CLI would accept it under.
+	lim, err := limitDataAtEstimate(EstimateMemory(memExp(exp), cfg).Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("ulimit -d %d KiB\n", lim>>10)
+	if _, err := ex.Run(cfg, Env{}); err != nil {
 		t.Fatal(err)
 	}
 	status, err := os.ReadFile("/proc/self/status")

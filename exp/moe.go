@@ -106,13 +106,20 @@ func (m MoESpec) routing(ep int, mode string, seed uint64) (*workload.Routing, e
 // moeBytes is the memory the point's buffers take on all GPUs together
 // (what a functional run allocates).
 func (m MoESpec) moeBytes(ep int, mode string) unit.Bytes {
-	T, H, K := int64(m.tokens(mode)), int64(m.Hidden), int64(min(m.TopK, m.Experts/max(1, ep)))
-	if mode == workload.MoELowLatency {
-		K = int64(m.TopK)
-	}
+	T, H, K := int64(m.tokens(mode)), int64(m.Hidden), int64(m.entriesPerToken(ep, mode))
 	entries := T * K // per GPU, at most
 	per := T*(H+H/32) + entries*2*(H+H/32+64) + entries*2*2*H + T*H*4
 	return unit.Bytes(per * int64(ep))
+}
+
+// entriesPerToken is the K of moeBytes's per-GPU entries, T·K: topk in
+// low-latency mode (an entry per token and expert), min(topk, experts per
+// GPU) in throughput mode.
+func (m MoESpec) entriesPerToken(ep int, mode string) int {
+	if mode == workload.MoELowLatency {
+		return m.TopK
+	}
+	return min(m.TopK, m.Experts/max(1, ep))
 }
 
 type moePoint struct {

@@ -36,6 +36,21 @@ type Points struct {
 	// (the process itself excluded), so that RunPoints runs at once only
 	// points whose estimates fit in run.mem_budget together.
 	Memory func(point Config) float64
+	// Work, when set, estimates a point's expected work from the point
+	// itself (an experiment whose points run other experiments, such as
+	// today, knows from the label which one); without it a point weighs
+	// ExpectedWork of the experiment on its configuration.
+	Work func(p Point) float64
+}
+
+// PointWork is the expected work of point p of experiment e (Points.Work,
+// else ExpectedWork of e on p's configuration): the weight of p in
+// progress bars and ETAs.
+func (e Experiment) PointWork(p Point) float64 {
+	if e.Points != nil && e.Points.Work != nil {
+		return e.Points.Work(p)
+	}
+	return ExpectedWork(e.Name, p.Config)
 }
 
 // Sizes edit an experiment's default configuration to the sizes that
@@ -64,7 +79,11 @@ func RunPoints(ps Points, cfg Config, env Env) (*report.Result, error) {
 	env.Cores = coresPerRun(cfg, env, len(pts))
 	var weights []int
 	if env.Work != nil {
-		weights = workUnits(pts, env.Work)
+		work := func(p Point) float64 { return env.Work(p.Config) }
+		if ps.Work != nil {
+			work = ps.Work
+		}
+		weights = workUnits(pts, work)
 	}
 	var mem []float64
 	if ps.Memory != nil && cfg.Run.MemBudget > 0 && env.Tracer == nil {
@@ -94,11 +113,11 @@ func RunPoints(ps Points, cfg Config, env Env) (*report.Result, error) {
 
 // workUnits turns the points' expected work into whole progress units:
 // the largest point counts 1000, none less than 1.
-func workUnits(pts []Point, work func(Config) float64) []int {
+func workUnits(pts []Point, work func(Point) float64) []int {
 	ws := make([]float64, len(pts))
 	top := 0.0
 	for i, p := range pts {
-		ws[i] = work(p.Config)
+		ws[i] = work(p)
 		top = max(top, ws[i])
 	}
 	units := make([]int, len(pts))

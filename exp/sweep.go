@@ -138,8 +138,10 @@ func newMemGate(budget float64, workers int, mem []float64) *memGate {
 // machine's, less one per other job running and one more where a free
 // worker can start a job beside it now (the first job of a sweep would
 // otherwise take every core, and its partitions compete with the job
-// that starts next); ok is false once no job is left.
-func (g *memGate) take() (job, cores int, ok bool) {
+// that starts next); ok is false once no job is left. Before it waits it
+// calls idle (nil: nothing), once: the caller gives back what it holds
+// for a job it does not have yet.
+func (g *memGate) take(idle func()) (job, cores int, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for len(g.waiting) > 0 {
@@ -154,6 +156,14 @@ func (g *memGate) take() (job, cores int, ok bool) {
 				}
 				return i, max(1, runtime.GOMAXPROCS(0)-others), true
 			}
+		}
+		if idle != nil { // without the lock (it unmaps), then look again
+			f := idle
+			idle = nil
+			g.mu.Unlock()
+			f()
+			g.mu.Lock()
+			continue
 		}
 		g.cond.Wait()
 	}
@@ -207,8 +217,11 @@ func forEachGated(cfg Config, env Env, n int, weights []int, mem []float64, job 
 			wg.Go(func() {
 				arena := hwmem.NewArena()
 				defer arena.Close()
+				// A worker that waits for room holds no idle memory: the
+				// points running may use all of the budget meanwhile.
+				trim := func() { arena.Trim(0) }
 				for {
-					i, c, ok := gate.take()
+					i, c, ok := gate.take(trim)
 					if !ok {
 						return
 					}

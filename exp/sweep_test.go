@@ -122,3 +122,57 @@ func TestForEachGatedLargestThatFitsFirst(t *testing.T) {
 		t.Errorf("job 0 got %d cores with job 2 starting beside it, want %d", firstCores, want)
 	}
 }
+
+// A worker that waits for room gives back the node memory its arena
+// holds from its last job: job 0 (60) and job 2 (40) fill a budget of
+// 100; job 2 leaves a backing in its worker's arena and ends, and job 1
+// (50) cannot join job 0, so that worker waits, and its arena must be
+// empty while job 0 still runs.
+func TestForEachGatedWaitingWorkerHoldsNoMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("backings are mapped on Linux only")
+	}
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Run.Parallel, cfg.Run.MemBudget = 2, 100
+	mem := []float64{60, 50, 40}
+	var mu sync.Mutex
+	var small *hwmem.Arena
+	emptied := false
+	err = forEachGated(cfg, Env{}, len(mem), nil, mem, func(i, _ int, arena *hwmem.Arena) error {
+		switch i {
+		case 2:
+			m := hwmem.New("m", true)
+			m.UseArena(arena)
+			a := m.Alloc(hwmem.Host, 4<<20, "buf")
+			m.Bytes(a, 4<<20)[0] = 1
+			m.Release()
+			if arena.Idle() != 1 {
+				t.Error("job 2's backing did not go back to its worker's arena")
+			}
+			mu.Lock()
+			small = arena
+			mu.Unlock()
+		case 0:
+			for range 500 {
+				mu.Lock()
+				a := small
+				mu.Unlock()
+				if a != nil && a.Idle() == 0 {
+					emptied = true
+					return nil
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !emptied {
+		t.Error("the worker waiting for room kept job 2's backing while job 0 ran")
+	}
+}

@@ -461,7 +461,22 @@ func todayPoints() Points {
 			pts[i] = it.point
 		}
 		return pts, nil
-	}, Simulate: todaySimulate, Assemble: todayAssemble}
+	}, Simulate: todaySimulate, Assemble: todayAssemble, Work: todayWork}
+}
+
+// todayWork is a today point's expected work: that of its workload's
+// experiment on the point's configuration (a today point weighed 1 while
+// the per-preset entries' points of the same study weighed nodes × payload,
+// so the study's ETA read hours for minutes of work).
+func todayWork(p Point) float64 {
+	if f := strings.Fields(p.Label); len(f) >= 2 {
+		for _, w := range todayWorkloads {
+			if w.name == f[1] {
+				return ExpectedWork(w.name, p.Config)
+			}
+		}
+	}
+	return 1
 }
 
 // runToday runs the present-day workloads on every preset of

@@ -1,6 +1,7 @@
 package exp
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -23,7 +24,7 @@ func TestExpectedWorkGrowsWithSize(t *testing.T) {
 	if !(ws < wb && wb < wB) || wb/ws < 30 {
 		t.Errorf("work 2 nodes %g, 64 nodes %g, 64 nodes ×8 payload %g: want growing, 64 nodes ≥ 30× 2 nodes", ws, wb, wB)
 	}
-	units := workUnits([]Point{{Config: small}, {Config: bigger}}, func(c Config) float64 { return ExpectedWork("allreduce", c) })
+	units := workUnits([]Point{{Config: small}, {Config: bigger}}, func(p Point) float64 { return ExpectedWork("allreduce", p.Config) })
 	if units[1] != 1000 || units[0] < 1 || units[0] > 10 {
 		t.Errorf("units %v, want the largest 1000 and the small one a few", units)
 	}
@@ -51,5 +52,37 @@ func TestRunPointsProgressWeighted(t *testing.T) {
 	// The gate runs the larger point first (memGate): its step comes first.
 	if len(steps) != 2 || steps[1] != total || steps[0] <= total-steps[0] {
 		t.Errorf("progress %v of %d: want the 8-node point (first) to move it more than the 2-node one", steps, total)
+	}
+}
+
+// TestTodayPointsWeighTheirWorkload: a today point weighs what its
+// workload's own point weighs (it weighed 1 while the study's per-preset
+// entries weighed nodes × payload, and the study's ETA read hours).
+func TestTodayPointsWeighTheirWorkload(t *testing.T) {
+	cfg, err := DefaultConfig("h100-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := todayPoints().List(func() Config { c := cfg; quickToday(&c); return c }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Lookup("today")
+	if err != nil {
+		t.Fatal(err)
+	}
+	above := 0
+	for _, p := range pts {
+		f := strings.Fields(p.Label)
+		got, want := e.PointWork(p), ExpectedWork(f[1], p.Config)
+		if got != want {
+			t.Fatalf("%s: work %g, want its workload's %g", p.Label, got, want)
+		}
+		if got > 1 {
+			above++
+		}
+	}
+	if above == 0 {
+		t.Errorf("no today point weighs more than 1 (%d points)", len(pts))
 	}
 }

@@ -38,8 +38,11 @@ type radixHeap struct {
 	head    int                              // buckets[0][head:] are pending
 	n       int
 	// With bucket 0 empty, lowB > 0 is the lowest non-empty bucket and
-	// lowI the index of its earliest key; lowB = 0 when not known.
+	// lowI the index of its earliest key, lowK a copy of that key; lowB =
+	// 0 when not known. (The event loop looks at the earliest key several
+	// times per event; the copy spares it the bucket's double index.)
 	lowB, lowI int
+	lowK       key
 }
 
 // The digits of the radix heap's times.
@@ -102,7 +105,7 @@ func (r *radixHeap) noteLow(b int) {
 	}
 	z := r.buckets[b]
 	if n := len(z) - 1; z[n].before(&z[r.lowI]) {
-		r.lowI = n
+		r.lowI, r.lowK = n, z[n]
 	}
 }
 
@@ -141,8 +144,9 @@ func (r *radixHeap) lowest() *key {
 				r.lowI = i
 			}
 		}
+		r.lowK = src[r.lowI]
 	}
-	return &r.buckets[r.lowB][r.lowI]
+	return &r.lowK
 }
 
 // pop removes and returns the earliest key. The heap must not be empty.
@@ -170,6 +174,12 @@ func (r *radixHeap) split() {
 	r.last = last
 	z := r.buckets[0][:0]
 	r.clearBit(b)
+	if len(src) == 1 { // the common case when nodes run out of step: the key is due
+		r.buckets[0], r.head = append(z, src[0]), 0
+		r.buckets[b] = src[:0]
+		r.lowB = 0 // nothing moved below b
+		return
+	}
 	// The buckets below b were empty, so the lowest one the keys move to
 	// holds only moved keys: note it and its earliest key on the way, and
 	// the next lowest need not scan it. When every event has a time of its
@@ -196,6 +206,9 @@ func (r *radixHeap) split() {
 	r.buckets[0], r.head = z, 0
 	r.buckets[b] = src[:0]
 	r.lowB, r.lowI = lowB, lowI // 0: none moved below b, the next lowest looks
+	if lowB != 0 {
+		r.lowK = r.buckets[lowB][lowI]
+	}
 	sortBySeq(z)
 }
 

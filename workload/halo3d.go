@@ -147,6 +147,19 @@ func (h Halo3D) sizes(dirs [][3]int) []uint64 {
 	return out
 }
 
+// RegionBytes is the size of one rank's send (or receive) region: every
+// direction's message and its 8-byte flag, the region Run allocates twice
+// (send and receive) and the one-sided implementations double-buffer. The
+// memory estimate sizes a functional run's payload by it.
+func (h Halo3D) RegionBytes() uint64 {
+	dirs := haloDirs(h.Neighbours)
+	var total uint64
+	for _, s := range h.sizes(dirs) {
+		total += s + 8
+	}
+	return total
+}
+
 // dims3 returns the most balanced px ≥ py ≥ pz with px·py·pz = p.
 func dims3(p int) [3]int {
 	best := [3]int{p, 1, 1}

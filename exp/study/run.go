@@ -494,7 +494,7 @@ func normalise(res *report.Result, name string, cfg exp.Config) {
 // run.
 func taskWork(p *Plan, t Task) float64 {
 	if t.Point != nil {
-		return exp.ExpectedWork(t.Experiment.Name, t.Point.Config)
+		return t.Experiment.PointWork(*t.Point)
 	}
 	return exp.ExpectedWork(t.Experiment.Name, p.Runs[t.Run].Config)
 }

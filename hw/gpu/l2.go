@@ -75,12 +75,20 @@ func (s L2Stats) HitRate(r Requester) float64 {
 // are real.
 type L2 struct {
 	sets, ways int
+	// pageWays is the ways of one block of the tag array: whole sets,
+	// l2PageSets of them.
+	pageWays int
+	// setMask is sets − 1 when sets is a power of two (else 0).
+	setMask uint
 	// keys holds each way's line, 0 when the way is invalid (no line of
 	// node memory is at address 0): a lookup scans a set's 16 keys, two
 	// host cache lines, instead of its 16 ways' whole state, six (the
 	// scan was a CP poll's costliest step). lines holds the ways' state.
-	keys   []mem.Addr
-	lines  []l2line
+	// Both are blocks of pageWays ways, made when a line of one of their
+	// sets is first filled (nil: every way invalid): a 50 MiB L2 is 19.7
+	// MB of tags, and a run's GPUs mostly touch a few of its sets.
+	keys   [][]mem.Addr
+	lines  [][]l2line
 	clock  uint64
 	stats  L2Stats
 	shared [][2]mem.Addr // NIC-shared ranges: a system acquire invalidates them
@@ -93,10 +101,10 @@ type L2 struct {
 }
 
 // l2line is one way of the tag model, beside its line in L2.keys: 24
-// bytes in all, the L2's 16 K ways are allocated together on a GPU's first
-// access (0.4 MB per GPU of a run, instead of 0.9 MB with the rare locking
-// state inline: that state lives in the L2's maps, keyed by the line,
-// while a line is locked).
+// bytes in all, the L2's ways are allocated in blocks of l2PageSets sets
+// as their sets are first filled (a 1 MiB L2's 16 K ways are 0.4 MB, and
+// 0.9 MB with the rare locking state inline: that state lives in the L2's
+// maps, keyed by the line, while a line is locked).
 type l2line struct {
 	used   uint64
 	locked bool // store_locked (since L2.lockedAt[line])
@@ -110,8 +118,16 @@ func (g *GPU) UseL2(s L2Spec) {
 	}
 	ways := s.Ways
 	sets := int(s.Size) / mem.LineSize / ways
-	g.tags = &L2{sets: sets, ways: ways} // lines allocated on first access: most GPUs of a large run never use them
+	pages := (sets + l2PageSets - 1) / l2PageSets
+	g.tags = &L2{sets: sets, ways: ways, pageWays: l2PageSets * ways, keys: make([][]mem.Addr, pages), lines: make([][]l2line, pages)}
+	if sets&(sets-1) == 0 && sets > 1 {
+		g.tags.setMask = uint(sets - 1)
+	}
 }
+
+// l2PageSets is the sets of one block of the tag array (64 sets of 16
+// ways: 24 KiB, the state of 64 consecutive lines' sets).
+const l2PageSets = 64
 
 // L2Stats returns the tag model's counters (zero without UseL2).
 func (g *GPU) L2Stats() L2Stats {
@@ -131,36 +147,68 @@ func (g *GPU) ShareWithNIC(a mem.Addr, n uint64) {
 	}
 }
 
-// set returns the index of the first way of line l's set.
-func (t *L2) set(l mem.Addr) int {
-	if t.lines == nil {
-		t.lines = make([]l2line, t.sets*t.ways)
-		t.keys = make([]mem.Addr, t.sets*t.ways)
+// way returns way i's state; its block must exist (a key was found or
+// filled there).
+func (t *L2) way(i int) *l2line { return &t.lines[i/t.pageWays][i%t.pageWays] }
+
+// key returns the line way i holds, 0 when invalid.
+func (t *L2) key(i int) mem.Addr {
+	if b := t.keys[i/t.pageWays]; b != nil {
+		return b[i%t.pageWays]
 	}
-	k := uint64(l) / mem.LineSize
-	var i int
-	if t.sets&(t.sets-1) == 0 { // a power of two: no division on every access
-		i = int(k & uint64(t.sets-1))
-	} else {
-		i = int(k % uint64(t.sets))
-	}
-	return i * t.ways
+	return 0
 }
 
-// findWay returns the index of the way holding line l, or -1.
+// locate returns line l's set index, its block and the offset of the
+// set's first way in the block (unsigned, and l2PageSets a power of two:
+// shifts and masks on the lookup path).
+func (t *L2) locate(l mem.Addr) (set, block, off uint) {
+	k := uint(l) / mem.LineSize
+	if t.setMask != 0 {
+		set = k & t.setMask
+	} else {
+		set = k % uint(t.sets)
+	}
+	return set, set / l2PageSets, set % l2PageSets * uint(t.ways)
+}
+
+// setWays returns the keys and states of line l's set, making its block
+// on first use.
+func (t *L2) setWays(l mem.Addr) ([]mem.Addr, []l2line) {
+	_, p, o := t.locate(l)
+	if t.keys[p] == nil {
+		t.keys[p] = make([]mem.Addr, t.pageWays)
+		t.lines[p] = make([]l2line, t.pageWays)
+	}
+	return t.keys[p][o : o+uint(t.ways)], t.lines[p][o : o+uint(t.ways)]
+}
+
+// findWay returns the index of the way holding line l (set index × ways
+// + way), or -1.
 func (t *L2) findWay(l mem.Addr) int {
-	s := t.set(l)
-	for i, k := range t.keys[s : s+t.ways] {
+	set, p, o := t.locate(l)
+	b := t.keys[p]
+	if b == nil {
+		return -1
+	}
+	for i, k := range b[o : o+uint(t.ways)] {
 		if k == l {
-			return s + i
+			return int(set)*t.ways + i
 		}
 	}
 	return -1
 }
 
 func (t *L2) find(l mem.Addr) *l2line {
-	if i := t.findWay(l); i >= 0 {
-		return &t.lines[i]
+	_, p, o := t.locate(l)
+	b := t.keys[p]
+	if b == nil {
+		return nil
+	}
+	for i, k := range b[o : o+uint(t.ways)] {
+		if k == l {
+			return &t.lines[p][int(o)+i]
+		}
 	}
 	return nil
 }
@@ -187,8 +235,7 @@ func (g *GPU) touchWay(l mem.Addr, r Requester) (hit bool, way *l2line) {
 		return true, w
 	}
 	t.stats.Misses[r]++
-	s := t.set(l)
-	set, keys := t.lines[s:s+t.ways], t.keys[s:s+t.ways]
+	keys, set := t.setWays(l)
 	victim := -1
 	for i := range set {
 		w := &set[i]
@@ -415,7 +462,7 @@ func (g *GPU) cpRMWLock(a mem.Addr) (CPRMWLock, sim.Duration) {
 	if g.tags != nil {
 		g.tags.stats.RMWs++
 		if i = g.tags.findWay(l); i >= 0 {
-			w = &g.tags.lines[i]
+			w = g.tags.way(i)
 			w.rmw = true
 			if g.tags.rmwDone == nil {
 				g.tags.rmwDone = map[mem.Addr]*sim.Signal{}
@@ -444,7 +491,7 @@ func (g *GPU) CPRMWWrite(a mem.Addr, f func(old uint64) uint64) (old uint64, lat
 // CPRMWUnlock releases the line lock lk after the write, waking the
 // accessors that waited for it.
 func (g *GPU) CPRMWUnlock(lk CPRMWLock) {
-	if w, l := lk.w, lk.l; w != nil && g.tags.keys[lk.i] == l {
+	if w, l := lk.w, lk.l; w != nil && g.tags.key(lk.i) == l {
 		w.rmw = false
 		done := g.tags.rmwDone[l]
 		delete(g.tags.rmwDone, l)
@@ -497,8 +544,8 @@ func (g *GPU) SystemAcquire(p *sim.Proc) {
 		}
 		g.l2.lines.del(l)
 		if g.tags != nil {
-			if i := g.tags.findWay(l); i >= 0 && !g.tags.lines[i].locked && !g.tags.lines[i].rmw {
-				g.tags.keys[i] = 0
+			if i := g.tags.findWay(l); i >= 0 && !g.tags.way(i).locked && !g.tags.way(i).rmw {
+				g.tags.keys[i/g.tags.pageWays][i%g.tags.pageWays] = 0
 			}
 		}
 		n++

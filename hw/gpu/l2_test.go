@@ -222,3 +222,38 @@ func TestNICSharedMatchesLinearScan(t *testing.T) {
 		}
 	}
 }
+
+// The tag array is made in blocks as its sets are first filled: a
+// work-group streaming 64 KiB through a 50 MiB L2 makes the blocks of
+// those 1,024 lines' sets (16 blocks of 64 sets), not the 819,200 ways of
+// the whole array (19.7 MB, which every GPU of a large run held), and a
+// second pass over the same lines hits in them.
+func TestL2TagBlocksMadeAsUsed(t *testing.T) {
+	e, g := newGPU("dgpu")
+	g.UseL2(L2Spec{Size: 50 * unit.MiB, Ways: 16})
+	m := g.Mem()
+	buf := m.Alloc(mem.GPU, 64<<10, "stream")
+	op, _ := g.DispatchOp(Kernel{Name: "k", WGs: 1, WGSize: 64, Body: func(wg *WG) {
+		wg.StreamLines(buf, 64<<10)
+		wg.StreamLines(buf, 64<<10)
+	}})
+	g.Submit(op)
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	made := 0
+	for i, b := range g.tags.keys {
+		if b != nil {
+			made++
+			if g.tags.lines[i] == nil {
+				t.Fatalf("block %d has keys but no states", i)
+			}
+		}
+	}
+	if want := (64 << 10) / mem.LineSize / l2PageSets; made != want {
+		t.Errorf("%d tag blocks made of %d, want %d (the streamed lines' sets)", made, len(g.tags.keys), want)
+	}
+	if st := g.L2Stats(); st.Misses[CU] == 0 || st.Hits[CU] == 0 {
+		t.Errorf("stats %+v: want the first pass to miss and the second to hit", st)
+	}
+}

@@ -150,3 +150,10 @@ func (a *Arena) Close() {
 		unmapAnon(bl.b)
 	}
 }
+
+// Idle returns how many released backings the arena holds.
+func (a *Arena) Idle() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.free)
+}
