@@ -217,14 +217,26 @@ func (a Allreduce) runRHD(c *cluster.Cluster, s strategy.Strategy, cfg strategy.
 		return AllreduceResult{}, errors.New(RHDRefusal(s))
 	}
 	lay := newRHDLayout(int(a.Size/4), n)
+	return runRHDNodes(c, s, cfg, lay, lay.totalSize, func(nd *strategy.Node, base mem.Addr) error {
+		a.copyIn(nd, base) // the input into the output buffer, as the ring does
+		return a.wait(nd, nbc.Start(nbc.OverMPI(nd.MPI), a.localReduce(nd), rhdSchedule(lay, base, nd.Rank)))
+	})
+}
+
+// runRHDNodes runs body on every node over a buffer of size bytes filled
+// with the node's input by lay, and checks every node's result exactly
+// when the memory is functional: what the rhd forms (over MPI, over remote
+// tasks) share around their schedules.
+func runRHDNodes(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config, lay *rhdLayout, size uint64,
+	body func(nd *strategy.Node, base mem.Addr) error) (AllreduceResult, error) {
+	n := len(c.Nodes)
 	res := AllreduceResult{Finish: make([]sim.Time, n), Slices: 1}
 	bases := make([]mem.Addr, n)
 	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
-		base := nd.Mem.Alloc(nd.Pool, lay.totalSize, "allreduce")
+		base := nd.Mem.Alloc(nd.Pool, size, "allreduce")
 		bases[nd.Rank] = base
 		lay.fill(nd.Mem, base, nd.Rank)
-		a.copyIn(nd, base) // the input into the output buffer, as the ring does
-		err := a.wait(nd, nbc.Start(nbc.OverMPI(nd.MPI), a.localReduce(nd), rhdSchedule(lay, base, nd.Rank)))
+		err := body(nd, base)
 		res.Finish[nd.Rank] = nd.Host.Now()
 		return err
 	})

@@ -8,7 +8,6 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/nbc"
 	"github.com/gpunetsim/gpunetsim/model/xtq"
-	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 )
 
@@ -202,30 +201,7 @@ func (a Allreduce) remoteAllreduceRHD(nd *strategy.Node, l *rhdLayout, base mem.
 func (a Allreduce) runRHDTasks(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) (AllreduceResult, error) {
 	n := len(c.Nodes)
 	lay := newRHDLayout(int(a.Size/4), n)
-	res := AllreduceResult{Finish: make([]sim.Time, n), Slices: 1}
-	bases := make([]mem.Addr, n)
-	g := strategy.Spawn(c, s, cfg, func(nd *strategy.Node) error {
-		base := nd.Mem.Alloc(nd.Pool, lay.vecBytes, "allreduce")
-		bases[nd.Rank] = base
-		lay.fill(nd.Mem, base, nd.Rank)
-		err := a.remoteAllreduceRHD(nd, lay, base)
-		res.Finish[nd.Rank] = nd.Host.Now()
-		return err
+	return runRHDNodes(c, s, cfg, lay, lay.vecBytes, func(nd *strategy.Node, base mem.Addr) error {
+		return a.remoteAllreduceRHD(nd, lay, base)
 	})
-	if err := runTasks(c, g); err != nil {
-		return res, err
-	}
-	for _, t := range res.Finish {
-		res.Time = max(res.Time, t)
-	}
-	if c.Nodes[0].Mem.Functional() {
-		ref := (&ringLayout{n: n}).reference()
-		for i, nd := range c.Nodes {
-			if err := lay.verify(nd.Mem, bases[i], ref); err != nil {
-				return res, fmt.Errorf("%s allreduce (rhd) on %d nodes: node %d: %w", s, n, i, err)
-			}
-		}
-		res.Verified = true
-	}
-	return res, nil
 }
