@@ -127,6 +127,27 @@ func (l *rhdLayout) real(v int) int {
 	return v + l.rest()
 }
 
+// halvingStep is step j of recursive halving for virtual rank v whose
+// blocks start at lo: the d blocks it keeps and the d it gives (first
+// indices), and its partner's real rank.
+func (l *rhdLayout) halvingStep(v, lo, j int) (keep, give, d, peer int) {
+	d = l.p >> (j + 1)
+	keep, give = lo, lo+d
+	if v&d != 0 {
+		keep, give = lo+d, lo
+	}
+	return keep, give, d, l.real(v ^ d)
+}
+
+// doublingStep is step j of recursive doubling for virtual rank v that
+// holds the d blocks from lo: the partner's blocks (first index) and its
+// real rank.
+func (l *rhdLayout) doublingStep(v, lo, j int) (other, d, peer int) {
+	d = 1 << j
+	other = lo ^ d
+	return other, d, l.real(v ^ d)
+}
+
 // rhdSchedule returns node i's schedule: tag 0 the fold-in of the extra
 // ranks, tags 1..m recursive halving (reduce-scatter: send the half the
 // partner keeps, receive and reduce the half this node keeps), tags
@@ -154,14 +175,9 @@ func rhdSchedule(l *rhdLayout, base mem.Addr, i int) nbc.Schedule {
 	}
 	lo := 0
 	for j := range m { // recursive halving: distance p/2, p/4, …, 1 blocks
-		d := l.p >> (j + 1)
-		keep, give := lo, lo+d
-		if v&d != 0 {
-			keep, give = lo+d, lo
-		}
+		keep, give, d, peer := l.halvingStep(v, lo, j)
 		sOff, sLen := l.blocks(give, d)
 		kOff, kLen := l.blocks(keep, d)
-		peer := l.real(v ^ d)
 		sched = append(sched, nbc.Round{
 			{Kind: nbc.Send, Peer: peer, Chunk: give, Step: 1 + j, Addr: data + mem.Addr(sOff), Len: sLen},
 			{Kind: nbc.Recv, Peer: peer, Chunk: keep, Step: 1 + j, Addr: recv + mem.Addr(kOff), Len: kLen},
@@ -170,11 +186,9 @@ func rhdSchedule(l *rhdLayout, base mem.Addr, i int) nbc.Schedule {
 		lo = keep
 	}
 	for j := range m { // recursive doubling: distance 1, 2, …, p/2 blocks
-		d := 1 << j
-		other := lo ^ d
+		other, d, peer := l.doublingStep(v, lo, j)
 		oOff, oLen := l.blocks(lo, d)
 		pOff, pLen := l.blocks(other, d)
-		peer := l.real(v ^ d)
 		sched = append(sched, nbc.Round{
 			{Kind: nbc.Send, Peer: peer, Chunk: lo, Step: 1 + m + j, Addr: data + mem.Addr(oOff), Len: oLen},
 			{Kind: nbc.Recv, Peer: peer, Chunk: other, Step: 1 + m + j, Addr: data + mem.Addr(pOff), Len: pLen},

@@ -87,13 +87,8 @@ func rhdTaskSchedule(l *rhdLayout, base mem.Addr, i int, perRound bool) nbc.Sche
 	}
 	lo := 0
 	for j := range m { // recursive halving: distance p/2, p/4, …, 1 blocks
-		d := l.p >> (j + 1)
-		keep, give := lo, lo+d
-		if v&d != 0 {
-			keep, give = lo+d, lo
-		}
+		keep, give, d, peer := l.halvingStep(v, lo, j)
 		sOff, sLen := l.blocks(give, d)
-		peer := l.real(v ^ d)
 		sync(1+j, peer, true, true)
 		task(nbc.Round{
 			{Kind: nbc.XtqPut, Peer: peer, Chunk: give, Step: 1 + j, Addr: base + mem.Addr(sOff), Len: sLen, Offset: sOff},
@@ -105,11 +100,9 @@ func rhdTaskSchedule(l *rhdLayout, base mem.Addr, i int, perRound bool) nbc.Sche
 		sched = append(append(sched, first), tasks...)
 	}
 	for j := range m { // recursive doubling: distance 1, 2, …, p/2 blocks
-		d := 1 << j
-		other := lo ^ d
+		other, d, peer := l.doublingStep(v, lo, j)
 		oOff, oLen := l.blocks(lo, d)
 		pOff, pLen := l.blocks(other, d)
-		peer := l.real(v ^ d)
 		sched = append(sched, nbc.Round{
 			{Kind: nbc.Send, Peer: peer, Chunk: lo, Step: 1 + m + j, Addr: base + mem.Addr(oOff), Len: oLen, Offset: oOff},
 			{Kind: nbc.Recv, Peer: peer, Chunk: other, Step: 1 + m + j, Addr: base + mem.Addr(pOff), Len: pLen},
@@ -147,11 +140,7 @@ func rhdTaskRecv(l *rhdLayout, i int, perRound bool) (size uint64, steps []int) 
 	}
 	lo := 0
 	for j := range rhdSteps(l.n) {
-		d := l.p >> (j + 1)
-		keep := lo
-		if v&d != 0 {
-			keep = lo + d
-		}
+		keep, _, d, _ := l.halvingStep(v, lo, j)
 		_, kLen := l.blocks(keep, d)
 		add(1+j, kLen)
 		lo = keep
