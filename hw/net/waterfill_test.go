@@ -203,6 +203,17 @@ func TestIncrementalMatchesFull(t *testing.T) {
 					t.Fatalf("at %v: flow %v incremental rate %v, whole machine %v", e.Now(), fl.p, fl.rate, want)
 				}
 			}
+			// Each port's running load is its flows' rates added up, but
+			// for rounding.
+			for _, pt := range f.fl.all {
+				sum := 0.0
+				for _, g := range pt.flows {
+					sum += g.rate
+				}
+				if math.Abs(pt.load-sum) > 1e-12*f.fl.cap {
+					t.Fatalf("at %v: port %s load %v, its flows' rates add up to %v", e.Now(), pt.name, pt.load, sum)
+				}
+			}
 			// Sends not yet made, deliveries, one completion per flow, this event.
 			if q := e.Pending(); q > 2*nm+f.fl.active+1 {
 				t.Fatalf("at %v: %d events pending for %d active flows", e.Now(), q, f.fl.active)
