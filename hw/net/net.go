@@ -77,6 +77,13 @@ type port struct {
 	// flows' order by rounding): widen adds the rates up exactly only at
 	// a port whose load is near its capacity.
 	load float64
+	// base is the capacity the flows of this reallocation's set may share:
+	// the port's capacity less the rates of its flows the reallocation
+	// keeps (below flowState.floor), taken away in ascending order, as a
+	// water-filling over every flow takes them (settle).
+	base float64
+	// kept counts its flows below the floor (settle).
+	kept int
 }
 
 // Fabric joins endpoints 0..n-1 through a topology.
