@@ -637,6 +637,8 @@ func (m *Memory) consumeSlot(r *region, k int) {
 	if r.slotDead == nil {
 		slots := (r.scratchHi - r.scratchLo + r.scratchSlot - 1) / r.scratchSlot
 		r.slotDead = make([]uint64, (slots+63)/64)
+	}
+	if r.pageDead == nil { // (slots consumed from buffers, before flatten, leave none)
 		first := r.scratchLo >> pageShift
 		r.pageDead = make([]uint16, (r.scratchHi-1)>>pageShift-first+1)
 	}
