@@ -639,6 +639,11 @@ const (
 // entry, the FIFO never stalls, and the lowest unfired put of the whole
 // ring can always be registered and triggered. The word is read again only
 // when the last value read does not cover k.
+//
+// The acquire and load are the simulated kernel's own, with their latency,
+// not simulator bookkeeping: with small slices (512 B at 1,024 nodes) they
+// are on each step's critical path, so removing or merging their events
+// would change the results (docs/speed.md, "GPU-TN's registration gate").
 func (t *ringTNWG) gate(wg *gpu.WG) bool {
 	k := uint64(t.st*t.l.w + t.s)
 	if t.limit == 0 || k < uint64(t.limit) || t.seen > k {
