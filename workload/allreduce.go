@@ -203,7 +203,9 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 // period inputPeriod, so each subslot is a copy out of one pattern
 // (memmove speed).
 func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
-	all := m.Bytes(base, int(l.totalSize))
+	// The data part only: the receive slots are not reached before their
+	// payloads land (Memory.ScratchSlots keeps them apart).
+	all := m.Bytes(base, int(l.recvBase))
 	if all == nil {
 		return
 	}
