@@ -905,6 +905,17 @@ func (m *Memory) search(a Addr, n int) (*region, error) {
 	return r, nil
 }
 
+// RegionName returns the name of the allocation holding a ("" when a is
+// not allocated): what a diagnostic uses to say which structure an
+// address belongs to.
+func (m *Memory) RegionName(a Addr) string {
+	r, err := m.find(a, 0)
+	if err != nil {
+		return ""
+	}
+	return r.name
+}
+
 // PoolOf returns the pool holding a.
 func (m *Memory) PoolOf(a Addr) Pool {
 	r, err := m.find(a, 0)
