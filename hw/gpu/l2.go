@@ -578,9 +578,9 @@ func (g *GPU) SystemAcquire(p *sim.Proc) {
 	// Visit the lines in fill order, not map order: a flush wakes pollers
 	// of its line, and their order must not depend on the run.
 	var shared []dirtyRef
-	for i, l := range g.l2.lines.keys {
-		if cl := g.l2.lines.vals[i]; l != 0 && g.nicShared(l) {
-			shared = append(shared, dirtyRef{l, cl})
+	for _, e := range g.l2.lines.ents {
+		if e.l != 0 && g.nicShared(e.l) {
+			shared = append(shared, dirtyRef{e.l, e.cl})
 		}
 	}
 	slices.SortFunc(shared, func(a, b dirtyRef) int { return cmp.Compare(a.cl.seq, b.cl.seq) })

@@ -483,7 +483,10 @@ type region struct {
 	// to the data's pages.
 	slotBufs [][]byte
 	slotFree [][]byte
-	flat     bool
+	// slotChunk is what is left of the mapping slot buffers are cut from.
+	slotChunk []byte
+	flat      bool
+	maps      *mappings // the memory's, for mapped slot buffers
 }
 
 // Access is one range an agent streams through: read, or written (a host
@@ -546,9 +549,12 @@ func New(name string, functional bool) *Memory {
 func (m *Memory) Release() {
 	for i := range m.regions {
 		r := &m.regions[i]
-		if r.data != nil && r.size >= mapMin {
+		switch {
+		case r.data != nil && r.size >= mapMin:
 			r.data, r.lazy, r.mapped = nil, false, false
-			r.slotBufs, r.slotFree = nil, nil
+			r.slotBufs, r.slotFree, r.slotChunk = nil, nil, nil
+		case r.slotted(): // a heap allocation keeps its bytes: its slots' move in before their buffers go
+			r.flatten()
 		}
 	}
 	m.maps.release()
@@ -582,7 +588,7 @@ func (m *Memory) ScratchSlots(a Addr, n, slot int) {
 		r.flatten()
 	}
 	r.scratchSlot, r.slotDead, r.pageDead, r.pendDead, r.pendN = max(0, slot), nil, nil, nil, 0
-	r.flat = false
+	r.flat, r.maps = false, m.maps
 }
 
 // Consume declares the bytes of [a, a+n) dead: the caller has read them

@@ -22,6 +22,14 @@ package mem
 // Write go piece by piece instead (a GPU cache line that straddles two
 // slots).
 
+// slotChunk is the size of the mappings (outside the Go heap, unmapped
+// when the memory is released) that slot buffers are cut from, one after
+// the other, or one slot's where slots are larger: on the Go heap, a
+// device-shmem ring's 16 KiB slots at 64 nodes, up to 32 of them per node
+// in flight, and the collector's headroom for them held tens of MB at the
+// main job's peak; one mapping per buffer would be thousands of them.
+const slotChunk = 1 << 20
+
 // slotted reports whether r's scratch range keeps its slots in buffers.
 func (r *region) slotted() bool { return r.scratchSlot > 0 && !r.flat && r.data != nil }
 
@@ -63,7 +71,14 @@ func (r *region) slotBuf(k int) []byte {
 		r.slotFree = r.slotFree[:last]
 		clear(b)
 	} else {
-		b = make([]byte, r.scratchSlot)
+		if len(r.slotChunk) < r.scratchSlot && r.maps != nil {
+			r.slotChunk = r.maps.getSlot(max(slotChunk, r.scratchSlot))
+		}
+		if len(r.slotChunk) >= r.scratchSlot {
+			b, r.slotChunk = r.slotChunk[:r.scratchSlot:r.scratchSlot], r.slotChunk[r.scratchSlot:]
+		} else { // the system refused a mapping
+			b = make([]byte, r.scratchSlot)
+		}
 	}
 	r.slotBufs[k] = b
 	return b
@@ -97,7 +112,7 @@ func (r *region) flatten() {
 			copy(r.data[r.slotStart(k):r.slotStart(k)+r.slotLen(k)], b)
 		}
 	}
-	r.slotBufs, r.slotFree, r.flat = nil, nil, true
+	r.slotBufs, r.slotFree, r.slotChunk, r.flat = nil, nil, nil, true
 }
 
 // consumeSlotBuf ends live slot k of r (Consume of a slotted range): its
