@@ -524,6 +524,13 @@ func jacobiSims(name string, cfg Config) []simMem {
 					// compute units: about 3.5 MB per node), which 128
 					// KiB per node (80 MiB in all) did not cover.
 					s.perNode = jacobiShmemPerNode + l2TagsBeyondFit(cfg, names[k], math.Inf(1))
+				case "GNN_GPURDMA":
+					// GPI's queues and the verbs runtime per node, and
+					// per work-group of the Jacobi kernel: 128-node weak
+					// runs peaked at 176 MB (gputn, 48 work-groups) and
+					// 255 MB (gio, 128), about 1.4 and 1.9 MB per node,
+					// against 80 MiB estimated with 128 KiB per node.
+					s.perNode = jacobiVerbsPerNode + float64(jacobiContexts(cfg))*jacobiVerbsPerWG
 				}
 			}
 			all = append(all, s)
@@ -551,6 +558,14 @@ func jacobiContexts(cfg Config) int {
 // jacobiKernelPerNode is the Jacobi state per node of the strategies
 // that run kernels and streams (not CPU, not device shmem or GIO).
 const jacobiKernelPerNode = 3 << 19
+
+// jacobiVerbsPerNode and jacobiVerbsPerWG are the Jacobi state of the
+// device-verbs strategy (GNN_GPURDMA) per node and per work-group of its
+// kernel.
+const (
+	jacobiVerbsPerNode = 1 << 20
+	jacobiVerbsPerWG   = 8 << 10
+)
 
 // jacobiShmemPerNode is the Jacobi state per node of the device-shmem
 // strategies (GHN_*, COMPNET).

@@ -48,6 +48,9 @@ var memFamilies = []struct {
 	// PE (refused at 128 nodes before connections were made on first
 	// use; 814 MB there then, 287 MiB since they are one reserved block).
 	{"gio", "GNN_GIO", 32, "jacobiweak"},
+	// and with device verbs (GPI's queues per work-group: 255 MB at 128
+	// nodes on gio against 80 MiB estimated before).
+	{"gio", "GNN_GPURDMA", 32, "jacobiweak"},
 	// The halo exchange (26 neighbours, 64 KiB faces) per family, on
 	// machine nodes of the preset's GPUs.
 	{"gputn", "CPU", 32, "halo3d"},

@@ -140,6 +140,9 @@ type shmemPoint struct {
 	CPIPC      float64  `json:"cp_ipc,omitempty"`
 	// Phases is shmemget's decomposition of one get (shmem.PhaseNames).
 	Phases []sim.Time `json:"phases,omitempty"`
+	// CPClasses is cpl2's breakdown of the CP's L2 accesses by the
+	// structure they touched (workload.CPClass).
+	CPClasses []workload.CPClass `json:"cp_classes,omitempty"`
 }
 
 // phases returns r's decomposition, nil when it has none.
@@ -234,7 +237,7 @@ func simulateShmem(p Point, env Env, name string, nodes int, x int64, y int, ben
 		Latency: r.Latency, Polls: r.Report.Polls(), Static: r.Report.Energy.Static, Dynamic: r.Report.Energy.Dynamic,
 		HitRate: r.L2.HitRate(gpu.CP), CPAcc: r.L2.Hits[gpu.CP] + r.L2.Misses[gpu.CP], Locked: r.L2.MaxLocked, Hold: hold,
 		Events: c.Engine.Events(), Cores: cores, CoreUtil: util, Deviations: r.Report.Deviations, HoldMax: r.L2.LockHoldMax,
-		CPIPC: c.Nodes[0].CP.IPC(), Phases: phases(r)})
+		CPIPC: c.Nodes[0].CP.IPC(), Phases: phases(r), CPClasses: r.CPClasses})
 }
 
 func shmemPresetNote(cfg Config) []string {
@@ -530,13 +533,23 @@ func cpl2Points() Points {
 				series[p.Y].Y = append(series[p.Y].Y, p.HitRate)
 			}
 			plot.Series = []report.Series{*series[0], *series[1]}
-			res := &report.Result{Experiment: "cpl2", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
+			// Where the CP's L2 accesses go and which of them locking
+			// protected: the mechanism behind both curves.
+			by := report.Table{Name: "cpl2_cp_accesses", Columns: []string{"streaming_per_net", "llc_locking", "class", "accesses", "share", "hit_rate", "found_locked"}}
+			for _, p := range pts {
+				for _, k := range p.CPClasses {
+					n := k.Hits + k.Misses
+					by.Rows = append(by.Rows, []any{int(p.X), p.Y == 1, k.Name, n, round3(ratio(float64(n), float64(p.CPAcc))), round3(ratio(float64(k.Hits), float64(n))), k.Locked})
+				}
+			}
+			res := &report.Result{Experiment: "cpl2", Seed: cfg.Run.Seed, Tables: []report.Table{t, by}, Plot: plot}
 			inflight := "one blocking 64 B put in flight"
 			if n := cfg.ShmemBench.L2InFlight; n > 1 {
 				inflight = fmt.Sprintf("%d non-blocking 64 B puts in flight, then a quiet (shmembench.l2_inflight: not the documented set-up of one)", n)
 			}
 			res.Notes = append(res.Notes, fmt.Sprintf("node 0, one CU (L1–L2 path gpu.l2_port_bytes per cycle), L2 %v 16-way; %d networking work-groups, each keeping %s (%d puts); streaming work-groups read and write %v arrays at unit stride until the networking ones finish", cfg.ShmemBench.L2Size, cfg.ShmemBench.L2NetWGs, inflight, cfg.ShmemBench.L2Puts, cfg.ShmemBench.L2Stream),
-				"hit rate counts only CP-generated L2 accesses (polls of the queues, entry reads, status and read-index stores, the library's context lines: mutex RMWs and issue counts); lock hold = the CP's first access to a store_locked line − the locking store, mean and max over the released lines")
+				"hit rate counts only CP-generated L2 accesses (polls of the queues, entry reads, status and read-index stores, the library's context lines: mutex RMWs and issue counts); lock hold = the CP's first access to a store_locked line − the locking store, mean and max over the released lines",
+				"cpl2_cp_accesses: node 0's CP accesses by the lines they touched: net_queues, the networking work-groups' queues; idle_queues, the streaming work-groups' (every work-group has a queue the CP threads poll, and the streaming ones never post); library, its contexts, counting-event copies and bounce buffers; other, the rest. found_locked = accesses that found their line store_locked: each unlocks it, so locking protects at most one CP access per posted entry")
 			res.Notes = append(res.Notes, shmemPresetNote(cfg)...)
 			return res, nil
 		},

@@ -157,6 +157,44 @@ func TestCPL2Shape(t *testing.T) {
 	}
 }
 
+// cpl2's breakdown of the CP's accesses covers them all (the classes add
+// up to cp_l2_accesses at every point), has accesses to the streaming
+// work-groups' queues only when there are streaming work-groups, and
+// finds locked lines only with locking on, only in the networking
+// work-groups' queues, and at most once per locking store (each
+// found-locked access unlocks its line; a put's entry is eight word
+// stores, each a store_locked that locks the line again).
+func TestCPL2AccessBreakdown(t *testing.T) {
+	cfg := quickShmem(t)
+	res := runExp(t, "cpl2", cfg)
+	tb, by := res.Tables[0], res.Tables[1]
+	if by.Name != "cpl2_cp_accesses" || len(by.Rows) != 4*len(tb.Rows) {
+		t.Fatalf("second table %q has %d rows for %d points", by.Name, len(by.Rows), len(tb.Rows))
+	}
+	puts := float64(cfg.ShmemBench.L2NetWGs * cfg.ShmemBench.L2Puts)
+	for i := range tb.Rows {
+		ratio, lock := num(cell(t, tb, i, "streaming_per_net")), cell(t, tb, i, "llc_locking") == true
+		var sum, locked float64
+		for j := 4 * i; j < 4*i+4; j++ {
+			n, l, class := num(cell(t, by, j, "accesses")), num(cell(t, by, j, "found_locked")), cell(t, by, j, "class")
+			sum += n
+			locked += l
+			if l > 0 && class != "net_queues" {
+				t.Errorf("ratio %v locking %v: %v accesses to %v found a locked line", ratio, lock, l, class)
+			}
+			if class == "idle_queues" && (n > 0) != (ratio > 0) {
+				t.Errorf("ratio %v: %v accesses to the streaming work-groups' queues", ratio, n)
+			}
+		}
+		if want := num(cell(t, tb, i, "cp_l2_accesses")); sum != want {
+			t.Errorf("ratio %v locking %v: classes add up to %v accesses, the CP made %v", ratio, lock, sum, want)
+		}
+		if lock && (locked < 1 || locked > 8*puts) || !lock && locked != 0 {
+			t.Errorf("ratio %v locking %v: %v accesses found a locked line for %v posted puts", ratio, lock, locked, puts)
+		}
+	}
+}
+
 // shmembench.l2_inflight = N keeps N puts of each networking work-group
 // posted at once: up to N locked entries per work-group wait for the CP
 // (one with the documented single request), so more lines are locked at

@@ -267,7 +267,7 @@ func (a Accumulate) remote(nd *strategy.Node, ops []accOp, window mem.Addr, star
 		*end = nd.Host.Now()
 		return nil
 	}
-	if _, err := rt.TaskingInit(taskQueue, queueSlots); err != nil {
+	if err := initTaskQueue(rt); err != nil {
 		return err
 	}
 	sig := rt.NewSignal("accumulate.signal", uint64(len(ops)))

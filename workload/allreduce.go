@@ -203,7 +203,9 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 // period inputPeriod, so each subslot is a copy out of one pattern
 // (memmove speed).
 func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
-	all := m.Bytes(base, int(l.totalSize))
+	// The data part only: the receive slots are not reached before their
+	// payloads land (Memory.ScratchSlots keeps them apart).
+	all := m.Bytes(base, int(l.recvBase))
 	if all == nil {
 		return
 	}
@@ -639,6 +641,11 @@ const (
 // entry, the FIFO never stalls, and the lowest unfired put of the whole
 // ring can always be registered and triggered. The word is read again only
 // when the last value read does not cover k.
+//
+// The acquire and load are the simulated kernel's own, with their latency,
+// not simulator bookkeeping: with small slices (512 B at 1,024 nodes) they
+// are on each step's critical path, so removing or merging their events
+// would change the results (docs/speed.md, "GPU-TN's registration gate").
 func (t *ringTNWG) gate(wg *gpu.WG) bool {
 	k := uint64(t.st*t.l.w + t.s)
 	if t.limit == 0 || k < uint64(t.limit) || t.seen > k {

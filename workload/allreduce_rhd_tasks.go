@@ -158,7 +158,7 @@ func (a Allreduce) remoteAllreduceRHD(nd *strategy.Node, l *rhdLayout, base mem.
 	if err != nil {
 		return err
 	}
-	if _, err := rt.TaskingInit(taskQueue, queueSlots); err != nil {
+	if err := initTaskQueue(rt); err != nil {
 		return err
 	}
 	recvLen, steps := rhdTaskRecv(l, nd.Rank, a.SyncPerRound)

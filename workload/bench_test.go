@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -103,6 +104,33 @@ func BenchmarkAllreduceRHDFlow(b *testing.B) {
 				})
 			}
 		})
+	}
+}
+
+// BenchmarkAllreduceGPUTNRHD is what brings GPU-TN's 8 MiB allreduce at
+// 1,024 nodes under a minute on two cores (issue 30, item 4): the ring's
+// 16 slices make 2·1,023·16 steps of about 21 modelled events each per
+// node (706 M events), the recursive halving-doubling 2·10 per slice.
+// Payload-free, one engine, at 1,024 nodes in the packet model and 4,096
+// in the flow model, with 1 work-group (the rhd form's default) and 16
+// (the chapter's slices); e.g. -bench 'GPUTNRHD/packet-1024/wgs16$'
+// -benchtime 1x. It reports the peak heap and stacks in use besides the
+// event rate; run the 4,096-node points one at a time (about 3 GB with 16
+// slices).
+func BenchmarkAllreduceGPUTNRHD(b *testing.B) {
+	for _, pt := range []struct {
+		name, model string
+		n           int
+	}{{"packet-1024", net.ModelPacket, 1024}, {"flow-4096", net.ModelFlow, 4096}} {
+		for _, wgs := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/wgs%d", pt.name, wgs), func(b *testing.B) {
+				hw := cluster.GPUTN()
+				hw.Network.Model = pt.model
+				p := startPeaks()
+				benchAllreduceRunsWGs(b, hw, pt.n, false, AlgRHD, strategy.GPUTN, wgs)
+				p.report(b)
+			})
+		}
 	}
 }
 

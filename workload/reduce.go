@@ -140,7 +140,7 @@ func (rd Reduce) remote(nd *strategy.Node, vec mem.Addr, start, end *sim.Time) e
 		rt.WaitNotify(xtq.ChanSync, 1, "resource-ready sync")
 		return rt.Put(task)
 	}
-	if _, err := rt.TaskingInit(taskQueue, queueSlots); err != nil {
+	if err := initTaskQueue(rt); err != nil {
 		return err
 	}
 	senders := uint64(nd.Size - 1)

@@ -128,6 +128,18 @@ func taskGrid(nd *strategy.Node, nb uint64, wgSize int) int {
 	return max(1, min(items, 2*nd.GPU.CUs)) * wgSize
 }
 
+// initTaskQueue creates and registers the node's task queue for
+// workloads that launch a kernel per incoming task and never read their
+// timelines, so the queue keeps none (gpu.AQLQueue.SetKeepRuns).
+func initTaskQueue(rt *xtq.Runtime) error {
+	q, err := rt.TaskingInit(taskQueue, queueSlots)
+	if err != nil {
+		return err
+	}
+	q.SetKeepRuns(false)
+	return nil
+}
+
 // taskFailures joins the failure events of every node's runtime: what a
 // run that stopped waiting reports as its cause.
 func taskFailures(g *strategy.Group) error {
@@ -207,7 +219,7 @@ func (a Allreduce) remoteAllreduce(nd *strategy.Node, l *ringLayout, base mem.Ad
 		return err
 	}
 	n := l.n
-	if _, err := rt.TaskingInit(taskQueue, queueSlots); err != nil {
+	if err := initTaskQueue(rt); err != nil {
 		return err
 	}
 	sig := rt.NewSignal("allreduce.signal", uint64(n-1))

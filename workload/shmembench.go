@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
@@ -23,6 +24,51 @@ type ShmemRun struct {
 	// Phases is ShmemGet's mean decomposition of one get over the service
 	// path (shmem.PhaseNames); zero for backends without service threads.
 	Phases [shmem.NumPhases]sim.Duration
+	// CPClasses is CPL2's breakdown of node 0's CP accesses at the L2 by
+	// the structure they touched (nil for the other benchmarks).
+	CPClasses []CPClass
+}
+
+// CPClass is the CP's L2 accesses to one class of lines: how many hit,
+// how many missed, and how many found their line store_locked (the
+// accesses LLC locking protected).
+type CPClass struct {
+	Name                 string
+	Hits, Misses, Locked uint64
+}
+
+// The classes of CPL2's breakdown, in the order it reports them.
+const (
+	CPClassNetQueues  = "net_queues"  // the networking work-groups' queues (entries, status words)
+	CPClassIdleQueues = "idle_queues" // the streaming work-groups' queues: nothing is ever posted there
+	CPClassLibrary    = "library"     // the library's lines: contexts, counting-event copies, bounce buffers
+	CPClassOther      = "other"       // heap, results, scratch
+)
+
+// cpClasses sorts node 0's per-line CP counts into the classes above by
+// the allocation each line belongs to: a work-group's queue ring or
+// status words (queue i is work-group i's; the first netWGs work-groups
+// are the networking ones), the library's lines, or anything else.
+func cpClasses(m *mem.Memory, lines map[mem.Addr]*gpu.CPLineCount, netWGs int) []CPClass {
+	out := []CPClass{{Name: CPClassNetQueues}, {Name: CPClassIdleQueues}, {Name: CPClassLibrary}, {Name: CPClassOther}}
+	for l, c := range lines {
+		k := 3
+		name := m.RegionName(l)
+		var q int
+		switch {
+		case strings.HasPrefix(name, "shmem.queue["), strings.HasPrefix(name, "shmem.status["):
+			k = 1
+			if _, err := fmt.Sscanf(name[strings.IndexByte(name, '[')+1:], "%d]", &q); err == nil && q < netWGs {
+				k = 0
+			}
+		case strings.HasPrefix(name, "shmem.lib."):
+			k = 2
+		}
+		out[k].Hits += c.Hits
+		out[k].Misses += c.Misses
+		out[k].Locked += c.Locked
+	}
+	return out
 }
 
 // shmemKernel runs, on every node of c under strategy s (a device-shmem
@@ -290,6 +336,7 @@ func (b CPL2) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) 
 		}
 	}
 	chk := b.check()
+	c.Nodes[0].GPU.RecordCPLines() // the breakdown of the CP's accesses (CPClasses)
 	// The streaming work-groups never call the network (no context), for
 	// as long as the node's networking work-groups run, so the CP's
 	// accesses see interference for the whole measurement.
@@ -303,7 +350,7 @@ func (b CPL2) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) 
 		}
 		return true, nil
 	}
-	return shmemKernelChecked(c, s, cfg, wgs, 64, []uint64{64 * uint64(b.NetWGs), 64}, chk, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
+	run, err := shmemKernelChecked(c, s, cfg, wgs, 64, []uint64{64 * uint64(b.NetWGs), 64}, chk, func(pe int, sym []mem.Addr, x *shmem.Ctx) error {
 		defer func() { running[pe]-- }()
 		dst := sym[0] + mem.Addr(64*x.WG().ID)
 		if b.InFlight <= 1 {
@@ -326,6 +373,8 @@ func (b CPL2) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config) 
 		}
 		return nil
 	})
+	run.CPClasses = cpClasses(c.Nodes[0].Mem, c.Nodes[0].GPU.CPLines(), b.NetWGs)
+	return run, err
 }
 
 // check: the put source, 64 bytes per PE, is a pattern of the PE; every

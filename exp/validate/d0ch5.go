@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -65,7 +66,25 @@ func d0ch5() []Evaluator {
 			}
 			worst := slices.Min(mapValues(l.on))
 			base := l.off[sortedKeys(l.off)[0]]
-			return Num(worst/base, "worst CP hit rate with locking %.3f / hit rate with no streaming %.3f", worst, base), nil
+			o := Num(worst/base, "worst CP hit rate with locking %.3f / hit rate with no streaming %.3f", worst, base)
+			// Why: which of the CP's accesses locking could protect at
+			// that point (each found-locked access unlocks its line).
+			for _, r := range sortedKeys(l.on) {
+				k := l.classes[r]
+				if l.on[r] != worst || k == nil {
+					continue
+				}
+				var all, locked float64
+				for _, v := range k {
+					all, locked = all+v[0], locked+v[1]
+				}
+				if all > 0 {
+					o.Note += fmt.Sprintf("; at %d streaming per networking work-group %.0f of the CP's %.0f L2 accesses (%.1f %%) found their line locked, %.0f %% were polls of the streaming work-groups' queues",
+						r, locked, all, 100*locked/all, 100*k["idle_queues"][0]/all)
+				}
+				break
+			}
+			return o, nil
 		}},
 		{Prefix: "d0-fig5.5-hold", Eval: func(c *Ctx, e Entry) (Outcome, error) {
 			l, err := cpL2(c, e.Preset)
@@ -167,6 +186,10 @@ type cpl2Result struct {
 	hold      float64
 	holdMax   float64
 	maxLocked int
+	// classes, with locking on, per ratio: the CP's accesses by class
+	// (cpl2_cp_accesses: class → accesses, and the accesses that found
+	// their line locked).
+	classes map[int]map[string][2]float64
 }
 
 func cpL2(c *Ctx, preset string) (cpl2Result, error) {
@@ -182,7 +205,19 @@ func cpL2(c *Ctx, preset string) (cpl2Result, error) {
 	if err != nil {
 		return cpl2Result{}, err
 	}
-	out := cpl2Result{off: map[int]float64{}, on: map[int]float64{}, hold: math.NaN()}
+	out := cpl2Result{off: map[int]float64{}, on: map[int]float64{}, hold: math.NaN(), classes: map[int]map[string][2]float64{}}
+	if by, err := Table(res, "cpl2_cp_accesses"); err == nil {
+		for _, r := range Rows(by) {
+			if !(r["llc_locking"] == true || r["llc_locking"] == "on" || r["llc_locking"] == "true") {
+				continue
+			}
+			ratio := int(r.Float("streaming_per_net"))
+			if out.classes[ratio] == nil {
+				out.classes[ratio] = map[string][2]float64{}
+			}
+			out.classes[ratio][r["class"].(string)] = [2]float64{r.Float("accesses"), r.Float("found_locked")}
+		}
+	}
 	maxRatio := -1
 	for _, r := range Rows(t) {
 		ratio := int(r.Float("streaming_per_net"))

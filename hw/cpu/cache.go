@@ -437,7 +437,10 @@ func (w *Walk) fetchL2(line uint64, t float64, demand bool) float64 {
 		if demand {
 			w.stats.Served[L3]++
 		}
-		return t + float64(w.cs.L3Latency)*w.cyc
+		// The way to the L3 (cpu.cache.l3_path, its directory's lookup on
+		// the documents' presets), then its hit, as a streaming touch
+		// (residency) and a word's miss (Spec.MissLatency) pay it.
+		return t + float64(w.cs.L3Latency)*w.cyc + float64(w.cs.L3Path)
 	}
 	if demand {
 		w.stats.Served[DRAM]++
@@ -446,13 +449,14 @@ func (w *Walk) fetchL2(line uint64, t float64, demand bool) float64 {
 }
 
 // fromDRAM reads line from DRAM into L3 at t and returns its arrival: the
-// load latency, or later if the server is busy.
+// miss latency (the way to the last level, then DRAM: Spec.MissLatency),
+// or later if the server is busy.
 func (w *Walk) fromDRAM(line uint64, t float64) float64 {
 	done := float64(w.dram.Reserve(sim.Time(t), w.line))
 	w.stats.DRAMRead += w.line
 	w.stats.Fill[L3] += w.line
 	w.insert(2, line, false, t)
-	return max(t+float64(w.spec.DRAMLatency), done)
+	return max(t+float64(w.spec.MissLatency()), done)
 }
 
 // insert puts line in level i, writing a dirty victim back to the level

@@ -113,3 +113,23 @@ func TestCacheSpecValidate(t *testing.T) {
 		t.Error("want errors for l2_ways = 0 and load_ports = 99")
 	}
 }
+
+// TestWalkMissPaysTheWayThroughTheDirectory: a walk's DRAM miss pays the
+// way to the last level it missed (cpu.cache.l3_path, the system
+// directory's lookup on the documents' presets) before DRAM, as a word's
+// miss (Spec.MissLatency) and a streaming touch do; with no path (the
+// hit latency is load-to-use) nothing is added.
+func TestWalkMissPaysTheWayThroughTheDirectory(t *testing.T) {
+	cold := func(path sim.Time) sim.Time {
+		s := spec()
+		s.Prefetch = false
+		s.Cache.L3Path = path
+		w := NewWalk(s, 0, nil)
+		w.Read(mem.Addr(1<<32), 8)
+		return w.End()
+	}
+	const path = 15 * sim.Nanosecond
+	if with, without := cold(path), cold(0); with-without != path {
+		t.Errorf("one cold load: %v with a %v path to the L3, %v without: want the path added once", with, path, without)
+	}
+}

@@ -138,14 +138,16 @@ func (g *GPU) NewSignal(name string, v uint64) mem.Addr {
 // having its barrier bit set), then decrements the completion signal.
 // Separate queues are served independently.
 type AQLQueue struct {
-	g     *GPU
-	name  string
-	base  mem.Addr
-	size  uint64
-	ctl   mem.Addr // write index at ctl, read index at ctl+8
-	bell  mem.Addr // doorbell, on its own line
-	runs  []*Run
-	stats AQLStats
+	g    *GPU
+	name string
+	base mem.Addr
+	size uint64
+	ctl  mem.Addr // write index at ctl, read index at ctl+8
+	bell mem.Addr // doorbell, on its own line
+	runs []*Run
+	// forget: Runs keeps no launched kernel (SetKeepRuns).
+	forget bool
+	stats  AQLStats
 }
 
 // AQLStats counts a queue's packet processing.
@@ -198,8 +200,15 @@ func (q *AQLQueue) Slot(i uint64) mem.Addr { return q.slot(i) }
 func (q *AQLQueue) slot(i uint64) mem.Addr { return q.base + mem.Addr((i%q.size)*AQLPacketSize) }
 
 // Runs returns the kernels launched from the queue, in order, with their
-// timelines.
+// timelines (none after SetKeepRuns(false)).
 func (q *AQLQueue) Runs() []*Run { return q.runs }
+
+// SetKeepRuns sets whether Runs keeps every kernel launched from now on
+// (true, the default) or none. A queue that launches a kernel per incoming
+// task and whose caller never reads the timelines (a remote-task ring
+// allreduce launches n − 1 per node and phase) would otherwise hold every
+// run to the end: 0.6 KB per task, half a gigabyte at 1,024 nodes.
+func (q *AQLQueue) SetKeepRuns(keep bool) { q.forget = !keep }
 
 // Stats returns the queue's counters.
 func (q *AQLQueue) Stats() AQLStats { return q.stats }
@@ -391,7 +400,9 @@ func (q *AQLQueue) dispatch(pk AQLPacket, seen sim.Time) *Run {
 	}
 	q.stats.Launched++
 	r := &Run{Kernel: k, Signal: pk.Signal, Queued: seen, LaunchStart: seen}
-	q.runs = append(q.runs, r)
+	if !q.forget {
+		q.runs = append(q.runs, r)
+	}
 	return r
 }
 

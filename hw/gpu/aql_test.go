@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -80,6 +81,44 @@ func TestAQLQueueBadPacket(t *testing.T) {
 	}
 	if q.Stats().BadPackets != 1 || g.mem.Load64(sig) != 0 || len(q.Runs()) != 0 {
 		t.Errorf("stats %+v signal %d: want one bad packet, signal 0", q.Stats(), g.mem.Load64(sig))
+	}
+}
+
+// A queue told to keep no runs launches and times its kernels as one that
+// keeps them, and its Runs stays empty.
+func TestAQLQueueKeepRuns(t *testing.T) {
+	var times [2][]sim.Time
+	for i, keep := range []bool{true, false} {
+		e, g := newGPU("apu")
+		q, err := g.NewAQLQueue("q", 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.SetKeepRuns(keep)
+		obj := g.LoadKernel(KernelCode{Name: "k", Body: func(wg *WG, kernarg mem.Addr) {
+			times[i] = append(times[i], wg.Now())
+			wg.VALU(100)
+		}})
+		sig := g.NewSignal("s", 3)
+		pk := AQLPacket{Header: DispatchHeader, WGSize: 64, Grid: 128, KernelObject: obj, Signal: sig}
+		g.mem.Store64(q.WriteIndex(), 3)
+		for w := range uint64(3) {
+			put(e, q, w, pk, 0, sim.Time(w+1)*sim.Microsecond)
+		}
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if keep {
+			want = 3
+		}
+		if n := len(q.Runs()); n != want || q.Stats().Launched != 3 || g.mem.Load64(sig) != 0 {
+			t.Errorf("keep %v: %d runs kept, stats %+v, signal %d; want %d, 3 launched, signal 0",
+				keep, n, q.Stats(), g.mem.Load64(sig), want)
+		}
+	}
+	if len(times[0]) != 6 || !slices.Equal(times[0], times[1]) {
+		t.Errorf("work-groups started at %v keeping runs, %v not: want the same six", times[0], times[1])
 	}
 }
 

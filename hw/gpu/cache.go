@@ -145,9 +145,9 @@ func (c *cache) clear() {
 			}
 		}
 	} else {
-		for _, cl := range c.lines.vals {
-			if cl != nil {
-				c.release(cl)
+		for _, e := range c.lines.ents {
+			if e.cl != nil {
+				c.release(e.cl)
 			}
 		}
 	}
@@ -180,16 +180,25 @@ func (c *cache) writeBack(m *mem.Memory) int {
 // linear probing and backward-shift deletion. It replaced a Go map, whose
 // lookup (a work-group's load or store, every CP poll through the L2's
 // copies) was 5 % of a device-shmem run. Line 0 is never in it (no node
-// memory is at address 0): keys[i] == 0 marks a free slot.
+// memory is at address 0): ents[i].l == 0 marks a free slot. Each line
+// sits beside its copy in one slot (16 bytes, four to a cache line): at a
+// thousand nodes a polling work-group's L1 map is out of the host's caches
+// at every acquire, and separate key and value arrays made each lookup two
+// misses instead of one.
 type lineMap struct {
-	keys []mem.Addr
-	vals []*cline
+	ents []lineEnt
 	n    int
+}
+
+// lineEnt is one slot of a lineMap.
+type lineEnt struct {
+	l  mem.Addr
+	cl *cline
 }
 
 // slot returns where l's probe starts.
 func (x *lineMap) slot(l mem.Addr) int {
-	return int((uint64(l) >> 6 * 0x9E3779B97F4A7C15) >> (64 - bits.Len(uint(len(x.keys)-1))))
+	return int((uint64(l) >> 6 * 0x9E3779B97F4A7C15) >> (64 - bits.Len(uint(len(x.ents)-1))))
 }
 
 // get returns l's copy, or nil.
@@ -197,11 +206,11 @@ func (x *lineMap) get(l mem.Addr) *cline {
 	if x.n == 0 {
 		return nil
 	}
-	m := len(x.keys) - 1
+	m := len(x.ents) - 1
 	for i := x.slot(l); ; i = (i + 1) & m {
-		switch x.keys[i] {
+		switch e := &x.ents[i]; e.l {
 		case l:
-			return x.vals[i]
+			return e.cl
 		case 0:
 			return nil
 		}
@@ -210,28 +219,27 @@ func (x *lineMap) get(l mem.Addr) *cline {
 
 // put sets l's copy to cl.
 func (x *lineMap) put(l mem.Addr, cl *cline) {
-	if 2*(x.n+1) > len(x.keys) {
+	if 2*(x.n+1) > len(x.ents) {
 		x.grow()
 	}
-	m := len(x.keys) - 1
+	m := len(x.ents) - 1
 	i := x.slot(l)
-	for x.keys[i] != 0 && x.keys[i] != l {
+	for x.ents[i].l != 0 && x.ents[i].l != l {
 		i = (i + 1) & m
 	}
-	if x.keys[i] == 0 {
+	if x.ents[i].l == 0 {
 		x.n++
 	}
-	x.keys[i], x.vals[i] = l, cl
+	x.ents[i] = lineEnt{l, cl}
 }
 
 // grow doubles the table (16 entries at first) and re-inserts.
 func (x *lineMap) grow() {
-	keys, vals := x.keys, x.vals
-	size := max(16, 2*len(keys))
-	x.keys, x.vals, x.n = make([]mem.Addr, size), make([]*cline, size), 0
-	for i, k := range keys {
-		if k != 0 {
-			x.put(k, vals[i])
+	old := x.ents
+	x.ents, x.n = make([]lineEnt, max(16, 2*len(old))), 0
+	for _, e := range old {
+		if e.l != 0 {
+			x.put(e.l, e.cl)
 		}
 	}
 }
@@ -241,23 +249,23 @@ func (x *lineMap) del(l mem.Addr) {
 	if x.n == 0 {
 		return
 	}
-	m := len(x.keys) - 1
+	m := len(x.ents) - 1
 	i := x.slot(l)
-	for x.keys[i] != l {
-		if x.keys[i] == 0 {
+	for x.ents[i].l != l {
+		if x.ents[i].l == 0 {
 			return
 		}
 		i = (i + 1) & m
 	}
-	for j := (i + 1) & m; x.keys[j] != 0; j = (j + 1) & m {
+	for j := (i + 1) & m; x.ents[j].l != 0; j = (j + 1) & m {
 		// The entry at j may move to the hole at i if its probe start
 		// is not in (i, j] (cyclically).
-		if h := x.slot(x.keys[j]); (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
-			x.keys[i], x.vals[i] = x.keys[j], x.vals[j]
+		if h := x.slot(x.ents[j].l); (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			x.ents[i] = x.ents[j]
 			i = j
 		}
 	}
-	x.keys[i], x.vals[i] = 0, nil
+	x.ents[i] = lineEnt{}
 	x.n--
 }
 
@@ -268,7 +276,7 @@ func (x *lineMap) reset(lines []mem.Addr) {
 	if x.n == 0 {
 		return
 	}
-	if 8*len(lines) < len(x.keys) {
+	if 8*len(lines) < len(x.ents) {
 		for _, l := range lines {
 			x.del(l)
 		}
@@ -276,7 +284,6 @@ func (x *lineMap) reset(lines []mem.Addr) {
 			return
 		}
 	}
-	clear(x.keys)
-	clear(x.vals)
+	clear(x.ents)
 	x.n = 0
 }

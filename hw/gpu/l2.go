@@ -98,6 +98,45 @@ type L2 struct {
 	sharedDirty bool
 	lockedAt    map[mem.Addr]sim.Time    // when each store_locked line was locked
 	rmwDone     map[mem.Addr]*sim.Signal // the end of each CP RMW holding a line
+	// cpLines counts the CP's accesses per line when RecordCPLines asked
+	// for it (nil otherwise: the common runs pay one nil check).
+	cpLines map[mem.Addr]*CPLineCount
+}
+
+// CPLineCount is what the CP did to one L2 line (RecordCPLines): its
+// accesses that hit and missed, and of those, how many found the line
+// LOCKED by a store_locked (the accesses locking protected; each unlocks
+// the line, so at most one per locking).
+type CPLineCount struct {
+	Hits, Misses, Locked uint64
+}
+
+// RecordCPLines makes the L2 count the CP's accesses line by line
+// (CPLines), for a diagnostic of which structures the CP's hit rate comes
+// from. Call it before the run; without a tag model it does nothing.
+func (g *GPU) RecordCPLines() {
+	if g.tags != nil && g.tags.cpLines == nil {
+		g.tags.cpLines = map[mem.Addr]*CPLineCount{}
+	}
+}
+
+// CPLines returns the CP's accesses per line since RecordCPLines (nil
+// without it). The map is the L2's own: read it after the run.
+func (g *GPU) CPLines() map[mem.Addr]*CPLineCount {
+	if g.tags == nil {
+		return nil
+	}
+	return g.tags.cpLines
+}
+
+// cpLine returns line l's CP counts, made on first use (cpLines is set).
+func (t *L2) cpLine(l mem.Addr) *CPLineCount {
+	c := t.cpLines[l]
+	if c == nil {
+		c = &CPLineCount{}
+		t.cpLines[l] = c
+	}
+	return c
 }
 
 // l2line is one way of the tag model, beside its line in L2.keys: 24
@@ -232,9 +271,15 @@ func (g *GPU) touchWay(l mem.Addr, r Requester) (hit bool, way *l2line) {
 	if w := t.find(l); w != nil {
 		w.used = t.clock
 		t.stats.Hits[r]++
+		if r == CP && t.cpLines != nil {
+			t.cpLine(l).Hits++
+		}
 		return true, w
 	}
 	t.stats.Misses[r]++
+	if r == CP && t.cpLines != nil {
+		t.cpLine(l).Misses++
+	}
 	keys, set := t.setWays(l)
 	victim := -1
 	for i := range set {
@@ -296,6 +341,9 @@ func (g *GPU) cpUnlockWay(w *l2line, l mem.Addr) {
 		hold := g.e.Now() - g.tags.lockedAt[l]
 		delete(g.tags.lockedAt, l)
 		g.tags.stats.LockHold += hold
+		if g.tags.cpLines != nil {
+			g.tags.cpLine(l).Locked++
+		}
 		g.tags.stats.LockHoldMax = max(g.tags.stats.LockHoldMax, hold)
 	}
 }
@@ -530,9 +578,9 @@ func (g *GPU) SystemAcquire(p *sim.Proc) {
 	// Visit the lines in fill order, not map order: a flush wakes pollers
 	// of its line, and their order must not depend on the run.
 	var shared []dirtyRef
-	for i, l := range g.l2.lines.keys {
-		if cl := g.l2.lines.vals[i]; l != 0 && g.nicShared(l) {
-			shared = append(shared, dirtyRef{l, cl})
+	for _, e := range g.l2.lines.ents {
+		if e.l != 0 && g.nicShared(e.l) {
+			shared = append(shared, dirtyRef{e.l, e.cl})
 		}
 	}
 	slices.SortFunc(shared, func(a, b dirtyRef) int { return cmp.Compare(a.cl.seq, b.cl.seq) })

@@ -192,6 +192,58 @@ func TestLockHoldIsFirstCPAccessMinusLockingStore(t *testing.T) {
 	}
 }
 
+// The per-line record of the CP's accesses (RecordCPLines) counts the CP's
+// reads, stores and RMWs of each line as hit or miss and, apart, the
+// accesses that found the line store_locked; a work-group's accesses are
+// not in it, and without RecordCPLines there is no record.
+func TestCPLinesCountsTheCPsAccessesPerLine(t *testing.T) {
+	for _, record := range []bool{false, true} {
+		e, g := newGPU("dgpu")
+		g.UseL2(L2Spec{Size: 8 * unit.KiB, Ways: 4})
+		if record {
+			g.RecordCPLines()
+		}
+		m := g.Mem()
+		a := m.AllocData(mem.GPU, 128, "slots")
+		b := a + mem.LineSize
+		op, _ := g.DispatchOp(Kernel{Name: "k", WGs: 1, WGSize: 64, Body: func(wg *WG) {
+			_, _, lat := g.CPReadLine(wg.Proc, a) // miss
+			wg.Sleep(lat)
+			wg.StoreTracked(a, 1, true) // a CU hit that locks a
+			wg.StoreTracked(b, 2, false)
+			_, _, lat = g.CPReadLine(wg.Proc, a) // hit, found locked
+			wg.Sleep(lat)
+			_, lat = g.CPStore64(wg.Proc, a, 3) // hit, no longer locked
+			wg.Sleep(lat)
+			g.CPRMW(wg.Proc, b, func(v uint64) uint64 { return v + 1 }) // read half a hit, write half a hit
+		}})
+		g.Submit(op)
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		got := g.CPLines()
+		if !record {
+			if got != nil {
+				t.Errorf("no RecordCPLines: CPLines = %v, want nil", got)
+			}
+			continue
+		}
+		want := map[mem.Addr]CPLineCount{a: {Hits: 2, Misses: 1, Locked: 1}, b: {Hits: 2}}
+		if len(got) != len(want) {
+			t.Fatalf("CPLines has %d lines, want %d", len(got), len(want))
+		}
+		for l, w := range want {
+			if c := got[l]; c == nil || *c != w {
+				t.Errorf("line %#x: %+v, want %+v", uint64(l), c, w)
+			}
+		}
+		st := g.L2Stats()
+		if sum := got[a].Hits + got[a].Misses + got[b].Hits + got[b].Misses; sum != st.Hits[CP]+st.Misses[CP] {
+			t.Errorf("per-line accesses %d, CP accesses %d", sum, st.Hits[CP]+st.Misses[CP])
+		}
+	}
+}
+
 // nicShared (sorted, merged ranges, binary search) answers as a linear
 // scan of the ranges as shared: overlapping, adjacent, unaligned and
 // out-of-order ranges, shared before and after the first question.

@@ -45,11 +45,11 @@ func TestLineMapMatchesMap(t *testing.T) {
 			}
 		}
 		seen := 0
-		for i, k := range x.keys {
-			if k != 0 {
+		for i, e := range x.ents {
+			if e.l != 0 {
 				seen++
-				if x.vals[i] != want[k] {
-					t.Fatalf("slot %d: line %#x holds %p, want %p", i, k, x.vals[i], want[k])
+				if e.cl != want[e.l] {
+					t.Fatalf("slot %d: line %#x holds %p, want %p", i, e.l, e.cl, want[e.l])
 				}
 			}
 		}

@@ -23,6 +23,21 @@ type mappings struct {
 	// dirty is, per backing in list, where the bytes that Release keeps
 	// end: it gives the pages from there on back to the system.
 	dirty []int
+	// slots are the mapped slot buffers (slots.go), unmapped on release.
+	slots [][]byte
+}
+
+// getSlot returns n zero bytes mapped outside the Go heap to cut slot
+// buffers from, or nil where the system refuses.
+func (p *mappings) getSlot(n int) []byte {
+	b := mapAnon((n + pageSize - 1) &^ (pageSize - 1))
+	if b == nil {
+		return nil
+	}
+	p.mu.Lock()
+	p.slots = append(p.slots, b)
+	p.mu.Unlock()
+	return b[:n:n]
 }
 
 // get returns n zero bytes mapped outside the Go heap, recycled from the
@@ -64,9 +79,12 @@ func (p *mappings) get(n, lo, hi int) []byte {
 // its dirty part given back to the system, or unmapped.
 func (p *mappings) release() {
 	p.mu.Lock()
-	list, dirty, a := p.list, p.dirty, p.arena
-	p.list, p.dirty = nil, nil
+	list, dirty, a, slots := p.list, p.dirty, p.arena, p.slots
+	p.list, p.dirty, p.slots = nil, nil, nil
 	p.mu.Unlock()
+	for _, b := range slots {
+		unmapAnon(b)
+	}
 	for i, b := range list {
 		if a == nil {
 			unmapAnon(b)

@@ -476,6 +476,17 @@ type region struct {
 	// pendN counts them (pend).
 	pendDead []uint64
 	pendN    int
+	// slotBufs hold the bytes of the scratch range's live slots while the
+	// range is slotted (slots.go), nil for a slot not reached yet or
+	// consumed; slotFree are consumed slots' buffers for the next ones;
+	// flat is set once an access spanned slots and the range went back
+	// to the data's pages.
+	slotBufs [][]byte
+	slotFree [][]byte
+	// slotChunk is what is left of the mapping slot buffers are cut from.
+	slotChunk []byte
+	flat      bool
+	maps      *mappings // the memory's, for mapped slot buffers
 }
 
 // Access is one range an agent streams through: read, or written (a host
@@ -538,8 +549,12 @@ func New(name string, functional bool) *Memory {
 func (m *Memory) Release() {
 	for i := range m.regions {
 		r := &m.regions[i]
-		if r.data != nil && r.size >= mapMin {
+		switch {
+		case r.data != nil && r.size >= mapMin:
 			r.data, r.lazy, r.mapped = nil, false, false
+			r.slotBufs, r.slotFree, r.slotChunk = nil, nil, nil
+		case r.slotted(): // a heap allocation keeps its bytes: its slots' move in before their buffers go
+			r.flatten()
 		}
 	}
 	m.maps.release()
@@ -569,7 +584,11 @@ func (m *Memory) ScratchSlots(a Addr, n, slot int) {
 	}
 	off := int(a - r.base)
 	r.scratchLo, r.scratchHi = off, off+n
+	if r.slotted() { // the old range's live slots keep their bytes
+		r.flatten()
+	}
 	r.scratchSlot, r.slotDead, r.pageDead, r.pendDead, r.pendN = max(0, slot), nil, nil, nil, 0
+	r.flat, r.maps = false, m.maps
 }
 
 // Consume declares the bytes of [a, a+n) dead: the caller has read them
@@ -594,7 +613,14 @@ func (m *Memory) Consume(a Addr, n int) {
 		return
 	}
 	if r.scratchSlot > 0 && lo == int(a-r.base) && (lo-r.scratchLo)%r.scratchSlot == 0 {
+		if r.slotted() {
+			m.consumeSlotBuf(r, (lo-r.scratchLo)/r.scratchSlot)
+			return
+		}
 		m.consumeSlot(r, (lo-r.scratchLo)/r.scratchSlot)
+		return
+	}
+	if r.slotted() { // not a slot: its pages hold no slot's bytes
 		return
 	}
 	if len(r.snaps) > 0 { // a snapshot of the range takes its bytes first
@@ -617,6 +643,8 @@ func (m *Memory) consumeSlot(r *region, k int) {
 	if r.slotDead == nil {
 		slots := (r.scratchHi - r.scratchLo + r.scratchSlot - 1) / r.scratchSlot
 		r.slotDead = make([]uint64, (slots+63)/64)
+	}
+	if r.pageDead == nil { // (slots consumed from buffers, before flatten, leave none)
 		first := r.scratchLo >> pageShift
 		r.pageDead = make([]uint16, (r.scratchHi-1)>>pageShift-first+1)
 	}
@@ -877,6 +905,17 @@ func (m *Memory) search(a Addr, n int) (*region, error) {
 	return r, nil
 }
 
+// RegionName returns the name of the allocation holding a ("" when a is
+// not allocated): what a diagnostic uses to say which structure an
+// address belongs to.
+func (m *Memory) RegionName(a Addr) string {
+	r, err := m.find(a, 0)
+	if err != nil {
+		return ""
+	}
+	return r.name
+}
+
 // PoolOf returns the pool holding a.
 func (m *Memory) PoolOf(a Addr) Pool {
 	r, err := m.find(a, 0)
@@ -911,6 +950,17 @@ func (r *region) bytes(m *Memory, a Addr, n int) []byte {
 		r.back(m)
 	}
 	off := int(a - r.base)
+	if r.slotted() {
+		switch k := r.slotOf(off, n); {
+		case k >= 0:
+			if len(r.snaps) > 0 && n > 0 {
+				r.materialize(off, off+n)
+			}
+			return r.slotBytes(k, off, n)
+		case k == -2: // the caller needs the range contiguous
+			r.flatten()
+		}
+	}
 	if len(r.snaps) > 0 && n > 0 { // the caller may write: snapshots of the range take their bytes now
 		r.materialize(off, off+n)
 	}
@@ -1003,6 +1053,10 @@ func (m *Memory) Read(a Addr, dst []byte) {
 	r, err := m.find(a, len(dst))
 	if err != nil {
 		panic(err)
+	}
+	if r.slotted() && r.slotOf(int(a-r.base), len(dst)) != -1 {
+		r.readPieces(int(a-r.base), dst)
+		return
 	}
 	if src := r.bytes(m, a, len(dst)); src != nil {
 		copy(dst, src)
@@ -1123,7 +1177,9 @@ func (m *Memory) Write(a Addr, src []byte) {
 	if err != nil {
 		panic(err)
 	}
-	if dst := r.bytes(m, a, len(src)); dst != nil {
+	if r.slotted() && r.slotOf(int(a-r.base), len(src)) == -2 {
+		r.writePieces(int(a-r.base), src)
+	} else if dst := r.bytes(m, a, len(src)); dst != nil {
 		copy(dst, src)
 	} else if len(r.ctrl) > 0 {
 		lines := r.ctrlIn(a, len(src))

@@ -32,6 +32,22 @@ func TestAllocReadWriteAndBounds(t *testing.T) {
 	m.Bytes(a+120, 16) // past the 128-byte (line-rounded) allocation
 }
 
+// RegionName names the allocation an address falls in, anywhere in it,
+// and "" for an address no allocation holds.
+func TestRegionName(t *testing.T) {
+	m := New("m", true)
+	a := m.Alloc(Host, 100, "a")
+	b := m.AllocData(GPU, 8, "b")
+	for _, c := range []struct {
+		at   Addr
+		want string
+	}{{a, "a"}, {a + 99, "a"}, {b, "b"}, {b + 7, "b"}, {a - 1, ""}} {
+		if got := m.RegionName(c.at); got != c.want {
+			t.Errorf("RegionName(%#x) = %q, want %q", uint64(c.at), got, c.want)
+		}
+	}
+}
+
 func TestWatchWakesPollers(t *testing.T) {
 	e := sim.New(1)
 	m := New("m", true)

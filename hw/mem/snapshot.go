@@ -36,6 +36,9 @@ func (m *Memory) Snapshot(a Addr, buf []byte) *Snapshot {
 	if len(buf) == 0 || r.data == nil && !r.back(m) {
 		return nil
 	}
+	if r.slotted() && r.slotOf(int(a-r.base), len(buf)) == -2 {
+		r.flatten() // the snapshot's source must be contiguous
+	}
 	s, ok := m.snapFree.Get()
 	if !ok {
 		s = new(Snapshot)
@@ -79,7 +82,7 @@ func (r *region) snapped(lo, hi int) bool {
 func (s *Snapshot) Materialize() {
 	if s.lazy {
 		r := s.region()
-		copy(s.buf, r.data[s.off:s.off+len(s.buf)])
+		copy(s.buf, r.src(s.off, len(s.buf)))
 		r.forget(s)
 	}
 }
@@ -93,7 +96,7 @@ func (s *Snapshot) CopyTo(dst []byte) {
 	m := s.m
 	if s.lazy {
 		r := s.region()
-		copy(dst, r.data[s.off:s.off+len(dst)])
+		copy(dst, r.src(s.off, len(dst)))
 		r.forget(s)
 	} else {
 		copy(dst, s.buf)

@@ -450,19 +450,32 @@ func (n *NIC) xtqWrite(q *xtqQueue, j *xtqJob, w uint64) {
 	header := binary.LittleEndian.Uint16(pkt[gpu.AQLHeaderOff:])
 	n.dmaWrite(gpu.AQLPacketSize-2, func() { n.mem.Write(slot+2, pkt[2:]) })
 	n.dmaWrite(2, func() { n.mem.Write(slot, []byte{byte(header), byte(header >> 8)}) })
-	// The doorbell: a posted write issued after the payload, the argument
-	// rewrite and both packet writes, so (posted writes stay ordered) it is
-	// visible only once they all are.
 	n.xtq.stats.Tasks++
 	n.xtq.stats.HeldTime += n.e.Now() - j.since
 	n.xtq.stats.LastTaskAt = n.e.Now()
-	n.dmaWrite(8, func() {
+	ring := func() {
 		n.xtq.stats.Doorbells++
 		n.xtq.stats.LastBell = n.e.Now()
 		gpu.RingDoorbell(n.mem, d.Doorbell, w+1)
 		n.spanOp("xtq enqueue", "", j.since)
 		n.respond(j.m, nil)
-	})
+	}
+	if d.Agent == AgentGPU && n.link.OnChip() {
+		// On the coherent directory a GPU queue's doorbell is an on-chip
+		// MMIO store to the GPU's register (soc.mmio_latency), as every
+		// doorbell on an APU is, the host's to the same queue included:
+		// the NIC writes it only once the payload, the argument rewrite
+		// and both packet writes are visible, and it reaches the packet
+		// processor its latency later.
+		n.e.At(n.link.MMIOStore(max(n.e.Now(), n.upVis)), ring)
+	} else {
+		// A CPU agent's doorbell is a signal in memory that its thread
+		// polls, and behind PCIe a GPU's is a posted write: either way a
+		// write issued after the payload, the argument rewrite and both
+		// packet writes, so (posted writes stay ordered) it is visible
+		// only once they all are.
+		n.dmaWrite(8, ring)
+	}
 	q.held = q.held[1:]
 	q.busy = false
 	n.xtqRelease(j.m) // the command copy is in the queue now

@@ -31,12 +31,13 @@ type SoCSpec struct {
 	NICAttach string `toml:"nic_attach" doc:"where the NIC attaches: directory (APU: on the coherent system directory; its DMA is a coherent access — directory lookup, then the L3/DRAM access — and MMIO stores to it are on-chip posted writes; no PCIe link is charged; the dissertation's §3.1) or pcie (behind the PCIe link; the ComP-Net paper's §5.1 for every ComP-Net design)" src:"DOC"`
 	// MMIOLatency is an on-chip uncached posted store to a device register
 	// (host → NIC doorbell, GPU → NIC trigger, CP → NIC doorbell, NIC → GPU
-	// AQL doorbell, host → GPU AQL doorbell: gpu.GPU.SetHostDoorbell): 50 ns, gem5's default x86 memory-bus ↔ I/O-bus bridge
+	// AQL doorbell: Link.MMIOStore, host → GPU AQL doorbell:
+	// gpu.GPU.SetHostDoorbell): 50 ns, gem5's default x86 memory-bus ↔ I/O-bus bridge
 	// delay (gem5 configs/common/FSConfig.py, Bridge(delay='50ns')); the
 	// APU script of the GPU model the documents used attaches PIO devices
 	// through a zero-latency crossbar (configs/example/apu_se.py), so 0–50 ns
 	// brackets the simulator family. A non-posted MMIO read costs twice it.
-	MMIOLatency sim.Time `toml:"mmio_latency" doc:"directory attachment: latency of an on-chip uncached posted MMIO store to a device register (doorbells to the NIC and the host's AQL doorbells to the GPU, triggers); a non-posted MMIO read costs twice it; 50ns = gem5's memory-bus to I/O-bus bridge delay (configs/common/FSConfig.py), the documents' simulator family spans 0-50ns" src:"DEFAULT"`
+	MMIOLatency sim.Time `toml:"mmio_latency" doc:"directory attachment: latency of an on-chip uncached posted MMIO store to a device register (doorbells to the NIC, the host's and the NIC's AQL doorbells to the GPU, triggers); a non-posted MMIO read costs twice it; 50ns = gem5's memory-bus to I/O-bus bridge delay (configs/common/FSConfig.py), the documents' simulator family spans 0-50ns" src:"DEFAULT"`
 	// DirLatency is the system directory's lookup before a coherent access
 	// is served: 15 ns, the 30-cycle response latency of gem5's GPU_VIPER
 	// directory controller at the 2 GHz Ruby clock
@@ -95,6 +96,18 @@ func NewOnChip(s Spec, soc SoCSpec, memLat sim.Time, memBW unit.Rate) *Link {
 
 // OnChip reports whether the link is a directory attachment (NewOnChip).
 func (l *Link) OnChip() bool { return l.onChip != nil }
+
+// MMIOStore returns when a posted MMIO store that the device on a
+// directory attachment issues at now to another device's register on the
+// chip (the NIC's AQL doorbell to the GPU) reaches it: soc.mmio_latency
+// later, as the stores to the device's own registers (Down) take. It
+// panics on a PCIe link, where such a store is a posted write over it.
+func (l *Link) MMIOStore(now sim.Time) sim.Time {
+	if l.onChip == nil {
+		panic("pcie: MMIOStore on a PCIe link")
+	}
+	return now + l.onChip.mmio
+}
 
 // postedOnChip is PostedWrite on a directory attachment.
 func (l *Link) postedOnChip(d Dir, now sim.Time, n unit.Bytes) (senderFree, visible sim.Time) {

@@ -32,6 +32,12 @@ func spawn(t *testing.T, mode xtq.Mode, st setup, k uint64, q uint16, n uint64, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return spawnOn(t, c, mode, st, k, q, n, tasks)
+}
+
+// spawnOn is spawn on the two nodes of c.
+func spawnOn(t *testing.T, c *cluster.Cluster, mode xtq.Mode, st setup, k uint64, q uint16, n uint64, tasks int) (error, *xtq.Runtime, []byte, []byte) {
+	t.Helper()
 	var rts [2]*xtq.Runtime
 	var dst mem.Addr
 	want := make([]byte, n)
@@ -83,8 +89,32 @@ func spawn(t *testing.T, mode xtq.Mode, st setup, k uint64, q uint16, n uint64, 
 			rt.SignalWait(sig, "tasks", func(v uint64) bool { return v == 0 })
 		})
 	}
-	err = c.Engine.Run()
+	err := c.Engine.Run()
 	return err, rts[1], c.Nodes[1].Mem.Bytes(dst, int(n)), want
+}
+
+// On an APU the NIC's doorbell to the GPU's queue is an on-chip MMIO store,
+// as the host's to the same queue is: it reaches the packet processor
+// soc.mmio_latency after the packet it announces is visible (a coherent
+// write through the directory), not with it. Behind PCIe it stays a posted
+// write kept in order behind the packet's.
+func TestNICDoorbellIsAnOnChipMMIOStore(t *testing.T) {
+	spec := cluster.XTQ()
+	c, err := cluster.New(sim.New(1), spec, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err, rt, _, _ := spawnOn(t, c, xtq.XTQ, setup{recv: 1 << 12, kernel: 7, queue: 3}, 7, 3, 64, 1); err != nil || len(rt.Failures()) != 0 {
+		t.Fatalf("%v %v", err, rt.Failures())
+	}
+	st := c.Nodes[1].NIC.XtqStats()
+	// The packet's coherent write: the directory lookup and the memory
+	// access, after its 64 B streamed at the memory's rate (under 1 ns).
+	visible := st.LastTaskAt + spec.SoC.DirLatency + spec.CPU.DRAMLatency
+	if d := st.LastBell - visible; d < spec.SoC.MMIOLatency || d > spec.SoC.MMIOLatency+sim.Nanosecond || spec.SoC.MMIOLatency == 0 {
+		t.Errorf("doorbell at %v, packet writes issued at %v: want the packet visible (%v and under 1 ns of streaming), then the %v MMIO store",
+			st.LastBell, st.LastTaskAt, visible, spec.SoC.MMIOLatency)
+	}
 }
 
 func TestTasksRunInBothModes(t *testing.T) {
