@@ -973,8 +973,9 @@ func (r *region) back(m *Memory) bool {
 	if !r.lazy {
 		return false
 	}
+	populated := 0 // the first bytes already faulted in (a recycled backing)
 	if r.size >= mapMin {
-		r.data = m.maps.get(int(r.size), r.scratchLo, r.scratchHi)
+		r.data, populated = m.maps.get(int(r.size), r.scratchLo, r.scratchHi)
 		r.mapped = r.data != nil
 	}
 	// 4 KiB pages, not transparent huge pages: with the kernel's default
@@ -998,11 +999,11 @@ func (r *region) back(m *Memory) bool {
 	}
 	r.sparse = false
 	if r.scratchHi > r.scratchLo { // scratch pages fault in when first written
-		populate(r.data[:r.scratchLo])
+		populate(r.data[min(populated, r.scratchLo):r.scratchLo])
 		populate(r.data[r.scratchHi:])
 		return true
 	}
-	populate(r.data)
+	populate(r.data[min(populated, len(r.data)):])
 	return true
 }
 
