@@ -56,3 +56,55 @@ func BenchmarkMoEThroughputFlow(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMoEThroughputGIOFlow is issue 32's GNN_GIO scale point: the moe
+// throughput mode payload-free in the flow model under device shmem over
+// GPU-initiated verbs (GNN_GIO) on preset h100-cx7, EP 16 to 256 (EP 128
+// and 256 skipped under -short). It reports events per CPU-second, so the
+// cost per event can be followed as EP doubles, beside the CPU seconds.
+// Run one point per process with -benchtime 1x, e.g. -bench
+// 'MoEThroughputGIOFlow/EP64$'.
+func BenchmarkMoEThroughputGIOFlow(b *testing.B) {
+	for _, ep := range []int{16, 32, 64, 128, 256} {
+		b.Run(fmt.Sprintf("EP%d", ep), func(b *testing.B) {
+			if ep > 64 && testing.Short() {
+				b.Skip("EP above 64: not under -short")
+			}
+			cfg, err := DefaultConfig("h100-cx7")
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg.Network.Model = "flow"
+			cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{ep}, []string{"throughput"}, []string{"GNN_GIO"}
+			benchPoint(b, moePoints(), cfg, ep)
+		})
+	}
+}
+
+// BenchmarkMoEThroughputProxyFlow is issue 32's point for the CPU-proxy and
+// command-processor strategies: the moe throughput mode payload-free in the
+// flow model at EP 32 and 64, COMPNET and GHN_DGPU on h100-cx7 (the PCIe
+// pollers) and GHN_APU on mi300a-ss11 and GHN_DGPU_HOSTQ on h100-cx7 (the
+// coherent-cache pollers, whose service threads poll every few nanoseconds
+// while they have operations pending: the slow ones). Run one point per
+// process, e.g. -bench 'MoEThroughputProxyFlow/COMPNET/EP32$'; compare
+// cpu-s/op with BenchmarkMoEThroughputFlow's HDN.
+func BenchmarkMoEThroughputProxyFlow(b *testing.B) {
+	for _, c := range []struct{ strategy, preset string }{
+		{"COMPNET", "h100-cx7"}, {"GHN_DGPU", "h100-cx7"}, {"GHN_DGPU_HOSTQ", "h100-cx7"}, {"GHN_APU", "mi300a-ss11"},
+	} {
+		b.Run(c.strategy, func(b *testing.B) {
+			for _, ep := range []int{32, 64} {
+				b.Run(fmt.Sprintf("EP%d", ep), func(b *testing.B) {
+					cfg, err := DefaultConfig(c.preset)
+					if err != nil {
+						b.Fatal(err)
+					}
+					cfg.Network.Model, cfg.Run.Functional = "flow", false
+					cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{ep}, []string{"throughput"}, []string{c.strategy}
+					benchPoint(b, moePoints(), cfg, ep)
+				})
+			}
+		})
+	}
+}

@@ -88,3 +88,18 @@ func BenchmarkAllreduceHierTree8192Flow(b *testing.B) {
 	cfg.AllreduceHier.Nodes, cfg.AllreduceHier.Strategies, cfg.AllreduceHier.Inter = []int{1024}, []string{"HDN"}, "tree"
 	benchPoint(b, allreduceHierPoints(), cfg, 8192)
 }
+
+// BenchmarkHalo3DStrong26MI300A4096Flow: the same exchange on 4,096 GPUs
+// (1,024 nodes, eight dragonfly groups), where bundles of global links
+// between the groups are bottlenecks, so a change reaches flows through
+// them (docs/network.md).
+func BenchmarkHalo3DStrong26MI300A4096Flow(b *testing.B) {
+	cfg, err := DefaultConfig("mi300a-ss11")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Network.Model, cfg.Run.Functional = "flow", false
+	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain = []int{1024}, []int{26}, "strong", 1024
+	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{"HDN"}, 2
+	benchPoint(b, halo3DPoints(), cfg, 4096)
+}

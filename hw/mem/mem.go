@@ -460,7 +460,7 @@ type region struct {
 	// use: a CQ sized for a QP to each of 4,095 peers spans 2^16 pages,
 	// and a flat table of 1.5 MB for each of 8,192 such CQs was 12 GB of
 	// address space (GPI at 4,096 ranks) for a few pages used.
-	pages                [][][]byte
+	pages                []*pageChunk
 	idx                  int // index in Memory.regions
 	name                 string
 	scratchLo, scratchHi int
@@ -991,9 +991,12 @@ func (r *region) back(m *Memory) bool {
 	}
 	if r.pages != nil { // a sparse region made dense: its pages' bytes move in
 		for ci, c := range r.pages {
+			if c == nil {
+				continue
+			}
 			for j, p := range c {
 				if p != nil { // a chunk's table runs past the region's last page
-					copy(r.data[(ci<<chunkShift+j)<<pageShift:], p)
+					copy(r.data[(ci<<chunkShift+j)<<pageShift:], p[:]) // the last page may run past the region's end
 				}
 			}
 		}
@@ -1017,8 +1020,16 @@ const (
 	sparseMin  = 64 << 10
 	pageShift  = 12
 	pageSize   = 1 << pageShift
-	chunkShift = 9 // pages per chunk of region.pages: 2 MiB
+	chunkShift = 7 // pages per chunk of region.pages: 512 KiB
 )
+
+// pageChunk is the second level of a sparse region's page table: a
+// pointer per page, nil until the page is used. Pointers, not slices: a
+// table of 512 slice headers was 12 KiB for each queue that used one page
+// of it (13 of the 17 MB of sparse backing in a 64-node GNN_GPURDMA
+// allreduce, every CQ and QP ring of 64 peers), and a page's entry is a
+// cache miss apiece at scale; 128 pointers are 1 KiB, eight to a line.
+type pageChunk [1 << chunkShift]*[pageSize]byte
 
 // page returns the bytes [off, off+n) of sparse region r from its page,
 // backing the page on first use, or nil when the range spans two pages or
@@ -1033,16 +1044,18 @@ func (r *region) page(off, n int) []byte {
 	}
 	if r.pages == nil {
 		n := (r.size + 1<<pageShift - 1) >> pageShift
-		r.pages = make([][][]byte, (n+1<<chunkShift-1)>>chunkShift)
+		r.pages = make([]*pageChunk, (n+1<<chunkShift-1)>>chunkShift)
 	}
 	c := r.pages[p>>chunkShift]
 	if c == nil {
-		c = make([][]byte, 1<<chunkShift)
+		c = new(pageChunk)
 		r.pages[p>>chunkShift] = c
 	}
 	b := c[p&(1<<chunkShift-1)]
 	if b == nil {
-		b = make([]byte, min(1<<pageShift, int(r.size)-p<<pageShift))
+		// A whole page even at the region's end: accesses stay inside the
+		// region (find), so the bytes past it are never read.
+		b = new([pageSize]byte)
 		c[p&(1<<chunkShift-1)] = b
 	}
 	o := off - p<<pageShift

@@ -73,6 +73,7 @@ type flow struct {
 	remaining float64  // wire bytes not yet sent
 	rate      float64  // bytes per ps; 0 until the first allocation
 	oldRate   float64  // rate before the current reallocation
+	filled    float64  // rate before the current water-filling (port.load)
 	last      sim.Time // when remaining was last brought up to date (its last rate change)
 	notBefore sim.Time
 	serial    uint64 // messages sent before it on the fabric: the order of equal completions
@@ -123,6 +124,20 @@ type flowState struct {
 	all          []*port // the ports given an id, by id (the tests' oracle)
 	// afterRealloc, when set (tests), runs after every reallocation.
 	afterRealloc func()
+	// floor: a flow whose rate is below it keeps its rate in this
+	// reallocation (floorOf); 0 when every reached flow is filled again.
+	floor float64
+	// unsafe: the search met a rate too near the floor, or two kept
+	// rates too near each other, to trust the floor (settle).
+	unsafe bool
+	// noFloor (tests) makes every reallocation fill without a floor.
+	noFloor bool
+	rates   []float64 // scratch: settle's kept rates
+	// floored and fallbacks count the reallocations that filled with a
+	// floor and those that had to drop it (tests, docs).
+	floored, fallbacks int
+	// keptSeen counts the flows ports kept at their rates (tests).
+	keptSeen int
 }
 
 // UseFlows switches the fabric to the flow model (network.model = flow).
@@ -229,6 +244,7 @@ func (fl *flow) Handle(arg uint64) {
 	fl.remaining = 0
 	for h := range fl.hops {
 		pt := fl.path[h]
+		pt.load -= fl.rate
 		i := fl.pos[h]
 		lastFl := pt.flows[len(pt.flows)-1]
 		pt.flows[i] = lastFl
@@ -313,25 +329,18 @@ func (d *flowDelivery) Handle(uint64) { d.f.receive(d.p) }
 // a search happened to reach.
 func (f *Fabric) reallocate(seed []*port) {
 	fs := f.fl
-	fs.epoch++
-	fs.ports, fs.flows = fs.ports[:0], fs.flows[:0]
-	for _, pt := range seed {
-		f.collect(pt)
+	fs.floor = 0
+	if !fs.noFloor {
+		fs.floor = f.floorOf()
+	}
+	if fs.floor > 0 {
+		fs.floored++
+	}
+	for !f.fill(seed) {
+		fs.fallbacks++
+		fs.floor = 0 // fill again without a floor, which is always safe
 	}
 	now := f.e.Now()
-	for done := 0; ; {
-		for _, fl := range fs.flows[done:] {
-			fl.oldRate = fl.rate
-		}
-		done = len(fs.flows)
-		for _, fl := range fs.flows {
-			fl.frozen = false
-		}
-		f.waterFill()
-		if !f.widen() {
-			break
-		}
-	}
 	// The completions move in the order the messages were sent, so that
 	// flows ending at the same picosecond end in that order, whatever the
 	// order the set was found in (which depends on which flows changed at
@@ -355,6 +364,149 @@ func (f *Fabric) reallocate(seed []*port) {
 	}
 	clear(resch)
 	fs.resch = resch[:0]
+}
+
+// fill finds the set of flows the changes at the seed ports can reach
+// and water-fills them (reallocate). It reports false, leaving every rate
+// and port load as it was, when settle found the floor unsafe.
+func (f *Fabric) fill(seed []*port) bool {
+	fs := f.fl
+	fs.epoch++
+	fs.unsafe = false
+	fs.ports, fs.flows = fs.ports[:0], fs.flows[:0]
+	for _, pt := range seed {
+		f.collect(pt)
+	}
+	for done := 0; ; {
+		if fs.unsafe {
+			f.unfill(fs.flows[:done])
+			return false
+		}
+		for _, fl := range fs.flows[done:] {
+			fl.oldRate = fl.rate
+		}
+		done = len(fs.flows)
+		for _, fl := range fs.flows {
+			fl.frozen = false
+			fl.filled = fl.rate
+		}
+		f.waterFill()
+		for _, fl := range fs.flows {
+			if d := fl.rate - fl.filled; d != 0 {
+				for _, pt := range fl.path[:fl.hops] {
+					pt.load += d
+				}
+			}
+		}
+		if !f.widen() {
+			return true
+		}
+	}
+}
+
+// unfill gives the flows back the rates they had before the reallocation.
+func (f *Fabric) unfill(fls []*flow) {
+	for _, fl := range fls {
+		if d := fl.oldRate - fl.rate; d != 0 {
+			for _, pt := range fl.path[:fl.hops] {
+				pt.load += d
+			}
+			fl.rate = fl.oldRate
+		}
+	}
+}
+
+// floorSlack is the relative margin of the floor (floorOf, settle): far
+// above the rounding by which a water-filling step's share can fall below
+// an earlier step's (a few ulps per subtraction, about 1e-12 for a port
+// of hundreds of flows), far below the gaps between the rates of
+// different bottlenecks.
+const floorSlack = 1e-7
+
+// floorOf returns the rate below which no flow's rate can change in this
+// reallocation: the lowest rate of the flows that ended, and the lowest
+// rate a flow that started can get (at least its ports' least capacity
+// per flow, as a port's share only grows during a water-filling), less
+// twice floorSlack; 0 when there is none.
+//
+// Why: water-filling freezes flows in steps of non-decreasing share. A
+// flow that ends at rate r was frozen at a step of share r; every step
+// before it chose a port without it, whose state does not depend on it,
+// so without it the same steps run in the same order and freeze the same
+// flows at the same rates; every flow frozen later gets at least r. A
+// flow that starts and gets rate r changes, likewise, no step of share
+// below r. So the flows below the floor keep their rates bit for bit, and
+// the reallocation only fills the others, over each port's capacity less
+// the kept flows' rates (settle). In a halo exchange the flows that keep
+// their rates are most of those a change reaches: the slow flows across
+// a dragonfly's global links stay as they are while the fast ones end.
+func (f *Fabric) floorOf() float64 {
+	fs := f.fl
+	low := math.Inf(1)
+	for _, fl := range fs.ended {
+		low = min(low, fl.rate)
+	}
+	for _, fl := range fs.started {
+		for _, pt := range fl.path[:fl.hops] {
+			c := fs.cap
+			if pt.capacity > 0 {
+				c = pt.capacity
+			}
+			low = min(low, c/float64(len(pt.flows)))
+		}
+	}
+	if math.IsInf(low, 1) || !(low > 0) {
+		return 0
+	}
+	return low * (1 - 2*floorSlack)
+}
+
+// settle sets port pt's base and kept from its flows outside the set
+// (kept at their rates, below the floor), taking their rates away from
+// the capacity in ascending order, the order a water-filling over every
+// flow froze them in; a kept rate within floorSlack of another (whose
+// order the rounding of the shares could have swapped) or any rate within
+// floorSlack of the floor (which the rounding could put on the other
+// side) makes the floor unsafe (fs.unsafe).
+func (f *Fabric) settle(pt *port) {
+	fs := f.fl
+	pt.base = fs.cap
+	if pt.capacity > 0 {
+		pt.base = pt.capacity
+	}
+	pt.kept = 0
+	if fs.floor == 0 {
+		return
+	}
+	rates := fs.rates[:0]
+	sorted := true
+	for _, fl := range pt.flows {
+		if fl.version == 0 {
+			continue // no rate yet
+		}
+		r := fl.rate
+		if math.Abs(r-fs.floor) <= fs.floor*floorSlack {
+			fs.unsafe = true
+		}
+		if fl.mark != fs.epoch {
+			if n := len(rates); n > 0 && r < rates[n-1] {
+				sorted = false
+			}
+			rates = append(rates, r)
+		}
+	}
+	if !sorted {
+		slices.Sort(rates)
+	}
+	for i, r := range rates {
+		if i > 0 && r != rates[i-1] && r-rates[i-1] <= r*floorSlack {
+			fs.unsafe = true
+		}
+		pt.base -= r
+	}
+	pt.kept = len(rates)
+	fs.keptSeen += len(rates)
+	fs.rates = rates[:0]
 }
 
 // maxReplaced bounds the flows that replaced matches at one instant (a
@@ -402,6 +554,9 @@ func (f *Fabric) replaced() bool {
 	now := f.e.Now()
 	for i, st := range fs.started {
 		st.rate = fs.ended[i].rate
+		for _, pt := range st.path[:st.hops] {
+			pt.load += st.rate
+		}
 	}
 	resch := append(fs.resch[:0], fs.started...)
 	sortBySerial(resch, &fs.keys, &fs.tmp)
@@ -428,6 +583,15 @@ func samePath(a, b *flow) bool {
 // far inside this margin.
 const slackRel = 1e-6
 
+// loadSlack is where widen stops trusting a port's running load and adds
+// its flows' rates up: the load's rounding error is at most an ulp of the
+// capacity per update (about 1.1e-16 c), so a load below c*(1-loadSlack)
+// puts the exact sum below c*(1-slackRel) for any port updated fewer than
+// 10⁹ times since its last exact sum. Why: widen adding up every flow of
+// every port of a set's flows was the largest part of a reallocation at
+// 8,192 GPUs (a fifth of the run).
+const loadSlack = 2 * slackRel
+
 // widen checks the ports of the set's flows that the search did not cross:
 // each whose flows' rates sum to within slackRel of its capacity is
 // crossed now (it, its flows and, through bottleneck ports, theirs join
@@ -446,10 +610,14 @@ func (f *Fabric) widen() bool {
 			if pt.capacity > 0 {
 				c = pt.capacity
 			}
+			if pt.load < c*(1-loadSlack) {
+				continue // certainly below c*(1-slackRel): no bottleneck
+			}
 			sum := 0.0
 			for _, g := range pt.flows {
 				sum += g.rate
 			}
+			pt.load = sum // drop the rounding the updates gathered
 			if sum >= c*(1-slackRel) {
 				f.collect(pt)
 			}
@@ -498,8 +666,8 @@ func (f *Fabric) collect(pt *port) {
 		stack = stack[:len(stack)-1]
 		fs.ports = append(fs.ports, pt)
 		for _, fl := range pt.flows {
-			if fl.mark == fs.epoch {
-				continue
+			if fl.mark == fs.epoch || fl.rate < fs.floor && fl.version != 0 {
+				continue // in the set already, or kept at its rate
 			}
 			fl.mark = fs.epoch
 			fs.flows = append(fs.flows, fl)
@@ -510,6 +678,7 @@ func (f *Fabric) collect(pt *port) {
 				}
 			}
 		}
+		f.settle(pt)
 	}
 	clear(stack)
 	fs.stack = stack[:0]
@@ -529,11 +698,8 @@ func (f *Fabric) waterFill() {
 	fs := f.fl
 	h := fs.heap[:0]
 	for _, pt := range fs.ports {
-		pt.capLeft = fs.cap
-		if pt.capacity > 0 {
-			pt.capLeft = pt.capacity
-		}
-		pt.unfrozen = len(pt.flows)
+		pt.capLeft = pt.base
+		pt.unfrozen = len(pt.flows) - pt.kept
 		pt.heapAt = -1
 		pt.neck = false
 		if pt.unfrozen > 0 {
@@ -554,8 +720,8 @@ func (f *Fabric) waterFill() {
 		fs.step++
 		moved := fs.moved[:0]
 		for _, fl := range best.flows {
-			if fl.frozen {
-				continue
+			if fl.frozen || fl.mark != fs.epoch {
+				continue // frozen, or kept at its rate (below the floor)
 			}
 			fl.frozen, fl.rate = true, share
 			left--

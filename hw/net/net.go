@@ -72,6 +72,18 @@ type port struct {
 	touched  uint64  // water-filling: the step that last changed it
 	neck     bool    // water-filling: chosen by a step, or left full, when last filled (a bottleneck)
 	checked  uint64  // reallocate: widen's pass that last looked at it
+	// load is the sum of its flows' rates, kept up to date as they change
+	// (in whatever order they do, so it may differ from the sum in the
+	// flows' order by rounding): widen adds the rates up exactly only at
+	// a port whose load is near its capacity.
+	load float64
+	// base is the capacity the flows of this reallocation's set may share:
+	// the port's capacity less the rates of its flows the reallocation
+	// keeps (below flowState.floor), taken away in ascending order, as a
+	// water-filling over every flow takes them (settle).
+	base float64
+	// kept counts its flows below the floor (settle).
+	kept int
 }
 
 // Fabric joins endpoints 0..n-1 through a topology.

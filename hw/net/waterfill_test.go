@@ -86,7 +86,11 @@ func TestWaterFillMatchesScan(t *testing.T) {
 			}
 		}
 		fs := &flowState{ports: used, flows: flows, cap: 1.0 / 7}
-		(&Fabric{fl: fs}).waterFill()
+		fab := &Fabric{fl: fs}
+		for _, pt := range used {
+			fab.settle(pt)
+		}
+		fab.waterFill()
 		got := make([]float64, nf)
 		for i, fl := range flows {
 			got[i], fl.frozen, fl.rate = fl.rate, false, 0
@@ -124,6 +128,12 @@ func fullRates(fs *flowState) map[*flow]float64 {
 	for i, fl := range fs.flows {
 		kept[i], fl.frozen = fl.rate, false
 	}
+	floor := fs.floor
+	fs.floor = 0 // every flow filled: no port keeps any
+	for _, pt := range fs.ports {
+		fs.f.settle(pt)
+	}
+	fs.floor = floor
 	necks := make([]bool, len(fs.ports))
 	for i, pt := range fs.ports {
 		necks[i] = pt.neck
@@ -146,7 +156,8 @@ func fullRates(fs *flowState) map[*flow]float64 {
 // all-to-all (many messages starting at the same instants, pairs queueing
 // behind each other) through every topology, with and without a node fabric of its
 // own capacity; and the engine's queue never holds more than one
-// completion per active flow (cancelled ones leave it).
+// completion per active flow (cancelled ones leave it). Reallocations keep
+// the flows below their floor (floorOf) at their rates, and some do.
 func TestIncrementalMatchesFull(t *testing.T) {
 	topos := []TopologySpec{
 		{Kind: "star", LeafSize: 16, InOrder: true},
@@ -155,6 +166,7 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		railSplit,
 		dfSplit,
 	}
+	kept := 0 // flows a reallocation kept at their rates below its floor
 	rapid.Check(t, func(t *rapid.T) {
 		topo := topos[rapid.IntRange(0, len(topos)-1).Draw(t, "topology")]
 		const n = 8
@@ -203,6 +215,17 @@ func TestIncrementalMatchesFull(t *testing.T) {
 					t.Fatalf("at %v: flow %v incremental rate %v, whole machine %v", e.Now(), fl.p, fl.rate, want)
 				}
 			}
+			// Each port's running load is its flows' rates added up, but
+			// for rounding.
+			for _, pt := range f.fl.all {
+				sum := 0.0
+				for _, g := range pt.flows {
+					sum += g.rate
+				}
+				if math.Abs(pt.load-sum) > 1e-12*f.fl.cap {
+					t.Fatalf("at %v: port %s load %v, its flows' rates add up to %v", e.Now(), pt.name, pt.load, sum)
+				}
+			}
 			// Sends not yet made, deliveries, one completion per flow, this event.
 			if q := e.Pending(); q > 2*nm+f.fl.active+1 {
 				t.Fatalf("at %v: %d events pending for %d active flows", e.Now(), q, f.fl.active)
@@ -217,8 +240,12 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		if err := e.Run(); err != nil {
 			t.Fatal(err)
 		}
+		kept += f.fl.keptSeen
 		if len(r.at) != nm || checks == 0 || f.ActiveFlows() != 0 {
 			t.Fatalf("%d of %d messages delivered, %d reallocations, %d flows left", len(r.at), nm, checks, f.ActiveFlows())
 		}
 	})
+	if kept == 0 {
+		t.Fatal("no reallocation kept a flow below its floor: the test does not reach floorOf's path")
+	}
 }

@@ -2,6 +2,7 @@ package nic
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -90,6 +91,49 @@ func TestPPBZeroReadsMatchLineByLine(t *testing.T) {
 				}
 				if b != want {
 					t.Fatalf("lines %d step %d: line %#x holds %v, want %v", lines, step, f, b[:8], want[:8])
+				}
+			}
+		}
+	}
+}
+
+// TestPPBFillZerosMatchesInserts: fillZeros leaves exactly the state
+// (runs, ring, zero marks, byte slots) that emptying the PPB and inserting
+// and marking zero each of Lines consecutive lines in turn leaves, from
+// whatever the PPB held before (lines of data and zero reads, wrapped
+// rings, several runs).
+func TestPPBFillZerosMatchesInserts(t *testing.T) {
+	for _, lines := range []int{1, 5, 63, 64, 65, 70, 130} {
+		r := rand.New(rand.NewPCG(7, uint64(lines)))
+		for trial := range 200 {
+			a, b := &PPB{Lines: lines}, &PPB{Lines: lines}
+			for range r.IntN(3 * lines) { // the same history on both
+				l := mem.Addr(1+r.IntN(4*lines)) * mem.LineSize
+				if _, ok := a.lookup(l); ok {
+					continue
+				}
+				i, j := a.insert(l), b.insert(l)
+				if r.IntN(2) == 0 {
+					a.markZero(i)
+					b.markZero(j)
+				} else {
+					a.bytes[i], b.bytes[j] = [mem.LineSize]byte{2}, [mem.LineSize]byte{2}
+				}
+			}
+			l := mem.Addr(1+r.IntN(8*lines)) * mem.LineSize
+			a.fillZeros(l)
+			b.empty()
+			for k := range lines {
+				b.markZero(b.insert(l + mem.Addr(k)*mem.LineSize))
+			}
+			if a.head != b.head || a.n != b.n || !slices.Equal(a.runs[a.r0:], b.runs[b.r0:]) ||
+				!slices.Equal(a.zero, b.zero) || len(a.bytes) != len(b.bytes) {
+				t.Fatalf("lines %d trial %d: fillZeros left head %d n %d runs %v zero %x (%d slots); inserts %d %d %v %x (%d)",
+					lines, trial, a.head, a.n, a.runs[a.r0:], a.zero, len(a.bytes), b.head, b.n, b.runs[b.r0:], b.zero, len(b.bytes))
+			}
+			for i := range lines {
+				if *a.slotBytes(i) != *b.slotBytes(i) {
+					t.Fatalf("lines %d trial %d: slot %d differs", lines, trial, i)
 				}
 			}
 		}
