@@ -576,7 +576,10 @@ func (m *Memory) Scratch(a Addr, n int) { m.ScratchSlots(a, n, 0) }
 // page that slots share goes back once every slot on it has been
 // consumed, not only the pages inside one slot (a GPU-TN receive slot at
 // 64 nodes is 8 KiB and a sequence word: two pages and a bit, of which
-// plain Consume gave back one). slot ≤ 0 is Scratch.
+// plain Consume gave back one). While every access through Bytes stays
+// inside one slot, the live slots' bytes live in buffers of their own
+// that consumed slots hand on to the next ones, instead of in the
+// allocation's pages (slots.go). slot ≤ 0 is Scratch.
 func (m *Memory) ScratchSlots(a Addr, n, slot int) {
 	r, err := m.find(a, n)
 	if err != nil {
@@ -596,9 +599,9 @@ func (m *Memory) ScratchSlots(a Addr, n, slot int) {
 // the allocation's Scratch range of a functional memory mapped outside
 // the Go heap, the pages wholly inside it go back to the system (they
 // read as zeros and fault in again when written); elsewhere, and for the
-// bytes of partial pages, nothing changes (but see ScratchSlots). So a
-// functional run's memory holds only the receive slots in flight, not
-// every step's. Times and results do not depend on it: the model never
+// bytes of partial pages, nothing changes (but see ScratchSlots: a slot's
+// buffer goes to the next slot). So a functional run's memory holds only
+// the receive slots in flight, not every step's. Times and results do not depend on it: the model never
 // reads a consumed byte.
 func (m *Memory) Consume(a Addr, n int) {
 	r, err := m.find(a, n)
@@ -973,8 +976,9 @@ func (r *region) back(m *Memory) bool {
 	if !r.lazy {
 		return false
 	}
+	populated := 0 // the first bytes already faulted in (a recycled backing)
 	if r.size >= mapMin {
-		r.data = m.maps.get(int(r.size), r.scratchLo, r.scratchHi)
+		r.data, populated = m.maps.get(int(r.size), r.scratchLo, r.scratchHi)
 		r.mapped = r.data != nil
 	}
 	// 4 KiB pages, not transparent huge pages: with the kernel's default
@@ -1001,11 +1005,11 @@ func (r *region) back(m *Memory) bool {
 	}
 	r.sparse = false
 	if r.scratchHi > r.scratchLo { // scratch pages fault in when first written
-		populate(r.data[:r.scratchLo])
+		populate(r.data[min(populated, r.scratchLo):r.scratchLo])
 		populate(r.data[r.scratchHi:])
 		return true
 	}
-	populate(r.data)
+	populate(r.data[min(populated, len(r.data)):])
 	return true
 }
 
