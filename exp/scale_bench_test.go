@@ -103,3 +103,17 @@ func BenchmarkHalo3DStrong26MI300A4096Flow(b *testing.B) {
 	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{"HDN"}, 2
 	benchPoint(b, halo3DPoints(), cfg, 4096)
 }
+
+// BenchmarkHalo3DStrong26MI300A8192Flow: the same exchange on 8,192 GPUs
+// (2,048 nodes, sixteen groups, 36 global links per pair of groups), the
+// issue's largest point; run it alone (about 2.5 GB).
+func BenchmarkHalo3DStrong26MI300A8192Flow(b *testing.B) {
+	cfg, err := DefaultConfig("mi300a-ss11")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Network.Model, cfg.Run.Functional = "flow", false
+	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain = []int{2048}, []int{26}, "strong", 1024
+	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{"HDN"}, 2
+	benchPoint(b, halo3DPoints(), cfg, 8192)
+}

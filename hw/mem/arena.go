@@ -42,13 +42,14 @@ func (m *Memory) UseArena(a *Arena) {
 }
 
 // get returns a recycled backing of at least n bytes, the smallest,
-// whose first n bytes read as zeros, or nil. Where none is large enough
+// whose first n bytes read as zeros, or nil, and how many of its first
+// bytes are faulted in. Where none is large enough
 // it unmaps an idle one for the mapping the caller makes instead, so that
 // the idle backings and the new ones together hold no more than the
 // arena did. [lo, hi) is the part of the n bytes the caller will not
 // fault in ahead (an allocation's Scratch range): dirty pages wholly
 // inside it are given back rather than cleared.
-func (a *Arena) get(n, lo, hi int) []byte {
+func (a *Arena) get(n, lo, hi int) (b []byte, populated int) {
 	a.mu.Lock()
 	best := -1
 	for i, bl := range a.free {
@@ -66,7 +67,7 @@ func (a *Arena) get(n, lo, hi int) []byte {
 		if drop != nil {
 			unmapAnon(drop)
 		}
-		return nil
+		return nil, 0
 	}
 	bl := a.free[best]
 	a.free = slices.Delete(a.free, best, best+1)
@@ -99,7 +100,9 @@ func (a *Arena) get(n, lo, hi int) []byte {
 			clear(bl.b[n:min(from, bl.dirty)])
 		}
 	}
-	return bl.b
+	// The pages before the scratch range that held bytes are faulted in
+	// (and cleared above); the caller need not populate them again.
+	return bl.b, min(bl.dirty, pLo) &^ (pageSize - 1)
 }
 
 // put takes back a backing with [0, dirty) possibly holding bytes; the

@@ -15,5 +15,8 @@
 // first-touch faults of a gigabyte of node memory run on the other core.
 // A Snapshot keeps a range's bytes of one moment without copying them
 // until the range is reached (every access goes through Bytes), so a
-// NIC's payload read and landing are one copy instead of two.
+// NIC's payload read and landing are one copy instead of two. A ring's
+// receive slots (ScratchSlots) keep their bytes in a few buffers that go
+// from each consumed slot to the next, so that landing a payload neither
+// faults pages in nor gives them back.
 package mem

@@ -42,21 +42,22 @@ func (p *mappings) getSlot(n int) []byte {
 
 // get returns n zero bytes mapped outside the Go heap, recycled from the
 // arena when there is one, or nil where the system refuses (the caller
-// then allocates on the heap). [lo, hi) is the allocation's Scratch range
+// then allocates on the heap), and how many of its first bytes are
+// already faulted in (a recycled backing's). [lo, hi) is the allocation's Scratch range
 // (empty: none).
-func (p *mappings) get(n, lo, hi int) []byte {
+func (p *mappings) get(n, lo, hi int) (_ []byte, populated int) {
 	p.mu.Lock()
 	a := p.arena
 	p.mu.Unlock()
 	var b []byte
 	if a != nil {
-		b = a.get(n, lo, hi)
+		b, populated = a.get(n, lo, hi)
 	}
 	if b == nil {
-		b = mapAnon(n)
+		b, populated = mapAnon(n), 0
 	}
 	if b == nil {
-		return nil
+		return nil, 0
 	}
 	// What Release keeps (the arena clears it on reuse rather than fault
 	// it in again): the bytes before the Scratch range, or a whole
@@ -72,7 +73,7 @@ func (p *mappings) get(n, lo, hi int) []byte {
 	p.list = append(p.list, b)
 	p.dirty = append(p.dirty, dirty)
 	p.mu.Unlock()
-	return b[:n:n]
+	return b[:n:n], populated
 }
 
 // release gives every backing back: to the arena, with the pages past

@@ -460,7 +460,7 @@ type region struct {
 	// use: a CQ sized for a QP to each of 4,095 peers spans 2^16 pages,
 	// and a flat table of 1.5 MB for each of 8,192 such CQs was 12 GB of
 	// address space (GPI at 4,096 ranks) for a few pages used.
-	pages                [][][]byte
+	pages                []*pageChunk
 	idx                  int // index in Memory.regions
 	name                 string
 	scratchLo, scratchHi int
@@ -482,6 +482,10 @@ type region struct {
 	// flat is set once an access spanned slots and the range went back
 	// to the data's pages.
 	slotBufs [][]byte
+	// slotW is, per live slot, where the bytes its buffer holds for it
+	// end: a recycled buffer's bytes after it are an earlier slot's, which
+	// read as zeros (slotBytes clears them when reached).
+	slotW    []int32
 	slotFree [][]byte
 	// slotChunk is what is left of the mapping slot buffers are cut from.
 	slotChunk []byte
@@ -552,7 +556,7 @@ func (m *Memory) Release() {
 		switch {
 		case r.data != nil && r.size >= mapMin:
 			r.data, r.lazy, r.mapped = nil, false, false
-			r.slotBufs, r.slotFree, r.slotChunk = nil, nil, nil
+			r.slotBufs, r.slotW, r.slotFree, r.slotChunk = nil, nil, nil, nil
 		case r.slotted(): // a heap allocation keeps its bytes: its slots' move in before their buffers go
 			r.flatten()
 		}
@@ -576,7 +580,10 @@ func (m *Memory) Scratch(a Addr, n int) { m.ScratchSlots(a, n, 0) }
 // page that slots share goes back once every slot on it has been
 // consumed, not only the pages inside one slot (a GPU-TN receive slot at
 // 64 nodes is 8 KiB and a sequence word: two pages and a bit, of which
-// plain Consume gave back one). slot ≤ 0 is Scratch.
+// plain Consume gave back one). While every access through Bytes stays
+// inside one slot, the live slots' bytes live in buffers of their own
+// that consumed slots hand on to the next ones, instead of in the
+// allocation's pages (slots.go). slot ≤ 0 is Scratch.
 func (m *Memory) ScratchSlots(a Addr, n, slot int) {
 	r, err := m.find(a, n)
 	if err != nil {
@@ -588,7 +595,9 @@ func (m *Memory) ScratchSlots(a Addr, n, slot int) {
 		r.flatten()
 	}
 	r.scratchSlot, r.slotDead, r.pageDead, r.pendDead, r.pendN = max(0, slot), nil, nil, nil, 0
-	r.flat, r.maps = false, m.maps
+	// Slot buffers only for a range not backed yet: the bytes of one
+	// already backed stay in its pages.
+	r.flat, r.maps = r.data != nil, m.maps
 }
 
 // Consume declares the bytes of [a, a+n) dead: the caller has read them
@@ -596,16 +605,16 @@ func (m *Memory) ScratchSlots(a Addr, n, slot int) {
 // the allocation's Scratch range of a functional memory mapped outside
 // the Go heap, the pages wholly inside it go back to the system (they
 // read as zeros and fault in again when written); elsewhere, and for the
-// bytes of partial pages, nothing changes (but see ScratchSlots). So a
-// functional run's memory holds only the receive slots in flight, not
-// every step's. Times and results do not depend on it: the model never
+// bytes of partial pages, nothing changes (but see ScratchSlots: a slot's
+// buffer goes to the next slot). So a functional run's memory holds only
+// the receive slots in flight, not every step's. Times and results do not depend on it: the model never
 // reads a consumed byte.
 func (m *Memory) Consume(a Addr, n int) {
 	r, err := m.find(a, n)
 	if err != nil {
 		panic(err)
 	}
-	if !r.mapped || r.data == nil || n <= 0 {
+	if r.data == nil || n <= 0 || !r.mapped && !r.slotted() { // (a slot's buffer goes round wherever the data is)
 		return
 	}
 	lo, hi := max(int(a-r.base), r.scratchLo), min(int(a-r.base)+n, r.scratchHi)
@@ -936,6 +945,27 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 	return r.bytes(m, a, n)
 }
 
+// BytesToWrite is Bytes for a caller that writes every byte of the range
+// before it reads any of them (a DMA landing): where the range lies in a
+// receive slot whose buffer held an earlier slot's bytes (ScratchSlots),
+// those it overwrites are not cleared first.
+func (m *Memory) BytesToWrite(a Addr, n int) []byte {
+	r, err := m.find(a, n)
+	if err != nil {
+		panic(err)
+	}
+	if r.slotted() {
+		off := int(a - r.base)
+		if k := r.slotOf(off, n); k >= 0 {
+			if len(r.snaps) > 0 && n > 0 {
+				r.materialize(off, off+n)
+			}
+			return r.slotBytesToWrite(k, off, n)
+		}
+	}
+	return r.bytes(m, a, n)
+}
+
 // bytes is Bytes of [a, a+n) once its region r is found.
 func (r *region) bytes(m *Memory, a Addr, n int) []byte {
 	if r.data == nil {
@@ -973,8 +1003,9 @@ func (r *region) back(m *Memory) bool {
 	if !r.lazy {
 		return false
 	}
+	populated := 0 // the first bytes already faulted in (a recycled backing)
 	if r.size >= mapMin {
-		r.data = m.maps.get(int(r.size), r.scratchLo, r.scratchHi)
+		r.data, populated = m.maps.get(int(r.size), r.scratchLo, r.scratchHi)
 		r.mapped = r.data != nil
 	}
 	// 4 KiB pages, not transparent huge pages: with the kernel's default
@@ -987,9 +1018,12 @@ func (r *region) back(m *Memory) bool {
 	}
 	if r.pages != nil { // a sparse region made dense: its pages' bytes move in
 		for ci, c := range r.pages {
+			if c == nil {
+				continue
+			}
 			for j, p := range c {
 				if p != nil { // a chunk's table runs past the region's last page
-					copy(r.data[(ci<<chunkShift+j)<<pageShift:], p)
+					copy(r.data[(ci<<chunkShift+j)<<pageShift:], p[:]) // the last page may run past the region's end
 				}
 			}
 		}
@@ -998,11 +1032,11 @@ func (r *region) back(m *Memory) bool {
 	}
 	r.sparse = false
 	if r.scratchHi > r.scratchLo { // scratch pages fault in when first written
-		populate(r.data[:r.scratchLo])
+		populate(r.data[min(populated, r.scratchLo):r.scratchLo])
 		populate(r.data[r.scratchHi:])
 		return true
 	}
-	populate(r.data)
+	populate(r.data[min(populated, len(r.data)):])
 	return true
 }
 
@@ -1013,8 +1047,16 @@ const (
 	sparseMin  = 64 << 10
 	pageShift  = 12
 	pageSize   = 1 << pageShift
-	chunkShift = 9 // pages per chunk of region.pages: 2 MiB
+	chunkShift = 7 // pages per chunk of region.pages: 512 KiB
 )
+
+// pageChunk is the second level of a sparse region's page table: a
+// pointer per page, nil until the page is used. Pointers, not slices: a
+// table of 512 slice headers was 12 KiB for each queue that used one page
+// of it (13 of the 17 MB of sparse backing in a 64-node GNN_GPURDMA
+// allreduce, every CQ and QP ring of 64 peers), and a page's entry is a
+// cache miss apiece at scale; 128 pointers are 1 KiB, eight to a line.
+type pageChunk [1 << chunkShift]*[pageSize]byte
 
 // page returns the bytes [off, off+n) of sparse region r from its page,
 // backing the page on first use, or nil when the range spans two pages or
@@ -1029,16 +1071,18 @@ func (r *region) page(off, n int) []byte {
 	}
 	if r.pages == nil {
 		n := (r.size + 1<<pageShift - 1) >> pageShift
-		r.pages = make([][][]byte, (n+1<<chunkShift-1)>>chunkShift)
+		r.pages = make([]*pageChunk, (n+1<<chunkShift-1)>>chunkShift)
 	}
 	c := r.pages[p>>chunkShift]
 	if c == nil {
-		c = make([][]byte, 1<<chunkShift)
+		c = new(pageChunk)
 		r.pages[p>>chunkShift] = c
 	}
 	b := c[p&(1<<chunkShift-1)]
 	if b == nil {
-		b = make([]byte, min(1<<pageShift, int(r.size)-p<<pageShift))
+		// A whole page even at the region's end: accesses stay inside the
+		// region (find), so the bytes past it are never read.
+		b = new([pageSize]byte)
 		c[p&(1<<chunkShift-1)] = b
 	}
 	o := off - p<<pageShift
@@ -1326,7 +1370,14 @@ func (m *Memory) Load64(a Addr) uint64 {
 	if err != nil {
 		panic(err)
 	}
-	b := r.bytes(m, a, 8)
+	var b []byte
+	if r.slotted() && r.slotOf(int(a-r.base), 8) != -1 { // a receive slot's word, polled before it lands
+		var w [8]byte
+		r.readPieces(int(a-r.base), w[:])
+		b = w[:]
+	} else {
+		b = r.bytes(m, a, 8)
+	}
 	if b == nil { // payload-free: zeros but for control lines
 		var w [8]byte
 		readLines(r.ctrlIn(a, 8), a, w[:])

@@ -63,6 +63,9 @@ func TestSparseRegionBacksTouchedPages(t *testing.T) {
 		r, _ := m.find(a, 0)
 		backed := 0
 		for _, c := range r.pages {
+			if c == nil {
+				continue
+			}
 			for _, p := range c {
 				if p != nil {
 					backed++
