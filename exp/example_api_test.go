@@ -26,7 +26,7 @@ func Example() {
 	}
 	// Output:
 	// speedup vs CPU [nodes CPU time CPU speedup HDN time HDN speedup GDS time GDS speedup GHN_APU time GHN_APU speedup GPUTN time GPUTN speedup]
-	// 2 32.067256us 1 38.182574us 0.84 37.41839us 0.857 28.265607us 1.134 26.297905us 1.219
+	// 2 32.067256us 1 38.182574us 0.84 37.41839us 0.857 28.093273us 1.141 26.297905us 1.219
 	// 4 48.829451us 1 65.104872us 0.75 61.74764us 0.791 39.655781us 1.231 37.518787us 1.301
 	// 8 64.750759us 1 104.001522us 0.623 95.478354us 0.678 53.431059us 1.212 43.667787us 1.483
 }

@@ -26,7 +26,9 @@ type verbsRows struct {
 func (c verbsRows) waitRemote(wg *gpu.WG, j int) error {
 	a := c.w.NotificationAddr(c.rank, j)
 	for wg.AtomicLoad64(a) == 0 {
-		wg.Wait(wg.Mem().Watch(a), "spts: remote x notification")
+		if wg.Mem().Load64(a) == 0 { // else written after the load read it: the next load sees it
+			wg.Wait(wg.Mem().Watch(a), "spts: remote x notification")
+		}
 	}
 	// Acquire after the flag was seen, not before: a line of x another
 	// work-group filled before the value landed must not serve the gather.

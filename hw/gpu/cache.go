@@ -31,7 +31,11 @@ type cline struct {
 	seq    uint64 // fill number (the order writeBack flushes in)
 	listed bool   // in dirtied
 	loads  uint32 // pending loads that read the copy when their latency ends (wgPhases.ldLine)
-	free   bool   // in the cache's free list
+	// stored marks, one bit per byte, what the CU's stores wrote into an
+	// L1 copy since its fill: memory's data, arriving later at a pending
+	// load's sample point (WG.resample), is older than those bytes.
+	stored uint64
+	free   bool // in the cache's free list
 	// skipper is the work-group whose pending load of this copy skipped
 	// its end (WG.skipLoadEnd): a store into the copy before that end
 	// would change what the load returns, so it nudges the work-group.

@@ -150,6 +150,48 @@ func (g *GPU) farLoad(a mem.Addr, lat sim.Duration) sim.Duration {
 	return g.c2c.Read(pcie.Up, now, mem.LineSize, false) - now + lat
 }
 
+// The sample point of a load that memory serves: the instant the request
+// reaches memory's access point, where the value it returns is read. A
+// write that lands after it is not seen by this load, however long the
+// data then takes back to the core; one that lands before it is. The
+// model splits gpu.mem_latency (the access past the L2) evenly into the
+// request's way to the access point and the data's way back (a choice:
+// the documents give one latency, no split), so a GPU-memory load
+// samples after the L2 lookup (and the directory's, UseDirectory) and
+// half of gpu.mem_latency, and its data returns gpu.mem_latency/2 later.
+// A word load of host memory beyond NVLink-C2C (farLoad) has the link's
+// one-way latency on the way back as well. Every GPU load of a word that
+// another agent writes takes its value there: AtomicLoad, the uncached
+// and the cache-missing loads of tryLoad64 (so PollUntil, PollDevice) and
+// the CQ polls of model/verbs (LoadSample). A host-memory load over PCIe
+// samples where the read reaches host memory (HostLoad). A vector gather
+// (LoadLanes) reads its values at issue: it reads data that a poll's
+// acquire ordered before it, which no write races. The load's time is the
+// same whatever it reads: the sample point only decides the value.
+
+// loadReturn is the data's way back from memory's access point to the
+// core for a load of a that memory serves: gpu.mem_latency/2, plus the
+// NVLink-C2C link's one-way latency for host memory beyond it.
+func (g *GPU) loadReturn(a mem.Addr) sim.Duration {
+	r := g.spec.MemLatency / 2
+	if g.c2c != nil && g.mem.PoolOf(a) == mem.Host {
+		r += g.c2c.Spec().Latency
+	}
+	return r
+}
+
+// sampleAt returns how far into a load of a that memory serves, d long
+// in all, the load reads memory: d less the data's way back.
+func (g *GPU) sampleAt(a mem.Addr, d sim.Duration) sim.Duration {
+	return max(0, d-g.loadReturn(a))
+}
+
+// LoadSample returns how far into a load of the GPU's own memory that
+// misses the caches (MissLatency long) the load reads memory: the L2
+// lookup and half of gpu.mem_latency. A poll loop of such loads sees a
+// write at the first load whose sample point is at or after it.
+func (g *GPU) LoadSample() sim.Duration { return g.missLat - g.spec.MemLatency/2 }
+
 // farStore returns when a store of n bytes at a, leaving the GPU now,
 // lands in memory: after the write-through L2 and the memory latency
 // (Spec.MissLatency), or for host memory beyond NVLink-C2C once the

@@ -139,15 +139,41 @@ func (t *L2) cpLine(l mem.Addr) *CPLineCount {
 	return c
 }
 
-// l2line is one way of the tag model, beside its line in L2.keys: 24
+// l2line is one way of the tag model, beside its line in L2.keys: 16
 // bytes in all, the L2's ways are allocated in blocks of l2PageSets sets
-// as their sets are first filled (a 1 MiB L2's 16 K ways are 0.4 MB, and
+// as their sets are first filled (a 1 MiB L2's 16 K ways are 0.26 MB, and
 // 0.9 MB with the rare locking state inline: that state lives in the L2's
-// maps, keyed by the line, while a line is locked).
+// maps, keyed by the line, while a line is locked). The way's last use
+// (the L2's clock, below 2^62) and its two flags share one word: a miss
+// scans its set's 16 ways for the LRU victim, and at 8 bytes a way that
+// is two host cache lines instead of four (a bulk copy passes every 64 B
+// line through here; 24 bytes a way with the flags apart).
 type l2line struct {
-	used   uint64
-	locked bool // store_locked (since L2.lockedAt[line])
-	rmw    bool // held by a CP RMW (L2.rmwDone[line] is notified at its end)
+	st uint64 // last use | l2Locked | l2RMW
+}
+
+const (
+	l2Locked = 1 << 63 // store_locked (since L2.lockedAt[line])
+	l2RMW    = 1 << 62 // held by a CP RMW (L2.rmwDone[line] is notified at its end)
+	l2Flags  = l2Locked | l2RMW
+)
+
+// lastUse is the clock of the way's last access.
+func (w *l2line) lastUse() uint64 { return w.st &^ l2Flags }
+
+// use records an access at clock c (flags kept).
+func (w *l2line) use(c uint64) { w.st = w.st&l2Flags | c }
+
+func (w *l2line) isLocked() bool { return w.st&l2Locked != 0 }
+func (w *l2line) isRMW() bool    { return w.st&l2RMW != 0 }
+
+// set sets or clears flag f.
+func (w *l2line) set(f uint64, on bool) {
+	if on {
+		w.st |= f
+	} else {
+		w.st &^= f
+	}
 }
 
 // UseL2 gives the GPU its L2 tag model. Call it once, before the run.
@@ -269,7 +295,7 @@ func (g *GPU) touchWay(l mem.Addr, r Requester) (hit bool, way *l2line) {
 	}
 	t.clock++
 	if w := t.find(l); w != nil {
-		w.used = t.clock
+		w.use(t.clock)
 		t.stats.Hits[r]++
 		if r == CP && t.cpLines != nil {
 			t.cpLine(l).Hits++
@@ -284,14 +310,14 @@ func (g *GPU) touchWay(l mem.Addr, r Requester) (hit bool, way *l2line) {
 	victim := -1
 	for i := range set {
 		w := &set[i]
-		if w.locked || w.rmw {
+		if w.st&l2Flags != 0 {
 			continue
 		}
 		if keys[i] == 0 {
 			victim = i
 			break
 		}
-		if victim < 0 || w.used < set[victim].used {
+		if victim < 0 || w.lastUse() < set[victim].lastUse() {
 			victim = i
 		}
 	}
@@ -304,7 +330,7 @@ func (g *GPU) touchWay(l mem.Addr, r Requester) (hit bool, way *l2line) {
 		t.stats.Evictions++
 		g.dropLine(old)
 	}
-	*w = l2line{used: t.clock}
+	*w = l2line{st: t.clock}
 	keys[victim] = l
 	return false, w
 }
@@ -334,8 +360,8 @@ func (g *GPU) cpUnlock(l mem.Addr) {
 
 // cpUnlockWay is cpUnlock of l, which way w holds (nil: none).
 func (g *GPU) cpUnlockWay(w *l2line, l mem.Addr) {
-	if w != nil && w.locked {
-		w.locked = false
+	if w != nil && w.isLocked() {
+		w.set(l2Locked, false)
 		g.tags.stats.Locked--
 		g.tags.stats.Unlocks++
 		hold := g.e.Now() - g.tags.lockedAt[l]
@@ -377,7 +403,7 @@ func (g *GPU) CPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, hit 
 // the wait); else it reads the line as CPReadLine does.
 func (g *GPU) TryCPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration, ok bool) {
 	if g.tags != nil {
-		if w := g.tags.find(l); w != nil && w.rmw {
+		if w := g.tags.find(l); w != nil && w.isRMW() {
 			g.tags.stats.RMWWait++
 			p.Wait(g.tags.rmwDone[l], "an L2 line locked by a CP RMW")
 			return data, false, 0, false
@@ -413,7 +439,7 @@ func (g *GPU) CPStore64(p *sim.Proc, a mem.Addr, v uint64) (hit bool, lat sim.Du
 func (g *GPU) TryCPStore64(p *sim.Proc, a mem.Addr, v uint64) (hit bool, lat sim.Duration, ok bool) {
 	if g.tags != nil {
 		l := mem.Line(a)
-		if w := g.tags.find(l); w != nil && w.rmw {
+		if w := g.tags.find(l); w != nil && w.isRMW() {
 			g.tags.stats.RMWWait++
 			p.Wait(g.tags.rmwDone[l], "an L2 line locked by a CP RMW")
 			return false, 0, false
@@ -432,7 +458,7 @@ func (g *GPU) CPStoreLatency() sim.Duration { return g.spec.Cycles(g.spec.L2Cycl
 // nothing and reports ok false: the store waits and tries again.
 func (g *GPU) CPStoreArrive(a mem.Addr, v uint64) (hit, ok bool) {
 	if g.tags != nil {
-		if w := g.tags.find(mem.Line(a)); w != nil && w.rmw {
+		if w := g.tags.find(mem.Line(a)); w != nil && w.isRMW() {
 			return false, false
 		}
 	}
@@ -490,7 +516,7 @@ type CPRMWLock struct {
 func (g *GPU) TryCPRMW(p *sim.Proc, a mem.Addr) (lk CPRMWLock, lat sim.Duration, ok bool) {
 	l := mem.Line(a)
 	if g.tags != nil {
-		if w := g.tags.find(l); w != nil && w.rmw {
+		if w := g.tags.find(l); w != nil && w.isRMW() {
 			g.tags.stats.RMWWait++
 			p.Wait(g.tags.rmwDone[l], "an L2 line locked by a CP RMW")
 			return lk, 0, false
@@ -511,7 +537,7 @@ func (g *GPU) cpRMWLock(a mem.Addr) (CPRMWLock, sim.Duration) {
 		g.tags.stats.RMWs++
 		if i = g.tags.findWay(l); i >= 0 {
 			w = g.tags.way(i)
-			w.rmw = true
+			w.set(l2RMW, true)
 			if g.tags.rmwDone == nil {
 				g.tags.rmwDone = map[mem.Addr]*sim.Signal{}
 			}
@@ -540,7 +566,7 @@ func (g *GPU) CPRMWWrite(a mem.Addr, f func(old uint64) uint64) (old uint64, lat
 // accessors that waited for it.
 func (g *GPU) CPRMWUnlock(lk CPRMWLock) {
 	if w, l := lk.w, lk.l; w != nil && g.tags.key(lk.i) == l {
-		w.rmw = false
+		w.set(l2RMW, false)
 		done := g.tags.rmwDone[l]
 		delete(g.tags.rmwDone, l)
 		done.Notify()
@@ -553,7 +579,7 @@ func (g *GPU) waitRMW(p *sim.Proc, l mem.Addr) {
 	}
 	for {
 		w := g.tags.find(l)
-		if w == nil || !w.rmw {
+		if w == nil || !w.isRMW() {
 			return
 		}
 		g.tags.stats.RMWWait++
@@ -592,7 +618,7 @@ func (g *GPU) SystemAcquire(p *sim.Proc) {
 		}
 		g.l2.lines.del(l)
 		if g.tags != nil {
-			if i := g.tags.findWay(l); i >= 0 && !g.tags.way(i).locked && !g.tags.way(i).rmw {
+			if i := g.tags.findWay(l); i >= 0 && g.tags.way(i).st&l2Flags == 0 {
 				g.tags.keys[i/g.tags.pageWays][i%g.tags.pageWays] = 0
 			}
 		}
@@ -651,8 +677,8 @@ func (w *WG) tracked(a mem.Addr, locked bool) {
 		return
 	}
 	g.tags.stats.LockedStores++
-	if ln := g.tags.find(l); ln != nil && !ln.locked {
-		ln.locked = true
+	if ln := g.tags.find(l); ln != nil && !ln.isLocked() {
+		ln.set(l2Locked, true)
 		if g.tags.lockedAt == nil {
 			g.tags.lockedAt = map[mem.Addr]sim.Time{}
 		}

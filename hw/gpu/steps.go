@@ -196,10 +196,12 @@ func (w *WG) mustHaveBlocked(op string) {
 // (the Try forms); zero when it is in none.
 type wgPhases struct {
 	store, release, acquire, load, poll, args uint8
-	acqLines                                  int      // L2 lines the acquire invalidated
-	ldLine                                    *cline   // the L1 copy a pending load reads
-	ldOff                                     mem.Addr // the word's offset in ldLine
-	ldAddr                                    mem.Addr // a pending uncached load's address
+	acqLines                                  int          // L2 lines the acquire invalidated
+	ldLine                                    *cline       // the L1 copy a pending load reads
+	ldOff                                     mem.Addr     // the word's offset in ldLine
+	ldAddr                                    mem.Addr     // a pending load's address
+	ldRest                                    sim.Duration // a pending load's time from its sample point to its end
+	ldVal                                     uint64       // a pending uncached load's word, read at its sample point
 	// A poll's load in flight (TryPollUntil): its condition and what it
 	// waits for, so the load may skip its end (skipLoadEnd), and whether
 	// it did.
@@ -320,23 +322,43 @@ func (ph *wgPhases) readLater(cl *cline) {
 
 // tryLoad64 is Load64 in steps: the first call looks the line up and
 // waits for its latency (false); the second returns the word as the line
-// copy (or memory) holds it then (true).
+// copy (or memory) holds it then (true). A load that memory serves (an
+// L1 miss in APU mode, an L2 miss in dGPU mode, an L2-uncacheable page)
+// waits in two parts: to its sample point (GPU.sampleAt), where memory's
+// data enters the copy it reads (resample), then for the data's way back.
 func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	g := w.g
-	if w.ph.load == 1 {
+	switch w.ph.load {
+	case 1:
 		w.ph.load = 0
 		if cl := w.ph.ldLine; cl != nil {
 			w.ph.ldLine = nil
 			cl.loads--
 			return leUint64(cl.data[w.ph.ldOff:]), true
 		}
-		return g.mem.Load64(w.ph.ldAddr), true
+		return w.ph.ldVal, true
+	case 2:
+		// At the sample point: memory supplies the data now.
+		w.ph.load = 1
+		d := w.ph.ldRest
+		cl := w.ph.ldLine
+		if cl == nil {
+			w.ph.ldVal = g.mem.Load64(w.ph.ldAddr)
+			w.Sleep(d)
+			return 0, false
+		}
+		w.resample(mem.Line(w.ph.ldAddr), cl)
+		if w.ph.until != nil && g.l2 == nil && w.skipLoadEnd(w.ph.ldAddr, cl, d) {
+			return 0, false
+		}
+		w.Sleep(d)
+		return 0, false
 	}
 	w.ph.load = 1
+	w.ph.ldAddr = a
 	if g.uncached != nil && g.Uncached(a) {
 		g.stats.Uncached++
-		w.ph.ldAddr = a
-		w.Sleep(g.farLoad(a, g.missLat)) // past the L2, through its lookup
+		w.sampleLater(g.farLoad(a, g.missLat)) // past the L2, through its lookup
 		return 0, false
 	}
 	l := mem.Line(a)
@@ -353,28 +375,68 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	// mode the word path keeps no L2 copy (g.l2 is nil): every L1 miss is
 	// charged as an L2 miss, which is what a poll of a line another agent
 	// wrote (its probe invalidated the L2 copy) pays.
-	lat := g.missLat
 	if g.l2 != nil {
 		if g.l2.get(l) == nil {
 			g.l2.fill(l, g.mem, g.mem)
-		} else {
-			lat = g.spec.Cycles(g.spec.L2Cycles)
-			w.checkStale(l, g.l2.get(l), off)
+			cl := w.cu.l1.fill(l, g.mem, nil)
+			cl.data = g.l2.get(l).data
+			w.ph.readLater(cl)
+			w.sampleLater(g.missLat)
+			return 0, false
 		}
+		w.checkStale(l, g.l2.get(l), off)
 		cl := w.cu.l1.fill(l, g.mem, nil)
 		cl.data = g.l2.get(l).data
 		w.ph.readLater(cl)
-		w.Sleep(lat)
+		w.Sleep(g.spec.Cycles(g.spec.L2Cycles))
 		return 0, false
 	}
 	cl := w.cu.l1.fill(l, g.mem, nil)
 	w.ph.readLater(cl)
-	d := g.farLoad(a, lat)
-	if w.ph.until != nil && w.skipLoadEnd(a, cl, d) {
-		return 0, false
-	}
-	w.Sleep(d)
+	w.sampleLater(g.farLoad(a, g.missLat))
 	return 0, false
+}
+
+// sampleLater waits for the sample point of the pending load of
+// w.ph.ldAddr, d long in all, and leaves the rest of d for its second
+// part (tryLoad64's phase 2).
+func (w *WG) sampleLater(d sim.Duration) {
+	s := w.g.sampleAt(w.ph.ldAddr, d)
+	w.ph.load, w.ph.ldRest = 2, d-s
+	w.Sleep(s)
+}
+
+// resample puts memory's data of line l, read at the pending load's sample
+// point, into the copies the load fills: the dGPU L2 copy (its bytes the
+// GPU wrote since the fill kept) and cl, the L1 copy the load reads (its
+// bytes the CU stored into since the fill kept). A line copy filled at
+// the load's issue took memory's data as it was then; the access reads it
+// later, when the request reaches memory.
+func (w *WG) resample(l mem.Addr, cl *cline) {
+	g := w.g
+	var cur [mem.LineSize]byte
+	g.mem.Read(l, cur[:])
+	if g.l2 != nil {
+		if c2 := g.l2.get(l); c2 != nil {
+			merge(&c2.data, &cur, c2.dirty)
+			cur = c2.data
+		}
+	}
+	merge(&cl.data, &cur, cl.stored)
+}
+
+// merge copies the bytes of src into dst except those whose bit is set in
+// keep.
+func merge(dst, src *[mem.LineSize]byte, keep uint64) {
+	if keep == 0 {
+		*dst = *src
+		return
+	}
+	for i := range dst {
+		if keep&(1<<i) == 0 {
+			dst[i] = src[i]
+		}
+	}
 }
 
 // skipLoadEnd is the end of a poll's load, d from now, skipped when its
@@ -385,9 +447,12 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 // storeL1), finds memory unchanged and waits for a write to the line. The
 // work-group then waits for that write at once. Only when it waits alone
 // on the line: with other waiters the skipped end's wait would have queued
-// behind them. It reports whether it skipped (the work-group waits).
+// behind them. Called at the load's sample point (tryLoad64). Not when
+// the CU stored into the copy since its fill: the copy's word may then
+// differ from memory's, which the poll's end compares. It reports whether
+// it skipped (the work-group waits).
 func (w *WG) skipLoadEnd(a mem.Addr, cl *cline, d sim.Duration) bool {
-	if cl.skipper != nil || w.g.keepLoadEnds || !w.Proc.Stepping() || w.ph.until(leUint64(cl.data[w.ph.ldOff:])) {
+	if cl.skipper != nil || cl.stored != 0 || w.g.keepLoadEnds || !w.Proc.Stepping() || w.ph.until(leUint64(cl.data[w.ph.ldOff:])) {
 		return false
 	}
 	sig := w.g.mem.WatchOnce(a)
@@ -437,9 +502,9 @@ func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint6
 		if cond(v) {
 			return v, true
 		}
-		// The load took its value at the start of its latency; a write
-		// that landed during it is seen by the next acquiring poll, not
-		// by waiting for yet another write. (A poll without acquire keeps
+		// The load took its value at its sample point; a write that
+		// landed after it is seen by the next acquiring poll, not by
+		// waiting for yet another write. (A poll without acquire keeps
 		// hitting its stale L1 line, so it waits, as on the hardware.)
 		if acquire && w.g.mem.Load64(a) != v {
 			continue

@@ -113,11 +113,28 @@ func (w *WG) Load64(a mem.Addr) uint64 {
 }
 
 // AtomicLoad64 is a system-scope atomic load: it bypasses the caches and
-// reads memory, through the L2's lookup (Spec.MissLatency).
+// reads memory, through the L2's lookup (Spec.MissLatency). It returns
+// the word as memory held it at the load's sample point (GPU.LoadSample),
+// not when the data is back.
 func (w *WG) AtomicLoad64(a mem.Addr) uint64 {
-	w.Sleep(w.g.farLoad(a, w.g.missLat))
+	var v uint64
+	w.AtomicLoad(a, func() { v = w.g.mem.Load64(a) })
+	return v
+}
+
+// AtomicLoad is the timing of a system-scope load of the word (or line) at
+// a, as AtomicLoad64: read runs at the load's sample point, when the
+// request reaches memory, so it sees what memory holds then (a caller that
+// reads several words of the line, or a structure the word stands for,
+// reads them there); the call returns when the data is back in the core.
+func (w *WG) AtomicLoad(a mem.Addr, read func()) {
+	d := w.g.farLoad(a, w.g.missLat)
+	s := w.g.sampleAt(a, d)
+	w.Sleep(s)
 	w.mustHaveBlocked("AtomicLoad64")
-	return w.g.mem.Load64(a)
+	read()
+	w.Sleep(d - s)
+	w.mustHaveBlocked("AtomicLoad64")
 }
 
 // Store64 writes v through the L1. In APU mode it reaches memory through
@@ -135,6 +152,7 @@ func (w *WG) storeL1(a mem.Addr, v uint64) {
 	l := mem.Line(a)
 	if cl := w.cu.l1.get(l); cl != nil {
 		binary.LittleEndian.PutUint64(cl.data[a-l:], v)
+		cl.stored |= 0xff << (a - l)
 		if cl.skipper != nil {
 			cl.skipper.Nudge()
 		}

@@ -12,50 +12,79 @@ import (
 // order of queries and the lines added between them (the index is rebuilt,
 // or kept when the new line comes after every other).
 func TestCtrlInMatchesScan(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		m := New("m", false)
-		size := rapid.IntRange(1, 1<<20).Draw(t, "size")
-		base := m.Alloc(GPU, uint64(size), "buf")
-		r, err := m.find(base, size)
-		if err != nil {
-			t.Fatal(err)
+	rapid.Check(t, func(t *rapid.T) { checkCtrlIn(t, 0) })
+}
+
+// With hundreds of lines (a GPU-TN node's flags) the hint decides most
+// lookups: queries near a line, at it, below it (inside or just outside
+// the hint's range) and after lines were added give the scan's lines too.
+func TestCtrlInManyLinesMatchesScan(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) { checkCtrlIn(t, rapid.IntRange(64, 300).Draw(t, "premark")) })
+}
+
+// checkCtrlIn marks premark random lines of a fresh buffer, then checks
+// ctrlIn against a linear scan over random queries and added lines.
+func checkCtrlIn(t *rapid.T, premark int) {
+	m := New("m", false)
+	size := rapid.IntRange(max(1, premark*LineSize), 1<<20).Draw(t, "size")
+	base := m.Alloc(GPU, uint64(size), "buf")
+	r, err := m.find(base, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(r.ctrl) < premark {
+		m.MarkControl(base+Addr(rapid.IntRange(0, size-1).Draw(t, "pre")), 1)
+	}
+	for range rapid.IntRange(1, 200).Draw(t, "ops") {
+		a := base + Addr(rapid.IntRange(0, size-1).Draw(t, "a"))
+		if len(r.ctrl) > 0 && rapid.Bool().Draw(t, "near") {
+			// Near a line: at, before or after it (the hint's bounds).
+			c := r.ctrl[rapid.IntRange(0, len(r.ctrl)-1).Draw(t, "line")].line
+			a = max(base, min(base+Addr(size)-1, c+Addr(rapid.IntRange(-2*LineSize, 2*LineSize).Draw(t, "off"))))
 		}
-		for range rapid.IntRange(1, 200).Draw(t, "ops") {
-			a := base + Addr(rapid.IntRange(0, size-1).Draw(t, "a"))
-			n := rapid.IntRange(1, min(4096, int(base+Addr(size)-a))).Draw(t, "n")
-			switch rapid.IntRange(0, 5).Draw(t, "mark") {
-			case 0:
-				n = min(n, 256)
-				m.MarkControl(a, n)
-				continue
-			case 1: // after every line so far (the index is kept)
-				next := base
-				if len(r.ctrl) > 0 {
-					next = r.ctrl[len(r.ctrl)-1].line + LineSize
-				}
-				if next < base+Addr(size) {
-					next += Addr(rapid.IntRange(0, int(base+Addr(size)-next-1)).Draw(t, "gap"))
-					m.MarkControl(next, 1)
-				}
-				continue
+		n := rapid.IntRange(1, min(4096, int(base+Addr(size)-a))).Draw(t, "n")
+		switch rapid.IntRange(0, 5).Draw(t, "mark") {
+		case 0:
+			n = min(n, 256)
+			m.MarkControl(a, n)
+			continue
+		case 1: // after every line so far (the index is kept)
+			next := base
+			if len(r.ctrl) > 0 {
+				next = r.ctrl[len(r.ctrl)-1].line + LineSize
 			}
-			var want []Addr
-			for _, c := range r.ctrl {
-				if c.line+LineSize > a && c.line < a+Addr(n) {
-					want = append(want, c.line)
-				}
+			if next < base+Addr(size) {
+				next += Addr(rapid.IntRange(0, int(base+Addr(size)-next-1)).Draw(t, "gap"))
+				m.MarkControl(next, 1)
 			}
-			got := r.ctrlIn(a, n)
-			if len(got) != len(want) {
-				t.Fatalf("ctrlIn(%#x, %d) = %d lines, scan %d", a, n, len(got), len(want))
-			}
-			for i := range got {
-				if got[i].line != want[i] {
-					t.Fatalf("ctrlIn(%#x, %d)[%d] = %#x, scan %#x", a, n, i, got[i].line, want[i])
-				}
-			}
+			continue
 		}
-	})
+		checkCtrlInAt(t, r, a, n)
+		// Then a few lines below: inside the bounds the first query
+		// left, or just outside them.
+		if b := a - Addr(rapid.IntRange(0, 4).Draw(t, "below"))*LineSize; b >= base && b < a {
+			checkCtrlInAt(t, r, b, min(n, int(base+Addr(size)-b)))
+		}
+	}
+}
+
+// checkCtrlInAt compares r.ctrlIn(a, n) with a linear scan of r.ctrl.
+func checkCtrlInAt(t *rapid.T, r *region, a Addr, n int) {
+	var want []Addr
+	for _, c := range r.ctrl {
+		if c.line+LineSize > a && c.line < a+Addr(n) {
+			want = append(want, c.line)
+		}
+	}
+	got := r.ctrlIn(a, n)
+	if len(got) != len(want) {
+		t.Fatalf("ctrlIn(%#x, %d) = %d lines, scan %d", a, n, len(got), len(want))
+	}
+	for i := range got {
+		if got[i].line != want[i] {
+			t.Fatalf("ctrlIn(%#x, %d)[%d] = %#x, scan %#x", a, n, i, got[i].line, want[i])
+		}
+	}
 }
 
 // ReadControlInto on zeros reads what Read reads, and writes nothing

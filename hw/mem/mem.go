@@ -482,6 +482,10 @@ type region struct {
 	// flat is set once an access spanned slots and the range went back
 	// to the data's pages.
 	slotBufs [][]byte
+	// slotW is, per live slot, where the bytes its buffer holds for it
+	// end: a recycled buffer's bytes after it are an earlier slot's, which
+	// read as zeros (slotBytes clears them when reached).
+	slotW    []int32
 	slotFree [][]byte
 	// slotChunk is what is left of the mapping slot buffers are cut from.
 	slotChunk []byte
@@ -552,7 +556,7 @@ func (m *Memory) Release() {
 		switch {
 		case r.data != nil && r.size >= mapMin:
 			r.data, r.lazy, r.mapped = nil, false, false
-			r.slotBufs, r.slotFree, r.slotChunk = nil, nil, nil
+			r.slotBufs, r.slotW, r.slotFree, r.slotChunk = nil, nil, nil, nil
 		case r.slotted(): // a heap allocation keeps its bytes: its slots' move in before their buffers go
 			r.flatten()
 		}
@@ -591,7 +595,9 @@ func (m *Memory) ScratchSlots(a Addr, n, slot int) {
 		r.flatten()
 	}
 	r.scratchSlot, r.slotDead, r.pageDead, r.pendDead, r.pendN = max(0, slot), nil, nil, nil, 0
-	r.flat, r.maps = false, m.maps
+	// Slot buffers only for a range not backed yet: the bytes of one
+	// already backed stay in its pages.
+	r.flat, r.maps = r.data != nil, m.maps
 }
 
 // Consume declares the bytes of [a, a+n) dead: the caller has read them
@@ -608,7 +614,7 @@ func (m *Memory) Consume(a Addr, n int) {
 	if err != nil {
 		panic(err)
 	}
-	if !r.mapped || r.data == nil || n <= 0 {
+	if r.data == nil || n <= 0 || !r.mapped && !r.slotted() { // (a slot's buffer goes round wherever the data is)
 		return
 	}
 	lo, hi := max(int(a-r.base), r.scratchLo), min(int(a-r.base)+n, r.scratchHi)
@@ -935,6 +941,27 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 	r, err := m.find(a, n)
 	if err != nil {
 		panic(err)
+	}
+	return r.bytes(m, a, n)
+}
+
+// BytesToWrite is Bytes for a caller that writes every byte of the range
+// before it reads any of them (a DMA landing): where the range lies in a
+// receive slot whose buffer held an earlier slot's bytes (ScratchSlots),
+// those it overwrites are not cleared first.
+func (m *Memory) BytesToWrite(a Addr, n int) []byte {
+	r, err := m.find(a, n)
+	if err != nil {
+		panic(err)
+	}
+	if r.slotted() {
+		off := int(a - r.base)
+		if k := r.slotOf(off, n); k >= 0 {
+			if len(r.snaps) > 0 && n > 0 {
+				r.materialize(off, off+n)
+			}
+			return r.slotBytesToWrite(k, off, n)
+		}
 	}
 	return r.bytes(m, a, n)
 }
@@ -1343,7 +1370,14 @@ func (m *Memory) Load64(a Addr) uint64 {
 	if err != nil {
 		panic(err)
 	}
-	b := r.bytes(m, a, 8)
+	var b []byte
+	if r.slotted() && r.slotOf(int(a-r.base), 8) != -1 { // a receive slot's word, polled before it lands
+		var w [8]byte
+		r.readPieces(int(a-r.base), w[:])
+		b = w[:]
+	} else {
+		b = r.bytes(m, a, 8)
+	}
 	if b == nil { // payload-free: zeros but for control lines
 		var w [8]byte
 		readLines(r.ctrlIn(a, 8), a, w[:])

@@ -56,10 +56,12 @@ func (r *region) slotStart(k int) int { return r.scratchLo + k*r.scratchSlot }
 // slotLen returns the length of slot k (the last may be cut by the range's end).
 func (r *region) slotLen(k int) int { return min(r.scratchSlot, r.scratchHi-r.slotStart(k)) }
 
-// slotBuf returns slot k's buffer, taking a zeroed one on first use.
+// slotBuf returns slot k's buffer, taking one on first use: a fresh one
+// (zeros) or a consumed slot's, whose earlier bytes slotW marks stale.
 func (r *region) slotBuf(k int) []byte {
 	if r.slotBufs == nil {
-		r.slotBufs = make([][]byte, (r.scratchHi-r.scratchLo+r.scratchSlot-1)/r.scratchSlot)
+		n := (r.scratchHi - r.scratchLo + r.scratchSlot - 1) / r.scratchSlot
+		r.slotBufs, r.slotW = make([][]byte, n), make([]int32, n)
 	}
 	if b := r.slotBufs[k]; b != nil {
 		return b
@@ -69,7 +71,7 @@ func (r *region) slotBuf(k int) []byte {
 		b = r.slotFree[last]
 		r.slotFree[last] = nil
 		r.slotFree = r.slotFree[:last]
-		clear(b)
+		r.slotW[k] = 0 // an earlier slot's bytes: cleared as they are reached
 	} else {
 		if len(r.slotChunk) < r.scratchSlot && r.maps != nil {
 			r.slotChunk = r.maps.getSlot(max(slotChunk, r.scratchSlot))
@@ -79,16 +81,38 @@ func (r *region) slotBuf(k int) []byte {
 		} else { // the system refused a mapping
 			b = make([]byte, r.scratchSlot)
 		}
+		r.slotW[k] = int32(len(b)) // zeros
 	}
 	r.slotBufs[k] = b
 	return b
 }
 
 // slotBytes returns [off, off+n) of slot k (slotOf(off, n) == k), its
-// buffer taken if needed.
+// buffer taken if needed and its stale bytes cleared.
 func (r *region) slotBytes(k, off, n int) []byte {
+	b := r.slotBuf(k)
+	if w := int(r.slotW[k]); w < len(b) {
+		clear(b[w:])
+		r.slotW[k] = int32(len(b))
+	}
 	o := off - r.slotStart(k)
-	return r.slotBuf(k)[o : o+n : o+n]
+	return b[o : o+n : o+n]
+}
+
+// slotBytesToWrite is slotBytes for a caller that writes the whole range
+// before it reads any of it (BytesToWrite): of a recycled buffer's stale
+// bytes, only those before the range are cleared; a slot landed packet
+// by packet, in order, is never cleared.
+func (r *region) slotBytesToWrite(k, off, n int) []byte {
+	b := r.slotBuf(k)
+	o := off - r.slotStart(k)
+	if w := int(r.slotW[k]); w < len(b) {
+		if o > w {
+			clear(b[w:o])
+		}
+		r.slotW[k] = int32(max(w, o+n))
+	}
+	return b[o : o+n : o+n]
 }
 
 // src returns the bytes [off, off+n) of dense region r as they are held
@@ -109,10 +133,10 @@ func (r *region) src(off, n int) []byte {
 func (r *region) flatten() {
 	for k, b := range r.slotBufs {
 		if b != nil {
-			copy(r.data[r.slotStart(k):r.slotStart(k)+r.slotLen(k)], b)
+			copy(r.data[r.slotStart(k):r.slotStart(k)+r.slotLen(k)], r.slotBytes(k, r.slotStart(k), r.slotLen(k)))
 		}
 	}
-	r.slotBufs, r.slotFree, r.slotChunk, r.flat = nil, nil, nil, true
+	r.slotBufs, r.slotW, r.slotFree, r.slotChunk, r.flat = nil, nil, nil, nil, true
 }
 
 // consumeSlotBuf ends live slot k of r (Consume of a slotted range): its
@@ -165,8 +189,10 @@ func (r *region) writePieces(off int, src []byte) {
 }
 
 // piece returns the first piece of [off, off+n) of slotted region r that
-// lies in one slot or wholly outside the range, its length and its bytes
-// (nil for a slot without a buffer when !take).
+// lies in one slot or wholly outside the range, its length and its bytes.
+// For a read (!take) a slot's piece ends where its buffer's bytes do,
+// and the bytes of a slot without a buffer, or past them, are nil
+// (zeros).
 func (r *region) piece(off, n int, take bool) (int, []byte) {
 	k := -1
 	switch {
@@ -183,8 +209,17 @@ func (r *region) piece(off, n int, take bool) (int, []byte) {
 	switch {
 	case k < 0:
 		return n, r.data[off : off+n : off+n]
-	case !take && (r.slotBufs == nil || r.slotBufs[k] == nil):
+	case take:
+		return n, r.slotBytes(k, off, n)
+	case r.slotBufs == nil || r.slotBufs[k] == nil:
 		return n, nil
 	}
-	return n, r.slotBytes(k, off, n)
+	// A read: the bytes the buffer holds for the slot, or none (zeros)
+	// past them, without clearing a recycled buffer's stale ones.
+	o, w := off-r.slotStart(k), int(r.slotW[k])
+	if o >= w {
+		return n, nil
+	}
+	n = min(n, w-o)
+	return n, r.slotBufs[k][o : o+n : o+n]
 }

@@ -59,7 +59,7 @@ func TestSlotBuffersReadAsPlainMemory(t *testing.T) {
 			if !live(off, n) {
 				continue
 			}
-			switch rapid.IntRange(0, 7).Draw(t, "op") {
+			switch rapid.IntRange(0, 8).Draw(t, "op") {
 			case 0: // Write
 				src := rapid.SliceOfN(rapid.Byte(), n, n).Draw(t, "src")
 				m.Write(a+Addr(off), src)
@@ -103,6 +103,10 @@ func TestSlotBuffersReadAsPlainMemory(t *testing.T) {
 					m.Consume(a+Addr(r.slotStart(k)), r.slotLen(k))
 					dead[k] = true
 				}
+			case 8: // a landing through BytesToWrite, every byte written
+				src := rapid.SliceOfN(rapid.Byte(), n, n).Draw(t, "landed")
+				copy(m.BytesToWrite(a+Addr(off), n), src)
+				ref.Write(ra+Addr(off), src)
 			case 7: // a snapshot materialised (a packet crossing partitions)
 				if len(snaps) > 0 {
 					s := snaps[rapid.IntRange(0, len(snaps)-1).Draw(t, "which")]
@@ -138,14 +142,23 @@ func TestSlotBuffersGoRound(t *testing.T) {
 	recv := a + 1<<20
 	m.ScratchSlots(recv, slots*slot, slot)
 	payload := bytes.Repeat([]byte{3}, slot)
+	const pkt = 4096
 	for k := range slots {
 		s := recv + Addr(k*slot)
 		if m.Load64(s+slot-8) != 0 {
 			t.Fatalf("slot %d reads a stale sequence word before it lands", k)
 		}
-		copy(m.Bytes(s, slot), payload)
+		// Packets land in order, each written whole (BytesToWrite); the
+		// sequence word is polled between them and reads zero until its
+		// packet lands.
+		for o := 0; o < slot; o += pkt {
+			copy(m.BytesToWrite(s+Addr(o), pkt), payload[o:o+pkt])
+			if o+pkt < slot && m.Load64(s+slot-8) != 0 {
+				t.Fatalf("slot %d: the sequence word reads a stale value after %d bytes landed", k, o+pkt)
+			}
+		}
 		if k+1 < slots {
-			copy(m.Bytes(s+slot, 8), "nextslot") // the next slot's first packet
+			copy(m.BytesToWrite(s+slot, 8), "nextslot") // the next slot's first packet
 		}
 		if !bytes.Equal(m.Bytes(s, slot)[8:], payload[8:]) {
 			t.Fatalf("slot %d does not hold its payload", k)
@@ -160,11 +173,52 @@ func TestSlotBuffersGoRound(t *testing.T) {
 		t.Errorf("Consumed = %d, want %d", got, want)
 	}
 	// Two live slots, then an access spanning them.
-	m.ScratchSlots(recv, slots*slot, slot)
-	m.Store64(recv+slot-8, 1)
-	m.Store64(recv+slot, 2)
-	b := m.Bytes(recv+slot-8, 16)
+	m = New("m2", true)
+	a = m.Alloc(Host, slots*slot, "ring")
+	m.ScratchSlots(a, slots*slot, slot)
+	m.Store64(a+slot-8, 1)
+	m.Store64(a+slot, 2)
+	r, _ = m.find(a, 0)
+	if !r.slotted() {
+		t.Fatal("a fresh slotted range does not keep its slots in buffers")
+	}
+	b := m.Bytes(a+slot-8, 16)
 	if r.slotted() || leUint64(b) != 1 || leUint64(b[8:]) != 2 {
 		t.Fatalf("spanning Bytes: slotted %v, words %d %d, want the pages with 1 and 2", r.slotted(), leUint64(b), leUint64(b[8:]))
+	}
+	// A range backed before it is made slotted keeps its bytes in its pages.
+	m.ScratchSlots(a, slots*slot, slot)
+	if r.slotted() || m.Load64(a+slot-8) != 1 {
+		t.Fatal("a range backed before ScratchSlots lost its bytes to slot buffers")
+	}
+}
+
+// A consumed slot's buffer, taken by the next slot, reads as zeros there
+// wherever that slot has not been written: around a landing in its middle
+// (BytesToWrite), through Read, Load64 and Bytes.
+func TestSlotBufferRecycledReadsZeros(t *testing.T) {
+	m := New("m", true)
+	const slot = 8192
+	a := m.Alloc(Host, 4*slot, "ring") // on the Go heap: the buffers go round there too
+	m.ScratchSlots(a, 4*slot, slot)
+	copy(m.BytesToWrite(a, slot), bytes.Repeat([]byte{0xff}, slot))
+	m.Consume(a, slot)
+	b := a + slot // takes slot 0's buffer
+	copy(m.BytesToWrite(b+100, 50), bytes.Repeat([]byte{1}, 50))
+	if m.Load64(b+slot-8) != 0 || m.Load64(b+8) != 0 {
+		t.Fatal("Load64 reads an earlier slot's bytes")
+	}
+	got := make([]byte, slot)
+	m.Read(b, got)
+	for i, v := range got {
+		if want := byte(0); i >= 100 && i < 150 && v != 1 || (i < 100 || i >= 150) && v != want {
+			t.Fatalf("Read: byte %d = %d", i, v)
+		}
+	}
+	copy(m.BytesToWrite(b+1000, 8), "landing!") // past a gap of stale bytes
+	for i, v := range m.Bytes(b, slot) {
+		if (i >= 100 && i < 150) != (v == 1) && (i < 1000 || i >= 1008) {
+			t.Fatalf("Bytes: byte %d = %d", i, v)
+		}
 	}
 }

@@ -161,7 +161,7 @@ func (p *pktReplyLand) store() {
 	n.dmaEnd(1)
 	if s := p.snap; s != nil {
 		p.snap = nil
-		if dst := n.mem.Bytes(p.land, int(p.landLen)); dst != nil {
+		if dst := n.mem.BytesToWrite(p.land, int(p.landLen)); dst != nil {
 			s.CopyTo(dst) // one copy, from the sender's memory or the buffer
 			n.mem.Touch(p.land, int(p.landLen))
 			n.fab.PutBuf(p.Data)

@@ -302,15 +302,34 @@ func (d *Device) NotifyWaitsome(wg *gpu.WG, first, num int) (int, uint64, error)
 	m := d.w.d.Node(d.rank).Mem()
 	base := d.w.NotificationAddr(d.rank, first)
 	for {
-		wg.AtomicLoad64(base)
-		for i := range num {
-			if v := m.Load64(base + mem.Addr(8*i)); v != 0 {
-				wg.Barrier()
-				return first + i, v, nil
+		id, v := -1, uint64(0)
+		wg.AtomicLoad(base, func() { // the flags as the load reads them, at its sample point
+			for i := range num {
+				if x := m.Load64(base + mem.Addr(8*i)); x != 0 {
+					id, v = i, x
+					return
+				}
 			}
+		})
+		if id >= 0 {
+			wg.Barrier()
+			return first + id, v, nil
+		}
+		if anySet(m, base, num) {
+			continue // written after the load read the flags: the next load sees it
 		}
 		waitLines(wg, m, base, num)
 	}
+}
+
+// anySet reports whether one of the num flags at base is non-zero now.
+func anySet(m *mem.Memory, base mem.Addr, num int) bool {
+	for i := range num {
+		if m.Load64(base+mem.Addr(8*i)) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // waitLines sleeps until one of the lines of num flags at base is
@@ -330,8 +349,8 @@ func waitLines(wg *gpu.WG, m *mem.Memory, base mem.Addr, num int) {
 func (d *Device) NotifyReset(wg *gpu.WG, id int) uint64 {
 	a := d.w.NotificationAddr(d.rank, id)
 	m := d.w.d.Node(d.rank).Mem()
-	v := wg.AtomicLoad64(a)
-	m.Store64(a, 0)
+	var v uint64
+	wg.AtomicLoad(a, func() { v = m.Load64(a); m.Store64(a, 0) }) // an exchange at memory: no notification lost between
 	return v
 }
 

@@ -240,55 +240,98 @@ func (q *QP) FlushPPB(wg *gpu.WG) {
 // the NIC's write has landed, never at the write itself.
 
 // pollLoad is one poll iteration by a GPU thread: it loads CQE slot k and
-// reports whether the load saw a valid CQE. A GPU-memory load samples
-// memory when it completes (as gpu.WG.AtomicLoad64); a PCIe read samples
-// host memory when the request reaches it, and the thread has the answer
-// a one-way latency later.
-func (c *CQ) pollLoad(wg *gpu.WG, k uint64) bool {
+// reports whether the load saw a valid CQE. Either load reads the slot at
+// its sample point, when the request reaches the memory that holds it,
+// and the thread has the answer when the data is back: a GPU-memory load
+// after the L2 lookup and half of the memory latency (gpu.WG.AtomicLoad),
+// a PCIe read when it reaches host memory, a one-way latency before its
+// completion. sample, when not nil, runs at the sample point too (the
+// collaborative poll's lanes read their slots there).
+func (c *CQ) pollLoad(wg *gpu.WG, k uint64, sample func()) bool {
 	c.Loads++
 	if c.node.spec.PollInvalidate {
 		g := wg.GPU().Spec()
 		wg.Sleep(g.Cycles(g.L1InvCycles))
 	}
+	var ok bool
+	read := func() {
+		_, ok = c.cqeAt(k)
+		if sample != nil {
+			sample()
+		}
+	}
 	if c.pool == mem.GPU {
-		wg.AtomicLoad64(c.nq.SlotAddr(k))
-		_, ok := c.cqeAt(k)
+		wg.AtomicLoad(c.nq.SlotAddr(k), read)
 		return ok
 	}
 	sampled, done := wg.HostLoad(c.node.gpuLink, wg.Now(), nic.CQESize)
 	wg.SleepUntil(sampled)
-	_, ok := c.cqeAt(k)
+	read()
 	wg.SleepUntil(done)
 	return ok
 }
 
 // idle advances a GPU-memory poll loop whose last load, ending now, saw
 // no valid CQE in slot k, to the end of the first later load that does:
-// the loop's loads end every memory latency, so that is the first such
-// instant at or after the NIC's write lands. The iterations in between
-// would each load the same invalid slot; they are counted, not simulated
-// one by one (a GPU-memory load is a fixed cost with no shared resource,
-// so the times are exactly those of the loop). A host-memory CQ has no
-// shortcut: every iteration is a real PCIe read. It reports whether the
-// load it ends on saw a valid CQE.
+// the loop's loads start every per (the memory latency, after the L1
+// invalidate when polls invalidate) and each reads the slot at its sample
+// point (gpu.GPU.LoadSample into its access), so that is the first load
+// whose sample point is at or after the NIC's write lands. The iterations
+// in between would each load the same invalid slot; they are counted, not
+// simulated one by one (a GPU-memory load is a fixed cost with no shared
+// resource, so the times are exactly those of the loop). A host-memory CQ
+// has no shortcut: every iteration is a real PCIe read. It reports
+// whether the load it ends on saw a valid CQE.
 func (c *CQ) idle(wg *gpu.WG, k uint64, what string) bool {
 	if c.pool != mem.GPU {
-		return c.pollLoad(wg, k)
+		return c.pollLoad(wg, k, nil)
 	}
 	t1 := wg.Now()
 	if _, ok := c.cqeAt(k); !ok {
 		wg.Wait(c.node.mem.Watch(c.nq.SlotAddr(k)), what)
 	}
-	g := wg.GPU().Spec()
-	per := wg.GPU().MissLatency() // one AtomicLoad64: the L2 lookup, then memory
-	if c.node.spec.PollInvalidate {
-		per += g.Cycles(g.L1InvCycles)
-	}
-	n := max(1, (wg.Now()-t1+per-1)/per)
+	per, sample := c.loopTimes(wg, 0)
+	n := 1 + loadsBefore(wg.Now()-t1, sample, per)
 	wg.SleepUntil(t1 + n*per)
 	c.Loads += uint64(n)
 	_, ok := c.cqeAt(k)
 	return ok
+}
+
+// loadFrom is pollLoad of a GPU-memory CQ for a load that began at from,
+// at or before now, whose sample point is not before now: the load a poll
+// loop's closed form finds in flight when the CQE lands. read runs at the
+// sample point.
+func (c *CQ) loadFrom(wg *gpu.WG, from sim.Time, read func()) {
+	c.Loads++
+	per, sample := c.loopTimes(wg, 0)
+	wg.SleepUntil(from + sample)
+	read()
+	wg.SleepUntil(from + per)
+}
+
+// loopTimes returns the period of a GPU-memory poll loop whose
+// iterations are one load of a CQE slot and extra (the collaborative
+// poll's vote), and how far into an iteration its load samples the slot.
+func (c *CQ) loopTimes(wg *gpu.WG, extra sim.Duration) (per, sample sim.Duration) {
+	g := wg.GPU().Spec()
+	per, sample = wg.GPU().MissLatency()+extra, wg.GPU().LoadSample() // one AtomicLoad
+	if c.node.spec.PollInvalidate {
+		per += g.Cycles(g.L1InvCycles)
+		sample += g.Cycles(g.L1InvCycles)
+	}
+	return per, sample
+}
+
+// loadsBefore returns how many iterations of a poll loop (period per, its
+// load sampling sample into an iteration) that starts now run whole
+// before the first whose load samples at or after a write landing w from
+// now: those that sample before w.
+func loadsBefore(w, sample, per sim.Duration) sim.Duration {
+	if w <= sample {
+		return 0
+	}
+	return (w - sample + per - 1) / per
 }
 
 // busyPoll makes wg, about to poll a host-memory CQ, a busy poller and
@@ -315,7 +358,7 @@ func (c *CQ) frozen(wg *gpu.WG) {
 // consumes it (retiring a WQE of the QP it names) and returns it.
 func (c *CQ) Poll(wg *gpu.WG) nic.CQE {
 	k := c.ci
-	ok := c.pollLoad(wg, k)
+	ok := c.pollLoad(wg, k, nil)
 	busy := !ok && c.busyPoll(wg)
 	if busy {
 		defer wg.StopPolling()
@@ -372,6 +415,13 @@ type Scanner struct {
 	qp     *QP
 	cursor uint64
 	width  int
+	seen   []slotSeen // a round's slots as its loads read them
+}
+
+// slotSeen is one CQ slot as a lane's load read it.
+type slotSeen struct {
+	e     nic.CQE
+	valid bool
 }
 
 // NewScanner returns block q's scanner of its CQ with width threads.
@@ -387,16 +437,30 @@ func (s *Scanner) Wait(wg *gpu.WG, keep uint64) (bad nic.CQE, ok bool) {
 	if busy {
 		defer wg.StopPolling()
 	}
+	inFlight, from := false, sim.Time(0) // the next round's load began at from (closed form below)
 	for q.Outstanding() > keep {
 		wg.PollStart()
 		out, cur0 := q.Outstanding(), s.cursor
-		c.pollLoad(wg, s.cursor)
+		base := s.cursor
+		s.seen = s.seen[:0]
+		read := func() { // each lane's load reads its slot at the sample point
+			for t := range s.width {
+				e, valid := c.cqeAt(base + uint64(t))
+				s.seen = append(s.seen, slotSeen{e, valid})
+			}
+		}
+		if inFlight {
+			c.loadFrom(wg, from, read)
+			inFlight = false
+		} else {
+			c.pollLoad(wg, base, read)
+		}
 		wg.Scalar(4) // the warp vote
 		q.stats.Polls++
-		adv, base := true, s.cursor
-		for t := range s.width {
+		adv := true
+		for t, sn := range s.seen {
 			k := base + uint64(t)
-			e, valid := c.cqeAt(k)
+			e, valid := sn.e, sn.valid
 			if !valid {
 				adv = false
 				continue
@@ -414,16 +478,19 @@ func (s *Scanner) Wait(wg *gpu.WG, keep uint64) (bad nic.CQE, ok bool) {
 		}
 		if q.Outstanding() > keep && c.pool == mem.GPU {
 			// Rounds that would find the cursor's slot still invalid
-			// (each one load and the vote) in closed form, as CQ.idle.
+			// (each one load and the vote) in closed form, as CQ.idle:
+			// those whose load read the slot before the CQE landed. The
+			// next round began at its place in the loop, possibly before
+			// the landing (its load in flight, reading the slot after it).
 			if _, valid := c.cqeAt(s.cursor); !valid {
 				t1 := wg.Now()
 				wg.Wait(c.node.mem.Watch(c.nq.SlotAddr(s.cursor)), "CQE (collaborative)")
 				g := wg.GPU().Spec()
-				per := wg.GPU().MissLatency() + g.Cycles(g.ScalarCycles*4)
-				n := max(1, (wg.Now()-t1+per-1)/per) - 1
-				wg.SleepUntil(t1 + n*per)
+				per, sample := c.loopTimes(wg, g.Cycles(g.ScalarCycles*4))
+				n := loadsBefore(wg.Now()-t1, sample, per)
 				c.Loads += uint64(n)
 				q.stats.Polls += uint64(n)
+				inFlight, from = true, t1+n*per
 			}
 		}
 		if busy && wg.PollRound(q.Outstanding() < out || s.cursor != cur0) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
+	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -219,5 +220,91 @@ func TestHostQPStoresDoNotWaitForTheLink(t *testing.T) {
 	// 8 × 8 B / (14.4 GB/s / 1000) ≈ 4.4 µs more to become visible.
 	if d := slow.DoorbellTime - fast.DoorbellTime; d < 3*sim.Microsecond {
 		t.Errorf("fence on the slow link only %v longer: it must wait for the stores' visibility", d)
+	}
+}
+
+// A poll of a CQ in GPU memory sees the CQE at the first load whose
+// sample point (the L2 lookup and half the memory access, when the
+// request reaches memory) is at or after the NIC's write landed, not at
+// the first load that completes after it: a CQE landing while a load's
+// data is on its way back is seen one iteration later. For writes of
+// several sizes (the CQE lands at different points of an iteration) the
+// poll ends on the load whose sample point is the first at or after the
+// CQE's landing.
+func TestGPUCQPollSeesTheCQEAtTheLoadsSamplePoint(t *testing.T) {
+	spec := verbs.DefaultSpec()
+	spec.CQLoc = "gpu"
+	for _, size := range []uint32{8, 1000, 3000, 5000, 9000, 17000, 33000, 65000} {
+		r := newRig(t, spec)
+		m := r.c.Nodes[0].Mem
+		slot, landed := r.cq.Base(), sim.Time(-1)
+		m.OnTouch(func(a mem.Addr, n int) {
+			if landed < 0 && a <= slot && slot < a+mem.Addr(n) {
+				landed = r.c.Engine.Now()
+			}
+		})
+		var start, end sim.Time
+		r.kernel(t, func(wg *gpu.WG) {
+			if err := r.qp.Post(wg, r.write(0, size)); err != nil {
+				t.Error(err)
+			}
+			r.qp.Ring(wg)
+			start = wg.Now()
+			r.cq.Poll(wg)
+			end = wg.Now()
+		})
+		g := r.c.Nodes[0].GPU
+		per, sample := g.Spec().MissLatency(), g.LoadSample()
+		if landed < start {
+			t.Fatalf("%d B: the CQE landed at %v, before the poll began at %v", size, landed, start)
+		}
+		if (end-start)%per != 0 {
+			t.Errorf("%d B: the poll took %v, not a whole number of %v loads", size, end-start, per)
+		}
+		if last := end - per + sample; !(landed <= last && last < landed+per) {
+			t.Errorf("%d B: CQE landed %v after the poll began; the poll ended at %v on the load that sampled at %v, want the first load sampling at or after the landing",
+				size, landed-start, end-start, last-start)
+		}
+	}
+}
+
+// The collaborative poll's round (one parallel load of the block's slots
+// and the warp vote) reads the slots at its load's sample point too: the
+// scan ends with the first round whose load read the slot at or after
+// the CQE landed, each round a load and the vote long.
+func TestCollaborativePollSeesTheCQEAtTheLoadsSamplePoint(t *testing.T) {
+	spec := verbs.DefaultSpec()
+	spec.CQLoc = "gpu"
+	for _, size := range []uint32{8, 1000, 3000, 5000, 9000, 17000} {
+		r := newRig(t, spec)
+		m := r.c.Nodes[0].Mem
+		slot, landed := r.cq.Base(), sim.Time(-1)
+		m.OnTouch(func(a mem.Addr, n int) {
+			if landed < 0 && a <= slot && slot < a+mem.Addr(n) {
+				landed = r.c.Engine.Now()
+			}
+		})
+		var start, end sim.Time
+		r.kernel(t, func(wg *gpu.WG) {
+			if err := r.qp.Post(wg, r.write(0, size)); err != nil {
+				t.Error(err)
+			}
+			r.qp.Ring(wg)
+			start = wg.Now()
+			if _, ok := r.qp.NewScanner(32).Wait(wg, 0); !ok {
+				t.Error("error CQE")
+			}
+			end = wg.Now()
+		})
+		g := r.c.Nodes[0].GPU
+		gs := g.Spec()
+		per, sample := gs.MissLatency()+gs.Cycles(gs.ScalarCycles*4), g.LoadSample()
+		if (end-start)%per != 0 {
+			t.Errorf("%d B: the scan took %v, not a whole number of %v rounds", size, end-start, per)
+		}
+		if last := end - per + sample; !(landed <= last && last < landed+per) {
+			t.Errorf("%d B: CQE landed %v after the scan began; it ended at %v on the round whose load sampled at %v, want the first round sampling at or after the landing",
+				size, landed-start, end-start, last-start)
+		}
 	}
 }
