@@ -235,14 +235,7 @@ func TestGPUCQPollSeesTheCQEAtTheLoadsSamplePoint(t *testing.T) {
 	spec := verbs.DefaultSpec()
 	spec.CQLoc = "gpu"
 	for _, size := range []uint32{8, 1000, 3000, 5000, 9000, 17000, 33000, 65000} {
-		r := newRig(t, spec)
-		m := r.c.Nodes[0].Mem
-		slot, landed := r.cq.Base(), sim.Time(-1)
-		m.OnTouch(func(a mem.Addr, n int) {
-			if landed < 0 && a <= slot && slot < a+mem.Addr(n) {
-				landed = r.c.Engine.Now()
-			}
-		})
+		r, landed := rigWatchingCQE(t, spec)
 		var start, end sim.Time
 		r.kernel(t, func(wg *gpu.WG) {
 			if err := r.qp.Post(wg, r.write(0, size)); err != nil {
@@ -255,16 +248,10 @@ func TestGPUCQPollSeesTheCQEAtTheLoadsSamplePoint(t *testing.T) {
 		})
 		g := r.c.Nodes[0].GPU
 		per, sample := g.Spec().MissLatency(), g.LoadSample()
-		if landed < start {
-			t.Fatalf("%d B: the CQE landed at %v, before the poll began at %v", size, landed, start)
+		if *landed < start {
+			t.Fatalf("%d B: the CQE landed at %v, before the poll began at %v", size, *landed, start)
 		}
-		if (end-start)%per != 0 {
-			t.Errorf("%d B: the poll took %v, not a whole number of %v loads", size, end-start, per)
-		}
-		if last := end - per + sample; !(landed <= last && last < landed+per) {
-			t.Errorf("%d B: CQE landed %v after the poll began; the poll ended at %v on the load that sampled at %v, want the first load sampling at or after the landing",
-				size, landed-start, end-start, last-start)
-		}
+		checkSampledLanding(t, "load", size, start, end, *landed, per, sample)
 	}
 }
 
@@ -276,14 +263,7 @@ func TestCollaborativePollSeesTheCQEAtTheLoadsSamplePoint(t *testing.T) {
 	spec := verbs.DefaultSpec()
 	spec.CQLoc = "gpu"
 	for _, size := range []uint32{8, 1000, 3000, 5000, 9000, 17000} {
-		r := newRig(t, spec)
-		m := r.c.Nodes[0].Mem
-		slot, landed := r.cq.Base(), sim.Time(-1)
-		m.OnTouch(func(a mem.Addr, n int) {
-			if landed < 0 && a <= slot && slot < a+mem.Addr(n) {
-				landed = r.c.Engine.Now()
-			}
-		})
+		r, landed := rigWatchingCQE(t, spec)
 		var start, end sim.Time
 		r.kernel(t, func(wg *gpu.WG) {
 			if err := r.qp.Post(wg, r.write(0, size)); err != nil {
@@ -299,12 +279,35 @@ func TestCollaborativePollSeesTheCQEAtTheLoadsSamplePoint(t *testing.T) {
 		g := r.c.Nodes[0].GPU
 		gs := g.Spec()
 		per, sample := gs.MissLatency()+gs.Cycles(gs.ScalarCycles*4), g.LoadSample()
-		if (end-start)%per != 0 {
-			t.Errorf("%d B: the scan took %v, not a whole number of %v rounds", size, end-start, per)
+		checkSampledLanding(t, "round", size, start, end, *landed, per, sample)
+	}
+}
+
+// rigWatchingCQE builds a rig and records, in the returned time, when the
+// NIC's write first touched the CQ's first slot (-1 until it does).
+func rigWatchingCQE(t *testing.T, spec verbs.Spec) (*rig, *sim.Time) {
+	t.Helper()
+	r := newRig(t, spec)
+	slot, landed := r.cq.Base(), sim.Time(-1)
+	r.c.Nodes[0].Mem.OnTouch(func(a mem.Addr, n int) {
+		if landed < 0 && a <= slot && slot < a+mem.Addr(n) {
+			landed = r.c.Engine.Now()
 		}
-		if last := end - per + sample; !(landed <= last && last < landed+per) {
-			t.Errorf("%d B: CQE landed %v after the scan began; it ended at %v on the round whose load sampled at %v, want the first round sampling at or after the landing",
-				size, landed-start, end-start, last-start)
-		}
+	})
+	return r, &landed
+}
+
+// checkSampledLanding checks that a poll from start to end, made of
+// iterations per long whose load samples memory sample after the
+// iteration begins, ended on the first iteration sampling at or after
+// the CQE landed.
+func checkSampledLanding(t *testing.T, iteration string, size uint32, start, end, landed, per, sample sim.Time) {
+	t.Helper()
+	if (end-start)%per != 0 {
+		t.Errorf("%d B: the poll took %v, not a whole number of %v %ss", size, end-start, per, iteration)
+	}
+	if last := end - per + sample; !(landed <= last && last < landed+per) {
+		t.Errorf("%d B: CQE landed %v after the poll began; it ended at %v on the %s that sampled at %v, want the first %s sampling at or after the landing",
+			size, landed-start, end-start, iteration, last-start, iteration)
 	}
 }
