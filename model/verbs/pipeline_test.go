@@ -236,16 +236,7 @@ func TestGPUCQPollSeesTheCQEAtTheLoadsSamplePoint(t *testing.T) {
 	spec.CQLoc = "gpu"
 	for _, size := range []uint32{8, 1000, 3000, 5000, 9000, 17000, 33000, 65000} {
 		r, landed := rigWatchingCQE(t, spec)
-		var start, end sim.Time
-		r.kernel(t, func(wg *gpu.WG) {
-			if err := r.qp.Post(wg, r.write(0, size)); err != nil {
-				t.Error(err)
-			}
-			r.qp.Ring(wg)
-			start = wg.Now()
-			r.cq.Poll(wg)
-			end = wg.Now()
-		})
+		start, end := postRingAndPoll(t, r, size, func(wg *gpu.WG) { r.cq.Poll(wg) })
 		g := r.c.Nodes[0].GPU
 		per, sample := g.Spec().MissLatency(), g.LoadSample()
 		if *landed < start {
@@ -264,17 +255,10 @@ func TestCollaborativePollSeesTheCQEAtTheLoadsSamplePoint(t *testing.T) {
 	spec.CQLoc = "gpu"
 	for _, size := range []uint32{8, 1000, 3000, 5000, 9000, 17000} {
 		r, landed := rigWatchingCQE(t, spec)
-		var start, end sim.Time
-		r.kernel(t, func(wg *gpu.WG) {
-			if err := r.qp.Post(wg, r.write(0, size)); err != nil {
-				t.Error(err)
-			}
-			r.qp.Ring(wg)
-			start = wg.Now()
+		start, end := postRingAndPoll(t, r, size, func(wg *gpu.WG) {
 			if _, ok := r.qp.NewScanner(32).Wait(wg, 0); !ok {
 				t.Error("error CQE")
 			}
-			end = wg.Now()
 		})
 		g := r.c.Nodes[0].GPU
 		gs := g.Spec()
@@ -310,4 +294,20 @@ func checkSampledLanding(t *testing.T, iteration string, size uint32, start, end
 		t.Errorf("%d B: CQE landed %v after the poll began; it ended at %v on the %s that sampled at %v, want the first %s sampling at or after the landing",
 			size, landed-start, end-start, iteration, last-start, iteration)
 	}
+}
+
+// postRingAndPoll posts one write of size bytes from a kernel, rings the
+// doorbell and runs poll; it returns when the poll began and ended.
+func postRingAndPoll(t *testing.T, r *rig, size uint32, poll func(*gpu.WG)) (start, end sim.Time) {
+	t.Helper()
+	r.kernel(t, func(wg *gpu.WG) {
+		if err := r.qp.Post(wg, r.write(0, size)); err != nil {
+			t.Error(err)
+		}
+		r.qp.Ring(wg)
+		start = wg.Now()
+		poll(wg)
+		end = wg.Now()
+	})
+	return start, end
 }
