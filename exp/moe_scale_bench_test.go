@@ -46,13 +46,7 @@ func BenchmarkMoELowLatencyEP32Flow(b *testing.B) {
 func BenchmarkMoEThroughputFlow(b *testing.B) {
 	for _, ep := range []int{32, 64} {
 		b.Run(fmt.Sprintf("EP%d", ep), func(b *testing.B) {
-			cfg, err := DefaultConfig("h100-cx7")
-			if err != nil {
-				b.Fatal(err)
-			}
-			cfg.Network.Model = "flow"
-			cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{ep}, []string{"throughput"}, []string{"HDN"}
-			benchPoint(b, moePoints(), cfg, ep)
+			benchMoEThroughputFlow(b, "h100-cx7", "HDN", ep, nil)
 		})
 	}
 }
@@ -70,13 +64,7 @@ func BenchmarkMoEThroughputGIOFlow(b *testing.B) {
 			if ep > 64 && testing.Short() {
 				b.Skip("EP above 64: not under -short")
 			}
-			cfg, err := DefaultConfig("h100-cx7")
-			if err != nil {
-				b.Fatal(err)
-			}
-			cfg.Network.Model = "flow"
-			cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{ep}, []string{"throughput"}, []string{"GNN_GIO"}
-			benchPoint(b, moePoints(), cfg, ep)
+			benchMoEThroughputFlow(b, "h100-cx7", "GNN_GIO", ep, nil)
 		})
 	}
 }
@@ -96,15 +84,25 @@ func BenchmarkMoEThroughputProxyFlow(b *testing.B) {
 		b.Run(c.strategy, func(b *testing.B) {
 			for _, ep := range []int{32, 64} {
 				b.Run(fmt.Sprintf("EP%d", ep), func(b *testing.B) {
-					cfg, err := DefaultConfig(c.preset)
-					if err != nil {
-						b.Fatal(err)
-					}
-					cfg.Network.Model, cfg.Run.Functional = "flow", false
-					cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{ep}, []string{"throughput"}, []string{c.strategy}
-					benchPoint(b, moePoints(), cfg, ep)
+					benchMoEThroughputFlow(b, c.preset, c.strategy, ep, func(cfg *Config) { cfg.Run.Functional = false })
 				})
 			}
 		})
 	}
+}
+
+// benchMoEThroughputFlow runs one moe throughput point (EP ep, one
+// strategy, the flow model) on preset, after adjust (if any) has changed
+// the configuration further.
+func benchMoEThroughputFlow(b *testing.B, preset, strategy string, ep int, adjust func(*Config)) {
+	cfg, err := DefaultConfig(preset)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Network.Model = "flow"
+	cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{ep}, []string{"throughput"}, []string{strategy}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	benchPoint(b, moePoints(), cfg, ep)
 }

@@ -49,32 +49,14 @@ func benchPoint(b *testing.B, pts Points, cfg Config, gpus int) {
 // BenchmarkHalo3DStrong26MI300A1024Flow: the strong-scaled 26-neighbour
 // exchange of a 1024³ cube on 1,024 GPUs (256 nodes of mi300a-ss11) under
 // GPU-aware MPI (HDN), two exchanges.
-func BenchmarkHalo3DStrong26MI300A1024Flow(b *testing.B) {
-	cfg, err := DefaultConfig("mi300a-ss11")
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.Network.Model, cfg.Run.Functional = "flow", false
-	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain = []int{256}, []int{26}, "strong", 1024
-	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{"HDN"}, 2
-	benchPoint(b, halo3DPoints(), cfg, 1024)
-}
+func BenchmarkHalo3DStrong26MI300A1024Flow(b *testing.B) { benchHalo3DStrong26MI300AFlow(b, 256) }
 
 // BenchmarkHalo3DStrong26MI300A2048Flow: the same exchange on 2,048 GPUs
 // (512 nodes, four dragonfly groups joined by bundles of 181 global links),
 // where the flow model's reallocations are many (each flow ends at its own
 // picosecond) and the flows they must reach are a small part of the
 // machine (docs/network.md, "Only the flows a change can reach").
-func BenchmarkHalo3DStrong26MI300A2048Flow(b *testing.B) {
-	cfg, err := DefaultConfig("mi300a-ss11")
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.Network.Model, cfg.Run.Functional = "flow", false
-	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain = []int{512}, []int{26}, "strong", 1024
-	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{"HDN"}, 2
-	benchPoint(b, halo3DPoints(), cfg, 2048)
-}
+func BenchmarkHalo3DStrong26MI300A2048Flow(b *testing.B) { benchHalo3DStrong26MI300AFlow(b, 512) }
 
 // BenchmarkAllreduceHierTree8192Flow: the hierarchical allreduce of 1 MiB
 // on 8,192 GPUs (1,024 nodes of h100-cx7) with the per-rail double binary
@@ -93,27 +75,23 @@ func BenchmarkAllreduceHierTree8192Flow(b *testing.B) {
 // (1,024 nodes, eight dragonfly groups), where bundles of global links
 // between the groups are bottlenecks, so a change reaches flows through
 // them (docs/network.md).
-func BenchmarkHalo3DStrong26MI300A4096Flow(b *testing.B) {
-	cfg, err := DefaultConfig("mi300a-ss11")
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.Network.Model, cfg.Run.Functional = "flow", false
-	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain = []int{1024}, []int{26}, "strong", 1024
-	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{"HDN"}, 2
-	benchPoint(b, halo3DPoints(), cfg, 4096)
-}
+func BenchmarkHalo3DStrong26MI300A4096Flow(b *testing.B) { benchHalo3DStrong26MI300AFlow(b, 1024) }
 
 // BenchmarkHalo3DStrong26MI300A8192Flow: the same exchange on 8,192 GPUs
 // (2,048 nodes, sixteen groups, 36 global links per pair of groups), the
 // issue's largest point; run it alone (about 2.5 GB).
-func BenchmarkHalo3DStrong26MI300A8192Flow(b *testing.B) {
+func BenchmarkHalo3DStrong26MI300A8192Flow(b *testing.B) { benchHalo3DStrong26MI300AFlow(b, 2048) }
+
+// benchHalo3DStrong26MI300AFlow runs the strong-scaled 26-neighbour
+// exchange of a 1024³ cube on nodes mi300a-ss11 nodes (four GPUs each)
+// in the flow model under GPU-aware MPI (HDN), two exchanges.
+func benchHalo3DStrong26MI300AFlow(b *testing.B, nodes int) {
 	cfg, err := DefaultConfig("mi300a-ss11")
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg.Network.Model, cfg.Run.Functional = "flow", false
-	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain = []int{2048}, []int{26}, "strong", 1024
+	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain = []int{nodes}, []int{26}, "strong", 1024
 	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{"HDN"}, 2
-	benchPoint(b, halo3DPoints(), cfg, 8192)
+	benchPoint(b, halo3DPoints(), cfg, 4*nodes)
 }
