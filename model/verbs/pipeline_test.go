@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -310,4 +311,28 @@ func postRingAndPoll(t *testing.T, r *rig, size uint32, poll func(*gpu.WG)) (sta
 		end = wg.Now()
 	})
 	return start, end
+}
+
+// A CQ asked for n completions gets a ring of the next power of two above
+// n slots, as the Mellanox providers' create_cq allocates it
+// (align_queue_size(cqe + 1)), and its bytes are counted as such.
+func TestCQRingIsTheProvidersPowerOfTwo(t *testing.T) {
+	for _, tc := range []struct{ asked, ring int }{{1, 2}, {2, 4}, {3, 4}, {4, 8}, {1023, 1024}, {1024, 2048}, {30720, 32768}} {
+		if got := verbs.CQRing(tc.asked); got != tc.ring {
+			t.Errorf("CQRing(%d) = %d, want %d", tc.asked, got, tc.ring)
+		}
+	}
+	r := newRig(t, verbs.DefaultSpec())
+	n := r.d.Node(0)
+	before := n.CQBytes()
+	cq, err := n.NewCQ(1024, mem.GPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cq.Entries() != 2048 || n.CQBytes()-before != 128<<10 {
+		t.Errorf("CQ for 1024 completions: %d slots, %d B, want 2048 slots, 128 KiB", cq.Entries(), n.CQBytes()-before)
+	}
+	if _, err := n.NewCQ(nic.MaxCQEntries, mem.GPU); err == nil {
+		t.Errorf("a CQ for %d completions needs a ring above the most a CQ holds; want an error", nic.MaxCQEntries)
+	}
 }
