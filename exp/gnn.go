@@ -90,7 +90,11 @@ func runGPURdma(cfg Config, env Env) (*report.Result, error) {
 		j := jobs[i]
 		spec := variantSpec(cfg.GNN, j.variant)
 		spec.QPLoc, spec.CQLoc = j.qpLoc, j.cqLoc
-		return runGNN(cfg, env, fmt.Sprintf("%s %dB", j.variant, j.size), spec, func(r gnnRun) (err error) {
+		label := fmt.Sprintf("%s %dB", j.variant, j.size)
+		if i >= nSingle { // one trace process per placement, not four merged
+			label = fmt.Sprintf("placement QP %s CQ %s %dB", j.qpLoc, j.cqLoc, j.size)
+		}
+		return runGNN(cfg, env, label, spec, func(r gnnRun) (err error) {
 			results[i], err = workload.RdmaBW{Size: unit.Bytes(j.size), Msgs: j.msgs, Host: j.variant == "cpu"}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
 			return err
 		})
