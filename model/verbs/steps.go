@@ -307,7 +307,10 @@ type CQWait struct {
 	keep  uint64
 	start sim.Time
 	t1    sim.Time // the idle loop's start
-	k     uint64   // the slot polled
+	poll  sim.Time // the poll's start (its trace span)
+	load  sim.Time // the load's start (its trace span)
+	n     sim.Duration
+	k     uint64 // the slot polled
 	pc    uint8
 	seen  bool // the load saw a valid CQE
 	bad   nic.CQE
@@ -353,7 +356,7 @@ func (w *CQWait) Step(p *sim.Proc) bool {
 				w.pc = cwDone
 				continue
 			}
-			w.k = c.ci
+			w.k, w.poll, w.load = c.ci, wg.Now(), wg.Now()
 			c.Loads++
 			w.pc = cwLoad
 			if c.node.spec.PollInvalidate {
@@ -367,6 +370,7 @@ func (w *CQWait) Step(p *sim.Proc) bool {
 			if !wg.TryAtomicLoad(c.nq.SlotAddr(w.k), w.read) {
 				continue
 			}
+			c.traceLoad(wg, w.load)
 			w.pc = cwGot
 			if !w.seen {
 				w.pc = cwIdle
@@ -380,11 +384,17 @@ func (w *CQWait) Step(p *sim.Proc) bool {
 			}
 		case cwIdleTo:
 			per, sample := c.loopTimes(wg, 0)
-			n := 1 + loadsBefore(wg.Now()-w.t1, sample, per)
-			c.Loads += uint64(n)
+			w.n = 1 + loadsBefore(wg.Now()-w.t1, sample, per)
+			c.Loads += uint64(w.n)
 			w.pc = cwIdleEnd
-			wg.SleepUntil(w.t1 + n*per)
+			wg.SleepUntil(w.t1 + w.n*per)
 		case cwIdleEnd:
+			if wg.Engine().Tracer() != nil {
+				per, _ := c.loopTimes(wg, 0)
+				for i := range w.n {
+					wg.Engine().Span(wg.Name(), traceGPULoad, w.t1+i*per, w.t1+(i+1)*per)
+				}
+			}
 			w.pc = cwGot
 			if _, ok := c.cqeAt(w.k); !ok {
 				w.pc = cwIdle
@@ -393,6 +403,7 @@ func (w *CQWait) Step(p *sim.Proc) bool {
 			// (Poll reads the CQE once its loop is over, a wait later.)
 			e, _ := c.cqeAt(w.k)
 			c.consume(e)
+			wg.Engine().Span(wg.Name(), tracePoll, w.poll, wg.Now())
 			w.q.stats.Polls++
 			if e.Status != nic.WCSuccess && w.ok {
 				w.bad, w.ok = e, false
