@@ -44,6 +44,10 @@ type Proc struct {
 	keySeq  uint64
 	keySig  *Signal
 	keyWoke bool
+	// Sleeps that follow the pending one without running the body
+	// (ThenSleep, relay.go): then[:thenN] in order.
+	then  [2]Duration
+	thenN uint8
 }
 
 // killed unwinds a process body when the engine shuts down.
@@ -150,6 +154,10 @@ func (p *Proc) Handle(uint64) {
 		p.pending--
 	}
 	if p.done {
+		return
+	}
+	if p.thenN > 0 {
+		p.relay()
 		return
 	}
 	if p.steps != nil {
