@@ -196,6 +196,8 @@ func (w *WG) mustHaveBlocked(op string) {
 // (the Try forms); zero when it is in none.
 type wgPhases struct {
 	store, release, acquire, load, poll, args uint8
+	atomic                                    uint8        // TryAtomicLoad's phase
+	atRest                                    sim.Duration // its time from the sample point to its end
 	acqLines                                  int          // L2 lines the acquire invalidated
 	ldLine                                    *cline       // the L1 copy a pending load reads
 	ldOff                                     mem.Addr     // the word's offset in ldLine
@@ -260,6 +262,28 @@ func (w *WG) TryRelease(s Scope) bool {
 		w.ph.release = 0
 		w.g.writeBackAll(w.Proc)
 	}
+	return true
+}
+
+// TryAtomicLoad is AtomicLoad in steps: the first call sleeps until the
+// load's sample point (false), the second runs read there and sleeps
+// until the data is back (false), the third reports true with no wait
+// pending. AtomicLoad is this in a loop, so the two take the same waits.
+func (w *WG) TryAtomicLoad(a mem.Addr, read func()) bool {
+	switch w.ph.atomic {
+	case 0:
+		d := w.g.farLoad(a, w.g.missLat)
+		s := w.g.sampleAt(a, d)
+		w.ph.atomic, w.ph.atRest = 1, d-s
+		w.Sleep(s)
+		return false
+	case 1:
+		read()
+		w.ph.atomic = 2
+		w.Sleep(w.ph.atRest)
+		return false
+	}
+	w.ph.atomic = 0
 	return true
 }
 
