@@ -50,6 +50,10 @@ type Proc struct {
 	wakeMark  *Mark
 	wakeAfter Duration
 	late      bool
+	// Sleeps that follow the pending one without running the body
+	// (ThenSleep, relay.go): then[:thenN] in order.
+	then  [2]Duration
+	thenN uint8
 }
 
 // killed unwinds a process body when the engine shuts down.
@@ -156,6 +160,10 @@ func (p *Proc) Handle(uint64) {
 		p.pending--
 	}
 	if p.done {
+		return
+	}
+	if p.thenN > 0 {
+		p.relay()
 		return
 	}
 	if p.steps != nil {
