@@ -42,6 +42,7 @@ type Proc struct {
 	// whether its wake-up ran at that key (WokeAtKey).
 	keyT    Time
 	keySeq  uint64
+	keyMark *Mark // when set, the key's number is the one this mark takes (WaitNotBeforeMark)
 	keySig  *Signal
 	keyWoke bool
 }

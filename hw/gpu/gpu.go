@@ -61,6 +61,13 @@ type GPU struct {
 	// the two.
 	keepLoadEnds bool
 	skips        *[]sim.Time
+	// samples are the deferred sample points of poll loads whose keys
+	// are still ahead (sample.go); sampleHook: touched is registered with
+	// the memory. keepSamples runs every sample point as an event (tests
+	// compare the two).
+	samples     []*sample
+	sampleHook  bool
+	keepSamples bool
 }
 
 // Stats counts GPU activity.

@@ -13,15 +13,21 @@ import (
 // too (shared, true) or flag 1, and, when store is not 0, first stores
 // store to flag 0 at storeAt (into the CU's L1 copy that work-group 0's
 // load may be reading). A callback writes 2 to both flags at tw,
-// scheduled at sched. With keep, every poll's load end is scheduled. It
+// scheduled at sched. With keep, every poll's load end is scheduled; with
+// keepSamples, every load's sample point is an event (sample.go). It
 // returns what the run did (times, values, statistics, end time) without
 // the event count, the events, and the keys of the load ends skipped.
 func runSkipKernel(keep, shared bool, store uint64, storeAt, tw, sched sim.Time) (string, uint64, []sim.Time) {
+	return runSkipKernelSamples(keep, false, shared, store, storeAt, tw, sched)
+}
+
+func runSkipKernelSamples(keep, keepSamples, shared bool, store uint64, storeAt, tw, sched sim.Time) (string, uint64, []sim.Time) {
 	e := sim.New(1)
 	spec := testSpec("apu")
 	spec.CUs = 1
 	g := New(e, "node[0].gpu", spec, mem.New("node[0].mem", true), mem.NewServer(100e9))
 	g.keepLoadEnds = keep
+	g.keepSamples = keepSamples
 	var skips []sim.Time
 	g.skips = &skips
 	m := g.Mem()
@@ -88,11 +94,18 @@ func TestSkippedLoadEndMatchesScheduled(t *testing.T) {
 	saved := 0
 	check := func(shared bool, store uint64, storeAt, tw, sched sim.Time) {
 		t.Helper()
-		want, we, _ := runSkipKernel(true, shared, store, storeAt, tw, sched)
+		want, we, _ := runSkipKernelSamples(true, true, shared, store, storeAt, tw, sched)
 		got, ge, _ := runSkipKernel(false, shared, store, storeAt, tw, sched)
 		if got != want {
 			t.Fatalf("shared=%v store %d at %v, write at %v (scheduled at %v):\nskipping  %s\nscheduled %s",
 				shared, store, storeAt, tw, sched, got, want)
+		}
+		// Without sample events alone, and with them but skipping.
+		for _, keep := range [][2]bool{{true, false}, {false, true}} {
+			if got, _, _ := runSkipKernelSamples(keep[0], keep[1], shared, store, storeAt, tw, sched); got != want {
+				t.Fatalf("keep ends %v, keep samples %v; shared=%v store %d at %v, write at %v (scheduled at %v):\ngot  %s\nwant %s",
+					keep[0], keep[1], shared, store, storeAt, tw, sched, got, want)
+			}
 		}
 		if ge > we {
 			t.Fatalf("write at %v: %d events skipping, %d scheduled", tw, ge, we)
@@ -101,7 +114,9 @@ func TestSkippedLoadEndMatchesScheduled(t *testing.T) {
 			saved++
 		}
 	}
-	// near returns the times around keys (each ±3 ps) and a coarse grid.
+	// near returns the times around keys and the sample points before
+	// them (each ±3 ps) and a coarse grid.
+	back := testSpec("apu").MemLatency / 2
 	near := func(keys []sim.Time) []sim.Time {
 		var ts []sim.Time
 		for tw := sim.Time(0); tw < 4*sim.Microsecond; tw += 9973 {
@@ -109,7 +124,7 @@ func TestSkippedLoadEndMatchesScheduled(t *testing.T) {
 		}
 		for _, k := range keys {
 			for d := sim.Time(-3); d <= 3; d++ {
-				ts = append(ts, k+d)
+				ts = append(ts, k+d, k-back+d)
 			}
 		}
 		return ts

@@ -196,6 +196,8 @@ func (w *WG) mustHaveBlocked(op string) {
 // (the Try forms); zero when it is in none.
 type wgPhases struct {
 	store, release, acquire, load, poll, args uint8
+	atomic                                    uint8        // TryAtomicLoad's phase
+	atRest                                    sim.Duration // its time from the sample point to its end
 	acqLines                                  int          // L2 lines the acquire invalidated
 	ldLine                                    *cline       // the L1 copy a pending load reads
 	ldOff                                     mem.Addr     // the word's offset in ldLine
@@ -208,6 +210,7 @@ type wgPhases struct {
 	until   func(uint64) bool
 	what    string
 	skipped bool
+	smp     sample // a poll's deferred sample point (sample.go)
 }
 
 // TryStore64 is Store64 in steps: the first call writes the L1 copy and
@@ -259,6 +262,28 @@ func (w *WG) TryRelease(s Scope) bool {
 		w.ph.release = 0
 		w.g.writeBackAll(w.Proc)
 	}
+	return true
+}
+
+// TryAtomicLoad is AtomicLoad in steps: the first call sleeps until the
+// load's sample point (false), the second runs read there and sleeps
+// until the data is back (false), the third reports true with no wait
+// pending. AtomicLoad is this in a loop, so the two take the same waits.
+func (w *WG) TryAtomicLoad(a mem.Addr, read func()) bool {
+	switch w.ph.atomic {
+	case 0:
+		d := w.g.farLoad(a, w.g.missLat)
+		s := w.g.sampleAt(a, d)
+		w.ph.atomic, w.ph.atRest = 1, d-s
+		w.Sleep(s)
+		return false
+	case 1:
+		read()
+		w.ph.atomic = 2
+		w.Sleep(w.ph.atRest)
+		return false
+	}
+	w.ph.atomic = 0
 	return true
 }
 
@@ -334,7 +359,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 		if cl := w.ph.ldLine; cl != nil {
 			w.ph.ldLine = nil
 			cl.loads--
-			return leUint64(cl.data[w.ph.ldOff:]), true
+			return leUint64(g.settled(cl).data[w.ph.ldOff:]), true
 		}
 		return w.ph.ldVal, true
 	case 2:
@@ -393,7 +418,17 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	}
 	cl := w.cu.l1.fill(l, g.mem, nil)
 	w.ph.readLater(cl)
-	w.sampleLater(g.farLoad(a, g.missLat))
+	d := g.farLoad(a, g.missLat)
+	if w.ph.until == nil || g.keepSamples {
+		w.sampleLater(d)
+		return 0, false
+	}
+	// A poll: no event at the sample point (sample.go).
+	w.deferSample(cl, l, g.sampleAt(a, d))
+	if g.skipAtIssue(w, a, cl, d) {
+		return 0, false
+	}
+	w.SleepAtMark(&w.ph.smp.mark, w.Now()+d)
 	return 0, false
 }
 
@@ -468,6 +503,34 @@ func (w *WG) skipLoadEnd(a mem.Addr, cl *cline, d sim.Duration) bool {
 	return true
 }
 
+// skipAtIssue is skipLoadEnd for a poll's load whose sample point runs no
+// event (deferSample), decided at the load's issue, d before its end: the
+// word as the fill read it fails the condition, so unless the line is
+// written before the sample point (a watch notification resumes the
+// work-group at the end's key, where the end runs and reads the sampled
+// word), the sample point finds it failing as well and skipLoadEnd skips
+// the end there. The same conditions, as they stand at the sample point:
+// a store into the copy before it nudges the work-group (the skip would
+// not have been taken) and a second waiter on the line's signal ends the
+// wait at the key (it would not have been taken either: skipLoadEnd
+// finds a waiter). It reports whether it skipped (the work-group waits).
+func (g *GPU) skipAtIssue(w *WG, a mem.Addr, cl *cline, d sim.Duration) bool {
+	if cl.skipper != nil || cl.stored != 0 || g.keepLoadEnds || !w.Proc.Stepping() || w.ph.until(leUint64(cl.data[w.ph.ldOff:])) {
+		return false
+	}
+	sig := g.mem.WatchOnce(a)
+	if sig.Waiting() > 0 {
+		return false
+	}
+	cl.skipper = w.Proc
+	w.ph.skipped = true
+	if g.skips != nil {
+		*g.skips = append(*g.skips, w.Now()+d)
+	}
+	w.Proc.WaitNotBeforeMark(sig, w.ph.what, w.Now()+d, &w.ph.smp.mark)
+	return true
+}
+
 // TryPollUntil is PollUntil in steps: false while it polls or waits for
 // the line to be written; the word's value and true once cond holds
 // (no wait pending).
@@ -480,7 +543,7 @@ func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint6
 			if !w.Proc.WokeAtKey() {
 				// Woken by the write the skipped end would have waited
 				// for: as after that wait, the load done.
-				w.ph.ldLine.loads--
+				w.g.settled(w.ph.ldLine).loads--
 				w.ph.ldLine, w.ph.load, w.ph.poll = nil, 0, 0
 				continue
 			}

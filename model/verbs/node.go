@@ -150,10 +150,10 @@ type CQRes struct {
 	num  int32
 }
 
-// CQSpan returns the bytes a CQ of entries takes in a reserved block
-// (ReserveBlock): its ring and the guard line after it, where NewCQ would
-// put the next allocation.
-func CQSpan(entries int) uint64 { return mem.Gap(uint64(entries) * nic.CQESize) }
+// CQSpan returns the bytes a CQ for entries completions takes in a
+// reserved block (ReserveBlock): its ring of CQRing(entries) slots and the
+// guard line after it, where NewCQ would put the next allocation.
+func CQSpan(entries int) uint64 { return mem.Gap(uint64(CQRing(entries)) * nic.CQESize) }
 
 // QPSpan returns the bytes a QP of depth takes in a reserved block: its
 // send ring, receive ring and doorbell record, each with the guard line
@@ -179,7 +179,7 @@ func (n *Node) ReserveBlock(qps, depth, cqs, cqEntries int) (base mem.Addr, firs
 	ring := uint64(depth) * nic.WQESize
 	span := uint64(qps)*QPSpan(depth) + uint64(cqs)*CQSpan(cqEntries)
 	base = n.mem.ReserveSpan(span, 3*qps+cqs)
-	qb, cb := uint64(qps)*(2*ring+16), uint64(cqs)*uint64(cqEntries)*nic.CQESize
+	qb, cb := uint64(qps)*(2*ring+16), uint64(cqs)*uint64(CQRing(cqEntries))*nic.CQESize
 	n.footprint += qb + cb
 	n.qpBytes += qb
 	n.cqBytes += cb
@@ -193,10 +193,12 @@ func CQAt(base mem.Addr, num int) CQRes { return CQRes{base: base, num: int32(nu
 // number num (one of the numbers ReserveQPNumbers took).
 func QPAt(sq mem.Addr, num uint32) QPRes { return QPRes{sq: sq, num: num} }
 
-// MakeCQ makes the CQ r reserved.
+// MakeCQ makes the CQ r reserved, for entries completions (a ring of
+// CQRing(entries) slots, as NewCQ).
 func (n *Node) MakeCQ(r CQRes, entries int, pool mem.Pool) (*CQ, error) {
-	n.mem.AllocDataAt(r.base, pool, uint64(entries)*nic.CQESize, "cq")
-	nq, err := n.nic.CreateCQAt(int(r.num), r.base, entries)
+	ring := CQRing(entries)
+	n.mem.AllocDataAt(r.base, pool, uint64(ring)*nic.CQESize, "cq")
+	nq, err := n.nic.CreateCQAt(int(r.num), r.base, ring)
 	if err != nil {
 		return nil, fmt.Errorf("node %d: %w", n.Rank, err)
 	}

@@ -1,0 +1,133 @@
+package sim
+
+import "fmt"
+
+// A mark stands for an event whose only work would be to schedule one
+// other event: a GPU load's sample point, where memory's value is read and
+// the load's end is scheduled for when the data is back. The agent can
+// read the value later, as of the key (its memory keeps what it needs),
+// but the end's place among the events of its time depends on where its
+// sequence number was taken: at the sample point, after every event run
+// before it. A mark keeps that place without the event: the run takes a
+// sequence number for it when it passes the mark's key (before the first
+// event after it), exactly where the event would have taken one, and the
+// one event deferred to the mark (PushAtMark, a keyed wait's resumption)
+// goes into the queue then, with that number. Times, order and every
+// other event are those of the run with the event; the mark itself is not
+// an event (nor counted). The run's windows (parallel.go) and its end
+// count pending marks as pending events.
+
+// Mark is one such key. The zero value is unset; SetMark sets it. A Mark
+// is owned by one agent and reused for its next key once passed.
+type Mark struct {
+	t   Time
+	seq uint64 // the key's own sequence number (ReserveSeq at SetMark)
+	got uint64 // the number taken when the run passed the key; 0 before
+	// The event deferred to the mark, queued at (at, got) once it passes.
+	h   Handler
+	at  Time
+	set bool // in the engine's marks
+}
+
+// SetMark sets m to the key (t, a sequence number taken now): the key an
+// event scheduled now at t would have. t must not be before now; m must
+// not be pending (set and not yet passed).
+func (e *Engine) SetMark(m *Mark, t Time) {
+	if m.set || t < e.now {
+		panic(fmt.Sprintf("sim: SetMark at %v (now %v) of a mark still pending", t, e.now))
+	}
+	*m = Mark{t: t, seq: e.ReserveSeq(), set: true}
+	if h := e.markHead; h >= 256 && 2*h >= len(e.marks) { // drop the passed ones' slots
+		n := copy(e.marks, e.marks[h:])
+		clear(e.marks[n:])
+		e.marks, e.markHead = e.marks[:n], 0
+	}
+	ms := e.marks
+	i := len(ms)
+	ms = append(ms, m)
+	for i > e.markHead && (ms[i-1].t > t) { // keys ascend; a new key's number is the largest
+		ms[i] = ms[i-1]
+		i--
+	}
+	ms[i] = m
+	e.marks = ms
+}
+
+// Time returns the mark's time.
+func (m *Mark) Time() Time { return m.t }
+
+// Ahead reports whether the event being run orders before m's key: an
+// event at the key would still run. A write done now is seen by a read
+// at the key exactly when Ahead holds.
+func (e *Engine) Ahead(m *Mark) bool { return e.runsBefore(m.t, m.seq) }
+
+// PushAtMark queues h's event at t, not before m's time, as an event
+// scheduled by an event at m's key would be (after every event scheduled
+// before the key passed, before every one scheduled after). m must be
+// set, carry no other deferred event, and, if passed, t must not be before now.
+func (e *Engine) PushAtMark(m *Mark, t Time, h Handler) {
+	if m.h != nil || t < m.t {
+		panic(fmt.Sprintf("sim: PushAtMark at %v of a mark at %v (one deferred event at most, not before the mark)", t, m.t))
+	}
+	if m.got != 0 {
+		if !e.checkFuture(t) {
+			return
+		}
+		e.queue.push(t, m.got, event{h: h})
+		return
+	}
+	m.h, m.at = h, t
+}
+
+// SleepAtMark blocks p until t, its wake-up queued as by an event at
+// m's key (PushAtMark).
+func (p *Proc) SleepAtMark(m *Mark, t Time) {
+	p.e.PushAtMark(m, t, p)
+	p.block("sleep")
+}
+
+// passMarks takes the numbers of the marks before the queue's first key
+// (and of those at or before limit when nothing else is due by then),
+// queueing their deferred events.
+func (e *Engine) passMarks(limit Time) {
+	for e.markHead < len(e.marks) {
+		m := e.marks[e.markHead]
+		if m.t > limit {
+			return
+		}
+		if e.queue.len() > 0 {
+			t, seq := e.queue.peekKey()
+			if t < m.t || t == m.t && seq < m.seq {
+				return
+			}
+		}
+		e.marks[e.markHead] = nil
+		e.markHead++
+		e.passMark(m)
+	}
+	e.marks, e.markHead = e.marks[:0], 0
+}
+
+// passMark takes m's number, as its event would have at its key.
+func (e *Engine) passMark(m *Mark) {
+	if m.t > e.now {
+		e.now = m.t
+	}
+	e.seq++
+	e.marksPassed++
+	m.got, m.set = e.seq, false
+	if h := m.h; h != nil {
+		m.h = nil
+		if p, ok := h.(*Proc); ok && p.poller {
+			e.pollerPending++
+			p.pending++
+		}
+		e.queue.push(m.at, m.got, event{h: h})
+	}
+}
+
+// pendingMarks reports whether a mark is yet to be passed.
+func (e *Engine) pendingMarks() bool { return e.markHead < len(e.marks) }
+
+// firstMark returns the earliest pending mark's time; pendingMarks must hold.
+func (e *Engine) firstMark() Time { return e.marks[e.markHead].t }
