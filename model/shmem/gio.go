@@ -111,6 +111,10 @@ type gioBackend struct {
 	// templater keeps waiting on its core as when it has no work, so a
 	// run whose templater was done by then keeps its core statistics.
 	stopped bool
+	// tsteps is the templater's loop as steps (giotmpl.go); loopTemplater
+	// keeps the coroutine loop (tests compare the two).
+	tsteps        tmplSteps
+	loopTemplater bool
 }
 
 // GIOStats count the GIO runtime's activity.
@@ -453,12 +457,20 @@ func (b *gioBackend) connect() error {
 // context is ready early instead of the last context waiting until every
 // other QP is full (with many contexts that wait would dominate).
 func (b *gioBackend) template(t *cpu.Thread) {
+	if !b.loopTemplater && t.Proc.CanRunSteps() {
+		b.tsteps = tmplSteps{b: b, t: t}
+		t.Proc.RunSteps(&b.tsteps) // for good: the steps never end
+		return
+	}
 	npes := b.dev.npes
 	for {
 		did := false
 		for i := b.nextCand(0); i >= 0 && !b.stopped; i = b.nextCand(i + 1) {
 			if b.closed && b.posted[i/64]&(1<<(i%64)) == 0 {
-				next, made := b.templateClosed(t, i)
+				next, made, run := b.templateClosed(t, i)
+				if made > 0 {
+					t.RunInstr(uint64(made)*uint64(b.spec.TemplateInstr), run)
+				}
 				did = did || made > 0
 				if next < 0 {
 					break
@@ -521,7 +533,11 @@ func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP
 	if rb.heap != nil {
 		w.RKey = rb.heap.Key
 	}
-	vis := qp.HostTemplate(t, k, w, []int{4, 5})
+	b.slotTemplated(t, c, pe, qp.HostTemplate(t, k, w, gioWords))
+}
+
+// slotTemplated counts the slot templateSlot wrote, visible at vis.
+func (b *gioBackend) slotTemplated(t *cpu.Thread, c *gioCtx, pe int, vis sim.Time) {
 	c.templated[pe]++
 	b.stats.Templates++
 	// A thread preempted on the way (a shared core's slice end) is back
