@@ -32,8 +32,9 @@ type Engine struct {
 	pollerProcs           []*Proc // the live pollers, in the order they became pollers
 	pollerPending         int
 	pollerRuns, idleEpoch uint64
-	partition             bool // one of several partitions (parallel.go): PollIdle never says frozen
-	keyMax                Time // the latest key of a skipped event (WaitNotBefore)
+	partition             bool   // one of several partitions (parallel.go): PollIdle never says frozen
+	keyMax                Time   // the latest key of a skipped event (WaitNotBefore)
+	relays                uint64 // wake-ups that relayed a sleep (ThenSleep)
 	// marks holds the pending marks (mark.go) from markHead on, in key order.
 	marks       []*Mark
 	markHead    int

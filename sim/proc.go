@@ -45,6 +45,10 @@ type Proc struct {
 	keyMark *Mark // when set, the key's number is the one this mark takes (WaitNotBeforeMark)
 	keySig  *Signal
 	keyWoke bool
+	// Sleeps that follow the pending one without running the body
+	// (ThenSleep, relay.go): then[:thenN] in order.
+	then  [2]Duration
+	thenN uint8
 }
 
 // killed unwinds a process body when the engine shuts down.
@@ -151,6 +155,10 @@ func (p *Proc) Handle(uint64) {
 		p.pending--
 	}
 	if p.done {
+		return
+	}
+	if p.thenN > 0 {
+		p.relay()
 		return
 	}
 	if p.steps != nil {

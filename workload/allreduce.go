@@ -35,6 +35,9 @@ type Allreduce struct {
 	// verbs) as their blocking loops instead of one state machine each:
 	// the reference their step forms are tested against.
 	loopWGs bool
+	// reports, when not nil, receives each node's device-shmem report by
+	// rank (tests compare service threads' counts).
+	reports []shmem.Report
 }
 
 // AllreduceResult is what one run measured.
@@ -155,6 +158,9 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 			var rep shmem.Report
 			rep, err = a.multiRing(nd, dev, lay, base)
 			energy[nd.Rank] = rep.Energy.Total()
+			if a.reports != nil {
+				a.reports[nd.Rank] = rep
+			}
 		case "device-verbs":
 			err = a.verbsRingRun(nd, gw, lay, base)
 		case "host", "kernel-boundary":

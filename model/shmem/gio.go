@@ -51,6 +51,8 @@ type gioBackend struct {
 	stats    GIOStats
 	scratch  mem.Addr // 8 B per queue: atomic results
 	scratchM *nic.MR
+	hdp      mem.Addr // the word other PEs' fences write: this GPU's HDP flush register
+	hdpM     *nic.MR
 	landing  *nic.MR // the device's g landing words
 	heap     *nic.MR // the symmetric heap's current registration
 	heapBase mem.Addr
@@ -109,6 +111,10 @@ type gioBackend struct {
 	// templater keeps waiting on its core as when it has no work, so a
 	// run whose templater was done by then keeps its core statistics.
 	stopped bool
+	// tsteps is the templater's loop as steps (giotmpl.go); loopTemplater
+	// keeps the coroutine loop (tests compare the two).
+	tsteps        tmplSteps
+	loopTemplater bool
 }
 
 // GIOStats count the GIO runtime's activity.
@@ -247,6 +253,12 @@ func newGIOBackend(d *Device) (*gioBackend, error) {
 	b.scratch = n.Mem.AllocData(mem.GPU, uint64(d.queues)*8, "gio.atomic-results")
 	b.scratchM = b.vn.RegMR(b.scratch, uint64(d.queues)*8)
 	b.uncache(b.scratch, uint64(d.queues)*8)
+	// The HDP flush register, exposed to the other PEs' fences (ROC_SHMEM
+	// registers its address and key with every PE at init, hdp_address):
+	// a register word, so an 8 B slot the NIC's write lands in.
+	b.hdp = n.Mem.AllocData(mem.GPU, 8, "gio.hdp-flush-register")
+	b.hdpM = b.vn.RegMR(b.hdp, 8)
+	b.uncache(b.hdp, 8)
 	b.ctxs = make([]*gioCtx, sets)
 	if b.shared {
 		b.locks = n.Mem.AllocData(mem.GPU, uint64(sets*d.npes)*32, "gio.qp-locks")
@@ -445,12 +457,20 @@ func (b *gioBackend) connect() error {
 // context is ready early instead of the last context waiting until every
 // other QP is full (with many contexts that wait would dominate).
 func (b *gioBackend) template(t *cpu.Thread) {
+	if !b.loopTemplater && t.Proc.CanRunSteps() {
+		b.tsteps = tmplSteps{b: b, t: t}
+		t.Proc.RunSteps(&b.tsteps) // for good: the steps never end
+		return
+	}
 	npes := b.dev.npes
 	for {
 		did := false
 		for i := b.nextCand(0); i >= 0 && !b.stopped; i = b.nextCand(i + 1) {
 			if b.closed && b.posted[i/64]&(1<<(i%64)) == 0 {
-				next, made := b.templateClosed(t, i)
+				next, made, run := b.templateClosed(t, i)
+				if made > 0 {
+					t.RunInstr(uint64(made)*uint64(b.spec.TemplateInstr), run)
+				}
 				did = did || made > 0
 				if next < 0 {
 					break
@@ -513,7 +533,11 @@ func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP
 	if rb.heap != nil {
 		w.RKey = rb.heap.Key
 	}
-	vis := qp.HostTemplate(t, k, w, []int{4, 5})
+	b.slotTemplated(t, c, pe, qp.HostTemplate(t, k, w, gioWords))
+}
+
+// slotTemplated counts the slot templateSlot wrote, visible at vis.
+func (b *gioBackend) slotTemplated(t *cpu.Thread, c *gioCtx, pe int, vis sim.Time) {
 	c.templated[pe]++
 	b.stats.Templates++
 	// A thread preempted on the way (a shared core's slice end) is back
@@ -567,7 +591,7 @@ func (ch *gioChan) region(a mem.Addr, n uint64) (int, bool) {
 func (ch *gioChan) Submit(r *Request) error {
 	switch r.Op {
 	case OpFence:
-		return nil // one RC QP per PE delivers in order
+		return ch.fence()
 	case OpQuiet:
 		return ch.quiet()
 	}
@@ -726,6 +750,34 @@ func (ch *gioChan) local(r *Request, remote mem.Addr) {
 		binary.LittleEndian.PutUint64(b[:], applyAMO(r.Op, old, r.Value, r.Cond))
 		m.Write(remote, b[:r.Len])
 	}
+}
+
+// fence is ROC_SHMEM's GPU-IB fence (QueuePair::fence, for every
+// destination PE): a 4 B RDMA write to that PE's HDP flush register on
+// the context's QP to it, posted and rung like a put and not waited for.
+// One RC QP per PE already delivers the context's writes in order; the
+// write's purpose there is the HDP flush at the target, which has no
+// counterpart in the model's write path (NIC writes into GPU memory are
+// not held in an HDP), so what it adds is its cost: a post per PE, a WQE
+// fetch, a packet ahead of the writes after it, and its completion.
+func (ch *gioChan) fence() error {
+	d := ch.c.b.dev
+	for pe := range d.npes {
+		if pe == d.pe {
+			continue
+		}
+		qp, err := ch.c.qp(pe)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrFailed, err)
+		}
+		tb := d.rt.team.devs[pe].backend.(*gioBackend)
+		w := nic.WQE{Op: nic.VWrite, Flags: nic.WQESignaled | nic.WQEInline, Length: 4, RemoteAddr: tb.hdp, RKey: tb.hdpM.Key}
+		w.Inline[0] = 1
+		if err := ch.post(qp, pe, w, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // post is the device post path of §3.3 for one WQE on qp (to PE pe).

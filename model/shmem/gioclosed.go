@@ -89,11 +89,13 @@ func (b *gioBackend) closedOK() bool {
 // closedStretch writes) in closed form, and runs the templater's core for
 // their time. It returns the candidate to go on from (-1: the pass is
 // over) and the slots templated; with none templated and next == i the
-// caller templates i as events.
-func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int) {
+// caller templates i as events. With some templated, the caller then
+// runs the templater's core for run (cpu.Thread.RunInstr of
+// made × shmem.gio.template_instr).
+func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int, run sim.Duration) {
 	left := t.SliceLeft()
 	if left <= 0 {
-		return i, 0
+		return i, 0, 0
 	}
 	b.trimOps()
 	d := b.dev
@@ -138,9 +140,8 @@ func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int) {
 	}
 	if made > 0 {
 		b.schedNotify(b.ops[len(b.ops)-1].vis) // the stretch's last visibility
-		t.RunInstr(uint64(made)*uint64(b.spec.TemplateInstr), cur-start)
 	}
-	return j, made
+	return j, made, cur - start
 }
 
 // nextPosted returns the first posted index at or after i, or -1.

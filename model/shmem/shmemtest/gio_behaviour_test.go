@@ -173,3 +173,39 @@ func TestGIOFinalizeStopsTheTemplater(t *testing.T) {
 		t.Fatalf("the run went on %v after the kernel's last put: the templater kept filling QPs after finalize", tail)
 	}
 }
+
+// ROC_SHMEM's GPU-IB fence is not free: it posts, on the context's QP to
+// every other PE, a 4 B RDMA write to that PE's HDP flush register (one
+// post each, rung like a put). PE 0 of three puts to PE 1, fences and
+// puts a flag: four posts, two of them the fence's.
+func TestGIOFenceWritesEveryPEsHDPFlushRegister(t *testing.T) {
+	posts := func(fence bool) uint64 {
+		b := Backend{Kind: shmem.GIO, HW: cluster.GIO(), Spec: shmem.DefaultSpec(), Nodes: 3}
+		_, _, reps, err := Scenario(b, []uint64{64, 8}, func(pe int, sym []mem.Addr) Kernel {
+			return Kernel{WGs: 1, Body: func(pe int, ctx *shmem.Ctx) error {
+				if pe != 0 {
+					return nil
+				}
+				if err := ctx.PutmemNBI(sym[0], sym[0], 64, 1); err != nil {
+					return err
+				}
+				if fence {
+					if err := ctx.Fence(); err != nil {
+						return err
+					}
+				}
+				if err := ctx.P(sym[1], 1, 8, 1); err != nil {
+					return err
+				}
+				return ctx.Quiet()
+			}}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reps[0].GIO.Posts
+	}
+	if without, with := posts(false), posts(true); without != 2 || with != 4 {
+		t.Fatalf("posts without a fence %d, with one %d: want 2 and 4 (a 4 B write to each of the two other PEs)", without, with)
+	}
+}
