@@ -956,6 +956,7 @@ func (a Allreduce) gputn(nd *strategy.Node, l *ringLayout, base mem.Addr) error 
 		t := &ringTNWG{l: l, base: base, i: i, s: wg.ID, steps: steps, wgSize: a.WGSize, trig: trig, reg: reg, limit: limit}
 		t.cond = func(v uint64) bool { return v == t.want }
 		t.regCond = func(v uint64) bool { return v >= t.need }
+		wg.ResumesInPoll() // Step resumes a poll's wait in TryPollUntil (gate, tnPoll)
 		return t
 	}})
 	// Every send of the schedule (node i's put of each step and slice to
