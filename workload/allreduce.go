@@ -205,13 +205,16 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	return res, nil
 }
 
-// fill writes node r's input into every subslot. Inputs repeat with
-// period inputPeriod, so each subslot is a copy out of one pattern
-// (memmove speed).
+// fill writes node r's input into every subslot, and zeros into its
+// padding and sequence word, so every byte of the data part: a node
+// memory recycled from the sweep's point before is then not cleared
+// first (Memory.BytesToWrite), one pass over the vector instead of two.
+// Inputs repeat with period inputPeriod, so each subslot is a copy out of
+// one pattern (memmove speed).
 func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
 	// The data part only: the receive slots are not reached before their
 	// payloads land (Memory.ScratchSlots keeps them apart).
-	all := m.Bytes(base, int(l.recvBase))
+	all := m.BytesToWrite(base, int(l.recvBase))
 	if all == nil {
 		return
 	}
@@ -222,6 +225,7 @@ func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
 			off, nb := l.sub(k, s)
 			elemOff, _ := l.slice(k, s)
 			pat.copyTo(all[off:off+nb], l.chunkOff[k]+elemOff)
+			clear(all[off+nb : off+pad8(nb)+8])
 		}
 		return nil
 	})
