@@ -131,3 +131,40 @@ func (e *Engine) pendingMarks() bool { return e.markHead < len(e.marks) }
 
 // firstMark returns the earliest pending mark's time; pendingMarks must hold.
 func (e *Engine) firstMark() Time { return e.marks[e.markHead].t }
+
+// DeferWake makes p's next wake-up by a notification (Signal.Notify, p a
+// plain waiter then) a mark instead of an event, for a step process whose
+// wake-up would only begin a wait of d whose effects nobody sees before it
+// ends (a work-group's poll resuming with an acquire that invalidates its
+// own L1 and waits for it): p resumes d after the notification, its
+// wake-up ordered as if the skipped wake-up event had slept d; WokeLate
+// then reports true and p does what that event did. A wake-up at a
+// WaitNotBefore key, in place (Signal.Wake) or after CancelDeferWake is
+// an event as before. m must not be pending.
+func (p *Proc) DeferWake(m *Mark, d Duration) {
+	if p.poller || p.steps == nil {
+		return
+	}
+	p.wakeMark, p.wakeAfter = m, d
+}
+
+// CancelDeferWake undoes DeferWake if no notification has used it yet.
+func (p *Proc) CancelDeferWake() { p.wakeMark = nil }
+
+// WokeLate reports whether p's last wake-up was deferred (DeferWake), and
+// forgets it.
+func (p *Proc) WokeLate() bool {
+	l := p.late
+	p.late = false
+	return l
+}
+
+// wakeLate is p's wake-up by a notification now as a mark (DeferWake):
+// the mark takes the number the wake-up event would have, and p resumes
+// at the end of the wait that event would have begun.
+func (e *Engine) wakeLate(p *Proc) {
+	m := p.wakeMark
+	p.wakeMark, p.late = nil, true
+	e.SetMark(m, e.now)
+	e.PushAtMark(m, e.now+p.wakeAfter, p)
+}

@@ -213,6 +213,13 @@ type wgPhases struct {
 	what    string
 	skipped bool
 	smp     sample // a poll's deferred sample point (sample.go)
+	// A poll's wait whose wake-up runs no event (armLateWake): armed, and
+	// the mark the wake-up takes; resumeInPoll: the step body calls
+	// TryPollUntil first when resumed (ResumesInPoll).
+	armed        bool
+	wake         sim.Mark
+	resumeInPoll bool
+	pollAcq      bool // the poll in flight acquires before each load
 }
 
 // TryStore64 is Store64 in steps: the first call writes the L1 copy and
@@ -571,6 +578,9 @@ func (g *GPU) skipAtIssue(w *WG, a mem.Addr, cl *cline, d sim.Duration) bool {
 		*g.skips = append(*g.skips, w.Now()+d)
 	}
 	w.Proc.WaitNotBeforeMark(sig, w.ph.what, w.Now()+d, &w.ph.smp.mark)
+	if w.ph.pollAcq {
+		w.armLateWake()
+	}
 	return true
 }
 
@@ -578,6 +588,9 @@ func (g *GPU) skipAtIssue(w *WG, a mem.Addr, cl *cline, d sim.Duration) bool {
 // the line to be written; the word's value and true once cond holds
 // (no wait pending).
 func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint64) bool) (uint64, bool) {
+	if w.ph.armed {
+		w.disarm()
+	}
 	for {
 		if w.ph.skipped {
 			// Resumed from a load whose end was skipped (skipLoadEnd).
@@ -598,7 +611,7 @@ func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint6
 			}
 			w.ph.poll = 1
 		}
-		w.ph.until, w.ph.what = cond, what
+		w.ph.until, w.ph.what, w.ph.pollAcq = cond, what, acquire
 		v, ok := w.tryLoad64(a)
 		w.ph.until = nil
 		if !ok {
@@ -616,8 +629,66 @@ func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint6
 			continue
 		}
 		w.Wait(w.g.mem.WatchOnce(a), what) // asked again before the next wait
+		if acquire {
+			w.armLateWake()
+		}
 		return 0, false
 	}
+}
+
+// ResumesInPoll declares that the work-group's step body, resumed after a
+// wait of TryPollUntil, calls TryPollUntil again before anything else (a
+// kernel polling its flags), so that wake-up may run no event of its own
+// (armLateWake).
+func (w *WG) ResumesInPoll() { w.ph.resumeInPoll = true }
+
+// armLateWake makes the wake-up of a poll's wait (the line written) a mark
+// instead of an event (sim.Proc.DeferWake) when all that event would do is
+// start the next poll's system-scope acquire, in APU mode (the acquire is
+// the L1 invalidation and its wait) on a CU the work-group has to itself:
+// what the wake-up does then (forget the load it waited after, invalidate
+// the L1) acts on the work-group's own state and its CU's L1, which
+// nobody reads before the acquire ends, so it is done when the work-group
+// resumes there (lateWake), in the same order. A work-group placed on the
+// CU meanwhile (place) has it done first: the newcomer finds the L1 as
+// the wake-up left it.
+func (w *WG) armLateWake() {
+	g := w.g
+	if !w.ph.resumeInPoll || g.l2 != nil || w.cu.waves != w.waves || w.cu.armed != nil || !w.Proc.Stepping() {
+		return
+	}
+	w.ph.armed, w.cu.armed = true, w
+	w.Proc.DeferWake(&w.ph.wake, g.spec.Cycles(g.spec.L1InvCycles))
+}
+
+// disarm ends an armed wait (armLateWake): if its wake-up was a mark, what
+// that wake-up did is done now (lateWake); a wake-up not yet come is an
+// event again.
+func (w *WG) disarm() {
+	w.ph.armed, w.cu.armed = false, nil
+	if w.Proc.WokeLate() {
+		w.lateWake()
+		return
+	}
+	w.Proc.CancelDeferWake()
+}
+
+// lateWake does what the wake-up event of a poll's wait did (TryPollUntil
+// resumed by the write: the load it waited after is over) and the first
+// part of the next poll's system-scope acquire (the L1 invalidation, whose
+// wait the deferred wake-up already spent: the acquire resumes at its
+// end).
+func (w *WG) lateWake() {
+	if w.ph.skipped {
+		w.ph.skipped = false
+		w.ph.ldLine.skipper = nil
+		w.g.settled(w.ph.ldLine).loads--
+		w.ph.ldLine, w.ph.load = nil, 0
+	}
+	w.ph.poll = 0
+	w.cu.l1.clear()
+	w.g.stats.L1Invalidates++
+	w.ph.acquire = 1
 }
 
 func leUint64(b []byte) uint64 {

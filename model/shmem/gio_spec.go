@@ -12,7 +12,7 @@ import (
 type GIOSpec struct {
 	FieldStore          sim.Time `toml:"field_store" doc:"GPU store of one dynamic WQE field (the GPUrdma paper's 1.6 µs WQE write split evenly over its 8 fields: the split is a choice)" src:"DEFAULT"`
 	DBRecord            sim.Time `toml:"db_record" doc:"GPU write of the doorbell record before the MMIO doorbell" src:"DEFAULT"`
-	TemplateInstr       int      `toml:"template_instr" doc:"host instructions to template one WQE (static fields: rkey, QP number, wr_id)" src:"DEFAULT"`
+	TemplateInstr       int      `toml:"template_instr" doc:"host instructions to template one WQE (static fields: rkey, QP number, wr_id)" src:"DEFAULT" ref:"no source"`
 	PPBLines            int      `toml:"ppb_lines" doc:"PCIe-path (PPB) read cache on the NIC→GPU path, in 64 B lines (0: none)" src:"DEFAULT"`
 	PPBFlush            sim.Time `toml:"ppb_flush" doc:"PPB flush latency after its MMIO control write arrives" src:"DEFAULT"`
 	ShaderL2Maintenance bool     `toml:"shader_l2_maintenance" doc:"shaders have L2 maintenance operations, so NIC-visible pages stay L2-cacheable (the documents' recommendation)" src:"DOC"`
