@@ -197,6 +197,8 @@ func (w *WG) mustHaveBlocked(op string) {
 type wgPhases struct {
 	store, release, acquire, load, poll, args uint8
 	atomic                                    uint8        // TryAtomicLoad's phase
+	after                                     uint8        // TryStoreAfter's phase
+	afterMark                                 sim.Mark     // the end of its time before an uncached store
 	atRest                                    sim.Duration // its time from the sample point to its end
 	acqLines                                  int          // L2 lines the acquire invalidated
 	ldLine                                    *cline       // the L1 copy a pending load reads
@@ -270,6 +272,47 @@ func (w *WG) TryRelease(s Scope) bool {
 		w.g.writeBackAll(w.Proc)
 	}
 	return true
+}
+
+// TryStoreAfter is Sleep(d) followed by TryStore64(a, v): d of the
+// work-group's time (an instruction's cost before the store) and the
+// store. The first call waits (false); later ones advance the store until
+// it reports true, as TryStore64's calls do. To an L2-uncacheable page
+// the end of d runs no event: the store's issue there only counts it and
+// waits out the L1 cycles, so the engine keeps that instant's key as a
+// mark (sim.Mark) and the L1 wait's end is queued as the issue would have
+// queued it (same times and order; one event fewer per store).
+func (w *WG) TryStoreAfter(d sim.Duration, a mem.Addr, v uint64) bool {
+	switch w.ph.after {
+	case 0:
+		g := w.g
+		if w.ph.store == 0 && g.uncached != nil && g.Uncached(a) {
+			g.stats.Uncached++
+			w.ph.after = 2
+			t := w.Now() + d
+			g.e.SetMark(&w.ph.afterMark, t)
+			w.Proc.SleepAtMark(&w.ph.afterMark, t+g.spec.Cycles(g.spec.L1Cycles))
+			return false
+		}
+		w.ph.after = 1
+		w.Sleep(d)
+		return false
+	case 1:
+		if !w.TryStore64(a, v) {
+			return false
+		}
+	default:
+		w.storeToMem(a, v)
+	}
+	w.ph.after = 0
+	return true
+}
+
+// StoreAfter is Sleep(d) followed by Store64(a, v) (TryStoreAfter).
+func (w *WG) StoreAfter(d sim.Duration, a mem.Addr, v uint64) {
+	for !w.TryStoreAfter(d, a, v) {
+		w.mustHaveBlocked("StoreAfter")
+	}
 }
 
 // TryAtomicLoad is AtomicLoad in steps: the first call sleeps until the
