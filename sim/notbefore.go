@@ -59,7 +59,7 @@ func (p *Proc) WaitNotBeforeMark(s *Signal, what string, t Time, m *Mark) {
 	if !m.set || t < m.t {
 		panic(fmt.Sprintf("sim: WaitNotBeforeMark of %q: a pending mark not after the key", p.name))
 	}
-	p.WaitNotBefore(s, what, t, m.seq)
+	p.WaitNotBefore(s, what, t, max(m.seq, 1)) // (0 until a mark it is chained after passes)
 	p.keyMark = m
 }
 

@@ -197,6 +197,8 @@ func (w *WG) mustHaveBlocked(op string) {
 type wgPhases struct {
 	store, release, acquire, load, poll, args uint8
 	atomic                                    uint8        // TryAtomicLoad's phase
+	after                                     uint8        // TryStoreAfter's phase
+	afterMark                                 sim.Mark     // the end of its time before an uncached store
 	atRest                                    sim.Duration // its time from the sample point to its end
 	acqLines                                  int          // L2 lines the acquire invalidated
 	ldLine                                    *cline       // the L1 copy a pending load reads
@@ -217,7 +219,8 @@ type wgPhases struct {
 	armed        bool
 	wake         sim.Mark
 	resumeInPoll bool
-	pollAcq      bool // the poll in flight acquires before each load
+	pollAcq      bool     // the poll in flight acquires before each load
+	acq          sim.Mark // the end of an acquire that issued its load (acquireAndLoad)
 }
 
 // TryStore64 is Store64 in steps: the first call writes the L1 copy and
@@ -270,6 +273,47 @@ func (w *WG) TryRelease(s Scope) bool {
 		w.g.writeBackAll(w.Proc)
 	}
 	return true
+}
+
+// TryStoreAfter is Sleep(d) followed by TryStore64(a, v): d of the
+// work-group's time (an instruction's cost before the store) and the
+// store. The first call waits (false); later ones advance the store until
+// it reports true, as TryStore64's calls do. To an L2-uncacheable page
+// the end of d runs no event: the store's issue there only counts it and
+// waits out the L1 cycles, so the engine keeps that instant's key as a
+// mark (sim.Mark) and the L1 wait's end is queued as the issue would have
+// queued it (same times and order; one event fewer per store).
+func (w *WG) TryStoreAfter(d sim.Duration, a mem.Addr, v uint64) bool {
+	switch w.ph.after {
+	case 0:
+		g := w.g
+		if w.ph.store == 0 && g.uncached != nil && g.Uncached(a) {
+			g.stats.Uncached++
+			w.ph.after = 2
+			t := w.Now() + d
+			g.e.SetMark(&w.ph.afterMark, t)
+			w.Proc.SleepAtMark(&w.ph.afterMark, t+g.spec.Cycles(g.spec.L1Cycles))
+			return false
+		}
+		w.ph.after = 1
+		w.Sleep(d)
+		return false
+	case 1:
+		if !w.TryStore64(a, v) {
+			return false
+		}
+	default:
+		w.storeToMem(a, v)
+	}
+	w.ph.after = 0
+	return true
+}
+
+// StoreAfter is Sleep(d) followed by Store64(a, v) (TryStoreAfter).
+func (w *WG) StoreAfter(d sim.Duration, a mem.Addr, v uint64) {
+	for !w.TryStoreAfter(d, a, v) {
+		w.mustHaveBlocked("StoreAfter")
+	}
 }
 
 // TryAtomicLoad is AtomicLoad in steps: the first call sleeps until the
@@ -522,6 +566,11 @@ func (w *WG) skipLoadEnd(a mem.Addr, cl *cline, d sim.Duration) bool {
 // wait at the key (it would not have been taken either: skipLoadEnd
 // finds a waiter). It reports whether it skipped (the work-group waits).
 func (g *GPU) skipAtIssue(w *WG, a mem.Addr, cl *cline, d sim.Duration) bool {
+	return g.skipAtIssueAt(w, a, cl, w.Now()+d)
+}
+
+// skipAtIssueAt is skipAtIssue for a load ending at end.
+func (g *GPU) skipAtIssueAt(w *WG, a mem.Addr, cl *cline, end sim.Time) bool {
 	if cl.skipper != nil || cl.stored != 0 || g.keepLoadEnds || !w.Proc.Stepping() || w.ph.until(leUint64(cl.data[w.ph.ldOff:])) {
 		return false
 	}
@@ -532,9 +581,9 @@ func (g *GPU) skipAtIssue(w *WG, a mem.Addr, cl *cline, d sim.Duration) bool {
 	cl.skipper = w.Proc
 	w.ph.skipped = true
 	if g.skips != nil {
-		*g.skips = append(*g.skips, w.Now()+d)
+		*g.skips = append(*g.skips, end)
 	}
-	w.Proc.WaitNotBeforeMark(sig, w.ph.what, w.Now()+d, &w.ph.smp.mark)
+	w.Proc.WaitNotBeforeMark(sig, w.ph.what, end, &w.ph.smp.mark)
 	if w.ph.pollAcq {
 		w.armLateWake()
 	}
@@ -563,6 +612,9 @@ func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint6
 			// At the skipped end's own time and place: it runs now.
 		}
 		if w.ph.poll == 0 {
+			if acquire && w.acquireAndLoad(a, cond, what) {
+				return 0, false
+			}
 			if acquire && !w.tryAcquire(System) {
 				return 0, false
 			}
@@ -591,6 +643,49 @@ func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint6
 		}
 		return 0, false
 	}
+}
+
+// acquireAndLoad is a poll's system-scope acquire and the issue of its
+// load in one step, for a work-group alone on its CU in APU mode: the
+// acquire invalidates the L1 and waits gpu.l1_inv_cycles, and its end,
+// an event that only issued the load, becomes a mark (sim.Mark) after
+// which the load's sample point is chained (SetMarkAfter). The load's
+// fill at the acquire's start instead of its end reads nothing anyone
+// could change for it: the L1 is the work-group's alone and empty (no
+// work-group can be placed on the CU before the acquire ends: the
+// dispatch delay is longer), and memory's line is taken again up to the
+// sample point anyway (deferSample); a write before the end notifies the
+// skipped end's wait, which then runs at its key. It reports whether it
+// did (the work-group waits for the load).
+func (w *WG) acquireAndLoad(a mem.Addr, cond func(uint64) bool, what string) bool {
+	g := w.g
+	inv := g.spec.Cycles(g.spec.L1InvCycles)
+	if w.ph.acquire != 0 || g.l2 != nil || g.keepSamples || w.cu.waves != w.waves || g.dispatchDelay < inv ||
+		!w.Proc.Stepping() || (g.uncached != nil && g.Uncached(a)) || (g.c2c != nil && g.mem.PoolOf(a) == mem.Host) {
+		return false
+	}
+	// The acquire (tryAcquire's first part).
+	w.cu.l1.clear()
+	g.stats.L1Invalidates++
+	t1 := w.Now() + inv
+	g.e.SetMark(&w.ph.acq, t1)
+	// The load issued at t1 (tryLoad64's miss in APU mode, a poll's).
+	w.ph.poll, w.ph.load, w.ph.ldAddr = 1, 1, a
+	w.ph.until, w.ph.what, w.ph.pollAcq = cond, what, true
+	l := mem.Line(a)
+	w.ph.ldOff = a - l
+	g.stats.L1Misses++
+	cl := w.cu.l1.fill(l, g.mem, nil)
+	w.ph.readLater(cl)
+	d := g.missLat
+	sm := &w.ph.smp
+	g.e.SetMarkAfter(&sm.mark, &w.ph.acq, t1+g.sampleAt(a, d))
+	w.keepSample(cl, l)
+	if !g.skipAtIssueAt(w, a, cl, t1+d) {
+		w.SleepAtMark(&sm.mark, t1+d)
+	}
+	w.ph.until = nil
+	return true
 }
 
 // ResumesInPoll declares that the work-group's step body, resumed after a
