@@ -170,15 +170,21 @@ func (e *Engine) firstMark() Time { return e.marks[e.markHead].t }
 // then reports true and p does what that event did. A wake-up at a
 // WaitNotBefore key, in place (Signal.Wake) or after CancelDeferWake is
 // an event as before. m must not be pending.
-func (p *Proc) DeferWake(m *Mark, d Duration) {
+//
+// With on set, the notification calls on(m) first, m set at the wake-up's
+// key: it may do what the wake-up event and the events after it would have
+// done, as far as nobody else sees it before p resumes, and queue p's
+// resumption itself (PushAtMark on a mark chained after m), reporting
+// true; false leaves the resumption d later.
+func (p *Proc) DeferWake(m *Mark, d Duration, on func(m *Mark) bool) {
 	if p.poller || p.steps == nil {
 		return
 	}
-	p.wakeMark, p.wakeAfter = m, d
+	p.wakeMark, p.wakeAfter, p.wakeOn = m, d, on
 }
 
 // CancelDeferWake undoes DeferWake if no notification has used it yet.
-func (p *Proc) CancelDeferWake() { p.wakeMark = nil }
+func (p *Proc) CancelDeferWake() { p.wakeMark, p.wakeOn = nil, nil }
 
 // WokeLate reports whether p's last wake-up was deferred (DeferWake), and
 // forgets it.
@@ -192,8 +198,11 @@ func (p *Proc) WokeLate() bool {
 // the mark takes the number the wake-up event would have, and p resumes
 // at the end of the wait that event would have begun.
 func (e *Engine) wakeLate(p *Proc) {
-	m := p.wakeMark
-	p.wakeMark, p.late = nil, true
+	m, on := p.wakeMark, p.wakeOn
+	p.wakeMark, p.wakeOn, p.late = nil, nil, true
 	e.SetMark(m, e.now)
+	if on != nil && on(m) {
+		return
+	}
 	e.PushAtMark(m, e.now+p.wakeAfter, p)
 }

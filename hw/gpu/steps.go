@@ -221,6 +221,9 @@ type wgPhases struct {
 	resumeInPoll bool
 	pollAcq      bool     // the poll in flight acquires before each load
 	acq          sim.Mark // the end of an acquire that issued its load (acquireAndLoad)
+	// The armed poll's condition and the work-group's wakeAndLoad.
+	pollCond func(uint64) bool
+	wakeOn   func(*sim.Mark) bool
 }
 
 // TryStore64 is Store64 in steps: the first call writes the L1 copy and
@@ -585,6 +588,7 @@ func (g *GPU) skipAtIssueAt(w *WG, a mem.Addr, cl *cline, end sim.Time) bool {
 	}
 	w.Proc.WaitNotBeforeMark(sig, w.ph.what, end, &w.ph.smp.mark)
 	if w.ph.pollAcq {
+		w.ph.pollCond = w.ph.until
 		w.armLateWake()
 	}
 	return true
@@ -639,6 +643,7 @@ func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint6
 		}
 		w.Wait(w.g.mem.WatchOnce(a), what) // asked again before the next wait
 		if acquire {
+			w.ph.pollCond = cond
 			w.armLateWake()
 		}
 		return 0, false
@@ -710,7 +715,49 @@ func (w *WG) armLateWake() {
 		return
 	}
 	w.ph.armed, w.cu.armed = true, w
-	w.Proc.DeferWake(&w.ph.wake, g.spec.Cycles(g.spec.L1InvCycles))
+	if w.ph.wakeOn == nil {
+		w.ph.wakeOn = w.wakeAndLoad // made once per work-group
+	}
+	w.Proc.DeferWake(&w.ph.wake, g.spec.Cycles(g.spec.L1InvCycles), w.ph.wakeOn)
+}
+
+// wakeAndLoad is the wake-up of an armed poll (armLateWake) when the
+// line's write is notified, called then with the wake-up's mark m: when
+// the word now satisfies the poll's condition, the next poll's load will
+// not skip its end, so the wake-up's work, the acquire and the load's
+// issue are done now (lateWake, then as acquireAndLoad with the acquire's
+// end chained after m) and the work-group resumes at the load's end. Its
+// L1 is its own and the dispatch delay keeps newcomers off the CU until
+// the acquire is over; memory's line is taken again up to the sample
+// point. Otherwise (false) it resumes at the acquire's end, as
+// armLateWake does. The step body resumes in TryPollUntil with the same
+// word and condition (ResumesInPoll).
+func (w *WG) wakeAndLoad(m *sim.Mark) bool {
+	g := w.g
+	a := w.ph.ldAddr
+	inv := g.spec.Cycles(g.spec.L1InvCycles)
+	if g.keepSamples || g.dispatchDelay < inv || (g.uncached != nil && g.Uncached(a)) ||
+		(g.c2c != nil && g.mem.PoolOf(a) == mem.Host) || !w.ph.pollCond(g.mem.Load64(a)) {
+		return false
+	}
+	w.ph.armed, w.cu.armed = false, nil
+	w.Proc.WokeLate() // done here
+	w.lateWake()
+	t1 := w.Now() + inv
+	g.e.SetMarkAfter(&w.ph.acq, m, t1)
+	w.ph.acquire = 0
+	w.ph.poll, w.ph.load, w.ph.ldAddr = 1, 1, a
+	l := mem.Line(a)
+	w.ph.ldOff = a - l
+	g.stats.L1Misses++
+	cl := w.cu.l1.fill(l, g.mem, nil)
+	w.ph.readLater(cl)
+	d := g.missLat
+	sm := &w.ph.smp
+	g.e.SetMarkAfter(&sm.mark, &w.ph.acq, t1+g.sampleAt(a, d))
+	w.keepSample(cl, l)
+	g.e.PushAtMark(&sm.mark, t1+d, w.Proc)
+	return true
 }
 
 // disarm ends an armed wait (armLateWake): if its wake-up was a mark, what
