@@ -307,9 +307,11 @@ func allreduceCQs(cfg Config) error {
 			continue
 		}
 		for _, n := range cfg.Allreduce.Nodes {
-			if e := gpi.CQEntries(n, cfg.GNN.QPDepth); e > nic.MaxCQEntries {
+			// A CQ for e completions is a ring of the next power of two
+			// above e slots (verbs.CQRing), at most nic.MaxCQEntries.
+			if e, most := gpi.CQEntries(n, cfg.GNN.QPDepth), nic.MaxCQEntries-1; e > most {
 				return fmt.Errorf("%w: allreduce.nodes = %d: %s's GPI sizes each queue's CQ for a QP to every rank, 2(n-1) x gnn.qp_depth = %d entries, more than a CQ holds (%d); use gnn.qp_depth <= %d or at most %d nodes",
-					sim.ErrConfig, n, name, e, nic.MaxCQEntries, nic.MaxCQEntries/(2*(n-1)), nic.MaxCQEntries/(2*cfg.GNN.QPDepth)+1)
+					sim.ErrConfig, n, name, e, most, most/(2*(n-1)), most/(2*cfg.GNN.QPDepth)+1)
 			}
 		}
 	}

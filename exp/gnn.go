@@ -90,7 +90,11 @@ func runGPURdma(cfg Config, env Env) (*report.Result, error) {
 		j := jobs[i]
 		spec := variantSpec(cfg.GNN, j.variant)
 		spec.QPLoc, spec.CQLoc = j.qpLoc, j.cqLoc
-		return runGNN(cfg, env, fmt.Sprintf("%s %dB", j.variant, j.size), spec, func(r gnnRun) (err error) {
+		label := fmt.Sprintf("%s %dB", j.variant, j.size)
+		if i >= nSingle { // one trace process per placement, not four merged
+			label = fmt.Sprintf("placement QP %s CQ %s %dB", j.qpLoc, j.cqLoc, j.size)
+		}
+		return runGNN(cfg, env, label, spec, func(r gnnRun) (err error) {
 			results[i], err = workload.RdmaBW{Size: unit.Bytes(j.size), Msgs: j.msgs, Host: j.variant == "cpu"}.Run(r.c, strategy.GNNGPURDMA, r.cfg)
 			return err
 		})
@@ -138,13 +142,14 @@ func runGPURdma(cfg Config, env Env) (*report.Result, error) {
 		r := results[0]
 		memory.Rows = append(memory.Rows,
 			[]any{"QP (send + receive ring, doorbell record)", r.QPDepth, 64, r.QPBytes, "about 128 KB"},
-			[]any{"CQ", r.QPDepth, 64, r.CQBytes, "about 128 KB"})
+			[]any{"CQ (for one queue's completions)", r.CQBytes / 64, 64, r.CQBytes, "about 128 KB"})
 	}
 	res := &report.Result{Experiment: "gpurdma", Seed: cfg.Run.Seed, Tables: []report.Table{single, breakdown, placement, memory}, Plot: plot}
 	res.Notes = append(gnnPresetNote(cfg),
 		"variants are cumulative: reuse = +WQE reuse, pipeline = +pipelining, batch = +reduced doorbells (each a gnn.* flag)",
 		"time = first WQE write to the last message's CQE, one GPU thread, writes into remote host memory",
-		"placement: bandwidth and latency with every optimisation on (the paper's best single-thread configuration); latency = one 8 B write, post to CQE (WQE reuse: only the changing fields written)")
+		"placement: bandwidth and latency with every optimisation on (the paper's best single-thread configuration); latency = one 8 B write, post to CQE (WQE reuse: only the changing fields written)",
+		"memory: a CQ asked for the queue's gnn.qp_depth completions gets a ring of the next power of two above that many 64 B slots, as the Mellanox verbs provider allocates it (rdma-core's mlx5 create_cq)")
 	return res, nil
 }
 

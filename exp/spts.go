@@ -153,7 +153,7 @@ func spTSReport(cfg Config, jobs []spTSJob, results []workload.SpTSResult, mats 
 	l2 := report.Table{Name: "l2-off", Columns: []string{"class", "stands_for", "l2off_us", "l2on_us", "overhead_pct", "documents_pct",
 		"bulk_hit_rate_off", "bulk_hit_rate_on", "source"}}
 	size := fmt.Sprintf("%d rows", p.Rows)
-	scaled := fmt.Sprintf("scaled down to spts.rows = %d rows", p.Rows)
+	scaled := fmt.Sprintf("scaled down to spts.rows = %d rows (the solve is simulated a wavefront per row and a message per remote value, about 1-2 KB of memory per row: at their real 0.32-24 M rows, spts.rows = 0, only ASIC_320ks runs in minutes, the others take hours and 2.5-48 GB, docs/gnn.md)", p.Rows)
 	if p.Rows == 0 {
 		size, scaled = "real sizes", "each at its reference's real row count (spts.rows = 0)"
 	}

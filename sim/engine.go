@@ -32,8 +32,13 @@ type Engine struct {
 	pollerProcs           []*Proc // the live pollers, in the order they became pollers
 	pollerPending         int
 	pollerRuns, idleEpoch uint64
-	partition             bool // one of several partitions (parallel.go): PollIdle never says frozen
-	keyMax                Time // the latest key of a skipped event (WaitNotBefore)
+	partition             bool   // one of several partitions (parallel.go): PollIdle never says frozen
+	keyMax                Time   // the latest key of a skipped event (WaitNotBefore)
+	relays                uint64 // wake-ups that relayed a sleep (ThenSleep)
+	// marks holds the pending marks (mark.go) from markHead on, in key order.
+	marks       []*Mark
+	markHead    int
+	marksPassed uint64
 }
 
 // New returns an engine at time zero whose random streams derive from seed.
@@ -53,8 +58,9 @@ func (e *Engine) Events() uint64 { return e.events }
 // Live returns the number of processes that have not finished.
 func (e *Engine) Live() int { return len(e.procs) }
 
-// Pending returns the number of events waiting in the queue.
-func (e *Engine) Pending() int { return e.queue.len() }
+// Pending returns the number of events waiting in the queue, counting
+// each pending mark (mark.go) as the event it stands for.
+func (e *Engine) Pending() int { return e.queue.len() + len(e.marks) - e.markHead }
 
 // At schedules fn to run at absolute time t. Scheduling into the past is a
 // simulator bug and panics; a negative t, which only an int64 overflow of
@@ -182,8 +188,12 @@ func (e *Engine) RunUntil(limit Time) (err error) {
 func (e *Engine) runEvents(limit Time) (later bool) {
 	e.stopped = false
 	for !e.stopped {
+		if e.markHead < len(e.marks) {
+			e.passMarks(limit)
+		}
 		t, ev, ok, later := e.queue.next(limit)
 		if !ok {
+			later = later || e.pendingMarks() // (passMarks left only marks after limit)
 			if e.keyMax > e.now && e.keyMax <= limit {
 				e.now = e.keyMax // a skipped event ran last (notbefore.go)
 			}

@@ -51,6 +51,18 @@ func (p *Proc) WaitNotBefore(s *Signal, what string, t Time, seq uint64) {
 	p.since = t // the skipped event's wait begins there (deadlock reports)
 }
 
+// WaitNotBeforeMark is WaitNotBefore for an event that an event at mark
+// m's key would have scheduled at t (t not before m's time): its key's
+// sequence number is the one m takes when the run passes it, which
+// PushAtMark would have given the event. m must carry no deferred event.
+func (p *Proc) WaitNotBeforeMark(s *Signal, what string, t Time, m *Mark) {
+	if !m.set || t < m.t {
+		panic(fmt.Sprintf("sim: WaitNotBeforeMark of %q: a pending mark not after the key", p.name))
+	}
+	p.WaitNotBefore(s, what, t, max(m.seq, 1)) // (0 until a mark it is chained after passes)
+	p.keyMark = m
+}
+
 // Stepping reports whether p runs as steps now (a step process, or a
 // coroutine lending its process to RunSteps), as WaitNotBefore needs.
 func (p *Proc) Stepping() bool { return p.steps != nil }
@@ -87,12 +99,20 @@ func (p *Proc) Nudge() {
 // ahead (true; the caller drops p from the signal's waiters); otherwise p
 // becomes a plain waiter (false).
 func (e *Engine) wakeAtKey(p *Proc) bool {
-	t, seq := p.keyT, p.keySeq
-	p.keySeq, p.keySig = 0, nil
+	t, seq, m := p.keyT, p.keySeq, p.keyMark
+	p.keySeq, p.keySig, p.keyMark = 0, nil, nil
+	if m != nil {
+		if m.got == 0 { // the mark, and so the key after it, is still ahead
+			p.keyWoke, p.wakeMark, p.wakeOn = true, nil, nil
+			e.PushAtMark(m, t, p) // with the number the mark takes
+			return true
+		}
+		seq = m.got
+	}
 	if !e.runsBefore(t, seq) {
 		return false
 	}
-	p.keyWoke = true
+	p.keyWoke, p.wakeMark, p.wakeOn = true, nil, nil // resumed at the key: an event as before
 	if p.poller {
 		e.pollerPending++
 		p.pending++

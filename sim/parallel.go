@@ -226,6 +226,9 @@ func (g *Group) nextLimit() (Time, bool) {
 		if e.queue.len() > 0 {
 			start, ok = min(start, e.queue.peekTime()), true
 		}
+		if e.pendingMarks() { // a mark stands for an event at its time
+			start, ok = min(start, e.firstMark()), true
+		}
 	}
 	return start.Add(g.look - 1), ok
 }

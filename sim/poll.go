@@ -75,8 +75,9 @@ func (e *Engine) wake(t Time, p *Proc) {
 	e.AtH(t, p, 0)
 }
 
-// epoch counts the events that were no poller's wake-up.
-func (e *Engine) epoch() uint64 { return e.events - e.pollerRuns }
+// epoch counts the events that were no poller's wake-up, and the marks
+// passed (each stands for such an event: mark.go).
+func (e *Engine) epoch() uint64 { return e.events - e.pollerRuns + e.marksPassed }
 
 // PollStart marks the start of one of poller p's rounds: an idle round
 // counts only if no other event ran while it lasted (a round that yields
@@ -99,7 +100,7 @@ func (p *Proc) PollBusy() {
 // began.
 func (p *Proc) PollIdle() bool {
 	e := p.e
-	if !p.poller || e.partition || e.queue.len() != e.pollerPending { // another partition's events are not seen here
+	if !p.poller || e.partition || e.queue.len() != e.pollerPending || e.pendingMarks() { // another partition's events are not seen here
 		return false
 	}
 	if e.epoch() != p.roundAt { // another agent ran during the round: its polls may be stale

@@ -192,6 +192,16 @@ func (q *eventQueue) pop() (Time, event) {
 	return q.popDue()
 }
 
+// peekKey returns the earliest pending key. The queue must not be empty.
+func (q *eventQueue) peekKey() (Time, uint64) {
+	if q.dueFirst() {
+		d := &q.due[q.dueHead]
+		return d.t, d.seq
+	}
+	k := q.heap.min()
+	return k.t, k.seq
+}
+
 // peekTime returns the earliest pending time. The queue must not be empty.
 func (q *eventQueue) peekTime() Time {
 	if q.dueFirst() {

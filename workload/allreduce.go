@@ -35,6 +35,9 @@ type Allreduce struct {
 	// verbs) as their blocking loops instead of one state machine each:
 	// the reference their step forms are tested against.
 	loopWGs bool
+	// reports, when not nil, receives each node's device-shmem report by
+	// rank (tests compare service threads' counts).
+	reports []shmem.Report
 }
 
 // AllreduceResult is what one run measured.
@@ -155,6 +158,9 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 			var rep shmem.Report
 			rep, err = a.multiRing(nd, dev, lay, base)
 			energy[nd.Rank] = rep.Energy.Total()
+			if a.reports != nil {
+				a.reports[nd.Rank] = rep
+			}
 		case "device-verbs":
 			err = a.verbsRingRun(nd, gw, lay, base)
 		case "host", "kernel-boundary":
@@ -199,13 +205,16 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	return res, nil
 }
 
-// fill writes node r's input into every subslot. Inputs repeat with
-// period inputPeriod, so each subslot is a copy out of one pattern
-// (memmove speed).
+// fill writes node r's input into every subslot, and zeros into its
+// padding and sequence word, so every byte of the data part: a node
+// memory recycled from the sweep's point before is then not cleared
+// first (Memory.BytesToWrite), one pass over the vector instead of two.
+// Inputs repeat with period inputPeriod, so each subslot is a copy out of
+// one pattern (memmove speed).
 func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
 	// The data part only: the receive slots are not reached before their
 	// payloads land (Memory.ScratchSlots keeps them apart).
-	all := m.Bytes(base, int(l.recvBase))
+	all := m.BytesToWrite(base, int(l.recvBase))
 	if all == nil {
 		return
 	}
@@ -216,6 +225,7 @@ func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
 			off, nb := l.sub(k, s)
 			elemOff, _ := l.slice(k, s)
 			pat.copyTo(all[off:off+nb], l.chunkOff[k]+elemOff)
+			clear(all[off+nb : off+pad8(nb)+8])
 		}
 		return nil
 	})
@@ -946,6 +956,7 @@ func (a Allreduce) gputn(nd *strategy.Node, l *ringLayout, base mem.Addr) error 
 		t := &ringTNWG{l: l, base: base, i: i, s: wg.ID, steps: steps, wgSize: a.WGSize, trig: trig, reg: reg, limit: limit}
 		t.cond = func(v uint64) bool { return v == t.want }
 		t.regCond = func(v uint64) bool { return v >= t.need }
+		wg.ResumesInPoll() // Step resumes a poll's wait in TryPollUntil (gate, tnPoll)
 		return t
 	}})
 	// Every send of the schedule (node i's put of each step and slice to

@@ -196,6 +196,9 @@ func (r *shmemRingSteps) Step(p *sim.Proc) bool {
 			if !r.ctx.TryCall(p) {
 				continue
 			}
+			if r.err = r.ctx.CallErr(); r.err != nil {
+				return true
+			}
 			r.begun = false
 			r.off += shmemChunk
 		case ringWait:

@@ -48,7 +48,7 @@ type RdmaBWResult struct {
 	QPMemBytes uint64 // verbs memory of node 0 (QP + CQ)
 	QPBytes    uint64 // of which the QP: send and receive rings, doorbell record
 	CQBytes    uint64 // of which the CQ rings
-	QPDepth    int    // WQEs per send ring (and CQEs per CQ)
+	QPDepth    int    // WQEs per send ring (and completions each CQ is asked for)
 	Verified   bool
 }
 

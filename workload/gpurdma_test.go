@@ -201,3 +201,29 @@ func TestReorderHazardNeedsValidation(t *testing.T) {
 		t.Fatalf("hazard off: %v", err)
 	}
 }
+
+// The memory report's QP and CQ buffers are the GPUrdma paper's "about
+// 128 KB each" for one 1024-WQE queue: the QP is its send and receive
+// rings of 64 B WQEs, the CQ a ring of 2048 64 B CQEs because the verbs
+// provider rounds a CQ asked for 1024 completions up to the next power
+// of two above (a CQ of exactly 1024 slots would be 64 KiB).
+func TestQPAndCQBuffersAreAbout128KB(t *testing.T) {
+	r, err := RdmaBW{Size: 8, Msgs: 4}.Run(gpurdmaCluster(t, nil), strategy.GNNGPURDMA, gnnConfig(nil))
+	if err != nil || !r.Verified {
+		t.Fatalf("%v, verified %v", err, r.Verified)
+	}
+	if r.QPDepth != 1024 {
+		t.Fatalf("QP depth %d, want the paper's 1024", r.QPDepth)
+	}
+	for _, b := range []struct {
+		name  string
+		bytes uint64
+	}{{"QP", r.QPBytes}, {"CQ", r.CQBytes}} {
+		if b.bytes < 120<<10 || b.bytes > 136<<10 {
+			t.Errorf("%s buffer %d B, want about 128 KB", b.name, b.bytes)
+		}
+	}
+	if r.QPMemBytes != r.QPBytes+r.CQBytes {
+		t.Errorf("verbs memory %d B, want QP %d + CQ %d", r.QPMemBytes, r.QPBytes, r.CQBytes)
+	}
+}

@@ -84,3 +84,34 @@ func TestLaunchCostProvenancePerPreset(t *testing.T) {
 		}
 	}
 }
+
+// Every stage of the HCA's pipeline on the verbs presets (doorbell and
+// command processing, engines, per-QP window, DMA read tags and request
+// size, BlueFlame, the PCIe path and the PLX switch) says where its value
+// comes from, or is marked as a value nobody publishes (a knob listed
+// with every result): none is a bare [DEFAULT].
+func TestHCAPipelineStagesAreSourced(t *testing.T) {
+	stages := []string{"nic.cmd_latency", "nic.verbs_engines", "nic.verbs_wqe_cost", "nic.verbs_qp_inflight", "nic.read_tags",
+		"nic.verbs_blueflame", "pcie.latency", "pcie.max_read_request", "pcie.p2p_read_latency", "pcie.switch_latency"}
+	for _, preset := range []string{"gpurdma", "gio"} {
+		cfg, err := exp.DefaultConfig(preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, p := range List(cfg) {
+			if !slices.Contains(stages, p.Name) {
+				continue
+			}
+			seen[p.Name] = true
+			if p.Src == "DEFAULT" && p.Ref == "" {
+				t.Errorf("%s on %s: [DEFAULT] %s with no source and not marked as a knob", p.Name, preset, p.Value)
+			}
+		}
+		for _, s := range stages {
+			if !seen[s] {
+				t.Errorf("%s: no parameter %s", preset, s)
+			}
+		}
+	}
+}

@@ -302,6 +302,18 @@ var docPresetSources = map[string]map[string]Source{
 			"100 ns), paid by every access of the GPU or the HCA to host memory (CQ polls and fence reads of host memory, WQE fetches " +
 			"from it, CQE writes into it); peer-to-peer transactions turn around in the switch"},
 		"nic.verbs_qp_inflight": {"DEFAULT", "per-QP outstanding requests of a Connect-IB (max_qp_rd_atom = 16 in ibv_devinfo)"},
+		// The HCA's command processing, engine count and per-WQE engine
+		// time are not published for any Mellanox HCA: knobs, printed
+		// with every result.
+		"nic.cmd_latency":    noSource,
+		"nic.verbs_engines":  noSource,
+		"nic.verbs_wqe_cost": noSource,
+		// The one-way latency through the K40c's or the HCA's link and the
+		// root complex is not published either (the qpcpu-cqcpu entry's
+		// miss rests on it, docs/validation.md).
+		"pcie.latency":          noSource,
+		"pcie.max_read_request": {"DEFAULT", "the PCI Express Base Specification's reset value of Max_Read_Request_Size, 512 B; the paper gives none"},
+		"nic.verbs_blueflame":   {"DEFAULT", "the GPUrdma paper does not mention BlueFlame: every WQE is fetched by DMA"},
 	},
 	"gio": {
 		"gpu.launch": {"DEFAULT", "ROCm-era Vega10 hipLaunchKernel of an empty kernel: no verified public measurement; " +
@@ -311,6 +323,13 @@ var docPresetSources = map[string]map[string]Source{
 		"pcie.p2p_read_latency": {"DEFAULT", "0: a BAR read of GPU memory is served from HBM, whose latency the preset sets equal to host DRAM's (gpu.mem_latency = cpu.dram_latency = 80 ns)"},
 		"nic.read_tags":         {"DEFAULT", "the FDR HCA's value of preset gpurdma"},
 		"nic.verbs_qp_inflight": {"DEFAULT", "the FDR HCA's value of preset gpurdma"},
+		"nic.cmd_latency":       noSource,
+		"nic.verbs_engines":     noSource,
+		"nic.verbs_wqe_cost":    noSource,
+		"pcie.latency":          noSource,
+		"pcie.max_read_request": {"DEFAULT", "the PCI Express Base Specification's reset value of Max_Read_Request_Size, 512 B; the slides give none"},
+		"pcie.switch_latency":   {"DEFAULT", "0: the GIO slides name no PCIe switch between the GPU and the NIC"},
+		"nic.verbs_blueflame":   {"DEFAULT", "the GIO slides do not mention BlueFlame: every WQE is fetched by DMA, as on preset gpurdma"},
 	},
 }
 

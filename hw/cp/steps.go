@@ -354,3 +354,71 @@ func (t *Thread) tryRelease() bool {
 	}
 	return true
 }
+
+// Relayed polls (sim.Proc.ThenSleep): a service thread whose poll of an
+// empty slot has read the line at the L2 knows what its next two events
+// do — the load's latency ends (the line fills the L1, the word is
+// loaded), the poll's instructions run, then the next poll's acquire
+// marker invalidates the L1 — none of which another agent reads while it
+// sleeps. Its process relays those wake-ups and the thread catches up
+// here when its body runs again.
+
+// Relayable reports whether the thread's polls can be relayed: an L1 the
+// acquire marker invalidates, an invalidation that takes time, and a core
+// of its own (no time-slicing decides anything on the way).
+func (t *Thread) Relayable() bool {
+	return !t.cp.spec.CoherentL1 && t.cp.g.Spec().L1InvCycles > 0 && t.slot.Alone()
+}
+
+// PendingLoad returns the word the stepped load in progress returns and
+// the time its latency ends, when it has read its line at the L2 and
+// sleeps through that latency (ok); else ok is false.
+func (t *Thread) PendingLoad() (v uint64, end sim.Time, ok bool) {
+	d, slept := t.slot.Sleeping()
+	if t.st.op != stepLoad || t.st.phase != loadMiss || !slept {
+		return 0, 0, false
+	}
+	return binary.LittleEndian.Uint64(t.st.data[t.st.off:]), t.Now() + d, true
+}
+
+// FinishLoadRelayed ends the pending load as its relayed wake-up would
+// have (Try), without filling the L1 when fill is false: the acquire
+// marker that follows invalidates it anyway.
+func (t *Thread) FinishLoadRelayed(fill bool) {
+	if fill {
+		if !t.Try() {
+			panic("cp: a relayed load did not end")
+		}
+		return
+	}
+	if !t.slot.TryBusy() {
+		panic("cp: a relayed load did not end")
+	}
+	t.st.val = binary.LittleEndian.Uint64(t.st.data[t.st.off:])
+	t.st.op = stepNone
+}
+
+// InstrTime is the time n instructions hold the core (BeginInstr).
+func (t *Thread) InstrTime(n int) sim.Duration {
+	return t.cp.spec.Freq.Cycles(float64(n) / t.cp.ipc)
+}
+
+// AcquireTime is the time the acquire marker's L1 invalidation holds the
+// core (BeginAcquire).
+func (t *Thread) AcquireTime() sim.Duration { return t.cp.g.Spec().Cycles(t.cp.g.Spec().L1InvCycles) }
+
+// BeginInstrRelayed is BeginInstr(n) whose sleep the process already
+// relays: d is InstrTime(n), positive.
+func (t *Thread) BeginInstrRelayed(n int, d sim.Duration) {
+	t.n.Instr += uint64(n)
+	t.slot.RelayedBusy(d)
+	t.st.op = stepBusy
+}
+
+// BeginAcquireRelayed is BeginAcquire whose sleep the process already
+// relays (Relayable): d is AcquireTime().
+func (t *Thread) BeginAcquireRelayed(d sim.Duration) {
+	t.invalidateL1()
+	t.slot.RelayedBusy(d)
+	t.st.op = stepBusy
+}

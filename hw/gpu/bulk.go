@@ -158,7 +158,7 @@ func (w *WG) peek(a mem.Addr) uint64 {
 	l := mem.Line(a)
 	off := a - l
 	if cl := w.cu.l1.get(l); cl != nil {
-		return binary.LittleEndian.Uint64(cl.data[off:])
+		return binary.LittleEndian.Uint64(g.settled(cl).data[off:])
 	}
 	if g.l2 == nil {
 		return g.mem.Load64(a)

@@ -40,6 +40,10 @@ type cline struct {
 	// its end (WG.skipLoadEnd): a store into the copy before that end
 	// would change what the load returns, so it nudges the work-group.
 	skipper *sim.Proc
+	// pend is the deferred sample point of the pending poll load that
+	// filled the copy (sample.go): memory's data the copy takes when it is
+	// first read after the point (GPU.settled).
+	pend *sample
 }
 
 // release offers cl, which has left the cache, for reuse unless a pending

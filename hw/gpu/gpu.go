@@ -61,6 +61,13 @@ type GPU struct {
 	// the two.
 	keepLoadEnds bool
 	skips        *[]sim.Time
+	// samples are the deferred sample points of poll loads whose keys
+	// are still ahead (sample.go); sampleHook: touched is registered with
+	// the memory. keepSamples runs every sample point as an event (tests
+	// compare the two).
+	samples     []*sample
+	sampleHook  bool
+	keepSamples bool
 }
 
 // Stats counts GPU activity.
@@ -82,6 +89,9 @@ type computeUnit struct {
 	l1       *cache
 	port     *mem.Server // the L1–L2 path of bulk accesses (nil: unlimited)
 	lsu      *mem.Server // the load/store path of streaming copies and reductions (nil: unlimited)
+	// armed is the work-group alone on the CU whose poll's wake-up runs no
+	// event (WG.armLateWake); nil when none.
+	armed *WG
 }
 
 // New returns a GPU using node memory m and the node's memory server dram.
@@ -434,6 +444,9 @@ func (g *GPU) place(k *Kernel, waves int) *computeUnit {
 		cu := g.cus[g.rr]
 		g.rr = (g.rr + 1) % len(g.cus)
 		if cu.waves+waves <= maxWaves && cu.lds+k.LDS <= g.spec.LDSPerCU {
+			if w := cu.armed; w != nil {
+				w.disarm() // the newcomer shares the L1: as the wake-up left it
+			}
 			cu.waves += waves
 			cu.lds += k.LDS
 			return cu

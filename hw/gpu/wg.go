@@ -128,13 +128,9 @@ func (w *WG) AtomicLoad64(a mem.Addr) uint64 {
 // reads several words of the line, or a structure the word stands for,
 // reads them there); the call returns when the data is back in the core.
 func (w *WG) AtomicLoad(a mem.Addr, read func()) {
-	d := w.g.farLoad(a, w.g.missLat)
-	s := w.g.sampleAt(a, d)
-	w.Sleep(s)
-	w.mustHaveBlocked("AtomicLoad64")
-	read()
-	w.Sleep(d - s)
-	w.mustHaveBlocked("AtomicLoad64")
+	for !w.TryAtomicLoad(a, read) {
+		w.mustHaveBlocked("AtomicLoad64")
+	}
 }
 
 // Store64 writes v through the L1. In APU mode it reaches memory through

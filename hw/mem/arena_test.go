@@ -65,3 +65,104 @@ func TestArenaRecyclesZeroedBackings(t *testing.T) {
 		t.Errorf("after Trim(0): %d idle backings, want 0", idle)
 	}
 }
+
+// A backing mapped for an arena is long enough that the next memory's
+// allocation a few pages larger (another strategy's layout of the same
+// point) takes it instead of mapping and faulting in its own, and reads
+// as zeros there; one larger than the rounding leaves maps its own.
+func TestArenaBackingFitsASlightlyLargerAllocation(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("backings are mapped on Linux only")
+	}
+	a := NewArena()
+	defer a.Close()
+	const size = 16654272 // a 64-node GHN_APU node's layout in the main job
+	first := New("first", true)
+	first.UseArena(a)
+	x := first.Alloc(Host, size, "buf")
+	b := first.Bytes(x, size)
+	for i := range b {
+		b[i] = byte(i%251 + 1)
+	}
+	was := &b[0]
+	first.Release()
+	for _, c := range []struct {
+		name   string
+		size   int
+		reused bool
+	}{
+		{"8 KiB larger (GPU-TN's layout)", size + 8<<10, true},
+		{"past the rounding", arenaSize(size) + pageSize, false},
+	} {
+		m := New(c.name, true)
+		m.UseArena(a)
+		y := m.Alloc(Host, uint64(c.size), "buf")
+		got := m.Bytes(y, c.size)
+		if (&got[0] == was) != c.reused {
+			t.Errorf("%s: recycled=%v, want %v", c.name, &got[0] == was, c.reused)
+		}
+		for i, v := range got {
+			if v != 0 {
+				t.Fatalf("%s: byte %d = %d, want 0", c.name, i, v)
+			}
+		}
+		for i := range got {
+			got[i] = 9
+		}
+		m.Release()
+	}
+}
+
+// arenaSize rounds up by less than a sixteenth and to whole pages.
+func TestArenaSizeRoundsUpALittle(t *testing.T) {
+	for _, n := range []int{1, pageSize, mapMin, mapMin + 1, 16654272, 16662400, 16523136, 1<<30 + 7} {
+		got := arenaSize(n)
+		if got < n || got%pageSize != 0 || float64(got-n) > float64(n)/16+pageSize {
+			t.Errorf("arenaSize(%d) = %d: want a page multiple in [n, n + n/16]", n, got)
+		}
+	}
+	if arenaSize(16654272) != arenaSize(16662400) {
+		t.Errorf("the main job's 64-node GHN_APU and GPU-TN layouts round to %d and %d, want one size", arenaSize(16654272), arenaSize(16662400))
+	}
+}
+
+// An access through BytesToWrite that backs a region with a recycled
+// backing leaves the range it writes as it was (the caller overwrites it)
+// and clears the rest: the region outside that range reads as zeros.
+func TestBytesToWriteBacksWithoutClearingItsRange(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("backings are mapped on Linux only")
+	}
+	a := NewArena()
+	defer a.Close()
+	const size = 6 << 20
+	first := New("first", true)
+	first.UseArena(a)
+	x := first.Alloc(Host, size, "buf")
+	b := first.Bytes(x, size)
+	for i := range b {
+		b[i] = 0xAB
+	}
+	first.Release()
+	m := New("m", true)
+	m.UseArena(a)
+	y := m.Alloc(Host, size, "buf")
+	lo, n := 3*pageSize+5, 2<<20
+	w := m.BytesToWrite(y+Addr(lo), n)
+	if w[0] != 0xAB || w[n-1] != 0xAB {
+		t.Errorf("the written range was cleared first (%#x, %#x): the fill's second pass is back", w[0], w[n-1])
+	}
+	for i := range w {
+		w[i] = 1
+	}
+	got := m.Bytes(y, size)
+	for i, v := range got {
+		want := byte(0)
+		if i >= lo && i < lo+n {
+			want = 1
+		}
+		if v != want {
+			t.Fatalf("byte %d = %#x, want %#x (outside the written range a recycled backing reads as zeros)", i, v, want)
+		}
+	}
+}

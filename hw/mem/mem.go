@@ -344,22 +344,27 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 		return nil
 	}
 	c, l := r.ctrl, Line(a)
-	// The search's answer is often the previous one (a read right after
-	// HasData of the same range, the next packet of a message): checking
-	// it touches two entries instead of a binary search's dozen, most of
-	// them cache misses at a thousand nodes.
-	lo := r.ctrlHint
-	if lo > len(c) || lo < len(c) && c[lo].line < l || lo > 0 && c[lo-1].line >= l {
-		if r.ctrlIdx == nil || len(c) > 2*r.ctrlIdxN+16 {
-			r.indexCtrl()
-		}
-		b := int((l - r.base) >> r.ctrlShift)
-		lo = int(r.ctrlIdx[b])
-		hi := int(r.ctrlIdx[b+1])
-		if hi == r.ctrlIdxN {
-			// No indexed line after block b: the lines appended since the
-			// index was built (MarkControl) may be.
-			hi = len(c)
+	if r.ctrlIdx == nil || len(c) > 2*r.ctrlIdxN+16 {
+		r.indexCtrl()
+	}
+	// The block index first: where its block holds at most one line (lines
+	// at a regular stride, indexCtrl), it and that line are all a search
+	// reads, two cache misses at a thousand nodes.
+	b := int((l - r.base) >> r.ctrlShift)
+	lo := int(r.ctrlIdx[b])
+	hi := int(r.ctrlIdx[b+1])
+	if hi == r.ctrlIdxN {
+		// No indexed line after block b: the lines appended since the
+		// index was built (MarkControl) may be.
+		hi = len(c)
+	}
+	if hi-lo > 1 {
+		// Otherwise the answer is often the previous one (a read right
+		// after HasData of the same range, the next packet of a message):
+		// checking it touches two entries instead of a binary search's
+		// several, most of them cache misses at a thousand nodes.
+		if h := r.ctrlHint; h >= lo && h <= hi && (h == len(c) || c[h].line >= l) && (h == 0 || c[h-1].line < l) {
+			lo, hi = h, h
 		}
 		for lo < hi { // the first line ≥ l (sort.Search, without its closure call per probe)
 			if m := int(uint(lo+hi) >> 1); c[m].line < l {
@@ -369,10 +374,15 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 			}
 		}
 		r.ctrlHint = lo
+	} else if lo < hi && c[lo].line < l {
+		lo++
 	}
-	hi := lo
+	hi = lo
 	for hi < len(c) && c[hi].line < a+Addr(n) {
 		hi++
+		if c[hi-1].line+LineSize >= a+Addr(n) {
+			break // the next line is past the range: not read (a miss at a thousand nodes)
+		}
 	}
 	if hi == lo { // note the gap the range lies in
 		r.gapLo, r.gapHi = r.base, r.base+Addr(r.size)
@@ -388,11 +398,23 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 
 // indexCtrl builds r's block index of control lines: ctrlIdx[b] is the
 // position in ctrl of the first line at or after the start of block b
-// (blocks of 1 << ctrlShift bytes from r.base, at least 4 KiB and about
-// one per control line, so the index is smaller than the lines).
+// (blocks of 1 << ctrlShift bytes from r.base). A block is no larger than
+// the closest two lines are apart, so it holds at most one line and a
+// search reads the index and the line it finds, nothing between (lines
+// at a regular stride, as GPU-TN's flags and sequence words every 520
+// bytes at a thousand nodes, need no binary search at all), unless that
+// makes the index more than twice the lines' count in entries (4 bytes
+// each against a line's 72): then blocks grow.
 func (r *region) indexCtrl() {
-	shift := uint(12)
-	for r.size>>shift > uint64(len(r.ctrl))+1 {
+	gap := uint64(1) << 62
+	for i := 1; i < len(r.ctrl); i++ {
+		gap = min(gap, uint64(r.ctrl[i].line-r.ctrl[i-1].line))
+	}
+	shift := uint(6)
+	for uint64(1)<<(shift+1) <= gap && shift < 40 {
+		shift++
+	}
+	for r.size>>shift > 2*uint64(len(r.ctrl))+64 {
 		shift++
 	}
 	nb := int(r.size>>shift) + 2 // the last partial block and an end marker
@@ -946,9 +968,10 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 }
 
 // BytesToWrite is Bytes for a caller that writes every byte of the range
-// before it reads any of them (a DMA landing): where the range lies in a
-// receive slot whose buffer held an earlier slot's bytes (ScratchSlots),
-// those it overwrites are not cleared first.
+// before it reads any of them (a DMA landing, a workload's input fill):
+// where the range lies in a receive slot whose buffer held an earlier
+// slot's bytes (ScratchSlots), or in a backing recycled from an arena
+// that this access maps in, those it overwrites are not cleared first.
 func (m *Memory) BytesToWrite(a Addr, n int) []byte {
 	r, err := m.find(a, n)
 	if err != nil {
@@ -962,6 +985,14 @@ func (m *Memory) BytesToWrite(a Addr, n int) []byte {
 			}
 			return r.slotBytesToWrite(k, off, n)
 		}
+	}
+	if r.data == nil && r.lazy && !r.sparse && r.pages == nil {
+		// The first access backs the region: a recycled backing's bytes
+		// in the range are not cleared first (a ring's input fill
+		// writes the whole vector into a node memory of the point
+		// before).
+		off := int(a - r.base)
+		r.backFor(m, off, off+n)
 	}
 	return r.bytes(m, a, n)
 }
@@ -999,13 +1030,18 @@ func (r *region) bytes(m *Memory, a Addr, n int) []byte {
 
 // back gives a lazily allocated region its bytes and reports whether it
 // has any (false: payload-free).
-func (r *region) back(m *Memory) bool {
+func (r *region) back(m *Memory) bool { return r.backFor(m, 0, 0) }
+
+// backFor is back for an access that writes every byte of [wLo, wHi)
+// (offsets in the region) before it reads any (BytesToWrite): a recycled
+// backing's bytes there are left as they are instead of cleared.
+func (r *region) backFor(m *Memory, wLo, wHi int) bool {
 	if !r.lazy {
 		return false
 	}
 	populated := 0 // the first bytes already faulted in (a recycled backing)
 	if r.size >= mapMin {
-		r.data, populated = m.maps.get(int(r.size), r.scratchLo, r.scratchHi)
+		r.data, populated = m.maps.get(int(r.size), r.scratchLo, r.scratchHi, wLo, wHi)
 		r.mapped = r.data != nil
 	}
 	// 4 KiB pages, not transparent huge pages: with the kernel's default

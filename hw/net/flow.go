@@ -37,7 +37,13 @@ type NetworkSpec struct {
 	// FlowBundle is how the flow model treats a dragonfly's parallel
 	// global links between two groups (docs/network.md, Topologies).
 	FlowBundle string `toml:"flow_bundle" doc:"flow model, dragonfly: exact (each parallel global link between two groups its own link, a route taking link dst mod k, as the packet model) or aggregate (the k links one shared link of k times the rate, as if packets spread evenly over them; fewer distinct rates, far cheaper at thousands of GPUs, not the packet model's routes)" src:"RUN"`
+	// FlowInterval is the least time between two re-divisions of the
+	// bandwidth (docs/network.md, "The re-division interval").
+	FlowInterval sim.Time `toml:"flow_interval" doc:"flow model: least time between two re-divisions of the links' bandwidth; 0 (exact, the default) re-divides at every instant a flow starts or ends; above 0 a change within this time of the last re-division waits for the next (a pair's next message replacing its last still at once, which is exact): a started flow waits up to this long for its share and an ended flow's share stays unused as long (an approximation for very large all-to-alls; at most 100us)" src:"RUN"`
 }
+
+// MaxFlowInterval bounds network.flow_interval.
+const MaxFlowInterval = 100 * sim.Microsecond
 
 // Validate reports an unknown model or bundle treatment, and an aggregate
 // bundle outside the flow model.
@@ -50,6 +56,12 @@ func (s NetworkSpec) Validate() error {
 	}
 	if s.FlowBundle == BundleAggregate && s.Model != ModelFlow {
 		return fmt.Errorf("network.flow_bundle = aggregate: only with network.model = flow (the packet model routes every packet on its link)")
+	}
+	if s.FlowInterval < 0 || s.FlowInterval > MaxFlowInterval {
+		return fmt.Errorf("network.flow_interval = %v: must be in [0, %v]", s.FlowInterval, MaxFlowInterval)
+	}
+	if s.FlowInterval > 0 && s.Model != ModelFlow {
+		return fmt.Errorf("network.flow_interval = %v: only with network.model = flow (the packet model has no re-division)", s.FlowInterval)
 	}
 	return nil
 }
@@ -154,6 +166,18 @@ type flowState struct {
 	// settledKept counts the kept flows the settled fill took at their
 	// own steps, settledGaveUp the settled fills given up (tests, docs).
 	settledKept, settledGaveUp int
+	// interval is network.flow_interval: a re-division (not a
+	// replacement) within it of the last one (at lastFull; ran says
+	// whether there was one) waits for lastFull + interval, its ports and
+	// flows gathered in waitPorts, waitEnded and waitStarted until then
+	// (waiting: the flowWait event is scheduled). 0: none waits.
+	interval               sim.Time
+	lastFull               sim.Time
+	ran, waiting           bool
+	waitPorts              []*port
+	waitEnded, waitStarted []*flow
+	// waited counts the re-divisions that waited (tests, docs).
+	waited int
 }
 
 // UseFlows switches the fabric to the flow model (network.model = flow).
@@ -208,6 +232,28 @@ func (f *Fabric) startFlow(fl *flow) {
 	f.changed(fl, false)
 }
 
+// SetFlowInterval sets network.flow_interval (after UseFlows): the least
+// time between two re-divisions of the bandwidth that are not a pair's
+// next message replacing its last. 0, the default, re-divides at every
+// instant something changed (exact max-min rates).
+//
+// What it approximates: between two re-divisions a flow that started has
+// no rate (it waits) and the share of a flow that ended stays unused, so
+// every start is late by up to d and the links are under-used as long;
+// no port is ever given more than its capacity. Why: in an all-to-all of
+// hundreds of GPUs (MoE's dispatch and combine) a lone acknowledgement or
+// a piece whose pair has nothing queued starts or ends every few tens of
+// nanoseconds, and each re-divides the bandwidth of the whole
+// all-to-all, hundreds to thousands of flows joined through their
+// bottleneck ports; with d the re-divisions are at most one per d.
+func (f *Fabric) SetFlowInterval(d sim.Time) {
+	f.fl.interval = d
+}
+
+// FlowWaits returns how many re-divisions waited for the interval
+// (network.flow_interval).
+func (f *Fabric) FlowWaits() int { return f.fl.waited }
+
 // changed notes that flow fl started or ended now: its ports join the
 // next reallocation, which is scheduled for now if it is not already. Of a
 // flow that ended, only its bottleneck ports (port.neck) join: a port
@@ -242,8 +288,24 @@ type flowRealloc flowState
 func (r *flowRealloc) Handle(uint64) {
 	fs := (*flowState)(r)
 	fs.pending = false
-	if !fs.f.replaced() {
+	now := fs.f.e.Now()
+	switch {
+	case fs.f.replaced():
+	case fs.interval > 0 && fs.ran && now < fs.lastFull+fs.interval:
+		// Too soon after the last re-division: these changes wait for
+		// the next one, their started flows without a rate until then.
+		fs.waitPorts = append(fs.waitPorts, fs.dirty...)
+		fs.waitEnded = append(fs.waitEnded, fs.ended...)
+		fs.waitStarted = append(fs.waitStarted, fs.started...)
+		fs.waited++
+		if !fs.waiting {
+			fs.waiting = true
+			fs.f.e.AtH(fs.lastFull+fs.interval, (*flowWait)(fs), 0)
+		}
+	default:
+		fs.unwait() // the changes that waited re-divide with these
 		fs.f.reallocate(fs.dirty)
+		fs.lastFull, fs.ran = now, true
 	}
 	clear(fs.dirty)
 	fs.dirty = fs.dirty[:0]
@@ -253,6 +315,39 @@ func (r *flowRealloc) Handle(uint64) {
 	if fs.afterRealloc != nil {
 		fs.afterRealloc()
 	}
+}
+
+// flowWait is the event at which the changes that waited for the
+// re-division interval join the current instant's, whose reallocation
+// then re-divides them all (or, when every flow that ended meanwhile was
+// replaced by one on its path that started meanwhile, hands each started
+// flow its ended flow's rate, which is then exact: the paths are those of
+// the last re-division).
+type flowWait flowState
+
+func (w *flowWait) Handle(uint64) {
+	fs := (*flowState)(w)
+	fs.waiting = false
+	if len(fs.waitPorts) == 0 {
+		return // a re-division since took them
+	}
+	fs.unwait()
+	if !fs.pending {
+		fs.pending = true
+		fs.f.e.AtH(fs.f.e.Now(), (*flowRealloc)(fs), 0)
+	}
+}
+
+// unwait moves the changes that waited for the re-division interval to
+// the current instant's.
+func (fs *flowState) unwait() {
+	fs.dirty = append(fs.dirty, fs.waitPorts...)
+	fs.ended = append(fs.ended, fs.waitEnded...)
+	fs.started = append(fs.started, fs.waitStarted...)
+	clear(fs.waitPorts)
+	clear(fs.waitEnded)
+	clear(fs.waitStarted)
+	fs.waitPorts, fs.waitEnded, fs.waitStarted = fs.waitPorts[:0], fs.waitEnded[:0], fs.waitStarted[:0]
 }
 
 // Handle is a flow's completion event; arg is the version it was scheduled
@@ -623,6 +718,7 @@ func (f *Fabric) replaced() bool {
 	now := f.e.Now()
 	for i, st := range fs.started {
 		st.rate, st.at = fs.ended[i].rate, fs.ended[i].at
+		st.last = now // it may have waited for the re-division interval
 		for _, pt := range st.path[:st.hops] {
 			pt.load += st.rate
 		}

@@ -17,6 +17,8 @@ type Sched struct {
 type core struct {
 	holder *Thread
 	queue  []*Thread // runnable threads waiting for the core, FIFO
+	bound  int       // threads ever bound to it
+	sealed bool      // Alone said so: no other thread may bind
 }
 
 // Thread is one software thread's claim on a core.
@@ -62,6 +64,10 @@ func (s *Sched) Cores() int { return len(s.cores) }
 func (s *Sched) Bind(p *sim.Proc) *Thread {
 	c := s.cores[s.next%len(s.cores)]
 	s.next++
+	if c.sealed {
+		panic(fmt.Sprintf("sched %s: %s binds to a core whose thread was promised it alone (Alone)", s.name, p.Name()))
+	}
+	c.bound++
 	return &Thread{s: s, c: c, p: p}
 }
 
@@ -176,6 +182,36 @@ func (t *Thread) TryBusy() bool {
 			t.phase = busyClaim
 		}
 	}
+}
+
+// Alone reports whether t is the only thread ever bound to its core; once
+// it said so, binding another there panics. A thread alone holds its core
+// from its first Busy on and is never preempted, so the course of its
+// Busy is known in advance (RelayedBusy).
+func (t *Thread) Alone() bool {
+	if t.c.bound != 1 {
+		return false
+	}
+	t.c.sealed = true
+	return true
+}
+
+// Sleeping returns the length of the stretch a stepped Busy sleeps
+// through now (TryBusy waited in it), or false when it is not asleep on
+// the core.
+func (t *Thread) Sleeping() (sim.Duration, bool) {
+	return t.step, t.phase == busySlept
+}
+
+// RelayedBusy is BeginBusy(d) and the TryBusy that begins its sleep, for
+// a thread Alone on a core it holds, whose process's sleep of d is already
+// scheduled (sim.Proc.ThenSleep): TryBusy then ends it as it would have
+// ended the sleep it began itself. d must be positive.
+func (t *Thread) RelayedBusy(d sim.Duration) {
+	if t.c.holder != t || len(t.c.queue) > 0 || d <= 0 {
+		panic(fmt.Sprintf("sched %s: %s relays a Busy(%v) on a core it does not hold alone", t.s.name, t.p.Name(), d))
+	}
+	t.left, t.step, t.phase = d, d, busySlept
 }
 
 // run starts the next stretch of a stepped Busy on the held core: it

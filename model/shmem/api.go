@@ -136,6 +136,14 @@ type Ctx struct {
 	stepCall  uint8
 	stepWidth int
 	stepGot   uint64
+	// GIO's non-blocking put as steps (giosteps.go), its request, and the
+	// error of the last stepped call (CallErr)
+	gio     gioPutSteps
+	gioReq  Request
+	stepErr error
+	// blockingForm: calls from coroutine code run the channel's blocking
+	// Submit, never its step form (tests compare the two)
+	blockingForm bool
 }
 
 // WG returns the work-group that owns the context.
@@ -188,12 +196,22 @@ func (c *Ctx) checkAtomic(call string, dst mem.Addr, width, pe int) error {
 // submit hands r to the backend and ends the call with the work-group
 // barrier.
 func (c *Ctx) submit(call string, r *Request) error {
-	if !r.Blocking && c.wg.Proc.CanRunSteps() {
+	if !r.Blocking && !c.blockingForm && c.wg.Proc.CanRunSteps() {
 		if q, p := c.stepQueue(); q != nil {
 			c.steps = submitSteps{c: q, p: p, r: r}
 			c.wg.Proc.RunSteps(&c.steps)
 			c.steps.r = nil
 			c.dev.stats.Calls++ // as timedChannel counts it
+			return nil
+		}
+		if ch := c.gioSteps(); ch != nil && ch.stepPut(r) {
+			c.gio.begin(ch, r)
+			c.wg.Proc.RunSteps(&c.gio)
+			c.gio.r = nil
+			c.dev.stats.Calls++ // as timedChannel counts it
+			if err := c.gio.err; err != nil {
+				return fmt.Errorf("%s: shmem %s: %w", c.wg.Name(), call, err)
+			}
 			return nil
 		}
 	}
@@ -233,10 +251,11 @@ func (c *Ctx) checkPut(call string, dst mem.Addr, n uint64, pe int) error {
 // those of the blocking calls.
 
 // StepCalls reports whether BeginPutmemNBI is available on this context:
-// a queue backend's channel whose producer has step forms.
+// a queue backend's channel whose producer has step forms, or a GIO
+// channel on a QP set of its own.
 func (c *Ctx) StepCalls() bool {
 	q, _ := c.stepQueue()
-	return q != nil
+	return q != nil || c.gioSteps() != nil
 }
 
 // BeginPutmemNBI starts PutmemNBI(dst, src, n, pe) as steps (StepCalls
@@ -247,7 +266,14 @@ func (c *Ctx) BeginPutmemNBI(dst, src mem.Addr, n uint64, pe int) error {
 	}
 	q, p := c.stepQueue()
 	if q == nil {
-		panic("shmem: BeginPutmemNBI on a context without step calls (StepCalls)")
+		ch := c.gioSteps()
+		if ch == nil {
+			panic("shmem: BeginPutmemNBI on a context without step calls (StepCalls)")
+		}
+		c.gioReq = Request{Op: OpPut, PE: pe, Len: n, Dst: dst, Src: src}
+		c.gio.begin(ch, &c.gioReq)
+		c.stepCall = 3
+		return nil
 	}
 	c.steps = submitSteps{c: q, p: p, r: &Request{Op: OpPut, PE: pe, Len: n, Dst: dst, Src: src}}
 	c.stepCall = 1
@@ -265,9 +291,19 @@ func (c *Ctx) BeginWaitUntil(addr mem.Addr, width int, cmp Cmp, v uint64) error 
 	return nil
 }
 
-// TryCall advances the call begun by BeginPutmemNBI or BeginWaitUntil.
+// TryCall advances the call begun by BeginPutmemNBI or BeginWaitUntil;
+// once it reports true, CallErr returns the call's error, if any.
 func (c *Ctx) TryCall(p *sim.Proc) bool {
 	switch c.stepCall {
+	case 3:
+		if !c.gio.Step(p) {
+			return false
+		}
+		c.gio.r = nil
+		c.dev.stats.Calls++ // as timedChannel counts it
+		if err := c.gio.err; err != nil {
+			c.stepErr = fmt.Errorf("%s: shmem putmem_nbi: %w", c.wg.Name(), err)
+		}
 	case 1:
 		if !c.steps.Step(p) {
 			return false
@@ -283,6 +319,14 @@ func (c *Ctx) TryCall(p *sim.Proc) bool {
 	}
 	c.stepCall = 0
 	return true
+}
+
+// CallErr returns the error of the last call TryCall finished (a
+// network operation that failed), and forgets it.
+func (c *Ctx) CallErr() error {
+	err := c.stepErr
+	c.stepErr = nil
+	return err
 }
 
 // WaitedValue is the value the last stepped WaitUntil saw.

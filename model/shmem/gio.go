@@ -51,6 +51,8 @@ type gioBackend struct {
 	stats    GIOStats
 	scratch  mem.Addr // 8 B per queue: atomic results
 	scratchM *nic.MR
+	hdp      mem.Addr // the word other PEs' fences write: this GPU's HDP flush register
+	hdpM     *nic.MR
 	landing  *nic.MR // the device's g landing words
 	heap     *nic.MR // the symmetric heap's current registration
 	heapBase mem.Addr
@@ -109,6 +111,10 @@ type gioBackend struct {
 	// templater keeps waiting on its core as when it has no work, so a
 	// run whose templater was done by then keeps its core statistics.
 	stopped bool
+	// tsteps is the templater's loop as steps (giotmpl.go); loopTemplater
+	// keeps the coroutine loop (tests compare the two).
+	tsteps        tmplSteps
+	loopTemplater bool
 }
 
 // GIOStats count the GIO runtime's activity.
@@ -247,6 +253,12 @@ func newGIOBackend(d *Device) (*gioBackend, error) {
 	b.scratch = n.Mem.AllocData(mem.GPU, uint64(d.queues)*8, "gio.atomic-results")
 	b.scratchM = b.vn.RegMR(b.scratch, uint64(d.queues)*8)
 	b.uncache(b.scratch, uint64(d.queues)*8)
+	// The HDP flush register, exposed to the other PEs' fences (ROC_SHMEM
+	// registers its address and key with every PE at init, hdp_address):
+	// a register word, so an 8 B slot the NIC's write lands in.
+	b.hdp = n.Mem.AllocData(mem.GPU, 8, "gio.hdp-flush-register")
+	b.hdpM = b.vn.RegMR(b.hdp, 8)
+	b.uncache(b.hdp, 8)
 	b.ctxs = make([]*gioCtx, sets)
 	if b.shared {
 		b.locks = n.Mem.AllocData(mem.GPU, uint64(sets*d.npes)*32, "gio.qp-locks")
@@ -421,16 +433,33 @@ func (b *gioBackend) connect() error {
 	}
 	b.reserve()
 	d.rt.team.connected.Store(true)
+	// With shmem.gio.template_at_init the host filled every slot of every
+	// QP before the kernel started (ROC_SHMEM's init waits for the
+	// template thread's first pass): each QP starts full, its words are
+	// written when it is first posted to (atInit), and the templater has
+	// nothing to do until a completion frees a slot.
+	atInit := b.spec.TemplateAtInit
+	depth := uint32(b.vn.Spec().QPDepth)
 	for q := range b.ctxs {
-		b.ctxs[q] = &gioCtx{b: b, q: q, conns: make(gioConns, (d.npes+gioChunk-1)/gioChunk), templated: make([]uint32, d.npes)}
+		c := &gioCtx{b: b, q: q, conns: make(gioConns, (d.npes+gioChunk-1)/gioChunk), templated: make([]uint32, d.npes)}
+		if atInit {
+			for pe := range c.templated {
+				if pe != d.pe {
+					c.templated[pe] = depth
+				}
+			}
+		}
+		b.ctxs[q] = c
 	}
 	b.cand = make([]uint64, (len(b.ctxs)*d.npes+63)/64)
 	for i := range len(b.ctxs) * d.npes {
-		b.cand[i/64] |= 1 << (i % 64)
+		if !atInit {
+			b.cand[i/64] |= 1 << (i % 64)
+		}
 	}
 	b.posted = make([]uint64, len(b.cand))
 	n := d.rt.node
-	b.closed = b.closedOK()
+	b.closed = !atInit && b.closedOK() // at init nothing is left to template over unposted QPs
 	if b.closed {
 		b.keys = d.rt.team.heapKeys()
 	}
@@ -445,12 +474,20 @@ func (b *gioBackend) connect() error {
 // context is ready early instead of the last context waiting until every
 // other QP is full (with many contexts that wait would dominate).
 func (b *gioBackend) template(t *cpu.Thread) {
+	if !b.loopTemplater && t.Proc.CanRunSteps() {
+		b.tsteps = tmplSteps{b: b, t: t}
+		t.Proc.RunSteps(&b.tsteps) // for good: the steps never end
+		return
+	}
 	npes := b.dev.npes
 	for {
 		did := false
 		for i := b.nextCand(0); i >= 0 && !b.stopped; i = b.nextCand(i + 1) {
 			if b.closed && b.posted[i/64]&(1<<(i%64)) == 0 {
-				next, made := b.templateClosed(t, i)
+				next, made, run := b.templateClosed(t, i)
+				if made > 0 {
+					t.RunInstr(uint64(made)*uint64(b.spec.TemplateInstr), run)
+				}
 				did = did || made > 0
 				if next < 0 {
 					break
@@ -513,7 +550,11 @@ func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP
 	if rb.heap != nil {
 		w.RKey = rb.heap.Key
 	}
-	vis := qp.HostTemplate(t, k, w, []int{4, 5})
+	b.slotTemplated(t, c, pe, qp.HostTemplate(t, k, w, gioWords))
+}
+
+// slotTemplated counts the slot templateSlot wrote, visible at vis.
+func (b *gioBackend) slotTemplated(t *cpu.Thread, c *gioCtx, pe int, vis sim.Time) {
 	c.templated[pe]++
 	b.stats.Templates++
 	// A thread preempted on the way (a shared core's slice end) is back
@@ -565,16 +606,62 @@ func (ch *gioChan) region(a mem.Addr, n uint64) (int, bool) {
 
 // Submit carries one device call as verbs work requests.
 func (ch *gioChan) Submit(r *Request) error {
-	c := ch.c
-	d := c.b.dev
 	switch r.Op {
 	case OpFence:
-		return nil // one RC QP per PE delivers in order
+		return ch.fence()
 	case OpQuiet:
 		return ch.quiet()
 	}
+	g, err := ch.wqe(r)
+	if err != nil {
+		return err
+	}
+	if g.qp == nil {
+		wg := ch.wg
+		wg.Sleep(wg.GPU().MissLatency())
+		ch.local(r, g.remote)
+		return nil
+	}
+	qp, w, gpuSource := g.qp, g.w, g.gpuSource
+	if err := ch.post(qp, r.PE, w, gpuSource); err != nil {
+		return err
+	}
+	if !r.Blocking && !r.Op.atomic() {
+		return nil
+	}
+	if err := ch.waitOwn(qp, r.PE); err != nil {
+		return err
+	}
+	switch {
+	case r.Op == OpGet:
+		ch.wg.Acquire(gpu.System) // the NIC wrote the destination
+	case r.Op.atomic():
+		v := ch.wg.AtomicLoad64(w.LocalAddr)
+		r.Result = v & (1<<(8*r.Len) - 1)
+		if r.Len == 8 {
+			r.Result = v
+		}
+	}
+	return nil
+}
+
+// gioWQE is a device call's work request on its QP, or (qp nil) a call
+// to this PE, applied in memory at remote.
+type gioWQE struct {
+	qp        *verbs.QP
+	w         nic.WQE
+	gpuSource bool // a put from GPU memory: the PPB is flushed first
+	remote    mem.Addr
+}
+
+// wqe checks r (a put, get, p or atomic) and builds its work request on
+// the context's QP to r.PE, making the connection on first use: Submit's
+// part before the post, which waits for nothing.
+func (ch *gioChan) wqe(r *Request) (gioWQE, error) {
+	c := ch.c
+	d := c.b.dev
 	if r.PE < 0 || r.PE >= d.npes {
-		return fmt.Errorf("%w: PE %d", ErrFailed, r.PE)
+		return gioWQE{}, fmt.Errorf("%w: PE %d", ErrFailed, r.PE)
 	}
 	target := d.rt.team.devs[r.PE]
 	tb := target.backend.(*gioBackend)
@@ -584,7 +671,7 @@ func (ch *gioChan) Submit(r *Request) error {
 	}
 	idx, ok := ch.region(sym, r.Len)
 	if !ok {
-		return fmt.Errorf("%w: PE %d has no such symmetric object", ErrFailed, r.PE)
+		return gioWQE{}, fmt.Errorf("%w: PE %d has no such symmetric object", ErrFailed, r.PE)
 	}
 	remote, _ := d.heap.translate(sym, r.Len, target)
 	rk := tb.mrs[idx] // the heap registration current when it was exposed
@@ -592,11 +679,11 @@ func (ch *gioChan) Submit(r *Request) error {
 		rk = tb.heap
 	}
 	if r.PE == d.pe {
-		return ch.local(r, remote)
+		return gioWQE{remote: remote}, nil
 	}
 	qp, err := c.qp(r.PE)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrFailed, err)
+		return gioWQE{}, fmt.Errorf("%w: %w", ErrFailed, err)
 	}
 	w := nic.WQE{Op: nic.VWrite, Flags: nic.WQESignaled, Length: uint32(r.Len), RemoteAddr: remote, RKey: rk.Key}
 	gpuSource := false
@@ -619,28 +706,9 @@ func (ch *gioChan) Submit(r *Request) error {
 		}
 	}
 	if w.LKey == 0 && w.Flags&nic.WQEInline == 0 && w.Op != nic.VAtomic {
-		return fmt.Errorf("%w: local buffer %#x is not registered (GIO registers the symmetric heap)", ErrFailed, uint64(w.LocalAddr))
+		return gioWQE{}, fmt.Errorf("%w: local buffer %#x is not registered (GIO registers the symmetric heap)", ErrFailed, uint64(w.LocalAddr))
 	}
-	if err := ch.post(qp, r.PE, w, gpuSource); err != nil {
-		return err
-	}
-	if !r.Blocking && !r.Op.atomic() {
-		return nil
-	}
-	if err := ch.waitOwn(qp, r.PE); err != nil {
-		return err
-	}
-	switch {
-	case r.Op == OpGet:
-		ch.wg.Acquire(gpu.System) // the NIC wrote the destination
-	case r.Op.atomic():
-		v := ch.wg.AtomicLoad64(w.LocalAddr)
-		r.Result = v & (1<<(8*r.Len) - 1)
-		if r.Len == 8 {
-			r.Result = v
-		}
-	}
-	return nil
+	return gioWQE{qp: qp, w: w, gpuSource: gpuSource, remote: remote}, nil
 }
 
 // amoOf maps an atomic op to the verbs atomic.
@@ -675,10 +743,9 @@ func (ch *gioChan) lkey(a mem.Addr, n uint64) uint32 {
 // out as a verbs request to itself is not possible over RC; it is applied
 // as a local memory operation by the leader (the GIO slides does
 // not describe self-targeted calls).
-func (ch *gioChan) local(r *Request, remote mem.Addr) error {
+// The caller has waited out the access (the GPU's miss latency) first.
+func (ch *gioChan) local(r *Request, remote mem.Addr) {
 	m := ch.c.b.dev.heap.mem
-	wg := ch.wg
-	wg.Sleep(wg.GPU().MissLatency())
 	switch r.Op {
 	case OpPut:
 		buf := make([]byte, r.Len)
@@ -699,6 +766,33 @@ func (ch *gioChan) local(r *Request, remote mem.Addr) error {
 		r.Result = old
 		binary.LittleEndian.PutUint64(b[:], applyAMO(r.Op, old, r.Value, r.Cond))
 		m.Write(remote, b[:r.Len])
+	}
+}
+
+// fence is ROC_SHMEM's GPU-IB fence (QueuePair::fence, for every
+// destination PE): a 4 B RDMA write to that PE's HDP flush register on
+// the context's QP to it, posted and rung like a put and not waited for.
+// One RC QP per PE already delivers the context's writes in order; the
+// write's purpose there is the HDP flush at the target, which has no
+// counterpart in the model's write path (NIC writes into GPU memory are
+// not held in an HDP), so what it adds is its cost: a post per PE, a WQE
+// fetch, a packet ahead of the writes after it, and its completion.
+func (ch *gioChan) fence() error {
+	d := ch.c.b.dev
+	for pe := range d.npes {
+		if pe == d.pe {
+			continue
+		}
+		qp, err := ch.c.qp(pe)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrFailed, err)
+		}
+		tb := d.rt.team.devs[pe].backend.(*gioBackend)
+		w := nic.WQE{Op: nic.VWrite, Flags: nic.WQESignaled | nic.WQEInline, Length: 4, RemoteAddr: tb.hdp, RKey: tb.hdpM.Key}
+		w.Inline[0] = 1
+		if err := ch.post(qp, pe, w, false); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -735,7 +829,7 @@ func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 		}
 	}
 	if i := c.q*b.dev.npes + pe; b.posted[i/64]&(1<<(i%64)) == 0 {
-		if b.closed {
+		if b.closed || b.spec.TemplateAtInit {
 			b.materialize(c, pe, i)
 		}
 		b.posted[i/64] |= 1 << (i % 64)

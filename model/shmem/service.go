@@ -196,6 +196,7 @@ func (b *queueBackend) Stop() Report {
 		if sig := s.port.nudge(); sig != nil {
 			sig.Notify()
 		}
+		s.settle()
 		n := s.port.counts()
 		alive := s.port.proc().Now() - s.start
 		k := coreKey{s.port.coreType(), s.port.core()}
@@ -234,6 +235,15 @@ type service struct {
 	start    sim.Time
 	polls    uint64
 	served   uint64
+	steps    *pollSteps // its polls as steps (nil: the blocking loop)
+}
+
+// settle brings the thread's counts up to date with the relayed wake-ups
+// of its polls that have run (pollSteps.settle), before they are read.
+func (s *service) settle() {
+	if ps := s.steps; ps != nil && ps.rel != 0 {
+		ps.settle(s.port.proc())
+	}
 }
 
 type pend struct {

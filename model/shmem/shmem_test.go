@@ -615,12 +615,29 @@ func (rc *ringCalls) Step(p *sim.Proc) bool {
 
 // The context's step calls (BeginPutmemNBI, BeginWaitUntil, TryCall),
 // which a work-group's loop runs as one state machine, are the blocking
-// calls: a ring of puts, flags and wait_until over every queue backend,
-// two work-groups per PE, ends at the same time with the same event count,
-// the same reports (call statistics, service threads' counts and energy)
-// and the same received memory whichever way it runs.
+// calls (the channel's Submit as coroutine code): a ring of puts, flags
+// and wait_until over every queue backend and GIO (its puts and its
+// templater's loop; also with 2-entry queues, so that puts poll the CQ for
+// a free slot, with a slow templater, so that they stall for templates,
+// and with the templater time-sliced on one host core), two work-groups per PE,
+// ends at the same time with the same event count, the same reports (call
+// statistics, service threads' counts and energy, GIO's counters) and the
+// same received memory whichever way it runs.
 func TestStepCallsMatchCalls(t *testing.T) {
 	const rounds, n = 6, 3
+	spec := shmem.DefaultSpec()
+	oneCore := false
+	hwOf := func(kind shmem.Kind, mode string) cluster.Spec {
+		if kind == shmem.GIO {
+			h := cluster.GIO()
+			if oneCore {
+				// The templater and the app's thread share a core, time-sliced.
+				h.CPU.Cores, h.CPU.TimeSlice = 1, 3*sim.Microsecond
+			}
+			return h
+		}
+		return hw(mode)
+	}
 	type out struct {
 		end    sim.Time
 		events uint64
@@ -631,7 +648,7 @@ func TestStepCallsMatchCalls(t *testing.T) {
 	run := func(kind shmem.Kind, mode string, steps bool) out {
 		var o out
 		o.got = make([][]uint64, 2*n)
-		c, syms, reps, err := shmemtest.Scenario(shmemtest.Backend{Kind: kind, HW: hw(mode), Spec: shmem.DefaultSpec(), Nodes: n},
+		c, syms, reps, err := shmemtest.Scenario(shmemtest.Backend{Kind: kind, HW: hwOf(kind, mode), Spec: spec, Nodes: n},
 			[]uint64{2 * rounds * 64, 2 * rounds * 8}, func(pe int, s []mem.Addr) shmemtest.Kernel {
 				return shmemtest.Kernel{WGs: 2, Body: func(pe int, x *shmem.Ctx) error {
 					w := x.WG().ID
@@ -649,6 +666,8 @@ func TestStepCallsMatchCalls(t *testing.T) {
 						*g = rc.got
 						return rc.err
 					}
+					x.BlockingForm()
+					x.TemplaterLoop()
 					for r := range rounds {
 						a := data + mem.Addr(64*r)
 						if err := x.PutmemNBI(a, a, 64, (pe+1)%n); err != nil {
@@ -678,14 +697,31 @@ func TestStepCallsMatchCalls(t *testing.T) {
 		}
 		return o
 	}
-	for _, kind := range []shmem.Kind{shmem.GHNDGPU, shmem.GHNHostQ, shmem.GHNAPU, shmem.CompNetCP} {
+	small, slow := shmem.DefaultSpec(), shmem.DefaultSpec()
+	small.QueueEntries = 2
+	slow.GIO.TemplateInstr = 2000
+	slowKernel := slow // templates filled with the kernel, not at init
+	slowKernel.GIO.TemplateAtInit = false
+	for _, tc := range []struct {
+		kind    shmem.Kind
+		spec    shmem.Spec
+		oneCore bool
+	}{
+		{shmem.GHNDGPU, shmem.DefaultSpec(), false}, {shmem.GHNHostQ, shmem.DefaultSpec(), false},
+		{shmem.GHNAPU, shmem.DefaultSpec(), false}, {shmem.CompNetCP, shmem.DefaultSpec(), false},
+		{shmem.GIO, shmem.DefaultSpec(), false}, {shmem.GIO, small, false}, {shmem.GIO, slow, false}, {shmem.GIO, slowKernel, false},
+		{shmem.GIO, small, true},
+	} {
+		kind := tc.kind
+		spec, oneCore = tc.spec, tc.oneCore
 		mode := "dgpu"
 		if kind == shmem.GHNAPU {
 			mode = "apu"
 		}
 		a, b := run(kind, mode, false), run(kind, mode, true)
 		if fmt.Sprint(a) != fmt.Sprint(b) {
-			t.Errorf("%s: blocking calls and step calls differ:\n%v\n%v", kind, a, b)
+			t.Errorf("%s (%d entries, %d template instructions): blocking calls and step calls differ:\n%v\n%v",
+				kind, spec.QueueEntries, spec.GIO.TemplateInstr, a, b)
 		}
 		if a.events == 0 || len(a.got[0]) != rounds {
 			t.Errorf("%s: the ring did not run: %v", kind, a)

@@ -71,6 +71,18 @@ type pollSteps struct {
 	sl      stepSleeper
 	slStart sim.Time
 	posted  func() bool
+	// Relayed empty polls (relayPoll): the CP port whose polls may be
+	// relayed (nil: none), the relayed wake-ups planned at the last
+	// poll's read (0: none; 1: the load's end; 2: also the poll's end),
+	// and the times they come at.
+	rcp   *cpPort
+	rel   uint8
+	relAt [2]sim.Time
+	// the poll's instructions (s.b.sw.ConsumerPoll) and, once a relay
+	// was possible, their time and the acquire marker's
+	nPoll  int
+	dInstr sim.Duration
+	dAcq   sim.Duration
 }
 
 // stepSleeper is a consumer whose idle sleep (idleWait) has a step form:
@@ -89,6 +101,9 @@ func (h *hostPort) tryIdleWait() bool { return h.t.Try() }
 // Step implements sim.Stepper.
 func (ps *pollSteps) Step(p *sim.Proc) bool {
 	s := ps.s
+	if ps.rel != 0 {
+		ps.settle(p)
+	}
 	for {
 		switch ps.phase {
 		case phRound:
@@ -111,6 +126,9 @@ func (ps *pollSteps) Step(p *sim.Proc) bool {
 		case phPoll:
 			st, ok := ps.sp.tryPoll()
 			if !ok {
+				if ps.rcp != nil {
+					ps.relayPoll(p)
+				}
 				return false
 			}
 			ps.phase = phInstr
@@ -120,7 +138,7 @@ func (ps *pollSteps) Step(p *sim.Proc) bool {
 			} else {
 				ps.exit = exitStop
 			}
-			ps.sp.beginInstr(s.b.sw.ConsumerPoll)
+			ps.sp.beginInstr(ps.nPoll)
 		case phInstr:
 			if !ps.sp.tryInstr() {
 				return false
@@ -186,10 +204,85 @@ func (ps *pollSteps) Step(p *sim.Proc) bool {
 	}
 }
 
+// Relayed empty polls. A CP thread's poll of an empty slot is three
+// events: the acquire marker's L1 invalidation ends and the load reads
+// the line at the L2, the load's latency ends (the line fills the L1),
+// the poll's instructions end (and the next poll's acquire marker
+// invalidates the L1). Once the read has found the slot empty, the next
+// two do only the thread's own bookkeeping and sleep for durations known
+// then (its core is its own, nothing it reads in them can change: its
+// queues' read indices are its own), so the process relays them
+// (sim.Proc.ThenSleep): the same events at the same keys, and the thread
+// catches up when its body runs again (settle), or when the report reads
+// it first (service.settle).
+
+// relayPoll plans the relayed wake-ups after the poll of s.queues[qi] has
+// read its line, if the line shows no posted entry.
+func (ps *pollSteps) relayPoll(p *sim.Proc) {
+	s, c := ps.s, ps.rcp
+	if c.acq || p.Engine().Tracer() != nil {
+		return
+	}
+	v, end, ok := c.t.PendingLoad()
+	if !ok || uint32(v) == statusPosted {
+		return
+	}
+	if ps.dInstr == 0 { // the first relay: can the thread's polls be relayed at all?
+		if ps.nPoll <= 0 || !c.t.Relayable() || c.t.InstrTime(ps.nPoll) <= 0 {
+			ps.rcp = nil
+			return
+		}
+		ps.dInstr, ps.dAcq = c.t.InstrTime(ps.nPoll), c.t.AcquireTime()
+	}
+	p.ThenSleep(ps.dInstr)
+	ps.rel, ps.relAt[0] = 1, end
+	if ps.qi+1 < len(s.queues) { // the next poll in this round: its acquire
+		p.ThenSleep(ps.dAcq)
+		ps.rel, ps.relAt[1] = 2, end+ps.dInstr
+	}
+}
+
+// settle does what the relayed wake-ups that have run did: all of them
+// when the body runs again, those so far when the report reads the
+// thread first (the others then run the body: CancelThen).
+func (ps *pollSteps) settle(p *sim.Proc) {
+	s, c := ps.s, ps.rcp
+	ran := int(ps.rel) - p.ThenLeft()
+	p.CancelThen()
+	ps.rel = 0
+	if ran == 0 {
+		return
+	}
+	// The load's end: the word loaded (into the L1 unless the next
+	// acquire drops it), the poll's instructions begun.
+	c.t.FinishLoadRelayed(ran == 1)
+	ps.phase, ps.exit = phInstr, exitStop
+	c.t.BeginInstrRelayed(ps.nPoll, ps.dInstr)
+	if ran == 1 {
+		return
+	}
+	// The poll's end: counted, and the next queue's poll begun.
+	if !c.t.Try() {
+		panic("shmem: a relayed poll's instructions did not end")
+	}
+	s.polls++
+	ps.qi++
+	q := s.queues[ps.qi]
+	ps.start = ps.relAt[1]
+	c.pa = q.slot(q.rd)
+	c.t.BeginAcquireRelayed(ps.dAcq)
+	c.acq = true
+	ps.phase = phPoll
+}
+
 // runSteps is run with its polls as steps (see pollSteps).
 func (s *service) runSteps(sp stepPort) {
 	p := s.port.proc()
-	ps := &pollSteps{s: s, sp: sp}
+	ps := &pollSteps{s: s, sp: sp, nPoll: s.b.sw.ConsumerPoll}
+	s.steps = ps
+	if c, ok := sp.(*cpPort); ok && c.acquire {
+		ps.rcp = c
+	}
 	if h, ok := s.port.(stepDequeuer); ok && s.progress == nil {
 		ps.deq = &dequeueSteps{s: s, h: h}
 	}

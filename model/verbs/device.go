@@ -25,8 +25,7 @@ func (q *QP) store(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration) {
 	if q.pool == mem.GPU {
 		// The calibrated cost includes the store's own L1 access.
 		g := wg.GPU().Spec()
-		wg.Sleep(max(0, c-g.Cycles(g.L1Cycles)))
-		wg.Store64(a, v)
+		wg.StoreAfter(max(0, c-g.Cycles(g.L1Cycles)), a, v)
 		return
 	}
 	wg.Sleep(c)
@@ -249,6 +248,7 @@ func (q *QP) FlushPPB(wg *gpu.WG) {
 // collaborative poll's lanes read their slots there).
 func (c *CQ) pollLoad(wg *gpu.WG, k uint64, sample func()) bool {
 	c.Loads++
+	defer c.traceLoad(wg, wg.Now())
 	if c.node.spec.PollInvalidate {
 		g := wg.GPU().Spec()
 		wg.Sleep(g.Cycles(g.L1InvCycles))
@@ -294,8 +294,31 @@ func (c *CQ) idle(wg *gpu.WG, k uint64, what string) bool {
 	n := 1 + loadsBefore(wg.Now()-t1, sample, per)
 	wg.SleepUntil(t1 + n*per)
 	c.Loads += uint64(n)
+	if wg.Engine().Tracer() != nil {
+		for i := range n {
+			wg.Engine().Span(wg.Name(), traceGPULoad, t1+i*per, t1+(i+1)*per)
+		}
+	}
 	_, ok := c.cqeAt(k)
 	return ok
+}
+
+// The trace's names of a poll and of its loads (--trace): a poll of a
+// GPU-memory CQ is a row of GPU loads, one of a host-memory CQ a row of
+// PCIe reads, each span one load from its issue to its data's return.
+const (
+	tracePoll     = "CQ poll"
+	traceGPULoad  = "CQ load: GPU memory"
+	traceHostLoad = "CQ load: host memory (PCIe read)"
+)
+
+// traceLoad records one poll load that began at start and ends now.
+func (c *CQ) traceLoad(wg *gpu.WG, start sim.Time) {
+	name := traceGPULoad
+	if c.pool != mem.GPU {
+		name = traceHostLoad
+	}
+	wg.Engine().Span(wg.Name(), name, start, wg.Now())
 }
 
 // loadFrom is pollLoad of a GPU-memory CQ for a load that began at from,
@@ -308,6 +331,7 @@ func (c *CQ) loadFrom(wg *gpu.WG, from sim.Time, read func()) {
 	wg.SleepUntil(from + sample)
 	read()
 	wg.SleepUntil(from + per)
+	c.traceLoad(wg, from)
 }
 
 // loopTimes returns the period of a GPU-memory poll loop whose
@@ -357,7 +381,8 @@ func (c *CQ) frozen(wg *gpu.WG) {
 // Poll polls the CQ from one GPU thread until the next CQE is valid,
 // consumes it (retiring a WQE of the QP it names) and returns it.
 func (c *CQ) Poll(wg *gpu.WG) nic.CQE {
-	k := c.ci
+	k, start := c.ci, wg.Now()
+	defer func() { wg.Engine().Span(wg.Name(), tracePoll, start, wg.Now()) }()
 	ok := c.pollLoad(wg, k, nil)
 	busy := !ok && c.busyPoll(wg)
 	if busy {
@@ -490,6 +515,12 @@ func (s *Scanner) Wait(wg *gpu.WG, keep uint64) (bad nic.CQE, ok bool) {
 				n := loadsBefore(wg.Now()-t1, sample, per)
 				c.Loads += uint64(n)
 				q.stats.Polls += uint64(n)
+				if wg.Engine().Tracer() != nil {
+					load, _ := c.loopTimes(wg, 0)
+					for i := range n {
+						wg.Engine().Span(wg.Name(), traceGPULoad, t1+i*per, t1+i*per+load)
+					}
+				}
 				inFlight, from = true, t1+n*per
 			}
 		}

@@ -57,29 +57,39 @@ func (q *QP) Areas() []Area {
 // link into GPU memory (or a store into host memory). It returns when the
 // last word is visible; the thread waits only for its own side.
 func (q *QP) HostTemplate(t *cpu.Thread, k uint64, w nic.WQE, words []int) sim.Time {
-	w.QPN = q.nq.Num
-	s := k % uint64(q.depth)
-	base := q.slot(k)
-	n := q.node
 	vis := t.Now()
 	for _, i := range words {
-		a, v := base+mem.Addr(8*i), w.Word(i)
-		q.sh(s)[i] = v
-		if q.pool == mem.Host {
-			n.mem.Store64(a, v)
+		sf, at, posted := q.TemplateWord(k, w, i)
+		if !posted {
 			continue
 		}
-		sf, at := n.gpuLink.PostedWrite(pcie.Down, t.Now(), 8)
-		ps, ok := n.stores.Get()
-		if !ok {
-			ps = new(postedStore)
-		}
-		*ps = postedStore{n: n, a: a, v: v}
-		n.e.AtH(at, ps, 0)
 		vis = max(vis, at)
 		t.SleepUntil(sf)
 	}
 	return vis
+}
+
+// TemplateWord is one word of HostTemplate, issued now: word i of w into
+// send slot k, stored at once into host memory (posted false) or sent as
+// a posted write over the GPU's link, which lands at visible; the thread
+// that writes it is held until senderFree (its side of the write).
+func (q *QP) TemplateWord(k uint64, w nic.WQE, i int) (senderFree, visible sim.Time, posted bool) {
+	w.QPN = q.nq.Num
+	n := q.node
+	a, v := q.slot(k)+mem.Addr(8*i), w.Word(i)
+	q.sh(k % uint64(q.depth))[i] = v
+	if q.pool == mem.Host {
+		n.mem.Store64(a, v)
+		return 0, 0, false
+	}
+	sf, at := n.gpuLink.PostedWrite(pcie.Down, n.e.Now(), 8)
+	ps, ok := n.stores.Get()
+	if !ok {
+		ps = new(postedStore)
+	}
+	*ps = postedStore{n: n, a: a, v: v}
+	n.e.AtH(at, ps, 0)
+	return sf, at, true
 }
 
 // TemplateDeferred records what HostTemplate would have left in send
@@ -150,10 +160,10 @@ type CQRes struct {
 	num  int32
 }
 
-// CQSpan returns the bytes a CQ of entries takes in a reserved block
-// (ReserveBlock): its ring and the guard line after it, where NewCQ would
-// put the next allocation.
-func CQSpan(entries int) uint64 { return mem.Gap(uint64(entries) * nic.CQESize) }
+// CQSpan returns the bytes a CQ for entries completions takes in a
+// reserved block (ReserveBlock): its ring of CQRing(entries) slots and the
+// guard line after it, where NewCQ would put the next allocation.
+func CQSpan(entries int) uint64 { return mem.Gap(uint64(CQRing(entries)) * nic.CQESize) }
 
 // QPSpan returns the bytes a QP of depth takes in a reserved block: its
 // send ring, receive ring and doorbell record, each with the guard line
@@ -179,7 +189,7 @@ func (n *Node) ReserveBlock(qps, depth, cqs, cqEntries int) (base mem.Addr, firs
 	ring := uint64(depth) * nic.WQESize
 	span := uint64(qps)*QPSpan(depth) + uint64(cqs)*CQSpan(cqEntries)
 	base = n.mem.ReserveSpan(span, 3*qps+cqs)
-	qb, cb := uint64(qps)*(2*ring+16), uint64(cqs)*uint64(cqEntries)*nic.CQESize
+	qb, cb := uint64(qps)*(2*ring+16), uint64(cqs)*uint64(CQRing(cqEntries))*nic.CQESize
 	n.footprint += qb + cb
 	n.qpBytes += qb
 	n.cqBytes += cb
@@ -193,10 +203,12 @@ func CQAt(base mem.Addr, num int) CQRes { return CQRes{base: base, num: int32(nu
 // number num (one of the numbers ReserveQPNumbers took).
 func QPAt(sq mem.Addr, num uint32) QPRes { return QPRes{sq: sq, num: num} }
 
-// MakeCQ makes the CQ r reserved.
+// MakeCQ makes the CQ r reserved, for entries completions (a ring of
+// CQRing(entries) slots, as NewCQ).
 func (n *Node) MakeCQ(r CQRes, entries int, pool mem.Pool) (*CQ, error) {
-	n.mem.AllocDataAt(r.base, pool, uint64(entries)*nic.CQESize, "cq")
-	nq, err := n.nic.CreateCQAt(int(r.num), r.base, entries)
+	ring := CQRing(entries)
+	n.mem.AllocDataAt(r.base, pool, uint64(ring)*nic.CQESize, "cq")
+	nq, err := n.nic.CreateCQAt(int(r.num), r.base, ring)
 	if err != nil {
 		return nil, fmt.Errorf("node %d: %w", n.Rank, err)
 	}

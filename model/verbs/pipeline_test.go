@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -310,4 +311,86 @@ func postRingAndPoll(t *testing.T, r *rig, size uint32, poll func(*gpu.WG)) (sta
 		end = wg.Now()
 	})
 	return start, end
+}
+
+// A CQ asked for n completions gets a ring of the next power of two above
+// n slots, as the Mellanox providers' create_cq allocates it
+// (align_queue_size(cqe + 1)), and its bytes are counted as such.
+func TestCQRingIsTheProvidersPowerOfTwo(t *testing.T) {
+	for _, tc := range []struct{ asked, ring int }{{1, 2}, {2, 4}, {3, 4}, {4, 8}, {1023, 1024}, {1024, 2048}, {30720, 32768}} {
+		if got := verbs.CQRing(tc.asked); got != tc.ring {
+			t.Errorf("CQRing(%d) = %d, want %d", tc.asked, got, tc.ring)
+		}
+	}
+	r := newRig(t, verbs.DefaultSpec())
+	n := r.d.Node(0)
+	before := n.CQBytes()
+	cq, err := n.NewCQ(1024, mem.GPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cq.Entries() != 2048 || n.CQBytes()-before != 128<<10 {
+		t.Errorf("CQ for 1024 completions: %d slots, %d B, want 2048 slots, 128 KiB", cq.Entries(), n.CQBytes()-before)
+	}
+	if _, err := n.NewCQ(nic.MaxCQEntries, mem.GPU); err == nil {
+		t.Errorf("a CQ for %d completions needs a ring above the most a CQ holds; want an error", nic.MaxCQEntries)
+	}
+}
+
+// spans records a trace's spans on one track by name.
+type spans struct {
+	track string
+	got   map[string][]sim.Duration
+}
+
+func (s *spans) Span(track, name string, start, end sim.Time) {
+	if track == s.track {
+		s.got[name] = append(s.got[name], end-start)
+	}
+}
+
+// --trace shows a CQ poll as the loop of loads it is: one span per load
+// on the polling work-group's track, as many as the poller made, each as
+// long as one access to where the CQ lives (a PCIe round trip for a
+// host-memory CQ, the GPU's memory access for a GPU-memory one, the
+// iterations counted in closed form included), inside one span of the
+// whole poll.
+func TestTraceShowsEveryCQPollLoad(t *testing.T) {
+	for _, loc := range []string{"host", "gpu"} {
+		t.Run(loc, func(t *testing.T) {
+			spec := verbs.DefaultSpec()
+			spec.CQLoc = loc
+			r := newRig(t, spec)
+			rec := &spans{track: "node[0].gpu.wg[0]", got: map[string][]sim.Duration{}}
+			r.c.Engine.SetTracer(rec)
+			var start, end sim.Time
+			r.kernel(t, func(wg *gpu.WG) {
+				if err := r.qp.Post(wg, r.write(0, 256<<10)); err != nil {
+					t.Error(err)
+				}
+				r.qp.Ring(wg)
+				start = wg.Now()
+				r.cq.Poll(wg)
+				end = wg.Now()
+			})
+			name, per := "CQ load: GPU memory", r.c.Nodes[0].GPU.Spec().MissLatency()
+			if loc == "host" {
+				name, per = "CQ load: host memory (PCIe read)", r.c.Nodes[0].GPU.Spec().Cycles(r.c.Nodes[0].GPU.Spec().L2Cycles)
+				ps := r.c.Nodes[0].GPULink.Spec()
+				per += 2*ps.Latency + 2*ps.SwitchLatency + ps.Overhead + sim.FromPicoseconds(64*ps.Bandwidth.PerByte())
+			}
+			loads := rec.got[name]
+			if uint64(len(loads)) != r.cq.Loads || len(loads) < 10 {
+				t.Fatalf("%d %q spans, the poller made %d loads (want them all, at least 10)", len(loads), name, r.cq.Loads)
+			}
+			for _, d := range loads {
+				if diff := d - per; diff < -per/20 || diff > per/20 {
+					t.Fatalf("a load span of %v, want one %s access %v (±5%%)", d, loc, per)
+				}
+			}
+			if p := rec.got["CQ poll"]; len(p) != 1 || p[0] != end-start {
+				t.Errorf("poll spans %v, want one of %v", p, end-start)
+			}
+		})
+	}
 }

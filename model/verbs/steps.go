@@ -132,25 +132,17 @@ func (r *PostRing) Step(p *sim.Proc) bool {
 // tryStore is store in steps (ph: the caller's phase word, 0 at the
 // start): false while it waits, true once it is over with no wait pending.
 func (q *QP) tryStore(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration, ph *uint8) bool {
+	if q.pool == mem.GPU {
+		// The calibrated cost includes the store's own L1 access.
+		g := wg.GPU().Spec()
+		return wg.TryStoreAfter(max(0, c-g.Cycles(g.L1Cycles)), a, v)
+	}
 	switch *ph {
 	case 0:
 		*ph = 1
-		if q.pool == mem.GPU {
-			// The calibrated cost includes the store's own L1 access.
-			g := wg.GPU().Spec()
-			wg.Sleep(max(0, c-g.Cycles(g.L1Cycles)))
-		} else {
-			wg.Sleep(c)
-		}
+		wg.Sleep(c)
 		return false
 	default:
-		if q.pool == mem.GPU {
-			if !wg.TryStore64(a, v) {
-				return false
-			}
-			*ph = 0
-			return true
-		}
 		q.postHost(wg, a, v) // the thread does not wait for the link
 		*ph = 0
 		return true
@@ -177,4 +169,241 @@ func (q *QP) bell(wg *gpu.WG) {
 	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
 	e.At(vis, func() { nq.DoorbellFrom(e.Now(), pi) })
 	wg.SleepUntil(sf)
+}
+
+// FieldsRing is GIO's device post after the slot's claim as a sim.Stepper:
+// PostFields(w, dynamic), a system release and RingUnfenced, the same
+// waits in the same order (a field's store cost and its store, the
+// release, the doorbell record and the MMIO doorbell). Start it with
+// Start; the zero value is ready for reuse.
+type FieldsRing struct {
+	q      *QP
+	wg     *gpu.WG
+	w      nic.WQE
+	dyn    []int
+	i      int // the next field
+	s      uint64
+	base   mem.Addr
+	start  sim.Time
+	pc, ph uint8
+}
+
+const (
+	frField   = iota // the next field
+	frStore          // a field's store
+	frRelease        // the system release
+	frRing           // the doorbell record
+	frDBR            // its store
+	frBell           // the MMIO doorbell's issue is over
+	frDone
+)
+
+// Start begins posting w on q from wg, storing the dynamic words and any
+// other word that differs from the slot's template (PostFields). It fails,
+// naming the QP, when the send queue is full.
+func (r *FieldsRing) Start(q *QP, wg *gpu.WG, w nic.WQE, dynamic []int) error {
+	if q.Outstanding() >= uint64(q.depth) {
+		return q.errFull()
+	}
+	w.QPN = q.nq.Num
+	*r = FieldsRing{q: q, wg: wg, w: w, dyn: dynamic, s: q.pi % uint64(q.depth), base: q.slot(q.pi), start: wg.Now()}
+	return nil
+}
+
+// Step implements sim.Stepper.
+func (r *FieldsRing) Step(p *sim.Proc) bool {
+	q, wg := r.q, r.wg
+	spec := q.node.spec
+	for !p.Waited() {
+		switch r.pc {
+		case frField:
+			if r.i == nic.WQEWords {
+				q.pi++
+				q.stats.Posts++
+				q.stats.WQETime += wg.Now() - r.start
+				r.pc = frRelease
+				continue
+			}
+			v := r.w.Word(r.i)
+			isDyn := false
+			for _, d := range r.dyn {
+				isDyn = isDyn || d == r.i
+			}
+			if !isDyn && q.sh(r.s)[r.i] == v {
+				r.i++
+				continue
+			}
+			r.pc = frStore
+		case frStore:
+			v := r.w.Word(r.i)
+			if !q.tryStore(wg, r.base+mem.Addr(8*r.i), v, spec.FieldStore, &r.ph) {
+				continue
+			}
+			q.sh(r.s)[r.i] = v
+			q.stats.Fields++
+			r.i++
+			r.pc = frField
+		case frRelease:
+			if wg.TryRelease(gpu.System) {
+				r.pc = frRing
+			}
+		case frRing:
+			if q.rung == q.pi {
+				r.pc = frDone
+				continue
+			}
+			r.start = wg.Now()
+			r.pc = frDBR
+		case frDBR:
+			if !q.tryStore(wg, q.dbr, q.pi, spec.DBRecord, &r.ph) {
+				continue
+			}
+			// RingUnfenced: the system release above is the fence.
+			n := q.node
+			pi, nq, e := q.pi, q.nq, n.e
+			r.pc = frBell
+			if n.nic.Spec().VerbsBlueFlame && q.pi-q.rung == 1 {
+				var b [nic.WQESize]byte
+				for i, v := range q.sh((q.pi - 1) % uint64(q.depth)) {
+					binary.LittleEndian.PutUint64(b[8*i:], v)
+				}
+				w := nic.DecodeWQE(b[:])
+				sf, vis := n.mmio(wg.Now(), nic.WQESize)
+				e.At(vis, func() { nq.BlueFlameFrom(e.Now(), pi, w) })
+				wg.SleepUntil(sf)
+				continue
+			}
+			sf, vis := n.mmio(wg.Now(), 8)
+			e.At(vis, func() { nq.DoorbellFrom(e.Now(), pi) })
+			wg.SleepUntil(sf)
+		case frBell:
+			q.rung = q.pi
+			q.stats.Doorbells++
+			q.stats.DoorbellTime += wg.Now() - r.start
+			r.pc = frDone
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// CQWait is CQ.WaitQP of a GPU-memory CQ as a sim.Stepper: polls (the L1
+// invalidate when polls invalidate, the CQE slot's load) and, when a load
+// finds no CQE, the closed-form idle until the first load that sees it,
+// the same waits as the blocking loop. Start it with Start.
+type CQWait struct {
+	c     *CQ
+	q     *QP
+	wg    *gpu.WG
+	keep  uint64
+	start sim.Time
+	t1    sim.Time // the idle loop's start
+	poll  sim.Time // the poll's start (its trace span)
+	load  sim.Time // the load's start (its trace span)
+	n     sim.Duration
+	k     uint64 // the slot polled
+	pc    uint8
+	seen  bool // the load saw a valid CQE
+	bad   nic.CQE
+	ok    bool
+	read  func() // the load's read at its sample point, made once
+}
+
+const (
+	cwMore    = iota // another poll?
+	cwInv            // the poll's L1 invalidate
+	cwLoad           // its load
+	cwIdle           // the closed-form idle: wait for the CQE's write
+	cwIdleTo         // then for the end of the first load that sees it
+	cwIdleEnd        // did it see it?
+	cwGot            // consume the CQE
+	cwDone
+)
+
+// Steppable reports whether c's waits have a step form (a GPU-memory CQ).
+func (c *CQ) Steppable() bool { return c.pool == mem.GPU }
+
+// Start begins waiting until q has at most keep WQEs outstanding
+// (WaitQP); c must be Steppable.
+func (w *CQWait) Start(c *CQ, q *QP, wg *gpu.WG, keep uint64) {
+	read := w.read
+	*w = CQWait{c: c, q: q, wg: wg, keep: keep, start: wg.Now(), ok: true, read: read}
+	if w.read == nil {
+		w.read = func() { _, w.seen = w.c.cqeAt(w.k) }
+	}
+}
+
+// Result returns the first error CQE seen, if any, once the steps are over.
+func (w *CQWait) Result() (bad nic.CQE, ok bool) { return w.bad, w.ok }
+
+// Step implements sim.Stepper.
+func (w *CQWait) Step(p *sim.Proc) bool {
+	c, wg := w.c, w.wg
+	for !p.Waited() {
+		switch w.pc {
+		case cwMore:
+			if w.q.Outstanding() <= w.keep {
+				w.q.stats.PollTime += wg.Now() - w.start
+				w.pc = cwDone
+				continue
+			}
+			w.k, w.poll, w.load = c.ci, wg.Now(), wg.Now()
+			c.Loads++
+			w.pc = cwLoad
+			if c.node.spec.PollInvalidate {
+				w.pc = cwInv
+				g := wg.GPU().Spec()
+				wg.Sleep(g.Cycles(g.L1InvCycles))
+			}
+		case cwInv:
+			w.pc = cwLoad
+		case cwLoad:
+			if !wg.TryAtomicLoad(c.nq.SlotAddr(w.k), w.read) {
+				continue
+			}
+			c.traceLoad(wg, w.load)
+			w.pc = cwGot
+			if !w.seen {
+				w.pc = cwIdle
+			}
+		case cwIdle:
+			wg.PollStart()
+			w.t1 = wg.Now()
+			w.pc = cwIdleTo
+			if _, ok := c.cqeAt(w.k); !ok {
+				wg.Wait(c.node.mem.Watch(c.nq.SlotAddr(w.k)), "CQE")
+			}
+		case cwIdleTo:
+			per, sample := c.loopTimes(wg, 0)
+			w.n = 1 + loadsBefore(wg.Now()-w.t1, sample, per)
+			c.Loads += uint64(w.n)
+			w.pc = cwIdleEnd
+			wg.SleepUntil(w.t1 + w.n*per)
+		case cwIdleEnd:
+			if wg.Engine().Tracer() != nil {
+				per, _ := c.loopTimes(wg, 0)
+				for i := range w.n {
+					wg.Engine().Span(wg.Name(), traceGPULoad, w.t1+i*per, w.t1+(i+1)*per)
+				}
+			}
+			w.pc = cwGot
+			if _, ok := c.cqeAt(w.k); !ok {
+				w.pc = cwIdle
+			}
+		case cwGot:
+			// (Poll reads the CQE once its loop is over, a wait later.)
+			e, _ := c.cqeAt(w.k)
+			c.consume(e)
+			wg.Engine().Span(wg.Name(), tracePoll, w.poll, wg.Now())
+			w.q.stats.Polls++
+			if e.Status != nic.WCSuccess && w.ok {
+				w.bad, w.ok = e, false
+			}
+			w.pc = cwMore
+		default:
+			return true
+		}
+	}
+	return false
 }

@@ -130,16 +130,35 @@ type CQ struct {
 	Loads uint64
 }
 
-// NewCQ creates a CQ of entries slots in pool.
+// NewCQ creates a CQ for entries completions in pool: a ring of
+// CQRing(entries) slots, as the verbs provider allocates it.
 func (n *Node) NewCQ(entries int, pool mem.Pool) (*CQ, error) {
-	base := n.mem.AllocData(pool, uint64(entries)*nic.CQESize, "cq")
-	nq, err := n.nic.CreateCQ(base, entries)
+	if entries < 1 || entries >= nic.MaxCQEntries {
+		return nil, fmt.Errorf("node %d: CQ for %d completions: must be in [1, %d]", n.Rank, entries, nic.MaxCQEntries-1)
+	}
+	ring := CQRing(entries)
+	base := n.mem.AllocData(pool, uint64(ring)*nic.CQESize, "cq")
+	nq, err := n.nic.CreateCQ(base, ring)
 	if err != nil {
 		return nil, fmt.Errorf("node %d: %w", n.Rank, err)
 	}
-	n.footprint += uint64(entries) * nic.CQESize
-	n.cqBytes += uint64(entries) * nic.CQESize
+	n.footprint += uint64(ring) * nic.CQESize
+	n.cqBytes += uint64(ring) * nic.CQESize
 	return &CQ{node: n, nq: nq, pool: pool, qps: map[uint32]*QP{}}, nil
+}
+
+// CQRing returns the slots of the ring a CQ asked for entries completions
+// gets: the next power of two above entries, as the Mellanox verbs
+// providers (rdma-core's mlx4 and mlx5 create_cq: align_queue_size(cqe +
+// 1)) allocate it, one slot more than asked for rounded up. So a CQ for
+// one 1024-WQE queue has 2048 slots of 64 B, 128 KiB: the GPUrdma paper's
+// "about 128 KB" per CQ buffer.
+func CQRing(entries int) int {
+	r := 1
+	for r < entries+1 {
+		r <<= 1
+	}
+	return r
 }
 
 // Consumed returns the number of CQEs consumed.

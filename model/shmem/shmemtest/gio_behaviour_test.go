@@ -57,9 +57,39 @@ func TestGIOTemplatingAndDynamicFields(t *testing.T) {
 	}
 	slow := shmem.DefaultSpec()
 	slow.GIO.TemplateInstr = 200_000 // the host falls behind
+	slow.GIO.TemplateAtInit = false  // and starts filling when the kernel opens its context
 	rep, ok = gioPuts(t, slow)
 	if !ok || rep.GIO.TemplateStalls == 0 || rep.GIO.StallTime == 0 {
 		t.Fatalf("a slow templater must stall the GPU (counted): %+v", rep.GIO)
+	}
+}
+
+// ROC_SHMEM's GPU-IB init blocks until the template thread's first pass
+// has filled every QP, so the kernel's first posts find their templates
+// there however slow the host's templating is: 16 puts on a 64-slot QP
+// never wait for the templater, and the templater wrote no slot before
+// the first completion freed one. Templating that starts with the kernel
+// (the old behaviour, template_at_init = false) fills the QP during the
+// run, and with a slow host stalls the first put.
+func TestGIOTemplatesFilledAtInit(t *testing.T) {
+	for _, instr := range []int{60, 200_000} {
+		sp := shmem.DefaultSpec()
+		sp.GIO.TemplateInstr = instr
+		if !sp.GIO.TemplateAtInit {
+			t.Fatal("preset default: templates are filled at init")
+		}
+		rep, ok := gioPuts(t, sp)
+		if !ok {
+			t.Fatalf("%d template instructions: PE 1 did not receive every version", instr)
+		}
+		if g := rep.GIO; g.TemplateStalls != 0 || g.StallTime != 0 || g.Templates > g.Posts {
+			t.Errorf("%d template instructions, filled at init: %+v, want no stall and only refills of completed slots", instr, g)
+		}
+		sp.GIO.TemplateAtInit = false
+		rep, _ = gioPuts(t, sp)
+		if g := rep.GIO; instr == 60 && g.Templates <= g.Posts || instr > 60 && g.TemplateStalls == 0 {
+			t.Errorf("%d template instructions, filled with the kernel: %+v, want the QP's fill in the run (and with a slow host the first put stalled)", instr, g)
+		}
 	}
 }
 
@@ -171,5 +201,41 @@ func TestGIOFinalizeStopsTheTemplater(t *testing.T) {
 	}
 	if tail := c.Engine.Now() - end; tail > 100*sim.Microsecond {
 		t.Fatalf("the run went on %v after the kernel's last put: the templater kept filling QPs after finalize", tail)
+	}
+}
+
+// ROC_SHMEM's GPU-IB fence is not free: it posts, on the context's QP to
+// every other PE, a 4 B RDMA write to that PE's HDP flush register (one
+// post each, rung like a put). PE 0 of three puts to PE 1, fences and
+// puts a flag: four posts, two of them the fence's.
+func TestGIOFenceWritesEveryPEsHDPFlushRegister(t *testing.T) {
+	posts := func(fence bool) uint64 {
+		b := Backend{Kind: shmem.GIO, HW: cluster.GIO(), Spec: shmem.DefaultSpec(), Nodes: 3}
+		_, _, reps, err := Scenario(b, []uint64{64, 8}, func(pe int, sym []mem.Addr) Kernel {
+			return Kernel{WGs: 1, Body: func(pe int, ctx *shmem.Ctx) error {
+				if pe != 0 {
+					return nil
+				}
+				if err := ctx.PutmemNBI(sym[0], sym[0], 64, 1); err != nil {
+					return err
+				}
+				if fence {
+					if err := ctx.Fence(); err != nil {
+						return err
+					}
+				}
+				if err := ctx.P(sym[1], 1, 8, 1); err != nil {
+					return err
+				}
+				return ctx.Quiet()
+			}}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reps[0].GIO.Posts
+	}
+	if without, with := posts(false), posts(true); without != 2 || with != 4 {
+		t.Fatalf("posts without a fence %d, with one %d: want 2 and 4 (a 4 B write to each of the two other PEs)", without, with)
 	}
 }

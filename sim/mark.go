@@ -1,0 +1,208 @@
+package sim
+
+import "fmt"
+
+// A mark stands for an event whose only work would be to schedule one
+// other event: a GPU load's sample point, where memory's value is read and
+// the load's end is scheduled for when the data is back. The agent can
+// read the value later, as of the key (its memory keeps what it needs),
+// but the end's place among the events of its time depends on where its
+// sequence number was taken: at the sample point, after every event run
+// before it. A mark keeps that place without the event: the run takes a
+// sequence number for it when it passes the mark's key (before the first
+// event after it), exactly where the event would have taken one, and the
+// one event deferred to the mark (PushAtMark, a keyed wait's resumption)
+// goes into the queue then, with that number. Times, order and every
+// other event are those of the run with the event; the mark itself is not
+// an event (nor counted). The run's windows (parallel.go) and its end
+// count pending marks as pending events.
+
+// Mark is one such key. The zero value is unset; SetMark sets it. A Mark
+// is owned by one agent and reused for its next key once passed.
+type Mark struct {
+	t   Time
+	seq uint64 // the key's own sequence number (ReserveSeq at SetMark)
+	got uint64 // the number taken when the run passed the key; 0 before
+	// The event deferred to the mark, queued at (at, got) once it passes.
+	h   Handler
+	at  Time
+	set bool // pending: in the engine's marks, or chained after one
+	// next is a mark chained after this one (SetMarkAfter), whose number
+	// is the first this one's event would have taken.
+	next *Mark
+}
+
+// SetMark sets m to the key (t, a sequence number taken now): the key an
+// event scheduled now at t would have. t must not be before now; m must
+// not be pending (set and not yet passed).
+func (e *Engine) SetMark(m *Mark, t Time) {
+	if m.set || t < e.now {
+		panic(fmt.Sprintf("sim: SetMark at %v (now %v) of a mark still pending", t, e.now))
+	}
+	*m = Mark{t: t, seq: e.ReserveSeq(), set: true}
+	if h := e.markHead; h >= 256 && 2*h >= len(e.marks) { // drop the passed ones' slots
+		n := copy(e.marks, e.marks[h:])
+		clear(e.marks[n:])
+		e.marks, e.markHead = e.marks[:n], 0
+	}
+	e.insertMark(m)
+}
+
+// SetMarkAfter sets m to the key at t of an event that the event at
+// prev's key would have scheduled first: its number is the one prev takes
+// when the run passes prev (until then m is ahead of every event run).
+// prev must be pending with no mark chained yet; t not before its time.
+func (e *Engine) SetMarkAfter(m, prev *Mark, t Time) {
+	if m.set || !prev.set || prev.next != nil || t < prev.t {
+		panic(fmt.Sprintf("sim: SetMarkAfter at %v of a mark at %v", t, prev.t))
+	}
+	*m = Mark{t: t, set: true}
+	prev.next = m
+}
+
+// insertMark adds pending mark m to the engine's marks in key order.
+func (e *Engine) insertMark(m *Mark) {
+	ms := append(e.marks, m)
+	i := len(ms) - 1
+	for i > e.markHead && (ms[i-1].t > m.t || ms[i-1].t == m.t && ms[i-1].seq > m.seq) {
+		ms[i] = ms[i-1]
+		i--
+	}
+	ms[i] = m
+	e.marks = ms
+}
+
+// Time returns the mark's time.
+func (m *Mark) Time() Time { return m.t }
+
+// Ahead reports whether the event being run orders before m's key: an
+// event at the key would still run. A write done now is seen by a read
+// at the key exactly when Ahead holds.
+func (e *Engine) Ahead(m *Mark) bool {
+	if m.seq == 0 { // chained after a mark not yet passed (SetMarkAfter)
+		return true
+	}
+	return e.runsBefore(m.t, m.seq)
+}
+
+// PushAtMark queues h's event at t, not before m's time, as an event
+// scheduled by an event at m's key would be (after every event scheduled
+// before the key passed, before every one scheduled after). m must be
+// set, carry no other deferred event, and, if passed, t must not be before now.
+func (e *Engine) PushAtMark(m *Mark, t Time, h Handler) {
+	if m.h != nil || t < m.t {
+		panic(fmt.Sprintf("sim: PushAtMark at %v of a mark at %v (one deferred event at most, not before the mark)", t, m.t))
+	}
+	if m.got != 0 {
+		if !e.checkFuture(t) {
+			return
+		}
+		e.queue.push(t, m.got, event{h: h})
+		return
+	}
+	m.h, m.at = h, t
+}
+
+// SleepAtMark blocks p until t, its wake-up queued as by an event at
+// m's key (PushAtMark).
+func (p *Proc) SleepAtMark(m *Mark, t Time) {
+	p.e.PushAtMark(m, t, p)
+	p.block("sleep")
+}
+
+// passMarks takes the numbers of the marks before the queue's first key
+// (and of those at or before limit when nothing else is due by then),
+// queueing their deferred events.
+func (e *Engine) passMarks(limit Time) {
+	for e.markHead < len(e.marks) {
+		m := e.marks[e.markHead]
+		if m.t > limit {
+			return
+		}
+		if e.queue.len() > 0 {
+			t, seq := e.queue.peekKey()
+			if t < m.t || t == m.t && seq < m.seq {
+				return
+			}
+		}
+		e.marks[e.markHead] = nil
+		e.markHead++
+		e.passMark(m)
+	}
+	e.marks, e.markHead = e.marks[:0], 0
+}
+
+// passMark takes m's number, as its event would have at its key.
+func (e *Engine) passMark(m *Mark) {
+	if m.t > e.now {
+		e.now = m.t
+	}
+	e.seq++
+	e.marksPassed++
+	m.got, m.set = e.seq, false
+	if n := m.next; n != nil {
+		m.next = nil
+		n.seq = m.got
+		e.insertMark(n)
+	}
+	if h := m.h; h != nil {
+		m.h = nil
+		if p, ok := h.(*Proc); ok && p.poller {
+			e.pollerPending++
+			p.pending++
+		}
+		e.queue.push(m.at, m.got, event{h: h})
+	}
+}
+
+// pendingMarks reports whether a mark is yet to be passed.
+func (e *Engine) pendingMarks() bool { return e.markHead < len(e.marks) }
+
+// firstMark returns the earliest pending mark's time; pendingMarks must hold.
+func (e *Engine) firstMark() Time { return e.marks[e.markHead].t }
+
+// DeferWake makes p's next wake-up by a notification (Signal.Notify, p a
+// plain waiter then) a mark instead of an event, for a step process whose
+// wake-up would only begin a wait of d whose effects nobody sees before it
+// ends (a work-group's poll resuming with an acquire that invalidates its
+// own L1 and waits for it): p resumes d after the notification, its
+// wake-up ordered as if the skipped wake-up event had slept d; WokeLate
+// then reports true and p does what that event did. A wake-up at a
+// WaitNotBefore key, in place (Signal.Wake) or after CancelDeferWake is
+// an event as before. m must not be pending.
+//
+// With on set, the notification calls on(m) first, m set at the wake-up's
+// key: it may do what the wake-up event and the events after it would have
+// done, as far as nobody else sees it before p resumes, and queue p's
+// resumption itself (PushAtMark on a mark chained after m), reporting
+// true; false leaves the resumption d later.
+func (p *Proc) DeferWake(m *Mark, d Duration, on func(m *Mark) bool) {
+	if p.poller || p.steps == nil {
+		return
+	}
+	p.wakeMark, p.wakeAfter, p.wakeOn = m, d, on
+}
+
+// CancelDeferWake undoes DeferWake if no notification has used it yet.
+func (p *Proc) CancelDeferWake() { p.wakeMark, p.wakeOn = nil, nil }
+
+// WokeLate reports whether p's last wake-up was deferred (DeferWake), and
+// forgets it.
+func (p *Proc) WokeLate() bool {
+	l := p.late
+	p.late = false
+	return l
+}
+
+// wakeLate is p's wake-up by a notification now as a mark (DeferWake):
+// the mark takes the number the wake-up event would have, and p resumes
+// at the end of the wait that event would have begun.
+func (e *Engine) wakeLate(p *Proc) {
+	m, on := p.wakeMark, p.wakeOn
+	p.wakeMark, p.wakeOn, p.late = nil, nil, true
+	e.SetMark(m, e.now)
+	if on != nil && on(m) {
+		return
+	}
+	e.PushAtMark(m, e.now+p.wakeAfter, p)
+}
