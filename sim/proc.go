@@ -49,6 +49,7 @@ type Proc struct {
 	// the notification p resumes, and whether the last wake-up was one.
 	wakeMark  *Mark
 	wakeAfter Duration
+	wakeOn    func(*Mark) bool
 	late      bool
 	// Sleeps that follow the pending one without running the body
 	// (ThenSleep, relay.go): then[:thenN] in order.

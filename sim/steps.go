@@ -159,7 +159,7 @@ func (s *Signal) Wake() {
 		if w.keySeq != 0 && w.e.wakeAtKey(w) {
 			continue
 		}
-		w.wakeMark = nil // in place: the wake-up is this event
+		w.wakeMark, w.wakeOn = nil, nil // in place: the wake-up is this event
 		w.Handle(0)
 	}
 }

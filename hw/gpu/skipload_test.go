@@ -133,7 +133,11 @@ func TestSkippedLoadEndMatchesScheduled(t *testing.T) {
 	}
 	// near returns the times around keys and the sample points before
 	// them (each ±3 ps) and a coarse grid.
-	back := testSpec("apu").MemLatency / 2
+	spec := testSpec("apu")
+	back := spec.MemLatency / 2
+	// From a sample point back into its load's acquire (a load issued at
+	// the acquire's end samples MissLatency − back later).
+	inAcquire := spec.MissLatency() - back + spec.Cycles(spec.L1InvCycles)/2
 	near := func(keys []sim.Time) []sim.Time {
 		var ts []sim.Time
 		for tw := sim.Time(0); tw < 4*sim.Microsecond; tw += 9973 {
@@ -150,7 +154,10 @@ func TestSkippedLoadEndMatchesScheduled(t *testing.T) {
 	for _, shared := range []bool{false, true} {
 		_, _, keys := runSkipKernel(false, shared, 0, 0, never, 0)
 		for _, tw := range near(keys) {
-			for _, sched := range []sim.Time{0, max(0, tw-1)} {
+			// Scheduled before the load's acquire, during it (a write at a
+			// sample point then orders after the acquire's start and
+			// before its end, where the load is issued) and just before.
+			for _, sched := range []sim.Time{0, max(0, tw-inAcquire), max(0, tw-1)} {
 				check(shared, 0, 0, tw, sched)
 			}
 		}

@@ -219,7 +219,11 @@ type wgPhases struct {
 	armed        bool
 	wake         sim.Mark
 	resumeInPoll bool
-	pollAcq      bool // the poll in flight acquires before each load
+	pollAcq      bool     // the poll in flight acquires before each load
+	acq          sim.Mark // the end of an acquire that issued its load (acquireAndLoad)
+	// The armed poll's condition and the work-group's wakeAndLoad.
+	pollCond func(uint64) bool
+	wakeOn   func(*sim.Mark) bool
 }
 
 // TryStore64 is Store64 in steps: the first call writes the L1 copy and
@@ -565,6 +569,11 @@ func (w *WG) skipLoadEnd(a mem.Addr, cl *cline, d sim.Duration) bool {
 // wait at the key (it would not have been taken either: skipLoadEnd
 // finds a waiter). It reports whether it skipped (the work-group waits).
 func (g *GPU) skipAtIssue(w *WG, a mem.Addr, cl *cline, d sim.Duration) bool {
+	return g.skipAtIssueAt(w, a, cl, w.Now()+d)
+}
+
+// skipAtIssueAt is skipAtIssue for a load ending at end.
+func (g *GPU) skipAtIssueAt(w *WG, a mem.Addr, cl *cline, end sim.Time) bool {
 	if cl.skipper != nil || cl.stored != 0 || g.keepLoadEnds || !w.Proc.Stepping() || w.ph.until(leUint64(cl.data[w.ph.ldOff:])) {
 		return false
 	}
@@ -575,10 +584,11 @@ func (g *GPU) skipAtIssue(w *WG, a mem.Addr, cl *cline, d sim.Duration) bool {
 	cl.skipper = w.Proc
 	w.ph.skipped = true
 	if g.skips != nil {
-		*g.skips = append(*g.skips, w.Now()+d)
+		*g.skips = append(*g.skips, end)
 	}
-	w.Proc.WaitNotBeforeMark(sig, w.ph.what, w.Now()+d, &w.ph.smp.mark)
+	w.Proc.WaitNotBeforeMark(sig, w.ph.what, end, &w.ph.smp.mark)
 	if w.ph.pollAcq {
+		w.ph.pollCond = w.ph.until
 		w.armLateWake()
 	}
 	return true
@@ -606,6 +616,9 @@ func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint6
 			// At the skipped end's own time and place: it runs now.
 		}
 		if w.ph.poll == 0 {
+			if acquire && w.acquireAndLoad(a, cond, what) {
+				return 0, false
+			}
 			if acquire && !w.tryAcquire(System) {
 				return 0, false
 			}
@@ -630,10 +643,54 @@ func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint6
 		}
 		w.Wait(w.g.mem.WatchOnce(a), what) // asked again before the next wait
 		if acquire {
+			w.ph.pollCond = cond
 			w.armLateWake()
 		}
 		return 0, false
 	}
+}
+
+// acquireAndLoad is a poll's system-scope acquire and the issue of its
+// load in one step, for a work-group alone on its CU in APU mode: the
+// acquire invalidates the L1 and waits gpu.l1_inv_cycles, and its end,
+// an event that only issued the load, becomes a mark (sim.Mark) after
+// which the load's sample point is chained (SetMarkAfter). The load's
+// fill at the acquire's start instead of its end reads nothing anyone
+// could change for it: the L1 is the work-group's alone and empty (no
+// work-group can be placed on the CU before the acquire ends: the
+// dispatch delay is longer), and memory's line is taken again up to the
+// sample point anyway (deferSample); a write before the end notifies the
+// skipped end's wait, which then runs at its key. It reports whether it
+// did (the work-group waits for the load).
+func (w *WG) acquireAndLoad(a mem.Addr, cond func(uint64) bool, what string) bool {
+	g := w.g
+	inv := g.spec.Cycles(g.spec.L1InvCycles)
+	if w.ph.acquire != 0 || g.l2 != nil || g.keepSamples || w.cu.waves != w.waves || g.dispatchDelay < inv ||
+		!w.Proc.Stepping() || (g.uncached != nil && g.Uncached(a)) || (g.c2c != nil && g.mem.PoolOf(a) == mem.Host) {
+		return false
+	}
+	// The acquire (tryAcquire's first part).
+	w.cu.l1.clear()
+	g.stats.L1Invalidates++
+	t1 := w.Now() + inv
+	g.e.SetMark(&w.ph.acq, t1)
+	// The load issued at t1 (tryLoad64's miss in APU mode, a poll's).
+	w.ph.poll, w.ph.load, w.ph.ldAddr = 1, 1, a
+	w.ph.until, w.ph.what, w.ph.pollAcq = cond, what, true
+	l := mem.Line(a)
+	w.ph.ldOff = a - l
+	g.stats.L1Misses++
+	cl := w.cu.l1.fill(l, g.mem, nil)
+	w.ph.readLater(cl)
+	d := g.missLat
+	sm := &w.ph.smp
+	g.e.SetMarkAfter(&sm.mark, &w.ph.acq, t1+g.sampleAt(a, d))
+	w.keepSample(cl, l)
+	if !g.skipAtIssueAt(w, a, cl, t1+d) {
+		w.SleepAtMark(&sm.mark, t1+d)
+	}
+	w.ph.until = nil
+	return true
 }
 
 // ResumesInPoll declares that the work-group's step body, resumed after a
@@ -658,7 +715,49 @@ func (w *WG) armLateWake() {
 		return
 	}
 	w.ph.armed, w.cu.armed = true, w
-	w.Proc.DeferWake(&w.ph.wake, g.spec.Cycles(g.spec.L1InvCycles))
+	if w.ph.wakeOn == nil {
+		w.ph.wakeOn = w.wakeAndLoad // made once per work-group
+	}
+	w.Proc.DeferWake(&w.ph.wake, g.spec.Cycles(g.spec.L1InvCycles), w.ph.wakeOn)
+}
+
+// wakeAndLoad is the wake-up of an armed poll (armLateWake) when the
+// line's write is notified, called then with the wake-up's mark m: when
+// the word now satisfies the poll's condition, the next poll's load will
+// not skip its end, so the wake-up's work, the acquire and the load's
+// issue are done now (lateWake, then as acquireAndLoad with the acquire's
+// end chained after m) and the work-group resumes at the load's end. Its
+// L1 is its own and the dispatch delay keeps newcomers off the CU until
+// the acquire is over; memory's line is taken again up to the sample
+// point. Otherwise (false) it resumes at the acquire's end, as
+// armLateWake does. The step body resumes in TryPollUntil with the same
+// word and condition (ResumesInPoll).
+func (w *WG) wakeAndLoad(m *sim.Mark) bool {
+	g := w.g
+	a := w.ph.ldAddr
+	inv := g.spec.Cycles(g.spec.L1InvCycles)
+	if g.keepSamples || g.dispatchDelay < inv || (g.uncached != nil && g.Uncached(a)) ||
+		(g.c2c != nil && g.mem.PoolOf(a) == mem.Host) || !w.ph.pollCond(g.mem.Load64(a)) {
+		return false
+	}
+	w.ph.armed, w.cu.armed = false, nil
+	w.Proc.WokeLate() // done here
+	w.lateWake()
+	t1 := w.Now() + inv
+	g.e.SetMarkAfter(&w.ph.acq, m, t1)
+	w.ph.acquire = 0
+	w.ph.poll, w.ph.load, w.ph.ldAddr = 1, 1, a
+	l := mem.Line(a)
+	w.ph.ldOff = a - l
+	g.stats.L1Misses++
+	cl := w.cu.l1.fill(l, g.mem, nil)
+	w.ph.readLater(cl)
+	d := g.missLat
+	sm := &w.ph.smp
+	g.e.SetMarkAfter(&sm.mark, &w.ph.acq, t1+g.sampleAt(a, d))
+	w.keepSample(cl, l)
+	g.e.PushAtMark(&sm.mark, t1+d, w.Proc)
+	return true
 }
 
 // disarm ends an armed wait (armLateWake): if its wake-up was a mark, what
