@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+
+	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // BenchmarkMoELowLatencyEP32Flow is the moe scale point of docs/today.md's
@@ -105,4 +107,30 @@ func benchMoEThroughputFlow(b *testing.B, preset, strategy string, ep int, adjus
 		adjust(&cfg)
 	}
 	benchPoint(b, moePoints(), cfg, ep)
+}
+
+// BenchmarkMoEThroughputFlowInterval is issue 32's large-EP point with the
+// flow model's re-division interval (network.flow_interval = 1us, an
+// approximation printed with the run's parameters): moe throughput mode
+// payload-free on h100-cx7 under device shmem over GPU-initiated verbs
+// (GNN_GIO) and the CPU proxy (GHN_DGPU), EP 32 to 256 (EP 128 and 256
+// skipped under -short). Compare cpu-s/op with BenchmarkMoEThroughputGIOFlow
+// and BenchmarkMoEThroughputProxyFlow (exact re-division). Run one point
+// per process, e.g. -bench 'MoEThroughputFlowInterval/GNN_GIO/EP64$'.
+func BenchmarkMoEThroughputFlowInterval(b *testing.B) {
+	for _, strategy := range []string{"GNN_GIO", "GHN_DGPU"} {
+		b.Run(strategy, func(b *testing.B) {
+			for _, ep := range []int{32, 64, 128, 256} {
+				b.Run(fmt.Sprintf("EP%d", ep), func(b *testing.B) {
+					if ep > 64 && testing.Short() {
+						b.Skip("EP above 64: not under -short")
+					}
+					benchMoEThroughputFlow(b, "h100-cx7", strategy, ep, func(cfg *Config) {
+						cfg.Run.Functional = false
+						cfg.Network.FlowInterval = sim.Microsecond
+					})
+				})
+			}
+		})
+	}
 }

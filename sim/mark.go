@@ -26,7 +26,10 @@ type Mark struct {
 	// The event deferred to the mark, queued at (at, got) once it passes.
 	h   Handler
 	at  Time
-	set bool // in the engine's marks
+	set bool // pending: in the engine's marks, or chained after one
+	// next is a mark chained after this one (SetMarkAfter), whose number
+	// is the first this one's event would have taken.
+	next *Mark
 }
 
 // SetMark sets m to the key (t, a sequence number taken now): the key an
@@ -42,10 +45,26 @@ func (e *Engine) SetMark(m *Mark, t Time) {
 		clear(e.marks[n:])
 		e.marks, e.markHead = e.marks[:n], 0
 	}
-	ms := e.marks
-	i := len(ms)
-	ms = append(ms, m)
-	for i > e.markHead && (ms[i-1].t > t) { // keys ascend; a new key's number is the largest
+	e.insertMark(m)
+}
+
+// SetMarkAfter sets m to the key at t of an event that the event at
+// prev's key would have scheduled first: its number is the one prev takes
+// when the run passes prev (until then m is ahead of every event run).
+// prev must be pending with no mark chained yet; t not before its time.
+func (e *Engine) SetMarkAfter(m, prev *Mark, t Time) {
+	if m.set || !prev.set || prev.next != nil || t < prev.t {
+		panic(fmt.Sprintf("sim: SetMarkAfter at %v of a mark at %v", t, prev.t))
+	}
+	*m = Mark{t: t, set: true}
+	prev.next = m
+}
+
+// insertMark adds pending mark m to the engine's marks in key order.
+func (e *Engine) insertMark(m *Mark) {
+	ms := append(e.marks, m)
+	i := len(ms) - 1
+	for i > e.markHead && (ms[i-1].t > m.t || ms[i-1].t == m.t && ms[i-1].seq > m.seq) {
 		ms[i] = ms[i-1]
 		i--
 	}
@@ -59,7 +78,12 @@ func (m *Mark) Time() Time { return m.t }
 // Ahead reports whether the event being run orders before m's key: an
 // event at the key would still run. A write done now is seen by a read
 // at the key exactly when Ahead holds.
-func (e *Engine) Ahead(m *Mark) bool { return e.runsBefore(m.t, m.seq) }
+func (e *Engine) Ahead(m *Mark) bool {
+	if m.seq == 0 { // chained after a mark not yet passed (SetMarkAfter)
+		return true
+	}
+	return e.runsBefore(m.t, m.seq)
+}
 
 // PushAtMark queues h's event at t, not before m's time, as an event
 // scheduled by an event at m's key would be (after every event scheduled
@@ -116,6 +140,11 @@ func (e *Engine) passMark(m *Mark) {
 	e.seq++
 	e.marksPassed++
 	m.got, m.set = e.seq, false
+	if n := m.next; n != nil {
+		m.next = nil
+		n.seq = m.got
+		e.insertMark(n)
+	}
 	if h := m.h; h != nil {
 		m.h = nil
 		if p, ok := h.(*Proc); ok && p.poller {
@@ -131,3 +160,49 @@ func (e *Engine) pendingMarks() bool { return e.markHead < len(e.marks) }
 
 // firstMark returns the earliest pending mark's time; pendingMarks must hold.
 func (e *Engine) firstMark() Time { return e.marks[e.markHead].t }
+
+// DeferWake makes p's next wake-up by a notification (Signal.Notify, p a
+// plain waiter then) a mark instead of an event, for a step process whose
+// wake-up would only begin a wait of d whose effects nobody sees before it
+// ends (a work-group's poll resuming with an acquire that invalidates its
+// own L1 and waits for it): p resumes d after the notification, its
+// wake-up ordered as if the skipped wake-up event had slept d; WokeLate
+// then reports true and p does what that event did. A wake-up at a
+// WaitNotBefore key, in place (Signal.Wake) or after CancelDeferWake is
+// an event as before. m must not be pending.
+//
+// With on set, the notification calls on(m) first, m set at the wake-up's
+// key: it may do what the wake-up event and the events after it would have
+// done, as far as nobody else sees it before p resumes, and queue p's
+// resumption itself (PushAtMark on a mark chained after m), reporting
+// true; false leaves the resumption d later.
+func (p *Proc) DeferWake(m *Mark, d Duration, on func(m *Mark) bool) {
+	if p.poller || p.steps == nil {
+		return
+	}
+	p.wakeMark, p.wakeAfter, p.wakeOn = m, d, on
+}
+
+// CancelDeferWake undoes DeferWake if no notification has used it yet.
+func (p *Proc) CancelDeferWake() { p.wakeMark, p.wakeOn = nil, nil }
+
+// WokeLate reports whether p's last wake-up was deferred (DeferWake), and
+// forgets it.
+func (p *Proc) WokeLate() bool {
+	l := p.late
+	p.late = false
+	return l
+}
+
+// wakeLate is p's wake-up by a notification now as a mark (DeferWake):
+// the mark takes the number the wake-up event would have, and p resumes
+// at the end of the wait that event would have begun.
+func (e *Engine) wakeLate(p *Proc) {
+	m, on := p.wakeMark, p.wakeOn
+	p.wakeMark, p.wakeOn, p.late = nil, nil, true
+	e.SetMark(m, e.now)
+	if on != nil && on(m) {
+		return
+	}
+	e.PushAtMark(m, e.now+p.wakeAfter, p)
+}

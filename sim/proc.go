@@ -45,6 +45,12 @@ type Proc struct {
 	keyMark *Mark // when set, the key's number is the one this mark takes (WaitNotBeforeMark)
 	keySig  *Signal
 	keyWoke bool
+	// A deferred wake-up (DeferWake): the mark it takes, how long after
+	// the notification p resumes, and whether the last wake-up was one.
+	wakeMark  *Mark
+	wakeAfter Duration
+	wakeOn    func(*Mark) bool
+	late      bool
 	// Sleeps that follow the pending one without running the body
 	// (ThenSleep, relay.go): then[:thenN] in order.
 	then  [2]Duration
@@ -325,7 +331,11 @@ func (s *Signal) Notify() {
 	}
 	for i, w := range s.waiters {
 		if w.keySeq == 0 || !w.e.wakeAtKey(w) {
-			w.e.wake(w.e.now, w)
+			if w.wakeMark != nil {
+				w.e.wakeLate(w)
+			} else {
+				w.e.wake(w.e.now, w)
+			}
 		}
 		s.waiters[i] = nil
 	}

@@ -110,6 +110,7 @@ func newFabric(e *sim.Engine, spec Spec, n int) (*Cluster, error) {
 		if spec.Network.FlowBundle == net.BundleAggregate {
 			fab.AggregateBundles()
 		}
+		fab.SetFlowInterval(spec.Network.FlowInterval)
 	}
 	return &Cluster{Spec: spec, Engine: e, Fabric: fab, Slots: slots}, nil
 }

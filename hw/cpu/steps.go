@@ -46,6 +46,15 @@ func (t *Thread) BeginInstr(n int) {
 	t.BeginSleep(t.cpu.spec.Instr(n))
 }
 
+// BeginRunInstr starts RunInstr(n, d) as steps.
+func (t *Thread) BeginRunInstr(n uint64, d sim.Duration) {
+	if d <= 0 {
+		panic(fmt.Sprintf("cpu: %s runs a batch of %v", t.track, d))
+	}
+	t.cpu.instr += n
+	t.BeginSleep(d)
+}
+
 // BeginSleep starts Sleep(d) as steps.
 func (t *Thread) BeginSleep(d sim.Duration) {
 	t.op = opRun

@@ -89,6 +89,9 @@ type computeUnit struct {
 	l1       *cache
 	port     *mem.Server // the L1–L2 path of bulk accesses (nil: unlimited)
 	lsu      *mem.Server // the load/store path of streaming copies and reductions (nil: unlimited)
+	// armed is the work-group alone on the CU whose poll's wake-up runs no
+	// event (WG.armLateWake); nil when none.
+	armed *WG
 }
 
 // New returns a GPU using node memory m and the node's memory server dram.
@@ -441,6 +444,9 @@ func (g *GPU) place(k *Kernel, waves int) *computeUnit {
 		cu := g.cus[g.rr]
 		g.rr = (g.rr + 1) % len(g.cus)
 		if cu.waves+waves <= maxWaves && cu.lds+k.LDS <= g.spec.LDSPerCU {
+			if w := cu.armed; w != nil {
+				w.disarm() // the newcomer shares the L1: as the wake-up left it
+			}
 			cu.waves += waves
 			cu.lds += k.LDS
 			return cu

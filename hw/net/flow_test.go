@@ -154,13 +154,17 @@ func TestNetworkSpecValidate(t *testing.T) {
 		spec NetworkSpec
 		want string // "" when valid, else the field the error names
 	}{
-		{NetworkSpec{ModelPacket, BundleExact}, ""},
-		{NetworkSpec{ModelFlow, BundleExact}, ""},
-		{NetworkSpec{ModelFlow, BundleAggregate}, ""},
-		{NetworkSpec{"fluid", BundleExact}, "network.model"},
-		{NetworkSpec{ModelFlow, "sum"}, "network.flow_bundle"},
-		{NetworkSpec{ModelFlow, ""}, "network.flow_bundle"},
-		{NetworkSpec{ModelPacket, BundleAggregate}, "network.flow_bundle"},
+		{NetworkSpec{ModelPacket, BundleExact, 0}, ""},
+		{NetworkSpec{ModelFlow, BundleExact, 0}, ""},
+		{NetworkSpec{ModelFlow, BundleAggregate, 0}, ""},
+		{NetworkSpec{ModelFlow, BundleExact, MaxFlowInterval}, ""},
+		{NetworkSpec{"fluid", BundleExact, 0}, "network.model"},
+		{NetworkSpec{ModelFlow, "sum", 0}, "network.flow_bundle"},
+		{NetworkSpec{ModelFlow, "", 0}, "network.flow_bundle"},
+		{NetworkSpec{ModelPacket, BundleAggregate, 0}, "network.flow_bundle"},
+		{NetworkSpec{ModelFlow, BundleExact, -1}, "network.flow_interval"},
+		{NetworkSpec{ModelFlow, BundleExact, MaxFlowInterval + 1}, "network.flow_interval"},
+		{NetworkSpec{ModelPacket, BundleExact, sim.Microsecond}, "network.flow_interval"},
 	} {
 		err := tc.spec.Validate()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)) {

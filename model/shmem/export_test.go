@@ -4,3 +4,12 @@ package shmem
 // channel's blocking Submit instead of its step form, which tests compare
 // with it.
 func (c *Ctx) BlockingForm() { c.blockingForm = true }
+
+// TemplaterLoop makes a GIO context's templater run its coroutine loop
+// instead of its steps (called before the templater starts: in the
+// kernel, after the context was created).
+func (c *Ctx) TemplaterLoop() {
+	if b, ok := c.dev.backend.(*gioBackend); ok {
+		b.loopTemplater = true
+	}
+}

@@ -111,6 +111,10 @@ type gioBackend struct {
 	// templater keeps waiting on its core as when it has no work, so a
 	// run whose templater was done by then keeps its core statistics.
 	stopped bool
+	// tsteps is the templater's loop as steps (giotmpl.go); loopTemplater
+	// keeps the coroutine loop (tests compare the two).
+	tsteps        tmplSteps
+	loopTemplater bool
 }
 
 // GIOStats count the GIO runtime's activity.
@@ -429,16 +433,33 @@ func (b *gioBackend) connect() error {
 	}
 	b.reserve()
 	d.rt.team.connected.Store(true)
+	// With shmem.gio.template_at_init the host filled every slot of every
+	// QP before the kernel started (ROC_SHMEM's init waits for the
+	// template thread's first pass): each QP starts full, its words are
+	// written when it is first posted to (atInit), and the templater has
+	// nothing to do until a completion frees a slot.
+	atInit := b.spec.TemplateAtInit
+	depth := uint32(b.vn.Spec().QPDepth)
 	for q := range b.ctxs {
-		b.ctxs[q] = &gioCtx{b: b, q: q, conns: make(gioConns, (d.npes+gioChunk-1)/gioChunk), templated: make([]uint32, d.npes)}
+		c := &gioCtx{b: b, q: q, conns: make(gioConns, (d.npes+gioChunk-1)/gioChunk), templated: make([]uint32, d.npes)}
+		if atInit {
+			for pe := range c.templated {
+				if pe != d.pe {
+					c.templated[pe] = depth
+				}
+			}
+		}
+		b.ctxs[q] = c
 	}
 	b.cand = make([]uint64, (len(b.ctxs)*d.npes+63)/64)
 	for i := range len(b.ctxs) * d.npes {
-		b.cand[i/64] |= 1 << (i % 64)
+		if !atInit {
+			b.cand[i/64] |= 1 << (i % 64)
+		}
 	}
 	b.posted = make([]uint64, len(b.cand))
 	n := d.rt.node
-	b.closed = b.closedOK()
+	b.closed = !atInit && b.closedOK() // at init nothing is left to template over unposted QPs
 	if b.closed {
 		b.keys = d.rt.team.heapKeys()
 	}
@@ -453,12 +474,20 @@ func (b *gioBackend) connect() error {
 // context is ready early instead of the last context waiting until every
 // other QP is full (with many contexts that wait would dominate).
 func (b *gioBackend) template(t *cpu.Thread) {
+	if !b.loopTemplater && t.Proc.CanRunSteps() {
+		b.tsteps = tmplSteps{b: b, t: t}
+		t.Proc.RunSteps(&b.tsteps) // for good: the steps never end
+		return
+	}
 	npes := b.dev.npes
 	for {
 		did := false
 		for i := b.nextCand(0); i >= 0 && !b.stopped; i = b.nextCand(i + 1) {
 			if b.closed && b.posted[i/64]&(1<<(i%64)) == 0 {
-				next, made := b.templateClosed(t, i)
+				next, made, run := b.templateClosed(t, i)
+				if made > 0 {
+					t.RunInstr(uint64(made)*uint64(b.spec.TemplateInstr), run)
+				}
 				did = did || made > 0
 				if next < 0 {
 					break
@@ -521,7 +550,11 @@ func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP
 	if rb.heap != nil {
 		w.RKey = rb.heap.Key
 	}
-	vis := qp.HostTemplate(t, k, w, []int{4, 5})
+	b.slotTemplated(t, c, pe, qp.HostTemplate(t, k, w, gioWords))
+}
+
+// slotTemplated counts the slot templateSlot wrote, visible at vis.
+func (b *gioBackend) slotTemplated(t *cpu.Thread, c *gioCtx, pe int, vis sim.Time) {
 	c.templated[pe]++
 	b.stats.Templates++
 	// A thread preempted on the way (a shared core's slice end) is back
@@ -796,7 +829,7 @@ func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 		}
 	}
 	if i := c.q*b.dev.npes + pe; b.posted[i/64]&(1<<(i%64)) == 0 {
-		if b.closed {
+		if b.closed || b.spec.TemplateAtInit {
 			b.materialize(c, pe, i)
 		}
 		b.posted[i/64] |= 1 << (i % 64)

@@ -89,11 +89,13 @@ func (b *gioBackend) closedOK() bool {
 // closedStretch writes) in closed form, and runs the templater's core for
 // their time. It returns the candidate to go on from (-1: the pass is
 // over) and the slots templated; with none templated and next == i the
-// caller templates i as events.
-func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int) {
+// caller templates i as events. With some templated, the caller then
+// runs the templater's core for run (cpu.Thread.RunInstr of
+// made × shmem.gio.template_instr).
+func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int, run sim.Duration) {
 	left := t.SliceLeft()
 	if left <= 0 {
-		return i, 0
+		return i, 0, 0
 	}
 	b.trimOps()
 	d := b.dev
@@ -138,9 +140,8 @@ func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int) {
 	}
 	if made > 0 {
 		b.schedNotify(b.ops[len(b.ops)-1].vis) // the stretch's last visibility
-		t.RunInstr(uint64(made)*uint64(b.spec.TemplateInstr), cur-start)
 	}
-	return j, made
+	return j, made, cur - start
 }
 
 // nextPosted returns the first posted index at or after i, or -1.
@@ -232,7 +233,9 @@ var gioWords = []int{4, 5}
 // what the events would have left by now: its slots' words (landed, or
 // landing later), its templated count, and each of the current stretch's
 // later writes to it as an event at its end with its own visibility. From
-// then on its templating runs as events.
+// then on its templating runs as events. With shmem.gio.template_at_init
+// it writes the slots the host filled at init (every slot, with the
+// peer's heap key), as nothing read them before this first post.
 func (b *gioBackend) materialize(c *gioCtx, pe, i int) {
 	b.posted[i/64] |= 1 << (i % 64)
 	qp, err := c.qp(pe)

@@ -616,18 +616,25 @@ func (rc *ringCalls) Step(p *sim.Proc) bool {
 // The context's step calls (BeginPutmemNBI, BeginWaitUntil, TryCall),
 // which a work-group's loop runs as one state machine, are the blocking
 // calls (the channel's Submit as coroutine code): a ring of puts, flags
-// and wait_until over every queue backend and GIO (also with 2-entry
-// queues, so that puts poll the CQ for a free slot, and with a slow
-// templater, so that they stall for templates), two work-groups per PE,
+// and wait_until over every queue backend and GIO (its puts and its
+// templater's loop; also with 2-entry queues, so that puts poll the CQ for
+// a free slot, with a slow templater, so that they stall for templates,
+// and with the templater time-sliced on one host core), two work-groups per PE,
 // ends at the same time with the same event count, the same reports (call
 // statistics, service threads' counts and energy, GIO's counters) and the
 // same received memory whichever way it runs.
 func TestStepCallsMatchCalls(t *testing.T) {
 	const rounds, n = 6, 3
 	spec := shmem.DefaultSpec()
+	oneCore := false
 	hwOf := func(kind shmem.Kind, mode string) cluster.Spec {
 		if kind == shmem.GIO {
-			return cluster.GIO()
+			h := cluster.GIO()
+			if oneCore {
+				// The templater and the app's thread share a core, time-sliced.
+				h.CPU.Cores, h.CPU.TimeSlice = 1, 3*sim.Microsecond
+			}
+			return h
 		}
 		return hw(mode)
 	}
@@ -660,6 +667,7 @@ func TestStepCallsMatchCalls(t *testing.T) {
 						return rc.err
 					}
 					x.BlockingForm()
+					x.TemplaterLoop()
 					for r := range rounds {
 						a := data + mem.Addr(64*r)
 						if err := x.PutmemNBI(a, a, 64, (pe+1)%n); err != nil {
@@ -692,15 +700,20 @@ func TestStepCallsMatchCalls(t *testing.T) {
 	small, slow := shmem.DefaultSpec(), shmem.DefaultSpec()
 	small.QueueEntries = 2
 	slow.GIO.TemplateInstr = 2000
+	slowKernel := slow // templates filled with the kernel, not at init
+	slowKernel.GIO.TemplateAtInit = false
 	for _, tc := range []struct {
-		kind shmem.Kind
-		spec shmem.Spec
+		kind    shmem.Kind
+		spec    shmem.Spec
+		oneCore bool
 	}{
-		{shmem.GHNDGPU, shmem.DefaultSpec()}, {shmem.GHNHostQ, shmem.DefaultSpec()}, {shmem.GHNAPU, shmem.DefaultSpec()},
-		{shmem.CompNetCP, shmem.DefaultSpec()}, {shmem.GIO, shmem.DefaultSpec()}, {shmem.GIO, small}, {shmem.GIO, slow},
+		{shmem.GHNDGPU, shmem.DefaultSpec(), false}, {shmem.GHNHostQ, shmem.DefaultSpec(), false},
+		{shmem.GHNAPU, shmem.DefaultSpec(), false}, {shmem.CompNetCP, shmem.DefaultSpec(), false},
+		{shmem.GIO, shmem.DefaultSpec(), false}, {shmem.GIO, small, false}, {shmem.GIO, slow, false}, {shmem.GIO, slowKernel, false},
+		{shmem.GIO, small, true},
 	} {
 		kind := tc.kind
-		spec = tc.spec
+		spec, oneCore = tc.spec, tc.oneCore
 		mode := "dgpu"
 		if kind == shmem.GHNAPU {
 			mode = "apu"

@@ -57,29 +57,39 @@ func (q *QP) Areas() []Area {
 // link into GPU memory (or a store into host memory). It returns when the
 // last word is visible; the thread waits only for its own side.
 func (q *QP) HostTemplate(t *cpu.Thread, k uint64, w nic.WQE, words []int) sim.Time {
-	w.QPN = q.nq.Num
-	s := k % uint64(q.depth)
-	base := q.slot(k)
-	n := q.node
 	vis := t.Now()
 	for _, i := range words {
-		a, v := base+mem.Addr(8*i), w.Word(i)
-		q.sh(s)[i] = v
-		if q.pool == mem.Host {
-			n.mem.Store64(a, v)
+		sf, at, posted := q.TemplateWord(k, w, i)
+		if !posted {
 			continue
 		}
-		sf, at := n.gpuLink.PostedWrite(pcie.Down, t.Now(), 8)
-		ps, ok := n.stores.Get()
-		if !ok {
-			ps = new(postedStore)
-		}
-		*ps = postedStore{n: n, a: a, v: v}
-		n.e.AtH(at, ps, 0)
 		vis = max(vis, at)
 		t.SleepUntil(sf)
 	}
 	return vis
+}
+
+// TemplateWord is one word of HostTemplate, issued now: word i of w into
+// send slot k, stored at once into host memory (posted false) or sent as
+// a posted write over the GPU's link, which lands at visible; the thread
+// that writes it is held until senderFree (its side of the write).
+func (q *QP) TemplateWord(k uint64, w nic.WQE, i int) (senderFree, visible sim.Time, posted bool) {
+	w.QPN = q.nq.Num
+	n := q.node
+	a, v := q.slot(k)+mem.Addr(8*i), w.Word(i)
+	q.sh(k % uint64(q.depth))[i] = v
+	if q.pool == mem.Host {
+		n.mem.Store64(a, v)
+		return 0, 0, false
+	}
+	sf, at := n.gpuLink.PostedWrite(pcie.Down, n.e.Now(), 8)
+	ps, ok := n.stores.Get()
+	if !ok {
+		ps = new(postedStore)
+	}
+	*ps = postedStore{n: n, a: a, v: v}
+	n.e.AtH(at, ps, 0)
+	return sf, at, true
 }
 
 // TemplateDeferred records what HostTemplate would have left in send
