@@ -40,11 +40,6 @@ func (e *Engine) SetMark(m *Mark, t Time) {
 		panic(fmt.Sprintf("sim: SetMark at %v (now %v) of a mark still pending", t, e.now))
 	}
 	*m = Mark{t: t, seq: e.ReserveSeq(), set: true}
-	if h := e.markHead; h >= 256 && 2*h >= len(e.marks) { // drop the passed ones' slots
-		n := copy(e.marks, e.marks[h:])
-		clear(e.marks[n:])
-		e.marks, e.markHead = e.marks[:n], 0
-	}
 	e.insertMark(m)
 }
 
@@ -60,15 +55,60 @@ func (e *Engine) SetMarkAfter(m, prev *Mark, t Time) {
 	prev.next = m
 }
 
-// insertMark adds pending mark m to the engine's marks in key order.
+// markKey is a pending mark in the engine's heap, its key kept beside it.
+type markKey struct {
+	t   Time
+	seq uint64
+	m   *Mark
+}
+
+func (a *markKey) less(b *markKey) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
+
+// insertMark adds pending mark m to the engine's marks, a binary heap by
+// key (a work-group's wake-up takes a mark at now while hundreds of
+// sample points are pending later: a sorted list cost a shift each).
 func (e *Engine) insertMark(m *Mark) {
-	ms := append(e.marks, m)
+	k := markKey{t: m.t, seq: m.seq, m: m}
+	ms := append(e.marks, k)
 	i := len(ms) - 1
-	for i > e.markHead && (ms[i-1].t > m.t || ms[i-1].t == m.t && ms[i-1].seq > m.seq) {
-		ms[i] = ms[i-1]
-		i--
+	for i > 0 {
+		up := (i - 1) / 2
+		if !k.less(&ms[up]) {
+			break
+		}
+		ms[i] = ms[up]
+		i = up
 	}
-	ms[i] = m
+	ms[i] = k
+	e.marks = ms
+}
+
+// popMark removes the earliest pending mark (marks[0]).
+func (e *Engine) popMark() {
+	ms := e.marks
+	n := len(ms) - 1
+	last := ms[n]
+	ms[n] = markKey{}
+	ms = ms[:n]
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		best := c
+		if c+1 < n && ms[c+1].less(&ms[c]) {
+			best = c + 1
+		}
+		if !ms[best].less(&last) {
+			break
+		}
+		ms[i] = ms[best]
+		i = best
+	}
+	if n > 0 {
+		ms[i] = last
+	}
 	e.marks = ms
 }
 
@@ -114,8 +154,8 @@ func (p *Proc) SleepAtMark(m *Mark, t Time) {
 // (and of those at or before limit when nothing else is due by then),
 // queueing their deferred events.
 func (e *Engine) passMarks(limit Time) {
-	for e.markHead < len(e.marks) {
-		m := e.marks[e.markHead]
+	for len(e.marks) > 0 {
+		m := e.marks[0].m
 		if m.t > limit {
 			return
 		}
@@ -125,11 +165,9 @@ func (e *Engine) passMarks(limit Time) {
 				return
 			}
 		}
-		e.marks[e.markHead] = nil
-		e.markHead++
+		e.popMark()
 		e.passMark(m)
 	}
-	e.marks, e.markHead = e.marks[:0], 0
 }
 
 // passMark takes m's number, as its event would have at its key.
@@ -156,10 +194,10 @@ func (e *Engine) passMark(m *Mark) {
 }
 
 // pendingMarks reports whether a mark is yet to be passed.
-func (e *Engine) pendingMarks() bool { return e.markHead < len(e.marks) }
+func (e *Engine) pendingMarks() bool { return len(e.marks) > 0 }
 
 // firstMark returns the earliest pending mark's time; pendingMarks must hold.
-func (e *Engine) firstMark() Time { return e.marks[e.markHead].t }
+func (e *Engine) firstMark() Time { return e.marks[0].t }
 
 // DeferWake makes p's next wake-up by a notification (Signal.Notify, p a
 // plain waiter then) a mark instead of an event, for a step process whose
