@@ -40,11 +40,6 @@ func (e *Engine) SetMark(m *Mark, t Time) {
 		panic(fmt.Sprintf("sim: SetMark at %v (now %v) of a mark still pending", t, e.now))
 	}
 	*m = Mark{t: t, seq: e.ReserveSeq(), set: true}
-	if h := e.markHead; h >= 256 && 2*h >= len(e.marks) { // drop the passed ones' slots
-		n := copy(e.marks, e.marks[h:])
-		clear(e.marks[n:])
-		e.marks, e.markHead = e.marks[:n], 0
-	}
 	e.insertMark(m)
 }
 
@@ -60,16 +55,134 @@ func (e *Engine) SetMarkAfter(m, prev *Mark, t Time) {
 	prev.next = m
 }
 
-// insertMark adds pending mark m to the engine's marks in key order.
+// markKey is a pending mark in the engine's heap, its key kept beside it.
+type markKey struct {
+	t   Time
+	seq uint64
+	m   *Mark
+}
+
+func (a *markKey) less(b *markKey) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
+
+// markQueue holds pending marks set at one offset from the time they were
+// set (a GPU's sample points, its acquires' ends, its wake-ups): set in
+// time and number order, they pass in it, a FIFO.
+type markQueue struct {
+	off  Duration
+	q    []markKey
+	head int
+}
+
+// insertMark adds pending mark m to the engine's marks: to the FIFO of
+// its offset from now when its key is not before that FIFO's last, else
+// to a binary heap (a sorted list cost a shift per wake-up mark at now
+// among hundreds of later sample points; a heap of them, a tenth of the
+// instructions).
 func (e *Engine) insertMark(m *Mark) {
-	ms := append(e.marks, m)
-	i := len(ms) - 1
-	for i > e.markHead && (ms[i-1].t > m.t || ms[i-1].t == m.t && ms[i-1].seq > m.seq) {
-		ms[i] = ms[i-1]
-		i--
+	k := markKey{t: m.t, seq: m.seq, m: m}
+	e.nmarks++
+	if e.markMinOK && k.less(&e.markMin) {
+		e.markMinOK = false // found again by firstMarkAt
 	}
-	ms[i] = m
-	e.marks = ms
+	d := m.t - e.now
+	for i := range e.mq {
+		mq := &e.mq[i]
+		if mq.off != d {
+			continue
+		}
+		if n := len(mq.q); n == mq.head || mq.q[n-1].less(&k) {
+			if mq.head >= 1024 && 2*mq.head >= n { // drop the passed ones' slots
+				n = copy(mq.q, mq.q[mq.head:])
+				mq.q, mq.head = mq.q[:n], 0
+			}
+			mq.q = append(mq.q, k)
+			return
+		}
+		e.heapMark(k)
+		return
+	}
+	if len(e.mq) < 8 {
+		e.mq = append(e.mq, markQueue{off: d, q: []markKey{k}})
+		return
+	}
+	e.heapMark(k)
+}
+
+// heapMark adds k to the marks' binary heap.
+func (e *Engine) heapMark(k markKey) {
+	ms := append(e.mheap, k)
+	i := len(ms) - 1
+	for i > 0 {
+		up := (i - 1) / 2
+		if !k.less(&ms[up]) {
+			break
+		}
+		ms[i] = ms[up]
+		i = up
+	}
+	ms[i] = k
+	e.mheap = ms
+}
+
+// firstMarkAt returns the earliest pending mark and where it is: a FIFO's
+// index, or −1 for the heap. nmarks must be positive.
+func (e *Engine) firstMarkAt() (*markKey, int) {
+	if e.markMinOK {
+		return &e.markMin, e.markMinAt
+	}
+	var best *markKey
+	at := -1
+	if len(e.mheap) > 0 {
+		best = &e.mheap[0]
+	}
+	for i := range e.mq {
+		mq := &e.mq[i]
+		if mq.head < len(mq.q) && (best == nil || mq.q[mq.head].less(best)) {
+			best, at = &mq.q[mq.head], i
+		}
+	}
+	e.markMin, e.markMinAt, e.markMinOK = *best, at, true
+	return best, at
+}
+
+// popMark removes the earliest pending mark, found at at (firstMarkAt).
+func (e *Engine) popMark(at int) {
+	e.nmarks--
+	e.markMinOK = false
+	if at >= 0 {
+		mq := &e.mq[at]
+		mq.q[mq.head] = markKey{}
+		mq.head++
+		if mq.head == len(mq.q) {
+			mq.q, mq.head = mq.q[:0], 0
+		}
+		return
+	}
+	ms := e.mheap
+	n := len(ms) - 1
+	last := ms[n]
+	ms[n] = markKey{}
+	ms = ms[:n]
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		best := c
+		if c+1 < n && ms[c+1].less(&ms[c]) {
+			best = c + 1
+		}
+		if !ms[best].less(&last) {
+			break
+		}
+		ms[i] = ms[best]
+		i = best
+	}
+	if n > 0 {
+		ms[i] = last
+	}
+	e.mheap = ms
 }
 
 // Time returns the mark's time.
@@ -114,22 +227,21 @@ func (p *Proc) SleepAtMark(m *Mark, t Time) {
 // (and of those at or before limit when nothing else is due by then),
 // queueing their deferred events.
 func (e *Engine) passMarks(limit Time) {
-	for e.markHead < len(e.marks) {
-		m := e.marks[e.markHead]
-		if m.t > limit {
+	for e.nmarks > 0 {
+		k, at := e.firstMarkAt()
+		if k.t > limit {
 			return
 		}
 		if e.queue.len() > 0 {
 			t, seq := e.queue.peekKey()
-			if t < m.t || t == m.t && seq < m.seq {
+			if t < k.t || t == k.t && seq < k.seq {
 				return
 			}
 		}
-		e.marks[e.markHead] = nil
-		e.markHead++
+		m := k.m
+		e.popMark(at)
 		e.passMark(m)
 	}
-	e.marks, e.markHead = e.marks[:0], 0
 }
 
 // passMark takes m's number, as its event would have at its key.
@@ -156,10 +268,13 @@ func (e *Engine) passMark(m *Mark) {
 }
 
 // pendingMarks reports whether a mark is yet to be passed.
-func (e *Engine) pendingMarks() bool { return e.markHead < len(e.marks) }
+func (e *Engine) pendingMarks() bool { return e.nmarks > 0 }
 
 // firstMark returns the earliest pending mark's time; pendingMarks must hold.
-func (e *Engine) firstMark() Time { return e.marks[e.markHead].t }
+func (e *Engine) firstMark() Time {
+	k, _ := e.firstMarkAt()
+	return k.t
+}
 
 // DeferWake makes p's next wake-up by a notification (Signal.Notify, p a
 // plain waiter then) a mark instead of an event, for a step process whose
