@@ -64,12 +64,53 @@ type markKey struct {
 
 func (a *markKey) less(b *markKey) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
 
-// insertMark adds pending mark m to the engine's marks, a binary heap by
-// key (a work-group's wake-up takes a mark at now while hundreds of
-// sample points are pending later: a sorted list cost a shift each).
+// markQueue holds pending marks set at one offset from the time they were
+// set (a GPU's sample points, its acquires' ends, its wake-ups): set in
+// time and number order, they pass in it, a FIFO.
+type markQueue struct {
+	off  Duration
+	q    []markKey
+	head int
+}
+
+// insertMark adds pending mark m to the engine's marks: to the FIFO of
+// its offset from now when its key is not before that FIFO's last, else
+// to a binary heap (a sorted list cost a shift per wake-up mark at now
+// among hundreds of later sample points; a heap of them, a tenth of the
+// instructions).
 func (e *Engine) insertMark(m *Mark) {
 	k := markKey{t: m.t, seq: m.seq, m: m}
-	ms := append(e.marks, k)
+	e.nmarks++
+	if e.markMinOK && k.less(&e.markMin) {
+		e.markMinOK = false // found again by firstMarkAt
+	}
+	d := m.t - e.now
+	for i := range e.mq {
+		mq := &e.mq[i]
+		if mq.off != d {
+			continue
+		}
+		if n := len(mq.q); n == mq.head || mq.q[n-1].less(&k) {
+			if mq.head >= 1024 && 2*mq.head >= n { // drop the passed ones' slots
+				n = copy(mq.q, mq.q[mq.head:])
+				mq.q, mq.head = mq.q[:n], 0
+			}
+			mq.q = append(mq.q, k)
+			return
+		}
+		e.heapMark(k)
+		return
+	}
+	if len(e.mq) < 8 {
+		e.mq = append(e.mq, markQueue{off: d, q: []markKey{k}})
+		return
+	}
+	e.heapMark(k)
+}
+
+// heapMark adds k to the marks' binary heap.
+func (e *Engine) heapMark(k markKey) {
+	ms := append(e.mheap, k)
 	i := len(ms) - 1
 	for i > 0 {
 		up := (i - 1) / 2
@@ -80,12 +121,44 @@ func (e *Engine) insertMark(m *Mark) {
 		i = up
 	}
 	ms[i] = k
-	e.marks = ms
+	e.mheap = ms
 }
 
-// popMark removes the earliest pending mark (marks[0]).
-func (e *Engine) popMark() {
-	ms := e.marks
+// firstMarkAt returns the earliest pending mark and where it is: a FIFO's
+// index, or −1 for the heap. nmarks must be positive.
+func (e *Engine) firstMarkAt() (*markKey, int) {
+	if e.markMinOK {
+		return &e.markMin, e.markMinAt
+	}
+	var best *markKey
+	at := -1
+	if len(e.mheap) > 0 {
+		best = &e.mheap[0]
+	}
+	for i := range e.mq {
+		mq := &e.mq[i]
+		if mq.head < len(mq.q) && (best == nil || mq.q[mq.head].less(best)) {
+			best, at = &mq.q[mq.head], i
+		}
+	}
+	e.markMin, e.markMinAt, e.markMinOK = *best, at, true
+	return best, at
+}
+
+// popMark removes the earliest pending mark, found at at (firstMarkAt).
+func (e *Engine) popMark(at int) {
+	e.nmarks--
+	e.markMinOK = false
+	if at >= 0 {
+		mq := &e.mq[at]
+		mq.q[mq.head] = markKey{}
+		mq.head++
+		if mq.head == len(mq.q) {
+			mq.q, mq.head = mq.q[:0], 0
+		}
+		return
+	}
+	ms := e.mheap
 	n := len(ms) - 1
 	last := ms[n]
 	ms[n] = markKey{}
@@ -109,7 +182,7 @@ func (e *Engine) popMark() {
 	if n > 0 {
 		ms[i] = last
 	}
-	e.marks = ms
+	e.mheap = ms
 }
 
 // Time returns the mark's time.
@@ -154,18 +227,19 @@ func (p *Proc) SleepAtMark(m *Mark, t Time) {
 // (and of those at or before limit when nothing else is due by then),
 // queueing their deferred events.
 func (e *Engine) passMarks(limit Time) {
-	for len(e.marks) > 0 {
-		m := e.marks[0].m
-		if m.t > limit {
+	for e.nmarks > 0 {
+		k, at := e.firstMarkAt()
+		if k.t > limit {
 			return
 		}
 		if e.queue.len() > 0 {
 			t, seq := e.queue.peekKey()
-			if t < m.t || t == m.t && seq < m.seq {
+			if t < k.t || t == k.t && seq < k.seq {
 				return
 			}
 		}
-		e.popMark()
+		m := k.m
+		e.popMark(at)
 		e.passMark(m)
 	}
 }
@@ -194,10 +268,13 @@ func (e *Engine) passMark(m *Mark) {
 }
 
 // pendingMarks reports whether a mark is yet to be passed.
-func (e *Engine) pendingMarks() bool { return len(e.marks) > 0 }
+func (e *Engine) pendingMarks() bool { return e.nmarks > 0 }
 
 // firstMark returns the earliest pending mark's time; pendingMarks must hold.
-func (e *Engine) firstMark() Time { return e.marks[0].t }
+func (e *Engine) firstMark() Time {
+	k, _ := e.firstMarkAt()
+	return k.t
+}
 
 // DeferWake makes p's next wake-up by a notification (Signal.Notify, p a
 // plain waiter then) a mark instead of an event, for a step process whose

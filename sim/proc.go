@@ -54,6 +54,7 @@ type Proc struct {
 	// Sleeps that follow the pending one without running the body
 	// (ThenSleep, relay.go): then[:thenN] in order.
 	then  [2]Duration
+	thenC [2]RelayCheck
 	thenN uint8
 }
 
@@ -163,8 +164,7 @@ func (p *Proc) Handle(uint64) {
 	if p.done {
 		return
 	}
-	if p.thenN > 0 {
-		p.relay()
+	if p.thenN > 0 && p.relay() {
 		return
 	}
 	if p.steps != nil {
