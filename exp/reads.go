@@ -19,8 +19,8 @@ func ParamSections(name string) (own, hardware []string) {
 		return nil, nil
 	case name == "jacobi1d":
 		own = []string{"jacobi", "jacobi1d"}
-	case name == "jacobistrong" || name == "jacobiweak":
-		own = []string{"jacobi", "jacobiscale"}
+	case name == "jacobistrong" || name == "jacobiweak": // GHN_DGPU (IKN) and GNN_GIO read the runtime's knobs
+		own = []string{"jacobi", "jacobiscale", "shmem"}
 	case name == "mlproj":
 		own = []string{"ml", "allreduce"}
 	case name == "matrix":
@@ -35,10 +35,10 @@ func ParamSections(name string) (own, hardware []string) {
 		own = []string{"shmembench", "shmem"}
 	case strings.HasPrefix(name, "gpurdma"):
 		own = []string{"gpurdma", "gnn"}
-	case name == "gio":
-		own = []string{"giobench", "gnn"}
+	case name == "gio": // GIO's and IKN's costs are the runtime's knobs
+		own = []string{"giobench", "gnn", "shmem"}
 	case name == "spts":
-		own = []string{"spts", "gnn"}
+		own = []string{"spts", "gnn", "shmem"}
 	case name == "moe": // its device-shmem implementation reads the runtime's knobs
 		own = []string{"moe", "shmem"}
 	case name == "gpi":

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"runtime"
 	"testing"
+
+	"github.com/gpunetsim/gpunetsim/unit"
 )
 
 // The scale points of docs/today.md's Scale section for the halo exchange
@@ -92,6 +94,35 @@ func benchHalo3DStrong26MI300AFlow(b *testing.B, nodes int) {
 	}
 	cfg.Network.Model, cfg.Run.Functional = "flow", false
 	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain = []int{nodes}, []int{26}, "strong", 1024
+	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{"HDN"}, 2
+	benchPoint(b, halo3DPoints(), cfg, 4*nodes)
+}
+
+// BenchmarkHalo3DWeak26MI300A4096Flow: the weak-scaled 26-neighbour
+// exchange with 64 KiB faces (edges 720 B, corners 8 B) on 4,096 GPUs
+// (1,024 nodes of mi300a-ss11) under GPU-aware MPI (HDN), two exchanges.
+func BenchmarkHalo3DWeak26MI300A4096Flow(b *testing.B) { benchHalo3DWeakMI300AFlow(b, 1024, 26) }
+
+// BenchmarkHalo3DWeak26MI300A8192Flow: the same on 8,192 GPUs (2,048
+// nodes, sixteen groups), where the small edge and corner messages end at
+// the global links' low share (docs/network.md); run it alone (about 3 GB).
+func BenchmarkHalo3DWeak26MI300A8192Flow(b *testing.B) { benchHalo3DWeakMI300AFlow(b, 2048, 26) }
+
+// BenchmarkHalo3DWeak6MI300A8192Flow: the weak-scaled 6-neighbour
+// exchange with 64 KiB faces on 8,192 GPUs of mi300a-ss11; run it alone.
+func BenchmarkHalo3DWeak6MI300A8192Flow(b *testing.B) { benchHalo3DWeakMI300AFlow(b, 2048, 6) }
+
+// benchHalo3DWeakMI300AFlow runs the weak-scaled exchange with 64 KiB
+// faces on nodes mi300a-ss11 nodes (four GPUs each) with the given
+// neighbours in the flow model under HDN, two exchanges.
+func benchHalo3DWeakMI300AFlow(b *testing.B, nodes, neighbours int) {
+	cfg, err := DefaultConfig("mi300a-ss11")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Network.Model, cfg.Run.Functional = "flow", false
+	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling = []int{nodes}, []int{neighbours}, "weak"
+	cfg.Halo3D.MinFace, cfg.Halo3D.MaxFace = 64*unit.KiB, 64*unit.KiB
 	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{"HDN"}, 2
 	benchPoint(b, halo3DPoints(), cfg, 4*nodes)
 }

@@ -170,6 +170,13 @@ func (g *memGate) take(idle func()) (job, cores int, ok bool) {
 	return 0, 0, false
 }
 
+// room returns the budget the jobs running leave.
+func (g *memGate) room() float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return max(0, g.budget-g.inUse)
+}
+
 // leave ends job i, waking the workers that wait for room.
 func (g *memGate) leave(i int) {
 	g.mu.Lock()
@@ -183,8 +190,8 @@ func (g *memGate) leave(i int) {
 // bytes per job; nil: no gate), starts only while its estimate fits in
 // cfg.Run.MemBudget beside the jobs running (one that does not fit even
 // alone runs alone), largest estimate first (memGate), and learns the
-// cores it may use and its worker's arena (nil without a gate), which
-// holds no more than the job's estimate when it starts.
+// cores it may use and the sweep's arena (nil without a gate), which
+// holds no more than the budget the other jobs leave when it starts.
 func forEachGated(cfg Config, env Env, n int, weights []int, mem []float64, job func(i, cores int, arena *hwmem.Arena) error) error {
 	total := n
 	if weights != nil {
@@ -213,19 +220,26 @@ func forEachGated(cfg Config, env Env, n int, weights []int, mem []float64, job 
 	var wg sync.WaitGroup
 	if mem != nil {
 		gate := newMemGate(float64(cfg.Run.MemBudget), workers, mem)
+		// One arena for every worker: a point takes the node memories of
+		// whichever point ended last, on whichever worker (the 64-node
+		// points of the main job run one after another, but not always
+		// on the same worker, and one whose predecessor ran on the other
+		// worker mapped and faulted in its half gigabyte afresh).
+		arena := hwmem.NewArena()
+		defer arena.Close()
+		// The idle memories and the points running stay within the
+		// budget: a worker that waits for room leaves the arena what the
+		// points running do not use, and one that starts a point keeps
+		// that and the point's own estimate, which it takes from there.
+		trim := func() { arena.Trim(gate.room()) }
 		for range workers {
 			wg.Go(func() {
-				arena := hwmem.NewArena()
-				defer arena.Close()
-				// A worker that waits for room holds no idle memory: the
-				// points running may use all of the budget meanwhile.
-				trim := func() { arena.Trim(0) }
 				for {
 					i, c, ok := gate.take(trim)
 					if !ok {
 						return
 					}
-					arena.Trim(mem[i])
+					arena.Trim(gate.room() + mem[i])
 					errs[i] = recoverJob(func(i int) error { return job(i, c, arena) }, i)
 					gate.leave(i)
 					finish(i)

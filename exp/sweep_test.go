@@ -123,11 +123,11 @@ func TestForEachGatedLargestThatFitsFirst(t *testing.T) {
 	}
 }
 
-// A worker that waits for room gives back the node memory its arena
-// holds from its last job: job 0 (60) and job 2 (40) fill a budget of
-// 100; job 2 leaves a backing in its worker's arena and ends, and job 1
-// (50) cannot join job 0, so that worker waits, and its arena must be
-// empty while job 0 still runs.
+// A worker that waits for room trims the sweep's arena to what the jobs
+// running leave of the budget: job 0 (60) and job 2 (40) fill a budget of
+// 100; job 2 leaves a backing (4 MiB, far above the budget's 40 bytes
+// left) in the arena and ends, and job 1 (50) cannot join job 0, so that
+// worker waits, and the arena must be empty while job 0 still runs.
 func TestForEachGatedWaitingWorkerHoldsNoMemory(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("backings are mapped on Linux only")
@@ -150,7 +150,7 @@ func TestForEachGatedWaitingWorkerHoldsNoMemory(t *testing.T) {
 			m.Bytes(a, 4<<20)[0] = 1
 			m.Release()
 			if arena.Idle() != 1 {
-				t.Error("job 2's backing did not go back to its worker's arena")
+				t.Error("job 2's backing did not go back to the sweep's arena")
 			}
 			mu.Lock()
 			small = arena
@@ -174,5 +174,47 @@ func TestForEachGatedWaitingWorkerHoldsNoMemory(t *testing.T) {
 	}
 	if !emptied {
 		t.Error("the worker waiting for room kept job 2's backing while job 0 ran")
+	}
+}
+
+// Every job of a gated sweep gets the same arena, whichever worker runs
+// it: a point takes the node memories of the point that ended last even
+// when that one ran on the other worker (the main job's 64-node points
+// move between workers). Two jobs that run at once (the first waits for
+// the second) are on different workers.
+func TestForEachGatedSharesOneArena(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Run.Parallel, cfg.Run.MemBudget = 2, 100
+	mem := []float64{40, 40, 10, 10}
+	var mu sync.Mutex
+	arenas := map[*hwmem.Arena]bool{}
+	started := 0
+	second := make(chan struct{})
+	err = forEachGated(cfg, Env{}, len(mem), nil, mem, func(i, _ int, arena *hwmem.Arena) error {
+		mu.Lock()
+		arenas[arena] = true
+		started++
+		n := started
+		mu.Unlock()
+		switch n {
+		case 1:
+			select {
+			case <-second:
+			case <-time.After(5 * time.Second):
+				t.Error("the second job did not start beside the first")
+			}
+		case 2:
+			close(second)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(arenas) != 1 || arenas[nil] {
+		t.Errorf("the jobs got %d arenas (nil among them: %v), want one for the sweep", len(arenas), arenas[nil])
 	}
 }

@@ -35,9 +35,13 @@ type Engine struct {
 	partition             bool   // one of several partitions (parallel.go): PollIdle never says frozen
 	keyMax                Time   // the latest key of a skipped event (WaitNotBefore)
 	relays                uint64 // wake-ups that relayed a sleep (ThenSleep)
-	// marks holds the pending marks (mark.go) from markHead on, in key order.
-	marks       []*Mark
-	markHead    int
+	// The pending marks (mark.go): FIFOs by offset, a heap, their count.
+	mq          []markQueue
+	mheap       []markKey
+	nmarks      int
+	markMin     markKey // the earliest and where it is, when markMinOK (firstMarkAt)
+	markMinAt   int
+	markMinOK   bool
 	marksPassed uint64
 }
 
@@ -60,7 +64,7 @@ func (e *Engine) Live() int { return len(e.procs) }
 
 // Pending returns the number of events waiting in the queue, counting
 // each pending mark (mark.go) as the event it stands for.
-func (e *Engine) Pending() int { return e.queue.len() + len(e.marks) - e.markHead }
+func (e *Engine) Pending() int { return e.queue.len() + e.nmarks }
 
 // At schedules fn to run at absolute time t. Scheduling into the past is a
 // simulator bug and panics; a negative t, which only an int64 overflow of
@@ -188,7 +192,7 @@ func (e *Engine) RunUntil(limit Time) (err error) {
 func (e *Engine) runEvents(limit Time) (later bool) {
 	e.stopped = false
 	for !e.stopped {
-		if e.markHead < len(e.marks) {
+		if e.nmarks > 0 {
 			e.passMarks(limit)
 		}
 		t, ev, ok, later := e.queue.next(limit)

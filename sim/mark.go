@@ -26,7 +26,10 @@ type Mark struct {
 	// The event deferred to the mark, queued at (at, got) once it passes.
 	h   Handler
 	at  Time
-	set bool // in the engine's marks
+	set bool // pending: in the engine's marks, or chained after one
+	// next is a mark chained after this one (SetMarkAfter), whose number
+	// is the first this one's event would have taken.
+	next *Mark
 }
 
 // SetMark sets m to the key (t, a sequence number taken now): the key an
@@ -37,20 +40,149 @@ func (e *Engine) SetMark(m *Mark, t Time) {
 		panic(fmt.Sprintf("sim: SetMark at %v (now %v) of a mark still pending", t, e.now))
 	}
 	*m = Mark{t: t, seq: e.ReserveSeq(), set: true}
-	if h := e.markHead; h >= 256 && 2*h >= len(e.marks) { // drop the passed ones' slots
-		n := copy(e.marks, e.marks[h:])
-		clear(e.marks[n:])
-		e.marks, e.markHead = e.marks[:n], 0
+	e.insertMark(m)
+}
+
+// SetMarkAfter sets m to the key at t of an event that the event at
+// prev's key would have scheduled first: its number is the one prev takes
+// when the run passes prev (until then m is ahead of every event run).
+// prev must be pending with no mark chained yet; t not before its time.
+func (e *Engine) SetMarkAfter(m, prev *Mark, t Time) {
+	if m.set || !prev.set || prev.next != nil || t < prev.t {
+		panic(fmt.Sprintf("sim: SetMarkAfter at %v of a mark at %v", t, prev.t))
 	}
-	ms := e.marks
-	i := len(ms)
-	ms = append(ms, m)
-	for i > e.markHead && (ms[i-1].t > t) { // keys ascend; a new key's number is the largest
-		ms[i] = ms[i-1]
-		i--
+	*m = Mark{t: t, set: true}
+	prev.next = m
+}
+
+// markKey is a pending mark in the engine's heap, its key kept beside it.
+type markKey struct {
+	t   Time
+	seq uint64
+	m   *Mark
+}
+
+func (a *markKey) less(b *markKey) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
+
+// markQueue holds pending marks set at one offset from the time they were
+// set (a GPU's sample points, its acquires' ends, its wake-ups): set in
+// time and number order, they pass in it, a FIFO.
+type markQueue struct {
+	off  Duration
+	q    []markKey
+	head int
+}
+
+// insertMark adds pending mark m to the engine's marks: to the FIFO of
+// its offset from now when its key is not before that FIFO's last, else
+// to a binary heap (a sorted list cost a shift per wake-up mark at now
+// among hundreds of later sample points; a heap of them, a tenth of the
+// instructions).
+func (e *Engine) insertMark(m *Mark) {
+	k := markKey{t: m.t, seq: m.seq, m: m}
+	e.nmarks++
+	if e.markMinOK && k.less(&e.markMin) {
+		e.markMinOK = false // found again by firstMarkAt
 	}
-	ms[i] = m
-	e.marks = ms
+	d := m.t - e.now
+	for i := range e.mq {
+		mq := &e.mq[i]
+		if mq.off != d {
+			continue
+		}
+		if n := len(mq.q); n == mq.head || mq.q[n-1].less(&k) {
+			if mq.head >= 1024 && 2*mq.head >= n { // drop the passed ones' slots
+				n = copy(mq.q, mq.q[mq.head:])
+				mq.q, mq.head = mq.q[:n], 0
+			}
+			mq.q = append(mq.q, k)
+			return
+		}
+		e.heapMark(k)
+		return
+	}
+	if len(e.mq) < 8 {
+		e.mq = append(e.mq, markQueue{off: d, q: []markKey{k}})
+		return
+	}
+	e.heapMark(k)
+}
+
+// heapMark adds k to the marks' binary heap.
+func (e *Engine) heapMark(k markKey) {
+	ms := append(e.mheap, k)
+	i := len(ms) - 1
+	for i > 0 {
+		up := (i - 1) / 2
+		if !k.less(&ms[up]) {
+			break
+		}
+		ms[i] = ms[up]
+		i = up
+	}
+	ms[i] = k
+	e.mheap = ms
+}
+
+// firstMarkAt returns the earliest pending mark and where it is: a FIFO's
+// index, or −1 for the heap. nmarks must be positive.
+func (e *Engine) firstMarkAt() (*markKey, int) {
+	if e.markMinOK {
+		return &e.markMin, e.markMinAt
+	}
+	var best *markKey
+	at := -1
+	if len(e.mheap) > 0 {
+		best = &e.mheap[0]
+	}
+	for i := range e.mq {
+		mq := &e.mq[i]
+		if mq.head < len(mq.q) && (best == nil || mq.q[mq.head].less(best)) {
+			best, at = &mq.q[mq.head], i
+		}
+	}
+	e.markMin, e.markMinAt, e.markMinOK = *best, at, true
+	return best, at
+}
+
+// popMark removes the earliest pending mark, found at at (firstMarkAt).
+func (e *Engine) popMark(at int) {
+	e.nmarks--
+	e.markMinOK = false
+	if at >= 0 {
+		mq := &e.mq[at]
+		mq.q[mq.head] = markKey{}
+		mq.head++
+		if mq.head == len(mq.q) {
+			mq.q, mq.head = mq.q[:0], 0
+		}
+		return
+	}
+	ms := e.mheap
+	n := len(ms) - 1
+	last := ms[n]
+	ms[n] = markKey{}
+	ms = ms[:n]
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		best := c
+		if c+1 < n && ms[c+1].less(&ms[c]) {
+			best = c + 1
+		}
+		if !ms[best].less(&last) {
+			break
+		}
+		ms[i] = ms[best]
+		i = best
+	}
+	if n > 0 {
+		ms[i] = last
+	}
+	e.mheap = ms
 }
 
 // Time returns the mark's time.
@@ -59,7 +191,12 @@ func (m *Mark) Time() Time { return m.t }
 // Ahead reports whether the event being run orders before m's key: an
 // event at the key would still run. A write done now is seen by a read
 // at the key exactly when Ahead holds.
-func (e *Engine) Ahead(m *Mark) bool { return e.runsBefore(m.t, m.seq) }
+func (e *Engine) Ahead(m *Mark) bool {
+	if m.seq == 0 { // chained after a mark not yet passed (SetMarkAfter)
+		return true
+	}
+	return e.runsBefore(m.t, m.seq)
+}
 
 // PushAtMark queues h's event at t, not before m's time, as an event
 // scheduled by an event at m's key would be (after every event scheduled
@@ -90,22 +227,21 @@ func (p *Proc) SleepAtMark(m *Mark, t Time) {
 // (and of those at or before limit when nothing else is due by then),
 // queueing their deferred events.
 func (e *Engine) passMarks(limit Time) {
-	for e.markHead < len(e.marks) {
-		m := e.marks[e.markHead]
-		if m.t > limit {
+	for e.nmarks > 0 {
+		k, at := e.firstMarkAt()
+		if k.t > limit {
 			return
 		}
 		if e.queue.len() > 0 {
 			t, seq := e.queue.peekKey()
-			if t < m.t || t == m.t && seq < m.seq {
+			if t < k.t || t == k.t && seq < k.seq {
 				return
 			}
 		}
-		e.marks[e.markHead] = nil
-		e.markHead++
+		m := k.m
+		e.popMark(at)
 		e.passMark(m)
 	}
-	e.marks, e.markHead = e.marks[:0], 0
 }
 
 // passMark takes m's number, as its event would have at its key.
@@ -116,6 +252,11 @@ func (e *Engine) passMark(m *Mark) {
 	e.seq++
 	e.marksPassed++
 	m.got, m.set = e.seq, false
+	if n := m.next; n != nil {
+		m.next = nil
+		n.seq = m.got
+		e.insertMark(n)
+	}
 	if h := m.h; h != nil {
 		m.h = nil
 		if p, ok := h.(*Proc); ok && p.poller {
@@ -127,7 +268,56 @@ func (e *Engine) passMark(m *Mark) {
 }
 
 // pendingMarks reports whether a mark is yet to be passed.
-func (e *Engine) pendingMarks() bool { return e.markHead < len(e.marks) }
+func (e *Engine) pendingMarks() bool { return e.nmarks > 0 }
 
 // firstMark returns the earliest pending mark's time; pendingMarks must hold.
-func (e *Engine) firstMark() Time { return e.marks[e.markHead].t }
+func (e *Engine) firstMark() Time {
+	k, _ := e.firstMarkAt()
+	return k.t
+}
+
+// DeferWake makes p's next wake-up by a notification (Signal.Notify, p a
+// plain waiter then) a mark instead of an event, for a step process whose
+// wake-up would only begin a wait of d whose effects nobody sees before it
+// ends (a work-group's poll resuming with an acquire that invalidates its
+// own L1 and waits for it): p resumes d after the notification, its
+// wake-up ordered as if the skipped wake-up event had slept d; WokeLate
+// then reports true and p does what that event did. A wake-up at a
+// WaitNotBefore key, in place (Signal.Wake) or after CancelDeferWake is
+// an event as before. m must not be pending.
+//
+// With on set, the notification calls on(m) first, m set at the wake-up's
+// key: it may do what the wake-up event and the events after it would have
+// done, as far as nobody else sees it before p resumes, and queue p's
+// resumption itself (PushAtMark on a mark chained after m), reporting
+// true; false leaves the resumption d later.
+func (p *Proc) DeferWake(m *Mark, d Duration, on func(m *Mark) bool) {
+	if p.poller || p.steps == nil {
+		return
+	}
+	p.wakeMark, p.wakeAfter, p.wakeOn = m, d, on
+}
+
+// CancelDeferWake undoes DeferWake if no notification has used it yet.
+func (p *Proc) CancelDeferWake() { p.wakeMark, p.wakeOn = nil, nil }
+
+// WokeLate reports whether p's last wake-up was deferred (DeferWake), and
+// forgets it.
+func (p *Proc) WokeLate() bool {
+	l := p.late
+	p.late = false
+	return l
+}
+
+// wakeLate is p's wake-up by a notification now as a mark (DeferWake):
+// the mark takes the number the wake-up event would have, and p resumes
+// at the end of the wait that event would have begun.
+func (e *Engine) wakeLate(p *Proc) {
+	m, on := p.wakeMark, p.wakeOn
+	p.wakeMark, p.wakeOn, p.late = nil, nil, true
+	e.SetMark(m, e.now)
+	if on != nil && on(m) {
+		return
+	}
+	e.PushAtMark(m, e.now+p.wakeAfter, p)
+}

@@ -85,3 +85,82 @@ func TestMarkMatchesScheduledEvent(t *testing.T) {
 		t.Fatalf("events: %d with a mark, %d with the event (want one fewer)", ge, we)
 	}
 }
+
+// chainLoad is markLoad with an event before the sample point: at 2 ps it
+// sleeps to 4 ps, whose event sleeps to the sample point at 5 ps, whose
+// event sleeps to the end at 10 ps; with marks, one chained after the
+// other (SetMarkAfter) and the end deferred to the second.
+type chainLoad struct {
+	mark   bool
+	m1, m2 Mark
+	log    *[]string
+	pc     int
+}
+
+func (k *chainLoad) Step(p *Proc) bool {
+	switch k.pc {
+	case 0:
+		k.pc = 1
+		p.Sleep(2)
+	case 1:
+		k.pc = 2
+		if k.mark {
+			e := p.Engine()
+			e.SetMark(&k.m1, p.Now()+2)
+			e.SetMarkAfter(&k.m2, &k.m1, p.Now()+3)
+			k.pc = 4
+			p.SleepAtMark(&k.m2, p.Now()+8)
+			return false
+		}
+		p.Sleep(2)
+	case 2:
+		k.pc = 3
+		p.Sleep(1)
+	case 3:
+		k.pc = 4
+		p.Sleep(5)
+	default:
+		*k.log = append(*k.log, fmt.Sprintf("%v end", p.Now()))
+		return true
+	}
+	return false
+}
+
+// A mark chained after another takes the number the first one's event
+// would have taken first, so the event deferred to it runs where the
+// chain of events would have put it; two events fewer.
+func TestMarkAfterMatchesChainedEvents(t *testing.T) {
+	run := func(mark bool) ([]string, uint64) {
+		e := New(1)
+		var log []string
+		e.SpawnSteps("load", &chainLoad{mark: mark, log: &log})
+		for _, s := range []Time{0, 1, 2, 3, 4, 5, 7, 10} {
+			for _, t := range []Time{2, 4, 5, 8, 10, 12} {
+				if t < s {
+					continue
+				}
+				name := fmt.Sprintf("%v b(%v→%v)", t, s, t)
+				e.At(s, func() {
+					e.At(t, func() {
+						log = append(log, name)
+						if t == 4 || t == 5 {
+							e.At(10, func() { log = append(log, fmt.Sprintf("10 c(%v→%v)", s, t)) })
+						}
+					})
+				})
+			}
+		}
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return log, e.Events()
+	}
+	want, we := run(false)
+	got, ge := run(true)
+	if !slices.Equal(got, want) {
+		t.Fatalf("with marks:\n%v\nwith the events:\n%v", got, want)
+	}
+	if ge != we-2 {
+		t.Fatalf("events: %d with marks, %d with the events (want two fewer)", ge, we)
+	}
+}

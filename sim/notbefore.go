@@ -59,7 +59,7 @@ func (p *Proc) WaitNotBeforeMark(s *Signal, what string, t Time, m *Mark) {
 	if !m.set || t < m.t {
 		panic(fmt.Sprintf("sim: WaitNotBeforeMark of %q: a pending mark not after the key", p.name))
 	}
-	p.WaitNotBefore(s, what, t, m.seq)
+	p.WaitNotBefore(s, what, t, max(m.seq, 1)) // (0 until a mark it is chained after passes)
 	p.keyMark = m
 }
 
@@ -103,7 +103,7 @@ func (e *Engine) wakeAtKey(p *Proc) bool {
 	p.keySeq, p.keySig, p.keyMark = 0, nil, nil
 	if m != nil {
 		if m.got == 0 { // the mark, and so the key after it, is still ahead
-			p.keyWoke = true
+			p.keyWoke, p.wakeMark, p.wakeOn = true, nil, nil
 			e.PushAtMark(m, t, p) // with the number the mark takes
 			return true
 		}
@@ -112,7 +112,7 @@ func (e *Engine) wakeAtKey(p *Proc) bool {
 	if !e.runsBefore(t, seq) {
 		return false
 	}
-	p.keyWoke = true
+	p.keyWoke, p.wakeMark, p.wakeOn = true, nil, nil // resumed at the key: an event as before
 	if p.poller {
 		e.pollerPending++
 		p.pending++

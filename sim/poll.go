@@ -79,6 +79,15 @@ func (e *Engine) wake(t Time, p *Proc) {
 // passed (each stands for such an event: mark.go).
 func (e *Engine) epoch() uint64 { return e.events - e.pollerRuns + e.marksPassed }
 
+// PollOthersPending reports whether PollIdle would say no at once, reading
+// nothing of the round and changing nothing: p is no poller, the engine
+// one of several partitions (another partition's events are not seen
+// here), or an event or mark that is not a poller's wake-up is pending.
+func (p *Proc) PollOthersPending() bool {
+	e := p.e
+	return !p.poller || e.partition || e.queue.len() != e.pollerPending || e.pendingMarks()
+}
+
 // PollStart marks the start of one of poller p's rounds: an idle round
 // counts only if no other event ran while it lasted (a round that yields
 // between its polls may have read a word before another agent wrote it).
@@ -99,10 +108,10 @@ func (p *Proc) PollBusy() {
 // other event pending, or run since every live poller's last idle round
 // began.
 func (p *Proc) PollIdle() bool {
-	e := p.e
-	if !p.poller || e.partition || e.queue.len() != e.pollerPending || e.pendingMarks() { // another partition's events are not seen here
+	if p.PollOthersPending() {
 		return false
 	}
+	e := p.e
 	if e.epoch() != p.roundAt { // another agent ran during the round: its polls may be stale
 		p.PollBusy()
 		return false

@@ -45,10 +45,19 @@ type Proc struct {
 	keyMark *Mark // when set, the key's number is the one this mark takes (WaitNotBeforeMark)
 	keySig  *Signal
 	keyWoke bool
+	// A deferred wake-up (DeferWake): the mark it takes, how long after
+	// the notification p resumes, and whether the last wake-up was one.
+	wakeMark  *Mark
+	wakeAfter Duration
+	wakeOn    func(*Mark) bool
+	late      bool
 	// Sleeps that follow the pending one without running the body
 	// (ThenSleep, relay.go): then[:thenN] in order.
 	then  [2]Duration
+	thenC [2]RelayCheck
 	thenN uint8
+	// noRelay: StopRelays was called; every wake-up runs the body.
+	noRelay bool
 }
 
 // killed unwinds a process body when the engine shuts down.
@@ -157,8 +166,7 @@ func (p *Proc) Handle(uint64) {
 	if p.done {
 		return
 	}
-	if p.thenN > 0 {
-		p.relay()
+	if p.thenN > 0 && p.relay() {
 		return
 	}
 	if p.steps != nil {
@@ -325,7 +333,11 @@ func (s *Signal) Notify() {
 	}
 	for i, w := range s.waiters {
 		if w.keySeq == 0 || !w.e.wakeAtKey(w) {
-			w.e.wake(w.e.now, w)
+			if w.wakeMark != nil {
+				w.e.wakeLate(w)
+			} else {
+				w.e.wake(w.e.now, w)
+			}
 		}
 		s.waiters[i] = nil
 	}

@@ -86,3 +86,69 @@ func TestThenSleepCancelled(t *testing.T) {
 		t.Errorf("cancelled at 4: %v, %d relays, want %v and 1", log, e.Relays(), want)
 	}
 }
+
+// refuse is a RelayCheck that says no at time at and yes otherwise.
+type refuse struct{ at Time }
+
+func (r refuse) RelayOK(p *Proc) bool { return p.Now() != r.at }
+
+// checkScript sleeps 3, then 2 and 5 relayed, the 5 only if check agrees;
+// its body logs where it runs and what ThenLeft says there.
+type checkScript struct {
+	log   *[]string
+	check RelayCheck
+	pc    int
+}
+
+func (s *checkScript) Step(p *Proc) bool {
+	*s.log = append(*s.log, fmt.Sprintf("body%d@%d left %d", s.pc, int64(p.Now()), p.ThenLeft()))
+	s.pc++
+	switch s.pc {
+	case 1:
+		p.Sleep(3)
+		p.ThenSleep(2)
+		p.ThenSleepIf(5, s.check)
+	case 2:
+		if p.ThenLeft() == 0 { // relayed: done
+			return true
+		}
+		p.CancelThen() // refused: the body sleeps the 5 itself
+		p.Sleep(5)
+	default:
+		return true
+	}
+	return false
+}
+
+func TestThenSleepIfRefused(t *testing.T) {
+	for _, c := range []struct {
+		at   Time
+		want []string
+	}{
+		{5, []string{"body0@0 left 0", "body1@5 left 1", "body2@10 left 0"}}, // refused at 5: the body runs there
+		{7, []string{"body0@0 left 0", "body1@10 left 0"}},                   // agreed at 5: relayed
+	} {
+		e := New(1)
+		var log []string
+		e.SpawnSteps("relayer", &checkScript{log: &log, check: refuse{c.at}})
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(log, c.want) {
+			t.Errorf("refusing at %d: %v, want %v", int64(c.at), log, c.want)
+		}
+	}
+}
+
+func TestStopRelays(t *testing.T) {
+	e := New(1)
+	var log []string
+	p := e.SpawnSteps("relayer", &checkScript{log: &log})
+	e.At(4, p.StopRelays) // after the relayed wake-up at 3, before the one at 5
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"body0@0 left 0", "body1@5 left 1", "body2@10 left 0"}; !slices.Equal(log, want) || e.Relays() != 1 {
+		t.Errorf("stopped at 4: %v, %d relays; want %v and 1", log, e.Relays(), want)
+	}
+}

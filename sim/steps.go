@@ -159,6 +159,7 @@ func (s *Signal) Wake() {
 		if w.keySeq != 0 && w.e.wakeAtKey(w) {
 			continue
 		}
+		w.wakeMark, w.wakeOn = nil, nil // in place: the wake-up is this event
 		w.Handle(0)
 	}
 }

@@ -205,13 +205,16 @@ func (a Allreduce) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 	return res, nil
 }
 
-// fill writes node r's input into every subslot. Inputs repeat with
-// period inputPeriod, so each subslot is a copy out of one pattern
-// (memmove speed).
+// fill writes node r's input into every subslot, and zeros into its
+// padding and sequence word, so every byte of the data part: a node
+// memory recycled from the sweep's point before is then not cleared
+// first (Memory.BytesToWrite), one pass over the vector instead of two.
+// Inputs repeat with period inputPeriod, so each subslot is a copy out of
+// one pattern (memmove speed).
 func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
 	// The data part only: the receive slots are not reached before their
 	// payloads land (Memory.ScratchSlots keeps them apart).
-	all := m.Bytes(base, int(l.recvBase))
+	all := m.BytesToWrite(base, int(l.recvBase))
 	if all == nil {
 		return
 	}
@@ -222,6 +225,7 @@ func (l *ringLayout) fill(m *mem.Memory, base mem.Addr, r int) {
 			off, nb := l.sub(k, s)
 			elemOff, _ := l.slice(k, s)
 			pat.copyTo(all[off:off+nb], l.chunkOff[k]+elemOff)
+			clear(all[off+nb : off+pad8(nb)+8])
 		}
 		return nil
 	})
@@ -952,6 +956,7 @@ func (a Allreduce) gputn(nd *strategy.Node, l *ringLayout, base mem.Addr) error 
 		t := &ringTNWG{l: l, base: base, i: i, s: wg.ID, steps: steps, wgSize: a.WGSize, trig: trig, reg: reg, limit: limit}
 		t.cond = func(v uint64) bool { return v == t.want }
 		t.regCond = func(v uint64) bool { return v >= t.need }
+		wg.ResumesInPoll() // Step resumes a poll's wait in TryPollUntil (gate, tnPoll)
 		return t
 	}})
 	// Every send of the schedule (node i's put of each step and slice to

@@ -29,6 +29,8 @@ func TestDeviceRingStepsMatchLoops(t *testing.T) {
 	gio2.QueueEntries = 2
 	gioSlow := shmem.DefaultSpec()
 	gioSlow.GIO.TemplateInstr = 600
+	gioSlowKernel := gioSlow // templates filled with the kernel: the first puts stall too
+	gioSlowKernel.GIO.TemplateAtInit = false
 	for _, c := range []struct {
 		hw  cluster.Spec
 		s   strategy.Strategy
@@ -42,6 +44,7 @@ func TestDeviceRingStepsMatchLoops(t *testing.T) {
 		{cluster.GIO(), strategy.GNNGIO, verbs.Spec{}, shmem.Spec{}},
 		{cluster.GIO(), strategy.GNNGIO, verbs.Spec{}, gio2},
 		{cluster.GIO(), strategy.GNNGIO, verbs.Spec{}, gioSlow},
+		{cluster.GIO(), strategy.GNNGIO, verbs.Spec{}, gioSlowKernel},
 	} {
 		run := func(loops bool) string {
 			hw := c.hw

@@ -134,6 +134,46 @@ func BenchmarkAllreduceGPUTNRHD(b *testing.B) {
 	}
 }
 
+// BenchmarkAllreduceGPUTNRing is the issue-30 goal run of GPU-TN: the
+// documents' ring with 16 slices (one triggered put per step and slice),
+// 8 MiB payload-free, on two engines as the CLI runs it with
+// run.partitions=2, at 64 nodes with 512 KiB (the 1,024-node run's 512 B
+// slices, seconds) and at 1,024 nodes with 8 MiB (the goal: a minute on
+// two idle cores; minutes, about 2.7 GB: run it alone, -benchtime 1x
+// -timeout 0). Besides the event rate it reports the events per (node,
+// step, slice) unit — 21.1 since GPU loads' sample points run no event
+// for polls (docs/speed.md) — the CPU-seconds per run and the peak heap.
+func BenchmarkAllreduceGPUTNRing(b *testing.B) {
+	for _, pt := range []struct {
+		n    int
+		size unit.Bytes
+	}{{64, 512 * unit.KiB}, {1024, 8 * unit.MiB}} {
+		b.Run(fmt.Sprintf("%d-%s", pt.n, pt.size), func(b *testing.B) {
+			var events uint64
+			p := startPeaks()
+			cpu0 := cpuSeconds(b)
+			for range b.N {
+				c, err := cluster.NewPartitioned(1, cluster.GPUTN(), pt.n, 2, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				a := Allreduce{Size: pt.size, WGs: 16, WGSize: 256, CPUThreads: 8}
+				if _, err := a.Run(c, strategy.GPUTN, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()}); err != nil {
+					b.Fatal(err)
+				}
+				events += c.Events()
+				c.Close()
+			}
+			cpu := cpuSeconds(b) - cpu0
+			reportRates(b, events, cpu)
+			b.ReportMetric(cpu/float64(b.N), "cpu-s/run")
+			units := float64(pt.n) * float64(2*(pt.n-1)) * 16
+			b.ReportMetric(float64(events)/float64(b.N)/units, "events/unit")
+			p.report(b)
+		})
+	}
+}
+
 // peaks samples the goroutine count and the stack and heap in use until
 // report.
 type peaks struct {

@@ -7,13 +7,14 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
-// GIO's host templater runs over the QPs nobody has posted to in closed
-// form (model/shmem gioclosed.go), with the peers' heap keys copied when
+// GIO's host templater (shmem.gio.template_at_init = false) runs over the
+// QPs nobody has posted to in closed form (model/shmem gioclosed.go), with the peers' heap keys copied when
 // a PE connects; a visibility checker on node memory turns the closed
 // form off (it records when each word is stored), so the templater then
 // writes every slot as events. Both must give the same run: every node's
@@ -31,6 +32,11 @@ func TestGIOClosedFormMatchesEvents(t *testing.T) {
 		{6, 256*unit.KiB + 8, false},
 		{9, 96 * unit.KiB, true},
 	} {
+		// The closed form covers templating over unposted QPs during the
+		// run: templates filled with the kernel, not at init (where every
+		// QP starts full and nothing is left for it).
+		sh := shmem.DefaultSpec()
+		sh.GIO.TemplateAtInit = false
 		run := func(events bool) (AllreduceResult, uint64) {
 			cl, err := cluster.New(sim.New(1), cluster.GIO(), c.nodes, c.functional)
 			if err != nil {
@@ -43,7 +49,7 @@ func TestGIOClosedFormMatchesEvents(t *testing.T) {
 				}
 			}
 			a := Allreduce{Size: c.size, WGSize: 256, CPUThreads: 8}
-			res, err := a.Run(cl, strategy.GNNGIO, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+			res, err := a.Run(cl, strategy.GNNGIO, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec(), Shmem: sh})
 			if err != nil {
 				t.Fatalf("%d nodes, events %v: %v", c.nodes, events, err)
 			}

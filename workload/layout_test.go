@@ -85,3 +85,57 @@ func TestTaskRingRoundsMatchSchedule(t *testing.T) {
 		}
 	}
 }
+
+// A node memory recycled from a sweep's point before holds that point's
+// bytes, and the input fill does not clear them first (it writes the whole
+// data part through mem.Memory.BytesToWrite): the data part it leaves,
+// padding and sequence words included, must equal a fill of a fresh
+// memory, and the receive slots must still read as zeros.
+func TestFillOverwritesARecycledMemoryWhole(t *testing.T) {
+	const elems, n, w = 600000, 7, 3 // a layout of megabytes: mapped, recycled
+	l := newRingLayout(elems, n, w)
+	fresh := mem.New("fresh", true)
+	fb := fresh.Alloc(mem.GPU, l.totalSize, "buf")
+	fresh.ScratchSlots(fb+mem.Addr(l.recvBase), int(l.totalSize-l.recvBase), int(l.recvSlot))
+	l.fill(fresh, fb, 2)
+	want := slices.Clone(fresh.Bytes(fb, int(l.recvBase)))
+
+	a := mem.NewArena()
+	defer a.Close()
+	old := mem.New("old", true)
+	old.UseArena(a)
+	ob := old.Alloc(mem.GPU, l.totalSize+12345, "buf") // the point before: a little larger
+	junk := old.Bytes(ob, int(l.totalSize+12345))
+	for i := range junk {
+		junk[i] = byte(i%253 + 1)
+	}
+	old.Release()
+	if a.Idle() != 1 {
+		t.Fatalf("the old memory's backing did not go back to the arena (%d idle)", a.Idle())
+	}
+	m := mem.New("m", true)
+	m.UseArena(a)
+	base := m.Alloc(mem.GPU, l.totalSize, "buf")
+	m.ScratchSlots(base+mem.Addr(l.recvBase), int(l.totalSize-l.recvBase), int(l.recvSlot))
+	l.fill(m, base, 2)
+	if a.Idle() != 0 {
+		t.Fatalf("the fill did not take the recycled backing")
+	}
+	got := m.Bytes(base, int(l.recvBase))
+	if i := slices.Compare(got, want); i != 0 {
+		for j := range got {
+			if got[j] != want[j] {
+				t.Fatalf("byte %d of the data part = %d after a fill over a recycled memory, want %d (a fresh memory's)", j, got[j], want[j])
+			}
+		}
+	}
+	for st := range n - 1 {
+		for s := range w {
+			slot := make([]byte, l.recvSlot)
+			m.Read(base+mem.Addr(l.recv(st, s)), slot)
+			if slices.ContainsFunc(slot, func(b byte) bool { return b != 0 }) {
+				t.Fatalf("receive slot (%d, %d) holds the old point's bytes", st, s)
+			}
+		}
+	}
+}

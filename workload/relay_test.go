@@ -25,7 +25,8 @@ func (nopTracer) Span(string, string, sim.Time, sim.Time) {}
 // time on its core, energy), in the same
 // number of events, with relays and without (a tracer), on one CP core
 // per thread (relayed) and time-sliced (never relayed), with one thread
-// (several queues each: the next poll's acquire relayed too), with
+// (several queues each: the next poll's acquire relayed too), with one
+// queue per thread (every relayed poll's end ends a round), with
 // store_locked slots and a 2-entry store buffer.
 func TestRelayedPollsArePolls(t *testing.T) {
 	for _, c := range []struct {
@@ -34,12 +35,14 @@ func TestRelayedPollsArePolls(t *testing.T) {
 		over    bool
 		locking bool
 		sb      int
+		wgs     int
 		relays  bool
 	}{
-		{"default", 0, false, false, 32, true},
-		{"one thread", 1, false, false, 32, true},
-		{"llc_locking, store buffer 2", 0, false, true, 2, true},
-		{"4 threads time-sliced on 2 cores", 4, true, false, 32, false},
+		{"default", 0, false, false, 32, 0, true},
+		{"one thread", 1, false, false, 32, 0, true},
+		{"one queue per thread", 0, false, false, 32, 2, true},
+		{"llc_locking, store buffer 2", 0, false, true, 2, 0, true},
+		{"4 threads time-sliced on 2 cores", 4, true, false, 32, 0, false},
 	} {
 		run := func(trace bool) (string, uint64) {
 			hw := cluster.CompNet()
@@ -58,7 +61,7 @@ func TestRelayedPollsArePolls(t *testing.T) {
 			if c.threads > 0 {
 				sp.Threads = c.threads
 			}
-			a := Allreduce{Size: 256 * unit.KiB, WGSize: 256, CPUThreads: 8, reports: make([]shmem.Report, 4)}
+			a := Allreduce{Size: 256 * unit.KiB, WGSize: 256, CPUThreads: 8, WGs: c.wgs, reports: make([]shmem.Report, 4)}
 			r, err := a.Run(cl, strategy.COMPNET, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec(), Shmem: sp})
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)

@@ -218,12 +218,11 @@ func (t *Thread) tryLoad() bool {
 			}
 			st.phase = loadDrain
 		case loadRead:
-			data, hit, lat, ok := t.cp.g.TryCPReadLine(t.Proc, st.line)
+			hit, lat, ok := t.cp.g.TryCPReadLineInto(t.Proc, st.line, &st.data)
 			if !ok {
 				return false
 			}
 			t.count(hit)
-			st.data = data
 			t.slot.BeginBusy(lat)
 			st.phase = loadMiss
 		case loadMiss:

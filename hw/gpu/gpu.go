@@ -89,6 +89,9 @@ type computeUnit struct {
 	l1       *cache
 	port     *mem.Server // the L1–L2 path of bulk accesses (nil: unlimited)
 	lsu      *mem.Server // the load/store path of streaming copies and reductions (nil: unlimited)
+	// armed is the work-group alone on the CU whose poll's wake-up runs no
+	// event (WG.armLateWake); nil when none.
+	armed *WG
 }
 
 // New returns a GPU using node memory m and the node's memory server dram.
@@ -174,7 +177,9 @@ func (g *GPU) farLoad(a mem.Addr, lat sim.Duration) sim.Duration {
 // samples where the read reaches host memory (HostLoad). A vector gather
 // (LoadLanes) reads its values at issue: it reads data that a poll's
 // acquire ordered before it, which no write races. The load's time is the
-// same whatever it reads: the sample point only decides the value.
+// same whatever it reads: the sample point only decides the value. A
+// poll's load in APU mode reads it there without an event of its own
+// (sample.go).
 
 // loadReturn is the data's way back from memory's access point to the
 // core for a load of a that memory serves: gpu.mem_latency/2, plus the
@@ -441,6 +446,9 @@ func (g *GPU) place(k *Kernel, waves int) *computeUnit {
 		cu := g.cus[g.rr]
 		g.rr = (g.rr + 1) % len(g.cus)
 		if cu.waves+waves <= maxWaves && cu.lds+k.LDS <= g.spec.LDSPerCU {
+			if w := cu.armed; w != nil {
+				w.disarm() // the newcomer shares the L1: as the wake-up left it
+			}
 			cu.waves += waves
 			cu.lds += k.LDS
 			return cu

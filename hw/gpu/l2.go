@@ -293,8 +293,15 @@ func (g *GPU) touchWay(l mem.Addr, r Requester) (hit bool, way *l2line) {
 	if t == nil {
 		return g.l2 != nil && g.l2.get(l) != nil, nil
 	}
+	return g.touchFound(l, r, t.find(l))
+}
+
+// touchFound is touchWay with a tag model, for a caller that has just
+// looked l up: w is t.find(l).
+func (g *GPU) touchFound(l mem.Addr, r Requester, w *l2line) (hit bool, way *l2line) {
+	t := g.tags
 	t.clock++
-	if w := t.find(l); w != nil {
+	if w != nil {
 		w.use(t.clock)
 		t.stats.Hits[r]++
 		if r == CP && t.cpLines != nil {
@@ -325,7 +332,7 @@ func (g *GPU) touchWay(l mem.Addr, r Requester) (hit bool, way *l2line) {
 		t.stats.Bypasses++
 		return false, nil
 	}
-	w := &set[victim]
+	w = &set[victim]
 	if old := keys[victim]; old != 0 {
 		t.stats.Evictions++
 		g.dropLine(old)
@@ -378,13 +385,19 @@ func (g *GPU) cpUnlockWay(w *l2line, l mem.Addr) {
 // functional dGPU copy when present, else memory.
 func (g *GPU) l2Line(l mem.Addr) [mem.LineSize]byte {
 	var b [mem.LineSize]byte
+	g.l2LineInto(l, &b)
+	return b
+}
+
+// l2LineInto is l2Line into *dst.
+func (g *GPU) l2LineInto(l mem.Addr, dst *[mem.LineSize]byte) {
 	if g.l2 != nil {
 		if cl := g.l2.get(l); cl != nil {
-			return cl.data
+			*dst = cl.data
+			return
 		}
 	}
-	g.mem.Read(l, b[:])
-	return b
+	g.mem.Read(l, dst[:])
 }
 
 // CPReadLine is a CP core's access to line l at the L2 after its private
@@ -402,15 +415,32 @@ func (g *GPU) CPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, hit 
 // holds the line it waits once and reports ok false (call it again after
 // the wait); else it reads the line as CPReadLine does.
 func (g *GPU) TryCPReadLine(p *sim.Proc, l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim.Duration, ok bool) {
+	hit, lat, ok = g.TryCPReadLineInto(p, l, &data)
+	return data, hit, lat, ok
+}
+
+// TryCPReadLineInto is TryCPReadLine that writes the line into *dst (a
+// poll reads a line per event: no copies of it on the way), looking the
+// line's tag up once.
+func (g *GPU) TryCPReadLineInto(p *sim.Proc, l mem.Addr, dst *[mem.LineSize]byte) (hit bool, lat sim.Duration, ok bool) {
+	var w *l2line
 	if g.tags != nil {
-		if w := g.tags.find(l); w != nil && w.isRMW() {
+		if w = g.tags.find(l); w != nil && w.isRMW() {
 			g.tags.stats.RMWWait++
 			p.Wait(g.tags.rmwDone[l], "an L2 line locked by a CP RMW")
-			return data, false, 0, false
+			return false, 0, false
 		}
+		hit, w = g.touchFound(l, CP, w)
+	} else {
+		hit, w = g.touchWay(l, CP)
 	}
-	data, hit, lat = g.cpReadLine(l)
-	return data, hit, lat, true
+	g.cpUnlockWay(w, l)
+	lat = g.missLat
+	if hit {
+		lat = g.spec.Cycles(g.spec.L2Cycles)
+	}
+	g.l2LineInto(l, dst)
+	return hit, lat, true
 }
 
 // cpReadLine is CPReadLine once no RMW holds the line.

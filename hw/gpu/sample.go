@@ -37,9 +37,15 @@ type sample struct {
 // reads, take memory's line at the load's sample point, s from now, when
 // it is first read after it (settle).
 func (w *WG) deferSample(cl *cline, l mem.Addr, s sim.Duration) {
+	w.g.e.SetMark(&w.ph.smp.mark, w.Now()+s)
+	w.keepSample(cl, l)
+}
+
+// keepSample makes cl take memory's line l as of the work-group's sample
+// mark (set) when first read after it.
+func (w *WG) keepSample(cl *cline, l mem.Addr) {
 	g := w.g
 	sm := &w.ph.smp
-	g.e.SetMark(&sm.mark, w.Now()+s)
 	sm.line, sm.data = l, cl.data // the fill read memory now
 	sm.idx = len(g.samples)
 	g.samples = append(g.samples, sm)

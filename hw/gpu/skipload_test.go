@@ -18,13 +18,19 @@ import (
 // returns what the run did (times, values, statistics, end time) without
 // the event count, the events, and the keys of the load ends skipped.
 func runSkipKernel(keep, shared bool, store uint64, storeAt, tw, sched sim.Time) (string, uint64, []sim.Time) {
-	return runSkipKernelSamples(keep, false, shared, store, storeAt, tw, sched)
+	return runSkipKernelSamples(keep, false, 0, shared, store, storeAt, tw, sched)
 }
 
-func runSkipKernelSamples(keep, keepSamples, shared bool, store uint64, storeAt, tw, sched sim.Time) (string, uint64, []sim.Time) {
+// runSkipKernelSamples is runSkipKernel with a choice of sample events
+// and, with own > 0, each work-group on a CU of its own, which with own 2
+// resumes its polls without a wake-up event (WG.ResumesInPoll).
+func runSkipKernelSamples(keep, keepSamples bool, own int, shared bool, store uint64, storeAt, tw, sched sim.Time) (string, uint64, []sim.Time) {
 	e := sim.New(1)
 	spec := testSpec("apu")
 	spec.CUs = 1
+	if own > 0 {
+		spec.CUs = 2
+	}
 	g := New(e, "node[0].gpu", spec, mem.New("node[0].mem", true), mem.NewServer(100e9))
 	g.keepLoadEnds = keep
 	g.keepSamples = keepSamples
@@ -33,7 +39,10 @@ func runSkipKernelSamples(keep, keepSamples, shared bool, store uint64, storeAt,
 	m := g.Mem()
 	flags := m.AllocData(mem.GPU, 128, "flags")
 	var log []string
-	k := Kernel{Name: "k", WGs: 2, WGSize: 64, Steps: func(*WG) StepBody {
+	k := Kernel{Name: "k", WGs: 2, WGSize: 64, Steps: func(w *WG) StepBody {
+		if own == 2 {
+			w.ResumesInPoll()
+		}
 		return &skipPoller{flags: flags, shared: shared, store: store, storeAt: storeAt, log: &log}
 	}}
 	op, _ := g.DispatchOp(k)
@@ -91,10 +100,10 @@ func (s *skipPoller) Step(wg *WG) bool {
 // another poller, with a store into the line from another work-group;
 // and the skip saves events.
 func TestSkippedLoadEndMatchesScheduled(t *testing.T) {
-	saved := 0
+	saved, lateSaved := 0, 0
 	check := func(shared bool, store uint64, storeAt, tw, sched sim.Time) {
 		t.Helper()
-		want, we, _ := runSkipKernelSamples(true, true, shared, store, storeAt, tw, sched)
+		want, we, _ := runSkipKernelSamples(true, true, 0, shared, store, storeAt, tw, sched)
 		got, ge, _ := runSkipKernel(false, shared, store, storeAt, tw, sched)
 		if got != want {
 			t.Fatalf("shared=%v store %d at %v, write at %v (scheduled at %v):\nskipping  %s\nscheduled %s",
@@ -102,10 +111,18 @@ func TestSkippedLoadEndMatchesScheduled(t *testing.T) {
 		}
 		// Without sample events alone, and with them but skipping.
 		for _, keep := range [][2]bool{{true, false}, {false, true}} {
-			if got, _, _ := runSkipKernelSamples(keep[0], keep[1], shared, store, storeAt, tw, sched); got != want {
+			if got, _, _ := runSkipKernelSamples(keep[0], keep[1], 0, shared, store, storeAt, tw, sched); got != want {
 				t.Fatalf("keep ends %v, keep samples %v; shared=%v store %d at %v, write at %v (scheduled at %v):\ngot  %s\nwant %s",
 					keep[0], keep[1], shared, store, storeAt, tw, sched, got, want)
 			}
+		}
+		// A CU per work-group: wake-ups without events against every event.
+		ownWant, ownWE, _ := runSkipKernelSamples(true, true, 1, shared, store, storeAt, tw, sched)
+		if got, ownGE, _ := runSkipKernelSamples(false, false, 2, shared, store, storeAt, tw, sched); got != ownWant || ownGE > ownWE {
+			t.Fatalf("own CUs, shared=%v store %d at %v, write at %v (scheduled at %v):\nlate wake-ups %s (%d events)\nevery event   %s (%d events)",
+				shared, store, storeAt, tw, sched, got, ownGE, ownWant, ownWE)
+		} else if _, plainGE, _ := runSkipKernelSamples(false, false, 1, shared, store, storeAt, tw, sched); ownGE < plainGE {
+			lateSaved++ // fewer than without late wake-ups
 		}
 		if ge > we {
 			t.Fatalf("write at %v: %d events skipping, %d scheduled", tw, ge, we)
@@ -116,7 +133,11 @@ func TestSkippedLoadEndMatchesScheduled(t *testing.T) {
 	}
 	// near returns the times around keys and the sample points before
 	// them (each ±3 ps) and a coarse grid.
-	back := testSpec("apu").MemLatency / 2
+	spec := testSpec("apu")
+	back := spec.MemLatency / 2
+	// From a sample point back into its load's acquire (a load issued at
+	// the acquire's end samples MissLatency − back later).
+	inAcquire := spec.MissLatency() - back + spec.Cycles(spec.L1InvCycles)/2
 	near := func(keys []sim.Time) []sim.Time {
 		var ts []sim.Time
 		for tw := sim.Time(0); tw < 4*sim.Microsecond; tw += 9973 {
@@ -133,7 +154,10 @@ func TestSkippedLoadEndMatchesScheduled(t *testing.T) {
 	for _, shared := range []bool{false, true} {
 		_, _, keys := runSkipKernel(false, shared, 0, 0, never, 0)
 		for _, tw := range near(keys) {
-			for _, sched := range []sim.Time{0, max(0, tw-1)} {
+			// Scheduled before the load's acquire, during it (a write at a
+			// sample point then orders after the acquire's start and
+			// before its end, where the load is issued) and just before.
+			for _, sched := range []sim.Time{0, max(0, tw-inAcquire), max(0, tw-1)} {
 				check(shared, 0, 0, tw, sched)
 			}
 		}
@@ -148,5 +172,8 @@ func TestSkippedLoadEndMatchesScheduled(t *testing.T) {
 	}
 	if saved == 0 {
 		t.Error("no load end was ever skipped")
+	}
+	if lateSaved == 0 {
+		t.Error("no wake-up ever ran without its event")
 	}
 }

@@ -48,8 +48,10 @@ func (m *Memory) UseArena(a *Arena) {
 // the idle backings and the new ones together hold no more than the
 // arena did. [lo, hi) is the part of the n bytes the caller will not
 // fault in ahead (an allocation's Scratch range): dirty pages wholly
-// inside it are given back rather than cleared.
-func (a *Arena) get(n, lo, hi int) (b []byte, populated int) {
+// inside it are given back rather than cleared. [wLo, wHi) is a range the
+// caller writes whole before it reads any of it: its bytes are left as
+// they are (empty: none).
+func (a *Arena) get(n, lo, hi, wLo, wHi int) (b []byte, populated int) {
 	a.mu.Lock()
 	best := -1
 	for i, bl := range a.free {
@@ -80,11 +82,19 @@ func (a *Arena) get(n, lo, hi int) (b []byte, populated int) {
 	if pHi <= pLo {
 		pLo, pHi = n, n
 	}
-	zero := func(from, to int) { // clears the dirty bytes of [from, to)
+	clr := func(from, to int) { // clears the dirty bytes of [from, to)
 		to = min(to, bl.dirty)
 		if from < to {
 			clear(bl.b[from:to])
 		}
+	}
+	zero := func(from, to int) { // clr, but for [wLo, wHi)
+		if wHi <= wLo || to <= wLo || from >= wHi {
+			clr(from, to)
+			return
+		}
+		clr(from, wLo)
+		clr(wHi, to)
 	}
 	zero(0, pLo)
 	if d := min(pHi, bl.dirty); d > pLo {

@@ -125,3 +125,44 @@ func TestArenaSizeRoundsUpALittle(t *testing.T) {
 		t.Errorf("the main job's 64-node GHN_APU and GPU-TN layouts round to %d and %d, want one size", arenaSize(16654272), arenaSize(16662400))
 	}
 }
+
+// An access through BytesToWrite that backs a region with a recycled
+// backing leaves the range it writes as it was (the caller overwrites it)
+// and clears the rest: the region outside that range reads as zeros.
+func TestBytesToWriteBacksWithoutClearingItsRange(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("backings are mapped on Linux only")
+	}
+	a := NewArena()
+	defer a.Close()
+	const size = 6 << 20
+	first := New("first", true)
+	first.UseArena(a)
+	x := first.Alloc(Host, size, "buf")
+	b := first.Bytes(x, size)
+	for i := range b {
+		b[i] = 0xAB
+	}
+	first.Release()
+	m := New("m", true)
+	m.UseArena(a)
+	y := m.Alloc(Host, size, "buf")
+	lo, n := 3*pageSize+5, 2<<20
+	w := m.BytesToWrite(y+Addr(lo), n)
+	if w[0] != 0xAB || w[n-1] != 0xAB {
+		t.Errorf("the written range was cleared first (%#x, %#x): the fill's second pass is back", w[0], w[n-1])
+	}
+	for i := range w {
+		w[i] = 1
+	}
+	got := m.Bytes(y, size)
+	for i, v := range got {
+		want := byte(0)
+		if i >= lo && i < lo+n {
+			want = 1
+		}
+		if v != want {
+			t.Fatalf("byte %d = %#x, want %#x (outside the written range a recycled backing reads as zeros)", i, v, want)
+		}
+	}
+}

@@ -65,14 +65,15 @@ func arenaSize(n int) int {
 // arena when there is one, or nil where the system refuses (the caller
 // then allocates on the heap), and how many of its first bytes are
 // already faulted in (a recycled backing's). [lo, hi) is the allocation's Scratch range
-// (empty: none).
-func (p *mappings) get(n, lo, hi int) (_ []byte, populated int) {
+// (empty: none); [wLo, wHi) the bytes the caller writes before it reads
+// them (empty: none), which a recycled backing leaves uncleared.
+func (p *mappings) get(n, lo, hi, wLo, wHi int) (_ []byte, populated int) {
 	p.mu.Lock()
 	a := p.arena
 	p.mu.Unlock()
 	var b []byte
 	if a != nil {
-		b, populated = a.get(n, lo, hi)
+		b, populated = a.get(n, lo, hi, wLo, wHi)
 	}
 	if b == nil {
 		size := n

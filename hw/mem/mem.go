@@ -968,9 +968,10 @@ func (m *Memory) Bytes(a Addr, n int) []byte {
 }
 
 // BytesToWrite is Bytes for a caller that writes every byte of the range
-// before it reads any of them (a DMA landing): where the range lies in a
-// receive slot whose buffer held an earlier slot's bytes (ScratchSlots),
-// those it overwrites are not cleared first.
+// before it reads any of them (a DMA landing, a workload's input fill):
+// where the range lies in a receive slot whose buffer held an earlier
+// slot's bytes (ScratchSlots), or in a backing recycled from an arena
+// that this access maps in, those it overwrites are not cleared first.
 func (m *Memory) BytesToWrite(a Addr, n int) []byte {
 	r, err := m.find(a, n)
 	if err != nil {
@@ -984,6 +985,14 @@ func (m *Memory) BytesToWrite(a Addr, n int) []byte {
 			}
 			return r.slotBytesToWrite(k, off, n)
 		}
+	}
+	if r.data == nil && r.lazy && !r.sparse && r.pages == nil {
+		// The first access backs the region: a recycled backing's bytes
+		// in the range are not cleared first (a ring's input fill
+		// writes the whole vector into a node memory of the point
+		// before).
+		off := int(a - r.base)
+		r.backFor(m, off, off+n)
 	}
 	return r.bytes(m, a, n)
 }
@@ -1021,13 +1030,18 @@ func (r *region) bytes(m *Memory, a Addr, n int) []byte {
 
 // back gives a lazily allocated region its bytes and reports whether it
 // has any (false: payload-free).
-func (r *region) back(m *Memory) bool {
+func (r *region) back(m *Memory) bool { return r.backFor(m, 0, 0) }
+
+// backFor is back for an access that writes every byte of [wLo, wHi)
+// (offsets in the region) before it reads any (BytesToWrite): a recycled
+// backing's bytes there are left as they are instead of cleared.
+func (r *region) backFor(m *Memory, wLo, wHi int) bool {
 	if !r.lazy {
 		return false
 	}
 	populated := 0 // the first bytes already faulted in (a recycled backing)
 	if r.size >= mapMin {
-		r.data, populated = m.maps.get(int(r.size), r.scratchLo, r.scratchHi)
+		r.data, populated = m.maps.get(int(r.size), r.scratchLo, r.scratchHi, wLo, wHi)
 		r.mapped = r.data != nil
 	}
 	// 4 KiB pages, not transparent huge pages: with the kernel's default

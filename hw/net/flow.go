@@ -93,6 +93,12 @@ type flow struct {
 	ticket    sim.Ticket
 	mark      uint64 // component search epoch
 	frozen    bool   // water-filling: rate fixed this round
+	// at is the port whose water-filling step gave the flow its rate
+	// (its bottleneck) when it was last filled: the step at which a
+	// filling over every flow freezes it, while its rate stands.
+	at    *port
+	ev    uint64 // settled fill: the pass that listed it as a kept flow
+	atWas *port  // settled fill: at before it, given back if it gives up
 }
 
 // flowState is the fabric's flow-mode bookkeeping.
@@ -142,6 +148,9 @@ type flowState struct {
 	// unsafe: the search met a rate too near the floor, or two kept
 	// rates too near each other, to trust the floor (settle).
 	unsafe bool
+	// lower: when unsafe, a floor below every rate that made it so
+	// (settle), which the reallocation tries next.
+	lower float64
 	// noFloor (tests) makes every reallocation fill without a floor.
 	noFloor bool
 	rates   []float64 // scratch: settle's kept rates
@@ -150,6 +159,13 @@ type flowState struct {
 	floored, fallbacks int
 	// keptSeen counts the flows ports kept at their rates (tests).
 	keptSeen int
+	// noSettled (tests) makes every reallocation fill with the floor,
+	// never try the settled fill (settled.go).
+	noSettled bool
+	kept      []*flow // scratch: the settled fill's kept flows
+	// settledKept counts the kept flows the settled fill took at their
+	// own steps, settledGaveUp the settled fills given up (tests, docs).
+	settledKept, settledGaveUp int
 	// interval is network.flow_interval: a re-division (not a
 	// replacement) within it of the last one (at lastFull; ran says
 	// whether there was one) waits for lastFull + interval, its ports and
@@ -213,7 +229,7 @@ func (f *Fabric) startFlow(fl *flow) {
 		pt.flows = append(pt.flows, fl)
 	}
 	fs.started = append(fs.started, fl)
-	f.changed(fl)
+	f.changed(fl, false)
 }
 
 // SetFlowInterval sets network.flow_interval (after UseFlows): the least
@@ -239,11 +255,19 @@ func (f *Fabric) SetFlowInterval(d sim.Time) {
 func (f *Fabric) FlowWaits() int { return f.fl.waited }
 
 // changed notes that flow fl started or ended now: its ports join the
-// next reallocation, which is scheduled for now if it is not already.
-func (f *Fabric) changed(fl *flow) {
+// next reallocation, which is scheduled for now if it is not already. Of a
+// flow that ended, only its bottleneck ports (port.neck) join: a port
+// that is no bottleneck is not full and was never chosen, and without the
+// flow it has more room still, so no flow's rate depends on it (its other
+// flows, if their rates change through another port, bring it into the
+// set themselves, or widen does when it fills up).
+func (f *Fabric) changed(fl *flow, ended bool) {
 	fs := f.fl
 	for h := range fl.hops {
 		pt := fl.path[h]
+		if ended && !pt.neck {
+			continue
+		}
 		if pt.id == 0 {
 			fs.ports0++
 			pt.id = fs.ports0
@@ -352,7 +376,7 @@ func (fl *flow) Handle(arg uint64) {
 		fl.path[h].doneBytes += uint64(fl.wire)
 	}
 	f.fl.ended = append(f.fl.ended, fl)
-	f.changed(fl)
+	f.changed(fl, true)
 	f.deliverFlow(fl, now)
 	fs := f.fl
 	if q := fs.queued[fl.pair]; len(q) > 0 {
@@ -424,6 +448,16 @@ func (d *flowDelivery) Handle(uint64) { d.f.receive(d.p) }
 // a search happened to reach.
 func (f *Fabric) reallocate(seed []*port) {
 	fs := f.fl
+	if fs.noSettled || !f.settledFill() {
+		f.floorFill(seed)
+	}
+	f.reschedule()
+}
+
+// floorFill fills the set the changes at the seed ports reach through
+// bottleneck ports, keeping the flows below the floor (floorOf).
+func (f *Fabric) floorFill(seed []*port) {
+	fs := f.fl
 	fs.floor = 0
 	if !fs.noFloor {
 		fs.floor = f.floorOf()
@@ -431,10 +465,30 @@ func (f *Fabric) reallocate(seed []*port) {
 	if fs.floor > 0 {
 		fs.floored++
 	}
-	for !f.fill(seed) {
-		fs.fallbacks++
-		fs.floor = 0 // fill again without a floor, which is always safe
+	for tries := 1; !f.fill(seed); tries++ {
+		// Fill again with a floor below the rates that made this one
+		// unsafe (any floor under floorOf's is exact: those rates are
+		// then filled, not kept), and without one after a few tries,
+		// which is always safe. Why not at once without: in a
+		// symmetric exchange, rates equal but for their last bits are
+		// common, and a filling without a floor reaches most of the
+		// machine (at 8,192 GPUs, weak, a few percent of the
+		// reallocations did that and were a large part of the run).
+		fs.floor = fs.lower
+		if tries >= maxLowerings {
+			fs.floor = 0
+		}
+		if fs.floor == 0 {
+			fs.fallbacks++
+		}
 	}
+}
+
+// reschedule brings up to date the flows of the set whose rate changed
+// (and gives the new ones their first completion) and moves their
+// completions.
+func (f *Fabric) reschedule() {
+	fs := f.fl
 	now := f.e.Now()
 	// The completions move in the order the messages were sent, so that
 	// flows ending at the same picosecond end in that order, whatever the
@@ -467,7 +521,7 @@ func (f *Fabric) reallocate(seed []*port) {
 func (f *Fabric) fill(seed []*port) bool {
 	fs := f.fl
 	fs.epoch++
-	fs.unsafe = false
+	fs.unsafe, fs.lower = false, fs.floor
 	fs.ports, fs.flows = fs.ports[:0], fs.flows[:0]
 	for _, pt := range seed {
 		f.collect(pt)
@@ -581,7 +635,7 @@ func (f *Fabric) settle(pt *port) {
 		}
 		r := fl.rate
 		if math.Abs(r-fs.floor) <= fs.floor*floorSlack {
-			fs.unsafe = true
+			f.unsafeBelow(r)
 		}
 		if fl.mark != fs.epoch {
 			if n := len(rates); n > 0 && r < rates[n-1] {
@@ -595,13 +649,28 @@ func (f *Fabric) settle(pt *port) {
 	}
 	for i, r := range rates {
 		if i > 0 && r != rates[i-1] && r-rates[i-1] <= r*floorSlack {
-			fs.unsafe = true
+			f.unsafeBelow(rates[i-1])
 		}
 		pt.base -= r
 	}
 	pt.kept = len(rates)
 	fs.keptSeen += len(rates)
 	fs.rates = rates[:0]
+}
+
+// maxLowerings bounds the floors a reallocation tries (reallocate)
+// before it fills without one.
+const maxLowerings = 4
+
+// unsafeBelow marks the floor unsafe because of rate r (within floorSlack
+// of the floor, or the lower of two kept rates within floorSlack of each
+// other) and lowers the floor to try next (fs.lower) below r by twice
+// floorSlack: r is then filled, not kept, and no longer near that floor.
+// The next floor is below this one (r is at most floor × (1+floorSlack)).
+func (f *Fabric) unsafeBelow(r float64) {
+	fs := f.fl
+	fs.unsafe = true
+	fs.lower = min(fs.lower, r*(1-2*floorSlack))
 }
 
 // maxReplaced bounds the flows that replaced matches at one instant (a
@@ -648,7 +717,7 @@ func (f *Fabric) replaced() bool {
 	}
 	now := f.e.Now()
 	for i, st := range fs.started {
-		st.rate = fs.ended[i].rate
+		st.rate, st.at = fs.ended[i].rate, fs.ended[i].at
 		st.last = now // it may have waited for the re-division interval
 		for _, pt := range st.path[:st.hops] {
 			pt.load += st.rate
@@ -819,7 +888,7 @@ func (f *Fabric) waterFill() {
 			if fl.frozen || fl.mark != fs.epoch {
 				continue // frozen, or kept at its rate (below the floor)
 			}
-			fl.frozen, fl.rate = true, share
+			fl.frozen, fl.rate, fl.at = true, share, best
 			left--
 			for hp := range fl.hops {
 				pt := fl.path[hp]

@@ -84,6 +84,14 @@ type port struct {
 	base float64
 	// kept counts its flows below the floor (settle).
 	kept int
+	// neckWas is neck as it stood before the running reallocation's
+	// settled fill (lazy.go), given back when that fill is abandoned.
+	neckWas bool
+	// lastSub is the rate the settled fill last took from the port's
+	// capacity (lazy.go: a different rate within floorSlack of it is a
+	// possible reordering by rounding).
+	lastSub float64
+	lastEv  bool // lastSub was a kept flow's rate
 }
 
 // Fabric joins endpoints 0..n-1 through a topology.

@@ -125,8 +125,9 @@ func fullRates(fs *flowState) map[*flow]float64 {
 		}
 	}
 	kept := make([]float64, len(fs.flows))
+	at := make([]*port, len(fs.flows))
 	for i, fl := range fs.flows {
-		kept[i], fl.frozen = fl.rate, false
+		kept[i], at[i], fl.frozen = fl.rate, fl.at, false
 	}
 	floor := fs.floor
 	fs.floor = 0 // every flow filled: no port keeps any
@@ -146,7 +147,7 @@ func fullRates(fs *flowState) map[*flow]float64 {
 	fs.f.waterFill()
 	full := make(map[*flow]float64, len(fs.flows))
 	for i, fl := range fs.flows {
-		full[fl], fl.rate = fl.rate, kept[i]
+		full[fl], fl.rate, fl.at = fl.rate, kept[i], at[i]
 	}
 	return full
 }
@@ -156,8 +157,12 @@ func fullRates(fs *flowState) map[*flow]float64 {
 // all-to-all (many messages starting at the same instants, pairs queueing
 // behind each other) through every topology, with and without a node fabric of its
 // own capacity; and the engine's queue never holds more than one
-// completion per active flow (cancelled ones leave it). Reallocations keep
-// the flows below their floor (floorOf) at their rates, and some do.
+// completion per active flow (cancelled ones leave it). Both ways of
+// reallocating are drawn: the settled fill (settled.go), which keeps every
+// flow whose bottleneck no change reaches at its rate and takes it at its
+// own step, and the floor's fill alone, which keeps the flows below the
+// floor (floorOf); each keeps some flows, and the settled fill is given up
+// only now and then.
 func TestIncrementalMatchesFull(t *testing.T) {
 	topos := []TopologySpec{
 		{Kind: "star", LeafSize: 16, InOrder: true},
@@ -166,7 +171,9 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		railSplit,
 		dfSplit,
 	}
-	kept := 0 // flows a reallocation kept at their rates below its floor
+	kept := 0        // flows a reallocation kept at their rates below its floor
+	settledKept := 0 // kept flows the settled fill took at their own steps
+	settled, gaveUp := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
 		topo := topos[rapid.IntRange(0, len(topos)-1).Draw(t, "topology")]
 		const n = 8
@@ -182,6 +189,7 @@ func TestIncrementalMatchesFull(t *testing.T) {
 			}
 		}
 		f.UseFlows()
+		f.fl.noSettled = rapid.Bool().Draw(t, "floor only")
 		r := &recorder{e: e, at: map[int]sim.Time{}}
 		for i := range n {
 			f.Attach(i, r)
@@ -240,12 +248,24 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		if err := e.Run(); err != nil {
 			t.Fatal(err)
 		}
-		kept += f.fl.keptSeen
+		if f.fl.noSettled {
+			kept += f.fl.keptSeen
+		} else {
+			settledKept += f.fl.settledKept
+			settled += checks - f.fl.replacements
+			gaveUp += f.fl.settledGaveUp
+		}
 		if len(r.at) != nm || checks == 0 || f.ActiveFlows() != 0 {
 			t.Fatalf("%d of %d messages delivered, %d reallocations, %d flows left", len(r.at), nm, checks, f.ActiveFlows())
 		}
 	})
 	if kept == 0 {
 		t.Fatal("no reallocation kept a flow below its floor: the test does not reach floorOf's path")
+	}
+	if settledKept == 0 {
+		t.Fatal("no settled fill kept a flow at its own step: the test does not reach settled.go's path")
+	}
+	if gaveUp*4 > settled {
+		t.Fatalf("the settled fill gave up %d of %d reallocations", gaveUp, settled)
 	}
 }

@@ -433,16 +433,33 @@ func (b *gioBackend) connect() error {
 	}
 	b.reserve()
 	d.rt.team.connected.Store(true)
+	// With shmem.gio.template_at_init the host filled every slot of every
+	// QP before the kernel started (ROC_SHMEM's init waits for the
+	// template thread's first pass): each QP starts full, its words are
+	// written when it is first posted to (atInit), and the templater has
+	// nothing to do until a completion frees a slot.
+	atInit := b.spec.TemplateAtInit
+	depth := uint32(b.vn.Spec().QPDepth)
 	for q := range b.ctxs {
-		b.ctxs[q] = &gioCtx{b: b, q: q, conns: make(gioConns, (d.npes+gioChunk-1)/gioChunk), templated: make([]uint32, d.npes)}
+		c := &gioCtx{b: b, q: q, conns: make(gioConns, (d.npes+gioChunk-1)/gioChunk), templated: make([]uint32, d.npes)}
+		if atInit {
+			for pe := range c.templated {
+				if pe != d.pe {
+					c.templated[pe] = depth
+				}
+			}
+		}
+		b.ctxs[q] = c
 	}
 	b.cand = make([]uint64, (len(b.ctxs)*d.npes+63)/64)
 	for i := range len(b.ctxs) * d.npes {
-		b.cand[i/64] |= 1 << (i % 64)
+		if !atInit {
+			b.cand[i/64] |= 1 << (i % 64)
+		}
 	}
 	b.posted = make([]uint64, len(b.cand))
 	n := d.rt.node
-	b.closed = b.closedOK()
+	b.closed = !atInit && b.closedOK() // at init nothing is left to template over unposted QPs
 	if b.closed {
 		b.keys = d.rt.team.heapKeys()
 	}
@@ -812,7 +829,7 @@ func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 		}
 	}
 	if i := c.q*b.dev.npes + pe; b.posted[i/64]&(1<<(i%64)) == 0 {
-		if b.closed {
+		if b.closed || b.spec.TemplateAtInit {
 			b.materialize(c, pe, i)
 		}
 		b.posted[i/64] |= 1 << (i % 64)

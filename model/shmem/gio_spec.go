@@ -10,9 +10,22 @@ import (
 // GIOSpec holds the knobs of the GIO backend (the GIO slides,
 // the GIO slides).
 type GIOSpec struct {
-	FieldStore          sim.Time `toml:"field_store" doc:"GPU store of one dynamic WQE field (the GPUrdma paper's 1.6 µs WQE write split evenly over its 8 fields: the split is a choice)" src:"DEFAULT"`
-	DBRecord            sim.Time `toml:"db_record" doc:"GPU write of the doorbell record before the MMIO doorbell" src:"DEFAULT"`
-	TemplateInstr       int      `toml:"template_instr" doc:"host instructions to template one WQE (static fields: rkey, QP number, wr_id)" src:"DEFAULT"`
+	FieldStore sim.Time `toml:"field_store" doc:"GPU store of one dynamic WQE field (the GPUrdma paper's 1.6 µs WQE write split evenly over its 8 fields: the split is a choice)" src:"DEFAULT"`
+	DBRecord   sim.Time `toml:"db_record" doc:"GPU write of the doorbell record before the MMIO doorbell" src:"DEFAULT"`
+	// TemplateAtInit: ROC_SHMEM's GPU-IB backend fills every QP's
+	// templates before its init returns, so before any kernel runs
+	// (GPUIBBackend::init starts the template thread and spins until its
+	// first pass is done; that pass posts 4 × the SQ size templated WQEs
+	// into every (work-group, PE) QP). The run then starts with every
+	// slot templated; the templater only refills slots that completed.
+	TemplateAtInit bool `toml:"template_at_init" doc:"the host templates every slot of every QP at init, before the kernel starts, so the run starts with full templates and the templater only refills completed slots; false = the templater starts filling when the kernel opens its contexts, so its first fills fall in the measured time" src:"DEFAULT" ref:"ROC_SHMEM GPU-IB backend (gpu_ib.cpp): GPUIBBackend::init starts the template thread and blocks until its first pass has posted 4 × SQ size templated WQEs into every (work-group, PE) QP; later passes refill every ROC_SHMEM_SLEEP seconds (5 by default)"`
+	// TemplateInstr is the host's work per slot it templates: with
+	// TemplateAtInit only the refills of completed slots during the run
+	// (the init fill is before time zero). ROC_SHMEM's refill
+	// (rtn_post_wqe_dv) copies the 64 B template (eight 8 B stores) and
+	// advances two ring indices modulo the SQ size; no instruction count
+	// of it is published, so the value stays unsourced.
+	TemplateInstr       int      `toml:"template_instr" doc:"host instructions to template one WQE during the run (static fields: rkey, QP number, wr_id; with template_at_init the refills of completed slots only): ROC_SHMEM's refill copies the 64 B template (eight 8 B stores) and advances two ring indices modulo the SQ size; no published instruction count" src:"DEFAULT" ref:"no source"`
 	PPBLines            int      `toml:"ppb_lines" doc:"PCIe-path (PPB) read cache on the NIC→GPU path, in 64 B lines (0: none)" src:"DEFAULT"`
 	PPBFlush            sim.Time `toml:"ppb_flush" doc:"PPB flush latency after its MMIO control write arrives" src:"DEFAULT"`
 	ShaderL2Maintenance bool     `toml:"shader_l2_maintenance" doc:"shaders have L2 maintenance operations, so NIC-visible pages stay L2-cacheable (the documents' recommendation)" src:"DOC"`
@@ -28,7 +41,7 @@ type GIOSpec struct {
 // DefaultGIOSpec returns the GIO defaults: the §6 per-field cost, a
 // 64-line PPB with a 200 ns flush, L2-uncacheable NIC-visible pages.
 func DefaultGIOSpec() GIOSpec {
-	return GIOSpec{FieldStore: 200 * sim.Nanosecond, DBRecord: 200 * sim.Nanosecond, TemplateInstr: 60,
+	return GIOSpec{FieldStore: 200 * sim.Nanosecond, DBRecord: 200 * sim.Nanosecond, TemplateInstr: 60, TemplateAtInit: true,
 		PPBLines: 64, PPBFlush: 200 * sim.Nanosecond}
 }
 

@@ -233,7 +233,9 @@ var gioWords = []int{4, 5}
 // what the events would have left by now: its slots' words (landed, or
 // landing later), its templated count, and each of the current stretch's
 // later writes to it as an event at its end with its own visibility. From
-// then on its templating runs as events.
+// then on its templating runs as events. With shmem.gio.template_at_init
+// it writes the slots the host filled at init (every slot, with the
+// peer's heap key), as nothing read them before this first post.
 func (b *gioBackend) materialize(c *gioCtx, pe, i int) {
 	b.posted[i/64] |= 1 << (i % 64)
 	qp, err := c.qp(pe)

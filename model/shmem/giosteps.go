@@ -118,7 +118,7 @@ func (st *gioPutSteps) Step(sp *sim.Proc) bool {
 			}
 		case gioClaim:
 			if i := c.q*b.dev.npes + pe; b.posted[i/64]&(1<<(i%64)) == 0 {
-				if b.closed {
+				if b.closed || b.spec.TemplateAtInit {
 					b.materialize(c, pe, i)
 				}
 				b.posted[i/64] |= 1 << (i % 64)

@@ -700,6 +700,8 @@ func TestStepCallsMatchCalls(t *testing.T) {
 	small, slow := shmem.DefaultSpec(), shmem.DefaultSpec()
 	small.QueueEntries = 2
 	slow.GIO.TemplateInstr = 2000
+	slowKernel := slow // templates filled with the kernel, not at init
+	slowKernel.GIO.TemplateAtInit = false
 	for _, tc := range []struct {
 		kind    shmem.Kind
 		spec    shmem.Spec
@@ -707,7 +709,7 @@ func TestStepCallsMatchCalls(t *testing.T) {
 	}{
 		{shmem.GHNDGPU, shmem.DefaultSpec(), false}, {shmem.GHNHostQ, shmem.DefaultSpec(), false},
 		{shmem.GHNAPU, shmem.DefaultSpec(), false}, {shmem.CompNetCP, shmem.DefaultSpec(), false},
-		{shmem.GIO, shmem.DefaultSpec(), false}, {shmem.GIO, small, false}, {shmem.GIO, slow, false},
+		{shmem.GIO, shmem.DefaultSpec(), false}, {shmem.GIO, small, false}, {shmem.GIO, slow, false}, {shmem.GIO, slowKernel, false},
 		{shmem.GIO, small, true},
 	} {
 		kind := tc.kind

@@ -83,6 +83,7 @@ type pollSteps struct {
 	nPoll  int
 	dInstr sim.Duration
 	dAcq   sim.Duration
+	relEnd bool // the relayed poll's end also ends the round (RelayOK)
 }
 
 // stepSleeper is a consumer whose idle sleep (idleWait) has a step form:
@@ -235,11 +236,40 @@ func (ps *pollSteps) relayPoll(p *sim.Proc) {
 		ps.dInstr, ps.dAcq = c.t.InstrTime(ps.nPoll), c.t.AcquireTime()
 	}
 	p.ThenSleep(ps.dInstr)
-	ps.rel, ps.relAt[0] = 1, end
-	if ps.qi+1 < len(s.queues) { // the next poll in this round: its acquire
+	ps.rel, ps.relAt[0], ps.relEnd = 1, end, false
+	switch {
+	case ps.qi+1 < len(s.queues): // the next poll in this round: its acquire
 		p.ThenSleep(ps.dAcq)
 		ps.rel, ps.relAt[1] = 2, end+ps.dInstr
+	case !(s.clock.rounds+1 >= s.b.spec.QuietRounds && len(s.pending) > 0):
+		// The round ends without a quiet (the clock and the pending
+		// entries are the thread's own): the round's checks and the
+		// next round's start at that wake-up (RelayOK), then the first
+		// queue's acquire.
+		p.ThenSleepIf(ps.dAcq, ps)
+		ps.rel, ps.relAt[1], ps.relEnd = 2, end+ps.dInstr, true
 	}
+}
+
+// RelayOK implements sim.RelayCheck for the wake-up that ends a relayed
+// round: what of the round's end and the next round's start reads the
+// engine or the backend (roundChecks, the stop flag, PollStart) runs
+// here, at its time; it refuses (the body runs) when the thread stops or
+// the deadlock check would look at the round.
+func (ps *pollSteps) RelayOK(p *sim.Proc) bool {
+	s := ps.s
+	if s.stop {
+		return false
+	}
+	if !ps.found && len(s.pending) == 0 { // roundChecks: stale() is nil with the acquire marker; a CP core is never contended
+		if !p.PollOthersPending() {
+			return false
+		}
+	} else {
+		p.PollBusy()
+	}
+	p.PollStart()
+	return true
 }
 
 // settle does what the relayed wake-ups that have run did: all of them
@@ -261,12 +291,19 @@ func (ps *pollSteps) settle(p *sim.Proc) {
 	if ran == 1 {
 		return
 	}
-	// The poll's end: counted, and the next queue's poll begun.
+	// The poll's end: counted, and the next queue's poll begun (in the
+	// next round: its checks and start ran in the wake-up, RelayOK).
 	if !c.t.Try() {
 		panic("shmem: a relayed poll's instructions did not end")
 	}
 	s.polls++
 	ps.qi++
+	if ps.relEnd {
+		if s.clock.endRound(s.b.spec.QuietRounds) && len(s.pending) > 0 {
+			panic("shmem: a relayed round ended in a quiet")
+		}
+		ps.qi, ps.found = 0, false
+	}
 	q := s.queues[ps.qi]
 	ps.start = ps.relAt[1]
 	c.pa = q.slot(q.rd)

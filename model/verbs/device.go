@@ -25,8 +25,7 @@ func (q *QP) store(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration) {
 	if q.pool == mem.GPU {
 		// The calibrated cost includes the store's own L1 access.
 		g := wg.GPU().Spec()
-		wg.Sleep(max(0, c-g.Cycles(g.L1Cycles)))
-		wg.Store64(a, v)
+		wg.StoreAfter(max(0, c-g.Cycles(g.L1Cycles)), a, v)
 		return
 	}
 	wg.Sleep(c)

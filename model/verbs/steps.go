@@ -132,25 +132,17 @@ func (r *PostRing) Step(p *sim.Proc) bool {
 // tryStore is store in steps (ph: the caller's phase word, 0 at the
 // start): false while it waits, true once it is over with no wait pending.
 func (q *QP) tryStore(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration, ph *uint8) bool {
+	if q.pool == mem.GPU {
+		// The calibrated cost includes the store's own L1 access.
+		g := wg.GPU().Spec()
+		return wg.TryStoreAfter(max(0, c-g.Cycles(g.L1Cycles)), a, v)
+	}
 	switch *ph {
 	case 0:
 		*ph = 1
-		if q.pool == mem.GPU {
-			// The calibrated cost includes the store's own L1 access.
-			g := wg.GPU().Spec()
-			wg.Sleep(max(0, c-g.Cycles(g.L1Cycles)))
-		} else {
-			wg.Sleep(c)
-		}
+		wg.Sleep(c)
 		return false
 	default:
-		if q.pool == mem.GPU {
-			if !wg.TryStore64(a, v) {
-				return false
-			}
-			*ph = 0
-			return true
-		}
 		q.postHost(wg, a, v) // the thread does not wait for the link
 		*ph = 0
 		return true

@@ -57,9 +57,39 @@ func TestGIOTemplatingAndDynamicFields(t *testing.T) {
 	}
 	slow := shmem.DefaultSpec()
 	slow.GIO.TemplateInstr = 200_000 // the host falls behind
+	slow.GIO.TemplateAtInit = false  // and starts filling when the kernel opens its context
 	rep, ok = gioPuts(t, slow)
 	if !ok || rep.GIO.TemplateStalls == 0 || rep.GIO.StallTime == 0 {
 		t.Fatalf("a slow templater must stall the GPU (counted): %+v", rep.GIO)
+	}
+}
+
+// ROC_SHMEM's GPU-IB init blocks until the template thread's first pass
+// has filled every QP, so the kernel's first posts find their templates
+// there however slow the host's templating is: 16 puts on a 64-slot QP
+// never wait for the templater, and the templater wrote no slot before
+// the first completion freed one. Templating that starts with the kernel
+// (the old behaviour, template_at_init = false) fills the QP during the
+// run, and with a slow host stalls the first put.
+func TestGIOTemplatesFilledAtInit(t *testing.T) {
+	for _, instr := range []int{60, 200_000} {
+		sp := shmem.DefaultSpec()
+		sp.GIO.TemplateInstr = instr
+		if !sp.GIO.TemplateAtInit {
+			t.Fatal("preset default: templates are filled at init")
+		}
+		rep, ok := gioPuts(t, sp)
+		if !ok {
+			t.Fatalf("%d template instructions: PE 1 did not receive every version", instr)
+		}
+		if g := rep.GIO; g.TemplateStalls != 0 || g.StallTime != 0 || g.Templates > g.Posts {
+			t.Errorf("%d template instructions, filled at init: %+v, want no stall and only refills of completed slots", instr, g)
+		}
+		sp.GIO.TemplateAtInit = false
+		rep, _ = gioPuts(t, sp)
+		if g := rep.GIO; instr == 60 && g.Templates <= g.Posts || instr > 60 && g.TemplateStalls == 0 {
+			t.Errorf("%d template instructions, filled with the kernel: %+v, want the QP's fill in the run (and with a slow host the first put stalled)", instr, g)
+		}
 	}
 }
 
