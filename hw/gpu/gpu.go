@@ -177,7 +177,9 @@ func (g *GPU) farLoad(a mem.Addr, lat sim.Duration) sim.Duration {
 // samples where the read reaches host memory (HostLoad). A vector gather
 // (LoadLanes) reads its values at issue: it reads data that a poll's
 // acquire ordered before it, which no write races. The load's time is the
-// same whatever it reads: the sample point only decides the value.
+// same whatever it reads: the sample point only decides the value. A
+// poll's load in APU mode reads it there without an event of its own
+// (sample.go).
 
 // loadReturn is the data's way back from memory's access point to the
 // core for a load of a that memory serves: gpu.mem_latency/2, plus the
