@@ -97,12 +97,19 @@ func BenchmarkMoEThroughputProxyFlow(b *testing.B) {
 // strategy, the flow model) on preset, after adjust (if any) has changed
 // the configuration further.
 func benchMoEThroughputFlow(b *testing.B, preset, strategy string, ep int, adjust func(*Config)) {
+	benchMoEFlow(b, preset, strategy, "throughput", ep, adjust)
+}
+
+// benchMoEFlow runs one moe point (EP ep, one strategy, one mode, the flow
+// model) on preset, after adjust (if any) has changed the configuration
+// further.
+func benchMoEFlow(b *testing.B, preset, strategy, mode string, ep int, adjust func(*Config)) {
 	cfg, err := DefaultConfig(preset)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg.Network.Model = "flow"
-	cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{ep}, []string{"throughput"}, []string{strategy}
+	cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{ep}, []string{mode}, []string{strategy}
 	if adjust != nil {
 		adjust(&cfg)
 	}
@@ -131,6 +138,30 @@ func BenchmarkMoEThroughputFlowInterval(b *testing.B) {
 					})
 				})
 			}
+		})
+	}
+}
+
+// BenchmarkMoELowLatencyGH200CX7Flow is issue 32's low-latency point on
+// gh200-cx7 at EP 128 (128 nodes of one GPU on the fat tree, HDN), payload-
+// free in the flow model, exact and with network.flow_interval = 1us:
+// every per-entry message starts and ends alone, so the exact run
+// re-divides the whole all-to-all at each (over 100 CPU-s, docs/today.md),
+// the interval at most once per microsecond. Run one point per process,
+// e.g. -bench 'MoELowLatencyGH200CX7Flow/interval1us$'.
+func BenchmarkMoELowLatencyGH200CX7Flow(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		interval sim.Time
+	}{{"exact", 0}, {"interval1us", sim.Microsecond}} {
+		b.Run(c.name, func(b *testing.B) {
+			if c.interval == 0 && testing.Short() {
+				b.Skip("the exact form takes minutes: not under -short")
+			}
+			benchMoEFlow(b, "gh200-cx7", "HDN", "low-latency", 128, func(cfg *Config) {
+				cfg.Run.Functional = false
+				cfg.Network.FlowInterval = c.interval
+			})
 		})
 	}
 }

@@ -56,6 +56,8 @@ type Proc struct {
 	then  [2]Duration
 	thenC [2]RelayCheck
 	thenN uint8
+	// noRelay: StopRelays was called; every wake-up runs the body.
+	noRelay bool
 }
 
 // killed unwinds a process body when the engine shuts down.

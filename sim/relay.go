@@ -53,10 +53,19 @@ func (p *Proc) ThenLeft() int { return int(p.thenN) }
 // relayed events' bookkeeping and continues from there).
 func (p *Proc) CancelThen() { p.thenN, p.thenC = 0, [2]RelayCheck{} }
 
+// StopRelays makes every later wake-up of p run its body, the ones whose
+// sleeps ThenSleep queued included (they stay counted in ThenLeft): for an
+// agent that changes what the relayed wake-ups were known not to read (a
+// thread bound to a core p's owner held alone).
+func (p *Proc) StopRelays() { p.noRelay = true }
+
 // relay is a wake-up that ends a sleep followed by a queued one: it
 // begins the next sleep as the body's Sleep would (Sleep and block), or
 // reports false when the sleep's check refuses (the body runs).
 func (p *Proc) relay() bool {
+	if p.noRelay {
+		return false
+	}
 	if c := p.thenC[0]; c != nil && !c.RelayOK(p) {
 		return false
 	}

@@ -139,3 +139,16 @@ func TestThenSleepIfRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestStopRelays(t *testing.T) {
+	e := New(1)
+	var log []string
+	p := e.SpawnSteps("relayer", &checkScript{log: &log})
+	e.At(4, p.StopRelays) // after the relayed wake-up at 3, before the one at 5
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"body0@0 left 0", "body1@5 left 1", "body2@10 left 0"}; !slices.Equal(log, want) || e.Relays() != 1 {
+		t.Errorf("stopped at 4: %v, %d relays; want %v and 1", log, e.Relays(), want)
+	}
+}

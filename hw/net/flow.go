@@ -163,6 +163,13 @@ type flowState struct {
 	// never try the settled fill (settled.go).
 	noSettled bool
 	kept      []*flow // scratch: the settled fill's kept flows
+	// settledRounds is the refills the settled fill may do before it
+	// gives up (maxSettledRounds; tests draw fewer).
+	settledRounds int
+	// settledSkip is the reallocations left that fill with the floor
+	// without trying the settled fill, settledBackoff the last such
+	// count (doubled at each give-up in a row, 0 after a success).
+	settledSkip, settledBackoff int
 	// settledKept counts the kept flows the settled fill took at their
 	// own steps, settledGaveUp the settled fills given up (tests, docs).
 	settledKept, settledGaveUp int
@@ -183,7 +190,7 @@ type flowState struct {
 // UseFlows switches the fabric to the flow model (network.model = flow).
 // Call it before the first Send.
 func (f *Fabric) UseFlows() {
-	f.fl = &flowState{f: f, queued: map[uint64][]*flow{}, busy: map[uint64]bool{}, lastAt: map[uint64]sim.Time{}, cap: 1 / f.perByte}
+	f.fl = &flowState{f: f, settledRounds: maxSettledRounds, queued: map[uint64][]*flow{}, busy: map[uint64]bool{}, lastAt: map[uint64]sim.Time{}, cap: 1 / f.perByte}
 }
 
 // wireBytes is what an n-byte message costs on the wire: the payload plus
@@ -448,7 +455,18 @@ func (d *flowDelivery) Handle(uint64) { d.f.receive(d.p) }
 // a search happened to reach.
 func (f *Fabric) reallocate(seed []*port) {
 	fs := f.fl
-	if fs.noSettled || !f.settledFill() {
+	switch {
+	case fs.noSettled || fs.settledSkip > 0:
+		fs.settledSkip = max(0, fs.settledSkip-1)
+		f.floorFill(seed)
+	case f.settledFill():
+		fs.settledBackoff = 0
+	default:
+		// Given up: the floor's fill, and the next few reallocations
+		// too, more after each give-up in a row (an all-to-all, whose
+		// sets grow over many refills, gives up at most of them).
+		fs.settledBackoff = min(2*fs.settledBackoff+1, maxSettledBackoff)
+		fs.settledSkip = fs.settledBackoff
 		f.floorFill(seed)
 	}
 	f.reschedule()

@@ -18,7 +18,7 @@ type core struct {
 	holder *Thread
 	queue  []*Thread // runnable threads waiting for the core, FIFO
 	bound  int       // threads ever bound to it
-	sealed bool      // Alone said so: no other thread may bind
+	sealer *Thread   // the thread Alone told it was alone (nil: none)
 }
 
 // Thread is one software thread's claim on a core.
@@ -64,8 +64,9 @@ func (s *Sched) Cores() int { return len(s.cores) }
 func (s *Sched) Bind(p *sim.Proc) *Thread {
 	c := s.cores[s.next%len(s.cores)]
 	s.next++
-	if c.sealed {
-		panic(fmt.Sprintf("sched %s: %s binds to a core whose thread was promised it alone (Alone)", s.name, p.Name()))
+	if t := c.sealer; t != nil { // no longer alone: its relayed wake-ups run its body again
+		t.p.StopRelays()
+		c.sealer = nil
 	}
 	c.bound++
 	return &Thread{s: s, c: c, p: p}
@@ -184,15 +185,16 @@ func (t *Thread) TryBusy() bool {
 	}
 }
 
-// Alone reports whether t is the only thread ever bound to its core; once
-// it said so, binding another there panics. A thread alone holds its core
-// from its first Busy on and is never preempted, so the course of its
-// Busy is known in advance (RelayedBusy).
+// Alone reports whether t is the only thread ever bound to its core. A
+// thread alone holds its core from its first Busy on and is never
+// preempted, so the course of its Busy is known in advance (RelayedBusy);
+// should another thread bind to the core later, t's process stops relaying
+// (sim.Proc.StopRelays) before the newcomer can claim the core.
 func (t *Thread) Alone() bool {
 	if t.c.bound != 1 {
 		return false
 	}
-	t.c.sealed = true
+	t.c.sealer = t
 	return true
 }
 
@@ -204,11 +206,13 @@ func (t *Thread) Sleeping() (sim.Duration, bool) {
 }
 
 // RelayedBusy is BeginBusy(d) and the TryBusy that begins its sleep, for
-// a thread Alone on a core it holds, whose process's sleep of d is already
-// scheduled (sim.Proc.ThenSleep): TryBusy then ends it as it would have
-// ended the sleep it began itself. d must be positive.
+// a thread that held its core alone when that sleep began (Alone; the
+// caller may catch up later, when another thread may wait for the core),
+// whose process's sleep of d is already scheduled (sim.Proc.ThenSleep):
+// TryBusy then ends it as it would have ended the sleep it began itself.
+// d must be positive.
 func (t *Thread) RelayedBusy(d sim.Duration) {
-	if t.c.holder != t || len(t.c.queue) > 0 || d <= 0 {
+	if t.c.holder != t || d <= 0 {
 		panic(fmt.Sprintf("sched %s: %s relays a Busy(%v) on a core it does not hold alone", t.s.name, t.p.Name(), d))
 	}
 	t.left, t.step, t.phase = d, d, busySlept

@@ -84,3 +84,50 @@ func TestSchedInvariants(t *testing.T) {
 		}
 	}
 }
+
+// aloneSteps binds to a core, asks Alone, sleeps 3 and queues 2 more
+// (sim.Proc.ThenSleep), logging when its body runs again and how many
+// queued sleeps it finds unrelayed.
+type aloneSteps struct {
+	s     *Sched
+	alone bool
+	woke  []sim.Time
+	left  int
+	pc    int
+}
+
+func (a *aloneSteps) Step(p *sim.Proc) bool {
+	a.pc++
+	if a.pc == 1 {
+		a.alone = a.s.Bind(p).Alone()
+		p.Sleep(3)
+		p.ThenSleep(2)
+		return false
+	}
+	a.woke, a.left = append(a.woke, p.Now()), p.ThenLeft()
+	return true
+}
+
+// A thread bound to a core that another thread was told it held alone
+// stops that thread's relayed wake-ups: its body runs at the next one.
+func TestBindStopsRelaysOfTheThreadAlone(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		e := sim.New(1)
+		s := New("cp", 1, 10*sim.Microsecond)
+		a := &aloneSteps{s: s}
+		e.SpawnSteps("a", a)
+		if late {
+			e.At(1, func() { e.Spawn("b", func(p *sim.Proc) { s.Bind(p) }) })
+		}
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		want, left := sim.Time(5), 0
+		if late {
+			want, left = 3, 1
+		}
+		if !a.alone || len(a.woke) != 1 || a.woke[0] != want || a.left != left {
+			t.Errorf("late bind %v: alone %v, body at %v with %d left; want alone, at %v with %d", late, a.alone, a.woke, a.left, want, left)
+		}
+	}
+}

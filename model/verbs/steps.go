@@ -6,7 +6,6 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
-	"github.com/gpunetsim/gpunetsim/hw/pcie"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
@@ -150,7 +149,8 @@ func (q *QP) tryStore(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration, ph *uint
 }
 
 // bell writes the MMIO doorbell (ring's last part): BlueFlame's 64 B
-// write with the one new WQE, or the producer index; the caller then
+// write with the one new WQE, or the producer index, by Ring's route
+// (mmio: on a GH200 on over the NIC's PCIe link too); the caller then
 // waits out its issue (SleepUntil already called here).
 func (q *QP) bell(wg *gpu.WG) {
 	n := q.node
@@ -161,12 +161,12 @@ func (q *QP) bell(wg *gpu.WG) {
 			binary.LittleEndian.PutUint64(b[8*i:], v)
 		}
 		w := nic.DecodeWQE(b[:])
-		sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), nic.WQESize)
+		sf, vis := n.mmio(wg.Now(), nic.WQESize)
 		e.At(vis, func() { nq.BlueFlameFrom(e.Now(), pi, w) })
 		wg.SleepUntil(sf)
 		return
 	}
-	sf, vis := n.gpuLink.PostedWrite(pcie.Up, wg.Now(), 8)
+	sf, vis := n.mmio(wg.Now(), 8)
 	e.At(vis, func() { nq.DoorbellFrom(e.Now(), pi) })
 	wg.SleepUntil(sf)
 }
