@@ -65,7 +65,7 @@ type GPU struct {
 	// are still ahead (sample.go); sampleHook: touched is registered with
 	// the memory. keepSamples runs every sample point as an event (tests
 	// compare the two).
-	samples     []*sample
+	samples     []sampleRef
 	sampleHook  bool
 	keepSamples bool
 }

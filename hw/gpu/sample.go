@@ -48,7 +48,7 @@ func (w *WG) keepSample(cl *cline, l mem.Addr) {
 	sm := &w.ph.smp
 	sm.line, sm.data = l, cl.data // the fill read memory now
 	sm.idx = len(g.samples)
-	g.samples = append(g.samples, sm)
+	g.samples = append(g.samples, sampleRef{line: l, t: sm.mark.Time(), sm: sm})
 	cl.pend = sm
 	if !g.sampleHook {
 		g.sampleHook = true
@@ -60,17 +60,32 @@ func (w *WG) keepSample(cl *cline, l mem.Addr) {
 // the write is before their keys; samples whose keys passed keep what
 // they hold and leave the list.
 func (g *GPU) touched(a mem.Addr, n int) {
+	now := g.e.Now()
 	for i := 0; i < len(g.samples); {
-		sm := g.samples[i]
-		if !g.e.Ahead(&sm.mark) {
-			g.dropSample(sm)
+		r := &g.samples[i]
+		if r.t < now { // its key passed (the line and time are kept here: no miss on the sample)
+			g.dropSample(r.sm)
 			continue
 		}
-		if sm.line+mem.LineSize > a && sm.line < a+mem.Addr(n) {
+		if r.line+mem.LineSize > a && r.line < a+mem.Addr(n) {
+			sm := r.sm
+			if !g.e.Ahead(&sm.mark) {
+				g.dropSample(sm)
+				continue
+			}
 			g.mem.Read(sm.line, sm.data[:])
 		}
 		i++
 	}
+}
+
+// sampleRef is a deferred sample in GPU.samples, with its line and time
+// beside it: a write (every packet landing) checks them without reading
+// the sample itself, a cache miss each at a thousand nodes.
+type sampleRef struct {
+	line mem.Addr
+	t    sim.Time
+	sm   *sample
 }
 
 // dropSample takes sm out of the list of samples whose keys are ahead.
@@ -81,8 +96,8 @@ func (g *GPU) dropSample(sm *sample) {
 	}
 	last := len(g.samples) - 1
 	g.samples[i] = g.samples[last]
-	g.samples[i].idx = i
-	g.samples[last] = nil
+	g.samples[i].sm.idx = i
+	g.samples[last] = sampleRef{}
 	g.samples = g.samples[:last]
 	sm.idx = -1
 }

@@ -170,6 +170,9 @@ type flowState struct {
 	// without trying the settled fill, settledBackoff the last such
 	// count (doubled at each give-up in a row, 0 after a success).
 	settledSkip, settledBackoff int
+	// settledGrew: the last settled fill gave up because its set kept
+	// growing (the refill bound), not over an unsure order.
+	settledGrew bool
 	// settledKept counts the kept flows the settled fill took at their
 	// own steps, settledGaveUp the settled fills given up (tests, docs).
 	settledKept, settledGaveUp int
@@ -462,11 +465,17 @@ func (f *Fabric) reallocate(seed []*port) {
 	case f.settledFill():
 		fs.settledBackoff = 0
 	default:
-		// Given up: the floor's fill, and the next few reallocations
-		// too, more after each give-up in a row (an all-to-all, whose
-		// sets grow over many refills, gives up at most of them).
-		fs.settledBackoff = min(2*fs.settledBackoff+1, maxSettledBackoff)
-		fs.settledSkip = fs.settledBackoff
+		// Given up: the floor's fill; when the set kept growing, the
+		// next few reallocations too, more after each such give-up in
+		// a row (an all-to-all, whose sets grow over many refills,
+		// gives up at most of them). A give-up over an unsure order (a
+		// halo exchange's, now and then) does not back off: at 8,192
+		// GPUs the floor's fill of the reallocations after it cost
+		// more than the settled fills it saved.
+		if fs.settledGrew {
+			fs.settledBackoff = min(2*fs.settledBackoff+1, maxSettledBackoff)
+			fs.settledSkip = fs.settledBackoff
+		}
 		f.floorFill(seed)
 	}
 	f.reschedule()

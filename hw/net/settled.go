@@ -84,6 +84,7 @@ func (f *Fabric) settledFill() bool {
 				fl.rate = fl.filled
 			}
 			if join == nil || join.at == nil || round >= fs.settledRounds {
+				fs.settledGrew = join != nil && join.at != nil
 				f.settledAbandon()
 				return false
 			}
@@ -102,6 +103,7 @@ func (f *Fabric) settledFill() bool {
 			return true
 		}
 		if round >= fs.settledRounds {
+			fs.settledGrew = true
 			f.settledAbandon()
 			return false
 		}
