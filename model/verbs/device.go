@@ -1,8 +1,6 @@
 package verbs
 
 import (
-	"encoding/binary"
-
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
@@ -175,26 +173,7 @@ func (q *QP) ring(wg *gpu.WG, fence bool) {
 			wg.SleepUntil(flushRead(q, wg))
 		}
 	}
-	n := q.node
-	pi, nq, e := q.pi, q.nq, n.e
-	if n.nic.Spec().VerbsBlueFlame && q.pi-q.rung == 1 {
-		// BlueFlame: one new WQE travels inside the MMIO write (64 B).
-		var b [nic.WQESize]byte
-		for i, v := range q.sh((q.pi - 1) % uint64(q.depth)) {
-			binary.LittleEndian.PutUint64(b[8*i:], v)
-		}
-		w := nic.DecodeWQE(b[:])
-		sf, vis := n.mmio(wg.Now(), nic.WQESize)
-		e.At(vis, func() { nq.BlueFlameFrom(e.Now(), pi, w) })
-		wg.SleepUntil(sf)
-		q.rung = q.pi
-		q.stats.Doorbells++
-		q.stats.DoorbellTime += wg.Now() - start
-		return
-	}
-	sf, vis := n.mmio(wg.Now(), 8)
-	e.At(vis, func() { nq.DoorbellFrom(e.Now(), pi) })
-	wg.SleepUntil(sf)
+	q.bell(wg)
 	q.rung = q.pi
 	q.stats.Doorbells++
 	q.stats.DoorbellTime += wg.Now() - start

@@ -156,6 +156,7 @@ func (q *QP) bell(wg *gpu.WG) {
 	n := q.node
 	pi, nq, e := q.pi, q.nq, n.e
 	if n.nic.Spec().VerbsBlueFlame && q.pi-q.rung == 1 {
+		// BlueFlame: one new WQE travels inside the MMIO write (64 B).
 		var b [nic.WQESize]byte
 		for i, v := range q.sh((q.pi - 1) % uint64(q.depth)) {
 			binary.LittleEndian.PutUint64(b[8*i:], v)
@@ -259,23 +260,8 @@ func (r *FieldsRing) Step(p *sim.Proc) bool {
 				continue
 			}
 			// RingUnfenced: the system release above is the fence.
-			n := q.node
-			pi, nq, e := q.pi, q.nq, n.e
 			r.pc = frBell
-			if n.nic.Spec().VerbsBlueFlame && q.pi-q.rung == 1 {
-				var b [nic.WQESize]byte
-				for i, v := range q.sh((q.pi - 1) % uint64(q.depth)) {
-					binary.LittleEndian.PutUint64(b[8*i:], v)
-				}
-				w := nic.DecodeWQE(b[:])
-				sf, vis := n.mmio(wg.Now(), nic.WQESize)
-				e.At(vis, func() { nq.BlueFlameFrom(e.Now(), pi, w) })
-				wg.SleepUntil(sf)
-				continue
-			}
-			sf, vis := n.mmio(wg.Now(), 8)
-			e.At(vis, func() { nq.DoorbellFrom(e.Now(), pi) })
-			wg.SleepUntil(sf)
+			q.bell(wg)
 		case frBell:
 			q.rung = q.pi
 			q.stats.Doorbells++
