@@ -930,22 +930,7 @@ func (f *Fabric) waterFill() {
 				}
 			}
 		}
-		for _, pt := range moved {
-			if pt.heapAt < 0 {
-				continue
-			}
-			if pt.unfrozen == 0 {
-				h = removeAt(h, int(pt.heapAt))
-				continue
-			}
-			old := pt.share
-			pt.share = pt.capLeft / float64(pt.unfrozen)
-			if pt.share < old {
-				siftUp(h, int(pt.heapAt))
-			} else {
-				siftDown(h, int(pt.heapAt))
-			}
-		}
+		h = rekey(h, moved)
 		fs.moved = moved[:0]
 	}
 	// A port left full though no step chose it (its flows all froze at
@@ -1012,6 +997,29 @@ func removeAt(h []*port, i int) []*port {
 	if i < n {
 		siftDown(h, i)
 		siftUp(h, i)
+	}
+	return h
+}
+
+// rekey moves each port of moved that is still in the heap to its place
+// after a water-filling step: out of the heap when it has no unfrozen
+// flow left, else at its new share (capacity left over unfrozen flows).
+func rekey(h, moved []*port) []*port {
+	for _, pt := range moved {
+		if pt.heapAt < 0 {
+			continue
+		}
+		if pt.unfrozen == 0 {
+			h = removeAt(h, int(pt.heapAt))
+			continue
+		}
+		old := pt.share
+		pt.share = pt.capLeft / float64(pt.unfrozen)
+		if pt.share < old {
+			siftUp(h, int(pt.heapAt))
+		} else {
+			siftDown(h, int(pt.heapAt))
+		}
 	}
 	return h
 }

@@ -307,22 +307,7 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 				}
 			}
 		}
-		for _, pt := range moved {
-			if pt.heapAt < 0 {
-				continue
-			}
-			if pt.unfrozen == 0 {
-				h = removeAt(h, int(pt.heapAt))
-				continue
-			}
-			old := pt.share
-			pt.share = pt.capLeft / float64(pt.unfrozen)
-			if pt.share < old {
-				siftUp(h, int(pt.heapAt))
-			} else {
-				siftDown(h, int(pt.heapAt))
-			}
-		}
+		h = rekey(h, moved)
 		fs.moved = moved[:0]
 	}
 	for _, pt := range h {
