@@ -41,18 +41,7 @@ func TestArenaRecyclesZeroedBackings(t *testing.T) {
 		if c.scratchFrom > 0 {
 			m.Scratch(y+Addr(c.scratchFrom), c.size-c.scratchFrom)
 		}
-		got := m.Bytes(y, c.size)
-		if (&got[0] == was) != c.reused {
-			t.Errorf("%s: recycled=%v, want %v", c.name, &got[0] == was, c.reused)
-		}
-		for i, v := range got {
-			if v != 0 {
-				t.Fatalf("%s: byte %d = %d, want 0 (a recycled backing must read as a fresh one)", c.name, i, v)
-			}
-		}
-		for i := range got {
-			got[i] = 7
-		}
+		checkBacking(t, c.name, m.Bytes(y, c.size), was, c.reused, 7)
 		m.Release()
 	}
 	// Trim keeps at most the bytes asked for: the backings hold 8 MiB
@@ -97,19 +86,26 @@ func TestArenaBackingFitsASlightlyLargerAllocation(t *testing.T) {
 		m := New(c.name, true)
 		m.UseArena(a)
 		y := m.Alloc(Host, uint64(c.size), "buf")
-		got := m.Bytes(y, c.size)
-		if (&got[0] == was) != c.reused {
-			t.Errorf("%s: recycled=%v, want %v", c.name, &got[0] == was, c.reused)
-		}
-		for i, v := range got {
-			if v != 0 {
-				t.Fatalf("%s: byte %d = %d, want 0", c.name, i, v)
-			}
-		}
-		for i := range got {
-			got[i] = 9
-		}
+		checkBacking(t, c.name, m.Bytes(y, c.size), was, c.reused, 9)
 		m.Release()
+	}
+}
+
+// checkBacking checks a new memory's bytes got: recycled (its first byte
+// at was) exactly when reused, all zeros, as a fresh backing reads; then
+// writes fill over them, for the next memory that takes the backing.
+func checkBacking(t *testing.T, name string, got []byte, was *byte, reused bool, fill byte) {
+	t.Helper()
+	if (&got[0] == was) != reused {
+		t.Errorf("%s: recycled=%v, want %v", name, &got[0] == was, reused)
+	}
+	for i, v := range got {
+		if v != 0 {
+			t.Fatalf("%s: byte %d = %d, want 0 (a recycled backing must read as a fresh one)", name, i, v)
+		}
+	}
+	for i := range got {
+		got[i] = fill
 	}
 }
 
