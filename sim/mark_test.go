@@ -40,17 +40,19 @@ func (k *markLoad) Step(p *Proc) bool {
 	return false
 }
 
-// runMarked runs a markLoad among bystander callbacks: for every pair of
-// a scheduling time and a firing time around the sample point and the end,
-// one callback scheduled then (by a callback at that time, itself
-// scheduled at 0) that logs itself when it fires, and one more that the
-// one firing at the sample point schedules for the end's time.
-func runMarked(mark bool) ([]string, uint64) {
+// runMarked runs the load that load makes (logging its end to log) among
+// bystander callbacks: for every pair of a scheduling time in starts and a
+// firing time in fires not before it, one callback scheduled then (by a
+// callback at that time, itself scheduled at 0) that logs itself when it
+// fires, and, when it fires at a time for which chain holds, one more that
+// it schedules for the end's time (10 ps).
+func runMarked(t *testing.T, load func(log *[]string) Stepper, starts, fires []Time, chain func(Time) bool) ([]string, uint64) {
+	t.Helper()
 	e := New(1)
 	var log []string
-	e.SpawnSteps("load", &markLoad{mark: mark, log: &log})
-	for _, s := range []Time{0, 1, 2, 3, 5, 7, 10} {
-		for _, t := range []Time{2, 5, 8, 10, 12} {
+	e.SpawnSteps("load", load(&log))
+	for _, s := range starts {
+		for _, t := range fires {
 			if t < s {
 				continue
 			}
@@ -58,7 +60,7 @@ func runMarked(mark bool) ([]string, uint64) {
 			e.At(s, func() {
 				e.At(t, func() {
 					log = append(log, name)
-					if t == 5 {
+					if chain(t) {
 						e.At(10, func() { log = append(log, fmt.Sprintf("10 c(%v→%v)", s, t)) })
 					}
 				})
@@ -66,7 +68,7 @@ func runMarked(mark bool) ([]string, uint64) {
 		}
 	}
 	if err := e.Run(); err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	return log, e.Events()
 }
@@ -76,8 +78,12 @@ func runMarked(mark bool) ([]string, uint64) {
 // the key, and firing before, at and after it and the deferred event's
 // own time; it is not itself an event.
 func TestMarkMatchesScheduledEvent(t *testing.T) {
-	want, we := runMarked(false)
-	got, ge := runMarked(true)
+	run := func(mark bool) ([]string, uint64) {
+		return runMarked(t, func(log *[]string) Stepper { return &markLoad{mark: mark, log: log} },
+			[]Time{0, 1, 2, 3, 5, 7, 10}, []Time{2, 5, 8, 10, 12}, func(t Time) bool { return t == 5 })
+	}
+	want, we := run(false)
+	got, ge := run(true)
 	if !slices.Equal(got, want) {
 		t.Fatalf("with a mark:\n%v\nwith the event:\n%v", got, want)
 	}
@@ -131,29 +137,8 @@ func (k *chainLoad) Step(p *Proc) bool {
 // chain of events would have put it; two events fewer.
 func TestMarkAfterMatchesChainedEvents(t *testing.T) {
 	run := func(mark bool) ([]string, uint64) {
-		e := New(1)
-		var log []string
-		e.SpawnSteps("load", &chainLoad{mark: mark, log: &log})
-		for _, s := range []Time{0, 1, 2, 3, 4, 5, 7, 10} {
-			for _, t := range []Time{2, 4, 5, 8, 10, 12} {
-				if t < s {
-					continue
-				}
-				name := fmt.Sprintf("%v b(%v→%v)", t, s, t)
-				e.At(s, func() {
-					e.At(t, func() {
-						log = append(log, name)
-						if t == 4 || t == 5 {
-							e.At(10, func() { log = append(log, fmt.Sprintf("10 c(%v→%v)", s, t)) })
-						}
-					})
-				})
-			}
-		}
-		if err := e.Run(); err != nil {
-			t.Fatal(err)
-		}
-		return log, e.Events()
+		return runMarked(t, func(log *[]string) Stepper { return &chainLoad{mark: mark, log: log} },
+			[]Time{0, 1, 2, 3, 4, 5, 7, 10}, []Time{2, 4, 5, 8, 10, 12}, func(t Time) bool { return t == 4 || t == 5 })
 	}
 	want, we := run(false)
 	got, ge := run(true)
