@@ -677,17 +677,9 @@ func (w *WG) acquireAndLoad(a mem.Addr, cond func(uint64) bool, what string) boo
 	// The load issued at t1 (tryLoad64's miss in APU mode, a poll's).
 	w.ph.poll, w.ph.load, w.ph.ldAddr = 1, 1, a
 	w.ph.until, w.ph.what, w.ph.pollAcq = cond, what, true
-	l := mem.Line(a)
-	w.ph.ldOff = a - l
-	g.stats.L1Misses++
-	cl := w.cu.l1.fill(l, g.mem, nil)
-	w.ph.readLater(cl)
-	d := g.missLat
-	sm := &w.ph.smp
-	g.e.SetMarkAfter(&sm.mark, &w.ph.acq, t1+g.sampleAt(a, d))
-	w.keepSample(cl, l)
+	cl, d := w.missAfterAcquire(a, t1)
 	if !g.skipAtIssueAt(w, a, cl, t1+d) {
-		w.SleepAtMark(&sm.mark, t1+d)
+		w.SleepAtMark(&w.ph.smp.mark, t1+d)
 	}
 	w.ph.until = nil
 	return true
@@ -747,6 +739,18 @@ func (w *WG) wakeAndLoad(m *sim.Mark) bool {
 	g.e.SetMarkAfter(&w.ph.acq, m, t1)
 	w.ph.acquire = 0
 	w.ph.poll, w.ph.load, w.ph.ldAddr = 1, 1, a
+	_, d := w.missAfterAcquire(a, t1)
+	g.e.PushAtMark(&w.ph.smp.mark, t1+d, w.Proc)
+	return true
+}
+
+// missAfterAcquire is the L1 miss of a poll's load of a issued at t1, the
+// end of its acquire (the mark w.ph.acq), for acquireAndLoad and
+// wakeAndLoad: the line's fill, its sample point's mark chained after the
+// acquire's, the sample kept. It returns the line and the load's latency;
+// the caller waits for the end (t1 plus the latency).
+func (w *WG) missAfterAcquire(a mem.Addr, t1 sim.Time) (*cline, sim.Duration) {
+	g := w.g
 	l := mem.Line(a)
 	w.ph.ldOff = a - l
 	g.stats.L1Misses++
@@ -756,8 +760,7 @@ func (w *WG) wakeAndLoad(m *sim.Mark) bool {
 	sm := &w.ph.smp
 	g.e.SetMarkAfter(&sm.mark, &w.ph.acq, t1+g.sampleAt(a, d))
 	w.keepSample(cl, l)
-	g.e.PushAtMark(&sm.mark, t1+d, w.Proc)
-	return true
+	return cl, d
 }
 
 // disarm ends an armed wait (armLateWake): if its wake-up was a mark, what
