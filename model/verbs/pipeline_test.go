@@ -24,26 +24,8 @@ func TestCQPollCostsARoundTripPerLoad(t *testing.T) {
 			spec := verbs.DefaultSpec()
 			spec.CQLoc = loc
 			r := newRig(t, spec)
-			var start, end sim.Time
-			r.kernel(t, func(wg *gpu.WG) {
-				if err := r.qp.Post(wg, r.write(0, 256<<10)); err != nil {
-					t.Error(err)
-				}
-				r.qp.Ring(wg)
-				start = wg.Now()
-				r.cq.Poll(wg)
-				end = wg.Now()
-			})
-			ps := r.c.Nodes[0].GPULink.Spec()
-			per := r.c.Nodes[0].GPU.Spec().MissLatency()
-			if loc == "host" {
-				gs := r.c.Nodes[0].GPU.Spec()
-				per = gs.Cycles(gs.L2Cycles)
-				// The GPU's L2 lookup, then 2L + o + 64 B at the
-				// link's rate: the non-posted read, crossing the PCIe
-				// switch to the root complex and back.
-				per += 2*ps.Latency + 2*ps.SwitchLatency + ps.Overhead + sim.FromPicoseconds(64*ps.Bandwidth.PerByte())
-			}
+			start, end := r.pollLargeWrite(t)
+			per := r.pollLoadTime(loc)
 			loads := r.cq.Loads
 			if loads < 10 {
 				t.Fatalf("%d loads for a 256 KiB write: the poller did not loop", loads)
@@ -54,6 +36,34 @@ func TestCQPollCostsARoundTripPerLoad(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pollLargeWrite runs a kernel that posts and rings a 256 KiB write and
+// polls the CQ for it, and returns when the poll started and ended.
+func (r *rig) pollLargeWrite(t *testing.T) (start, end sim.Time) {
+	r.kernel(t, func(wg *gpu.WG) {
+		if err := r.qp.Post(wg, r.write(0, 256<<10)); err != nil {
+			t.Error(err)
+		}
+		r.qp.Ring(wg)
+		start = wg.Now()
+		r.cq.Poll(wg)
+		end = wg.Now()
+	})
+	return start, end
+}
+
+// pollLoadTime is one CQ poll load's time with the CQ at loc: the GPU's
+// memory access ("gpu"), or ("host") the GPU's L2 lookup, then 2L + o +
+// 64 B at the link's rate: the non-posted read, crossing the PCIe switch
+// to the root complex and back.
+func (r *rig) pollLoadTime(loc string) sim.Duration {
+	gs := r.c.Nodes[0].GPU.Spec()
+	if loc != "host" {
+		return gs.MissLatency()
+	}
+	ps := r.c.Nodes[0].GPULink.Spec()
+	return gs.Cycles(gs.L2Cycles) + 2*ps.Latency + 2*ps.SwitchLatency + ps.Overhead + sim.FromPicoseconds(64*ps.Bandwidth.PerByte())
 }
 
 // Outstanding-WQE limits bound one QP's pipelined rate below the wire:
@@ -363,21 +373,10 @@ func TestTraceShowsEveryCQPollLoad(t *testing.T) {
 			r := newRig(t, spec)
 			rec := &spans{track: "node[0].gpu.wg[0]", got: map[string][]sim.Duration{}}
 			r.c.Engine.SetTracer(rec)
-			var start, end sim.Time
-			r.kernel(t, func(wg *gpu.WG) {
-				if err := r.qp.Post(wg, r.write(0, 256<<10)); err != nil {
-					t.Error(err)
-				}
-				r.qp.Ring(wg)
-				start = wg.Now()
-				r.cq.Poll(wg)
-				end = wg.Now()
-			})
-			name, per := "CQ load: GPU memory", r.c.Nodes[0].GPU.Spec().MissLatency()
+			start, end := r.pollLargeWrite(t)
+			name, per := "CQ load: GPU memory", r.pollLoadTime(loc)
 			if loc == "host" {
-				name, per = "CQ load: host memory (PCIe read)", r.c.Nodes[0].GPU.Spec().Cycles(r.c.Nodes[0].GPU.Spec().L2Cycles)
-				ps := r.c.Nodes[0].GPULink.Spec()
-				per += 2*ps.Latency + 2*ps.SwitchLatency + ps.Overhead + sim.FromPicoseconds(64*ps.Bandwidth.PerByte())
+				name = "CQ load: host memory (PCIe read)"
 			}
 			loads := rec.got[name]
 			if uint64(len(loads)) != r.cq.Loads || len(loads) < 10 {
