@@ -74,20 +74,8 @@ func TestFlowIntervalProperties(t *testing.T) {
 	}
 	waited := 0
 	rapid.Check(t, func(t *rapid.T) {
-		topo := topos[rapid.IntRange(0, len(topos)-1).Draw(t, "topology")]
 		const n = 8
-		e := sim.New(1)
-		f, err := New(e, n, LinkSpec{Bandwidth: unit.Rate(100e9 / 8), Payload: 2048, Header: 64},
-			SwitchSpec{Latency: 100 * sim.Nanosecond}, topo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if topo.Kind != "railfattree" && rapid.Bool().Draw(t, "node fabric") {
-			if err := f.UseNodeFabric(nvswitch); err != nil {
-				t.Fatal(err)
-			}
-		}
-		f.UseFlows()
+		e, f := drawFlowFabric(t, topos, n)
 		iv := sim.Time(rapid.IntRange(1, 40).Draw(t, "interval")) * 100 * sim.Nanosecond
 		f.SetFlowInterval(iv)
 		r := &recorder{e: e, at: map[int]sim.Time{}}

@@ -152,6 +152,26 @@ func fullRates(fs *flowState) map[*flow]float64 {
 	return full
 }
 
+// drawFlowFabric makes a flow-mode fabric of n endpoints (100 Gb/s links,
+// 100 ns switches) on a topology drawn from topos, with the NVSwitch node
+// fabric drawn too where the topology allows one.
+func drawFlowFabric(t *rapid.T, topos []TopologySpec, n int) (*sim.Engine, *Fabric) {
+	topo := topos[rapid.IntRange(0, len(topos)-1).Draw(t, "topology")]
+	e := sim.New(1)
+	f, err := New(e, n, LinkSpec{Bandwidth: unit.Rate(100e9 / 8), Payload: 2048, Header: 64},
+		SwitchSpec{Latency: 100 * sim.Nanosecond}, topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topo.Kind != "railfattree" && rapid.Bool().Draw(t, "node fabric") {
+		if err := f.UseNodeFabric(nvswitch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.UseFlows()
+	return e, f
+}
+
 // After every reallocation, each active flow's rate is bit for bit the one
 // a water-filling over the whole machine gives, on random traffic or an
 // all-to-all (many messages starting at the same instants, pairs queueing
@@ -175,20 +195,8 @@ func TestIncrementalMatchesFull(t *testing.T) {
 	settledKept := 0 // kept flows the settled fill took at their own steps
 	settled, gaveUp := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
-		topo := topos[rapid.IntRange(0, len(topos)-1).Draw(t, "topology")]
 		const n = 8
-		e := sim.New(1)
-		f, err := New(e, n, LinkSpec{Bandwidth: unit.Rate(100e9 / 8), Payload: 2048, Header: 64},
-			SwitchSpec{Latency: 100 * sim.Nanosecond}, topo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if topo.Kind != "railfattree" && rapid.Bool().Draw(t, "node fabric") {
-			if err := f.UseNodeFabric(nvswitch); err != nil {
-				t.Fatal(err)
-			}
-		}
-		f.UseFlows()
+		e, f := drawFlowFabric(t, topos, n)
 		f.fl.noSettled = rapid.Bool().Draw(t, "floor only")
 		// Fewer refills than the default make the settled fill give up
 		// after it has filled and grown its set: its flows, also those
