@@ -567,15 +567,21 @@ func (f *Fabric) fill(seed []*port) bool {
 			fl.filled = fl.rate
 		}
 		f.waterFill()
-		for _, fl := range fs.flows {
-			if d := fl.rate - fl.filled; d != 0 {
-				for _, pt := range fl.path[:fl.hops] {
-					pt.load += d
-				}
-			}
-		}
+		fs.loadRateChanges()
 		if !f.widen() {
 			return true
+		}
+	}
+}
+
+// loadRateChanges adds each flow's rate change since its fill began
+// (rate less filled) to the load of every port on its path.
+func (fs *flowState) loadRateChanges() {
+	for _, fl := range fs.flows {
+		if d := fl.rate - fl.filled; d != 0 {
+			for _, pt := range fl.path[:fl.hops] {
+				pt.load += d
+			}
 		}
 	}
 }

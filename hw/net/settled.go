@@ -92,13 +92,7 @@ func (f *Fabric) settledFill() bool {
 			f.settledPort(join.at)
 			continue
 		}
-		for _, fl := range fs.flows {
-			if d := fl.rate - fl.filled; d != 0 {
-				for _, pt := range fl.path[:fl.hops] {
-					pt.load += d
-				}
-			}
-		}
+		fs.loadRateChanges()
 		if !f.settledWiden() {
 			return true
 		}
