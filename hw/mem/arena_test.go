@@ -5,20 +5,28 @@ import (
 	"testing"
 )
 
+// firstInArena makes an arena and a first memory that uses it with one
+// Host allocation x of size bytes, skipping the test where backings are
+// not mapped (not Linux). The caller closes the arena.
+func firstInArena(t *testing.T, size uint64) (*Arena, *Memory, Addr) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("backings are mapped on Linux only")
+	}
+	a := NewArena()
+	first := New("first", true)
+	first.UseArena(a)
+	return a, first, first.Alloc(Host, size, "buf")
+}
+
 // A backing released into an arena is handed to the next memory that
 // needs one as large, and reads as zeros there, whatever the first
 // memory wrote and wherever either one's Scratch range lies; a smaller
 // allocation takes it too, a larger one maps its own.
 func TestArenaRecyclesZeroedBackings(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("backings are mapped on Linux only")
-	}
-	a := NewArena()
-	defer a.Close()
 	const size = 8 << 20
-	first := New("first", true)
-	first.UseArena(a)
-	x := first.Alloc(Host, size, "buf")
+	a, first, x := firstInArena(t, size)
+	defer a.Close()
 	first.ScratchSlots(x+size/2, size/2, 5000)
 	b := first.Bytes(x, size)
 	for i := range b {
@@ -60,15 +68,9 @@ func TestArenaRecyclesZeroedBackings(t *testing.T) {
 // point) takes it instead of mapping and faulting in its own, and reads
 // as zeros there; one larger than the rounding leaves maps its own.
 func TestArenaBackingFitsASlightlyLargerAllocation(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("backings are mapped on Linux only")
-	}
-	a := NewArena()
-	defer a.Close()
 	const size = 16654272 // a 64-node GHN_APU node's layout in the main job
-	first := New("first", true)
-	first.UseArena(a)
-	x := first.Alloc(Host, size, "buf")
+	a, first, x := firstInArena(t, size)
+	defer a.Close()
 	b := first.Bytes(x, size)
 	for i := range b {
 		b[i] = byte(i%251 + 1)
@@ -126,15 +128,9 @@ func TestArenaSizeRoundsUpALittle(t *testing.T) {
 // backing leaves the range it writes as it was (the caller overwrites it)
 // and clears the rest: the region outside that range reads as zeros.
 func TestBytesToWriteBacksWithoutClearingItsRange(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("backings are mapped on Linux only")
-	}
-	a := NewArena()
-	defer a.Close()
 	const size = 6 << 20
-	first := New("first", true)
-	first.UseArena(a)
-	x := first.Alloc(Host, size, "buf")
+	a, first, x := firstInArena(t, size)
+	defer a.Close()
 	b := first.Bytes(x, size)
 	for i := range b {
 		b[i] = 0xAB
