@@ -19,6 +19,18 @@ func firstInArena(t *testing.T, size uint64) (*Arena, *Memory, Addr) {
 	return a, first, first.Alloc(Host, size, "buf")
 }
 
+// writeAndRelease writes non-zero bytes over m's size bytes at x and
+// releases m, returning where its backing starts (the bytes a memory that
+// recycles it finds there).
+func writeAndRelease(m *Memory, x Addr, size int) *byte {
+	b := m.Bytes(x, size)
+	for i := range b {
+		b[i] = byte(i%251 + 1)
+	}
+	m.Release()
+	return &b[0]
+}
+
 // A backing released into an arena is handed to the next memory that
 // needs one as large, and reads as zeros there, whatever the first
 // memory wrote and wherever either one's Scratch range lies; a smaller
@@ -28,12 +40,7 @@ func TestArenaRecyclesZeroedBackings(t *testing.T) {
 	a, first, x := firstInArena(t, size)
 	defer a.Close()
 	first.ScratchSlots(x+size/2, size/2, 5000)
-	b := first.Bytes(x, size)
-	for i := range b {
-		b[i] = byte(i%251 + 1)
-	}
-	was := &b[0]
-	first.Release()
+	was := writeAndRelease(first, x, size)
 	for _, c := range []struct {
 		name              string
 		size, scratchFrom int
@@ -71,12 +78,7 @@ func TestArenaBackingFitsASlightlyLargerAllocation(t *testing.T) {
 	const size = 16654272 // a 64-node GHN_APU node's layout in the main job
 	a, first, x := firstInArena(t, size)
 	defer a.Close()
-	b := first.Bytes(x, size)
-	for i := range b {
-		b[i] = byte(i%251 + 1)
-	}
-	was := &b[0]
-	first.Release()
+	was := writeAndRelease(first, x, size)
 	for _, c := range []struct {
 		name   string
 		size   int
