@@ -344,27 +344,22 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 		return nil
 	}
 	c, l := r.ctrl, Line(a)
-	if r.ctrlIdx == nil || len(c) > 2*r.ctrlIdxN+16 {
-		r.indexCtrl()
-	}
-	// The block index first: where its block holds at most one line (lines
-	// at a regular stride, indexCtrl), it and that line are all a search
-	// reads, two cache misses at a thousand nodes.
-	b := int((l - r.base) >> r.ctrlShift)
-	lo := int(r.ctrlIdx[b])
-	hi := int(r.ctrlIdx[b+1])
-	if hi == r.ctrlIdxN {
-		// No indexed line after block b: the lines appended since the
-		// index was built (MarkControl) may be.
-		hi = len(c)
-	}
-	if hi-lo > 1 {
-		// Otherwise the answer is often the previous one (a read right
-		// after HasData of the same range, the next packet of a message):
-		// checking it touches two entries instead of a binary search's
-		// several, most of them cache misses at a thousand nodes.
-		if h := r.ctrlHint; h >= lo && h <= hi && (h == len(c) || c[h].line >= l) && (h == 0 || c[h-1].line < l) {
-			lo, hi = h, h
+	// The search's answer is often the previous one (a read right after
+	// HasData of the same range, the next packet of a message): checking
+	// it touches two entries instead of a binary search's dozen, most of
+	// them cache misses at a thousand nodes.
+	lo := r.ctrlHint
+	if lo > len(c) || lo < len(c) && c[lo].line < l || lo > 0 && c[lo-1].line >= l {
+		if r.ctrlIdx == nil || len(c) > 2*r.ctrlIdxN+16 {
+			r.indexCtrl()
+		}
+		b := int((l - r.base) >> r.ctrlShift)
+		lo = int(r.ctrlIdx[b])
+		hi := int(r.ctrlIdx[b+1])
+		if hi == r.ctrlIdxN {
+			// No indexed line after block b: the lines appended since the
+			// index was built (MarkControl) may be.
+			hi = len(c)
 		}
 		for lo < hi { // the first line ≥ l (sort.Search, without its closure call per probe)
 			if m := int(uint(lo+hi) >> 1); c[m].line < l {
@@ -374,15 +369,10 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 			}
 		}
 		r.ctrlHint = lo
-	} else if lo < hi && c[lo].line < l {
-		lo++
 	}
-	hi = lo
+	hi := lo
 	for hi < len(c) && c[hi].line < a+Addr(n) {
 		hi++
-		if c[hi-1].line+LineSize >= a+Addr(n) {
-			break // the next line is past the range: not read (a miss at a thousand nodes)
-		}
 	}
 	if hi == lo { // note the gap the range lies in
 		r.gapLo, r.gapHi = r.base, r.base+Addr(r.size)
@@ -398,23 +388,11 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 
 // indexCtrl builds r's block index of control lines: ctrlIdx[b] is the
 // position in ctrl of the first line at or after the start of block b
-// (blocks of 1 << ctrlShift bytes from r.base). A block is no larger than
-// the closest two lines are apart, so it holds at most one line and a
-// search reads the index and the line it finds, nothing between (lines
-// at a regular stride, as GPU-TN's flags and sequence words every 520
-// bytes at a thousand nodes, need no binary search at all), unless that
-// makes the index more than twice the lines' count in entries (4 bytes
-// each against a line's 72): then blocks grow.
+// (blocks of 1 << ctrlShift bytes from r.base, at least 4 KiB and about
+// one per control line, so the index is smaller than the lines).
 func (r *region) indexCtrl() {
-	gap := uint64(1) << 62
-	for i := 1; i < len(r.ctrl); i++ {
-		gap = min(gap, uint64(r.ctrl[i].line-r.ctrl[i-1].line))
-	}
-	shift := uint(6)
-	for uint64(1)<<(shift+1) <= gap && shift < 40 {
-		shift++
-	}
-	for r.size>>shift > 2*uint64(len(r.ctrl))+64 {
+	shift := uint(12)
+	for r.size>>shift > uint64(len(r.ctrl))+1 {
 		shift++
 	}
 	nb := int(r.size>>shift) + 2 // the last partial block and an end marker
