@@ -3,8 +3,8 @@ package exp
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
