@@ -733,6 +733,9 @@ type packKernel struct {
 
 // kernel returns a kernel of wgs work-groups of wgSize items.
 func (ws *packWGs) kernel(name string, wgs, wgSize int, stream uint64, body func()) gpu.Kernel {
+	if len(ws.wgs) < wgs {
+		ws.wgs = make([]packWG, wgs) // work-groups of an earlier kernel keep the old slice
+	}
 	k := &packKernel{ws: ws, body: body, stream: stream}
 	return gpu.Kernel{Name: name, WGs: wgs, WGSize: wgSize, Steps: k.steps}
 }
@@ -742,9 +745,6 @@ func (k *packKernel) steps(wg *gpu.WG) gpu.StepBody {
 	ws := k.ws
 	if wg.ID == 0 && ws.busy != 0 {
 		panic(fmt.Sprintf("halo3d: kernel %s started while %d work-groups of an earlier one still run", wg.Name(), ws.busy))
-	}
-	for len(ws.wgs) <= wg.ID {
-		ws.wgs = append(ws.wgs, packWG{})
 	}
 	b := &ws.wgs[wg.ID]
 	*b = packWG{k: k}
