@@ -139,3 +139,59 @@ func TestPPBFillZerosMatchesInserts(t *testing.T) {
 		}
 	}
 }
+
+// TestPPBInsertZerosMatchesInserts: insertZeros of k < Lines lines the
+// PPB does not hold leaves the state that inserting and marking zero each
+// line in turn leaves (ring, zero marks, byte slots, and every line held
+// in the same slot; the runs may be cut differently), from histories of
+// data and zero lines, wrapped rings and several runs.
+func TestPPBInsertZerosMatchesInserts(t *testing.T) {
+	for _, lines := range []int{2, 5, 63, 64, 65, 130} {
+		r := rand.New(rand.NewPCG(11, uint64(lines)))
+		for trial := range 300 {
+			a, b := &PPB{Lines: lines}, &PPB{Lines: lines}
+			for range r.IntN(3 * lines) { // the same history on both
+				l := mem.Addr(1+r.IntN(4*lines)) * mem.LineSize
+				if _, ok := a.lookup(l); ok {
+					continue
+				}
+				i, j := a.insert(l), b.insert(l)
+				if r.IntN(2) == 0 {
+					a.markZero(i)
+					b.markZero(j)
+				} else {
+					a.bytes[i], b.bytes[j] = [mem.LineSize]byte{2}, [mem.LineSize]byte{2}
+				}
+			}
+			k := 1 + r.IntN(lines-1)
+			l := mem.Addr(1+r.IntN(8*lines)) * mem.LineSize
+			if r.IntN(3) == 0 && a.n > 0 { // right after the newest run
+				last := a.runs[len(a.runs)-1]
+				l = last.start + mem.Addr(last.n)*mem.LineSize
+			}
+			if a.holdsAny(l, l+mem.Addr(k)*mem.LineSize) {
+				continue
+			}
+			a.insertZeros(l, k)
+			for j := range k {
+				b.markZero(b.insert(l + mem.Addr(j)*mem.LineSize))
+			}
+			if a.head != b.head || a.n != b.n || !slices.Equal(a.zero, b.zero) || len(a.bytes) != len(b.bytes) {
+				t.Fatalf("lines %d trial %d: insertZeros left head %d n %d zero %x (%d slots); inserts %d %d %x (%d)",
+					lines, trial, a.head, a.n, a.zero, len(a.bytes), b.head, b.n, b.zero, len(b.bytes))
+			}
+			for x := mem.Addr(0); x < mem.Addr(10*lines)*mem.LineSize; x += mem.LineSize {
+				i, ok := a.lookup(x)
+				j, okb := b.lookup(x)
+				if ok != okb || i != j {
+					t.Fatalf("lines %d trial %d: line %#x in slot %d, %v; inserts %d, %v", lines, trial, x, i, ok, j, okb)
+				}
+			}
+			for i := range lines {
+				if i < len(a.bytes) && *a.slotBytes(i) != *b.slotBytes(i) {
+					t.Fatalf("lines %d trial %d: slot %d differs", lines, trial, i)
+				}
+			}
+		}
+	}
+}

@@ -164,9 +164,13 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 // once, not line by line with an eviction each.
 func (p *PPB) readZeros(l, end mem.Addr) {
 	lines := int((end - l + mem.LineSize - 1) / mem.LineSize)
-	if lines >= p.Lines && !p.holdsAny(l, end) {
+	if !p.holdsAny(l, end) {
 		p.stats.Misses += uint64(lines)
-		p.fillZeros(l + mem.Addr(lines-p.Lines)*mem.LineSize)
+		if lines >= p.Lines {
+			p.fillZeros(l + mem.Addr(lines-p.Lines)*mem.LineSize)
+		} else {
+			p.insertZeros(l, lines)
+		}
 		return
 	}
 	for ; l < end; l += mem.LineSize {
@@ -176,6 +180,54 @@ func (p *PPB) readZeros(l, end mem.Addr) {
 			p.markZero(p.insert(l))
 			p.stats.Misses++
 		}
+	}
+}
+
+// insertZeros is insert and markZero of the k < Lines consecutive lines
+// from l, none of them held, at once: the k oldest lines beyond the room
+// left are evicted together, and the lines take the next k slots in FIFO
+// order as one run (a payload-free packet's 32 lines, without a slot
+// search and eviction each). The lines, their slots and the zero marks
+// end as the line-by-line insertions leave them (the runs may be cut
+// differently, which no lookup sees).
+func (p *PPB) insertZeros(l mem.Addr, k int) {
+	if len(p.zero) < (p.Lines+63)/64 {
+		p.zero = make([]uint64, (p.Lines+63)/64)
+	}
+	if ev := p.n + k - p.Lines; ev > 0 { // evict the ev oldest lines
+		p.head = (p.head + ev) % p.Lines
+		p.n -= ev
+		for ev > 0 {
+			r := &p.runs[p.r0]
+			d := min(ev, r.n)
+			r.start += mem.Addr(d) * mem.LineSize
+			r.slot = (r.slot + d) % p.Lines
+			r.n -= d
+			ev -= d
+			if r.n == 0 {
+				p.r0++
+			}
+		}
+		if p.r0 == len(p.runs) {
+			p.runs, p.r0 = p.runs[:0], 0
+		} else if p.r0 >= 16 && 2*p.r0 >= len(p.runs) {
+			p.runs = append(p.runs[:0], p.runs[p.r0:]...)
+			p.r0 = 0
+		}
+	}
+	i := (p.head + p.n) % p.Lines
+	p.n += k
+	if need := min(p.Lines, i+k); len(p.bytes) < need {
+		// Slots fill in order from 0, so every slot before i exists.
+		p.bytes = append(p.bytes, make([][mem.LineSize]byte, need-len(p.bytes))...)
+	}
+	if r := len(p.runs) - 1; r >= p.r0 && p.runs[r].start+mem.Addr(p.runs[r].n)*mem.LineSize == l {
+		p.runs[r].n += k
+	} else {
+		p.runs = append(p.runs, ppbRun{start: l, slot: i, n: k})
+	}
+	for j := range k {
+		p.markZero((i + j) % p.Lines)
 	}
 }
 
@@ -281,6 +333,21 @@ func (n *NIC) checkPPB(l mem.Addr, line *[mem.LineSize]byte) {
 // fromMemoryPPB is fromMemory reading through the PPB.
 func (n *NIC) fromMemoryPPB(base mem.Addr) payloadSrc {
 	return payloadSrc{kind: srcMemoryPPB, base: base}
+}
+
+// ppbZeros is the PPB's bookkeeping of a NIC read of ln payload-free
+// bytes at a, reported true, when vread of them would read only zeros
+// through the PPB (GPU memory without bytes or control words there): the
+// packet then carries the empty payload at its end (Packet.DataAt = Len,
+// zeros throughout, as the flow model's does) instead of a pool buffer
+// cleared per packet, and its landing writes the zeros as before
+// (storeDataAt). False, with nothing done, otherwise.
+func (n *NIC) ppbZeros(a mem.Addr, ln uint64) bool {
+	if n.vs().ppb == nil || n.mem.PoolOf(a) != mem.GPU || n.mem.HasData(a, int(ln)) {
+		return false
+	}
+	n.vreadZeros(a, int(ln))
+	return true
 }
 
 // vreadZeros is vread of n payload-free bytes without control words at a
