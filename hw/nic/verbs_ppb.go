@@ -163,6 +163,17 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 // Lines of them, oldest first, whatever it held before: that is done at
 // once, not line by line with an eviction each.
 func (p *PPB) readZeros(l, end mem.Addr) {
+	// Leading lines it holds are hits (a packet that starts inside the
+	// line the one before it ended in), which leave the PPB as it is.
+	for ; l < end; l += mem.LineSize {
+		if _, ok := p.lookup(l); !ok {
+			break
+		}
+		p.stats.Hits++
+	}
+	if l >= end {
+		return
+	}
 	lines := int((end - l + mem.LineSize - 1) / mem.LineSize)
 	if !p.holdsAny(l, end) {
 		p.stats.Misses += uint64(lines)
