@@ -195,3 +195,98 @@ func TestPPBInsertZerosMatchesInserts(t *testing.T) {
 		}
 	}
 }
+
+// vreadLineByLine is vread of [a, a+len(dst)) line by line through the
+// PPB (its form before the payload-free shortcuts), the reference of
+// TestVreadMatchesLineByLine.
+func (n *NIC) vreadLineByLine(a mem.Addr, dst []byte) {
+	p := n.vs().ppb
+	end := a + mem.Addr(len(dst))
+	for l := mem.Line(a); l < end; l += mem.LineSize {
+		var line *[mem.LineSize]byte
+		if i, ok := p.lookup(l); ok {
+			line = p.slotBytes(i)
+			p.stats.Hits++
+			n.checkPPB(l, line)
+		} else {
+			line = &p.bytes[p.insert(l)]
+			p.stats.Misses++
+			n.mem.Read(l, line[:])
+		}
+		lo, hi := max(l, a), min(l+mem.LineSize, end)
+		copy(dst[lo-a:hi-a], line[lo-l:hi-l])
+	}
+}
+
+// TestVreadMatchesLineByLine: NIC reads of a payload-free GPU buffer with
+// control words here and there (vread, whose lines before the first and
+// after the last control line are PPB bookkeeping only) return the bytes
+// and leave the hits, misses, stale hits and held lines that reading
+// every line through the PPB does, over random unaligned reads, control
+// stores between them (stale PPB lines) and flushes.
+func TestVreadMatchesLineByLine(t *testing.T) {
+	for _, lines := range []int{5, 32, 64} {
+		r := rand.New(rand.NewPCG(5, uint64(lines)))
+		m := mem.New("gpu", false)
+		base := m.Alloc(mem.GPU, 1<<16, "buf")
+		a, b := &NIC{mem: m}, &NIC{mem: m}
+		a.SetPPB(&PPB{Lines: lines})
+		b.SetPPB(&PPB{Lines: lines})
+		for step := range 20_000 {
+			switch op := r.IntN(40); {
+			case op == 0:
+				a.vs().ppb.empty()
+				b.vs().ppb.empty()
+				continue
+			case op < 4: // a control word (a stamp), written now and then
+				w := base + mem.Addr(r.IntN(1<<13))*8
+				m.MarkControl(w, 8)
+				m.Store64(w, 1+r.Uint64N(1<<40))
+				continue
+			}
+			at := base + mem.Addr(r.IntN(1<<16-4096))
+			ln := 1 + r.IntN(3*lines*int(mem.LineSize))
+			ln = min(ln, int(base+1<<16-at))
+			got, want := make([]byte, ln), make([]byte, ln)
+			for i := range got {
+				got[i], want[i] = 0xee, 0xdd
+			}
+			a.vread(at, got)
+			b.vreadLineByLine(at, want)
+			pa, pb := a.vs().ppb, b.vs().ppb
+			if !slices.Equal(got, want) || pa.stats != pb.stats {
+				t.Fatalf("lines %d step %d: read %#x+%d: stats %+v; line by line %+v; bytes equal %v",
+					lines, step, at, ln, pa.stats, pb.stats, slices.Equal(got, want))
+			}
+			// The lines held, oldest first, and their bytes (which slot
+			// holds which is the PPB's own business).
+			ha, hb := heldLines(pa), heldLines(pb)
+			if !slices.Equal(ha, hb) {
+				t.Fatalf("lines %d step %d: holds %v; line by line %v", lines, step, ha, hb)
+			}
+		}
+	}
+}
+
+// heldLine is a line the PPB holds and the bytes a read of it returns.
+type heldLine struct {
+	l mem.Addr
+	b [mem.LineSize]byte
+}
+
+// heldLines returns the lines p holds, oldest first, with their bytes
+// (as slotBytes returns them, without changing p).
+func heldLines(p *PPB) []heldLine {
+	var out []heldLine
+	for _, r := range p.runs[p.r0:] {
+		for k := range r.n {
+			i := (r.slot + k) % p.Lines
+			b := p.bytes[i]
+			if p.zero[i/64]&(1<<(i%64)) != 0 {
+				b = [mem.LineSize]byte{}
+			}
+			out = append(out, heldLine{l: r.start + mem.Addr(k)*mem.LineSize, b: b})
+		}
+	}
+	return out
+}

@@ -140,7 +140,26 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 		clear(dst)
 		return
 	}
-	for l := mem.Line(a); l < end; l += mem.LineSize {
+	l0, l1 := mem.Line(a), end
+	if n.mem.Bytes(a, len(dst)) == nil {
+		// A payload-free range with control lines (a ring's stamp in a
+		// slice): only the lines from the first control line to the
+		// last can hold anything but zeros (a line without control words
+		// never held any), so those before and after are read as
+		// vreadZeros reads them, in their order.
+		clear(dst)
+		lo, hi := n.mem.ReadControlInto(a, dst)
+		if lo == hi {
+			p.readZeros(l0, end)
+			return
+		}
+		if first := mem.Line(a + mem.Addr(lo)); first > l0 {
+			p.readZeros(l0, first)
+			l0 = first
+		}
+		l1 = a + mem.Addr(hi) // the last control line's end, or end
+	}
+	for l := l0; l < l1; l += mem.LineSize {
 		var line *[mem.LineSize]byte
 		if i, ok := p.lookup(l); ok {
 			line = p.slotBytes(i)
@@ -153,6 +172,9 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 		}
 		lo, hi := max(l, a), min(l+mem.LineSize, end)
 		copy(dst[lo-a:hi-a], line[lo-l:hi-l])
+	}
+	if l1 < end {
+		p.readZeros(l1, end)
 	}
 }
 
