@@ -230,7 +230,7 @@ type wgPhases struct {
 // waits for the L1 (false); the second sends the store beyond the L1
 // (true).
 func (w *WG) TryStore64(a mem.Addr, v uint64) bool {
-	if w.g.uncached != nil && w.g.Uncached(a) {
+	if w.uncached(a) {
 		return w.tryUncachedStore(a, v)
 	}
 	if w.ph.store == 0 {
@@ -290,7 +290,7 @@ func (w *WG) TryStoreAfter(d sim.Duration, a mem.Addr, v uint64) bool {
 	switch w.ph.after {
 	case 0:
 		g := w.g
-		if w.ph.store == 0 && g.uncached != nil && g.Uncached(a) {
+		if w.ph.store == 0 && w.uncached(a) {
 			g.stats.Uncached++
 			w.ph.after = 2
 			t := w.Now() + d
@@ -434,7 +434,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	}
 	w.ph.load = 1
 	w.ph.ldAddr = a
-	if g.uncached != nil && g.Uncached(a) {
+	if w.uncached(a) {
 		g.stats.Uncached++
 		w.sampleLater(g.farLoad(a, g.missLat)) // past the L2, through its lookup
 		return 0, false
