@@ -326,8 +326,7 @@ func (w *WG) StoreAfter(d sim.Duration, a mem.Addr, v uint64) {
 func (w *WG) TryAtomicLoad(a mem.Addr, read func()) bool {
 	switch w.ph.atomic {
 	case 0:
-		d := w.g.farLoad(a, w.g.missLat)
-		s := w.g.sampleAt(a, d)
+		d, s := w.g.wordLoad(a)
 		w.ph.atomic, w.ph.atRest = 1, d-s
 		w.Sleep(s)
 		return false
@@ -427,7 +426,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 			return 0, false
 		}
 		w.resample(mem.Line(w.ph.ldAddr), cl)
-		if w.ph.until != nil && g.l2 == nil && w.skipLoadEnd(w.ph.ldAddr, cl, d) {
+		if w.ph.until != nil && !g.l2Copy(w.ph.ldAddr) && w.skipLoadEnd(w.ph.ldAddr, cl, d) {
 			return 0, false
 		}
 		w.Sleep(d)
@@ -454,7 +453,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	// mode the word path keeps no L2 copy (g.l2 is nil): every L1 miss is
 	// charged as an L2 miss, which is what a poll of a line another agent
 	// wrote (its probe invalidated the L2 copy) pays.
-	if g.l2 != nil {
+	if g.l2Copy(a) {
 		if g.l2.get(l) == nil {
 			g.l2.fill(l, g.mem, g.mem)
 			cl := w.cu.l1.fill(l, g.mem, nil)
@@ -472,13 +471,13 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	}
 	cl := w.cu.l1.fill(l, g.mem, nil)
 	w.ph.readLater(cl)
-	d := g.farLoad(a, g.missLat)
+	d, s := g.wordLoad(a)
 	if w.ph.until == nil || g.keepSamples {
-		w.sampleLater(d)
+		w.sampleAfter(d, s)
 		return 0, false
 	}
 	// A poll: no event at the sample point (sample.go).
-	w.deferSample(cl, l, g.sampleAt(a, d))
+	w.deferSample(cl, l, s)
 	if g.skipAtIssue(w, a, cl, d) {
 		return 0, false
 	}
@@ -489,8 +488,10 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 // sampleLater waits for the sample point of the pending load of
 // w.ph.ldAddr, d long in all, and leaves the rest of d for its second
 // part (tryLoad64's phase 2).
-func (w *WG) sampleLater(d sim.Duration) {
-	s := w.g.sampleAt(w.ph.ldAddr, d)
+func (w *WG) sampleLater(d sim.Duration) { w.sampleAfter(d, w.g.sampleAt(w.ph.ldAddr, d)) }
+
+// sampleAfter is sampleLater for a load whose sample point is s into it.
+func (w *WG) sampleAfter(d, s sim.Duration) {
 	w.ph.load, w.ph.ldRest = 2, d-s
 	w.Sleep(s)
 }
@@ -756,9 +757,9 @@ func (w *WG) missAfterAcquire(a mem.Addr, t1 sim.Time) (*cline, sim.Duration) {
 	g.stats.L1Misses++
 	cl := w.cu.l1.fill(l, g.mem, nil)
 	w.ph.readLater(cl)
-	d := g.missLat
+	d, s := g.wordLoad(a)
 	sm := &w.ph.smp
-	g.e.SetMarkAfter(&sm.mark, &w.ph.acq, t1+g.sampleAt(a, d))
+	g.e.SetMarkAfter(&sm.mark, &w.ph.acq, t1+s)
 	w.keepSample(cl, l)
 	return cl, d
 }

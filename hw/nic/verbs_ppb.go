@@ -140,7 +140,26 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 		clear(dst)
 		return
 	}
-	for l := mem.Line(a); l < end; l += mem.LineSize {
+	l0, l1 := mem.Line(a), end
+	if n.mem.Bytes(a, len(dst)) == nil {
+		// A payload-free range with control lines (a ring's stamp in a
+		// slice): only the lines from the first control line to the
+		// last can hold anything but zeros (a line without control words
+		// never held any), so those before and after are read as
+		// vreadZeros reads them, in their order.
+		clear(dst)
+		lo, hi := n.mem.ReadControlInto(a, dst)
+		if lo == hi {
+			p.readZeros(l0, end)
+			return
+		}
+		if first := mem.Line(a + mem.Addr(lo)); first > l0 {
+			p.readZeros(l0, first)
+			l0 = first
+		}
+		l1 = a + mem.Addr(hi) // the last control line's end, or end
+	}
+	for l := l0; l < l1; l += mem.LineSize {
 		var line *[mem.LineSize]byte
 		if i, ok := p.lookup(l); ok {
 			line = p.slotBytes(i)
@@ -154,6 +173,9 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 		lo, hi := max(l, a), min(l+mem.LineSize, end)
 		copy(dst[lo-a:hi-a], line[lo-l:hi-l])
 	}
+	if l1 < end {
+		p.readZeros(l1, end)
+	}
 }
 
 // readZeros is the PPB's bookkeeping of a read of the zero lines from l
@@ -163,10 +185,25 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 // Lines of them, oldest first, whatever it held before: that is done at
 // once, not line by line with an eviction each.
 func (p *PPB) readZeros(l, end mem.Addr) {
+	// Leading lines it holds are hits (a packet that starts inside the
+	// line the one before it ended in), which leave the PPB as it is.
+	for ; l < end; l += mem.LineSize {
+		if _, ok := p.lookup(l); !ok {
+			break
+		}
+		p.stats.Hits++
+	}
+	if l >= end {
+		return
+	}
 	lines := int((end - l + mem.LineSize - 1) / mem.LineSize)
-	if lines >= p.Lines && !p.holdsAny(l, end) {
+	if !p.holdsAny(l, end) {
 		p.stats.Misses += uint64(lines)
-		p.fillZeros(l + mem.Addr(lines-p.Lines)*mem.LineSize)
+		if lines >= p.Lines {
+			p.fillZeros(l + mem.Addr(lines-p.Lines)*mem.LineSize)
+		} else {
+			p.insertZeros(l, lines)
+		}
 		return
 	}
 	for ; l < end; l += mem.LineSize {
@@ -176,6 +213,54 @@ func (p *PPB) readZeros(l, end mem.Addr) {
 			p.markZero(p.insert(l))
 			p.stats.Misses++
 		}
+	}
+}
+
+// insertZeros is insert and markZero of the k < Lines consecutive lines
+// from l, none of them held, at once: the k oldest lines beyond the room
+// left are evicted together, and the lines take the next k slots in FIFO
+// order as one run (a payload-free packet's 32 lines, without a slot
+// search and eviction each). The lines, their slots and the zero marks
+// end as the line-by-line insertions leave them (the runs may be cut
+// differently, which no lookup sees).
+func (p *PPB) insertZeros(l mem.Addr, k int) {
+	if len(p.zero) < (p.Lines+63)/64 {
+		p.zero = make([]uint64, (p.Lines+63)/64)
+	}
+	if ev := p.n + k - p.Lines; ev > 0 { // evict the ev oldest lines
+		p.head = (p.head + ev) % p.Lines
+		p.n -= ev
+		for ev > 0 {
+			r := &p.runs[p.r0]
+			d := min(ev, r.n)
+			r.start += mem.Addr(d) * mem.LineSize
+			r.slot = (r.slot + d) % p.Lines
+			r.n -= d
+			ev -= d
+			if r.n == 0 {
+				p.r0++
+			}
+		}
+		if p.r0 == len(p.runs) {
+			p.runs, p.r0 = p.runs[:0], 0
+		} else if p.r0 >= 16 && 2*p.r0 >= len(p.runs) {
+			p.runs = append(p.runs[:0], p.runs[p.r0:]...)
+			p.r0 = 0
+		}
+	}
+	i := (p.head + p.n) % p.Lines
+	p.n += k
+	if need := min(p.Lines, i+k); len(p.bytes) < need {
+		// Slots fill in order from 0, so every slot before i exists.
+		p.bytes = append(p.bytes, make([][mem.LineSize]byte, need-len(p.bytes))...)
+	}
+	if r := len(p.runs) - 1; r >= p.r0 && p.runs[r].start+mem.Addr(p.runs[r].n)*mem.LineSize == l {
+		p.runs[r].n += k
+	} else {
+		p.runs = append(p.runs, ppbRun{start: l, slot: i, n: k})
+	}
+	for j := range k {
+		p.markZero((i + j) % p.Lines)
 	}
 }
 
@@ -281,6 +366,21 @@ func (n *NIC) checkPPB(l mem.Addr, line *[mem.LineSize]byte) {
 // fromMemoryPPB is fromMemory reading through the PPB.
 func (n *NIC) fromMemoryPPB(base mem.Addr) payloadSrc {
 	return payloadSrc{kind: srcMemoryPPB, base: base}
+}
+
+// ppbZeros is the PPB's bookkeeping of a NIC read of ln payload-free
+// bytes at a, reported true, when vread of them would read only zeros
+// through the PPB (GPU memory without bytes or control words there): the
+// packet then carries the empty payload at its end (Packet.DataAt = Len,
+// zeros throughout, as the flow model's does) instead of a pool buffer
+// cleared per packet, and its landing writes the zeros as before
+// (storeDataAt). False, with nothing done, otherwise.
+func (n *NIC) ppbZeros(a mem.Addr, ln uint64) bool {
+	if n.vs().ppb == nil || n.mem.PoolOf(a) != mem.GPU || n.mem.HasData(a, int(ln)) {
+		return false
+	}
+	n.vreadZeros(a, int(ln))
+	return true
 }
 
 // vreadZeros is vread of n payload-free bytes without control words at a

@@ -485,6 +485,7 @@ func (n *NIC) denseData(pk *Packet) []byte {
 		return pk.Data
 	}
 	b := n.fab.GetBuf(int(pk.Len))
+	clear(b[:pk.DataAt]) // (a packet-sized pool buffer is not cleared)
 	copy(b[pk.DataAt:], pk.Data)
 	n.fab.PutBuf(pk.Data)
 	pk.Data, pk.DataAt = b, 0
