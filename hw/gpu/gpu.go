@@ -39,6 +39,7 @@ type GPU struct {
 	tags          *L2                      // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
 	uncached      [][2]mem.Addr            // L2-uncacheable ranges (uncached.go)
 	uncachedMemo  *uncachedMemo            // per-page and per-line answers of Uncached (uncached.go); nil until used
+	uncachedGen   uint32                   // SetUncached calls so far: a work-group's span memo older than this is void
 	wgNames       []string                 // "<gpu>.wg[i]", made once per index (kernels reuse them)
 	freeWGs       sim.FreeList[*wgSteps]   // retired step work-groups, for reuse (steps.go)
 	freeRuns      sim.FreeList[*kernelRun] // finished dispatches, for reuse
