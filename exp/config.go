@@ -260,6 +260,9 @@ func (a AllreduceSpec) validate() error {
 	if len(a.Nodes) == 0 {
 		errs = append(errs, errors.New("allreduce.nodes is empty: give at least one node count"))
 	}
+	if err := listedTwice("allreduce.nodes", a.Nodes); err != nil {
+		errs = append(errs, err)
+	}
 	for _, n := range a.Nodes {
 		if n < 2 || n > 65536 {
 			errs = append(errs, fmt.Errorf("allreduce.nodes contains %d: node counts must be in [2, 65536]", n))
@@ -293,6 +296,9 @@ func checkStrategies(field string, got, allowed []string) error {
 	if len(got) == 0 {
 		return fmt.Errorf("%s is empty: must list some of %v", field, allowed)
 	}
+	if err := listedTwice(field, got); err != nil {
+		return err
+	}
 	for _, s := range got {
 		ok := false
 		for _, a := range allowed {
@@ -301,6 +307,21 @@ func checkStrategies(field string, got, allowed []string) error {
 		if !ok {
 			return fmt.Errorf("%s contains %q: must be among %v", field, s, allowed)
 		}
+	}
+	return nil
+}
+
+// listedTwice refuses a list parameter that names a value twice: the
+// sweep would run the value twice and its tables compare a strategy with
+// itself (a ping-pong's runner-up the winner, margin 0) or give one
+// preset's answer twice.
+func listedTwice[T comparable](field string, v []T) error {
+	seen := make(map[T]bool, len(v))
+	for _, x := range v {
+		if seen[x] {
+			return fmt.Errorf("%s lists %v twice: list each value once", field, x)
+		}
+		seen[x] = true
 	}
 	return nil
 }
