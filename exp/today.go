@@ -121,6 +121,11 @@ func (t TodaySpec) validate() error {
 	if len(t.Presets) == 0 {
 		errs = append(errs, fmt.Errorf("today.presets is empty: must list presets such as h100-cx7, mi300a-ss11, gh200, gh200-cx7"))
 	}
+	for _, err := range []error{listedTwice("today.presets", t.Presets), listedTwice("today.workloads", t.Workloads)} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, p := range t.Presets {
 		if _, err := cluster.Preset(p); err != nil {
 			errs = append(errs, fmt.Errorf("today.presets: %w", err))
@@ -163,13 +168,14 @@ func (cfg Config) presetConfig(preset string) (Config, error) {
 	pc.Run = cfg.Run
 	pc.Run.Preset = preset
 	pc.Today = cfg.Today
-	pc.PingPong.MinSize, pc.PingPong.MaxSize, pc.PingPong.Iters, pc.PingPong.Placement = cfg.PingPong.MinSize, cfg.PingPong.MaxSize, cfg.PingPong.Iters, cfg.PingPong.Placement
-	pc.AllreduceHier.Size, pc.AllreduceHier.Nodes = cfg.AllreduceHier.Size, cfg.AllreduceHier.Nodes
-	pc.Halo3D.MinFace, pc.Halo3D.MaxFace, pc.Halo3D.Nodes, pc.Halo3D.Iters = cfg.Halo3D.MinFace, cfg.Halo3D.MaxFace, cfg.Halo3D.Nodes, cfg.Halo3D.Iters
-	pc.Halo3D.Neighbours, pc.Halo3D.Scaling, pc.Halo3D.Domain = cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling, cfg.Halo3D.Domain
-	m := cfg.MoE
-	pc.MoE.EP, pc.MoE.Modes, pc.MoE.Hidden, pc.MoE.TopK, pc.MoE.Experts = m.EP, m.Modes, m.Hidden, m.TopK, m.Experts
-	pc.MoE.TokensLL, pc.MoE.TokensHT, pc.MoE.Routing, pc.MoE.VerifyMax = m.TokensLL, m.TokensHT, m.Routing, m.VerifyMax
+	// Every workload value but the strategies comes from this run, as the
+	// per-preset entries of "gpunetsim today" take every pingpong.*,
+	// allreduce_hier.*, halo3d.* and moe.* --set: a field left out here
+	// (allreduce_hier.inter, the comm_wgs knobs) made the answer's tables
+	// disagree with the per-preset tables of the same run.
+	ps, as, hs, ms := pc.PingPong.Strategies, pc.AllreduceHier.Strategies, pc.Halo3D.Strategies, pc.MoE.Strategies
+	pc.PingPong, pc.AllreduceHier, pc.Halo3D, pc.MoE = cfg.PingPong, cfg.AllreduceHier, cfg.Halo3D, cfg.MoE
+	pc.PingPong.Strategies, pc.AllreduceHier.Strategies, pc.Halo3D.Strategies, pc.MoE.Strategies = ps, as, hs, ms
 	// GHN, the CPU proxy (NVSHMEM IBRC, rocSHMEM reverse offload), runs on
 	// every preset: the form of the preset's GPU mode, so shmem.threads
 	// enters the tornado.

@@ -1,6 +1,7 @@
 package exp
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -147,5 +148,48 @@ func TestTodayTornado(t *testing.T) {
 	}
 	if len(qps) != 1 || !qps["GNN_GPURDMA"] {
 		t.Errorf("gnn.qps re-ran %v, want GNN_GPURDMA only", qps)
+	}
+}
+
+// The answer's tables take every workload value of the run but the
+// strategies (each preset compares what its NIC runs), as the study's
+// per-preset entries do: a value the run sets (the hierarchical
+// allreduce's inter-node algorithm, the comm_wgs knobs) reaches the
+// preset's configuration.
+func TestTodayPresetConfigCarriesWorkloadValues(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AllreduceHier.Inter, cfg.AllreduceHier.CommWGs, cfg.AllreduceHier.WGSize = "tree", 5, 128
+	cfg.Halo3D.CommWGs, cfg.Halo3D.Iters, cfg.MoE.CommWGs, cfg.PingPong.Iters = 3, 4, 7, 3
+	cfg.MoE.EP, cfg.MoE.Hidden = []int{8, 16}, 512
+	pc, err := cfg.presetConfig("h100-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		run, pres any
+	}{
+		{"pingpong", cfg.PingPong, pc.PingPong},
+		{"allreduce_hier", cfg.AllreduceHier, pc.AllreduceHier},
+		{"halo3d", cfg.Halo3D, pc.Halo3D},
+		{"moe", cfg.MoE, pc.MoE},
+	} {
+		rv, pv := reflect.ValueOf(c.run), reflect.ValueOf(c.pres)
+		for i := range rv.NumField() {
+			f := rv.Type().Field(i)
+			if f.Name == "Strategies" {
+				continue
+			}
+			if !reflect.DeepEqual(rv.Field(i).Interface(), pv.Field(i).Interface()) {
+				t.Errorf("%s.%s: the run has %v, the preset's configuration %v", c.name, f.Tag.Get("toml"),
+					rv.Field(i).Interface(), pv.Field(i).Interface())
+			}
+		}
+	}
+	if slices.Equal(pc.AllreduceHier.Strategies, cfg.AllreduceHier.Strategies) {
+		t.Errorf("allreduce_hier.strategies %v: want h100-cx7's own list (no GPU-TN), not the run's", pc.AllreduceHier.Strategies)
 	}
 }

@@ -27,6 +27,9 @@ type Mark struct {
 	h   Handler
 	at  Time
 	set bool // pending: in the engine's marks, or chained after one
+	// dead: the event the mark stood for is in the queue at its key
+	// (WakeAtMark); passing it takes no number.
+	dead bool
 	// next is a mark chained after this one (SetMarkAfter), whose number
 	// is the first this one's event would have taken.
 	next *Mark
@@ -188,6 +191,9 @@ func (e *Engine) popMark(at int) {
 // Time returns the mark's time.
 func (m *Mark) Time() Time { return m.t }
 
+// Pending reports whether m is set and the run has not passed it yet.
+func (m *Mark) Pending() bool { return m.set }
+
 // Ahead reports whether the event being run orders before m's key: an
 // event at the key would still run. A write done now is seen by a read
 // at the key exactly when Ahead holds.
@@ -240,6 +246,10 @@ func (e *Engine) passMarks(limit Time) {
 		}
 		m := k.m
 		e.popMark(at)
+		if m.dead { // its event is queued at this key (WakeAtMark)
+			m.set, m.dead = false, false
+			continue
+		}
 		e.passMark(m)
 	}
 }
@@ -266,6 +276,42 @@ func (e *Engine) passMark(m *Mark) {
 		e.queue.push(m.at, m.got, event{h: h})
 	}
 }
+
+// WakeAtMark makes the event m stands for an event after all: p's
+// wake-up at m's own key, run as the event at that key would have run
+// (before every event the run orders after the key, after every one it
+// orders before), for an agent whose chain of marks (SetMarkAfter) stood
+// for wake-ups that did nothing others see until something changed what
+// the next would read: m is the chain's first mark not yet passed, whose
+// number is known (set by SetMark, or chained after a mark that has
+// passed). The marks chained after m are dropped, unset, with the event
+// deferred to the last (PushAtMark), and m takes no number when the run
+// passes its key. Called from another agent's event that orders before
+// the key (a write m's wake-up would read).
+func (p *Proc) WakeAtMark(m *Mark) {
+	e := p.e
+	if !m.set || m.dead || m.seq == 0 || m.got != 0 {
+		panic(fmt.Sprintf("sim: WakeAtMark of %q at a mark at %v that is not pending with its number", p.name, m.t))
+	}
+	for n := m.next; n != nil; {
+		nn := n.next
+		*n = Mark{}
+		n = nn
+	}
+	m.next, m.h, m.dead = nil, nil, true
+	if !e.checkFuture(m.t) {
+		return
+	}
+	if p.poller {
+		e.pollerPending++
+		p.pending++
+	}
+	e.queue.push(m.t, m.seq, event{h: p})
+}
+
+// MarksPassed returns how many marks the run has passed so far (each one
+// an event it did not run: see Mark).
+func (e *Engine) MarksPassed() uint64 { return e.marksPassed }
 
 // pendingMarks reports whether a mark is yet to be passed.
 func (e *Engine) pendingMarks() bool { return e.nmarks > 0 }

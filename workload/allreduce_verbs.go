@@ -51,7 +51,8 @@ func (v *verbsRing) wire(l *ringLayout) func(*gpi.World) error {
 // GPI subset (WQE build, system fence, doorbell: model/verbs costs); the
 // RC transport writes the bytes in order, so the word lands last. It then
 // polls its own sequence word in GPU memory with system-scope acquires
-// (NIC writes do not update the GPU L2) and reduces (reduce-scatter) or
+// (NIC writes may leave a stale L2 copy unless the L2 is memory-side,
+// gpu.l2_memory_side) and reduces (reduce-scatter) or
 // keeps (allgather) the slice. gaspi_wait drains the queue at the end.
 func (a Allreduce) verbsRingRun(nd *strategy.Node, w *gpi.World, l *ringLayout, base mem.Addr) error {
 	steps := 2 * (l.n - 1)

@@ -15,7 +15,9 @@ import (
 // build the WQE, fence, ring the doorbell). A put is an RDMA write of the
 // slot with its trailing word (delivered in order by the RC transport); a
 // wait polls the local word with system-scope acquires, since NIC writes
-// do not update the GPU L2. Completions are not awaited: what matters is
+// may leave a stale L2 copy (an AMD dGPU's; behind NVIDIA's memory-side L2,
+// gpu.l2_memory_side, they update it and the acquire drops only the L1).
+// Completions are not awaited: what matters is
 // each write's arrival, which its receiver polls, and a queue that fills
 // is drained by the next post (gaspi_wait inside GPI's post). Each queue
 // has one poster at a time: the work-group elected for that halo or

@@ -17,8 +17,8 @@ import (
 // of the target, each write a slice followed by its 8-byte sequence word
 // (the RC transport places a write's bytes in order, so the word lands
 // last, as in the device-verbs ring allreduce); the target's work-groups
-// poll the words with system-scope acquires (NIC writes do not update the
-// GPU L2) and apply the operation on the GPU. Work-group w of every node
+// poll the words with system-scope acquires (NIC writes may leave a stale
+// L2 copy unless the L2 is memory-side, gpu.l2_memory_side) and apply the operation on the GPU. Work-group w of every node
 // uses GPI queue w, so the slices travel on separate QPs.
 
 // verbsGroups is the work-group count of a device-verbs Reduce or

@@ -14,8 +14,8 @@ import (
 // published with gpu_gaspi_write_notify — an RDMA write of the value and
 // an inline write of notification i, two WQEs on the work-group's own QP
 // to q, delivered in order — and a row waits for remote x_j by polling its
-// notification j with system-scope acquires (NIC writes do not update the
-// GPU L2). Each work-group posts on queue = its ID, so every QP has one
+// notification j with system-scope acquires (NIC writes may leave a stale
+// L2 copy unless the L2 is memory-side, gpu.l2_memory_side). Each work-group posts on queue = its ID, so every QP has one
 // poster.
 type verbsRows struct {
 	dev  *gpi.Device

@@ -30,9 +30,10 @@ func cacheEntries(t *testing.T, dir string) []string {
 }
 
 // TestKilledStudyResumes kills (SIGKILL) a study process part way, checks
-// the cache holds only whole entries, re-runs the study, and checks that it
-// simulates only the missing points and writes exactly what an
-// uninterrupted run writes.
+// the cache holds only whole entries, re-runs the study into the same
+// directory, and checks that it simulates only the missing points, writes
+// exactly what an uninterrupted run writes, and removes the temporaries
+// the killed run had reserved its outputs in.
 func TestKilledStudyResumes(t *testing.T) {
 	dir := t.TempDir()
 	exe := buildGpunetsim(t, dir)
@@ -71,7 +72,11 @@ func TestKilledStudyResumes(t *testing.T) {
 	}
 
 	var stderr bytes.Buffer
-	c = exec.CommandContext(ctx, exe, append(args, "--cache", "c", "--out", "resumed")...)
+	killedTemps, _ := filepath.Glob(filepath.Join(dir, "killed", ".*.tmp*"))
+	if len(killedTemps) == 0 {
+		t.Fatal("the killed study had reserved no outputs")
+	}
+	c = exec.CommandContext(ctx, exe, append(args, "--cache", "c", "--out", "killed")...)
 	c.Dir, c.Stderr = dir, &stderr
 	if out, err := c.Output(); err != nil {
 		t.Fatalf("resume: %v\n%s\n%s", err, out, stderr.String())
@@ -91,11 +96,14 @@ func TestKilledStudyResumes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := os.ReadFile(filepath.Join(dir, "resumed", f))
+		got, err := os.ReadFile(filepath.Join(dir, "killed", f))
 		// Equal but for the provenance (command line, start, wall time).
 		if err != nil || !bytes.Equal(withoutProvenance(got), withoutProvenance(want)) {
 			t.Errorf("%s: the resumed study's file differs from an uninterrupted run's (%v)", f, err)
 		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "killed", ".*")); len(left) > 0 {
+		t.Errorf("the killed run's temporaries stay after the resumed run: %v", left)
 	}
 }
 

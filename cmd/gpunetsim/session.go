@@ -312,7 +312,7 @@ func (s *session) reserve(flag, path string) (*outFile, error) {
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
+	tmp, err := report.CreateOutputTemp(dir, base) // removes a killed run's temporaries of base
 	if err != nil {
 		return nil, badInput(fmt.Errorf("%s %s: cannot write in %s: %w", flag, path, dir, unwrapPath(err)))
 	}

@@ -759,7 +759,7 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	f, err := CreateOutputTemp(dir, base)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

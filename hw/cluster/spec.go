@@ -211,6 +211,9 @@ func GPURDMA() Spec {
 	s.GPU.Mode, s.GPU.CUs, s.GPU.WaveSize, s.GPU.WavesPerSIMD = "dgpu", 15, 32, 16
 	s.GPU.Freq, s.GPU.MemBandwidth, s.GPU.MemLatency = 745e6, unit.Rate(288e9), 400*sim.Nanosecond
 	s.GPU.LDSPerCU, s.GPU.L1Lines = 48*unit.KiB, 256
+	// An NVIDIA L2: the HCA's writes into GPU memory pass through it
+	// (PresetSource), so a poll of a CQ there is served by the L2.
+	s.GPU.L2MemorySide = true
 	hcaPipeline(&s, 320*sim.Nanosecond)
 	// Every device access to host memory crosses the PLX switch and its
 	// upstream port (PresetSource: the PEX 8747 product brief).
@@ -286,6 +289,18 @@ func Preset(name string) (Spec, error) {
 	return f(), nil
 }
 
+// Where a GPU's L2 meets the NIC's writes to its memory (gpu.l2_memory_side).
+var (
+	nvidiaL2 = Source{"DEFAULT", "true: an NVIDIA L2 is a memory-side cache that every write to device memory passes through, " +
+		"PCIe peers' included (NVIDIA PTX ISA, Cache Operators: \"global data is coherent at the L2 level\", and ld.cv discards and " +
+		"re-fetches only L2 lines of system memory, never of device memory; J. Nickolls and W. J. Dally, \"The GPU Computing Era\", " +
+		"IEEE Micro 2010: Fermi's L2 connects the SMs with the DRAM interfaces and the PCIe interface and caches both; NVIDIA " +
+		"GPUDirect RDMA documentation, Synchronization and Memory Ordering: a CUDA copy reads back what a peer wrote through the BAR)"}
+	amdL2 = Source{"DEFAULT", "false: host and NIC writes through an AMD GPU's PCIe BAR reach its memory by the host data path (HDP), " +
+		"not the L2 (the GIO slides: NIC writes do not probe the GPU L2; ROC_SHMEM flushes the HDP; LLVM AMDGPU Usage, GFX9 " +
+		"memory model: the L2 is kept coherent with other agents only by bypassing it for their ranges)"}
+)
+
 // docPresetSources lists, for the source documents' presets, the
 // parameters whose source differs from their field's tag. The dGPU presets' launch costs are not in their
 // papers (the GPU-TN table's APU values are documented only for that
@@ -314,6 +329,7 @@ var docPresetSources = map[string]map[string]Source{
 		"pcie.latency":          noSource,
 		"pcie.max_read_request": {"DEFAULT", "the PCI Express Base Specification's reset value of Max_Read_Request_Size, 512 B; the paper gives none"},
 		"nic.verbs_blueflame":   {"DEFAULT", "the GPUrdma paper does not mention BlueFlame: every WQE is fetched by DMA"},
+		"gpu.l2_memory_side":    nvidiaL2,
 	},
 	"gio": {
 		"gpu.launch": {"DEFAULT", "ROCm-era Vega10 hipLaunchKernel of an empty kernel: no verified public measurement; " +
@@ -328,6 +344,7 @@ var docPresetSources = map[string]map[string]Source{
 		"nic.verbs_wqe_cost":    noSource,
 		"pcie.latency":          noSource,
 		"pcie.max_read_request": {"DEFAULT", "the PCI Express Base Specification's reset value of Max_Read_Request_Size, 512 B; the slides give none"},
+		"gpu.l2_memory_side":    amdL2,
 		"pcie.switch_latency":   {"DEFAULT", "0: the GIO slides name no PCIe switch between the GPU and the NIC"},
 		"nic.verbs_blueflame":   {"DEFAULT", "the GIO slides do not mention BlueFlame: every WQE is fetched by DMA, as on preset gpurdma"},
 	},

@@ -81,6 +81,7 @@ func H100CX7() Spec {
 	s.GPU.LDSPerCU, s.GPU.MaxWGSize = 228*unit.KiB, 1024
 	s.GPU.LSUBytes = hopperLSUBytes
 	s.GPU.Launch, s.GPU.Teardown = 2500*sim.Nanosecond, 1500*sim.Nanosecond
+	s.GPU.L2MemorySide = true // an NVIDIA L2 (PresetSources)
 	s.L2.Size = 50 * unit.MiB
 	s.Caps = NICCaps{Model: "connectx7", GPUVerbs: true}
 	return s
@@ -130,6 +131,7 @@ func GH200() Spec {
 	s.GPU.Freq, s.GPU.MemBandwidth = 1.98e9, unit.Rate(4e12)
 	s.GPU.LDSPerCU = 228 * unit.KiB
 	s.GPU.LSUBytes = hopperLSUBytes
+	s.GPU.L2MemorySide = true // an NVIDIA L2 (PresetSources)
 	s.L2.Size = 50 * unit.MiB
 	return s
 }
@@ -234,6 +236,12 @@ func PresetSources(preset string) map[string]Source {
 		}
 	default:
 		return nil
+	}
+	if preset == "mi300a-ss11" {
+		out["gpu.l2_memory_side"] = Source{"DEFAULT", "false: an AMD GPU; the NVIDIA documents' memory-side L2 is not claimed for it " +
+			"(in APU mode the model folds the probe-coherent L2 into memory for word accesses either way)"}
+	} else {
+		out["gpu.l2_memory_side"] = nvidiaL2
 	}
 	for k, v := range common {
 		if _, ok := out[k]; !ok {

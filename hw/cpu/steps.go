@@ -197,3 +197,40 @@ func (t *Thread) tryWait() bool {
 		}
 	}
 }
+
+// Runs that stand in marks. A service thread whose next polls are known
+// to find nothing (model/shmem) does not run their events: its process's
+// wake-ups are a chain of sim marks, and the thread is put in the state
+// each run of core time leaves it in while it sleeps, for whoever looks
+// at the core meanwhile and for the body when it resumes.
+
+// GhostSpan reports whether t's runs of core time may stand in marks from
+// now on (ok): t holds its core, the switch to it is done, no operation
+// is in progress and its slice has not ended. sliceEnd is when it ends: a
+// run that starts before it and ends by it is one sleep on the core that
+// nothing else decides (tryRun reads the core's queue only when a run
+// starts at a slice end, and a thread that arrives meanwhile finds t
+// running and waits for that end).
+func (t *Thread) GhostSpan() (sliceEnd sim.Time, ok bool) {
+	k := t.core
+	now := t.Now()
+	if k == nil || k.cur != t || t.acq != acqIdle || k.readyAt > now || t.op != opNone || t.run != runIdle || now >= k.sliceEnd {
+		return 0, false
+	}
+	return k.sliceEnd, true
+}
+
+// GhostRun counts n instructions (those of the runs that stood in marks
+// and of this one, BeginInstr's count) and leaves t in a run of d of core
+// time in progress, as BeginSleep(d) and the Try that began its sleep do:
+// the process's wake-up at its end is already pending (a mark, or its
+// event), and the next Try ends the run. The run must lie within the
+// slice GhostSpan reported; d must be positive.
+func (t *Thread) GhostRun(n uint64, d sim.Duration) {
+	if d <= 0 || t.core.cur != t {
+		panic(fmt.Sprintf("cpu: %s stands in a run of %v off its core", t.track, d))
+	}
+	t.cpu.instr += n
+	t.op, t.run = opRun, runChunk
+	t.runLeft, t.chunk, t.running = d, d, true
+}

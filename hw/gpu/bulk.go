@@ -160,7 +160,7 @@ func (w *WG) peek(a mem.Addr) uint64 {
 	if cl := w.cu.l1.get(l); cl != nil {
 		return binary.LittleEndian.Uint64(g.settled(cl).data[off:])
 	}
-	if g.l2 == nil {
+	if !g.l2Copy(a) {
 		return g.mem.Load64(a)
 	}
 	if g.l2.get(l) == nil {
@@ -179,7 +179,7 @@ func (w *WG) peek(a mem.Addr) uint64 {
 func (w *WG) AtomicAdd64(a mem.Addr, v uint64) uint64 {
 	g := w.g
 	lat := g.missLat
-	if !(g.uncached != nil && g.Uncached(a)) && g.l2 != nil && g.tags != nil && g.touch(mem.Line(a), CU) {
+	if !(g.uncached != nil && g.Uncached(a)) && (g.l2 != nil || g.memSide(a)) && g.tags != nil && g.touch(mem.Line(a), CU) {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
 	} else {
 		lat = g.farLoad(a, lat) // an atomic at host memory beyond NVLink-C2C: a round trip
@@ -221,7 +221,7 @@ func (w *WG) AtomicAddLanes(addrs []mem.Addr, v uint64) {
 	lat := g.spec.Cycles(g.spec.L2Cycles)
 	missed, miss := false, sim.Duration(0) // the slowest lane past the L2
 	for _, a := range addrs {
-		if (g.uncached != nil && g.Uncached(a)) || g.l2 == nil || !(g.tags != nil && g.touch(mem.Line(a), CU)) {
+		if (g.uncached != nil && g.Uncached(a)) || (g.l2 == nil && !g.memSide(a)) || !(g.tags != nil && g.touch(mem.Line(a), CU)) {
 			missed, miss = true, max(miss, g.farLoad(a, g.missLat))
 		}
 	}
@@ -239,7 +239,7 @@ func (w *WG) AtomicAddLanes(addrs []mem.Addr, v uint64) {
 // its time.
 func (w *WG) addAt(a mem.Addr, v uint64) uint64 {
 	g := w.g
-	if (g.uncached != nil && g.Uncached(a)) || g.l2 == nil {
+	if (g.uncached != nil && g.Uncached(a)) || !g.l2Copy(a) {
 		old := g.mem.Load64(a)
 		g.mem.Store64(a, old+v)
 		return old

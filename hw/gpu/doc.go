@@ -24,7 +24,13 @@
 // dGPU mode the L2 is write-back and not probed: stores stay in dirty L2
 // lines until a system-scope release writes them back, and a system-scope
 // acquire invalidates L2 lines so NIC-written data becomes visible. System-
-// scope atomic loads bypass the caches. Kernel start implies a system
+// scope atomic loads bypass the caches. A memory-side L2 (Spec.L2MemorySide,
+// NVIDIA's) is the exception for the GPU's own memory: every write to it,
+// a NIC's included, passes through the L2, so the L2 is never stale there;
+// word loads, atomics and system-scope loads of that memory are served by
+// the L2 (a hit when the tag model holds the line), stores are visible to
+// all when they reach it, and only lines of host memory remain for a
+// system-scope acquire or release to drop or write back (gpu.go). Kernel start implies a system
 // acquire and kernel end a system release, charged to launch and teardown.
 //
 // User-mode queues (aql.go, the dissertation's XTQ chapter): HSA AQL rings in

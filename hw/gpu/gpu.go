@@ -30,7 +30,7 @@ type GPU struct {
 	cus           []*computeUnit
 	rr            int
 	room          sim.Signal // a WG retired somewhere
-	l2            *cache     // dGPU only: write-back, not probed
+	l2            *cache     // dGPU only: write-back, not probed (behind a memory-side L2, lines of host memory only)
 	queue         []Op
 	queueSig      sim.Signal
 	cp            *sim.Proc
@@ -39,6 +39,7 @@ type GPU struct {
 	tags          *L2                      // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
 	uncached      [][2]mem.Addr            // L2-uncacheable ranges (uncached.go)
 	uncachedMemo  *uncachedMemo            // per-page and per-line answers of Uncached (uncached.go); nil until used
+	uncachedGen   uint32                   // SetUncached calls so far: a work-group's span memo older than this is void
 	wgNames       []string                 // "<gpu>.wg[i]", made once per index (kernels reuse them)
 	freeWGs       sim.FreeList[*wgSteps]   // retired step work-groups, for reuse (steps.go)
 	freeRuns      sim.FreeList[*kernelRun] // finished dispatches, for reuse
@@ -46,6 +47,7 @@ type GPU struct {
 	cyc           cycleMemo                // the last Cycles conversion of VALU (spec.go)
 	dispatchDelay sim.Duration             // spec.DispatchCycles, converted once
 	missLat       sim.Duration             // spec.MissLatency() and the directory's lookup (UseDirectory), computed once
+	hitLat        sim.Duration             // spec.L2Cycles: an L2 hit, computed once
 	dmaLat        sim.Duration             // the packet processor's DMA access: spec.MemLatency and the directory's lookup
 	stores        sim.FreeList[*memStore]  // store events done with, for reuse (wg.go)
 	hostBell      sim.Duration             // a host thread's doorbell store reaching the CP (SetHostDoorbell)
@@ -86,7 +88,7 @@ type computeUnit struct {
 	nextSIMD int
 	waves    int
 	lds      unit.Bytes
-	l1       *cache
+	l1       *cache      // nil until its first fill (WG.l1Fill): get and clear take nil
 	port     *mem.Server // the L1–L2 path of bulk accesses (nil: unlimited)
 	lsu      *mem.Server // the load/store path of streaming copies and reductions (nil: unlimited)
 	// armed is the work-group alone on the CU whose poll's wake-up runs no
@@ -98,16 +100,34 @@ type computeUnit struct {
 // Its command processor starts serving the queue at once.
 func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server) *GPU {
 	g := &GPU{e: e, name: name, spec: spec, mem: m, dram: dram, dispatchDelay: spec.Cycles(spec.DispatchCycles), missLat: spec.MissLatency(),
-		dmaLat: spec.MemLatency}
+		hitLat: spec.Cycles(spec.L2Cycles), dmaLat: spec.MemLatency}
+	// The CUs, their SIMDs' clocks and their servers in one array each,
+	// not five objects per CU (an MI300A has 228 CUs: 8,192 GPUs made 9 M
+	// objects); an L1 is made on its first fill (l1Fill): the kernels of
+	// most GPUs in a large run never load through it (pack and unpack
+	// stream), and 228 empty caches were 30 KB per GPU.
+	cus := make([]computeUnit, spec.CUs)
+	simd := make([]sim.Time, spec.CUs*spec.SIMDs)
+	var ports, lsus []mem.Server
+	if spec.L2PortBytes > 0 {
+		ports = make([]mem.Server, spec.CUs)
+	}
+	if spec.LSUBytes > 0 {
+		lsus = make([]mem.Server, spec.CUs)
+	}
+	g.cus = make([]*computeUnit, spec.CUs)
 	for i := range spec.CUs {
-		cu := &computeUnit{id: i, simdFree: make([]sim.Time, spec.SIMDs), l1: newCache(spec.L1Lines)}
-		if spec.L2PortBytes > 0 {
-			cu.port = mem.NewServer(float64(spec.L2PortBytes) * float64(spec.Freq))
+		cu := &cus[i]
+		*cu = computeUnit{id: i, simdFree: simd[i*spec.SIMDs : (i+1)*spec.SIMDs : (i+1)*spec.SIMDs]}
+		if ports != nil {
+			ports[i] = *mem.NewServer(float64(spec.L2PortBytes) * float64(spec.Freq))
+			cu.port = &ports[i]
 		}
-		if spec.LSUBytes > 0 {
-			cu.lsu = mem.NewServer(float64(spec.LSUBytes) * float64(spec.Freq))
+		if lsus != nil {
+			lsus[i] = *mem.NewServer(float64(spec.LSUBytes) * float64(spec.Freq))
+			cu.lsu = &lsus[i]
 		}
-		g.cus = append(g.cus, cu)
+		g.cus[i] = cu
 	}
 	if spec.Mode == "dgpu" {
 		g.l2 = newCache(1 << 30) // capacity is not the point; staleness is
@@ -203,6 +223,66 @@ func (g *GPU) sampleAt(a mem.Addr, d sim.Duration) sim.Duration {
 // lookup and half of gpu.mem_latency. A poll loop of such loads sees a
 // write at the first load whose sample point is at or after it.
 func (g *GPU) LoadSample() sim.Duration { return g.missLat - g.spec.MemLatency/2 }
+
+// A memory-side L2 (Spec.L2MemorySide, NVIDIA). Every write to the GPU's
+// own memory passes through its L2, a NIC's too, so the L2 never holds a
+// stale copy of that memory: a word load of it that misses the L1, and a
+// system-scope load, are served by the L2 (a hit when the tag model holds
+// the line, else a miss that brings it in), and a store is visible to
+// every agent when it reaches the L2. The L2's values of that memory are
+// memory's: the dGPU mode's functional L2 copy (g.l2) keeps only lines of
+// host memory, which a system-scope acquire invalidates and a release
+// writes back. Without the property a NIC write leaves the L2 untouched
+// (the AMD dGPUs' HDP path): a load of a word another agent writes goes
+// to memory past the L2, and only an acquire that drops the L2's copies
+// lets the GPU see it.
+
+// memSide reports whether a lies in the GPU's own memory behind a
+// memory-side L2.
+func (g *GPU) memSide(a mem.Addr) bool {
+	return g.spec.L2MemorySide && g.mem.PoolOf(a) == mem.GPU
+}
+
+// l2Copy reports whether the GPU keeps a functional L2 copy of a's line:
+// in dGPU mode, except for its own memory behind a memory-side L2.
+func (g *GPU) l2Copy(a mem.Addr) bool { return g.l2 != nil && !g.memSide(a) }
+
+// wordLoad returns the latency of a word load of a that the L1 does not
+// serve (or a system-scope load, which bypasses the L1) and how far into
+// it the load reads its value (its sample point). Behind a memory-side L2
+// the L2 serves it: a hit costs the lookup and reads the line half-way
+// through it (the request reaching the L2, the data coming back: an even
+// split, as the load of host memory splits the lookup, HostLoad); a miss
+// is the L2 lookup and memory, and brings the line in. Otherwise memory
+// serves it (farLoad, sampleAt).
+func (g *GPU) wordLoad(a mem.Addr) (d, s sim.Duration) {
+	if g.memSide(a) {
+		if g.touch(mem.Line(a), CU) {
+			return g.hitLat, g.hitLat / 2
+		}
+		return g.missLat, g.sampleAt(a, g.missLat)
+	}
+	d = g.farLoad(a, g.missLat)
+	return d, g.sampleAt(a, d)
+}
+
+// PollLoad returns the latency of one load of a poll loop of the word at
+// a, a load the previous one of the same loop has just made (so the
+// line's L2 residency is the previous load's), and how far into it the
+// load reads the word. Behind a memory-side L2 a word of the GPU's own
+// memory is then an L2 hit (the NIC's write updates the line the loop
+// keeps in the L2); otherwise every load goes to memory (MissLatency,
+// LoadSample).
+func (g *GPU) PollLoad(a mem.Addr) (d, s sim.Duration) {
+	if g.memSide(a) {
+		return g.hitLat, g.hitLat / 2
+	}
+	return g.missLat, g.LoadSample()
+}
+
+// L2MemorySide reports whether the GPU's L2 is a memory-side cache of its
+// own memory that the NIC's writes pass through (Spec.L2MemorySide).
+func (g *GPU) L2MemorySide() bool { return g.spec.L2MemorySide }
 
 // farStore returns when a store of n bytes at a, leaving the GPU now,
 // lands in memory: after the write-through L2 and the memory latency

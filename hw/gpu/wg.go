@@ -20,6 +20,7 @@ type WG struct {
 	firstSIMD int
 	storesAt  sim.Time // when this WG's last store reaches memory
 	ph        wgPhases // progress through a multi-wait operation (steps.go)
+	uc        ucSpans  // the uncached answers of the spans it reached last (uncached.go)
 }
 
 // GPU returns the device the work-group runs on.
@@ -113,7 +114,9 @@ func (w *WG) Load64(a mem.Addr) uint64 {
 }
 
 // AtomicLoad64 is a system-scope atomic load: it bypasses the caches and
-// reads memory, through the L2's lookup (Spec.MissLatency). It returns
+// reads memory, through the L2's lookup (Spec.MissLatency); behind a
+// memory-side L2 the L2 serves a word of the GPU's own memory (an L2 hit
+// when the tag model holds its line). It returns
 // the word as memory held it at the load's sample point (GPU.LoadSample),
 // not when the data is back.
 func (w *WG) AtomicLoad64(a mem.Addr) uint64 {
@@ -160,6 +163,13 @@ func (w *WG) storeL1(a mem.Addr, v uint64) {
 func (w *WG) storeBeyondL1(a mem.Addr, v uint64) {
 	l := mem.Line(a)
 	off := a - l
+	if w.g.memSide(a) {
+		// Behind a memory-side L2 the store is visible to all once it
+		// reaches the L2 (write-allocate: its line is brought in).
+		w.g.touch(l, CU)
+		w.storeAt(a, v, w.g.e.Now()+w.g.hitLat)
+		return
+	}
 	if w.g.l2 != nil {
 		cl := w.g.l2.get(l)
 		if cl == nil {
@@ -174,8 +184,11 @@ func (w *WG) storeBeyondL1(a mem.Addr, v uint64) {
 
 // storeToMem sends a store to memory, where it lands after the memory
 // latency (a system release waits for it).
-func (w *WG) storeToMem(a mem.Addr, v uint64) {
-	at := w.g.farStore(a, 8)
+func (w *WG) storeToMem(a mem.Addr, v uint64) { w.storeAt(a, v, w.g.farStore(a, 8)) }
+
+// storeAt sends a store that lands at at, where every agent sees it (a
+// system release waits for it).
+func (w *WG) storeAt(a mem.Addr, v uint64, at sim.Time) {
 	w.storesAt = max(w.storesAt, at)
 	g := w.g
 	s, ok := g.stores.Get()
@@ -210,7 +223,9 @@ func (w *WG) Release(s Scope) {
 
 // Acquire makes later loads observe values released at scope s: device and
 // system scope invalidate the CU's L1; in dGPU mode system scope also
-// invalidates the L2 (shared ranges), so NIC-written data is seen.
+// invalidates the L2's copies (behind a memory-side L2, those of host
+// memory only: the NIC's writes to the GPU's memory update the L2), so
+// NIC-written data is seen.
 func (w *WG) Acquire(s Scope) {
 	for !w.tryAcquire(s) {
 		w.mustHaveBlocked("Acquire")

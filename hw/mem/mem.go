@@ -40,8 +40,9 @@ func (p Pool) String() string {
 // only, so the watch is forgotten once a write has notified it.
 type watch struct {
 	line Addr
-	sig  *sim.Signal
+	sig  *sim.Signal // nil: only call watches the line
 	once bool
+	call func() // WatchCall's, called in the writing event; nil: none
 }
 
 // watchList is an allocation's watched lines in ascending order, in
@@ -152,7 +153,17 @@ func (wl *watchList) notify(lo, hi Addr, free *sim.FreeList[*sim.Signal]) (forgo
 			if w.line >= hi {
 				goto done
 			}
-			w.sig.Notify()
+			if w.sig != nil {
+				w.sig.Notify()
+			}
+			if w.call != nil {
+				w.call()
+				if w.once { // the call stays: only the signal is forgotten
+					free.Put(w.sig)
+					w.sig, w.once = nil, false
+				}
+				continue
+			}
 			if w.once {
 				if forgot < len(once) {
 					once[forgot] = w.line
@@ -1430,7 +1441,10 @@ func (m *Memory) Watch(a Addr) *sim.Signal {
 		return s
 	}
 	if w := r.watched.find(l); w != nil {
-		w.once = false // the caller may keep the signal
+		w.once = false    // the caller may keep the signal
+		if w.sig == nil { // watched by a call only (WatchCall)
+			w.sig = new(sim.Signal)
+		}
 		return w.sig
 	}
 	s := new(sim.Signal)
@@ -1452,6 +1466,13 @@ func (m *Memory) WatchOnce(a Addr) *sim.Signal {
 		return m.Watch(a)
 	}
 	if w := r.watched.find(l); w != nil {
+		if w.sig == nil { // watched by a call only (WatchCall)
+			s, ok := m.sigFree.Get()
+			if !ok {
+				s = new(sim.Signal)
+			}
+			w.sig, w.once = s, true
+		}
 		return w.sig
 	}
 	s, ok := m.sigFree.Get()
@@ -1461,6 +1482,47 @@ func (m *Memory) WatchOnce(a Addr) *sim.Signal {
 	r.watched.insert(watch{line: l, sig: s, once: true})
 	m.nwatched++
 	return s
+}
+
+// WatchCall makes every write to the line holding a, an address in an
+// allocation, call fn inside the writing event, after the line's
+// waiters are notified: for an agent that must act at the write's own
+// place in the run's order (a service thread whose polls of the line
+// stand in marks until it changes: model/shmem). One call per line; fn
+// must not change the memory's watches. UnwatchCall removes it.
+func (m *Memory) WatchCall(a Addr, fn func()) {
+	l := Line(a)
+	r, err := m.find(l, 0)
+	if err != nil {
+		panic(fmt.Sprintf("mem %s: WatchCall of %#x outside every allocation", m.name, a))
+	}
+	if w := r.watched.find(l); w != nil {
+		if w.call != nil {
+			panic(fmt.Sprintf("mem %s: a second WatchCall of line %#x", m.name, l))
+		}
+		w.call = fn
+		return
+	}
+	r.watched.insert(watch{line: l, call: fn})
+	m.nwatched++
+}
+
+// UnwatchCall removes the call WatchCall set on the line holding a.
+func (m *Memory) UnwatchCall(a Addr) {
+	l := Line(a)
+	r, err := m.find(l, 0)
+	if err != nil {
+		return
+	}
+	w := r.watched.find(l)
+	if w == nil || w.call == nil {
+		return
+	}
+	w.call = nil
+	if w.sig == nil {
+		r.watched.remove(l)
+		m.nwatched--
+	}
 }
 
 // Load64 reads the little-endian uint64 at a.

@@ -323,6 +323,21 @@ func (n *NIC) storeDataAt(a mem.Addr, data []byte, at, l uint64) {
 	if l == 0 {
 		return
 	}
+	if data != nil && len(data) == 0 && at >= l {
+		// The empty payload at its end: zeros throughout (a payload-free
+		// read through GIO's PPB, ppbZeros). Where there is nothing to
+		// write them into, they only touch; else written as a buffer of
+		// zeros would be (receive slots, control words).
+		if !n.mem.HasData(a, int(l)) {
+			n.mem.Touch(a, int(l))
+			return
+		}
+		z := n.fab.GetBuf(int(l))
+		clear(z)
+		n.mem.Write(a, z)
+		n.fab.PutBuf(z)
+		return
+	}
 	if data != nil && at > 0 {
 		n.mem.WriteAfterZeros(a, int(l), int(min(at, l)), data[:l-min(at, l)])
 		return

@@ -37,7 +37,36 @@ type PPB struct {
 	// progress: a NIC read reaching the PPB waits for a flush in progress
 	// there (FlushLatency after its arrival).
 	arrivals []sim.Time
-	stats    PPBStats
+	// The flushes under way, each the mark (sim.Mark) of the instant it
+	// empties the PPB, oldest first, and spare marks. A flush's end only
+	// empties the PPB, which nobody sees until a NIC read reaches it: an
+	// event per flush (a closure each) became a mark, and every use of
+	// the PPB first empties it for the flushes whose instant the run has
+	// passed (settle) — as the event did, in the same order with every
+	// read.
+	flushing, spare []*sim.Mark
+	flushEvents     bool // each flush's end an event, as before the marks (tests compare)
+	stats           PPBStats
+}
+
+// settle empties the PPB for each flush whose end the run has passed.
+func (p *PPB) settle() {
+	if len(p.flushing) == 0 {
+		return
+	}
+	k := 0
+	for _, m := range p.flushing {
+		if m.Pending() {
+			p.flushing[k] = m
+			k++
+			continue
+		}
+		p.empty()
+		p.stats.Flushes++
+		p.spare = append(p.spare, m)
+	}
+	clear(p.flushing[k:])
+	p.flushing = p.flushing[:k]
 }
 
 // ppbRun is n cached lines from address start, in slots slot, slot+1, …
@@ -77,6 +106,7 @@ func (n *NIC) SetPPB(p *PPB) {
 // PPBStats returns the PPB counters (zero without a PPB).
 func (n *NIC) PPBStats() PPBStats {
 	if p := n.vs().ppb; p != nil {
+		p.settle()
 		return p.stats
 	}
 	return PPBStats{}
@@ -107,10 +137,21 @@ func (n *NIC) FlushPPBAt(at sim.Time) sim.Time {
 		i--
 	}
 	p.arrivals = slices.Insert(p.arrivals, i, at)
-	n.e.At(done, func() {
-		p.empty()
-		p.stats.Flushes++
-	})
+	if p.flushEvents {
+		n.e.At(done, func() {
+			p.empty()
+			p.stats.Flushes++
+		})
+		return done
+	}
+	var m *sim.Mark
+	if k := len(p.spare); k > 0 {
+		m, p.spare = p.spare[k-1], p.spare[:k-1]
+	} else {
+		m = new(sim.Mark)
+	}
+	n.e.SetMark(m, done) // the key its event had: done, numbered now
+	p.flushing = append(p.flushing, m)
 	return done
 }
 
@@ -134,13 +175,33 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 		n.mem.Read(a, dst)
 		return
 	}
+	p.settle()
 	end := a + mem.Addr(len(dst))
 	if !n.mem.HasData(a, len(dst)) {
 		n.vreadZeros(a, len(dst))
 		clear(dst)
 		return
 	}
-	for l := mem.Line(a); l < end; l += mem.LineSize {
+	l0, l1 := mem.Line(a), end
+	if n.mem.Bytes(a, len(dst)) == nil {
+		// A payload-free range with control lines (a ring's stamp in a
+		// slice): only the lines from the first control line to the
+		// last can hold anything but zeros (a line without control words
+		// never held any), so those before and after are read as
+		// vreadZeros reads them, in their order.
+		clear(dst)
+		lo, hi := n.mem.ReadControlInto(a, dst)
+		if lo == hi {
+			p.readZeros(l0, end)
+			return
+		}
+		if first := mem.Line(a + mem.Addr(lo)); first > l0 {
+			p.readZeros(l0, first)
+			l0 = first
+		}
+		l1 = a + mem.Addr(hi) // the last control line's end, or end
+	}
+	for l := l0; l < l1; l += mem.LineSize {
 		var line *[mem.LineSize]byte
 		if i, ok := p.lookup(l); ok {
 			line = p.slotBytes(i)
@@ -154,6 +215,9 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 		lo, hi := max(l, a), min(l+mem.LineSize, end)
 		copy(dst[lo-a:hi-a], line[lo-l:hi-l])
 	}
+	if l1 < end {
+		p.readZeros(l1, end)
+	}
 }
 
 // readZeros is the PPB's bookkeeping of a read of the zero lines from l
@@ -163,10 +227,25 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 // Lines of them, oldest first, whatever it held before: that is done at
 // once, not line by line with an eviction each.
 func (p *PPB) readZeros(l, end mem.Addr) {
+	// Leading lines it holds are hits (a packet that starts inside the
+	// line the one before it ended in), which leave the PPB as it is.
+	for ; l < end; l += mem.LineSize {
+		if _, ok := p.lookup(l); !ok {
+			break
+		}
+		p.stats.Hits++
+	}
+	if l >= end {
+		return
+	}
 	lines := int((end - l + mem.LineSize - 1) / mem.LineSize)
-	if lines >= p.Lines && !p.holdsAny(l, end) {
+	if !p.holdsAny(l, end) {
 		p.stats.Misses += uint64(lines)
-		p.fillZeros(l + mem.Addr(lines-p.Lines)*mem.LineSize)
+		if lines >= p.Lines {
+			p.fillZeros(l + mem.Addr(lines-p.Lines)*mem.LineSize)
+		} else {
+			p.insertZeros(l, lines)
+		}
 		return
 	}
 	for ; l < end; l += mem.LineSize {
@@ -176,6 +255,54 @@ func (p *PPB) readZeros(l, end mem.Addr) {
 			p.markZero(p.insert(l))
 			p.stats.Misses++
 		}
+	}
+}
+
+// insertZeros is insert and markZero of the k < Lines consecutive lines
+// from l, none of them held, at once: the k oldest lines beyond the room
+// left are evicted together, and the lines take the next k slots in FIFO
+// order as one run (a payload-free packet's 32 lines, without a slot
+// search and eviction each). The lines, their slots and the zero marks
+// end as the line-by-line insertions leave them (the runs may be cut
+// differently, which no lookup sees).
+func (p *PPB) insertZeros(l mem.Addr, k int) {
+	if len(p.zero) < (p.Lines+63)/64 {
+		p.zero = make([]uint64, (p.Lines+63)/64)
+	}
+	if ev := p.n + k - p.Lines; ev > 0 { // evict the ev oldest lines
+		p.head = (p.head + ev) % p.Lines
+		p.n -= ev
+		for ev > 0 {
+			r := &p.runs[p.r0]
+			d := min(ev, r.n)
+			r.start += mem.Addr(d) * mem.LineSize
+			r.slot = (r.slot + d) % p.Lines
+			r.n -= d
+			ev -= d
+			if r.n == 0 {
+				p.r0++
+			}
+		}
+		if p.r0 == len(p.runs) {
+			p.runs, p.r0 = p.runs[:0], 0
+		} else if p.r0 >= 16 && 2*p.r0 >= len(p.runs) {
+			p.runs = append(p.runs[:0], p.runs[p.r0:]...)
+			p.r0 = 0
+		}
+	}
+	i := (p.head + p.n) % p.Lines
+	p.n += k
+	if need := min(p.Lines, i+k); len(p.bytes) < need {
+		// Slots fill in order from 0, so every slot before i exists.
+		p.bytes = append(p.bytes, make([][mem.LineSize]byte, need-len(p.bytes))...)
+	}
+	if r := len(p.runs) - 1; r >= p.r0 && p.runs[r].start+mem.Addr(p.runs[r].n)*mem.LineSize == l {
+		p.runs[r].n += k
+	} else {
+		p.runs = append(p.runs, ppbRun{start: l, slot: i, n: k})
+	}
+	for j := range k {
+		p.markZero((i + j) % p.Lines)
 	}
 }
 
@@ -283,11 +410,28 @@ func (n *NIC) fromMemoryPPB(base mem.Addr) payloadSrc {
 	return payloadSrc{kind: srcMemoryPPB, base: base}
 }
 
+// ppbZeros is the PPB's bookkeeping of a NIC read of ln payload-free
+// bytes at a, reported true, when vread of them would read only zeros
+// through the PPB (GPU memory without bytes or control words there): the
+// packet then carries the empty payload at its end (Packet.DataAt = Len,
+// zeros throughout, as the flow model's does) instead of a pool buffer
+// cleared per packet, and its landing writes the zeros as before
+// (storeDataAt). False, with nothing done, otherwise.
+func (n *NIC) ppbZeros(a mem.Addr, ln uint64) bool {
+	if n.vs().ppb == nil || n.mem.PoolOf(a) != mem.GPU || n.mem.HasData(a, int(ln)) {
+		return false
+	}
+	n.vreadZeros(a, int(ln))
+	return true
+}
+
 // vreadZeros is vread of n payload-free bytes without control words at a
 // (HasData false): every line reads as zeros, now and whenever it was
 // cached (a line that ever held data would make HasData true), so the
 // PPB's bookkeeping is all there is to do: same hits, misses and
 // evictions, no stale hit.
 func (n *NIC) vreadZeros(a mem.Addr, ln int) {
-	n.vs().ppb.readZeros(mem.Line(a), a+mem.Addr(ln))
+	p := n.vs().ppb
+	p.settle()
+	p.readZeros(mem.Line(a), a+mem.Addr(ln))
 }

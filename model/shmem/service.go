@@ -244,6 +244,10 @@ func (s *service) settle() {
 	if ps := s.steps; ps != nil && ps.rel != 0 {
 		ps.settle(s.port.proc())
 	}
+	if ps := s.steps; ps != nil && ps.g.on { // its empty polls as marks: the body resumes at the next (ghost.go)
+		ps.ghostWake()
+		ps.ghostSettle()
+	}
 }
 
 type pend struct {

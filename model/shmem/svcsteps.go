@@ -83,7 +83,8 @@ type pollSteps struct {
 	nPoll  int
 	dInstr sim.Duration
 	dAcq   sim.Duration
-	relEnd bool // the relayed poll's end also ends the round (RelayOK)
+	relEnd bool  // the relayed poll's end also ends the round (RelayOK)
+	g      ghost // a host helper's empty polls as marks (ghost.go)
 }
 
 // stepSleeper is a consumer whose idle sleep (idleWait) has a step form:
@@ -105,6 +106,9 @@ func (ps *pollSteps) Step(p *sim.Proc) bool {
 	if ps.rel != 0 {
 		ps.settle(p)
 	}
+	if ps.g.on {
+		ps.ghostSettle()
+	}
 	for {
 		switch ps.phase {
 		case phRound:
@@ -114,11 +118,15 @@ func (ps *pollSteps) Step(p *sim.Proc) bool {
 			}
 			p.PollStart()
 			ps.qi, ps.found = 0, false
+			ps.g.skip = false
 			ps.phase = phQueue
 		case phQueue:
 			if ps.qi == len(s.queues) {
 				ps.phase = phEnd
 				continue
+			}
+			if !ps.g.off && ps.ghostPlan(p) {
+				return false // asleep on the stretch's marks (ghost.go)
 			}
 			q := s.queues[ps.qi]
 			ps.start = s.now()
@@ -326,10 +334,12 @@ func (s *service) runSteps(sp stepPort) {
 	if sl, ok := s.port.(stepSleeper); ok {
 		ps.sl, ps.posted = sl, s.posted
 	}
+	ps.ghostInit()
 	for {
 		p.RunSteps(ps)
 		switch ps.exit {
 		case exitStop:
+			ps.ghostUnwatch()
 			return
 		case exitFound:
 			q := s.queues[ps.qi]

@@ -318,7 +318,11 @@ func (c *CQ) loadFrom(wg *gpu.WG, from sim.Time, read func()) {
 // poll's vote), and how far into an iteration its load samples the slot.
 func (c *CQ) loopTimes(wg *gpu.WG, extra sim.Duration) (per, sample sim.Duration) {
 	g := wg.GPU().Spec()
-	per, sample = wg.GPU().MissLatency()+extra, wg.GPU().LoadSample() // one AtomicLoad
+	// One AtomicLoad of a line the loop's previous load has just made:
+	// memory's latency, or an L2 hit behind a memory-side L2, which the
+	// NIC's CQE write updates (gpu.GPU.PollLoad).
+	per, sample = wg.GPU().PollLoad(c.nq.SlotAddr(c.ci))
+	per += extra
 	if c.node.spec.PollInvalidate {
 		per += g.Cycles(g.L1InvCycles)
 		sample += g.Cycles(g.L1InvCycles)

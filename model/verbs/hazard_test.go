@@ -30,10 +30,14 @@ func hazardNamed(t *testing.T, d *verbs.Domain, agent, fix string) {
 // the GIO slides (1): the NIC writes GPU memory without probing the
 // L2. A kernel that polls a flag through the L2 (device-scope acquire, no
 // L2 maintenance) keeps hitting the stale line and hangs; with the page
-// mapped L2-uncacheable it sees the NIC's write.
+// mapped L2-uncacheable it sees the NIC's write. That is an L2 the NIC's
+// writes pass by (gpu.l2_memory_side = false, the AMD dGPUs'); behind a
+// memory-side L2 (NVIDIA, preset gpurdma as it is) the NIC's write
+// updates the line the kernel polls, so it sees the flag with no hazard
+// (TestNICWriteUpdatesMemorySideL2).
 func TestNICWriteBehindStaleL2Line(t *testing.T) {
 	for _, uncached := range []bool{false, true} {
-		r := newRig(t, checked())
+		r := newRigWith(t, checked(), func(s *clusterSpec) { s.GPU.L2MemorySide = false })
 		g := r.c.Nodes[0].GPU
 		flag := r.c.Nodes[0].Mem.AllocData(mem.GPU, 64, "flag")
 		if uncached {
@@ -142,5 +146,49 @@ func TestPPBFlushHoldsOnlyReadsThatMeetIt(t *testing.T) {
 	}
 	if during < flush || during <= none {
 		t.Errorf("a flush in progress when the reads arrive: message took %v, want beyond the flush's %v (and %v without it)", during, flush, none)
+	}
+}
+
+// Behind a memory-side L2 (preset gpurdma's NVIDIA L2) the NIC's write
+// into GPU memory passes through the L2 and updates the line a kernel
+// keeps polling with device-scope acquires: the kernel sees the flag, each
+// poll after the first an L2 hit, and the checker reports no hazard.
+func TestNICWriteUpdatesMemorySideL2(t *testing.T) {
+	r := newRig(t, checked())
+	g := r.c.Nodes[0].GPU
+	flag := r.c.Nodes[0].Mem.AllocData(mem.GPU, 64, "flag")
+	fmr := r.d.Node(0).RegMR(flag, 64)
+	hsrc := r.c.Nodes[1].Mem.AllocData(mem.Host, 64, "one")
+	r.c.Nodes[1].Mem.Store64(hsrc, 1)
+	smr := r.d.Node(1).RegMR(hsrc, 64)
+	r.c.Nodes[1].CPU.Spawn("writer", func(th *cpuThread) {
+		th.Sleep(5 * sim.Microsecond)
+		if err := r.tq.HostPost(th, costDefault(), verbs.Write(smr, hsrc, fmr, flag, 8)); err != nil {
+			t.Error(err)
+		}
+		r.tq.HostRing(th)
+	})
+	var seen bool
+	var hit sim.Duration
+	r.kernel(t, func(wg *gpu.WG) {
+		wg.Load64(flag) // the line is now in the L2
+		for range 50 {
+			wg.Acquire(gpu.Device)
+			t0 := wg.Now()
+			v := wg.Load64(flag)
+			hit = wg.Now() - t0
+			if v == 1 {
+				seen = true
+				return
+			}
+			wg.Sleep(sim.Microsecond)
+		}
+	})
+	gs := g.Spec()
+	if !seen || hit != gs.Cycles(gs.L2Cycles) {
+		t.Fatalf("flag seen %v, its load took %v: want seen, an L2 hit of %v", seen, hit, gs.Cycles(gs.L2Cycles))
+	}
+	if len(r.d.Hazards()) != 0 {
+		t.Fatalf("hazards %v, want none", r.d.Hazards())
 	}
 }

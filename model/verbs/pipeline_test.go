@@ -15,8 +15,10 @@ import (
 // A CQ poll is a loop of loads: from host memory every iteration is the
 // GPU's L2 lookup plus a PCIe round trip of its link (the read takes the
 // place of the GPU's memory access past the L2) through the PCIe switch,
-// from GPU memory the lookup and the memory access. A large write keeps the poller looping; the loads it makes and the time
-// it waits agree with one round trip (resp. one memory latency) per
+// from GPU memory the lookup and the memory access, or behind a
+// memory-side L2 (preset gpurdma's) an L2 hit after the first load. A
+// large write keeps the poller looping; the loads it makes and the time
+// it waits agree with one round trip (resp. one GPU access) per
 // iteration, and the CQE is seen at most one iteration after it landed.
 func TestCQPollCostsARoundTripPerLoad(t *testing.T) {
 	for _, loc := range []string{"host", "gpu"} {
@@ -60,6 +62,9 @@ func (r *rig) pollLargeWrite(t *testing.T) (start, end sim.Time) {
 func (r *rig) pollLoadTime(loc string) sim.Duration {
 	gs := r.c.Nodes[0].GPU.Spec()
 	if loc != "host" {
+		if gs.L2MemorySide {
+			return gs.Cycles(gs.L2Cycles) // every load after the first hits the L2
+		}
 		return gs.MissLatency()
 	}
 	ps := r.c.Nodes[0].GPULink.Spec()
@@ -242,18 +247,32 @@ func TestHostQPStoresDoNotWaitForTheLink(t *testing.T) {
 // several sizes (the CQE lands at different points of an iteration) the
 // poll ends on the load whose sample point is the first at or after the
 // CQE's landing.
+//
+// Behind a memory-side L2 (gpu.l2_memory_side, preset gpurdma's NVIDIA
+// L2) the first load of the slot misses and brings its line into the L2;
+// every later load is an L2 hit that reads the line half-way through the
+// lookup, and the NIC's CQE write updates that line, so the poll ends on
+// the first hit sampling at or after the landing. Without it (the AMD
+// rule: NIC writes pass the L2 by) every load goes to memory.
 func TestGPUCQPollSeesTheCQEAtTheLoadsSamplePoint(t *testing.T) {
 	spec := verbs.DefaultSpec()
 	spec.CQLoc = "gpu"
-	for _, size := range []uint32{8, 1000, 3000, 5000, 9000, 17000, 33000, 65000} {
-		r, landed := rigWatchingCQE(t, spec)
-		start, end := postRingAndPoll(t, r, size, func(wg *gpu.WG) { r.cq.Poll(wg) })
-		g := r.c.Nodes[0].GPU
-		per, sample := g.Spec().MissLatency(), g.LoadSample()
-		if *landed < start {
-			t.Fatalf("%d B: the CQE landed at %v, before the poll began at %v", size, *landed, start)
+	for _, memSide := range []bool{false, true} {
+		for _, size := range []uint32{8, 1000, 3000, 5000, 9000, 17000, 33000, 65000} {
+			r, landed := rigWatchingCQEWith(t, spec, func(s *clusterSpec) { s.GPU.L2MemorySide = memSide })
+			start, end := postRingAndPoll(t, r, size, func(wg *gpu.WG) { r.cq.Poll(wg) })
+			g := r.c.Nodes[0].GPU
+			gs := g.Spec()
+			first, per, sample := sim.Duration(0), gs.MissLatency(), g.LoadSample()
+			if memSide {
+				first, per = gs.MissLatency(), gs.Cycles(gs.L2Cycles)
+				sample = per / 2
+			}
+			if *landed < start+first {
+				t.Fatalf("%d B: the CQE landed at %v, before the poll's loop began at %v", size, *landed, start+first)
+			}
+			checkSampledLanding(t, "load", size, start+first, end, *landed, per, sample)
 		}
-		checkSampledLanding(t, "load", size, start, end, *landed, per, sample)
 	}
 }
 
@@ -264,17 +283,26 @@ func TestGPUCQPollSeesTheCQEAtTheLoadsSamplePoint(t *testing.T) {
 func TestCollaborativePollSeesTheCQEAtTheLoadsSamplePoint(t *testing.T) {
 	spec := verbs.DefaultSpec()
 	spec.CQLoc = "gpu"
-	for _, size := range []uint32{8, 1000, 3000, 5000, 9000, 17000} {
-		r, landed := rigWatchingCQE(t, spec)
-		start, end := postRingAndPoll(t, r, size, func(wg *gpu.WG) {
-			if _, ok := r.qp.NewScanner(32).Wait(wg, 0); !ok {
-				t.Error("error CQE")
+	for _, memSide := range []bool{false, true} {
+		for _, size := range []uint32{8, 1000, 3000, 5000, 9000, 17000} {
+			r, landed := rigWatchingCQEWith(t, spec, func(s *clusterSpec) { s.GPU.L2MemorySide = memSide })
+			start, end := postRingAndPoll(t, r, size, func(wg *gpu.WG) {
+				if _, ok := r.qp.NewScanner(32).Wait(wg, 0); !ok {
+					t.Error("error CQE")
+				}
+			})
+			g := r.c.Nodes[0].GPU
+			gs := g.Spec()
+			vote := gs.Cycles(gs.ScalarCycles * 4)
+			first, per, sample := sim.Duration(0), gs.MissLatency()+vote, g.LoadSample()
+			if memSide {
+				// The first round's load misses and brings the slots'
+				// line in; the later rounds' loads hit (the test above).
+				hit := gs.Cycles(gs.L2Cycles)
+				first, per, sample = gs.MissLatency()+vote, hit+vote, hit/2
 			}
-		})
-		g := r.c.Nodes[0].GPU
-		gs := g.Spec()
-		per, sample := gs.MissLatency()+gs.Cycles(gs.ScalarCycles*4), g.LoadSample()
-		checkSampledLanding(t, "round", size, start, end, *landed, per, sample)
+			checkSampledLanding(t, "round", size, start+first, end, *landed, per, sample)
+		}
 	}
 }
 
@@ -282,7 +310,13 @@ func TestCollaborativePollSeesTheCQEAtTheLoadsSamplePoint(t *testing.T) {
 // NIC's write first touched the CQ's first slot (-1 until it does).
 func rigWatchingCQE(t *testing.T, spec verbs.Spec) (*rig, *sim.Time) {
 	t.Helper()
-	r := newRig(t, spec)
+	return rigWatchingCQEWith(t, spec, nil)
+}
+
+// rigWatchingCQEWith is rigWatchingCQE on preset gpurdma changed by hw.
+func rigWatchingCQEWith(t *testing.T, spec verbs.Spec, hw func(*clusterSpec)) (*rig, *sim.Time) {
+	t.Helper()
+	r := newRigWith(t, spec, hw)
 	slot, landed := r.cq.Base(), sim.Time(-1)
 	r.c.Nodes[0].Mem.OnTouch(func(a mem.Addr, n int) {
 		if landed < 0 && a <= slot && slot < a+mem.Addr(n) {
@@ -365,12 +399,16 @@ func (s *spans) Span(track, name string, start, end sim.Time) {
 // host-memory CQ, the GPU's memory access for a GPU-memory one, the
 // iterations counted in closed form included), inside one span of the
 // whole poll.
+//
+// On the AMD rule (gpu.l2_memory_side = false) a GPU-memory load goes to
+// memory every time; behind preset gpurdma's memory-side L2 the first
+// load misses and the others are L2 hits (TestTraceShowsL2HitsOfACQPoll).
 func TestTraceShowsEveryCQPollLoad(t *testing.T) {
 	for _, loc := range []string{"host", "gpu"} {
 		t.Run(loc, func(t *testing.T) {
 			spec := verbs.DefaultSpec()
 			spec.CQLoc = loc
-			r := newRig(t, spec)
+			r := newRigWith(t, spec, func(s *clusterSpec) { s.GPU.L2MemorySide = false })
 			rec := &spans{track: "node[0].gpu.wg[0]", got: map[string][]sim.Duration{}}
 			r.c.Engine.SetTracer(rec)
 			start, end := r.pollLargeWrite(t)
@@ -391,5 +429,30 @@ func TestTraceShowsEveryCQPollLoad(t *testing.T) {
 				t.Errorf("poll spans %v, want one of %v", p, end-start)
 			}
 		})
+	}
+}
+
+// Behind a memory-side L2 (preset gpurdma) the trace shows a poll of a
+// GPU-memory CQ as one load that misses (the L2 lookup and memory) and
+// then L2 hits, one per iteration, the closed-form ones included.
+func TestTraceShowsL2HitsOfACQPoll(t *testing.T) {
+	spec := verbs.DefaultSpec()
+	spec.CQLoc = "gpu"
+	r := newRig(t, spec)
+	rec := &spans{track: "node[0].gpu.wg[0]", got: map[string][]sim.Duration{}}
+	r.c.Engine.SetTracer(rec)
+	r.pollLargeWrite(t)
+	gs := r.c.Nodes[0].GPU.Spec()
+	loads := rec.got["CQ load: GPU memory"]
+	if uint64(len(loads)) != r.cq.Loads || len(loads) < 10 {
+		t.Fatalf("%d load spans, the poller made %d loads (want them all, at least 10)", len(loads), r.cq.Loads)
+	}
+	if loads[0] != gs.MissLatency() {
+		t.Errorf("first load %v, want a miss %v", loads[0], gs.MissLatency())
+	}
+	for _, d := range loads[1:] {
+		if d != gs.Cycles(gs.L2Cycles) {
+			t.Fatalf("a later load %v, want an L2 hit %v", d, gs.Cycles(gs.L2Cycles))
+		}
 	}
 }

@@ -194,9 +194,13 @@ func TestQPOverflowIsAClearError(t *testing.T) {
 
 // Without the system fence the WQE stays in the GPU's write-back L2 and
 // the NIC fetches a stale slot: an error CQE, not a panic and not a send.
+// That is an L2 the NIC's reads pass by (gpu.l2_memory_side = false, the
+// AMD dGPUs'); behind a memory-side L2 (NVIDIA) the NIC reads what the
+// GPU's stores left in the L2, and the fence only orders them before the
+// doorbell.
 func TestMissingFenceSendsStaleWQE(t *testing.T) {
 	for _, fence := range []bool{true, false} {
-		r := newRig(t, verbs.DefaultSpec())
+		r := newRigWith(t, verbs.DefaultSpec(), func(s *clusterSpec) { s.GPU.L2MemorySide = false })
 		r.c.Nodes[0].Mem.Store64(r.src, 42)
 		var e nic.CQE
 		r.kernel(t, func(wg *gpu.WG) {

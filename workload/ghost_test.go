@@ -1,0 +1,83 @@
+package workload
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/model/cost"
+	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/model/shmem"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/strategy"
+	"github.com/gpunetsim/gpunetsim/unit"
+)
+
+// A GHN host helper's empty polls that stand in marks (model/shmem's
+// ghost.go) are its polls: GHN_APU's and GHN_DGPU_HOSTQ's allreduce ends
+// at the same times per node, verified, with the same service reports
+// (each thread's polls, counts, time on its core, energy), with marks
+// and without (a tracer, which needs every poll's span), only in fewer
+// events: one fewer per mark passed. With several queues per thread
+// (rounds that end on a mark, quiet blocks the stretch stops at), one
+// queue per thread, one thread, and two helpers time-sliced on one core
+// (a stretch never crosses the slice's end).
+func TestGhostPollsArePolls(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		s       strategy.Strategy
+		mode    string
+		threads int
+		cores   int
+		wgs     int
+	}{
+		{"GHN_APU", strategy.GHNAPU, "apu", 0, 0, 0},
+		{"GHN_DGPU_HOSTQ", strategy.GHNDGPUHostQ, "dgpu", 0, 0, 0},
+		{"GHN_APU one thread", strategy.GHNAPU, "apu", 1, 0, 0},
+		{"GHN_APU one queue per thread", strategy.GHNAPU, "apu", 0, 0, 2},
+		{"GHN_APU 2 threads on 1 core", strategy.GHNAPU, "apu", 2, 1, 0},
+	} {
+		run := func(trace bool) (string, uint64, uint64) {
+			hw := cluster.CompNet()
+			hw.GPU.Mode = c.mode
+			hw.CPU.TimeSlice = 20 * sim.Microsecond // slice ends within the run
+			cl, err := cluster.New(sim.New(1), hw, 4, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Engine.Close()
+			if trace {
+				cl.Engine.SetTracer(nopTracer{})
+			}
+			sp := shmem.DefaultSpec()
+			if c.threads > 0 {
+				sp.Threads = c.threads
+			}
+			sp.HostCores = c.cores
+			a := Allreduce{Size: 256 * unit.KiB, WGSize: 256, CPUThreads: 8, WGs: c.wgs, reports: make([]shmem.Report, 4)}
+			r, err := a.Run(cl, c.s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec(), Shmem: sp})
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if !r.Verified {
+				t.Errorf("%s: not verified", c.name)
+			}
+			var polls uint64
+			for _, rep := range a.reports {
+				polls += rep.Polls()
+			}
+			if polls == 0 {
+				t.Errorf("%s: no polls reported", c.name)
+			}
+			return fmt.Sprintf("%+v\nreports %+v", r, a.reports), cl.Engine.Events(), cl.Engine.MarksPassed()
+		}
+		polls, e0, m0 := run(true)
+		ghosts, e1, m1 := run(false)
+		if polls != ghosts {
+			t.Errorf("%s: polls %s\nas marks %s", c.name, polls, ghosts)
+		}
+		if m1 <= m0 || e0-e1 != m1-m0 {
+			t.Errorf("%s: %d events and %d marks with a tracer, %d and %d without: want more marks, each one event fewer", c.name, e0, m0, e1, m1)
+		}
+	}
+}
