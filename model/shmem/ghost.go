@@ -51,9 +51,13 @@ type ghost struct {
 	dInstr sim.Duration
 	vals   []uint64   // per queue, the slot word every poll of the stretch reads
 	lines  []mem.Addr // per queue, the slot line a WatchCall is set on (0: none)
-	wake   func()
-	skip   bool // no stretch until the next round (the last plan found a slot that was not a plain hit)
-	off    bool // never (a poller across PCIe, a CP thread)
+	// valid: per queue, vals holds its slot's word, a hit of the
+	// thread's cache, checked since the line was last written (the
+	// line's call clears it)
+	valid []bool
+	calls []func() // per queue, its line's WatchCall
+	skip  bool     // no stretch until the next round (the last plan found a slot that was not a plain hit)
+	off   bool     // never (a poller across PCIe, a CP thread)
 }
 
 // ghostInit decides whether the thread's polls may stand in marks at all
@@ -75,8 +79,14 @@ func (ps *pollSteps) ghostInit() {
 	}
 	g.vals = make([]uint64, len(s.queues))
 	g.lines = make([]mem.Addr, len(s.queues))
+	g.valid = make([]bool, len(s.queues))
 	g.marks = make([]sim.Mark, ghostMax)
-	g.wake = ps.ghostWake
+	for i := range s.queues {
+		g.calls = append(g.calls, func() {
+			g.valid[i] = false
+			ps.ghostWake()
+		})
+	}
 }
 
 // ghostPlan is called where the body is about to begin the poll of
@@ -93,15 +103,28 @@ func (ps *pollSteps) ghostPlan(p *sim.Proc) bool {
 		return false
 	}
 	// Every slot the stretch polls must read as a hit of a word that is
-	// no posted entry (the thread's own cache state, unchanged).
+	// no posted entry (the thread's own cache state, unchanged). A slot
+	// checked before whose line nobody wrote since (its call would have
+	// said so) still is one; its seen word changes only with the line.
 	for i, q := range s.queues {
 		a := q.slot(q.rd)
+		l := mem.Line(a)
+		if g.valid[i] && g.lines[i] == l {
+			continue
+		}
 		v := g.m.Load64(a)
 		if old, seen := g.h.seen[a]; !seen || old != v || uint32(v) == statusPosted {
 			g.skip = true
 			return false
 		}
-		g.vals[i] = v
+		if g.lines[i] != l {
+			if g.lines[i] != 0 {
+				g.m.UnwatchCall(g.lines[i])
+			}
+			g.m.WatchCall(l, g.calls[i])
+			g.lines[i] = l
+		}
+		g.vals[i], g.valid[i] = v, true
 	}
 	// The polls up to the first round end that quiets or sleeps, the
 	// slice's end, or ghostMax events.
@@ -134,15 +157,6 @@ func (ps *pollSteps) ghostPlan(p *sim.Proc) bool {
 	}
 	if polls < 2 {
 		return false
-	}
-	for i, q := range s.queues {
-		if a := mem.Line(q.slot(q.rd)); g.lines[i] != a {
-			if g.lines[i] != 0 {
-				g.m.UnwatchCall(g.lines[i])
-			}
-			g.m.WatchCall(a, g.wake)
-			g.lines[i] = a
-		}
 	}
 	g.n, g.t0, g.qi0, g.woken, g.on = 2*polls, now, ps.qi, 0, true
 	e := p.Engine()
@@ -226,7 +240,7 @@ func (ps *pollSteps) ghostUnwatch() {
 	for i, a := range g.lines {
 		if a != 0 {
 			g.m.UnwatchCall(a)
-			g.lines[i] = 0
+			g.lines[i], g.valid[i] = 0, false
 		}
 	}
 }
