@@ -467,6 +467,12 @@ func (s *service) quietPending() {
 	if !any {
 		return
 	}
+	s.completeQuieted(done, failed, start)
+}
+
+// completeQuieted is the end of quietPending's pass that found contexts
+// done: their entries marked COMPLETE (or FAILED), the others kept.
+func (s *service) completeQuieted(done, failed map[int]bool, start sim.Time) {
 	keep := s.pending[:0]
 	for _, p := range s.pending {
 		if !done[p.q.idx] {
