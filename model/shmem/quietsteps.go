@@ -74,12 +74,14 @@ func (ps *pollSteps) quietCtx() {
 func (ps *pollSteps) quietStep() bool {
 	s, qt, h := ps.s, &ps.qt, ps.g.h
 	l := s.b.lib
-	ctx := l.ctx(qt.order[qt.i])
-	switch qt.st {
-	case qsInstr:
+	if qt.st == qsInstr {
 		if !h.tryInstr() {
 			return false
 		}
+	}
+	ctx := l.ctx(qt.order[qt.i]) // after the quiet instructions, as lib.quiet asks for it (a quiet entry's context is made here)
+	switch qt.st {
+	case qsInstr:
 		if !l.multiple {
 			ps.quietCT(ctx)
 			return false
