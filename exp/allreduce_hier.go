@@ -159,6 +159,9 @@ func checkNodeList(name string, nodes []int) []error {
 	if len(nodes) == 0 {
 		errs = append(errs, fmt.Errorf("%s is empty: must list node counts in [1, 16384]", name))
 	}
+	if err := listedTwice(name, nodes); err != nil {
+		errs = append(errs, err)
+	}
 	for _, n := range nodes {
 		if n < 1 || n > 16384 {
 			errs = append(errs, fmt.Errorf("%s contains %d: must be in [1, 16384]", name, n))

@@ -12,6 +12,7 @@ import (
 	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
 	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/unit"
+	"github.com/gpunetsim/gpunetsim/workload"
 )
 
 // RunSpec holds what selects and seeds a run.
@@ -197,6 +198,21 @@ func (c Config) Validate() error {
 	if c.Allreduce.WGs > 0 && c.Allreduce.WGs > c.NIC.TrigMaxEntries {
 		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: must be ≤ nic.trig_max_entries = %d (one trigger entry per slice)", c.Allreduce.WGs, c.NIC.TrigMaxEntries))
 	}
+	if c.Halo3D.Scaling == "strong" {
+		// Every GPU holds at least one cell per dimension: a smaller cube
+		// would be rounded up to the grid (domain 3 on a 4x4x2 grid ran a
+		// 4x4x4 cube), not split.
+		for _, n := range c.Halo3D.Nodes {
+			if n < 1 || n > 16384 {
+				continue // halo3d.validate names it
+			}
+			dm := workload.Dims3(n * max(1, c.Node.GPUs))
+			if most := max(dm[0], dm[1], dm[2]); c.Halo3D.Domain < most {
+				errs = append(errs, fmt.Errorf("halo3d.domain = %d: must be at least %d, the largest side of the %dx%dx%d GPU grid of halo3d.nodes = %d (every GPU holds at least one cell per dimension)", c.Halo3D.Domain, most, dm[0], dm[1], dm[2], n))
+				break
+			}
+		}
+	}
 	for _, ep := range c.MoE.EP {
 		if g := max(1, c.Node.GPUs); ep%g != 0 {
 			errs = append(errs, fmt.Errorf("moe.ep contains %d: must be whole nodes of node.gpus = %d GPUs", ep, g))
@@ -260,6 +276,9 @@ func (a AllreduceSpec) validate() error {
 	if len(a.Nodes) == 0 {
 		errs = append(errs, errors.New("allreduce.nodes is empty: give at least one node count"))
 	}
+	if err := listedTwice("allreduce.nodes", a.Nodes); err != nil {
+		errs = append(errs, err)
+	}
 	for _, n := range a.Nodes {
 		if n < 2 || n > 65536 {
 			errs = append(errs, fmt.Errorf("allreduce.nodes contains %d: node counts must be in [2, 65536]", n))
@@ -293,6 +312,9 @@ func checkStrategies(field string, got, allowed []string) error {
 	if len(got) == 0 {
 		return fmt.Errorf("%s is empty: must list some of %v", field, allowed)
 	}
+	if err := listedTwice(field, got); err != nil {
+		return err
+	}
 	for _, s := range got {
 		ok := false
 		for _, a := range allowed {
@@ -301,6 +323,21 @@ func checkStrategies(field string, got, allowed []string) error {
 		if !ok {
 			return fmt.Errorf("%s contains %q: must be among %v", field, s, allowed)
 		}
+	}
+	return nil
+}
+
+// listedTwice refuses a list parameter that names a value twice: the
+// sweep would run the value twice and its tables compare a strategy with
+// itself (a ping-pong's runner-up the winner, margin 0) or give one
+// preset's answer twice.
+func listedTwice[T comparable](field string, v []T) error {
+	seen := make(map[T]bool, len(v))
+	for _, x := range v {
+		if seen[x] {
+			return fmt.Errorf("%s lists %v twice: list each value once", field, x)
+		}
+		seen[x] = true
 	}
 	return nil
 }

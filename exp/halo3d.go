@@ -38,6 +38,9 @@ func (h Halo3DSpec) validate() error {
 	if len(h.Neighbours) == 0 {
 		errs = append(errs, fmt.Errorf("halo3d.neighbours is empty: must list 6 and/or 26"))
 	}
+	if err := listedTwice("halo3d.neighbours", h.Neighbours); err != nil {
+		errs = append(errs, err)
+	}
 	for _, n := range h.Neighbours {
 		if n != 6 && n != 26 {
 			errs = append(errs, fmt.Errorf("halo3d.neighbours contains %d: must be 6 or 26", n))

@@ -275,7 +275,10 @@ func EstimateMemory(name string, cfg Config) MemNeed {
 	need.Bytes += sum
 	need.Sims = workers
 	top := sims[0]
-	payload := top.nodes * top.payload * memPayloadFactor
+	payload := 0.0 // a payload-free run holds no payload bytes
+	if f {
+		payload = top.nodes * top.payload * memPayloadFactor
+	}
 	switch {
 	case top.extra > 0 && top.extra >= payload && top.extra >= top.bytes(false)-top.extra:
 		need.Param, need.Value = top.extraParam, top.extraValue
@@ -611,6 +614,17 @@ func hierSims(cfg Config) []simMem {
 				s.peers = 0
 			}
 			s.perNode += l2TagsBeyondFit(cfg, st, 4*float64(a.Size))
+			// The intra-node phases send a GPU's vector at once (but the
+			// host's, through shared memory, sends only its chunk over the
+			// NIC; see hierPacketBytes).
+			inFlight, perPacket := float64(a.Size), float64(hierPacketBytes)
+			if st == "CPU" && cfg.MPI.SHM {
+				inFlight /= float64(g)
+			}
+			if st == "GNN_GPURDMA" {
+				perPacket = hierVerbsPacket
+			}
+			s.extra, s.extraParam, s.extraValue = packetsInFlight(cfg, perPacket, ranks, inFlight), "allreduce_hier.size", a.Size.String()
 			out = append(out, s)
 		}
 	}

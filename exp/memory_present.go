@@ -2,6 +2,7 @@ package exp
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/net"
@@ -76,6 +77,7 @@ func halo3DSims(cfg Config) []simMem {
 					nodesParam: "halo3d.nodes", nodesValue: fmt.Sprint(n), payloadParam: payloadParam, payloadValue: payloadValue}
 				s.perNode, s.perPeer = haloState(st)
 				s.perNode += l2TagsBeyondFit(cfg, st, payload) // the regions
+				s.extra, s.extraParam, s.extraValue = packetsInFlight(cfg, haloPacketCost(st), float64(ranks), float64(hw.RegionBytes())), payloadParam, payloadValue
 				if st == "GNN_GIO" {
 					// The persistent kernel's work-groups are its contexts.
 					w := min(nb, cfg.GPU.CUs)
@@ -89,6 +91,46 @@ func halo3DSims(cfg Config) []simMem {
 		}
 	}
 	return out
+}
+
+// Packets in flight: in the packet model a message is split into
+// link.payload packets as it is sent, and every packet of the exchange's
+// messages holds its packet and events (payload-free too) until it has
+// landed, so large messages cost memory in proportion to their bytes
+// (the per-GPU fits above are at 64 KiB faces, where this is small). Peak
+// RSS over packets sent (2026-11-27, payload-free, 4 KiB packets): the
+// 6-neighbour halo on two nodes, 1 MiB against 16 MiB faces, 300–530 B
+// per packet on h100-cx7, gh200-cx7 and mi300a-ss11 for every strategy but
+// GNN_GIO, 780–990 B for GNN_GIO (1.3 KB with halo3d.iters = 2); the
+// hierarchical allreduce of 256 MiB on two nodes 195–250 B per packet of
+// the vector (GDS, HDN, GPU-TN; GNN_GIO 330 B), GNN_GPURDMA 420 B. Without
+// this a 16 MiB-face halo on two nodes (1.34 GB for GNN_GIO) was
+// estimated at 51 MiB and a strong-scaling halo of halo3d.domain = 65536
+// grew past 2.5 GB in 20 s against 56 MiB estimated.
+const (
+	haloPacketBytes    = 640
+	haloGIOPacketBytes = 1536
+	hierPacketBytes    = 384
+	hierVerbsPacket    = 512 // GNN_GPURDMA
+)
+
+// haloPacketCost is the memory a packet in flight of the halo exchange
+// holds under strategy st.
+func haloPacketCost(st string) float64 {
+	if st == "GNN_GIO" {
+		return haloGIOPacketBytes
+	}
+	return haloPacketBytes
+}
+
+// packetsInFlight is the memory of the packets of ranks GPUs sending
+// bytes each at once, perPacket bytes a packet: none in the flow model (a
+// message is one flow).
+func packetsInFlight(cfg Config, perPacket, ranks, bytes float64) float64 {
+	if cfg.Network.Model == "flow" || cfg.Link.Payload <= 0 {
+		return 0
+	}
+	return ranks * math.Ceil(bytes/float64(cfg.Link.Payload)) * perPacket
 }
 
 // moeState returns the MoE layer's state per GPU, per entry a GPU sends

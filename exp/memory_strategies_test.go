@@ -64,6 +64,16 @@ var memFamilies = []struct {
 	// L2 (tag blocks made as used; the whole array, 19.7 MB per GPU, was
 	// allocated before).
 	{"h100-cx7", "GHN_DGPU", 2, "halo3d"},
+	// and with 16 MiB faces (6 neighbours) on two h100-cx7 nodes: the
+	// packets of the exchange in flight (1.34 GB for GNN_GIO at one
+	// exchange against 51 MiB estimated before they were counted).
+	{"h100-cx7", "GNN_GIO", 2, "halo3d_16MiB"},
+	{"h100-cx7", "GDS", 2, "halo3d_16MiB"},
+	// The hierarchical allreduce of 64 MiB on two h100-cx7 nodes: the
+	// intra-node phases' packets in flight (475 MB for GNN_GPURDMA at 256
+	// MiB against 37 MiB estimated before).
+	{"h100-cx7", "GNN_GPURDMA", 2, "allreduce_hier_64MiB"},
+	{"h100-cx7", "GNN_GIO", 2, "allreduce_hier_64MiB"},
 	// The MoE layer's low-latency all-to-all per family, EP 16.
 	{"gputn", "HDN", 16, "moe"},
 	{"gputn", "GPUTN", 16, "moe"},
@@ -89,6 +99,15 @@ func memFamilyConfig(t *testing.T, preset, strategy string, nodes int, exp strin
 		cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Strategies = []int{nodes}, []int{26}, []string{strategy}
 		cfg.Halo3D.MinFace, cfg.Halo3D.MaxFace = 64*unit.KiB, 64*unit.KiB
 		return cfg
+	case "halo3d_16MiB": // nodes machine nodes, 6 neighbours, 16 MiB faces
+		cfg.Run.Functional = false
+		cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Strategies = []int{nodes}, []int{6}, []string{strategy}
+		cfg.Halo3D.MinFace, cfg.Halo3D.MaxFace = 16*unit.MiB, 16*unit.MiB
+		return cfg
+	case "allreduce_hier_64MiB": // nodes machine nodes, 64 MiB per GPU
+		cfg.Run.Functional = false
+		cfg.AllreduceHier.Nodes, cfg.AllreduceHier.Strategies, cfg.AllreduceHier.Size = []int{nodes}, []string{strategy}, 64*unit.MiB
+		return cfg
 	case "moe": // nodes GPUs of expert parallelism, low-latency
 		cfg.Run.Functional = false
 		cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{nodes}, []string{workload.MoELowLatency}, []string{strategy}
@@ -104,7 +123,9 @@ func memExp(exp string) string {
 	if exp == "" {
 		return "allreduce"
 	}
-	return exp
+	e, _, _ := strings.Cut(exp, "_16MiB")
+	e, _, _ = strings.Cut(e, "_64MiB")
+	return e
 }
 
 // TestEstimateCoversStrategies runs each family's allreduce (and the

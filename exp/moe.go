@@ -44,6 +44,11 @@ func (m MoESpec) validate() error {
 	if len(m.EP) == 0 {
 		errs = append(errs, fmt.Errorf("moe.ep is empty: must list GPU counts in [2, 4096]"))
 	}
+	for _, err := range []error{listedTwice("moe.ep", m.EP), listedTwice("moe.modes", m.Modes)} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(m.Modes) == 0 {
 		errs = append(errs, fmt.Errorf("moe.modes is empty: must list %s and/or %s", workload.MoELowLatency, workload.MoEThroughput))
 	}

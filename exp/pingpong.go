@@ -45,7 +45,9 @@ func pingPongRanks(cfg Config) (ranks, peer int, err error) {
 	g := max(1, cfg.Node.GPUs)
 	if cfg.PingPong.Placement == "fabric" {
 		if g < 2 {
-			return 0, 0, fmt.Errorf("pingpong.placement = fabric: needs node.gpus >= 2, preset %s has %d", cfg.Run.Preset, g)
+			// Bad input (exit 2), found as the points are listed, before
+			// any simulation.
+			return 0, 0, fmt.Errorf("%w: pingpong.placement = fabric: needs node.gpus >= 2, preset %s has %d (use pingpong.placement=rails)", sim.ErrConfig, cfg.Run.Preset, g)
 		}
 		return g, 1, nil
 	}

@@ -121,6 +121,11 @@ func (t TodaySpec) validate() error {
 	if len(t.Presets) == 0 {
 		errs = append(errs, fmt.Errorf("today.presets is empty: must list presets such as h100-cx7, mi300a-ss11, gh200, gh200-cx7"))
 	}
+	for _, err := range []error{listedTwice("today.presets", t.Presets), listedTwice("today.workloads", t.Workloads)} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, p := range t.Presets {
 		if _, err := cluster.Preset(p); err != nil {
 			errs = append(errs, fmt.Errorf("today.presets: %w", err))

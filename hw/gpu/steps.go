@@ -224,13 +224,22 @@ type wgPhases struct {
 	// The armed poll's condition and the work-group's wakeAndLoad.
 	pollCond func(uint64) bool
 	wakeOn   func(*sim.Mark) bool
+	// TryAcquireLoad64Until: the load the acquire under way issues at its
+	// end (acqLoad, at acqAddr; acqEnd is that end's mark), the poll's
+	// condition while its load is in flight, and whether the load's end
+	// was skipped (a wait on the word's watch since the sample point).
+	acqLoad bool
+	acqAddr mem.Addr
+	acqEnd  sim.Mark
+	poller  Poller
+	ucSkip  bool
 }
 
 // TryStore64 is Store64 in steps: the first call writes the L1 copy and
 // waits for the L1 (false); the second sends the store beyond the L1
 // (true).
 func (w *WG) TryStore64(a mem.Addr, v uint64) bool {
-	if w.g.uncached != nil && w.g.Uncached(a) {
+	if w.uncached(a) {
 		return w.tryUncachedStore(a, v)
 	}
 	if w.ph.store == 0 {
@@ -290,7 +299,7 @@ func (w *WG) TryStoreAfter(d sim.Duration, a mem.Addr, v uint64) bool {
 	switch w.ph.after {
 	case 0:
 		g := w.g
-		if w.ph.store == 0 && g.uncached != nil && g.Uncached(a) {
+		if w.ph.store == 0 && w.uncached(a) {
 			g.stats.Uncached++
 			w.ph.after = 2
 			t := w.Now() + d
@@ -382,8 +391,13 @@ func (w *WG) tryAcquire(s Scope) bool {
 		}
 		fallthrough
 	case 2:
+		d := g.spec.Cycles(g.spec.L2InvCycles + w.ph.acqLines)
+		if w.ph.acqLoad && w.loadAtAcquireEnd(d) {
+			w.ph.acquire = 0
+			return false
+		}
 		w.ph.acquire = 3
-		w.Sleep(g.spec.Cycles(g.spec.L2InvCycles + w.ph.acqLines))
+		w.Sleep(d)
 		return false
 	default:
 		w.ph.acquire = 0
@@ -409,6 +423,10 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	switch w.ph.load {
 	case 1:
 		w.ph.load = 0
+		if w.ph.ucSkip { // resumed from the wait that skipped the end
+			w.ph.ucSkip = false
+			w.Proc.WokeAtKey() // (either way, what the end would have returned)
+		}
 		if cl := w.ph.ldLine; cl != nil {
 			w.ph.ldLine = nil
 			cl.loads--
@@ -422,6 +440,9 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 		cl := w.ph.ldLine
 		if cl == nil {
 			w.ph.ldVal = g.mem.Load64(w.ph.ldAddr)
+			if w.ph.poller != nil && w.skipUncachedEnd(d) {
+				return 0, false
+			}
 			w.Sleep(d)
 			return 0, false
 		}
@@ -434,7 +455,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	}
 	w.ph.load = 1
 	w.ph.ldAddr = a
-	if g.uncached != nil && g.Uncached(a) {
+	if w.uncached(a) {
 		g.stats.Uncached++
 		w.sampleLater(g.farLoad(a, g.missLat)) // past the L2, through its lookup
 		return 0, false
@@ -456,20 +477,20 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	if g.l2Copy(a) {
 		if g.l2.get(l) == nil {
 			g.l2.fill(l, g.mem, g.mem)
-			cl := w.cu.l1.fill(l, g.mem, nil)
+			cl := w.l1Fill().fill(l, g.mem, nil)
 			cl.data = g.l2.get(l).data
 			w.ph.readLater(cl)
 			w.sampleLater(g.missLat)
 			return 0, false
 		}
 		w.checkStale(l, g.l2.get(l), off)
-		cl := w.cu.l1.fill(l, g.mem, nil)
+		cl := w.l1Fill().fill(l, g.mem, nil)
 		cl.data = g.l2.get(l).data
 		w.ph.readLater(cl)
 		w.Sleep(g.spec.Cycles(g.spec.L2Cycles))
 		return 0, false
 	}
-	cl := w.cu.l1.fill(l, g.mem, nil)
+	cl := w.l1Fill().fill(l, g.mem, nil)
 	w.ph.readLater(cl)
 	d, s := g.wordLoad(a)
 	if w.ph.until == nil || g.keepSamples {
@@ -755,7 +776,7 @@ func (w *WG) missAfterAcquire(a mem.Addr, t1 sim.Time) (*cline, sim.Duration) {
 	l := mem.Line(a)
 	w.ph.ldOff = a - l
 	g.stats.L1Misses++
-	cl := w.cu.l1.fill(l, g.mem, nil)
+	cl := w.l1Fill().fill(l, g.mem, nil)
 	w.ph.readLater(cl)
 	d, s := g.wordLoad(a)
 	sm := &w.ph.smp
@@ -798,4 +819,85 @@ func leUint64(b []byte) uint64 {
 	_ = b[7]
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// A Poller is what a poll waits for (TryAcquireLoad64Until).
+type Poller interface {
+	Holds(v uint64) bool // the word's value ends the poll
+	What() string        // what the poll waits for (a blocked wait's reason)
+}
+
+// TryAcquireLoad64Until is TryAcquire(System) followed by TryLoad64(a),
+// one poll of a word that the caller, when the value does not satisfy p,
+// waits to see written (Memory.Watch) before polling again: false while
+// it waits, the word and true once both are over (with no wait pending).
+// The same waits at the same times as the two calls, with two events
+// fewer when a is L2-uncacheable (GIO's flags) in dGPU mode:
+//
+//   - the acquire's last wait (the L2 invalidation) ends in an event that
+//     would only issue the load, which past the caches takes the same
+//     time whatever it reads: that end is a mark (sim.Mark), at whose
+//     key the load's sample point is queued as the event would have
+//     queued it (loadAtAcquireEnd);
+//   - a load whose sample point read a value that fails p ends in an event
+//     that returns the value, after which the caller finds memory
+//     unchanged and waits for a write, or finds it written: the load's end
+//     is skipped and the work-group waits on the word's watch at once,
+//     not before the end's key (sim.Proc.WaitNotBefore): a write before
+//     the key resumes it at exactly the key, as the end; one after it, as
+//     the caller's wait (skipUncachedEnd).
+func (w *WG) TryAcquireLoad64Until(a mem.Addr, p Poller) (uint64, bool) {
+	if w.ph.load == 0 { // the acquire (its end may issue the load)
+		w.ph.acqLoad, w.ph.acqAddr = true, a
+		done := w.tryAcquire(System)
+		w.ph.acqLoad = false
+		if !done {
+			return 0, false
+		}
+	}
+	w.ph.poller = p
+	v, ok := w.tryLoad64(a)
+	w.ph.poller = nil
+	return v, ok
+}
+
+// loadAtAcquireEnd issues the uncached load of w.ph.acqAddr at the end of
+// the acquire's last wait, d from now, as tryLoad64 issues it there, with
+// that end a mark; false, with nothing done, where the load is not one
+// that memory serves past the caches in a time that does not depend on
+// when it issues (a far load over NVLink-C2C reserves its link), or the
+// work-group is not stepping.
+func (w *WG) loadAtAcquireEnd(d sim.Duration) bool {
+	g, a := w.g, w.ph.acqAddr
+	if g.keepSamples || !w.Proc.Stepping() || !w.uncached(a) || g.c2c != nil && g.mem.PoolOf(a) == mem.Host {
+		return false
+	}
+	t := w.Now() + d
+	g.e.SetMark(&w.ph.acqEnd, t)
+	// tryLoad64's uncached issue at t.
+	g.stats.Uncached++
+	w.ph.ldAddr = a
+	ld := g.farLoad(a, g.missLat)
+	s := g.sampleAt(a, ld)
+	w.ph.load, w.ph.ldRest = 2, ld-s
+	w.Proc.SleepAtMark(&w.ph.acqEnd, t+s)
+	return true
+}
+
+// skipUncachedEnd is the skip of an uncached poll load's end, d after its
+// sample point, when the value it read fails the poll's condition
+// (TryAcquireLoad64Until); false where it does not apply (the word's watch
+// has waiters, whose queue the caller's wait would have joined behind).
+func (w *WG) skipUncachedEnd(d sim.Duration) bool {
+	g := w.g
+	if g.keepLoadEnds || !w.Proc.Stepping() || w.ph.poller.Holds(w.ph.ldVal) {
+		return false
+	}
+	sig := g.mem.Watch(w.ph.ldAddr)
+	if sig.Waiting() > 0 {
+		return false
+	}
+	w.ph.ucSkip = true
+	w.Proc.WaitNotBefore(sig, w.ph.poller.What(), w.Now()+d, g.e.ReserveSeq())
+	return true
 }

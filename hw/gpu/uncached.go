@@ -33,6 +33,7 @@ func (g *GPU) SetUncached(a mem.Addr, n uint64) {
 		lo, hi = min(lo, g.uncached[i][0]), max(hi, g.uncached[j-1][1])
 	}
 	g.uncached = slices.Replace(g.uncached, i, j, [2]mem.Addr{lo, hi})
+	g.uncachedGen++
 	if g.uncachedMemo != nil {
 		*g.uncachedMemo = uncachedMemo{}
 	}
@@ -115,4 +116,64 @@ func (w *WG) checkStale(l mem.Addr, cl *cline, off mem.Addr) {
 			return
 		}
 	}
+}
+
+// ucSpans is a work-group's memo of Uncached: the last few spans it
+// reached, each a maximal range of addresses with one answer (an
+// L2-uncacheable range, or the gap between two), replaced round-robin.
+// A GIO put's device stores go to its QP's WQE slots, which the GPU's
+// line memo (a few hundred lines for 8 work-groups × 8 QPs × 64 slots)
+// kept evicting, so that most of them were a binary search over
+// thousands of ranges (2-3 % of a 64-node GIO allreduce's profile); a
+// work-group's own spans are few (its QPs' rings, its CQs, its flags).
+type ucSpans struct {
+	gen  uint32 // GPU.uncachedGen when filled
+	next uint8
+	s    [4]ucSpan
+}
+
+// ucSpan is one span [lo, hi) and its answer; hi == 0 is unset.
+type ucSpan struct {
+	lo, hi mem.Addr
+	in     bool
+}
+
+// uncached is g.Uncached(a) for the work-group's own accesses, through
+// its span memo.
+func (w *WG) uncached(a mem.Addr) bool {
+	g := w.g
+	if g.uncached == nil {
+		return false
+	}
+	m := &w.uc
+	if m.gen != g.uncachedGen {
+		*m = ucSpans{gen: g.uncachedGen}
+	}
+	for i := range m.s {
+		if sp := &m.s[i]; a >= sp.lo && a < sp.hi {
+			return sp.in
+		}
+	}
+	lo, hi, in := g.uncachedSpan(a)
+	m.s[m.next] = ucSpan{lo: lo, hi: hi, in: in}
+	m.next = (m.next + 1) % uint8(len(m.s))
+	return in
+}
+
+// uncachedSpan returns the span of a: the L2-uncacheable range holding
+// it (in), or the gap between the ranges around it, [lo, hi).
+func (g *GPU) uncachedSpan(a mem.Addr) (lo, hi mem.Addr, in bool) {
+	u := g.uncached
+	i := sort.Search(len(u), func(i int) bool { return u[i][1] > a })
+	if i < len(u) && a >= u[i][0] {
+		return u[i][0], u[i][1], true
+	}
+	hi = ^mem.Addr(0)
+	if i > 0 {
+		lo = u[i-1][1]
+	}
+	if i < len(u) {
+		hi = u[i][0]
+	}
+	return lo, hi, false
 }

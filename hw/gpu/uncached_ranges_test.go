@@ -72,3 +72,37 @@ func TestUncachedPageMemoMatchesScan(t *testing.T) {
 		}
 	})
 }
+
+// A work-group's span memo (WG.uncached) answers as the scan does, with
+// queries that revisit spans (memo hits), more spans than it holds
+// (replacement) and SetUncached between them (which voids it).
+func TestUncachedSpanMemoMatchesScan(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		g := &GPU{}
+		w := &WG{g: g}
+		var all [][2]mem.Addr
+		scan := func(a mem.Addr) bool {
+			for _, r := range all {
+				if a >= r[0] && a < r[1] {
+					return true
+				}
+			}
+			return false
+		}
+		for range rapid.IntRange(1, 80).Draw(t, "ops") {
+			if rapid.IntRange(0, 5).Draw(t, "kind") == 0 {
+				a := mem.Addr(rapid.IntRange(0, 5000).Draw(t, "a"))
+				n := uint64(rapid.IntRange(0, 400).Draw(t, "n"))
+				g.SetUncached(a, n)
+				all = append(all, [2]mem.Addr{a, a + mem.Addr(n)})
+				continue
+			}
+			a := mem.Addr(rapid.IntRange(0, 5500).Draw(t, "q"))
+			for _, b := range []mem.Addr{a, a + 1, max(a, 1) - 1, a} {
+				if w.uncached(b) != scan(b) {
+					t.Fatalf("uncached(%d) = %v, want %v (ranges %v)", b, !scan(b), scan(b), all)
+				}
+			}
+		}
+	})
+}

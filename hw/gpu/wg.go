@@ -20,6 +20,7 @@ type WG struct {
 	firstSIMD int
 	storesAt  sim.Time // when this WG's last store reaches memory
 	ph        wgPhases // progress through a multi-wait operation (steps.go)
+	uc        ucSpans  // the uncached answers of the spans it reached last (uncached.go)
 }
 
 // GPU returns the device the work-group runs on.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -74,31 +75,40 @@ type Paced interface {
 
 // flow is one message in flow mode. Invariant: while active, it is in the
 // flows list of every port of its path, at index pos[h] of path[h].
+//
+// The fields a reallocation reads for every flow of its set (the search's
+// mark, the rates, the bottleneck, the path) come first, in the first two
+// of its four cache lines (256 bytes, a size class the allocator aligns
+// to 64): in an all-to-all a reallocation visits about a thousand flows
+// several times, and the search's and the filling's loads of fields
+// spread over five lines were most of their time (EP 64 profile).
 type flow struct {
-	f         *Fabric
-	p         Packet
-	path      [maxHops]*port
-	pos       [maxHops]int
-	hops      int
-	pair      uint64
-	wire      float64  // wire bytes of the message (payload + per-packet headers)
-	remaining float64  // wire bytes not yet sent
-	rate      float64  // bytes per ps; 0 until the first allocation
-	oldRate   float64  // rate before the current reallocation
-	filled    float64  // rate before the current water-filling (port.load)
-	last      sim.Time // when remaining was last brought up to date (its last rate change)
-	notBefore sim.Time
-	serial    uint64 // messages sent before it on the fabric: the order of equal completions
-	version   uint64 // bumped on every reschedule; a stale event due now carries an older one
-	ticket    sim.Ticket
-	mark      uint64 // component search epoch
-	frozen    bool   // water-filling: rate fixed this round
+	mark    uint64  // component search epoch
+	rate    float64 // bytes per ps; 0 until the first allocation
+	oldRate float64 // rate before the current reallocation
+	filled  float64 // rate before the current water-filling (port.load)
+	version uint64  // bumped on every reschedule; a stale event due now carries an older one
 	// at is the port whose water-filling step gave the flow its rate
 	// (its bottleneck) when it was last filled: the step at which a
 	// filling over every flow freezes it, while its rate stands.
-	at    *port
-	ev    uint64 // settled fill: the pass that listed it as a kept flow
-	atWas *port  // settled fill: at before it, given back if it gives up
+	at     *port
+	hops   int32
+	frozen bool // water-filling: rate fixed this round
+	ticket sim.Ticket
+	path   [maxHops]*port
+
+	remaining float64  // wire bytes not yet sent
+	last      sim.Time // when remaining was last brought up to date (its last rate change)
+	notBefore sim.Time
+	serial    uint64  // messages sent before it on the fabric: the order of equal completions
+	wire      float64 // wire bytes of the message (payload + per-packet headers)
+	pair      uint64
+	ev        uint64 // settled fill: the pass that listed it as a kept flow
+	atWas     *port  // settled fill: at before it, given back if it gives up
+
+	f   *Fabric
+	p   Packet
+	pos [maxHops]int32
 }
 
 // flowState is the fabric's flow-mode bookkeeping.
@@ -208,7 +218,7 @@ func (f *Fabric) wireBytes(n unit.Bytes) float64 {
 // packet model's FIFO ports deliver them.
 func (f *Fabric) sendFlow(p Packet, route [maxHops]*port, hops int) {
 	src, dst := p.Route()
-	fl := &flow{f: f, p: p, path: route, hops: hops, pair: uint64(src)<<32 | uint64(uint32(dst)),
+	fl := &flow{f: f, p: p, path: route, hops: int32(hops), pair: uint64(src)<<32 | uint64(uint32(dst)),
 		wire: f.wireBytes(p.PayloadBytes())}
 	fl.remaining = fl.wire
 	f.fl.sent++
@@ -235,7 +245,7 @@ func (f *Fabric) startFlow(fl *flow) {
 	fl.last = now
 	for h := range fl.hops {
 		pt := fl.path[h]
-		fl.pos[h] = len(pt.flows)
+		fl.pos[h] = int32(len(pt.flows))
 		pt.flows = append(pt.flows, fl)
 	}
 	fs.started = append(fs.started, fl)
@@ -403,7 +413,7 @@ func (fl *flow) Handle(arg uint64) {
 }
 
 // hopOf returns the index of port pt on the flow's path.
-func (fl *flow) hopOf(pt *port) int {
+func (fl *flow) hopOf(pt *port) int32 {
 	for h := range fl.hops {
 		if fl.path[h] == pt {
 			return h
@@ -828,6 +838,10 @@ func (f *Fabric) widen() bool {
 // flow's index, so the sort compares integers rather than calling a
 // comparison that loads two flows (that sort was a tenth of an
 // all-to-all's run); serials are distinct, so the order is the same.
+// Above radixMin flows the keys are sorted by their serial bits a byte at
+// a time (radixSort): a reallocation of an all-to-all moves hundreds of
+// completions, and a comparison sort's unpredictable branches were a
+// tenth of the run again (EP 64 under COMPNET).
 func sortBySerial(fls []*flow, keys *[]uint64, tmp *[]*flow) {
 	const idxBits = 24
 	if len(fls) >= 1<<idxBits || len(fls) > 0 && fls[0].f.fl.sent >= 1<<(64-idxBits) {
@@ -838,13 +852,49 @@ func sortBySerial(fls []*flow, keys *[]uint64, tmp *[]*flow) {
 	for i, fl := range fls {
 		k = append(k, fl.serial<<idxBits|uint64(i))
 	}
-	slices.Sort(k)
+	sorted := k
+	if len(k) < radixMin {
+		slices.Sort(k)
+	} else {
+		serialBits := uint(bits.Len64(fls[0].f.fl.sent))
+		k = slices.Grow(k, len(k))
+		sorted = radixSort(k, k[len(k):2*len(k)], idxBits, idxBits+serialBits)
+	}
 	t := append((*tmp)[:0], fls...)
-	for i, key := range k {
+	for i, key := range sorted {
 		fls[i] = t[key&(1<<idxBits-1)]
 	}
 	clear(t)
 	*keys, *tmp = k[:0], t[:0]
+}
+
+// radixMin is the least number of keys sortBySerial sorts by radix.
+const radixMin = 64
+
+// radixSort sorts keys by their bits lo..hi (least significant digit
+// first, a byte per pass, each pass stable), using buf (as long as keys)
+// as the other buffer, and returns the one holding the sorted keys. Keys
+// equal in those bits keep their order.
+func radixSort(keys, buf []uint64, lo, hi uint) []uint64 {
+	var count [256]int
+	for shift := lo; shift < hi; shift += 8 {
+		count = [256]int{}
+		for _, k := range keys {
+			count[byte(k>>shift)]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, k := range keys {
+			d := byte(k >> shift)
+			buf[count[d]] = k
+			count[d]++
+		}
+		keys, buf = buf, keys
+	}
+	return keys
 }
 
 // collect adds port pt and, transitively, every flow on it and every

@@ -31,32 +31,11 @@ type Endpoint interface {
 }
 
 // port is one direction of a link: a FIFO byte server feeding the next hop.
+//
+// The flow model's fields come first: a reallocation reads them for every
+// port of every flow of its set (the packet model's, after them, it never
+// reads).
 type port struct {
-	name  string
-	owner int      // the partition serving it (partition.go); 0 unsplit
-	free  sim.Time // when the server is next idle
-	bytes uint64   // wire bytes sent, for statistics
-	pkts  uint64
-	// Wire bytes and packets that reached the far end of the link: equal
-	// to bytes and pkts whenever nothing is on the link (invariant.go).
-	doneBytes uint64
-	donePkts  uint64
-
-	// arrivals holds the packets this port has sent, as the events of
-	// their arrival at the next hop: a FIFO server's completions come due
-	// in order, so only the first is in the engine's queue (sim.Chain).
-	arrivals sim.Chain
-
-	// before is free as it stood before the first packet of picosecond
-	// setAt: UGAL reads a port's backlog without this picosecond's
-	// packets, whose order one engine and partitions may tie differently
-	// (the backlog after them is the same in any order).
-	before, setAt sim.Time
-
-	// tied holds the packets waiting for the port's flush event in this
-	// picosecond (inflight.next, Fabric.sortTies).
-	tied []*inflight
-
 	// capacity is an intra-node fabric port's rate in bytes per ps; 0 for
 	// network ports, which run at the link's.
 	capacity float64
@@ -92,6 +71,31 @@ type port struct {
 	// possible reordering by rounding).
 	lastSub float64
 	lastEv  bool // lastSub was a kept flow's rate
+
+	name  string
+	owner int      // the partition serving it (partition.go); 0 unsplit
+	free  sim.Time // when the server is next idle
+	bytes uint64   // wire bytes sent, for statistics
+	pkts  uint64
+	// Wire bytes and packets that reached the far end of the link: equal
+	// to bytes and pkts whenever nothing is on the link (invariant.go).
+	doneBytes uint64
+	donePkts  uint64
+
+	// arrivals holds the packets this port has sent, as the events of
+	// their arrival at the next hop: a FIFO server's completions come due
+	// in order, so only the first is in the engine's queue (sim.Chain).
+	arrivals sim.Chain
+
+	// before is free as it stood before the first packet of picosecond
+	// setAt: UGAL reads a port's backlog without this picosecond's
+	// packets, whose order one engine and partitions may tie differently
+	// (the backlog after them is the same in any order).
+	before, setAt sim.Time
+
+	// tied holds the packets waiting for the port's flush event in this
+	// picosecond (inflight.next, Fabric.sortTies).
+	tied []*inflight
 }
 
 // Fabric joins endpoints 0..n-1 through a topology.

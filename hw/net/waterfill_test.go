@@ -63,7 +63,7 @@ func TestWaterFillMatchesScan(t *testing.T) {
 		flows := make([]*flow, nf)
 		for i := range flows {
 			fl := &flow{}
-			fl.hops = rapid.IntRange(1, maxHops).Draw(t, "hops")
+			fl.hops = int32(rapid.IntRange(1, maxHops).Draw(t, "hops"))
 			for h := range fl.hops {
 				pt := ports[rapid.IntRange(0, np-1).Draw(t, "port")]
 				fl.path[h] = pt

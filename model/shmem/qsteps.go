@@ -284,7 +284,7 @@ type waitSteps struct {
 	cmp    Cmp // the wait ends when the word cmp v holds (ok)
 	width  int
 	v      uint64
-	pc     uint8 // 0 acquire, 1 load, 2 wait for a change, 3 barrier, 4 done
+	pc     uint8 // 0 acquire and load, 2 wait for a change, 3 barrier, 4 done
 	got    uint64
 	reason string
 }
@@ -295,17 +295,24 @@ func (st *waitSteps) ok(x uint64) bool {
 	return st.cmp.holds(x&mask(st.width), st.v&mask(st.width), st.width)
 }
 
+// Holds and What make the wait a gpu.Poller of its word.
+func (st *waitSteps) Holds(x uint64) bool { return st.ok(x) }
+
+// What implements gpu.Poller.
+func (st *waitSteps) What() string {
+	if st.reason == "" {
+		st.reason = fmt.Sprintf("wait_until %#x %v", uint64(st.addr), st.v)
+	}
+	return st.reason
+}
+
 // Step implements sim.Stepper.
 func (st *waitSteps) Step(sp *sim.Proc) bool {
 	wg := st.c.wg
 	for !sp.Waited() {
 		switch st.pc {
-		case 0:
-			if wg.TryAcquire(gpu.System) {
-				st.pc = 1
-			}
-		case 1:
-			got, ok := wg.TryLoad64(st.addr)
+		case 0, 1: // acquire, load (one call: gpu.WG.TryAcquireLoad64Until)
+			got, ok := wg.TryAcquireLoad64Until(st.addr, st)
 			if !ok {
 				continue
 			}
@@ -319,10 +326,7 @@ func (st *waitSteps) Step(sp *sim.Proc) bool {
 			// writes it) would read the same value: sleep until then.
 			m := wg.Mem()
 			if !st.ok(m.Load64(st.addr)) {
-				if st.reason == "" {
-					st.reason = fmt.Sprintf("wait_until %#x %v", uint64(st.addr), st.v)
-				}
-				wg.Wait(m.Watch(st.addr), st.reason)
+				wg.Wait(m.Watch(st.addr), st.What())
 				continue
 			}
 			st.pc = 0
