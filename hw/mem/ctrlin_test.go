@@ -12,25 +12,50 @@ import (
 // order of queries and the lines added between them (the index is rebuilt,
 // or kept when the new line comes after every other).
 func TestCtrlInMatchesScan(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) { checkCtrlIn(t, 0) })
+	rapid.Check(t, func(t *rapid.T) { checkCtrlIn(t, 0, false) })
 }
 
 // With hundreds of lines (a GPU-TN node's flags) the hint decides most
 // lookups: queries near a line, at it, below it (inside or just outside
 // the hint's range) and after lines were added give the scan's lines too.
 func TestCtrlInManyLinesMatchesScan(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) { checkCtrlIn(t, rapid.IntRange(64, 300).Draw(t, "premark")) })
+	rapid.Check(t, func(t *rapid.T) { checkCtrlIn(t, rapid.IntRange(64, 300).Draw(t, "premark"), false) })
 }
 
-// checkCtrlIn marks premark random lines of a fresh buffer, then checks
-// ctrlIn against a linear scan over random queries and added lines.
-func checkCtrlIn(t *rapid.T, premark int) {
+// Lines at a fixed stride, a few of them moved by a line or two (GPU-TN's
+// flags and sequence words): ctrlFirst guesses from the even spread
+// without the block index while they lie within maxCtrlDev of it, and the
+// scan's lines come back whatever the queries and the lines added later.
+func TestCtrlInEvenLinesMatchesScan(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		premark := rapid.IntRange(1, 300).Draw(t, "premark")
+		checkCtrlIn(t, premark, true)
+	})
+}
+
+// checkCtrlIn marks premark random lines of a fresh buffer (even: at a
+// fixed stride, some moved by up to two lines), then checks ctrlIn against
+// a linear scan over random queries and added lines.
+func checkCtrlIn(t *rapid.T, premark int, even bool) *region {
 	m := New("m", false)
 	size := rapid.IntRange(max(1, premark*LineSize), 1<<20).Draw(t, "size")
+	if even {
+		size = premark * LineSize * rapid.IntRange(1, 16).Draw(t, "stride")
+	}
 	base := m.Alloc(GPU, uint64(size), "buf")
 	r, err := m.find(base, size)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if even {
+		stride, moved := size/premark, rapid.IntRange(0, 3).Draw(t, "moved")
+		for i := range premark {
+			a := i*stride + rapid.IntRange(0, stride-1).Draw(t, "in")
+			if rapid.IntRange(0, 3).Draw(t, "move") < moved {
+				a += rapid.IntRange(-2, 2).Draw(t, "by") * LineSize
+			}
+			m.MarkControl(base+Addr(min(max(a, 0), size-1)), 1)
+		}
 	}
 	for len(r.ctrl) < premark {
 		m.MarkControl(base+Addr(rapid.IntRange(0, size-1).Draw(t, "pre")), 1)
@@ -66,6 +91,7 @@ func checkCtrlIn(t *rapid.T, premark int) {
 			checkCtrlInAt(t, r, b, min(n, int(base+Addr(size)-b)))
 		}
 	}
+	return r
 }
 
 // checkCtrlInAt compares r.ctrlIn(a, n) with a linear scan of r.ctrl.

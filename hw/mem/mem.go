@@ -2,6 +2,7 @@ package mem
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sort"
@@ -342,8 +343,8 @@ func leUint64(b []byte) uint64 {
 }
 
 // ctrlIn returns the control lines of r that overlap [a, a+n). When its
-// previous answer does not fit, it searches one block of the block index
-// (indexCtrl), not all of r's control lines: with thousands per buffer
+// previous answer does not fit, it looks in one block of the block index
+// (indexCtrl), not in all of r's control lines: with thousands per buffer
 // (GPU-TN's flags) and accesses all over it, the full search's cache
 // misses were a tenth of a 256-node run.
 func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
@@ -355,31 +356,15 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 		return nil
 	}
 	c, l := r.ctrl, Line(a)
-	// The search's answer is often the previous one (a read right after
-	// HasData of the same range, the next packet of a message): checking
-	// it touches two entries instead of a binary search's dozen, most of
-	// them cache misses at a thousand nodes.
+	// The answer is often the previous one (a read right after HasData of
+	// the same range, the next packet of a message). Its bounds are kept
+	// here, in the struct every access reads: checking them against the
+	// entries cost a cache miss on the previous answer's line whenever it
+	// did not fit, which at a thousand nodes is most lookups (each step
+	// polls a fresh flag and stamps a fresh chunk).
 	lo := r.ctrlHint
-	if lo > len(c) || lo < len(c) && c[lo].line < l || lo > 0 && c[lo-1].line >= l {
-		if r.ctrlIdx == nil || len(c) > 2*r.ctrlIdxN+16 {
-			r.indexCtrl()
-		}
-		b := int((l - r.base) >> r.ctrlShift)
-		lo = int(r.ctrlIdx[b])
-		hi := int(r.ctrlIdx[b+1])
-		if hi == r.ctrlIdxN {
-			// No indexed line after block b: the lines appended since the
-			// index was built (MarkControl) may be.
-			hi = len(c)
-		}
-		for lo < hi { // the first line ≥ l (sort.Search, without its closure call per probe)
-			if m := int(uint(lo+hi) >> 1); c[m].line < l {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		r.ctrlHint = lo
+	if l < r.hintLo || l > r.hintHi || lo > len(c) {
+		lo = r.ctrlFirst(l)
 	}
 	hi := lo
 	for hi < len(c) && c[hi].line < a+Addr(n) {
@@ -395,6 +380,85 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 		}
 	}
 	return c[lo:hi]
+}
+
+// ctrlFirst returns the position in r.ctrl of the first control line at
+// or after line l and keeps it as ctrlIn's hint with the lines it answers
+// for, [hintLo, hintHi]. It first tries where the line would be if the
+// lines were evenly spread (GPU-TN's flags and sequence words lie at a
+// fixed stride): one entry read, which the caller reads anyway, instead of
+// a binary search's two or three dependent cache misses. Where the lines
+// are spread evenly over the whole region (ctrlDev), that guess needs no
+// index at all (at a thousand nodes the index entry is a miss of its
+// own); elsewhere it guesses within the block of the block index
+// (indexCtrl). Either way a binary search finishes where the guess was
+// wrong, so the answer is the same.
+func (r *region) ctrlFirst(l Addr) int {
+	c := r.ctrl
+	if r.ctrlIdx == nil || len(c) > 2*r.ctrlIdxN+16 {
+		r.indexCtrl()
+	}
+	off := uint64(l - r.base)
+	var lo, hi, g int
+	below := l // every line before position lo lies before below
+	if len(c) == r.ctrlIdxN && r.ctrlDev <= maxCtrlDev {
+		// Line j lies within ctrlDev positions of evenSpot(line j), so the
+		// first line ≥ l lies in [g − dev, g + dev + 1], g = evenSpot(l).
+		g = r.evenSpot(l)
+		lo, hi = max(0, g-r.ctrlDev), min(len(c), g+r.ctrlDev+1)
+	} else {
+		b := int(off >> r.ctrlShift)
+		lo, hi = int(r.ctrlIdx[b]), int(r.ctrlIdx[b+1])
+		if hi == r.ctrlIdxN {
+			// No indexed line after block b: the lines appended since the
+			// index was built (MarkControl) may be.
+			hi = len(c)
+		}
+		// Every line before position lo lies before the block's start;
+		// the guess: the block's lines evenly spread over it.
+		below = r.base + Addr(uint64(b)<<r.ctrlShift)
+		g = lo + int((off-uint64(b)<<r.ctrlShift)*uint64(hi-lo)>>r.ctrlShift)
+	}
+	if lo < hi {
+		g = min(max(g, lo), hi-1)
+		switch {
+		case c[g].line < l:
+			below, lo = c[g].line+1, g+1
+			if lo < hi && c[lo].line >= l { // the next line
+				hi = lo
+			}
+		case g == lo:
+			hi = lo
+		case c[g-1].line < l: // the guess
+			below, lo, hi = c[g-1].line+1, g, g
+		default:
+			hi = g - 1 // the first line ≥ l is at or before g−1
+		}
+	}
+	for lo < hi { // the first line ≥ l (sort.Search, without its closure call per probe)
+		if m := int(uint(lo+hi) >> 1); c[m].line < l {
+			below, lo = c[m].line+1, m+1
+		} else {
+			hi = m
+		}
+	}
+	r.ctrlHint, r.hintLo, r.hintHi = lo, below, r.base+Addr(r.size)
+	if lo < len(c) {
+		r.hintHi = c[lo].line
+	}
+	return lo
+}
+
+// maxCtrlDev is the largest ctrlDev for which ctrlFirst searches around
+// evenSpot without the block index.
+const maxCtrlDev = 4
+
+// evenSpot returns where line l would be in r.ctrl if r's control lines
+// were spread evenly over the region: ⌊(l − base) · len / size⌋.
+func (r *region) evenSpot(l Addr) int {
+	h, lo := bits.Mul64(uint64(l-r.base), uint64(len(r.ctrl)))
+	q, _ := bits.Div64(h, lo, r.size)
+	return int(q)
 }
 
 // indexCtrl builds r's block index of control lines: ctrlIdx[b] is the
@@ -417,6 +481,17 @@ func (r *region) indexCtrl() {
 		idx[b] = int32(j)
 	}
 	r.ctrlIdx, r.ctrlShift, r.ctrlIdxN = idx, shift, len(r.ctrl)
+	// How far the lines lie from evenSpot (ctrlFirst), measured up to
+	// just past maxCtrlDev.
+	r.ctrlDev = 0
+	for j := range r.ctrl {
+		if d := j - r.evenSpot(r.ctrl[j].line); d > r.ctrlDev || -d > r.ctrlDev {
+			r.ctrlDev = max(d, -d)
+			if r.ctrlDev > maxCtrlDev {
+				break
+			}
+		}
+	}
 }
 
 type region struct {
@@ -430,9 +505,12 @@ type region struct {
 	// [gapLo, gapHi) holds no control line (ctrlIn's last empty answer;
 	// empty when unknown, reset when a line is marked).
 	gapLo, gapHi Addr
-	pool         Pool
-	lazy         bool // data is allocated on first access
-	sparse       bool // backed by pages (below)
+	// ctrlIn's last answer (ctrlHint) holds for the lines in [hintLo,
+	// hintHi] (ctrlFirst); the range is empty when unknown.
+	hintLo, hintHi Addr
+	pool           Pool
+	lazy           bool // data is allocated on first access
+	sparse         bool // backed by pages (below)
 	// mapped: data is a mapping outside the Go heap (mapMin), whose pages
 	// Consume may give back. [scratchLo, scratchHi) is the range marked
 	// Scratch, as offsets (empty when equal): not populated ahead, and
@@ -452,6 +530,9 @@ type region struct {
 	// indexed line after it runs on to the end. It is rebuilt once the
 	// lines have doubled, not at every append.
 	ctrlIdxN int
+	// ctrlDev bounds how far from evenSpot the indexed lines lie (at
+	// most maxCtrlDev + 1: further is not measured).
+	ctrlDev int
 	// snaps are the lazy snapshots of data (snapshot.go), which every
 	// access overlapping them materialises first; snapCount counts them
 	// per block.
@@ -514,30 +595,33 @@ type Access struct {
 
 // Memory is one node's memory. The zero value is not usable; call New.
 type Memory struct {
-	name       string
-	functional bool
-	next       Addr
-	regions    []region // sorted by base
-	bases      []Addr   // regions[i].base: search probes this dense array, not the large region structs
+	// The fields every access reads come first, in one cache line: at a
+	// thousand nodes each access's first touch of its node's Memory is a
+	// cache miss, and last sat behind the 512-byte page cache.
+	last *region // region find returned last (accesses cluster, so it is tried first); nil after an Alloc moved the regions
+	prev *region // the one last was before it (search tries it first); nil with last
+	// onTouch are called with every written range (Touch): a host CPU's
+	// caches drop their copies of lines another agent wrote.
+	onTouch     []func(a Addr, n int)
+	nwatched    int      // watched lines in all
+	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
+	functional  bool
+	name        string
+	next        Addr
+	regions     []region                  // sorted by base
+	bases       []Addr                    // regions[i].base: search probes this dense array, not the large region structs
+	watches     map[Addr]*sim.Signal      // watched lines outside every allocation
+	sigFree     sim.FreeList[*sim.Signal] // signals of forgotten WatchOnce watches, for reuse
+	allocated   uint64
+	payloadFree uint64
+	consumed    uint64 // bytes Consume gave back
+	snapFree    sim.FreeList[*Snapshot]
+	maps        *mappings // backing mapped outside the Go heap (mapped.go)
 	// byPage caches, by 4 KiB page number modulo its length, the index
 	// (+1) of the region search last found there: the accesses that miss
 	// last (a host templating one slot of each of a thousand QP rings in
 	// turn, the stores landing there) mostly find their region in one load.
-	byPage      [128]int32
-	watches     map[Addr]*sim.Signal      // watched lines outside every allocation
-	nwatched    int                       // watched lines in all
-	sigFree     sim.FreeList[*sim.Signal] // signals of forgotten WatchOnce watches, for reuse
-	allocated   uint64
-	payloadFree uint64
-	consumed    uint64   // bytes Consume gave back
-	checker     *Checker // visibility-hazard checker (hazard.go), nil when off
-	last        *region  // region find returned last (accesses cluster, so it is tried first); nil after an Alloc moved the regions
-	prev        *region  // the one last was before it (search tries it first); nil with last
-	snapFree    sim.FreeList[*Snapshot]
-	maps        *mappings // backing mapped outside the Go heap (mapped.go)
-	// onTouch are called with every written range (Touch): a host CPU's
-	// caches drop their copies of lines another agent wrote.
-	onTouch []func(a Addr, n int)
+	byPage [128]int32
 }
 
 // OnTouch registers fn to be called with every range written through
@@ -1214,6 +1298,7 @@ func (m *Memory) MarkControl(a Addr, n int) {
 		return
 	}
 	r.gapLo, r.gapHi = 0, 0
+	r.hintLo, r.hintHi = 1, 0 // no hint: the positions move
 	for l := Line(a); l < a+Addr(n); l += LineSize {
 		i := sort.Search(len(r.ctrl), func(i int) bool { return r.ctrl[i].line >= l })
 		switch {
