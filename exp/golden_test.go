@@ -2,7 +2,9 @@ package exp
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -149,5 +151,72 @@ func TestTimingGoldenStrategies(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTimingGoldenHalo3D pins the simulated time and the event count of
+// every halo3d implementation on the presets that run them (the Cassini
+// machine for the triggered and host-proxy ones, the ConnectX-7 machine for
+// the GPU-initiated verbs), 6 and 26 neighbours on two nodes, weak and
+// strong scaling, functional and payload-free, packet and flow model. The
+// halo exchange is the largest scale the present-day study runs (8,192
+// GPUs), and speed work on its kernels and on the flow model must leave
+// these bit-identical.
+func TestTimingGoldenHalo3D(t *testing.T) {
+	var buf bytes.Buffer
+	for _, g := range []struct {
+		preset string
+		strats []string
+	}{
+		{"mi300a-ss11", []string{"CPU", "HDN", "HDN_OVERLAP", "HSA", "GDS", "GPUTN", "GHN_APU", "GHN_DGPU", "GHN_DGPU_HOSTQ", "COMPNET"}},
+		{"h100-cx7", []string{"HDN", "GDS", "GNN_GIO", "GNN_GPURDMA"}},
+	} {
+		for _, model := range []string{"packet", "flow"} {
+			for _, functional := range []bool{true, false} {
+				for _, scaling := range []string{"weak", "strong"} {
+					cfg, err := DefaultConfig(g.preset)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cfg.Network.Model, cfg.Run.Functional = model, functional
+					cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling = []int{2}, []int{6, 26}, scaling
+					cfg.Halo3D.MinFace, cfg.Halo3D.MaxFace, cfg.Halo3D.Domain = 4*unit.KiB, 4*unit.KiB, 48
+					cfg.Halo3D.Strategies, cfg.Halo3D.Iters = g.strats, 2
+					pts := halo3DPoints()
+					list, err := pts.List(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, p := range list {
+						raw, err := pts.Simulate(p, Env{})
+						if err != nil {
+							t.Fatalf("%s %s: %v", g.preset, p.Label, err)
+						}
+						var r halo3DPoint
+						if err := json.Unmarshal(raw, &r); err != nil {
+							t.Fatal(err)
+						}
+						if functional && !r.Verified {
+							t.Errorf("%s %s: functional run not verified", g.preset, p.Label)
+						}
+						fmt.Fprintf(&buf, "%s,%s,functional=%v,%s,%d,%d\n", g.preset, model, functional, p.Label, int64(r.Time), r.Events)
+					}
+				}
+			}
+		}
+	}
+	path := filepath.Join("testdata", "halo3d_timing.csv.golden")
+	if *update {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./exp -run TimingGoldenHalo3D -update creates it)", err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("%s: simulated timing changed\n--- got\n%s\n--- want\n%s", path, buf.Bytes(), want)
 	}
 }

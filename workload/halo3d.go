@@ -387,15 +387,10 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 				}
 			}
 		}
+		var packs packWGs
 		packKernel := func(name string, body func()) gpu.Kernel {
 			wgs := max(1, min(int(msgBytes)/(4*h.WGSize), nd.GPU.CUs))
-			return gpu.Kernel{Name: name, WGs: wgs, WGSize: h.WGSize, Body: func(wg *gpu.WG) {
-				if wg.ID == 0 && body != nil {
-					body()
-				}
-				wg.VALU(2)
-				wg.Stream(2 * msgBytes / uint64(wgs))
-			}}
+			return packs.kernel(name, wgs, h.WGSize, 2*msgBytes/uint64(wgs), body)
 		}
 		pack := func(name string) {
 			if nd.Stream == nil {
@@ -710,6 +705,77 @@ func (h Halo3D) persistent(nd *strategy.Node, impl string, dv *dvRank, W int, x 
 	}
 	nd.Stream.Wait(run)
 	return firstErr(errs)
+}
+
+// packWGs makes a rank's pack and unpack kernels: work-group 0 first runs
+// the kernel's effect (body: GDS's fill or check, run where the kernel
+// runs), then every work-group issues 2 vector instructions and streams
+// its share of the messages (read and written). The work-groups run as
+// steps (callback events, gpu.Kernel.Steps) instead of coroutines: they
+// wait at the same points as the straight-line body, so they make the same
+// events at the same times, without two coroutine switches per wait and a
+// goroutine per work-group (228 per kernel on mi300a-ss11; 7.5 M in the
+// 8,192-GPU weak exchange). The work-groups' states are one slice per rank,
+// reused from kernel to kernel: a rank's kernels run one after another on
+// its stream (kernel panics when a work-group of an earlier one has not
+// finished when a later one starts).
+type packWGs struct {
+	wgs  []packWG
+	busy int // work-groups started and not finished
+}
+
+// packKernel is one pack or unpack kernel's parameters.
+type packKernel struct {
+	ws     *packWGs
+	body   func()
+	stream uint64 // bytes each work-group streams
+}
+
+// kernel returns a kernel of wgs work-groups of wgSize items.
+func (ws *packWGs) kernel(name string, wgs, wgSize int, stream uint64, body func()) gpu.Kernel {
+	if len(ws.wgs) < wgs {
+		ws.wgs = make([]packWG, wgs) // work-groups of an earlier kernel keep the old slice
+	}
+	k := &packKernel{ws: ws, body: body, stream: stream}
+	return gpu.Kernel{Name: name, WGs: wgs, WGSize: wgSize, Steps: k.steps}
+}
+
+// steps is the kernel's gpu.Kernel.Steps: work-group wg's state.
+func (k *packKernel) steps(wg *gpu.WG) gpu.StepBody {
+	ws := k.ws
+	if wg.ID == 0 && ws.busy != 0 {
+		panic(fmt.Sprintf("halo3d: kernel %s started while %d work-groups of an earlier one still run", wg.Name(), ws.busy))
+	}
+	b := &ws.wgs[wg.ID]
+	*b = packWG{k: k}
+	ws.busy++
+	return b
+}
+
+// packWG is one work-group of a pack or unpack kernel as steps.
+type packWG struct {
+	k     *packKernel
+	phase uint8
+}
+
+// Step implements gpu.StepBody: one operation per call, as the rule for
+// step bodies asks.
+func (p *packWG) Step(wg *gpu.WG) bool {
+	switch p.phase {
+	case 0:
+		if wg.ID == 0 && p.k.body != nil {
+			p.k.body()
+		}
+		p.phase = 1
+		wg.VALU(2)
+		return false
+	case 1:
+		p.phase = 2
+		wg.Stream(p.k.stream)
+		return false
+	}
+	p.k.ws.busy--
+	return true
 }
 
 // Dims3 returns the process grid the halo exchange lays p ranks out on

@@ -57,6 +57,11 @@ workloads' sizes do.`,
 		},
 	}
 	addStudyFlags(cmd, &f, true)
+	// today writes into today/ and sweeps only its own knobs: its help
+	// says so instead of the study commands' default and a --sweep it
+	// refuses.
+	cmd.Flags().Lookup("out").Usage = "output `directory` for the report files (default: today)"
+	cmd.Flags().MarkHidden("sweep")
 	return cmd
 }
 

@@ -107,11 +107,26 @@ func (cl *cline) flush(l mem.Addr, m *mem.Memory) {
 	cl.dirty = 0
 }
 
+// l1Fill returns the work-group's CU's L1 for a fill, made on the first.
+func (w *WG) l1Fill() *cache {
+	cu := w.cu
+	if cu.l1 == nil {
+		cu.l1 = newCache(w.g.spec.L1Lines)
+	}
+	return cu.l1
+}
+
 func newCache(capacity int) *cache {
 	return &cache{cap: capacity}
 }
 
-func (c *cache) get(l mem.Addr) *cline { return c.lines.get(l) }
+// get returns l's copy, or nil; nil on a nil cache (an L1 never filled).
+func (c *cache) get(l mem.Addr) *cline {
+	if c == nil {
+		return nil
+	}
+	return c.lines.get(l)
+}
 
 // fill inserts a line copied from src, evicting the oldest line when full.
 // An evicted dirty line is written to wb (may be nil for write-through
@@ -142,7 +157,11 @@ func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
 	return cl
 }
 
+// clear drops every line; a nil cache (an L1 never filled) holds none.
 func (c *cache) clear() {
+	if c == nil {
+		return
+	}
 	if len(c.order) <= 16 {
 		// Every line is in order (a dropped line's address may be there
 		// twice, hence release's check): looking the few lines of a

@@ -88,7 +88,7 @@ type computeUnit struct {
 	nextSIMD int
 	waves    int
 	lds      unit.Bytes
-	l1       *cache
+	l1       *cache      // nil until its first fill (WG.l1Fill): get and clear take nil
 	port     *mem.Server // the L1–L2 path of bulk accesses (nil: unlimited)
 	lsu      *mem.Server // the load/store path of streaming copies and reductions (nil: unlimited)
 	// armed is the work-group alone on the CU whose poll's wake-up runs no
@@ -101,15 +101,33 @@ type computeUnit struct {
 func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server) *GPU {
 	g := &GPU{e: e, name: name, spec: spec, mem: m, dram: dram, dispatchDelay: spec.Cycles(spec.DispatchCycles), missLat: spec.MissLatency(),
 		hitLat: spec.Cycles(spec.L2Cycles), dmaLat: spec.MemLatency}
+	// The CUs, their SIMDs' clocks and their servers in one array each,
+	// not five objects per CU (an MI300A has 228 CUs: 8,192 GPUs made 9 M
+	// objects); an L1 is made on its first fill (l1Fill): the kernels of
+	// most GPUs in a large run never load through it (pack and unpack
+	// stream), and 228 empty caches were 30 KB per GPU.
+	cus := make([]computeUnit, spec.CUs)
+	simd := make([]sim.Time, spec.CUs*spec.SIMDs)
+	var ports, lsus []mem.Server
+	if spec.L2PortBytes > 0 {
+		ports = make([]mem.Server, spec.CUs)
+	}
+	if spec.LSUBytes > 0 {
+		lsus = make([]mem.Server, spec.CUs)
+	}
+	g.cus = make([]*computeUnit, spec.CUs)
 	for i := range spec.CUs {
-		cu := &computeUnit{id: i, simdFree: make([]sim.Time, spec.SIMDs), l1: newCache(spec.L1Lines)}
-		if spec.L2PortBytes > 0 {
-			cu.port = mem.NewServer(float64(spec.L2PortBytes) * float64(spec.Freq))
+		cu := &cus[i]
+		*cu = computeUnit{id: i, simdFree: simd[i*spec.SIMDs : (i+1)*spec.SIMDs : (i+1)*spec.SIMDs]}
+		if ports != nil {
+			ports[i] = *mem.NewServer(float64(spec.L2PortBytes) * float64(spec.Freq))
+			cu.port = &ports[i]
 		}
-		if spec.LSUBytes > 0 {
-			cu.lsu = mem.NewServer(float64(spec.LSUBytes) * float64(spec.Freq))
+		if lsus != nil {
+			lsus[i] = *mem.NewServer(float64(spec.LSUBytes) * float64(spec.Freq))
+			cu.lsu = &lsus[i]
 		}
-		g.cus = append(g.cus, cu)
+		g.cus[i] = cu
 	}
 	if spec.Mode == "dgpu" {
 		g.l2 = newCache(1 << 30) // capacity is not the point; staleness is

@@ -477,20 +477,20 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	if g.l2Copy(a) {
 		if g.l2.get(l) == nil {
 			g.l2.fill(l, g.mem, g.mem)
-			cl := w.cu.l1.fill(l, g.mem, nil)
+			cl := w.l1Fill().fill(l, g.mem, nil)
 			cl.data = g.l2.get(l).data
 			w.ph.readLater(cl)
 			w.sampleLater(g.missLat)
 			return 0, false
 		}
 		w.checkStale(l, g.l2.get(l), off)
-		cl := w.cu.l1.fill(l, g.mem, nil)
+		cl := w.l1Fill().fill(l, g.mem, nil)
 		cl.data = g.l2.get(l).data
 		w.ph.readLater(cl)
 		w.Sleep(g.spec.Cycles(g.spec.L2Cycles))
 		return 0, false
 	}
-	cl := w.cu.l1.fill(l, g.mem, nil)
+	cl := w.l1Fill().fill(l, g.mem, nil)
 	w.ph.readLater(cl)
 	d, s := g.wordLoad(a)
 	if w.ph.until == nil || g.keepSamples {
@@ -776,7 +776,7 @@ func (w *WG) missAfterAcquire(a mem.Addr, t1 sim.Time) (*cline, sim.Duration) {
 	l := mem.Line(a)
 	w.ph.ldOff = a - l
 	g.stats.L1Misses++
-	cl := w.cu.l1.fill(l, g.mem, nil)
+	cl := w.l1Fill().fill(l, g.mem, nil)
 	w.ph.readLater(cl)
 	d, s := g.wordLoad(a)
 	sm := &w.ph.smp
