@@ -12,6 +12,7 @@ import (
 	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
 	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/unit"
+	"github.com/gpunetsim/gpunetsim/workload"
 )
 
 // RunSpec holds what selects and seeds a run.
@@ -196,6 +197,21 @@ func (c Config) Validate() error {
 	}
 	if c.Allreduce.WGs > 0 && c.Allreduce.WGs > c.NIC.TrigMaxEntries {
 		errs = append(errs, fmt.Errorf("allreduce.wgs = %d: must be ≤ nic.trig_max_entries = %d (one trigger entry per slice)", c.Allreduce.WGs, c.NIC.TrigMaxEntries))
+	}
+	if c.Halo3D.Scaling == "strong" {
+		// Every GPU holds at least one cell per dimension: a smaller cube
+		// would be rounded up to the grid (domain 3 on a 4x4x2 grid ran a
+		// 4x4x4 cube), not split.
+		for _, n := range c.Halo3D.Nodes {
+			if n < 1 || n > 16384 {
+				continue // halo3d.validate names it
+			}
+			dm := workload.Dims3(n * max(1, c.Node.GPUs))
+			if most := max(dm[0], dm[1], dm[2]); c.Halo3D.Domain < most {
+				errs = append(errs, fmt.Errorf("halo3d.domain = %d: must be at least %d, the largest side of the %dx%dx%d GPU grid of halo3d.nodes = %d (every GPU holds at least one cell per dimension)", c.Halo3D.Domain, most, dm[0], dm[1], dm[2], n))
+				break
+			}
+		}
 	}
 	for _, ep := range c.MoE.EP {
 		if g := max(1, c.Node.GPUs); ep%g != 0 {

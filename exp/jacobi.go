@@ -81,7 +81,7 @@ func parseProcs(s string) (int, int, error) {
 	a, b, ok := strings.Cut(strings.ToLower(s), "x")
 	r, err1 := strconv.Atoi(strings.TrimSpace(a))
 	c, err2 := strconv.Atoi(strings.TrimSpace(b))
-	if !ok || err1 != nil || err2 != nil || r < 1 || c < 1 || r*c > 65536 {
+	if !ok || err1 != nil || err2 != nil || r < 1 || c < 1 || r > 65536 || c > 65536 || r*c > 65536 { // each side first: r*c wraps int64 (2^32 x 2^32 = 0)
 		return 0, 0, fmt.Errorf("jacobi.procs = %q: must be rows x cols, e.g. 4x4 or 3x5, at most 65536 nodes", s)
 	}
 	return r, c, nil

@@ -158,24 +158,16 @@ func quickToday(cfg *Config) {
 }
 
 // presetConfig is preset's default configuration with the run's workload
-// sizes and study knobs: each preset keeps its own hardware values and
-// the strategies its NIC runs.
+// sizes and study knobs (TodayEntryConfig) and the GHN proxy of its GPU
+// mode in every strategy list: each preset keeps its own hardware values
+// and the strategies its NIC runs.
 func (cfg Config) presetConfig(preset string) (Config, error) {
 	pc, err := DefaultConfig(preset)
 	if err != nil {
 		return Config{}, fmt.Errorf("today.presets: %w", err)
 	}
-	pc.Run = cfg.Run
-	pc.Run.Preset = preset
+	TodayEntryConfig(&pc, cfg)
 	pc.Today = cfg.Today
-	// Every workload value but the strategies comes from this run, as the
-	// per-preset entries of "gpunetsim today" take every pingpong.*,
-	// allreduce_hier.*, halo3d.* and moe.* --set: a field left out here
-	// (allreduce_hier.inter, the comm_wgs knobs) made the answer's tables
-	// disagree with the per-preset tables of the same run.
-	ps, as, hs, ms := pc.PingPong.Strategies, pc.AllreduceHier.Strategies, pc.Halo3D.Strategies, pc.MoE.Strategies
-	pc.PingPong, pc.AllreduceHier, pc.Halo3D, pc.MoE = cfg.PingPong, cfg.AllreduceHier, cfg.Halo3D, cfg.MoE
-	pc.PingPong.Strategies, pc.AllreduceHier.Strategies, pc.Halo3D.Strategies, pc.MoE.Strategies = ps, as, hs, ms
 	// GHN, the CPU proxy (NVSHMEM IBRC, rocSHMEM reverse offload), runs on
 	// every preset: the form of the preset's GPU mode, so shmem.threads
 	// enters the tornado.
@@ -188,6 +180,29 @@ func (cfg Config) presetConfig(preset string) (Config, error) {
 			*list = append(slices.Clone(*list), ghn)
 		}
 	}
+	return pc, nil
+}
+
+// TodayEntryConfig makes pc, a preset's configuration, that of the today
+// study run with cfg on the preset: cfg's run values (but the preset) and
+// every value of the present-day workloads but their strategies; the
+// preset's hardware, software and strategy lists stay. A ping-pong over
+// the GPU fabric becomes one over the rails on a preset of one GPU per
+// node, and MoE keeps the EP counts of whole nodes (else two nodes). The
+// answer's tables (presetConfig) and the per-preset entries of "gpunetsim
+// today" both take their configuration from here, so a --config file's
+// hardware values reach neither (they reached the per-preset tables only,
+// which then ran on the file's hardware under the preset's name).
+func TodayEntryConfig(pc *Config, cfg Config) {
+	preset := pc.Run.Preset
+	pc.Run = cfg.Run
+	pc.Run.Preset = preset
+	// Every workload value but the strategies comes from this run: a field
+	// left out (allreduce_hier.inter, the comm_wgs knobs) made the answer's
+	// tables disagree with the per-preset tables of the same run.
+	ps, as, hs, ms := pc.PingPong.Strategies, pc.AllreduceHier.Strategies, pc.Halo3D.Strategies, pc.MoE.Strategies
+	pc.PingPong, pc.AllreduceHier, pc.Halo3D, pc.MoE = cfg.PingPong, cfg.AllreduceHier, cfg.Halo3D, cfg.MoE
+	pc.PingPong.Strategies, pc.AllreduceHier.Strategies, pc.Halo3D.Strategies, pc.MoE.Strategies = ps, as, hs, ms
 	if pc.PingPong.Placement == "fabric" && pc.Node.GPUs < 2 {
 		pc.PingPong.Placement = "rails" // one GPU per node: only the rails
 	}
@@ -196,7 +211,6 @@ func (cfg Config) presetConfig(preset string) (Config, error) {
 	if len(pc.MoE.EP) == 0 {
 		pc.MoE.EP = []int{2 * g}
 	}
-	return pc, nil
 }
 
 // todayKnobs returns the values of preset pc that nobody has published
@@ -729,7 +743,7 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		res.Plot = plot
 	}
 	res.Notes = append(res.Notes,
-		"each preset runs with its own default parameters (hardware --set values do not carry over) and the strategies with an implementation that its NIC runs, plus the GHN CPU proxy of its GPU mode (GHN_DGPU on dGPU presets, GHN_APU on APU presets); workload sizes (pingpong.*, allreduce_hier.*, halo3d.*, moe.*) come from this run",
+		"each preset runs with its own default parameters (hardware values of --set or --config do not carry over) and the strategies with an implementation that its NIC runs, plus the GHN CPU proxy of its GPU mode (GHN_DGPU on dGPU presets, GHN_APU on APU presets); workload sizes (pingpong.*, allreduce_hier.*, halo3d.*, moe.*) come from this run",
 		fmt.Sprintf("tornado: every value a preset's sources do not give (gpunetsim params: DEFAULT, no source) and the strategy knobs without a source (moe.comm_wgs, allreduce_hier.comm_wgs, and where a strategy they reach runs: nic.trig_max_entries, gnn.qps, shmem.threads), divided and multiplied by today.factor = %g one at a time, on a thinned payload-free grid (pingpong sizes: every sixth doubling and the largest; allreduce_hier: first and last node count; halo3d: the last node count and stencil, the smallest, middle and largest face; moe: the first EP count, throughput mode at moe.tokens_ht / 8), compared with the same grid at the defaults; flipped_by names the knobs that change a point's winner (points outside the thinned grid are not checked)", cfg.Today.Factor),
 		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access), GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
 	return res, nil

@@ -19,9 +19,12 @@ import (
 // (each thread's polls, counts, time on its core, energy), with marks
 // and without (a tracer, which needs every poll's span), only in fewer
 // events: one fewer per mark passed. With several queues per thread
-// (rounds that end on a mark, quiet blocks the stretch stops at), one
-// queue per thread, one thread, and two helpers time-sliced on one core
-// (a stretch never crosses the slice's end).
+// (rounds that end on a mark, quiets that find nothing done as marks:
+// their mutex, CT read and unlock, the lock count in the report), one
+// queue per thread, one thread (no mutex), and two helpers time-sliced
+// on one core (a stretch never crosses the slice's end). It fails
+// without the poll count, the quiet clock or the lock count in
+// ghostSettle.
 func TestGhostPollsArePolls(t *testing.T) {
 	for _, c := range []struct {
 		name    string

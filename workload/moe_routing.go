@@ -99,6 +99,19 @@ func ParseRouting(data []byte, sh MoEShape) (Routing, error) {
 		return Routing{}, err
 	}
 	n := sh.GPUs * sh.Tokens * sh.TopK
+	// Every entry takes a line of at least 8 bytes ("g,t,e,w\n"). The
+	// tables below take 8 bytes an entry, up to 69 GB at the largest shape
+	// (4,096 GPUs x 65,536 tokens x 32): a file too small to hold the
+	// shape's entries is refused before they are allocated, not by the
+	// runtime's out-of-memory crash. (Small shapes go on, so that the
+	// message names the first token short of experts.)
+	if n > 1<<20 && int64(n)*8 > int64(len(data))+1 {
+		return Routing{}, fmt.Errorf("routing: %d bytes cannot hold the %d entries of %d GPUs x %d tokens x moe.topk = %d (a line of at least 8 bytes each)",
+			len(data), n, sh.GPUs, sh.Tokens, sh.TopK)
+	}
+	// A spreadsheet's "CSV UTF-8" starts with a byte-order mark: not part
+	// of the header.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	r := Routing{Shape: sh, Expert: make([]int32, n), Weight: make([]float32, n)}
 	count := make([]uint8, sh.GPUs*sh.Tokens)
 	sc := bufio.NewScanner(bytes.NewReader(data))

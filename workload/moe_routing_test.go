@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,9 @@ func TestParseRoutingErrors(t *testing.T) {
 	ok := "gpu,token,expert,weight\n0,0,1,0.5\n0,0,2,0.5\n1,0,3,1\n1,0,0,0.25\n"
 	if _, err := ParseRouting([]byte(ok), sh); err != nil {
 		t.Fatalf("valid table: %v", err)
+	}
+	if _, err := ParseRouting([]byte("\ufeff"+ok), sh); err != nil {
+		t.Errorf("valid table after a byte-order mark: %v", err)
 	}
 	for _, tc := range []struct{ in, want string }{
 		{"0,0,1\n", "line 1: 3 fields"},
@@ -76,4 +80,21 @@ func FuzzParseRouting(f *testing.F) {
 			t.Fatalf("round trip: %v", err)
 		}
 	})
+}
+
+// A table far too small for its shape is refused before the shape's
+// tables are allocated: the largest shape's 8.6e9 entries took the
+// runtime's out-of-memory crash before; here 8.4 M entries, 67 MB.
+func TestParseRoutingTooSmallAllocatesNothing(t *testing.T) {
+	sh := MoEShape{GPUs: 256, Experts: 256, TopK: 8, Tokens: 4096}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ParseRouting([]byte("gpu,token,expert,weight\n0,0,1,1\n"), sh)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "cannot hold the 8388608 entries") {
+		t.Errorf("err = %v, want the entries the file cannot hold", err)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > 1<<20 {
+		t.Errorf("allocated %d bytes before refusing", d)
+	}
 }

@@ -90,6 +90,16 @@ func checkRunMemory(name string, cfg exp.Config) error {
 func expandPlan(s study.Study, version string) (*study.Plan, error) {
 	avail, what := availableMemory()
 	plan, err := study.ExpandWithin(s, version, study.MemLimit{Bytes: avail, What: what, Run: func(name string, cfg exp.Config) error {
+		// What gpunetsim run refuses before any work (run.partitions > 1
+		// for an experiment on one engine, GPU counts a partitioned run
+		// cannot take, a NIC without a strategy the experiment always
+		// runs), a study refuses too, instead of failing at its first
+		// point (exit 1).
+		if e, err := exp.Lookup(name); err == nil {
+			if err := e.CheckRun(cfg); err != nil {
+				return err
+			}
+		}
 		return checkRunMemory(name, cfg) // before the run's points are listed
 	}})
 	if err != nil {

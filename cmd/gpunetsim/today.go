@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -40,8 +39,8 @@ simulation point is cached in --cache as soon as it finishes, so an interrupted
 run resumes where it stopped and a re-run with other values simulates only what
 changed. The report files go to --out (default: today/): today.csv (one CSV per
 table), today.svg (the tornado), PRESET-WORKLOAD.csv and .svg, and report.html.
-Hardware values set with --set apply to no preset (each keeps its own); the
-workloads' sizes do.`,
+Hardware values set with --set or --config apply to no preset (each keeps its
+own); the run.* and workload values do.`,
 		Example: `  gpunetsim today
   gpunetsim today --set today.presets=mi300a-ss11 --set today.workloads=moe,halo3d
   gpunetsim today --set today.tornado=false --out winners
@@ -57,6 +56,11 @@ workloads' sizes do.`,
 		},
 	}
 	addStudyFlags(cmd, &f, true)
+	// today writes into today/ and sweeps only its own knobs: its help
+	// says so instead of the study commands' default and a --sweep it
+	// refuses.
+	cmd.Flags().Lookup("out").Usage = "output `directory` for the report files (default: today)"
+	cmd.Flags().MarkHidden("sweep")
 	return cmd
 }
 
@@ -77,8 +81,7 @@ func todayStudy(f studyFlags) (study.Study, error) {
 	}
 	st := study.Study{Name: "today", Entries: []study.Entry{{Label: "today", Experiment: e, Load: f.load}}}
 	for _, preset := range cfg.Today.Presets {
-		hw, err := cluster.Preset(preset)
-		if err != nil {
+		if _, err := cluster.Preset(preset); err != nil {
 			return study.Study{}, err
 		}
 		for _, w := range cfg.Today.Workloads {
@@ -86,43 +89,13 @@ func todayStudy(f studyFlags) (study.Study, error) {
 			if err != nil {
 				return study.Study{}, err
 			}
-			load := params.Options{File: f.load.File, Preset: preset}
-			for _, set := range f.load.Sets {
-				name, _, _ := strings.Cut(set, "=")
-				section, _, _ := strings.Cut(name, ".")
-				switch {
-				case strings.HasSuffix(name, ".strategies"): // each preset compares what its NIC runs
-				case name == "pingpong.placement" && hw.Node.GPUs < 2:
-				case section == "run" || section == w || w == "halo3d" && section == "halo3d":
-					load.Sets = append(load.Sets, set)
-				}
-			}
-			if w == "moe" && hw.Node.GPUs > 1 {
-				load.Sets = append(load.Sets, "moe.ep="+joinInts(wholeNodes(cfg.MoE.EP, hw.Node.GPUs)))
-			}
+			// The preset's own values with the run's run and workload
+			// values, as the answer's tables take them: not the --config
+			// file's hardware.
+			top := cfg
+			load := params.Options{Preset: preset, Edit: func(c *exp.Config) error { exp.TodayEntryConfig(c, top); return nil }}
 			st.Entries = append(st.Entries, study.Entry{Label: preset + "-" + w, Experiment: we, Load: load})
 		}
 	}
 	return st, st.Check()
-}
-
-func wholeNodes(eps []int, g int) []int {
-	var out []int
-	for _, ep := range eps {
-		if ep%g == 0 {
-			out = append(out, ep)
-		}
-	}
-	if len(out) == 0 {
-		out = []int{2 * g}
-	}
-	return out
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
 }

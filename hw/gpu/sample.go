@@ -63,8 +63,12 @@ func (g *GPU) touched(a mem.Addr, n int) {
 	now := g.e.Now()
 	for i := 0; i < len(g.samples); {
 		r := &g.samples[i]
-		if r.t < now { // its key passed (the line and time are kept here: no miss on the sample)
-			g.dropSample(r.sm)
+		if r.t < now {
+			// Its key passed (the line and time are kept here): it leaves
+			// without a read of the sample, a cache miss into another
+			// work-group at a thousand nodes; its idx is left behind
+			// (dropSample checks it).
+			g.dropAt(i)
 			continue
 		}
 		if r.line+mem.LineSize > a && r.line < a+mem.Addr(n) {
@@ -88,18 +92,38 @@ type sampleRef struct {
 	sm   *sample
 }
 
-// dropSample takes sm out of the list of samples whose keys are ahead.
+// dropSample takes sm out of the list of samples whose keys are ahead, if
+// it is still there. Its idx is where keepSample put it; the list's
+// removals (dropAt) move other entries without telling their samples, so
+// the entry there is checked, and the list (a few entries per GPU)
+// searched when it is another one.
 func (g *GPU) dropSample(sm *sample) {
 	i := sm.idx
 	if i < 0 {
 		return
 	}
+	sm.idx = -1
+	if i >= len(g.samples) || g.samples[i].sm != sm {
+		i = -1
+		for j := range g.samples {
+			if g.samples[j].sm == sm {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			return
+		}
+	}
+	g.dropAt(i)
+}
+
+// dropAt removes entry i of the list, the last entry taking its place.
+func (g *GPU) dropAt(i int) {
 	last := len(g.samples) - 1
 	g.samples[i] = g.samples[last]
-	g.samples[i].sm.idx = i
 	g.samples[last] = sampleRef{}
 	g.samples = g.samples[:last]
-	sm.idx = -1
 }
 
 // settled returns cl with its deferred sample, if any, taken in when the

@@ -12,25 +12,50 @@ import (
 // order of queries and the lines added between them (the index is rebuilt,
 // or kept when the new line comes after every other).
 func TestCtrlInMatchesScan(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) { checkCtrlIn(t, 0) })
+	rapid.Check(t, func(t *rapid.T) { checkCtrlIn(t, 0, false) })
 }
 
 // With hundreds of lines (a GPU-TN node's flags) the hint decides most
 // lookups: queries near a line, at it, below it (inside or just outside
 // the hint's range) and after lines were added give the scan's lines too.
 func TestCtrlInManyLinesMatchesScan(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) { checkCtrlIn(t, rapid.IntRange(64, 300).Draw(t, "premark")) })
+	rapid.Check(t, func(t *rapid.T) { checkCtrlIn(t, rapid.IntRange(64, 300).Draw(t, "premark"), false) })
 }
 
-// checkCtrlIn marks premark random lines of a fresh buffer, then checks
-// ctrlIn against a linear scan over random queries and added lines.
-func checkCtrlIn(t *rapid.T, premark int) {
+// Lines at a fixed stride, a few of them moved by a line or two (GPU-TN's
+// flags and sequence words): ctrlFirst guesses from the even spread
+// without the block index while they lie within maxCtrlDev of it, and the
+// scan's lines come back whatever the queries and the lines added later.
+func TestCtrlInEvenLinesMatchesScan(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		premark := rapid.IntRange(1, 300).Draw(t, "premark")
+		checkCtrlIn(t, premark, true)
+	})
+}
+
+// checkCtrlIn marks premark random lines of a fresh buffer (even: at a
+// fixed stride, some moved by up to two lines), then checks ctrlIn against
+// a linear scan over random queries and added lines.
+func checkCtrlIn(t *rapid.T, premark int, even bool) *region {
 	m := New("m", false)
 	size := rapid.IntRange(max(1, premark*LineSize), 1<<20).Draw(t, "size")
+	if even {
+		size = premark * LineSize * rapid.IntRange(1, 16).Draw(t, "stride")
+	}
 	base := m.Alloc(GPU, uint64(size), "buf")
 	r, err := m.find(base, size)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if even {
+		stride, moved := size/premark, rapid.IntRange(0, 3).Draw(t, "moved")
+		for i := range premark {
+			a := i*stride + rapid.IntRange(0, stride-1).Draw(t, "in")
+			if rapid.IntRange(0, 3).Draw(t, "move") < moved {
+				a += rapid.IntRange(-2, 2).Draw(t, "by") * LineSize
+			}
+			m.MarkControl(base+Addr(min(max(a, 0), size-1)), 1)
+		}
 	}
 	for len(r.ctrl) < premark {
 		m.MarkControl(base+Addr(rapid.IntRange(0, size-1).Draw(t, "pre")), 1)
@@ -39,7 +64,7 @@ func checkCtrlIn(t *rapid.T, premark int) {
 		a := base + Addr(rapid.IntRange(0, size-1).Draw(t, "a"))
 		if len(r.ctrl) > 0 && rapid.Bool().Draw(t, "near") {
 			// Near a line: at, before or after it (the hint's bounds).
-			c := r.ctrl[rapid.IntRange(0, len(r.ctrl)-1).Draw(t, "line")].line
+			c := r.ctrl[rapid.IntRange(0, len(r.ctrl)-1).Draw(t, "line")].addr()
 			a = max(base, min(base+Addr(size)-1, c+Addr(rapid.IntRange(-2*LineSize, 2*LineSize).Draw(t, "off"))))
 		}
 		n := rapid.IntRange(1, min(4096, int(base+Addr(size)-a))).Draw(t, "n")
@@ -51,7 +76,7 @@ func checkCtrlIn(t *rapid.T, premark int) {
 		case 1: // after every line so far (the index is kept)
 			next := base
 			if len(r.ctrl) > 0 {
-				next = r.ctrl[len(r.ctrl)-1].line + LineSize
+				next = r.ctrl[len(r.ctrl)-1].addr() + LineSize
 			}
 			if next < base+Addr(size) {
 				next += Addr(rapid.IntRange(0, int(base+Addr(size)-next-1)).Draw(t, "gap"))
@@ -66,14 +91,15 @@ func checkCtrlIn(t *rapid.T, premark int) {
 			checkCtrlInAt(t, r, b, min(n, int(base+Addr(size)-b)))
 		}
 	}
+	return r
 }
 
 // checkCtrlInAt compares r.ctrlIn(a, n) with a linear scan of r.ctrl.
 func checkCtrlInAt(t *rapid.T, r *region, a Addr, n int) {
 	var want []Addr
 	for _, c := range r.ctrl {
-		if c.line+LineSize > a && c.line < a+Addr(n) {
-			want = append(want, c.line)
+		if c.addr()+LineSize > a && c.addr() < a+Addr(n) {
+			want = append(want, c.addr())
 		}
 	}
 	got := r.ctrlIn(a, n)
@@ -81,8 +107,8 @@ func checkCtrlInAt(t *rapid.T, r *region, a Addr, n int) {
 		t.Fatalf("ctrlIn(%#x, %d) = %d lines, scan %d", a, n, len(got), len(want))
 	}
 	for i := range got {
-		if got[i].line != want[i] {
-			t.Fatalf("ctrlIn(%#x, %d)[%d] = %#x, scan %#x", a, n, i, got[i].line, want[i])
+		if got[i].addr() != want[i] {
+			t.Fatalf("ctrlIn(%#x, %d)[%d] = %#x, scan %#x", a, n, i, got[i].addr(), want[i])
 		}
 	}
 }

@@ -1,11 +1,13 @@
 package nic
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
+	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 // TestPPBZeroReadsMatchLineByLine: the PPB's bookkeeping of payload-free
@@ -289,4 +291,72 @@ func heldLines(p *PPB) []heldLine {
 		}
 	}
 	return out
+}
+
+// runFlushes runs NIC reads of a payload-free GPU buffer with control
+// words and PPB flushes at random times from one seed, some at the same
+// picosecond as a flush's end and scheduled before or after it, and
+// returns what each read returned and counted, and the final counts.
+func runFlushes(seed uint64, events bool) string {
+	r := rand.New(rand.NewPCG(seed, 9))
+	e := sim.New(1)
+	m := mem.New("gpu", false)
+	base := m.Alloc(mem.GPU, 1<<14, "buf")
+	for k := range 8 {
+		w := base + mem.Addr(k*1500)
+		m.MarkControl(w, 8)
+		m.Store64(w, uint64(k+1))
+	}
+	n := &NIC{mem: m, e: e}
+	n.SetPPB(&PPB{Lines: 16, FlushLatency: 200, flushEvents: events})
+	var out []string
+	var ends []sim.Time
+	for range 300 {
+		t := sim.Time(r.IntN(20_000))
+		if r.IntN(3) == 0 {
+			e.At(t, func() { ends = append(ends, n.FlushPPBAt(e.Now()+sim.Time(r.IntN(50)))) })
+			continue
+		}
+		at := base + mem.Addr(r.IntN(1<<14-2048))
+		ln := 1 + r.IntN(2048)
+		read := func() {
+			b := make([]byte, ln)
+			n.vread(at, b)
+			var sum uint64
+			for _, x := range b {
+				sum = sum*31 + uint64(x)
+			}
+			out = append(out, fmt.Sprintf("%v %x %+v", e.Now(), sum, n.vs().ppb.stats))
+		}
+		if len(ends) > 0 && r.IntN(2) == 0 { // at a flush's end, before or after it
+			end := ends[r.IntN(len(ends))]
+			if end >= t {
+				if r.IntN(2) == 0 {
+					e.At(t, func() { e.At(end, read) })
+				} else {
+					e.At(end, func() { e.At(end, read) })
+				}
+				continue
+			}
+		}
+		e.At(t, read)
+	}
+	if err := e.Run(); err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%v\n%+v end %v", out, n.PPBStats(), e.Now())
+}
+
+// TestPPBFlushMarksMatchEvents: a PPB flush's end as a mark, the PPB
+// emptied at its next use (settle), leaves every NIC read the bytes, hits,
+// misses and stale hits, and the run the flush count and end time, of the
+// flush's end as an event, reads at the same picosecond before and after
+// it included.
+func TestPPBFlushMarksMatchEvents(t *testing.T) {
+	for seed := range uint64(40) {
+		want, got := runFlushes(seed, true), runFlushes(seed, false)
+		if got != want {
+			t.Fatalf("seed %d:\nmarks  %s\nevents %s", seed, got, want)
+		}
+	}
 }

@@ -1,6 +1,9 @@
 package nic
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 // TestTableIsSparse: a table holds every number it was grown by, nil until
 // set, in the order pushed and reserved; each visits the set ones in
@@ -39,5 +42,33 @@ func TestTableIsSparse(t *testing.T) {
 	}
 	if made != 3 { // 0 and 17 share one
 		t.Errorf("%d chunks made, want 3", made)
+	}
+}
+
+// TestInMessagesMemo: the verbs state's in-flight messages looked up
+// through their one-entry memo (inGet, inSet, inDel) are the map's, over
+// random lookups, insertions, replacements and deletions of a few keys.
+func TestInMessagesMemo(t *testing.T) {
+	v := &verbs{in: map[uint64]*rcIn{}}
+	ref := map[uint64]*rcIn{}
+	r := rand.New(rand.NewPCG(1, 2))
+	for step := range 20_000 {
+		k := uint64(r.IntN(6))
+		switch r.IntN(4) {
+		case 0:
+			m := &rcIn{msg: uint64(step)}
+			v.inSet(k, m)
+			ref[k] = m
+		case 1:
+			v.inDel(k)
+			delete(ref, k)
+		default:
+			if got := v.inGet(k); got != ref[k] {
+				t.Fatalf("step %d: inGet(%d) = %p, want %p", step, k, got, ref[k])
+			}
+		}
+		if len(v.in) != len(ref) {
+			t.Fatalf("step %d: %d messages, want %d", step, len(v.in), len(ref))
+		}
 	}
 }

@@ -37,7 +37,36 @@ type PPB struct {
 	// progress: a NIC read reaching the PPB waits for a flush in progress
 	// there (FlushLatency after its arrival).
 	arrivals []sim.Time
-	stats    PPBStats
+	// The flushes under way, each the mark (sim.Mark) of the instant it
+	// empties the PPB, oldest first, and spare marks. A flush's end only
+	// empties the PPB, which nobody sees until a NIC read reaches it: an
+	// event per flush (a closure each) became a mark, and every use of
+	// the PPB first empties it for the flushes whose instant the run has
+	// passed (settle) — as the event did, in the same order with every
+	// read.
+	flushing, spare []*sim.Mark
+	flushEvents     bool // each flush's end an event, as before the marks (tests compare)
+	stats           PPBStats
+}
+
+// settle empties the PPB for each flush whose end the run has passed.
+func (p *PPB) settle() {
+	if len(p.flushing) == 0 {
+		return
+	}
+	k := 0
+	for _, m := range p.flushing {
+		if m.Pending() {
+			p.flushing[k] = m
+			k++
+			continue
+		}
+		p.empty()
+		p.stats.Flushes++
+		p.spare = append(p.spare, m)
+	}
+	clear(p.flushing[k:])
+	p.flushing = p.flushing[:k]
 }
 
 // ppbRun is n cached lines from address start, in slots slot, slot+1, …
@@ -77,6 +106,7 @@ func (n *NIC) SetPPB(p *PPB) {
 // PPBStats returns the PPB counters (zero without a PPB).
 func (n *NIC) PPBStats() PPBStats {
 	if p := n.vs().ppb; p != nil {
+		p.settle()
 		return p.stats
 	}
 	return PPBStats{}
@@ -107,10 +137,21 @@ func (n *NIC) FlushPPBAt(at sim.Time) sim.Time {
 		i--
 	}
 	p.arrivals = slices.Insert(p.arrivals, i, at)
-	n.e.At(done, func() {
-		p.empty()
-		p.stats.Flushes++
-	})
+	if p.flushEvents {
+		n.e.At(done, func() {
+			p.empty()
+			p.stats.Flushes++
+		})
+		return done
+	}
+	var m *sim.Mark
+	if k := len(p.spare); k > 0 {
+		m, p.spare = p.spare[k-1], p.spare[:k-1]
+	} else {
+		m = new(sim.Mark)
+	}
+	n.e.SetMark(m, done) // the key its event had: done, numbered now
+	p.flushing = append(p.flushing, m)
 	return done
 }
 
@@ -134,6 +175,7 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 		n.mem.Read(a, dst)
 		return
 	}
+	p.settle()
 	end := a + mem.Addr(len(dst))
 	if !n.mem.HasData(a, len(dst)) {
 		n.vreadZeros(a, len(dst))
@@ -389,5 +431,7 @@ func (n *NIC) ppbZeros(a mem.Addr, ln uint64) bool {
 // PPB's bookkeeping is all there is to do: same hits, misses and
 // evictions, no stale hit.
 func (n *NIC) vreadZeros(a mem.Addr, ln int) {
-	n.vs().ppb.readZeros(mem.Line(a), a+mem.Addr(ln))
+	p := n.vs().ppb
+	p.settle()
+	p.readZeros(mem.Line(a), a+mem.Addr(ln))
 }

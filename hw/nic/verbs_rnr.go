@@ -137,7 +137,7 @@ func (n *NIC) goBack(q *QP, p uint64) {
 	q.rnr.gen++
 	for k, m := range v.in {
 		if k&(1<<63) != 0 && m.qp == q && m.idx >= p {
-			delete(v.in, k)
+			v.inDel(k)
 		}
 	}
 	for idx := range q.finished {

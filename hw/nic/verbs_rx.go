@@ -66,11 +66,11 @@ func (n *NIC) rcDeliver(pk *Packet) {
 	}
 	switch pk.Kind {
 	case KindRCAck:
-		m := v.in[outKey(pk.Msg)]
+		m := v.inGet(outKey(pk.Msg))
 		if m == nil {
 			return // the message was abandoned by a go-back; its ack still came
 		}
-		delete(v.in, outKey(pk.Msg))
+		v.inDel(outKey(pk.Msg))
 		st := pk.Hdr.RC.Status
 		n.retire(pk) // the ack's last use
 		if st == WCRNRRetryExc {
@@ -88,7 +88,7 @@ func (n *NIC) rcDeliver(pk *Packet) {
 		return
 	}
 	key := msgKey(pk.Src, pk.Msg)
-	m := v.in[key]
+	m := v.inGet(key)
 	if m == nil {
 		if n.rcDropped(pk) {
 			return
@@ -102,9 +102,9 @@ func (n *NIC) rcDeliver(pk *Packet) {
 			return
 		}
 		m = n.rcBind(pk)
-		v.in[key] = m
+		v.inSet(key, m)
 		if m.hdr.Op == VRead || m.hdr.Op == VAtomic {
-			delete(v.in, key)
+			v.inDel(key)
 			n.readRespond(m)
 			return
 		}
@@ -231,7 +231,7 @@ func (n *NIC) rcData(m *rcIn, pk *Packet) {
 	}
 	if m.seen == m.npk {
 		m.lastSeen = true
-		delete(n.vs().in, msgKey(m.src, m.msg))
+		n.vs().inDel(msgKey(m.src, m.msg))
 		n.rcMaybeDone(m)
 	}
 }
@@ -323,7 +323,7 @@ func (n *NIC) atomicRespond(m *rcIn, hdr *Header) {
 // completes the WQE when all of it is visible.
 func (n *NIC) readResponse(pk *Packet) {
 	v := n.vs()
-	m := v.in[outKey(pk.Msg)]
+	m := v.inGet(outKey(pk.Msg))
 	if pk.Index == 0 {
 		m.status = pk.Hdr.RC.Status
 		m.npk = n.packets(pk.Hdr.Length)
@@ -350,7 +350,7 @@ func (n *NIC) readMaybeDone(m *rcIn) {
 		return
 	}
 	m.lastSeen = false
-	delete(n.vs().in, outKey(m.msg))
+	n.vs().inDel(outKey(m.msg))
 	n.afterWrites(func() {
 		n.complete(m.qp, m.idx, m.w, m.status, m.w.Length)
 		n.vspan(m.w.Op.String(), m.start)

@@ -150,7 +150,7 @@ func (n *NIC) startWQE(q *QP, idx uint64, w WQE, start sim.Time, list []SGE) {
 	v := n.vs()
 	n.nextMsg++
 	msg := n.nextMsg
-	v.in[outKey(msg)] = &rcIn{qp: q, idx: idx, w: w, start: start, msg: msg, sgl: list}
+	v.inSet(outKey(msg), &rcIn{qp: q, idx: idx, w: w, start: start, msg: msg, sgl: list})
 	hdr := &Header{Length: uint64(w.Length), RC: &RCHeader{Op: w.Op, DstQPN: q.rqpn, RemoteAddr: w.RemoteAddr,
 		RKey: w.RKey, Imm: w.Imm, PSN: idx, Gen: q.rnr.gen}}
 	if w.Op == VAtomic {

@@ -334,13 +334,15 @@ func anySet(m *mem.Memory, base mem.Addr, num int) bool {
 
 // waitLines sleeps until one of the lines of num flags at base is
 // written (a whole line is one watch; beyond one line the block re-polls
-// after one load time).
+// after one load time: a poll loop's load, an L2 hit behind a memory-side
+// L2, gpu.GPU.PollLoad).
 func waitLines(wg *gpu.WG, m *mem.Memory, base mem.Addr, num int) {
 	if mem.Line(base) == mem.Line(base+mem.Addr(8*num-1)) {
 		wg.Wait(m.Watch(base), "gpi notification")
 		return
 	}
-	wg.Sleep(wg.GPU().MissLatency())
+	d, _ := wg.GPU().PollLoad(base)
+	wg.Sleep(d)
 }
 
 // NotifyReset is gaspi_notify_reset: a system-scope store of 0 to the

@@ -179,7 +179,7 @@ func (b *queueBackend) startServices() {
 // lives, instead of each paying for a core of its own. A thread alone on
 // its core (the documents' case) pays P_static × its life.
 func (b *queueBackend) Stop() Report {
-	rep := Report{Deviations: b.deviations, Locks: b.lib.locks, LockSpins: b.lib.spins}
+	rep := Report{Deviations: b.deviations}
 	es := b.dev.rt.spec.Energy
 	type coreKey struct {
 		typ string
@@ -206,6 +206,7 @@ func (b *queueBackend) Stop() Report {
 		rep.Threads = append(rep.Threads, ThreadReport{Name: s.port.name(), Core: k.typ, CoreID: k.id, Alive: alive, OnCore: s.port.onCore(),
 			Counts: n, Polls: s.polls, Served: s.served, Preemptions: s.port.preemptions()})
 	}
+	rep.Locks, rep.LockSpins = b.lib.locks, b.lib.spins // after settle: a quiet's marks count their locks there
 	for i := range rep.Threads {
 		tr, k := &rep.Threads[i], keys[i]
 		prof := es.Host
@@ -467,6 +468,12 @@ func (s *service) quietPending() {
 	if !any {
 		return
 	}
+	s.completeQuieted(done, failed, start)
+}
+
+// completeQuieted is the end of quietPending's pass that found contexts
+// done: their entries marked COMPLETE (or FAILED), the others kept.
+func (s *service) completeQuieted(done, failed map[int]bool, start sim.Time) {
 	keep := s.pending[:0]
 	for _, p := range s.pending {
 		if !done[p.q.idx] {

@@ -43,16 +43,18 @@ const (
 	phEndIdle                    // the round's end after its quiet
 	phEndChecks                  // the round's end after its idle sleep
 	phSleep                      // an idle sleep as steps (stepSleeper) is in progress
+	phQuiet                      // a quiet as steps (quietsteps.go) is in progress
 )
 
 // pollExit is why pollSteps handed the process back to the coroutine.
 type pollExit uint8
 
 const (
-	exitStop  pollExit = iota // the thread stops (or the run failed)
-	exitFound                 // the poll of s.queues[qi] saw a posted status
-	exitQuiet                 // the round's end quiets the pending entries
-	exitSleep                 // the round's end sleeps through an idle stretch
+	exitStop    pollExit = iota // the thread stops (or the run failed)
+	exitFound                   // the poll of s.queues[qi] saw a posted status
+	exitQuiet                   // the round's end quiets the pending entries
+	exitSleep                   // the round's end sleeps through an idle stretch
+	exitQuieted                 // a stepped quiet found contexts done: the coroutine completes their entries
 )
 
 // pollSteps is the service loop between the coroutine's parts (run's
@@ -83,8 +85,9 @@ type pollSteps struct {
 	nPoll  int
 	dInstr sim.Duration
 	dAcq   sim.Duration
-	relEnd bool  // the relayed poll's end also ends the round (RelayOK)
-	g      ghost // a host helper's empty polls as marks (ghost.go)
+	relEnd bool       // the relayed poll's end also ends the round (RelayOK)
+	g      ghost      // a host helper's empty polls as marks (ghost.go)
+	qt     quietSteps // its quiet as steps (quietsteps.go)
 }
 
 // stepSleeper is a consumer whose idle sleep (idleWait) has a step form:
@@ -178,10 +181,28 @@ func (ps *pollSteps) Step(p *sim.Proc) bool {
 			ps.phase = phQueue
 		case phEnd:
 			if s.clock.endRound(s.b.spec.QuietRounds) && len(s.pending) > 0 {
+				if !ps.g.off && s.progress == nil { // as steps, so that marks may run through it
+					ps.quietBegin()
+					ps.phase = phQuiet
+					continue
+				}
 				ps.exit, ps.phase = exitQuiet, phEndIdle
 				return true
 			}
 			ps.phase = phEndIdle
+		case phQuiet:
+			if !ps.quietStep() {
+				if p.Waited() {
+					return false
+				}
+				continue
+			}
+			ps.phase = phEndIdle
+			if ps.qt.any {
+				ps.exit = exitQuieted
+				return true
+			}
+			s.span("quiet", ps.qt.start)
 		case phEndIdle:
 			if !ps.found && len(s.pending) == 0 && s.port.idle() {
 				if ps.sl != nil { // service.sleep as steps
@@ -350,6 +371,10 @@ func (s *service) runSteps(sp stepPort) {
 			ps.phase = phQueue
 		case exitQuiet:
 			s.quietPending()
+		case exitQuieted:
+			done, failed := ps.quietDone()
+			s.completeQuieted(done, failed, ps.qt.start)
+			s.span("quiet", ps.qt.start)
 		case exitSleep:
 			s.sleep(s.b.sw.ConsumerPoll)
 		}
