@@ -34,10 +34,13 @@ import (
 // id), merged with the set's steps in the oracle's order, so each port of
 // the set sees the subtractions of the oracle, in its order, bit for bit.
 // Where that merge could differ from the oracle's order by rounding (two
-// different rates within floorSlack taken from one port) or a kept flow
-// would be frozen by a step of the set before its own (its rate would
-// change: it joins, with its bottleneck), the fill gives up or widens;
-// given up, the reallocation fills as before (floorOf, fill).
+// different rates within floorSlack taken from one port, or a kept flow's
+// step within floorSlack of a step of the set) the kept flow joins the set
+// with its bottleneck, so that the set's own heap orders the two as the
+// oracle's does; where a kept flow would be frozen by a step of the set
+// before its own (its rate would change) it joins likewise. The set is
+// filled again, a bounded number of times (settledDone); given up, the
+// reallocation fills as before (floorOf, fill).
 // TestIncrementalMatchesFull compares every rate with the oracle after
 // every reallocation, with the settled fill and without it.
 
@@ -91,13 +94,13 @@ func (f *Fabric) settledFill() bool {
 			fl.frozen = false
 			fl.filled = fl.rate
 		}
-		ok, join := f.settledWaterFill()
+		ok, join, unsure := f.settledWaterFill()
 		if !ok {
 			for _, fl := range fs.flows {
 				fl.rate = fl.filled
 			}
 			if join == nil || join.at == nil || f.settledDone(round) {
-				fs.settledGrew = join != nil && join.at != nil
+				fs.settledGrew = join != nil && join.at != nil && !unsure
 				f.settledAbandon()
 				return false
 			}
@@ -179,21 +182,25 @@ func settledBefore(k *flow, pt *port) bool {
 	return k.rate < pt.share || k.rate == pt.share && k.at.id < pt.id
 }
 
-// settledTake takes rate r (a kept flow's when ev) from port pt's
-// capacity left; false when pt's previous subtraction was a different
-// rate within floorSlack of r and one of the two a kept flow's, whose
-// order against the other the rounding of the shares could have swapped
-// in a filling over every flow. (Two steps of the set come in the
-// filling's order, whatever their rates: the set's ports see the same
-// shares in the same heap.)
-func settledTake(pt *port, r float64, ev bool) bool {
-	if l := pt.lastSub; (ev || pt.lastEv) && l != 0 && l != r && math.Abs(r-l) <= r*floorSlack {
-		return false
+// settledTake takes rate r (kept flow k's; nil for a step of the set)
+// from port pt's capacity left; false, with the kept flow to join the
+// set, when pt's previous subtraction was a different rate within
+// floorSlack of r and one of the two a kept flow's, whose order against
+// the other the rounding of the shares could have swapped in a filling
+// over every flow. (Two steps of the set come in the filling's order,
+// whatever their rates: the set's ports see the same shares in the same
+// heap.)
+func settledTake(pt *port, r float64, k *flow) (bool, *flow) {
+	if l := pt.lastSub; (k != nil || pt.lastKept != nil) && l != 0 && l != r && math.Abs(r-l) <= r*floorSlack {
+		if k == nil {
+			k = pt.lastKept
+		}
+		return false, k
 	}
-	pt.lastSub, pt.lastEv = r, ev
+	pt.lastSub, pt.lastKept = r, k
 	pt.capLeft -= r
 	pt.unfrozen--
-	return true
+	return true, nil
 }
 
 // settledNear reports whether rates a and b differ but by less than
@@ -204,10 +211,11 @@ func settledNear(a, b float64) bool {
 
 // settledWaterFill water-fills the set over its ports, taking each kept
 // flow crossing them at its own step. It reports false, with the flow
-// that must join the set (or nil when the order is unsure), when a step
-// of the set would freeze a kept flow before its own step, or when
-// settledTake finds the order unsure.
-func (f *Fabric) settledWaterFill() (bool, *flow) {
+// that must join the set (nil when none can), when a step of the set
+// would freeze a kept flow before its own step, or when the order of a
+// kept flow's step and another is unsure (settledNear, settledTake; then
+// unsure is true: a give-up for that reason does not back off).
+func (f *Fabric) settledWaterFill() (bool, *flow, bool) {
 	fs := f.fl
 	fs.check++
 	pass := fs.check
@@ -221,11 +229,11 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 		pt.unfrozen = len(pt.flows)
 		pt.heapAt = -1
 		pt.neck = false
-		pt.lastSub, pt.lastEv = 0, false
+		pt.lastSub, pt.lastKept = 0, nil
 		for _, fl := range pt.flows {
 			if fl.mark != fs.epoch && fl.ev != pass {
 				if fl.at == nil {
-					return false, nil
+					return false, nil, false
 				}
 				fl.ev, fl.frozen = pass, false
 				ev = append(ev, fl)
@@ -246,9 +254,10 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		siftDown(h, i)
 	}
-	ok, join := true, (*flow)(nil)
+	ok, join, unsure := true, (*flow)(nil), false
 	left, ei := len(fs.flows), 0
 	lastEv, lastPop := 0.0, 0.0
+	var lastKept *flow // the kept flow of lastEv
 	// After the set's last step the loop goes on while ports remain in
 	// the heap: one whose step comes before its kept flows' own would
 	// freeze them (join).
@@ -261,9 +270,9 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 			// differ but by rounding: the filling over every flow may
 			// have taken them in the other order.
 			if settledNear(k.rate, lastPop) {
-				ok = false
+				ok, join, unsure = false, k, true
 			}
-			lastEv = k.rate
+			lastEv, lastKept = k.rate, k
 			k.frozen = true
 			fs.step++
 			moved = fs.moved[:0]
@@ -271,8 +280,8 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 				if pt.mark != fs.epoch {
 					continue
 				}
-				if !settledTake(pt, k.rate, true) {
-					ok = false
+				if took, kj := settledTake(pt, k.rate, k); !took {
+					ok, join, unsure = false, kj, true
 				}
 				if pt.touched != fs.step {
 					pt.touched = fs.step
@@ -296,7 +305,7 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 			}
 			share := best.share
 			if settledNear(share, lastEv) {
-				ok = false
+				ok, join, unsure = false, lastKept, true
 				break
 			}
 			lastPop = share
@@ -314,8 +323,8 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 					if pt.mark != fs.epoch {
 						continue
 					}
-					if !settledTake(pt, share, false) {
-						ok = false
+					if took, kj := settledTake(pt, share, nil); !took {
+						ok, join, unsure = false, kj, true
 					}
 					if pt.touched != fs.step {
 						pt.touched = fs.step
@@ -354,7 +363,7 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 	}
 	clear(ev)
 	fs.kept = ev[:0]
-	return ok, join
+	return ok, join, unsure
 }
 
 // settledWiden adds to the set each port outside it that a flow of the set
