@@ -501,7 +501,10 @@ func (g *GPU) cpStore(a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
 	hit, w := g.touchWay(l, CP)
 	g.cpUnlockWay(w, l)
 	lat = g.spec.Cycles(g.spec.L2Cycles)
-	if g.l2 == nil {
+	if !g.l2Copy(a) {
+		// APU mode (a write-through L2), or the GPU's own memory behind
+		// a memory-side L2, whose values are memory's: the work-groups'
+		// loads of it read memory, not the functional copy.
 		g.mem.Store64(a, v)
 		return hit, lat
 	}

@@ -67,3 +67,39 @@ func TestMemorySideL2ServesTheGPUsOwnMemory(t *testing.T) {
 		}
 	}
 }
+
+// A CP core's store to the GPU's own memory behind a memory-side L2 is in
+// memory at once, where the work-groups' loads of that memory read it (the
+// L2's values of it are memory's); with the AMD rule it stays in the
+// write-back L2's functional copy until a system release. Before the fix
+// a COMPNET CP's published ring read index stayed in that copy on
+// h100-cx7, and MoE's throughput mode at EP 16 deadlocked with every
+// producer waiting for a free slot.
+func TestMemorySideL2TakesTheCPsStores(t *testing.T) {
+	for _, memSide := range []bool{false, true} {
+		e := sim.New(1)
+		spec := testSpec("dgpu")
+		spec.L2MemorySide = memSide
+		m := mem.New("node[0].mem", true)
+		g := New(e, "node[0].gpu", spec, m, mem.NewServer(100e9))
+		g.UseL2(L2Spec{Size: 64 * unit.KiB, Ways: 16})
+		idx := m.Alloc(mem.GPU, 64, "read index")
+		var inMem, seen uint64
+		op, _ := g.DispatchOp(Kernel{Name: "producer", WGs: 1, WGSize: 64, Body: func(wg *WG) {
+			g.CPStore64(wg.Proc, idx, 9)
+			inMem = m.Load64(idx)
+			wg.Acquire(System)
+			seen = wg.Load64(idx)
+		}})
+		g.Submit(op)
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if seen != 9 {
+			t.Errorf("memory-side %v: the work-group read %d after the CP stored 9", memSide, seen)
+		}
+		if want := map[bool]uint64{false: 0, true: 9}[memSide]; inMem != want {
+			t.Errorf("memory-side %v: memory holds %d right after the CP's store, want %d", memSide, inMem, want)
+		}
+	}
+}

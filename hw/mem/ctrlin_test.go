@@ -64,7 +64,7 @@ func checkCtrlIn(t *rapid.T, premark int, even bool) *region {
 		a := base + Addr(rapid.IntRange(0, size-1).Draw(t, "a"))
 		if len(r.ctrl) > 0 && rapid.Bool().Draw(t, "near") {
 			// Near a line: at, before or after it (the hint's bounds).
-			c := r.ctrl[rapid.IntRange(0, len(r.ctrl)-1).Draw(t, "line")].line
+			c := r.ctrl[rapid.IntRange(0, len(r.ctrl)-1).Draw(t, "line")].addr()
 			a = max(base, min(base+Addr(size)-1, c+Addr(rapid.IntRange(-2*LineSize, 2*LineSize).Draw(t, "off"))))
 		}
 		n := rapid.IntRange(1, min(4096, int(base+Addr(size)-a))).Draw(t, "n")
@@ -76,7 +76,7 @@ func checkCtrlIn(t *rapid.T, premark int, even bool) *region {
 		case 1: // after every line so far (the index is kept)
 			next := base
 			if len(r.ctrl) > 0 {
-				next = r.ctrl[len(r.ctrl)-1].line + LineSize
+				next = r.ctrl[len(r.ctrl)-1].addr() + LineSize
 			}
 			if next < base+Addr(size) {
 				next += Addr(rapid.IntRange(0, int(base+Addr(size)-next-1)).Draw(t, "gap"))
@@ -98,8 +98,8 @@ func checkCtrlIn(t *rapid.T, premark int, even bool) *region {
 func checkCtrlInAt(t *rapid.T, r *region, a Addr, n int) {
 	var want []Addr
 	for _, c := range r.ctrl {
-		if c.line+LineSize > a && c.line < a+Addr(n) {
-			want = append(want, c.line)
+		if c.addr()+LineSize > a && c.addr() < a+Addr(n) {
+			want = append(want, c.addr())
 		}
 	}
 	got := r.ctrlIn(a, n)
@@ -107,8 +107,8 @@ func checkCtrlInAt(t *rapid.T, r *region, a Addr, n int) {
 		t.Fatalf("ctrlIn(%#x, %d) = %d lines, scan %d", a, n, len(got), len(want))
 	}
 	for i := range got {
-		if got[i].line != want[i] {
-			t.Fatalf("ctrlIn(%#x, %d)[%d] = %#x, scan %#x", a, n, i, got[i].line, want[i])
+		if got[i].addr() != want[i] {
+			t.Fatalf("ctrlIn(%#x, %d)[%d] = %#x, scan %#x", a, n, i, got[i].addr(), want[i])
 		}
 	}
 }

@@ -14,7 +14,8 @@ import (
 func TestCtrlLineMatchesBytes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for round := range 500 {
-		var c ctrlLine
+		c := ctrlLine{key: 5 * LineSize} // any line: its address must survive the writes
+		var bs [][LineSize]byte
 		var ref [LineSize]byte
 		for k := range 40 {
 			var from, n int
@@ -37,7 +38,7 @@ func TestCtrlLineMatchesBytes(t *testing.T) {
 					}
 				}
 			}
-			c.write(src[:n], from)
+			c.write(&bs, src[:n], from)
 			copy(ref[from:from+n], src[:n])
 			lo := rng.IntN(LineSize)
 			hi := lo + 1 + rng.IntN(LineSize-lo)
@@ -45,7 +46,10 @@ func TestCtrlLineMatchesBytes(t *testing.T) {
 			for i := range got {
 				got[i] = 0xAA // read overwrites the whole range
 			}
-			c.read(got, lo)
+			c.read(bs, got, lo)
+			if c.addr() != 5*LineSize {
+				t.Fatalf("round %d write %d: the line's address became %#x", round, k, c.addr())
+			}
 			if !bytes.Equal(got, ref[lo:hi]) {
 				t.Fatalf("round %d write %d: read [%d, %d) = %x, want %x", round, k, lo, hi, got, ref[lo:hi])
 			}

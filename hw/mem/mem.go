@@ -276,56 +276,68 @@ func (wl *watchList) start(lo Addr) (int, int) {
 // search ends on (behind a pointer the bytes were a cache miss of their
 // own: a GPU-TN node at 256 nodes reads thousands of flag lines, and
 // copying them out was 8 % of the run); a line with more non-zero words
-// keeps all its bytes behind full. 32 bytes an entry instead of 72: a
-// GPU-TN node at a thousand nodes and 16 slices has 32,736 flag lines.
+// keeps all its bytes in its region's ctrlBytes, word their index there.
+// Which of the three the line is sits in the address's low bits, which a
+// line's address does not use: 16 bytes an entry, no pointer for the
+// collector to follow (it was 32 bytes with a pointer to the bytes, 72
+// before that): a GPU-TN node at a thousand nodes and 16 slices has 32,736
+// control lines, four fifths of the run's heap.
 type ctrlLine struct {
-	line Addr
-	word uint64          // the value of word at−1 (full nil, at > 0)
-	full *[LineSize]byte // the line's bytes, once two of its words were non-zero
-	at   uint8           // 1 + the index of the one word that may be non-zero; 0: every byte zero
+	key  Addr   // the line's address | at: 0 every byte zero, 1 + the index of the one word that may be non-zero, or ctrlFull
+	word uint64 // the value of that word, or the bytes' index in ctrlBytes (ctrlFull)
 }
 
-// read copies the line's bytes [from, from+len(dst)) into dst.
-func (c *ctrlLine) read(dst []byte, from int) {
-	if c.full != nil {
-		copy(dst, c.full[from:])
+// ctrlFull in a ctrlLine's low bits: the line's bytes are in ctrlBytes.
+const ctrlFull = LineSize - 1
+
+// addr returns the line's address.
+func (c *ctrlLine) addr() Addr { return c.key &^ (LineSize - 1) }
+
+// read copies the line's bytes [from, from+len(dst)) into dst; bs are the
+// region's ctrlBytes.
+func (c *ctrlLine) read(bs [][LineSize]byte, dst []byte, from int) {
+	at := c.key & (LineSize - 1)
+	if at == ctrlFull {
+		copy(dst, bs[c.word][from:])
 		return
 	}
 	clear(dst)
-	if c.at == 0 {
+	if at == 0 {
 		return
 	}
 	var w [8]byte
 	putLE64(w[:], c.word)
-	lo := 8 * int(c.at-1) // the word's bytes [lo, lo+8) of the line
+	lo := 8 * int(at-1) // the word's bytes [lo, lo+8) of the line
 	a, b := max(lo, from), min(lo+8, from+len(dst))
 	if a < b {
 		copy(dst[a-from:b-from], w[a-lo:b-lo])
 	}
 }
 
-// write copies src into the line's bytes [from, from+len(src)).
-func (c *ctrlLine) write(src []byte, from int) {
-	if c.full != nil {
-		copy(c.full[from:], src)
+// write copies src into the line's bytes from from on; bs are the
+// region's ctrlBytes, to which a line whose second word becomes non-zero
+// moves its bytes.
+func (c *ctrlLine) write(bs *[][LineSize]byte, src []byte, from int) {
+	if c.key&(LineSize-1) == ctrlFull {
+		copy((*bs)[c.word][from:], src)
 		return
 	}
 	var b [LineSize]byte
-	c.read(b[:], 0)
+	c.read(nil, b[:], 0)
 	copy(b[from:], src)
-	c.word, c.at = 0, 0
+	l := c.addr()
+	c.key, c.word = l, 0
 	for i := range LineSize / 8 {
 		w := leUint64(b[8*i:])
 		if w == 0 {
 			continue
 		}
-		if c.at != 0 { // a second non-zero word: keep the bytes
-			c.word, c.at = 0, 0
-			c.full = new([LineSize]byte)
-			*c.full = b
+		if c.key != l { // a second non-zero word: keep the bytes
+			*bs = append(*bs, b)
+			c.key, c.word = l|ctrlFull, uint64(len(*bs)-1)
 			return
 		}
-		c.word, c.at = w, uint8(i+1)
+		c.key, c.word = l|Addr(i+1), w
 	}
 }
 
@@ -367,16 +379,16 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 		lo = r.ctrlFirst(l)
 	}
 	hi := lo
-	for hi < len(c) && c[hi].line < a+Addr(n) {
+	for hi < len(c) && c[hi].addr() < a+Addr(n) {
 		hi++
 	}
 	if hi == lo { // note the gap the range lies in
 		r.gapLo, r.gapHi = r.base, r.base+Addr(r.size)
 		if lo > 0 {
-			r.gapLo = c[lo-1].line + LineSize
+			r.gapLo = c[lo-1].addr() + LineSize
 		}
 		if lo < len(c) {
-			r.gapHi = c[lo].line
+			r.gapHi = c[lo].addr()
 		}
 	}
 	return c[lo:hi]
@@ -422,29 +434,29 @@ func (r *region) ctrlFirst(l Addr) int {
 	if lo < hi {
 		g = min(max(g, lo), hi-1)
 		switch {
-		case c[g].line < l:
-			below, lo = c[g].line+1, g+1
-			if lo < hi && c[lo].line >= l { // the next line
+		case c[g].addr() < l:
+			below, lo = c[g].addr()+1, g+1
+			if lo < hi && c[lo].addr() >= l { // the next line
 				hi = lo
 			}
 		case g == lo:
 			hi = lo
-		case c[g-1].line < l: // the guess
-			below, lo, hi = c[g-1].line+1, g, g
+		case c[g-1].addr() < l: // the guess
+			below, lo, hi = c[g-1].addr()+1, g, g
 		default:
 			hi = g - 1 // the first line ≥ l is at or before g−1
 		}
 	}
 	for lo < hi { // the first line ≥ l (sort.Search, without its closure call per probe)
-		if m := int(uint(lo+hi) >> 1); c[m].line < l {
-			below, lo = c[m].line+1, m+1
+		if m := int(uint(lo+hi) >> 1); c[m].addr() < l {
+			below, lo = c[m].addr()+1, m+1
 		} else {
 			hi = m
 		}
 	}
 	r.ctrlHint, r.hintLo, r.hintHi = lo, below, r.base+Addr(r.size)
 	if lo < len(c) {
-		r.hintHi = c[lo].line
+		r.hintHi = c[lo].addr()
 	}
 	return lo
 }
@@ -475,7 +487,7 @@ func (r *region) indexCtrl() {
 	j := 0
 	for b := range nb {
 		start := r.base + Addr(b)<<shift
-		for j < len(r.ctrl) && r.ctrl[j].line < start {
+		for j < len(r.ctrl) && r.ctrl[j].addr() < start {
 			j++
 		}
 		idx[b] = int32(j)
@@ -485,7 +497,7 @@ func (r *region) indexCtrl() {
 	// just past maxCtrlDev.
 	r.ctrlDev = 0
 	for j := range r.ctrl {
-		if d := j - r.evenSpot(r.ctrl[j].line); d > r.ctrlDev || -d > r.ctrlDev {
+		if d := j - r.evenSpot(r.ctrl[j].addr()); d > r.ctrlDev || -d > r.ctrlDev {
 			r.ctrlDev = max(d, -d)
 			if r.ctrlDev > maxCtrlDev {
 				break
@@ -521,9 +533,10 @@ type region struct {
 	// Sorted by address: a read or write finds the control lines of its
 	// range by binary search (a payload-free buffer can hold thousands).
 	ctrl      []ctrlLine
-	ctrlHint  int     // ctrlIn's last answer: the first control line at or after the range
-	ctrlIdx   []int32 // block index of ctrl (indexCtrl); nil when stale
-	ctrlShift uint    // log2 of the index's block size
+	ctrlBytes [][LineSize]byte // the bytes of the lines with two non-zero words or more (ctrlLine)
+	ctrlHint  int              // ctrlIn's last answer: the first control line at or after the range
+	ctrlIdx   []int32          // block index of ctrl (indexCtrl); nil when stale
+	ctrlShift uint             // log2 of the index's block size
 	// ctrlIdxN is len(ctrl) when the index was built. Lines appended
 	// after every indexed one since (a remote-task buffer's commands land
 	// back to back) keep the index valid: a search whose block has no
@@ -1216,7 +1229,7 @@ func (m *Memory) Read(a Addr, dst []byte) {
 		return
 	}
 	clear(dst)
-	readLines(r.ctrlIn(a, len(dst)), a, dst)
+	r.readLines(r.ctrlIn(a, len(dst)), a, dst)
 }
 
 // ReadControlInto copies the bytes of the control lines of a payload-free
@@ -1233,8 +1246,8 @@ func (m *Memory) ReadControlInto(a Addr, dst []byte) (lo, hi int) {
 	if len(lines) == 0 {
 		return 0, 0
 	}
-	readLines(lines, a, dst)
-	first, last := lines[0].line, lines[len(lines)-1].line
+	r.readLines(lines, a, dst)
+	first, last := lines[0].addr(), lines[len(lines)-1].addr()
 	return int(max(first, a) - a), int(min(last+LineSize, a+Addr(len(dst))) - a)
 }
 
@@ -1257,31 +1270,31 @@ func (m *Memory) ReadControlRuns(a Addr, n int) (data []byte, at, span int, offs
 	if len(lines) == 0 {
 		return nil, 0, 0, nil, nil
 	}
-	first, last := lines[0].line, lines[len(lines)-1].line
+	first, last := lines[0].addr(), lines[len(lines)-1].addr()
 	lo, hi := max(first, a), min(last+LineSize, a+Addr(n))
 	data = make([]byte, 0, len(lines)*LineSize)
 	for i := range lines {
 		c := &lines[i]
-		s, e := max(c.line, lo), min(c.line+LineSize, hi)
+		s, e := max(c.addr(), lo), min(c.addr()+LineSize, hi)
 		if k := len(offs) - 1; k >= 0 && uint64(s-lo) == offs[k]+lens[k] {
 			lens[k] += uint64(e - s)
 		} else {
 			offs, lens = append(offs, uint64(s-lo)), append(lens, uint64(e-s))
 		}
 		data = data[:len(data)+int(e-s)]
-		c.read(data[len(data)-int(e-s):], int(s-c.line))
+		c.read(r.ctrlBytes, data[len(data)-int(e-s):], int(s-c.addr()))
 	}
 	return data, int(lo - a), int(hi - lo), offs, lens
 }
 
 // readLines copies the bytes of control lines into dst, which holds
 // [a, a+len(dst)).
-func readLines(lines []ctrlLine, a Addr, dst []byte) {
+func (r *region) readLines(lines []ctrlLine, a Addr, dst []byte) {
 	for i := range lines {
 		c := &lines[i]
-		l := c.line
+		l := c.addr()
 		lo, hi := max(l, a), min(l+LineSize, a+Addr(len(dst)))
-		c.read(dst[lo-a:hi-a], int(lo-l))
+		c.read(r.ctrlBytes, dst[lo-a:hi-a], int(lo-l))
 	}
 }
 
@@ -1300,12 +1313,12 @@ func (m *Memory) MarkControl(a Addr, n int) {
 	r.gapLo, r.gapHi = 0, 0
 	r.hintLo, r.hintHi = 1, 0 // no hint: the positions move
 	for l := Line(a); l < a+Addr(n); l += LineSize {
-		i := sort.Search(len(r.ctrl), func(i int) bool { return r.ctrl[i].line >= l })
+		i := sort.Search(len(r.ctrl), func(i int) bool { return r.ctrl[i].addr() >= l })
 		switch {
 		case i == len(r.ctrl): // after every line: the index stays (ctrlIdxN)
-			r.ctrl = append(r.ctrl, ctrlLine{line: l})
-		case r.ctrl[i].line != l:
-			r.ctrl = slices.Insert(r.ctrl, i, ctrlLine{line: l})
+			r.ctrl = append(r.ctrl, ctrlLine{key: l})
+		case r.ctrl[i].addr() != l:
+			r.ctrl = slices.Insert(r.ctrl, i, ctrlLine{key: l})
 			r.ctrlIdx = nil
 		}
 	}
@@ -1339,9 +1352,9 @@ func (m *Memory) Write(a Addr, src []byte) {
 		lines := r.ctrlIn(a, len(src))
 		for i := range lines {
 			c := &lines[i] // in r.ctrl: the write stays
-			l := c.line
+			l := c.addr()
 			lo, hi := max(l, a), min(l+LineSize, a+Addr(len(src)))
-			c.write(src[lo-a:hi-a], int(lo-l))
+			c.write(&r.ctrlBytes, src[lo-a:hi-a], int(lo-l))
 		}
 	}
 	m.Touch(a, len(src))
@@ -1380,7 +1393,7 @@ func (m *Memory) WriteRuns(a Addr, n int, offs, lens []uint64, src []byte) {
 		i, k := 0, uint64(0) // the first run that may reach a line, and where its bytes start
 		for li := range lines {
 			c := &lines[li] // in r.ctrl: the write stays
-			l := c.line
+			l := c.addr()
 			lo, hi := max(l, a), min(l+LineSize, a+Addr(n))
 			for i < len(offs) && a+Addr(offs[i]+lens[i]) <= lo {
 				k += lens[i]
@@ -1394,7 +1407,7 @@ func (m *Memory) WriteRuns(a Addr, n int, offs, lens []uint64, src []byte) {
 				}
 				kj += lens[j]
 			}
-			c.write(buf[:hi-lo], int(lo-l))
+			c.write(&r.ctrlBytes, buf[:hi-lo], int(lo-l))
 		}
 	}
 	m.Touch(a, n)
@@ -1541,7 +1554,7 @@ func (m *Memory) Load64(a Addr) uint64 {
 	}
 	if b == nil { // payload-free: zeros but for control lines
 		var w [8]byte
-		readLines(r.ctrlIn(a, 8), a, w[:])
+		r.readLines(r.ctrlIn(a, 8), a, w[:])
 		b = w[:]
 	}
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
