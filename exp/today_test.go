@@ -193,3 +193,29 @@ func TestTodayPresetConfigCarriesWorkloadValues(t *testing.T) {
 		t.Errorf("allreduce_hier.strategies %v: want h100-cx7's own list (no GPU-TN), not the run's", pc.AllreduceHier.Strategies)
 	}
 }
+
+// The today experiment's memory estimate covers each of its workloads on
+// each preset (it was the process alone, 32 MiB, while "run today" peaked
+// at 7.5 GB).
+func TestTodayEstimateCoversWorkloads(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Run.Parallel = 1
+	need := EstimateMemory("today", cfg)
+	for _, p := range cfg.Today.Presets {
+		pc, err := cfg.presetConfig(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range cfg.Today.Workloads {
+			if m := EstimateMemory(w, pc); m.Bytes > need.Bytes {
+				t.Errorf("%s on %s needs %s, the today estimate %s", w, p, FormatBytes(m.Bytes), FormatBytes(need.Bytes))
+			}
+		}
+	}
+	if need.Bytes < 1<<30 {
+		t.Errorf("today (functional, EP up to 32) estimated at %s, want at least 1 GiB", FormatBytes(need.Bytes))
+	}
+}
