@@ -1,16 +1,12 @@
 package workload
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
-	"github.com/gpunetsim/gpunetsim/model/cost"
-	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/model/shmem"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
-	"github.com/gpunetsim/gpunetsim/unit"
 )
 
 // A GHN host helper's empty polls that stand in marks (model/shmem's
@@ -44,35 +40,13 @@ func TestGhostPollsArePolls(t *testing.T) {
 			hw := cluster.CompNet()
 			hw.GPU.Mode = c.mode
 			hw.CPU.TimeSlice = 20 * sim.Microsecond // slice ends within the run
-			cl, err := cluster.New(sim.New(1), hw, 4, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cl.Engine.Close()
-			if trace {
-				cl.Engine.SetTracer(nopTracer{})
-			}
 			sp := shmem.DefaultSpec()
 			if c.threads > 0 {
 				sp.Threads = c.threads
 			}
 			sp.HostCores = c.cores
-			a := Allreduce{Size: 256 * unit.KiB, WGSize: 256, CPUThreads: 8, WGs: c.wgs, reports: make([]shmem.Report, 4)}
-			r, err := a.Run(cl, c.s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec(), Shmem: sp})
-			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
-			if !r.Verified {
-				t.Errorf("%s: not verified", c.name)
-			}
-			var polls uint64
-			for _, rep := range a.reports {
-				polls += rep.Polls()
-			}
-			if polls == 0 {
-				t.Errorf("%s: no polls reported", c.name)
-			}
-			return fmt.Sprintf("%+v\nreports %+v", r, a.reports), cl.Engine.Events(), cl.Engine.MarksPassed()
+			out, events, marks, _ := pollRun(t, c.name, hw, c.s, sp, c.wgs, trace)
+			return out, events, marks
 		}
 		polls, e0, m0 := run(true)
 		ghosts, e1, m1 := run(false)

@@ -48,35 +48,13 @@ func TestRelayedPollsArePolls(t *testing.T) {
 			hw := cluster.CompNet()
 			hw.GPU.Mode = "dgpu"
 			hw.CP.StoreBuffer, hw.CP.Oversubscribe = c.sb, c.over
-			cl, err := cluster.New(sim.New(1), hw, 4, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cl.Engine.Close()
-			if trace {
-				cl.Engine.SetTracer(nopTracer{})
-			}
 			sp := shmem.DefaultSpec()
 			sp.LLCLocking = c.locking
 			if c.threads > 0 {
 				sp.Threads = c.threads
 			}
-			a := Allreduce{Size: 256 * unit.KiB, WGSize: 256, CPUThreads: 8, WGs: c.wgs, reports: make([]shmem.Report, 4)}
-			r, err := a.Run(cl, strategy.COMPNET, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec(), Shmem: sp})
-			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
-			if !r.Verified {
-				t.Errorf("%s: not verified", c.name)
-			}
-			var polls uint64
-			for _, rep := range a.reports {
-				polls += rep.Polls()
-			}
-			if polls == 0 {
-				t.Errorf("%s: no polls reported", c.name)
-			}
-			return fmt.Sprintf("%+v\nreports %+v\nevents %d", r, a.reports, cl.Engine.Events()), cl.Engine.Relays()
+			out, events, _, relays := pollRun(t, c.name, hw, strategy.COMPNET, sp, c.wgs, trace)
+			return fmt.Sprintf("%s\nevents %d", out, events), relays
 		}
 		polls, r0 := run(true)
 		relayed, r1 := run(false)
@@ -87,4 +65,37 @@ func TestRelayedPollsArePolls(t *testing.T) {
 			t.Errorf("%s: %d relayed wake-ups with a tracer, %d without; want 0 and some: %v", c.name, r0, r1, c.relays)
 		}
 	}
+}
+
+// pollRun runs a verified 256 KiB allreduce of strategy s on 4 nodes of hw
+// with sp (a tracer, which needs every poll's span, when trace is set),
+// fails the test if it does not verify or no service thread reports a
+// poll, and returns its result and service reports as text and the
+// engine's event, mark and relay counts.
+func pollRun(t *testing.T, name string, hw cluster.Spec, s strategy.Strategy, sp shmem.Spec, wgs int, trace bool) (out string, events, marks, relays uint64) {
+	t.Helper()
+	cl, err := cluster.New(sim.New(1), hw, 4, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Engine.Close()
+	if trace {
+		cl.Engine.SetTracer(nopTracer{})
+	}
+	a := Allreduce{Size: 256 * unit.KiB, WGSize: 256, CPUThreads: 8, WGs: wgs, reports: make([]shmem.Report, 4)}
+	r, err := a.Run(cl, s, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec(), Shmem: sp})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if !r.Verified {
+		t.Errorf("%s: not verified", name)
+	}
+	var polls uint64
+	for _, rep := range a.reports {
+		polls += rep.Polls()
+	}
+	if polls == 0 {
+		t.Errorf("%s: no polls reported", name)
+	}
+	return fmt.Sprintf("%+v\nreports %+v", r, a.reports), cl.Engine.Events(), cl.Engine.MarksPassed(), cl.Engine.Relays()
 }
