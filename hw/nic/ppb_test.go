@@ -108,20 +108,7 @@ func TestPPBFillZerosMatchesInserts(t *testing.T) {
 	for _, lines := range []int{1, 5, 63, 64, 65, 70, 130} {
 		r := rand.New(rand.NewPCG(7, uint64(lines)))
 		for trial := range 200 {
-			a, b := &PPB{Lines: lines}, &PPB{Lines: lines}
-			for range r.IntN(3 * lines) { // the same history on both
-				l := mem.Addr(1+r.IntN(4*lines)) * mem.LineSize
-				if _, ok := a.lookup(l); ok {
-					continue
-				}
-				i, j := a.insert(l), b.insert(l)
-				if r.IntN(2) == 0 {
-					a.markZero(i)
-					b.markZero(j)
-				} else {
-					a.bytes[i], b.bytes[j] = [mem.LineSize]byte{2}, [mem.LineSize]byte{2}
-				}
-			}
+			a, b := twinPPBs(r, lines)
 			l := mem.Addr(1+r.IntN(8*lines)) * mem.LineSize
 			a.fillZeros(l)
 			b.empty()
@@ -151,20 +138,7 @@ func TestPPBInsertZerosMatchesInserts(t *testing.T) {
 	for _, lines := range []int{2, 5, 63, 64, 65, 130} {
 		r := rand.New(rand.NewPCG(11, uint64(lines)))
 		for trial := range 300 {
-			a, b := &PPB{Lines: lines}, &PPB{Lines: lines}
-			for range r.IntN(3 * lines) { // the same history on both
-				l := mem.Addr(1+r.IntN(4*lines)) * mem.LineSize
-				if _, ok := a.lookup(l); ok {
-					continue
-				}
-				i, j := a.insert(l), b.insert(l)
-				if r.IntN(2) == 0 {
-					a.markZero(i)
-					b.markZero(j)
-				} else {
-					a.bytes[i], b.bytes[j] = [mem.LineSize]byte{2}, [mem.LineSize]byte{2}
-				}
-			}
+			a, b := twinPPBs(r, lines)
 			k := 1 + r.IntN(lines-1)
 			l := mem.Addr(1+r.IntN(8*lines)) * mem.LineSize
 			if r.IntN(3) == 0 && a.n > 0 { // right after the newest run
@@ -359,4 +333,25 @@ func TestPPBFlushMarksMatchEvents(t *testing.T) {
 			t.Fatalf("seed %d:\nmarks  %s\nevents %s", seed, got, want)
 		}
 	}
+}
+
+// twinPPBs returns two PPBs of lines lines with the same random history:
+// up to 3*lines inserts of distinct lines, each marked zero or given data,
+// wrapping the ring and cutting several runs.
+func twinPPBs(r *rand.Rand, lines int) (a, b *PPB) {
+	a, b = &PPB{Lines: lines}, &PPB{Lines: lines}
+	for range r.IntN(3 * lines) {
+		l := mem.Addr(1+r.IntN(4*lines)) * mem.LineSize
+		if _, ok := a.lookup(l); ok {
+			continue
+		}
+		i, j := a.insert(l), b.insert(l)
+		if r.IntN(2) == 0 {
+			a.markZero(i)
+			b.markZero(j)
+		} else {
+			a.bytes[i], b.bytes[j] = [mem.LineSize]byte{2}, [mem.LineSize]byte{2}
+		}
+	}
+	return a, b
 }
