@@ -19,12 +19,7 @@ import (
 // system-scope load goes to memory.
 func TestMemorySideL2ServesTheGPUsOwnMemory(t *testing.T) {
 	for _, memSide := range []bool{false, true} {
-		e := sim.New(1)
-		spec := testSpec("dgpu")
-		spec.L2MemorySide = memSide
-		m := mem.New("node[0].mem", true)
-		g := New(e, "node[0].gpu", spec, m, mem.NewServer(100e9))
-		g.UseL2(L2Spec{Size: 64 * unit.KiB, Ways: 16})
+		e, spec, m, g := memSideGPU(memSide)
 		flag := m.Alloc(mem.GPU, 64, "flag")
 		word := m.Alloc(mem.GPU, 64, "word")
 		var first, second, third sim.Duration
@@ -77,12 +72,7 @@ func TestMemorySideL2ServesTheGPUsOwnMemory(t *testing.T) {
 // producer waiting for a free slot.
 func TestMemorySideL2TakesTheCPsStores(t *testing.T) {
 	for _, memSide := range []bool{false, true} {
-		e := sim.New(1)
-		spec := testSpec("dgpu")
-		spec.L2MemorySide = memSide
-		m := mem.New("node[0].mem", true)
-		g := New(e, "node[0].gpu", spec, m, mem.NewServer(100e9))
-		g.UseL2(L2Spec{Size: 64 * unit.KiB, Ways: 16})
+		e, _, m, g := memSideGPU(memSide)
 		idx := m.Alloc(mem.GPU, 64, "read index")
 		var inMem, seen uint64
 		op, _ := g.DispatchOp(Kernel{Name: "producer", WGs: 1, WGSize: 64, Body: func(wg *WG) {
@@ -102,4 +92,16 @@ func TestMemorySideL2TakesTheCPsStores(t *testing.T) {
 			t.Errorf("memory-side %v: memory holds %d right after the CP's store, want %d", memSide, inMem, want)
 		}
 	}
+}
+
+// memSideGPU returns an engine and a dGPU with a 64 KiB L2, memory-side
+// (the NVIDIA rule) or write-back (the AMD rule), its spec and its memory.
+func memSideGPU(memSide bool) (*sim.Engine, Spec, *mem.Memory, *GPU) {
+	e := sim.New(1)
+	spec := testSpec("dgpu")
+	spec.L2MemorySide = memSide
+	m := mem.New("node[0].mem", true)
+	g := New(e, "node[0].gpu", spec, m, mem.NewServer(100e9))
+	g.UseL2(L2Spec{Size: 64 * unit.KiB, Ways: 16})
+	return e, spec, m, g
 }
