@@ -43,18 +43,8 @@ func TestNICWriteBehindStaleL2Line(t *testing.T) {
 		if uncached {
 			g.SetUncached(flag, 64)
 		}
-		fmr := r.d.Node(0).RegMR(flag, 64)
 		// The target side writes the flag into node 0's GPU memory.
-		hsrc := r.c.Nodes[1].Mem.AllocData(mem.Host, 64, "one")
-		r.c.Nodes[1].Mem.Store64(hsrc, 1)
-		smr := r.d.Node(1).RegMR(hsrc, 64)
-		r.c.Nodes[1].CPU.Spawn("writer", func(th *cpuThread) {
-			th.Sleep(5 * sim.Microsecond)
-			if err := r.tq.HostPost(th, costDefault(), verbs.Write(smr, hsrc, fmr, flag, 8)); err != nil {
-				t.Error(err)
-			}
-			r.tq.HostRing(th)
-		})
+		writeFlagAt5us(t, r, flag)
 		var seen bool
 		r.kernel(t, func(wg *gpu.WG) {
 			wg.Load64(flag) // the line is now in the L2
@@ -157,17 +147,7 @@ func TestNICWriteUpdatesMemorySideL2(t *testing.T) {
 	r := newRig(t, checked())
 	g := r.c.Nodes[0].GPU
 	flag := r.c.Nodes[0].Mem.AllocData(mem.GPU, 64, "flag")
-	fmr := r.d.Node(0).RegMR(flag, 64)
-	hsrc := r.c.Nodes[1].Mem.AllocData(mem.Host, 64, "one")
-	r.c.Nodes[1].Mem.Store64(hsrc, 1)
-	smr := r.d.Node(1).RegMR(hsrc, 64)
-	r.c.Nodes[1].CPU.Spawn("writer", func(th *cpuThread) {
-		th.Sleep(5 * sim.Microsecond)
-		if err := r.tq.HostPost(th, costDefault(), verbs.Write(smr, hsrc, fmr, flag, 8)); err != nil {
-			t.Error(err)
-		}
-		r.tq.HostRing(th)
-	})
+	writeFlagAt5us(t, r, flag)
 	var seen bool
 	var hit sim.Duration
 	r.kernel(t, func(wg *gpu.WG) {
@@ -191,4 +171,21 @@ func TestNICWriteUpdatesMemorySideL2(t *testing.T) {
 	if len(r.d.Hazards()) != 0 {
 		t.Fatalf("hazards %v, want none", r.d.Hazards())
 	}
+}
+
+// writeFlagAt5us has node 1's host, 5 us into the run, RDMA-write 1 from
+// its host memory into the flag in node 0's memory (a host-posted write
+// on r.tq).
+func writeFlagAt5us(t *testing.T, r *rig, flag mem.Addr) {
+	fmr := r.d.Node(0).RegMR(flag, 64)
+	hsrc := r.c.Nodes[1].Mem.AllocData(mem.Host, 64, "one")
+	r.c.Nodes[1].Mem.Store64(hsrc, 1)
+	smr := r.d.Node(1).RegMR(hsrc, 64)
+	r.c.Nodes[1].CPU.Spawn("writer", func(th *cpuThread) {
+		th.Sleep(5 * sim.Microsecond)
+		if err := r.tq.HostPost(th, costDefault(), verbs.Write(smr, hsrc, fmr, flag, 8)); err != nil {
+			t.Error(err)
+		}
+		r.tq.HostRing(th)
+	})
 }
