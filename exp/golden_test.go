@@ -46,22 +46,7 @@ func TestTimingGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		path := filepath.Join("testdata", name+"_timing.csv.golden")
-		if *update {
-			if err := os.MkdirAll("testdata", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (go test ./exp -run TimingGolden -update creates it)", err)
-		}
-		if !bytes.Equal(buf.Bytes(), want) {
-			t.Errorf("%s: simulated timing changed (go test ./exp -run TimingGolden -update rewrites it after a deliberate model change)\n--- got\n%s\n--- want\n%s", path, buf.Bytes(), want)
-		}
+		matchGolden(t, path, buf.Bytes(), "TimingGolden")
 	}
 }
 
@@ -136,19 +121,7 @@ func TestTimingGoldenStrategies(t *testing.T) {
 					t.Fatal(err)
 				}
 				path := filepath.Join("testdata", "strategies_"+name+".csv.golden")
-				if *update {
-					if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (go test ./exp -run TimingGoldenStrategies -update creates it)", err)
-				}
-				if !bytes.Equal(buf.Bytes(), want) {
-					t.Errorf("%s: simulated timing changed\n--- got\n%s\n--- want\n%s", path, buf.Bytes(), want)
-				}
+				matchGolden(t, path, buf.Bytes(), "TimingGoldenStrategies")
 			})
 		}
 	}
@@ -206,17 +179,28 @@ func TestTimingGoldenHalo3D(t *testing.T) {
 		}
 	}
 	path := filepath.Join("testdata", "halo3d_timing.csv.golden")
+	matchGolden(t, path, buf.Bytes(), "TimingGoldenHalo3D")
+}
+
+// matchGolden fails the test if got differs from the golden file at path;
+// with -update it writes got there instead. test is the name -run takes
+// in the hints.
+func matchGolden(t *testing.T, path string, got []byte, test string) {
+	t.Helper()
 	if *update {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (go test ./exp -run TimingGoldenHalo3D -update creates it)", err)
+		t.Fatalf("%v (go test ./exp -run %s -update creates it)", err, test)
 	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("%s: simulated timing changed\n--- got\n%s\n--- want\n%s", path, buf.Bytes(), want)
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s: simulated timing changed (go test ./exp -run %s -update rewrites it after a deliberate model change)\n--- got\n%s\n--- want\n%s", path, test, got, want)
 	}
 }
