@@ -224,18 +224,34 @@ func (h *hostPort) stall(until sim.Time) {
 	h.t.SleepUntil(until)
 }
 
-func (h *hostPort) cached(a mem.Addr) uint64 {
+func (h *hostPort) cached(a mem.Addr) uint64 { return h.cachedRead(a, false) }
+
+// cachedRead reads the word at a through the thread's cache model: a hit
+// while it holds the value it last read, else a miss to memory (GPU
+// memory beyond NVLink-C2C: a round trip over it), which it then holds.
+// The thread sleeps out the access (blocking) or, with begin, begins that
+// sleep as a step (quietsteps.go), the word read now either way.
+func (h *hostPort) cachedRead(a mem.Addr, begin bool) uint64 {
 	h.n.L1++
 	v := h.m.Load64(a)
 	if old, ok := h.seen[a]; ok && old == v {
-		h.t.Sleep(h.spec.CacheHit)
+		h.sleep(h.spec.CacheHit, begin)
 		return v
 	}
 	h.n.L2++
 	h.n.DRAM++
-	h.t.Sleep(h.t.CPU().WordLatency(a)) // GPU memory beyond NVLink-C2C: a round trip over it
+	h.sleep(h.t.CPU().WordLatency(a), begin)
 	h.seen[a] = v
 	return v
+}
+
+// sleep runs the thread for d: blocking, or begun as a step with begin.
+func (h *hostPort) sleep(d sim.Duration, begin bool) {
+	if begin {
+		h.t.BeginSleep(d)
+		return
+	}
+	h.t.Sleep(d)
 }
 
 func (h *hostPort) poll(a mem.Addr) uint64 {

@@ -168,16 +168,4 @@ func (ps *pollSteps) quietDone() (done, failed map[int]bool) {
 
 // beginCached is cached as a step: the word read now, the thread's run of
 // a hit or a miss begun.
-func (h *hostPort) beginCached(a mem.Addr) uint64 {
-	h.n.L1++
-	v := h.m.Load64(a)
-	if old, ok := h.seen[a]; ok && old == v {
-		h.t.BeginSleep(h.spec.CacheHit)
-		return v
-	}
-	h.n.L2++
-	h.n.DRAM++
-	h.t.BeginSleep(h.t.CPU().WordLatency(a))
-	h.seen[a] = v
-	return v
-}
+func (h *hostPort) beginCached(a mem.Addr) uint64 { return h.cachedRead(a, true) }
