@@ -141,17 +141,8 @@ func (ps *pollSteps) ghostQuiet() bool {
 	if s.progress != nil || sw.ShmemQuiet <= 0 || l.multiple && sw.Mutex <= 0 {
 		return false
 	}
-	g.qOrder, g.qN, g.qSucc = g.qOrder[:0], g.qN[:0], g.qSucc[:0]
-	for _, p := range s.pending {
-		k := 0
-		for k < len(g.qOrder) && g.qOrder[k] != p.q.idx {
-			k++
-		}
-		if k == len(g.qOrder) {
-			g.qOrder, g.qN = append(g.qOrder, p.q.idx), append(g.qN, 0)
-		}
-		g.qN[k]++
-	}
+	g.qOrder, g.qN = perQueue(g.qOrder, g.qN, s.pending)
+	g.qSucc = g.qSucc[:0]
 	for _, c := range g.qOrder {
 		ctx := l.ctxs[c] // not l.ctx: a context is made where the library first asks for it (a quiet entry's may not exist yet)
 		if ctx == nil || l.multiple && g.m.Load64(ctx.state) != 0 {

@@ -42,20 +42,28 @@ type quietSteps struct {
 	succ   uint64 // the CT copy's success count, read when its read began
 }
 
+// perQueue lists the queues of the pending entries in the order they
+// first appear and how many entries each has, reusing order's and n's
+// storage.
+func perQueue(order, n []int, pending []pend) ([]int, []int) {
+	order, n = order[:0], n[:0]
+	for _, p := range pending {
+		k := 0
+		for k < len(order) && order[k] != p.q.idx {
+			k++
+		}
+		if k == len(order) {
+			order, n = append(order, p.q.idx), append(n, 0)
+		}
+		n[k]++
+	}
+	return order, n
+}
+
 // quietBegin starts the stepped quiet of s.pending's contexts.
 func (ps *pollSteps) quietBegin() {
 	s, qt := ps.s, &ps.qt
-	qt.order, qt.n = qt.order[:0], qt.n[:0]
-	for _, p := range s.pending {
-		k := 0
-		for k < len(qt.order) && qt.order[k] != p.q.idx {
-			k++
-		}
-		if k == len(qt.order) {
-			qt.order, qt.n = append(qt.order, p.q.idx), append(qt.n, 0)
-		}
-		qt.n[k]++
-	}
+	qt.order, qt.n = perQueue(qt.order, qt.n, s.pending)
 	qt.done, qt.failed = append(qt.done[:0], make([]bool, len(qt.order))...), append(qt.failed[:0], make([]bool, len(qt.order))...)
 	qt.i, qt.any, qt.start = 0, false, s.now()
 	ps.quietCtx()
