@@ -69,8 +69,8 @@ type port struct {
 	// lastSub is the rate the settled fill last took from the port's
 	// capacity (lazy.go: a different rate within floorSlack of it is a
 	// possible reordering by rounding).
-	lastSub  float64
-	lastKept *flow // the kept flow whose rate lastSub was; nil for a step of the set
+	lastSub float64
+	lastEv  bool // lastSub was a kept flow's rate
 
 	name  string
 	owner int      // the partition serving it (partition.go); 0 unsplit

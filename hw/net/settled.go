@@ -34,13 +34,10 @@ import (
 // id), merged with the set's steps in the oracle's order, so each port of
 // the set sees the subtractions of the oracle, in its order, bit for bit.
 // Where that merge could differ from the oracle's order by rounding (two
-// different rates within floorSlack taken from one port, or a kept flow's
-// step within floorSlack of a step of the set) the kept flow joins the set
-// with its bottleneck, so that the set's own heap orders the two as the
-// oracle's does; where a kept flow would be frozen by a step of the set
-// before its own (its rate would change) it joins likewise. The set is
-// filled again, a bounded number of times (settledDone); given up, the
-// reallocation fills as before (floorOf, fill).
+// different rates within floorSlack taken from one port) or a kept flow
+// would be frozen by a step of the set before its own (its rate would
+// change: it joins, with its bottleneck), the fill gives up or widens;
+// given up, the reallocation fills as before (floorOf, fill).
 // TestIncrementalMatchesFull compares every rate with the oracle after
 // every reallocation, with the settled fill and without it.
 
@@ -94,13 +91,13 @@ func (f *Fabric) settledFill() bool {
 			fl.frozen = false
 			fl.filled = fl.rate
 		}
-		ok, join, unsure := f.settledWaterFill()
+		ok, join := f.settledWaterFill()
 		if !ok {
 			for _, fl := range fs.flows {
 				fl.rate = fl.filled
 			}
 			if join == nil || join.at == nil || f.settledDone(round) {
-				fs.settledGrew = join != nil && join.at != nil && !unsure
+				fs.settledGrew = join != nil && join.at != nil
 				f.settledAbandon()
 				return false
 			}
@@ -182,25 +179,21 @@ func settledBefore(k *flow, pt *port) bool {
 	return k.rate < pt.share || k.rate == pt.share && k.at.id < pt.id
 }
 
-// settledTake takes rate r (kept flow k's; nil for a step of the set)
-// from port pt's capacity left; false, with the kept flow to join the
-// set, when pt's previous subtraction was a different rate within
-// floorSlack of r and one of the two a kept flow's, whose order against
-// the other the rounding of the shares could have swapped in a filling
-// over every flow. (Two steps of the set come in the filling's order,
-// whatever their rates: the set's ports see the same shares in the same
-// heap.)
-func settledTake(pt *port, r float64, k *flow) (bool, *flow) {
-	if l := pt.lastSub; (k != nil || pt.lastKept != nil) && l != 0 && l != r && math.Abs(r-l) <= r*floorSlack {
-		if k == nil {
-			k = pt.lastKept
-		}
-		return false, k
+// settledTake takes rate r (a kept flow's when ev) from port pt's
+// capacity left; false when pt's previous subtraction was a different
+// rate within floorSlack of r and one of the two a kept flow's, whose
+// order against the other the rounding of the shares could have swapped
+// in a filling over every flow. (Two steps of the set come in the
+// filling's order, whatever their rates: the set's ports see the same
+// shares in the same heap.)
+func settledTake(pt *port, r float64, ev bool) bool {
+	if l := pt.lastSub; (ev || pt.lastEv) && l != 0 && l != r && math.Abs(r-l) <= r*floorSlack {
+		return false
 	}
-	pt.lastSub, pt.lastKept = r, k
+	pt.lastSub, pt.lastEv = r, ev
 	pt.capLeft -= r
 	pt.unfrozen--
-	return true, nil
+	return true
 }
 
 // settledNear reports whether rates a and b differ but by less than
@@ -211,11 +204,10 @@ func settledNear(a, b float64) bool {
 
 // settledWaterFill water-fills the set over its ports, taking each kept
 // flow crossing them at its own step. It reports false, with the flow
-// that must join the set (nil when none can), when a step of the set
-// would freeze a kept flow before its own step, or when the order of a
-// kept flow's step and another is unsure (settledNear, settledTake; then
-// unsure is true: a give-up for that reason does not back off).
-func (f *Fabric) settledWaterFill() (bool, *flow, bool) {
+// that must join the set (or nil when the order is unsure), when a step
+// of the set would freeze a kept flow before its own step, or when
+// settledTake finds the order unsure.
+func (f *Fabric) settledWaterFill() (bool, *flow) {
 	fs := f.fl
 	fs.check++
 	pass := fs.check
@@ -229,11 +221,11 @@ func (f *Fabric) settledWaterFill() (bool, *flow, bool) {
 		pt.unfrozen = len(pt.flows)
 		pt.heapAt = -1
 		pt.neck = false
-		pt.lastSub, pt.lastKept = 0, nil
+		pt.lastSub, pt.lastEv = 0, false
 		for _, fl := range pt.flows {
 			if fl.mark != fs.epoch && fl.ev != pass {
 				if fl.at == nil {
-					return false, nil, false
+					return false, nil
 				}
 				fl.ev, fl.frozen = pass, false
 				ev = append(ev, fl)
@@ -254,10 +246,9 @@ func (f *Fabric) settledWaterFill() (bool, *flow, bool) {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		siftDown(h, i)
 	}
-	ok, join, unsure := true, (*flow)(nil), false
+	ok, join := true, (*flow)(nil)
 	left, ei := len(fs.flows), 0
 	lastEv, lastPop := 0.0, 0.0
-	var lastKept *flow // the kept flow of lastEv
 	// After the set's last step the loop goes on while ports remain in
 	// the heap: one whose step comes before its kept flows' own would
 	// freeze them (join).
@@ -270,9 +261,9 @@ func (f *Fabric) settledWaterFill() (bool, *flow, bool) {
 			// differ but by rounding: the filling over every flow may
 			// have taken them in the other order.
 			if settledNear(k.rate, lastPop) {
-				ok, join, unsure = false, k, true
+				ok = false
 			}
-			lastEv, lastKept = k.rate, k
+			lastEv = k.rate
 			k.frozen = true
 			fs.step++
 			moved = fs.moved[:0]
@@ -280,8 +271,8 @@ func (f *Fabric) settledWaterFill() (bool, *flow, bool) {
 				if pt.mark != fs.epoch {
 					continue
 				}
-				if took, kj := settledTake(pt, k.rate, k); !took {
-					ok, join, unsure = false, kj, true
+				if !settledTake(pt, k.rate, true) {
+					ok = false
 				}
 				if pt.touched != fs.step {
 					pt.touched = fs.step
@@ -305,7 +296,7 @@ func (f *Fabric) settledWaterFill() (bool, *flow, bool) {
 			}
 			share := best.share
 			if settledNear(share, lastEv) {
-				ok, join, unsure = false, lastKept, true
+				ok = false
 				break
 			}
 			lastPop = share
@@ -323,8 +314,8 @@ func (f *Fabric) settledWaterFill() (bool, *flow, bool) {
 					if pt.mark != fs.epoch {
 						continue
 					}
-					if took, kj := settledTake(pt, share, nil); !took {
-						ok, join, unsure = false, kj, true
+					if !settledTake(pt, share, false) {
+						ok = false
 					}
 					if pt.touched != fs.step {
 						pt.touched = fs.step
@@ -363,7 +354,7 @@ func (f *Fabric) settledWaterFill() (bool, *flow, bool) {
 	}
 	clear(ev)
 	fs.kept = ev[:0]
-	return ok, join, unsure
+	return ok, join
 }
 
 // settledWiden adds to the set each port outside it that a flow of the set
