@@ -101,7 +101,11 @@ func halo3DSims(cfg Config) []simMem {
 // RSS over packets sent (2026-11-27, payload-free, 4 KiB packets): the
 // 6-neighbour halo on two nodes, 1 MiB against 16 MiB faces, 300–530 B
 // per packet on h100-cx7, gh200-cx7 and mi300a-ss11 for every strategy but
-// GNN_GIO, 780–990 B for GNN_GIO (1.3 KB with halo3d.iters = 2); the
+// GNN_GIO, 780–990 B for GNN_GIO (1.3 KB with halo3d.iters = 2) until its
+// payload-free NIC reads through the PPB stopped carrying a buffer
+// (8f66cc0): since then 430–480 B on h100-cx7 at 16 MiB faces (peak
+// 186–205 MiB, 2026-11-28), and GNN_GIO keeps 1 KiB to cover a second
+// iteration's packets (the ratio was 1.4 before); the
 // hierarchical allreduce of 256 MiB on two nodes 195–250 B per packet of
 // the vector (GDS, HDN, GPU-TN; GNN_GIO 330 B), GNN_GPURDMA 420 B. Without
 // this a 16 MiB-face halo on two nodes (1.34 GB for GNN_GIO) was
@@ -109,7 +113,7 @@ func halo3DSims(cfg Config) []simMem {
 // grew past 2.5 GB in 20 s against 56 MiB estimated.
 const (
 	haloPacketBytes    = 640
-	haloGIOPacketBytes = 1536
+	haloGIOPacketBytes = 1024
 	hierPacketBytes    = 384
 	hierVerbsPacket    = 512 // GNN_GPURDMA
 )
