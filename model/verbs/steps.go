@@ -133,8 +133,7 @@ func (r *PostRing) Step(p *sim.Proc) bool {
 func (q *QP) tryStore(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration, ph *uint8) bool {
 	if q.pool == mem.GPU {
 		// The calibrated cost includes the store's own L1 access.
-		g := wg.GPU().Spec()
-		return wg.TryStoreAfter(max(0, c-g.Cycles(g.L1Cycles)), a, v)
+		return wg.TryStoreAfter(max(0, c-q.l1Time(wg)), a, v)
 	}
 	switch *ph {
 	case 0:
@@ -155,7 +154,7 @@ func (q *QP) tryStore(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration, ph *uint
 func (q *QP) bell(wg *gpu.WG) {
 	n := q.node
 	pi, nq, e := q.pi, q.nq, n.e
-	if n.nic.Spec().VerbsBlueFlame && q.pi-q.rung == 1 {
+	if n.nic.BlueFlame() && q.pi-q.rung == 1 {
 		// BlueFlame: one new WQE travels inside the MMIO write (64 B).
 		var b [nic.WQESize]byte
 		for i, v := range q.sh((q.pi - 1) % uint64(q.depth)) {
@@ -347,8 +346,7 @@ func (w *CQWait) Step(p *sim.Proc) bool {
 			w.pc = cwLoad
 			if c.node.spec.PollInvalidate {
 				w.pc = cwInv
-				g := wg.GPU().Spec()
-				wg.Sleep(g.Cycles(g.L1InvCycles))
+				wg.Sleep(w.q.l1InvTime(wg))
 			}
 		case cwInv:
 			w.pc = cwLoad
