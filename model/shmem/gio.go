@@ -115,8 +115,10 @@ type gioBackend struct {
 	// keeps the coroutine loop (tests compare the two).
 	tsteps        tmplSteps
 	loopTemplater bool
-	// flushEvents keeps the PPB flush's wake-up an event where it could
-	// be a mark (gioPutSteps.claimAtFlushEnd): tests compare the two.
+	// flushEvents keeps the PPB flush's wake-up and the full QP's CQ
+	// poll's invalidate end events where they could be marks
+	// (gioPutSteps.claimAtFlushEnd, verbs.CQWait.InvEvents): tests
+	// compare the two.
 	flushEvents bool
 	// claim, of GPU claimG: the slot claim's device-scope atomic, L2
 	// cycles (claimTime: gpu.GPU.Spec copies the whole spec).

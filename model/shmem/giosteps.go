@@ -139,6 +139,7 @@ func (st *gioPutSteps) Step(sp *sim.Proc) bool {
 			st.pc = gioClaim
 			if qp.Outstanding() >= uint64(qp.Depth()) {
 				st.wait.Start(c.conns.get(pe).cq, qp, wg, uint64(qp.Depth()-1))
+				st.wait.InvEvents = b.flushEvents
 				st.pc = gioWait
 			}
 		case gioWait:

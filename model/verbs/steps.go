@@ -301,6 +301,11 @@ type CQWait struct {
 	bad   nic.CQE
 	ok    bool
 	read  func() // the load's read at its sample point, made once
+	// inv is the invalidate's end when it is a mark (the load's issue
+	// there: gpu.WG.AtomicLoadAtMark); InvEvents keeps it an event (tests
+	// compare the two; Start keeps it).
+	inv       sim.Mark
+	InvEvents bool
 }
 
 const (
@@ -320,8 +325,8 @@ func (c *CQ) Steppable() bool { return c.pool == mem.GPU }
 // Start begins waiting until q has at most keep WQEs outstanding
 // (WaitQP); c must be Steppable.
 func (w *CQWait) Start(c *CQ, q *QP, wg *gpu.WG, keep uint64) {
-	read := w.read
-	*w = CQWait{c: c, q: q, wg: wg, keep: keep, start: wg.Now(), ok: true, read: read}
+	read, ev := w.read, w.InvEvents
+	*w = CQWait{c: c, q: q, wg: wg, keep: keep, start: wg.Now(), ok: true, read: read, InvEvents: ev}
 	if w.read == nil {
 		w.read = func() { _, w.seen = w.c.cqeAt(w.k) }
 	}
@@ -345,6 +350,12 @@ func (w *CQWait) Step(p *sim.Proc) bool {
 			c.Loads++
 			w.pc = cwLoad
 			if c.node.spec.PollInvalidate {
+				// The invalidate's end only issues the load: a mark
+				// where the load's time does not depend on when it
+				// issues.
+				if !w.InvEvents && wg.AtomicLoadAtMark(&w.inv, w.q.l1InvTime(wg), c.nq.SlotAddr(w.k)) {
+					continue // (cwLoad goes on at the sample point)
+				}
 				w.pc = cwInv
 				wg.Sleep(w.q.l1InvTime(wg))
 			}
