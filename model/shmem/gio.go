@@ -115,6 +115,9 @@ type gioBackend struct {
 	// keeps the coroutine loop (tests compare the two).
 	tsteps        tmplSteps
 	loopTemplater bool
+	// flushEvents keeps the PPB flush's wake-up an event where it could
+	// be a mark (gioPutSteps.claimAtFlushEnd): tests compare the two.
+	flushEvents bool
 }
 
 // GIOStats count the GIO runtime's activity.

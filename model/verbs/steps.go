@@ -168,9 +168,17 @@ func (q *QP) bell(wg *gpu.WG) {
 		return
 	}
 	sf, vis := n.mmio(wg.Now(), 8)
-	e.At(vis, func() { nq.DoorbellFrom(e.Now(), pi) })
+	e.AtH(vis, (*qpBell)(q), pi)
 	wg.SleepUntil(sf)
 }
+
+// qpBell is a QP as the event at which its MMIO doorbell of producer
+// index pi (the argument) reaches the NIC's link: a handler on the QP,
+// not a closure per doorbell.
+type qpBell QP
+
+// Handle enters the doorbell into the NIC's link.
+func (b *qpBell) Handle(pi uint64) { q := (*QP)(b); q.nq.DoorbellFrom(q.node.e.Now(), pi) }
 
 // FieldsRing is GIO's device post after the slot's claim as a sim.Stepper:
 // PostFields(w, dynamic), a system release and RingUnfenced, the same
