@@ -28,7 +28,7 @@ func (s L2Spec) Validate() error {
 	}
 	if s.Size < mem.LineSize || s.Size > unit.GiB {
 		errs = append(errs, fmt.Errorf("gpu_l2.size = %v: must be in [64B, 1GiB]", s.Size))
-	} else if s.Ways >= 1 && int64(s.Size)%(int64(s.Ways)*mem.LineSize) != 0 {
+	} else if s.Ways >= 1 && s.Ways <= 64 && int64(s.Size)%(int64(s.Ways)*mem.LineSize) != 0 { // ways in range: 2^62 ways × 64 B wraps to 0
 		errs = append(errs, fmt.Errorf("gpu_l2.size = %v: must be a multiple of gpu_l2.ways × 64 B = %d B", s.Size, s.Ways*mem.LineSize))
 	}
 	return errors.Join(errs...)

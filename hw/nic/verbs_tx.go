@@ -66,7 +66,7 @@ func (n *NIC) processNext(q *QP) {
 		return
 	}
 	ents := uint64(q.cfg.SQEntries)
-	batch := max(1, uint64(n.link.Spec().MaxReadReq)/WQESize)
+	batch := max(1, uint64(n.link.MaxReadReq())/WQESize)
 	cnt := min(q.posted-idx, batch, ents-idx%ents)
 	a := q.cfg.SQ + mem.Addr(idx%ents*WQESize)
 	done, k := n.dmaRead(a, cnt*WQESize)

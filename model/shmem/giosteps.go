@@ -75,10 +75,8 @@ func (st *gioPutSteps) claimAtFlushEnd(sp *sim.Proc, sf sim.Time) bool {
 	if i := c.q*b.dev.npes + pe; b.posted[i/64]&(1<<(i%64)) == 0 {
 		return false
 	}
-	g := wg.GPU().Spec()
-	e := wg.Engine()
-	e.SetMark(&st.flushEnd, sf)
-	sp.SleepAtMark(&st.flushEnd, sf+g.Cycles(g.L2Cycles)) // gioClaim's wait
+	wg.Engine().SetMark(&st.flushEnd, sf)
+	sp.SleepAtMark(&st.flushEnd, sf+b.claimTime(wg)) // gioClaim's wait
 	return true
 }
 
@@ -141,6 +139,7 @@ func (st *gioPutSteps) Step(sp *sim.Proc) bool {
 			st.pc = gioClaim
 			if qp.Outstanding() >= uint64(qp.Depth()) {
 				st.wait.Start(c.conns.get(pe).cq, qp, wg, uint64(qp.Depth()-1))
+				st.wait.InvEvents = b.flushEvents
 				st.pc = gioWait
 			}
 		case gioWait:
@@ -160,9 +159,8 @@ func (st *gioPutSteps) Step(sp *sim.Proc) bool {
 				}
 				b.posted[i/64] |= 1 << (i % 64)
 			}
-			g := wg.GPU().Spec()
 			st.pc = gioStall
-			wg.Sleep(g.Cycles(g.L2Cycles)) // claim the slot: device-scope atomic on the producer index
+			wg.Sleep(b.claimTime(wg)) // claim the slot: device-scope atomic on the producer index
 		case gioStall:
 			st.k = qp.Posted()
 			st.pc = gioPost
