@@ -64,6 +64,10 @@ type Experiment struct {
 	// strategy lists say (gpurdma's GPU-initiated verbs): CheckRun
 	// refuses a preset whose NIC cannot run one (Hardware).
 	Runs []strategy.Strategy
+	// Check, when set, refuses what else the experiment cannot run as
+	// asked (today: values it would apply to none of its presets); CheckRun
+	// calls it.
+	Check func(cfg Config) error
 }
 
 // Hardware reports why spec's NIC cannot run a strategy the experiment

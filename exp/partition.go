@@ -18,7 +18,8 @@ const maxPartitions = 1024
 // cannot run as asked: a NIC without a strategy it always runs
 // (Experiment.Hardware), GPU counts that are not whole nodes of node.gpus
 // (Experiment.Ranks), run.partitions > 1 where the experiment runs on one
-// engine, or where its own check (Experiment.Partitions) fails.
+// engine, or where its own checks (Experiment.Check, Experiment.Partitions)
+// fail.
 func (e Experiment) CheckRun(cfg Config) error {
 	if err := e.Hardware(cfg.Spec, cfg.Run.Preset); err != nil {
 		return err
@@ -28,6 +29,11 @@ func (e Experiment) CheckRun(cfg Config) error {
 	}
 	if err := e.topologyFits(cfg); err != nil {
 		return err
+	}
+	if e.Check != nil {
+		if err := e.Check(cfg); err != nil {
+			return err
+		}
 	}
 	k := cfg.Run.Partitions
 	if k <= 1 {

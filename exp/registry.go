@@ -20,7 +20,7 @@ func experiments() []Experiment {
 			Points: ptr(moePoints()), Sizes: Sizes{Quick: quickMoE},
 			Ranks: func(cfg Config) (string, []int) { return "moe.ep", cfg.MoE.EP }},
 		{Name: "today", Summary: "who drives the network on today's machines: pingpong, allreduce_hier, halo3d and moe on every present-day preset (today.presets) under each strategy its NIC runs; the fastest strategy per point, the ranges each wins, and a tornado over every unpublished (DEFAULT, no source) value showing whether the winner changes", Run: runToday,
-			Points: ptr(todayPoints()), Sizes: Sizes{Quick: quickToday}},
+			Points: ptr(todayPoints()), Sizes: Sizes{Quick: quickToday}, Check: checkToday},
 		{Name: "pingpong", Summary: "present-day ping-pong between two GPUs (pingpong.placement: rails or the intra-node GPU fabric), 8B-16MiB: half round trip, GB/s and the fastest strategy per size under CPU, HDN, GDS, GPUTN, GNN_GIO (GHN_* and COMPNET by pingpong.strategies)", Run: runPingPong,
 			Points: ptr(pingPongPoints()), Sizes: Sizes{Quick: quickPingPong}},
 		{Name: "jacobi", Summary: "Jacobi 2-D one-iteration local N×N sweep on a 2-D process grid under CPU, HDN, GDS, GHN_APU and GPUTN, speedup vs HDN (the dissertation's GPU-TN chapter)", Run: jacobiRun("nxn"),

@@ -186,9 +186,9 @@ func (cfg Config) presetConfig(preset string) (Config, error) {
 // TodayEntryConfig makes pc, a preset's configuration, that of the today
 // study run with cfg on the preset: cfg's run values (but the preset) and
 // every value of the present-day workloads but their strategies; the
-// preset's hardware, software and strategy lists stay. A ping-pong over
-// the GPU fabric becomes one over the rails on a preset of one GPU per
-// node, and MoE keeps the EP counts of whole nodes (else two nodes). The
+// preset's hardware, software and strategy lists stay (checkToday refuses
+// such values set for the study, MoE EP counts that are not whole nodes of
+// a preset and a ping-pong over the fabric of one GPU). The
 // answer's tables (presetConfig) and the per-preset entries of "gpunetsim
 // today" both take their configuration from here, so a --config file's
 // hardware values reach neither (they reached the per-preset tables only,
@@ -203,14 +203,6 @@ func TodayEntryConfig(pc *Config, cfg Config) {
 	ps, as, hs, ms := pc.PingPong.Strategies, pc.AllreduceHier.Strategies, pc.Halo3D.Strategies, pc.MoE.Strategies
 	pc.PingPong, pc.AllreduceHier, pc.Halo3D, pc.MoE = cfg.PingPong, cfg.AllreduceHier, cfg.Halo3D, cfg.MoE
 	pc.PingPong.Strategies, pc.AllreduceHier.Strategies, pc.Halo3D.Strategies, pc.MoE.Strategies = ps, as, hs, ms
-	if pc.PingPong.Placement == "fabric" && pc.Node.GPUs < 2 {
-		pc.PingPong.Placement = "rails" // one GPU per node: only the rails
-	}
-	g := max(1, pc.Node.GPUs)
-	pc.MoE.EP = slices.DeleteFunc(slices.Clone(pc.MoE.EP), func(ep int) bool { return ep%g != 0 })
-	if len(pc.MoE.EP) == 0 {
-		pc.MoE.EP = []int{2 * g}
-	}
 }
 
 // todayKnobs returns the values of preset pc that nobody has published

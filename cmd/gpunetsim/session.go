@@ -681,7 +681,9 @@ func withSession(root *cobra.Command, stderr io.Writer, exit func(int), args ...
 // inputFileFlags are the flags that name an input file, whatever the
 // command: each given one is registered (session.input) before the command
 // runs, so that no output of any command, present or future, replaces it.
-var inputFileFlags = []string{"config", "file"}
+// The result cache is a directory the command reads: an output file of its
+// name ran every point and then failed to take its place.
+var inputFileFlags = []string{"config", "file", "cache"}
 
 // inputFlags registers cmd's input-file flags that were given, and the
 // running executable (an output over it would replace the program).

@@ -482,6 +482,9 @@ func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions,
 	if s.tasks < 1 || s.tasks > 100000 {
 		return badInput(fmt.Errorf("--tasks = %d: must be in [1, 100000]", s.tasks))
 	}
+	if err := checkExecutable(s.exe); err != nil {
+		return badInput(err)
+	}
 	sess := sessionFrom(ctx)
 	p, err := prepare(sess, arg, f, false, stderr)
 	if err != nil {
@@ -542,6 +545,28 @@ func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions,
 		if !s.wait {
 			fmt.Fprintf(stdout, "when it is done: %s\n", collectCommand(arg, f, p))
 		}
+	}
+	return nil
+}
+
+// checkExecutable refuses a --gpunetsim path that cannot be the program
+// the array tasks run (missing, a directory, without an execute bit):
+// submitted, every task failed on the cluster. "" is this executable.
+func checkExecutable(path string) error {
+	if path == "" {
+		return nil
+	}
+	const want = "must be the gpunetsim executable the tasks run"
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("--gpunetsim %s: no such file: %s", path, want)
+	case err != nil:
+		return fmt.Errorf("--gpunetsim %s: %w: %s", path, unwrapPath(err), want)
+	case fi.IsDir():
+		return fmt.Errorf("--gpunetsim %s: a directory: %s", path, want)
+	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("--gpunetsim %s: not executable (%v): %s", path, fi.Mode(), want)
 	}
 	return nil
 }

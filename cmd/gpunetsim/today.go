@@ -39,14 +39,22 @@ simulation point is cached in --cache as soon as it finishes, so an interrupted
 run resumes where it stopped and a re-run with other values simulates only what
 changed. The report files go to --out (default: today/): today.csv (one CSV per
 table), today.svg (the tornado), PRESET-WORKLOAD.csv and .svg, and report.html.
-Hardware values set with --set or --config apply to no preset (each keeps its
-own); the run.* and workload values do.`,
+The run.*, today.* and workload values apply to every preset. A hardware or
+software value, or a workload's strategy list, that differs from the preset's
+(with --set or --config) is refused, since each preset keeps its own; so is a
+moe.ep that is not whole nodes of every preset, and --preset (use
+today.presets).`,
 		Example: `  gpunetsim today
   gpunetsim today --set today.presets=mi300a-ss11 --set today.workloads=moe,halo3d
   gpunetsim today --set today.tornado=false --out winners
   gpunetsim today --set moe.ep=8,16,32,64 --set today.factor=4`,
 		Args: exactArgs(0, "no arguments (the study's knobs are today.*, with --set)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.load.Preset != "" {
+				// The study's presets are today.presets, each on its own
+				// hardware: a --preset reached none of them.
+				return badInput(fmt.Errorf("--preset %s: gpunetsim today runs the presets of today.presets (each on its own hardware); use --set today.presets=%s", f.load.Preset, f.load.Preset))
+			}
 			f.load.Sets = append(append([]string(nil), todayDefaults...), f.load.Sets...)
 			if f.out == "" {
 				f.out = "today"
@@ -61,6 +69,7 @@ own); the run.* and workload values do.`,
 	// refuses.
 	cmd.Flags().Lookup("out").Usage = "output `directory` for the report files (default: today)"
 	cmd.Flags().MarkHidden("sweep")
+	cmd.Flags().MarkHidden("preset")
 	return cmd
 }
 

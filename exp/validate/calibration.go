@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -129,6 +130,11 @@ func Parse(name string, data []byte) ([]Entry, error) {
 				bad("field value is missing: a %s entry needs the published value", e.Kind)
 			} else if *e.Value == 0 {
 				bad("field value = 0: a %s entry's relative error needs a non-zero value", e.Kind)
+			} else if v := *e.Value; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				// Every comparison with NaN fails: the entry was a
+				// silent miss. Published times, rates, counts and their
+				// ratios are positive.
+				bad("field value = %v: must be a finite number > 0", v)
 			}
 			if e.Kind == Absolute && e.Unit == "" {
 				bad("field unit is missing: an absolute entry needs the value's unit")
@@ -137,6 +143,10 @@ func Parse(name string, data []byte) ([]Entry, error) {
 			switch {
 			case e.Low == nil || e.High == nil:
 				bad("fields low and high: a bound entry needs both")
+			case !finite(*e.Low):
+				bad("field low = %v: must be a finite number", *e.Low)
+			case !finite(*e.High):
+				bad("field high = %v: must be a finite number", *e.High)
 			case *e.Low > *e.High:
 				bad("field low = %g: must be ≤ high = %g", *e.Low, *e.High)
 			}
@@ -150,6 +160,8 @@ func Parse(name string, data []byte) ([]Entry, error) {
 	}
 	return f.Entry, nil
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func joinKinds() string {
 	s := make([]string, len(kinds))

@@ -64,6 +64,14 @@ claim = "c"
 		{"duplicate id", entry(ok+`kind = "shape"`) + entry(ok+`kind = "shape"`), `entry "x-1": field id repeats`},
 		{"missing id", entry(strings.Replace(ok, `id = "x-1"`, "", 1) + `kind = "shape"`), "entry 1: field id is missing"},
 		{"empty", "", "no [[entry]] tables"},
+		// A NaN, infinite or negative published value made the entry a
+		// silent miss (every comparison with NaN fails) instead of bad input.
+		{"ratio NaN", entry(ok + "kind = \"ratio\"\nvalue = nan"), `entry "x-1": field value = NaN: must be a finite number > 0`},
+		{"ratio infinite", entry(ok + "kind = \"ratio\"\nvalue = inf"), `entry "x-1": field value = +Inf: must be a finite number > 0`},
+		{"ratio negative", entry(ok + "kind = \"ratio\"\nvalue = -0.9"), `entry "x-1": field value = -0.9: must be a finite number > 0`},
+		{"absolute negative", entry(ok + "kind = \"absolute\"\nvalue = -2\nunit = \"us\""), `entry "x-1": field value = -2: must be a finite number > 0`},
+		{"bound NaN", entry(ok + "kind = \"bound\"\nlow = nan\nhigh = 2"), `entry "x-1": field low = NaN: must be a finite number`},
+		{"bound infinite", entry(ok + "kind = \"bound\"\nlow = 1\nhigh = inf"), `entry "x-1": field high = +Inf: must be a finite number`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -75,23 +75,27 @@ func (s L2Stats) HitRate(r Requester) float64 {
 // are real.
 type L2 struct {
 	sets, ways int
-	// pageWays is the ways of one block of the tag array: whole sets,
-	// l2PageSets of them.
-	pageWays int
 	// setMask is sets − 1 when sets is a power of two (else 0).
 	setMask uint
 	// keys holds each way's line, 0 when the way is invalid (no line of
 	// node memory is at address 0): a lookup scans a set's 16 keys, two
 	// host cache lines, instead of its 16 ways' whole state, six (the
 	// scan was a CP poll's costliest step). lines holds the ways' state.
-	// Both are blocks of pageWays ways, made when a line of one of their
-	// sets is first filled (nil: every way invalid): a 50 MiB L2 is 19.7
-	// MB of tags, and a run's GPUs mostly touch a few of its sets.
-	keys   [][]mem.Addr
-	lines  [][]l2line
-	clock  uint64
-	stats  L2Stats
-	shared [][2]mem.Addr // NIC-shared ranges: a system acquire invalidates them
+	// Both are blocks of l2PageSets sets, made when a line of one of
+	// their sets is first filled (nil: every way invalid): a 50 MiB L2 is
+	// 19.7 MB of tags, and a run's GPUs mostly touch a few of its sets.
+	// A block holds blockWays[b] ways of each of its sets, the first
+	// ones, grown (doubling, up to ways) when a fill finds them all valid:
+	// the ways past them are invalid, and a fill takes the first invalid
+	// way, so they would be the next taken. A halo's regions stream
+	// through one way of each set: a block of 16 ways was 16 KB where
+	// 1 KB holds what is used (8,192 GPUs were 4 GB of tags).
+	keys      [][]mem.Addr
+	lines     [][]l2line
+	blockWays []uint8
+	clock     uint64
+	stats     L2Stats
+	shared    [][2]mem.Addr // NIC-shared ranges: a system acquire invalidates them
 	// sharedDirty says shared has ranges added since it was last sorted
 	// and merged (nicShared searches it: a system acquire asks for every
 	// line the L2 holds, and a device may share a range per queue).
@@ -184,14 +188,14 @@ func (g *GPU) UseL2(s L2Spec) {
 	ways := s.Ways
 	sets := int(s.Size) / mem.LineSize / ways
 	pages := (sets + l2PageSets - 1) / l2PageSets
-	g.tags = &L2{sets: sets, ways: ways, pageWays: l2PageSets * ways, keys: make([][]mem.Addr, pages), lines: make([][]l2line, pages)}
+	g.tags = &L2{sets: sets, ways: ways, keys: make([][]mem.Addr, pages), lines: make([][]l2line, pages), blockWays: make([]uint8, pages)}
 	if sets&(sets-1) == 0 && sets > 1 {
 		g.tags.setMask = uint(sets - 1)
 	}
 }
 
-// l2PageSets is the sets of one block of the tag array (64 sets of 16
-// ways: 24 KiB, the state of 64 consecutive lines' sets).
+// l2PageSets is the sets of one block of the tag array (the state of 64
+// consecutive lines' sets: 64 × 16 B per way a block holds).
 const l2PageSets = 64
 
 // L2Stats returns the tag model's counters (zero without UseL2).
@@ -212,51 +216,95 @@ func (g *GPU) ShareWithNIC(a mem.Addr, n uint64) {
 	}
 }
 
-// way returns way i's state; its block must exist (a key was found or
+// wayAt returns the block of way i (set index × ways + way) and its
+// offset there, ok false when the block holds no such way (it is
+// invalid).
+func (t *L2) wayAt(i int) (p, o int, ok bool) {
+	set, w := i/t.ways, i%t.ways
+	p = set / l2PageSets
+	bw := int(t.blockWays[p])
+	return p, set%l2PageSets*bw + w, w < bw
+}
+
+// way returns way i's state; its block must hold it (a key was found or
 // filled there).
-func (t *L2) way(i int) *l2line { return &t.lines[i/t.pageWays][i%t.pageWays] }
+func (t *L2) way(i int) *l2line {
+	p, o, _ := t.wayAt(i)
+	return &t.lines[p][o]
+}
 
 // key returns the line way i holds, 0 when invalid.
 func (t *L2) key(i int) mem.Addr {
-	if b := t.keys[i/t.pageWays]; b != nil {
-		return b[i%t.pageWays]
+	if p, o, ok := t.wayAt(i); ok {
+		return t.keys[p][o]
 	}
 	return 0
 }
 
+// invalidate makes way i invalid (its block holds it).
+func (t *L2) invalidate(i int) {
+	p, o, _ := t.wayAt(i)
+	t.keys[p][o] = 0
+}
+
 // locate returns line l's set index, its block and the offset of the
-// set's first way in the block (unsigned, and l2PageSets a power of two:
-// shifts and masks on the lookup path).
-func (t *L2) locate(l mem.Addr) (set, block, off uint) {
+// set's first way in the block, and the ways the block holds of each set
+// (unsigned, and l2PageSets a power of two: shifts and masks on the
+// lookup path).
+func (t *L2) locate(l mem.Addr) (set, block, off, n uint) {
 	k := uint(l) / mem.LineSize
 	if t.setMask != 0 {
 		set = k & t.setMask
 	} else {
 		set = k % uint(t.sets)
 	}
-	return set, set / l2PageSets, set % l2PageSets * uint(t.ways)
+	block = set / l2PageSets
+	n = uint(t.blockWays[block])
+	return set, block, set % l2PageSets * n, n
 }
 
-// setWays returns the keys and states of line l's set, making its block
-// on first use.
+// setWays returns the keys and states of the ways line l's block holds
+// of its set, making the block on first use with one way of each set.
 func (t *L2) setWays(l mem.Addr) ([]mem.Addr, []l2line) {
-	_, p, o := t.locate(l)
-	if t.keys[p] == nil {
-		t.keys[p] = make([]mem.Addr, t.pageWays)
-		t.lines[p] = make([]l2line, t.pageWays)
+	_, p, o, n := t.locate(l)
+	if n == 0 {
+		t.keys[p] = make([]mem.Addr, l2PageSets)
+		t.lines[p] = make([]l2line, l2PageSets)
+		t.blockWays[p] = 1
+		_, p, o, n = t.locate(l)
 	}
-	return t.keys[p][o : o+uint(t.ways)], t.lines[p][o : o+uint(t.ways)]
+	return t.keys[p][o : o+n], t.lines[p][o : o+n]
+}
+
+// growSet gives line l's block more ways of each set (twice as many, up
+// to ways; the new ones invalid), when a fill found every way it holds
+// of l's set valid, and returns the set's ways then and the index there
+// of the first new way: the first invalid way of the set, which the fill
+// takes. It returns -1 when the block holds all ways already.
+func (t *L2) growSet(l mem.Addr) (keys []mem.Addr, set []l2line, first int) {
+	_, p, _, n := t.locate(l)
+	if int(n) >= t.ways {
+		return nil, nil, -1
+	}
+	nw := min(2*n, uint(t.ways))
+	keys, lines := make([]mem.Addr, l2PageSets*nw), make([]l2line, l2PageSets*nw)
+	for s := range uint(l2PageSets) {
+		copy(keys[s*nw:], t.keys[p][s*n:(s+1)*n])
+		copy(lines[s*nw:], t.lines[p][s*n:(s+1)*n])
+	}
+	t.keys[p], t.lines[p], t.blockWays[p] = keys, lines, uint8(nw)
+	keys, set = t.setWays(l)
+	return keys, set, int(n)
 }
 
 // findWay returns the index of the way holding line l (set index × ways
 // + way), or -1.
 func (t *L2) findWay(l mem.Addr) int {
-	set, p, o := t.locate(l)
-	b := t.keys[p]
-	if b == nil {
+	set, p, o, n := t.locate(l)
+	if n == 0 {
 		return -1
 	}
-	for i, k := range b[o : o+uint(t.ways)] {
+	for i, k := range t.keys[p][o : o+n] {
 		if k == l {
 			return int(set)*t.ways + i
 		}
@@ -265,12 +313,11 @@ func (t *L2) findWay(l mem.Addr) int {
 }
 
 func (t *L2) find(l mem.Addr) *l2line {
-	_, p, o := t.locate(l)
-	b := t.keys[p]
-	if b == nil {
+	_, p, o, n := t.locate(l)
+	if n == 0 {
 		return nil
 	}
-	for i, k := range b[o : o+uint(t.ways)] {
+	for i, k := range t.keys[p][o : o+n] {
 		if k == l {
 			return &t.lines[p][int(o)+i]
 		}
@@ -326,6 +373,13 @@ func (g *GPU) touchFound(l mem.Addr, r Requester, w *l2line) (hit bool, way *l2l
 		}
 		if victim < 0 || w.lastUse() < set[victim].lastUse() {
 			victim = i
+		}
+	}
+	if victim < 0 || keys[victim] != 0 {
+		// Every way the block holds of the set is valid: the first way
+		// past them is invalid, and the first invalid way is the victim.
+		if k, s, first := t.growSet(l); first >= 0 {
+			keys, set, victim = k, s, first
 		}
 	}
 	if victim < 0 {
@@ -537,9 +591,11 @@ func (g *GPU) CPRMW(p *sim.Proc, a mem.Addr, f func(old uint64) uint64) uint64 {
 // CPRMWLock is the line lock a CP RMW holds between its halves (TryCPRMW,
 // CPRMWWrite, CPRMWUnlock).
 type CPRMWLock struct {
-	w *l2line // the way locked (nil: no tag model, or the access bypassed the L2)
-	i int     // its index in the tag model
-	l mem.Addr
+	// way is the index of the way locked in the tag model plus one (0:
+	// no tag model, or the access bypassed the L2). An index, not the
+	// way's address: a fill between the halves may grow its block.
+	way int
+	l   mem.Addr
 }
 
 // TryCPRMW is CPRMW's read half as a step (sim.Stepper): while another CP
@@ -564,13 +620,11 @@ func (g *GPU) cpRMWLock(a mem.Addr) (CPRMWLock, sim.Duration) {
 	l := mem.Line(a)
 	hit := g.touch(l, CP)
 	g.cpUnlock(l)
-	var w *l2line
 	i := -1
 	if g.tags != nil {
 		g.tags.stats.RMWs++
 		if i = g.tags.findWay(l); i >= 0 {
-			w = g.tags.way(i)
-			w.set(l2RMW, true)
+			g.tags.way(i).set(l2RMW, true)
 			if g.tags.rmwDone == nil {
 				g.tags.rmwDone = map[mem.Addr]*sim.Signal{}
 			}
@@ -581,7 +635,7 @@ func (g *GPU) cpRMWLock(a mem.Addr) (CPRMWLock, sim.Duration) {
 	if hit {
 		lat = g.spec.Cycles(g.spec.L2Cycles)
 	}
-	return CPRMWLock{w: w, i: i, l: l}, lat
+	return CPRMWLock{way: i + 1, l: l}, lat
 }
 
 // CPRMWWrite is CPRMW's write half, after the read's latency: it reads
@@ -598,8 +652,8 @@ func (g *GPU) CPRMWWrite(a mem.Addr, f func(old uint64) uint64) (old uint64, lat
 // CPRMWUnlock releases the line lock lk after the write, waking the
 // accessors that waited for it.
 func (g *GPU) CPRMWUnlock(lk CPRMWLock) {
-	if w, l := lk.w, lk.l; w != nil && g.tags.key(lk.i) == l {
-		w.set(l2RMW, false)
+	if i, l := lk.way-1, lk.l; i >= 0 && g.tags.key(i) == l {
+		g.tags.way(i).set(l2RMW, false)
 		done := g.tags.rmwDone[l]
 		delete(g.tags.rmwDone, l)
 		done.Notify()
@@ -652,7 +706,7 @@ func (g *GPU) SystemAcquire(p *sim.Proc) {
 		g.l2.lines.del(l)
 		if g.tags != nil {
 			if i := g.tags.findWay(l); i >= 0 && g.tags.way(i).st&l2Flags == 0 {
-				g.tags.keys[i/g.tags.pageWays][i%g.tags.pageWays] = 0
+				g.tags.invalidate(i)
 			}
 		}
 		n++

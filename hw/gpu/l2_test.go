@@ -300,6 +300,11 @@ func TestL2TagBlocksMadeAsUsed(t *testing.T) {
 			if g.tags.lines[i] == nil {
 				t.Fatalf("block %d has keys but no states", i)
 			}
+			// Each streamed line fills one way of its own set: the
+			// block holds that way of each set, not all 16.
+			if n := len(b); n != l2PageSets || g.tags.blockWays[i] != 1 {
+				t.Errorf("block %d holds %d ways of %d sets (%d per set), want one way per set", i, n, l2PageSets, g.tags.blockWays[i])
+			}
 		}
 	}
 	if want := (64 << 10) / mem.LineSize / l2PageSets; made != want {

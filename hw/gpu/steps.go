@@ -861,6 +861,29 @@ func (w *WG) TryAcquireLoad64Until(a mem.Addr, p Poller) (uint64, bool) {
 	return v, ok
 }
 
+// AtomicLoadAtMark is TryAtomicLoad's first step (the load's issue) run
+// d from now, at the end of a wait whose event would do nothing else,
+// with that end the mark m: the load's sample point is queued as that
+// event would have queued it (sim.Mark), and the caller's next
+// TryAtomicLoad(a, …) goes on from the sample point. False, with nothing
+// done, where the load's latency could depend on when it issues (behind a
+// memory-side L2, whose tags it touches; a far load over NVLink-C2C,
+// which reserves its link), or the work-group is not stepping or is
+// inside a load.
+func (w *WG) AtomicLoadAtMark(m *sim.Mark, d sim.Duration, a mem.Addr) bool {
+	g := w.g
+	if g.keepSamples || !w.Proc.Stepping() || w.ph.atomic != 0 || g.memSide(a) ||
+		g.c2c != nil && g.mem.PoolOf(a) == mem.Host {
+		return false
+	}
+	t := w.Now() + d
+	ld, s := g.wordLoad(a) // (farLoad's missLat and its sample point: the same at t)
+	g.e.SetMark(m, t)
+	w.ph.atomic, w.ph.atRest = 1, ld-s
+	w.Proc.SleepAtMark(m, t+s)
+	return true
+}
+
 // loadAtAcquireEnd issues the uncached load of w.ph.acqAddr at the end of
 // the acquire's last wait, d from now, as tryLoad64 issues it there, with
 // that end a mark; false, with nothing done, where the load is not one

@@ -143,6 +143,10 @@ func (n *NIC) Name() string { return n.name }
 // Spec returns the NIC's parameters.
 func (n *NIC) Spec() Spec { return n.spec }
 
+// BlueFlame is Spec().VerbsBlueFlame without copying the spec (read per
+// doorbell).
+func (n *NIC) BlueFlame() bool { return n.spec.VerbsBlueFlame }
+
 // Memory returns the node memory the NIC DMAs to and from.
 func (n *NIC) Memory() *mem.Memory { return n.mem }
 
@@ -184,7 +188,7 @@ func (n *NIC) dmaRead(a mem.Addr, l uint64) (done sim.Time, k int) {
 	if n.spec.ReadTags > 0 {
 		done, k = n.readTagged(now, l, p2p, ppb)
 	} else {
-		done, k = n.link.ReadSplit(pcieUp, n.ppbGate(ppb, now), unit.Bytes(l), n.link.Spec().MaxReadReq, p2p)
+		done, k = n.link.ReadSplit(pcieUp, n.ppbGate(ppb, now), unit.Bytes(l), n.link.MaxReadReq(), p2p)
 	}
 	if p2p && n.c2c != nil {
 		done = pcie.Behind(n.link, n.c2c, now, done, unit.Bytes(l))
@@ -203,7 +207,7 @@ func (n *NIC) readTagged(now sim.Time, l uint64, p2p bool, ppb *PPB) (done sim.T
 	if len(n.tagFree) != n.spec.ReadTags {
 		n.tagFree = make([]sim.Time, n.spec.ReadTags)
 	}
-	maxReq := uint64(n.link.Spec().MaxReadReq)
+	maxReq := uint64(n.link.MaxReadReq())
 	done = now
 	for off := uint64(0); off < l; off += maxReq {
 		c := min(maxReq, l-off)
@@ -225,8 +229,7 @@ func (n *NIC) ppbGate(ppb *PPB, t sim.Time) sim.Time {
 	if ppb == nil || len(ppb.arrivals) == 0 {
 		return t
 	}
-	ps := n.link.Spec()
-	a := t + ps.Overhead + ps.Latency
+	a := t + n.link.ReachLatency()
 	return t + (ppb.gate(a) - a)
 }
 

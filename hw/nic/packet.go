@@ -184,6 +184,18 @@ func (n *NIC) sendPackets(dst int, kind Kind, msg uint64, hdr *Header, l uint64,
 	n.sendTx(&txMsg{n: n, src: src, kind: kind, hdr: hdr, start: n.e.Now(), fin: fin}, dst, msg, l, fail, mlength)
 }
 
+// sendPacketsIn is sendPackets with the message's packets' record at
+// tx (part of a longer-lived record: no allocation of its own).
+func (n *NIC) sendPacketsIn(tx *txMsg, dst int, kind Kind, msg uint64, hdr *Header, l uint64, fail FailType,
+	mlength uint64, src payloadSrc, fin func()) {
+	if n.flowPiece > 0 {
+		n.sendFlowMessage(dst, kind, msg, hdr, l, fail, mlength, src, fin)
+		return
+	}
+	*tx = txMsg{n: n, src: src, kind: kind, hdr: hdr, start: n.e.Now(), fin: fin}
+	n.sendTx(tx, dst, msg, l, fail, mlength)
+}
+
 // sendTx is sendPackets of the message whose record tx holds the NIC, the
 // source, the kind, the header, the start and what runs after the last
 // packet (fin or cmd); it makes the packets.

@@ -362,6 +362,13 @@ type QP struct {
 	rqNext   uint64             // receive WQEs consumed
 	rnr      rnrState           // RNR NAKs and go-back (verbs_rnr.go)
 	stats    QPStats
+
+	// The engine's work on the QP in flight, read by the events that end
+	// it (qpFetched, qpParsed), and the release after its last packet
+	// (startWQE): per QP, not a closure per WQE.
+	fetch wqeFetch
+	exec  wqeExec
+	fin   func()
 }
 
 // QPStats count one QP's work.
@@ -399,6 +406,7 @@ type verbs struct {
 	qps     table[QP] // by number − 1
 	cqs     table[CQ] // by number
 	runq    []*QP
+	runqAt  int // runq's head: runq[runqAt:] wait, in order
 	busy    int
 	in      map[uint64]*rcIn
 	// inKey, inM: the entry of in found last (inGet), nil when it left
@@ -415,6 +423,8 @@ type verbs struct {
 	async   []AsyncEvent
 	dropped map[uint64]int // packets still to come of messages the responder dropped (verbs_rnr.go)
 	lands   []*rcLanding   // landings done, for reuse (verbs_rx.go)
+	cqeFree []*cqeWrite    // CQE writes landed, for reuse (writeCQE)
+	wqeBuf  []byte         // the WQE batch read's bytes (qpFetched)
 	// makeQP, when set, makes a reserved QP that a packet names before
 	// anyone made it (SetQPMaker).
 	makeQP func(num uint32)
@@ -599,8 +609,27 @@ func (q *QP) DoorbellFrom(at sim.Time, pi uint64) sim.Time { return q.doorbellAt
 func (q *QP) doorbellAt(at sim.Time, pi uint64, hop sim.Duration) sim.Time {
 	n := q.n
 	sf, vis := n.link.PostedWrite(pcieDown, at, doorbellSize)
-	n.e.At(vis+hop, func() { n.ringed(q, pi) })
+	n.e.AtH(vis+hop, (*qpRung)(q), pi)
 	return sf
+}
+
+// qpRung is a QP as the event of its doorbell reaching the NIC (the
+// producer index its argument): a handler on the QP, not a closure per
+// doorbell.
+type qpRung QP
+
+// Handle handles the doorbell of producer index pi.
+func (h *qpRung) Handle(pi uint64) { q := (*QP)(h); q.n.ringed(q, pi) }
+
+// qpPosted is a QP as the event that makes a doorbell's new work (up to
+// the producer index its argument) seen, CmdLatency after it arrived.
+type qpPosted QP
+
+// Handle takes the work up to pi and schedules the QP.
+func (h *qpPosted) Handle(pi uint64) {
+	q := (*QP)(h)
+	q.posted = max(q.posted, pi)
+	q.n.schedule(q)
 }
 
 // BlueFlameFrom is DoorbellFrom for a BlueFlame doorbell: the MMIO write
@@ -627,10 +656,7 @@ func (n *NIC) ringed(q *QP, pi uint64) {
 	if pi <= q.posted {
 		return
 	}
-	n.e.At(n.e.Now()+n.spec.CmdLatency, func() {
-		q.posted = max(q.posted, pi)
-		n.schedule(q)
-	})
+	n.e.AtH(n.e.Now()+n.spec.CmdLatency, (*qpPosted)(q), pi)
 }
 
 // inGet returns in[k] (nil when absent).

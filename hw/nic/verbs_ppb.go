@@ -301,8 +301,22 @@ func (p *PPB) insertZeros(l mem.Addr, k int) {
 	} else {
 		p.runs = append(p.runs, ppbRun{start: l, slot: i, n: k})
 	}
-	for j := range k {
-		p.markZero((i + j) % p.Lines)
+	if e := i + k; e <= p.Lines {
+		p.markZeros(i, e)
+	} else { // the slots wrap around the ring
+		p.markZeros(i, p.Lines)
+		p.markZeros(0, e-p.Lines)
+	}
+}
+
+// markZeros is markZero of slots [i, e), a word of marks at a time (a
+// payload-free packet's 32 lines were 32 divisions and read-modify-writes).
+func (p *PPB) markZeros(i, e int) {
+	for i < e {
+		w, b := i/64, i%64
+		n := min(64-b, e-i)
+		p.zero[w] |= (^uint64(0) >> (64 - n)) << b
+		i += n
 	}
 }
 

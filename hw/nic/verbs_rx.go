@@ -36,6 +36,7 @@ type RCHeader struct {
 // its ack or read response completes it; at the target (src, msg, hdr)
 // until its last byte is visible.
 type rcIn struct {
+	n     *NIC
 	qp    *QP
 	idx   uint64
 	w     WQE
@@ -56,6 +57,17 @@ type rcIn struct {
 	npk      int
 	pending  int
 	lastSeen bool
+
+	// out is the message the record sends: at the initiator its request,
+	// at the target its ack (one allocation with the record, not three).
+	out rcOut
+}
+
+// rcOut is a verbs message's header and its packets' record.
+type rcOut struct {
+	tx  txMsg
+	hdr Header
+	rc  RCHeader
 }
 
 // rcDeliver processes a verbs packet after the inbound pipeline.
@@ -127,7 +139,7 @@ func (n *NIC) rcDeliver(pk *Packet) {
 // starts fetching a receive WQE when the operation consumes one.
 func (n *NIC) rcBind(pk *Packet) *rcIn {
 	h := pk.Hdr.RC
-	m := &rcIn{src: pk.Src, msg: pk.Msg, hdr: h, length: pk.Hdr.Length, npk: n.packets(pk.Hdr.Length),
+	m := &rcIn{n: n, src: pk.Src, msg: pk.Msg, hdr: h, length: pk.Hdr.Length, npk: n.packets(pk.Hdr.Length),
 		dest: h.RemoteAddr, start: n.e.Now()}
 	q := n.qp(h.DstQPN)
 	m.qp = q
@@ -243,23 +255,36 @@ func (n *NIC) rcMaybeDone(m *rcIn) {
 		return
 	}
 	m.lastSeen = false
-	n.afterWrites(func() {
-		h := m.hdr
-		if m.recv != nil {
-			c := CQE{QPN: m.qp.Num, Index: uint32(m.qp.rqNext - 1), WRID: m.recv.WRID, ByteLen: uint32(m.length),
-				Imm: h.Imm, HasImm: h.Op != VSend, Recv: true, Op: h.Op, Status: m.status}
-			n.writeCQE(m.qp.cfg.RecvCQ, c)
-		}
-		st := m.status
-		if st != WCSuccess && !m.rnr && m.qp != nil {
-			m.qp.state = QPError // the responder stops too: later messages are refused (an RNR NAK leaves it ready)
-		}
-		if st == WCLocLenErr || st == WCLocProtErr {
-			st = WCRemInvReqErr // the requester sees a remote error
-		}
-		n.sendPackets(m.src, KindRCAck, m.msg, &Header{RC: &RCHeader{Status: st}}, 0, FailOK, 0, n.fromBuffer(nil), nil)
+	n.e.AtH(max(n.e.Now(), n.upVis), (*rcDone)(m), 0) // (afterWrites without a closure)
+}
+
+// rcDone is a target's message as the event at which every write of it
+// is visible: its receive CQE and its ack.
+type rcDone rcIn
+
+// Handle writes the receive CQE (if any) and sends the ack.
+func (d *rcDone) Handle(uint64) {
+	m := (*rcIn)(d)
+	n, h := m.n, m.hdr
+	if m.recv != nil {
+		c := CQE{QPN: m.qp.Num, Index: uint32(m.qp.rqNext - 1), WRID: m.recv.WRID, ByteLen: uint32(m.length),
+			Imm: h.Imm, HasImm: h.Op != VSend, Recv: true, Op: h.Op, Status: m.status}
+		n.writeCQE(m.qp.cfg.RecvCQ, c)
+	}
+	st := m.status
+	if st != WCSuccess && !m.rnr && m.qp != nil {
+		m.qp.state = QPError // the responder stops too: later messages are refused (an RNR NAK leaves it ready)
+	}
+	if st == WCLocLenErr || st == WCLocProtErr {
+		st = WCRemInvReqErr // the requester sees a remote error
+	}
+	o := &m.out
+	o.rc = RCHeader{Status: st}
+	o.hdr = Header{RC: &o.rc}
+	n.sendPacketsIn(&o.tx, m.src, KindRCAck, m.msg, &o.hdr, 0, FailOK, 0, n.fromBuffer(nil), nil)
+	if n.e.Tracer() != nil {
 		n.vspan("rx "+h.Op.String(), m.start)
-	})
+	}
 }
 
 // readRespond answers an RDMA read: the data is read by DMA and sent back

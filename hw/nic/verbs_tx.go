@@ -17,6 +17,9 @@ func (n *NIC) schedule(q *QP) {
 	v := n.vs()
 	if !q.queued && !q.active && q.next < q.posted && !n.windowFull(q) {
 		q.queued = true
+		if v.runqAt == len(v.runq) { // empty: reuse the array from its start
+			v.runq, v.runqAt = v.runq[:0], 0
+		}
 		v.runq = append(v.runq, q)
 	}
 	n.dispatch()
@@ -34,10 +37,10 @@ func (n *NIC) windowFull(q *QP) bool {
 // dispatch starts queued QPs on free engines.
 func (n *NIC) dispatch() {
 	v := n.vs()
-	for v.busy < n.spec.VerbsEngines && len(v.runq) > 0 {
-		q := v.runq[0]
-		v.runq[0] = nil
-		v.runq = v.runq[1:]
+	for v.busy < n.spec.VerbsEngines && v.runqAt < len(v.runq) {
+		q := v.runq[v.runqAt]
+		v.runq[v.runqAt] = nil
+		v.runqAt++
 		q.queued, q.active = false, true
 		v.busy++
 		v.stats.EnginesMax = max(v.stats.EnginesMax, uint64(v.busy))
@@ -63,30 +66,52 @@ func (n *NIC) processNext(q *QP) {
 		return
 	}
 	ents := uint64(q.cfg.SQEntries)
-	batch := max(1, uint64(n.link.Spec().MaxReadReq)/WQESize)
+	batch := max(1, uint64(n.link.MaxReadReq())/WQESize)
 	cnt := min(q.posted-idx, batch, ents-idx%ents)
 	a := q.cfg.SQ + mem.Addr(idx%ents*WQESize)
 	done, k := n.dmaRead(a, cnt*WQESize)
 	q.stats.Fetches++
 	n.vs().stats.Fetches++
-	gen := q.rnr.gen
-	n.e.At(done, func() {
-		n.dmaEnd(k)
-		if gen != q.rnr.gen { // a go-back meanwhile: start over from the new position
-			n.release(q)
-			return
-		}
-		// The NIC sees memory as it is now: WQE bytes still in a GPU
-		// cache, or not yet written, are misread.
-		buf := make([]byte, cnt*WQESize)
-		n.vread(a, buf)
-		q.cache = q.cache[:0]
-		for i := range cnt {
-			q.cache = append(q.cache, DecodeWQE(buf[i*WQESize:]))
-		}
-		q.cacheAt = idx
-		n.execWQE(q, idx, q.cache[0])
-	})
+	q.fetch = wqeFetch{idx: idx, cnt: cnt, a: a, k: k, gen: q.rnr.gen}
+	n.e.AtH(done, (*qpFetched)(q), 0)
+}
+
+// wqeFetch is a QP's WQE batch read in flight (one at a time: the QP's
+// engine waits for it).
+type wqeFetch struct {
+	idx, cnt uint64
+	a        mem.Addr
+	k        int
+	gen      uint64
+}
+
+// qpFetched is a QP as the event that ends its WQE batch read (q.fetch):
+// a handler on the QP instead of a closure per fetch.
+type qpFetched QP
+
+// Handle decodes the fetched WQEs and executes the first.
+func (h *qpFetched) Handle(uint64) {
+	q := (*QP)(h)
+	n, f := q.n, q.fetch
+	n.dmaEnd(f.k)
+	if f.gen != q.rnr.gen { // a go-back meanwhile: start over from the new position
+		n.release(q)
+		return
+	}
+	// The NIC sees memory as it is now: WQE bytes still in a GPU
+	// cache, or not yet written, are misread.
+	v := n.vs()
+	if need := int(f.cnt * WQESize); cap(v.wqeBuf) < need {
+		v.wqeBuf = make([]byte, need)
+	}
+	buf := v.wqeBuf[:f.cnt*WQESize] // (vread reads into it; the WQEs are decoded copies)
+	n.vread(f.a, buf)
+	q.cache = q.cache[:0]
+	for i := range f.cnt {
+		q.cache = append(q.cache, DecodeWQE(buf[i*WQESize:]))
+	}
+	q.cacheAt = f.idx
+	n.execWQE(q, f.idx, q.cache[0])
 }
 
 // execWQE validates and starts WQE idx of q; the engine is released when
@@ -95,52 +120,69 @@ func (n *NIC) execWQE(q *QP, idx uint64, w WQE) {
 	q.next++
 	q.stats.WQEs++
 	n.vs().stats.WQEs++
-	start := n.e.Now()
-	gen := q.rnr.gen
-	fail := func(s WCStatus) {
-		n.e.After(n.spec.VerbsWQECost, func() {
+	q.exec = wqeExec{idx: idx, w: w, start: n.e.Now(), gen: q.rnr.gen}
+	if q.state == QPError {
+		q.exec.fail = WCWRFlushErr
+	} else {
+		q.exec.fail = n.checkLocal(q, w)
+	}
+	n.e.AtH(n.e.Now()+n.spec.VerbsWQECost, (*qpParsed)(q), 0)
+}
+
+// wqeExec is the WQE a QP's engine parses (one at a time: the QP is
+// active until its engine is released), and the failure found in it
+// (WCSuccess: none).
+type wqeExec struct {
+	idx   uint64
+	w     WQE
+	start sim.Time
+	gen   uint64
+	fail  WCStatus
+}
+
+// qpParsed is a QP as the event that ends the parse of its WQE (q.exec),
+// Spec.VerbsWQECost after execWQE: a handler on the QP instead of a
+// closure per WQE.
+type qpParsed QP
+
+// Handle starts the parsed WQE, or completes it with its failure.
+func (h *qpParsed) Handle(uint64) {
+	q := (*QP)(h)
+	n, x := q.n, &q.exec
+	idx, w, start, gen := x.idx, x.w, x.start, x.gen
+	if x.fail != WCSuccess {
+		if gen == q.rnr.gen {
+			n.complete(q, idx, w, x.fail, 0)
+		}
+		n.release(q)
+		return
+	}
+	if gen != q.rnr.gen { // abandoned by a go-back while being parsed
+		n.release(q)
+		return
+	}
+	if w.Flags&WQESGL == 0 {
+		n.startWQE(q, idx, w, start, nil)
+		return
+	}
+	need := Access(0)
+	if w.Op == VRead {
+		need = AccessLocalWrite
+	}
+	n.fetchSGL(w.LocalAddr, w.sgeCount(), need, uint64(w.Length), false,
+		func(list []SGE) {
+			if gen != q.rnr.gen {
+				n.release(q)
+				return
+			}
+			n.startWQE(q, idx, w, start, list)
+		},
+		func(s WCStatus) {
 			if gen == q.rnr.gen {
 				n.complete(q, idx, w, s, 0)
 			}
 			n.release(q)
 		})
-	}
-	if q.state == QPError {
-		fail(WCWRFlushErr)
-		return
-	}
-	if st := n.checkLocal(q, w); st != WCSuccess {
-		fail(st)
-		return
-	}
-	n.e.After(n.spec.VerbsWQECost, func() {
-		if gen != q.rnr.gen { // abandoned by a go-back while being parsed
-			n.release(q)
-			return
-		}
-		if w.Flags&WQESGL == 0 {
-			n.startWQE(q, idx, w, start, nil)
-			return
-		}
-		need := Access(0)
-		if w.Op == VRead {
-			need = AccessLocalWrite
-		}
-		n.fetchSGL(w.LocalAddr, w.sgeCount(), need, uint64(w.Length), false,
-			func(list []SGE) {
-				if gen != q.rnr.gen {
-					n.release(q)
-					return
-				}
-				n.startWQE(q, idx, w, start, list)
-			},
-			func(s WCStatus) {
-				if gen == q.rnr.gen {
-					n.complete(q, idx, w, s, 0)
-				}
-				n.release(q)
-			})
-	})
 }
 
 // startWQE sends WQE idx of q (its gather or scatter list, when it has
@@ -150,26 +192,34 @@ func (n *NIC) startWQE(q *QP, idx uint64, w WQE, start sim.Time, list []SGE) {
 	v := n.vs()
 	n.nextMsg++
 	msg := n.nextMsg
-	v.inSet(outKey(msg), &rcIn{qp: q, idx: idx, w: w, start: start, msg: msg, sgl: list})
-	hdr := &Header{Length: uint64(w.Length), RC: &RCHeader{Op: w.Op, DstQPN: q.rqpn, RemoteAddr: w.RemoteAddr,
-		RKey: w.RKey, Imm: w.Imm, PSN: idx, Gen: q.rnr.gen}}
+	// The initiator record, the request's header and its packets'
+	// record are one object (rcIn.out), not four.
+	m := &rcIn{n: n, qp: q, idx: idx, w: w, start: start, msg: msg, sgl: list}
+	v.inSet(outKey(msg), m)
+	o := &m.out
+	o.rc = RCHeader{Op: w.Op, DstQPN: q.rqpn, RemoteAddr: w.RemoteAddr, RKey: w.RKey, Imm: w.Imm, PSN: idx, Gen: q.rnr.gen}
+	o.hdr = Header{Length: uint64(w.Length), RC: &o.rc}
+	hdr := &o.hdr
 	if w.Op == VAtomic {
 		hdr.RC.Operand, hdr.RC.Compare = w.Word(6), w.Word(7)
 	}
-	fin := func() { n.release(q) }
+	if q.fin == nil {
+		q.fin = func() { n.release(q) } // made once per QP, not per WQE
+	}
+	fin := q.fin
 	switch {
 	case w.Op == VRead || w.Op == VAtomic:
-		n.sendPackets(q.remote, KindRCRequest, msg, hdr, 0, FailOK, 0, n.fromBuffer(nil), fin)
+		n.sendPacketsIn(&o.tx, q.remote, KindRCRequest, msg, hdr, 0, FailOK, 0, n.fromBuffer(nil), fin)
 	case w.Flags&WQEInline != 0:
 		data := make([]byte, w.Length)
 		copy(data, w.Inline[:w.Length])
-		n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromBuffer(data), fin)
+		n.sendPacketsIn(&o.tx, q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromBuffer(data), fin)
 	case list != nil:
-		n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromSGL(list), fin)
+		n.sendPacketsIn(&o.tx, q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromSGL(list), fin)
 	case v.ppb != nil:
-		n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemoryPPB(w.LocalAddr), fin)
+		n.sendPacketsIn(&o.tx, q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemoryPPB(w.LocalAddr), fin)
 	default:
-		n.sendPackets(q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemory(w.LocalAddr), fin)
+		n.sendPacketsIn(&o.tx, q.remote, KindRCRequest, msg, hdr, uint64(w.Length), FailOK, 0, n.fromMemory(w.LocalAddr), fin)
 	}
 }
 
@@ -241,10 +291,34 @@ func (n *NIC) writeCQE(c *CQ, e CQE) {
 	if e.Status != WCSuccess {
 		v.stats.ErrorCQEs++
 	}
-	var b [CQESize]byte
-	e.Encode(b[:])
-	a := c.SlotAddr(k)
-	n.e.At(n.postWrite(CQESize, false, n.hostMem(a)), func() { n.dmaEnd(1); n.mem.Write(a, b[:]) })
+	var w *cqeWrite
+	if l := len(v.cqeFree); l > 0 {
+		w, v.cqeFree[l-1] = v.cqeFree[l-1], nil
+		v.cqeFree = v.cqeFree[:l-1]
+	} else {
+		w = &cqeWrite{n: n}
+	}
+	e.Encode(w.b[:])
+	w.a = c.SlotAddr(k)
+	n.e.AtH(n.postWrite(CQESize, false, n.hostMem(w.a)), w, 0)
+}
+
+// cqeWrite is a CQE's posted write as the event of its landing, reused
+// (verbs.cqeFree) once it landed instead of a closure and a copy of the
+// CQE's bytes per completion.
+type cqeWrite struct {
+	n *NIC
+	a mem.Addr
+	b [CQESize]byte
+}
+
+// Handle lands the CQE.
+func (w *cqeWrite) Handle(uint64) {
+	n := w.n
+	n.dmaEnd(1)
+	n.mem.Write(w.a, w.b[:]) // (copies; a watcher woken here may post another CQE)
+	v := n.vs()
+	v.cqeFree = append(v.cqeFree, w)
 }
 
 // outKey keys an initiator message in verbs.in (target messages use

@@ -53,6 +53,14 @@ func (l *Link) ChipToChip() bool { return l.c2c }
 // Spec returns the link's parameters.
 func (l *Link) Spec() Spec { return l.spec }
 
+// MaxReadReq is Spec().MaxReadReq without copying the spec (a NIC reads
+// it per request).
+func (l *Link) MaxReadReq() unit.Bytes { return l.spec.MaxReadReq }
+
+// ReachLatency is o + L: how long after its issue a request reaches the
+// other end (Spec's Overhead plus Latency, without copying the spec).
+func (l *Link) ReachLatency() sim.Duration { return l.spec.Overhead + l.spec.Latency }
+
 func (l *Link) issue(d Dir, now sim.Time) sim.Time {
 	s := &l.sides[d]
 	t := now

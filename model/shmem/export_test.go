@@ -13,3 +13,12 @@ func (c *Ctx) TemplaterLoop() {
 		b.loopTemplater = true
 	}
 }
+
+// FlushEvents makes a GIO context's stepped puts keep the PPB flush's
+// wake-up an event (gioPutSteps.claimAtFlushEnd), as the blocking form
+// does.
+func (c *Ctx) FlushEvents() {
+	if b, ok := c.dev.backend.(*gioBackend); ok {
+		b.flushEvents = true
+	}
+}

@@ -115,6 +115,15 @@ type gioBackend struct {
 	// keeps the coroutine loop (tests compare the two).
 	tsteps        tmplSteps
 	loopTemplater bool
+	// flushEvents keeps the PPB flush's wake-up and the full QP's CQ
+	// poll's invalidate end events where they could be marks
+	// (gioPutSteps.claimAtFlushEnd, verbs.CQWait.InvEvents): tests
+	// compare the two.
+	flushEvents bool
+	// claim, of GPU claimG: the slot claim's device-scope atomic, L2
+	// cycles (claimTime: gpu.GPU.Spec copies the whole spec).
+	claimG *gpu.GPU
+	claim  sim.Duration
 }
 
 // GIOStats count the GIO runtime's activity.
@@ -954,4 +963,14 @@ func (ch *gioChan) quiet() error {
 	unmade(npes)
 	ch.wg.Acquire(gpu.System)
 	return nil
+}
+
+// claimTime returns the slot claim's time on wg's GPU: a device-scope
+// atomic on the producer index, at the L2.
+func (b *gioBackend) claimTime(wg *gpu.WG) sim.Duration {
+	if g := wg.GPU(); g != b.claimG {
+		s := g.Spec()
+		b.claimG, b.claim = g, s.Cycles(s.L2Cycles)
+	}
+	return b.claim
 }

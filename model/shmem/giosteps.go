@@ -48,6 +48,36 @@ type gioPutSteps struct {
 	wait verbs.CQWait
 	post verbs.FieldsRing
 	err  error
+	// flushEnd is the key of the flush's wake-up when it is a mark
+	// (claimAtFlushEnd).
+	flushEnd sim.Mark
+}
+
+// claimAtFlushEnd makes the wake-up at the PPB flush's end sf a mark,
+// when all that wake-up would do is begin the slot claim's wait: the QP
+// is not full (its posted and completed counts change only in this
+// work-group's own steps, which sleep until then) and the slot's
+// connection was posted to before (its bit only ever goes from clear to
+// set; a first post may materialize templates as of sf, so it keeps the
+// event). The claim's wait is then queued as the wake-up's event would
+// have queued it, with the number the run takes at the mark's key
+// (sim.Mark). False, with nothing done, otherwise (and when sf is not
+// ahead: FlushPPB does not wait then); the caller sleeps until sf.
+// Tests: TestFlushMarkMatchesEvent.
+func (st *gioPutSteps) claimAtFlushEnd(sp *sim.Proc, sf sim.Time) bool {
+	ch := st.ch
+	c, wg := ch.c, ch.wg
+	b := c.b
+	qp, pe := st.g.qp, st.r.PE
+	if b.flushEvents || sf <= wg.Now() || qp.Outstanding() >= uint64(qp.Depth()) {
+		return false
+	}
+	if i := c.q*b.dev.npes + pe; b.posted[i/64]&(1<<(i%64)) == 0 {
+		return false
+	}
+	wg.Engine().SetMark(&st.flushEnd, sf)
+	sp.SleepAtMark(&st.flushEnd, sf+b.claimTime(wg)) // gioClaim's wait
+	return true
 }
 
 // gioDynamic are the WQE words the device writes (opcode, size with lkey,
@@ -97,13 +127,19 @@ func (st *gioPutSteps) Step(sp *sim.Proc) bool {
 		case gioFlush:
 			st.pc = gioFull
 			if st.g.gpuSource && b.spec.PPBLines > 0 && !b.spec.SkipPPBFlush {
-				qp.FlushPPB(wg)
+				sf := qp.BeginFlushPPB(wg)
 				b.stats.PPBFlushes++
+				if st.claimAtFlushEnd(sp, sf) {
+					st.pc = gioStall
+					continue
+				}
+				wg.SleepUntil(sf)
 			}
 		case gioFull:
 			st.pc = gioClaim
 			if qp.Outstanding() >= uint64(qp.Depth()) {
 				st.wait.Start(c.conns.get(pe).cq, qp, wg, uint64(qp.Depth()-1))
+				st.wait.InvEvents = b.flushEvents
 				st.pc = gioWait
 			}
 		case gioWait:
@@ -123,9 +159,8 @@ func (st *gioPutSteps) Step(sp *sim.Proc) bool {
 				}
 				b.posted[i/64] |= 1 << (i % 64)
 			}
-			g := wg.GPU().Spec()
 			st.pc = gioStall
-			wg.Sleep(g.Cycles(g.L2Cycles)) // claim the slot: device-scope atomic on the producer index
+			wg.Sleep(b.claimTime(wg)) // claim the slot: device-scope atomic on the producer index
 		case gioStall:
 			st.k = qp.Posted()
 			st.pc = gioPost

@@ -1,7 +1,7 @@
 package shmem
 
 import (
-	"fmt"
+	"strconv"
 
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
@@ -301,7 +301,14 @@ func (st *waitSteps) Holds(x uint64) bool { return st.ok(x) }
 // What implements gpu.Poller.
 func (st *waitSteps) What() string {
 	if st.reason == "" {
-		st.reason = fmt.Sprintf("wait_until %#x %v", uint64(st.addr), st.v)
+		// As fmt.Sprintf("wait_until %#x %v", addr, v) writes it, in one
+		// allocation instead of three (a work-group waits per ring step).
+		b := make([]byte, 0, 48)
+		b = append(b, "wait_until 0x"...)
+		b = strconv.AppendUint(b, uint64(st.addr), 16)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, st.v, 10)
+		st.reason = string(b)
 	}
 	return st.reason
 }

@@ -645,7 +645,10 @@ func TestStepCallsMatchCalls(t *testing.T) {
 		mem    []uint64
 		got    [][]uint64
 	}
-	run := func(kind shmem.Kind, mode string, steps bool) out {
+	marks := uint64(0) // the last run's marks passed
+	// run runs the ring with blocking calls or step calls; flushMarks lets
+	// the step calls make the PPB flush's wake-up a mark.
+	run := func(kind shmem.Kind, mode string, steps, flushMarks bool) out {
 		var o out
 		o.got = make([][]uint64, 2*n)
 		c, syms, reps, err := shmemtest.Scenario(shmemtest.Backend{Kind: kind, HW: hwOf(kind, mode), Spec: spec, Nodes: n},
@@ -658,6 +661,9 @@ func TestStepCallsMatchCalls(t *testing.T) {
 					}
 					g := &o.got[pe*2+w]
 					if steps {
+						if !flushMarks {
+							x.FlushEvents()
+						}
 						if !x.StepCalls() {
 							return errors.New("no step calls")
 						}
@@ -689,6 +695,7 @@ func TestStepCallsMatchCalls(t *testing.T) {
 			t.Fatalf("%s: %v", kind, err)
 		}
 		o.end, o.events = c.Engine.Now(), c.Engine.Events()
+		marks = c.Engine.MarksPassed()
 		o.reps = fmt.Sprintf("%+v", reps)
 		for pe := range n {
 			for k := range 2 * rounds * 8 {
@@ -718,10 +725,25 @@ func TestStepCallsMatchCalls(t *testing.T) {
 		if kind == shmem.GHNAPU {
 			mode = "apu"
 		}
-		a, b := run(kind, mode, false), run(kind, mode, true)
+		a, b := run(kind, mode, false, false), run(kind, mode, true, false)
 		if fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Errorf("%s (%d entries, %d template instructions): blocking calls and step calls differ:\n%v\n%v",
 				kind, spec.QueueEntries, spec.GIO.TemplateInstr, a, b)
+		}
+		if kind == shmem.GIO {
+			// TestFlushMarkMatchesEvent: the flush's wake-up as a mark
+			// where it only begins the claim's wait leaves everything as
+			// the event did, but for that event: each one fewer is a
+			// mark passed more.
+			bm := marks
+			c := run(kind, mode, true, true)
+			cm := marks
+			d := c
+			d.events = b.events
+			if fmt.Sprint(d) != fmt.Sprint(b) || c.events >= b.events || c.events+cm != b.events+bm {
+				t.Errorf("GIO (%d entries, %d template instructions): the flush's mark differs from its event:\n%v (%d marks)\n%v (%d marks)",
+					spec.QueueEntries, spec.GIO.TemplateInstr, c, cm, b, bm)
+			}
 		}
 		if a.events == 0 || len(a.got[0]) != rounds {
 			t.Errorf("%s: the ring did not run: %v", kind, a)

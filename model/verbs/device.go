@@ -204,11 +204,16 @@ func flushRead(q *QP, wg *gpu.WG) sim.Time {
 // posted MMIO write of its control register over the GPU's link; the
 // flush completes its latency after the write arrives, and NIC reads of
 // GPU memory that reach the PPB meanwhile wait for it (nic.FlushPPBAt).
-func (q *QP) FlushPPB(wg *gpu.WG) {
+func (q *QP) FlushPPB(wg *gpu.WG) { wg.SleepUntil(q.BeginFlushPPB(wg)) }
+
+// BeginFlushPPB is FlushPPB without the wait: it issues the flush's MMIO
+// write now and returns when wg's side of it is done (where FlushPPB's
+// wait ends).
+func (q *QP) BeginFlushPPB(wg *gpu.WG) sim.Time {
 	n := q.node
 	sf, vis := n.mmio(wg.Now(), 8)
 	n.nic.FlushPPBAt(vis)
-	wg.SleepUntil(sf)
+	return sf
 }
 
 // The CQ poll (the GPUrdma paper) is a loop of real loads of

@@ -133,8 +133,7 @@ func (r *PostRing) Step(p *sim.Proc) bool {
 func (q *QP) tryStore(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration, ph *uint8) bool {
 	if q.pool == mem.GPU {
 		// The calibrated cost includes the store's own L1 access.
-		g := wg.GPU().Spec()
-		return wg.TryStoreAfter(max(0, c-g.Cycles(g.L1Cycles)), a, v)
+		return wg.TryStoreAfter(max(0, c-q.l1Time(wg)), a, v)
 	}
 	switch *ph {
 	case 0:
@@ -155,7 +154,7 @@ func (q *QP) tryStore(wg *gpu.WG, a mem.Addr, v uint64, c sim.Duration, ph *uint
 func (q *QP) bell(wg *gpu.WG) {
 	n := q.node
 	pi, nq, e := q.pi, q.nq, n.e
-	if n.nic.Spec().VerbsBlueFlame && q.pi-q.rung == 1 {
+	if n.nic.BlueFlame() && q.pi-q.rung == 1 {
 		// BlueFlame: one new WQE travels inside the MMIO write (64 B).
 		var b [nic.WQESize]byte
 		for i, v := range q.sh((q.pi - 1) % uint64(q.depth)) {
@@ -168,9 +167,17 @@ func (q *QP) bell(wg *gpu.WG) {
 		return
 	}
 	sf, vis := n.mmio(wg.Now(), 8)
-	e.At(vis, func() { nq.DoorbellFrom(e.Now(), pi) })
+	e.AtH(vis, (*qpBell)(q), pi)
 	wg.SleepUntil(sf)
 }
+
+// qpBell is a QP as the event at which its MMIO doorbell of producer
+// index pi (the argument) reaches the NIC's link: a handler on the QP,
+// not a closure per doorbell.
+type qpBell QP
+
+// Handle enters the doorbell into the NIC's link.
+func (b *qpBell) Handle(pi uint64) { q := (*QP)(b); q.nq.DoorbellFrom(q.node.e.Now(), pi) }
 
 // FieldsRing is GIO's device post after the slot's claim as a sim.Stepper:
 // PostFields(w, dynamic), a system release and RingUnfenced, the same
@@ -294,6 +301,11 @@ type CQWait struct {
 	bad   nic.CQE
 	ok    bool
 	read  func() // the load's read at its sample point, made once
+	// inv is the invalidate's end when it is a mark (the load's issue
+	// there: gpu.WG.AtomicLoadAtMark); InvEvents keeps it an event (tests
+	// compare the two; Start keeps it).
+	inv       sim.Mark
+	InvEvents bool
 }
 
 const (
@@ -313,8 +325,8 @@ func (c *CQ) Steppable() bool { return c.pool == mem.GPU }
 // Start begins waiting until q has at most keep WQEs outstanding
 // (WaitQP); c must be Steppable.
 func (w *CQWait) Start(c *CQ, q *QP, wg *gpu.WG, keep uint64) {
-	read := w.read
-	*w = CQWait{c: c, q: q, wg: wg, keep: keep, start: wg.Now(), ok: true, read: read}
+	read, ev := w.read, w.InvEvents
+	*w = CQWait{c: c, q: q, wg: wg, keep: keep, start: wg.Now(), ok: true, read: read, InvEvents: ev}
 	if w.read == nil {
 		w.read = func() { _, w.seen = w.c.cqeAt(w.k) }
 	}
@@ -338,9 +350,14 @@ func (w *CQWait) Step(p *sim.Proc) bool {
 			c.Loads++
 			w.pc = cwLoad
 			if c.node.spec.PollInvalidate {
+				// The invalidate's end only issues the load: a mark
+				// where the load's time does not depend on when it
+				// issues.
+				if !w.InvEvents && wg.AtomicLoadAtMark(&w.inv, w.q.l1InvTime(wg), c.nq.SlotAddr(w.k)) {
+					continue // (cwLoad goes on at the sample point)
+				}
 				w.pc = cwInv
-				g := wg.GPU().Spec()
-				wg.Sleep(g.Cycles(g.L1InvCycles))
+				wg.Sleep(w.q.l1InvTime(wg))
 			}
 		case cwInv:
 			w.pc = cwLoad

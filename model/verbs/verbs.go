@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/nic"
 	"github.com/gpunetsim/gpunetsim/hw/pcie"
@@ -194,6 +195,32 @@ type QP struct {
 	// onRetire, when set, is called after each consumed completion of
 	// this QP (a runtime that indexes its QPs by free slots).
 	onRetire func()
+	// l1, of GPU l1g: its L1 access time, which a device store's
+	// calibrated cost includes (tryStore: gpu.GPU.Spec copies the whole
+	// spec, 2 % of a GIO run when read per store).
+	// l1inv, its L1 invalidate (the CQ poll's, CQWait).
+	l1g       *gpu.GPU
+	l1, l1inv sim.Duration
+}
+
+// l1Time returns the L1 access time of wg's GPU.
+func (q *QP) l1Time(wg *gpu.WG) sim.Duration {
+	q.l1Of(wg.GPU())
+	return q.l1
+}
+
+// l1InvTime returns the L1 invalidate time of wg's GPU.
+func (q *QP) l1InvTime(wg *gpu.WG) sim.Duration {
+	q.l1Of(wg.GPU())
+	return q.l1inv
+}
+
+// l1Of caches g's L1 times.
+func (q *QP) l1Of(g *gpu.GPU) {
+	if g != q.l1g {
+		s := g.Spec()
+		q.l1g, q.l1, q.l1inv = g, s.Cycles(s.L1Cycles), s.Cycles(s.L1InvCycles)
+	}
 }
 
 // OnRetire sets f to be called after each completion of q is consumed
