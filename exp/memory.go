@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpunetsim/gpunetsim/model/mpi"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
 	"github.com/gpunetsim/gpunetsim/workload"
@@ -252,6 +253,13 @@ func EstimateMemory(name string, cfg Config) MemNeed {
 	if len(sims) == 0 {
 		return need
 	}
+	if ob := mpiOverflowBytes(cfg); ob > 0 {
+		// Every rank sets up MPI with its overflow buffers (a growth no
+		// experiment's own parameters name).
+		for i := range sims {
+			sims[i].perNode = cmp.Or(sims[i].perNode, memPerNode) + ob
+		}
+	}
 	f := cfg.Run.Functional
 	slices.SortFunc(sims, func(a, b simMem) int { return cmp.Compare(b.bytes(f), a.bytes(f)) })
 	workers := cfg.Run.Parallel
@@ -280,6 +288,8 @@ func EstimateMemory(name string, cfg Config) MemNeed {
 		payload = top.nodes * top.payload * memPayloadFactor
 	}
 	switch {
+	case top.nodes*mpiOverflowBytes(cfg) >= top.bytes(f)/2:
+		need.Param, need.Value = "mpi.overflow_buffers", fmt.Sprint(cfg.MPI.OverflowBufs)
 	case top.extra > 0 && top.extra >= payload && top.extra >= top.bytes(false)-top.extra:
 		need.Param, need.Value = top.extraParam, top.extraValue
 	case f && payload >= top.bytes(false):
@@ -396,6 +406,8 @@ func simsOf(name string, cfg Config) []simMem {
 		out = append(out, halo3DSims(cfg)...)
 	case name == "moe":
 		out = append(out, moeSims(cfg)...)
+	case name == "pingpong":
+		out = append(out, pingPongSims(cfg)...)
 	case name == "latency":
 		out = append(out, sized(fixed(2, "nodes", 0), "latency.size", cfg.Latency.Size))
 	case name == "mlproj":
@@ -442,6 +454,43 @@ func simsOf(name string, cfg Config) []simMem {
 		}
 	}
 	return out
+}
+
+// pingPongBytesPerByte is a ping-pong's memory per byte of its size,
+// functional or payload-free (the buffers are mapped either way): 6.0-7.7
+// bytes measured at 64 MiB on gputn (CPU 6.0, HDN, GDS, GPU-TN and
+// GNN_GPURDMA 6.7-7.0, GNN_GIO 7.7) and on h100-cx7 with the fabric, up
+// to 8.4 for GNN_GIO beside the other tests' children (the collector's
+// lag); 10 leaves room.
+const pingPongBytesPerByte = 10
+
+// pingPongSims lists the ping-pong's simulations: one per size and
+// strategy, two nodes of node.gpus GPUs (two of them active), each holding
+// pingPongBytesPerByte × the size.
+func pingPongSims(cfg Config) []simMem {
+	p := cfg.PingPong
+	ranks := 2 * max(1, cfg.Node.GPUs)
+	var out []simMem
+	for _, size := range doublings(p.MinSize, p.MaxSize) {
+		for range max(1, len(p.Strategies)) {
+			out = append(out, simMem{nodes: float64(ranks), extra: pingPongBytesPerByte * float64(size),
+				nodesParam: "nodes", nodesValue: fmt.Sprint(ranks), extraParam: "pingpong.max_size", extraValue: p.MaxSize.String()})
+		}
+	}
+	return out
+}
+
+// mpiOverflowBufBytes is the model state of one MPI overflow buffer of a
+// rank (its match-list entry and memory-map record; the buffer itself is
+// address space only, whatever mpi.overflow_buffer_size): 3 KiB measured,
+// 4,096 per rank on 16 ranks of h100-cx7 peaked 185 MB above the default
+// 32 (65,536: 3.0 GB). memPerNode holds the default 32.
+const mpiOverflowBufBytes = 3 << 10
+
+// mpiOverflowBytes is the state a rank holds for its overflow buffers
+// beyond the default 32.
+func mpiOverflowBytes(cfg Config) float64 {
+	return float64(max(0, cfg.MPI.OverflowBufs-mpi.DefaultSpec().OverflowBufs)) * mpiOverflowBufBytes
 }
 
 // sptsBytesPerRow is a sparse solve's memory per matrix row.

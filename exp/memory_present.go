@@ -76,7 +76,7 @@ func halo3DSims(cfg Config) []simMem {
 				s := simMem{nodes: float64(ranks), peers: float64(min(nb, ranks-1)), payload: payload,
 					nodesParam: "halo3d.nodes", nodesValue: fmt.Sprint(n), payloadParam: payloadParam, payloadValue: payloadValue}
 				s.perNode, s.perPeer = haloState(st)
-				s.perNode += l2TagsBeyondFit(cfg, st, payload) // the regions
+				s.perNode += l2TagsBeyondFit(cfg, st, payload*l2HaloShare) // the regions' lines the exchange touches
 				s.extra, s.extraParam, s.extraValue = packetsInFlight(cfg, haloPacketCost(st), float64(ranks), float64(hw.RegionBytes())), payloadParam, payloadValue
 				if st == "GNN_GIO" {
 					// The persistent kernel's work-groups are its contexts.
@@ -265,14 +265,12 @@ const gioPerWG = 32 << 10
 
 // l2Streamers are the strategies whose GPUs stream their data through the
 // L2 tag model (the device-shmem puts' loads and stores). A GPU's tag
-// array, 24 bytes per 64-byte line of gpu_l2.size (a key and an l2line,
-// hw/gpu), is allocated whole at its first access, and the pages a run
-// touches become resident: a line touched makes its set's 16 ways
-// resident, 384 B, up to the whole array. Measured on h100-cx7 (50 MiB
-// L2, 18.75 MiB of tags) against the same runs with a 1 MiB L2: 20.4 MB
-// more per GPU in the MoE (EP 16, 49 MB of buffers per GPU: the whole
-// array) and 2.07 MB in the 6-neighbour halo of 64 KiB faces (64 GPUs, 1.57
-// MB of regions per GPU); the other strategies' GPUs touch few lines or
+// array is made in blocks of 64 sets as lines of them are first filled,
+// each block holding the ways its sets use (hw/gpu, L2: one way of each
+// set at first, doubled when a fill finds them all valid), 16 bytes a way
+// (its key and state): a streamed line costs about one way, up to two
+// after a doubling, and the whole array (16 bytes per 64-byte line of
+// gpu_l2.size) bounds it. The other strategies' GPUs touch few lines or
 // none.
 var l2Streamers = map[string]bool{"GHN_DGPU": true, "GHN_DGPU_HOSTQ": true, "GHN_APU": true, "COMPNET": true}
 
@@ -289,15 +287,19 @@ func l2TagsBeyondFit(cfg Config, st string, streamed float64) float64 {
 }
 
 const (
-	// l2TagBytesPerLine is the L2 tag model's state per line (hw/gpu:
-	// the way's key, 8 B, and its l2line, 16 B).
-	l2TagBytesPerLine = 24
-	// l2TagsPerStreamedByte is the resident tag state per byte of the
-	// buffers a GPU streams (the halo's four regions, the MoE's buffers):
-	// the 6-neighbour halo's 1.57 MB of regions per GPU made 2.07 MB of
-	// tags resident on 64 GPUs of h100-cx7, and the 26-neighbour halo's
-	// 1.61 MB about 3.3 MB on 16 (a line touched makes its set's 16 ways,
-	// 384 B, resident; not every line of the regions is touched in two
-	// exchanges), rounded up.
-	l2TagsPerStreamedByte = 2.5
+	// l2TagBytesPerLine is the L2 tag model's state per way (hw/gpu:
+	// the way's key, 8 B, and its l2line, 8 B).
+	l2TagBytesPerLine = 16
+	// l2TagsPerStreamedByte is the tag state per byte a GPU streams
+	// through its L2: two ways (a block doubled) of 16 B per 64-byte
+	// line.
+	l2TagsPerStreamedByte = 2 * l2TagBytesPerLine / float64(mem.LineSize)
+	// l2HaloShare is the share of the halo exchange's four regions per
+	// GPU whose lines the exchange passes through the L2 tag model, by
+	// the tag state measured (2026-11-28, blocks holding the ways in
+	// use, payload-free, 64 KiB faces, 26 neighbours): 49 KB per GPU on
+	// 512 GPUs of mi300a-ss11 (GHN_APU) and 72 KB on 64 GPUs of h100-cx7
+	// (GHN_DGPU), for 1.6 MB of regions: 0.10-0.15 of
+	// l2TagsPerStreamedByte's; rounded up.
+	l2HaloShare = 0.25
 )

@@ -81,6 +81,12 @@ var memFamilies = []struct {
 	{"compnet", "GHN_DGPU", 16, "moe"},
 	{"gpurdma", "GNN_GPURDMA", 16, "moe"},
 	{"gio", "GNN_GIO", 16, "moe"},
+	// The ping-pong of 64 MiB (functional): 517 MB for GNN_GIO against
+	// the process alone, 32 MiB, estimated before pingpong was counted.
+	{"gputn", "GNN_GIO", 2, "pingpong_64MiB"},
+	// and 4,096 MPI overflow buffers per rank on two h100-cx7 nodes (16
+	// ranks): 216 MB against 32 MiB estimated (65,536 peaked at 3.0 GB).
+	{"h100-cx7", "HDN", 2, "pingpong_overflow"},
 }
 
 func memFamilyConfig(t *testing.T, preset, strategy string, nodes int, exp string) Config {
@@ -108,6 +114,13 @@ func memFamilyConfig(t *testing.T, preset, strategy string, nodes int, exp strin
 		cfg.Run.Functional = false
 		cfg.AllreduceHier.Nodes, cfg.AllreduceHier.Strategies, cfg.AllreduceHier.Size = []int{nodes}, []string{strategy}, 64*unit.MiB
 		return cfg
+	case "pingpong_64MiB": // one size, functional
+		cfg.PingPong.MinSize, cfg.PingPong.MaxSize, cfg.PingPong.Strategies = 64*unit.MiB, 64*unit.MiB, []string{strategy}
+		return cfg
+	case "pingpong_overflow": // the smallest size, 4,096 overflow buffers
+		cfg.PingPong.MinSize, cfg.PingPong.MaxSize, cfg.PingPong.Strategies = 8, 8, []string{strategy}
+		cfg.MPI.OverflowBufs = 4096
+		return cfg
 	case "moe": // nodes GPUs of expert parallelism, low-latency
 		cfg.Run.Functional = false
 		cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{nodes}, []string{workload.MoELowLatency}, []string{strategy}
@@ -125,6 +138,7 @@ func memExp(exp string) string {
 	}
 	e, _, _ := strings.Cut(exp, "_16MiB")
 	e, _, _ = strings.Cut(e, "_64MiB")
+	e, _, _ = strings.Cut(e, "_overflow")
 	return e
 }
 

@@ -103,10 +103,24 @@ func benchHalo3DStrong26MI300AFlow(b *testing.B, nodes int) {
 // (1,024 nodes of mi300a-ss11) under GPU-aware MPI (HDN), two exchanges.
 func BenchmarkHalo3DWeak26MI300A4096Flow(b *testing.B) { benchHalo3DWeakMI300AFlow(b, 1024, 26) }
 
+// BenchmarkHalo3DWeak26GPUTN4096Flow: the same exchange under GPU-TN's
+// triggered puts, whose flow-model reallocations gave up their settled
+// fill far more often than HDN's as the machine grew (docs/speed.md,
+// "GPU-TN's halo3d at 8,192 GPUs").
+func BenchmarkHalo3DWeak26GPUTN4096Flow(b *testing.B) {
+	benchHalo3DWeakMI300AFlowOn(b, 1024, 26, "GPUTN")
+}
+
 // BenchmarkHalo3DWeak26MI300A8192Flow: the same on 8,192 GPUs (2,048
 // nodes, sixteen groups), where the small edge and corner messages end at
 // the global links' low share (docs/network.md); run it alone (about 3 GB).
 func BenchmarkHalo3DWeak26MI300A8192Flow(b *testing.B) { benchHalo3DWeakMI300AFlow(b, 2048, 26) }
+
+// BenchmarkHalo3DWeak26GPUTN8192Flow: GPU-TN's on 8,192 GPUs; run it
+// alone (about 3 GB).
+func BenchmarkHalo3DWeak26GPUTN8192Flow(b *testing.B) {
+	benchHalo3DWeakMI300AFlowOn(b, 2048, 26, "GPUTN")
+}
 
 // BenchmarkHalo3DWeak6MI300A8192Flow: the weak-scaled 6-neighbour
 // exchange with 64 KiB faces on 8,192 GPUs of mi300a-ss11; run it alone.
@@ -116,6 +130,12 @@ func BenchmarkHalo3DWeak6MI300A8192Flow(b *testing.B) { benchHalo3DWeakMI300AFlo
 // faces on nodes mi300a-ss11 nodes (four GPUs each) with the given
 // neighbours in the flow model under HDN, two exchanges.
 func benchHalo3DWeakMI300AFlow(b *testing.B, nodes, neighbours int) {
+	benchHalo3DWeakMI300AFlowOn(b, nodes, neighbours, "HDN")
+}
+
+// benchHalo3DWeakMI300AFlowOn is benchHalo3DWeakMI300AFlow under strategy
+// st.
+func benchHalo3DWeakMI300AFlowOn(b *testing.B, nodes, neighbours int, st string) {
 	cfg, err := DefaultConfig("mi300a-ss11")
 	if err != nil {
 		b.Fatal(err)
@@ -123,6 +143,6 @@ func benchHalo3DWeakMI300AFlow(b *testing.B, nodes, neighbours int) {
 	cfg.Network.Model, cfg.Run.Functional = "flow", false
 	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.Scaling = []int{nodes}, []int{neighbours}, "weak"
 	cfg.Halo3D.MinFace, cfg.Halo3D.MaxFace = 64*unit.KiB, 64*unit.KiB
-	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{"HDN"}, 2
+	cfg.Halo3D.Strategies, cfg.Halo3D.Iters = []string{st}, 2
 	benchPoint(b, halo3DPoints(), cfg, 4*nodes)
 }

@@ -617,7 +617,6 @@ type ringTNWG struct {
 	red             reduceSteps
 	flag, stampAt   mem.Addr
 	want            uint64
-	cond            func(uint64) bool
 	reg             mem.Addr          // the NIC's registration word (registrations in effect)
 	limit           int               // trigger entries (0: no limit, no gate)
 	seen, need      uint64            // the word's last value read; the value put st·w+s needs
@@ -684,7 +683,7 @@ func (t *ringTNWG) Step(wg *gpu.WG) bool {
 		}
 		return false
 	case tnPoll:
-		if _, ok := wg.TryPollUntil(t.flag, true, t.l.flagName(t.st), t.cond); !ok {
+		if _, ok := wg.TryPollEqual(t.flag, true, t.l.flagName(t.st), t.want); !ok {
 			return false
 		}
 		if t.st >= t.l.n-1 { // allgather: the data arrived in place
@@ -954,7 +953,6 @@ func (a Allreduce) gputn(nd *strategy.Node, l *ringLayout, base mem.Addr) error 
 	}
 	run := nd.Stream.Launch(gpu.Kernel{Name: "allreduce", WGs: l.w, WGSize: a.WGSize, Steps: func(wg *gpu.WG) gpu.StepBody {
 		t := &ringTNWG{l: l, base: base, i: i, s: wg.ID, steps: steps, wgSize: a.WGSize, trig: trig, reg: reg, limit: limit}
-		t.cond = func(v uint64) bool { return v == t.want }
 		t.regCond = func(v uint64) bool { return v >= t.need }
 		wg.ResumesInPoll() // Step resumes a poll's wait in TryPollUntil (gate, tnPoll)
 		return t

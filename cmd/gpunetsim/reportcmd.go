@@ -45,6 +45,10 @@ crossovers between plotted series, notes, and every parameter with the seed.
   chromium --headless --screenshot=report.png --window-size=1280,6000 "file://$PWD/gpunetsim-report.html"`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("only") && len(o.only) == 0 {
+				// An empty selection means every experiment: not what --only '' asks.
+				return badInput(fmt.Errorf("--only: empty list: name at least one experiment, or leave --only out for every one"))
+			}
 			return writeReport(cmd.Context(), o, stdout, stderr)
 		},
 	}

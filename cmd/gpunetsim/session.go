@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 )
@@ -673,9 +674,79 @@ func withSession(root *cobra.Command, stderr io.Writer, exit func(int), args ...
 	}()
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		s.started = true
+		if err := givenTwice(cmd, s.args); err != nil {
+			return badInput(err)
+		}
 		return s.inputFlags(cmd)
 	}
 	return root.ExecuteContext(ctx)
+}
+
+// givenTwice refuses a flag of one value given twice with different
+// values in args (cmd's command line): the flag package keeps the last
+// silently, so --csv a.csv --csv b.csv wrote b.csv alone. Repeatable
+// flags (--set, --sweep, lists) take every value.
+func givenTwice(cmd *cobra.Command, args []string) error {
+	fs := cmd.Flags()
+	seen := map[string]string{}
+	note := func(f *pflag.Flag, v string) error {
+		if f == nil {
+			return nil
+		}
+		if _, list := f.Value.(pflag.SliceValue); list {
+			return nil
+		}
+		if prev, ok := seen[f.Name]; ok && prev != v {
+			return fmt.Errorf("--%s given twice (%s, then %s): give it once", f.Name, prev, v)
+		}
+		seen[f.Name] = v
+		return nil
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return nil
+		case strings.HasPrefix(a, "--"):
+			name, v, eq := strings.Cut(a[2:], "=")
+			f := fs.Lookup(name)
+			if f != nil && !eq {
+				if f.NoOptDefVal != "" {
+					v = f.NoOptDefVal
+				} else if i+1 < len(args) {
+					i++
+					v = args[i]
+				}
+			}
+			if err := note(f, v); err != nil {
+				return err
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			// Shorthands: -q, -qv, -L 1us, -L1us.
+			for j := 1; j < len(a); j++ {
+				f := fs.ShorthandLookup(a[j : j+1])
+				if f == nil {
+					break
+				}
+				v := f.NoOptDefVal
+				if v == "" {
+					v = strings.TrimPrefix(a[j+1:], "=")
+					if v == "" && i+1 < len(args) {
+						i++
+						v = args[i]
+					}
+					if err := note(f, v); err != nil {
+						return err
+					}
+					break
+				}
+				if err := note(f, v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // inputFileFlags are the flags that name an input file, whatever the

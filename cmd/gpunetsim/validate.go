@@ -39,6 +39,10 @@ published side, a shape when every clause holds, a bound when it lies in
   gpunetsim validate --file my-calibration.toml --csv validation.csv`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("only") && len(o.only) == 0 {
+				// An empty selection means every entry: not what --only '' asks.
+				return badInput(fmt.Errorf("--only: empty list: name at least one entry-id prefix, or leave --only out for every entry"))
+			}
 			return runValidate(sessionOf(cmd), o, stdout, stderr)
 		},
 	}

@@ -51,3 +51,33 @@ func TestEveryParameterAtItsExtremes(t *testing.T) {
 		}
 	}
 }
+
+// powersOfTwo are integers whose products with small factors wrap int64
+// to 0 or a negative number (2^62 × 64 = 2^68 wraps to 0): a check that
+// multiplies before its own range check would divide by zero or accept a
+// wrapped value.
+var powersOfTwo = []string{"1073741824", "4294967296", "4611686018427387904", "2305843009213693952", "1152921504606846976"}
+
+// TestEveryIntParameterAtPowersOfTwo loads every parameter at each of
+// powersOfTwo (gpu_l2.ways = 2^62 panicked in its Validate: ways × 64 B
+// wrapped to 0 under a modulo): refused or within the bounds, no panic.
+func TestEveryIntParameterAtPowersOfTwo(t *testing.T) {
+	for _, name := range Names() {
+		for _, v := range powersOfTwo {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("--set %s=%s: panic: %v", name, v, r)
+					}
+				}()
+				cfg, err := Load(Options{Sets: []string{name + "=" + v}})
+				if err != nil {
+					return
+				}
+				if err := CheckBounds(cfg); err != nil {
+					t.Errorf("--set %s=%s: loaded outside the bounds: %v", name, v, err)
+				}
+			}()
+		}
+	}
+}

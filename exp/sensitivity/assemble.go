@@ -176,6 +176,15 @@ func (e effect) size(base float64) float64 {
 	return m
 }
 
+// hasOutput reports an error naming the outputs when outs has none named
+// name.
+func hasOutput(outs []report.Output, name string) error {
+	if !slices.ContainsFunc(outs, func(x report.Output) bool { return x.Name == name }) {
+		return fmt.Errorf("--output %q: the experiment has no such output; it has %s", name, names(outs))
+	}
+	return nil
+}
+
 func assemble(cfg exp.Config, name string, o Options, ks []params.Info, runs []*run, skipped []string) (*report.Result, error) {
 	outs := baseOutputs(runs)
 	if len(outs) == 0 {
@@ -184,10 +193,10 @@ func assemble(cfg exp.Config, name string, o Options, ks []params.Info, runs []*
 	effs := effects(outs, ks, runs)
 	focus := 0
 	if o.Output != "" {
-		focus = slices.IndexFunc(outs, func(x report.Output) bool { return x.Name == o.Output })
-		if focus < 0 {
-			return nil, fmt.Errorf("--output %q: the experiment has no such output; it has %s", o.Output, names(outs))
+		if err := hasOutput(outs, o.Output); err != nil {
+			return nil, err
 		}
+		focus = slices.IndexFunc(outs, func(x report.Output) bool { return x.Name == o.Output })
 	}
 	res := &report.Result{Experiment: "sensitivity " + name, Seed: cfg.Run.Seed, Outputs: outs,
 		Tables: []report.Table{knobTable(ks, runs, outs, effs, o.Factor), outputTable(outs, effs, o.Factor)}}

@@ -218,6 +218,16 @@ func Run(cfg exp.Config, name string, o Options, env exp.Env) (*report.Result, e
 	rest := runs
 	if done != nil {
 		runs[0], rest = done[0], runs[1:] // the base already ran with the screening runs
+	} else if o.Output != "" {
+		runAll(e, runs[:1], workers, env) // the base first: it names the outputs
+		rest = runs[1:]
+	}
+	if o.Output != "" && runs[0].err == nil {
+		// An --output the experiment lacks is reported before the
+		// perturbed runs, not after all of them.
+		if err := hasOutput(baseOutputs(runs[:1]), o.Output); err != nil {
+			return nil, err
+		}
 	}
 	runAll(e, rest, workers, env)
 	skipped = append(screened, skipped...)

@@ -259,3 +259,24 @@ func TestFailedPerturbedRunIsANote(t *testing.T) {
 		t.Errorf("the doubled table, which fits, is reported as failed:\n%s", notes)
 	}
 }
+
+// TestUnknownOutputFailsAfterTheBase: an --output the experiment does not
+// have is found once the base configuration has run, before the perturbed
+// runs (it was found at the end, after every one of them: minutes of work
+// for a typo), with or without screening.
+func TestUnknownOutputFailsAfterTheBase(t *testing.T) {
+	for _, noScreen := range []bool{true, false} {
+		most := 0
+		env := exp.Env{Progress: func(done, total int) { most = max(most, done) }}
+		_, err := Run(small(t), "allreduce", Options{Knobs: []string{"gpu.launch", "link.latency", "cpu.l1d_misses"}, Factor: 2, Output: "nope", NoScreen: noScreen}, env)
+		if err == nil || !strings.Contains(err.Error(), `--output "nope": the experiment has no such output`) {
+			t.Fatalf("no-screen %v: error %v, want the unknown output named", noScreen, err)
+		}
+		if noScreen && most > 1 {
+			t.Errorf("no-screen: %d runs done before the unknown output was reported, want the base alone", most)
+		}
+		if !noScreen && most > 4 {
+			t.Errorf("screened: %d runs done before the unknown output was reported, want the base and the screening runs (at most 4)", most)
+		}
+	}
+}

@@ -12,6 +12,17 @@ import (
 // cache holds line copies: what a non-coherent cache returns until it is
 // invalidated. Eviction is FIFO.
 type cache struct {
+	// An L1 (small) keeps its first few lines in few, in fill order, with
+	// lines and order empty: a polling work-group's L1 holds a line or
+	// two between acquires, and at a thousand nodes the map's table and
+	// the order's array, outside this struct, were two cache misses per
+	// acquire (its invalidation) and per fill. A fill that finds few full
+	// (or its line already there) moves them to lines and order first;
+	// clear makes the cache small again. The lines, their order and what
+	// every operation returns are the same either way.
+	small bool
+	nfew  int
+	few   [4]lineEnt
 	lines lineMap
 	order []mem.Addr
 	cap   int
@@ -81,7 +92,7 @@ func (c *cache) write(l mem.Addr, cl *cline, off mem.Addr, mask uint64) {
 func (c *cache) compact() {
 	keep := c.dirtied[:0]
 	for _, d := range c.dirtied {
-		if c.lines.get(d.l) == d.cl && d.cl.dirty != 0 {
+		if c.get(d.l) == d.cl && d.cl.dirty != 0 {
 			keep = append(keep, d)
 		} else {
 			d.cl.listed = false
@@ -112,6 +123,7 @@ func (w *WG) l1Fill() *cache {
 	cu := w.cu
 	if cu.l1 == nil {
 		cu.l1 = newCache(w.g.spec.L1Lines)
+		cu.l1.small = true
 	}
 	return cu.l1
 }
@@ -125,13 +137,40 @@ func (c *cache) get(l mem.Addr) *cline {
 	if c == nil {
 		return nil
 	}
+	for i := range c.nfew {
+		if c.few[i].l == l {
+			return c.few[i].cl
+		}
+	}
 	return c.lines.get(l)
+}
+
+// spill moves the lines kept in few to lines and order, in fill order.
+func (c *cache) spill() {
+	for i := range c.nfew {
+		e := &c.few[i]
+		c.lines.put(e.l, e.cl)
+		c.order = append(c.order, e.l)
+		*e = lineEnt{}
+	}
+	c.nfew = 0
 }
 
 // fill inserts a line copied from src, evicting the oldest line when full.
 // An evicted dirty line is written to wb (may be nil for write-through
 // caches).
 func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
+	if c.small && len(c.order) == 0 && c.nfew < min(len(c.few), c.cap) && c.get(l) == nil {
+		// No eviction (fewer lines than the capacity), a new line: kept in few.
+		cl := c.newLine()
+		src.Read(l, cl.data[:])
+		c.few[c.nfew] = lineEnt{l, cl}
+		c.nfew++
+		return cl
+	}
+	if c.nfew > 0 {
+		c.spill()
+	}
 	if c.lines.n >= c.cap && len(c.order) > 0 {
 		old := c.order[0]
 		c.order = c.order[1:]
@@ -144,6 +183,16 @@ func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
 			c.release(ol)
 		}
 	}
+	cl := c.newLine()
+	src.Read(l, cl.data[:])
+	c.lines.put(l, cl)
+	c.order = append(c.order, l)
+	return cl
+}
+
+// newLine returns an empty copy with the next fill number, recycled when
+// one is free.
+func (c *cache) newLine() *cline {
 	c.seq++
 	cl, ok := c.free.Get()
 	if ok {
@@ -151,9 +200,6 @@ func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
 	} else {
 		cl = &cline{seq: c.seq}
 	}
-	src.Read(l, cl.data[:])
-	c.lines.put(l, cl)
-	c.order = append(c.order, l)
 	return cl
 }
 
@@ -161,6 +207,15 @@ func (c *cache) fill(l mem.Addr, src *mem.Memory, wb *mem.Memory) *cline {
 func (c *cache) clear() {
 	if c == nil {
 		return
+	}
+	for i := range c.nfew {
+		c.release(c.few[i].cl)
+		c.few[i] = lineEnt{}
+	}
+	c.nfew = 0
+	if len(c.order) == 0 {
+		c.dirtied = c.dirtied[:0]
+		return // (lines is empty too: every line is in order)
 	}
 	if len(c.order) <= 16 {
 		// Every line is in order (a dropped line's address may be there
@@ -189,7 +244,7 @@ func (c *cache) writeBack(m *mem.Memory) int {
 	live := c.dirtied[:0]
 	for _, d := range c.dirtied {
 		d.cl.listed = false
-		if c.lines.get(d.l) == d.cl && d.cl.dirty != 0 {
+		if c.get(d.l) == d.cl && d.cl.dirty != 0 {
 			live = append(live, d)
 		}
 	}

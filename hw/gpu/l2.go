@@ -28,7 +28,7 @@ func (s L2Spec) Validate() error {
 	}
 	if s.Size < mem.LineSize || s.Size > unit.GiB {
 		errs = append(errs, fmt.Errorf("gpu_l2.size = %v: must be in [64B, 1GiB]", s.Size))
-	} else if s.Ways >= 1 && int64(s.Size)%(int64(s.Ways)*mem.LineSize) != 0 {
+	} else if s.Ways >= 1 && s.Ways <= 64 && int64(s.Size)%(int64(s.Ways)*mem.LineSize) != 0 { // ways in range: 2^62 ways × 64 B wraps to 0
 		errs = append(errs, fmt.Errorf("gpu_l2.size = %v: must be a multiple of gpu_l2.ways × 64 B = %d B", s.Size, s.Ways*mem.LineSize))
 	}
 	return errors.Join(errs...)
@@ -89,10 +89,14 @@ type L2 struct {
 	// the ways past them are invalid, and a fill takes the first invalid
 	// way, so they would be the next taken. A halo's regions stream
 	// through one way of each set: a block of 16 ways was 16 KB where
-	// 1 KB holds what is used (8,192 GPUs were 4 GB of tags).
+	// 1 KB holds what is used (8,192 GPUs were 4 GB of tags). The three
+	// tables are made at the first fill (nil until then: a GPU whose L2
+	// is never filled, as under the kernel-boundary strategies, holds
+	// none; a 50 MiB L2's are 39 KB).
 	keys      [][]mem.Addr
 	lines     [][]l2line
 	blockWays []uint8
+	blocks    int // the tables' length
 	clock     uint64
 	stats     L2Stats
 	shared    [][2]mem.Addr // NIC-shared ranges: a system acquire invalidates them
@@ -188,7 +192,7 @@ func (g *GPU) UseL2(s L2Spec) {
 	ways := s.Ways
 	sets := int(s.Size) / mem.LineSize / ways
 	pages := (sets + l2PageSets - 1) / l2PageSets
-	g.tags = &L2{sets: sets, ways: ways, keys: make([][]mem.Addr, pages), lines: make([][]l2line, pages), blockWays: make([]uint8, pages)}
+	g.tags = &L2{sets: sets, ways: ways, blocks: pages}
 	if sets&(sets-1) == 0 && sets > 1 {
 		g.tags.setMask = uint(sets - 1)
 	}
@@ -222,6 +226,9 @@ func (g *GPU) ShareWithNIC(a mem.Addr, n uint64) {
 func (t *L2) wayAt(i int) (p, o int, ok bool) {
 	set, w := i/t.ways, i%t.ways
 	p = set / l2PageSets
+	if t.blockWays == nil {
+		return p, 0, false
+	}
 	bw := int(t.blockWays[p])
 	return p, set%l2PageSets*bw + w, w < bw
 }
@@ -259,6 +266,9 @@ func (t *L2) locate(l mem.Addr) (set, block, off, n uint) {
 		set = k % uint(t.sets)
 	}
 	block = set / l2PageSets
+	if t.blockWays == nil {
+		return set, block, 0, 0
+	}
 	n = uint(t.blockWays[block])
 	return set, block, set % l2PageSets * n, n
 }
@@ -268,6 +278,9 @@ func (t *L2) locate(l mem.Addr) (set, block, off, n uint) {
 func (t *L2) setWays(l mem.Addr) ([]mem.Addr, []l2line) {
 	_, p, o, n := t.locate(l)
 	if n == 0 {
+		if t.blockWays == nil {
+			t.keys, t.lines, t.blockWays = make([][]mem.Addr, t.blocks), make([][]l2line, t.blocks), make([]uint8, t.blocks)
+		}
 		t.keys[p] = make([]mem.Addr, l2PageSets)
 		t.lines[p] = make([]l2line, l2PageSets)
 		t.blockWays[p] = 1

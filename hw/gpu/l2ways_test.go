@@ -150,3 +150,25 @@ func TestL2GrownBlocksMatchFullArray(t *testing.T) {
 		}
 	})
 }
+
+// TestL2TablesMadeAtFirstFill checks that a GPU whose L2 is only looked
+// up, never filled, holds no tag tables (a 50 MiB L2's are 39 KB per GPU,
+// 320 MB at 8,192 GPUs of h100-cx7 under strategies that never fill it),
+// and that the first fill makes them.
+func TestL2TablesMadeAtFirstFill(t *testing.T) {
+	_, g := newGPU("dgpu")
+	g.UseL2(L2Spec{Size: 50 * unit.MiB, Ways: 16})
+	const l = 7 * mem.LineSize
+	if g.tags.find(l) != nil || g.tags.findWay(l) >= 0 || g.tags.key(0) != 0 {
+		t.Fatal("an empty L2 found a line")
+	}
+	if g.tags.keys != nil || g.tags.lines != nil || g.tags.blockWays != nil {
+		t.Fatal("lookups made the tag tables")
+	}
+	if g.touch(l, CU) || !g.touch(l, CU) {
+		t.Fatal("want a miss, then a hit")
+	}
+	if n := len(g.tags.keys); n != g.tags.blocks || n != int(50*unit.MiB)/mem.LineSize/16/l2PageSets {
+		t.Errorf("%d blocks in the table, want %d", n, g.tags.blocks)
+	}
+}

@@ -224,6 +224,13 @@ type wgPhases struct {
 	// The armed poll's condition and the work-group's wakeAndLoad.
 	pollCond func(uint64) bool
 	wakeOn   func(*sim.Mark) bool
+	// eq: the poll in flight waits for the word to equal want
+	// (TryPollEqual), and its until and pollCond are pollEqual, never
+	// called: the comparison reads the work-group's own state, not a
+	// caller's closure and the state it captures (two cache misses per
+	// poll's wake-up at a thousand nodes).
+	eq   bool
+	want uint64
 	// TryAcquireLoad64Until: the load the acquire under way issues at its
 	// end (acqLoad, at acqAddr; acqEnd is that end's mark), the poll's
 	// condition while its load is in flight, and whether the load's end
@@ -563,7 +570,7 @@ func merge(dst, src *[mem.LineSize]byte, keep uint64) {
 // differ from memory's, which the poll's end compares. It reports whether
 // it skipped (the work-group waits).
 func (w *WG) skipLoadEnd(a mem.Addr, cl *cline, d sim.Duration) bool {
-	if cl.skipper != nil || cl.stored != 0 || w.g.keepLoadEnds || !w.Proc.Stepping() || w.ph.until(leUint64(cl.data[w.ph.ldOff:])) {
+	if cl.skipper != nil || cl.stored != 0 || w.g.keepLoadEnds || !w.Proc.Stepping() || w.ph.holds(w.ph.until, leUint64(cl.data[w.ph.ldOff:])) {
 		return false
 	}
 	sig := w.g.mem.WatchOnce(a)
@@ -596,7 +603,7 @@ func (g *GPU) skipAtIssue(w *WG, a mem.Addr, cl *cline, d sim.Duration) bool {
 
 // skipAtIssueAt is skipAtIssue for a load ending at end.
 func (g *GPU) skipAtIssueAt(w *WG, a mem.Addr, cl *cline, end sim.Time) bool {
-	if cl.skipper != nil || cl.stored != 0 || g.keepLoadEnds || !w.Proc.Stepping() || w.ph.until(leUint64(cl.data[w.ph.ldOff:])) {
+	if cl.skipper != nil || cl.stored != 0 || g.keepLoadEnds || !w.Proc.Stepping() || w.ph.holds(w.ph.until, leUint64(cl.data[w.ph.ldOff:])) {
 		return false
 	}
 	sig := g.mem.WatchOnce(a)
@@ -620,6 +627,33 @@ func (g *GPU) skipAtIssueAt(w *WG, a mem.Addr, cl *cline, end sim.Time) bool {
 // the line to be written; the word's value and true once cond holds
 // (no wait pending).
 func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint64) bool) (uint64, bool) {
+	w.ph.eq = false
+	return w.tryPoll(a, acquire, what, cond)
+}
+
+// TryPollEqual is TryPollUntil with the condition that the word equals
+// want: the same loads, waits and events, without a closure for the
+// condition (a GPU-TN work-group's flag poll).
+func (w *WG) TryPollEqual(a mem.Addr, acquire bool, what string, want uint64) (uint64, bool) {
+	w.ph.eq, w.ph.want = true, want
+	return w.tryPoll(a, acquire, what, pollEqual)
+}
+
+// pollEqual stands for TryPollEqual's condition where a poll keeps its
+// condition (wgPhases.until, pollCond); wgPhases.holds evaluates it.
+func pollEqual(uint64) bool { panic("gpu: pollEqual called") }
+
+// holds reports whether v satisfies the condition cond of the poll in
+// flight, which is pollEqual for TryPollEqual's.
+func (ph *wgPhases) holds(cond func(uint64) bool, v uint64) bool {
+	if ph.eq {
+		return v == ph.want
+	}
+	return cond(v)
+}
+
+// tryPoll is TryPollUntil and TryPollEqual (w.ph.eq set by the caller).
+func (w *WG) tryPoll(a mem.Addr, acquire bool, what string, cond func(uint64) bool) (uint64, bool) {
 	if w.ph.armed {
 		w.disarm()
 	}
@@ -653,7 +687,7 @@ func (w *WG) TryPollUntil(a mem.Addr, acquire bool, what string, cond func(uint6
 			return 0, false
 		}
 		w.ph.poll = 0
-		if cond(v) {
+		if w.ph.holds(cond, v) {
 			return v, true
 		}
 		// The load took its value at its sample point; a write that
@@ -751,7 +785,7 @@ func (w *WG) wakeAndLoad(m *sim.Mark) bool {
 	a := w.ph.ldAddr
 	inv := g.spec.Cycles(g.spec.L1InvCycles)
 	if g.keepSamples || g.dispatchDelay < inv || (g.uncached != nil && g.Uncached(a)) ||
-		(g.c2c != nil && g.mem.PoolOf(a) == mem.Host) || !w.ph.pollCond(g.mem.Load64(a)) {
+		(g.c2c != nil && g.mem.PoolOf(a) == mem.Host) || !w.ph.holds(w.ph.pollCond, g.mem.Load64(a)) {
 		return false
 	}
 	w.ph.armed, w.cu.armed = false, nil

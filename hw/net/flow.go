@@ -176,16 +176,25 @@ type flowState struct {
 	// settledRounds is the refills the settled fill may do before it
 	// gives up (maxSettledRounds; tests draw fewer).
 	settledRounds int
+	// settledSmall is settledSmall, the set size up to which the settled
+	// fill may refill maxSmallRounds times (tests draw fewer, so that
+	// sets pass it and reach the work budget).
+	settledSmall int
 	// settledSkip is the reallocations left that fill with the floor
 	// without trying the settled fill, settledBackoff the last such
 	// count (doubled at each give-up in a row, 0 after a success).
 	settledSkip, settledBackoff int
 	// settledGrew: the last settled fill gave up because its set kept
-	// growing (the refill bound), not over an unsure order.
+	// growing (the refill bounds).
 	settledGrew bool
 	// settledKept counts the kept flows the settled fill took at their
 	// own steps, settledGaveUp the settled fills given up (tests, docs).
 	settledKept, settledGaveUp int
+	// settledWork is the flows the settled fill under way has filled,
+	// summed over its fillings; floorFlows the flows the floor's fills
+	// re-divide, a moving average over the last few (settledDone).
+	settledWork int
+	floorFlows  float64
 	// interval is network.flow_interval: a re-division (not a
 	// replacement) within it of the last one (at lastFull; ran says
 	// whether there was one) waits for lastFull + interval, its ports and
@@ -203,7 +212,7 @@ type flowState struct {
 // UseFlows switches the fabric to the flow model (network.model = flow).
 // Call it before the first Send.
 func (f *Fabric) UseFlows() {
-	f.fl = &flowState{f: f, settledRounds: maxSettledRounds, queued: map[uint64][]*flow{}, busy: map[uint64]bool{}, lastAt: map[uint64]sim.Time{}, cap: 1 / f.perByte}
+	f.fl = &flowState{f: f, settledRounds: maxSettledRounds, settledSmall: settledSmall, queued: map[uint64][]*flow{}, busy: map[uint64]bool{}, lastAt: map[uint64]sim.Time{}, cap: 1 / f.perByte}
 }
 
 // wireBytes is what an n-byte message costs on the wire: the payload plus
@@ -478,10 +487,8 @@ func (f *Fabric) reallocate(seed []*port) {
 		// Given up: the floor's fill; when the set kept growing, the
 		// next few reallocations too, more after each such give-up in
 		// a row (an all-to-all, whose sets grow over many refills,
-		// gives up at most of them). A give-up over an unsure order (a
-		// halo exchange's, now and then) does not back off: at 8,192
-		// GPUs the floor's fill of the reallocations after it cost
-		// more than the settled fills it saved.
+		// gives up at most of them). A give-up for a kept flow without
+		// a bottleneck (rare) does not back off.
 		if fs.settledGrew {
 			fs.settledBackoff = min(2*fs.settledBackoff+1, maxSettledBackoff)
 			fs.settledSkip = fs.settledBackoff
@@ -519,6 +526,7 @@ func (f *Fabric) floorFill(seed []*port) {
 			fs.fallbacks++
 		}
 	}
+	fs.floorFlows += (float64(len(fs.flows)) - fs.floorFlows) / 8
 }
 
 // reschedule brings up to date the flows of the set whose rate changed

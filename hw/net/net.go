@@ -70,7 +70,7 @@ type port struct {
 	// capacity (lazy.go: a different rate within floorSlack of it is a
 	// possible reordering by rounding).
 	lastSub float64
-	lastEv  bool // lastSub was a kept flow's rate
+	lastK   *flow // the kept flow whose rate lastSub was (nil: a step of the set's)
 
 	name  string
 	owner int      // the partition serving it (partition.go); 0 unsplit

@@ -34,10 +34,13 @@ import (
 // id), merged with the set's steps in the oracle's order, so each port of
 // the set sees the subtractions of the oracle, in its order, bit for bit.
 // Where that merge could differ from the oracle's order by rounding (two
-// different rates within floorSlack taken from one port) or a kept flow
-// would be frozen by a step of the set before its own (its rate would
-// change: it joins, with its bottleneck), the fill gives up or widens;
-// given up, the reallocation fills as before (floorOf, fill).
+// different rates within floorSlack taken from one port, or a kept flow's
+// step and a step of the set) or a kept flow would be frozen by a step of
+// the set before its own (its rate would change), the kept flow joins the
+// set with its bottleneck port (in the set its step comes from the set's
+// heap, in the oracle's order) and the set is filled again; past the
+// refill bounds (settledDone) the fill gives up, and the reallocation
+// fills as before (floorOf, fill).
 // TestIncrementalMatchesFull compares every rate with the oracle after
 // every reallocation, with the settled fill and without it.
 
@@ -62,6 +65,12 @@ const (
 	maxSmallRounds = 16
 )
 
+// settledBudgetDiv: past the bounds above, a settled fill may still fill
+// its set again while the flows it has filled so far (summed over its
+// fillings) stay below 1/settledBudgetDiv of the flows the floor's fills
+// re-divide (a moving average): giving up would cost a floor's fill.
+const settledBudgetDiv = 2
+
 // maxSettledBackoff bounds the reallocations that fill with the floor
 // after settled fills given up in a row (reallocate).
 const maxSettledBackoff = 63
@@ -72,6 +81,7 @@ const maxSettledBackoff = 63
 func (f *Fabric) settledFill() bool {
 	fs := f.fl
 	fs.epoch++
+	fs.settledWork = 0
 	fs.ports, fs.flows = fs.ports[:0], fs.flows[:0]
 	for _, fl := range fs.started {
 		f.settledAdd(fl)
@@ -119,12 +129,20 @@ func (f *Fabric) settledFill() bool {
 
 // settledDone reports whether the settled fill has refilled its set as
 // often as it may (round refills so far): settledRounds times, or
-// maxSmallRounds while the set holds at most settledSmall flows. Either
-// way the rates are exact; the bound only chooses between another refill
-// and the floor's fill.
+// maxSmallRounds while the set holds at most settledSmall flows, or past
+// those while its fillings have filled fewer flows than half a floor's
+// fill (settledBudgetDiv). Either way the rates are exact; the bound only
+// chooses between another refill and the floor's fill.
 func (f *Fabric) settledDone(round int) bool {
 	fs := f.fl
-	return round >= fs.settledRounds && (round >= maxSmallRounds || len(fs.flows) > settledSmall || fs.settledRounds < maxSettledRounds)
+	fs.settledWork += len(fs.flows)
+	if round < fs.settledRounds || fs.settledRounds < maxSettledRounds {
+		return round >= fs.settledRounds
+	}
+	if round < maxSmallRounds && len(fs.flows) <= fs.settledSmall {
+		return false
+	}
+	return float64(fs.settledWork) >= fs.floorFlows/settledBudgetDiv
 }
 
 // settledAbandon gives every flow of the set its rate before the
@@ -179,21 +197,26 @@ func settledBefore(k *flow, pt *port) bool {
 	return k.rate < pt.share || k.rate == pt.share && k.at.id < pt.id
 }
 
-// settledTake takes rate r (a kept flow's when ev) from port pt's
-// capacity left; false when pt's previous subtraction was a different
-// rate within floorSlack of r and one of the two a kept flow's, whose
-// order against the other the rounding of the shares could have swapped
-// in a filling over every flow. (Two steps of the set come in the
-// filling's order, whatever their rates: the set's ports see the same
-// shares in the same heap.)
-func settledTake(pt *port, r float64, ev bool) bool {
-	if l := pt.lastSub; (ev || pt.lastEv) && l != 0 && l != r && math.Abs(r-l) <= r*floorSlack {
-		return false
+// settledTake takes rate r (kept flow k's, nil for a step of the set)
+// from port pt's capacity left. When pt's previous subtraction was a
+// different rate within floorSlack of r and one of the two a kept flow's,
+// whose order against the other the rounding of the shares could have
+// swapped in a filling over every flow, it returns that kept flow (k
+// when k is one): in the set, its step comes from the set's heap in the
+// filling's order. (Two steps of the set come in the filling's order,
+// whatever their rates: the set's ports see the same shares in the same
+// heap.) Else nil.
+func settledTake(pt *port, r float64, k *flow) *flow {
+	if l := pt.lastSub; (k != nil || pt.lastK != nil) && l != 0 && l != r && math.Abs(r-l) <= r*floorSlack {
+		if k != nil {
+			return k
+		}
+		return pt.lastK
 	}
-	pt.lastSub, pt.lastEv = r, ev
+	pt.lastSub, pt.lastK = r, k
 	pt.capLeft -= r
 	pt.unfrozen--
-	return true
+	return nil
 }
 
 // settledNear reports whether rates a and b differ but by less than
@@ -203,10 +226,11 @@ func settledNear(a, b float64) bool {
 }
 
 // settledWaterFill water-fills the set over its ports, taking each kept
-// flow crossing them at its own step. It reports false, with the flow
-// that must join the set (or nil when the order is unsure), when a step
-// of the set would freeze a kept flow before its own step, or when
-// settledTake finds the order unsure.
+// flow crossing them at its own step. It reports false, with the kept
+// flow that must join the set, when a step of the set would freeze a kept
+// flow before its own step, or when the order of a kept flow's step
+// against another step is unsure (settledNear, settledTake); with nil
+// when a flow of the set has no port or a kept flow no bottleneck.
 func (f *Fabric) settledWaterFill() (bool, *flow) {
 	fs := f.fl
 	fs.check++
@@ -221,7 +245,7 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 		pt.unfrozen = len(pt.flows)
 		pt.heapAt = -1
 		pt.neck = false
-		pt.lastSub, pt.lastEv = 0, false
+		pt.lastSub, pt.lastK = 0, nil
 		for _, fl := range pt.flows {
 			if fl.mark != fs.epoch && fl.ev != pass {
 				if fl.at == nil {
@@ -249,6 +273,7 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 	ok, join := true, (*flow)(nil)
 	left, ei := len(fs.flows), 0
 	lastEv, lastPop := 0.0, 0.0
+	var lastK *flow // the kept flow of the last kept step (lastEv its rate)
 	// After the set's last step the loop goes on while ports remain in
 	// the heap: one whose step comes before its kept flows' own would
 	// freeze them (join).
@@ -262,8 +287,9 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 			// have taken them in the other order.
 			if settledNear(k.rate, lastPop) {
 				ok = false
+				join = cmp.Or(join, k)
 			}
-			lastEv = k.rate
+			lastEv, lastK = k.rate, k
 			k.frozen = true
 			fs.step++
 			moved = fs.moved[:0]
@@ -271,8 +297,9 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 				if pt.mark != fs.epoch {
 					continue
 				}
-				if !settledTake(pt, k.rate, true) {
+				if c := settledTake(pt, k.rate, k); c != nil {
 					ok = false
+					join = cmp.Or(join, c)
 				}
 				if pt.touched != fs.step {
 					pt.touched = fs.step
@@ -296,7 +323,7 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 			}
 			share := best.share
 			if settledNear(share, lastEv) {
-				ok = false
+				ok, join = false, lastK
 				break
 			}
 			lastPop = share
@@ -314,8 +341,9 @@ func (f *Fabric) settledWaterFill() (bool, *flow) {
 					if pt.mark != fs.epoch {
 						continue
 					}
-					if !settledTake(pt, share, false) {
+					if c := settledTake(pt, share, nil); c != nil {
 						ok = false
+						join = cmp.Or(join, c)
 					}
 					if pt.touched != fs.step {
 						pt.touched = fs.step

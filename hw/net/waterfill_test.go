@@ -202,6 +202,9 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		// after it has filled and grown its set: its flows, also those
 		// that joined last, must get their rates back.
 		f.fl.settledRounds = rapid.IntRange(0, maxSettledRounds).Draw(t, "settled rounds")
+		// Smaller sets than the default pass the small-set bound and
+		// refill within the work budget (settledDone), or give up on it.
+		f.fl.settledSmall = rapid.IntRange(0, settledSmall).Draw(t, "small set")
 		r := &recorder{e: e, at: map[int]sim.Time{}}
 		for i := range n {
 			f.Attach(i, r)
