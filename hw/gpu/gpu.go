@@ -489,6 +489,9 @@ func (g *GPU) execute(cp *sim.Proc, r *Run) {
 	r.BodyEnd = cp.Now()
 	tStart := cp.Now()
 	cp.Sleep(g.spec.Teardown)
+	if kr.storesAt > cp.Now() {
+		cp.SleepUntil(kr.storesAt)
+	}
 	g.writeBackAll(cp)
 	if g.e.Tracer() != nil {
 		g.e.Span(g.name+".cp", "teardown "+k.Name, tStart, cp.Now())
@@ -528,6 +531,7 @@ func (g *GPU) newKernelRun(r *Run) *kernelRun {
 	}
 	kr.g, kr.k, kr.r, kr.waves = g, &r.Kernel, r, g.waves(r.Kernel)
 	kr.dispatched, kr.live, kr.cu, kr.wakeSet = 0, 0, nil, false
+	kr.storesAt = 0
 	return kr
 }
 
