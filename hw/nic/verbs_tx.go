@@ -41,6 +41,14 @@ func (n *NIC) dispatch() {
 		q := v.runq[v.runqAt]
 		v.runq[v.runqAt] = nil
 		v.runqAt++
+		if v.runqAt >= 16 && 2*v.runqAt >= len(v.runq) {
+			// The queue need not empty for a long time (more QPs with
+			// work than engines): move the waiting ones to the front, or
+			// the array grows by an entry per WQE.
+			k := copy(v.runq, v.runq[v.runqAt:])
+			clear(v.runq[k:])
+			v.runq, v.runqAt = v.runq[:k], 0
+		}
 		q.queued, q.active = false, true
 		v.busy++
 		v.stats.EnginesMax = max(v.stats.EnginesMax, uint64(v.busy))
@@ -194,7 +202,14 @@ func (n *NIC) startWQE(q *QP, idx uint64, w WQE, start sim.Time, list []SGE) {
 	msg := n.nextMsg
 	// The initiator record, the request's header and its packets'
 	// record are one object (rcIn.out), not four.
-	m := &rcIn{n: n, qp: q, idx: idx, w: w, start: start, msg: msg, sgl: list}
+	var m *rcIn
+	if k := len(v.outFree); k > 0 { // (recycleOut)
+		m, v.outFree[k-1] = v.outFree[k-1], nil
+		v.outFree = v.outFree[:k-1]
+	} else {
+		m = new(rcIn)
+	}
+	*m = rcIn{n: n, qp: q, idx: idx, w: w, start: start, msg: msg, sgl: list}
 	v.inSet(outKey(msg), m)
 	o := &m.out
 	o.rc = RCHeader{Op: w.Op, DstQPN: q.rqpn, RemoteAddr: w.RemoteAddr, RKey: w.RKey, Imm: w.Imm, PSN: idx, Gen: q.rnr.gen}
