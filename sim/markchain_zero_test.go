@@ -27,14 +27,20 @@ func TestMarkChainZeroGaps(t *testing.T) {
 		for _, d := range gaps {
 			last += d
 		}
-		// Events at every instant of the chain, scheduled before it is set
-		// and from within events at each instant (after it is set).
+		// Events at every instant of the chain: scheduled before it is
+		// set (early), after it is set (late, from an event at 3), and
+		// at the instant itself from within the late one (after the
+		// marks passed there so far), which may wake the sleeper.
 		for at := Time(t0); at <= last+1; at++ {
 			e.At(at, func() { log = append(log, fmt.Sprintf("%v early", at)) })
-			e.At(1, func() {
+			e.At(3, func() {
 				e.At(at, func() {
 					log = append(log, fmt.Sprintf("%v late", at))
-					if at == wakeAt {
+					e.At(at, func() {
+						log = append(log, fmt.Sprintf("%v same", at))
+						if at != wakeAt {
+							return
+						}
 						if chain && c.Pending() {
 							p.WakeAtChain(&c)
 						} else if !chain {
@@ -45,7 +51,7 @@ func TestMarkChainZeroGaps(t *testing.T) {
 								}
 							}
 						}
-					}
+					})
 				})
 			})
 		}
