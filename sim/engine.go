@@ -64,7 +64,9 @@ func (e *Engine) Events() uint64 { return e.events }
 func (e *Engine) Live() int { return len(e.procs) }
 
 // Pending returns the number of events waiting in the queue, counting
-// each pending mark (mark.go) as the event it stands for.
+// each pending mark (mark.go) as the event it stands for, and each pending
+// chain of marks (markchain.go) as one, however many marks it has left
+// (the Marks it replaces count one each).
 func (e *Engine) Pending() int { return e.queue.len() + e.nmarks + len(e.chains) }
 
 // At schedules fn to run at absolute time t. Scheduling into the past is a

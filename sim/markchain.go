@@ -43,15 +43,15 @@ type MarkChain struct {
 // taken now (SetMark), the i-th after it gaps[i−1] after its predecessor
 // (SetMarkAfter), and defers h's event to the last, at end (PushAtMark).
 // gaps is kept, not copied, until the chain is done; each gap must be
-// positive and end not before the last mark's time; c must not be
-// pending.
+// ≥ 0 (a mark may share its predecessor's instant, as with SetMarkAfter)
+// and end not before the last mark's time; c must not be pending.
 func (e *Engine) SetChain(c *MarkChain, t Time, gaps []Duration, end Time, h Handler) {
 	if c.set || t < e.now || h == nil {
 		panic(fmt.Sprintf("sim: SetChain at %v (now %v) of a chain still pending or without an event", t, e.now))
 	}
 	last := t
 	for _, d := range gaps {
-		if d <= 0 {
+		if d < 0 {
 			panic(fmt.Sprintf("sim: SetChain with a gap of %v", d))
 		}
 		last += d
