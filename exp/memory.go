@@ -220,6 +220,9 @@ type simMem struct {
 	extra      float64
 	extraParam string
 	extraValue string
+	// qps is the part of perPeer that gnn.qps adds beyond its default
+	// (gnnQPsBeyondDefault), for naming it when it decides the estimate.
+	qps float64
 }
 
 // bytes is the estimated peak of the simulation in a run with the given
@@ -288,6 +291,8 @@ func EstimateMemory(name string, cfg Config) MemNeed {
 		payload = top.nodes * top.payload * memPayloadFactor
 	}
 	switch {
+	case top.qps > 0 && top.nodes*cmp.Or(top.peers, top.nodes)*top.qps >= top.bytes(f)/2:
+		need.Param, need.Value = "gnn.qps", fmt.Sprint(cfg.GNN.QPs)
 	case top.nodes*mpiOverflowBytes(cfg) >= top.bytes(f)/2:
 		need.Param, need.Value = "mpi.overflow_buffers", fmt.Sprint(cfg.MPI.OverflowBufs)
 	case top.extra > 0 && top.extra >= payload && top.extra >= top.bytes(false)-top.extra:
@@ -472,8 +477,8 @@ func pingPongSims(cfg Config) []simMem {
 	ranks := 2 * max(1, cfg.Node.GPUs)
 	var out []simMem
 	for _, size := range doublings(p.MinSize, p.MaxSize) {
-		for range max(1, len(p.Strategies)) {
-			out = append(out, simMem{nodes: float64(ranks), extra: pingPongBytesPerByte * float64(size),
+		for _, st := range p.Strategies {
+			out = append(out, simMem{nodes: float64(ranks), perPeer: memPerPeer + gnnQPsBeyondDefault(cfg, st), qps: gnnQPsBeyondDefault(cfg, st), extra: pingPongBytesPerByte * float64(size),
 				nodesParam: "nodes", nodesValue: fmt.Sprint(ranks), extraParam: "pingpong.max_size", extraValue: p.MaxSize.String()})
 		}
 	}

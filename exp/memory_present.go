@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/net"
+	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/workload"
 )
 
@@ -38,6 +39,24 @@ func haloState(st string) (perGPU, perNeighbour float64) {
 		return 256 << 10, 32 << 10
 	}
 	return memPerNode, memPerPeer
+}
+
+// gnnQPBytes is one device-verbs RC QP of a GPU to a peer beyond the
+// default gnn.qps (its queues, doorbell record and the templater's state):
+// 5.7 KB measured in the halo exchange and 6.9 KB in the MoE all-to-all
+// on h100-cx7 (EP 16 at gnn.qps = 1,024 peaked at 1.73 GB); 8 KiB rounds
+// up.
+const gnnQPBytes = 8 << 10
+
+// gnnQPsBeyondDefault is the state per (GPU, peer) of the QPs that
+// gnn.qps asks of GNN_GPURDMA beyond its default, whose state the fitted
+// per-peer terms hold; 0 for other strategies.
+func gnnQPsBeyondDefault(cfg Config, st string) float64 {
+	if st != "GNN_GPURDMA" {
+		return 0
+	}
+	def := verbs.DefaultSpec().QPs
+	return float64(max(0, cfg.GNN.QPs-def)) * gnnQPBytes
 }
 
 // gioSets is how many QP sets a GNN_GIO PE keeps to every other PE for
@@ -78,6 +97,8 @@ func halo3DSims(cfg Config) []simMem {
 				s.perNode, s.perPeer = haloState(st)
 				s.perNode += l2TagsBeyondFit(cfg, st, payload*l2HaloShare) // the regions' lines the exchange touches
 				s.extra, s.extraParam, s.extraValue = packetsInFlight(cfg, haloPacketCost(st), float64(ranks), float64(hw.RegionBytes())), payloadParam, payloadValue
+				s.qps = gnnQPsBeyondDefault(cfg, st)
+				s.perPeer += s.qps
 				if st == "GNN_GIO" {
 					// The persistent kernel's work-groups are its contexts.
 					w := min(nb, cfg.GPU.CUs)
@@ -239,7 +260,9 @@ func moeSims(cfg Config) []simMem {
 					perGPU += gioPerNode + float64(m.CommWGs)*gioPerWG
 					perPeer = float64(gioSets(cfg, m.CommWGs)) * gioMoEPerSet
 				}
-				out = append(out, simMem{nodes: float64(ep), peers: float64(max(1, ep-1)), perNode: perGPU, perPeer: perPeer, payload: payload,
+				qps := gnnQPsBeyondDefault(cfg, st)
+				perPeer += qps
+				out = append(out, simMem{nodes: float64(ep), peers: float64(max(1, ep-1)), perNode: perGPU, perPeer: perPeer, qps: qps, payload: payload,
 					extra:      float64(ep) * float64(m.tokens(mode)) * float64(m.TopK) * 12,
 					extraParam: "moe.ep", extraValue: fmt.Sprint(ep),
 					nodesParam: "moe.ep", nodesValue: fmt.Sprint(ep), payloadParam: "moe.verify_max", payloadValue: m.VerifyMax.String()})

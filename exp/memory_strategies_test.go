@@ -87,6 +87,10 @@ var memFamilies = []struct {
 	// and 4,096 MPI overflow buffers per rank on two h100-cx7 nodes (16
 	// ranks): 216 MB against 32 MiB estimated (65,536 peaked at 3.0 GB).
 	{"h100-cx7", "HDN", 2, "pingpong_overflow"},
+	// and 256 device-verbs QPs per GPU and peer (gnn.qps; 2 by default)
+	// in the MoE all-to-all of EP 16: about 7 KB each (1.73 GB at 1,024
+	// against 45 MB estimated before they were counted).
+	{"h100-cx7", "GNN_GPURDMA", 16, "moe_qps"},
 }
 
 func memFamilyConfig(t *testing.T, preset, strategy string, nodes int, exp string) Config {
@@ -121,6 +125,11 @@ func memFamilyConfig(t *testing.T, preset, strategy string, nodes int, exp strin
 		cfg.PingPong.MinSize, cfg.PingPong.MaxSize, cfg.PingPong.Strategies = 8, 8, []string{strategy}
 		cfg.MPI.OverflowBufs = 4096
 		return cfg
+	case "moe_qps": // as moe, 256 QPs per GPU and peer
+		cfg.Run.Functional = false
+		cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{nodes}, []string{workload.MoELowLatency}, []string{strategy}
+		cfg.GNN.QPs = 256
+		return cfg
 	case "moe": // nodes GPUs of expert parallelism, low-latency
 		cfg.Run.Functional = false
 		cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{nodes}, []string{workload.MoELowLatency}, []string{strategy}
@@ -139,6 +148,7 @@ func memExp(exp string) string {
 	e, _, _ := strings.Cut(exp, "_16MiB")
 	e, _, _ = strings.Cut(e, "_64MiB")
 	e, _, _ = strings.Cut(e, "_overflow")
+	e, _, _ = strings.Cut(e, "_qps")
 	return e
 }
 

@@ -73,7 +73,7 @@ func BenchmarkMoEThroughputGIOFlow(b *testing.B) {
 
 // BenchmarkMoEThroughputProxyFlow is issue 32's point for the CPU-proxy and
 // command-processor strategies: the moe throughput mode payload-free in the
-// flow model at EP 32 and 64, COMPNET and GHN_DGPU on h100-cx7 (the PCIe
+// flow model at EP 16, 32 and 64, COMPNET and GHN_DGPU on h100-cx7 (the PCIe
 // pollers) and GHN_APU on mi300a-ss11 and GHN_DGPU_HOSTQ on h100-cx7 (the
 // coherent-cache pollers, whose service threads poll every few nanoseconds
 // while they have operations pending: the slow ones). Run one point per
@@ -84,7 +84,7 @@ func BenchmarkMoEThroughputProxyFlow(b *testing.B) {
 		{"COMPNET", "h100-cx7"}, {"GHN_DGPU", "h100-cx7"}, {"GHN_DGPU_HOSTQ", "h100-cx7"}, {"GHN_APU", "mi300a-ss11"},
 	} {
 		b.Run(c.strategy, func(b *testing.B) {
-			for _, ep := range []int{32, 64} {
+			for _, ep := range []int{16, 32, 64} {
 				b.Run(fmt.Sprintf("EP%d", ep), func(b *testing.B) {
 					benchMoEThroughputFlow(b, c.preset, c.strategy, ep, func(cfg *Config) { cfg.Run.Functional = false })
 				})

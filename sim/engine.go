@@ -43,6 +43,7 @@ type Engine struct {
 	markMinAt   int
 	markMinOK   bool
 	marksPassed uint64
+	chains      []chainKey // the pending chains of marks, a binary heap (markchain.go)
 }
 
 // New returns an engine at time zero whose random streams derive from seed.
@@ -63,8 +64,10 @@ func (e *Engine) Events() uint64 { return e.events }
 func (e *Engine) Live() int { return len(e.procs) }
 
 // Pending returns the number of events waiting in the queue, counting
-// each pending mark (mark.go) as the event it stands for.
-func (e *Engine) Pending() int { return e.queue.len() + e.nmarks }
+// each pending mark (mark.go) as the event it stands for, and each pending
+// chain of marks (markchain.go) as one, however many marks it has left
+// (the Marks it replaces count one each).
+func (e *Engine) Pending() int { return e.queue.len() + e.nmarks + len(e.chains) }
 
 // At schedules fn to run at absolute time t. Scheduling into the past is a
 // simulator bug and panics; a negative t, which only an int64 overflow of
@@ -192,7 +195,7 @@ func (e *Engine) RunUntil(limit Time) (err error) {
 func (e *Engine) runEvents(limit Time) (later bool) {
 	e.stopped = false
 	for !e.stopped {
-		if e.nmarks > 0 {
+		if e.nmarks > 0 || len(e.chains) > 0 {
 			e.passMarks(limit)
 		}
 		t, ev, ok, later := e.queue.next(limit)

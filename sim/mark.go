@@ -229,20 +229,35 @@ func (p *Proc) SleepAtMark(m *Mark, t Time) {
 	p.block("sleep")
 }
 
-// passMarks takes the numbers of the marks before the queue's first key
-// (and of those at or before limit when nothing else is due by then),
-// queueing their deferred events.
+// passMarks takes the numbers of the marks (and chains' marks) before the
+// queue's first key (and of those at or before limit when nothing else is
+// due by then), queueing their deferred events.
 func (e *Engine) passMarks(limit Time) {
-	for e.nmarks > 0 {
-		k, at := e.firstMarkAt()
-		if k.t > limit {
-			return
-		}
-		if e.queue.len() > 0 {
-			t, seq := e.queue.peekKey()
-			if t < k.t || t == k.t && seq < k.seq {
+	qt, qs, qok := e.queueFirst()
+	for e.nmarks > 0 || len(e.chains) > 0 {
+		if e.nmarks == 0 {
+			if !e.passChains(qt, qs, qok, limit) {
 				return
 			}
+			qt, qs, qok = e.queueFirst()
+			continue
+		}
+		k, at := e.firstMarkAt()
+		if len(e.chains) > 0 && e.chains[0].less(&chainKey{t: k.t, seq: k.seq}) {
+			// The chains' marks before the first Mark and the queue.
+			bt, bs := k.t, k.seq
+			if qok && chainKeyLess(qt, qs, bt, bs) {
+				bt, bs = qt, qs
+			}
+			if e.passChains(bt, bs, true, limit) {
+				qt, qs, qok = e.queueFirst()
+			} else if len(e.chains) > 0 && e.chains[0].less(&chainKey{t: k.t, seq: k.seq}) {
+				return // a chain is next, after the queue's first or limit
+			}
+			continue
+		}
+		if k.t > limit || qok && chainKeyLess(qt, qs, k.t, k.seq) {
+			return
 		}
 		m := k.m
 		e.popMark(at)
@@ -250,12 +265,29 @@ func (e *Engine) passMarks(limit Time) {
 			m.set, m.dead = false, false
 			continue
 		}
-		e.passMark(m)
+		if e.passMark(m) {
+			qt, qs, qok = e.queueFirst()
+		}
 	}
 }
 
-// passMark takes m's number, as its event would have at its key.
-func (e *Engine) passMark(m *Mark) {
+// queueFirst returns the queue's first key, if any.
+func (e *Engine) queueFirst() (Time, uint64, bool) {
+	if e.queue.len() == 0 {
+		return 0, 0, false
+	}
+	t, s := e.queue.peekKey()
+	return t, s, true
+}
+
+// chainKeyLess reports whether key (at, as) orders before (bt, bs).
+func chainKeyLess(at Time, as uint64, bt Time, bs uint64) bool {
+	return at < bt || at == bt && as < bs
+}
+
+// passMark takes m's number, as its event would have at its key, and
+// reports whether it queued m's deferred event.
+func (e *Engine) passMark(m *Mark) bool {
 	if m.t > e.now {
 		e.now = m.t
 	}
@@ -274,7 +306,9 @@ func (e *Engine) passMark(m *Mark) {
 			p.pending++
 		}
 		e.queue.push(m.at, m.got, event{h: h})
+		return true
 	}
+	return false
 }
 
 // WakeAtMark makes the event m stands for an event after all: p's
@@ -314,11 +348,17 @@ func (p *Proc) WakeAtMark(m *Mark) {
 func (e *Engine) MarksPassed() uint64 { return e.marksPassed }
 
 // pendingMarks reports whether a mark is yet to be passed.
-func (e *Engine) pendingMarks() bool { return e.nmarks > 0 }
+func (e *Engine) pendingMarks() bool { return e.nmarks > 0 || len(e.chains) > 0 }
 
 // firstMark returns the earliest pending mark's time; pendingMarks must hold.
 func (e *Engine) firstMark() Time {
+	if e.nmarks == 0 {
+		return e.chains[0].t
+	}
 	k, _ := e.firstMarkAt()
+	if len(e.chains) > 0 && e.chains[0].t < k.t {
+		return e.chains[0].t
+	}
 	return k.t
 }
 

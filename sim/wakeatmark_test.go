@@ -14,6 +14,9 @@ import (
 // first mark not yet passed its wake-up event (WakeAtMark).
 type spinner struct {
 	mark  bool
+	chain bool // with mark: the marks as one MarkChain (SetChain)
+	ch    MarkChain
+	delay Duration // before the first sleep's 1 ps
 	w     *string
 	log   *[]string
 	pc    int
@@ -28,10 +31,20 @@ func (k *spinner) Step(p *Proc) bool {
 	switch k.pc {
 	case 0:
 		k.pc = 1
-		p.Sleep(1)
+		p.Sleep(1 + k.delay)
 		return false
 	case 1:
 		k.pc = 2
+		if k.mark && k.chain {
+			t := p.Now() + spinSleeps[0]
+			last := t
+			for _, d := range spinSleeps[1:len(k.marks)] {
+				last += d
+			}
+			k.on = true
+			p.SleepOnChain(&k.ch, t, spinSleeps[1:len(k.marks)], last+spinSleeps[len(spinSleeps)-1])
+			return false
+		}
 		if k.mark {
 			e := p.Engine()
 			t := p.Now() + spinSleeps[0]
@@ -64,6 +77,12 @@ func (k *spinner) wake(p *Proc) {
 		return
 	}
 	k.on = false
+	if k.chain {
+		if k.ch.Pending() {
+			p.WakeAtChain(&k.ch)
+		}
+		return
+	}
 	for i := range k.marks {
 		if k.marks[i].Pending() {
 			p.WakeAtMark(&k.marks[i])
@@ -125,6 +144,80 @@ func TestWakeAtMarkIsTheChainsEvent(t *testing.T) {
 		}
 		if ge+gm != we || wr == "none" && gm != 5 {
 			t.Fatalf("writer %s: %d events and %d marks passed with marks, %d events without: want one fewer per mark", wr, ge, gm, we)
+		}
+	}
+}
+
+// A MarkChain is the chain of Marks it replaces: spinners woken by every
+// writer, their wake-ups as events, as Marks and as one MarkChain each,
+// give the same log (ties at each picosecond included), and the chain
+// passes as many marks as the Marks. Four spinners started 0, 1, 2 and 0 ps
+// late interleave their chains (the heap of chains), with a Mark chain
+// beside them in the mixed case.
+func TestMarkChainIsTheMarks(t *testing.T) {
+	starts := []Time{0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 12}
+	fires := []Time{3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
+	const ns = 4
+	delays := [ns]Duration{0, 1, 2, 0}
+	// mode 0: events; 1: Marks; 2: MarkChains; 3: chains but spinner 1 Marks.
+	run := func(mode int, writer string) ([]string, uint64, uint64) {
+		e := New(1)
+		var log []string
+		var ws [ns]string
+		var ks [ns]*spinner
+		var ps [ns]*Proc
+		for i := range ns {
+			ks[i] = &spinner{mark: mode > 0, chain: mode == 2 || mode == 3 && i != 1, w: &ws[i], log: &log, delay: delays[i]}
+			ps[i] = e.SpawnSteps(fmt.Sprintf("spinner%d", i), ks[i])
+		}
+		for _, s := range starts {
+			for _, f := range fires {
+				if f < s {
+					continue
+				}
+				for i := range ns {
+					name := fmt.Sprintf("b%d(%v→%v)", i, s, f)
+					e.At(s, func() {
+						e.At(f, func() {
+							log = append(log, fmt.Sprintf("%v %s", f, name))
+							if name == writer {
+								ws[i] = name
+								ks[i].wake(ps[i])
+							}
+						})
+					})
+				}
+			}
+		}
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range ns {
+			log = append(log, fmt.Sprintf("spinner%d at %d", i, ks[i].pc))
+		}
+		return log, e.Events(), e.MarksPassed()
+	}
+	writers := []string{"none"}
+	for _, s := range starts {
+		for _, f := range fires {
+			if f >= s {
+				for i := range ns {
+					writers = append(writers, fmt.Sprintf("b%d(%v→%v)", i, s, f))
+				}
+			}
+		}
+	}
+	for _, wr := range writers {
+		want, we, _ := run(0, wr)
+		_, me, mm := run(1, wr)
+		for _, mode := range []int{2, 3} {
+			got, ge, gm := run(mode, wr)
+			if !slices.Equal(got, want) {
+				t.Fatalf("writer %s, mode %d:\n%v\nwith the events:\n%v", wr, mode, got, want)
+			}
+			if ge != me || gm != mm || ge+gm != we {
+				t.Fatalf("writer %s, mode %d: %d events, %d marks; Marks %d, %d; events alone %d", wr, mode, ge, gm, me, mm, we)
+			}
 		}
 	}
 }

@@ -174,6 +174,44 @@ func BenchmarkAllreduceGPUTNRing(b *testing.B) {
 	}
 }
 
+// BenchmarkAllreduceGPUTNRingWindow runs the GPU-TN ring of the 1,024-node
+// goal (8 MiB, 16 slices, payload-free) on one engine for a window of
+// simulated time, 20 to 80 us (17,978,369 events, after the set-up), and
+// reports the CPU-seconds of that window: the 1,024-node per-event cost in
+// about ten CPU-seconds, not the whole run's five minutes. On the shared
+// machine two binaries compare best run side by side, one process each
+// with GOMAXPROCS=1 (-benchtime 1x), several pairs (docs/speed.md,
+// "GPU-TN's ring at 1,024 nodes, fifteenth session").
+func BenchmarkAllreduceGPUTNRingWindow(b *testing.B) {
+	const n, from, to = 1024, 20 * sim.Microsecond, 80 * sim.Microsecond
+	var cpu float64
+	var events uint64
+	for range b.N {
+		e := sim.New(1)
+		c, err := cluster.New(e, cluster.GPUTN(), n, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var cpu0 float64
+		var ev0 uint64
+		e.At(from, func() { cpu0, ev0 = cpuSeconds(b), c.Events() })
+		e.At(to, e.Stop)
+		a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8}
+		if _, err := a.Run(c, strategy.GPUTN, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()}); err != nil {
+			b.Fatal(err)
+		}
+		if e.Now() != to {
+			b.Fatalf("stopped at %v, want %v", e.Now(), to)
+		}
+		cpu += cpuSeconds(b) - cpu0
+		events += c.Events() - ev0
+		c.Close()
+	}
+	b.ReportMetric(cpu/float64(b.N), "window-cpu-s")
+	b.ReportMetric(float64(events)/float64(b.N), "window-events")
+	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
+}
+
 // peaks samples the goroutine count and the stack and heap in use until
 // report.
 type peaks struct {

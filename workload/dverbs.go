@@ -39,6 +39,7 @@ func (v *dvWorld) get(nd *strategy.Node, size func(r int) uint64, peers func(r i
 		for r := range nd.Size {
 			w.SegmentCreate(0, r, size(r))
 		}
+		w.SetCQPeers(mostConnected(nd.Size, peers))
 		for q := range qps {
 			for r := range nd.Size {
 				for _, p := range peers(r) {
@@ -52,6 +53,31 @@ func (v *dvWorld) get(nd *strategy.Node, size func(r int) uint64, peers func(r i
 		}
 		return nil
 	})
+}
+
+// mostConnected returns the most ranks any rank is connected with when
+// every rank r connects with the ranks of peers(r) (either end may list
+// the pair): what each of its CQs must take completions from.
+func mostConnected(ranks int, peers func(r int) []int) int {
+	with := make([]map[int]bool, ranks)
+	for r := range ranks {
+		for _, p := range peers(r) {
+			if p == r || p < 0 || p >= ranks {
+				continue
+			}
+			for _, e := range [2][2]int{{r, p}, {p, r}} {
+				if with[e[0]] == nil {
+					with[e[0]] = map[int]bool{}
+				}
+				with[e[0]][e[1]] = true
+			}
+		}
+	}
+	most := 0
+	for _, m := range with {
+		most = max(most, len(m))
+	}
+	return most
 }
 
 // dvRank is one rank's device-verbs handle for a kernel of wgs

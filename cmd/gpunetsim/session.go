@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/report"
 )
 
@@ -286,6 +288,11 @@ type outFile struct {
 	final string // the file renamed into place: path, or the file a symbolic link at path names
 	id    fileID
 	tmp   *os.File // nil once committed or removed
+	// stale are the table files of a --csv main file that its old
+	// sidecar listed (reserveCSVFiles): once the new files are in place,
+	// those the new run did not write are removed (commitAll), so no
+	// table of an earlier run lies beside the new ones as theirs.
+	stale []string
 }
 
 // reserve checks that path can be written as the output named by flag,
@@ -350,6 +357,7 @@ func (s *session) reserveCSVFiles(main *outFile) (sidecar *outFile, err error) {
 		}
 	}
 	s.mu.Unlock()
+	main.stale = listedTables(main.path)
 	entries, _ := os.ReadDir(dir) // an unreadable directory: reserve found it writable; the end's reserve checks again
 	for _, de := range entries {
 		p := filepath.Join(dir, de.Name())
@@ -549,7 +557,51 @@ func (s *session) commitAll(list []pending) error {
 			os.Remove(d.backup)
 		}
 	}
+	removeStale(list)
 	return nil
+}
+
+// removeStale removes the stale table files of the committed outputs
+// (outFile.stale) that none of them replaced.
+func removeStale(list []pending) {
+	written := map[string]bool{}
+	for _, p := range list {
+		written[canonicalPath(p.out.path)] = true
+	}
+	for _, p := range list {
+		for _, f := range p.out.stale {
+			if !written[canonicalPath(f)] {
+				os.Remove(f)
+			}
+		}
+	}
+}
+
+// listedTables returns the table files (named like main's, report.
+// IsCSVTableFile) that the sidecar of --csv file main lists, as paths
+// beside main: the files an earlier run wrote for the same name. A
+// missing, unreadable or foreign sidecar lists none.
+func listedTables(main string) []string {
+	b, err := exp.ReadInputFile(report.CSVSidecar(main), exp.MaxInputBytes)
+	if err != nil {
+		return nil
+	}
+	var meta struct {
+		Tables []struct {
+			File string `json:"file"`
+		} `json:"tables"`
+	}
+	if json.Unmarshal(b, &meta) != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range meta.Tables {
+		f := filepath.Join(filepath.Dir(main), filepath.Base(t.File))
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() && report.IsCSVTableFile(main, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // fill writes the temporary file's content and closes it; the file stays

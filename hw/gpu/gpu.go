@@ -85,6 +85,11 @@ type Stats struct {
 type computeUnit struct {
 	id       int
 	simdFree []sim.Time
+	// simdBuf holds the SIMDs' clocks where there are at most four
+	// (simdFree is a slice of it): beside the CU's other fields, not in
+	// an array of their own, whose line was a cache miss of its own at
+	// every VALU and barrier of a work-group at a thousand nodes.
+	simdBuf  [4]sim.Time
 	nextSIMD int
 	waves    int
 	lds      unit.Bytes
@@ -107,7 +112,10 @@ func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server)
 	// most GPUs in a large run never load through it (pack and unpack
 	// stream), and 228 empty caches were 30 KB per GPU.
 	cus := make([]computeUnit, spec.CUs)
-	simd := make([]sim.Time, spec.CUs*spec.SIMDs)
+	var simd []sim.Time // the SIMDs' clocks where simdBuf is too small
+	if spec.SIMDs > len(computeUnit{}.simdBuf) {
+		simd = make([]sim.Time, spec.CUs*spec.SIMDs)
+	}
 	var ports, lsus []mem.Server
 	if spec.L2PortBytes > 0 {
 		ports = make([]mem.Server, spec.CUs)
@@ -118,7 +126,12 @@ func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server)
 	g.cus = make([]*computeUnit, spec.CUs)
 	for i := range spec.CUs {
 		cu := &cus[i]
-		*cu = computeUnit{id: i, simdFree: simd[i*spec.SIMDs : (i+1)*spec.SIMDs : (i+1)*spec.SIMDs]}
+		*cu = computeUnit{id: i}
+		if simd != nil {
+			cu.simdFree = simd[i*spec.SIMDs : (i+1)*spec.SIMDs : (i+1)*spec.SIMDs]
+		} else {
+			cu.simdFree = cu.simdBuf[:spec.SIMDs:spec.SIMDs]
+		}
 		if ports != nil {
 			ports[i] = *mem.NewServer(float64(spec.L2PortBytes) * float64(spec.Freq))
 			cu.port = &ports[i]
@@ -476,6 +489,9 @@ func (g *GPU) execute(cp *sim.Proc, r *Run) {
 	r.BodyEnd = cp.Now()
 	tStart := cp.Now()
 	cp.Sleep(g.spec.Teardown)
+	if kr.storesAt > cp.Now() {
+		cp.SleepUntil(kr.storesAt)
+	}
 	g.writeBackAll(cp)
 	if g.e.Tracer() != nil {
 		g.e.Span(g.name+".cp", "teardown "+k.Name, tStart, cp.Now())
@@ -515,6 +531,7 @@ func (g *GPU) newKernelRun(r *Run) *kernelRun {
 	}
 	kr.g, kr.k, kr.r, kr.waves = g, &r.Kernel, r, g.waves(r.Kernel)
 	kr.dispatched, kr.live, kr.cu, kr.wakeSet = 0, 0, nil, false
+	kr.storesAt = 0
 	return kr
 }
 

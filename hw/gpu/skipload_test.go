@@ -24,7 +24,8 @@ func runSkipKernel(keep, shared bool, store uint64, storeAt, tw, sched sim.Time)
 // runSkipKernelSamples is runSkipKernel with a choice of sample events
 // and, with own > 0, each work-group on a CU of its own, which with own 2
 // resumes its polls without a wake-up event (WG.ResumesInPoll).
-func runSkipKernelSamples(keep, keepSamples bool, own int, shared bool, store uint64, storeAt, tw, sched sim.Time) (string, uint64, []sim.Time) {
+// With equal, the polls use TryPollEqual instead of TryPollUntil.
+func runSkipKernelSamples(keep, keepSamples bool, own int, shared bool, store uint64, storeAt, tw, sched sim.Time, equal ...bool) (string, uint64, []sim.Time) {
 	e := sim.New(1)
 	spec := testSpec("apu")
 	spec.CUs = 1
@@ -43,7 +44,7 @@ func runSkipKernelSamples(keep, keepSamples bool, own int, shared bool, store ui
 		if own == 2 {
 			w.ResumesInPoll()
 		}
-		return &skipPoller{flags: flags, shared: shared, store: store, storeAt: storeAt, log: &log}
+		return &skipPoller{flags: flags, shared: shared, store: store, storeAt: storeAt, log: &log, equal: len(equal) > 0 && equal[0]}
 	}}
 	op, _ := g.DispatchOp(k)
 	g.Submit(op)
@@ -64,6 +65,7 @@ type skipPoller struct {
 	storeAt sim.Time
 	log     *[]string
 	pc      int
+	equal   bool // poll with TryPollEqual
 }
 
 func (s *skipPoller) Step(wg *WG) bool {
@@ -83,7 +85,13 @@ func (s *skipPoller) Step(wg *WG) bool {
 		}
 		s.pc = 2
 	case 2:
-		v, ok := wg.TryPollUntil(a, true, "flag", func(v uint64) bool { return v == 2 })
+		var v uint64
+		var ok bool
+		if s.equal {
+			v, ok = wg.TryPollEqual(a, true, "flag", 2)
+		} else {
+			v, ok = wg.TryPollUntil(a, true, "flag", func(v uint64) bool { return v == 2 })
+		}
 		if !ok {
 			return false
 		}
@@ -175,5 +183,36 @@ func TestSkippedLoadEndMatchesScheduled(t *testing.T) {
 	}
 	if lateSaved == 0 {
 		t.Error("no wake-up ever ran without its event")
+	}
+}
+
+// TryPollEqual's polls are TryPollUntil's with the condition "equals":
+// the same values at the same times, the same statistics and events,
+// whenever the flag is written (before, around and after each load's
+// keys), alone or shared, with every event or none at the sample points
+// and wake-ups.
+func TestPollEqualMatchesPollUntil(t *testing.T) {
+	never := sim.Second
+	for _, shared := range []bool{false, true} {
+		_, _, keys := runSkipKernel(false, shared, 0, 0, never, 0)
+		tws := []sim.Time{0, never}
+		for _, k := range keys {
+			tws = append(tws, k-1, k, k+1)
+		}
+		for tw := sim.Time(0); tw < 4*sim.Microsecond; tw += 49999 {
+			tws = append(tws, tw)
+		}
+		for _, tw := range tws {
+			for _, mode := range []struct {
+				keep, keepSamples bool
+				own               int
+			}{{false, false, 0}, {true, true, 0}, {false, false, 2}, {false, false, 1}} {
+				want, we, _ := runSkipKernelSamples(mode.keep, mode.keepSamples, mode.own, shared, 0, 0, tw, 0)
+				got, ge, _ := runSkipKernelSamples(mode.keep, mode.keepSamples, mode.own, shared, 0, 0, tw, 0, true)
+				if got != want || ge != we {
+					t.Fatalf("shared=%v write at %v, mode %+v:\nequal %s (%d events)\nuntil %s (%d events)", shared, tw, mode, got, ge, want, we)
+				}
+			}
+		}
 	}
 }

@@ -54,6 +54,7 @@ type kernelRun struct {
 	wakeSet    bool         // a retirement wake-up (Handle) is scheduled
 	fin        sim.Signal   // the CP waits on it for the last retirement
 	proc       sim.Proc     // the dispatcher
+	storesAt   sim.Time     // when the retired work-groups' last store lands
 }
 
 // Step implements sim.Stepper: the dispatch loop.
@@ -114,6 +115,7 @@ func (kr *kernelRun) retire(wg *WG, start sim.Time) {
 	wg.cu.waves -= wg.waves
 	wg.cu.lds -= kr.k.LDS
 	kr.live--
+	kr.storesAt = max(kr.storesAt, wg.storesAt)
 	g.room.Notify()
 	if kr.dispatched == kr.k.WGs && !kr.wakeSet {
 		kr.wakeSet = true

@@ -104,7 +104,7 @@ type flow struct {
 	wire      float64 // wire bytes of the message (payload + per-packet headers)
 	pair      uint64
 	ev        uint64 // settled fill: the pass that listed it as a kept flow
-	atWas     *port  // settled fill: at before it, given back if it gives up
+	atWas     *port  // settled or floor fill: at before it, given back if the fill gives up
 
 	f   *Fabric
 	p   Packet
@@ -574,6 +574,7 @@ func (f *Fabric) fill(seed []*port) bool {
 	for done := 0; ; {
 		if fs.unsafe {
 			f.unfill(fs.flows[:done])
+			f.unmark()
 			return false
 		}
 		for _, fl := range fs.flows[done:] {
@@ -601,6 +602,26 @@ func (fs *flowState) loadRateChanges() {
 				pt.load += d
 			}
 		}
+	}
+}
+
+// unmark gives the set's ports the bottleneck marks, and its flows the
+// bottlenecks, they had before this fill (collect kept them), when the
+// fill is given up over an unsafe floor. Why: a filling before the
+// give-up (the set had grown through widen) left its own marks on the
+// ports, and the next try's search crosses only bottleneck ports; a port
+// that was full before the reallocation but not after the given-up
+// filling lost its mark, the next try did not cross it, and its flows
+// kept rates the water-filling over every flow changes (moe throughput
+// under COMPNET at EP 64: three flows 9 % off the oracle's rates after
+// the 3,624th re-division).
+func (f *Fabric) unmark() {
+	fs := f.fl
+	for _, pt := range fs.ports {
+		pt.neck = pt.neckWas
+	}
+	for _, fl := range fs.flows {
+		fl.at = fl.atWas
 	}
 }
 
@@ -915,7 +936,7 @@ func (f *Fabric) collect(pt *port) {
 	if pt.mark == fs.epoch {
 		return
 	}
-	pt.mark = fs.epoch
+	pt.mark, pt.neckWas = fs.epoch, pt.neck
 	stack := append(fs.stack[:0], pt)
 	for len(stack) > 0 {
 		pt := stack[len(stack)-1]
@@ -925,11 +946,11 @@ func (f *Fabric) collect(pt *port) {
 			if fl.mark == fs.epoch || fl.rate < fs.floor && fl.version != 0 {
 				continue // in the set already, or kept at its rate
 			}
-			fl.mark = fs.epoch
+			fl.mark, fl.atWas = fs.epoch, fl.at
 			fs.flows = append(fs.flows, fl)
 			for _, q := range fl.path[:fl.hops] {
 				if q.mark != fs.epoch && q.neck {
-					q.mark = fs.epoch
+					q.mark, q.neckWas = fs.epoch, true
 					stack = append(stack, q)
 				}
 			}

@@ -172,3 +172,58 @@ func TestNetworkSpecValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestGivenUpFillRestoresBottlenecks checks that a fill given up over an
+// unsafe floor (fill's unmark) gives every port it reached its bottleneck
+// mark, and every flow its bottleneck port, as they were before the try:
+// a filling before the give-up re-marks them for rates that are then
+// taken back, and the next try's search crosses only marked ports (moe
+// under COMPNET at EP 64 lost a full port's mark that way).
+func TestGivenUpFillRestoresBottlenecks(t *testing.T) {
+	e, f, _ := flowFabric(t, 4, starTopo)
+	for i, m := range []testMsg{{0, 1, 1 << 20, 1}, {2, 1, 1 << 20, 2}, {0, 3, 1 << 20, 3}, {3, 2, 1 << 20, 4}} {
+		m.id = i
+		f.Send(m)
+	}
+	if err := e.RunUntil(sim.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	fs := f.fl
+	neck := map[*port]bool{}
+	at := map[*flow]*port{}
+	for _, pt := range fs.all {
+		neck[pt] = pt.neck
+		for _, fl := range pt.flows {
+			at[fl] = fl.at
+		}
+	}
+	fs.epoch++
+	fs.ports, fs.flows, fs.floor = fs.ports[:0], fs.flows[:0], 0
+	for _, pt := range fs.all {
+		f.collect(pt)
+	}
+	necks := 0
+	for _, pt := range fs.ports {
+		if pt.neck {
+			necks++
+		}
+		pt.neck = !pt.neck // what a filling of the try may leave
+	}
+	for _, fl := range fs.flows {
+		fl.at = nil
+	}
+	if necks == 0 || len(fs.flows) == 0 {
+		t.Fatalf("the try reached %d bottleneck ports and %d flows: nothing to restore", necks, len(fs.flows))
+	}
+	f.unmark()
+	for pt, was := range neck {
+		if pt.neck != was {
+			t.Errorf("port %s: bottleneck mark %v after the give-up, %v before the try", pt.name, pt.neck, was)
+		}
+	}
+	for fl, was := range at {
+		if fl.at != was {
+			t.Errorf("flow %v: bottleneck port changed by the give-up", fl.p)
+		}
+	}
+}

@@ -64,7 +64,8 @@ type port struct {
 	// kept counts its flows below the floor (settle).
 	kept int
 	// neckWas is neck as it stood before the running reallocation's
-	// settled fill (lazy.go), given back when that fill is abandoned.
+	// settled fill (settled.go) or floor fill (collect), given back when
+	// that fill is abandoned.
 	neckWas bool
 	// lastSub is the rate the settled fill last took from the port's
 	// capacity (lazy.go: a different rate within floorSlack of it is a

@@ -16,3 +16,6 @@ func RecycledArrays(n *NIC, np int) int {
 // is sent (on) instead of leaving it there as a snapshot until it lands
 // (off, as runs do).
 func EagerPayloads(n *NIC, on bool) { n.eagerPayloads = on }
+
+// RunQueueCap returns the capacity of n's verbs engines' run queue.
+func RunQueueCap(n *NIC) int { return cap(n.vs().runq) }

@@ -41,6 +41,14 @@ func (n *NIC) dispatch() {
 		q := v.runq[v.runqAt]
 		v.runq[v.runqAt] = nil
 		v.runqAt++
+		if v.runqAt >= 16 && 2*v.runqAt >= len(v.runq) {
+			// The queue need not empty for a long time (more QPs with
+			// work than engines): move the waiting ones to the front, or
+			// the array grows by an entry per WQE.
+			k := copy(v.runq, v.runq[v.runqAt:])
+			clear(v.runq[k:])
+			v.runq, v.runqAt = v.runq[:k], 0
+		}
 		q.queued, q.active = false, true
 		v.busy++
 		v.stats.EnginesMax = max(v.stats.EnginesMax, uint64(v.busy))

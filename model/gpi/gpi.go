@@ -31,7 +31,17 @@ type World struct {
 	segs   map[int][]area // segment id → per rank
 	qps    map[qkey]*verbs.QP
 	cqs    map[[2]int]*verbs.CQ
+	// cqPeers is the most peers a rank's queue connects to (SetCQPeers;
+	// 0: every other rank), which its CQ is sized for.
+	cqPeers int
 }
+
+// SetCQPeers sizes the CQs made from now on for QPs to at most n peers
+// per rank and queue (an application whose pattern is sparse, that
+// connects with ConnectPair): a halo exchange's 6 or 26 neighbours, not
+// the 8,191 other ranks of 8,192 GPUs, whose CQ (2 × 8,191 × the QP
+// depth) no NIC allows. n < 1 is every other rank.
+func (w *World) SetCQPeers(n int) { w.cqPeers = n }
 
 type area struct {
 	addr mem.Addr
@@ -105,14 +115,18 @@ func (w *World) place(rank int) (verbs.Place, mem.Pool) {
 }
 
 // cq returns rank's CQ of queue, made on first use (sized for a QP to
-// every peer).
+// every peer, or to cqPeers).
 func (w *World) cq(rank, queue int) (*verbs.CQ, error) {
 	k := [2]int{rank, queue}
 	if c := w.cqs[k]; c != nil {
 		return c, nil
 	}
 	_, pool := w.place(rank)
-	c, err := w.d.Node(rank).NewCQ(CQEntries(len(w.sides), w.d.Spec().QPDepth), pool)
+	ranks := len(w.sides)
+	if w.cqPeers > 0 {
+		ranks = min(ranks, w.cqPeers+1)
+	}
+	c, err := w.d.Node(rank).NewCQ(CQEntries(ranks, w.d.Spec().QPDepth), pool)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,6 @@
 package shmem
 
 import (
-	"sort"
-
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
@@ -21,12 +19,13 @@ import (
 // polls and such quiets up to the next round end that does something
 // else (a quiet that may find a context done, an idle sleep), its core's
 // slice end or ghostMax events, and its process's
-// wake-ups in it become a chain of marks (sim.SetMarkAfter): each takes
-// the sequence number its event would have, where its event would have
-// run, and the last defers the body's real wake-up (PushAtMark). A write
+// wake-ups in it become a chain of marks (sim.MarkChain, one engine entry
+// whose key moves on at each mark): each takes the sequence number its
+// event would have, where its event would have run, and the last defers
+// the body's real wake-up. A write
 // to any of the polled slot lines or the quieted contexts' CT lines
 // (mem.WatchCall, inside the writing event) ends the chain there: the first event not yet passed runs after
-// all, at its own key (sim.Proc.WakeAtMark), and reads what the write
+// all, at its own key (sim.Proc.WakeAtChain), and reads what the write
 // left, as it would have. The thread's counts catch up when its body
 // runs again (ghostSettle), or when the report reads them first.
 //
@@ -71,11 +70,12 @@ type gRun struct {
 type ghost struct {
 	h     *hostPort
 	m     *mem.Memory
-	on    bool // a stretch is planned and its body has not run since
-	woken int  // the event the body resumes at (WakeAtMark), 1-based; 0: the stretch's last
-	marks []sim.Mark
-	runs  []gRun   // the stretch's runs; the i-th ends at its event e_(i+1)
-	t0    sim.Time // the stretch's start
+	on    bool           // a stretch is planned and its body has not run since
+	woken int            // the event the body resumes at (WakeAtMark), 1-based; 0: the stretch's last
+	ch    sim.MarkChain  // the stretch's wake-ups but the last, one engine entry
+	gaps  []sim.Duration // the chain's gaps (runs[1:n−1]'s durations)
+	runs  []gRun         // the stretch's runs; the i-th ends at its event e_(i+1)
+	t0    sim.Time       // the stretch's start
 	// per queue: the slot word every poll of the stretch reads, the slot
 	// line a WatchCall is set on (0: none), and whether the word was
 	// checked (a hit of the thread's cache, no posted entry) since the
@@ -118,7 +118,6 @@ func (ps *pollSteps) ghostInit() {
 	g.vals = make([]uint64, len(s.queues))
 	g.lines = make([]mem.Addr, len(s.queues))
 	g.valid = make([]bool, len(s.queues))
-	g.marks = make([]sim.Mark, ghostMax)
 	g.mirrors = map[int]bool{}
 	g.wake = ps.ghostWake
 	for i := range s.queues {
@@ -268,15 +267,15 @@ plan:
 	}
 	n := len(runs)
 	g.t0, g.woken, g.on = now, 0, true
-	e := p.Engine()
-	t = now + runs[0].d
-	e.SetMark(&g.marks[0], t)
+	t0 := now + runs[0].d
+	t = t0
+	g.gaps = g.gaps[:0]
 	for i := 1; i < n-1; i++ {
 		t += runs[i].d
-		e.SetMarkAfter(&g.marks[i], &g.marks[i-1], t)
+		g.gaps = append(g.gaps, runs[i].d)
 	}
 	g.h.t.GhostRun(0, runs[0].d) // the first poll's run, for whoever looks at the core
-	p.SleepAtMark(&g.marks[n-2], t+runs[n-1].d)
+	p.SleepOnChain(&g.ch, t0, g.gaps, t+runs[n-1].d)
 	return true
 }
 
@@ -287,13 +286,11 @@ func (ps *pollSteps) ghostWake() {
 	if !g.on || g.woken != 0 {
 		return
 	}
-	ms := g.marks[:len(g.runs)-1]
-	j := sort.Search(len(ms), func(i int) bool { return ms[i].Pending() })
-	if j == len(ms) { // every mark passed: the body's wake-up is queued
+	if !g.ch.Pending() { // every mark passed: the body's wake-up is queued
 		g.woken = len(g.runs)
 		return
 	}
-	ps.s.port.proc().WakeAtMark(&ms[j])
+	j := ps.s.port.proc().WakeAtChain(&g.ch)
 	g.woken = j + 1
 }
 
