@@ -360,20 +360,25 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 				fillDir(d, i)
 			}
 		}
+		// checkDir verifies direction d's message of exchange i where it is
+		// unpacked.
+		checkDir := func(d, i int) {
+			got := mm.Bytes(recvSlot(d, i), int(size[d]))
+			if got == nil || bad != nil {
+				return
+			}
+			from := neighbour(r, opp[d])
+			want := make([]byte, size[d])
+			for k := range want {
+				want[k] = haloByte(from, d, i, k)
+			}
+			if !bytes.Equal(got, want) {
+				bad = fmt.Errorf("%s halo3d: rank %d direction %v at iteration %d differs from rank %d's", s, r, dirs[d], i, from)
+			}
+		}
 		check := func(i int) {
 			for d := range D {
-				got := mm.Bytes(recvSlot(d, i), int(size[d]))
-				if got == nil || bad != nil {
-					continue
-				}
-				from := neighbour(r, opp[d])
-				want := make([]byte, size[d])
-				for k := range want {
-					want[k] = haloByte(from, d, i, k)
-				}
-				if !bytes.Equal(got, want) {
-					bad = fmt.Errorf("%s halo3d: rank %d direction %v at iteration %d differs from rank %d's", s, r, dirs[d], i, from)
-				}
+				checkDir(d, i)
 			}
 		}
 		// selfCopy delivers the directions whose neighbour is the rank
@@ -509,8 +514,15 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 			}, recvB, recvLen)
 		case "device-shmem":
 			// One persistent kernel: work-group w packs, puts (message and
-			// trailing flag) and awaits the directions d ≡ w (mod W), then
-			// all meet at a grid counter before the next exchange.
+			// trailing flag), awaits and unpacks the directions d ≡ w
+			// (mod W), then all meet at a grid counter before the next
+			// exchange. A work-group writes (fillDir) and verifies
+			// (checkDir) only its own directions, where it packs and
+			// unpacks them: the grid counter orders nothing between one
+			// work-group's wake-up and another's (their polls see the
+			// last arrival at different times), so a message written by
+			// another work-group after the counter could be put stale,
+			// and one verified after it could already be overwritten.
 			cnt := mm.AllocData(mem.GPU, 8, "halo3d.count")
 			errs := make([]error, W)
 			k := gpu.Kernel{Name: "halo3d.shmem", WGs: W, WGSize: h.WGSize, Body: func(wg *gpu.WG) {
@@ -520,11 +532,8 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 					return
 				}
 				for i := range h.Iters {
-					if wg.ID == 0 {
-						fill(i)
-						selfCopy(i)
-					}
 					for d := wg.ID; d < D; d += W {
+						fillDir(d, i)
 						wg.VALU(2)
 						wg.Stream(2 * size[d])
 						wg.Store64(sendSlot(d, i)+mem.Addr(size[d]), uint64(i+1))
@@ -545,6 +554,7 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 						if _, errs[wg.ID] = ctx.WaitUntil(recvSlot(d, i)+mem.Addr(size[d]), 8, shmem.CmpGE, uint64(i+1)); errs[wg.ID] != nil {
 							return
 						}
+						checkDir(d, i)
 						wg.Stream(2 * size[d]) // unpack
 					}
 					if errs[wg.ID] = ctx.Quiet(); errs[wg.ID] != nil {
@@ -553,9 +563,6 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 					wg.Release(gpu.Device)
 					wg.AtomicAdd64(cnt, 1)
 					wg.PollUntil(cnt, true, "halo3d exchange done", func(v uint64) bool { return v >= uint64(W*(i+1)) })
-					if wg.ID == 0 {
-						check(i)
-					}
 				}
 				ends[r] = max(ends[r], wg.Now())
 				errs[wg.ID] = ctx.Destroy()

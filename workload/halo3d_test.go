@@ -155,3 +155,33 @@ func TestHalo3DGDSPeerCopies(t *testing.T) {
 		t.Errorf("two nodes: verified %v, %d NIC packets, %d peer copies; want verified and both paths used", two.Verified, pk, copies)
 	}
 }
+
+// Device shmem's persistent kernel at a slow GPU clock (h100-cx7, one
+// node, 26 neighbours, 64 B faces, 150 MHz down to 30 MHz): its
+// work-groups leave the grid counter at different times (the polls see
+// the last arrival up to microseconds apart), and every face of every
+// exchange still arrives as its neighbour wrote it. Each work-group
+// writes the messages it puts and verifies the ones it unpacks; when
+// work-group 0 wrote every direction after the counter, a faster
+// work-group put iteration 1's slot before it was written (rank 7's
+// direction [0 -1 -1] from rank 1 differed at 150 MHz).
+func TestHalo3DShmemSlowClock(t *testing.T) {
+	for _, mhz := range []float64{150, 100, 30} {
+		for _, iters := range []int{2, 5} {
+			hw, err := cluster.Preset("h100-cx7")
+			if err != nil {
+				t.Fatal(err)
+			}
+			hw.GPU.Freq = unit.Freq(mhz * 1e6)
+			c, err := cluster.New(sim.New(1), hw, 8, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Halo3D{Face: 64, Iters: iters, WGSize: 256, Neighbours: 26}.Run(c, strategy.GNNGIO, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+			c.Engine.Close()
+			if err != nil || !r.Verified {
+				t.Errorf("%v MHz, %d exchanges: verified %v, %v", mhz, iters, r.Verified, err)
+			}
+		}
+	}
+}
