@@ -549,6 +549,7 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 					}
 					for d := wg.ID; d < D; d += W {
 						if neighbour(r, d) == r {
+							checkDir(d, i) // delivered in place by fillDir
 							continue
 						}
 						if _, errs[wg.ID] = ctx.WaitUntil(recvSlot(d, i)+mem.Addr(size[d]), 8, shmem.CmpGE, uint64(i+1)); errs[wg.ID] != nil {

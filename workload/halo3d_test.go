@@ -185,3 +185,28 @@ func TestHalo3DShmemSlowClock(t *testing.T) {
 		}
 	}
 }
+
+// Device shmem's persistent kernel on a grid with a dimension of 1 (four
+// GPUs of one h100-cx7 node: 2×2×1, 26 neighbours): the directions whose
+// neighbour is the rank itself are delivered by the work-group that packs
+// them and verified where it would unpack them. Verification covers them
+// (a self direction left undelivered fails it), so the run verifies only
+// when they arrive.
+func TestHalo3DShmemSelfDirections(t *testing.T) {
+	hw, err := cluster.Preset("h100-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.New(sim.New(1), hw, 4, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Engine.Close()
+	if d := Dims3(4); d[2] != 1 {
+		t.Fatalf("grid %v has no dimension of 1", d)
+	}
+	r, err := Halo3D{Face: 64, Iters: 3, WGSize: 256, Neighbours: 26}.Run(c, strategy.GNNGIO, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+	if err != nil || !r.Verified {
+		t.Errorf("2×2×1 grid: verified %v, %v", r.Verified, err)
+	}
+}
