@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -54,6 +55,13 @@ today.presets).`,
 				// The study's presets are today.presets, each on its own
 				// hardware: a --preset reached none of them.
 				return badInput(fmt.Errorf("--preset %s: gpunetsim today runs the presets of today.presets (each on its own hardware); use --set today.presets=%s", f.load.Preset, f.load.Preset))
+			}
+			for _, set := range f.load.Sets {
+				// run.preset's own refusal points at --preset, which
+				// today refuses too: name today.presets instead.
+				if name, value, ok := strings.Cut(set, "="); ok && strings.TrimSpace(name) == "run.preset" {
+					return badInput(fmt.Errorf("--set run.preset=%s: gpunetsim today runs the presets of today.presets (each on its own hardware); use --set today.presets=%s", value, value))
+				}
 			}
 			f.load.Sets = append(append([]string(nil), todayDefaults...), f.load.Sets...)
 			if f.out == "" {
