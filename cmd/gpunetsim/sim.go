@@ -194,6 +194,11 @@ func runExperiment(cmd *cobra.Command, o runOptions, stdout, stderr io.Writer) e
 	if err != nil {
 		return badInput(err)
 	}
+	if o.study.fresh && o.study.cache == "" {
+		// Without a cache every point is simulated anyway: a --fresh the
+		// user meant for a cache they forgot to name would be ignored.
+		return badInput(errors.New("--fresh: needs --cache"))
+	}
 	return runWith(sessionOf(cmd), e, o, stdout, stderr)
 }
 
