@@ -208,7 +208,16 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 		if errors.Is(err, goal.ErrSyntax) {
 			return badInput(err) // found while streaming: nothing was printed or written
 		}
-		return err // a deadlocking schedule, an overflow: a failure of the run (exit 1)
+		if he, ok := errors.AsType[*loggops.HorizonError](err); ok && he.Input {
+			// One statement's own value is out of range whenever it runs:
+			// bad input, found while streaming, naming where it came from.
+			src := "--gen " + f.gen
+			if len(args) == 1 {
+				src = args[0]
+			}
+			return badInput(fmt.Errorf("%s: %w", src, err))
+		}
+		return err // a deadlocking schedule, a clock summed past the horizon: a failure of the run (exit 1)
 	}
 	n := prog.NumRanks()
 	var outs []pending
