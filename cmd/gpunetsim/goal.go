@@ -149,18 +149,20 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 		}
 	}
 	var csvOut, csvMeta, jsonOut *outFile
+	if f.json != "" {
+		if jsonOut, err = sessionOf(cmd).reserve("--json", f.json); err != nil {
+			return err
+		}
+	}
 	if f.csv != "" {
 		if csvOut, err = sessionOf(cmd).reserve("--csv", f.csv); err != nil {
 			return err
 		}
 		// The CSV holds the table alone; its provenance and parameters go
-		// in the sidecar, as for every CSV the program writes.
-		if csvMeta, err = sessionOf(cmd).reserve("--csv", report.CSVSidecar(f.csv)); err != nil {
-			return err
-		}
-	}
-	if f.json != "" {
-		if jsonOut, err = sessionOf(cmd).reserve("--json", f.json); err != nil {
+		// in the sidecar, as for every CSV the program writes. Reserved
+		// after the other outputs (reserveCSVFiles checks their names), it
+		// also removes an earlier run's table files under the name.
+		if csvMeta, err = sessionOf(cmd).reserveCSVFiles(csvOut); err != nil {
 			return err
 		}
 	}
