@@ -165,6 +165,13 @@ func decodeFile(cfg *exp.Config, path string, doc []byte) error {
 				errs = append(errs, fmt.Errorf("%s: %s = %v: %w: write a %s with its unit as a string, e.g. %s = %q",
 					path, f.name, v, ErrBadValue, typeName(f.typ), f.name[strings.LastIndex(f.name, ".")+1:], example(f.typ)))
 			}
+		case bytesType:
+			// An integer is a byte count; a float (8.5, 1e30, nan) reached
+			// the size parser as text that named neither line nor key.
+			if x, isFloat := v.(float64); isFloat {
+				errs = append(errs, fmt.Errorf("%s: %s = %v: %w: write a size as a whole number of bytes or as a string with its unit, e.g. %s = %q",
+					path, f.name, x, ErrBadValue, f.name[strings.LastIndex(f.name, ".")+1:], "2KiB"))
+			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
