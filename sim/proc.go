@@ -24,6 +24,7 @@ type Proc struct {
 	daemon  bool
 	since   Time    // when the current wait began
 	reason  string  // what the process waits on; "" when runnable
+	why     Reason  // what it waits on, formatted when read (WaitNotBeforeFor); nil otherwise
 	exit    Signal  // notified when the body returns
 	steps   Stepper // the body of a step process (steps.go); nil for a coroutine
 	waited  bool    // a step process waited in its current step
@@ -183,7 +184,7 @@ func (p *Proc) Handle(uint64) {
 func (p *Proc) resume() {
 	prev := p.e.running
 	p.e.running = p
-	p.reason = ""
+	p.reason, p.why = "", nil
 	c := p.c
 	_, ok := c.next()
 	p.e.running = prev
@@ -224,7 +225,7 @@ func (p *Proc) block(reason string) {
 		p.stepWait(reason)
 		return
 	}
-	p.reason, p.since = reason, p.e.now
+	p.reason, p.why, p.since = reason, nil, p.e.now
 	if !p.c.yield(struct{}{}) {
 		panic(killed{})
 	}
@@ -466,7 +467,7 @@ func (e *Engine) blockedProcsBut(pollers bool) []BlockedProc {
 	var out []BlockedProc
 	for _, p := range live {
 		if !p.daemon && !(pollers && p.poller) {
-			out = append(out, BlockedProc{Name: p.name, Waits: p.reason, Since: p.since})
+			out = append(out, BlockedProc{Name: p.name, Waits: p.waits(), Since: p.since})
 		}
 	}
 	return out

@@ -961,6 +961,6 @@ func (w *WG) skipUncachedEnd(d sim.Duration) bool {
 		return false
 	}
 	w.ph.ucSkip = true
-	w.Proc.WaitNotBefore(sig, w.ph.poller.What(), w.Now()+d, g.e.ReserveSeq())
+	w.Proc.WaitNotBeforeFor(sig, w.ph.poller, w.Now()+d, g.e.ReserveSeq()) // (its reason formatted only if read)
 	return true
 }
