@@ -62,7 +62,7 @@ type Reason interface {
 // when read.
 func (p *Proc) WaitNotBeforeFor(s *Signal, r Reason, t Time, seq uint64) {
 	p.WaitNotBefore(s, "", t, seq)
-	p.why = r
+	p.why = r // (a step process: its wait is recorded, not yet begun)
 }
 
 // waits returns what p waits on: its reason, or its Reason's text.

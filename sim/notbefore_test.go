@@ -204,3 +204,35 @@ func TestWaitNotBeforeForFormatsOnRead(t *testing.T) {
 		}
 	}
 }
+
+// waitForSteps waits on s by WaitFor and never finishes.
+type waitForSteps struct {
+	s   *Signal
+	why Reason
+}
+
+func (w waitForSteps) Step(p *Proc) bool { p.WaitFor(w.s, w.why); return false }
+
+// TestWaitForFormatsOnRead: WaitFor's reason, in a coroutine and in a step
+// process, is formatted only by the deadlock report, which names it.
+func TestWaitForFormatsOnRead(t *testing.T) {
+	for _, steps := range []bool{false, true} {
+		e := New(1)
+		var n int
+		var s Signal
+		why := countedReason{&n}
+		if steps {
+			e.SpawnSteps("w", waitForSteps{&s, why})
+		} else {
+			e.Spawn("w", func(p *Proc) { p.WaitFor(&s, why) })
+		}
+		err := e.Run()
+		var de *DeadlockError
+		if !errors.As(err, &de) || len(de.Blocked) != 1 {
+			t.Fatalf("steps %v: want a deadlock of one process, got %v", steps, err)
+		}
+		if got := de.Blocked[0].Waits; got != "word 0x40 7" || n != 1 {
+			t.Errorf("steps %v: report says %q after %d formattings, want %q after 1", steps, got, n, "word 0x40 7")
+		}
+	}
+}

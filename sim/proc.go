@@ -217,15 +217,19 @@ func (p *Proc) finish() {
 }
 
 // block suspends the body until an event resumes it.
-func (p *Proc) block(reason string) {
+func (p *Proc) block(reason string) { p.blockWhy(reason, nil) }
+
+// blockWhy is block with the reason why, when not nil, formatted only
+// when read (Reason) instead of reason.
+func (p *Proc) blockWhy(reason string, why Reason) {
 	if p.e.running != p {
 		panic(fmt.Sprintf("sim: process %q blocked from outside its own body", p.name))
 	}
 	if p.steps != nil {
-		p.stepWait(reason)
+		p.stepWait(reason, why)
 		return
 	}
-	p.reason, p.why, p.since = reason, nil, p.e.now
+	p.reason, p.why, p.since = reason, why, p.e.now
 	if !p.c.yield(struct{}{}) {
 		panic(killed{})
 	}
@@ -265,6 +269,13 @@ func (p *Proc) Wait(s *Signal, what string) {
 	s.admit()
 	s.waiters = append(s.waiters, p)
 	p.block(what)
+}
+
+// WaitFor is Wait with the reason r formatted only when read (Reason).
+func (p *Proc) WaitFor(s *Signal, r Reason) {
+	s.admit()
+	s.waiters = append(s.waiters, p)
+	p.blockWhy("", r)
 }
 
 // WaitUntil blocks until cond holds, re-checking it each time s is notified.

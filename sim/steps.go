@@ -128,12 +128,16 @@ func (p *Proc) stepPanic(prev *Proc) {
 // stepWait records a step process's wait; the event or signal that ends it
 // is already registered. A second wait in the same step would be lost, so
 // it is a bug in the body.
-func (p *Proc) stepWait(reason string) {
+func (p *Proc) stepWait(reason string, why Reason) {
 	if p.waited {
-		panic(fmt.Sprintf("sim: step process %q waits twice in one step (%s, then %s)", p.name, p.waits(), reason))
+		second := reason
+		if why != nil {
+			second = why.What()
+		}
+		panic(fmt.Sprintf("sim: step process %q waits twice in one step (%s, then %s)", p.name, p.waits(), second))
 	}
 	p.waited = true
-	p.reason, p.why, p.since = reason, nil, p.e.now
+	p.reason, p.why, p.since = reason, why, p.e.now
 }
 
 // Waited reports whether the current step of a step process has waited:
