@@ -175,7 +175,23 @@ type prepared struct {
 // session and opens its cache (read-only when the command only reads it):
 // every bad input is reported here, before any work. The cache reports the
 // entries it refuses on stderr.
+// checkCacheFlags refuses, before any work, an empty --cache (no
+// directory to open) and a --fresh without a cache to refresh, in the
+// words run uses for its optional cache.
+func checkCacheFlags(cache string, fresh bool) error {
+	if cache != "" {
+		return nil
+	}
+	if fresh {
+		return badInput(errors.New("--fresh: needs --cache"))
+	}
+	return badInput(fmt.Errorf("--cache: empty directory name: name the result cache directory (default %s)", defaultCache))
+}
+
 func prepare(s *session, arg string, f studyFlags, readOnly bool, stderr io.Writer) (prepared, error) {
+	if err := checkCacheFlags(f.cache, f.fresh); err != nil {
+		return prepared{}, err
+	}
 	st, err := loadStudy(arg, f)
 	if err != nil {
 		return prepared{}, badInput(err)
