@@ -24,6 +24,7 @@ type Proc struct {
 	daemon  bool
 	since   Time    // when the current wait began
 	reason  string  // what the process waits on; "" when runnable
+	why     Reason  // what it waits on, formatted when read (WaitNotBeforeFor); nil otherwise
 	exit    Signal  // notified when the body returns
 	steps   Stepper // the body of a step process (steps.go); nil for a coroutine
 	waited  bool    // a step process waited in its current step
@@ -183,7 +184,7 @@ func (p *Proc) Handle(uint64) {
 func (p *Proc) resume() {
 	prev := p.e.running
 	p.e.running = p
-	p.reason = ""
+	p.reason, p.why = "", nil
 	c := p.c
 	_, ok := c.next()
 	p.e.running = prev
@@ -216,15 +217,19 @@ func (p *Proc) finish() {
 }
 
 // block suspends the body until an event resumes it.
-func (p *Proc) block(reason string) {
+func (p *Proc) block(reason string) { p.blockWhy(reason, nil) }
+
+// blockWhy is block with the reason why, when not nil, formatted only
+// when read (Reason) instead of reason.
+func (p *Proc) blockWhy(reason string, why Reason) {
 	if p.e.running != p {
 		panic(fmt.Sprintf("sim: process %q blocked from outside its own body", p.name))
 	}
 	if p.steps != nil {
-		p.stepWait(reason)
+		p.stepWait(reason, why)
 		return
 	}
-	p.reason, p.since = reason, p.e.now
+	p.reason, p.why, p.since = reason, why, p.e.now
 	if !p.c.yield(struct{}{}) {
 		panic(killed{})
 	}
@@ -264,6 +269,13 @@ func (p *Proc) Wait(s *Signal, what string) {
 	s.admit()
 	s.waiters = append(s.waiters, p)
 	p.block(what)
+}
+
+// WaitFor is Wait with the reason r formatted only when read (Reason).
+func (p *Proc) WaitFor(s *Signal, r Reason) {
+	s.admit()
+	s.waiters = append(s.waiters, p)
+	p.blockWhy("", r)
 }
 
 // WaitUntil blocks until cond holds, re-checking it each time s is notified.
@@ -466,7 +478,7 @@ func (e *Engine) blockedProcsBut(pollers bool) []BlockedProc {
 	var out []BlockedProc
 	for _, p := range live {
 		if !p.daemon && !(pollers && p.poller) {
-			out = append(out, BlockedProc{Name: p.name, Waits: p.reason, Since: p.since})
+			out = append(out, BlockedProc{Name: p.name, Waits: p.waits(), Since: p.since})
 		}
 	}
 	return out

@@ -333,7 +333,7 @@ func (st *waitSteps) Step(sp *sim.Proc) bool {
 			// writes it) would read the same value: sleep until then.
 			m := wg.Mem()
 			if !st.ok(m.Load64(st.addr)) {
-				wg.Wait(m.Watch(st.addr), st.What())
+				wg.WaitFor(m.WatchOnce(st.addr), st) // asked again after the wake-up; st.What() only if read
 				continue
 			}
 			st.pc = 0
