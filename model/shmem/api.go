@@ -122,20 +122,20 @@ var (
 // the call ends with a work-group barrier. A quiet waits only for this
 // context's operations.
 type Ctx struct {
-	wg      *gpu.WG
-	dev     *Device
-	ch      Channel
-	scratch mem.Addr // 8 B local landing word of g
-	closed  bool
-	// the calls that run as steps (qsteps.go), kept for reuse
-	steps submitSteps
-	wait  waitSteps
+	wg *gpu.WG
 	// a call begun as steps by the caller's state machine (BeginPutmemNBI,
 	// BeginWaitUntil, TryCall): 0 none, 1 a put, 2 a wait; the wait's
-	// width and, once over, its value
+	// width and, once over, its value (beside wg: every step reads them)
 	stepCall  uint8
+	closed    bool
 	stepWidth int
 	stepGot   uint64
+	dev       *Device
+	ch        Channel
+	scratch   mem.Addr // 8 B local landing word of g
+	// the calls that run as steps (qsteps.go), kept for reuse
+	wait  waitSteps
+	steps submitSteps
 	// GIO's non-blocking put as steps (giosteps.go), its request, and the
 	// error of the last stepped call (CallErr)
 	gio     gioPutSteps

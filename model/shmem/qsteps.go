@@ -330,10 +330,13 @@ func (st *waitSteps) Step(sp *sim.Proc) bool {
 			}
 		case 2:
 			// Every poll until the word changes in memory (where the NIC
-			// writes it) would read the same value: sleep until then.
+			// writes it) would read the same value: sleep until then. The
+			// watch is asked for again after each wake-up (WatchOnce): a
+			// work-group waits on another word at each ring step, and
+			// watches kept for good filled node memory's watch lists.
 			m := wg.Mem()
 			if !st.ok(m.Load64(st.addr)) {
-				wg.Wait(m.Watch(st.addr), st.What())
+				wg.Wait(m.WatchOnce(st.addr), st.What())
 				continue
 			}
 			st.pc = 0
