@@ -140,6 +140,7 @@ type Ctx struct {
 	// error of the last stepped call (CallErr)
 	gio     gioPutSteps
 	gioReq  Request
+	putReq  Request // a stepped put's request (BeginPutmemNBI), reused
 	stepErr error
 	// blockingForm: calls from coroutine code run the channel's blocking
 	// Submit, never its step form (tests compare the two)
@@ -275,7 +276,8 @@ func (c *Ctx) BeginPutmemNBI(dst, src mem.Addr, n uint64, pe int) error {
 		c.stepCall = 3
 		return nil
 	}
-	c.steps = submitSteps{c: q, p: p, r: &Request{Op: OpPut, PE: pe, Len: n, Dst: dst, Src: src}}
+	c.putReq = Request{Op: OpPut, PE: pe, Len: n, Dst: dst, Src: src} // (the steps only encode it)
+	c.steps = submitSteps{c: q, p: p, r: &c.putReq}
 	c.stepCall = 1
 	return nil
 }

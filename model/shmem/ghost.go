@@ -193,10 +193,13 @@ func (ps *pollSteps) ghostPlan(p *sim.Proc) bool {
 			return false
 		}
 		if g.lines[i] != l {
+			// The new line's call first: the slot lines of a queue's
+			// ring share one allocation's watch list, which emptied and
+			// reallocated its block at every move the other way round.
+			g.m.WatchCall(l, g.calls[i])
 			if g.lines[i] != 0 {
 				g.m.UnwatchCall(g.lines[i])
 			}
-			g.m.WatchCall(l, g.calls[i])
 			g.lines[i] = l
 		}
 		g.vals[i], g.valid[i] = v, true
