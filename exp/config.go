@@ -178,7 +178,7 @@ func cpuThreads(preset string, cores int) int {
 // Validate reports every invalid value at once, each naming its field.
 func (c Config) Validate() error {
 	errs := []error{c.Spec.Validate(), c.SW.Validate(), c.MPI.Validate(), c.Allreduce.validate(), c.Latency.validate(), c.PingPong.validate(), c.AllreduceHier.validate(), c.Halo3D.validate(), c.MoE.validate(), c.Today.validate(), c.Matrix.validate(), c.Shmem.Validate(),
-		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(), c.DDTPULP.validate(), c.DDTPULP.fitsL2(c.Spin.PULP),
+		c.TaskSpawn.validate(), c.DDT.Validate(), c.DDTBench.validate(), c.DDTPULP.validate(), c.DDTPULP.fitsL2(c.Spin),
 		c.Accumulate.validate(), c.Reduce.validate()}
 	errs = append(errs, c.Jacobi.validate(), c.Jacobi1D.validate(), c.JacobiScale.validate())
 	errs = append(errs, c.DDTFFT.validate(), c.ddtInterval(), c.ML.validate())

@@ -53,6 +53,13 @@ func (d DDTBenchSpec) validate() error {
 			errs = append(errs, fmt.Errorf("ddtbench.blocks contains %d: block sizes must be in [1, ddtbench.size = %v]", b, d.Size))
 		}
 	}
+	// An empty list would run nothing and print an empty table.
+	if len(d.Gammas) == 0 {
+		errs = append(errs, errors.New("ddtbench.gammas is empty: give at least one γ (blocks per 2KiB packet), e.g. 1,2,4,8,16"))
+	}
+	if len(d.HPUs) == 0 {
+		errs = append(errs, errors.New("ddtbench.hpus is empty: give at least one HPU count, e.g. 1,2,4,8,16,32"))
+	}
 	for _, g := range d.Gammas {
 		if g < 1 || g > 2048 {
 			errs = append(errs, fmt.Errorf("ddtbench.gammas contains %d: γ must be in [1, 2048] (blocks of 2KiB/γ bytes)", g))

@@ -6,7 +6,6 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
-	"github.com/gpunetsim/gpunetsim/hw/pulp"
 	hwspin "github.com/gpunetsim/gpunetsim/hw/spin"
 	spinmodel "github.com/gpunetsim/gpunetsim/model/spin"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -64,8 +63,18 @@ func (d DDTPULPSpec) validate() error {
 }
 
 // fitsL2 checks that what the studies preload fits the PULP L2 (the
-// bandwidth test's blocks; the microkernel's packets).
-func (d DDTPULPSpec) fitsL2(p pulp.Spec) error {
+// bandwidth test's blocks; the microkernel's packets). The PULP values
+// are checked first, on every preset (spin's own Validate checks them
+// only under the pulp model): out of range, their product could wrap
+// int64 and they would go unnamed.
+func (d DDTPULPSpec) fitsL2(s hwspin.Spec) error {
+	p := s.PULP
+	if err := p.Validate(); err != nil {
+		if s.Model == hwspin.ModelPULP {
+			return nil // hwspin.Spec.Validate names them
+		}
+		return err
+	}
 	l2 := unit.Bytes(p.L2Banks) * p.L2BankSize
 	var errs []error
 	if d.BWTotal > l2 {

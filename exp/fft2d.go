@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/gpunetsim/gpunetsim/datatype/apps"
 	"github.com/gpunetsim/gpunetsim/exp/report"
@@ -46,6 +49,9 @@ func (f FFT2DSpec) validate() error {
 		if p < 2 || p > 65536 || f.N > 0 && f.N%p != 0 {
 			errs = append(errs, fmt.Errorf("fft2d.procs contains %d: process counts must be in [2, 65536] and divide fft2d.n = %d", p, f.N))
 		}
+	}
+	if f.SplitAt < 2 || f.SplitAt > 65536 {
+		errs = append(errs, fmt.Errorf("fft2d.split_at = %d: must be in [2, 65536], a process count (the split table's P)", f.SplitAt))
 	}
 	if !(f.FlopRate > 0) {
 		errs = append(errs, fmt.Errorf("fft2d.flop_rate = %v: must be > 0", f.FlopRate))
@@ -338,5 +344,18 @@ func runFFT2D(cfg Config, env Env) (*report.Result, error) {
 		fmt.Sprintf("unpack_host / extra_rwcp: one peer's block simulated on the sPIN NIC (payload-free): the host unpack executed on the simulated host core (ddt.host_model = %s, cold caches) and RW-CP's completion delay over plain RDMA", cfg.DDT.HostModel),
 		fmt.Sprintf("LogGOPS L = %v, o = %v, g = %v, 1/G = %v, S = %v are PLACEHOLDERS, not the sPIN SC'17 paper's parameters (not transcribed); the 1-D FFT time is the flop model's fallback (fft2d.flop_rate), not a measurement", f.L, f.O, f.Gap, f.Bandwidth, f.Eager),
 		"speedup_pct = 100·(T_host/T_rwcp − 1); split: communication = total − compute − unpack on the host (waiting included)")
+	if !slices.Contains(f.Procs, f.SplitAt) {
+		// An empty split table with no word of why would read as a result.
+		res.Notes = append(res.Notes, fmt.Sprintf("split: no rows: fft2d.split_at = %d is none of fft2d.procs (%s)", f.SplitAt, joinInts(f.Procs)))
+	}
 	return res, nil
+}
+
+// joinInts prints a list of ints as "a, b, c".
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
 }

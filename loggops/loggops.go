@@ -311,7 +311,8 @@ func (s *state) readThrough(h int, n uint64) {
 				head: -1, tail: -1, qnext: -1, kind: st.Kind, cpu: st.CPU, nic: st.NIC}
 			if st.Kind == goal.Calc {
 				o.size = scale(st.Size, s.p.CalcUnit)
-				if sim.Time(o.size) >= Horizon && s.past(sim.Time(o.size), h, where(st.Line, o.num), fmt.Sprintf("calc %d × calc unit %v", st.Size, s.p.CalcUnit)) {
+				if sim.Time(o.size) >= Horizon {
+					s.fail(&HorizonError{Rank: h, Where: where(st.Line, o.num), What: fmt.Sprintf("calc %d × calc unit %v:", st.Size, s.p.CalcUnit), Input: true})
 					return
 				}
 			}
@@ -352,10 +353,18 @@ type HorizonError struct {
 	Rank  int    // the rank whose clock would pass the horizon
 	Where string // the statement: "line N" or "op N"
 	What  string // the operation and the time it computes
+	// Input is true when the statement's own duration (a calc's D × unit,
+	// a send's o + (s−1)·O, g + (s−1)·G or o + L) reaches the horizon
+	// whenever it starts: a value of the input out of range, not a clock
+	// that ran past the horizon by adding up statements.
+	Input bool
 }
 
 // Error returns the message of a HorizonError.
 func (e *HorizonError) Error() string {
+	if e.Input {
+		return fmt.Sprintf("loggops: rank %d %s: %s must be below 2^60 ps (13.3 days), the end of the LogGOPS clock", e.Rank, e.Where, e.What)
+	}
 	return fmt.Sprintf("loggops: rank %d %s: %s reaches the end of the LogGOPS clock, 2^60 ps (13.3 days): a calc duration, message size or parameter is too large for the run",
 		e.Rank, e.Where, e.What)
 }
@@ -771,6 +780,10 @@ func (s *state) loop() {
 				o = s.op(hd)
 				oEnd := t + p.O + s.perByte(o.size, p.OverheadPerByte)
 				gEnd := t + p.Gap + s.perByte(o.size, p.GapPerByte)
+				if end := max(oEnd, gEnd, t+p.O+p.L); end >= Horizon && end-t >= Horizon {
+					s.fail(&HorizonError{Rank: h, Where: where(o.line, o.num), What: fmt.Sprintf("send of %d bytes: its own cost (o + (s−1)·O, g + (s−1)·G, o + L)", o.size), Input: true})
+					return
+				}
 				if max(oEnd, gEnd, t+p.O+p.L) >= Horizon && s.past(max(oEnd, gEnd, t+p.O+p.L), h, where(o.line, o.num), fmt.Sprintf("send of %d bytes starting at %v (o + (s−1)·O, g + (s−1)·G, o + L)", o.size, t)) {
 					return
 				}

@@ -60,10 +60,12 @@ func TestScheduleOverflowingTheClockFails(t *testing.T) {
 func TestHorizonFailsNamingTheOperation(t *testing.T) {
 	for _, c := range []struct {
 		name, text, want string
+		input            bool // the statement's own value is past the horizon
 	}{
-		{"one calc past it", "num_ranks 1\nrank 0 {\nl1: calc 2000000000000000\n}\n", "rank 0 line 3: calc 2000000000000000 × calc unit 1ns"},
-		{"two calcs past it", "num_ranks 1\nrank 0 {\nl1: calc 600000000000000\nl2: calc 600000000000000\nl2 requires l1\n}\n", "rank 0 line 4: calc of"},
-		{"a send's bytes", "num_ranks 2\nrank 0 {\nl1: send 100000000000000000b to 1\n}\nrank 1 {\nl1: recv 100000000000000000b from 0\n}\n", "send of 100000000000000000 bytes"},
+		{"one calc past it", "num_ranks 1\nrank 0 {\nl1: calc 2000000000000000\n}\n", "rank 0 line 3: calc 2000000000000000 × calc unit 1ns", true},
+		{"two calcs past it", "num_ranks 1\nrank 0 {\nl1: calc 600000000000000\nl2: calc 600000000000000\nl2 requires l1\n}\n", "rank 0 line 4: calc of", false},
+		{"a send's bytes", "num_ranks 2\nrank 0 {\nl1: send 100000000000000000b to 1\n}\nrank 1 {\nl1: recv 100000000000000000b from 0\n}\n", "send of 100000000000000000 bytes", true},
+		{"a send after a calc", "num_ranks 2\nrank 0 {\nl1: calc 1100000000000000\nl2: send 10000000000000000b to 1\nl2 requires l1\n}\nrank 1 {\nl1: recv 10000000000000000b from 0\n}\n", "send of 10000000000000000 bytes starting at 1100000s", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := goal.Open(strings.NewReader(c.text))
@@ -77,6 +79,9 @@ func TestHorizonFailsNamingTheOperation(t *testing.T) {
 			var he *HorizonError
 			if !errors.As(err, &he) || !errors.Is(err, sim.ErrTimeOverflow) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Run = %v, %v; want a *HorizonError containing %q", res, err, c.want)
+			}
+			if he.Input != c.input {
+				t.Fatalf("%v: Input = %v, want %v", err, he.Input, c.input)
 			}
 		})
 	}

@@ -46,6 +46,11 @@ func ParsePerByte(s string) (PerByte, error) {
 		if fs > math.MaxInt64/4 {
 			return 0, fmt.Errorf("%w %q: rate too low", ErrBadParam, s)
 		}
+		if fs < 1 {
+			// Rounded to zero, every byte would be free: refused as a
+			// time per byte below a femtosecond is.
+			return 0, fmt.Errorf("%w %q: finer than a femtosecond per byte (want at most 1000TB/s)", ErrBadParam, s)
+		}
 		return PerByte(fs), nil
 	}
 	i := len(str)

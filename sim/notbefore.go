@@ -51,6 +51,28 @@ func (p *Proc) WaitNotBefore(s *Signal, what string, t Time, seq uint64) {
 	p.since = t // the skipped event's wait begins there (deadlock reports)
 }
 
+// Reason is what a process waits on, formatted only when something reads
+// it (a deadlock report): a poller's reason names its word and value, one
+// string per wait that almost no run reads.
+type Reason interface {
+	What() string
+}
+
+// WaitNotBeforeFor is WaitNotBefore with the wait's reason r, formatted
+// when read.
+func (p *Proc) WaitNotBeforeFor(s *Signal, r Reason, t Time, seq uint64) {
+	p.WaitNotBefore(s, "", t, seq)
+	p.why = r // (a step process: its wait is recorded, not yet begun)
+}
+
+// waits returns what p waits on: its reason, or its Reason's text.
+func (p *Proc) waits() string {
+	if p.why != nil {
+		return p.why.What()
+	}
+	return p.reason
+}
+
 // WaitNotBeforeMark is WaitNotBefore for an event that an event at mark
 // m's key would have scheduled at t (t not before m's time): its key's
 // sequence number is the one m takes when the run passes it, which

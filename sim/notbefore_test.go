@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -147,5 +148,91 @@ func TestWaitNotBeforeMatchesScheduledEvent(t *testing.T) {
 				t.Errorf("events %d skipped, %d scheduled: want %d fewer", gotEvents, wantEvents, tc.skippedEvents)
 			}
 		})
+	}
+}
+
+// countedReason is a Reason that counts how often it is formatted.
+type countedReason struct{ n *int }
+
+func (r countedReason) What() string { *r.n++; return "word 0x40 7" }
+
+// reasonWaiter waits by WaitNotBeforeFor, then (when woken) by a plain
+// Wait, on signals nobody notifies after its first wake-up.
+type reasonWaiter struct {
+	keyed, plain *Signal
+	why          Reason
+	pc           int
+}
+
+func (w *reasonWaiter) Step(p *Proc) bool {
+	switch w.pc {
+	case 0:
+		w.pc = 1
+		p.WaitNotBeforeFor(w.keyed, w.why, p.Now()+5, p.Engine().ReserveSeq())
+	case 1:
+		p.WokeAtKey()
+		w.pc = 2
+		p.Wait(w.plain, "plain")
+	}
+	return false
+}
+
+// TestWaitNotBeforeForFormatsOnRead: a WaitNotBeforeFor wait's reason is
+// formatted only when the deadlock report reads it, and the report names
+// it; a later plain wait's report names the plain reason, not the stale
+// one.
+func TestWaitNotBeforeForFormatsOnRead(t *testing.T) {
+	for _, wake := range []bool{false, true} {
+		e := New(1)
+		var n int
+		var keyed, plain Signal
+		e.SpawnSteps("w", &reasonWaiter{keyed: &keyed, plain: &plain, why: countedReason{&n}})
+		if wake {
+			e.At(3, keyed.Notify) // before the key: resumed there, then waits on plain
+		}
+		err := e.Run()
+		var de *DeadlockError
+		if !errors.As(err, &de) || len(de.Blocked) != 1 {
+			t.Fatalf("wake %v: want a deadlock of one process, got %v", wake, err)
+		}
+		want, calls := "word 0x40 7", 1
+		if wake {
+			want, calls = "plain", 0
+		}
+		if got := de.Blocked[0].Waits; got != want || n != calls {
+			t.Errorf("wake %v: report says %q after %d formattings, want %q after %d", wake, got, n, want, calls)
+		}
+	}
+}
+
+// waitForSteps waits on s by WaitFor and never finishes.
+type waitForSteps struct {
+	s   *Signal
+	why Reason
+}
+
+func (w waitForSteps) Step(p *Proc) bool { p.WaitFor(w.s, w.why); return false }
+
+// TestWaitForFormatsOnRead: WaitFor's reason, in a coroutine and in a step
+// process, is formatted only by the deadlock report, which names it.
+func TestWaitForFormatsOnRead(t *testing.T) {
+	for _, steps := range []bool{false, true} {
+		e := New(1)
+		var n int
+		var s Signal
+		why := countedReason{&n}
+		if steps {
+			e.SpawnSteps("w", waitForSteps{&s, why})
+		} else {
+			e.Spawn("w", func(p *Proc) { p.WaitFor(&s, why) })
+		}
+		err := e.Run()
+		var de *DeadlockError
+		if !errors.As(err, &de) || len(de.Blocked) != 1 {
+			t.Fatalf("steps %v: want a deadlock of one process, got %v", steps, err)
+		}
+		if got := de.Blocked[0].Waits; got != "word 0x40 7" || n != 1 {
+			t.Errorf("steps %v: report says %q after %d formattings, want %q after 1", steps, got, n, "word 0x40 7")
+		}
 	}
 }

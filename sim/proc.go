@@ -15,9 +15,10 @@ import (
 // Wait, WaitUntil, Join).
 type Proc struct {
 	// The fields every wake-up reads (Handle, runSteps, a step's wait)
-	// come first, within 64 bytes: a process's struct is usually cold
-	// when its event runs (its node's other agents ran since), and spread
-	// over the struct they were four cache misses per wake-up.
+	// come first, the first line's worth up to since: a process's struct
+	// is usually cold when its event runs (its node's other agents ran
+	// since), and spread over the struct they were four cache misses per
+	// wake-up.
 	pending int // poll.go: a poller's wake-ups in the event queue
 	done    bool
 	waited  bool // a step process waited in its current step
@@ -27,6 +28,7 @@ type Proc struct {
 	e       *Engine
 	reason  string // what the process waits on; "" when runnable
 	since   Time   // when the current wait began
+	why     Reason // what it waits on, formatted when read (WaitNotBeforeFor); nil otherwise
 	// until is the condition of a coroutine blocked in WaitUntil on
 	// untilSig, checked before resuming it (stillWaiting); nil otherwise.
 	until    func() bool
@@ -66,7 +68,7 @@ type Proc struct {
 	// The struct fills the allocator's 384-byte class, a multiple of the
 	// cache line, so the first 64 bytes above are one line (in the
 	// 352-byte class half the processes straddled two).
-	_ [56]byte
+	_ [40]byte
 }
 
 // killed unwinds a process body when the engine shuts down.
@@ -192,7 +194,7 @@ func (p *Proc) Handle(uint64) {
 func (p *Proc) resume() {
 	prev := p.e.running
 	p.e.running = p
-	p.reason = ""
+	p.reason, p.why = "", nil
 	c := p.c
 	_, ok := c.next()
 	p.e.running = prev
@@ -225,15 +227,19 @@ func (p *Proc) finish() {
 }
 
 // block suspends the body until an event resumes it.
-func (p *Proc) block(reason string) {
+func (p *Proc) block(reason string) { p.blockWhy(reason, nil) }
+
+// blockWhy is block with the reason why, when not nil, formatted only
+// when read (Reason) instead of reason.
+func (p *Proc) blockWhy(reason string, why Reason) {
 	if p.e.running != p {
 		panic(fmt.Sprintf("sim: process %q blocked from outside its own body", p.name))
 	}
 	if p.steps != nil {
-		p.stepWait(reason)
+		p.stepWait(reason, why)
 		return
 	}
-	p.reason, p.since = reason, p.e.now
+	p.reason, p.why, p.since = reason, why, p.e.now
 	if !p.c.yield(struct{}{}) {
 		panic(killed{})
 	}
@@ -273,6 +279,13 @@ func (p *Proc) Wait(s *Signal, what string) {
 	s.admit()
 	s.waiters = append(s.waiters, p)
 	p.block(what)
+}
+
+// WaitFor is Wait with the reason r formatted only when read (Reason).
+func (p *Proc) WaitFor(s *Signal, r Reason) {
+	s.admit()
+	s.waiters = append(s.waiters, p)
+	p.blockWhy("", r)
 }
 
 // WaitUntil blocks until cond holds, re-checking it each time s is notified.
@@ -475,7 +488,7 @@ func (e *Engine) blockedProcsBut(pollers bool) []BlockedProc {
 	var out []BlockedProc
 	for _, p := range live {
 		if !p.daemon && !(pollers && p.poller) {
-			out = append(out, BlockedProc{Name: p.name, Waits: p.reason, Since: p.since})
+			out = append(out, BlockedProc{Name: p.name, Waits: p.waits(), Since: p.since})
 		}
 	}
 	return out

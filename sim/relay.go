@@ -73,7 +73,7 @@ func (p *Proc) relay() bool {
 	p.then[0], p.thenC[0], p.thenC[1] = p.then[1], p.thenC[1], nil
 	p.thenN--
 	p.e.wake(p.e.now+d, p)
-	p.reason, p.since = "sleep", p.e.now
+	p.reason, p.why, p.since = "sleep", nil, p.e.now
 	p.e.relays++
 	return true
 }

@@ -88,13 +88,13 @@ func (e *Engine) reuse(p *Proc, name string) {
 func (p *Proc) runSteps() {
 	prev := p.e.running
 	p.e.running = p
-	p.reason = ""
+	p.reason, p.why = "", nil
 	defer p.stepPanic(prev)
 	for {
 		p.waited = false
 		if p.steps.Step(p) {
 			if p.waited { // its wake-up would resume whatever reuses p
-				panic(fmt.Sprintf("sim: step process %q finishes in a step that waited (%s)", p.name, p.reason))
+				panic(fmt.Sprintf("sim: step process %q finishes in a step that waited (%s)", p.name, p.waits()))
 			}
 			p.e.running = prev
 			if p.c != nil { // a coroutine lent its process (RunSteps): back to it
@@ -128,12 +128,16 @@ func (p *Proc) stepPanic(prev *Proc) {
 // stepWait records a step process's wait; the event or signal that ends it
 // is already registered. A second wait in the same step would be lost, so
 // it is a bug in the body.
-func (p *Proc) stepWait(reason string) {
+func (p *Proc) stepWait(reason string, why Reason) {
 	if p.waited {
-		panic(fmt.Sprintf("sim: step process %q waits twice in one step (%s, then %s)", p.name, p.reason, reason))
+		second := reason
+		if why != nil {
+			second = why.What()
+		}
+		panic(fmt.Sprintf("sim: step process %q waits twice in one step (%s, then %s)", p.name, p.waits(), second))
 	}
 	p.waited = true
-	p.reason, p.since = reason, p.e.now
+	p.reason, p.why, p.since = reason, why, p.e.now
 }
 
 // Waited reports whether the current step of a step process has waited:
@@ -183,7 +187,7 @@ func (p *Proc) RunSteps(s Stepper) {
 		if s.Step(p) {
 			p.steps = nil
 			if p.waited {
-				panic(fmt.Sprintf("sim: process %q finishes RunSteps in a step that waited (%s)", p.name, p.reason))
+				panic(fmt.Sprintf("sim: process %q finishes RunSteps in a step that waited (%s)", p.name, p.waits()))
 			}
 			return
 		}

@@ -210,3 +210,33 @@ func TestHalo3DShmemSelfDirections(t *testing.T) {
 		t.Errorf("2×2×1 grid: verified %v, %v", r.Verified, err)
 	}
 }
+
+// GIO on preset compnet (dGPU, L2-uncacheable heap), 2 nodes, 26
+// neighbours, 64 B faces, at a 100 MHz GPU clock: the 8 B corner slots of
+// several work-groups share a 64 B line of the send region, so one
+// context's put makes the NIC read (and the PCIe-path cache keep) a line
+// whose other slot's flag another work-group has just stored, the store
+// still on its way to memory (the L2's 100 cycles are 1 µs here). The
+// put's PPB flush does not pass that store (model/verbs
+// TestPPBFlushLeavesBehindEarlierStores), so it empties the line after the
+// flag landed; a flush that reached the PPB at its issue was over before
+// that read, the put's payload went out with its flag 0 and the receiver
+// waited forever (a deadlock report, functional and payload-free).
+func TestHalo3DGIOStaleLineSlowClock(t *testing.T) {
+	for _, functional := range []bool{true, false} {
+		hw, err := cluster.Preset("compnet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hw.GPU.Freq = 100e6
+		c, err := cluster.New(sim.New(1), hw, 2, functional)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Halo3D{Face: 64, Iters: 4, WGSize: 256, Neighbours: 26}.Run(c, strategy.GNNGIO, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+		c.Engine.Close()
+		if err != nil || r.Verified != functional {
+			t.Errorf("functional %v: verified %v, %v", functional, r.Verified, err)
+		}
+	}
+}

@@ -171,13 +171,17 @@ in the sidecar FILE.meta.json (stem of the CSV's name).`,
 			s := sessionOf(cmd)
 			var outs []*outFile // the CSV and its sidecar, checked before the run
 			if csvFile != "" {
-				for _, path := range []string{csvFile, csvMetaPath(csvFile)} {
-					o, err := s.reserve("--csv", path)
-					if err != nil {
-						return err
-					}
-					outs = append(outs, o)
+				o, err := s.reserve("--csv", csvFile)
+				if err != nil {
+					return err
 				}
+				// As run --csv: the sidecar, and the table files an earlier
+				// run's sidecar lists, removed once the new files are in place.
+				meta, err := s.reserveCSVFiles(o)
+				if err != nil {
+					return err
+				}
+				outs = []*outFile{o, meta}
 			}
 			res, err := ddtBench(stdout, int(n), dur, withApps)
 			if err != nil {

@@ -149,18 +149,20 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 		}
 	}
 	var csvOut, csvMeta, jsonOut *outFile
+	if f.json != "" {
+		if jsonOut, err = sessionOf(cmd).reserve("--json", f.json); err != nil {
+			return err
+		}
+	}
 	if f.csv != "" {
 		if csvOut, err = sessionOf(cmd).reserve("--csv", f.csv); err != nil {
 			return err
 		}
 		// The CSV holds the table alone; its provenance and parameters go
-		// in the sidecar, as for every CSV the program writes.
-		if csvMeta, err = sessionOf(cmd).reserve("--csv", report.CSVSidecar(f.csv)); err != nil {
-			return err
-		}
-	}
-	if f.json != "" {
-		if jsonOut, err = sessionOf(cmd).reserve("--json", f.json); err != nil {
+		// in the sidecar, as for every CSV the program writes. Reserved
+		// after the other outputs (reserveCSVFiles checks their names), it
+		// also removes an earlier run's table files under the name.
+		if csvMeta, err = sessionOf(cmd).reserveCSVFiles(csvOut); err != nil {
 			return err
 		}
 	}
@@ -208,7 +210,16 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 		if errors.Is(err, goal.ErrSyntax) {
 			return badInput(err) // found while streaming: nothing was printed or written
 		}
-		return err // a deadlocking schedule, an overflow: a failure of the run (exit 1)
+		if he, ok := errors.AsType[*loggops.HorizonError](err); ok && he.Input {
+			// One statement's own value is out of range whenever it runs:
+			// bad input, found while streaming, naming where it came from.
+			src := "--gen " + f.gen
+			if len(args) == 1 {
+				src = args[0]
+			}
+			return badInput(fmt.Errorf("%s: %w", src, err))
+		}
+		return err // a deadlocking schedule, a clock summed past the horizon: a failure of the run (exit 1)
 	}
 	n := prog.NumRanks()
 	var outs []pending

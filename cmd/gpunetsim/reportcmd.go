@@ -49,6 +49,9 @@ crossovers between plotted series, notes, and every parameter with the seed.
 				// An empty selection means every experiment: not what --only '' asks.
 				return badInput(fmt.Errorf("--only: empty list: name at least one experiment, or leave --only out for every one"))
 			}
+			if err := checkCacheFlags(o.cache, o.fresh); err != nil {
+				return err
+			}
 			return writeReport(cmd.Context(), o, stdout, stderr)
 		},
 	}

@@ -175,7 +175,23 @@ type prepared struct {
 // session and opens its cache (read-only when the command only reads it):
 // every bad input is reported here, before any work. The cache reports the
 // entries it refuses on stderr.
+// checkCacheFlags refuses, before any work, an empty --cache (no
+// directory to open) and a --fresh without a cache to refresh, in the
+// words run uses for its optional cache.
+func checkCacheFlags(cache string, fresh bool) error {
+	if cache != "" {
+		return nil
+	}
+	if fresh {
+		return badInput(errors.New("--fresh: needs --cache"))
+	}
+	return badInput(fmt.Errorf("--cache: empty directory name: name the result cache directory (default %s)", defaultCache))
+}
+
 func prepare(s *session, arg string, f studyFlags, readOnly bool, stderr io.Writer) (prepared, error) {
+	if err := checkCacheFlags(f.cache, f.fresh); err != nil {
+		return prepared{}, err
+	}
 	st, err := loadStudy(arg, f)
 	if err != nil {
 		return prepared{}, badInput(err)
@@ -524,7 +540,7 @@ func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions,
 		return err
 	}
 	if s.local {
-		return runLocally(path, s.tasks, f.quiet, stdout, stderr)
+		return runLocally(ctx, path, s.tasks, f.quiet, stdout, stderr)
 	}
 	args := append([]string{"--parsable", fmt.Sprintf("--array=0-%d", s.tasks-1)}, s.sbatchArgs...)
 	if s.wait {
@@ -666,10 +682,16 @@ func shellQuote(s string) string {
 }
 
 // runLocally runs the batch script's tasks here, one after the other, as
-// Slurm would (SLURM_ARRAY_TASK_ID set), without Slurm.
-func runLocally(script string, tasks int, quiet bool, stdout, stderr io.Writer) error {
+// Slurm would (SLURM_ARRAY_TASK_ID set), without Slurm. An interrupt
+// (ctx cancelled) passes the signal on to the running task, which removes
+// its temporaries and stops: a SIGTERM sent to gpunetsim alone (kill,
+// timeout), not to its process group as a terminal's Ctrl-C is, left the
+// task running with no parent.
+func runLocally(ctx context.Context, script string, tasks int, quiet bool, stdout, stderr io.Writer) error {
 	for i := range tasks {
-		c := exec.Command("bash", script)
+		c := exec.CommandContext(ctx, "bash", script)
+		c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+		c.WaitDelay = interruptGrace
 		c.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID="+strconv.Itoa(i), "SLURM_ARRAY_TASK_COUNT="+strconv.Itoa(tasks), "SLURM_ARRAY_JOB_ID=local")
 		c.Stdout, c.Stderr = stdout, stderr
 		if quiet {

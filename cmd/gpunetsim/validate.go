@@ -97,9 +97,13 @@ func runValidate(s *session, o validateOptions, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	metaOut, err := reserve("--csv", csvMetaPath(o.csv))
-	if err != nil {
-		return err
+	var metaOut *outFile
+	if csvOut != nil {
+		// The sidecar, and the table files an earlier run's sidecar
+		// lists under the name, removed once the new files are in place.
+		if metaOut, err = s.reserveCSVFiles(csvOut); err != nil {
+			return err
+		}
 	}
 	opts := validate.Options{Quick: o.quick}
 	if o.progress {
@@ -132,17 +136,4 @@ func runValidate(s *session, o validateOptions, stdout, stderr io.Writer) error 
 		fmt.Fprint(stdout, "\n"+report.Wrap("wrote ", "  ", strings.Join(names, ", ")))
 	}
 	return nil
-}
-
-// csvMetaPath is the sidecar JSON beside a CSV file (stem + ".meta.json",
-// as report.CSVFiles names it); "" for no CSV.
-func csvMetaPath(csvFile string) string {
-	if csvFile == "" {
-		return ""
-	}
-	stem := csvFile
-	if ext := filepath.Ext(csvFile); strings.EqualFold(ext, ".csv") {
-		stem = strings.TrimSuffix(csvFile, ext)
-	}
-	return stem + ".meta.json"
 }

@@ -45,3 +45,17 @@ func TestBoundsReportEachParameterOnce(t *testing.T) {
 		t.Fatalf("error %v; want sw.mpi_match named once (by its own Validate)", err)
 	}
 }
+
+// TestGroupedValidateNamesOnce: a value one Validate line names within a
+// group ("pcie.latency/overhead/gap = -1ns/10ns/4ns: must be ≥ 0") gets
+// no second line from the type-wide bound ("pcie.overhead = -1ns: must be
+// in [0s, 3600s]"): one line per bad value.
+func TestGroupedValidateNamesOnce(t *testing.T) {
+	for _, set := range []string{"pcie.latency=-1ns", "pcie.overhead=-1ns", "pcie.gap=-1ns", "gpu.teardown=-1ns",
+		"gpu.mem_latency=-1ns", "cpu.cache_hit=-1ns", "nic.trig_pop=-1ns", "nic.match_cost=-1ns", "nic.xtq_rewrite=-1ns"} {
+		_, err := Load(Options{Sets: []string{set}})
+		if err == nil || strings.Count(err.Error(), "\n") != 0 {
+			t.Errorf("--set %s: error %q; want one line", set, err)
+		}
+	}
+}

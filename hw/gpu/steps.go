@@ -952,11 +952,15 @@ func (w *WG) skipUncachedEnd(d sim.Duration) bool {
 	if g.keepLoadEnds || !w.Proc.Stepping() || w.ph.poller.Holds(w.ph.ldVal) {
 		return false
 	}
-	sig := g.mem.Watch(w.ph.ldAddr)
+	// Asked once: the work-group asks again before it waits again (its
+	// poller re-reads the word after each wake-up), so the memory need not
+	// keep a watch per flag polled for the rest of the run, and the
+	// signal, reused, keeps its waiter slice (no allocation per poll).
+	sig := g.mem.WatchOnce(w.ph.ldAddr)
 	if sig.Waiting() > 0 {
 		return false
 	}
 	w.ph.ucSkip = true
-	w.Proc.WaitNotBefore(sig, w.ph.poller.What(), w.Now()+d, g.e.ReserveSeq())
+	w.Proc.WaitNotBeforeFor(sig, w.ph.poller, w.Now()+d, g.e.ReserveSeq()) // (its reason formatted only if read)
 	return true
 }

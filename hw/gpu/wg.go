@@ -214,6 +214,12 @@ func (s *memStore) Handle(uint64) {
 	g.mem.Store64(a, v)
 }
 
+// StoresAt returns when the last store the work-group has issued so far
+// reaches memory (what a system release waits for): a posted write it
+// issues now leaves the GPU behind those stores (model/verbs
+// QP.BeginFlushPPB).
+func (w *WG) StoresAt() sim.Time { return w.storesAt }
+
 // Release makes the work-group's earlier stores visible at scope s.
 func (w *WG) Release(s Scope) {
 	for !w.TryRelease(s) {

@@ -156,6 +156,10 @@ type txMsg struct {
 	// event, counter and completion flag) runs after the last packet
 	// left, as fin would (NIC.issue: no closure per message).
 	cmd *Command
+	// ackOf, set on a verbs ack, is the target's record whose rcOut holds
+	// this txMsg: free for reuse once the ack's packet retires at the
+	// initiator (recycleIn).
+	ackOf *rcIn
 }
 
 // issuedMsg is what NIC.issue allocates for a message: its packets'

@@ -424,7 +424,7 @@ type verbs struct {
 	dropped map[uint64]int // packets still to come of messages the responder dropped (verbs_rnr.go)
 	lands   []*rcLanding   // landings done, for reuse (verbs_rx.go)
 	cqeFree []*cqeWrite    // CQE writes landed, for reuse (writeCQE)
-	outFree []*rcIn        // initiator records acked, for reuse (recycleOut)
+	outFree []*rcIn        // records of acked messages, for reuse (recycleOut, recycleIn)
 	wqeBuf  []byte         // the WQE batch read's bytes (qpFetched)
 	// makeQP, when set, makes a reserved QP that a packet names before
 	// anyone made it (SetQPMaker).

@@ -92,6 +92,42 @@ func (n *NIC) recycleOut(m *rcIn) {
 	v.outFree = append(v.outFree, m)
 }
 
+// newRecord returns a message record for startWQE or rcBind: one that
+// recycleOut or recycleIn kept, else a new one (the caller sets it whole).
+func (n *NIC) newRecord() *rcIn {
+	v := n.vs()
+	if k := len(v.outFree); k > 0 {
+		m := v.outFree[k-1]
+		v.outFree[k-1] = nil
+		v.outFree = v.outFree[:k-1]
+		return m
+	}
+	return new(rcIn)
+}
+
+// recycleIn keeps the target's record whose ack's packets' record is tx,
+// at the initiator that has just retired the ack's packet, as recycleOut
+// keeps the initiator's (the records are alike; a ring's NIC is the
+// initiator of as many messages as it is the target of, so its free list
+// gets back the two records each of its messages made, and rcBind and
+// startWQE take one each). Its last uses are over: the target sent the
+// ack in rcDone, after the receive CQE and every landing and scatter
+// (rcMaybeDone), with the message already out of in (rcData) and the
+// receive-WQE wait resolved (recvReady); the ack's packet, the only
+// thing that still led to it, retired here (all its packets: tx.pkts
+// cleared). Only for a successful ack (an RNR NAK or an error leaves the
+// target's QP state to it), not in the flow model. In a split run the
+// target's partition handed the ack over at a barrier after its event
+// ended, as it hands the packets' arrays that retire recycles.
+func (n *NIC) recycleIn(tx *txMsg) {
+	if tx == nil || tx.ackOf == nil || tx.pkts != nil || tx.retired == 0 {
+		return
+	}
+	m := tx.ackOf
+	tx.ackOf = nil
+	n.recycleOut(m)
+}
+
 // rcOut is a verbs message's header and its packets' record.
 type rcOut struct {
 	tx  txMsg
@@ -113,6 +149,7 @@ func (n *NIC) rcDeliver(pk *Packet) {
 		}
 		v.inDel(outKey(pk.Msg))
 		st := pk.Hdr.RC.Status
+		tx := pk.tx
 		n.retire(pk) // the ack's last use
 		if st == WCRNRRetryExc {
 			n.rnrNak(m)
@@ -124,6 +161,7 @@ func (n *NIC) rcDeliver(pk *Packet) {
 		n.complete(m.qp, m.idx, m.w, st, m.w.Length)
 		n.vspan(m.w.Op.String(), m.start)
 		if st == WCSuccess {
+			n.recycleIn(tx)
 			n.recycleOut(m)
 		}
 		return
@@ -171,7 +209,8 @@ func (n *NIC) rcDeliver(pk *Packet) {
 // starts fetching a receive WQE when the operation consumes one.
 func (n *NIC) rcBind(pk *Packet) *rcIn {
 	h := pk.Hdr.RC
-	m := &rcIn{n: n, src: pk.Src, msg: pk.Msg, hdr: h, length: pk.Hdr.Length, npk: n.packets(pk.Hdr.Length),
+	m := n.newRecord()
+	*m = rcIn{n: n, src: pk.Src, msg: pk.Msg, hdr: h, length: pk.Hdr.Length, npk: n.packets(pk.Hdr.Length),
 		dest: h.RemoteAddr, start: n.e.Now()}
 	q := n.qp(h.DstQPN)
 	m.qp = q
@@ -314,6 +353,7 @@ func (d *rcDone) Handle(uint64) {
 	o.rc = RCHeader{Status: st}
 	o.hdr = Header{RC: &o.rc}
 	n.sendPacketsIn(&o.tx, m.src, KindRCAck, m.msg, &o.hdr, 0, FailOK, 0, n.fromBuffer(nil), nil)
+	o.tx.ackOf = m // (recycleIn)
 	if n.e.Tracer() != nil {
 		n.vspan("rx "+h.Op.String(), m.start)
 	}

@@ -202,13 +202,7 @@ func (n *NIC) startWQE(q *QP, idx uint64, w WQE, start sim.Time, list []SGE) {
 	msg := n.nextMsg
 	// The initiator record, the request's header and its packets'
 	// record are one object (rcIn.out), not four.
-	var m *rcIn
-	if k := len(v.outFree); k > 0 { // (recycleOut)
-		m, v.outFree[k-1] = v.outFree[k-1], nil
-		v.outFree = v.outFree[:k-1]
-	} else {
-		m = new(rcIn)
-	}
+	m := n.newRecord()
 	*m = rcIn{n: n, qp: q, idx: idx, w: w, start: start, msg: msg, sgl: list}
 	v.inSet(outKey(msg), m)
 	o := &m.out

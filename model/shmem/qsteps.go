@@ -332,11 +332,10 @@ func (st *waitSteps) Step(sp *sim.Proc) bool {
 			// Every poll until the word changes in memory (where the NIC
 			// writes it) would read the same value: sleep until then. The
 			// watch is asked for again after each wake-up (WatchOnce): a
-			// work-group waits on another word at each ring step, and
-			// watches kept for good filled node memory's watch lists.
+			// work-group waits on another word at each ring step.
 			m := wg.Mem()
 			if !st.ok(m.Load64(st.addr)) {
-				wg.Wait(m.WatchOnce(st.addr), st.What())
+				wg.WaitFor(m.WatchOnce(st.addr), st) // st.What() only if read
 				continue
 			}
 			st.pc = 0

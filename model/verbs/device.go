@@ -209,9 +209,26 @@ func (q *QP) FlushPPB(wg *gpu.WG) { wg.SleepUntil(q.BeginFlushPPB(wg)) }
 // BeginFlushPPB is FlushPPB without the wait: it issues the flush's MMIO
 // write now and returns when wg's side of it is done (where FlushPPB's
 // wait ends).
+//
+// The control write is a store of the work-group like the ones before it
+// (ROC_SHMEM's hdp_flush is a plain store to the mapped register, with no
+// wait between the caller's stores and it): it leaves the GPU through the
+// same memory pipeline behind them and does not pass them, so it reaches
+// the PPB no earlier than they reach memory plus its own way over the
+// link. The work-group does not wait for that (a posted store). Without
+// the order, a flush arriving before a store to a put's source landed
+// could be followed by another put's NIC read caching the line without
+// that store (halo3d on preset compnet at a 100 MHz GPU clock, whose
+// cycles the store's way through the L2 pays and the link's latency does
+// not). The link's bookkeeping of the 8 B stays at the issue (under a
+// nanosecond of its byte server).
 func (q *QP) BeginFlushPPB(wg *gpu.WG) sim.Time {
 	n := q.node
-	sf, vis := n.mmio(wg.Now(), 8)
+	now := wg.Now()
+	sf, vis := n.mmio(now, 8)
+	if behind := wg.StoresAt() - now; behind > 0 {
+		vis += behind
+	}
 	n.nic.FlushPPBAt(vis)
 	return sf
 }

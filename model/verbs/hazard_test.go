@@ -189,3 +189,65 @@ func writeFlagAt5us(t *testing.T, r *rig, flag mem.Addr) {
 		r.tq.HostRing(th)
 	})
 }
+
+// The PPB flush's control write is a store of the work-group: it does not
+// pass the stores before it, so it reaches the PPB only after they reach
+// memory. Here a kernel on a 10 MHz GPU (the L2's cycles, which a store to
+// an L2-uncacheable page pays on its way to memory, are 10 µs) stores a
+// new word into a line and flushes the PPB at once; node 0's host then
+// sends another word of that line on a second QP, whose payload read
+// leaves the line in the PPB before the store has landed; the kernel's own
+// write of the word after its doorbell must send the new value. A flush
+// that reached the PPB at its issue (its way over the link only, under a
+// microsecond) was over before that read, which left the stale line for
+// the kernel's write (111 sent, a stale PPB hit).
+func TestPPBFlushLeavesBehindEarlierStores(t *testing.T) {
+	r := newRigWith(t, checked(), func(s *clusterSpec) {
+		s.GPU.Freq = 10e6
+		s.GPU.L2MemorySide = false
+	})
+	r.c.Nodes[0].NIC.SetPPB(&nic.PPB{Lines: 64, FlushLatency: 200 * sim.Nanosecond})
+	r.c.Nodes[0].GPU.SetUncached(r.src, 64)
+	r.c.Nodes[0].Mem.Store64(r.src, 111)
+	hcq, err := r.d.Node(0).NewCQ(64, mem.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcq, _ := r.d.Node(1).NewCQ(64, mem.Host)
+	other, _, err := r.d.Connect(0, 1, verbs.Place{QP: mem.Host}, verbs.Place{QP: mem.Host}, hcq, tcq, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var landed, otherDone sim.Time
+	r.kernel(t, func(wg *gpu.WG) {
+		wg.Store64(r.src, 222)
+		landed = wg.StoresAt()
+		r.qp.FlushPPB(wg)
+		r.c.Nodes[0].CPU.Spawn("other", func(th *cpuThread) {
+			w := r.write(1, 8)
+			w.RemoteAddr += 64
+			if err := other.HostPost(th, costDefault(), w); err != nil {
+				t.Error(err)
+			}
+			other.HostRing(th)
+			if _, ok := hcq.HostWaitQP(th, costDefault(), other, 0); !ok {
+				t.Error("the other write failed")
+			}
+			otherDone = th.Now()
+		})
+		if err := r.qp.Post(wg, r.write(0, 8)); err != nil {
+			t.Error(err)
+		}
+		r.qp.Ring(wg)
+		r.cq.WaitQP(wg, r.qp, 0)
+	})
+	if otherDone == 0 || otherDone >= landed {
+		t.Fatalf("the other write completed at %v, want before the store landed at %v (the scenario needs it)", otherDone, landed)
+	}
+	if got := r.c.Nodes[1].Mem.Load64(r.dst); got != 222 {
+		t.Fatalf("the NIC sent %d, want the stored 222", got)
+	}
+	if len(r.d.Hazards()) != 0 {
+		t.Fatalf("hazards %v, want none", r.d.Hazards())
+	}
+}
