@@ -1,6 +1,7 @@
 package exp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -20,8 +21,8 @@ const MaxInputBytes = 4 << 20
 // refused once limit bytes are read instead of filling the memory. A pipe
 // (--config <(...), /dev/stdin) is read like a file; a directory or a
 // socket is refused. The file is opened non-blocking, so a FIFO without a
-// writer reads as empty instead of hanging. Errors name path and say
-// what is allowed.
+// writer reads as empty instead of hanging. A leading UTF-8 byte-order
+// mark is dropped. Errors name path and say what is allowed.
 func ReadInputFile(path string, limit int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -42,7 +43,10 @@ func ReadInputFile(path string, limit int64) ([]byte, error) {
 	if int64(len(b)) > limit {
 		return nil, tooLarge(path, limit)
 	}
-	return b, nil
+	// A file saved as "UTF-8 with BOM" (Windows editors, a spreadsheet's
+	// CSV UTF-8) starts with U+FEFF, which TOML read as a key's first
+	// character: the byte-order mark is not part of the text.
+	return bytes.TrimPrefix(b, []byte("\ufeff")), nil
 }
 
 // checkInput refuses a directory, a socket, or a regular file over limit.

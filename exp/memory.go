@@ -428,7 +428,11 @@ func simsOf(name string, cfg Config) []simMem {
 	case name == "shmemget":
 		out = append(out, sized(fixed(2, "nodes", 0), "shmembench.get_max", cfg.ShmemBench.GetMax))
 	case strings.HasPrefix(name, "ddt_") && name != "ddt_apps":
-		out = append(out, sized(fixed(2, "nodes", 0), "ddtbench.size", cfg.DDTBench.Size))
+		s := sized(fixed(2, "nodes", 0), "ddtbench.size", cfg.DDTBench.Size)
+		if f := ddtBytesPerByte(name); f > 0 {
+			s.extra, s.extraParam, s.extraValue = f*float64(cfg.DDTBench.Size), "ddtbench.size", cfg.DDTBench.Size.String()
+		}
+		out = append(out, s)
 	case name == "gpurdma":
 		out = append(out, sizedInts(fixed(2, "nodes", 0), "gpurdma.sizes", cfg.GPURdma.Sizes))
 	case name == "gio":
@@ -459,6 +463,23 @@ func simsOf(name string, cfg Config) []simMem {
 		}
 	}
 	return out
+}
+
+// ddtBytesPerByte is what a datatype experiment holds per byte of
+// ddtbench.size beyond a node payload's, measured as peak RSS on gputn
+// (2026-11-28): ddt_vector 286 MB at 1 MiB and 1.09 GB at 4 MiB (255 B
+// per byte: every method's buffers and layouts at every block size); the
+// sPIN studies 35 B per byte between 1 and 2 MiB (ddt_breakdown 60 → 96
+// MB, ddt_hpus 59 → 91, ddt_memory 49 → 85, ddt_dmaqueue 60 → 92,
+// ddt_host 62 → 88). Rounded up by about a tenth.
+func ddtBytesPerByte(name string) float64 {
+	switch name {
+	case "ddt_vector":
+		return 280
+	case "ddt_breakdown", "ddt_hpus", "ddt_memory", "ddt_dmaqueue", "ddt_host":
+		return 40
+	}
+	return 0
 }
 
 // pingPongBytesPerByte is a ping-pong's memory per byte of its size,

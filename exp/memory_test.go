@@ -105,3 +105,36 @@ func TestEstimateMemoryAllreduceHier(t *testing.T) {
 		}
 	}
 }
+
+// The datatype experiments' estimates cover their measured peaks (RSS at
+// ddtbench.size 1 and 4 MiB for ddt_vector, 1 and 2 MiB for the others, on
+// gputn, 2026-11-28): ddt_vector keeps about 255 bytes per byte of the
+// size, the sPIN studies about 35; the estimate was a node payload's 4.6,
+// so that 256 MiB died in the Go runtime ("fatal error: out of memory")
+// under a ulimit the estimate said it fit.
+func TestEstimateMemoryDDT(t *testing.T) {
+	base, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		size     unit.Bytes
+		measured float64 // peak RSS, bytes
+	}{
+		{"ddt_vector", unit.MiB, 285652 << 10},
+		{"ddt_vector", 4 * unit.MiB, 1068936 << 10},
+		{"ddt_breakdown", 2 * unit.MiB, 96140 << 10},
+		{"ddt_hpus", 2 * unit.MiB, 91400 << 10},
+		{"ddt_memory", 2 * unit.MiB, 84596 << 10},
+		{"ddt_dmaqueue", 2 * unit.MiB, 92244 << 10},
+		{"ddt_host", 2 * unit.MiB, 88136 << 10},
+	} {
+		cfg := base
+		cfg.DDTBench.Size = c.size
+		need := EstimateMemory(c.name, cfg)
+		if need.Bytes < c.measured || need.Bytes > 3*c.measured || need.Param != "ddtbench.size" {
+			t.Errorf("%s at %v: %+v; want ddtbench.size and at least the measured %.0f bytes, at most three times it", c.name, c.size, need, c.measured)
+		}
+	}
+}

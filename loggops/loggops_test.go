@@ -342,6 +342,9 @@ func TestParsePerByte(t *testing.T) {
 	}{
 		{"0.04ns", 40_000, false}, {"40ps", 40_000, false}, {"2.5ps", 2500, false}, {"25GB/s", 40_000, false},
 		{"0", 0, false}, {"1.5fs", 0, true}, {"3", 0, true}, {"-1ns", 0, true},
+		// A rate above 1000TB/s is under a femtosecond per byte: refused
+		// as "0.6fs" is, not rounded up to 1fs (a slower G than asked).
+		{"1000TB/s", 1, false}, {"1500TB/s", 0, true}, {"1999TB/s", 0, true}, {"1e30GB/s", 0, true},
 	}
 	for _, tc := range tests {
 		got, err := ParsePerByte(tc.in)

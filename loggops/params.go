@@ -42,13 +42,15 @@ func ParsePerByte(s string) (PerByte, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%w: %v", ErrBadParam, err)
 		}
-		fs := math.Round(1e15 / r.BytesPerSecond())
+		exact := 1e15 / r.BytesPerSecond()
+		fs := math.Round(exact)
 		if fs > math.MaxInt64/4 {
 			return 0, fmt.Errorf("%w %q: rate too low", ErrBadParam, s)
 		}
-		if fs < 1 {
-			// Rounded to zero, every byte would be free: refused as a
-			// time per byte below a femtosecond is.
+		if exact < 1 {
+			// Under a femtosecond per byte: refused as a time per byte
+			// below a femtosecond is ("0.6fs"). Rounded, 1500TB/s would
+			// run at 1000TB/s and above 2000TB/s every byte would be free.
 			return 0, fmt.Errorf("%w %q: finer than a femtosecond per byte (want at most 1000TB/s)", ErrBadParam, s)
 		}
 		return PerByte(fs), nil

@@ -729,9 +729,26 @@ func withSession(root *cobra.Command, stderr io.Writer, exit func(int), args ...
 		if err := givenTwice(cmd, s.args); err != nil {
 			return badInput(err)
 		}
+		if err := givenEmpty(cmd); err != nil {
+			return badInput(err)
+		}
 		return s.inputFlags(cmd)
 	}
 	return root.ExecuteContext(ctx)
+}
+
+// givenEmpty refuses a string flag given with an empty value (--csv ""
+// or --csv "$OUT" with OUT unset): the commands read "" as "not given",
+// so such a run wrote no file and still exited 0. --cache is left to the
+// commands, which name it with --fresh (checkCacheFlags).
+func givenEmpty(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err == nil && f.Name != "cache" && f.Value.Type() == "string" && f.Value.String() == "" {
+			err = fmt.Errorf("--%s: empty value: give one, or leave --%s out", f.Name, f.Name)
+		}
+	})
+	return err
 }
 
 // givenTwice refuses a flag of one value given twice with different

@@ -171,10 +171,6 @@ type prepared struct {
 	cache *study.Cache
 }
 
-// prepare loads and expands a study, registers its input files with the
-// session and opens its cache (read-only when the command only reads it):
-// every bad input is reported here, before any work. The cache reports the
-// entries it refuses on stderr.
 // checkCacheFlags refuses, before any work, an empty --cache (no
 // directory to open) and a --fresh without a cache to refresh, in the
 // words run uses for its optional cache.
@@ -188,6 +184,10 @@ func checkCacheFlags(cache string, fresh bool) error {
 	return badInput(fmt.Errorf("--cache: empty directory name: name the result cache directory (default %s)", defaultCache))
 }
 
+// prepare loads and expands a study, registers its input files with the
+// session and opens its cache (read-only when the command only reads it):
+// every bad input is reported here, before any work. The cache reports the
+// entries it refuses on stderr.
 func prepare(s *session, arg string, f studyFlags, readOnly bool, stderr io.Writer) (prepared, error) {
 	if err := checkCacheFlags(f.cache, f.fresh); err != nil {
 		return prepared{}, err

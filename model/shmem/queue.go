@@ -49,16 +49,25 @@ type queue struct {
 	rd uint64
 
 	// stamps are the phase boundaries of each slot's blocking call, for
-	// the decomposition (bookkeeping, not simulated memory).
-	stamps [][NumPhases + 1]sim.Time
+	// the decomposition (bookkeeping, not simulated memory), by slot, made
+	// at the slot's first stamp. Why a map: a row for every slot of the
+	// ring was 135 KB per GPU of halo3d's device-shmem runs (a ring per
+	// work-group, whose blocking calls are one quiet an exchange); a slot
+	// keeps its row from lap to lap, as the ring's array did.
+	stamps map[uint64]*[NumPhases + 1]sim.Time
 }
 
 // stamp records that the blocking call in slot seq reached boundary i.
 func (q *queue) stamp(seq uint64, i int, t sim.Time) {
 	if q.stamps == nil {
-		q.stamps = make([][NumPhases + 1]sim.Time, q.q)
+		q.stamps = make(map[uint64]*[NumPhases + 1]sim.Time)
 	}
-	q.stamps[seq%q.q][i] = t
+	row := q.stamps[seq%q.q]
+	if row == nil {
+		row = new([NumPhases + 1]sim.Time)
+		q.stamps[seq%q.q] = row
+	}
+	row[i] = t
 }
 
 func (q *queue) slot(i uint64) mem.Addr   { return q.ring + mem.Addr(i%q.q)*entrySize }
@@ -201,7 +210,7 @@ func (c *qchan) Submit(r *Request) error {
 	}
 	q.stamp(seq, NumPhases, wg.Now())
 	st := &b.dev.stats
-	ts := q.stamps[seq%q.q]
+	ts := q.stamps[seq%q.q] // stamped above
 	for i := range NumPhases {
 		st.Phases[i] += ts[i+1] - ts[i]
 	}
