@@ -83,6 +83,7 @@ type NIC struct {
 
 	deferred deferredCmds           // GDS commands posted but not yet activated (deferred.go)
 	cmdFree  sim.FreeList[*hostCmd] // host commands done with, for reuse (hostcmd.go)
+	ctwFree  sim.FreeList[*ctWrite] // CT write-backs landed, for reuse (portals.go)
 	opFree   sim.FreeList[*issueOp] // issue actions done with, for reuse (hostcmd.go)
 
 	tn  gputn
