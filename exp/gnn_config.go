@@ -96,7 +96,9 @@ func (g GPISpec) validate() error {
 	inRange(&errs, "gpi.pingpong_iters", g.PingPongIters, 1, 1<<20)
 	inRange(&errs, "gpi.queues", g.Queues, 1, 1024)
 	inRange(&errs, "gpi.rounds", g.Rounds, 1, 1000)
-	inRange(&errs, "gpi.throughput_size", g.ThroughputSize, max(1, g.Queues), 1<<32)
+	// The lower bound takes gpi.queues within its own range: out of it,
+	// that line names it, and a bound of 2^63−1 would be nonsense.
+	inRange(&errs, "gpi.throughput_size", g.ThroughputSize, max(1, min(g.Queues, 1024)), 1<<32)
 	listInRange(&errs, "gpi.matvec_batches", g.MatVecBatches, 128, 1<<30)
 	inRange(&errs, "gpi.matvec_total", g.MatVecTotal, 128, 16<<30) // the documents stream 2.4 GB; 16 GiB is hours of simulation already
 	inRange(&errs, "gpi.blocks", g.Blocks, 1, 1024)

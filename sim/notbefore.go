@@ -41,13 +41,19 @@ func (e *Engine) runsBefore(t Time, seq uint64) bool {
 // key. s must have no waiters: with others the skipped event's Wait would
 // have queued behind them.
 func (p *Proc) WaitNotBefore(s *Signal, what string, t Time, seq uint64) {
+	p.waitNotBefore(s, what, nil, t, seq)
+}
+
+// waitNotBefore is WaitNotBefore with the reason why, when not nil,
+// formatted when read instead of what (blockWhy).
+func (p *Proc) waitNotBefore(s *Signal, what string, why Reason, t Time, seq uint64) {
 	if p.steps == nil || len(s.waiters) > 0 || t < p.e.now || seq == 0 {
 		panic(fmt.Sprintf("sim: WaitNotBefore of %q: a step process, on a signal nobody waits on, at a key not before now", p.name))
 	}
 	p.keyT, p.keySeq, p.keySig, p.keyWoke = t, seq, s, false
 	p.e.keyMax = max(p.e.keyMax, t) // the run's end is not before it
 	s.waiters = append(s.waiters, p)
-	p.block(what)
+	p.blockWhy(what, why)
 	p.since = t // the skipped event's wait begins there (deadlock reports)
 }
 
@@ -61,8 +67,7 @@ type Reason interface {
 // WaitNotBeforeFor is WaitNotBefore with the wait's reason r, formatted
 // when read.
 func (p *Proc) WaitNotBeforeFor(s *Signal, r Reason, t Time, seq uint64) {
-	p.WaitNotBefore(s, "", t, seq)
-	p.why = r // (a step process: its wait is recorded, not yet begun)
+	p.waitNotBefore(s, "", r, t, seq)
 }
 
 // waits returns what p waits on: its reason, or its Reason's text.

@@ -236,3 +236,30 @@ func TestWaitForFormatsOnRead(t *testing.T) {
 		}
 	}
 }
+
+// sleepThenKeyed sleeps, then waits by WaitNotBeforeFor in the same step.
+type sleepThenKeyed struct {
+	s   *Signal
+	why Reason
+}
+
+func (w sleepThenKeyed) Step(p *Proc) bool {
+	p.Sleep(1)
+	p.WaitNotBeforeFor(w.s, w.why, p.Now()+5, p.Engine().ReserveSeq())
+	return false
+}
+
+// TestWaitNotBeforeForSecondWaitNamed: a step that waits twice, the second
+// time by WaitNotBeforeFor, panics naming both waits' reasons.
+func TestWaitNotBeforeForSecondWaitNamed(t *testing.T) {
+	e := New(1)
+	var n int
+	var s Signal
+	e.SpawnSteps("greedy", sleepThenKeyed{&s, countedReason{&n}})
+	err := e.Run()
+	var pe *PanicError
+	if !errors.As(err, &pe) || !strings.Contains(fmt.Sprint(pe.Value), "waits twice in one step (sleep, then word 0x40 7)") {
+		t.Fatalf("err = %v, want a panic naming both waits", err)
+	}
+	e.Close()
+}

@@ -14,30 +14,36 @@ import (
 // and gives control back to the engine only inside engine operations (Sleep,
 // Wait, WaitUntil, Join).
 type Proc struct {
-	e       *Engine
-	name    string
-	id      uint64   // spawn order
-	slot    int      // index in Engine.procs while live
-	c       *carrier // the coroutine running the body; nil once finished
-	ended   bool     // the body returned (the carrier is about to be reused)
+	// The fields every wake-up reads (Handle, runSteps, a step's wait)
+	// come first, the first line's worth up to since: a process's struct
+	// is usually cold when its event runs (its node's other agents ran
+	// since), and spread over the struct they were four cache misses per
+	// wake-up.
+	pending int // poll.go: a poller's wake-ups in the event queue
 	done    bool
-	daemon  bool
-	since   Time    // when the current wait began
-	reason  string  // what the process waits on; "" when runnable
-	why     Reason  // what it waits on, formatted when read (WaitNotBeforeFor); nil otherwise
-	exit    Signal  // notified when the body returns
+	waited  bool // a step process waited in its current step
+	ended   bool // the body returned (the carrier is about to be reused)
+	thenN   uint8
 	steps   Stepper // the body of a step process (steps.go); nil for a coroutine
-	waited  bool    // a step process waited in its current step
-	poller  bool    // a busy-polling agent (poll.go)
-	idleAt  uint64  // poll.go: the epoch of its last idle round, +1 (0: none)
-	roundAt uint64  // poll.go: the epoch its current round began in
-	pending int     // poll.go: a poller's wake-ups in the event queue
-	polls   string  // poll.go: what a poller polls
-	busyAt  Time    // poll.go: when a poller's last round found work
+	e       *Engine
+	reason  string // what the process waits on; "" when runnable
+	since   Time   // when the current wait began
+	why     Reason // what it waits on, formatted when read (WaitNotBeforeFor); nil otherwise
 	// until is the condition of a coroutine blocked in WaitUntil on
 	// untilSig, checked before resuming it (stillWaiting); nil otherwise.
 	until    func() bool
+	c        *carrier // the coroutine running the body; nil once finished
 	untilSig *Signal
+	name     string
+	id       uint64 // spawn order
+	slot     int    // index in Engine.procs while live
+	daemon   bool
+	exit     Signal // notified when the body returns
+	poller   bool   // a busy-polling agent (poll.go)
+	idleAt   uint64 // poll.go: the epoch of its last idle round, +1 (0: none)
+	roundAt  uint64 // poll.go: the epoch its current round began in
+	polls    string // poll.go: what a poller polls
+	busyAt   Time   // poll.go: when a poller's last round found work
 	// A wait begun by WaitNotBefore: the key of the event the process
 	// skipped (keySeq 0: none, or passed), the signal it waits on, and
 	// whether its wake-up ran at that key (WokeAtKey).
@@ -53,12 +59,16 @@ type Proc struct {
 	wakeOn    func(*Mark) bool
 	late      bool
 	// Sleeps that follow the pending one without running the body
-	// (ThenSleep, relay.go): then[:thenN] in order.
+	// (ThenSleep, relay.go): then[:thenN] in order (thenN is above, with
+	// the fields every wake-up reads).
 	then  [2]Duration
 	thenC [2]RelayCheck
-	thenN uint8
 	// noRelay: StopRelays was called; every wake-up runs the body.
 	noRelay bool
+	// The struct fills the allocator's 384-byte class, a multiple of the
+	// cache line, so the first 64 bytes above are one line (in the
+	// 352-byte class half the processes straddled two).
+	_ [40]byte
 }
 
 // killed unwinds a process body when the engine shuts down.

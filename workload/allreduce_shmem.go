@@ -122,17 +122,20 @@ func (a Allreduce) ringWG(wg *gpu.WG, dev *shmem.Device, l *ringLayout, base mem
 // sim.Stepper over the context's step calls (shmem.Ctx.BeginPutmemNBI,
 // BeginWaitUntil, TryCall).
 type shmemRingSteps struct {
-	ringCursor
+	// (before the cursor, whose step work is large: a step reads these
+	// and the cursor's first fields, two cache lines)
 	ctx   *shmem.Ctx
-	put   rdma.Put // the slice being sent
 	off   uint64   // its next chunk
 	begun bool     // a call is begun
+	put   rdma.Put // the slice being sent
 	err   error
+	ringCursor
 }
 
 // ringCursor is what the ring work-group's state machines share: where
 // in the ring the work-group stands and the step work under way.
 type ringCursor struct {
+	pc     ringPC
 	wg     *gpu.WG
 	l      *ringLayout
 	base   mem.Addr
@@ -140,7 +143,6 @@ type ringCursor struct {
 	steps  int
 	wgSize int
 	st     int // the step whose slice is sent or awaited
-	pc     ringPC
 	work   stepWorkSteps
 }
 

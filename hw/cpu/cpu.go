@@ -12,6 +12,7 @@ import (
 // CPU is a node's host processor.
 type CPU struct {
 	e     *sim.Engine
+	instr uint64 // (beside the spec's first fields: Instr reads Freq and IPC)
 	name  string
 	spec  Spec
 	mem   *mem.Memory
@@ -25,7 +26,6 @@ type CPU struct {
 	// teamCoroutines runs team threads as coroutines instead of step
 	// processes: the reference form the tests compare the step form with.
 	teamCoroutines bool
-	instr          uint64
 	stats          Stats
 	// functions are the host functions agent-dispatch packets can name
 	// (LoadFunction, agent.go).
@@ -127,34 +127,36 @@ func (c *CPU) Instructions() uint64 { return c.instr }
 // Thread is a host thread: a process that runs on one core of its CPU,
 // competing for it with the other threads placed there.
 type Thread struct {
+	// The fields a step's Try reads come first, within 64 bytes (the
+	// thread's struct is usually cold when its event runs).
 	*sim.Proc
-	cpu   *CPU
-	track string
-	core  *core
-	ident any // what the core's context holds: the thread, or its team slot
+	cpu  *CPU
+	core *core
+	// Where the thread's blocking operations stand, so that they can run
+	// as steps (tryAcquire, tryRun, tryStream) in a step process.
+	acq acqState
+	run runState
+	// The operation begun by a Begin* call, advanced by Try (steps.go).
+	op      opKind
+	ws      waitState    // where a step-form Wait or Block (or join) stands
+	queued  bool         // in its core's queue
+	awake   bool         // its process waits in acquire (not parked in a poll)
+	running bool         // inside a runFor chunk: yields at its slice end by itself
+	polling bool         // spinning on a word or an event queue
+	runLeft sim.Duration // core time left of the current run
+	chunk   sim.Duration // the chunk of it being slept on the core
 
+	track     string
+	ident     any        // what the core's context holds: the thread, or its team slot
 	turn      sim.Signal // notified when the thread is put on its core
-	queued    bool       // in its core's queue
-	awake     bool       // its process waits in acquire (not parked in a poll)
-	running   bool       // inside a runFor chunk: yields at its slice end by itself
-	polling   bool       // spinning on a word or an event queue
 	pollSince sim.Time
 	onCore    sim.Duration // time held the core, up to its last release
 
-	// Where the thread's blocking operations stand, so that they can run
-	// as steps (tryAcquire, tryRun, tryStream) in a step process.
-	acq        acqState
-	run        runState
-	runLeft    sim.Duration // core time left of the current run
-	chunk      sim.Duration // the chunk of it being slept on the core
-	streamLeft uint64       // bytes left of the current stream
-	mix        mix          // where the current region's bytes are (ComputeOn); off: DRAM
+	streamLeft uint64 // bytes left of the current stream
+	mix        mix    // where the current region's bytes are (ComputeOn); off: DRAM
 
-	// The operation begun by a Begin* call, advanced by Try (steps.go).
-	op       opKind
 	opStart  sim.Time    // when a step-form Compute began
 	opJoined int         // team threads a step-form Compute has joined
-	ws       waitState   // where a step-form Wait or Block (or join) stands
 	wblock   bool        // it blocks off the core (else it spins)
 	wsig     *sim.Signal // what it waits on, or
 	wjoin    *sim.Proc   // the team thread it joins

@@ -12,16 +12,16 @@ import (
 // (cpu.time_slice); putting a different thread on the core costs
 // cpu.context_switch of core time.
 type core struct {
-	id       int
-	cpu      *CPU
 	cur      *Thread   // on the core (running, polling or blocked in a device access)
-	last     any       // identity of the thread whose context the core holds
 	queue    []*Thread // runnable threads waiting for the core, in order
 	readyAt  sim.Time  // end of the context switch in progress
 	sliceEnd sim.Time  // end of cur's slice
-	since    sim.Time  // when cur was put on the core
-	threads  int       // live threads placed on the core
-	timerGen uint64    // identifies the latest slice timer
+	id       int
+	cpu      *CPU
+	last     any      // identity of the thread whose context the core holds
+	since    sim.Time // when cur was put on the core
+	threads  int      // live threads placed on the core
+	timerGen uint64   // identifies the latest slice timer
 	stats    CoreStats
 	waitName string // what a thread waiting for the core waits for (deadlock reports)
 }

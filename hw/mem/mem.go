@@ -635,6 +635,18 @@ type Memory struct {
 	// last (a host templating one slot of each of a thousand QP rings in
 	// turn, the stores landing there) mostly find their region in one load.
 	byPage [128]int32
+	// pools are the allocations PoolOf found last, newest first, as
+	// address ranges (an allocation never moves, changes pool or goes):
+	// a NIC asks the pool of each DMA's address, and through find its
+	// answers pushed out last and prev, the regions the reads and writes
+	// around it use.
+	pools [2]poolSpan
+}
+
+// poolSpan is one allocation's addresses [lo, hi) and pool.
+type poolSpan struct {
+	lo, hi Addr
+	pool   Pool
 }
 
 // OnTouch registers fn to be called with every range written through
@@ -989,12 +1001,23 @@ func (m *Memory) search(a Addr, n int) (*region, error) {
 			return r, nil
 		}
 	}
+	i, err := m.searchIndex(a, n)
+	if err != nil {
+		return nil, err
+	}
+	r := &m.regions[i]
+	m.last, m.prev = r, m.last
+	return r, nil
+}
+
+// searchIndex returns the index of the region holding [a, a+n): from the
+// page cache, else by binary search (noted in the page cache).
+func (m *Memory) searchIndex(a Addr, n int) (int, error) {
 	pc := &m.byPage[uint64(a)>>pageShift%uint64(len(m.byPage))]
 	if i := int(*pc) - 1; i >= 0 {
 		r := &m.regions[i]
 		if off := uint64(a - r.base); off < r.size && off+uint64(n) <= r.size {
-			m.last, m.prev = r, m.last
-			return r, nil
+			return i, nil
 		}
 	}
 	// A hand-written binary search over the bases: with thousands of
@@ -1011,15 +1034,14 @@ func (m *Memory) search(a Addr, n int) (*region, error) {
 	}
 	i := lo - 1
 	if i < 0 {
-		return nil, fmt.Errorf("%s: address %#x is not allocated", m.name, uint64(a))
+		return 0, fmt.Errorf("%s: address %#x is not allocated", m.name, uint64(a))
 	}
 	r := &m.regions[i]
 	if uint64(a-r.base)+uint64(n) > r.size {
-		return nil, fmt.Errorf("%s: access [%#x, +%d) overruns allocation %q [%#x, +%d)", m.name, uint64(a), n, r.name, uint64(r.base), r.size)
+		return 0, fmt.Errorf("%s: access [%#x, +%d) overruns allocation %q [%#x, +%d)", m.name, uint64(a), n, r.name, uint64(r.base), r.size)
 	}
-	m.last, m.prev = r, m.last
 	*pc = int32(i + 1)
-	return r, nil
+	return i, nil
 }
 
 // RegionName returns the name of the allocation holding a ("" when a is
@@ -1035,10 +1057,20 @@ func (m *Memory) RegionName(a Addr) string {
 
 // PoolOf returns the pool holding a.
 func (m *Memory) PoolOf(a Addr) Pool {
-	r, err := m.find(a, 0)
-	if err != nil {
-		panic(err)
+	for i := range m.pools {
+		if s := &m.pools[i]; a >= s.lo && a < s.hi {
+			return s.pool
+		}
 	}
+	r := m.last // (find's, not moved: see pools)
+	if r == nil || uint64(a-r.base) >= r.size {
+		i, err := m.searchIndex(a, 0)
+		if err != nil {
+			panic(err)
+		}
+		r = &m.regions[i]
+	}
+	m.pools[1], m.pools[0] = m.pools[0], poolSpan{lo: r.base, hi: r.base + Addr(r.size), pool: r.pool}
 	return r.pool
 }
 

@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -279,6 +280,59 @@ func TestConsumeSlotsGivesBackInRuns(t *testing.T) {
 	for i, v := range all {
 		if v != 0 {
 			t.Fatalf("byte %d not given back", i)
+		}
+	}
+}
+
+// PoolOf answers from its own memo of the last allocations it found, so
+// it is checked against the allocations' pools over random addresses:
+// the first and last byte of an allocation, interleaved with reads and
+// writes elsewhere (which move find's last and prev) and with
+// allocations made between queries, among them AllocDataAt's inserted
+// below the others' addresses; and it leaves find's last region alone.
+func TestPoolOfMatchesAllocations(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 30))
+	m := New("m", false)
+	type al struct {
+		base Addr
+		size int
+		pool Pool
+	}
+	var all []al
+	low := m.ReserveSpan(1<<20, 8)
+	lowEnd := low + 1<<20
+	add := func() {
+		p, size := Pool(r.IntN(2)), 64+r.IntN(9000)
+		if r.IntN(8) == 0 && low+Addr(size)+2*LineSize < lowEnd {
+			m.AllocDataAt(low, p, uint64(size), "at")
+			all = append(all, al{low, size, p})
+			low += Addr((size+int(LineSize)-1)/int(LineSize)*int(LineSize)) + LineSize
+			return
+		}
+		all = append(all, al{m.Alloc(p, uint64(size), "a"), size, p})
+	}
+	for range 20 {
+		add()
+	}
+	for step := range 20_000 {
+		if r.IntN(50) == 0 {
+			add()
+		}
+		x := all[r.IntN(len(all))]
+		a := x.base
+		if r.IntN(2) == 0 {
+			a += Addr(x.size - 1)
+		}
+		if r.IntN(3) == 0 { // an access elsewhere first
+			y := all[r.IntN(len(all))]
+			m.Touch(y.base, 8)
+		}
+		last := m.last
+		if got := m.PoolOf(a); got != x.pool {
+			t.Fatalf("step %d: PoolOf(%#x) = %v, want %v", step, uint64(a), got, x.pool)
+		}
+		if m.last != last {
+			t.Fatalf("step %d: PoolOf moved find's last region", step)
 		}
 	}
 }

@@ -194,6 +194,7 @@ func TestIncrementalMatchesFull(t *testing.T) {
 	kept := 0        // flows a reallocation kept at their rates below its floor
 	settledKept := 0 // kept flows the settled fill took at their own steps
 	settled, gaveUp := 0, 0
+	nearCrossed := 0 // ports the floor fill's search crossed near their capacity, no bottleneck
 	rapid.Check(t, func(t *rapid.T) {
 		const n = 8
 		e, f := drawFlowFabric(t, topos, n)
@@ -205,6 +206,9 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		// Smaller sets than the default pass the small-set bound and
 		// refill within the work budget (settledDone), or give up on it.
 		f.fl.settledSmall = rapid.IntRange(0, settledSmall).Draw(t, "small set")
+		// The floor fill's search crosses the ports near their capacity
+		// too (crossSlack), or leaves them to widen.
+		f.fl.crossNear = rapid.Bool().Draw(t, "cross near-full ports")
 		r := &recorder{e: e, at: map[int]sim.Time{}}
 		for i := range n {
 			f.Attach(i, r)
@@ -263,6 +267,7 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		if err := e.Run(); err != nil {
 			t.Fatal(err)
 		}
+		nearCrossed += f.fl.nearCrossed
 		if f.fl.noSettled {
 			kept += f.fl.keptSeen
 		} else {
@@ -278,6 +283,9 @@ func TestIncrementalMatchesFull(t *testing.T) {
 	})
 	if kept == 0 {
 		t.Fatal("no reallocation kept a flow below its floor: the test does not reach floorOf's path")
+	}
+	if nearCrossed == 0 {
+		t.Fatal("no floor fill crossed a port near its capacity that was no bottleneck: the test does not reach crossSlack's path")
 	}
 	if settledKept == 0 {
 		t.Fatal("no settled fill kept a flow at its own step: the test does not reach settled.go's path")

@@ -83,6 +83,7 @@ type NIC struct {
 
 	deferred deferredCmds           // GDS commands posted but not yet activated (deferred.go)
 	cmdFree  sim.FreeList[*hostCmd] // host commands done with, for reuse (hostcmd.go)
+	ctwFree  sim.FreeList[*ctWrite] // CT write-backs landed, for reuse (portals.go)
 	opFree   sim.FreeList[*issueOp] // issue actions done with, for reuse (hostcmd.go)
 
 	tn  gputn
@@ -328,7 +329,7 @@ func (n *NIC) storeDataAt(a mem.Addr, data []byte, at, l uint64) {
 	}
 	if data != nil && len(data) == 0 && at >= l {
 		// The empty payload at its end: zeros throughout (a payload-free
-		// read through GIO's PPB, ppbZeros). Where there is nothing to
+		// read through GIO's PPB, ppbPayload). Where there is nothing to
 		// write them into, they only touch; else written as a buffer of
 		// zeros would be (receive slots, control words).
 		if !n.mem.HasData(a, int(l)) {

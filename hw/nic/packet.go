@@ -326,9 +326,13 @@ func (n *NIC) srcRead(s *payloadSrc, off, ln uint64) (sim.Time, int) {
 // recycle payloads in many places, copy at once.
 func (n *NIC) srcSnapshot(pk *Packet) []byte {
 	s := &pk.tx.src
-	if s.kind == srcMemoryPPB && pk.Len > 0 && n.ppbZeros(s.base+mem.Addr(pk.Offset), pk.Len) {
-		pk.DataAt = pk.Len
-		return []byte{}
+	if s.kind == srcMemoryPPB && pk.Len > 0 {
+		if data, zeros, ok := n.ppbPayload(s.base+mem.Addr(pk.Offset), pk.Len); zeros {
+			pk.DataAt = pk.Len
+			return []byte{}
+		} else if ok {
+			return data
+		}
 	}
 	if s.kind != srcMemory || pk.Len == 0 || isRC(pk.Kind) || n.eagerPayloads {
 		return n.srcData(s, pk.Offset, pk.Len)

@@ -176,14 +176,26 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 		return
 	}
 	p.settle()
-	end := a + mem.Addr(len(dst))
 	if !n.mem.HasData(a, len(dst)) {
 		n.vreadZeros(a, len(dst))
 		clear(dst)
 		return
 	}
+	n.vreadData(p, a, dst)
+}
+
+// vreadData is vread of GPU memory that holds data (HasData), the PPB
+// settled. In a payload-free range dst holds memory's bytes of the range
+// once its control words are read, so a line wholly inside it is not
+// read from memory again: a miss fills the PPB's slot from dst, a hit is
+// checked for staleness against it (checkPPBWith), as the line's own
+// Memory.Read would have found.
+func (n *NIC) vreadData(p *PPB, a mem.Addr, dst []byte) {
+	end := a + mem.Addr(len(dst))
 	l0, l1 := mem.Line(a), end
+	known := false // dst holds memory's bytes of [a, end)
 	if n.mem.Bytes(a, len(dst)) == nil {
+		known = true
 		// A payload-free range with control lines (a ring's stamp in a
 		// slice): only the lines from the first control line to the
 		// last can hold anything but zeros (a line without control words
@@ -203,14 +215,23 @@ func (n *NIC) vread(a mem.Addr, dst []byte) {
 	}
 	for l := l0; l < l1; l += mem.LineSize {
 		var line *[mem.LineSize]byte
+		whole := known && l >= a && l+mem.LineSize <= end
 		if i, ok := p.lookup(l); ok {
 			line = p.slotBytes(i)
 			p.stats.Hits++
-			n.checkPPB(l, line)
+			if whole {
+				n.checkPPBWith(l, line, (*[mem.LineSize]byte)(dst[l-a:]))
+			} else {
+				n.checkPPB(l, line)
+			}
 		} else {
 			line = &p.bytes[p.insert(l)]
 			p.stats.Misses++
-			n.mem.Read(l, line[:])
+			if whole {
+				copy(line[:], dst[l-a:])
+			} else {
+				n.mem.Read(l, line[:])
+			}
 		}
 		lo, hi := max(l, a), min(l+mem.LineSize, end)
 		copy(dst[lo-a:hi-a], line[lo-l:hi-l])
@@ -408,7 +429,12 @@ func (p *PPB) insert(l mem.Addr) int {
 func (n *NIC) checkPPB(l mem.Addr, line *[mem.LineSize]byte) {
 	var cur [mem.LineSize]byte
 	n.mem.Read(l, cur[:])
-	if cur == *line {
+	n.checkPPBWith(l, line, &cur)
+}
+
+// checkPPBWith is checkPPB with memory's bytes of the line, cur, at hand.
+func (n *NIC) checkPPBWith(l mem.Addr, line, cur *[mem.LineSize]byte) {
+	if *cur == *line {
 		return
 	}
 	n.vs().ppb.stats.StaleHits++
@@ -424,19 +450,28 @@ func (n *NIC) fromMemoryPPB(base mem.Addr) payloadSrc {
 	return payloadSrc{kind: srcMemoryPPB, base: base}
 }
 
-// ppbZeros is the PPB's bookkeeping of a NIC read of ln payload-free
-// bytes at a, reported true, when vread of them would read only zeros
-// through the PPB (GPU memory without bytes or control words there): the
-// packet then carries the empty payload at its end (Packet.DataAt = Len,
-// zeros throughout, as the flow model's does) instead of a pool buffer
-// cleared per packet, and its landing writes the zeros as before
-// (storeDataAt). False, with nothing done, otherwise.
-func (n *NIC) ppbZeros(a mem.Addr, ln uint64) bool {
-	if n.vs().ppb == nil || n.mem.PoolOf(a) != mem.GPU || n.mem.HasData(a, int(ln)) {
-		return false
+// ppbPayload is srcData of ln bytes at a through the PPB (srcMemoryPPB)
+// with the pool and the data looked up once: when vread of them would
+// read only zeros (GPU memory without bytes or control words there) it
+// does the PPB's bookkeeping only and reports zeros, and the packet then
+// carries the empty payload at its end (Packet.DataAt = Len, zeros
+// throughout, as the flow model's does) instead of a pool buffer cleared
+// per packet, its landing writing the zeros as before (storeDataAt);
+// otherwise it reads them as vread does into a pool buffer. ok false, with
+// nothing done, where there is no PPB in the way.
+func (n *NIC) ppbPayload(a mem.Addr, ln uint64) (data []byte, zeros, ok bool) {
+	p := n.vs().ppb
+	if p == nil || n.mem.PoolOf(a) != mem.GPU {
+		return nil, false, false
 	}
-	n.vreadZeros(a, int(ln))
-	return true
+	if !n.mem.HasData(a, int(ln)) {
+		n.vreadZeros(a, int(ln))
+		return nil, true, true
+	}
+	p.settle()
+	buf := n.fab.GetBuf(int(ln))
+	n.vreadData(p, a, buf)
+	return buf, false, true
 }
 
 // vreadZeros is vread of n payload-free bytes without control words at a

@@ -260,9 +260,18 @@ func (n *NIC) checkLocal(q *QP, w WQE) WCStatus {
 // writing a CQE for each signalled one (and for every error). Once a WQE
 // failed the QP is in the error state and every later WQE is flushed.
 func (n *NIC) complete(q *QP, idx uint64, w WQE, s WCStatus, bytes uint32) {
-	q.finished[idx] = wqeDone{w: w, status: s, bytes: bytes}
 	if n.spec.VerbsQPInflight > 0 {
 		defer n.schedule(q) // retiring opens the QP's window
+	}
+	if idx == q.retired {
+		// In order, the common case: retired at once, as the loop below
+		// would retire it right after entering it in the map.
+		n.retireWQE(q, w.Flags, w.WRID, w.Op, s, bytes)
+		if len(q.finished) == 0 {
+			return
+		}
+	} else {
+		q.finished[idx] = wqeDone{w: w, status: s, bytes: bytes}
 	}
 	for {
 		d, ok := q.finished[q.retired]
@@ -270,19 +279,25 @@ func (n *NIC) complete(q *QP, idx uint64, w WQE, s WCStatus, bytes uint32) {
 			return
 		}
 		delete(q.finished, q.retired)
-		if q.state == QPError {
-			d.status = WCWRFlushErr // everything after the first error is flushed
-		}
-		if d.status != WCSuccess {
-			q.state = QPError
-			q.stats.Errors++
-		}
-		if d.w.Flags&WQESignaled != 0 || d.status != WCSuccess {
-			n.writeCQE(q.cfg.SendCQ, CQE{QPN: q.Num, Index: uint32(q.retired), WRID: d.w.WRID, ByteLen: d.bytes,
-				Op: d.w.Op, Status: d.status})
-		}
-		q.retired++
+		n.retireWQE(q, d.w.Flags, d.w.WRID, d.w.Op, d.status, d.bytes)
 	}
+}
+
+// retireWQE retires q's oldest outstanding WQE (q.retired) with status s:
+// its CQE when it is signalled or failed, the QP's error state.
+func (n *NIC) retireWQE(q *QP, flags uint8, wrid uint64, op VerbsOp, s WCStatus, bytes uint32) {
+	if q.state == QPError {
+		s = WCWRFlushErr // everything after the first error is flushed
+	}
+	if s != WCSuccess {
+		q.state = QPError
+		q.stats.Errors++
+	}
+	if flags&WQESignaled != 0 || s != WCSuccess {
+		n.writeCQE(q.cfg.SendCQ, CQE{QPN: q.Num, Index: uint32(q.retired), WRID: wrid, ByteLen: bytes,
+			Op: op, Status: s})
+	}
+	q.retired++
 }
 
 // writeCQE posts a CQE to c by a 64 B posted DMA write, ordered after the

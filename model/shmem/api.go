@@ -122,24 +122,25 @@ var (
 // the call ends with a work-group barrier. A quiet waits only for this
 // context's operations.
 type Ctx struct {
-	wg      *gpu.WG
-	dev     *Device
-	ch      Channel
-	scratch mem.Addr // 8 B local landing word of g
-	closed  bool
-	// the calls that run as steps (qsteps.go), kept for reuse
-	steps submitSteps
-	wait  waitSteps
+	wg *gpu.WG
 	// a call begun as steps by the caller's state machine (BeginPutmemNBI,
 	// BeginWaitUntil, TryCall): 0 none, 1 a put, 2 a wait; the wait's
-	// width and, once over, its value
+	// width and, once over, its value (beside wg: every step reads them)
 	stepCall  uint8
+	closed    bool
 	stepWidth int
 	stepGot   uint64
+	dev       *Device
+	ch        Channel
+	scratch   mem.Addr // 8 B local landing word of g
+	// the calls that run as steps (qsteps.go), kept for reuse
+	wait  waitSteps
+	steps submitSteps
 	// GIO's non-blocking put as steps (giosteps.go), its request, and the
 	// error of the last stepped call (CallErr)
 	gio     gioPutSteps
 	gioReq  Request
+	putReq  Request // a stepped put's request (BeginPutmemNBI), reused
 	stepErr error
 	// blockingForm: calls from coroutine code run the channel's blocking
 	// Submit, never its step form (tests compare the two)
@@ -275,7 +276,8 @@ func (c *Ctx) BeginPutmemNBI(dst, src mem.Addr, n uint64, pe int) error {
 		c.stepCall = 3
 		return nil
 	}
-	c.steps = submitSteps{c: q, p: p, r: &Request{Op: OpPut, PE: pe, Len: n, Dst: dst, Src: src}}
+	c.putReq = Request{Op: OpPut, PE: pe, Len: n, Dst: dst, Src: src} // (the steps only encode it)
+	c.steps = submitSteps{c: q, p: p, r: &c.putReq}
 	c.stepCall = 1
 	return nil
 }

@@ -68,10 +68,13 @@ type gRun struct {
 
 // ghost is a helper's stretch of empty polls that stands in marks.
 type ghost struct {
+	// (on, skip and off first: pollSteps.Step reads them at every event)
+	on    bool // a stretch is planned and its body has not run since
+	skip  bool // no stretch until the next round (the last plan found a slot that was not a plain hit)
+	off   bool // never (a poller across PCIe, a CP thread)
+	woken int  // the event the body resumes at (WakeAtMark), 1-based; 0: the stretch's last
 	h     *hostPort
 	m     *mem.Memory
-	on    bool           // a stretch is planned and its body has not run since
-	woken int            // the event the body resumes at (WakeAtMark), 1-based; 0: the stretch's last
 	ch    sim.MarkChain  // the stretch's wake-ups but the last, one engine entry
 	gaps  []sim.Duration // the chain's gaps (runs[1:n−1]'s durations)
 	runs  []gRun         // the stretch's runs; the i-th ends at its event e_(i+1)
@@ -94,8 +97,6 @@ type ghost struct {
 	wake    func()
 	dHit    sim.Duration
 	dInstr  sim.Duration
-	skip    bool // no stretch until the next round (the last plan found a slot that was not a plain hit)
-	off     bool // never (a poller across PCIe, a CP thread)
 }
 
 // ghostInit decides whether the thread's polls may stand in marks at all
@@ -136,7 +137,7 @@ func (ps *pollSteps) ghostInit() {
 func (ps *pollSteps) ghostQuiet() bool {
 	s, g := ps.s, &ps.g
 	l := s.b.lib
-	sw := s.b.sw
+	sw := &s.b.sw
 	if s.progress != nil || sw.ShmemQuiet <= 0 || l.multiple && sw.Mutex <= 0 {
 		return false
 	}
@@ -148,7 +149,7 @@ func (ps *pollSteps) ghostQuiet() bool {
 			return false
 		}
 		succ := g.m.Load64(ctx.mirror)
-		if old, ok := g.h.seen[ctx.mirror]; !ok || old != succ || succ+g.m.Load64(ctx.mirror+8) >= ctx.issued {
+		if old, ok := g.h.seen.get(ctx.mirror); !ok || old != succ || succ+g.m.Load64(ctx.mirror+8) >= ctx.issued {
 			return false
 		}
 		g.qSucc = append(g.qSucc, succ)
@@ -187,15 +188,18 @@ func (ps *pollSteps) ghostPlan(p *sim.Proc) bool {
 			continue
 		}
 		v := g.m.Load64(a)
-		if old, seen := g.h.seen[a]; !seen || old != v || uint32(v) == statusPosted {
+		if old, seen := g.h.seen.get(a); !seen || old != v || uint32(v) == statusPosted {
 			g.skip = true
 			return false
 		}
 		if g.lines[i] != l {
+			// The new line's call first: the slot lines of a queue's
+			// ring share one allocation's watch list, which emptied and
+			// reallocated its block at every move the other way round.
+			g.m.WatchCall(l, g.calls[i])
 			if g.lines[i] != 0 {
 				g.m.UnwatchCall(g.lines[i])
 			}
-			g.m.WatchCall(l, g.calls[i])
 			g.lines[i] = l
 		}
 		g.vals[i], g.valid[i] = v, true
@@ -217,7 +221,7 @@ func (ps *pollSteps) ghostPlan(p *sim.Proc) bool {
 		runs = append(runs, gRun{k: k, i: int32(i), d: d})
 		return true
 	}
-	sw := s.b.sw
+	sw := &s.b.sw
 	multiple := s.b.lib.multiple
 plan:
 	for qi := ps.qi; ; {
@@ -301,7 +305,7 @@ func (ps *pollSteps) ghostSettle() {
 	g := &ps.g
 	s, h := ps.s, g.h
 	l := s.b.lib
-	sw := s.b.sw
+	sw := &s.b.sw
 	j := g.woken
 	if j == 0 {
 		j = len(g.runs)
@@ -379,7 +383,7 @@ func (ps *pollSteps) ghostSettle() {
 			h.op = hopNone
 		case gQUnlock:
 			h.m.Store64(h.oa, 0)
-			h.seen[h.oa] = 0
+			h.seen.put(h.oa, 0)
 			h.op = hopNone
 			if int(r.i) == len(g.qOrder)-1 { // the quiet ends: the round's checks, the next round
 				ps.found = false

@@ -145,7 +145,7 @@ func (l *lib) issue(s *service, q *queue, e entry) {
 		}
 		return
 	}
-	sw := l.b.sw
+	sw := &l.b.sw
 	start := s.now()
 	if e.blocking() {
 		q.stamp(e.seq, PhaseLibrary, start)

@@ -53,14 +53,41 @@ type hostqProducer struct {
 	link    *pcie.Link
 	m       *mem.Memory
 	visible sim.Time // the latest posted write's visibility
+	free    sim.FreeList[*postedWrite]
+}
+
+// postedWrite is a posted write in flight, landing in host memory at its
+// visibility: an event handler with its bytes, reused once it has landed
+// (a work-group posts two per entry; a closure and a copy each were two
+// allocations per write).
+type postedWrite struct {
+	p *hostqProducer
+	a mem.Addr
+	n int
+	b [48]byte
+}
+
+// Handle implements sim.Handler: the write lands.
+func (w *postedWrite) Handle(uint64) {
+	w.p.m.Write(w.a, w.b[:w.n])
+	w.p.free.Put(w)
 }
 
 func (p *hostqProducer) write(wg *gpu.WG, a mem.Addr, b []byte) {
 	free, vis := p.link.PostedWrite(pcie.Up, wg.Now(), unit.Bytes(len(b)))
 	p.visible = max(p.visible, vis)
-	data := append([]byte(nil), b...)
-	m := p.m
-	wg.Engine().At(vis, func() { m.Write(a, data) })
+	if len(b) > len(postedWrite{}.b) { // (fill's words 1..6 are the most a producer writes)
+		data, m := append([]byte(nil), b...), p.m
+		wg.Engine().At(vis, func() { m.Write(a, data) })
+		wg.SleepUntil(free)
+		return
+	}
+	w, ok := p.free.Get()
+	if !ok {
+		w = &postedWrite{p: p}
+	}
+	w.a, w.n = a, copy(w.b[:], b)
+	wg.Engine().AtH(vis, w, 0)
 	wg.SleepUntil(free)
 }
 
@@ -181,27 +208,28 @@ type consumer interface {
 // an unchanged word hits, the first poll after a writer changed it
 // misses to DRAM (GHN_DGPU_HOSTQ, GHN_APU).
 type hostPort struct {
+	// The fields its steps read at every event come first (the struct
+	// is cold when the helper's event runs; the spec, 300 bytes, last).
 	t      *cpu.Thread
-	wake   sim.Signal // notified when an entry is posted to an owned queue
-	spec   cpu.Spec
-	link   *pcie.Link
-	m      *mem.Memory
 	overPC bool // queue words live across PCIe
-	seen   map[mem.Addr]uint64
-	n      Counts
 	// a poll and instructions as steps (svcsteps.go)
+	pph    uint8  // an uncached poll: 0 before its sample, 1 after
+	op     hostOp // an access begun as steps (svcsteps.go), on oa with ov
+	instrN int
 	pa     mem.Addr
 	pv     uint64
+	m      *mem.Memory
+	oa     mem.Addr
+	ov     uint64
+	n      Counts
 	pdone  sim.Time // an uncached poll's completion
-	pph    uint8    // an uncached poll: 0 before its sample, 1 after
-	instrN int
-	// an access begun as steps (svcsteps.go: hostOp)
-	op    hostOp
-	oa    mem.Addr
-	ov    uint64
-	old   uint64
-	words [8]uint64
-	loads int // uncached field loads of a stepped line read still to issue
+	old    uint64
+	words  [8]uint64
+	loads  int        // uncached field loads of a stepped line read still to issue
+	seen   seenWords  // the words its cache holds, as it last read or wrote them
+	wake   sim.Signal // notified when an entry is posted to an owned queue
+	link   *pcie.Link
+	spec   cpu.Spec
 }
 
 func (h *hostPort) proc() *sim.Proc    { return h.t.Proc }
@@ -234,14 +262,14 @@ func (h *hostPort) cached(a mem.Addr) uint64 { return h.cachedRead(a, false) }
 func (h *hostPort) cachedRead(a mem.Addr, begin bool) uint64 {
 	h.n.L1++
 	v := h.m.Load64(a)
-	if old, ok := h.seen[a]; ok && old == v {
+	if old, ok := h.seen.get(a); ok && old == v {
 		h.sleep(h.spec.CacheHit, begin)
 		return v
 	}
 	h.n.L2++
 	h.n.DRAM++
 	h.sleep(h.t.CPU().WordLatency(a), begin)
-	h.seen[a] = v
+	h.seen.put(a, v)
 	return v
 }
 
@@ -314,7 +342,7 @@ func (h *hostPort) local(a mem.Addr, v uint64) {
 	h.n.L1++
 	h.t.Sleep(h.spec.CacheHit)
 	h.m.Store64(a, v)
-	h.seen[a] = v
+	h.seen.put(a, v)
 }
 
 // ctRead reads the CT copy through the helper's coherent cache: a hit

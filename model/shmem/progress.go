@@ -42,7 +42,7 @@ func (b *queueBackend) startProgress(threads int) {
 	b.svcs = append(b.svcs, p.svc)
 	core := (1 + threads) % n.CPU.Cores()
 	if _, err := n.CPU.SpawnOn(core, "mpi-progress", func(th *cpu.Thread) {
-		p.svc.port = &hostPort{t: th, spec: n.CPU.Spec(), link: n.GPULink, m: n.Mem, seen: map[mem.Addr]uint64{}}
+		p.svc.port = &hostPort{t: th, spec: n.CPU.Spec(), link: n.GPULink, m: n.Mem}
 		p.run()
 	}); err != nil {
 		panic(err) // core is in range by construction

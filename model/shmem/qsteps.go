@@ -330,10 +330,12 @@ func (st *waitSteps) Step(sp *sim.Proc) bool {
 			}
 		case 2:
 			// Every poll until the word changes in memory (where the NIC
-			// writes it) would read the same value: sleep until then.
+			// writes it) would read the same value: sleep until then. The
+			// watch is asked for again after each wake-up (WatchOnce): a
+			// work-group waits on another word at each ring step.
 			m := wg.Mem()
 			if !st.ok(m.Load64(st.addr)) {
-				wg.WaitFor(m.WatchOnce(st.addr), st) // asked again after the wake-up; st.What() only if read
+				wg.WaitFor(m.WatchOnce(st.addr), st) // st.What() only if read
 				continue
 			}
 			st.pc = 0

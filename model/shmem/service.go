@@ -154,7 +154,7 @@ func (b *queueBackend) startServices() {
 		core := (1 + t%cores) % n.CPU.Cores()
 		_, err := n.CPU.SpawnOn(core, name, func(th *cpu.Thread) {
 			s.port = &hostPort{t: th, spec: n.CPU.Spec(), link: n.GPULink, m: n.Mem,
-				overPC: b.kind == GHNDGPU && !b.split, seen: map[mem.Addr]uint64{}}
+				overPC: b.kind == GHNDGPU && !b.split}
 			if hp := s.port.(*hostPort); hp.overPC {
 				// Its polls across PCIe are simulated one by one (through
 				// its cache it sleeps on a signal between busy stretches:
@@ -236,7 +236,8 @@ type service struct {
 	start    sim.Time
 	polls    uint64
 	served   uint64
-	steps    *pollSteps // its polls as steps (nil: the blocking loop)
+	steps    *pollSteps  // its polls as steps (nil: the blocking loop)
+	mem      *mem.Memory // its node's memory (posted), once looked up
 }
 
 // settle brings the thread's counts up to date with the relayed wake-ups
@@ -281,7 +282,7 @@ func (s *service) run() {
 		s.runSteps(sp)
 		return
 	}
-	sw := s.b.sw
+	sw := &s.b.sw
 	for !s.stop {
 		s.port.proc().PollStart()
 		found := false
@@ -506,7 +507,11 @@ func (s *service) posted() bool {
 	if s.stop {
 		return true
 	}
-	m := s.b.dev.rt.node.Mem
+	m := s.mem
+	if m == nil { // looked up once: four pointers away, cold at each call
+		m = s.b.dev.rt.node.Mem
+		s.mem = m
+	}
 	for _, q := range s.queues {
 		if uint32(m.Load64(q.slot(q.rd))) == statusPosted {
 			return true

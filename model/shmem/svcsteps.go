@@ -60,13 +60,22 @@ const (
 // pollSteps is the service loop between the coroutine's parts (run's
 // steps 1 and 5 up to a dequeue, a quiet or an idle sleep).
 type pollSteps struct {
+	// The fields each of its events reads come first, with the ghost's
+	// flags (its first fields), within 64 bytes: the struct is cold when a
+	// helper's event runs, and spread over it they were three misses.
 	s     *service
 	sp    stepPort
 	phase pollPhase
 	exit  pollExit
-	qi    int // the queue being polled
+	// the relayed wake-ups planned at the last poll's read (relayPoll;
+	// 0: none; 1: the load's end; 2: also the poll's end)
+	rel   uint8
 	found bool
-	start sim.Time      // the poll's start (its span)
+	qi    int      // the queue being polled
+	start sim.Time // the poll's start (its span)
+	// the poll's instructions (s.b.sw.ConsumerPoll)
+	nPoll int
+	g     ghost         // a host helper's empty polls as marks (ghost.go)
 	deq   *dequeueSteps // the dequeue as steps (nil: the coroutine's)
 	// the idle sleep as steps (nil: the coroutine's), its start, and
 	// the condition that ends it (service.posted, made once)
@@ -74,19 +83,14 @@ type pollSteps struct {
 	slStart sim.Time
 	posted  func() bool
 	// Relayed empty polls (relayPoll): the CP port whose polls may be
-	// relayed (nil: none), the relayed wake-ups planned at the last
-	// poll's read (0: none; 1: the load's end; 2: also the poll's end),
-	// and the times they come at.
+	// relayed (nil: none) and the times the wake-ups in rel come at.
 	rcp   *cpPort
-	rel   uint8
 	relAt [2]sim.Time
-	// the poll's instructions (s.b.sw.ConsumerPoll) and, once a relay
-	// was possible, their time and the acquire marker's
-	nPoll  int
+	// once a relay was possible, the poll's instructions' time and the
+	// acquire marker's
 	dInstr sim.Duration
 	dAcq   sim.Duration
 	relEnd bool       // the relayed poll's end also ends the round (RelayOK)
-	g      ghost      // a host helper's empty polls as marks (ghost.go)
 	qt     quietSteps // its quiet as steps (quietsteps.go)
 }
 
@@ -389,14 +393,14 @@ func (h *hostPort) beginPoll(a mem.Addr) {
 		h.n.L1++
 		v := h.m.Load64(a)
 		h.pv = v
-		if old, ok := h.seen[a]; ok && old == v {
+		if old, ok := h.seen.get(a); ok && old == v {
 			h.t.BeginSleep(h.spec.CacheHit)
 			return
 		}
 		h.n.L2++
 		h.n.DRAM++
 		h.t.BeginSleep(h.t.CPU().WordLatency(a)) // GPU memory beyond NVLink-C2C: a round trip over it
-		h.seen[a] = v
+		h.seen.put(a, v)
 		return
 	}
 	// As poll: the word as GPU memory held it when the read request
@@ -575,7 +579,7 @@ func (h *hostPort) tryOp() bool {
 		}
 	case hopLocal:
 		h.m.Store64(h.oa, h.ov)
-		h.seen[h.oa] = h.ov
+		h.seen.put(h.oa, h.ov)
 	case hopRMW:
 		h.old = h.m.Load64(h.oa)
 		h.m.Store64(h.oa, h.ov)
@@ -636,7 +640,7 @@ func (d *dequeueSteps) begin(q *queue) {
 func (d *dequeueSteps) step() bool {
 	s, h, q := d.s, d.h, d.q
 	l := s.b.lib
-	sw := l.b.sw
+	sw := &s.b.sw // (l.b: not a copy of the spec, three cache lines at every step)
 	switch d.pc {
 	case dqEntry:
 		if !h.tryOp() {
