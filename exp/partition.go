@@ -10,8 +10,9 @@ import (
 	"github.com/gpunetsim/gpunetsim/workload"
 )
 
-// maxPartitions bounds run.partitions: more engines than cores only adds
-// barriers, and the largest machines this runs on have far fewer cores.
+// maxPartitions bounds run.partitions: the engines run on at most as many
+// threads as cores (sim.Group.Run); beyond a few dozen engines per thread
+// their per-window overhead outweighs what smaller engines gain in cache.
 const maxPartitions = 1024
 
 // CheckRun refuses, before any work, a configuration the experiment

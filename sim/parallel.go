@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"slices"
 )
@@ -12,8 +13,9 @@ import (
 // conservative synchronisation (docs/parallel.md). Every cross-partition
 // interaction takes at least the lookahead L of simulated time (in the
 // cluster: a link plus a switch), so the events of the window [T, T+L) of
-// different partitions are independent: each partition runs its window on
-// its own goroutine, then all meet at a barrier, where the events posted
+// different partitions are independent: the partitions run their windows
+// on min(k, GOMAXPROCS) threads, each thread its own fixed run of
+// partitions one after the other, then all meet at a barrier, where the events posted
 // across partitions (Post) are merged into their destination queues. The
 // next window starts at the earliest pending event of any partition, so
 // stretches with nothing to do cost nothing.
@@ -141,6 +143,13 @@ func (g *Group) AddEndCheck(check EndCheck) { g.endChecks = append(g.endChecks, 
 // listing the blocked processes of every partition, or an *InvariantError
 // from the partitions' and the group's end checks, as Engine.Run does.
 // After a Stop, the other partitions finish the current window.
+//
+// The partitions run on min(k, GOMAXPROCS) threads, each running a fixed
+// run of consecutive partitions one after the other in every window: the
+// windows of different partitions are independent, so the results do not
+// depend on the threads. More partitions than threads keeps each
+// partition's state small (its nodes, its event queue), so a window's
+// events of one partition find that state in the core's caches.
 func (g *Group) Run() error {
 	work, done := g.startWorkers()
 	defer func() {
@@ -148,6 +157,7 @@ func (g *Group) Run() error {
 			close(w)
 		}
 	}()
+	_, mine := g.share(0, len(work)+1)
 	for {
 		g.mergeCross()
 		limit, ok := g.nextLimit()
@@ -159,8 +169,10 @@ func (g *Group) Run() error {
 		for _, w := range work {
 			w <- limit
 		}
-		g.errs[0] = g.parts[0].runWindow(limit)
-		for range g.k - 1 {
+		for p := range mine {
+			g.errs[p] = g.parts[p].runWindow(limit)
+		}
+		for range work {
 			receive(done)
 		}
 		g.noteAfter()
@@ -175,25 +187,35 @@ func (g *Group) Run() error {
 	return g.endOfRun()
 }
 
-// startWorkers starts a goroutine per partition 1..k−1 that runs one window
-// per limit received on work, each on a fixed partition (the partition's
-// coroutines then stay on one thread's caches), and reports on done. The
+// share returns the partitions [lo, hi) thread t of n runs.
+func (g *Group) share(t, n int) (lo, hi int) {
+	return t * g.k / n, (t + 1) * g.k / n
+}
+
+// startWorkers starts a goroutine per thread 1..n−1 (n = min(k,
+// GOMAXPROCS)) that runs one window of its partitions (share) per limit
+// received on work, each on fixed partitions (their coroutines then stay
+// on one thread's caches), and reports on done. The
 // channels are buffered so that handing out a window never waits for a
-// worker to be scheduled: partition 0 starts its own window at once. Both
+// worker to be scheduled: thread 0 starts its own partitions at once. Both
 // sides poll a while before they block (receive), which on idle cores
 // spares the wake-up of a sleeping thread at every window.
 func (g *Group) startWorkers() (work []chan Time, done chan struct{}) {
-	done = make(chan struct{}, g.k)
-	for me := 1; me < g.k; me++ {
+	n := max(1, min(g.k, runtime.GOMAXPROCS(0)))
+	done = make(chan struct{}, n)
+	for me := 1; me < n; me++ {
 		w := make(chan Time, 1)
 		work = append(work, w)
+		lo, hi := g.share(me, n)
 		go func() {
 			for {
 				limit, ok := receive(w)
 				if !ok {
 					return
 				}
-				g.errs[me] = g.parts[me].runWindow(limit)
+				for p := lo; p < hi; p++ {
+					g.errs[p] = g.parts[p].runWindow(limit)
+				}
 				done <- struct{}{}
 			}
 		}()

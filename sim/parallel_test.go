@@ -117,8 +117,34 @@ func TestGroupIndependentOfGOMAXPROCS(t *testing.T) {
 		}
 		return tn.logs()
 	}
-	if a, b := run(1), run(2); a != b {
-		t.Fatalf("GOMAXPROCS 1 and 2 differ:\n%s\n%s", a, b)
+	// 3 threads split 4 partitions unevenly (1, 1, 2); 1 runs all four
+	// one after the other in every window.
+	ref := run(1)
+	for _, procs := range []int{2, 3, 4, 8} {
+		if got := run(procs); got != ref {
+			t.Fatalf("GOMAXPROCS 1 and %d differ:\n%s\n%s", procs, ref, got)
+		}
+	}
+}
+
+// Every partition is run by exactly one thread, each thread runs at least
+// one, and the threads' shares are consecutive runs in partition order.
+func TestGroupShareCoversEveryPartitionOnce(t *testing.T) {
+	for k := 1; k <= 40; k++ {
+		g := &Group{k: k}
+		for n := 1; n <= k; n++ {
+			next := 0
+			for th := range n {
+				lo, hi := g.share(th, n)
+				if lo != next || hi <= lo {
+					t.Fatalf("k=%d, %d threads: thread %d runs [%d, %d), want [%d, more)", k, n, th, lo, hi, next)
+				}
+				next = hi
+			}
+			if next != k {
+				t.Fatalf("k=%d, %d threads: the shares end at %d", k, n, next)
+			}
+		}
 	}
 }
 

@@ -414,3 +414,45 @@ func BenchmarkLookaheadWindows(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAllreduceGPUTNRingWindowParts is BenchmarkAllreduceGPUTNRingWindow
+// on k engines (cluster.NewPartitioned) run on GOMAXPROCS threads: the wall
+// and CPU seconds of the window 20 to 80 us of the 1,024-node ring. With
+// more engines than threads each thread runs its engines one after the
+// other in every window (sim.Group.Run), each engine's nodes' state small
+// enough to stay in the core's caches through its window.
+func BenchmarkAllreduceGPUTNRingWindowParts(b *testing.B) {
+	for _, k := range []int{1, 2, 16, 32, 64, 128} {
+		b.Run(fmt.Sprintf("p%d", k), func(b *testing.B) { benchRingWindowParts(b, k) })
+	}
+}
+
+func benchRingWindowParts(b *testing.B, k int) {
+	const n, from, to = 1024, 20 * sim.Microsecond, 80 * sim.Microsecond
+	var cpu, wall float64
+	var events uint64
+	for range b.N {
+		c, err := cluster.NewPartitioned(1, cluster.GPUTN(), n, k, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e := c.Group.Engine(0)
+		var cpu0 float64
+		var wall0 time.Time
+		var ev0 uint64
+		e.At(from, func() { cpu0, wall0, ev0 = cpuSeconds(b), time.Now(), c.Events() })
+		e.At(to, e.Stop)
+		a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8}
+		if _, err := a.Run(c, strategy.GPUTN, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()}); err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuSeconds(b) - cpu0
+		wall += time.Since(wall0).Seconds()
+		events += c.Events() - ev0
+		c.Close()
+	}
+	b.ReportMetric(cpu/float64(b.N), "window-cpu-s")
+	b.ReportMetric(wall/float64(b.N), "window-wall-s")
+	b.ReportMetric(float64(events)/float64(b.N), "window-events")
+	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
+}
