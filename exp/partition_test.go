@@ -2,12 +2,17 @@ package exp
 
 import (
 	"bytes"
+	"reflect"
+	"regexp"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
+	"github.com/gpunetsim/gpunetsim/workload"
 )
 
 // discardTracer drops every span.
@@ -116,5 +121,29 @@ func TestCoresPerRun(t *testing.T) {
 	}
 	if got := coresPerRun(cfg, Env{}, 1000); got != max(1, procs/runtime.NumCPU()) {
 		t.Errorf("a sweep filling every core: %d cores per run; want %d", got, max(1, procs/runtime.NumCPU()))
+	}
+}
+
+// TestPartitionsDocNamesEveryPartitionedStrategy: run.partitions' doc
+// (gpunetsim params, the sidecars) names every strategy whose allreduce
+// runs partitioned (GHN_* for the GHN family), so it does not send a
+// reader to run.partitions=1 for one that splits.
+func TestPartitionsDocNamesEveryPartitionedStrategy(t *testing.T) {
+	f, ok := reflect.TypeFor[RunSpec]().FieldByName("Partitions")
+	if !ok {
+		t.Fatal("RunSpec has no Partitions")
+	}
+	doc := f.Tag.Get("doc")
+	names := regexp.MustCompile(`[A-Z][A-Z0-9_]*\*?`).FindAllString(doc, -1)
+	for _, in := range strategy.All() {
+		s := string(in.Strategy)
+		if !workload.AllreducePartitionable(in.Strategy) {
+			continue
+		}
+		if !slices.ContainsFunc(names, func(n string) bool {
+			return n == s || strings.HasSuffix(n, "*") && strings.HasPrefix(s, strings.TrimSuffix(n, "*"))
+		}) {
+			t.Errorf("run.partitions' doc does not name %s, whose allreduce runs partitioned: %q", s, doc)
+		}
 	}
 }
