@@ -21,6 +21,7 @@ type Arena struct {
 	mu     sync.Mutex
 	free   []block
 	closed bool
+	handed int // backings handed out again by get (read by tests)
 }
 
 // block is a recycled backing: b, of which only [0, dirty) may hold
@@ -73,6 +74,7 @@ func (a *Arena) get(n, lo, hi, wLo, wHi int) (b []byte, populated int) {
 	}
 	bl := a.free[best]
 	a.free = slices.Delete(a.free, best, best+1)
+	a.handed++
 	a.mu.Unlock()
 	if hi <= lo {
 		lo, hi = n, n
