@@ -22,6 +22,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/exp/study"
 )
 
 // session is what every command of one invocation shares: the input files
@@ -723,6 +724,9 @@ func (o *outFile) drop() {
 func (s *session) outDir(flag, dir string) error {
 	if dir == "" {
 		return badInput(fmt.Errorf("%s: empty directory name", flag))
+	}
+	if ro := study.ReadOnlyDir(dir); ro != "" {
+		return badInput(fmt.Errorf("%s %s: directory %s is read-only", flag, dir, ro))
 	}
 	var missing []string
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
