@@ -200,10 +200,17 @@ func (t gioConns) each(f func(pe int, c *gioConn)) {
 // atomics land, and with a shared set the QP index after each PE's last
 // post of its own (what its waits wait for).
 type gioChan struct {
-	c    *gioCtx
-	q    int
-	wg   *gpu.WG
-	last []uint64 // shared set only: by PE
+	c  *gioCtx
+	q  int
+	wg *gpu.WG
+	// shared reports a shared QP set, whose waits wait for last.
+	shared bool
+	// last is, by PE, the QP index after the context's last post there
+	// (shared set only), made at the first post: a context posts to a
+	// few PEs of thousands (a halo's work-group to one), and a slice by
+	// PE for each of 26 contexts was 1.7 MB per GPU at 8,192 GPUs, 14 GB
+	// in all. A PE never posted to reads 0, as the slice's did.
+	last map[int]uint64
 }
 
 // qp returns the context's QP to pe, making the connection reserved for
@@ -230,6 +237,9 @@ func (c *gioCtx) qp(pe int) (*verbs.QP, error) {
 	cn := c.conns.make(pe)
 	cn.cq, cn.qp = cq, qa
 	i := c.q*b.dev.npes + pe
+	if b.shared {
+		b.dev.rt.node.Mem.MarkControl(b.lock(i), 32) // before its first use (lock)
+	}
 	qa.OnRetire(func() {
 		b.cand[i/64] |= 1 << (i % 64)
 		if b.tmplWait {
@@ -270,7 +280,17 @@ func newGIOBackend(d *Device) (*gioBackend, error) {
 	b.uncache(b.hdp, 8)
 	b.ctxs = make([]*gioCtx, sets)
 	if b.shared {
-		b.locks = n.Mem.AllocData(mem.GPU, uint64(sets*d.npes)*32, "gio.qp-locks")
+		// A ticket lock per (set, PE), 32 B each, sized as the runtime's
+		// array is; in a payload-free memory only the locks of the
+		// connections made keep their words (control lines, marked as
+		// gioCtx.qp makes a connection): at 8,192 PEs the array is 512
+		// KiB, and each lock used backed a 4 KiB page of it.
+		locks := uint64(sets*d.npes) * 32
+		if n.Mem.Functional() {
+			b.locks = n.Mem.AllocData(mem.GPU, locks, "gio.qp-locks")
+		} else {
+			b.locks = n.Mem.Alloc(mem.GPU, locks, "gio.qp-locks")
+		}
 	}
 	b.qpBase = b.vn.ReserveQPNumbers(2 * sets * (d.npes - 1))
 	b.vn.SetQPMaker(b.makeEnd)
@@ -578,11 +598,7 @@ func (b *gioBackend) Open(wg *gpu.WG, q int) (Channel, error) {
 			return nil, err
 		}
 	}
-	ch := &gioChan{c: b.ctxs[q%len(b.ctxs)], q: q, wg: wg}
-	if b.shared {
-		ch.last = make([]uint64, b.dev.npes)
-	}
-	return ch, nil
+	return &gioChan{c: b.ctxs[q%len(b.ctxs)], q: q, wg: wg, shared: b.shared}, nil
 }
 
 // Stop ends the templater's work (after the slot it is writing; it
@@ -859,7 +875,10 @@ func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 	wg.Release(gpu.System)
 	qp.RingUnfenced(wg) // the system release above is the fence
 	b.stats.Posts++
-	if ch.last != nil {
+	if ch.shared {
+		if ch.last == nil {
+			ch.last = make(map[int]uint64)
+		}
 		ch.last[pe] = qp.Posted()
 	}
 	return nil
@@ -871,7 +890,7 @@ func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 // and at the end a device release and the now-serving word's increment.
 func (ch *gioChan) lock(pe int, which mem.Addr, what string) func() {
 	wg, b := ch.wg, ch.c.b
-	ticket := b.locks + mem.Addr(32*(ch.c.q*b.dev.npes+pe)) + which
+	ticket := b.lock(ch.c.q*b.dev.npes+pe) + which
 	t0 := wg.Now()
 	t := wg.AtomicAdd64(ticket, 1)
 	wg.PollDevice(ticket+8, what, func(x uint64) bool { return x == t })
@@ -882,10 +901,14 @@ func (ch *gioChan) lock(pe int, which mem.Addr, what string) func() {
 	}
 }
 
+// lock returns the address of the ticket lock of connection i (set ×
+// npes + PE).
+func (b *gioBackend) lock(i int) mem.Addr { return b.locks + mem.Addr(32*i) }
+
 // waitOwn waits until the context's posts on qp (to pe) have completed:
 // every WQE of an own QP, up to its last post on a shared one.
 func (ch *gioChan) waitOwn(qp *verbs.QP, pe int) error {
-	if ch.last == nil {
+	if !ch.shared {
 		return ch.wait(qp)
 	}
 	if qp.Completed() >= ch.last[pe] {
