@@ -243,9 +243,17 @@ func moeSims(cfg Config) []simMem {
 				// still carry one. The 16-GPU low-latency run on gio
 				// peaked at 89.5 MiB when every packet carried a buffer,
 				// 59.5 MiB since; half the term is kept.
-				gioFree := st == "GNN_GIO" && !cfg.Run.Functional
+				// GHN_DGPU's low-latency packets likewise hold less since
+				// its NIC recycles each put's message records once the ack
+				// is back (hw/nic): on compnet payload-free it peaked at
+				// 38.8, 58.6 and 97.3 MB at EP 16, 32 and 64 (46.9, 70.0
+				// and 130.0 MB before); half the term is kept for it too.
+				// GHN_APU, GHN_DGPU_HOSTQ and COMPNET peaked where they did
+				// (84–87, 157–168 and 266–314 MB): their helpers' and
+				// CP's queue state, not the packets, sets their peak.
+				halfPackets := (st == "GNN_GIO" || st == "GHN_DGPU") && !cfg.Run.Functional
 				if !flow {
-					if mode == workload.MoELowLatency && gioFree {
+					if mode == workload.MoELowLatency && halfPackets {
 						perGPU += buf / 16
 					} else if mode == workload.MoELowLatency {
 						perGPU += buf / 8

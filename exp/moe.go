@@ -60,7 +60,8 @@ func (m MoESpec) validate() error {
 	if m.Hidden < 128 || m.Hidden%128 != 0 || m.Hidden > 65536 {
 		errs = append(errs, fmt.Errorf("moe.hidden = %d: must be a multiple of 128 in [128, 65536]", m.Hidden))
 	}
-	if m.TokensLL < 1 || m.TokensLL > 65536 || m.TokensHT < 1 || m.TokensHT > 65536 {
+	tokensOK := m.TokensLL >= 1 && m.TokensLL <= 65536 && m.TokensHT >= 1 && m.TokensHT <= 65536
+	if !tokensOK {
 		errs = append(errs, fmt.Errorf("moe.tokens_ll = %d, moe.tokens_ht = %d: must be in [1, 65536]", m.TokensLL, m.TokensHT))
 	}
 	if m.CommWGs < 1 || m.CommWGs > 1024 {
@@ -70,6 +71,9 @@ func (m MoESpec) validate() error {
 		errs = append(errs, fmt.Errorf("moe.verify_max = %v: must be in [0, 64GiB]", m.VerifyMax))
 	}
 	for _, ep := range m.EP {
+		if !tokensOK {
+			break // each shape would repeat the token count's line as "moe tokens per GPU"
+		}
 		for _, mode := range m.Modes {
 			sh := workload.MoEShape{GPUs: ep, Experts: m.Experts, TopK: m.TopK, Tokens: m.tokens(mode)}
 			if err := sh.Validate(); err != nil {

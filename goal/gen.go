@@ -395,6 +395,12 @@ func NewPattern(name string, kv map[string]string) (*Generated, error) {
 		}
 	case "halo":
 		x, y := 0, 0
+		_, hasX := kv["x"]
+		_, hasY := kv["y"]
+		if _, ok := kv["ranks"]; ok && (hasX || hasY) {
+			// Not "unknown parameter x": x and y are the grid's other spelling.
+			return nil, bad("ranks=%s with x or y: give ranks (a near-square grid) or x and y, not both", kv["ranks"])
+		}
 		if _, ok := kv["ranks"]; ok {
 			n, err := getInt("ranks", -1)
 			if err != nil {

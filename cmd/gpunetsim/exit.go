@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/gpunetsim/gpunetsim/exp/params"
 	"github.com/gpunetsim/gpunetsim/sim"
 )
 
@@ -125,6 +127,9 @@ func reportError(err error, args []string, stderr io.Writer) int {
 		// after it (one per process) are detail a script need not parse.
 		lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, "  ") })
 	}
+	if code == exitBadInput {
+		lines = dropDerived(lines)
+	}
 	for i, line := range lines {
 		if i == maxErrorLines && len(lines) > maxErrorLines+1 {
 			fmt.Fprintf(stderr, "gpunetsim: ... and %d more problems\n", len(lines)-i)
@@ -133,6 +138,50 @@ func reportError(err error, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gpunetsim:", line)
 	}
 	return code
+}
+
+// paramName matches what may be a parameter's name in an error line
+// (section.name, section.sub.name); paramNames says which are.
+var paramName = regexp.MustCompile(`[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+`)
+
+// dropDerived keeps, of a bad input's problem lines, those that name no
+// parameter an earlier kept line names: one bad value is one line, not
+// one more for each value checked against it (node.gpus = 2^63−1 with
+// every moe.ep entry, a fft2d.n with every fft2d.procs, a jacobi.
+// strategies without its baseline, each entry of a list). Two values bad
+// on their own still give two lines; a problem hidden behind the first
+// one's is reported once that one is fixed.
+func dropDerived(lines []string) []string {
+	known := paramNames()
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range lines {
+		var names []string
+		derived := false
+		for _, n := range paramName.FindAllString(l, -1) {
+			if known[n] {
+				names = append(names, n)
+				derived = derived || seen[n]
+			}
+		}
+		if derived {
+			continue
+		}
+		for _, n := range names {
+			seen[n] = true
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// paramNames is the set of every parameter's name.
+func paramNames() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range params.Names() {
+		m[n] = true
+	}
+	return m
 }
 
 // writeCrashReport saves the stack, the command line and the build of an

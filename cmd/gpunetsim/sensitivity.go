@@ -59,7 +59,7 @@ no-argument run, 2, 4, 8, 16, 32, 64, unless set).`,
 	f.BoolVar(&so.NoScreen, "no-screen", false, "perturb every knob one by one, even in sections that a group run shows this experiment does not read")
 	f.StringVar(&so.Output, "output", "", "output the tornado plot shows (default: the experiment's headline)")
 	f.StringVar(&o.csv, "csv", "", "write the tables as CSV to `file`")
-	f.StringVar(&o.json, "json", "", "write the whole result as JSON to `file`")
+	f.StringVar(&o.json, "json", "", "write the whole result as JSON to `file` (- for standard output)")
 	f.StringVar(&o.plot, "plot", "", "draw the tornado chart to `file` (.svg, .png or .pdf)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success (no report, no progress bar)")
 	return cmd

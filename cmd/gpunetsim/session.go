@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/exp/study"
 )
 
 // session is what every command of one invocation shares: the input files
@@ -31,6 +33,7 @@ import (
 // output checks by calling input and reserve.
 type session struct {
 	stderr io.Writer
+	stdout io.Writer // standard output, for an output named "-" (nil: os.Stdout)
 
 	mu          sync.Mutex
 	ins         []inFile
@@ -260,7 +263,7 @@ func (s *session) input(flag, path string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, o := range s.outs {
-		if o.id.same(in.id) {
+		if o.open == nil && o.id.same(in.id) {
 			return badInput(sameAsInput(o.flag, o.path, in))
 		}
 	}
@@ -288,6 +291,12 @@ type outFile struct {
 	final string // the file renamed into place: path, or the file a symbolic link at path names
 	id    fileID
 	tmp   *os.File // nil once committed or removed
+	// open, for an output that is written in place rather than replaced
+	// (a stream: standard output, /dev/fd/N, a character device, a named
+	// pipe), opens it when the output is committed; tmp stays nil and
+	// pending says whether it is still to be written.
+	open    opener
+	pending bool
 	// stale are the table files of a --csv main file that its old
 	// sidecar listed (reserveCSVFiles): once the new files are in place,
 	// those the new run did not write are removed (commitAll), so no
@@ -299,11 +308,41 @@ type outFile struct {
 // that it is no input and no other output of the command, and creates its
 // temporary file. Its errors are bad input (exit code 2).
 func (s *session) reserve(flag, path string) (*outFile, error) {
+	return s.reserveOut(flag, path, true)
+}
+
+// reserveFile is reserve of an output that must be a regular file (a CSV
+// output's sidecar and table files, named after it): a stream there is
+// refused as not a regular file.
+func (s *session) reserveFile(flag, path string) (*outFile, error) {
+	return s.reserveOut(flag, path, false)
+}
+
+// reserveOut is reserve, taking streams (streamOutput) where streams is
+// set.
+func (s *session) reserveOut(flag, path string, streams bool) (*outFile, error) {
+	if !streams {
+		// checkOutputPath refuses a stream.
+	} else if open, err := s.streamOutput(flag, path); err != nil {
+		return nil, badInput(err)
+	} else if open != nil {
+		o := &outFile{s: s, flag: flag, path: path, final: path, open: open, pending: true}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.outs = append(s.outs, o)
+		return o, nil
+	}
 	final, err := checkOutputPath(flag, path)
 	if err != nil {
 		return nil, badInput(err)
 	}
 	id := identify(final)
+	if out, err := os.Stdout.Stat(); err == nil && out.Mode().IsRegular() && id.fi != nil && os.SameFile(out, id.fi) {
+		// --csv o.csv > o.csv: the rename would put the output over the
+		// file the text report goes to, which then goes to the old,
+		// unlinked file: both lost without a word.
+		return nil, badInput(fmt.Errorf("%s %s: the same file as standard output, which the run writes too: redirect standard output to another file, or name the output - to have it there", flag, path))
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, in := range s.ins {
@@ -312,7 +351,7 @@ func (s *session) reserve(flag, path string) (*outFile, error) {
 		}
 	}
 	for _, o := range s.outs {
-		if o.id.same(id) {
+		if o.open == nil && o.id.same(id) {
 			return nil, badInput(fmt.Errorf("%s %s: the same file as %s", flag, path, o.flag))
 		}
 	}
@@ -339,6 +378,11 @@ func (s *session) reserve(flag, path string) (*outFile, error) {
 // before any work, not a failure after it. Call it after the command's
 // other outputs are reserved.
 func (s *session) reserveCSVFiles(main *outFile) (sidecar *outFile, err error) {
+	if main.open != nil {
+		// The CSV output is several files named after main's, which a
+		// stream has no name for; "-" was a file named "-".
+		return nil, badInput(fmt.Errorf("%s %s: a CSV output is several files (the main table, %s and one file per further table), which standard output or another stream cannot hold: give a file name (--json - writes the whole result to standard output)", main.flag, main.path, report.CSVSidecar("FILE")))
+	}
 	dir := filepath.Dir(canonicalPath(main.path))
 	mainPath := filepath.Join(dir, filepath.Base(main.path))
 	family := func(p string) bool { return report.IsCSVTableFile(mainPath, p) }
@@ -351,7 +395,7 @@ func (s *session) reserveCSVFiles(main *outFile) (sidecar *outFile, err error) {
 		}
 	}
 	for _, o := range s.outs {
-		if o != main && (family(o.id.path) || family(canonicalPath(o.path))) {
+		if o != main && o.open == nil && (family(o.id.path) || family(canonicalPath(o.path))) {
 			s.mu.Unlock()
 			return nil, badInput(fmt.Errorf("%s %s: named like a table file of %s: choose other names", o.flag, o.path, tables))
 		}
@@ -378,14 +422,14 @@ func (s *session) reserveCSVFiles(main *outFile) (sidecar *outFile, err error) {
 			}
 		}
 		for _, o := range s.outs {
-			if o.id.same(id) {
+			if o.open == nil && o.id.same(id) {
 				s.mu.Unlock()
 				return nil, badInput(fmt.Errorf("%s table file %s: the same file as %s %s", main.flag, shown, o.flag, o.path))
 			}
 		}
 		s.mu.Unlock()
 	}
-	return s.reserve(main.flag, report.CSVSidecar(main.path))
+	return s.reserveFile(main.flag, report.CSVSidecar(main.path))
 }
 
 // checkOutputPath rejects a path that names a directory, a device, a pipe
@@ -493,6 +537,57 @@ func (o *outFile) commit(write func(io.Writer) error) error {
 // are put back from hard-linked copies of what they replaced. Errors are
 // run failures (exit 1).
 func (s *session) commitAll(list []pending) error {
+	var streams []pending
+	list = slices.DeleteFunc(slices.Clone(list), func(p pending) bool {
+		if p.out.open != nil {
+			streams = append(streams, p)
+			return true
+		}
+		return false
+	})
+	// The streams are opened first (a named pipe's open waits for its
+	// reader; an interrupt then finds no file renamed yet) and written
+	// last, once every file is in place.
+	var open []*openStream
+	closeAll := func() {
+		for _, o := range open {
+			o.close()
+		}
+		for _, p := range streams {
+			p.out.drop()
+		}
+	}
+	for _, p := range streams {
+		o, err := p.out.openStream()
+		if err != nil {
+			closeAll()
+			for _, q := range list {
+				q.out.drop()
+			}
+			return err
+		}
+		open = append(open, o)
+	}
+	if err := s.commitFiles(list); err != nil {
+		closeAll()
+		return err
+	}
+	for i, p := range streams {
+		if err := open[i].write(p.write); err != nil {
+			for _, o := range open[i+1:] {
+				o.close()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// commitFiles is commitAll of regular files (no streams).
+func (s *session) commitFiles(list []pending) error {
+	if len(list) == 0 {
+		return nil
+	}
 	for _, p := range list {
 		if err := p.out.fill(p.write); err != nil {
 			for _, q := range list {
@@ -639,6 +734,7 @@ func (o *outFile) fill(write func(io.Writer) error) error {
 func (o *outFile) drop() {
 	o.s.mu.Lock()
 	defer o.s.mu.Unlock()
+	o.pending = false
 	if o.tmp != nil {
 		o.tmp.Close()
 		os.Remove(o.tmp.Name())
@@ -655,6 +751,9 @@ func (o *outFile) drop() {
 func (s *session) outDir(flag, dir string) error {
 	if dir == "" {
 		return badInput(fmt.Errorf("%s: empty directory name", flag))
+	}
+	if ro := study.ReadOnlyDir(dir); ro != "" {
+		return badInput(fmt.Errorf("%s %s: directory %s is read-only", flag, dir, ro))
 	}
 	var missing []string
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
@@ -704,7 +803,7 @@ func (s *session) createdDir(dir string) {
 // watching SIGINT/SIGTERM, and removes reserved outputs that were not
 // committed when the command ends.
 func withSession(root *cobra.Command, stderr io.Writer, exit func(int), args ...string) (err error) {
-	s := &session{stderr: stderr, args: args, start: time.Now()}
+	s := &session{stderr: stderr, stdout: root.OutOrStdout(), args: args, start: time.Now()}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), sessionKey{}, s))
 	defer cancel()
 	stop := s.watchSignals(cancel, exit)

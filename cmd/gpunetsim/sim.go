@@ -129,7 +129,7 @@ succeeds, and each appears whole or not at all.`,
 	addLoadFlags(cmd, &o.load)
 	f.Uint64Var(&seed, "seed", 0, "seed of every random stream (same as --set run.seed=N)")
 	f.StringVar(&o.csv, "csv", "", "write the tables as CSV to `file`")
-	f.StringVar(&o.json, "json", "", "write the whole result as JSON to `file`")
+	f.StringVar(&o.json, "json", "", "write the whole result as JSON to `file` (- for standard output)")
 	f.StringVar(&o.plot, "plot", "", "draw the result's plot to `file` (.svg, .png or .pdf)")
 	f.StringVar(&o.trace, "trace", "", "write Chrome trace events of every simulated agent to `file`")
 	addTraceFilterFlags(cmd, &o.traceFilter)
@@ -420,7 +420,7 @@ func renderCSV(s *session, main, meta *outFile, res *report.Result) ([]rendered,
 	last := len(files) - 1
 	list := []rendered{{main, files[0].Data}, {meta, files[last].Data}}
 	for _, f := range files[1:last] {
-		out, err := s.reserve("--csv", f.Path)
+		out, err := s.reserveFile("--csv", f.Path)
 		if err != nil {
 			return nil, err
 		}

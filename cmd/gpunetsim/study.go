@@ -400,7 +400,7 @@ func writeStudy(s *session, p prepared, o study.Outcome, outs studyOuts, quiet b
 			case len(csvs) - 1:
 				out = eo.csvMeta
 			default:
-				if out, err = s.reserve("--out", f.Path); err != nil {
+				if out, err = s.reserveFile("--out", f.Path); err != nil {
 					return err
 				}
 			}

@@ -351,12 +351,38 @@ var docPresetSources = map[string]map[string]Source{
 }
 
 // validateRails refuses a rail-optimised fat tree whose rail count is not
-// the node's GPU (and NIC) count: NIC g of every node is on rail g.
+// the node's GPU (and NIC) count: NIC g of every node is on rail g. On
+// the other kinds, which do not read them, the rail-tree and dragonfly
+// knobs are still held to their ranges (net.TopologySpec.Validate checks
+// them only under the kind that reads them), so that a value no topology
+// could take (topology.rails = -1, topology.routing = "ü") is refused
+// whatever the kind, not ignored until the kind changes.
 func (s Spec) validateRails() error {
-	if s.Topology.Kind == "railfattree" && s.Topology.Rails != s.Node.GPUs {
-		return fmt.Errorf("topology.rails = %d: must equal node.gpus = %d (one NIC per GPU, NIC g on rail g)", s.Topology.Rails, s.Node.GPUs)
+	t := s.Topology
+	if t.Kind == "railfattree" && t.Rails != s.Node.GPUs {
+		return fmt.Errorf("topology.rails = %d: must equal node.gpus = %d (one NIC per GPU, NIC g on rail g)", t.Rails, s.Node.GPUs)
 	}
-	return nil
+	var errs []error
+	if t.Kind != "railfattree" && (t.Rails < 1 || t.Rails > 64) {
+		errs = append(errs, fmt.Errorf("topology.rails = %d: must be in [1, 64] (read by a railfattree only)", t.Rails))
+	}
+	if t.Kind == "dragonfly" {
+		return errors.Join(errs...)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"nodes_per_router", t.NodesPerRouter}, {"routers_per_group", t.RoutersPerGroup}, {"global_per_router", t.GlobalPerRouter}, {"radix", t.Radix}} {
+		if f.v < 1 || f.v > 1024 {
+			errs = append(errs, fmt.Errorf("topology.%s = %d: must be in [1, 1024] (read by a dragonfly only)", f.name, f.v))
+		}
+	}
+	switch t.Routing {
+	case "minimal", "valiant", "ugal":
+	default:
+		errs = append(errs, fmt.Errorf("topology.routing = %q: must be minimal, valiant or ugal (read by a dragonfly only)", t.Routing))
+	}
+	return errors.Join(errs...)
 }
 
 // starTopology is the source documents' network: one switch. The other

@@ -51,8 +51,8 @@ func (s Spec) Validate() error {
 	if s.Width < 1 || s.Width > 16 {
 		errs = append(errs, fmt.Errorf("cp.width = %d: must be in [1, 16]", s.Width))
 	}
-	if !(s.IPC >= 0 && s.IPC <= float64(max(1, s.Width))) {
-		errs = append(errs, fmt.Errorf("cp.ipc = %v: must be 0 (derived) or in (0, cp.width]", s.IPC))
+	if !(s.IPC == 0 || s.IPC >= cpu.MinIPC && s.IPC <= float64(max(1, s.Width))) {
+		errs = append(errs, fmt.Errorf("cp.ipc = %v: must be 0 (derived) or in [%v, cp.width]", s.IPC, cpu.MinIPC))
 	}
 	if s.L1Lines < 1 || s.L1Lines > 1<<20 {
 		errs = append(errs, fmt.Errorf("cp.l1_lines = %d: must be in [1, 1048576]", s.L1Lines))

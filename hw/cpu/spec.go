@@ -50,6 +50,16 @@ type Spec struct {
 	Cache CacheSpec `toml:"cache"`
 }
 
+// MinIPC is the smallest instructions-per-cycle a core (cpu.ipc) or
+// command processor (cp.ipc) may be given: 100 cycles per instruction,
+// slower than a core stalled on DRAM at every instruction (a DRAM access
+// is about 80 ns, 100-200 cycles, and cores overlap several).
+const MinIPC = 0.01
+
+// minStreamBPC is the smallest cpu.stream_bytes_per_cycle: a hundredth of
+// a byte per cycle (tens of MB/s at GHz clocks), below any memory system.
+const minStreamBPC = 0.01
+
 // Validate reports every invalid field.
 func (s Spec) Validate() error {
 	var errs []error
@@ -59,14 +69,17 @@ func (s Spec) Validate() error {
 	if s.Freq <= 0 {
 		errs = append(errs, fmt.Errorf("cpu.freq = %v: must be > 0", s.Freq))
 	}
-	if !(s.IPC > 0 && s.IPC <= 16) {
-		errs = append(errs, fmt.Errorf("cpu.ipc = %v: must be in (0, 16]", s.IPC))
+	// The floors (minIPC, minStreamBPC) are far below any core's, and
+	// keep one instruction or byte within the clock: cpu.ipc = 1e-320 (a
+	// denormal) ran and failed with the clock's overflow (exit 1).
+	if !(s.IPC >= MinIPC && s.IPC <= 16) {
+		errs = append(errs, fmt.Errorf("cpu.ipc = %v: must be in [%v, 16]", s.IPC, MinIPC))
 	}
 	if s.Width < 0 || s.Width > 64 || s.Width > 0 && float64(s.Width) < s.IPC {
 		errs = append(errs, fmt.Errorf("cpu.width = %d: must be 0 or in [cpu.ipc, 64] (a core retires at most its width per cycle)", s.Width))
 	}
-	if !(s.StreamBPC > 0 && s.StreamBPC <= 1024) {
-		errs = append(errs, fmt.Errorf("cpu.stream_bytes_per_cycle = %v: must be in (0, 1024]", s.StreamBPC))
+	if !(s.StreamBPC >= minStreamBPC && s.StreamBPC <= 1024) {
+		errs = append(errs, fmt.Errorf("cpu.stream_bytes_per_cycle = %v: must be in [%v, 1024]", s.StreamBPC, minStreamBPC))
 	}
 	if s.DRAMLatency < 0 || s.CacheHit < 0 {
 		errs = append(errs, fmt.Errorf("cpu.dram_latency/cache_hit = %v/%v: must be ≥ 0", s.DRAMLatency, s.CacheHit))

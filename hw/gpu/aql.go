@@ -333,6 +333,14 @@ func (s *aqlServer) Step(p *sim.Proc) bool {
 			p.Sleep(g.spec.Teardown)
 			return false
 		case aqlTeardown:
+			// The completion signal is the kernel's system-scope
+			// release (execute's teardown): it waits for the
+			// work-groups' last stores to land, so a host that sees the
+			// signal reads what the kernel wrote.
+			if s.kr.storesAt > p.Now() {
+				p.SleepUntil(s.kr.storesAt)
+				return false
+			}
 			s.st = aqlWritten
 			g.writeBackAll(p)
 			if p.Waited() {

@@ -19,3 +19,7 @@ func EagerPayloads(n *NIC, on bool) { n.eagerPayloads = on }
 
 // RunQueueCap returns the capacity of n's verbs engines' run queue.
 func RunQueueCap(n *NIC) int { return cap(n.vs().runq) }
+
+// RecycledRecords returns how many initiator (issue) and target message
+// records n keeps for reuse.
+func RecycledRecords(n *NIC) (issued, in int) { return n.issuedFree.Len(), n.inMsgFree.Len() }

@@ -78,8 +78,14 @@ type NIC struct {
 	// Packet arrays of messages whose every packet was retired here, by
 	// packet count (recycle.go).
 	pktFree [][][]Packet
-	// poisonRetired: tests overwrite retired packets and never reuse them.
+	// poisonRetired: tests overwrite retired packets and message records
+	// and never reuse them (always in a build with the nicpoison tag).
 	poisonRetired bool
+	// Message records whose last use is over, for reuse (recycle.go):
+	// the initiator's issue records whose ack retired here, and the
+	// target's records of completed puts.
+	issuedFree sim.FreeList[*issuedMsg]
+	inMsgFree  sim.FreeList[*inMsg]
 
 	deferred deferredCmds           // GDS commands posted but not yet activated (deferred.go)
 	cmdFree  sim.FreeList[*hostCmd] // host commands done with, for reuse (hostcmd.go)
@@ -129,7 +135,8 @@ func New(e *sim.Engine, id int, name string, spec Spec, m *mem.Memory, link *pci
 		panic(fmt.Sprintf("%s: max payload %v: must be ≥ 8B", name, maxPayload))
 	}
 	n := &NIC{e: e, id: id, name: name, track: name + ".nic", spec: spec, mem: m, link: link, fab: fab,
-		maxPayload: maxPayload, out: map[uint64]*outMsg{}, in: map[uint64]*inMsg{}, early: map[uint64][]*Packet{}}
+		maxPayload: maxPayload, out: map[uint64]*outMsg{}, in: map[uint64]*inMsg{}, early: map[uint64][]*Packet{},
+		poisonRetired: poisonBuild}
 	n.tn.memlist = spec.TrigLookup == "memlist"
 	fab.Attach(id, n)
 	return n

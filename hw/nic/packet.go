@@ -135,6 +135,10 @@ type inMsg struct {
 	npk      int     // packets in the message
 	ctx      *CtxMsg // bound to an ME with a sPIN execution context
 	hold     bool    // XTQ: occupies a slot of the NIC's hold buffer
+	// issued is the initiator's record of the message (its header packet's
+	// issuedMsg), nil when it has none: its ack's packets' record is the
+	// record's own (recycleIn).
+	issued *issuedMsg
 }
 
 func msgKey(src int, msg uint64) uint64 { return uint64(src)<<48 | msg }
@@ -160,16 +164,25 @@ type txMsg struct {
 	// this txMsg: free for reuse once the ack's packet retires at the
 	// initiator (recycleIn).
 	ackOf *rcIn
+	// owner, set on the records an issuedMsg holds (its message's and its
+	// ack's), is that issuedMsg (recycle.go).
+	owner *issuedMsg
 }
 
 // issuedMsg is what NIC.issue allocates for a message: its packets'
 // shared record, its header and its command in one object instead of
 // three (a GPU-TN ring issues a put per step and slice; at 256 nodes
 // these were a third of the run's allocation).
+//
+// The ack of a put the target completed through targetComplete is sent
+// with ack, in the same object: the ack's retirement at the initiator is
+// the record's last use, and the initiator keeps it for its next message
+// (recycle.go).
 type issuedMsg struct {
 	tx  txMsg
 	hdr Header
 	cmd Command
+	ack txMsg
 }
 
 // sendPackets sends a message of length l to dst as packets of at most

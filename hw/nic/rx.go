@@ -68,7 +68,14 @@ func (n *NIC) match(pk *Packet) int {
 	if h == nil {
 		panic(fmt.Sprintf("%s: header packet of message %d from node %d has no header", n.name, pk.Msg, pk.Src))
 	}
-	m := &inMsg{src: pk.Src, msg: pk.Msg, hdr: h, start: n.e.Now(), npk: n.packets(h.Length)}
+	m, ok := n.inMsgFree.Get() // a record targetComplete was done with (releaseIn)
+	if !ok {
+		m = new(inMsg)
+	}
+	*m = inMsg{src: pk.Src, msg: pk.Msg, hdr: h, start: n.e.Now(), npk: n.packets(h.Length)}
+	if tx := pk.tx; tx != nil && tx.owner != nil && tx == &tx.owner.tx {
+		m.issued = tx.owner
+	}
 	if h.Op == CmdGet {
 		// A get request is its header packet alone (tx.go); Length is what
 		// the reply carries. Counting the reply's packets here left the
@@ -312,6 +319,10 @@ func (n *NIC) targetComplete(m *inMsg) {
 		typ = EventFetchAtomic
 	}
 	n.targetEvents(m, typ)
+	if n.recyclable(m) {
+		n.respondRecycling(m)
+		return
+	}
 	n.respond(m, m.old)
 }
 

@@ -20,7 +20,11 @@ func (n *NIC) issue(cmd Command) {
 	n.lastIssue = n.e.Now()
 	n.nextMsg++
 	id := n.nextMsg
-	im := &issuedMsg{hdr: Header{Op: cmd.Op, Initiator: n.id, PT: cmd.PT, MatchBits: cmd.MatchBits, RemoteOffset: cmd.RemoteOffset,
+	im, ok := n.issuedFree.Get() // a record whose ack retired here (recycleIssued)
+	if !ok {
+		im = new(issuedMsg)
+	}
+	*im = issuedMsg{hdr: Header{Op: cmd.Op, Initiator: n.id, PT: cmd.PT, MatchBits: cmd.MatchBits, RemoteOffset: cmd.RemoteOffset,
 		Length: cmd.Length, HdrData: cmd.HdrData, Ack: cmd.Ack, AtomicOp: cmd.AtomicOp, AtomicType: cmd.AtomicType,
 		Operand: cmd.Operand}}
 	hdr := &im.hdr
@@ -44,7 +48,7 @@ func (n *NIC) issue(cmd Command) {
 		return
 	}
 	im.cmd = cmd
-	im.tx = txMsg{n: n, src: n.fromMemory(src), kind: KindRequest, hdr: hdr, start: n.e.Now(), cmd: &im.cmd}
+	im.tx = txMsg{n: n, src: n.fromMemory(src), kind: KindRequest, hdr: hdr, start: n.e.Now(), cmd: &im.cmd, owner: im}
 	n.sendTx(&im.tx, cmd.Target, id, cmd.Length, FailOK, 0)
 }
 

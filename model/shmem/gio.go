@@ -147,7 +147,51 @@ type gioCtx struct {
 	// nobody posts to as well); 32 bits, as the closed form's writes
 	// number their slots: a QP would need 2^32 posts, tens of billions of
 	// events, to pass it.
-	templated []uint32
+	templated gioCounts
+}
+
+// gioCounts holds a count per PE in chunks of gioChunk made at the first
+// change of one of theirs: with template_at_init every QP starts full and
+// only those posted to change (a halo's context posts to a few PEs of
+// thousands), where a count for every PE of each QP set was 64 KiB per GPU
+// at 8,192 GPUs. A count of a chunk not made is the one its PE started
+// with: init for every PE but own (0).
+type gioCounts struct {
+	chunks []*[gioChunk]uint32
+	init   uint32
+	own    int
+}
+
+// newGIOCounts returns the counts of npes PEs, each init but own's 0.
+func newGIOCounts(npes, own int, init uint32) gioCounts {
+	return gioCounts{chunks: make([]*[gioChunk]uint32, (npes+gioChunk-1)/gioChunk), init: init, own: own}
+}
+
+// at returns pe's count.
+func (t *gioCounts) at(pe int) uint32 {
+	if c := t.chunks[pe/gioChunk]; c != nil {
+		return c[pe%gioChunk]
+	}
+	if pe == t.own {
+		return 0
+	}
+	return t.init
+}
+
+// ref returns pe's count to change, making its chunk (its PEs' counts as
+// they started).
+func (t *gioCounts) ref(pe int) *uint32 {
+	c := t.chunks[pe/gioChunk]
+	if c == nil {
+		c = new([gioChunk]uint32)
+		for k := range c {
+			if j := pe/gioChunk*gioChunk + k; j != t.own {
+				c[k] = t.init
+			}
+		}
+		t.chunks[pe/gioChunk] = c
+	}
+	return &c[pe%gioChunk]
 }
 
 // gioConn is a connection of a context to a PE, made on first use: its
@@ -200,10 +244,17 @@ func (t gioConns) each(f func(pe int, c *gioConn)) {
 // atomics land, and with a shared set the QP index after each PE's last
 // post of its own (what its waits wait for).
 type gioChan struct {
-	c    *gioCtx
-	q    int
-	wg   *gpu.WG
-	last []uint64 // shared set only: by PE
+	c  *gioCtx
+	q  int
+	wg *gpu.WG
+	// shared reports a shared QP set, whose waits wait for last.
+	shared bool
+	// last is, by PE, the QP index after the context's last post there
+	// (shared set only), made at the first post: a context posts to a
+	// few PEs of thousands (a halo's work-group to one), and a slice by
+	// PE for each of 26 contexts was 1.7 MB per GPU at 8,192 GPUs, 14 GB
+	// in all. A PE never posted to reads 0, as the slice's did.
+	last map[int]uint64
 }
 
 // qp returns the context's QP to pe, making the connection reserved for
@@ -230,6 +281,9 @@ func (c *gioCtx) qp(pe int) (*verbs.QP, error) {
 	cn := c.conns.make(pe)
 	cn.cq, cn.qp = cq, qa
 	i := c.q*b.dev.npes + pe
+	if b.shared {
+		b.dev.rt.node.Mem.MarkControl(b.lock(i), 32) // before its first use (lock)
+	}
 	qa.OnRetire(func() {
 		b.cand[i/64] |= 1 << (i % 64)
 		if b.tmplWait {
@@ -270,7 +324,17 @@ func newGIOBackend(d *Device) (*gioBackend, error) {
 	b.uncache(b.hdp, 8)
 	b.ctxs = make([]*gioCtx, sets)
 	if b.shared {
-		b.locks = n.Mem.AllocData(mem.GPU, uint64(sets*d.npes)*32, "gio.qp-locks")
+		// A ticket lock per (set, PE), 32 B each, sized as the runtime's
+		// array is; in a payload-free memory only the locks of the
+		// connections made keep their words (control lines, marked as
+		// gioCtx.qp makes a connection): at 8,192 PEs the array is 512
+		// KiB, and each lock used backed a 4 KiB page of it.
+		locks := uint64(sets*d.npes) * 32
+		if n.Mem.Functional() {
+			b.locks = n.Mem.AllocData(mem.GPU, locks, "gio.qp-locks")
+		} else {
+			b.locks = n.Mem.Alloc(mem.GPU, locks, "gio.qp-locks")
+		}
 	}
 	b.qpBase = b.vn.ReserveQPNumbers(2 * sets * (d.npes - 1))
 	b.vn.SetQPMaker(b.makeEnd)
@@ -449,16 +513,12 @@ func (b *gioBackend) connect() error {
 	// nothing to do until a completion frees a slot.
 	atInit := b.spec.TemplateAtInit
 	depth := uint32(b.vn.Spec().QPDepth)
+	init := uint32(0)
+	if atInit {
+		init = depth
+	}
 	for q := range b.ctxs {
-		c := &gioCtx{b: b, q: q, conns: make(gioConns, (d.npes+gioChunk-1)/gioChunk), templated: make([]uint32, d.npes)}
-		if atInit {
-			for pe := range c.templated {
-				if pe != d.pe {
-					c.templated[pe] = depth
-				}
-			}
-		}
-		b.ctxs[q] = c
+		b.ctxs[q] = &gioCtx{b: b, q: q, conns: make(gioConns, (d.npes+gioChunk-1)/gioChunk), templated: newGIOCounts(d.npes, d.pe, init)}
 	}
 	b.cand = make([]uint64, (len(b.ctxs)*d.npes+63)/64)
 	for i := range len(b.ctxs) * d.npes {
@@ -511,11 +571,11 @@ func (b *gioBackend) template(t *cpu.Thread) {
 			if err != nil {
 				panic(fmt.Sprintf("gio: PE %d context %d: a reserved connection to PE %d: %v", b.dev.pe, c.q, pe, err))
 			}
-			if qp != nil && uint64(c.templated[pe]) < qp.Completed()+uint64(qp.Depth()) {
+			if qp != nil && uint64(c.templated.at(pe)) < qp.Completed()+uint64(qp.Depth()) {
 				b.templateSlot(t, c, pe, qp)
 				did = true
 			}
-			if qp == nil || uint64(c.templated[pe]) >= qp.Completed()+uint64(qp.Depth()) {
+			if qp == nil || uint64(c.templated.at(pe)) >= qp.Completed()+uint64(qp.Depth()) {
 				b.cand[i/64] &^= 1 << (i % 64) // full: a consumed completion marks it again
 			}
 		}
@@ -553,7 +613,7 @@ func (b *gioBackend) nextCand(i int) int {
 // PCIe posted writes into GPU memory.
 func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP) {
 	t.Instr(b.spec.TemplateInstr)
-	k := uint64(c.templated[pe])
+	k := uint64(c.templated.at(pe))
 	rb := b.dev.rt.team.devs[pe].backend.(*gioBackend)
 	w := nic.WQE{QPN: qp.Num()}
 	if rb.heap != nil {
@@ -564,7 +624,7 @@ func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP
 
 // slotTemplated counts the slot templateSlot wrote, visible at vis.
 func (b *gioBackend) slotTemplated(t *cpu.Thread, c *gioCtx, pe int, vis sim.Time) {
-	c.templated[pe]++
+	*c.templated.ref(pe)++
 	b.stats.Templates++
 	// A thread preempted on the way (a shared core's slice end) is back
 	// after its writes landed: the template is visible by now.
@@ -578,11 +638,7 @@ func (b *gioBackend) Open(wg *gpu.WG, q int) (Channel, error) {
 			return nil, err
 		}
 	}
-	ch := &gioChan{c: b.ctxs[q%len(b.ctxs)], q: q, wg: wg}
-	if b.shared {
-		ch.last = make([]uint64, b.dev.npes)
-	}
-	return ch, nil
+	return &gioChan{c: b.ctxs[q%len(b.ctxs)], q: q, wg: wg, shared: b.shared}, nil
 }
 
 // Stop ends the templater's work (after the slot it is writing; it
@@ -846,11 +902,11 @@ func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 	g := wg.GPU().Spec()
 	wg.Sleep(g.Cycles(g.L2Cycles)) // claim the slot: device-scope atomic on the producer index
 	k := qp.Posted()
-	if uint64(c.templated[pe]) <= k {
+	if uint64(c.templated.at(pe)) <= k {
 		b.stats.TemplateStalls++
 		t0 := wg.Now()
 		b.work.Notify()
-		wg.WaitUntil(&b.work, "gio: template of the next slot", func() bool { return uint64(c.templated[pe]) > k })
+		wg.WaitUntil(&b.work, "gio: template of the next slot", func() bool { return uint64(c.templated.at(pe)) > k })
 		b.stats.StallTime += wg.Now() - t0
 	}
 	if err := qp.PostFields(wg, w, []int{0, 1, 2, 3}); err != nil {
@@ -859,7 +915,10 @@ func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 	wg.Release(gpu.System)
 	qp.RingUnfenced(wg) // the system release above is the fence
 	b.stats.Posts++
-	if ch.last != nil {
+	if ch.shared {
+		if ch.last == nil {
+			ch.last = make(map[int]uint64)
+		}
 		ch.last[pe] = qp.Posted()
 	}
 	return nil
@@ -871,7 +930,7 @@ func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 // and at the end a device release and the now-serving word's increment.
 func (ch *gioChan) lock(pe int, which mem.Addr, what string) func() {
 	wg, b := ch.wg, ch.c.b
-	ticket := b.locks + mem.Addr(32*(ch.c.q*b.dev.npes+pe)) + which
+	ticket := b.lock(ch.c.q*b.dev.npes+pe) + which
 	t0 := wg.Now()
 	t := wg.AtomicAdd64(ticket, 1)
 	wg.PollDevice(ticket+8, what, func(x uint64) bool { return x == t })
@@ -882,10 +941,14 @@ func (ch *gioChan) lock(pe int, which mem.Addr, what string) func() {
 	}
 }
 
+// lock returns the address of the ticket lock of connection i (set ×
+// npes + PE).
+func (b *gioBackend) lock(i int) mem.Addr { return b.locks + mem.Addr(32*i) }
+
 // waitOwn waits until the context's posts on qp (to pe) have completed:
 // every WQE of an own QP, up to its last post on a shared one.
 func (ch *gioChan) waitOwn(qp *verbs.QP, pe int) error {
-	if ch.last == nil {
+	if !ch.shared {
 		return ch.wait(qp)
 	}
 	if qp.Completed() >= ch.last[pe] {

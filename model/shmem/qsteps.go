@@ -216,6 +216,7 @@ func (st *submitSteps) Step(sp *sim.Proc) bool {
 		case putSlot:
 			st.pc = putSlotLoad
 			if q.w < q.q || q.done[q.w%q.q] {
+				q.claimFirst(wg.Mem())
 				st.pc = putStatus
 			}
 		case putSlotLoad:

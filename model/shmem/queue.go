@@ -40,6 +40,9 @@ type queue struct {
 	// 0 when the status is the entry's word 0.
 	status mem.Addr
 	owner  *service
+	// ctrl: the ring keeps only its used lines' bytes (allocRing), each
+	// slot's marked at its first claim.
+	ctrl bool
 
 	// producer state (the work-group's LDS)
 	w, lr uint64
@@ -68,6 +71,15 @@ func (q *queue) stamp(seq uint64, i int, t sim.Time) {
 		q.stamps[seq%q.q] = row
 	}
 	row[i] = t
+}
+
+// claimFirst marks the line of slot w, claimed by the producer, as
+// control words on the ring's first lap (allocRing's payload-free rings),
+// before anything is written to it.
+func (q *queue) claimFirst(m *mem.Memory) {
+	if q.ctrl && q.w < q.q {
+		m.MarkControl(q.slot(q.w), entrySize)
+	}
 }
 
 func (q *queue) slot(i uint64) mem.Addr   { return q.ring + mem.Addr(i%q.q)*entrySize }
@@ -239,6 +251,7 @@ func (c *qchan) reserve() {
 		}
 		s := q.w % q.q
 		if q.w < q.q || q.done[s] {
+			q.claimFirst(wg.Mem())
 			return
 		}
 		slot := q.stat(q.w)

@@ -46,7 +46,16 @@ const (
 
 // NewPostRing returns the steps of posting ws on q and ringing once.
 func (q *QP) NewPostRing(wg *gpu.WG, ws []nic.WQE) *PostRing {
-	return &PostRing{q: q, wg: wg, ws: ws}
+	r := new(PostRing)
+	q.InitPostRing(r, wg, ws)
+	return r
+}
+
+// InitPostRing makes r the steps of posting ws on q and ringing once, as
+// NewPostRing returns them: for a caller that reuses its PostRing once
+// the steps finished (nothing keeps r after its Step returned true).
+func (q *QP) InitPostRing(r *PostRing, wg *gpu.WG, ws []nic.WQE) {
+	*r = PostRing{q: q, wg: wg, ws: ws}
 }
 
 // Step implements sim.Stepper.

@@ -26,6 +26,9 @@ type Backend struct {
 	// ErrTimeLimit if a kernel has not finished (service threads poll
 	// forever, so a lost request would otherwise never end the run).
 	Limit sim.Time
+	// PayloadFree runs the scenario on payload-free memories (buffers
+	// without bytes, control words kept), as the large runs do.
+	PayloadFree bool
 }
 
 // ErrTimeLimit is Scenario's error when a kernel did not finish by
@@ -65,7 +68,7 @@ func Scenario(b Backend, alloc []uint64, kernel func(pe int, sym []mem.Addr) Ker
 	if b.Nodes == 0 {
 		b.Nodes = 3
 	}
-	c, err := cluster.New(sim.New(1), b.HW, b.Nodes, true)
+	c, err := cluster.New(sim.New(1), b.HW, b.Nodes, !b.PayloadFree)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -1,0 +1,6 @@
+//go:build nicpoison
+
+package nic
+
+// poisonBuild: see poison_off.go.
+const poisonBuild = true
