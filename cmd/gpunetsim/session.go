@@ -545,16 +545,37 @@ func (s *session) commitAll(list []pending) error {
 		}
 		return false
 	})
-	if err := s.commitFiles(list); err != nil {
+	// The streams are opened first (a named pipe's open waits for its
+	// reader; an interrupt then finds no file renamed yet) and written
+	// last, once every file is in place.
+	var open []*openStream
+	closeAll := func() {
+		for _, o := range open {
+			o.close()
+		}
 		for _, p := range streams {
 			p.out.drop()
 		}
+	}
+	for _, p := range streams {
+		o, err := p.out.openStream()
+		if err != nil {
+			closeAll()
+			for _, q := range list {
+				q.out.drop()
+			}
+			return err
+		}
+		open = append(open, o)
+	}
+	if err := s.commitFiles(list); err != nil {
+		closeAll()
 		return err
 	}
 	for i, p := range streams {
-		if err := p.out.writeStream(p.write); err != nil {
-			for _, q := range streams[i+1:] {
-				q.out.drop()
+		if err := open[i].write(p.write); err != nil {
+			for _, o := range open[i+1:] {
+				o.close()
 			}
 			return err
 		}
