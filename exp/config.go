@@ -33,7 +33,9 @@ type RunSpec struct {
 	// Partitions splits one simulation over that many engines run in
 	// parallel (hw/cluster.NewPartitioned, docs/parallel.md); results are
 	// those of one engine. 0 picks per point (workload.AutoPartitions).
-	Partitions int `toml:"partitions" doc:"engines one simulation is split into, run in parallel on min(engines, cores) threads, each thread running its engines one after the other in every window (more engines than cores keep each engine's state in the caches: the 1,024-node payload-free GPU-TN ring runs best at 16-32) (allreduce on CPU, HDN, HDN_OVERLAP, GDS, GPUTN, XTQ, HSA, GHN_*, COMPNET, GNN_GIO and GNN_GPURDMA, packet network; 1 = one engine; 0 = auto: where it pays, on the cores the sweep leaves free, one engine per 8 nodes functional or 64 payload-free, at most 2)" src:"RUN"`
+	// Either way the engines run on at most the cores the sweep gives the
+	// point (sim.Group.SetThreads).
+	Partitions int `toml:"partitions" doc:"engines one simulation is split into, run in parallel on min(engines, cores) threads, each thread running its engines one after the other in every window (more engines than cores keep each engine's state in the caches: the 1,024-node payload-free GPU-TN ring runs best at 16-32) (allreduce on CPU, HDN, HDN_OVERLAP, GDS, GPUTN, XTQ, HSA, GHN_*, COMPNET, GNN_GIO and GNN_GPURDMA, packet network; 1 = one engine; 0 = auto: where it pays, on the cores the sweep leaves free, one engine per 8 nodes functional or 64 payload-free, at most 2, and GPUTN payload-free from 1,024 nodes 32 engines on those cores' threads; threads never exceed those cores)" src:"RUN"`
 }
 
 // AllreduceSpec holds the knobs of the strong-scaled allreduce study

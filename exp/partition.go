@@ -80,7 +80,8 @@ func allreducePartitions(cfg Config) error {
 // newPartitionedRun is newRun on cfg.Run.Partitions engines run in
 // parallel (cluster.NewPartitioned); one partition is newRun itself.
 // With run.partitions = 0 the engines are workload.AutoPartitions' choice
-// for the cores env leaves the point (one when tracing).
+// for the cores env leaves the point (one when tracing); either way they
+// run on at most env.Cores threads (sim.Group.SetThreads).
 func newPartitionedRun(cfg Config, env Env, label string, n int, s strategy.Strategy) (*cluster.Cluster, error) {
 	spec := cfg.Spec
 	if d, err := strategy.Lookup(string(s)); err == nil {
@@ -107,6 +108,9 @@ func newPartitionedRun(cfg Config, env Env, label string, n int, s strategy.Stra
 	c, err := cluster.NewPartitioned(cfg.Run.Seed, spec, n, k, cfg.Run.Functional)
 	if err == nil {
 		c.SetCheckInvariants(cfg.Run.CheckInvariants)
+		// The engines run on no more threads than the cores the sweep
+		// gives the point (0: unknown, GOMAXPROCS).
+		c.Group.SetThreads(env.Cores)
 	}
 	return c, err
 }

@@ -62,6 +62,42 @@ func TestAutoPartitionsRunsPointsSplitWithTheSameResult(t *testing.T) {
 	}
 }
 
+// A point's engines run on no more threads than the cores the sweep
+// gives it (Env.Cores), whether run.partitions asks for them or auto
+// picks them: a sweep of several points at once must not oversubscribe.
+func TestPartitionedRunThreadsWithinCores(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Allreduce.Nodes, cfg.Allreduce.Strategies, cfg.Allreduce.Size = []int{16}, []string{"HDN"}, 64*unit.KiB
+	for _, tc := range []struct {
+		name             string
+		partitions, core int
+		engines, threads int
+	}{
+		{"8 engines asked, 1 core", 8, 1, 8, 1},
+		{"8 engines asked, 2 cores", 8, 2, 8, 2},
+		{"8 engines asked, cores unknown: GOMAXPROCS", 8, 0, 8, 4},
+		{"auto, 3 cores", 0, 3, 2, 2},
+	} {
+		pc := cfg
+		pc.Run.Partitions = tc.partitions
+		c, err := newPartitionedRun(pc, Env{Cores: tc.core}, "p", 16, strategy.HDN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Group == nil || c.Group.Partitions() != tc.engines || c.Group.Threads() != tc.threads {
+			t.Errorf("%s: group %v; want %d engines on %d threads", tc.name, c.Group != nil, tc.engines, tc.threads)
+			if c.Group != nil {
+				t.Errorf("  got %d engines on %d threads", c.Group.Partitions(), c.Group.Threads())
+			}
+		}
+		c.Close()
+	}
+}
+
 // autoAndOneEngine returns point pt's result with run.partitions = 0 on two
 // free cores and with one engine.
 func autoAndOneEngine(t *testing.T, pt Point) (auto, one []byte) {

@@ -14,7 +14,7 @@ import (
 // interaction takes at least the lookahead L of simulated time (in the
 // cluster: a link plus a switch), so the events of the window [T, T+L) of
 // different partitions are independent: the partitions run their windows
-// on min(k, GOMAXPROCS) threads, each thread its own fixed run of
+// on min(k, GOMAXPROCS, SetThreads) threads, each thread its own fixed run of
 // partitions one after the other, then all meet at a barrier, where the events posted
 // across partitions (Post) are merged into their destination queues. The
 // next window starts at the earliest pending event of any partition, so
@@ -43,6 +43,7 @@ type Group struct {
 	crossed   uint64 // events posted across partitions
 	critical  uint64 // per window, the busiest partition's events, summed
 	before    []uint64
+	threads   int // SetThreads' bound; 0: GOMAXPROCS
 }
 
 // crossEvent is an event posted from one partition to another.
@@ -113,6 +114,22 @@ func (g *Group) Now() Time {
 	return t
 }
 
+// SetThreads bounds the threads Run uses to n (still at most the
+// partitions and GOMAXPROCS): a simulation given n cores of a sweep that
+// runs others beside it must not take more. n < 1 leaves the bound at
+// GOMAXPROCS. The results do not depend on it.
+func (g *Group) SetThreads(n int) { g.threads = max(0, n) }
+
+// Threads returns the number of threads Run runs the partitions on:
+// min(partitions, GOMAXPROCS, SetThreads' bound).
+func (g *Group) Threads() int {
+	n := min(g.k, runtime.GOMAXPROCS(0))
+	if g.threads > 0 {
+		n = min(n, g.threads)
+	}
+	return max(1, n)
+}
+
 // Post schedules h.Handle(arg) at time t on partition dst, from an event or
 // process of partition src. A cross-partition event must lie at least the
 // lookahead after src's now; an earlier one is a simulator bug and panics.
@@ -144,7 +161,7 @@ func (g *Group) AddEndCheck(check EndCheck) { g.endChecks = append(g.endChecks, 
 // from the partitions' and the group's end checks, as Engine.Run does.
 // After a Stop, the other partitions finish the current window.
 //
-// The partitions run on min(k, GOMAXPROCS) threads, each running a fixed
+// The partitions run on Threads() threads, each running a fixed
 // run of consecutive partitions one after the other in every window: the
 // windows of different partitions are independent, so the results do not
 // depend on the threads. More partitions than threads keeps each
@@ -192,8 +209,8 @@ func (g *Group) share(t, n int) (lo, hi int) {
 	return t * g.k / n, (t + 1) * g.k / n
 }
 
-// startWorkers starts a goroutine per thread 1..n−1 (n = min(k,
-// GOMAXPROCS)) that runs one window of its partitions (share) per limit
+// startWorkers starts a goroutine per thread 1..n−1 (n = Threads())
+// that runs one window of its partitions (share) per limit
 // received on work, each on fixed partitions (their coroutines then stay
 // on one thread's caches), and reports on done. The
 // channels are buffered so that handing out a window never waits for a
@@ -201,7 +218,7 @@ func (g *Group) share(t, n int) (lo, hi int) {
 // sides poll a while before they block (receive), which on idle cores
 // spares the wake-up of a sleeping thread at every window.
 func (g *Group) startWorkers() (work []chan Time, done chan struct{}) {
-	n := max(1, min(g.k, runtime.GOMAXPROCS(0)))
+	n := g.Threads()
 	done = make(chan struct{}, n)
 	for me := 1; me < n; me++ {
 		w := make(chan Time, 1)

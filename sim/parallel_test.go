@@ -127,6 +127,40 @@ func TestGroupIndependentOfGOMAXPROCS(t *testing.T) {
 	}
 }
 
+// SetThreads bounds the threads below GOMAXPROCS (a sweep's point given
+// fewer cores than the process has), never above the partitions or
+// GOMAXPROCS, and the results do not depend on it.
+func TestGroupSetThreads(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	cases := []struct{ k, bound, want int }{
+		{8, 0, 4}, {8, 1, 1}, {8, 2, 2}, {8, 6, 4}, {3, 2, 2}, {2, 8, 2}, {1, 4, 1},
+	}
+	for _, c := range cases {
+		g, err := NewGroup(1, c.k, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetThreads(c.bound)
+		if got := g.Threads(); got != c.want {
+			t.Errorf("k=%d, SetThreads(%d) at GOMAXPROCS 4: %d threads, want %d", c.k, c.bound, got, c.want)
+		}
+	}
+	ref := newTokenNet(t, 16, 4, 30, 100)
+	if err := ref.g.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, bound := range []int{1, 3} {
+		tn := newTokenNet(t, 16, 4, 30, 100)
+		tn.g.SetThreads(bound)
+		if err := tn.g.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := tn.logs(), ref.logs(); got != want {
+			t.Fatalf("SetThreads(%d) differs from 4 threads:\n%s\n%s", bound, got, want)
+		}
+	}
+}
+
 // Every partition is run by exactly one thread, each thread runs at least
 // one, and the threads' shares are consecutive runs in partition order.
 func TestGroupShareCoversEveryPartitionOnce(t *testing.T) {

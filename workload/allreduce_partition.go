@@ -55,11 +55,29 @@ func partitionRefusal(k int, s strategy.Strategy, impl string) error {
 const (
 	autoNodesFunctional  = 8
 	autoNodesPayloadFree = 64
-	// autoMaxEngines bounds the engines auto picks: more than two were not
-	// measured (the reference machine has two cores); run.partitions = K
-	// asks for more.
+	// autoMaxEngines bounds the engines auto picks where more engines
+	// than cores were not measured to pay; run.partitions = K asks for
+	// more.
 	autoMaxEngines = 2
+	// From autoManyFrom payload-free nodes, an allreduce whose
+	// implementation manyEnginesPay runs on autoManyEngines engines (on
+	// no more threads than cores, sim.Group.Threads): each engine's
+	// window then finds its few nodes' state in the core's caches
+	// (docs/speed.md, "Engines per strategy"). Measured at 1,024 nodes
+	// (16 and 32 engines alike, 64 slower); at 256 nodes 8 and 32
+	// engines cost more CPU than 2 for every strategy measured.
+	autoManyFrom    = 1024
+	autoManyEngines = 32
 )
+
+// manyEnginesPay reports whether the allreduce implementation impl was
+// measured to run faster on autoManyEngines engines than on two at
+// autoManyFrom payload-free nodes: GPU-TN's triggered ring, whose
+// per-node state (a control line per slice of every step) grows with
+// the nodes.
+func manyEnginesPay(impl string) bool {
+	return impl == "triggered"
+}
 
 // AutoPartitions is the number of engines run.partitions = 0 (auto) runs
 // one allreduce point of n nodes on, given cores free for it: as many as
@@ -68,16 +86,26 @@ const (
 // run is refused
 // (a strategy whose allreduce shares run-wide state, the flow network, no
 // lookahead); random spines and a dragonfly's Valiant or UGAL routing
-// split too (their paths are drawn per packet, net.Fabric.draw). spec is the strategy's adjusted cluster spec. The results
+// split too (their paths are drawn per packet, net.Fabric.draw). From
+// autoManyFrom payload-free nodes, a strategy whose engines were measured
+// to pay beyond the cores (manyEnginesPay) gets autoManyEngines (at most
+// the leaves); the caller runs them on at most cores threads
+// (sim.Group.SetThreads). spec is the strategy's adjusted cluster spec. The results
 // are those of one engine (TestPartitionedAllreduceMatchesSequential);
 // only the wall time differs.
 func AutoPartitions(spec cluster.Spec, n int, functional bool, s strategy.Strategy, cores int) int {
 	if cores < 2 || !AllreducePartitionable(s) || cluster.CanPartition(spec) != nil {
 		return 1
 	}
+	most := cluster.MaxPartitions(spec, n)
+	if !functional && n >= autoManyFrom {
+		if im, _, err := AllreduceDef().implFor(s); err == nil && manyEnginesPay(im.Name) {
+			return max(1, min(most, autoManyEngines))
+		}
+	}
 	per := autoNodesPayloadFree
 	if functional {
 		per = autoNodesFunctional
 	}
-	return max(1, min(cores, autoMaxEngines, cluster.MaxPartitions(spec, n), n/per))
+	return max(1, min(cores, autoMaxEngines, most, n/per))
 }

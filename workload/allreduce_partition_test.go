@@ -226,6 +226,13 @@ func TestAutoPartitions(t *testing.T) {
 		{"payload-free 64 nodes", cluster.GPUTN(), 64, false, strategy.CPU, 2, 1},
 		{"payload-free 128 nodes", cluster.GPUTN(), 128, false, strategy.CPU, 2, 2},
 		{"payload-free 1024 nodes, 64 cores", cluster.GPUTN(), 1024, false, strategy.HDN, 64, 2},
+		{"GPU-TN payload-free 1024 nodes: 32 engines on the cores' threads", cluster.GPUTN(), 1024, false, strategy.GPUTN, 2, 32},
+		{"GPU-TN payload-free 2048 nodes: 32, the most measured", cluster.GPUTN(), 2048, false, strategy.GPUTN, 2, 32},
+		{"GPU-TN payload-free 512 nodes: two", cluster.GPUTN(), 512, false, strategy.GPUTN, 2, 2},
+		{"GPU-TN functional 1024 nodes: two", cluster.GPUTN(), 1024, true, strategy.GPUTN, 2, 2},
+		{"GPU-TN payload-free 1024 nodes, one core", cluster.GPUTN(), 1024, false, strategy.GPUTN, 1, 1},
+		{"GPU-TN payload-free 1024 nodes, fat tree of 16 leaves", fatTree(64), 1024, false, strategy.GPUTN, 2, 16},
+		{"CPU payload-free 1024 nodes: two", cluster.GPUTN(), 1024, false, strategy.CPU, 2, 2},
 		{"fat tree: whole leaves", fatTree(32), 64, true, strategy.CPU, 8, 2},
 		{"fat tree: one leaf", fatTree(32), 32, true, strategy.CPU, 8, 1},
 		{"fat tree, random spines: drawn per packet, one engine's results", outOfOrder(fatTree(16)), 64, true, strategy.CPU, 2, 2},
@@ -241,6 +248,42 @@ func TestAutoPartitions(t *testing.T) {
 	for _, c := range cases {
 		if got := AutoPartitions(c.hw, c.nodes, c.functional, c.s, c.cores); got != c.want {
 			t.Errorf("%s: AutoPartitions(%d nodes, functional %v, %s, %d cores) = %d, want %d", c.name, c.nodes, c.functional, c.s, c.cores, got, c.want)
+		}
+	}
+}
+
+// Auto's many engines on few threads (GPU-TN's payload-free ring from
+// autoManyFrom nodes: more engines than cores, each thread running its
+// share one after the other in every window) reproduce one engine's
+// times and event counts, on the threads the cores allow and on one.
+func TestManyEnginesOnFewThreadsMatchSequential(t *testing.T) {
+	run := func(k, threads int) (AllreduceResult, uint64) {
+		var c *cluster.Cluster
+		var err error
+		if k == 0 {
+			c, err = cluster.New(sim.New(1), cluster.GPUTN(), 64, false)
+		} else {
+			c, err = cluster.NewPartitioned(1, cluster.GPUTN(), 64, k, false)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if c.Group != nil {
+			c.Group.SetThreads(threads)
+		}
+		a := Allreduce{Size: unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8}
+		res, err := a.Run(c, strategy.GPUTN, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()})
+		if err != nil {
+			t.Fatalf("%d engines on %d threads: %v", k, threads, err)
+		}
+		return res, c.Events()
+	}
+	want, wantEv := run(0, 0)
+	for _, c := range []struct{ k, threads int }{{32, 2}, {32, 1}, {16, 2}} {
+		got, ev := run(c.k, c.threads)
+		if got.Time != want.Time || ev != wantEv {
+			t.Errorf("%d engines on %d threads: %v, %d events; one engine %v, %d events", c.k, c.threads, got.Time, ev, want.Time, wantEv)
 		}
 	}
 }

@@ -442,7 +442,7 @@ func newGoalGenCmd(stdout io.Writer) *cobra.Command {
 // genOut writes g to stdout, or to the file out, reserved before the
 // text is generated.
 func genOut(s *session, g *goal.Generated, out string, stdout io.Writer) error {
-	if out == "" {
+	if out == "" || out == "-" { // standard output: no file, no disk to fill
 		return goal.WriteText(stdout, g)
 	}
 	if err := checkGenDisk(g, out); err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/exp/study"
 )
 
 // session is what every command of one invocation shares: the input files
@@ -336,6 +337,12 @@ func (s *session) reserveOut(flag, path string, streams bool) (*outFile, error) 
 		return nil, badInput(err)
 	}
 	id := identify(final)
+	if out, err := os.Stdout.Stat(); err == nil && out.Mode().IsRegular() && id.fi != nil && os.SameFile(out, id.fi) {
+		// --csv o.csv > o.csv: the rename would put the output over the
+		// file the text report goes to, which then goes to the old,
+		// unlinked file: both lost without a word.
+		return nil, badInput(fmt.Errorf("%s %s: the same file as standard output, which the run writes too: redirect standard output to another file, or name the output - to have it there", flag, path))
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, in := range s.ins {
@@ -538,16 +545,37 @@ func (s *session) commitAll(list []pending) error {
 		}
 		return false
 	})
-	if err := s.commitFiles(list); err != nil {
+	// The streams are opened first (a named pipe's open waits for its
+	// reader; an interrupt then finds no file renamed yet) and written
+	// last, once every file is in place.
+	var open []*openStream
+	closeAll := func() {
+		for _, o := range open {
+			o.close()
+		}
 		for _, p := range streams {
 			p.out.drop()
 		}
+	}
+	for _, p := range streams {
+		o, err := p.out.openStream()
+		if err != nil {
+			closeAll()
+			for _, q := range list {
+				q.out.drop()
+			}
+			return err
+		}
+		open = append(open, o)
+	}
+	if err := s.commitFiles(list); err != nil {
+		closeAll()
 		return err
 	}
 	for i, p := range streams {
-		if err := p.out.writeStream(p.write); err != nil {
-			for _, q := range streams[i+1:] {
-				q.out.drop()
+		if err := open[i].write(p.write); err != nil {
+			for _, o := range open[i+1:] {
+				o.close()
 			}
 			return err
 		}
@@ -723,6 +751,9 @@ func (o *outFile) drop() {
 func (s *session) outDir(flag, dir string) error {
 	if dir == "" {
 		return badInput(fmt.Errorf("%s: empty directory name", flag))
+	}
+	if ro := study.ReadOnlyDir(dir); ro != "" {
+		return badInput(fmt.Errorf("%s %s: directory %s is read-only", flag, dir, ro))
 	}
 	var missing []string
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {

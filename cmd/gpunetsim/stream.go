@@ -128,34 +128,48 @@ func deviceOutput(flag, path string, fi fs.FileInfo) (opener, error) {
 	}, nil
 }
 
-// writeStream writes a stream output's content (commitAll): a stream is
-// not replaced, so it is written only once every file output is in
-// place, and what a failed write left in it cannot be taken back.
-func (o *outFile) writeStream(write func(io.Writer) error) error {
+// openStream is a stream output opened for writing (commitAll).
+type openStream struct {
+	o       *outFile
+	w       io.Writer
+	closeFn func() error
+}
+
+// openStream opens a stream output that is still to be written.
+func (o *outFile) openStream() (*openStream, error) {
 	o.s.mu.Lock()
 	pending, interrupted := o.pending, o.s.interrupted
 	o.pending = false
 	o.s.mu.Unlock()
 	if interrupted {
-		return errors.New("interrupted")
+		return nil, errors.New("interrupted")
 	}
 	if !pending {
-		return fmt.Errorf("%s %s: already written or discarded", o.flag, o.path)
+		return nil, fmt.Errorf("%s %s: already written or discarded", o.flag, o.path)
 	}
 	w, closeFn, err := o.open()
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", o.path, unwrapPath(err))
+		return nil, fmt.Errorf("writing %s: %w", o.path, unwrapPath(err))
 	}
-	bw := bufio.NewWriterSize(w, 256<<10)
-	err = write(bw)
+	return &openStream{o: o, w: w, closeFn: closeFn}, nil
+}
+
+// close closes a stream that will not be written.
+func (st *openStream) close() { st.closeFn() }
+
+// write writes a stream output's content and closes it: a stream is not
+// replaced, so what a failed write left in it cannot be taken back.
+func (st *openStream) write(write func(io.Writer) error) error {
+	bw := bufio.NewWriterSize(st.w, 256<<10)
+	err := write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
-	if cerr := closeFn(); err == nil {
+	if cerr := st.closeFn(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", o.path, unwrapPath(err))
+		return fmt.Errorf("writing %s: %w", st.o.path, unwrapPath(err))
 	}
 	return nil
 }

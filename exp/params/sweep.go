@@ -126,6 +126,18 @@ func expandRange(f field, item string) ([]string, error) {
 	if b < a {
 		return nil, bad("runs backwards")
 	}
+	// Integers are stepped in float64, exact within ±2^53: beyond it a
+	// value rounded to 2^63 wrapped to -2^63 when converted back
+	// (allreduce.wgs = 9223372036854770000..9223372036854775807+4096
+	// reported "-9223372036854775808 appears twice"), so such a range is
+	// refused, not expanded.
+	if isInt(f.typ) && (math.Abs(a) >= maxExactInt || math.Abs(b) >= maxExactInt) {
+		return nil, bad(fmt.Sprintf("integer ranges must lie strictly within ±%d (2^53); list larger values one by one", int64(maxExactInt)))
+	}
+	end := b + math.Abs(b)*1e-12 // a float's last step may fall a rounding above hi
+	if isInt(f.typ) {
+		end = b // exact
+	}
 	var next func(i int, prev float64) float64
 	if geometric {
 		k, err := strconv.ParseFloat(strings.TrimSpace(step), 64)
@@ -148,7 +160,7 @@ func expandRange(f field, item string) ([]string, error) {
 		next = func(i int, _ float64) float64 { return a + float64(i)*d }
 	}
 	var out []string
-	for i, x := 1, a; x <= b*(1+1e-12); i++ {
+	for i, x := 1, a; x <= end; i++ {
 		v := reflect.New(f.typ).Elem()
 		setNumber(v, x)
 		out = append(out, format(v))
@@ -166,6 +178,9 @@ func expandRange(f field, item string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// maxExactInt is 2^53: float64 holds every integer of smaller magnitude
+const maxExactInt = 1 << 53
 
 func isInt(t reflect.Type) bool {
 	k := t.Kind()

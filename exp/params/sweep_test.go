@@ -18,6 +18,12 @@ func TestParseSweep(t *testing.T) {
 		{"allreduce.size=1KiB..8KiB*2,64KiB", []string{"1KiB", "2KiB", "4KiB", "8KiB", "64KiB"}},
 		{"run.seed=1..3+1", []string{"1", "2", "3"}},
 		{"run.functional=true,false", []string{"true", "false"}},
+		// A range ending below zero keeps its last value (the float
+		// tolerance hi·(1+1e-12) lay below a negative hi).
+		{"gpu.l2_cycles=-8..-4+2", []string{"-8", "-6", "-4"}},
+		{"today.factor=-3..-1+1", []string{"-3", "-2", "-1"}},
+		// Integers near 2^53 are still exact.
+		{"run.seed=9007199254740989..9007199254740991+1", []string{"9007199254740989", "9007199254740990", "9007199254740991"}},
 	} {
 		sw, err := ParseSweep(c.spec)
 		if err != nil {
@@ -43,7 +49,12 @@ func TestParseSweepRejects(t *testing.T) {
 		"allreduce.nodes=2,4":              ErrBadValue,
 		"gpu.launch=1us..2us+0s":           ErrBadValue,
 		"run.seed=1..100000+1":             ErrBadValue,
-		"nonsense":                         ErrBadValue,
+		// Beyond 2^53 a stepped value wrapped through float64 (to -2^63).
+		"allreduce.wgs=9223372036854770000..9223372036854775807+4096": ErrBadValue,
+		"allreduce.wgs=-9223372036854775808..-9223372036854775807+1":  ErrBadValue,
+		"run.seed=18446744073709550000..18446744073709551615+8192":    ErrBadValue,
+		"run.seed=9007199254740990..9007199254740992+1":               ErrBadValue,
+		"nonsense": ErrBadValue,
 	} {
 		_, err := ParseSweep(spec)
 		if !errors.Is(err, want) {

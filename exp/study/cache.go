@@ -76,6 +76,9 @@ func OpenCache(dir, version string) (*Cache, error) {
 	if version == "" {
 		return nil, fmt.Errorf("%w: no program version to key results with", ErrCache)
 	}
+	if ro := ReadOnlyDir(dir); ro != "" {
+		return nil, fmt.Errorf("%w %s: directory %s is read-only", ErrCache, dir, ro)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w %s: %w", ErrCache, dir, err)
 	}
@@ -88,6 +91,25 @@ func OpenCache(dir, version string) (*Cache, error) {
 	c := &Cache{dir: dir, version: version}
 	c.removeOrphans(time.Now())
 	return c, nil
+}
+
+// ReadOnlyDir returns dir, or the deepest of its parents that exists,
+// when that directory has no write permission bit, else "". Creating or
+// writing there fails for every user but root, whom the kernel lets
+// through: a cache or output directory made inside a directory its owner
+// made read-only is refused for root too, as an output file there is.
+func ReadOnlyDir(dir string) string {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			if fi.IsDir() && fi.Mode().Perm()&0o222 == 0 {
+				return d
+			}
+			return ""
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
 }
 
 // OpenCacheReadOnly opens the existing cache in dir for reading only (as

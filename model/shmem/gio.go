@@ -147,7 +147,51 @@ type gioCtx struct {
 	// nobody posts to as well); 32 bits, as the closed form's writes
 	// number their slots: a QP would need 2^32 posts, tens of billions of
 	// events, to pass it.
-	templated []uint32
+	templated gioCounts
+}
+
+// gioCounts holds a count per PE in chunks of gioChunk made at the first
+// change of one of theirs: with template_at_init every QP starts full and
+// only those posted to change (a halo's context posts to a few PEs of
+// thousands), where a count for every PE of each QP set was 64 KiB per GPU
+// at 8,192 GPUs. A count of a chunk not made is the one its PE started
+// with: init for every PE but own (0).
+type gioCounts struct {
+	chunks []*[gioChunk]uint32
+	init   uint32
+	own    int
+}
+
+// newGIOCounts returns the counts of npes PEs, each init but own's 0.
+func newGIOCounts(npes, own int, init uint32) gioCounts {
+	return gioCounts{chunks: make([]*[gioChunk]uint32, (npes+gioChunk-1)/gioChunk), init: init, own: own}
+}
+
+// at returns pe's count.
+func (t *gioCounts) at(pe int) uint32 {
+	if c := t.chunks[pe/gioChunk]; c != nil {
+		return c[pe%gioChunk]
+	}
+	if pe == t.own {
+		return 0
+	}
+	return t.init
+}
+
+// ref returns pe's count to change, making its chunk (its PEs' counts as
+// they started).
+func (t *gioCounts) ref(pe int) *uint32 {
+	c := t.chunks[pe/gioChunk]
+	if c == nil {
+		c = new([gioChunk]uint32)
+		for k := range c {
+			if j := pe/gioChunk*gioChunk + k; j != t.own {
+				c[k] = t.init
+			}
+		}
+		t.chunks[pe/gioChunk] = c
+	}
+	return &c[pe%gioChunk]
 }
 
 // gioConn is a connection of a context to a PE, made on first use: its
@@ -469,16 +513,12 @@ func (b *gioBackend) connect() error {
 	// nothing to do until a completion frees a slot.
 	atInit := b.spec.TemplateAtInit
 	depth := uint32(b.vn.Spec().QPDepth)
+	init := uint32(0)
+	if atInit {
+		init = depth
+	}
 	for q := range b.ctxs {
-		c := &gioCtx{b: b, q: q, conns: make(gioConns, (d.npes+gioChunk-1)/gioChunk), templated: make([]uint32, d.npes)}
-		if atInit {
-			for pe := range c.templated {
-				if pe != d.pe {
-					c.templated[pe] = depth
-				}
-			}
-		}
-		b.ctxs[q] = c
+		b.ctxs[q] = &gioCtx{b: b, q: q, conns: make(gioConns, (d.npes+gioChunk-1)/gioChunk), templated: newGIOCounts(d.npes, d.pe, init)}
 	}
 	b.cand = make([]uint64, (len(b.ctxs)*d.npes+63)/64)
 	for i := range len(b.ctxs) * d.npes {
@@ -531,11 +571,11 @@ func (b *gioBackend) template(t *cpu.Thread) {
 			if err != nil {
 				panic(fmt.Sprintf("gio: PE %d context %d: a reserved connection to PE %d: %v", b.dev.pe, c.q, pe, err))
 			}
-			if qp != nil && uint64(c.templated[pe]) < qp.Completed()+uint64(qp.Depth()) {
+			if qp != nil && uint64(c.templated.at(pe)) < qp.Completed()+uint64(qp.Depth()) {
 				b.templateSlot(t, c, pe, qp)
 				did = true
 			}
-			if qp == nil || uint64(c.templated[pe]) >= qp.Completed()+uint64(qp.Depth()) {
+			if qp == nil || uint64(c.templated.at(pe)) >= qp.Completed()+uint64(qp.Depth()) {
 				b.cand[i/64] &^= 1 << (i % 64) // full: a consumed completion marks it again
 			}
 		}
@@ -573,7 +613,7 @@ func (b *gioBackend) nextCand(i int) int {
 // PCIe posted writes into GPU memory.
 func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP) {
 	t.Instr(b.spec.TemplateInstr)
-	k := uint64(c.templated[pe])
+	k := uint64(c.templated.at(pe))
 	rb := b.dev.rt.team.devs[pe].backend.(*gioBackend)
 	w := nic.WQE{QPN: qp.Num()}
 	if rb.heap != nil {
@@ -584,7 +624,7 @@ func (b *gioBackend) templateSlot(t *cpu.Thread, c *gioCtx, pe int, qp *verbs.QP
 
 // slotTemplated counts the slot templateSlot wrote, visible at vis.
 func (b *gioBackend) slotTemplated(t *cpu.Thread, c *gioCtx, pe int, vis sim.Time) {
-	c.templated[pe]++
+	*c.templated.ref(pe)++
 	b.stats.Templates++
 	// A thread preempted on the way (a shared core's slice end) is back
 	// after its writes landed: the template is visible by now.
@@ -862,11 +902,11 @@ func (ch *gioChan) post(qp *verbs.QP, pe int, w nic.WQE, gpuSource bool) error {
 	g := wg.GPU().Spec()
 	wg.Sleep(g.Cycles(g.L2Cycles)) // claim the slot: device-scope atomic on the producer index
 	k := qp.Posted()
-	if uint64(c.templated[pe]) <= k {
+	if uint64(c.templated.at(pe)) <= k {
 		b.stats.TemplateStalls++
 		t0 := wg.Now()
 		b.work.Notify()
-		wg.WaitUntil(&b.work, "gio: template of the next slot", func() bool { return uint64(c.templated[pe]) > k })
+		wg.WaitUntil(&b.work, "gio: template of the next slot", func() bool { return uint64(c.templated.at(pe)) > k })
 		b.stats.StallTime += wg.Now() - t0
 	}
 	if err := qp.PostFields(wg, w, []int{0, 1, 2, 3}); err != nil {

@@ -111,7 +111,7 @@ func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int, run s
 	j := i
 	for ; j >= 0 && (stop < 0 || j < stop); j = b.nextCand(j + 1) {
 		c, pe := b.ctxs[j/npes], j%npes
-		if pe == d.pe || uint64(c.templated[pe]) >= depth { // full (an unposted QP completes nothing)
+		if pe == d.pe || uint64(c.templated.at(pe)) >= depth { // full (an unposted QP completes nothing)
 			b.cand[j/64] &^= 1 << (j % 64)
 			continue
 		}
@@ -129,12 +129,12 @@ func (b *gioBackend) templateClosed(t *cpu.Thread, i int) (next, made int, run s
 		}
 		*link = trial
 		key := b.keys[pe]
-		b.ops = append(b.ops, tmplOp{i: int32(j), k: int32(c.templated[pe]), key: key, a: a, land1: at1, end: sf2, vis: max(a, at1, at2)})
-		c.templated[pe]++
+		b.ops = append(b.ops, tmplOp{i: int32(j), k: int32(c.templated.at(pe)), key: key, a: a, land1: at1, end: sf2, vis: max(a, at1, at2)})
+		*c.templated.ref(pe)++
 		b.stats.Templates++
 		made++
 		cur = sf2
-		if uint64(c.templated[pe]) >= depth {
+		if uint64(c.templated.at(pe)) >= depth {
 			b.cand[j/64] &^= 1 << (j % 64)
 		}
 	}
@@ -244,7 +244,7 @@ func (b *gioBackend) materialize(c *gioCtx, pe, i int) {
 	}
 	e := b.eng()
 	now := e.Now()
-	total := uint64(c.templated[pe])
+	total := uint64(c.templated.at(pe))
 	seen := make([]bool, total)
 	for k := b.opsHead; k < len(b.ops); k++ {
 		op := &b.ops[k]
@@ -254,7 +254,7 @@ func (b *gioBackend) materialize(c *gioCtx, pe, i int) {
 		seen[op.k] = true
 		qp.TemplateDeferred(uint64(op.k), nic.WQE{RKey: op.key}, gioWords, []sim.Time{op.land1, op.vis})
 		if op.end > now {
-			c.templated[pe]--
+			*c.templated.ref(pe)--
 			op.dead = true
 			e.AtH(op.end, &templateEnd{b: b, c: c, pe: pe, vis: op.vis}, 0)
 		}
@@ -285,7 +285,7 @@ type templateEnd struct {
 // Handle counts the slot and schedules its visibility.
 func (h *templateEnd) Handle(uint64) {
 	b := h.b
-	h.c.templated[h.pe]++
+	*h.c.templated.ref(h.pe)++
 	b.eng().AtH(h.vis, (*workNotifier)(b), 0)
 	b.afterTemplate()
 }

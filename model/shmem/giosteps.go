@@ -164,14 +164,14 @@ func (st *gioPutSteps) Step(sp *sim.Proc) bool {
 		case gioStall:
 			st.k = qp.Posted()
 			st.pc = gioPost
-			if uint64(c.templated[pe]) <= st.k {
+			if uint64(c.templated.at(pe)) <= st.k {
 				b.stats.TemplateStalls++
 				st.t0 = wg.Now()
 				b.work.Notify()
 				st.pc = gioStallWait
 			}
 		case gioStallWait:
-			if uint64(c.templated[pe]) <= st.k {
+			if uint64(c.templated.at(pe)) <= st.k {
 				wg.Wait(&b.work, "gio: template of the next slot")
 				continue
 			}

@@ -108,7 +108,7 @@ func (s *tmplSteps) Step(p *sim.Proc) bool {
 			}
 			s.c, s.pe, s.qp = c, pe, qp
 			s.pc = tsFull
-			if qp != nil && uint64(c.templated[pe]) < qp.Completed()+uint64(qp.Depth()) {
+			if qp != nil && uint64(c.templated.at(pe)) < qp.Completed()+uint64(qp.Depth()) {
 				t.BeginInstr(b.spec.TemplateInstr)
 				s.pc = tsInstr
 			}
@@ -116,7 +116,7 @@ func (s *tmplSteps) Step(p *sim.Proc) bool {
 			if !t.Try() {
 				continue
 			}
-			s.k = uint64(s.c.templated[s.pe])
+			s.k = uint64(s.c.templated.at(s.pe))
 			s.w = nic.WQE{QPN: s.qp.Num()}
 			if rb := b.dev.rt.team.devs[s.pe].backend.(*gioBackend); rb.heap != nil {
 				s.w.RKey = rb.heap.Key
@@ -144,7 +144,7 @@ func (s *tmplSteps) Step(p *sim.Proc) bool {
 			s.pc = tsWord
 		case tsFull:
 			i, c, pe, qp := s.i, s.c, s.pe, s.qp
-			if qp == nil || uint64(c.templated[pe]) >= qp.Completed()+uint64(qp.Depth()) {
+			if qp == nil || uint64(c.templated.at(pe)) >= qp.Completed()+uint64(qp.Depth()) {
 				b.cand[i/64] &^= 1 << (i % 64) // full: a consumed completion marks it again
 			}
 			s.i = b.nextCand(i + 1)
