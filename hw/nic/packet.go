@@ -137,7 +137,7 @@ type inMsg struct {
 	hold     bool    // XTQ: occupies a slot of the NIC's hold buffer
 	// issued is the initiator's record of the message (its header packet's
 	// issuedMsg), nil when it has none: its ack's packets' record is the
-	// record's own (recycleIn).
+	// record's own (respondRecycling, recycle.go).
 	issued *issuedMsg
 }
 
