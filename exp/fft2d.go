@@ -39,15 +39,22 @@ func defaultFFT2D() FFT2DSpec {
 
 func (f FFT2DSpec) validate() error {
 	var errs []error
-	if f.N < 2 || f.N > 1<<20 {
+	nOK := f.N >= 2 && f.N <= 1<<20
+	if !nOK {
 		errs = append(errs, fmt.Errorf("fft2d.n = %d: must be in [2, 1048576]", f.N))
 	}
 	if len(f.Procs) == 0 {
 		errs = append(errs, errors.New("fft2d.procs is empty: give at least one process count"))
 	}
 	for _, p := range f.Procs {
-		if p < 2 || p > 65536 || f.N > 0 && f.N%p != 0 {
+		switch {
+		case nOK && (p < 2 || p > 65536 || f.N%p != 0):
 			errs = append(errs, fmt.Errorf("fft2d.procs contains %d: process counts must be in [2, 65536] and divide fft2d.n = %d", p, f.N))
+		case !nOK && (p < 2 || p > 65536):
+			// Its own range, without the bad fft2d.n: a line naming
+			// fft2d.n is dropped as following from fft2d.n's (cmd
+			// dropDerived).
+			errs = append(errs, fmt.Errorf("fft2d.procs contains %d: process counts must be in [2, 65536]", p))
 		}
 	}
 	if f.SplitAt < 2 || f.SplitAt > 65536 {

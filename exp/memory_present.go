@@ -105,7 +105,7 @@ func halo3DSims(cfg Config) []simMem {
 					if h.CommWGs > 0 {
 						w = h.CommWGs
 					}
-					s.perNode, s.perPeer, s.peers = gioPerNode+float64(w)*gioPerWG, float64(gioSets(cfg, w))*gioPerConn, 0
+					s.perNode, s.perPeer, s.peers = gioHaloPerGPU+float64(w)*gioHaloPerWG, float64(gioSets(cfg, w))*gioHaloPerConn, 0
 				}
 				out = append(out, s)
 			}
@@ -286,6 +286,26 @@ func moeSims(cfg Config) []simMem {
 // per peer) grew by 137 KB per GPU and peer from EP 16 to 32, about 5.7
 // KB per set; rounded up.
 const gioMoEPerSet = 8 << 10
+
+// GNN_GIO's state in the halo exchange since its per-PE arrays follow use
+// (docs/memory.md, "What follows use in payload-free runs"): per GPU
+// (the node model and the runtime), per context (a work-group: its
+// connections' QPs, CQs and memory regions, their slots' shadows, its
+// queue and context) and per QP set and other PE (the chunk tables of its
+// connections and templated counts, the templater's bits: about 1.3 B with
+// template_at_init, 5.3 B without, where every count is written). Fitted
+// to the payload-free weak runs with 64 KiB faces on h100-cx7 (2 shared
+// sets): 26 neighbours 1.31, 1.27, 1.35, 1.40 MB per GPU at 512, 1,024,
+// 2,048, 8,192 GPUs, 6 neighbours 0.466 MB at 8,192 (3.82 GB): 47 KB per
+// context and 0.19 MB per GPU, rounded up; the estimate then bounds the
+// 8,192-GPU peaks by 1.2× (26) and 1.5× (6), where 1 MiB + 32 KiB per
+// context and 16 B per set and PE (gioPerNode, gioPerWG, gioPerConn, still
+// the MoE's and the allreduce's) were 1.5× and 3.2×.
+const (
+	gioHaloPerGPU  = 256 << 10
+	gioHaloPerWG   = 48 << 10
+	gioHaloPerConn = 8
+)
 
 // gioPerWG is GNN_GIO's state per context (a work-group of the persistent
 // kernel: its queue, its share of the templater's and the CQ's state) in

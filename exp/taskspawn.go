@@ -30,11 +30,18 @@ type TaskSpawnSpec struct {
 
 func (t TaskSpawnSpec) validate() error {
 	var errs []error
-	if t.MinSize < 1 || t.MinSize > 64*unit.MiB {
+	minOK := t.MinSize >= 1 && t.MinSize <= 64*unit.MiB
+	if !minOK {
 		errs = append(errs, fmt.Errorf("taskspawn.min_size = %v: must be in [1B, 64MiB]", t.MinSize))
 	}
-	if t.MaxSize < t.MinSize || t.MaxSize > 64*unit.MiB {
+	switch {
+	case minOK && (t.MaxSize < t.MinSize || t.MaxSize > 64*unit.MiB):
 		errs = append(errs, fmt.Errorf("taskspawn.max_size = %v: must be in [taskspawn.min_size = %v, 64MiB]", t.MaxSize, t.MinSize))
+	case !minOK && (t.MaxSize < 1 || t.MaxSize > 64*unit.MiB):
+		// Its own range, without the bad taskspawn.min_size: a line
+		// naming it is dropped as following from its own (cmd
+		// dropDerived).
+		errs = append(errs, fmt.Errorf("taskspawn.max_size = %v: must be in [1B, 64MiB]", t.MaxSize))
 	}
 	if t.WGSize < 1 || t.WGSize > 1024 {
 		errs = append(errs, fmt.Errorf("taskspawn.wg_size = %d: must be in [1, 1024]", t.WGSize))

@@ -239,10 +239,40 @@ func fileError(path string, doc []byte, err error) error {
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
 		if key := strings.Join(de.Key(), "."); key != "" {
 			msg = key + ": " + msg
+		} else if name, value := LineKey(doc, row); name != "" {
+			// A value the TOML reader refuses before it knows the key
+			// (an integer past int64): name it from the line.
+			msg = name + " = " + value + ": " + msg
 		}
 		return fileErr{fmt.Sprintf("%s:%d: %s", path, row, msg), err}
 	}
 	return fmt.Errorf("%s: %w", path, err)
+}
+
+// LineKey returns the parameter a "key = value" line (row, from 1) of a
+// TOML document sets, with its table's name ("node.gpus"), and the value
+// as written; "" when the line is no such line.
+func LineKey(doc []byte, row int) (name, value string) {
+	lines := strings.Split(string(doc), "\n")
+	if row < 1 || row > len(lines) {
+		return "", ""
+	}
+	k, v, ok := strings.Cut(lines[row-1], "=")
+	k = strings.Trim(strings.TrimSpace(k), `"`)
+	if !ok || k == "" || strings.HasPrefix(k, "[") || strings.HasPrefix(k, "#") {
+		return "", ""
+	}
+	v, _, _ = strings.Cut(strings.TrimSpace(v), "#")
+	for i := row - 2; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "[") {
+			if t, _, ok := strings.Cut(strings.Trim(l, "[ "), "]"); ok && t != "" {
+				k = strings.TrimSpace(t) + "." + k
+			}
+			break
+		}
+	}
+	return k, strings.TrimSpace(v)
 }
 
 // fileErr is a configuration-file error with its own one-line message.

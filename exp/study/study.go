@@ -49,6 +49,30 @@ type fileEntry struct {
 	Sweep  []string `toml:"sweep"`
 }
 
+// decodeError is a study file's decoding error in one line naming the
+// file, the line and the field (the TOML reader's own text of an unknown
+// field is the file's lines up to it, one terminal line each).
+func decodeError(path string, doc []byte, err error) error {
+	var sm *toml.StrictMissingError
+	if errors.As(err, &sm) && len(sm.Errors) > 0 {
+		de := &sm.Errors[0]
+		row, _ := de.Position()
+		return fmt.Errorf("study %s:%d: unknown field %s: a study has name, preset, config, set, sweep and [[experiment]] tables of name, label, preset, set and sweep", path, row, strings.Join(de.Key(), "."))
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, _ := de.Position()
+		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		if key := strings.Join(de.Key(), "."); key != "" {
+			msg = key + ": " + msg
+		} else if name, value := params.LineKey(doc, row); name != "" {
+			msg = name + " = " + value + ": " + msg
+		}
+		return fmt.Errorf("study %s:%d: %s", path, row, msg)
+	}
+	return fmt.Errorf("study %s: %w", path, err)
+}
+
 // Load reads a study TOML file: top-level name, preset, config (a
 // parameter file, relative to the study file), set and sweep apply to
 // every [[experiment]], which adds its own name, label, preset, set and
@@ -63,11 +87,7 @@ func Load(path string) (Study, error) {
 	dec := toml.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		var sm *toml.StrictMissingError
-		if errors.As(err, &sm) {
-			return Study{}, fmt.Errorf("study %s: unknown field: %s", path, strings.TrimSpace(sm.String()))
-		}
-		return Study{}, fmt.Errorf("study %s: %w", path, err)
+		return Study{}, decodeError(path, b, err)
 	}
 	if len(f.Experiment) == 0 {
 		return Study{}, fmt.Errorf("study %s: no [[experiment]]: list at least one", path)

@@ -48,11 +48,18 @@ func (s Spec) Validate() error {
 	if s.Freq <= 0 {
 		errs = append(errs, fmt.Errorf("cp.freq = %v: must be > 0", s.Freq))
 	}
-	if s.Width < 1 || s.Width > 16 {
+	widthOK := s.Width >= 1 && s.Width <= 16
+	if !widthOK {
 		errs = append(errs, fmt.Errorf("cp.width = %d: must be in [1, 16]", s.Width))
 	}
-	if !(s.IPC == 0 || s.IPC >= cpu.MinIPC && s.IPC <= float64(max(1, s.Width))) {
+	switch {
+	case widthOK && !(s.IPC == 0 || s.IPC >= cpu.MinIPC && s.IPC <= float64(s.Width)):
 		errs = append(errs, fmt.Errorf("cp.ipc = %v: must be 0 (derived) or in [%v, cp.width]", s.IPC, cpu.MinIPC))
+	case !widthOK && !(s.IPC == 0 || s.IPC >= cpu.MinIPC && s.IPC <= 16):
+		// Its own range, without the bad cp.width: a line naming
+		// cp.width is dropped as following from cp.width's (cmd
+		// dropDerived).
+		errs = append(errs, fmt.Errorf("cp.ipc = %v: must be 0 (derived) or in [%v, 16]", s.IPC, cpu.MinIPC))
 	}
 	if s.L1Lines < 1 || s.L1Lines > 1<<20 {
 		errs = append(errs, fmt.Errorf("cp.l1_lines = %d: must be in [1, 1048576]", s.L1Lines))

@@ -72,11 +72,17 @@ func (s Spec) Validate() error {
 	// The floors (minIPC, minStreamBPC) are far below any core's, and
 	// keep one instruction or byte within the clock: cpu.ipc = 1e-320 (a
 	// denormal) ran and failed with the clock's overflow (exit 1).
-	if !(s.IPC >= MinIPC && s.IPC <= 16) {
+	ipcOK := s.IPC >= MinIPC && s.IPC <= 16
+	if !ipcOK {
 		errs = append(errs, fmt.Errorf("cpu.ipc = %v: must be in [%v, 16]", s.IPC, MinIPC))
 	}
-	if s.Width < 0 || s.Width > 64 || s.Width > 0 && float64(s.Width) < s.IPC {
+	switch {
+	case ipcOK && (s.Width < 0 || s.Width > 64 || s.Width > 0 && float64(s.Width) < s.IPC):
 		errs = append(errs, fmt.Errorf("cpu.width = %d: must be 0 or in [cpu.ipc, 64] (a core retires at most its width per cycle)", s.Width))
+	case !ipcOK && (s.Width < 0 || s.Width > 64):
+		// Its own range, without the bad cpu.ipc: a line naming cpu.ipc
+		// is dropped as following from cpu.ipc's (cmd dropDerived).
+		errs = append(errs, fmt.Errorf("cpu.width = %d: must be 0 or in [1, 64]", s.Width))
 	}
 	if !(s.StreamBPC >= minStreamBPC && s.StreamBPC <= 1024) {
 		errs = append(errs, fmt.Errorf("cpu.stream_bytes_per_cycle = %v: must be in [%v, 1024]", s.StreamBPC, minStreamBPC))
