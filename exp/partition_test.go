@@ -96,6 +96,18 @@ func TestPartitionedRunThreadsWithinCores(t *testing.T) {
 		}
 		c.Close()
 	}
+	// Auto's many engines (GPU-TN payload-free from 1,024 nodes) on the
+	// two cores given: 32 engines, two threads.
+	pc := cfg
+	pc.Allreduce.Nodes, pc.Allreduce.Strategies, pc.Run.Functional = []int{1024}, []string{"GPUTN"}, false
+	c, err := newPartitionedRun(pc, Env{Cores: 2}, "p", 1024, strategy.GPUTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Group == nil || c.Group.Partitions() != 32 || c.Group.Threads() != 2 {
+		t.Errorf("GPU-TN payload-free at 1,024 nodes, auto on 2 cores: group %v; want 32 engines on 2 threads", c.Group != nil)
+	}
 }
 
 // autoAndOneEngine returns point pt's result with run.partitions = 0 on two
