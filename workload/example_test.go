@@ -27,8 +27,8 @@ func ExampleAllreduce_Run() {
 		fmt.Printf("%-5s %v verified=%v\n", s, r.Time, r.Verified)
 	}
 	// Output:
-	// CPU   17.860212us verified=true
-	// HDN   39.11437us verified=true
+	// CPU   18.296652us verified=true
+	// HDN   39.55081us verified=true
 	// GDS   35.487378us verified=true
 	// GPUTN 13.18664us verified=true
 }

@@ -64,8 +64,10 @@ func TestCommandDeliveryPerAttachment(t *testing.T) {
 		t.Errorf("PCIe attachment moved %d bytes toward the NIC, want the same %d", b, devBound)
 	}
 	// Behind PCIe: doorbell (L), command read (2L), payload read (2L) and
-	// the target's data and event writes (L each) all pay the 250 ns link.
-	if gain := onBus - onDir; gain < 5*apu.PCIe.Latency {
-		t.Errorf("put arrives at %v on the directory and %v behind PCIe: want at least 5 PCIe latencies saved", onDir, onBus)
+	// the target's data write (L; its event follows right behind it on
+	// the same ordered path) all pay the 250 ns link, where the directory
+	// charges its own, shorter, accesses.
+	if gain := onBus - onDir; gain < 4*apu.PCIe.Latency {
+		t.Errorf("put arrives at %v on the directory and %v behind PCIe: want at least 4 PCIe latencies saved", onDir, onBus)
 	}
 }

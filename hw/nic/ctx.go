@@ -57,12 +57,19 @@ func (c *CtxMsg) Packets() int { return c.in.npk }
 // Header returns the message's Portals header.
 func (c *CtxMsg) Header() Header { return *c.in.hdr }
 
-// Complete ends the message: once every posted DMA write issued so far is
-// visible, the target events (PUT, or PUT with fail as its ni_fail_type)
-// go to the PT's EQ and the ack, if requested, is sent. The context calls
+// Complete ends the message: the target events (PUT, or PUT with fail as
+// its ni_fail_type) go to the PT's EQ, a successful message's written
+// behind every posted DMA write issued so far, a failed one's once those
+// are visible; the ack, if requested, is sent once they are visible. The context calls
 // it after its completion handler's last DMA was issued.
 func (c *CtxMsg) Complete(fail FailType) {
 	n, m := c.n, c.in
+	if t := m.hdr.Task; fail == FailOK && (t == nil || !t.Xtq) {
+		landed := max(n.e.Now(), n.upVis) // the handler's writes
+		n.targetIssued(m)                 // behind them (targetIssued)
+		n.e.At(landed, func() { n.targetLanded(m) })
+		return
+	}
 	n.afterWrites(func() {
 		if fail == FailOK {
 			n.targetComplete(m)

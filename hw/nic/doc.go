@@ -43,10 +43,15 @@
 //     then overflow), delaying it and every packet behind it. Put payloads
 //     are posted DMA writes (Up), visible in order; atomics DMA-read the
 //     target, then post the result, applying the read-modify-write
-//     functionally when the write lands. Once the completion packet's data
-//     is visible: target events (each a posted EventSize write, visible
-//     then), CT counts (on the NIC, immediate), and the ack or fetch reply
-//     (a zero-payload or data packet). Gets read the ME's data and reply;
+//     functionally when the write lands. Once the completion packet's last
+//     payload write is issued (not once it is visible): target events,
+//     each a posted EventSize write issued right behind the payload's on
+//     the same ordered path and so visible no earlier than the payload
+//     (PCI Express Base Specification, transaction ordering: a posted
+//     write does not pass an earlier one; Portals 4: an event means the
+//     data is in the buffer), and CT counts (on the NIC, no write of their
+//     own, changed when the writes before them are visible). Once the data
+//     is visible: the ack or fetch reply (a zero-payload or data packet). Gets read the ME's data and reply;
 //     GET is raised when the last reply packet has left. Responses to
 //     dropped messages wait for earlier writes, so acks leave in order.
 //     Out-of-order fabrics are tolerated: payload packets that overtake
@@ -61,8 +66,9 @@
 //     partition copies it into the packet's buffer then. The bytes that
 //     land are those of the read, as with an eager copy.)
 //   - Initiator: acks raise ACK (or only a count for CT_ACK_REQ); reply
-//     data is written into the MD (ResultMD for fetches) and REPLY raised
-//     when visible. Completion flags are 8 B posted writes.
+//     data is written into the MD (ResultMD for fetches) and REPLY, its
+//     count and the completion flag are written behind the last write of
+//     it, ordered as the target's events are. Completion flags are 8 B posted writes.
 //   - Triggered ops: one evaluation unit, TrigEvalCost per armed
 //     entry examined; a fired op issues CmdLatency after evaluation.
 //   - GPU-TN: trigger stores are 8 B posted writes (Down); a FIFO slot
@@ -140,7 +146,8 @@
 // a payload by two DMA streams into one put flagged xtq. At the target the
 // header is matched against the posted receive buffer (MANAGE_LOCAL); a
 // missing buffer or a message larger than its free space fails at once.
-// When every byte is visible, the NIC rewrites its copy of the packet
+// When the last byte's write is issued, the NIC rewrites its copy of the
+// packet (taken from the arriving packets, not read back from memory)
 // through the kernel and queue lookup tables (2 × xtq_lookup + xtq_rewrite)
 // and writes arguments 0 and 1 (KLUT buffer, payload address) into memory;
 // per queue, in arrival order, it DMA-reads the queue's write and read

@@ -1,6 +1,7 @@
 package nic
 
 import (
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -135,6 +136,10 @@ type inMsg struct {
 	npk      int     // packets in the message
 	ctx      *CtxMsg // bound to an ME with a sPIN execution context
 	hold     bool    // XTQ: occupies a slot of the NIC's hold buffer
+	unissued int     // atomic packets whose result write is not issued yet
+	// cmd, for an XTQ task, is the NIC's copy of the command packet,
+	// taken from the arriving packets (keepCommand); nil otherwise.
+	cmd *[gpu.AQLPacketSize]byte
 	// issued is the initiator's record of the message (its header packet's
 	// issuedMsg), nil when it has none: its ack's packets' record is the
 	// record's own (respondRecycling, recycle.go).
@@ -174,7 +179,7 @@ type txMsg struct {
 // three (a GPU-TN ring issues a put per step and slice; at 256 nodes
 // these were a third of the run's allocation).
 //
-// The ack of a put the target completed through targetComplete is sent
+// The ack of a put the target completed through targetLanded is sent
 // with ack, in the same object: the ack's retirement at the initiator is
 // the record's last use, and the initiator keeps it for its next message
 // (recycle.go).

@@ -247,6 +247,43 @@ func (n *NIC) postEventTo(q *EQ, ev Event) {
 	})
 }
 
+// postEventOrdered is postEvent of a completion written right behind the
+// payload it reports: the event write follows every posted write the NIC
+// issued before it on the same ordered path (the PCI Express Base
+// Specification's ordering rules do not let a posted write pass an earlier
+// one), so it is visible no earlier than they are, and the writes after it
+// follow it in turn.
+func (n *NIC) postEventOrdered(q *EQ, ev Event) {
+	if q == nil {
+		return
+	}
+	_, vis := n.link.PostedWrite(pcieUp, n.e.Now(), n.spec.EventSize)
+	vis = max(vis, n.upVis)
+	n.upVis = vis
+	q.reserved++
+	n.dmaBegin(1)
+	n.e.At(vis, func() {
+		n.dmaEnd(1)
+		q.reserved--
+		ev.Time = n.e.Now()
+		if !q.push(ev) {
+			n.stats.EQDrops++
+		}
+	})
+}
+
+// countOrdered updates ct for a completion issued behind the payload it
+// reports. The model charges a count no write of its own (it changes as
+// the NIC's event count does, CT.Inc), so it changes when every write
+// issued before it is visible, as a write ordered behind them would.
+func (n *NIC) countOrdered(ct *CT, bytes bool, mlength uint64, fail FailType) {
+	if n.upVis <= n.e.Now() {
+		ct.count(bytes, mlength, fail)
+		return
+	}
+	n.e.At(n.upVis, func() { ct.count(bytes, mlength, fail) })
+}
+
 // pt is one portal table entry.
 type pt struct {
 	eq      *EQ

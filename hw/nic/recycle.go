@@ -97,10 +97,10 @@ func (n *NIC) keepArray(a []Packet) {
 // and the target's inMsg, 195 k objects and 46 MB in a 64-node GHN_APU
 // allreduce, were left to the collector.
 //
-// The target's inMsg of a put ends in targetComplete: the message left in
+// The target's inMsg of a put ends in targetLanded: the message left in
 // when its last packet was seen (deliver), every packet with a payload
 // landed and was retired before its packetDone (pktLand), and the events
-// and counts were posted (targetEvents copies what they need). What else
+// and counts were posted (targetIssued, postTargetEvents: they copy what they need). What else
 // could still lead to it is excluded by recyclable: an execution context
 // (CtxMsg.in), an XTQ hold or task, a streaming put's end, an unexpected-
 // list record (it keeps the header), an atomic's closures, the flow model.
@@ -125,7 +125,7 @@ func (n *NIC) keepArray(a []Packet) {
 // a later read of its header is a nil dereference or an impossible PT,
 // length or source, a later retire of its packets panics above.
 
-// recyclable reports whether m, whose targetComplete has posted its
+// recyclable reports whether m, whose targetIssued has posted its
 // events, is referenced by nothing but its caller (see above).
 func (n *NIC) recyclable(m *inMsg) bool {
 	h := m.hdr

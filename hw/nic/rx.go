@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/hw/net"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -68,7 +69,7 @@ func (n *NIC) match(pk *Packet) int {
 	if h == nil {
 		panic(fmt.Sprintf("%s: header packet of message %d from node %d has no header", n.name, pk.Msg, pk.Src))
 	}
-	m, ok := n.inMsgFree.Get() // a record targetComplete was done with (releaseIn)
+	m, ok := n.inMsgFree.Get() // a record targetLanded was done with (releaseIn)
 	if !ok {
 		m = new(inMsg)
 	}
@@ -92,6 +93,7 @@ func (n *NIC) match(pk *Packet) int {
 	n.in[key] = m
 	if h.Task != nil && h.Task.Xtq {
 		n.xtqHold(m)
+		m.cmd = new([gpu.AQLPacketSize]byte)
 	}
 	if h.PT < 0 || h.PT >= len(n.pts) {
 		m.fail = FailUndelivered
@@ -250,6 +252,9 @@ func (n *NIC) deliver(pk *Packet) {
 		a, ln := m.dest+mem.Addr(lo), hi-lo
 		m.pending++
 		if h.Op == CmdPut {
+			if m.cmd != nil {
+				m.keepCommand(pk, lo, hi)
+			}
 			pk.in, pk.land, pk.landLen = m, a, ln
 			n.dmaWriteH(a, ln, (*pktLand)(pk))
 		} else {
@@ -258,8 +263,12 @@ func (n *NIC) deliver(pk *Packet) {
 	}
 	if done {
 		m.lastSeen = true
+		landed := max(n.e.Now(), n.upVis) // (before the completion writes)
+		if m.unissued == 0 {
+			n.targetIssued(m)
+		}
 		if m.pending == 0 {
-			n.afterWrites(func() { n.targetComplete(m) })
+			n.e.At(landed, func() { n.targetLanded(m) })
 		}
 	}
 }
@@ -270,8 +279,10 @@ func (n *NIC) deliver(pk *Packet) {
 func (n *NIC) deliverAtomic(m *inMsg, pk *Packet, a mem.Addr, lo, hi uint64) {
 	h, ln := m.hdr, hi-lo
 	ready, k := n.dmaRead(a, ln)
+	m.unissued++
 	n.e.At(ready, func() {
 		n.dmaEnd(k)
+		defer n.atomicIssued(m)
 		n.dmaWriteTo(a, ln, func() {
 			if dst := n.mem.Bytes(a, int(ln)); dst != nil {
 				if m.old != nil {
@@ -288,12 +299,40 @@ func (n *NIC) deliverAtomic(m *inMsg, pk *Packet, a mem.Addr, lo, hi uint64) {
 	})
 }
 
-// packetDone retires one landed packet of m and completes m after its
-// completion packet.
+// atomicIssued counts the result write of one atomic packet of m as
+// issued: the last one, after the completion packet, issues m's
+// completion writes behind it.
+func (n *NIC) atomicIssued(m *inMsg) {
+	m.unissued--
+	if m.unissued == 0 && m.lastSeen {
+		n.targetIssued(m)
+	}
+}
+
+// packetDone retires one landed packet of m and, after its completion
+// packet, ends m once every byte of it is visible.
 func (n *NIC) packetDone(m *inMsg) {
 	m.pending--
 	if m.pending == 0 && m.lastSeen {
-		n.targetComplete(m)
+		n.targetLanded(m)
+	}
+}
+
+// keepCommand copies the bytes of put packet pk that fall in the XTQ
+// command (message bytes [lo, hi) clipped to the command) into m.cmd: the
+// NIC takes the command from the arriving packet, as it streams through
+// to memory, not back from memory once it landed.
+func (m *inMsg) keepCommand(pk *Packet, lo, hi uint64) {
+	hi = min(hi, uint64(len(m.cmd)))
+	if lo >= hi {
+		return
+	}
+	pk.ready()
+	for o := lo; o < hi; o++ {
+		i := o - pk.Offset // the byte's place in the packet's payload
+		if i >= pk.DataAt && i-pk.DataAt < uint64(len(pk.Data)) {
+			m.cmd[o] = pk.Data[i-pk.DataAt]
+		}
 	}
 }
 
@@ -305,10 +344,25 @@ func (n *NIC) targetGet(m *inMsg) {
 	})
 }
 
-// targetComplete runs when the last byte of a put/atomic is visible.
+// targetComplete completes a put or atomic whose every byte is visible
+// (a sPIN context's message, CtxMsg.Complete): its completion writes are
+// issued now and it ends.
 func (n *NIC) targetComplete(m *inMsg) {
-	n.lastLanded = n.e.Now()
-	if n.taskLanded(m) {
+	m.cmd = nil // the context, not keepCommand, had the packets: read it back
+	n.targetIssued(m)
+	n.targetLanded(m)
+}
+
+// targetIssued runs when the last payload write of a put or atomic has
+// been issued (not when it is visible): the NIC issues the message's
+// completion writes — its events and counts, or for an XTQ task the start
+// of the enqueue procedure — right behind the payload's on the same
+// ordered path (posted writes are not reordered: PCI Express Base
+// Specification, transaction ordering rules), so a reader that sees one
+// sees the payload, without the NIC waiting for the payload to land.
+func (n *NIC) targetIssued(m *inMsg) {
+	if t := m.hdr.Task; t != nil && t.Xtq {
+		n.xtqTarget(m)
 		return
 	}
 	typ := EventPut
@@ -318,29 +372,56 @@ func (n *NIC) targetComplete(m *inMsg) {
 	case CmdFetchAtomic, CmdSwap:
 		typ = EventFetchAtomic
 	}
-	n.targetEvents(m, typ)
+	n.postTargetEvents(m, typ)
+}
+
+// targetLanded runs when the last byte of a put or atomic is visible: the
+// ack or reply leaves and the message's unexpected-list record completes.
+func (n *NIC) targetLanded(m *inMsg) {
+	n.lastLanded = n.e.Now()
+	if t := m.hdr.Task; t != nil {
+		n.xtq.stats.LastLanded = n.e.Now()
+		if t.Xtq {
+			return // the XTQ procedure acks after its doorbell (xtqWrite)
+		}
+	}
+	n.targetDone(m)
 	if n.recyclable(m) {
-		n.respondRecycling(m)
+		n.respondRecycling(m) // the last use of m
 		return
 	}
 	n.respond(m, m.old)
 }
 
-// targetEvents posts a completed message's target events and counts.
+// targetEvents posts a completed message's target events and counts and
+// ends it.
 func (n *NIC) targetEvents(m *inMsg, typ EventType) {
+	n.postTargetEvents(m, typ)
+	n.targetDone(m)
+}
+
+// postTargetEvents issues a message's target events and counts, each a
+// posted write ordered behind every write the NIC issued before
+// (postEventOrdered; a count changes when those are visible).
+func (n *NIC) postTargetEvents(m *inMsg, typ EventType) {
 	me := m.me
 	o := me.me.Options
 	eq := n.pts[me.pt].eq
 	evOK := o&(MEEventDisable|MEEventSuccessDisable) == 0 && !(m.over && o&MEEventOverflowDisable != 0)
-	if evOK {
-		n.postEvent(eq, n.targetEvent(typ, me, m.src, m.hdr, m.mlength, m.dest, FailOK))
+	if ct := me.me.CT; o&MEEventCTComm != 0 && ct != nil {
+		n.countOrdered(ct, o&MEEventCTBytes != 0, m.mlength, FailOK)
 	}
-	if o&MEEventCTComm != 0 {
-		me.me.CT.count(o&MEEventCTBytes != 0, m.mlength, FailOK)
+	if evOK {
+		n.postEventOrdered(eq, n.targetEvent(typ, me, m.src, m.hdr, m.mlength, m.dest, FailOK))
 	}
 	if m.unlink && o&(MEEventDisable|MEEventUnlinkDisable) == 0 {
-		n.postEvent(eq, n.targetEvent(EventAutoUnlink, me, m.src, m.hdr, m.mlength, m.dest, FailOK))
+		n.postEventOrdered(eq, n.targetEvent(EventAutoUnlink, me, m.src, m.hdr, m.mlength, m.dest, FailOK))
 	}
+}
+
+// targetDone completes a message's unexpected-list record once its bytes
+// are visible and ends its span.
+func (n *NIC) targetDone(m *inMsg) {
 	if r := m.rec; r != nil {
 		r.done = true
 		if r.pendingME != nil {

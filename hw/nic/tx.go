@@ -129,24 +129,24 @@ func (n *NIC) onReply(pk *Packet) {
 	n.replyComplete(o, pk, md, off)
 }
 
-// replyComplete raises REPLY once the last reply packet's write is visible.
-// (A function of its own so that onReply's locals stay off the heap for
-// the other packets.)
+// replyComplete raises REPLY once the last reply packet's write is issued:
+// the event, count and completion flag are written behind the payload on
+// the same ordered path (postTargetEvents), so they are visible no earlier
+// than it. (A function of its own so that onReply's locals stay off the
+// heap for the other packets.)
 func (n *NIC) replyComplete(o *outMsg, pk *Packet, md *MD, off uint64) {
-	mlength, fail := pk.MLength, pk.Fail // the packet may be retired before
-	n.afterWrites(func() {
-		cmd := o.cmd
-		if md.Options&MDEventSuccessDisable == 0 || fail != FailOK {
-			ev := n.initiatorEvent(EventReply, cmd, mlength, fail)
-			ev.Start = md.Start + mem.Addr(off)
-			n.postEvent(md.EQ, ev)
-		}
-		if md.Options&MDEventCTReply != 0 {
-			md.CT.count(md.Options&MDEventCTBytes != 0, mlength, fail)
-		}
-		n.setFlag(cmd.CompletionFlag)
-		n.span("reply", o.start, n.e.Now())
-	})
+	mlength, fail := pk.MLength, pk.Fail
+	cmd := o.cmd
+	if ct := md.CT; md.Options&MDEventCTReply != 0 && ct != nil {
+		n.countOrdered(ct, md.Options&MDEventCTBytes != 0, mlength, fail)
+	}
+	if md.Options&MDEventSuccessDisable == 0 || fail != FailOK {
+		ev := n.initiatorEvent(EventReply, cmd, mlength, fail)
+		ev.Start = md.Start + mem.Addr(off)
+		n.postEventOrdered(md.EQ, ev)
+	}
+	n.setFlag(cmd.CompletionFlag)
+	n.span("reply", o.start, n.e.Now()) // (until REPLY is issued)
 }
 
 // pktReplyLand is a reply packet as the event that makes its posted DMA

@@ -315,12 +315,25 @@ func (n *NIC) rcData(m *rcIn, pk *Packet) {
 	if m.seen == m.npk {
 		m.lastSeen = true
 		n.vs().inDel(msgKey(m.src, m.msg))
+		n.rcRecvCQE(m)
 		n.rcMaybeDone(m)
 	}
 }
 
-// rcMaybeDone writes the receive CQE (if any) and sends the ack once every
-// packet of m is visible.
+// rcRecvCQE writes m's receive CQE (if any) once the last write of its
+// payload is issued: a posted write behind them (postWrite keeps posted
+// writes in order), visible no earlier than the payload.
+func (n *NIC) rcRecvCQE(m *rcIn) {
+	if m.recv == nil {
+		return
+	}
+	h := m.hdr
+	c := CQE{QPN: m.qp.Num, Index: uint32(m.qp.rqNext - 1), WRID: m.recv.WRID, ByteLen: uint32(m.length),
+		Imm: h.Imm, HasImm: h.Op != VSend, Recv: true, Op: h.Op, Status: m.status}
+	n.writeCQE(m.qp.cfg.RecvCQ, c)
+}
+
+// rcMaybeDone sends the ack once every packet of m is visible.
 func (n *NIC) rcMaybeDone(m *rcIn) {
 	if !m.lastSeen || m.pending > 0 {
 		return
@@ -330,18 +343,13 @@ func (n *NIC) rcMaybeDone(m *rcIn) {
 }
 
 // rcDone is a target's message as the event at which every write of it
-// is visible: its receive CQE and its ack.
+// is visible: its ack.
 type rcDone rcIn
 
-// Handle writes the receive CQE (if any) and sends the ack.
+// Handle sends the ack.
 func (d *rcDone) Handle(uint64) {
 	m := (*rcIn)(d)
 	n, h := m.n, m.hdr
-	if m.recv != nil {
-		c := CQE{QPN: m.qp.Num, Index: uint32(m.qp.rqNext - 1), WRID: m.recv.WRID, ByteLen: uint32(m.length),
-			Imm: h.Imm, HasImm: h.Op != VSend, Recv: true, Op: h.Op, Status: m.status}
-		n.writeCQE(m.qp.cfg.RecvCQ, c)
-	}
 	st := m.status
 	if st != WCSuccess && !m.rnr && m.qp != nil {
 		m.qp.state = QPError // the responder stops too: later messages are refused (an RNR NAK leaves it ready)

@@ -267,30 +267,22 @@ func (n *NIC) xtqReject(m *inMsg, p *pt, me *MEntry) bool {
 	return true
 }
 
-// taskLanded records when a gather put's bytes were all visible and, for
-// an XTQ message, runs the target procedure instead of the put's events;
-// it reports whether it did.
-func (n *NIC) taskLanded(m *inMsg) bool {
-	t := m.hdr.Task
-	if t == nil {
-		return false
-	}
-	n.xtq.stats.LastLanded = n.e.Now()
-	if t.Xtq {
-		n.xtqTarget(m)
-	}
-	return t.Xtq
-}
-
-// xtqTarget runs the target-side procedure of the dissertation's XTQ chapter once every byte
-// of message m is visible in the posted buffer: rewrite the NIC's copy of
-// the command packet through the lookup tables, rewrite kernel arguments 0
-// and 1 in memory, then hand the packet to the queue's enqueue engine.
+// xtqTarget runs the target-side procedure of the dissertation's XTQ
+// chapter once the last write of message m's payload is issued: rewrite
+// the NIC's copy of the command packet through the lookup tables, rewrite
+// kernel arguments 0 and 1 in memory, then hand the packet to the queue's
+// enqueue engine. Every write it makes is posted behind the payload's, so
+// none is visible before the payload is, and the doorbell waits for all of
+// them (xtqWrite).
 func (n *NIC) xtqTarget(m *inMsg) {
 	le := binary.LittleEndian
-	base := m.dest
 	var pkt [gpu.AQLPacketSize]byte
-	n.mem.Read(base, pkt[:]) // the NIC kept this copy as the body streamed through
+	if m.cmd != nil {
+		pkt = *m.cmd // kept as the body streamed through (keepCommand)
+		m.cmd = nil
+	} else {
+		n.mem.Read(m.dest, pkt[:]) // a sPIN context's message, visible by now
+	}
 	if uint16(pkt[gpu.AQLHeaderOff]) == cpu.PacketTypeAgentDispatch {
 		n.xtqCPUTask(m, pkt)
 		return
@@ -356,8 +348,9 @@ func (n *NIC) xtqFail(m *inMsg, fail FailType, idx uint64) {
 	n.xtq.stats.Failures++
 	ev := n.targetEvent(EventTask, m.me, m.src, m.hdr, m.mlength, m.dest, fail)
 	ev.HdrData = idx
-	n.postEvent(n.pts[m.me.pt].eq, ev)
-	n.respond(m, nil)
+	landed := max(n.e.Now(), n.upVis) // the payload may still be landing
+	n.postEventOrdered(n.pts[m.me.pt].eq, ev)
+	n.e.At(landed, func() { n.respond(m, nil) })
 	n.xtqRelease(m)
 }
 
