@@ -11,6 +11,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
 )
 
 // world runs body on every rank of an n-node gputn cluster.
@@ -284,6 +285,21 @@ func TestSpecValidate(t *testing.T) {
 	s.LongProtocol = "pipelined"
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "mpi.long_protocol") {
 		t.Errorf("long_protocol = pipelined: %v, want an error naming mpi.long_protocol", err)
+	}
+	for _, size := range []unit.Bytes{0, -1, 2 * unit.GiB} {
+		s := DefaultSpec()
+		s.OverflowBufLen = size
+		err := s.Validate()
+		if err == nil || !strings.Contains(err.Error(), "mpi.overflow_buffer_size") {
+			t.Errorf("overflow_buffer_size = %v: %v, want an error naming mpi.overflow_buffer_size", size, err)
+		} else if strings.Contains(err.Error(), "mpi.eager_max") {
+			t.Errorf("overflow_buffer_size = %v: %v, want the default eager_max not blamed", size, err)
+		}
+	}
+	s = DefaultSpec()
+	s.OverflowBufLen = unit.KiB
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "mpi.eager_max") {
+		t.Errorf("eager_max 2 KiB over a 1 KiB buffer: %v, want an error naming mpi.eager_max", err)
 	}
 }
 

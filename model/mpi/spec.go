@@ -42,10 +42,24 @@ func DefaultSpec() Spec {
 	return Spec{EagerMax: 2 * unit.KiB, LongProtocol: LongEager, OverflowBufs: 32, OverflowBufLen: 2 * unit.MiB, IPC: true, SHM: true}
 }
 
+// maxOverflowBufLen bounds mpi.overflow_buffer_size: 1 GiB is 512 times
+// Open MPI's 2 MiB default, far beyond any short receive block a runtime
+// posts, and keeps the overflow list's size sums far from int64's range.
+const maxOverflowBufLen = unit.GiB
+
 // Validate reports every invalid field.
 func (s Spec) Validate() error {
 	var errs []error
-	if s.EagerMax < 0 || s.EagerMax > s.OverflowBufLen {
+	bufOK := s.OverflowBufLen >= 1 && s.OverflowBufLen <= maxOverflowBufLen
+	if !bufOK {
+		errs = append(errs, fmt.Errorf("mpi.overflow_buffer_size = %v: must be in [1B, %v]", s.OverflowBufLen, maxOverflowBufLen))
+	}
+	switch {
+	case s.EagerMax < 0:
+		errs = append(errs, fmt.Errorf("mpi.eager_max = %v: must be at least 0", s.EagerMax))
+	case bufOK && s.EagerMax > s.OverflowBufLen:
+		// Compared only with a valid buffer size, so that a bad size is
+		// reported once, under its own name.
 		errs = append(errs, fmt.Errorf("mpi.eager_max = %v: must be in [0, mpi.overflow_buffer_size = %v]", s.EagerMax, s.OverflowBufLen))
 	}
 	if s.LongProtocol != LongEager && s.LongProtocol != LongRndv {
