@@ -235,18 +235,26 @@ func fileError(path string, doc []byte, err error) error {
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
-		row, _ := de.Position()
-		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		if key := strings.Join(de.Key(), "."); key != "" {
-			msg = key + ": " + msg
-		} else if name, value := LineKey(doc, row); name != "" {
-			// A value the TOML reader refuses before it knows the key
-			// (an integer past int64): name it from the line.
-			msg = name + " = " + value + ": " + msg
-		}
+		row, msg := DecodeMessage(doc, de)
 		return fileErr{fmt.Sprintf("%s:%d: %s", path, row, msg), err}
 	}
 	return fmt.Errorf("%s: %w", path, err)
+}
+
+// DecodeMessage returns the line of doc a TOML decode error is on and its
+// text naming the key ("node.gpus: ..."). A value the TOML reader refuses
+// before it knows the key (an integer past int64) is named from its line
+// ("node.gpus = 9223372036854775808: ...").
+func DecodeMessage(doc []byte, de *toml.DecodeError) (row int, msg string) {
+	row, _ = de.Position()
+	msg = strings.TrimPrefix(de.Error(), "toml: ")
+	if key := strings.Join(de.Key(), "."); key != "" {
+		return row, key + ": " + msg
+	}
+	if name, value := LineKey(doc, row); name != "" {
+		return row, name + " = " + value + ": " + msg
+	}
+	return row, msg
 }
 
 // LineKey returns the parameter a "key = value" line (row, from 1) of a

@@ -61,13 +61,7 @@ func decodeError(path string, doc []byte, err error) error {
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
-		row, _ := de.Position()
-		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		if key := strings.Join(de.Key(), "."); key != "" {
-			msg = key + ": " + msg
-		} else if name, value := params.LineKey(doc, row); name != "" {
-			msg = name + " = " + value + ": " + msg
-		}
+		row, msg := params.DecodeMessage(doc, de)
 		return fmt.Errorf("study %s:%d: %s", path, row, msg)
 	}
 	return fmt.Errorf("study %s: %w", path, err)

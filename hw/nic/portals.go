@@ -235,6 +235,13 @@ func (n *NIC) postEvent(q *EQ, ev Event) {
 // queue: most puts post to none.)
 func (n *NIC) postEventTo(q *EQ, ev Event) {
 	_, vis := n.link.PostedWrite(pcieUp, n.e.Now(), n.spec.EventSize)
+	n.landEvent(q, ev, vis)
+}
+
+// landEvent reserves ev's slot in q now and pushes it, time-stamped, when
+// its write is visible at vis (a full queue then drops it, as a real EQ
+// overflows).
+func (n *NIC) landEvent(q *EQ, ev Event, vis sim.Time) {
 	q.reserved++
 	n.dmaBegin(1)
 	n.e.At(vis, func() {
@@ -260,16 +267,7 @@ func (n *NIC) postEventOrdered(q *EQ, ev Event) {
 	_, vis := n.link.PostedWrite(pcieUp, n.e.Now(), n.spec.EventSize)
 	vis = max(vis, n.upVis)
 	n.upVis = vis
-	q.reserved++
-	n.dmaBegin(1)
-	n.e.At(vis, func() {
-		n.dmaEnd(1)
-		q.reserved--
-		ev.Time = n.e.Now()
-		if !q.push(ev) {
-			n.stats.EQDrops++
-		}
-	})
+	n.landEvent(q, ev, vis)
 }
 
 // countOrdered updates ct for a completion issued behind the payload it
