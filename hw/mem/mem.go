@@ -301,6 +301,14 @@ func (c *ctrlLine) read(bs [][LineSize]byte, dst []byte, from int) {
 		copy(dst, bs[c.word][from:])
 		return
 	}
+	if len(dst) == 8 && from&7 == 0 { // one aligned word (a flag's load): without the calls of clear and copy
+		v := uint64(0)
+		if int(at)-1 == from>>3 {
+			v = c.word
+		}
+		putLE64(dst, v)
+		return
+	}
 	clear(dst)
 	if at == 0 {
 		return
@@ -318,10 +326,20 @@ func (c *ctrlLine) read(bs [][LineSize]byte, dst []byte, from int) {
 // region's ctrlBytes, to which a line whose second word becomes non-zero
 // moves its bytes.
 func (c *ctrlLine) write(bs *[][LineSize]byte, src []byte, from int) {
-	if c.key&(LineSize-1) == ctrlFull {
+	at := c.key & (LineSize - 1)
+	if at == ctrlFull {
 		copy((*bs)[c.word][from:], src)
 		return
 	}
+	if len(src) == 8 && from&7 == 0 && c.wordStore(at, from>>3, leUint64(src)) {
+		return
+	}
+	c.writeLine(bs, src, from)
+}
+
+// writeLine is write of a line whose bytes are not in ctrlBytes, through
+// the line's bytes.
+func (c *ctrlLine) writeLine(bs *[][LineSize]byte, src []byte, from int) {
 	var b [LineSize]byte
 	c.read(nil, b[:], 0)
 	copy(b[from:], src)
@@ -339,6 +357,26 @@ func (c *ctrlLine) write(bs *[][LineSize]byte, src []byte, from int) {
 		}
 		c.key, c.word = l|Addr(i+1), w
 	}
+}
+
+// wordStore is write of the aligned word i, value v, to a line whose
+// bytes are not in ctrlBytes (at its key's low bits), where that leaves
+// at most one non-zero word: the entry write's scan of the line's words
+// would make, without building the line. It reports false, changing
+// nothing, where the line would get a second non-zero word.
+func (c *ctrlLine) wordStore(at Addr, i int, v uint64) bool {
+	l := c.addr()
+	switch {
+	case at != 0 && int(at)-1 != i && c.word != 0: // another word is non-zero
+		if v != 0 {
+			return false
+		}
+	case v == 0:
+		c.key, c.word = l, 0
+	default:
+		c.key, c.word = l|Addr(i+1), v
+	}
+	return true
 }
 
 func putLE64(b []byte, v uint64) {
