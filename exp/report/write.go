@@ -603,7 +603,7 @@ func dropRoundedCopies(t Table) Table {
 		return t
 	}
 	keep := func(j int) bool { return !slices.Contains(drop, j) }
-	out := Table{Name: t.Name}
+	out := Table{Name: t.Name, Units: t.Units}
 	for j, c := range t.Columns {
 		if keep(j) {
 			out.Columns = append(out.Columns, c)
@@ -665,6 +665,9 @@ func columnUnit(t Table, j int) string {
 	}
 	if u := quantityUnit(t, j); u != "" {
 		return " [" + u + "]"
+	}
+	if j < len(t.Columns) && t.Units[t.Columns[j]] != "" {
+		return " [" + t.Units[t.Columns[j]] + "]"
 	}
 	return ""
 }

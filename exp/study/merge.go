@@ -40,7 +40,7 @@ func Merge(sweeps []params.Sweep, values [][]string, results []*report.Result) (
 		names = append(names, sw.Name)
 	}
 	for ti, t := range first.Tables {
-		mt := report.Table{Name: t.Name, Columns: append(slices.Clone(names), t.Columns...)}
+		mt := report.Table{Name: t.Name, Columns: append(slices.Clone(names), t.Columns...), Units: t.Units}
 		for ri, r := range results {
 			if ti >= len(r.Tables) || !slices.Equal(r.Tables[ti].Columns, t.Columns) {
 				return nil, fmt.Errorf("table %q differs between sweep combinations; cannot merge", t.Name)
