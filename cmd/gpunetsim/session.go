@@ -752,6 +752,12 @@ func (s *session) outDir(flag, dir string) error {
 	if dir == "" {
 		return badInput(fmt.Errorf("%s: empty directory name", flag))
 	}
+	if dir == "-" {
+		// "-" names standard output elsewhere (--json -, report --out -);
+		// a directory of files cannot be a stream, and a directory
+		// named "-" is not what the Unix convention asks for.
+		return badInput(fmt.Errorf("%s -: a directory of output files, which standard output cannot hold: give a directory name (./- for one named -)", flag))
+	}
 	if ro := study.ReadOnlyDir(dir); ro != "" {
 		return badInput(fmt.Errorf("%s %s: directory %s is read-only", flag, dir, ro))
 	}
@@ -831,7 +837,10 @@ func withSession(root *cobra.Command, stderr io.Writer, exit func(int), args ...
 		if err := givenEmpty(cmd); err != nil {
 			return badInput(err)
 		}
-		return s.inputFlags(cmd)
+		if err := s.inputFlags(cmd); err != nil {
+			return err
+		}
+		return readConfigFlag(cmd)
 	}
 	return root.ExecuteContext(ctx)
 }

@@ -175,6 +175,9 @@ type prepared struct {
 // directory to open) and a --fresh without a cache to refresh, in the
 // words run uses for its optional cache.
 func checkCacheFlags(cache string, fresh bool) error {
+	if cache == "-" {
+		return badInput(errors.New("--cache -: the result cache is a directory, which standard input or output cannot be: give a directory name (./- for one named -)"))
+	}
 	if cache != "" {
 		return nil
 	}
@@ -753,6 +756,9 @@ func runAsStudy(s *session, e exp.Experiment, o runOptions, stderr io.Writer) (*
 	}
 	opts := study.Options{Fresh: f.fresh, Parallel: plan.Runs[0].Config.Run.Parallel}
 	if f.cache != "" {
+		if err := checkCacheFlags(f.cache, f.fresh); err != nil {
+			return nil, err
+		}
 		_, statErr := os.Stat(f.cache)
 		if opts.Cache, err = study.OpenCache(f.cache, version); err != nil {
 			return nil, badInput(fmt.Errorf("--cache: %w", err))
