@@ -97,6 +97,30 @@ func OpenCache(dir, version string) (*Cache, error) {
 	return c, nil
 }
 
+// CheckCacheDir finds, without creating anything, what would make
+// OpenCache fail on dir at once: a file where it or a parent directory
+// should be, or a missing directory whose nearest existing parent is
+// read-only. A command checks it before it plans its points (today's
+// planning takes a minute); an existing read-only cache may still serve
+// a run whose points it holds, so it passes.
+func CheckCacheDir(dir string) error {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("%w %s: %s is not a directory", ErrCache, dir, d)
+			}
+			if d != filepath.Clean(dir) && fi.Mode().Perm()&0o222 == 0 {
+				return fmt.Errorf("%w %s: directory %s is read-only", ErrCache, dir, d)
+			}
+			return nil
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
+}
+
 // ReadOnlyDir returns dir, or the deepest of its parents that exists,
 // when that directory has no write permission bit, else "". Creating or
 // writing there fails for every user but root, whom the kernel lets
