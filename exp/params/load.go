@@ -96,7 +96,9 @@ func Load(o Options) (exp.Config, error) {
 	}
 	for _, kv := range o.Sets {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok {
+		if !ok || strings.TrimSpace(name) == "" {
+			// "=5" or "=" names no parameter: said as such, not as an
+			// unknown parameter "" with guesses.
 			return exp.Config{}, fmt.Errorf("--set %s: %w: want name=value, e.g. link.bandwidth=200Gbps", kv, ErrBadValue)
 		}
 		name = strings.TrimSpace(name)

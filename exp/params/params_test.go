@@ -275,6 +275,7 @@ func TestLoadErrors(t *testing.T) {
 		{"type mismatch", Options{File: "[gpu]\ncus = \"many\"\n"}, []string{"gpu.cus"}},
 		{"syntax", Options{File: "[link\n"}, []string{":1:"}},
 		{"set without =", Options{Sets: []string{"link.bandwidth"}}, []string{"want name=value"}},
+		{"set without name", Options{Sets: []string{" =5"}}, []string{"--set  =5: bad value: want name=value"}},
 		{"set bad unit", Options{Sets: []string{"link.bandwidth=fast"}}, []string{`--set link.bandwidth=fast: bad rate "fast": want a number with Gbps`}},
 		{"set unknown", Options{Sets: []string{"gpu.lanch=1us"}}, []string{`--set gpu.lanch=1us: unknown parameter "gpu.lanch": did you mean gpu.launch?`}},
 		{"set preset", Options{Sets: []string{"run.preset=xtq"}}, []string{"--preset"}},
