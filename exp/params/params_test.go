@@ -93,6 +93,8 @@ func TestSet(t *testing.T) {
 		{"run.functional", "maybe", nil, ErrBadValue, "true or false"},
 		{"cpu.ipc", "1.25", func(c exp.Config) bool { return c.CPU.IPC == 1.25 }, nil, ""},
 		{"cpu.ipc", "NaN", nil, ErrBadValue, "finite"},
+		{"cpu.ipc", "0x1p-1", nil, ErrBadValue, "decimal"}, // Go's hexadecimal float: the message promises decimal
+		{"cpu.ipc", "1e0", func(c exp.Config) bool { return c.CPU.IPC == 1 }, nil, ""},
 		{"gpu.cus", "12", func(c exp.Config) bool { return c.GPU.CUs == 12 }, nil, ""},
 		{"gpu.cus", "1.5", nil, ErrBadValue, "integer"},
 		{"topology.kind", "fattree", func(c exp.Config) bool { return c.Topology.Kind == "fattree" }, nil, ""},
