@@ -300,9 +300,11 @@ func collectiveReport(name string, cfg Config, strats []string, points []collect
 	}
 	verified := true
 	for _, p := range points {
-		size := "nwchem mix"
+		// A size as unit.Bytes: the CSV writes it as whole bytes under
+		// "size [B]"; the text table prints it as before ("8B").
+		var size any = "nwchem mix"
 		if p.Size > 0 {
-			size = p.Size.String()
+			size = p.Size
 		}
 		t.Rows = append(t.Rows, []any{size, round3(p.MeanSize), p.Strategy, p.Impl, p.Time, round3(p.Time.Micros()),
 			speedup("CPU", p), speedup("HSA", p), p.Events, p.Verified})

@@ -157,7 +157,8 @@ func runDDTPULPBW(cfg Config, env Env) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := report.Table{Name: "pulp_bandwidth", Columns: []string{"model", "block", "bytes", "fifo_time", "GBps", "visible_GBps", "dma_transfers", "out_port_util", "verified"}}
+	t := report.Table{Name: "pulp_bandwidth", Columns: []string{"model", "block", "bytes", "fifo_time", "GBps", "visible_GBps", "dma_transfers", "out_port_util", "verified"},
+		Units: map[string]string{"block": "B", "bytes": "B"}}
 	plot := &report.Plot{Title: fmt.Sprintf("PULP bandwidth test: blocks L2 → L1 → PCIe FIFO, %v", cfg.DDTPULP.BWTotal),
 		XLabel: "block size (B)", YLabel: "throughput (GB/s)", LogX: true}
 	ser := []report.Series{{Name: "pulp: into the PCIe FIFO"}, {Name: "pulp: visible in host memory"}, {Name: "arm: visible in host memory"}}
@@ -213,7 +214,8 @@ func runDDTPULPKernels(cfg Config, env Env) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := report.Table{Name: "pulp_kernels", Columns: []string{"model", "block", "gamma", "handlers", "slowest_core", "GBps", "fifo_GBps", "ipc_median", "instr_per_B", "stage_wait", "dma_queue_wait", "l2_wait", "verified"}}
+	t := report.Table{Name: "pulp_kernels", Columns: []string{"model", "block", "gamma", "handlers", "slowest_core", "GBps", "fifo_GBps", "ipc_median", "instr_per_B", "stage_wait", "dma_queue_wait", "l2_wait", "verified"},
+		Units: map[string]string{"block": "B"}}
 	plot := &report.Plot{Title: fmt.Sprintf("RW-CP microkernels, %v vector, %d packets per core run", cfg.DDTPULP.Size, cfg.DDTPULP.Run),
 		XLabel: "block size (B)", YLabel: "throughput (GB/s)", LogX: true}
 	ser := []report.Series{{Name: "pulp"}, {Name: "arm"}}
