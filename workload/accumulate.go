@@ -320,7 +320,7 @@ func accRange(wg *gpu.WG, dst, src mem.Addr, nb uint64) {
 	}
 	addF64(wg.Mem(), dst+mem.Addr(8*lo), src+mem.Addr(8*lo), uint64(8*(hi-lo)))
 	wg.VALU(4 * ((hi - lo + wg.Size - 1) / wg.Size))
-	wg.Stream(uint64(24 * (hi - lo)))
+	wg.StreamOut(uint64(24*(hi-lo)), uint64(8*(hi-lo))) // two reads and a write per element
 }
 
 // accKernel is accCode as a host-launched kernel (HDN).

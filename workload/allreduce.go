@@ -365,7 +365,7 @@ func (a Allreduce) copyIn(nd *strategy.Node, base mem.Addr) {
 	nd.Stream.Wait(nd.Stream.Launch(gpu.Kernel{Name: "copy", WGs: wgs, WGSize: wgSize, Body: func(wg *gpu.WG) {
 		lo, hi := uint64(wg.ID)*size/uint64(wgs), uint64(wg.ID+1)*size/uint64(wgs)
 		wg.VALU(int((hi - lo + uint64(4*wgSize) - 1) / uint64(4*wgSize)))
-		wg.Stream(2 * (hi - lo))
+		wg.StreamOut(2*(hi-lo), hi-lo) // half of it the copy's writes
 	}}))
 }
 
@@ -584,7 +584,7 @@ func (r *reduceSteps) step(wg *gpu.WG) bool {
 		return false
 	default:
 		r.pc = 0
-		wg.Stream(uint64(12 * r.cnt))
+		wg.StreamOut(uint64(12*r.cnt), uint64(4*r.cnt)) // two reads and a write per element
 		return true
 	}
 }
@@ -597,7 +597,7 @@ func reduceRange(wg *gpu.WG, dst, src mem.Addr, lo, hi, wgSize int) {
 	cnt := hi - lo
 	addInto(wg.Mem(), dst+mem.Addr(4*lo), src+mem.Addr(4*lo), uint64(4*cnt))
 	wg.VALU(4 * ((cnt + wgSize - 1) / wgSize))
-	wg.Stream(uint64(12 * cnt))
+	wg.StreamOut(uint64(12*cnt), uint64(4*cnt)) // two reads and a write per element
 }
 
 // ringTNWG is work-group s of the GPU-TN ring allreduce kernel as steps:

@@ -67,7 +67,7 @@ func copyCode() gpu.KernelCode {
 			copy(d, s)
 		}
 		wg.VALU(2 * int((hi-lo+uint64(4*wg.Size)-1)/uint64(4*wg.Size)))
-		wg.Stream(2 * (hi - lo))
+		wg.StreamOut(2*(hi-lo), hi-lo) // half of it the copy's writes
 	}}
 }
 

@@ -440,7 +440,7 @@ func (ts TaskSpawn) twoSided(nd *strategy.Node, buf mem.Addr, tm *spawnTimes) er
 			copy(d, s)
 		}
 		wg.VALU(2 * int((hi-lo+uint64(4*wg.Size)-1)/uint64(4*wg.Size)))
-		wg.Stream(2 * (hi - lo))
+		wg.StreamOut(2*(hi-lo), hi-lo) // half of it the copy's writes
 	}}
 	tm.run = nd.Stream.Launch(k)
 	nd.Stream.Wait(tm.run)

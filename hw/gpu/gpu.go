@@ -49,6 +49,7 @@ type GPU struct {
 	missLat       sim.Duration             // spec.MissLatency() and the directory's lookup (UseDirectory), computed once
 	hitLat        sim.Duration             // spec.L2Cycles: an L2 hit, computed once
 	dmaLat        sim.Duration             // the packet processor's DMA access: spec.MemLatency and the directory's lookup
+	dirLat        sim.Duration             // the coherent directory's lookup (UseDirectory); 0 without one
 	stores        sim.FreeList[*memStore]  // store events done with, for reuse (wg.go)
 	hostBell      sim.Duration             // a host thread's doorbell store reaching the CP (SetHostDoorbell)
 	// c2c is the chip-to-chip link to the CPU (NVLink-C2C) on nodes
@@ -333,6 +334,24 @@ func (g *GPU) SetHostDoorbell(d sim.Duration) { g.hostBell = d }
 func (g *GPU) UseDirectory(d sim.Duration) {
 	g.missLat = g.spec.MissLatency() + d
 	g.dmaLat = g.spec.MemLatency + d
+	g.dirLat = d
+}
+
+// writeAck is how long a bulk write a work-group issues takes to be
+// counted done by a system-scope release: behind a memory-side L2 the L2
+// (every agent reads through it); on a node whose memory sits behind the
+// coherent directory, the directory's ack on receipt, before memory (the
+// write-through protocol of the documents' simulator: the L2's request,
+// the directory, the response; gpu.l2_cycles + soc.dir_latency);
+// elsewhere memory (the L2 lookup and gpu.mem_latency, Spec.MissLatency).
+func (g *GPU) writeAck() sim.Duration {
+	switch {
+	case g.spec.L2MemorySide:
+		return g.hitLat
+	case g.dirLat > 0:
+		return g.hitLat + g.dirLat
+	}
+	return g.missLat
 }
 
 // MissLatency returns the latency of a GPU access that memory serves: the

@@ -78,3 +78,95 @@ func TestAQLKernelEndWaitsForItsStores(t *testing.T) {
 		}
 	}
 }
+
+// streamStep is a one-operation StepBody: StreamOut(n, out), ending when
+// the stream does (at records that time).
+type streamStep struct {
+	n, out uint64
+	at     *sim.Time
+	issued bool
+}
+
+func (s *streamStep) Step(wg *WG) bool {
+	if !s.issued {
+		s.issued = true
+		wg.StreamOut(s.n, s.out)
+		return false
+	}
+	*s.at = wg.Now()
+	return true
+}
+
+// TestKernelEndWaitsForItsStreamWrites: a work-group's bulk writes
+// (StreamOut: a copy's output) are posted; the work-group does not wait
+// for them, but the kernel's completion signal, its system-scope release,
+// does, until the last one is acknowledged one write after the stream
+// ended: at memory (the L2 lookup and the memory latency), or at the
+// coherent directory on a node behind one (the L2's and the directory's
+// latencies). For the direct launch and an AQL queue's packet processor
+// (an HSA or XTQ task), run as a coroutine (Body) and as steps. A release
+// that does not track the stream's writes writes the signal when the
+// stream ends (at 10 MHz the write's ack, 100 L2 cycles, is 10 us later).
+func TestKernelEndWaitsForItsStreamWrites(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		aql, steps bool
+		dir        sim.Duration
+	}{
+		{"direct", false, false, 0}, {"direct-steps", false, true, 0}, {"direct-dir", false, false, 40 * sim.Nanosecond},
+		{"aql", true, false, 0}, {"aql-steps", true, true, 0}, {"aql-dir", true, false, 40 * sim.Nanosecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := testSpec("apu")
+			spec.Freq, spec.Teardown, spec.Launch = 10e6, 0, 0
+			e := sim.New(1)
+			m := mem.New("node[0].mem", true)
+			g := New(e, "node[0].gpu", spec, m, mem.NewServer(100e9))
+			if c.dir > 0 {
+				g.UseDirectory(c.dir)
+			}
+			ack := g.MissLatency()
+			if c.dir > 0 {
+				ack = spec.Cycles(spec.L2Cycles) + c.dir
+			}
+			var end, seen sim.Time
+			body := func(wg *WG, _ mem.Addr) { wg.StreamOut(2*4096, 4096); end = wg.Now() }
+			steps := func(wg *WG, _ mem.Addr) StepBody { return &streamStep{n: 2 * 4096, out: 4096, at: &end} }
+			if c.aql {
+				q, err := g.NewAQLQueue("q", 4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				code := KernelCode{Name: "copy", Body: body}
+				if c.steps {
+					code = KernelCode{Name: "copy", Steps: steps}
+				}
+				obj := g.LoadKernel(code)
+				sig := g.NewSignal("s", 1)
+				put(e, q, 0, AQLPacket{Header: DispatchHeader, WGSize: 64, Grid: 64, KernelObject: obj, Signal: sig}, 0, sim.Microsecond)
+				m.Store64(q.WriteIndex(), 1)
+				e.Spawn("host", func(p *sim.Proc) {
+					p.WaitUntil(m.Watch(sig), "the completion signal", func() bool { return m.Load64(sig) == 0 })
+					seen = p.Now()
+				})
+			} else {
+				k := Kernel{Name: "copy", WGs: 1, WGSize: 64, Body: func(wg *WG) { body(wg, 0) }}
+				if c.steps {
+					k = Kernel{Name: "copy", WGs: 1, WGSize: 64, Steps: func(wg *WG) StepBody { return steps(wg, 0) }}
+				}
+				op, run := g.DispatchOp(k)
+				g.Submit(op)
+				e.Spawn("host", func(p *sim.Proc) { run.WaitDone(p); seen = p.Now() })
+			}
+			if err := e.Run(); err != nil {
+				t.Fatal(err)
+			}
+			if end == 0 || seen == 0 {
+				t.Fatalf("stream ended at %v, signal seen at %v: want both", end, seen)
+			}
+			if seen < end+ack {
+				t.Errorf("completion signal seen at %v, the stream ended at %v: want no earlier than its writes' ack %v later", seen, end, ack)
+			}
+		})
+	}
+}

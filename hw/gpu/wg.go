@@ -74,9 +74,14 @@ func (w *WG) Scalar(n int) { w.Sleep(w.g.spec.Cycles(n * w.g.spec.ScalarCycles))
 // move bytes, and k work-groups on k CUs stream at min(k × that rate,
 // the memory's).
 func (w *WG) Stream(n uint64) {
-	if n == 0 {
-		return
+	if n > 0 {
+		w.SleepUntil(w.streamEnd(n))
 	}
+}
+
+// streamEnd reserves the servers for a stream of n > 0 bytes issued now
+// and returns when it ends (Stream).
+func (w *WG) streamEnd(n uint64) sim.Time {
 	now := w.Now()
 	var done sim.Time
 	if w.g.hostArrays {
@@ -89,7 +94,27 @@ func (w *WG) Stream(n uint64) {
 	}
 	// The first line arrives after the L2 lookup and the memory access
 	// past it (Spec.MissLatency), as an addressed access's (StreamLines).
-	w.SleepUntil(max(done, now+w.g.missLat))
+	return max(done, now+w.g.missLat)
+}
+
+// StreamOut is Stream of n bytes of which out are the work-group's writes
+// (a copy's or a reduction's output). The work-group waits for the stream
+// as Stream does, and its last write leaves when the stream ends (it
+// carries the data the last read brought), but, a store being posted, the
+// work-group does not wait for it: a system-scope release (WG.Release, the
+// kernel's completion signal: GPU.execute's teardown, an AQL queue's
+// packet processor) does, until the write is acknowledged (writeAck). With
+// the arrays in host memory beyond NVLink-C2C the stream already waited
+// for its writes' landing there (hostBulk).
+func (w *WG) StreamOut(n, out uint64) {
+	if n == 0 {
+		return
+	}
+	end := w.streamEnd(n)
+	if out > 0 && !w.g.hostArrays {
+		w.storesAt = max(w.storesAt, end+w.g.writeAck())
+	}
+	w.SleepUntil(end)
 }
 
 // Barrier waits until all the work-group's waves have caught up.

@@ -58,10 +58,10 @@ func (c *CtxMsg) Packets() int { return c.in.npk }
 func (c *CtxMsg) Header() Header { return *c.in.hdr }
 
 // Complete ends the message: the target events (PUT, or PUT with fail as
-// its ni_fail_type) go to the PT's EQ, a successful message's written
-// behind every posted DMA write issued so far, a failed one's once those
-// are visible; the ack, if requested, is sent once they are visible. The context calls
-// it after its completion handler's last DMA was issued.
+// its ni_fail_type) go to the PT's EQ, written now behind every posted DMA
+// write issued so far (so visible no earlier than they are); the ack, if
+// requested, is sent once those writes are visible. The context calls it
+// after its completion handler's last DMA was issued.
 func (c *CtxMsg) Complete(fail FailType) {
 	n, m := c.n, c.in
 	if t := m.hdr.Task; fail == FailOK && (t == nil || !t.Xtq) {
@@ -70,16 +70,17 @@ func (c *CtxMsg) Complete(fail FailType) {
 		n.e.At(landed, func() { n.targetLanded(m) })
 		return
 	}
-	n.afterWrites(func() {
-		if fail == FailOK {
-			n.targetComplete(m)
-			return
-		}
-		m.fail = fail
-		eq := n.pts[m.me.pt].eq
-		n.postEvent(eq, n.targetEvent(EventPut, m.me, m.src, m.hdr, m.mlength, m.dest, fail))
-		n.respond(m, nil)
-	})
+	if fail == FailOK { // an XTQ task: its procedure reads the command back
+		n.afterWrites(func() { n.targetComplete(m) })
+		return
+	}
+	// A failure event reports no data of its own; it is written now, behind
+	// the handler's writes as every posted write is, and the nack leaves
+	// once they are visible.
+	m.fail = fail
+	landed := max(n.e.Now(), n.upVis)
+	n.postEventOrdered(n.pts[m.me.pt].eq, n.targetEvent(EventPut, m.me, m.src, m.hdr, m.mlength, m.dest, fail))
+	n.e.At(landed, func() { n.respond(m, nil) })
 }
 
 // Resume restarts an inbound engine stalled by a context that refused a

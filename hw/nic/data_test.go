@@ -427,3 +427,43 @@ func TestCompletionSeesPayload(t *testing.T) {
 		})
 	}
 }
+
+// TestFailureEventFollowsEarlierPayload: a failure event (PT_DISABLED) is a
+// posted write like any other, so it does not pass the payload writes the
+// NIC issued before it (PCI Express ordering): a host that sees it finds
+// the earlier put's every byte. The earlier put lands in host memory
+// behind a slow PCIe switch, which the event's own write does not cross.
+func TestFailureEventFollowsEarlierPayload(t *testing.T) {
+	const n = 1 << 16
+	v := newEnv(t, 2, true, func(s *cluster.Spec) { s.PCIe.SwitchLatency = 400 * sim.Nanosecond })
+	tn := v.nics[0]
+	pt := tn.PTAlloc(nil, false)
+	feq := tn.NewEQ(0, 0)
+	fpt := tn.PTAlloc(feq, true) // flow control, no ME: disabled by the second put
+	dst := v.alloc(0, n, nil)
+	tn.MEAppend(pt, nic.ME{Start: dst, Length: n, MatchID: nic.AnyID, Options: nic.MEOpPut}, nic.Priority)
+	want := func(k int) byte { return byte(k*5 + 3) }
+	md := &nic.MD{Start: v.alloc(1, n, want), Length: n}
+	v.host(1, func(p *sim.Proc) {
+		v.nics[1].Doorbell(p, putCmd(md, n, 0, pt, 0))
+		v.nics[1].Doorbell(p, putCmd(md, 8, 0, fpt, 0))
+	})
+	var at sim.Time
+	v.host(0, func(p *sim.Proc) {
+		ev := feq.Wait(p)
+		at = v.e.Now()
+		if ev.Type != nic.EventPTDisabled {
+			t.Errorf("event %v, want PT_DISABLED", ev.Type)
+		}
+		got := v.read(0, dst, n)
+		for k := range got {
+			if got[k] != want(k) {
+				t.Fatalf("PT_DISABLED visible at %v with byte %d of the earlier put not: %d, want %d", at, k, got[k], want(k))
+			}
+		}
+	})
+	v.run()
+	if at == 0 {
+		t.Fatal("no PT_DISABLED event")
+	}
+}

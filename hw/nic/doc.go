@@ -120,7 +120,9 @@
 // target fetches by DMA after reading the receive producer index from the
 // doorbell record) and RDMA read. Completions are 64 B CQEs with an owner
 // bit (OwnerFor), posted DMA writes ordered after the data, issued in WQE
-// order per QP once the ack (or the last read-response byte) is in; one CQ
+// order per QP once the ack is in (a read's or atomic's once the last
+// response packet's write is issued, right behind it: the ordering, not a
+// wait for the landing, keeps it behind the data); one CQ
 // may serve several QPs. Bad keys, out-of-range addresses, missing receive
 // WQEs and malformed WQEs complete with error CQEs (WCStatus); the QP then
 // enters the error state and every later WQE is flushed, at both ends.

@@ -129,7 +129,7 @@ func (n *NIC) match(pk *Packet) int {
 		if p.flowCtl {
 			p.enabled = false
 			m.fail = FailPTDisabled
-			n.postEvent(p.eq, n.targetEvent(EventPTDisabled, nil, pk.Src, h, 0, 0, FailPTDisabled))
+			n.postEventOrdered(p.eq, n.targetEvent(EventPTDisabled, nil, pk.Src, h, 0, 0, FailPTDisabled)) // behind earlier writes
 		}
 		return traversed
 	}

@@ -436,30 +436,27 @@ func (n *NIC) readResponse(pk *Packet) {
 	m.seen++
 	if m.status == WCSuccess && pk.Len > 0 && m.sgl != nil {
 		data := n.denseData(pk)
-		m.pending++
-		m.pending += n.scatter(m.sgl, pk.Offset, pk.Len, data, func() { m.pending--; n.readMaybeDone(m) })
+		n.scatter(m.sgl, pk.Offset, pk.Len, data, func() {})
 		n.fab.PutBuf(data)
-		m.pending--
 	} else if m.status == WCSuccess && pk.Len > 0 {
-		m.pending++
 		n.rcLand(pk, m.w.LocalAddr+mem.Addr(pk.Offset), m, true)
 	}
 	if m.npk > 0 && m.seen == m.npk {
-		m.lastSeen = true
-		n.readMaybeDone(m)
+		n.readIssued(m)
 	}
 }
 
-func (n *NIC) readMaybeDone(m *rcIn) {
-	if !m.lastSeen || m.pending > 0 {
-		return
-	}
-	m.lastSeen = false
+// readIssued completes the WQE of read or atomic m once the last response
+// packet's payload write is issued (every packet's is issued on its
+// arrival), not once it is visible: the CQE is a posted write behind them
+// on the same ordered path (postWrite; the PCI Express Base
+// Specification's ordering rules do not let a posted write pass an
+// earlier one), so a reader that sees it sees the data. A failed read has
+// no data; its CQE follows the NIC's earlier writes all the same.
+func (n *NIC) readIssued(m *rcIn) {
 	n.vs().inDel(outKey(m.msg))
-	n.afterWrites(func() {
-		n.complete(m.qp, m.idx, m.w, m.status, m.w.Length)
-		n.vspan(m.w.Op.String(), m.start)
-	})
+	n.complete(m.qp, m.idx, m.w, m.status, m.w.Length)
+	n.vspan(m.w.Op.String(), m.start)
 }
 
 // rcWrite is a posted DMA write of data to a; done runs when the NIC
@@ -502,7 +499,7 @@ func (n *NIC) rcStore(a mem.Addr, data []byte, sp *sparsePayload, at, l, seq uin
 // rcLanding is rcWrite of one packet's payload of m, landed where the
 // message says (no scatter list), as an event of its own instead of three
 // closures: a write or send at the target (done: rcMaybeDone) or a read
-// response at the initiator (read; done: readMaybeDone). Landings are
+// response at the initiator (read: nothing more, readIssued completed it). Landings are
 // reused once they ran; they were half of a GPUrdma run's allocations.
 type rcLanding struct {
 	n    *NIC
@@ -518,7 +515,7 @@ type rcLanding struct {
 
 // rcLand is rcWrite(a, pk.Data, pk.Len, done) with done the packet's
 // completion of m: the fabric buffer returned, m's pending count, then
-// rcMaybeDone (readMaybeDone if read). Same events, same times. The
+// rcMaybeDone (nothing if read: readIssued). Same events, same times. The
 // packet is not used after this call but retired when its payload has
 // landed, as a Portals put's is, so that a message whose every packet
 // landed this way gives its array back (recycle.go).
@@ -550,10 +547,8 @@ func (w *rcLanding) Handle(uint64) {
 	v := n.vs()
 	v.lands = append(v.lands, w)
 	n.fab.PutBuf(data)
-	m.pending--
-	if read {
-		n.readMaybeDone(m)
-	} else {
+	if !read { // (a read completed when its last write was issued: readIssued)
+		m.pending--
 		n.rcMaybeDone(m)
 	}
 }

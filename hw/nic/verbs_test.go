@@ -3,6 +3,7 @@ package nic_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
@@ -28,11 +29,17 @@ const rcBuf = 64 * 1024
 
 func newRCPair(t *testing.T, opts ...opt) *rcPair {
 	t.Helper()
+	return newRCPairCQ(t, mem.Host, opts...)
+}
+
+// newRCPairCQ is newRCPair with the CQs in pool cqPool.
+func newRCPairCQ(t *testing.T, cqPool mem.Pool, opts ...opt) *rcPair {
+	t.Helper()
 	v := newEnv(t, 2, true, opts...)
 	r := &rcPair{v: v}
 	for i := range 2 {
 		m := v.mems[i]
-		cqBase := m.AllocData(mem.Host, 64*nic.CQESize, "cq")
+		cqBase := m.AllocData(cqPool, 64*nic.CQESize, "cq")
 		cq, err := v.nics[i].CreateCQ(cqBase, 64)
 		if err != nil {
 			t.Fatal(err)
@@ -271,6 +278,59 @@ func TestVerbsReadFetchesRemoteData(t *testing.T) {
 	}
 	if len(*got) != 1 || (*got)[0].c.Status != nic.WCSuccess || (*got)[0].c.Op != nic.VRead {
 		t.Fatalf("CQEs %+v", *got)
+	}
+}
+
+// TestVerbsReadCompletionSeesData: the initiator's CQE of an RDMA read is
+// written behind the response's payload writes on one ordered path, not
+// after they are visible, so a reader that sees the CQE finds every byte,
+// and the CQE is visible less than one posted write after the last byte
+// (a NIC that waits for the data to land before writing the CQE pays a
+// whole write more). The CQ is in GPU memory and the buffer in host memory
+// behind a PCIe switch, so the CQE's own write would arrive first: only
+// the ordering keeps it behind the data.
+func TestVerbsReadCompletionSeesData(t *testing.T) {
+	for _, n := range []int{8, 3000, 3*4096 + 5} {
+		t.Run(fmt.Sprint(n, "B"), func(t *testing.T) {
+			r := newRCPairCQ(t, mem.GPU, func(s *cluster.Spec) { s.PCIe.SwitchLatency = 400 * sim.Nanosecond })
+			data := pattern(n, 11)
+			r.v.mems[1].Write(r.buf[1]+64, data)
+			dst := r.buf[0] + 8
+			r.post(0, nic.WQE{Op: nic.VRead, Flags: nic.WQESignaled, Length: uint32(n), LKey: r.mr[0].Key, LocalAddr: dst,
+				RemoteAddr: r.buf[1] + 64, RKey: r.mr[1].Key, WRID: 5})
+			r.ring(0, 0)
+			var landed, seen sim.Time
+			w := r.v.e.Spawn("land", func(p *sim.Proc) {
+				last := dst + mem.Addr(n-1)
+				p.WaitUntil(r.v.mems[0].Watch(last), "last byte", func() bool {
+					return bytes.Equal(r.v.read(0, dst, n), data)
+				})
+				landed = p.Now()
+			})
+			w.SetDaemon()
+			cq := r.cq[0]
+			c := r.v.e.Spawn("cq-reader", func(p *sim.Proc) {
+				a := cq.SlotAddr(0)
+				p.WaitUntil(r.v.mems[0].Watch(a), "cqe", func() bool {
+					var b [nic.CQESize]byte
+					r.v.mems[0].Read(a, b[:])
+					return b[63] == nic.OwnerFor(0, cq.Entries)
+				})
+				seen = p.Now()
+				if got := r.v.read(0, dst, n); !bytes.Equal(got, data) {
+					t.Errorf("CQE visible at %v before the read's data", seen)
+				}
+			})
+			c.SetDaemon()
+			r.v.run()
+			if seen == 0 || landed == 0 {
+				t.Fatalf("CQE at %v, data at %v: want both", seen, landed)
+			}
+			s := r.v.spec
+			if wr := s.PCIe.Overhead + s.PCIe.Latency; seen < landed || seen-landed >= wr {
+				t.Fatalf("CQE at %v, data landed at %v: want the CQE within one posted write (%v) after it", seen, landed, wr)
+			}
+		})
 	}
 }
 

@@ -263,7 +263,7 @@ func (n *NIC) xtqReject(m *inMsg, p *pt, me *MEntry) bool {
 	n.stats.Drops++
 	n.xtq.stats.Failures++
 	ev := n.targetEvent(EventTask, nil, m.src, h, free, 0, fail)
-	n.postEvent(p.eq, ev)
+	n.postEventOrdered(p.eq, ev) // behind the NIC's earlier writes
 	return true
 }
 

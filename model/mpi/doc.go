@@ -22,7 +22,12 @@
 //
 // Software costs follow the dissertation: mpi_match per send or receive
 // posted, portals_post per NIC command, event_dispatch per event handled,
-// mpi_poll per progress poll that finds nothing.
+// mpi_poll per progress poll that finds nothing, then the wait for the
+// next event and one miss to read the slot the NIC wrote (a real progress
+// engine polls the empty queue again: Open MPI's Portals 4 MTL returns on
+// PTL_EQ_EMPTY and its request wait calls opal_progress again; an event
+// already queued is read without a miss, an under-charge docs/model.md
+// describes).
 //
 // Isend, Irecv, Block and ScheduleStep also have step forms (steps.go:
 // Begin* and Try) that a nonblocking collective's wait runs as a state
