@@ -244,6 +244,7 @@ type aqlServer struct {
 	bell  string     // wait reasons, made once
 	hdr   string
 	wgs   string // "work-groups of " + the kernel's name
+	wgsOf string // the name wgs was made for (a queue runs one kernel again and again)
 }
 
 // aqlState8 is where an aqlServer stands.
@@ -320,7 +321,9 @@ func (s *aqlServer) Step(p *sim.Proc) bool {
 			return false
 		case aqlLaunched:
 			s.kr = g.startKernel(p, s.r)
-			s.wgs = "work-groups of " + s.r.Kernel.Name
+			if name := s.r.Kernel.Name; name != s.wgsOf || s.wgs == "" {
+				s.wgs, s.wgsOf = "work-groups of "+name, name
+			}
 			s.st = aqlBody
 		case aqlBody:
 			if kr := s.kr; kr.dispatched < kr.k.WGs || kr.live > 0 { // the last retirement resumes the CP (Handle)
@@ -438,7 +441,7 @@ func (w *WG) TryLoadArgs(kernarg mem.Addr, out []uint64) bool {
 	var b [8 * 8]byte
 	for i := 0; i < len(out); i += 8 {
 		k := min(8, len(out)-i)
-		w.g.mem.Read(kernarg+mem.Addr(8*i), b[:8*k])
+		w.g.mem.ReadCached(&w.g.args, kernarg+mem.Addr(8*i), b[:8*k])
 		for j := range k {
 			out[i+j] = binary.LittleEndian.Uint64(b[8*j:])
 		}

@@ -52,6 +52,9 @@ type GPU struct {
 	dirLat        sim.Duration             // the coherent directory's lookup (UseDirectory); 0 without one
 	stores        sim.FreeList[*memStore]  // store events done with, for reuse (wg.go)
 	hostBell      sim.Duration             // a host thread's doorbell store reaching the CP (SetHostDoorbell)
+	// args is the last kernarg segment a work-group read (TryLoadArgs):
+	// a task kernel's work-groups read the same one in turn.
+	args mem.ReadCache
 	// c2c is the chip-to-chip link to the CPU (NVLink-C2C) on nodes
 	// whose host memory lies beyond it (UseC2C); nil elsewhere.
 	c2c *pcie.Link

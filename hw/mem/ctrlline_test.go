@@ -56,3 +56,39 @@ func TestCtrlLineMatchesBytes(t *testing.T) {
 		}
 	}
 }
+
+// A word's store and load take the short ways (wordStore, read's aligned
+// word): the entry they leave is the one the line's bytes make
+// (writeLine), and the word read is the line's.
+func TestCtrlLineWordStoreIsWriteLine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 2000 {
+		c := ctrlLine{key: 7 * LineSize}
+		var bs, bsRef [][LineSize]byte
+		for k := range 12 {
+			ref := c
+			var src [8]byte
+			if rng.IntN(3) > 0 {
+				putLE64(src[:], rng.Uint64N(1<<20))
+			}
+			from := 8 * rng.IntN(8)
+			if ref.key&(LineSize-1) != ctrlFull {
+				ref.writeLine(&bsRef, src[:], from)
+			} else {
+				copy(bsRef[ref.word][from:], src[:])
+			}
+			c.write(&bs, src[:], from)
+			if c.key != ref.key || (c.key&(LineSize-1) != ctrlFull && c.word != ref.word) || len(bs) != len(bsRef) {
+				t.Fatalf("round %d store %d (word %d = %x): entry %#x/%d with %d full lines, the line's bytes make %#x/%d with %d",
+					round, k, from/8, src, uint64(c.key), c.word, len(bs), uint64(ref.key), ref.word, len(bsRef))
+			}
+			at := 8 * rng.IntN(8)
+			got, want := make([]byte, 8), make([]byte, LineSize)
+			c.read(bs, got, at)
+			ref.read(bsRef, want, 0)
+			if !bytes.Equal(got, want[at:at+8]) {
+				t.Fatalf("round %d: word at %d reads %x, the line holds %x", round, at, got, want[at:at+8])
+			}
+		}
+	}
+}

@@ -301,6 +301,14 @@ func (c *ctrlLine) read(bs [][LineSize]byte, dst []byte, from int) {
 		copy(dst, bs[c.word][from:])
 		return
 	}
+	if len(dst) == 8 && from&7 == 0 { // one aligned word (a flag's load): without the calls of clear and copy
+		v := uint64(0)
+		if int(at)-1 == from>>3 {
+			v = c.word
+		}
+		putLE64(dst, v)
+		return
+	}
 	clear(dst)
 	if at == 0 {
 		return
@@ -318,10 +326,20 @@ func (c *ctrlLine) read(bs [][LineSize]byte, dst []byte, from int) {
 // region's ctrlBytes, to which a line whose second word becomes non-zero
 // moves its bytes.
 func (c *ctrlLine) write(bs *[][LineSize]byte, src []byte, from int) {
-	if c.key&(LineSize-1) == ctrlFull {
+	at := c.key & (LineSize - 1)
+	if at == ctrlFull {
 		copy((*bs)[c.word][from:], src)
 		return
 	}
+	if len(src) == 8 && from&7 == 0 && c.wordStore(at, from>>3, leUint64(src)) {
+		return
+	}
+	c.writeLine(bs, src, from)
+}
+
+// writeLine is write of a line whose bytes are not in ctrlBytes, through
+// the line's bytes.
+func (c *ctrlLine) writeLine(bs *[][LineSize]byte, src []byte, from int) {
 	var b [LineSize]byte
 	c.read(nil, b[:], 0)
 	copy(b[from:], src)
@@ -339,6 +357,26 @@ func (c *ctrlLine) write(bs *[][LineSize]byte, src []byte, from int) {
 		}
 		c.key, c.word = l|Addr(i+1), w
 	}
+}
+
+// wordStore is write of the aligned word i, value v, to a line whose
+// bytes are not in ctrlBytes (at its key's low bits), where that leaves
+// at most one non-zero word: the entry write's scan of the line's words
+// would make, without building the line. It reports false, changing
+// nothing, where the line would get a second non-zero word.
+func (c *ctrlLine) wordStore(at Addr, i int, v uint64) bool {
+	l := c.addr()
+	switch {
+	case at != 0 && int(at)-1 != i && c.word != 0: // another word is non-zero
+		if v != 0 {
+			return false
+		}
+	case v == 0:
+		c.key, c.word = l, 0
+	default:
+		c.key, c.word = l|Addr(i+1), v
+	}
+	return true
 }
 
 func putLE64(b []byte, v uint64) {
@@ -641,6 +679,10 @@ type Memory struct {
 	// answers pushed out last and prev, the regions the reads and writes
 	// around it use.
 	pools [2]poolSpan
+	// ctrlGen counts the writes that changed a payload-free allocation's
+	// control lines (and the layout changes: allocations, Release): the
+	// bytes a ReadCache holds stand while it is unchanged.
+	ctrlGen uint64
 }
 
 // poolSpan is one allocation's addresses [lo, hi) and pool.
@@ -671,6 +713,7 @@ func New(name string, functional bool) *Memory {
 // it has ended. Every allocation reads as payload-free afterwards; a
 // slice Bytes returned earlier must not be used.
 func (m *Memory) Release() {
+	m.ctrlGen++
 	for i := range m.regions {
 		r := &m.regions[i]
 		switch {
@@ -913,6 +956,7 @@ func (m *Memory) alloc(pool Pool, size uint64, name string, data, explicit bool)
 	m.regions = append(m.regions, r)
 	m.bases = append(m.bases, base)
 	m.last, m.prev = nil, nil
+	m.ctrlGen++
 	m.allocated += size
 	m.next = base + Addr(size) + LineSize // keep a guard line between allocations
 	return base
@@ -972,6 +1016,7 @@ func (m *Memory) AllocDataAt(base Addr, pool Pool, size uint64, name string) {
 	}
 	m.byPage = [len(m.byPage)]int32{}
 	m.last, m.prev = nil, nil
+	m.ctrlGen++
 }
 
 // Allocated returns the bytes allocated so far.
@@ -1264,6 +1309,43 @@ func (m *Memory) Read(a Addr, dst []byte) {
 	r.readLines(r.ctrlIn(a, len(dst)), a, dst)
 }
 
+// ReadCache holds the answer of one payload-free read (ReadCached).
+type ReadCache struct {
+	m   *Memory // nil: empty
+	a   Addr
+	n   int
+	gen uint64 // m.ctrlGen when filled
+	b   [64]byte
+}
+
+// ReadCached is Read(a, dst), len(dst) ≤ 64, for a reader that reads one
+// range again and again (every work-group of a kernel its kernarg
+// segment): where the range lies in an allocation without bytes (only its
+// control lines keep any, and only Write and WriteRuns change those) c
+// keeps the answer, and gives it again while m's control lines are
+// unwritten since (ctrlGen). The bytes are those Read returns; what it
+// saves is the region and control-line lookups, a cache miss each on a
+// large machine.
+func (m *Memory) ReadCached(c *ReadCache, a Addr, dst []byte) {
+	if c.m == m && c.a == a && c.n == len(dst) && c.gen == m.ctrlGen {
+		copy(dst, c.b[:len(dst)])
+		return
+	}
+	r, err := m.find(a, len(dst))
+	if err != nil {
+		panic(err)
+	}
+	if r.data != nil || r.lazy || len(dst) > len(c.b) {
+		c.m = nil
+		m.Read(a, dst)
+		return
+	}
+	clear(dst) // as Read reads a payload-free range
+	r.readLines(r.ctrlIn(a, len(dst)), a, dst)
+	c.m, c.a, c.n, c.gen = m, a, len(dst), m.ctrlGen
+	copy(c.b[:], dst)
+}
+
 // ReadControlInto copies the bytes of the control lines of a payload-free
 // range [a, a+len(dst)) into dst and returns the span [lo, hi) of dst it
 // wrote; it writes nothing else (the caller's zeros stay), and nothing at
@@ -1382,6 +1464,9 @@ func (m *Memory) Write(a Addr, src []byte) {
 		copy(dst, src)
 	} else if len(r.ctrl) > 0 {
 		lines := r.ctrlIn(a, len(src))
+		if len(lines) > 0 {
+			m.ctrlGen++
+		}
 		for i := range lines {
 			c := &lines[i] // in r.ctrl: the write stays
 			l := c.addr()
@@ -1422,6 +1507,9 @@ func (m *Memory) WriteRuns(a Addr, n int, offs, lens []uint64, src []byte) {
 		}
 	} else if r, _ := m.find(a, n); len(r.ctrl) > 0 {
 		lines := r.ctrlIn(a, n)
+		if len(lines) > 0 {
+			m.ctrlGen++
+		}
 		i, k := 0, uint64(0) // the first run that may reach a line, and where its bytes start
 		for li := range lines {
 			c := &lines[li] // in r.ctrl: the write stays
