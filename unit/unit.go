@@ -104,6 +104,12 @@ func ParseRate(s string) (Rate, error) {
 		return 0, fmt.Errorf("%w %q: want a number with Gbps, Mbps, GB/s, MB/s or GiB/s (e.g. \"100Gbps\")", ErrBadRate, s)
 	}
 	v, err := strconv.ParseFloat(num, 64)
+	outOfRange := math.IsInf(v, 1) && errors.Is(err, strconv.ErrRange) || v == 0 && nonzeroMantissa(num) && !strings.HasPrefix(num, "-")
+	if outOfRange {
+		// 1e400Gbps or 1e-400Gbps: past a float64, not malformed and
+		// not zero.
+		return 0, fmt.Errorf("%w %q: out of range (at most %g bytes/s)", ErrBadRate, s, maxRate)
+	}
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%w %q: malformed number", ErrBadRate, s)
 	}

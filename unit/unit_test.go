@@ -2,6 +2,7 @@ package unit
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -45,6 +46,13 @@ func TestParseRate(t *testing.T) {
 		got, err := ParseRate(tc.in)
 		if (err != nil) != tc.bad || got != tc.want {
 			t.Errorf("ParseRate(%q) = %v, %v; want %v, bad=%v", tc.in, float64(got), err, float64(tc.want), tc.bad)
+		}
+	}
+	// Past a float64 either way is out of range, not "malformed" (1e400)
+	// or "must be positive" (1e-400, which is).
+	for _, in := range []string{"1e400Gbps", "1e-400GB/s"} {
+		if _, err := ParseRate(in); err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("ParseRate(%q): %v, want out of range", in, err)
 		}
 	}
 }
