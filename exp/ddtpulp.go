@@ -31,28 +31,22 @@ func defaultDDTPULP() DDTPULPSpec {
 
 func (d DDTPULPSpec) validate() error {
 	var errs []error
-	if d.BWTotal < 256 || d.BWTotal > 256*unit.MiB {
+	totalOK := d.BWTotal >= 256 && d.BWTotal <= 256*unit.MiB
+	if !totalOK {
 		errs = append(errs, fmt.Errorf("ddtpulp.bw_total = %v: must be in [256B, 256MiB]", d.BWTotal))
 	}
 	if len(d.BWBlocks) == 0 {
 		errs = append(errs, errors.New("ddtpulp.bw_blocks is empty: give at least one block size"))
 	}
-	for _, b := range d.BWBlocks {
-		if b < 1 || unit.Bytes(b) > d.BWTotal {
-			errs = append(errs, fmt.Errorf("ddtpulp.bw_blocks contains %d: block sizes must be in [1, ddtpulp.bw_total = %v]", b, d.BWTotal))
-		}
-	}
-	if d.Size < 2*unit.KiB || d.Size > 64*unit.MiB {
+	errs = append(errs, blocksWithin("ddtpulp.bw_blocks", d.BWBlocks, "ddtpulp.bw_total", d.BWTotal, totalOK, 256*unit.MiB)...)
+	sizeOK := d.Size >= 2*unit.KiB && d.Size <= 64*unit.MiB
+	if !sizeOK {
 		errs = append(errs, fmt.Errorf("ddtpulp.size = %v: must be in [2KiB, 64MiB]", d.Size))
 	}
 	if len(d.Blocks) == 0 {
 		errs = append(errs, errors.New("ddtpulp.blocks is empty: give at least one block size"))
 	}
-	for _, b := range d.Blocks {
-		if b < 1 || unit.Bytes(b) > d.Size {
-			errs = append(errs, fmt.Errorf("ddtpulp.blocks contains %d: block sizes must be in [1, ddtpulp.size = %v]", b, d.Size))
-		}
-	}
+	errs = append(errs, blocksWithin("ddtpulp.blocks", d.Blocks, "ddtpulp.size", d.Size, sizeOK, 64*unit.MiB)...)
 	if d.Run < 1 || d.Run > 4096 {
 		errs = append(errs, fmt.Errorf("ddtpulp.run = %d: must be in [1, 4096]", d.Run))
 	}
