@@ -46,8 +46,17 @@ func ParseBytes(s string) (Bytes, error) {
 		return 0, fmt.Errorf("%w %q: want a number with B, KiB, MiB, GiB, KB, MB or GB (e.g. \"2KiB\")", ErrBadSize, s)
 	}
 	v, err := strconv.ParseFloat(num, 64)
+	if math.IsInf(v, 0) && errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("%w %q: too large", ErrBadSize, s)
+	}
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%w %q: malformed number", ErrBadSize, s)
+	}
+	if v == 0 && nonzeroMantissa(num) {
+		// Too small for a float64 (1e-400): read as 0 it was taken, as
+		// "0 = none" where a parameter allows 0; it is a fraction of a
+		// byte, as 1e-30 is.
+		return 0, fmt.Errorf("%w %q: not a whole number of bytes", ErrBadSize, s)
 	}
 	total := v * mult
 	if total < 0 {
@@ -95,6 +104,12 @@ func ParseRate(s string) (Rate, error) {
 		return 0, fmt.Errorf("%w %q: want a number with Gbps, Mbps, GB/s, MB/s or GiB/s (e.g. \"100Gbps\")", ErrBadRate, s)
 	}
 	v, err := strconv.ParseFloat(num, 64)
+	outOfRange := math.IsInf(v, 1) && errors.Is(err, strconv.ErrRange) || v == 0 && nonzeroMantissa(num) && !strings.HasPrefix(num, "-")
+	if outOfRange {
+		// 1e400Gbps or 1e-400Gbps: past a float64, not malformed and
+		// not zero.
+		return 0, fmt.Errorf("%w %q: out of range (at most %g bytes/s)", ErrBadRate, s, maxRate)
+	}
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%w %q: malformed number", ErrBadRate, s)
 	}
@@ -144,6 +159,13 @@ func splitNumber(s string) (num, unit string) {
 		i++
 	}
 	return str[:i], strings.TrimSpace(str[i:])
+}
+
+// nonzeroMantissa reports whether the decimal number num has a nonzero
+// digit before its exponent.
+func nonzeroMantissa(num string) bool {
+	m, _, _ := strings.Cut(strings.ToLower(num), "e")
+	return strings.ContainsAny(m, "123456789")
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -131,13 +131,15 @@ func writeTableCSV(b *bytes.Buffer, t Table) ([]string, error) {
 		n = max(n, len(row))
 	}
 	header := make([]string, n)
+	units := make([]string, n)
 	for j := range header {
 		if j < len(t.Columns) && t.Columns[j] != "" {
 			header[j] = t.Columns[j]
 		} else {
 			header[j] = "column " + strconv.Itoa(j+1)
 		}
-		header[j] += columnUnit(t, j)
+		units[j] = columnUnit(t, j)
+		header[j] += units[j]
 	}
 	cw := csv.NewWriter(b)
 	if err := cw.Write(header); err != nil {
@@ -148,7 +150,7 @@ func writeTableCSV(b *bytes.Buffer, t Table) ([]string, error) {
 		for j := range cells {
 			cells[j] = ""
 			if j < len(row) {
-				cells[j] = csvCell(row[j])
+				cells[j] = csvColumnCell(row[j], units[j])
 			}
 		}
 		if err := cw.Write(cells); err != nil {

@@ -79,7 +79,7 @@ func (c *CtxMsg) Complete(fail FailType) {
 	// once they are visible.
 	m.fail = fail
 	landed := max(n.e.Now(), n.upVis)
-	n.postEventOrdered(n.pts[m.me.pt].eq, n.targetEvent(EventPut, m.me, m.src, m.hdr, m.mlength, m.dest, fail))
+	n.postEvent(n.pts[m.me.pt].eq, n.targetEvent(EventPut, m.me, m.src, m.hdr, m.mlength, m.dest, fail))
 	n.e.At(landed, func() { n.respond(m, nil) })
 }
 

@@ -467,3 +467,45 @@ func TestFailureEventFollowsEarlierPayload(t *testing.T) {
 		t.Fatal("no PT_DISABLED event")
 	}
 }
+
+// TestAckEventFollowsEarlierReply: an initiator's ACK event is a posted
+// write like the reply data the NIC wrote before it, so it does not pass
+// them (PCI Express ordering): a host that sees the ACK of a put issued
+// right after a one-packet get finds the get's every byte. The target
+// sends the reply before the ack, and the reply lands in host memory
+// behind a slow PCIe switch (2 us), which the event's own write does not
+// cross: unordered, the ACK would be visible first.
+func TestAckEventFollowsEarlierReply(t *testing.T) {
+	const n = 4096
+	v := newEnv(t, 2, true, func(s *cluster.Spec) { s.PCIe.SwitchLatency = 2 * sim.Microsecond })
+	tn := v.nics[0]
+	pt := tn.PTAlloc(nil, false)
+	want := func(k int) byte { return byte(k*3 + 1) }
+	src := v.alloc(0, 2*n, want)
+	tn.MEAppend(pt, nic.ME{Start: src, Length: 2 * n, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEOpGet}, nic.Priority)
+	ieq := v.nics[1].NewEQ(0, 0)
+	dst := v.alloc(1, n, nil)
+	get := nic.Command{Op: nic.CmdGet, MD: &nic.MD{Start: dst, Length: n, Options: nic.MDEventSuccessDisable}, Length: n, PT: pt}
+	put := putCmd(&nic.MD{Start: v.alloc(1, 8, nil), Length: 8, EQ: ieq, Options: nic.MDEventSendDisable}, 8, 0, pt, 0)
+	put.RemoteOffset = n // (beside what the get reads)
+	var at sim.Time
+	v.host(1, func(p *sim.Proc) {
+		v.nics[1].Doorbell(p, get)
+		v.nics[1].Doorbell(p, put)
+		ev := ieq.Wait(p)
+		at = v.e.Now()
+		if ev.Type != nic.EventAck {
+			t.Errorf("event %v, want ACK", ev.Type)
+		}
+		got := v.read(1, dst, n)
+		for k := range got {
+			if got[k] != want(k) {
+				t.Fatalf("ACK visible at %v with byte %d of the earlier get's reply not: %d, want %d", at, k, got[k], want(k))
+			}
+		}
+	})
+	v.run()
+	if at == 0 {
+		t.Fatal("no ACK event")
+	}
+}

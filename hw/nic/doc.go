@@ -69,6 +69,8 @@
 //     data is written into the MD (ResultMD for fetches) and REPLY, its
 //     count and the completion flag are written behind the last write of
 //     it, ordered as the target's events are. Completion flags are 8 B posted writes.
+//     Every event (SEND and ACK too) is a posted write behind the NIC's
+//     earlier ones, so none passes data the NIC wrote before it.
 //   - Triggered ops: one evaluation unit, TrigEvalCost per armed
 //     entry examined; a fired op issues CmdLatency after evaluation.
 //   - GPU-TN: trigger stores are 8 B posted writes (Down); a FIFO slot

@@ -222,8 +222,13 @@ func (q *EQ) push(ev Event) bool {
 	return true
 }
 
-// postEvent writes ev to q by a posted DMA write; it is visible (and
-// time-stamped) when the write lands.
+// postEvent writes ev to q by a posted DMA write issued now. The write
+// follows every posted write the NIC issued before it on the same ordered
+// path (the PCI Express Base Specification's ordering rules do not let a
+// posted write pass an earlier one), so it is visible (and time-stamped)
+// no earlier than they are, and the writes after it follow it in turn: a
+// completion issued right behind the payload it reports is seen after the
+// payload, and no event passes data the NIC wrote before it.
 func (n *NIC) postEvent(q *EQ, ev Event) {
 	if q != nil {
 		n.postEventTo(q, ev)
@@ -235,6 +240,8 @@ func (n *NIC) postEvent(q *EQ, ev Event) {
 // queue: most puts post to none.)
 func (n *NIC) postEventTo(q *EQ, ev Event) {
 	_, vis := n.link.PostedWrite(pcieUp, n.e.Now(), n.spec.EventSize)
+	vis = max(vis, n.upVis)
+	n.upVis = vis
 	n.landEvent(q, ev, vis)
 }
 
@@ -252,22 +259,6 @@ func (n *NIC) landEvent(q *EQ, ev Event, vis sim.Time) {
 			n.stats.EQDrops++
 		}
 	})
-}
-
-// postEventOrdered is postEvent of a completion written right behind the
-// payload it reports: the event write follows every posted write the NIC
-// issued before it on the same ordered path (the PCI Express Base
-// Specification's ordering rules do not let a posted write pass an earlier
-// one), so it is visible no earlier than they are, and the writes after it
-// follow it in turn.
-func (n *NIC) postEventOrdered(q *EQ, ev Event) {
-	if q == nil {
-		return
-	}
-	_, vis := n.link.PostedWrite(pcieUp, n.e.Now(), n.spec.EventSize)
-	vis = max(vis, n.upVis)
-	n.upVis = vis
-	n.landEvent(q, ev, vis)
 }
 
 // countOrdered updates ct for a completion issued behind the payload it

@@ -129,7 +129,7 @@ func (n *NIC) match(pk *Packet) int {
 		if p.flowCtl {
 			p.enabled = false
 			m.fail = FailPTDisabled
-			n.postEventOrdered(p.eq, n.targetEvent(EventPTDisabled, nil, pk.Src, h, 0, 0, FailPTDisabled)) // behind earlier writes
+			n.postEvent(p.eq, n.targetEvent(EventPTDisabled, nil, pk.Src, h, 0, 0, FailPTDisabled)) // behind earlier writes
 		}
 		return traversed
 	}
@@ -402,7 +402,7 @@ func (n *NIC) targetEvents(m *inMsg, typ EventType) {
 
 // postTargetEvents issues a message's target events and counts, each a
 // posted write ordered behind every write the NIC issued before
-// (postEventOrdered; a count changes when those are visible).
+// (postEvent; a count changes when those are visible).
 func (n *NIC) postTargetEvents(m *inMsg, typ EventType) {
 	me := m.me
 	o := me.me.Options
@@ -412,10 +412,10 @@ func (n *NIC) postTargetEvents(m *inMsg, typ EventType) {
 		n.countOrdered(ct, o&MEEventCTBytes != 0, m.mlength, FailOK)
 	}
 	if evOK {
-		n.postEventOrdered(eq, n.targetEvent(typ, me, m.src, m.hdr, m.mlength, m.dest, FailOK))
+		n.postEvent(eq, n.targetEvent(typ, me, m.src, m.hdr, m.mlength, m.dest, FailOK))
 	}
 	if m.unlink && o&(MEEventDisable|MEEventUnlinkDisable) == 0 {
-		n.postEventOrdered(eq, n.targetEvent(EventAutoUnlink, me, m.src, m.hdr, m.mlength, m.dest, FailOK))
+		n.postEvent(eq, n.targetEvent(EventAutoUnlink, me, m.src, m.hdr, m.mlength, m.dest, FailOK))
 	}
 }
 

@@ -143,7 +143,7 @@ func (n *NIC) replyComplete(o *outMsg, pk *Packet, md *MD, off uint64) {
 	if md.Options&MDEventSuccessDisable == 0 || fail != FailOK {
 		ev := n.initiatorEvent(EventReply, cmd, mlength, fail)
 		ev.Start = md.Start + mem.Addr(off)
-		n.postEventOrdered(md.EQ, ev)
+		n.postEvent(md.EQ, ev)
 	}
 	n.setFlag(cmd.CompletionFlag)
 	n.span("reply", o.start, n.e.Now()) // (until REPLY is issued)

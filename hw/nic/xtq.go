@@ -263,7 +263,7 @@ func (n *NIC) xtqReject(m *inMsg, p *pt, me *MEntry) bool {
 	n.stats.Drops++
 	n.xtq.stats.Failures++
 	ev := n.targetEvent(EventTask, nil, m.src, h, free, 0, fail)
-	n.postEventOrdered(p.eq, ev) // behind the NIC's earlier writes
+	n.postEvent(p.eq, ev) // behind the NIC's earlier writes
 	return true
 }
 
@@ -349,7 +349,7 @@ func (n *NIC) xtqFail(m *inMsg, fail FailType, idx uint64) {
 	ev := n.targetEvent(EventTask, m.me, m.src, m.hdr, m.mlength, m.dest, fail)
 	ev.HdrData = idx
 	landed := max(n.e.Now(), n.upVis) // the payload may still be landing
-	n.postEventOrdered(n.pts[m.me.pt].eq, ev)
+	n.postEvent(n.pts[m.me.pt].eq, ev)
 	n.e.At(landed, func() { n.respond(m, nil) })
 	n.xtqRelease(m)
 }
