@@ -56,11 +56,11 @@ var todayWorkloads = []todayWorkload{
 			}
 			return out
 		}, nil, func(c Config) string { return c.PingPong.Strategies[0] }},
-	{"allreduce_hier", allreduceHierPoints, func(r []any) (string, []any) { return fmt.Sprintf("%v GPUs", r[1]), r[2:6] },
+	{"allreduce_hier", allreduceHierPoints, func(r []any) (string, []any) { return counted(r[1], "GPU"), r[2:6] },
 		func(c Config) []Config { c.AllreduceHier.Nodes = firstLast(c.AllreduceHier.Nodes); return []Config{c} }, nil,
 		func(c Config) string { return c.AllreduceHier.Strategies[0] }},
 	{"halo3d", halo3DPoints, func(r []any) (string, []any) {
-		return fmt.Sprintf("%v nodes, %v-nb, %v faces", r[0], r[1], r[2]), r[3:7]
+		return fmt.Sprintf("%s, %v-nb, %v faces", counted(r[0], "node"), r[1], r[2]), r[3:7]
 	},
 		func(c Config) []Config {
 			// The largest machine (intra- and inter-node neighbours), the
@@ -409,6 +409,15 @@ func todayList(cfg Config) ([]todayItem, error) {
 		}
 	}
 	return items, nil
+}
+
+// counted is n and word, plural unless n is 1 ("1 node", "4 nodes"): the
+// point labels of today's tables.
+func counted(n any, word string) string {
+	if fmt.Sprint(n) == "1" {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%v %ss", n, word)
 }
 
 // knobCell is a knob value as scaleKnob prints it ("1.25us", "256Gbps",
