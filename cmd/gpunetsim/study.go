@@ -121,6 +121,12 @@ func loadStudy(arg string, f studyFlags) (study.Study, error) {
 	if f.build != nil {
 		return f.build(f)
 	}
+	if arg == "-" {
+		// Not standard input: a study file is read again by collect and
+		// by a submitted study's tasks, and its config paths are
+		// relative to its own directory.
+		return study.Study{}, errors.New("study -: a study file is named by its path (collect and the tasks read it again; its config paths are relative to it): give a file name (./- for a file named -)")
+	}
 	var sweeps []params.Sweep
 	for _, spec := range f.sweeps {
 		sw, err := params.ParseSweep(spec)

@@ -54,7 +54,8 @@ func TestCSVFileNamesKnownBeforeTheRun(t *testing.T) {
 
 // A column's unit reaches the CSV header from its cells (durations, sizes,
 // Quantities of one unit) or from Table.Units, and only there: the text
-// table keeps the bare name; a Quantity column of mixed units stays text.
+// table keeps the bare name; a Quantity column of mixed units is two in
+// the CSV, its numbers and their units, neither mixing text and numbers.
 func TestCSVHeaderUnits(t *testing.T) {
 	r := &Result{Experiment: "x", Tables: []Table{{Name: "x",
 		Columns: []string{"block", "bw", "mixed", "n"},
@@ -67,7 +68,7 @@ func TestCSVHeaderUnits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "block [B],bw [Gbps],mixed,n\n16,25,1us,1\n32,50,32,2\n"
+	want := "block [B],bw [Gbps],mixed,mixed unit,n\n16,25,1,us,1\n32,50,32,,2\n"
 	if got := string(files[0].Data); got != want {
 		t.Errorf("CSV:\n%s\nwant:\n%s", got, want)
 	}

@@ -790,15 +790,21 @@ func singleFigure(pl *Plot) (figure, error) {
 }
 
 // addBars draws a timeline: one row per distinct Bar.Row, first row at the
-// top, one filled rectangle per bar coloured by phase.
+// top, one filled rectangle per bar coloured by phase. A phase whose every
+// bar takes no time draws nothing a reader can see, so its legend entry
+// says "(0 ns)" rather than name a colour that appears nowhere.
 func addBars(p *plot.Plot, bars []Bar) error {
 	var rows, phases []string
+	timed := map[string]bool{} // phases with a bar of positive length
 	for _, b := range bars {
 		if !slices.Contains(rows, b.Row) {
 			rows = append(rows, b.Row)
 		}
 		if !slices.Contains(phases, b.Phase) {
 			phases = append(phases, b.Phase)
+		}
+		if b.End > b.Start {
+			timed[b.Phase] = true
 		}
 	}
 	legend := map[string]bool{}
@@ -821,7 +827,11 @@ func addBars(p *plot.Plot, bars []Bar) error {
 		p.Add(poly)
 		if !legend[b.Phase] {
 			legend[b.Phase] = true
-			p.Legend.Add(b.Phase, poly)
+			label := b.Phase
+			if !timed[b.Phase] {
+				label += " (0 ns)"
+			}
+			p.Legend.Add(label, poly)
 		}
 	}
 	ticks := make(plot.ConstantTicks, len(rows))
