@@ -49,10 +49,37 @@ func TestParseRate(t *testing.T) {
 		}
 	}
 	// Past a float64 either way is out of range, not "malformed" (1e400)
-	// or "must be positive" (1e-400, which is).
-	for _, in := range []string{"1e400Gbps", "1e-400GB/s"} {
-		if _, err := ParseRate(in); err == nil || !strings.Contains(err.Error(), "out of range") {
-			t.Errorf("ParseRate(%q): %v, want out of range", in, err)
+	// or "must be positive" (1e-400, which is), and the message names the
+	// bound the value is past: a tiny rate was told "at most 2.2e+307".
+	for _, tc := range []struct{ in, bound string }{
+		{"1e400Gbps", "at most"}, {"1e-400GB/s", "below the smallest"}, {"4e-324bps", "below the smallest"},
+	} {
+		if _, err := ParseRate(tc.in); err == nil || !strings.Contains(err.Error(), "out of range") || !strings.Contains(err.Error(), tc.bound) {
+			t.Errorf("ParseRate(%q): %v, want out of range, %s", tc.in, err, tc.bound)
+		}
+	}
+}
+
+// A frequency past a float64 is out of range, as a rate is, naming the
+// bound it is past: 1e400GHz is positive, not "must be a positive number".
+func TestParseFreqOutOfRange(t *testing.T) {
+	for _, tc := range []struct{ in, bound string }{
+		{"1e400GHz", "at most"}, {"1e-400GHz", "below the smallest"}, {"4e-324Hz", ""}, {"1e308GHz", "at most"},
+	} {
+		_, err := ParseFreq(tc.in)
+		if tc.bound == "" {
+			if err != nil {
+				t.Errorf("ParseFreq(%q): %v, want accepted", tc.in, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "out of range") || !strings.Contains(err.Error(), tc.bound) {
+			t.Errorf("ParseFreq(%q): %v, want out of range, %s", tc.in, err, tc.bound)
+		}
+	}
+	for _, in := range []string{"0GHz", "-1GHz", "-1e-400GHz", "NaNGHz"} {
+		if _, err := ParseFreq(in); err == nil || strings.Contains(err.Error(), "out of range") {
+			t.Errorf("ParseFreq(%q): %v, want refused, not out of range", in, err)
 		}
 	}
 }
