@@ -51,11 +51,37 @@ func defaultReduce() ReduceSpec {
 // sizeRange checks a doubling sweep of float64 sizes.
 func sizeRange(field string, lo, hi unit.Bytes) []error {
 	var errs []error
-	if lo < 8 || lo%8 != 0 || lo > 64*unit.MiB {
+	loOK := lo >= 8 && lo%8 == 0 && lo <= 64*unit.MiB
+	if !loOK {
 		errs = append(errs, fmt.Errorf("%s.min_size = %v: must be a multiple of 8 bytes (float64) in [8B, 64MiB]", field, lo))
 	}
-	if hi < lo || hi%8 != 0 || hi > 64*unit.MiB {
+	switch {
+	case loOK && (hi < lo || hi%8 != 0 || hi > 64*unit.MiB):
 		errs = append(errs, fmt.Errorf("%s.max_size = %v: must be a multiple of 8 bytes in [%s.min_size = %v, 64MiB]", field, hi, field, lo))
+	case !loOK && (hi < 8 || hi%8 != 0 || hi > 64*unit.MiB):
+		// Its own range, without the bad min_size: a line naming it is
+		// dropped as following from min_size's (cmd dropDerived).
+		errs = append(errs, fmt.Errorf("%s.max_size = %v: must be a multiple of 8 bytes in [8B, 64MiB]", field, hi))
+	}
+	return errs
+}
+
+// sizePair checks a sweep's smallest and largest size, each a multiple
+// of 8 bytes in [8B, 64MiB], the largest at least the smallest: that
+// relation is checked only when the smallest is valid, so that a largest
+// bad on its own is reported beside a bad smallest (a line naming the
+// smallest is dropped as following from its own, cmd dropDerived).
+func sizePair(minName, maxName string, lo, hi unit.Bytes) []error {
+	var errs []error
+	own := func(v unit.Bytes) bool { return v >= 8 && v%8 == 0 && v <= 64*unit.MiB }
+	if !own(lo) {
+		errs = append(errs, fmt.Errorf("%s = %v: must be a multiple of 8 bytes in [8B, 64MiB]", minName, lo))
+	}
+	switch {
+	case !own(hi):
+		errs = append(errs, fmt.Errorf("%s = %v: must be a multiple of 8 bytes in [8B, 64MiB]", maxName, hi))
+	case own(lo) && hi < lo:
+		errs = append(errs, fmt.Errorf("%s = %v: must be at least %s = %v", maxName, hi, minName, lo))
 	}
 	return errs
 }
@@ -274,9 +300,11 @@ func collectiveReport(name string, cfg Config, strats []string, points []collect
 	}
 	verified := true
 	for _, p := range points {
-		size := "nwchem mix"
+		// A size as unit.Bytes: the CSV writes it as whole bytes under
+		// "size [B]"; the text table prints it as before ("8B").
+		var size any = "nwchem mix"
 		if p.Size > 0 {
-			size = p.Size.String()
+			size = p.Size
 		}
 		t.Rows = append(t.Rows, []any{size, round3(p.MeanSize), p.Strategy, p.Impl, p.Time, round3(p.Time.Micros()),
 			speedup("CPU", p), speedup("HSA", p), p.Events, p.Verified})

@@ -329,6 +329,21 @@ func checkStrategies(field string, got, allowed []string) error {
 	return nil
 }
 
+// checkMember checks a strategy named beside a strategy list (a
+// baseline, a profile) against that list when the list is valid (listErr
+// nil), else against the strategies the list may hold, without naming
+// the list: a line naming it is dropped as following from the list's own
+// (cmd dropDerived), and a value bad on its own must still be reported.
+func checkMember(field, value, listField string, list []string, listErr error, allowed []string, note string) error {
+	switch {
+	case listErr == nil && !slices.Contains(list, value):
+		return fmt.Errorf("%s = %q: must be one of %s %v%s", field, value, listField, list, note)
+	case listErr != nil && !slices.Contains(allowed, value):
+		return fmt.Errorf("%s = %q: must be among %v%s", field, value, allowed, note)
+	}
+	return nil
+}
+
 // listedTwice refuses a list parameter that names a value twice: the
 // sweep would run the value twice and its tables compare a strategy with
 // itself (a ping-pong's runner-up the winner, margin 0) or give one

@@ -143,7 +143,8 @@ func runDDTVector(cfg Config, env Env) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := report.Table{Name: "vector", Columns: []string{"method", "block", "gamma", "time", "GBps", "interval", "dma_writes", "dma_fifo_max", "stalls", "dram_bytes", "pcie_up", "host_unpack", "verified"}}
+	t := report.Table{Name: "vector", Columns: []string{"method", "block", "gamma", "time", "GBps", "interval", "dma_writes", "dma_fifo_max", "stalls", "dram_bytes", "pcie_up", "host_unpack", "verified"},
+		Units: map[string]string{"block": "B", "interval": "B", "dram_bytes": "B", "pcie_up": "B"}}
 	plot := &report.Plot{Title: fmt.Sprintf("Vector unpack throughput, %v message, stride 2×block", cfg.DDTBench.Size),
 		XLabel: "block size (B)", YLabel: "throughput (GB/s)", LogX: true}
 	series := map[spinmodel.Method]*report.Series{}
@@ -277,7 +278,8 @@ func runDDTMemory(cfg Config, env Env) (*report.Result, error) {
 	}
 	ms := handlerMethods(cfg)
 	size := int(cfg.DDTBench.Size)
-	t := report.Table{Name: "nic_memory", Columns: []string{"sweep", "x", "method", "interval", "dataloops", "segments", "checkpoints", "descriptors", "total"}}
+	t := report.Table{Name: "nic_memory", Columns: []string{"sweep", "x", "method", "interval", "dataloops", "segments", "checkpoints", "descriptors", "total"},
+		Units: map[string]string{"interval": "B", "dataloops": "B", "segments": "B", "checkpoints": "B", "descriptors": "B", "total": "B"}}
 	plot := &report.Plot{Title: fmt.Sprintf("NIC memory occupancy, %v vector, %d HPUs", cfg.DDTBench.Size, statedHPUs(cfg)),
 		XLabel: "block size (B)", YLabel: "NIC memory (KiB)", LogX: true}
 	series := map[spinmodel.Method]*report.Series{}

@@ -42,17 +42,14 @@ func (d DDTBenchSpec) methods() ([]spinmodel.Method, error) {
 
 func (d DDTBenchSpec) validate() error {
 	var errs []error
-	if d.Size < 2*unit.KiB || d.Size > 256*unit.MiB {
+	sizeOK := d.Size >= 2*unit.KiB && d.Size <= 256*unit.MiB
+	if !sizeOK {
 		errs = append(errs, fmt.Errorf("ddtbench.size = %v: must be in [2KiB, 256MiB]", d.Size))
 	}
 	if len(d.Blocks) == 0 {
 		errs = append(errs, errors.New("ddtbench.blocks is empty: give at least one block size"))
 	}
-	for _, b := range d.Blocks {
-		if b < 1 || unit.Bytes(b) > d.Size {
-			errs = append(errs, fmt.Errorf("ddtbench.blocks contains %d: block sizes must be in [1, ddtbench.size = %v]", b, d.Size))
-		}
-	}
+	errs = append(errs, blocksWithin("ddtbench.blocks", d.Blocks, "ddtbench.size", d.Size, sizeOK, 256*unit.MiB)...)
 	// An empty list would run nothing and print an empty table.
 	if len(d.Gammas) == 0 {
 		errs = append(errs, errors.New("ddtbench.gammas is empty: give at least one γ (blocks per 2KiB packet), e.g. 1,2,4,8,16"))
@@ -71,7 +68,9 @@ func (d DDTBenchSpec) validate() error {
 		}
 	}
 	if d.Stated < 0 || d.Stated > 4096 {
-		errs = append(errs, fmt.Errorf("ddtbench.hpus_stated = %d: must be in [0, 4096] (0 = spin.hpus)", d.Stated))
+		// "0 = the preset's", not spin.hpus by name: a line naming it
+		// is dropped when spin.hpus is bad too (cmd dropDerived).
+		errs = append(errs, fmt.Errorf("ddtbench.hpus_stated = %d: must be in [0, 4096] (0 = the preset's HPU count)", d.Stated))
 	}
 	if len(d.Methods) == 0 {
 		errs = append(errs, errors.New("ddtbench.methods is empty: give some of host, iovec, specialized, hpu-local, ro-cp, rw-cp"))
@@ -83,6 +82,24 @@ func (d DDTBenchSpec) validate() error {
 		errs = append(errs, fmt.Errorf("ddtbench.apps = %q: must be all or fixtures", d.Apps))
 	}
 	return errors.Join(errs...)
+}
+
+// blocksWithin checks a list of block sizes against the size they
+// divide: against that size when it is valid (sizeOK), else against the
+// size's own upper bound most, so that a block bad on its own is
+// reported even beside a bad size, without naming it (a line naming the
+// size is dropped as following from the size's own, cmd dropDerived).
+func blocksWithin(field string, blocks []int, sizeField string, size unit.Bytes, sizeOK bool, most unit.Bytes) []error {
+	var errs []error
+	for _, b := range blocks {
+		switch {
+		case sizeOK && (b < 1 || unit.Bytes(b) > size):
+			errs = append(errs, fmt.Errorf("%s contains %d: block sizes must be in [1, %s = %v]", field, b, sizeField, size))
+		case !sizeOK && (b < 1 || unit.Bytes(b) > most):
+			errs = append(errs, fmt.Errorf("%s contains %d: block sizes must be in [1, %v]", field, b, most))
+		}
+	}
+	return errs
 }
 
 // ddtInterval checks a user-set checkpoint interval against the packet

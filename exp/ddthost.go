@@ -57,7 +57,8 @@ func runDDTHost(cfg Config, env Env) (*report.Result, error) {
 		return nil, err
 	}
 	t := report.Table{Name: "host", Columns: []string{"block", "unpack_cold_GBps", "unpack_warm_GBps", "pack_cold_GBps",
-		"l1_touches", "l2_touches", "l3_touches", "dram_touches", "prefetches", "dram_read", "dram_write", "instr_per_region", "stall_pct"}}
+		"l1_touches", "l2_touches", "l3_touches", "dram_touches", "prefetches", "dram_read", "dram_write", "instr_per_region", "stall_pct"},
+		Units: map[string]string{"block": "B", "dram_read": "B", "dram_write": "B"}}
 	plot := &report.Plot{Title: fmt.Sprintf("Host datatype engine on the simulated host core, %v vector, stride 2×block", cfg.DDTBench.Size),
 		XLabel: "block size (B)", YLabel: "throughput (GB/s)", LogX: true}
 	ser := []report.Series{{Name: "unpack cold"}, {Name: "unpack warm"}, {Name: "pack cold"}}

@@ -31,28 +31,22 @@ func defaultDDTPULP() DDTPULPSpec {
 
 func (d DDTPULPSpec) validate() error {
 	var errs []error
-	if d.BWTotal < 256 || d.BWTotal > 256*unit.MiB {
+	totalOK := d.BWTotal >= 256 && d.BWTotal <= 256*unit.MiB
+	if !totalOK {
 		errs = append(errs, fmt.Errorf("ddtpulp.bw_total = %v: must be in [256B, 256MiB]", d.BWTotal))
 	}
 	if len(d.BWBlocks) == 0 {
 		errs = append(errs, errors.New("ddtpulp.bw_blocks is empty: give at least one block size"))
 	}
-	for _, b := range d.BWBlocks {
-		if b < 1 || unit.Bytes(b) > d.BWTotal {
-			errs = append(errs, fmt.Errorf("ddtpulp.bw_blocks contains %d: block sizes must be in [1, ddtpulp.bw_total = %v]", b, d.BWTotal))
-		}
-	}
-	if d.Size < 2*unit.KiB || d.Size > 64*unit.MiB {
+	errs = append(errs, blocksWithin("ddtpulp.bw_blocks", d.BWBlocks, "ddtpulp.bw_total", d.BWTotal, totalOK, 256*unit.MiB)...)
+	sizeOK := d.Size >= 2*unit.KiB && d.Size <= 64*unit.MiB
+	if !sizeOK {
 		errs = append(errs, fmt.Errorf("ddtpulp.size = %v: must be in [2KiB, 64MiB]", d.Size))
 	}
 	if len(d.Blocks) == 0 {
 		errs = append(errs, errors.New("ddtpulp.blocks is empty: give at least one block size"))
 	}
-	for _, b := range d.Blocks {
-		if b < 1 || unit.Bytes(b) > d.Size {
-			errs = append(errs, fmt.Errorf("ddtpulp.blocks contains %d: block sizes must be in [1, ddtpulp.size = %v]", b, d.Size))
-		}
-	}
+	errs = append(errs, blocksWithin("ddtpulp.blocks", d.Blocks, "ddtpulp.size", d.Size, sizeOK, 64*unit.MiB)...)
 	if d.Run < 1 || d.Run > 4096 {
 		errs = append(errs, fmt.Errorf("ddtpulp.run = %d: must be in [1, 4096]", d.Run))
 	}
@@ -163,7 +157,8 @@ func runDDTPULPBW(cfg Config, env Env) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := report.Table{Name: "pulp_bandwidth", Columns: []string{"model", "block", "bytes", "fifo_time", "GBps", "visible_GBps", "dma_transfers", "out_port_util", "verified"}}
+	t := report.Table{Name: "pulp_bandwidth", Columns: []string{"model", "block", "bytes", "fifo_time", "GBps", "visible_GBps", "dma_transfers", "out_port_util", "verified"},
+		Units: map[string]string{"block": "B", "bytes": "B"}}
 	plot := &report.Plot{Title: fmt.Sprintf("PULP bandwidth test: blocks L2 → L1 → PCIe FIFO, %v", cfg.DDTPULP.BWTotal),
 		XLabel: "block size (B)", YLabel: "throughput (GB/s)", LogX: true}
 	ser := []report.Series{{Name: "pulp: into the PCIe FIFO"}, {Name: "pulp: visible in host memory"}, {Name: "arm: visible in host memory"}}
@@ -219,7 +214,8 @@ func runDDTPULPKernels(cfg Config, env Env) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := report.Table{Name: "pulp_kernels", Columns: []string{"model", "block", "gamma", "handlers", "slowest_core", "GBps", "fifo_GBps", "ipc_median", "instr_per_B", "stage_wait", "dma_queue_wait", "l2_wait", "verified"}}
+	t := report.Table{Name: "pulp_kernels", Columns: []string{"model", "block", "gamma", "handlers", "slowest_core", "GBps", "fifo_GBps", "ipc_median", "instr_per_B", "stage_wait", "dma_queue_wait", "l2_wait", "verified"},
+		Units: map[string]string{"block": "B"}}
 	plot := &report.Plot{Title: fmt.Sprintf("RW-CP microkernels, %v vector, %d packets per core run", cfg.DDTPULP.Size, cfg.DDTPULP.Run),
 		XLabel: "block size (B)", YLabel: "throughput (GB/s)", LogX: true}
 	ser := []report.Series{{Name: "pulp"}, {Name: "arm"}}

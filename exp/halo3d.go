@@ -31,9 +31,7 @@ func defaultHalo3D() Halo3DSpec {
 
 func (h Halo3DSpec) validate() error {
 	var errs []error
-	if h.MinFace < 8 || h.MinFace%8 != 0 || h.MaxFace < h.MinFace || h.MaxFace > 64*unit.MiB {
-		errs = append(errs, fmt.Errorf("halo3d.min_face = %v, halo3d.max_face = %v: must be multiples of 8 bytes with 8B <= min_face <= max_face <= 64MiB", h.MinFace, h.MaxFace))
-	}
+	errs = append(errs, sizePair("halo3d.min_face", "halo3d.max_face", h.MinFace, h.MaxFace)...)
 	errs = append(errs, checkNodeList("halo3d.nodes", h.Nodes)...)
 	if len(h.Neighbours) == 0 {
 		errs = append(errs, fmt.Errorf("halo3d.neighbours is empty: must list 6 and/or 26"))

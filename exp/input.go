@@ -24,6 +24,14 @@ const MaxInputBytes = 4 << 20
 // writer reads as empty instead of hanging. A leading UTF-8 byte-order
 // mark is dropped. Errors name path and say what is allowed.
 func ReadInputFile(path string, limit int64) ([]byte, error) {
+	if path == "-" {
+		// The Unix name of standard input, which reads once: an input
+		// read here is read again by each point of a run (a routing
+		// table, an ML table), so "-" is refused rather than opened as
+		// a file of that name (ReadInputOrStdin reads it where a
+		// command reads its input once).
+		return nil, errors.New("-: standard input cannot be this input (each point reads it again): give a file name (./- for a file named -)")
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -36,7 +44,26 @@ func ReadInputFile(path string, limit int64) ([]byte, error) {
 	if err := checkInput(path, fi, limit); err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	return readInput(f, path, limit)
+}
+
+// ReadInputOrStdin is ReadInputFile, reading stdin when path is "-" (the
+// Unix convention for standard input), so that a command's input flag
+// takes a configuration from a pipe; the caller reads it once.
+func ReadInputOrStdin(path string, stdin io.Reader, limit int64) ([]byte, error) {
+	if path != "-" {
+		return ReadInputFile(path, limit)
+	}
+	if stdin == nil {
+		return nil, errors.New("-: standard input is not available here: give a file")
+	}
+	return readInput(stdin, "- (standard input)", limit)
+}
+
+// readInput reads r whole, at most limit bytes, without a leading
+// byte-order mark.
+func readInput(r io.Reader, path string, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -100,10 +99,9 @@ func squareGrid(n int) (int, int) {
 
 func (j JacobiSpec) validate() error {
 	var errs []error
-	errs = append(errs, checkStrategies("jacobi.strategies", j.Strategies, workloadStrategies("jacobi")))
-	if !slices.Contains(j.Strategies, j.Baseline) {
-		errs = append(errs, fmt.Errorf("jacobi.baseline = %q: must be one of jacobi.strategies %v", j.Baseline, j.Strategies))
-	}
+	allowed := workloadStrategies("jacobi")
+	listErr := checkStrategies("jacobi.strategies", j.Strategies, allowed)
+	errs = append(errs, listErr, checkMember("jacobi.baseline", j.Baseline, "jacobi.strategies", j.Strategies, listErr, allowed, ""))
 	if _, _, err := parseProcs(j.Procs); err != nil {
 		errs = append(errs, err)
 	}
@@ -135,7 +133,9 @@ func (j JacobiSpec) validate() error {
 
 func (d Jacobi1DSpec) validate() error {
 	var errs []error
-	errs = append(errs, checkStrategies("jacobi1d.strategies", d.Strategies, workloadStrategies("jacobi")))
+	allowed := workloadStrategies("jacobi")
+	listErr := checkStrategies("jacobi1d.strategies", d.Strategies, allowed)
+	errs = append(errs, listErr)
 	if d.Nodes < 1 || d.Nodes > 65536 {
 		errs = append(errs, fmt.Errorf("jacobi1d.nodes = %d: must be in [1, 65536]", d.Nodes))
 	}
@@ -147,9 +147,7 @@ func (d Jacobi1DSpec) validate() error {
 			errs = append(errs, fmt.Errorf("jacobi1d.log2_elements contains %d: must be in [4, 30] (at least a 4×4 block per node)", e))
 		}
 	}
-	if !slices.Contains(d.Strategies, d.Baseline) {
-		errs = append(errs, fmt.Errorf("jacobi1d.baseline = %q: must be one of jacobi1d.strategies %v", d.Baseline, d.Strategies))
-	}
+	errs = append(errs, checkMember("jacobi1d.baseline", d.Baseline, "jacobi1d.strategies", d.Strategies, listErr, allowed, ""))
 	return errors.Join(errs...)
 }
 
@@ -167,13 +165,25 @@ func (s JacobiScaleSpec) validate() error {
 			errs = append(errs, fmt.Errorf("jacobiscale.weak_nodes contains %d: must be in [1, 4096]", n))
 		}
 	}
+	// A grid's own range (blocks of 3 to 65536 points a side on 1 to
+	// 4096 nodes), checked whatever the node counts: checked only
+	// against valid ones, a grid bad on its own went unreported beside a
+	// bad node count.
+	grids := make([]int, 0, len(s.Grids))
+	for _, g := range s.Grids {
+		if g < 3 || g > 1<<22 {
+			errs = append(errs, fmt.Errorf("jacobiscale.grids contains %d: must be in [3, 4194304] (blocks of 3 to 65536 points a side on 1 to 4096 nodes)", g))
+			continue
+		}
+		grids = append(grids, g)
+	}
 	for _, n := range s.Nodes {
 		if n < 1 || n > 4096 {
 			errs = append(errs, fmt.Errorf("jacobiscale.nodes contains %d: must be in [1, 4096]", n))
 			continue
 		}
 		r, c := squareGrid(n)
-		for _, g := range s.Grids {
+		for _, g := range grids {
 			if g%r != 0 || g%c != 0 || g/c < 3 || g/r < 3 {
 				errs = append(errs, fmt.Errorf("jacobiscale.grids contains %d: the %dx%d process grid of %d nodes must divide it into blocks of at least 3×3", g, r, c, n))
 			} else if g/c > 1<<16 || g/r > 1<<16 {

@@ -126,13 +126,10 @@ func (m MLSpec) validate() error {
 		errs = append(errs, fmt.Errorf("ml.nodes = %d: must be in [2, 65536]", m.Nodes))
 	}
 	allowed := workloadStrategies("allreduce")
-	errs = append(errs, checkStrategies("ml.strategies", m.Strategies, allowed))
-	if !slices.Contains(m.Strategies, m.Profile) {
-		errs = append(errs, fmt.Errorf("ml.profile = %q: must be one of ml.strategies %v (the ratios are against it)", m.Profile, m.Strategies))
-	}
-	if !slices.Contains(m.Strategies, m.Baseline) {
-		errs = append(errs, fmt.Errorf("ml.baseline = %q: must be one of ml.strategies %v", m.Baseline, m.Strategies))
-	}
+	listErr := checkStrategies("ml.strategies", m.Strategies, allowed)
+	errs = append(errs, listErr,
+		checkMember("ml.profile", m.Profile, "ml.strategies", m.Strategies, listErr, allowed, " (the ratios are against it)"),
+		checkMember("ml.baseline", m.Baseline, "ml.strategies", m.Strategies, listErr, allowed, ""))
 	return errors.Join(errs...)
 }
 

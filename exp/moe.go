@@ -60,9 +60,15 @@ func (m MoESpec) validate() error {
 	if m.Hidden < 128 || m.Hidden%128 != 0 || m.Hidden > 65536 {
 		errs = append(errs, fmt.Errorf("moe.hidden = %d: must be a multiple of 128 in [128, 65536]", m.Hidden))
 	}
-	tokensOK := m.TokensLL >= 1 && m.TokensLL <= 65536 && m.TokensHT >= 1 && m.TokensHT <= 65536
-	if !tokensOK {
-		errs = append(errs, fmt.Errorf("moe.tokens_ll = %d, moe.tokens_ht = %d: must be in [1, 65536]", m.TokensLL, m.TokensHT))
+	tokensOK := true
+	for _, t := range []struct {
+		name string
+		v    int
+	}{{"moe.tokens_ll", m.TokensLL}, {"moe.tokens_ht", m.TokensHT}} {
+		if t.v < 1 || t.v > 65536 {
+			errs = append(errs, fmt.Errorf("%s = %d: must be in [1, 65536]", t.name, t.v))
+			tokensOK = false
+		}
 	}
 	if m.CommWGs < 1 || m.CommWGs > 1024 {
 		errs = append(errs, fmt.Errorf("moe.comm_wgs = %d: must be in [1, 1024]", m.CommWGs))
@@ -70,27 +76,63 @@ func (m MoESpec) validate() error {
 	if m.VerifyMax < 0 || m.VerifyMax > 64*unit.GiB {
 		errs = append(errs, fmt.Errorf("moe.verify_max = %v: must be in [0, 64GiB]", m.VerifyMax))
 	}
+	// The expert and top-k counts against their own ranges first: the
+	// shape's checks name moe.ep, and a line naming it is dropped when
+	// an entry of moe.ep is bad too (cmd dropDerived), which would hide
+	// a count bad on its own.
+	expertsOK := m.Experts >= 2 && m.Experts <= 4096*64
+	if !expertsOK {
+		errs = append(errs, fmt.Errorf("moe.experts = %d: must be in [2, 262144] (a multiple of each EP GPU count with at most 64 experts per GPU)", m.Experts))
+	}
+	topkOK := m.TopK >= 1 && m.TopK <= 32
+	if !topkOK {
+		errs = append(errs, fmt.Errorf("moe.topk = %d: must be in [1, 32] (at most the expert count and 32)", m.TopK))
+	}
+	shapesOK := tokensOK && expertsOK && topkOK
 	for _, ep := range m.EP {
-		if !tokensOK {
-			break // each shape would repeat the token count's line as "moe tokens per GPU"
+		if ep < 2 || ep > 4096 {
+			errs = append(errs, fmt.Errorf("moe.ep contains %d: must be in [2, 4096]", ep))
+			shapesOK = false
+			continue
+		}
+		if !tokensOK || !expertsOK || !topkOK {
+			// Each shape would repeat a count's line ("moe tokens per
+			// GPU"); the shapes are checked once the counts are valid.
+			continue
 		}
 		for _, mode := range m.Modes {
 			sh := workload.MoEShape{GPUs: ep, Experts: m.Experts, TopK: m.TopK, Tokens: m.tokens(mode)}
 			if err := sh.Validate(); err != nil {
 				errs = append(errs, fmt.Errorf("moe.ep contains %d: %w", ep, err))
+				shapesOK = false
 				break
 			}
 		}
 	}
-	if m.Routing != "" {
-		if len(m.EP) != 1 || len(m.Modes) != 1 {
-			errs = append(errs, fmt.Errorf("moe.routing = %s: a routing table is for one EP count and one mode: moe.ep and moe.modes must list one value each (have %d and %d)", m.Routing, len(m.EP), len(m.Modes)))
-		} else if _, err := m.routing(m.EP[0], m.Modes[0], 0); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, m.checkRouting(shapesOK))
 	errs = append(errs, checkStrategies("moe.strategies", m.Strategies, workloadStrategies("moe")))
 	return errors.Join(errs...)
+}
+
+// checkRouting checks moe.routing: its file readable whatever the other
+// values (a missing file is bad on its own), then that it is for one EP
+// count and one mode, then its content against that shape once the
+// shape is valid (shapesOK; its own lines name the bad count).
+func (m MoESpec) checkRouting(shapesOK bool) error {
+	if m.Routing == "" {
+		return nil
+	}
+	if _, err := ReadInputFile(m.Routing, MaxInputBytes); err != nil {
+		return fmt.Errorf("moe.routing: %w", err)
+	}
+	if len(m.EP) != 1 || len(m.Modes) != 1 {
+		return fmt.Errorf("moe.routing = %s: a routing table is for one EP count and one mode: moe.ep and moe.modes must list one value each (have %d and %d)", m.Routing, len(m.EP), len(m.Modes))
+	}
+	if !shapesOK || (m.Modes[0] != workload.MoELowLatency && m.Modes[0] != workload.MoEThroughput) {
+		return nil
+	}
+	_, err := m.routing(m.EP[0], m.Modes[0], 0)
+	return err
 }
 
 // routing returns the routing of one point: the table of moe.routing, or

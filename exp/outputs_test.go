@@ -5,14 +5,17 @@ import (
 	"compress/zlib"
 	"encoding/csv"
 	"encoding/json"
+	"flag"
 	"image/png"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -30,10 +33,27 @@ import (
 // four labelled ticks per axis, a log axis exactly where values span more
 // than two decades, a PNG at least 1600 pixels wide and a PDF whose text
 // is encoded for its fonts.
+//
+// The CSV headers of every experiment's files are also compared with
+// testdata/csv_headers.golden: a reader's script selects columns by these
+// names, so a change to one is deliberate (-update rewrites the file when
+// every experiment ran).
 func TestEveryExperimentOutputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every experiment")
 	}
+	var mu sync.Mutex
+	headers := map[string][]string{}
+	t.Cleanup(func() {
+		if len(headers) != len(exp.List()) || t.Failed() {
+			return // a subset ran (-run), or something failed already
+		}
+		var lines []string
+		for _, e := range exp.List() {
+			lines = append(lines, headers[e.Name]...)
+		}
+		checkHeadersGolden(t, filepath.Join("testdata", "csv_headers.golden"), strings.Join(lines, "\n")+"\n")
+	})
 	for _, e := range exp.List() {
 		t.Run(e.Name, func(t *testing.T) {
 			t.Parallel()
@@ -51,7 +71,10 @@ func TestEveryExperimentOutputs(t *testing.T) {
 				t.Fatal(err)
 			}
 			res.Params = params.Record(cfg)
-			checkCSVs(t, res)
+			h := checkCSVs(t, res)
+			mu.Lock()
+			headers[e.Name] = h
+			mu.Unlock()
 			checkText(t, e.Name, res)
 			if res.Plot != nil {
 				checkPlot(t, res)
@@ -60,11 +83,14 @@ func TestEveryExperimentOutputs(t *testing.T) {
 	}
 }
 
-func checkCSVs(t *testing.T, res *report.Result) {
+// checkCSVs checks res's CSV files and returns one line per file: the
+// experiment, the file's name and its header row.
+func checkCSVs(t *testing.T, res *report.Result) []string {
 	files, err := report.CSVFiles(filepath.Join("dir", "out.csv"), res)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var lines []string
 	if got, want := len(files), max(1, len(res.Tables))+1; got != want {
 		t.Fatalf("%d files, want %d (one per table and the sidecar)", got, want)
 	}
@@ -110,6 +136,27 @@ func checkCSVs(t *testing.T, res *report.Result) {
 			t.Errorf("%s starts with a comment line", f.Path)
 		}
 		checkColumnTypes(t, f.Path, recs)
+		lines = append(lines, res.Experiment+" "+filepath.Base(f.Path)+": "+string(f.Data[:bytes.IndexByte(f.Data, '\n')]))
+	}
+	return lines
+}
+
+// checkHeadersGolden compares got with the file at path, or writes it
+// there under -update (the flag of package exp's golden tests).
+func checkHeadersGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./exp -run TestEveryExperimentOutputs -update creates it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s: the CSV headers changed; a reader's scripts select columns by them: if deliberate, say so in docs and run go test ./exp -run TestEveryExperimentOutputs -update\n--- got\n%s--- want\n%s", path, got, want)
 	}
 }
 

@@ -27,9 +27,7 @@ func defaultPingPong() PingPongSpec {
 
 func (p PingPongSpec) validate() error {
 	var errs []error
-	if p.MinSize < 8 || p.MinSize%8 != 0 || p.MaxSize < p.MinSize || p.MaxSize > 64*unit.MiB {
-		errs = append(errs, fmt.Errorf("pingpong.min_size = %v, pingpong.max_size = %v: must be multiples of 8 bytes with 8B <= min_size <= max_size <= 64MiB", p.MinSize, p.MaxSize))
-	}
+	errs = append(errs, sizePair("pingpong.min_size", "pingpong.max_size", p.MinSize, p.MaxSize)...)
 	if p.Placement != "rails" && p.Placement != "fabric" {
 		errs = append(errs, fmt.Errorf("pingpong.placement = %q: must be rails or fabric", p.Placement))
 	}

@@ -91,11 +91,27 @@ func (s ShmemBenchSpec) validate() error {
 			errs = append(errs, fmt.Errorf("%s = %d: must be in [%d, %d]", f.name, f.v, f.lo, f.hi))
 		}
 	}
-	if s.GetMin < 1 || s.GetMax < s.GetMin || s.GetMax > 64*unit.MiB {
-		errs = append(errs, fmt.Errorf("shmembench.get_min/get_max = %v/%v: need 1B ≤ get_min ≤ get_max ≤ 64MiB", s.GetMin, s.GetMax))
+	// Each value against its own range, then the pair's order when both
+	// are valid: two bad values are two lines.
+	getMinOK := s.GetMin >= 1 && s.GetMin <= 64*unit.MiB
+	if !getMinOK {
+		errs = append(errs, fmt.Errorf("shmembench.get_min = %v: must be in [1B, 64MiB]", s.GetMin))
 	}
-	if s.L2Stream < 0 || s.L2Stream > unit.GiB || s.L2Chunk < 64 || s.L2Chunk > s.L2Stream && s.L2Stream > 0 {
-		errs = append(errs, fmt.Errorf("shmembench.l2_stream/l2_chunk = %v/%v: need 64B ≤ l2_chunk ≤ l2_stream ≤ 1GiB", s.L2Stream, s.L2Chunk))
+	switch {
+	case s.GetMax < 1 || s.GetMax > 64*unit.MiB:
+		errs = append(errs, fmt.Errorf("shmembench.get_max = %v: must be in [1B, 64MiB]", s.GetMax))
+	case getMinOK && s.GetMax < s.GetMin:
+		errs = append(errs, fmt.Errorf("shmembench.get_max = %v: must be at least shmembench.get_min = %v", s.GetMax, s.GetMin))
+	}
+	streamOK := s.L2Stream >= 0 && s.L2Stream <= unit.GiB
+	if !streamOK {
+		errs = append(errs, fmt.Errorf("shmembench.l2_stream = %v: must be in [0, 1GiB]", s.L2Stream))
+	}
+	switch {
+	case s.L2Chunk < 64 || s.L2Chunk > unit.GiB:
+		errs = append(errs, fmt.Errorf("shmembench.l2_chunk = %v: must be in [64B, 1GiB]", s.L2Chunk))
+	case streamOK && s.L2Stream > 0 && s.L2Chunk > s.L2Stream:
+		errs = append(errs, fmt.Errorf("shmembench.l2_chunk = %v: must be at most shmembench.l2_stream = %v", s.L2Chunk, s.L2Stream))
 	}
 	if s.L2Size < 1024 || s.L2Size%1024 != 0 || s.L2Size > unit.GiB {
 		errs = append(errs, fmt.Errorf("shmembench.l2_size = %v: must be a multiple of 1KiB (16 ways × 64 B) in [1KiB, 1GiB]", s.L2Size))

@@ -187,10 +187,10 @@ func taskSpawnAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	verified := true
 	for _, p := range points {
 		r := p.Result
-		summary.Rows = append(summary.Rows, []any{p.Size.String(), p.Strategy, r.Impl, r.Agent, r.EndToEnd, round3(r.EndToEnd.Micros()),
+		summary.Rows = append(summary.Rows, []any{p.Size, p.Strategy, r.Impl, r.Agent, r.EndToEnd, round3(r.EndToEnd.Micros()),
 			round3(float64(r.EndToEnd) / baseline[p.Size]), p.Events, r.TableHits, r.TableMisses, r.Verified})
 		for _, seg := range r.Phases {
-			breakdown.Rows = append(breakdown.Rows, []any{p.Size.String(), p.Strategy, r.Agent, seg.Node, seg.Phase, seg.Start, seg.End, seg.End - seg.Start})
+			breakdown.Rows = append(breakdown.Rows, []any{p.Size, p.Strategy, r.Agent, seg.Node, seg.Phase, seg.Start, seg.End, seg.End - seg.Start})
 			if slices.Contains(shown, p.Size) {
 				plot.Bars = append(plot.Bars, report.Bar{Row: p.row(), Phase: seg.Phase,
 					Start: seg.Start.Micros(), End: seg.End.Micros()})

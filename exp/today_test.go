@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
@@ -88,8 +89,25 @@ func TestTodayTornado(t *testing.T) {
 		if r[1] == "node.fabric_latency" && (r[5].(int) != 0 || r[6].(int) != 0) {
 			t.Errorf("%v: one GPU per node has no fabric, yet its latency flips a winner", r)
 		}
-		if r[1] == "gpu.launch" && (r[2] != "1.25us" || r[3] != "5us") {
+		// Printed as given; in the CSV a number beside its unit.
+		if r[1] == "gpu.launch" && (r[2] != report.Quantity{Text: "1.25us", Value: 1.25, Unit: "us"} || r[3] != report.Quantity{Text: "5us", Value: 5, Unit: "us"}) {
 			t.Errorf("%v: gpu.launch 2.5us / and x 2 should be 1.25us and 5us", r)
+		}
+		if r[1] == "shmem.threads" && (r[2] != report.Quantity{Text: "1", Value: 1} || r[3] != report.Quantity{Text: "4", Value: 4}) {
+			t.Errorf("%v: shmem.threads 2 / and x 2 should be the counts 1 and 4", r)
+		}
+	}
+	files, err := report.CSVFiles("today.csv", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Table != "tornado" {
+			continue
+		}
+		csv := string(f.Data)
+		if !strings.HasPrefix(csv, "preset,knob,low,low unit,high,high unit,points,") || !strings.Contains(csv, "\ngh200-cx7,gpu.launch,1.25,us,5,us,6,") {
+			t.Errorf("tornado CSV: one knob's values a row, each a number beside its unit:\n%s", csv)
 		}
 	}
 	if len(trust) != 2 || !strings.HasSuffix(trust[0][3].(string), "of 4 checked") {

@@ -46,8 +46,17 @@ func ParseBytes(s string) (Bytes, error) {
 		return 0, fmt.Errorf("%w %q: want a number with B, KiB, MiB, GiB, KB, MB or GB (e.g. \"2KiB\")", ErrBadSize, s)
 	}
 	v, err := strconv.ParseFloat(num, 64)
+	if math.IsInf(v, 0) && errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("%w %q: too large", ErrBadSize, s)
+	}
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%w %q: malformed number", ErrBadSize, s)
+	}
+	if v == 0 && nonzeroMantissa(num) {
+		// Too small for a float64 (1e-400): read as 0 it was taken, as
+		// "0 = none" where a parameter allows 0; it is a fraction of a
+		// byte, as 1e-30 is.
+		return 0, fmt.Errorf("%w %q: not a whole number of bytes", ErrBadSize, s)
 	}
 	total := v * mult
 	if total < 0 {
@@ -95,6 +104,11 @@ func ParseRate(s string) (Rate, error) {
 		return 0, fmt.Errorf("%w %q: want a number with Gbps, Mbps, GB/s, MB/s or GiB/s (e.g. \"100Gbps\")", ErrBadRate, s)
 	}
 	v, err := strconv.ParseFloat(num, 64)
+	if large, small := floatPast(num, v, err); large || small {
+		// 1e400Gbps or 1e-400Gbps: past a float64, not malformed and
+		// not zero.
+		return 0, rangeError(ErrBadRate, s, small, maxRate, "bytes/s")
+	}
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%w %q: malformed number", ErrBadRate, s)
 	}
@@ -102,10 +116,30 @@ func ParseRate(s string) (Rate, error) {
 		return 0, fmt.Errorf("%w %q: must be positive", ErrBadRate, s)
 	}
 	// At most what still prints in bits per second (×8 stays finite).
-	if r := v * mult; r > 0 && r <= maxRate {
+	r := v * mult
+	if r > 0 && r <= maxRate {
 		return Rate(r), nil
 	}
-	return 0, fmt.Errorf("%w %q: out of range (at most %g bytes/s)", ErrBadRate, s, maxRate)
+	return 0, rangeError(ErrBadRate, s, r == 0, maxRate, "bytes/s")
+}
+
+// floatPast reports whether num, which strconv.ParseFloat read as v with
+// err, lies past a float64: above the largest (large: read as +Inf) or a
+// positive value below the smallest (small: read as 0).
+func floatPast(num string, v float64, err error) (large, small bool) {
+	large = math.IsInf(v, 1) && errors.Is(err, strconv.ErrRange)
+	small = v == 0 && nonzeroMantissa(num) && !strings.HasPrefix(num, "-")
+	return large, small
+}
+
+// rangeError is kind's "out of range" for s, naming the bound s is past:
+// the largest value largest (in unit), or, when small, the smallest positive
+// float64 (a tiny value was told "at most" the largest).
+func rangeError(kind error, s string, small bool, largest float64, unit string) error {
+	if small {
+		return fmt.Errorf("%w %q: out of range (below the smallest positive number, %g %s)", kind, s, math.SmallestNonzeroFloat64, unit)
+	}
+	return fmt.Errorf("%w %q: out of range (at most %g %s)", kind, s, largest, unit)
 }
 
 // String prints r in Gbps when that is a whole number ("100Gbps"), else in
@@ -146,6 +180,13 @@ func splitNumber(s string) (num, unit string) {
 	return str[:i], strings.TrimSpace(str[i:])
 }
 
+// nonzeroMantissa reports whether the decimal number num has a nonzero
+// digit before its exponent.
+func nonzeroMantissa(num string) bool {
+	m, _, _ := strings.Cut(strings.ToLower(num), "e")
+	return strings.ContainsAny(m, "123456789")
+}
+
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // Freq is a clock frequency in hertz.
@@ -165,13 +206,18 @@ func ParseFreq(s string) (Freq, error) {
 		return 0, fmt.Errorf("%w %q: want a number with Hz, MHz or GHz (e.g. \"1.5GHz\")", ErrBadFreq, s)
 	}
 	v, err := strconv.ParseFloat(num, 64)
+	if large, small := floatPast(num, v, err); large || small {
+		// 1e400GHz is a positive number, past a float64 (as a rate).
+		return 0, rangeError(ErrBadFreq, s, small, math.MaxFloat64, "Hz")
+	}
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 		return 0, fmt.Errorf("%w %q: must be a positive number", ErrBadFreq, s)
 	}
-	if f := v * mult; !math.IsInf(f, 0) && f > 0 {
+	f := v * mult
+	if !math.IsInf(f, 0) && f > 0 {
 		return Freq(f), nil
 	}
-	return 0, fmt.Errorf("%w %q: out of range (at most %g Hz)", ErrBadFreq, s, math.MaxFloat64)
+	return 0, rangeError(ErrBadFreq, s, f == 0, math.MaxFloat64, "Hz")
 }
 
 // String prints f in GHz or MHz.

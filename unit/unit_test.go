@@ -2,6 +2,7 @@ package unit
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -16,6 +17,12 @@ func TestParseBytes(t *testing.T) {
 		{"64B", 64, false}, {"2KiB", 2048, false}, {"8MiB", 8 << 20, false}, {"4096", 4096, false},
 		{"1.5KiB", 1536, false}, {"2 KiB", 2048, false}, {"1MB", 1e6, false}, {"0", 0, false},
 		{"-1KiB", 0, true}, {"1.3B", 0, true}, {"KiB", 0, true}, {"3 parsecs", 0, true}, {"1e30GiB", 0, true},
+		// A fraction of a byte too small for a float64 (it read as 0 and
+		// was taken: run.mem_limit = 1e-400B ran as "0 = the memory
+		// available now") is not a whole number of bytes, as 1e-30B is;
+		// zero written any way is zero.
+		{"1e-400B", 0, true}, {"1e-400KiB", 0, true}, {"0.000e-400B", 0, false}, {"-0B", 0, false}, {"0e5B", 0, false},
+		{"1e400B", 0, true},
 	}
 	for _, tc := range tests {
 		got, err := ParseBytes(tc.in)
@@ -39,6 +46,40 @@ func TestParseRate(t *testing.T) {
 		got, err := ParseRate(tc.in)
 		if (err != nil) != tc.bad || got != tc.want {
 			t.Errorf("ParseRate(%q) = %v, %v; want %v, bad=%v", tc.in, float64(got), err, float64(tc.want), tc.bad)
+		}
+	}
+	// Past a float64 either way is out of range, not "malformed" (1e400)
+	// or "must be positive" (1e-400, which is), and the message names the
+	// bound the value is past: a tiny rate was told "at most 2.2e+307".
+	for _, tc := range []struct{ in, bound string }{
+		{"1e400Gbps", "at most"}, {"1e-400GB/s", "below the smallest"}, {"4e-324bps", "below the smallest"},
+	} {
+		if _, err := ParseRate(tc.in); err == nil || !strings.Contains(err.Error(), "out of range") || !strings.Contains(err.Error(), tc.bound) {
+			t.Errorf("ParseRate(%q): %v, want out of range, %s", tc.in, err, tc.bound)
+		}
+	}
+}
+
+// A frequency past a float64 is out of range, as a rate is, naming the
+// bound it is past: 1e400GHz is positive, not "must be a positive number".
+func TestParseFreqOutOfRange(t *testing.T) {
+	for _, tc := range []struct{ in, bound string }{
+		{"1e400GHz", "at most"}, {"1e-400GHz", "below the smallest"}, {"4e-324Hz", ""}, {"1e308GHz", "at most"},
+	} {
+		_, err := ParseFreq(tc.in)
+		if tc.bound == "" {
+			if err != nil {
+				t.Errorf("ParseFreq(%q): %v, want accepted", tc.in, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "out of range") || !strings.Contains(err.Error(), tc.bound) {
+			t.Errorf("ParseFreq(%q): %v, want out of range, %s", tc.in, err, tc.bound)
+		}
+	}
+	for _, in := range []string{"0GHz", "-1GHz", "-1e-400GHz", "NaNGHz"} {
+		if _, err := ParseFreq(in); err == nil || strings.Contains(err.Error(), "out of range") {
+			t.Errorf("ParseFreq(%q): %v, want refused, not out of range", in, err)
 		}
 	}
 }

@@ -485,7 +485,7 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, r
 				copy(d, sb)
 			}
 			wg.VALU(2)
-			wg.Stream(2 * nb)
+			wg.StreamOut(2*nb, nb) // the staging copy's writes
 			wg.Store64(ss.flag(stage, k, nb), 1)
 			return ctx.PutmemNBI(slot(recv, rk), slot(stage, k), ss.putLen(nb), to)
 		}
@@ -496,13 +496,13 @@ func (a AllreduceHier) shmemPhases(nd *strategy.Node, dev *shmem.Device, vec0, r
 		add := func(dst mem.Addr, k int, nb uint64) {
 			addInto(mm, dst, slot(recv, k), nb)
 			wg.VALU(2)
-			wg.Stream(3 * nb)
+			wg.StreamOut(3*nb, nb) // two reads and the sum written
 		}
 		cp := func(dst mem.Addr, k int, nb uint64) {
 			if d, sb := mm.Bytes(dst, int(nb)), mm.Bytes(slot(recv, k), int(nb)); d != nil && sb != nil {
 				copy(d, sb)
 			}
-			wg.Stream(2 * nb)
+			wg.StreamOut(2*nb, nb) // the copy's writes
 		}
 		run := func() error {
 			// Phase 1: chunk m to GPU m of the node, into its slot for l.

@@ -281,9 +281,10 @@ func (h *hierOneSided) gds() {
 	flush := func() {
 		if len(work) > 0 {
 			ops := work
-			var bytes uint64
+			var bytes, out uint64
 			for _, op := range ops {
 				bytes += traffic(op)
+				out += op.nb // each op writes its nb bytes
 			}
 			wgs := max(1, min(int(bytes/uint64(4*h.a.WGSize)), nd.GPU.CUs))
 			nd.Stream.Launch(gpu.Kernel{Name: "allreduce_hier.step", WGs: wgs, WGSize: h.a.WGSize, Body: func(wg *gpu.WG) {
@@ -298,7 +299,7 @@ func (h *hierOneSided) gds() {
 					}
 				}
 				wg.VALU(2)
-				wg.Stream(bytes / uint64(wgs))
+				wg.StreamOut(bytes/uint64(wgs), out/uint64(wgs))
 			}})
 			work = nil
 		}
@@ -416,7 +417,7 @@ func (h *hierOneSided) triggered() {
 			if op.send {
 				h.stageData(op)
 				wg.VALU(2)
-				wg.Stream(2 * op.nb)
+				wg.StreamOut(2*op.nb, op.nb) // the staging copy's writes
 				wg.Store64(h.sl.flag(h.stageOf(op), op.slot, op.nb), 1)
 				wg.Release(gpu.System)
 				tag := tags[wg.ID][k]
@@ -430,7 +431,7 @@ func (h *hierOneSided) triggered() {
 			wg.PollUntil(h.sl.flag(h.recvOf(op), op.slot, op.nb), true, "allreduce_hier slot arrival", func(v uint64) bool { return v == 1 })
 			h.apply(op)
 			wg.VALU(2)
-			wg.Stream(traffic(op))
+			wg.StreamOut(traffic(op), op.nb) // the addition's or copy's output
 		}
 		mark(2)
 		h.t1, h.t2, h.end = max(h.t1, t1), max(h.t2, t2), max(h.end, wg.Now())

@@ -146,7 +146,7 @@ func (h *hierVerbs) run() error {
 					copy(d, s)
 				}
 				wg.VALU(2)
-				wg.Stream(2 * op.nb)
+				wg.StreamOut(2*op.nb, op.nb) // the staging copy's writes
 				wg.Store64(h.sl.flag(stage, op.slot, op.nb), 1)
 				wg.Release(gpu.System) // the NIC reads the slot from memory
 				// The receiver's slots of this work-group follow its
@@ -165,7 +165,7 @@ func (h *hierVerbs) run() error {
 				copy(d, s)
 			}
 			wg.VALU(2)
-			wg.Stream(traffic(op))
+			wg.StreamOut(traffic(op), op.nb) // the addition's or copy's output
 		}
 		mark(2)
 		h.t1, h.t2, h.end = max(h.t1, t1), max(h.t2, t2), max(h.end, wg.Now())

@@ -423,14 +423,30 @@ func BenchmarkLookaheadWindows(b *testing.B) {
 // enough to stay in the core's caches through its window.
 func BenchmarkAllreduceGPUTNRingWindowParts(b *testing.B) {
 	for _, k := range []int{1, 2, 16, 32, 64, 128} {
-		b.Run(fmt.Sprintf("p%d", k), func(b *testing.B) { benchRingWindowParts(b, k) })
+		b.Run(fmt.Sprintf("p%d", k), func(b *testing.B) { benchRingWindowParts(b, 1024, k, 20*sim.Microsecond, 80*sim.Microsecond) })
 	}
 }
 
-func benchRingWindowParts(b *testing.B, k int) {
-	const n, from, to = 1024, 20 * sim.Microsecond, 80 * sim.Microsecond
+// BenchmarkAllreduceGPUTNRingWindowParts256 is the window 20 to 120 us of
+// the 256-node ring (8 MiB, 16 slices, payload-free; about 4.76 M events
+// in 1,000 windows of the 100 ns lookahead) on k engines: where more
+// engines than the state needs cost more per event. Run with GOMAXPROCS=1
+// (one thread runs every engine, no barrier waits) and the k side by side;
+// the difference in window-cpu-s between two k over the difference in
+// part-windows is the cost of one engine's window (docs/speed.md, "The
+// engines' windows (eighteenth session)").
+func BenchmarkAllreduceGPUTNRingWindowParts256(b *testing.B) {
+	for _, k := range []int{2, 32, 128} {
+		b.Run(fmt.Sprintf("p%d", k), func(b *testing.B) { benchRingWindowParts(b, 256, k, 20*sim.Microsecond, 120*sim.Microsecond) })
+	}
+}
+
+// benchRingWindowParts runs the GPU-TN ring of n nodes on k engines and
+// reports the CPU and wall seconds, events and engine windows (windows
+// times k) between from and to simulated.
+func benchRingWindowParts(b *testing.B, n, k int, from, to sim.Time) {
 	var cpu, wall float64
-	var events uint64
+	var events, windows uint64
 	for range b.N {
 		c, err := cluster.NewPartitioned(1, cluster.GPUTN(), n, k, false)
 		if err != nil {
@@ -439,8 +455,8 @@ func benchRingWindowParts(b *testing.B, k int) {
 		e := c.Group.Engine(0)
 		var cpu0 float64
 		var wall0 time.Time
-		var ev0 uint64
-		e.At(from, func() { cpu0, wall0, ev0 = cpuSeconds(b), time.Now(), c.Events() })
+		var ev0, w0 uint64
+		e.At(from, func() { cpu0, wall0, ev0, w0 = cpuSeconds(b), time.Now(), c.Events(), c.Group.Windows() })
 		e.At(to, e.Stop)
 		a := Allreduce{Size: 8 * unit.MiB, WGs: 16, WGSize: 256, CPUThreads: 8}
 		if _, err := a.Run(c, strategy.GPUTN, strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec()}); err != nil {
@@ -449,10 +465,13 @@ func benchRingWindowParts(b *testing.B, k int) {
 		cpu += cpuSeconds(b) - cpu0
 		wall += time.Since(wall0).Seconds()
 		events += c.Events() - ev0
+		windows += c.Group.Windows() - w0
 		c.Close()
 	}
 	b.ReportMetric(cpu/float64(b.N), "window-cpu-s")
 	b.ReportMetric(wall/float64(b.N), "window-wall-s")
 	b.ReportMetric(float64(events)/float64(b.N), "window-events")
 	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
+	b.ReportMetric(cpu/float64(events)*1e9, "ns/event")
+	b.ReportMetric(float64(windows*uint64(k))/float64(b.N), "part-windows")
 }

@@ -607,7 +607,7 @@ func (p GPIMatVec) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 			// One multiply-add per thread per matrix element of every
 			// vector, spread over the block's threads.
 			wg.VALU(int(n/vb)*mvDim*mvDim*2/max(1, wg.Size) + 1)
-			wg.Stream(2 * n)
+			wg.StreamOut(2*n, n) // the output vectors written
 		}
 		if p.Worker == "relaunch" {
 			h := w.Host(1, nd.Host, nd.SW)

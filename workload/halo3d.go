@@ -535,7 +535,7 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 					for d := wg.ID; d < D; d += W {
 						fillDir(d, i)
 						wg.VALU(2)
-						wg.Stream(2 * size[d])
+						wg.StreamOut(2*size[d], size[d]) // pack: the face written
 						wg.Store64(sendSlot(d, i)+mem.Addr(size[d]), uint64(i+1))
 						if to := neighbour(r, d); to != r {
 							dst := recvB + mem.Addr(off[d])
@@ -556,7 +556,7 @@ func (h Halo3D) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Config
 							return
 						}
 						checkDir(d, i)
-						wg.Stream(2 * size[d]) // unpack
+						wg.StreamOut(2*size[d], size[d]) // unpack: the face written
 					}
 					if errs[wg.ID] = ctx.Quiet(); errs[wg.ID] != nil {
 						return
@@ -659,7 +659,7 @@ func (h Halo3D) persistent(nd *strategy.Node, impl string, dv *dvRank, W int, x 
 			for d := wg.ID; d < x.D; d += W {
 				x.fillDir(d, i)
 				wg.VALU(2)
-				wg.Stream(2 * x.size[d])
+				wg.StreamOut(2*x.size[d], x.size[d]) // pack: the face written
 				flag := x.sendSlot(d, i) + mem.Addr(x.size[d])
 				wg.Store64(flag, uint64(i+1))
 				to := x.neighbour(d)
@@ -687,7 +687,7 @@ func (h Halo3D) persistent(nd *strategy.Node, impl string, dv *dvRank, W int, x 
 				}
 				v := uint64(i + 1)
 				wg.PollUntil(x.recvSlot(d, i)+mem.Addr(x.size[d]), true, "halo3d arrival", func(u uint64) bool { return u >= v })
-				wg.Stream(2 * x.size[d]) // unpack
+				wg.StreamOut(2*x.size[d], x.size[d]) // unpack: the face written
 			}
 			wg.Release(gpu.Device)
 			wg.AtomicAdd64(cnt, 1)
@@ -779,7 +779,7 @@ func (p *packWG) Step(wg *gpu.WG) bool {
 		return false
 	case 1:
 		p.phase = 2
-		wg.Stream(p.k.stream)
+		wg.StreamOut(p.k.stream, p.k.stream/2) // a pack or unpack: half of it written
 		return false
 	}
 	p.k.ws.busy--

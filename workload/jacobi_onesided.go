@@ -207,14 +207,14 @@ func (jn *jacobiNode) tileIteration(wg *gpu.WG, trig gputn.TrigAddr, ts []rect, 
 	}
 	local := l.sweep(wg.Mem(), jn.base, t, r)
 	wg.VALU(stencilVALU * ((r.cells() + wg.Size - 1) / wg.Size))
-	wg.Stream(uint64(stencilBytes * r.cells()))
+	wg.StreamOut(uint64(stencilBytes*r.cells()), uint64(4*r.cells())) // the new values written
 	for d := range 4 {
 		lo, hi, ok := l.edgeRange(r, d)
 		if !ok || l.neighbour(d) < 0 {
 			continue
 		}
 		l.pack(wg.Mem(), jn.base, t+1, d, lo, hi)
-		wg.Stream(uint64(packBytes * (hi - lo)))
+		wg.StreamOut(uint64(packBytes*(hi-lo)), uint64(4*(hi-lo))) // half of it written
 		wg.Store64(jn.seqAddr(l.send[(t+1)%2][d], d), uint64(t+2))
 		gputn.TriggerWorkGroup(wg, trig, jn.haloTag(t, d))
 	}

@@ -107,7 +107,7 @@ func (lt Latency) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Conf
 					copy(d, sb)
 				}
 				wg.VALU(2)
-				wg.Stream(2 * size)
+				wg.StreamOut(2*size, size) // the copy's writes
 				wg.Store64(buf+mem.Addr(size), 1)
 				if onDone != nil {
 					onDone(wg)

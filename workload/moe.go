@@ -444,8 +444,11 @@ func (r *moeRank) reduceBytes() uint64 {
 	for d := range r.P {
 		n += r.l.count(r.me, d)
 	}
-	return n*r.l.ce + uint64(r.l.sh.Tokens)*uint64(r.l.hidden)*4
+	return n*r.l.ce + r.reduceOut()
 }
+
+// reduceOut is the part of reduceBytes that is written: the output.
+func (r *moeRank) reduceOut() uint64 { return uint64(r.l.sh.Tokens) * uint64(r.l.hidden) * 4 }
 
 func (r *moeRank) allPackBytes() uint64 {
 	var b uint64
@@ -455,10 +458,10 @@ func (r *moeRank) allPackBytes() uint64 {
 	return b
 }
 
-// gpuKernel is a data-parallel kernel over bytes of memory traffic, sized
-// to the data as the kernel-boundary families size theirs; body runs the
-// functional work once.
-func (r *moeRank) gpuKernel(name string, bytes uint64, body func()) gpu.Kernel {
+// gpuKernel is a data-parallel kernel over bytes of memory traffic (out
+// of them written), sized to the data as the kernel-boundary families
+// size theirs; body runs the functional work once.
+func (r *moeRank) gpuKernel(name string, bytes, out uint64, body func()) gpu.Kernel {
 	ws := r.m.WGSize
 	wgs := max(1, min(int(bytes/uint64(4*ws)), r.nd.GPU.CUs))
 	r.commWGs = max(r.commWGs, wgs)
@@ -467,7 +470,7 @@ func (r *moeRank) gpuKernel(name string, bytes uint64, body func()) gpu.Kernel {
 			body()
 		}
 		wg.VALU(2)
-		wg.Stream(bytes / uint64(wgs))
+		wg.StreamOut(bytes/uint64(wgs), out/uint64(wgs))
 	}}
 }
 
@@ -485,7 +488,7 @@ func (r *moeRank) twoSided(host bool) error {
 	nd, l, me, P := r.nd, r.l, r.me, r.P
 	r.alloc(false)
 	r.fillAct()
-	run := func(name string, bytes uint64, body func()) {
+	run := func(name string, bytes, out uint64, body func()) {
 		if host {
 			if body != nil {
 				body()
@@ -493,7 +496,7 @@ func (r *moeRank) twoSided(host bool) error {
 			nd.Host.Compute(bytes, max(1, nd.Threads))
 			return
 		}
-		nd.Stream.Wait(nd.Stream.Launch(r.gpuKernel(name, bytes, body)))
+		nd.Stream.Wait(nd.Stream.Launch(r.gpuKernel(name, bytes, out, body)))
 	}
 	exchange := func(tagBase int, send func(p int) (mem.Addr, uint64), recv func(p int) (mem.Addr, uint64)) error {
 		var reqs []*mpi.Request
@@ -524,7 +527,7 @@ func (r *moeRank) twoSided(host bool) error {
 		return nil
 	}
 	r.begin(0)
-	run("moe.pack", r.allPackBytes(), func() {
+	run("moe.pack", r.allPackBytes(), r.allPackBytes()/2, func() {
 		for d := range P {
 			r.pack(d)
 		}
@@ -544,7 +547,7 @@ func (r *moeRank) twoSided(host bool) error {
 	if err != nil {
 		return err
 	}
-	run("moe.reduce", r.reduceBytes(), r.reduce)
+	run("moe.reduce", r.reduceBytes(), r.reduceOut(), r.reduce)
 	r.ends[1][me] = nd.Host.Now()
 	return nil
 }
@@ -618,7 +621,7 @@ func (r *moeRank) streamTriggered() error {
 		d := r.peer(i + 1)
 		return rdma.Put{Src: r.dSendSlot(d), Length: l.count(me, d)*l.de + 8, Target: d, RemoteOffset: l.dRecvOff[d*P+me]}
 	})
-	nd.Stream.Launch(r.gpuKernel("moe.pack", r.allPackBytes(), func() {
+	nd.Stream.Launch(r.gpuKernel("moe.pack", r.allPackBytes(), r.allPackBytes()/2, func() {
 		for d := range P {
 			r.pack(d)
 		}
@@ -649,7 +652,7 @@ func (r *moeRank) streamTriggered() error {
 			nd.Stream.WaitValue(r.cRecvFlag(d), "moe combine arrival", func(v uint64) bool { return v >= 1 })
 		}
 	}
-	nd.Stream.Launch(r.gpuKernel("moe.reduce", r.reduceBytes(), r.reduce))
+	nd.Stream.Launch(r.gpuKernel("moe.reduce", r.reduceBytes(), r.reduceOut(), r.reduce))
 	nd.Stream.Marker(done+8, 1)
 	nd.Stream.Synchronize()
 	return nil
@@ -697,7 +700,7 @@ func (r *moeRank) reduceShare(wg *gpu.WG) {
 		r.reduce()
 	}
 	wg.VALU(2)
-	wg.Stream(r.reduceBytes() / uint64(r.m.CommWGs))
+	wg.StreamOut(r.reduceBytes()/uint64(r.m.CommWGs), r.reduceOut()/uint64(r.m.CommWGs))
 }
 
 // triggered is GPU-TN (Cassini triggered operations fired by a GPU
@@ -731,11 +734,11 @@ func (r *moeRank) triggered() error {
 		d := r.peer(i)
 		if i == 1 { // work-group 0 also copies the GPU's own entries
 			r.pack(me)
-			wg.Stream(r.packBytes(me))
+			wg.StreamOut(r.packBytes(me), r.packBytes(me)/2)
 		}
 		r.pack(d)
 		wg.VALU(2)
-		wg.Stream(r.packBytes(d))
+		wg.StreamOut(r.packBytes(d), r.packBytes(d)/2)
 		wg.Store64(r.dSendFlag(d), 1)
 		if i+W >= P { // this work-group's last peer
 			wg.Release(gpu.System)
@@ -899,11 +902,11 @@ func (r *moeRank) deviceShmem() error {
 		d := r.peer(i)
 		if i == 1 { // work-group 0 also copies the GPU's own entries
 			r.pack(me)
-			wg.Stream(r.packBytes(me))
+			wg.StreamOut(r.packBytes(me), r.packBytes(me)/2)
 		}
 		r.pack(d)
 		wg.VALU(2)
-		wg.Stream(r.packBytes(d))
+		wg.StreamOut(r.packBytes(d), r.packBytes(d)/2)
 		wg.Store64(r.dSendFlag(d), 1)
 		if err := put(c, r.b.dRecv+mem.Addr(l.dRecvOff[d*P+me]), r.dSendSlot(d), l.count(me, d), l.de, d); err != nil {
 			return err
@@ -1045,11 +1048,11 @@ func (r *moeRank) deviceVerbs() error {
 		d := r.peer(i)
 		if i == 1 { // work-group 0 also copies the GPU's own entries
 			r.pack(me)
-			wg.Stream(r.packBytes(me))
+			wg.StreamOut(r.packBytes(me), r.packBytes(me)/2)
 		}
 		r.pack(d)
 		wg.VALU(2)
-		wg.Stream(r.packBytes(d))
+		wg.StreamOut(r.packBytes(d), r.packBytes(d)/2)
 		wg.Store64(r.dSendFlag(d), 1)
 		return put(wg, r.dSendSlot(d), d, l.dRecvOff[d*P+me], l.count(me, d), l.de)
 	}, func(wg *gpu.WG, i int) error {

@@ -42,7 +42,7 @@ func addSlice(wg *gpu.WG, dst, src mem.Addr, nb uint64) {
 	elems := int(nb / 8)
 	addF64(wg.Mem(), dst, src, nb)
 	wg.VALU(4 * ((elems + wg.Size - 1) / wg.Size))
-	wg.Stream(uint64(24 * elems))
+	wg.StreamOut(uint64(24*elems), uint64(8*elems)) // two reads and a write per element
 }
 
 // shmemDevice brings the node's device runtime up with groups queues.

@@ -210,7 +210,7 @@ func (pp PingPong) Run(c *cluster.Cluster, s strategy.Strategy, cfg strategy.Con
 				copy(d, sb)
 			}
 			wg.VALU(2)
-			wg.Stream(2 * size)
+			wg.StreamOut(2*size, size) // the copy's writes
 			wg.Store64(sbuf+mem.Addr(size), uint64(i+1))
 		}
 		wgSize := max(1, min(int(size/4), nd.GPU.MaxWGSize))

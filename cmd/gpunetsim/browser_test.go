@@ -58,7 +58,7 @@ func scriptErrors(log string) []string {
 	return bad
 }
 
-var figuresAttr = regexp.MustCompile(`<body data-figures="(\d+)" data-figures-rendered="(\d+)" data-height="(\d+)">`)
+var figuresAttr = regexp.MustCompile(`<body data-figures="(\d+)" data-figures-rendered="(\d+)" data-text-outside="(\d+)" data-height="(\d+)">`)
 
 // TestReportRendersInChromium writes the quick report and renders it in a
 // real browser: every figure is there and drawn (its SVG has a non-empty
@@ -79,8 +79,10 @@ func TestReportRendersInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Namespace names are not loaded; anything else with a URL would be.
-	self := strings.NewReplacer(`xmlns="http://www.w3.org/2000/svg"`, "", `xmlns:xlink="http://www.w3.org/1999/xlink"`, "").Replace(string(src))
+	// Namespace names are not loaded, nor are the figures' fonts, data:
+	// URLs in the page; anything else with a URL would be.
+	self := strings.NewReplacer(`xmlns="http://www.w3.org/2000/svg"`, "", `xmlns:xlink="http://www.w3.org/1999/xlink"`, "",
+		"url(data:font/ttf;", "").Replace(string(src))
 	for _, ref := range []string{"http:", "https:", " src=", "@import", "url("} {
 		if strings.Contains(self, ref) {
 			t.Errorf("the report refers to something outside itself (%q)", ref)
@@ -98,12 +100,22 @@ func TestReportRendersInChromium(t *testing.T) {
 	if m[1] != strconv.Itoa(figures) || m[2] != m[1] {
 		t.Errorf("browser found %s figures, %s drawn; the file has %d", m[1], m[2], figures)
 	}
+	// The figures' font comes with the page: without it the browser set
+	// the labels in its own serif or sans face (DejaVu where the Liberation
+	// fonts are not installed), wider than the layout measured, and
+	// taskspawn's legend ran past the figure's edge.
+	if m[3] != "0" {
+		t.Errorf("%s text elements reach past their figure's edge", m[3])
+	}
+	if n := strings.Count(string(src), "@font-face"); n != 1 {
+		t.Errorf("%d @font-face rules in the page, want the figures' one font once", n)
+	}
 	// Long tables scroll in place, so a section stays a few screens tall and
 	// the whole report (39 sections) can be screenshot in one piece; before,
 	// taskspawn's 365-row table alone was about 8,000 px.
 	sections := strings.Count(dom, "<section ")
-	if h, _ := strconv.Atoi(m[3]); sections == 0 || h/sections > 2500 {
-		t.Errorf("page %s px tall for %d sections at 1280 px wide: more than 2,500 px per section", m[3], sections)
+	if h, _ := strconv.Atoi(m[4]); sections == 0 || h/sections > 2500 {
+		t.Errorf("page %s px tall for %d sections at 1280 px wide: more than 2,500 px per section", m[4], sections)
 	}
 	for _, name := range []string{"allreduce", "latency", "strategies"} {
 		if !strings.Contains(dom, "<h2>"+name+"</h2>") {

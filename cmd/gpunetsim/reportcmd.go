@@ -135,12 +135,9 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 	}
 	var entries []validate.Entry
 	if withValidation {
-		if entries, err = loadCalibration("", nil); err != nil {
+		if entries, err = loadCalibration("", nil, nil); err != nil {
 			return err
 		}
-	}
-	if !strings.HasSuffix(strings.ToLower(o.out), ".html") {
-		return badInput(fmt.Errorf("--out %s: want a .html file", o.out))
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -149,6 +146,18 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 	out, err := sess.reserve("--out", o.out)
 	if err != nil {
 		return err
+	}
+	if out.open == nil && !strings.HasSuffix(strings.ToLower(o.out), ".html") {
+		// A file must say what it holds; a stream ("-", standard
+		// output, a pipe) takes the page as it is.
+		out.drop()
+		return badInput(fmt.Errorf("--out %s: want a .html file (or - for standard output)", o.out))
+	}
+	summary := stdout
+	if fd, ok := descriptorPath(o.out); out.open != nil && (o.out == "-" || ok && fd == 1) {
+		// The page is the whole of standard output (report --out - >
+		// r.html, | gzip): the summary line goes beside it, on stderr.
+		summary = stderr
 	}
 	var sections []report.Section
 	points, cached := 0, 0
@@ -187,7 +196,7 @@ func writeReport(ctx context.Context, o reportOptions, stdout, stderr io.Writer)
 		return err
 	}
 	if !o.quiet {
-		fmt.Fprintf(stdout, "%d sections, %d points (%d cached); wrote %s\n", len(sections), points, cached, filepath.Clean(o.out))
+		fmt.Fprintf(summary, "%d sections, %d points (%d cached); wrote %s\n", len(sections), points, cached, filepath.Clean(o.out))
 	}
 	return nil
 }

@@ -749,28 +749,9 @@ func (o *outFile) drop() {
 // interrupted command leaves no empty directory behind. Errors are bad
 // input.
 func (s *session) outDir(flag, dir string) error {
-	if dir == "" {
-		return badInput(fmt.Errorf("%s: empty directory name", flag))
-	}
-	if ro := study.ReadOnlyDir(dir); ro != "" {
-		return badInput(fmt.Errorf("%s %s: directory %s is read-only", flag, dir, ro))
-	}
-	var missing []string
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		if err == nil {
-			if !fi.IsDir() {
-				return badInput(fmt.Errorf("%s %s: %s is not a directory", flag, dir, d))
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return badInput(fmt.Errorf("%s %s: %w", flag, dir, unwrapPath(err)))
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
+	missing, err := checkOutDir(flag, dir)
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -789,6 +770,42 @@ func (s *session) outDir(flag, dir string) error {
 	probe.Close()
 	os.Remove(probe.Name())
 	return nil
+}
+
+// checkOutDir finds, without creating anything, what makes dir unfit
+// for output files (outDir), and returns the directories to create,
+// deepest first. It is cheap, so a study checks its --out with it before
+// planning its points (today's planning takes a minute).
+func checkOutDir(flag, dir string) (missing []string, err error) {
+	if dir == "" {
+		return nil, badInput(fmt.Errorf("%s: empty directory name", flag))
+	}
+	if dir == "-" {
+		// "-" names standard output elsewhere (--json -, report --out -);
+		// a directory of files cannot be a stream, and a directory
+		// named "-" is not what the Unix convention asks for.
+		return nil, badInput(fmt.Errorf("%s -: a directory of output files, which standard output cannot hold: give a directory name (./- for one named -)", flag))
+	}
+	if ro := study.ReadOnlyDir(dir); ro != "" {
+		return nil, badInput(fmt.Errorf("%s %s: directory %s is read-only", flag, dir, ro))
+	}
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return nil, badInput(fmt.Errorf("%s %s: %s is not a directory", flag, dir, d))
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, badInput(fmt.Errorf("%s %s: %w", flag, dir, unwrapPath(err)))
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return missing, nil
 }
 
 // createdDir records a directory the command created (a new result
@@ -831,7 +848,10 @@ func withSession(root *cobra.Command, stderr io.Writer, exit func(int), args ...
 		if err := givenEmpty(cmd); err != nil {
 			return badInput(err)
 		}
-		return s.inputFlags(cmd)
+		if err := s.inputFlags(cmd); err != nil {
+			return err
+		}
+		return readConfigFlag(cmd)
 	}
 	return root.ExecuteContext(ctx)
 }

@@ -142,8 +142,48 @@ succeeds, and each appears whole or not at all.`,
 func addLoadFlags(cmd *cobra.Command, o *params.Options) {
 	f := cmd.Flags()
 	f.StringVar(&o.Preset, "preset", "", "hardware preset: "+strings.Join(cluster.PresetNames(), ", ")+" (default: the config file's run.preset, else "+params.DefaultPreset+")")
-	f.StringVar(&o.File, "config", "", "TOML configuration `file` (tables [run], [link], [gpu], ... as gpunetsim params names them)")
+	f.Var(&configFlag{o: o}, "config", "TOML configuration `file` (tables [run], [link], [gpu], ... as gpunetsim params names them; - for standard input)")
 	f.StringArrayVar(&o.Sets, "set", nil, "override a parameter: `name=value`, with units (repeatable)")
+}
+
+// configFlag is --config: the file's name in o.File, its content read
+// once (o.Doc) when the command starts (readConfigFlag), "-" from
+// standard input.
+type configFlag struct{ o *params.Options }
+
+func (c *configFlag) String() string {
+	if c.o == nil {
+		return ""
+	}
+	return c.o.File
+}
+
+func (c *configFlag) Set(v string) error { c.o.File, c.o.Doc = v, nil; return nil }
+
+// Type is "string", as a string flag's: the session's checks of given
+// input and empty flags take it as one.
+func (c *configFlag) Type() string { return "string" }
+
+// readConfigFlag reads cmd's --config, when given, once: every
+// configuration the command loads from it (a study's points) then has
+// the same text, and "-" reads standard input. A submitted study's tasks
+// read the file again, so there "-" is refused.
+func readConfigFlag(cmd *cobra.Command) error {
+	fl := cmd.Flags().Lookup("config")
+	if fl == nil || !fl.Changed {
+		return nil
+	}
+	c, ok := fl.Value.(*configFlag)
+	if !ok {
+		return nil
+	}
+	if c.o.File == "-" && cmd.Name() == "submit" {
+		return badInput(errors.New("--config -: the submitted tasks read the configuration again, without this standard input: give a file"))
+	}
+	if err := c.o.ReadFile(cmd.InOrStdin()); err != nil {
+		return badInput(err)
+	}
+	return nil
 }
 
 // maxArgs is cobra.MaximumNArgs with a bad-input error that says what is
@@ -227,6 +267,9 @@ type runOutputs struct {
 func reserveOutputs(s *session, o runOptions) (runOutputs, error) {
 	var r runOutputs
 	if o.plot != "" {
+		if o.plot == "-" {
+			return r, badInput(errors.New("--plot -: a plot's format comes from its file name (.svg, .png or .pdf), which standard output has not: give a file name (--json - writes the result to standard output)"))
+		}
 		if _, err := report.PlotFormat(o.plot); err != nil {
 			return r, badInput(fmt.Errorf("--plot: %w", err))
 		}

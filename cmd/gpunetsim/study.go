@@ -121,6 +121,12 @@ func loadStudy(arg string, f studyFlags) (study.Study, error) {
 	if f.build != nil {
 		return f.build(f)
 	}
+	if arg == "-" {
+		// Not standard input: a study file is read again by collect and
+		// by a submitted study's tasks, and its config paths are
+		// relative to its own directory.
+		return study.Study{}, errors.New("study -: a study file is named by its path (collect and the tasks read it again; its config paths are relative to it): give a file name (./- for a file named -)")
+	}
 	var sweeps []params.Sweep
 	for _, spec := range f.sweeps {
 		sw, err := params.ParseSweep(spec)
@@ -175,6 +181,9 @@ type prepared struct {
 // directory to open) and a --fresh without a cache to refresh, in the
 // words run uses for its optional cache.
 func checkCacheFlags(cache string, fresh bool) error {
+	if cache == "-" {
+		return badInput(errors.New("--cache -: the result cache is a directory, which standard input or output cannot be: give a directory name (./- for one named -)"))
+	}
 	if cache != "" {
 		return nil
 	}
@@ -188,13 +197,26 @@ func checkCacheFlags(cache string, fresh bool) error {
 // session and opens its cache (read-only when the command only reads it):
 // every bad input is reported here, before any work. The cache reports the
 // entries it refuses on stderr.
-func prepare(s *session, arg string, f studyFlags, readOnly bool, stderr io.Writer) (prepared, error) {
+func prepare(s *session, arg string, f studyFlags, readOnly, withOut bool, stderr io.Writer) (prepared, error) {
 	if err := checkCacheFlags(f.cache, f.fresh); err != nil {
 		return prepared{}, err
 	}
 	st, err := loadStudy(arg, f)
 	if err != nil {
 		return prepared{}, badInput(err)
+	}
+	// The directories first, cheaply: a --out or --cache that is a file
+	// or lies in a read-only directory was found only after the plan
+	// (today: a minute and a half at load).
+	if withOut {
+		if _, err := checkOutDir("--out", studyOutDir(f, st)); err != nil {
+			return prepared{}, err
+		}
+	}
+	if !readOnly {
+		if err := study.CheckCacheDir(f.cache); err != nil {
+			return prepared{}, badInput(fmt.Errorf("--cache: %w", err))
+		}
 	}
 	if err := studyInputs(s, arg, f, st); err != nil {
 		return prepared{}, err
@@ -286,7 +308,7 @@ func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice,
 			return badInput(fmt.Errorf("--cache %s: no such cache directory to collect from", f.cache))
 		}
 	}
-	p, err := prepare(s, arg, f, collectOnly, stderr)
+	p, err := prepare(s, arg, f, collectOnly, slice == nil, stderr)
 	if err != nil {
 		return err
 	}
@@ -502,7 +524,7 @@ func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions,
 		return badInput(err)
 	}
 	sess := sessionFrom(ctx)
-	p, err := prepare(sess, arg, f, false, stderr)
+	p, err := prepare(sess, arg, f, false, true, stderr)
 	if err != nil {
 		return err
 	}
@@ -753,6 +775,9 @@ func runAsStudy(s *session, e exp.Experiment, o runOptions, stderr io.Writer) (*
 	}
 	opts := study.Options{Fresh: f.fresh, Parallel: plan.Runs[0].Config.Run.Parallel}
 	if f.cache != "" {
+		if err := checkCacheFlags(f.cache, f.fresh); err != nil {
+			return nil, err
+		}
 		_, statErr := os.Stat(f.cache)
 		if opts.Cache, err = study.OpenCache(f.cache, version); err != nil {
 			return nil, badInput(fmt.Errorf("--cache: %w", err))

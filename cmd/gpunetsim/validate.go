@@ -19,6 +19,7 @@ type validateOptions struct {
 	only            []string
 	json, csv       string // output files ("": none)
 	quick, progress bool
+	stdin           io.Reader // for --file -
 }
 
 func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -43,11 +44,12 @@ published side, a shape when every clause holds, a bound when it lies in
 				// An empty selection means every entry: not what --only '' asks.
 				return badInput(fmt.Errorf("--only: empty list: name at least one entry-id prefix, or leave --only out for every entry"))
 			}
+			o.stdin = cmd.InOrStdin()
 			return runValidate(sessionOf(cmd), o, stdout, stderr)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.file, "file", "", "calibration `file` to use instead of the shipped one")
+	f.StringVar(&o.file, "file", "", "calibration `file` to use instead of the shipped one (- for standard input)")
 	f.StringSliceVar(&o.only, "only", nil, "run only the entries whose id starts with one of these `prefixes` (comma-separated, e.g. d0-fig5,d1)")
 	f.StringVar(&o.json, "json", "", "also write the result as JSON to `file`: provenance, summary and one object per entry (id, published, simulated, error, holds, …)")
 	f.StringVar(&o.csv, "csv", "", "also write one CSV row per entry to `file`, and its provenance and columns to the sidecar file.meta.json (stem of file)")
@@ -57,11 +59,11 @@ published side, a shape when every clause holds, a bound when it lies in
 }
 
 // loadCalibration reads and checks the calibration file and selects the
-// entries, before any run.
-func loadCalibration(file string, only []string) ([]validate.Entry, error) {
+// entries, before any run; file "-" is read from stdin.
+func loadCalibration(file string, only []string, stdin io.Reader) ([]validate.Entry, error) {
 	name, data := "calibration.toml (shipped)", validate.Embedded()
 	if file != "" {
-		b, err := exp.ReadInputFile(file, exp.MaxInputBytes)
+		b, err := exp.ReadInputOrStdin(file, stdin, exp.MaxInputBytes)
 		if err != nil {
 			return nil, badInput(fmt.Errorf("--file: %w", err))
 		}
@@ -79,7 +81,7 @@ func loadCalibration(file string, only []string) ([]validate.Entry, error) {
 }
 
 func runValidate(s *session, o validateOptions, stdout, stderr io.Writer) error {
-	entries, err := loadCalibration(o.file, o.only)
+	entries, err := loadCalibration(o.file, o.only, o.stdin)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 
@@ -21,13 +22,36 @@ type Options struct {
 	// Preset names the base preset; "" means the file's run.preset, else
 	// DefaultPreset.
 	Preset string
-	// File is a TOML configuration file; "" means none.
+	// File is a TOML configuration file; "" means none, "-" standard
+	// input (read by ReadFile).
 	File string
+	// Doc, when non-nil, is File's content, read once by ReadFile: Load
+	// then reads no file, so that every configuration one command loads
+	// from its --config (a study's points) has the same text, and
+	// standard input, which reads once, can be the file.
+	Doc []byte
 	// Sets are "name=value" overrides applied in order after the file.
 	Sets []string
 	// Edit, when non-nil, runs after the overrides and before Validate
 	// (e.g. a command's own flags such as --seed).
 	Edit func(cfg *exp.Config) error
+}
+
+// ReadFile reads File into Doc once ("-" from stdin), so that later
+// Loads read no file; a File already read, or none, is left as it is.
+func (o *Options) ReadFile(stdin io.Reader) error {
+	if o.File == "" || o.Doc != nil {
+		return nil
+	}
+	b, err := exp.ReadInputOrStdin(o.File, stdin, exp.MaxInputBytes)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	o.Doc = b
+	return nil
 }
 
 // Load builds and validates a configuration from o's layers (see the
@@ -37,9 +61,12 @@ func Load(o Options) (exp.Config, error) {
 	var doc []byte
 	preset := o.Preset
 	if o.File != "" {
-		b, err := exp.ReadInputFile(o.File, exp.MaxInputBytes)
-		if err != nil {
-			return exp.Config{}, fmt.Errorf("config: %w", err)
+		b := o.Doc
+		if b == nil {
+			var err error
+			if b, err = exp.ReadInputOrStdin(o.File, nil, exp.MaxInputBytes); err != nil {
+				return exp.Config{}, fmt.Errorf("config: %w", err)
+			}
 		}
 		doc = b
 		if preset == "" {
@@ -69,7 +96,9 @@ func Load(o Options) (exp.Config, error) {
 	}
 	for _, kv := range o.Sets {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok {
+		if !ok || strings.TrimSpace(name) == "" {
+			// "=5" or "=" names no parameter: said as such, not as an
+			// unknown parameter "" with guesses.
 			return exp.Config{}, fmt.Errorf("--set %s: %w: want name=value, e.g. link.bandwidth=200Gbps", kv, ErrBadValue)
 		}
 		name = strings.TrimSpace(name)

@@ -355,7 +355,10 @@ func parse(v reflect.Value, s string) error {
 		v.SetUint(n)
 	case reflect.Float64, reflect.Float32:
 		f, err := strconv.ParseFloat(t, 64)
-		if err != nil || f != f || f > 1e300 || f < -1e300 { // (a margin below MaxFloat64 so that products of two stay finite more often)
+		// ParseFloat also reads Go's hexadecimal floats (0x1p-2) and
+		// underscores, which the message promises not and an integer
+		// refuses (0x10): decimal only, as documented.
+		if err != nil || f != f || f > 1e300 || f < -1e300 || strings.ContainsAny(t, "xX_") { // (a margin below MaxFloat64 so that products of two stay finite more often)
 			return fmt.Errorf("%w %q: want a finite decimal number in [-1e300, 1e300]", ErrBadValue, s)
 		}
 		v.SetFloat(f)

@@ -93,6 +93,8 @@ func TestSet(t *testing.T) {
 		{"run.functional", "maybe", nil, ErrBadValue, "true or false"},
 		{"cpu.ipc", "1.25", func(c exp.Config) bool { return c.CPU.IPC == 1.25 }, nil, ""},
 		{"cpu.ipc", "NaN", nil, ErrBadValue, "finite"},
+		{"cpu.ipc", "0x1p-1", nil, ErrBadValue, "decimal"}, // Go's hexadecimal float: the message promises decimal
+		{"cpu.ipc", "1e0", func(c exp.Config) bool { return c.CPU.IPC == 1 }, nil, ""},
 		{"gpu.cus", "12", func(c exp.Config) bool { return c.GPU.CUs == 12 }, nil, ""},
 		{"gpu.cus", "1.5", nil, ErrBadValue, "integer"},
 		{"topology.kind", "fattree", func(c exp.Config) bool { return c.Topology.Kind == "fattree" }, nil, ""},
@@ -275,6 +277,7 @@ func TestLoadErrors(t *testing.T) {
 		{"type mismatch", Options{File: "[gpu]\ncus = \"many\"\n"}, []string{"gpu.cus"}},
 		{"syntax", Options{File: "[link\n"}, []string{":1:"}},
 		{"set without =", Options{Sets: []string{"link.bandwidth"}}, []string{"want name=value"}},
+		{"set without name", Options{Sets: []string{" =5"}}, []string{"--set  =5: bad value: want name=value"}},
 		{"set bad unit", Options{Sets: []string{"link.bandwidth=fast"}}, []string{`--set link.bandwidth=fast: bad rate "fast": want a number with Gbps`}},
 		{"set unknown", Options{Sets: []string{"gpu.lanch=1us"}}, []string{`--set gpu.lanch=1us: unknown parameter "gpu.lanch": did you mean gpu.launch?`}},
 		{"set preset", Options{Sets: []string{"run.preset=xtq"}}, []string{"--preset"}},

@@ -6,6 +6,10 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/sim"
+	"github.com/gpunetsim/gpunetsim/unit"
 )
 
 // MaxSweepLen bounds how many values one sweep may expand to.
@@ -206,4 +210,31 @@ func setNumber(v reflect.Value, x float64) {
 	default:
 		v.SetFloat(x)
 	}
+}
+
+// SweepCell is the table cell of a swept parameter's value s (as ParseSweep
+// prints it): a report.Quantity for a parameter with a unit (sizes in B,
+// durations in us, rates in Gbps, frequencies in GHz), so the CSV has a
+// numeric column with the unit in its header while the text, HTML and JSON
+// forms print s; s itself for any other parameter.
+func SweepCell(name, s string) any {
+	f, ok := fieldNamed(name)
+	if !ok {
+		return s
+	}
+	v, err := parseValue(f, s)
+	if err != nil {
+		return s
+	}
+	switch x := v.Interface().(type) {
+	case unit.Bytes:
+		return report.Quantity{Text: s, Value: float64(x), Unit: "B"}
+	case sim.Duration:
+		return report.Quantity{Text: s, Value: x.Micros(), Unit: "us"}
+	case unit.Rate:
+		return report.Quantity{Text: s, Value: float64(x) * 8 / 1e9, Unit: "Gbps"}
+	case unit.Freq:
+		return report.Quantity{Text: s, Value: float64(x) / 1e9, Unit: "GHz"}
+	}
+	return s
 }

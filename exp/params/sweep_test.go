@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
 )
 
 func TestParseSweep(t *testing.T) {
@@ -80,4 +82,26 @@ func FuzzParseSweep(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A swept value with a unit becomes a number in that unit for the CSV,
+// its text unchanged; a unitless one stays text (a loader reads "4" as a
+// number anyway).
+func TestSweepCell(t *testing.T) {
+	for _, c := range []struct {
+		name, s string
+		want    any
+	}{
+		{"link.bandwidth", "25Gbps", report.Quantity{Text: "25Gbps", Value: 25, Unit: "Gbps"}},
+		{"cpu.dram_bandwidth", "136.512GB/s", report.Quantity{Text: "136.512GB/s", Value: 136.512 * 8, Unit: "Gbps"}},
+		{"gpu.launch", "1.5us", report.Quantity{Text: "1.5us", Value: 1.5, Unit: "us"}},
+		{"allreduce.size", "64KiB", report.Quantity{Text: "64KiB", Value: 65536, Unit: "B"}},
+		{"gpu.freq", "1.5GHz", report.Quantity{Text: "1.5GHz", Value: 1.5, Unit: "GHz"}},
+		{"run.seed", "7", "7"},
+		{"no.such", "1us", "1us"},
+	} {
+		if got := SweepCell(c.name, c.s); got != c.want {
+			t.Errorf("SweepCell(%s, %s) = %#v, want %#v", c.name, c.s, got, c.want)
+		}
+	}
 }

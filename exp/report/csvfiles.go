@@ -124,31 +124,47 @@ type MetaTable struct {
 
 // writeTableCSV writes t as a header row and rows all as wide as the
 // widest (short rows padded with empty cells, unnamed columns named
-// "column N"), and returns the header.
+// "column N"), and returns the header. A column of Quantities in several
+// units (a knob's values, one knob a row) becomes two: its numbers, and
+// "NAME unit" holding each row's unit, so neither mixes text and numbers.
 func writeTableCSV(b *bytes.Buffer, t Table) ([]string, error) {
 	n := len(t.Columns)
 	for _, row := range t.Rows {
 		n = max(n, len(row))
 	}
-	header := make([]string, n)
-	for j := range header {
+	var header []string
+	units := make([]string, n)
+	split := make([]bool, n)
+	for j := range n {
+		name := "column " + strconv.Itoa(j+1)
 		if j < len(t.Columns) && t.Columns[j] != "" {
-			header[j] = t.Columns[j]
-		} else {
-			header[j] = "column " + strconv.Itoa(j+1)
+			name = t.Columns[j]
 		}
-		header[j] += columnUnit(t, j)
+		units[j] = columnUnit(t, j)
+		header = append(header, name+units[j])
+		if split[j] = units[j] == "" && typedColumn[Quantity](t, j); split[j] {
+			header = append(header, name+" unit")
+		}
 	}
 	cw := csv.NewWriter(b)
 	if err := cw.Write(header); err != nil {
 		return nil, err
 	}
-	cells := make([]string, n)
+	cells := make([]string, 0, len(header))
 	for _, row := range t.Rows {
-		for j := range cells {
-			cells[j] = ""
+		cells = cells[:0]
+		for j := range n {
+			var c any
 			if j < len(row) {
-				cells[j] = csvCell(row[j])
+				c = row[j]
+			}
+			switch q, ok := c.(Quantity); {
+			case split[j] && ok:
+				cells = append(cells, strconv.FormatFloat(q.Value, 'g', -1, 64), q.Unit)
+			case split[j]:
+				cells = append(cells, csvCell(c), "")
+			default:
+				cells = append(cells, csvColumnCell(c, units[j]))
 			}
 		}
 		if err := cw.Write(cells); err != nil {

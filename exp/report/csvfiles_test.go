@@ -2,6 +2,7 @@ package report
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +49,34 @@ func TestCSVFileNamesKnownBeforeTheRun(t *testing.T) {
 		if got := IsCSVTableFile(c.path, c.file); got != c.want {
 			t.Errorf("IsCSVTableFile(%s, %s) = %v, want %v", c.path, c.file, got, c.want)
 		}
+	}
+}
+
+// A column's unit reaches the CSV header from its cells (durations, sizes,
+// Quantities of one unit) or from Table.Units, and only there: the text
+// table keeps the bare name; a Quantity column of mixed units is two in
+// the CSV, its numbers and their units, neither mixing text and numbers.
+func TestCSVHeaderUnits(t *testing.T) {
+	r := &Result{Experiment: "x", Tables: []Table{{Name: "x",
+		Columns: []string{"block", "bw", "mixed", "n"},
+		Units:   map[string]string{"block": "B"},
+		Rows: [][]any{
+			{16, Quantity{Text: "25Gbps", Value: 25, Unit: "Gbps"}, Quantity{Text: "1us", Value: 1, Unit: "us"}, 1},
+			{32, Quantity{Text: "50Gbps", Value: 50, Unit: "Gbps"}, Quantity{Text: "32", Value: 32}, 2},
+		}}}}
+	files, err := CSVFiles("out.csv", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "block [B],bw [Gbps],mixed,mixed unit,n\n16,25,1,us,1\n32,50,32,,2\n"
+	if got := string(files[0].Data); got != want {
+		t.Errorf("CSV:\n%s\nwant:\n%s", got, want)
+	}
+	var text strings.Builder
+	if err := WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "  block  bw      mixed  n\n") || !strings.Contains(text.String(), "25Gbps") {
+		t.Errorf("text:\n%s", text.String())
 	}
 }

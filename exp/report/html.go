@@ -212,6 +212,7 @@ type htmlSection struct {
 	Notes               []string
 	Params              []Param
 	Seed                uint64
+	fonts               []string // @font-face rules its figures use (the page states each once)
 }
 
 // WriteHTML writes one self-contained HTML page holding every section:
@@ -219,7 +220,9 @@ type htmlSection struct {
 // parameters and seed. It loads nothing from elsewhere, so it opens
 // offline. A short script marks each figure whose drawing has a non-empty
 // bounding box (data-rendered) and counts them on <body>
-// (data-figures, data-figures-rendered), for browser checks.
+// (data-figures, data-figures-rendered), with the figures' text elements
+// that reach past their figure's edge (data-text-outside), for browser
+// checks.
 func WriteHTML(w io.Writer, title string, sections []Section) error {
 	return WritePage(w, Page{Title: title, Sections: sections})
 }
@@ -240,14 +243,24 @@ func WritePage(w io.Writer, p Page) error {
 		Title      string
 		Provenance [][2]string
 		Sections   []htmlSection
+		Fonts      template.CSS
 	}{Title: title, Provenance: p.Provenance.Pairs()}
+	var fonts []string
 	for i, s := range sections {
 		hs, err := htmlSectionOf(i, s)
 		if err != nil {
 			return err
 		}
+		for _, f := range hs.fonts {
+			if !slices.Contains(fonts, f) {
+				fonts = append(fonts, f)
+			}
+		}
 		page.Sections = append(page.Sections, hs)
 	}
+	// The figures' font, once for the page (data: URLs, so the page still
+	// loads nothing from elsewhere).
+	page.Fonts = template.CSS(strings.Join(fonts, "\n"))
 	var b bytes.Buffer
 	if err := htmlPage().Execute(&b, page); err != nil {
 		return fmt.Errorf("report: HTML: %w", err)
@@ -290,7 +303,9 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 			caption += " — " + f.Label
 		}
 		lay := PlotLayout(&plot)
-		hs.Figures = append(hs.Figures, htmlFigure{Caption: caption, SVG: template.HTML(inlineSVG(svg.String())), Panels: lay != nil && lay.Cols > 1})
+		bare, faces := SplitSVGFonts(svg.String())
+		hs.fonts = append(hs.fonts, faces...)
+		hs.Figures = append(hs.Figures, htmlFigure{Caption: caption, SVG: template.HTML(inlineSVG(bare)), Panels: lay != nil && lay.Cols > 1})
 		hs.HasSeries = hs.HasSeries || (len(plot.Series) > 0 && !plot.Categorical)
 		label := ""
 		if len(facets) > 1 {
@@ -370,6 +385,7 @@ th { background: #f3f3f3; } td.r { text-align: right; font-variant-numeric: tabu
 .ok { background: #e3f5e1; } .bad { background: #fbe0e0; } .none { background: #eee; }
 details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; } tr.set td { font-weight: bold; }
 .prov { color: #555; font-size: 0.85em; }
+{{.Fonts}}
 </style>
 </head>
 <body>
@@ -401,15 +417,23 @@ details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; } tr.set
 <script>
 (function () {
   var figs = document.querySelectorAll("figure");
-  var rendered = 0;
+  var rendered = 0, outside = 0;
   figs.forEach(function (f) {
     var svg = f.querySelector("svg");
     if (!svg) { return; }
     var box = svg.getBBox();
     if (box.width > 0 && box.height > 0) { rendered++; f.setAttribute("data-rendered", "yes"); }
+    // Text drawn past the figure's edge (a legend or title set in a wider
+    // font than the one the layout measured) is cut off: count it.
+    var edge = svg.getBoundingClientRect();
+    svg.querySelectorAll("text").forEach(function (t) {
+      var r = t.getBoundingClientRect();
+      if (r.width > 0 && (r.left < edge.left - 1 || r.right > edge.right + 1 || r.top < edge.top - 1 || r.bottom > edge.bottom + 1)) { outside++; }
+    });
   });
   document.body.setAttribute("data-figures", String(figs.length));
   document.body.setAttribute("data-figures-rendered", String(rendered));
+  document.body.setAttribute("data-text-outside", String(outside));
   // The laid-out height: a whole-page screenshot fails in Chromium beyond
   // about 100,000 px, so the browser test keeps an eye on it.
   document.body.setAttribute("data-height", String(document.documentElement.scrollHeight));

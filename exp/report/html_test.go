@@ -156,3 +156,33 @@ func TestWriteHTMLPanelsFillTheWidth(t *testing.T) {
 		t.Errorf("%d one-panel figures, want 1", n)
 	}
 }
+
+// An SVG carries the font its labels were measured in (a viewer without
+// Liberation Serif drew them wider, past the figure's edge); an HTML page
+// of several figures states that font once, not once per figure.
+func TestSVGFontsEmbeddedOncePerPage(t *testing.T) {
+	r := &Result{Experiment: "x", Plot: &Plot{Title: "T", XLabel: "nodes", YLabel: "time (us)",
+		Series: []Series{{Name: "a long legend label", X: []float64{1, 2}, Y: []float64{1, 2}}}}}
+	var svg bytes.Buffer
+	if err := WritePlot(&svg, r, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(svg.String(), "@font-face"); n != 1 || !strings.Contains(svg.String(), `font-family:"Liberation Serif"`) {
+		t.Fatalf("the SVG embeds %d fonts, want Liberation Serif once", n)
+	}
+	bare, faces := SplitSVGFonts(svg.String())
+	if len(faces) != 1 || strings.Contains(bare, "@font-face") || strings.Contains(bare, "<defs>") || !strings.HasSuffix(bare, "</svg>\n") {
+		t.Fatalf("split: %d faces, rest %q…", len(faces), bare[:min(200, len(bare))])
+	}
+	var page bytes.Buffer
+	two := []Section{{Title: "a", Result: r}, {Title: "b", Result: r}}
+	if err := WriteHTML(&page, "t", two); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(page.String(), "@font-face"); n != 1 {
+		t.Errorf("%d @font-face rules in a page of two figures, want 1", n)
+	}
+	if strings.Count(page.String(), "<svg") != 2 {
+		t.Errorf("want two inline figures")
+	}
+}

@@ -539,7 +539,8 @@ type figure struct {
 // in panels that share their axes, each with its legend to the right of
 // its data; or a timeline (Bars) or a tornado chart (Tornado), legend
 // beside. One title on top, one x label below and one y label left of
-// the whole figure. PNGs are at least 1600 pixels wide; PDF text is
+// the whole figure. SVGs embed their font (about 0.5 MB; SplitSVGFonts
+// takes it out for a page that holds many); PNGs are at least 1600 pixels wide; PDF text is
 // encoded for the embedded fonts (Windows-1252, the characters it lacks
 // spelled out), so "÷", "µ", "×" and "γ" print as themselves or as words,
 // never as mojibake.
@@ -561,7 +562,11 @@ func WritePlot(w io.Writer, r *Result, format string) error {
 	var c vg.CanvasWriterTo
 	switch format {
 	case "svg":
-		c = vgsvg.New(fig.w, fig.h)
+		// The font travels with the drawing, as in the PNG and PDF: the
+		// layout measures every label in Liberation Serif, and a viewer
+		// without it substitutes a wider face (DejaVu on a stock Debian),
+		// so legends and titles ran past the figure's edge.
+		c = vgsvg.NewWith(vgsvg.UseWH(fig.w, fig.h), vgsvg.EmbedFonts(true))
 	case "png":
 		dpi := max(200, int(math.Ceil(minPNGWidth/float64(fig.w/vg.Inch))))
 		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(fig.w, fig.h), vgimg.UseDPI(dpi))}
@@ -785,15 +790,21 @@ func singleFigure(pl *Plot) (figure, error) {
 }
 
 // addBars draws a timeline: one row per distinct Bar.Row, first row at the
-// top, one filled rectangle per bar coloured by phase.
+// top, one filled rectangle per bar coloured by phase. A phase whose every
+// bar takes no time draws nothing a reader can see, so its legend entry
+// says "(0 ns)" rather than name a colour that appears nowhere.
 func addBars(p *plot.Plot, bars []Bar) error {
 	var rows, phases []string
+	timed := map[string]bool{} // phases with a bar of positive length
 	for _, b := range bars {
 		if !slices.Contains(rows, b.Row) {
 			rows = append(rows, b.Row)
 		}
 		if !slices.Contains(phases, b.Phase) {
 			phases = append(phases, b.Phase)
+		}
+		if b.End > b.Start {
+			timed[b.Phase] = true
 		}
 	}
 	legend := map[string]bool{}
@@ -816,7 +827,11 @@ func addBars(p *plot.Plot, bars []Bar) error {
 		p.Add(poly)
 		if !legend[b.Phase] {
 			legend[b.Phase] = true
-			p.Legend.Add(b.Phase, poly)
+			label := b.Phase
+			if !timed[b.Phase] {
+				label += " (0 ns)"
+			}
+			p.Legend.Add(label, poly)
 		}
 	}
 	ticks := make(plot.ConstantTicks, len(rows))
@@ -831,4 +846,32 @@ func addBars(p *plot.Plot, bars []Bar) error {
 	p.X.Min, p.X.Max = 0, xmax*1.04
 	p.X.Tick.Marker = plot.ConstantTicks(niceTicks(0, xmax*1.04, false))
 	return nil
+}
+
+// svgFontsStart and svgFontsEnd enclose the fonts vgsvg embeds in an SVG.
+const (
+	svgFontsStart = "<defs>\n\t<style>\n"
+	svgFontsEnd   = "\t</style>\n</defs>\n"
+)
+
+// SplitSVGFonts returns svg (as WritePlot writes it) without its embedded
+// fonts, and those fonts' @font-face rules: a page that inlines many
+// figures states each font once, in its own style sheet, instead of once
+// per figure.
+func SplitSVGFonts(svg string) (bare string, faces []string) {
+	i := strings.Index(svg, svgFontsStart)
+	if i < 0 {
+		return svg, nil
+	}
+	n := strings.Index(svg[i:], svgFontsEnd)
+	if n < 0 {
+		return svg, nil
+	}
+	css := svg[i+len(svgFontsStart) : i+n]
+	for _, f := range strings.SplitAfter(css, "\t\t}\n") {
+		if f = strings.TrimSpace(f); f != "" {
+			faces = append(faces, f)
+		}
+	}
+	return svg[:i] + svg[i+n+len(svgFontsEnd):], faces
 }

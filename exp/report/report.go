@@ -22,6 +22,10 @@ type Table struct {
 	Name    string   `json:"name"`
 	Columns []string `json:"columns"`
 	Rows    [][]any  `json:"rows"`
+	// Units names the unit of columns that hold plain numbers ("block":
+	// "B"), by column name: the CSV forms head such a column "block [B]".
+	// Durations (sim.Time) and sizes (unit.Bytes) need no entry.
+	Units map[string]string `json:"units,omitempty"`
 }
 
 // Series is one line of a plot.

@@ -545,8 +545,12 @@ func WriteCSV(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "# table = %s\n", oneLine(t.Name))
 		cw := csv.NewWriter(&b)
 		header := make([]string, len(t.Columns))
+		units := make([]string, max(len(t.Columns), maxRow(t)))
+		for j := range units {
+			units[j] = columnUnit(t, j)
+		}
 		for j, c := range t.Columns {
-			header[j] = c + columnUnit(t, j)
+			header[j] = c + units[j]
 		}
 		if err := cw.Write(header); err != nil {
 			return err
@@ -554,7 +558,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 		for _, row := range t.Rows {
 			cells := make([]string, len(row))
 			for j, c := range row {
-				cells[j] = csvCell(c)
+				cells[j] = csvColumnCell(c, units[j])
 			}
 			if err := cw.Write(cells); err != nil {
 				return err
@@ -599,7 +603,7 @@ func dropRoundedCopies(t Table) Table {
 		return t
 	}
 	keep := func(j int) bool { return !slices.Contains(drop, j) }
-	out := Table{Name: t.Name}
+	out := Table{Name: t.Name, Units: t.Units}
 	for j, c := range t.Columns {
 		if keep(j) {
 			out.Columns = append(out.Columns, c)
@@ -659,7 +663,68 @@ func columnUnit(t Table, j int) string {
 	case bytesColumn(t, j):
 		return " [B]"
 	}
+	if u := quantityUnit(t, j); u != "" {
+		return " [" + u + "]"
+	}
+	if j < len(t.Columns) && t.Units[t.Columns[j]] != "" {
+		return " [" + t.Units[t.Columns[j]] + "]"
+	}
 	return ""
+}
+
+// Quantity is a table cell holding a value with a unit, such as a swept
+// parameter's "25Gbps": the text and HTML tables and the JSON print Text,
+// the CSV writes Value, a plain number, under a header suffixed " [Unit]",
+// so a loader reads a numeric column (Unit is the same in every cell of a
+// column; a column that mixes units keeps Text).
+type Quantity struct {
+	Text  string
+	Value float64
+	Unit  string
+}
+
+// String returns q's text form.
+func (q Quantity) String() string { return q.Text }
+
+// MarshalText implements encoding.TextMarshaler: JSON holds the text form.
+func (q Quantity) MarshalText() ([]byte, error) { return []byte(q.Text), nil }
+
+// quantityUnit is the unit shared by every present cell of column j when
+// all are Quantities, else "".
+func quantityUnit(t Table, j int) string {
+	if !typedColumn[Quantity](t, j) {
+		return ""
+	}
+	u := ""
+	for _, row := range t.Rows {
+		if j >= len(row) || missingCell(row[j]) {
+			continue
+		}
+		q := row[j].(Quantity)
+		if q.Unit == "" || (u != "" && q.Unit != u) {
+			return ""
+		}
+		u = q.Unit
+	}
+	return u
+}
+
+// maxRow is the number of cells in t's longest row.
+func maxRow(t Table) int {
+	n := 0
+	for _, row := range t.Rows {
+		n = max(n, len(row))
+	}
+	return n
+}
+
+// csvColumnCell is csvCell for a cell of a column whose header carries
+// unit (columnUnit): a Quantity there is its plain number.
+func csvColumnCell(c any, unit string) string {
+	if q, ok := c.(Quantity); ok && unit != "" {
+		return strconv.FormatFloat(q.Value, 'g', -1, 64)
+	}
+	return csvCell(c)
 }
 
 // csvCell formats a table cell for machines: a missing value (nil, "-")

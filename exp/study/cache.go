@@ -55,7 +55,11 @@ type Cache struct {
 	Warn func(msg string)
 
 	mu     sync.Mutex
-	closed bool // Close was called: no more entries are written
+	closed bool            // Close was called: no more entries are written
+	made   map[string]bool // shard directories this Cache created, removed again while empty
+	// beforeRename, when non-nil, runs between a write's temporary file
+	// and its rename (tests: a Close there, as an interrupt does).
+	beforeRename func()
 }
 
 // entry is the JSON form of a cache file: the format, the key's text and
@@ -91,6 +95,30 @@ func OpenCache(dir, version string) (*Cache, error) {
 	c := &Cache{dir: dir, version: version}
 	c.removeOrphans(time.Now())
 	return c, nil
+}
+
+// CheckCacheDir finds, without creating anything, what would make
+// OpenCache fail on dir at once: a file where it or a parent directory
+// should be, or a missing directory whose nearest existing parent is
+// read-only. A command checks it before it plans its points (today's
+// planning takes a minute); an existing read-only cache may still serve
+// a run whose points it holds, so it passes.
+func CheckCacheDir(dir string) error {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("%w %s: %s is not a directory", ErrCache, dir, d)
+			}
+			if d != filepath.Clean(dir) && fi.Mode().Perm()&0o222 == 0 {
+				return fmt.Errorf("%w %s: directory %s is read-only", ErrCache, dir, d)
+			}
+			return nil
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
 }
 
 // ReadOnlyDir returns dir, or the deepest of its parents that exists,
@@ -164,6 +192,40 @@ func (c *Cache) Close() {
 	tmps, _ := filepath.Glob(filepath.Join(c.dir, "*", tempPrefix()+"*"))
 	for _, f := range tmps {
 		os.Remove(f)
+	}
+	// The shard directories made for the writes just cut short: an
+	// interrupted run leaves no new empty directory either (os.Remove
+	// takes a directory only while it is empty, so one holding an entry,
+	// or another process's temporary, stays).
+	for dir := range c.made {
+		os.Remove(dir)
+	}
+}
+
+// makeShard creates the shard directory dir of an entry if it is missing,
+// noting that this Cache made it. c.mu is held.
+func (c *Cache) makeShard(dir string) error {
+	err := os.Mkdir(dir, 0o755)
+	switch {
+	case err == nil:
+		if c.made == nil {
+			c.made = map[string]bool{}
+		}
+		c.made[dir] = true
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		return nil
+	}
+	return os.MkdirAll(dir, 0o755) // the cache directory itself went missing
+}
+
+// dropShard removes the shard directory dir again if this Cache made it
+// and it is empty: a write that failed leaves no new directory.
+func (c *Cache) dropShard(dir string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.made[dir] && os.Remove(dir) == nil {
+		delete(c.made, dir)
 	}
 }
 
@@ -346,6 +408,35 @@ func encodeEntry(text string, result []byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// createTemp makes an entry's temporary file in its shard directory dir,
+// creating the directory if missing; nothing is created once the cache is
+// closed. A directory another process removed while empty between the
+// two (its own failed write) is made again.
+func (c *Cache) createTemp(dir string) (*os.File, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.readOnly {
+		return nil, fmt.Errorf("%w %s: closed", ErrCache, c.dir)
+	}
+	var f *os.File
+	var err error
+	for range 2 {
+		if err = c.makeShard(dir); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrCache, err)
+		}
+		if f, err = os.CreateTemp(dir, tempPrefix()+"*"); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+	}
+	if err != nil {
+		if c.made[dir] && os.Remove(dir) == nil {
+			delete(c.made, dir)
+		}
+		return nil, fmt.Errorf("%w: %w", ErrCache, err)
+	}
+	return f, nil
+}
+
 // unwrap drops the path from a *fs.PathError (the caller names the entry).
 func unwrap(err error) error {
 	var pe *fs.PathError
@@ -370,27 +461,20 @@ func (c *Cache) put(key, text string, result []byte) (err error) {
 		return nil
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("%w: %w", ErrCache, err)
-	}
-	// The temporary file is created, and later renamed, under the lock
-	// that Close takes, so a closed cache gains no file; the write and the
-	// sync between run unlocked (Close may remove the file meanwhile: the
-	// rename then fails).
-	c.mu.Lock()
-	if c.closed || c.readOnly {
-		c.mu.Unlock()
-		return fmt.Errorf("%w %s: closed", ErrCache, c.dir)
-	}
-	f, err := os.CreateTemp(dir, tempPrefix()+"*")
-	c.mu.Unlock()
+	// The shard directory and the temporary file are created, and the
+	// file later renamed, under the lock that Close takes, so a closed
+	// cache gains no file and no directory; the write and the sync
+	// between run unlocked (Close may remove the file meanwhile: the
+	// rename then fails, and the directory made for it goes too).
+	f, err := c.createTemp(dir)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrCache, err)
+		return err
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
 			os.Remove(f.Name())
+			c.dropShard(dir)
 		}
 	}()
 	if _, err := f.Write(b); err != nil {
@@ -404,6 +488,9 @@ func (c *Cache) put(key, text string, result []byte) (err error) {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("%w: %w", ErrCache, err)
+	}
+	if c.beforeRename != nil {
+		c.beforeRename()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -225,3 +225,57 @@ func TestCacheCloseRemovesTemporaries(t *testing.T) {
 		t.Fatal("a closed cache took a write")
 	}
 }
+
+// shardDirs returns the cache's shard directories (one per key prefix).
+func shardDirs(t *testing.T, c *Cache) []string {
+	t.Helper()
+	var dirs []string
+	des, err := os.ReadDir(c.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		if de.IsDir() {
+			dirs = append(dirs, de.Name())
+		}
+	}
+	return dirs
+}
+
+// A write that the cache refuses or that fails leaves no new directory:
+// a write after Close (an interrupted run) made the entry's shard
+// directory before it found the cache closed, and a write that Close cut
+// short removed its temporary but not the directory made for it, so an
+// interrupted study could leave empty shard directories in the cache.
+func TestCacheFailedWriteLeavesNoDirectory(t *testing.T) {
+	p := expand(t, quickStudy(t))
+	c := openCache(t, t.TempDir())
+	c.Close()
+	if err := c.put(p.Tasks[0].Key, p.Tasks[0].KeyText, []byte(`{}`)); err == nil {
+		t.Fatal("a closed cache took a write")
+	}
+	if dirs := shardDirs(t, c); len(dirs) != 0 {
+		t.Fatalf("a refused write left the directories %v", dirs)
+	}
+
+	// Close while a write is between its temporary and its rename: the
+	// temporary goes, and with it the directory made for it.
+	c = openCache(t, t.TempDir())
+	c.beforeRename = c.Close
+	if err := c.put(p.Tasks[0].Key, p.Tasks[0].KeyText, []byte(`{}`)); err == nil {
+		t.Fatal("a write cut short by Close stored its entry")
+	}
+	if dirs := shardDirs(t, c); len(dirs) != 0 {
+		t.Fatalf("a write cut short by Close left the directories %v", dirs)
+	}
+
+	// A directory that holds an entry stays.
+	c = openCache(t, t.TempDir())
+	if err := c.put(p.Tasks[0].Key, p.Tasks[0].KeyText, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if dirs := shardDirs(t, c); len(dirs) != 1 {
+		t.Fatalf("after a stored entry and Close, the directories %v, want one", dirs)
+	}
+}

@@ -13,7 +13,8 @@ import (
 // (values[i] belongs to results[i]) into one result. Without sweeps it
 // returns the single result unchanged, so a study of one configuration
 // writes exactly what "gpunetsim run" writes. With sweeps, every table gets
-// one leading column per swept parameter, holding the row's value; plot
+// one leading column per swept parameter, holding the row's value
+// (params.SweepCell: a number with its unit in the CSV header); plot
 // series are named "<series> name=value ..." (one colour each) and timeline
 // rows are prefixed by the combination; notes are kept once each, in
 // order; the swept parameters' values read "swept: v1, v2, ...".
@@ -39,15 +40,15 @@ func Merge(sweeps []params.Sweep, values [][]string, results []*report.Result) (
 		names = append(names, sw.Name)
 	}
 	for ti, t := range first.Tables {
-		mt := report.Table{Name: t.Name, Columns: append(slices.Clone(names), t.Columns...)}
+		mt := report.Table{Name: t.Name, Columns: append(slices.Clone(names), t.Columns...), Units: t.Units}
 		for ri, r := range results {
 			if ti >= len(r.Tables) || !slices.Equal(r.Tables[ti].Columns, t.Columns) {
 				return nil, fmt.Errorf("table %q differs between sweep combinations; cannot merge", t.Name)
 			}
 			for _, row := range r.Tables[ti].Rows {
 				cells := make([]any, 0, len(names)+len(row))
-				for _, v := range values[ri] {
-					cells = append(cells, v)
+				for k, v := range values[ri] {
+					cells = append(cells, params.SweepCell(names[k], v))
 				}
 				mt.Rows = append(mt.Rows, append(cells, row...))
 			}

@@ -321,14 +321,23 @@ func TestSweptValuesInEveryRow(t *testing.T) {
 			t.Fatalf("table %s columns %v", tb.Name, tb.Columns)
 		}
 		for i, row := range tb.Rows {
-			want := "50Gbps"
+			// A rate with its unit: "50Gbps" in the text, 50 under
+			// "link.bandwidth [Gbps]" in the CSV.
+			want := report.Quantity{Text: "50Gbps", Value: 50, Unit: "Gbps"}
 			if i >= len(tb.Rows)/2 {
-				want = "100Gbps"
+				want = report.Quantity{Text: "100Gbps", Value: 100, Unit: "Gbps"}
 			}
 			if row[0] != want {
-				t.Fatalf("table %s row %d: %v, want %s first", tb.Name, i, row, want)
+				t.Fatalf("table %s row %d: %v, want %v first", tb.Name, i, row, want)
 			}
 		}
+	}
+	files, err := report.CSVFiles("out.csv", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if csv := string(files[0].Data); !strings.HasPrefix(csv, "link.bandwidth [Gbps],") || !strings.Contains(csv, "\n50,") || !strings.Contains(csv, "\n100,") {
+		t.Errorf("CSV of a swept rate:\n%s", csv)
 	}
 	if len(r.Plot.Series) != 8 || !strings.HasSuffix(r.Plot.Series[7].Name, "link.bandwidth=100Gbps") {
 		t.Fatalf("series %+v", r.Plot.Series)

@@ -205,7 +205,10 @@ func Select(entries []Entry, prefixes []string) ([]Entry, error) {
 		return entries, nil
 	}
 	var errs []error
-	for _, p := range prefixes {
+	for i, p := range prefixes {
+		if slices.Contains(prefixes[:i], p) {
+			continue // one line per bad prefix, however often listed ("x,x", ",,")
+		}
 		found := p != "" && slices.ContainsFunc(entries, func(e Entry) bool { return strings.HasPrefix(e.ID, p) })
 		if !found {
 			errs = append(errs, fmt.Errorf("--only %q: no calibration entry's id starts with it (ids look like d0-fig6.5-gds-vs-hdn; prefixes such as d0, d0-fig4.6, d1 select groups)", p))

@@ -111,6 +111,13 @@ func TestSelect(t *testing.T) {
 	if _, err := Select(es, []string{"d0", "d9"}); err == nil || !strings.Contains(err.Error(), `--only "d9"`) || strings.Contains(err.Error(), `"d0"`) {
 		t.Errorf("unknown prefix: error %v, want one naming d9 only", err)
 	}
+	// A prefix listed twice (--only d9,d9, or ",") is one problem, one
+	// line: each printed a line of its own.
+	for _, list := range [][]string{{"d9", "d0", "d9"}, {"", ""}} {
+		if _, err := Select(es, list); err == nil || strings.Count(err.Error(), "\n") != 0 {
+			t.Errorf("Select(%q): error %q, want one line", list, err)
+		}
+	}
 }
 
 func FuzzParse(f *testing.F) {

@@ -359,11 +359,15 @@ var docPresetSources = map[string]map[string]Source{
 // whatever the kind, not ignored until the kind changes.
 func (s Spec) validateRails() error {
 	t := s.Topology
-	if t.Kind == "railfattree" && t.Rails != s.Node.GPUs {
-		return fmt.Errorf("topology.rails = %d: must equal node.gpus = %d (one NIC per GPU, NIC g on rail g)", t.Rails, s.Node.GPUs)
-	}
 	var errs []error
-	if t.Kind != "railfattree" && (t.Rails < 1 || t.Rails > 64) {
+	railsOK := t.Rails >= 1 && t.Rails <= 64
+	if t.Kind == "railfattree" && railsOK && s.Node.GPUs >= 1 && s.Node.GPUs <= 64 && t.Rails != s.Node.GPUs {
+		// Compared only when both are in range (each names its own
+		// problem otherwise), and without returning: it hid a bad
+		// dragonfly knob or routing.
+		errs = append(errs, fmt.Errorf("topology.rails = %d: must equal node.gpus = %d (one NIC per GPU, NIC g on rail g)", t.Rails, s.Node.GPUs))
+	}
+	if t.Kind != "railfattree" && !railsOK {
 		errs = append(errs, fmt.Errorf("topology.rails = %d: must be in [1, 64] (read by a railfattree only)", t.Rails))
 	}
 	if t.Kind == "dragonfly" {

@@ -9,8 +9,9 @@ import (
 
 // ctrlIn, which starts from a block index of the control lines, returns
 // exactly the lines a linear scan finds, whatever the buffer's size, the
-// order of queries and the lines added between them (the index is rebuilt,
-// or kept when the new line comes after every other).
+// order of queries and the lines added between them (the index is shifted
+// past a line inserted among the others, kept when the new line comes after
+// every other, rebuilt once the lines have doubled).
 func TestCtrlInMatchesScan(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) { checkCtrlIn(t, 0, false) })
 }

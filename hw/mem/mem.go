@@ -445,7 +445,7 @@ func (r *region) ctrlIn(a Addr, n int) []ctrlLine {
 // wrong, so the answer is the same.
 func (r *region) ctrlFirst(l Addr) int {
 	c := r.ctrl
-	if r.ctrlIdx == nil || len(c) > 2*r.ctrlIdxN+16 {
+	if r.ctrlIdx == nil || len(c) > 2*r.ctrlIdxBuilt+16 {
 		r.indexCtrl()
 	}
 	off := uint64(l - r.base)
@@ -530,7 +530,7 @@ func (r *region) indexCtrl() {
 		}
 		idx[b] = int32(j)
 	}
-	r.ctrlIdx, r.ctrlShift, r.ctrlIdxN = idx, shift, len(r.ctrl)
+	r.ctrlIdx, r.ctrlShift, r.ctrlIdxN, r.ctrlIdxBuilt = idx, shift, len(r.ctrl), len(r.ctrl)
 	// How far the lines lie from evenSpot (ctrlFirst), measured up to
 	// just past maxCtrlDev.
 	r.ctrlDev = 0
@@ -581,6 +581,9 @@ type region struct {
 	// indexed line after it runs on to the end. It is rebuilt once the
 	// lines have doubled, not at every append.
 	ctrlIdxN int
+	// ctrlIdxBuilt is len(ctrl) when the index was built; lines inserted
+	// among the indexed ones since count in ctrlIdxN (shiftIndex).
+	ctrlIdxBuilt int
 	// ctrlDev bounds how far from evenSpot the indexed lines lie (at
 	// most maxCtrlDev + 1: further is not measured).
 	ctrlDev int
@@ -1433,9 +1436,30 @@ func (m *Memory) MarkControl(a Addr, n int) {
 			r.ctrl = append(r.ctrl, ctrlLine{key: l})
 		case r.ctrl[i].addr() != l:
 			r.ctrl = slices.Insert(r.ctrl, i, ctrlLine{key: l})
-			r.ctrlIdx = nil
+			r.shiftIndex(i, l)
 		}
 	}
+}
+
+// shiftIndex keeps the block index right after line l was inserted at
+// position i of ctrl, before the last line, instead of building it again
+// at the next lookup (a work-group queue marks its lines as they are first
+// used, among its other lines, and the rebuild was a scan of them all at
+// each). The positions from i on moved up by one: those of the blocks
+// after l's (each block's first line at or after its start lies after l)
+// and the count of indexed lines, unless l lies among the lines appended
+// after every indexed one, which no entry names. How far lines lie from
+// their even spot is no longer known (ctrlFirst then guesses within the
+// block), until the index is built again once the lines have doubled.
+func (r *region) shiftIndex(i int, l Addr) {
+	if r.ctrlIdx == nil || i >= r.ctrlIdxN {
+		return
+	}
+	for b := int(uint64(l-r.base)>>r.ctrlShift) + 1; b < len(r.ctrlIdx); b++ {
+		r.ctrlIdx[b]++
+	}
+	r.ctrlIdxN++
+	r.ctrlDev = maxCtrlDev + 1
 }
 
 // HasData reports whether reading [a, a+n) can return anything but zeros:

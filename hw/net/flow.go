@@ -2,6 +2,7 @@ package net
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -48,23 +49,29 @@ const MaxFlowInterval = 100 * sim.Microsecond
 
 // Validate reports an unknown model or bundle treatment, and an aggregate
 // bundle outside the flow model.
+//
+// Each value is held to its own range whatever the others (it returned
+// at the first problem, so a bad model hid a bad bundle or interval); a
+// value's need of the flow model is checked only under a valid model.
 func (s NetworkSpec) Validate() error {
-	if s.Model != ModelPacket && s.Model != ModelFlow {
-		return fmt.Errorf("network.model = %q: must be packet or flow", s.Model)
+	var errs []error
+	modelOK := s.Model == ModelPacket || s.Model == ModelFlow
+	if !modelOK {
+		errs = append(errs, fmt.Errorf("network.model = %q: must be packet or flow", s.Model))
 	}
-	if s.FlowBundle != BundleExact && s.FlowBundle != BundleAggregate {
-		return fmt.Errorf("network.flow_bundle = %q: must be exact or aggregate", s.FlowBundle)
+	switch {
+	case s.FlowBundle != BundleExact && s.FlowBundle != BundleAggregate:
+		errs = append(errs, fmt.Errorf("network.flow_bundle = %q: must be exact or aggregate", s.FlowBundle))
+	case modelOK && s.FlowBundle == BundleAggregate && s.Model != ModelFlow:
+		errs = append(errs, fmt.Errorf("network.flow_bundle = aggregate: only with network.model = flow (the packet model routes every packet on its link)"))
 	}
-	if s.FlowBundle == BundleAggregate && s.Model != ModelFlow {
-		return fmt.Errorf("network.flow_bundle = aggregate: only with network.model = flow (the packet model routes every packet on its link)")
+	switch {
+	case s.FlowInterval < 0 || s.FlowInterval > MaxFlowInterval:
+		errs = append(errs, fmt.Errorf("network.flow_interval = %v: must be in [0, %v]", s.FlowInterval, MaxFlowInterval))
+	case modelOK && s.FlowInterval > 0 && s.Model != ModelFlow:
+		errs = append(errs, fmt.Errorf("network.flow_interval = %v: only with network.model = flow (the packet model has no re-division)", s.FlowInterval))
 	}
-	if s.FlowInterval < 0 || s.FlowInterval > MaxFlowInterval {
-		return fmt.Errorf("network.flow_interval = %v: must be in [0, %v]", s.FlowInterval, MaxFlowInterval)
-	}
-	if s.FlowInterval > 0 && s.Model != ModelFlow {
-		return fmt.Errorf("network.flow_interval = %v: only with network.model = flow (the packet model has no re-division)", s.FlowInterval)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Paced is implemented by a flow-mode message whose source cannot feed the

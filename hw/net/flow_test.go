@@ -171,6 +171,16 @@ func TestNetworkSpecValidate(t *testing.T) {
 			t.Errorf("%+v: error %v, want one naming %q", tc.spec, err, tc.want)
 		}
 	}
+	// Each value bad on its own is named beside a bad model (Validate
+	// returned at the model's problem); a bundle or interval valid on its
+	// own is not checked against a bad model.
+	err := NetworkSpec{"fluid", "sum", -1}.Validate()
+	if err == nil || strings.Count(err.Error(), "\n") != 2 {
+		t.Errorf("three bad values: %v, want three lines", err)
+	}
+	if err := (NetworkSpec{"fluid", BundleAggregate, sim.Microsecond}).Validate(); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a bad model beside valid values: %v, want its line alone", err)
+	}
 }
 
 // TestGivenUpFillRestoresBottlenecks checks that a fill given up over an

@@ -111,6 +111,11 @@ func (s Spec) Validate() error {
 	}
 	if s.XtqCacheEntries < 1 || s.XtqCacheEntries > 1<<16 {
 		errs = append(errs, fmt.Errorf("nic.xtq_cache_entries = %d: must be in [1, 65536]", s.XtqCacheEntries))
+		if s.XtqCacheWays < 1 || s.XtqCacheWays > 1<<16 {
+			// Its own range, without the bad entry count: a line naming
+			// it is dropped as following from the count's (cmd dropDerived).
+			errs = append(errs, fmt.Errorf("nic.xtq_cache_ways = %d: must be in [1, 65536]", s.XtqCacheWays))
+		}
 	} else if s.XtqCacheWays < 1 || s.XtqCacheWays > s.XtqCacheEntries || s.XtqCacheEntries%s.XtqCacheWays != 0 {
 		errs = append(errs, fmt.Errorf("nic.xtq_cache_ways = %d: must divide nic.xtq_cache_entries = %d", s.XtqCacheWays, s.XtqCacheEntries))
 	}

@@ -61,6 +61,10 @@ func (s Spec) Validate() error {
 		// Compared only with a valid buffer size, so that a bad size is
 		// reported once, under its own name.
 		errs = append(errs, fmt.Errorf("mpi.eager_max = %v: must be in [0, mpi.overflow_buffer_size = %v]", s.EagerMax, s.OverflowBufLen))
+	case !bufOK && s.EagerMax > maxOverflowBufLen:
+		// Beside a bad buffer size, its own range: a line naming the
+		// size is dropped as following from the size's (cmd dropDerived).
+		errs = append(errs, fmt.Errorf("mpi.eager_max = %v: must be in [0, %v]", s.EagerMax, maxOverflowBufLen))
 	}
 	if s.LongProtocol != LongEager && s.LongProtocol != LongRndv {
 		errs = append(errs, fmt.Errorf("mpi.long_protocol = %q: must be %s or %s", s.LongProtocol, LongEager, LongRndv))
