@@ -459,9 +459,15 @@ func checkOutputPath(flag, path string) (final string, err error) {
 		}
 	}
 	dir := filepath.Dir(final)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
 		return "", fmt.Errorf("%s %s: directory %s does not exist", flag, path, dir)
-	} else if fi.Mode().Perm()&0o222 == 0 {
+	case !fi.IsDir():
+		// A file where the directory should be: saying the directory
+		// does not exist sent the user looking for a missing one.
+		return "", fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
+	case fi.Mode().Perm()&0o222 == 0:
 		return "", fmt.Errorf("%s %s: directory %s is read-only", flag, path, dir)
 	}
 	return final, nil

@@ -173,6 +173,26 @@ func TestRunWithRejectsBeforeRunning(t *testing.T) {
 	}
 }
 
+// An output whose directory is a regular file is refused naming that:
+// "directory f does not exist" sent the user looking for a missing
+// directory where a file stood.
+func TestRunWithRejectsAFileAsTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	err := testRunWith(fake(&calls), runOptions{csv: filepath.Join(f, "a.csv")}, &bytes.Buffer{}, &bytes.Buffer{})
+	var ue usageError
+	if want := f + " is not a directory"; !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error = %v; want bad input containing %q", err, want)
+	}
+	if calls != 0 {
+		t.Fatal("the experiment ran")
+	}
+}
+
 func TestFailedRunLeavesNoFile(t *testing.T) {
 	dir := t.TempDir()
 	boom := exp.Experiment{Name: "boom", Run: func(exp.Config, exp.Env) (*report.Result, error) {
