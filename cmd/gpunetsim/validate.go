@@ -19,6 +19,7 @@ type validateOptions struct {
 	only            []string
 	json, csv       string // output files ("": none)
 	quick, progress bool
+	quiet           bool      // print nothing on success
 	stdin           io.Reader // for --file -
 }
 
@@ -55,6 +56,7 @@ published side, a shape when every clause holds, a bound when it lies in
 	f.StringVar(&o.csv, "csv", "", "also write one CSV row per entry to `file`, and its provenance and columns to the sidecar file.meta.json (stem of file)")
 	f.BoolVar(&o.quick, "quick", false, "smaller sweeps where an entry's set-up allows (faster, for tests)")
 	f.BoolVar(&o.progress, "progress", false, "print each entry's id on stderr as it finishes")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success (no table; the files of --json and --csv are still written)")
 	return cmd
 }
 
@@ -112,10 +114,13 @@ func runValidate(s *session, o validateOptions, stdout, stderr io.Writer) error 
 		opts.Progress = func(done, total int, id string) { fmt.Fprintf(stderr, "validate: %d/%d %s\n", done, total, id) }
 	}
 	rs := validate.Run(entries, opts)
-	if err := validate.WriteText(stdout, rs); err != nil {
-		return err
+	n := validate.Failed(rs)
+	if !o.quiet || n > 0 { // a failed run prints its table: the notes say why
+		if err := validate.WriteText(stdout, rs); err != nil {
+			return err
+		}
 	}
-	if n := validate.Failed(rs); n > 0 { // no output file from a failed run
+	if n > 0 { // no output file from a failed run
 		return fmt.Errorf("validate: %d entries failed to run (see their notes)", n)
 	}
 	prov := s.provenance()
@@ -130,7 +135,7 @@ func runValidate(s *session, o validateOptions, stdout, stderr io.Writer) error 
 	if err := s.commitAll(list); err != nil {
 		return err
 	}
-	if len(list) > 0 {
+	if len(list) > 0 && !o.quiet {
 		var names []string
 		for _, p := range list {
 			names = append(names, p.out.path)
