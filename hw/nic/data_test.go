@@ -450,22 +450,31 @@ func TestFailureEventFollowsEarlierPayload(t *testing.T) {
 	})
 	var at sim.Time
 	v.host(0, func(p *sim.Proc) {
-		ev := feq.Wait(p)
-		at = v.e.Now()
-		if ev.Type != nic.EventPTDisabled {
-			t.Errorf("event %v, want PT_DISABLED", ev.Type)
-		}
-		got := v.read(0, dst, n)
-		for k := range got {
-			if got[k] != want(k) {
-				t.Fatalf("PT_DISABLED visible at %v with byte %d of the earlier put not: %d, want %d", at, k, got[k], want(k))
-			}
-		}
+		at = waitSeesBytes(t, v, p, feq, nic.EventPTDisabled, 0, dst, n, want)
 	})
 	v.run()
 	if at == 0 {
 		t.Fatal("no PT_DISABLED event")
 	}
+}
+
+// waitSeesBytes waits on eq for an event of type typ and checks that n
+// bytes at a on node i then hold want: the event did not pass the data
+// the NIC wrote before it. It returns when the event was seen.
+func waitSeesBytes(t *testing.T, v *env, p *sim.Proc, eq *nic.EQ, typ nic.EventType, i int, a mem.Addr, n int, want func(int) byte) sim.Time {
+	t.Helper()
+	ev := eq.Wait(p)
+	at := v.e.Now()
+	if ev.Type != typ {
+		t.Errorf("event %v, want %v", ev.Type, typ)
+	}
+	got := v.read(i, a, n)
+	for k := range got {
+		if got[k] != want(k) {
+			t.Fatalf("%v visible at %v with byte %d of the earlier data not: %d, want %d", typ, at, k, got[k], want(k))
+		}
+	}
+	return at
 }
 
 // TestAckEventFollowsEarlierReply: an initiator's ACK event is a posted
@@ -492,17 +501,7 @@ func TestAckEventFollowsEarlierReply(t *testing.T) {
 	v.host(1, func(p *sim.Proc) {
 		v.nics[1].Doorbell(p, get)
 		v.nics[1].Doorbell(p, put)
-		ev := ieq.Wait(p)
-		at = v.e.Now()
-		if ev.Type != nic.EventAck {
-			t.Errorf("event %v, want ACK", ev.Type)
-		}
-		got := v.read(1, dst, n)
-		for k := range got {
-			if got[k] != want(k) {
-				t.Fatalf("ACK visible at %v with byte %d of the earlier get's reply not: %d, want %d", at, k, got[k], want(k))
-			}
-		}
+		at = waitSeesBytes(t, v, p, ieq, nic.EventAck, 1, dst, n, want)
 	})
 	v.run()
 	if at == 0 {
