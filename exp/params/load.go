@@ -130,38 +130,13 @@ func validate(cfg exp.Config) error {
 	}
 	v := reflect.ValueOf(cfg)
 	errs := []error{verr}
-	grouped := groupNames(said)
 	for _, f := range fields() {
-		if strings.Contains(said, f.name+" ") || grouped[f.name] {
+		if strings.Contains(said, f.name+" ") {
 			continue // its own Validate has already named it
 		}
 		errs = append(errs, checkBound(f, v.FieldByIndex(f.index)))
 	}
 	return errors.Join(errs...)
-}
-
-// groupNames returns the parameters that Validate lines name as a group,
-// "pcie.latency/overhead/gap = …" naming pcie.latency, pcie.overhead and
-// pcie.gap, so that the type-wide bound does not name one of them again.
-func groupNames(said string) map[string]bool {
-	names := map[string]bool{}
-	for _, line := range strings.Split(said, "\n") {
-		head, _, ok := strings.Cut(line, " = ")
-		if !ok || strings.ContainsAny(head, " ,:") || !strings.Contains(head, "/") {
-			continue
-		}
-		parts := strings.Split(head, "/")
-		dot := strings.LastIndex(parts[0], ".")
-		if dot < 0 {
-			continue
-		}
-		prefix := parts[0][:dot+1]
-		names[parts[0]] = true
-		for _, p := range parts[1:] {
-			names[prefix+p] = true
-		}
-	}
-	return names
 }
 
 // stripName drops Set's "name: " prefix when the caller already shows it.
