@@ -143,7 +143,7 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := report.Table{Name: "halo3d", Columns: []string{"nodes", "gpus", "grid", "neighbours", "face", "bytes_per_gpu", "strategy", "impl", "time", "time_us", "GB/s_per_gpu", "verified"}}
+	t := report.Table{Name: "halo3d", Columns: []string{"nodes", "gpus", "grid", "neighbours", "face", "sent_per_gpu_B", "strategy", "impl", "time", "time_us", "bandwidth_per_gpu_GB/s", "verified"}}
 	win := report.Table{Name: "winner", Columns: []string{"nodes", "neighbours", "face", "fastest", "time_us", "runner_up", "runner_up_us"}}
 	type key struct {
 		n, nb int

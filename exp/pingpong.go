@@ -117,7 +117,7 @@ func pingPongAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		return nil, err
 	}
 	pp := cfg.PingPong
-	t := report.Table{Name: "pingpong", Columns: []string{"size", "strategy", "impl", "half_round_trip", "half_round_trip_us", "GB/s", "verified"}}
+	t := report.Table{Name: "pingpong", Columns: []string{"size", "strategy", "impl", "half_round_trip", "half_round_trip_us", "bandwidth_GB/s", "verified"}}
 	win := report.Table{Name: "winner", Columns: []string{"size", "fastest", "half_round_trip_us", "runner_up", "runner_up_us"}}
 	series := map[string]*report.Series{}
 	bw := map[string]*report.Series{}

@@ -314,7 +314,10 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 		hs.Crossovers = append(hs.Crossovers, CrossoverSentences(label, &plot)...)
 	}
 	for _, t := range r.Tables {
-		ht := htmlTable{Name: t.Name, Columns: t.Columns, Right: make([]bool, len(t.Columns))}
+		ht := htmlTable{Name: t.Name, Right: make([]bool, len(t.Columns))}
+		for _, c := range t.Columns {
+			ht.Columns = append(ht.Columns, textHeader(t, c))
+		}
 		for j := range ht.Right {
 			ht.Right[j] = true
 		}
