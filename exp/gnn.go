@@ -104,7 +104,7 @@ func runGPURdma(cfg Config, env Env) (*report.Result, error) {
 	}
 	single := report.Table{Name: "single-thread", Columns: []string{"variant", "size_B", "time", "bandwidth_MBps", "per_msg_us", "wqe_fields", "doorbells", "verified"}}
 	plot := &report.Plot{Title: fmt.Sprintf("GPUrdma single-thread bandwidth, %d writes, preset %s", g.Msgs, cfg.Run.Preset),
-		XLabel: "message size (B)", YLabel: "GB/s", LogX: true}
+		XLabel: "message size (B)", YLabel: "bandwidth (GB/s)", LogX: true}
 	idx := map[string]int{}
 	for i := range nSingle {
 		j, r := jobs[i], results[i]

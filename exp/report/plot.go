@@ -128,9 +128,11 @@ func PlotLayout(p *Plot) *Layout {
 	l.XMin, l.XMax = axisRange(xs, l.LogX, false)
 	l.YMin, l.YMax = axisRange(ys, l.LogY, true)
 	l.XTicks = dataTicks(xs, l.LogX)
-	if l.XTicks == nil && l.LogX && fewWhole(xs) && powersOfTwo(xs) {
-		// Two or three power-of-two sizes or counts on a log axis: the
-		// powers of two, doubled out to four.
+	if l.XTicks == nil && l.LogX && powersOfTwo(xs) {
+		// Power-of-two sizes or counts on a log axis, two or three (the
+		// powers of two, doubled out to four) or more than dataTicks
+		// labels (a size sweep, 8 B … 16 MiB: every few doublings, in
+		// binary units, not decades mixing "100000" and "1e6").
 		l.XTicks = doublingTicks(xs)
 		lo, hi := l.XTicks[0].Value, l.XTicks[len(l.XTicks)-1].Value
 		l.XMin, l.XMax = min(l.XMin, lo/1.25), max(l.XMax, hi*1.25)
