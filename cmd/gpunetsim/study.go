@@ -241,6 +241,7 @@ func prepare(s *session, arg string, f studyFlags, readOnly, withOut bool, stder
 	if readOnly {
 		cache, err = study.OpenCacheReadOnly(f.cache, version)
 	} else {
+		missing := missingDirs(f.cache)
 		fi, statErr := os.Stat(f.cache)
 		if statErr == nil && fi.IsDir() && fi.Mode().Perm()&0o222 == 0 {
 			// A read-only cache (by its mode, as for any user, root
@@ -252,8 +253,8 @@ func prepare(s *session, arg string, f studyFlags, readOnly, withOut bool, stder
 				cache, err = study.OpenCacheReadOnly(f.cache, version)
 			}
 		}
-		if err == nil && errors.Is(statErr, fs.ErrNotExist) {
-			s.createdDir(f.cache)
+		if err == nil {
+			s.createdDirs(missing)
 		}
 	}
 	if err != nil {
@@ -778,13 +779,11 @@ func runAsStudy(s *session, e exp.Experiment, o runOptions, stderr io.Writer) (*
 		if err := checkCacheFlags(f.cache, f.fresh); err != nil {
 			return nil, err
 		}
-		_, statErr := os.Stat(f.cache)
+		missing := missingDirs(f.cache)
 		if opts.Cache, err = study.OpenCache(f.cache, version); err != nil {
 			return nil, badInput(fmt.Errorf("--cache: %w", err))
 		}
-		if errors.Is(statErr, fs.ErrNotExist) {
-			s.createdDir(f.cache)
-		}
+		s.createdDirs(missing)
 		opts.Cache.Warn = func(msg string) { fmt.Fprintln(stderr, "gpunetsim: "+msg) }
 		s.onInterrupt(func() string { opts.Cache.Close(); return "" })
 	}
