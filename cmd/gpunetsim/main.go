@@ -72,5 +72,14 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.AddCommand(newDDTCmd(stdout), newGoalCmd(stdout, stderr))
 	addSimCommands(root, stdout, stderr)
+	// cobra's completion command, made now rather than when it runs, is
+	// a group like ddt and goal: an unknown shell printed the help with
+	// exit 0.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			groupCmd(c)
+		}
+	}
 	return root
 }
