@@ -727,12 +727,13 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 			var flips []string
 			for _, pt := range order[k] {
 				b := winners[k][pt]
-				margin := ""
+				// No runner-up: "-", an empty CSV cell, so the columns stay numeric.
+				runner, margin := any("-"), any("-")
 				if b.runnerTime > 0 {
-					margin = fmt.Sprintf("%.1f", 100*(b.runnerTime-b.time)/b.runnerTime)
+					runner, margin = b.runnerTime, math.Round(1000*(b.runnerTime-b.time)/b.runnerTime)/10
 				}
 				by := flipped[preset+" "+w+" "+pt]
-				points.Rows = append(points.Rows, []any{preset, w, pt, b.fastest, b.time, b.runnerUp, b.runnerTime, margin, strings.Join(by, " ")})
+				points.Rows = append(points.Rows, []any{preset, w, pt, b.fastest, b.time, b.runnerUp, runner, margin, strings.Join(by, " ")})
 				sr := ""
 				if series != nil {
 					sr = series(pt)
