@@ -640,7 +640,7 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	where := report.Table{Name: "where", Columns: []string{"preset", "workload", "points", "fastest"}}
 	points := report.Table{Name: "winners", Columns: []string{"preset", "workload", "point", "fastest", "time_us", "runner_up", "runner_up_us", "margin_pct", "flipped_by"}}
 	tornado := report.Table{Name: "tornado", Columns: []string{"preset", "knob", "low", "high", "points", "changed_low", "changed_high", "changes"}}
-	trust := report.Table{Name: "trust", Columns: []string{"preset", "workload", "points", "winner_holds_on_checked", "knobs_that_flip_a_winner"}}
+	trust := report.Table{Name: "trust", Columns: []string{"preset", "workload", "points", "checked", "winner_holds", "knobs_that_flip_a_winner"}}
 	plot := &report.Plot{Title: fmt.Sprintf("Does the winner survive the unpublished values? Share of the tornado grid whose fastest strategy changes, each value / and x %g", cfg.Today.Factor),
 		XLabel: "points whose winner changes (%)", TornadoLegend: [2]string{fmt.Sprintf("value / %g", cfg.Today.Factor), fmt.Sprintf("value x %g", cfg.Today.Factor)}}
 	flipped := map[string][]string{} // preset workload point -> knobs
@@ -757,11 +757,13 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 				}
 			}
 			flush()
-			verdict := "not checked (today.tornado = false)"
+			// Counts, so that the CSV's columns load as numbers; "-" (an
+			// empty cell) where no tornado ran (today.tornado = false).
+			checked, held := any("-"), any("-")
 			if cfg.Today.Tornado {
-				verdict = fmt.Sprintf("%d of %d checked", holds, total)
+				checked, held = total, holds
 			}
-			trust.Rows = append(trust.Rows, []any{preset, w, all, verdict, strings.Join(flips, " ")})
+			trust.Rows = append(trust.Rows, []any{preset, w, all, checked, held, strings.Join(flips, " ")})
 		}
 	}
 	res := &report.Result{Experiment: "today", Seed: cfg.Run.Seed, Tables: []report.Table{where, points, trust}}
