@@ -7,12 +7,10 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
-	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -420,29 +418,6 @@ func counted(n any, word string) string {
 	return fmt.Sprintf("%v %ss", n, word)
 }
 
-// knobCell is a knob value as scaleKnob prints it ("1.25us", "256Gbps",
-// "32") as a table cell: printed as given, and in the CSV a number in a
-// fixed unit (us, Gbps, B, GHz; none for a count) beside that unit, since
-// one column holds the values of knobs of different kinds.
-func knobCell(s string) any {
-	if x, err := strconv.ParseFloat(s, 64); err == nil {
-		return report.Quantity{Text: s, Value: x}
-	}
-	if d, err := sim.ParseDuration(s); err == nil {
-		return report.Quantity{Text: s, Value: d.Micros(), Unit: "us"}
-	}
-	if r, err := unit.ParseRate(s); err == nil {
-		return report.Quantity{Text: s, Value: float64(r) * 8 / 1e9, Unit: "Gbps"}
-	}
-	if b, err := unit.ParseBytes(s); err == nil {
-		return report.Quantity{Text: s, Value: float64(b), Unit: "B"}
-	}
-	if f, err := unit.ParseFreq(s); err == nil {
-		return report.Quantity{Text: s, Value: float64(f) / 1e9, Unit: "GHz"}
-	}
-	return s
-}
-
 // scaleKnob multiplies the numeric parameter name of c by f (a count
 // rounded, at least 1) and returns the new value as printed.
 func scaleKnob(c *Config, name string, f float64) (string, error) {
@@ -707,7 +682,7 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 				}
 				return round3(100 * float64(c) / float64(n))
 			}
-			tornado.Rows = append(tornado.Rows, []any{preset, kn, knobCell(vals[0]), knobCell(vals[1]), n, low, high, strings.Join(changes, "; ")})
+			tornado.Rows = append(tornado.Rows, []any{preset, kn, report.ParseQuantity(vals[0]), report.ParseQuantity(vals[1]), n, low, high, strings.Join(changes, "; ")})
 			plot.Tornado = append(plot.Tornado, report.TornadoBar{Label: preset + " " + kn, Low: -pct(low), High: pct(high)})
 		}
 		for _, w := range cfg.Today.Workloads {
