@@ -586,8 +586,8 @@ func WriteCSV(w io.Writer, r *Result) error {
 }
 
 // withoutRoundedCopies returns r with each table's rounded copy of a
-// duration dropped: a column "X_us" beside a duration column "X" holds the
-// same time rounded to nanoseconds for the text report, and the CSV forms
+// duration dropped: a column "X_us" (or "X_ns") beside a duration column
+// "X" holds the same time rounded for the text report, and the CSV forms
 // already write "X [us]" at full precision — two columns of one quantity
 // would leave a reader guessing which to load. r itself is not modified.
 func withoutRoundedCopies(r *Result) *Result {
@@ -604,6 +604,9 @@ func dropRoundedCopies(t Table) Table {
 	var drop []int
 	for j, c := range t.Columns {
 		base, ok := strings.CutSuffix(c, "_us")
+		if !ok {
+			base, ok = strings.CutSuffix(c, "_ns")
+		}
 		if !ok {
 			continue
 		}
