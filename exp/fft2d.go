@@ -66,9 +66,7 @@ func (f FFT2DSpec) validate() error {
 		errs = append(errs, fmt.Errorf("fft2d.flop_rate = %g: must be ≥ %.3g flop/s for fft2d.n = %d and the smallest of fft2d.procs: slower, a rank's two rounds of 1-D FFTs pass the LogGOPS clock's end (2^60 ps, 13.3 days)",
 			f.FlopRate, min, f.N))
 	}
-	if f.L < 0 || f.O < 0 || f.Gap < 0 {
-		errs = append(errs, fmt.Errorf("fft2d.L/o/g = %v/%v/%v: must be ≥ 0", f.L, f.O, f.Gap))
-	}
+	errs = append(errs, sim.Negatives(sim.Named{Name: "fft2d.L", T: f.L}, sim.Named{Name: "fft2d.o", T: f.O}, sim.Named{Name: "fft2d.g", T: f.Gap})...)
 	if f.Bandwidth <= 0 {
 		errs = append(errs, fmt.Errorf("fft2d.bandwidth = %v: must be > 0", f.Bandwidth))
 	}

@@ -19,10 +19,11 @@ const MaxInputBytes = 4 << 20
 // ReadInputFile reads a small input file whole, at most limit bytes: a
 // larger file, or a stream that goes on (/dev/zero, /dev/urandom), is
 // refused once limit bytes are read instead of filling the memory. A pipe
-// (--config <(...), /dev/stdin) is read like a file; a directory or a
-// socket is refused. The file is opened non-blocking, so a FIFO without a
-// writer reads as empty instead of hanging. A leading UTF-8 byte-order
-// mark is dropped. Errors name path and say what is allowed.
+// or a named pipe is refused, as is a directory or a socket: the inputs
+// read here (a routing or ML table, a study file) are read again by each
+// point or task, and a pipe gives its text once (ReadInputOrStdin reads
+// an input read once, a pipe included). A leading UTF-8 byte-order mark
+// is dropped. Errors name path and say what is allowed.
 func ReadInputFile(path string, limit int64) ([]byte, error) {
 	if path == "-" {
 		// The Unix name of standard input, which reads once: an input
@@ -32,7 +33,25 @@ func ReadInputFile(path string, limit int64) ([]byte, error) {
 		// command reads its input once).
 		return nil, errors.New("-: standard input cannot be this input (each point reads it again): give a file name (./- for a file named -)")
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return readInputFile(path, limit, false)
+}
+
+// readInputFile reads path whole, at most limit bytes. once says the
+// caller reads it once: a pipe or FIFO is then read like a file, and a
+// FIFO's open waits for its writer as cat's does (an interrupt ends the
+// wait); otherwise a pipe is refused. Anything else is opened
+// non-blocking (a device never hangs the open).
+func readInputFile(path string, limit int64, once bool) ([]byte, error) {
+	flag := os.O_RDONLY | syscall.O_NONBLOCK
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
+		if !once {
+			return nil, fmt.Errorf("%s: is a pipe, and this input is read again by each point or task: give a file", path)
+		}
+		// Non-blocking, a FIFO without a writer yet read as empty at
+		// once: a configuration of nothing, the defaults run silently.
+		flag = os.O_RDONLY
+	}
+	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +71,7 @@ func ReadInputFile(path string, limit int64) ([]byte, error) {
 // takes a configuration from a pipe; the caller reads it once.
 func ReadInputOrStdin(path string, stdin io.Reader, limit int64) ([]byte, error) {
 	if path != "-" {
-		return ReadInputFile(path, limit)
+		return readInputFile(path, limit, true)
 	}
 	if stdin == nil {
 		return nil, errors.New("-: standard input is not available here: give a file")

@@ -35,7 +35,7 @@ func TestReadInputFile(t *testing.T) {
 		{"/dev/null", "", 0},
 		{dir, "is a directory", 0},
 		{filepath.Join(dir, "none"), "no such file", 0},
-		{fifo, "", 0}, // no writer: empty, at once
+		{fifo, "is a pipe", 0}, // read again by each point: refused, at once
 	} {
 		if tc.path == fifo && !hasFIFO {
 			continue
@@ -61,5 +61,41 @@ func TestReadInputFile(t *testing.T) {
 		if tc.want == "too large" && !errors.Is(err, ErrInputTooLarge) {
 			t.Errorf("%s: %v does not wrap ErrInputTooLarge", tc.path, err)
 		}
+	}
+}
+
+// An input read once (--config, validate --file) that is a FIFO waits for
+// its writer, as cat does, and reads what it writes: opened non-blocking,
+// a FIFO without a writer yet read as empty, and a configuration of
+// nothing ran the defaults with exit 0.
+func TestReadInputOnceWaitsForFIFOWriter(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		b, err := ReadInputOrStdin(fifo, nil, 1000)
+		got <- result{b, err}
+	}()
+	select {
+	case r := <-got:
+		t.Fatalf("read %q, %v before any writer opened the FIFO", r.b, r.err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := os.WriteFile(fifo, []byte("[run]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r.err != nil || string(r.b) != "[run]\n" {
+			t.Errorf("read %q, %v; want the writer's \"[run]\\n\"", r.b, r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still waiting after the writer wrote and closed")
 	}
 }

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"fmt"
+
 	"github.com/gpunetsim/gpunetsim/hw/gpu"
 	"github.com/gpunetsim/gpunetsim/hw/mem"
 	"github.com/gpunetsim/gpunetsim/model/gpi"
@@ -17,10 +19,14 @@ import (
 // system-scope acquires. Every rank has one GPI segment (segment 0) holding
 // all of its buffers, so a write names offsets into the two ranks'
 // segments. Each GPU has gnn.qps QPs to every peer it talks to; work-group
-// w posts on QP w mod gnn.qps and work-groups that share a QP take turns
-// through a ticket lock in GPU memory (one WQE build and doorbell at a
-// time), which is what the QP count decides. Inside a node the writes take
-// the NIC's path (GPU-initiated verbs have no peer-store transport).
+// w posts on QP w mod gnn.qps of the peer it writes to, and work-groups
+// that share a QP — the same peer and the same QP index — take turns
+// through that QP's ticket lock in GPU memory (one WQE build and doorbell
+// at a time), which is what the QP count decides; work-groups writing to
+// different peers use different QPs and never wait for each other (as
+// NVSHMEM IBGDA, whose per-QP reservation serialises only the warps of one
+// QP). Inside a node the writes take the NIC's path (GPU-initiated verbs
+// have no peer-store transport).
 
 // dvWorld is the run-wide GPI world of one device-verbs run: built by the
 // first rank that asks (node setups run one after the other at time 0).
@@ -87,8 +93,9 @@ type dvRank struct {
 	seg   mem.Addr
 	qps   int
 	wgs   int
-	locks mem.Addr // per QP: a ticket word, then a now-serving word
+	locks mem.Addr // per peer and QP: a ticket word, then a now-serving word
 	peers []int
+	slot  map[int]int // a peer's index in peers: its locks' place
 }
 
 // newDVRank returns nd's handle on w for a kernel of wgs work-groups that
@@ -100,8 +107,12 @@ func newDVRank(nd *strategy.Node, w *gpi.World, wgs int, peers []int) (*dvRank, 
 	}
 	qps := d.Spec().QPs
 	v := &dvRank{dev: w.Device(nd.Rank), seg: w.SegmentAddr(0, nd.Rank), qps: qps, wgs: wgs, peers: peers}
-	if wgs > qps {
-		v.locks = nd.Mem.AllocData(mem.GPU, 16*uint64(qps), "dverbs.qp_locks")
+	if wgs > qps { // some QP may be shared: a lock for each
+		v.slot = make(map[int]int, len(peers))
+		for i, p := range peers {
+			v.slot[p] = i
+		}
+		v.locks = nd.Mem.AllocData(mem.GPU, 16*uint64(qps*len(peers)), "dverbs.qp_locks")
 	}
 	return v, nil
 }
@@ -110,14 +121,19 @@ func newDVRank(nd *strategy.Node, w *gpi.World, wgs int, peers []int) (*dvRank, 
 func (v *dvRank) off(a mem.Addr) uint64 { return uint64(a - v.seg) }
 
 // write posts an RDMA write of n bytes at local address src to offset
-// dstOff of rank to's segment, on the work-group's QP (taking the QP's
-// turn when work-groups share it), and rings its doorbell.
+// dstOff of rank to's segment, on the work-group's QP to that rank (taking
+// the QP's turn when work-groups share it), and rings its doorbell.
 func (v *dvRank) write(wg *gpu.WG, src mem.Addr, to int, dstOff, n uint64) error {
 	q := wg.ID % v.qps
 	if v.locks == 0 {
 		return v.dev.Write(wg, 0, v.off(src), to, 0, dstOff, n, q)
 	}
-	ticket, serving := v.locks+mem.Addr(16*q), v.locks+mem.Addr(16*q+8)
+	i, ok := v.slot[to]
+	if !ok {
+		return fmt.Errorf("device verbs: write to rank %d, which this rank has no QPs to", to)
+	}
+	l := v.locks + mem.Addr(16*(i*v.qps+q))
+	ticket, serving := l, l+8
 	t := wg.AtomicAdd64(ticket, 1)
 	wg.PollDevice(serving, "its turn on a shared QP", func(x uint64) bool { return x == t })
 	err := v.dev.Write(wg, 0, v.off(src), to, 0, dstOff, n, q)

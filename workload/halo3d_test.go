@@ -6,6 +6,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 	"github.com/gpunetsim/gpunetsim/model/cost"
 	"github.com/gpunetsim/gpunetsim/model/mpi"
+	"github.com/gpunetsim/gpunetsim/model/verbs"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -238,5 +239,42 @@ func TestHalo3DGIOStaleLineSlowClock(t *testing.T) {
 		if err != nil || r.Verified != functional {
 			t.Errorf("functional %v: verified %v, %v", functional, r.Verified, err)
 		}
+	}
+}
+
+// A QP belongs to one peer: GNN_GPURDMA's work-groups that write to
+// different neighbours post on different QPs and never take turns, however
+// few QPs per peer (gnn.qps) there are. On a 4×4×4 grid every rank's 26
+// neighbours are distinct ranks, one work-group each, so one QP per peer
+// gives the exchange of 26 QPs per peer to within the NIC's arbitration;
+// with one lock per QP index shared by every peer, the 26 posts took turns
+// and the exchange took 8.6 times as long (91.0 µs against 10.6).
+func TestHalo3DDeviceVerbsQPsPerPeer(t *testing.T) {
+	hw, err := cluster.Preset("h100-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(qps int) Halo3DResult {
+		c, err := cluster.New(sim.New(1), hw, 64, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Engine.Close()
+		gnn := verbs.DefaultSpec()
+		gnn.QPs = qps
+		r, err := Halo3D{Face: 4 * unit.KiB, Iters: 2, WGSize: 256, Neighbours: 26}.Run(c, strategy.GNNGPURDMA,
+			strategy.Config{SW: cost.Default(), MPI: mpi.DefaultSpec(), GNN: gnn})
+		if err != nil {
+			t.Fatalf("gnn.qps = %d: %v", qps, err)
+		}
+		return r
+	}
+	one, each := run(1), run(26)
+	t.Logf("26 neighbours on %v: %v with 1 QP per peer, %v with 26", one.Dims, one.Time, each.Time)
+	if one.Dims != [3]int{4, 4, 4} {
+		t.Fatalf("grid %v, want 4x4x4 (26 distinct neighbours)", one.Dims)
+	}
+	if d := float64(one.Time-each.Time) / float64(each.Time); d > 0.05 || d < -0.05 {
+		t.Errorf("1 QP per peer %v, 26 per peer %v: %+.1f %%, want within 5 %% (no two work-groups share a QP)", one.Time, each.Time, 100*d)
 	}
 }

@@ -3,11 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -213,15 +210,13 @@ func reportExperiments(ctx context.Context, s study.Study, o reportOptions, stde
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	_, statErr := os.Stat(o.cache)
+	missing := missingDirs(o.cache)
 	cache, err := study.OpenCache(o.cache, version)
 	if err != nil {
 		return nil, 0, 0, badInput(fmt.Errorf("--cache: %w", err))
 	}
 	sess := sessionFrom(ctx)
-	if errors.Is(statErr, fs.ErrNotExist) {
-		sess.createdDir(o.cache)
-	}
+	sess.createdDirs(missing)
 	cache.Warn = func(msg string) { fmt.Fprintln(stderr, "gpunetsim: "+msg) }
 	bar := newStudyProgress(stderr, o.quiet)
 	sess.onInterrupt(func() string { cache.Close(); return bar.interruptNote(cache.Dir()) })

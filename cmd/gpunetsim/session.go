@@ -814,12 +814,30 @@ func checkOutDir(flag, dir string) (missing []string, err error) {
 	return missing, nil
 }
 
-// createdDir records a directory the command created (a new result
-// cache), to be removed again if it is empty at the end.
-func (s *session) createdDir(dir string) {
+// missingDirs returns dir and those of its parents that do not exist,
+// deepest first: what making dir with its parents creates.
+func missingDirs(dir string) (missing []string) {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			return missing
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			return missing
+		}
+	}
+}
+
+// createdDirs records the directories the command created (a new result
+// cache and its new parents: missingDirs taken before it was made), to be
+// removed again, deepest first, if they are empty at the end (recording
+// the cache alone left its new parents behind).
+func (s *session) createdDirs(missing []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.dirs = append(s.dirs, dir)
+	for i := len(missing) - 1; i >= 0; i-- {
+		s.dirs = append(s.dirs, missing[i])
+	}
 }
 
 // withSession runs the root command with a fresh session in its context,

@@ -197,7 +197,7 @@ func checkCacheFlags(cache string, fresh bool) error {
 // session and opens its cache (read-only when the command only reads it):
 // every bad input is reported here, before any work. The cache reports the
 // entries it refuses on stderr.
-func prepare(s *session, arg string, f studyFlags, readOnly, withOut bool, stderr io.Writer) (prepared, error) {
+func prepare(s *session, arg string, f studyFlags, readOnly, withOut bool, stderr io.Writer, reserve func(study.Study) error) (prepared, error) {
 	if err := checkCacheFlags(f.cache, f.fresh); err != nil {
 		return prepared{}, err
 	}
@@ -221,6 +221,13 @@ func prepare(s *session, arg string, f studyFlags, readOnly, withOut bool, stder
 	if err := studyInputs(s, arg, f, st); err != nil {
 		return prepared{}, err
 	}
+	if reserve != nil {
+		// The outputs before the plan too: one on an input (today
+		// --config t/today.csv --out t) was refused after it.
+		if err := reserve(st); err != nil {
+			return prepared{}, err
+		}
+	}
 	version, err := programVersion()
 	if err != nil {
 		return prepared{}, err
@@ -241,6 +248,7 @@ func prepare(s *session, arg string, f studyFlags, readOnly, withOut bool, stder
 	if readOnly {
 		cache, err = study.OpenCacheReadOnly(f.cache, version)
 	} else {
+		missing := missingDirs(f.cache)
 		fi, statErr := os.Stat(f.cache)
 		if statErr == nil && fi.IsDir() && fi.Mode().Perm()&0o222 == 0 {
 			// A read-only cache (by its mode, as for any user, root
@@ -252,8 +260,8 @@ func prepare(s *session, arg string, f studyFlags, readOnly, withOut bool, stder
 				cache, err = study.OpenCacheReadOnly(f.cache, version)
 			}
 		}
-		if err == nil && errors.Is(statErr, fs.ErrNotExist) {
-			s.createdDir(f.cache)
+		if err == nil {
+			s.createdDirs(missing)
 		}
 	}
 	if err != nil {
@@ -308,18 +316,20 @@ func studyRun(ctx context.Context, arg string, f studyFlags, slice *study.Slice,
 			return badInput(fmt.Errorf("--cache %s: no such cache directory to collect from", f.cache))
 		}
 	}
-	p, err := prepare(s, arg, f, collectOnly, slice == nil, stderr)
+	var outs studyOuts
+	var reserve func(study.Study) error
+	if slice == nil {
+		reserve = func(st study.Study) (err error) {
+			outs, err = reserveStudy(s, st, studyOutDir(f, st))
+			return err
+		}
+	}
+	p, err := prepare(s, arg, f, collectOnly, slice == nil, stderr, reserve)
 	if err != nil {
 		return err
 	}
 	if !collectOnly {
 		if err := readOnlyHolds(p, slice, f.fresh); err != nil {
-			return err
-		}
-	}
-	var outs studyOuts
-	if slice == nil {
-		if outs, err = reserveStudy(s, p.study, studyOutDir(f, p.study)); err != nil {
 			return err
 		}
 	}
@@ -524,7 +534,7 @@ func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions,
 		return badInput(err)
 	}
 	sess := sessionFrom(ctx)
-	p, err := prepare(sess, arg, f, false, true, stderr)
+	p, err := prepare(sess, arg, f, false, true, stderr, nil)
 	if err != nil {
 		return err
 	}
@@ -778,13 +788,11 @@ func runAsStudy(s *session, e exp.Experiment, o runOptions, stderr io.Writer) (*
 		if err := checkCacheFlags(f.cache, f.fresh); err != nil {
 			return nil, err
 		}
-		_, statErr := os.Stat(f.cache)
+		missing := missingDirs(f.cache)
 		if opts.Cache, err = study.OpenCache(f.cache, version); err != nil {
 			return nil, badInput(fmt.Errorf("--cache: %w", err))
 		}
-		if errors.Is(statErr, fs.ErrNotExist) {
-			s.createdDir(f.cache)
-		}
+		s.createdDirs(missing)
 		opts.Cache.Warn = func(msg string) { fmt.Fprintln(stderr, "gpunetsim: "+msg) }
 		s.onInterrupt(func() string { opts.Cache.Close(); return "" })
 	}

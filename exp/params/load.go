@@ -130,38 +130,13 @@ func validate(cfg exp.Config) error {
 	}
 	v := reflect.ValueOf(cfg)
 	errs := []error{verr}
-	grouped := groupNames(said)
 	for _, f := range fields() {
-		if strings.Contains(said, f.name+" ") || grouped[f.name] {
+		if strings.Contains(said, f.name+" ") {
 			continue // its own Validate has already named it
 		}
 		errs = append(errs, checkBound(f, v.FieldByIndex(f.index)))
 	}
 	return errors.Join(errs...)
-}
-
-// groupNames returns the parameters that Validate lines name as a group,
-// "pcie.latency/overhead/gap = …" naming pcie.latency, pcie.overhead and
-// pcie.gap, so that the type-wide bound does not name one of them again.
-func groupNames(said string) map[string]bool {
-	names := map[string]bool{}
-	for _, line := range strings.Split(said, "\n") {
-		head, _, ok := strings.Cut(line, " = ")
-		if !ok || strings.ContainsAny(head, " ,:") || !strings.Contains(head, "/") {
-			continue
-		}
-		parts := strings.Split(head, "/")
-		dot := strings.LastIndex(parts[0], ".")
-		if dot < 0 {
-			continue
-		}
-		prefix := parts[0][:dot+1]
-		names[parts[0]] = true
-		for _, p := range parts[1:] {
-			names[prefix+p] = true
-		}
-	}
-	return names
 }
 
 // stripName drops Set's "name: " prefix when the caller already shows it.
@@ -193,6 +168,15 @@ func decodeFile(cfg *exp.Config, path string, doc []byte) error {
 			if _, isStr := v.(string); !isStr && !isZero(v) {
 				errs = append(errs, fmt.Errorf("%s: %s = %v: %w: write a %s with its unit as a string, e.g. %s = %q",
 					path, f.name, v, ErrBadValue, typeName(f.typ), f.name[strings.LastIndex(f.name, ".")+1:], example(f.typ)))
+			}
+		default:
+			// The TOML reader rounds 1e-400 to 0 without a word, as
+			// ParseFloat does for --set (see parse).
+			if x, isFloat := v.(float64); isFloat && x == 0 && f.typ.Kind() == reflect.Float64 {
+				if row, lit := literalOf(doc, f.name); row > 0 && nonzeroDigits(strings.ReplaceAll(lit, "_", "")) {
+					errs = append(errs, fmt.Errorf("%s:%d: %s = %s: %w: not 0, yet below 4.9e-324 in magnitude, which a float64 holds only as 0: want 0 or a decimal number of magnitude in [4.9e-324, 1e300]",
+						path, row, f.name, lit, ErrBadValue))
+				}
 			}
 		case bytesType:
 			// An integer is a byte count; a float (8.5, 1e30, nan) reached
@@ -310,6 +294,34 @@ func LineKey(doc []byte, row int) (name, value string) {
 		}
 	}
 	return k, strings.TrimSpace(v)
+}
+
+// literalOf returns the line (from 1) of doc that sets the parameter name
+// by a "key = value" line, under its table or as a dotted key, and the
+// value as written; 0 when no line does.
+func literalOf(doc []byte, name string) (row int, value string) {
+	table := ""
+	for i, l := range strings.Split(string(doc), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "[") {
+			if t, _, ok := strings.Cut(strings.Trim(l, "[ "), "]"); ok {
+				table = strings.TrimSpace(t)
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if k = strings.Trim(strings.TrimSpace(k), `"`); table != "" {
+			k = table + "." + k
+		}
+		if k == name {
+			v, _, _ = strings.Cut(strings.TrimSpace(v), "#")
+			return i + 1, strings.TrimSpace(v)
+		}
+	}
+	return 0, ""
 }
 
 // fileErr is a configuration-file error with its own one-line message.

@@ -361,6 +361,12 @@ func parse(v reflect.Value, s string) error {
 		if err != nil || f != f || f > 1e300 || f < -1e300 || strings.ContainsAny(t, "xX_") { // (a margin below MaxFloat64 so that products of two stay finite more often)
 			return fmt.Errorf("%w %q: want a finite decimal number in [-1e300, 1e300]", ErrBadValue, s)
 		}
+		if f == 0 && nonzeroDigits(t) {
+			// ParseFloat rounds 1e-400 to 0 without an error, and 0
+			// often means "none" or "derived" (cp.ipc): the value
+			// written is not the value run.
+			return fmt.Errorf("%w %q: not 0, yet below 4.9e-324 in magnitude, which a float64 holds only as 0: want 0 or a decimal number of magnitude in [4.9e-324, 1e300]", ErrBadValue, s)
+		}
 		v.SetFloat(f)
 	case reflect.Bool:
 		b, err := strconv.ParseBool(t)
@@ -374,6 +380,15 @@ func parse(v reflect.Value, s string) error {
 		return fmt.Errorf("%w: parameters of type %s cannot be set", ErrBadValue, v.Type())
 	}
 	return nil
+}
+
+// nonzeroDigits says whether the decimal number t has a nonzero digit in
+// its mantissa (the part before an exponent).
+func nonzeroDigits(t string) bool {
+	if i := strings.IndexAny(t, "eE"); i >= 0 {
+		t = t[:i]
+	}
+	return strings.ContainsAny(t, "123456789")
 }
 
 // badValue marks a parse error of a unit type as ErrBadValue without

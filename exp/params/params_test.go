@@ -95,6 +95,12 @@ func TestSet(t *testing.T) {
 		{"cpu.ipc", "NaN", nil, ErrBadValue, "finite"},
 		{"cpu.ipc", "0x1p-1", nil, ErrBadValue, "decimal"}, // Go's hexadecimal float: the message promises decimal
 		{"cpu.ipc", "1e0", func(c exp.Config) bool { return c.CPU.IPC == 1 }, nil, ""},
+		// Below a float64's least magnitude: ParseFloat gives 0 without
+		// an error, and cp.ipc = 0 means "derived" (ran with exit 0).
+		{"cp.ipc", "1e-400", nil, ErrBadValue, "which a float64 holds only as 0"},
+		{"cp.ipc", "-1e-400", nil, ErrBadValue, "in [4.9e-324, 1e300]"},
+		{"cp.ipc", "0.0e-400", func(c exp.Config) bool { return c.CP.IPC == 0 }, nil, ""},
+		{"cp.ipc", "1e-320", func(c exp.Config) bool { return c.CP.IPC == 1e-320 }, nil, ""}, // a denormal: held to the range by Validate
 		{"gpu.cus", "12", func(c exp.Config) bool { return c.GPU.CUs == 12 }, nil, ""},
 		{"gpu.cus", "1.5", nil, ErrBadValue, "integer"},
 		{"topology.kind", "fattree", func(c exp.Config) bool { return c.Topology.Kind == "fattree" }, nil, ""},

@@ -177,13 +177,21 @@ func (e effect) size(base float64) float64 {
 }
 
 // hasOutput reports an error naming the outputs when outs has none named
-// name.
+// name. It is bad input (a noSuchOutput), though only the base run can
+// name the outputs: a mistyped --output exited 1, as a failed run does.
 func hasOutput(outs []report.Output, name string) error {
 	if !slices.ContainsFunc(outs, func(x report.Output) bool { return x.Name == name }) {
-		return fmt.Errorf("--output %q: the experiment has no such output; it has %s", name, names(outs))
+		return noSuchOutput(fmt.Sprintf("--output %q: the experiment has no such output; it has %s", name, names(outs)))
 	}
 	return nil
 }
+
+// noSuchOutput is the error of an --output the experiment lacks: a
+// configuration the run cannot serve (sim.ErrConfig, bad input).
+type noSuchOutput string
+
+func (e noSuchOutput) Error() string        { return string(e) }
+func (e noSuchOutput) Is(target error) bool { return target == sim.ErrConfig }
 
 func assemble(cfg exp.Config, name string, o Options, ks []params.Info, runs []*run, skipped []string) (*report.Result, error) {
 	outs := baseOutputs(runs)

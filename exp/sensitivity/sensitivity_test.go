@@ -1,6 +1,7 @@
 package sensitivity
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/gpunetsim/gpunetsim/exp"
 	"github.com/gpunetsim/gpunetsim/exp/params"
 	"github.com/gpunetsim/gpunetsim/exp/report"
+	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
@@ -271,6 +273,9 @@ func TestUnknownOutputFailsAfterTheBase(t *testing.T) {
 		_, err := Run(small(t), "allreduce", Options{Knobs: []string{"gpu.launch", "link.latency", "cpu.l1d_misses"}, Factor: 2, Output: "nope", NoScreen: noScreen}, env)
 		if err == nil || !strings.Contains(err.Error(), `--output "nope": the experiment has no such output`) {
 			t.Fatalf("no-screen %v: error %v, want the unknown output named", noScreen, err)
+		}
+		if !errors.Is(err, sim.ErrConfig) {
+			t.Errorf("no-screen %v: error %v is not bad input (sim.ErrConfig): the command exited 1", noScreen, err)
 		}
 		if noScreen && most > 1 {
 			t.Errorf("no-screen: %d runs done before the unknown output was reported, want the base alone", most)

@@ -461,6 +461,13 @@ func (c *Cache) put(key, text string, result []byte) (err error) {
 		return nil
 	}
 	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		// A file where the shard directory should be: its entries read
+		// as unreadable and were simulated again; failing the store
+		// here failed the whole run after its work (exit 1).
+		c.warn("cache shard %s: not a directory; the result is not stored", dir)
+		return nil
+	}
 	// The shard directory and the temporary file are created, and the
 	// file later renamed, under the lock that Close takes, so a closed
 	// cache gains no file and no directory; the write and the sync

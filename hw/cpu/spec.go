@@ -87,9 +87,7 @@ func (s Spec) Validate() error {
 	if !(s.StreamBPC >= minStreamBPC && s.StreamBPC <= 1024) {
 		errs = append(errs, fmt.Errorf("cpu.stream_bytes_per_cycle = %v: must be in [%v, 1024]", s.StreamBPC, minStreamBPC))
 	}
-	if s.DRAMLatency < 0 || s.CacheHit < 0 {
-		errs = append(errs, fmt.Errorf("cpu.dram_latency/cache_hit = %v/%v: must be ≥ 0", s.DRAMLatency, s.CacheHit))
-	}
+	errs = append(errs, sim.Negatives(sim.Named{Name: "cpu.dram_latency", T: s.DRAMLatency}, sim.Named{Name: "cpu.cache_hit", T: s.CacheHit})...)
 	if s.DRAMBandwidth <= 0 {
 		errs = append(errs, fmt.Errorf("cpu.dram_bandwidth = %v: must be > 0", s.DRAMBandwidth))
 	}

@@ -101,9 +101,8 @@ func (s Spec) Validate() error {
 	if s.MemBandwidth <= 0 {
 		errs = append(errs, fmt.Errorf("gpu.mem_bandwidth = %v: must be > 0", s.MemBandwidth))
 	}
-	if s.Launch < 0 || s.Teardown < 0 || s.MemLatency < 0 {
-		errs = append(errs, fmt.Errorf("gpu.launch/teardown/mem_latency = %v/%v/%v: must be ≥ 0", s.Launch, s.Teardown, s.MemLatency))
-	}
+	errs = append(errs, sim.Negatives(sim.Named{Name: "gpu.launch", T: s.Launch}, sim.Named{Name: "gpu.teardown", T: s.Teardown},
+		sim.Named{Name: "gpu.mem_latency", T: s.MemLatency})...)
 	if s.WaitPoll <= 0 || s.WaitPoll > sim.Millisecond {
 		errs = append(errs, fmt.Errorf("gpu.cp_wait_poll = %v: must be in (0, 1ms]", s.WaitPoll))
 	}

@@ -508,3 +508,66 @@ func TestAckEventFollowsEarlierReply(t *testing.T) {
 		t.Fatal("no ACK event")
 	}
 }
+
+// TestAckCountFollowsEarlierReply: a counting event's change is seen by a
+// host (CTWait, an MMIO read of the NIC's counter, or the NIC's write-back
+// to memory) no earlier than the posted writes the NIC issued before it,
+// as a full event is (TestAckEventFollowsEarlierReply): a read completion
+// does not pass an earlier posted write (PCI Express ordering), and the
+// write-back is itself one. So a host that sees the count of a put's ACK
+// (MDEventCTAck or a CT_ACK request) issued right after a one-packet get
+// finds the get's every byte. The reply lands behind a slow PCIe switch (2
+// us): a count that changed at once was seen first.
+func TestAckCountFollowsEarlierReply(t *testing.T) {
+	const n = 4096
+	for _, c := range []struct {
+		name   string
+		ack    nic.AckType
+		opts   nic.MDOptions
+		mirror bool
+	}{
+		{"ct-ack", nic.AckReq, nic.MDEventCTAck, false},
+		{"ct-ack-req", nic.CTAckReq, 0, false},
+		{"ct-ack-mirrored", nic.CTAckReq, 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := newEnv(t, 2, true, func(s *cluster.Spec) { s.PCIe.SwitchLatency = 2 * sim.Microsecond })
+			tn := v.nics[0]
+			pt := tn.PTAlloc(nil, false)
+			want := func(k int) byte { return byte(k*5 + 3) }
+			src := v.alloc(0, 2*n, want)
+			tn.MEAppend(pt, nic.ME{Start: src, Length: 2 * n, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEOpGet}, nic.Priority)
+			ct := v.nics[1].NewCT()
+			var mirror mem.Addr
+			if c.mirror {
+				mirror = v.alloc(1, 16, nil)
+				ct.Mirror(mirror)
+			}
+			dst := v.alloc(1, n, nil)
+			get := nic.Command{Op: nic.CmdGet, MD: &nic.MD{Start: dst, Length: n, Options: nic.MDEventSuccessDisable}, Length: n, PT: pt}
+			put := putCmd(&nic.MD{Start: v.alloc(1, 8, nil), Length: 8, CT: ct, Options: c.opts | nic.MDEventSuccessDisable}, 8, 0, pt, 0)
+			put.RemoteOffset, put.Ack = n, c.ack
+			var at sim.Time
+			v.host(1, func(p *sim.Proc) {
+				v.nics[1].Doorbell(p, get)
+				v.nics[1].Doorbell(p, put)
+				if c.mirror {
+					p.WaitUntil(v.mems[1].Watch(mirror), "the CT's write-back", func() bool { return v.mems[1].Load64(mirror) >= 1 })
+				} else {
+					ct.Wait(p, 1)
+				}
+				at = v.e.Now()
+				got := v.read(1, dst, n)
+				for k := range got {
+					if got[k] != want(k) {
+						t.Fatalf("ACK count seen at %v with byte %d of the earlier get's data not: %d, want %d", at, k, got[k], want(k))
+					}
+				}
+			})
+			v.run()
+			if at == 0 {
+				t.Fatal("the ACK was never counted")
+			}
+		})
+	}
+}

@@ -8,16 +8,37 @@ import (
 )
 
 // CT is a Portals counting event: a {success, failure} pair held on the
-// NIC. Create it with NIC.NewCT. Its Signal is notified on every change, so
-// an agent waits with p.WaitUntil(ct.Signal(), ...); the cost of a host
-// poll (an MMIO read) is charged by the caller, not here.
+// NIC. Create it with NIC.NewCT. Its Signal is notified on every change a
+// host or GPU can see, so an agent waits with p.WaitUntil(ct.Signal(), ...);
+// the cost of a host poll (an MMIO read) is charged by the caller, not
+// here.
+//
+// The NIC's own counts change when it counts (SEND, ACK, CmdCTInc at once;
+// a REPLY or a target's delivery once its payload is visible,
+// countOrdered): its triggered ops compare with them (the DMA reads of an
+// op they fire do not pass the NIC's earlier posted writes, PCI Express
+// ordering). What an observer outside the NIC sees (Get, Success,
+// Failure, Wait, Signal; the write-back to memory, Mirror) changes no
+// earlier than every posted write the NIC issued before the change, as a
+// full event does (NIC.postEvent): the write-back is a posted write on the
+// same ordered path, and a read of the counter (an MMIO read) completes
+// behind the NIC's earlier posted writes (a read completion does not pass
+// a posted write). So a count, like an event, is never seen before the
+// data it counts, nor before the data of an operation the NIC completed
+// before it (Portals 4: a counting event's change means the operation's
+// data is in place).
 type CT struct {
 	n       *NIC
-	success uint64
+	success uint64 // the NIC's counts (triggered ops)
 	failure uint64
-	sig     sim.Signal
-	armed   []armedOp // sorted by (threshold, seq)
-	mirror  mem.Addr  // where the NIC writes the counts back (0: nowhere)
+	// seenSucc and seenFail are the counts as observers see them; seenGen
+	// is the change they show (gen counts the changes), so that a change
+	// shown late never overwrites a later one.
+	seenSucc, seenFail uint64
+	gen, seenGen       uint64
+	sig                sim.Signal
+	armed              []armedOp // sorted by (threshold, seq)
+	mirror             mem.Addr  // where the NIC writes the counts back (0: nowhere)
 }
 
 // Mirror makes the NIC write the counting event back to memory at a (16
@@ -43,13 +64,17 @@ func (c *CT) writeBack() {
 	if !ok {
 		w = &ctWrite{n: n}
 	}
+	w.ct, w.gen = c, c.gen
 	w.a, w.succ, w.fail = c.mirror, c.success, c.failure
 	n.e.AtH(vis, w, 0)
 }
 
-// ctWrite is a CT write-back in flight: it lands at its visibility.
+// ctWrite is a CT write-back in flight: it lands at its visibility, where
+// observers see the change (CT.show).
 type ctWrite struct {
 	n          *NIC
+	ct         *CT
+	gen        uint64
 	a          mem.Addr
 	succ, fail uint64
 }
@@ -60,6 +85,8 @@ func (w *ctWrite) Handle(uint64) {
 	n.dmaEnd(1)
 	n.mem.Store64(w.a, w.succ)
 	n.mem.Store64(w.a+8, w.fail)
+	w.ct.show(w.gen, w.succ, w.fail)
+	w.ct = nil
 	n.ctwFree.Put(w)
 }
 
@@ -76,16 +103,17 @@ func (n *NIC) NewCT() *CT {
 	return c
 }
 
-// Get returns the success and failure counts.
-func (c *CT) Get() (success, failure uint64) { return c.success, c.failure }
+// Get returns the success and failure counts as a host sees them now.
+func (c *CT) Get() (success, failure uint64) { return c.seenSucc, c.seenFail }
 
-// Success returns the success count.
-func (c *CT) Success() uint64 { return c.success }
+// Success returns the success count as a host sees it now.
+func (c *CT) Success() uint64 { return c.seenSucc }
 
-// Failure returns the failure count.
-func (c *CT) Failure() uint64 { return c.failure }
+// Failure returns the failure count as a host sees it now.
+func (c *CT) Failure() uint64 { return c.seenFail }
 
-// Signal returns the signal notified whenever the CT changes.
+// Signal returns the signal notified whenever the counts observers see
+// change (Get).
 func (c *CT) Signal() *sim.Signal { return &c.sig }
 
 // Armed returns the number of triggered ops waiting on the CT.
@@ -94,16 +122,15 @@ func (c *CT) Armed() int { return len(c.armed) }
 // Wait blocks p until success ≥ test or failure > 0 (Portals CTWait),
 // costing no NIC time. It returns the counts seen.
 func (c *CT) Wait(p *sim.Proc, test uint64) (success, failure uint64) {
-	p.WaitUntil(&c.sig, "ct ≥ "+fmt.Sprint(test), func() bool { return c.success >= test || c.failure > 0 })
-	return c.success, c.failure
+	p.WaitUntil(&c.sig, "ct ≥ "+fmt.Sprint(test), func() bool { return c.seenSucc >= test || c.seenFail > 0 })
+	return c.seenSucc, c.seenFail
 }
 
 // Inc adds v to the success count now, as the NIC does (an event count, a
 // CmdCTInc), and fires the triggered ops whose threshold is reached.
 func (c *CT) Inc(v uint64) {
 	c.success += v
-	c.sig.Notify()
-	c.writeBack()
+	c.changed()
 	if c.n != nil {
 		c.n.checkTriggered(c)
 	}
@@ -112,8 +139,7 @@ func (c *CT) Inc(v uint64) {
 // Set sets the success count now (CmdCTSet) and fires reached triggered ops.
 func (c *CT) Set(v uint64) {
 	c.success = v
-	c.sig.Notify()
-	c.writeBack()
+	c.changed()
 	if c.n != nil {
 		c.n.checkTriggered(c)
 	}
@@ -123,8 +149,35 @@ func (c *CT) Set(v uint64) {
 // triggered ops.
 func (c *CT) IncFailure(v uint64) {
 	c.failure += v
+	c.changed()
+}
+
+// changed publishes a change of the NIC's counts to observers: by the
+// write-back's landing where the CT is mirrored, else once every posted
+// write the NIC issued so far is visible (a read of the counter completes
+// behind them).
+func (c *CT) changed() {
+	c.gen++
+	n := c.n
+	switch {
+	case c.mirror != 0 && n != nil:
+		c.writeBack()
+	case n == nil || n.upVis <= n.e.Now():
+		c.show(c.gen, c.success, c.failure)
+	default:
+		g, s, f := c.gen, c.success, c.failure
+		n.e.At(n.upVis, func() { c.show(g, s, f) })
+	}
+}
+
+// show makes change g (counts s, f) what observers see, unless they see a
+// later one already.
+func (c *CT) show(g, s, f uint64) {
+	if g <= c.seenGen {
+		return
+	}
+	c.seenGen, c.seenSucc, c.seenFail = g, s, f
 	c.sig.Notify()
-	c.writeBack()
 }
 
 func (c *CT) count(bytes bool, mlength uint64, fail FailType) {
@@ -262,9 +315,10 @@ func (n *NIC) landEvent(q *EQ, ev Event, vis sim.Time) {
 }
 
 // countOrdered updates ct for a completion issued behind the payload it
-// reports. The model charges a count no write of its own (it changes as
-// the NIC's event count does, CT.Inc), so it changes when every write
-// issued before it is visible, as a write ordered behind them would.
+// reports (REPLY, a target's PUT or GET): the NIC's own count, and so its
+// triggered ops and the write-back, change when every write issued before
+// it is visible. (A count that changes at once, SEND and ACK, is seen by
+// observers no earlier than those writes either: CT.changed.)
 func (n *NIC) countOrdered(ct *CT, bytes bool, mlength uint64, fail FailType) {
 	if n.upVis <= n.e.Now() {
 		ct.count(bytes, mlength, fail)

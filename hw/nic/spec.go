@@ -52,10 +52,8 @@ type Spec struct {
 // Validate reports every invalid field.
 func (s Spec) Validate() error {
 	var errs []error
-	if s.CmdLatency < 0 || s.MatchCost < 0 || s.TrigEvalCost < 0 || s.TrigPop < 0 {
-		errs = append(errs, fmt.Errorf("nic.cmd_latency/match_cost/trig_eval_cost/trig_pop = %v/%v/%v/%v: must be ≥ 0",
-			s.CmdLatency, s.MatchCost, s.TrigEvalCost, s.TrigPop))
-	}
+	errs = append(errs, sim.Negatives(sim.Named{Name: "nic.cmd_latency", T: s.CmdLatency}, sim.Named{Name: "nic.match_cost", T: s.MatchCost},
+		sim.Named{Name: "nic.trig_eval_cost", T: s.TrigEvalCost}, sim.Named{Name: "nic.trig_pop", T: s.TrigPop})...)
 	if s.CmdSize < 8 || s.CmdSize > 4*unit.KiB {
 		errs = append(errs, fmt.Errorf("nic.cmd_size = %v: must be in [8B, 4KiB]", s.CmdSize))
 	}
@@ -97,9 +95,7 @@ func (s Spec) Validate() error {
 	if s.ReadTags < 0 || s.ReadTags > 4096 {
 		errs = append(errs, fmt.Errorf("nic.read_tags = %d: must be in [0, 4096] (0 = unbounded)", s.ReadTags))
 	}
-	if s.XtqLookup < 0 || s.XtqRewrite < 0 {
-		errs = append(errs, fmt.Errorf("nic.xtq_lookup/xtq_rewrite = %v/%v: must be ≥ 0", s.XtqLookup, s.XtqRewrite))
-	}
+	errs = append(errs, sim.Negatives(sim.Named{Name: "nic.xtq_lookup", T: s.XtqLookup}, sim.Named{Name: "nic.xtq_rewrite", T: s.XtqRewrite})...)
 	if s.XtqTableSize < 1 || s.XtqTableSize > 1<<16 {
 		errs = append(errs, fmt.Errorf("nic.xtq_table_size = %d: must be in [1, 65536]", s.XtqTableSize))
 	}

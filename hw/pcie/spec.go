@@ -30,9 +30,8 @@ type Spec struct {
 // Validate reports every invalid field.
 func (s Spec) Validate() error {
 	var errs []error
-	if s.Latency < 0 || s.Overhead < 0 || s.Gap < 0 {
-		errs = append(errs, fmt.Errorf("pcie.latency/overhead/gap = %v/%v/%v: must be ≥ 0", s.Latency, s.Overhead, s.Gap))
-	}
+	errs = append(errs, sim.Negatives(sim.Named{Name: "pcie.latency", T: s.Latency}, sim.Named{Name: "pcie.overhead", T: s.Overhead},
+		sim.Named{Name: "pcie.gap", T: s.Gap})...)
 	if s.SwitchLatency < 0 || s.SwitchLatency > sim.Millisecond {
 		errs = append(errs, fmt.Errorf("pcie.switch_latency = %v: must be in [0, 1ms]", s.SwitchLatency))
 	}

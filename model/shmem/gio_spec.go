@@ -48,9 +48,8 @@ func DefaultGIOSpec() GIOSpec {
 // Validate reports every invalid field.
 func (s GIOSpec) Validate() error {
 	var errs []error
-	if s.FieldStore < 0 || s.DBRecord < 0 || s.PPBFlush < 0 {
-		errs = append(errs, fmt.Errorf("shmem.gio.field_store/db_record/ppb_flush = %v/%v/%v: must be ≥ 0", s.FieldStore, s.DBRecord, s.PPBFlush))
-	}
+	errs = append(errs, sim.Negatives(sim.Named{Name: "shmem.gio.field_store", T: s.FieldStore}, sim.Named{Name: "shmem.gio.db_record", T: s.DBRecord},
+		sim.Named{Name: "shmem.gio.ppb_flush", T: s.PPBFlush})...)
 	if s.TemplateInstr < 0 || s.TemplateInstr > 1<<20 {
 		errs = append(errs, fmt.Errorf("shmem.gio.template_instr = %d: must be in [0, 1048576]", s.TemplateInstr))
 	}

@@ -52,9 +52,8 @@ func DefaultSpec() Spec {
 // Validate reports every invalid field, naming it and its allowed range.
 func (s Spec) Validate() error {
 	var errs []error
-	if s.FieldStore < 0 || s.DBRecord < 0 || s.Fence < 0 {
-		errs = append(errs, fmt.Errorf("gnn.field_store/db_record/fence = %v/%v/%v: must be ≥ 0", s.FieldStore, s.DBRecord, s.Fence))
-	}
+	errs = append(errs, sim.Negatives(sim.Named{Name: "gnn.field_store", T: s.FieldStore}, sim.Named{Name: "gnn.db_record", T: s.DBRecord},
+		sim.Named{Name: "gnn.fence", T: s.Fence})...)
 	for _, f := range []struct{ name, v string }{{"gnn.qp_loc", s.QPLoc}, {"gnn.cq_loc", s.CQLoc}} {
 		if f.v != "gpu" && f.v != "host" {
 			errs = append(errs, fmt.Errorf("%s = %q: must be gpu or host", f.name, f.v))
@@ -72,8 +71,9 @@ func (s Spec) Validate() error {
 	if s.QPs < 1 || s.QPs > 1024 {
 		errs = append(errs, fmt.Errorf("gnn.qps = %d: must be in [1, 1024]", s.QPs))
 	}
-	if s.ReorderMean < 0 || s.ReorderWindow <= 0 {
-		errs = append(errs, fmt.Errorf("gnn.reorder_mean/reorder_window = %v/%v: must be ≥ 0 / > 0", s.ReorderMean, s.ReorderWindow))
+	errs = append(errs, sim.Negatives(sim.Named{Name: "gnn.reorder_mean", T: s.ReorderMean})...)
+	if s.ReorderWindow <= 0 {
+		errs = append(errs, fmt.Errorf("gnn.reorder_window = %v: must be > 0", s.ReorderWindow))
 	}
 	if !(s.ReorderThreshold >= 0 && s.ReorderThreshold <= 1) {
 		errs = append(errs, fmt.Errorf("gnn.reorder_threshold = %v: must be in [0, 1]", s.ReorderThreshold))
