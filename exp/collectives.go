@@ -292,8 +292,8 @@ func collectiveReport(name string, cfg Config, strats []string, points []collect
 		}
 		return round3(float64(t) / float64(p.Time))
 	}
-	t := report.Table{Name: name, Columns: []string{"size", "mean_bytes", "strategy", "impl", "time", "time_us", "speedup_vs_CPU", "speedup_vs_HSA", "events", "verified"}}
-	plot := &report.Plot{Title: title, XLabel: "bytes", YLabel: metric + " (us)", LogX: true}
+	t := report.Table{Name: name, Columns: []string{"size", "mean_size_B", "strategy", "impl", "time", "time_us", "speedup_vs_CPU", "speedup_vs_HSA", "events", "verified"}}
+	plot := &report.Plot{Title: title, XLabel: "mean message size (bytes)", YLabel: metric + " (us)", LogX: true}
 	series := map[string]*report.Series{}
 	for _, s := range strats {
 		series[s] = &report.Series{Name: s}

@@ -143,7 +143,7 @@ func runDDTVector(cfg Config, env Env) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := report.Table{Name: "vector", Columns: []string{"method", "block", "gamma", "time", "GBps", "interval", "dma_writes", "dma_fifo_max", "stalls", "dram_bytes", "pcie_up", "host_unpack", "verified"},
+	t := report.Table{Name: "vector", Columns: []string{"method", "block", "gamma", "time", "bandwidth_GBps", "interval", "dma_writes", "dma_fifo_max", "stalls", "dram_bytes", "pcie_up", "host_unpack", "verified"},
 		Units: map[string]string{"block": "B", "interval": "B", "dram_bytes": "B", "pcie_up": "B"}}
 	plot := &report.Plot{Title: fmt.Sprintf("Vector unpack throughput, %v message, stride 2×block", cfg.DDTBench.Size),
 		XLabel: "block size (B)", YLabel: "throughput (GB/s)", LogX: true}
@@ -239,7 +239,7 @@ func runDDTHPUs(cfg Config, env Env) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := report.Table{Name: "hpus", Columns: []string{"method", "hpus", "time", "GBps", "handler_busy", "verified"}}
+	t := report.Table{Name: "hpus", Columns: []string{"method", "hpus", "time", "bandwidth_GBps", "handler_busy", "verified"}}
 	plot := &report.Plot{Title: fmt.Sprintf("HPU scaling, %v vector of %v blocks (γ = 1)", cfg.DDTBench.Size, cfg.Link.Payload),
 		XLabel: "HPUs", YLabel: "throughput (GB/s)", LogX: true}
 	series := map[spinmodel.Method]*report.Series{}
@@ -446,9 +446,12 @@ func runDDTApps(cfg Config, env Env) (*report.Result, error) {
 		return nil, err
 	}
 	sp := report.Table{Name: "speedup", Columns: []string{"app", "S", "gamma", "T_host", "speedup_rwcp", "speedup_specialized", "speedup_iovec",
-		"nic_bytes_rwcp", "nic_bytes_specialized", "nic_bytes_iovec", "verified"}}
+		"to_nic_rwcp", "to_nic_specialized", "to_nic_iovec", "verified"},
+		Units: map[string]string{"to_nic_rwcp": "B", "to_nic_specialized": "B", "to_nic_iovec": "B"}}
 	tr := report.Table{Name: "memory_traffic", Columns: []string{"app", "method", "dram_bytes", "dma_write", "host_dram_read", "host_dram_write",
-		"l3_fill", "l2_fill", "l1_fill", "pcie_up", "nic_mem", "host_over_method"}}
+		"l3_fill", "l2_fill", "l1_fill", "pcie_up", "nic_mem", "host_over_method"},
+		Units: map[string]string{"dram_bytes": "B", "dma_write": "B", "host_dram_read": "B", "host_dram_write": "B",
+			"l3_fill": "lines", "l2_fill": "lines", "l1_fill": "lines", "pcie_up": "B", "nic_mem": "B"}}
 	am := report.Table{Name: "amortization", Columns: []string{"app", "T_create", "T_host", "T_rwcp", "reuses"}}
 	plot := &report.Plot{Title: "Application datatypes: speedup over host unpack", XLabel: "input (table order)", YLabel: "speedup", Categorical: true}
 	ser := []report.Series{{Name: "rw-cp"}, {Name: "specialized"}, {Name: "iovec"}}

@@ -102,9 +102,9 @@ func runGPURdma(cfg Config, env Env) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	single := report.Table{Name: "single-thread", Columns: []string{"variant", "size_B", "time", "MBps", "per_msg_us", "wqe_fields", "doorbells", "verified"}}
+	single := report.Table{Name: "single-thread", Columns: []string{"variant", "size_B", "time", "bandwidth_MBps", "per_msg_us", "wqe_fields", "doorbells", "verified"}}
 	plot := &report.Plot{Title: fmt.Sprintf("GPUrdma single-thread bandwidth, %d writes, preset %s", g.Msgs, cfg.Run.Preset),
-		XLabel: "message size (B)", YLabel: "GB/s", LogX: true}
+		XLabel: "message size (B)", YLabel: "bandwidth (GB/s)", LogX: true}
 	idx := map[string]int{}
 	for i := range nSingle {
 		j, r := jobs[i], results[i]
@@ -118,7 +118,7 @@ func runGPURdma(cfg Config, env Env) (*report.Result, error) {
 		plot.Series[k].X = append(plot.Series[k].X, float64(j.size))
 		plot.Series[k].Y = append(plot.Series[k].Y, r.GBps)
 	}
-	breakdown := report.Table{Name: "naive-breakdown", Columns: []string{"size_B", "step", "us_per_msg", "documents_us", "source"}}
+	breakdown := report.Table{Name: "naive-breakdown", Columns: []string{"size_B", "step", "per_msg_us", "documents_us", "source"}}
 	for i := range nSingle {
 		j, r := jobs[i], results[i]
 		if j.variant != "naive" || j.size != g.Sizes[0] {
@@ -130,14 +130,15 @@ func runGPURdma(cfg Config, env Env) (*report.Result, error) {
 			[]any{j.size, "CQ polling", round3(r.Poll.Micros()), 3.1, "NIC fetch, payload read, wire, remote write, ack, CQE write, polls"},
 			[]any{j.size, "total per message", round3(r.PerMsg.Micros()), 5.8, "measured loop time"})
 	}
-	placement := report.Table{Name: "placement", Columns: []string{"qp_loc", "cq_loc", "GBps", "size_B", "single_msg_latency_us"}}
+	placement := report.Table{Name: "placement", Columns: []string{"qp_loc", "cq_loc", "bandwidth_GBps", "size_B", "single_msg_latency_us"}}
 	for i := nSingle; i < len(jobs); i += 2 {
 		bw, lat := results[i], results[i+1]
 		placement.Rows = append(placement.Rows, []any{jobs[i].qpLoc, jobs[i].cqLoc, round3(bw.GBps), jobs[i].size, round3(lat.Time.Micros())})
 	}
 	// The verbs memory of the initiator (the GPUrdma paper: QP and CQ buffers
 	// are normally about 128 KB each; one work queue holds 1024 WQEs).
-	memory := report.Table{Name: "memory", Columns: []string{"buffer", "entries", "entry_B", "bytes", "documents"}}
+	memory := report.Table{Name: "memory", Columns: []string{"buffer", "entries", "entry_B", "bytes", "documents"},
+		Units: map[string]string{"bytes": "B"}}
 	if nSingle > 0 {
 		r := results[0]
 		memory.Rows = append(memory.Rows,
@@ -182,7 +183,8 @@ func runGPURdmaMultiQP(cfg Config, env Env) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := report.Table{Name: "multi-qp", Columns: []string{"mode", "size_B", "qps", "Mmsg_per_s", "MBps", "qp_bytes", "hca_engines_busy_max", "events", "verified"}}
+	t := report.Table{Name: "multi-qp", Columns: []string{"mode", "size_B", "qps", "message_rate", "bandwidth_MBps", "qp_bytes", "hca_engines_busy_max", "events", "verified"},
+		Units: map[string]string{"message_rate": "Mmsg/s", "qp_bytes": "B"}}
 	plot := &report.Plot{Title: fmt.Sprintf("GPUrdma multi-QP message rate, %d QPs, preset %s", cfg.GNN.Warps, cfg.Run.Preset),
 		XLabel: "message size (B)", YLabel: "million messages/s", LogX: true}
 	for i, j := range jobs {
@@ -245,8 +247,10 @@ func runGPI(cfg Config, env Env) (*report.Result, error) {
 		return nil, err
 	}
 	pp := report.Table{Name: "pingpong", Columns: []string{"worker", "round_trip_us", "verified"}}
-	tp := report.Table{Name: "throughput", Columns: []string{"worker", "overlap", "bytes", "rounds", "Gbit_per_s_one_direction", "Gbit_per_s_both_directions", "revalidations", "verified"}}
-	mv := report.Table{Name: "matvec", Columns: []string{"batch_B", "worker", "batches", "vectors", "M_vectors_per_s", "matrix_copy_us", "compute_us", "messages_us", "revalidations", "verified"}}
+	tp := report.Table{Name: "throughput", Columns: []string{"worker", "overlap", "bytes", "rounds", "one_direction", "both_directions", "revalidations", "verified"},
+		Units: map[string]string{"bytes": "B", "one_direction": "Gbit/s", "both_directions": "Gbit/s"}}
+	mv := report.Table{Name: "matvec", Columns: []string{"batch_B", "worker", "batches", "vectors", "vector_rate", "matrix_copy_us", "compute_us", "messages_us", "revalidations", "verified"},
+		Units: map[string]string{"vector_rate": "M/s"}}
 	plot := &report.Plot{Title: fmt.Sprintf("Matrix-vector stream, preset %s", cfg.Run.Preset), XLabel: "batch (KB)", YLabel: "million vectors/s", LogX: true}
 	idx := map[string]int{}
 	for i, j := range jobs {

@@ -143,7 +143,7 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := report.Table{Name: "halo3d", Columns: []string{"nodes", "gpus", "grid", "neighbours", "face", "bytes_per_gpu", "strategy", "impl", "time", "time_us", "GB/s_per_gpu", "verified"}}
+	t := report.Table{Name: "halo3d", Columns: []string{"nodes", "gpus", "grid", "neighbours", "face", "sent_per_gpu_B", "strategy", "impl", "time", "time_us", "bandwidth_per_gpu_GB/s", "verified"}}
 	win := report.Table{Name: "winner", Columns: []string{"nodes", "neighbours", "face", "fastest", "time_us", "runner_up", "runner_up_us"}}
 	type key struct {
 		n, nb int
@@ -160,7 +160,7 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	for _, p := range points {
 		bw := float64(p.Bytes) / p.Time.Seconds() / 1e9
 		t.Rows = append(t.Rows, []any{p.Nodes, p.Ranks, fmt.Sprintf("%dx%dx%d", p.Dims[0], p.Dims[1], p.Dims[2]), p.Neighbours, p.Face, p.Bytes, p.Strategy, p.Impl,
-			p.Time, round3(p.Time.Micros()), round3(bw), p.Verified})
+			p.Time, round3(p.Time.Micros()), bw, p.Verified}) // GB/s unrounded: 3 decimals left one digit for small faces
 		k := key{p.Nodes, p.Neighbours, p.Face}
 		if groups[k] == nil {
 			keys = append(keys, k)

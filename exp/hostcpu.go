@@ -106,9 +106,9 @@ func hostRegion(spec cluster.Spec, variant string, size unit.Bytes, threads int,
 
 func hostReport(cfg Config, points []hostPoint) *report.Result {
 	h, s := cfg.HostCPU, cfg.CPU
-	t := report.Table{Name: "host streaming", Columns: []string{"threads", "variant", "time", "GB/s", "loaded_latency_ns", "core_utilisation"}}
+	t := report.Table{Name: "host streaming", Columns: []string{"threads", "variant", "time", "bandwidth_GB/s", "loaded_latency_ns", "core_utilisation"}}
 	plot := &report.Plot{Title: fmt.Sprintf("Host streaming of %v, preset %s (DRAM %v)", h.Size, cfg.Run.Preset, s.DRAMBandwidth),
-		XLabel: "threads", YLabel: "GB/s"}
+		XLabel: "threads", YLabel: "bandwidth (GB/s)"}
 	series := make([]report.Series, len(hostVariants))
 	for i, v := range hostVariants {
 		series[i].Name = v

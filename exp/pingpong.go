@@ -117,7 +117,7 @@ func pingPongAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		return nil, err
 	}
 	pp := cfg.PingPong
-	t := report.Table{Name: "pingpong", Columns: []string{"size", "strategy", "impl", "half_round_trip", "half_round_trip_us", "GB/s", "verified"}}
+	t := report.Table{Name: "pingpong", Columns: []string{"size", "strategy", "impl", "half_round_trip", "half_round_trip_us", "bandwidth_GB/s", "verified"}}
 	win := report.Table{Name: "winner", Columns: []string{"size", "fastest", "half_round_trip_us", "runner_up", "runner_up_us"}}
 	series := map[string]*report.Series{}
 	bw := map[string]*report.Series{}
@@ -125,7 +125,7 @@ func pingPongAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	bySize := map[unit.Bytes][]pingPongPoint{}
 	var sizes []unit.Bytes
 	for _, p := range points {
-		t.Rows = append(t.Rows, []any{p.Size, p.Strategy, p.Impl, p.Half, round3(p.Half.Micros()), round3(p.GBps), p.Verified})
+		t.Rows = append(t.Rows, []any{p.Size, p.Strategy, p.Impl, p.Half, round3(p.Half.Micros()), p.GBps, p.Verified}) // GB/s unrounded: 3 decimals left one digit at 8 B
 		if series[p.Strategy] == nil {
 			series[p.Strategy] = &report.Series{Name: p.Strategy}
 			bw[p.Strategy] = &report.Series{Name: p.Strategy}

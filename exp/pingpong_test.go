@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
@@ -37,6 +38,11 @@ func TestPingPongExperiment(t *testing.T) {
 		for _, r := range res.Tables[0].Rows {
 			if r[6] != true {
 				t.Errorf("%s %v: not verified", placement, r)
+			}
+			// The bandwidth column is size / half round trip at full
+			// precision (three decimals left 0.021 at 64 B, 0.003 at 8 B).
+			if got, want := r[5].(float64), float64(r[0].(unit.Bytes))/r[3].(sim.Time).Seconds()/1e9; got != want {
+				t.Errorf("%s %v: bandwidth %v GB/s, want %v", placement, r[:3], got, want)
 			}
 			if r[0] == 64*unit.KiB {
 				half[placement][r[1].(string)] = r[4].(float64)

@@ -358,7 +358,8 @@ func shmemgetPoints() Points {
 			if err != nil {
 				return nil, err
 			}
-			t := report.Table{Name: "shmemget", Columns: []string{"strategy", "bytes", "latency", "latency_us", "polls", "events"}}
+			t := report.Table{Name: "shmemget", Columns: []string{"strategy", "bytes", "latency", "latency_us", "polls", "events"},
+				Units: map[string]string{"bytes": "B"}}
 			plot := &report.Plot{Title: "Single work-group get latency, one service thread", XLabel: "payload (bytes)", YLabel: "latency (us)", LogX: true}
 			series := map[string]*report.Series{}
 			for _, p := range pts {
@@ -374,7 +375,7 @@ func shmemgetPoints() Points {
 					plot.Series = append(plot.Series, *series[s])
 				}
 			}
-			dec := report.Table{Name: "shmemget_decomposition", Columns: []string{"strategy", "bytes"}}
+			dec := report.Table{Name: "shmemget_decomposition", Columns: []string{"strategy", "bytes"}, Units: map[string]string{"bytes": "B"}}
 			for _, n := range shmem.PhaseNames {
 				dec.Columns = append(dec.Columns, strings.ReplaceAll(strings.ReplaceAll(n, " + ", "_"), " ", "_")+"_us")
 			}

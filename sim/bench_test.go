@@ -77,3 +77,49 @@ func measureSwitches(b *testing.B, e *Engine) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/switch")
 	e.Close()
 }
+
+// BenchmarkRadixHeld is the hold model on the radix heap alone: with
+// pending keys in the heap, each op looks at the earliest key, pops it
+// and pushes one in its place at now plus a distance. out-of-step draws
+// the distances log-uniformly from 256 ps to 1 µs, so nearly every key has
+// a time of its own (a remote-task allreduce's nodes, docs/speed.md); in
+// step draws them from a few fixed latencies, so keys share times (a
+// kernel-boundary ring). Reports ns per op.
+func BenchmarkRadixHeld(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		pending int
+		inStep  bool
+	}{
+		{"out-of-step/256", 256, false},
+		{"out-of-step/4096", 4096, false},
+		{"in-step/4096", 4096, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var r radixHeap
+			x := uint64(0x9e3779b97f4a7c15)
+			dist := func() Time {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+				if c.inStep {
+					return Time(1000 * (1 + x%4))
+				}
+				return Time(1<<8 + x%(1<<(8+x%13)))
+			}
+			var seq uint64
+			for range c.pending {
+				seq++
+				r.push(key{t: dist(), seq: seq})
+			}
+			b.ResetTimer()
+			for range b.N {
+				_ = r.min()
+				k := r.pop()
+				seq++
+				r.push(key{t: k.t + dist(), seq: seq})
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/hold")
+		})
+	}
+}

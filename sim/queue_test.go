@@ -137,3 +137,59 @@ func TestRadixSplitKeepsLowest(t *testing.T) {
 		}
 	})
 }
+
+// A split of a few keys sorts them into a run, and keys pushed before the
+// run's latest join it in order, including keys whose sequence numbers
+// were taken earlier (a Chain's); a run that outgrows maxRun goes back to
+// the buckets. Distances are short beside the run's spread so that most
+// pushes land inside a run, and some bursts are long enough to dissolve it.
+// The reference is a sorted list.
+func TestRadixRunsAgainstSortedList(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var r radixHeap
+		var ref, reserved []key
+		var seq uint64
+		var now Time
+		for i := range rapid.IntRange(1, 1500).Draw(t, "ops") {
+			switch op := rapid.IntRange(0, 6).Draw(t, "op"); {
+			case op <= 1 || len(ref) == 0:
+				seq++
+				dt := Time(rapid.Int64Range(0, 64).Draw(t, "dt")) << rapid.IntRange(0, 12).Draw(t, "scale")
+				burst := 1
+				if rapid.IntRange(0, 20).Draw(t, "burst?") == 0 {
+					burst = rapid.IntRange(1, 3*maxRun).Draw(t, "burst")
+				}
+				for j := range burst {
+					seq++
+					k := key{t: now + dt + Time(j), seq: seq, slot: int32(len(ref))}
+					r.push(k)
+					ref = append(ref, k)
+				}
+			case op == 2:
+				seq++
+				reserved = append(reserved, key{t: now + Time(rapid.Int64Range(0, 256).Draw(t, "rdt")), seq: seq})
+			case op == 3 && len(reserved) > 0:
+				j := rapid.IntRange(0, len(reserved)-1).Draw(t, "which")
+				k := reserved[j]
+				reserved = slices.Delete(reserved, j, j+1)
+				k.t, k.slot = max(k.t, now), int32(len(ref))
+				r.push(k)
+				ref = append(ref, k)
+			default:
+				slices.SortFunc(ref, func(a, b key) int { return int(lessBit(&b, &a)) - int(lessBit(&a, &b)) })
+				if m := r.min(); m.t != ref[0].t || m.seq != ref[0].seq {
+					t.Fatalf("op %d: min is (%v, %d), want (%v, %d)", i, m.t, m.seq, ref[0].t, ref[0].seq)
+				}
+				got := r.pop()
+				if got.t != ref[0].t || got.seq != ref[0].seq {
+					t.Fatalf("op %d: popped (%v, %d), want (%v, %d)", i, got.t, got.seq, ref[0].t, ref[0].seq)
+				}
+				now = got.t
+				ref = ref[1:]
+			}
+			if r.n != len(ref) {
+				t.Fatalf("op %d: %d keys, want %d", i, r.n, len(ref))
+			}
+		}
+	})
+}

@@ -10,13 +10,15 @@ import (
 // before the last key popped, which holds in an event queue because
 // nothing is scheduled before now. It is a radix heap (Ahuja, Mehlhorn,
 // Orlin and Tarjan 1990) on the time with digits of radixBits bits:
-// bucket 0 holds the keys at last (the time last popped) itself, sorted by
-// sequence number, and bucket 1 + radixDigits·d + v the keys whose time
-// first differs from last's in digit d, where it is v. Buckets in that
-// order hold ever later keys. A push is an append; a pop takes bucket 0's
-// next key, and when bucket 0 is empty the lowest non-empty bucket is
-// split: its earliest time becomes last and its keys move to buckets of
-// lower digits. A key moves a few times in its life instead of sifting
+// bucket 0 is the run, the keys at times from last to runEnd sorted by
+// time and sequence number, and bucket 1 + radixDigits·d + v holds the
+// keys after runEnd whose time first differs from last's in digit d,
+// where it is v. Buckets in that order hold ever later keys. A push is an
+// append (or, at or before runEnd, an insertion into the run); a pop takes
+// the run's next key, and when the run is empty the lowest non-empty
+// bucket is split: its earliest time becomes last and its keys move to
+// buckets of lower digits, or, a few keys (maxRun), are sorted into the
+// run whole. A key moves a few times in its life instead of sifting
 // through every level of a heap at each pop, which made the 4-ary heap a
 // quarter of a packet-level run (docs/speed.md). With one-bit digits (the
 // textbook heap) a key moved once per bit of its distance from the keys
@@ -25,7 +27,10 @@ import (
 // has a time of its own; with four-bit digits it moves at most once per
 // digit, 2.8 times per pop in that run (1.5 → 1.2 in HDN's, whose nodes
 // stay in step; eight-bit digits moved fewer still, 2.0, but their 2,048
-// buckets cost more in cache misses than the moves saved).
+// buckets cost more in cache misses than the moves saved). Out of step,
+// the bucket split is mostly a handful of keys of as many times, which
+// moved once more each to be split again one by one; sorted into the run
+// they move once (docs/speed.md, nineteenth session).
 //
 // Looking at the earliest key (min) must not split: last may only advance
 // to a time the engine runs, or a later push for a time between now and
@@ -37,6 +42,10 @@ type radixHeap struct {
 	mask    [radixWords]uint64               // bit b−1 set when buckets[b] (b > 0) is not empty
 	head    int                              // buckets[0][head:] are pending
 	n       int
+	// runEnd is the latest time a key of the run may have: every bucket's
+	// key is after it. It is last but after a split into a run, where it
+	// is the latest of the run's keys, until the next split or dissolve.
+	runEnd Time
 	// With bucket 0 empty, lowB > 0 is the lowest non-empty bucket and
 	// lowI the index of its earliest key, lowK a copy of that key; lowB =
 	// 0 when not known. (The event loop looks at the earliest key several
@@ -84,11 +93,11 @@ func (r *radixHeap) push(k key) {
 		panic("sim: a key pushed before the last one popped") // the engine's checkFuture prevents this
 	}
 	r.n++
-	b := r.bucketOf(k.t)
-	if b == 0 {
-		r.pushLast(k)
+	if k.t <= r.runEnd {
+		r.pushRun(k)
 		return
 	}
+	b := r.bucketOf(k.t)
 	bk := &r.buckets[b]
 	*bk = append(*bk, k)
 	r.setBit(b)
@@ -109,18 +118,53 @@ func (r *radixHeap) noteLow(b int) {
 	}
 }
 
-// pushLast adds k at last's time: in sequence order among bucket 0's
-// keys. A new key usually has the highest number; a chain's key was
-// numbered earlier and moves forward.
-func (r *radixHeap) pushLast(k key) {
+// pushRun adds k, at or before runEnd, in order among the run's keys:
+// at last's time a new key usually has the highest number and a chain's
+// key, numbered earlier, moves forward; after a split into a run a key
+// lands among the run's later ones. A run that grows past maxRun is
+// dissolved into the buckets, so an insertion moves at most maxRun keys.
+func (r *radixHeap) pushRun(k key) {
 	z := append(r.buckets[0], k)
 	i := len(z) - 1
-	for i > r.head && k.seq < z[i-1].seq {
+	for i > r.head && k.before(&z[i-1]) {
 		z[i] = z[i-1]
 		i--
 	}
 	z[i] = k
 	r.buckets[0] = z
+	if len(z)-r.head > maxRun && r.runEnd > r.last {
+		r.dissolve()
+	}
+}
+
+// maxRun bounds the keys a split makes into a run and the run's length
+// (pushRun): a split of up to maxRun keys sorts them instead of moving
+// each to a bucket of a lower digit, from which it would move again.
+const maxRun = 32
+
+// dissolve moves the run's keys after last's time to their buckets,
+// leaving the run with the keys at last (sorted by sequence number, as
+// they were by time and sequence) and runEnd at last. Every run key is
+// at or after last and before every bucket's key, so each goes to a
+// bucket at or below the lowest non-empty one, as a split would have put
+// it.
+func (r *radixHeap) dissolve() {
+	z := r.buckets[0]
+	w := r.head
+	for i := r.head; i < len(z); i++ {
+		k := &z[i]
+		nb := r.bucketOf(k.t)
+		if nb == 0 {
+			z[w] = *k
+			w++
+			continue
+		}
+		r.buckets[nb] = append(r.buckets[nb], *k)
+		r.setBit(nb)
+	}
+	r.buckets[0] = z[:w]
+	r.runEnd = r.last
+	r.lowB = 0 // the next lowest looks
 }
 
 // min returns the earliest key, which stays in the heap. The heap must not
@@ -174,9 +218,16 @@ func (r *radixHeap) split() {
 	r.last = last
 	z := r.buckets[0][:0]
 	r.clearBit(b)
-	if len(src) == 1 { // the common case when nodes run out of step: the key is due
-		r.buckets[0], r.head = append(z, src[0]), 0
-		r.buckets[b] = src[:0]
+	if len(src) <= maxRun {
+		// A few keys (nodes out of step: nearly every key has a time of
+		// its own): sorted into a run that pops in order, instead of moved
+		// to buckets of lower digits and split again, key by key. last is
+		// the run's earliest time; every other bucket keeps its keys, as
+		// below, and pushes at or before runEnd join the run.
+		sortKeys(src)
+		r.last, r.runEnd = src[0].t, src[len(src)-1].t
+		r.buckets[0], r.head = src, 0
+		r.buckets[b] = z
 		r.lowB = 0 // nothing moved below b
 		return
 	}
@@ -185,6 +236,7 @@ func (r *radixHeap) split() {
 	// the next lowest need not scan it. When every event has a time of its
 	// own (nodes out of step), nearly every pop splits a bucket of a few
 	// keys, and that scan was as long as the split.
+	r.runEnd = last
 	lowB, lowI := 0, 0
 	for i := range src {
 		k := &src[i]
@@ -210,6 +262,19 @@ func (r *radixHeap) split() {
 		r.lowK = r.buckets[lowB][lowI]
 	}
 	sortBySeq(z)
+}
+
+// sortKeys sorts a few keys by time and sequence number (insertion sort).
+func sortKeys(z []key) {
+	for i := 1; i < len(z); i++ {
+		k := z[i]
+		j := i
+		for j > 0 && k.before(&z[j-1]) {
+			z[j] = z[j-1]
+			j--
+		}
+		z[j] = k
+	}
 }
 
 // sortBySeq sorts keys by sequence number: insertion sort, as a split

@@ -290,7 +290,8 @@ func ddtBench(w io.Writer, size int, d time.Duration, withApps bool) (*report.Re
 		Notes: []string{fmt.Sprintf("wall-clock benchmark on the real CPU: %s/%s, GOMAXPROCS %d, %d logical CPUs; GB/s = median call, p10 = 10th-percentile (fast) call, each row beside a memcpy (glibc-style: datatype.Memcpy) of its own packed size",
 			runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())}}
 	tab := report.Table{Name: "ddt_bench", Columns: []string{"datatype", "packed_bytes", "pack_GBps", "pack_p10_GBps",
-		"unpack_GBps", "unpack_p10_GBps", "memcpy_GBps", "pack_over_memcpy", "unpack_over_memcpy"}}
+		"unpack_GBps", "unpack_p10_GBps", "memcpy_GBps", "pack_over_memcpy", "unpack_over_memcpy"},
+		Units: map[string]string{"packed_bytes": "B"}}
 	var rows []benchRow
 	for _, bl := range []int{4, 8, 16, 64, 256, 2048} {
 		t, err := datatype.Vector(size/bl, bl, 2*bl, datatype.Byte())

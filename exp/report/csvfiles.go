@@ -141,7 +141,7 @@ func writeTableCSV(b *bytes.Buffer, t Table) ([]string, error) {
 			name = t.Columns[j]
 		}
 		units[j] = columnUnit(t, j)
-		header = append(header, name+units[j])
+		header = append(header, csvHeader(t, j, name, units[j]))
 		if split[j] = units[j] == "" && typedColumn[Quantity](t, j); split[j] {
 			header = append(header, name+" unit")
 		}

@@ -53,9 +53,11 @@ func TestCSVFileNamesKnownBeforeTheRun(t *testing.T) {
 }
 
 // A column's unit reaches the CSV header from its cells (durations, sizes,
-// Quantities of one unit) or from Table.Units, and only there: the text
-// table keeps the bare name; a Quantity column of mixed units is two in
-// the CSV, its numbers and their units, neither mixing text and numbers.
+// Quantities of one unit) or from Table.Units; the text table keeps the
+// bare name of a column whose cells print their unit ("25Gbps") and names
+// a Units column's unit in its header, since its cells are bare numbers; a
+// Quantity column of mixed units is two in the CSV, its numbers and their
+// units, neither mixing text and numbers.
 func TestCSVHeaderUnits(t *testing.T) {
 	r := &Result{Experiment: "x", Tables: []Table{{Name: "x",
 		Columns: []string{"block", "bw", "mixed", "n"},
@@ -76,7 +78,7 @@ func TestCSVHeaderUnits(t *testing.T) {
 	if err := WriteText(&text, r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "  block  bw      mixed  n\n") || !strings.Contains(text.String(), "25Gbps") {
+	if !strings.Contains(text.String(), "  block [B]  bw      mixed  n\n") || !strings.Contains(text.String(), "25Gbps") {
 		t.Errorf("text:\n%s", text.String())
 	}
 }

@@ -212,7 +212,6 @@ type htmlSection struct {
 	Notes               []string
 	Params              []Param
 	Seed                uint64
-	fonts               []string // @font-face rules its figures use (the page states each once)
 }
 
 // WriteHTML writes one self-contained HTML page holding every section:
@@ -243,24 +242,14 @@ func WritePage(w io.Writer, p Page) error {
 		Title      string
 		Provenance [][2]string
 		Sections   []htmlSection
-		Fonts      template.CSS
 	}{Title: title, Provenance: p.Provenance.Pairs()}
-	var fonts []string
 	for i, s := range sections {
 		hs, err := htmlSectionOf(i, s)
 		if err != nil {
 			return err
 		}
-		for _, f := range hs.fonts {
-			if !slices.Contains(fonts, f) {
-				fonts = append(fonts, f)
-			}
-		}
 		page.Sections = append(page.Sections, hs)
 	}
-	// The figures' font, once for the page (data: URLs, so the page still
-	// loads nothing from elsewhere).
-	page.Fonts = template.CSS(strings.Join(fonts, "\n"))
 	var b bytes.Buffer
 	if err := htmlPage().Execute(&b, page); err != nil {
 		return fmt.Errorf("report: HTML: %w", err)
@@ -303,9 +292,7 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 			caption += " — " + f.Label
 		}
 		lay := PlotLayout(&plot)
-		bare, faces := SplitSVGFonts(svg.String())
-		hs.fonts = append(hs.fonts, faces...)
-		hs.Figures = append(hs.Figures, htmlFigure{Caption: caption, SVG: template.HTML(inlineSVG(bare)), Panels: lay != nil && lay.Cols > 1})
+		hs.Figures = append(hs.Figures, htmlFigure{Caption: caption, SVG: template.HTML(inlineSVG(svg.String())), Panels: lay != nil && lay.Cols > 1})
 		hs.HasSeries = hs.HasSeries || (len(plot.Series) > 0 && !plot.Categorical)
 		label := ""
 		if len(facets) > 1 {
@@ -314,7 +301,10 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 		hs.Crossovers = append(hs.Crossovers, CrossoverSentences(label, &plot)...)
 	}
 	for _, t := range r.Tables {
-		ht := htmlTable{Name: t.Name, Columns: t.Columns, Right: make([]bool, len(t.Columns))}
+		ht := htmlTable{Name: t.Name, Right: make([]bool, len(t.Columns))}
+		for _, c := range t.Columns {
+			ht.Columns = append(ht.Columns, textHeader(t, c))
+		}
 		for j := range ht.Right {
 			ht.Right[j] = true
 		}
@@ -385,7 +375,6 @@ th { background: #f3f3f3; } td.r { text-align: right; font-variant-numeric: tabu
 .ok { background: #e3f5e1; } .bad { background: #fbe0e0; } .none { background: #eee; }
 details { margin: 0.5em 0 1em; } .src { color: #777; font-size: 0.85em; } tr.set td { font-weight: bold; }
 .prov { color: #555; font-size: 0.85em; }
-{{.Fonts}}
 </style>
 </head>
 <body>

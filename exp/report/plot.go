@@ -17,7 +17,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // ErrNoPlot reports a plot request for a result that has no plot.
@@ -129,9 +128,11 @@ func PlotLayout(p *Plot) *Layout {
 	l.XMin, l.XMax = axisRange(xs, l.LogX, false)
 	l.YMin, l.YMax = axisRange(ys, l.LogY, true)
 	l.XTicks = dataTicks(xs, l.LogX)
-	if l.XTicks == nil && l.LogX && fewWhole(xs) && powersOfTwo(xs) {
-		// Two or three power-of-two sizes or counts on a log axis: the
-		// powers of two, doubled out to four.
+	if l.XTicks == nil && l.LogX && powersOfTwo(xs) {
+		// Power-of-two sizes or counts on a log axis, two or three (the
+		// powers of two, doubled out to four) or more than dataTicks
+		// labels (a size sweep, 8 B … 16 MiB: every few doublings, in
+		// binary units, not decades mixing "100000" and "1e6").
 		l.XTicks = doublingTicks(xs)
 		lo, hi := l.XTicks[0].Value, l.XTicks[len(l.XTicks)-1].Value
 		l.XMin, l.XMax = min(l.XMin, lo/1.25), max(l.XMax, hi*1.25)
@@ -539,8 +540,9 @@ type figure struct {
 // in panels that share their axes, each with its legend to the right of
 // its data; or a timeline (Bars) or a tornado chart (Tornado), legend
 // beside. One title on top, one x label below and one y label left of
-// the whole figure. SVGs embed their font (about 0.5 MB; SplitSVGFonts
-// takes it out for a page that holds many); PNGs are at least 1600 pixels wide; PDF text is
+// the whole figure. SVG text is set to the width the layout measured
+// (fittedSVG), so it stays inside the figure in any font and the file
+// carries none; PNGs are at least 1600 pixels wide; PDF text is
 // encoded for the embedded fonts (Windows-1252, the characters it lacks
 // spelled out), so "÷", "µ", "×" and "γ" print as themselves or as words,
 // never as mojibake.
@@ -562,11 +564,7 @@ func WritePlot(w io.Writer, r *Result, format string) error {
 	var c vg.CanvasWriterTo
 	switch format {
 	case "svg":
-		// The font travels with the drawing, as in the PNG and PDF: the
-		// layout measures every label in Liberation Serif, and a viewer
-		// without it substitutes a wider face (DejaVu on a stock Debian),
-		// so legends and titles ran past the figure's edge.
-		c = vgsvg.NewWith(vgsvg.UseWH(fig.w, fig.h), vgsvg.EmbedFonts(true))
+		c = newFittedSVG(fig.w, fig.h)
 	case "png":
 		dpi := max(200, int(math.Ceil(minPNGWidth/float64(fig.w/vg.Inch))))
 		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(fig.w, fig.h), vgimg.UseDPI(dpi))}
@@ -846,32 +844,4 @@ func addBars(p *plot.Plot, bars []Bar) error {
 	p.X.Min, p.X.Max = 0, xmax*1.04
 	p.X.Tick.Marker = plot.ConstantTicks(niceTicks(0, xmax*1.04, false))
 	return nil
-}
-
-// svgFontsStart and svgFontsEnd enclose the fonts vgsvg embeds in an SVG.
-const (
-	svgFontsStart = "<defs>\n\t<style>\n"
-	svgFontsEnd   = "\t</style>\n</defs>\n"
-)
-
-// SplitSVGFonts returns svg (as WritePlot writes it) without its embedded
-// fonts, and those fonts' @font-face rules: a page that inlines many
-// figures states each font once, in its own style sheet, instead of once
-// per figure.
-func SplitSVGFonts(svg string) (bare string, faces []string) {
-	i := strings.Index(svg, svgFontsStart)
-	if i < 0 {
-		return svg, nil
-	}
-	n := strings.Index(svg[i:], svgFontsEnd)
-	if n < 0 {
-		return svg, nil
-	}
-	css := svg[i+len(svgFontsStart) : i+n]
-	for _, f := range strings.SplitAfter(css, "\t\t}\n") {
-		if f = strings.TrimSpace(f); f != "" {
-			faces = append(faces, f)
-		}
-	}
-	return svg[:i] + svg[i+n+len(svgFontsEnd):], faces
 }

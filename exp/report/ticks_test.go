@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
@@ -137,5 +138,34 @@ func TestSizeTicksInBinaryUnits(t *testing.T) {
 	}
 	if got := fmtDataTick(3 << 20); got != "3.15e6" {
 		t.Errorf("3 MiB (not a power of two) labelled %q, want fmtTick's 3.15e6", got)
+	}
+}
+
+// A long size sweep in powers of two (ping-pong's 8 B … 16 MiB, 22 sizes)
+// is ticked at powers of two, every few doublings, labelled in binary
+// units ("32K", "8M"), not at decades that mixed "100000" with "1e6".
+func TestLongSizeSweepTicksAtPowersOfTwo(t *testing.T) {
+	var xs []float64
+	for v := 8.0; v <= 16<<20; v *= 2 {
+		xs = append(xs, v)
+	}
+	lay := PlotLayout(&Plot{LogX: true, Series: []Series{{Name: "a", X: xs, Y: xs}}})
+	var labels []string
+	for _, tk := range lay.XTicks {
+		if v := uint64(tk.Value); float64(v) != tk.Value || v&(v-1) != 0 {
+			t.Errorf("tick at %g: not a power of two", tk.Value)
+		}
+		if tk.Value < lay.XMin || tk.Value > lay.XMax {
+			t.Errorf("tick at %g outside the axis %g..%g", tk.Value, lay.XMin, lay.XMax)
+		}
+		if len(tk.Label) > 4 {
+			t.Errorf("tick label %q at %g: longer than 4 characters", tk.Label, tk.Value)
+		}
+		labels = append(labels, tk.Label)
+	}
+	if len(labels) < 4 || len(labels) > 8 || labels[0] != "8" ||
+		!slices.ContainsFunc(labels, func(l string) bool { return strings.HasSuffix(l, "K") }) ||
+		!slices.ContainsFunc(labels, func(l string) bool { return strings.HasSuffix(l, "M") }) {
+		t.Errorf("ticks %q: want 4 to 8 from 8, some in K and some in M", labels)
 	}
 }

@@ -272,7 +272,9 @@ func writeTable(b *bytes.Buffer, t Table) {
 	}
 	cells := make([][]string, 0, len(t.Rows)+1)
 	header := make([]string, n)
-	copy(header, t.Columns)
+	for j, c := range t.Columns {
+		header[j] = textHeader(t, c)
+	}
 	cells = append(cells, header)
 	right := make([]bool, n)
 	for j := range right {
@@ -438,6 +440,16 @@ func wrapLastColumn(b *bytes.Buffer, cells [][]string, width []int, right []bool
 	return true
 }
 
+// textHeader is the text and HTML tables' header of column c: its name,
+// with the unit of a plain-number column that Units names in brackets
+// ("block [B]"), since its cells print without one.
+func textHeader(t Table, c string) string {
+	if u := t.Units[c]; u != "" {
+		return c + " [" + u + "]"
+	}
+	return c
+}
+
 // numeric reports whether a cell is a number or a duration.
 func numeric(c any) bool {
 	switch c.(type) {
@@ -550,7 +562,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 			units[j] = columnUnit(t, j)
 		}
 		for j, c := range t.Columns {
-			header[j] = c + units[j]
+			header[j] = csvHeader(t, j, c, units[j])
 		}
 		if err := cw.Write(header); err != nil {
 			return err
@@ -574,8 +586,8 @@ func WriteCSV(w io.Writer, r *Result) error {
 }
 
 // withoutRoundedCopies returns r with each table's rounded copy of a
-// duration dropped: a column "X_us" beside a duration column "X" holds the
-// same time rounded to nanoseconds for the text report, and the CSV forms
+// duration dropped: a column "X_us" (or "X_ns") beside a duration column
+// "X" holds the same time rounded for the text report, and the CSV forms
 // already write "X [us]" at full precision — two columns of one quantity
 // would leave a reader guessing which to load. r itself is not modified.
 func withoutRoundedCopies(r *Result) *Result {
@@ -592,6 +604,9 @@ func dropRoundedCopies(t Table) Table {
 	var drop []int
 	for j, c := range t.Columns {
 		base, ok := strings.CutSuffix(c, "_us")
+		if !ok {
+			base, ok = strings.CutSuffix(c, "_ns")
+		}
 		if !ok {
 			continue
 		}
@@ -672,6 +687,66 @@ func columnUnit(t Table, j int) string {
 	return ""
 }
 
+// csvHeader is the CSV forms' header of column j, named name, whose
+// unit suffix columnUnit gave: name + unit when there is one; else, for a
+// column of plain numbers whose name ends in a unit ("dispatch_us",
+// "size_B", "bus_GB/s"; see nameUnit), the name with that unit in
+// brackets ("dispatch [us]"), so that every CSV column with a unit says
+// it the same way.
+func csvHeader(t Table, j int, name, unit string) string {
+	if unit != "" {
+		return name + unit
+	}
+	if base, u := nameUnit(name); u != "" && numberColumn(t, j) {
+		return base + " [" + u + "]"
+	}
+	return name
+}
+
+// nameUnit splits a column name ending in a unit suffix into the name
+// before it and the unit: "_us", "_ns" (durations), "_uj" (energy),
+// "_pct" (percent), "_B" (bytes), "_GBps", "_MBps", "_GB/s" (rates). A
+// ratio's name ("instr_per_B") carries no unit of its own: "", "".
+func nameUnit(name string) (base, unit string) {
+	i := strings.LastIndexByte(name, '_')
+	if i <= 0 || strings.HasSuffix(name[:i], "_per") || name[:i] == "per" {
+		return "", ""
+	}
+	switch name[i+1:] {
+	case "us", "ns", "B", "ppm":
+		unit = name[i+1:]
+	case "uj":
+		unit = "uJ"
+	case "pct":
+		unit = "%"
+	case "GBps", "GB/s":
+		unit = "GB/s"
+	case "MBps":
+		unit = "MB/s"
+	default:
+		return "", ""
+	}
+	return name[:i], unit
+}
+
+// numberColumn reports whether every present cell of column j is a plain
+// number (an integer or a float) and there is at least one.
+func numberColumn(t Table, j int) bool {
+	found := false
+	for _, row := range t.Rows {
+		if j >= len(row) || missingCell(row[j]) {
+			continue
+		}
+		switch row[j].(type) {
+		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+			found = true
+		default:
+			return false
+		}
+	}
+	return found
+}
+
 // Quantity is a table cell holding a value with a unit, such as a swept
 // parameter's "25Gbps": the text and HTML tables and the JSON print Text,
 // the CSV writes Value, a plain number, under a header suffixed " [Unit]",
@@ -688,6 +763,31 @@ func (q Quantity) String() string { return q.Text }
 
 // MarshalText implements encoding.TextMarshaler: JSON holds the text form.
 func (q Quantity) MarshalText() ([]byte, error) { return []byte(q.Text), nil }
+
+// ParseQuantity is a parameter value as the CLI prints it ("1.25us",
+// "256Gbps", "64KiB", "2GHz", "32") as a table cell: a Quantity printed as
+// given, whose CSV form is a number in a fixed unit (us, Gbps, B, GHz;
+// none for a plain number), so that a column of one kind of value loads
+// as numbers and a column mixing kinds (one knob a row) as numbers beside
+// their units. Anything else stays the string s.
+func ParseQuantity(s string) any {
+	if x, err := strconv.ParseFloat(s, 64); err == nil {
+		return Quantity{Text: s, Value: x}
+	}
+	if d, err := sim.ParseDuration(s); err == nil {
+		return Quantity{Text: s, Value: d.Micros(), Unit: "us"}
+	}
+	if r, err := unit.ParseRate(s); err == nil {
+		return Quantity{Text: s, Value: float64(r) * 8 / 1e9, Unit: "Gbps"}
+	}
+	if b, err := unit.ParseBytes(s); err == nil {
+		return Quantity{Text: s, Value: float64(b), Unit: "B"}
+	}
+	if f, err := unit.ParseFreq(s); err == nil {
+		return Quantity{Text: s, Value: float64(f) / 1e9, Unit: "GHz"}
+	}
+	return s
+}
 
 // quantityUnit is the unit shared by every present cell of column j when
 // all are Quantities, else "".

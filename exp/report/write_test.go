@@ -238,17 +238,17 @@ func TestEmptyTableSaysNone(t *testing.T) {
 	}
 }
 
-// TestCSVDropsRoundedCopies: a table's "X_us" column beside a duration
-// column "X" (the text report's rounded copy) is left out of both CSV forms,
+// TestCSVDropsRoundedCopies: a table's "X_us" or "X_ns" column beside a
+// duration column "X" (the text report's rounded copy) is left out of both CSV forms,
 // which write X at full precision; an "_us" column with no duration beside it
-// stays, and the text form keeps both.
+// stays (headed "runner_up [us]"), and the text form keeps both.
 func TestCSVDropsRoundedCopies(t *testing.T) {
 	r := &Result{Experiment: "x", Tables: []Table{{
 		Name:    "x",
-		Columns: []string{"strategy", "time", "time_us", "runner_up_us"},
+		Columns: []string{"strategy", "time", "time_us", "runner_up_us", "time_ns"},
 		Rows: [][]any{
-			{"CPU", sim.Time(1234567), 1.235, 2.5},
-			{"HDN", "-", "-", 3.0},
+			{"CPU", sim.Time(1234567), 1.235, 2.5, 1234.6},
+			{"HDN", "-", "-", 3.0, "-"},
 		},
 	}}}
 	var b bytes.Buffer
@@ -260,13 +260,53 @@ func TestCSVDropsRoundedCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, s := range map[string]string{"WriteCSV": b.String(), "CSVFiles": string(files[0].Data)} {
-		for _, want := range []string{"strategy,time [us],runner_up_us\n", "CPU,1.234567,2.5\n", "HDN,,3\n"} {
+		for _, want := range []string{"strategy,time [us],runner_up [us]\n", "CPU,1.234567,2.5\n", "HDN,,3\n"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s lacks %q:\n%s", name, want, s)
 			}
 		}
 	}
-	if got := r.Tables[0].Columns; len(got) != 4 {
+	if got := r.Tables[0].Columns; len(got) != 5 {
 		t.Errorf("the result's table was modified: %v", got)
+	}
+}
+
+// TestCSVHeaderUnitSuffix: a plain-number column whose name ends in a unit
+// ("dispatch_us") is headed with the unit in brackets in both CSV forms,
+// as a column with Units or durations is; a ratio ("instr_per_B"), a
+// column with text cells and a name with no unit suffix keep their names,
+// and the text table keeps the name as it is.
+func TestCSVHeaderUnitSuffix(t *testing.T) {
+	r := &Result{Experiment: "x", Tables: []Table{{
+		Name: "x",
+		Columns: []string{"dispatch_us", "size_B", "bus_GB/s", "fifo_GBps", "qp_MBps", "energy_uj", "margin_pct",
+			"init_ns", "instr_per_B", "label_us", "hits", "block_B"},
+		Rows: [][]any{
+			{1.5, 8, 2.25, 3.0, 4.0, 5.0, 6.0, int64(7), 0.5, "a", 3, "-"},
+			{2.5, 16, 2.5, 3.5, 4.5, 5.5, 6.5, int64(8), 0.25, "b", 4, 4096},
+		},
+		Units: map[string]string{"block_B": "KiB"},
+	}}}
+	want := "dispatch [us],size [B],bus [GB/s],fifo [GB/s],qp [MB/s],energy [uJ],margin [%]," +
+		"init [ns],instr_per_B,label_us,hits,block_B [KiB]\n"
+	var b bytes.Buffer
+	if err := WriteCSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	files, err := CSVFiles("out.csv", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{"WriteCSV": b.String(), "CSVFiles": string(files[0].Data)} {
+		if !strings.Contains(s, want) {
+			t.Errorf("%s lacks %q:\n%s", name, want, s)
+		}
+	}
+	var text bytes.Buffer
+	if err := WriteTable(&text, r.Tables[0]); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "dispatch_us") {
+		t.Errorf("the text table renamed its columns:\n%s", text.String())
 	}
 }

@@ -118,7 +118,7 @@ func d1Vector(c *Ctx, e Entry) (map[string]map[float64]float64, error) {
 	}
 	out := map[string]map[float64]float64{}
 	for _, m := range []string{"host", "iovec", "specialized", "hpu-local", "ro-cp", "rw-cp"} {
-		out[m] = series(t, "block", "GBps", "method", m)
+		out[m] = series(t, "block", "bandwidth_GBps", "method", m)
 	}
 	return out, nil
 }
@@ -201,7 +201,7 @@ func d1Fig9c(c *Ctx, e Entry) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	s := series(t, "block", "GBps", "model", "pulp")
+	s := series(t, "block", "bandwidth_GBps", "model", "pulp")
 	at := s[256] * 8
 	above := true
 	for _, b := range keys(s) {
@@ -228,7 +228,7 @@ func d1Kernels(c *Ctx, e Entry, col string) (pulp, arm map[float64]float64, err 
 }
 
 func d1Fig10(c *Ctx, e Entry) (Outcome, error) {
-	p, a, err := d1Kernels(c, e, "GBps")
+	p, a, err := d1Kernels(c, e, "bandwidth_GBps")
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -342,7 +342,7 @@ func d1Fig13a(c *Ctx, e Entry) (Outcome, error) {
 	g := map[string]map[float64]float64{}
 	best := 0.0
 	for _, m := range []string{"specialized", "hpu-local", "ro-cp", "rw-cp"} {
-		g[m] = series(t, "hpus", "GBps", "method", m)
+		g[m] = series(t, "hpus", "bandwidth_GBps", "method", m)
 		for _, x := range g[m] {
 			best = max(best, x)
 		}

@@ -40,7 +40,7 @@ func d2() []Evaluator {
 			if err != nil {
 				return Outcome{}, err
 			}
-			return Num(r.Float("MBps")*8/1000, "%s, %d B messages, one GPU thread", what, size), nil
+			return Num(r.Float("bandwidth_MBps")*8/1000, "%s, %d B messages, one GPU thread", what, size), nil
 		}
 	}
 	placement := func(qp, cq string) func(c *Ctx, e Entry) (Outcome, error) {
@@ -104,7 +104,7 @@ func d2() []Evaluator {
 				if err != nil {
 					return Outcome{}, err
 				}
-				if bw := r.Float("MBps"); bw > best {
+				if bw := r.Float("bandwidth_MBps"); bw > best {
 					best, name = bw, v
 				}
 			}
@@ -112,8 +112,8 @@ func d2() []Evaluator {
 			if err != nil {
 				return Outcome{}, err
 			}
-			return Num(best/cpu.Float("MBps"), "32 KB: best GPU thread (%s) %.0f MB/s, CPU-driven (one doorbell per post, pipelined) %.0f MB/s",
-				name, best, cpu.Float("MBps")), nil
+			return Num(best/cpu.Float("bandwidth_MBps"), "32 KB: best GPU thread (%s) %.0f MB/s, CPU-driven (one doorbell per post, pipelined) %.0f MB/s",
+				name, best, cpu.Float("bandwidth_MBps")), nil
 		}},
 		{Prefix: "d2-table2-qpgpu-cqgpu", Eval: placement("gpu", "gpu")},
 		{Prefix: "d2-table2-qpgpu-cqcpu", Eval: placement("gpu", "host")},
@@ -131,7 +131,7 @@ func d2() []Evaluator {
 			bw, lat := map[string]float64{}, map[string]float64{}
 			for _, r := range Rows(t) {
 				k := fmt.Sprint(r["qp_loc"], "/", r["cq_loc"])
-				bw[k], lat[k] = r.Float("GBps"), r.Float("single_msg_latency_us")
+				bw[k], lat[k] = r.Float("bandwidth_GBps"), r.Float("single_msg_latency_us")
 			}
 			best := true
 			for k, l := range lat {
