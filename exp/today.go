@@ -7,12 +7,10 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
-	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/strategy"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -420,29 +418,6 @@ func counted(n any, word string) string {
 	return fmt.Sprintf("%v %ss", n, word)
 }
 
-// knobCell is a knob value as scaleKnob prints it ("1.25us", "256Gbps",
-// "32") as a table cell: printed as given, and in the CSV a number in a
-// fixed unit (us, Gbps, B, GHz; none for a count) beside that unit, since
-// one column holds the values of knobs of different kinds.
-func knobCell(s string) any {
-	if x, err := strconv.ParseFloat(s, 64); err == nil {
-		return report.Quantity{Text: s, Value: x}
-	}
-	if d, err := sim.ParseDuration(s); err == nil {
-		return report.Quantity{Text: s, Value: d.Micros(), Unit: "us"}
-	}
-	if r, err := unit.ParseRate(s); err == nil {
-		return report.Quantity{Text: s, Value: float64(r) * 8 / 1e9, Unit: "Gbps"}
-	}
-	if b, err := unit.ParseBytes(s); err == nil {
-		return report.Quantity{Text: s, Value: float64(b), Unit: "B"}
-	}
-	if f, err := unit.ParseFreq(s); err == nil {
-		return report.Quantity{Text: s, Value: float64(f) / 1e9, Unit: "GHz"}
-	}
-	return s
-}
-
 // scaleKnob multiplies the numeric parameter name of c by f (a count
 // rounded, at least 1) and returns the new value as printed.
 func scaleKnob(c *Config, name string, f float64) (string, error) {
@@ -640,7 +615,7 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	where := report.Table{Name: "where", Columns: []string{"preset", "workload", "points", "fastest"}}
 	points := report.Table{Name: "winners", Columns: []string{"preset", "workload", "point", "fastest", "time_us", "runner_up", "runner_up_us", "margin_pct", "flipped_by"}}
 	tornado := report.Table{Name: "tornado", Columns: []string{"preset", "knob", "low", "high", "points", "changed_low", "changed_high", "changes"}}
-	trust := report.Table{Name: "trust", Columns: []string{"preset", "workload", "points", "winner_holds_on_checked", "knobs_that_flip_a_winner"}}
+	trust := report.Table{Name: "trust", Columns: []string{"preset", "workload", "points", "checked", "winner_holds", "knobs_that_flip_a_winner"}}
 	plot := &report.Plot{Title: fmt.Sprintf("Does the winner survive the unpublished values? Share of the tornado grid whose fastest strategy changes, each value / and x %g", cfg.Today.Factor),
 		XLabel: "points whose winner changes (%)", TornadoLegend: [2]string{fmt.Sprintf("value / %g", cfg.Today.Factor), fmt.Sprintf("value x %g", cfg.Today.Factor)}}
 	flipped := map[string][]string{} // preset workload point -> knobs
@@ -707,7 +682,7 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 				}
 				return round3(100 * float64(c) / float64(n))
 			}
-			tornado.Rows = append(tornado.Rows, []any{preset, kn, knobCell(vals[0]), knobCell(vals[1]), n, low, high, strings.Join(changes, "; ")})
+			tornado.Rows = append(tornado.Rows, []any{preset, kn, report.ParseQuantity(vals[0]), report.ParseQuantity(vals[1]), n, low, high, strings.Join(changes, "; ")})
 			plot.Tornado = append(plot.Tornado, report.TornadoBar{Label: preset + " " + kn, Low: -pct(low), High: pct(high)})
 		}
 		for _, w := range cfg.Today.Workloads {
@@ -757,11 +732,13 @@ func todayAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 				}
 			}
 			flush()
-			verdict := "not checked (today.tornado = false)"
+			// Counts, so that the CSV's columns load as numbers; "-" (an
+			// empty cell) where no tornado ran (today.tornado = false).
+			checked, held := any("-"), any("-")
 			if cfg.Today.Tornado {
-				verdict = fmt.Sprintf("%d of %d checked", holds, total)
+				checked, held = total, holds
 			}
-			trust.Rows = append(trust.Rows, []any{preset, w, all, verdict, strings.Join(flips, " ")})
+			trust.Rows = append(trust.Rows, []any{preset, w, all, checked, held, strings.Join(flips, " ")})
 		}
 	}
 	res := &report.Result{Experiment: "today", Seed: cfg.Run.Seed, Tables: []report.Table{where, points, trust}}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -33,9 +35,45 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // runExit is run with the function that ends the process on an interrupt.
 func runExit(args []string, stdout, stderr io.Writer, exit func(int)) int {
-	root := newRootCmd(stdout, stderr)
+	out := &outWriter{w: stdout}
+	root := newRootCmd(out, stderr)
 	root.SetArgs(args)
-	return reportError(withSession(root, stderr, exit, args...), args, stderr)
+	err := withSession(root, stderr, exit, args...)
+	if werr := out.failed(); werr != nil && (err == nil || errors.Is(err, werr)) {
+		// A failed write is no bad input, though --version's (before
+		// the session starts) came back as one.
+		fmt.Fprintf(stderr, "gpunetsim: writing standard output: %v\n", unwrapPath(werr))
+		return exitFailure
+	}
+	return reportError(err, args, stderr)
+}
+
+// outWriter is standard output, remembering its first write error: cobra
+// writes help and usage without checking, so --help > /dev/full exited 0
+// with nothing written.
+type outWriter struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.mu.Lock()
+		if o.err == nil {
+			o.err = err
+		}
+		o.mu.Unlock()
+	}
+	return n, err
+}
+
+// failed returns the first write error.
+func (o *outWriter) failed() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
 }
 
 // flagError wraps errors from flag parsing.
@@ -72,5 +110,14 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.AddCommand(newDDTCmd(stdout), newGoalCmd(stdout, stderr))
 	addSimCommands(root, stdout, stderr)
+	// cobra's completion command, made now rather than when it runs, is
+	// a group like ddt and goal: an unknown shell printed the help with
+	// exit 0.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			groupCmd(c)
+		}
+	}
 	return root
 }

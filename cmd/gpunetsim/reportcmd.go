@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -46,6 +47,11 @@ crossovers between plotted series, notes, and every parameter with the seed.
 				// An empty selection means every experiment: not what --only '' asks.
 				return badInput(fmt.Errorf("--only: empty list: name at least one experiment, or leave --only out for every one"))
 			}
+			only, err := cleanOnly(o.only)
+			if err != nil {
+				return badInput(err)
+			}
+			o.only = only
 			if err := checkCacheFlags(o.cache, o.fresh); err != nil {
 				return err
 			}
@@ -66,6 +72,23 @@ crossovers between plotted series, notes, and every parameter with the seed.
 // reportStudy is the study of every registered experiment at a size,
 // less those the preset's NIC cannot run (exp.Experiment.Hardware: GPUrdma
 // on a Cassini NIC), which skipped lists with the reason.
+// cleanOnly returns the --only names without surrounding spaces and
+// repeats, as a --set list reads them; an empty name (a stray comma) is
+// bad input, not "every experiment".
+func cleanOnly(only []string) ([]string, error) {
+	var out []string
+	for _, n := range only {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			return nil, fmt.Errorf("--only %s: an empty name (a stray comma): name experiments, or leave --only out for every one", strings.Join(only, ","))
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
 func reportStudy(size, preset string, only ...string) (s study.Study, skipped [][2]string, err error) {
 	if size != "default" && size != "quick" {
 		return study.Study{}, nil, fmt.Errorf("--size %q: must be default or quick", size)
@@ -81,12 +104,17 @@ func reportStudy(size, preset string, only ...string) (s study.Study, skipped []
 	list := exp.List()
 	if len(only) > 0 {
 		list = nil
+		var errs []error
 		for _, name := range only {
 			e, err := exp.Lookup(name)
 			if err != nil {
-				return study.Study{}, nil, fmt.Errorf("--only: %w", err)
+				errs = append(errs, fmt.Errorf("--only: %w", err)) // each unknown name its own line
+				continue
 			}
 			list = append(list, e)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return study.Study{}, nil, err
 		}
 	}
 	s = study.Study{Name: "report-" + size}

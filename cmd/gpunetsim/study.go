@@ -645,7 +645,13 @@ func batchScript(arg string, f studyFlags, s submitOptions, p prepared, out stri
 	if err != nil {
 		return "", err
 	}
-	cmd := []string{s.exe, "study", "run", studyArg, "--cache", cache}
+	// The executable too (--gpunetsim ./g ran "./g", which a task
+	// started elsewhere, sbatch --chdir, does not find).
+	exe, err := abs(s.exe)
+	if err != nil {
+		return "", err
+	}
+	cmd := []string{exe, "study", "run", studyArg, "--cache", cache}
 	if f.load.Preset != "" {
 		cmd = append(cmd, "--preset", f.load.Preset)
 	}

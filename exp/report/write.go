@@ -586,8 +586,8 @@ func WriteCSV(w io.Writer, r *Result) error {
 }
 
 // withoutRoundedCopies returns r with each table's rounded copy of a
-// duration dropped: a column "X_us" beside a duration column "X" holds the
-// same time rounded to nanoseconds for the text report, and the CSV forms
+// duration dropped: a column "X_us" (or "X_ns") beside a duration column
+// "X" holds the same time rounded for the text report, and the CSV forms
 // already write "X [us]" at full precision — two columns of one quantity
 // would leave a reader guessing which to load. r itself is not modified.
 func withoutRoundedCopies(r *Result) *Result {
@@ -604,6 +604,9 @@ func dropRoundedCopies(t Table) Table {
 	var drop []int
 	for j, c := range t.Columns {
 		base, ok := strings.CutSuffix(c, "_us")
+		if !ok {
+			base, ok = strings.CutSuffix(c, "_ns")
+		}
 		if !ok {
 			continue
 		}
@@ -760,6 +763,31 @@ func (q Quantity) String() string { return q.Text }
 
 // MarshalText implements encoding.TextMarshaler: JSON holds the text form.
 func (q Quantity) MarshalText() ([]byte, error) { return []byte(q.Text), nil }
+
+// ParseQuantity is a parameter value as the CLI prints it ("1.25us",
+// "256Gbps", "64KiB", "2GHz", "32") as a table cell: a Quantity printed as
+// given, whose CSV form is a number in a fixed unit (us, Gbps, B, GHz;
+// none for a plain number), so that a column of one kind of value loads
+// as numbers and a column mixing kinds (one knob a row) as numbers beside
+// their units. Anything else stays the string s.
+func ParseQuantity(s string) any {
+	if x, err := strconv.ParseFloat(s, 64); err == nil {
+		return Quantity{Text: s, Value: x}
+	}
+	if d, err := sim.ParseDuration(s); err == nil {
+		return Quantity{Text: s, Value: d.Micros(), Unit: "us"}
+	}
+	if r, err := unit.ParseRate(s); err == nil {
+		return Quantity{Text: s, Value: float64(r) * 8 / 1e9, Unit: "Gbps"}
+	}
+	if b, err := unit.ParseBytes(s); err == nil {
+		return Quantity{Text: s, Value: float64(b), Unit: "B"}
+	}
+	if f, err := unit.ParseFreq(s); err == nil {
+		return Quantity{Text: s, Value: float64(f) / 1e9, Unit: "GHz"}
+	}
+	return s
+}
 
 // quantityUnit is the unit shared by every present cell of column j when
 // all are Quantities, else "".

@@ -238,17 +238,17 @@ func TestEmptyTableSaysNone(t *testing.T) {
 	}
 }
 
-// TestCSVDropsRoundedCopies: a table's "X_us" column beside a duration
-// column "X" (the text report's rounded copy) is left out of both CSV forms,
+// TestCSVDropsRoundedCopies: a table's "X_us" or "X_ns" column beside a
+// duration column "X" (the text report's rounded copy) is left out of both CSV forms,
 // which write X at full precision; an "_us" column with no duration beside it
 // stays (headed "runner_up [us]"), and the text form keeps both.
 func TestCSVDropsRoundedCopies(t *testing.T) {
 	r := &Result{Experiment: "x", Tables: []Table{{
 		Name:    "x",
-		Columns: []string{"strategy", "time", "time_us", "runner_up_us"},
+		Columns: []string{"strategy", "time", "time_us", "runner_up_us", "time_ns"},
 		Rows: [][]any{
-			{"CPU", sim.Time(1234567), 1.235, 2.5},
-			{"HDN", "-", "-", 3.0},
+			{"CPU", sim.Time(1234567), 1.235, 2.5, 1234.6},
+			{"HDN", "-", "-", 3.0, "-"},
 		},
 	}}}
 	var b bytes.Buffer
@@ -266,7 +266,7 @@ func TestCSVDropsRoundedCopies(t *testing.T) {
 			}
 		}
 	}
-	if got := r.Tables[0].Columns; len(got) != 4 {
+	if got := r.Tables[0].Columns; len(got) != 5 {
 		t.Errorf("the result's table was modified: %v", got)
 	}
 }

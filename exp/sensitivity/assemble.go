@@ -235,19 +235,22 @@ func names(outs []report.Output) string {
 // knobTable ranks the knobs by the largest change they caused in any
 // output.
 func knobTable(ks []params.Info, runs []*run, outs []report.Output, effs [][]effect, factor float64) report.Table {
-	t := report.Table{Name: "knobs", Columns: []string{"knob", "value", fmt.Sprintf("÷%g", factor), fmt.Sprintf("×%g", factor), "largest change %", "of output", "outputs moved ≥ 1%"}}
+	t := report.Table{Name: "knobs", Columns: []string{"knob", "value", fmt.Sprintf("÷%g", factor), fmt.Sprintf("×%g", factor), "largest change", "of output", "outputs moved ≥ 1%"},
+		Units: map[string]string{"largest change": "%"}}
 	type row struct {
 		cells   []any
 		largest float64
 	}
 	var rows []row
 	for ki, k := range ks {
-		low, high := "not run", "not run"
+		// Values as numbers with units in the CSV (report.ParseQuantity);
+		// "-", an empty CSV cell, for a run that was not made.
+		low, high := any("-"), any("-")
 		for _, r := range runs[1:] {
 			if r.knob == k.Name && r.up {
-				high = r.value
+				high = report.ParseQuantity(r.value)
 			} else if r.knob == k.Name {
-				low = r.value
+				low = report.ParseQuantity(r.value)
 			}
 		}
 		largest, which, moved := 0.0, "-", 0
@@ -260,7 +263,7 @@ func knobTable(ks []params.Info, runs []*run, outs []report.Output, effs [][]eff
 				largest, which = sz, o.Name
 			}
 		}
-		rows = append(rows, row{[]any{k.Name, k.Value, low, high, round2(largest), which, moved}, largest})
+		rows = append(rows, row{[]any{k.Name, report.ParseQuantity(k.Value), low, high, round2(largest), which, moved}, largest})
 	}
 	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(b.largest, a.largest) })
 	for _, r := range rows {
@@ -275,9 +278,11 @@ func outputTable(outs []report.Output, effs [][]effect, factor float64) report.T
 	for oi, o := range outs {
 		es := slices.Clone(effs[oi])
 		slices.SortStableFunc(es, func(a, b effect) int { return cmp.Compare(b.size(o.Value), a.size(o.Value)) })
-		base := "none"
+		// The base value prints with its unit; the CSV holds the number
+		// beside a unit column, outputs of every kind sharing the column.
+		base := any("-")
 		if !math.IsNaN(o.Value) {
-			base = strings.TrimSpace(fmt.Sprintf("%.4g %s", o.Value, o.Unit))
+			base = report.Quantity{Text: strings.TrimSpace(fmt.Sprintf("%.4g %s", o.Value, o.Unit)), Value: o.Value, Unit: o.Unit}
 		}
 		listed := 0
 		for _, e := range es {

@@ -1,9 +1,12 @@
 package sensitivity
 
 import (
+	"bytes"
+	"encoding/csv"
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -90,6 +93,45 @@ func TestKnobsMoveTheOutputsTheyDrive(t *testing.T) {
 	}
 	if !slices.Contains(labels, "cpu.l1d_misses") || !slices.Contains(labels, "gpu.launch") || width(0) < width(1) {
 		t.Errorf("tornado %+v: want cpu.l1d_misses and gpu.launch, widest first", r.Plot.Tornado)
+	}
+}
+
+// The CSV forms of the tables load as numbers where they hold numbers: a
+// knob's values (one knob a row, of any kind) beside their units, an
+// output's base value beside its unit, the largest change in percent; a
+// run not made (link.latency is 0) an empty cell.
+func TestTablesLoadAsNumbers(t *testing.T) {
+	r, err := Run(small(t), "allreduce", Options{Knobs: []string{"cpu.l1d_misses", "gpu.launch", "link.latency"}, Factor: 2}, exp.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := report.CSVFiles("s.csv", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"knobs":   {"knob", "value", "value unit", "÷2", "÷2 unit", "×2", "×2 unit", "largest change [%]"},
+		"outputs": {"output", "base", "base unit"},
+	}
+	for _, f := range files[:len(files)-1] {
+		recs, err := csv.NewReader(bytes.NewReader(f.Data)).ReadAll()
+		if err != nil || len(recs) < 2 {
+			t.Fatalf("%s: %v, %d records", f.Path, err, len(recs))
+		}
+		cols := want[f.Table]
+		if len(recs[0]) < len(cols) || !slices.Equal(recs[0][:len(cols)], cols) {
+			t.Errorf("%s: header %q, want it to start %q", f.Path, recs[0], cols)
+		}
+		for j, name := range cols {
+			if name == "knob" || name == "output" || strings.HasSuffix(name, " unit") {
+				continue
+			}
+			for _, rec := range recs[1:] {
+				if _, err := strconv.ParseFloat(rec[j], 64); err != nil && rec[j] != "" {
+					t.Errorf("%s: column %q holds %q, not a number", f.Path, name, rec[j])
+				}
+			}
+		}
 	}
 }
 
