@@ -186,7 +186,7 @@ func runGoal(cmd *cobra.Command, args []string, f *goalRunFlags, stdout, stderr 
 			defer fh.Close()
 			in = fh
 		}
-		gf, err := goal.Open(in)
+		gf, err := goal.Open(guardSpool(in, args[0]))
 		if err != nil {
 			if errors.Is(err, goal.ErrSyntax) {
 				return badInput(fmt.Errorf("%s: %w", args[0], err))
