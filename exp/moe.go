@@ -253,11 +253,14 @@ func moeSimulate(p Point, env Env) ([]byte, error) {
 		Functional: p.Config.Run.Functional, Verified: r.Verified, Events: c.Engine.Events()})
 }
 
+// moeGBps is bytes moved in t as GB/s, unrounded: the CSV keeps full
+// precision (three decimals left one digit for small inter-node shares)
+// and the text table rounds to significant digits itself.
 func moeGBps(bytes float64, t sim.Time) float64 {
 	if t <= 0 {
 		return 0
 	}
-	return round3(bytes / t.Seconds() / 1e9)
+	return bytes / t.Seconds() / 1e9
 }
 
 func moeAssemble(cfg Config, raw [][]byte) (*report.Result, error) {

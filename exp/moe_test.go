@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
 
@@ -66,6 +67,14 @@ func TestMoEExperiment(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("want an error naming %s, got %v", field, err)
 		}
+	}
+}
+
+// A phase's GB/s keeps its precision: 8 B in 3 us is 0.00267 GB/s, not
+// the 0.003 that rounding to three decimals made of it.
+func TestMoEGBpsKeepsPrecision(t *testing.T) {
+	if got, want := moeGBps(8, 3*sim.Microsecond), 8/(3*sim.Microsecond).Seconds()/1e9; got != want {
+		t.Errorf("8 B in 3us: %v GB/s, want %v", got, want)
 	}
 }
 

@@ -193,12 +193,20 @@ func (q *eventQueue) pop() (Time, event) {
 }
 
 // peekKey returns the earliest pending key. The queue must not be empty.
+// The heap's earliest key is looked up once (dueFirst's and a second min
+// were two lookups: passMarks asks before nearly every event of a run
+// with marks or chains).
 func (q *eventQueue) peekKey() (Time, uint64) {
-	if q.dueFirst() {
+	if q.heap.n == 0 {
 		d := &q.due[q.dueHead]
 		return d.t, d.seq
 	}
 	k := q.heap.min()
+	if q.dueHead < len(q.due) {
+		if d := &q.due[q.dueHead]; d.t < k.t || d.t == k.t && d.seq < k.seq {
+			return d.t, d.seq
+		}
+	}
 	return k.t, k.seq
 }
 

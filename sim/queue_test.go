@@ -68,6 +68,13 @@ func TestQueueOrderAgainstSortedList(t *testing.T) {
 				if len(ref) > 0 && q.peekTime() < now {
 					t.Fatalf("op %d: earliest time %v before now %v", i, q.peekTime(), now)
 				}
+				if len(ref) > 0 {
+					// The marks' look at the earliest key (passMarks).
+					slices.SortFunc(ref, func(a, b key) int { return int(lessBit(&b, &a)) - int(lessBit(&a, &b)) })
+					if pt, ps := q.peekKey(); pt != ref[0].t || ps != ref[0].seq {
+						t.Fatalf("op %d: peekKey (%v, %d), want (%v, %d)", i, pt, ps, ref[0].t, ref[0].seq)
+					}
+				}
 			}
 			if q.len() != len(ref) {
 				t.Fatalf("op %d: len %d, want %d", i, q.len(), len(ref))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,12 +38,14 @@ func runExit(args []string, stdout, stderr io.Writer, exit func(int)) int {
 	out := &outWriter{w: stdout}
 	root := newRootCmd(out, stderr)
 	root.SetArgs(args)
-	code := reportError(withSession(root, stderr, exit, args...), args, stderr)
-	if err := out.failed(); code == exitOK && err != nil {
-		fmt.Fprintf(stderr, "gpunetsim: writing standard output: %v\n", unwrapPath(err))
+	err := withSession(root, stderr, exit, args...)
+	if werr := out.failed(); werr != nil && (err == nil || errors.Is(err, werr)) {
+		// A failed write is no bad input, though --version's (before
+		// the session starts) came back as one.
+		fmt.Fprintf(stderr, "gpunetsim: writing standard output: %v\n", unwrapPath(werr))
 		return exitFailure
 	}
-	return code
+	return reportError(err, args, stderr)
 }
 
 // outWriter is standard output, remembering its first write error: cobra

@@ -180,6 +180,11 @@ func readConfigFlag(cmd *cobra.Command) error {
 	if c.o.File == "-" && cmd.Name() == "submit" {
 		return badInput(errors.New("--config -: the submitted tasks read the configuration again, without this standard input: give a file"))
 	}
+	if fi, err := os.Stat(c.o.File); err == nil && cmd.Name() == "submit" && !fi.Mode().IsRegular() && !fi.IsDir() {
+		// A FIFO or <(...): a task waited for a writer that never came,
+		// or read nothing and ran the defaults.
+		return badInput(fmt.Errorf("--config %s: not a regular file (%v): the submitted tasks read the configuration again, elsewhere: give a file", c.o.File, fi.Mode().Type()))
+	}
 	if err := c.o.ReadFile(cmd.InOrStdin()); err != nil {
 		return badInput(err)
 	}

@@ -251,6 +251,10 @@ type inflight struct {
 	hops  int
 	hop   int
 	intra bool // on the node's GPU fabric, not the network
+	// wire is the packet's bytes on a link (payload and header), taken
+	// once at Send: each hop's forward and arrival counted them through
+	// the packet, a cold read of it at every switch at a thousand nodes.
+	wire uint64
 	// key orders packets that reach one switch output port in the same
 	// picosecond (Fabric.sortTies): the source slot and its packet count.
 	key uint64
@@ -280,8 +284,9 @@ func (f *Fabric) Send(p Packet) {
 	if !ok {
 		in = new(inflight)
 	}
-	*in = inflight{f: f, p: p, ser: f.Serialization(p.PayloadBytes()), route: route, hops: hops,
-		key: uint64(src)<<40 | f.sent[src].Pkts}
+	pb := p.PayloadBytes()
+	*in = inflight{f: f, p: p, ser: f.Serialization(pb), route: route, hops: hops,
+		key: uint64(src)<<40 | f.sent[src].Pkts, wire: uint64(pb + f.link.Header)}
 	in.forward(f.e.Now())
 }
 
@@ -296,7 +301,9 @@ func (f *Fabric) sendIntra(p Packet, src, dst int) {
 	if !ok {
 		in = new(inflight)
 	}
-	*in = inflight{f: f, p: p, ser: f.node.serialization(f, p.PayloadBytes()), route: route, hops: hops, intra: true}
+	pb := p.PayloadBytes()
+	*in = inflight{f: f, p: p, ser: f.node.serialization(f, pb), route: route, hops: hops, intra: true,
+		wire: uint64(pb + f.link.Header)}
 	in.forward(f.e.Now())
 }
 
@@ -346,7 +353,7 @@ func (in *inflight) forward(t sim.Time) {
 	start := max(t, pt.free)
 	pt.free = start + in.ser
 	pt.pkts++
-	pt.bytes += uint64(in.p.PayloadBytes() + in.f.link.Header)
+	pt.bytes += in.wire
 	lat, swLat := in.f.link.Latency, in.f.sw.Latency
 	if in.intra {
 		lat, swLat = in.f.node.latency(in.hop), 0
@@ -373,7 +380,7 @@ func (in *inflight) Handle(arg uint64) {
 	if arg != handedOver {
 		done := in.route[in.hop-1] // the link the packet just crossed
 		done.donePkts++
-		done.doneBytes += uint64(in.p.PayloadBytes() + in.f.link.Header)
+		done.doneBytes += in.wire
 	}
 	if arg == 1 {
 		f, p := in.f, in.p

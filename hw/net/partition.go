@@ -126,7 +126,7 @@ func (in *inflight) handOver(t sim.Time, owner int) {
 	sh := in.f.shard
 	done := in.route[in.hop-1]
 	done.donePkts++
-	done.doneBytes += uint64(in.p.PayloadBytes() + in.f.link.Header)
+	done.doneBytes += in.wire
 	in.f = sh.shards[owner]
 	sh.g.Post(sh.part, owner, t, in, handedOver)
 }

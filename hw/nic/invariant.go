@@ -76,7 +76,7 @@ func (n *NIC) Invariants(now sim.Time) []sim.Violation {
 			bad("counter %d: success %d reached the threshold %d of an op still armed", i, c.success, c.armed[0].threshold)
 		}
 	}
-	if x := n.xtq.in; x.holding != 0 || len(x.backlog) != 0 {
+	if x := n.xin; x.holding != 0 || len(x.backlog) != 0 {
 		bad("XTQ: %d hold slot(s) taken and %d packet(s) waiting at the ingress", x.holding, len(x.backlog))
 	}
 	if n.xtq.stats.MaxHeld > n.spec.XtqHoldDepth {

@@ -23,77 +23,83 @@ const doorbellSize unit.Bytes = 8
 // it to the fabric at index id. All methods run inside the engine's
 // goroutine; only the ones taking a *sim.Proc block, and only that process.
 type NIC struct {
-	// attached are the invariant checks of engines attached to the NIC
-	// (sPIN), run with its own (AttachInvariants).
-	attached []func(now sim.Time) []sim.Violation
-	e        *sim.Engine
-	id       int
-	name     string
-	track    string
-	spec     Spec
+	// The fields every packet, trigger and command of a run reads come
+	// first, together: at a thousand nodes a NIC is cold again at each of
+	// its engine's windows, and its hot fields were spread over most of
+	// its 25 cache lines (the Spec, XTQ's state and the names between
+	// them).
+	e    *sim.Engine
+	id   int
+	mem  *mem.Memory
+	link *pcie.Link
+	fab  *net.Fabric
 	// c2c is the chip-to-chip link between the root complex the NIC
 	// hangs on and the GPU's memory (UseC2C); nil elsewhere.
-	c2c *pcie.Link
-	// localMsg numbers the puts LocalPut delivered.
-	localMsg uint64
-	mem      *mem.Memory
-	link     *pcie.Link
-	fab      *net.Fabric
-	// ctrlFree pools payload-free control payloads (ctrlbuf.go).
-	ctrlFree sim.FreeList[*ctrlBuf]
-	// eagerPayloads copies payloads out of memory at send, never as
-	// snapshots (tests compare the two).
-	eagerPayloads bool
+	c2c           *pcie.Link
+	v             *verbs // verbs front end (verbs*.go), made on first use
 	maxPayload    unit.Bytes
 	flowPiece     unit.Bytes // flow model: the link's packet payload (UseFlows); 0 in the packet model
+	lastIssue     sim.Time   // when the last command began on the NIC (issue)
+	lastLanded    sim.Time   // when the last incoming put's or atomic's bytes were all visible
+	nextMsg       uint64
+	rxStalled     bool // a sPIN context refused a packet (packet buffer full)
+	eagerPayloads bool // copy payloads out of memory at send, never as snapshots (tests compare the two)
+	// poisonRetired: tests overwrite retired packets and message records
+	// and never reuse them (always in a build with the nicpoison tag).
+	poisonRetired bool
 	stats         Stats
-	lastIssue     sim.Time // when the last command began on the NIC (issue)
-	lastLanded    sim.Time // when the last incoming put's or atomic's bytes were all visible
 	// sends holds the packets whose payload DMA is under way, as the
 	// events that hand them to the fabric: DMA reads complete in issue
 	// order, so only the first is in the engine's queue (sim.Chain).
 	sends sim.Chain
-
+	in    map[uint64]*inMsg    // target messages by (source, msg id)
+	out   map[uint64]*outMsg   // initiator messages awaiting an ack or a reply
+	early map[uint64][]*Packet // payload packets that overtook their header
 	pts   []*pt
-	meSeq uint64
-
-	nextMsg uint64
-	out     map[uint64]*outMsg    // initiator messages awaiting an ack or a reply
-	outFree sim.FreeList[*outMsg] // acknowledged sends' records, for reuse (onAck)
-	in      map[uint64]*inMsg     // target messages by (source, msg id)
-	early   map[uint64][]*Packet  // payload packets that overtook their header
+	// xin is XTQ's hold buffer at the ingress (xtq_hold.go), which every
+	// arriving packet checks.
+	xin xtqIngress
 
 	inFree   sim.Time // inbound engine (parse + match) busy until
 	upVis    sim.Time // latest posted DMA write visibility (writes stay ordered)
 	trigFree sim.Time // triggered-op evaluation unit busy until
 	trigSeq  uint64
 	dmaOut   int // outstanding DMA requests
-	// tagFree holds, for each of Spec.ReadTags read tags, when it is free
-	// again (a min-heap); empty when reads are unbounded.
-	tagFree []sim.Time
 
-	rxStalled bool      // a sPIN context refused a packet (packet buffer full)
-	rxHeld    []*Packet // packets waiting behind the refused one, in arrival order
-
+	// ctrlFree pools payload-free control payloads (ctrlbuf.go).
+	ctrlFree sim.FreeList[*ctrlBuf]
 	// Packet arrays of messages whose every packet was retired here, by
 	// packet count (recycle.go).
 	pktFree [][][]Packet
-	// poisonRetired: tests overwrite retired packets and message records
-	// and never reuse them (always in a build with the nicpoison tag).
-	poisonRetired bool
 	// Message records whose last use is over, for reuse (recycle.go):
-	// the initiator's issue records whose ack retired here, and the
-	// target's records of completed puts.
+	// issue records (an ack retired here, or an unacknowledged put
+	// landed here), and the target's records of completed puts.
 	issuedFree sim.FreeList[*issuedMsg]
 	inMsgFree  sim.FreeList[*inMsg]
+	cmdFree    sim.FreeList[*hostCmd] // host commands done with, for reuse (hostcmd.go)
+	opFree     sim.FreeList[*issueOp] // issue actions done with, for reuse (hostcmd.go)
+
+	tn gputn
+
+	spec Spec
+
+	// attached are the invariant checks of engines attached to the NIC
+	// (sPIN), run with its own (AttachInvariants).
+	attached []func(now sim.Time) []sim.Violation
+	name     string
+	track    string
+	// localMsg numbers the puts LocalPut delivered.
+	localMsg uint64
+	meSeq    uint64
+	outFree  sim.FreeList[*outMsg] // acknowledged sends' records, for reuse (onAck)
+	// tagFree holds, for each of Spec.ReadTags read tags, when it is free
+	// again (a min-heap); empty when reads are unbounded.
+	tagFree []sim.Time
+	rxHeld  []*Packet // packets waiting behind the refused one, in arrival order
 
 	deferred deferredCmds           // GDS commands posted but not yet activated (deferred.go)
-	cmdFree  sim.FreeList[*hostCmd] // host commands done with, for reuse (hostcmd.go)
 	ctwFree  sim.FreeList[*ctWrite] // CT write-backs landed, for reuse (portals.go)
-	opFree   sim.FreeList[*issueOp] // issue actions done with, for reuse (hostcmd.go)
 
-	tn  gputn
-	v   *verbs // verbs front end (verbs*.go), made on first use
 	xtq xtqState
 
 	// Every counting event and event queue made, for the end-of-run

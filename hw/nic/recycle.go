@@ -28,6 +28,10 @@ const maxRecycledPackets = 256
 // would otherwise keep every array it retired.
 const maxRecycledArrays = 64
 
+// maxRecycledIssued bounds the unacknowledged puts' records a NIC keeps
+// (respondRecycling).
+const maxRecycledIssued = 64
+
 // poisoned is what a retired packet becomes in tests (NIC.poisonRetired):
 // values no live packet has, so that a use after retirement fails loudly.
 func poisoned() Packet {
@@ -120,6 +124,19 @@ func (n *NIC) keepArray(a []Packet) {
 // writes the ack record before the barrier that hands the ack to the
 // initiator's, as it already wrote the packets' record in retire.
 //
+// A put that asks for no ack (NoAckReq: GPU-TN's triggered puts, one per
+// step and slice, 33 M records in the 1,024-node ring) has no ack to carry
+// its record back, and its record was left to the collector: a fresh,
+// cold allocation per put. Its initiator is done with the record once the
+// SEND of its last packet ran (pktSend: initiatorSend copies the command;
+// nothing waits in out for it), which came before the target saw that
+// packet, as above; the target is done in targetLanded. So there the
+// target keeps it for its own next issue (its issuedFree): the record
+// changes owner with the message, as a packet array does with its last
+// packet, and in a split run the initiator's partition wrote it before
+// the barrier that handed the packet over. At most maxRecycledIssued are
+// kept per NIC (a node that receives more puts than it sends).
+//
 // Under poisonRetired (the NIC tests; every NIC in a nicpoison build) a
 // released record is overwritten with impossible values and never reused:
 // a later read of its header is a nil dereference or an impossible PT,
@@ -140,6 +157,9 @@ func (n *NIC) respondRecycling(m *inMsg) {
 	src, msg, fail, mlength, ack, im := m.src, m.msg, m.fail, m.mlength, m.hdr.Ack, m.issued
 	n.releaseIn(m)
 	if ack == NoAckReq {
+		if im != nil && n.issuedFree.Len() < maxRecycledIssued {
+			n.recycleIssued(im) // the initiator is done with it (see above)
+		}
 		return
 	}
 	if im == nil {

@@ -109,7 +109,6 @@ type xtqState struct {
 	kernels   map[uint64]XtqKernel
 	functions map[uint64]XtqFunction
 	queues    map[uint16]*xtqQueue
-	in        xtqIngress
 	stats     XtqStats
 	// Host-memory tables (xtq_tables = host): each table's base address
 	// and the on-NIC cache of their entries.

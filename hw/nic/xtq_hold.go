@@ -39,7 +39,7 @@ func isTaskHeader(pk *Packet) bool {
 // xtqWaits queues pk at the ingress when it must wait for a hold slot, or
 // behind a packet that does; it reports whether it did.
 func (n *NIC) xtqWaits(pk *Packet) bool {
-	x := &n.xtq.in
+	x := &n.xin
 	if pk.Kind != KindRequest {
 		return false // responses have their own virtual channel
 	}
@@ -72,7 +72,7 @@ func (n *NIC) xtqWaits(pk *Packet) bool {
 // xtqHold gives task message m a hold slot (the ingress let its header
 // through only if one was free).
 func (n *NIC) xtqHold(m *inMsg) {
-	x := &n.xtq.in
+	x := &n.xin
 	m.hold = true
 	x.holding++
 	n.xtq.stats.MaxHeld = max(n.xtq.stats.MaxHeld, x.holding)
@@ -84,14 +84,14 @@ func (n *NIC) xtqRelease(m *inMsg) {
 		return
 	}
 	m.hold = false
-	n.xtq.in.holding--
+	n.xin.holding--
 	n.xtqDrain()
 }
 
 // xtqDrain offers the waiting packets to the ingress again, in arrival
 // order, until a pass lets nothing new through.
 func (n *NIC) xtqDrain() {
-	x := &n.xtq.in
+	x := &n.xin
 	if x.draining {
 		x.again = true
 		return
