@@ -645,6 +645,10 @@ func batchScript(arg string, f studyFlags, s submitOptions, p prepared, out stri
 	if err != nil {
 		return "", err
 	}
+	wd, err := abs(".")
+	if err != nil {
+		return "", err
+	}
 	// The executable too (--gpunetsim ./g ran "./g", which a task
 	// started elsewhere, sbatch --chdir, does not find).
 	exe, err := abs(s.exe)
@@ -683,6 +687,10 @@ func batchScript(arg string, f studyFlags, s submitOptions, p prepared, out stri
 	fmt.Fprintf(&b, ": \"${SLURM_ARRAY_TASK_ID:?run this script with sbatch, or set SLURM_ARRAY_TASK_ID}\"\n")
 	fmt.Fprintf(&b, "if [ \"${SLURM_ARRAY_TASK_COUNT:-%d}\" != %d ]; then\n", s.tasks, s.tasks)
 	fmt.Fprintf(&b, "  echo \"gpunetsim: this script shares the points out to %d tasks, but the array has $SLURM_ARRAY_TASK_COUNT: submit it with --array=0-%d\" >&2; exit 2\nfi\n", s.tasks, s.tasks-1)
+	// A relative path in a --set value or in the configuration
+	// (moe.routing, ml.table) names a file of the submitting directory:
+	// a task started elsewhere (sbatch --chdir) did not find it.
+	fmt.Fprintf(&b, "cd %s\n", shellQuote(wd))
 	fmt.Fprintf(&b, "exec %s --slice \"${SLURM_ARRAY_TASK_ID}/%d\"\n", strings.Join(quoted, " "), s.tasks)
 	return b.String(), nil
 }
