@@ -533,6 +533,14 @@ func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions,
 	if err := checkExecutable(s.exe); err != nil {
 		return badInput(err)
 	}
+	for _, a := range s.sbatchArgs {
+		// sbatch takes each as one argument (no shell): an empty one or
+		// one with a line break was refused by sbatch after the plan,
+		// its message over several lines.
+		if strings.TrimSpace(a) == "" || strings.ContainsAny(a, "\n\r\x00") {
+			return badInput(fmt.Errorf("--sbatch-arg %q: want one sbatch option, e.g. --partition=cpu, without line breaks", a))
+		}
+	}
 	sess := sessionFrom(ctx)
 	p, err := prepare(sess, arg, f, false, true, stderr, nil)
 	if err != nil {
