@@ -699,7 +699,9 @@ func batchScript(arg string, f studyFlags, s submitOptions, p prepared, out stri
 	// (moe.routing, ml.table) names a file of the submitting directory:
 	// a task started elsewhere (sbatch --chdir) did not find it.
 	fmt.Fprintf(&b, "cd %s\n", shellQuote(wd))
-	fmt.Fprintf(&b, "exec %s --slice \"${SLURM_ARRAY_TASK_ID}/%d\"\n", strings.Join(quoted, " "), s.tasks)
+	// "$@": the script's own arguments go to the task (runLocally
+	// passes -q under a quiet submit; sbatch passes none).
+	fmt.Fprintf(&b, "exec %s --slice \"${SLURM_ARRAY_TASK_ID}/%d\" \"$@\"\n", strings.Join(quoted, " "), s.tasks)
 	return b.String(), nil
 }
 
@@ -743,7 +745,13 @@ func shellQuote(s string) string {
 // task running with no parent.
 func runLocally(ctx context.Context, script string, tasks int, quiet bool, stdout, stderr io.Writer) error {
 	for i := range tasks {
-		c := exec.CommandContext(ctx, "bash", script)
+		args := []string{script}
+		if quiet {
+			// The task's progress summary went to standard error under
+			// submit -q, which promises nothing on success.
+			args = append(args, "-q")
+		}
+		c := exec.CommandContext(ctx, "bash", args...)
 		c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
 		c.WaitDelay = interruptGrace
 		c.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID="+strconv.Itoa(i), "SLURM_ARRAY_TASK_COUNT="+strconv.Itoa(tasks), "SLURM_ARRAY_JOB_ID=local")
