@@ -65,6 +65,20 @@ func TestValidate(t *testing.T) {
 	if s.Validate() == nil {
 		t.Error("penalty 0 accepted")
 	}
+	// A denormal penalty is > 0 but divides a request's serialization
+	// into an infinite time: the range's lower end refuses it up front.
+	for _, p := range []float64{1e-320, 1e-10, 0.000999} {
+		s = spec()
+		s.P2PReadPenalty = p
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "must be in [0.001, 1]") {
+			t.Errorf("penalty %v: %v", p, err)
+		}
+	}
+	s = spec()
+	s.P2PReadPenalty = 0.001
+	if err := s.Validate(); err != nil {
+		t.Errorf("penalty 0.001 (the lower end) refused: %v", err)
+	}
 	s = spec()
 	s.Bandwidth = 0
 	if s.Validate() == nil {

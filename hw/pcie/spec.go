@@ -27,6 +27,9 @@ type Spec struct {
 	SwitchLatency sim.Time `toml:"switch_latency" doc:"one-way latency of a PCIe switch between the devices (GPU, NIC) and the root complex, paid on top of L by every transaction between a device and host memory or the CPU; peer-to-peer transactions turn around in the switch and do not pay it (0: the devices sit on the root complex)" src:"DEFAULT"`
 }
 
+// minP2PReadPenalty is the least peer-to-peer read penalty Validate takes.
+const minP2PReadPenalty = 0.001
+
 // Validate reports every invalid field.
 func (s Spec) Validate() error {
 	var errs []error
@@ -47,8 +50,12 @@ func (s Spec) Validate() error {
 	if s.MaxReadReq < 64 || s.MaxReadReq > 4*unit.KiB {
 		errs = append(errs, fmt.Errorf("pcie.max_read_request = %v: must be in [64B, 4KiB]", s.MaxReadReq))
 	}
-	if !(s.P2PReadPenalty > 0 && s.P2PReadPenalty <= 1) {
-		errs = append(errs, fmt.Errorf("pcie.p2p_read_penalty = %v: must be in (0, 1]", s.P2PReadPenalty))
+	// The penalty divides a request's serialization time: near 0 (a
+	// denormal such as 1e-320) that time is infinite and saturates the
+	// simulated clock into its overflow. No switch reads a thousand times
+	// slower than it writes (Intel-like is 0.5), so 0.001 is the floor.
+	if !(s.P2PReadPenalty >= minP2PReadPenalty && s.P2PReadPenalty <= 1) {
+		errs = append(errs, fmt.Errorf("pcie.p2p_read_penalty = %v: must be in [%v, 1]", s.P2PReadPenalty, minP2PReadPenalty))
 	}
 	return errors.Join(errs...)
 }
