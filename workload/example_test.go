@@ -30,5 +30,5 @@ func ExampleAllreduce_Run() {
 	// CPU   18.296652us verified=true
 	// HDN   39.55081us verified=true
 	// GDS   35.487378us verified=true
-	// GPUTN 13.18664us verified=true
+	// GPUTN 12.94664us verified=true
 }

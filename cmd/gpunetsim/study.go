@@ -533,6 +533,14 @@ func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions,
 	if err := checkExecutable(s.exe); err != nil {
 		return badInput(err)
 	}
+	for _, a := range s.sbatchArgs {
+		// sbatch takes each as one argument (no shell): an empty one or
+		// one with a line break was refused by sbatch after the plan,
+		// its message over several lines.
+		if strings.TrimSpace(a) == "" || strings.ContainsAny(a, "\n\r\x00") {
+			return badInput(fmt.Errorf("--sbatch-arg %q: want one sbatch option, e.g. --partition=cpu, without line breaks", a))
+		}
+	}
 	sess := sessionFrom(ctx)
 	p, err := prepare(sess, arg, f, false, true, stderr, nil)
 	if err != nil {
@@ -645,6 +653,10 @@ func batchScript(arg string, f studyFlags, s submitOptions, p prepared, out stri
 	if err != nil {
 		return "", err
 	}
+	wd, err := abs(".")
+	if err != nil {
+		return "", err
+	}
 	// The executable too (--gpunetsim ./g ran "./g", which a task
 	// started elsewhere, sbatch --chdir, does not find).
 	exe, err := abs(s.exe)
@@ -683,7 +695,13 @@ func batchScript(arg string, f studyFlags, s submitOptions, p prepared, out stri
 	fmt.Fprintf(&b, ": \"${SLURM_ARRAY_TASK_ID:?run this script with sbatch, or set SLURM_ARRAY_TASK_ID}\"\n")
 	fmt.Fprintf(&b, "if [ \"${SLURM_ARRAY_TASK_COUNT:-%d}\" != %d ]; then\n", s.tasks, s.tasks)
 	fmt.Fprintf(&b, "  echo \"gpunetsim: this script shares the points out to %d tasks, but the array has $SLURM_ARRAY_TASK_COUNT: submit it with --array=0-%d\" >&2; exit 2\nfi\n", s.tasks, s.tasks-1)
-	fmt.Fprintf(&b, "exec %s --slice \"${SLURM_ARRAY_TASK_ID}/%d\"\n", strings.Join(quoted, " "), s.tasks)
+	// A relative path in a --set value or in the configuration
+	// (moe.routing, ml.table) names a file of the submitting directory:
+	// a task started elsewhere (sbatch --chdir) did not find it.
+	fmt.Fprintf(&b, "cd %s\n", shellQuote(wd))
+	// "$@": the script's own arguments go to the task (runLocally
+	// passes -q under a quiet submit; sbatch passes none).
+	fmt.Fprintf(&b, "exec %s --slice \"${SLURM_ARRAY_TASK_ID}/%d\" \"$@\"\n", strings.Join(quoted, " "), s.tasks)
 	return b.String(), nil
 }
 
@@ -727,7 +745,13 @@ func shellQuote(s string) string {
 // task running with no parent.
 func runLocally(ctx context.Context, script string, tasks int, quiet bool, stdout, stderr io.Writer) error {
 	for i := range tasks {
-		c := exec.CommandContext(ctx, "bash", script)
+		args := []string{script}
+		if quiet {
+			// The task's progress summary went to standard error under
+			// submit -q, which promises nothing on success.
+			args = append(args, "-q")
+		}
+		c := exec.CommandContext(ctx, "bash", args...)
 		c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
 		c.WaitDelay = interruptGrace
 		c.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID="+strconv.Itoa(i), "SLURM_ARRAY_TASK_COUNT="+strconv.Itoa(tasks), "SLURM_ARRAY_JOB_ID=local")

@@ -301,14 +301,19 @@ func (g *GPU) PollLoad(a mem.Addr) (d, s sim.Duration) {
 // own memory that the NIC's writes pass through (Spec.L2MemorySide).
 func (g *GPU) L2MemorySide() bool { return g.spec.L2MemorySide }
 
-// farStore returns when a store of n bytes at a, leaving the GPU now,
-// lands in memory: after the write-through L2 and the memory latency
-// (Spec.MissLatency), or for host memory beyond NVLink-C2C once the
-// posted write has crossed the link as well.
+// farStore returns when a store of n bytes at a, leaving the GPU now
+// past the L2 (the write-through L2 of APU mode, an L2-uncacheable page),
+// is done: visible to every agent and counted by a system release. That is
+// the same point a bulk write's is (memAck): on a node behind the coherent
+// directory the directory's ack on receipt, from which on the directory
+// serves every coherent read of the line (the NIC's, the host's, the
+// GPU's own) the new data; elsewhere its landing in memory, after the L2
+// and the memory latency (Spec.MissLatency); for host memory beyond
+// NVLink-C2C once the posted write has crossed the link as well.
 func (g *GPU) farStore(a mem.Addr, n unit.Bytes) sim.Time {
 	now := g.e.Now()
 	if g.c2c == nil || g.mem.PoolOf(a) != mem.Host {
-		return now + g.missLat
+		return now + g.memAck()
 	}
 	_, vis := g.c2c.PostedWrite(pcie.Up, now, n)
 	return vis + g.missLat
@@ -348,10 +353,20 @@ func (g *GPU) UseDirectory(d sim.Duration) {
 // the directory, the response; gpu.l2_cycles + soc.dir_latency);
 // elsewhere memory (the L2 lookup and gpu.mem_latency, Spec.MissLatency).
 func (g *GPU) writeAck() sim.Duration {
-	switch {
-	case g.spec.L2MemorySide:
+	if g.spec.L2MemorySide {
 		return g.hitLat
-	case g.dirLat > 0:
+	}
+	return g.memAck()
+}
+
+// memAck is how long a write leaving the GPU past its L2 toward memory
+// takes to be done (writeAck, farStore): on a node behind the coherent
+// directory its ack on receipt, gpu.l2_cycles + soc.dir_latency (the
+// directory orders the write there: a coherent read it serves later, the
+// NIC's DMA read included, gets the new data, so nothing waits for DRAM);
+// elsewhere the L2 lookup and memory (MissLatency).
+func (g *GPU) memAck() sim.Duration {
+	if g.dirLat > 0 {
 		return g.hitLat + g.dirLat
 	}
 	return g.missLat

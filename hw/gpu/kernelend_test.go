@@ -170,3 +170,61 @@ func TestKernelEndWaitsForItsStreamWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreDoneAtTheStreamsAck: a work-group's single store (a flag, a
+// trigger word) and its streamed writes follow one rule on a node behind
+// the coherent directory: both are done, for a system-scope release, at
+// the directory's ack (the L2's cycles and the directory's latency), and
+// from then on a coherent reader (the NIC's DMA read issued right after
+// the release, a host load) finds the new value in memory. Without a
+// directory both wait for the landing in memory (the L2 lookup and the
+// memory latency). At 10 MHz the L2's 100 cycles are 10 us, so a store
+// that waited for its landing in memory behind a directory (10.08 us +
+// the directory) would miss the ack by the memory latency.
+func TestStoreDoneAtTheStreamsAck(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		dir      sim.Duration
+		uncached bool
+	}{
+		{"dir", 40 * sim.Nanosecond, false}, {"dir-uncached", 40 * sim.Nanosecond, true},
+		{"no-dir", 0, false}, {"no-dir-uncached", 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := testSpec("apu")
+			spec.Freq, spec.Teardown, spec.Launch = 10e6, 0, 0
+			e := sim.New(1)
+			m := mem.New("node[0].mem", true)
+			g := New(e, "node[0].gpu", spec, m, mem.NewServer(100e9))
+			if c.dir > 0 {
+				g.UseDirectory(c.dir)
+			}
+			ack := g.MissLatency()
+			if c.dir > 0 {
+				ack = spec.Cycles(spec.L2Cycles) + c.dir
+			}
+			flag := m.AllocData(mem.Host, 8, "flag")
+			if c.uncached {
+				g.SetUncached(flag, 8)
+			}
+			var left, released sim.Time
+			var atRelease uint64
+			op, _ := g.DispatchOp(Kernel{Name: "flag", WGs: 1, WGSize: 64, Body: func(wg *WG) {
+				wg.Store64(flag, 7)
+				left = wg.Now() // the store has left the L1
+				wg.Release(System)
+				released, atRelease = wg.Now(), m.Load64(flag)
+			}})
+			g.Submit(op)
+			if err := e.Run(); err != nil {
+				t.Fatal(err)
+			}
+			if got := released - left; got != ack {
+				t.Errorf("release waited %v for the store, want its ack %v (the stream's: writeAck)", got, ack)
+			}
+			if atRelease != 7 {
+				t.Errorf("memory holds %d when the release returns (a coherent read issued then samples it no earlier), want 7", atRelease)
+			}
+		})
+	}
+}

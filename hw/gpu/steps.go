@@ -263,8 +263,9 @@ func (w *WG) TryStore64(a mem.Addr, v uint64) bool {
 }
 
 // tryUncachedStore is TryStore64 to an L2-uncacheable page: after the
-// L1 cycles the store goes to memory, where it lands after the memory
-// latency (a system release waits for it).
+// L1 cycles the store goes toward memory, where it is done at the
+// directory's ack or its landing (GPU.farStore; a system release waits for
+// it).
 func (w *WG) tryUncachedStore(a mem.Addr, v uint64) bool {
 	if w.ph.store == 0 {
 		w.g.stats.Uncached++

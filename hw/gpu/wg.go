@@ -161,10 +161,12 @@ func (w *WG) AtomicLoad(a mem.Addr, read func()) {
 	}
 }
 
-// Store64 writes v through the L1. In APU mode it reaches memory through
-// the write-through L2, after the L2 and memory latencies; in dGPU mode it
-// stays in a dirty L2 line until a system release. The work-group does not
-// wait.
+// Store64 writes v through the L1. In APU mode it goes on through the
+// write-through L2 and is done (visible to every agent, counted by a
+// system release) as a streamed write is (GPU.memAck): at the coherent
+// directory's ack on a node behind one, else once it lands in memory; in
+// dGPU mode it stays in a dirty L2 line until a system release. The
+// work-group does not wait.
 func (w *WG) Store64(a mem.Addr, v uint64) {
 	for !w.TryStore64(a, v) {
 		w.mustHaveBlocked("Store64")
@@ -207,8 +209,9 @@ func (w *WG) storeBeyondL1(a mem.Addr, v uint64) {
 	w.storeToMem(a, v)
 }
 
-// storeToMem sends a store to memory, where it lands after the memory
-// latency (a system release waits for it).
+// storeToMem sends a store past the L2 toward memory, where it is done at
+// the directory's ack or its landing (GPU.farStore; a system release waits
+// for it).
 func (w *WG) storeToMem(a mem.Addr, v uint64) { w.storeAt(a, v, w.g.farStore(a, 8)) }
 
 // storeAt sends a store that lands at at, where every agent sees it (a

@@ -571,3 +571,47 @@ func TestAckCountFollowsEarlierReply(t *testing.T) {
 		})
 	}
 }
+
+// TestReplyCountWriteBackFollowsPayload: a mirrored counting event's
+// write-back is a posted write issued with the REPLY it counts, right
+// behind the reply's payload on the ordered path (as the REPLY event is),
+// not after the payload has landed: the host sees the count with every
+// byte in place, and no later than one write issue after the event. A
+// count that waited for the payload's landing before its write was issued
+// (two write latencies after the data left) came a whole posted-write
+// latency after the event.
+func TestReplyCountWriteBackFollowsPayload(t *testing.T) {
+	const n = 4096
+	v := newEnv(t, 2, true)
+	tn := v.nics[0]
+	pt := tn.PTAlloc(nil, false)
+	want := func(k int) byte { return byte(k*7 + 2) }
+	src := v.alloc(0, n, want)
+	tn.MEAppend(pt, nic.ME{Start: src, Length: n, MatchID: nic.AnyID, Options: nic.MEOpGet}, nic.Priority)
+	ct := v.nics[1].NewCT()
+	mirror := v.alloc(1, 16, nil)
+	ct.Mirror(mirror)
+	eq := v.nics[1].NewEQ(0, 0)
+	dst := v.alloc(1, n, nil)
+	get := nic.Command{Op: nic.CmdGet, MD: &nic.MD{Start: dst, Length: n, CT: ct, EQ: eq, Options: nic.MDEventCTReply}, Length: n, PT: pt}
+	var counted, event sim.Time
+	v.host(1, func(p *sim.Proc) {
+		v.nics[1].Doorbell(p, get)
+		p.WaitUntil(v.mems[1].Watch(mirror), "the CT's write-back", func() bool { return v.mems[1].Load64(mirror) >= 1 })
+		counted = v.e.Now()
+		got := v.read(1, dst, n)
+		for k := range got {
+			if got[k] != want(k) {
+				t.Fatalf("REPLY count seen at %v with byte %d of its data not: %d, want %d", counted, k, got[k], want(k))
+			}
+		}
+	})
+	v.host(1, func(p *sim.Proc) { event = eq.Wait(p).Time })
+	v.run()
+	if counted == 0 || event == 0 {
+		t.Fatalf("count seen at %v, REPLY event at %v: want both", counted, event)
+	}
+	if lat := v.spec.PCIe.Latency; counted > event+lat/2 {
+		t.Errorf("REPLY count's write-back visible at %v, the REPLY event at %v: want within half a posted write (%v) of it", counted, event, lat/2)
+	}
+}

@@ -13,11 +13,10 @@ import (
 // the cost of a host poll (an MMIO read) is charged by the caller, not
 // here.
 //
-// The NIC's own counts change when it counts (SEND, ACK, CmdCTInc at once;
-// a REPLY or a target's delivery once its payload is visible,
-// countOrdered): its triggered ops compare with them (the DMA reads of an
-// op they fire do not pass the NIC's earlier posted writes, PCI Express
-// ordering). What an observer outside the NIC sees (Get, Success,
+// The NIC's own counts change at once when it counts (a REPLY or a
+// target's delivery when the payload's last write is issued): its
+// triggered ops compare with them (the DMA reads of an op they fire do not
+// pass the NIC's earlier posted writes, PCI Express ordering). What an observer outside the NIC sees (Get, Success,
 // Failure, Wait, Signal; the write-back to memory, Mirror) changes no
 // earlier than every posted write the NIC issued before the change, as a
 // full event does (NIC.postEvent): the write-back is a posted write on the
@@ -312,19 +311,6 @@ func (n *NIC) landEvent(q *EQ, ev Event, vis sim.Time) {
 			n.stats.EQDrops++
 		}
 	})
-}
-
-// countOrdered updates ct for a completion issued behind the payload it
-// reports (REPLY, a target's PUT or GET): the NIC's own count, and so its
-// triggered ops and the write-back, change when every write issued before
-// it is visible. (A count that changes at once, SEND and ACK, is seen by
-// observers no earlier than those writes either: CT.changed.)
-func (n *NIC) countOrdered(ct *CT, bytes bool, mlength uint64, fail FailType) {
-	if n.upVis <= n.e.Now() {
-		ct.count(bytes, mlength, fail)
-		return
-	}
-	n.e.At(n.upVis, func() { ct.count(bytes, mlength, fail) })
 }
 
 // pt is one portal table entry.

@@ -409,7 +409,7 @@ func (n *NIC) postTargetEvents(m *inMsg, typ EventType) {
 	eq := n.pts[me.pt].eq
 	evOK := o&(MEEventDisable|MEEventSuccessDisable) == 0 && !(m.over && o&MEEventOverflowDisable != 0)
 	if ct := me.me.CT; o&MEEventCTComm != 0 && ct != nil {
-		n.countOrdered(ct, o&MEEventCTBytes != 0, m.mlength, FailOK)
+		ct.count(o&MEEventCTBytes != 0, m.mlength, FailOK)
 	}
 	if evOK {
 		n.postEvent(eq, n.targetEvent(typ, me, m.src, m.hdr, m.mlength, m.dest, FailOK))

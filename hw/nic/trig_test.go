@@ -367,3 +367,65 @@ func TestGPUTNEarlyTriggerStallsTheFIFO(t *testing.T) {
 		t.Fatalf("gated: %d ops fired, %d stalls, %d live entries, word %d; want 20, 0, 0, 20", fired, in.Stats().TrigStalls, in.TriggerEntries(), word)
 	}
 }
+
+// TestTriggeredForwardSendsDeliveredBytes: a triggered put fired by a
+// count of what the NIC delivered (a target's PUT, an initiator's REPLY)
+// forwards the delivered buffer, so its DMA reads must see every byte the
+// NIC wrote there before the count: node 1 receives from node 0 (a put
+// into its ME, or its own get), its count fires a put of that buffer to
+// node 2, and node 2 must hold node 0's bytes. Behind a slow PCIe switch
+// the delivery's writes land microseconds after they are issued.
+func TestTriggeredForwardSendsDeliveredBytes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		n    uint64
+		sw   sim.Time
+		get  bool
+	}{
+		{"put-4KiB", 4096, 0, false},
+		{"put-4KiB-switch", 4096, 2 * sim.Microsecond, false},
+		{"put-64KiB-switch", 1 << 16, 2 * sim.Microsecond, false},
+		{"put-4KiB-slowswitch", 4096, 20 * sim.Microsecond, false},
+		{"get-4KiB-slowswitch", 4096, 20 * sim.Microsecond, true},
+		{"get-4KiB", 4096, 0, true},
+		{"get-4KiB-switch", 4096, 2 * sim.Microsecond, true},
+		{"get-64KiB-switch", 1 << 16, 2 * sim.Microsecond, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := newEnv(t, 3, true, func(s *cluster.Spec) { s.PCIe.SwitchLatency = c.sw })
+			want := func(k int) byte { return byte(k*11 + 5) }
+			src := v.alloc(0, c.n, want)
+			n1, n2 := v.nics[1], v.nics[2]
+			ct := n1.NewCT()
+			buf1 := v.alloc(1, c.n, nil)
+			pt2 := n2.PTAlloc(nil, false)
+			buf2 := v.alloc(2, c.n, nil)
+			ct2 := n2.NewCT()
+			n2.MEAppend(pt2, nic.ME{Start: buf2, Length: c.n, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEEventCTComm, CT: ct2}, nic.Priority)
+			n1.Arm(nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: buf1, Length: c.n}, Length: c.n, Target: 2, PT: pt2}, ct, 1)
+			if c.get {
+				pt0 := v.nics[0].PTAlloc(nil, false)
+				v.nics[0].MEAppend(pt0, nic.ME{Start: src, Length: c.n, MatchID: nic.AnyID, Options: nic.MEOpGet}, nic.Priority)
+				get := nic.Command{Op: nic.CmdGet, MD: &nic.MD{Start: buf1, Length: c.n, CT: ct, Options: nic.MDEventCTReply | nic.MDEventSuccessDisable},
+					Length: c.n, Target: 0, PT: pt0}
+				v.host(1, func(p *sim.Proc) { n1.Doorbell(p, get) })
+			} else {
+				pt1 := n1.PTAlloc(nil, false)
+				n1.MEAppend(pt1, nic.ME{Start: buf1, Length: c.n, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEEventCTComm, CT: ct}, nic.Priority)
+				v.host(0, func(p *sim.Proc) {
+					v.nics[0].Doorbell(p, nic.Command{Op: nic.CmdPut, MD: &nic.MD{Start: src, Length: c.n}, Length: c.n, Target: 1, PT: pt1})
+				})
+			}
+			v.run()
+			if ct2.Success() != 1 {
+				t.Fatalf("node 2 counted %d puts, want 1", ct2.Success())
+			}
+			got := v.read(2, buf2, int(c.n))
+			for k := range got {
+				if got[k] != want(k) {
+					t.Fatalf("node 2's byte %d is %d, want %d: the triggered put read node 1's buffer before the delivery landed", k, got[k], want(k))
+				}
+			}
+		})
+	}
+}

@@ -138,7 +138,7 @@ func (n *NIC) replyComplete(o *outMsg, pk *Packet, md *MD, off uint64) {
 	mlength, fail := pk.MLength, pk.Fail
 	cmd := o.cmd
 	if ct := md.CT; md.Options&MDEventCTReply != 0 && ct != nil {
-		n.countOrdered(ct, md.Options&MDEventCTBytes != 0, mlength, fail)
+		ct.count(md.Options&MDEventCTBytes != 0, mlength, fail)
 	}
 	if md.Options&MDEventSuccessDisable == 0 || fail != FailOK {
 		ev := n.initiatorEvent(EventReply, cmd, mlength, fail)

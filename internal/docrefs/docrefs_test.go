@@ -190,3 +190,75 @@ func rel(p string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// script matches a shell script's name ("big1024.sh", "/tmp/measure.sh").
+var script = regexp.MustCompile(`[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.sh\b`)
+
+// TestScriptsAreInTheRepository fails on a Markdown file naming a shell
+// script the repository does not hold: the docs said measurements were
+// taken with "big1024.sh's form of the command" and "/tmp/measure_auto.sh",
+// scripts of a session's machine that no reader has; write the command.
+func TestScriptsAreInTheRepository(t *testing.T) {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != root || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, bad := range missingScripts(string(b), func(name string) bool {
+			for _, dir := range []string{root, filepath.Dir(p)} {
+				if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && !fi.IsDir() {
+					return true
+				}
+			}
+			return false
+		}) {
+			t.Errorf("%s:%s: a script not in the repository; write the command it runs", rel(p), bad)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// missingScripts returns "line: name" for each script named in text that
+// exists reports absent.
+func missingScripts(text string, exists func(string) bool) []string {
+	var bad []string
+	for i, line := range strings.Split(text, "\n") {
+		for _, m := range script.FindAllString(line, -1) {
+			if strings.HasPrefix(m, "/") || !exists(m) {
+				bad = append(bad, itoa(i+1)+": "+m)
+			}
+		}
+	}
+	return bad
+}
+
+// TestTheScriptCheckFindsScripts guards missingScripts.
+func TestTheScriptCheckFindsScripts(t *testing.T) {
+	none := func(string) bool { return false }
+	all := func(string) bool { return true }
+	for _, s := range []string{"(`big1024.sh`, the binary of main)", "(`/tmp/measure_auto.sh`: `-bench`)", "measure2.sh: -benchtime 1x"} {
+		if len(missingScripts(s, none)) == 0 {
+			t.Errorf("%q is not caught", s)
+		}
+	}
+	if bad := missingScripts("run `/tmp/x.sh` first", all); len(bad) == 0 {
+		t.Errorf("an absolute path outside the repository is not caught")
+	}
+	for _, s := range []string{".ci/run", "docs/speed.md", "the shell's default", "a .sh file"} {
+		if bad := missingScripts(s, none); len(bad) > 0 {
+			t.Errorf("%q is caught (%q), but names no script", s, bad)
+		}
+	}
+}
