@@ -608,20 +608,27 @@ func reduceRange(wg *gpu.WG, dst, src mem.Addr, lo, hi, wgSize int) {
 // a put is triggered only once the NIC's registration word says the host's
 // registration of it took effect (see gate).
 type ringTNWG struct {
-	l               *ringLayout
-	base            mem.Addr
-	i, s, st, steps int
-	wgSize          int
-	trig            gputn.TrigAddr
-	tr              gputn.WGTrigger
-	red             reduceSteps
-	flag, stampAt   mem.Addr
-	want            uint64
-	reg             mem.Addr          // the NIC's registration word (registrations in effect)
-	limit           int               // trigger entries (0: no limit, no gate)
-	seen, need      uint64            // the word's last value read; the value put st·w+s needs
-	regCond         func(uint64) bool // word ≥ need
-	pc              uint8
+	// What every step reads first (the state, the step and slice, the
+	// flag it polls): one cache line. At a thousand nodes the struct is
+	// cold at each step's first event, and pc sat in its last line.
+	pc      uint8
+	st, s   int
+	l       *ringLayout
+	limit   int    // trigger entries (0: no limit, no gate)
+	seen    uint64 // the registration word's last value read
+	want    uint64
+	flag    mem.Addr
+	base    mem.Addr
+	i       int
+	stampAt mem.Addr
+	trig    gputn.TrigAddr
+	tr      gputn.WGTrigger
+	steps   int
+	wgSize  int
+	need    uint64 // the value of the registration word put st·w+s needs
+	red     reduceSteps
+	reg     mem.Addr          // the NIC's registration word (registrations in effect)
+	regCond func(uint64) bool // word ≥ need
 }
 
 // The states of a ringTNWG.

@@ -60,7 +60,7 @@ func CSVFiles(path string, r *Result) ([]File, error) {
 			p = stem + "." + slug + ".csv"
 		}
 		var b bytes.Buffer
-		t = dropRoundedCopies(t)
+		t = DropRoundedCopies(t)
 		header, err := writeTableCSV(&b, t)
 		if err != nil {
 			return nil, fmt.Errorf("report: CSV of table %q: %w", t.Name, err)

@@ -594,13 +594,14 @@ func withoutRoundedCopies(r *Result) *Result {
 	out := *r
 	out.Tables = make([]Table, len(r.Tables))
 	for i, t := range r.Tables {
-		out.Tables[i] = dropRoundedCopies(t)
+		out.Tables[i] = DropRoundedCopies(t)
 	}
 	return &out
 }
 
-// dropRoundedCopies is withoutRoundedCopies for one table.
-func dropRoundedCopies(t Table) Table {
+// DropRoundedCopies is withoutRoundedCopies for one table (t itself is
+// not modified); sensitivity takes its outputs from the same columns.
+func DropRoundedCopies(t Table) Table {
 	var drop []int
 	for j, c := range t.Columns {
 		base, ok := strings.CutSuffix(c, "_us")

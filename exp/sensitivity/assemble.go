@@ -67,20 +67,20 @@ func describe(o report.Output, v float64, ran bool) string {
 }
 
 // outputs returns r's outputs: those the experiment declares, else every
-// numeric cell of its first table, named by table, column and row key (a
-// value a row repeats, such as a time printed with and without its unit,
-// once).
+// numeric cell of its first table, named by table, column and row key,
+// without the table's rounded copies of durations (X_us beside X: one
+// quantity, as in the CSV files) and with a value a row repeats once.
 func outputs(r *report.Result) []report.Output {
 	if len(r.Outputs) > 0 || len(r.Tables) == 0 {
 		return r.Outputs
 	}
-	t := r.Tables[0]
+	t := report.DropRoundedCopies(r.Tables[0])
 	var out []report.Output
 	for _, row := range t.Rows {
 		if len(row) == 0 {
 			continue
 		}
-		seen := map[float64]bool{} // a value printed twice (time and time_us) is one output
+		seen := map[float64]bool{} // a value a row repeats is one output
 		for j := 1; j < len(row) && j < len(t.Columns); j++ {
 			if v, ok := number(row[j]); ok && !seen[v] {
 				seen[v] = true
