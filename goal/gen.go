@@ -333,6 +333,26 @@ func ParsePattern(spec string) (*Generated, error) {
 	return NewPattern(name, kv)
 }
 
+// maxCompute is the largest halo compute time: the largest simulated time
+// in whole nanoseconds.
+const maxCompute = sim.MaxTime / sim.Nanosecond * sim.Nanosecond
+
+// parseCompute parses a halo compute time, saying which bound a bad one
+// breaks: the range [0, maxCompute] or whole nanoseconds.
+func parseCompute(v string) (sim.Time, error) {
+	c, err := sim.ParseDuration(v)
+	rng := fmt.Sprintf("[0, %dns]", maxCompute/sim.Nanosecond)
+	switch {
+	case errors.Is(err, sim.ErrDurationTooLarge) && !strings.HasPrefix(strings.TrimSpace(v), "-"), err == nil && c > maxCompute:
+		return 0, fmt.Errorf("too large: want at most %dns", maxCompute/sim.Nanosecond)
+	case err == nil && c < 0, errors.Is(err, sim.ErrDurationTooLarge):
+		return 0, fmt.Errorf("want a duration in %s", rng)
+	case err != nil || c%sim.Nanosecond != 0:
+		return 0, fmt.Errorf("want a duration in whole nanoseconds in %s, e.g. 20us", rng)
+	}
+	return c, nil
+}
+
 // NewPattern builds the named generator from its parameters (see Patterns).
 func NewPattern(name string, kv map[string]string) (*Generated, error) {
 	used := map[string]bool{}
@@ -435,8 +455,8 @@ func NewPattern(name string, kv map[string]string) (*Generated, error) {
 		used["compute"] = true
 		c := sim.Time(0)
 		if v, ok := kv["compute"]; ok {
-			if c, err = sim.ParseDuration(v); err != nil || c < 0 || c%sim.Nanosecond != 0 {
-				return nil, bad("compute=%q: want a duration in whole nanoseconds, e.g. 20us", v)
+			if c, err = parseCompute(v); err != nil {
+				return nil, bad("compute=%q: %v", v, err)
 			}
 		}
 		g = Halo(x, y, iters, size, uint64(c/sim.Nanosecond))

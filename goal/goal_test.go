@@ -269,6 +269,10 @@ func TestBadPattern(t *testing.T) {
 		{"tree:ranks=4", "want one of ring, recdoub, bcast, halo, alltoall"},
 		{"ring:ranks=4,colour=red", `unknown parameter "colour"`},
 		{"halo:x=2,y=2,compute=1.5ps", "whole nanoseconds"},
+		// Too large is said as such, with the maximum, not as a format.
+		{"halo:x=2,y=2,compute=9223372036854775807ns", "too large: want at most 9223372036854775ns"},
+		{"halo:x=2,y=2,compute=9223372036854776ns", "too large: want at most 9223372036854775ns"},
+		{"halo:x=2,y=2,compute=-1ns", "want a duration in [0, 9223372036854775ns]"},
 		{"ring:ranks", "want key=value"},
 	} {
 		_, err := ParsePattern(tc.spec)

@@ -72,6 +72,11 @@ var durationUnits = map[string]int64{
 // ErrBadDuration reports a malformed duration string.
 var ErrBadDuration = errors.New("bad duration")
 
+// ErrDurationTooLarge reports a well-formed duration beyond MaxTime (about
+// 106 days) in magnitude; ParseDuration wraps it in ErrBadDuration's error
+// so a caller can name its own maximum rather than the format.
+var ErrDurationTooLarge = errors.New("number too large")
+
 // ParseDuration parses a duration with a unit: "1.5us", "100ns", "250ps",
 // "2ms", "1s", "0". A bare number is accepted only when it is zero. The result
 // must be a whole number of picoseconds and must not overflow.
@@ -91,7 +96,7 @@ func ParseDuration(s string) (Time, error) {
 	}
 	v, err := parseScaled(num, mult)
 	if err != nil {
-		return 0, fmt.Errorf("%w %q: %v", ErrBadDuration, s, err)
+		return 0, fmt.Errorf("%w %q: %w", ErrBadDuration, s, err)
 	}
 	return Time(v), nil
 }
@@ -123,12 +128,12 @@ func parseScaled(num string, mult int64) (int64, error) {
 	if intPart != "" {
 		w, err := strconv.ParseInt(intPart, 10, 64)
 		if err != nil {
-			return 0, errors.New("number too large")
+			return 0, ErrDurationTooLarge
 		}
 		whole = w
 	}
 	if whole > math.MaxInt64/mult {
-		return 0, errors.New("number too large")
+		return 0, ErrDurationTooLarge
 	}
 	v := whole * mult
 	scale := mult
@@ -142,7 +147,7 @@ func parseScaled(num string, mult int64) (int64, error) {
 		scale /= 10
 		add := int64(c-'0') * scale
 		if v > math.MaxInt64-add {
-			return 0, errors.New("number too large")
+			return 0, ErrDurationTooLarge
 		}
 		v += add
 	}
