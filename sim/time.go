@@ -78,8 +78,9 @@ var ErrBadDuration = errors.New("bad duration")
 var ErrDurationTooLarge = errors.New("number too large")
 
 // ParseDuration parses a duration with a unit: "1.5us", "100ns", "250ps",
-// "2ms", "1s", "0". A bare number is accepted only when it is zero. The result
-// must be a whole number of picoseconds and must not overflow.
+// "2ms", "1s", "0", and with a decimal exponent, exactly: "1e6s", "2.5e-3us".
+// A bare number is accepted only when it is zero. The result must be a whole
+// number of picoseconds and must not overflow.
 func ParseDuration(s string) (Time, error) {
 	str := strings.TrimSpace(s)
 	if str == "0" {
@@ -113,9 +114,16 @@ func parseScaled(num string, mult int64) (int64, error) {
 	} else if strings.HasPrefix(num, "+") {
 		num = num[1:]
 	}
+	num, exp, hasExp := strings.Cut(strings.ToLower(num), "e")
 	intPart, fracPart, _ := strings.Cut(num, ".")
 	if intPart == "" && fracPart == "" {
 		return 0, errors.New("no digits")
+	}
+	if hasExp {
+		var err error
+		if intPart, fracPart, err = shiftPoint(intPart, fracPart, exp); err != nil {
+			return 0, err
+		}
 	}
 	for _, part := range []string{intPart, fracPart} {
 		for _, c := range part {
@@ -155,6 +163,40 @@ func parseScaled(num string, mult int64) (int64, error) {
 		v = -v
 	}
 	return v, nil
+}
+
+// shiftPoint applies a decimal exponent to intPart.fracPart exactly, by
+// moving the point, so "1.5e3" reads as "1500" and "25e-1" as "2.5": a
+// duration with an exponent is the same exact number as one without.
+func shiftPoint(intPart, fracPart, exp string) (string, string, error) {
+	for _, part := range []string{intPart, fracPart} {
+		if strings.ContainsFunc(part, func(c rune) bool { return c < '0' || c > '9' }) {
+			return "", "", errors.New("bad mantissa")
+		}
+	}
+	e, err := strconv.Atoi(exp)
+	if err != nil || strings.HasPrefix(exp, "+-") {
+		return "", "", fmt.Errorf("bad exponent %q", exp)
+	}
+	digits := strings.TrimLeft(intPart+fracPart, "0")
+	point := len(intPart) - (len(intPart+fracPart) - len(digits)) // the point's place in digits
+	digits = strings.TrimRight(digits, "0")
+	switch {
+	case digits == "":
+		return "0", "", nil
+	case e > 40 || point+e > 40: // at least 1e39, past any unit's range
+		return "", "", ErrDurationTooLarge
+	case e < -40 || point+e < -40: // below 1e-41, finer than any unit
+		return "", "", errors.New("finer than the smallest unit")
+	}
+	point += e
+	switch {
+	case point <= 0:
+		return "0", strings.Repeat("0", -point) + digits, nil
+	case point >= len(digits):
+		return digits + strings.Repeat("0", point-len(digits)), "", nil
+	}
+	return digits[:point], digits[point:], nil
 }
 
 // MarshalText implements encoding.TextMarshaler with String's format.

@@ -71,7 +71,11 @@ func (t *traceFlags) filter(tracePath string) (*trace.Filter, error) {
 		from, to, ok := strings.Cut(t.window, "..")
 		a, errA := sim.ParseDuration(strings.TrimSpace(from))
 		b, errB := sim.ParseDuration(strings.TrimSpace(to))
-		if !ok || errA != nil || errB != nil || a < 0 || b <= a {
+		if errors.Is(errA, sim.ErrDurationTooLarge) || errors.Is(errB, sim.ErrDurationTooLarge) || a < 0 {
+			// Well formed, out of range: name the range, not the shape.
+			return nil, badInput(fmt.Errorf("--trace-window %q: FROM and TO must be in [0, %v]", t.window, sim.MaxTime))
+		}
+		if !ok || errA != nil || errB != nil || b <= a {
 			return nil, badInput(fmt.Errorf("--trace-window %q: want FROM..TO with durations, 0 ≤ FROM < TO, e.g. 0..50us", t.window))
 		}
 		f.From, f.To = a, b
