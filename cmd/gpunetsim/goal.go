@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpunetsim/gpunetsim/goal"
 	"github.com/gpunetsim/gpunetsim/loggops"
@@ -107,6 +108,30 @@ func flagNames(cmd *cobra.Command, name string) string {
 		return "-" + fl.Shorthand + "/--" + name
 	}
 	return "--" + name
+}
+
+// genPatternFlags are goal gen's flags that give a pattern's values.
+var genPatternFlags = []string{"ranks", "size", "x", "y", "iters", "compute"}
+
+// specWithFlags refuses pattern flags beside a full spec: the spec takes
+// every value itself, and a flag there was ignored without a word (a
+// silent wrong result: halo:ranks=8 --compute 20us wrote "calc 0").
+func specWithFlags(fl *pflag.FlagSet, pattern, name string) error {
+	var set []string
+	example := ""
+	for _, k := range genPatternFlags {
+		if fl.Changed(k) {
+			set = append(set, "--"+k)
+			if example == "" {
+				example = k + "=" + fl.Lookup(k).Value.String()
+			}
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return fmt.Errorf("goal gen %s: %s beside a full spec, which takes every value itself: write %s into the spec, or give the name with flags (goal gen %s --%s %s)",
+		pattern, strings.Join(set, ", "), example, name, strings.Split(example, "=")[0], strings.SplitN(example, "=", 2)[1])
 }
 
 func goalParams(cmd *cobra.Command, f *goalRunFlags) (loggops.Params, error) {
@@ -400,7 +425,11 @@ func newGoalGenCmd(stdout io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, spec, hasSpec := strings.Cut(args[0], ":")
 			kv := map[string]string{}
+			fl := cmd.Flags()
 			if hasSpec {
+				if err := specWithFlags(fl, args[0], name); err != nil {
+					return badInput(err)
+				}
 				g, err := goal.ParsePattern(args[0])
 				if err != nil {
 					return badInput(err)
@@ -408,7 +437,6 @@ func newGoalGenCmd(stdout io.Writer) *cobra.Command {
 				_ = spec
 				return genOut(sessionOf(cmd), g, out, stdout)
 			}
-			fl := cmd.Flags()
 			for _, k := range []string{"ranks", "x", "y", "iters"} {
 				if fl.Changed(k) {
 					v, _ := fl.GetInt(k)
