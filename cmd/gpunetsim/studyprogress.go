@@ -28,9 +28,11 @@ const plainInterval = 10 * time.Second
 type studyProgress struct {
 	out      io.Writer
 	terminal bool
-	start    time.Time
-	stop     chan struct{}
-	stopped  sync.WaitGroup
+	// quiet (-q) prints nothing; the counts are still kept.
+	quiet   bool
+	start   time.Time
+	stop    chan struct{}
+	stopped sync.WaitGroup
 	// closeOnce stops the ticker once: close runs on success and, from
 	// the signal handler, on interrupt.
 	closeOnce sync.Once
@@ -43,11 +45,11 @@ type studyProgress struct {
 	state    study.Progress
 }
 
-// newStudyProgress returns the progress display for w; quiet gives nil,
-// whose methods do nothing.
+// newStudyProgress returns the progress display for w; quiet gives one
+// that prints nothing but keeps the counts, for the interrupt note.
 func newStudyProgress(w io.Writer, quiet bool) *studyProgress {
 	if quiet {
-		return nil
+		return &studyProgress{out: w, quiet: true, start: time.Now()}
 	}
 	f, ok := w.(*os.File)
 	if ok && term.IsTerminal(int(f.Fd())) {
@@ -88,6 +90,9 @@ func (p *studyProgress) report(s study.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.state = s
+	if p.quiet {
+		return
+	}
 	if p.terminal {
 		// The bar runs over the expected work of the points to simulate
 		// (in thousandths), so its percentage and ETA weigh large points
@@ -151,12 +156,15 @@ func (p *studyProgress) close() {
 // are already in the cache (each entry whole), the running ones are lost.
 // It stops the progress display first.
 func (p *studyProgress) interruptNote(cacheDir string) string {
-	if p == nil { // --quiet: no counts were kept
-		return fmt.Sprintf("the finished points are in the cache %s; run the same command again to resume", cacheDir)
+	if p == nil {
+		return fmt.Sprintf("the points finished, if any, are in the cache %s; run the same command again to resume", cacheDir)
 	}
 	p.close()
 	p.mu.Lock()
 	s := p.state
 	p.mu.Unlock()
+	if s.Total == 0 { // interrupted while the cache was read: earlier runs' points may be in it
+		return fmt.Sprintf("no point finished in this run; run the same command again to resume from the cache %s", cacheDir)
+	}
 	return fmt.Sprintf("%d of %d points are in the cache %s; run the same command again to resume", s.Done, s.Total, cacheDir)
 }

@@ -79,3 +79,29 @@ func TestETAWeighsWork(t *testing.T) {
 		t.Errorf("%q, want an ETA of 1m30s (90 units left at 1 unit/s)", line)
 	}
 }
+
+// TestQuietInterruptNoteCounts: a quiet study interrupted says how many
+// points are in the cache, as a shown one does, not that "the finished
+// points" are there when none finished.
+func TestQuietInterruptNoteCounts(t *testing.T) {
+	for _, tc := range []struct {
+		reports []study.Progress
+		want    string
+	}{
+		{nil, "no point finished in this run; run the same command again to resume from the cache c"},
+		{[]study.Progress{{Total: 4}}, "0 of 4 points are in the cache c; run the same command again to resume"},
+		{[]study.Progress{{Total: 4}, {Total: 4, Done: 1}, {Total: 4, Done: 2}}, "2 of 4 points are in the cache c; run the same command again to resume"},
+	} {
+		var out bytes.Buffer
+		p := newStudyProgress(&out, true)
+		for _, r := range tc.reports {
+			p.report(r)
+		}
+		if got := p.interruptNote("c"); got != tc.want {
+			t.Errorf("after %v: %q, want %q", tc.reports, got, tc.want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("-q printed %q", out.String())
+		}
+	}
+}
