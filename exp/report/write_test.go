@@ -251,15 +251,7 @@ func TestCSVDropsRoundedCopies(t *testing.T) {
 			{"HDN", "-", "-", 3.0, "-"},
 		},
 	}}}
-	var b bytes.Buffer
-	if err := WriteCSV(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	files, err := CSVFiles("out.csv", r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, s := range map[string]string{"WriteCSV": b.String(), "CSVFiles": string(files[0].Data)} {
+	for name, s := range bothCSVForms(t, r) {
 		for _, want := range []string{"strategy,time [us],runner_up [us]\n", "CPU,1.234567,2.5\n", "HDN,,3\n"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s lacks %q:\n%s", name, want, s)
@@ -289,15 +281,7 @@ func TestCSVHeaderUnitSuffix(t *testing.T) {
 	}}}
 	want := "dispatch [us],size [B],bus [GB/s],fifo [GB/s],qp [MB/s],energy [uJ],margin [%]," +
 		"init [ns],instr_per_B,label_us,hits,block_B [KiB]\n"
-	var b bytes.Buffer
-	if err := WriteCSV(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	files, err := CSVFiles("out.csv", r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, s := range map[string]string{"WriteCSV": b.String(), "CSVFiles": string(files[0].Data)} {
+	for name, s := range bothCSVForms(t, r) {
 		if !strings.Contains(s, want) {
 			t.Errorf("%s lacks %q:\n%s", name, want, s)
 		}
@@ -309,4 +293,20 @@ func TestCSVHeaderUnitSuffix(t *testing.T) {
 	if !strings.Contains(text.String(), "dispatch_us") {
 		t.Errorf("the text table renamed its columns:\n%s", text.String())
 	}
+}
+
+// bothCSVForms writes r's first table as the one-file CSV (WriteCSV) and as
+// the per-table files (CSVFiles), keyed by the writer's name, so a test
+// checks a header or row rule in both.
+func bothCSVForms(t *testing.T, r *Result) map[string]string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteCSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	files, err := CSVFiles("out.csv", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"WriteCSV": b.String(), "CSVFiles": string(files[0].Data)}
 }

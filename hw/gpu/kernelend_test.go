@@ -117,18 +117,7 @@ func TestKernelEndWaitsForItsStreamWrites(t *testing.T) {
 		{"aql", true, false, 0}, {"aql-steps", true, true, 0}, {"aql-dir", true, false, 40 * sim.Nanosecond},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			spec := testSpec("apu")
-			spec.Freq, spec.Teardown, spec.Launch = 10e6, 0, 0
-			e := sim.New(1)
-			m := mem.New("node[0].mem", true)
-			g := New(e, "node[0].gpu", spec, m, mem.NewServer(100e9))
-			if c.dir > 0 {
-				g.UseDirectory(c.dir)
-			}
-			ack := g.MissLatency()
-			if c.dir > 0 {
-				ack = spec.Cycles(spec.L2Cycles) + c.dir
-			}
+			e, m, g, ack := ackTestGPU(c.dir)
 			var end, seen sim.Time
 			body := func(wg *WG, _ mem.Addr) { wg.StreamOut(2*4096, 4096); end = wg.Now() }
 			steps := func(wg *WG, _ mem.Addr) StepBody { return &streamStep{n: 2 * 4096, out: 4096, at: &end} }
@@ -191,18 +180,7 @@ func TestStoreDoneAtTheStreamsAck(t *testing.T) {
 		{"no-dir", 0, false}, {"no-dir-uncached", 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			spec := testSpec("apu")
-			spec.Freq, spec.Teardown, spec.Launch = 10e6, 0, 0
-			e := sim.New(1)
-			m := mem.New("node[0].mem", true)
-			g := New(e, "node[0].gpu", spec, m, mem.NewServer(100e9))
-			if c.dir > 0 {
-				g.UseDirectory(c.dir)
-			}
-			ack := g.MissLatency()
-			if c.dir > 0 {
-				ack = spec.Cycles(spec.L2Cycles) + c.dir
-			}
+			e, m, g, ack := ackTestGPU(c.dir)
 			flag := m.AllocData(mem.Host, 8, "flag")
 			if c.uncached {
 				g.SetUncached(flag, 8)
@@ -227,4 +205,24 @@ func TestStoreDoneAtTheStreamsAck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ackTestGPU builds a slow (10 MHz) APU-mode GPU without launch or teardown
+// costs, behind a directory of latency dir when dir > 0, and returns the
+// time a write past its L2 takes to be acknowledged: the directory's
+// L2 + lookup, or one GPU miss without a directory.
+func ackTestGPU(dir sim.Duration) (*sim.Engine, *mem.Memory, *GPU, sim.Duration) {
+	spec := testSpec("apu")
+	spec.Freq, spec.Teardown, spec.Launch = 10e6, 0, 0
+	e := sim.New(1)
+	m := mem.New("node[0].mem", true)
+	g := New(e, "node[0].gpu", spec, m, mem.NewServer(100e9))
+	if dir > 0 {
+		g.UseDirectory(dir)
+	}
+	ack := g.MissLatency()
+	if dir > 0 {
+		ack = spec.Cycles(spec.L2Cycles) + dir
+	}
+	return e, m, g, ack
 }
