@@ -486,12 +486,7 @@ func waitSeesBytes(t *testing.T, v *env, p *sim.Proc, eq *nic.EQ, typ nic.EventT
 // cross: unordered, the ACK would be visible first.
 func TestAckEventFollowsEarlierReply(t *testing.T) {
 	const n = 4096
-	v := newEnv(t, 2, true, func(s *cluster.Spec) { s.PCIe.SwitchLatency = 2 * sim.Microsecond })
-	tn := v.nics[0]
-	pt := tn.PTAlloc(nil, false)
-	want := func(k int) byte { return byte(k*3 + 1) }
-	src := v.alloc(0, 2*n, want)
-	tn.MEAppend(pt, nic.ME{Start: src, Length: 2 * n, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEOpGet}, nic.Priority)
+	v, pt, want := slowReplyTarget(t, n, 3, 1)
 	ieq := v.nics[1].NewEQ(0, 0)
 	dst := v.alloc(1, n, nil)
 	get := nic.Command{Op: nic.CmdGet, MD: &nic.MD{Start: dst, Length: n, Options: nic.MDEventSuccessDisable}, Length: n, PT: pt}
@@ -531,12 +526,7 @@ func TestAckCountFollowsEarlierReply(t *testing.T) {
 		{"ct-ack-mirrored", nic.CTAckReq, 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			v := newEnv(t, 2, true, func(s *cluster.Spec) { s.PCIe.SwitchLatency = 2 * sim.Microsecond })
-			tn := v.nics[0]
-			pt := tn.PTAlloc(nil, false)
-			want := func(k int) byte { return byte(k*5 + 3) }
-			src := v.alloc(0, 2*n, want)
-			tn.MEAppend(pt, nic.ME{Start: src, Length: 2 * n, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEOpGet}, nic.Priority)
+			v, pt, want := slowReplyTarget(t, n, 5, 3)
 			ct := v.nics[1].NewCT()
 			var mirror mem.Addr
 			if c.mirror {
@@ -614,4 +604,19 @@ func TestReplyCountWriteBackFollowsPayload(t *testing.T) {
 	if lat := v.spec.PCIe.Latency; counted > event+lat/2 {
 		t.Errorf("REPLY count's write-back visible at %v, the REPLY event at %v: want within half a posted write (%v) of it", counted, event, lat/2)
 	}
+}
+
+// slowReplyTarget builds two functional nodes behind a slow (2 us) PCIe
+// switch, node 0 exposing 2n bytes (byte k = k*mul + add) to puts and gets
+// on a new portal table entry, so a reply's data lands well after the
+// NIC issues it. It returns the environment, the entry and the byte rule.
+func slowReplyTarget(t *testing.T, n uint64, mul, add int) (*env, int, func(int) byte) {
+	t.Helper()
+	v := newEnv(t, 2, true, func(s *cluster.Spec) { s.PCIe.SwitchLatency = 2 * sim.Microsecond })
+	tn := v.nics[0]
+	pt := tn.PTAlloc(nil, false)
+	want := func(k int) byte { return byte(k*mul + add) }
+	src := v.alloc(0, 2*n, want)
+	tn.MEAppend(pt, nic.ME{Start: src, Length: 2 * n, MatchID: nic.AnyID, Options: nic.MEOpPut | nic.MEOpGet}, nic.Priority)
+	return v, pt, want
 }
