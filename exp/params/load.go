@@ -69,6 +69,9 @@ func Load(o Options) (exp.Config, error) {
 			}
 		}
 		doc = b
+		if err := checkTypes(o.File, doc); err != nil {
+			return exp.Config{}, err
+		}
 		if preset == "" {
 			var head struct {
 				Run struct {
