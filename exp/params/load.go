@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -245,6 +246,10 @@ func fileError(path string, doc []byte, err error) error {
 			de := &strict.Errors[i]
 			row, _ := de.Position()
 			name := strings.Join(de.Key(), ".")
+			if quoted := quotedDotted(de.Key()); quoted != "" {
+				errs = append(errs, fmt.Errorf("%s:%d: %w", path, row, quotedKey(quoted, name)))
+				continue
+			}
 			errs = append(errs, fmt.Errorf("%s:%d: %w", path, row, unknown(name)))
 		}
 		return errors.Join(errs...)
@@ -255,6 +260,27 @@ func fileError(path string, doc []byte, err error) error {
 		return fileErr{fmt.Sprintf("%s:%d: %s", path, row, msg), err}
 	}
 	return fmt.Errorf("%s: %w", path, err)
+}
+
+// quotedDotted returns the last part of key when it holds a dot (a quoted
+// key such as "run.seed", one key in TOML) and the whole key names a
+// parameter, else "".
+func quotedDotted(key []string) string {
+	if len(key) == 0 || !strings.Contains(key[len(key)-1], ".") {
+		return ""
+	}
+	if !slices.Contains(Names(), strings.Join(key, ".")) {
+		return ""
+	}
+	return key[len(key)-1]
+}
+
+// quotedKey says that the quoted key part (of the parameter name) is one
+// TOML key, and how to write the parameter.
+func quotedKey(part, name string) error {
+	table, key := name[:strings.LastIndex(name, ".")], name[strings.LastIndex(name, ".")+1:]
+	return fileErr{fmt.Sprintf("%q is one quoted key with a dot in its name, not the parameter %s: write %s = ... unquoted, or %s = ... under [%s]",
+		part, name, name, key, table), ErrUnknown}
 }
 
 // DecodeMessage returns the line of doc a TOML decode error is on and its
