@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -262,6 +263,46 @@ func fileError(path string, doc []byte, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
+// goTypeMessage matches the TOML reader's message for a value of the wrong
+// type: the TOML type and the Go type it was to be stored in.
+var goTypeMessage = regexp.MustCompile(`^cannot decode TOML ([a-z ]+) into struct field \S+ of type (\S+)$`)
+
+// TypeMessage rewrites the TOML reader's message for a value of the wrong
+// type, in Go's words ("cannot decode TOML string into struct field
+// study.file.Set of type []string"), in TOML's: "a TOML string, want an
+// array of quoted strings". ok is false for any other message.
+func TypeMessage(msg string) (words string, ok bool) {
+	m := goTypeMessage.FindStringSubmatch(strings.TrimPrefix(msg, "toml: "))
+	if m == nil {
+		return "", false
+	}
+	return fmt.Sprintf("a TOML %s, want %s", m[1], goTypeWords(m[2])), true
+}
+
+// goTypeWords says what a value of Go type t is written as in TOML.
+func goTypeWords(t string) string {
+	switch t {
+	case "string":
+		return "a quoted string"
+	case "[]string":
+		return "an array of quoted strings"
+	case "bool":
+		return "true or false (unquoted)"
+	case "int", "int64", "int32":
+		return "an integer"
+	case "uint", "uint64", "uint32":
+		return "a non-negative integer"
+	case "float64", "float32":
+		return "a decimal number"
+	case "[]int":
+		return "an array of integers"
+	}
+	if strings.HasPrefix(t, "[]") {
+		return "an array of tables"
+	}
+	return "a table"
+}
+
 // quotedDotted returns the last part of key when it holds a dot (a quoted
 // key such as "run.seed", one key in TOML) and the whole key names a
 // parameter, else "".
@@ -291,6 +332,12 @@ func DecodeMessage(doc []byte, de *toml.DecodeError) (row int, msg string) {
 	row, _ = de.Position()
 	msg = strings.TrimPrefix(de.Error(), "toml: ")
 	if key := strings.Join(de.Key(), "."); key != "" {
+		if words, ok := TypeMessage(msg); ok {
+			if _, value := LineKey(doc, row); value != "" {
+				key += " = " + value
+			}
+			return row, key + ": " + words
+		}
 		return row, key + ": " + msg
 	}
 	if name, value := LineKey(doc, row); name != "" {
