@@ -442,8 +442,13 @@ func wrapLastColumn(b *bytes.Buffer, cells [][]string, width []int, right []bool
 
 // textHeader is the text and HTML tables' header of column c: its name,
 // with the unit of a plain-number column that Units names in brackets
-// ("block [B]"), since its cells print without one.
+// ("block [B]"), since its cells print without one. A column of
+// Quantities prints each cell's text, which carries its unit ("+12.3%"):
+// Units then only names the CSV's unit for when every cell is missing.
 func textHeader(t Table, c string) string {
+	if typedColumn[Quantity](t, slices.Index(t.Columns, c)) {
+		return c
+	}
 	if u := t.Units[c]; u != "" {
 		return c + " [" + u + "]"
 	}
