@@ -112,13 +112,16 @@ func allreduceHierAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	var nodes []int
 	for _, p := range points {
 		// Bus bandwidth as collective benchmarks report it: 2(P−1)/P of the
-		// vector per rank, over the time.
-		bus := 0.0
+		// vector per rank, over the time; none (an empty cell, not 0 GB/s)
+		// for one GPU, which moves nothing in no time.
+		var bus any
 		if p.Ranks > 1 {
-			bus = 2 * float64(p.Ranks-1) / float64(p.Ranks) * float64(a.Size) / p.Time.Seconds() / 1e9
+			if r, ok := rateGBps(2*float64(p.Ranks-1)/float64(p.Ranks)*float64(a.Size), p.Time).(float64); ok {
+				bus = round3(r)
+			}
 		}
 		t.Rows = append(t.Rows, []any{p.Nodes, p.Ranks, p.Strategy, p.Impl, p.Time, round3(p.Time.Micros()),
-			round3(p.Phases[0].Micros()), round3(p.Phases[1].Micros()), round3(p.Phases[2].Micros()), round3(bus), p.Verified})
+			round3(p.Phases[0].Micros()), round3(p.Phases[1].Micros()), round3(p.Phases[2].Micros()), bus, p.Verified})
 		if series[p.Strategy] == nil {
 			series[p.Strategy] = &report.Series{Name: p.Strategy}
 			order = append(order, p.Strategy)

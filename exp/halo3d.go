@@ -158,7 +158,7 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	}
 	series := map[string]int{}
 	for _, p := range points {
-		bw := float64(p.Bytes) / p.Time.Seconds() / 1e9
+		bw := rateGBps(float64(p.Bytes), p.Time) // none (empty) for a zero time, not +Inf
 		t.Rows = append(t.Rows, []any{p.Nodes, p.Ranks, fmt.Sprintf("%dx%dx%d", p.Dims[0], p.Dims[1], p.Dims[2]), p.Neighbours, p.Face, p.Bytes, p.Strategy, p.Impl,
 			p.Time, round3(p.Time.Micros()), bw, p.Verified}) // GB/s unrounded: 3 decimals left one digit for small faces
 		k := key{p.Nodes, p.Neighbours, p.Face}

@@ -698,15 +698,28 @@ func columnUnit(t Table, j int) string {
 // column of plain numbers whose name ends in a unit ("dispatch_us",
 // "size_B", "bus_GB/s"; see nameUnit), the name with that unit in
 // brackets ("dispatch [us]"), so that every CSV column with a unit says
-// it the same way.
+// it the same way; a column with no value in any row too, so the header
+// does not depend on the data.
 func csvHeader(t Table, j int, name, unit string) string {
 	if unit != "" {
 		return name + unit
 	}
-	if base, u := nameUnit(name); u != "" && numberColumn(t, j) {
+	if base, u := nameUnit(name); u != "" && (numberColumn(t, j) || emptyColumn(t, j)) {
 		return base + " [" + u + "]"
 	}
 	return name
+}
+
+// emptyColumn reports whether column j has no present cell (every cell
+// nil or "-"): a quantity none of whose rows has a value (moe's inter-node
+// GB/s on one node) keeps the header it has when some row has one.
+func emptyColumn(t Table, j int) bool {
+	for _, row := range t.Rows {
+		if j < len(row) && !missingCell(row[j]) {
+			return false
+		}
+	}
+	return true
 }
 
 // nameUnit splits a column name ending in a unit suffix into the name

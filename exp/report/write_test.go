@@ -272,15 +272,17 @@ func TestCSVHeaderUnitSuffix(t *testing.T) {
 	r := &Result{Experiment: "x", Tables: []Table{{
 		Name: "x",
 		Columns: []string{"dispatch_us", "size_B", "bus_GB/s", "fifo_GBps", "qp_MBps", "energy_uj", "margin_pct",
-			"init_ns", "instr_per_B", "label_us", "hits", "block_B"},
+			"init_ns", "instr_per_B", "label_us", "hits", "block_B", "inter_GB/s"},
 		Rows: [][]any{
-			{1.5, 8, 2.25, 3.0, 4.0, 5.0, 6.0, int64(7), 0.5, "a", 3, "-"},
-			{2.5, 16, 2.5, 3.5, 4.5, 5.5, 6.5, int64(8), 0.25, "b", 4, 4096},
+			{1.5, 8, 2.25, 3.0, 4.0, 5.0, 6.0, int64(7), 0.5, "a", 3, "-", nil},
+			{2.5, 16, 2.5, 3.5, 4.5, 5.5, 6.5, int64(8), 0.25, "b", 4, 4096, "-"},
 		},
 		Units: map[string]string{"block_B": "KiB"},
 	}}}
+	// inter_GB/s has no value in any row (moe's inter-node rate on one
+	// node): its header still names the unit, as when a row has one.
 	want := "dispatch [us],size [B],bus [GB/s],fifo [GB/s],qp [MB/s],energy [uJ],margin [%]," +
-		"init [ns],instr_per_B,label_us,hits,block_B [KiB]\n"
+		"init [ns],instr_per_B,label_us,hits,block_B [KiB],inter [GB/s]\n"
 	for name, s := range bothCSVForms(t, r) {
 		if !strings.Contains(s, want) {
 			t.Errorf("%s lacks %q:\n%s", name, want, s)
