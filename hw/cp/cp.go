@@ -325,7 +325,7 @@ func (t *Thread) push(a mem.Addr, v uint64) {
 	} else {
 		st = new(sbStore)
 	}
-	*st = sbStore{t: t, line: l, a: a, v: v, done: t.Now() + t.cp.g.CPStoreLatency()}
+	*st = sbStore{t: t, line: l, a: a, v: v, done: t.cp.g.CPStoreDone(a)}
 	if n := len(t.sb); n > 0 {
 		st.done = max(st.done, t.sb[n-1].done)
 	}

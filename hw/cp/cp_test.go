@@ -1,6 +1,7 @@
 package cp
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/gpunetsim/gpunetsim/hw/cpu"
@@ -12,13 +13,27 @@ import (
 
 func newCP(t *testing.T, cores int) (*sim.Engine, *CP, *gpu.GPU) {
 	t.Helper()
+	return newCPMode(t, cores, false)
+}
+
+// newCPMode is newCP on a dGPU's write-back L2, or (apu) on an APU's
+// write-through L2 behind a coherent directory of 15 ns.
+func newCPMode(t *testing.T, cores int, apu bool) (*sim.Engine, *CP, *gpu.GPU) {
+	t.Helper()
 	e := sim.New(1)
 	m := mem.New("m", true)
-	gs := gpu.Spec{Mode: "dgpu", CUs: 1, SIMDs: 4, WavesPerSIMD: 4, WaveSize: 64, Freq: 1e9, LDSPerCU: 64 * unit.KiB,
+	mode := "dgpu"
+	if apu {
+		mode = "apu"
+	}
+	gs := gpu.Spec{Mode: mode, CUs: 1, SIMDs: 4, WavesPerSIMD: 4, WaveSize: 64, Freq: 1e9, LDSPerCU: 64 * unit.KiB,
 		MaxWGSize: 1024, DispatchCycles: 1, L1Lines: 8, L1Cycles: 10, L2Cycles: 100, MemLatency: 200 * sim.Nanosecond,
 		MemBandwidth: 100e9, ScalarCycles: 4}
 	g := gpu.New(e, "gpu", gs, m, mem.NewServer(100e9))
 	g.UseL2(gpu.L2Spec{Size: 64 * unit.KiB, Ways: 16})
+	if apu {
+		g.UseDirectory(15 * sim.Nanosecond)
+	}
 	s := DefaultSpec()
 	s.Cores, s.IPC, s.Oversubscribe = cores, 0.8, true
 	return e, New(e, "cp", s, g, 0), g
@@ -291,6 +306,65 @@ func TestAcquireMarkerCost(t *testing.T) {
 		}
 		if end != want {
 			t.Errorf("coherent L1 %v: acquire took %v, want %v", coherent, end, want)
+		}
+	}
+}
+
+// One store rule for the CP and the work-groups on an APU: a CP store is
+// done (visible to every reader, and what the release marker waits for)
+// where a work-group's store to the same word is. The L2 writes through
+// and the store is done past it, as a work-group's Store64 is: at the coherent directory's ack on a node behind one (the L2's
+// 100 ns and the directory's 15 ns), else at its landing in memory (the
+// L2 lookup and 200 ns of memory). Before, an APU-mode CP store was done at
+// the L2 (buffered: 100 ns) or at once (unbuffered), ahead of the
+// work-group's store issued with it. Each case runs with and without a
+// store buffer: the buffered store retires at once and the release waits
+// for it; the unbuffered one holds the core until it is done. (dGPU mode,
+// where both stay in the write-back L2: TestBufferedStoreVisibleAtArrival.)
+func TestCPStoreDoneAsAWorkGroupsStore(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode string
+		dir  sim.Duration
+		want sim.Time // when the store is done
+	}{
+		{"apu behind the directory: its ack", "apu", 15 * sim.Nanosecond, 115 * sim.Nanosecond},
+		{"apu without a directory: in memory", "apu", 0, 300 * sim.Nanosecond},
+	} {
+		for _, depth := range []int{0, 32} {
+			t.Run(fmt.Sprintf("%s/sb%d", tc.name, depth), func(t *testing.T) {
+				e := sim.New(1)
+				m := mem.New("m", true)
+				gs := gpu.Spec{Mode: tc.mode, CUs: 1, SIMDs: 4, WavesPerSIMD: 4, WaveSize: 64, Freq: 1e9, LDSPerCU: 64 * unit.KiB,
+					MaxWGSize: 1024, DispatchCycles: 1, L1Lines: 8, L1Cycles: 10, L2Cycles: 100, MemLatency: 200 * sim.Nanosecond,
+					MemBandwidth: 100e9, ScalarCycles: 4}
+				g := gpu.New(e, "gpu", gs, m, mem.NewServer(100e9))
+				if tc.dir > 0 {
+					g.UseDirectory(tc.dir)
+				}
+				s := DefaultSpec()
+				s.Cores, s.IPC, s.StoreBuffer = 1, 0.8, depth
+				c := New(e, "cp", s, g, 0)
+				a := m.AllocData(mem.Host, 64, "flag")
+				var released sim.Time
+				c.Spawn("t", func(th *Thread) {
+					th.Store64(a, 7)
+					th.ReleaseSystem()
+					released = th.Now()
+				})
+				var before, after uint64
+				e.At(tc.want-sim.Nanosecond, func() { before = g.CoherentLoad64(a) })
+				e.At(tc.want+sim.Nanosecond, func() { after = g.CoherentLoad64(a) })
+				if err := e.Run(); err != nil {
+					t.Fatal(err)
+				}
+				if before != 0 || after != 7 {
+					t.Errorf("value %d 1 ns before %v and %d 1 ns after; want 0 then 7 (done there, not earlier)", before, tc.want, after)
+				}
+				if released != tc.want {
+					t.Errorf("the release after the store returned at %v, want %v (when the store is done)", released, tc.want)
+				}
+			})
 		}
 	}
 }

@@ -115,7 +115,8 @@ func runBlocking(th *Thread, ops []op, got *[]uint64) {
 // an RMW and a release, loads of a line with a store in flight) and a
 // 2-line L1 (evictions), end at the same times, read the same values,
 // leave the same memory and counts, in the same number of events, run
-// either way.
+// either way, on a dGPU's write-back L2 and on an APU's write-through one
+// (stores done past it, at the directory's ack).
 func TestDequeueStepsMatchBlocking(t *testing.T) {
 	type out struct {
 		ends   []sim.Time
@@ -126,8 +127,8 @@ func TestDequeueStepsMatchBlocking(t *testing.T) {
 		events uint64
 	}
 	const threads = 4
-	run := func(steps bool, depth, l1, cores int) out {
-		e, c, g := newCP(t, cores)
+	run := func(steps, apu bool, depth, l1, cores int) out {
+		e, c, g := newCPMode(t, cores, apu)
 		c.spec.StoreBuffer, c.spec.L1Lines = depth, l1
 		a := g.Mem().AllocData(mem.GPU, 16*64, "x")
 		o := out{ends: make([]sim.Time, threads), got: make([][]uint64, threads), counts: make([]Counts, threads), busy: make([]sim.Duration, threads)}
@@ -171,16 +172,18 @@ func TestDequeueStepsMatchBlocking(t *testing.T) {
 		o.events = e.Events()
 		return o
 	}
-	for _, depth := range []int{0, 2, 32} {
-		for _, l1 := range []int{2, 512} {
-			for _, cores := range []int{1, 2, threads} {
-				name := fmt.Sprintf("store buffer %d, L1 %d lines, %d cores", depth, l1, cores)
-				a, b := run(false, depth, l1, cores), run(true, depth, l1, cores)
-				if fmt.Sprint(a) != fmt.Sprint(b) {
-					t.Errorf("%s:\nblocking %v\nsteps    %v", name, a, b)
-				}
-				if a.events == 0 || a.ends[threads-1] == 0 {
-					t.Errorf("%s: nothing ran", name)
+	for _, apu := range []bool{false, true} {
+		for _, depth := range []int{0, 2, 32} {
+			for _, l1 := range []int{2, 512} {
+				for _, cores := range []int{1, 2, threads} {
+					name := fmt.Sprintf("apu %v, store buffer %d, L1 %d lines, %d cores", apu, depth, l1, cores)
+					a, b := run(false, apu, depth, l1, cores), run(true, apu, depth, l1, cores)
+					if fmt.Sprint(a) != fmt.Sprint(b) {
+						t.Errorf("%s:\nblocking %v\nsteps    %v", name, a, b)
+					}
+					if a.events == 0 || a.ends[threads-1] == 0 {
+						t.Errorf("%s: nothing ran", name)
+					}
 				}
 			}
 		}

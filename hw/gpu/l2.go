@@ -524,10 +524,13 @@ func (g *GPU) cpReadLine(l mem.Addr) (data [mem.LineSize]byte, hit bool, lat sim
 // CPStore64 is a CP core's store of v at a, written through its L1 into the
 // L2 (device scope: visible to the work-groups at the L2). In dGPU mode the
 // line is dirty in the L2 until a system release; in APU mode the L2 is
-// write-through. Pollers of the word are woken.
+// write-through and the store goes on past it, done (visible to every
+// agent) when a work-group's store there is (CPStoreDone). Pollers of the
+// word are woken. lat is how long the store keeps the core (no store
+// buffer): until it is done.
 func (g *GPU) CPStore64(p *sim.Proc, a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
 	g.waitRMW(p, mem.Line(a))
-	return g.cpStore(a, v)
+	return g.cpStoreIssue(a, v)
 }
 
 // TryCPStore64 is CPStore64 as a step: while a CP RMW holds the line it
@@ -542,17 +545,54 @@ func (g *GPU) TryCPStore64(p *sim.Proc, a mem.Addr, v uint64) (hit bool, lat sim
 			return false, 0, false
 		}
 	}
-	hit, lat = g.cpStore(a, v)
+	hit, lat = g.cpStoreIssue(a, v)
 	return hit, lat, true
 }
 
-// CPStoreLatency is the time a CP store takes from the core's store
-// buffer into the L2 (one L2 access; the CP's L1 writes through).
-func (g *GPU) CPStoreLatency() sim.Duration { return g.spec.Cycles(g.spec.L2Cycles) }
+// cpPastL2 reports whether a CP store to a goes on past the L2 toward
+// memory, as a work-group's does (WG.storeBeyondL1): in APU mode (a
+// write-through L2), except for the GPU's own memory behind a memory-side
+// L2, where the store stays at the L2.
+func (g *GPU) cpPastL2(a mem.Addr) bool { return g.l2 == nil && !g.memSide(a) }
+
+// CPStoreDone returns when a CP store to a, leaving the CP's
+// write-through L1 now, is done: visible where every reader of the word
+// looks, and what the CP's release marker and a load of its line wait
+// for. Where it stays at the L2 (a dGPU's write-back L2, the GPU's own
+// memory behind a memory-side L2) that is one L2 access. Past a
+// write-through L2 (APU mode) it follows the one rule of a work-group's
+// store there (GPU.farStore): on a node behind the coherent directory
+// the directory's ack on receipt (gpu.l2_cycles + soc.dir_latency), else
+// its landing in memory, or beyond NVLink-C2C once the posted write has
+// crossed the link. The CP sits on the GPU's L2 as a CU does (the
+// documents' simulator builds each CP on a GPU-side L1 controller, the
+// TCP of the VIPER protocol), so its stores go the same way.
+func (g *GPU) CPStoreDone(a mem.Addr) sim.Time {
+	if g.cpPastL2(a) {
+		return g.farStore(a, 8)
+	}
+	return g.e.Now() + g.spec.Cycles(g.spec.L2Cycles)
+}
+
+// cpStoreIssue is an unbuffered CP store leaving the core now: at the L2
+// at once (cpStore), or past a write-through L2 landing when it is done
+// (CPStoreDone), not before; lat is the wait until then.
+func (g *GPU) cpStoreIssue(a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
+	if !g.cpPastL2(a) {
+		return g.cpStore(a, v)
+	}
+	l := mem.Line(a)
+	hit, w := g.touchWay(l, CP)
+	g.cpUnlockWay(w, l)
+	at := g.CPStoreDone(a)
+	g.landAt(a, v, at)
+	return hit, at - g.e.Now()
+}
 
 // CPStoreArrive is a buffered CP store of v at a reaching the L2 (see
-// CPStore64). While another CP thread's RMW holds the line it does
-// nothing and reports ok false: the store waits and tries again.
+// CPStore64) at its done time (CPStoreDone): past a write-through L2 the
+// time it is done there. While another CP thread's RMW holds the line it
+// does nothing and reports ok false: the store waits and tries again.
 func (g *GPU) CPStoreArrive(a mem.Addr, v uint64) (hit, ok bool) {
 	if g.tags != nil {
 		if w := g.tags.find(mem.Line(a)); w != nil && w.isRMW() {
@@ -563,15 +603,17 @@ func (g *GPU) CPStoreArrive(a mem.Addr, v uint64) (hit, ok bool) {
 	return hit, true
 }
 
+// cpStore writes a CP store of v at a where it is done: into the L2's
+// functional copy (dGPU), or into memory (past a write-through L2, at
+// its done time; the GPU's own memory behind a memory-side L2, whose
+// values are memory's: the work-groups' loads of it read memory, not the
+// functional copy). lat is one L2 access.
 func (g *GPU) cpStore(a mem.Addr, v uint64) (hit bool, lat sim.Duration) {
 	l := mem.Line(a)
 	hit, w := g.touchWay(l, CP)
 	g.cpUnlockWay(w, l)
 	lat = g.spec.Cycles(g.spec.L2Cycles)
 	if !g.l2Copy(a) {
-		// APU mode (a write-through L2), or the GPU's own memory behind
-		// a memory-side L2, whose values are memory's: the work-groups'
-		// loads of it read memory, not the functional copy.
 		g.mem.Store64(a, v)
 		return hit, lat
 	}

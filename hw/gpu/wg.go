@@ -218,7 +218,12 @@ func (w *WG) storeToMem(a mem.Addr, v uint64) { w.storeAt(a, v, w.g.farStore(a, 
 // system release waits for it).
 func (w *WG) storeAt(a mem.Addr, v uint64, at sim.Time) {
 	w.storesAt = max(w.storesAt, at)
-	g := w.g
+	w.g.landAt(a, v, at)
+}
+
+// landAt lands a store of v at a at time at, where every agent sees it
+// (the event memStore; a work-group's or a CP's store past the L2).
+func (g *GPU) landAt(a mem.Addr, v uint64, at sim.Time) {
 	s, ok := g.stores.Get()
 	if !ok {
 		s = &memStore{g: g}
