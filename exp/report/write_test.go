@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -311,4 +312,28 @@ func bothCSVForms(t *testing.T, r *Result) map[string]string {
 		t.Fatal(err)
 	}
 	return map[string]string{"WriteCSV": b.String(), "CSVFiles": string(files[0].Data)}
+}
+
+// An output with no value (a crossover only perturbed runs have, NaN) is
+// null in the JSON form; before, WriteJSON failed on it ("unsupported
+// value: NaN"), so `sensitivity --json` exited 1 whenever a crossover
+// appeared.
+func TestJSONHoldsOutputsWithoutValue(t *testing.T) {
+	var b bytes.Buffer
+	r := &Result{Experiment: "x", Outputs: []Output{{Name: "c", Value: math.NaN(), Unit: "nodes", Crossover: true}, {Name: "t", Value: 1.5, Unit: "us"}}}
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Outputs []map[string]any `json:"outputs"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Outputs) != 2 || got.Outputs[0]["value"] != nil || got.Outputs[0]["unit"] != "nodes" || got.Outputs[1]["value"] != 1.5 {
+		t.Errorf("outputs %v: want c with value null and unit nodes, t with 1.5", got.Outputs)
+	}
+	if _, ok := got.Outputs[0]["value"]; !ok {
+		t.Errorf("output c has no value key: %v", got.Outputs[0])
+	}
 }
