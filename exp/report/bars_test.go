@@ -89,3 +89,18 @@ func TestBoxLegendRowsDoNotOverlap(t *testing.T) {
 
 // legendText matches an SVG text element: its y, font size and text.
 var legendText = regexp.MustCompile(`<text[^>]* y="(-?[0-9.]+)"[^>]*\n?\s*style="[^"]*font-size:([0-9.]+)px">([^<]*)</text>`)
+
+// A tornado whose every bar is 0 (today's trust chart when no value flips
+// a winner) says so in the chart instead of drawing an empty frame.
+func TestTornadoOfZerosSaysSo(t *testing.T) {
+	for _, bars := range [][]TornadoBar{{{Label: "a"}, {Label: "b"}}, {{Label: "a", Low: -1, High: 1}}} {
+		var buf bytes.Buffer
+		if err := WritePlot(&buf, &Result{Plot: &Plot{Title: "t", XLabel: "change (%)", Tornado: bars}}, "svg"); err != nil {
+			t.Fatal(err)
+		}
+		zero := bars[0].Low == 0 && bars[0].High == 0
+		if got := strings.Contains(buf.String(), ">every bar is 0: nothing changes<"); got != zero {
+			t.Errorf("bars %v: the note %v, want %v", bars, got, zero)
+		}
+	}
+}
