@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -131,6 +132,47 @@ func planRefusal(e Entry, combos float64, points int, need float64, lim MemLimit
 		e.Label, what, combos, each, exp.FormatBytes(need), exp.FormatBytes(float64(lim.Bytes)), lim.What)
 }
 
+// checkEachValue loads, for an entry of several sweeps, each value of each
+// sweep beside the other sweeps' first values: configurations of the
+// plan, so one that fails fails the plan, found after n + m loads instead
+// of somewhere in the n × m cross product (a bad value last in the outer
+// of two 300-value sweeps was refused after 5 minutes of planning). A
+// value bad only beside later values of the others is found in the plan.
+func checkEachValue(e Entry, lim MemLimit) error {
+	if len(e.Sweeps) < 2 {
+		return nil // one sweep: the plan's own order is this
+	}
+	first := make([]string, len(e.Sweeps))
+	for i, sw := range e.Sweeps {
+		if len(sw.Values) == 0 {
+			return nil
+		}
+		first[i] = sw.Values[0]
+	}
+	for i, sw := range e.Sweeps {
+		for j, v := range sw.Values {
+			if j == 0 && i > 0 {
+				continue // the all-first configuration, loaded once
+			}
+			values := slices.Clone(first)
+			values[i] = v
+			load := e.Load
+			load.Sets = append([]string(nil), e.Load.Sets...)
+			for k, x := range values {
+				load.Sets = append(load.Sets, e.Sweeps[k].Name+"="+x)
+			}
+			cfg, err := params.Load(load)
+			if err == nil && lim.Run != nil {
+				err = lim.Run(e.Experiment.Name, cfg)
+			}
+			if err != nil {
+				return fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, values), err)
+			}
+		}
+	}
+	return nil
+}
+
 // ExpandWithin is Expand refusing, before it allocates them, plans whose
 // configurations and points would not fit in lim: the cross product of an
 // entry's sweeps times the points of its first configuration.
@@ -143,6 +185,9 @@ func ExpandWithin(s Study, version string, lim MemLimit) (*Plan, error) {
 		n := e.Combinations()
 		if lim.Bytes > 0 && held+n*planBytesPerRun > float64(lim.Bytes) {
 			return nil, planRefusal(e, n, -1, held+n*planBytesPerRun, lim)
+		}
+		if err := checkEachValue(e, lim); err != nil {
+			return nil, err
 		}
 		for ci, values := range combos(e.Sweeps) {
 			load := e.Load
