@@ -75,6 +75,11 @@ type MemLimit struct {
 	// Run, when set, checks one run's configuration (its simulations'
 	// memory, say) as soon as it is loaded, before its points are listed.
 	Run func(experiment string, cfg exp.Config) error
+	// Planning, when set, is told of each entry once its first
+	// configuration is checked and its plan is known to fit, before the
+	// rest of its combinations configurations are loaded (a large cross
+	// product takes minutes to plan).
+	Planning func(e Entry, combinations float64)
 }
 
 // ListRefusal is the error of a run of experiment name on cfg whose own
@@ -212,6 +217,9 @@ func ExpandWithin(s Study, version string, lim MemLimit) (*Plan, error) {
 			if e.Experiment.Points == nil {
 				if ci == 0 {
 					held += n * planBytesPerRun
+					if lim.Planning != nil {
+						lim.Planning(e, n)
+					}
 				}
 				whole = append(whole, Task{Experiment: e.Experiment, Key: fmt.Sprintf("run:%d", ri), Run: ri})
 				p.Runs = append(p.Runs, run)
@@ -227,6 +235,9 @@ func ExpandWithin(s Study, version string, lim MemLimit) (*Plan, error) {
 					return nil, planRefusal(e, n, len(pts), need, lim)
 				}
 				held = need
+			}
+			if ci == 0 && lim.Planning != nil {
+				lim.Planning(e, n)
 			}
 			for i := range pts {
 				text := KeyText(version, e.Experiment.Name, pts[i])
