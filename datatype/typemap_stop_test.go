@@ -68,3 +68,24 @@ func TestBlocksWithinBoundsTheWalk(t *testing.T) {
 		}
 	}
 }
+
+// BlocksWithin's budget also bounds the blocks a walk merges without
+// descending into an element: a vector of abutting float64 blocks is one
+// run of a million adds per element, which counted as one step, so a
+// count of 10^6 (ddt inspect --count 1000000) merged 10^12 blocks: hours.
+func TestBlocksWithinBoundsMergedRuns(t *testing.T) {
+	ty, err := Parse("vector(100000,1,1)<float64>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, truncated := ty.BlocksWithin(1000, 1000)
+	n := 0
+	for range seq {
+		n++
+	}
+	// The elements abut: one block, still growing when the budget ends
+	// the walk, so none is complete.
+	if !truncated() || n != 0 {
+		t.Errorf("abutting runs of 1000 elements of 10^5 blocks: %d blocks, truncated %v; want none complete, truncated after 1000 steps", n, truncated())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/gpunetsim/gpunetsim/exp/report"
@@ -278,8 +279,21 @@ func coreTable(points []allreducePoint) report.Table {
 	return t
 }
 
-func round3(v float64) float64 {
-	return float64(int64(v*1000+0.5)) / 1000
+// round3 rounds v to three decimals (half up), as every table prints its
+// ratios and derived values.
+func round3(v float64) float64 { return roundScaled(v, 1e3) }
+
+// roundScaled rounds v to the multiple of 1/scale nearest it (half up).
+// A value whose scaled form passes 2^53 has no fraction left to round, and
+// one past int64 wrapped through the conversion (an energy ratio against a
+// base of 1e-20 W printed -9.2e15): such values, and NaN and ±Inf, are
+// returned as they are.
+func roundScaled(v, scale float64) float64 {
+	x := v*scale + 0.5
+	if !(math.Abs(x) < 1<<53) {
+		return v
+	}
+	return float64(int64(x)) / scale
 }
 
 // reportNodes is the allreduce's size in "gpunetsim report": node counts

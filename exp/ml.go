@@ -245,4 +245,4 @@ func mlAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	return res, nil
 }
 
-func round6(v float64) float64 { return float64(int64(v*1e6+0.5)) / 1e6 }
+func round6(v float64) float64 { return roundScaled(v, 1e6) }

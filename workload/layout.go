@@ -18,8 +18,9 @@ type ringLayout struct {
 	elems     int
 	chunkOff  []int // element offset of chunk k
 	chunkLen  []int
-	dataOff   []uint64 // byte offset of subslot (k, s) at index k*w+s
-	recvSlot  uint64   // bytes per receive subslot
+	sliceDim  []sliceDim // chunk k's slice length and remainder (slice)
+	dataOff   []uint64   // byte offset of subslot (k, s) at index k*w+s
+	recvSlot  uint64     // bytes per receive subslot
 	recvBase  uint64
 	totalSize uint64
 	// Name caches, made before a run starts (Allreduce.Run): a
@@ -43,6 +44,7 @@ func newRingLayout(elems, n, w int) *ringLayout {
 		}
 		l.chunkOff = append(l.chunkOff, off)
 		l.chunkLen = append(l.chunkLen, size)
+		l.sliceDim = append(l.sliceDim, sliceDim{base: size / w, rem: size % w})
 		off += size
 		for s := range w {
 			_, sl := l.slice(k, s)
@@ -57,9 +59,14 @@ func newRingLayout(elems, n, w int) *ringLayout {
 	return l
 }
 
+// sliceDim is a chunk's slice length (its last slice has rem more
+// elements), divided out once: slice runs several times per step and
+// slice of every node, and a 64-bit division is tens of cycles.
+type sliceDim struct{ base, rem int }
+
 // slice returns the element offset within chunk k and length of slice s.
 func (l *ringLayout) slice(k, s int) (off, n int) {
-	base, rem := l.chunkLen[k]/l.w, l.chunkLen[k]%l.w
+	base, rem := l.sliceDim[k].base, l.sliceDim[k].rem
 	off = s * base
 	n = base
 	if s == l.w-1 {
@@ -87,7 +94,15 @@ func (l *ringLayout) recv(st, s int) uint64 {
 	return l.recvBase + uint64(st*l.w+s)*l.recvSlot
 }
 
-func mod(a, n int) int { return ((a % n) + n) % n }
+// mod returns a modulo n in [0, n) for n > 0 (one division: the ring's
+// schedule calls it for every put and step).
+func mod(a, n int) int {
+	r := a % n
+	if r < 0 {
+		r += n
+	}
+	return r
+}
 
 // f32 views little-endian bytes as float32 values (amd64 and arm64 are
 // little-endian, which the simulator's memories assume).

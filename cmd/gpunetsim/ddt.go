@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -320,7 +321,12 @@ func ddtBench(w io.Writer, size int, d time.Duration, withApps bool) (*report.Re
 		return sp
 	}
 	row := func(name string, n int, p, u, m speed) {
-		r3 := func(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
+		r3 := func(v float64) float64 {
+			if x := v*1000 + 0.5; math.Abs(x) < 1<<53 {
+				return float64(int64(x)) / 1000
+			}
+			return v // a ratio past int64 (a memcpy measured at 0) wrapped to -9.2e15
+		}
 		tab.Rows = append(tab.Rows, []any{name, n, r3(p.median), r3(p.p10), r3(u.median), r3(u.p10), r3(m.median),
 			r3(p.median / m.median), r3(u.median / m.median)})
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gpunetsim/gpunetsim/exp/params"
 	"github.com/gpunetsim/gpunetsim/sim"
@@ -135,9 +136,43 @@ func reportError(err error, args []string, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "gpunetsim: ... and %d more problems\n", len(lines)-i)
 			break
 		}
-		fmt.Fprintln(stderr, "gpunetsim:", line)
+		fmt.Fprintln(stderr, "gpunetsim:", shortenWords(line))
 	}
 	return code
+}
+
+// maxErrorWord bounds one word (a run of bytes without a space) of an
+// error line, and errorWordEnd how much of each end of a longer one is
+// shown. A value is echoed where it is refused: a --set value holding a
+// file's contents ($(cat f)) made a 100 KB line, in which the parameter's
+// range was lost. 512 bytes keep any plausible path or value whole.
+const (
+	maxErrorWord = 512
+	errorWordEnd = 64
+)
+
+// shortenWords returns line with each word longer than maxErrorWord shown
+// by its first and last errorWordEnd bytes (at rune boundaries) and the
+// number of bytes between them.
+func shortenWords(line string) string {
+	if len(line) <= maxErrorWord {
+		return line
+	}
+	words := strings.SplitAfter(line, " ")
+	for i, w := range words {
+		if len(w) <= maxErrorWord {
+			continue
+		}
+		head, tail := errorWordEnd, len(w)-errorWordEnd
+		for head > 0 && !utf8.RuneStart(w[head]) {
+			head--
+		}
+		for tail < len(w) && !utf8.RuneStart(w[tail]) {
+			tail++
+		}
+		words[i] = fmt.Sprintf("%s…[%d more bytes]…%s", w[:head], tail-head, w[tail:])
+	}
+	return strings.Join(words, "")
 }
 
 // paramName matches what may be a parameter's name in an error line

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -103,5 +104,28 @@ func TestDeadlockIsOneLine(t *testing.T) {
 	want := "gpunetsim: allreduce: CPU n=2: deadlock at 6ps: 2 process(es) blocked with no pending event but 1 polling agent(s) that find nothing to do: 2 wait on a flag (wg[0], ...); svc[0] polls queue 0's next slot\n"
 	if code != exitFailure || stderr.String() != want {
 		t.Errorf("exit %d, stderr %q; want 1, %q", code, stderr.String(), want)
+	}
+}
+
+// TestShortenWords checks that an error line's words past maxErrorWord
+// bytes are shown by their ends, cut at rune boundaries, and that shorter
+// lines and words are left whole.
+func TestShortenWords(t *testing.T) {
+	short := "gpunetsim: --set x=1: unknown parameter"
+	if got := shortenWords(short); got != short {
+		t.Errorf("short line changed: %q", got)
+	}
+	long := strings.Repeat("ü", 1000) // 2,000 bytes of 2-byte runes
+	got := shortenWords("p = " + long + ": must be")
+	if !utf8.ValidString(got) {
+		t.Errorf("shortened line is not valid UTF-8: %q", got)
+	}
+	want := "p = " + strings.Repeat("ü", 32) + "…[1874 more bytes]…" + strings.Repeat("ü", 31) + ": must be"
+	if got != want {
+		t.Errorf("shortenWords = %q, want %q", got, want)
+	}
+	path := strings.Repeat("d/", 250) // 500 bytes: a deep path stays whole
+	if got := shortenWords("open " + path + ": " + long); !strings.HasPrefix(got, "open "+path+": ") {
+		t.Errorf("a 500-byte word was shortened: %q", got[:80])
 	}
 }

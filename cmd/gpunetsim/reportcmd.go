@@ -69,18 +69,22 @@ crossovers between plotted series, notes, and every parameter with the seed.
 	return cmd
 }
 
-// reportStudy is the study of every registered experiment at a size,
-// less those the preset's NIC cannot run (exp.Experiment.Hardware: GPUrdma
-// on a Cassini NIC), which skipped lists with the reason.
 // cleanOnly returns the --only names without surrounding spaces and
 // repeats, as a --set list reads them; an empty name (a stray comma) is
 // bad input, not "every experiment".
 func cleanOnly(only []string) ([]string, error) {
+	return cleanList("--only", "name experiments, or leave --only out for every one", only)
+}
+
+// cleanList returns the names of a comma-separated list flag without
+// surrounding spaces and repeats; an empty name (a stray comma) is bad
+// input, one line naming the flag and saying what to do (fix).
+func cleanList(flag, fix string, names []string) ([]string, error) {
 	var out []string
-	for _, n := range only {
+	for _, n := range names {
 		n = strings.TrimSpace(n)
 		if n == "" {
-			return nil, fmt.Errorf("--only %s: an empty name (a stray comma): name experiments, or leave --only out for every one", strings.Join(only, ","))
+			return nil, fmt.Errorf("%s %s: an empty name (a stray comma): %s", flag, strings.Join(names, ","), fix)
 		}
 		if !slices.Contains(out, n) {
 			out = append(out, n)
@@ -89,6 +93,9 @@ func cleanOnly(only []string) ([]string, error) {
 	return out, nil
 }
 
+// reportStudy is the study of every registered experiment at a size,
+// less those the preset's NIC cannot run (exp.Experiment.Hardware: GPUrdma
+// on a Cassini NIC), which skipped lists with the reason.
 func reportStudy(size, preset string, only ...string) (s study.Study, skipped [][2]string, err error) {
 	if size != "default" && size != "quick" {
 		return study.Study{}, nil, fmt.Errorf("--size %q: must be default or quick", size)

@@ -36,7 +36,11 @@ no-argument run, 2, 4, 8, 16, 32, 64, unless set).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if knobs != "" {
-				so.Knobs = strings.Split(knobs, ",")
+				ks, err := cleanList("--knobs", "name knobs, or leave --knobs out for every numeric DEFAULT knob", strings.Split(knobs, ","))
+				if err != nil {
+					return badInput(err)
+				}
+				so.Knobs = ks
 			}
 			cfg, err := params.Load(o.load)
 			if err != nil {

@@ -580,7 +580,10 @@ func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions,
 		return err
 	}
 	if s.local {
-		return runLocally(ctx, path, s.tasks, f.quiet, stdout, stderr)
+		if err := runLocally(ctx, path, s.tasks, f.quiet, stdout, stderr); err != nil {
+			return err
+		}
+		return tasksStored(p, s)
 	}
 	args := append([]string{"--parsable", fmt.Sprintf("--array=0-%d", s.tasks-1)}, s.sbatchArgs...)
 	if s.wait {
@@ -595,6 +598,11 @@ func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions,
 		}
 		return fmt.Errorf("sbatch %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(se.String()))
 	}
+	if s.wait {
+		if err := tasksStored(p, s); err != nil {
+			return err
+		}
+	}
 	job, _, _ := strings.Cut(strings.TrimSpace(so.String()), ";")
 	if !f.quiet {
 		fmt.Fprintf(stdout, "submitted Slurm job %s: %d tasks over %d points into %s (script %s)\n", job, s.tasks, len(p.plan.Tasks), p.cache.Dir(), path)
@@ -603,6 +611,37 @@ func studySubmit(ctx context.Context, arg string, f studyFlags, s submitOptions,
 		}
 	}
 	return nil
+}
+
+// tasksStored checks, once the tasks are done (--local, --wait), that the
+// cache holds every point of the plan: tasks that exited 0 but stored
+// nothing this executable reads (a --gpunetsim of another build keys its
+// results under its own version) passed, and study collect failed only
+// later.
+func tasksStored(p prepared, s submitOptions) error {
+	missing := p.cache.Missing(p.plan, nil, false)
+	if len(missing) == 0 {
+		return nil
+	}
+	why := ": a task failed to store its results"
+	if self, err := os.Executable(); err == nil && !sameFile(self, s.exe) {
+		why = fmt.Sprintf(": the tasks ran %s, whose results this gpunetsim does not read (each build keys its own); collect with that executable", s.exe)
+	}
+	n := 0
+	for _, t := range p.plan.Tasks {
+		if t.Point != nil {
+			n++
+		}
+	}
+	return fmt.Errorf("the %d tasks finished, yet %d of %d points are not in the cache %s (first: %s)%s",
+		s.tasks, len(missing), n, p.cache.Dir(), missing[0], why)
+}
+
+// sameFile reports whether the paths a and b name one file.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // checkExecutable refuses a --gpunetsim path that cannot be the program

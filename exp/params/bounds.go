@@ -52,6 +52,10 @@ func CheckBounds(cfg exp.Config) error {
 	return errors.Join(errs...)
 }
 
+// minNormal is the smallest normal float64, 2^-1022: below it (a
+// denormal) a float keeps fewer than 16 significant digits.
+const minNormal = 0x1p-1022
+
 // checkBound checks one field's value against the bounds of its type.
 func checkBound(f field, v reflect.Value) error {
 	why := "outside it times overflow the int64-picosecond clock or round to zero"
@@ -92,6 +96,10 @@ func checkBound(f field, v reflect.Value) error {
 	case reflect.Float64, reflect.Float32:
 		if x := v.Float(); math.IsNaN(x) || math.IsInf(x, 0) {
 			return fmt.Errorf("%s = %g: must be a finite number", f.name, x)
+		} else if x != 0 && math.Abs(x) < minNormal {
+			// A parameter's own range held 1e-320 (an energy in [0, 1e6])
+			// and the run divided by it: every energy ratio infinite.
+			return fmt.Errorf("%s = %g: must be 0 or of magnitude in [%v, 1e300] (a denormal float keeps fewer digits than written, and its reciprocal is infinite)", f.name, x, minNormal)
 		}
 	}
 	return nil

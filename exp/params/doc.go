@@ -16,7 +16,8 @@
 //	size      a byte count with an optional unit: "64B", "2KiB", "8MiB", "4096"
 //	rate      bits or bytes per second: "100Gbps", "28GB/s"
 //	freq      "1.5GHz", "800MHz"
-//	int, uint decimal integers; float a finite decimal number in [-1e300, 1e300]; bool true/false
+//	int, uint decimal integers; float a finite decimal number in [-1e300, 1e300],
+//	          0 or of magnitude at least 2.2e-308 (no denormal); bool true/false
 //	[]int     a comma list of integers and ranges: "2,3,5", "2-64/2" (2 to 64
 //	          step 2), "1-4" (step 1); printed back in the same form
 //	[]string  a comma list: "CPU,GPUTN"

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -69,6 +71,9 @@ func Load(o Options) (exp.Config, error) {
 			}
 		}
 		doc = b
+		if err := checkTypes(o.File, doc); err != nil {
+			return exp.Config{}, err
+		}
 		if preset == "" {
 			var head struct {
 				Run struct {
@@ -242,6 +247,10 @@ func fileError(path string, doc []byte, err error) error {
 			de := &strict.Errors[i]
 			row, _ := de.Position()
 			name := strings.Join(de.Key(), ".")
+			if quoted := quotedDotted(de.Key()); quoted != "" {
+				errs = append(errs, fmt.Errorf("%s:%d: %w", path, row, quotedKey(quoted, name)))
+				continue
+			}
 			errs = append(errs, fmt.Errorf("%s:%d: %w", path, row, unknown(name)))
 		}
 		return errors.Join(errs...)
@@ -254,6 +263,67 @@ func fileError(path string, doc []byte, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
+// goTypeMessage matches the TOML reader's message for a value of the wrong
+// type: the TOML type and the Go type it was to be stored in.
+var goTypeMessage = regexp.MustCompile(`^cannot decode TOML ([a-z ]+) into struct field \S+ of type (\S+)$`)
+
+// TypeMessage rewrites the TOML reader's message for a value of the wrong
+// type, in Go's words ("cannot decode TOML string into struct field
+// study.file.Set of type []string"), in TOML's: "a TOML string, want an
+// array of quoted strings". ok is false for any other message.
+func TypeMessage(msg string) (words string, ok bool) {
+	m := goTypeMessage.FindStringSubmatch(strings.TrimPrefix(msg, "toml: "))
+	if m == nil {
+		return "", false
+	}
+	return fmt.Sprintf("a TOML %s, want %s", m[1], goTypeWords(m[2])), true
+}
+
+// goTypeWords says what a value of Go type t is written as in TOML.
+func goTypeWords(t string) string {
+	switch t {
+	case "string":
+		return "a quoted string"
+	case "[]string":
+		return "an array of quoted strings"
+	case "bool":
+		return "true or false (unquoted)"
+	case "int", "int64", "int32":
+		return "an integer"
+	case "uint", "uint64", "uint32":
+		return "a non-negative integer"
+	case "float64", "float32":
+		return "a decimal number"
+	case "[]int":
+		return "an array of integers"
+	}
+	if strings.HasPrefix(t, "[]") {
+		return "an array of tables"
+	}
+	return "a table"
+}
+
+// quotedDotted returns the last part of key when it holds a dot (a quoted
+// key such as "run.seed", one key in TOML) and the whole key names a
+// parameter, else "".
+func quotedDotted(key []string) string {
+	if len(key) == 0 || !strings.Contains(key[len(key)-1], ".") {
+		return ""
+	}
+	if !slices.Contains(Names(), strings.Join(key, ".")) {
+		return ""
+	}
+	return key[len(key)-1]
+}
+
+// quotedKey says that the quoted key part (of the parameter name) is one
+// TOML key, and how to write the parameter.
+func quotedKey(part, name string) error {
+	table, key := name[:strings.LastIndex(name, ".")], name[strings.LastIndex(name, ".")+1:]
+	return fileErr{fmt.Sprintf("%q is one quoted key with a dot in its name, not the parameter %s: write %s = ... unquoted, or %s = ... under [%s]",
+		part, name, name, key, table), ErrUnknown}
+}
+
 // DecodeMessage returns the line of doc a TOML decode error is on and its
 // text naming the key ("node.gpus: ..."). A value the TOML reader refuses
 // before it knows the key (an integer past int64) is named from its line
@@ -262,6 +332,12 @@ func DecodeMessage(doc []byte, de *toml.DecodeError) (row int, msg string) {
 	row, _ = de.Position()
 	msg = strings.TrimPrefix(de.Error(), "toml: ")
 	if key := strings.Join(de.Key(), "."); key != "" {
+		if words, ok := TypeMessage(msg); ok {
+			if _, value := LineKey(doc, row); value != "" {
+				key += " = " + value
+			}
+			return row, key + ": " + words
+		}
 		return row, key + ": " + msg
 	}
 	if name, value := LineKey(doc, row); name != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/gpunetsim/gpunetsim/exp/params"
 	"github.com/gpunetsim/gpunetsim/hw/cluster"
 )
 
@@ -189,6 +190,9 @@ func decodeError(name string, err error) error {
 	if errors.As(err, &de) {
 		row, _ := de.Position()
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		if words, ok := params.TypeMessage(msg); ok {
+			msg = words // not Go's struct field and type
+		}
 		if key := strings.Join(de.Key(), "."); key != "" {
 			msg = "field " + key + ": " + msg
 		}

@@ -152,21 +152,33 @@ func (q *regQueue) Pop() trigReg {
 	return r
 }
 
-// entryTable is the live trigger entries by tag: a short list searched in
-// place while there are at most smallEntries (the assoc and hash lookups
-// hold 16), a map beyond (memlist keeps every registered entry). Every
-// registration, pop and retirement looks a tag up: in the list that is a
-// few compares on two cache lines, where the map's hashing and probing
-// were 4 % of a GPU-TN ring's run. The list's tags are kept beside it
-// (tags[i] is small[i].tag): a search reading each entry's tag through its
-// pointer read one cold entry after another at a thousand nodes.
+// entryTable is the live trigger entries by tag: a short list while there
+// are at most smallEntries (the assoc and hash lookups hold 16), a map
+// beyond (memlist keeps every registered entry). Every registration, pop
+// and retirement looks a tag up: in the list that is a few compares on two
+// cache lines, where the map's hashing and probing were 4 % of a GPU-TN
+// ring's run. The list's tags are kept beside it (tags[i] is small[i].tag):
+// a search reading each entry's tag through its pointer read one cold
+// entry after another at a thousand nodes. The list's tags fall into
+// buckets (the tag's low bits, tagBuckets of them) whose counts (inB) and,
+// for a bucket of one, positions (at) answer most lookups without a scan:
+// a GPU-TN ring's live tags are a window of consecutive ones, and the scan
+// of all sixteen for a tag not there (every registration's) was 1 % of the
+// run's instructions.
 type entryTable struct {
 	tags  []uint64
 	small []*trigEntry
+	inB   [tagBuckets]uint8     // live entries of the list in each bucket
+	at    [tagBuckets]uint8     // the position in the list of a bucket's one entry (inB 1)
 	big   map[uint64]*trigEntry // nil until the list outgrows smallEntries
 }
 
-const smallEntries = 32
+const (
+	smallEntries = 32
+	tagBuckets   = 64 // a power of two
+)
+
+func bucket(tag uint64) int { return int(tag & (tagBuckets - 1)) }
 
 func (t *entryTable) len() int {
 	if t.big != nil {
@@ -179,17 +191,39 @@ func (t *entryTable) get(tag uint64) *trigEntry {
 	if t.big != nil {
 		return t.big[tag]
 	}
+	i := t.find(tag)
+	if i < 0 {
+		return nil
+	}
+	return t.small[i]
+}
+
+// find returns the position of tag's entry in the list, or −1.
+func (t *entryTable) find(tag uint64) int {
+	b := bucket(tag)
+	switch t.inB[b] {
+	case 0:
+		return -1
+	case 1:
+		if i := int(t.at[b]); t.tags[i] == tag {
+			return i
+		}
+		return -1
+	}
 	for i, g := range t.tags {
 		if g == tag {
-			return t.small[i]
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 // put adds e, whose tag has no entry.
 func (t *entryTable) put(e *trigEntry) {
 	if t.big == nil && len(t.small) < smallEntries {
+		b := bucket(e.tag)
+		t.inB[b]++
+		t.at[b] = uint8(len(t.small)) // (read only while inB[b] is 1)
 		t.tags = append(t.tags, e.tag)
 		t.small = append(t.small, e)
 		return
@@ -201,6 +235,7 @@ func (t *entryTable) put(e *trigEntry) {
 		}
 		clear(t.small)
 		t.small, t.tags = t.small[:0], t.tags[:0]
+		t.inB = [tagBuckets]uint8{}
 	}
 	t.big[e.tag] = e
 }
@@ -211,13 +246,23 @@ func (t *entryTable) del(e *trigEntry) {
 		delete(t.big, e.tag)
 		return
 	}
-	for i, o := range t.small {
-		if o == e {
-			last := len(t.small) - 1
-			t.small[i], t.tags[i] = t.small[last], t.tags[last]
-			t.small[last] = nil
-			t.small, t.tags = t.small[:last], t.tags[:last]
-			return
+	i := t.find(e.tag)
+	last := len(t.small) - 1
+	t.small[i], t.tags[i] = t.small[last], t.tags[last]
+	t.small[last] = nil
+	t.small, t.tags = t.small[:last], t.tags[:last]
+	b := bucket(e.tag)
+	t.inB[b]--
+	if t.inB[b] == 1 { // the bucket's other entry: where is it?
+		for j, g := range t.tags {
+			if bucket(g) == b {
+				t.at[b] = uint8(j)
+			}
+		}
+	}
+	if i < last { // the last entry moved to i
+		if mb := bucket(t.tags[i]); t.inB[mb] == 1 {
+			t.at[mb] = uint8(i)
 		}
 	}
 }
