@@ -967,7 +967,7 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 	if err := write(f); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Chmod(OutputPerm(path)); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
