@@ -39,10 +39,13 @@ func (g *GPU) fetchWait(k *Kernel, cu *computeUnit) sim.Duration {
 	if g.code == nil {
 		g.code, g.codeL2 = map[codeKey]sim.Time{}, map[string]sim.Time{}
 	}
-	ready := now + hit + g.missLat
+	// A miss costs what a data load's L1 miss does (wordLoad, tryLoad64):
+	// the L2's lookup, and past it the directory and memory; the missing
+	// cache's own lookup is not charged on top, as the vector L1's is not.
+	ready := now + g.missLat
 	if inL2, ok := g.codeL2[code]; ok {
 		// An L2 hit, or the other group's miss bringing the line in.
-		ready = max(now+hit+g.hitLat, inL2)
+		ready = max(now+g.hitLat, inL2)
 	} else {
 		g.codeL2[code] = ready
 	}
