@@ -1,6 +1,7 @@
 package exp
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,6 +49,31 @@ func TestAllreduceHierBadInput(t *testing.T) {
 	for _, field := range []string{"allreduce_hier.size", "allreduce_hier.nodes", "allreduce_hier.strategies", "allreduce_hier.inter"} {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("want an error naming %s, got %v", field, err)
+		}
+	}
+}
+
+// One GPU moves nothing in no time: its bus bandwidth is no rate (an
+// empty cell), not the 0 GB/s it printed before; two GPUs have one.
+func TestAllreduceHierOneGPUHasNoBusRate(t *testing.T) {
+	cfg, err := DefaultConfig("gh200-cx7") // one GPU per node
+	if err != nil {
+		t.Fatal(err)
+	}
+	quickAllreduceHier(&cfg)
+	cfg.AllreduceHier.Nodes, cfg.AllreduceHier.Strategies = []int{1, 2}, []string{"CPU"}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := runAllreduceHier(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := slices.Index(res.Tables[0].Columns, "bus_GB/s")
+	for _, r := range res.Tables[0].Rows {
+		bus, ok := r[j].(float64)
+		if one := r[1] == 1; one && r[j] != nil || !one && (!ok || bus <= 0) {
+			t.Errorf("%v GPUs: bus %v GB/s, want none for one GPU and a positive rate for two", r[1], r[j])
 		}
 	}
 }

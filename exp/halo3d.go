@@ -158,9 +158,9 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	}
 	series := map[string]int{}
 	for _, p := range points {
-		bw := float64(p.Bytes) / p.Time.Seconds() / 1e9
+		bw := rateGBps(float64(p.Bytes), p.Time) // none (empty) for a zero time, not +Inf
 		t.Rows = append(t.Rows, []any{p.Nodes, p.Ranks, fmt.Sprintf("%dx%dx%d", p.Dims[0], p.Dims[1], p.Dims[2]), p.Neighbours, p.Face, p.Bytes, p.Strategy, p.Impl,
-			p.Time, round3(p.Time.Micros()), bw, p.Verified}) // GB/s unrounded: 3 decimals left one digit for small faces
+			p.Time, round3(p.Time.Micros()), bw, checkedCell(cfg.Run.Functional, p.Verified)}) // GB/s unrounded: 3 decimals left one digit for small faces
 		k := key{p.Nodes, p.Neighbours, p.Face}
 		if groups[k] == nil {
 			keys = append(keys, k)
@@ -194,6 +194,9 @@ func halo3DAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		"periodic px x py x pz grid of GPUs (x fastest: a node's GPUs are x neighbours), one message to each of 6 (faces) or 26 (faces, edges, corners) neighbours per exchange; weak: face fixed, edges 8*sqrt(face/8) bytes, corners 8 bytes; strong: halo3d.domain^3 cells of 8 bytes split over the GPUs (face = the largest message); time per exchange = every rank released together to the last rank's end, over halo3d.iters",
 		"CPU packs and unpacks on the host's cores; HDN in a kernel before the sends and after the receives (kernel boundary); GDS preposts every exchange's puts and its stream packs, rings them, waits on trailing flags and unpacks; device shmem (GNN_GIO, GHN_*, COMPNET): one persistent kernel, a work-group per direction group putting and awaiting; GB/s per GPU = bytes sent / time; GPUTN: the persistent kernel fires one registered triggered put per direction with a store (gated beyond nic.trig_max_entries); GNN_GPURDMA: its work-groups post RDMA writes on gnn.qps QPs per neighbour, taking turns on a shared QP; halo3d.comm_wgs sizes the persistent kernels (0: one work-group per direction)",
 		"between GPUs of one node, device-shmem strategies use peer stores, loads and atomics (shmem.peer_access), GPU-aware MPI moves rendezvous messages by copy engine (mpi.ipc) and a GDS stream enqueues peer copies where the workload does (ping-pong); eager MPI messages, the other stream workloads and triggered operations take their NIC path carried by the GPU fabric")
+	if !cfg.Run.Functional {
+		res.Notes = append(res.Notes, payloadFreeNote)
+	}
 	return res, nil
 }
 

@@ -207,7 +207,11 @@ func mlAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	proj := report.Table{Name: "projection", Columns: []string{"workload", "domain", "blocked_pct", "calls", "size", "strategy",
 		"per_call_base_ppm", "allreduce_ratio", "per_call_ppm", "runtime", "speedup_vs_" + cfg.ML.Baseline}}
 	wide := report.Table{Name: "speedup vs " + cfg.ML.Baseline, Columns: []string{"workload"}}
-	wide.Columns = append(wide.Columns, strats...)
+	for _, s := range strats {
+		// "HDN speedup", not "HDN": the CSV of this table is the run's
+		// main file, loaded without its sidecar's table name.
+		wide.Columns = append(wide.Columns, s+" speedup")
+	}
 	plot := &report.Plot{Title: fmt.Sprintf("CNTK projection on %d nodes, preset %s (x: workloads in table order)", cfg.ML.Nodes, cfg.Run.Preset),
 		XLabel: "workload (table row)", YLabel: "projected speedup vs " + cfg.ML.Baseline, Categorical: true}
 	series := make([]report.Series, len(strats))

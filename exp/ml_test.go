@@ -3,6 +3,7 @@ package exp
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -105,4 +106,22 @@ func FuzzMLTable(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The speedup table, the main CSV file, names what its numbers are in
+// each column ("GPUTN speedup"); before, its header was the bare strategy
+// names, which read as times as easily as speedups.
+func TestMLSpeedupColumnsSayWhatTheyHold(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ML.Nodes, cfg.ML.Strategies = 2, []string{"CPU", "GPUTN"}
+	res, err := runML(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Tables[0].Columns, []string{"workload", "CPU speedup", "GPUTN speedup"}; !slices.Equal(got, want) {
+		t.Errorf("columns %q, want %q", got, want)
+	}
 }

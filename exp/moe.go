@@ -253,12 +253,17 @@ func moeSimulate(p Point, env Env) ([]byte, error) {
 		Functional: p.Config.Run.Functional, Verified: r.Verified, Events: c.Engine.Events()})
 }
 
-// moeGBps is bytes moved in t as GB/s, unrounded: the CSV keeps full
+// rateGBps is bytes moved in t as GB/s, unrounded: the CSV keeps full
 // precision (three decimals left one digit for small inter-node shares)
-// and the text table rounds to significant digits itself.
-func moeGBps(bytes float64, t sim.Time) float64 {
-	if t <= 0 {
-		return 0
+// and the text table rounds to significant digits itself. A phase that
+// moves no bytes of the class (moe's inter-node share on one node:
+// nothing leaves it) or takes no simulated time (an allreduce of one
+// GPU) has no rate: nil, printed "-", an empty CSV cell and null in JSON,
+// not a 0 GB/s that reads as a stalled link (nor the +Inf or NaN of a
+// division by zero). moe, halo3d and allreduce_hier share it.
+func rateGBps(bytes float64, t sim.Time) any {
+	if bytes <= 0 || t <= 0 {
+		return nil
 	}
 	return bytes / t.Seconds() / 1e9
 }
@@ -290,7 +295,7 @@ func moeAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		}
 		total := p.Dispatch + p.Combine
 		t.Rows = append(t.Rows, []any{p.Mode, p.EP, p.Nodes, p.Tokens, p.Strategy, p.Impl, round3(p.Dispatch.Micros()), round3(p.Combine.Micros()), round3(total.Micros()),
-			moeGBps(p.DispatchIntra, p.Dispatch), moeGBps(p.DispatchInter, p.Dispatch), moeGBps(p.CombineIntra, p.Combine), moeGBps(p.CombineInter, p.Combine), p.CommWGs, v})
+			rateGBps(p.DispatchIntra, p.Dispatch), rateGBps(p.DispatchInter, p.Dispatch), rateGBps(p.CombineIntra, p.Combine), rateGBps(p.CombineInter, p.Combine), p.CommWGs, v})
 		k := key{p.Mode, p.EP}
 		if groups[k] == nil {
 			keys = append(keys, k)
@@ -325,7 +330,7 @@ func moeAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("%s; H = %d, top-%d of %d experts (expert e on GPU e / (experts / ep)); tokens per GPU: %d low-latency, %d throughput", routing, cfg.MoE.Hidden, cfg.MoE.TopK, cfg.MoE.Experts, cfg.MoE.TokensLL, cfg.MoE.TokensHT),
 		"dispatch: FP8 activation + float32 scale per 128 channels + a header per entry (low-latency: one entry per token and expert; throughput: one per token and GPU); combine: BF16 per entry, weighted on the expert's GPU, summed on the token's GPU; each phase timed from every GPU released together to the last GPU's end; the experts' compute is not simulated",
-		"GB/s per GPU = the bytes a GPU sends on average to GPUs of its own node (intra) or of other nodes (inter) / the phase's time; comm_wgs = work-groups (SMs) a GPU's communication kernels occupy (0: the host packs and sends)",
+		"GB/s per GPU = the bytes a GPU sends on average to GPUs of its own node (intra) or of other nodes (inter) / the phase's time; empty (-) where the phase moves no bytes of that class (inter on one node) or takes no time: no rate, not 0 GB/s; comm_wgs = work-groups (SMs) a GPU's communication kernels occupy (0: the host packs and sends)",
 		fmt.Sprintf("CPU packs on the host; HDN packs and reduces in kernels around GPU-aware MPI; GDS: the stream rings preposted puts and waits on flags; GPUTN: a persistent kernel of moe.comm_wgs = %d work-groups fires triggered puts; device shmem (GNN_GIO, GHN_*, COMPNET): persistent kernels of moe.comm_wgs work-groups put per entry (low-latency) or per GPU (throughput); GNN_GPURDMA: the same kernels post RDMA writes themselves on gnn.qps QPs per peer, work-groups taking turns on a shared QP", cfg.MoE.CommWGs),
 		fmt.Sprintf("points whose buffers exceed moe.verify_max = %v on all GPUs run payload-free (verified = payload-free); the others are checked byte for byte at the experts and against the serial weighted sum", cfg.MoE.VerifyMax),
 		"an intra-node transfer takes the strategy's path inside the node (device shmem: peer stores; GPU-aware MPI: the copy engine for rendezvous messages; eager MPI, streams, triggered puts and device verbs: the NIC path carried by the GPU fabric); the count exchange of a throughput-mode dispatch is not simulated (receive offsets come from the routing)")

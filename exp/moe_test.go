@@ -1,10 +1,15 @@
 package exp
 
 import (
+	"bytes"
+	"encoding/csv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
 
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
@@ -73,8 +78,60 @@ func TestMoEExperiment(t *testing.T) {
 // A phase's GB/s keeps its precision: 8 B in 3 us is 0.00267 GB/s, not
 // the 0.003 that rounding to three decimals made of it.
 func TestMoEGBpsKeepsPrecision(t *testing.T) {
-	if got, want := moeGBps(8, 3*sim.Microsecond), 8/(3*sim.Microsecond).Seconds()/1e9; got != want {
+	if got, want := rateGBps(8, 3*sim.Microsecond), 8/(3*sim.Microsecond).Seconds()/1e9; got != want {
 		t.Errorf("8 B in 3us: %v GB/s, want %v", got, want)
+	}
+}
+
+// A phase with no bytes of a class (inter-node traffic on one node) or no
+// simulated time has no rate: an empty cell, not the 0 GB/s (or +Inf)
+// it printed before, in the text, CSV and JSON forms.
+func TestMoENoTrafficHasNoRate(t *testing.T) {
+	for _, c := range []struct {
+		bytes float64
+		t     sim.Time
+	}{{0, 3 * sim.Microsecond}, {8, 0}, {0, 0}} {
+		if got := rateGBps(c.bytes, c.t); got != nil {
+			t.Errorf("%v B in %v: %v GB/s, want no rate (nil)", c.bytes, c.t, got)
+		}
+	}
+	cfg, err := DefaultConfig("h100-cx7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quickMoE(&cfg)
+	cfg.MoE.EP, cfg.MoE.Modes, cfg.MoE.Strategies = []int{8}, []string{"low-latency"}, []string{"GNN_GIO"}
+	res, err := runMoE(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := res.Tables[0].Columns
+	for _, r := range res.Tables[0].Rows {
+		for j, c := range cols {
+			inter, intra := strings.HasSuffix(c, "_inter_GB/s"), strings.HasSuffix(c, "_intra_GB/s")
+			if inter && r[j] != nil {
+				t.Errorf("%v: %s = %v on one node, want no rate", r[:6], c, r[j])
+			}
+			if v, ok := r[j].(float64); intra && (!ok || v <= 0) {
+				t.Errorf("%v: %s = %v, want a positive rate", r[:6], c, r[j])
+			}
+		}
+	}
+	files, err := report.CSVFiles("moe.csv", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(files[0].Data)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := slices.Index(recs[0], "dispatch_inter [GB/s]")
+	if j < 0 || recs[1][j] != "" {
+		t.Errorf("CSV header %q, row %q: want an empty dispatch_inter [GB/s] cell", recs[0], recs[1])
+	}
+	var js bytes.Buffer
+	if err := report.WriteJSON(&js, res); err != nil || strings.Contains(js.String(), "NaN") || strings.Contains(js.String(), "Inf") {
+		t.Errorf("JSON: %v, NaN or Inf in it: %v", err, strings.Contains(js.String(), "NaN"))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpunetsim/gpunetsim/exp/report"
 	"github.com/gpunetsim/gpunetsim/sim"
 	"github.com/gpunetsim/gpunetsim/unit"
 )
@@ -73,6 +74,39 @@ func TestPingPongBadInput(t *testing.T) {
 	for _, field := range []string{"pingpong.placement", "pingpong.iters", "pingpong.min_size"} {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("want an error naming %s, got %v", field, err)
+		}
+	}
+}
+
+// A payload-free run compares nothing: its verified cells are empty ("-")
+// with a note saying so, not the false that read as a failed check (the
+// pingpong, halo3d and allreduce_hier tables of `today`, which runs them
+// payload-free).
+func TestPayloadFreeIsNotAFailedCheck(t *testing.T) {
+	cfg, err := DefaultConfig("mi300a-ss11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Run.Functional = false
+	cfg.PingPong.MaxSize = cfg.PingPong.MinSize
+	cfg.Halo3D.Nodes, cfg.Halo3D.Neighbours, cfg.Halo3D.MaxFace = []int{1}, []int{6}, cfg.Halo3D.MinFace
+	cfg.AllreduceHier.Nodes = []int{1}
+	for _, c := range []struct {
+		run func(Config, Env) (*report.Result, error)
+	}{{runPingPong}, {runHalo3D}, {runAllreduceHier}} {
+		res, err := c.run(cfg, Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab := res.Tables[0]
+		j := slices.Index(tab.Columns, "verified")
+		for _, r := range tab.Rows {
+			if r[j] != "-" {
+				t.Errorf("%s %v: verified = %v in a payload-free run, want - (not checked)", tab.Name, r[:3], r[j])
+			}
+		}
+		if !slices.Contains(res.Notes, payloadFreeNote) {
+			t.Errorf("%s: no note that nothing was verified: %q", tab.Name, res.Notes)
 		}
 	}
 }

@@ -350,6 +350,22 @@ func (e *Engine) MarksPassed() uint64 { return e.marksPassed }
 // pendingMarks reports whether a mark is yet to be passed.
 func (e *Engine) pendingMarks() bool { return e.nmarks > 0 || len(e.chains) > 0 }
 
+// marksKey returns the earliest key of the pending marks and chains;
+// pendingMarks must hold.
+func (e *Engine) marksKey() (Time, uint64) {
+	bt, bs := MaxTime, ^uint64(0)
+	if e.nmarks > 0 {
+		k, _ := e.firstMarkAt()
+		bt, bs = k.t, k.seq
+	}
+	if len(e.chains) > 0 {
+		if c := &e.chains[0]; chainKeyLess(c.t, c.seq, bt, bs) {
+			bt, bs = c.t, c.seq
+		}
+	}
+	return bt, bs
+}
+
 // firstMark returns the earliest pending mark's time; pendingMarks must hold.
 func (e *Engine) firstMark() Time {
 	if e.nmarks == 0 {

@@ -149,3 +149,32 @@ func TestMarkAfterMatchesChainedEvents(t *testing.T) {
 		t.Fatalf("events: %d with marks, %d with the events (want two fewer)", ge, we)
 	}
 }
+
+// With a mark pending, RunUntil still stops at its limit: an event after
+// the limit but before the mark (the run's quick way past the marks)
+// waits for the next RunUntil, and so does the mark.
+func TestRunUntilStopsBeforeEventAheadOfMark(t *testing.T) {
+	e := New(1)
+	var m Mark
+	e.SetMark(&m, 20)
+	ran := Time(-1)
+	e.At(10, func() { ran = e.Now() })
+	if err := e.RunUntil(5); err != nil {
+		t.Fatal(err)
+	}
+	if ran >= 0 || !m.Pending() {
+		t.Fatalf("RunUntil(5): event ran at %v, mark pending %v; want neither run nor passed", ran, m.Pending())
+	}
+	if err := e.RunUntil(15); err != nil {
+		t.Fatal(err)
+	}
+	if ran != 10 || !m.Pending() {
+		t.Fatalf("RunUntil(15): event ran at %v, mark pending %v; want 10 and pending", ran, m.Pending())
+	}
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if m.Pending() {
+		t.Fatal("Run: the mark at 20 is still pending")
+	}
+}

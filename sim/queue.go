@@ -160,6 +160,38 @@ func (q *eventQueue) next(limit Time) (t Time, ev event, ok, later bool) {
 	return t, ev, true, false
 }
 
+// nextBefore is next for a run with marks whose earliest key is (bt,
+// bs): it takes the earliest entry, as next does, when the entry is due at
+// or before limit and orders before that key, so that passing the marks
+// would pass none (ok). Otherwise it takes nothing, and the caller passes
+// the marks and calls next (Engine.runBeforeMarks).
+func (q *eventQueue) nextBefore(limit, bt Time, bs uint64) (t Time, ev event, ok bool) {
+	if q.len() == 0 {
+		return 0, event{}, false // passMarks then sees no queue: the slow way
+	}
+	var k *key
+	if q.heap.n > 0 {
+		k = q.heap.min()
+	}
+	if q.dueHead < len(q.due) {
+		if d := &q.due[q.dueHead]; k == nil || d.t < k.t || d.t == k.t && d.seq < k.seq {
+			if d.t > limit || !chainKeyLess(d.t, d.seq, bt, bs) {
+				return 0, event{}, false
+			}
+			t, ev = q.popDue()
+			return t, ev, true
+		}
+	}
+	if k.t > limit || !chainKeyLess(k.t, k.seq, bt, bs) {
+		return 0, event{}, false
+	}
+	t, ev = q.popHeap()
+	if ev.isCancelled() {
+		q.dead-- // the engine skips it
+	}
+	return t, ev, true
+}
+
 // popHeap removes the heap's earliest entry and returns its time and event.
 func (q *eventQueue) popHeap() (Time, event) {
 	k := q.heap.pop()

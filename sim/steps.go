@@ -46,8 +46,14 @@ func (e *Engine) SpawnSteps(name string, s Stepper) *Proc {
 // finishes no wake-up of it is pending, in the event queue or on a signal.
 // Whoever keeps p after it finished must not expect it to stay finished.
 func (e *Engine) SpawnStepsIn(p *Proc, name string, s Stepper) {
+	e.SpawnStepsInAt(p, e.now, name, s)
+}
+
+// SpawnStepsInAt is SpawnStepsIn with the process starting at time t (not
+// before now), as SpawnAt is Spawn's.
+func (e *Engine) SpawnStepsInAt(p *Proc, t Time, name string, s Stepper) {
 	e.liveSteps(p, name, s, "start")
-	e.AtH(e.now, p, 0)
+	e.AtH(t, p, 0)
 }
 
 // liveSteps makes p (a zero Proc or a finished step process of e) a live

@@ -28,7 +28,7 @@ func ExampleAllreduce_Run() {
 	}
 	// Output:
 	// CPU   18.296652us verified=true
-	// HDN   39.55081us verified=true
-	// GDS   35.487378us verified=true
-	// GPUTN 12.94664us verified=true
+	// HDN   39.58281us verified=true
+	// GDS   35.519378us verified=true
+	// GPUTN 13.116307us verified=true
 }

@@ -241,7 +241,7 @@ func reportExperiments(ctx context.Context, s study.Study, o reportOptions, stde
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	plan, err := expandPlan(s, version)
+	plan, err := expandPlan(s, version, nil)
 	if err != nil {
 		return nil, 0, 0, err
 	}

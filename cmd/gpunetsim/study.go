@@ -232,7 +232,7 @@ func prepare(s *session, arg string, f studyFlags, readOnly, withOut bool, stder
 	if err != nil {
 		return prepared{}, err
 	}
-	plan, err := expandPlan(st, version)
+	plan, err := expandPlan(st, version, noteTo(f.quiet, stderr))
 	if err != nil {
 		return prepared{}, err
 	}
@@ -822,6 +822,14 @@ func addRunStudyFlags(cmd *cobra.Command, r *runStudyFlags) {
 	f.BoolVar(&r.fresh, "fresh", false, "with --cache: simulate every point again")
 }
 
+// noteTo is stderr for notes, or nil under -q.
+func noteTo(quiet bool, stderr io.Writer) io.Writer {
+	if quiet {
+		return nil
+	}
+	return stderr
+}
+
 // runAsStudy runs gpunetsim run's experiment through the study machinery:
 // sweeps, and the cache when --cache is given.
 func runAsStudy(s *session, e exp.Experiment, o runOptions, stderr io.Writer) (*report.Result, error) {
@@ -848,7 +856,7 @@ func runAsStudy(s *session, e exp.Experiment, o runOptions, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	plan, err := expandPlan(st, version)
+	plan, err := expandPlan(st, version, noteTo(f.quiet, stderr))
 	if err != nil {
 		return nil, err
 	}

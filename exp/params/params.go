@@ -225,6 +225,10 @@ func Set(cfg *exp.Config, name, value string) error {
 }
 
 // unknown builds the error for an unknown name, suggesting close names.
+// maxListed is how many names of a section an unknown parameter's
+// message lists; a larger section is counted.
+const maxListed = 12
+
 func unknown(name string) error {
 	names := Names()
 	var groups []string
@@ -236,6 +240,21 @@ func unknown(name string) error {
 	}
 	if close := Suggest(name, append(names, groups...)); len(close) > 0 {
 		return fmt.Errorf("%w %q: did you mean %s? (gpunetsim params lists all)", ErrUnknown, name, strings.Join(close, ", "))
+	}
+	// A known section with a name nothing like its own: its names, not
+	// every section's (today.bogus listed all 46 sections, today among
+	// them).
+	if section, rest, ok := strings.Cut(name, "."); ok && slices.Contains(groups, section) {
+		var in []string
+		for _, n := range names {
+			if s, r, _ := strings.Cut(n, "."); s == section {
+				in = append(in, r)
+			}
+		}
+		if len(in) <= maxListed {
+			return fmt.Errorf("%w %q: section %s has %s (gpunetsim params lists all)", ErrUnknown, name, section, strings.Join(in, ", "))
+		}
+		return fmt.Errorf("%w %q: section %s has %d parameters, none named %s (gpunetsim params lists them)", ErrUnknown, name, section, len(in), rest)
 	}
 	return fmt.Errorf("%w %q: names start with %s (gpunetsim params lists all)", ErrUnknown, name, strings.Join(groups, ", "))
 }

@@ -245,6 +245,17 @@ func documentSources(preset string) map[string]cluster.Source {
 		}
 		return nil
 	}
+	// The instruction cache (SQC) a work-group's first instruction is
+	// fetched through (gpu.icache_cus, gpu.icache_cycles).
+	switch preset {
+	case "gputn", "xtq", "compnet", "compnet_paper":
+		t := map[string]string{"gputn": "dissertation Table 6.1", "xtq": "dissertation Table 4.1", "compnet": "dissertation Table 5.1", "compnet_paper": compnet + " Table 1"}[preset]
+		out["gpu.icache_cus"] = doc(t + ": I-cache per 4 CUs (the SQC); the documents' simulator fetches each wavefront's instructions through it (gem5 GCN3, src/gpu-compute/fetch_unit.cc)")
+		out["gpu.icache_cycles"] = doc("dissertation Tables 4.1, 5.1, 6.1: I-cache 12 cycles")
+	default:
+		out["gpu.icache_cus"] = def("instruction fetch not modelled: the preset's documents give no instruction cache")
+		out["gpu.icache_cycles"] = def("unused (gpu.icache_cus = 0); the dissertation's 12 cycles")
+	}
 	return out
 }
 

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,6 +80,32 @@ func TestCSVHeaderUnits(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "  block [B]  bw      mixed  n\n") || !strings.Contains(text.String(), "25Gbps") {
+		t.Errorf("text:\n%s", text.String())
+	}
+}
+
+// A column of Quantities whose text carries the unit ("+12.3%") keeps its
+// unit out of the text header (before, "change [%]" headed "+12.3%"
+// cells); Units still heads the CSV when every cell is missing, so the
+// header does not depend on the data.
+func TestQuantityColumnUnitsInHeaders(t *testing.T) {
+	pct := func(v float64) Quantity { return Quantity{Text: fmt.Sprintf("%+.1f%%", v), Value: v, Unit: "%"} }
+	r := &Result{Experiment: "x", Tables: []Table{{Name: "x",
+		Columns: []string{"k", "change", "none"},
+		Units:   map[string]string{"change": "%", "none": "%"},
+		Rows:    [][]any{{"a", pct(12.5), "-"}, {"b", "-", "-"}}}}}
+	files, err := CSVFiles("out.csv", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "k,change [%],none [%]\na,12.5,\nb,,\n"; string(files[0].Data) != want {
+		t.Errorf("CSV:\n%s\nwant:\n%s", files[0].Data, want)
+	}
+	var text strings.Builder
+	if err := WriteTable(&text, r.Tables[0]); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "  k  change  none [%]\n") || !strings.Contains(text.String(), "+12.5%") {
 		t.Errorf("text:\n%s", text.String())
 	}
 }

@@ -302,8 +302,8 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 	}
 	for _, t := range r.Tables {
 		ht := htmlTable{Name: t.Name, Right: make([]bool, len(t.Columns))}
-		for _, c := range t.Columns {
-			ht.Columns = append(ht.Columns, textHeader(t, c))
+		for j, c := range t.Columns {
+			ht.Columns = append(ht.Columns, htmlHeader(t, j, c))
 		}
 		for j := range ht.Right {
 			ht.Right[j] = true
@@ -441,4 +441,17 @@ func setCount(ps []Param) int {
 		}
 	}
 	return n
+}
+
+// htmlHeader is the HTML table's header of column j, named c: the text
+// header, except that a column of plain numbers whose name ends in a unit
+// ("time_us", "margin_pct", "bus_GB/s") names it in brackets as the CSV
+// does ("time [us]", "margin [%]"), so that the report a reader opens and
+// the CSV they load call a column alike. Durations and Quantities print
+// their own units and keep their names.
+func htmlHeader(t Table, j int, c string) string {
+	if base, u := nameUnit(c); u != "" && t.Units[c] == "" && (numberColumn(t, j) || emptyColumn(t, j)) {
+		return base + " [" + u + "]"
+	}
+	return textHeader(t, c)
 }

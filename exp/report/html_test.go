@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpunetsim/gpunetsim/sim"
 )
 
 func TestCrossovers(t *testing.T) {
@@ -191,5 +193,24 @@ func TestSVGTextFitted(t *testing.T) {
 	}
 	if strings.Count(page.String(), "<svg") != 2 {
 		t.Errorf("want two inline figures")
+	}
+}
+
+// A number column whose name ends in a unit is headed as the CSV heads it
+// ("time [us]", "margin [%]"); before, the HTML showed "time_us" beside
+// the CSV's "time [us]". Durations keep their name: their cells carry
+// the unit.
+func TestHTMLHeadersNameUnitsAsTheCSV(t *testing.T) {
+	r := &Result{Experiment: "x", Tables: []Table{{Name: "x",
+		Columns: []string{"time", "time_us", "margin_pct", "label_us", "instr_per_B"},
+		Rows:    [][]any{{sim.Time(1500000), 1.5, 12.5, "a", 0.25}}}}}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, "t", []Section{{Title: "x", Result: r}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "<th>time</th><th>time [us]</th><th>margin [%]</th><th>label_us</th><th>instr_per_B</th>"
+	if !strings.Contains(b.String(), want) {
+		s := b.String()
+		t.Errorf("page lacks %q:\n%s", want, s[strings.Index(s, "<thead>"):][:300])
 	}
 }

@@ -760,7 +760,10 @@ func singleFigure(pl *Plot) (figure, error) {
 	}
 	leg := p.Legend
 	p.Legend = newLegend()
-	leg.Top, leg.Left = true, true
+	// The entries addTornado and addBars made, in the common style: its
+	// padding between entries too, without which rows of filled boxes
+	// sat closer than the text's height and their labels overlapped.
+	leg.Top, leg.Left, leg.Padding = true, true, p.Legend.Padding
 	lw := min(legendWidth(leg), maxLegendW)
 	// Row labels (tornado knobs, timeline rows) widen the plot instead of
 	// squeezing its data.

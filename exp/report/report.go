@@ -1,5 +1,10 @@
 package report
 
+import (
+	"encoding/json"
+	"math"
+)
+
 // Param is one configuration value as it was used by a run.
 type Param struct {
 	Name  string `json:"name"`  // dotted name, e.g. "link.bandwidth"
@@ -102,4 +107,18 @@ type Output struct {
 	// Crossover marks a crossover point: it may vanish or appear when a
 	// parameter moves, and its change is read in Unit, not in percent.
 	Crossover bool `json:"crossover,omitempty"`
+}
+
+// MarshalJSON writes o with a value that is not a finite number (NaN: a
+// crossover only a sensitivity study's perturbed runs have) as null, which
+// JSON can hold: before, such an output made `sensitivity --json` fail.
+func (o Output) MarshalJSON() ([]byte, error) {
+	type plain Output // the same fields without this method
+	if !math.IsNaN(o.Value) && !math.IsInf(o.Value, 0) {
+		return json.Marshal(plain(o))
+	}
+	return json.Marshal(struct {
+		plain
+		Value *float64 `json:"value"` // shadows plain's: null
+	}{plain: plain(o)})
 }

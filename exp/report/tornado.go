@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 )
 
 // addTornado draws a tornado chart: one row per bar, the first at the top,
@@ -42,6 +43,17 @@ func addTornado(p *plot.Plot, pl *Plot) error {
 	}
 	if xmax == 0 {
 		xmax = 1
+		// Every bar is 0 (no knob moves the output, no winner changes):
+		// say so in the chart, which would otherwise look empty, as if
+		// drawing had failed.
+		if rows > 0 {
+			msg, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: -1, Y: float64(rows-1) / 2}}, Labels: []string{"every bar is 0: nothing changes"}})
+			if err != nil {
+				return fmt.Errorf("report: tornado note: %w", err)
+			}
+			msg.Offset.Y = vg.Points(4) // above the row line, from the left edge
+			p.Add(msg)
+		}
 	}
 	zero, err := plotter.NewLine(plotter.XYs{{X: 0, Y: -0.6}, {X: 0, Y: float64(rows) - 0.4}})
 	if err != nil {

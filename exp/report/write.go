@@ -442,8 +442,13 @@ func wrapLastColumn(b *bytes.Buffer, cells [][]string, width []int, right []bool
 
 // textHeader is the text and HTML tables' header of column c: its name,
 // with the unit of a plain-number column that Units names in brackets
-// ("block [B]"), since its cells print without one.
+// ("block [B]"), since its cells print without one. A column of
+// Quantities prints each cell's text, which carries its unit ("+12.3%"):
+// Units then only names the CSV's unit for when every cell is missing.
 func textHeader(t Table, c string) string {
+	if typedColumn[Quantity](t, slices.Index(t.Columns, c)) {
+		return c
+	}
 	if u := t.Units[c]; u != "" {
 		return c + " [" + u + "]"
 	}
@@ -693,15 +698,28 @@ func columnUnit(t Table, j int) string {
 // column of plain numbers whose name ends in a unit ("dispatch_us",
 // "size_B", "bus_GB/s"; see nameUnit), the name with that unit in
 // brackets ("dispatch [us]"), so that every CSV column with a unit says
-// it the same way.
+// it the same way; a column with no value in any row too, so the header
+// does not depend on the data.
 func csvHeader(t Table, j int, name, unit string) string {
 	if unit != "" {
 		return name + unit
 	}
-	if base, u := nameUnit(name); u != "" && numberColumn(t, j) {
+	if base, u := nameUnit(name); u != "" && (numberColumn(t, j) || emptyColumn(t, j)) {
 		return base + " [" + u + "]"
 	}
 	return name
+}
+
+// emptyColumn reports whether column j has no present cell (every cell
+// nil or "-"): a quantity none of whose rows has a value (moe's inter-node
+// GB/s on one node) keeps the header it has when some row has one.
+func emptyColumn(t Table, j int) bool {
+	for _, row := range t.Rows {
+		if j < len(row) && !missingCell(row[j]) {
+			return false
+		}
+	}
+	return true
 }
 
 // nameUnit splits a column name ending in a unit suffix into the name
@@ -938,7 +956,7 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 	if err := write(f); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Chmod(OutputPerm(path)); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -272,15 +273,17 @@ func TestCSVHeaderUnitSuffix(t *testing.T) {
 	r := &Result{Experiment: "x", Tables: []Table{{
 		Name: "x",
 		Columns: []string{"dispatch_us", "size_B", "bus_GB/s", "fifo_GBps", "qp_MBps", "energy_uj", "margin_pct",
-			"init_ns", "instr_per_B", "label_us", "hits", "block_B"},
+			"init_ns", "instr_per_B", "label_us", "hits", "block_B", "inter_GB/s"},
 		Rows: [][]any{
-			{1.5, 8, 2.25, 3.0, 4.0, 5.0, 6.0, int64(7), 0.5, "a", 3, "-"},
-			{2.5, 16, 2.5, 3.5, 4.5, 5.5, 6.5, int64(8), 0.25, "b", 4, 4096},
+			{1.5, 8, 2.25, 3.0, 4.0, 5.0, 6.0, int64(7), 0.5, "a", 3, "-", nil},
+			{2.5, 16, 2.5, 3.5, 4.5, 5.5, 6.5, int64(8), 0.25, "b", 4, 4096, "-"},
 		},
 		Units: map[string]string{"block_B": "KiB"},
 	}}}
+	// inter_GB/s has no value in any row (moe's inter-node rate on one
+	// node): its header still names the unit, as when a row has one.
 	want := "dispatch [us],size [B],bus [GB/s],fifo [GB/s],qp [MB/s],energy [uJ],margin [%]," +
-		"init [ns],instr_per_B,label_us,hits,block_B [KiB]\n"
+		"init [ns],instr_per_B,label_us,hits,block_B [KiB],inter [GB/s]\n"
 	for name, s := range bothCSVForms(t, r) {
 		if !strings.Contains(s, want) {
 			t.Errorf("%s lacks %q:\n%s", name, want, s)
@@ -309,4 +312,28 @@ func bothCSVForms(t *testing.T, r *Result) map[string]string {
 		t.Fatal(err)
 	}
 	return map[string]string{"WriteCSV": b.String(), "CSVFiles": string(files[0].Data)}
+}
+
+// An output with no value (a crossover only perturbed runs have, NaN) is
+// null in the JSON form; before, WriteJSON failed on it ("unsupported
+// value: NaN"), so `sensitivity --json` exited 1 whenever a crossover
+// appeared.
+func TestJSONHoldsOutputsWithoutValue(t *testing.T) {
+	var b bytes.Buffer
+	r := &Result{Experiment: "x", Outputs: []Output{{Name: "c", Value: math.NaN(), Unit: "nodes", Crossover: true}, {Name: "t", Value: 1.5, Unit: "us"}}}
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Outputs []map[string]any `json:"outputs"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Outputs) != 2 || got.Outputs[0]["value"] != nil || got.Outputs[0]["unit"] != "nodes" || got.Outputs[1]["value"] != 1.5 {
+		t.Errorf("outputs %v: want c with value null and unit nodes, t with 1.5", got.Outputs)
+	}
+	if _, ok := got.Outputs[0]["value"]; !ok {
+		t.Errorf("output c has no value key: %v", got.Outputs[0])
+	}
 }

@@ -48,8 +48,40 @@ func change(base, v float64) (float64, bool) {
 	return (v - base) / math.Abs(base) * 100, true
 }
 
-// describe says a change in words: "+12.3%", "-0.5 nodes", "vanishes".
-func describe(o report.Output, v float64, ran bool) string {
+// changeCell is one side's change of output o as a table cell: a
+// Quantity in percent (the CSV's "change at ÷2 [%]" column), its text
+// "+12.34%", or for a crossover its shift in its own unit with the
+// percentage ("-2.59 nodes (-25.9%)"); "-" (an empty CSV cell) where there
+// is no change to give, which flag then names.
+func changeCell(o report.Output, v float64, ran bool) any {
+	if !ran || math.IsNaN(o.Value) || math.IsNaN(v) {
+		return "-"
+	}
+	pct, _ := change(o.Value, v)
+	if o.Value == 0 {
+		return "-" // a change from 0 has no percentage (flag: "from 0")
+	}
+	text := fmt.Sprintf("%+.2f%%", pct)
+	if o.Crossover {
+		text = fmt.Sprintf("%+.3g %s (%+.1f%%)", v-o.Value, o.Unit, pct)
+	}
+	return report.Quantity{Text: text, Value: round2(pct), Unit: "%"}
+}
+
+// valueCell is the output's value on one side as a table cell: a
+// Quantity in the output's unit, "-" (empty) where it has none.
+func valueCell(o report.Output, v float64, ran bool) any {
+	if !ran || math.IsNaN(v) {
+		return "-"
+	}
+	return report.Quantity{Text: strings.TrimSpace(fmt.Sprintf("%.4g %s", v, o.Unit)), Value: v, Unit: o.Unit}
+}
+
+// flag says in words why one side has no change in percent, "" when it
+// has one: "not run" (the perturbed run was not made), "none" (the output
+// exists on neither side), "vanishes", "appears" (a crossover), "from 0"
+// (the base is 0, so no percentage).
+func flag(o report.Output, v float64, ran bool) string {
 	switch {
 	case !ran:
 		return "not run"
@@ -58,12 +90,24 @@ func describe(o report.Output, v float64, ran bool) string {
 	case math.IsNaN(v):
 		return "vanishes"
 	case math.IsNaN(o.Value):
-		return fmt.Sprintf("appears at %.3g %s", v, o.Unit)
-	case o.Crossover:
-		return fmt.Sprintf("%+.3g %s", v-o.Value, o.Unit)
+		return "appears"
+	case o.Value == 0:
+		return "from 0"
 	}
-	pct, _ := change(o.Value, v)
-	return fmt.Sprintf("%+.2f%%", pct)
+	return ""
+}
+
+// note joins the two sides' flags ("÷2 vanishes; ×2 not run"), "" when
+// neither has one.
+func note(o report.Output, e effect, factor float64) string {
+	var parts []string
+	if f := flag(o, e.low, e.lowRun); f != "" {
+		parts = append(parts, fmt.Sprintf("÷%g %s", factor, f))
+	}
+	if f := flag(o, e.high, e.highRun); f != "" {
+		parts = append(parts, fmt.Sprintf("×%g %s", factor, f))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // outputs returns r's outputs: those the experiment declares, else every
@@ -235,7 +279,7 @@ func names(outs []report.Output) string {
 // knobTable ranks the knobs by the largest change they caused in any
 // output.
 func knobTable(ks []params.Info, runs []*run, outs []report.Output, effs [][]effect, factor float64) report.Table {
-	t := report.Table{Name: "knobs", Columns: []string{"knob", "value", fmt.Sprintf("÷%g", factor), fmt.Sprintf("×%g", factor), "largest change", "of output", "outputs moved ≥ 1%"},
+	t := report.Table{Name: "knobs", Columns: []string{"knob", "value", fmt.Sprintf("value ÷%g", factor), fmt.Sprintf("value ×%g", factor), "largest change", "of output", "outputs moved ≥ 1%"},
 		Units: map[string]string{"largest change": "%"}}
 	type row struct {
 		cells   []any
@@ -272,28 +316,35 @@ func knobTable(ks []params.Info, runs []*run, outs []report.Output, effs [][]eff
 	return t
 }
 
-// outputTable lists, per output, the knobs that move it most.
+// outputTable lists, per output, the knobs that move it most: the
+// change in percent on each side (numbers in the CSV, "change at ÷2 [%]"),
+// a note naming in words what has no number, and the output's value on
+// each side beside its unit (a run not made, a crossover that vanishes or
+// appears), so that no CSV column mixes text and numbers.
 func outputTable(outs []report.Output, effs [][]effect, factor float64) report.Table {
-	t := report.Table{Name: "outputs", Columns: []string{"output", "base", "knob", fmt.Sprintf("change at ÷%g", factor), fmt.Sprintf("change at ×%g", factor)}}
+	down, up := fmt.Sprintf("÷%g", factor), fmt.Sprintf("×%g", factor)
+	t := report.Table{Name: "outputs", Columns: []string{"output", "base", "knob", "change at " + down, "change at " + up, "note", "at " + down, "at " + up},
+		// The changes are Quantities in percent; Units keeps the CSV
+		// header's unit when no row has a change to give.
+		Units: map[string]string{"change at " + down: "%", "change at " + up: "%"}}
 	for oi, o := range outs {
 		es := slices.Clone(effs[oi])
 		slices.SortStableFunc(es, func(a, b effect) int { return cmp.Compare(b.size(o.Value), a.size(o.Value)) })
 		// The base value prints with its unit; the CSV holds the number
 		// beside a unit column, outputs of every kind sharing the column.
-		base := any("-")
-		if !math.IsNaN(o.Value) {
-			base = report.Quantity{Text: strings.TrimSpace(fmt.Sprintf("%.4g %s", o.Value, o.Unit)), Value: o.Value, Unit: o.Unit}
-		}
+		base := valueCell(o, o.Value, true)
 		listed := 0
 		for _, e := range es {
 			if listed == topPerOutput || e.size(o.Value) < threshold {
 				break
 			}
-			t.Rows = append(t.Rows, []any{o.Name, base, e.knob, describe(o, e.low, e.lowRun), describe(o, e.high, e.highRun)})
+			t.Rows = append(t.Rows, []any{o.Name, base, e.knob,
+				changeCell(o, e.low, e.lowRun), changeCell(o, e.high, e.highRun), note(o, e, factor),
+				valueCell(o, e.low, e.lowRun), valueCell(o, e.high, e.highRun)})
 			listed++
 		}
 		if listed == 0 {
-			t.Rows = append(t.Rows, []any{o.Name, base, fmt.Sprintf("(no knob moves it by %.1f%% or more)", threshold), "", ""})
+			t.Rows = append(t.Rows, []any{o.Name, base, "-", "-", "-", fmt.Sprintf("no knob moves it by %.1f%% or more", threshold), "-", "-"})
 		}
 	}
 	return t

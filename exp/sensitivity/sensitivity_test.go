@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -48,7 +49,7 @@ func rows(r *report.Result, name string) map[string][2]string {
 	out := map[string][2]string{}
 	for _, row := range r.Tables[1].Rows {
 		if row[0] == name {
-			out[row[2].(string)] = [2]string{row[3].(string), row[4].(string)}
+			out[row[2].(string)] = [2]string{fmt.Sprint(row[3]), fmt.Sprint(row[4])}
 		}
 	}
 	return out
@@ -98,8 +99,10 @@ func TestKnobsMoveTheOutputsTheyDrive(t *testing.T) {
 
 // The CSV forms of the tables load as numbers where they hold numbers: a
 // knob's values (one knob a row, of any kind) beside their units, an
-// output's base value beside its unit, the largest change in percent; a
-// run not made (link.latency is 0) an empty cell.
+// output's base and perturbed values beside their units, every change in
+// percent; a run not made (link.latency is 0) an empty cell, and what has
+// no number said in the note column. Before, the changes were text
+// ("+12.34%", "not run").
 func TestTablesLoadAsNumbers(t *testing.T) {
 	r, err := Run(small(t), "allreduce", Options{Knobs: []string{"cpu.l1d_misses", "gpu.launch", "link.latency"}, Factor: 2}, exp.Env{})
 	if err != nil {
@@ -110,45 +113,63 @@ func TestTablesLoadAsNumbers(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"knobs":   {"knob", "value", "value unit", "÷2", "÷2 unit", "×2", "×2 unit", "largest change [%]"},
-		"outputs": {"output", "base", "base unit"},
+		"knobs":   {"knob", "value", "value unit", "value ÷2", "value ÷2 unit", "value ×2", "value ×2 unit", "largest change [%]", "of output", "outputs moved ≥ 1%"},
+		"outputs": {"output", "base", "base unit", "knob", "change at ÷2 [%]", "change at ×2 [%]", "note", "at ÷2", "at ÷2 unit", "at ×2", "at ×2 unit"},
 	}
+	text := map[string]bool{"knob": true, "output": true, "of output": true, "note": true}
 	for _, f := range files[:len(files)-1] {
 		recs, err := csv.NewReader(bytes.NewReader(f.Data)).ReadAll()
 		if err != nil || len(recs) < 2 {
 			t.Fatalf("%s: %v, %d records", f.Path, err, len(recs))
 		}
-		cols := want[f.Table]
-		if len(recs[0]) < len(cols) || !slices.Equal(recs[0][:len(cols)], cols) {
-			t.Errorf("%s: header %q, want it to start %q", f.Path, recs[0], cols)
+		if cols := want[f.Table]; !slices.Equal(recs[0], cols) {
+			t.Errorf("%s: header %q, want %q", f.Path, recs[0], cols)
 		}
-		for j, name := range cols {
-			if name == "knob" || name == "output" || strings.HasSuffix(name, " unit") {
+		numbers := 0
+		for j, name := range recs[0] {
+			if text[name] || strings.HasSuffix(name, " unit") {
 				continue
 			}
 			for _, rec := range recs[1:] {
 				if _, err := strconv.ParseFloat(rec[j], 64); err != nil && rec[j] != "" {
 					t.Errorf("%s: column %q holds %q, not a number", f.Path, name, rec[j])
+				} else if err == nil {
+					numbers++
 				}
 			}
+		}
+		if numbers == 0 {
+			t.Errorf("%s: no number in any numeric column", f.Path)
 		}
 	}
 }
 
+// A crossover's change reads as a shift in its unit with the percentage;
+// one that vanishes or appears, or a side not run, has no number in the
+// change columns and says so in the note.
 func TestCrossoverOutputsVanishAndAppear(t *testing.T) {
 	base := report.Output{Name: "x", Value: 5, Unit: "nodes", Crossover: true}
 	for _, c := range []struct {
-		v    float64
-		ran  bool
-		want string
-	}{{math.NaN(), true, "vanishes"}, {6.5, true, "+1.5 nodes"}, {5, false, "not run"}} {
-		if got := describe(base, c.v, c.ran); got != c.want {
-			t.Errorf("describe(%v) = %q, want %q", c.v, got, c.want)
+		v          float64
+		ran        bool
+		text, flag string
+	}{{math.NaN(), true, "-", "vanishes"}, {6.5, true, "+1.5 nodes (+30.0%)", ""}, {5, false, "-", "not run"}} {
+		if got := fmt.Sprint(changeCell(base, c.v, c.ran)); got != c.text {
+			t.Errorf("changeCell(%v) = %q, want %q", c.v, got, c.text)
+		}
+		if got := flag(base, c.v, c.ran); got != c.flag {
+			t.Errorf("flag(%v) = %q, want %q", c.v, got, c.flag)
 		}
 	}
+	if q, ok := changeCell(base, 6.5, true).(report.Quantity); !ok || q.Value != 30 || q.Unit != "%" {
+		t.Errorf("changeCell(6.5) = %#v, want 30 %%", changeCell(base, 6.5, true))
+	}
 	none := report.Output{Name: "x", Value: math.NaN(), Unit: "nodes", Crossover: true}
-	if got := describe(none, 3, true); got != "appears at 3 nodes" {
-		t.Errorf("describe(appearing) = %q", got)
+	if got := note(none, effect{low: 3, lowRun: true, high: math.NaN()}, 2); got != "÷2 appears; ×2 not run" {
+		t.Errorf("note(appearing, not run) = %q", got)
+	}
+	if got := fmt.Sprint(valueCell(none, 3, true)); got != "3 nodes" {
+		t.Errorf("valueCell(appearing) = %q, want the position it appears at", got)
 	}
 }
 

@@ -3,6 +3,7 @@ package study
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -113,5 +114,40 @@ func TestOwnListsBoundFollowsTheExpansion(t *testing.T) {
 	err := ListRefusal("allreduce", load("allreduce.nodes=2-40001", "allreduce.strategies=CPU,HDN"), 0, lim)
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "allreduce.nodes (40000 values) × allreduce.strategies (2 values): up to 8e+04 points") {
 		t.Errorf("cross product: err = %v, want one line naming the lists", err)
+	}
+}
+
+// A value of one sweep that is bad on its own is refused before the
+// cross product is planned: with 300 × 300 latency configurations and the
+// bad size last in the outer sweep, the refusal came after planning the
+// 89,700 before it (over 5 minutes and 2.3 GB at load). Each sweep's values
+// are loaded first beside the other sweeps' first values (configurations
+// of the plan, so nothing valid is refused), so a cross product of n × m
+// costs n + m loads before its refusal.
+func TestBadSweepValueRefusedBeforeTheCrossProduct(t *testing.T) {
+	e, err := exp.Lookup("latency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := make([]string, 0, 41)
+	for i := 1; i <= 40; i++ {
+		sizes = append(sizes, fmt.Sprintf("%dB", 8*i))
+	}
+	sizes = append(sizes, "12B") // not a multiple of 8: bad on its own
+	costs := make([]string, 0, 40)
+	for i := 1; i <= 40; i++ {
+		costs = append(costs, fmt.Sprintf("%dns", i))
+	}
+	s, err := Single(e, params.Options{}, []params.Sweep{{Name: "latency.size", Values: sizes}, {Name: "nic.match_cost", Values: costs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loads := 0
+	_, err = ExpandWithin(s, testVersion, MemLimit{Run: func(string, exp.Config) error { loads++; return nil }})
+	if err == nil || !strings.Contains(err.Error(), "latency latency.size=12B nic.match_cost=1ns: ") || !strings.Contains(err.Error(), "latency.size = 12B") {
+		t.Errorf("err = %v, want the bad size named with its sweep value", err)
+	}
+	if loads > len(sizes)+len(costs) {
+		t.Errorf("%d configurations checked before the refusal, want at most %d (each sweep's values alone)", loads, len(sizes)+len(costs))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -74,6 +75,11 @@ type MemLimit struct {
 	// Run, when set, checks one run's configuration (its simulations'
 	// memory, say) as soon as it is loaded, before its points are listed.
 	Run func(experiment string, cfg exp.Config) error
+	// Planning, when set, is told of each entry once its first
+	// configuration is checked and its plan is known to fit, before the
+	// rest of its combinations configurations are loaded (a large cross
+	// product takes minutes to plan).
+	Planning func(e Entry, combinations float64)
 }
 
 // ListRefusal is the error of a run of experiment name on cfg whose own
@@ -131,6 +137,47 @@ func planRefusal(e Entry, combos float64, points int, need float64, lim MemLimit
 		e.Label, what, combos, each, exp.FormatBytes(need), exp.FormatBytes(float64(lim.Bytes)), lim.What)
 }
 
+// checkEachValue loads, for an entry of several sweeps, each value of each
+// sweep beside the other sweeps' first values: configurations of the
+// plan, so one that fails fails the plan, found after n + m loads instead
+// of somewhere in the n × m cross product (a bad value last in the outer
+// of two 300-value sweeps was refused after 5 minutes of planning). A
+// value bad only beside later values of the others is found in the plan.
+func checkEachValue(e Entry, lim MemLimit) error {
+	if len(e.Sweeps) < 2 {
+		return nil // one sweep: the plan's own order is this
+	}
+	first := make([]string, len(e.Sweeps))
+	for i, sw := range e.Sweeps {
+		if len(sw.Values) == 0 {
+			return nil
+		}
+		first[i] = sw.Values[0]
+	}
+	for i, sw := range e.Sweeps {
+		for j, v := range sw.Values {
+			if j == 0 && i > 0 {
+				continue // the all-first configuration, loaded once
+			}
+			values := slices.Clone(first)
+			values[i] = v
+			load := e.Load
+			load.Sets = append([]string(nil), e.Load.Sets...)
+			for k, x := range values {
+				load.Sets = append(load.Sets, e.Sweeps[k].Name+"="+x)
+			}
+			cfg, err := params.Load(load)
+			if err == nil && lim.Run != nil {
+				err = lim.Run(e.Experiment.Name, cfg)
+			}
+			if err != nil {
+				return fmt.Errorf("%s%s: %w", e.Label, comboLabel(e.Sweeps, values), err)
+			}
+		}
+	}
+	return nil
+}
+
 // ExpandWithin is Expand refusing, before it allocates them, plans whose
 // configurations and points would not fit in lim: the cross product of an
 // entry's sweeps times the points of its first configuration.
@@ -143,6 +190,9 @@ func ExpandWithin(s Study, version string, lim MemLimit) (*Plan, error) {
 		n := e.Combinations()
 		if lim.Bytes > 0 && held+n*planBytesPerRun > float64(lim.Bytes) {
 			return nil, planRefusal(e, n, -1, held+n*planBytesPerRun, lim)
+		}
+		if err := checkEachValue(e, lim); err != nil {
+			return nil, err
 		}
 		for ci, values := range combos(e.Sweeps) {
 			load := e.Load
@@ -167,6 +217,9 @@ func ExpandWithin(s Study, version string, lim MemLimit) (*Plan, error) {
 			if e.Experiment.Points == nil {
 				if ci == 0 {
 					held += n * planBytesPerRun
+					if lim.Planning != nil {
+						lim.Planning(e, n)
+					}
 				}
 				whole = append(whole, Task{Experiment: e.Experiment, Key: fmt.Sprintf("run:%d", ri), Run: ri})
 				p.Runs = append(p.Runs, run)
@@ -182,6 +235,9 @@ func ExpandWithin(s Study, version string, lim MemLimit) (*Plan, error) {
 					return nil, planRefusal(e, n, len(pts), need, lim)
 				}
 				held = need
+			}
+			if ci == 0 && lim.Planning != nil {
+				lim.Planning(e, n)
 			}
 			for i := range pts {
 				text := KeyText(version, e.Experiment.Name, pts[i])

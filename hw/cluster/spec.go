@@ -91,7 +91,7 @@ func GPUTN() Spec {
 		// the tables' "40 waves per SIMD" are per CU.
 		GPU: gpu.Spec{Mode: "apu", CUs: 24, SIMDs: 4, WavesPerSIMD: 10, WaveSize: 64, Freq: 1.5e9,
 			LDSPerCU: 64 * unit.KiB, MaxWGSize: 1024, Launch: 1500 * sim.Nanosecond, Teardown: 1500 * sim.Nanosecond,
-			DispatchCycles: 100, L1Lines: 512, L1Cycles: 12, L2Cycles: 100, L1InvCycles: 16, L2InvCycles: 500,
+			DispatchCycles: 100, ICacheCUs: 4, ICacheCycles: 12, L1Lines: 512, L1Cycles: 12, L2Cycles: 100, L1InvCycles: 16, L2InvCycles: 500,
 			MemLatency: 80 * sim.Nanosecond, MemBandwidth: ddrRate(8, 2133), ScalarCycles: 4, L2PortBytes: 64, WaitPoll: 100 * sim.Nanosecond},
 		NIC: nic.Spec{CmdLatency: 100 * sim.Nanosecond, CmdSize: 64, MatchCost: 5 * sim.Nanosecond,
 			TrigEvalCost: 10 * sim.Nanosecond, EventSize: 64, EQSize: 1024, TrigFIFODepth: 256,
@@ -165,6 +165,7 @@ func Spin() Spec {
 	s.Link.Bandwidth = unit.Rate(200e9 / 8)
 	s.PCIe.Bandwidth, s.PCIe.Gap = pcieGen4x32, 2*sim.Nanosecond
 	s.SoC.NICAttach = pcie.AttachPCIe // a PCIe Gen4 x32 NIC (the sPIN paper's set-up)
+	s.GPU.ICacheCUs = 0               // no GPU kernels in the sPIN experiments: fetch not modelled
 	s.CPU.Cores, s.CPU.Freq = 4, 3.4e9
 	// The documents' measurement host (an Intel i7-4770, Haswell): dual
 	// channel DDR3-1600 (Intel ARK), 36 cycles + 57 ns to DRAM (7-cpu.com's
@@ -209,6 +210,7 @@ func GPURDMA() Spec {
 	s.PCIe.Bandwidth, s.PCIe.P2PReadPenalty = pcieGen3x16, 1
 	s.SoC.NICAttach = pcie.AttachPCIe // a Connect-IB HCA behind a PLX switch
 	s.GPU.Mode, s.GPU.CUs, s.GPU.WaveSize, s.GPU.WavesPerSIMD = "dgpu", 15, 32, 16
+	s.GPU.ICacheCUs = 0 // the GPUrdma paper gives no instruction cache: fetch not modelled
 	s.GPU.Freq, s.GPU.MemBandwidth, s.GPU.MemLatency = 745e6, unit.Rate(288e9), 400*sim.Nanosecond
 	s.GPU.LDSPerCU, s.GPU.L1Lines = 48*unit.KiB, 256
 	// An NVIDIA L2: the HCA's writes into GPU memory pass through it
@@ -253,6 +255,7 @@ func GIO() Spec {
 	s.PCIe.Bandwidth = pcieGen3x16
 	s.SoC.NICAttach = pcie.AttachPCIe // an InfiniBand HCA on PCIe Gen3 x16
 	s.GPU.Mode, s.GPU.CUs, s.GPU.MemBandwidth = "dgpu", 64, unit.Rate(484e9)
+	s.GPU.ICacheCUs = 0      // the GIO slides give no instruction cache: fetch not modelled
 	s.L2.Size = 4 * unit.MiB // §7 [DEFAULT] MI-25 L2: its reuse decides the L2-off cost of §5.3
 	hcaPipeline(&s, 0)
 	dgpuLaunch(&s)

@@ -79,6 +79,7 @@ func H100CX7() Spec {
 	s.GPU.Mode, s.GPU.CUs, s.GPU.SIMDs, s.GPU.WaveSize, s.GPU.WavesPerSIMD = "dgpu", 132, 4, 32, 16
 	s.GPU.Freq, s.GPU.MemBandwidth, s.GPU.MemLatency = 1.98e9, unit.Rate(3.35e12), 500*sim.Nanosecond
 	s.GPU.LDSPerCU, s.GPU.MaxWGSize = 228*unit.KiB, 1024
+	s.GPU.ICacheCUs = 0 // no public instruction-cache figures used: fetch not modelled (PresetSources)
 	s.GPU.LSUBytes = hopperLSUBytes
 	s.GPU.Launch, s.GPU.Teardown = 2500*sim.Nanosecond, 1500*sim.Nanosecond
 	s.GPU.L2MemorySide = true // an NVIDIA L2 (PresetSources)
@@ -110,6 +111,7 @@ func MI300ASS11() Spec {
 	s.GPU.Launch, s.GPU.Teardown = 2500*sim.Nanosecond, 1500*sim.Nanosecond
 	s.L2.Size = 4 * unit.MiB
 	s.Caps = NICCaps{Model: "cassini", Triggered: true}
+	s.GPU.ICacheCUs = 0 // no public instruction-cache figures used: fetch not modelled (PresetSources)
 	return s
 }
 

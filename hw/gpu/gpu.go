@@ -22,25 +22,30 @@ const (
 
 // GPU is one GPU with its command processor.
 type GPU struct {
-	e             *sim.Engine
-	name          string
-	spec          Spec
-	mem           *mem.Memory
-	dram          *mem.Server
-	cus           []*computeUnit
-	rr            int
-	room          sim.Signal // a WG retired somewhere
-	l2            *cache     // dGPU only: write-back, not probed (behind a memory-side L2, lines of host memory only)
-	queue         []Op
-	queueSig      sim.Signal
-	cp            *sim.Proc
-	stats         Stats
-	aql           aqlState                 // user-mode queues and kernel objects (aql.go)
-	tags          *L2                      // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
-	uncached      [][2]mem.Addr            // L2-uncacheable ranges (uncached.go)
-	uncachedMemo  *uncachedMemo            // per-page and per-line answers of Uncached (uncached.go); nil until used
-	uncachedGen   uint32                   // SetUncached calls so far: a work-group's span memo older than this is void
-	wgNames       []string                 // "<gpu>.wg[i]", made once per index (kernels reuse them)
+	e            *sim.Engine
+	name         string
+	spec         Spec
+	mem          *mem.Memory
+	dram         *mem.Server
+	cus          []*computeUnit
+	rr           int
+	room         sim.Signal // a WG retired somewhere
+	l2           *cache     // dGPU only: write-back, not probed (behind a memory-side L2, lines of host memory only)
+	queue        []Op
+	queueSig     sim.Signal
+	cp           *sim.Proc
+	stats        Stats
+	aql          aqlState      // user-mode queues and kernel objects (aql.go)
+	tags         *L2           // set-associative L2 tag model with LOCKED lines (l2.go); nil until UseL2
+	uncached     [][2]mem.Addr // L2-uncacheable ranges (uncached.go)
+	uncachedMemo *uncachedMemo // per-page and per-line answers of Uncached (uncached.go); nil until used
+	uncachedGen  uint32        // SetUncached calls so far: a work-group's span memo older than this is void
+	wgNames      []string      // "<gpu>.wg[i]", made once per index (kernels reuse them)
+	// code is when each kernel's first instruction line is (or will be) in
+	// each instruction cache (Spec.ICacheCUs); codeL2, when the L2 holds
+	// the first lines some cache has fetched (fetch.go).
+	code          map[codeKey]sim.Time
+	codeL2        map[string]sim.Time
 	freeWGs       sim.FreeList[*wgSteps]   // retired step work-groups, for reuse (steps.go)
 	freeRuns      sim.FreeList[*kernelRun] // finished dispatches, for reuse
 	dispatchName  string                   // the dispatcher's process name
@@ -86,6 +91,7 @@ type Stats struct {
 	Uncached                  uint64 // loads and stores of L2-uncacheable pages
 	BulkHits, BulkMisses      uint64 // lines of bulk accesses (StreamLines, LoadLanes) the L2 served / that went to memory
 	BulkUncached              uint64 // of the misses, lines of L2-uncacheable pages
+	ICacheMisses              uint64 // first fetches of a kernel in an instruction cache (Spec.ICacheCUs)
 }
 
 type computeUnit struct {

@@ -26,6 +26,16 @@ type Spec struct {
 	L2Cycles       int        `toml:"l2_cycles" doc:"L2 hit latency" src:"DOC"`
 	L1InvCycles    int        `toml:"l1_invalidate_cycles" doc:"cost of an L1 invalidate" src:"DEFAULT"`
 	L2InvCycles    int        `toml:"l2_invalidate_cycles" doc:"dGPU: base cost of invalidating NIC-shared L2 lines (+1 cycle per line)" src:"DEFAULT"`
+	// ICacheCUs and ICacheCycles are the instruction cache a work-group's
+	// first instruction is fetched through (the SQC of GCN: with the
+	// scalar cache, one per group of CUs). The documents' simulator fetches
+	// every wavefront's instructions through it by timing requests (gem5's
+	// GCN3 model, src/gpu-compute/fetch_unit.cc: the wavefront cannot issue
+	// before its first line is in its fetch buffer), so a kernel no CU of
+	// the group has run yet waits for its first line from the L2, or from
+	// memory when no group has fetched it either.
+	ICacheCUs    int `toml:"icache_cus" doc:"CUs sharing one instruction cache (the SQC): a work-group waits for its first instruction line, an instruction-cache hit (gpu.icache_cycles), or, the first time a kernel runs on the group, a miss that goes on to the L2 (a hit when another group fetched the kernel before: code is never written) or to memory (gpu.l2_cycles + gpu.mem_latency, and the directory on an APU node behind one); later work-groups of the group wait for the same miss; 4 on the documents' GCN3 presets (the dissertation's Tables 4.1, 5.1, 6.1: I-cache per 4 CUs; gem5's GCN3 model fetches each wavefront's instructions through it, fetch_unit.cc); 0 = instruction fetch not modelled (presets whose sources give no instruction cache)" src:"DOC"`
+	ICacheCycles int `toml:"icache_cycles" doc:"instruction cache (SQC) hit latency (the dissertation's Tables 4.1, 5.1, 6.1: 12 cycles)" src:"DOC"`
 	// MemLatency is the part of a memory access past the L2, not a
 	// load-to-use total: the specification gives the memory model's DRAM
 	// access latency (80 ns plus bank and bus queueing) apart from the
@@ -83,11 +93,15 @@ func (s Spec) Validate() error {
 		name string
 		v    int
 	}{{"gpu.dispatch_cycles", s.DispatchCycles}, {"gpu.l1_cycles", s.L1Cycles}, {"gpu.l2_cycles", s.L2Cycles},
-		{"gpu.l1_invalidate_cycles", s.L1InvCycles}, {"gpu.l2_invalidate_cycles", s.L2InvCycles}}
+		{"gpu.l1_invalidate_cycles", s.L1InvCycles}, {"gpu.l2_invalidate_cycles", s.L2InvCycles},
+		{"gpu.icache_cycles", s.ICacheCycles}}
 	for _, p := range nonneg {
 		if p.v < 0 {
 			errs = append(errs, fmt.Errorf("%s = %d: must be ≥ 0", p.name, p.v))
 		}
+	}
+	if s.ICacheCUs < 0 || s.ICacheCUs > 1024 {
+		errs = append(errs, fmt.Errorf("gpu.icache_cus = %d: must be in [0, 1024] (0 = instruction fetch not modelled)", s.ICacheCUs))
 	}
 	if s.LSUBytes < 0 || s.LSUBytes > 1<<16 {
 		errs = append(errs, fmt.Errorf("gpu.lsu_bytes = %d: must be in [0, 65536] (0 = unlimited)", s.LSUBytes))

@@ -77,17 +77,19 @@ func (kr *kernelRun) Step(p *sim.Proc) bool {
 	cu.nextSIMD = (cu.nextSIMD + kr.waves) % len(cu.simdFree)
 	g.stats.WGs++
 	name := g.wgName(i)
+	// The work-group starts once its first instruction is fetched.
+	at := g.e.Now() + g.fetchWait(k, cu)
 	if k.Steps != nil {
 		s := g.stepWG()
 		s.kr, s.wg, s.phase = kr, w, 0
 		s.wg.Proc = &s.proc
 		s.body = k.Steps(&s.wg)
-		g.e.SpawnStepsIn(&s.proc, name, s)
+		g.e.SpawnStepsInAt(&s.proc, at, name, s)
 	} else {
 		wg := new(WG) // not &w: that would move w to the heap on the Steps path too
 		*wg = w
 		body := k.Body
-		wg.Proc = g.e.Spawn(name, func(p *sim.Proc) {
+		wg.Proc = g.e.SpawnAt(at, name, func(p *sim.Proc) {
 			start := p.Now()
 			body(wg)
 			wg.Barrier()

@@ -93,8 +93,8 @@ type NIC struct {
 	meSeq    uint64
 	outFree  sim.FreeList[*outMsg] // acknowledged sends' records, for reuse (onAck)
 	// tagFree holds, for each of Spec.ReadTags read tags, when it is free
-	// again (a min-heap); empty when reads are unbounded.
-	tagFree []sim.Time
+	// again; empty when reads are unbounded.
+	tagFree readTags
 	rxHeld  []*Packet // packets waiting behind the refused one, in arrival order
 
 	deferred deferredCmds           // GDS commands posted but not yet activated (deferred.go)
@@ -218,17 +218,16 @@ func (n *NIC) dmaRead(a mem.Addr, l uint64) (done sim.Time, k int) {
 // at most tags × request size / round trip: the bound that makes reads of
 // GPU memory, whose round trip is longer, slower than the link.
 func (n *NIC) readTagged(now sim.Time, l uint64, p2p bool, ppb *PPB) (done sim.Time, k int) {
-	if len(n.tagFree) != n.spec.ReadTags {
-		n.tagFree = make([]sim.Time, n.spec.ReadTags)
+	if len(n.tagFree.t) != n.spec.ReadTags {
+		n.tagFree = readTags{t: make([]sim.Time, n.spec.ReadTags)}
 	}
 	maxReq := uint64(n.link.MaxReadReq())
 	done = now
 	for off := uint64(0); off < l; off += maxReq {
 		c := min(maxReq, l-off)
-		t := n.ppbGate(ppb, max(now, n.tagFree[0]))
+		t := n.ppbGate(ppb, max(now, n.tagFree.earliest()))
 		d := n.link.ReadRequest(pcieUp, t, unit.Bytes(c), p2p)
-		n.tagFree[0] = d
-		siftDownTimes(n.tagFree)
+		n.tagFree.replace(d)
 		done = max(done, d)
 		k++
 	}
@@ -247,23 +246,41 @@ func (n *NIC) ppbGate(ppb *PPB, t sim.Time) sim.Time {
 	return t + (ppb.gate(a) - a)
 }
 
-// siftDownTimes restores the min-heap order of h after h[0] grew.
-func siftDownTimes(h []sim.Time) {
-	i := 0
-	for {
-		m, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && h[l] < h[m] {
-			m = l
-		}
-		if r < len(h) && h[r] < h[m] {
-			m = r
-		}
-		if m == i {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
+// readTags are the times the NIC's read tags are free again, a multiset
+// of which readTagged takes the earliest and puts back when that tag is
+// next free. They are kept sorted in a ring, t[head] the earliest: reads
+// issued in order mostly finish in order, so the new time is usually the
+// latest and takes the earliest's slot, which becomes the ring's last. The
+// min-heap it replaces sifted each new time down through every level (2.9 %
+// of a 64-node GNN_GIO run's instructions, docs/speed.md); the earliest
+// time, all readTagged reads, is the same in both.
+type readTags struct {
+	t    []sim.Time
+	head int
+}
+
+// earliest is the earliest time a tag is free.
+func (r *readTags) earliest() sim.Time { return r.t[r.head] }
+
+// replace takes the earliest time out and puts d in, in order.
+func (r *readTags) replace(d sim.Time) {
+	n := len(r.t)
+	i := r.head // the last slot once head moves on
+	if r.head++; r.head == n {
+		r.head = 0
 	}
+	for range n - 1 {
+		p := i - 1
+		if p < 0 {
+			p = n - 1
+		}
+		if r.t[p] <= d {
+			break
+		}
+		r.t[i] = r.t[p]
+		i = p
+	}
+	r.t[i] = d
 }
 
 // dmaWrite issues a posted DMA write of l bytes now and calls fn when it is
