@@ -553,6 +553,6 @@ func runDDTPut(cfg Config, env Env) (*report.Result, error) {
 	res := &report.Result{Experiment: "ddt_put", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
 	res.Notes = append(res.Notes, presetNote(cfg),
 		"window = from the put's data leaving the initiator (its last payload byte left the buffer: SEND count) to the byte in the target's host memory, the sPIN datatype paper's window; doorbell_to_event = initiator doorbell to the target's PUT event",
-		"the sPIN path runs one payload handler on the single packet, which issues one DMA write: it adds the packet copy into NIC memory, HER scheduling and the DMA issue (the SC'19 paper); overhead_ns is over the window")
+		"the sPIN path runs one payload handler on the single packet, which issues one DMA write: it adds the packet copy into NIC memory, HER scheduling and the DMA issue (the SC'19 paper); overhead [ns] is over the window")
 	return res, nil
 }

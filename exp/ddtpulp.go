@@ -181,7 +181,7 @@ func runDDTPULPBW(cfg Config, env Env) (*report.Result, error) {
 	res := &report.Result{Experiment: "ddt_pulp_bw", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
 	res.Notes = append(append(res.Notes, switchedNote(switched)...), pulpNote(pc), armNote(arm),
 		"block i goes to core i mod P; the cluster DMA stages it L2 → L1, the core's handler DMAs it L1 → output port → PCIe FIFO",
-		"bandwidth_GBps = bytes / time until the last block has passed the output port into the PCIe FIFO; visible_GBps = until the last byte is in host memory (a request posts its TLPs once its read is done, so a 128 KiB block does not overlap its PCIe transfer)",
+		"bandwidth [GB/s] = bytes / time until the last block has passed the output port into the PCIe FIFO; visible [GB/s] = until the last byte is in host memory (a request posts its TLPs once its read is done, so a 128 KiB block does not overlap its PCIe transfer)",
 		staticVerified(cfg, outs, "every host buffer equals the bytes preloaded in NIC memory"))
 	return res, nil
 }
@@ -235,7 +235,7 @@ func runDDTPULPKernels(cfg Config, env Env) (*report.Result, error) {
 	res := &report.Result{Experiment: "ddt_pulp_kernels", Seed: cfg.Run.Seed, Tables: []report.Table{t}, Plot: plot}
 	res.Notes = append(append(res.Notes, switchedNote(switched)...), pulpNote(pc), armNote(arm),
 		fmt.Sprintf("packets of %v preloaded in NIC memory (pulp: L2), runs of %d consecutive packets on core (run mod P), one checkpoint per run brought to the core's L1 (pulp) and progressed in place; dataloops read from L2 (pulp)", cfg.Link.Payload, cfg.DDTPULP.Run),
-		"bandwidth_GBps = message / slowest core's total time (the SC'19 paper); fifo_GBps = until the last DMA has left into the PCIe FIFO",
+		"bandwidth [GB/s] = message / slowest core's total time (the SC'19 paper); fifo [GB/s] = until the last DMA has left into the PCIe FIFO",
 		fmt.Sprintf("instr_per_B = handler instructions (charged cycles) per message byte, the DDT operational intensity that sizes the design's compute (the SC'19 paper): %d cores at %v sustain the %v line while it is ≤ %.2f",
 			pc.Spin.HPUs, pc.Spin.HPUFreq, cfg.Link.Bandwidth, float64(pc.Spin.HPUs)*float64(pc.Spin.HPUFreq)/(float64(cfg.Link.Bandwidth.BytesPerSecond()))),
 		"IPC = cycles the handler charged (the ddt.* handler costs, one instruction per cycle) / cycles it took: stalls are L2 bank queues, checkpoint DMAs, a full cluster DMA queue (dma_queue_wait), NIC-memory queues; the packet's L2 → L1 staging before the handler is stage_wait",

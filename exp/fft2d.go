@@ -348,7 +348,7 @@ func runFFT2D(cfg Config, env Env) (*report.Result, error) {
 	res.Notes = append(res.Notes, presetNote(cfg),
 		fmt.Sprintf("unpack_host / extra_rwcp: one peer's block simulated on the sPIN NIC (payload-free): the host unpack executed on the simulated host core (ddt.host_model = %s, cold caches) and RW-CP's completion delay over plain RDMA", cfg.DDT.HostModel),
 		fmt.Sprintf("LogGOPS L = %v, o = %v, g = %v, 1/G = %v, S = %v are PLACEHOLDERS, not the sPIN SC'17 paper's parameters (not transcribed); the 1-D FFT time is the flop model's fallback (fft2d.flop_rate), not a measurement", f.L, f.O, f.Gap, f.Bandwidth, f.Eager),
-		"speedup_pct = 100·(T_host/T_rwcp − 1); split: communication = total − compute − unpack on the host (waiting included)")
+		"speedup [%] = 100·(T_host/T_rwcp − 1); split: communication = total − compute − unpack on the host (waiting included)")
 	if !slices.Contains(f.Procs, f.SplitAt) {
 		// An empty split table with no word of why would read as a result.
 		res.Notes = append(res.Notes, fmt.Sprintf("split: no rows: fft2d.split_at = %d is none of fft2d.procs (%s)", f.SplitAt, joinInts(f.Procs)))

@@ -205,7 +205,11 @@ func mlAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 		}
 	}
 	proj := report.Table{Name: "projection", Columns: []string{"workload", "domain", "blocked_pct", "calls", "size", "strategy",
-		"per_call_base_ppm", "allreduce_ratio", "per_call_ppm", "runtime", "speedup_vs_" + cfg.ML.Baseline}}
+		"per_call_base_ppm", "allreduce_ratio", "per_call_ppm", "runtime", "speedup_vs_" + cfg.ML.Baseline},
+		// The runtime is relative (the profiled run's = 1): its header
+		// says so, "runtime [× profiled]", not a bare "runtime" a reader
+		// takes for seconds.
+		Units: map[string]string{"runtime": "× profiled"}}
 	wide := report.Table{Name: "speedup vs " + cfg.ML.Baseline, Columns: []string{"workload"}}
 	for _, s := range strats {
 		// "HDN speedup", not "HDN": the CSV of this table is the run's
@@ -241,7 +245,7 @@ func mlAssemble(cfg Config, raw [][]byte) (*report.Result, error) {
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("allreduce_ratio R_X = simulated Allreduce time under X / under %s at the workload's size on %d nodes; one simulation per (size, strategy): %d sizes × %d strategies",
 			cfg.ML.Profile, cfg.ML.Nodes, len(sizes), len(strats)),
-		"runtime T_X = (1 − f) + f·R_X with the profiled runtime = 1 (blocking calls, no overlap); per_call_base_ppm t_b = f / calls and per_call_ppm = t_b·R_X, in millionths of the profiled runtime",
+		"runtime [× profiled] T_X = (1 − f) + f·R_X, in multiples of the profiled runtime (blocking calls, no overlap); per_call_base [ppm] t_b = f / calls and per_call [ppm] = t_b·R_X, in millionths of the profiled runtime",
 		fmt.Sprintf("speedup = T_%s / T_X", cfg.ML.Baseline))
 	if cfg.Run.Functional && allVerified {
 		res.Notes = append(res.Notes, "functional: every simulated Allreduce matched the serial float32 sum")

@@ -1,11 +1,14 @@
 package exp
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpunetsim/gpunetsim/exp/report"
 )
 
 // The projection's arithmetic on a hand-computed case: a workload blocked
@@ -106,6 +109,42 @@ func FuzzMLTable(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The projection's runtime column says it is relative to the profiled
+// runtime ("runtime [× profiled]") in the text, the HTML and the CSV;
+// before, every form headed it "runtime", which reads as seconds, and only
+// a note (the sidecar's, in the CSV) said the profiled run's is 1.
+func TestMLRuntimeColumnSaysRelative(t *testing.T) {
+	cfg, err := DefaultConfig("gputn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ML.Nodes, cfg.ML.Strategies = 2, []string{"CPU", "GPUTN"}
+	res, err := runML(cfg, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := report.CSVFiles("ml.csv", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, page bytes.Buffer
+	if err := report.WriteTable(&text, res.Tables[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteHTML(&page, "ml", []report.Section{{Title: "ml", Result: res}}); err != nil {
+		t.Fatal(err)
+	}
+	const want = "runtime [× profiled]"
+	for name, s := range map[string]string{"CSV": string(files[1].Data), "text": text.String(), "HTML": page.String()} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the %s lacks %q", name, want)
+		}
+	}
+	if files[1].Table != "projection" {
+		t.Errorf("file 1 holds %q, want the projection", files[1].Table)
+	}
 }
 
 // The speedup table, the main CSV file, names what its numbers are in

@@ -52,6 +52,10 @@ type radixHeap struct {
 	// times per event; the copy spares it the bucket's double index.)
 	lowB, lowI int
 	lowK       key
+	// lowSorted: lowest sorted bucket lowB (of at most maxRun keys), which
+	// nothing was pushed to since, so the split that follows takes it as
+	// the run without sorting it again.
+	lowSorted bool
 }
 
 // The digits of the radix heap's times.
@@ -108,6 +112,7 @@ func (r *radixHeap) push(k key) {
 
 // noteLow keeps lowB and lowI right after a push into bucket b ≤ lowB.
 func (r *radixHeap) noteLow(b int) {
+	r.lowSorted = false
 	if b < r.lowB {
 		r.lowB = 0 // a lower bucket: min finds it
 		return
@@ -164,7 +169,7 @@ func (r *radixHeap) dissolve() {
 	}
 	r.buckets[0] = z[:w]
 	r.runEnd = r.last
-	r.lowB = 0 // the next lowest looks
+	r.lowB, r.lowSorted = 0, false // the next lowest looks
 }
 
 // min returns the earliest key, which stays in the heap. The heap must not
@@ -177,15 +182,23 @@ func (r *radixHeap) min() *key {
 }
 
 // lowest is min with bucket 0 empty: the earliest key of the lowest
-// non-empty bucket.
+// non-empty bucket. A bucket that split would sort into a run (maxRun
+// keys at most) is sorted here instead of scanned, and the split that
+// follows takes it as it is: out of step, nearly every look is followed by
+// such a split, and the scan was as long as the sort's last pass.
 func (r *radixHeap) lowest() *key {
 	if r.lowB == 0 {
 		r.lowB = r.lowestBucket()
 		src := r.buckets[r.lowB]
 		r.lowI = 0
-		for i := 1; i < len(src); i++ {
-			if src[i].before(&src[r.lowI]) {
-				r.lowI = i
+		if len(src) <= maxRun {
+			sortKeys(src)
+			r.lowSorted = true
+		} else {
+			for i := 1; i < len(src); i++ {
+				if src[i].before(&src[r.lowI]) {
+					r.lowI = i
+				}
 			}
 		}
 		r.lowK = src[r.lowI]
@@ -224,11 +237,13 @@ func (r *radixHeap) split() {
 		// to buckets of lower digits and split again, key by key. last is
 		// the run's earliest time; every other bucket keeps its keys, as
 		// below, and pushes at or before runEnd join the run.
-		sortKeys(src)
+		if !r.lowSorted {
+			sortKeys(src)
+		}
 		r.last, r.runEnd = src[0].t, src[len(src)-1].t
 		r.buckets[0], r.head = src, 0
 		r.buckets[b] = z
-		r.lowB = 0 // nothing moved below b
+		r.lowB, r.lowSorted = 0, false // nothing moved below b
 		return
 	}
 	// The buckets below b were empty, so the lowest one the keys move to
@@ -257,7 +272,7 @@ func (r *radixHeap) split() {
 	}
 	r.buckets[0], r.head = z, 0
 	r.buckets[b] = src[:0]
-	r.lowB, r.lowI = lowB, lowI // 0: none moved below b, the next lowest looks
+	r.lowB, r.lowI, r.lowSorted = lowB, lowI, false // 0: none moved below b, the next lowest looks
 	if lowB != 0 {
 		r.lowK = r.buckets[lowB][lowI]
 	}
@@ -328,5 +343,5 @@ func (r *radixHeap) filter(keep func(*key) bool) {
 		}
 		r.n += w
 	}
-	r.lowB = 0
+	r.lowB, r.lowSorted = 0, false
 }

@@ -65,8 +65,12 @@ func (t Time) String() string {
 	return fmt.Sprintf("%s%dps", sign, v)
 }
 
+// durationUnits are the units a duration takes. Microseconds are also
+// written with the micro sign (U+00B5) and the Greek mu (U+03BC), which
+// Unicode normalisation (NFKC) makes of it and some keyboards type:
+// Go's time.ParseDuration reads both.
 var durationUnits = map[string]int64{
-	"ps": 1, "ns": 1000, "us": 1000_000, "µs": 1000_000, "ms": 1000_000_000, "s": 1000_000_000_000,
+	"ps": 1, "ns": 1000, "us": 1000_000, "\u00b5s": 1000_000, "\u03bcs": 1000_000, "ms": 1000_000_000, "s": 1000_000_000_000,
 }
 
 // ErrBadDuration reports a malformed duration string.

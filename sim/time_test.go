@@ -16,6 +16,7 @@ func TestParseDuration(t *testing.T) {
 		{"0.04ns", 40, false},
 		{"1s", Second, false},
 		{"1µs", Microsecond, false},
+		{"1\u03bcs", Microsecond, false}, // Greek mu, as NFKC writes the micro sign (time.ParseDuration reads both)
 		{"-3ns", -3 * Nanosecond, false},
 		{"0.5ps", 0, true},
 		{"10", 0, true},

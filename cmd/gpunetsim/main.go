@@ -108,6 +108,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
+	root.SetHelpCommand(newHelpCmd())
 	root.AddCommand(newDDTCmd(stdout), newGoalCmd(stdout, stderr))
 	addSimCommands(root, stdout, stderr)
 	// cobra's completion command, made now rather than when it runs, is
@@ -120,4 +121,25 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		}
 	}
 	return root
+}
+
+// newHelpCmd is cobra's help command, refusing a topic that names no
+// command: cobra's own printed the root's help with exit 0 for "help
+// bogus" (the root takes arguments, so it "found" it) and the run
+// command's for "help run extra".
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "Help provides help for any command in the application.\nSimply type gpunetsim help [path to command] for full details.",
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || cmd == nil || len(rest) > 0 {
+				return badInput(fmt.Errorf("help: no command %q: want one of run, study, today, report, sensitivity, validate, experiments, presets, params, config, ddt, goal, completion, help, and their subcommands (e.g. gpunetsim help study run)", strings.Join(args, " ")))
+			}
+			cmd.InitDefaultHelpFlag()
+			cmd.InitDefaultVersionFlag()
+			return cmd.Help()
+		},
+	}
 }

@@ -720,7 +720,7 @@ func (o *outFile) fill(write func(io.Writer) error) error {
 		return fmt.Errorf("%s %s: already written or discarded", o.flag, o.path)
 	}
 	bw := bufio.NewWriterSize(tmp, 256<<10)
-	err := tmp.Chmod(0o644)
+	err := tmp.Chmod(report.OutputPerm(o.final))
 	if err == nil {
 		err = write(bw)
 	}

@@ -88,6 +88,11 @@ func newStudyRunCmd(stdout, stderr io.Writer) *cobra.Command {
 					return badInput(fmt.Errorf("--slice: %w", err))
 				}
 				sl = &s
+				if cmd.Flags().Changed("out") {
+					// A slice writes no report: the directory was
+					// ignored without a word.
+					return badInput(fmt.Errorf("--out %s with --slice %s: a slice only fills the cache and writes no report; drop --out here and give it to study collect once every slice has run", f.out, slice))
+				}
 			}
 			return studyRun(cmd.Context(), args[0], f, sl, false, stdout, stderr)
 		},

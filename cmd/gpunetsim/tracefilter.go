@@ -36,14 +36,20 @@ func addTraceFilterFlags(cmd *cobra.Command, t *traceFlags) {
 	f.StringVar(&t.strategy, "trace-strategy", "", "trace only the simulations of this strategy (e.g. GPUTN)")
 	f.IntVar(&t.nodes, "trace-nodes", 0, "trace only the simulations of this node count")
 	f.StringVar(&t.window, "trace-window", "", "trace only spans overlapping this simulated-time window, `FROM..TO` (e.g. 0..50us), clipped to it")
-	f.StringVar(&t.warn, "trace-warn", defaultTraceWarn, "warn when the trace file is larger than this `size`")
+	// No default in the flag (64MiB applies): so that one given without
+	// --trace is seen, and refused as the filters are.
+	f.StringVar(&t.warn, "trace-warn", "", "warn when the trace file is larger than this `size` (default "+defaultTraceWarn+")")
 }
 
 // filter checks the filter flags (bad input, before any work) and
 // returns the filter they ask for, or nil when none is set.
 func (t *traceFlags) filter(tracePath string) (*trace.Filter, error) {
+	if t.warn != "" && tracePath == "" {
+		// It was ignored without a word (the filters were refused).
+		return nil, badInput(fmt.Errorf("--trace-warn %s warns about a trace's size: give --trace FILE too", t.warn))
+	}
 	if t.warn == "" {
-		t.warn = defaultTraceWarn // commands without the flag (the default run, sensitivity)
+		t.warn = defaultTraceWarn // not given, or commands without the flag (the default run, sensitivity)
 	}
 	w, err := unit.ParseBytes(t.warn)
 	if err != nil || w <= 0 {

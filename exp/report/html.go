@@ -301,9 +301,13 @@ func htmlSectionOf(i int, s Section) (htmlSection, error) {
 		hs.Crossovers = append(hs.Crossovers, CrossoverSentences(label, &plot)...)
 	}
 	for _, t := range r.Tables {
+		// The page shows what the CSV holds: a duration's rounded copy
+		// ("end_to_end_us" beside "end_to_end") would be a second column
+		// of one quantity (the text report keeps it for scripts).
+		t = DropRoundedCopies(t)
 		ht := htmlTable{Name: t.Name, Right: make([]bool, len(t.Columns))}
 		for j, c := range t.Columns {
-			ht.Columns = append(ht.Columns, htmlHeader(t, j, c))
+			ht.Columns = append(ht.Columns, textHeader(t, j, c))
 		}
 		for j := range ht.Right {
 			ht.Right[j] = true
@@ -441,17 +445,4 @@ func setCount(ps []Param) int {
 		}
 	}
 	return n
-}
-
-// htmlHeader is the HTML table's header of column j, named c: the text
-// header, except that a column of plain numbers whose name ends in a unit
-// ("time_us", "margin_pct", "bus_GB/s") names it in brackets as the CSV
-// does ("time [us]", "margin [%]"), so that the report a reader opens and
-// the CSV they load call a column alike. Durations and Quantities print
-// their own units and keep their names.
-func htmlHeader(t Table, j int, c string) string {
-	if base, u := nameUnit(c); u != "" && t.Units[c] == "" && (numberColumn(t, j) || emptyColumn(t, j)) {
-		return base + " [" + u + "]"
-	}
-	return textHeader(t, c)
 }

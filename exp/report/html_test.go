@@ -202,15 +202,40 @@ func TestSVGTextFitted(t *testing.T) {
 // the unit.
 func TestHTMLHeadersNameUnitsAsTheCSV(t *testing.T) {
 	r := &Result{Experiment: "x", Tables: []Table{{Name: "x",
-		Columns: []string{"time", "time_us", "margin_pct", "label_us", "instr_per_B"},
+		Columns: []string{"time", "lat_us", "margin_pct", "label_us", "instr_per_B"},
 		Rows:    [][]any{{sim.Time(1500000), 1.5, 12.5, "a", 0.25}}}}}
 	var b bytes.Buffer
 	if err := WriteHTML(&b, "t", []Section{{Title: "x", Result: r}}); err != nil {
 		t.Fatal(err)
 	}
-	want := "<th>time</th><th>time [us]</th><th>margin [%]</th><th>label_us</th><th>instr_per_B</th>"
+	want := "<th>time</th><th>lat [us]</th><th>margin [%]</th><th>label_us</th><th>instr_per_B</th>"
 	if !strings.Contains(b.String(), want) {
 		s := b.String()
 		t.Errorf("page lacks %q:\n%s", want, s[strings.Index(s, "<thead>"):][:300])
+	}
+}
+
+// The HTML table leaves out a duration's rounded copy ("end_to_end_us"
+// beside "end_to_end"), as the CSV does: before, the page showed
+// "end_to_end" and "end_to_end [us]", one quantity twice, beside a CSV
+// with one column of it. A "_us" column with no duration beside it stays.
+func TestHTMLDropsRoundedCopies(t *testing.T) {
+	r := &Result{Experiment: "x", Tables: []Table{{Name: "x",
+		Columns: []string{"strategy", "end_to_end", "end_to_end_us", "runner_up_us", "end_to_end_ns"},
+		Rows:    [][]any{{"CPU", sim.Time(1234567), 1.235, 2.5, 1234.6}}}}}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, "t", []Section{{Title: "x", Result: r}}); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	want := "<th>strategy</th><th>end_to_end</th><th>runner_up [us]</th></tr>"
+	if !strings.Contains(s, want) {
+		t.Errorf("page lacks %q:\n%s", want, s[strings.Index(s, "<thead>"):][:300])
+	}
+	if strings.Contains(s, ">1.235<") || strings.Contains(s, ">1235<") {
+		t.Errorf("page shows a rounded copy's cell:\n%s", s[strings.Index(s, "<thead>"):][:300])
+	}
+	if len(r.Tables[0].Columns) != 5 {
+		t.Errorf("the result's table was modified: %v", r.Tables[0].Columns)
 	}
 }

@@ -22,6 +22,18 @@ func CreateOutputTemp(dir, base string) (*os.File, error) {
 	return os.CreateTemp(dir, fmt.Sprintf(".%s.tmp-%s-%d-*", base, host, os.Getpid()))
 }
 
+// OutputPerm returns the permission bits of an output written to path:
+// those of the regular file it replaces (a result made private, chmod 600,
+// stays private), else 0666 less the process's umask, as a file the shell
+// creates. A fixed 0644 ignored a umask of 077 (a shared cluster's): every
+// output world-readable.
+func OutputPerm(path string) os.FileMode {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		return fi.Mode().Perm()
+	}
+	return 0o666 &^ umask()
+}
+
 // tempHost is the host name as temporary names carry it: no '-' (which
 // separates the name's fields) and no '/'.
 func tempHost() string {

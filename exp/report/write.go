@@ -273,7 +273,7 @@ func writeTable(b *bytes.Buffer, t Table) {
 	cells := make([][]string, 0, len(t.Rows)+1)
 	header := make([]string, n)
 	for j, c := range t.Columns {
-		header[j] = textHeader(t, c)
+		header[j] = textHeader(t, j, c)
 	}
 	cells = append(cells, header)
 	right := make([]bool, n)
@@ -440,17 +440,33 @@ func wrapLastColumn(b *bytes.Buffer, cells [][]string, width []int, right []bool
 	return true
 }
 
-// textHeader is the text and HTML tables' header of column c: its name,
-// with the unit of a plain-number column that Units names in brackets
-// ("block [B]"), since its cells print without one. A column of
-// Quantities prints each cell's text, which carries its unit ("+12.3%"):
-// Units then only names the CSV's unit for when every cell is missing.
-func textHeader(t Table, c string) string {
-	if typedColumn[Quantity](t, slices.Index(t.Columns, c)) {
+// textHeader is the text and HTML tables' header of column j, named c:
+// the CSV's header (csvHeader), except for a column whose cells print
+// their own unit ("1.201ms", "4MiB", "+12.3%": durations, sizes,
+// Quantities), which keeps its bare name. So a column of plain numbers is
+// called alike in every form a reader sees: "time [us]", "margin [%]",
+// "block [B]", never "time_us" in the terminal beside "time [us]" in the
+// CSV. (A Quantity column's Units only names the CSV's unit for when
+// every cell is missing.)
+func textHeader(t Table, j int, c string) string {
+	if timeColumn(t, j) || bytesColumn(t, j) || typedColumn[Quantity](t, j) {
 		return c
 	}
+	return unitHeader(t, j, c)
+}
+
+// unitHeader is the one naming rule for a column of plain numbers, named
+// c, shared by the text, HTML and CSV forms: the unit Units names, in
+// brackets ("block [B]"); else, when the name ends in a unit ("dispatch_us",
+// "size_B", "bus_GB/s"; see nameUnit), the name with that unit in
+// brackets ("dispatch [us]"), for a column with no value in any row too,
+// so that the header does not depend on the data; else the name.
+func unitHeader(t Table, j int, c string) string {
 	if u := t.Units[c]; u != "" {
 		return c + " [" + u + "]"
+	}
+	if base, u := nameUnit(c); u != "" && (numberColumn(t, j) || emptyColumn(t, j)) {
+		return base + " [" + u + "]"
 	}
 	return c
 }
@@ -694,20 +710,15 @@ func columnUnit(t Table, j int) string {
 }
 
 // csvHeader is the CSV forms' header of column j, named name, whose
-// unit suffix columnUnit gave: name + unit when there is one; else, for a
-// column of plain numbers whose name ends in a unit ("dispatch_us",
-// "size_B", "bus_GB/s"; see nameUnit), the name with that unit in
-// brackets ("dispatch [us]"), so that every CSV column with a unit says
-// it the same way; a column with no value in any row too, so the header
-// does not depend on the data.
+// unit suffix columnUnit gave (durations " [us]", sizes " [B]",
+// Quantities their unit): name + unit when there is one, else the
+// naming rule every form shares (unitHeader), so that every CSV column
+// with a unit says it the same way.
 func csvHeader(t Table, j int, name, unit string) string {
 	if unit != "" {
 		return name + unit
 	}
-	if base, u := nameUnit(name); u != "" && (numberColumn(t, j) || emptyColumn(t, j)) {
-		return base + " [" + u + "]"
-	}
-	return name
+	return unitHeader(t, j, name)
 }
 
 // emptyColumn reports whether column j has no present cell (every cell
@@ -956,7 +967,7 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 	if err := write(f); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Chmod(OutputPerm(path)); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {

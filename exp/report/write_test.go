@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -267,8 +268,9 @@ func TestCSVDropsRoundedCopies(t *testing.T) {
 // TestCSVHeaderUnitSuffix: a plain-number column whose name ends in a unit
 // ("dispatch_us") is headed with the unit in brackets in both CSV forms,
 // as a column with Units or durations is; a ratio ("instr_per_B"), a
-// column with text cells and a name with no unit suffix keep their names,
-// and the text table keeps the name as it is.
+// column with text cells and a name with no unit suffix keep their names.
+// The text table heads every column as the CSV does (before, it printed
+// "dispatch_us" and "margin_pct" beside the CSV's "dispatch [us]").
 func TestCSVHeaderUnitSuffix(t *testing.T) {
 	r := &Result{Experiment: "x", Tables: []Table{{
 		Name: "x",
@@ -293,8 +295,15 @@ func TestCSVHeaderUnitSuffix(t *testing.T) {
 	if err := WriteTable(&text, r.Tables[0]); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "dispatch_us") {
-		t.Errorf("the text table renamed its columns:\n%s", text.String())
+	for _, h := range strings.Split(strings.TrimSuffix(want, "\n"), ",") {
+		if !regexp.MustCompile(`(^|\n)  (.*  )?` + regexp.QuoteMeta(h) + `(  |\n)`).MatchString(text.String()) {
+			t.Errorf("the text table lacks the CSV's header %q:\n%s", h, text.String())
+		}
+	}
+	for _, old := range []string{"dispatch_us", "margin_pct", "bus_GB/s", "energy_uj"} {
+		if strings.Contains(text.String(), old) {
+			t.Errorf("the text table still heads %q:\n%s", old, text.String())
+		}
 	}
 }
 
