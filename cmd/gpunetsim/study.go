@@ -877,10 +877,6 @@ func runAsStudy(s *session, e exp.Experiment, o runOptions, stderr io.Writer) (*
 		s.createdDirs(missing)
 		opts.Cache.Warn = func(msg string) { fmt.Fprintln(stderr, "gpunetsim: "+msg) }
 		s.onInterrupt(func() string { opts.Cache.Close(); return "" })
-		if e.Points == nil && !f.quiet {
-			// It ran again each time, "0 cached", without a word why.
-			fmt.Fprintf(stderr, "gpunetsim: note: --cache %s: %s runs as one whole simulation, which the cache does not hold (only experiments run point by point are cached; docs/studies.md): it is simulated again each time\n", f.cache, e.Name)
-		}
 	}
 	bar := newStudyProgress(stderr, f.quiet)
 	opts.Progress = bar.report
@@ -888,6 +884,11 @@ func runAsStudy(s *session, e exp.Experiment, o runOptions, stderr io.Writer) (*
 	bar.close()
 	if err != nil {
 		return nil, err
+	}
+	if f.cache != "" && e.Points == nil && !f.quiet {
+		// It ran again each time, "0 cached", without a word why (said
+		// after a run that succeeded: a failure stays one line).
+		fmt.Fprintf(stderr, "gpunetsim: note: --cache %s: %s runs as one whole simulation, which the cache does not hold (only experiments run point by point are cached; docs/studies.md): it is simulated again each time\n", f.cache, e.Name)
 	}
 	return out.Results[0], nil
 }
