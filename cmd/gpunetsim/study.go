@@ -885,5 +885,10 @@ func runAsStudy(s *session, e exp.Experiment, o runOptions, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
+	if f.cache != "" && e.Points == nil && !f.quiet {
+		// It ran again each time, "0 cached", without a word why (said
+		// after a run that succeeded: a failure stays one line).
+		fmt.Fprintf(stderr, "gpunetsim: note: --cache %s: %s runs as one whole simulation, which the cache does not hold (only experiments run point by point are cached; docs/studies.md): it is simulated again each time\n", f.cache, e.Name)
+	}
 	return out.Results[0], nil
 }

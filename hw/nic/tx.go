@@ -24,11 +24,18 @@ func (n *NIC) issue(cmd Command) {
 	if !ok {
 		im = new(issuedMsg)
 	}
-	*im = issuedMsg{hdr: Header{Op: cmd.Op, Initiator: n.id, PT: cmd.PT, MatchBits: cmd.MatchBits, RemoteOffset: cmd.RemoteOffset,
+	// The header and the ack's record here; the message's record and the
+	// command are written whole below (a put's path) or cleared where they
+	// are not used. The whole record as one literal cleared its 592 bytes
+	// before most of them were written again: 0.6 % of GPU-TN's
+	// instructions.
+	im.hdr = Header{Op: cmd.Op, Initiator: n.id, PT: cmd.PT, MatchBits: cmd.MatchBits, RemoteOffset: cmd.RemoteOffset,
 		Length: cmd.Length, HdrData: cmd.HdrData, Ack: cmd.Ack, AtomicOp: cmd.AtomicOp, AtomicType: cmd.AtomicType,
-		Operand: cmd.Operand}}
+		Operand: cmd.Operand}
+	im.ack = txMsg{}
 	hdr := &im.hdr
 	if cmd.Op == CmdGet {
+		im.tx, im.cmd = txMsg{}, Command{}
 		n.out[id] = &outMsg{cmd: cmd, start: n.e.Now()}
 		n.sendPackets(cmd.Target, KindRequest, id, hdr, 0, FailOK, 0, n.fromBuffer(nil), nil)
 		return
@@ -44,6 +51,7 @@ func (n *NIC) issue(cmd Command) {
 	}
 	src := cmd.MD.Start + mem.Addr(cmd.LocalOffset)
 	if n.flowPiece > 0 {
+		im.tx, im.cmd = txMsg{}, Command{}
 		n.issueFlow(cmd, id, hdr, src)
 		return
 	}
