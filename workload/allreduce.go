@@ -510,7 +510,9 @@ func (rk *reduceKernels) kernel(name string, dst, src mem.Addr, nb uint64, wgs, 
 	if rk.steps == nil {
 		rk.steps = rk.body
 	}
-	return gpu.Kernel{Name: name, WGs: wgs, WGSize: wgSize, Steps: rk.steps}
+	// One code whatever the step in the name: its launches share
+	// instruction lines (gpu.Kernel.Code).
+	return gpu.Kernel{Name: name, Code: "allreduce.reduce", WGs: wgs, WGSize: wgSize, Steps: rk.steps}
 }
 
 // body is work-group wg's body of the current kernel.

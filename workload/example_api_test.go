@@ -25,7 +25,7 @@ func Example_cluster() {
 	}
 	fmt.Println(r.Time, r.Verified)
 	// Output:
-	// 157.334772us true
+	// 157.326772us true
 }
 
 // Example_partitioned is Example_cluster split over two engines run in
@@ -46,5 +46,5 @@ func Example_partitioned() {
 	}
 	fmt.Println(r.Time, r.Verified, c.Group.Partitions())
 	// Output:
-	// 157.334772us true 2
+	// 157.326772us true 2
 }

@@ -30,5 +30,5 @@ func ExampleAllreduce_Run() {
 	// CPU   18.296652us verified=true
 	// HDN   39.58281us verified=true
 	// GDS   35.519378us verified=true
-	// GPUTN 13.116307us verified=true
+	// GPUTN 13.108307us verified=true
 }

@@ -318,7 +318,8 @@ func (jn *jacobiNode) sweepKernelThen(name string, t int, rs []rect, then func(w
 			}
 		}
 	}
-	return gpu.Kernel{Name: fmt.Sprintf("%s[%d]", name, t), WGs: len(ts), WGSize: jn.j.WGSize, Body: func(wg *gpu.WG) {
+	// Named per iteration for the trace, one code per name (gpu.Kernel.Code).
+	return gpu.Kernel{Name: fmt.Sprintf("%s[%d]", name, t), Code: name, WGs: len(ts), WGSize: jn.j.WGSize, Body: func(wg *gpu.WG) {
 		jn.sweepTile(wg, t, ts[wg.ID])
 		if then != nil && wg.ID == 0 {
 			then(wg)

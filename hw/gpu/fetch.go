@@ -16,8 +16,8 @@ type codeKey struct {
 // the group's first fetch of a kernel misses and goes on to the L2, which
 // holds the line when another group fetched it before (nothing writes
 // code), else to memory (MissLatency: the L2 lookup, the directory on a
-// node behind one, memory). Kernels are told apart by name: a kernel's
-// name is its code in the model.
+// node behind one, memory). Kernels are told apart by their code
+// (Kernel.Code, else their name).
 func (g *GPU) fetchWait(k *Kernel, cu *computeUnit) sim.Duration {
 	n := g.spec.ICacheCUs
 	if n <= 0 {
@@ -25,7 +25,11 @@ func (g *GPU) fetchWait(k *Kernel, cu *computeUnit) sim.Duration {
 	}
 	now := g.e.Now()
 	hit := g.spec.Cycles(g.spec.ICacheCycles)
-	key := codeKey{k.Name, cu.id / n}
+	code := k.Code
+	if code == "" {
+		code = k.Name
+	}
+	key := codeKey{code, cu.id / n}
 	if ready, ok := g.code[key]; ok {
 		if ready > now {
 			return ready - now
@@ -35,12 +39,15 @@ func (g *GPU) fetchWait(k *Kernel, cu *computeUnit) sim.Duration {
 	if g.code == nil {
 		g.code, g.codeL2 = map[codeKey]sim.Time{}, map[string]sim.Time{}
 	}
-	ready := now + hit + g.missLat
-	if inL2, ok := g.codeL2[k.Name]; ok {
+	// A miss costs what a data load's L1 miss does (wordLoad, tryLoad64):
+	// the L2's lookup, and past it the directory and memory; the missing
+	// cache's own lookup is not charged on top, as the vector L1's is not.
+	ready := now + g.missLat
+	if inL2, ok := g.codeL2[code]; ok {
 		// An L2 hit, or the other group's miss bringing the line in.
-		ready = max(now+hit+g.hitLat, inL2)
+		ready = max(now+g.hitLat, inL2)
 	} else {
-		g.codeL2[k.Name] = ready
+		g.codeL2[code] = ready
 	}
 	g.code[key] = ready
 	g.stats.ICacheMisses++

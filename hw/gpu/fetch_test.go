@@ -9,16 +9,17 @@ import (
 
 // A work-group starts once its first instruction line is in its CU
 // group's instruction cache (Spec.ICacheCUs): the first work-group of a
-// kernel no group has run misses through the L2 to memory (12 cycles, then
-// the L2's 100, the directory's 15 and memory's 80 ns at 1 GHz), the first
-// one on another group finds the line in the L2 once the first miss has
-// brought it there, and every later work-group of a group hits (12
-// cycles), in a second launch too. Without an instruction cache
-// (icache_cus = 0) nothing is waited for.
+// kernel no group has run misses through the L2 to memory (what a data
+// load's L1 miss costs: the L2's 100 cycles, the directory's 15 and
+// memory's 80 ns at 1 GHz, without the missing cache's own 12 cycles on
+// top), the first one on another group, dispatched 10 ns later, waits for
+// that miss to bring the line into the L2, and every later work-group of
+// a group hits (12 cycles), in a second launch too. Without an
+// instruction cache (icache_cus = 0) nothing is waited for.
 func TestFirstInstructionFetch(t *testing.T) {
 	starts := func(icache int) []sim.Time {
 		spec := testSpec("apu")
-		spec.Launch, spec.Teardown = 0, 0
+		spec.Launch, spec.Teardown, spec.DispatchCycles = 0, 0, 10
 		spec.ICacheCUs, spec.ICacheCycles = icache, 12
 		e := sim.New(1)
 		g := New(e, "node[0].gpu", spec, mem.New("node[0].mem", true), mem.NewServer(100e9))
@@ -42,9 +43,9 @@ func TestFirstInstructionFetch(t *testing.T) {
 	// by what that one waited.
 	shift := got[1] - base[1]
 	want := []sim.Duration{
-		12*sim.Nanosecond + 195*sim.Nanosecond, // group 0's miss, to memory
-		112 * sim.Nanosecond,                   // group 1, 100 ns later: the line in the L2 (12 + 100) after group 0's miss brought it (207)
-		shift + 12*sim.Nanosecond,              // second launch: hits
+		195 * sim.Nanosecond,      // group 0's miss, to memory (100 + 15 + 80)
+		185 * sim.Nanosecond,      // group 1, 10 ns later: behind group 0's miss (an L2 hit, 100, once it is in)
+		shift + 12*sim.Nanosecond, // second launch: hits
 		shift + 12*sim.Nanosecond,
 	}
 	for i := range want {

@@ -432,7 +432,13 @@ func (g *GPU) serve(cp *sim.Proc) {
 
 // Kernel describes a kernel dispatch.
 type Kernel struct {
-	Name   string
+	Name string
+	// Code names the kernel's code for the instruction caches
+	// (Spec.ICacheCUs): launches with the same Code run the same
+	// instructions, so a loop of launches fetches its lines once. Empty
+	// means Name; set it where launches of one code are named apart for
+	// the trace (reduce[3], step[2]).
+	Code   string
 	WGs    int        // grid size in work-groups
 	WGSize int        // work-items per work-group
 	LDS    unit.Bytes // LDS per work-group
