@@ -116,15 +116,7 @@ func FuzzMLTable(f *testing.F) {
 // before, every form headed it "runtime", which reads as seconds, and only
 // a note (the sidecar's, in the CSV) said the profiled run's is 1.
 func TestMLRuntimeColumnSaysRelative(t *testing.T) {
-	cfg, err := DefaultConfig("gputn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ML.Nodes, cfg.ML.Strategies = 2, []string{"CPU", "GPUTN"}
-	res, err := runML(cfg, Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runTwoNodeML(t)
 	files, err := report.CSVFiles("ml.csv", res)
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +143,16 @@ func TestMLRuntimeColumnSaysRelative(t *testing.T) {
 // each column ("GPUTN speedup"); before, its header was the bare strategy
 // names, which read as times as easily as speedups.
 func TestMLSpeedupColumnsSayWhatTheyHold(t *testing.T) {
+	res := runTwoNodeML(t)
+	if got, want := res.Tables[0].Columns, []string{"workload", "CPU speedup", "GPUTN speedup"}; !slices.Equal(got, want) {
+		t.Errorf("columns %q, want %q", got, want)
+	}
+}
+
+// runTwoNodeML runs the ML projection on two gputn nodes for CPU and GPU-TN,
+// the set-up of the column-naming tests.
+func runTwoNodeML(t *testing.T) *report.Result {
+	t.Helper()
 	cfg, err := DefaultConfig("gputn")
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +162,5 @@ func TestMLSpeedupColumnsSayWhatTheyHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := res.Tables[0].Columns, []string{"workload", "CPU speedup", "GPUTN speedup"}; !slices.Equal(got, want) {
-		t.Errorf("columns %q, want %q", got, want)
-	}
+	return res
 }
