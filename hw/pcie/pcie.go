@@ -21,6 +21,13 @@ const (
 type side struct {
 	free      sim.Time // byte server idle from
 	lastIssue sim.Time // last transaction issue, for the gap g
+	// readIssue is when the last request of a split read (ReadSplit) is
+	// issued: a requester paces its read requests by the gap g among
+	// themselves, but only the first of a split takes a turn on the
+	// direction's issue clock (lastIssue), since a read request is one
+	// header TLP and PCIe lets posted writes pass non-posted requests.
+	readIssue sim.Time
+	readTxns  uint64 // split-read requests issued, for the first one's gap
 	txns      uint64
 	bytes     uint64
 	busy      sim.Duration // summed serialisation times, for the invariant check
@@ -205,8 +212,11 @@ func (l *Link) ReadRequest(req Dir, t sim.Time, n unit.Bytes, p2p bool) sim.Time
 }
 
 // ReadSplit issues a read of n bytes at now as requests of at most maxReq
-// bytes each, exactly as that many Read calls in address order would, and
-// returns when the last data has arrived and how many requests it took
+// bytes each, as that many Read calls in address order would, except that
+// only the first takes a turn on the direction's issue clock: the rest
+// follow it a gap apart and posted writes pass them (a read request is one
+// header TLP, and PCIe ordering lets posted writes pass non-posted
+// requests). It returns when the last data has arrived and how many requests it took
 // (none for n = 0, which returns now). A NIC's DMA reads a packet as eight
 // or so requests; one loop over local copies of the two sides' state keeps
 // that from being a tenth of a packet-level run.
@@ -233,25 +243,33 @@ func (l *Link) ReadSplit(req Dir, now sim.Time, n, maxReq unit.Bytes, p2p bool) 
 	} else {
 		lead += l.spec.SwitchLatency
 	}
-	last, txns, free, busy := issuer.lastIssue, issuer.txns, data.free, data.busy
+	// The first request takes its turn on the direction (as Read's does);
+	// the rest follow it, and the requester's earlier split reads, a gap
+	// g apart without holding up the direction's other transactions.
+	first := l.issue(req, now)
+	if issuer.readTxns > 0 {
+		first = max(first, issuer.readIssue+l.spec.Gap)
+	}
+	last, free, busy := first, data.free, data.busy
 	for off := unit.Bytes(0); off < n; off += maxReq {
 		c, d := maxReq, full
 		if n-off < maxReq {
 			c = n - off
 			d = l.serialization(c, penalty)
 		}
-		t := now // issue: the request gap g
-		if txns > 0 {
-			t = max(t, last+l.spec.Gap)
+		t := first
+		if k > 0 {
+			t = last + l.spec.Gap
 		}
 		last = t
-		txns++
 		free = max(t+lead, free).Add(d) // stream: the data's byte server
 		busy = busy.Add(d)
 		data.bytes += uint64(c)
 		k++
 	}
-	issuer.lastIssue, issuer.txns, data.free, data.busy = last, txns, free, busy
+	issuer.readIssue, data.free, data.busy = last, free, busy
+	issuer.readTxns += uint64(k)
+	issuer.txns += uint64(k - 1) // the first was counted by issue
 	return free + l.spec.Latency + l.hostHop(p2p), k
 }
 
